@@ -1,0 +1,160 @@
+// Flags > env > config file > defaults, validated with TypeBox. A bad file is fatal at
+// start with a message that names the field.
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { ProviderConfig } from '../providers/types.ts'
+import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Config {
+  host: string
+  port: number
+  dataDir: string
+  trustedProxies: string[]
+  shutdownGraceMs: number
+  adminToken?: string
+  bootstrapKey?: string
+  logLevel: LogLevel
+  /** Only the upstreams that are configured; a family without one is served by `mock`. */
+  providers: { openai?: ProviderConfig; anthropic?: ProviderConfig }
+  limits: { keyRpm: number; ipRpm: number; keyBurstRps: number; maxBodyBytes: number; maxUploadBytes: number }
+  pricing: { discount: number; overrides: Record<string, PriceEntry> }
+  models: ModelEntry[]
+  compat: { crossFamily: 'reject' | 'translate' }
+  generations: { retentionDays: number }
+  /** Where the config came from, for the banner and `switchyard config`. */
+  source: string | null
+}
+
+export class ConfigError extends Error {}
+
+export interface ConfigInputs {
+  flags?: Record<string, string | boolean | undefined>
+  env?: Record<string, string | undefined>
+  cwd?: string
+}
+
+const validator = TypeCompiler.Compile(ConfigFileSchema)
+
+const MiB = 1024 * 1024
+
+/** `${VAR}` and `${VAR:-default}` in every string value of the parsed file. */
+export function expandEnv(value: unknown, env: Record<string, string | undefined>, path = ''): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, dflt?: string) => {
+      const v = env[name]
+      if (v !== undefined && v !== '') return v
+      if (dflt !== undefined) return dflt
+      throw new ConfigError(`config ${path || '(root)'}: environment variable ${name} is not set`)
+    })
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, `${path}[${i}]`))
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandEnv(v, env, path ? `${path}.${k}` : k)]))
+  }
+  return value
+}
+
+export function parseConfigFile(text: string, env: Record<string, string | undefined>, file: string): ConfigFile {
+  let raw: unknown
+  try {
+    raw = Bun.YAML.parse(text) ?? {}
+  } catch (e) {
+    throw new ConfigError(`config ${file}: not valid YAML: ${(e as Error).message}`)
+  }
+  const expanded = expandEnv(raw, env)
+  if (!validator.Check(expanded)) {
+    const first = validator.Errors(expanded).First()!
+    const field = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)'
+    throw new ConfigError(`config ${file}: ${field}: ${first.message}`)
+  }
+  return expanded
+}
+
+function num(v: string | undefined, name: string): number | undefined {
+  if (v === undefined || v === '') return undefined
+  const n = Number(v)
+  if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name}: expected a non-negative number, got "${v}"`)
+  return n
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined
+}
+
+export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() }: ConfigInputs = {}): Config {
+  const explicit = str(flags.config) ?? str(env.SWITCHYARD_CONFIG)
+  const fallback = resolve(cwd, 'switchyard.yaml')
+  const file = explicit ? resolve(cwd, explicit) : existsSync(fallback) ? fallback : null
+  let f: ConfigFile = {}
+  if (file) {
+    if (!existsSync(file)) throw new ConfigError(`config file not found: ${file}`)
+    f = parseConfigFile(readFileSync(file, 'utf8'), env, file)
+  }
+
+  const provider = (kind: 'openai' | 'anthropic', defaultBase: string): ProviderConfig | undefined => {
+    const p = f.providers?.[kind]
+    const prefix = kind.toUpperCase()
+    const apiKey = str(p?.api_key) ?? str(env[`${prefix}_API_KEY`])
+    const base = str(p?.base_url) ?? str(env[`${prefix}_BASE_URL`])
+    if (!apiKey && !base) return undefined
+    return {
+      name: kind,
+      kind,
+      baseUrl: (base ?? defaultBase).replace(/\/+$/, ''),
+      apiKey,
+      timeoutMs: p?.timeout_ms ?? 600_000,
+      maxRetries: p?.max_retries ?? 2,
+    }
+  }
+
+  const port = num(str(flags.port) ?? env.PORT, 'port') ?? f.server?.port ?? 4141
+  if (!Number.isInteger(port) || port > 65535) throw new ConfigError(`port: expected an integer 0-65535, got ${port}`)
+  const level = (str(flags['log-level']) ?? str(env.SWITCHYARD_LOG_LEVEL) ?? f.log_level ?? 'info') as LogLevel
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(level)) throw new ConfigError(`log-level: unknown level "${level}"`)
+
+  return {
+    host: str(flags.host) ?? str(env.HOST) ?? f.server?.host ?? '127.0.0.1',
+    port,
+    dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
+    trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
+    shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
+    adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
+    bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
+    logLevel: level,
+    providers: {
+      openai: provider('openai', 'https://api.openai.com/v1'),
+      anthropic: provider('anthropic', 'https://api.anthropic.com'),
+    },
+    limits: {
+      keyRpm: num(env.SWITCHYARD_KEY_RPM, 'SWITCHYARD_KEY_RPM') ?? f.limits?.key_rpm ?? 600,
+      ipRpm: num(env.SWITCHYARD_IP_RPM, 'SWITCHYARD_IP_RPM') ?? f.limits?.ip_rpm ?? 3000,
+      keyBurstRps: num(env.SWITCHYARD_KEY_BURST_RPS, 'SWITCHYARD_KEY_BURST_RPS') ?? f.limits?.key_burst_rps ?? 50,
+      maxBodyBytes: num(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES') ?? f.limits?.max_body_bytes ?? 32 * MiB,
+      maxUploadBytes: num(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES') ?? f.limits?.max_upload_bytes ?? 512 * MiB,
+    },
+    pricing: {
+      discount: num(env.SWITCHYARD_DISCOUNT, 'SWITCHYARD_DISCOUNT') ?? f.pricing?.discount ?? 0,
+      overrides: f.pricing?.overrides ?? {},
+    },
+    models: f.models ?? [],
+    compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
+    generations: { retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30 },
+    source: file,
+  }
+}
+
+/** The effective config with every secret masked, for `switchyard config`. */
+export function maskedConfig(c: Config): unknown {
+  const mask = (s?: string) => (s ? `${s.slice(0, 3)}…(${s.length} chars)` : undefined)
+  return {
+    ...c,
+    adminToken: mask(c.adminToken),
+    bootstrapKey: mask(c.bootstrapKey),
+    providers: Object.fromEntries(
+      Object.entries(c.providers).map(([k, p]) => [k, p && { ...p, apiKey: mask(p.apiKey) }]),
+    ),
+  }
+}

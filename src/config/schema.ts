@@ -1,0 +1,99 @@
+// The config file's shape, validated at start with TypeBox. Field names are snake_case
+// as users write them in YAML; `load.ts` turns the result into the typed Config.
+import { t, type Static } from 'elysia'
+
+const Price = t.Object(
+  {
+    input_mtok: t.Optional(t.Number({ minimum: 0 })),
+    output_mtok: t.Optional(t.Number({ minimum: 0 })),
+    cache_read_mtok: t.Optional(t.Number({ minimum: 0 })),
+    cache_write_mtok: t.Optional(t.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+)
+
+const Provider = t.Object(
+  {
+    api_key: t.Optional(t.String()),
+    base_url: t.Optional(t.String({ pattern: '^https?://' })),
+    timeout_ms: t.Optional(t.Integer({ minimum: 1 })),
+    max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 10 })),
+  },
+  { additionalProperties: false },
+)
+
+const Surface = t.Union([t.Literal('chat'), t.Literal('responses'), t.Literal('messages')])
+
+const Model = t.Object(
+  {
+    id: t.String({ minLength: 1 }),
+    family: t.Union([t.Literal('openai'), t.Literal('anthropic')]),
+    aliases: t.Optional(t.Array(t.String())),
+    upstream_id: t.Optional(t.String()),
+    context_window: t.Optional(t.Integer({ minimum: 1 })),
+    max_output_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    reasoning: t.Optional(t.Boolean()),
+    reasoning_summaries: t.Optional(t.Boolean()),
+    surfaces: t.Optional(t.Array(Surface)),
+    price: t.Optional(Price),
+  },
+  { additionalProperties: false },
+)
+
+export const ConfigFileSchema = t.Object(
+  {
+    server: t.Optional(
+      t.Object(
+        {
+          host: t.Optional(t.String()),
+          port: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
+          data_dir: t.Optional(t.String()),
+          trusted_proxies: t.Optional(t.Array(t.String())),
+          shutdown_grace_ms: t.Optional(t.Integer({ minimum: 0 })),
+          admin_token: t.Optional(t.String()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
+    providers: t.Optional(
+      t.Object({ openai: t.Optional(Provider), anthropic: t.Optional(Provider) }, { additionalProperties: false }),
+    ),
+    limits: t.Optional(
+      t.Object(
+        {
+          key_rpm: t.Optional(t.Integer({ minimum: 1 })),
+          ip_rpm: t.Optional(t.Integer({ minimum: 1 })),
+          key_burst_rps: t.Optional(t.Integer({ minimum: 1 })),
+          max_body_bytes: t.Optional(t.Integer({ minimum: 1024 })),
+          max_upload_bytes: t.Optional(t.Integer({ minimum: 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    pricing: t.Optional(
+      t.Object(
+        {
+          discount: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+          overrides: t.Optional(t.Record(t.String(), Price)),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    models: t.Optional(t.Array(Model)),
+    compat: t.Optional(
+      t.Object(
+        { cross_family: t.Optional(t.Union([t.Literal('reject'), t.Literal('translate')])) },
+        { additionalProperties: false },
+      ),
+    ),
+    generations: t.Optional(
+      t.Object({ retention_days: t.Optional(t.Number({ minimum: 7 })) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export type ConfigFile = Static<typeof ConfigFileSchema>
+export type ModelEntry = Static<typeof Model>
+export type PriceEntry = Static<typeof Price>

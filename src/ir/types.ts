@@ -1,0 +1,166 @@
+// The internal representation: one provider-neutral model of a generation request,
+// its result, and its stream of events. Surfaces decode into it and encode out of it;
+// provider adapters translate it to and from their wire. Plain data, no I/O.
+
+export type Family = 'openai' | 'anthropic'
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool'
+
+export type MediaSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'text'; mediaType: string; data: string }
+  | { kind: 'file'; fileId: string }
+
+/** Provider-only data rides here and goes back only to its own family. */
+export type ProviderData = Partial<Record<Family, Record<string, unknown>>>
+
+export type Part =
+  | { type: 'text'; text: string; cacheControl?: unknown }
+  | { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high'; cacheControl?: unknown }
+  | { type: 'document'; source: MediaSource; title?: string; cacheControl?: unknown }
+  /** `arguments` is the JSON text exactly as the model produced it. */
+  | { type: 'tool-call'; id: string; name: string; arguments: string; providerData?: ProviderData }
+  | { type: 'tool-result'; toolCallId: string; content: string | Part[]; isError?: boolean; cacheControl?: unknown }
+  /** Thinking / reasoning. `signature` and `redacted` are Anthropic's and must be echoed byte for byte. */
+  | { type: 'reasoning'; text: string; signature?: string; redacted?: string; providerData?: ProviderData }
+
+export interface Message {
+  role: Role
+  content: Part[]
+  /** OpenAI `name` on a message (participant name); dropped for Anthropic. */
+  name?: string
+}
+
+export interface Tool {
+  name: string
+  description?: string
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>
+  strict?: boolean
+  cacheControl?: unknown
+  providerData?: ProviderData
+}
+
+export type ToolChoice =
+  | { type: 'auto'; disableParallel?: boolean }
+  | { type: 'none' }
+  | { type: 'required'; disableParallel?: boolean }
+  | { type: 'tool'; name: string; disableParallel?: boolean }
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string }
+
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'none'
+
+export interface ReasoningConfig {
+  effort?: ReasoningEffort
+  /** Explicit thinking budget (Anthropic `thinking.budget_tokens`). */
+  budgetTokens?: number
+  summary?: 'auto' | 'concise' | 'detailed' | 'none'
+}
+
+export interface GenerationRequest {
+  /** The model id as the client named it (an alias resolves through the catalog). */
+  model: string
+  system?: Part[]
+  messages: Message[]
+  maxTokens?: number
+  temperature?: number
+  topP?: number
+  topK?: number
+  stop?: string[]
+  tools?: Tool[]
+  toolChoice?: ToolChoice
+  parallelToolCalls?: boolean
+  reasoning?: ReasoningConfig
+  responseFormat?: ResponseFormat
+  stream: boolean
+  /** The client asked for usage in the stream (chat `stream_options.include_usage`). */
+  includeUsage?: boolean
+  user?: string
+  metadata?: Record<string, unknown>
+  /** Beta feature tokens to send upstream (Anthropic `anthropic-beta`). */
+  betas?: string[]
+  /** Parameters of one family carried as-is to that family's upstream only. */
+  providerData?: ProviderData
+}
+
+/**
+ * Disjoint token buckets (pitfall 11): `inputTokens` is uncached input only;
+ * cache reads and writes are counted apart. OpenAI's `prompt_tokens` is their sum.
+ */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheWriteTokens: number
+  reasoningTokens?: number
+}
+
+export type FinishReason =
+  | 'stop'
+  | 'length'
+  | 'tool_calls'
+  | 'content_filter'
+  | 'refusal'
+  | 'pause'
+  | 'context_exceeded'
+  | 'error'
+  | 'other'
+
+/** Unified and raw side by side, so nothing the provider said is lost. */
+export interface Finish {
+  reason: FinishReason
+  raw?: string
+  /** The stop sequence that matched, when known. */
+  stopSequence?: string | null
+}
+
+export interface GenerationResponse {
+  id: string
+  /** Model id as reported by the upstream. */
+  model: string
+  /** Epoch seconds. */
+  created: number
+  /** Text, tool-call and reasoning parts, in the order the model produced them. */
+  content: Part[]
+  finish: Finish
+  usage: Usage
+  providerData?: ProviderData
+}
+
+export interface UpstreamErrorInfo {
+  /** The spec status the gateway answers with (400, 401, 402, 404, 413, 429, 5xx). */
+  status: number
+  message: string
+  /** Provider error type/code, e.g. `overloaded_error`, `invalid_request_error`. */
+  type?: string
+  retryAfter?: string
+}
+
+/** Stream events are noun-verb; a stream is start, content events, then finish or error. */
+export type StreamEvent =
+  | { type: 'start'; id: string; model: string; created: number }
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'reasoning-signature'; signature: string }
+  | { type: 'reasoning-redacted'; data: string }
+  | { type: 'tool-input-start'; index: number; id: string; name: string }
+  | { type: 'tool-input-delta'; index: number; delta: string }
+  | { type: 'tool-input-end'; index: number }
+  /** Cumulative usage so far; the latest one wins (pitfall 12). */
+  | { type: 'usage'; usage: Usage }
+  | { type: 'finish'; finish: Finish; usage: Usage }
+  | { type: 'error'; error: UpstreamErrorInfo }
+
+export function emptyUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+}
+
+/** OpenAI-style prompt_tokens: every input token, cached or not. */
+export function promptTokens(u: Usage): number {
+  return u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens
+}
