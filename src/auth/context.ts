@@ -1,0 +1,52 @@
+// What the gateway knows about a request once it has passed auth: the key, the request
+// id, the client IP. Kept beside the Request (not in Elysia's typed context) so that any
+// route plugin can read it without depending on how the auth plugin is composed.
+
+export interface ApiKey {
+  id: string
+  account: string
+  name: string
+  keyPrefix: string
+  status: 'active' | 'inactive'
+  /** USD granted; null = unlimited. */
+  credits: number | null
+  spent: number
+  rpm: number | null
+  createdAt: number
+  lastUsedAt: number | null
+}
+
+export interface RequestInfo {
+  requestId: string
+  ip: string
+  startedAt: number
+  key?: ApiKey
+  /** Set by routes that know it, for the access log. */
+  model?: string
+}
+
+const infos = new WeakMap<Request, RequestInfo>()
+
+export function setRequestInfo(req: Request, info: RequestInfo) {
+  infos.set(req, info)
+}
+
+export function requestInfo(req: Request): RequestInfo {
+  let i = infos.get(req)
+  if (!i) {
+    i = { requestId: crypto.randomUUID(), ip: '', startedAt: performance.now() }
+    infos.set(req, i)
+  }
+  return i
+}
+
+export function requestIdOf(req: Request): string {
+  return requestInfo(req).requestId
+}
+
+/** The authenticated key of a request under /api. Routes there can rely on it. */
+export function keyOf(req: Request): ApiKey {
+  const k = infos.get(req)?.key
+  if (!k) throw new Error('keyOf: request was not authenticated')
+  return k
+}

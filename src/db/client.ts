@@ -1,0 +1,49 @@
+// One SQLite file in the data dir, WAL mode, migrated at open from the embedded SQL.
+import { Database } from 'bun:sqlite'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { MIGRATIONS } from './migrations.gen.ts'
+import * as schema from './schema.ts'
+
+export type Db = BunSQLiteDatabase<typeof schema>
+
+export interface Storage {
+  db: Db
+  sqlite: Database
+  close(): void
+}
+
+export function openStorage(dataDir: string): Storage {
+  mkdirSync(dataDir, { recursive: true })
+  const sqlite = new Database(join(dataDir, 'switchyard.db'), { create: true, strict: true })
+  sqlite.exec('PRAGMA journal_mode = WAL')
+  sqlite.exec('PRAGMA busy_timeout = 5000')
+  sqlite.exec('PRAGMA synchronous = NORMAL')
+  sqlite.exec('PRAGMA foreign_keys = ON')
+  const db = drizzle({ client: sqlite, schema })
+  migrate(db)
+  return {
+    db,
+    sqlite,
+    close() {
+      try {
+        sqlite.exec('PRAGMA optimize')
+      } catch {}
+      sqlite.close()
+    },
+  }
+}
+
+/** drizzle's own migrator, fed from memory instead of a folder. */
+function migrate(db: Db) {
+  const migrations = MIGRATIONS.map((m) => ({
+    sql: m.sql.split('--> statement-breakpoint'),
+    bps: m.breakpoints,
+    folderMillis: m.when,
+    hash: new Bun.CryptoHasher('sha256').update(m.sql).digest('hex'),
+  }))
+  // dialect and session are drizzle internals with no public type
+  const anyDb = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown }
+  anyDb.dialect.migrate(migrations, anyDb.session, { migrationsFolder: '(embedded)' })
+}

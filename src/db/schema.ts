@@ -1,0 +1,108 @@
+// The metadata schema. drizzle-kit generates db/migrations from this file.
+import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    account: text('account').notNull().default('default'),
+    name: text('name').notNull(),
+    /** SHA-256 of the key, hex. The key itself is never stored. */
+    keyHash: text('key_hash').notNull(),
+    /** First characters of the key, for people to tell keys apart in lists. */
+    keyPrefix: text('key_prefix').notNull(),
+    status: text('status', { enum: ['active', 'inactive'] }).notNull().default('active'),
+    /** USD granted; null = unlimited. */
+    credits: real('credits'),
+    spent: real('spent').notNull().default(0),
+    /** Per-key requests-per-minute override; null = the configured default. */
+    rpm: integer('rpm'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+    /** Epoch ms of the last change by a person (CLI/admin), watched by running servers. */
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_updated').on(t.updatedAt)],
+)
+
+export const files = sqliteTable(
+  'files',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    filename: text('filename').notNull(),
+    purpose: text('purpose').notNull(),
+    bytes: integer('bytes').notNull(),
+    mimeType: text('mime_type').notNull(),
+    /** Epoch ms. */
+    createdAt: integer('created_at').notNull(),
+    /** Epoch ms; null = never. */
+    expiresAt: integer('expires_at'),
+    /** Where the blob store keeps the bytes (never derived from the filename). */
+    blobKey: text('blob_key').notNull(),
+    sha256: text('sha256'),
+  },
+  (t) => [index('files_key_created').on(t.apiKeyId, t.createdAt)],
+)
+
+export const generations = sqliteTable(
+  'generations',
+  {
+    /** The id the client saw (chat/response/message id). */
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    account: text('account').notNull(),
+    endpoint: text('endpoint').notNull(),
+    stream: integer('stream', { mode: 'boolean' }).notNull(),
+    /** Canonical catalog id. */
+    model: text('model').notNull(),
+    provider: text('provider').notNull(),
+    /** Epoch ms. */
+    createdAt: integer('created_at').notNull(),
+    promptTokens: integer('prompt_tokens').notNull().default(0),
+    completionTokens: integer('completion_tokens').notNull().default(0),
+    totalTokens: integer('total_tokens').notNull().default(0),
+    cacheCreationInputTokens: integer('cache_creation_input_tokens').notNull().default(0),
+    cacheReadInputTokens: integer('cache_read_input_tokens').notNull().default(0),
+    reasoningTokens: integer('reasoning_tokens'),
+    finishReason: text('finish_reason'),
+    /** Responses-style status (completed, requires_action, incomplete, failed). */
+    status: text('status'),
+    /** USD after discount; null when unpriced. */
+    cost: real('cost'),
+    unpriced: integer('unpriced', { mode: 'boolean' }).notNull().default(false),
+    latencyMs: integer('latency_ms'),
+    ttftMs: integer('ttft_ms'),
+    /** Error message when the request failed. */
+    error: text('error'),
+    httpStatus: integer('http_status'),
+    batchId: text('batch_id'),
+  },
+  (t) => [
+    index('generations_key').on(t.apiKeyId, t.createdAt),
+    index('generations_account_created').on(t.account, t.createdAt),
+    index('generations_created').on(t.createdAt),
+  ],
+)
+
+/**
+ * Hourly rollup of generations per account and model, maintained on write so that the
+ * usage report reads hundreds of rows, not millions.
+ */
+export const usageHourly = sqliteTable(
+  'usage_hourly',
+  {
+    account: text('account').notNull(),
+    model: text('model').notNull(),
+    /** Epoch ms of the UTC hour start. */
+    hour: integer('hour').notNull(),
+    requests: integer('requests').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    totalTokens: integer('total_tokens').notNull().default(0),
+    cost: real('cost').notNull().default(0),
+    unpricedRequests: integer('unpriced_requests').notNull().default(0),
+  },
+  (t) => [uniqueIndex('usage_hourly_pk').on(t.account, t.hour, t.model)],
+)
+

@@ -1,0 +1,33 @@
+// What a surface hands the recorder when a request ends (streamed or not, ok or failed).
+import type { ApiKey } from '../auth/context.ts'
+import type { CatalogModel } from '../config/catalog.ts'
+import type { Usage } from '../ir/types.ts'
+
+export type Endpoint = 'openai.chat.completions' | 'openai.responses' | 'anthropic.messages'
+
+export interface GenerationInput {
+  /** The id the client saw (chat id, response id, message id). */
+  id: string
+  apiKey: ApiKey
+  endpoint: Endpoint
+  stream: boolean
+  model: CatalogModel
+  /** Epoch ms when the request arrived. */
+  createdAt: number
+  /** What was produced, also when the client disconnected (billed, pitfall 14). */
+  usage: Usage
+  /** The surface's own finish reason string (`stop`, `length`, `tool_calls`, `end_turn`…). */
+  finishReason: string | null
+  /** Responses-style status, when there is one. */
+  status?: string | null
+  latencyMs: number
+  ttftMs: number | null
+  error?: string | null
+  httpStatus?: number
+  batchId?: string | null
+}
+
+export interface GenerationSink {
+  /** Never throws and never delays a response: call it after the last byte is sent. */
+  record(input: GenerationInput): void
+}

@@ -1,0 +1,19 @@
+// Everything a route plugin may use, built once at start (see server.ts) and handed to
+// each plugin factory. Tests build it on a temp data dir.
+import type { Catalog } from './config/catalog.ts'
+import type { Config } from './config/load.ts'
+import type { Storage } from './db/client.ts'
+import type { KeyStore } from './auth/keys.ts'
+import type { RateLimiter } from './auth/ratelimit.ts'
+import type { Logger } from './http/log.ts'
+
+export interface Services {
+  config: Config
+  storage: Storage
+  catalog: Catalog
+  keys: KeyStore
+  limiter: RateLimiter
+  log: Logger
+  /** Background timers and resources to stop on shutdown (each capability registers its own). */
+  onClose: (() => void | Promise<void>)[]
+}
