@@ -1,0 +1,17 @@
+// Builds the Elysia app from the capability plugins. Tests and the server both use it;
+// the outer pipeline (src/http/pipeline.ts) adds auth, limits, request ids and logging.
+import { Elysia } from 'elysia'
+import { adminRoutes } from './auth/admin.ts'
+import { modelRoutes } from './http/models.ts'
+import { methodMatcher, renderError } from './http/onerror.ts'
+import type { Services } from './services.ts'
+
+export function createApp(s: Services) {
+  const app = new Elysia({ name: 'switchyard' })
+  const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
+  return app
+    .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed))
+    .get('/health', () => ({ status: 'ok' }))
+    .use(modelRoutes(s))
+    .use(adminRoutes(s))
+}

@@ -1,0 +1,97 @@
+// /admin/v1/keys: create, list, read, update, disable/enable, credit. Guarded by
+// SWITCHYARD_ADMIN_TOKEN; without a token the routes do not exist (404).
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia, t } from 'elysia'
+import { HttpError } from '../http/errors.ts'
+import { readJsonBody } from '../http/body.ts'
+import type { Services } from '../services.ts'
+import type { ApiKey } from './context.ts'
+
+const Create = TypeCompiler.Compile(
+  t.Object(
+    {
+      name: t.String({ minLength: 1, maxLength: 200 }),
+      account: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      credits: t.Optional(t.Union([t.Number({ minimum: 0 }), t.Null()])),
+      rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+const Update = TypeCompiler.Compile(
+  t.Object(
+    {
+      name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      account: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
+      credits: t.Optional(t.Union([t.Number({ minimum: 0 }), t.Null()])),
+      rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }))
+
+function check<T>(v: { Check(x: unknown): x is T; Errors(x: unknown): { First(): { path: string; message: string } | undefined } }, body: unknown): T {
+  if (v.Check(body)) return body
+  const e = v.Errors(body).First()
+  const field = e?.path.replace(/^\//, '').replaceAll('/', '.') || 'body'
+  throw new HttpError(400, `${field}: ${e?.message ?? 'invalid'}`)
+}
+
+export const publicKey = (k: ApiKey) => ({
+  id: k.id,
+  account: k.account,
+  name: k.name,
+  key_prefix: k.keyPrefix,
+  status: k.status,
+  credits: k.credits,
+  spent: k.spent,
+  rpm: k.rpm,
+  created_at: k.createdAt,
+  last_used_at: k.lastUsedAt,
+})
+
+function sameToken(a: string, b: string) {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+export function adminRoutes(s: Services) {
+  const token = s.config.adminToken
+  const limit = s.config.limits.maxBodyBytes
+  const found = (k: ApiKey | undefined, id: string) => {
+    if (!k) throw new HttpError(404, `Key ${id} not found`)
+    return publicKey(k)
+  }
+  return new Elysia({ name: 'admin' })
+    .onBeforeHandle(({ request, path }) => {
+      if (!path.startsWith('/admin/')) return
+      if (!token) throw new HttpError(404, `No route ${request.method} ${path}`)
+      const m = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')
+      if (!m || !sameToken(m[1]!, token)) throw new HttpError(401, 'Admin routes need Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>')
+    })
+    .get('/admin/v1/keys', () => ({ object: 'list', data: s.keys.list().map(publicKey) }))
+    .post('/admin/v1/keys', async ({ request, set }) => {
+      const body = check(Create, await readJsonBody(request, limit))
+      const { key, record } = s.keys.create(body)
+      set.status = 201
+      return { ...publicKey(record), key }
+    }, { parse: 'none' })
+    .get('/admin/v1/keys/:id', ({ params }) => found(s.keys.get(params.id), params.id))
+    .patch('/admin/v1/keys/:id', async ({ request, params }) => {
+      const body = check(Update, await readJsonBody(request, limit))
+      return found(s.keys.update(params.id, body), params.id)
+    }, { parse: 'none' })
+    .post('/admin/v1/keys/:id/disable', ({ params }) => found(s.keys.update(params.id, { status: 'inactive' }), params.id))
+    .post('/admin/v1/keys/:id/enable', ({ params }) => found(s.keys.update(params.id, { status: 'active' }), params.id))
+    .post('/admin/v1/keys/:id/credit', async ({ request, params }) => {
+      const body = check(Credit, await readJsonBody(request, limit))
+      return found(s.keys.credit(params.id, body.amount), params.id)
+    }, { parse: 'none' })
+    .delete('/admin/v1/keys/:id', ({ params }) => found(s.keys.update(params.id, { status: 'inactive' }), params.id))
+}

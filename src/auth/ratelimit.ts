@@ -1,0 +1,120 @@
+// Rolling-window rate limits. Each bucket is an exact sliding log kept in a ring buffer
+// of the last `limit` request times: a request is allowed when fewer than `limit` fall in
+// the window. Amortised O(1) per request; the store is an interface so a shared store
+// (Redis) can replace the memory one for several instances.
+
+export interface Decision {
+  allowed: boolean
+  limit: number
+  remaining: number
+  /** Epoch ms when a slot frees up (the oldest request in the window leaves it). */
+  resetAt: number
+}
+
+export interface RateLimitStore {
+  /** What a hit would be answered now, without counting it. */
+  peek(bucket: string, limit: number, windowMs: number, now: number): Decision
+  /** Count a hit (call only after every limit that applies allowed it). */
+  hit(bucket: string, limit: number, windowMs: number, now: number): Decision
+  prune(now: number): void
+}
+
+interface Log {
+  times: Float64Array
+  head: number
+  size: number
+  windowMs: number
+}
+
+export class MemoryStore implements RateLimitStore {
+  private logs = new Map<string, Log>()
+
+  private log(bucket: string, limit: number, windowMs: number, now: number): Log {
+    let l = this.logs.get(bucket)
+    if (!l || l.times.length !== limit || l.windowMs !== windowMs) {
+      l = { times: new Float64Array(limit), head: 0, size: 0, windowMs }
+      this.logs.set(bucket, l)
+    }
+    const cutoff = now - windowMs
+    while (l.size > 0 && l.times[l.head]! <= cutoff) {
+      l.head = (l.head + 1) % l.times.length
+      l.size--
+    }
+    return l
+  }
+
+  private decide(l: Log, limit: number, now: number): Decision {
+    return {
+      allowed: l.size < limit,
+      limit,
+      remaining: limit - l.size,
+      resetAt: l.size > 0 ? l.times[l.head]! + l.windowMs : now + l.windowMs,
+    }
+  }
+
+  peek(bucket: string, limit: number, windowMs: number, now: number): Decision {
+    return this.decide(this.log(bucket, limit, windowMs, now), limit, now)
+  }
+
+  hit(bucket: string, limit: number, windowMs: number, now: number): Decision {
+    const l = this.log(bucket, limit, windowMs, now)
+    if (l.size < limit) {
+      l.times[(l.head + l.size) % l.times.length] = now
+      l.size++
+    }
+    return this.decide(l, limit, now)
+  }
+
+  prune(now: number) {
+    for (const [k, l] of this.logs) {
+      const newest = l.size > 0 ? l.times[(l.head + l.size - 1) % l.times.length]! : 0
+      if (newest <= now - l.windowMs) this.logs.delete(k)
+    }
+  }
+}
+
+export interface Limit {
+  bucket: string
+  limit: number
+  windowMs: number
+  /** Which limit this is, for the 429 message. */
+  scope: 'key' | 'ip'
+}
+
+export interface Outcome {
+  allowed: boolean
+  /** The limit that refused, or the binding one (fewest remaining) when allowed. */
+  binding: Decision & { scope: 'key' | 'ip' }
+}
+
+export class RateLimiter {
+  constructor(readonly store: RateLimitStore = new MemoryStore()) {}
+
+  /** All-or-nothing: counted against every limit only when every limit allows it. */
+  take(limits: Limit[], now = Date.now()): Outcome {
+    const peeks = limits.map((l) => ({ ...this.store.peek(l.bucket, l.limit, l.windowMs, now), scope: l.scope }))
+    const refused = peeks.find((p) => !p.allowed)
+    if (refused) return { allowed: false, binding: refused }
+    let binding: Outcome['binding'] | undefined
+    for (const l of limits) {
+      const d = { ...this.store.hit(l.bucket, l.limit, l.windowMs, now), scope: l.scope }
+      if (!binding || d.remaining < binding.remaining) binding = d
+    }
+    return { allowed: true, binding: binding! }
+  }
+
+  /** Combine an earlier outcome (the IP's) with a later one (the key's) for the headers. */
+  static tighter(a: Outcome['binding'], b: Outcome['binding']): Outcome['binding'] {
+    return b.remaining < a.remaining ? b : a
+  }
+}
+
+export function rateLimitHeaders(d: Decision, refused: boolean, now = Date.now()): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-ratelimit-limit': String(d.limit),
+    'x-ratelimit-remaining': String(refused ? 0 : d.remaining),
+    'x-ratelimit-reset': String(Math.ceil(d.resetAt / 1000)),
+  }
+  if (refused) h['retry-after'] = String(Math.max(1, Math.ceil((d.resetAt - now) / 1000)))
+  return h
+}

@@ -1,0 +1,56 @@
+// The one place where thrown things become `{ "error": "<message>" }` responses.
+import type { Logger } from './log.ts'
+import { errorResponse, HttpError } from './errors.ts'
+import { UpstreamError } from '../providers/types.ts'
+import { requestIdOf } from '../auth/context.ts'
+
+interface RouteInfo {
+  method: string
+  path: string
+}
+
+/** For a path no route matched: 405 when another method has it, else 404. */
+export function methodMatcher(routes: () => RouteInfo[]) {
+  let compiled: { method: string; re: RegExp }[] | undefined
+  return (method: string, path: string): string[] => {
+    compiled ??= routes().map((r) => ({
+      method: r.method,
+      re: new RegExp('^' + r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '/?$'),
+    }))
+    return [...new Set(compiled.filter((r) => r.method !== method && r.re.test(path)).map((r) => r.method))]
+  }
+}
+
+export function renderError(
+  code: string | number,
+  error: unknown,
+  request: Request,
+  log: Logger,
+  allowed: (method: string, path: string) => string[],
+): Response {
+  if (error instanceof HttpError) return errorResponse(error.status, error.message, error.headers)
+  if (error instanceof UpstreamError) {
+    return errorResponse(error.status, error.message, error.retryAfter ? { 'retry-after': error.retryAfter } : undefined)
+  }
+  const path = new URL(request.url).pathname
+  switch (code) {
+    case 'NOT_FOUND': {
+      const methods = allowed(request.method, path)
+      if (methods.length > 0) {
+        return errorResponse(405, `Method ${request.method} is not allowed on ${path}; allowed: ${methods.join(', ')}`, { allow: methods.join(', ') })
+      }
+      return errorResponse(404, `No route ${request.method} ${path}`)
+    }
+    case 'PARSE':
+      return errorResponse(400, `Malformed request body: ${(error as Error)?.message ?? 'cannot be parsed'}`)
+    case 'VALIDATION': {
+      const e = error as { all?: { path?: string; summary?: string; message?: string }[]; message?: string }
+      const first = e.all?.[0]
+      const where = first?.path ? first.path.replace(/^\//, '').replaceAll('/', '.') + ': ' : ''
+      return errorResponse(400, `${where}${first?.summary ?? first?.message ?? 'invalid request'}`)
+    }
+  }
+  const rid = requestIdOf(request)
+  log.error('unhandled error', { request_id: rid, path, error: (error as Error)?.stack ?? String(error) })
+  return errorResponse(500, `Internal error; quote request id ${rid} to support`)
+}

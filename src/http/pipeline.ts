@@ -1,0 +1,122 @@
+// The gateway's outer handler, around the Elysia app: request id, client IP, IP rate
+// limit, auth and key limits for /api routes, then the app; then the headers every
+// response carries and one access-log line. Kept outside Elysia so refusals cost no
+// routing and every response (errors included) gets the same treatment.
+import type { Server } from 'bun'
+import { authenticate } from '../auth/guard.ts'
+import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
+import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
+import type { Services } from '../services.ts'
+import { errorResponse, HttpError } from './errors.ts'
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
+
+export type FetchHandler = (req: Request, server: Server<unknown>) => Promise<Response>
+
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const q = url.indexOf('?', start)
+  return q < 0 ? url.slice(start) : url.slice(start, q)
+}
+
+export function clientIp(req: Request, server: Server<unknown>, trusted: Set<string>): string {
+  const peer = server.requestIP(req)?.address ?? ''
+  if (trusted.size === 0 || !trusted.has(peer)) return peer
+  const xff = req.headers.get('x-forwarded-for')
+  if (!xff) return peer
+  // the right-most address that is not one of our proxies is the client
+  const hops = xff.split(',').map((s) => s.trim()).filter(Boolean)
+  for (let i = hops.length - 1; i >= 0; i--) if (!trusted.has(hops[i]!)) return hops[i]!
+  return hops[0] ?? peer
+}
+
+function doubledV1(path: string, origin: string): Response | undefined {
+  if (!path.includes('/v1/v1/')) return undefined
+  const hint = path.startsWith('/api/beta')
+    ? `set the Anthropic SDK's baseURL or Claude Code's ANTHROPIC_BASE_URL to ${origin}/api/beta (they append /v1/... themselves); @ai-sdk/anthropic takes ${origin}/api/beta/v1`
+    : `set the base URL to ${origin}/api/alpha/v1 (OpenAI clients append the path after /v1)`
+  return errorResponse(404, `No route ${path}: the path has a doubled /v1/v1/ — ${hint}`)
+}
+
+export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>): FetchHandler {
+  const { config, keys, limiter, log } = s
+  const trusted = new Set(config.trustedProxies)
+
+  /** The refusal for an /api request, or the rate-limit outcome to put in its headers. */
+  function guard(req: Request, path: string, info: RequestInfo): Response | Outcome['binding'] {
+    const now = Date.now()
+    const ipOutcome = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
+    if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
+    const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
+    if (key instanceof HttpError) return errorResponse(key.status, key.message)
+    info.key = key
+    keys.touch(key.id, now)
+    const keyOutcome = limiter.take(
+      [
+        { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
+        { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
+      ],
+      now,
+    )
+    if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
+    return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+  }
+
+  return async function gateway(req, server) {
+    const path = pathOf(req.url)
+    const sent = req.headers.get('x-request-id')
+    const info: RequestInfo = {
+      requestId: sent !== null && SANE_REQUEST_ID.test(sent) ? sent : crypto.randomUUID(),
+      ip: clientIp(req, server, trusted),
+      startedAt: performance.now(),
+    }
+    setRequestInfo(req, info)
+
+    let res: Response | undefined
+    let limits: Outcome['binding'] | undefined
+    try {
+      if (path.startsWith('/api/')) {
+        res = doubledV1(path, new URL(req.url).origin)
+        if (!res) {
+          const g = guard(req, path, info)
+          if (g instanceof Response) res = g
+          else limits = g
+        }
+      }
+      res ??= await appFetch(req)
+    } catch (e) {
+      log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
+      res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
+    }
+
+    const extra: Record<string, string> = { 'x-request-id': info.requestId }
+    if (limits && res.status < 300) Object.assign(extra, rateLimitHeaders(limits, false))
+    res = withHeaders(res, extra)
+
+    if (log.level === 'debug' || log.level === 'info') {
+      log.info('request', {
+        request_id: info.requestId,
+        method: req.method,
+        path,
+        status: res.status,
+        duration_ms: Math.round((performance.now() - info.startedAt) * 100) / 100,
+        key_id: info.key?.id,
+        model: info.model,
+      })
+    }
+    return res
+  }
+}
+
+function withHeaders(res: Response, extra: Record<string, string>): Response {
+  try {
+    for (const k in extra) res.headers.set(k, extra[k]!)
+    return res
+  } catch {
+    // a relayed upstream Response has immutable headers
+    const copy = new Response(res.body, res)
+    for (const k in extra) copy.headers.set(k, extra[k]!)
+    return copy
+  }
+}

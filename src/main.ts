@@ -1,0 +1,167 @@
+#!/usr/bin/env bun
+// CLI entry: serve (default) | keys … | config | migrate | version
+import { parseArgs } from 'node:util'
+import pkg from '../package.json' with { type: 'json' }
+import { publicKey } from './auth/admin.ts'
+import { KeyStore } from './auth/keys.ts'
+import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
+import { openStorage } from './db/client.ts'
+import { startServer } from './server.ts'
+
+const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
+
+Usage:
+  switchyard [serve] [--host H] [--port P] [--data-dir D] [--config F] [--log-level L]
+  switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
+  switchyard keys list [--json]
+  switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
+  switchyard config        print the effective config, secrets masked
+  switchyard migrate       create or migrate the data dir and exit
+  switchyard version
+`
+
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
+  'log-level': { type: 'string' },
+  name: { type: 'string' },
+  account: { type: 'string' },
+  credits: { type: 'string' },
+  rpm: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+class UsageError extends Error {}
+
+function positiveNumber(v: string | undefined, name: string, integer = false): number | undefined {
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (!Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n < 1))) {
+    throw new UsageError(`--${name}: expected a ${integer ? 'positive integer' : 'non-negative number'}, got "${v}"`)
+  }
+  return n
+}
+
+async function serve(config: Config) {
+  const running = await startServer(config)
+  const { services: s } = running
+  const served = (family: 'openai' | 'anthropic') => {
+    const p = config.providers[family]
+    return p ? `upstream ${p.baseUrl}` : 'the built-in mock provider (no upstream configured)'
+  }
+  const lines = [
+    `switchyard ${pkg.version} listening on ${running.url}`,
+    `  data dir: ${config.dataDir}${config.source ? `   config: ${config.source}` : ''}`,
+    `  OpenAI-family models    → ${served('openai')}`,
+    `  Anthropic-family models → ${served('anthropic')}`,
+    `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
+  ]
+  if (running.bootstrapKey) {
+    lines.push(
+      config.bootstrapKey
+        ? `  API key: created from SWITCHYARD_BOOTSTRAP_KEY`
+        : `  API key (shown once, store it now): ${running.bootstrapKey}`,
+    )
+  }
+  process.stdout.write(lines.join('\n') + '\n')
+  const shutdown = async (signal: string) => {
+    s.log.info('shutting down', { signal })
+    await running.stop()
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+}
+
+function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
+  const storage = openStorage(config.dataDir)
+  const keys = new KeyStore(storage)
+  const [sub, id, amount] = args
+  const need = (x: string | undefined, what: string) => {
+    if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
+    return x
+  }
+  const show = (k: ReturnType<KeyStore['get']>, kid: string) => {
+    if (!k) throw new UsageError(`no key with id ${kid}`)
+    console.log(v.json ? JSON.stringify(publicKey(k)) : `${k.id}  ${k.status}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent}`)
+  }
+  try {
+    switch (sub) {
+      case 'create': {
+        const name = v.name
+        if (typeof name !== 'string' || name === '') throw new UsageError('keys create: --name is required')
+        const { key, record } = keys.create({
+          name,
+          account: typeof v.account === 'string' ? v.account : undefined,
+          credits: positiveNumber(v.credits as string | undefined, 'credits'),
+          rpm: positiveNumber(v.rpm as string | undefined, 'rpm', true),
+        })
+        if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
+        else console.log(`${key}\n  id ${record.id}, account ${record.account}, credits ${record.credits ?? 'unlimited'}; the key is shown once`)
+        return
+      }
+      case 'list': {
+        const all = keys.list()
+        if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
+        if (all.length === 0) return console.log('no keys')
+        for (const k of all) {
+          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${k.account}  name=${k.name}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
+        }
+        return
+      }
+      case 'disable':
+      case 'enable':
+        return show(keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
+      case 'credit': {
+        const n = positiveNumber(need(amount, 'AMOUNT'), 'amount')!
+        if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')
+        return show(keys.credit(need(id, 'ID'), n), id!)
+      }
+      default:
+        throw new UsageError(`unknown keys command "${sub ?? ''}"`)
+    }
+  } finally {
+    storage.close()
+  }
+}
+
+export async function main(argv: string[]) {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${USAGE}`)
+    return process.exit(2)
+  }
+  const { values: v, positionals } = parsed
+  const [command = 'serve', ...rest] = positionals
+  if (v.help) return console.log(USAGE)
+  if (command === 'version') return console.log(pkg.version)
+  try {
+    const config = loadConfig({ flags: v })
+    switch (command) {
+      case 'serve':
+        return await serve(config)
+      case 'keys':
+        return keysCommand(config, rest, v)
+      case 'config':
+        return console.log(JSON.stringify(maskedConfig(config), null, 2))
+      case 'migrate':
+        openStorage(config.dataDir).close()
+        return console.log(`migrated ${config.dataDir}`)
+      default:
+        throw new UsageError(`unknown command "${command}"`)
+    }
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof UsageError) {
+      console.error(`switchyard: ${e.message}`)
+      return process.exit(e instanceof UsageError ? 2 : 1)
+    }
+    throw e
+  }
+}
+
+if (import.meta.main) await main(process.argv.slice(2))

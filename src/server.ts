@@ -1,0 +1,78 @@
+// Start-up and shutdown: config → services → app → Bun.serve, and back down again.
+import { createApp } from './app.ts'
+import { KeyStore } from './auth/keys.ts'
+import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
+import { buildCatalog } from './config/catalog.ts'
+import type { Config } from './config/load.ts'
+import { openStorage } from './db/client.ts'
+import { createLogger, type Logger } from './http/log.ts'
+import { createPipeline } from './http/pipeline.ts'
+import type { Services } from './services.ts'
+
+export function buildServices(config: Config, log: Logger = createLogger(config.logLevel)): Services {
+  const storage = openStorage(config.dataDir)
+  const catalog = buildCatalog(config)
+  const keys = new KeyStore(storage)
+  const store = new MemoryStore()
+  const limiter = new RateLimiter(store)
+  const s: Services = { config, storage, catalog, keys, limiter, log, onClose: [] }
+  const prune = setInterval(() => store.prune(Date.now()), 60_000)
+  prune.unref?.()
+  s.onClose.push(() => clearInterval(prune))
+  return s
+}
+
+export interface Running {
+  url: string
+  port: number
+  services: Services
+  /** The key created at first start (shown once), when one was created. */
+  bootstrapKey?: string
+  stop(): Promise<void>
+}
+
+/** First start with no keys: create SWITCHYARD_BOOTSTRAP_KEY as given, or generate one. */
+export function ensureBootstrapKey(s: Services): string | undefined {
+  if (s.keys.hasAny()) return undefined
+  return s.keys.create({ name: 'bootstrap', key: s.config.bootstrapKey }).key
+}
+
+export async function startServer(config: Config, log?: Logger): Promise<Running> {
+  const services = buildServices(config, log)
+  const bootstrapKey = ensureBootstrapKey(services)
+  services.keys.watch()
+  const app = createApp(services)
+  const fetch = createPipeline(services, (req) => app.handle(req))
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    // one global cap in Bun: the upload limit; generation routes enforce their own
+    maxRequestBodySize: config.limits.maxUploadBytes + 1024 * 1024,
+    // long generations stream for minutes; Bun's default idle timeout is 10 s
+    idleTimeout: 255,
+    fetch,
+    error(e) {
+      services.log.error('server error', { error: e?.stack ?? String(e) })
+      return new Response(JSON.stringify({ error: 'Internal error' }), { status: 500, headers: { 'content-type': 'application/json' } })
+    },
+  })
+  let stopped: Promise<void> | undefined
+  const stop = () =>
+    (stopped ??= (async () => {
+      // stop accepting, let in-flight requests finish within the grace period
+      const graceful = server.stop(false)
+      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.shutdownGraceMs).unref?.())
+      if ((await Promise.race([graceful.then(() => 'done' as const), timer])) === 'timeout') await server.stop(true)
+      for (const close of services.onClose) {
+        try {
+          await close()
+        } catch (e) {
+          services.log.warn('close hook failed', { error: String(e) })
+        }
+      }
+      services.keys.stop()
+      services.storage.close()
+    })())
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  return { url: `http://${host}:${server.port}`, port: server.port!, services, bootstrapKey, stop }
+}
