@@ -3,6 +3,8 @@
 import { Elysia } from 'elysia'
 import { adminRoutes } from './auth/admin.ts'
 import { modelRoutes } from './http/models.ts'
+import { generationRoutes } from './generations/routes.ts'
+import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
 import type { Services } from './services.ts'
 
@@ -14,4 +16,6 @@ export function createApp(s: Services) {
     .get('/health', () => ({ status: 'ok' }))
     .use(modelRoutes(s))
     .use(adminRoutes(s))
+    .use(generationRoutes(s))
+    .use(usageRoutes(s))
 }

@@ -5,6 +5,7 @@ import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
+import { Recorder } from './generations/recorder.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
@@ -15,7 +16,8 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
   const keys = new KeyStore(storage)
   const store = new MemoryStore()
   const limiter = new RateLimiter(store)
-  const s: Services = { config, storage, catalog, keys, limiter, log, onClose: [] }
+  const s: Services = { config, storage, catalog, keys, limiter, log, onClose: [], recorder: new Recorder({ config, storage, catalog, keys, log }) }
+  s.recorder.start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))

@@ -6,6 +6,7 @@ import type { Storage } from './db/client.ts'
 import type { KeyStore } from './auth/keys.ts'
 import type { RateLimiter } from './auth/ratelimit.ts'
 import type { Logger } from './http/log.ts'
+import type { Recorder } from './generations/recorder.ts'
 
 export interface Services {
   config: Config
@@ -14,6 +15,7 @@ export interface Services {
   keys: KeyStore
   limiter: RateLimiter
   log: Logger
+  recorder: Recorder
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }

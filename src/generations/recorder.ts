@@ -1,0 +1,179 @@
+// The recorder: every finished request becomes one generation record, its cost added to the
+// key's spend and to the hourly usage rollup. `record()` only queues; the queue is written in
+// one transaction a few ms later, or at once before a lookup, so recording never delays a
+// response and a lookup right after a request still finds it.
+import type { KeyStore } from '../auth/keys.ts'
+import type { Catalog } from '../config/catalog.ts'
+import type { Config } from '../config/load.ts'
+import type { Storage } from '../db/client.ts'
+import type { Logger } from '../http/log.ts'
+import { toRow, type GenerationRow } from './row.ts'
+import { GenerationStore } from './store.ts'
+import type { GenerationInput, GenerationSink } from './types.ts'
+
+export interface RecorderDeps {
+  storage: Storage
+  catalog: Catalog
+  keys: KeyStore
+  log: Logger
+  config: Pick<Config, 'generations'>
+}
+
+export interface RecorderOptions {
+  /** How long records wait in memory before being written together. */
+  flushDelayMs?: number
+  /** Past this many queued records, write at once (bounds memory under a burst). */
+  maxQueue?: number
+  /** How often old records are pruned. */
+  pruneEveryMs?: number
+}
+
+const DAY_MS = 86_400_000
+/** The spec keeps records at least 7 days, whatever the config says. */
+const MIN_RETENTION_DAYS = 7
+const PRUNE_CHUNK = 5_000
+const MAX_ATTEMPTS = 3
+
+export class Recorder implements GenerationSink {
+  readonly store: GenerationStore
+  private queue: GenerationInput[] = []
+  private attempts = 0
+  private flushTimer?: ReturnType<typeof setTimeout>
+  private pruneTimer?: ReturnType<typeof setInterval>
+  private firstPrune?: ReturnType<typeof setTimeout>
+  private pruning = false
+  private stopped = false
+  private readonly flushDelayMs: number
+  private readonly maxQueue: number
+  private readonly pruneEveryMs: number
+
+  constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
+    this.store = new GenerationStore(deps.storage)
+    this.flushDelayMs = opts.flushDelayMs ?? 5
+    this.maxQueue = opts.maxQueue ?? 2_000
+    this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
+  }
+
+  get retentionDays(): number {
+    const d = this.deps.config.generations.retentionDays
+    return Number.isFinite(d) ? Math.max(MIN_RETENTION_DAYS, d) : 30
+  }
+
+  record(input: GenerationInput): void {
+    try {
+      if (this.stopped) {
+        // after shutdown began, nothing will flush later: write now
+        this.queue.push(input)
+        this.flush()
+        return
+      }
+      this.queue.push(input)
+      if (this.queue.length >= this.maxQueue) this.flush()
+      else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
+    } catch (e) {
+      this.deps.log.error('recorder: could not queue a generation record', { error: (e as Error).message })
+    }
+  }
+
+  /** Write everything queued, in one transaction. Never throws. */
+  flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer)
+    this.flushTimer = undefined
+    if (this.queue.length === 0) return
+    const batch = this.queue
+    this.queue = []
+    try {
+      this.write(batch)
+      this.attempts = 0
+    } catch (e) {
+      this.attempts++
+      const retry = this.attempts < MAX_ATTEMPTS && !this.stopped
+      this.deps.log.error('recorder: writing generation records failed', {
+        error: (e as Error).message,
+        records: batch.length,
+        retry,
+      })
+      if (retry) {
+        this.queue = batch.concat(this.queue)
+        this.flushTimer = setTimeout(() => this.flush(), 100 * this.attempts)
+      } else {
+        this.attempts = 0
+      }
+    }
+  }
+
+  private write(batch: GenerationInput[]) {
+    // cost is computed here, once, at the prices in force when the request was made; it is
+    // stored, so a later price change never rewrites history
+    const rows = batch.map((g) => toRow(g, this.costOf(g)))
+    const sqlite = this.deps.storage.sqlite
+    sqlite.transaction(() => {
+      const inserted = this.store.insertRows(rows)
+      for (const [keyId, usd] of spendByKey(inserted)) this.deps.keys.addSpent(keyId, usd)
+    })()
+  }
+
+  private costOf(g: GenerationInput): number | null {
+    try {
+      return this.deps.catalog.cost(g.model, g.usage, new Date(g.createdAt))
+    } catch {
+      return null
+    }
+  }
+
+  /** The record with this id, whoever owns it (the route checks ownership). */
+  get(id: string): GenerationRow | undefined {
+    this.flush()
+    return this.store.get(id)
+  }
+
+  /**
+   * Delete records older than the retention, in chunks with a yield between them so a large
+   * backlog never blocks the event loop. The hourly rollup is kept: reports outlive records.
+   */
+  async prune(now = Date.now()): Promise<number> {
+    if (this.pruning) return 0
+    this.pruning = true
+    let total = 0
+    try {
+      const before = now - this.retentionDays * DAY_MS
+      for (;;) {
+        const n = this.store.pruneSome(before, PRUNE_CHUNK)
+        total += n
+        if (n < PRUNE_CHUNK || this.stopped) break
+        await new Promise((r) => setTimeout(r, 0))
+      }
+      if (total > 0) this.deps.log.info('recorder: pruned old generation records', { records: total, retention_days: this.retentionDays })
+    } catch (e) {
+      this.deps.log.error('recorder: pruning failed', { error: (e as Error).message })
+    } finally {
+      this.pruning = false
+    }
+    return total
+  }
+
+  /** Start background pruning (once soon after start, then periodically); stop with `onClose`. */
+  start(onClose?: (() => void | Promise<void>)[]): this {
+    const run = () => void this.prune()
+    this.firstPrune = setTimeout(run, 1_000)
+    this.firstPrune.unref?.()
+    this.pruneTimer = setInterval(run, this.pruneEveryMs)
+    this.pruneTimer.unref?.()
+    onClose?.push(() => this.stop())
+    return this
+  }
+
+  /** Stop timers and write what is queued; later records are written synchronously. */
+  stop(): void {
+    this.stopped = true
+    if (this.pruneTimer) clearInterval(this.pruneTimer)
+    if (this.firstPrune) clearTimeout(this.firstPrune)
+    this.flush()
+  }
+}
+
+function spendByKey(rows: GenerationRow[]): Map<string, number> {
+  const m = new Map<string, number>()
+  for (const r of rows) if (r.cost !== null && r.cost > 0) m.set(r.apiKeyId, (m.get(r.apiKeyId) ?? 0) + r.cost)
+  return m
+}

@@ -1,0 +1,115 @@
+// Pure mappings around a generation record: what the recorder stores (GenerationInput →
+// row), what the hourly rollup adds for it, and what the lookup route shows (row → wire).
+import type { generations } from '../db/schema.ts'
+import type { GenerationInput } from './types.ts'
+
+export type GenerationRow = typeof generations.$inferSelect
+
+export const HOUR_MS = 3_600_000
+
+/** A counter from a surface may be missing, fractional or negative after a bad upstream; store a sane integer. */
+function count(n: number | undefined | null): number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0
+}
+
+/**
+ * The stored row. `cost` is null exactly when the model has no known price: such a record
+ * is flagged unpriced, never counted as $0 (pitfall 14).
+ */
+export function toRow(input: GenerationInput, cost: number | null): GenerationRow {
+  const u = input.usage
+  const cacheRead = count(u.cacheReadTokens)
+  const cacheWrite = count(u.cacheWriteTokens)
+  // OpenAI's prompt_tokens convention: uncached input plus cache reads and writes (pitfall 11)
+  const prompt = count(u.inputTokens) + cacheRead + cacheWrite
+  const completion = count(u.outputTokens)
+  const priced = cost !== null && Number.isFinite(cost)
+  return {
+    id: input.id,
+    apiKeyId: input.apiKey.id,
+    account: input.apiKey.account,
+    endpoint: input.endpoint,
+    stream: input.stream,
+    model: input.model.id,
+    provider: input.model.provider,
+    createdAt: Number.isFinite(input.createdAt) ? Math.floor(input.createdAt) : Date.now(),
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: prompt + completion,
+    cacheCreationInputTokens: cacheWrite,
+    cacheReadInputTokens: cacheRead,
+    reasoningTokens: u.reasoningTokens === undefined ? null : count(u.reasoningTokens),
+    finishReason: input.finishReason ?? null,
+    status: input.status ?? null,
+    cost: priced ? Math.max(0, cost) : null,
+    unpriced: !priced,
+    latencyMs: Number.isFinite(input.latencyMs) ? Math.max(0, Math.round(input.latencyMs)) : null,
+    ttftMs: input.ttftMs !== null && Number.isFinite(input.ttftMs) ? Math.max(0, Math.round(input.ttftMs)) : null,
+    error: input.error ?? null,
+    httpStatus: input.httpStatus ?? null,
+    batchId: input.batchId ?? null,
+  }
+}
+
+/** UTC hour start of an epoch-ms instant (epoch ms has no leap seconds, so plain arithmetic is exact). */
+export function hourStart(ms: number): number {
+  return Math.floor(ms / HOUR_MS) * HOUR_MS
+}
+
+export interface RollupDelta {
+  account: string
+  model: string
+  hour: number
+  requests: number
+  inputTokens: number
+  outputTokens: number
+  totalTokens: number
+  cost: number
+  unpricedRequests: number
+}
+
+/** What one stored record adds to `usage_hourly`: input = prompt tokens incl. cache, output = completion. */
+export function toRollup(row: GenerationRow): RollupDelta {
+  return {
+    account: row.account,
+    model: row.model,
+    hour: hourStart(row.createdAt),
+    requests: 1,
+    inputTokens: row.promptTokens,
+    outputTokens: row.completionTokens,
+    totalTokens: row.totalTokens,
+    cost: row.cost ?? 0,
+    unpricedRequests: row.unpriced ? 1 : 0,
+  }
+}
+
+/** The `generation` object of `GET /api/v1/generations` (spec §2, plus cost and timings). */
+export function toWire(row: GenerationRow) {
+  const usage: Record<string, unknown> = {
+    prompt_tokens: row.promptTokens,
+    completion_tokens: row.completionTokens,
+    total_tokens: row.totalTokens,
+    cache_creation_input_tokens: row.cacheCreationInputTokens,
+    cache_read_input_tokens: row.cacheReadInputTokens,
+  }
+  if (row.reasoningTokens !== null) usage.completion_tokens_details = { reasoning_tokens: row.reasoningTokens }
+  const out: Record<string, unknown> = {
+    id: row.id,
+    endpoint: row.endpoint,
+    stream: row.stream,
+    model: row.model,
+    created_at: Math.floor(row.createdAt / 1000),
+    apiKeyId: row.apiKeyId,
+    usage,
+    finish_reason: row.finishReason,
+  }
+  // spec §2: status is present for responses-style generations only
+  if (row.status !== null) out.status = row.status
+  out.cost = row.cost
+  out.unpriced = row.unpriced
+  out.latency_ms = row.latencyMs
+  out.time_to_first_token_ms = row.ttftMs
+  if (row.error !== null) out.error = row.error
+  if (row.batchId !== null) out.batch_id = row.batchId
+  return out
+}

@@ -1,0 +1,77 @@
+// The generations table and its hourly rollup, written together. Raw prepared statements:
+// this is the write path of every request and the seeding path of the benchmark.
+import type { Statement } from 'bun:sqlite'
+import type { Storage } from '../db/client.ts'
+import { toRollup, type GenerationRow } from './row.ts'
+
+const INSERT = `INSERT OR IGNORE INTO generations (
+  id, api_key_id, account, endpoint, stream, model, provider, created_at,
+  prompt_tokens, completion_tokens, total_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+  reasoning_tokens, finish_reason, status, cost, unpriced, latency_ms, ttft_ms, error, http_status, batch_id
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const UPSERT_HOUR = `INSERT INTO usage_hourly
+  (account, model, hour, requests, input_tokens, output_tokens, total_tokens, cost, unpriced_requests)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (account, hour, model) DO UPDATE SET
+    requests = requests + excluded.requests,
+    input_tokens = input_tokens + excluded.input_tokens,
+    output_tokens = output_tokens + excluded.output_tokens,
+    total_tokens = total_tokens + excluded.total_tokens,
+    cost = cost + excluded.cost,
+    unpriced_requests = unpriced_requests + excluded.unpriced_requests`
+
+const SELECT = `SELECT id, api_key_id AS apiKeyId, account, endpoint, stream, model, provider, created_at AS createdAt,
+  prompt_tokens AS promptTokens, completion_tokens AS completionTokens, total_tokens AS totalTokens,
+  cache_creation_input_tokens AS cacheCreationInputTokens, cache_read_input_tokens AS cacheReadInputTokens,
+  reasoning_tokens AS reasoningTokens, finish_reason AS finishReason, status, cost, unpriced,
+  latency_ms AS latencyMs, ttft_ms AS ttftMs, error, http_status AS httpStatus, batch_id AS batchId
+  FROM generations WHERE id = ?`
+
+type Raw = Omit<GenerationRow, 'stream' | 'unpriced'> & { stream: number; unpriced: number }
+
+export class GenerationStore {
+  private insert: Statement
+  private upsertHour: Statement
+  private select: Statement<Raw, [string]>
+
+  constructor(private storage: Storage) {
+    const s = storage.sqlite
+    this.insert = s.prepare(INSERT)
+    this.upsertHour = s.prepare(UPSERT_HOUR)
+    this.select = s.prepare(SELECT) as Statement<Raw, [string]>
+  }
+
+  /**
+   * Insert rows and roll up only those actually inserted, so an id recorded twice is counted
+   * once. Returns the inserted rows. Call inside a transaction for batches.
+   */
+  insertRows(rows: GenerationRow[]): GenerationRow[] {
+    const inserted: GenerationRow[] = []
+    for (const r of rows) {
+      const res = this.insert.run(
+        r.id, r.apiKeyId, r.account, r.endpoint, r.stream ? 1 : 0, r.model, r.provider, r.createdAt,
+        r.promptTokens, r.completionTokens, r.totalTokens, r.cacheCreationInputTokens, r.cacheReadInputTokens,
+        r.reasoningTokens, r.finishReason, r.status, r.cost, r.unpriced ? 1 : 0, r.latencyMs, r.ttftMs, r.error,
+        r.httpStatus, r.batchId,
+      )
+      if (res.changes !== 1) continue
+      inserted.push(r)
+      const d = toRollup(r)
+      this.upsertHour.run(d.account, d.model, d.hour, d.requests, d.inputTokens, d.outputTokens, d.totalTokens, d.cost, d.unpricedRequests)
+    }
+    return inserted
+  }
+
+  get(id: string): GenerationRow | undefined {
+    const r = this.select.get(id)
+    return r ? { ...r, stream: r.stream === 1, unpriced: r.unpriced === 1 } : undefined
+  }
+
+  /** Delete up to `limit` records created before `before` (epoch ms); the rollup stays. Returns how many went. */
+  pruneSome(before: number, limit: number): number {
+    return this.storage.sqlite
+      .query('DELETE FROM generations WHERE rowid IN (SELECT rowid FROM generations WHERE created_at < ? LIMIT ?)')
+      .run(before, limit).changes
+  }
+}

@@ -1,0 +1,128 @@
+// The usage report as pure functions: a window cut into UTC-aligned buckets, and aggregated
+// rows folded into totals, a series with every bucket (empty ones as zeros) and top models.
+
+export type Granularity = 'hour' | 'day'
+
+export const BUCKET_MS: Record<Granularity, number> = { hour: 3_600_000, day: 86_400_000 }
+
+export interface ReportWindow {
+  /** Epoch ms, inclusive. */
+  from: number
+  /** Epoch ms, exclusive. */
+  to: number
+  granularity: Granularity
+  /** Canonical model id to filter on. */
+  model?: string
+}
+
+/** One aggregate of records: `at` is any instant inside the bucket it belongs to. */
+export interface UsageRow {
+  at: number
+  model: string
+  requests: number
+  inputTokens: number
+  outputTokens: number
+  totalTokens: number
+  cost: number
+  unpricedRequests: number
+}
+
+export interface SeriesPoint {
+  timestamp: string
+  requests: number
+  input_tokens: number
+  output_tokens: number
+  cost: number
+}
+
+export interface TopModel {
+  model: string
+  requests: number
+  tokens: number
+  cost: number
+  unpriced_requests: number
+}
+
+export interface UsageReport {
+  from: string
+  to: string
+  granularity: Granularity
+  model: string | null
+  totals: {
+    total_requests: number
+    total_tokens: number
+    input_tokens: number
+    output_tokens: number
+    total_cost: number
+    /** Requests whose model had no known price: their cost is not in `total_cost`. */
+    unpriced_requests: number
+  }
+  series: SeriesPoint[]
+  top_models: TopModel[]
+}
+
+/** Epoch ms has no leap seconds, so UTC hour and day starts are plain multiples. */
+export function bucketStart(ms: number, g: Granularity): number {
+  const size = BUCKET_MS[g]
+  return Math.floor(ms / size) * size
+}
+
+/** Starts of every bucket touching [from, to): the first and last may be partial. */
+export function bucketStarts(w: Pick<ReportWindow, 'from' | 'to' | 'granularity'>): number[] {
+  const size = BUCKET_MS[w.granularity]
+  const out: number[] = []
+  for (let b = bucketStart(w.from, w.granularity); b < w.to; b += size) out.push(b)
+  return out
+}
+
+/** Float sums drift (0.1 + 0.2); money is reported to 1e-12 USD. */
+function money(x: number): number {
+  return Math.round(x * 1e12) / 1e12
+}
+
+export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
+  const starts = bucketStarts(w)
+  const index = new Map(starts.map((b, i) => [b, i]))
+  const series = starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 }))
+  const models = new Map<string, TopModel>()
+  const totals = { total_requests: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0, total_cost: 0, unpriced_requests: 0 }
+
+  for (const r of rows) {
+    const i = index.get(bucketStart(r.at, w.granularity))
+    // a row outside the window is a query bug; it must not leak into the report
+    if (i === undefined) continue
+    const p = series[i]
+    p.requests += r.requests
+    p.input_tokens += r.inputTokens
+    p.output_tokens += r.outputTokens
+    p.cost += r.cost
+    totals.total_requests += r.requests
+    totals.input_tokens += r.inputTokens
+    totals.output_tokens += r.outputTokens
+    totals.total_tokens += r.totalTokens
+    totals.total_cost += r.cost
+    totals.unpriced_requests += r.unpricedRequests
+    let m = models.get(r.model)
+    if (!m) models.set(r.model, (m = { model: r.model, requests: 0, tokens: 0, cost: 0, unpriced_requests: 0 }))
+    m.requests += r.requests
+    m.tokens += r.totalTokens
+    m.cost += r.cost
+    m.unpriced_requests += r.unpricedRequests
+  }
+
+  for (const p of series) p.cost = money(p.cost)
+  totals.total_cost = money(totals.total_cost)
+  const top = [...models.values()]
+  for (const m of top) m.cost = money(m.cost)
+  top.sort((a, b) => b.cost - a.cost || b.requests - a.requests || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
+
+  return {
+    from: new Date(w.from).toISOString(),
+    to: new Date(w.to).toISOString(),
+    granularity: w.granularity,
+    model: w.model ?? null,
+    totals,
+    series,
+    top_models: top,
+  }
+}

@@ -1,0 +1,23 @@
+// GET /api/v1/usage (spec §4.8): the calling key's account, over a window, by bucket.
+import { Elysia } from 'elysia'
+import { keyOf } from '../auth/context.ts'
+import type { Services } from '../services.ts'
+import { parseUsageQuery } from './params.ts'
+import { UsageQuery } from './query.ts'
+import { buildReport } from './report.ts'
+
+const DAY_MS = 86_400_000
+
+export function usageRoutes(s: Services) {
+  const query = new UsageQuery(s.storage.sqlite)
+  const canonical = (id: string) => s.catalog.resolve(id)?.id ?? id
+  return new Elysia({ name: 'usage' }).get('/api/v1/usage', ({ request }) => {
+    const now = Date.now()
+    const w = parseUsageQuery(new URL(request.url).searchParams, now, canonical)
+    const account = keyOf(request).account
+    // a report right after a request must include it
+    s.recorder.flush()
+    const rows = query.rows(account, w, now - s.recorder.retentionDays * DAY_MS)
+    return Response.json(buildReport(w, rows))
+  })
+}
