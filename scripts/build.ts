@@ -1,0 +1,21 @@
+// npm run build → dist/switchyard: one self-contained executable (Bun runtime, code,
+// embedded migrations). Regenerates the migrations module first so the binary always
+// carries every migration in db/migrations.
+import { $ } from 'bun'
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..')
+await $`${process.execPath} ${join(root, 'scripts/gen-migrations.ts')}`.quiet()
+const entrypoints = [join(root, 'src/main.ts')]
+const result = await Bun.build({
+  entrypoints,
+  compile: { outfile: join(root, 'dist/switchyard') },
+  minify: true,
+  sourcemap: 'linked',
+  target: 'bun',
+})
+if (!result.success) {
+  for (const log of result.logs) console.error(log)
+  process.exit(1)
+}
+console.log(`built ${join(root, 'dist/switchyard')}`)

@@ -1,0 +1,66 @@
+// §5 over real HTTP: every 401 kind, 402, which header works on which route.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let gw: Gateway
+beforeAll(async () => {
+  gw = await startGateway()
+})
+afterAll(() => gw.stop())
+
+const get = (path: string, headers: Record<string, string> = {}) => fetch(gw.url + path, { headers })
+
+async function expectError(res: Response, status: number, fragment: RegExp) {
+  expect(res.status).toBe(status)
+  const body = (await res.json()) as { error: string }
+  expect(Object.keys(body)).toEqual(['error'])
+  expect(body.error).toMatch(fragment)
+  return body.error
+}
+
+describe('401 kinds', () => {
+  test('missing header', async () => {
+    await expectError(await get('/api/v1/models'), 401, /Missing API key/)
+  })
+  test('malformed Authorization header', async () => {
+    await expectError(await get('/api/v1/models', { authorization: 'Basic abc' }), 401, /Malformed Authorization/)
+    await expectError(await get('/api/v1/models', { authorization: 'Bearer' }), 401, /Malformed Authorization/)
+  })
+  test('unknown key, without echoing it', async () => {
+    const msg = await expectError(await get('/api/v1/models', { authorization: 'Bearer sk-sy-nosuchkey123' }), 401, /Invalid API key/)
+    expect(msg).not.toContain('sk-sy-nosuchkey123')
+  })
+  test('x-api-key alone on a non-beta route is the wrong header', async () => {
+    await expectError(await get('/api/v1/models', { 'x-api-key': gw.key }), 401, /Wrong authentication header/)
+    await expectError(await get('/api/alpha/v1/models', { 'x-api-key': gw.key }), 401, /x-api-key is accepted only on \/api\/beta/)
+  })
+  test('inactive key', async () => {
+    const { key, record } = gw.services.keys.create({ name: 'to-disable' })
+    expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
+    gw.services.keys.update(record.id, { status: 'inactive' })
+    await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 401, /inactive/)
+  })
+  test('zero credits', async () => {
+    const { key } = gw.services.keys.create({ name: 'zero', credits: 0 })
+    await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 401, /zero credits/)
+  })
+})
+
+test('402 when a funded key has spent its credits', async () => {
+  const { key, record } = gw.services.keys.create({ name: 'funded', credits: 0.01 })
+  expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
+  gw.services.keys.addSpent(record.id, 0.01)
+  const msg = await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 402, /Credits exhausted/)
+  expect(msg).not.toContain(key)
+  gw.services.keys.credit(record.id, 1)
+  expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
+})
+
+test('beta routes take x-api-key or Bearer, and ignore the query string', async () => {
+  for (const h of [{ 'x-api-key': gw.key }, { authorization: `Bearer ${gw.key}` }]) {
+    const res = await get('/api/beta/v1/models?beta=true', h)
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as { data: { type: string }[] }
+    expect(body.data[0]!.type).toBe('model')
+  }
+})

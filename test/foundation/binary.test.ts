@@ -1,0 +1,33 @@
+// The compiled binary, copied alone into an empty directory: starts, migrates, serves.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { copyFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { BUN, cleanup, ROOT, runCli, spawnGateway, tempDir } from '../helpers/server.ts'
+
+const dir = tempDir('switchyard-bin-')
+const bin = join(dir, 'switchyard')
+
+beforeAll(async () => {
+  const build = Bun.spawnSync([BUN, join(ROOT, 'scripts/build.ts')], { stdout: 'pipe', stderr: 'pipe' })
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  copyFileSync(join(ROOT, 'dist/switchyard'), bin)
+}, 120_000)
+afterAll(() => cleanup(dir))
+
+test('the binary alone creates and migrates a fresh data dir and serves /health, /api/v1/models and a 401', async () => {
+  expect((await runCli(['version'], {}, [bin])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  const key = 'sk-sy-binary-' + crypto.randomUUID()
+  // run from the empty dir: its default data dir is ./data
+  const gw = await spawnGateway({ cmd: [bin], env: { SWITCHYARD_BOOTSTRAP_KEY: key }, cwd: dir, dataDir: join(dir, 'data') })
+  try {
+    expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
+    expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
+    const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
+    expect(models.status).toBe(200)
+    expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(10)
+    expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: 'Bearer sk-sy-wrong' } })).status).toBe(401)
+  } finally {
+    gw.kill('SIGTERM')
+    expect(await gw.exited).toBe(0)
+  }
+}, 60_000)

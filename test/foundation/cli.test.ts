@@ -1,0 +1,116 @@
+// The CLI as a user runs it: keys on a data dir a running server also uses, config, version.
+import { afterAll, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { writeFileSync } from 'node:fs'
+import pkg from '../../package.json'
+import { cleanup, runCli, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+
+const dirs: string[] = []
+const procs: Spawned[] = []
+afterAll(async () => {
+  for (const p of procs) p.kill('SIGKILL')
+  for (const d of dirs) cleanup(d)
+})
+
+test('keys create prints the key alone on its first line; --json gives id and key', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const plain = await runCli(['keys', 'create', '--name', 'ci', '--credits', '5', '--rpm', '30', '--data-dir', dir])
+  expect(plain.code).toBe(0)
+  const first = plain.stdout.split('\n')[0]!
+  expect(first).toMatch(/^sk-sy-[A-Za-z0-9_-]{40,}$/)
+  const json = await runCli(['keys', 'create', '--name', 'j', '--account', 'acme', '--json'], { SWITCHYARD_DATA_DIR: dir })
+  const obj = JSON.parse(json.stdout) as { id: string; key: string; account: string }
+  expect(obj.key).toStartWith('sk-sy-')
+  expect(obj.id).toStartWith('key_')
+  expect(obj.account).toBe('acme')
+  const list = await runCli(['keys', 'list', '--json', '--data-dir', dir])
+  const keys = JSON.parse(list.stdout) as { name: string; credits: number | null; rpm: number | null }[]
+  expect(keys.map((k) => k.name)).toEqual(['ci', 'j'])
+  expect(keys[0]).toMatchObject({ credits: 5, rpm: 30 })
+  expect(list.stdout).not.toContain(first) // keys are stored hashed, never listed
+  const bad = await runCli(['keys', 'create', '--data-dir', dir])
+  expect(bad.code).toBe(2)
+  expect(bad.stderr).toContain('--name')
+})
+
+test('a running server sees disable / enable / credit made by the CLI within 2 seconds', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const created = JSON.parse((await runCli(['keys', 'create', '--name', 'live', '--credits', '0.5', '--json', '--data-dir', dir])).stdout) as { id: string; key: string }
+  const gw = await spawnGateway({ dataDir: dir })
+  procs.push(gw)
+  const call = () => fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${created.key}` } }).then((r) => r.status)
+  const waitFor = async (status: number) => {
+    const t0 = Date.now()
+    while (Date.now() - t0 < 2000) {
+      if ((await call()) === status) return Date.now() - t0
+      await Bun.sleep(50)
+    }
+    throw new Error(`status ${status} not seen within 2 s`)
+  }
+  expect(await call()).toBe(200)
+  expect((await runCli(['keys', 'disable', created.id, '--data-dir', dir])).code).toBe(0)
+  expect(await waitFor(401)).toBeLessThan(2000)
+  expect((await runCli(['keys', 'enable', created.id, '--data-dir', dir])).code).toBe(0)
+  expect(await waitFor(200)).toBeLessThan(2000)
+  const credited = await runCli(['keys', 'credit', created.id, '1.5', '--json', '--data-dir', dir])
+  expect(JSON.parse(credited.stdout).credits).toBe(2)
+  gw.kill('SIGTERM')
+  expect(await gw.exited).toBe(0)
+})
+
+test('first start with no keys: a generated key is printed once and works; the next start prints none', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const gw = await spawnGateway({ dataDir: dir })
+  procs.push(gw)
+  expect(gw.key).toMatch(/^sk-sy-/)
+  expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${gw.key}` } })).status).toBe(200)
+  expect(gw.output()).toContain('mock provider')
+  gw.kill('SIGINT')
+  expect(await gw.exited).toBe(0)
+  const again = await spawnGateway({ dataDir: dir })
+  procs.push(again)
+  expect(again.output()).not.toContain('API key')
+  again.kill('SIGTERM')
+  expect(await again.exited).toBe(0)
+})
+
+test('config: YAML with ${ENV} expansion, printed masked; a bad file exits non-zero naming the field', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const file = join(dir, 'switchyard.yaml')
+  writeFileSync(file, 'providers:\n  openai:\n    api_key: ${MY_OPENAI_KEY}\n    base_url: http://127.0.0.1:9/v1\nlimits:\n  key_rpm: 42\npricing:\n  discount: 0.25\n')
+  const ok = await runCli(['config', '--config', file], { MY_OPENAI_KEY: 'sk-upstream-secret-value' })
+  expect(ok.code).toBe(0)
+  const cfg = JSON.parse(ok.stdout)
+  expect(cfg.limits.keyRpm).toBe(42)
+  expect(cfg.pricing.discount).toBe(0.25)
+  expect(cfg.providers.openai.baseUrl).toBe('http://127.0.0.1:9/v1')
+  expect(ok.stdout).not.toContain('sk-upstream-secret-value')
+  expect(cfg.providers.openai.apiKey).toContain('chars')
+
+  // ./switchyard.yaml is picked up from the working directory; SWITCHYARD_CONFIG names another
+  writeFileSync(file, 'limits:\n  key_rpm: "many"\n')
+  const bad = await runCli(['config', '--config', file])
+  expect(bad.code).not.toBe(0)
+  expect(bad.stderr).toContain('limits.key_rpm')
+  writeFileSync(file, 'limitz: {}\n')
+  const unknown = await runCli(['config'], { SWITCHYARD_CONFIG: file })
+  expect(unknown.code).not.toBe(0)
+  expect(unknown.stderr).toContain('limitz')
+  const missingEnv = join(dir, 'env.yaml')
+  writeFileSync(missingEnv, 'providers:\n  anthropic:\n    api_key: ${NOT_SET_ANYWHERE}\n')
+  const m = await runCli(['config', '--config', missingEnv])
+  expect(m.code).not.toBe(0)
+  expect(m.stderr).toContain('providers.anthropic.api_key')
+})
+
+test('version and usage errors', async () => {
+  const v = await runCli(['version'])
+  expect(v.stdout.trim()).toBe(pkg.version)
+  const u = await runCli(['frobnicate'])
+  expect(u.code).toBe(2)
+  expect(u.stderr).toContain('unknown command')
+})

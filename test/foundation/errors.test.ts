@@ -1,0 +1,99 @@
+// §7: error bodies, request ids, 404/405, the doubled /v1/v1/ hint, malformed JSON, 413.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let gw: Gateway
+beforeAll(async () => {
+  gw = await startGateway({ env: { SWITCHYARD_ADMIN_TOKEN: 'admin-secret', SWITCHYARD_MAX_BODY_BYTES: String(64 * 1024) } })
+})
+afterAll(() => gw.stop())
+const auth = () => ({ authorization: `Bearer ${gw.key}` })
+const admin = { authorization: 'Bearer admin-secret', 'content-type': 'application/json' }
+
+test('every response carries x-request-id: the client sane one is kept, others replaced', async () => {
+  const ok = await fetch(gw.url + '/health', { headers: { 'x-request-id': 'client-req-42' } })
+  expect(ok.headers.get('x-request-id')).toBe('client-req-42')
+  const bad = await fetch(gw.url + '/api/v1/models', { headers: { 'x-request-id': 'no spaces\tallowed' } })
+  expect(bad.status).toBe(401)
+  expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  const notFound = await fetch(gw.url + '/nope')
+  expect(notFound.headers.get('x-request-id')).toBeTruthy()
+})
+
+test('unknown route 404, wrong method 405, both as {error}', async () => {
+  const nf = await fetch(gw.url + '/api/v1/nothing-here', { headers: auth() })
+  expect(nf.status).toBe(404)
+  expect(await nf.json()).toEqual({ error: 'No route GET /api/v1/nothing-here' })
+  const m = await fetch(gw.url + '/api/v1/models', { method: 'DELETE', headers: auth() })
+  expect(m.status).toBe(405)
+  expect(m.headers.get('allow')).toBe('GET')
+  expect(((await m.json()) as { error: string }).error).toContain('DELETE')
+})
+
+test('a doubled /v1/v1/ gets a 404 naming the base URL to configure', async () => {
+  const r = await fetch(gw.url + '/api/beta/v1/v1/messages?beta=true', { method: 'POST', headers: { 'x-api-key': gw.key } })
+  expect(r.status).toBe(404)
+  expect(((await r.json()) as { error: string }).error).toContain(`${gw.url}/api/beta`)
+  const o = await fetch(gw.url + '/api/alpha/v1/v1/chat/completions', { method: 'POST', headers: auth() })
+  expect(((await o.json()) as { error: string }).error).toContain(`${gw.url}/api/alpha/v1`)
+})
+
+test('malformed JSON is a 400 that names the parse problem', async () => {
+  const r = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: '{"name": "x",' })
+  expect(r.status).toBe(400)
+  expect(((await r.json()) as { error: string }).error).toMatch(/^Malformed JSON body: .+/)
+})
+
+test('413 from Content-Length, without reading the body', async () => {
+  const r = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'x'.repeat(70 * 1024) }) })
+  expect(r.status).toBe(413)
+  expect(((await r.json()) as { error: string }).error).toContain('65536')
+})
+
+test('413 on a body sent in chunks with no Content-Length, decided while reading', async () => {
+  let sent = 0
+  const chunk = new TextEncoder().encode('x'.repeat(16 * 1024))
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      if (sent >= 1024 * 1024) return c.close() // would be 1 MiB if all of it were read
+      sent += chunk.byteLength
+      c.enqueue(chunk)
+      await Bun.sleep(1)
+    },
+  })
+  const r = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body, duplex: 'half' } as RequestInit)
+  expect(r.status).toBe(413)
+  expect(sent).toBeLessThan(1024 * 1024)
+})
+
+test('admin routes: token required; create, list, update, disable, credit', async () => {
+  expect((await fetch(gw.url + '/admin/v1/keys')).status).toBe(401)
+  const c = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'ci', account: 'acme', credits: 5, rpm: 9 }) })
+  expect(c.status).toBe(201)
+  const created = (await c.json()) as { id: string; key: string; account: string; credits: number; rpm: number }
+  expect(created.key).toStartWith('sk-sy-')
+  expect(created).toMatchObject({ account: 'acme', credits: 5, rpm: 9 })
+  expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${created.key}` } })).status).toBe(200)
+  const list = (await (await fetch(gw.url + '/admin/v1/keys', { headers: admin })).json()) as { data: { id: string; key?: string }[] }
+  expect(list.data.map((k) => k.id)).toContain(created.id)
+  expect(JSON.stringify(list)).not.toContain(created.key)
+  const bad = await fetch(gw.url + `/admin/v1/keys/${created.id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ status: 'paused' }) })
+  expect(bad.status).toBe(400)
+  expect(((await bad.json()) as { error: string }).error).toStartWith('status')
+  const d = await fetch(gw.url + `/admin/v1/keys/${created.id}/disable`, { method: 'POST', headers: admin })
+  expect(((await d.json()) as { status: string }).status).toBe('inactive')
+  expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${created.key}` } })).status).toBe(401)
+  const cr = await fetch(gw.url + `/admin/v1/keys/${created.id}/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 2.5 }) })
+  expect(((await cr.json()) as { credits: number }).credits).toBe(7.5)
+  expect((await fetch(gw.url + '/admin/v1/keys/key_nope', { headers: admin })).status).toBe(404)
+})
+
+test('admin routes answer 404 when no admin token is configured', async () => {
+  const plain = await startGateway()
+  try {
+    const r = await fetch(plain.url + '/admin/v1/keys', { headers: { authorization: 'Bearer anything' } })
+    expect(r.status).toBe(404)
+  } finally {
+    await plain.stop()
+  }
+})

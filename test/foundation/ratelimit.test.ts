@@ -1,0 +1,100 @@
+// §8 rate limits over real HTTP: key and IP windows, the burst guard, exact headers.
+import { afterEach, expect, test } from 'bun:test'
+import { MemoryStore } from '../../src/auth/ratelimit.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let gw: Gateway | undefined
+afterEach(async () => {
+  await gw?.stop()
+  gw = undefined
+})
+
+const models = (key: string) => fetch(gw!.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
+
+function limitHeaders(r: Response) {
+  return {
+    limit: Number(r.headers.get('x-ratelimit-limit')),
+    remaining: Number(r.headers.get('x-ratelimit-remaining')),
+    reset: Number(r.headers.get('x-ratelimit-reset')),
+    retryAfter: r.headers.get('retry-after'),
+  }
+}
+
+test('per-key limit: exact remaining counts, then 429 (key) with every header', async () => {
+  gw = await startGateway()
+  const { key } = gw.services.keys.create({ name: 'rpm5', rpm: 5 })
+  const before = Math.floor(Date.now() / 1000)
+  for (let i = 4; i >= 0; i--) {
+    const r = await models(key)
+    expect(r.status).toBe(200)
+    const h = limitHeaders(r)
+    expect(h.limit).toBe(5)
+    expect(h.remaining).toBe(i)
+    expect(h.reset).toBeGreaterThanOrEqual(before + 59)
+    expect(h.reset).toBeLessThanOrEqual(before + 61)
+    expect(h.retryAfter).toBeNull()
+  }
+  const r = await models(key)
+  expect(r.status).toBe(429)
+  expect(await r.text()).toBe('{"error":"Rate limit exceeded (key)"}')
+  const h = limitHeaders(r)
+  expect(h).toMatchObject({ limit: 5, remaining: 0 })
+  expect(Number(h.retryAfter)).toBeGreaterThanOrEqual(59)
+  expect(Number(h.retryAfter)).toBeLessThanOrEqual(60)
+  // another key is not affected
+  expect((await models(gw.key)).status).toBe(200)
+})
+
+test('per-IP limit counts unauthenticated requests too: 429 (ip)', async () => {
+  gw = await startGateway({ env: { SWITCHYARD_IP_RPM: '4' } })
+  for (let i = 0; i < 3; i++) expect((await fetch(gw.url + '/api/v1/models')).status).toBe(401)
+  const last = await models(gw.key)
+  expect(last.status).toBe(200)
+  expect(limitHeaders(last)).toMatchObject({ limit: 4, remaining: 0 }) // the IP binds, not the key's 600
+  const r = await models(gw.key)
+  expect(r.status).toBe(429)
+  expect(await r.text()).toBe('{"error":"Rate limit exceeded (ip)"}')
+  expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
+  expect(r.headers.get('x-ratelimit-limit')).toBe('4')
+  // /health is outside /api and never limited
+  expect((await fetch(gw.url + '/health')).status).toBe(200)
+})
+
+test('the per-second burst guard refuses, then lets through a second later', async () => {
+  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '3' } })
+  const codes = await Promise.all(Array.from({ length: 5 }, () => models(gw!.key).then((r) => r.status)))
+  expect(codes.filter((c) => c === 200)).toHaveLength(3)
+  expect(codes.filter((c) => c === 429)).toHaveLength(2)
+  await Bun.sleep(1100)
+  expect((await models(gw.key)).status).toBe(200)
+})
+
+test('200 concurrent requests from 20 keys across their limit: none gets more, header counts exact', async () => {
+  gw = await startGateway()
+  const keys = Array.from({ length: 20 }, (_, i) => gw!.services.keys.create({ name: `k${i}`, rpm: 7 }).key)
+  const results = await Promise.all(
+    keys.flatMap((key) => Array.from({ length: 10 }, () => models(key).then((r) => ({ key, status: r.status, h: limitHeaders(r) })))),
+  )
+  for (const key of keys) {
+    const mine = results.filter((r) => r.key === key)
+    const ok = mine.filter((r) => r.status === 200)
+    expect(ok).toHaveLength(7)
+    expect(ok.map((r) => r.h.remaining).sort()).toEqual([0, 1, 2, 3, 4, 5, 6])
+    const refused = mine.filter((r) => r.status === 429)
+    expect(refused).toHaveLength(3)
+    for (const r of refused) expect(r.h).toMatchObject({ limit: 7, remaining: 0 })
+  }
+})
+
+test('the sliding log frees a slot exactly when the oldest request leaves the window', () => {
+  const s = new MemoryStore()
+  const t0 = 1_000_000
+  expect(s.hit('b', 2, 1000, t0).remaining).toBe(1)
+  expect(s.hit('b', 2, 1000, t0 + 500).remaining).toBe(0)
+  expect(s.peek('b', 2, 1000, t0 + 999).allowed).toBe(false)
+  expect(s.peek('b', 2, 1000, t0 + 999).resetAt).toBe(t0 + 1000)
+  expect(s.peek('b', 2, 1000, t0 + 1000).allowed).toBe(true)
+  expect(s.hit('b', 2, 1000, t0 + 1000).resetAt).toBe(t0 + 1500)
+  s.prune(t0 + 5000)
+  expect(s.peek('b', 2, 1000, t0 + 5000).remaining).toBe(2)
+})
