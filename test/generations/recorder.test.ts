@@ -1,0 +1,238 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { Recorder } from '../../src/generations/recorder.ts'
+import { genInput } from './input.ts'
+import { rollup, testServices, type TestServices } from './services.ts'
+
+const DAY = 86_400_000
+const HOUR = 3_600_000
+// gpt-4o list prices: $2.50 / M input, $1.25 / M cached input, $10 / M output
+const USAGE = { inputTokens: 1000, outputTokens: 500, cacheReadTokens: 2000, cacheWriteTokens: 300 }
+const GPT4O_LIST = (1000 * 2.5 + 2000 * 1.25 + 300 * 2.5 + 500 * 10) / 1e6
+
+let t: TestServices
+afterEach(async () => {
+  await t?.close()
+})
+
+function keyOf(t: TestServices, account = 'default') {
+  return t.s.keys.create({ name: 'k', account }).record
+}
+
+describe('recorder: cost', () => {
+  test('catalog price × (1 − discount), computed once and stored', () => {
+    t = testServices({ SWITCHYARD_DISCOUNT: '0.25' })
+    const key = keyOf(t)
+    const g = genInput(t.s.catalog, key, { usage: USAGE })
+    t.s.recorder.record(g)
+    const row = t.s.recorder.get(g.id)!
+    expect(row.cost).toBeCloseTo(GPT4O_LIST * 0.75, 12)
+    expect(row.unpriced).toBe(false)
+    expect(row.promptTokens).toBe(3300)
+    expect(row.completionTokens).toBe(500)
+    expect(row.totalTokens).toBe(3800)
+    expect(row.cacheReadInputTokens).toBe(2000)
+    expect(row.cacheCreationInputTokens).toBe(300)
+  })
+
+  test('config price overrides with cache rates, discounted', () => {
+    t = testServices(
+      {},
+      'pricing:\n  discount: 0.1\n  overrides:\n    claude-sonnet-4-5: { input_mtok: 2, output_mtok: 8, cache_read_mtok: 0.5, cache_write_mtok: 3 }\n',
+    )
+    const key = keyOf(t)
+    const g = genInput(t.s.catalog, key, { model: 'claude-sonnet-4-5', endpoint: 'anthropic.messages', usage: USAGE })
+    t.s.recorder.record(g)
+    expect(t.s.recorder.get(g.id)!.cost).toBeCloseTo(((1000 * 2 + 2000 * 0.5 + 300 * 3 + 500 * 8) / 1e6) * 0.9, 12)
+  })
+
+  test('a model with no known price is unpriced with cost null, never $0', () => {
+    t = testServices()
+    const key = keyOf(t)
+    const g = genInput(t.s.catalog, key, { model: 'mock-unpriced-model', usage: USAGE })
+    t.s.recorder.record(g)
+    const row = t.s.recorder.get(g.id)!
+    expect(row.cost).toBeNull()
+    expect(row.unpriced).toBe(true)
+    expect(t.s.keys.get(key.id)!.spent).toBe(0)
+    const [h] = rollup(t.s)
+    expect(h).toMatchObject({ requests: 1, cost: 0, unpriced_requests: 1, input_tokens: 3300, output_tokens: 500, total_tokens: 3800 })
+  })
+})
+
+describe('recorder: spend and rollup', () => {
+  test("the key's spent grows by each cost", () => {
+    t = testServices()
+    const key = keyOf(t)
+    const a = genInput(t.s.catalog, key, { usage: USAGE })
+    const b = genInput(t.s.catalog, key, { model: 'gpt-4o-mini', usage: USAGE })
+    t.s.recorder.record(a)
+    t.s.recorder.record(b)
+    t.s.recorder.flush()
+    const ca = t.s.recorder.get(a.id)!.cost!
+    const cb = t.s.recorder.get(b.id)!.cost!
+    expect(ca).toBeGreaterThan(0)
+    expect(cb).toBeGreaterThan(0)
+    expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(ca + cb, 12)
+  })
+
+  test('a duplicate id is stored and counted once (same batch and a later batch)', () => {
+    t = testServices()
+    const key = keyOf(t)
+    const g = genInput(t.s.catalog, key, { usage: USAGE })
+    t.s.recorder.record(g)
+    t.s.recorder.record({ ...g, usage: { ...USAGE, outputTokens: 9999 } })
+    t.s.recorder.flush()
+    t.s.recorder.record(g)
+    t.s.recorder.flush()
+    const row = t.s.recorder.get(g.id)!
+    expect(row.completionTokens).toBe(500)
+    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 1 })
+    expect(rollup(t.s)).toHaveLength(1)
+    expect(rollup(t.s)[0]!.requests).toBe(1)
+    expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(row.cost!, 12)
+  })
+
+  test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', () => {
+    t = testServices()
+    const a = keyOf(t, 'acct-a')
+    const b = keyOf(t, 'acct-b')
+    const h10 = Date.UTC(2026, 0, 5, 10)
+    const rec = (k: typeof a, at: number, model = 'gpt-4o') => t.s.recorder.record(genInput(t.s.catalog, k, { createdAt: at, model }))
+    rec(a, h10)
+    rec(a, h10 + HOUR - 1)
+    rec(a, h10 + HOUR)
+    rec(a, h10 + 5, 'gpt-4o-mini')
+    rec(b, h10 + 7)
+    t.s.recorder.flush()
+    const rows = rollup(t.s).map((r) => [r.account, new Date(r.hour).toISOString(), r.model, r.requests])
+    expect(rows).toEqual([
+      ['acct-a', '2026-01-05T10:00:00.000Z', 'gpt-4o', 2],
+      ['acct-a', '2026-01-05T10:00:00.000Z', 'gpt-4o-mini', 1],
+      ['acct-a', '2026-01-05T11:00:00.000Z', 'gpt-4o', 1],
+      ['acct-b', '2026-01-05T10:00:00.000Z', 'gpt-4o', 1],
+    ])
+    const [first] = rollup(t.s)
+    expect(first!.input_tokens).toBe(200)
+    expect(first!.output_tokens).toBe(40)
+    expect(first!.total_tokens).toBe(240)
+  })
+
+  test('an alias is recorded under the canonical model id', () => {
+    t = testServices()
+    const key = keyOf(t)
+    const g = genInput(t.s.catalog, key, { model: 'gpt-4o-2024-08-06' })
+    t.s.recorder.record(g)
+    expect(t.s.recorder.get(g.id)!.model).toBe('gpt-4o')
+  })
+})
+
+describe('recorder: never delays, never throws', () => {
+  test('record() only queues; the write happens a few ms later in the background', async () => {
+    t = testServices()
+    const key = keyOf(t)
+    const count = () => (t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get() as { n: number }).n
+    for (let i = 0; i < 3; i++) t.s.recorder.record(genInput(t.s.catalog, key))
+    expect(count()).toBe(0)
+    await Bun.sleep(50)
+    expect(count()).toBe(3)
+  })
+
+  test('garbage counters are stored as sane integers', () => {
+    t = testServices()
+    const key = keyOf(t)
+    const g = genInput(t.s.catalog, key, {
+      usage: { inputTokens: Number.NaN, outputTokens: -5, cacheReadTokens: 2.6, cacheWriteTokens: Infinity },
+      createdAt: Number.NaN,
+      latencyMs: Number.NaN,
+    })
+    expect(() => t.s.recorder.record(g)).not.toThrow()
+    const row = t.s.recorder.get(g.id)!
+    expect([row.promptTokens, row.completionTokens, row.cacheReadInputTokens, row.cacheCreationInputTokens]).toEqual([3, 0, 3, 0])
+    expect(Math.abs(row.createdAt - Date.now())).toBeLessThan(5_000)
+    expect(row.latencyMs).toBeNull()
+  })
+
+  test('a failing write is logged, not thrown', () => {
+    t = testServices()
+    const key = keyOf(t)
+    t.s.recorder.stop()
+    t.s.storage.sqlite.exec('DROP TABLE usage_hourly')
+    expect(() => t.s.recorder.record(genInput(t.s.catalog, key))).not.toThrow()
+    expect(t.logs.some((l) => l.includes('writing generation records failed'))).toBe(true)
+    // the transaction rolled back: no record without its rollup
+    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 0 })
+  })
+
+  test('records arriving after stop() are written at once (shutdown loses nothing)', () => {
+    t = testServices()
+    const key = keyOf(t)
+    const early = genInput(t.s.catalog, key)
+    t.s.recorder.record(early)
+    t.s.recorder.stop()
+    expect(t.s.recorder.store.get(early.id)).toBeDefined()
+    const late = genInput(t.s.catalog, key)
+    t.s.recorder.record(late)
+    expect(t.s.recorder.store.get(late.id)).toBeDefined()
+  })
+})
+
+describe('recorder: retention', () => {
+  test('records older than the retention are pruned; the rollup stays', async () => {
+    t = testServices({ SWITCHYARD_RETENTION_DAYS: '30' })
+    const key = keyOf(t)
+    const now = Date.now()
+    const old = genInput(t.s.catalog, key, { createdAt: now - 31 * DAY })
+    const recent = genInput(t.s.catalog, key, { createdAt: now - 29 * DAY })
+    t.s.recorder.record(old)
+    t.s.recorder.record(recent)
+    t.s.recorder.flush()
+    expect(await t.s.recorder.prune(now)).toBe(1)
+    expect(t.s.recorder.get(old.id)).toBeUndefined()
+    expect(t.s.recorder.get(recent.id)).toBeDefined()
+    expect(rollup(t.s).reduce((n, r) => n + r.requests, 0)).toBe(2)
+  })
+
+  test('retention is never below 7 days (spec §8), default 30', async () => {
+    t = testServices({ SWITCHYARD_RETENTION_DAYS: '1' })
+    expect(t.s.recorder.retentionDays).toBe(7)
+    const key = keyOf(t)
+    const now = Date.now()
+    const g = genInput(t.s.catalog, key, { createdAt: now - 6 * DAY })
+    t.s.recorder.record(g)
+    t.s.recorder.flush()
+    expect(await t.s.recorder.prune(now)).toBe(0)
+    expect(t.s.recorder.get(g.id)).toBeDefined()
+    await t.close()
+    t = testServices()
+    expect(t.s.recorder.retentionDays).toBe(30)
+  })
+
+  test('pruning a backlog larger than one chunk removes all of it', async () => {
+    t = testServices()
+    const key = keyOf(t)
+    const now = Date.now()
+    for (let i = 0; i < 12_000; i++) t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: now - 40 * DAY - i }))
+    t.s.recorder.flush()
+    expect(await t.s.recorder.prune(now)).toBe(12_000)
+  })
+
+  test('start() registers a stop hook in onClose that stops the prune timer', async () => {
+    t = testServices()
+    // the server's own recorder must not prune behind this test's back
+    t.s.recorder.stop()
+    const onClose: (() => void | Promise<void>)[] = []
+    const r = new Recorder({ ...t.s }, { pruneEveryMs: 10 }).start(onClose)
+    expect(onClose).toHaveLength(1)
+    const key = keyOf(t)
+    t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: Date.now() - 40 * DAY }))
+    t.s.recorder.flush()
+    await Bun.sleep(60)
+    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 0 })
+    for (const c of onClose) await c()
+    t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: Date.now() - 40 * DAY }))
+    t.s.recorder.flush()
+    await Bun.sleep(60)
+    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 1 })
+    void r
+  })
+})

@@ -1,0 +1,50 @@
+// Real Services (temp data dir, real SQLite, the recorder as the server builds it) without
+// an HTTP listener, for recorder-level tests.
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadConfig } from '../../src/config/load.ts'
+import { createLogger } from '../../src/http/log.ts'
+import { buildServices } from '../../src/server.ts'
+import type { Services } from '../../src/services.ts'
+import { tempDir } from '../helpers/server.ts'
+
+export interface TestServices {
+  s: Services
+  logs: string[]
+  close(): Promise<void>
+}
+
+export function testServices(env: Record<string, string> = {}, yaml?: string): TestServices {
+  const dir = tempDir('switchyard-gen-')
+  const flags: Record<string, string> = { 'data-dir': dir }
+  if (yaml !== undefined) {
+    flags.config = join(dir, 'c.yaml')
+    writeFileSync(flags.config, yaml)
+  }
+  const logs: string[] = []
+  const s = buildServices(loadConfig({ flags, env, cwd: dir }), createLogger('info', (l) => logs.push(l)))
+  return {
+    s,
+    logs,
+    async close() {
+      for (const c of s.onClose) await c()
+      s.keys.stop()
+      s.storage.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export function rollup(s: Services) {
+  return s.storage.sqlite.query('SELECT * FROM usage_hourly ORDER BY account, hour, model').all() as {
+    account: string
+    model: string
+    hour: number
+    requests: number
+    input_tokens: number
+    output_tokens: number
+    total_tokens: number
+    cost: number
+    unpriced_requests: number
+  }[]
+}
