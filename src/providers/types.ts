@@ -38,12 +38,19 @@ export class UpstreamError extends Error {
   readonly status: number
   readonly type?: string
   readonly retryAfter?: string
-  constructor(info: UpstreamErrorInfo) {
+  /**
+   * Worth another attempt (connect error, upstream 429 / 5xx, an error before the first
+   * event). Decided from the upstream's own status, not the mapped one: a 401 upstream is
+   * a 502 for the client but never retried.
+   */
+  readonly retryable: boolean
+  constructor(info: UpstreamErrorInfo, opts: { retryable?: boolean } = {}) {
     super(info.message)
     this.name = 'UpstreamError'
     this.status = info.status
     this.type = info.type
     this.retryAfter = info.retryAfter
+    this.retryable = opts.retryable ?? false
   }
   get info(): UpstreamErrorInfo {
     return { status: this.status, message: this.message, type: this.type, retryAfter: this.retryAfter }

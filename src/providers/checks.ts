@@ -1,0 +1,26 @@
+// Request checks both upstream wires need before translating (pure, no I/O).
+import type { GenerationRequest } from '../ir/types.ts'
+import { UpstreamError } from './types.ts'
+
+export const badRequest = (message: string) => new UpstreamError({ status: 400, message, type: 'invalid_request_error' })
+
+/** Pitfall 6: a tool_choice that names a tool must name one the request defines. */
+export function checkToolChoice(req: GenerationRequest): void {
+  const c = req.toolChoice
+  if (!c || c.type === 'auto' || c.type === 'none') return
+  const names = (req.tools ?? []).map((t) => t.name)
+  if (names.length === 0) throw badRequest(`tool_choice "${c.type === 'tool' ? c.name : c.type}" needs tools, but the request defines none`)
+  if (c.type === 'tool' && !names.includes(c.name)) {
+    throw badRequest(`tool_choice names tool "${c.name}", which is not among the request's tools (${names.join(', ')})`)
+  }
+}
+
+/** Tool-call arguments as a JSON object for wires that take an object (empty text → {}). */
+export function parseArguments(args: string, where: string): Record<string, unknown> {
+  if (args.trim() === '') return {}
+  try {
+    const v = JSON.parse(args)
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>
+  } catch {}
+  throw badRequest(`${where}: tool call arguments must be a JSON object`)
+}

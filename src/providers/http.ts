@@ -1,0 +1,154 @@
+// The one way an adapter calls its upstream: POST with the provider's timeout combined
+// with the caller's AbortSignal (a client that disconnects aborts the upstream request),
+// retries with exponential backoff + jitter on connect errors, 429 and 5xx while nothing
+// has been handed back, and every failure mapped through errors.ts.
+import { upstreamErrorFrom } from './errors.ts'
+import { UpstreamError, type ProviderConfig } from './types.ts'
+
+/** Backoff: BASE · 2^attempt, capped, with jitter in [½, 1] of that. */
+export const RETRY = {
+  baseMs: 100,
+  capMs: 2_000,
+  /** An upstream Retry-After longer than this is not waited for: the 429 goes to the client, which can wait itself. */
+  maxRetryAfterMs: 2_000,
+}
+
+export interface UpstreamRequest<T> {
+  provider: ProviderConfig
+  /** Appended to the provider's base URL. */
+  path: string
+  headers: Record<string, string>
+  body: string
+  /** The caller's signal: aborting it aborts the upstream request at any point. */
+  signal: AbortSignal
+  /**
+   * Turns a 2xx answer into the result. It runs inside the attempt — still under the
+   * timeout, and a retryable UpstreamError it throws (e.g. an error as the first stream
+   * event) is retried like an HTTP 5xx. Once it resolves, the timeout stops applying.
+   */
+  accept: (res: Response) => Promise<T>
+}
+
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  const exp = Math.min(RETRY.capMs, RETRY.baseMs * 2 ** attempt)
+  return Math.round(exp * (0.5 + random() / 2))
+}
+
+/** Retry-After is seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined | null, now = Date.now()): number | undefined {
+  if (!value) return undefined
+  const secs = Number(value)
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000)
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(t)
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+const TIMED_OUT = Symbol('upstream timeout')
+
+async function attempt<T>(req: UpstreamRequest<T>): Promise<T> {
+  const { provider, signal } = req
+  const controller = new AbortController()
+  const onCallerAbort = () => controller.abort(signal.reason)
+  signal.addEventListener('abort', onCallerAbort, { once: true })
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), provider.timeoutMs)
+  let committed = false
+  try {
+    let res: Response
+    try {
+      res = await fetch(provider.baseUrl + req.path, {
+        method: 'POST',
+        headers: req.headers,
+        body: req.body,
+        signal: controller.signal,
+      })
+    } catch (e) {
+      throw transportError(provider, controller.signal, signal, e)
+    }
+    if (res.status < 200 || res.status > 299) {
+      const bodyText = await res.text().catch(() => '')
+      throw upstreamErrorFrom({
+        provider: provider.name,
+        upstreamStatus: res.status,
+        bodyText,
+        retryAfter: res.headers.get('retry-after'),
+        apiKey: provider.apiKey,
+      })
+    }
+    let out: T
+    try {
+      out = await req.accept(res)
+    } catch (e) {
+      if (e instanceof UpstreamError) throw e
+      throw transportError(provider, controller.signal, signal, e)
+    }
+    committed = true
+    return out
+  } finally {
+    clearTimeout(timer)
+    if (!committed) {
+      // A failed attempt must not leave a half-read body (and its socket) behind.
+      signal.removeEventListener('abort', onCallerAbort)
+      if (!controller.signal.aborted) controller.abort()
+    }
+  }
+}
+
+/** A fetch or body-read failure: the caller's abort passes through as is; the rest become UpstreamErrors. */
+function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown): unknown {
+  if (callers.aborted) return callers.reason
+  if (ours.aborted && ours.reason === TIMED_OUT) {
+    return new UpstreamError({ status: 504, message: `upstream ${p.name} did not answer within ${p.timeoutMs} ms`, type: 'timeout' })
+  }
+  const code = (e as { code?: string })?.code
+  return new UpstreamError(
+    { status: 502, message: `could not reach upstream ${p.name}${code ? ` (${code})` : ''}`, type: 'connection_error' },
+    { retryable: true },
+  )
+}
+
+/**
+ * POSTs to the upstream with retries. Resolves with what `accept` made of the first 2xx
+ * answer; rejects with an UpstreamError (already mapped to the spec status) or, when the
+ * caller aborted, with the abort reason.
+ */
+export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(req)
+    } catch (e) {
+      if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
+      const hinted = retryAfterMs(e.retryAfter)
+      if (hinted !== undefined && hinted > RETRY.maxRetryAfterMs) throw e
+      await sleep(hinted ?? backoffMs(n), req.signal)
+    }
+  }
+}
+
+export function bodyOf(res: Response, provider: string): ReadableStream<Uint8Array> {
+  if (!res.body) throw new UpstreamError({ status: 502, message: `upstream ${provider} sent an empty body`, type: 'empty_body' }, { retryable: true })
+  return res.body
+}
+
+export async function readJson(res: Response, provider: string): Promise<unknown> {
+  const text = await res.text()
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new UpstreamError({ status: 502, message: `upstream ${provider} sent a body that is not JSON`, type: 'invalid_body' }, { retryable: true })
+  }
+}

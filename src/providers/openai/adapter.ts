@@ -1,0 +1,64 @@
+// The OpenAI chat-completions upstream (`POST {baseUrl}/chat/completions`).
+import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
+import { commitFirst } from '../commit.ts'
+import { bodyOf, callUpstream, readJson } from '../http.ts'
+import { parseSse } from '../sse.ts'
+import type { CallContext, ProviderAdapter, ProviderConfig } from '../types.ts'
+import { toOpenAIChat } from './request.ts'
+import { fromOpenAIChat, type ChatCompletion } from './response.ts'
+import { openAIChatEvents } from './stream.ts'
+
+export class OpenAIAdapter implements ProviderAdapter {
+  readonly kind = 'openai' as const
+  readonly name: string
+
+  constructor(private readonly config: ProviderConfig) {
+    this.name = config.name
+  }
+
+  private headers(stream: boolean): Record<string, string> {
+    const h: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }
+    if (this.config.apiKey) h.authorization = `Bearer ${this.config.apiKey}`
+    return h
+  }
+
+  async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
+    const body = toOpenAIChat({ ...req, stream: false }, ctx.model.upstreamId)
+    return callUpstream({
+      provider: this.config,
+      path: '/chat/completions',
+      headers: this.headers(false),
+      body: JSON.stringify(body),
+      signal: ctx.signal,
+      accept: async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion),
+    })
+  }
+
+  async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
+    const body = toOpenAIChat({ ...req, stream: true }, ctx.model.upstreamId)
+    return callUpstream({
+      provider: this.config,
+      path: '/chat/completions',
+      headers: this.headers(true),
+      body: JSON.stringify(body),
+      signal: ctx.signal,
+      accept: async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))),
+    })
+  }
+
+  /**
+   * The chat surface's fast path: the validated client body goes upstream as is (only the
+   * model is replaced by the upstream id), with the same retries and error mapping. The 2xx
+   * Response comes back unread for the caller to relay.
+   */
+  async passthroughChat(body: Record<string, unknown>, ctx: CallContext): Promise<Response> {
+    return callUpstream({
+      provider: this.config,
+      path: '/chat/completions',
+      headers: this.headers(body.stream === true),
+      body: JSON.stringify({ ...body, model: ctx.model.upstreamId }),
+      signal: ctx.signal,
+      accept: async (res) => res,
+    })
+  }
+}

@@ -1,0 +1,144 @@
+// IR GenerationRequest → OpenAI chat-completions body. Pure; throws a 400 UpstreamError
+// for content the chat wire cannot carry rather than dropping it.
+import type { GenerationRequest, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
+import { badRequest, checkToolChoice } from '../checks.ts'
+
+type Json = Record<string, unknown>
+
+function dataUrl(mediaType: string, data: string): string {
+  return `data:${mediaType};base64,${data}`
+}
+
+/** One user-visible content part → chat content part. */
+function contentPart(p: Part, where: string): Json {
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: p.text }
+    case 'image': {
+      const s = p.source
+      const url = s.kind === 'base64' ? dataUrl(s.mediaType, s.data) : s.kind === 'url' ? s.url : undefined
+      if (!url) throw badRequest(`${where}: an image from a ${s.kind} source cannot be sent to an OpenAI model`)
+      return { type: 'image_url', image_url: p.detail ? { url, detail: p.detail } : { url } }
+    }
+    case 'document': {
+      const s = p.source
+      if (s.kind === 'base64') {
+        const filename = p.title ?? (s.mediaType === 'application/pdf' ? 'document.pdf' : 'document')
+        return { type: 'file', file: { filename, file_data: dataUrl(s.mediaType, s.data) } }
+      }
+      if (s.kind === 'text') return { type: 'text', text: p.title ? `${p.title}\n\n${s.data}` : s.data }
+      if (s.kind === 'file') return { type: 'file', file: { file_id: s.fileId } }
+      throw badRequest(`${where}: a document URL must be fetched before it can be sent to an OpenAI model`)
+    }
+    default:
+      throw badRequest(`${where}: a ${p.type} part cannot appear in this message`)
+  }
+}
+
+/** A single text part is sent as a plain string, the form every chat client produces. */
+function content(parts: Part[], where: string): string | Json[] {
+  if (parts.length === 1 && parts[0].type === 'text') return parts[0].text
+  return parts.map((p, i) => contentPart(p, `${where}.content[${i}]`))
+}
+
+function toolResultContent(c: string | Part[], where: string): { text: string | Json[]; media: Part[] } {
+  if (typeof c === 'string') return { text: c, media: [] }
+  const texts = c.filter((p) => p.type === 'text' || (p.type === 'document' && p.source.kind === 'text'))
+  const media = c.filter((p) => !texts.includes(p))
+  const text = texts.length === 1 && texts[0].type === 'text' ? texts[0].text : texts.map((p, i) => contentPart(p, `${where}[${i}]`))
+  return { text, media }
+}
+
+function assistantMessage(m: Message, where: string): Json {
+  const texts = m.content.filter((p) => p.type === 'text')
+  const calls = m.content.filter((p) => p.type === 'tool-call')
+  const out: Json = { role: 'assistant', content: texts.length ? texts.map((p) => p.text).join('') : null }
+  if (calls.length) {
+    out.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } }))
+  }
+  if (m.name) out.name = m.name
+  // Reasoning parts are provider-tagged data the chat wire has no field for; they stay behind.
+  const other = m.content.find((p) => p.type !== 'text' && p.type !== 'tool-call' && p.type !== 'reasoning')
+  if (other) throw badRequest(`${where}: an assistant message cannot carry a ${other.type} part for an OpenAI model`)
+  return out
+}
+
+/**
+ * Tool results become `tool` messages, in order, before whatever else the same IR message
+ * holds (an Anthropic-style user turn mixes both). Media in a tool result follow as a user
+ * message, since chat `tool` messages carry text only.
+ */
+function messages(m: Message, i: number): Json[] {
+  const where = `messages[${i}]`
+  if (m.role === 'assistant') return [assistantMessage(m, where)]
+  const out: Json[] = []
+  const media: Part[] = []
+  for (const p of m.content) {
+    if (p.type !== 'tool-result') continue
+    const r = toolResultContent(p.content, `${where}.tool_result`)
+    out.push({ role: 'tool', tool_call_id: p.toolCallId, content: r.text })
+    media.push(...r.media)
+  }
+  const rest = m.content.filter((p) => p.type !== 'tool-result')
+  if (media.length) out.push({ role: 'user', content: media.map((p, k) => contentPart(p, `${where}.tool_result[${k}]`)) })
+  if (rest.length) {
+    const role = m.role === 'tool' ? 'user' : m.role
+    const msg: Json = { role, content: content(rest, where) }
+    if (m.name) msg.name = m.name
+    out.push(msg)
+  }
+  return out
+}
+
+function toolChoice(c: ToolChoice): unknown {
+  return c.type === 'tool' ? { type: 'function', function: { name: c.name } } : c.type
+}
+
+function responseFormat(f: ResponseFormat): Json {
+  if (f.type !== 'json_schema') return { type: f.type }
+  const js: Json = { name: f.name }
+  if (f.description !== undefined) js.description = f.description
+  if (f.schema !== undefined) js.schema = f.schema
+  if (f.strict !== undefined) js.strict = f.strict
+  return { type: 'json_schema', json_schema: js }
+}
+
+export function toOpenAIChat(req: GenerationRequest, upstreamModel: string): Json {
+  checkToolChoice(req)
+  if (req.topK !== undefined) throw badRequest('top_k is not supported by OpenAI models')
+  const msgs: Json[] = []
+  if (req.system?.length) msgs.push({ role: 'system', content: content(req.system, 'system') })
+  req.messages.forEach((m, i) => msgs.push(...messages(m, i)))
+
+  const body: Json = { model: upstreamModel, messages: msgs }
+  if (req.maxTokens !== undefined) body.max_completion_tokens = req.maxTokens
+  if (req.temperature !== undefined) body.temperature = req.temperature
+  if (req.topP !== undefined) body.top_p = req.topP
+  if (req.stop?.length) body.stop = req.stop
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => {
+      const fn: Json = { name: t.name, parameters: t.parameters }
+      if (t.description !== undefined) fn.description = t.description
+      if (t.strict !== undefined) fn.strict = t.strict
+      return { type: 'function', function: fn, ...t.providerData?.openai }
+    })
+  }
+  if (req.toolChoice && (req.tools?.length || req.toolChoice.type === 'none')) body.tool_choice = toolChoice(req.toolChoice)
+  const disableParallel = req.toolChoice && 'disableParallel' in req.toolChoice && req.toolChoice.disableParallel
+  if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls
+  else if (disableParallel && req.tools?.length) body.parallel_tool_calls = false
+  if (req.reasoning?.effort) body.reasoning_effort = req.reasoning.effort
+  if (req.responseFormat) body.response_format = responseFormat(req.responseFormat)
+  if (req.user !== undefined) body.user = req.user
+  if (req.metadata !== undefined) body.metadata = req.metadata
+  const merged: Json = { ...body, ...req.providerData?.openai }
+  if (req.stream) {
+    merged.stream = true
+    // Always, whatever the client asked: the gateway records usage for every streamed request (pitfall 13).
+    merged.stream_options = { ...(merged.stream_options as Json | undefined), include_usage: true }
+  } else {
+    delete merged.stream
+    delete merged.stream_options
+  }
+  return merged
+}

@@ -1,0 +1,117 @@
+// chat.completion.chunk SSE → IR stream events. State lives in the generator: tool calls
+// are keyed by `tool_calls[].index` (pitfall 1); `tool_calls: []` next to text is text
+// (pitfall 3); the finish waits for the usage chunk and `[DONE]` (pitfall 13).
+import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
+import { parseErrorBody } from '../errors.ts'
+import type { SseMessage } from '../sse.ts'
+import { finishFromOpenAI } from './finish.ts'
+import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
+
+interface ChunkToolCall {
+  index?: number
+  id?: string
+  function?: { name?: string; arguments?: string }
+}
+
+interface ChatChunk {
+  id?: string
+  model?: string
+  created?: number
+  choices?: {
+    delta?: {
+      content?: string | null
+      refusal?: string | null
+      reasoning_content?: string | null
+      tool_calls?: ChunkToolCall[] | null
+      function_call?: { name?: string; arguments?: string } | null
+    } | null
+    finish_reason?: string | null
+  }[]
+  usage?: OpenAIUsage | null
+  error?: unknown
+}
+
+interface ToolState {
+  ordinal: number
+  sentArgs: boolean
+  open: boolean
+}
+
+const midStream = (message: string, type = 'stream_error'): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
+
+export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): AsyncGenerator<StreamEvent> {
+  let started = false
+  let finish: Finish | undefined
+  let usage: Usage = emptyUsage()
+  const tools = new Map<number, ToolState>()
+
+  function* closeTools(): Generator<StreamEvent> {
+    for (const t of tools.values()) {
+      if (!t.open) continue
+      // A tool without parameters may stream no argument text at all; `{}` is what the non-stream answer says.
+      if (!t.sentArgs) yield { type: 'tool-input-delta', index: t.ordinal, delta: '{}' }
+      yield { type: 'tool-input-end', index: t.ordinal }
+      t.open = false
+    }
+  }
+
+  function* toolDelta(key: number, call: ChunkToolCall, fallbackId: string): Generator<StreamEvent> {
+    let t = tools.get(key)
+    if (!t) {
+      t = { ordinal: tools.size, sentArgs: false, open: true }
+      tools.set(key, t)
+      yield { type: 'tool-input-start', index: t.ordinal, id: call.id ?? fallbackId, name: call.function?.name ?? '' }
+    }
+    const args = call.function?.arguments
+    if (args) {
+      t.sentArgs = true
+      yield { type: 'tool-input-delta', index: t.ordinal, delta: args }
+    }
+  }
+
+  try {
+    for await (const m of messages) {
+      if (m.data === '[DONE]') break
+      let chunk: ChatChunk
+      try {
+        chunk = JSON.parse(m.data)
+      } catch {
+        yield midStream('upstream sent a stream chunk that is not JSON')
+        return
+      }
+      if (chunk.error) {
+        const e = parseErrorBody(JSON.stringify(chunk))
+        yield { type: 'error', error: { status: 502, message: e.message ?? 'upstream stream error', type: e.type } }
+        return
+      }
+      if (!started) {
+        started = true
+        yield { type: 'start', id: chunk.id ?? '', model: chunk.model ?? '', created: chunk.created ?? Math.floor(Date.now() / 1000) }
+      }
+      const choice = chunk.choices?.[0]
+      const d = choice?.delta
+      if (d?.reasoning_content) yield { type: 'reasoning-delta', text: d.reasoning_content }
+      if (d?.content) yield { type: 'text-delta', text: d.content }
+      if (d?.refusal) yield { type: 'text-delta', text: d.refusal }
+      for (const call of d?.tool_calls ?? []) yield* toolDelta(call.index ?? 0, call, `call_${chunk.id ?? ''}_${call.index ?? 0}`)
+      if (d?.function_call) yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call }, `call_${chunk.id ?? 'legacy'}`)
+      if (choice?.finish_reason) {
+        finish = finishFromOpenAI(choice.finish_reason)
+        yield* closeTools()
+      }
+      if (chunk.usage) {
+        usage = usageFromOpenAI(chunk.usage)
+        yield { type: 'usage', usage }
+      }
+    }
+  } catch {
+    yield midStream('upstream connection closed mid-stream', 'connection_error')
+    return
+  }
+  if (!finish) {
+    yield midStream('upstream stream ended before a finish_reason', 'incomplete_stream')
+    return
+  }
+  yield* closeTools()
+  yield { type: 'finish', finish, usage }
+}

@@ -1,0 +1,25 @@
+// OpenAI usage → IR disjoint buckets (pitfall 11): prompt_tokens includes the cached
+// tokens, so the uncached input is the difference.
+import type { Usage } from '../../ir/types.ts'
+
+export interface OpenAIUsage {
+  prompt_tokens?: number
+  completion_tokens?: number
+  total_tokens?: number
+  prompt_tokens_details?: { cached_tokens?: number | null } | null
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null
+}
+
+export function usageFromOpenAI(u: OpenAIUsage | null | undefined): Usage {
+  const prompt = u?.prompt_tokens ?? 0
+  const cached = u?.prompt_tokens_details?.cached_tokens ?? 0
+  const out: Usage = {
+    inputTokens: Math.max(0, prompt - cached),
+    outputTokens: u?.completion_tokens ?? 0,
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+  }
+  const reasoning = u?.completion_tokens_details?.reasoning_tokens
+  if (typeof reasoning === 'number') out.reasoningTokens = reasoning
+  return out
+}
