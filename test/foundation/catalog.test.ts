@@ -1,0 +1,79 @@
+// The model catalog: resolution, which provider serves what, and prices from genai-prices.
+import { expect, test } from 'bun:test'
+import { buildCatalog } from '../../src/config/catalog.ts'
+import { loadConfig, parseConfigFile } from '../../src/config/load.ts'
+
+const config = (env: Record<string, string> = {}) => loadConfig({ env, flags: {}, cwd: '/nonexistent' })
+const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite })
+
+test('aliases resolve to the canonical entry but go upstream as the client named them', () => {
+  const c = buildCatalog(config())
+  const m = c.resolve('claude-sonnet-4-5-20250929')!
+  expect(m.id).toBe('claude-sonnet-4-5')
+  expect(m.upstreamId).toBe('claude-sonnet-4-5-20250929')
+  expect(m.family).toBe('anthropic')
+  expect(c.resolve('gpt-4o')!.upstreamId).toBe('gpt-4o')
+  expect(c.resolve('no-such-model')).toBeUndefined()
+  expect(c.resolve('gpt-5-codex')!.surfaces).toEqual(['responses'])
+  expect(c.resolve('gpt-4o')!.surfaces).toEqual(['chat', 'responses', 'messages'])
+})
+
+test('a family without an upstream is served by mock; a configured one by its provider', () => {
+  const none = buildCatalog(config())
+  expect(none.resolve('gpt-4o')!.provider).toBe('mock')
+  expect(none.resolve('claude-haiku-4-5')!.provider).toBe('mock')
+  const both = buildCatalog(config({ OPENAI_API_KEY: 'x', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' }))
+  expect(both.resolve('gpt-4o')!.provider).toBe('openai')
+  expect(both.resolve('claude-haiku-4-5')!.provider).toBe('anthropic')
+  // mock-* ids always go to mock, whatever is configured
+  expect(both.resolve('mock-anything')!.provider).toBe('mock')
+  expect(both.resolve('mock-claude-test')!.family).toBe('anthropic')
+  expect(both.resolve('mock-gpt-test')!.family).toBe('openai')
+})
+
+test('ids the price library knows are accepted with its context window', () => {
+  const c = buildCatalog(config())
+  const m = c.resolve('gpt-4-turbo')
+  expect(m?.family).toBe('openai')
+  expect(m!.contextWindow).toBeGreaterThan(1000)
+})
+
+test('cost: catalog prices (input, output, cache, tiers) × (1 − discount); unpriced is null, never 0', () => {
+  const c = buildCatalog(config())
+  expect(c.cost(c.resolve('gpt-4o')!, usage(1_000_000, 1_000_000))).toBeCloseTo(2.5 + 10, 6)
+  // OpenAI cached input at 1.25/M
+  expect(c.cost(c.resolve('gpt-4o')!, usage(0, 0, 1_000_000))).toBeCloseTo(1.25, 6)
+  // Anthropic cache write 3.75/M and read 0.3/M on sonnet 4
+  expect(c.cost(c.resolve('claude-sonnet-4')!, usage(0, 0, 1_000_000, 1_000_000))).toBeCloseTo(0.3 + 3.75, 6)
+  // sonnet 4.5 above 200k input tokens: the long-context tier
+  expect(c.cost(c.resolve('claude-sonnet-4-5')!, usage(100_000, 0))).toBeCloseTo(0.3, 6)
+  expect(c.cost(c.resolve('claude-sonnet-4-5')!, usage(300_000, 0))).toBeCloseTo(1.8, 6)
+  expect(c.cost(c.resolve('mock-gpt')!, usage(10, 10))).toBeNull()
+  const discounted = buildCatalog(config({ SWITCHYARD_DISCOUNT: '0.2' }))
+  expect(discounted.cost(discounted.resolve('gpt-4o')!, usage(1_000_000, 1_000_000))).toBeCloseTo(12.5 * 0.8, 6)
+})
+
+test('config adds models and overrides prices', () => {
+  const file = parseConfigFile(
+    'models:\n  - id: my-local\n    family: openai\n    context_window: 8192\n    price: { input_mtok: 1, output_mtok: 2 }\npricing:\n  overrides:\n    gpt-4o: { input_mtok: 100, output_mtok: 200 }\n',
+    {},
+    'test.yaml',
+  )
+  const base = config()
+  const c = buildCatalog({ ...base, models: file.models!, pricing: { discount: 0, overrides: file.pricing!.overrides! } })
+  const local = c.resolve('my-local')!
+  expect(local.contextWindow).toBe(8192)
+  expect(local.provider).toBe('mock')
+  expect(c.cost(local, usage(1_000_000, 1_000_000))).toBeCloseTo(3, 6)
+  expect(c.cost(c.resolve('gpt-4o')!, usage(1_000_000, 0))).toBeCloseTo(100, 6)
+  expect(c.list().map((m) => m.id)).toContain('my-local')
+})
+
+test('env configures upstreams without any file; flags beat env', () => {
+  const c = loadConfig({ env: { OPENAI_API_KEY: 'k', PORT: '5000', HOST: '0.0.0.0' }, flags: { port: '6000' }, cwd: '/nonexistent' })
+  expect(c.providers.openai).toMatchObject({ baseUrl: 'https://api.openai.com/v1', apiKey: 'k' })
+  expect(c.providers.anthropic).toBeUndefined()
+  expect(c.port).toBe(6000)
+  expect(c.host).toBe('0.0.0.0')
+  expect(c.limits).toEqual({ keyRpm: 600, ipRpm: 3000, keyBurstRps: 50, maxBodyBytes: 32 * 1024 * 1024, maxUploadBytes: 512 * 1024 * 1024 })
+})
