@@ -1,0 +1,121 @@
+import { describe, expect, test } from 'bun:test'
+import { segments } from '../../src/usage/query.ts'
+import { bucketStarts, buildReport, type UsageRow } from '../../src/usage/report.ts'
+
+const T = (s: string) => Date.parse(s)
+
+const row = (at: string, model: string, requests: number, cost: number, unpriced = 0): UsageRow => ({
+  at: T(at),
+  model,
+  requests,
+  inputTokens: requests * 10,
+  outputTokens: requests * 2,
+  totalTokens: requests * 12,
+  cost,
+  unpricedRequests: unpriced,
+})
+
+describe('bucketStarts', () => {
+  test('hour buckets aligned to UTC hour starts, partial first and last', () => {
+    const b = bucketStarts({ from: T('2026-01-05T10:30:00Z'), to: T('2026-01-05T13:15:00Z'), granularity: 'hour' })
+    expect(b.map((x) => new Date(x).toISOString())).toEqual([
+      '2026-01-05T10:00:00.000Z',
+      '2026-01-05T11:00:00.000Z',
+      '2026-01-05T12:00:00.000Z',
+      '2026-01-05T13:00:00.000Z',
+    ])
+  })
+
+  test('an exclusive end on a bucket edge adds no empty trailing bucket', () => {
+    expect(bucketStarts({ from: T('2026-01-05T10:00:00Z'), to: T('2026-01-05T12:00:00Z'), granularity: 'hour' })).toHaveLength(2)
+  })
+
+  test('day buckets aligned to UTC midnight', () => {
+    const b = bucketStarts({ from: T('2026-01-05T22:00:00Z'), to: T('2026-01-08T01:00:00Z'), granularity: 'day' })
+    expect(b.map((x) => new Date(x).toISOString().slice(0, 10))).toEqual(['2026-01-05', '2026-01-06', '2026-01-07', '2026-01-08'])
+  })
+})
+
+describe('buildReport', () => {
+  const w = { from: T('2026-01-05T10:30:00Z'), to: T('2026-01-05T13:15:00Z'), granularity: 'hour' as const }
+
+  test('every bucket present, empty ones with zeros; rows land in their bucket', () => {
+    const r = buildReport(w, [row('2026-01-05T10:30:00Z', 'a', 2, 0.5), row('2026-01-05T12:00:00Z', 'a', 1, 0.25)])
+    expect(r.series).toEqual([
+      { timestamp: '2026-01-05T10:00:00.000Z', requests: 2, input_tokens: 20, output_tokens: 4, cost: 0.5 },
+      { timestamp: '2026-01-05T11:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 },
+      { timestamp: '2026-01-05T12:00:00.000Z', requests: 1, input_tokens: 10, output_tokens: 2, cost: 0.25 },
+      { timestamp: '2026-01-05T13:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 },
+    ])
+    expect(r.totals).toEqual({ total_requests: 3, total_tokens: 36, input_tokens: 30, output_tokens: 6, total_cost: 0.75, unpriced_requests: 0 })
+    expect(r.from).toBe('2026-01-05T10:30:00.000Z')
+    expect(r.to).toBe('2026-01-05T13:15:00.000Z')
+  })
+
+  test('top models by cost, then requests, then name', () => {
+    const r = buildReport(w, [
+      row('2026-01-05T11:00:00Z', 'cheap-many', 9, 0.1),
+      row('2026-01-05T11:00:00Z', 'dear', 1, 2),
+      row('2026-01-05T12:00:00Z', 'dear', 1, 1),
+      row('2026-01-05T12:00:00Z', 'unpriced', 5, 0, 5),
+      row('2026-01-05T12:00:00Z', 'b-cheap-few', 2, 0.1),
+      row('2026-01-05T12:00:00Z', 'a-cheap-few', 2, 0.1),
+    ])
+    expect(r.top_models.map((m) => m.model)).toEqual(['dear', 'cheap-many', 'a-cheap-few', 'b-cheap-few', 'unpriced'])
+    expect(r.top_models[0]).toEqual({ model: 'dear', requests: 2, tokens: 24, cost: 3, unpriced_requests: 0 })
+    expect(r.totals.unpriced_requests).toBe(5)
+  })
+
+  test('money sums do not show float noise', () => {
+    const r = buildReport(w, [row('2026-01-05T11:00:00Z', 'a', 1, 0.1), row('2026-01-05T11:30:00Z', 'a', 1, 0.2)])
+    expect(r.totals.total_cost).toBe(0.3)
+  })
+
+  test('a row outside the window never leaks in', () => {
+    const r = buildReport(w, [row('2026-01-05T09:59:59.999Z', 'a', 1, 1), row('2026-01-05T14:00:00Z', 'a', 1, 1)])
+    expect(r.totals.total_requests).toBe(0)
+  })
+})
+
+describe('segments: rollup for whole hours, records for partial edges', () => {
+  const far = 0
+  const iso = (s: ReturnType<typeof segments>) => s.map((x) => [new Date(x.from).toISOString(), new Date(x.to).toISOString(), x.exact])
+
+  test('partial head and tail around whole hours', () => {
+    expect(iso(segments(T('2026-01-05T10:30:00Z'), T('2026-01-05T13:15:00Z'), far))).toEqual([
+      ['2026-01-05T10:30:00.000Z', '2026-01-05T11:00:00.000Z', true],
+      ['2026-01-05T11:00:00.000Z', '2026-01-05T13:00:00.000Z', false],
+      ['2026-01-05T13:00:00.000Z', '2026-01-05T13:15:00.000Z', true],
+    ])
+  })
+
+  test('aligned bounds: rollup only', () => {
+    expect(iso(segments(T('2026-01-05T10:00:00Z'), T('2026-01-05T13:00:00Z'), far))).toEqual([
+      ['2026-01-05T10:00:00.000Z', '2026-01-05T13:00:00.000Z', false],
+    ])
+  })
+
+  test('inside one hour: one exact segment', () => {
+    expect(iso(segments(T('2026-01-05T10:10:00Z'), T('2026-01-05T10:20:00Z'), far))).toEqual([
+      ['2026-01-05T10:10:00.000Z', '2026-01-05T10:20:00.000Z', true],
+    ])
+  })
+
+  test('across one hour edge with no whole hour between', () => {
+    expect(iso(segments(T('2026-01-05T10:30:00Z'), T('2026-01-05T11:15:00Z'), far))).toEqual([
+      ['2026-01-05T10:30:00.000Z', '2026-01-05T11:00:00.000Z', true],
+      ['2026-01-05T11:00:00.000Z', '2026-01-05T11:15:00.000Z', true],
+    ])
+  })
+
+  test('a partial hour older than the retention is read whole from the rollup', () => {
+    const s = segments(T('2026-01-05T10:30:00Z'), T('2026-01-05T12:15:00Z'), T('2026-01-05T12:00:00Z'))
+    expect(iso(s)).toEqual([
+      ['2026-01-05T10:00:00.000Z', '2026-01-05T11:00:00.000Z', false],
+      ['2026-01-05T11:00:00.000Z', '2026-01-05T12:00:00.000Z', false],
+      ['2026-01-05T12:00:00.000Z', '2026-01-05T12:15:00.000Z', true],
+    ])
+    // segments never overlap
+    for (let i = 1; i < s.length; i++) expect(s[i]!.from).toBeGreaterThanOrEqual(s[i - 1]!.to)
+  })
+})
