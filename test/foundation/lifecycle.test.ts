@@ -1,0 +1,63 @@
+// Process-level behaviour: the access log, and graceful shutdown with a request in flight.
+import { afterAll, expect, test } from 'bun:test'
+import { cleanup, spawnGateway, type Spawned } from '../helpers/server.ts'
+
+const procs: Spawned[] = []
+afterAll(() => {
+  for (const p of procs) {
+    p.kill('SIGKILL')
+    cleanup(p.dataDir)
+  }
+})
+
+test('one JSON line per request on stdout, with no key and no body in it', async () => {
+  const key = 'sk-sy-logtest-' + crypto.randomUUID()
+  const gw = await spawnGateway({ env: { SWITCHYARD_BOOTSTRAP_KEY: key } })
+  procs.push(gw)
+  await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'log-req-1' } })
+  await fetch(gw.url + '/api/v1/models', { headers: { authorization: 'Bearer sk-sy-wrong-secret' } })
+  gw.kill('SIGTERM')
+  expect(await gw.exited).toBe(0)
+  const lines = gw
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === 'request')
+  expect(lines).toHaveLength(2)
+  expect(lines[0]).toMatchObject({ request_id: 'log-req-1', method: 'GET', path: '/api/v1/models', status: 200 })
+  expect(typeof lines[0]!.duration_ms).toBe('number')
+  expect(String(lines[0]!.key_id)).toStartWith('key_')
+  expect(typeof lines[0]!.time).toBe('string')
+  expect(lines[1]).toMatchObject({ status: 401 })
+  expect(gw.output()).not.toContain(key)
+  expect(gw.output()).not.toContain('sk-sy-wrong-secret')
+})
+
+test('SIGTERM lets an in-flight request finish, then exits 0; new connections are refused', async () => {
+  const gw = await spawnGateway({ env: { SWITCHYARD_ADMIN_TOKEN: 'adm', SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-x' } })
+  procs.push(gw)
+  // a request whose body trickles in over ~1 s is in flight when the signal arrives
+  const parts = ['{"name":', '"slow', '-one"', '}']
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      const p = parts.shift()
+      if (p === undefined) return c.close()
+      await Bun.sleep(250)
+      c.enqueue(new TextEncoder().encode(p))
+    },
+  })
+  const inflight = fetch(gw.url + '/admin/v1/keys', {
+    method: 'POST',
+    headers: { authorization: 'Bearer adm', 'content-type': 'application/json' },
+    body,
+    duplex: 'half',
+  } as RequestInit)
+  await Bun.sleep(300)
+  gw.kill('SIGTERM')
+  const res = await inflight
+  expect(res.status).toBe(201)
+  expect(((await res.json()) as { name: string }).name).toBe('slow-one')
+  expect(await gw.exited).toBe(0)
+  expect(await fetch(gw.url + '/health').then(() => 'answered', () => 'refused')).toBe('refused')
+})
