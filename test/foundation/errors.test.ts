@@ -97,3 +97,28 @@ test('admin routes answer 404 when no admin token is configured', async () => {
     await plain.stop()
   }
 })
+
+test('an unexpected exception is a 500 with the request id, its stack logged but not returned', async () => {
+  const { createPipeline } = await import('../../src/http/pipeline.ts')
+  const { createLogger } = await import('../../src/http/log.ts')
+  const lines: string[] = []
+  const services = { ...gw.services, log: createLogger('info', (l) => lines.push(l)) }
+  const handler = createPipeline(services, () => {
+    throw new Error('kaboom at /secret/path/file.ts')
+  })
+  const server = Bun.serve({ port: 0, fetch: handler })
+  try {
+    const r = await fetch(`http://127.0.0.1:${server.port}/health`, { headers: { 'x-request-id': 'req-500' } })
+    expect(r.status).toBe(500)
+    expect(r.headers.get('x-request-id')).toBe('req-500')
+    const body = (await r.json()) as { error: string }
+    expect(body.error).toContain('req-500')
+    expect(body.error).not.toContain('kaboom')
+    expect(body.error).not.toContain('/secret/path')
+    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'unhandled error')
+    expect(logged.request_id).toBe('req-500')
+    expect(logged.error).toContain('kaboom')
+  } finally {
+    server.stop(true)
+  }
+})

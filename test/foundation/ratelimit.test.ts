@@ -98,3 +98,20 @@ test('the sliding log frees a slot exactly when the oldest request leaves the wi
   s.prune(t0 + 5000)
   expect(s.peek('b', 2, 1000, t0 + 5000).remaining).toBe(2)
 })
+
+test('X-Forwarded-For is honoured only from a trusted proxy', async () => {
+  // untrusted: every request is the socket's IP, whatever it claims
+  gw = await startGateway({ env: { SWITCHYARD_IP_RPM: '2' } })
+  const asClient = (ip: string) => fetch(gw!.url + '/api/v1/models', { headers: { authorization: `Bearer ${gw!.key}`, 'x-forwarded-for': ip } })
+  expect((await asClient('198.51.100.1')).status).toBe(200)
+  expect((await asClient('198.51.100.2')).status).toBe(200)
+  expect((await asClient('198.51.100.3')).status).toBe(429)
+  await gw.stop()
+  // trusted loopback proxy: each forwarded client has its own window
+  gw = await startGateway({ env: { SWITCHYARD_IP_RPM: '2', SWITCHYARD_TRUSTED_PROXIES: '127.0.0.1,::1,::ffff:127.0.0.1' } })
+  for (const ip of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+    expect((await asClient(ip)).status).toBe(200)
+    expect((await asClient(ip)).status).toBe(200)
+  }
+  expect((await asClient('198.51.100.1')).status).toBe(429)
+})
