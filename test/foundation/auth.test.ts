@@ -57,7 +57,8 @@ test('402 when a funded key has spent its credits', async () => {
 })
 
 test('beta routes take x-api-key or Bearer, and ignore the query string', async () => {
-  for (const h of [{ 'x-api-key': gw.key }, { authorization: `Bearer ${gw.key}` }]) {
+  const variants: Record<string, string>[] = [{ 'x-api-key': gw.key }, { authorization: `Bearer ${gw.key}` }]
+  for (const h of variants) {
     const res = await get('/api/beta/v1/models?beta=true', h)
     expect(res.status).toBe(200)
     const body = (await res.json()) as { data: { type: string }[] }
