@@ -7,6 +7,7 @@ import { generationRoutes } from './generations/routes.ts'
 import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
 import type { Services } from './services.ts'
+import { filesRoutes } from './files/routes.ts'
 
 export function createApp(s: Services) {
   const app = new Elysia({ name: 'switchyard' })
@@ -18,4 +19,5 @@ export function createApp(s: Services) {
     .use(adminRoutes(s))
     .use(generationRoutes(s))
     .use(usageRoutes(s))
+    .use(filesRoutes(s))
 }

@@ -1,5 +1,6 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { createApp } from './app.ts'
+import { createFilesService } from './files/create.ts'
 import { KeyStore } from './auth/keys.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
@@ -16,8 +17,9 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
   const keys = new KeyStore(storage)
   const store = new MemoryStore()
   const limiter = new RateLimiter(store)
-  const s: Services = { config, storage, catalog, keys, limiter, log, onClose: [], recorder: new Recorder({ config, storage, catalog, keys, log }) }
+  const s: Services = { config, storage, catalog, keys, limiter, log, onClose: [], recorder: new Recorder({ config, storage, catalog, keys, log }), files: createFilesService({ config, storage, log }) }
   s.recorder.start(s.onClose)
+  s.files.start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))

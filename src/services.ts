@@ -16,6 +16,7 @@ export interface Services {
   limiter: RateLimiter
   log: Logger
   recorder: Recorder
+  files: import('./files/service.ts').FilesService
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }

@@ -1,0 +1,108 @@
+// Blobs as files under `<dataDir>/blobs/<shard>/<random hex>`. A write goes to
+// `.tmp/<random>.part` and is renamed into place when complete, so a crash mid-upload
+// leaves only a temp file, which the next start removes. Keys are random and checked
+// against one pattern before any path is built: nothing a client sends reaches a path.
+import { mkdirSync } from 'node:fs'
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
+
+const KEY = /^[0-9a-f]{2}\/[0-9a-f]{32}$/
+const TMP = '.tmp'
+
+function randomHex(): string {
+  return crypto.randomUUID().replaceAll('-', '')
+}
+
+export class DiskBlobStore implements BlobStore {
+  private readonly tmpDir: string
+
+  constructor(private readonly root: string) {
+    this.tmpDir = join(root, TMP)
+    mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 })
+  }
+
+  private pathOf(key: string): string | null {
+    return KEY.test(key) ? join(this.root, key) : null
+  }
+
+  async put(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<StoredBlob> {
+    const name = randomHex()
+    const tmp = join(this.tmpDir, `${name}.part`)
+    const fh = await open(tmp, 'wx', 0o600)
+    const hasher = new Bun.CryptoHasher('sha256')
+    let size = 0
+    let closed = false
+    try {
+      for await (const chunk of source) {
+        if (chunk.byteLength === 0) continue
+        hasher.update(chunk)
+        size += chunk.byteLength
+        let off = 0
+        while (off < chunk.byteLength) {
+          const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off)
+          off += bytesWritten
+        }
+      }
+      // the rename must not become visible before the data it names is on disk
+      await fh.datasync()
+      await fh.close()
+      closed = true
+      const key = `${name.slice(0, 2)}/${name}`
+      await mkdir(join(this.root, name.slice(0, 2)), { recursive: true, mode: 0o700 })
+      await rename(tmp, join(this.root, key))
+      return { key, size, sha256: hasher.digest('hex') }
+    } catch (e) {
+      if (!closed) await fh.close().catch(() => {})
+      await rm(tmp, { force: true }).catch(() => {})
+      throw e
+    }
+  }
+
+  async get(key: string): Promise<BlobRead | null> {
+    const path = this.pathOf(key)
+    if (!path) return null
+    const st = await stat(path).catch(() => null)
+    if (!st?.isFile()) return null
+    // Bun serves a file body with sendfile; nothing is read into memory here
+    return { kind: 'stream', body: Bun.file(path), size: st.size }
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.pathOf(key)
+    if (path) await rm(path, { force: true })
+  }
+
+  async stat(key: string): Promise<{ size: number } | null> {
+    const path = this.pathOf(key)
+    if (!path) return null
+    const st = await stat(path).catch(() => null)
+    return st?.isFile() ? { size: st.size } : null
+  }
+
+  async sweep(isReferenced: (key: string) => boolean, olderThan: number) {
+    let temp = 0
+    let orphans = 0
+    for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
+      const st = await stat(join(this.tmpDir, name)).catch(() => null)
+      // an upload that began after start keeps writing, so its mtime stays recent
+      if (!st || st.mtimeMs >= olderThan) continue
+      await rm(join(this.tmpDir, name), { force: true, recursive: true })
+      temp++
+    }
+    for (const shard of await readdir(this.root).catch(() => [] as string[])) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue
+      for (const name of await readdir(join(this.root, shard)).catch(() => [] as string[])) {
+        const key = `${shard}/${name}`
+        if (!KEY.test(key) || isReferenced(key)) continue
+        const st = await stat(join(this.root, key)).catch(() => null)
+        // a blob renamed into place a moment ago may belong to an upload whose record
+        // is being written right now
+        if (!st || st.mtimeMs >= olderThan) continue
+        await rm(join(this.root, key), { force: true })
+        orphans++
+      }
+    }
+    return { temp, orphans }
+  }
+}

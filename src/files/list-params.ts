@@ -1,0 +1,50 @@
+// List query parameters per family: the limits and cursor names differ, the rules do not.
+import { badRequest } from '../http/errors.ts'
+import { decodePageToken } from './shapes.ts'
+import type { Family, ListQuery } from './types.ts'
+
+const LIMITS: Record<Family, { max: number; default: number }> = {
+  openai: { max: 10_000, default: 10_000 },
+  anthropic: { max: 1000, default: 20 },
+}
+
+function limit(family: Family, raw: string | null): number {
+  const { max, default: dflt } = LIMITS[family]
+  if (raw === null) return dflt
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN
+  if (!Number.isInteger(n) || n < 1 || n > max) throw badRequest(`limit: must be an integer from 1 to ${max}`)
+  return n
+}
+
+function nonEmpty(name: string, raw: string | null): string | undefined {
+  if (raw === null) return undefined
+  if (raw === '') throw badRequest(`${name}: must not be empty`)
+  return raw
+}
+
+export function openAIListQuery(q: URLSearchParams): ListQuery {
+  const order = q.get('order') ?? 'desc'
+  if (order !== 'asc' && order !== 'desc') throw badRequest('order: must be "asc" or "desc"')
+  return { limit: limit('openai', q.get('limit')), after: nonEmpty('after', q.get('after')), purpose: nonEmpty('purpose', q.get('purpose')), order }
+}
+
+export interface AnthropicListQuery extends ListQuery {
+  /** Which parameter named the cursor, for the error when it names no file. */
+  cursorParam?: 'after_id' | 'before_id' | 'page'
+}
+
+export function anthropicListQuery(q: URLSearchParams): AnthropicListQuery {
+  let after = nonEmpty('after_id', q.get('after_id'))
+  let before = nonEmpty('before_id', q.get('before_id'))
+  const page = nonEmpty('page', q.get('page'))
+  const given = [after && 'after_id', before && 'before_id', page && 'page'].filter(Boolean)
+  if (given.length > 1) throw badRequest(`${given.join(', ')}: give at most one of after_id, before_id and page`)
+  let cursorParam: AnthropicListQuery['cursorParam'] = after ? 'after_id' : before ? 'before_id' : undefined
+  if (page) {
+    const t = decodePageToken(page)
+    if (!t) throw badRequest('page: not a page token from a previous list response')
+    ;({ after, before } = 'after' in t ? { after: t.after, before: undefined } : { after: undefined, before: t.before })
+    cursorParam = 'page'
+  }
+  return { limit: limit('anthropic', q.get('limit')), after, before, purpose: nonEmpty('purpose', q.get('purpose')), order: 'desc', cursorParam }
+}

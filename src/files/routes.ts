@@ -1,0 +1,89 @@
+// The files routes: `/api/v1/files` and `/api/alpha/v1/files` speak OpenAI's file objects,
+// `/api/beta/v1/files` Anthropic's file metadata. One store behind all three; every route
+// acts for the calling key only, and another key's file is simply not found.
+import { Elysia } from 'elysia'
+import { keyOf } from '../auth/context.ts'
+import { badRequest, notFound } from '../http/errors.ts'
+import type { Services } from '../services.ts'
+import { anthropicListQuery, openAIListQuery } from './list-params.ts'
+import type { FilesService } from './service.ts'
+import {
+  anthropicDeleted,
+  contentDisposition,
+  openAIDeleted,
+  toAnthropicFile,
+  toAnthropicList,
+  toOpenAIFile,
+  toOpenAIList,
+} from './shapes.ts'
+import type { Family, FileRecord } from './types.ts'
+import { receiveUpload, type UploadLimits } from './upload.ts'
+
+interface Wire {
+  family: Family
+  file(f: FileRecord): unknown
+  list(files: FilesService, owner: string, q: URLSearchParams): unknown
+  deleted(id: string): unknown
+}
+
+const OPENAI: Wire = {
+  family: 'openai',
+  file: toOpenAIFile,
+  list(files, owner, params) {
+    const q = openAIListQuery(params)
+    const page = files.list(owner, q)
+    if (!page) throw badRequest(`after: no file ${q.after}`)
+    return toOpenAIList(page)
+  },
+  deleted: openAIDeleted,
+}
+
+const ANTHROPIC: Wire = {
+  family: 'anthropic',
+  file: toAnthropicFile,
+  list(files, owner, params) {
+    const q = anthropicListQuery(params)
+    const page = files.list(owner, q)
+    if (!page) throw badRequest(`${q.cursorParam}: no file ${q.after ?? q.before}`)
+    return toAnthropicList(page, q.before !== undefined ? 'before' : 'after')
+  },
+  deleted: anthropicDeleted,
+}
+
+const missing = (id: string) => notFound(`No such file: ${id}`)
+
+function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
+  const find = (request: Request, id: string) => files.get(keyOf(request).id, id) ?? (() => { throw missing(id) })()
+  return new Elysia({ name: `files:${root}` })
+    .post(root, async ({ request }) => wire.file(await receiveUpload(request, files, wire.family, keyOf(request).id, limits)), {
+      // the body is read here as a stream; Elysia must not read it first
+      parse: 'none',
+    })
+    .get(root, ({ request }) => wire.list(files, keyOf(request).id, new URL(request.url).searchParams))
+    .get(`${root}/:id`, ({ request, params }) => wire.file(find(request, params.id)))
+    .get(`${root}/:id/content`, async ({ request, params }) => {
+      const rec = find(request, params.id)
+      const blob = await files.open(rec)
+      if (!blob) throw missing(params.id)
+      if (blob.kind === 'redirect') return new Response(null, { status: 302, headers: { location: blob.url } })
+      return new Response(blob.body, {
+        headers: {
+          'content-type': rec.mimeType,
+          'content-length': String(blob.size),
+          'content-disposition': contentDisposition(rec.filename),
+        },
+      })
+    })
+    .delete(`${root}/:id`, async ({ request, params }) => {
+      if (!(await files.delete(keyOf(request).id, params.id))) throw missing(params.id)
+      return wire.deleted(params.id)
+    })
+}
+
+export function filesRoutes(s: Services) {
+  const limits: UploadLimits = { maxUploadBytes: s.config.limits.maxUploadBytes, maxJsonBytes: s.config.limits.maxBodyBytes }
+  return new Elysia({ name: 'files' })
+    .use(familyRoutes('/api/v1/files', OPENAI, s.files, limits))
+    .use(familyRoutes('/api/alpha/v1/files', OPENAI, s.files, limits))
+    .use(familyRoutes('/api/beta/v1/files', ANTHROPIC, s.files, limits))
+}

@@ -1,0 +1,187 @@
+// The files capability as the rest of the gateway sees it: store, find, list, open and
+// delete files, always on behalf of one key. Routes use it, and so do the generation
+// surfaces, which resolve a `file_id` with the caller's key (spec §5 rule 4).
+import type { ApiKey } from '../auth/context.ts'
+import type { Logger } from '../http/log.ts'
+import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
+import { DeletionHooks, type FileDeletedHook } from './deletion-hooks.ts'
+import { FilesRepo } from './repo.ts'
+import type { DeleteReason, Family, FileRecord, ListPage, ListQuery } from './types.ts'
+import type { UploadMeta } from './upload-params.ts'
+
+/** Ids look like each family's own: `file-…` for OpenAI-style uploads, `file_…` for Anthropic's. */
+const ID_PREFIX: Record<Family, string> = { openai: 'file-', anthropic: 'file_' }
+
+export interface FilesServiceDeps {
+  repo: FilesRepo
+  blobs: BlobStore
+  log: Logger
+  now?: () => number
+}
+
+export class FilesService {
+  readonly repo: FilesRepo
+  readonly blobs: BlobStore
+  private readonly log: Logger
+  private readonly hooks = new DeletionHooks()
+  readonly now: () => number
+
+  constructor(deps: FilesServiceDeps) {
+    this.repo = deps.repo
+    this.blobs = deps.blobs
+    this.log = deps.log
+    this.now = deps.now ?? Date.now
+  }
+
+  /** Called when a file is deleted or expires, before the delete answers (batches use it). */
+  onFileDeleted(fn: FileDeletedHook): () => void {
+    return this.hooks.on(fn)
+  }
+
+  /**
+   * Streams `source` into the blob store. No record exists yet: the upload becomes a file
+   * only through `commit`, and a failure (or `source` throwing, e.g. over the size limit)
+   * leaves no bytes behind.
+   */
+  store(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<StoredBlob> {
+    return this.blobs.put(source)
+  }
+
+  /** Writes the record of stored bytes; if that fails, the bytes go too. */
+  async commit(owner: string, family: Family, createdAt: number, blob: StoredBlob, meta: UploadMeta): Promise<FileRecord> {
+    const rec: FileRecord = {
+      id: ID_PREFIX[family] + Bun.randomUUIDv7().replaceAll('-', ''),
+      apiKeyId: owner,
+      filename: meta.filename,
+      purpose: meta.purpose,
+      bytes: blob.size,
+      mimeType: meta.mimeType,
+      createdAt,
+      expiresAt: meta.expiresAt,
+      blobKey: blob.key,
+      sha256: blob.sha256,
+    }
+    try {
+      this.repo.insert(rec)
+    } catch (e) {
+      await this.discard(blob)
+      throw e
+    }
+    return rec
+  }
+
+  /** Drops stored bytes that will not become a file (the upload was refused after all). */
+  async discard(blob: StoredBlob): Promise<void> {
+    await this.blobs.delete(blob.key).catch(() => {})
+  }
+
+  get(owner: string, id: string): FileRecord | null {
+    return this.repo.find(owner, id, this.now())
+  }
+
+  /** The file `fileId` if `apiKey` may read it: the same check as the file routes. */
+  resolveForKey(fileId: string, apiKey: ApiKey): FileRecord | null {
+    return this.get(apiKey.id, fileId)
+  }
+
+  /**
+   * A page of the owner's files. null when a cursor names no file of this owner, so the
+   * route can say which parameter was wrong.
+   */
+  list(owner: string, q: ListQuery): ListPage | null {
+    const cursorId = q.after ?? q.before
+    let cursor: { createdAt: number; id: string } | undefined
+    if (cursorId !== undefined) {
+      // a cursor that expired since the last page still marks a place in the order
+      const c = this.repo.find(owner, cursorId, 0)
+      if (!c) return null
+      cursor = { createdAt: c.createdAt, id: c.id }
+    }
+    const flip = q.before !== undefined
+    const direction = (q.order === 'desc') !== flip ? 'desc' : 'asc'
+    const page = this.repo.scan({ owner, limit: q.limit, purpose: q.purpose, cursor, direction, now: this.now() })
+    // a `before` page was read walking away from the cursor; give it back in list order
+    return flip ? { data: page.data.reverse(), hasMore: page.hasMore } : page
+  }
+
+  /** The bytes of a record returned by get/resolveForKey: a stream, or a redirect. */
+  async open(rec: FileRecord): Promise<BlobRead | null> {
+    return this.blobs.get(rec.blobKey)
+  }
+
+  /** The whole file in memory, for surfaces that must inline it (base64 documents). */
+  async bytes(rec: FileRecord): Promise<Uint8Array | null> {
+    const r = await this.open(rec)
+    if (!r) return null
+    if (r.kind === 'redirect') {
+      const res = await fetch(r.url)
+      return res.ok ? new Uint8Array(await res.arrayBuffer()) : null
+    }
+    return new Uint8Array(await new Response(r.body).arrayBuffer())
+  }
+
+  /** Removes the record, tells the hooks, then removes the bytes. null when not the owner's. */
+  async delete(owner: string, id: string): Promise<FileRecord | null> {
+    const rec = this.repo.remove(owner, id)
+    if (!rec) return null
+    await this.forget(rec, 'deleted')
+    return rec
+  }
+
+  private async forget(rec: FileRecord, reason: DeleteReason) {
+    await this.hooks.fire(rec, reason, (e) =>
+      this.log.error('file deletion hook failed', { file_id: rec.id, reason, error: String(e) }),
+    )
+    await this.blobs.delete(rec.blobKey).catch((e) =>
+      this.log.warn('file bytes not removed', { file_id: rec.id, error: String(e) }),
+    )
+  }
+
+  /** Deletes every expired file; returns how many. */
+  async pruneExpired(): Promise<number> {
+    let n = 0
+    for (;;) {
+      const due = this.repo.takeExpired(this.now(), 500)
+      for (const rec of due) await this.forget(rec, 'expired')
+      n += due.length
+      if (due.length < 500) return n
+    }
+  }
+
+  /** Removes what a crash left: unfinished uploads and bytes whose record was never written. */
+  async sweep(startedAt: number) {
+    const keys = this.repo.blobKeys()
+    return this.blobs.sweep((k) => keys.has(k), startedAt)
+  }
+
+  /**
+   * Background work of a running gateway: the start-up sweep, then pruning expired files
+   * every `pruneEveryMs`. Stopped through `onClose`, which waits for a pass in flight.
+   */
+  start(onClose: (() => void | Promise<void>)[], pruneEveryMs = 60_000): void {
+    const startedAt = Date.now()
+    let closed = false
+    let running: Promise<unknown> = Promise.resolve()
+    const prune = () => {
+      if (closed) return
+      running = this.pruneExpired().then(
+        (n) => n > 0 && this.log.info('expired files removed', { count: n }),
+        (e) => this.log.error('pruning expired files failed', { error: String(e) }),
+      )
+    }
+    running = this.sweep(startedAt)
+      .then(
+        (r) => (r.temp > 0 || r.orphans > 0) && this.log.info('removed unfinished uploads', r),
+        (e) => this.log.error('blob sweep failed', { error: String(e) }),
+      )
+      .then(prune)
+    const timer = setInterval(prune, pruneEveryMs)
+    timer.unref?.()
+    onClose.push(async () => {
+      closed = true
+      clearInterval(timer)
+      // the database closes after this hook; let a pass in flight finish first
+      for (let seen: Promise<unknown> | undefined; seen !== running; ) await (seen = running)
+    })
+  }
+}

@@ -1,0 +1,103 @@
+// Receiving an upload: multipart streamed to the blob store as it arrives (counted, and
+// refused with 413 the moment it crosses the limit), or a JSON body with the content
+// inline. Either way the record is written only after every byte is stored.
+import { getMultipartBoundary } from '@remix-run/multipart-parser'
+import { HttpError, badRequest } from '../http/errors.ts'
+import { readJsonBody } from '../http/body.ts'
+import type { StoredBlob } from './blob-store.ts'
+import { jsonUpload } from './json-upload.ts'
+import { MultipartParseError, readMultipart, type PartHead } from './multipart-stream.ts'
+import type { FilesService } from './service.ts'
+import type { Family, FileRecord } from './types.ts'
+import { MULTIPART_FIELDS, multipartMeta } from './upload-params.ts'
+
+export interface UploadLimits {
+  /** Largest file stored, in bytes. */
+  maxUploadBytes: number
+  /** Largest JSON upload body; JSON is parsed in memory, so it has the JSON body limit. */
+  maxJsonBytes: number
+}
+
+/** Room for the multipart boundaries, part headers and small fields around the file. */
+const FRAMING_BYTES = 64 * 1024
+const MAX_FIELD_BYTES = 1024
+const LIMITS = { maxHeaderSize: 8 * 1024, maxParts: 16 }
+
+const tooLarge = (limit: number) => new HttpError(413, `File exceeds the upload limit of ${limit} bytes`)
+
+async function* capped(source: AsyncIterable<Uint8Array>, limit: number, error: () => Error) {
+  let n = 0
+  for await (const chunk of source) {
+    n += chunk.byteLength
+    if (n > limit) throw error()
+    yield chunk
+  }
+}
+
+async function fieldText(name: string, body: AsyncIterable<Uint8Array>): Promise<string> {
+  const chunks: Uint8Array[] = []
+  for await (const c of capped(body, MAX_FIELD_BYTES, () => badRequest(`${name}: longer than ${MAX_FIELD_BYTES} bytes`))) chunks.push(c)
+  return Buffer.concat(chunks).toString('utf8').trim()
+}
+
+async function receiveMultipart(
+  request: Request,
+  contentType: string,
+  files: FilesService,
+  family: Family,
+  owner: string,
+  limits: UploadLimits,
+): Promise<FileRecord> {
+  const boundary = getMultipartBoundary(contentType)
+  if (!boundary) throw badRequest('Content-Type: multipart/form-data needs a boundary parameter')
+  const declared = Number(request.headers.get('content-length') ?? NaN)
+  if (declared > limits.maxUploadBytes + FRAMING_BYTES) throw tooLarge(limits.maxUploadBytes)
+  if (!request.body) throw badRequest('file: required (a multipart part named "file")')
+  const createdAt = files.now()
+  const fields: Record<string, string> = {}
+  let head: PartHead | undefined
+  let blob: StoredBlob | undefined
+  try {
+    for await (const part of readMultipart(request.body, boundary, LIMITS)) {
+      const name = part.name
+      if (name === 'file') {
+        if (head) throw badRequest('file: give exactly one part named "file"')
+        head = part
+        blob = await files.store(capped(part.body, limits.maxUploadBytes, () => tooLarge(limits.maxUploadBytes)))
+      } else if (name !== undefined && MULTIPART_FIELDS.has(name)) {
+        if (name in fields) throw badRequest(`${name}: given more than once`)
+        fields[name] = await fieldText(name, part.body)
+      } else {
+        throw badRequest(name ? `Unknown form field: ${name}` : 'A multipart part has no name')
+      }
+    }
+    if (!head || !blob) throw badRequest('file: required (a multipart part named "file")')
+    return await files.commit(owner, family, createdAt, blob, multipartMeta(fields, head, createdAt))
+  } catch (e) {
+    if (blob) await files.discard(blob)
+    if (e instanceof MultipartParseError) throw badRequest(`Malformed multipart body: ${e.message}`)
+    throw e
+  }
+}
+
+async function receiveJson(request: Request, files: FilesService, family: Family, owner: string, limits: UploadLimits) {
+  const createdAt = files.now()
+  const { meta, bytes } = jsonUpload(await readJsonBody(request, limits.maxJsonBytes), createdAt)
+  if (bytes.byteLength > limits.maxUploadBytes) throw tooLarge(limits.maxUploadBytes)
+  const blob = await files.store([bytes])
+  return files.commit(owner, family, createdAt, blob, meta)
+}
+
+export async function receiveUpload(
+  request: Request,
+  files: FilesService,
+  family: Family,
+  owner: string,
+  limits: UploadLimits,
+): Promise<FileRecord> {
+  const contentType = request.headers.get('content-type') ?? ''
+  const media = contentType.split(';')[0].trim().toLowerCase()
+  if (media === 'multipart/form-data') return receiveMultipart(request, contentType, files, family, owner, limits)
+  if (media === 'application/json') return receiveJson(request, files, family, owner, limits)
+  throw new HttpError(415, 'Content-Type: must be multipart/form-data (part "file") or application/json ({content, filename})')
+}
