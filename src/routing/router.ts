@@ -1,0 +1,62 @@
+// From a validated request body to where it goes: the catalog entry of the model, the
+// provider adapter that serves it, and what the family rules (§8) made of the body.
+import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
+import { badRequest, HttpError } from '../http/errors.ts'
+import type { ProviderAdapter, ProviderKind } from '../providers/types.ts'
+import { applyFamilyRules, type CrossFamilyMode, type RulesOutcome } from './rules.ts'
+
+export type Providers = Partial<Record<ProviderKind, ProviderAdapter>>
+
+export interface Route {
+  model: CatalogModel
+  adapter: ProviderAdapter
+  rules: RulesOutcome
+}
+
+const SURFACE_PATHS: Record<Surface, string> = {
+  chat: 'POST /api/alpha/v1/chat/completions',
+  responses: 'POST /api/alpha/v1/responses',
+  messages: 'POST /api/beta/v1/messages',
+}
+
+/** The catalog entry for `model` on a surface, or a 400 that names `model` and says why. */
+export function resolveModel(catalog: Catalog, id: unknown, surface: Surface): CatalogModel {
+  if (id === undefined || id === null) throw badRequest('model: required')
+  if (typeof id !== 'string') throw badRequest(`model: expected a string, got ${typeName(id)}`)
+  if (id.length === 0) throw badRequest('model: must not be empty')
+  const model = catalog.resolve(id)
+  if (!model) throw badRequest(`model: unknown model "${clip(id)}"; GET /api/v1/models lists the models this gateway serves`)
+  if (!model.surfaces.includes(surface)) {
+    const where = model.surfaces.map((x) => `${x} (${SURFACE_PATHS[x]})`).join(', ')
+    throw badRequest(`model: ${model.id} is not served on the ${surface} surface; use ${where}`)
+  }
+  return model
+}
+
+export function adapterFor(providers: Providers, model: CatalogModel): ProviderAdapter {
+  const adapter = providers[model.provider]
+  // The catalog only names a real provider when it is configured, so this is our bug.
+  if (!adapter) throw new HttpError(500, `No provider adapter for ${model.provider}`)
+  return adapter
+}
+
+export function routeRequest(
+  opts: { catalog: Catalog; providers: Providers; mode: CrossFamilyMode },
+  surface: Surface,
+  body: Record<string, unknown>,
+): Route {
+  const model = resolveModel(opts.catalog, body.model, surface)
+  const rules = applyFamilyRules(body, model.family, opts.mode, model.id)
+  return { model, adapter: adapterFor(opts.providers, model), rules }
+}
+
+export function typeName(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  const t = typeof v
+  return t === 'object' ? 'an object' : t === 'string' ? 'a string' : t === 'number' ? 'a number' : t === 'boolean' ? 'a boolean' : t
+}
+
+function clip(s: string): string {
+  return s.length > 80 ? s.slice(0, 80) + '…' : s
+}

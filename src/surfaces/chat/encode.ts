@@ -1,0 +1,78 @@
+// IR → chat-style wire: the finish-reason table, usage, and the chat.completion reply.
+import type { Finish, FinishReason, GenerationResponse, Usage } from '../../ir/types.ts'
+import { promptTokens } from '../../ir/types.ts'
+
+/**
+ * IR finish reason → chat `finish_reason`. The chat wire knows only stop, length,
+ * tool_calls, content_filter (and legacy function_call), so:
+ * - `refusal` (Anthropic's safety stop) → `content_filter`: the output was withheld
+ *   for policy reasons, which is what content_filter tells a chat client.
+ * - `pause` (Anthropic pause_turn) and `context_exceeded` → `length`: the turn is
+ *   incomplete and may be continued, never a silent "done" (pitfall 16).
+ * - `other` carries the provider's raw reason rather than pretending it was `stop`.
+ */
+const FINISH: Record<FinishReason, string | null> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  content_filter: 'content_filter',
+  refusal: 'content_filter',
+  pause: 'length',
+  context_exceeded: 'length',
+  error: 'error',
+  other: null,
+}
+
+export function chatFinishReason(f: Finish): string {
+  return FINISH[f.reason] ?? f.raw ?? 'stop'
+}
+
+export interface ChatUsage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  prompt_tokens_details: { cached_tokens: number }
+  completion_tokens_details?: { reasoning_tokens: number }
+}
+
+/** `prompt_tokens` counts cache reads and writes too (pitfall 11); cached_tokens = reads. */
+export function chatUsage(u: Usage): ChatUsage {
+  const prompt = promptTokens(u)
+  const out: ChatUsage = {
+    prompt_tokens: prompt,
+    completion_tokens: u.outputTokens,
+    total_tokens: prompt + u.outputTokens,
+    prompt_tokens_details: { cached_tokens: u.cacheReadTokens },
+  }
+  if (u.reasoningTokens !== undefined) out.completion_tokens_details = { reasoning_tokens: u.reasoningTokens }
+  return out
+}
+
+export interface ChatToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+/**
+ * The chat.completion reply. Reasoning parts have no place in the chat wire and are
+ * left out (their token count stays in usage); text parts are joined in order.
+ */
+export function encodeChatResponse(r: GenerationResponse, model: string): Record<string, unknown> {
+  let text: string | null = null
+  const toolCalls: ChatToolCall[] = []
+  for (const p of r.content) {
+    if (p.type === 'text') text = (text ?? '') + p.text
+    else if (p.type === 'tool-call') toolCalls.push({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments || '{}' } })
+  }
+  const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null }
+  if (toolCalls.length > 0) message.tool_calls = toolCalls
+  return {
+    id: r.id,
+    object: 'chat.completion',
+    created: r.created,
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: chatFinishReason(r.finish) }],
+    usage: chatUsage(r.usage),
+  }
+}

@@ -1,0 +1,115 @@
+// IR stream events → chat-style SSE frames, exactly as spec §6: `id` on every chunk,
+// `role` on the first delta, tool-call arguments as incremental deltas under stable
+// indexes, a last content frame with an empty delta and the finish reason, the
+// usage-only chunk before `[DONE]` when asked, then `data: [DONE]`. A mid-stream error
+// ends the stream without `[DONE]` (§7.8), so clients see an abrupt close.
+import type { StreamEvent, Usage } from '../../ir/types.ts'
+import { emptyUsage } from '../../ir/types.ts'
+import { chatFinishReason, chatUsage } from './encode.ts'
+
+export const DONE_FRAME = 'data: [DONE]\n\n'
+
+export interface ChatStreamOptions {
+  /** Fallbacks until the `start` event says otherwise. */
+  id: string
+  model: string
+  created: number
+  includeUsage: boolean
+}
+
+export interface ChatStreamState {
+  id: string
+  model: string
+  created: number
+  usage: Usage
+  finishReason: string | null
+  /** True once a content-bearing frame (anything after the role frame) was produced. */
+  produced: boolean
+  done: boolean
+  failed: boolean
+}
+
+export interface ChatStreamEncoder {
+  readonly state: ChatStreamState
+  /** The SSE text for one IR event ('' when the event has no wire form). */
+  push(ev: StreamEvent): string
+}
+
+export function frame(obj: unknown): string {
+  return `data: ${JSON.stringify(obj)}\n\n`
+}
+
+export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder {
+  const state: ChatStreamState = {
+    id: o.id, model: o.model, created: o.created, usage: emptyUsage(),
+    finishReason: null, produced: false, done: false, failed: false,
+  }
+  let roleSent = false
+  // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
+  const toolIndex = new Map<number, number>()
+
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => {
+    const c: Record<string, unknown> = {
+      id: state.id,
+      object: 'chat.completion.chunk',
+      created: state.created,
+      model: state.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    }
+    if (o.includeUsage) c.usage = null
+    return frame(c)
+  }
+  // The openai SDK's stream helper needs `role` on the first delta ("missing role for choice 0").
+  const open = () => {
+    if (roleSent) return ''
+    roleSent = true
+    return chunk({ role: 'assistant', content: '', refusal: null })
+  }
+
+  function push(ev: StreamEvent): string {
+    if (state.done || state.failed) return ''
+    switch (ev.type) {
+      case 'start':
+        state.id = ev.id || state.id
+        state.model = ev.model || state.model
+        state.created = ev.created || state.created
+        return open()
+      case 'text-delta':
+        if (ev.text === '') return open()
+        state.produced = true
+        return open() + chunk({ content: ev.text })
+      case 'tool-input-start': {
+        const idx = toolIndex.size
+        toolIndex.set(ev.index, idx)
+        state.produced = true
+        return open() + chunk({ tool_calls: [{ index: idx, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] })
+      }
+      case 'tool-input-delta': {
+        const idx = toolIndex.get(ev.index)
+        // Pitfall 1: never a delta for a call that was not started; pitfall 3: skip empty pieces.
+        if (idx === undefined || ev.delta === '') return ''
+        return chunk({ tool_calls: [{ index: idx, function: { arguments: ev.delta } }] })
+      }
+      case 'usage':
+        state.usage = ev.usage
+        return ''
+      case 'finish': {
+        state.usage = ev.usage
+        state.finishReason = chatFinishReason(ev.finish)
+        state.done = true
+        let out = open() + chunk({}, state.finishReason)
+        if (o.includeUsage) {
+          out += frame({ id: state.id, object: 'chat.completion.chunk', created: state.created, model: state.model, choices: [], usage: chatUsage(state.usage) })
+        }
+        return out + DONE_FRAME
+      }
+      case 'error':
+        state.failed = true
+        return ''
+      default:
+        // reasoning deltas, signatures, tool-input-end: no chat wire form
+        return ''
+    }
+  }
+  return { state, push }
+}

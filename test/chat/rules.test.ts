@@ -1,0 +1,61 @@
+import { describe, expect, test } from 'bun:test'
+import { applyFamilyRules, FOREIGN_PARAMS, SURFACE_PARAMS, unknownParams } from '../../src/routing/rules.ts'
+import { passthroughBody } from '../../src/surfaces/chat/passthrough.ts'
+import { decode, rejection, user } from './helpers.ts'
+
+describe('family rules table', () => {
+  test('every foreign parameter is known to the chat surface (so it gets the family message, not "unknown")', () => {
+    for (const fam of Object.values(FOREIGN_PARAMS)) for (const p of Object.keys(fam)) expect(SURFACE_PARAMS.chat!.has(p)).toBe(true)
+  })
+  test('reject mode: a 400 that lists every offending parameter', () => {
+    expect(() => applyFamilyRules({ n: 1, seed: 2 }, 'anthropic', 'reject', 'claude-x')).toThrow('Parameters not supported for Claude-family model claude-x: n, seed')
+    expect(applyFamilyRules({ temperature: 1 }, 'anthropic', 'reject', 'claude-x').compat).toEqual([])
+  })
+  test('unknownParams names only what the surface does not know', () => {
+    expect(unknownParams({ model: 'x', messages: [], verbosity: 'low', modalities: [], zap: 1 }, 'chat')).toEqual(['zap'])
+  })
+})
+
+describe('translate mode (compat.cross_family: translate)', () => {
+  test('Claude model: counterparts are translated, the rest dropped, all named', () => {
+    const { ir, rules } = decode({
+      model: 'claude-sonnet-4-5', messages: user(),
+      max_completion_tokens: 300, parallel_tool_calls: false, seed: 1, logit_bias: { 5: 1 },
+      response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' }, strict: true } },
+      tools: [{ type: 'function', function: { name: 'f' } }],
+    }, 'translate')
+    expect(ir.maxTokens).toBe(300)
+    expect(ir.toolChoice).toEqual({ type: 'auto', disableParallel: true })
+    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true, description: undefined })
+    expect(rules.compat).toEqual(['max_completion_tokens->maxTokens', 'parallel_tool_calls->disableParallel', 'seed', 'logit_bias', 'response_format->responseFormat'])
+  })
+  test('OpenAI model: thinking / output_config.effort → reasoning_effort, stop_sequences → stop, top_k dropped', () => {
+    const { body, rules } = decode({ model: 'gpt-4o', messages: user(), thinking: { type: 'enabled', budget_tokens: 20_000 }, stop_sequences: ['X'], stop: 'Y', top_k: 3 }, 'translate')
+    const pt = passthroughBody(body, rules).body
+    expect(pt.reasoning_effort).toBe('high')
+    expect(pt.stop).toEqual(['Y', 'X'])
+    expect(pt.top_k).toBeUndefined()
+    expect(pt.thinking).toBeUndefined()
+    expect(rules.compat).toEqual(['thinking->reasoning', 'stop_sequences->stop', 'top_k'])
+    const oc = decode({ model: 'gpt-4o', messages: user(), output_config: { effort: 'low' } }, 'translate')
+    expect(passthroughBody(oc.body, oc.rules).body.reasoning_effort).toBe('low')
+  })
+  test('reject mode is the default behaviour of the same body', () => {
+    expect(rejection({ model: 'gpt-4o', messages: user(), top_k: 3 })).toContain('top_k')
+  })
+})
+
+describe('pass-through body', () => {
+  test('prompt_cache_key is never forwarded; include_usage is asked for on streams', () => {
+    const { body, rules } = decode({ model: 'gpt-4o', messages: user(), stream: true, prompt_cache_key: 'k', stream_options: { include_obfuscation: false } })
+    const pt = passthroughBody(body, rules)
+    expect(pt.body.prompt_cache_key).toBeUndefined()
+    expect(pt.body.stream_options).toEqual({ include_obfuscation: false, include_usage: true })
+    expect(pt.clientWantsUsage).toBe(false)
+  })
+  test('official parameters the spec does not list go upstream untouched', () => {
+    const extra = { verbosity: 'low', modalities: ['text'], prediction: { type: 'content', content: 'x' }, safety_identifier: 's', logprobs: true, top_logprobs: 2 }
+    const { body, rules } = decode({ model: 'gpt-4o', messages: user(), ...extra })
+    expect(passthroughBody(body, rules).body).toMatchObject(extra)
+  })
+})
