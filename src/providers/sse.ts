@@ -1,7 +1,7 @@
 // Upstream SSE body → messages, one at a time as the bytes arrive. eventsource-parser
 // does the framing (split chunks, CRLF, comments, multi-line data); nothing is buffered
-// beyond the event being read.
-import { EventSourceParserStream } from 'eventsource-parser/stream'
+// beyond the chunk being read.
+import { createParser, type EventSourceMessage } from 'eventsource-parser'
 
 export interface SseMessage {
   event?: string
@@ -9,20 +9,27 @@ export interface SseMessage {
 }
 
 /**
- * Reads `body` as SSE. Stopping the iteration early (break / return) cancels the body,
- * which closes the upstream connection.
+ * Reads `body` as SSE. A last event the upstream did not close with a blank line is still
+ * delivered (several real recordings end that way). Stopping the iteration early (break /
+ * return) cancels the body, which closes the upstream connection.
  */
 export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
-  const reader = body.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).pipeThrough(new EventSourceParserStream()).getReader()
+  const pending: SseMessage[] = []
+  const parser = createParser({
+    onEvent: (m: EventSourceMessage) => pending.push(m.event ? { event: m.event, data: m.data } : { data: m.data }),
+  })
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
   let done = false
   try {
-    while (true) {
+    while (!done) {
       const r = await reader.read()
       if (r.done) {
         done = true
-        return
-      }
-      yield r.value.event ? { event: r.value.event, data: r.value.data } : { data: r.value.data }
+        // Ending the (possibly unterminated) last line and event; a no-op when nothing is pending.
+        parser.feed(decoder.decode() + '\n\n')
+      } else parser.feed(decoder.decode(r.value, { stream: true }))
+      while (pending.length) yield pending.shift()!
     }
   } finally {
     if (!done) await reader.cancel().catch(() => {})

@@ -1,0 +1,208 @@
+// IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
+// request Anthropic would reject for a reason the gateway can see is a 400 here.
+import type { CatalogModel } from '../../config/catalog.ts'
+import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort } from '../../ir/types.ts'
+import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
+
+type Json = Record<string, unknown>
+
+export const FILES_BETA = 'files-api-2025-04-14'
+
+/** reasoning effort → thinking budget_tokens. */
+export const EFFORT_BUDGET: Record<Exclude<ReasoningEffort, 'none'>, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 32_768,
+}
+
+/** Anthropic rejects a thinking budget under this. */
+export const MIN_THINKING_BUDGET = 1024
+
+/**
+ * Pitfall 4: tool ids must match ^[a-zA-Z0-9_-]+$. One mapper per request rewrites a
+ * tool_use id and every tool_result pointing at it the same way; two different ids that
+ * clean up to the same text are kept apart with a suffix.
+ */
+export function toolIdMapper(): (id: string) => string {
+  const seen = new Map<string, string>()
+  const taken = new Set<string>()
+  return (id) => {
+    const hit = seen.get(id)
+    if (hit) return hit
+    const base = id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'toolu_gateway'
+    let out = base
+    for (let n = 2; taken.has(out); n++) out = `${base}_${n}`
+    seen.set(id, out)
+    taken.add(out)
+    return out
+  }
+}
+
+function source(s: MediaSource, where: string, betas: Set<string>): Json {
+  switch (s.kind) {
+    case 'base64':
+      return { type: 'base64', media_type: s.mediaType, data: s.data }
+    case 'url':
+      return { type: 'url', url: s.url }
+    case 'text':
+      return { type: 'text', media_type: s.mediaType || 'text/plain', data: s.data }
+    case 'file':
+      // Pitfall 7: a file reference only works upstream with the files beta.
+      betas.add(FILES_BETA)
+      return { type: 'file', file_id: s.fileId }
+    default:
+      throw badRequest(`${where}: unknown media source`)
+  }
+}
+
+const withCache = (block: Json, cacheControl: unknown): Json => (cacheControl === undefined ? block : { ...block, cache_control: cacheControl })
+
+/** One IR part → one Anthropic block, or nothing for parts Anthropic must not see. */
+function block(p: Part, where: string, ids: (id: string) => string, betas: Set<string>): Json | undefined {
+  switch (p.type) {
+    case 'text':
+      // Pitfall 5: Anthropic rejects empty text blocks (an OpenAI `content: ""` beside tool calls).
+      return p.text === '' ? undefined : withCache({ type: 'text', text: p.text }, p.cacheControl)
+    case 'image':
+      if (p.source.kind === 'text') throw badRequest(`${where}: an image cannot have a text source`)
+      return withCache({ type: 'image', source: source(p.source, where, betas) }, p.cacheControl)
+    case 'document': {
+      const d: Json = { type: 'document', source: source(p.source, where, betas) }
+      if (p.title !== undefined) d.title = p.title
+      return withCache(d, p.cacheControl)
+    }
+    case 'tool-call':
+      return { type: 'tool_use', id: ids(p.id), name: p.name, input: parseArguments(p.arguments, where), ...p.providerData?.anthropic }
+    case 'tool-result': {
+      const r: Json = { type: 'tool_result', tool_use_id: ids(p.toolCallId) }
+      if (typeof p.content === 'string') r.content = p.content
+      else r.content = p.content.map((c, i) => block(c, `${where}.content[${i}]`, ids, betas)).filter((b) => b !== undefined)
+      if (p.isError) r.is_error = true
+      return withCache(r, p.cacheControl)
+    }
+    case 'reasoning':
+      // Pitfall 8: echoed byte for byte; reasoning without Anthropic's signature came from
+      // another provider and cannot be verified upstream, so it stays behind.
+      if (p.redacted !== undefined) return { type: 'redacted_thinking', data: p.redacted }
+      if (p.signature !== undefined) return { type: 'thinking', thinking: p.text, signature: p.signature }
+      return undefined
+  }
+}
+
+interface Turn {
+  role: 'user' | 'assistant'
+  content: Json[]
+}
+
+/**
+ * Tool results go in a user turn right after the assistant's tool_use turn, all of them in
+ * ONE turn and ahead of any other content of that turn (pitfall 5); consecutive turns of the
+ * same role are merged.
+ */
+function turns(messages: Message[], ids: (id: string) => string, betas: Set<string>): { turns: Turn[]; system: Json[] } {
+  const out: Turn[] = []
+  const system: Json[] = []
+  messages.forEach((m, i) => {
+    const where = `messages[${i}]`
+    const blocks = m.content.map((p, k) => block(p, `${where}.content[${k}]`, ids, betas)).filter((b): b is Json => b !== undefined)
+    if (m.role === 'system') {
+      // Anthropic has one system prompt; a system message mid-conversation joins it.
+      system.push(...blocks.filter((b) => b.type === 'text'))
+      return
+    }
+    if (blocks.length === 0) return
+    const role = m.role === 'assistant' ? 'assistant' : 'user'
+    const prev = out[out.length - 1]
+    if (prev && prev.role === role) prev.content.push(...blocks)
+    else out.push({ role, content: blocks })
+  })
+  for (const t of out) {
+    if (t.role !== 'user') continue
+    const results = t.content.filter((b) => b.type === 'tool_result')
+    if (results.length) t.content = [...results, ...t.content.filter((b) => b.type !== 'tool_result')]
+  }
+  return { turns: out, system }
+}
+
+interface ThinkingPlan {
+  thinking?: Json
+  maxTokens: number
+}
+
+/**
+ * reasoning → `thinking` (pitfall 9). The budget is at least 1024 and below max_tokens:
+ * - a smaller budget (Claude Code sometimes sends 500) is RAISED to 1024, not dropped —
+ *   the client asked for thinking, and 1024 is the least Anthropic gives;
+ * - when max_tokens does not exceed the budget, max_tokens is raised to budget + the
+ *   max_tokens asked for, so the visible answer keeps the room the client wanted; both are
+ *   capped by the model's output limit (the budget then shrinks to fit below it).
+ * Models without thinking support get none.
+ */
+export function thinkingPlan(req: GenerationRequest, model: CatalogModel, maxTokens: number): ThinkingPlan {
+  const r = req.reasoning
+  if (!model.reasoning || !r || r.effort === 'none' || (r.effort === undefined && r.budgetTokens === undefined)) return { maxTokens }
+  let budget = Math.max(MIN_THINKING_BUDGET, r.budgetTokens ?? EFFORT_BUDGET[r.effort as keyof typeof EFFORT_BUDGET] ?? EFFORT_BUDGET.medium)
+  let max = maxTokens
+  if (max <= budget) max = Math.min(budget + maxTokens, model.maxOutputTokens)
+  if (budget >= max) budget = max - 1
+  if (budget < MIN_THINKING_BUDGET) return { maxTokens }
+  return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max }
+}
+
+export interface AnthropicRequest {
+  body: Json
+  /** Tokens for the `anthropic-beta` header. */
+  betas: string[]
+}
+
+export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
+  checkToolChoice(req)
+  if (req.responseFormat && req.responseFormat.type !== 'text') {
+    throw badRequest(`response_format ${req.responseFormat.type} is not supported for Anthropic models`)
+  }
+  const betas = new Set(req.betas ?? [])
+  const ids = toolIdMapper()
+  const conv = turns(req.messages, ids, betas)
+  const system = [
+    ...(req.system ?? []).map((p, i) => block(p, `system[${i}]`, ids, betas)).filter((b): b is Json => b !== undefined),
+    ...conv.system,
+  ]
+
+  const plan = thinkingPlan(req, model, req.maxTokens ?? model.maxOutputTokens)
+  const body: Json = { model: model.upstreamId, max_tokens: plan.maxTokens, messages: conv.turns }
+  if (system.length) body.system = system
+  if (req.stop?.length) body.stop_sequences = req.stop
+  // Anthropic's metadata takes only user_id; other keys (chat `metadata`) have no home there.
+  const userId = req.user ?? (typeof req.metadata?.user_id === 'string' ? req.metadata.user_id : undefined)
+  if (userId !== undefined) body.metadata = { user_id: userId }
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => {
+      const tool: Json = { name: t.name, input_schema: t.parameters }
+      if (t.description !== undefined) tool.description = t.description
+      return { ...withCache(tool, t.cacheControl), ...t.providerData?.anthropic }
+    })
+  }
+  const c = req.toolChoice
+  const disableParallel = req.parallelToolCalls === false || (c && 'disableParallel' in c && c.disableParallel === true)
+  if (req.tools?.length) {
+    // Thinking forbids a forced tool choice; it becomes auto (the tools stay available).
+    const forced = c?.type === 'required' || c?.type === 'tool'
+    const choice: Json =
+      !c || (forced && plan.thinking) ? { type: 'auto' } : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
+    if (disableParallel && choice.type !== 'none') choice.disable_parallel_tool_use = true
+    if (c || disableParallel) body.tool_choice = choice
+  }
+  if (plan.thinking) {
+    // Thinking forbids temperature and top_k, and top_p below 0.95: those are left out.
+    body.thinking = plan.thinking
+    if (req.topP !== undefined && req.topP >= 0.95) body.top_p = req.topP
+  } else {
+    if (req.temperature !== undefined) body.temperature = req.temperature
+    if (req.topP !== undefined) body.top_p = req.topP
+    if (req.topK !== undefined) body.top_k = req.topK
+  }
+  if (req.stream) body.stream = true
+  return { body: { ...body, ...req.providerData?.anthropic }, betas: [...betas] }
+}

@@ -1,0 +1,131 @@
+// Messages SSE → IR stream events. Per-block state by content_block index (pitfall 1);
+// message_delta usage overwrites, never adds (pitfall 12); an `error` event after the 200
+// becomes an IR error event, never a fake end_turn (pitfall 17).
+import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
+import { anthropicEventError } from '../errors.ts'
+import type { SseMessage } from '../sse.ts'
+import { finishFromAnthropic } from './finish.ts'
+import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
+import type { AnthropicBlock } from './response.ts'
+
+type Block =
+  | { kind: 'text' }
+  | { kind: 'thinking'; startSignature?: string; signed: boolean }
+  | { kind: 'tool'; ordinal: number; input: unknown; sentArgs: boolean; open: boolean }
+  | { kind: 'ignored' }
+
+interface Event {
+  type?: string
+  index?: number
+  message?: { id?: string; model?: string; usage?: AnthropicUsage }
+  content_block?: AnthropicBlock
+  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null }
+  usage?: AnthropicUsage
+  error?: { type?: string; message?: string }
+}
+
+const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
+
+function* openBlock(b: AnthropicBlock, ordinal: number): Generator<StreamEvent, Block> {
+  switch (b.type) {
+    case 'text':
+      if (b.text) yield { type: 'text-delta', text: b.text }
+      return { kind: 'text' }
+    case 'thinking':
+      if (b.thinking) yield { type: 'reasoning-delta', text: b.thinking }
+      return { kind: 'thinking', startSignature: b.signature || undefined, signed: false }
+    case 'redacted_thinking':
+      yield { type: 'reasoning-redacted', data: b.data ?? '' }
+      return { kind: 'ignored' }
+    case 'tool_use':
+      yield { type: 'tool-input-start', index: ordinal, id: b.id ?? '', name: b.name ?? '' }
+      return { kind: 'tool', ordinal, input: b.input, sentArgs: false, open: true }
+    default:
+      // Server-side tools (web search …) ran at Anthropic; nothing for the client to execute.
+      return { kind: 'ignored' }
+  }
+}
+
+function* closeBlock(b: Block | undefined): Generator<StreamEvent> {
+  if (b?.kind === 'thinking' && !b.signed && b.startSignature) {
+    b.signed = true
+    yield { type: 'reasoning-signature', signature: b.startSignature }
+  }
+  if (b?.kind === 'tool' && b.open) {
+    // Arguments may come whole in the start block and never as deltas (pitfall 2).
+    if (!b.sentArgs) yield { type: 'tool-input-delta', index: b.ordinal, delta: JSON.stringify(b.input ?? {}) }
+    yield { type: 'tool-input-end', index: b.ordinal }
+    b.open = false
+  }
+}
+
+export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic'): AsyncGenerator<StreamEvent> {
+  const blocks = new Map<number, Block>()
+  let tools = 0
+  let usage: Usage = emptyUsage()
+  let stop: { reason?: string | null; sequence?: string | null } = {}
+
+  try {
+    for await (const m of messages) {
+      let e: Event
+      try {
+        e = JSON.parse(m.data)
+      } catch {
+        yield streamError('upstream sent a stream event that is not JSON', 'stream_error')
+        return
+      }
+      switch (e.type ?? m.event) {
+        case 'message_start':
+          yield { type: 'start', id: e.message?.id ?? '', model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000) }
+          usage = usageFromAnthropic(e.message?.usage)
+          yield { type: 'usage', usage }
+          break
+        case 'content_block_start': {
+          const b = e.content_block ?? { type: 'unknown' }
+          const block = yield* openBlock(b, tools)
+          if (block.kind === 'tool') tools++
+          blocks.set(e.index ?? 0, block)
+          break
+        }
+        case 'content_block_delta': {
+          const b = blocks.get(e.index ?? 0)
+          const d = e.delta ?? {}
+          if (d.type === 'text_delta' && d.text) yield { type: 'text-delta', text: d.text }
+          else if (d.type === 'thinking_delta' && d.thinking) yield { type: 'reasoning-delta', text: d.thinking }
+          else if (d.type === 'signature_delta' && d.signature) {
+            if (b?.kind === 'thinking') b.signed = true
+            yield { type: 'reasoning-signature', signature: d.signature }
+          } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
+            b.sentArgs = true
+            yield { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
+          }
+          break
+        }
+        case 'content_block_stop':
+          yield* closeBlock(blocks.get(e.index ?? 0))
+          break
+        case 'message_delta':
+          stop = { reason: e.delta?.stop_reason, sequence: e.delta?.stop_sequence }
+          usage = overwriteUsage(usage, e.usage)
+          yield { type: 'usage', usage }
+          break
+        case 'message_stop': {
+          for (const b of blocks.values()) yield* closeBlock(b)
+          const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence)
+          yield { type: 'finish', finish, usage }
+          return
+        }
+        case 'error':
+          yield { type: 'error', error: anthropicEventError(provider, e.error).info }
+          return
+        default:
+          // ping and event types added later carry nothing the IR needs.
+          break
+      }
+    }
+  } catch {
+    yield streamError('upstream connection closed mid-stream', 'connection_error')
+    return
+  }
+  yield streamError('upstream stream ended before message_stop', 'incomplete_stream')
+}
