@@ -49,3 +49,6 @@ export async function filesUnder(dir: string): Promise<string[]> {
   for await (const f of glob.scan({ cwd: dir, dot: true, onlyFiles: true })) out.push(f)
   return out.sort()
 }
+
+/** The HTTP status an SDK call ended with (SDK promises are thenables that bun's `rejects` misreads). */
+export const status = (p: PromiseLike<unknown>) => Promise.resolve(p).then(() => 200, (e) => e.status as number)
