@@ -1,0 +1,203 @@
+// IR → Anthropic wire, for each translation pitfall other gateways fell into.
+import { describe, expect, test } from 'bun:test'
+import type { GenerationRequest, Message } from '../../src/ir/types.ts'
+import { FILES_BETA, thinkingPlan, toAnthropicMessages } from '../../src/providers/anthropic/request.ts'
+import { UpstreamError } from '../../src/providers/types.ts'
+import { claude, request, user } from './support.ts'
+
+const wire = (over: Partial<GenerationRequest>, m = claude()) => toAnthropicMessages(request(over), m)
+const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }
+
+const toolTurn = (ids: string[]): Message => ({
+  role: 'assistant',
+  content: [{ type: 'text', text: '' }, ...ids.map((id, i) => ({ type: 'tool-call' as const, id, name: 'get_weather', arguments: `{"city":"c${i}"}` }))],
+})
+const toolResult = (id: string, content: string): Message => ({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, content }] })
+
+describe('messages and tool results', () => {
+  test('system parts → system blocks; max_tokens defaults to the catalog output limit', () => {
+    const { body } = wire({ system: [{ type: 'text', text: 'Be brief.', cacheControl: { type: 'ephemeral' } }] })
+    expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }])
+    expect(body.max_tokens).toBe(64_000)
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hello' }] }])
+  })
+
+  test('pitfall 4: invalid tool ids rewritten, the same mapping on tool_use and tool_result', () => {
+    const { body } = wire({
+      tools: [weather],
+      messages: [user('weather?'), toolTurn(['functions.get_weather:0', 'call abc']), toolResult('functions.get_weather:0', 'sunny'), toolResult('call abc', 'rain')],
+    })
+    const [, assistant, results] = body.messages as { role: string; content: { type: string; id?: string; tool_use_id?: string }[] }[]
+    const useIds = assistant.content.map((b) => b.id)
+    expect(useIds).toEqual(['functions_get_weather_0', 'call_abc'])
+    expect(results.content.map((b) => b.tool_use_id)).toEqual(useIds)
+    for (const id of useIds) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
+  })
+
+  test('pitfall 4: two ids that clean up alike stay distinct', () => {
+    const { body } = wire({ tools: [weather], messages: [user('x'), toolTurn(['a.b', 'a:b']), toolResult('a:b', '2'), toolResult('a.b', '1')] })
+    const [, assistant, results] = body.messages as { content: { id?: string; tool_use_id?: string; content?: string }[] }[]
+    expect(assistant.content.map((b) => b.id)).toEqual(['a_b', 'a_b_2'])
+    expect(results.content.map((b) => [b.tool_use_id, b.content])).toEqual([['a_b_2', '2'], ['a_b', '1']])
+  })
+
+  test('pitfall 5: consecutive tool results merged into ONE user turn right after the tool_use turn, ahead of text', () => {
+    const { body } = wire({
+      tools: [weather],
+      messages: [user('x'), toolTurn(['call_1', 'call_2']), toolResult('call_1', 'a'), toolResult('call_2', 'b'), user('and now?')],
+    })
+    const msgs = body.messages as { role: string; content: { type: string }[] }[]
+    expect(msgs.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(msgs[2].content.map((b) => b.type)).toEqual(['tool_result', 'tool_result', 'text'])
+  })
+
+  test('pitfall 5: an assistant turn with empty text plus tool calls has no empty text block', () => {
+    const { body } = wire({ tools: [weather], messages: [user('x'), toolTurn(['call_1']), toolResult('call_1', 'a')] })
+    const assistant = (body.messages as { content: { type: string; text?: string }[] }[])[1]
+    expect(assistant.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'c0' } }])
+  })
+
+  test('tool-call arguments that are not a JSON object → 400 naming the message', () => {
+    const bad: Message = { role: 'assistant', content: [{ type: 'tool-call', id: 'c', name: 'get_weather', arguments: '{not json' }] }
+    expect(() => wire({ tools: [weather], messages: [user('x'), bad] })).toThrow(/messages\[1\]\.content\[0\]: tool call arguments must be a JSON object/)
+  })
+
+  test('tool result with an error flag and rich content', () => {
+    const m: Message = {
+      role: 'user',
+      content: [{ type: 'tool-result', toolCallId: 'c1', isError: true, content: [{ type: 'text', text: 'boom' }, { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'AAAA' } }] }],
+    }
+    const { body } = wire({ messages: [user('x'), toolTurn(['c1']), m] })
+    expect((body.messages as { content: unknown[] }[])[2].content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'c1',
+      is_error: true,
+      content: [{ type: 'text', text: 'boom' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }],
+    })
+  })
+})
+
+describe('media', () => {
+  test('images: data → base64 source, https URL → url source', () => {
+    const { body } = wire({
+      messages: [{ role: 'user', content: [
+        { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/' } },
+        { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.png' } },
+        { type: 'text', text: 'what is this?' },
+      ] }],
+    })
+    expect((body.messages as { content: unknown[] }[])[0].content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } },
+      { type: 'text', text: 'what is this?' },
+    ])
+  })
+
+  test('pitfall 7: a file document → {type:"file", file_id} and the files beta', () => {
+    const { body, betas } = wire({
+      betas: ['prompt-caching-2024-07-31'],
+      messages: [{ role: 'user', content: [{ type: 'document', source: { kind: 'file', fileId: 'file_abc' }, title: 'report' }, { type: 'text', text: 'summarise' }] }],
+    })
+    expect((body.messages as { content: unknown[] }[])[0].content[0]).toEqual({ type: 'document', source: { type: 'file', file_id: 'file_abc' }, title: 'report' })
+    expect(betas).toEqual(['prompt-caching-2024-07-31', FILES_BETA])
+  })
+
+  test('no file reference → no files beta', () => {
+    expect(wire({}).betas).toEqual([])
+  })
+
+  test('PDF and text documents', () => {
+    const { body } = wire({
+      messages: [{ role: 'user', content: [
+        { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' } },
+        { type: 'document', source: { kind: 'text', mediaType: 'text/plain', data: 'plain words' } },
+      ] }],
+    })
+    expect((body.messages as { content: unknown[] }[])[0].content).toEqual([
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain words' } },
+    ])
+  })
+})
+
+describe('tools and tool_choice', () => {
+  test('required → any, named → tool, disableParallel → disable_parallel_tool_use', () => {
+    expect(wire({ tools: [weather], toolChoice: { type: 'required' } }).body.tool_choice).toEqual({ type: 'any' })
+    expect(wire({ tools: [weather], toolChoice: { type: 'tool', name: 'get_weather', disableParallel: true } }).body.tool_choice).toEqual({
+      type: 'tool',
+      name: 'get_weather',
+      disable_parallel_tool_use: true,
+    })
+    expect(wire({ tools: [weather], parallelToolCalls: false }).body.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
+    expect(wire({ tools: [weather] }).body.tool_choice).toBeUndefined()
+    expect(wire({ tools: [weather] }).body.tools).toEqual([{ name: 'get_weather', input_schema: weather.parameters }])
+  })
+
+  test('pitfall 6: tool_choice naming a tool that does not exist → 400', () => {
+    const attempt = () => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'get_time' } })
+    expect(attempt).toThrow(UpstreamError)
+    expect(attempt).toThrow(/get_time.*not among the request's tools \(get_weather\)/)
+    expect(() => wire({ toolChoice: { type: 'required' } })).toThrow(/needs tools/)
+  })
+
+  test('stop → stop_sequences; user → metadata.user_id; providerData.anthropic merged as is', () => {
+    const { body } = wire({ stop: ['END'], user: 'u-1', providerData: { anthropic: { service_tier: 'auto', top_k: 5 }, openai: { seed: 1 } } })
+    expect(body.stop_sequences).toEqual(['END'])
+    expect(body.metadata).toEqual({ user_id: 'u-1' })
+    expect(body.service_tier).toBe('auto')
+    expect(body.top_k).toBe(5)
+    expect(body.seed).toBeUndefined()
+  })
+
+  test('response_format json is refused, not dropped', () => {
+    expect(() => wire({ responseFormat: { type: 'json_object' } })).toThrow(/response_format json_object is not supported/)
+  })
+})
+
+describe('thinking (pitfalls 8 and 9)', () => {
+  test('effort → budget; temperature, top_k and a forced tool choice are left out', () => {
+    const { body } = wire({ reasoning: { effort: 'medium' }, maxTokens: 20_000, temperature: 0.2, topK: 3, topP: 0.5, tools: [weather], toolChoice: { type: 'tool', name: 'get_weather' } })
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 })
+    expect(body.max_tokens).toBe(20_000)
+    expect(body.temperature).toBeUndefined()
+    expect(body.top_k).toBeUndefined()
+    expect(body.top_p).toBeUndefined()
+    expect(body.tool_choice).toEqual({ type: 'auto' })
+  })
+
+  test('a 500-token budget is raised to 1024; max_tokens raised above it keeping the answer room', () => {
+    const plan = thinkingPlan(request({ reasoning: { budgetTokens: 500 } }), claude(), 800)
+    expect(plan).toEqual({ thinking: { type: 'enabled', budget_tokens: 1024 }, maxTokens: 1824 })
+  })
+
+  test('budget ≥ max_tokens: max_tokens raised, capped by the model limit, budget kept below it', () => {
+    expect(thinkingPlan(request({ reasoning: { effort: 'high' } }), claude(), 1000).maxTokens).toBe(17_384)
+    const capped = thinkingPlan(request({ reasoning: { effort: 'xhigh' } }), claude({ maxOutputTokens: 8192 }), 4000)
+    expect(capped).toEqual({ thinking: { type: 'enabled', budget_tokens: 8191 }, maxTokens: 8192 })
+  })
+
+  test('no thinking for effort none or a model without reasoning', () => {
+    expect(wire({ reasoning: { effort: 'none' } }).body.thinking).toBeUndefined()
+    expect(wire({ reasoning: { effort: 'high' } }, claude({ reasoning: false })).body.thinking).toBeUndefined()
+  })
+
+  test('reasoning parts echoed byte for byte: signed, signed with empty text, redacted; unsigned ones stay behind', () => {
+    const assistant: Message = {
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'Let me think…', signature: 'EqQBCkgIARABGAIiQL+/sig==' },
+        { type: 'reasoning', text: '', signature: 'EmptySig==' },
+        { type: 'reasoning', text: '', redacted: 'EmwKAhgBEgy3redacted' },
+        { type: 'reasoning', text: 'openai summary, no signature' },
+        { type: 'text', text: 'Answer.' },
+      ],
+    }
+    const { body } = wire({ messages: [user('q'), assistant, user('more')] })
+    expect((body.messages as { content: unknown[] }[])[1].content).toEqual([
+      { type: 'thinking', thinking: 'Let me think…', signature: 'EqQBCkgIARABGAIiQL+/sig==' },
+      { type: 'thinking', thinking: '', signature: 'EmptySig==' },
+      { type: 'redacted_thinking', data: 'EmwKAhgBEgy3redacted' },
+      { type: 'text', text: 'Answer.' },
+    ])
+  })
+})

@@ -1,0 +1,106 @@
+// IR → OpenAI chat wire.
+import { describe, expect, test } from 'bun:test'
+import type { GenerationRequest, Message } from '../../src/ir/types.ts'
+import { toOpenAIChat } from '../../src/providers/openai/request.ts'
+import { request, user } from './support.ts'
+
+const wire = (over: Partial<GenerationRequest>) => toOpenAIChat(request(over), 'gpt-4o-2024-08-06')
+const weather = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true }
+
+describe('openai chat request', () => {
+  test('system → system message; single text → string content; upstream model id', () => {
+    expect(wire({ system: [{ type: 'text', text: 'Be brief.' }] })).toEqual({
+      model: 'gpt-4o-2024-08-06',
+      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello' }],
+    })
+  })
+
+  test('images and PDFs', () => {
+    const body = wire({
+      messages: [{ role: 'user', content: [
+        { type: 'text', text: 'look' },
+        { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBOR' }, detail: 'low' },
+        { type: 'image', source: { kind: 'url', url: 'https://example.com/a.jpg' } },
+        { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' }, title: 'spec.pdf' },
+      ] }],
+    })
+    expect((body.messages as { content: unknown }[])[0].content).toEqual([
+      { type: 'text', text: 'look' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBOR', detail: 'low' } },
+      { type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
+      { type: 'file', file: { filename: 'spec.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } },
+    ])
+  })
+
+  test('a document URL is refused with a 400, not dropped', () => {
+    expect(() => wire({ messages: [{ role: 'user', content: [{ type: 'document', source: { kind: 'url', url: 'https://x/a.pdf' } }] }] })).toThrow(/messages\[0\]\.content\[0\]: a document URL/)
+  })
+
+  test('tool calls and results; Anthropic-style results inside a user turn become tool messages first', () => {
+    const assistant: Message = {
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'thinking', signature: 'sig' },
+        { type: 'tool-call', id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'tool-call', id: 'toolu_2', name: 'get_weather', arguments: '' },
+      ],
+    }
+    const results: Message = {
+      role: 'user',
+      content: [
+        { type: 'tool-result', toolCallId: 'toolu_1', content: 'sunny' },
+        { type: 'tool-result', toolCallId: 'toolu_2', content: [{ type: 'text', text: 'rain' }] },
+        { type: 'text', text: 'thanks' },
+      ],
+    }
+    const body = wire({ tools: [weather], messages: [user('weather?'), assistant, results] })
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { id: 'toolu_2', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+      { role: 'tool', tool_call_id: 'toolu_2', content: 'rain' },
+      { role: 'user', content: 'thanks' },
+    ])
+    expect(body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather.parameters, strict: true } }])
+  })
+
+  test('tool_choice, parallel calls, effort, response format, stop, max tokens', () => {
+    const body = wire({
+      tools: [weather],
+      toolChoice: { type: 'tool', name: 'get_weather', disableParallel: true },
+      reasoning: { effort: 'high' },
+      responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true },
+      stop: ['END'],
+      maxTokens: 99,
+      temperature: 0.3,
+    })
+    expect(body).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+      reasoning_effort: 'high',
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+      stop: ['END'],
+      max_completion_tokens: 99,
+      temperature: 0.3,
+    })
+    expect(wire({ tools: [weather], toolChoice: { type: 'required' } }).tool_choice).toBe('required')
+  })
+
+  test('pitfall 6 holds here too; top_k refused', () => {
+    expect(() => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'nope' } })).toThrow(/not among the request's tools/)
+    expect(() => wire({ topK: 3 })).toThrow(/top_k/)
+  })
+
+  test('providerData.openai merged as is, but include_usage stays on for streams', () => {
+    const body = wire({ stream: true, providerData: { openai: { seed: 7, logit_bias: { '1': 2 }, stream_options: { include_usage: false } }, anthropic: { top_k: 1 } } })
+    expect(body).toMatchObject({ seed: 7, logit_bias: { '1': 2 }, stream: true, stream_options: { include_usage: true } })
+    expect(body.top_k).toBeUndefined()
+  })
+})
