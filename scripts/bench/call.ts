@@ -1,0 +1,48 @@
+// One kind of request the bench sends, and how to tell a good answer from a bad one.
+
+export interface Call {
+  name: string
+  url: string
+  method: 'GET' | 'POST'
+  headers: Record<string, string>
+  body?: string
+  /** A good answer's body contains this (so a fast 404 never passes for throughput). */
+  expect: string
+}
+
+export const USER_MESSAGES = [{ role: 'user', content: 'What is the capital of France?' }]
+
+export function chatCall(name: string, base: string, key: string, model: string, stream = false): Call {
+  return {
+    name,
+    url: base + '/chat/completions',
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: USER_MESSAGES, max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+    expect: stream ? 'chat.completion.chunk' : '"choices"',
+  }
+}
+
+export function messagesCall(name: string, base: string, key: string, model: string, stream = false): Call {
+  return {
+    name,
+    url: base + '/v1/messages',
+    method: 'POST',
+    headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    body: JSON.stringify({ model, max_tokens: 64, messages: USER_MESSAGES, ...(stream ? { stream: true } : {}) }),
+    expect: stream ? 'message_start' : '"content"',
+  }
+}
+
+export function getCall(name: string, url: string, key: string, expect: string): Call {
+  return { name, url, method: 'GET', headers: { authorization: `Bearer ${key}` }, expect }
+}
+
+export const send = (c: Call, signal?: AbortSignal) => fetch(c.url, { method: c.method, headers: c.headers, body: c.body, signal })
+
+/** One request, checked; throws with the status and body when it is not a good answer. */
+export async function probe(c: Call): Promise<void> {
+  const res = await send(c, AbortSignal.timeout(10_000))
+  const text = await res.text()
+  if (res.status !== 200 || !text.includes(c.expect)) throw new Error(`${c.name}: ${c.method} ${c.url} → ${res.status} ${text.slice(0, 300)}`)
+}

@@ -1,0 +1,93 @@
+// The two subprocesses of a run, each pinned to its core: the fake upstream and the
+// gateway (`bun src/main.ts serve`) pointed at it.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const ROOT = join(import.meta.dir, '..', '..')
+
+export interface Child {
+  url: string
+  pid: number
+  stop(): Promise<void>
+}
+
+/** Spawn, then wait for the `listening on <url>` line on stdout (and keep draining it). */
+async function spawnListening(cmd: string[], opts: { env: Record<string, string>; cwd: string; onStop?: () => void }): Promise<Child> {
+  const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env, stdout: 'pipe', stderr: 'inherit' })
+  let out = ''
+  const dec = new TextDecoder()
+  const reader = proc.stdout.getReader()
+  const found = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return undefined
+      out += dec.decode(value, { stream: true })
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) {
+        // drain the rest so a chatty child never blocks on a full pipe
+        void (async () => {
+          while (!(await reader.read()).done);
+        })().catch(() => {})
+        return m[1]!
+      }
+    }
+  })()
+  const timeout = Bun.sleep(20_000).then(() => undefined)
+  const url = await Promise.race([found, timeout, proc.exited.then(() => undefined)])
+  if (!url) {
+    proc.kill()
+    throw new Error(`${cmd.join(' ')} did not start:\n${out}`)
+  }
+  return {
+    url,
+    pid: proc.pid,
+    async stop() {
+      proc.kill('SIGTERM')
+      const exited = await Promise.race([proc.exited, Bun.sleep(5000).then(() => null)])
+      if (exited === null) proc.kill('SIGKILL')
+      opts.onStop?.()
+    },
+  }
+}
+
+const pinned = (core: number, cmd: string[]) => ['taskset', '-c', String(core), ...cmd]
+
+export function spawnUpstream(core: number): Promise<Child> {
+  return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'upstream.ts')]), { env: { PATH: process.env.PATH ?? '' }, cwd: ROOT })
+}
+
+export interface GatewayOptions {
+  core: number
+  upstream: string
+  key: string
+  /** Write a CPU profile (.cpuprofile and .md) of the gateway into this directory on exit. */
+  profileDir?: string
+}
+
+// Far above anything the bench sends in a minute, so limits are checked but never bind.
+// The limiter keeps an exact log of `limit` timestamps per bucket, so these cost memory
+// (8 bytes × limit per bucket) that shows in the RSS figures.
+const LIMITS = { SWITCHYARD_KEY_RPM: '1500000', SWITCHYARD_IP_RPM: '1500000', SWITCHYARD_KEY_BURST_RPS: '100000' }
+
+export async function spawnGateway(o: GatewayOptions): Promise<Child> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'))
+  const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${o.profileDir}`] : []
+  const cmd = pinned(o.core, [process.execPath, ...profile, join(ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'])
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    OPENAI_API_KEY: 'sk-bench-upstream',
+    OPENAI_BASE_URL: o.upstream + '/v1',
+    ANTHROPIC_API_KEY: 'sk-ant-bench-upstream',
+    ANTHROPIC_BASE_URL: o.upstream,
+    SWITCHYARD_BOOTSTRAP_KEY: o.key,
+    ...LIMITS,
+  }
+  return spawnListening(cmd, { env, cwd: dataDir, onStop: () => rmSync(dataDir, { recursive: true, force: true }) })
+}
+
+/** Pin this process (every thread, `-a`) to a core, so the load side stays off the gateway's. */
+export function pinSelf(core: number): boolean {
+  return Bun.spawnSync(['taskset', '-a', '-cp', String(core), String(process.pid)]).exitCode === 0
+}

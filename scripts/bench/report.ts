@@ -1,0 +1,114 @@
+// Results → tables: one set of rows, rendered as aligned text for the terminal and as
+// markdown for docs/bench.md (which the README quotes).
+import type { Results } from './results.ts'
+import type { Summary } from './stats.ts'
+import { verdicts } from './targets.ts'
+
+type Table = { title: string; head: string[]; rows: string[][] }
+
+const ms = (v: number | null | undefined, digits = 2) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits))
+const signed = (v: number | null | undefined, digits = 2) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : (v >= 0 ? '+' : '') + v.toFixed(digits))
+const int = (v: number) => Math.round(v).toLocaleString('en-US')
+const trio = (s: Pick<Summary, 'p50' | 'p90' | 'p99'>, f = ms) => `${f(s.p50)} / ${f(s.p90)} / ${f(s.p99)}`
+const duo = (s: Pick<Summary, 'p50' | 'p90'>, f = ms) => `${f(s.p50)} / ${f(s.p90)}`
+const errs = (e: Record<string, number> | number) => {
+  const n = typeof e === 'number' ? e : Object.values(e).reduce((a, b) => a + b, 0)
+  return n === 0 ? '0' : `${n} ⚠`
+}
+
+export function tables(r: Results): Table[] {
+  return [
+    {
+      title: 'Targets (issue 3 point 8)',
+      head: ['figure', 'target', 'measured', 'verdict'],
+      rows: verdicts(r).map((v) => [
+        v.label,
+        v.target,
+        v.measured === null ? 'not measured' : v.unit === 'ms' ? `${signed(v.measured)} ms` : `${int(v.measured)} req/s`,
+        v.pass === null ? 'n/a' : v.pass ? 'PASS' : 'MISS',
+      ]),
+    },
+    {
+      title: 'Open loop: latency from the scheduled send, ms (p50 / p90 / p99)',
+      head: ['path', 'rate', 'direct to upstream', 'through gateway', 'added', 'errors', 'gateway CPU/req', 'gateway core busy'],
+      rows: r.openLoop.map((o) => [
+        o.path,
+        `${int(o.rate)}/s`,
+        trio(o.baseline.latency),
+        trio(o.gateway.latency),
+        trio(o.added, signed),
+        errs(o.gateway.errors),
+        `${ms(o.cost.cpuMsPerRequest, 3)} ms`,
+        `${Math.round(o.cost.coreBusy * 100)}%`,
+      ]),
+    },
+    {
+      title: `Closed loop: max req/s (${r.setup.closedLoopTool === 'wrk' ? 'wrk' : 'Bun driver, wrk missing'})`,
+      head: ['path', 'connections', 'direct to upstream', 'through gateway', 'errors', 'gateway CPU/req', 'gateway core busy'],
+      rows: r.closedLoop.map((c) => [
+        c.path,
+        String(c.gateway.connections),
+        int(c.baseline.rps),
+        int(c.gateway.rps),
+        errs(c.gateway.errors),
+        `${ms(c.cost.cpuMsPerRequest, 3)} ms`,
+        `${Math.round(c.cost.coreBusy * 100)}%`,
+      ]),
+    },
+    {
+      title: 'Streams: first byte from the scheduled send, and each chunk from its upstream send, ms',
+      head: ['path', 'rate', 'first byte direct (p50 / p90)', 'first byte gateway', 'added', 'chunk delay added (p50 / p90 / p99)', 'chunk spread (1 = as sent)', 'errors'],
+      rows: r.streams.map((s) => [
+        s.path,
+        `${int(s.gateway.rate)}/s`,
+        duo(s.baseline.ttfb),
+        duo(s.gateway.ttfb),
+        duo(s.added.ttfb, signed),
+        trio(s.added.chunkDelay, signed),
+        ms(s.gateway.spread.p50),
+        errs(s.gateway.errors),
+      ]),
+    },
+    {
+      title: 'Gateway memory, MiB',
+      head: ['idle RSS', 'RSS after the run', 'peak RSS (VmHWM)'],
+      rows: [[ms(r.memory.idleRssMiB, 1), ms(r.memory.finalRssMiB, 1), ms(r.memory.peakRssMiB, 1)]],
+    },
+  ]
+}
+
+function text(t: Table): string {
+  const widths = t.head.map((h, i) => Math.max(h.length, ...t.rows.map((row) => row[i]!.length)))
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')
+  return [t.title, line(t.head), widths.map((w) => '─'.repeat(w)).join('  '), ...t.rows.map(line)].join('\n')
+}
+
+function markdown(t: Table): string {
+  const row = (cells: string[]) => `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`
+  return [`### ${t.title}`, '', row(t.head), row(t.head.map(() => '---')), ...t.rows.map(row)].join('\n')
+}
+
+export const machineLine = (r: Results) =>
+  `${r.date.slice(0, 10)} · ${r.machine.nproc} × ${r.machine.cpuModel} · ${r.machine.kernel} · Bun ${r.machine.bun} · gateway pinned to core ${r.setup.gatewayCore}, load and upstream to core ${r.setup.loadCore}`
+
+export function textReport(r: Results): string {
+  return [machineLine(r), ...r.setup.notes.map((n) => `note: ${n}`), '', ...tables(r).map(text).join('\n\n').split('\n')].join('\n')
+}
+
+export function markdownReport(r: Results): string {
+  return [
+    '# Benchmark',
+    '',
+    'Produced by `npm run bench` (scripts/bench/). A fake upstream (Bun) answers at once; the gateway',
+    '(`switchyard serve`, auth, rate limits and generation recording on) runs pinned to one core; the',
+    'load driver and the upstream share the other. Every figure is measured directly against the',
+    'upstream in the same run and through the gateway; "added" is the difference. Open-loop latency',
+    'counts from the scheduled send time, so queueing shows.',
+    '',
+    `Machine: ${machineLine(r)}.`,
+    ...r.setup.notes.map((n) => `\n> ${n}`),
+    '',
+    tables(r).map(markdown).join('\n\n'),
+    '',
+  ].join('\n')
+}

@@ -1,0 +1,186 @@
+// `npm run bench`: fake upstream + gateway subprocesses, then every phase measured
+// directly against the upstream and through the gateway. Flags: --quick (short phases,
+// nothing written), --profile (the gateway writes a CPU profile, see scripts/bench/profile/).
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { chatCall, getCall, messagesCall, probe, type Call } from './call.ts'
+import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
+import { openLoop } from './openloop.ts'
+import { machine, measured, memory } from './proc.ts'
+import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
+import { markdownReport, textReport } from './report.ts'
+import type { GatewayCost, Results } from './results.ts'
+import { added } from './stats.ts'
+import { streamLoad } from './streams.ts'
+
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' }, profile: { type: 'boolean' } } })
+
+const PHASES = flags.quick
+  ? { rates: [200, 1000], lowMs: 2000, highMs: 3000, wrkS: 2, streamRate: 100, streamMs: 2000, warmS: 1 }
+  : { rates: [200, 1000], lowMs: 6000, highMs: 10_000, wrkS: 5, streamRate: 100, streamMs: 5000, warmS: 2 }
+const CONNECTIONS = 64
+const PASS_MODEL = 'gpt-4o-mini'
+const CLAUDE_MODEL = 'claude-haiku-4-5'
+const UPSTREAM_KEY = 'sk-bench-upstream'
+
+const log = (msg: string) => process.stderr.write(`· ${msg}\n`)
+
+interface Path {
+  name: string
+  gateway: Call
+  baseline: Call
+  stream?: { gateway: Call; baseline: Call }
+}
+
+function candidatePaths(gw: string, up: string, key: string): Path[] {
+  const chat = gw + '/api/alpha/v1'
+  return [
+    {
+      name: 'pass-through',
+      gateway: chatCall('gpt via chat', chat, key, PASS_MODEL),
+      baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
+      stream: { gateway: chatCall('gpt via chat, stream', chat, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
+    },
+    {
+      name: 'translated',
+      gateway: chatCall('claude via chat', chat, key, CLAUDE_MODEL),
+      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
+      stream: { gateway: chatCall('claude via chat, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
+    },
+  ]
+}
+
+/** While no generation route answers: auth, rate limit and routing alone, so the harness still measures something real. */
+const fallbackPath = (gw: string, up: string, key: string): Path => ({
+  name: 'auth+routing (GET /api/v1/models)',
+  gateway: getCall('models list', gw + '/api/v1/models', key, '"data"'),
+  baseline: getCall('upstream models', up + '/v1/models', UPSTREAM_KEY, '"data"'),
+})
+
+/** The paths whose gateway calls answer properly now; notes say why any other is left out. */
+async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]> {
+  const ok: Path[] = []
+  for (const p of candidates) {
+    try {
+      await probe(p.baseline)
+      await probe(p.gateway)
+    } catch (e) {
+      notes.push(`${p.name} path not measured: ${(e as Error).message.split('\n')[0]}`)
+      continue
+    }
+    if (p.stream) {
+      try {
+        await probe(p.stream.baseline)
+        await probe(p.stream.gateway)
+      } catch (e) {
+        notes.push(`${p.name} stream not measured: ${(e as Error).message.split('\n')[0]}`)
+        p.stream = undefined
+      }
+    }
+    ok.push(p)
+  }
+  return ok
+}
+
+async function costed<T extends { ok?: number; requests?: number }>(gateway: Child, work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
+  const m = await measured(gateway.pid, work)
+  const n = m.result.ok ?? m.result.requests ?? 0
+  return { result: m.result, cost: { cpuMsPerRequest: n > 0 ? (m.cpuS * 1000) / n : NaN, coreBusy: m.cpuS / m.wallS, rssMiB: memory(gateway.pid).rssMiB } }
+}
+
+async function main() {
+  const cores = navigator.hardwareConcurrency
+  const [loadCore, gatewayCore] = cores >= 2 ? [0, 1] : [0, 0]
+  const notes: string[] = []
+  if (cores < 2) notes.push('one CPU only: gateway, upstream and load share it; the figures are not comparable to the targets')
+  if (!pinSelf(loadCore)) notes.push('could not pin the load driver (taskset failed)')
+  const tool = wrkPath() ? 'wrk' : 'bun'
+  if (tool === 'bun') {
+    console.log(WRK_MISSING)
+    notes.push(WRK_MISSING)
+  }
+  if (flags.quick) notes.push('quick run: short phases, rough figures')
+
+  const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+  const profileDir = flags.profile ? join(import.meta.dir, 'profile') : undefined
+  if (profileDir) mkdirSync(profileDir, { recursive: true })
+  const upstream = await spawnUpstream(loadCore)
+  const gateway = await spawnGateway({ core: gatewayCore, upstream: upstream.url, key, profileDir })
+  log(`upstream ${upstream.url} (core ${loadCore}), gateway ${gateway.url} (core ${gatewayCore}, pid ${gateway.pid})`)
+
+  try {
+    const idleRssMiB = memory(gateway.pid).rssMiB
+    let paths = await workingPaths(candidatePaths(gateway.url, upstream.url, key), notes)
+    if (paths.length === 0) {
+      notes.push('no generation route answered: measured GET /api/v1/models (auth, rate limit, routing) instead')
+      paths = await workingPaths([fallbackPath(gateway.url, upstream.url, key)], notes)
+    }
+    if (paths.length === 0) throw new Error(`nothing to measure:\n${notes.join('\n')}`)
+
+    for (const p of paths) {
+      log(`warm-up ${p.name}`)
+      await closedLoop(p.baseline, { connections: 16, durationS: PHASES.warmS, core: loadCore })
+      await closedLoop(p.gateway, { connections: 16, durationS: PHASES.warmS, core: loadCore })
+      if (p.stream) await streamLoad(p.stream.gateway, PHASES.streamRate, 500)
+    }
+
+    const results: Results = {
+      date: new Date().toISOString(),
+      machine: machine(),
+      setup: { gatewayCore, loadCore, closedLoopTool: tool, notes },
+      paths: Object.fromEntries(paths.map((p) => [p.name, { gateway: `${p.gateway.method} ${new URL(p.gateway.url).pathname}${p.gateway.body ? ` model ${JSON.parse(p.gateway.body).model}` : ''}`, baseline: `${p.baseline.method} upstream ${new URL(p.baseline.url).pathname}` }])),
+      openLoop: [],
+      closedLoop: [],
+      streams: [],
+      memory: { idleRssMiB, finalRssMiB: NaN, peakRssMiB: NaN },
+    }
+
+    for (const rate of PHASES.rates) {
+      const ms = rate >= 1000 ? PHASES.highMs : PHASES.lowMs
+      for (const p of paths) {
+        log(`open loop ${p.name} at ${rate}/s for ${ms / 1000} s, direct then through the gateway`)
+        const baseline = await openLoop(p.baseline, rate, ms)
+        const { result: gw, cost } = await costed(gateway, () => openLoop(p.gateway, rate, ms))
+        results.openLoop.push({ path: p.name, rate, baseline, gateway: gw, added: added(gw.latency, baseline.latency), cost })
+      }
+    }
+
+    for (const p of paths) {
+      log(`closed loop ${p.name}, ${CONNECTIONS} connections, ${PHASES.wrkS} s each (${tool})`)
+      const opts = { connections: CONNECTIONS, durationS: PHASES.wrkS, core: loadCore }
+      const baseline = await closedLoop(p.baseline, opts)
+      const { result: gw, cost } = await costed(gateway, () => closedLoop(p.gateway, opts))
+      results.closedLoop.push({ path: p.name, baseline, gateway: gw, cost })
+    }
+
+    for (const p of paths) {
+      if (!p.stream) continue
+      log(`streams ${p.name} at ${PHASES.streamRate}/s for ${PHASES.streamMs / 1000} s`)
+      const baseline = await streamLoad(p.stream.baseline, PHASES.streamRate, PHASES.streamMs)
+      const { result: gw, cost } = await costed(gateway, () => streamLoad(p.stream!.gateway, PHASES.streamRate, PHASES.streamMs))
+      results.streams.push({ path: p.name, baseline, gateway: gw, added: { ttfb: added(gw.ttfb, baseline.ttfb), chunkDelay: added(gw.chunkDelay, baseline.chunkDelay) }, cost })
+    }
+
+    const mem = memory(gateway.pid)
+    results.memory.finalRssMiB = mem.rssMiB
+    results.memory.peakRssMiB = mem.hwmMiB
+
+    console.log('\n' + textReport(results))
+    if (!flags.quick) {
+      writeFileSync(join(import.meta.dir, 'results.json'), JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2) + '\n')
+      mkdirSync(join(ROOT, 'docs'), { recursive: true })
+      writeFileSync(join(ROOT, 'docs', 'bench.md'), markdownReport(results))
+      console.log('\nwrote scripts/bench/results.json and docs/bench.md')
+    }
+  } finally {
+    await gateway.stop()
+    await upstream.stop()
+    if (profileDir) console.log(`gateway CPU profile written to ${profileDir}`)
+  }
+}
+
+await main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e)
+  process.exit(1)
+})

@@ -1,0 +1,80 @@
+// The fake upstream: OpenAI chat completions and Anthropic messages, JSON and SSE,
+// answering at once. Streams send STREAM_CHUNKS text chunks STREAM_GAP_MS apart, each
+// stamped with its send time. Run on its own (`bun scripts/bench/upstream.ts [port]`) it
+// prints `upstream listening on <url>`; run.ts starts it that way, pinned to a core.
+import { anthropicMessage, anthropicStream, epochMs, openaiCompletion, openaiStream, stamp, STREAM_CHUNKS, STREAM_GAP_MS } from './wire.ts'
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }
+
+type Stream = { content(i: number, text: string): string; end(): string }
+
+function sse(s: Stream, signal: AbortSignal): Response {
+  const enc = new TextEncoder()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      let i = 0
+      const send = () => {
+        if (signal.aborted) return
+        c.enqueue(enc.encode(s.content(i, stamp(epochMs()))))
+        if (++i < STREAM_CHUNKS) timer = setTimeout(send, STREAM_GAP_MS)
+        else {
+          c.enqueue(enc.encode(s.end()))
+          c.close()
+        }
+      }
+      send()
+    },
+    cancel() {
+      clearTimeout(timer)
+    },
+  })
+  return new Response(body, { headers: SSE_HEADERS })
+}
+
+const error = (status: number, message: string) => new Response(JSON.stringify({ error: { message, type: 'invalid_request_error' } }), { status, headers: JSON_HEADERS })
+
+async function bodyOf(req: Request): Promise<Record<string, any> | Response> {
+  try {
+    const b = await req.json()
+    if (b && typeof b === 'object' && typeof b.model === 'string') return b
+  } catch {}
+  return error(400, 'body must be JSON with a model')
+}
+
+async function chat(req: Request): Promise<Response> {
+  if (!req.headers.get('authorization')?.startsWith('Bearer ')) return error(401, 'missing bearer key')
+  const b = await bodyOf(req)
+  if (b instanceof Response) return b
+  if (b.stream === true) return sse(openaiStream(b.model, b.stream_options?.include_usage === true), req.signal)
+  return new Response(openaiCompletion(b.model), { headers: JSON_HEADERS })
+}
+
+async function messages(req: Request): Promise<Response> {
+  if (!req.headers.get('x-api-key')) return error(401, 'missing x-api-key')
+  const b = await bodyOf(req)
+  if (b instanceof Response) return b
+  if (b.stream === true) return sse(anthropicStream(b.model), req.signal)
+  return new Response(anthropicMessage(b.model), { headers: JSON_HEADERS })
+}
+
+const MODELS = JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: 'openai' }] })
+
+export function startUpstream(port = 0) {
+  return Bun.serve({
+    hostname: '127.0.0.1',
+    port,
+    routes: {
+      '/v1/chat/completions': { POST: chat },
+      '/v1/messages': { POST: messages },
+      '/v1/models': { GET: () => new Response(MODELS, { headers: JSON_HEADERS }) },
+    },
+    fetch: (req) => error(404, `no route ${new URL(req.url).pathname}`),
+  })
+}
+
+if (import.meta.main) {
+  const server = startUpstream(Number(process.argv[2] ?? 0))
+  console.log(`upstream listening on http://127.0.0.1:${server.port}`)
+}
