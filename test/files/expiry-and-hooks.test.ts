@@ -1,0 +1,93 @@
+// Expired files read as missing at once and are pruned in the background; deleting a file
+// tells the registered hooks (batches use them) before the delete answers.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { toFile } from 'openai'
+import type { FileRecord } from '../../src/files/types.ts'
+import { startFilesGateway, status, type FilesGateway } from './helpers.ts'
+
+let gw: FilesGateway
+beforeAll(async () => {
+  gw = await startFilesGateway()
+})
+afterAll(() => gw.stop())
+
+const upload = async (name: string, expiresAfter?: number) =>
+  gw.openai().files.create({
+    file: await toFile(Buffer.from(name), name),
+    purpose: 'batch',
+    ...(expiresAfter ? { expires_after: { anchor: 'created_at' as const, seconds: expiresAfter } } : {}),
+  })
+
+const blobPath = (id: string) => {
+  const row = gw.services.storage.sqlite.query('SELECT blob_key AS k FROM files WHERE id = ?').get(id) as { k: string }
+  return join(gw.dataDir, 'blobs', row.k)
+}
+
+/** Moves a file's expiry into the past, as if its time had come. */
+const expireNow = (id: string) => gw.services.storage.sqlite.query('UPDATE files SET expires_at = ? WHERE id = ?').run(Date.now() - 1, id)
+
+test('an expired file is missing on every route and from lists, then pruned with its bytes', async () => {
+  const f = await upload('soon.jsonl', 3600)
+  const keep = await upload('keep.jsonl')
+  const path = blobPath(f.id)
+  expect(existsSync(path)).toBe(true)
+  const heard: [string, string][] = []
+  const off = gw.services.files.onFileDeleted((file, reason) => void heard.push([file.id, reason]))
+  try {
+    expireNow(f.id)
+    const oa = gw.openai()
+    expect(await status(oa.files.retrieve(f.id))).toBe(404)
+    expect(await status(oa.files.content(f.id))).toBe(404)
+    expect(await status(gw.anthropic().beta.files.retrieveMetadata(f.id))).toBe(404)
+    const ids = (await oa.files.list()).data.map((x) => x.id)
+    expect(ids).toContain(keep.id)
+    expect(ids).not.toContain(f.id)
+
+    expect(await gw.services.files.pruneExpired()).toBe(1)
+    expect(existsSync(path)).toBe(false)
+    expect(gw.services.storage.sqlite.query('SELECT count(*) AS n FROM files WHERE id = ?').get(f.id)).toEqual({ n: 0 })
+    expect(heard).toEqual([[f.id, 'expired']])
+    expect(await (await oa.files.content(keep.id)).text()).toBe('keep.jsonl')
+  } finally {
+    off()
+  }
+})
+
+test('delete awaits the deletion hooks before answering, then the bytes are gone', async () => {
+  const f = await upload('input.jsonl')
+  const path = blobPath(f.id)
+  const events: string[] = []
+  const off = gw.services.files.onFileDeleted(async (file: FileRecord, reason) => {
+    // a batches hook fails the batches that read this file; make it take a while
+    await Bun.sleep(50)
+    events.push(`hook ${file.id} ${reason} ${file.purpose}`)
+  })
+  const failing = gw.services.files.onFileDeleted(() => {
+    throw new Error('a broken hook does not stop the delete')
+  })
+  try {
+    const del = await gw.openai().files.delete(f.id)
+    events.push('answered')
+    expect(del.deleted).toBe(true)
+    expect(events).toEqual([`hook ${f.id} deleted batch`, 'answered'])
+    expect(existsSync(path)).toBe(false)
+  } finally {
+    off()
+    failing()
+  }
+})
+
+test('the background pruner runs on its own timer', async () => {
+  const f = await upload('timer.jsonl', 3600)
+  expireNow(f.id)
+  const onClose: (() => void | Promise<void>)[] = []
+  gw.services.files.start(onClose, 20)
+  try {
+    for (let i = 0; i < 100 && gw.services.storage.sqlite.query('SELECT 1 FROM files WHERE id = ?').get(f.id); i++) await Bun.sleep(10)
+    expect(gw.services.storage.sqlite.query('SELECT 1 FROM files WHERE id = ?').get(f.id)).toBeNull()
+  } finally {
+    for (const c of onClose) await c()
+  }
+})
