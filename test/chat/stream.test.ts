@@ -150,6 +150,6 @@ describe('SSE body', () => {
     }
     const reader = sseBody(failing()).getReader()
     await reader.read()
-    expect(reader.read()).rejects.toThrow('boom')
+    await expect(reader.read()).rejects.toThrow('boom')
   })
 })

@@ -1,0 +1,55 @@
+// What a chat request ended as, gathered while it runs and handed to the recorder once,
+// after the last byte (never before: recording must not delay the response).
+import type { ApiKey } from '../../auth/context.ts'
+import type { CatalogModel } from '../../config/catalog.ts'
+import type { GenerationInput, GenerationSink } from '../../generations/types.ts'
+import { emptyUsage, type Usage } from '../../ir/types.ts'
+
+export class Outcome {
+  id: string
+  usage: Usage = emptyUsage()
+  finishReason: string | null = null
+  ttftMs: number | null = null
+  error: string | null = null
+  httpStatus = 200
+  private recorded = false
+  private readonly createdAt = Date.now()
+  private readonly t0 = performance.now()
+
+  constructor(
+    private readonly sink: GenerationSink | undefined,
+    private readonly base: { apiKey: ApiKey; model: CatalogModel; stream: boolean },
+  ) {
+    // A stand-in until the upstream names the generation (failures before that keep it).
+    this.id = 'chatcmpl-' + crypto.randomUUID().replaceAll('-', '')
+  }
+
+  firstToken() {
+    this.ttftMs ??= Math.round(performance.now() - this.t0)
+  }
+
+  fail(status: number, message: string) {
+    this.httpStatus = status
+    this.error = message
+  }
+
+  record() {
+    if (this.recorded || !this.sink) return
+    this.recorded = true
+    const input: GenerationInput = {
+      id: this.id,
+      apiKey: this.base.apiKey,
+      endpoint: 'openai.chat.completions',
+      stream: this.base.stream,
+      model: this.base.model,
+      createdAt: this.createdAt,
+      usage: this.usage,
+      finishReason: this.finishReason,
+      latencyMs: Math.round(performance.now() - this.t0),
+      ttftMs: this.ttftMs,
+      error: this.error,
+      httpStatus: this.httpStatus,
+    }
+    this.sink.record(input)
+  }
+}

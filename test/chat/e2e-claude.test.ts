@@ -1,0 +1,167 @@
+// Claude models through the chat surface: translated via the IR both ways, in front of a
+// fake Anthropic upstream replaying recorded traffic, driven by the official `openai` SDK.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
+import { chatFrames, fromAnthropicJson, fromAnthropicSse, startRig, type Rig } from './e2e-helpers.ts'
+
+let rig: Rig
+beforeAll(async () => {
+  rig = await startRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const ask = [{ role: 'user' as const, content: 'What is the capital of France?' }]
+const weather: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }
+const add: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } }
+
+describe('claude model, non-streaming', () => {
+  for (const name of ['nonstream-text', 'nonstream-tool-use-sdk', 'nonstream-cache-read-and-write', 'nonstream-text-max-tokens']) {
+    test(`${name}: same text, tool calls, finish reason and usage (pitfall 11: prompt_tokens counts cache reads and writes)`, async () => {
+      const want = fromAnthropicJson(fixtureJson(`anthropic/messages/${name}.json`))
+      rig.up.script({ json: fixture(`anthropic/messages/${name}.json`) })
+      const r = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask, tools: [add] })
+      expect(r.id).toBe(want.id)
+      expect(r.object).toBe('chat.completion')
+      const msg = r.choices[0]!.message
+      expect(msg.content ?? '').toBe(want.text)
+      expect((msg.tool_calls ?? []).map((c: any) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))).toEqual(want.toolCalls)
+      expect(r.choices[0]!.finish_reason).toBe(want.finish as any)
+      expect(r.usage!.prompt_tokens).toBe(want.usage.prompt_tokens)
+      expect(r.usage!.completion_tokens).toBe(want.usage.completion_tokens)
+      expect(r.usage!.prompt_tokens_details!.cached_tokens).toBe(want.usage.cached_tokens)
+      const g = await rig.generation(r.id)
+      expect(g.usage.prompt_tokens).toBe(want.usage.prompt_tokens)
+      expect(g.finish_reason).toBe(want.finish)
+    })
+  }
+
+  test('the request is translated: system, max_tokens from the catalog, tool results merged, stop_sequences, tool_choice', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    await rig.client.chat.completions.create({
+      model: 'claude-sonnet-4-5',
+      stop: ['END'],
+      tools: [weather, add],
+      tool_choice: { type: 'function', function: { name: 'add' } },
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+        { role: 'assistant', content: '', tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } },
+          { id: 'call_2', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } },
+        ] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+        { role: 'tool', tool_call_id: 'call_2', content: '3' },
+      ],
+    })
+    const up = rig.up.requests.at(-1)!
+    expect(up.path).toBe('/v1/messages')
+    expect(up.headers['x-api-key']).toBe('sk-upstream-anthropic-secret')
+    const sent = up.json()
+    expect(JSON.stringify(sent.system)).toContain('Be brief.')
+    expect(sent.max_tokens).toBe(64_000)
+    expect(sent.stop_sequences).toEqual(['END'])
+    expect(sent.tool_choice).toMatchObject({ type: 'tool', name: 'add' })
+    expect(sent.messages[0].content[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } })
+    // pitfall 5: no empty text block beside the tool calls
+    expect(sent.messages[1].content.map((b: any) => b.type)).toEqual(['tool_use', 'tool_use'])
+    // consecutive tool results: one user turn right after the tool_use turn
+    expect(sent.messages[2].role).toBe('user')
+    expect(sent.messages[2].content.map((b: any) => b.tool_use_id)).toEqual(['call_1', 'call_2'])
+    expect(sent.messages.length).toBe(3)
+  })
+})
+
+describe('claude model, streaming', () => {
+  test('include_usage: text deltas, finish and usage-only chunk before [DONE]; role on the first delta; id on every chunk', async () => {
+    const sse = fixture('anthropic/messages/stream-text.sse')
+    const want = fromAnthropicSse(sse)
+    rig.up.script({ sse })
+    const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, stream: true, stream_options: { include_usage: true } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+    const frames = chatFrames(await res.text())
+    expect(frames.at(-1)).toBe('[DONE]')
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f))
+    for (const c of chunks) {
+      expect(c.id).toBe(want.id)
+      expect(c.object).toBe('chat.completion.chunk')
+      expect(c.created).toBeNumber()
+    }
+    expect(chunks[0].choices[0].delta.role).toBe('assistant')
+    const usageChunk = chunks.at(-1)
+    expect(usageChunk.choices).toEqual([])
+    expect(usageChunk.usage.prompt_tokens).toBe(want.usage.prompt_tokens)
+    expect(usageChunk.usage.completion_tokens).toBe(want.usage.completion_tokens)
+    const last = chunks.at(-2)
+    expect(last.choices[0].delta).toEqual({})
+    expect(last.choices[0].finish_reason).toBe(want.finish)
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(want.text)
+  })
+
+  test('tool use: stream(...).finalChatCompletion() carries the call and its arguments (pitfalls 1, 2)', async () => {
+    for (const name of ['stream-tool-use', 'stream-tool-use-with-request', 'stream-tool-use-vercel']) {
+      const sse = fixture(`anthropic/messages/${name}.sse`)
+      const want = fromAnthropicSse(sse)
+      rig.up.script({ sse })
+      const tools = want.toolCalls.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: { type: 'object' } } }))
+      const final = await rig.client.chat.completions.stream({ model: 'claude-sonnet-4-5', messages: ask, tools }).finalChatCompletion()
+      const m = final.choices[0]!.message
+      expect((m.tool_calls ?? []).map((c: any) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))).toEqual(want.toolCalls)
+      expect(m.content ?? '').toBe(want.text)
+      expect(final.choices[0]!.finish_reason).toBe(want.finish as any)
+    }
+  })
+
+  test('cache read / write streams: usage as the provider counted it', async () => {
+    for (const name of ['stream-cache-read', 'stream-cache-write']) {
+      const sse = fixture(`anthropic/messages/${name}.sse`)
+      const want = fromAnthropicSse(sse)
+      rig.up.script({ sse })
+      const stream = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask, stream: true, stream_options: { include_usage: true } })
+      let usage: OpenAI.CompletionUsage | undefined
+      for await (const c of stream) if (c.usage) usage = c.usage
+      expect(usage!.prompt_tokens).toBe(want.usage.prompt_tokens)
+      expect(usage!.prompt_tokens_details!.cached_tokens).toBe(want.usage.cached_tokens)
+      expect(usage!.completion_tokens).toBe(want.usage.completion_tokens)
+      const g = await rig.generation(want.id)
+      expect(g.usage.cache_read_input_tokens).toBe(want.usage.cached_tokens)
+    }
+  })
+
+  test('pitfall 17: overloaded `event: error` as the first event is an ordinary status, never a fake end_turn', async () => {
+    rig.up.script({ sse: fixture('anthropic/messages/stream-error-overloaded-event.sse') })
+    const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, stream: true })
+    expect(res.status).toBeGreaterThanOrEqual(500)
+    expect(((await res.json()) as { error: string }).error).toContain('Overloaded')
+  })
+
+  test('§7.8: an error after output ends the stream early without [DONE] or a finish reason', async () => {
+    const head = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 4).join('\n\n') + '\n\n'
+    rig.up.script({ sse: head + fixture('anthropic/messages/stream-error-midstream-fragment.sse') })
+    const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, stream: true, stream_options: { include_usage: true } })
+    expect(res.status).toBe(200)
+    let body = ''
+    const reader = res.body!.getReader()
+    const dec = new TextDecoder()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        body += dec.decode(value)
+      }
+    } catch {}
+    expect(body).toContain('replacement character')
+    expect(body).not.toContain('[DONE]')
+    expect(body).not.toContain('"finish_reason":"')
+  })
+
+  test('upstream 4xx keeps the provider message', async () => {
+    rig.up.script({ status: 400, json: fixture('anthropic/messages/error-400-invalid-request.json') })
+    const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: string }).error).toContain(fixtureJson('anthropic/messages/error-400-invalid-request.json').error.message)
+  })
+})

@@ -1,0 +1,196 @@
+// GPT models through the chat surface: the pass-through path in front of a fake OpenAI
+// upstream replaying recorded traffic, driven by the official `openai` SDK.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
+import { chatFrames, fromOpenAISse, startRig, type Rig } from './e2e-helpers.ts'
+
+let rig: Rig
+beforeAll(async () => {
+  rig = await startRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const ask = [{ role: 'user' as const, content: 'What is the capital of the UK?' }]
+
+describe('gpt model, non-streaming (chat.completions.create)', () => {
+  for (const name of ['nonstream-text', 'nonstream-tool-calls', 'nonstream-tool-calls-sdk', 'nonstream-reasoning-tokens']) {
+    test(`${name}: the client gets the text, tool calls, finish reason and usage the provider produced`, async () => {
+      const rec = fixtureJson(`openai/chat/${name}.json`)
+      rig.up.script({ json: fixture(`openai/chat/${name}.json`) })
+      const model = name.includes('reasoning') ? 'o3-mini' : 'gpt-4o'
+      const r = await rig.client.chat.completions.create({ model, messages: ask, prompt_cache_key: 'tenant-a' } as any)
+      expect(r.id).toBe(rec.id)
+      expect(r.choices[0]!.message.content).toBe(rec.choices[0].message.content)
+      expect(r.choices[0]!.message.tool_calls).toEqual(rec.choices[0].message.tool_calls)
+      expect(r.choices[0]!.finish_reason).toBe(rec.choices[0].finish_reason)
+      expect(r.usage).toEqual(rec.usage)
+      // prompt-cache scoping is internal: never forwarded; the model goes up as the upstream id
+      const sent = rig.up.requests.at(-1)!.json()
+      expect(sent.prompt_cache_key).toBeUndefined()
+      expect(sent.model).toBe(model)
+      const g = await rig.generation(r.id)
+      expect(g.endpoint).toBe('openai.chat.completions')
+      expect(g.stream).toBe(false)
+      expect(g.finish_reason).toBe(rec.choices[0].finish_reason)
+      expect(g.usage.prompt_tokens).toBe(rec.usage.prompt_tokens)
+      expect(g.usage.completion_tokens).toBe(rec.usage.completion_tokens)
+      expect(g.usage.cache_read_input_tokens).toBe(rec.usage.prompt_tokens_details.cached_tokens)
+    })
+  }
+})
+
+describe('gpt model, streaming', () => {
+  test('include_usage: every text delta, the finish and the usage chunk before [DONE]', async () => {
+    const sse = fixture('openai/chat/stream-text-include-usage.sse')
+    const want = fromOpenAISse(sse)
+    rig.up.script({ sse })
+    const stream = await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: ask, stream: true, stream_options: { include_usage: true } })
+    let text = ''
+    let finish: string | null = null
+    let usage: OpenAI.CompletionUsage | undefined | null
+    let ids = new Set<string>()
+    for await (const c of stream) {
+      ids.add(c.id)
+      text += c.choices[0]?.delta.content ?? ''
+      finish = c.choices[0]?.finish_reason ?? finish
+      if (c.usage) usage = c.usage
+    }
+    expect(text).toBe(want.text)
+    expect(finish).toBe('stop')
+    expect(usage!.prompt_tokens).toBe(want.usage.prompt_tokens)
+    expect(usage!.completion_tokens).toBe(want.usage.completion_tokens)
+    expect([...ids]).toEqual([want.id])
+    const g = await rig.generation(want.id)
+    expect(g.stream).toBe(true)
+    expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
+  })
+
+  test('without include_usage the client never sees usage, yet the record has it', async () => {
+    const sse = fixture('openai/chat/stream-text-include-usage.sse')
+    const want = fromOpenAISse(sse)
+    rig.up.script({ sse })
+    const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+    expect(res.headers.get('cache-control')).toBe('no-cache')
+    const body = await res.text()
+    expect(body).not.toContain('usage')
+    expect(body.endsWith('data: [DONE]\n\n')).toBe(true)
+    expect(rig.up.requests.at(-1)!.json().stream_options).toEqual({ include_usage: true })
+    const g = await rig.generation(want.id)
+    expect(g.usage.prompt_tokens).toBe(want.usage.prompt_tokens)
+    expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
+  })
+
+  test('cached tokens and finish length come through (stream-cached-tokens-length)', async () => {
+    const sse = fixture('openai/chat/stream-cached-tokens-length.sse')
+    const want = fromOpenAISse(sse)
+    rig.up.script({ sse })
+    const stream = await rig.client.chat.completions.create({ model: 'gpt-4o', messages: ask, stream: true, stream_options: { include_usage: true }, max_tokens: 100 })
+    let last: OpenAI.ChatCompletionChunk | undefined
+    let finish: string | null = null
+    for await (const c of stream) {
+      last = c
+      finish = c.choices[0]?.finish_reason ?? finish
+    }
+    expect(finish).toBe('length')
+    expect(last!.choices).toEqual([])
+    expect(last!.usage!.prompt_tokens_details!.cached_tokens).toBe(want.usage.cached_tokens)
+    const g = await rig.generation(want.id)
+    expect(g.usage.cache_read_input_tokens).toBe(want.usage.cached_tokens)
+    expect(g.usage.prompt_tokens).toBe(want.usage.prompt_tokens)
+  })
+
+  test('parallel tool calls: stream(...).finalChatCompletion() has both calls with their arguments', async () => {
+    const sse = fixture('openai/chat/stream-parallel-tool-calls.sse')
+    const want = fromOpenAISse(sse)
+    rig.up.script({ sse })
+    const tools: OpenAI.ChatCompletionTool[] = want.toolCalls.map((t) => ({ type: 'function', function: { name: t.name, parameters: { type: 'object' } } }))
+    const final = await rig.client.chat.completions.stream({ model: 'gpt-4o', messages: ask, tools }).finalChatCompletion()
+    const calls = final.choices[0]!.message.tool_calls!.map((c: any) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))
+    expect(calls).toEqual(want.toolCalls)
+    expect(want.toolCalls.length).toBe(2)
+    expect(final.choices[0]!.finish_reason).toBe('tool_calls')
+  })
+
+  test('single tool call and tool call after tool results stream as recorded', async () => {
+    for (const name of ['stream-tool-call-single', 'stream-tool-call-after-tool-results']) {
+      const sse = fixture(`openai/chat/${name}.sse`)
+      rig.up.script({ sse })
+      const res = await rig.post({ model: 'gpt-4o', messages: ask, stream: true, stream_options: { include_usage: true } })
+      expect(await res.text()).toBe(sse)
+    }
+  })
+
+  test('chunks are relayed as they arrive, not buffered: the client reads while the upstream still holds the stream open', async () => {
+    rig.up.script({ sse: fixture('openai/chat/stream-text-include-usage.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n', hold: true })
+    const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    const reader = res.body!.getReader()
+    const dec = new TextDecoder()
+    let got = ''
+    while (chatFrames(got).length < 3) got += dec.decode((await reader.read()).value)
+    expect(chatFrames(got).map((f) => JSON.parse(f).choices[0].delta.content)).toEqual(['', 'The', ' capital'])
+    await reader.cancel()
+    // pitfall 14 / abort: the gateway hangs up on the upstream when the client goes away
+    await Promise.race([rig.up.requests.at(-1)!.closed, Bun.sleep(2000).then(() => Promise.reject(new Error('upstream was not aborted')))])
+  })
+
+  test('§7.8: a mid-stream failure ends the stream without [DONE]', async () => {
+    rig.up.script({ sse: fixture('openai/chat/stream-text-include-usage.sse'), dropAfterEvents: 4 })
+    const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    expect(res.status).toBe(200)
+    let body = ''
+    const reader = res.body!.getReader()
+    const dec = new TextDecoder()
+    let failed = false
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        body += dec.decode(value)
+      }
+    } catch {
+      failed = true
+    }
+    expect(body).toContain('"content":"The"')
+    expect(body).not.toContain('[DONE]')
+    expect(failed).toBe(true)
+    const stream = await (async () => {
+      rig.up.script({ sse: fixture('openai/chat/stream-text-include-usage.sse'), dropAfterEvents: 4 })
+      return rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    })()
+    await expect((async () => { for await (const _ of stream); })()).rejects.toThrow()
+  })
+})
+
+describe('gpt model, upstream errors before any output are ordinary statuses', () => {
+  test('400 from upstream keeps its message', async () => {
+    rig.up.script({ status: 400, json: fixture('openai/chat/error-400-unsupported-value.json') })
+    const res = await rig.post({ model: 'gpt-4o', messages: ask })
+    expect(res.status).toBe(400)
+    const msg = fixtureJson('openai/chat/error-400-unsupported-value.json').error.message
+    expect(((await res.json()) as { error: string }).error).toContain(msg)
+  })
+  test('401 from upstream is the gateway\'s credentials problem, never our key in the body', async () => {
+    rig.up.script({ status: 401, json: fixture('openai/chat/error-401-invalid-api-key.json') })
+    const res = await rig.post({ model: 'gpt-4o', messages: ask, stream: true })
+    expect(res.status).toBeGreaterThanOrEqual(500)
+    const text = await res.text()
+    expect(text).not.toContain('sk-upstream-openai-secret')
+    expect(JSON.parse(text).error).toBeString()
+  })
+  test('pitfall 21: 429 passes Retry-After on', async () => {
+    rig.up.script({ status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'Rate limit reached for requests', type: 'requests' } } })
+    const res = await rig.post({ model: 'gpt-4o', messages: ask, stream: true })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('7')
+  })
+  test('a stream whose upstream fails before the first event is an ordinary status, not a 200', async () => {
+    rig.up.script({ sse: 'data: {"id":"x"', dropAfterEvents: 0 })
+    const res = await rig.post({ model: 'gpt-4o', messages: ask, stream: true })
+    expect(res.status).toBe(502)
+    expect(((await res.json()) as { error: string }).error).toBeString()
+  })
+})
