@@ -1,0 +1,103 @@
+/**
+ * The built-in mock provider: deterministic, no network, speaking the same IR as the real
+ * adapters so every surface works with it. Its conventions are a stable contract for
+ * users' CI (also in docs/mock-provider.md — keep the two in step):
+ *
+ * - Default: the reply is the text of the last user message. Trailing `system` messages
+ *   are ignored (Claude Code sends one after the user turn).
+ * - Directives, read only from the last message when it is a user text turn, one per line:
+ *   - `mock: text <TEXT>`            reply exactly TEXT.
+ *   - `mock: tool <NAME> <JSON>`     call tool NAME with those arguments (default `{}`); NAME
+ *                                    must be among the request's tools, else a 400.
+ *   - `mock: error <STATUS>`         fail like an upstream answering STATUS, through the same
+ *                                    status table as real upstreams (429 → 429 with
+ *                                    Retry-After: 1, 500 → 502, 529 → 503, 401 → 502 …).
+ *   - `mock: fail-midstream`         a stream fails with an error event after its first
+ *                                    content chunk; a non-streaming call fails with 502.
+ * - A forced tool_choice (`required` → the first tool, or a named tool) calls that tool,
+ *   with arguments built from its JSON schema: string → enum[0] or "example",
+ *   number/integer → minimum or 0, boolean → false, array → [], object → its properties.
+ * - When the last message is a tool result (and no tool is forced): `tool result: <content>`,
+ *   one line per result.
+ * - Streams come in several chunks: text word by word, tool arguments in three pieces.
+ * - Usage is counted with a real tokenizer (o200k): input = the request's system, message
+ *   and tool text; output = the reply. maxTokens is honoured: the reply is cut to that many
+ *   tokens and finishes with `length`.
+ * - Ids are unique per request (`chatcmpl-mock-…`, or `msg_mock_…` for Claude-family
+ *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
+ */
+import { collect } from '../../ir/collect.ts'
+import type { GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../../ir/types.ts'
+import { upstreamErrorFrom } from '../errors.ts'
+import type { CallContext, ProviderAdapter } from '../types.ts'
+import { plan, type Plan } from './script.ts'
+import { countTokens, inputTokens, truncateTokens } from './tokens.ts'
+
+const randomId = () => crypto.randomUUID().replaceAll('-', '').slice(0, 24)
+
+/** Text → word-sized deltas (at least two when there are two characters to split). */
+export function textChunks(text: string): string[] {
+  const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : [])
+  if (words.length === 1 && text.length > 1) return [text.slice(0, Math.ceil(text.length / 2)), text.slice(Math.ceil(text.length / 2))]
+  return words
+}
+
+/** JSON text → three pieces (fewer when it is shorter). */
+export function argumentChunks(args: string): string[] {
+  const size = Math.max(1, Math.ceil(args.length / 3))
+  const out: string[] = []
+  for (let i = 0; i < args.length; i += size) out.push(args.slice(i, i + size))
+  return out
+}
+
+const MIDSTREAM: StreamEvent = { type: 'error', error: { status: 502, message: 'mock: simulated failure after the first chunk', type: 'mock_midstream_failure' } }
+
+async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationRequest, ctx: CallContext): AsyncGenerator<StreamEvent> {
+  const claude = ctx.model.family === 'anthropic'
+  yield { type: 'start', id: claude ? `msg_mock_${randomId()}` : `chatcmpl-mock-${randomId()}`, model: ctx.model.upstreamId, created: Math.floor(Date.now() / 1000) }
+  const usage: Usage = { inputTokens: inputTokens(req), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  if (p.kind === 'tool') {
+    yield { type: 'tool-input-start', index: 0, id: claude ? `toolu_mock_${randomId()}` : `call_mock_${randomId()}`, name: p.name }
+    for (const [i, delta] of argumentChunks(p.arguments).entries()) {
+      yield { type: 'tool-input-delta', index: 0, delta }
+      if (i === 0 && p.failMidstream) return yield MIDSTREAM
+    }
+    yield { type: 'tool-input-end', index: 0 }
+    usage.outputTokens = countTokens(`${p.name} ${p.arguments}`)
+    yield { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_calls' }, usage }
+    return
+  }
+  const { text, cut } = req.maxTokens !== undefined ? truncateTokens(p.text, req.maxTokens) : { text: p.text, cut: false }
+  for (const [i, delta] of textChunks(text).entries()) {
+    yield { type: 'text-delta', text: delta }
+    if (i === 0 && p.failMidstream) return yield MIDSTREAM
+  }
+  usage.outputTokens = countTokens(text)
+  yield { type: 'usage', usage }
+  yield { type: 'finish', finish: cut ? { reason: 'length', raw: 'length' } : { reason: 'stop', raw: 'stop' }, usage }
+}
+
+export class MockAdapter implements ProviderAdapter {
+  readonly kind = 'mock' as const
+  readonly name = 'mock'
+
+  private planFor(req: GenerationRequest): Exclude<Plan, { kind: 'error' }> {
+    const p = plan(req)
+    if (p.kind !== 'error') return p
+    throw upstreamErrorFrom({
+      provider: 'mock',
+      upstreamStatus: p.status,
+      bodyText: JSON.stringify({ error: { message: `mock: simulated upstream error ${p.status}`, type: 'mock_error' } }),
+      retryAfter: p.status === 429 ? '1' : undefined,
+    })
+  }
+
+  async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
+    return events(this.planFor(req), req, ctx)
+  }
+
+  /** The fold of the stream, so the two can never disagree. */
+  async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
+    return collect(events(this.planFor(req), req, ctx))
+  }
+}

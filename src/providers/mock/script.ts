@@ -1,0 +1,78 @@
+// What the mock answers, decided from the request alone (pure). The conventions are
+// documented in adapter.ts and docs/mock-provider.md.
+import type { GenerationRequest, Message, Part } from '../../ir/types.ts'
+import { badRequest, checkToolChoice } from '../checks.ts'
+import { exampleFromSchema } from './schema-args.ts'
+
+export type Plan =
+  | { kind: 'text'; text: string; failMidstream: boolean }
+  | { kind: 'tool'; name: string; arguments: string; failMidstream: boolean }
+  | { kind: 'error'; status: number }
+
+const DIRECTIVE = /^\s*mock:\s*(text|tool|error|fail-midstream)\b[ \t]?(.*)$/
+
+export interface Directives {
+  text?: string
+  tool?: { name: string; args: string }
+  error?: string
+  failMidstream: boolean
+}
+
+/** Lines of the form `mock: <verb> …` anywhere in the message; the first of each verb counts. */
+export function parseDirectives(text: string): Directives {
+  const d: Directives = { failMidstream: false }
+  for (const line of text.split(/\r?\n/)) {
+    const m = DIRECTIVE.exec(line)
+    if (!m) continue
+    const [, verb, rest] = m
+    if (verb === 'fail-midstream') d.failMidstream = true
+    else if (verb === 'text') d.text ??= rest
+    else if (verb === 'error') d.error ??= rest.trim()
+    else if (!d.tool) {
+      const t = /^(\S+)\s*(.*)$/.exec(rest.trim())
+      d.tool = { name: t?.[1] ?? '', args: t?.[2]?.trim() || '{}' }
+    }
+  }
+  return d
+}
+
+const textOf = (parts: Part[]) => parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n')
+
+function toolResults(m: Message): string[] {
+  return m.content.flatMap((p) => (p.type === 'tool-result' ? [typeof p.content === 'string' ? p.content : textOf(p.content)] : []))
+}
+
+export function plan(req: GenerationRequest): Plan {
+  checkToolChoice(req)
+  // Trailing system messages (Claude Code sends one after the user turn) are not the turn to answer.
+  const turns = req.messages.filter((m) => m.role !== 'system')
+  const last = turns[turns.length - 1]
+  const results = last ? toolResults(last) : []
+  const lastUser = [...turns].reverse().find((m) => m.role === 'user' && textOf(m.content) !== '')
+  const d = results.length === 0 && last?.role === 'user' ? parseDirectives(textOf(last.content)) : { failMidstream: false } as Directives
+
+  if (d.error !== undefined) {
+    const status = Number(d.error)
+    if (!Number.isInteger(status) || status < 400 || status > 599) throw badRequest(`mock: error needs an HTTP status from 400 to 599, got "${d.error}"`)
+    return { kind: 'error', status }
+  }
+  if (d.tool) {
+    if (!(req.tools ?? []).some((t) => t.name === d.tool!.name)) {
+      throw badRequest(`mock: tool "${d.tool.name}" is not among the request's tools (${(req.tools ?? []).map((t) => t.name).join(', ') || 'none'})`)
+    }
+    try {
+      JSON.parse(d.tool.args)
+    } catch {
+      throw badRequest(`mock: tool ${d.tool.name}: arguments are not valid JSON: ${d.tool.args}`)
+    }
+    return { kind: 'tool', name: d.tool.name, arguments: d.tool.args, failMidstream: d.failMidstream }
+  }
+  if (d.text !== undefined) return { kind: 'text', text: d.text, failMidstream: d.failMidstream }
+  const c = req.toolChoice
+  if (c?.type === 'required' || c?.type === 'tool') {
+    const tool = c.type === 'tool' ? req.tools!.find((t) => t.name === c.name)! : req.tools![0]
+    return { kind: 'tool', name: tool.name, arguments: JSON.stringify(exampleFromSchema(tool.parameters)), failMidstream: d.failMidstream }
+  }
+  if (results.length) return { kind: 'text', text: results.map((r) => `tool result: ${r}`).join('\n'), failMidstream: false }
+  return { kind: 'text', text: lastUser ? textOf(lastUser.content) : '', failMidstream: d.failMidstream }
+}

@@ -1,0 +1,132 @@
+// The mock provider's conventions, one test each: they are a contract users' CI relies on.
+import { describe, expect, test } from 'bun:test'
+import { encode } from 'gpt-tokenizer/encoding/o200k_base'
+import { collect } from '../../src/ir/collect.ts'
+import type { GenerationRequest, GenerationResponse, Message, StreamEvent } from '../../src/ir/types.ts'
+import { MockAdapter } from '../../src/providers/mock/adapter.ts'
+import { exampleFromSchema } from '../../src/providers/mock/schema-args.ts'
+import { createProviders } from '../../src/providers/registry.ts'
+import { UpstreamError } from '../../src/providers/types.ts'
+import { OpenAIAdapter } from '../../src/providers/openai/adapter.ts'
+import { claude, ctx, drain, model, providerConfig, request, user } from './support.ts'
+
+const mock = new MockAdapter()
+const gpt = model({ id: 'mock-gpt', upstreamId: 'mock-gpt', provider: 'mock' })
+const run = (over: Partial<GenerationRequest>) => mock.generate(request(over), ctx(gpt))
+const streamOf = async (over: Partial<GenerationRequest>) => drain(await mock.stream(request({ ...over, stream: true }), ctx(gpt)))
+const text = (r: GenerationResponse) => r.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('')
+const calls = (r: GenerationResponse) => r.content.flatMap((p) => (p.type === 'tool-call' ? [{ name: p.name, arguments: JSON.parse(p.arguments) }] : []))
+const sys = (t: string): Message => ({ role: 'system', content: [{ type: 'text', text: t }] })
+const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 }, unit: { type: 'string', enum: ['c', 'f'] } } } }
+const clock = { name: 'get_time', parameters: { type: 'object', properties: {} } }
+
+describe('mock conventions', () => {
+  test('echoes the last user message; trailing system messages ignored', async () => {
+    const r = await run({ messages: [user('first'), { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, user('Hello there, mock!'), sys('reminder')] })
+    expect(text(r)).toBe('Hello there, mock!')
+    expect(r.finish.reason).toBe('stop')
+  })
+
+  test('mock: text <TEXT> → exactly TEXT', async () => {
+    expect(text(await run({ messages: [user('please\nmock: text  Exactly this, with two spaces before.')] }))).toBe(' Exactly this, with two spaces before.')
+  })
+
+  test('mock: tool <NAME> <JSON> → that call', async () => {
+    const r = await run({ tools: [weather, clock], messages: [user('mock: tool get_weather {"city":"Paris"}')] })
+    expect(calls(r)).toEqual([{ name: 'get_weather', arguments: { city: 'Paris' } }])
+    expect(r.finish.reason).toBe('tool_calls')
+  })
+
+  test('mock: tool naming a tool the request lacks → 400 saying so', async () => {
+    const err = await run({ tools: [clock], messages: [user('mock: tool get_weather {}')] }).catch((e) => e)
+    expect(err).toBeInstanceOf(UpstreamError)
+    expect(err.status).toBe(400)
+    expect(err.message).toMatch(/"get_weather" is not among the request's tools \(get_time\)/)
+  })
+
+  test('forced tool_choice → arguments from the schema (named tool, and required → first tool)', async () => {
+    const named = await run({ tools: [clock, weather], toolChoice: { type: 'tool', name: 'get_weather' } })
+    expect(calls(named)).toEqual([{ name: 'get_weather', arguments: { city: 'example', days: 1, unit: 'c' } }])
+    const required = await run({ tools: [clock, weather], toolChoice: { type: 'required' } })
+    expect(calls(required)).toEqual([{ name: 'get_time', arguments: {} }])
+    expect(exampleFromSchema({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'boolean' }, c: { type: 'array' }, d: { type: 'object', properties: { e: { type: 'string' } } } } })).toEqual({
+      a: 0, b: false, c: [], d: { e: 'example' },
+    })
+  })
+
+  test('last message a tool result → "tool result: <content>"', async () => {
+    const r = await run({
+      tools: [weather],
+      messages: [
+        user('mock: tool get_weather {"city":"Paris"}'),
+        { role: 'assistant', content: [{ type: 'tool-call', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: 'sunny, 21°C' }] },
+      ],
+    })
+    expect(text(r)).toBe('tool result: sunny, 21°C')
+  })
+
+  test('mock: error <STATUS> → the upstream status table, Retry-After: 1 on 429', async () => {
+    const rate = await run({ messages: [user('mock: error 429')] }).catch((e) => e)
+    expect(rate).toMatchObject({ status: 429, retryAfter: '1' })
+    expect(await run({ messages: [user('mock: error 529')] }).catch((e) => e.status)).toBe(503)
+    expect(await run({ messages: [user('mock: error 500')] }).catch((e) => e.status)).toBe(502)
+    expect(await run({ messages: [user('mock: error 400')] }).catch((e) => e.status)).toBe(400)
+    const streamed = await mock.stream(request({ stream: true, messages: [user('mock: error 503')] }), ctx(gpt)).catch((e) => e)
+    expect(streamed).toBeInstanceOf(UpstreamError)
+    expect(streamed.status).toBe(503)
+  })
+
+  test('mock: fail-midstream → an error event after the first content chunk; non-stream → 502', async () => {
+    const events = await streamOf({ messages: [user('one two three\nmock: fail-midstream')] })
+    expect(events.map((e) => e.type)).toEqual(['start', 'text-delta', 'error'])
+    expect(events[2]).toMatchObject({ error: { status: 502 } })
+    expect(await run({ messages: [user('mock: fail-midstream')] }).catch((e) => e.status)).toBe(502)
+  })
+
+  test('streams come in several chunks: text and tool arguments', async () => {
+    const textEvents = await streamOf({ messages: [user('The quick brown fox jumps')] })
+    expect(textEvents.filter((e) => e.type === 'text-delta').map((e) => (e as { text: string }).text)).toEqual(['The ', 'quick ', 'brown ', 'fox ', 'jumps'])
+    const toolEvents = await streamOf({ tools: [weather], messages: [user('mock: tool get_weather {"city":"Edinburgh"}')] })
+    expect(toolEvents.filter((e) => e.type === 'tool-input-delta').length).toBe(3)
+  })
+
+  test('usage counted with o200k; maxTokens honoured with finish length', async () => {
+    const long = 'one two three four five six seven eight nine ten'
+    const r = await run({ messages: [user(long)], system: [{ type: 'text', text: 'sys' }] })
+    expect(r.usage.outputTokens).toBe(encode(long).length)
+    expect(r.usage.inputTokens).toBe(encode(`sys\n${long}`).length)
+    const cut = await run({ messages: [user(long)], maxTokens: 3 })
+    expect(cut.finish.reason).toBe('length')
+    expect(cut.usage.outputTokens).toBe(3)
+    expect(text(cut)).toBe('one two three')
+  })
+
+  test('ids unique per request, prefix by family; content deterministic; stream folds to generate', async () => {
+    const a = await run({})
+    const b = await run({})
+    expect(a.id).not.toBe(b.id)
+    expect(a.id.startsWith('chatcmpl-mock-')).toBe(true)
+    const c = await mock.generate(request(), ctx(claude({ id: 'mock-claude', upstreamId: 'mock-claude', provider: 'mock' })))
+    expect(c.id.startsWith('msg_mock_')).toBe(true)
+    expect(c.model).toBe('mock-claude')
+    const req = { tools: [weather], messages: [user('mock: tool get_weather {"city":"Oslo"}')] }
+    const folded = await collect((async function* (): AsyncGenerator<StreamEvent> { yield* await streamOf(req) })())
+    const direct = await run(req)
+    const strip = (r: GenerationResponse) => ({ ...r, id: '', created: 0, content: r.content.map((p) => (p.type === 'tool-call' ? { ...p, id: '' } : p)) })
+    expect(strip(folded)).toEqual(strip(direct))
+  })
+})
+
+describe('registry', () => {
+  test('mock always; openai/anthropic only when configured; providerFor follows the catalog entry', () => {
+    const none = createProviders({ providers: {} })
+    expect(none.openai).toBeUndefined()
+    expect(none.anthropic).toBeUndefined()
+    expect(none.providerFor(gpt)).toBe(none.mock)
+    expect(() => none.providerFor(model())).toThrow(/not configured/)
+    const both = createProviders({ providers: { openai: providerConfig('openai', 'http://127.0.0.1:1'), anthropic: providerConfig('anthropic', 'http://127.0.0.1:1') } })
+    expect(both.providerFor(model())).toBeInstanceOf(OpenAIAdapter)
+    expect(both.providerFor(claude()).kind).toBe('anthropic')
+  })
+})
