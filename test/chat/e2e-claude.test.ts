@@ -72,6 +72,35 @@ describe('claude model, non-streaming', () => {
     expect(sent.messages[2].content.map((b: any) => b.tool_use_id)).toEqual(['call_1', 'call_2'])
     expect(sent.messages.length).toBe(3)
   })
+
+  test('pitfall 4: an invalid tool id is rewritten on both the tool_use and its tool_result', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    await rig.client.chat.completions.create({
+      model: 'claude-sonnet-4-5',
+      tools: [add],
+      messages: [
+        { role: 'user', content: 'add' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call:1.x', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }] },
+        { role: 'tool', tool_call_id: 'call:1.x', content: '3' },
+      ],
+    })
+    const sent = rig.up.requests.at(-1)!.json()
+    const useId = sent.messages[1].content[0].id
+    expect(useId).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(sent.messages[2].content[0].tool_use_id).toBe(useId)
+  })
+
+  test('pitfall 9: reasoning_effort becomes a thinking budget of at least 1024 and below max_tokens', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
+    const r = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask, reasoning_effort: 'low', max_tokens: 600 })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.thinking.type).toBe('enabled')
+    expect(sent.thinking.budget_tokens).toBeGreaterThanOrEqual(1024)
+    expect(sent.max_tokens).toBeGreaterThan(sent.thinking.budget_tokens)
+    // the thinking text stays out of the chat reply; the answer text comes through
+    const want = fromAnthropicJson(fixtureJson('anthropic/messages/nonstream-thinking.json'))
+    expect(r.choices[0]!.message.content).toBe(want.text)
+  })
 })
 
 describe('claude model, streaming', () => {

@@ -133,8 +133,27 @@ describe('gpt model, streaming', () => {
     while (chatFrames(got).length < 3) got += dec.decode((await reader.read()).value)
     expect(chatFrames(got).map((f) => JSON.parse(f).choices[0].delta.content)).toEqual(['', 'The', ' capital'])
     await reader.cancel()
-    // pitfall 14 / abort: the gateway hangs up on the upstream when the client goes away
+    // the gateway hangs up on the upstream when the client goes away
     await Promise.race([rig.up.requests.at(-1)!.closed, Bun.sleep(2000).then(() => Promise.reject(new Error('upstream was not aborted')))])
+  })
+
+  test('pitfall 14: a client that disconnects mid-stream still gets a generation record', async () => {
+    // a fresh id: the recording's own id was already recorded by the tests above
+    const sse = fixture('openai/chat/stream-text-include-usage.sse').replaceAll('chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc', 'chatcmpl-disconnect-14')
+    rig.up.script({ sse: sse.split('\n\n').slice(0, 3).join('\n\n') + '\n\n', hold: true })
+    const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    const reader = res.body!.getReader()
+    const first = new TextDecoder().decode((await reader.read()).value)
+    const id = JSON.parse(chatFrames(first)[0]!).id
+    await reader.cancel()
+    await rig.up.requests.at(-1)!.closed
+    let g: any
+    for (let i = 0; i < 50 && !g; i++) g = await rig.generation(id).catch(() => Bun.sleep(20).then(() => undefined))
+    expect(id).toBe('chatcmpl-disconnect-14')
+    expect(g.id).toBe(id)
+    expect(g.stream).toBe(true)
+    expect(g.error).toBe('client disconnected')
+    expect(g.finish_reason).toBeNull()
   })
 
   test('§7.8: a mid-stream failure ends the stream without [DONE]', async () => {
