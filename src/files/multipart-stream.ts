@@ -50,6 +50,14 @@ class ByteReader {
     this.buf = this.buf.subarray(n)
     return out
   }
+  /** Where the longest tail of the buffer that is a proper prefix of `needle` starts (length if none). */
+  partialMatchAt(needle: Buffer): number {
+    const len = this.buf.length
+    for (let i = Math.max(0, len - needle.length + 1); i < len; i++) {
+      if (this.buf[i] === needle[0] && this.buf.subarray(i).equals(needle.subarray(0, len - i))) return i
+    }
+    return len
+  }
   skip(n: number) {
     this.buf = this.buf.subarray(n)
   }
@@ -95,8 +103,9 @@ function partBody(r: ByteReader, delimiter: Buffer) {
           if (value.length > 0) return { done: false, value }
           break
         }
-        // the tail might be the start of a delimiter split across chunks
-        const emit = r.length - Math.min(r.length, delimiter.length - 1)
+        // hold back only a tail that could be the start of a delimiter split across
+        // chunks; usually there is none, and the next chunk is then used without a copy
+        const emit = r.partialMatchAt(delimiter)
         if (emit > 0) return { done: false, value: r.take(emit) }
         if (!(await r.fill())) throw new MultipartParseError('Multipart body ended inside a part')
       }
