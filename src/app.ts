@@ -8,6 +8,7 @@ import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
 import type { Services } from './services.ts'
 import { filesRoutes } from './files/routes.ts'
+import { chatRoutes } from './surfaces/chat/route.ts'
 
 export function createApp(s: Services) {
   const app = new Elysia({ name: 'switchyard' })
@@ -20,4 +21,5 @@ export function createApp(s: Services) {
     .use(generationRoutes(s))
     .use(usageRoutes(s))
     .use(filesRoutes(s))
+    .use(chatRoutes(s))
 }

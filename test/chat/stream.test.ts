@@ -66,7 +66,7 @@ describe('stream encoder bytes (§6)', () => {
     const head = '{"id":"msg_9","object":"chat.completion.chunk","created":1700000000,"model":"claude-x","choices":[{"index":0,"delta":'
     const tail = (f: string) => `,"logprobs":null,"finish_reason":${f}}],"usage":null}`
     expect(frames(out)).toEqual([
-      head + '{"role":"assistant","content":"","refusal":null}' + tail('null'),
+      head + '{"role":"assistant","content":null}' + tail('null'),
       head + '{"content":"Let me check."}' + tail('null'),
       head + '{"tool_calls":[{"index":0,"id":"toolu_a","type":"function","function":{"name":"weather","arguments":""}}]}' + tail('null'),
       head + '{"tool_calls":[{"index":0,"function":{"arguments":"{\\"city\\":"}}]}' + tail('null'),

@@ -4,6 +4,7 @@
 // it can abort the upstream request.
 export const PING_FRAME = ': ping\n\n'
 export const DEFAULT_PING_MS = 15_000
+const FLUSH_MS = 25
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -35,7 +36,11 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
           got = await Promise.race([pending, tick])
         } catch (e) {
           clearTimeout(timer)
-          // The source failed mid-stream: end the body abruptly, which chat clients read as an error (§7.8).
+          // The source failed mid-stream: end the body abruptly, which chat clients read as an
+          // error (§7.8) — a clean close would pass for a finished answer. Erroring at once
+          // can make the server reset the socket before the frames already written are
+          // flushed, so the client first gets what was produced.
+          await Bun.sleep(FLUSH_MS)
           controller.error(e)
           return
         } finally {

@@ -63,7 +63,7 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
   const open = () => {
     if (roleSent) return ''
     roleSent = true
-    return chunk({ role: 'assistant', content: '', refusal: null })
+    return chunk({ role: 'assistant', content: null })
   }
 
   function push(ev: StreamEvent): string {

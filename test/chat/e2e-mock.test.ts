@@ -1,0 +1,125 @@
+// Zero config: no upstream is configured, so the built-in mock provider answers every
+// model through the IR, with its documented deterministic replies (docs/mock-provider.md).
+// Also the compat translate mode and the never-a-500 fuzz over HTTP.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+import { chatFrames } from './e2e-helpers.ts'
+
+let gw: Gateway
+let client: OpenAI
+beforeAll(async () => {
+  gw = await startGateway()
+  client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
+})
+afterAll(async () => {
+  await gw.stop()
+})
+
+async function lookup(id: string) {
+  const res = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${gw.key}` } })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { success: boolean; generation: any }).generation
+}
+
+const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }]
+
+describe('mock provider through the chat surface', () => {
+  for (const model of ['gpt-4o', 'claude-sonnet-4-5']) {
+    test(`${model}: the documented reply (the last user message's text), recorded and looked up`, async () => {
+      const r = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Say hello' }] })
+      expect(r.choices[0]!.message.content).toBe('Say hello')
+      expect(r.choices[0]!.finish_reason).toBe('stop')
+      expect(r.usage!.prompt_tokens).toBeGreaterThan(0)
+      const g = await lookup(r.id)
+      expect(g.model).toBe(model)
+      expect(g.usage.completion_tokens).toBe(r.usage!.completion_tokens)
+      expect(g.endpoint).toBe('openai.chat.completions')
+    })
+
+    test(`${model}: streamed and non-streamed results agree (text, tool calls, finish, usage)`, async () => {
+      for (const content of ['mock: text Paris is the capital.', 'mock: tool get_weather {"city":"Paris"}']) {
+        const body = { model, messages: [{ role: 'user' as const, content }], tools }
+        const plain = await client.chat.completions.create(body)
+        const streamed = await client.chat.completions.stream({ ...body, stream_options: { include_usage: true } }).finalChatCompletion()
+        const a = plain.choices[0]!
+        const b = streamed.choices[0]!
+        expect(b.message.content ?? null).toEqual(a.message.content ?? null)
+        expect(b.finish_reason).toBe(a.finish_reason)
+        expect((b.message.tool_calls ?? []).map((c: any) => [c.function.name, c.function.arguments])).toEqual((a.message.tool_calls ?? []).map((c: any) => [c.function.name, c.function.arguments]))
+        expect(streamed.usage?.prompt_tokens).toBe(plain.usage!.prompt_tokens)
+        expect(streamed.usage?.completion_tokens).toBe(plain.usage!.completion_tokens)
+      }
+    })
+  }
+
+  test('mock tool call arrives as tool_calls with JSON-string arguments', async () => {
+    const r = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'mock: tool get_weather {"city":"Oslo"}' }], tools })
+    expect(r.choices[0]!.finish_reason).toBe('tool_calls')
+    const call = r.choices[0]!.message.tool_calls![0] as any
+    expect(call.function.name).toBe('get_weather')
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Oslo' })
+  })
+
+  test('§7.8 with the mock: fail-midstream ends the stream without [DONE]; the SDK sees an error', async () => {
+    const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'a long enough reply to come in several chunks\nmock: fail-midstream' }] }),
+    })
+    expect(res.status).toBe(200)
+    let body = ''
+    const reader = res.body!.getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        body += new TextDecoder().decode(value)
+      }
+    } catch {}
+    expect(chatFrames(body).length).toBeGreaterThan(1)
+    expect(body).not.toContain('[DONE]')
+    const stream = await client.chat.completions.create({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'some words to stream\nmock: fail-midstream' }] })
+    await expect((async () => { for await (const _ of stream); })()).rejects.toThrow()
+  })
+
+  test('mock error status before output is an ordinary status code', async () => {
+    const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'mock: error 429' }] }),
+    })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBeTruthy()
+  })
+
+  test('HTTP 400s name the field and list offending parameters', async () => {
+    const post = (body: unknown) => fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    let res = await post({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'x' }], seed: 1, n: 2 })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toBe('Parameters not supported for Claude-family model claude-sonnet-4-5: seed, n')
+    res = await post({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }], stream: 'yes' })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toStartWith('stream:')
+    res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: '{"model":' })
+    expect(res.status).toBe(400)
+  })
+})
+
+describe('compat.cross_family: translate', () => {
+  test('foreign parameters are translated or dropped and named in x-switchyard-compat', async () => {
+    const t = await startGateway({ yaml: 'compat:\n  cross_family: translate\n' })
+    try {
+      const res = await fetch(`${t.url}/api/alpha/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi there' }], max_completion_tokens: 50, seed: 4 }),
+      })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-switchyard-compat')).toBe('max_completion_tokens->maxTokens, seed')
+      expect(((await res.json()) as any).choices[0].message.content).toBe('hi there')
+    } finally {
+      await t.stop()
+    }
+  })
+})
