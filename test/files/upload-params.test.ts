@@ -125,7 +125,7 @@ describe('wire shapes', () => {
     const more = toAnthropicList({ data: [rec], hasMore: true }, 'after')
     expect(more).toMatchObject({ has_more: true, first_id: 'file-1', last_id: 'file-1', data: [{ type: 'file', created_at: '2027-01-15T08:00:00.999Z', size_bytes: 3, mime_type: 'text/plain', downloadable: true }] })
     expect(decodePageToken(more.next_page!)).toEqual({ after: 'file-1' })
-    expect(toAnthropicList({ data: [], hasMore: false }, 'after')).toEqual({ data: [], has_more: false, first_id: null, last_id: null, next_page: null })
+    expect(toAnthropicList({ data: [], hasMore: false }, 'after') as unknown).toEqual({ data: [], has_more: false, first_id: null, last_id: null, next_page: null })
   })
   test('Content-Disposition never carries a raw quote, CR/LF or non-ASCII', () => {
     expect(contentDisposition('a.txt')).toBe(`attachment; filename="a.txt"; filename*=UTF-8''a.txt`)
