@@ -7,6 +7,7 @@ import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
 import { Recorder } from './generations/recorder.ts'
+import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
@@ -17,7 +18,18 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
   const keys = new KeyStore(storage)
   const store = new MemoryStore()
   const limiter = new RateLimiter(store)
-  const s: Services = { config, storage, catalog, keys, limiter, log, onClose: [], recorder: new Recorder({ config, storage, catalog, keys, log }), files: createFilesService({ config, storage, log }) }
+  const s: Services = {
+    config,
+    storage,
+    catalog,
+    keys,
+    limiter,
+    log,
+    providers: createProviders(config),
+    recorder: new Recorder({ config, storage, catalog, keys, log }),
+    files: createFilesService({ config, storage, log }),
+    onClose: [],
+  }
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)

@@ -7,6 +7,8 @@ import type { KeyStore } from './auth/keys.ts'
 import type { RateLimiter } from './auth/ratelimit.ts'
 import type { Logger } from './http/log.ts'
 import type { Recorder } from './generations/recorder.ts'
+import type { FilesService } from './files/service.ts'
+import type { ProviderRegistry } from './providers/registry.ts'
 
 export interface Services {
   config: Config
@@ -15,8 +17,10 @@ export interface Services {
   keys: KeyStore
   limiter: RateLimiter
   log: Logger
+  /** One set of provider adapters for every surface. */
+  providers: ProviderRegistry
   recorder: Recorder
-  files: import('./files/service.ts').FilesService
+  files: FilesService
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }

@@ -163,24 +163,23 @@ describe('gpt model, streaming', () => {
     let body = ''
     const reader = res.body!.getReader()
     const dec = new TextDecoder()
-    let failed = false
-    try {
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) break
-        body += dec.decode(value)
-      }
-    } catch {
-      failed = true
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      body += dec.decode(value)
     }
     expect(body).toContain('"content":"The"')
     expect(body).not.toContain('[DONE]')
-    expect(failed).toBe(true)
+    expect(body).not.toContain('"finish_reason":"stop"')
+    // the last frame says what failed, in OpenAI's in-band error shape
+    const last = JSON.parse(body.trim().split('\n\n').at(-1)!.slice('data: '.length))
+    expect(last.error.code).toBe(502)
+    expect(last.error.message).toMatch(/upstream/)
     const stream = await (async () => {
       rig.up.script({ sse: fixture('openai/chat/stream-text-include-usage.sse'), dropAfterEvents: 4 })
       return rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: ask, stream: true })
     })()
-    await expect((async () => { for await (const _ of stream); })()).rejects.toThrow()
+    await expect((async () => { for await (const _ of stream); })()).rejects.toThrow(/upstream/)
   })
 })
 

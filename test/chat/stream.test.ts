@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import type { GenerationResponse, StreamEvent, Usage } from '../../src/ir/types.ts'
 import { chatFinishReason, encodeChatResponse } from '../../src/surfaces/chat/encode.ts'
 import { PING_FRAME, sseBody } from '../../src/surfaces/chat/sse.ts'
-import { createChatStreamEncoder } from '../../src/surfaces/chat/stream.ts'
+import { chatErrorFrame, createChatStreamEncoder } from '../../src/surfaces/chat/stream.ts'
 
 const usage: Usage = { inputTokens: 10, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 50, reasoningTokens: 3 }
 
@@ -151,5 +151,14 @@ describe('SSE body', () => {
     const reader = sseBody(failing()).getReader()
     await reader.read()
     await expect(reader.read()).rejects.toThrow('boom')
+  })
+
+  test('with an error frame, a failing source writes it and ends without the terminator', async () => {
+    async function* failing() {
+      yield 'data: a\n\n'
+      throw Object.assign(new Error('upstream went away'), { status: 502 })
+    }
+    const text = await new Response(sseBody(failing(), { errorFrame: chatErrorFrame })).text()
+    expect(text).toBe('data: a\n\ndata: {"error":{"message":"upstream went away","type":"upstream_error","code":502}}\n\n')
   })
 })

@@ -4,7 +4,6 @@
 import { Elysia } from 'elysia'
 import { keyOf, requestIdOf, requestInfo } from '../../auth/context.ts'
 import { readJsonBody } from '../../http/body.ts'
-import { createProviders } from '../../providers/registry.ts'
 import type { CallContext, ProviderAdapter } from '../../providers/types.ts'
 import { adapterFor, resolveModel, type Providers } from '../../routing/router.ts'
 import { applyFamilyRules, compatHeader } from '../../routing/rules.ts'
@@ -14,6 +13,7 @@ import { Outcome } from './outcome.ts'
 import { passthroughBody } from './passthrough.ts'
 import { relayJson, relayStream, type PassthroughCall } from './relay.ts'
 import type { SseOptions } from './sse.ts'
+import { chatErrorFrame } from './stream.ts'
 import { translatedJson, translatedStream } from './translated.ts'
 
 export const CHAT_PATH = '/api/alpha/v1/chat/completions'
@@ -31,7 +31,7 @@ function passthroughOf(adapter: ProviderAdapter): PassthroughCall | undefined {
 }
 
 export function chatRoutes(s: Services, opts: ChatRouteOptions = {}) {
-  const providers: Providers = opts.providers ?? (createProviders(s.config) as Providers)
+  const providers: Providers = opts.providers ?? (s.providers as Providers)
   const mode = () => s.config.compat.crossFamily
 
   async function handle(request: Request): Promise<Response> {
@@ -57,6 +57,7 @@ export function chatRoutes(s: Services, opts: ChatRouteOptions = {}) {
     const ctx: CallContext = { signal: abort.signal, model, requestId: requestIdOf(request) }
     const sse: SseOptions = {
       pingMs: opts.pingMs,
+      errorFrame: chatErrorFrame,
       onCancel: () => {
         out.fail(499, 'client disconnected')
         abort.abort()

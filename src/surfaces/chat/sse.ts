@@ -4,7 +4,6 @@
 // it can abort the upstream request.
 export const PING_FRAME = ': ping\n\n'
 export const DEFAULT_PING_MS = 15_000
-const FLUSH_MS = 25
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -18,6 +17,11 @@ export interface SseOptions {
   pingMs?: number
   /** The client went away before the source ended. */
   onCancel?: () => void
+  /**
+   * The surface's in-band error frame for a mid-stream failure (§7.8), written before the
+   * body ends. It tells the client what failed; a bare close would only say that it did.
+   */
+  errorFrame?: (e: unknown) => string
 }
 
 /** The frames of `source` as bytes; `source` yields frame text ('' is skipped). */
@@ -36,12 +40,12 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
           got = await Promise.race([pending, tick])
         } catch (e) {
           clearTimeout(timer)
-          // The source failed mid-stream: end the body abruptly, which chat clients read as an
-          // error (§7.8) — a clean close would pass for a finished answer. Erroring at once
-          // can make the server reset the socket before the frames already written are
-          // flushed, so the client first gets what was produced.
-          await Bun.sleep(FLUSH_MS)
-          controller.error(e)
+          // The source failed mid-stream: say so in band, then end without the surface's
+          // normal terminator. Erroring the body (the fallback with no error frame) resets
+          // the socket, which can drop frames already written before they are flushed.
+          if (!opts.errorFrame) return controller.error(e)
+          controller.enqueue(enc.encode(opts.errorFrame(e)))
+          controller.close()
           return
         } finally {
           clearTimeout(timer)

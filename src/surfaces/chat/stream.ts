@@ -113,3 +113,13 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
   }
   return { state, push }
 }
+
+/**
+ * OpenAI's in-band error chunk for a failure after the stream began: the `openai` SDK
+ * raises it as an APIError with this message; no finish frame and no [DONE] follow (§7.8).
+ */
+export function chatErrorFrame(e: unknown): string {
+  const status = typeof (e as { status?: unknown })?.status === 'number' ? (e as { status: number }).status : 502
+  const message = e instanceof Error ? e.message : 'upstream stream failed'
+  return `data: ${JSON.stringify({ error: { message, type: status === 499 ? 'client_disconnected' : 'upstream_error', code: status } })}\n\n`
+}
