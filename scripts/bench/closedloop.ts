@@ -13,6 +13,8 @@ export interface ClosedLoopResult {
   rps: number
   /** Non-2xx answers and socket errors (any makes the figure suspect). */
   errors: number
+  /** CPU seconds the load tool itself used (wrk is a separate process). */
+  loadCpuS: number
   detail?: string
 }
 
@@ -41,7 +43,8 @@ export async function runWrk(call: Call, opts: { connections: number; durationS:
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new Error(`wrk failed (${code}): ${err || out}`)
   const r = parseWrk(out)
-  return { tool: 'wrk', connections: opts.connections, durationS: opts.durationS, ...r, detail: r.requests === 0 ? out : undefined }
+  const loadCpuS = Number(proc.resourceUsage()?.cpuTime.total ?? 0) / 1e6
+  return { tool: 'wrk', connections: opts.connections, durationS: opts.durationS, ...r, loadCpuS, detail: r.requests === 0 ? out : undefined }
 }
 
 export async function runBunLoop(call: Call, opts: { connections: number; durationS: number }): Promise<ClosedLoopResult> {
@@ -63,7 +66,7 @@ export async function runBunLoop(call: Call, opts: { connections: number; durati
   }
   await Promise.all(Array.from({ length: opts.connections }, worker))
   const elapsed = (performance.now() - start) / 1000
-  return { tool: 'bun', connections: opts.connections, durationS: opts.durationS, requests, rps: requests / elapsed, errors }
+  return { tool: 'bun', connections: opts.connections, durationS: opts.durationS, requests, rps: requests / elapsed, errors, loadCpuS: 0 }
 }
 
 export function closedLoop(call: Call, opts: { connections: number; durationS: number; core: number }): Promise<ClosedLoopResult> {

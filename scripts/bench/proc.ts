@@ -29,12 +29,38 @@ export function memory(pid: number): { rssMiB: number; hwmMiB: number } {
   return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 }
 }
 
-/** CPU and wall time of a phase of work, measured on one process. */
-export async function measured<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; cpuS: number; wallS: number }> {
-  const cpu0 = cpuSeconds(pid)
-  const t0 = performance.now()
+/** Busy CPU seconds of the whole machine (all cores) so far, from /proc/stat. */
+export function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+  // user nice system idle iowait irq softirq steal: everything but idle and iowait
+  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / ticksPerSecond()
+}
+
+const selfCpuSeconds = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1e6
+}
+
+export interface Meter {
+  /** Gateway CPU seconds during the phase. */
+  gatewayCpuS: number
+  wallS: number
+  /** Cores' worth of CPU used by processes outside the bench (other work on the machine): noise. */
+  otherCores: number
+}
+
+/**
+ * Run a phase and meter it: the gateway's CPU, and the CPU the rest of the machine used
+ * beyond the gateway, the upstream, this driver and `loadCpuS` (wrk's own, when it ran).
+ */
+export async function metered<T>(pids: { gateway: number; upstream: number }, work: () => Promise<T>, loadCpuS: (r: T) => number = () => 0): Promise<{ result: T } & Meter> {
+  const before = { busy: machineBusySeconds(), gw: cpuSeconds(pids.gateway), up: cpuSeconds(pids.upstream), self: selfCpuSeconds(), t: performance.now() }
   const result = await work()
-  return { result, cpuS: cpuSeconds(pid) - cpu0, wallS: (performance.now() - t0) / 1000 }
+  const wallS = (performance.now() - before.t) / 1000
+  const gatewayCpuS = cpuSeconds(pids.gateway) - before.gw
+  const ours = gatewayCpuS + (cpuSeconds(pids.upstream) - before.up) + (selfCpuSeconds() - before.self) + loadCpuS(result)
+  const other = machineBusySeconds() - before.busy - ours
+  return { result, gatewayCpuS, wallS, otherCores: Math.max(0, other / wallS) }
 }
 
 export function machine() {

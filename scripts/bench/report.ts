@@ -11,6 +11,7 @@ const signed = (v: number | null | undefined, digits = 2) => (v === null || v ==
 const int = (v: number) => Math.round(v).toLocaleString('en-US')
 const trio = (s: Pick<Summary, 'p50' | 'p90' | 'p99'>, f = ms) => `${f(s.p50)} / ${f(s.p90)} / ${f(s.p99)}`
 const duo = (s: Pick<Summary, 'p50' | 'p90'>, f = ms) => `${f(s.p50)} / ${f(s.p90)}`
+const noise = (cores: number) => (cores > 0.1 ? `${Math.round(cores * 100)}% ⚠` : `${Math.round(cores * 100)}%`)
 const errs = (e: Record<string, number> | number) => {
   const n = typeof e === 'number' ? e : Object.values(e).reduce((a, b) => a + b, 0)
   return n === 0 ? '0' : `${n} ⚠`
@@ -30,7 +31,7 @@ export function tables(r: Results): Table[] {
     },
     {
       title: 'Open loop: latency from the scheduled send, ms (p50 / p90 / p99)',
-      head: ['path', 'rate', 'direct to upstream', 'through gateway', 'added', 'errors', 'gateway CPU/req', 'gateway core busy'],
+      head: ['path', 'rate', 'direct to upstream', 'through gateway', 'added', 'errors', 'gateway CPU/req', 'gateway core busy', 'other load'],
       rows: r.openLoop.map((o) => [
         o.path,
         `${int(o.rate)}/s`,
@@ -40,11 +41,12 @@ export function tables(r: Results): Table[] {
         errs(o.gateway.errors),
         `${ms(o.cost.cpuMsPerRequest, 3)} ms`,
         `${Math.round(o.cost.coreBusy * 100)}%`,
+        noise(o.otherCores),
       ]),
     },
     {
       title: `Closed loop: max req/s (${r.setup.closedLoopTool === 'wrk' ? 'wrk' : 'Bun driver, wrk missing'})`,
-      head: ['path', 'connections', 'direct to upstream', 'through gateway', 'errors', 'gateway CPU/req', 'gateway core busy'],
+      head: ['path', 'connections', 'direct to upstream', 'through gateway', 'errors', 'gateway CPU/req', 'gateway core busy', 'other load'],
       rows: r.closedLoop.map((c) => [
         c.path,
         String(c.gateway.connections),
@@ -53,11 +55,12 @@ export function tables(r: Results): Table[] {
         errs(c.gateway.errors),
         `${ms(c.cost.cpuMsPerRequest, 3)} ms`,
         `${Math.round(c.cost.coreBusy * 100)}%`,
+        noise(c.otherCores),
       ]),
     },
     {
       title: 'Streams: first byte from the scheduled send, and each chunk from its upstream send, ms',
-      head: ['path', 'rate', 'first byte direct (p50 / p90)', 'first byte gateway', 'added', 'chunk delay added (p50 / p90 / p99)', 'chunk spread (1 = as sent)', 'errors'],
+      head: ['path', 'rate', 'first byte direct (p50 / p90)', 'first byte gateway', 'added', 'chunk delay added (p50 / p90 / p99)', 'chunk spread (1 = as sent)', 'errors', 'other load'],
       rows: r.streams.map((s) => [
         s.path,
         `${int(s.gateway.rate)}/s`,
@@ -67,6 +70,7 @@ export function tables(r: Results): Table[] {
         trio(s.added.chunkDelay, signed),
         ms(s.gateway.spread.p50),
         errs(s.gateway.errors),
+        noise(s.otherCores),
       ]),
     },
     {
@@ -103,7 +107,9 @@ export function markdownReport(r: Results): string {
     '(`switchyard serve`, auth, rate limits and generation recording on) runs pinned to one core; the',
     'load driver and the upstream share the other. Every figure is measured directly against the',
     'upstream in the same run and through the gateway; "added" is the difference. Open-loop latency',
-    'counts from the scheduled send time, so queueing shows.',
+    'counts from the scheduled send time, so queueing shows. "Other load" is the CPU that processes',
+    'outside the bench used meanwhile (% of one core); past 10% (⚠) the machine was not quiet and the',
+    'figures are disturbed. "Gateway core busy" near 100% means the gateway\'s core was the bottleneck.',
     '',
     `Machine: ${machineLine(r)}.`,
     ...r.setup.notes.map((n) => `\n> ${n}`),

@@ -14,7 +14,12 @@ export interface GatewayCost {
   /** CPU seconds ÷ wall seconds: near 1 means the gateway's core was the bottleneck. */
   coreBusy: number
   rssMiB: number
+  /** Cores' worth of CPU other processes on the machine used meanwhile (noise; ideally ~0). */
+  otherCores: number
 }
+
+/** The most CPU other processes used during either half of a comparison, in cores. */
+type Noise = { otherCores: number }
 
 export interface Results {
   date: string
@@ -23,12 +28,14 @@ export interface Results {
     gatewayCore: number
     loadCore: number
     closedLoopTool: 'wrk' | 'bun'
+    /** /proc/loadavg when the run began. */
+    loadAvg: string
     notes: string[]
   }
   /** Which gateway routes the paths measured (the chat route may not be mounted yet). */
   paths: Record<string, { gateway: string; baseline: string }>
-  openLoop: { path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; cost: GatewayCost }[]
-  closedLoop: { path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; cost: GatewayCost }[]
-  streams: { path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost }[]
+  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; cost: GatewayCost } & Noise)[]
+  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; cost: GatewayCost } & Noise)[]
+  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost } & Noise)[]
   memory: { idleRssMiB: number; finalRssMiB: number; peakRssMiB: number }
 }

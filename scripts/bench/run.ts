@@ -1,13 +1,13 @@
 // `npm run bench`: fake upstream + gateway subprocesses, then every phase measured
 // directly against the upstream and through the gateway. Flags: --quick (short phases,
 // nothing written), --profile (the gateway writes a CPU profile, see scripts/bench/profile/).
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall, getCall, messagesCall, probe, type Call } from './call.ts'
 import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
-import { machine, measured, memory } from './proc.ts'
+import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
 import { markdownReport, textReport } from './report.ts'
 import type { GatewayCost, Results } from './results.ts'
@@ -83,10 +83,16 @@ async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]
   return ok
 }
 
-async function costed<T extends { ok?: number; requests?: number }>(gateway: Child, work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
-  const m = await measured(gateway.pid, work)
+const NOISY_CORES = 0.1
+
+async function costed<T extends { ok?: number; requests?: number; loadCpuS?: number }>(gateway: Child, upstream: Child, work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
+  const m = await metered({ gateway: gateway.pid, upstream: upstream.pid }, work, (r) => r.loadCpuS ?? 0)
   const n = m.result.ok ?? m.result.requests ?? 0
-  return { result: m.result, cost: { cpuMsPerRequest: n > 0 ? (m.cpuS * 1000) / n : NaN, coreBusy: m.cpuS / m.wallS, rssMiB: memory(gateway.pid).rssMiB } }
+  if (m.otherCores > NOISY_CORES) log(`  noisy: other processes used ${(m.otherCores * 100).toFixed(0)}% of a core during this phase`)
+  return {
+    result: m.result,
+    cost: { cpuMsPerRequest: n > 0 ? (m.gatewayCpuS * 1000) / n : NaN, coreBusy: m.gatewayCpuS / m.wallS, rssMiB: memory(gateway.pid).rssMiB, otherCores: m.otherCores },
+  }
 }
 
 async function main() {
@@ -128,7 +134,7 @@ async function main() {
     const results: Results = {
       date: new Date().toISOString(),
       machine: machine(),
-      setup: { gatewayCore, loadCore, closedLoopTool: tool, notes },
+      setup: { gatewayCore, loadCore, closedLoopTool: tool, loadAvg: readFileSync('/proc/loadavg', 'utf8').trim(), notes },
       paths: Object.fromEntries(paths.map((p) => [p.name, { gateway: `${p.gateway.method} ${new URL(p.gateway.url).pathname}${p.gateway.body ? ` model ${JSON.parse(p.gateway.body).model}` : ''}`, baseline: `${p.baseline.method} upstream ${new URL(p.baseline.url).pathname}` }])),
       openLoop: [],
       closedLoop: [],
@@ -136,30 +142,34 @@ async function main() {
       memory: { idleRssMiB, finalRssMiB: NaN, peakRssMiB: NaN },
     }
 
+    /** The same work direct and through the gateway, back to back, each metered. */
+    const compare = async <T extends { ok?: number; requests?: number; loadCpuS?: number }>(direct: () => Promise<T>, through: () => Promise<T>) => {
+      const b = await costed(gateway, upstream, direct)
+      const g = await costed(gateway, upstream, through)
+      return { baseline: b.result, gateway: g.result, cost: g.cost, otherCores: Math.max(b.cost.otherCores, g.cost.otherCores) }
+    }
+
     for (const rate of PHASES.rates) {
       const ms = rate >= 1000 ? PHASES.highMs : PHASES.lowMs
       for (const p of paths) {
         log(`open loop ${p.name} at ${rate}/s for ${ms / 1000} s, direct then through the gateway`)
-        const baseline = await openLoop(p.baseline, rate, ms)
-        const { result: gw, cost } = await costed(gateway, () => openLoop(p.gateway, rate, ms))
-        results.openLoop.push({ path: p.name, rate, baseline, gateway: gw, added: added(gw.latency, baseline.latency), cost })
+        const c = await compare(() => openLoop(p.baseline, rate, ms), () => openLoop(p.gateway, rate, ms))
+        results.openLoop.push({ path: p.name, rate, ...c, added: added(c.gateway.latency, c.baseline.latency) })
       }
     }
 
     for (const p of paths) {
       log(`closed loop ${p.name}, ${CONNECTIONS} connections, ${PHASES.wrkS} s each (${tool})`)
       const opts = { connections: CONNECTIONS, durationS: PHASES.wrkS, core: loadCore }
-      const baseline = await closedLoop(p.baseline, opts)
-      const { result: gw, cost } = await costed(gateway, () => closedLoop(p.gateway, opts))
-      results.closedLoop.push({ path: p.name, baseline, gateway: gw, cost })
+      results.closedLoop.push({ path: p.name, ...(await compare(() => closedLoop(p.baseline, opts), () => closedLoop(p.gateway, opts))) })
     }
 
     for (const p of paths) {
-      if (!p.stream) continue
+      const s = p.stream
+      if (!s) continue
       log(`streams ${p.name} at ${PHASES.streamRate}/s for ${PHASES.streamMs / 1000} s`)
-      const baseline = await streamLoad(p.stream.baseline, PHASES.streamRate, PHASES.streamMs)
-      const { result: gw, cost } = await costed(gateway, () => streamLoad(p.stream!.gateway, PHASES.streamRate, PHASES.streamMs))
-      results.streams.push({ path: p.name, baseline, gateway: gw, added: { ttfb: added(gw.ttfb, baseline.ttfb), chunkDelay: added(gw.chunkDelay, baseline.chunkDelay) }, cost })
+      const c = await compare(() => streamLoad(s.baseline, PHASES.streamRate, PHASES.streamMs), () => streamLoad(s.gateway, PHASES.streamRate, PHASES.streamMs))
+      results.streams.push({ path: p.name, ...c, added: { ttfb: added(c.gateway.ttfb, c.baseline.ttfb), chunkDelay: added(c.gateway.chunkDelay, c.baseline.chunkDelay) } })
     }
 
     const mem = memory(gateway.pid)
