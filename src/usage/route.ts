@@ -10,7 +10,12 @@ const DAY_MS = 86_400_000
 
 export function usageRoutes(s: Services) {
   const query = new UsageQuery(s.storage.sqlite)
-  const canonical = (id: string) => s.catalog.resolve(id)?.id ?? id
+  // aliases from the catalog's list, not resolve(): resolve() learns new ids, and a report
+  // filter must not grow the catalog (`model=mock-<random>` in a loop)
+  const canonical = (id: string) => {
+    const m = s.catalog.list().find((c) => c.id === id || c.aliases.includes(id))
+    return m?.id ?? id
+  }
   return new Elysia({ name: 'usage' }).get('/api/v1/usage', ({ request }) => {
     const now = Date.now()
     const w = parseUsageQuery(new URL(request.url).searchParams, now, canonical)

@@ -82,3 +82,23 @@ describe('parseUsageQuery', () => {
     expect(e.message).toStartWith(field)
   })
 })
+
+describe('parseUsageQuery: fuzz', () => {
+  test('random query strings give a window or a 400, never another error', () => {
+    const pieces = ['timeframe', 'from', 'to', 'granularity', 'model', 'x']
+    const values = ['', '24h', '7d', '30d', 'hour', 'day', '2026-01-05', '2026-01-05T10:30:00.123456789Z', '0000-01-01', '9999-12-31T23:59:59Z', '-1', 'NaN', '%00', '🙂', 'a'.repeat(5000), '2026-01-05T10:30:00+14:00', '2026-02-29']
+    let seed = 7
+    const pick = <T>(a: T[]) => a[(seed = (seed * 48_271) % 2_147_483_647) % a.length]!
+    for (let i = 0; i < 5_000; i++) {
+      const qs = new URLSearchParams()
+      for (let j = 0; j < 3; j++) qs.append(pick(pieces), pick(values))
+      try {
+        const w = parseUsageQuery(qs, NOW)
+        expect(w.from).toBeLessThan(w.to)
+      } catch (e) {
+        expect(e).toBeInstanceOf(HttpError)
+        expect((e as HttpError).status).toBe(400)
+      }
+    }
+  })
+})
