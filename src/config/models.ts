@@ -53,7 +53,8 @@ export const MODELS: ModelRow[] = [
   { id: 'claude-3-5-haiku', family: 'anthropic', aliases: ['claude-3-5-haiku-20241022', 'claude-3-5-haiku-latest'], contextWindow: 200_000, maxOutputTokens: 8_192 },
   { id: 'claude-3-opus', family: 'anthropic', aliases: ['claude-3-opus-20240229', 'claude-3-opus-latest'], contextWindow: 200_000, maxOutputTokens: 4_096 },
 
-  // Always served by the built-in mock provider; priced as the model they stand in for.
+  // Always served by the built-in mock provider. Unpriced (cost null) unless the config
+  // gives them a price: they stand in for no particular paid model.
   { id: 'mock-gpt', family: 'openai', contextWindow: 128_000, maxOutputTokens: 16_384, ...R },
   { id: 'mock-claude', family: 'anthropic', contextWindow: 200_000, maxOutputTokens: 64_000, reasoning: true },
 ]
