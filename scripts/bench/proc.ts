@@ -51,14 +51,15 @@ export interface Meter {
 
 /**
  * Run a phase and meter it: the gateway's CPU, and the CPU the rest of the machine used
- * beyond the gateway, the upstream, this driver and `loadCpuS` (wrk's own, when it ran).
+ * beyond the gateway, the bench's other processes, this driver and `loadCpuS` (wrk's own).
  */
-export async function metered<T>(pids: { gateway: number; upstream: number }, work: () => Promise<T>, loadCpuS: (r: T) => number = () => 0): Promise<{ result: T } & Meter> {
-  const before = { busy: machineBusySeconds(), gw: cpuSeconds(pids.gateway), up: cpuSeconds(pids.upstream), self: selfCpuSeconds(), t: performance.now() }
+export async function metered<T>(pids: { gateway: number; others: number[] }, work: () => Promise<T>, loadCpuS: (r: T) => number = () => 0): Promise<{ result: T } & Meter> {
+  const othersCpu = () => pids.others.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+  const before = { busy: machineBusySeconds(), gw: cpuSeconds(pids.gateway), others: othersCpu(), self: selfCpuSeconds(), t: performance.now() }
   const result = await work()
   const wallS = (performance.now() - before.t) / 1000
   const gatewayCpuS = cpuSeconds(pids.gateway) - before.gw
-  const ours = gatewayCpuS + (cpuSeconds(pids.upstream) - before.up) + (selfCpuSeconds() - before.self) + loadCpuS(result)
+  const ours = gatewayCpuS + (othersCpu() - before.others) + (selfCpuSeconds() - before.self) + loadCpuS(result)
   const other = machineBusySeconds() - before.busy - ours
   return { result, gatewayCpuS, wallS, otherCores: Math.max(0, other / wallS) }
 }

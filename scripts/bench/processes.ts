@@ -57,12 +57,21 @@ export function spawnUpstream(core: number): Promise<Child> {
   return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'upstream.ts')]), { env: { PATH: process.env.PATH ?? '' }, cwd: ROOT })
 }
 
+/** The bare Elysia proxy of bare-proxy.ts, pinned like the gateway. */
+export function spawnBareProxy(core: number, upstream: string): Promise<Child> {
+  return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'bare-proxy.ts')]), { env: { PATH: process.env.PATH ?? '', UPSTREAM: upstream }, cwd: ROOT })
+}
+
 export interface GatewayOptions {
   core: number
   upstream: string
   key: string
   /** Write a CPU profile (.cpuprofile and .md) of the gateway into this directory on exit. */
   profileDir?: string
+  /** Another checkout to run (an experiment against a copy of the tree); default this one. */
+  root?: string
+  /** Extra environment for the gateway (experiments). */
+  env?: Record<string, string>
 }
 
 // Far above anything the bench sends in a minute, so limits are checked but never bind.
@@ -73,7 +82,7 @@ const LIMITS = { SWITCHYARD_KEY_RPM: '1500000', SWITCHYARD_IP_RPM: '1500000', SW
 export async function spawnGateway(o: GatewayOptions): Promise<Child> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'))
   const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${o.profileDir}`] : []
-  const cmd = pinned(o.core, [process.execPath, ...profile, join(ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'])
+  const cmd = pinned(o.core, [process.execPath, ...profile, join(o.root ?? ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'])
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
@@ -83,6 +92,7 @@ export async function spawnGateway(o: GatewayOptions): Promise<Child> {
     ANTHROPIC_BASE_URL: o.upstream,
     SWITCHYARD_BOOTSTRAP_KEY: o.key,
     ...LIMITS,
+    ...o.env,
   }
   return spawnListening(cmd, { env, cwd: dataDir, onStop: () => rmSync(dataDir, { recursive: true, force: true }) })
 }

@@ -34,8 +34,9 @@ export interface Results {
   }
   /** Which gateway routes the paths measured (the chat route may not be mounted yet). */
   paths: Record<string, { gateway: string; baseline: string }>
-  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; cost: GatewayCost } & Noise)[]
-  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; cost: GatewayCost } & Noise)[]
-  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost } & Noise)[]
+  /** `reference`: the same load through the bare Elysia proxy (bare-proxy.ts), for scale. */
+  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; reference?: OpenLoopResult; referenceAdded?: Added; cost: GatewayCost } & Noise)[]
+  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost } & Noise)[]
+  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; reference?: StreamResult; referenceAdded?: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost } & Noise)[]
   memory: { idleRssMiB: number; finalRssMiB: number; peakRssMiB: number }
 }

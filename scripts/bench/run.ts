@@ -1,14 +1,16 @@
 // `npm run bench`: fake upstream + gateway subprocesses, then every phase measured
 // directly against the upstream and through the gateway. Flags: --quick (short phases,
-// nothing written), --profile (the gateway writes a CPU profile, see scripts/bench/profile/).
+// nothing written), --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-bench-profile;
+// summarise it with scripts/bench/profile-summary.ts).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall, getCall, messagesCall, probe, type Call } from './call.ts'
 import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
-import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
+import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
 import { markdownReport, textReport } from './report.ts'
 import type { GatewayCost, Results } from './results.ts'
 import { added } from './stats.ts'
@@ -31,16 +33,20 @@ interface Path {
   gateway: Call
   baseline: Call
   stream?: { gateway: Call; baseline: Call }
+  /** The same calls through the bare Elysia proxy (pass-through only). */
+  reference?: { call: Call; stream: Call }
 }
 
-function candidatePaths(gw: string, up: string, key: string): Path[] {
+function candidatePaths(gw: string, up: string, key: string, bare: string): Path[] {
   const chat = gw + '/api/alpha/v1'
+  const bareChat = bare + '/api/alpha/v1'
   return [
     {
       name: 'pass-through',
       gateway: chatCall('gpt via chat', chat, key, PASS_MODEL),
       baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
       stream: { gateway: chatCall('gpt via chat, stream', chat, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
+      reference: { call: chatCall('bare proxy', bareChat, key, PASS_MODEL), stream: chatCall('bare proxy, stream', bareChat, key, PASS_MODEL, true) },
     },
     {
       name: 'translated',
@@ -69,6 +75,15 @@ async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]
       notes.push(`${p.name} path not measured: ${(e as Error).message.split('\n')[0]}`)
       continue
     }
+    if (p.reference) {
+      try {
+        await probe(p.reference.call)
+        await probe(p.reference.stream)
+      } catch (e) {
+        notes.push(`bare proxy reference not measured: ${(e as Error).message.split('\n')[0]}`)
+        p.reference = undefined
+      }
+    }
     if (p.stream) {
       try {
         await probe(p.stream.baseline)
@@ -85,8 +100,8 @@ async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]
 
 const NOISY_CORES = 0.1
 
-async function costed<T extends { ok?: number; requests?: number; loadCpuS?: number }>(gateway: Child, upstream: Child, work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
-  const m = await metered({ gateway: gateway.pid, upstream: upstream.pid }, work, (r) => r.loadCpuS ?? 0)
+async function costed<T extends { ok?: number; requests?: number; loadCpuS?: number }>(gateway: Child, others: Child[], work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
+  const m = await metered({ gateway: gateway.pid, others: others.map((c) => c.pid) }, work, (r) => r.loadCpuS ?? 0)
   const n = m.result.ok ?? m.result.requests ?? 0
   if (m.otherCores > NOISY_CORES) log(`  noisy: other processes used ${(m.otherCores * 100).toFixed(0)}% of a core during this phase`)
   return {
@@ -109,15 +124,16 @@ async function main() {
   if (flags.quick) notes.push('quick run: short phases, rough figures')
 
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
-  const profileDir = flags.profile ? join(import.meta.dir, 'profile') : undefined
+  const profileDir = flags.profile ? join(tmpdir(), 'switchyard-bench-profile') : undefined
   if (profileDir) mkdirSync(profileDir, { recursive: true })
   const upstream = await spawnUpstream(loadCore)
   const gateway = await spawnGateway({ core: gatewayCore, upstream: upstream.url, key, profileDir })
-  log(`upstream ${upstream.url} (core ${loadCore}), gateway ${gateway.url} (core ${gatewayCore}, pid ${gateway.pid})`)
+  const bare = await spawnBareProxy(gatewayCore, upstream.url)
+  log(`upstream ${upstream.url} (core ${loadCore}), gateway ${gateway.url} (core ${gatewayCore}, pid ${gateway.pid}), bare proxy ${bare.url}`)
 
   try {
     const idleRssMiB = memory(gateway.pid).rssMiB
-    let paths = await workingPaths(candidatePaths(gateway.url, upstream.url, key), notes)
+    let paths = await workingPaths(candidatePaths(gateway.url, upstream.url, key, bare.url), notes)
     if (paths.length === 0) {
       notes.push('no generation route answered: measured GET /api/v1/models (auth, rate limit, routing) instead')
       paths = await workingPaths([fallbackPath(gateway.url, upstream.url, key)], notes)
@@ -129,6 +145,7 @@ async function main() {
       await closedLoop(p.baseline, { connections: 16, durationS: PHASES.warmS, core: loadCore })
       await closedLoop(p.gateway, { connections: 16, durationS: PHASES.warmS, core: loadCore })
       if (p.stream) await streamLoad(p.stream.gateway, PHASES.streamRate, 500)
+      if (p.reference) await closedLoop(p.reference.call, { connections: 16, durationS: PHASES.warmS, core: loadCore })
     }
 
     const results: Results = {
@@ -142,34 +159,48 @@ async function main() {
       memory: { idleRssMiB, finalRssMiB: NaN, peakRssMiB: NaN },
     }
 
-    /** The same work direct and through the gateway, back to back, each metered. */
-    const compare = async <T extends { ok?: number; requests?: number; loadCpuS?: number }>(direct: () => Promise<T>, through: () => Promise<T>) => {
-      const b = await costed(gateway, upstream, direct)
-      const g = await costed(gateway, upstream, through)
-      return { baseline: b.result, gateway: g.result, cost: g.cost, otherCores: Math.max(b.cost.otherCores, g.cost.otherCores) }
+    /** The same work direct, through the gateway and (when given) through the bare proxy, back to back, each metered. */
+    const compare = async <T extends { ok?: number; requests?: number; loadCpuS?: number }>(direct: () => Promise<T>, through: () => Promise<T>, bareProxy?: () => Promise<T>) => {
+      const b = await costed(gateway, [upstream, bare], direct)
+      const g = await costed(gateway, [upstream, bare], through)
+      const r = bareProxy ? await costed(gateway, [upstream, bare], bareProxy) : undefined
+      return { baseline: b.result, gateway: g.result, reference: r?.result, cost: g.cost, otherCores: Math.max(b.cost.otherCores, g.cost.otherCores, r?.cost.otherCores ?? 0) }
     }
+    const also = (what: string, p: Path) => (p.reference ? `${what}, then through the bare proxy` : what)
 
     for (const rate of PHASES.rates) {
       const ms = rate >= 1000 ? PHASES.highMs : PHASES.lowMs
       for (const p of paths) {
-        log(`open loop ${p.name} at ${rate}/s for ${ms / 1000} s, direct then through the gateway`)
-        const c = await compare(() => openLoop(p.baseline, rate, ms), () => openLoop(p.gateway, rate, ms))
-        results.openLoop.push({ path: p.name, rate, ...c, added: added(c.gateway.latency, c.baseline.latency) })
+        log(`open loop ${p.name} at ${rate}/s for ${ms / 1000} s, ${also('direct then through the gateway', p)}`)
+        const ref = p.reference
+        const c = await compare(() => openLoop(p.baseline, rate, ms), () => openLoop(p.gateway, rate, ms), ref && (() => openLoop(ref.call, rate, ms)))
+        results.openLoop.push({ path: p.name, rate, ...c, added: added(c.gateway.latency, c.baseline.latency), referenceAdded: c.reference && added(c.reference.latency, c.baseline.latency) })
       }
     }
 
     for (const p of paths) {
-      log(`closed loop ${p.name}, ${CONNECTIONS} connections, ${PHASES.wrkS} s each (${tool})`)
+      log(`closed loop ${p.name}, ${CONNECTIONS} connections, ${PHASES.wrkS} s each (${also(tool, p)})`)
       const opts = { connections: CONNECTIONS, durationS: PHASES.wrkS, core: loadCore }
-      results.closedLoop.push({ path: p.name, ...(await compare(() => closedLoop(p.baseline, opts), () => closedLoop(p.gateway, opts))) })
+      const ref = p.reference
+      results.closedLoop.push({ path: p.name, ...(await compare(() => closedLoop(p.baseline, opts), () => closedLoop(p.gateway, opts), ref && (() => closedLoop(ref.call, opts)))) })
     }
 
     for (const p of paths) {
       const s = p.stream
       if (!s) continue
       log(`streams ${p.name} at ${PHASES.streamRate}/s for ${PHASES.streamMs / 1000} s`)
-      const c = await compare(() => streamLoad(s.baseline, PHASES.streamRate, PHASES.streamMs), () => streamLoad(s.gateway, PHASES.streamRate, PHASES.streamMs))
-      results.streams.push({ path: p.name, ...c, added: { ttfb: added(c.gateway.ttfb, c.baseline.ttfb), chunkDelay: added(c.gateway.chunkDelay, c.baseline.chunkDelay) } })
+      const ref = p.reference
+      const c = await compare(
+        () => streamLoad(s.baseline, PHASES.streamRate, PHASES.streamMs),
+        () => streamLoad(s.gateway, PHASES.streamRate, PHASES.streamMs),
+        ref && (() => streamLoad(ref.stream, PHASES.streamRate, PHASES.streamMs)),
+      )
+      results.streams.push({
+        path: p.name,
+        ...c,
+        added: { ttfb: added(c.gateway.ttfb, c.baseline.ttfb), chunkDelay: added(c.gateway.chunkDelay, c.baseline.chunkDelay) },
+        referenceAdded: c.reference && { ttfb: added(c.reference.ttfb, c.baseline.ttfb), chunkDelay: added(c.reference.chunkDelay, c.baseline.chunkDelay) },
+      })
     }
 
     const mem = memory(gateway.pid)
@@ -185,6 +216,7 @@ async function main() {
     }
   } finally {
     await gateway.stop()
+    await bare.stop()
     await upstream.stop()
     if (profileDir) console.log(`gateway CPU profile written to ${profileDir}`)
   }
