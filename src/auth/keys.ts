@@ -3,6 +3,7 @@
 // `updated_at`, which running servers poll, so the cache never serves a stale key for
 // more than about a second.
 import { eq, sql } from 'drizzle-orm'
+import type { Statement } from 'bun:sqlite'
 import type { Storage } from '../db/client.ts'
 import { apiKeys } from '../db/schema.ts'
 import type { ApiKey } from './context.ts'
@@ -60,6 +61,7 @@ export class KeyStore {
   private lastSeenUpdate = 0
   private pendingTouch = new Map<string, number>()
   private timer?: ReturnType<typeof setInterval>
+  private addSpentStmt?: Statement
 
   constructor(private storage: Storage) {}
 
@@ -147,10 +149,12 @@ export class KeyStore {
     return k
   }
 
-  /** Add to a key's spend (the recorder calls this once per priced generation). */
+  /** Add to a key's spend (the recorder calls this once per key per flush). */
   addSpent(id: string, usd: number) {
     if (!(usd > 0)) return
-    this.db.update(apiKeys).set({ spent: sql`${apiKeys.spent} + ${usd}` }).where(eq(apiKeys.id, id)).run()
+    // a statement prepared once: drizzle would rebuild and re-prepare the query on every flush
+    this.addSpentStmt ??= this.storage.sqlite.prepare('UPDATE api_keys SET spent = spent + ? WHERE id = ?')
+    this.addSpentStmt.run(usd, id)
     const k = this.byId.get(id)
     if (k) k.spent += usd
   }
