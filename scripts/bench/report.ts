@@ -62,7 +62,7 @@ export function tables(r: Results): Table[] {
     },
     {
       title: 'Streams: first byte from the scheduled send, and each chunk from its upstream send, ms',
-      head: ['path', 'rate', 'first byte direct (p50 / p90)', 'first byte gateway', 'added', 'bare proxy adds', 'chunk delay added (p50 / p90 / p99)', 'chunk spread (1 = as sent)', 'errors', 'other load'],
+      head: ['path', 'rate', 'first byte direct (p50 / p90)', 'first byte gateway', 'added', 'bare proxy adds', 'chunk delay added (p50 / p90 / p99)', 'chunk spread (1 = as sent)', 'errors', 'gateway CPU/stream', 'other load'],
       rows: r.streams.map((s) => [
         s.path,
         `${int(s.gateway.rate)}/s`,
@@ -73,6 +73,7 @@ export function tables(r: Results): Table[] {
         trio(s.added.chunkDelay, signed),
         ms(s.gateway.spread.p50),
         errs(s.gateway.errors),
+        `${ms(s.cost.cpuMsPerRequest, 3)} ms`,
         noise(s.otherCores),
       ]),
     },

@@ -52,7 +52,8 @@ async function chat(req: Request): Promise<Response> {
 }
 
 async function messages(req: Request): Promise<Response> {
-  if (!req.headers.get('x-api-key')) return error(401, 'missing x-api-key')
+  // the gateway sends x-api-key; newer Anthropic SDKs send a bearer token instead
+  if (!req.headers.get('x-api-key') && !req.headers.get('authorization')?.startsWith('Bearer ')) return error(401, 'missing x-api-key')
   const b = await bodyOf(req)
   if (b instanceof Response) return b
   if (b.stream === true) return sse(anthropicStream(b.model), req.signal)
