@@ -1,6 +1,6 @@
 // `npm run bench`: fake upstream + gateway subprocesses, then every phase measured
 // directly against the upstream and through the gateway. Flags: --quick (short phases,
-// nothing written), --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-bench-profile;
+// nothing written), --render (rewrite docs/bench.md from results.json, no run), --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-bench-profile;
 // summarise it with scripts/bench/profile-summary.ts).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -16,7 +16,7 @@ import type { GatewayCost, Results } from './results.ts'
 import { added } from './stats.ts'
 import { streamLoad } from './streams.ts'
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' }, profile: { type: 'boolean' } } })
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' } } })
 
 const PHASES = flags.quick
   ? { rates: [200, 1000], lowMs: 2000, highMs: 3000, wrkS: 2, streamRate: 100, streamMs: 2000, warmS: 1 }
@@ -209,9 +209,7 @@ async function main() {
 
     console.log('\n' + textReport(results))
     if (!flags.quick) {
-      writeFileSync(join(import.meta.dir, 'results.json'), JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2) + '\n')
-      mkdirSync(join(ROOT, 'docs'), { recursive: true })
-      writeFileSync(join(ROOT, 'docs', 'bench.md'), markdownReport(results))
+      write(results)
       console.log('\nwrote scripts/bench/results.json and docs/bench.md')
     }
   } finally {
@@ -220,6 +218,22 @@ async function main() {
     await upstream.stop()
     if (profileDir) console.log(`gateway CPU profile written to ${profileDir}`)
   }
+}
+
+const RESULTS = join(import.meta.dir, 'results.json')
+const DOC = join(ROOT, 'docs', 'bench.md')
+
+function write(results: Results) {
+  writeFileSync(RESULTS, JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2) + '\n')
+  mkdirSync(join(ROOT, 'docs'), { recursive: true })
+  writeFileSync(DOC, markdownReport(results))
+}
+
+if (flags.render) {
+  const results = JSON.parse(readFileSync(RESULTS, 'utf8')) as Results
+  writeFileSync(DOC, markdownReport(results))
+  console.log(textReport(results) + '\n\nwrote docs/bench.md from scripts/bench/results.json')
+  process.exit(0)
 }
 
 await main().catch((e) => {
