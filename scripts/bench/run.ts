@@ -126,9 +126,23 @@ async function main() {
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
   const profileDir = flags.profile ? join(tmpdir(), 'switchyard-bench-profile') : undefined
   if (profileDir) mkdirSync(profileDir, { recursive: true })
-  const upstream = await spawnUpstream(loadCore)
-  const gateway = await spawnGateway({ core: gatewayCore, upstream: upstream.url, key, profileDir })
-  const bare = await spawnBareProxy(gatewayCore, upstream.url)
+  // every child started so far is stopped on the way out, even when a later one fails to start
+  const children: Child[] = []
+  const started = async (c: Promise<Child>) => {
+    const child = await c
+    children.push(child)
+    return child
+  }
+  const stopAll = () => Promise.all(children.reverse().map((c) => c.stop()))
+  let upstream: Child, gateway: Child, bare: Child
+  try {
+    upstream = await started(spawnUpstream(loadCore))
+    gateway = await started(spawnGateway({ core: gatewayCore, upstream: upstream.url, key, profileDir }))
+    bare = await started(spawnBareProxy(gatewayCore, upstream.url))
+  } catch (e) {
+    await stopAll()
+    throw e
+  }
   log(`upstream ${upstream.url} (core ${loadCore}), gateway ${gateway.url} (core ${gatewayCore}, pid ${gateway.pid}), bare proxy ${bare.url}`)
 
   try {
@@ -213,9 +227,7 @@ async function main() {
       console.log('\nwrote scripts/bench/results.json and docs/bench.md')
     }
   } finally {
-    await gateway.stop()
-    await bare.stop()
-    await upstream.stop()
+    await stopAll()
     if (profileDir) console.log(`gateway CPU profile written to ${profileDir}`)
   }
 }
