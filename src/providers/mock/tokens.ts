@@ -1,8 +1,19 @@
 // Token counts for the mock's usage, with a real BPE (o200k), not a length guess.
-import { decode, encode } from 'gpt-tokenizer/encoding/o200k_base'
 import type { GenerationRequest, Part } from '../../ir/types.ts'
 
-export const countTokens = (text: string): number => (text ? encode(text).length : 0)
+type Bpe = typeof import('gpt-tokenizer/encoding/o200k_base')
+let bpe: Bpe | undefined
+
+/**
+ * The encoding's tables cost tens of MiB and tens of ms to load: only a gateway that
+ * actually serves mock traffic pays for them, on first use.
+ */
+function tokenizer(): Bpe {
+  bpe ??= require('gpt-tokenizer/encoding/o200k_base') as Bpe
+  return bpe
+}
+
+export const countTokens = (text: string): number => (text ? tokenizer().encode(text).length : 0)
 
 function partText(p: Part): string {
   switch (p.type) {
@@ -33,6 +44,7 @@ export function inputTokens(req: GenerationRequest): number {
 
 /** `text` cut to at most `max` tokens. */
 export function truncateTokens(text: string, max: number): { text: string; cut: boolean } {
+  const { encode, decode } = tokenizer()
   const tokens = encode(text)
   if (tokens.length <= max) return { text, cut: false }
   return { text: decode(tokens.slice(0, max)), cut: true }
