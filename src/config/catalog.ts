@@ -45,6 +45,7 @@ export class Catalog {
   private canonical: CatalogModel[] = []
   private overrides: Record<string, PriceEntry>
   private discount: number
+  private rates = new Map<string, { hour: number; rates: Rates | 'tiered' | null }>()
 
   constructor(rows: ModelRow[], private providerOf: (family: Family) => ProviderKind, pricing: Config['pricing'], configPrices: Record<string, PriceEntry> = {}) {
     this.overrides = { ...configPrices, ...pricing.overrides }
@@ -102,6 +103,26 @@ export class Catalog {
     return this.byId.get(id)
   }
 
+  /**
+   * The price library evaluates its generic unit machinery on every call (~15 µs, a fifth
+   * of the gateway's CPU under load). Without tiers, cost is linear in the four counts,
+   * so per-token rates are derived from the library once per model per hour (prices can
+   * change on a date) and applied directly; tiered models still go through the library.
+   */
+  private libraryCost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date): number | null {
+    const key = `${model.family}:${model.upstreamId}:${model.id}`
+    const hour = Math.floor(at.getTime() / 3_600_000)
+    let entry = this.rates.get(key)
+    if (!entry || entry.hour !== hour) {
+      entry = { hour, rates: deriveRates(model, at) }
+      this.rates.set(key, entry)
+    }
+    const r = entry.rates
+    if (r === null) return null
+    if (r === 'tiered') return libraryPrice(model, libraryUsage(u), at)?.total_price ?? null
+    return r.perRequest + u.inputTokens * r.input + u.outputTokens * r.output + u.cacheReadTokens * r.cacheRead + u.cacheWriteTokens * r.cacheWrite
+  }
+
   list(): CatalogModel[] {
     return this.canonical
   }
@@ -121,19 +142,51 @@ export class Catalog {
           u.outputTokens * o.output_mtok) /
         1e6
     } else {
-      const usage = {
-        input_tokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens,
-        cache_read_tokens: u.cacheReadTokens,
-        cache_write_tokens: u.cacheWriteTokens,
-        output_tokens: u.outputTokens,
-      }
-      const r =
-        calcPrice(usage, model.upstreamId, { providerId: model.family, timestamp: at }) ??
-        calcPrice(usage, model.id, { providerId: model.family, timestamp: at })
-      if (r) total = r.total_price
+      total = this.libraryCost(model, u, at)
     }
     if (total === null || !Number.isFinite(total)) return null
     return total * (1 - this.discount)
+  }
+}
+
+/** USD per token of each disjoint bucket, plus any per-request fee. */
+interface Rates {
+  perRequest: number
+  input: number
+  output: number
+  cacheRead: number
+  cacheWrite: number
+}
+
+/** The library counts cache tokens as part of input_tokens. */
+function libraryUsage(u: Usage) {
+  return {
+    input_tokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens,
+    cache_read_tokens: u.cacheReadTokens,
+    cache_write_tokens: u.cacheWriteTokens,
+    output_tokens: u.outputTokens,
+  }
+}
+
+function libraryPrice(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, usage: Record<string, number>, at: Date) {
+  return (
+    calcPrice(usage, model.upstreamId, { providerId: model.family, timestamp: at }) ??
+    calcPrice(usage, model.id, { providerId: model.family, timestamp: at })
+  )
+}
+
+function deriveRates(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, at: Date): Rates | 'tiered' | null {
+  const base = libraryPrice(model, { input_tokens: 0, output_tokens: 0 }, at)
+  if (!base) return null
+  if (Object.values(base.model_price).some((v) => typeof v === 'object' && v !== null)) return 'tiered'
+  const M = 1_000_000
+  const per = (u: Usage) => ((libraryPrice(model, libraryUsage(u), at)?.total_price ?? 0) - base.total_price) / M
+  return {
+    perRequest: base.total_price,
+    input: per({ inputTokens: M, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }),
+    output: per({ inputTokens: 0, outputTokens: M, cacheReadTokens: 0, cacheWriteTokens: 0 }),
+    cacheRead: per({ inputTokens: 0, outputTokens: 0, cacheReadTokens: M, cacheWriteTokens: 0 }),
+    cacheWrite: per({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: M }),
   }
 }
 

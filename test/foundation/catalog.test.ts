@@ -77,3 +77,22 @@ test('env configures upstreams without any file; flags beat env', () => {
   expect(c.host).toBe('0.0.0.0')
   expect(c.limits).toEqual({ keyRpm: 600, ipRpm: 3000, keyBurstRps: 50, maxBodyBytes: 32 * 1024 * 1024, maxUploadBytes: 512 * 1024 * 1024 })
 })
+
+test('the derived per-token rates agree with the price library on random usage, tiered models included', async () => {
+  const { calcPrice } = await import('@pydantic/genai-prices')
+  const c = buildCatalog(config())
+  let seed = 7
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+  for (const id of ['gpt-4o', 'gpt-4.1-nano', 'o3', 'gpt-5-mini', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', 'claude-3-5-haiku-20241022']) {
+    const m = c.resolve(id)!
+    for (let i = 0; i < 25; i++) {
+      const u = usage(rnd(400_000), rnd(50_000), rnd(100_000), rnd(30_000))
+      const lib = calcPrice(
+        { input_tokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens, cache_read_tokens: u.cacheReadTokens, cache_write_tokens: u.cacheWriteTokens, output_tokens: u.outputTokens },
+        m.upstreamId,
+        { providerId: m.family },
+      )!.total_price
+      expect(c.cost(m, u)).toBeCloseTo(lib, 9)
+    }
+  }
+})
