@@ -28,18 +28,29 @@ export interface SseOptions {
 export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): ReadableStream<Uint8Array> {
   const enc = new TextEncoder()
   const pingMs = opts.pingMs ?? DEFAULT_PING_MS
-  let pending: Promise<IteratorResult<string>> | null = null
+  // One timer a stream, not one a chunk: it pings when nothing was written for pingMs.
+  let lastWrite = performance.now()
+  let timer: ReturnType<typeof setInterval> | undefined
+  const stop = () => clearInterval(timer)
   return new ReadableStream<Uint8Array>({
+    start(controller) {
+      timer = setInterval(() => {
+        if (performance.now() - lastWrite < pingMs) return
+        lastWrite = performance.now()
+        try {
+          controller.enqueue(enc.encode(PING_FRAME))
+        } catch {
+          stop() // the body is already closed
+        }
+      }, Math.max(1, Math.floor(pingMs / 4)))
+    },
     async pull(controller) {
       for (;;) {
-        pending ??= source.next()
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const tick = new Promise<'ping'>((r) => (timer = setTimeout(() => r('ping'), pingMs)))
-        let got: IteratorResult<string> | 'ping'
+        let got: IteratorResult<string>
         try {
-          got = await Promise.race([pending, tick])
+          got = await source.next()
         } catch (e) {
-          clearTimeout(timer)
+          stop()
           // The source failed mid-stream: say so in band, then end without the surface's
           // normal terminator. Erroring the body (the fallback with no error frame) resets
           // the socket, which can drop frames already written before they are flushed.
@@ -47,25 +58,21 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
           controller.enqueue(enc.encode(opts.errorFrame(e)))
           controller.close()
           return
-        } finally {
-          clearTimeout(timer)
         }
-        if (got === 'ping') {
-          controller.enqueue(enc.encode(PING_FRAME))
-          return
-        }
-        pending = null
         if (got.done) {
+          stop()
           controller.close()
           return
         }
         if (got.value !== '') {
+          lastWrite = performance.now()
           controller.enqueue(enc.encode(got.value))
           return
         }
       }
     },
     async cancel() {
+      stop()
       opts.onCancel?.()
       // Let the source run its cleanup (it sees the abort the caller raised in onCancel).
       await source.return?.(undefined).catch(() => {})
