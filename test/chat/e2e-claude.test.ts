@@ -194,3 +194,24 @@ describe('claude model, streaming', () => {
     expect(((await res.json()) as { error: string }).error).toContain(fixtureJson('anthropic/messages/error-400-invalid-request.json').error.message)
   })
 })
+
+test('pitfall 14 (translated path): a client that disconnects mid-stream is billed for what was produced', async () => {
+  const sse = fixture('anthropic/messages/stream-text.sse').replaceAll('msg_01PgicqXb8hKdXEPHm3LLTGF', 'msg_disconnect_14')
+  const events = sse.split('\n\n')
+  const upTo = events.findIndex((e) => e.includes('" think"'))
+  rig.up.script({ sse: events.slice(0, upTo + 1).join('\n\n') + '\n\n', hold: true })
+  const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, stream: true })
+  const reader = res.body!.getReader()
+  let seen = ''
+  while (!seen.includes(' think')) seen += new TextDecoder().decode((await reader.read()).value)
+  await reader.cancel()
+  await rig.up.requests.at(-1)!.closed
+  let g: any
+  for (let i = 0; i < 50 && !g; i++) g = await rig.generation('msg_disconnect_14').catch(() => Bun.sleep(20).then(() => undefined))
+  expect(g.error).toBe('client disconnected')
+  const { countTokens } = await import('../../src/ir/tokens.ts')
+  // message_start reported input 27 and output 1; the output is raised to what was produced
+  expect(g.usage.prompt_tokens).toBe(27)
+  expect(g.usage.completion_tokens).toBe(countTokens('The phrase "I think'))
+  expect(g.usage.completion_tokens).toBeGreaterThan(1)
+})

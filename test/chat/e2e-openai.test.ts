@@ -137,14 +137,15 @@ describe('gpt model, streaming', () => {
     await Promise.race([rig.up.requests.at(-1)!.closed, Bun.sleep(2000).then(() => Promise.reject(new Error('upstream was not aborted')))])
   })
 
-  test('pitfall 14: a client that disconnects mid-stream still gets a generation record', async () => {
+  test('pitfall 14: a client that disconnects mid-stream is billed for what was relayed', async () => {
     // a fresh id: the recording's own id was already recorded by the tests above
     const sse = fixture('openai/chat/stream-text-include-usage.sse').replaceAll('chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc', 'chatcmpl-disconnect-14')
     rig.up.script({ sse: sse.split('\n\n').slice(0, 3).join('\n\n') + '\n\n', hold: true })
     const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
     const reader = res.body!.getReader()
-    const first = new TextDecoder().decode((await reader.read()).value)
-    const id = JSON.parse(chatFrames(first)[0]!).id
+    let seen = ''
+    while (!seen.includes(' capital')) seen += new TextDecoder().decode((await reader.read()).value)
+    const id = JSON.parse(chatFrames(seen)[0]!).id
     await reader.cancel()
     await rig.up.requests.at(-1)!.closed
     let g: any
@@ -154,6 +155,11 @@ describe('gpt model, streaming', () => {
     expect(g.stream).toBe(true)
     expect(g.error).toBe('client disconnected')
     expect(g.finish_reason).toBeNull()
+    // the upstream never sent its usage: the relayed text and the prompt are counted
+    const { countTokens } = await import('../../src/ir/tokens.ts')
+    expect(g.usage.completion_tokens).toBe(countTokens('The capital'))
+    expect(g.usage.prompt_tokens).toBe(countTokens(ask[0]!.content))
+    expect(g.cost).toBeGreaterThan(0)
   })
 
   test('§7.8: a mid-stream failure ends the stream without [DONE]', async () => {

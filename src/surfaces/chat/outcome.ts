@@ -3,6 +3,7 @@
 import type { ApiKey } from '../../auth/context.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationInput, GenerationSink } from '../../generations/types.ts'
+import { billedUsage } from '../../ir/tokens.ts'
 import { emptyUsage, type Usage } from '../../ir/types.ts'
 
 export class Outcome {
@@ -12,6 +13,9 @@ export class Outcome {
   ttftMs: number | null = null
   error: string | null = null
   httpStatus = 200
+  /** What a stream relayed so far, and the prompt: read only when it ends early (pitfall 14). */
+  producedText: () => string = () => ''
+  promptText: () => string = () => ''
   private recorded = false
   private readonly createdAt = Date.now()
   private readonly t0 = performance.now()
@@ -43,7 +47,8 @@ export class Outcome {
       stream: this.base.stream,
       model: this.base.model,
       createdAt: this.createdAt,
-      usage: this.usage,
+      // A stream that failed or was dropped after output: bill what was produced.
+      usage: this.error !== null && this.ttftMs !== null ? billedUsage(this.usage, this.producedText(), this.promptText) : this.usage,
       finishReason: this.finishReason,
       latencyMs: Math.round(performance.now() - this.t0),
       ttftMs: this.ttftMs,

@@ -174,3 +174,39 @@ export class EventSplitter {
     return r
   }
 }
+
+/** The text and tool-call arguments of relayed chat chunks, parsed only when needed. */
+export function chatDeltaText(events: string[]): string {
+  let text = ''
+  for (const ev of events) {
+    const data = dataOf(ev)
+    if (data === null || data === '[DONE]') continue
+    try {
+      for (const c of JSON.parse(data).choices ?? []) {
+        const d = c?.delta ?? {}
+        if (typeof d.content === 'string') text += d.content
+        if (typeof d.refusal === 'string') text += d.refusal
+        for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
+          if (typeof t?.function?.name === 'string') text += t.function.name
+          if (typeof t?.function?.arguments === 'string') text += t.function.arguments
+        }
+      }
+    } catch {
+      // not a chat chunk: nothing to count
+    }
+  }
+  return text
+}
+
+/** The prompt of a chat body as text: message contents, tool calls and tool definitions. */
+export function chatPromptText(body: Body): string {
+  const parts: string[] = []
+  for (const m of Array.isArray(body.messages) ? body.messages : []) {
+    const c = (m as Body).content
+    if (typeof c === 'string') parts.push(c)
+    else if (Array.isArray(c)) for (const p of c) if (typeof (p as Body)?.text === 'string') parts.push((p as Body).text as string)
+    for (const t of Array.isArray((m as Body).tool_calls) ? ((m as Body).tool_calls as Body[]) : []) parts.push(JSON.stringify(t.function ?? ''))
+  }
+  if (Array.isArray(body.tools)) parts.push(JSON.stringify(body.tools))
+  return parts.join('\n')
+}

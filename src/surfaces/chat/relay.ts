@@ -2,7 +2,7 @@
 // event as the bytes arrive, through the tap of passthrough.ts.
 import type { CallContext } from '../../providers/types.ts'
 import type { Outcome } from './outcome.ts'
-import { EventSplitter, newTap, tapEvent, tapJson, type Tap } from './passthrough.ts'
+import { chatDeltaText, chatPromptText, EventSplitter, newTap, tapEvent, tapJson, type Tap } from './passthrough.ts'
 import { failureOf, jsonReply, MidStreamError } from './reply.ts'
 import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
 
@@ -38,6 +38,10 @@ export async function relayStream(
   sse: SseOptions,
 ): Promise<Response> {
   const tap = newTap()
+  // Kept as received and parsed only if the stream ends early, to bill what was relayed.
+  const relayed: string[] = []
+  out.producedText = () => chatDeltaText(relayed)
+  out.promptText = () => chatPromptText(body)
   const split = new EventSplitter()
   const dec = new TextDecoder()
   let reader!: ReadableStreamDefaultReader<Uint8Array>
@@ -61,6 +65,7 @@ export async function relayStream(
   function pass(events: string[]): string {
     let text = ''
     for (const ev of events) {
+      relayed.push(ev)
       const sent = tapEvent(ev, tap, !clientWantsUsage)
       if (sent !== null) text += sent
     }

@@ -1,5 +1,6 @@
 // The chat surface over the IR: any adapter (Anthropic, mock, …) answers, and the chat
 // codec turns its response or events into chat-style JSON or SSE.
+import { requestText } from '../../ir/tokens.ts'
 import type { GenerationRequest, StreamEvent } from '../../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../../providers/types.ts'
 import { encodeChatResponse } from './encode.ts'
@@ -45,11 +46,17 @@ export async function translatedStream(
     out.record()
     throw err
   }
+  const produced: string[] = []
+  out.producedText = () => produced.join('')
+  out.promptText = () => requestText(ir)
   const enc = createChatStreamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true })
   const frames = (async function* () {
     try {
       for (let r = first; !r.done; r = await events.next()) {
         const ev = r.value
+        if (ev.type === 'text-delta' || ev.type === 'reasoning-delta') produced.push(ev.text)
+        else if (ev.type === 'tool-input-delta') produced.push(ev.delta)
+        else if (ev.type === 'tool-input-start') produced.push(ev.name)
         const text = enc.push(ev)
         if (enc.state.produced) out.firstToken()
         if (ev.type === 'error') throw new MidStreamError(ev.error.message, ev.error.status)
@@ -59,7 +66,12 @@ export async function translatedStream(
       // The adapter ended without a finish: as much a failure as an error event.
       if (!enc.state.done) throw new MidStreamError('upstream stream ended before it finished', 502)
     } catch (e) {
-      const err = e instanceof MidStreamError ? e : new MidStreamError(ctx.signal.aborted ? 'client disconnected' : String((e as Error)?.message ?? e), 499)
+      // Once the client has gone, whatever the adapter reports is the echo of our abort.
+      const err = ctx.signal.aborted
+        ? new MidStreamError('client disconnected', 499)
+        : e instanceof MidStreamError
+          ? e
+          : new MidStreamError(String((e as Error)?.message ?? e), 502)
       out.fail(err.status, err.message)
       throw err
     } finally {
