@@ -6,7 +6,8 @@ import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 await $`${process.execPath} ${join(root, 'scripts/gen-migrations.ts')}`.quiet()
-const entrypoints = [join(root, 'src/main.ts')]
+// workers are entry points of their own, so the binary carries them
+const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts')]
 const result = await Bun.build({
   entrypoints,
   compile: { outfile: join(root, 'dist/switchyard') },

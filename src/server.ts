@@ -5,6 +5,7 @@ import { KeyStore } from './auth/keys.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
+import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
 import { Recorder } from './generations/recorder.ts'
 import { createProviders } from './providers/registry.ts'
@@ -55,6 +56,7 @@ export function ensureBootstrapKey(s: Services): string | undefined {
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
   const services = buildServices(config, log)
+  services.onClose.push(await startCheckpointer(services.storage, services.log))
   const bootstrapKey = ensureBootstrapKey(services)
   services.keys.watch()
   const app = createApp(services)

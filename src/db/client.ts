@@ -11,12 +11,15 @@ export type Db = BunSQLiteDatabase<typeof schema>
 export interface Storage {
   db: Db
   sqlite: Database
+  /** Path of the database file. */
+  file: string
   close(): void
 }
 
 export function openStorage(dataDir: string): Storage {
   mkdirSync(dataDir, { recursive: true })
-  const sqlite = new Database(join(dataDir, 'switchyard.db'), { create: true, strict: true })
+  const file = join(dataDir, 'switchyard.db')
+  const sqlite = new Database(file, { create: true, strict: true })
   sqlite.exec('PRAGMA journal_mode = WAL')
   sqlite.exec('PRAGMA busy_timeout = 5000')
   sqlite.exec('PRAGMA synchronous = NORMAL')
@@ -26,6 +29,7 @@ export function openStorage(dataDir: string): Storage {
   return {
     db,
     sqlite,
+    file,
     close() {
       try {
         sqlite.exec('PRAGMA optimize')

@@ -18,9 +18,11 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
   expect((await runCli(['version'], {}, [bin])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
   const key = 'sk-sy-binary-' + crypto.randomUUID()
   // run from the empty dir: its default data dir is ./data
-  const gw = await spawnGateway({ cmd: [bin], env: { SWITCHYARD_BOOTSTRAP_KEY: key }, cwd: dir, dataDir: join(dir, 'data') })
+  const gw = await spawnGateway({ cmd: [bin], env: { SWITCHYARD_BOOTSTRAP_KEY: key }, cwd: dir, dataDir: join(dir, 'data'), args: ['--log-level', 'debug'] })
   try {
     expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
+    // the worker entry point is embedded and runs (not the inline-checkpoint fallback)
+    expect(gw.output()).toContain('checkpoint worker started')
     expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
     const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
     expect(models.status).toBe(200)
