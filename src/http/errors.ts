@@ -13,7 +13,6 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (message: string) => new HttpError(400, message)
-export const unauthorized = (message: string) => new HttpError(401, message)
 export const notFound = (message = 'Not found') => new HttpError(404, message)
 
 export function errorResponse(status: number, message: string, headers?: Record<string, string>): Response {

@@ -31,8 +31,9 @@ export function clientIp(req: Request, server: Server<unknown>, trusted: Set<str
   return hops[0] ?? peer
 }
 
-function doubledV1(path: string, origin: string): Response | undefined {
+function doubledV1(path: string, url: string): Response | undefined {
   if (!path.includes('/v1/v1/')) return undefined
+  const origin = new URL(url).origin
   const hint = path.startsWith('/api/beta')
     ? `set the Anthropic SDK's baseURL or Claude Code's ANTHROPIC_BASE_URL to ${origin}/api/beta (they append /v1/... themselves); @ai-sdk/anthropic takes ${origin}/api/beta/v1`
     : `set the base URL to ${origin}/api/alpha/v1 (OpenAI clients append the path after /v1)`
@@ -77,7 +78,7 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     let limits: Outcome['binding'] | undefined
     try {
       if (path.startsWith('/api/')) {
-        res = doubledV1(path, new URL(req.url).origin)
+        res = doubledV1(path, req.url)
         if (!res) {
           const g = guard(req, path, info)
           if (g instanceof Response) res = g

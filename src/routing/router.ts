@@ -1,17 +1,10 @@
-// From a validated request body to where it goes: the catalog entry of the model, the
-// provider adapter that serves it, and what the family rules (§8) made of the body.
+// Where a request goes: the catalog entry of its model (on a surface that may serve it)
+// and the provider adapter that serves it. The family rules (§8) are in rules.ts.
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import { badRequest, HttpError } from '../http/errors.ts'
 import type { ProviderAdapter, ProviderKind } from '../providers/types.ts'
-import { applyFamilyRules, type CrossFamilyMode, type RulesOutcome } from './rules.ts'
 
 export type Providers = Partial<Record<ProviderKind, ProviderAdapter>>
-
-export interface Route {
-  model: CatalogModel
-  adapter: ProviderAdapter
-  rules: RulesOutcome
-}
 
 const SURFACE_PATHS: Record<Surface, string> = {
   chat: 'POST /api/alpha/v1/chat/completions',
@@ -38,16 +31,6 @@ export function adapterFor(providers: Providers, model: CatalogModel): ProviderA
   // The catalog only names a real provider when it is configured, so this is our bug.
   if (!adapter) throw new HttpError(500, `No provider adapter for ${model.provider}`)
   return adapter
-}
-
-export function routeRequest(
-  opts: { catalog: Catalog; providers: Providers; mode: CrossFamilyMode },
-  surface: Surface,
-  body: Record<string, unknown>,
-): Route {
-  const model = resolveModel(opts.catalog, body.model, surface)
-  const rules = applyFamilyRules(body, model.family, opts.mode, model.id)
-  return { model, adapter: adapterFor(opts.providers, model), rules }
 }
 
 export function typeName(v: unknown): string {

@@ -1,4 +1,4 @@
-// Anthropic stop_reason ⇄ IR FinishReason. Every documented reason is mapped explicitly;
+// Anthropic stop_reason → IR FinishReason. Every documented reason is mapped explicitly;
 // an unknown one becomes `other` with the raw value kept — never a silent `stop`, which
 // makes agents like Claude Code end their turn (pitfall 16).
 import type { Finish, FinishReason } from '../../ir/types.ts'
@@ -11,19 +11,6 @@ const FROM_ANTHROPIC: Record<string, FinishReason> = {
   refusal: 'refusal',
   pause_turn: 'pause',
   model_context_window_exceeded: 'context_exceeded',
-}
-
-/** IR → `stop_reason`, for surfaces that speak messages. */
-export const TO_ANTHROPIC: Record<FinishReason, string> = {
-  stop: 'end_turn',
-  length: 'max_tokens',
-  tool_calls: 'tool_use',
-  content_filter: 'refusal',
-  refusal: 'refusal',
-  pause: 'pause_turn',
-  context_exceeded: 'model_context_window_exceeded',
-  error: 'end_turn',
-  other: 'end_turn',
 }
 
 export function finishFromAnthropic(raw: string | null | undefined, stopSequence?: string | null): Finish {

@@ -1,4 +1,4 @@
-// OpenAI chat finish_reason ⇄ IR FinishReason. Unknown values stay visible as `other`
+// OpenAI chat finish_reason → IR FinishReason. Unknown values stay visible as `other`
 // with the raw string kept (pitfall 16), never a silent `stop`.
 import type { Finish, FinishReason } from '../../ir/types.ts'
 
@@ -8,19 +8,6 @@ const FROM_OPENAI: Record<string, FinishReason> = {
   tool_calls: 'tool_calls',
   function_call: 'tool_calls',
   content_filter: 'content_filter',
-}
-
-/** IR → chat `finish_reason`, for surfaces that speak chat. */
-export const TO_OPENAI: Record<FinishReason, string> = {
-  stop: 'stop',
-  length: 'length',
-  tool_calls: 'tool_calls',
-  content_filter: 'content_filter',
-  refusal: 'content_filter',
-  pause: 'stop',
-  context_exceeded: 'length',
-  error: 'stop',
-  other: 'stop',
 }
 
 export function finishFromOpenAI(raw: string | null | undefined): Finish {

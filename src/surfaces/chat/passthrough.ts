@@ -4,6 +4,8 @@
 // ask for `include_usage`, the gateway asks upstream for it anyway (to bill) and strips
 // the usage it did not ask for, so the client never sees it.
 import type { Usage } from '../../ir/types.ts'
+// the pass-through path relays the OpenAI chat wire: its usage mapping is the adapter's
+import { usageFromOpenAI } from '../../providers/openai/usage.ts'
 import type { RulesOutcome } from '../../routing/rules.ts'
 
 type Body = Record<string, unknown>
@@ -50,28 +52,13 @@ export function newTap(): Tap {
   return { id: null, model: null, usage: null, finishReason: null, done: false, produced: false }
 }
 
-/** Chat wire usage → IR buckets: `prompt_tokens` includes cached reads (pitfall 11). */
-export function usageFromChat(u: Record<string, any>): Usage {
-  const prompt = Number(u.prompt_tokens) || 0
-  const cached = Number(u.prompt_tokens_details?.cached_tokens) || 0
-  const usage: Usage = {
-    inputTokens: Math.max(0, prompt - cached),
-    outputTokens: Number(u.completion_tokens) || 0,
-    cacheReadTokens: cached,
-    cacheWriteTokens: 0,
-  }
-  const reasoning = u.completion_tokens_details?.reasoning_tokens
-  if (typeof reasoning === 'number') usage.reasoningTokens = reasoning
-  return usage
-}
-
 /** Reads id, usage and finish reason out of a non-streaming chat.completion body. */
 export function tapJson(text: string, tap: Tap = newTap()): Tap {
   try {
     const j = JSON.parse(text)
     tap.id = typeof j.id === 'string' ? j.id : null
     tap.model = typeof j.model === 'string' ? j.model : null
-    if (j.usage && typeof j.usage === 'object') tap.usage = usageFromChat(j.usage)
+    if (j.usage && typeof j.usage === 'object') tap.usage = usageFromOpenAI(j.usage)
     tap.finishReason = j.choices?.[0]?.finish_reason ?? null
     tap.produced = true
     tap.done = true
@@ -107,7 +94,7 @@ export function tapEvent(event: string, tap: Tap, stripUsage: boolean): string |
       tap.id = j.id
       tap.model = typeof j.model === 'string' ? j.model : null
     }
-    if (j.usage && typeof j.usage === 'object') tap.usage = usageFromChat(j.usage)
+    if (j.usage && typeof j.usage === 'object') tap.usage = usageFromOpenAI(j.usage)
     const fr = j.choices?.[0]?.finish_reason
     if (typeof fr === 'string') tap.finishReason = fr
     if (stripUsage && 'usage' in j) {
