@@ -3,7 +3,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { ProviderConfig } from '../providers/types.ts'
+import type { ProviderConfig } from '../routing/contract.ts'
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'

@@ -1,7 +1,7 @@
 // The one place where thrown things become `{ "error": "<message>" }` responses.
 import type { Logger } from './log.ts'
 import { errorResponse, HttpError } from './errors.ts'
-import { UpstreamError } from '../providers/types.ts'
+import { UpstreamError } from '../ir/errors.ts'
 import { requestIdOf } from '../auth/context.ts'
 
 interface RouteInfo {

@@ -6,7 +6,7 @@
 //   response's tool calls; a start comes before its deltas.
 // - consecutive text deltas form one text part; reasoning deltas form one reasoning part
 //   until its signature arrives (a signature closes the block) or other content follows.
-import { UpstreamError } from '../providers/types.ts'
+import { UpstreamError } from './errors.ts'
 import { emptyUsage, type Finish, type GenerationResponse, type Part, type StreamEvent, type Usage } from './types.ts'
 
 type ReasoningPart = Extract<Part, { type: 'reasoning' }>
@@ -34,6 +34,17 @@ export function createFolder(): Folder {
       switch (e.type) {
         case 'start':
           head = { id: e.id, model: e.model, created: e.created }
+          break
+        case 'text-start':
+          content.push({ type: 'text', text: '' })
+          openReasoning = undefined
+          break
+        case 'reasoning-start':
+          openReasoning = { type: 'reasoning', text: '' }
+          content.push(openReasoning)
+          break
+        case 'text-end':
+        case 'reasoning-end':
           break
         case 'text-delta': {
           const p = last()

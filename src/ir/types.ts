@@ -141,11 +141,20 @@ export interface UpstreamErrorInfo {
   retryAfter?: string
 }
 
-/** Stream events are noun-verb; a stream is start, content events, then finish or error. */
+/**
+ * Stream events are noun-verb; a stream is start, content events, then finish or error.
+ * Text and reasoning come in blocks (`*-start`, deltas, `*-end`) as tool inputs do; an
+ * adapter may leave the boundaries out, and `withBlocks` (blocks.ts) derives them once for
+ * every encoder (messages `content_block_start/stop`, responses `output_item.added/done`).
+ */
 export type StreamEvent =
   | { type: 'start'; id: string; model: string; created: number }
+  | { type: 'text-start' }
   | { type: 'text-delta'; text: string }
+  | { type: 'text-end' }
+  | { type: 'reasoning-start' }
   | { type: 'reasoning-delta'; text: string }
+  | { type: 'reasoning-end' }
   | { type: 'reasoning-signature'; signature: string }
   | { type: 'reasoning-redacted'; data: string }
   | { type: 'tool-input-start'; index: number; id: string; name: string }

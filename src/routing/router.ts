@@ -2,7 +2,7 @@
 // and the provider adapter that serves it. The family rules (§8) are in rules.ts.
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import { badRequest, HttpError } from '../http/errors.ts'
-import type { ProviderAdapter, ProviderKind } from '../providers/types.ts'
+import type { ProviderAdapter, ProviderKind } from './contract.ts'
 
 export type Providers = Partial<Record<ProviderKind, ProviderAdapter>>
 

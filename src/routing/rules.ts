@@ -130,7 +130,21 @@ export const FOREIGN_PARAMS: Record<Family, Record<string, Translate>> = {
     cache_control: drop,
     thinking: thinkingToEffort,
     output_config: outputConfigToEffort,
+    // Anthropic-only request features with no OpenAI counterpart
+    context_management: drop,
+    container: drop,
+    mcp_servers: drop,
+    inference_geo: drop,
   },
+}
+
+/**
+ * Parameters a surface defines as its own even though §8 calls them foreign to a family
+ * elsewhere: the messages surface takes `parallel_tool_calls` (§4.6) and says it in
+ * Anthropic's terms upstream (`disable_parallel_tool_use`); `service_tier` is Anthropic's own.
+ */
+const SURFACE_OWN: Partial<Record<Surface, Partial<Record<Family, ReadonlySet<string>>>>> = {
+  messages: { anthropic: new Set(['parallel_tool_calls', 'service_tier']) },
 }
 
 /**
@@ -157,6 +171,14 @@ export const SURFACE_PARAMS: Partial<Record<Surface, ReadonlySet<string>>> = {
     // Anthropic-style extensions honoured for Claude-family models (§8 rejects them for OpenAI-family)
     'top_k', 'stop_sequences', 'cache_control', 'thinking', 'output_config',
   ]),
+  messages: new Set([
+    // spec §4.6
+    'model', 'messages', 'stream', 'max_tokens', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata',
+    'thinking', 'cache_control', 'tools', 'tool_choice', 'parallel_tool_calls', 'pause_on_call_tools_start',
+    'service_tier', 'reasoning_effort', 'betas',
+    // current official Messages API parameters the spec does not list (Claude Code sends several)
+    'system', 'context_management', 'output_config', 'output_format', 'container', 'mcp_servers', 'inference_geo',
+  ]),
 }
 
 export interface RulesOutcome {
@@ -181,9 +203,12 @@ export function applyFamilyRules(
   family: Family,
   mode: CrossFamilyMode,
   modelId: string,
+  surface: Surface = 'chat',
 ): RulesOutcome {
   const foreign = FOREIGN_PARAMS[family]
-  const present = Object.keys(body).filter((k) => k in foreign && body[k] !== undefined)
+  const own = SURFACE_OWN[surface]?.[family]
+  // Own properties only: a body key such as `toString` must not find Object.prototype's.
+  const present = Object.keys(body).filter((k) => Object.hasOwn(foreign, k) && body[k] !== undefined && !own?.has(k))
   if (present.length > 0 && mode === 'reject') {
     const label = family === 'anthropic' ? 'Claude-family' : 'OpenAI-family'
     throw badRequest(`Parameters not supported for ${label} model ${modelId}: ${present.join(', ')}`)
@@ -200,7 +225,7 @@ export function applyFamilyRules(
     }
   }
   for (const name of IGNORED_PARAMS[family]) {
-    if (body[name] === undefined) continue
+    if (body[name] === undefined || own?.has(name)) continue
     out.removed.push(name)
     out.compat.push(name)
   }
@@ -216,8 +241,14 @@ function mergeCounterpart(into: Counterpart, c: Counterpart) {
 /** Parameters of a body that the surface does not know at all, in body order. */
 export function unknownParams(body: Record<string, unknown>, surface: Surface): string[] {
   const known = SURFACE_PARAMS[surface]
-  if (!known) return []
+  // A surface without a list is a wiring bug: fail loudly, never accept everything.
+  if (!known) throw new Error(`no parameter list for the ${surface} surface (SURFACE_PARAMS)`)
   return Object.keys(body).filter((k) => !known.has(k))
+}
+
+/** Every surface that serves generations must have its parameter list; checked at start. */
+export function assertSurfaceParams(surfaces: readonly Surface[]): void {
+  for (const s of surfaces) if (!SURFACE_PARAMS[s]) throw new Error(`no parameter list for the ${s} surface (SURFACE_PARAMS)`)
 }
 
 /** The response header value, or undefined when nothing was translated or dropped. */

@@ -1,0 +1,88 @@
+// The contract between the generation pipeline and the provider adapters. It is neutral
+// ground: adapters implement it, routing hands adapters out, the pipeline calls them, and
+// no surface ever sees a provider module.
+import type { CatalogModel } from '../config/catalog.ts'
+import type { GenerationRequest, GenerationResponse, StreamEvent, UpstreamErrorInfo, Usage } from '../ir/types.ts'
+
+export type ProviderKind = 'openai' | 'anthropic' | 'mock'
+
+export interface ProviderConfig {
+  name: string
+  kind: ProviderKind
+  baseUrl: string
+  apiKey?: string
+  timeoutMs: number
+  /** Retries on connect errors, 429 and 5xx while nothing has reached the client. */
+  maxRetries: number
+}
+
+export interface CallContext {
+  signal: AbortSignal
+  /** The resolved catalog entry; send `model.upstreamId` upstream. */
+  model: CatalogModel
+  requestId: string
+  /** Beta tokens the client asked for (`anthropic-beta` header or body `betas`). */
+  betas?: string[]
+}
+
+/** The wire a surface speaks and an upstream may speak too: then the body passes through. */
+export type Wire = 'openai.chat' | 'anthropic.messages' | 'openai.responses'
+
+/** What the tap of a pass-through reply has learnt so far. */
+export interface TapState {
+  id: string | null
+  usage: Usage | null
+  /** The finish reason exactly as the wire spelled it. */
+  finishReason: string | null
+  /** The upstream ended the stream properly (`[DONE]`, `message_stop`, …). */
+  done: boolean
+  /** Content (beyond an empty opener) went by. */
+  produced: boolean
+  /** An in-band error event went by. */
+  error: UpstreamErrorInfo | null
+}
+
+/**
+ * Reads a relayed reply of one wire, event by event, as JSON (never by string matching),
+ * and may rewrite an event on the way (the chat tap strips the usage the client did not
+ * ask for). It lives beside its adapter: it is that family's knowledge of its own wire.
+ */
+export interface WireTap {
+  readonly state: TapState
+  /** One SSE event's data (and event name) → the text to send on for it, or null to swallow it. */
+  event(raw: string): string | null
+  /** A whole non-streamed JSON reply. */
+  json(text: string): void
+  /** The text and tool arguments relayed so far, to bill a stream that ended early (pitfall 14). */
+  producedText(): string
+}
+
+export interface TapOptions {
+  /** Remove usage the client did not ask for (chat `include_usage` forced on for billing). */
+  stripUsage?: boolean
+}
+
+/** The fast path of one wire: the checked body goes upstream as is and the reply comes back raw. */
+export interface Passthrough {
+  /** POSTs the body with the adapter's retries and error mapping; resolves with the 2xx Response unread. */
+  call(body: Record<string, unknown>, ctx: CallContext): Promise<Response>
+  tap(opts?: TapOptions): WireTap
+  /** The prompt of a body as text, to bill a dropped stream whose upstream never said. */
+  promptText(body: Record<string, unknown>): string
+}
+
+export interface ProviderAdapter {
+  readonly name: string
+  readonly kind: ProviderKind
+  generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse>
+  /**
+   * Resolves once the upstream has accepted the request, so a failure before any
+   * output rejects with an UpstreamError (an ordinary status for the client).
+   * Failures after that arrive as an `error` event.
+   */
+  stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>>
+  /** The wires this upstream speaks natively. */
+  readonly passthrough?: Partial<Record<Wire, Passthrough>>
+  /** Input tokens of a request as the upstream counts them, where it can (messages count_tokens). */
+  countTokens?(req: GenerationRequest, ctx: CallContext): Promise<number>
+}
