@@ -25,6 +25,8 @@ export interface GenerationInput {
   error?: string | null
   httpStatus?: number
   batchId?: string | null
+  /** The credit reservation taken at admission, settled when this record is taken (D5). */
+  reservationId?: string
 }
 
 export interface GenerationSink {

@@ -22,7 +22,7 @@ export class Outcome {
 
   constructor(
     private readonly sink: GenerationSink | undefined,
-    private readonly base: { apiKey: ApiKey; model: CatalogModel; stream: boolean },
+    private readonly base: { apiKey: ApiKey; model: CatalogModel; stream: boolean; reservationId?: string },
   ) {
     // A stand-in until the upstream names the generation (failures before that keep it).
     this.id = 'chatcmpl-' + crypto.randomUUID().replaceAll('-', '')
@@ -54,6 +54,7 @@ export class Outcome {
       ttftMs: this.ttftMs,
       error: this.error,
       httpStatus: this.httpStatus,
+      reservationId: this.base.reservationId,
     }
     this.sink.record(input)
   }

@@ -10,6 +10,7 @@ import { applyFamilyRules, compatHeader } from '../../routing/rules.ts'
 import type { Services } from '../../services.ts'
 import { normalizeBody, toIR, validateChat } from './decode.ts'
 import { Outcome } from './outcome.ts'
+import { admit } from '../../pipeline/admit.ts'
 import { passthroughBody } from './passthrough.ts'
 import { relayJson, relayStream, type PassthroughCall } from './relay.ts'
 import type { SseOptions } from './sse.ts'
@@ -48,7 +49,9 @@ export function chatRoutes(s: Services, opts: ChatRouteOptions = {}) {
     if (compat) headers['x-switchyard-compat'] = compat
 
     const stream = body.stream === true
-    const out = new Outcome(s.recorder, { apiKey, model, stream })
+    const maxOut = (body.max_completion_tokens ?? body.max_tokens) as number | undefined
+    const admission = admit(s, { apiKey, model, promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4), maxOutputTokens: maxOut })
+    const out = new Outcome(s.recorder, { apiKey, model, stream, reservationId: admission?.reservationId })
     // One signal for the upstream call: the client's own (a disconnect aborts it) or ours,
     // raised when the response body is cancelled.
     const abort = new AbortController()
