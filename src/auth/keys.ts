@@ -7,6 +7,7 @@ import type { Statement } from 'bun:sqlite'
 import type { Storage } from '../db/client.ts'
 import { apiKeys } from '../db/schema.ts'
 import type { ApiKey } from './context.ts'
+import { CreditLedger } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -38,7 +39,8 @@ export interface KeyPatch {
 
 type Row = typeof apiKeys.$inferSelect
 
-function toKey(r: Row): ApiKey {
+/** `unflushed`: costs settled in memory but not yet written (see credits.ts). */
+function toKey(r: Row, unflushed = 0): ApiKey {
   return {
     id: r.id,
     account: r.account,
@@ -46,7 +48,7 @@ function toKey(r: Row): ApiKey {
     keyPrefix: r.keyPrefix,
     status: r.status,
     credits: r.credits,
-    spent: r.spent,
+    spent: r.spent + unflushed,
     rpm: r.rpm,
     createdAt: r.createdAt,
     lastUsedAt: r.lastUsedAt,
@@ -62,8 +64,14 @@ export class KeyStore {
   private pendingTouch = new Map<string, number>()
   private timer?: ReturnType<typeof setInterval>
   private addSpentStmt?: Statement
+  /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
+  readonly ledger = new CreditLedger()
 
   constructor(private storage: Storage) {}
+
+  private toKey(r: Row): ApiKey {
+    return toKey(r, this.ledger.unflushed(r.id))
+  }
 
   private get db() {
     return this.storage.db
@@ -92,12 +100,12 @@ export class KeyStore {
   }
 
   list(): ApiKey[] {
-    return this.db.select().from(apiKeys).orderBy(apiKeys.createdAt).all().map(toKey)
+    return this.db.select().from(apiKeys).orderBy(apiKeys.createdAt).all().map((r) => this.toKey(r))
   }
 
   get(id: string): ApiKey | undefined {
     const r = this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
-    return r ? toKey(r) : undefined
+    return r ? this.toKey(r) : undefined
   }
 
   count(): number {
@@ -117,7 +125,7 @@ export class KeyStore {
     if (patch.rpm !== undefined) set.rpm = patch.rpm
     const r = this.db.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning().get()
     this.invalidate()
-    return r ? toKey(r) : undefined
+    return r ? this.toKey(r) : undefined
   }
 
   /** Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). */
@@ -129,7 +137,7 @@ export class KeyStore {
       .returning()
       .get()
     this.invalidate()
-    return r ? toKey(r) : undefined
+    return r ? this.toKey(r) : undefined
   }
 
   /** The key for a presented secret, from memory when cached. */
@@ -143,18 +151,64 @@ export class KeyStore {
       this.byHash.set(h, null)
       return undefined
     }
-    const k = toKey(r)
+    const k = this.toKey(r)
     this.byHash.set(h, k)
     this.byId.set(k.id, k)
     return k
   }
 
-  /** Add to a key's spend (the recorder calls this once per key per flush). */
-  addSpent(id: string, usd: number) {
+  /**
+   * The freshest view of a key for admission: the cached object (which settlements update in
+   * place), or the stored row when the cache was just invalidated. A request may hold an
+   * older object from before an invalidation, whose `spent` no longer moves.
+   */
+  current(id: string): ApiKey | undefined {
+    const cached = this.byId.get(id)
+    if (cached) return cached
+    const r = this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
+    if (!r) return undefined
+    const k = this.toKey(r)
+    this.byId.set(id, k)
+    return k
+  }
+
+  /** A request's real cost, known at record time: visible to the next admission at once, written later. */
+  settle(id: string, usd: number) {
+    if (!(usd > 0)) return
+    this.ledger.addUnflushed(id, usd)
+    const k = this.byId.get(id)
+    if (k) k.spent += usd
+  }
+
+  /**
+   * Write settled spend to the database. Only the row changes: the cache already counts it.
+   * Call inside the recorder's transaction, then `written` after it commits; if it rolls
+   * back, nothing in memory moved, so the cache never runs ahead of the database + the queue.
+   */
+  writeSpent(id: string, usd: number) {
     if (!(usd > 0)) return
     // a statement prepared once: drizzle would rebuild and re-prepare the query on every flush
     this.addSpentStmt ??= this.storage.sqlite.prepare('UPDATE api_keys SET spent = spent + ? WHERE id = ?')
     this.addSpentStmt.run(usd, id)
+  }
+
+  /** Settled spend is now in the database: no longer counted as unflushed. */
+  written(id: string, usd: number) {
+    if (usd > 0) this.ledger.addUnflushed(id, -usd)
+  }
+
+  /** Settled spend that will never be written (its record was given up): take it back out of memory. */
+  unsettle(id: string, usd: number) {
+    if (!(usd > 0)) return
+    this.ledger.addUnflushed(id, -usd)
+    const k = this.byId.get(id)
+    if (k) k.spent -= usd
+  }
+
+  /** Add to a key's spend at once, in the database and the cache (for tools and tests; the recorder settles instead). */
+  addSpent(id: string, usd: number) {
+    if (!(usd > 0)) return
+    this.writeSpent(id, usd)
     const k = this.byId.get(id)
     if (k) k.spent += usd
   }

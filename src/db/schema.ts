@@ -48,8 +48,16 @@ export const files = sqliteTable(
 export const generations = sqliteTable(
   'generations',
   {
-    /** The id the client saw (chat/response/message id). */
+    /**
+     * The gateway's own id (`gen-…`), unique per record. Records made before it existed keep
+     * the reply id they were stored under.
+     */
     id: text('id').primaryKey(),
+    /**
+     * The id the client saw (chat/response/message id, usually the upstream's). Not unique:
+     * an upstream may reuse one, and every record is kept (issue 9, D9).
+     */
+    replyId: text('reply_id').notNull().default(''),
     apiKeyId: text('api_key_id').notNull(),
     account: text('account').notNull(),
     endpoint: text('endpoint').notNull(),
@@ -82,6 +90,7 @@ export const generations = sqliteTable(
     index('generations_key').on(t.apiKeyId, t.createdAt),
     index('generations_account_created').on(t.account, t.createdAt),
     index('generations_created').on(t.createdAt),
+    index('generations_reply').on(t.replyId, t.apiKeyId, t.createdAt),
   ],
 )
 

@@ -1,13 +1,15 @@
 // The recorder: every finished request becomes one generation record, its cost added to the
-// key's spend and to the hourly usage rollup. `record()` only queues; the queue is written in
-// one transaction a few ms later, or at once before a lookup, so recording never delays a
-// response and a lookup right after a request still finds it.
+// key's spend and to the hourly usage rollup. `record()` prices the request and settles its
+// credit reservation at once, in memory (the next admission must see the real cost, D5), then
+// only queues; the queue is written in one transaction a few ms later, or at once before a
+// lookup, so recording never delays a response and a lookup right after a request still
+// finds it. Each record gets the gateway's own id, so none is lost to a reused reply id (D9).
 import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Storage } from '../db/client.ts'
 import type { Logger } from '../http/log.ts'
-import { toRow, type GenerationRow } from './row.ts'
+import { newGenerationId, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore } from './store.ts'
 import type { GenerationInput, GenerationSink } from './types.ts'
 
@@ -36,7 +38,7 @@ const MAX_ATTEMPTS = 3
 
 export class Recorder implements GenerationSink {
   readonly store: GenerationStore
-  private queue: GenerationInput[] = []
+  private queue: GenerationRow[] = []
   private attempts = 0
   private flushTimer?: ReturnType<typeof setTimeout>
   private pruneTimer?: ReturnType<typeof setInterval>
@@ -59,19 +61,24 @@ export class Recorder implements GenerationSink {
     return Number.isFinite(d) ? Math.max(MIN_RETENTION_DAYS, d) : 30
   }
 
-  record(input: GenerationInput): void {
+  /** Returns the record's gateway id (`gen-…`), or undefined if it could not be taken. */
+  record(input: GenerationInput): string | undefined {
+    const keys = this.deps.keys
+    // first, whatever else fails: an unreleased reservation would hold the key's credit
+    keys.ledger.release(input.reservationId)
     try {
-      if (this.stopped) {
-        // after shutdown began, nothing will flush later: write now
-        this.queue.push(input)
-        this.flush()
-        return
-      }
-      this.queue.push(input)
-      if (this.queue.length >= this.maxQueue) this.flush()
+      // cost is computed here, once, at the prices in force when the request was made; it is
+      // stored, so a later price change never rewrites history
+      const row = toRow(input, this.costOf(input), newGenerationId())
+      keys.settle(row.apiKeyId, row.cost ?? 0)
+      this.queue.push(row)
+      // after shutdown began, nothing will flush later: write now
+      if (this.stopped || this.queue.length >= this.maxQueue) this.flush()
       else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
+      return row.id
     } catch (e) {
       this.deps.log.error('recorder: could not queue a generation record', { error: (e as Error).message })
+      return undefined
     }
   }
 
@@ -98,19 +105,28 @@ export class Recorder implements GenerationSink {
         this.flushTimer = setTimeout(() => this.flush(), 100 * this.attempts)
       } else {
         this.attempts = 0
+        // given up: the spend settled in memory will never reach the database
+        for (const [keyId, usd] of spendByKey(batch)) this.deps.keys.unsettle(keyId, usd)
       }
     }
   }
 
-  private write(batch: GenerationInput[]) {
-    // cost is computed here, once, at the prices in force when the request was made; it is
-    // stored, so a later price change never rewrites history
-    const rows = batch.map((g) => toRow(g, this.costOf(g)))
-    const sqlite = this.deps.storage.sqlite
-    sqlite.transaction(() => {
-      const inserted = this.store.insertRows(rows)
-      for (const [keyId, usd] of spendByKey(inserted)) this.deps.keys.addSpent(keyId, usd)
+  private write(rows: GenerationRow[]) {
+    const keys = this.deps.keys
+    let inserted: GenerationRow[] = []
+    // the database only: if the transaction rolls back, nothing in memory has moved
+    this.deps.storage.sqlite.transaction(() => {
+      inserted = this.store.insertRows(rows)
+      for (const [keyId, usd] of spendByKey(inserted)) keys.writeSpent(keyId, usd)
     })()
+    // committed: the settled spend is now in the rows, no longer only in memory
+    for (const [keyId, usd] of spendByKey(inserted)) keys.written(keyId, usd)
+    if (inserted.length !== rows.length) {
+      const stored = new Set(inserted)
+      const lost = rows.filter((r) => !stored.has(r))
+      for (const [keyId, usd] of spendByKey(lost)) keys.unsettle(keyId, usd)
+      this.deps.log.error('recorder: generation records were not stored (id conflict)', { records: lost.length, ids: lost.map((r) => r.id).slice(0, 10) })
+    }
   }
 
   private costOf(g: GenerationInput): number | null {
@@ -121,10 +137,13 @@ export class Recorder implements GenerationSink {
     }
   }
 
-  /** The record with this id, whoever owns it (the route checks ownership). */
-  get(id: string): GenerationRow | undefined {
+  /**
+   * The record with this gateway id or reply id (the latest for a reused reply id). With
+   * `keyId`, that key's records only; without, whoever owns it (the caller checks ownership).
+   */
+  get(id: string, keyId?: string): GenerationRow | undefined {
     this.flush()
-    return this.store.get(id)
+    return this.store.get(id, keyId)
   }
 
   /**

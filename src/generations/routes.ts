@@ -1,4 +1,6 @@
-// Generation lookup (spec §4.7): only the key that made a generation can read it.
+// Generation lookup (spec §4.7): only the key that made a generation can read it. `id` is
+// either the id the client saw in the reply or the gateway's own `gen-…` id; a reply id that
+// an upstream reused for several of this key's requests finds the latest.
 import { Elysia } from 'elysia'
 import { keyOf } from '../auth/context.ts'
 import { HttpError } from '../http/errors.ts'
@@ -14,7 +16,7 @@ export function generationRoutes(s: Services) {
       const id = new URL(request.url).searchParams.get('id')
       if (id === null || id === '') throw new HttpError(400, 'id: query parameter is required (the generation id)')
       const key = keyOf(request)
-      const row = s.recorder.get(id)
+      const row = s.recorder.get(id, key.id)
       // another key's record is reported exactly like a missing one, so ids cannot be probed
       if (!row || row.apiKeyId !== key.id) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)
       return { success: true, generation: toWire(row) }

@@ -13,10 +13,19 @@ function count(n: number | undefined | null): number {
 }
 
 /**
- * The stored row. `cost` is null exactly when the model has no known price: such a record
- * is flagged unpriced, never counted as $0 (pitfall 14).
+ * The gateway's own record id. Time-ordered (UUIDv7) and random, so it never collides with
+ * another record, whatever id an upstream hands out (D9).
  */
-export function toRow(input: GenerationInput, cost: number | null): GenerationRow {
+export function newGenerationId(): string {
+  return 'gen-' + Bun.randomUUIDv7().replaceAll('-', '')
+}
+
+/**
+ * The stored row, under the gateway's own `id`; the client's id is kept as `replyId`. `cost`
+ * is null exactly when the model has no known price: such a record is flagged unpriced,
+ * never counted as $0 (pitfall 14).
+ */
+export function toRow(input: GenerationInput, cost: number | null, id: string = newGenerationId()): GenerationRow {
   const u = input.usage
   const cacheRead = count(u.cacheReadTokens)
   const cacheWrite = count(u.cacheWriteTokens)
@@ -25,7 +34,8 @@ export function toRow(input: GenerationInput, cost: number | null): GenerationRo
   const completion = count(u.outputTokens)
   const priced = cost !== null && Number.isFinite(cost)
   return {
-    id: input.id,
+    id,
+    replyId: typeof input.id === 'string' ? input.id : '',
     apiKeyId: input.apiKey.id,
     account: input.apiKey.account,
     endpoint: input.endpoint,
@@ -94,7 +104,9 @@ export function toWire(row: GenerationRow) {
   }
   if (row.reasoningTokens !== null) usage.completion_tokens_details = { reasoning_tokens: row.reasoningTokens }
   const out: Record<string, unknown> = {
-    id: row.id,
+    // spec §2: the generation id is the one from the reply; the gateway's own id is beside it
+    id: row.replyId || row.id,
+    gateway_id: row.id,
     endpoint: row.endpoint,
     stream: row.stream,
     model: row.model,

@@ -1,9 +1,18 @@
-// Admission of a generation: the credit reservation of issue 9 (D5) is decided here, once
-// the model and the request's prompt and output cap are known. Owned by the credits work;
-// the pipeline calls `admit` before any upstream call and hands the result to the outcome,
-// which settles it when the request is recorded.
+// Admission of a generation: the credit reservation of issue 9 (D5), decided once the model
+// and the request's prompt and output cap are known. The pipeline calls `admit` before any
+// upstream call and hands the reservation id to the outcome; the recorder settles it when the
+// request is recorded (every request is recorded, failed ones too).
+//
+// Rule: a key with credits is admitted while credits − spent − reserved > 0, where `spent`
+// already includes costs settled in memory but not yet written. The admitted request then
+// reserves its worst case: prompt tokens + its output cap (the model's own cap when it gave
+// none), at catalog prices. So sequentially exactly the requests the credit covers are served,
+// plus the one that crosses zero; concurrently, reservations stop the burst after at most
+// that many. A model with no known price reserves nothing (its records cost nothing either):
+// it is admitted while the balance is above zero.
 import type { ApiKey } from '../auth/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
+import { HttpError } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 
 export interface AdmitInput {
@@ -18,7 +27,46 @@ export interface AdmitInput {
 /** A reservation to settle at record time (undefined when nothing was reserved). */
 export type Admission = { reservationId: string } | undefined
 
-/** Throws HttpError 402 when the key cannot cover the estimate. */
-export function admit(_s: Services, _input: AdmitInput): Admission {
-  return undefined
+/** Throws HttpError 402 when the key's balance less its open reservations is not above zero. */
+export function admit(s: Services, input: AdmitInput): Admission {
+  const { apiKey, model } = input
+  if (apiKey.credits === null) return undefined // unlimited: nothing to guard
+  // the cached key is updated in place by settlements; the request's own copy may predate a reload
+  const key = s.keys.current(apiKey.id) ?? apiKey
+  if (key.credits === null) return undefined
+  const ledger = s.keys.ledger
+  const balance = key.credits - key.spent
+  const reserved = ledger.reserved(key.id)
+  if (!(balance - reserved > 0)) {
+    const held = reserved > 0 ? ` and $${reserved.toFixed(6)} is held by requests in progress` : ''
+    throw new HttpError(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits${held}; add credits, then resend`)
+  }
+  const usd = estimate(s, model, input.promptTokens, input.maxOutputTokens)
+  if (usd === null) return undefined
+  return { reservationId: ledger.reserve(key.id, usd) }
+}
+
+/**
+ * Release an admission whose request ends without a record (nothing upstream was called and
+ * no outcome was taken). Harmless after settlement: a reservation is released once.
+ */
+export function releaseAdmission(s: Services, admission: Admission): void {
+  s.keys.ledger.release(admission?.reservationId)
+}
+
+/** Worst-case cost: every prompt token uncached, the whole output cap used. Null when unpriced. */
+function estimate(s: Services, model: CatalogModel, promptTokens: number, maxOut: number | undefined): number | null {
+  const prompt = sane(promptTokens) ?? 0
+  // a cap above the model's own (or none) cannot produce more than the model's own
+  const cap = Math.min(sane(maxOut) ?? model.maxOutputTokens, model.maxOutputTokens)
+  try {
+    const usd = s.catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 })
+    return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null
+  } catch {
+    return null
+  }
+}
+
+function sane(n: number | undefined): number | undefined {
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : undefined
 }

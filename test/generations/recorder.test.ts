@@ -75,21 +75,25 @@ describe('recorder: spend and rollup', () => {
     expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(ca + cb, 12)
   })
 
-  test('a duplicate id is stored and counted once (same batch and a later batch)', () => {
+  test('a reused reply id is never dropped: every record is stored and counted under its own gen- id (D9)', () => {
     t = testServices()
     const key = keyOf(t)
     const g = genInput(t.s.catalog, key, { usage: USAGE })
-    t.s.recorder.record(g)
-    t.s.recorder.record({ ...g, usage: { ...USAGE, outputTokens: 9999 } })
+    const first = t.s.recorder.record(g)!
+    const second = t.s.recorder.record({ ...g, createdAt: g.createdAt + 1, usage: { ...USAGE, outputTokens: 9999 } })!
     t.s.recorder.flush()
-    t.s.recorder.record(g)
+    const third = t.s.recorder.record({ ...g, createdAt: g.createdAt + 2 })!
     t.s.recorder.flush()
-    const row = t.s.recorder.get(g.id)!
-    expect(row.completionTokens).toBe(500)
-    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 1 })
-    expect(rollup(t.s)).toHaveLength(1)
-    expect(rollup(t.s)[0]!.requests).toBe(1)
-    expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(row.cost!, 12)
+    expect(new Set([first, second, third]).size).toBe(3)
+    for (const id of [first, second, third]) expect(id).toMatch(/^gen-[0-9a-f]{32}$/)
+    // the reply id finds the latest; each gateway id finds its own record
+    expect(t.s.recorder.get(g.id)!.id).toBe(third)
+    expect(t.s.recorder.get(second)!.completionTokens).toBe(9999)
+    expect(t.s.recorder.get(second)!.replyId).toBe(g.id)
+    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 3 })
+    expect(rollup(t.s)[0]!.requests).toBe(3)
+    const total = (t.s.storage.sqlite.query('SELECT total(cost) AS c FROM generations').get() as { c: number }).c
+    expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(total, 12)
   })
 
   test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', () => {

@@ -37,6 +37,7 @@ describe('GET /api/v1/generations', () => {
       success: true,
       generation: {
         id: input.id,
+        gateway_id: expect.stringMatching(/^gen-[0-9a-f]{32}$/),
         endpoint: 'openai.chat.completions',
         stream: true,
         model: 'gpt-4o',

@@ -1,0 +1,78 @@
+// The in-memory side of credits (issue 9, D5). Two amounts per key live here, beside the
+// spend stored in SQLite:
+//   - reserved: estimated costs of admitted requests that have not been recorded yet;
+//   - unflushed: real costs already settled by `record()` but not yet written by the
+//     recorder's batch. The key cache shows `spent` = stored spend + unflushed, so the next
+//     admission sees a settled cost at once, not a few ms later when the batch is written.
+// Admission rule: a key with credits is admitted while credits − spent − reserved > 0.
+
+/** A reservation not settled within this long is dropped, so a request that died without a record cannot lock its key out for good. */
+export const RESERVATION_TTL_MS = 15 * 60_000
+
+interface Reservation {
+  keyId: string
+  usd: number
+  at: number
+}
+
+export class CreditLedger {
+  // insertion order is age order, so expired reservations are always at the front
+  private reservations = new Map<string, Reservation>()
+  private reservedBy = new Map<string, number>()
+  private unflushedBy = new Map<string, number>()
+
+  constructor(private now: () => number = Date.now, private ttlMs = RESERVATION_TTL_MS) {}
+
+  /** Hold `usd` against a key until `release`; returns the reservation id. */
+  reserve(keyId: string, usd: number): string {
+    this.expire()
+    const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
+    const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
+    this.reservations.set(id, { keyId, usd: amount, at: this.now() })
+    add(this.reservedBy, keyId, amount)
+    return id
+  }
+
+  /** Drop a reservation (unknown or already released ids are ignored: settlement is idempotent). */
+  release(id: string | undefined): void {
+    if (id === undefined) return
+    const r = this.reservations.get(id)
+    if (!r) return
+    this.reservations.delete(id)
+    add(this.reservedBy, r.keyId, -r.usd)
+  }
+
+  reserved(keyId: string): number {
+    this.expire()
+    return this.reservedBy.get(keyId) ?? 0
+  }
+
+  /** How many reservations are open (for tests and diagnostics). */
+  get open(): number {
+    return this.reservations.size
+  }
+
+  unflushed(keyId: string): number {
+    return this.unflushedBy.get(keyId) ?? 0
+  }
+
+  addUnflushed(keyId: string, usd: number): void {
+    add(this.unflushedBy, keyId, usd)
+  }
+
+  private expire() {
+    const cutoff = this.now() - this.ttlMs
+    for (const [id, r] of this.reservations) {
+      if (r.at > cutoff) break
+      this.release(id)
+    }
+  }
+}
+
+/** Add to a per-key sum; a sum back at (or, by float noise, just below) zero is removed. */
+function add(m: Map<string, number>, keyId: string, usd: number) {
+  if (usd === 0) return
+  const v = (m.get(keyId) ?? 0) + usd
+  if (v <= 1e-15) m.delete(keyId)
+  else m.set(keyId, v)
+}
