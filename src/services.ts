@@ -9,6 +9,7 @@ import type { Logger } from './http/log.ts'
 import type { Recorder } from './generations/recorder.ts'
 import type { FilesService } from './files/service.ts'
 import type { ProviderRegistry } from './providers/registry.ts'
+import type { MediaResolver } from './pipeline/generate.ts'
 
 export interface Services {
   config: Config
@@ -21,6 +22,8 @@ export interface Services {
   providers: ProviderRegistry
   recorder: Recorder
   files: FilesService
+  /** Resolves file ids and media URLs before a generation goes upstream. */
+  media?: MediaResolver
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }

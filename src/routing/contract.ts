@@ -64,8 +64,12 @@ export interface TapOptions {
 
 /** The fast path of one wire: the checked body goes upstream as is and the reply comes back raw. */
 export interface Passthrough {
-  /** POSTs the body with the adapter's retries and error mapping; resolves with the 2xx Response unread. */
-  call(body: Record<string, unknown>, ctx: CallContext): Promise<Response>
+  /**
+   * POSTs the body (model replaced by the upstream id) with the adapter's retries and error
+   * mapping; `accept` turns the 2xx Response into the result inside the attempt, so a
+   * retryable UpstreamError it throws (an error as the first event) is retried like a 5xx.
+   */
+  call<T>(body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): Promise<T>
   tap(opts?: TapOptions): WireTap
   /** The prompt of a body as text, to bill a dropped stream whose upstream never said. */
   promptText(body: Record<string, unknown>): string

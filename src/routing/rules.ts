@@ -169,7 +169,8 @@ export const SURFACE_PARAMS: Partial<Record<Surface, ReadonlySet<string>>> = {
     'modalities', 'audio', 'prediction', 'verbosity', 'logprobs', 'top_logprobs', 'safety_identifier',
     'prompt_cache_retention',
     // Anthropic-style extensions honoured for Claude-family models (§8 rejects them for OpenAI-family)
-    'top_k', 'stop_sequences', 'cache_control', 'thinking', 'output_config',
+    'top_k', 'stop_sequences', 'cache_control', 'thinking', 'output_config', 'context_management', 'container',
+    'mcp_servers', 'inference_geo',
   ]),
   messages: new Set([
     // spec §4.6

@@ -1,19 +1,20 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EventSplitter, newTap, tapEvent, tapJson } from '../../src/surfaces/chat/passthrough.ts'
+import { openAIChatTap } from '../../src/providers/openai/tap.ts'
+import { EventSplitter } from '../../src/routing/sse-events.ts'
 
 const fixture = (p: string) => readFileSync(join(import.meta.dir, '..', 'fixtures', p), 'utf8')
 
 function relay(sse: string, stripUsage: boolean, pieces = 7) {
   const split = new EventSplitter()
-  const tap = newTap()
+  const t = openAIChatTap({ stripUsage })
   let out = ''
   const step = Math.ceil(sse.length / pieces)
-  for (let i = 0; i < sse.length; i += step) for (const ev of split.push(sse.slice(i, i + step))) out += tapEvent(ev, tap, stripUsage) ?? ''
+  for (let i = 0; i < sse.length; i += step) for (const ev of split.push(sse.slice(i, i + step))) out += t.event(ev) ?? ''
   const rest = split.rest()
-  if (rest) out += tapEvent(rest, tap, stripUsage) ?? ''
-  return { out, tap }
+  if (rest) out += t.event(rest) ?? ''
+  return { out, tap: t.state }
 }
 
 describe('pass-through tap', () => {
@@ -40,7 +41,9 @@ describe('pass-through tap', () => {
     expect(tap.usage!.inputTokens + tap.usage!.cacheReadTokens).toBeGreaterThan(1280)
   })
   test('non-stream JSON: id, usage with reasoning tokens, finish', () => {
-    const tap = tapJson(fixture('openai/chat/nonstream-reasoning-tokens.json'))
+    const t = openAIChatTap()
+    t.json(fixture('openai/chat/nonstream-reasoning-tokens.json'))
+    const tap = t.state
     expect(tap).toMatchObject({ id: 'chatcmpl-Dr3KNfXKBS1oDOrhqYDuLYdjX9PM4', finishReason: 'stop' })
     expect(tap.usage).toEqual({ inputTokens: 7, outputTokens: 87, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 64 })
   })

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { GenerationResponse, StreamEvent, Usage } from '../../src/ir/types.ts'
 import { chatFinishReason, encodeChatResponse } from '../../src/surfaces/chat/encode.ts'
-import { PING_FRAME, sseBody } from '../../src/surfaces/chat/sse.ts'
+import { PING_FRAME, sseBody } from '../../src/pipeline/sse.ts'
 import { chatErrorFrame, createChatStreamEncoder } from '../../src/surfaces/chat/stream.ts'
 
 const usage: Usage = { inputTokens: 10, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 50, reasoningTokens: 3 }

@@ -222,10 +222,11 @@ describe('anthropic wire request headers', () => {
     expect(sent.json().model).toBe('claude-sonnet-4-5-20250929')
   })
 
-  test('passthroughMessages: body as is, model replaced, client betas kept, client auth never forwarded', async () => {
+  test('the messages pass-through: body as is, model replaced, client betas kept, client auth never forwarded', async () => {
     up.script({ sse: fixture('anthropic/messages/stream-text.sse') })
     const body = { model: 'alias', max_tokens: 10, stream: true, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }] }
-    const res = await adapter.passthroughMessages(body, { 'anthropic-beta': 'interleaved-thinking-2025-05-14', 'x-api-key': 'client-key', authorization: 'Bearer client' }, ctx(claude()))
+    // only the betas reach the upstream from the client: its auth headers never enter the call context
+    const res = await adapter.passthrough['anthropic.messages']!.call(body, { ...ctx(claude()), betas: ['interleaved-thinking-2025-05-14'] }, async (r) => r)
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(fixture('anthropic/messages/stream-text.sse'))
     const sent = up.requests.at(-1)!

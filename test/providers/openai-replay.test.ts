@@ -196,18 +196,18 @@ describe('openai wire request', () => {
     })
   })
 
-  test('passthroughChat posts the body as is with the upstream model id and returns the raw response', async () => {
+  test('the chat pass-through posts the body as is with the upstream model id and returns the raw response', async () => {
     up.script({ json: fixture('openai/chat/nonstream-tool-calls-sdk.json') })
     const body = { model: 'my-alias', messages: [{ role: 'user', content: 'hi' }], n: 1, seed: 7 }
-    const res = await adapter.passthroughChat(body, ctx())
+    const res = await adapter.passthrough['openai.chat']!.call(body, ctx(), async (r) => r)
     expect(res.status).toBe(200)
     expect(((await res.json()) as { id: string }).id).toBe('chatcmpl-C47Kq8W5o5oyHrSsFxAXNqpkaq9Jf')
     expect(up.requests.at(-1)!.json()).toEqual({ ...body, model: 'gpt-4o' })
   })
 
-  test('passthroughChat maps upstream errors like every other call', async () => {
+  test('the chat pass-through maps upstream errors like every other call', async () => {
     up.script({ status: 404, json: fixture('openai/chat/error-404-model-not-found.json') })
-    const err = await adapter.passthroughChat({ model: 'x', messages: [] }, ctx()).catch((e) => e)
+    const err = await adapter.passthrough['openai.chat']!.call({ model: 'x', messages: [] }, ctx(), async (r) => r).catch((e: unknown) => e as UpstreamError)
     expect(err).toBeInstanceOf(UpstreamError)
     expect(err.status).toBe(400)
   })

@@ -3,15 +3,13 @@ import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../i
 import { commitFirst } from '../commit.ts'
 import { bodyOf, callUpstream, readJson } from '../http.ts'
 import { parseSse } from '../sse.ts'
-import type { CallContext, ProviderAdapter, ProviderConfig } from '../types.ts'
+import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter, type ProviderConfig, type Wire } from '../types.ts'
+import { anthropicMessagesTap } from './tap.ts'
 import { FILES_BETA, toAnthropicMessages } from './request.ts'
 import { fromAnthropicMessage, type AnthropicMessage } from './response.ts'
 import { anthropicEvents } from './stream.ts'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
-
-/** Client headers a pass-through may forward upstream; everything else (auth above all) is ours. */
-const FORWARDED = ['anthropic-beta']
 
 export class AnthropicAdapter implements ProviderAdapter {
   readonly kind = 'anthropic' as const
@@ -57,26 +55,66 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   /**
-   * The messages surface's fast path: the validated body goes upstream as is (model replaced
-   * by the upstream id). Of the client's headers only `anthropic-beta` is forwarded (merged
-   * with a body `betas` list, which Anthropic itself does not accept in the body); the
-   * version and the key are the gateway's. Returns the 2xx Response unread.
+   * The messages wire's fast path: the validated body goes upstream as is (model replaced
+   * by the upstream id). The client's beta tokens (`anthropic-beta`, or a body `betas` list,
+   * which Anthropic itself does not accept in the body) become the header; the version and
+   * the key are the gateway's.
    */
-  async passthroughMessages(body: Record<string, unknown>, headers: Headers | Record<string, string>, ctx: CallContext): Promise<Response> {
-    const h = headers instanceof Headers ? headers : new Headers(headers)
-    const betas = FORWARDED.flatMap((name) => (h.get(name) ?? '').split(',')).map((s) => s.trim()).filter(Boolean)
-    const { betas: bodyBetas, ...rest } = body
-    if (Array.isArray(bodyBetas)) betas.push(...bodyBetas.filter((b): b is string => typeof b === 'string'))
-    const json = JSON.stringify({ ...rest, model: ctx.model.upstreamId })
-    // Pitfall 7: a document that references an uploaded file needs the files beta upstream.
-    if (json.includes('"file_id"')) betas.push(FILES_BETA)
+  readonly passthrough: Partial<Record<Wire, Passthrough>> = {
+    'anthropic.messages': {
+      call: (body, ctx, accept) => {
+        const { betas: bodyBetas, ...rest } = body
+        const betas = [...(ctx.betas ?? [])]
+        if (Array.isArray(bodyBetas)) betas.push(...bodyBetas.filter((b): b is string => typeof b === 'string'))
+        const json = JSON.stringify({ ...rest, model: ctx.model.upstreamId })
+        // Pitfall 7: a document that references an uploaded file needs the files beta upstream.
+        if (json.includes('"file_id"')) betas.push(FILES_BETA)
+        return callUpstream({
+          provider: this.config,
+          path: '/v1/messages',
+          headers: this.headers(rest.stream === true, betas),
+          body: json,
+          signal: ctx.signal,
+          accept,
+        })
+      },
+      tap: () => anthropicMessagesTap(this.config.name),
+      promptText: messagesBodyText,
+    },
+  }
+
+  /** Anthropic's own count of a request's input tokens (`/v1/messages/count_tokens`). */
+  async countTokens(req: GenerationRequest, ctx: CallContext): Promise<number> {
+    const { body, betas } = toAnthropicMessages({ ...req, stream: false }, ctx.model)
+    const { max_tokens: _max, stream: _stream, temperature: _t, top_p: _p, top_k: _k, stop_sequences: _s, metadata: _m, ...countable } = body
     return callUpstream({
       provider: this.config,
-      path: '/v1/messages',
-      headers: this.headers(rest.stream === true, betas),
-      body: json,
+      path: '/v1/messages/count_tokens',
+      headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
+      body: JSON.stringify(countable),
       signal: ctx.signal,
-      accept: async (res) => res,
+      accept: async (res) => {
+        const j = (await readJson(res, this.config.name)) as { input_tokens?: unknown }
+        if (typeof j.input_tokens !== 'number') throw new UpstreamError({ status: 502, message: `upstream ${this.config.name} sent a token count without input_tokens`, type: 'invalid_body' })
+        return j.input_tokens
+      },
     })
   }
+}
+
+/** The prompt of a messages body as text: system, message text and tool input, tool definitions. */
+export function messagesBodyText(body: Record<string, unknown>): string {
+  const parts: string[] = []
+  const blocks = (c: unknown) => {
+    if (typeof c === 'string') return void parts.push(c)
+    for (const b of Array.isArray(c) ? (c as Record<string, any>[]) : []) {
+      if (typeof b?.text === 'string') parts.push(b.text)
+      if (b?.type === 'tool_use' && b.input) parts.push(JSON.stringify(b.input))
+      if (b?.type === 'tool_result') blocks(b.content)
+    }
+  }
+  blocks(body.system)
+  for (const m of Array.isArray(body.messages) ? (body.messages as Record<string, unknown>[]) : []) blocks(m?.content)
+  if (Array.isArray(body.tools)) parts.push(JSON.stringify(body.tools))
+  return parts.join('\n')
 }

@@ -3,7 +3,8 @@ import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../i
 import { commitFirst } from '../commit.ts'
 import { bodyOf, callUpstream, readJson } from '../http.ts'
 import { parseSse } from '../sse.ts'
-import type { CallContext, ProviderAdapter, ProviderConfig } from '../types.ts'
+import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, Wire } from '../types.ts'
+import { chatPromptText, openAIChatTap } from './tap.ts'
 import { toOpenAIChat } from './request.ts'
 import { fromOpenAIChat, type ChatCompletion } from './response.ts'
 import { openAIChatEvents } from './stream.ts'
@@ -47,18 +48,22 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /**
-   * The chat surface's fast path: the validated client body goes upstream as is (only the
-   * model is replaced by the upstream id), with the same retries and error mapping. The 2xx
-   * Response comes back unread for the caller to relay.
+   * The chat wire's fast path: the validated client body goes upstream as is (only the
+   * model is replaced by the upstream id), with the same retries and error mapping.
    */
-  async passthroughChat(body: Record<string, unknown>, ctx: CallContext): Promise<Response> {
-    return callUpstream({
-      provider: this.config,
-      path: '/chat/completions',
-      headers: this.headers(body.stream === true),
-      body: JSON.stringify({ ...body, model: ctx.model.upstreamId }),
-      signal: ctx.signal,
-      accept: async (res) => res,
-    })
+  readonly passthrough: Partial<Record<Wire, Passthrough>> = {
+    'openai.chat': {
+      call: (body, ctx, accept) =>
+        callUpstream({
+          provider: this.config,
+          path: '/chat/completions',
+          headers: this.headers(body.stream === true),
+          body: JSON.stringify({ ...body, model: ctx.model.upstreamId }),
+          signal: ctx.signal,
+          accept,
+        }),
+      tap: (opts) => openAIChatTap(opts),
+      promptText: chatPromptText,
+    },
   }
 }

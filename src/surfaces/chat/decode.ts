@@ -295,7 +295,7 @@ const OPENAI_CARRIED = [
   'prompt_cache_retention',
 ]
 /** Anthropic parameters with no IR field, carried to an Anthropic upstream as they are. */
-const ANTHROPIC_CARRIED = ['cache_control', 'output_config']
+const ANTHROPIC_CARRIED = ['cache_control', 'output_config', 'context_management', 'container', 'mcp_servers', 'inference_geo']
 
 /**
  * A checked body → IR. Parameters the family rules removed are gone; their

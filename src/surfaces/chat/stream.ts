@@ -5,6 +5,7 @@
 // ends the stream without `[DONE]` (§7.8), so clients see an abrupt close.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
+import type { StreamEncoderState } from '../../pipeline/codec.ts'
 import { chatFinishReason, chatUsage } from './encode.ts'
 
 export const DONE_FRAME = 'data: [DONE]\n\n'
@@ -17,7 +18,7 @@ export interface ChatStreamOptions {
   includeUsage: boolean
 }
 
-export interface ChatStreamState {
+export interface ChatStreamState extends StreamEncoderState {
   id: string
   model: string
   created: number

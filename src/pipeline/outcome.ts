@@ -1,12 +1,23 @@
-// What a chat request ended as, gathered while it runs and handed to the recorder once,
+// What a generation ended as, gathered while it runs and handed to the recorder once,
 // after the last byte (never before: recording must not delay the response).
-import type { ApiKey } from '../../auth/context.ts'
-import type { CatalogModel } from '../../config/catalog.ts'
-import type { GenerationInput, GenerationSink } from '../../generations/types.ts'
-import { billedUsage } from '../../ir/tokens.ts'
-import { emptyUsage, type Usage } from '../../ir/types.ts'
+import type { ApiKey } from '../auth/context.ts'
+import type { CatalogModel } from '../config/catalog.ts'
+import type { Endpoint, GenerationInput, GenerationSink } from '../generations/types.ts'
+import { billedUsage } from '../ir/tokens.ts'
+import { emptyUsage, type Usage } from '../ir/types.ts'
 
-export class Outcome {
+export interface OutcomeBase {
+  apiKey: ApiKey
+  model: CatalogModel
+  stream: boolean
+  endpoint: Endpoint
+  /** Used until the upstream names the generation (failures before that keep it). */
+  fallbackId: string
+  reservationId?: string
+  batchId?: string
+}
+
+export class GenerationOutcome {
   id: string
   usage: Usage = emptyUsage()
   finishReason: string | null = null
@@ -20,12 +31,8 @@ export class Outcome {
   private readonly createdAt = Date.now()
   private readonly t0 = performance.now()
 
-  constructor(
-    private readonly sink: GenerationSink | undefined,
-    private readonly base: { apiKey: ApiKey; model: CatalogModel; stream: boolean; reservationId?: string },
-  ) {
-    // A stand-in until the upstream names the generation (failures before that keep it).
-    this.id = 'chatcmpl-' + crypto.randomUUID().replaceAll('-', '')
+  constructor(private readonly sink: GenerationSink | undefined, private readonly base: OutcomeBase) {
+    this.id = base.fallbackId
   }
 
   firstToken() {
@@ -43,7 +50,7 @@ export class Outcome {
     const input: GenerationInput = {
       id: this.id,
       apiKey: this.base.apiKey,
-      endpoint: 'openai.chat.completions',
+      endpoint: this.base.endpoint,
       stream: this.base.stream,
       model: this.base.model,
       createdAt: this.createdAt,
@@ -55,6 +62,7 @@ export class Outcome {
       error: this.error,
       httpStatus: this.httpStatus,
       reservationId: this.base.reservationId,
+      batchId: this.base.batchId ?? null,
     }
     this.sink.record(input)
   }

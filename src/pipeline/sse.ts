@@ -24,12 +24,18 @@ export interface SseOptions {
   errorFrame?: (e: unknown) => string
 }
 
+/** How long a stream may keep the loop busy before it lets timers and other requests in. */
+export const YIELD_AFTER_MS = 1
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 /** The frames of `source` as bytes; `source` yields frame text ('' is skipped). */
 export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): ReadableStream<Uint8Array> {
   const enc = new TextEncoder()
   const pingMs = opts.pingMs ?? DEFAULT_PING_MS
   // One timer a stream, not one a chunk: it pings when nothing was written for pingMs.
   let lastWrite = performance.now()
+  let lastYield = lastWrite
   let timer: ReturnType<typeof setInterval> | undefined
   const stop = () => clearInterval(timer)
   return new ReadableStream<Uint8Array>({
@@ -46,6 +52,13 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
     },
     async pull(controller) {
       for (;;) {
+        // D4: a source that never waits on I/O (the mock, a translated reply already in
+        // memory) is one long chain of microtasks, which starves timers (the recorder's
+        // flush, key reloads) and every other request. Step out to the event loop.
+        if (performance.now() - lastYield >= YIELD_AFTER_MS) {
+          await nextTurn()
+          lastYield = performance.now()
+        }
         let got: IteratorResult<string>
         try {
           got = await source.next()

@@ -1,0 +1,38 @@
+// What a surface gives the pipeline: how to write the IR's answer in its own wire. The
+// pipeline owns every step around it (call, commit-late, pings, abort, record).
+import type { Endpoint } from '../generations/types.ts'
+import type { GenerationResponse, StreamEvent, Usage } from '../ir/types.ts'
+
+export interface StreamEncoderState {
+  id: string
+  usage: Usage
+  /** The finish reason in the surface's own words (`stop`, `end_turn`, …), for the record. */
+  finishReason: string | null
+  /** A content-bearing frame went out. */
+  produced: boolean
+  /** The surface's terminator went out. */
+  done: boolean
+}
+
+export interface StreamEncoder {
+  readonly state: StreamEncoderState
+  /** The wire text for one IR event ('' when it has no wire form). */
+  push(ev: StreamEvent): string
+}
+
+export interface EncodedReply {
+  body: Record<string, unknown>
+  /** The id the client sees, which the record keeps. */
+  id: string
+  finishReason: string | null
+}
+
+export interface SurfaceCodec {
+  endpoint: Endpoint
+  /** A stand-in id until the upstream names the generation. */
+  fallbackId(): string
+  encodeJson(r: GenerationResponse, model: string): EncodedReply
+  streamEncoder(o: { id: string; model: string; created: number; includeUsage: boolean }): StreamEncoder
+  /** The surface's in-band frame for a failure after the first byte (§7.8). */
+  errorFrame(e: unknown): string
+}

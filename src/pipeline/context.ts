@@ -1,0 +1,18 @@
+// What a generation needs to know about who asked: a plain value that an HTTP route builds
+// from its request and the batch worker builds from a batch item. Nothing here reaches
+// back into a `Request`.
+import type { ApiKey } from '../auth/context.ts'
+
+export interface RequestContext {
+  apiKey: ApiKey
+  requestId: string
+  /** Aborted when the client goes away (or the batch is cancelled): the upstream call stops. */
+  signal: AbortSignal
+  /** Beta tokens the client asked for (messages: `anthropic-beta` / `beta-beta` header, body `betas`). */
+  betas?: string[]
+  batchId?: string
+  /** Told the model once it is resolved (the access log names it). */
+  onModel?: (modelId: string) => void
+  /** Interval of `: ping` comments on a silent stream (tests shorten it). */
+  pingMs?: number
+}

@@ -1,0 +1,110 @@
+// The one generation pipeline every surface (and the batch worker) runs through:
+// decode → resolve the model → family rules → admission → adapter → media → pass-through
+// relay or IR call → reply or stream → record. A surface brings only what is its own
+// (SurfaceSpec): its parameter checks, its IR mapping, its wire encoders.
+import type { CatalogModel, Surface } from '../config/catalog.ts'
+import type { GenerationRequest } from '../ir/types.ts'
+import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
+import { resolveModel } from '../routing/router.ts'
+import { applyFamilyRules, compatHeader, type RulesOutcome } from '../routing/rules.ts'
+import type { Services } from '../services.ts'
+import { admit } from './admit.ts'
+import type { SurfaceCodec } from './codec.ts'
+import type { RequestContext } from './context.ts'
+import { GenerationOutcome } from './outcome.ts'
+import { relayJson, relayStream } from './relay.ts'
+import { failureOf } from './reply.ts'
+import type { SseOptions } from './sse.ts'
+import { translatedJson, translatedStream } from './translated.ts'
+
+type Body = Record<string, unknown>
+
+export interface PassthroughPlan {
+  body: Body
+  tap?: TapOptions
+}
+
+/** What a surface is, to the pipeline. */
+export interface SurfaceSpec {
+  surface: Surface
+  /** The wire this surface speaks: an upstream that speaks it too gets the body as is. */
+  wire: Wire
+  codec: SurfaceCodec
+  /** Raw JSON → a body with only known parameters (unknown ones are a 400 naming them). */
+  normalize(raw: unknown): Body
+  /** Every value rule of the surface, for a body whose model is known. */
+  validate(body: Body, model: CatalogModel): void
+  toIR(body: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest
+  /** The body to send upstream as is (pass-through), or undefined when it must be translated. */
+  passthrough(body: Body, rules: RulesOutcome, model: CatalogModel): PassthroughPlan | undefined
+  /** The request's output cap, for admission (undefined: the model's default). */
+  maxOutputTokens(body: Body): number | undefined
+  /** Stop the reply at the first tool call. */
+  pauseAtTool?(body: Body): boolean
+}
+
+/** Media and file references resolved before the call (files with the caller's key, guarded URLs). */
+export interface MediaResolver {
+  ir(req: GenerationRequest, rc: RequestContext, model: CatalogModel): Promise<GenerationRequest>
+  passthrough(wire: Wire, body: Body, rc: RequestContext): Promise<Body>
+}
+
+export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_w, b) => b }
+
+/** A cheap, bounded estimate of prompt tokens for admission (about 4 bytes a token). */
+function promptEstimate(body: Body): number {
+  return Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4)
+}
+
+export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA): Promise<Response> {
+  const body = spec.normalize(raw)
+  const model = resolveModel(s.catalog, body.model, spec.surface)
+  rc.onModel?.(model.id)
+  spec.validate(body, model)
+  const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
+  const adapter = s.providers.providerFor(model)
+
+  const headers: Record<string, string> = {}
+  const compat = compatHeader(rules.compat)
+  if (compat) headers['x-switchyard-compat'] = compat
+
+  const stream = body.stream === true
+  const admission = admit(s, { apiKey: rc.apiKey, model, promptTokens: promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) })
+  const out = new GenerationOutcome(s.recorder, {
+    apiKey: rc.apiKey, model, stream, endpoint: spec.codec.endpoint, fallbackId: spec.codec.fallbackId(),
+    reservationId: admission?.reservationId, batchId: rc.batchId,
+  })
+  // One signal for the upstream call: the client's own (a disconnect aborts it) or ours,
+  // raised when the response body is cancelled.
+  const abort = new AbortController()
+  if (rc.signal.aborted) abort.abort()
+  else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
+  const ctx: CallContext = { signal: abort.signal, model, requestId: rc.requestId, betas: rc.betas }
+  const sse: SseOptions = {
+    pingMs: rc.pingMs,
+    errorFrame: spec.codec.errorFrame,
+    onCancel: () => {
+      out.fail(499, 'client disconnected')
+      abort.abort()
+    },
+  }
+
+  const pauseAtTool = spec.pauseAtTool?.(body) === true
+  const pt = pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
+  const plan = pt && spec.passthrough(body, rules, model)
+  try {
+    if (pt && plan) {
+      const relay = { pt, body: await media.passthrough(spec.wire, plan.body, rc), tapOptions: plan.tap, ctx, out, headers }
+      return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
+    }
+    const ir = await media.ir(spec.toIR(body, model, rules), rc, model)
+    const call = { adapter, ir, codec: spec.codec, ctx, out, headers, pauseAtTool }
+    return await (stream ? translatedStream({ ...call, sse }) : translatedJson(call))
+  } catch (e) {
+    // A failure before the call (a media source refused, an IR the upstream cannot take) is
+    // still this generation's end: recorded, so its reservation is settled.
+    const err = failureOf(e, out)
+    out.record()
+    throw err
+  }
+}

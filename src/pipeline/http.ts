@@ -1,0 +1,16 @@
+// From an HTTP request to the plain RequestContext the pipeline takes.
+import { keyOf, requestInfo } from '../auth/context.ts'
+import type { RequestContext } from './context.ts'
+
+export function contextOf(request: Request, extra: Partial<RequestContext> = {}): RequestContext {
+  const info = requestInfo(request)
+  return {
+    apiKey: keyOf(request),
+    requestId: info.requestId,
+    signal: request.signal,
+    onModel: (id) => {
+      info.model = id
+    },
+    ...extra,
+  }
+}

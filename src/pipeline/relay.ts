@@ -1,0 +1,151 @@
+// The pass-through path: an upstream that speaks the surface's own wire answers, and its
+// reply goes back as it came — JSON whole, SSE event by event as the bytes arrive — through
+// the tap of that wire (beside its adapter), which reads id, usage and finish for the record.
+import { firstEventFailure } from '../ir/errors.ts'
+import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
+import { EventSplitter } from '../routing/sse-events.ts'
+import type { GenerationOutcome } from './outcome.ts'
+import { failureOf, jsonReply, midStreamFailure, MidStreamError } from './reply.ts'
+import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
+
+function noteTap(tap: WireTap, out: GenerationOutcome) {
+  if (tap.state.id) out.id = tap.state.id
+  if (tap.state.usage) out.usage = tap.state.usage
+  out.finishReason = tap.state.finishReason
+}
+
+export interface RelayInput {
+  pt: Passthrough
+  body: Record<string, unknown>
+  tapOptions?: TapOptions
+  ctx: CallContext
+  out: GenerationOutcome
+  headers: Record<string, string>
+}
+
+export async function relayJson({ pt, body, tapOptions, ctx, out, headers }: RelayInput): Promise<Response> {
+  try {
+    const { text, status, tap } = await pt.call(body, ctx, async (res) => {
+      const tap = pt.tap(tapOptions)
+      const text = await res.text()
+      tap.json(text)
+      return { text, status: res.status, tap }
+    })
+    noteTap(tap, out)
+    out.firstToken()
+    return jsonReply(text, headers, status)
+  } catch (e) {
+    throw failureOf(e, out)
+  } finally {
+    out.record()
+  }
+}
+
+interface Committed {
+  tap: WireTap
+  reader: ReadableStreamDefaultReader<Uint8Array>
+  split: EventSplitter
+  dec: TextDecoder
+  firstFrames: string
+}
+
+/** Feeds whole events through the tap; returns what to send on. */
+function pass(tap: WireTap, events: string[]): string {
+  let text = ''
+  for (const ev of events) {
+    const sent = tap.event(ev)
+    if (sent !== null) text += sent
+  }
+  return text
+}
+
+/**
+ * Commit late, by the same rule as the translated path (ir/errors.ts firstEventFailure):
+ * read up to the first whole event inside the upstream attempt; an error there is an
+ * ordinary status (retried when retryable), never 200 plus an error frame (pitfall 17).
+ */
+function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined) {
+  return async (res: Response): Promise<Committed> => {
+    const tap = pt.tap(tapOptions)
+    const split = new EventSplitter()
+    const dec = new TextDecoder()
+    if (!res.body) throw firstEventFailure({ done: true })!
+    const reader = res.body.getReader()
+    try {
+      let firstFrames = ''
+      let seen = 0
+      while (seen === 0) {
+        const { done, value } = await reader.read()
+        if (done) {
+          const rest = split.rest() + dec.decode()
+          if (rest.trim() === '') throw firstEventFailure({ done: true })!
+          firstFrames = pass(tap, [rest])
+          break
+        }
+        const events = split.push(dec.decode(value, { stream: true }))
+        seen = events.length
+        firstFrames = pass(tap, events)
+      }
+      if (tap.state.error && !tap.state.produced) throw firstEventFailure({ error: tap.state.error })!
+      return { tap, reader, split, dec, firstFrames }
+    } catch (e) {
+      reader.cancel().catch(() => {})
+      throw e
+    }
+  }
+}
+
+export async function relayStream(input: RelayInput & { sse: SseOptions }): Promise<Response> {
+  const { pt, body, tapOptions, ctx, out, headers, sse } = input
+  let c: Committed
+  try {
+    c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions))
+  } catch (e) {
+    const err = failureOf(e, out)
+    out.record()
+    throw err
+  }
+  const { tap, reader, split, dec } = c
+  out.producedText = () => tap.producedText()
+  out.promptText = () => pt.promptText(body)
+  if (tap.state.produced) out.firstToken()
+
+  // The upstream's own error event is relayed as it came; the stream ends after it.
+  const failed = () => {
+    const e = tap.state.error
+    return e ? new MidStreamError(e.message, e.status, e.type) : undefined
+  }
+  const frames = (async function* () {
+    try {
+      yield c.firstFrames
+      for (let f = failed(); !f; f = failed()) {
+        const { done, value } = await reader.read()
+        if (done) {
+          const rest = split.rest() + dec.decode()
+          if (rest.trim() !== '') yield pass(tap, [rest])
+          // An upstream that closed without its terminator failed mid-stream: so must we (§7.8).
+          if (!tap.state.done) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
+          return
+        }
+        const text = pass(tap, split.push(dec.decode(value, { stream: true })))
+        if (tap.state.produced) out.firstToken()
+        yield text
+      }
+      throw failed()
+    } catch (e) {
+      const err = midStreamFailure(e, ctx.signal)
+      out.fail(err.status, err.message)
+      throw err
+    } finally {
+      noteTap(tap, out)
+      reader.cancel().catch(() => {})
+      out.record()
+    }
+  })()
+  // An error event the upstream sent itself is already on the wire: no second frame.
+  const errorFrame = sse.errorFrame
+  return new Response(
+    sseBody(frames, { ...sse, errorFrame: errorFrame && ((e) => (tap.state.error ? '' : errorFrame(e))) }),
+    { status: 200, headers: { ...SSE_HEADERS, ...headers } },
+  )
+}

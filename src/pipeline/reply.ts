@@ -1,0 +1,50 @@
+// Small shared pieces of every reply: JSON responses, and turning whatever an upstream call
+// threw into the error the client gets (noted in the outcome on the way).
+import { HttpError } from '../http/errors.ts'
+import { UpstreamError } from '../ir/errors.ts'
+import type { UpstreamErrorInfo } from '../ir/types.ts'
+import type { GenerationOutcome } from './outcome.ts'
+
+export function jsonReply(body: unknown, headers: Record<string, string>, status = 200): Response {
+  return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  })
+}
+
+/** A failure after the stream was committed: it can only end the stream, in band. */
+export class MidStreamError extends Error {
+  constructor(message: string, readonly status: number, readonly type?: string) {
+    super(message)
+    this.name = 'MidStreamError'
+  }
+}
+
+function isInfo(e: unknown): e is UpstreamErrorInfo {
+  return typeof e === 'object' && e !== null && typeof (e as UpstreamErrorInfo).status === 'number' && typeof (e as UpstreamErrorInfo).message === 'string'
+}
+
+/** The error to throw for the client (rendered by the app's onError), noted in the outcome. */
+export function failureOf(e: unknown, out: GenerationOutcome): Error {
+  if (e instanceof UpstreamError || e instanceof HttpError) {
+    out.fail(e.status, e.message)
+    return e
+  }
+  if (isInfo(e)) {
+    out.fail(e.status, e.message)
+    return new UpstreamError(e)
+  }
+  const aborted = (e as Error)?.name === 'AbortError'
+  const message = aborted ? 'client disconnected' : `upstream call failed: ${(e as Error)?.message ?? String(e)}`
+  out.fail(aborted ? 499 : 502, message)
+  return new HttpError(aborted ? 499 : 502, message)
+}
+
+/** A failure met while streaming, as the MidStreamError that ends the stream. */
+export function midStreamFailure(e: unknown, signal: AbortSignal): MidStreamError {
+  // Once the client has gone, whatever the source reports is the echo of our abort.
+  if (signal.aborted) return new MidStreamError('client disconnected', 499)
+  if (e instanceof MidStreamError) return e
+  if (e instanceof UpstreamError) return new MidStreamError(e.message, e.status, e.type)
+  return new MidStreamError(`upstream stream failed: ${(e as Error)?.message ?? String(e)}`, 502)
+}

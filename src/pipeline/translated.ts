@@ -1,0 +1,97 @@
+// The IR path: any adapter answers, and the surface's codec writes its response or its
+// events in the surface's wire. Streams get their block boundaries once (withBlocks).
+import { requestText } from '../ir/tokens.ts'
+import { firstEventFailure } from '../ir/errors.ts'
+import { createBlockNormalizer } from '../ir/blocks.ts'
+import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
+import type { GenerationRequest, StreamEvent } from '../ir/types.ts'
+import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
+import type { SurfaceCodec } from './codec.ts'
+import type { GenerationOutcome } from './outcome.ts'
+import { failureOf, jsonReply, midStreamFailure, MidStreamError } from './reply.ts'
+import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
+
+export interface TranslatedInput {
+  adapter: ProviderAdapter
+  ir: GenerationRequest
+  codec: SurfaceCodec
+  ctx: CallContext
+  out: GenerationOutcome
+  headers: Record<string, string>
+  /** Stop the reply at the first tool call (messages `pause_on_call_tools_start`). */
+  pauseAtTool?: boolean
+}
+
+export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pauseAtTool }: TranslatedInput): Promise<Response> {
+  try {
+    let r = await adapter.generate(ir, ctx)
+    if (pauseAtTool) r = pauseResponseAtFirstTool(r)
+    const enc = codec.encodeJson(r, r.model || ir.model)
+    out.id = enc.id
+    out.usage = r.usage
+    out.finishReason = enc.finishReason
+    out.firstToken()
+    return jsonReply(enc.body, headers)
+  } catch (e) {
+    throw failureOf(e, out)
+  } finally {
+    out.record()
+  }
+}
+
+export async function translatedStream(input: TranslatedInput & { sse: SseOptions }): Promise<Response> {
+  const { adapter, ir, codec, ctx, out, headers, sse } = input
+  let events!: AsyncIterator<StreamEvent>
+  let first!: IteratorResult<StreamEvent>
+  // Commit late: nothing is written until the upstream has produced its first event, so
+  // a failure up to here is still an ordinary status code.
+  try {
+    const source = await adapter.stream(ir, ctx)
+    events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
+    first = await events.next()
+    const failure = first.done ? firstEventFailure({ done: true }) : first.value.type === 'error' ? firstEventFailure({ error: first.value.error }) : undefined
+    if (failure) throw failure
+  } catch (e) {
+    const err = failureOf(e, out)
+    out.record()
+    throw err
+  }
+  const produced: string[] = []
+  out.producedText = () => produced.join('')
+  out.promptText = () => requestText(ir)
+  const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true })
+  const blocks = createBlockNormalizer()
+  const frames = (async function* () {
+    try {
+      for (let r = first; !r.done; r = await events.next()) {
+        let text = ''
+        for (const ev of blocks(r.value)) {
+          if (ev.type === 'text-delta' || ev.type === 'reasoning-delta') produced.push(ev.text)
+          else if (ev.type === 'tool-input-delta') produced.push(ev.delta)
+          else if (ev.type === 'tool-input-start') produced.push(ev.name)
+          text += enc.push(ev)
+          if (ev.type === 'error') {
+            if (text) yield text
+            throw new MidStreamError(ev.error.message, ev.error.status, ev.error.type)
+          }
+        }
+        if (enc.state.produced) out.firstToken()
+        yield text
+        if (enc.state.done) return
+      }
+      // The adapter ended without a finish: as much a failure as an error event.
+      if (!enc.state.done) throw new MidStreamError('upstream stream ended before it finished', 502)
+    } catch (e) {
+      const err = midStreamFailure(e, ctx.signal)
+      out.fail(err.status, err.message)
+      throw err
+    } finally {
+      out.id = enc.state.id
+      out.usage = enc.state.usage
+      out.finishReason = enc.state.finishReason
+      await events.return?.(undefined)?.catch(() => {})
+      out.record()
+    }
+  })()
+  return new Response(sseBody(frames, sse), { status: 200, headers: { ...SSE_HEADERS, ...headers } })
+}

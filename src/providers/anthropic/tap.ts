@@ -1,0 +1,77 @@
+// The tap of a relayed Anthropic messages reply: each event parsed as JSON, reading the id
+// (message_start), usage (message_start, then message_delta's cumulative counts, pitfall
+// 12), the stop reason, an in-band `error` event (pitfall 17), and the text, thinking and
+// tool input produced (to bill a dropped stream, pitfall 14). Nothing is rewritten.
+import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import { anthropicEventError } from '../errors.ts'
+import type { TapState, WireTap } from '../types.ts'
+import { overwriteUsage, usageFromAnthropic } from './usage.ts'
+
+const DELTA_TEXT: Record<string, string> = { text_delta: 'text', thinking_delta: 'thinking', input_json_delta: 'partial_json' }
+
+export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
+  const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
+  const produced: string[] = []
+
+  function readBlock(b: Record<string, any> | undefined) {
+    if (!b) return
+    if (typeof b.text === 'string' && b.text) produced.push(b.text)
+    if (typeof b.thinking === 'string' && b.thinking) produced.push(b.thinking)
+    if (b.type === 'tool_use' || b.type === 'server_tool_use') {
+      if (typeof b.name === 'string') produced.push(b.name)
+      if (b.input && Object.keys(b.input).length) produced.push(JSON.stringify(b.input))
+      state.produced = true
+    }
+    if (produced.length) state.produced = true
+  }
+
+  return {
+    state,
+    event(raw) {
+      const { event, data } = eventFields(raw)
+      if (data === null) return raw
+      const j = parseJsonObject(data)
+      if (!j) return raw
+      switch (j.type ?? event) {
+        case 'message_start':
+          state.id = typeof j.message?.id === 'string' ? j.message.id : state.id
+          state.usage = usageFromAnthropic(j.message?.usage)
+          break
+        case 'content_block_start':
+          readBlock(j.content_block)
+          break
+        case 'content_block_delta': {
+          const field = DELTA_TEXT[j.delta?.type]
+          const v = field ? j.delta[field] : undefined
+          if (typeof v === 'string' && v !== '') {
+            produced.push(v)
+            state.produced = true
+          }
+          break
+        }
+        case 'message_delta':
+          state.usage = overwriteUsage(state.usage ?? usageFromAnthropic(undefined), j.usage)
+          if (typeof j.delta?.stop_reason === 'string') state.finishReason = j.delta.stop_reason
+          break
+        case 'message_stop':
+          state.done = true
+          break
+        case 'error':
+          state.error = anthropicEventError(provider, j.error).info
+          break
+      }
+      return raw
+    },
+    json(text) {
+      const j = parseJsonObject(text)
+      if (!j) return
+      if (typeof j.id === 'string') state.id = j.id
+      state.usage = usageFromAnthropic(j.usage)
+      state.finishReason = typeof j.stop_reason === 'string' ? j.stop_reason : null
+      for (const b of Array.isArray(j.content) ? j.content : []) readBlock(b)
+      state.produced = true
+      state.done = true
+    },
+    producedText: () => produced.join(''),
+  }
+}

@@ -1,0 +1,85 @@
+// The tap of a relayed OpenAI chat reply: every event parsed as JSON (valid spacing never
+// defeats it, D9), reading the id, usage, finish reason, an in-band error, and the text
+// and tool arguments produced (to bill a dropped stream, pitfall 14). When the gateway
+// forced `include_usage` to bill, the usage the client did not ask for is stripped.
+import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import type { TapOptions, TapState, WireTap } from '../types.ts'
+import { statusRule } from '../errors.ts'
+import { usageFromOpenAI } from './usage.ts'
+
+/** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */
+function chunkError(e: Record<string, any>) {
+  const code = typeof e.code === 'number' ? e.code : Number(e.status) || 500
+  return { status: statusRule(code).status, message: typeof e.message === 'string' ? e.message : 'upstream stream failed', type: typeof e.type === 'string' ? e.type : undefined }
+}
+
+export function openAIChatTap(opts: TapOptions = {}): WireTap {
+  const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
+  const produced: string[] = []
+
+  function readChunk(j: Record<string, any>) {
+    if (state.id === null && typeof j.id === 'string') state.id = j.id
+    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage)
+    for (const c of Array.isArray(j.choices) ? j.choices : []) {
+      const d = c?.delta ?? c?.message ?? {}
+      if (typeof d.content === 'string' && d.content !== '') produced.push(d.content)
+      if (typeof d.refusal === 'string' && d.refusal !== '') produced.push(d.refusal)
+      for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
+        if (typeof t?.function?.name === 'string') produced.push(t.function.name)
+        if (typeof t?.function?.arguments === 'string') produced.push(t.function.arguments)
+        state.produced = true
+      }
+      if (typeof c?.finish_reason === 'string') state.finishReason = c.finish_reason
+    }
+    if (produced.length > 0) state.produced = true
+  }
+
+  return {
+    state,
+    event(raw) {
+      const { data } = eventFields(raw)
+      if (data === null) return raw
+      if (data === '[DONE]') {
+        state.done = true
+        return raw
+      }
+      const j = parseJsonObject(data)
+      if (!j) return raw
+      if (j.error && typeof j.error === 'object') {
+        state.error = chunkError(j.error)
+        return raw
+      }
+      readChunk(j)
+      if (!opts.stripUsage || !('usage' in j)) return raw
+      if (Array.isArray(j.choices) && j.choices.length === 0) return null
+      // Compact JSON as OpenAI sends it: cut the `"usage":null` member without re-encoding.
+      // A JSON string cannot hold an unescaped quote, so this literal can only be that member.
+      const i = j.usage === null ? raw.indexOf(',"usage":null') : -1
+      if (i >= 0 && raw.indexOf(',"usage":null', i + 1) < 0) return raw.slice(0, i) + raw.slice(i + ',"usage":null'.length)
+      delete j.usage
+      return `data: ${JSON.stringify(j)}\n\n`
+    },
+    json(text) {
+      const j = parseJsonObject(text)
+      // an upstream that answers 200 with something else: relayed as is, recorded without usage
+      if (!j) return
+      readChunk(j)
+      state.produced = true
+      state.done = true
+    },
+    producedText: () => produced.join(''),
+  }
+}
+
+/** The prompt of a chat body as text: message contents, tool calls and tool definitions. */
+export function chatPromptText(body: Record<string, unknown>): string {
+  const parts: string[] = []
+  for (const m of Array.isArray(body.messages) ? (body.messages as Record<string, unknown>[]) : []) {
+    const c = m?.content
+    if (typeof c === 'string') parts.push(c)
+    else if (Array.isArray(c)) for (const p of c) if (typeof p?.text === 'string') parts.push(p.text)
+    for (const t of Array.isArray(m?.tool_calls) ? (m.tool_calls as Record<string, unknown>[]) : []) parts.push(JSON.stringify(t?.function ?? ''))
+  }
+  if (Array.isArray(body.tools)) parts.push(JSON.stringify(body.tools))
+  return parts.join('\n')
+}

@@ -1,0 +1,30 @@
+// The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
+// pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
+import type { SurfaceCodec } from '../../pipeline/codec.ts'
+import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import { normalizeBody, toIR, validateChat } from './decode.ts'
+import { chatFinishReason, encodeChatResponse } from './encode.ts'
+import { passthroughBody } from './passthrough.ts'
+import { chatErrorFrame, createChatStreamEncoder } from './stream.ts'
+
+export const chatCodec: SurfaceCodec = {
+  endpoint: 'openai.chat.completions',
+  fallbackId: () => 'chatcmpl-' + crypto.randomUUID().replaceAll('-', ''),
+  encodeJson: (r, model) => ({ body: encodeChatResponse(r, model), id: r.id, finishReason: chatFinishReason(r.finish) }),
+  streamEncoder: (o) => createChatStreamEncoder(o),
+  errorFrame: chatErrorFrame,
+}
+
+export const chatSurface: SurfaceSpec = {
+  surface: 'chat',
+  wire: 'openai.chat',
+  codec: chatCodec,
+  normalize: normalizeBody,
+  validate: validateChat,
+  toIR,
+  passthrough(body, rules) {
+    const pt = passthroughBody(body, rules)
+    return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage } }
+  },
+  maxOutputTokens: (body) => (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
+}
