@@ -1,0 +1,190 @@
+// A checked messages-style body → IR (issue 8 item 4). Pure. Parameters the family rules
+// removed are gone and their counterparts merged in, as in chat's toIR. What the IR has no
+// field for rides in `providerData.anthropic`, so a translated call to a Claude-family
+// upstream still sends it and an OpenAI-family upstream never sees it (STYLE habit 8).
+import type { CatalogModel } from '../../config/catalog.ts'
+import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
+import type { RulesOutcome } from '../../routing/rules.ts'
+import { isServerTool } from './validate.ts'
+
+type Body = Record<string, unknown>
+type Obj = Record<string, unknown>
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function withCache<P extends Part>(part: P, wire: Obj): P {
+  if (wire.cache_control != null) (part as { cacheControl?: unknown }).cacheControl = wire.cache_control
+  return part
+}
+
+const textOf = (blocks: unknown[]): string =>
+  blocks.map((b) => (isObj(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('')
+
+/** A wire `source` → IR media source (validated before: one of the §4.6 table's shapes). */
+function mediaSource(s: Obj): MediaSource {
+  switch (s.type) {
+    case 'base64':
+      return { kind: 'base64', mediaType: s.media_type as string, data: s.data as string }
+    case 'url':
+      return { kind: 'url', url: s.url as string }
+    case 'file':
+      return { kind: 'file', fileId: s.file_id as string }
+    case 'content':
+      // A document made of blocks: its text is what a model can read.
+      return { kind: 'text', mediaType: 'text/plain', data: typeof s.content === 'string' ? s.content : textOf(s.content as unknown[]) }
+    default:
+      return { kind: 'text', mediaType: (s.media_type as string) ?? 'text/plain', data: s.data as string }
+  }
+}
+
+/** One wire block → IR part, or nothing for blocks the IR does not carry. */
+function part(b: Obj): Part | undefined {
+  switch (b.type) {
+    case 'text':
+      return withCache({ type: 'text', text: b.text as string }, b)
+    case 'image':
+      return withCache({ type: 'image', source: mediaSource(b.source as Obj) }, b)
+    case 'document': {
+      const d: Part = { type: 'document', source: mediaSource(b.source as Obj) }
+      if (typeof b.title === 'string') d.title = b.title
+      return withCache(d, b)
+    }
+    case 'search_result':
+      return withCache({ type: 'text', text: `${b.title as string} (${b.source as string})\n${textOf(b.content as unknown[])}` }, b)
+    case 'tool_reference':
+      return { type: 'text', text: `Tool loaded: ${b.tool_name as string}` }
+    case 'tool_use': {
+      const p: Part = { type: 'tool-call', id: b.id as string, name: b.name as string, arguments: JSON.stringify(b.input ?? {}) }
+      if (b.cache_control != null) p.providerData = { anthropic: { cache_control: b.cache_control } }
+      return p
+    }
+    case 'tool_result': {
+      const c = b.content
+      const content = c === undefined ? '' : typeof c === 'string' ? c : (c as Obj[]).map(part).filter((p): p is Part => p !== undefined)
+      const p: Part = { type: 'tool-result', toolCallId: b.tool_use_id as string, content }
+      if (b.is_error === true) p.isError = true
+      return withCache(p, b)
+    }
+    // Pitfall 8: thinking goes back byte for byte, signature and redacted data included.
+    case 'thinking':
+      return { type: 'reasoning', text: b.thinking as string, signature: b.signature as string }
+    case 'redacted_thinking':
+      return { type: 'reasoning', text: '', redacted: b.data as string }
+    default:
+      // server_tool_use and `*_tool_result` blocks ran at Anthropic; no IR part can replay
+      // them. A Claude-family model gets the body untouched (pass-through, issue 8 item 3);
+      // any other model continues from the text around them.
+      return undefined
+  }
+}
+
+function content(c: unknown): Part[] {
+  if (typeof c === 'string') return [{ type: 'text', text: c }]
+  return (c as Obj[]).map(part).filter((p): p is Part => p !== undefined)
+}
+
+/**
+ * Messages in order. `role: "system"` messages stay system-role messages where they stand
+ * (Claude Code sends one after the user turn); a `tool` message naming its call is that
+ * call's result.
+ */
+function messages(wire: Obj[]): Message[] {
+  return wire.map((m) => {
+    const id = (m.tool_use_id ?? m.tool_call_id) as string | undefined
+    if (m.role === 'tool' && id !== undefined) {
+      const c = typeof m.content === 'string' ? m.content : content(m.content)
+      return { role: 'tool', content: [{ type: 'tool-result', toolCallId: id, content: c }] }
+    }
+    return { role: m.role as Role, content: content(m.content) }
+  })
+}
+
+/** Own fields of a custom tool that the IR has no place for (defer_loading, strict, input_examples …). */
+const TOOL_IR_FIELDS = new Set(['type', 'name', 'description', 'input_schema', 'cache_control'])
+
+function tools(wire: Obj[]): Tool[] {
+  return wire.filter((t) => !isServerTool(t)).map((t) => {
+    const tool: Tool = { name: t.name as string, parameters: t.input_schema as Obj }
+    if (typeof t.description === 'string') tool.description = t.description
+    if (typeof t.strict === 'boolean') tool.strict = t.strict
+    if (t.cache_control != null) tool.cacheControl = t.cache_control
+    const extra: Obj = {}
+    for (const k of Object.keys(t)) if (!TOOL_IR_FIELDS.has(k) && t[k] !== undefined) extra[k] = t[k]
+    if (Object.keys(extra).length > 0) tool.providerData = { anthropic: extra }
+    return tool
+  })
+}
+
+const CHOICE: Record<string, ToolChoice['type']> = { auto: 'auto', none: 'none', any: 'required' }
+
+function toolChoice(tc: unknown): ToolChoice | undefined {
+  if (tc === undefined) return undefined
+  if (typeof tc === 'string') return { type: CHOICE[tc] } as ToolChoice
+  const o = tc as Obj
+  const disable = o.disable_parallel_tool_use === true ? { disableParallel: true } : {}
+  if (o.type === 'tool') return { type: 'tool', name: o.name as string, ...disable }
+  if (o.type === 'function') return { type: 'tool', name: (o.function as Obj).name as string, ...disable }
+  if (o.type === 'none') return { type: 'none' }
+  return { type: CHOICE[o.type as string] as 'auto' | 'required', ...disable }
+}
+
+/**
+ * Anthropic parameters with no IR field, carried to a Claude-family upstream as they are.
+ * `thinking` is carried unless it is a plain `enabled` (that one is reasoning.budgetTokens).
+ * Not carried: `pause_on_call_tools_start` is the gateway's own (the pipeline stops the
+ * reply at the first tool_use), and for an OpenAI-family model `service_tier` (Anthropic's
+ * `auto` / `standard_only` mean nothing to OpenAI's tiers) — accepted per §4.6, not sent.
+ */
+const ANTHROPIC_CARRIED = [
+  'cache_control', 'context_management', 'output_config', 'output_format', 'container', 'mcp_servers',
+  'inference_geo', 'service_tier',
+]
+
+export function messagesToIR(checked: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
+  const body: Body = { ...checked }
+  for (const k of rules.removed) delete body[k]
+  const c = rules.counterpart
+  const req: GenerationRequest = { model: body.model as string, messages: messages(body.messages as Obj[]), stream: body.stream === true }
+
+  if (body.system !== undefined) req.system = content(body.system)
+  req.maxTokens = (body.max_tokens as number | undefined) ?? c.maxTokens
+  if (body.temperature !== undefined) req.temperature = body.temperature as number
+  if (body.top_p !== undefined) req.topP = body.top_p as number
+  if (body.top_k !== undefined) req.topK = body.top_k as number
+  const stop = [...((body.stop_sequences as string[] | undefined) ?? []), ...(c.stop ?? [])]
+  if (stop.length > 0) req.stop = stop
+
+  const wireTools = (body.tools as Obj[] | undefined) ?? []
+  const irTools = wireTools.length > 0 ? tools(wireTools) : c.tools
+  if (irTools?.length) req.tools = irTools
+  let choice = toolChoice(body.tool_choice) ?? c.toolChoice
+  const disableParallel = body.parallel_tool_calls === false || c.disableParallel === true
+  if (disableParallel) {
+    req.parallelToolCalls = false
+    if (choice?.type !== 'none') choice = { ...(choice ?? { type: 'auto' }), disableParallel: true } as ToolChoice
+  } else if (body.parallel_tool_calls === true) req.parallelToolCalls = true
+  if (choice) req.toolChoice = choice
+
+  const reasoning = { ...c.reasoning }
+  if (body.reasoning_effort !== undefined) reasoning.effort = body.reasoning_effort as ReasoningEffort
+  const thinking = body.thinking as Obj | undefined
+  if (thinking?.type === 'enabled') reasoning.budgetTokens = thinking.budget_tokens as number
+  if (Object.keys(reasoning).length > 0) req.reasoning = reasoning
+
+  const metadata = body.metadata as Obj | undefined
+  if (metadata !== undefined) req.metadata = metadata
+  const user = typeof metadata?.user_id === 'string' ? metadata.user_id : c.user
+  if (user !== undefined) req.user = user
+  if (body.betas !== undefined) req.betas = body.betas as string[]
+
+  if (model.family === 'anthropic') {
+    const extra: Obj = {}
+    for (const k of ANTHROPIC_CARRIED) if (body[k] !== undefined) extra[k] = body[k]
+    if (thinking && thinking.type !== 'enabled') extra.thinking = thinking
+    else if (thinking && thinking.display != null) extra.thinking = thinking
+    // Server tools have no IR form: the client's tool list goes upstream as it came.
+    if (wireTools.some(isServerTool)) extra.tools = wireTools
+    if (Object.keys(extra).length > 0) req.providerData = { anthropic: extra }
+  }
+  return req
+}

@@ -1,0 +1,118 @@
+// IR → messages-style wire: ids, the stop-reason table, usage, content blocks and the
+// Anthropic Message reply (issue 8 item 4). Pure.
+import type { Finish, FinishReason, GenerationResponse, Part, Usage } from '../../ir/types.ts'
+
+/**
+ * A reply id as a messages client expects it: `msg_…`. An upstream's own `msg_` id is kept;
+ * any other (`chatcmpl-…`, `gen-…`) becomes `msg_` + its letters and digits, so the same
+ * id always maps to the same one and the record can store the id the client saw.
+ */
+export function messagesId(id: string): string {
+  if (id.startsWith('msg_')) return id
+  const alnum = id.replace(/[^a-zA-Z0-9]/g, '')
+  return 'msg_' + (alnum || crypto.randomUUID().replaceAll('-', '').slice(0, 24))
+}
+
+/** Every stop_reason Anthropic defines: an `other` finish whose raw reason is one of these keeps it. */
+const ANTHROPIC_REASONS = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'])
+
+/**
+ * IR finish reason → `stop_reason` (pitfall 16: every reason explicit).
+ * - `content_filter` → `refusal`: output withheld for policy reasons is Anthropic's refusal.
+ * - `error` → `end_turn`: a finished stream never carries it (errors are error events), and
+ *   the folded reply of a failed stream is an error, not a Message.
+ * - `other` → the raw reason when Anthropic defines it; otherwise `end_turn`, because the
+ *   Messages wire has no "unknown" value and an SDK rejects reasons outside its enum. The
+ *   raw reason is still in the record (Finish.raw). `max_tokens` would be a lie about
+ *   length, and `pause_turn` would make Claude Code resend the turn forever.
+ */
+const STOP_REASON: Record<FinishReason, string | null> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  content_filter: 'refusal',
+  refusal: 'refusal',
+  pause: 'pause_turn',
+  context_exceeded: 'model_context_window_exceeded',
+  error: 'end_turn',
+  other: null,
+}
+
+export function messagesStopReason(f: Finish): string {
+  // A matched stop sequence is Anthropic's `stop_sequence`, with the sequence set.
+  if (f.reason === 'stop' && f.stopSequence) return 'stop_sequence'
+  if (f.reason === 'stop' && f.raw === 'stop_sequence') return 'stop_sequence'
+  return STOP_REASON[f.reason] ?? (f.raw && ANTHROPIC_REASONS.has(f.raw) ? f.raw : 'end_turn')
+}
+
+/** `stop_sequence` is set only with a `stop_sequence` stop reason. */
+export function messagesStopSequence(f: Finish): string | null {
+  return messagesStopReason(f) === 'stop_sequence' ? (f.stopSequence ?? null) : null
+}
+
+export interface MessagesUsage {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+}
+
+/** The IR buckets are disjoint already (pitfall 11): input_tokens excludes cache reads and writes. */
+export function messagesUsage(u: Usage): MessagesUsage {
+  return {
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cache_creation_input_tokens: u.cacheWriteTokens,
+    cache_read_input_tokens: u.cacheReadTokens,
+  }
+}
+
+/** Tool arguments as the `input` object: the model's JSON text parsed; `{}` when empty or not an object. */
+export function toolInput(args: string): Record<string, unknown> {
+  if (args.trim() === '') return {}
+  try {
+    const v = JSON.parse(args)
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>
+  } catch {}
+  // Not an object: the Messages wire cannot say it otherwise; keep the text rather than lose it.
+  return { _raw_arguments: args }
+}
+
+/** One IR output part → one content block; parts with no Messages form give none. */
+export function contentBlock(p: Part): Record<string, unknown> | undefined {
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: p.text }
+    case 'tool-call':
+      return { type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments) }
+    case 'reasoning':
+      // Pitfall 8: the signature and redacted data go out exactly as received.
+      if (p.redacted !== undefined) return { type: 'redacted_thinking', data: p.redacted }
+      // Unsigned and empty: nothing to show and nothing to echo (the stream encoder skips it too).
+      if (p.text === '' && !p.signature) return undefined
+      return { type: 'thinking', thinking: p.text, signature: p.signature ?? '' }
+    default:
+      return undefined
+  }
+}
+
+/** The Anthropic Message reply. `model` is the id the client asked for. */
+export function encodeMessagesResponse(r: GenerationResponse, model: string): Record<string, unknown> {
+  const content: Record<string, unknown>[] = []
+  for (const p of r.content) {
+    // An empty text part (e.g. OpenAI `content: ""` beside tool calls) is no block (pitfall 5).
+    if (p.type === 'text' && p.text === '') continue
+    const b = contentBlock(p)
+    if (b) content.push(b)
+  }
+  return {
+    id: messagesId(r.id),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: messagesStopReason(r.finish),
+    stop_sequence: messagesStopSequence(r.finish),
+    usage: messagesUsage(r.usage),
+  }
+}

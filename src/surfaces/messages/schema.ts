@@ -1,0 +1,167 @@
+// The messages-style request body (spec §4.6 plus the current official Messages API), as
+// TypeBox schemas compiled once. Tagged unions (message role, block type, media source
+// type, thinking type, tool_choice type) are split into one schema per tag, so validate.ts
+// picks the one that applies and names the exact field that is wrong. Objects allow extra
+// fields: the official API grows them often, and a Claude-family upstream gets the body
+// as it is (issue 8 item 3), so unknown *nested* fields are the upstream's to judge.
+import { Type as T, type TSchema } from '@sinclair/typebox'
+import { firstError } from '../chat/schema.ts'
+
+export { firstError }
+
+const Str = (o: object = {}) => T.String({ errorMessage: 'expected a string', ...o })
+const NonEmpty = () => Str({ minLength: 1, errorMessage: 'expected a non-empty string' })
+const Bool = () => T.Boolean({ errorMessage: 'expected a boolean (true or false)' })
+const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
+const Opt = T.Optional
+const OrNull = (s: TSchema, what: string) => T.Union([s, T.Null()], { errorMessage: `${what} or null` })
+const OneOf = (values: string[]) => T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}` })
+const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
+const StrArray = T.Array(Str(), { errorMessage: 'expected an array of strings' })
+
+export const CacheControl = Obj(
+  { type: T.Literal('ephemeral', { errorMessage: 'expected "ephemeral"' }), ttl: Opt(OneOf(['5m', '1h'])) },
+  { errorMessage: 'expected { type: "ephemeral", ttl? }' },
+)
+const Cache = Opt(OrNull(CacheControl, 'expected { type: "ephemeral", ttl? }'))
+
+/** Value rules of each top-level parameter; model-dependent limits and tagged unions are checked in validate.ts. */
+export const PARAM_SCHEMAS: Record<string, TSchema> = {
+  model: NonEmpty(),
+  messages: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }),
+  stream: Bool(),
+  max_tokens: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }),
+  temperature: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }),
+  top_p: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }),
+  top_k: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }),
+  stop_sequences: StrArray,
+  // Claude Code sends user_id as a JSON text; any string is fine.
+  metadata: Obj({ user_id: Opt(OrNull(Str(), 'expected a string')) }, { errorMessage: 'expected an object { user_id? }' }),
+  thinking: AnyObject,
+  cache_control: CacheControl,
+  tools: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }),
+  parallel_tool_calls: Bool(),
+  pause_on_call_tools_start: Bool(),
+  service_tier: Str(),
+  reasoning_effort: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']),
+  betas: StrArray,
+  system: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }),
+  context_management: AnyObject,
+  output_config: Obj(
+    { effort: Opt(OrNull(OneOf(['low', 'medium', 'high', 'xhigh', 'max']), 'expected one of "low", "medium", "high", "xhigh", "max"')), format: Opt(OrNull(AnyObject, 'expected an object')) },
+    { errorMessage: 'expected an object { effort?, format? }' },
+  ),
+  output_format: AnyObject,
+  container: T.Union([Str(), AnyObject], { errorMessage: 'expected a container id (string) or an object' }),
+  mcp_servers: T.Array(AnyObject, { errorMessage: 'expected an array of MCP server objects' }),
+  inference_geo: Str(),
+}
+
+/** Media sources per block type (the §4.6 table), by `source.type`. */
+export const SOURCES: Record<'image' | 'document', Record<string, TSchema>> = {
+  image: {
+    base64: Obj({ type: T.Literal('base64'), media_type: NonEmpty(), data: NonEmpty() }),
+    url: Obj({ type: T.Literal('url'), url: NonEmpty() }),
+    file: Obj({ type: T.Literal('file'), file_id: NonEmpty() }),
+  },
+  document: {
+    base64: Obj({ type: T.Literal('base64'), media_type: NonEmpty(), data: NonEmpty() }),
+    url: Obj({ type: T.Literal('url'), url: NonEmpty() }),
+    text: Obj({ type: T.Literal('text'), media_type: T.Literal('text/plain', { errorMessage: 'expected "text/plain"' }), data: Str() }),
+    file: Obj({ type: T.Literal('file'), file_id: NonEmpty() }),
+    // Official: a document made of content blocks (custom citations).
+    content: Obj({ type: T.Literal('content'), content: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of blocks' }) }),
+  },
+}
+
+export const TextBlock = Obj({ type: T.Literal('text'), text: Str(), cache_control: Cache })
+const ImageBlock = Obj({ type: T.Literal('image'), source: AnyObject, cache_control: Cache })
+const DocumentBlock = Obj({
+  type: T.Literal('document'),
+  source: AnyObject,
+  title: Opt(OrNull(Str(), 'expected a string')),
+  context: Opt(OrNull(Str(), 'expected a string')),
+  cache_control: Cache,
+})
+const ToolUseBlock = Obj({ type: T.Literal('tool_use'), id: NonEmpty(), name: NonEmpty(), input: AnyObject, cache_control: Cache })
+const ToolResultBlock = Obj({
+  type: T.Literal('tool_result'),
+  tool_use_id: NonEmpty(),
+  content: Opt(T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of blocks' })),
+  is_error: Opt(Bool()),
+  cache_control: Cache,
+})
+const SearchResultBlock = Obj({ type: T.Literal('search_result'), source: Str(), title: Str(), content: T.Array(TextBlock, { errorMessage: 'expected an array of text blocks' }), cache_control: Cache })
+// Pitfall 8: thinking blocks go back byte for byte, so both fields must be there.
+const ThinkingBlock = Obj({ type: T.Literal('thinking'), thinking: Str(), signature: Str() })
+const RedactedThinkingBlock = Obj({ type: T.Literal('redacted_thinking'), data: Str() })
+const ServerToolUseBlock = Obj({ type: T.Literal('server_tool_use'), id: NonEmpty(), name: NonEmpty(), input: T.Unknown(), cache_control: Cache })
+/** Results of server tools (`web_search_tool_result`, `code_execution_tool_result` …): any `*_tool_result` type. */
+export const ServerToolResultBlock = Obj({ type: Str({ pattern: '^[a-z0-9_]+_tool_result$' }), tool_use_id: NonEmpty(), cache_control: Cache })
+/** A tool-search hit inside a tool_result (Claude Code with `defer_loading` tools). */
+const ToolReferenceBlock = Obj({ type: T.Literal('tool_reference'), tool_name: NonEmpty(), cache_control: Cache })
+
+const USER_BLOCKS = { text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock }
+
+/** Which blocks each role may carry; `*_tool_result` server blocks are matched by suffix in validate.ts. */
+export const BLOCKS_BY_ROLE: Record<string, Record<string, TSchema>> = {
+  user: USER_BLOCKS,
+  tool: USER_BLOCKS,
+  assistant: { text: TextBlock, tool_use: ToolUseBlock, thinking: ThinkingBlock, redacted_thinking: RedactedThinkingBlock, server_tool_use: ServerToolUseBlock },
+  system: { text: TextBlock },
+}
+
+/** Blocks a tool_result's content array may hold. */
+export const TOOL_RESULT_BLOCKS: Record<string, TSchema> = {
+  text: TextBlock,
+  image: ImageBlock,
+  document: DocumentBlock,
+  search_result: SearchResultBlock,
+  tool_reference: ToolReferenceBlock,
+}
+
+/** Message fields other than `content`; a `tool` message may name the call it answers. */
+export const MESSAGE_FIELDS = Obj({
+  tool_use_id: Opt(NonEmpty()),
+  tool_call_id: Opt(NonEmpty()),
+})
+
+export const TOOL_NAME = '^[a-zA-Z0-9_-]{1,128}$'
+
+export const CustomTool = Obj({
+  type: Opt(OrNull(T.Literal('custom'), 'expected "custom"')),
+  name: Str({ pattern: TOOL_NAME, errorMessage: 'expected a name of 1-128 characters a-z, A-Z, 0-9, _ or -' }),
+  description: Opt(Str()),
+  input_schema: Obj({ type: Opt(T.Literal('object', { errorMessage: 'expected "object"' })) }, { additionalProperties: true, errorMessage: 'expected a JSON Schema object' }),
+  cache_control: Cache,
+  defer_loading: Opt(Bool()),
+  strict: Opt(Bool()),
+  eager_input_streaming: Opt(OrNull(Bool(), 'expected a boolean')),
+  input_examples: Opt(T.Array(T.Unknown(), { errorMessage: 'expected an array' })),
+  allowed_callers: Opt(StrArray),
+})
+
+/** Anthropic server tools (`web_search_20250305`, `bash_20250124` …): a versioned `type` and a `name`. */
+export const ServerTool = Obj({ type: NonEmpty(), name: NonEmpty(), cache_control: Cache, defer_loading: Opt(Bool()) })
+
+const DisableParallel = Opt(Bool())
+export const TOOL_CHOICES: Record<string, TSchema> = {
+  auto: Obj({ type: T.Literal('auto'), disable_parallel_tool_use: DisableParallel }),
+  any: Obj({ type: T.Literal('any'), disable_parallel_tool_use: DisableParallel }),
+  none: Obj({ type: T.Literal('none') }),
+  tool: Obj({ type: T.Literal('tool'), name: NonEmpty(), disable_parallel_tool_use: DisableParallel }),
+  // Spec §4.6 also takes the chat spelling.
+  function: Obj({ type: T.Literal('function'), function: Obj({ name: NonEmpty() }, { errorMessage: 'expected { name }' }), disable_parallel_tool_use: DisableParallel }),
+}
+
+const Display = Opt(OrNull(OneOf(['summarized', 'omitted']), 'expected "summarized", "omitted"'))
+export const THINKING: Record<string, TSchema> = {
+  enabled: Obj({
+    type: T.Literal('enabled'),
+    budget_tokens: T.Integer({ minimum: 1024, errorMessage: 'expected an integer of at least 1024 (the least thinking budget Anthropic accepts)' }),
+    display: Display,
+  }),
+  disabled: Obj({ type: T.Literal('disabled') }),
+  adaptive: Obj({ type: T.Literal('adaptive'), display: Display }),
+  between_tools: Obj({ type: T.Literal('between_tools') }),
+}

@@ -1,0 +1,155 @@
+// IR stream events → messages-style SSE, exactly as spec §6 and Anthropic's wire: every
+// frame with its `event:` line (the SDK ignores frames without one), `message_start`, then
+// per block `content_block_start` / `content_block_delta` / `content_block_stop` with
+// indexes 0, 1, 2… in order, `message_delta` with the stop reason and the whole usage, and
+// `message_stop`. A mid-stream error produces nothing here: the pipeline writes
+// `messagesErrorFrame` and closes, with no message_delta / message_stop after it (§7.8).
+import type { StreamEvent, Usage } from '../../ir/types.ts'
+import { emptyUsage } from '../../ir/types.ts'
+import { messagesId, messagesStopReason, messagesStopSequence, messagesUsage } from './encode.ts'
+
+export { messagesErrorFrame } from './errors.ts'
+
+export interface MessagesStreamOptions {
+  /** The reply id (a `start` event's id replaces it) and the model id the client asked for. */
+  id: string
+  model: string
+}
+
+export interface MessagesStreamState {
+  id: string
+  model: string
+  usage: Usage
+  stopReason: string | null
+  /** True once a content-bearing frame (a content block) was produced. */
+  produced: boolean
+  done: boolean
+  failed: boolean
+}
+
+export interface MessagesStreamEncoder {
+  readonly state: MessagesStreamState
+  /** The SSE text for one IR event ('' when the event has no wire form yet). */
+  push(ev: StreamEvent): string
+}
+
+export function sseFrame(type: string, data: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+}
+
+type Flow = 'text' | 'thinking'
+
+export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesStreamEncoder {
+  const state: MessagesStreamState = {
+    id: messagesId(o.id), model: o.model, usage: emptyUsage(), stopReason: null, produced: false, done: false, failed: false,
+  }
+  let started = false
+  let next = 0
+  /** The open text or thinking block (at most one: a new block of any kind closes it). */
+  let flow: { kind: Flow; index: number } | null = null
+  /** Pitfall 1: tool ordinal → content block index; a tool stays open until its end or finish. */
+  const tools = new Map<number, { index: number; open: boolean }>()
+
+  const messageStart = () => {
+    if (started) return ''
+    started = true
+    const message = {
+      id: state.id, type: 'message', role: 'assistant', model: state.model, content: [],
+      stop_reason: null, stop_sequence: null, usage: messagesUsage(state.usage),
+    }
+    return sseFrame('message_start', { message })
+  }
+  const blockStart = (block: Record<string, unknown>) => {
+    state.produced = true
+    return sseFrame('content_block_start', { index: next++, content_block: block })
+  }
+  const delta = (index: number, d: Record<string, unknown>) => sseFrame('content_block_delta', { index, delta: d })
+  const stop = (index: number) => sseFrame('content_block_stop', { index })
+  const closeFlow = () => {
+    if (!flow) return ''
+    const out = stop(flow.index)
+    flow = null
+    return out
+  }
+  // Text and thinking blocks start at their first content, so an empty block is never sent
+  // (the JSON reply has none either: streamed and plain agree).
+  const enter = (kind: Flow) => {
+    if (flow?.kind === kind) return ''
+    const out = messageStart() + closeFlow()
+    flow = { kind, index: next }
+    return out + blockStart(kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' })
+  }
+  const closeAll = () => {
+    let out = closeFlow()
+    for (const t of tools.values()) {
+      if (!t.open) continue
+      t.open = false
+      out += stop(t.index)
+    }
+    return out
+  }
+
+  const HANDLERS: { [K in StreamEvent['type']]: (ev: Extract<StreamEvent, { type: K }>) => string } = {
+    start: (ev) => {
+      if (!started && ev.id) state.id = messagesId(ev.id)
+      return messageStart()
+    },
+    'text-start': () => messageStart() + closeFlow(),
+    'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + delta(flow!.index, { type: 'text_delta', text: ev.text })),
+    'text-end': () => (flow?.kind === 'text' ? closeFlow() : ''),
+    'reasoning-start': () => messageStart() + closeFlow(),
+    'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + delta(flow!.index, { type: 'thinking_delta', thinking: ev.text })),
+    // A signature is the last thing of its thinking block (as the fold in collect.ts reads it).
+    'reasoning-signature': (ev) => enter('thinking') + delta(flow!.index, { type: 'signature_delta', signature: ev.signature }) + closeFlow(),
+    'reasoning-end': () => (flow?.kind === 'thinking' ? closeFlow() : ''),
+    'reasoning-redacted': (ev) => {
+      const out = messageStart() + closeFlow()
+      const index = next
+      return out + blockStart({ type: 'redacted_thinking', data: ev.data }) + stop(index)
+    },
+    'tool-input-start': (ev) => {
+      const out = messageStart() + closeFlow()
+      tools.set(ev.index, { index: next, open: true })
+      return out + blockStart({ type: 'tool_use', id: ev.id, name: ev.name, input: {} })
+    },
+    'tool-input-delta': (ev) => {
+      const t = tools.get(ev.index)
+      // Never a delta to a block that was not started or is closed (pitfall 1); skip empty pieces (pitfall 3).
+      if (!t?.open || ev.delta === '') return ''
+      return delta(t.index, { type: 'input_json_delta', partial_json: ev.delta })
+    },
+    'tool-input-end': (ev) => {
+      const t = tools.get(ev.index)
+      if (!t?.open) return ''
+      t.open = false
+      return stop(t.index)
+    },
+    usage: (ev) => {
+      state.usage = ev.usage
+      return ''
+    },
+    finish: (ev) => {
+      state.usage = ev.usage
+      state.stopReason = messagesStopReason(ev.finish)
+      state.done = true
+      const out = messageStart() + closeAll()
+      // Pitfall 12: the input counters are repeated here; the SDK's stream helper reads usage from it.
+      const md = sseFrame('message_delta', {
+        delta: { stop_reason: state.stopReason, stop_sequence: messagesStopSequence(ev.finish) },
+        usage: messagesUsage(state.usage),
+      })
+      return out + md + sseFrame('message_stop', {})
+    },
+    error: () => {
+      state.failed = true
+      return ''
+    },
+  }
+
+  function push(ev: StreamEvent): string {
+    if (state.done || state.failed) return ''
+    const h = HANDLERS[ev.type] as ((e: StreamEvent) => string) | undefined
+    return h ? h(ev) : ''
+  }
+  return { state, push }
+}
