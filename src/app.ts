@@ -9,8 +9,12 @@ import { methodMatcher, renderError } from './http/onerror.ts'
 import type { Services } from './services.ts'
 import { filesRoutes } from './files/routes.ts'
 import { chatRoutes } from './surfaces/chat/route.ts'
+import { messagesRoutes } from './surfaces/messages/route.ts'
+import { assertSurfaceParams } from './routing/rules.ts'
 
 export function createApp(s: Services) {
+  // A generation surface without its parameter list would accept anything: refuse to start.
+  assertSurfaceParams(['chat', 'messages'])
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
@@ -22,4 +26,5 @@ export function createApp(s: Services) {
     .use(usageRoutes(s))
     .use(filesRoutes(s))
     .use(chatRoutes(s))
+    .use(messagesRoutes(s))
 }

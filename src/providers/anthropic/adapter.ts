@@ -35,7 +35,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return callUpstream({
       provider: this.config,
       path: '/v1/messages',
-      headers: this.headers(false, betas),
+      headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
       body: JSON.stringify(body),
       signal: ctx.signal,
       accept: async (res) => fromAnthropicMessage((await readJson(res, this.config.name)) as AnthropicMessage),
@@ -47,7 +47,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return callUpstream({
       provider: this.config,
       path: '/v1/messages',
-      headers: this.headers(true, betas),
+      headers: this.headers(true, [...betas, ...(ctx.betas ?? [])]),
       body: JSON.stringify(body),
       signal: ctx.signal,
       accept: async (res) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name)), this.config.name)),

@@ -1,0 +1,42 @@
+// POST /api/beta/v1/messages (and the unified /api/v1/messages): the messages codec on the
+// shared generation pipeline; and messages/count_tokens, which Claude Code calls in bursts
+// (pitfall 19). Headers of §5/§9: `anthropic-version` / `beta-version` (any date), and
+// `anthropic-beta` / `beta-beta` lists, forwarded upstream as `anthropic-beta`.
+import { Elysia } from 'elysia'
+import { badRequest } from '../../http/errors.ts'
+import { readJsonBody } from '../../http/body.ts'
+import { generate } from '../../pipeline/generate.ts'
+import { contextOf } from '../../pipeline/http.ts'
+import type { Services } from '../../services.ts'
+import { countMessageTokens } from './count.ts'
+import { messagesSurface } from './surface.ts'
+
+export const MESSAGES_PATHS = ['/api/beta/v1/messages', '/api/v1/messages'] as const
+const VERSION = /^\d{4}-\d{2}-\d{2}$/
+
+/** The beta tokens of a request's headers (both spellings), or a 400 naming a bad version header. */
+export function messagesHeaders(h: Headers): { betas: string[] } {
+  for (const name of ['anthropic-version', 'beta-version']) {
+    const v = h.get(name)
+    if (v !== null && !VERSION.test(v.trim())) throw badRequest(`${name}: expected a date such as 2023-06-01, got "${v.slice(0, 40)}"`)
+  }
+  const betas = ['anthropic-beta', 'beta-beta'].flatMap((name) => (h.get(name) ?? '').split(',')).map((s) => s.trim()).filter(Boolean)
+  return { betas: [...new Set(betas)] }
+}
+
+export function messagesRoutes(s: Services) {
+  const app = new Elysia({ name: 'messages' })
+  for (const path of MESSAGES_PATHS) {
+    app.post(path, async ({ request }) => {
+      const { betas } = messagesHeaders(request.headers)
+      const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
+      return generate(s, messagesSurface, raw, contextOf(request, { betas }))
+    })
+    app.post(`${path}/count_tokens`, async ({ request }) => {
+      const { betas } = messagesHeaders(request.headers)
+      const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
+      return { input_tokens: await countMessageTokens(s, raw, contextOf(request, { betas })) }
+    })
+  }
+  return app
+}

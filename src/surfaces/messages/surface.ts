@@ -1,0 +1,61 @@
+// The messages surface as the pipeline sees it. Claude-family models with an upstream get
+// the checked body as is (pass-through); every other model goes through the IR.
+import type { SurfaceCodec } from '../../pipeline/codec.ts'
+import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import { messagesToIR } from './decode.ts'
+import { encodeMessagesResponse, messagesId, messagesStopReason } from './encode.ts'
+import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'
+import { normalizeMessagesBody, validateMessages } from './validate.ts'
+
+/** Gateway parameters an Anthropic upstream does not take; a body with them goes through the IR, which spells them. */
+const SPELLED_BY_IR = ['parallel_tool_calls', 'reasoning_effort'] as const
+
+export const messagesCodec: SurfaceCodec = {
+  endpoint: 'anthropic.messages',
+  fallbackId: () => 'msg_' + crypto.randomUUID().replaceAll('-', '').slice(0, 24),
+  encodeJson: (r, model) => {
+    const body = encodeMessagesResponse(r, model)
+    return { body, id: body.id as string, finishReason: messagesStopReason(r.finish) }
+  },
+  streamEncoder: (o) => {
+    const enc = createMessagesStreamEncoder({ id: messagesId(o.id), model: o.model })
+    // The record keeps the surface's own stop reason, as the chat encoder's finishReason.
+    const state = {
+      get id() {
+        return enc.state.id
+      },
+      get usage() {
+        return enc.state.usage
+      },
+      get finishReason() {
+        return enc.state.stopReason
+      },
+      get produced() {
+        return enc.state.produced
+      },
+      get done() {
+        return enc.state.done
+      },
+    }
+    return { state, push: (ev) => enc.push(ev) }
+  },
+  errorFrame: messagesErrorFrame,
+}
+
+export const messagesSurface: SurfaceSpec = {
+  surface: 'messages',
+  wire: 'anthropic.messages',
+  codec: messagesCodec,
+  normalize: normalizeMessagesBody,
+  validate: validateMessages,
+  toIR: messagesToIR,
+  passthrough(body, rules) {
+    if (SPELLED_BY_IR.some((k) => body[k] !== undefined)) return undefined
+    const out = { ...body }
+    delete out.pause_on_call_tools_start
+    for (const k of rules.removed) delete out[k]
+    return { body: out }
+  },
+  maxOutputTokens: (body) => body.max_tokens as number | undefined,
+  pauseAtTool: (body) => body.pause_on_call_tools_start === true,
+}

@@ -1,0 +1,203 @@
+// Claude models through the messages surface: the pass-through path. The validated body
+// goes to the fake Anthropic upstream as is and its recorded bytes come back as they were,
+// with a tap that reads id, usage and stop reason for the record; driven by @anthropic-ai/sdk.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
+import { fromAnthropicSse } from '../chat/e2e-helpers.ts'
+import { messageFrames, startMessagesRig, type MessagesRig } from './e2e-helpers.ts'
+
+let rig: MessagesRig
+beforeAll(async () => {
+  rig = await startMessagesRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const ask = [{ role: 'user' as const, content: 'What is the capital of France?' }]
+
+describe('claude model, non-streaming pass-through', () => {
+  for (const name of ['nonstream-text', 'nonstream-tool-use-sdk', 'nonstream-thinking', 'nonstream-cache-read-and-write']) {
+    test(`${name}: the recorded reply reaches the SDK unchanged and is recorded with its id and usage`, async () => {
+      const want = fixtureJson(`anthropic/messages/${name}.json`)
+      rig.up.script({ json: fixture(`anthropic/messages/${name}.json`) })
+      const r = await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: ask })
+      expect(r).toEqual(want)
+      const up = rig.up.requests.at(-1)!
+      expect(up.path).toBe('/v1/messages')
+      expect(up.json()).toEqual({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: ask })
+      const g = await rig.generation(r.id)
+      expect(g.endpoint).toBe('anthropic.messages')
+      expect(g.stream).toBe(false)
+      expect(g.finish_reason).toBe(want.stop_reason)
+      // pitfall 11: Anthropic's input_tokens excludes the cache buckets; the record keeps them apart
+      expect(g.usage.cache_read_input_tokens).toBe(want.usage.cache_read_input_tokens ?? 0)
+      expect(g.usage.cache_creation_input_tokens).toBe(want.usage.cache_creation_input_tokens ?? 0)
+      expect(g.usage.completion_tokens).toBe(want.usage.output_tokens)
+    })
+  }
+})
+
+describe('claude model, streaming pass-through', () => {
+  for (const name of ['stream-text', 'stream-tool-use-with-request', 'stream-thinking', 'stream-cache-read']) {
+    test(`${name}: bytes relayed as recorded; the SDK's stream helper builds the message; record from the tap`, async () => {
+      const sse = fixture(`anthropic/messages/${name}.sse`)
+      const want = fromAnthropicSse(sse)
+      rig.up.script({ sse })
+      const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 1024, stream: true, messages: ask })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toContain('text/event-stream')
+      expect(await res.text()).toBe(sse)
+
+      rig.up.script({ sse })
+      const final = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: ask }).finalMessage()
+      expect(final.id).toBe(want.id)
+      expect(final.content.filter((b) => b.type === 'text').map((b: any) => b.text).join('')).toBe(want.text)
+      const g = await rig.generation(final.id)
+      expect(g.endpoint).toBe('anthropic.messages')
+      expect(g.stream).toBe(true)
+      expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
+      expect(g.usage.prompt_tokens).toBe(want.usage.prompt_tokens)
+      expect(g.usage.cache_read_input_tokens).toBe(want.usage.cached_tokens)
+    })
+  }
+
+  test('thinking signatures arrive byte for byte (pitfall 8)', async () => {
+    const sse = fixture('anthropic/messages/stream-thinking.sse')
+    rig.up.script({ sse })
+    const final = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: ask }).finalMessage()
+    const thinking = final.content.find((b) => b.type === 'thinking') as any
+    const sigs = messageFrames(sse).filter((f) => f.data.delta?.type === 'signature_delta').map((f) => f.data.delta.signature).join('')
+    expect(thinking.signature).toBe(sigs)
+  })
+})
+
+describe('failures on the pass-through path', () => {
+  const start = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
+
+  test('an upstream error event mid-stream is relayed in band and ends the stream: no message_stop after it (pitfall 17, §7.8)', async () => {
+    rig.up.script({ sse: start + fixture('anthropic/messages/stream-error-overloaded-event.sse') })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(res.status).toBe(200)
+    const frames = messageFrames(await res.text())
+    expect(frames.at(-1)!.event).toBe('error')
+    expect(frames.at(-1)!.data.error.type).toBe('overloaded_error')
+    expect(frames.filter((f) => f.event === 'error')).toHaveLength(1)
+    expect(frames.some((f) => f.event === 'message_stop' || f.event === 'message_delta')).toBe(false)
+    const id = frames[0]!.data.message.id
+    const g = await rig.generation(id)
+    expect(g.finish_reason).toBeNull()
+  })
+
+  test('an error as the FIRST event is an ordinary status, and retried (commit late, pitfall 17)', async () => {
+    const n = rig.up.requests.length
+    rig.up.script({ sse: fixture('anthropic/messages/stream-error-overloaded-event.sse') }, { sse: fixture('anthropic/messages/stream-text.sse') })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(fixture('anthropic/messages/stream-text.sse'))
+    expect(rig.up.requests.length - n).toBe(2)
+
+    rig.up.script({ sse: fixture('anthropic/messages/stream-error-overloaded-event.sse') })
+    const failed = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(failed.status).toBe(503)
+    expect((await failed.json()).error).toContain('Overloaded')
+  })
+
+  test('an upstream 429 keeps its Retry-After (pitfall 21)', async () => {
+    rig.up.script({ status: 429, headers: { 'retry-after': '30' }, json: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: ask })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('30')
+  })
+})
+
+describe('headers and Claude Code request shapes', () => {
+  test('beta tokens from the header (both spellings) and the body betas go upstream as anthropic-beta; body betas never reach the body', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const res = await rig.postMessages(
+      { model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask, betas: ['effort-2025-11-24'] },
+      { path: '/api/beta/v1/messages?beta=true', headers: { 'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14', 'beta-beta': 'context-management-2025-06-27' } },
+    )
+    expect(res.status).toBe(200)
+    const up = rig.up.requests.at(-1)!
+    expect(up.headers['anthropic-beta']!.split(',').sort()).toEqual(['claude-code-20250219', 'context-management-2025-06-27', 'effort-2025-11-24', 'interleaved-thinking-2025-05-14'])
+    expect(up.json().betas).toBeUndefined()
+    expect(up.headers['x-api-key']).not.toBe(rig.gw.key)
+  })
+
+  test('any anthropic-version date is accepted (2026-10-21 from SDK 1.x, 2023-06-01 from Claude Code); a non-date is a 400 naming the header', async () => {
+    for (const v of ['2026-10-21', '2023-06-01']) {
+      rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+      expect((await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask }, { headers: { 'anthropic-version': v } })).status).toBe(200)
+    }
+    const bad = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask }, { headers: { 'anthropic-version': 'latest' } })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error).toContain('anthropic-version')
+  })
+
+  test("Claude Code's body (role system after the user turn, adaptive thinking, context_management, output_config, defer_loading tools, metadata.user_id as a JSON string) passes through unchanged", async () => {
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 32000,
+      stream: true,
+      thinking: { type: 'adaptive', display: 'omitted' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      output_config: { effort: 'medium' },
+      metadata: { user_id: JSON.stringify({ device_id: 'd', account_uuid: 'a', session_id: 's' }) },
+      system: [
+        { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.330.fc3; cc_entrypoint=sdk-cli;' },
+        { type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } },
+      ],
+      tools: [
+        { name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
+        { name: 'DeferredToolPlaceholder', description: 'later', input_schema: { type: 'object', properties: {} }, defer_loading: true },
+      ],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+        { role: 'system', content: [{ type: 'text', text: '<env>linux</env>', cache_control: { type: 'ephemeral' } }] },
+      ],
+    }
+    rig.up.script({ sse: fixture('anthropic/messages/stream-text.sse') })
+    const res = await rig.postMessages(body, { path: '/api/beta/v1/messages?beta=true' })
+    expect(res.status).toBe(200)
+    await res.text()
+    expect(rig.up.requests.at(-1)!.json()).toEqual(body)
+  })
+
+  test('the unified /api/v1/messages route answers the same, with Bearer', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const res = await fetch(`${rig.gw.url}/api/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask }),
+    })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual(fixtureJson('anthropic/messages/nonstream-text.json'))
+  })
+})
+
+describe('count_tokens', () => {
+  test("Claude models: the upstream's own count, with the Claude Code path ?beta=true", async () => {
+    rig.up.script({ json: { input_tokens: 4242 } })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', messages: ask, tools: [{ name: 'Bash', input_schema: { type: 'object' } }] }, { path: '/api/beta/v1/messages/count_tokens?beta=true' })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ input_tokens: 4242 })
+    const up = rig.up.requests.at(-1)!
+    expect(up.path).toBe('/v1/messages/count_tokens')
+    expect(up.json().max_tokens).toBeUndefined()
+    expect(up.json().tools[0].name).toBe('Bash')
+  })
+
+  test('GPT models: counted by the tokenizer, through the SDK', async () => {
+    const r = await rig.anthropic.messages.countTokens({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello world' }] })
+    expect(r.input_tokens).toBe(2)
+    const more = await rig.anthropic.messages.countTokens({ model: 'gpt-4o-mini', system: 'You are terse.', messages: [{ role: 'user', content: 'hello world' }] })
+    expect(more.input_tokens).toBeGreaterThan(2)
+  })
+
+  test('bad bodies are 400s naming the field', async () => {
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5' }, { path: '/api/beta/v1/messages/count_tokens' })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error).toContain('messages')
+  })
+})

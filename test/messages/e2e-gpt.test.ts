@@ -1,0 +1,142 @@
+// GPT models through the messages surface: translated via the IR both ways, in front of a
+// fake OpenAI upstream replaying recorded chat traffic, driven by @anthropic-ai/sdk.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
+import { fromOpenAISse } from '../chat/e2e-helpers.ts'
+import { messageFrames, startMessagesRig, type MessagesRig } from './e2e-helpers.ts'
+
+let rig: MessagesRig
+beforeAll(async () => {
+  rig = await startMessagesRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const ask = [{ role: 'user' as const, content: 'What is the weather in Paris and in Tokyo?' }]
+const weather = { name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } }
+
+describe('gpt model, non-streaming', () => {
+  test('text: an Anthropic message with a msg_ id, end_turn and usage whose input excludes cached tokens (pitfall 11)', async () => {
+    const want = fixtureJson('openai/chat/nonstream-text.json')
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const r = await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask })
+    expect(r.type).toBe('message')
+    expect(r.role).toBe('assistant')
+    expect(r.id.startsWith('msg_')).toBe(true)
+    expect(r.content).toEqual([{ type: 'text', text: want.choices[0].message.content }] as any)
+    expect(r.stop_reason).toBe('end_turn')
+    const cached = want.usage.prompt_tokens_details?.cached_tokens ?? 0
+    expect(r.usage.input_tokens).toBe(want.usage.prompt_tokens - cached)
+    expect(r.usage.cache_read_input_tokens).toBe(cached)
+    expect(r.usage.output_tokens).toBe(want.usage.completion_tokens)
+    const g = await rig.generation(r.id)
+    expect(g.endpoint).toBe('anthropic.messages')
+    expect(g.finish_reason).toBe('end_turn')
+    expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
+  })
+
+  test('tool calls: tool_use blocks with parsed input and stop_reason tool_use', async () => {
+    const want = fixtureJson('openai/chat/nonstream-tool-calls.json')
+    rig.up.script({ json: fixture('openai/chat/nonstream-tool-calls.json') })
+    const r = await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, tools: [weather] })
+    const calls = want.choices[0].message.tool_calls
+    const uses = r.content.filter((b) => b.type === 'tool_use') as any[]
+    expect(uses.map((u) => ({ id: u.id, name: u.name, input: u.input }))).toEqual(calls.map((c: any) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) })))
+    expect(r.stop_reason).toBe('tool_use')
+  })
+
+  test('the request is translated: system, tools (input_schema → parameters), tool_choice any → required, parallel_tool_calls false, metadata.user_id → user, tool_result turns', async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    await rig.anthropic.messages.create({
+      model: 'gpt-4o-mini',
+      max_tokens: 300,
+      system: [{ type: 'text', text: 'Be brief.' }],
+      tools: [weather],
+      tool_choice: { type: 'any' },
+      metadata: { user_id: 'user-7' },
+      parallel_tool_calls: false,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }, { type: 'text', text: 'And now?' }] },
+      ],
+    } as any)
+    const sent = rig.up.requests.at(-1)!
+    expect(sent.path).toBe('/chat/completions')
+    const b = sent.json()
+    expect(b.model).toBe('gpt-4o-mini')
+    expect(b.messages[0]).toEqual({ role: 'system', content: 'Be brief.' })
+    expect(b.tools[0]).toMatchObject({ type: 'function', function: { name: 'get_weather', parameters: weather.input_schema } })
+    expect(b.tool_choice).toBe('required')
+    expect(b.parallel_tool_calls).toBe(false)
+    expect(b.user).toBe('user-7')
+    const tool = b.messages.find((m: any) => m.role === 'tool')
+    expect(tool).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' })
+    expect(b.messages.at(-1)).toMatchObject({ role: 'user' })
+  })
+
+  test('§8: Anthropic-only parameters for a GPT model are a 400 naming each', async () => {
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 2000, messages: ask, top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 } })
+    expect(res.status).toBe(400)
+    const msg = (await res.json()).error
+    for (const p of ['top_k', 'stop_sequences', 'thinking']) expect(msg).toContain(p)
+  })
+
+  test('unknown parameters are a 400 naming them; max_tokens is required', async () => {
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 10, messages: ask, frobnicate: 1 })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error).toContain('frobnicate')
+    const res2 = await rig.postMessages({ model: 'gpt-4o-mini', messages: ask })
+    expect(res2.status).toBe(400)
+    expect((await res2.json()).error).toContain('max_tokens')
+  })
+})
+
+describe('gpt model, streaming', () => {
+  for (const name of ['stream-text-include-usage', 'stream-parallel-tool-calls', 'stream-tool-call-single', 'stream-cached-tokens-length']) {
+    test(`${name}: exactly the §6 event sequence; the SDK's stream helper builds the message`, async () => {
+      const sse = fixture(`openai/chat/${name}.sse`)
+      const want = fromOpenAISse(sse)
+      rig.up.script({ sse })
+      const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 1000, stream: true, messages: ask, tools: [weather] })
+      expect(res.status).toBe(200)
+      const frames = messageFrames(await res.text())
+      // every frame has its event line, and it names the data's type
+      for (const f of frames) expect(f.event).toBe(f.data.type)
+      expect(frames[0]!.event).toBe('message_start')
+      expect(frames[0]!.data.message).toMatchObject({ role: 'assistant', content: [], model: expect.any(String) })
+      expect(frames.at(-1)!.event).toBe('message_stop')
+      expect(frames.at(-2)!.event).toBe('message_delta')
+      // blocks: start, deltas, stop, with indexes in order and never a delta to a block not started (pitfall 1)
+      const open = new Set<number>()
+      let next = 0
+      for (const f of frames) {
+        if (f.event === 'content_block_start') {
+          expect(f.data.index).toBe(next++)
+          open.add(f.data.index)
+        } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
+        else if (f.event === 'content_block_stop') {
+          expect(open.delete(f.data.index)).toBe(true)
+        }
+      }
+      expect(open.size).toBe(0)
+      // usage in message_delta repeats the input counters (pitfall 12)
+      const md = frames.at(-2)!.data
+      expect(md.usage.output_tokens).toBe(want.usage.completion_tokens)
+      expect(md.usage.input_tokens).toBe(want.usage.prompt_tokens - want.usage.cached_tokens)
+      expect(md.usage.cache_read_input_tokens).toBe(want.usage.cached_tokens)
+
+      rig.up.script({ sse })
+      const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 1000, messages: ask, tools: [weather] }).finalMessage()
+      expect(final.content.filter((b) => b.type === 'text').map((b: any) => b.text).join('')).toBe(want.text)
+      const uses = final.content.filter((b) => b.type === 'tool_use') as any[]
+      expect(uses.map((u) => ({ id: u.id, name: u.name, input: u.input }))).toEqual(want.toolCalls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.arguments) })))
+      expect(final.stop_reason as string).toBe(({ stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' } as Record<string, string>)[want.finish]!)
+      const g = await rig.generation(final.id)
+      expect(g.endpoint).toBe('anthropic.messages')
+      expect(g.stream).toBe(true)
+      expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
+    })
+  }
+})
