@@ -69,10 +69,13 @@ export class CreditLedger {
   }
 }
 
-/** Add to a per-key sum; a sum back at (or, by float noise, just below) zero is removed. */
+/**
+ * Add to a per-key sum; a sum back at zero is removed. Within a trillionth of a dollar counts
+ * as zero: adding and subtracting the same costs leaves float noise, never a real amount.
+ */
 function add(m: Map<string, number>, keyId: string, usd: number) {
   if (usd === 0) return
   const v = (m.get(keyId) ?? 0) + usd
-  if (v <= 1e-15) m.delete(keyId)
+  if (Math.abs(v) < 1e-12) m.delete(keyId)
   else m.set(keyId, v)
 }
