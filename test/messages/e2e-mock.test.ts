@@ -1,0 +1,92 @@
+// The mock provider through the messages surface, for both families, with @anthropic-ai/sdk:
+// its directives, a tool round trip as Claude Code makes it, pause_on_call_tools_start,
+// and the in-band error of a mid-stream failure (§7.8).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import Anthropic from '@anthropic-ai/sdk'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+import { messageFrames } from './e2e-helpers.ts'
+
+let gw: Gateway
+let client: Anthropic
+beforeAll(async () => {
+  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '1000' } })
+  client = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api/beta`, maxRetries: 0 })
+})
+afterAll(async () => {
+  await gw.stop()
+})
+
+const bash = { name: 'Bash', description: 'Run a shell command', input_schema: { type: 'object' as const, properties: { command: { type: 'string' }, description: { type: 'string' } }, required: ['command'] } }
+const post = (body: unknown) =>
+  fetch(`${gw.url}/api/beta/v1/messages?beta=true`, { method: 'POST', headers: { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+for (const model of ['mock-claude', 'mock-gpt']) {
+  describe(model, () => {
+    test('mock: text — plain and streamed agree', async () => {
+      const messages = [{ role: 'user' as const, content: 'mock: text Hello from the mock.' }]
+      const plain = await client.messages.create({ model, max_tokens: 100, messages })
+      const streamed = await client.messages.stream({ model, max_tokens: 100, messages }).finalMessage()
+      expect(plain.content.map((b: any) => ({ type: b.type, text: b.text }))).toEqual([{ type: 'text', text: 'Hello from the mock.' }])
+      expect(streamed.content.map((b: any) => ({ type: b.type, text: b.text }))).toEqual(plain.content.map((b: any) => ({ type: b.type, text: b.text })))
+      expect(streamed.stop_reason).toBe(plain.stop_reason)
+      expect(streamed.usage.input_tokens).toBe(plain.usage.input_tokens)
+      expect(streamed.usage.output_tokens).toBe(plain.usage.output_tokens)
+      expect(plain.stop_reason).toBe('end_turn')
+    })
+
+    test('a tool round trip as Claude Code makes it: tool_use, then the tool_result is answered', async () => {
+      const first = await client.messages.stream({
+        model, max_tokens: 1000, tools: [bash],
+        messages: [{ role: 'user', content: 'mock: tool Bash {"command":"echo sy-ok","description":"echo"}' }],
+      }).finalMessage()
+      expect(first.stop_reason).toBe('tool_use')
+      const use = first.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock
+      expect(use.name).toBe('Bash')
+      expect(use.input).toEqual({ command: 'echo sy-ok', description: 'echo' })
+      const second = await client.messages.stream({
+        model, max_tokens: 1000, tools: [bash],
+        messages: [
+          { role: 'user', content: 'mock: tool Bash {"command":"echo sy-ok","description":"echo"}' },
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sy-ok' }] },
+          // Claude Code puts a system message after the user turn: not the turn to answer
+          { role: 'system', content: 'env: linux' } as any,
+        ],
+      }).finalMessage()
+      expect(second.stop_reason).toBe('end_turn')
+      expect((second.content[0] as Anthropic.TextBlock).text).toBe('tool result: sy-ok')
+    })
+
+    test('pause_on_call_tools_start: the reply stops at the first tool_use block', async () => {
+      const body = { model, max_tokens: 500, tools: [bash], tool_choice: { type: 'any' }, pause_on_call_tools_start: true, messages: [{ role: 'user', content: 'run it' }] }
+      const res = await post(body)
+      expect(res.status).toBe(200)
+      const m = await res.json()
+      expect(m.stop_reason).toBe('tool_use')
+      expect(m.content.at(-1).type).toBe('tool_use')
+      const s = await post({ ...body, stream: true })
+      const frames = messageFrames(await s.text())
+      expect(frames.at(-2)!.data.delta.stop_reason).toBe('tool_use')
+      expect(frames.at(-1)!.event).toBe('message_stop')
+    })
+
+    test('mock: error 429 → 429 with Retry-After, before any byte', async () => {
+      const res = await post({ model, max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'mock: error 429' }] })
+      expect(res.status).toBe(429)
+      expect(res.headers.get('retry-after')).toBe('1')
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+    })
+
+    test('mock: fail-midstream → an `error` event, then close: no message_delta or message_stop after it (§7.8); the SDK throws', async () => {
+      const res = await post({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'mock: text one two three\nmock: fail-midstream' }] })
+      expect(res.status).toBe(200)
+      const frames = messageFrames(await res.text())
+      const last = frames.at(-1)!
+      expect(last.event).toBe('error')
+      expect(last.data).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('mock') } })
+      expect(frames.some((f) => f.event === 'message_stop' || f.event === 'message_delta')).toBe(false)
+      const err = await client.messages.stream({ model, max_tokens: 100, messages: [{ role: 'user', content: 'mock: text one two three\nmock: fail-midstream' }] }).finalMessage().catch((e) => e)
+      expect(err).toBeInstanceOf(Error)
+    })
+  })
+}
