@@ -91,8 +91,8 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
 
   const pauseAtTool = spec.pauseAtTool?.(body) === true
   const pt = pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
-  const plan = pt && spec.passthrough(body, rules, model)
   try {
+    const plan = pt && spec.passthrough(body, rules, model)
     if (pt && plan) {
       const relay = { pt, body: await media.passthrough(spec.wire, plan.body, rc), tapOptions: plan.tap, ctx, out, headers }
       return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
