@@ -57,7 +57,7 @@ export function normalizeMessagesBody(raw: unknown): Body {
  * pick max_tokens by model name (Claude Code sends 32k–128k) work against them.
  */
 function outputLimit(model: CatalogModel): { limit: number; what: string } {
-  return model.provider === 'mock'
+  return model.id.startsWith('mock-')
     ? { limit: model.contextWindow, what: 'context window' }
     : { limit: model.maxOutputTokens, what: 'maximum output' }
 }
@@ -130,7 +130,7 @@ function validateBlock(b: unknown, allowed: Record<string, TSchema>, serverResul
   const own = typeof type === 'string' && Object.hasOwn(allowed, type)
   if (!own && !(serverResults && typeof type === 'string' && /_tool_result$/.test(type))) {
     const kinds = Object.keys(allowed).map((k) => `"${k}"`).join(', ')
-    throw badRequest(`${at}.type: expected one of ${kinds} in a ${where}, got ${quote(type)}`)
+    throw badRequest(`${at}.type: expected one of ${kinds} in ${/^[aeiou]/.test(where) ? 'an' : 'a'} ${where}, got ${quote(type)}`)
   }
   fail(firstError(own ? allowed[type as string]! : ServerToolResultBlock, b, at))
   if (type === 'image' || type === 'document') validateSource(b.source as Obj, type, `${at}.source`)
