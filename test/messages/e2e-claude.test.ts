@@ -72,6 +72,25 @@ describe('claude model, streaming pass-through', () => {
   })
 })
 
+describe('server tools pass through (issue 8, item 6)', () => {
+  test('server_tool_use (input streamed as input_json_delta) and its result block reach the SDK, streamed and as JSON', async () => {
+    const sse = fixture('anthropic/messages/stream-web-search.handwritten.sse')
+    rig.up.script({ sse })
+    const tools = [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }] as any
+    const final = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: ask, tools }).finalMessage()
+    expect(final.content.map((b) => b.type)).toEqual(['server_tool_use', 'web_search_tool_result', 'text'])
+    expect((final.content[0] as any).input).toEqual({ query: 'weather in Paris today' })
+    expect((final.content[1] as any).tool_use_id).toBe('srvtoolu_01HandwrittenA')
+    expect(rig.up.requests.at(-1)!.json().tools).toEqual(tools)
+    const g = await rig.generation(final.id)
+    expect(g.usage.completion_tokens).toBe(41)
+
+    rig.up.script({ json: JSON.stringify(final) })
+    const plain = await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: ask, tools })
+    expect(plain.content).toEqual(final.content)
+  })
+})
+
 describe('failures on the pass-through path', () => {
   const start = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
 
