@@ -114,7 +114,7 @@ function validateContent(c: unknown, role: string, at: string): number {
   let texts = 0
   c.forEach((b, j) => {
     const bat = `${at}.content[${j}]`
-    validateBlock(b, BLOCKS_BY_ROLE[role]!, role === 'assistant', `${role} message`, bat)
+    validateBlock(b, BLOCKS_BY_ROLE[role]!, role === 'assistant', `${role === 'assistant' ? 'an' : 'a'} ${role} message`, bat)
     const block = b as Obj
     if (block.type === 'text' && block.text !== '') texts++
     if (block.type === 'tool_result') texts += validateToolResult(block, bat)
@@ -130,7 +130,7 @@ function validateBlock(b: unknown, allowed: Record<string, TSchema>, serverResul
   const own = typeof type === 'string' && Object.hasOwn(allowed, type)
   if (!own && !(serverResults && typeof type === 'string' && /_tool_result$/.test(type))) {
     const kinds = Object.keys(allowed).map((k) => `"${k}"`).join(', ')
-    throw badRequest(`${at}.type: expected one of ${kinds} in ${/^[aeiou]/.test(where) ? 'an' : 'a'} ${where}, got ${quote(type)}`)
+    throw badRequest(`${at}.type: expected one of ${kinds} in ${where}, got ${quote(type)}`)
   }
   fail(firstError(own ? allowed[type as string]! : ServerToolResultBlock, b, at))
   if (type === 'image' || type === 'document') validateSource(b.source as Obj, type, `${at}.source`)
@@ -151,7 +151,7 @@ function validateToolResult(b: Obj, at: string): number {
   if (c === undefined || typeof c === 'string') return c ? 1 : 0
   let texts = 0
   ;(c as unknown[]).forEach((p, k) => {
-    validateBlock(p, TOOL_RESULT_BLOCKS, false, 'tool_result', `${at}.content[${k}]`)
+    validateBlock(p, TOOL_RESULT_BLOCKS, false, 'a tool_result', `${at}.content[${k}]`)
     if ((p as Obj).type === 'text' && (p as Obj).text !== '') texts++
   })
   return texts
