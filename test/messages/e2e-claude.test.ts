@@ -91,6 +91,36 @@ describe('server tools pass through (issue 8, item 6)', () => {
   })
 })
 
+describe('gateway parameters a Claude upstream does not take are spelled through the IR', () => {
+  const add = { name: 'add', input_schema: { type: 'object' as const, properties: { a: { type: 'number' }, b: { type: 'number' } } } }
+  const twoCalls = () => {
+    const m = fixtureJson('anthropic/messages/nonstream-tool-use-sdk.json')
+    m.content.push({ ...m.content[0], id: 'toolu_second' })
+    return m
+  }
+
+  test('pause_on_call_tools_start: the reply stops at the first tool_use; the parameter never goes upstream', async () => {
+    rig.up.script({ json: twoCalls() })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 500, tools: [add], pause_on_call_tools_start: true, messages: ask })
+    expect(res.status).toBe(200)
+    const m = await res.json()
+    expect(m.content.map((b: any) => b.id)).toEqual(['toolu_018oomXF9jsqQiLqv1VatVRr'])
+    expect(m.stop_reason).toBe('tool_use')
+    expect(rig.up.requests.at(-1)!.json().pause_on_call_tools_start).toBeUndefined()
+  })
+
+  test('parallel_tool_calls: false → tool_choice.disable_parallel_tool_use upstream', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-tool-use-sdk.json') })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 500, tools: [add], parallel_tool_calls: false, messages: ask })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.parallel_tool_calls).toBeUndefined()
+    expect(sent.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
+    const m = await res.json()
+    expect(m.content[0]).toMatchObject({ type: 'tool_use', name: 'add', input: { a: 1, b: 2 } })
+  })
+})
+
 describe('failures on the pass-through path', () => {
   const start = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
 
