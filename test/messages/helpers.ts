@@ -37,3 +37,30 @@ export const GPT = 'gpt-4o'
 export function body(over: Record<string, unknown> = {}, model = CLAUDE): Record<string, unknown> {
   return { model, max_tokens: 256, messages: [{ role: 'user', content: 'hi' }], ...over }
 }
+
+/** The request Claude Code 2.x sends (CLIENTS.md §5), trimmed to its shape. */
+export const CLAUDE_CODE_BODY = {
+  model: CLAUDE,
+  max_tokens: 32_000,
+  stream: true,
+  thinking: { type: 'adaptive', display: 'omitted' },
+  context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+  output_config: { effort: 'medium' },
+  metadata: { user_id: JSON.stringify({ device_id: 'd', account_uuid: '', session_id: 's' }) },
+  system: [
+    { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.330.fc3; cc_entrypoint=sdk-cli;' },
+    { type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } },
+    { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+  ],
+  tools: [
+    { name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#' } },
+    { name: 'ToolSearch', description: 'Find tools', input_schema: { type: 'object', properties: { query: { type: 'string' } } } },
+    { name: 'DeferredToolPlaceholder', description: 'later', input_schema: { type: 'object', properties: {} }, defer_loading: true },
+  ],
+  messages: [
+    { role: 'user', content: [{ type: 'text', text: 'mock: tool Bash {"command":"echo sy-ok"}' }] },
+    { role: 'system', content: [{ type: 'text', text: '<env>cwd: /tmp</env>', cache_control: { type: 'ephemeral' } }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'echo sy-ok' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'sy-ok', cache_control: { type: 'ephemeral' } }] },
+  ],
+}
