@@ -21,7 +21,7 @@ function blockText(b: unknown, out: string[]): void {
       return
     case 'tool_use':
     case 'server_tool_use':
-      out.push(`${String(b.name)} ${JSON.stringify(b.input ?? {})}`)
+      out.push(`${typeof b.name === 'string' ? b.name : ''} ${JSON.stringify(b.input ?? {})}`)
       return
     case 'tool_result':
     case 'search_result':

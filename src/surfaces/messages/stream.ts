@@ -108,7 +108,10 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       return out + blockStart({ type: 'redacted_thinking', data: ev.data }) + stop(index)
     },
     'tool-input-start': (ev) => {
-      const out = messageStart() + closeFlow()
+      let out = messageStart() + closeFlow()
+      // The same ordinal started again: the earlier block is finished, never left open.
+      const was = tools.get(ev.index)
+      if (was?.open) out += stop(was.index)
       tools.set(ev.index, { index: next, open: true })
       return out + blockStart({ type: 'tool_use', id: ev.id, name: ev.name, input: {} })
     },
