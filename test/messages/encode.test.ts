@@ -35,10 +35,10 @@ describe('messagesStopReason', () => {
     expect([r.stop_reason, r.stop_sequence]).toEqual(['stop_sequence', 'END'])
     expect(messagesStopReason({ reason: 'stop', raw: 'stop_sequence', stopSequence: null })).toBe('stop_sequence')
   })
-  test('other: a raw reason Anthropic defines is kept; anything else is end_turn, never a crash', () => {
-    expect(messagesStopReason({ reason: 'other', raw: 'pause_turn' })).toBe('pause_turn')
-    expect(messagesStopReason({ reason: 'other', raw: 'function_call' })).toBe('end_turn')
+  test('other: the raw reason goes out as it is, never disguised (pitfall 16); none at all is end_turn', () => {
+    expect(messagesStopReason({ reason: 'other', raw: 'compaction_turn' })).toBe('compaction_turn')
     expect(messagesStopReason({ reason: 'other' })).toBe('end_turn')
+    expect(messagesStopReason({ reason: 'other', raw: '' })).toBe('end_turn')
   })
 })
 

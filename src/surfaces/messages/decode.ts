@@ -89,14 +89,20 @@ function content(c: unknown): Part[] {
  * call's result.
  */
 function messages(wire: Obj[]): Message[] {
-  return wire.map((m) => {
+  const out: Message[] = []
+  for (const m of wire) {
     const id = (m.tool_use_id ?? m.tool_call_id) as string | undefined
     if (m.role === 'tool' && id !== undefined) {
       const c = typeof m.content === 'string' ? m.content : content(m.content)
-      return { role: 'tool', content: [{ type: 'tool-result', toolCallId: id, content: c }] }
+      out.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, content: c }] })
+      continue
     }
-    return { role: m.role as Role, content: content(m.content) }
-  })
+    const parts = content(m.content)
+    // A turn made only of server-tool blocks has nothing left; an empty turn is not sent on.
+    if (parts.length === 0 && Array.isArray(m.content) && m.content.length > 0) continue
+    out.push({ role: m.role as Role, content: parts })
+  }
+  return out
 }
 
 /** Own fields of a custom tool that the IR has no place for (defer_loading, strict, input_examples …). */

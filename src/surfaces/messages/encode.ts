@@ -13,18 +13,15 @@ export function messagesId(id: string): string {
   return 'msg_' + (alnum || crypto.randomUUID().replaceAll('-', '').slice(0, 24))
 }
 
-/** Every stop_reason Anthropic defines: an `other` finish whose raw reason is one of these keeps it. */
-const ANTHROPIC_REASONS = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'])
-
 /**
  * IR finish reason → `stop_reason` (pitfall 16: every reason explicit).
  * - `content_filter` → `refusal`: output withheld for policy reasons is Anthropic's refusal.
  * - `error` → `end_turn`: a finished stream never carries it (errors are error events), and
  *   the folded reply of a failed stream is an error, not a Message.
- * - `other` → the raw reason when Anthropic defines it; otherwise `end_turn`, because the
- *   Messages wire has no "unknown" value and an SDK rejects reasons outside its enum. The
- *   raw reason is still in the record (Finish.raw). `max_tokens` would be a lie about
- *   length, and `pause_turn` would make Claude Code resend the turn forever.
+ * - `other` → the upstream's raw reason as it is, as the chat encoder does: a reason this
+ *   gateway does not know yet (a new Anthropic one, say) reaches the client instead of
+ *   being disguised as `end_turn`; only when there is none at all (a stream that finished
+ *   without saying why) is it `end_turn`. The raw reason is in the record either way.
  */
 const STOP_REASON: Record<FinishReason, string | null> = {
   stop: 'end_turn',
@@ -42,7 +39,7 @@ export function messagesStopReason(f: Finish): string {
   // A matched stop sequence is Anthropic's `stop_sequence`, with the sequence set.
   if (f.reason === 'stop' && f.stopSequence) return 'stop_sequence'
   if (f.reason === 'stop' && f.raw === 'stop_sequence') return 'stop_sequence'
-  return STOP_REASON[f.reason] ?? (f.raw && ANTHROPIC_REASONS.has(f.raw) ? f.raw : 'end_turn')
+  return STOP_REASON[f.reason] ?? (f.raw || 'end_turn')
 }
 
 /** `stop_sequence` is set only with a `stop_sequence` stop reason. */
