@@ -139,6 +139,19 @@ export const FOREIGN_PARAMS: Record<Family, Record<string, Translate>> = {
 }
 
 /**
+ * Foreign parameters that only one surface can receive: Anthropic Messages API fields the
+ * chat surface does not know at all (so they are "unknown" there, not foreign).
+ */
+const SURFACE_FOREIGN: Partial<Record<Surface, Partial<Record<Family, Record<string, Translate>>>>> = {
+  messages: {
+    openai: {
+      speed: drop, diagnostics: drop, user_profile_id: drop, workspace_id: drop,
+      billing_policy: drop, compaction: drop, fallbacks: drop, fallback_credit_token: drop, thread: drop,
+    },
+  },
+}
+
+/**
  * Parameters a surface defines as its own even though §8 calls them foreign to a family
  * elsewhere: the messages surface takes `parallel_tool_calls` (§4.6) and says it in
  * Anthropic's terms upstream (`disable_parallel_tool_use`); `service_tier` is Anthropic's own.
@@ -179,6 +192,9 @@ export const SURFACE_PARAMS: Partial<Record<Surface, ReadonlySet<string>>> = {
     'service_tier', 'reasoning_effort', 'betas',
     // current official Messages API parameters the spec does not list (Claude Code sends several)
     'system', 'context_management', 'output_config', 'output_format', 'container', 'mcp_servers', 'inference_geo',
+    'speed', 'diagnostics', 'user_profile_id', 'workspace_id',
+    // beta parameters of the current SDK (`client.beta.messages`)
+    'billing_policy', 'compaction', 'fallbacks', 'fallback_credit_token', 'thread',
   ]),
 }
 
@@ -206,7 +222,8 @@ export function applyFamilyRules(
   modelId: string,
   surface: Surface = 'chat',
 ): RulesOutcome {
-  const foreign = FOREIGN_PARAMS[family]
+  const extra = SURFACE_FOREIGN[surface]?.[family]
+  const foreign = extra ? { ...FOREIGN_PARAMS[family], ...extra } : FOREIGN_PARAMS[family]
   const own = SURFACE_OWN[surface]?.[family]
   // Own properties only: a body key such as `toString` must not find Object.prototype's.
   const present = Object.keys(body).filter((k) => Object.hasOwn(foreign, k) && body[k] !== undefined && !own?.has(k))

@@ -20,7 +20,7 @@ export async function countMessageTokens(s: Services, raw: unknown, rc: RequestC
   rc.onModel?.(model.id)
   // The model's own cap stands in for the absent max_tokens, so a thinking budget still fits below it.
   if (needsMax) body.max_tokens = model.maxOutputTokens
-  validateMessages(body, model)
+  validateMessages(body, model, rc.betas)
   const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, 'messages')
   const ir = messagesToIR(body, model, rules)
   const adapter = s.providers.providerFor(model)

@@ -47,7 +47,7 @@ export const messagesSurface: SurfaceSpec = {
   wire: 'anthropic.messages',
   codec: messagesCodec,
   normalize: normalizeMessagesBody,
-  validate: validateMessages,
+  validate: (body, model, rc) => validateMessages(body, model, rc.betas),
   toIR: messagesToIR,
   passthrough(body, rules) {
     if (SPELLED_BY_IR.some((k) => body[k] !== undefined)) return undefined
