@@ -4,7 +4,8 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
 import { typeName } from '../../routing/router.ts'
-import { unknownParams, type Counterpart, type RulesOutcome } from '../../routing/rules.ts'
+import type { Counterpart, RulesOutcome } from '../../routing/rules.ts'
+import { knownParams } from '../checks.ts'
 import {
   firstError,
   FunctionCallObject,
@@ -27,14 +28,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * treats `null` as "not given"), or a 400: not an object, or unknown parameters.
  */
 export function normalizeBody(raw: unknown): Body {
-  if (!isObj(raw)) throw badRequest(`Request body: expected a JSON object, got ${typeName(raw)}`)
-  const body: Body = {}
-  for (const k in raw) if (raw[k] !== null) body[k] = raw[k]
-  const unknown = unknownParams(body, 'chat')
-  if (unknown.length > 0) {
-    const list = unknown.map((k) => (k.length > 64 ? k.slice(0, 64) + '…' : k)).slice(0, 20)
-    throw badRequest(`Unknown parameter${unknown.length > 1 ? 's' : ''}: ${list.join(', ')}${unknown.length > 20 ? ', …' : ''}`)
-  }
+  const body = knownParams(raw, 'chat')
   if (body.messages === undefined) throw badRequest('messages: required')
   return body
 }

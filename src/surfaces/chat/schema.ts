@@ -3,8 +3,9 @@
 // (message role, content part type, response_format type), so decode.ts can pick the
 // one schema that applies and name the exact field that is wrong.
 import { Type as T, type TSchema } from '@sinclair/typebox'
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import { ValueErrorType } from '@sinclair/typebox/errors'
+import { compiled, firstError } from '../checks.ts'
+
+export { firstError }
 
 const Str = (o: object = {}) => T.String(o)
 const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
@@ -159,43 +160,6 @@ export const RESPONSE_FORMATS: Record<string, TSchema> = {
       { errorMessage: 'expected { name, schema?, strict? }' },
     ),
   }),
-}
-
-const cache = new WeakMap<TSchema, TypeCheck<TSchema>>()
-
-function compiled(schema: TSchema): TypeCheck<TSchema> {
-  let c = cache.get(schema)
-  if (!c) {
-    c = TypeCompiler.Compile(schema)
-    cache.set(schema, c)
-  }
-  return c
-}
-
-/** `/a/0/b` → `.a[0].b` */
-function pointerToPath(pointer: string): string {
-  let out = ''
-  for (const seg of pointer.split('/').slice(1)) out += /^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`
-  return out
-}
-
-/**
- * null when `value` satisfies `schema`, else `<path>: <what is wrong>` for the first
- * problem, where `path` names the field from the top of the request body.
- */
-export function firstError(schema: TSchema, value: unknown, path: string): string | null {
-  const c = compiled(schema)
-  if (c.Check(value)) return null
-  const e = c.Errors(value).First()
-  if (!e) return `${path}: invalid value`
-  const where = path + pointerToPath(e.path)
-  if (e.type === ValueErrorType.ObjectRequiredProperty) return `${where}: required`
-  const custom = (e.schema as { errorMessage?: string }).errorMessage
-  return `${where}: ${custom ?? lowerFirst(e.message)}`
-}
-
-function lowerFirst(s: string) {
-  return s.charAt(0).toLowerCase() + s.slice(1)
 }
 
 // Compile every schema up front so no request pays for it.

@@ -5,7 +5,7 @@
 // fields: the official API grows them often, and a Claude-family upstream gets the body
 // as it is (issue 8 item 3), so unknown *nested* fields are the upstream's to judge.
 import { Type as T, type TSchema } from '@sinclair/typebox'
-import { firstError } from '../chat/schema.ts'
+import { firstError } from '../checks.ts'
 
 export { firstError }
 

@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
-import { unknownParams } from '../../routing/rules.ts'
+import { knownParams } from '../checks.ts'
 import {
   BLOCKS_BY_ROLE,
   CustomTool,
@@ -37,14 +37,7 @@ function fail(message: string | null) {
  * `messages` / `max_tokens`.
  */
 export function normalizeMessagesBody(raw: unknown): Body {
-  if (!isObj(raw)) throw badRequest(`Request body: expected a JSON object, got ${typeName(raw)}`)
-  const body: Body = {}
-  for (const k in raw) if (raw[k] !== null) body[k] = raw[k]
-  const unknown = unknownParams(body, 'messages')
-  if (unknown.length > 0) {
-    const list = unknown.map((k) => (k.length > 64 ? k.slice(0, 64) + '…' : k)).slice(0, 20)
-    throw badRequest(`Unknown parameter${unknown.length > 1 ? 's' : ''}: ${list.join(', ')}${unknown.length > 20 ? ', …' : ''}`)
-  }
+  const body = knownParams(raw, 'messages')
   if (body.messages === undefined) throw badRequest('messages: required')
   if (body.max_tokens === undefined) throw badRequest('max_tokens: required')
   return body
