@@ -1,21 +1,15 @@
 // Token counting with a real BPE (o200k), for the mock provider's usage and for billing
 // what a stream produced when it ended before the upstream reported usage (pitfall 14).
 // For Claude-family models o200k is an estimate of Anthropic's own tokenizer.
-import type { GenerationRequest, Part, Usage } from './types.ts'
-
-type Bpe = typeof import('gpt-tokenizer/encoding/o200k_base')
-let bpe: Bpe | undefined
+import { countBounded } from './bounded-bpe.ts'
+import type { GenerationRequest, Part } from './types.ts'
 
 /**
- * The encoding's tables cost tens of MiB and tens of ms to load: only a gateway that
- * actually needs them (mock traffic, an interrupted stream) pays, on first use.
+ * Tokens of `text` on the calling thread, holding it a few ms at most: exact for ordinary
+ * text up to tens of KB, estimated past that (D1). The request path counts in the token
+ * worker instead (src/tokens/count.ts); this is for tests and tools.
  */
-export function tokenizer(): Bpe {
-  bpe ??= require('gpt-tokenizer/encoding/o200k_base') as Bpe
-  return bpe
-}
-
-export const countTokens = (text: string): number => (text ? tokenizer().encode(text).length : 0)
+export const countTokens = (text: string): number => countBounded(text)
 
 function partText(p: Part): string {
   switch (p.type) {
@@ -43,17 +37,4 @@ export function requestText(req: GenerationRequest): string {
   ]
     .filter(Boolean)
     .join('\n')
-}
-
-/**
- * Usage to bill for a stream that ended early: what the upstream reported, raised to
- * what was visibly produced, with the prompt counted when the upstream never said.
- * Never lower than reported.
- */
-export function billedUsage(reported: Usage, producedText: string, promptText: () => string): Usage {
-  const u = { ...reported }
-  const produced = countTokens(producedText)
-  if (produced > u.outputTokens) u.outputTokens = produced
-  if (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens === 0) u.inputTokens = countTokens(promptText())
-  return u
 }

@@ -3,7 +3,7 @@
 import type { ApiKey } from '../auth/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink } from '../generations/types.ts'
-import { billedUsage } from '../ir/tokens.ts'
+import { billedUsage } from '../tokens/count.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
 
 export interface OutcomeBase {
@@ -28,6 +28,7 @@ export class GenerationOutcome {
   producedText: () => string = () => ''
   promptText: () => string = () => ''
   private recorded = false
+  private completed = false
   private readonly createdAt = Date.now()
   private readonly t0 = performance.now()
 
@@ -39,7 +40,13 @@ export class GenerationOutcome {
     this.ttftMs ??= Math.round(performance.now() - this.t0)
   }
 
+  /** The surface's terminator went out: a client that hangs up after it lost nothing. */
+  complete() {
+    this.completed = true
+  }
+
   fail(status: number, message: string) {
+    if (this.completed) return
     this.httpStatus = status
     this.error = message
   }
@@ -47,6 +54,9 @@ export class GenerationOutcome {
   record() {
     if (this.recorded || !this.sink) return
     this.recorded = true
+    // A stream that failed or was dropped after output is billed for what was produced;
+    // the count runs in the token worker, so the record follows it by a few ms.
+    const billDropped = this.error !== null && this.ttftMs !== null
     const input: GenerationInput = {
       id: this.id,
       apiKey: this.base.apiKey,
@@ -54,8 +64,7 @@ export class GenerationOutcome {
       stream: this.base.stream,
       model: this.base.model,
       createdAt: this.createdAt,
-      // A stream that failed or was dropped after output: bill what was produced.
-      usage: this.error !== null && this.ttftMs !== null ? billedUsage(this.usage, this.producedText(), this.promptText) : this.usage,
+      usage: this.usage,
       finishReason: this.finishReason,
       latencyMs: Math.round(performance.now() - this.t0),
       ttftMs: this.ttftMs,
@@ -64,6 +73,11 @@ export class GenerationOutcome {
       reservationId: this.base.reservationId,
       batchId: this.base.batchId ?? null,
     }
-    this.sink.record(input)
+    if (!billDropped) return this.sink.record(input)
+    const sink = this.sink
+    void billedUsage(this.usage, this.producedText(), this.promptText).then(
+      (usage) => sink.record({ ...input, usage }),
+      () => sink.record(input),
+    )
   }
 }

@@ -129,6 +129,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
         }
         const text = pass(tap, split.push(dec.decode(value, { stream: true })))
         if (tap.state.produced) out.firstToken()
+        if (tap.state.done) out.complete()
         yield text
       }
       throw failed()

@@ -76,6 +76,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
           }
         }
         if (enc.state.produced) out.firstToken()
+        if (enc.state.done) out.complete()
         yield text
         if (enc.state.done) return
       }

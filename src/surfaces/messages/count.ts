@@ -1,7 +1,8 @@
 // messages/count_tokens in Anthropic's shape: the upstream's own count for Claude-family
 // models with an upstream; a tokenizer's (o200k) for the rest (OpenAI family, the mock).
 import type { CallContext } from '../../routing/contract.ts'
-import { countTokens, requestText } from '../../ir/tokens.ts'
+import { requestText } from '../../ir/tokens.ts'
+import { countTokensAsync } from '../../tokens/count.ts'
 import { resolveModel } from '../../routing/router.ts'
 import { applyFamilyRules } from '../../routing/rules.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
@@ -28,5 +29,5 @@ export async function countMessageTokens(s: Services, raw: unknown, rc: RequestC
     const ctx: CallContext = { signal: rc.signal, model, requestId: rc.requestId, betas: rc.betas }
     return adapter.countTokens(ir, ctx)
   }
-  return countTokens(requestText(ir))
+  return countTokensAsync(requestText(ir))
 }
