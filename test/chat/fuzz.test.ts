@@ -80,14 +80,26 @@ function mutate(): unknown {
   return body
 }
 
+/** Keys that reach Object.prototype when copied carelessly (D3), injected into the JSON text at a random object. */
+const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf']
+
+function withProtoKey(json: string): string {
+  const opens = [...json.matchAll(/\{/g)].map((m) => m.index!)
+  if (opens.length === 0) return json
+  const at = pick(opens) + 1
+  const value = pick(['{"seed":1,"n":3}', '{"stream":true}', '1', '{"foo":1}', 'null'])
+  return json.slice(0, at) + `"${pick(PROTO_KEYS)}":${value}` + (json[at] === '}' ? '' : ',') + json.slice(at)
+}
+
 test('never a 5xx over many fuzzed bodies; every error is { error: string }', async () => {
   const seen = new Map<number, number>()
   for (let i = 0; i < 600; i++) {
     const body = mutate()
+    const json = JSON.stringify(body)
     const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+      body: rand() < 0.15 ? withProtoKey(json) : json,
     })
     const text = await res.text()
     seen.set(res.status, (seen.get(res.status) ?? 0) + 1)

@@ -1,0 +1,72 @@
+// D3: `__proto__`, `constructor` and `prototype` keys anywhere in a body are a 400 naming
+// them, on every surface; Object.prototype's own names (`toString`, `hasOwnProperty`) are
+// just unknown parameters; nesting past 64 levels is a 400, never a stack overflow.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let gw: Gateway
+beforeAll(async () => {
+  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '1000' } })
+})
+afterAll(async () => {
+  await gw.stop()
+})
+
+const SURFACES = [
+  { name: 'chat', path: '/api/alpha/v1/chat/completions', body: (model: string) => `{"model":"${model}","messages":[{"role":"user","content":"hi"}]` },
+  { name: 'messages', path: '/api/beta/v1/messages', body: (model: string) => `{"model":"${model}","max_tokens":50,"messages":[{"role":"user","content":"hi"}]` },
+]
+
+async function post(path: string, raw: string) {
+  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: raw })
+  const text = await res.text()
+  expect(res.headers.get('x-request-id')).toBeTruthy()
+  return { status: res.status, text, error: res.status >= 400 ? (JSON.parse(text).error as string) : '' }
+}
+
+describe('D3 — prototype keys', () => {
+  for (const s of SURFACES) {
+    for (const model of ['mock-claude', 'mock-gpt']) {
+      test(`${s.name}, ${model}: __proto__ / constructor / prototype at the top level are a 400 naming them`, async () => {
+        for (const [key, value] of [['__proto__', '{"seed":1,"n":3}'], ['__proto__', '{"foo":1}'], ['__proto__', '{"stream":true}'], ['constructor', '{"name":"x"}'], ['prototype', '1']]) {
+          const r = await post(s.path, s.body(model) + `,"${key}":${value}}`)
+          expect(r.status).toBe(400)
+          expect(r.error).toContain(key!)
+          expect(r.text).not.toContain('data:')
+        }
+      })
+
+      test(`${s.name}, ${model}: a prototype key deep inside a message is a 400 naming its place`, async () => {
+        const raw = s.body(model).replace('{"role":"user","content":"hi"}', '{"role":"user","content":[{"type":"text","text":"hi","__proto__":{"x":1}}]}') + '}'
+        const r = await post(s.path, raw)
+        expect(r.status).toBe(400)
+        expect(r.error).toContain('messages[0].content[0].__proto__')
+      })
+
+      test(`${s.name}, ${model}: toString and hasOwnProperty are unknown parameters, not a 500`, async () => {
+        for (const key of ['toString', 'hasOwnProperty', 'valueOf']) {
+          const r = await post(s.path, s.body(model) + `,"${key}":1}`)
+          expect(r.status).toBe(400)
+          expect(r.error).toContain(`Unknown parameter: ${key}`)
+        }
+      })
+    }
+  }
+
+  test('a tool schema 20,000 levels deep with a forced tool is a 400 naming the depth, not a 502', async () => {
+    const deep = '{"type":"object","properties":{"a":'.repeat(20_000) + '{"type":"string"}' + '}}'.repeat(20_000)
+    const raw = `{"model":"mock-gpt","tool_choice":"required","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`
+    const r = await post('/api/alpha/v1/chat/completions', raw)
+    expect(r.status).toBe(400)
+    expect(r.error).toContain('nested more than 64 levels')
+    expect(r.error).toContain('tools[0].function.parameters')
+  })
+
+  test('ordinary bodies at a realistic depth still pass', async () => {
+    let schema = '{"type":"string"}'
+    for (let i = 0; i < 20; i++) schema = `{"type":"object","properties":{"a":${schema}}}`
+    const raw = `{"model":"mock-gpt","tool_choice":"required","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${schema}}}]}`
+    const r = await post('/api/alpha/v1/chat/completions', raw)
+    expect(r.status).toBe(200)
+  })
+})
