@@ -1,6 +1,7 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { createApp } from './app.ts'
 import { createFilesService } from './files/create.ts'
+import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { KeyStore } from './auth/keys.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
@@ -31,6 +32,7 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
     files: createFilesService({ config, storage, log }),
     onClose: [],
   }
+  s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)

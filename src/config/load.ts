@@ -24,6 +24,8 @@ export interface Config {
   models: ModelEntry[]
   compat: { crossFamily: 'reject' | 'translate' }
   generations: { retentionDays: number }
+  /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
+  media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Where the config came from, for the banner and `switchyard config`. */
   source: string | null
 }
@@ -142,6 +144,11 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     models: f.models ?? [],
     compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
     generations: { retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30 },
+    media: {
+      allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',
+      maxBytes: num(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES') ?? f.media?.max_bytes ?? 20 * MiB,
+      timeoutMs: f.media?.timeout_ms ?? 10_000,
+    },
     source: file,
   }
 }

@@ -90,6 +90,16 @@ export const ConfigFileSchema = t.Object(
     generations: t.Optional(
       t.Object({ retention_days: t.Optional(t.Number({ minimum: 7 })) }, { additionalProperties: false }),
     ),
+    media: t.Optional(
+      t.Object(
+        {
+          allow_private_urls: t.Optional(t.Boolean()),
+          max_bytes: t.Optional(t.Integer({ minimum: 1 })),
+          timeout_ms: t.Optional(t.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
