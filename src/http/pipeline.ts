@@ -13,8 +13,25 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
 export type FetchHandler = (req: Request, server: Server<unknown>) => Promise<Response>
 
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
+/**
+ * Elysia's router takes the path from `indexOf('/', 11)` of the URL: right for any authority
+ * of four characters or more, wrong for a shorter Host (`x`, `gw`, an empty one), where it
+ * skips part of the path. Auth, limits and logging must see the path the router routes, so
+ * such a request reaches the app with its URL rebuilt on a long authority (D2).
+ */
+const ROUTER_PATH_FROM = 11
+const CANONICAL_ORIGIN = 'http://localhost'
+
+/**
+ * Index of the path's first '/' in a request URL (after `scheme://authority`), or -1.
+ * With an empty Host, Bun's URL is the bare path.
+ */
+function pathStart(url: string): number {
+  if (url.charCodeAt(0) === 47) return 0
+  return url.indexOf('/', url.indexOf('//') + 2)
+}
+
+function pathOf(url: string, start: number): string {
   if (start < 0) return '/'
   const q = url.indexOf('?', start)
   return q < 0 ? url.slice(start) : url.slice(start, q)
@@ -33,7 +50,8 @@ export function clientIp(req: Request, server: Server<unknown>, trusted: Set<str
 
 function doubledV1(path: string, url: string): Response | undefined {
   if (!path.includes('/v1/v1/')) return undefined
-  const origin = new URL(url).origin
+  // with an empty Host the URL is a bare path: no origin to quote but the default one
+  const origin = URL.canParse(url) ? new URL(url).origin : 'http://127.0.0.1:4141'
   const hint = path.startsWith('/api/beta')
     ? `set the Anthropic SDK's baseURL or Claude Code's ANTHROPIC_BASE_URL to ${origin}/api/beta (they append /v1/... themselves); @ai-sdk/anthropic takes ${origin}/api/beta/v1`
     : `set the base URL to ${origin}/api/alpha/v1 (OpenAI clients append the path after /v1)`
@@ -65,7 +83,8 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
   }
 
   return async function gateway(req, server) {
-    const path = pathOf(req.url)
+    const start = pathStart(req.url)
+    const path = pathOf(req.url, start)
     const sent = req.headers.get('x-request-id')
     const info: RequestInfo = {
       requestId: sent !== null && SANE_REQUEST_ID.test(sent) ? sent : crypto.randomUUID(),
@@ -85,7 +104,14 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
           else limits = g
         }
       }
-      res ??= await appFetch(req)
+      if (!res) {
+        let routed = req
+        if (start < ROUTER_PATH_FROM) {
+          routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
+          setRequestInfo(routed, info)
+        }
+        res = await appFetch(routed)
+      }
     } catch (e) {
       log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
       res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
