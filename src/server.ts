@@ -14,6 +14,8 @@ import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
 
+const MiB = 1024 * 1024
+
 export function buildServices(config: Config, log: Logger = createLogger(config.logLevel)): Services {
   const storage = openStorage(config.dataDir)
   const catalog = buildCatalog(config)
@@ -67,13 +69,20 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     hostname: config.host,
     port: config.port,
     // one global cap in Bun: the upload limit; generation routes enforce their own
-    maxRequestBodySize: config.limits.maxUploadBytes + 1024 * 1024,
+    // Bun's own cap answers a bare 413 before any hook runs; it sits far above every limit
+    // of ours, whose readers stream and refuse with a JSON 413 themselves (D7).
+    maxRequestBodySize: Math.max(config.limits.maxUploadBytes, config.limits.maxBodyBytes) * 4 + 1024 * MiB,
     // long generations stream for minutes; Bun's default idle timeout is 10 s
     idleTimeout: 255,
     fetch,
     error(e) {
-      services.log.error('server error', { error: e?.stack ?? String(e) })
-      return new Response(JSON.stringify({ error: 'Internal error' }), { status: 500, headers: { 'content-type': 'application/json' } })
+      // Outside the pipeline: no request id was given out yet, so one is made here (D6).
+      const requestId = crypto.randomUUID()
+      services.log.error('server error', { request_id: requestId, error: e?.stack ?? String(e) })
+      return new Response(JSON.stringify({ error: `Internal error; quote request id ${requestId} to support` }), {
+        status: 500,
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+      })
     },
   })
   let stopped: Promise<void> | undefined

@@ -3,12 +3,14 @@
 // leaves only a temp file, which the next start removes. Keys are random and checked
 // against one pattern before any path is built: nothing a client sends reaches a path.
 import { mkdirSync } from 'node:fs'
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
 
 const KEY = /^[0-9a-f]{2}\/[0-9a-f]{32}$/
 const TMP = '.tmp'
+/** How long a download's own link to a blob outlives the start of the download. */
+const VIEW_TTL_MS = 60_000
 
 function randomHex(): string {
   return crypto.randomUUID().replaceAll('-', '')
@@ -17,7 +19,7 @@ function randomHex(): string {
 export class DiskBlobStore implements BlobStore {
   private readonly tmpDir: string
 
-  constructor(private readonly root: string) {
+  constructor(private readonly root: string, private readonly viewTtlMs = VIEW_TTL_MS) {
     this.tmpDir = join(root, TMP)
     mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 })
   }
@@ -62,10 +64,21 @@ export class DiskBlobStore implements BlobStore {
   async get(key: string): Promise<BlobRead | null> {
     const path = this.pathOf(key)
     if (!path) return null
-    const st = await stat(path).catch(() => null)
+    // D6: the download gets a name of its own for the bytes (a hard link) before any status
+    // line. A delete that races it unlinks the blob's name, not this one, so the download
+    // sends the whole file; once the blob is gone, no link can be made and the answer is a
+    // 404. Bun serves the link with sendfile and a Content-Length, and opens it as soon as
+    // the body starts, so the link is removed a while later without harm.
+    const view = join(this.tmpDir, `${randomHex()}.dl`)
+    try {
+      await link(path, view)
+    } catch {
+      return null
+    }
+    setTimeout(() => rm(view, { force: true }).catch(() => {}), this.viewTtlMs).unref?.()
+    const st = await stat(view).catch(() => null)
     if (!st?.isFile()) return null
-    // Bun serves a file body with sendfile; nothing is read into memory here
-    return { kind: 'stream', body: Bun.file(path), size: st.size }
+    return { kind: 'stream', body: Bun.file(view), size: st.size }
   }
 
   async delete(key: string): Promise<void> {

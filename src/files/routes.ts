@@ -50,7 +50,8 @@ const ANTHROPIC: Wire = {
   deleted: anthropicDeleted,
 }
 
-const missing = (id: string) => notFound(`No such file: ${id}`)
+// An id is echoed cut: a 10 KB id must not make a 10 KB error (D10).
+const missing = (id: string) => notFound(`No such file: ${id.length > 64 ? id.slice(0, 64) + '…' : id}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
   const find = (request: Request, id: string) => files.get(keyOf(request).id, id) ?? (() => { throw missing(id) })()

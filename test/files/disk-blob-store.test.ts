@@ -10,10 +10,10 @@ afterEach(() => {
   dirs.forEach(cleanup)
   dirs = []
 })
-function store() {
+function store(viewTtlMs?: number) {
   const dir = tempDir('switchyard-blobs-')
   dirs.push(dir)
-  return { dir, blobs: new DiskBlobStore(dir) }
+  return { dir, blobs: new DiskBlobStore(dir, viewTtlMs) }
 }
 
 async function* chunks(n: number, size: number) {
@@ -22,7 +22,8 @@ async function* chunks(n: number, size: number) {
 
 describe('DiskBlobStore', () => {
   test('put streams to a random key; get, stat, delete', async () => {
-    const { dir, blobs } = store()
+    // a download's own link to the bytes (D6) lives 50 ms here
+    const { dir, blobs } = store(50)
     const b = await blobs.put(chunks(4, 1000))
     expect(b.key).toMatch(/^[0-9a-f]{2}\/[0-9a-f]{32}$/)
     expect(b.size).toBe(4000)
@@ -32,11 +33,23 @@ describe('DiskBlobStore', () => {
     const r = await blobs.get(b.key)
     expect(r?.kind).toBe('stream')
     if (r?.kind === 'stream') expect(new Uint8Array(await new Response(r.body).arrayBuffer())).toEqual(expected)
+    expect((await filesUnder(dir)).filter((f) => !f.endsWith('.dl'))).toEqual([b.key])
+    await Bun.sleep(120)
     expect(await filesUnder(dir)).toEqual([b.key])
     await blobs.delete(b.key)
     await blobs.delete(b.key)
     expect(await blobs.get(b.key)).toBeNull()
     expect(await blobs.stat(b.key)).toBeNull()
+  })
+
+  test('D6: a blob deleted after get() still reads whole through the download it was given', async () => {
+    const { blobs } = store()
+    const b = await blobs.put(chunks(8, 64 * 1024))
+    const r = await blobs.get(b.key)
+    await blobs.delete(b.key)
+    expect(r?.kind).toBe('stream')
+    if (r?.kind === 'stream') expect((await new Response(r.body).arrayBuffer()).byteLength).toBe(8 * 64 * 1024)
+    expect(await blobs.get(b.key)).toBeNull()
   })
 
   test('a source that fails mid-way leaves no temp file and no blob', async () => {
