@@ -20,27 +20,68 @@ export interface RateLimitStore {
 }
 
 interface Log {
+  /** A ring that grows (doubling) up to the limit as the bucket fills: a bucket seen once costs a few bytes. */
   times: Float64Array
   head: number
   size: number
+  limit: number
   windowMs: number
 }
+
+const FIRST_CAPACITY = 4
+/**
+ * Buckets kept at most (D10: 40,000 distinct forwarded addresses used to hold 225 MB). Past
+ * it, expired buckets go first, then the least recently used: an evicted address starts a
+ * fresh window, which errs on the side of letting it in, never of refusing someone else.
+ */
+export const MAX_BUCKETS = 100_000
 
 export class MemoryStore implements RateLimitStore {
   private logs = new Map<string, Log>()
 
+  constructor(private readonly maxBuckets = MAX_BUCKETS) {}
+
+  get size(): number {
+    return this.logs.size
+  }
+
   private log(bucket: string, limit: number, windowMs: number, now: number): Log {
     let l = this.logs.get(bucket)
-    if (!l || l.times.length !== limit || l.windowMs !== windowMs) {
-      l = { times: new Float64Array(limit), head: 0, size: 0, windowMs }
-      this.logs.set(bucket, l)
+    if (!l || l.limit !== limit || l.windowMs !== windowMs) {
+      l = { times: new Float64Array(Math.min(limit, FIRST_CAPACITY)), head: 0, size: 0, limit, windowMs }
+      if (this.logs.size >= this.maxBuckets) this.evict(now)
+    } else {
+      // most recently used last, so eviction takes the least recently used first
+      this.logs.delete(bucket)
     }
+    this.logs.set(bucket, l)
     const cutoff = now - windowMs
     while (l.size > 0 && l.times[l.head]! <= cutoff) {
       l.head = (l.head + 1) % l.times.length
       l.size--
     }
     return l
+  }
+
+  private lastEvictPrune = 0
+
+  private evict(now: number) {
+    // a full prune is O(buckets): at most once a second, however fast new addresses come
+    if (now - this.lastEvictPrune >= 1000) {
+      this.lastEvictPrune = now
+      this.prune(now)
+    }
+    for (const k of this.logs.keys()) {
+      if (this.logs.size < this.maxBuckets) break
+      this.logs.delete(k)
+    }
+  }
+
+  private grow(l: Log) {
+    const times = new Float64Array(Math.min(l.limit, l.times.length * 2))
+    for (let i = 0; i < l.size; i++) times[i] = l.times[(l.head + i) % l.times.length]!
+    l.times = times
+    l.head = 0
   }
 
   private decide(l: Log, limit: number, now: number): Decision {
@@ -59,6 +100,7 @@ export class MemoryStore implements RateLimitStore {
   hit(bucket: string, limit: number, windowMs: number, now: number): Decision {
     const l = this.log(bucket, limit, windowMs, now)
     if (l.size < limit) {
+      if (l.size === l.times.length) this.grow(l)
       l.times[(l.head + l.size) % l.times.length] = now
       l.size++
     }

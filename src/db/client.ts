@@ -1,7 +1,7 @@
 // One SQLite file in the data dir, WAL mode, migrated at open from the embedded SQL.
 import { Database } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { MIGRATIONS } from './migrations.gen.ts'
 import * as schema from './schema.ts'
@@ -17,10 +17,14 @@ export interface Storage {
 }
 
 export function openStorage(dataDir: string): Storage {
-  mkdirSync(dataDir, { recursive: true })
+  // Keys' hashes, records and uploads live here: owner-only (D10), whatever the umask.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(dataDir, 0o700)
   const file = join(dataDir, 'switchyard.db')
   const sqlite = new Database(file, { create: true, strict: true })
   sqlite.exec('PRAGMA journal_mode = WAL')
+  // SQLite creates the -wal and -shm files with the database file's mode
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600)
   sqlite.exec('PRAGMA busy_timeout = 5000')
   sqlite.exec('PRAGMA synchronous = NORMAL')
   sqlite.exec('PRAGMA foreign_keys = ON')

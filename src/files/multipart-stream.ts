@@ -81,12 +81,26 @@ function decodeHead(raw: Uint8Array): PartHead {
   const msg = Buffer.concat([Buffer.from(`--${HEAD_BOUNDARY}\r\n`), raw, Buffer.from(`\r\n\r\n\r\n--${HEAD_BOUNDARY}--`)])
   try {
     for (const part of parseMultipart(msg, { boundary: HEAD_BOUNDARY })) {
-      return { name: part.name, filename: part.filename, contentType: part.headers['content-type'] || undefined }
+      return { name: part.name, filename: quotedFilename(raw) ?? part.filename, contentType: part.headers['content-type'] || undefined }
     }
   } catch (e) {
     throw new MultipartParseError(`Multipart part headers are malformed: ${(e as Error).message}`)
   }
   return {}
+}
+
+/**
+ * `filename="…"` read as the quoted-string it is: `\"` is a quote and `\\` a backslash
+ * (D10: the library stored `a\"b.txt` as `a`). undefined when there is no escape to read
+ * (the library's answer stands, `filename*` included).
+ */
+export function quotedFilename(raw: Uint8Array): string | undefined {
+  const head = new TextDecoder().decode(raw)
+  const disposition = /^content-disposition:(.*)$/im.exec(head)?.[1]
+  if (!disposition || /filename\*=/i.test(disposition)) return undefined
+  const m = /;\s*filename="((?:[^"\\]|\\.)*)"/i.exec(disposition)
+  if (!m || !m[1]!.includes('\\')) return undefined
+  return m[1]!.replace(/\\(.)/g, '$1')
 }
 
 /** The bytes up to the next delimiter, yielded as they arrive; keeps its place across loops. */

@@ -88,6 +88,15 @@ async function receiveJson(request: Request, files: FilesService, family: Family
   return files.commit(owner, family, createdAt, blob, meta)
 }
 
+/** Storage errors that mean "no room", not "our bug": the client may retry later (D10). */
+const NO_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG'])
+
+function storageFailure(e: unknown): unknown {
+  const code = (e as { code?: unknown })?.code
+  if (typeof code === 'string' && NO_ROOM.has(code)) return new HttpError(507, 'Insufficient storage: the gateway has no room for this file; nothing was kept')
+  return e
+}
+
 export async function receiveUpload(
   request: Request,
   files: FilesService,
@@ -97,7 +106,12 @@ export async function receiveUpload(
 ): Promise<FileRecord> {
   const contentType = request.headers.get('content-type') ?? ''
   const media = contentType.split(';')[0].trim().toLowerCase()
-  if (media === 'multipart/form-data') return receiveMultipart(request, contentType, files, family, owner, limits)
-  if (media === 'application/json') return receiveJson(request, files, family, owner, limits)
+  try {
+    if (media === 'multipart/form-data') return await receiveMultipart(request, contentType, files, family, owner, limits)
+    if (media === 'application/json') return await receiveJson(request, files, family, owner, limits)
+  } catch (e) {
+    // the blob store already removed what it had written
+    throw storageFailure(e)
+  }
   throw new HttpError(415, 'Content-Type: must be multipart/form-data (part "file") or application/json ({content, filename})')
 }

@@ -96,7 +96,11 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     let res: Response | undefined
     let limits: Outcome['binding'] | undefined
     try {
-      if (path.startsWith('/api/')) {
+      if (path.startsWith('/admin/')) {
+        // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate (D10).
+        const ip = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], Date.now())
+        if (!ip.allowed) res = errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ip.binding, true))
+      } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {
           const g = guard(req, path, info)
