@@ -21,6 +21,7 @@ export interface FetchPolicy {
 
 const PUBLIC_RANGES = new Set(['unicast'])
 const MAX_REDIRECTS = 5
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96')
 
 const systemLookup = async (host: string) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
 
@@ -29,8 +30,12 @@ export function refusedAddress(address: string): string | null {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`
   let ip = ipaddr.parse(address)
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address()
+  // Deprecated IPv4-compatible addresses (::a.b.c.d) carry an IPv4 address too, and
+  // ipaddr.js classes them as unicast; nothing public lives there, so refuse the block.
   const range = ip.range()
-  return PUBLIC_RANGES.has(range) ? null : `${address} is a ${range} address`
+  if (!PUBLIC_RANGES.has(range)) return `${address} is a ${range} address`
+  if (ip.kind() === 'ipv6' && ip.match(IPV4_COMPATIBLE)) return `${address} is an IPv4-compatible address`
+  return null
 }
 
 async function checkHost(url: URL, policy: FetchPolicy, at: string): Promise<void> {

@@ -8,7 +8,7 @@ import type { Config } from '../config/load.ts'
 import type { GenerationRequest, Part } from '../ir/types.ts'
 import type { MediaResolver } from '../pipeline/generate.ts'
 import type { FetchPolicy } from './fetch.ts'
-import { resolveSource, type MediaDeps } from './source.ts'
+import { isImage, resolveSource, type MediaDeps } from './source.ts'
 import { resolveAnthropicBody, resolveChatBody } from './wire.ts'
 
 const needsWork = (p: Part): boolean =>
@@ -17,7 +17,12 @@ const needsWork = (p: Part): boolean =>
 
 async function resolvePart(p: Part, key: ApiKey, deps: MediaDeps, at: string): Promise<Part> {
   if (!needsWork(p)) return p
-  if (p.type === 'document' || p.type === 'image') return { ...p, source: await resolveSource(p.source, p.type, key, deps, `${at}.source`) }
+  if (p.type === 'image') return { ...p, source: await resolveSource(p.source, 'image', key, deps, `${at}.source`) }
+  if (p.type === 'document') {
+    const source = await resolveSource(p.source, 'document', key, deps, `${at}.source`)
+    // an image file named in a document block goes as an image: no upstream takes an image document
+    return isImage(source) ? { type: 'image', source, cacheControl: p.cacheControl } : { ...p, source }
+  }
   if (p.type === 'tool-result' && typeof p.content !== 'string') {
     const content: Part[] = []
     for (const [k, c] of p.content.entries()) content.push(await resolvePart(c, key, deps, `${at}.content[${k}]`))

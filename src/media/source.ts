@@ -12,6 +12,9 @@ export interface MediaDeps {
   policy: FetchPolicy
 }
 
+/** An inlined source holding an image (a document block that must become an image block). */
+export const isImage = (s: MediaSource): boolean => s.kind === 'base64' && s.mediaType.startsWith('image/')
+
 export const clip = (s: string) => (s.length > 64 ? s.slice(0, 64) + '…' : s)
 
 /** One source's bytes, inlined; `want` says what the block is. */
@@ -20,7 +23,8 @@ export async function resolveSource(src: MediaSource, want: 'document' | 'image'
     const rec = deps.files.resolveForKey(src.fileId, key)
     if (!rec) throw badRequest(`${at}.file_id: no such file ${clip(src.fileId)}`)
     if (rec.bytes > deps.policy.maxBytes) throw badRequest(`${at}.file_id: ${clip(src.fileId)} is larger than ${deps.policy.maxBytes} bytes`)
-    const bytes = await deps.files.bytes(rec)
+    // a storage failure is the request's 400 naming the block, never an unexplained 500
+    const bytes = await deps.files.bytes(rec).catch(() => null)
     if (!bytes) throw badRequest(`${at}.file_id: no such file ${clip(src.fileId)}`)
     return inlineSource(bytes, rec.mimeType, rec.filename, `${at}.file_id`, want)
   }

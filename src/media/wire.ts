@@ -3,7 +3,7 @@
 import type { ApiKey } from '../auth/context.ts'
 import { badRequest } from '../http/errors.ts'
 import type { MediaSource } from '../ir/types.ts'
-import { resolveSource, type MediaDeps } from './source.ts'
+import { isImage, resolveSource, type MediaDeps } from './source.ts'
 
 type Obj = Record<string, any>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -59,7 +59,9 @@ async function anthropicBlock(b: unknown, key: ApiKey, deps: MediaDeps, at: stri
   const s = o.source as Obj
   const src: MediaSource = s.type === 'file' ? { kind: 'file', fileId: String(s.file_id) } : { kind: 'url', url: String(s.url) }
   const resolved = await resolveSource(src, o.type === 'image' ? 'image' : 'document', key, deps, `${at}.source`)
-  // a text document fetched or read from a file keeps its block; only the source changes
+  // an image file named in a document block goes as an image block (documents take no
+  // images); otherwise the block stays and only its source changes
+  if (o.type === 'document' && isImage(resolved)) return o.cache_control === undefined ? { type: 'image', source: wireSource(resolved) } : { type: 'image', source: wireSource(resolved), cache_control: o.cache_control }
   return { ...o, source: wireSource(resolved) }
 }
 
