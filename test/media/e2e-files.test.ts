@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import { fixture } from '../helpers/fake-upstream.ts'
-import { startMessagesRig, type MessagesRig } from './e2e-helpers.ts'
+import { startMessagesRig, type MessagesRig } from '../messages/e2e-helpers.ts'
 
 let rig: MessagesRig
 let other: Anthropic
@@ -68,6 +68,18 @@ describe('a document that references an uploaded file', () => {
         expect(err.status).toBe(400)
         expect(err.message).toContain('messages[0].content[0].source.file_id: no such file')
       }
+    }
+  })
+})
+
+describe('an image file', () => {
+  const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')
+  test('named in an image or a document block, it goes upstream as a base64 image block', async () => {
+    const id = await upload(rig.gw.key, `data:image/png;base64,${PNG.toString('base64')}`, 'dot.png')
+    for (const type of ['image', 'document']) {
+      rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+      await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: [{ type, source: { type: 'file', file_id: id } } as any, { type: 'text', text: 'What is it?' }] }] })
+      expect(rig.up.requests.at(-1)!.json().messages[0].content[0]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } })
     }
   })
 })

@@ -16,6 +16,12 @@ beforeAll(() => {
       if (u.pathname === '/to-metadata') return Response.redirect('http://169.254.169.254/latest/meta-data/', 302)
       if (u.pathname === '/hop') return Response.redirect(`http://127.0.0.1:${server.port}/doc.txt`, 302)
       if (u.pathname === '/big') return new Response(new Uint8Array(2048))
+      // no Content-Length: the cap must hold while the body streams in
+      if (u.pathname === '/big-chunked') return new Response(new ReadableStream({ pull: (c) => { c.enqueue(new Uint8Array(512)); } }))
+      // headers at once, then a body that stalls past the timeout
+      if (u.pathname === '/stall') return new Response(new ReadableStream({ async start(c) { c.enqueue(new TextEncoder().encode('a')); await Bun.sleep(1000); c.close() } }))
+      if (u.pathname === '/loop') return Response.redirect(`http://127.0.0.1:${server.port}/loop`, 302)
+      if (u.pathname === '/to-file') return new Response(null, { status: 302, headers: { location: 'file:///etc/passwd' } })
       if (u.pathname === '/slow') {
         await Bun.sleep(1000)
         return new Response('late')
@@ -47,7 +53,7 @@ describe('address classes', () => {
   for (const [addr, refused] of [
     ['127.0.0.1', true], ['10.0.0.1', true], ['172.16.5.4', true], ['192.168.1.1', true], ['169.254.169.254', true],
     ['100.64.0.1', true], ['0.0.0.0', true], ['224.0.0.1', true], ['255.255.255.255', true], ['::1', true], ['::', true],
-    ['fc00::1', true], ['fd12:3456::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true], ['::ffff:10.0.0.1', true],
+    ['::7f00:1', true], ['64:ff9b::a00:1', true], ['::ffff:169.254.169.254', true], ['fc00::1', true], ['fd12:3456::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true], ['::ffff:10.0.0.1', true],
     ['93.184.216.34', false], ['2606:2800:220:1::1', false], ['8.8.8.8', false],
   ] as const) {
     test(`${addr}: ${refused ? 'refused' : 'allowed'}`, () => expect(refusedAddress(addr) !== null).toBe(refused))
@@ -91,5 +97,17 @@ describe('guardedFetch', () => {
   test('size cap and timeout', async () => {
     expect(await refusal(via('/big'), local())).toContain('larger than 1024 bytes')
     expect(await refusal(via('/slow'), local({ timeoutMs: 100 }))).toContain('longer than 100 ms')
+    expect(await refusal(via('/big-chunked'), local())).toContain('larger than 1024 bytes')
+    expect(await refusal(via('/stall'), local({ timeoutMs: 100 }))).toContain('longer than 100 ms')
+  })
+
+  test('redirects: at most 5, and never to a scheme other than http(s)', async () => {
+    expect(await refusal(via('/loop'), local())).toContain('more than 5 redirects')
+    expect(await refusal(via('/to-file'), local())).toContain('only http and https')
+  })
+
+  test('allow_private_urls lets a private address through (an operator\'s own network)', async () => {
+    const ok = await guardedFetch(via('/doc.txt'), policy({ allowPrivate: true }), 'doc')
+    expect(new TextDecoder().decode(ok.bytes)).toBe('hello document')
   })
 })
