@@ -1,120 +1,175 @@
-// Fetching a media URL a request names (a PDF or text document, an image an upstream cannot
-// take by URL), guarded: http(s) only; the name is resolved first and every address it has
-// must be public (loopback, RFC 1918, link-local and cloud metadata, CGNAT, unique-local,
-// unspecified, multicast, … are refused, IPv4 and IPv6, IPv4-mapped included), again on
-// every redirect, which is followed by hand; a size cap read as a stream, and a timeout.
-// Residual risk, said plainly: fetch() resolves the name again after our check, so a DNS
-// answer that changes within that moment (rebinding) is not caught; a literal address is.
+// Fetching a URL a request names (a PDF or text document; an image an upstream cannot take
+// by URL), guarded against reaching the gateway's own network (SSRF):
+//  - http and https only;
+//  - the name is resolved here, every address it has must be public (address.ts), and the
+//    connection goes to the address that was checked: the URL's host is swapped for it, the
+//    Host header and the TLS server name (SNI and certificate check) keep the name, so a DNS
+//    answer that changes between check and connect (rebinding) cannot redirect the request;
+//  - redirects are followed by hand, at most MAX_REDIRECTS, each hop checked the same way;
+//  - one deadline covers lookups, every hop and the body; the body is read as a stream and
+//    abandoned once past the size cap (Content-Length is not trusted, compressed bodies are
+//    counted after decompression).
+// Every failure is a 400 naming `at`, the block's path in the client's request.
 import { lookup as dnsLookup } from 'node:dns/promises'
-import ipaddr from 'ipaddr.js'
-import { badRequest } from '../http/errors.ts'
+import type { Config } from '../config/load.ts'
+import { badRequest, HttpError } from '../http/errors.ts'
+import { canonicalAddress, refusedAddress } from './address.ts'
 
 export interface FetchPolicy {
+  /** Skip the address check (an operator whose documents live on a private network). */
   allowPrivate: boolean
   maxBytes: number
   timeoutMs: number
-  /** Name → addresses (the system resolver by default). */
+  /** Name → addresses; the system resolver by default (tests inject names of their own). */
   lookup?: (host: string) => Promise<string[]>
-  /** Addresses fetched although their class is refused (an operator's allow-list; tests' local server). */
+  /** Addresses treated as public although their class is refused (tests' local servers). */
   allowAddresses?: ReadonlySet<string>
-}
-
-const PUBLIC_RANGES = new Set(['unicast'])
-const MAX_REDIRECTS = 5
-const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96')
-
-const systemLookup = async (host: string) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
-
-/** Why an address may not be fetched, or null when it is public. */
-export function refusedAddress(address: string): string | null {
-  if (!ipaddr.isValid(address)) return `${address} is not an IP address`
-  let ip = ipaddr.parse(address)
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address()
-  // Deprecated IPv4-compatible addresses (::a.b.c.d) carry an IPv4 address too, and
-  // ipaddr.js classes them as unicast; nothing public lives there, so refuse the block.
-  const range = ip.range()
-  if (!PUBLIC_RANGES.has(range)) return `${address} is a ${range} address`
-  if (ip.kind() === 'ipv6' && ip.match(IPV4_COMPATIBLE)) return `${address} is an IPv4-compatible address`
-  return null
-}
-
-async function checkHost(url: URL, policy: FetchPolicy, at: string): Promise<void> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`${at}: refused: only http and https URLs can be fetched, not ${url.protocol.slice(0, 20)}`)
-  if (policy.allowPrivate) return
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
-  let addresses: string[]
-  if (ipaddr.isValid(host)) addresses = [host]
-  else {
-    try {
-      addresses = await (policy.lookup ?? systemLookup)(host)
-    } catch {
-      throw badRequest(`${at}: could not resolve ${host.slice(0, 100)}`)
-    }
-    if (addresses.length === 0) throw badRequest(`${at}: could not resolve ${host.slice(0, 100)}`)
-  }
-  for (const a of addresses) {
-    if (policy.allowAddresses?.has(a)) continue
-    const why = refusedAddress(a)
-    if (why) throw badRequest(`${at}: refused: ${why}${a === host ? '' : ` (${host.slice(0, 100)})`}`)
-  }
 }
 
 export interface Fetched {
   bytes: Uint8Array
-  /** The media type the server gave, without parameters ('' when none). */
+  /** The media type the server gave, lower-case, without parameters ('' when none). */
   mediaType: string
+  /** The `charset` parameter of Content-Type, when given. */
+  charset?: string
+  /** The URL the bytes finally came from (after redirects). */
+  url: URL
 }
 
-/** The bytes at `rawUrl`, or a 400 naming `at` (the block's path in the request). */
-export async function guardedFetch(rawUrl: string, policy: FetchPolicy, at: string): Promise<Fetched> {
+export const MAX_REDIRECTS = 5
+
+export function fetchPolicy(config: Pick<Config, 'media'>): FetchPolicy {
+  return { allowPrivate: config.media.allowPrivateUrls, maxBytes: config.media.maxBytes, timeoutMs: config.media.timeoutMs }
+}
+
+const clip = (s: string, n = 100) => (s.length > n ? s.slice(0, n) + '…' : s)
+
+const systemLookup = async (host: string) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
+
+/** `p`, or a rejection as soon as `signal` aborts (dns.lookup takes no signal). */
+function raced<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason)
+    signal.addEventListener('abort', stop, { once: true })
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop))
+  })
+}
+
+/** The checked addresses to connect to for `url` (IPv4 first), or a 400. Empty: connect by name. */
+async function checkedAddresses(url: URL, policy: FetchPolicy, at: string, signal: AbortSignal): Promise<string[]> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`${at}: refused: only http and https URLs can be fetched, not ${clip(url.protocol, 20)}`)
+  if (policy.allowPrivate) return []
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+  let addresses: string[]
+  if (canonicalAddress(host) !== null) addresses = [host]
+  else {
+    try {
+      addresses = await raced((policy.lookup ?? systemLookup)(host), signal)
+    } catch (e) {
+      if (signal.aborted) throw e
+      addresses = []
+    }
+    if (addresses.length === 0) throw badRequest(`${at}: could not resolve ${clip(host)}`)
+  }
+  // Every address must pass, not just the one we would use: a name is refused as a whole.
+  for (const a of addresses) {
+    if (policy.allowAddresses?.has(a) || policy.allowAddresses?.has(canonicalAddress(a) ?? '')) continue
+    const why = refusedAddress(a)
+    if (why) throw badRequest(`${at}: refused: ${why}${a === host ? '' : ` (${clip(host)})`}`)
+  }
+  return addresses.map((a) => canonicalAddress(a)!).sort((a, b) => Number(a.includes(':')) - Number(b.includes(':')))
+}
+
+/** One request to `url`, connected to `address` (a checked one) while keeping the name. */
+function pinnedFetch(url: URL, address: string | undefined, signal: AbortSignal): Promise<Response> {
+  const init: BunFetchRequestInit = { redirect: 'manual', signal }
+  if (address === undefined) return fetch(url, init)
+  const target = new URL(url)
+  target.hostname = address.includes(':') ? `[${address}]` : address
+  if (target.hostname !== url.hostname) {
+    init.headers = { host: url.host }
+    // the certificate is checked against the name, as if we had connected by name
+    if (url.protocol === 'https:' && !url.hostname.startsWith('[') && canonicalAddress(url.hostname) === null) init.tls = { serverName: url.hostname }
+  }
+  return fetch(target, init)
+}
+
+/** The first address that answers; a connection failure moves on to the next one. */
+async function connect(url: URL, addresses: string[], signal: AbortSignal): Promise<Response> {
+  if (addresses.length === 0) return pinnedFetch(url, undefined, signal)
+  let last: unknown
+  for (const a of addresses) {
+    try {
+      return await pinnedFetch(url, a, signal)
+    } catch (e) {
+      if (signal.aborted) throw e
+      last = e
+    }
+  }
+  throw last
+}
+
+/** The bytes at `rawUrl`, or a 400 naming `at`. `signal` (the client's) cancels the fetch. */
+export async function guardedFetch(rawUrl: string, policy: FetchPolicy, at: string, signal?: AbortSignal): Promise<Fetched> {
   let url: URL
   try {
     url = new URL(rawUrl)
   } catch {
     throw badRequest(`${at}: not a valid URL`)
   }
-  const signal = AbortSignal.timeout(policy.timeoutMs)
+  const deadline = AbortSignal.timeout(policy.timeoutMs)
+  const all = signal ? AbortSignal.any([deadline, signal]) : deadline
   try {
     for (let hop = 0; ; hop++) {
-      await checkHost(url, policy, at)
-      const res = await fetch(url, { redirect: 'manual', signal })
-      if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
+      const res = await connect(url, await checkedAddresses(url, policy, at, all), all)
+      const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null
+      if (location !== null) {
         await res.body?.cancel().catch(() => {})
         if (hop >= MAX_REDIRECTS) throw badRequest(`${at}: more than ${MAX_REDIRECTS} redirects`)
-        url = new URL(res.headers.get('location')!, url)
+        try {
+          url = new URL(location, url)
+        } catch {
+          throw badRequest(`${at}: a redirect to an invalid URL`)
+        }
         continue
       }
       if (!res.ok) {
         await res.body?.cancel().catch(() => {})
         throw badRequest(`${at}: fetching the URL failed with HTTP ${res.status}`)
       }
-      return { bytes: await readCapped(res, policy.maxBytes, at), mediaType: (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() }
+      const [type = '', ...params] = (res.headers.get('content-type') ?? '').split(';')
+      const charset = params.map((p) => /^\s*charset\s*=\s*"?([^";\s]+)/i.exec(p)?.[1]).find(Boolean)
+      return { bytes: await readCapped(res, policy.maxBytes, at), mediaType: type.trim().toLowerCase(), charset, url }
     }
   } catch (e) {
-    if ((e as Error)?.name === 'HttpError') throw e
-    if (signal.aborted) throw badRequest(`${at}: fetching the URL took longer than ${policy.timeoutMs} ms`)
-    throw badRequest(`${at}: could not fetch the URL (${(e as Error)?.message?.slice(0, 120) ?? 'error'})`)
+    if (e instanceof HttpError) throw e
+    if (deadline.aborted) throw badRequest(`${at}: fetching the URL took longer than ${policy.timeoutMs} ms`)
+    if (signal?.aborted) throw badRequest(`${at}: the request was cancelled while fetching the URL`)
+    throw badRequest(`${at}: could not fetch the URL (${clip(String((e as Error)?.message ?? e), 160)})`)
   }
 }
 
 async function readCapped(res: Response, max: number, at: string): Promise<Uint8Array> {
-  const declared = Number(res.headers.get('content-length'))
-  if (Number.isFinite(declared) && declared > max) {
+  const tooBig = () => badRequest(`${at}: the content is larger than ${max} bytes`)
+  const declared = Number(res.headers.get('content-length') ?? NaN)
+  if (declared > max) {
     await res.body?.cancel().catch(() => {})
-    throw badRequest(`${at}: the document is larger than ${max} bytes`)
+    throw tooBig()
   }
+  if (!res.body) return new Uint8Array(0)
   const chunks: Uint8Array[] = []
   let size = 0
-  const reader = res.body!.getReader()
+  const reader = res.body.getReader()
   for (;;) {
     const { done, value } = await reader.read()
     if (done) break
     size += value.byteLength
     if (size > max) {
       await reader.cancel().catch(() => {})
-      throw badRequest(`${at}: the document is larger than ${max} bytes`)
+      throw tooBig()
     }
     chunks.push(value)
   }
-  return Buffer.concat(chunks)
+  return Buffer.concat(chunks, size)
 }

@@ -1,29 +1,72 @@
-// Bytes → the source an upstream can take inline: a PDF as base64, text as a text source,
-// an image as base64 with its media type. Anything else cannot be sent as a document.
+// Bytes → a source an upstream takes inline: a PDF as base64 `application/pdf`, text as a
+// text source, an image as base64 with its media type. What the bytes are is decided by
+// their first bytes where a format has a signature (a server that says octet-stream, or
+// text/html for a PDF, is common), then by the declared type, then by the file name, and
+// last by whether the bytes are valid UTF-8 without NULs. Anything else is a 400.
 import { badRequest } from '../http/errors.ts'
 import type { MediaSource } from '../ir/types.ts'
 
-const TEXT_TYPES = new Set(['application/json', 'application/xml', 'application/x-yaml', 'application/yaml', 'application/javascript', 'application/x-ndjson', 'application/jsonl'])
-const TEXT_EXTENSIONS = /\.(txt|md|markdown|csv|tsv|json|jsonl|ndjson|xml|ya?ml|html?|log|py|ts|js|tsx|jsx|go|rs|java|c|h|cpp|rb|sh|sql|toml|ini)$/i
-
 export type MediaKind = 'pdf' | 'text' | 'image'
 
-export function mediaKind(mediaType: string, filename = ''): MediaKind | null {
-  const t = mediaType.toLowerCase()
-  if (t === 'application/pdf' || (t === '' || t === 'application/octet-stream') && /\.pdf$/i.test(filename)) return 'pdf'
-  if (t.startsWith('image/')) return 'image'
-  if (t.startsWith('text/') || TEXT_TYPES.has(t) || ((t === '' || t === 'application/octet-stream') && TEXT_EXTENSIONS.test(filename))) return 'text'
+const TEXT_TYPES = new Set([
+  'application/json', 'application/ld+json', 'application/x-ndjson', 'application/jsonl', 'application/xml',
+  'application/yaml', 'application/x-yaml', 'application/toml', 'application/javascript', 'application/x-sh',
+  'application/sql', 'application/csv', 'application/markdown',
+])
+const TEXT_NAMES = /\.(txt|text|md|markdown|csv|tsv|json|jsonl|ndjson|xml|ya?ml|toml|ini|cfg|html?|log|py|ts|tsx|js|jsx|go|rs|java|c|h|cc|cpp|hpp|rb|sh|sql|css)$/i
+
+/** Image formats the upstreams take, by their signatures. */
+function sniffImage(b: Uint8Array): string | null {
+  const at = (i: number, ...xs: number[]) => xs.every((x, k) => b[i + k] === x)
+  if (at(0, 0x89, 0x50, 0x4e, 0x47)) return 'image/png'
+  if (at(0, 0xff, 0xd8, 0xff)) return 'image/jpeg'
+  if (at(0, 0x47, 0x49, 0x46, 0x38)) return 'image/gif'
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return 'image/webp'
   return null
 }
 
-export function inlineSource(bytes: Uint8Array, mediaType: string, filename: string, at: string, want: 'document' | 'image'): MediaSource {
-  const kind = mediaKind(mediaType, filename)
-  if (want === 'image') {
-    if (kind !== 'image') throw badRequest(`${at}: expected an image, got ${mediaType || 'an unknown type'}`)
-    return { kind: 'base64', mediaType, data: Buffer.from(bytes).toString('base64') }
+const isPdf = (b: Uint8Array) => b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d // %PDF-
+
+/**
+ * Decoded text, or null when the bytes are not text. Declared text is decoded leniently
+ * (a stray invalid byte becomes U+FFFD); undeclared bytes must be valid UTF-8 without NULs.
+ */
+function asText(b: Uint8Array, declared: boolean, charset = 'utf-8'): string | null {
+  let label = declared ? charset : 'utf-8'
+  try {
+    new TextDecoder(label)
+  } catch {
+    label = 'utf-8' // a charset this runtime does not know
   }
-  if (kind === 'pdf') return { kind: 'base64', mediaType: 'application/pdf', data: Buffer.from(bytes).toString('base64') }
-  if (kind === 'text') return { kind: 'text', mediaType: 'text/plain', data: new TextDecoder().decode(bytes) }
-  if (kind === 'image') return { kind: 'base64', mediaType, data: Buffer.from(bytes).toString('base64') }
-  throw badRequest(`${at}: a ${mediaType || 'file of unknown type'} cannot be sent as a document (PDF, text or image)`)
+  try {
+    const s = new TextDecoder(label, { fatal: !declared }).decode(b)
+    return declared || !s.includes('\u0000') ? s : null
+  } catch {
+    return null
+  }
+}
+
+export interface Inlined {
+  kind: MediaKind
+  source: MediaSource
+}
+
+/**
+ * What `bytes` are, as an inline source. `mediaType` is what the file record or the server
+ * declared; `name` a file name or URL path; `at` names the block for the 400.
+ */
+export function inlineBytes(bytes: Uint8Array, mediaType: string, name: string, at: string, charset?: string): Inlined {
+  const declared = mediaType.toLowerCase().split(';')[0]!.trim()
+  const base64 = () => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+  if (isPdf(bytes)) return { kind: 'pdf', source: { kind: 'base64', mediaType: 'application/pdf', data: base64() } }
+  const image = sniffImage(bytes)
+  if (image) return { kind: 'image', source: { kind: 'base64', mediaType: image, data: base64() } }
+  if (declared === 'application/pdf') throw badRequest(`${at}: declared as a PDF, but the content is not one`)
+  if (declared.startsWith('image/')) throw badRequest(`${at}: ${declared} is not an image format the upstreams take (PNG, JPEG, GIF, WebP)`)
+  const texty = declared.startsWith('text/') || TEXT_TYPES.has(declared) || declared.endsWith('+json') || declared.endsWith('+xml') || TEXT_NAMES.test(name)
+  const text = asText(bytes, texty, charset)
+  if (text !== null && (texty || declared === '' || declared === 'application/octet-stream')) {
+    return { kind: 'text', source: { kind: 'text', mediaType: 'text/plain', data: text } }
+  }
+  throw badRequest(`${at}: ${declared ? `a ${declared.slice(0, 80)} file` : 'content of an unknown type'} cannot be sent as a document (PDF, text or image)`)
 }

@@ -1,63 +1,110 @@
-// File ids and media URLs, resolved before a generation goes upstream (spec §4.6 media
-// sources, issue 9 D8). An upstream knows nothing of the gateway's file ids, so a file is
-// read with the CALLER's key (another key's id looks exactly like a missing one) and
-// inlined; a document URL is fetched through the guard and embedded, for both families;
-// image URLs stay URLs (both upstreams take them). A request with neither costs a scan.
+// Media sources of an IR request, resolved before it goes upstream (spec §4.6 media
+// sources, issue 8 item 5, issue 9 D8). Upstreams know nothing of the gateway's file ids,
+// so a file id is read with the caller's key and inlined; a document URL is fetched through
+// the guard and embedded, for both families (a PDF as base64, text as a text source); image
+// URLs stay URLs (both families' upstreams take them) unless the target asks for bytes.
+// A file or URL that turns out to be an image, named in a document block, becomes an image
+// part: no upstream takes an image as a document.
+// A request without such a source costs one scan and comes back as the same object.
 import type { ApiKey } from '../auth/context.ts'
-import type { Config } from '../config/load.ts'
-import type { GenerationRequest, Part } from '../ir/types.ts'
-import type { MediaResolver } from '../pipeline/generate.ts'
+import { badRequest } from '../http/errors.ts'
+import type { Family, GenerationRequest, MediaSource, Part } from '../ir/types.ts'
+import { resolveChatBodyFiles } from './chat-body.ts'
 import type { FetchPolicy } from './fetch.ts'
-import { isImage, resolveSource, type MediaDeps } from './source.ts'
-import { resolveAnthropicBody, resolveChatBody } from './wire.ts'
+import type { Inlined } from './inline.ts'
+import { resolveMessagesBodyMedia } from './messages-body.ts'
+import { inlineFile, inlineUrl, inScope, type MediaDeps, type Scope } from './source.ts'
 
-const needsWork = (p: Part): boolean =>
-  ((p.type === 'document' || p.type === 'image') && (p.source.kind === 'file' || (p.type === 'document' && p.source.kind === 'url'))) ||
-  (p.type === 'tool-result' && typeof p.content !== 'string' && p.content.some(needsWork))
+export { fetchPolicy } from './fetch.ts'
+export type { MediaDeps } from './source.ts'
 
-async function resolvePart(p: Part, key: ApiKey, deps: MediaDeps, at: string): Promise<Part> {
-  if (!needsWork(p)) return p
-  if (p.type === 'image') return { ...p, source: await resolveSource(p.source, 'image', key, deps, `${at}.source`) }
-  if (p.type === 'document') {
-    const source = await resolveSource(p.source, 'document', key, deps, `${at}.source`)
-    // an image file named in a document block goes as an image: no upstream takes an image document
-    return isImage(source) ? { type: 'image', source, cacheControl: p.cacheControl } : { ...p, source }
+export interface MediaTarget {
+  /** The upstream's family. Both take image URLs and neither a file id or document URL, so today it does not change the result. */
+  family: Family
+  /** The upstream cannot take an image by URL (the mock provider, future upstreams): fetch it. */
+  fetchImageUrls?: boolean
+}
+
+const needsWork = (p: Part, t: MediaTarget): boolean => {
+  if (p.type === 'document') return p.source.kind === 'file' || p.source.kind === 'url'
+  if (p.type === 'image') return p.source.kind === 'file' || (p.source.kind === 'url' && t.fetchImageUrls === true)
+  return p.type === 'tool-result' && typeof p.content !== 'string' && p.content.some((c) => needsWork(c, t))
+}
+
+const KIND_WORDS = { pdf: 'a PDF', text: 'text', image: 'an image' } as const
+
+async function inline(src: MediaSource, at: string, s: Scope): Promise<Inlined> {
+  if (src.kind === 'file') return s.run(() => inlineFile(src.fileId, s.deps, `${at}.source.file_id`))
+  if (src.kind === 'url') return s.run(() => inlineUrl(src.url, s.deps, `${at}.source.url`))
+  throw new Error(`inline: a ${src.kind} source needs no work`)
+}
+
+async function resolvePart(p: Part, at: string, t: MediaTarget, s: Scope): Promise<Part> {
+  if (!needsWork(p, t)) return p
+  if (p.type === 'tool-result') return { ...p, content: await resolveParts(p.content as Part[], `${at}.content`, t, s) }
+  if (p.type !== 'document' && p.type !== 'image') return p
+  const got = await inline(p.source, at, s)
+  if (p.type === 'image') {
+    if (got.kind !== 'image') throw badRequest(`${at}.source: expected an image, got ${KIND_WORDS[got.kind]}`)
+    return { ...p, source: got.source }
   }
-  if (p.type === 'tool-result' && typeof p.content !== 'string') {
-    const content: Part[] = []
-    for (const [k, c] of p.content.entries()) content.push(await resolvePart(c, key, deps, `${at}.content[${k}]`))
-    return { ...p, content }
+  if (got.kind === 'image') {
+    const img: Part = { type: 'image', source: got.source }
+    if (p.cacheControl !== undefined) img.cacheControl = p.cacheControl
+    return img
   }
-  return p
+  return { ...p, source: got.source }
 }
 
-async function resolveParts(parts: Part[], key: ApiKey, deps: MediaDeps, at: string): Promise<Part[]> {
-  const out: Part[] = []
-  for (const [j, p] of parts.entries()) out.push(await resolvePart(p, key, deps, `${at}[${j}]`))
-  return out
+function resolveParts(parts: Part[], at: string, t: MediaTarget, s: Scope): Promise<Part[]> | Part[] {
+  if (!parts.some((p) => needsWork(p, t))) return parts
+  return Promise.all(parts.map((p, j) => resolvePart(p, `${at}[${j}]`, t, s)))
 }
 
-/** The request with every file id and document URL inlined; the same object when there is none. */
-export async function resolveRequestMedia(req: GenerationRequest, key: ApiKey, deps: MediaDeps): Promise<GenerationRequest> {
-  const any = (req.system ?? []).some(needsWork) || req.messages.some((m) => m.content.some(needsWork))
-  if (!any) return req
-  const messages = []
-  for (const [i, m] of req.messages.entries()) messages.push(m.content.some(needsWork) ? { ...m, content: await resolveParts(m.content, key, deps, `messages[${i}].content`) } : m)
-  const out: GenerationRequest = { ...req, messages }
-  if (req.system) out.system = await resolveParts(req.system, key, deps, 'system')
-  return out
+/**
+ * `req` with every file id and document URL inlined (and image URLs, when the target asks),
+ * or `req` itself when there is none. A refused source is a 400 naming its path:
+ * `messages[i].content[j]…` (the wire request's indexes) or `system[k]…`.
+ */
+export async function resolveMedia(req: GenerationRequest, deps: MediaDeps, target: MediaTarget): Promise<GenerationRequest> {
+  const needs = (p: Part) => needsWork(p, target)
+  if (!(req.system?.some(needs) || req.messages.some((m) => m.content.some(needs)))) return req
+  return inScope(deps, async (s) => {
+    const [system, messages] = await Promise.all([
+      req.system && resolveParts(req.system, 'system', target, s),
+      Promise.all(req.messages.map(async (m, i) => (m.content.some(needs) ? { ...m, content: await resolveParts(m.content, `messages[${i}].content`, target, s) } : m))),
+    ])
+    const out: GenerationRequest = { ...req, messages }
+    if (system) out.system = system
+    return out
+  })
 }
 
-export function fetchPolicy(config: Pick<Config, 'media'>): FetchPolicy {
-  return { allowPrivate: config.media.allowPrivateUrls, maxBytes: config.media.maxBytes, timeoutMs: config.media.timeoutMs }
+/** What the pipeline hands the resolver (structurally its RequestContext and CatalogModel). */
+export interface CallerOf {
+  apiKey: ApiKey
+  signal?: AbortSignal
 }
 
-export function createMediaResolver(deps: MediaDeps): MediaResolver {
+export interface MediaResolverOptions {
+  files: MediaDeps['files']
+  policy: FetchPolicy
+  /** Models whose upstream needs image bytes rather than URLs; none by default. */
+  fetchImageUrls?: (model: { family: Family; provider?: string }) => boolean
+}
+
+/**
+ * The pipeline's media step (src/pipeline/generate.ts `MediaResolver`): the IR path and the
+ * pass-through bodies of the chat and messages wires; any other wire's body as it is.
+ */
+export function createMediaResolver(opts: MediaResolverOptions) {
+  const deps = (rc: CallerOf): MediaDeps => ({ files: opts.files, policy: opts.policy, key: rc.apiKey, signal: rc.signal })
   return {
-    ir: (req, rc) => resolveRequestMedia(req, rc.apiKey, deps),
-    passthrough: async (wire, body, rc) => {
-      if (wire === 'openai.chat') return resolveChatBody(body, rc.apiKey, deps)
-      if (wire === 'anthropic.messages') return resolveAnthropicBody(body, rc.apiKey, deps)
+    ir: (req: GenerationRequest, rc: CallerOf, model: { family: Family; provider?: string }) =>
+      resolveMedia(req, deps(rc), { family: model.family, fetchImageUrls: opts.fetchImageUrls?.(model) ?? false }),
+    passthrough: async (wire: string, body: Record<string, unknown>, rc: CallerOf) => {
+      if (wire === 'openai.chat') return resolveChatBodyFiles(body, deps(rc))
+      if (wire === 'anthropic.messages') return resolveMessagesBodyMedia(body, deps(rc))
       return body
     },
   }

@@ -1,7 +1,8 @@
 // The media URL guard: http(s) only; private, loopback, link-local, CGNAT, unique-local and
 // unspecified addresses refused after DNS and on every redirect; a size cap and a timeout.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { guardedFetch, refusedAddress, type FetchPolicy } from '../../src/media/fetch.ts'
+import { guardedFetch, type FetchPolicy } from '../../src/media/fetch.ts'
+import { refusedAddress } from '../../src/media/address.ts'
 import { HttpError } from '../../src/http/errors.ts'
 
 let server: ReturnType<typeof Bun.serve>
