@@ -147,7 +147,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     media: {
       allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',
       maxBytes: num(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES') ?? f.media?.max_bytes ?? 20 * MiB,
-      timeoutMs: f.media?.timeout_ms ?? 10_000,
+      timeoutMs: num(env.SWITCHYARD_MEDIA_TIMEOUT_MS, 'SWITCHYARD_MEDIA_TIMEOUT_MS') ?? f.media?.timeout_ms ?? 10_000,
     },
     source: file,
   }

@@ -30,7 +30,7 @@ async function inlinePart(p: Obj & { file: Obj & { file_id: string } }, at: stri
  * when it has none. Another key's id or an unknown one is a 400 naming it
  * (`messages[1].content[0].file.file_id: no such file file-abc`). `body` is not changed.
  */
-export async function resolveChatBodyFiles<B extends Obj>(body: B, deps: MediaDeps): Promise<B> {
+export async function resolveChatBodyFiles(body: Obj, deps: MediaDeps): Promise<Obj> {
   const messages = body.messages
   if (!Array.isArray(messages) || !messages.some(messageNeedsWork)) return body
   return inScope(deps, async (s) => {

@@ -24,6 +24,8 @@ export interface FetchPolicy {
   lookup?: (host: string) => Promise<string[]>
   /** Addresses treated as public although their class is refused (tests' local servers). */
   allowAddresses?: ReadonlySet<string>
+  /** Certificates (PEM) trusted for https instead of the system's (a private CA; tests). */
+  ca?: string
 }
 
 export interface Fetched {
@@ -82,26 +84,31 @@ async function checkedAddresses(url: URL, policy: FetchPolicy, at: string, signa
 }
 
 /** One request to `url`, connected to `address` (a checked one) while keeping the name. */
-function pinnedFetch(url: URL, address: string | undefined, signal: AbortSignal): Promise<Response> {
+function pinnedFetch(url: URL, address: string | undefined, signal: AbortSignal, ca: string | undefined): Promise<Response> {
   const init: BunFetchRequestInit = { redirect: 'manual', signal }
-  if (address === undefined) return fetch(url, init)
-  const target = new URL(url)
-  target.hostname = address.includes(':') ? `[${address}]` : address
+  const tls: BunFetchRequestInitTLS = {}
+  if (ca !== undefined) tls.ca = ca
+  let target = url
+  if (address !== undefined) {
+    target = new URL(url)
+    target.hostname = address.includes(':') ? `[${address}]` : address
+  }
   if (target.hostname !== url.hostname) {
     init.headers = { host: url.host }
     // the certificate is checked against the name, as if we had connected by name
-    if (url.protocol === 'https:' && !url.hostname.startsWith('[') && canonicalAddress(url.hostname) === null) init.tls = { serverName: url.hostname }
+    if (url.protocol === 'https:' && canonicalAddress(url.hostname.replace(/^\[|\]$/g, '')) === null) tls.serverName = url.hostname
   }
+  if (url.protocol === 'https:' && Object.keys(tls).length > 0) init.tls = tls
   return fetch(target, init)
 }
 
 /** The first address that answers; a connection failure moves on to the next one. */
-async function connect(url: URL, addresses: string[], signal: AbortSignal): Promise<Response> {
-  if (addresses.length === 0) return pinnedFetch(url, undefined, signal)
+async function connect(url: URL, addresses: string[], signal: AbortSignal, ca: string | undefined): Promise<Response> {
+  if (addresses.length === 0) return pinnedFetch(url, undefined, signal, ca)
   let last: unknown
   for (const a of addresses) {
     try {
-      return await pinnedFetch(url, a, signal)
+      return await pinnedFetch(url, a, signal, ca)
     } catch (e) {
       if (signal.aborted) throw e
       last = e
@@ -122,7 +129,7 @@ export async function guardedFetch(rawUrl: string, policy: FetchPolicy, at: stri
   const all = signal ? AbortSignal.any([deadline, signal]) : deadline
   try {
     for (let hop = 0; ; hop++) {
-      const res = await connect(url, await checkedAddresses(url, policy, at, all), all)
+      const res = await connect(url, await checkedAddresses(url, policy, at, all), all, policy.ca)
       const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null
       if (location !== null) {
         await res.body?.cancel().catch(() => {})

@@ -68,5 +68,5 @@ export function inlineBytes(bytes: Uint8Array, mediaType: string, name: string, 
   if (text !== null && (texty || declared === '' || declared === 'application/octet-stream')) {
     return { kind: 'text', source: { kind: 'text', mediaType: 'text/plain', data: text } }
   }
-  throw badRequest(`${at}: ${declared ? `a ${declared.slice(0, 80)} file` : 'content of an unknown type'} cannot be sent as a document (PDF, text or image)`)
+  throw badRequest(`${at}: ${declared ? `${declared.slice(0, 80)} content` : 'content of an unknown type'} cannot be sent as a document (PDF, text or image)`)
 }

@@ -68,7 +68,7 @@ function resolveBlocks(blocks: unknown[], at: string, o: MessagesMediaOptions, s
  * none. A refused source is a 400 naming its path (`messages[0].content[1].source.url: …`,
  * `system[0].source.file_id: …`). `body` is not changed.
  */
-export async function resolveMessagesBodyMedia<B extends Obj>(body: B, deps: MediaDeps, opts: MessagesMediaOptions = {}): Promise<B> {
+export async function resolveMessagesBodyMedia(body: Obj, deps: MediaDeps, opts: MessagesMediaOptions = {}): Promise<Obj> {
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : []
   const messageNeeds = (m: unknown) => isObj(m) && Array.isArray(m.content) && m.content.some((b) => blockNeedsWork(b, opts))
   const system = Array.isArray(body.system) ? (body.system as unknown[]) : undefined
@@ -81,6 +81,6 @@ export async function resolveMessagesBodyMedia<B extends Obj>(body: B, deps: Med
     ])
     const out: Obj = { ...body, messages: msgs }
     if (systemNeeds) out.system = sys
-    return out as B
+    return out
   })
 }

@@ -73,6 +73,11 @@ describe('guardedFetch', () => {
     expect(await refusal('http://rebind.test/x')).toContain('127.0.0.1')
   })
 
+  test('the system resolver: localhost (from /etc/hosts, no network needed) resolves to loopback and is refused', async () => {
+    const { lookup: _, ...system } = policy()
+    expect(await refusal(`http://localhost:${server.port}/doc.txt`, system)).toContain('is a loopback address (localhost)')
+  })
+
   test('only http and https', async () => {
     for (const u of ['file:///etc/passwd', 'ftp://public.test/x', 'gopher://public.test/']) expect(await refusal(u)).toContain('only http and https')
     expect(await refusal('not a url')).toContain('not a valid URL')
