@@ -7,14 +7,23 @@ import { Elysia } from 'elysia'
 const upstream = process.env.UPSTREAM
 if (!upstream) throw new Error('UPSTREAM is not set')
 
-const app = new Elysia().post('/api/alpha/v1/chat/completions', async ({ request }) =>
-  fetch(upstream + '/v1/chat/completions', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-upstream' },
-    body: await request.text(),
-    signal: request.signal,
-  }),
-)
+const app = new Elysia()
+  .post('/api/alpha/v1/chat/completions', async ({ request }) =>
+    fetch(upstream + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-upstream' },
+      body: await request.text(),
+      signal: request.signal,
+    }),
+  )
+  .post('/api/beta/v1/messages', async ({ request }) =>
+    fetch(upstream + '/v1/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-bench-upstream', 'anthropic-version': '2023-06-01' },
+      body: await request.text(),
+      signal: request.signal,
+    }),
+  )
 
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => app.handle(req) })
 console.log(`bare proxy listening on http://127.0.0.1:${server.port}`)

@@ -40,6 +40,8 @@ interface Path {
 function candidatePaths(gw: string, up: string, key: string, bare: string): Path[] {
   const chat = gw + '/api/alpha/v1'
   const bareChat = bare + '/api/alpha/v1'
+  const beta = gw + '/api/beta'
+  const bareBeta = bare + '/api/beta'
   return [
     {
       name: 'pass-through',
@@ -47,6 +49,19 @@ function candidatePaths(gw: string, up: string, key: string, bare: string): Path
       baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
       stream: { gateway: chatCall('gpt via chat, stream', chat, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
       reference: { call: chatCall('bare proxy', bareChat, key, PASS_MODEL), stream: chatCall('bare proxy, stream', bareChat, key, PASS_MODEL, true) },
+    },
+    {
+      name: 'messages pass-through',
+      gateway: messagesCall('claude via messages', beta, key, CLAUDE_MODEL),
+      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
+      stream: { gateway: messagesCall('claude via messages, stream', beta, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
+      reference: { call: messagesCall('bare proxy', bareBeta, key, CLAUDE_MODEL), stream: messagesCall('bare proxy, stream', bareBeta, key, CLAUDE_MODEL, true) },
+    },
+    {
+      name: 'messages translated',
+      gateway: messagesCall('gpt via messages', beta, key, PASS_MODEL),
+      baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
+      stream: { gateway: messagesCall('gpt via messages, stream', beta, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
     },
     {
       name: 'translated',

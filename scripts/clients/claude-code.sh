@@ -32,11 +32,11 @@ wait_for() {
   return 1
 }
 
-start_gateway() { # NAME [ENV…] → the gateway URL
+# Children start in this shell (never in a $(…) subshell), so the EXIT trap can stop them.
+start_gateway() { # NAME [ENV…]
   local name=$1; shift
   env "$@" SWITCHYARD_BOOTSTRAP_KEY=$key "$bun" "$root/src/main.ts" serve --port 0 --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
   pids+=($!)
-  wait_for "$work/$name.log" listening
 }
 
 run_claude() { # NAME BASE_URL MODEL → 0 when the answer holds sy-ok and no fallback happened
@@ -61,12 +61,14 @@ run_claude() { # NAME BASE_URL MODEL → 0 when the answer holds sy-ok and no fa
 }
 
 status=0
-gw=$(start_gateway mock) || { echo "FAIL: gateway did not start"; cat "$work/mock.log"; exit 1; }
+start_gateway mock
+gw=$(wait_for "$work/mock.log" listening) || { echo "FAIL: gateway did not start"; cat "$work/mock.log"; exit 1; }
 if run_claude mock "$gw" mock-claude; then echo "PASS mock-claude"; else echo "FAIL mock-claude"; status=1; fi
 
 "$bun" "$root/scripts/clients/fake-anthropic.ts" >"$work/fake.log" 2>&1 &
 pids+=($!)
 fake=$(wait_for "$work/fake.log" listening) || { echo "FAIL: fake upstream did not start"; exit 1; }
-gw2=$(start_gateway upstream ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-fake-upstream) || { echo "FAIL: gateway did not start"; exit 1; }
+start_gateway upstream ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-fake-upstream
+gw2=$(wait_for "$work/upstream.log" listening) || { echo "FAIL: gateway did not start"; exit 1; }
 if run_claude upstream "$gw2" claude-sonnet-4-5; then echo "PASS claude-sonnet-4-5 (fake upstream)"; else echo "FAIL claude-sonnet-4-5 (fake upstream)"; status=1; fi
 exit $status
