@@ -1,30 +1,60 @@
 #!/usr/bin/env bash
 # Claude Code (@anthropic-ai/claude-code 2.x) against the gateway, offline, in -p mode:
-#   1. model mock-claude (the built-in mock): the prompt asks the mock for a Bash tool call,
-#      Claude Code runs `echo sy-ok`, and the mock answers `tool result: …` holding sy-ok;
-#   2. model claude-sonnet-4-5 on a fake Anthropic upstream (fake-anthropic.ts) doing the
-#      same round trip through the pass-through path.
-# Each must end with the answer holding sy-ok, and Claude Code's debug log must show no
-# fallback to a non-streaming request. Not run in CI (the package is large); run it by hand:
-#   bash scripts/clients/claude-code.sh
+#   1. mock:     --model mock-claude (the built-in mock): the prompt asks the mock for a Bash
+#                tool call, Claude Code runs `echo sy-ok`, and the mock answers `tool result: …`;
+#   2. upstream: --model claude-sonnet-4-5 on a fake Anthropic upstream (fake-anthropic.ts,
+#                built on test/helpers/fake-upstream.ts) doing the same round trip through the
+#                pass-through path.
+# Not run in CI (the package is ~250 MB); run it by hand:
+#   bash scripts/clients/claude-code.sh [mock|upstream]     (default: both)
+#
+# Claude Code is installed with npm into a cache dir outside the project (CLAUDE_CODE_DIR,
+# default ~/.cache/switchyard-claude-code; CLAUDE_CODE_VERSION, default 2), never into
+# package.json. Each scenario starts its own gateway (`bun src/main.ts serve`, a temp data dir,
+# an empty config file, a known key, a free loopback port) and runs, in an empty project dir
+# with an empty HOME (no user settings, login or hooks):
+#   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/api/beta ANTHROPIC_API_KEY=<key>
+#   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK=1
+#   claude -p --model M --allowedTools Bash --debug-file LOG 'mock: tool Bash {"command":"echo sy-ok","description":"echo"}'
+# A scenario passes when claude exits 0; its answer holds `tool result:` and `sy-ok`; the
+# debug log exists, shows the streams starting and says nothing of non-streaming (its
+# "falling back to non-streaming" line); the gateway recorded at least two streamed
+# anthropic.messages generations, all HTTP 200 and none non-streaming; and (upstream) every
+# request that reached the fake upstream asked for a stream. PASS/FAIL per scenario; the
+# exit status is 1 when any failed. KEEP=1 keeps the work dir (logs, debug logs, databases).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bun="$root/node_modules/.bin/bun"
+[ -x "$bun" ] || bun=$(command -v bun) || { echo "FAIL: bun not found (run npm install first)"; exit 1; }
 cache=${CLAUDE_CODE_DIR:-$HOME/.cache/switchyard-claude-code}
-if [ ! -x "$cache/node_modules/.bin/claude" ]; then
-  echo "installing @anthropic-ai/claude-code@2 into $cache"
-  mkdir -p "$cache" && (cd "$cache" && npm init -y >/dev/null && npm install --no-audit --no-fund @anthropic-ai/claude-code@2 >/dev/null) || { echo "FAIL: could not install Claude Code"; exit 1; }
+version=${CLAUDE_CODE_VERSION:-2}
+prompt='mock: tool Bash {"command":"echo sy-ok","description":"echo"}'
+want=${1:-all}
+
+if [ ! -e "$cache/node_modules/@anthropic-ai/claude-code/package.json" ]; then
+  echo "installing @anthropic-ai/claude-code@$version into $cache"
+  mkdir -p "$cache" && (cd "$cache" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$version" >/dev/null) ||
+    { echo "FAIL: could not install Claude Code"; exit 1; }
 fi
 claude="$cache/node_modules/.bin/claude"
-work=$(mktemp -d)
-key=sk-sy-claude-code-check-0123456789abcdef
+# if npm ever blocks the package's postinstall, the platform package still holds the binary
+"$claude" --version >/dev/null 2>&1 || claude=$(ls "$cache"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -1)
+"$claude" --version >/dev/null 2>&1 || { echo "FAIL: Claude Code does not run ($cache)"; exit 1; }
+echo "claude: $("$claude" --version 2>/dev/null | head -1) ($claude)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sy-claude-code.XXXXXX")
+key=sk-sy-claude-code-check-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 
-# wait_for FILE PATTERN → the first match's URL
+# wait_for FILE PATTERN → the URL on the first line matching "PATTERN on http://…"
 wait_for() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     url=$(grep -oE "$2 on http://[0-9.:]+" "$1" 2>/dev/null | head -1 | grep -oE 'http://[0-9.:]+')
     [ -n "$url" ] && { echo "$url"; return 0; }
     sleep 0.1
@@ -33,42 +63,108 @@ wait_for() {
 }
 
 # Children start in this shell (never in a $(…) subshell), so the EXIT trap can stop them.
+# The gateway sees no upstream settings but the ones given (no switchyard.yaml of the caller's
+# directory, no OPENAI_*/ANTHROPIC_* of the caller's environment).
 start_gateway() { # NAME [ENV…]
   local name=$1; shift
-  env "$@" SWITCHYARD_BOOTSTRAP_KEY=$key "$bun" "$root/src/main.ts" serve --port 0 --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
-  pids+=($!)
+  mkdir -p "$work/$name"
+  printf 'log_level: info\n' >"$work/$name/switchyard.yaml"
+  (cd "$root" && exec env -u ANTHROPIC_BASE_URL -u ANTHROPIC_API_KEY -u ANTHROPIC_AUTH_TOKEN -u OPENAI_BASE_URL -u OPENAI_API_KEY \
+    SWITCHYARD_CONFIG="$work/$name/switchyard.yaml" SWITCHYARD_BOOTSTRAP_KEY="$key" "$@" \
+    "$bun" src/main.ts serve --host 127.0.0.1 --port 0 --data-dir "$work/$name/data") >"$work/$name/gateway.log" 2>&1 &
+  gw_pid=$!
+  pids+=("$gw_pid")
 }
 
-run_claude() { # NAME BASE_URL MODEL → 0 when the answer holds sy-ok and no fallback happened
-  local name=$1 url=$2 model=$3
-  (cd "$work" && ANTHROPIC_BASE_URL="$url/api/beta" ANTHROPIC_API_KEY=$key \
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK=1 \
-    timeout 180 "$claude" -p --model "$model" --allowedTools Bash --debug-file "$work/$name.debug" \
-    'mock: tool Bash {"command":"echo sy-ok","description":"echo"}' >"$work/$name.out" 2>"$work/$name.err")
-  local code=$?
-  echo "--- $name: exit $code; answer:"
-  cat "$work/$name.out"
-  local ok=0
-  grep -q 'sy-ok' "$work/$name.out" || { echo "    the answer does not hold sy-ok"; ok=1; }
-  [ -s "$work/$name.debug" ] || { echo "    Claude Code wrote no debug log"; ok=1; }
-  if grep -iqE 'non-?streaming|fallback' "$work/$name.debug" 2>/dev/null; then
-    echo "    the debug log mentions a fallback:"; grep -iE 'non-?streaming|fallback' "$work/$name.debug" | head -5; ok=1
-  fi
-  [ $code -eq 0 ] || ok=1
-  echo "    debug log: $(wc -l <"$work/$name.debug" 2>/dev/null || echo 0) lines; about streams:"
-  grep -iE "stream" "$work/$name.debug" 2>/dev/null | head -3 | cut -c1-160 | sed 's/^/      /'
-  return $ok
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# records NAME: the gateway's generation records, one line each (run after the gateway stopped)
+records() {
+  "$bun" -e '
+    import { Database } from "bun:sqlite"
+    const db = new Database(process.argv[1], { readonly: true })
+    for (const r of db.query("SELECT endpoint, stream, model, provider, finish_reason, http_status, error, prompt_tokens, completion_tokens FROM generations ORDER BY created_at").all())
+      console.log(`${r.endpoint} stream=${r.stream} model=${r.model} provider=${r.provider} finish=${r.finish_reason} http=${r.http_status} tokens=${r.prompt_tokens}/${r.completion_tokens}${r.error ? ` error=${r.error}` : ""}`)
+  ' "$work/$1/data/switchyard.db" 2>&1
+}
+
+run_claude() { # NAME BASE_URL MODEL
+  local d="$work/$1" url=$2 model=$3
+  mkdir -p "$d/home" "$d/project"
+  (cd "$d/project" && exec env -i PATH="$PATH" HOME="$d/home" LANG="${LANG:-C.UTF-8}" TERM=dumb \
+    ANTHROPIC_BASE_URL="$url/api/beta" ANTHROPIC_API_KEY="$key" \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK=1 DISABLE_AUTOUPDATER=1 \
+    timeout "${CLAUDE_CODE_TIMEOUT:-180}" "$claude" -p --model "$model" --allowedTools Bash --debug-file "$d/debug.log" "$prompt") \
+    </dev/null >"$d/answer.txt" 2>"$d/claude.err"
+  code=$?
+}
+
+verdict() { # NAME LABEL → 0 when the scenario passed; prints the evidence either way
+  local d="$work/$1" why=()
+  [ "$code" -eq 0 ] || why+=("claude exited $code")
+  grep -q 'tool result:' "$d/answer.txt" || why+=("the answer has no 'tool result:'")
+  grep -q 'sy-ok' "$d/answer.txt" || why+=("the answer does not hold sy-ok")
+  [ -s "$d/debug.log" ] || why+=("Claude Code wrote no debug log")
+  grep -q 'Stream started' "$d/debug.log" 2>/dev/null || why+=("the debug log shows no stream starting")
+  grep -iqE 'non-?streaming' "$d/debug.log" 2>/dev/null && why+=("the debug log mentions non-streaming")
+  local recs n
+  recs=$(records "$1")
+  n=$(grep -c '^anthropic\.messages stream=1 .* http=200' <<<"$recs")
+  [ "$n" -ge 2 ] || why+=("expected ≥ 2 streamed anthropic.messages records with HTTP 200, found $n")
+  grep -q ' stream=0 ' <<<"$recs" && why+=("the gateway recorded a non-streaming generation")
+  grep -q 'http=[^2]' <<<"$recs" && why+=("the gateway recorded a failed generation")
+  if [ -f "$d/upstream.jsonl" ] && grep -q '\\"stream\\":false' "$d/upstream.jsonl"; then why+=("a stream:false request reached the fake upstream"); fi
+
+  echo "--- $2: claude exit $code; answer:"
+  sed 's/^/    /' "$d/answer.txt"
+  [ -s "$d/claude.err" ] && { echo "--- stderr:"; head -20 "$d/claude.err" | sed 's/^/    /'; }
+  echo "--- debug log ($(wc -l <"$d/debug.log" 2>/dev/null || echo 0) lines), streams and API errors:"
+  grep -E 'Stream started|API error|Error in API request|non-streaming|Non-streaming' "$d/debug.log" 2>/dev/null | head -8 | cut -c1-200 | sed 's/^/    /'
+  echo "--- gateway records:"
+  sed 's/^/    /' <<<"$recs"
+  if [ "${#why[@]}" -eq 0 ]; then echo "PASS $2"; return 0; fi
+  echo "FAIL $2"
+  printf '    - %s\n' "${why[@]}"
+  echo "    gateway log (tail):"; tail -10 "$d/gateway.log" | sed 's/^/    | /'
+  return 1
 }
 
 status=0
-start_gateway mock
-gw=$(wait_for "$work/mock.log" listening) || { echo "FAIL: gateway did not start"; cat "$work/mock.log"; exit 1; }
-if run_claude mock "$gw" mock-claude; then echo "PASS mock-claude"; else echo "FAIL mock-claude"; status=1; fi
+if [ "$want" = all ] || [ "$want" = mock ]; then
+  start_gateway mock
+  if gw=$(wait_for "$work/mock/gateway.log" listening); then
+    run_claude mock "$gw" mock-claude
+    stop "$gw_pid"
+    verdict mock "mock-claude (built-in mock)" || status=1
+  else
+    echo "FAIL mock-claude: the gateway did not start"; cat "$work/mock/gateway.log"; status=1
+  fi
+fi
 
-"$bun" "$root/scripts/clients/fake-anthropic.ts" >"$work/fake.log" 2>&1 &
-pids+=($!)
-fake=$(wait_for "$work/fake.log" listening) || { echo "FAIL: fake upstream did not start"; exit 1; }
-start_gateway upstream ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-fake-upstream
-gw2=$(wait_for "$work/upstream.log" listening) || { echo "FAIL: gateway did not start"; exit 1; }
-if run_claude upstream "$gw2" claude-sonnet-4-5; then echo "PASS claude-sonnet-4-5 (fake upstream)"; else echo "FAIL claude-sonnet-4-5 (fake upstream)"; status=1; fi
+if [ "$want" = all ] || [ "$want" = upstream ]; then
+  mkdir -p "$work/upstream"
+  (cd "$root" && exec "$bun" scripts/clients/fake-anthropic.ts --log "$work/upstream/upstream.jsonl") >"$work/upstream/fake.log" 2>&1 &
+  fake_pid=$!
+  pids+=("$fake_pid")
+  if fake=$(wait_for "$work/upstream/fake.log" listening); then
+    start_gateway upstream ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-ant-fake-upstream
+    if gw=$(wait_for "$work/upstream/gateway.log" listening); then
+      run_claude upstream "$gw" claude-sonnet-4-5
+      stop "$gw_pid"
+      verdict upstream "claude-sonnet-4-5 (fake Anthropic upstream)" || status=1
+      echo "--- requests the fake upstream received:"
+      "$bun" -e '
+        for (const l of (await Bun.file(process.argv[1]).text()).split("\n").filter(Boolean)) {
+          const r = JSON.parse(l); let b = {}; try { b = JSON.parse(r.body) } catch {}
+          const roles = (b.messages ?? []).map((m) => m.role).join(",")
+          console.log(`    ${r.method} ${r.path} stream=${b.stream} model=${b.model} max_tokens=${b.max_tokens} roles=[${roles}] tools=${(b.tools ?? []).length} anthropic-beta=${r.headers["anthropic-beta"] ?? "-"}`)
+        }' "$work/upstream/upstream.jsonl" 2>/dev/null || echo "    (none)"
+    else
+      echo "FAIL claude-sonnet-4-5: the gateway did not start"; cat "$work/upstream/gateway.log"; status=1
+    fi
+  else
+    echo "FAIL claude-sonnet-4-5: the fake upstream did not start"; cat "$work/upstream/fake.log"; status=1
+  fi
+  stop "$fake_pid"
+fi
 exit $status
