@@ -1,6 +1,7 @@
 // The bench's pure parts and its fake upstream: the figures are only as good as these.
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import OpenAI from 'openai'
 import { parseWrk } from '../../scripts/bench/closedloop.ts'
 import { paced } from '../../scripts/bench/openloop.ts'
@@ -81,6 +82,28 @@ describe('targets', () => {
     expect(v['pass-through: max req/s, gateway on one core']).toBe(true)
     expect(v['translated (Claude via chat): max req/s, one core']).toBe(false)
   })
+  test('the messages paths (issue 8) are held to the chat pass-through targets, each from its own rows', () => {
+    const r = {
+      ...base,
+      openLoop: [
+        { path: 'messages pass-through', rate: 1000, added: { p50: 0.3 } },
+        { path: 'messages pass-through', rate: 200, added: { p50: 9 } },
+        { path: 'messages translated', rate: 1000, added: { p50: 0.5 } },
+      ],
+      closedLoop: [{ path: 'messages pass-through', gateway: { rps: 7999 } }, { path: 'messages translated', gateway: { rps: 8000 } }],
+      streams: [{ path: 'messages pass-through', added: { ttfb: { p50: 0.5 } } }, { path: 'messages translated', added: { ttfb: { p50: 0.51 } } }],
+    } as unknown as Results
+    const v = Object.fromEntries(verdicts(r).map((x) => [x.label, x]))
+    const pass = (label: string) => v[label]!.pass
+    expect(v['messages pass-through: added latency p50 at 1,000 req/s']).toMatchObject({ measured: 0.3, pass: true, target: '≤ +0.45 ms' })
+    expect(pass('messages pass-through: max req/s, gateway on one core')).toBe(false)
+    expect(pass('messages pass-through stream: added first byte p50')).toBe(true)
+    expect(pass('messages translated: added latency p50 at 1,000 req/s')).toBe(false)
+    expect(v['messages translated: max req/s, gateway on one core']).toMatchObject({ measured: 8000, pass: true, target: '≥ 8,000 req/s' })
+    expect(pass('messages translated stream: added first byte p50')).toBe(false)
+    // the chat rows are not read for the messages targets, nor the other way round
+    expect(pass('pass-through: added latency p50 at 1,000 req/s')).toBeNull()
+  })
 })
 
 describe('fake upstream speaks both wires (checked with the official SDKs)', () => {
@@ -120,5 +143,38 @@ describe('fake upstream speaks both wires (checked with the official SDKs)', () 
   test('refuses a request without credentials, as a real upstream would', async () => {
     const res = await fetch(base + '/v1/chat/completions', { method: 'POST', body: '{"model":"x"}' })
     expect(res.status).toBe(401)
+  })
+})
+
+describe('the bare Elysia proxy (the reference floor) relays both wires', () => {
+  const upstream = startUpstream(0)
+  let proxy: Bun.Subprocess<'ignore', 'pipe', 'inherit'> | undefined
+  afterAll(() => {
+    proxy?.kill()
+    upstream.stop(true)
+  })
+
+  test('messages JSON and stream through /api/beta/v1/messages, as the messages pass-through path is measured', async () => {
+    proxy = Bun.spawn([process.execPath, join(import.meta.dir, '../../scripts/bench/bare-proxy.ts')], {
+      env: { PATH: process.env.PATH ?? '', UPSTREAM: `http://127.0.0.1:${upstream.port}` },
+      stdout: 'pipe',
+      stderr: 'inherit',
+    })
+    let out = ''
+    const reader = proxy.stdout.getReader()
+    while (!/listening on (http:\S+)/.test(out)) {
+      const { done, value } = await reader.read()
+      if (done) throw new Error(`bare proxy did not start: ${out}`)
+      out += new TextDecoder().decode(value)
+    }
+    const url = /listening on (http:\S+)/.exec(out)![1]!
+    const client = new Anthropic({ apiKey: 'sk-sy-test', baseURL: url + '/api/beta' })
+    const m = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+    expect(m.stop_reason).toBe('end_turn')
+    const final = await client.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage()
+    expect(stampsIn(final.content.map((b) => (b.type === 'text' ? b.text : '')).join('')).length).toBe(STREAM_CHUNKS)
+    // and the chat route it had before
+    const chat = await new OpenAI({ apiKey: 'sk-sy-test', baseURL: url + '/api/alpha/v1' }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+    expect(chat.choices[0]!.finish_reason).toBe('stop')
   })
 })
