@@ -9,7 +9,8 @@
 #   bash scripts/clients/claude-code.sh [mock|upstream]     (default: both)
 #
 # Claude Code is installed with npm into a cache dir outside the project (CLAUDE_CODE_DIR,
-# default ~/.cache/switchyard-claude-code; CLAUDE_CODE_VERSION, default 2), never into
+# default ~/.cache/switchyard-claude-code; CLAUDE_CODE_VERSION, default 2: npm resolves that to
+# 2.1.197 today, so pass 2.1.330 for the version ../shared/design/CLIENTS.md recorded), never into
 # package.json. Each scenario starts its own gateway (`bun src/main.ts serve`, a temp data dir,
 # an empty config file, a known key, a free loopback port) and runs, in an empty project dir
 # with an empty HOME (no user settings, login or hooks):
@@ -31,7 +32,9 @@ version=${CLAUDE_CODE_VERSION:-2}
 prompt='mock: tool Bash {"command":"echo sy-ok","description":"echo"}'
 want=${1:-all}
 
-if [ ! -e "$cache/node_modules/@anthropic-ai/claude-code/package.json" ]; then
+installed=$(sed -nE 's/^  "version": "([^"]+)".*/\1/p' "$cache/node_modules/@anthropic-ai/claude-code/package.json" 2>/dev/null)
+# an exact CLAUDE_CODE_VERSION other than the cached one installs that version
+if [ -z "$installed" ] || { [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] && [ "$version" != "$installed" ]; }; then
   echo "installing @anthropic-ai/claude-code@$version into $cache"
   mkdir -p "$cache" && (cd "$cache" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$version" >/dev/null) ||
     { echo "FAIL: could not install Claude Code"; exit 1; }

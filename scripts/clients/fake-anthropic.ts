@@ -25,11 +25,11 @@ type Block = { type?: string; [k: string]: any }
 
 const sse = (events: Record<string, unknown>[]) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')
 
+/** A tool result's text, without the <system-reminder> blocks Claude Code 2.1.3xx appends to it. */
 function resultText(block: Block): string {
   const c = block.content
-  if (typeof c === 'string') return c.trim()
-  if (Array.isArray(c)) return c.filter((b: Block) => b?.type === 'text').map((b: Block) => String(b.text).trim()).join('\n')
-  return ''
+  const text = typeof c === 'string' ? c : Array.isArray(c) ? c.filter((b: Block) => b?.type === 'text').map((b: Block) => String(b.text)).join('\n') : ''
+  return text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '').trim()
 }
 
 /** The tool results of the last user turn, or null when it has none. */
