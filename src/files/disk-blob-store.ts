@@ -3,7 +3,7 @@
 // leaves only a temp file, which the next start removes. Keys are random and checked
 // against one pattern before any path is built: nothing a client sends reaches a path.
 import { mkdirSync } from 'node:fs'
-import { link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { link, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
 
@@ -28,10 +28,18 @@ export class DiskBlobStore implements BlobStore {
     return KEY.test(key) ? join(this.root, key) : null
   }
 
+  /**
+   * Opens an upload's temp file, owner-only. A method of its own so a test can hand back a
+   * handle whose writes fail as a full disk does (ENOSPC mid-upload).
+   */
+  openTemp(path: string): Promise<FileHandle> {
+    return open(path, 'wx', 0o600)
+  }
+
   async put(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<StoredBlob> {
     const name = randomHex()
     const tmp = join(this.tmpDir, `${name}.part`)
-    const fh = await open(tmp, 'wx', 0o600)
+    const fh = await this.openTemp(tmp)
     const hasher = new Bun.CryptoHasher('sha256')
     let size = 0
     let closed = false

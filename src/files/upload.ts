@@ -88,8 +88,11 @@ async function receiveJson(request: Request, files: FilesService, family: Family
   return files.commit(owner, family, createdAt, blob, meta)
 }
 
-/** Storage errors that mean "no room", not "our bug": the client may retry later (D10). */
-const NO_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG'])
+/**
+ * Storage errors that mean "no room", not "our bug": the client may retry later (D10). The
+ * blob's disk and the database's may fill up separately (SQLITE_FULL: the record's insert).
+ */
+const NO_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL'])
 
 function storageFailure(e: unknown): unknown {
   const code = (e as { code?: unknown })?.code

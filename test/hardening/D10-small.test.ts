@@ -1,9 +1,10 @@
 // D10: the smaller hardening items — admin routes rate limited, multipart filenames with
 // escaped quotes, owner-only files on disk, disk full as 507, the IP limiter's memory bound.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { statSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { MemoryStore } from '../../src/auth/ratelimit.ts'
+import type { DiskBlobStore } from '../../src/files/disk-blob-store.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let gw: Gateway
@@ -52,6 +53,49 @@ describe('D10', () => {
       expect(((await full.json()) as { error: string }).error).toContain('Insufficient storage')
       const list = (await (await fetch(`${g.url}/api/v1/files`, { headers: { authorization: `Bearer ${g.key}` } })).json()) as { data: unknown[] }
       expect(list.data).toHaveLength(1)
+    } finally {
+      await g.stop()
+    }
+  })
+
+  test('disk full in the middle of a streamed upload: 507 {error} with a request id, no temp file, no record', async () => {
+    const g = await startGateway()
+    try {
+      // The real blob store, whose temp file's writes fail as a full disk does once the
+      // first chunk is on disk: the store's own clean-up is what is under test.
+      const blobs = g.services.files.blobs as DiskBlobStore
+      const realOpen = blobs.openTemp.bind(blobs)
+      let failed = 0
+      blobs.openTemp = async (path: string) => {
+        const fh = await realOpen(path)
+        const realWrite = fh.write.bind(fh) as (...a: unknown[]) => Promise<unknown>
+        let writes = 0
+        ;(fh as unknown as { write: unknown }).write = async (...a: unknown[]) => {
+          if (writes++ >= 1) {
+            failed++
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 })
+          }
+          return realWrite(...a)
+        }
+        return fh
+      }
+      const form = new FormData()
+      form.append('purpose', 'user_data')
+      form.append('file', new Blob([new Uint8Array(4 * 1024 * 1024).fill(97)]), 'big.txt')
+      const res = await fetch(`${g.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${g.key}` }, body: form })
+      expect(res.status).toBe(507)
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      expect(((await res.json()) as { error: string }).error).toContain('nothing was kept')
+      expect(failed).toBe(1)
+      // nothing kept: no temp file, no blob, no record
+      expect(readdirSync(join(g.dataDir, 'blobs', '.tmp')).filter((n) => n.endsWith('.part'))).toEqual([])
+      expect(readdirSync(join(g.dataDir, 'blobs')).filter((n) => n !== '.tmp')).toEqual([])
+      const list = (await (await fetch(`${g.url}/api/v1/files`, { headers: { authorization: `Bearer ${g.key}` } })).json()) as { data: unknown[] }
+      expect(list.data).toHaveLength(0)
+      // once there is room again, the same upload is stored
+      blobs.openTemp = realOpen
+      const again = await fetch(`${g.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${g.key}` }, body: form })
+      expect(again.status).toBe(200)
     } finally {
       await g.stop()
     }
