@@ -1,6 +1,7 @@
 // Issue 9, item 11: every hostile repro of the hardening issue against ONE gateway, in
 // sequence, then the checks that nothing broke: /health still fast, the database intact,
-// and the books balanced — usage totals = the sum of generation records = the keys' spend.
+// and the books balanced — usage totals = the sum of the generation records the suite got
+// back (read through GET /api/v1/generations) = the keys' spend.
 // Every answer along the way is JSON ({error} or a result) with an x-request-id.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
@@ -20,20 +21,39 @@ afterAll(async () => {
   await gw.stop()
 })
 
+/** Every generation id a 200 handed back, with the key that made it: the books are checked against them at the end. */
+const generations: { id: string; key: string }[] = []
+
+/** The first generation id in a reply: a JSON body's `id`, or the first chunk's (chat) / message_start's (messages). */
+function noteGeneration(text: string, key: string) {
+  const m = /"id":"([^"]+)"/.exec(text)
+  if (m) generations.push({ id: m[1]!, key })
+}
+
+/** Every answer of the suite: an x-request-id, and JSON `{error}` unless it succeeded. */
+function checkAnswer(res: Response, text: string) {
+  expect(res.headers.get('x-request-id')).toBeTruthy()
+  expect(res.status).toBeLessThan(500)
+  if (res.status >= 400) {
+    expect(res.headers.get('content-type')).toContain('application/json')
+    expect(typeof JSON.parse(text).error).toBe('string')
+  }
+}
+
 async function call(path: string, body: string, key = gw.key, headers: Record<string, string> = {}) {
   const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body })
   const text = await res.text()
-  expect(res.headers.get('x-request-id')).toBeTruthy()
-  expect(res.status).toBeLessThan(500)
-  if (res.status >= 400) expect(typeof JSON.parse(text).error).toBe('string')
+  checkAnswer(res, text)
+  if (res.status === 200) noteGeneration(text, key)
   return { status: res.status, text }
 }
 const chat = (body: object | string, key?: string) => call('/api/alpha/v1/chat/completions', typeof body === 'string' ? body : JSON.stringify(body), key)
 const messages = (body: object | string, key?: string) => call('/api/beta/v1/messages', typeof body === 'string' ? body : JSON.stringify(body), key)
 
-function rawGet(target: string, host: string): Promise<string> {
+function rawGet(target: string, host: string, key?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const sock = connect(port, '127.0.0.1', () => sock.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`))
+    const auth = key ? `Authorization: Bearer ${key}\r\n` : ''
+    const sock = connect(port, '127.0.0.1', () => sock.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${auth}Connection: close\r\n\r\n`))
     let buf = ''
     sock.on('data', (d) => (buf += d))
     sock.on('end', () => resolve(buf))
@@ -43,11 +63,17 @@ function rawGet(target: string, host: string): Promise<string> {
 
 describe('hostile clients, one gateway', () => {
   test('odd Host headers never get past auth', async () => {
-    for (const host of ['', 'x', 'gw', 'abc', `[::1]:${port}`]) {
-      const r = await rawGet('/ab/api/v1/models', host)
-      expect(r).not.toStartWith('HTTP/1.1 200')
-      expect(r.toLowerCase()).toContain('x-request-id')
+    for (const host of ['', 'x', 'gw', 'abc', 'abcd', `[::1]:${port}`]) {
+      for (const target of ['/ab/api/v1/models', '/ab/api/v1/usage', '/api/v1/models', 'http://x/api/v1/models']) {
+        const r = await rawGet(target, host)
+        expect(r).not.toStartWith('HTTP/1.1 200')
+        expect(r).not.toStartWith('HTTP/1.1 5')
+        expect(r.toLowerCase()).toContain('x-request-id')
+        expect(JSON.parse(r.slice(r.indexOf('\r\n\r\n') + 4)).error).toBeString()
+      }
       expect(await rawGet('/api/v1/models', host)).toStartWith('HTTP/1.1 401')
+      expect(await rawGet('http://x/api/v1/models', host)).toStartWith('HTTP/1.1 401')
+      expect(await rawGet('/api/v1/models', host, gw.key)).toStartWith('HTTP/1.1 200')
     }
   })
 
@@ -71,6 +97,25 @@ describe('hostile clients, one gateway', () => {
   test('oversized bodies get the JSON 413', async () => {
     const big = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'x'.repeat(gw.services.config.limits.maxBodyBytes) }] })
     expect((await chat(big)).status).toBe(413)
+    // a declared body past the upload limit + 1 MiB, never sent: our JSON 413, not Bun's bare one
+    const over = gw.services.config.limits.maxUploadBytes + 2 * 1024 * 1024
+    for (const path of ['/api/v1/files', '/api/alpha/v1/chat/completions', '/api/beta/v1/messages']) {
+      const raw = await new Promise<string>((resolve, reject) => {
+        const sock = connect(port, '127.0.0.1', () =>
+          sock.write(`POST ${path} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${gw.key}\r\nContent-Type: application/json\r\nContent-Length: ${over}\r\n\r\n`),
+        )
+        let buf = ''
+        sock.on('data', (d) => {
+          buf += d
+          if (buf.includes('\r\n\r\n') && buf.includes('}')) sock.destroy()
+        })
+        sock.on('close', () => resolve(buf))
+        sock.on('error', reject)
+      })
+      expect(raw).toStartWith('HTTP/1.1 413')
+      expect(raw.toLowerCase()).toContain('x-request-id:')
+      expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error).toBeString()
+    }
   })
 
   test('streams that fail or are dropped mid-way are billed for what went out', async () => {
@@ -81,8 +126,9 @@ describe('hostile clients, one gateway', () => {
       headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock-gpt', stream: true, messages: [{ role: 'user', content: `mock: text ${'word '.repeat(3000)}` }] }),
     })
+    expect(res.headers.get('x-request-id')).toBeTruthy()
     const reader = res.body!.getReader()
-    await reader.read()
+    noteGeneration(new TextDecoder().decode((await reader.read()).value), gw.key)
     await reader.cancel()
   })
 
@@ -93,10 +139,23 @@ describe('hostile clients, one gateway', () => {
       const r = await fetch(`${gw.url}/api/v1/files/${id}/content`, { headers: { authorization: `Bearer ${gw.key}` } })
       expect(r.headers.get('x-request-id')).toBeTruthy()
       if (r.status === 200) expect((await r.arrayBuffer()).byteLength).toBe(512 * 1024)
-      else expect(r.status).toBe(404)
+      else {
+        expect(r.status).toBe(404)
+        checkAnswer(r, await r.text())
+      }
     })
-    const dels = Array.from({ length: 5 }, () => fetch(`${gw.url}/api/v1/files/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.key}` } }).then((r) => r.arrayBuffer()))
+    const dels = Array.from({ length: 5 }, async () => {
+      const r = await fetch(`${gw.url}/api/v1/files/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.key}` } })
+      checkAnswer(r, await r.text())
+      expect([200, 404]).toContain(r.status)
+    })
     await Promise.all([...gets, ...dels])
+    // a 10 KB id is not echoed whole
+    const long = await fetch(`${gw.url}/api/v1/files/file-${'x'.repeat(10_000)}/content`, { headers: { authorization: `Bearer ${gw.key}` } })
+    const text = await long.text()
+    checkAnswer(long, text)
+    expect(long.status).toBe(404)
+    expect(text.length).toBeLessThan(300)
   })
 
   test('100 concurrent requests on a nearly spent key: at most what it covers + 1', async () => {
@@ -120,25 +179,45 @@ describe('hostile clients, one gateway', () => {
     const db = new Database(join(gw.dataDir, 'switchyard.db'), { readonly: true })
     try {
       expect((db.query('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe('ok')
-      const keys = db.query('SELECT id, account, spent FROM api_keys').all() as { id: string; account: string; spent: number }[]
-      for (const k of keys) {
-        const sum = db.query('SELECT count(*) AS n, coalesce(sum(cost), 0) AS cost, coalesce(sum(prompt_tokens), 0) AS input, coalesce(sum(completion_tokens), 0) AS output FROM generations WHERE api_key_id = ?').get(k.id) as { n: number; cost: number; input: number; output: number }
-        // the keys' spend = the sum of their records' costs
-        expect(k.spent).toBeCloseTo(sum.cost, 9)
-        if (sum.n === 0) continue
-        const secret = k.id === gw.services.keys.authenticate(gw.key)?.id ? gw.key : undefined
-        if (!secret) continue
-        const usage = (await (await fetch(`${gw.url}/api/v1/usage?timeframe=24h`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { totals: { total_requests: number; input_tokens: number; output_tokens: number; total_cost: number } }
-        // usage totals = the sum of the generation records (this key is alone in its account)
-        const acct = db.query('SELECT count(*) AS n, coalesce(sum(cost), 0) AS cost, coalesce(sum(prompt_tokens), 0) AS input, coalesce(sum(completion_tokens), 0) AS output FROM generations WHERE account = ?').get(k.account) as typeof sum
-        expect(usage.totals.total_requests).toBe(acct.n)
-        expect(usage.totals.input_tokens).toBe(acct.input)
-        expect(usage.totals.output_tokens).toBe(acct.output)
-        expect(usage.totals.total_cost).toBeCloseTo(acct.cost, 9)
-        expect(usage.totals.total_cost).toBeGreaterThan(0)
-      }
     } finally {
       db.close()
     }
+
+    // every generation the suite got back, read through the API with the key that made it
+    type Gen = { gateway_id: string; apiKeyId: string; cost: number | null; usage: { prompt_tokens: number; completion_tokens: number } }
+    const records = new Map<string, Gen>()
+    for (const { id, key } of generations) {
+      const res = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${key}` } })
+      const text = await res.text()
+      checkAnswer(res, text)
+      expect(res.status).toBe(200)
+      const g = (JSON.parse(text) as { generation: Gen }).generation
+      records.set(g.gateway_id, g)
+    }
+    expect(records.size).toBeGreaterThanOrEqual(6)
+    const byKey = new Map<string, number>()
+    const sum = { n: 0, input: 0, output: 0, cost: 0 }
+    for (const g of records.values()) {
+      byKey.set(g.apiKeyId, (byKey.get(g.apiKeyId) ?? 0) + (g.cost ?? 0))
+      sum.n++
+      sum.input += g.usage.prompt_tokens
+      sum.output += g.usage.completion_tokens
+      sum.cost += g.cost ?? 0
+    }
+
+    // the keys' spend = the sum of their generation records
+    const keys = gw.services.keys.list()
+    for (const k of keys) expect(k.spent).toBeCloseTo(byKey.get(k.id) ?? 0, 9)
+    expect(keys.reduce((a, k) => a + k.spent, 0)).toBeGreaterThan(0)
+
+    // usage totals (both keys are in the default account) = the sum of the generation records
+    const res = await fetch(`${gw.url}/api/v1/usage?timeframe=24h`, { headers: { authorization: `Bearer ${gw.key}` } })
+    const text = await res.text()
+    checkAnswer(res, text)
+    const usage = (JSON.parse(text) as { totals: { total_requests: number; input_tokens: number; output_tokens: number; total_cost: number } }).totals
+    expect(usage.total_requests).toBe(sum.n)
+    expect(usage.input_tokens).toBe(sum.input)
+    expect(usage.output_tokens).toBe(sum.output)
+    expect(usage.total_cost).toBeCloseTo(sum.cost, 9)
   })
 })
