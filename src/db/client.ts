@@ -1,7 +1,7 @@
 // One SQLite file in the data dir, WAL mode, migrated at open from the embedded SQL.
 import { Database } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
-import { chmodSync, existsSync, mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import { MIGRATIONS } from './migrations.gen.ts'
 import * as schema from './schema.ts'
@@ -21,6 +21,9 @@ export function openStorage(dataDir: string): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   chmodSync(dataDir, 0o700)
   const file = join(dataDir, 'switchyard.db')
+  // created owner-only before SQLite opens it, so it is never readable by others, not even
+  // for the moment between SQLite creating it and the chmod below
+  closeSync(openSync(file, 'a', 0o600))
   const sqlite = new Database(file, { create: true, strict: true })
   sqlite.exec('PRAGMA journal_mode = WAL')
   // SQLite creates the -wal and -shm files with the database file's mode

@@ -2,7 +2,7 @@
 // `.tmp/<random>.part` and is renamed into place when complete, so a crash mid-upload
 // leaves only a temp file, which the next start removes. Keys are random and checked
 // against one pattern before any path is built: nothing a client sends reaches a path.
-import { mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync } from 'node:fs'
 import { link, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
@@ -22,6 +22,8 @@ export class DiskBlobStore implements BlobStore {
   constructor(private readonly root: string, private readonly viewTtlMs = VIEW_TTL_MS) {
     this.tmpDir = join(root, TMP)
     mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 })
+    // a blob dir made by an older version may be 0755: closing the root closes every blob in it
+    chmodSync(root, 0o700)
   }
 
   private pathOf(key: string): string | null {

@@ -1,7 +1,7 @@
 // D10: the smaller hardening items — admin routes rate limited, multipart filenames with
 // escaped quotes, owner-only files on disk, disk full as 507, the IP limiter's memory bound.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { MemoryStore } from '../../src/auth/ratelimit.ts'
 import type { DiskBlobStore } from '../../src/files/disk-blob-store.ts'
@@ -42,6 +42,11 @@ describe('D10', () => {
       expect(mode(g.dataDir)).toBe(0o700)
       expect(mode(join(g.dataDir, 'switchyard.db'))).toBe(0o600)
       expect(mode(join(g.dataDir, 'blobs'))).toBe(0o700)
+      if (existsSync(join(g.dataDir, 'switchyard.db-wal'))) expect(mode(join(g.dataDir, 'switchyard.db-wal'))).toBe(0o600)
+      // the uploaded blob and its shard
+      const shard = readdirSync(join(g.dataDir, 'blobs')).find((n) => n !== '.tmp')!
+      expect(mode(join(g.dataDir, 'blobs', shard))).toBe(0o700)
+      for (const b of readdirSync(join(g.dataDir, 'blobs', shard))) expect(mode(join(g.dataDir, 'blobs', shard, b))).toBe(0o600)
 
       // disk full during an upload: 507, nothing kept
       const blobs = (g.services.files as unknown as { blobs: { put: unknown } }).blobs
