@@ -55,3 +55,23 @@ test('D10 — a 404 for a 10 KB file id does not echo the whole id', async () =>
   expect(res.status).toBe(404)
   expect((await res.text()).length).toBeLessThan(300)
 })
+
+test('D6 — an error only Bun sees (a body file gone before Bun opens it) still answers JSON {error} with an x-request-id', async () => {
+  // Bun.serve's error() handler is the last resort outside the pipeline; the old lazy open
+  // reached it. Hand the download route a file body whose path no longer exists.
+  const blobs = gw.services.files.blobs as unknown as { get: (key: string) => Promise<unknown> }
+  const real = blobs.get
+  const up = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ content: 'gone', filename: 'g.txt' }) })
+  const id = ((await up.json()) as { id: string }).id
+  blobs.get = async () => ({ kind: 'stream', body: Bun.file(`${gw.dataDir}/no-such-blob`), size: 4 })
+  try {
+    const res = await fetch(`${gw.url}/api/v1/files/${id}/content`, { headers: auth() })
+    expect(res.status).toBe(500)
+    const rid = res.headers.get('x-request-id')
+    expect(rid).toBeTruthy()
+    const body = (await res.json()) as { error: string }
+    expect(body.error).toContain(rid!)
+  } finally {
+    blobs.get = real
+  }
+})
