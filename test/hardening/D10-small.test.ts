@@ -1,6 +1,7 @@
 // D10: the smaller hardening items — admin routes rate limited, multipart filenames with
 // escaped quotes, owner-only files on disk, disk full as 507, the IP limiter's memory bound.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { heapStats } from 'bun:jsc'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { MemoryStore } from '../../src/auth/ratelimit.ts'
@@ -122,3 +123,28 @@ describe('D10', () => {
     expect(allowed).toBe(3000)
   })
 })
+
+test('D10 — 40,000 distinct X-Forwarded-For addresses through a trusted proxy hold a few MB, not hundreds', async () => {
+  // before: each address kept a ring sized to the IP limit (600 × 8 bytes), 225 MB for 40,000
+  const g = await startGateway({ env: { SWITCHYARD_TRUSTED_PROXIES: '127.0.0.1', SWITCHYARD_IP_RPM: '600' } })
+  try {
+    Bun.gc(true)
+    const before = heapStats().heapSize
+    for (let batch = 0; batch < 400; batch++) {
+      await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          const n = batch * 100 + i
+          const res = await fetch(`${g.url}/api/v1/models`, { headers: { 'x-forwarded-for': `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}` } })
+          await res.arrayBuffer()
+          if (res.status !== 401) throw new Error(`address ${n}: ${res.status}`)
+        }),
+      )
+    }
+    Bun.gc(true)
+    const grown = heapStats().heapSize - before
+    expect((g.services.limiter.store as MemoryStore).size).toBeGreaterThanOrEqual(40_000)
+    expect(grown).toBeLessThan(40 * 1024 * 1024)
+  } finally {
+    await g.stop()
+  }
+}, 30_000)
