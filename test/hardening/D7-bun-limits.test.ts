@@ -39,3 +39,30 @@ test('D7 — a Content-Length above the upload limit + 1 MiB gets our JSON 413 o
     expect(body.error).toContain('exceeds')
   }
 })
+
+/** One raw exchange, whatever the answer (Bun's bare ones close the connection). */
+function exchange(head: string): Promise<string> {
+  const { port } = new URL(gw.url)
+  return new Promise((resolve) => {
+    const sock = connect(Number(port), '127.0.0.1', () => sock.write(head))
+    let buf = ''
+    sock.on('data', (d) => (buf += d.toString('utf8')))
+    sock.on('close', () => resolve(buf))
+    sock.on('error', () => resolve(buf))
+  })
+}
+
+test("D7 — the answers Bun's HTTP parser gives before any gateway code, as the README's errors section lists them", async () => {
+  // If Bun starts handing these to the gateway, the README's list must change with it.
+  const cases: [string, string][] = [
+    [`GET /api/v1/models?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`, '431'],
+    ['POST /api/v1/files HTTP/1.1\r\nHost: gw\r\nContent-Length: 1x\r\nConnection: close\r\n\r\n', '400'],
+    ['POST /api/v1/files HTTP/1.1\r\nHost: gw\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n', '400'],
+    ['GET /api/v1/models HTTP/1.1\r\nHost: gw\r\nX-A: a\r\n b\r\nConnection: close\r\n\r\n', '400'],
+  ]
+  for (const [head, status] of cases) {
+    const raw = await exchange(head)
+    expect(raw).toStartWith(`HTTP/1.1 ${status}`)
+    expect(raw.toLowerCase()).not.toContain('x-request-id')
+  }
+})
