@@ -39,7 +39,14 @@ export const MAX_BUCKETS = 100_000
 export class MemoryStore implements RateLimitStore {
   private logs = new Map<string, Log>()
 
-  constructor(private readonly maxBuckets = MAX_BUCKETS) {}
+  /**
+   * Only address buckets are ever evicted: they are what an outsider can multiply. A key's
+   * window is never reset by a flood of new addresses (key buckets are bounded by the keys).
+   */
+  constructor(
+    private readonly maxBuckets = MAX_BUCKETS,
+    private readonly evictable: (bucket: string) => boolean = (b) => b.startsWith('ip:'),
+  ) {}
 
   get size(): number {
     return this.logs.size
@@ -73,7 +80,7 @@ export class MemoryStore implements RateLimitStore {
     }
     for (const k of this.logs.keys()) {
       if (this.logs.size < this.maxBuckets) break
-      this.logs.delete(k)
+      if (this.evictable(k)) this.logs.delete(k)
     }
   }
 

@@ -122,6 +122,14 @@ describe('D10', () => {
     }
     expect(allowed).toBe(3000)
   })
+
+  test("a flood of new addresses never evicts a key's window (that would reset its limit)", () => {
+    const store = new MemoryStore(100)
+    const now = Date.now()
+    for (let i = 0; i < 5; i++) store.hit('k:key_1', 5, 60_000, now)
+    for (let i = 0; i < 10_000; i++) store.hit(`ip:10.0.${(i >> 8) & 255}.${i & 255}`, 100, 60_000, now)
+    expect(store.peek('k:key_1', 5, 60_000, now + 1).allowed).toBe(false)
+  })
 })
 
 test('D10 — 40,000 distinct X-Forwarded-For addresses through a trusted proxy hold a few MB, not hundreds', async () => {
