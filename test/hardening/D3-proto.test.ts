@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let gw: Gateway
+const ADMIN = 'admin-token-d3-0123456789abcdef'
 beforeAll(async () => {
-  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '1000' } })
+  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '1000', SWITCHYARD_ADMIN_TOKEN: ADMIN } })
 })
 afterAll(async () => {
   await gw.stop()
@@ -52,6 +53,24 @@ describe('D3 — prototype keys', () => {
       })
     }
   }
+
+  test('a key spelled with \\u escapes is caught too; the words inside string values are not keys', async () => {
+    const escaped = await post('/api/alpha/v1/chat/completions', `{"model":"mock-gpt","messages":[{"role":"user","content":"hi"}],"__pro\\u0074o__":{"n":3}}`)
+    expect(escaped.status).toBe(400)
+    expect(escaped.error).toContain('__proto__')
+    const words = await post('/api/alpha/v1/chat/completions', `{"model":"mock-gpt","messages":[{"role":"user","content":"mock: text ok\\n__proto__ constructor prototype \\u00e9"}]}`)
+    expect(words.status).toBe(200)
+  })
+
+  test('other JSON bodies (admin, file uploads) are read by the same safe parser', async () => {
+    const admin = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"x","constructor":{"a":1}}' })
+    expect(admin.status).toBe(400)
+    expect(admin.headers.get('x-request-id')).toBeTruthy()
+    expect(((await admin.json()) as { error: string }).error).toContain('constructor')
+    const upload = await post('/api/v1/files', '{"filename":"a.txt","purpose":"user_data","prototype":1}')
+    expect(upload.status).toBe(400)
+    expect(upload.error).toContain('prototype')
+  })
 
   test('a tool schema 20,000 levels deep with a forced tool is a 400 naming the depth, not a 502', async () => {
     const deep = '{"type":"object","properties":{"a":'.repeat(20_000) + '{"type":"string"}' + '}}'.repeat(20_000)
