@@ -4,6 +4,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { countBounded, countBoundedAsync, segments, tokenizer } from '../../src/ir/bounded-bpe.ts'
+import { countTokens, countTokensAsync } from '../../src/ir/tokens.ts'
+import { countTokensAsync as countInWorker } from '../../src/tokens/count.ts'
 import { cleanup, ROOT, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
 
 const procs: Spawned[] = []
@@ -47,6 +49,27 @@ describe('D1 — counting', () => {
     expect(performance.now() - t0).toBeLessThan(100)
     const exact = await countBoundedAsync(text, { exact: Infinity, slice: 2_000 })
     expect(Math.abs(sync - exact) / exact).toBeLessThan(0.05)
+  })
+
+  test("the IR's countTokensAsync gives the loop back while counting 1 MB of one word, and agrees with the token worker", async () => {
+    const text = 'mock: text ok\n' + letters(1 << 20, 3)
+    let last = performance.now()
+    let worstGap = 0
+    const timer = setInterval(() => {
+      const now = performance.now()
+      worstGap = Math.max(worstGap, now - last)
+      last = now
+    }, 1)
+    const counted = await countTokensAsync(text)
+    clearInterval(timer)
+    expect(worstGap).toBeLessThan(25)
+    expect(counted).toBe(await countInWorker(text))
+    // ordinary text stays exact on every path
+    const prose = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const exact = tokenizer().encode(prose).length
+    expect(countTokens(prose)).toBe(exact)
+    expect(await countTokensAsync(prose)).toBe(exact)
+    expect(await countInWorker(prose)).toBe(exact)
   })
 })
 
