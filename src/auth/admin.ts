@@ -3,7 +3,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
-import { HttpError } from '../http/errors.ts'
+import { echo, HttpError } from '../http/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import type { Services } from '../services.ts'
 import type { ApiKey } from './context.ts'
@@ -65,13 +65,13 @@ export function adminRoutes(s: Services) {
   const token = s.config.adminToken
   const limit = s.config.limits.maxBodyBytes
   const found = (k: ApiKey | undefined, id: string) => {
-    if (!k) throw new HttpError(404, `Key ${id} not found`)
+    if (!k) throw new HttpError(404, `Key ${echo(id)} not found`)
     return publicKey(k)
   }
   return new Elysia({ name: 'admin' })
     .onBeforeHandle(({ request, path }) => {
       if (!path.startsWith('/admin/')) return
-      if (!token) throw new HttpError(404, `No route ${request.method} ${path}`)
+      if (!token) throw new HttpError(404, `No route ${request.method} ${echo(path, 200)}`)
       const m = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')
       if (!m || !sameToken(m[1]!, token)) throw new HttpError(401, 'Admin routes need Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>')
     })

@@ -3,7 +3,7 @@
 // acts for the calling key only, and another key's file is simply not found.
 import { Elysia } from 'elysia'
 import { keyOf } from '../auth/context.ts'
-import { badRequest, notFound } from '../http/errors.ts'
+import { badRequest, echo, notFound } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { anthropicListQuery, openAIListQuery } from './list-params.ts'
 import type { FilesService } from './service.ts'
@@ -51,7 +51,7 @@ const ANTHROPIC: Wire = {
 }
 
 // An id is echoed cut: a 10 KB id must not make a 10 KB error (D10).
-const missing = (id: string) => notFound(`No such file: ${id.length > 64 ? id.slice(0, 64) + '…' : id}`)
+const missing = (id: string) => notFound(`No such file: ${echo(id)}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
   const find = (request: Request, id: string) => files.get(keyOf(request).id, id) ?? (() => { throw missing(id) })()

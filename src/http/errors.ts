@@ -21,3 +21,11 @@ export function errorResponse(status: number, message: string, headers?: Record<
     headers: { 'content-type': 'application/json', ...headers },
   })
 }
+
+/**
+ * A client's value (an id, a path) as an error message echoes it: cut, so a 10 KB id or a
+ * 16 KB URL cannot make an error of that size (D10).
+ */
+export function echo(value: string, max = 64): string {
+  return value.length > max ? value.slice(0, max) + '…' : value
+}

@@ -1,6 +1,6 @@
 // The one place where thrown things become `{ "error": "<message>" }` responses.
 import type { Logger } from './log.ts'
-import { errorResponse, HttpError } from './errors.ts'
+import { echo, errorResponse, HttpError } from './errors.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import { requestIdOf } from '../auth/context.ts'
 
@@ -37,9 +37,9 @@ export function renderError(
     case 'NOT_FOUND': {
       const methods = allowed(request.method, path)
       if (methods.length > 0) {
-        return errorResponse(405, `Method ${request.method} is not allowed on ${path}; allowed: ${methods.join(', ')}`, { allow: methods.join(', ') })
+        return errorResponse(405, `Method ${request.method} is not allowed on ${echo(path, 200)}; allowed: ${methods.join(', ')}`, { allow: methods.join(', ') })
       }
-      return errorResponse(404, `No route ${request.method} ${path}`)
+      return errorResponse(404, `No route ${request.method} ${echo(path, 200)}`)
     }
     case 'PARSE':
       return errorResponse(400, `Malformed request body: ${(error as Error)?.message ?? 'cannot be parsed'}`)

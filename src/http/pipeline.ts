@@ -7,7 +7,7 @@ import { authenticate } from '../auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
 import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
 import type { Services } from '../services.ts'
-import { errorResponse, HttpError } from './errors.ts'
+import { echo, errorResponse, HttpError } from './errors.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
@@ -55,7 +55,7 @@ function doubledV1(path: string, url: string): Response | undefined {
   const hint = path.startsWith('/api/beta')
     ? `set the Anthropic SDK's baseURL or Claude Code's ANTHROPIC_BASE_URL to ${origin}/api/beta (they append /v1/... themselves); @ai-sdk/anthropic takes ${origin}/api/beta/v1`
     : `set the base URL to ${origin}/api/alpha/v1 (OpenAI clients append the path after /v1)`
-  return errorResponse(404, `No route ${path}: the path has a doubled /v1/v1/ — ${hint}`)
+  return errorResponse(404, `No route ${echo(path, 200)}: the path has a doubled /v1/v1/ — ${hint}`)
 }
 
 export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>): FetchHandler {
