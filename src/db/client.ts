@@ -17,9 +17,10 @@ export interface Storage {
 }
 
 export function openStorage(dataDir: string): Storage {
-  // Keys' hashes, records and uploads live here: owner-only (D10), whatever the umask.
+  // Keys' hashes, records and uploads live here: a dir made here is owner-only (D10; a umask
+  // only takes bits away). A dir the operator made is left as they made it (it may be shared,
+  // or their working dir): what the gateway puts in it is owner-only on its own.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  chmodSync(dataDir, 0o700)
   const file = join(dataDir, 'switchyard.db')
   // created owner-only before SQLite opens it, so it is never readable by others, not even
   // for the moment between SQLite creating it and the chmod below

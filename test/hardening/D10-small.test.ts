@@ -2,11 +2,11 @@
 // escaped quotes, owner-only files on disk, disk full as 507, the IP limiter's memory bound.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { heapStats } from 'bun:jsc'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { MemoryStore } from '../../src/auth/ratelimit.ts'
 import type { DiskBlobStore } from '../../src/files/disk-blob-store.ts'
-import { startGateway, type Gateway } from '../helpers/server.ts'
+import { startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 
 let gw: Gateway
 beforeAll(async () => {
@@ -104,6 +104,32 @@ describe('D10', () => {
       expect(again.status).toBe(200)
     } finally {
       await g.stop()
+    }
+  })
+
+  test('a data dir the gateway makes is 0700; one the operator made keeps its mode, and what goes in it is owner-only', async () => {
+    const parent = tempDir()
+    const old = process.umask(0o022)
+    try {
+      const made = join(parent, 'made', 'data')
+      const shared = join(parent, 'shared')
+      mkdirSync(shared, { mode: 0o755 })
+      for (const dir of [made, shared]) {
+        const g = await startGateway({ dataDir: dir })
+        try {
+          const up = await fetch(`${g.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'x', filename: 'x.txt' }) })
+          expect(up.status).toBe(200)
+        } finally {
+          await g.stop()
+        }
+        const mode = (p: string) => statSync(p).mode & 0o777
+        expect(mode(dir)).toBe(dir === made ? 0o700 : 0o755)
+        expect(mode(join(dir, 'switchyard.db'))).toBe(0o600)
+        expect(mode(join(dir, 'blobs'))).toBe(0o700)
+      }
+    } finally {
+      process.umask(old)
+      rmSync(parent, { recursive: true, force: true })
     }
   })
 
