@@ -2,19 +2,37 @@
 // sequence, then the checks that nothing broke: /health still fast, the database intact,
 // and the books balanced — usage totals = the sum of the generation records the suite got
 // back (read through GET /api/v1/generations) = the keys' spend.
-// Every answer along the way is JSON ({error} or a result) with an x-request-id.
+// Every answer along the way is JSON ({error} or a result) with an x-request-id, except the
+// few Bun's HTTP parser gives itself (README, errors section).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { heapStats } from 'bun:jsc'
 import { Database } from 'bun:sqlite'
+import { readdirSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
+import { MAX_BUCKETS, type MemoryStore } from '../../src/auth/ratelimit.ts'
+import type { DiskBlobStore } from '../../src/files/disk-blob-store.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 // both mock families priced, so credits and costs are real numbers
 const YAML = `pricing:\n  overrides:\n    mock-gpt: { input_mtok: 100, output_mtok: 200 }\n    mock-claude: { input_mtok: 100, output_mtok: 200 }\n`
+const ADMIN = 'admin-token-hostile-0123456789abcdef'
+/** The suite's own traffic (from 127.0.0.1, no X-Forwarded-For) stays well under it; the admin guesser does not. */
+const IP_RPM = 1000
 let gw: Gateway
 let port: number
 beforeAll(async () => {
-  gw = await startGateway({ yaml: YAML, env: { SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_IP_RPM: '1000000' } })
+  gw = await startGateway({
+    yaml: YAML,
+    env: {
+      SWITCHYARD_KEY_BURST_RPS: '100000',
+      SWITCHYARD_KEY_RPM: '1000000',
+      SWITCHYARD_IP_RPM: String(IP_RPM),
+      SWITCHYARD_ADMIN_TOKEN: ADMIN,
+      // the suite is its own proxy: X-Forwarded-For names the client
+      SWITCHYARD_TRUSTED_PROXIES: '127.0.0.1',
+    },
+  })
   port = Number(new URL(gw.url).port)
 })
 afterAll(async () => {
@@ -168,10 +186,118 @@ describe('hostile clients, one gateway', () => {
     expect(results.every((r) => r.status === 200 || r.status === 402)).toBe(true)
   })
 
-  test('afterwards: /health is fast, the database is intact, and the books balance', async () => {
+  test('a tool schema 20,000 levels deep, an escaped __proto__, and a 30 MB prompt', async () => {
+    const deep = '{"type":"object","properties":{"a":'.repeat(20_000) + '{"type":"string"}' + '}}'.repeat(20_000)
+    const tool = await chat(`{"model":"mock-gpt","tool_choice":"required","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`)
+    expect(tool.status).toBe(400)
+    expect(JSON.parse(tool.text).error).toContain('nested more than 64 levels')
+    expect((await chat(`{"model":"mock-gpt","messages":[{"role":"user","content":"hi"}],"__pro\\u0074o__":{"n":3}}`)).status).toBe(400)
     const t0 = performance.now()
-    expect((await fetch(`${gw.url}/health`)).status).toBe(200)
-    expect(performance.now() - t0).toBeLessThan(50)
+    const big = await chat({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text big\n' + 'b'.repeat(30 * 1024 * 1024) }] })
+    expect([200, 413]).toContain(big.status)
+    expect(performance.now() - t0).toBeLessThan(5000)
+  })
+
+  test("Bun's parser answers a few malformed requests itself, and the gateway keeps serving", async () => {
+    const cases: [string, string][] = [
+      [`GET /api/v1/models?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`, '431'],
+      ['POST /api/v1/files HTTP/1.1\r\nHost: gw\r\nContent-Length: 1x\r\nConnection: close\r\n\r\n', '400'],
+      ['POST /api/v1/files HTTP/1.1\r\nHost: gw\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n', '400'],
+      ['GET /api/v1/models HTTP/1.1\r\nHost: gw\r\nX-A: a\r\n b\r\nConnection: close\r\n\r\n', '400'],
+    ]
+    for (const [head, status] of cases) {
+      const raw = await new Promise<string>((resolve) => {
+        const sock = connect(port, '127.0.0.1', () => sock.write(head))
+        let buf = ''
+        sock.on('data', (d) => (buf += d))
+        sock.on('close', () => resolve(buf))
+        sock.on('error', () => resolve(buf))
+      })
+      expect(raw).toStartWith(`HTTP/1.1 ${status}`)
+    }
+    expect(await rawGet('/api/v1/models', 'gw', gw.key)).toStartWith('HTTP/1.1 200')
+  })
+
+  test('admin tokens cannot be guessed at line rate: one address gets its IP limit of wrong tokens, then 429', async () => {
+    const from = (ip: string, token: string) => fetch(`${gw.url}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip } })
+    const statuses = new Map<number, number>()
+    for (let batch = 0; batch < 11; batch++) {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => from('198.51.100.7', `wrong-${batch}-${i}`)))
+      for (const r of answers) {
+        checkAnswer(r, await r.text())
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+      }
+    }
+    expect(statuses.get(401)).toBe(IP_RPM)
+    expect(statuses.get(429)).toBe(1100 - IP_RPM)
+    // the right token from that address waits too; from another it works
+    expect((await from('198.51.100.7', ADMIN)).status).toBe(429)
+    expect((await from('198.51.100.8', ADMIN)).status).toBe(200)
+  })
+
+  test("40,000 distinct forwarded addresses: the limiter's memory stays bounded", async () => {
+    Bun.gc(true)
+    const before = heapStats().heapSize
+    for (let batch = 0; batch < 200; batch++) {
+      await Promise.all(
+        Array.from({ length: 200 }, async (_, i) => {
+          const n = batch * 200 + i
+          const res = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-forwarded-for': `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}` } })
+          await res.arrayBuffer()
+          if (res.status !== 401) throw new Error(`address ${n}: ${res.status}`)
+        }),
+      )
+    }
+    Bun.gc(true)
+    expect((gw.services.limiter.store as MemoryStore).size).toBeLessThanOrEqual(MAX_BUCKETS)
+    expect(heapStats().heapSize - before).toBeLessThan(60 * 1024 * 1024)
+  }, 30_000)
+
+  test('uploads: an escaped quote in a multipart filename is kept; a disk that fills mid-upload is a 507 keeping nothing', async () => {
+    const boundary = 'sy-hostile-1'
+    const body = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nuser_data\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a\\"b.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`
+    const quoted = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body })
+    expect(quoted.status).toBe(200)
+    expect(((await quoted.json()) as { filename: string }).filename).toBe('a"b.txt')
+
+    const blobs = gw.services.files.blobs as DiskBlobStore
+    const realOpen = blobs.openTemp.bind(blobs)
+    blobs.openTemp = async (path: string) => {
+      const fh = await realOpen(path)
+      const realWrite = fh.write.bind(fh) as (...a: unknown[]) => Promise<unknown>
+      let writes = 0
+      ;(fh as unknown as { write: unknown }).write = async (...a: unknown[]) => {
+        if (writes++ >= 1) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 })
+        return realWrite(...a)
+      }
+      return fh
+    }
+    try {
+      const form = new FormData()
+      form.append('purpose', 'user_data')
+      form.append('file', new Blob([new Uint8Array(4 * 1024 * 1024).fill(97)]), 'full.txt')
+      const res = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: form })
+      expect(res.status).toBe(507)
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      expect(((await res.json()) as { error: string }).error).toContain('nothing was kept')
+    } finally {
+      blobs.openTemp = realOpen
+    }
+    expect(readdirSync(join(gw.dataDir, 'blobs', '.tmp')).filter((n) => n.endsWith('.part'))).toEqual([])
+    const list = await fetch(`${gw.url}/api/v1/files?limit=100`, { headers: { authorization: `Bearer ${gw.key}` } })
+    expect(((await list.json()) as { data: { filename: string }[] }).data.map((f) => f.filename)).not.toContain('full.txt')
+  })
+
+  test('afterwards: /health is fast, the database is intact, and the books balance', async () => {
+    const health: number[] = []
+    for (let i = 0; i < 30; i++) {
+      const t0 = performance.now()
+      expect((await fetch(`${gw.url}/health`)).status).toBe(200)
+      health.push(performance.now() - t0)
+    }
+    health.sort((a, b) => a - b)
+    // one probe may meet this process's own garbage collection; the rest must be quick
+    expect(health[health.length - 2]!).toBeLessThan(50)
 
     // the dropped stream above is billed from the token worker, a few ms after it ended
     await Bun.sleep(300)
