@@ -37,3 +37,18 @@ test('D10 — admin key ids, unknown paths and wrong methods are cut too', async
   await expectShortError(await fetch(`${gw.url}/${long}`), 404)
   await expectShortError(await fetch(`${gw.url}/api/beta/v1/v1/${long}`, { headers: { authorization: `Bearer ${gw.key}` } }), 404)
 })
+
+test('D10 — an id whose percent-encoding is malformed (the router hands it over as null) is a 404, not a 500', async () => {
+  const auth = { authorization: `Bearer ${gw.key}` }
+  for (const root of ['/api/v1/files', '/api/beta/v1/files']) {
+    for (const [method, path] of [['GET', '/file-%E0%A4%A'], ['GET', '/file-%E0%A4%A/content'], ['DELETE', '/file-%E0%A4%A']] as const) {
+      const res = await fetch(`${gw.url}${root}${path}`, { method, headers: auth })
+      expect(res.status).toBe(404)
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      expect(((await res.json()) as { error: string }).error).toBeString()
+    }
+  }
+  const admin = await fetch(`${gw.url}/admin/v1/keys/key_%E0%A4%A`, { headers: { authorization: `Bearer ${ADMIN}` } })
+  expect(admin.status).toBe(404)
+  expect(admin.headers.get('x-request-id')).toBeTruthy()
+})
