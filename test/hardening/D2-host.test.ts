@@ -65,6 +65,17 @@ describe('D2 — odd Host headers', () => {
     })
   }
 
+  test('a request rebuilt for the router keeps its body: chat and a chunked multipart upload with Host "x"', async () => {
+    const body = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text hello' }] })
+    const chat = await raw(`POST /api/alpha/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    expect(chat.status).toBe(200)
+    expect(JSON.parse(chat.body).choices[0].message.content).toBe('hello')
+    const form = `--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nuser_data\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n${'x'.repeat(300_000)}\r\n--b--\r\n`
+    const up = await raw(`POST /api/v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.key}\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${form.length.toString(16)}\r\n${form}\r\n0\r\n\r\n`)
+    expect(up.status).toBe(200)
+    expect(JSON.parse(up.body).bytes).toBe(300_000)
+  })
+
   test('an absolute-form request target routes by its own path', async () => {
     expect((await raw(request(`http://x/api/v1/models`, 'x'))).status).toBe(401)
     expect((await raw(request(`http://x/api/v1/models`, 'x', gw.key))).status).toBe(200)
