@@ -61,6 +61,22 @@ export class Recorder implements GenerationSink {
     return Number.isFinite(d) ? Math.max(MIN_RETENTION_DAYS, d) : 30
   }
 
+  private readonly pending = new Set<Promise<unknown>>()
+
+  recordLater(input: Promise<GenerationInput>): void {
+    const p = input.then((i) => this.record(i)).catch((e) => this.deps.log.error('recorder: a late record failed', { error: String(e) }))
+    this.pending.add(p)
+    void p.finally(() => this.pending.delete(p))
+  }
+
+  /** Waits (at most `maxMs`) for records still being counted; at once when there are none. */
+  async settled(maxMs = 2_000): Promise<void> {
+    if (this.pending.size === 0) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([Promise.allSettled([...this.pending]), new Promise<void>((r) => (timer = setTimeout(r, maxMs)))])
+    clearTimeout(timer)
+  }
+
   /** Returns the record's gateway id (`gen-…`), or undefined if it could not be taken. */
   record(input: GenerationInput): string | undefined {
     const keys = this.deps.keys
@@ -182,12 +198,14 @@ export class Recorder implements GenerationSink {
     return this
   }
 
-  /** Stop timers and write what is queued; later records are written synchronously. */
-  stop(): void {
+  /** Stop timers, let records still being counted arrive, and write what is queued; later records are written synchronously. */
+  async stop(): Promise<void> {
     this.stopped = true
     if (this.pruneTimer) clearInterval(this.pruneTimer)
     if (this.firstPrune) clearTimeout(this.firstPrune)
     this.flush()
+    // late records write themselves once they arrive (stopped: at once); wait for them
+    await this.settled()
   }
 }
 

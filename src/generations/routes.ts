@@ -12,10 +12,12 @@ const ECHO_MAX = 200
 
 export function generationRoutes(s: Services) {
   return new Elysia({ name: 'generations' })
-    .get('/api/v1/generations', ({ request }) => {
+    .get('/api/v1/generations', async ({ request }) => {
       const id = new URL(request.url).searchParams.get('id')
       if (id === null || id === '') throw new HttpError(400, 'id: query parameter is required (the generation id)')
       const key = keyOf(request)
+      // a stream that just ended early is still being billed: its record is a few ms away
+      await s.recorder.settled()
       const row = s.recorder.get(id, key.id)
       // another key's record is reported exactly like a missing one, so ids cannot be probed
       if (!row || row.apiKeyId !== key.id) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)

@@ -32,4 +32,9 @@ export interface GenerationInput {
 export interface GenerationSink {
   /** Never throws and never delays a response: call it after the last byte is sent. */
   record(input: GenerationInput): void
+  /**
+   * A record whose usage is still being counted (a dropped stream billed in the token
+   * worker). Lookups and shutdown wait for it, so it is found like any other.
+   */
+  recordLater(input: Promise<GenerationInput>): void
 }

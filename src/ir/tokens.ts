@@ -1,7 +1,7 @@
 // Token counting with a real BPE (o200k), for the mock provider's usage and for billing
 // what a stream produced when it ended before the upstream reported usage (pitfall 14).
 // For Claude-family models o200k is an estimate of Anthropic's own tokenizer.
-import { countBounded, countBoundedAsync } from './bounded-bpe.ts'
+import { countBounded } from './bounded-bpe.ts'
 import type { GenerationRequest, Part } from './types.ts'
 
 /**
@@ -10,15 +10,6 @@ import type { GenerationRequest, Part } from './types.ts'
  * worker instead (src/tokens/count.ts); this is for tests and tools.
  */
 export const countTokens = (text: string): number => countBounded(text)
-
-/**
- * Tokens of `text` of any size without holding the loop: counted in slices that give it
- * back every ~2 ms, exact up to about a second of work and estimated past it. Same counts
- * as the gateway's token worker (src/tokens/count.ts), which the request path prefers
- * because it keeps that CPU off the request thread; the IR cannot own the worker, whose
- * entry point the binary's build embeds.
- */
-export const countTokensAsync = (text: string): Promise<number> => countBoundedAsync(text)
 
 function partText(p: Part): string {
   switch (p.type) {

@@ -74,10 +74,6 @@ export class GenerationOutcome {
       batchId: this.base.batchId ?? null,
     }
     if (!billDropped) return this.sink.record(input)
-    const sink = this.sink
-    void billedUsage(this.usage, this.producedText(), this.promptText).then(
-      (usage) => sink.record({ ...input, usage }),
-      () => sink.record(input),
-    )
+    this.sink.recordLater(billedUsage(this.usage, this.producedText(), this.promptText).then((usage) => ({ ...input, usage }), () => input))
   }
 }

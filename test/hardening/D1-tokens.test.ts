@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { countBounded, countBoundedAsync, segments, tokenizer } from '../../src/ir/bounded-bpe.ts'
-import { countTokens, countTokensAsync } from '../../src/ir/tokens.ts'
+import { countTokens } from '../../src/ir/tokens.ts'
 import { countTokensAsync as countInWorker } from '../../src/tokens/count.ts'
 import { cleanup, ROOT, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
 
@@ -51,7 +51,7 @@ describe('D1 — counting', () => {
     expect(Math.abs(sync - exact) / exact).toBeLessThan(0.05)
   })
 
-  test("the IR's countTokensAsync gives the loop back while counting 1 MB of one word, and agrees with the token worker", async () => {
+  test("the bounded count in slices (the worker's fallback) gives the loop back while counting 1 MB of one word, and agrees with the token worker", async () => {
     const text = 'mock: text ok\n' + letters(1 << 20, 3)
     let last = performance.now()
     let worstGap = 0
@@ -60,7 +60,7 @@ describe('D1 — counting', () => {
       worstGap = Math.max(worstGap, now - last)
       last = now
     }, 1)
-    const counted = await countTokensAsync(text)
+    const counted = await countBoundedAsync(text)
     clearInterval(timer)
     expect(worstGap).toBeLessThan(25)
     expect(counted).toBe(await countInWorker(text))
@@ -68,7 +68,7 @@ describe('D1 — counting', () => {
     const prose = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const exact = tokenizer().encode(prose).length
     expect(countTokens(prose)).toBe(exact)
-    expect(await countTokensAsync(prose)).toBe(exact)
+    expect(await countBoundedAsync(prose)).toBe(exact)
     expect(await countInWorker(prose)).toBe(exact)
   })
 })
