@@ -115,3 +115,29 @@ export const usageHourly = sqliteTable(
   (t) => [uniqueIndex('usage_hourly_pk').on(t.account, t.hour, t.model)],
 )
 
+
+/**
+ * Responses-style threads (§4.5): each stored response with the items it added — the
+ * request's new input items and the reply's output items — chained by
+ * `previous_response_id`. A thread is rebuilt by walking the chain.
+ */
+export const responses = sqliteTable(
+  'responses',
+  {
+    /** The response id the client saw (`resp_…`). */
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    model: text('model').notNull(),
+    /** Epoch ms. */
+    createdAt: integer('created_at').notNull(),
+    status: text('status').notNull(),
+    previousResponseId: text('previous_response_id'),
+    /** The conversation this response belongs to (a client-named thread), if any. */
+    conversation: text('conversation'),
+    /** JSON: the input items this request added (system instructions excluded). */
+    inputItems: text('input_items').notNull(),
+    /** JSON: the reply's output items. */
+    outputItems: text('output_items').notNull(),
+  },
+  (t) => [index('responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt)],
+)
