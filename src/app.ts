@@ -10,11 +10,12 @@ import type { Services } from './services.ts'
 import { filesRoutes } from './files/routes.ts'
 import { chatRoutes } from './surfaces/chat/route.ts'
 import { messagesRoutes } from './surfaces/messages/route.ts'
+import { responsesRoutes } from './surfaces/responses/route.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
 
 export function createApp(s: Services) {
   // A generation surface without its parameter list would accept anything: refuse to start.
-  assertSurfaceParams(['chat', 'messages'])
+  assertSurfaceParams(['chat', 'messages', 'responses'])
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
@@ -27,4 +28,5 @@ export function createApp(s: Services) {
     .use(filesRoutes(s))
     .use(chatRoutes(s))
     .use(messagesRoutes(s))
+    .use(responsesRoutes(s))
 }

@@ -12,6 +12,8 @@ export interface StreamEncoderState {
   produced: boolean
   /** The surface's terminator went out. */
   done: boolean
+  /** Responses-style status, for the record. */
+  status?: string | null
 }
 
 export interface StreamEncoder {
@@ -25,6 +27,8 @@ export interface EncodedReply {
   /** The id the client sees, which the record keeps. */
   id: string
   finishReason: string | null
+  /** Responses-style status, for the record. */
+  status?: string | null
 }
 
 export interface SurfaceCodec {

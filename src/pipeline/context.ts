@@ -15,4 +15,10 @@ export interface RequestContext {
   onModel?: (modelId: string) => void
   /** Interval of `: ping` comments on a silent stream (tests shorten it). */
   pingMs?: number
+  /**
+   * The client is the openai SDK's stream helper (`x-stainless-helper-method: stream`),
+   * which throws on any event type it does not know: the responses surface then leaves out
+   * the spec's extra events and says the same in the events it knows.
+   */
+  knownEventsOnly?: boolean
 }

@@ -36,7 +36,9 @@ export interface SurfaceSpec {
   validate(body: Body, model: CatalogModel, rc: RequestContext): void
   toIR(body: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest
   /** The body to send upstream as is (pass-through), or undefined when it must be translated. */
-  passthrough(body: Body, rules: RulesOutcome, model: CatalogModel): PassthroughPlan | undefined
+  passthrough(body: Body, rules: RulesOutcome, model: CatalogModel, rc: RequestContext): PassthroughPlan | undefined
+  /** A codec made for this one request (responses: it stores the thread), else `codec` serves. */
+  codecFor?(body: Body, model: CatalogModel, rc: RequestContext): SurfaceCodec
   /** The request's output cap, for admission (undefined: the model's default). */
   maxOutputTokens(body: Body): number | undefined
   /** Stop the reply at the first tool call. */
@@ -64,14 +66,18 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
   const adapter = s.providers.providerFor(model)
 
+  const codec = spec.codecFor?.(body, model, rc) ?? spec.codec
+  // The compat header is named once the body or IR is built: the surface may add to it.
   const headers: Record<string, string> = {}
-  const compat = compatHeader(rules.compat)
-  if (compat) headers['x-switchyard-compat'] = compat
+  const nameCompat = () => {
+    const compat = compatHeader(rules.compat)
+    if (compat) headers['x-switchyard-compat'] = compat
+  }
 
   const stream = body.stream === true
   const admission = admit(s, { apiKey: rc.apiKey, model, promptTokens: promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) })
   const out = new GenerationOutcome(s.recorder, {
-    apiKey: rc.apiKey, model, stream, endpoint: spec.codec.endpoint, fallbackId: spec.codec.fallbackId(),
+    apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId,
   })
   // One signal for the upstream call: the client's own (a disconnect aborts it) or ours,
@@ -82,7 +88,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   const ctx: CallContext = { signal: abort.signal, model, requestId: rc.requestId, betas: rc.betas }
   const sse: SseOptions = {
     pingMs: rc.pingMs,
-    errorFrame: spec.codec.errorFrame,
+    errorFrame: codec.errorFrame,
     onCancel: () => {
       out.fail(499, 'client disconnected')
       abort.abort()
@@ -92,13 +98,15 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   const pauseAtTool = spec.pauseAtTool?.(body) === true
   const pt = pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
   try {
-    const plan = pt && spec.passthrough(body, rules, model)
+    const plan = pt && spec.passthrough(body, rules, model, rc)
     if (pt && plan) {
+      nameCompat()
       const relay = { pt, body: await media.passthrough(spec.wire, plan.body, rc), tapOptions: plan.tap, ctx, out, headers }
       return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
     }
     const ir = await media.ir(spec.toIR(body, model, rules), rc, model)
-    const call = { adapter, ir, codec: spec.codec, ctx, out, headers, pauseAtTool }
+    nameCompat()
+    const call = { adapter, ir, codec, ctx, out, headers, pauseAtTool }
     return await (stream ? translatedStream({ ...call, sse }) : translatedJson(call))
   } catch (e) {
     // A failure before the call (a media source refused, an IR the upstream cannot take) is

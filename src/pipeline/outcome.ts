@@ -21,6 +21,8 @@ export class GenerationOutcome {
   id: string
   usage: Usage = emptyUsage()
   finishReason: string | null = null
+  /** Responses-style status (completed, requires_action, incomplete, failed). */
+  status: string | null = null
   ttftMs: number | null = null
   error: string | null = null
   httpStatus = 200
@@ -66,6 +68,7 @@ export class GenerationOutcome {
       createdAt: this.createdAt,
       usage: this.usage,
       finishReason: this.finishReason,
+      status: this.base.endpoint === 'openai.responses' ? (this.error !== null ? 'failed' : this.status) : null,
       latencyMs: Math.round(performance.now() - this.t0),
       ttftMs: this.ttftMs,
       error: this.error,

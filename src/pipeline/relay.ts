@@ -12,6 +12,7 @@ function noteTap(tap: WireTap, out: GenerationOutcome) {
   if (tap.state.id) out.id = tap.state.id
   if (tap.state.usage) out.usage = tap.state.usage
   out.finishReason = tap.state.finishReason
+  if (tap.state.status !== undefined) out.status = tap.state.status
 }
 
 export interface RelayInput {
@@ -27,8 +28,8 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers }: Rel
   try {
     const { text, status, tap } = await pt.call(body, ctx, async (res) => {
       const tap = pt.tap(tapOptions)
-      const text = await res.text()
-      tap.json(text)
+      const raw = await res.text()
+      const text = tap.json(raw) ?? raw
       return { text, status: res.status, tap }
     })
     noteTap(tap, out)

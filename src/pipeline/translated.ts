@@ -30,6 +30,7 @@ export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pa
     out.id = enc.id
     out.usage = r.usage
     out.finishReason = enc.finishReason
+    if (enc.status !== undefined) out.status = enc.status
     out.firstToken()
     return jsonReply(enc.body, headers)
   } catch (e) {
@@ -90,6 +91,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
       out.id = enc.state.id
       out.usage = enc.state.usage
       out.finishReason = enc.state.finishReason
+      if (enc.state.status !== undefined) out.status = enc.state.status
       await events.return?.(undefined)?.catch(() => {})
       out.record()
     }

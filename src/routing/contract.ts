@@ -40,6 +40,8 @@ export interface TapState {
   produced: boolean
   /** An in-band error event went by. */
   error: UpstreamErrorInfo | null
+  /** Responses-style status of the final response, when the wire has one. */
+  status?: string | null
 }
 
 /**
@@ -51,8 +53,8 @@ export interface WireTap {
   readonly state: TapState
   /** One SSE event's data (and event name) → the text to send on for it, or null to swallow it. */
   event(raw: string): string | null
-  /** A whole non-streamed JSON reply. */
-  json(text: string): void
+  /** A whole non-streamed JSON reply; a string returned replaces it (the responses tap completes the object). */
+  json(text: string): string | void
   /** The text and tool arguments relayed so far, to bill a stream that ended early (pitfall 14). */
   producedText(): string
 }
@@ -60,6 +62,18 @@ export interface WireTap {
 export interface TapOptions {
   /** Remove usage the client did not ask for (chat `include_usage` forced on for billing). */
   stripUsage?: boolean
+  /**
+   * Responses wire: the surface's hand on the lifecycle. `observe` sees each response
+   * snapshot with its sequence number; `finalize` gets the final response object (JSON
+   * reply or terminal event) and returns it completed — the gateway's extras added and
+   * its thread stored before the event goes out.
+   */
+  responses?: {
+    observe?(response: Record<string, unknown>, sequence: number): void
+    /** The client knows only OpenAI's own event types: no `response.requires_action`. */
+    knownEventsOnly?: boolean
+    finalize(response: Record<string, unknown>): Record<string, unknown>
+  }
 }
 
 /** The fast path of one wire: the checked body goes upstream as is and the reply comes back raw. */

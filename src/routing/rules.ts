@@ -143,6 +143,8 @@ export const FOREIGN_PARAMS: Record<Family, Record<string, Translate>> = {
  * chat surface does not know at all (so they are "unknown" there, not foreign).
  */
 const SURFACE_FOREIGN: Partial<Record<Surface, Partial<Record<Family, Record<string, Translate>>>>> = {
+  // OpenAI Responses features an Anthropic upstream has no counterpart for
+  responses: { anthropic: { top_logprobs: drop, background: drop, prompt: drop } },
   messages: {
     openai: {
       speed: drop, diagnostics: drop, user_profile_id: drop, workspace_id: drop,
@@ -158,6 +160,9 @@ const SURFACE_FOREIGN: Partial<Record<Surface, Partial<Record<Family, Record<str
  */
 const SURFACE_OWN: Partial<Record<Surface, Partial<Record<Family, ReadonlySet<string>>>>> = {
   messages: { anthropic: new Set(['parallel_tool_calls', 'service_tier']) },
+  // The responses surface keeps threads itself (`store` is the gateway's), and maps
+  // `mcp_servers` to OpenAI's MCP tools for OpenAI-family models.
+  responses: { anthropic: new Set(['store']), openai: new Set(['mcp_servers']) },
 }
 
 /**
@@ -195,6 +200,18 @@ export const SURFACE_PARAMS: Partial<Record<Surface, ReadonlySet<string>>> = {
     'speed', 'diagnostics', 'user_profile_id', 'workspace_id',
     // beta parameters of the current SDK (`client.beta.messages`)
     'billing_policy', 'compaction', 'fallbacks', 'fallback_credit_token', 'thread',
+  ]),
+  responses: new Set([
+    // spec §4.5
+    'model', 'input', 'messages', 'instructions', 'system', 'tools', 'tool_choice', 'temperature', 'top_p',
+    'max_output_tokens', 'response_format', 'reasoning_effort', 'reasoning_summary', 'reasoning', 'mcp_servers',
+    'stream', 'web_search_options', 'prompt_cache_retention', 'include', 'previous_response_id', 'tool_outputs',
+    'truncation', 'max_tool_calls', 'audio', 'modalities', 'prediction', 'strict', 'verbosity', 'metadata', 'store',
+    'conversation', 'n', 'seed', 'user', 'logit_bias', 'frequency_penalty', 'presence_penalty', 'functions',
+    'function_call',
+    // current official Responses API parameters the spec does not list (Codex sends several)
+    'text', 'parallel_tool_calls', 'prompt_cache_key', 'safety_identifier', 'service_tier', 'stream_options',
+    'top_logprobs', 'background', 'prompt', 'context_management', 'client_metadata',
   ]),
 }
 

@@ -5,6 +5,7 @@ import { bodyOf, callUpstream, readJson } from '../http.ts'
 import { parseSse } from '../sse.ts'
 import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, Wire } from '../types.ts'
 import { chatPromptText, openAIChatTap } from './tap.ts'
+import { openAIResponsesTap, responsesPromptText } from './responses-tap.ts'
 import { toOpenAIChat } from './request.ts'
 import { fromOpenAIChat, type ChatCompletion } from './response.ts'
 import { openAIChatEvents } from './stream.ts'
@@ -53,17 +54,26 @@ export class OpenAIAdapter implements ProviderAdapter {
    */
   readonly passthrough: Partial<Record<Wire, Passthrough>> = {
     'openai.chat': {
-      call: (body, ctx, accept) =>
-        callUpstream({
-          provider: this.config,
-          path: '/chat/completions',
-          headers: this.headers(body.stream === true),
-          body: JSON.stringify({ ...body, model: ctx.model.upstreamId }),
-          signal: ctx.signal,
-          accept,
-        }),
+      call: (body, ctx, accept) => this.post('/chat/completions', body, ctx, accept),
       tap: (opts) => openAIChatTap(opts),
       promptText: chatPromptText,
     },
+    // The Responses API (`POST {baseUrl}/responses`): the responses surface's upstream.
+    'openai.responses': {
+      call: (body, ctx, accept) => this.post('/responses', body, ctx, accept),
+      tap: (opts) => openAIResponsesTap(opts),
+      promptText: responsesPromptText,
+    },
+  }
+
+  private post<T>(path: string, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): Promise<T> {
+    return callUpstream({
+      provider: this.config,
+      path,
+      headers: this.headers(body.stream === true),
+      body: JSON.stringify({ ...body, model: ctx.model.upstreamId }),
+      signal: ctx.signal,
+      accept,
+    })
   }
 }

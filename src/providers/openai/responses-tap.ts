@@ -1,0 +1,122 @@
+// The tap of a relayed OpenAI Responses reply: each event parsed as JSON, reading the id,
+// usage, status, an in-band failure and the text produced (to bill a dropped stream). The
+// final response — the JSON reply, or the terminal event's — goes through the surface's
+// `finalize`, which completes it; a reply that ends in tool calls gets
+// `response.requires_action` before its `response.completed`, and a `response.failed` is
+// followed by `response.completed` with status failed (spec §6).
+import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import type { TapOptions, TapState, WireTap } from '../types.ts'
+import type { Usage } from '../../ir/types.ts'
+import { statusRule } from '../errors.ts'
+
+type Obj = Record<string, any>
+
+/** Responses usage → IR disjoint buckets: input_tokens includes the cached ones (pitfall 11). */
+export function usageFromResponses(u: Obj | null | undefined): Usage {
+  const input = typeof u?.input_tokens === 'number' ? u.input_tokens : 0
+  const cached = u?.input_tokens_details?.cached_tokens ?? 0
+  const out: Usage = { inputTokens: Math.max(0, input - cached), outputTokens: u?.output_tokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: 0 }
+  const reasoning = u?.output_tokens_details?.reasoning_tokens
+  if (typeof reasoning === 'number') out.reasoningTokens = reasoning
+  return out
+}
+
+function errorInfo(e: Obj | undefined, fallbackStatus = 500) {
+  const code = typeof e?.status === 'number' ? e.status : fallbackStatus
+  const kind = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : undefined
+  // OpenAI's quota and rate errors arrive as codes, not statuses.
+  const status = kind === 'insufficient_quota' || kind === 'rate_limit_exceeded' ? 429 : statusRule(code).status
+  return { status, message: typeof e?.message === 'string' ? e.message : 'upstream response failed', type: kind }
+}
+
+const frame = (type: string, payload: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`
+
+export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
+  const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null, status: null }
+  const produced: string[] = []
+  let pendingError: ReturnType<typeof errorInfo> | null = null
+  const hooks = opts.responses
+
+  /** The final response, completed; a failed one does not end the stream properly (the relay fails it). */
+  function final(r: Obj): Obj {
+    const done = hooks ? hooks.finalize(r) : r
+    if (typeof done.id === 'string') state.id = done.id
+    if (done.usage) state.usage = usageFromResponses(done.usage)
+    state.status = typeof done.status === 'string' ? done.status : null
+    state.finishReason = state.status
+    state.done = state.status !== 'failed'
+    return done
+  }
+
+  return {
+    state,
+    event(raw) {
+      const { data } = eventFields(raw)
+      if (data === null) return raw
+      const j = parseJsonObject(data)
+      if (!j || typeof j.type !== 'string') return raw
+      const seq = typeof j.sequence_number === 'number' ? j.sequence_number : 0
+      switch (j.type) {
+        case 'response.created':
+        case 'response.in_progress':
+        case 'response.queued':
+          if (typeof j.response?.id === 'string') state.id = j.response.id
+          if (j.response) hooks?.observe?.(j.response, seq)
+          return raw
+        case 'response.output_item.added':
+          state.produced = true
+          return raw
+        case 'response.output_text.delta':
+        case 'response.function_call_arguments.delta':
+        case 'response.reasoning_summary_text.delta':
+        case 'response.custom_tool_call_input.delta':
+          if (typeof j.delta === 'string') produced.push(j.delta)
+          state.produced = true
+          return raw
+        case 'error':
+          pendingError = errorInfo(j.error ?? j)
+          return raw
+        case 'response.failed': {
+          state.error = pendingError ?? errorInfo(j.response?.error)
+          const r = final({ ...j.response, status: 'failed' })
+          // §6: a failure ends with response.completed carrying status failed.
+          return raw + frame('response.completed', { sequence_number: seq + 1, response: r })
+        }
+        case 'response.completed':
+        case 'response.incomplete': {
+          const r = final(j.response ?? {})
+          if (r.status === 'requires_action' && !hooks?.knownEventsOnly) {
+            return frame('response.requires_action', { sequence_number: seq, response: r }) + frame('response.completed', { sequence_number: seq + 1, response: r })
+          }
+          return frame(j.type, { ...j, response: r })
+        }
+        default:
+          return raw
+      }
+    },
+    json(text) {
+      const j = parseJsonObject(text)
+      if (!j) return
+      state.produced = true
+      return JSON.stringify(final(j))
+    },
+    producedText: () => produced.join(''),
+  }
+}
+
+/** The prompt of a Responses body as text: instructions, input items and tool definitions. */
+export function responsesPromptText(body: Obj): string {
+  const parts: string[] = []
+  if (typeof body.instructions === 'string') parts.push(body.instructions)
+  const input = body.input
+  if (typeof input === 'string') parts.push(input)
+  else if (Array.isArray(input)) {
+    for (const it of input as Obj[]) {
+      const c = it?.content ?? it?.output ?? it?.arguments
+      if (typeof c === 'string') parts.push(c)
+      else if (Array.isArray(c)) for (const p of c as Obj[]) if (typeof p?.text === 'string') parts.push(p.text)
+    }
+  }
+  if (Array.isArray(body.tools)) parts.push(JSON.stringify(body.tools))
+  return parts.join('\n')
+}

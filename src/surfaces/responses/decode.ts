@@ -1,0 +1,169 @@
+// A checked turn → IR, for models the Responses upstream does not serve (Claude-family
+// models, the mock). Items become IR messages; tools that are not functions are mapped
+// where the IR can carry them (a `custom` tool becomes a function taking one string) and
+// otherwise dropped and named in the compat header.
+import type { CatalogModel } from '../../config/catalog.ts'
+import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
+import type { RulesOutcome } from '../../routing/rules.ts'
+import { mediaSource } from '../chat/decode.ts'
+import type { Item } from './items.ts'
+import { openReasoning } from './reasoning.ts'
+import type { Turn } from './validate.ts'
+
+type Obj = Record<string, unknown>
+type Body = Record<string, unknown>
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Anthropic's MCP connector (what `mcp_servers` becomes for a Claude model). */
+export const MCP_BETA = 'mcp-client-2025-04-04'
+
+function userPart(p: Obj, at: string): Part | undefined {
+  switch (p.type) {
+    case 'input_text':
+    case 'output_text':
+      return { type: 'text', text: p.text as string }
+    case 'refusal':
+      return { type: 'text', text: String(p.refusal ?? '') }
+    case 'input_image': {
+      const source = typeof p.file_id === 'string' ? { kind: 'file' as const, fileId: p.file_id } : mediaSource(p.image_url as string, `${at}.image_url`)
+      return { type: 'image', source, detail: p.detail === 'low' || p.detail === 'high' ? p.detail : undefined }
+    }
+    case 'input_file': {
+      if (typeof p.file_id === 'string') return { type: 'document', source: { kind: 'file', fileId: p.file_id }, title: p.filename as string | undefined }
+      if (typeof p.file_data === 'string') return { type: 'document', source: mediaSource(p.file_data, `${at}.file_data`), title: p.filename as string | undefined }
+      if (typeof p.file_url === 'string') return { type: 'document', source: { kind: 'url', url: p.file_url } }
+      return undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+function parts(content: unknown, at: string): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }]
+  if (!Array.isArray(content)) return []
+  return content.flatMap((p, i) => (isObj(p) ? (userPart(p, `${at}[${i}]`) ?? []) : []))
+}
+
+/** Items → IR messages: consecutive assistant-side items join one assistant turn, tool outputs one tool turn. */
+export function itemsToMessages(items: Item[], at = 'input'): Message[] {
+  const out: Message[] = []
+  const push = (role: Message['role'], part: Part) => {
+    const last = out[out.length - 1]
+    if (last?.role === role && (role === 'assistant' || role === 'tool')) last.content.push(part)
+    else out.push({ role, content: [part] })
+  }
+  items.forEach((it, i) => {
+    const where = `${at}[${i}]`
+    switch (it.type) {
+      case 'message': {
+        const role = it.role === 'developer' || it.role === 'system' ? 'system' : (it.role as Message['role'])
+        const content = parts(it.content, `${where}.content`)
+        if (content.length === 0) return
+        if (role === 'assistant') for (const p of content) push('assistant', p)
+        else out.push({ role, content })
+        return
+      }
+      case 'function_call':
+        return push('assistant', { type: 'tool-call', id: it.call_id as string, name: it.name as string, arguments: it.arguments as string })
+      case 'custom_tool_call':
+        return push('assistant', { type: 'tool-call', id: it.call_id as string, name: it.name as string, arguments: JSON.stringify({ input: it.input }) })
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
+        const content = typeof it.output === 'string' ? it.output : parts(it.output, `${where}.output`)
+        return push('tool', { type: 'tool-result', toolCallId: it.call_id as string, content })
+      }
+      case 'reasoning': {
+        const r = openReasoning(it)
+        if (r) push('assistant', r)
+        return
+      }
+      // Hosted-tool records and item references mean something only to OpenAI's own store.
+      default:
+        return
+    }
+  })
+  return out
+}
+
+const CUSTOM_INPUT = (t: Obj) => ({
+  type: 'object',
+  properties: { input: { type: 'string', description: `The raw input for ${String(t.name)}${isObj(t.format) && typeof t.format.definition === 'string' ? ', in this grammar:\n' + t.format.definition : ''}` } },
+  required: ['input'],
+})
+
+/** Function and custom tools → IR tools; the names of the others (dropped). */
+export function irTools(tools: Obj[]): { tools: Tool[]; dropped: string[] } {
+  const out: Tool[] = []
+  const dropped: string[] = []
+  for (const t of tools) {
+    if (t.type === 'function') {
+      out.push({ name: t.name as string, description: t.description as string | undefined, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
+    } else if (t.type === 'custom') {
+      out.push({ name: t.name as string, description: t.description as string | undefined, parameters: CUSTOM_INPUT(t) })
+    } else {
+      dropped.push(`tools.${String(t.type)}${typeof t.name === 'string' ? ':' + t.name : ''}`)
+    }
+  }
+  return { tools: out, dropped }
+}
+
+function irToolChoice(c: unknown, names: Set<string>): ToolChoice | undefined {
+  if (c === 'auto' || c === 'none' || c === 'required') return { type: c }
+  if (isObj(c) && typeof c.name === 'string' && names.has(c.name)) return { type: 'tool', name: c.name }
+  return undefined
+}
+
+function mcpConnector(servers: unknown): Obj[] {
+  return (servers as Obj[]).map((s) => {
+    const out: Obj = { type: 'url', url: s.url, name: s.name }
+    if (typeof s.authorization_token === 'string') out.authorization_token = s.authorization_token
+    if (isObj(s.tool_configuration)) out.tool_configuration = s.tool_configuration
+    return out
+  })
+}
+
+/** The IR request of a turn; `dropped` collects tools it could not carry. */
+export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: RulesOutcome, dropped: string[]): GenerationRequest {
+  const c = rules.counterpart
+  const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
+  const req: GenerationRequest = { model: body.model as string, messages, stream: body.stream === true }
+  if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
+  if (body.max_output_tokens !== undefined) req.maxTokens = body.max_output_tokens as number
+  if (body.temperature !== undefined) req.temperature = body.temperature as number
+  if (body.top_p !== undefined) req.topP = body.top_p as number
+
+  const t = irTools(turn.tools)
+  dropped.push(...t.dropped)
+  if (t.tools.length > 0) {
+    req.tools = t.tools
+    let choice = irToolChoice(turn.toolChoice, new Set(t.tools.map((x) => x.name)))
+    if (body.parallel_tool_calls === false || c.disableParallel) choice = { ...(choice ?? { type: 'auto' }), disableParallel: true } as ToolChoice
+    if (choice) req.toolChoice = choice
+  }
+  if (body.parallel_tool_calls !== undefined && !rules.removed.includes('parallel_tool_calls')) req.parallelToolCalls = body.parallel_tool_calls as boolean
+
+  const reasoning = { ...c.reasoning }
+  if (turn.effort) reasoning.effort = turn.effort as ReasoningEffort
+  if (turn.summary) {
+    reasoning.summary = turn.summary
+    // Summaries are the model's thinking shown: a Claude model thinks only when asked to.
+    reasoning.effort ??= 'medium'
+  }
+  if (Object.keys(reasoning).length > 0) req.reasoning = reasoning
+
+  const f = turn.format
+  if (f?.type === 'json_schema') req.responseFormat = { type: 'json_schema', name: f.name as string, schema: f.schema as Obj | undefined, strict: f.strict as boolean | undefined, description: f.description as string | undefined }
+  else if (f?.type === 'json_object' && model.family === 'openai') req.responseFormat = { type: 'json_object' }
+  else if (c.responseFormat) req.responseFormat = c.responseFormat
+  const user = (rules.removed.includes('user') ? undefined : (body.user as string | undefined)) ?? c.user
+  if (user !== undefined) req.user = user
+  if (body.metadata !== undefined && model.family === 'openai') req.metadata = body.metadata as Obj
+
+  if (body.mcp_servers !== undefined && model.family === 'anthropic') {
+    req.providerData = { anthropic: { mcp_servers: mcpConnector(body.mcp_servers) } }
+    req.betas = [MCP_BETA]
+  }
+  return req
+}

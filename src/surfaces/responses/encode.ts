@@ -1,0 +1,148 @@
+// The Response object (OpenAI's shape) and the spec's extras (§4.5, issue 10 item 2):
+// `requires_action` with `required_action.submit_tool_outputs.tool_calls` when the model
+// called tools, `incomplete_details` when a budget cut the output, and `reasoning.summaries`
+// holding the summary text. `completeResponse` adds the extras to any Response object —
+// one built here from the IR, or one an OpenAI upstream sent (the pass-through path).
+import type { Finish, GenerationResponse, Part, Usage } from '../../ir/types.ts'
+import { promptTokens } from '../../ir/types.ts'
+import type { Item } from './items.ts'
+import { reasoningItem } from './reasoning.ts'
+import type { Turn } from './validate.ts'
+
+type Obj = Record<string, unknown>
+
+const hex = (n: number) => crypto.randomUUID().replaceAll('-', '').slice(0, n)
+export const newId = (prefix: string) => `${prefix}_${hex(32)}`
+
+export function responsesUsage(u: Usage): Obj {
+  const input = promptTokens(u)
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cacheReadTokens },
+    output_tokens: u.outputTokens,
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0 },
+    total_tokens: input + u.outputTokens,
+  }
+}
+
+/** The IR finish → the response status and its incomplete_details. */
+export function statusOf(f: Finish): { status: string; incomplete?: Obj } {
+  if (f.reason === 'length' || f.reason === 'context_exceeded') return { status: 'incomplete', incomplete: { reason: 'max_output_tokens' } }
+  if (f.reason === 'content_filter' || f.reason === 'refusal') return { status: 'incomplete', incomplete: { reason: 'content_filter' } }
+  if (f.reason === 'error') return { status: 'failed' }
+  return { status: 'completed' }
+}
+
+export function messageItem(id: string, text: string, status = 'completed'): Item {
+  return { id, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] }
+}
+
+/** A tool call → a function_call item, or a custom_tool_call for a custom tool (its one string input unwrapped). */
+export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status = 'completed'): Item {
+  if (custom) {
+    let input = args
+    try {
+      const j = JSON.parse(args) as { input?: unknown }
+      if (typeof j?.input === 'string') input = j.input
+    } catch {}
+    return { id, type: 'custom_tool_call', status, call_id: callId, name, input }
+  }
+  return { id, type: 'function_call', status, arguments: args, call_id: callId, name }
+}
+
+/** The per-request facts an encoded Response echoes. */
+export interface ResponseFrame {
+  id: string
+  model: string
+  createdAt: number
+  turn: Turn
+  body: Obj
+}
+
+/** The Response object's fixed fields (everything but output, status and usage). */
+export function responseShell(f: ResponseFrame, status: string): Obj {
+  const { turn, body } = f
+  return {
+    id: f.id,
+    object: 'response',
+    created_at: f.createdAt,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: turn.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    max_tool_calls: turn.maxToolCalls ?? null,
+    model: f.model,
+    output: [],
+    parallel_tool_calls: body.parallel_tool_calls !== false,
+    previous_response_id: turn.previousResponseId ?? null,
+    reasoning: { effort: turn.effort ?? null, summary: turn.summary ?? null },
+    store: turn.store,
+    temperature: body.temperature ?? 1,
+    text: { format: turn.format ?? { type: 'text' }, ...(turn.verbosity ? { verbosity: turn.verbosity } : {}) },
+    tool_choice: turn.toolChoice ?? 'auto',
+    tools: turn.tools,
+    top_p: body.top_p ?? 1,
+    truncation: typeof body.truncation === 'string' ? body.truncation : 'disabled',
+    usage: null,
+    user: body.user ?? null,
+    metadata: body.metadata ?? {},
+  }
+}
+
+/**
+ * Adds the spec's extras to a finished Response object (mutates and returns it):
+ * `output_text`, `reasoning.summaries`, and for a reply that called tools the
+ * `requires_action` status with its `required_action`.
+ */
+export function completeResponse(r: Obj): Obj {
+  const output = Array.isArray(r.output) ? (r.output as Obj[]) : []
+  const texts: string[] = []
+  const summaries: Obj[] = []
+  const calls: Obj[] = []
+  for (const it of output) {
+    if (it?.type === 'message' && Array.isArray(it.content)) for (const c of it.content as Obj[]) if (c?.type === 'output_text' && typeof c.text === 'string') texts.push(c.text)
+    if (it?.type === 'reasoning' && Array.isArray(it.summary)) for (const s of it.summary as Obj[]) if (typeof s?.text === 'string') summaries.push({ type: 'summary_text', text: s.text })
+    if (it?.type === 'function_call') calls.push({ id: it.call_id, type: 'function', function: { name: it.name, arguments: it.arguments } })
+    if (it?.type === 'custom_tool_call') calls.push({ id: it.call_id, type: 'function', function: { name: it.name, arguments: JSON.stringify({ input: it.input }) } })
+  }
+  r.output_text = texts.join('')
+  const reasoning = typeof r.reasoning === 'object' && r.reasoning !== null ? (r.reasoning as Obj) : {}
+  r.reasoning = { ...reasoning, summaries }
+  if (calls.length > 0 && r.status === 'completed') {
+    r.status = 'requires_action'
+    r.required_action = { type: 'submit_tool_outputs', submit_tool_outputs: { tool_calls: calls } }
+  }
+  return r
+}
+
+/** IR content → output items, in the order the model produced them (at most `maxToolCalls` calls). */
+export function outputItems(content: Part[], turn: Turn, customTools: Set<string>): Item[] {
+  const out: Item[] = []
+  let calls = 0
+  for (const p of content) {
+    if (p.type === 'text') {
+      const last = out[out.length - 1]
+      if (last?.type === 'message') ((last.content as Obj[])[0] as { text: string }).text += p.text
+      else out.push(messageItem(newId('msg'), p.text))
+    } else if (p.type === 'reasoning') {
+      out.push(reasoningItem(newId('rs'), p, turn.summary !== undefined))
+    } else if (p.type === 'tool-call') {
+      if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) continue
+      calls++
+      out.push(callItem(newId('fc'), p.id, p.name, p.arguments, customTools.has(p.name)))
+    }
+  }
+  return out
+}
+
+/** A whole IR response → the completed Response object. */
+export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTools: Set<string>): Obj {
+  const { status, incomplete } = statusOf(r.finish)
+  const out = responseShell(f, status)
+  out.output = outputItems(r.content, f.turn, customTools)
+  if (incomplete) out.incomplete_details = incomplete
+  out.usage = responsesUsage(r.usage)
+  return completeResponse(out)
+}

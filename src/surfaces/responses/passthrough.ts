@@ -1,0 +1,70 @@
+// The body an OpenAI Responses upstream gets: the official spelling of everything the
+// client sent (aliases resolved: `messages` → `input`, `system` → `instructions`,
+// `reasoning_effort`/`reasoning_summary` → `reasoning`, `response_format` → `text.format`,
+// `mcp_servers` → MCP tools), the gateway's own state parameters taken out. When the
+// gateway's thread is involved the whole input goes up with `store: false`, item ids
+// stripped (pitfall 10); otherwise the client's input goes as it came.
+import type { Item } from './items.ts'
+import { withoutIds } from './items.ts'
+import type { Turn } from './validate.ts'
+
+type Obj = Record<string, unknown>
+
+/** Official Responses parameters copied as they are. */
+const COPIED = [
+  'model', 'temperature', 'top_p', 'max_output_tokens', 'stream', 'prompt_cache_retention', 'include', 'truncation',
+  'max_tool_calls', 'metadata', 'parallel_tool_calls', 'prompt_cache_key', 'safety_identifier', 'service_tier',
+  'stream_options', 'top_logprobs', 'background', 'prompt', 'context_management', 'client_metadata', 'user',
+] as const
+
+/** Accepted by the surface (§4.5 "Accepted") but not by the Responses API: left out and named. */
+export const NOT_SENT = ['n', 'seed', 'logit_bias', 'frequency_penalty', 'presence_penalty', 'audio', 'modalities', 'prediction', 'strict'] as const
+
+function mcpTools(servers: Obj[]): Obj[] {
+  return servers.map((s) => {
+    const t: Obj = { type: 'mcp', server_label: s.name, server_url: s.url, require_approval: 'never' }
+    if (typeof s.authorization_token === 'string') t.authorization = s.authorization_token
+    const allowed = (s.tool_configuration as Obj | undefined)?.allowed_tools
+    if (Array.isArray(allowed)) t.allowed_tools = allowed
+    return t
+  })
+}
+
+/**
+ * Reasoning items the upstream never stored can only go back with their encrypted content
+ * (and keep their id, which that content is bound to); every other item loses its id.
+ */
+function forUpstream(items: Item[]): Item[] {
+  const kept = items.filter((it) => it.type !== 'reasoning' || typeof it.encrypted_content === 'string')
+  return kept.map((it) => (it.type === 'reasoning' ? it : withoutIds([it])[0]))
+}
+
+export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
+  const out: Obj = {}
+  for (const k of COPIED) if (body[k] !== undefined) out[k] = body[k]
+  if (turn.stateful) {
+    out.input = forUpstream([...turn.history, ...turn.items])
+    out.store = false
+  } else {
+    out.input = body.input !== undefined ? body.input : turn.items
+    if (body.store !== undefined) out.store = body.store
+  }
+  if (turn.instructions) out.instructions = turn.instructions
+  const tools = [...turn.tools]
+  if (Array.isArray(body.mcp_servers)) tools.push(...mcpTools(body.mcp_servers as Obj[]))
+  if (body.web_search_options !== undefined) tools.push({ type: 'web_search', ...(body.web_search_options as Obj) })
+  if (tools.length > 0) out.tools = tools
+  if (turn.toolChoice !== undefined) out.tool_choice = turn.toolChoice
+  if (turn.effort !== undefined || turn.summary !== undefined || body.reasoning !== undefined) {
+    out.reasoning = { ...(body.reasoning as Obj | undefined), effort: turn.effort, summary: turn.summary }
+    for (const k of ['effort', 'summary', 'generate_summary'] as const) if ((out.reasoning as Obj)[k] === undefined) delete (out.reasoning as Obj)[k]
+  }
+  if (turn.format !== undefined || turn.verbosity !== undefined) {
+    const text: Obj = {}
+    if (turn.format) text.format = turn.format
+    if (turn.verbosity) text.verbosity = turn.verbosity
+    out.text = text
+  }
+  for (const k of NOT_SENT) if (body[k] !== undefined) compat.push(k)
+  return out
+}

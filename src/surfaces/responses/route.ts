@@ -1,0 +1,23 @@
+// POST /api/alpha/v1/responses : the responses codec on
+// the shared generation pipeline. Streams whenever the body says `stream: true`, whatever
+// the Accept header says (the openai SDK sends application/json even for streams).
+import { Elysia } from 'elysia'
+import { readJsonBody } from '../../http/body.ts'
+import { generate } from '../../pipeline/generate.ts'
+import { contextOf } from '../../pipeline/http.ts'
+import type { Services } from '../../services.ts'
+import { responsesSurface } from './surface.ts'
+
+export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
+
+export function responsesRoutes(s: Services) {
+  const surface = responsesSurface(s)
+  const app = new Elysia({ name: 'responses' })
+  for (const path of RESPONSES_PATHS) {
+    app.post(path, async ({ request }) => {
+      const knownEventsOnly = request.headers.get('x-stainless-helper-method') === 'stream'
+      return generate(s, surface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request, { knownEventsOnly }))
+    })
+  }
+  return app
+}

@@ -1,0 +1,216 @@
+// IR stream events → responses-style SSE (§6): response.created, response.in_progress,
+// then every output item bracketed by output_item.added/.done (message items also by
+// content_part.added/.done; reasoning items by the summary-part events when summaries are
+// on), and a terminal response.completed carrying the whole response — preceded by
+// response.requires_action when the reply called tools — or response.incomplete when a
+// budget cut it. A failure is response.error, response.failed, then response.completed
+// with status failed (§6, §7.8). Claude and GPT models share this grammar on the IR path.
+import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
+import type { MidStreamError } from '../../pipeline/reply.ts'
+import { callItem, completeResponse, messageItem, newId, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
+import type { Item } from './items.ts'
+import { reasoningItem } from './reasoning.ts'
+
+type Obj = Record<string, unknown>
+
+export function sse(type: string, payload: Obj): string {
+  return `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`
+}
+
+/**
+ * §6: response.error, response.failed, then response.completed with status failed. For a
+ * client that knows only OpenAI's events, the error event has OpenAI's name (`error`).
+ */
+export function failureEvents(ev: (type: string, payload: Obj) => string, error: { code: string; message: string }, r: Obj, knownEventsOnly: boolean): string {
+  const first = knownEventsOnly ? ev('error', { code: error.code, message: error.message, param: null }) : ev('response.error', { error: { ...error, type: error.code } })
+  return first + ev('response.failed', { response: r }) + ev('response.completed', { response: r })
+}
+
+interface Open {
+  index: number
+  item: Item
+  kind: 'text' | 'reasoning' | 'tool'
+  text: string
+  signature?: string
+  redacted?: string
+  custom?: boolean
+}
+
+export interface ResponsesStreamState {
+  id: string
+  usage: Usage
+  finishReason: string | null
+  status: string | null
+  produced: boolean
+  done: boolean
+}
+
+export interface ResponsesStreamEncoder {
+  readonly state: ResponsesStreamState
+  push(ev: StreamEvent): string
+  /** The in-band end of a failed stream: response.error, response.failed, response.completed (failed). */
+  failure(e: unknown): string
+}
+
+/**
+ * `onFinal` sees the finished response before its terminal event is written: the thread is
+ * stored by then (pitfall 20).
+ */
+export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<string>, onFinal: (r: Obj) => void, knownEventsOnly = false): ResponsesStreamEncoder {
+  const state: ResponsesStreamState = { id: f.id, usage: emptyUsage(), finishReason: null, status: null, produced: false, done: false }
+  const output: Item[] = []
+  const skipped = new Set<number>()
+  const tools = new Map<number, Open>()
+  let seq = 0
+  let open: Open | undefined
+  let calls = 0
+  const summaries = f.turn.summary !== undefined
+
+  const ev = (type: string, payload: Obj) => sse(type, { sequence_number: seq++, ...payload })
+  const snapshot = (status: string): Obj => ({ ...responseShell(f, status), output: [...output] })
+
+  function add(kind: Open['kind'], item: Item): [Open, string] {
+    const o: Open = { index: output.length, item, kind, text: '' }
+    output.push(item)
+    return [o, ev('response.output_item.added', { output_index: o.index, item })]
+  }
+  function done(o: Open, item: Item): string {
+    output[o.index] = item
+    return ev('response.output_item.done', { output_index: o.index, item })
+  }
+  const at = (o: Open) => ({ item_id: o.item.id, output_index: o.index })
+
+  function finalText(o: Open): string {
+    const part = { type: 'output_text', text: o.text, annotations: [], logprobs: [] }
+    return (
+      ev('response.output_text.done', { ...at(o), content_index: 0, text: o.text, logprobs: [] }) +
+      ev('response.content_part.done', { ...at(o), content_index: 0, part }) +
+      done(o, messageItem(o.item.id as string, o.text))
+    )
+  }
+  function finalReasoning(o: Open): string {
+    const item = reasoningItem(o.item.id as string, { type: 'reasoning', text: o.text, signature: o.signature, redacted: o.redacted }, summaries)
+    let s = ''
+    if (summaries) {
+      s += ev('response.reasoning_summary_text.done', { ...at(o), summary_index: 0, text: o.text })
+      s += ev('response.reasoning_summary_part.done', { ...at(o), summary_index: 0, part: { type: 'summary_text', text: o.text } })
+    }
+    return s + done(o, item)
+  }
+
+  function finish(status: string, incomplete: Obj | undefined): string {
+    const r = snapshot(status)
+    if (incomplete) r.incomplete_details = incomplete
+    r.usage = responsesUsage(state.usage)
+    completeResponse(r)
+    state.status = r.status as string
+    state.finishReason = state.status
+    onFinal(r)
+    state.done = true
+    if (r.status === 'requires_action' && !knownEventsOnly) return ev('response.requires_action', { response: r }) + ev('response.completed', { response: r })
+    if (r.status === 'incomplete') return ev('response.incomplete', { response: r })
+    return ev('response.completed', { response: r })
+  }
+
+  return {
+    state,
+    push(e: StreamEvent): string {
+      switch (e.type) {
+        case 'start':
+          return ev('response.created', { response: snapshot('in_progress') }) + ev('response.in_progress', { response: snapshot('in_progress') })
+        case 'text-start': {
+          const [o, s] = add('text', { id: newId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] })
+          open = o
+          return s + ev('response.content_part.added', { ...at(o), content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })
+        }
+        case 'text-delta':
+          if (!open || open.kind !== 'text' || e.text === '') return ''
+          open.text += e.text
+          state.produced = true
+          return ev('response.output_text.delta', { ...at(open), content_index: 0, delta: e.text, logprobs: [] })
+        case 'text-end': {
+          const o = open
+          open = undefined
+          return o?.kind === 'text' ? finalText(o) : ''
+        }
+        case 'reasoning-start': {
+          const [o, s] = add('reasoning', { id: newId('rs'), type: 'reasoning', summary: [] })
+          open = o
+          return s + (summaries ? ev('response.reasoning_summary_part.added', { ...at(o), summary_index: 0, part: { type: 'summary_text', text: '' } }) : '')
+        }
+        case 'reasoning-delta':
+          if (!open || open.kind !== 'reasoning') return ''
+          open.text += e.text
+          state.produced = true
+          return summaries && e.text ? ev('response.reasoning_summary_text.delta', { ...at(open), summary_index: 0, delta: e.text }) : ''
+        case 'reasoning-signature':
+          if (open?.kind === 'reasoning') open.signature = e.signature
+          return ''
+        case 'reasoning-redacted': {
+          const [o, s] = add('reasoning', { id: newId('rs'), type: 'reasoning', summary: [] })
+          o.redacted = e.data
+          return s + done(o, reasoningItem(o.item.id as string, { type: 'reasoning', text: '', redacted: e.data }, false))
+        }
+        case 'reasoning-end': {
+          const o = open
+          open = undefined
+          return o?.kind === 'reasoning' ? finalReasoning(o) : ''
+        }
+        case 'tool-input-start': {
+          if (f.turn.maxToolCalls !== undefined && calls >= f.turn.maxToolCalls) {
+            skipped.add(e.index)
+            return ''
+          }
+          calls++
+          state.produced = true
+          const custom = customTools.has(e.name)
+          const item = callItem(newId(custom ? 'ctc' : 'fc'), e.id, e.name, '', custom, 'in_progress')
+          const [o, s] = add('tool', item)
+          o.custom = custom
+          tools.set(e.index, o)
+          return s
+        }
+        case 'tool-input-delta': {
+          const o = tools.get(e.index)
+          if (!o || skipped.has(e.index)) return ''
+          o.text += e.delta
+          // A custom tool's input is its arguments' one string, known once they are whole.
+          return o.custom || e.delta === '' ? '' : ev('response.function_call_arguments.delta', { ...at(o), delta: e.delta })
+        }
+        case 'tool-input-end': {
+          const o = tools.get(e.index)
+          if (!o) return ''
+          tools.delete(e.index)
+          const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text || '{}', o.custom === true)
+          if (o.custom) {
+            return ev('response.custom_tool_call_input.delta', { ...at(o), delta: item.input }) + ev('response.custom_tool_call_input.done', { ...at(o), input: item.input }) + done(o, item)
+          }
+          return ev('response.function_call_arguments.done', { ...at(o), name: item.name, arguments: item.arguments }) + done(o, item)
+        }
+        case 'usage':
+          state.usage = e.usage
+          return ''
+        case 'finish': {
+          state.usage = e.usage
+          const { status, incomplete } = statusOf(e.finish)
+          return finish(status === 'failed' ? 'completed' : status, incomplete)
+        }
+        case 'error':
+          // Written by failure(), which the pipeline calls with the error that ends the stream.
+          return ''
+      }
+    },
+    failure(e: unknown): string {
+      if (state.done) return ''
+      const err = e as MidStreamError
+      const error = { code: err?.type ?? 'server_error', message: err?.message ?? 'stream failed' }
+      const r = snapshot('failed')
+      r.error = error
+      r.usage = responsesUsage(state.usage)
+      state.status = 'failed'
+      state.finishReason = 'failed'
+      state.done = true
+      return failureEvents(ev, error, r, knownEventsOnly)
+    },
+  }
+}

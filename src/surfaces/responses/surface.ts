@@ -1,0 +1,135 @@
+// The responses surface as the pipeline sees it. OpenAI-family models with an upstream go
+// to OpenAI's Responses API (pass-through; the final object completed with the spec's
+// extras); Claude-family models and the mock go through the IR. Each request gets its own
+// codec, which stores the thread before the reply's terminal event (pitfall 20).
+import type { CatalogModel } from '../../config/catalog.ts'
+import type { SurfaceCodec } from '../../pipeline/codec.ts'
+import type { RequestContext } from '../../pipeline/context.ts'
+import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import type { TapOptions } from '../../routing/contract.ts'
+import type { Services } from '../../services.ts'
+import { turnToIR } from './decode.ts'
+import { completeResponse, encodeResponse, newId, type ResponseFrame } from './encode.ts'
+import { upstreamBody } from './passthrough.ts'
+import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamEncoder } from './stream.ts'
+import { ThreadStore } from './thread.ts'
+import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
+
+type Obj = Record<string, unknown>
+
+/** The surface's codec is made per request (codecFor); this one only names the endpoint. */
+const PER_REQUEST: SurfaceCodec = {
+  endpoint: 'openai.responses',
+  fallbackId: () => newId('resp'),
+  encodeJson: () => {
+    throw new Error('responses: the codec is made per request')
+  },
+  streamEncoder: () => {
+    throw new Error('responses: the codec is made per request')
+  },
+  errorFrame: () => '',
+}
+
+const customNames = (turn: Turn) => new Set(turn.tools.filter((t) => t.type === 'custom').map((t) => t.name as string))
+
+export function responsesSurface(s: Services): SurfaceSpec {
+  const threads = new ThreadStore(s.storage.sqlite)
+  // The checked turn of each body, from validate to the codec (a body lives for one request).
+  const turns = new WeakMap<object, Turn>()
+  const turnOf = (body: Obj) => {
+    const t = turns.get(body)
+    if (!t) throw new Error('responses: body was not validated')
+    return t
+  }
+
+  /** Stores a finished response of a stored turn (failed ones are not part of a thread). */
+  const storer = (turn: Turn, model: CatalogModel, rc: RequestContext) => (r: Obj) => {
+    if (!turn.store || r.status === 'failed' || typeof r.id !== 'string') return
+    threads.save({
+      id: r.id,
+      apiKeyId: rc.apiKey.id,
+      model: model.id,
+      status: String(r.status),
+      previousResponseId: turn.previousResponseId ?? null,
+      conversation: turn.conversation ?? null,
+      inputItems: turn.items,
+      outputItems: Array.isArray(r.output) ? (r.output as Obj[]) : [],
+    })
+  }
+
+  interface Run {
+    codec: SurfaceCodec
+    hooks: NonNullable<TapOptions['responses']>
+  }
+  // Each request's codec and pass-through hooks, made once the model is known.
+  const runs = new WeakMap<object, Run>()
+
+  function run(body: Obj, model: CatalogModel, rc: RequestContext): Run {
+    const turn = turnOf(body)
+    const store = storer(turn, model, rc)
+    const custom = customNames(turn)
+    const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body })
+    let enc: ResponsesStreamEncoder | undefined
+    // What the pass-through stream has shown so far, for a failure the upstream did not report.
+    let seen: { response: Obj; sequence: number } | undefined
+    const codec: SurfaceCodec = {
+      endpoint: 'openai.responses',
+      fallbackId: () => newId('resp'),
+      encodeJson(r, modelName) {
+        const out = encodeResponse(r, frame(newId('resp'), modelName), custom)
+        store(out)
+        return { body: out, id: out.id as string, finishReason: out.status as string, status: out.status as string }
+      },
+      streamEncoder(o) {
+        enc = createResponsesStreamEncoder(frame(o.id, o.model), custom, store, rc.knownEventsOnly === true)
+        return enc
+      },
+      errorFrame(e) {
+        if (enc) return enc.failure(e)
+        // The pass-through stream failed without the upstream saying so (it closed early).
+        const err = e as { message?: string; type?: string }
+        const error = { code: err?.type ?? 'server_error', message: err?.message ?? 'stream failed' }
+        let seq = (seen?.sequence ?? -1) + 1
+        const ev = (type: string, payload: Obj) => sse(type, { sequence_number: seq++, ...payload })
+        const r = { ...(seen?.response ?? { id: 'resp_unknown', object: 'response', output: [] }), status: 'failed', error }
+        return failureEvents(ev, error, r, rc.knownEventsOnly === true)
+      },
+    }
+    const hooks: Run['hooks'] = {
+      observe(response, sequence) {
+        seen = { response, sequence }
+      },
+      knownEventsOnly: rc.knownEventsOnly === true,
+      finalize(r) {
+        if (turn.stateful) {
+          r.previous_response_id = turn.previousResponseId ?? null
+          r.store = turn.store
+        }
+        completeResponse(r)
+        store(r)
+        return r
+      },
+    }
+    const made = { codec, hooks }
+    runs.set(body, made)
+    return made
+  }
+
+  return {
+    surface: 'responses',
+    wire: 'openai.responses',
+    codec: PER_REQUEST,
+    normalize: normalizeResponsesBody,
+    validate(body, model, rc) {
+      turns.set(body, validateResponses(body, model, { apiKeyId: rc.apiKey.id, threads, mode: s.config.compat.crossFamily }))
+    },
+    codecFor: (body, model, rc) => run(body, model, rc).codec,
+    toIR(body, model, rules) {
+      return turnToIR(body, turnOf(body), model, rules, rules.compat)
+    },
+    passthrough(body, rules) {
+      return { body: upstreamBody(body, turnOf(body), rules.compat), tap: { responses: runs.get(body)?.hooks } }
+    },
+    maxOutputTokens: (body) => body.max_output_tokens as number | undefined,
+  }
+}
