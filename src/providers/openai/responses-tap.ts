@@ -55,13 +55,15 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       if (data === null) return raw
       const j = parseJsonObject(data)
       if (!j || typeof j.type !== 'string') return raw
-      const seq = typeof j.sequence_number === 'number' ? j.sequence_number : 0
+      // Recordings from before sequence numbers existed have none: then neither do added events.
+      const seq = typeof j.sequence_number === 'number' ? j.sequence_number : undefined
+      const at = (n: number) => (seq === undefined ? {} : { sequence_number: seq + n })
       switch (j.type) {
         case 'response.created':
         case 'response.in_progress':
         case 'response.queued':
           if (typeof j.response?.id === 'string') state.id = j.response.id
-          if (j.response) hooks?.observe?.(j.response, seq)
+          if (j.response) hooks?.observe?.(j.response, seq ?? 0)
           return raw
         case 'response.output_item.added':
           state.produced = true
@@ -80,13 +82,13 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
           state.error = pendingError ?? errorInfo(j.response?.error)
           const r = final({ ...j.response, status: 'failed' })
           // §6: a failure ends with response.completed carrying status failed.
-          return raw + frame('response.completed', { sequence_number: seq + 1, response: r })
+          return raw + frame('response.completed', { ...at(1), response: r })
         }
         case 'response.completed':
         case 'response.incomplete': {
           const r = final(j.response ?? {})
           if (r.status === 'requires_action' && !hooks?.knownEventsOnly) {
-            return frame('response.requires_action', { sequence_number: seq, response: r }) + frame('response.completed', { sequence_number: seq + 1, response: r })
+            return frame('response.requires_action', { ...at(0), response: r }) + frame('response.completed', { ...at(1), response: r })
           }
           return frame(j.type, { ...j, response: r })
         }
