@@ -1,0 +1,216 @@
+// Claude-family models and the mock through the responses surface: the IR path. The
+// official openai SDK drives it (create and the stream helper); a Claude model on the fake
+// Anthropic upstream replays recorded Messages traffic; threads continue across families
+// and survive a restart.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { fixture } from '../helpers/fake-upstream.ts'
+import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
+import { frames, startResponsesRig, types, WEATHER, type ResponsesRig } from './e2e-helpers.ts'
+
+let rig: ResponsesRig
+beforeAll(async () => {
+  rig = await startResponsesRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const TOOL_PROMPT = 'mock: tool get_weather {"city":"Oslo"}'
+
+describe('the mock, both families, with the openai SDK', () => {
+  for (const model of ['mock-gpt', 'mock-claude']) {
+    test(`${model}: create → output_text, usage, record`, async () => {
+      const r = await rig.client.responses.create({ model, input: 'hello there', instructions: 'be brief' })
+      expect(r.id).toMatch(/^resp_/)
+      expect(r.object).toBe('response')
+      expect(r.status).toBe('completed')
+      expect(r.output_text).toBe('hello there')
+      expect(r.output[0]).toMatchObject({ type: 'message', role: 'assistant', status: 'completed' })
+      expect(r.usage!.total_tokens).toBe(r.usage!.input_tokens + r.usage!.output_tokens)
+      expect((r as any).reasoning.summaries).toEqual([])
+      const g = await rig.generation(r.id)
+      expect(g).toMatchObject({ endpoint: 'openai.responses', status: 'completed', stream: false, model })
+      expect(g.usage.prompt_tokens).toBe(r.usage!.input_tokens)
+    })
+
+    test(`${model}: function-tool round trip (requires_action → tool_outputs + previous_response_id → answer)`, async () => {
+      const first: any = await rig.client.responses.create({ model, input: TOOL_PROMPT, tools: [WEATHER] })
+      expect(first.status).toBe('requires_action')
+      const calls = first.required_action.submit_tool_outputs.tool_calls
+      expect(calls).toEqual([{ id: expect.any(String), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }])
+      expect(first.output).toEqual([expect.objectContaining({ type: 'function_call', call_id: calls[0].id, name: 'get_weather' })])
+      const second = await rig.client.responses.create({ model, previous_response_id: first.id, tool_outputs: [{ tool_call_id: calls[0].id, output: '3°C' }], tools: [WEATHER] } as any)
+      expect(second.status).toBe('completed')
+      expect(second.output_text).toBe('tool result: 3°C')
+      expect(second.previous_response_id).toBe(first.id)
+      // `call_id` is accepted as an alias, and a function_call_output item works the same
+      const third = await rig.client.responses.create({ model, previous_response_id: first.id, tool_outputs: [{ call_id: calls[0].id, output: 'sunny' }], tools: [WEATHER] } as any)
+      expect(third.output_text).toBe('tool result: sunny')
+      const fourth = await rig.client.responses.create({ model, previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: calls[0].id, output: 'rain' }], tools: [WEATHER] })
+      expect(fourth.output_text).toBe('tool result: rain')
+    })
+
+    test(`${model}: responses.stream() → finalResponse(), text and tool call`, async () => {
+      const s = rig.client.responses.stream({ model, input: 'stream me please' })
+      let text = ''
+      for await (const e of s) if (e.type === 'response.output_text.delta') text += e.delta
+      const r = await s.finalResponse()
+      expect(text).toBe('stream me please')
+      expect(r.output_text).toBe('stream me please')
+      const t = rig.client.responses.stream({ model, input: TOOL_PROMPT, tools: [WEATHER] })
+      for await (const _ of t) {}
+      const tr: any = await t.finalResponse()
+      expect(tr.status).toBe('requires_action')
+      expect(tr.output[0]).toMatchObject({ type: 'function_call', name: 'get_weather', arguments: '{"city":"Oslo"}' })
+    })
+  }
+
+  test('the two families give the same event grammar and the same final object shape', async () => {
+    const shape = (v: unknown): unknown => (Array.isArray(v) ? v.map(shape) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)])) : typeof v)
+    for (const input of ['same words here', TOOL_PROMPT]) {
+      const runs = await Promise.all(['mock-gpt', 'mock-claude'].map(async (model) => {
+        const res = await rig.postResponses({ model, input, tools: [WEATHER], stream: true })
+        return frames(await res.text())
+      }))
+      expect(types(runs[0]!)).toEqual(types(runs[1]!))
+      expect(shape(runs[0]!.at(-1)!.data.response)).toEqual(shape(runs[1]!.at(-1)!.data.response))
+    }
+  })
+
+  test('§6 order for a tool call: requires_action then completed; sequence numbers 0..n; items bracketed', async () => {
+    const res = await rig.postResponses({ model: 'mock-gpt', input: TOOL_PROMPT, tools: [WEATHER], stream: true }, { headers: { accept: 'application/json' } })
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/)
+    const fs = frames(await res.text())
+    expect(types(fs)).toEqual([
+      'response.created', 'response.in_progress', 'response.output_item.added',
+      'response.function_call_arguments.delta', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta',
+      'response.function_call_arguments.done', 'response.output_item.done', 'response.requires_action', 'response.completed',
+    ])
+    expect(fs.map((f) => f.data.sequence_number)).toEqual(fs.map((_, i) => i))
+    expect(fs.every((f) => f.event === f.data.type)).toBe(true)
+    expect(fs.at(-1)!.data.response.status).toBe('requires_action')
+    const g = await rig.generation(fs[0]!.data.response.id)
+    expect(g).toMatchObject({ status: 'requires_action', stream: true, endpoint: 'openai.responses' })
+  })
+
+  test('incomplete: max_output_tokens cuts the output → response.incomplete with incomplete_details', async () => {
+    const r: any = await rig.client.responses.create({ model: 'mock-gpt', input: 'one two three four five six seven eight nine ten', max_output_tokens: 3 })
+    expect(r.status).toBe('incomplete')
+    expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' })
+    const res = await rig.postResponses({ model: 'mock-claude', input: 'one two three four five six seven eight nine ten', max_output_tokens: 3, stream: true })
+    const fs = frames(await res.text())
+    expect(types(fs).at(-1)).toBe('response.incomplete')
+    expect(fs.at(-1)!.data.response.incomplete_details).toEqual({ reason: 'max_output_tokens' })
+  })
+
+  test('mid-stream failure: response.error, response.failed, response.completed (status failed); recorded failed', async () => {
+    const res = await rig.postResponses({ model: 'mock-claude', input: 'mock: fail-midstream\nsome words to stream', stream: true })
+    expect(res.status).toBe(200)
+    const fs = frames(await res.text())
+    expect(types(fs).slice(-3)).toEqual(['response.error', 'response.failed', 'response.completed'])
+    expect(fs.at(-1)!.data.response.status).toBe('failed')
+    expect(fs.at(-1)!.data.response.output[0].type).toBe('message')
+    const g = await rig.generation(fs[0]!.data.response.id)
+    expect(g.status).toBe('failed')
+  })
+
+})
+
+describe('threads', () => {
+  test('previous_response_id continues a thread across families; the history reaches the model', async () => {
+    const a = await rig.client.responses.create({ model: 'mock-gpt', input: 'first words' })
+    const b = await rig.client.responses.create({ model: 'mock-claude', previous_response_id: a.id, input: [{ role: 'user', content: 'mock: text ok' }] })
+    expect(b.output_text).toBe('ok')
+    // the mock echoes the last user message: continuing b with no new input reads it from the thread
+    const c = await rig.client.responses.create({ model: 'mock-gpt', previous_response_id: b.id, input: 'again' })
+    expect(c.output_text).toBe('again')
+    expect(c.usage!.input_tokens).toBeGreaterThan(b.usage!.input_tokens)
+  })
+
+  test('conversation: a request with only a conversation continues from its latest stored response', async () => {
+    const conv = 'conv-' + crypto.randomUUID()
+    const first: any = await rig.client.responses.create({ model: 'mock-gpt', conversation: conv, input: TOOL_PROMPT, tools: [WEATHER] } as any)
+    const call = first.required_action.submit_tool_outputs.tool_calls[0]
+    const second = await rig.client.responses.create({ model: 'mock-gpt', conversation: conv, tool_outputs: [{ tool_call_id: call.id, output: 'cloudy' }], tools: [WEATHER] } as any)
+    expect(second.output_text).toBe('tool result: cloudy')
+    expect(second.previous_response_id).toBe(first.id)
+  })
+
+  test('store:false is not stored; another key cannot continue this key\'s thread (400 naming the id)', async () => {
+    const r = await rig.client.responses.create({ model: 'mock-gpt', input: 'x', store: false })
+    const res = await rig.postResponses({ model: 'mock-gpt', input: 'y', previous_response_id: r.id })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error).toContain(`previous_response_id: no stored response "${r.id}"`)
+    const mine = await rig.client.responses.create({ model: 'mock-gpt', input: 'x' })
+    const admin = rig.gw.services.keys
+    const other = await admin.create({ name: 'other' } as any)
+    const res2 = await rig.postResponses({ model: 'mock-gpt', input: 'y', previous_response_id: mine.id }, { key: (other as any).key ?? (other as any).secret })
+    expect(res2.status).toBe(400)
+    expect((await res2.json()).error).toContain(mine.id)
+  })
+
+  test('a continuation sent right after a stream ends finds the thread (pitfall 20)', async () => {
+    const res = await rig.postResponses({ model: 'mock-gpt', input: TOOL_PROMPT, tools: [WEATHER], stream: true })
+    const fs = frames(await res.text())
+    const r = fs.at(-1)!.data.response
+    const next = await rig.postResponses({ model: 'mock-gpt', previous_response_id: r.id, tool_outputs: [{ tool_call_id: r.output[0].call_id, output: 'ok' }], tools: [WEATHER] })
+    expect(next.status).toBe(200)
+    expect((await next.json()).output_text).toBe('tool result: ok')
+  })
+
+  test('threads survive a restart', async () => {
+    const dataDir = tempDir()
+    const gw = await startGateway({ dataDir, logLevel: 'silent' })
+    const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
+    const first: any = await client.responses.create({ model: 'mock-claude', input: TOOL_PROMPT, tools: [WEATHER] })
+    await gw.stop()
+    const gw2 = await startGateway({ dataDir, logLevel: 'silent' })
+    try {
+      const client2 = new OpenAI({ apiKey: gw.key, baseURL: `${gw2.url}/api/alpha/v1`, maxRetries: 0 })
+      const callId = first.required_action.submit_tool_outputs.tool_calls[0].id
+      const second = await client2.responses.create({ model: 'mock-claude', previous_response_id: first.id, tool_outputs: [{ tool_call_id: callId, output: 'after restart' }], tools: [WEATHER] } as any)
+      expect(second.output_text).toBe('tool result: after restart')
+    } finally {
+      await gw2.stop()
+      cleanup(dataDir)
+    }
+  })
+})
+
+describe('a Claude model on the Anthropic upstream (recorded traffic)', () => {
+  test('text stream: the responses grammar around the recorded Messages stream', async () => {
+    rig.up.script({ sse: fixture('anthropic/messages/stream-text.sse') })
+    const s = rig.client.responses.stream({ model: 'claude-sonnet-4-5', input: 'hi' })
+    for await (const _ of s) {}
+    const r = await s.finalResponse()
+    expect(r.output_text.length).toBeGreaterThan(0)
+    const up = rig.up.requests.at(-1)!
+    expect(up.path).toBe('/v1/messages')
+    expect(up.json()).toMatchObject({ model: 'claude-sonnet-4-5', stream: true })
+    expect(JSON.stringify(up.json().messages)).toContain('"hi"')
+  })
+
+  test('thinking: a reasoning item whose encrypted_content carries the signed thinking back to Claude byte for byte', async () => {
+    rig.up.script({ sse: fixture('anthropic/messages/stream-thinking.sse') })
+    const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'think', reasoning: { effort: 'low' }, stream: true })
+    const fs = frames(await res.text())
+    const final = fs.at(-1)!.data.response
+    const rs = final.output.find((o: any) => o.type === 'reasoning')
+    expect(rs.summary).toEqual([])
+    expect(rs.encrypted_content).toMatch(/^sy1\./)
+    expect(final.reasoning.summaries).toEqual([])
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.thinking).toMatchObject({ type: 'enabled' })
+    // replayed as items (Codex with store:false): the thinking block goes back signed
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const again = await rig.postResponses({ model: 'claude-sonnet-4-5', reasoning: { effort: 'low' }, store: false, input: [{ role: 'user', content: 'think' }, ...final.output, { role: 'user', content: 'more' }] })
+    expect(again.status).toBe(200)
+    const back = rig.up.requests.at(-1)!.json()
+    const thinking = back.messages[1].content.find((b: any) => b.type === 'thinking')
+    const want = frames(fixture('anthropic/messages/stream-thinking.sse'))
+    const sig = want.filter((f) => f.data.delta?.type === 'signature_delta').map((f) => f.data.delta.signature).join('')
+    const text = want.filter((f) => f.data.delta?.type === 'thinking_delta').map((f) => f.data.delta.thinking).join('')
+    expect(thinking).toEqual({ type: 'thinking', thinking: text, signature: sig })
+  })
+})

@@ -1,0 +1,88 @@
+// The responses stream encoder on hand-made IR event sequences the mock cannot produce:
+// several tool calls (max_tool_calls), redacted thinking, a failure mid-item.
+import { describe, expect, test } from 'bun:test'
+import { createBlockNormalizer } from '../../src/ir/blocks.ts'
+import type { StreamEvent } from '../../src/ir/types.ts'
+import { encodeResponse } from '../../src/surfaces/responses/encode.ts'
+import { openReasoning } from '../../src/surfaces/responses/reasoning.ts'
+import { createResponsesStreamEncoder } from '../../src/surfaces/responses/stream.ts'
+import type { Turn } from '../../src/surfaces/responses/validate.ts'
+import { frames, types } from './e2e-helpers.ts'
+
+const turn = (t: Partial<Turn> = {}): Turn => ({ items: [], history: [], tools: [], store: true, stateful: false, ...t })
+const frame = (t: Partial<Turn> = {}) => ({ id: 'resp_1', model: 'm', createdAt: 1, turn: turn(t), body: {} })
+const usage = { inputTokens: 5, outputTokens: 7, cacheReadTokens: 2, cacheWriteTokens: 0 }
+
+function run(events: StreamEvent[], t: Partial<Turn> = {}, onFinal: (r: any) => void = () => {}) {
+  const enc = createResponsesStreamEncoder(frame(t), new Set(['patch']), onFinal)
+  const blocks = createBlockNormalizer()
+  let text = ''
+  for (const e of events) for (const b of blocks(e)) text += enc.push(b)
+  return { enc, text }
+}
+
+const twoCalls: StreamEvent[] = [
+  { type: 'start', id: 'x', model: 'm', created: 1 },
+  { type: 'text-delta', text: 'calling' },
+  { type: 'tool-input-start', index: 0, id: 'call_a', name: 'f' },
+  { type: 'tool-input-delta', index: 0, delta: '{"a":1}' },
+  { type: 'tool-input-start', index: 1, id: 'call_b', name: 'f' },
+  { type: 'tool-input-delta', index: 1, delta: '{"b":2}' },
+  { type: 'finish', finish: { reason: 'tool_calls' }, usage },
+]
+
+describe('responses stream encoder', () => {
+  test('two tool calls: both items, both in required_action; usage with cached tokens', () => {
+    let final: any
+    const { text } = run(twoCalls, {}, (r) => (final = r))
+    const fs = frames(text)
+    expect(types(fs).filter((t) => t === 'response.output_item.done')).toHaveLength(3)
+    expect(final.required_action.submit_tool_outputs.tool_calls.map((c: any) => c.id)).toEqual(['call_a', 'call_b'])
+    expect(final.usage).toEqual({ input_tokens: 7, input_tokens_details: { cached_tokens: 2 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 14 })
+    expect(final.output_text).toBe('calling')
+  })
+
+  test('max_tool_calls: 1 keeps the first call only', () => {
+    let final: any
+    const { text } = run(twoCalls, { maxToolCalls: 1 }, (r) => (final = r))
+    expect(final.output.filter((o: any) => o.type === 'function_call').map((o: any) => o.call_id)).toEqual(['call_a'])
+    expect(text).not.toContain('call_b')
+  })
+
+  test('JSON encoding applies the same cap', () => {
+    const r = encodeResponse({ id: 'x', model: 'm', created: 1, content: [{ type: 'tool-call', id: 'a', name: 'f', arguments: '{}' }, { type: 'tool-call', id: 'b', name: 'f', arguments: '{}' }], finish: { reason: 'tool_calls' }, usage }, frame({ maxToolCalls: 1 }), new Set())
+    expect((r.output as any[]).length).toBe(1)
+    expect(r.status).toBe('requires_action')
+  })
+
+  test('redacted thinking becomes a reasoning item whose envelope restores it', () => {
+    let final: any
+    run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'reasoning-redacted', data: 'EqQBCgIYAh' }, { type: 'text-delta', text: 'ok' }, { type: 'finish', finish: { reason: 'stop' }, usage }], {}, (r) => (final = r))
+    const rs = final.output[0]
+    expect(rs.type).toBe('reasoning')
+    expect(openReasoning(rs)).toEqual({ type: 'reasoning', text: '', redacted: 'EqQBCgIYAh' })
+  })
+
+  test('a failure mid-item: the open item is in the failed response; nothing is stored', () => {
+    let stored = false
+    const { enc, text } = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'text-delta', text: 'par' }], {}, () => (stored = true))
+    const fs = frames(text + enc.failure({ message: 'upstream died', type: 'overloaded_error' }))
+    expect(types(fs).slice(-3)).toEqual(['response.error', 'response.failed', 'response.completed'])
+    expect(fs.at(-3)!.data.error).toEqual({ code: 'overloaded_error', message: 'upstream died', type: 'overloaded_error' })
+    expect(fs.at(-1)!.data.response.output[0].type).toBe('message')
+    expect(stored).toBe(false)
+    expect(enc.state.status).toBe('failed')
+  })
+
+  test('for the SDK stream helper (known events only): no response.requires_action, OpenAI `error` on failure', () => {
+    const enc = createResponsesStreamEncoder(frame(), new Set(), () => {}, true)
+    const blocks = createBlockNormalizer()
+    let text = ''
+    for (const e of twoCalls) for (const b of blocks(e)) text += enc.push(b)
+    expect(types(frames(text))).not.toContain('response.requires_action')
+    expect(frames(text).at(-1)!.data.response.status).toBe('requires_action')
+    const enc2 = createResponsesStreamEncoder(frame(), new Set(), () => {}, true)
+    const fs = frames(enc2.push({ type: 'start', id: 'x', model: 'm', created: 1 }) + enc2.failure({ message: 'x' }))
+    expect(types(fs).slice(-3)).toEqual(['error', 'response.failed', 'response.completed'])
+  })
+})

@@ -1,0 +1,89 @@
+// `compat.cross_family: translate` (what lets Codex drive a Claude model): OpenAI-only
+// parameters become their Anthropic counterparts or are dropped and named in
+// x-switchyard-compat; non-function tools are mapped where possible (a custom tool becomes a
+// function taking one string, and its call comes back as a custom_tool_call), else dropped
+// and named; a reasoning summary shows Claude's thinking text.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { fixture } from '../helpers/fake-upstream.ts'
+import { frames, startResponsesRig, types, type ResponsesRig } from './e2e-helpers.ts'
+
+let rig: ResponsesRig
+beforeAll(async () => {
+  rig = await startResponsesRig({}, 'compat:\n  cross_family: translate\n')
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const CODEX_TOOLS = [
+  { type: 'function', name: 'exec_command', description: 'run', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
+  { type: 'custom', name: 'apply_patch', description: 'patch files', format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' } },
+  { type: 'tool_search', execution: 'client' },
+  { type: 'web_search', external_web_access: false },
+  { type: 'namespace', name: 'multi_agent_v1', tools: [] },
+]
+
+describe('Codex driving a Claude model', () => {
+  test("Codex's body on the mock Claude model: tools mapped or dropped and named; parallel_tool_calls translated", async () => {
+    const res = await rig.postResponses({
+      model: 'mock-claude',
+      input: [{ type: 'message', id: 'msg_1', role: 'developer', content: [{ type: 'input_text', text: 'base' }] }, { type: 'message', id: 'msg_2', role: 'user', content: [{ type: 'input_text', text: 'mock: tool exec_command {"cmd":"echo sy-ok"}' }] }],
+      tools: CODEX_TOOLS,
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      reasoning: { summary: 'auto' },
+      store: false,
+      stream: true,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 's',
+      text: { verbosity: 'low' },
+      client_metadata: { session_id: 's' },
+    })
+    expect(res.status).toBe(200)
+    const compat = res.headers.get('x-switchyard-compat')!
+    expect(compat).toContain('tools.tool_search')
+    expect(compat).toContain('tools.web_search')
+    expect(compat).toContain('tools.namespace:multi_agent_v1')
+    expect(compat).not.toContain('apply_patch')
+    const fs = frames(await res.text())
+    const final = fs.at(-1)!.data.response
+    expect(final.status).toBe('requires_action')
+    expect(final.output[0]).toMatchObject({ type: 'function_call', name: 'exec_command', arguments: '{"cmd":"echo sy-ok"}' })
+  })
+
+  test('a custom tool call comes back as a custom_tool_call item with its raw input', async () => {
+    const res = await rig.postResponses({ model: 'mock-claude', input: 'mock: tool apply_patch {"input":"*** Begin Patch"}', tools: CODEX_TOOLS, stream: true })
+    const fs = frames(await res.text())
+    expect(types(fs)).toContain('response.custom_tool_call_input.done')
+    const item = fs.at(-1)!.data.response.output[0]
+    expect(item).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch' })
+    // and goes back to the model as a tool call with its output
+    const next = await rig.postResponses({ model: 'mock-claude', store: false, tools: CODEX_TOOLS, input: [{ role: 'user', content: 'patch it' }, item, { type: 'custom_tool_call_output', call_id: item.call_id, output: 'Done!' }] })
+    expect((await next.json()).output_text).toBe('tool result: Done!')
+  })
+
+  test("reasoning_summary on a Claude model shows the thinking text as summary events and reasoning.summaries", async () => {
+    rig.up.script({ sse: fixture('anthropic/messages/stream-thinking.sse') })
+    const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'think', reasoning_summary: 'auto', stream: true })
+    expect(res.status).toBe(200)
+    const fs = frames(await res.text())
+    const t = types(fs)
+    expect(t).toContain('response.reasoning_summary_part.added')
+    expect(t).toContain('response.reasoning_summary_text.delta')
+    expect(t).toContain('response.reasoning_summary_part.done')
+    const deltas = fs.filter((f) => f.data.type === 'response.reasoning_summary_text.delta').map((f) => f.data.delta).join('')
+    const final = fs.at(-1)!.data.response
+    expect(final.reasoning.summaries).toEqual([{ type: 'summary_text', text: deltas }])
+    // reasoning effort → a thinking budget upstream
+    expect(rig.up.requests.at(-1)!.json().thinking).toMatchObject({ type: 'enabled', budget_tokens: expect.any(Number) })
+  })
+
+  test('mcp_servers → Anthropic MCP connector with its beta header', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi', mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'ex', authorization_token: 'tok' }] })
+    expect(res.status).toBe(200)
+    const up = rig.up.requests.at(-1)!
+    expect(up.headers['anthropic-beta']).toContain('mcp-client-2025-04-04')
+    expect(up.json().mcp_servers).toEqual([{ type: 'url', url: 'https://mcp.example.com/sse', name: 'ex', authorization_token: 'tok' }])
+  })
+})
