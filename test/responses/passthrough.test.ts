@@ -189,3 +189,31 @@ describe('threads on the pass-through path', () => {
     expect(second.status).toBe('completed')
   })
 })
+
+describe('pitfall 10: reasoning items on a continued thread', () => {
+  test('a reasoning item with encrypted_content goes back whole (id kept); other items lose their ids; store:false', async () => {
+    const want = fixtureJson(F('nonstream-reasoning-summary.json'))
+    rig.up.script({ json: fixture(F('nonstream-reasoning-summary.json')) })
+    const first: any = await rig.client.responses.create({ model: 'gpt-5.2', input: [{ type: 'message', id: 'msg_client', role: 'user', content: 'think' }], reasoning: { effort: 'high', summary: 'auto' }, include: ['reasoning.encrypted_content'] })
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.2', previous_response_id: first.id, input: 'more' })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.store).toBe(false)
+    const reasoning = want.output.find((o: any) => o.type === 'reasoning')
+    expect(reasoning.encrypted_content.length).toBeGreaterThan(20)
+    expect(sent.input).toContainEqual(reasoning)
+    const others = sent.input.filter((i: any) => i.type !== 'reasoning')
+    expect(others.every((i: any) => i.id === undefined)).toBe(true)
+    expect(others.map((i: any) => i.type ?? 'message')).toEqual(['message', 'message', 'message'])
+  })
+
+  test('a reasoning item without encrypted content cannot be replayed without the upstream store: it is left out, never an empty message', async () => {
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const first: any = await rig.client.responses.create({ model: 'gpt-5.2', input: 'a' })
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.2', previous_response_id: first.id, input: [{ type: 'reasoning', id: 'rs_x', summary: [] }, { role: 'user', content: 'b' }] })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.input.some((i: any) => i.type === 'reasoning')).toBe(false)
+    expect(sent.input.every((i: any) => i.type !== 'message' || (i.content !== '' && i.content?.length !== 0))).toBe(true)
+  })
+})
