@@ -10,6 +10,7 @@ import type { ApiKey } from '../auth/context.ts'
 import { badRequest } from '../http/errors.ts'
 import type { Family, GenerationRequest, MediaSource, Part } from '../ir/types.ts'
 import { resolveChatBodyFiles } from './chat-body.ts'
+import { resolveResponsesBodyFiles } from './responses-body.ts'
 import type { FetchPolicy } from './fetch.ts'
 import type { Inlined } from './inline.ts'
 import { resolveMessagesBodyMedia } from './messages-body.ts'
@@ -95,7 +96,7 @@ export interface MediaResolverOptions {
 
 /**
  * The pipeline's media step (src/pipeline/generate.ts `MediaResolver`): the IR path and the
- * pass-through bodies of the chat and messages wires; any other wire's body as it is.
+ * pass-through bodies of the chat, messages and responses wires.
  */
 export function createMediaResolver(opts: MediaResolverOptions) {
   const deps = (rc: CallerOf): MediaDeps => ({ files: opts.files, policy: opts.policy, key: rc.apiKey, signal: rc.signal })
@@ -105,6 +106,7 @@ export function createMediaResolver(opts: MediaResolverOptions) {
     passthrough: async (wire: string, body: Record<string, unknown>, rc: CallerOf) => {
       if (wire === 'openai.chat') return resolveChatBodyFiles(body, deps(rc))
       if (wire === 'anthropic.messages') return resolveMessagesBodyMedia(body, deps(rc))
+      if (wire === 'openai.responses') return resolveResponsesBodyFiles(body, deps(rc))
       return body
     },
   }

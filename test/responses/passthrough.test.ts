@@ -194,7 +194,7 @@ describe('pitfall 10: reasoning items on a continued thread', () => {
   test('a reasoning item with encrypted_content goes back whole (id kept); other items lose their ids; store:false', async () => {
     const want = fixtureJson(F('nonstream-reasoning-summary.json'))
     rig.up.script({ json: fixture(F('nonstream-reasoning-summary.json')) })
-    const first: any = await rig.client.responses.create({ model: 'gpt-5.2', input: [{ type: 'message', id: 'msg_client', role: 'user', content: 'think' }], reasoning: { effort: 'high', summary: 'auto' }, include: ['reasoning.encrypted_content'] })
+    const first: any = await rig.client.responses.create({ model: 'gpt-5.2', input: [{ type: 'message', id: 'msg_client', role: 'user', content: 'think' }] as any, reasoning: { effort: 'high', summary: 'auto' }, include: ['reasoning.encrypted_content'] })
     rig.up.script({ json: fixture(F('nonstream-text.json')) })
     await rig.client.responses.create({ model: 'gpt-5.2', previous_response_id: first.id, input: 'more' })
     const sent = rig.up.requests.at(-1)!.json()
@@ -215,5 +215,23 @@ describe('pitfall 10: reasoning items on a continued thread', () => {
     const sent = rig.up.requests.at(-1)!.json()
     expect(sent.input.some((i: any) => i.type === 'reasoning')).toBe(false)
     expect(sent.input.every((i: any) => i.type !== 'message' || (i.content !== '' && i.content?.length !== 0))).toBe(true)
+  })
+})
+
+describe('files (D8): gateway file ids are read with the caller key', () => {
+  test('input_file with a gateway file id is inlined for the Responses upstream; another key gets a 400 naming it', async () => {
+    const { toFile } = await import('openai')
+    const f = await rig.client.files.create({ file: await toFile(Buffer.from('%PDF-1.4 tiny'), 'doc.pdf'), purpose: 'user_data' })
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const r = await rig.client.responses.create({ model: 'gpt-4.1', input: [{ role: 'user', content: [{ type: 'input_file', file_id: f.id }, { type: 'input_text', text: 'summarise' }] }] })
+    expect(r.status).toBe('completed')
+    const part = rig.up.requests.at(-1)!.json().input[0].content[0]
+    expect(part).toEqual({ type: 'input_file', filename: 'doc.pdf', file_data: `data:application/pdf;base64,${Buffer.from('%PDF-1.4 tiny').toString('base64')}` })
+    const other = rig.gw.services.keys.create({ name: 'other-files' })
+    const before = rig.up.requests.length
+    const res = await rig.postResponses({ model: 'gpt-4.1', input: [{ role: 'user', content: [{ type: 'input_file', file_id: f.id }] }] }, { key: other.key })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error).toContain('input[0].content[0].file_id')
+    expect(rig.up.requests.length).toBe(before)
   })
 })

@@ -1,0 +1,41 @@
+// A Responses body on the pass-through path: input parts that name a gateway file id (an
+// `input_file` or `input_image` with `file_id`) are read with the caller's key and inlined,
+// as the chat body's are (D8): the upstream does not know gateway ids, and an id of the
+// operator's own upstream account must not be reachable through the gateway. A PDF becomes
+// `file_data`, text an `input_text` part, an image an `input_image` data URL.
+import { inlineFile, inScope, type MediaDeps, type Scope } from './source.ts'
+
+type Obj = Record<string, unknown>
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+const isFileIdPart = (p: unknown): p is Obj & { file_id: string } =>
+  isObj(p) && (p.type === 'input_file' || p.type === 'input_image') && typeof p.file_id === 'string'
+const itemNeedsWork = (it: unknown): it is Obj & { content: unknown[] } => isObj(it) && Array.isArray(it.content) && it.content.some(isFileIdPart)
+
+async function inlinePart(p: Obj & { file_id: string }, at: string, s: Scope): Promise<Obj> {
+  const { file_id, ...rest } = p
+  const got = await s.run(() => inlineFile(file_id, s.deps, `${at}.file_id`))
+  const named = typeof p.filename === 'string' ? p.filename : undefined
+  const src = got.source
+  if (src.kind === 'text') return { type: 'input_text', text: named ? `${named}\n\n${src.data}` : src.data }
+  if (src.kind !== 'base64') throw new Error('inlineFile gave neither text nor base64')
+  const dataUrl = `data:${src.mediaType};base64,${src.data}`
+  if (got.kind === 'image') return { type: 'input_image', image_url: dataUrl, detail: p.detail ?? 'auto' }
+  return { ...rest, type: 'input_file', filename: named ?? got.filename, file_data: dataUrl }
+}
+
+/** `body` with every gateway file id in its input inlined, or `body` itself when it has none. */
+export async function resolveResponsesBodyFiles(body: Obj, deps: MediaDeps): Promise<Obj> {
+  const input = body.input
+  if (!Array.isArray(input) || !input.some(itemNeedsWork)) return body
+  return inScope(deps, async (s) => {
+    const out = await Promise.all(
+      input.map(async (it: unknown, i) => {
+        if (!itemNeedsWork(it)) return it
+        const content = await Promise.all(it.content.map((p, j) => (isFileIdPart(p) ? inlinePart(p, `input[${i}].content[${j}]`, s) : p)))
+        return { ...it, content }
+      }),
+    )
+    return { ...body, input: out }
+  })
+}
