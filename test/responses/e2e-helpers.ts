@@ -21,22 +21,9 @@ export async function startResponsesRig(env: Record<string, string> = {}, yaml?:
   }
 }
 
-export interface Frame {
-  event: string | null
-  data: any
-}
-
-/** The frames of a responses-style SSE body: `event:` name and parsed data. */
-export function frames(sse: string): Frame[] {
-  return sse
-    .split(/\r?\n\r?\n/)
-    .filter((f) => f.includes('data:'))
-    .map((f) => {
-      const ev = /^event: ?(.*)$/m.exec(f)
-      const data = f.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n')
-      return { event: ev ? ev[1]!.trim() : null, data: JSON.parse(data) }
-    })
-}
+/** The frames of a responses-style SSE body (`event:` name and parsed data): the same reader as the messages tests'. */
+export { messageFrames as frames } from '../messages/e2e-helpers.ts'
+export type Frame = { event: string | null; data: any }
 
 /** The event types of a stream, in order. */
 export const types = (fs: Frame[]) => fs.map((f) => f.data.type as string)
