@@ -52,6 +52,7 @@ describe('400 naming the field', () => {
     ['tool_outputs without previous_response_id', { model: 'gpt-4.1', tool_outputs: [{ tool_call_id: 'c', output: 'x' }] }, /^tool_outputs: needs previous_response_id/],
     ['tool_outputs item without id', { model: 'gpt-4.1', previous_response_id: 'resp_x', tool_outputs: [{ output: 'x' }] }, /^tool_outputs\[0\]\.tool_call_id: required/],
     ['unknown previous_response_id', { model: 'gpt-4.1', input: 'hi', previous_response_id: 'resp_nope' }, /^previous_response_id: no stored response "resp_nope"/],
+    ['a conversation name of 1,000 characters', { model: 'gpt-4.1', input: 'hi', conversation: 'c'.repeat(1000) }, /^conversation: expected a conversation id of 1 to 256 characters/],
     ['max_tool_calls 0', { model: 'gpt-4.1', input: 'hi', max_tool_calls: 0 }, /^max_tool_calls: expected an integer of at least 1/],
     ['metadata values', { model: 'gpt-4.1', input: 'hi', metadata: { a: 1 } }, /^metadata: expected an object of at most 16 string values|^metadata\.a:/],
     ['__proto__ key', { model: 'gpt-4.1', input: 'hi', ['__proto__']: { x: 1 } }, /__proto__/],

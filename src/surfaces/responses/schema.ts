@@ -5,6 +5,7 @@ import { Type as T, type TSchema } from '@sinclair/typebox'
 
 const Str = (o: object = {}) => T.String({ errorMessage: 'expected a string', ...o })
 const NonEmpty = () => Str({ minLength: 1, errorMessage: 'expected a non-empty string' })
+const Id = () => Str({ minLength: 1, maxLength: 256, errorMessage: 'expected an id of 1 to 256 characters' })
 const Bool = () => T.Boolean({ errorMessage: 'expected a boolean (true or false)' })
 const Num = (min: number, max: number) => T.Number({ minimum: min, maximum: max, errorMessage: `expected a number from ${min} to ${max}` })
 const Int = (min: number) => T.Integer({ minimum: min, errorMessage: `expected an integer of at least ${min}` })
@@ -57,7 +58,7 @@ export const PARAM_SCHEMAS: Record<string, TSchema> = {
   web_search_options: AnyObject,
   prompt_cache_retention: T.Literal('24h', { errorMessage: 'only "24h" is supported' }),
   include: T.Union([Str(), T.Array(Str())], { errorMessage: 'expected a string or an array of strings' }),
-  previous_response_id: NonEmpty(),
+  previous_response_id: Id(),
   tool_outputs: Arr('tool outputs'),
   truncation: T.Union([OneOf(['auto', 'disabled']), AnyObject], { errorMessage: 'expected "auto", "disabled" or an object' }),
   max_tool_calls: Int(1),
@@ -68,7 +69,7 @@ export const PARAM_SCHEMAS: Record<string, TSchema> = {
   verbosity: OneOf(['low', 'medium', 'high']),
   metadata: T.Record(T.String(), Str({ maxLength: 512, errorMessage: 'expected a string of at most 512 characters' }), { maxProperties: 16, errorMessage: 'expected an object of at most 16 string values' }),
   store: Bool(),
-  conversation: T.Union([NonEmpty(), T.Object({ id: NonEmpty() })], { errorMessage: 'expected a conversation id (string) or { id }' }),
+  conversation: T.Union([Id(), T.Object({ id: Id() })], { errorMessage: 'expected a conversation id of 1 to 256 characters, or { id }' }),
   n: T.Integer({ minimum: 1, maximum: 1, errorMessage: 'only 1 is supported' }),
   seed: T.Integer({ errorMessage: 'expected an integer' }),
   user: Str(),
