@@ -99,6 +99,20 @@ describe('streams', () => {
     }
   })
 
+  test('reasoning summary then a function call (with sequence numbers): requires_action takes the terminal number, completed the next', async () => {
+    const sse = fixture(F('stream-reasoning-summary-function-call.sse'))
+    rig.up.script({ sse })
+    const res = await rig.postResponses({ model: 'gpt-5.1-codex-max', input: 'calc', reasoning: { effort: 'high', summary: 'detailed' }, stream: true })
+    const got = frames(await res.text())
+    const want = frames(sse)
+    expect(types(got)).toEqual([...types(want).slice(0, -1), 'response.requires_action', 'response.completed'])
+    expect(got.map((f) => f.data.sequence_number)).toEqual(got.map((_, i) => i))
+    const r = got.at(-1)!.data.response
+    const deltas = want.filter((f) => f.data.type === 'response.reasoning_summary_text.delta').map((f) => f.data.delta).join('')
+    expect(r.reasoning.summaries.map((x: any) => x.text).join('')).toBe(deltas)
+    expect(r.required_action.submit_tool_outputs.tool_calls).toHaveLength(1)
+  })
+
   test("the SDK's stream helper (which rejects unknown event types) gets status requires_action on response.completed", async () => {
     rig.up.script({ sse: fixture(F('stream-function-call.sse')) })
     const s = rig.client.responses.stream({ model: 'gpt-4.1', input: 'weather?' })
