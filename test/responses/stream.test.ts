@@ -86,3 +86,15 @@ describe('responses stream encoder', () => {
     expect(types(fs).slice(-3)).toEqual(['error', 'response.failed', 'response.completed'])
   })
 })
+
+describe('finish → status (pitfall 16)', () => {
+  test('every IR finish reason has an explicit status', async () => {
+    const { statusOf } = await import('../../src/surfaces/responses/encode.ts')
+    expect(statusOf({ reason: 'stop' })).toEqual({ status: 'completed' })
+    expect(statusOf({ reason: 'length' })).toEqual({ status: 'incomplete', incomplete: { reason: 'max_output_tokens' } })
+    expect(statusOf({ reason: 'refusal' })).toEqual({ status: 'incomplete', incomplete: { reason: 'content_filter' } })
+    expect(statusOf({ reason: 'pause', raw: 'pause_turn' })).toEqual({ status: 'incomplete', incomplete: { reason: 'pause_turn' } })
+    expect(statusOf({ reason: 'context_exceeded' })).toEqual({ status: 'incomplete', incomplete: { reason: 'model_context_window_exceeded' } })
+    expect(statusOf({ reason: 'other', raw: 'weird_new_reason' })).toEqual({ status: 'incomplete', incomplete: { reason: 'weird_new_reason' } })
+  })
+})

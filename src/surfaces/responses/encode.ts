@@ -3,7 +3,7 @@
 // called tools, `incomplete_details` when a budget cut the output, and `reasoning.summaries`
 // holding the summary text. `completeResponse` adds the extras to any Response object —
 // one built here from the IR, or one an OpenAI upstream sent (the pass-through path).
-import type { Finish, GenerationResponse, Part, Usage } from '../../ir/types.ts'
+import type { Finish, FinishReason, GenerationResponse, Part, Usage } from '../../ir/types.ts'
 import { promptTokens } from '../../ir/types.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
@@ -25,12 +25,27 @@ export function responsesUsage(u: Usage): Obj {
   }
 }
 
-/** The IR finish → the response status and its incomplete_details. */
+/**
+ * The IR finish → the response status and its incomplete_details (pitfall 16: every reason
+ * explicit; one the table does not know is never a silent `completed`).
+ */
+const STATUS: Record<FinishReason, { status: string; reason?: string }> = {
+  stop: { status: 'completed' },
+  // a reply that called tools is made `requires_action` by completeResponse
+  tool_calls: { status: 'completed' },
+  length: { status: 'incomplete', reason: 'max_output_tokens' },
+  context_exceeded: { status: 'incomplete', reason: 'model_context_window_exceeded' },
+  content_filter: { status: 'incomplete', reason: 'content_filter' },
+  refusal: { status: 'incomplete', reason: 'content_filter' },
+  pause: { status: 'incomplete', reason: 'pause_turn' },
+  error: { status: 'failed' },
+  other: { status: 'incomplete' },
+}
+
 export function statusOf(f: Finish): { status: string; incomplete?: Obj } {
-  if (f.reason === 'length' || f.reason === 'context_exceeded') return { status: 'incomplete', incomplete: { reason: 'max_output_tokens' } }
-  if (f.reason === 'content_filter' || f.reason === 'refusal') return { status: 'incomplete', incomplete: { reason: 'content_filter' } }
-  if (f.reason === 'error') return { status: 'failed' }
-  return { status: 'completed' }
+  const s = STATUS[f.reason] ?? STATUS.other
+  if (s.status !== 'incomplete') return { status: s.status }
+  return { status: s.status, incomplete: { reason: s.reason ?? f.raw ?? 'unknown' } }
 }
 
 export function messageItem(id: string, text: string, status = 'completed'): Item {
