@@ -87,3 +87,21 @@ describe('Codex driving a Claude model', () => {
     expect(up.json().mcp_servers).toEqual([{ type: 'url', url: 'https://mcp.example.com/sse', name: 'ex', authorization_token: 'tok' }])
   })
 })
+
+describe("Codex's code-mode models", () => {
+  test('an additional_tools input item (tools in namespaces) is accepted; on the IR path its tools join the request', async () => {
+    const res = await rig.postResponses({
+      model: 'mock-claude',
+      input: [
+        { type: 'additional_tools', id: 'at_1', role: 'developer', tools: [{ type: 'namespace', name: 'functions', tools: [{ type: 'custom', name: 'exec', description: 'run code' }, { type: 'function', name: 'wait', parameters: { type: 'object', properties: {} } }] }] },
+        { role: 'user', content: 'mock: tool exec {"input":"echo sy-ok"}' },
+      ],
+      reasoning: { context: 'all_turns' },
+      store: false,
+      stream: true,
+    })
+    expect(res.status).toBe(200)
+    const final = frames(await res.text()).at(-1)!.data.response
+    expect(final.output[0]).toMatchObject({ type: 'custom_tool_call', name: 'exec', input: 'echo sy-ok' })
+  })
+})

@@ -93,6 +93,23 @@ const CUSTOM_INPUT = (t: Obj) => ({
   required: ['input'],
 })
 
+/**
+ * Tools an `additional_tools` input item hands over, namespaces opened: on the IR path they
+ * join the request's tools (the Responses upstream reads the item itself).
+ */
+function handedOver(items: Item[]): Obj[] {
+  const out: Obj[] = []
+  for (const it of items) {
+    if (it.type !== 'additional_tools' || !Array.isArray(it.tools)) continue
+    for (const t of it.tools as unknown[]) {
+      if (!isObj(t)) continue
+      if (t.type === 'namespace' && Array.isArray(t.tools)) out.push(...(t.tools as unknown[]).filter(isObj))
+      else out.push(t)
+    }
+  }
+  return out
+}
+
 /** Function and custom tools → IR tools; the names of the others (dropped). */
 export function irTools(tools: Obj[]): { tools: Tool[]; dropped: string[] } {
   const out: Tool[] = []
@@ -134,7 +151,7 @@ export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: Rul
   if (body.temperature !== undefined) req.temperature = body.temperature as number
   if (body.top_p !== undefined) req.topP = body.top_p as number
 
-  const t = irTools(turn.tools)
+  const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])])
   dropped.push(...t.dropped)
   if (t.tools.length > 0) {
     req.tools = t.tools

@@ -21,6 +21,8 @@ export const ITEM_TYPES = new Set([
   'image_generation_call', 'code_interpreter_call', 'local_shell_call', 'local_shell_call_output', 'shell_call',
   'shell_call_output', 'apply_patch_call', 'apply_patch_call_output', 'mcp_list_tools', 'mcp_approval_request',
   'mcp_approval_response', 'mcp_call', 'compaction', 'tool_search_call', 'tool_search_output',
+  // tools handed over inside the input (Codex's code-mode models send theirs this way)
+  'additional_tools',
 ])
 const ROLES = new Set(['user', 'assistant', 'system', 'developer'])
 
@@ -92,6 +94,9 @@ function item(v: unknown, at: string): Item {
       break
     case 'reasoning':
       if (v.summary !== undefined && !Array.isArray(v.summary)) throw badRequest(`${at}.summary: expected an array`)
+      break
+    case 'additional_tools':
+      if (!Array.isArray(v.tools)) throw badRequest(`${at}.tools: expected an array of tools`)
       break
   }
   return v

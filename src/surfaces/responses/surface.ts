@@ -30,7 +30,12 @@ const PER_REQUEST: SurfaceCodec = {
   errorFrame: () => '',
 }
 
-const customNames = (turn: Turn) => new Set(turn.tools.filter((t) => t.type === 'custom').map((t) => t.name as string))
+/** Custom tools (their calls come back as custom_tool_call items), also those handed over in the input. */
+const customNames = (turn: Turn) => {
+  const handed = [...turn.history, ...turn.items].flatMap((it) => (it.type === 'additional_tools' && Array.isArray(it.tools) ? (it.tools as Obj[]) : []))
+  const all = [...turn.tools, ...handed, ...handed.flatMap((t) => (t?.type === 'namespace' && Array.isArray(t.tools) ? (t.tools as Obj[]) : []))]
+  return new Set(all.filter((t) => t?.type === 'custom' && typeof t.name === 'string').map((t) => t.name as string))
+}
 
 export function responsesSurface(s: Services): SurfaceSpec {
   const threads = new ThreadStore(s.storage.sqlite)
