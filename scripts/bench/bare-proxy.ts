@@ -16,6 +16,14 @@ const app = new Elysia()
       signal: request.signal,
     }),
   )
+  .post('/api/alpha/v1/responses', async ({ request }) =>
+    fetch(upstream + '/v1/responses', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-upstream' },
+      body: await request.text(),
+      signal: request.signal,
+    }),
+  )
   .post('/api/beta/v1/messages', async ({ request }) =>
     fetch(upstream + '/v1/messages', {
       method: 'POST',

@@ -34,6 +34,18 @@ export function messagesCall(name: string, base: string, key: string, model: str
   }
 }
 
+/** The responses-style surface: the same question as `input` items, as the openai SDK sends it. */
+export function responsesCall(name: string, base: string, key: string, model: string, stream = false): Call {
+  return {
+    name,
+    url: base + '/responses',
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, input: USER_MESSAGES, max_output_tokens: 64, ...(stream ? { stream: true } : {}) }),
+    expect: stream ? 'response.completed' : '"output"',
+  }
+}
+
 export function getCall(name: string, url: string, key: string, expect: string): Call {
   return { name, url, method: 'GET', headers: { authorization: `Bearer ${key}` }, expect }
 }

@@ -20,7 +20,7 @@ const errs = (e: Record<string, number> | number) => {
 export function tables(r: Results): Table[] {
   return [
     {
-      title: 'Targets (issue 3 point 8)',
+      title: 'Targets (issue 3 point 8; the messages paths: issue 8; the responses paths: issue 10)',
       head: ['figure', 'target', 'measured', 'verdict'],
       rows: verdicts(r).map((v) => [
         v.label,
@@ -116,7 +116,7 @@ export function markdownReport(r: Results): string {
     'figures are disturbed. "Gateway core busy" near 100% means the gateway\'s core was the bottleneck.',
     '"Bare Elysia proxy" is a minimal pass-through proxy (scripts/bench/bare-proxy.ts) on the same core in',
     'the same run: the floor any proxy pays on this machine. Reproduce with `apt-get install -y wrk` then',
-    '`npm run bench` (about 2.5 minutes; run it on a quiet machine).',
+    '`npm run bench` (about 7 minutes; run it on a quiet machine).',
     '',
     `Machine: ${machineLine(r)}.`,
     ...r.setup.notes.map((n) => `\n> ${n}`),

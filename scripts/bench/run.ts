@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { chatCall, getCall, messagesCall, probe, type Call } from './call.ts'
+import { chatCall, getCall, messagesCall, probe, responsesCall, type Call } from './call.ts'
 import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
@@ -68,6 +68,21 @@ function candidatePaths(gw: string, up: string, key: string, bare: string): Path
       gateway: chatCall('claude via chat', chat, key, CLAUDE_MODEL),
       baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
       stream: { gateway: chatCall('claude via chat, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
+    },
+    {
+      // issue 10: OpenAI's Responses API relayed, with the tap completing the final object
+      name: 'responses pass-through',
+      gateway: responsesCall('gpt via responses', chat, key, PASS_MODEL),
+      baseline: responsesCall('openai responses upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
+      stream: { gateway: responsesCall('gpt via responses, stream', chat, key, PASS_MODEL, true), baseline: responsesCall('openai responses upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
+      reference: { call: responsesCall('bare proxy', bareChat, key, PASS_MODEL), stream: responsesCall('bare proxy, stream', bareChat, key, PASS_MODEL, true) },
+    },
+    {
+      // a Claude model through the IR to the messages wire, re-encoded as a Response
+      name: 'responses translated',
+      gateway: responsesCall('claude via responses', chat, key, CLAUDE_MODEL),
+      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
+      stream: { gateway: responsesCall('claude via responses, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
     },
   ]
 }

@@ -5,7 +5,7 @@
 import { send, type Call } from './call.ts'
 import { paced } from './openloop.ts'
 import { summarize, type Summary } from './stats.ts'
-import { epochMs, stampsIn, STREAM_CHUNKS } from './wire.ts'
+import { distinctStampsIn, epochMs, STREAM_CHUNKS } from './wire.ts'
 
 export interface StreamResult {
   rate: number
@@ -41,7 +41,8 @@ async function oneStream(call: Call, scheduled: number): Promise<OneStream> {
     const now = epochMs()
     if (Number.isNaN(ttfb)) ttfb = performance.now() - scheduled
     text += dec.decode(value, { stream: true })
-    const stamps = stampsIn(text)
+    // a Responses stream repeats the text in its closing events: each chunk counts once
+    const stamps = distinctStampsIn(text)
     for (let i = sentAt.length; i < stamps.length; i++) {
       sentAt.push(stamps[i]!)
       arrivedAt.push(now)

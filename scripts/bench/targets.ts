@@ -29,8 +29,8 @@ export const TARGETS: Target[] = [
     pick: (r) => stream(r, 'pass-through')?.added.chunkDelay.p90,
   },
   { label: 'translated (Claude via chat): max req/s, one core', unit: 'req/s', bound: 'min', limit: 4000, pick: (r) => closedLoop(r, 'translated')?.gateway.rps },
-  // issue 8: the messages paths meet the chat path's targets
-  ...(['messages pass-through', 'messages translated'] as const).flatMap((path): Target[] => [
+  // issue 8: the messages paths meet the chat path's targets; issue 10: so do the responses paths
+  ...(['messages pass-through', 'messages translated', 'responses pass-through', 'responses translated'] as const).flatMap((path): Target[] => [
     { label: `${path}: added latency p50 at 1,000 req/s`, unit: 'ms', bound: 'max', limit: 0.45, pick: (r) => openLoop(r, path, 1000)?.added.p50 },
     { label: `${path}: max req/s, gateway on one core`, unit: 'req/s', bound: 'min', limit: 8000, pick: (r) => closedLoop(r, path)?.gateway.rps },
     { label: `${path} stream: added first byte p50`, unit: 'ms', bound: 'max', limit: 0.5, pick: (r) => stream(r, path)?.added.ttfb.p50 },

@@ -1,8 +1,8 @@
-// The fake upstream: OpenAI chat completions and Anthropic messages, JSON and SSE,
+// The fake upstream: OpenAI chat completions, OpenAI Responses and Anthropic messages, JSON and SSE,
 // answering at once. Streams send STREAM_CHUNKS text chunks STREAM_GAP_MS apart, each
 // stamped with its send time. Run on its own (`bun scripts/bench/upstream.ts [port]`) it
 // prints `upstream listening on <url>`; run.ts starts it that way, pinned to a core.
-import { anthropicMessage, anthropicStream, epochMs, openaiCompletion, openaiStream, stamp, STREAM_CHUNKS, STREAM_GAP_MS } from './wire.ts'
+import { anthropicMessage, anthropicStream, epochMs, openaiCompletion, openaiResponse, openaiResponsesStream, openaiStream, stamp, STREAM_CHUNKS, STREAM_GAP_MS, type ResponsesRequest } from './wire.ts'
 
 const JSON_HEADERS = { 'content-type': 'application/json' }
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }
@@ -51,6 +51,15 @@ async function chat(req: Request): Promise<Response> {
   return new Response(openaiCompletion(b.model), { headers: JSON_HEADERS })
 }
 
+async function responses(req: Request): Promise<Response> {
+  if (!req.headers.get('authorization')?.startsWith('Bearer ')) return error(401, 'missing bearer key')
+  const b = await bodyOf(req)
+  if (b instanceof Response) return b
+  const r = b as ResponsesRequest
+  if (b.stream === true) return sse(openaiResponsesStream(r), req.signal)
+  return new Response(openaiResponse(r), { headers: JSON_HEADERS })
+}
+
 async function messages(req: Request): Promise<Response> {
   // the gateway sends x-api-key; newer Anthropic SDKs send a bearer token instead
   if (!req.headers.get('x-api-key') && !req.headers.get('authorization')?.startsWith('Bearer ')) return error(401, 'missing x-api-key')
@@ -68,6 +77,7 @@ export function startUpstream(port = 0) {
     port,
     routes: {
       '/v1/chat/completions': { POST: chat },
+      '/v1/responses': { POST: responses },
       '/v1/messages': { POST: messages },
       '/v1/models': { GET: () => new Response(MODELS, { headers: JSON_HEADERS }) },
     },
