@@ -73,7 +73,9 @@ export function responsesSurface(s: Services): SurfaceSpec {
   function run(body: Obj, model: CatalogModel, rc: RequestContext): Run {
     const turn = turnOf(body)
     const store = storer(turn, model, rc)
-    const custom = customNames(turn)
+    // only the IR path's encoders need them (the pass-through upstream names its own items)
+    let custom: Set<string> | undefined
+    const customs = () => (custom ??= customNames(turn))
     const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body })
     let enc: ResponsesStreamEncoder | undefined
     // What the pass-through stream has shown so far, for a failure the upstream did not report.
@@ -82,12 +84,12 @@ export function responsesSurface(s: Services): SurfaceSpec {
       endpoint: 'openai.responses',
       fallbackId: () => newId('resp'),
       encodeJson(r, modelName) {
-        const out = encodeResponse(r, frame(newId('resp'), modelName), custom)
+        const out = encodeResponse(r, frame(newId('resp'), modelName), customs())
         store(out)
         return { body: out, id: out.id as string, finishReason: out.status as string, status: out.status as string }
       },
       streamEncoder(o) {
-        enc = createResponsesStreamEncoder(frame(o.id, o.model), custom, store, rc.knownEventsOnly === true)
+        enc = createResponsesStreamEncoder(frame(o.id, o.model), customs(), store, rc.knownEventsOnly === true)
         return enc
       },
       errorFrame(e) {
