@@ -193,7 +193,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
         case 'finish': {
           state.usage = e.usage
           const { status, incomplete } = statusOf(e.finish)
-          return finish(status === 'failed' ? 'completed' : status, incomplete)
+          return finish(status, incomplete)
         }
         case 'error':
           // Written by failure(), which the pipeline calls with the error that ends the stream.
