@@ -1,0 +1,403 @@
+// The batch scheduler (main thread). It claims pending items from the database, admits each
+// against the key's credit (the same reservation as an interactive request), hands it to the
+// worker pool, and stores what comes back: the item's result and the generation records of
+// its attempts, in one transaction — so an item is billed exactly once, when it completes
+// (pitfall 15), and a crash either kept both or neither (the item then runs again).
+//
+// State lives in the database: a restart puts items that were handed out back to pending and
+// carries on. A batch runs min(settings.concurrency, batches.max_concurrency) items at once.
+import type { ApiKey } from '../auth/context.ts'
+import type { CatalogModel } from '../config/catalog.ts'
+import type { FileRecord } from '../files/types.ts'
+import type { GenerationInput } from '../generations/types.ts'
+import { HttpError } from '../http/errors.ts'
+import { admit, type Admission } from '../pipeline/admit.ts'
+import type { Services } from '../services.ts'
+import { sweepIngests } from './create/writer.ts'
+import { endpointAvailable } from './endpoints.ts'
+import { writeOutputFiles } from './output-files.ts'
+import type { WorkerPool } from './pool.ts'
+import { itemErrorOf } from './run-item.ts'
+import { batchRequestId } from './shapes.ts'
+import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
+import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type ItemOutcome, type WorkerRecord } from './types.ts'
+
+/** Results are written together, at most this long after the first of them arrived. */
+const FLUSH_MS = 10
+const FLUSH_MAX = 500
+/** Pending items failed per transaction when a batch ends early. */
+const END_CHUNK = 2_000
+const EXPIRY_CHECK_MS = 30_000
+
+interface Active {
+  id: string
+  keyId: string
+  endpoint: string
+  status: BatchStatus
+  /** Items run at once. */
+  cap: number
+  /** Indexes handed to a worker and not yet answered. */
+  inflight: Set<number>
+  /** Results waiting for the next write. */
+  queued: number
+  /** No pending row was left at the last claim. */
+  exhausted: boolean
+  /** Ended early (cancel, expiry, failure): nothing more is handed out. */
+  stopped: boolean
+  /** Failing the pending items of an early end, chunk by chunk. */
+  ending: boolean
+  finalizing: boolean
+  /** Times an index was lost with its worker. */
+  lost: Map<number, number>
+  fillSoon: boolean
+}
+
+interface Landed {
+  a: Active
+  write: ResultWrite
+  records: WorkerRecord[]
+  admission: Admission
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r))
+
+export class Scheduler {
+  private readonly active = new Map<string, Active>()
+  private landed: Landed[] = []
+  private flushTimer?: ReturnType<typeof setTimeout>
+  private expiryTimer?: ReturnType<typeof setInterval>
+  private closed = false
+  private finalizing = new Set<Promise<void>>()
+
+  constructor(
+    private readonly s: Services,
+    private readonly store: BatchStore,
+    private readonly pool: WorkerPool,
+  ) {}
+
+  private get cfg() {
+    return this.s.config.batches
+  }
+
+  /** Resume after a start: sweep half-made batches, put handed-out items back, carry on. */
+  start(): void {
+    const swept = sweepIngests(this.store.sqlite)
+    if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
+    for (const row of this.store.open()) {
+      const reset = this.store.resetRunning(row.id)
+      if (reset > 0) this.s.log.info('batches: resuming', { batch_id: row.id, items_put_back: reset })
+      this.track(row)
+    }
+    this.checkExpiry()
+    this.expiryTimer = setInterval(() => this.checkExpiry(), EXPIRY_CHECK_MS)
+    this.expiryTimer.unref?.()
+    for (const a of this.active.values()) this.fill(a)
+  }
+
+  /** A batch just created. */
+  add(row: BatchRow): void {
+    this.fill(this.track(row))
+  }
+
+  private track(row: BatchRow): Active {
+    let a = this.active.get(row.id)
+    if (a) return a
+    a = {
+      id: row.id,
+      keyId: row.apiKeyId,
+      endpoint: row.endpoint,
+      status: row.status,
+      cap: Math.max(1, Math.min(row.concurrency ?? this.cfg.maxConcurrency, this.cfg.maxConcurrency)),
+      inflight: new Set(),
+      queued: 0,
+      exhausted: false,
+      stopped: FINAL.has(row.status),
+      ending: false,
+      finalizing: false,
+      lost: new Map(),
+      fillSoon: false,
+    }
+    this.active.set(row.id, a)
+    // an end that a crash interrupted: finish failing what had not run
+    if (a.stopped && row.status !== 'completed') this.endItems(a, row.status as EndKind)
+    return a
+  }
+
+  /** Items in flight across all batches. */
+  get inFlight(): number {
+    let n = 0
+    for (const a of this.active.values()) n += a.inflight.size
+    return n
+  }
+
+  private fillLater(a: Active) {
+    if (a.fillSoon) return
+    a.fillSoon = true
+    setImmediate(() => {
+      a.fillSoon = false
+      this.fill(a)
+    })
+  }
+
+  /** Hands out items up to the batch's concurrency, a quarter of it at a time. */
+  private fill(a: Active): void {
+    if (this.closed) return
+    if (a.stopped || a.exhausted) return this.maybeEnd(a)
+    const free = a.cap - a.inflight.size
+    if (free <= 0 || (a.inflight.size > 0 && free < Math.max(1, Math.floor(a.cap / 4)))) return
+    const key = this.s.keys.current(a.keyId)
+    if (!key || key.status !== 'active') return this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
+    if (!endpointAvailable(a.endpoint)) return this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
+    const items = this.store.claim(a.id, free)
+    if (items.length < free) a.exhausted = true
+    if (items.length > 0 && a.status === 'queued') {
+      a.status = 'processing'
+      this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
+    }
+    for (const item of items) this.dispatch(a, key, item)
+    if (items.length === 0) this.maybeEnd(a)
+  }
+
+  private dispatch(a: Active, key: ApiKey, item: ClaimedItem): void {
+    const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
+    const model = this.s.catalog.resolve(item.model)
+    if (!model) return this.land(a, item.idx, this.failed(requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' }), undefined)
+    let admission: Admission
+    try {
+      admission = admit(this.s, { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined })
+    } catch (e) {
+      // 402: the key's credit is spent; the item fails as an interactive request would
+      const { retryAfter: _, ...error } = itemErrorOf(e)
+      return this.land(a, item.idx, this.failed(requestId, error), undefined)
+    }
+    a.inflight.add(item.idx)
+    // the worker runs it with no credit figures: admission was here, settlement is here too
+    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, body: item.body, apiKey: { ...key, credits: null }, requestId }
+    this.pool.run(job, this.cfg.maxRetries).then(
+      (outcome) => {
+        a.inflight.delete(item.idx)
+        this.land(a, item.idx, outcome, admission)
+      },
+      (e: Error) => {
+        a.inflight.delete(item.idx)
+        this.lostItem(a, item.idx, admission, e)
+      },
+    )
+  }
+
+  private failed(requestId: string, error: ItemError): ItemOutcome {
+    return { status: 'failed', error, usage: null, requestId, records: [] }
+  }
+
+  /** The worker died with the item: it runs again, unless that keeps happening. */
+  private lostItem(a: Active, idx: number, admission: Admission, e: Error) {
+    this.s.keys.ledger.release(admission?.reservationId)
+    const n = (a.lost.get(idx) ?? 0) + 1
+    a.lost.set(idx, n)
+    if (n > this.cfg.maxRetries || this.closed) {
+      if (this.closed) {
+        // shutting down: it runs after the restart
+        this.store.unclaim(a.id, idx)
+        return
+      }
+      return this.land(a, idx, this.failed(batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message }), undefined)
+    }
+    this.s.log.warn('batches: an item lost its worker; it runs again', { batch_id: a.id, index: idx, error: e.message })
+    this.store.unclaim(a.id, idx)
+    a.exhausted = false
+    setTimeout(() => this.fill(a), 100 * n).unref?.()
+  }
+
+  /** An item's outcome: queued for the next write, and the batch fills its free places. */
+  private land(a: Active, idx: number, o: ItemOutcome, admission: Admission): void {
+    this.landed.push({
+      a,
+      admission,
+      records: o.records,
+      write: {
+        batchId: a.id,
+        idx,
+        status: o.status,
+        response: o.status === 'succeeded' ? (o.response ?? 'null') : null,
+        error: o.status === 'failed' ? JSON.stringify(o.error) : null,
+        usage: o.usage,
+        requestId: o.requestId,
+        finishedAt: Date.now(),
+      },
+    })
+    a.queued++
+    if (this.landed.length >= FLUSH_MAX) this.flush()
+    else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS)
+    this.fillLater(a)
+  }
+
+  /** Stores landed results and records their generations, in one transaction. */
+  flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer)
+    this.flushTimer = undefined
+    if (this.landed.length === 0) return
+    const batch = this.landed
+    this.landed = []
+    const { recorder, keys } = this.s
+    try {
+      this.store.sqlite.transaction(() => {
+        this.store.writeResults(batch.map((l) => l.write))
+        // the records last: once they are taken, the ledger has moved in memory
+        for (const l of batch) {
+          const key = keys.current(l.a.keyId) ?? ({ id: l.a.keyId, account: 'default' } as ApiKey)
+          l.records.forEach((r, i) => recorder.record(this.input(r, key, l.a.id, i === l.records.length - 1 ? l.admission?.reservationId : undefined)))
+          if (l.records.length === 0) keys.ledger.release(l.admission?.reservationId)
+        }
+        recorder.flush()
+      })()
+    } catch (e) {
+      // nothing was stored and no record taken: keep them for the next write
+      this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
+      this.landed = batch.concat(this.landed)
+      this.flushTimer ??= setTimeout(() => this.flush(), 500)
+      return
+    }
+    const touched = new Set<Active>()
+    for (const l of batch) {
+      l.a.queued--
+      touched.add(l.a)
+    }
+    for (const a of touched) this.maybeEnd(a)
+  }
+
+  private input(r: WorkerRecord, apiKey: ApiKey, batchId: string, reservationId: string | undefined): GenerationInput {
+    const model = this.s.catalog.resolve(r.modelId) ?? ({ id: r.modelId, provider: 'mock' } as CatalogModel)
+    return {
+      id: r.id,
+      apiKey,
+      endpoint: r.endpoint,
+      stream: r.stream,
+      model,
+      createdAt: r.createdAt,
+      usage: r.usage,
+      finishReason: r.finishReason,
+      status: r.status,
+      latencyMs: r.latencyMs,
+      ttftMs: r.ttftMs,
+      error: r.error,
+      httpStatus: r.httpStatus,
+      batchId,
+      reservationId,
+    }
+  }
+
+  /** When nothing of the batch is pending, running or waiting to be written: its end. */
+  private maybeEnd(a: Active): void {
+    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
+    if (!a.stopped && !a.exhausted) return
+    const left = this.store.unfinished(a.id)
+    if (left > 0) {
+      if (a.stopped) {
+        // nothing is in flight: an item still marked handed out is pending
+        this.store.resetRunning(a.id)
+        return this.endItems(a, a.status as EndKind)
+      }
+      // items were put back (a worker died) since the last claim
+      a.exhausted = false
+      return this.fillLater(a)
+    }
+    a.finalizing = true
+    const done = this.finalize(a).finally(() => this.finalizing.delete(done))
+    this.finalizing.add(done)
+  }
+
+  private async finalize(a: Active): Promise<void> {
+    try {
+      const row = this.store.byId(a.id)
+      if (!row) return
+      const files = row.family === 'openai' ? await writeOutputFiles(this.s.files, this.store, row) : { outputFileId: null, errorFileId: null }
+      // a cancel may have come while the files were written: its status stands
+      const now = Date.now()
+      const latest = this.store.byId(a.id)
+      const status = latest && FINAL.has(latest.status) ? latest.status : 'completed'
+      this.store.update(a.id, { ...files, status, endedAt: now, ...(status === 'completed' ? { completedAt: now } : {}) })
+      a.status = status
+      this.active.delete(a.id)
+      this.s.log.info('batches: ended', { batch_id: a.id, status, total: row.total, succeeded: row.succeeded, failed: row.failed })
+    } catch (e) {
+      this.s.log.error('batches: writing the output files failed; retrying', { batch_id: a.id, error: (e as Error).message })
+      a.finalizing = false
+      if (!this.closed) setTimeout(() => this.maybeEnd(a), 1_000).unref?.()
+    }
+  }
+
+  /** An early end: the batch takes `status`, and its items not yet run fail with `kind`'s code. */
+  private end(id: string, status: 'cancelled' | 'expired' | 'failed', set: Partial<BatchRow>): BatchRow | null {
+    const row = this.store.byId(id)
+    if (!row || FINAL.has(row.status)) return row
+    this.store.update(id, { status, ...set })
+    const a = this.track({ ...row, status })
+    a.status = status
+    a.stopped = true
+    this.endItems(a, status)
+    return this.store.byId(id)
+  }
+
+  private endItems(a: Active, kind: EndKind) {
+    if (a.ending) return
+    a.ending = true
+    const error: ItemError =
+      kind === 'cancelled'
+        ? { code: ITEM_CODES.cancelled, status: 499, message: 'the batch was cancelled before this item ran' }
+        : kind === 'expired'
+          ? { code: ITEM_CODES.expired, status: 408, message: 'the batch expired before this item ran' }
+          : { code: ITEM_CODES.failed, status: 410, message: 'the batch failed before this item ran' }
+    void (async () => {
+      try {
+        while (this.store.failPending(a.id, kind, error, END_CHUNK) > 0) await turn()
+      } catch (e) {
+        this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
+      } finally {
+        a.ending = false
+        this.maybeEnd(a)
+      }
+    })()
+  }
+
+  /** Cancel: a queued or processing batch → cancelled; a finished one → 400. */
+  cancel(row: BatchRow): BatchRow {
+    if (FINAL.has(row.status)) throw new HttpError(400, `Batch ${row.id} is ${row.status}; only a queued or processing batch can be cancelled`)
+    return this.end(row.id, 'cancelled', { cancelledAt: Date.now() }) ?? row
+  }
+
+  /** → failed, with the reason in `errors`. */
+  fail(id: string, code: string, message: string): void {
+    this.end(id, 'failed', { failedAt: Date.now(), errors: JSON.stringify([{ code, message, line: null, param: null }]) })
+  }
+
+  /** Batches past their completion window expire; their items not yet run fail with batch_expired. */
+  checkExpiry(now = Date.now()): void {
+    for (const a of [...this.active.values()]) {
+      if (a.stopped) continue
+      const row = this.store.byId(a.id)
+      if (row && !FINAL.has(row.status) && row.expiresAt <= now) this.end(a.id, 'expired', { expiredAt: now })
+    }
+  }
+
+  /** The files service's delete hook (§2 rule 2): a queued or processing batch reading the file fails. */
+  onFileDeleted(file: FileRecord, reason: string): void {
+    for (const row of this.store.readingFile(file.id)) {
+      if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue
+      this.fail(row.id, 'input_file_deleted', `the input file ${file.id} was ${reason === 'expired' ? 'removed when it expired' : 'deleted'}`)
+    }
+  }
+
+  /** Resolves once every batch that can end has ended (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.finalizing.size > 0) await Promise.allSettled([...this.finalizing])
+  }
+
+  /** Stop handing out items; let those in flight land (bounded by the pool), store them, stop. */
+  async close(graceMs: number): Promise<void> {
+    this.closed = true
+    if (this.expiryTimer) clearInterval(this.expiryTimer)
+    await this.pool.close(graceMs)
+    this.flush()
+    await Promise.race([this.idle(), Bun.sleep(graceMs)])
+  }
+}

@@ -1,0 +1,96 @@
+// What the batch engine knows about a batch and its items, apart from how either API family
+// shows them (shapes.ts, anthropic/shapes.ts), and the messages between the scheduler (main
+// thread) and the worker pool.
+import type { ApiKey } from '../auth/context.ts'
+import type { Config } from '../config/load.ts'
+import type { batches } from '../db/schema.ts'
+import type { Endpoint } from '../generations/types.ts'
+import type { Usage } from '../ir/types.ts'
+import type { Envelope } from './create/envelope.ts'
+
+export type BatchRow = typeof batches.$inferSelect
+export type BatchStatus = BatchRow['status']
+export type BatchFamily = BatchRow['family']
+
+/** Finished states: nothing will run any more (in-flight items may still land their results). */
+export const FINAL: ReadonlySet<BatchStatus> = new Set(['completed', 'cancelled', 'expired', 'failed'])
+
+/** `state` of an item row. */
+export const ITEM = { pending: 0, running: 1, done: 2 } as const
+
+/** An item's error, as §2 and §7.7 give it. */
+export interface ItemError {
+  message: string
+  code: string
+  status: number
+}
+
+/** Codes of the items a batch's end fails without running them. */
+export const ITEM_CODES = { cancelled: 'batch_cancelled', expired: 'batch_expired', failed: 'batch_failed' } as const
+
+/** An item as the scheduler hands it to a worker. */
+export interface ItemJob {
+  batchId: string
+  idx: number
+  endpoint: string
+  body: string
+  /** The batch's key, without its credit figures: admission happened on the main thread. */
+  apiKey: ApiKey
+  requestId: string
+}
+
+/** One generation record made while running an item, as the worker saw it (the main thread records it). */
+export interface WorkerRecord {
+  id: string
+  endpoint: Endpoint
+  stream: boolean
+  modelId: string
+  createdAt: number
+  usage: Usage
+  finishReason: string | null
+  status?: string | null
+  latencyMs: number
+  ttftMs: number | null
+  error?: string | null
+  httpStatus?: number
+}
+
+/** What running an item came to. */
+export interface ItemOutcome {
+  status: 'succeeded' | 'failed'
+  /** The endpoint's JSON reply (succeeded). */
+  response?: string
+  error?: ItemError
+  /** Usage of the last attempt in the generation record's words, JSON (shapes.ts usageText); null when none. */
+  usage: string | null
+  requestId: string
+  /** Every generation record of the item's attempts, oldest first. */
+  records: WorkerRecord[]
+}
+
+/** A create body for a worker to check and store the items of. */
+export interface IngestJob {
+  batchId: string
+  family: BatchFamily
+  /** The creating key, without its credit figures. */
+  apiKey: ApiKey
+  /** The raw create body (JSON text): parsed off the main thread. */
+  text: string
+  /** Items per batch (config). */
+  maxItems: number
+}
+
+export type IngestResult = { ok: true; total: number; envelope: Envelope } | { ok: false; status: number; message: string }
+
+export type ToWorker =
+  | { type: 'init'; config: Config }
+  | { type: 'ingest'; id: number; job: IngestJob }
+  | { type: 'run'; id: number; job: ItemJob; maxRetries: number }
+  | { type: 'stop' }
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'init-failed'; error: string }
+  | { type: 'ingested'; id: number; result: IngestResult }
+  | { type: 'ran'; id: number; outcome: ItemOutcome }
+  | { type: 'stopped' }
