@@ -11,7 +11,6 @@ CREATE TABLE `batch_items` (
 	`model` text NOT NULL,
 	`prompt_estimate` integer NOT NULL,
 	`max_output_tokens` integer,
-	`state` integer DEFAULT 0 NOT NULL,
 	`status` text,
 	`response` text,
 	`error` text,
@@ -21,7 +20,7 @@ CREATE TABLE `batch_items` (
 	PRIMARY KEY(`batch_id`, `idx`)
 );
 --> statement-breakpoint
-CREATE INDEX `batch_items_state` ON `batch_items` (`batch_id`,`state`,`idx`);--> statement-breakpoint
+CREATE INDEX `batch_items_status` ON `batch_items` (`batch_id`,`status`,`idx`);--> statement-breakpoint
 CREATE TABLE `batches` (
 	`id` text PRIMARY KEY NOT NULL,
 	`api_key_id` text NOT NULL,

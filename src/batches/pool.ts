@@ -27,6 +27,8 @@ interface Slot {
   worker: BunWorker
   ready: Promise<void>
   jobs: Map<number, Pending>
+  /** Items to send with the next message. */
+  outbox: { id: number; job: ItemJob }[]
   dead: boolean
 }
 
@@ -62,14 +64,26 @@ export class WorkerPool {
   }
 
   ingest(job: IngestJob): Promise<IngestResult> {
-    return this.send((id) => ({ type: 'ingest', id, job })) as Promise<IngestResult>
+    return this.send({ type: 'ingest', id: 0, job }) as Promise<IngestResult>
   }
 
+  /** Items handed out in one turn of the loop go to a worker in one message. */
   run(job: ItemJob, maxRetries: number): Promise<ItemOutcome> {
-    return this.send((id) => ({ type: 'run', id, job, maxRetries })) as Promise<ItemOutcome>
+    return this.send((slot, id) => {
+      slot.outbox.push({ id, job })
+      if (slot.outbox.length > 1) return
+      setImmediate(() => {
+        const jobs = slot.outbox
+        slot.outbox = []
+        slot.ready.then(
+          () => slot.worker.postMessage({ type: 'run', jobs, maxRetries } satisfies ToWorker),
+          (e: Error) => jobs.forEach((j) => this.settle(slot, j.id, e)),
+        )
+      })
+    }) as Promise<ItemOutcome>
   }
 
-  private send(message: (id: number) => ToWorker): Promise<unknown> {
+  private send(dispatch: ToWorker | ((slot: Slot, id: number) => void)): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('batch worker pool is closed'))
     if (this.idleTimer) clearTimeout(this.idleTimer)
     this.idleTimer = undefined
@@ -78,8 +92,9 @@ export class WorkerPool {
     return new Promise((resolve, reject) => {
       slot.jobs.set(id, { resolve, reject })
       slot.worker.ref()
+      if (typeof dispatch === 'function') return dispatch(slot, id)
       slot.ready.then(
-        () => slot.worker.postMessage(message(id)),
+        () => slot.worker.postMessage({ ...dispatch, id }),
         (e: Error) => this.settle(slot, id, e),
       )
     })
@@ -97,7 +112,7 @@ export class WorkerPool {
     const worker = new Worker(workerUrl()) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
-    const slot: Slot = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), jobs: new Map(), dead: false }
+    const slot: Slot = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), jobs: new Map(), outbox: [], dead: false }
     slot.ready.catch(() => {})
     worker.onmessage = (e: MessageEvent<FromWorker>) => {
       const m = e.data
@@ -107,7 +122,7 @@ export class WorkerPool {
         failed(new Error(`batch worker could not start: ${m.error.split('\n')[0]}`))
         this.kill(slot, 'could not start')
       } else if (m.type === 'ingested') this.settle(slot, m.id, undefined, m.result)
-      else if (m.type === 'ran') this.settle(slot, m.id, undefined, m.outcome)
+      else if (m.type === 'ran') for (const o of m.outcomes) this.settle(slot, o.id, undefined, o.outcome)
     }
     worker.onerror = (e) => {
       this.opts.log.error('batch worker failed', { error: e.message })

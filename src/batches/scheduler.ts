@@ -1,11 +1,12 @@
-// The batch scheduler (main thread). It claims pending items from the database, admits each
-// against the key's credit (the same reservation as an interactive request), hands it to the
-// worker pool, and stores what comes back: the item's result and the generation records of
-// its attempts, in one transaction — so an item is billed exactly once, when it completes
-// (pitfall 15), and a crash either kept both or neither (the item then runs again).
+// The batch scheduler (main thread). It reads pending items from the database in input order,
+// admits each against the key's credit (the same reservation as an interactive request),
+// hands it to the worker pool, and stores what comes back: the item's result and the
+// generation records of its attempts, in one transaction — so an item is billed exactly once,
+// when it completes (pitfall 15), and a crash either kept both or neither (the item then
+// runs again).
 //
-// State lives in the database: a restart puts items that were handed out back to pending and
-// carries on. A batch runs min(settings.concurrency, batches.max_concurrency) items at once.
+// State lives in the database; what is in flight is known only here, so a restart runs it
+// again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once.
 import type { ApiKey } from '../auth/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { FileRecord } from '../files/types.ts'
@@ -16,18 +17,24 @@ import type { Services } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
+import { Pace } from './pace.ts'
 import type { WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type ItemOutcome, type WorkerRecord } from './types.ts'
 
-/** Results are written together, at most this long after the first of them arrived. */
-const FLUSH_MS = 10
-const FLUSH_MAX = 500
+/** Results are written together, at most this long after the first of them arrived… */
+const FLUSH_MS = 5
+/** …at most this many per transaction, with a turn of the loop between two (interactive requests go first). */
+const FLUSH_CHUNK = 32
 /** Pending items failed per transaction when a batch ends early. */
 const END_CHUNK = 2_000
 const EXPIRY_CHECK_MS = 30_000
+/** Pending items read at once, ahead of need. */
+const READ_AHEAD = 64
+/** Under a pace, the time between two rounds of handing out. */
+const TICK_MS = 5
 
 interface Active {
   id: string
@@ -40,7 +47,13 @@ interface Active {
   inflight: Set<number>
   /** Results waiting for the next write. */
   queued: number
-  /** No pending row was left at the last claim. */
+  /** Every item with a smaller index has been handed out (or has a result). */
+  cursor: number
+  /** Items put back when their worker died: handed out again first. */
+  again: number[]
+  /** Pending items read ahead of the cursor's past, not handed out yet. */
+  ahead: ClaimedItem[]
+  /** No pending row was left past the cursor at the last read. */
   exhausted: boolean
   /** Ended early (cancel, expiry, failure): nothing more is handed out. */
   stopped: boolean
@@ -65,15 +78,22 @@ export class Scheduler {
   private readonly active = new Map<string, Active>()
   private landed: Landed[] = []
   private flushTimer?: ReturnType<typeof setTimeout>
+  private flushNext = false
   private expiryTimer?: ReturnType<typeof setInterval>
   private closed = false
   private finalizing = new Set<Promise<void>>()
+  private readonly pace: Pace
+  /** Batches waiting for the pace to grant starts. */
+  private readonly paced = new Set<Active>()
+  private tick?: ReturnType<typeof setTimeout>
 
   constructor(
     private readonly s: Services,
     private readonly store: BatchStore,
     private readonly pool: WorkerPool,
-  ) {}
+  ) {
+    this.pace = new Pace(s.config.batches.maxItemsPerSecond)
+  }
 
   private get cfg() {
     return this.s.config.batches
@@ -84,9 +104,8 @@ export class Scheduler {
     const swept = sweepIngests(this.store.sqlite)
     if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
     for (const row of this.store.open()) {
-      const reset = this.store.resetRunning(row.id)
-      if (reset > 0) this.s.log.info('batches: resuming', { batch_id: row.id, items_put_back: reset })
-      this.track(row)
+      const a = this.track(row)
+      if (row.succeeded + row.failed > 0 && !a.stopped) this.s.log.info('batches: resuming', { batch_id: row.id, done: row.succeeded + row.failed, total: row.total })
     }
     this.checkExpiry()
     this.expiryTimer = setInterval(() => this.checkExpiry(), EXPIRY_CHECK_MS)
@@ -110,6 +129,9 @@ export class Scheduler {
       cap: Math.max(1, Math.min(row.concurrency ?? this.cfg.maxConcurrency, this.cfg.maxConcurrency)),
       inflight: new Set(),
       queued: 0,
+      cursor: 0,
+      again: [],
+      ahead: [],
       exhausted: false,
       stopped: FINAL.has(row.status),
       ending: false,
@@ -130,7 +152,21 @@ export class Scheduler {
     return n
   }
 
+  /**
+   * Under a pace, batches are filled on a tick (a few ms apart), so each tick hands a worker
+   * a handful of items in one message; without one, as soon as places free up.
+   */
   private fillLater(a: Active) {
+    if (!this.pace.unlimited) {
+      this.paced.add(a)
+      this.tick ??= setTimeout(() => {
+        this.tick = undefined
+        const held = [...this.paced]
+        this.paced.clear()
+        for (const h of held) this.fill(h)
+      }, Math.max(TICK_MS, this.pace.waitMs()))
+      return
+    }
     if (a.fillSoon) return
     a.fillSoon = true
     setImmediate(() => {
@@ -139,17 +175,46 @@ export class Scheduler {
     })
   }
 
-  /** Hands out items up to the batch's concurrency, a quarter of it at a time. */
+  /** The index from which nothing has been handed out (items read ahead included). */
+  private firstUnsent(a: Active): number {
+    return a.ahead[0]?.idx ?? a.cursor
+  }
+
+  /** The next `n` items to hand out: put-back ones first, then in input order, read ahead in chunks. */
+  private next(a: Active, n: number): ClaimedItem[] {
+    const items: ClaimedItem[] = []
+    while (a.again.length > 0 && items.length < n) {
+      const idx = a.again.shift()!
+      const [item] = this.store.pending(a.id, idx, 1)
+      if (item?.idx === idx) items.push(item)
+    }
+    while (items.length < n) {
+      if (a.ahead.length === 0) {
+        if (a.exhausted) break
+        a.ahead = this.store.pending(a.id, a.cursor, READ_AHEAD)
+        if (a.ahead.length < READ_AHEAD) a.exhausted = true
+        if (a.ahead.length > 0) a.cursor = a.ahead.at(-1)!.idx + 1
+        if (a.ahead.length === 0) break
+      }
+      items.push(...a.ahead.splice(0, n - items.length))
+    }
+    return items
+  }
+
+  /** Hands out items up to the batch's concurrency (and the pace). */
   private fill(a: Active): void {
     if (this.closed) return
-    if (a.stopped || a.exhausted) return this.maybeEnd(a)
+    const drained = a.exhausted && a.ahead.length === 0 && a.again.length === 0
+    if (a.stopped || drained) return this.maybeEnd(a)
     const free = a.cap - a.inflight.size
-    if (free <= 0 || (a.inflight.size > 0 && free < Math.max(1, Math.floor(a.cap / 4)))) return
+    if (free <= 0 || (this.pace.unlimited && a.inflight.size > 0 && free < Math.max(1, Math.floor(a.cap / 4)))) return
     const key = this.s.keys.current(a.keyId)
     if (!key || key.status !== 'active') return this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
     if (!endpointAvailable(a.endpoint)) return this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
-    const items = this.store.claim(a.id, free)
-    if (items.length < free) a.exhausted = true
+    const grant = this.pace.take(free)
+    if (grant < free) this.fillLater(a)
+    if (grant === 0) return
+    const items = this.next(a, grant)
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
       this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
@@ -192,19 +257,15 @@ export class Scheduler {
   /** The worker died with the item: it runs again, unless that keeps happening. */
   private lostItem(a: Active, idx: number, admission: Admission, e: Error) {
     this.s.keys.ledger.release(admission?.reservationId)
+    // shutting down: it runs after the restart (it has no result, so it is pending there)
+    if (this.closed) return
     const n = (a.lost.get(idx) ?? 0) + 1
     a.lost.set(idx, n)
-    if (n > this.cfg.maxRetries || this.closed) {
-      if (this.closed) {
-        // shutting down: it runs after the restart
-        this.store.unclaim(a.id, idx)
-        return
-      }
+    if (n > this.cfg.maxRetries) {
       return this.land(a, idx, this.failed(batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message }), undefined)
     }
     this.s.log.warn('batches: an item lost its worker; it runs again', { batch_id: a.id, index: idx, error: e.message })
-    this.store.unclaim(a.id, idx)
-    a.exhausted = false
+    a.again.push(idx)
     setTimeout(() => this.fill(a), 100 * n).unref?.()
   }
 
@@ -226,8 +287,7 @@ export class Scheduler {
       },
     })
     a.queued++
-    if (this.landed.length >= FLUSH_MAX) this.flush()
-    else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS)
+    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS)
     this.fillLater(a)
   }
 
@@ -236,8 +296,14 @@ export class Scheduler {
     if (this.flushTimer) clearTimeout(this.flushTimer)
     this.flushTimer = undefined
     if (this.landed.length === 0) return
-    const batch = this.landed
-    this.landed = []
+    const batch = this.landed.splice(0, FLUSH_CHUNK)
+    if (this.landed.length > 0 && !this.flushNext) {
+      this.flushNext = true
+      setImmediate(() => {
+        this.flushNext = false
+        this.flush()
+      })
+    }
     const { recorder, keys } = this.s
     try {
       this.store.sqlite.transaction(() => {
@@ -254,7 +320,7 @@ export class Scheduler {
       // nothing was stored and no record taken: keep them for the next write
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.landed = batch.concat(this.landed)
-      this.flushTimer ??= setTimeout(() => this.flush(), 500)
+      if (!this.closed) this.flushTimer ??= setTimeout(() => this.flush(), 500)
       return
     }
     const touched = new Set<Active>()
@@ -289,15 +355,14 @@ export class Scheduler {
   /** When nothing of the batch is pending, running or waiting to be written: its end. */
   private maybeEnd(a: Active): void {
     if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
-    if (!a.stopped && !a.exhausted) return
+    if (!a.stopped && !(a.exhausted && a.ahead.length === 0 && a.again.length === 0)) return
     const left = this.store.unfinished(a.id)
     if (left > 0) {
-      if (a.stopped) {
-        // nothing is in flight: an item still marked handed out is pending
-        this.store.resetRunning(a.id)
-        return this.endItems(a, a.status as EndKind)
-      }
-      // items were put back (a worker died) since the last claim
+      // nothing is in flight: whatever has no result yet is pending, wherever it is
+      a.cursor = 0
+      a.again = []
+      a.ahead = []
+      if (a.stopped) return this.endItems(a, a.status as EndKind)
       a.exhausted = false
       return this.fillLater(a)
     }
@@ -347,9 +412,16 @@ export class Scheduler {
         : kind === 'expired'
           ? { code: ITEM_CODES.expired, status: 408, message: 'the batch expired before this item ran' }
           : { code: ITEM_CODES.failed, status: 410, message: 'the batch failed before this item ran' }
+    // items put back after their worker died have smaller indexes than the cursor
+    const again = a.again
+    const from = this.firstUnsent(a)
+    a.again = []
+    a.ahead = []
+    a.cursor = from
     void (async () => {
       try {
-        while (this.store.failPending(a.id, kind, error, END_CHUNK) > 0) await turn()
+        if (again.length > 0) this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
+        while (this.store.failPending(a.id, kind, error, END_CHUNK, from) > 0) await turn()
       } catch (e) {
         this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
       } finally {
@@ -396,8 +468,13 @@ export class Scheduler {
   async close(graceMs: number): Promise<void> {
     this.closed = true
     if (this.expiryTimer) clearInterval(this.expiryTimer)
+    if (this.tick) clearTimeout(this.tick)
     await this.pool.close(graceMs)
-    this.flush()
+    for (let n = this.landed.length; n > 0; n = this.landed.length) {
+      this.flush()
+      // a write that failed keeps its results: give up on them, they run again after the restart
+      if (this.landed.length >= n) break
+    }
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
   }
 }

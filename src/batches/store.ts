@@ -1,13 +1,13 @@
 // The batches and batch_items tables, for the main thread. Batch rows through drizzle;
-// the item statements that run per item (claim, result) are prepared once. Every read of a
+// the item statements that run per item (read, result) are prepared once. Every read of a
 // batch is scoped to its key: another key's batch is simply not found.
 import type { Statement } from 'bun:sqlite'
 import { and, desc, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import { batches } from '../db/schema.ts'
-import { ITEM, type BatchFamily, type BatchRow, type ItemError } from './types.ts'
+import type { BatchFamily, BatchRow, ItemError } from './types.ts'
 
-/** An item as the scheduler hands it out. */
+/** A pending item as the scheduler hands it out. */
 export interface ClaimedItem {
   idx: number
   body: string
@@ -116,27 +116,17 @@ export class BatchStore {
     this.db.update(batches).set(set).where(eq(batches.id, id)).run()
   }
 
-  /** After a restart nothing is in flight: items handed out before it are pending again. */
-  resetRunning(batchId: string): number {
-    return this.stmt('UPDATE batch_items SET state = 0 WHERE batch_id = ? AND state = 1').run(batchId).changes
-  }
-
-  /** The next `n` pending items, in input order, marked as handed out. */
-  claim(batchId: string, n: number): ClaimedItem[] {
+  /** Up to `n` pending items from index `from` on, in input order (a read: what is in flight is kept in memory). */
+  pending(batchId: string, from: number, n: number): ClaimedItem[] {
     return this.stmt(
-      `UPDATE batch_items SET state = 1 WHERE rowid IN (SELECT rowid FROM batch_items WHERE batch_id = ? AND state = 0 ORDER BY idx LIMIT ?)
-       RETURNING idx, body, model, prompt_estimate AS promptEstimate, max_output_tokens AS maxOutputTokens`,
-    ).all(batchId, n) as ClaimedItem[]
-  }
-
-  /** An item handed out that will not run now (its worker died): pending again. */
-  unclaim(batchId: string, idx: number): void {
-    this.stmt('UPDATE batch_items SET state = 0 WHERE batch_id = ? AND idx = ? AND state = 1').run(batchId, idx)
+      `SELECT idx, body, model, prompt_estimate AS promptEstimate, max_output_tokens AS maxOutputTokens
+       FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?`,
+    ).all(batchId, from, n) as ClaimedItem[]
   }
 
   /** Items without a result yet (pending or in flight). */
   unfinished(batchId: string): number {
-    return (this.stmt('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND state != 2').get(batchId) as { n: number }).n
+    return (this.stmt('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND status IS NULL').get(batchId) as { n: number }).n
   }
 
   /**
@@ -145,7 +135,7 @@ export class BatchStore {
    */
   writeResults(results: ResultWrite[]): void {
     const upd = this.stmt(
-      'UPDATE batch_items SET state = 2, status = ?, response = ?, error = ?, usage = ?, request_id = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND state != 2',
+      'UPDATE batch_items SET status = ?, response = ?, error = ?, usage = ?, request_id = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL',
     )
     const counts = new Map<string, { ok: number; failed: number }>()
     for (const r of results) {
@@ -160,15 +150,24 @@ export class BatchStore {
   }
 
   /**
-   * Fails up to `chunk` pending items of an ended batch with `error`, and counts them; the
-   * number failed (0: none left). In chunks, so the loop is never held long.
+   * Fails up to `chunk` pending items with index `from` or later (those never handed out) of
+   * an ended batch with `error`, and counts them; returns how many (0: none left). In chunks,
+   * so the loop is never held long; `only` limits it to these indexes (items put back).
    */
-  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number): number {
+  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[]): number {
     const column = kind === 'cancelled' ? 'cancelled_items' : kind === 'expired' ? 'expired_items' : null
+    const text = JSON.stringify(error)
+    const now = Date.now()
     return this.sqlite.transaction(() => {
-      const n = this.stmt(
-        `UPDATE batch_items SET state = 2, status = 'failed', error = ?, finished_at = ? WHERE rowid IN (SELECT rowid FROM batch_items WHERE batch_id = ? AND state = 0 LIMIT ?)`,
-      ).run(JSON.stringify(error), Date.now(), batchId, chunk).changes
+      let n = 0
+      if (only) {
+        const one = this.stmt(`UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL`)
+        for (const idx of only) n += one.run(text, now, batchId, idx).changes
+      } else {
+        n = this.stmt(
+          `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE rowid IN (SELECT rowid FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?)`,
+        ).run(text, now, batchId, from, chunk).changes
+      }
       if (n > 0) {
         this.stmt(`UPDATE batches SET failed = failed + ?${column ? `, ${column} = ${column} + ?` : ''} WHERE id = ?`).run(...(column ? [n, n, batchId] : [n, batchId]))
       }
@@ -178,9 +177,9 @@ export class BatchStore {
 
   /** Results with index from `from` (inclusive) to `to` (exclusive), in order; `status` filters. */
   results(batchId: string, from: number, to: number, limit: number, status?: 'succeeded' | 'failed'): ItemRow[] {
-    const filter = status ? ` AND status = '${status === 'succeeded' ? 'succeeded' : 'failed'}'` : ''
+    const filter = status === 'succeeded' ? "status = 'succeeded'" : status === 'failed' ? "status = 'failed'" : 'status IS NOT NULL'
     return this.stmt(
-      `SELECT ${ITEM_COLUMNS} FROM batch_items WHERE batch_id = ? AND idx >= ? AND idx < ? AND state = ${ITEM.done}${filter} ORDER BY idx LIMIT ?`,
+      `SELECT ${ITEM_COLUMNS} FROM batch_items WHERE batch_id = ? AND idx >= ? AND idx < ? AND ${filter} ORDER BY idx LIMIT ?`,
     ).all(batchId, from, to, limit) as ItemRow[]
   }
 

@@ -15,9 +15,6 @@ export type BatchFamily = BatchRow['family']
 /** Finished states: nothing will run any more (in-flight items may still land their results). */
 export const FINAL: ReadonlySet<BatchStatus> = new Set(['completed', 'cancelled', 'expired', 'failed'])
 
-/** `state` of an item row. */
-export const ITEM = { pending: 0, running: 1, done: 2 } as const
-
 /** An item's error, as §2 and §7.7 give it. */
 export interface ItemError {
   message: string
@@ -85,12 +82,12 @@ export type IngestResult = { ok: true; total: number; envelope: Envelope } | { o
 export type ToWorker =
   | { type: 'init'; config: Config }
   | { type: 'ingest'; id: number; job: IngestJob }
-  | { type: 'run'; id: number; job: ItemJob; maxRetries: number }
+  | { type: 'run'; jobs: { id: number; job: ItemJob }[]; maxRetries: number }
   | { type: 'stop' }
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: string }
   | { type: 'ingested'; id: number; result: IngestResult }
-  | { type: 'ran'; id: number; outcome: ItemOutcome }
+  | { type: 'ran'; outcomes: { id: number; outcome: ItemOutcome }[] }
   | { type: 'stopped' }

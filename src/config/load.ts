@@ -28,7 +28,7 @@ export interface Config {
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Batches (issue 11): the worker pool and the limits of one batch. */
-  batches: { workers: number; maxConcurrency: number; maxRetries: number; maxItems: number }
+  batches: { workers: number; maxConcurrency: number; maxRetries: number; maxItemsPerSecond: number; maxItems: number }
   /** Where the config came from, for the banner and `switchyard config`. */
   source: string | null
 }
@@ -161,6 +161,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       workers: count(num(env.SWITCHYARD_BATCH_WORKERS, 'SWITCHYARD_BATCH_WORKERS') ?? f.batches?.workers ?? availableParallelism(), 1),
       maxConcurrency: count(num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64, 1),
       maxRetries: count(num(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES') ?? f.batches?.max_retries ?? 4, 0),
+      maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
       maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
     },
     source: file,

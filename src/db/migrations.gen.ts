@@ -8,5 +8,5 @@ export const MIGRATIONS: { tag: string; when: number; breakpoints: boolean; sql:
   { tag: "0000_init", when: 1795294316111, breakpoints: true, sql: m0 },
   { tag: "0001_generation_reply_id", when: 1795440241604, breakpoints: true, sql: m1 },
   { tag: "0002_responses_threads", when: 1795447797789, breakpoints: true, sql: m2 },
-  { tag: "0003_batches", when: 1795448426315, breakpoints: true, sql: m3 },
+  { tag: "0003_batches", when: 1795449253456, breakpoints: true, sql: m3 },
 ]

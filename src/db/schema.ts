@@ -189,8 +189,9 @@ export const batches = sqliteTable(
 )
 
 /**
- * The items of a batch, in input order, with their result once they have one. `state`:
- * 0 pending, 1 handed to a worker, 2 done (a result is stored). A restart puts 1 back to 0.
+ * The items of a batch, in input order, with their result once they have one: `status` is
+ * null while the item is pending (or in flight: the scheduler keeps that in memory, and a
+ * restart simply runs it again), then `succeeded` or `failed`, once.
  */
 export const batchItems = sqliteTable(
   'batch_items',
@@ -204,7 +205,6 @@ export const batchItems = sqliteTable(
     model: text('model').notNull(),
     promptEstimate: integer('prompt_estimate').notNull(),
     maxOutputTokens: integer('max_output_tokens'),
-    state: integer('state').notNull().default(0),
     status: text('status', { enum: ['succeeded', 'failed'] }),
     /** The endpoint's JSON reply (succeeded). */
     response: text('response'),
@@ -215,7 +215,8 @@ export const batchItems = sqliteTable(
     requestId: text('request_id'),
     finishedAt: integer('finished_at'),
   },
-  (t) => [primaryKey({ columns: [t.batchId, t.idx] }), index('batch_items_state').on(t.batchId, t.state, t.idx)],
+  // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
+  (t) => [primaryKey({ columns: [t.batchId, t.idx] }), index('batch_items_status').on(t.batchId, t.status, t.idx)],
 )
 
 /**

@@ -97,7 +97,7 @@ test('batches.cancel on a processing batch returns it cancelled; again is a 400'
   replayFixtures(rig.up, { delayMs: 200 })
   const client = rig.openai()
   const b = await client.batches.create({ requests: Array.from({ length: 20 }, (_, i) => chat('gpt-4o-mini', `slow ${i}`)), settings: { concurrency: 2 } } as any)
-  await until('processing', () => client.batches.retrieve(b.id), (x) => x.status === 'processing')
+  await until('processing', () => client.batches.retrieve(b.id), (x) => (x.status as string) === 'processing')
   const c = await client.batches.cancel(b.id)
   expect(c.status).toBe('cancelled')
   expect(c.cancelled_at).toBeGreaterThan(0)

@@ -30,7 +30,7 @@ export class ItemWriter {
   flush() {
     if (this.rows.length === 0) return
     this.insert ??= this.sqlite.prepare(
-      'INSERT INTO batch_items (batch_id, idx, custom_id, body, model, prompt_estimate, max_output_tokens, state) VALUES (?, ?, ?, ?, ?, ?, ?, 0)',
+      'INSERT INTO batch_items (batch_id, idx, custom_id, body, model, prompt_estimate, max_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)',
     )
     const rows = this.rows
     this.rows = []
