@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall } from './call.ts'
 import { openLoop, type OpenLoopResult } from './openloop.ts'
-import { cpuSeconds, machine, memory } from './proc.ts'
+import { cpuSeconds, machine, memory, threadCpuSeconds } from './proc.ts'
 import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
 import { round } from './stats.ts'
 import { batchSection, replaceBatchSection, type BatchBench } from './batch-report.ts'
@@ -115,6 +115,7 @@ async function main() {
     await Bun.sleep(500)
     const rssBefore = memory(gateway.pid).rssMiB
     const cpuBefore = cpuSeconds(gateway.pid)
+    const threadsBefore = threadCpuSeconds(gateway.pid)
     const rss = rssSampler(gateway.pid)
     log('creating the batch, then the same interactive load while it runs')
     const c0 = performance.now()
@@ -133,6 +134,12 @@ async function main() {
     await poll
     const totalMs = done.at - c0
     const batchCpuS = cpuSeconds(gateway.pid) - cpuBefore
+    const threadsAfter = threadCpuSeconds(gateway.pid)
+    const threads = Object.entries(threadsAfter)
+      .map(([t, v]) => [t.replace(/^\d+:/, ''), v - (threadsBefore[t] ?? 0)] as const)
+      .filter(([, v]) => v >= 0.05)
+      .sort((x, y) => y[1] - x[1])
+    log(`gateway threads' CPU during the batch: ${threads.map(([t, v]) => `${t} ${v.toFixed(1)} s`).join(', ')}`)
     const peak = rss.stop()
     if (!runningAfterLoad) notes.push('the batch ended before the interactive phase did: part of that phase ran without it')
     if (done.status !== 'completed' || done.request_counts.completed !== items) notes.push(`batch ended ${done.status} with ${JSON.stringify(done.request_counts)}`)
