@@ -9,6 +9,7 @@
 //          --workers W, --pace P (batches.workers, batches.max_items_per_second for the gateway)
 //          --quick (5,000 items, 4 s phases; nothing written) --render (docs/bench.md from the saved figures)
 import { readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall } from './call.ts'
@@ -74,7 +75,8 @@ async function main() {
   const seconds = Number(flags.seconds ?? (flags.quick ? 4 : 10))
   const notes: string[] = []
   if (flags.quick) notes.push('quick run: a smaller batch and short phases, rough figures')
-  const cores = navigator.hardwareConcurrency
+  // the machine's cores (this process's own affinity is about to be one core)
+  const cores = cpus().length
   // the driver and the fake upstream share core 0; the gateway may use every core
   if (!pinSelf(0)) notes.push('could not pin the load driver (taskset failed)')
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
@@ -169,7 +171,7 @@ async function main() {
 
     const result: BatchBench = {
       date: new Date().toISOString(),
-      machine: machine(),
+      machine: { ...machine(), nproc: cores },
       setup: { items, interactiveRate: rate, interactiveSeconds: seconds, workers: cores, loadAvg: readFileSync('/proc/loadavg', 'utf8').trim(), notes },
       uploadMs,
       createMs,

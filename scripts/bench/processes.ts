@@ -1,7 +1,7 @@
 // The two subprocesses of a run, each pinned to its core: the fake upstream and the
 // gateway (`bun src/main.ts serve`) pointed at it.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 export const ROOT = join(import.meta.dir, '..', '..')
@@ -84,7 +84,8 @@ export async function spawnGateway(o: GatewayOptions): Promise<Child> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'))
   const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${o.profileDir}`] : []
   const serve = [process.execPath, ...profile, join(o.root ?? ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn']
-  const cmd = o.core === null ? serve : pinned(o.core, serve)
+  // not pinned: every core, whatever this (pinned) process's affinity would pass on
+  const cmd = o.core === null ? ['taskset', '-c', `0-${cpus().length - 1}`, ...serve] : pinned(o.core, serve)
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',

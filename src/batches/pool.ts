@@ -1,10 +1,10 @@
 // The batch worker pool (main thread): `size` Bun Workers (config `batches.workers`, the CPU
 // count by default), started on the first batch work and stopped after a minute without any,
 // so an idle gateway carries none. A job goes to the worker with the fewest jobs; a worker
-// that dies fails the jobs it held (the scheduler puts their items back).
+// that dies fails the jobs it held (the scheduler puts their items back, unless stored).
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
-import type { FromWorker, IngestJob, IngestResult, ItemJob, ItemOutcome, ToWorker } from './types.ts'
+import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
 
 /** Bun's Worker can be unref'd: an idle pool never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
@@ -38,6 +38,8 @@ export interface PoolOptions {
   log: Logger
   /** Stop the workers after this long without a job. */
   idleMs?: number
+  /** Spend a worker wrote to keys' rows, for the main thread's ledger. */
+  onSettled?: (settled: Settled) => void
 }
 
 export class WorkerPool {
@@ -67,8 +69,11 @@ export class WorkerPool {
     return this.send({ type: 'ingest', id: 0, job }) as Promise<IngestResult>
   }
 
-  /** Items handed out in one turn of the loop go to a worker in one message. */
-  run(job: ItemJob, maxRetries: number): Promise<ItemOutcome> {
+  /**
+   * Items handed out in one turn of the loop go to a worker in one message. Resolves once
+   * the item's result and records are stored, with the item's status.
+   */
+  run(job: ItemJob, maxRetries: number): Promise<ItemDone['status']> {
     return this.send((slot, id) => {
       slot.outbox.push({ id, job })
       if (slot.outbox.length > 1) return
@@ -80,7 +85,7 @@ export class WorkerPool {
           (e: Error) => jobs.forEach((j) => this.settle(slot, j.id, e)),
         )
       })
-    }) as Promise<ItemOutcome>
+    }) as Promise<ItemDone['status']>
   }
 
   private send(dispatch: ToWorker | ((slot: Slot, id: number) => void)): Promise<unknown> {
@@ -122,7 +127,11 @@ export class WorkerPool {
         failed(new Error(`batch worker could not start: ${m.error.split('\n')[0]}`))
         this.kill(slot, 'could not start')
       } else if (m.type === 'ingested') this.settle(slot, m.id, undefined, m.result)
-      else if (m.type === 'ran') for (const o of m.outcomes) this.settle(slot, o.id, undefined, o.outcome)
+      else if (m.type === 'ran') {
+        // the spend first: the reservations of these items go as their jobs resolve
+        if (m.settled.length > 0) this.opts.onSettled?.(m.settled)
+        for (const d of m.done) this.settle(slot, d.id, undefined, d.status)
+      }
     }
     worker.onerror = (e) => {
       this.opts.log.error('batch worker failed', { error: e.message })

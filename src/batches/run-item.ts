@@ -1,7 +1,7 @@
 // Runs in a batch worker: one item through the one generation pipeline, as a non-streaming
 // request of the batch's key (stream flags are accepted, the result is stored as JSON).
 // An upstream 429 or 5xx is tried again with backoff before the item fails. Every record the
-// attempts make is collected and goes back with the result: the main thread records them in
+// attempts make is collected and kept with the result: the results writer records them in
 // the same transaction as the result, so an item is billed exactly once, when it completes.
 import type { Recorder } from '../generations/recorder.ts'
 import type { GenerationInput, GenerationSink } from '../generations/types.ts'
@@ -11,7 +11,7 @@ import { retryAfterMs } from '../providers/http.ts'
 import type { Services } from '../services.ts'
 import { surfaceFor } from './endpoints.ts'
 import { usageText } from './shapes.ts'
-import type { ItemError, ItemJob, ItemOutcome, WorkerRecord } from './types.ts'
+import type { ItemError, ItemJob, ItemOutcome } from './types.ts'
 
 /** Item-level backoff: BASE · 2^attempt, capped, jittered to [½, 1] of that. */
 export const ITEM_RETRY = { baseMs: 500, capMs: 30_000, maxRetryAfterMs: 60_000 }
@@ -51,31 +51,14 @@ export function itemErrorOf(e: unknown): ItemError & { retryAfter?: string } {
   return { message, code, status, retryAfter: typeof o.retryAfter === 'string' ? o.retryAfter : undefined }
 }
 
-function toWorkerRecord(i: GenerationInput): WorkerRecord {
-  return {
-    id: i.id,
-    endpoint: i.endpoint,
-    stream: i.stream,
-    modelId: i.model.id,
-    createdAt: i.createdAt,
-    usage: i.usage,
-    finishReason: i.finishReason,
-    status: i.status,
-    latencyMs: i.latencyMs,
-    ttftMs: i.ttftMs,
-    error: i.error,
-    httpStatus: i.httpStatus,
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export async function runItem(base: Services, job: ItemJob, maxRetries: number): Promise<ItemOutcome> {
-  const records: WorkerRecord[] = []
+  const records: GenerationInput[] = []
   const late: Promise<unknown>[] = []
   const sink: GenerationSink = {
-    record: (i) => void records.push(toWorkerRecord(i)),
-    recordLater: (p) => void late.push(p.then((i) => records.push(toWorkerRecord(i)))),
+    record: (i) => void records.push(i),
+    recordLater: (p) => void late.push(p.then((i) => records.push(i))),
   }
   // the same services, but this item's records come here
   const s: Services = { ...base, recorder: sink as unknown as Recorder }

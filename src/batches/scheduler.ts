@@ -1,16 +1,14 @@
 // The batch scheduler (main thread). It reads pending items from the database in input order,
-// admits each against the key's credit (the same reservation as an interactive request),
-// hands it to the worker pool, and stores what comes back: the item's result and the
-// generation records of its attempts, in one transaction — so an item is billed exactly once,
-// when it completes (pitfall 15), and a crash either kept both or neither (the item then
-// runs again).
+// admits each against the key's credit (the same reservation as an interactive request) and
+// hands it to the worker pool, whose results writer stores the item's result with the
+// generation records of its attempts in one transaction (results-writer.ts): an item is billed
+// exactly once, when it completes (pitfall 15). The spend those records wrote comes back to
+// the ledger here (applySpend) before the item's reservation is released.
 //
 // State lives in the database; what is in flight is known only here, so a restart runs it
 // again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once.
 import type { ApiKey } from '../auth/context.ts'
-import type { CatalogModel } from '../config/catalog.ts'
 import type { FileRecord } from '../files/types.ts'
-import type { GenerationInput } from '../generations/types.ts'
 import { HttpError } from '../http/errors.ts'
 import { admit, type Admission } from '../pipeline/admit.ts'
 import type { Services } from '../services.ts'
@@ -22,7 +20,7 @@ import type { WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
-import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type ItemOutcome, type WorkerRecord } from './types.ts'
+import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 
 /** Results are written together, at most this long after the first of them arrived… */
 const FLUSH_MS = 5
@@ -68,8 +66,6 @@ interface Active {
 interface Landed {
   a: Active
   write: ResultWrite
-  records: WorkerRecord[]
-  admission: Admission
 }
 
 const turn = () => new Promise<void>((r) => setImmediate(r))
@@ -226,32 +222,31 @@ export class Scheduler {
   private dispatch(a: Active, key: ApiKey, item: ClaimedItem): void {
     const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
     const model = this.s.catalog.resolve(item.model)
-    if (!model) return this.land(a, item.idx, this.failed(requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' }), undefined)
+    if (!model) return this.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
     let admission: Admission
     try {
       admission = admit(this.s, { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined })
     } catch (e) {
       // 402: the key's credit is spent; the item fails as an interactive request would
       const { retryAfter: _, ...error } = itemErrorOf(e)
-      return this.land(a, item.idx, this.failed(requestId, error), undefined)
+      return this.land(a, item.idx, requestId, error)
     }
     a.inflight.add(item.idx)
-    // the worker runs it with no credit figures: admission was here, settlement is here too
+    // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, body: item.body, apiKey: { ...key, credits: null }, requestId }
     this.pool.run(job, this.cfg.maxRetries).then(
-      (outcome) => {
+      () => {
+        // stored, with its records; the spend they wrote is in the ledger already
+        this.s.keys.ledger.release(admission?.reservationId)
         a.inflight.delete(item.idx)
-        this.land(a, item.idx, outcome, admission)
+        this.fillLater(a)
+        this.maybeEnd(a)
       },
       (e: Error) => {
         a.inflight.delete(item.idx)
         this.lostItem(a, item.idx, admission, e)
       },
     )
-  }
-
-  private failed(requestId: string, error: ItemError): ItemOutcome {
-    return { status: 'failed', error, usage: null, requestId, records: [] }
   }
 
   /** The worker died with the item: it runs again, unless that keeps happening. */
@@ -261,37 +256,24 @@ export class Scheduler {
     if (this.closed) return
     const n = (a.lost.get(idx) ?? 0) + 1
     a.lost.set(idx, n)
-    if (n > this.cfg.maxRetries) {
-      return this.land(a, idx, this.failed(batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message }), undefined)
-    }
+    if (n > this.cfg.maxRetries) return this.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message })
     this.s.log.warn('batches: an item lost its worker; it runs again', { batch_id: a.id, index: idx, error: e.message })
     a.again.push(idx)
     setTimeout(() => this.fill(a), 100 * n).unref?.()
   }
 
-  /** An item's outcome: queued for the next write, and the batch fills its free places. */
-  private land(a: Active, idx: number, o: ItemOutcome, admission: Admission): void {
+  /** An item that failed before reaching a worker (admission, an unknown model, a worker lost too often): queued for the next write. */
+  private land(a: Active, idx: number, requestId: string, error: ItemError): void {
     this.landed.push({
       a,
-      admission,
-      records: o.records,
-      write: {
-        batchId: a.id,
-        idx,
-        status: o.status,
-        response: o.status === 'succeeded' ? (o.response ?? 'null') : null,
-        error: o.status === 'failed' ? JSON.stringify(o.error) : null,
-        usage: o.usage,
-        requestId: o.requestId,
-        finishedAt: Date.now(),
-      },
+      write: { batchId: a.id, idx, status: 'failed', response: null, error: JSON.stringify(error), usage: null, requestId, finishedAt: Date.now() },
     })
     a.queued++
     this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS)
     this.fillLater(a)
   }
 
-  /** Stores landed results and records their generations, in one transaction. */
+  /** Stores landed results (nothing ran for them: no records). */
   flush(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer)
     this.flushTimer = undefined
@@ -304,20 +286,9 @@ export class Scheduler {
         this.flush()
       })
     }
-    const { recorder, keys } = this.s
     try {
-      this.store.sqlite.transaction(() => {
-        this.store.writeResults(batch.map((l) => l.write))
-        // the records last: once they are taken, the ledger has moved in memory
-        for (const l of batch) {
-          const key = keys.current(l.a.keyId) ?? ({ id: l.a.keyId, account: 'default' } as ApiKey)
-          l.records.forEach((r, i) => recorder.record(this.input(r, key, l.a.id, i === l.records.length - 1 ? l.admission?.reservationId : undefined)))
-          if (l.records.length === 0) keys.ledger.release(l.admission?.reservationId)
-        }
-        recorder.flush()
-      })()
+      this.store.sqlite.transaction(() => this.store.writeResults(batch.map((l) => l.write)))()
     } catch (e) {
-      // nothing was stored and no record taken: keep them for the next write
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.landed = batch.concat(this.landed)
       if (!this.closed) this.flushTimer ??= setTimeout(() => this.flush(), 500)
@@ -329,27 +300,6 @@ export class Scheduler {
       touched.add(l.a)
     }
     for (const a of touched) this.maybeEnd(a)
-  }
-
-  private input(r: WorkerRecord, apiKey: ApiKey, batchId: string, reservationId: string | undefined): GenerationInput {
-    const model = this.s.catalog.resolve(r.modelId) ?? ({ id: r.modelId, provider: 'mock' } as CatalogModel)
-    return {
-      id: r.id,
-      apiKey,
-      endpoint: r.endpoint,
-      stream: r.stream,
-      model,
-      createdAt: r.createdAt,
-      usage: r.usage,
-      finishReason: r.finishReason,
-      status: r.status,
-      latencyMs: r.latencyMs,
-      ttftMs: r.ttftMs,
-      error: r.error,
-      httpStatus: r.httpStatus,
-      batchId,
-      reservationId,
-    }
   }
 
   /** When nothing of the batch is pending, running or waiting to be written: its end. */
@@ -476,5 +426,19 @@ export class Scheduler {
       if (this.landed.length >= n) break
     }
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
+  }
+}
+
+/** Spend a worker's recorder wrote to keys' rows, into the main thread's cached keys (the rows have it already). */
+export function applySpend(keys: Services['keys'], settled: Settled): void {
+  for (const [id, usd] of settled) {
+    if (usd > 0) {
+      keys.settle(id, usd)
+      keys.written(id, usd)
+    } else if (usd < 0) {
+      // records a worker gave up on after it had reported their spend
+      keys.unsettle(id, -usd)
+      keys.ledger.addUnflushed(id, -usd)
+    }
   }
 }

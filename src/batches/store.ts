@@ -1,5 +1,6 @@
-// The batches and batch_items tables, for the main thread. Batch rows through drizzle;
-// the item statements that run per item (read, result) are prepared once. Every read of a
+// The batches and batch_items tables: batch rows through drizzle; the item statements that
+// run per item (read, result) are prepared once. The main thread reads and ends batches; a
+// worker's results writer stores results with this store on its own connection. Every read of a
 // batch is scoped to its key: another key's batch is simply not found.
 import type { Statement } from 'bun:sqlite'
 import { and, desc, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm'
@@ -131,22 +132,24 @@ export class BatchStore {
 
   /**
    * Stores results and moves the counters; call inside a transaction. An item that already
-   * has a result keeps it (each index has exactly one).
+   * has a result keeps it (each index has exactly one): for each result, whether it was stored.
    */
-  writeResults(results: ResultWrite[]): void {
+  writeResults(results: ResultWrite[]): boolean[] {
     const upd = this.stmt(
       'UPDATE batch_items SET status = ?, response = ?, error = ?, usage = ?, request_id = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL',
     )
     const counts = new Map<string, { ok: number; failed: number }>()
-    for (const r of results) {
-      if (upd.run(r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx).changes === 0) continue
+    const stored = results.map((r) => upd.run(r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx).changes === 1)
+    results.forEach((r, i) => {
+      if (!stored[i]) return
       let c = counts.get(r.batchId)
       if (!c) counts.set(r.batchId, (c = { ok: 0, failed: 0 }))
       if (r.status === 'succeeded') c.ok++
       else c.failed++
-    }
+    })
     const bump = this.stmt('UPDATE batches SET succeeded = succeeded + ?, failed = failed + ? WHERE id = ?')
     for (const [id, c] of counts) bump.run(c.ok, c.failed, id)
+    return stored
   }
 
   /**

@@ -4,8 +4,7 @@
 import type { ApiKey } from '../auth/context.ts'
 import type { Config } from '../config/load.ts'
 import type { batches } from '../db/schema.ts'
-import type { Endpoint } from '../generations/types.ts'
-import type { Usage } from '../ir/types.ts'
+import type { GenerationInput } from '../generations/types.ts'
 import type { Envelope } from './create/envelope.ts'
 
 export type BatchRow = typeof batches.$inferSelect
@@ -36,23 +35,7 @@ export interface ItemJob {
   requestId: string
 }
 
-/** One generation record made while running an item, as the worker saw it (the main thread records it). */
-export interface WorkerRecord {
-  id: string
-  endpoint: Endpoint
-  stream: boolean
-  modelId: string
-  createdAt: number
-  usage: Usage
-  finishReason: string | null
-  status?: string | null
-  latencyMs: number
-  ttftMs: number | null
-  error?: string | null
-  httpStatus?: number
-}
-
-/** What running an item came to. */
+/** What running an item came to, in its worker. */
 export interface ItemOutcome {
   status: 'succeeded' | 'failed'
   /** The endpoint's JSON reply (succeeded). */
@@ -61,9 +44,18 @@ export interface ItemOutcome {
   /** Usage of the last attempt in the generation record's words, JSON (shapes.ts usageText); null when none. */
   usage: string | null
   requestId: string
-  /** Every generation record of the item's attempts, oldest first. */
-  records: WorkerRecord[]
+  /** Every generation record of the item's attempts, oldest first: stored with the result. */
+  records: GenerationInput[]
 }
+
+/** An item whose result (and records) its worker has stored. */
+export interface ItemDone {
+  id: number
+  status: 'succeeded' | 'failed'
+}
+
+/** Spend a worker wrote to a key (USD), for the main thread's ledger. */
+export type Settled = [keyId: string, usd: number][]
 
 /** A create body for a worker to check and store the items of. */
 export interface IngestJob {
@@ -89,5 +81,5 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: string }
   | { type: 'ingested'; id: number; result: IngestResult }
-  | { type: 'ran'; outcomes: { id: number; outcome: ItemOutcome }[] }
+  | { type: 'ran'; done: ItemDone[]; settled: Settled }
   | { type: 'stopped' }

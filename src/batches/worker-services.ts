@@ -1,44 +1,68 @@
 // The services a batch worker runs items with: the same config, catalog, provider adapters,
-// surfaces and media resolution as the main thread, on a database connection of its own.
-// It keeps no ledger and writes no records: admission happens on the main thread before an
-// item is handed out, and the item's records go back with its result (see scheduler.ts).
+// surfaces, media resolution and generation recorder as the main thread, on a database
+// connection of its own. Admission happens on the main thread before an item is handed out;
+// the worker's recorder writes the records and the keys' spend, and the spend it wrote goes
+// back to the main thread's ledger (SpendLog) once the transaction has committed.
 import { KeyStore } from '../auth/keys.ts'
 import { MemoryStore, RateLimiter } from '../auth/ratelimit.ts'
 import { buildCatalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
-import { openStorage } from '../db/client.ts'
+import { openStorage, type Storage } from '../db/client.ts'
 import { createFilesService } from '../files/create.ts'
-import type { Recorder } from '../generations/recorder.ts'
-import type { GenerationSink } from '../generations/types.ts'
+import { Recorder } from '../generations/recorder.ts'
 import { createLogger } from '../http/log.ts'
 import { createMediaResolver, fetchPolicy } from '../media/resolve.ts'
 import { createProviders } from '../providers/registry.ts'
 import type { Services } from '../services.ts'
 import { countOnThisThread } from '../tokens/count.ts'
+import type { Settled } from './types.ts'
 
-/** A worker's records are collected per item (run-item.ts); one made outside an item is a bug. */
-const NO_RECORDER: GenerationSink = {
-  record() {
-    throw new Error('batch worker: a generation was recorded outside a batch item')
-  },
-  recordLater() {
-    throw new Error('batch worker: a generation was recorded outside a batch item')
-  },
+/** The worker's key store: settles like any other, and keeps what it settled for the main thread. */
+export class SpendLog extends KeyStore {
+  private spend = new Map<string, number>()
+
+  constructor(storage: Storage) {
+    super(storage)
+  }
+
+  override settle(id: string, usd: number) {
+    super.settle(id, usd)
+    if (usd > 0) this.spend.set(id, (this.spend.get(id) ?? 0) + usd)
+  }
+
+  override unsettle(id: string, usd: number) {
+    super.unsettle(id, usd)
+    if (usd > 0) this.spend.set(id, (this.spend.get(id) ?? 0) - usd)
+  }
+
+  /** What was settled since the last call. */
+  drain(): Settled {
+    const out = [...this.spend].filter(([, usd]) => usd !== 0)
+    this.spend.clear()
+    return out
+  }
 }
 
-export function buildWorkerServices(config: Config): Services {
+export interface WorkerServices extends Services {
+  keys: SpendLog
+}
+
+export function buildWorkerServices(config: Config): WorkerServices {
   countOnThisThread()
   const log = createLogger(config.logLevel)
   const storage = openStorage(config.dataDir)
-  const s: Services = {
+  const catalog = buildCatalog(config)
+  const keys = new SpendLog(storage)
+  const s: WorkerServices = {
     config,
     storage,
-    catalog: buildCatalog(config),
-    keys: new KeyStore(storage),
+    catalog,
+    keys,
     limiter: new RateLimiter(new MemoryStore()),
     log,
     providers: createProviders(config),
-    recorder: NO_RECORDER as unknown as Recorder,
+    // not started: no pruning here, and its queue is flushed by the results writer
+    recorder: new Recorder({ config, storage, catalog, keys, log }),
     files: createFilesService({ config, storage, log }),
     onClose: [],
   }

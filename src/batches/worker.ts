@@ -1,37 +1,19 @@
 // Runs in a Bun Worker of the batch pool (pool.ts): checks and stores the items of a new
-// batch (create/ingest.ts), and runs items through the generation pipeline (run-item.ts),
-// so the parsing, checking and translating of batch work never holds the loop that serves
+// batch (create/ingest.ts), runs items through the generation pipeline (run-item.ts) and
+// stores their results with their generation records (results-writer.ts), so the parsing,
+// checking, translating and recording of batch work never holds the loop that serves
 // interactive traffic. Many items run at once on one worker; each is mostly waiting on I/O.
-// Items arrive and their outcomes leave in groups, a few ms' worth per message.
-import type { Services } from '../services.ts'
 import { ingest } from './create/ingest.ts'
+import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
-import type { FromWorker, ItemOutcome, ToWorker } from './types.ts'
-import { buildWorkerServices } from './worker-services.ts'
+import type { FromWorker, ToWorker } from './types.ts'
+import { buildWorkerServices, type WorkerServices } from './worker-services.ts'
 
 declare const self: Worker
 
-/** Outcomes wait at most this long, or until this many are ready, to go back together. */
-const SEND_MS = 2
-const SEND_MAX = 64
-
-let s: Services | undefined
+let s: WorkerServices | undefined
+let writer: ResultsWriter | undefined
 const post = (m: FromWorker) => self.postMessage(m)
-
-let ready: { id: number; outcome: ItemOutcome }[] = []
-let timer: ReturnType<typeof setTimeout> | undefined
-function send() {
-  clearTimeout(timer)
-  timer = undefined
-  if (ready.length === 0) return
-  post({ type: 'ran', outcomes: ready })
-  ready = []
-}
-function done(id: number, outcome: ItemOutcome) {
-  ready.push({ id, outcome })
-  if (ready.length >= SEND_MAX) send()
-  else timer ??= setTimeout(send, SEND_MS)
-}
 
 self.onmessage = async (e: MessageEvent<ToWorker>) => {
   const m = e.data
@@ -39,6 +21,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'init':
       try {
         s = buildWorkerServices(m.config)
+        writer = new ResultsWriter(s, (done, settled) => post({ type: 'ran', done, settled }))
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
@@ -52,14 +35,19 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'run':
       for (const { id, job } of m.jobs) {
         // runItem turns every failure into a failed item; the catch is for a bug of ours
-        runItem(s!, job, m.maxRetries).then(
-          (outcome) => done(id, outcome),
-          (err) => done(id, { status: 'failed', error: { message: `batch worker: ${(err as Error)?.message ?? String(err)}`, code: 'worker_error', status: 500 }, requestId: job.requestId, usage: null, records: [] }),
-        )
+        runItem(s!, job, m.maxRetries)
+          .catch((err) => ({
+            status: 'failed' as const,
+            error: { message: `batch worker: ${(err as Error)?.message ?? String(err)}`, code: 'worker_error', status: 500 },
+            requestId: job.requestId,
+            usage: null,
+            records: [],
+          }))
+          .then((outcome) => writer!.add(id, job.batchId, job.idx, outcome))
       }
       return
     case 'stop':
-      send()
+      writer?.write()
       try {
         s?.storage.close()
       } catch {}
