@@ -3,6 +3,8 @@
 // stores their results with their generation records (results-writer.ts), so the parsing,
 // checking, translating and recording of batch work never holds the loop that serves
 // interactive traffic. Many items run at once on one worker; each is mostly waiting on I/O.
+import { readlinkSync } from 'node:fs'
+import { getPriority, setPriority } from 'node:os'
 import { ingest } from './create/ingest.ts'
 import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
@@ -10,6 +12,18 @@ import type { FromWorker, ToWorker } from './types.ts'
 import { buildWorkerServices, type WorkerServices } from './worker-services.ts'
 
 declare const self: Worker
+
+/**
+ * Batch work yields the CPU to the request thread: this thread (and the helper threads it
+ * starts) runs at nice 10. Linux names a thread by /proc/thread-self; elsewhere, or without
+ * the right, the thread keeps the process's priority.
+ */
+function lowerPriority() {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.max(getPriority(tid), 10))
+  } catch {}
+}
 
 let s: WorkerServices | undefined
 let writer: ResultsWriter | undefined
@@ -20,6 +34,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
   switch (m.type) {
     case 'init':
       try {
+        lowerPriority()
         s = buildWorkerServices(m.config)
         writer = new ResultsWriter(s, (done, settled) => post({ type: 'ran', done, settled }))
         post({ type: 'ready' })
