@@ -7,9 +7,11 @@
 // under 200 MiB; each export streams with RSS growth under 64 MiB.
 //   flags: --items N (50000) --rate R (interactive req/s, 200) --seconds S (interactive phase, 10)
 //          --workers W, --pace P (batches.workers, batches.max_items_per_second for the gateway)
+//          --root DIR (run the gateway of another checkout: experiments)
+//          --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-batch-profile; see profile-summary.ts)
 //          --quick (5,000 items, 4 s phases; nothing written) --render (docs/bench.md from the saved figures)
-import { readFileSync, writeFileSync } from 'node:fs'
-import { cpus } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall } from './call.ts'
@@ -26,6 +28,8 @@ const { values: flags } = parseArgs({
     seconds: { type: 'string' },
     workers: { type: 'string' },
     pace: { type: 'string' },
+    root: { type: 'string' },
+    profile: { type: 'boolean' },
     quick: { type: 'boolean' },
     render: { type: 'boolean' },
   },
@@ -89,7 +93,10 @@ async function main() {
     if (flags.workers) env.SWITCHYARD_BATCH_WORKERS = flags.workers
     if (flags.pace) env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND = flags.pace
     if (flags.workers || flags.pace) notes.push(`gateway config: ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`)
-    const gateway = await spawnGateway({ core: null, upstream: upstream.url, key, env })
+    if (flags.root) notes.push(`gateway from ${flags.root}`)
+    const profileDir = flags.profile ? join(tmpdir(), 'switchyard-batch-profile') : undefined
+    if (profileDir) mkdirSync(profileDir, { recursive: true })
+    const gateway = await spawnGateway({ core: null, upstream: upstream.url, key, env, root: flags.root, profileDir })
     children.push(gateway)
     const gw = gateway.url
     const auth = { authorization: `Bearer ${key}` }
