@@ -14,7 +14,14 @@ export interface BatchBench {
   /** Gateway CPU (every thread) from the create to the end. */
   gatewayCpuS: number
   counts: { total: number; completed: number; failed: number }
-  interactive: { before: Summary; during: Summary; after: Summary; errors: { before: number; during: number; after: number } }
+  interactive: {
+    before: Summary
+    during: Summary
+    after: Summary
+    errors: { before: number; during: number; after: number }
+    /** Cores' worth of CPU other processes used during each phase (noise). */
+    otherLoad?: Record<string, number>
+  }
   rss: { beforeMiB: number; peakMiB: number; growthMiB: number }
   exports: { format: string; status: number; bytes: number; ms: number; rssBeforeMiB: number; rssGrowthMiB: number }[]
 }
@@ -24,6 +31,10 @@ export const END = '<!-- batch-bench:end -->'
 
 const f = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '—')
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
+const other = (r: BatchBench, phase: string) => {
+  const v = r.interactive.otherLoad?.[phase]
+  return v === undefined ? '—' : `${Math.round(v * 100)}%${v > 0.1 ? ' ⚠' : ''}`
+}
 
 export interface Target {
   figure: string
@@ -65,11 +76,11 @@ export function batchSection(r: BatchBench): string {
     `(${Math.round(r.itemsPerSecond).toLocaleString('en')} items/s), ${r.counts.completed.toLocaleString('en')} completed, ${r.counts.failed} failed; gateway CPU over that time ${f(r.gatewayCpuS, 1)} s (all threads).`,
     `RSS ${f(r.rss.beforeMiB, 1)} MiB before, peak ${f(r.rss.peakMiB, 1)} MiB.`,
     '',
-    '| interactive chat, ms from the scheduled send | p50 / p90 / p99 / max | errors |',
-    '| --- | --- | --- |',
-    `| without a batch (before) | ${s(r.interactive.before)} | ${r.interactive.errors.before} |`,
-    `| while the batch runs | ${s(r.interactive.during)} | ${r.interactive.errors.during} |`,
-    `| without a batch (after) | ${s(r.interactive.after)} | ${r.interactive.errors.after} |`,
+    '| interactive chat, ms from the scheduled send | p50 / p90 / p99 / max | errors | other load |',
+    '| --- | --- | --- | --- |',
+    `| without a batch (before) | ${s(r.interactive.before)} | ${r.interactive.errors.before} | ${other(r, 'before')} |`,
+    `| while the batch runs | ${s(r.interactive.during)} | ${r.interactive.errors.during} | ${other(r, 'during')} |`,
+    `| without a batch (after) | ${s(r.interactive.after)} | ${r.interactive.errors.after} | ${other(r, 'after')} |`,
     '',
     '| export | bytes | time | RSS before | RSS growth |',
     '| --- | --- | --- | --- | --- |',

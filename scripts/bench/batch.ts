@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall } from './call.ts'
 import { openLoop, type OpenLoopResult } from './openloop.ts'
-import { cpuSeconds, machine, memory, threadCpuSeconds } from './proc.ts'
+import { cpuSeconds, machine, memory, metered, threadCpuSeconds } from './proc.ts'
 import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
 import { round } from './stats.ts'
 import { batchSection, replaceBatchSection, type BatchBench } from './batch-report.ts'
@@ -28,6 +28,7 @@ const { values: flags } = parseArgs({
     seconds: { type: 'string' },
     workers: { type: 'string' },
     pace: { type: 'string' },
+    pin: { type: 'boolean' },
     root: { type: 'string' },
     profile: { type: 'boolean' },
     quick: { type: 'boolean' },
@@ -35,6 +36,7 @@ const { values: flags } = parseArgs({
   },
 })
 
+const WARM_ITEMS = Number(process.env.WARM_ITEMS ?? 200)
 const RESULTS = join(import.meta.dir, 'batch-results.json')
 const DOC = join(ROOT, 'docs', 'bench.md')
 
@@ -96,7 +98,7 @@ async function main() {
     if (flags.root) notes.push(`gateway from ${flags.root}`)
     const profileDir = flags.profile ? join(tmpdir(), 'switchyard-batch-profile') : undefined
     if (profileDir) mkdirSync(profileDir, { recursive: true })
-    const gateway = await spawnGateway({ core: null, upstream: upstream.url, key, env, root: flags.root, profileDir })
+    const gateway = await spawnGateway({ core: flags.pin ? 1 : null, upstream: upstream.url, key, env, root: flags.root, profileDir })
     children.push(gateway)
     const gw = gateway.url
     const auth = { authorization: `Bearer ${key}` }
@@ -105,7 +107,7 @@ async function main() {
     const interactive = chatCall('gpt via chat (pass-through)', gw + '/api/alpha/v1', key, 'gpt-4o-mini')
     log('warm-up')
     await openLoop(interactive, rate, 2000)
-    const warm = await json(await fetch(gw + '/api/v1/batches', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ requests: Array.from({ length: 200 }, (_, i) => ({ model: 'mock-gpt', messages: [{ role: 'user', content: `warm ${i}` }] })) }) }))
+    const warm = await json(await fetch(gw + '/api/v1/batches', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ requests: Array.from({ length: WARM_ITEMS }, (_, i) => ({ model: 'mock-gpt', messages: [{ role: 'user', content: `warm ${i}` }] })) }) }))
     while ((await json(await fetch(`${gw}/api/v1/batches/${warm.id}`, { headers: auth }))).output_file_id == null) await Bun.sleep(100)
 
     log(`uploading ${items.toLocaleString()} items`)
@@ -117,8 +119,17 @@ async function main() {
     const file = await json(await fetch(gw + '/api/v1/files', { method: 'POST', headers: auth, body: form }))
     const uploadMs = performance.now() - t0
 
+    // each phase metered: CPU the rest of the machine used meanwhile is noise in its figures
+    const pids = { gateway: gateway.pid, others: [upstream.pid] }
+    const load = async (what: string) => {
+      const m = await metered(pids, () => openLoop(interactive, rate, seconds * 1000))
+      otherLoad[what] = m.otherCores
+      if (m.otherCores > 0.1) log(`  noisy: other processes used ${(m.otherCores * 100).toFixed(0)}% of a core during "${what}"`)
+      return m.result
+    }
+    const otherLoad: Record<string, number> = {}
     log(`interactive chat at ${rate}/s for ${seconds} s, without a batch`)
-    const before = await openLoop(interactive, rate, seconds * 1000)
+    const before = await load('before')
 
     Bun.gc(true)
     await Bun.sleep(500)
@@ -138,7 +149,7 @@ async function main() {
         await Bun.sleep(100)
       }
     })()
-    const during = await openLoop(interactive, rate, seconds * 1000)
+    const during = await load('during')
     const runningAfterLoad = done === undefined
     await poll
     const totalMs = done.at - c0
@@ -154,10 +165,10 @@ async function main() {
     if (done.status !== 'completed' || done.request_counts.completed !== items) notes.push(`batch ended ${done.status} with ${JSON.stringify(done.request_counts)}`)
 
     log('interactive chat again, after the batch')
-    const after = await openLoop(interactive, rate, seconds * 1000)
+    const after = await load('after')
 
     const exports: BatchBench['exports'] = []
-    for (const [name, query] of [['ndjson', ''], ['ndjson gzip', '?gzip=true'], ['zip', '?format=zip']] as const) {
+    for (const [name, query] of (process.env.NO_EXPORTS ? [] : [['ndjson', ''], ['ndjson gzip', '?gzip=true'], ['zip', '?format=zip']]) as [string, string][]) {
       Bun.gc(true)
       await Bun.sleep(300)
       const base = memory(gateway.pid).rssMiB
@@ -186,7 +197,7 @@ async function main() {
       itemsPerSecond: (items * 1000) / totalMs,
       gatewayCpuS: batchCpuS,
       counts: done.request_counts,
-      interactive: { before: before.latency, during: during.latency, after: after.latency, errors: { before: errs(before), during: errs(during), after: errs(after) } },
+      interactive: { before: before.latency, during: during.latency, after: after.latency, errors: { before: errs(before), during: errs(during), after: errs(after) }, otherLoad },
       rss: { beforeMiB: rssBefore, peakMiB: peak.peakMiB, growthMiB: peak.peakMiB - rssBefore },
       exports,
     }

@@ -5,7 +5,7 @@
 // (pitfall 15): a crash keeps both or neither, and then the item runs again. Records are
 // taken only for a result that was stored; an item that already had one is not billed twice.
 // Once committed, the main thread hears which items are done and what spend was written.
-import { BatchStore, type ResultWrite } from './store.ts'
+import type { BatchStore, ResultWrite } from './store.ts'
 import type { ItemDone, ItemOutcome, Settled } from './types.ts'
 import type { WorkerServices } from './worker-services.ts'
 
@@ -23,14 +23,11 @@ interface Pending {
 export class ResultsWriter {
   private queue: Pending[] = []
   private timer?: ReturnType<typeof setTimeout>
-  private readonly store: BatchStore
-
   constructor(
     private readonly s: WorkerServices,
+    private readonly store: BatchStore,
     private readonly told: (done: ItemDone[], settled: Settled) => void,
-  ) {
-    this.store = new BatchStore(s.storage)
-  }
+  ) {}
 
   add(id: number, batchId: string, idx: number, o: ItemOutcome) {
     this.queue.push({
@@ -51,7 +48,15 @@ export class ResultsWriter {
     else this.timer ??= setTimeout(() => this.write(), WRITE_MS)
   }
 
-  /** Stores what is queued; on failure keeps it and tries again a little later. */
+  /** Everything queued, now (shutdown). */
+  writeAll(): void {
+    for (let n = this.queue.length; n > 0; n = this.queue.length) {
+      this.write()
+      if (this.queue.length >= n) return
+    }
+  }
+
+  /** Stores a chunk of what is queued; on failure keeps it and tries again a little later. */
   write(): void {
     clearTimeout(this.timer)
     this.timer = undefined

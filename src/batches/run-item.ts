@@ -11,6 +11,7 @@ import { retryAfterMs } from '../providers/http.ts'
 import type { Services } from '../services.ts'
 import { surfaceFor } from './endpoints.ts'
 import { usageText } from './shapes.ts'
+import type { BatchStore } from './store.ts'
 import type { ItemError, ItemJob, ItemOutcome } from './types.ts'
 
 /** Item-level backoff: BASE · 2^attempt, capped, jittered to [½, 1] of that. */
@@ -53,7 +54,7 @@ export function itemErrorOf(e: unknown): ItemError & { retryAfter?: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-export async function runItem(base: Services, job: ItemJob, maxRetries: number): Promise<ItemOutcome> {
+export async function runItem(base: Services, job: ItemJob, maxRetries: number, store: BatchStore): Promise<ItemOutcome> {
   const records: GenerationInput[] = []
   const late: Promise<unknown>[] = []
   const sink: GenerationSink = {
@@ -66,11 +67,13 @@ export async function runItem(base: Services, job: ItemJob, maxRetries: number):
     await Promise.allSettled(late)
     return { ...o, requestId: job.requestId, records }
   }
+  const body = store.body(job.batchId, job.idx)
+  if (body === null) return done({ status: 'failed', error: { status: 500, code: 'item_missing', message: `batch item ${job.idx} is not in the database` }, usage: null })
   for (let attempt = 0; ; attempt++) {
     const rc: RequestContext = { apiKey: job.apiKey, requestId: job.requestId, signal: new AbortController().signal, batchId: job.batchId, betas: [] }
     try {
       const spec = surfaceFor(s, job.endpoint)
-      const raw = JSON.parse(job.body) as Record<string, unknown>
+      const raw = JSON.parse(body) as Record<string, unknown>
       // results are stored as JSON: a streaming item runs as a non-streaming one
       if (raw.stream === true) raw.stream = false
       const res = await generate(s, spec, raw, rc)

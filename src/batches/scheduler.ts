@@ -215,11 +215,13 @@ export class Scheduler {
       a.status = 'processing'
       this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
     }
-    for (const item of items) this.dispatch(a, key, item)
+    // one object for every job of this round: a message carries it once
+    const workerKey = { ...key, credits: null }
+    for (const item of items) this.dispatch(a, key, workerKey, item)
     if (items.length === 0) this.maybeEnd(a)
   }
 
-  private dispatch(a: Active, key: ApiKey, item: ClaimedItem): void {
+  private dispatch(a: Active, key: ApiKey, workerKey: ApiKey, item: ClaimedItem): void {
     const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
     const model = this.s.catalog.resolve(item.model)
     if (!model) return this.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
@@ -233,7 +235,7 @@ export class Scheduler {
     }
     a.inflight.add(item.idx)
     // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
-    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, body: item.body, apiKey: { ...key, credits: null }, requestId }
+    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
     this.pool.run(job, this.cfg.maxRetries).then(
       () => {
         // stored, with its records; the spend they wrote is in the ledger already

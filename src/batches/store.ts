@@ -8,10 +8,9 @@ import type { Storage } from '../db/client.ts'
 import { batches } from '../db/schema.ts'
 import type { BatchFamily, BatchRow, ItemError } from './types.ts'
 
-/** A pending item as the scheduler hands it out. */
+/** A pending item as the scheduler admits it (its body stays in the database for the worker). */
 export interface ClaimedItem {
   idx: number
-  body: string
   model: string
   promptEstimate: number
   maxOutputTokens: number | null
@@ -120,9 +119,14 @@ export class BatchStore {
   /** Up to `n` pending items from index `from` on, in input order (a read: what is in flight is kept in memory). */
   pending(batchId: string, from: number, n: number): ClaimedItem[] {
     return this.stmt(
-      `SELECT idx, body, model, prompt_estimate AS promptEstimate, max_output_tokens AS maxOutputTokens
+      `SELECT idx, model, prompt_estimate AS promptEstimate, max_output_tokens AS maxOutputTokens
        FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?`,
     ).all(batchId, from, n) as ClaimedItem[]
+  }
+
+  /** An item's request body (a worker reads it: it never crosses the main thread). */
+  body(batchId: string, idx: number): string | null {
+    return (this.stmt('SELECT body FROM batch_items WHERE batch_id = ? AND idx = ?').get(batchId, idx) as { body: string } | null)?.body ?? null
   }
 
   /** Items without a result yet (pending or in flight). */

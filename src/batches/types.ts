@@ -24,12 +24,11 @@ export interface ItemError {
 /** Codes of the items a batch's end fails without running them. */
 export const ITEM_CODES = { cancelled: 'batch_cancelled', expired: 'batch_expired', failed: 'batch_failed' } as const
 
-/** An item as the scheduler hands it to a worker. */
+/** An item as the scheduler hands it to a worker (which reads its body from the database). */
 export interface ItemJob {
   batchId: string
   idx: number
   endpoint: string
-  body: string
   /** The batch's key, without its credit figures: admission happened on the main thread. */
   apiKey: ApiKey
   requestId: string
@@ -71,8 +70,20 @@ export interface IngestJob {
 
 export type IngestResult = { ok: true; total: number; envelope: Envelope } | { ok: false; status: number; message: string }
 
+/** An item worker's outcome, on its way to the results writer. */
+export interface Outcome {
+  id: number
+  batchId: string
+  idx: number
+  outcome: ItemOutcome
+}
+
 export type ToWorker =
-  | { type: 'init'; config: Config }
+  | { type: 'init'; config: Config; role: 'writer' }
+  /** An item worker, with its end of the channel to the results writer. */
+  | { type: 'init'; config: Config; role: 'items'; port: MessagePort }
+  /** To the writer: the other end of an item worker's channel. */
+  | { type: 'outcomes'; port: MessagePort }
   | { type: 'ingest'; id: number; job: IngestJob }
   | { type: 'run'; jobs: { id: number; job: ItemJob }[]; maxRetries: number }
   | { type: 'stop' }

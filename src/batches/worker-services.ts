@@ -51,6 +51,8 @@ export function buildWorkerServices(config: Config): WorkerServices {
   countOnThisThread()
   const log = createLogger(config.logLevel)
   const storage = openStorage(config.dataDir)
+  // the gateway's checkpoint worker checkpoints the WAL; a commit here never does it inline
+  storage.sqlite.exec('PRAGMA wal_autocheckpoint = 0')
   const catalog = buildCatalog(config)
   const keys = new SpendLog(storage)
   const s: WorkerServices = {
