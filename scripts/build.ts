@@ -7,7 +7,7 @@ import { join } from 'node:path'
 const root = join(import.meta.dir, '..')
 await $`${process.execPath} ${join(root, 'scripts/gen-migrations.ts')}`.quiet()
 // workers are entry points of their own, so the binary carries them
-const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/tokens/worker.ts')]
+const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/tokens/worker.ts'), join(root, 'src/batches/worker.ts')]
 const result = await Bun.build({
   entrypoints,
   compile: { outfile: join(root, 'dist/switchyard') },

@@ -12,10 +12,14 @@ import { chatRoutes } from './surfaces/chat/route.ts'
 import { messagesRoutes } from './surfaces/messages/route.ts'
 import { responsesRoutes } from './surfaces/responses/route.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
+import { batchRoutes } from './batches/routes.ts'
+import { messageBatchRoutes } from './batches/anthropic/routes.ts'
 
 export function createApp(s: Services) {
   // A generation surface without its parameter list would accept anything: refuse to start.
   assertSurfaceParams(['chat', 'messages', 'responses'])
+  const batches = s.batches
+  if (!batches) throw new Error('createApp: the services have no batches (buildServices starts them)')
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
@@ -29,4 +33,6 @@ export function createApp(s: Services) {
     .use(chatRoutes(s))
     .use(messagesRoutes(s))
     .use(responsesRoutes(s))
+    .use(batchRoutes(s, batches))
+    .use(messageBatchRoutes(s, batches))
 }

@@ -1,5 +1,6 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { createApp } from './app.ts'
+import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { KeyStore } from './auth/keys.ts'
@@ -37,6 +38,7 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
+  s.batches = new BatchService(s).start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))

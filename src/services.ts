@@ -10,6 +10,7 @@ import type { Recorder } from './generations/recorder.ts'
 import type { FilesService } from './files/service.ts'
 import type { ProviderRegistry } from './providers/registry.ts'
 import type { MediaResolver } from './pipeline/generate.ts'
+import type { BatchService } from './batches/service.ts'
 
 export interface Services {
   config: Config
@@ -24,6 +25,8 @@ export interface Services {
   files: FilesService
   /** Resolves file ids and media URLs before a generation goes upstream. */
   media?: MediaResolver
+  /** Batches: the store, the scheduler and its worker pool (issue 11). */
+  batches?: BatchService
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }

@@ -1,5 +1,5 @@
 // What Linux says about a process (CPU time, memory) and about the machine.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 let clkTck: number | undefined
 
@@ -73,4 +73,20 @@ export function machine() {
     kernel: uname,
     bun: Bun.version,
   }
+}
+
+/** CPU seconds of each thread of a process so far, by `tid:name`. */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      out[`${tid}:${name}`] = (Number(f[11]) + Number(f[12])) / ticksPerSecond()
+    } catch {
+      // the thread ended
+    }
+  }
+  return out
 }

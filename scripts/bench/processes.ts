@@ -1,7 +1,7 @@
 // The two subprocesses of a run, each pinned to its core: the fake upstream and the
 // gateway (`bun src/main.ts serve`) pointed at it.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 export const ROOT = join(import.meta.dir, '..', '..')
@@ -63,7 +63,8 @@ export function spawnBareProxy(core: number, upstream: string): Promise<Child> {
 }
 
 export interface GatewayOptions {
-  core: number
+  /** The core to pin the gateway to; null: not pinned (the batch bench: its workers use every core). */
+  core: number | null
   upstream: string
   key: string
   /** Write a CPU profile (.cpuprofile and .md) of the gateway into this directory on exit. */
@@ -82,7 +83,9 @@ const LIMITS = { SWITCHYARD_KEY_RPM: '1500000', SWITCHYARD_IP_RPM: '1500000', SW
 export async function spawnGateway(o: GatewayOptions): Promise<Child> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'))
   const profile = o.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${o.profileDir}`] : []
-  const cmd = pinned(o.core, [process.execPath, ...profile, join(o.root ?? ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'])
+  const serve = [process.execPath, ...profile, join(o.root ?? ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn']
+  // not pinned: every core, whatever this (pinned) process's affinity would pass on
+  const cmd = o.core === null ? ['taskset', '-c', `0-${cpus().length - 1}`, ...serve] : pinned(o.core, serve)
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',

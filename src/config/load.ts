@@ -2,6 +2,7 @@
 // start with a message that names the field.
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { existsSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import type { ProviderConfig } from '../routing/contract.ts'
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
@@ -26,6 +27,8 @@ export interface Config {
   generations: { retentionDays: number }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
+  /** Batches (issue 11): the worker pool and the limits of one batch. */
+  batches: { workers: number; maxConcurrency: number; maxRetries: number; maxItemsPerSecond: number; maxItems: number }
   /** Where the config came from, for the banner and `switchyard config`. */
   source: string | null
 }
@@ -80,6 +83,11 @@ function num(v: string | undefined, name: string): number | undefined {
   const n = Number(v)
   if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name}: expected a non-negative number, got "${v}"`)
   return n
+}
+
+/** A count from the environment: at least `min`, whole. */
+function count(n: number, min: number): number {
+  return Math.max(min, Math.floor(n))
 }
 
 function str(v: unknown): string | undefined {
@@ -148,6 +156,13 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',
       maxBytes: num(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES') ?? f.media?.max_bytes ?? 20 * MiB,
       timeoutMs: num(env.SWITCHYARD_MEDIA_TIMEOUT_MS, 'SWITCHYARD_MEDIA_TIMEOUT_MS') ?? f.media?.timeout_ms ?? 10_000,
+    },
+    batches: {
+      workers: count(num(env.SWITCHYARD_BATCH_WORKERS, 'SWITCHYARD_BATCH_WORKERS') ?? f.batches?.workers ?? availableParallelism(), 1),
+      maxConcurrency: count(num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64, 1),
+      maxRetries: count(num(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES') ?? f.batches?.max_retries ?? 4, 0),
+      maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
+      maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
     },
     source: file,
   }

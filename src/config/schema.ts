@@ -90,6 +90,23 @@ export const ConfigFileSchema = t.Object(
     generations: t.Optional(
       t.Object({ retention_days: t.Optional(t.Number({ minimum: 7 })) }, { additionalProperties: false }),
     ),
+    batches: t.Optional(
+      t.Object(
+        {
+          /** Bun Workers that parse, validate, translate and run batch items (default: the CPU count). */
+          workers: t.Optional(t.Integer({ minimum: 1, maximum: 256 })),
+          /** Items of one batch in flight at once: the cap on `settings.concurrency`, and its default. */
+          max_concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+          /** Further attempts of an item whose upstream answered 429 or 5xx, with backoff. */
+          max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
+          /** Items started per second across all batches (§8: large batches may be throttled), so that batch work never crowds out interactive traffic; 0: no limit. */
+          max_items_per_second: t.Optional(t.Integer({ minimum: 0 })),
+          /** Items per batch (spec §8: 50,000 typical, higher on request). */
+          max_items: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     media: t.Optional(
       t.Object(
         {

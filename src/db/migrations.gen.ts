@@ -2,9 +2,11 @@
 import m0 from '../../db/migrations/0000_init.sql' with { type: 'text' }
 import m1 from '../../db/migrations/0001_generation_reply_id.sql' with { type: 'text' }
 import m2 from '../../db/migrations/0002_responses_threads.sql' with { type: 'text' }
+import m3 from '../../db/migrations/0003_batches.sql' with { type: 'text' }
 
 export const MIGRATIONS: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795294316111, breakpoints: true, sql: m0 },
   { tag: "0001_generation_reply_id", when: 1795440241604, breakpoints: true, sql: m1 },
   { tag: "0002_responses_threads", when: 1795447797789, breakpoints: true, sql: m2 },
+  { tag: "0003_batches", when: 1795449253456, breakpoints: true, sql: m3 },
 ]

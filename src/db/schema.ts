@@ -1,5 +1,5 @@
 // The metadata schema. drizzle-kit generates db/migrations from this file.
-import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const apiKeys = sqliteTable(
   'api_keys',
@@ -141,3 +141,89 @@ export const responses = sqliteTable(
   },
   (t) => [index('responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt)],
 )
+
+/**
+ * Batches (§2, §3, issue 11): one row per batch, with its counters kept on write so that a
+ * poll reads one row. Times are epoch ms; null until the event happened.
+ */
+export const batches = sqliteTable(
+  'batches',
+  {
+    /** `batch_…` (OpenAI-shaped routes) or `msgbatch_…` (Anthropic Message Batches). */
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    /** The API that created it, whose shapes it is shown in. */
+    family: text('family', { enum: ['openai', 'anthropic'] }).notNull(),
+    /** `/v1/chat/completions`, `/v1/responses` or `/v1/messages`. */
+    endpoint: text('endpoint').notNull(),
+    inputFileId: text('input_file_id'),
+    completionWindow: text('completion_window').notNull(),
+    status: text('status', { enum: ['queued', 'processing', 'completed', 'cancelled', 'expired', 'failed'] }).notNull(),
+    /** JSON object, as given. */
+    metadata: text('metadata'),
+    /** `settings.concurrency` as given (null: the configured maximum). */
+    concurrency: integer('concurrency'),
+    /** Seconds the output files live (OpenAI `output_expires_after`); null: until deleted. */
+    outputExpiresAfter: integer('output_expires_after'),
+    total: integer('total').notNull(),
+    succeeded: integer('succeeded').notNull().default(0),
+    /** Every failed item, those failed by a cancel or an expiry included. */
+    failed: integer('failed').notNull().default(0),
+    cancelledItems: integer('cancelled_items').notNull().default(0),
+    expiredItems: integer('expired_items').notNull().default(0),
+    /** JSON array of `{ code, message }`: why the batch failed. */
+    errors: text('errors'),
+    outputFileId: text('output_file_id'),
+    errorFileId: text('error_file_id'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    inProgressAt: integer('in_progress_at'),
+    completedAt: integer('completed_at'),
+    cancelledAt: integer('cancelled_at'),
+    failedAt: integer('failed_at'),
+    expiredAt: integer('expired_at'),
+    /** Every item has its result and the output files are written: nothing more will change. */
+    endedAt: integer('ended_at'),
+  },
+  (t) => [index('batches_key_created').on(t.apiKeyId, t.createdAt), index('batches_open').on(t.endedAt), index('batches_input_file').on(t.inputFileId)],
+)
+
+/**
+ * The items of a batch, in input order, with their result once they have one: `status` is
+ * null while the item is pending (or in flight: the scheduler keeps that in memory, and a
+ * restart simply runs it again), then `succeeded` or `failed`, once.
+ */
+export const batchItems = sqliteTable(
+  'batch_items',
+  {
+    batchId: text('batch_id').notNull(),
+    idx: integer('idx').notNull(),
+    customId: text('custom_id'),
+    /** The target endpoint's request body, JSON (checked at create time). */
+    body: text('body').notNull(),
+    /** The model as the body names it, and admission's estimates (the pipeline's own rule). */
+    model: text('model').notNull(),
+    promptEstimate: integer('prompt_estimate').notNull(),
+    maxOutputTokens: integer('max_output_tokens'),
+    status: text('status', { enum: ['succeeded', 'failed'] }),
+    /** The endpoint's JSON reply (succeeded). */
+    response: text('response'),
+    /** JSON `{ message, code, status }` (failed). */
+    error: text('error'),
+    /** JSON usage in the generation record's words. */
+    usage: text('usage'),
+    requestId: text('request_id'),
+    finishedAt: integer('finished_at'),
+  },
+  // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
+  (t) => [primaryKey({ columns: [t.batchId, t.idx] }), index('batch_items_status').on(t.batchId, t.status, t.idx)],
+)
+
+/**
+ * Batches whose items are being checked and stored by a worker (create is not answered yet).
+ * A row left here by a crash names items that no batch owns: the next start removes them.
+ */
+export const batchIngests = sqliteTable('batch_ingests', {
+  batchId: text('batch_id').primaryKey(),
+  startedAt: integer('started_at').notNull(),
+})

@@ -27,6 +27,14 @@ function failAll(why: string) {
   worker = null
 }
 
+/**
+ * Count on the calling thread from now on: a batch worker is already off the request loop,
+ * and a token worker of its own would only load the tables a second time.
+ */
+export function countOnThisThread(): void {
+  if (worker === undefined) worker = null
+}
+
 function tokenWorker(): BunWorker | null {
   if (worker !== undefined) return worker
   try {

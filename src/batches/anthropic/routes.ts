@@ -1,0 +1,60 @@
+// Anthropic's Message Batches on the same engine and records: `/api/beta/v1/messages/batches`
+// create `{requests: [{custom_id, params}]}`, list, retrieve, cancel, delete, and the
+// results as JSONL at the absolute `results_url` the batch carries once it has ended.
+import { Elysia } from 'elysia'
+import { keyOf } from '../../auth/context.ts'
+import { readBodyText } from '../../http/body.ts'
+import { badRequest, echo, HttpError } from '../../http/errors.ts'
+import { idParam, intParam } from '../params.ts'
+import type { BatchService } from '../service.ts'
+import type { Services } from '../../services.ts'
+import { pullStream } from '../export.ts'
+import { messageResultText, toMessageBatch, toMessageBatchList } from './shapes.ts'
+
+export const MESSAGE_BATCHES_ROOT = '/api/beta/v1/messages/batches'
+const LIST_LIMIT = { dflt: 20, max: 1000 }
+const ROWS = 500
+
+const originOf = (request: Request) => new URL(request.url).origin
+
+async function* resultLines(batches: BatchService, id: string): AsyncGenerator<Uint8Array> {
+  const enc = new TextEncoder()
+  for (let from = 0; ; ) {
+    const rows = batches.store.results(id, from, Number.MAX_SAFE_INTEGER, ROWS)
+    if (rows.length === 0) return
+    yield enc.encode(rows.map(messageResultText).join('\n') + '\n')
+    from = rows.at(-1)!.idx + 1
+  }
+}
+
+export function messageBatchRoutes(s: Services, batches: BatchService) {
+  const root = MESSAGE_BATCHES_ROOT
+  const find = (request: Request, id: string) => batches.find(keyOf(request).id, id, 'anthropic')
+  return new Elysia({ name: 'batches:anthropic' })
+    .post(root, async ({ request }) => toMessageBatch(await batches.create('anthropic', keyOf(request), await readBodyText(request, s.config.limits.maxBodyBytes)), originOf(request)), {
+      parse: 'none',
+    })
+    .get(root, ({ request }) => {
+      const q = new URL(request.url).searchParams
+      const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
+      const after = idParam(q, 'after_id')
+      const before = idParam(q, 'before_id')
+      if (after !== undefined && before !== undefined) throw badRequest('after_id, before_id: give at most one of them')
+      const page = batches.store.list(keyOf(request).id, { limit, after, before, family: 'anthropic' })
+      if (!page) throw badRequest(`${after !== undefined ? 'after_id' : 'before_id'}: no message batch ${echo(after ?? before)}`)
+      return toMessageBatchList(page, originOf(request))
+    })
+    .get(`${root}/:id`, ({ request, params }) => toMessageBatch(find(request, params.id), originOf(request)))
+    .post(`${root}/:id/cancel`, ({ request, params }) => toMessageBatch(batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request)), { parse: 'none' })
+    .get(`${root}/:id/results`, ({ request, params }) => {
+      const b = find(request, params.id)
+      if (b.endedAt === null) throw badRequest(`Message batch ${b.id} has not ended yet; its results are available once processing_status is "ended"`)
+      return new Response(pullStream(resultLines(batches, b.id)), { headers: { 'content-type': 'application/binary' } })
+    })
+    .delete(`${root}/:id`, async ({ request, params }) => {
+      const b = find(request, params.id)
+      if (b.endedAt === null) throw new HttpError(400, `Message batch ${b.id} has not ended; cancel it and wait for it to end before deleting it`)
+      await batches.store.delete(b.id)
+      return { id: b.id, type: 'message_batch_deleted' as const }
+    })
+}

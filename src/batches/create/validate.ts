@@ -1,0 +1,110 @@
+// One batch item — a JSONL line or an inline request — checked before the batch is accepted:
+// its envelope (a bare body with an optional `custom_id`, an OpenAI batch line
+// `{custom_id, method, url, body}`, or Anthropic's `{custom_id, params}`), then the body
+// through its surface's own checks, exactly those an interactive request meets before any
+// upstream call. Every problem is a 400 that names the line or item.
+import { HttpError } from '../../http/errors.ts'
+import type { RequestContext } from '../../pipeline/context.ts'
+import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import { resolveModel, typeName } from '../../routing/router.ts'
+import { applyFamilyRules } from '../../routing/rules.ts'
+import type { Services } from '../../services.ts'
+import type { BatchFamily } from '../types.ts'
+
+export interface CheckedItem {
+  customId: string | null
+  /** The target endpoint's body, JSON. */
+  body: string
+  /** The model as the body names it. */
+  model: string
+  /** Admission's estimates, by the pipeline's own rule. */
+  promptEstimate: number
+  maxOutputTokens: number | null
+}
+
+type Obj = Record<string, unknown>
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/
+const MAX_CUSTOM_ID = 512
+const BATCH_LINE_FIELDS = new Set(['custom_id', 'method', 'url', 'body'])
+
+class Bad extends Error {}
+
+/** The pipeline's admission estimate (generate.ts): about 4 bytes a token of the prompt. */
+function promptEstimate(body: Obj): number {
+  return Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4)
+}
+
+export class ItemChecker {
+  /** custom_id → where it was first seen: ids are unique within a batch. */
+  private readonly seen = new Map<string, string>()
+
+  constructor(
+    private readonly s: Services,
+    private readonly spec: SurfaceSpec,
+    private readonly family: BatchFamily,
+    private readonly endpoint: string,
+    private readonly rc: RequestContext,
+  ) {}
+
+  /** The item, checked; `where` ("line 3", "requests[2]") prefixes every 400. */
+  check(raw: unknown, where: string): CheckedItem {
+    try {
+      const { customId, body } = this.family === 'anthropic' ? this.anthropicItem(raw) : this.openaiItem(raw)
+      if (customId !== null) {
+        const first = this.seen.get(customId)
+        if (first !== undefined) throw new Bad(`custom_id "${customId.slice(0, 64)}" is already used by ${first}`)
+        this.seen.set(customId, where)
+      }
+      return { customId, body: JSON.stringify(body), ...this.surfaceCheck(body) }
+    } catch (e) {
+      if (e instanceof Bad) throw new HttpError(400, `${where}: ${e.message}`)
+      if (e instanceof HttpError) throw new HttpError(e.status, `${where}: ${e.message}`)
+      throw new HttpError(400, `${where}: could not be checked: ${(e as Error)?.message ?? String(e)}`)
+    }
+  }
+
+  private surfaceCheck(raw: Obj): Omit<CheckedItem, 'customId' | 'body'> {
+    const { spec, s } = this
+    const body = spec.normalize(raw)
+    const model = resolveModel(s.catalog, body.model, spec.surface)
+    spec.validate(body, model, this.rc)
+    applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
+    const cap = spec.maxOutputTokens(body)
+    return { model: body.model as string, promptEstimate: promptEstimate(body), maxOutputTokens: typeof cap === 'number' ? cap : null }
+  }
+
+  private customId(v: unknown, max: number): string {
+    if (typeof v !== 'string' || v === '') throw new Bad(`custom_id: expected a non-empty string, got ${typeName(v)}`)
+    if (v.length > max) throw new Bad(`custom_id: longer than ${max} characters`)
+    return v
+  }
+
+  private openaiItem(raw: unknown): { customId: string | null; body: Obj } {
+    if (!isObj(raw)) throw new Bad(`expected a JSON object (a request body, or {custom_id, method, url, body}), got ${typeName(raw)}`)
+    const customId = raw.custom_id === undefined || raw.custom_id === null ? null : this.customId(raw.custom_id, MAX_CUSTOM_ID)
+    if ('body' in raw && ('url' in raw || 'method' in raw)) {
+      const extra = Object.keys(raw).filter((k) => !BATCH_LINE_FIELDS.has(k))
+      if (extra.length > 0) throw new Bad(`${extra.map((k) => k.slice(0, 64)).join(', ')}: unknown field of a batch line; allowed: custom_id, method, url, body`)
+      if (raw.method !== undefined && raw.method !== 'POST') throw new Bad(`method: must be "POST"`)
+      if (raw.url !== undefined && raw.url !== this.endpoint) throw new Bad(`url: "${String(raw.url).slice(0, 80)}" is not the batch's endpoint ${this.endpoint}`)
+      if (!isObj(raw.body)) throw new Bad(`body: expected the request body object, got ${typeName(raw.body)}`)
+      return { customId, body: raw.body }
+    }
+    if (customId === null) return { customId, body: raw }
+    const { custom_id: _, ...body } = raw
+    return { customId, body }
+  }
+
+  private anthropicItem(raw: unknown): { customId: string; body: Obj } {
+    if (!isObj(raw)) throw new Bad(`expected {custom_id, params}, got ${typeName(raw)}`)
+    const extra = Object.keys(raw).filter((k) => k !== 'custom_id' && k !== 'params')
+    if (extra.length > 0) throw new Bad(`${extra.map((k) => k.slice(0, 64)).join(', ')}: unknown field; a request is {custom_id, params}`)
+    const customId = this.customId(raw.custom_id, 64)
+    if (!ANTHROPIC_CUSTOM_ID.test(customId)) throw new Bad('custom_id: 1 to 64 letters, digits, _ or -')
+    if (raw.params === undefined) throw new Bad('params: required')
+    if (!isObj(raw.params)) throw new Bad(`params: expected the Messages request body, got ${typeName(raw.params)}`)
+    return { customId, body: raw.params }
+  }
+}

@@ -1,0 +1,102 @@
+// Exports of a batch's results (§4.3): NDJSON, one item result per line (the default);
+// gzipped NDJSON; or a ZIP of results.jsonl (succeeded), errors.jsonl (failed) and
+// batch.json. Each is a pull stream: rows are read from the database a few hundred at a
+// time, only when the client has taken what came before, so no export is ever held whole.
+// fflate writes the gzip and the ZIP; tests read them back with other libraries.
+import { Gzip, Zip, ZipDeflate } from 'fflate'
+import { itemResultText } from './shapes.ts'
+import type { BatchStore } from './store.ts'
+import type { BatchRow } from './types.ts'
+
+const ROWS = 500
+const LEVEL = 6
+
+export interface ExportRange {
+  /** First index (inclusive). */
+  from: number
+  /** Past the last index. */
+  to: number
+}
+
+/** Item results with index in `range`, as NDJSON, a chunk of rows at a time. */
+export async function* ndjson(store: BatchStore, b: BatchRow, range: ExportRange, status?: 'succeeded' | 'failed'): AsyncGenerator<Uint8Array> {
+  const enc = new TextEncoder()
+  for (let from = range.from; from < range.to; ) {
+    const rows = store.results(b.id, from, range.to, ROWS, status)
+    if (rows.length === 0) return
+    yield enc.encode(rows.map(itemResultText).join('\n') + '\n')
+    from = rows.at(-1)!.idx + 1
+  }
+}
+
+export async function* gzipped(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const out: Uint8Array[] = []
+  const gz = new Gzip({ level: LEVEL }, (chunk) => void out.push(chunk))
+  for await (const b of source) {
+    gz.push(b)
+    while (out.length > 0) yield out.shift()!
+  }
+  gz.push(new Uint8Array(0), true)
+  while (out.length > 0) yield out.shift()!
+}
+
+export interface ZipEntry {
+  name: string
+  data: AsyncIterable<Uint8Array>
+}
+
+/** A ZIP of the entries, each deflated as it streams; entries are written one after another. */
+export async function* zipped(entries: ZipEntry[]): AsyncGenerator<Uint8Array> {
+  const out: Uint8Array[] = []
+  let failure: Error | null = null
+  const zip = new Zip((err, chunk) => {
+    if (err) failure = err
+    else out.push(chunk)
+  })
+  const drain = function* () {
+    if (failure) throw failure
+    while (out.length > 0) yield out.shift()!
+  }
+  for (const e of entries) {
+    const file = new ZipDeflate(e.name, { level: LEVEL })
+    zip.add(file)
+    for await (const b of e.data) {
+      file.push(b)
+      yield* drain()
+    }
+    file.push(new Uint8Array(0), true)
+    yield* drain()
+  }
+  zip.end()
+  yield* drain()
+}
+
+async function* once(text: string): AsyncGenerator<Uint8Array> {
+  yield new TextEncoder().encode(text)
+}
+
+/** The ZIP layout: results.jsonl, errors.jsonl, batch.json. */
+export function zipExport(store: BatchStore, b: BatchRow, range: ExportRange, batchJson: unknown): AsyncGenerator<Uint8Array> {
+  return zipped([
+    { name: 'results.jsonl', data: ndjson(store, b, range, 'succeeded') },
+    { name: 'errors.jsonl', data: ndjson(store, b, range, 'failed') },
+    { name: 'batch.json', data: once(JSON.stringify(batchJson, null, 2) + '\n') },
+  ])
+}
+
+/** A generator as a byte stream that asks it for more only when the reader wants more. */
+export function pullStream(gen: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await gen.next()
+        if (done) controller.close()
+        else controller.enqueue(value)
+      },
+      async cancel() {
+        await gen.return(undefined)
+      },
+    },
+    { highWaterMark: 0 },
+  )
+}

@@ -1,0 +1,255 @@
+// The batch worker pool (main thread): `size` item workers (config `batches.workers`, the
+// CPU count by default) that check new batches and run items, at a lower CPU priority than
+// the request thread, and one results writer at normal priority that stores their outcomes
+// (results-writer.ts). Each item worker hands its outcomes straight to the writer over a
+// MessageChannel; the writer tells this thread which items are stored and what spend it
+// wrote. Keeping every batch write on one thread that is never deprioritised means a write
+// transaction is never left holding SQLite's write lock while its thread waits for a CPU (the
+// request thread's own writes would wait behind it).
+//
+// Workers start with the first batch work and stop after a minute without any, so an idle
+// gateway carries none. A job goes to the item worker with the fewest jobs; a worker that
+// dies fails the jobs it held (the scheduler puts their items back, unless stored); a writer
+// that dies takes the whole pool with it.
+import type { Config } from '../config/load.ts'
+import type { Logger } from '../http/log.ts'
+import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
+
+/** Bun's Worker can be unref'd: an idle pool never keeps the process alive. */
+type BunWorker = Worker & { ref(): void; unref(): void }
+
+/**
+ * From source, the worker sits beside this file. In the compiled binary every bundled
+ * module has the executable's URL, and the worker entry point is embedded at its path
+ * below the bundle root (src/): `batches/worker`.
+ */
+function workerUrl(): string {
+  return import.meta.url.includes('/$bunfs/') ? new URL('./batches/worker.ts', import.meta.url).href : new URL('./worker.ts', import.meta.url).href
+}
+
+interface Pending {
+  resolve(v: unknown): void
+  reject(e: Error): void
+}
+
+interface Thread {
+  worker: BunWorker
+  ready: Promise<void>
+  dead: boolean
+}
+
+interface Slot extends Thread {
+  jobs: Map<number, Pending>
+  /** Items to send with the next message. */
+  outbox: { id: number; job: ItemJob }[]
+}
+
+export interface PoolOptions {
+  size: number
+  config: Config
+  log: Logger
+  /** Stop the workers after this long without a job. */
+  idleMs?: number
+  /** Spend the writer wrote to keys' rows, for the main thread's ledger. */
+  onSettled?: (settled: Settled) => void
+}
+
+export class WorkerPool {
+  private slots: Slot[] = []
+  private writer?: Thread
+  /** Which item worker holds a job. */
+  private readonly owner = new Map<number, Slot>()
+  private nextId = 1
+  private idleTimer?: ReturnType<typeof setTimeout>
+  private closed = false
+  private readonly idleMs: number
+
+  constructor(private readonly opts: PoolOptions) {
+    this.idleMs = opts.idleMs ?? 60_000
+  }
+
+  /** Jobs handed out and not yet answered. */
+  get inFlight(): number {
+    return this.owner.size
+  }
+
+  /** Live item workers. */
+  get size(): number {
+    return this.slots.filter((s) => !s.dead).length
+  }
+
+  ingest(job: IngestJob): Promise<IngestResult> {
+    return this.send({ type: 'ingest', id: 0, job }) as Promise<IngestResult>
+  }
+
+  /**
+   * Items handed out in one turn of the loop go to a worker in one message. Resolves once
+   * the item's result and records are stored, with the item's status.
+   */
+  run(job: ItemJob, maxRetries: number): Promise<ItemDone['status']> {
+    return this.send((slot, id) => {
+      slot.outbox.push({ id, job })
+      if (slot.outbox.length > 1) return
+      setImmediate(() => {
+        const jobs = slot.outbox
+        slot.outbox = []
+        slot.ready.then(
+          () => slot.worker.postMessage({ type: 'run', jobs, maxRetries } satisfies ToWorker),
+          (e: Error) => jobs.forEach((j) => this.settle(j.id, e)),
+        )
+      })
+    }) as Promise<ItemDone['status']>
+  }
+
+  private send(dispatch: ToWorker | ((slot: Slot, id: number) => void)): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('batch worker pool is closed'))
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = undefined
+    const slot = this.pick()
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      slot.jobs.set(id, { resolve, reject })
+      this.owner.set(id, slot)
+      slot.worker.ref()
+      if (typeof dispatch === 'function') return dispatch(slot, id)
+      slot.ready.then(
+        () => slot.worker.postMessage({ ...dispatch, id }),
+        (e: Error) => this.settle(id, e),
+      )
+    })
+  }
+
+  private pick(): Slot {
+    this.slots = this.slots.filter((s) => !s.dead)
+    if (!this.writer || this.writer.dead) this.writer = this.spawnWriter()
+    while (this.slots.length < Math.max(1, this.opts.size)) this.slots.push(this.spawnItems(this.writer))
+    let best = this.slots[0]!
+    for (const s of this.slots) if (s.jobs.size < best.jobs.size) best = s
+    return best
+  }
+
+  private thread(onMessage: (m: FromWorker) => void, onDeath: (why: string) => void): Thread {
+    const worker = new Worker(workerUrl()) as BunWorker
+    let ready!: () => void
+    let failed!: (e: Error) => void
+    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), dead: false }
+    t.ready.catch(() => {})
+    worker.onmessage = (e: MessageEvent<FromWorker>) => {
+      const m = e.data
+      if (m.type === 'ready') ready()
+      else if (m.type === 'init-failed') {
+        this.opts.log.error('batch worker could not start', { error: m.error })
+        failed(new Error(`batch worker could not start: ${m.error.split('\n')[0]}`))
+        onDeath('could not start')
+      } else onMessage(m)
+    }
+    worker.onerror = (e) => {
+      this.opts.log.error('batch worker failed', { error: e.message })
+      failed(new Error(`batch worker failed: ${e.message}`))
+      onDeath(e.message)
+    }
+    worker.addEventListener('close', () => onDeath('exited'))
+    worker.unref()
+    return t
+  }
+
+  private spawnWriter(): Thread {
+    const t: Thread = this.thread(
+      (m) => {
+        if (m.type !== 'ran') return
+        // the spend first: the reservations of these items go as their jobs resolve
+        if (m.settled.length > 0) this.opts.onSettled?.(m.settled)
+        for (const d of m.done) this.settle(d.id, undefined, d.status)
+      },
+      (why) => {
+        if (t.dead) return
+        t.dead = true
+        t.worker.terminate()
+        // what it had not stored is lost with it: every item worker goes too, and their items run again
+        for (const s of this.slots) this.kill(s, `results writer ${why}`)
+      },
+    )
+    t.worker.postMessage({ type: 'init', config: this.opts.config, role: 'writer' } satisfies ToWorker)
+    return t
+  }
+
+  private spawnItems(writer: Thread): Slot {
+    const ch = new MessageChannel()
+    const slot = this.thread(
+      (m) => {
+        if (m.type === 'ingested') this.settle(m.id, undefined, m.result)
+      },
+      (why) => this.kill(slot, why),
+    ) as Slot
+    slot.jobs = new Map()
+    slot.outbox = []
+    writer.worker.postMessage({ type: 'outcomes', port: ch.port2 } satisfies ToWorker, [ch.port2])
+    slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1 } satisfies ToWorker, [ch.port1])
+    return slot
+  }
+
+  private settle(id: number, error?: Error, value?: unknown) {
+    const slot = this.owner.get(id)
+    const job = slot?.jobs.get(id)
+    if (!slot || !job) return
+    slot.jobs.delete(id)
+    this.owner.delete(id)
+    if (slot.jobs.size === 0) slot.worker.unref()
+    if (error) job.reject(error)
+    else job.resolve(value)
+    if (this.inFlight === 0 && !this.closed) {
+      this.idleTimer = setTimeout(() => this.stopIdle(), this.idleMs)
+      this.idleTimer.unref?.()
+    }
+  }
+
+  /** An item worker that is gone fails what it held. */
+  private kill(slot: Slot, why: string) {
+    if (slot.dead) return
+    slot.dead = true
+    for (const id of [...slot.jobs.keys()]) this.settle(id, new Error(`batch worker ${why}`))
+    slot.worker.terminate()
+  }
+
+  private stopIdle() {
+    if (this.inFlight > 0) return
+    void this.stopAll()
+  }
+
+  private async stop(t: Thread, waitMs = 2_000): Promise<void> {
+    if (t.dead) return
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs)
+      t.worker.addEventListener('message', (e: MessageEvent<FromWorker>) => {
+        if (e.data.type !== 'stopped') return
+        clearTimeout(timer)
+        resolve()
+      })
+      t.worker.postMessage({ type: 'stop' } satisfies ToWorker)
+    })
+  }
+
+  /** Item workers first (they hand the writer what they have), then the writer (it stores it). */
+  private async stopAll() {
+    const slots = this.slots
+    const writer = this.writer
+    this.slots = []
+    this.writer = undefined
+    await Promise.all(slots.map((s) => this.stop(s)))
+    for (const s of slots) this.kill(s, 'stopped')
+    if (writer) {
+      await this.stop(writer)
+      writer.dead = true
+      writer.worker.terminate()
+    }
+  }
+
+  /** Waits (at most `graceMs`) for jobs in flight, then stops every worker; later jobs are refused. */
+  async close(graceMs = 5_000): Promise<void> {
+    this.closed = true
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    const deadline = Date.now() + graceMs
+    while (this.inFlight > 0 && Date.now() < deadline) await Bun.sleep(10)
+    await this.stopAll()
+  }
+}

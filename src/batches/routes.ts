@@ -1,0 +1,68 @@
+// The OpenAI-shaped batch routes (§4.3), under `/api/v1/batches` and `/api/alpha/v1/batches`:
+// create, list, retrieve, cancel, results (the §2 page) and export. Every route acts for the
+// calling key only; another key's batch is not found.
+import { Elysia } from 'elysia'
+import { keyOf } from '../auth/context.ts'
+import { readBodyText } from '../http/body.ts'
+import { badRequest, echo } from '../http/errors.ts'
+import { contentDisposition } from '../files/shapes.ts'
+import type { Services } from '../services.ts'
+import { gzipped, ndjson, pullStream, zipExport } from './export.ts'
+import { boolParam, enumParam, idParam, intParam } from './params.ts'
+import type { BatchService } from './service.ts'
+import { resultsPageText, toOpenAIBatch, toOpenAIList } from './shapes.ts'
+
+export const BATCH_ROOTS = ['/api/v1/batches', '/api/alpha/v1/batches'] as const
+
+/** Results page size (§4.3 rule 2): 100 by default, 1000 at most. */
+export const RESULTS_LIMIT = { dflt: 100, max: 1000 }
+const LIST_LIMIT = { dflt: 20, max: 100 }
+
+const query = (request: Request) => new URL(request.url).searchParams
+
+function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
+  const find = (request: Request, id: string) => batches.find(keyOf(request).id, id)
+  return new Elysia({ name: `batches:${root}` })
+    .post(root, async ({ request }) => toOpenAIBatch(await batches.create('openai', keyOf(request), await readBodyText(request, maxBodyBytes))), { parse: 'none' })
+    .get(root, ({ request }) => {
+      const q = query(request)
+      const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
+      const after = idParam(q, 'after')
+      const page = batches.store.list(keyOf(request).id, { limit, after })
+      if (!page) throw badRequest(`after: no batch ${echo(after)}`)
+      return toOpenAIList(page)
+    })
+    .get(`${root}/:id`, ({ request, params }) => toOpenAIBatch(find(request, params.id)))
+    .post(`${root}/:id/cancel`, ({ request, params }) => toOpenAIBatch(batches.cancel(keyOf(request).id, params.id)), { parse: 'none' })
+    .get(`${root}/:id/results`, ({ request, params }) => {
+      const b = find(request, params.id)
+      const q = query(request)
+      const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
+      const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
+      const rows = batches.store.results(b.id, offset, offset + limit, limit)
+      return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
+    })
+    .get(`${root}/:id/export`, ({ request, params }) => {
+      const b = find(request, params.id)
+      const q = query(request)
+      const format = enumParam(q, 'format', ['ndjson', 'zip'] as const, 'ndjson')
+      const gzip = boolParam(q, 'gzip')
+      if (gzip && format === 'zip') throw badRequest('gzip: applies to format=ndjson only (a ZIP is compressed already)')
+      const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
+      const limit = intParam(q, 'limit', { min: 1, max: Number.MAX_SAFE_INTEGER, dflt: Number.MAX_SAFE_INTEGER })
+      const range = { from: offset, to: Math.min(Number.MAX_SAFE_INTEGER, offset + limit) }
+      const [body, type, ext] =
+        format === 'zip'
+          ? [zipExport(batches.store, b, range, toOpenAIBatch(b)), 'application/zip', 'zip']
+          : gzip
+            ? [gzipped(ndjson(batches.store, b, range)), 'application/gzip', 'jsonl.gz']
+            : [ndjson(batches.store, b, range), 'application/x-ndjson', 'jsonl']
+      return new Response(pullStream(body), { headers: { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`) } })
+    })
+}
+
+export function batchRoutes(s: Services, batches: BatchService) {
+  const app = new Elysia({ name: 'batches' })
+  for (const root of BATCH_ROOTS) app.use(rootRoutes(root, batches, s.config.limits.maxBodyBytes))
+  return app
+}

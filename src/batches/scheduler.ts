@@ -1,0 +1,446 @@
+// The batch scheduler (main thread). It reads pending items from the database in input order,
+// admits each against the key's credit (the same reservation as an interactive request) and
+// hands it to the worker pool, whose results writer stores the item's result with the
+// generation records of its attempts in one transaction (results-writer.ts): an item is billed
+// exactly once, when it completes (pitfall 15). The spend those records wrote comes back to
+// the ledger here (applySpend) before the item's reservation is released.
+//
+// State lives in the database; what is in flight is known only here, so a restart runs it
+// again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once.
+import type { ApiKey } from '../auth/context.ts'
+import type { FileRecord } from '../files/types.ts'
+import { HttpError } from '../http/errors.ts'
+import { admit, type Admission } from '../pipeline/admit.ts'
+import type { Services } from '../services.ts'
+import { sweepIngests } from './create/writer.ts'
+import { endpointAvailable } from './endpoints.ts'
+import { writeOutputFiles } from './output-files.ts'
+import { Pace } from './pace.ts'
+import type { WorkerPool } from './pool.ts'
+import { itemErrorOf } from './run-item.ts'
+import { batchRequestId } from './shapes.ts'
+import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
+import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
+
+/** Results are written together, at most this long after the first of them arrived… */
+const FLUSH_MS = 5
+/** …at most this many per transaction, with a turn of the loop between two (interactive requests go first). */
+const FLUSH_CHUNK = 32
+/** Pending items failed per transaction when a batch ends early. */
+const END_CHUNK = 2_000
+const EXPIRY_CHECK_MS = 30_000
+/** Pending items read at once, ahead of need. */
+const READ_AHEAD = 64
+/** Under a pace, the time between two rounds of handing out. */
+const TICK_MS = 5
+
+interface Active {
+  id: string
+  keyId: string
+  endpoint: string
+  status: BatchStatus
+  /** Items run at once. */
+  cap: number
+  /** Indexes handed to a worker and not yet answered. */
+  inflight: Set<number>
+  /** Results waiting for the next write. */
+  queued: number
+  /** Every item with a smaller index has been handed out (or has a result). */
+  cursor: number
+  /** Items put back when their worker died: handed out again first. */
+  again: number[]
+  /** Pending items read ahead of the cursor's past, not handed out yet. */
+  ahead: ClaimedItem[]
+  /** No pending row was left past the cursor at the last read. */
+  exhausted: boolean
+  /** Ended early (cancel, expiry, failure): nothing more is handed out. */
+  stopped: boolean
+  /** Failing the pending items of an early end, chunk by chunk. */
+  ending: boolean
+  finalizing: boolean
+  /** Times an index was lost with its worker. */
+  lost: Map<number, number>
+  fillSoon: boolean
+}
+
+interface Landed {
+  a: Active
+  write: ResultWrite
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r))
+
+export class Scheduler {
+  private readonly active = new Map<string, Active>()
+  private landed: Landed[] = []
+  private flushTimer?: ReturnType<typeof setTimeout>
+  private flushNext = false
+  private expiryTimer?: ReturnType<typeof setInterval>
+  private closed = false
+  private finalizing = new Set<Promise<void>>()
+  private readonly pace: Pace
+  /** Batches waiting for the pace to grant starts. */
+  private readonly paced = new Set<Active>()
+  private tick?: ReturnType<typeof setTimeout>
+
+  constructor(
+    private readonly s: Services,
+    private readonly store: BatchStore,
+    private readonly pool: WorkerPool,
+  ) {
+    this.pace = new Pace(s.config.batches.maxItemsPerSecond)
+  }
+
+  private get cfg() {
+    return this.s.config.batches
+  }
+
+  /** Resume after a start: sweep half-made batches, put handed-out items back, carry on. */
+  start(): void {
+    const swept = sweepIngests(this.store.sqlite)
+    if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
+    for (const row of this.store.open()) {
+      const a = this.track(row)
+      if (row.succeeded + row.failed > 0 && !a.stopped) this.s.log.info('batches: resuming', { batch_id: row.id, done: row.succeeded + row.failed, total: row.total })
+    }
+    this.checkExpiry()
+    this.expiryTimer = setInterval(() => this.checkExpiry(), EXPIRY_CHECK_MS)
+    this.expiryTimer.unref?.()
+    for (const a of this.active.values()) this.fill(a)
+  }
+
+  /** A batch just created. */
+  add(row: BatchRow): void {
+    this.fill(this.track(row))
+  }
+
+  private track(row: BatchRow): Active {
+    let a = this.active.get(row.id)
+    if (a) return a
+    a = {
+      id: row.id,
+      keyId: row.apiKeyId,
+      endpoint: row.endpoint,
+      status: row.status,
+      cap: Math.max(1, Math.min(row.concurrency ?? this.cfg.maxConcurrency, this.cfg.maxConcurrency)),
+      inflight: new Set(),
+      queued: 0,
+      cursor: 0,
+      again: [],
+      ahead: [],
+      exhausted: false,
+      stopped: FINAL.has(row.status),
+      ending: false,
+      finalizing: false,
+      lost: new Map(),
+      fillSoon: false,
+    }
+    this.active.set(row.id, a)
+    // an end that a crash interrupted: finish failing what had not run
+    if (a.stopped && row.status !== 'completed') this.endItems(a, row.status as EndKind)
+    return a
+  }
+
+  /** Items in flight across all batches. */
+  get inFlight(): number {
+    let n = 0
+    for (const a of this.active.values()) n += a.inflight.size
+    return n
+  }
+
+  /**
+   * Under a pace, batches are filled on a tick (a few ms apart), so each tick hands a worker
+   * a handful of items in one message; without one, as soon as places free up.
+   */
+  private fillLater(a: Active) {
+    if (!this.pace.unlimited) {
+      this.paced.add(a)
+      this.tick ??= setTimeout(() => {
+        this.tick = undefined
+        const held = [...this.paced]
+        this.paced.clear()
+        for (const h of held) this.fill(h)
+      }, Math.max(TICK_MS, this.pace.waitMs()))
+      return
+    }
+    if (a.fillSoon) return
+    a.fillSoon = true
+    setImmediate(() => {
+      a.fillSoon = false
+      this.fill(a)
+    })
+  }
+
+  /** The index from which nothing has been handed out (items read ahead included). */
+  private firstUnsent(a: Active): number {
+    return a.ahead[0]?.idx ?? a.cursor
+  }
+
+  /** The next `n` items to hand out: put-back ones first, then in input order, read ahead in chunks. */
+  private next(a: Active, n: number): ClaimedItem[] {
+    const items: ClaimedItem[] = []
+    while (a.again.length > 0 && items.length < n) {
+      const idx = a.again.shift()!
+      const [item] = this.store.pending(a.id, idx, 1)
+      if (item?.idx === idx) items.push(item)
+    }
+    while (items.length < n) {
+      if (a.ahead.length === 0) {
+        if (a.exhausted) break
+        a.ahead = this.store.pending(a.id, a.cursor, READ_AHEAD)
+        if (a.ahead.length < READ_AHEAD) a.exhausted = true
+        if (a.ahead.length > 0) a.cursor = a.ahead.at(-1)!.idx + 1
+        if (a.ahead.length === 0) break
+      }
+      items.push(...a.ahead.splice(0, n - items.length))
+    }
+    return items
+  }
+
+  /** Hands out items up to the batch's concurrency (and the pace). */
+  private fill(a: Active): void {
+    if (this.closed) return
+    const drained = a.exhausted && a.ahead.length === 0 && a.again.length === 0
+    if (a.stopped || drained) return this.maybeEnd(a)
+    const free = a.cap - a.inflight.size
+    if (free <= 0 || (this.pace.unlimited && a.inflight.size > 0 && free < Math.max(1, Math.floor(a.cap / 4)))) return
+    const key = this.s.keys.current(a.keyId)
+    if (!key || key.status !== 'active') return this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
+    if (!endpointAvailable(a.endpoint)) return this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
+    const grant = this.pace.take(free)
+    if (grant < free) this.fillLater(a)
+    if (grant === 0) return
+    const items = this.next(a, grant)
+    if (items.length > 0 && a.status === 'queued') {
+      a.status = 'processing'
+      this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
+    }
+    // one object for every job of this round: a message carries it once
+    const workerKey = { ...key, credits: null }
+    for (const item of items) this.dispatch(a, key, workerKey, item)
+    if (items.length === 0) this.maybeEnd(a)
+  }
+
+  private dispatch(a: Active, key: ApiKey, workerKey: ApiKey, item: ClaimedItem): void {
+    const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
+    const model = this.s.catalog.resolve(item.model)
+    if (!model) return this.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
+    let admission: Admission
+    try {
+      admission = admit(this.s, { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined })
+    } catch (e) {
+      // 402: the key's credit is spent; the item fails as an interactive request would
+      const { retryAfter: _, ...error } = itemErrorOf(e)
+      return this.land(a, item.idx, requestId, error)
+    }
+    a.inflight.add(item.idx)
+    // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
+    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
+    this.pool.run(job, this.cfg.maxRetries).then(
+      () => {
+        // stored, with its records; the spend they wrote is in the ledger already
+        this.s.keys.ledger.release(admission?.reservationId)
+        a.inflight.delete(item.idx)
+        this.fillLater(a)
+        this.maybeEnd(a)
+      },
+      (e: Error) => {
+        a.inflight.delete(item.idx)
+        this.lostItem(a, item.idx, admission, e)
+      },
+    )
+  }
+
+  /** The worker died with the item: it runs again, unless that keeps happening. */
+  private lostItem(a: Active, idx: number, admission: Admission, e: Error) {
+    this.s.keys.ledger.release(admission?.reservationId)
+    // shutting down: it runs after the restart (it has no result, so it is pending there)
+    if (this.closed) return
+    const n = (a.lost.get(idx) ?? 0) + 1
+    a.lost.set(idx, n)
+    if (n > this.cfg.maxRetries) return this.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message })
+    this.s.log.warn('batches: an item lost its worker; it runs again', { batch_id: a.id, index: idx, error: e.message })
+    a.again.push(idx)
+    setTimeout(() => this.fill(a), 100 * n).unref?.()
+  }
+
+  /** An item that failed before reaching a worker (admission, an unknown model, a worker lost too often): queued for the next write. */
+  private land(a: Active, idx: number, requestId: string, error: ItemError): void {
+    this.landed.push({
+      a,
+      write: { batchId: a.id, idx, status: 'failed', response: null, error: JSON.stringify(error), usage: null, requestId, finishedAt: Date.now() },
+    })
+    a.queued++
+    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS)
+    this.fillLater(a)
+  }
+
+  /** Stores landed results (nothing ran for them: no records). */
+  flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer)
+    this.flushTimer = undefined
+    if (this.landed.length === 0) return
+    const batch = this.landed.splice(0, FLUSH_CHUNK)
+    if (this.landed.length > 0 && !this.flushNext) {
+      this.flushNext = true
+      setImmediate(() => {
+        this.flushNext = false
+        this.flush()
+      })
+    }
+    try {
+      this.store.sqlite.transaction(() => this.store.writeResults(batch.map((l) => l.write)))()
+    } catch (e) {
+      this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
+      this.landed = batch.concat(this.landed)
+      if (!this.closed) this.flushTimer ??= setTimeout(() => this.flush(), 500)
+      return
+    }
+    const touched = new Set<Active>()
+    for (const l of batch) {
+      l.a.queued--
+      touched.add(l.a)
+    }
+    for (const a of touched) this.maybeEnd(a)
+  }
+
+  /** When nothing of the batch is pending, running or waiting to be written: its end. */
+  private maybeEnd(a: Active): void {
+    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
+    if (!a.stopped && !(a.exhausted && a.ahead.length === 0 && a.again.length === 0)) return
+    const left = this.store.unfinished(a.id)
+    if (left > 0) {
+      // nothing is in flight: whatever has no result yet is pending, wherever it is
+      a.cursor = 0
+      a.again = []
+      a.ahead = []
+      if (a.stopped) return this.endItems(a, a.status as EndKind)
+      a.exhausted = false
+      return this.fillLater(a)
+    }
+    a.finalizing = true
+    const done = this.finalize(a).finally(() => this.finalizing.delete(done))
+    this.finalizing.add(done)
+  }
+
+  private async finalize(a: Active): Promise<void> {
+    try {
+      const row = this.store.byId(a.id)
+      if (!row) return
+      const files = row.family === 'openai' ? await writeOutputFiles(this.s.files, this.store, row) : { outputFileId: null, errorFileId: null }
+      // a cancel may have come while the files were written: its status stands
+      const now = Date.now()
+      const latest = this.store.byId(a.id)
+      const status = latest && FINAL.has(latest.status) ? latest.status : 'completed'
+      this.store.update(a.id, { ...files, status, endedAt: now, ...(status === 'completed' ? { completedAt: now } : {}) })
+      a.status = status
+      this.active.delete(a.id)
+      this.s.log.info('batches: ended', { batch_id: a.id, status, total: row.total, succeeded: row.succeeded, failed: row.failed })
+    } catch (e) {
+      this.s.log.error('batches: writing the output files failed; retrying', { batch_id: a.id, error: (e as Error).message })
+      a.finalizing = false
+      if (!this.closed) setTimeout(() => this.maybeEnd(a), 1_000).unref?.()
+    }
+  }
+
+  /** An early end: the batch takes `status`, and its items not yet run fail with `kind`'s code. */
+  private end(id: string, status: 'cancelled' | 'expired' | 'failed', set: Partial<BatchRow>): BatchRow | null {
+    const row = this.store.byId(id)
+    if (!row || FINAL.has(row.status)) return row
+    this.store.update(id, { status, ...set })
+    const a = this.track({ ...row, status })
+    a.status = status
+    a.stopped = true
+    this.endItems(a, status)
+    return this.store.byId(id)
+  }
+
+  private endItems(a: Active, kind: EndKind) {
+    if (a.ending) return
+    a.ending = true
+    const error: ItemError =
+      kind === 'cancelled'
+        ? { code: ITEM_CODES.cancelled, status: 499, message: 'the batch was cancelled before this item ran' }
+        : kind === 'expired'
+          ? { code: ITEM_CODES.expired, status: 408, message: 'the batch expired before this item ran' }
+          : { code: ITEM_CODES.failed, status: 410, message: 'the batch failed before this item ran' }
+    // items put back after their worker died have smaller indexes than the cursor
+    const again = a.again
+    const from = this.firstUnsent(a)
+    a.again = []
+    a.ahead = []
+    a.cursor = from
+    void (async () => {
+      try {
+        if (again.length > 0) this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
+        while (this.store.failPending(a.id, kind, error, END_CHUNK, from) > 0) await turn()
+      } catch (e) {
+        this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
+      } finally {
+        a.ending = false
+        this.maybeEnd(a)
+      }
+    })()
+  }
+
+  /** Cancel: a queued or processing batch → cancelled; a finished one → 400. */
+  cancel(row: BatchRow): BatchRow {
+    if (FINAL.has(row.status)) throw new HttpError(400, `Batch ${row.id} is ${row.status}; only a queued or processing batch can be cancelled`)
+    return this.end(row.id, 'cancelled', { cancelledAt: Date.now() }) ?? row
+  }
+
+  /** → failed, with the reason in `errors`. */
+  fail(id: string, code: string, message: string): void {
+    this.end(id, 'failed', { failedAt: Date.now(), errors: JSON.stringify([{ code, message, line: null, param: null }]) })
+  }
+
+  /** Batches past their completion window expire; their items not yet run fail with batch_expired. */
+  checkExpiry(now = Date.now()): void {
+    for (const a of [...this.active.values()]) {
+      if (a.stopped) continue
+      const row = this.store.byId(a.id)
+      if (row && !FINAL.has(row.status) && row.expiresAt <= now) this.end(a.id, 'expired', { expiredAt: now })
+    }
+  }
+
+  /** The files service's delete hook (§2 rule 2): a queued or processing batch reading the file fails. */
+  onFileDeleted(file: FileRecord, reason: string): void {
+    for (const row of this.store.readingFile(file.id)) {
+      if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue
+      this.fail(row.id, 'input_file_deleted', `the input file ${file.id} was ${reason === 'expired' ? 'removed when it expired' : 'deleted'}`)
+    }
+  }
+
+  /** Resolves once every batch that can end has ended (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.finalizing.size > 0) await Promise.allSettled([...this.finalizing])
+  }
+
+  /** Stop handing out items; let those in flight land (bounded by the pool), store them, stop. */
+  async close(graceMs: number): Promise<void> {
+    this.closed = true
+    if (this.expiryTimer) clearInterval(this.expiryTimer)
+    if (this.tick) clearTimeout(this.tick)
+    await this.pool.close(graceMs)
+    for (let n = this.landed.length; n > 0; n = this.landed.length) {
+      this.flush()
+      // a write that failed keeps its results: give up on them, they run again after the restart
+      if (this.landed.length >= n) break
+    }
+    await Promise.race([this.idle(), Bun.sleep(graceMs)])
+  }
+}
+
+/** Spend a worker's recorder wrote to keys' rows, into the main thread's cached keys (the rows have it already). */
+export function applySpend(keys: Services['keys'], settled: Settled): void {
+  for (const [id, usd] of settled) {
+    if (usd > 0) {
+      keys.settle(id, usd)
+      keys.written(id, usd)
+    } else if (usd < 0) {
+      // records a worker gave up on after it had reported their spend
+      keys.unsettle(id, -usd)
+      keys.ledger.addUnflushed(id, -usd)
+    }
+  }
+}

@@ -1,0 +1,98 @@
+// The batches capability as the routes see it: create (the items checked and stored by a
+// worker, then the batch row), find, list and cancel, always on behalf of one key.
+import type { ApiKey } from '../auth/context.ts'
+import { echo, HttpError, notFound } from '../http/errors.ts'
+import type { Services } from '../services.ts'
+import { WorkerPool } from './pool.ts'
+import { applySpend, Scheduler } from './scheduler.ts'
+import { BatchStore } from './store.ts'
+import type { BatchFamily, BatchRow } from './types.ts'
+
+const DAY_MS = 86_400_000
+const ID_PREFIX: Record<BatchFamily, string> = { openai: 'batch_', anthropic: 'msgbatch_' }
+
+export class BatchService {
+  readonly store: BatchStore
+  readonly pool: WorkerPool
+  readonly scheduler: Scheduler
+
+  constructor(private readonly s: Services) {
+    this.store = new BatchStore(s.storage)
+    this.pool = new WorkerPool({ size: s.config.batches.workers, config: s.config, log: s.log, onSettled: (settled) => applySpend(s.keys, settled) })
+    this.scheduler = new Scheduler(s, this.store, this.pool)
+  }
+
+  /** Resume open batches, hear about deleted files, stop with the gateway. */
+  start(onClose: (() => void | Promise<void>)[]): this {
+    this.scheduler.start()
+    const off = this.s.files.onFileDeleted((file, reason) => this.scheduler.onFileDeleted(file, reason))
+    onClose.push(async () => {
+      off()
+      await this.scheduler.close(Math.min(this.s.config.shutdownGraceMs, 10_000))
+    })
+    return this
+  }
+
+  /** Checks the create body and its items off the main thread, then creates the batch. */
+  async create(family: BatchFamily, key: ApiKey, text: string): Promise<BatchRow> {
+    if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
+    const id = ID_PREFIX[family] + Bun.randomUUIDv7().replaceAll('-', '')
+    const createdAt = Date.now()
+    let result
+    try {
+      result = await this.pool.ingest({ batchId: id, family, apiKey: { ...key, credits: null }, text, maxItems: this.s.config.batches.maxItems })
+    } catch (e) {
+      void this.store.deleteItems(id).catch(() => {})
+      throw new HttpError(503, `batch workers are unavailable: ${(e as Error).message}`)
+    }
+    if (!result.ok) throw new HttpError(result.status, result.message)
+    const env = result.envelope
+    // the file may have gone while its lines were read: then the batch is never made
+    if (env.inputFileId !== null && !this.s.files.get(key.id, env.inputFileId)) {
+      void this.store.deleteItems(id).catch(() => {})
+      throw new HttpError(400, `input_file_id: the file ${echo(env.inputFileId)} was deleted while the batch was being created`)
+    }
+    const row: BatchRow = {
+      id,
+      apiKeyId: key.id,
+      family,
+      endpoint: env.endpoint,
+      inputFileId: env.inputFileId,
+      completionWindow: env.completionWindow,
+      status: 'queued',
+      metadata: env.metadata,
+      concurrency: env.concurrency,
+      outputExpiresAfter: env.outputExpiresAfter,
+      total: result.total,
+      succeeded: 0,
+      failed: 0,
+      cancelledItems: 0,
+      expiredItems: 0,
+      errors: null,
+      outputFileId: null,
+      errorFileId: null,
+      createdAt,
+      expiresAt: createdAt + DAY_MS,
+      inProgressAt: null,
+      completedAt: null,
+      cancelledAt: null,
+      failedAt: null,
+      expiredAt: null,
+      endedAt: null,
+    }
+    this.store.insert(row)
+    this.scheduler.add(row)
+    return this.store.byId(id) ?? row
+  }
+
+  /** The key's batch, or a 404 (another key's batch is simply not found). */
+  find(owner: string, id: string | null | undefined, family?: BatchFamily): BatchRow {
+    const row = typeof id === 'string' ? this.store.get(owner, id, family) : null
+    if (!row) throw notFound(`No such batch: ${echo(id)}`)
+    return row
+  }
+
+  cancel(owner: string, id: string, family?: BatchFamily): BatchRow {
+    return this.scheduler.cancel(this.find(owner, id, family))
+  }
+}

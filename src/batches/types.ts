@@ -1,0 +1,96 @@
+// What the batch engine knows about a batch and its items, apart from how either API family
+// shows them (shapes.ts, anthropic/shapes.ts), and the messages between the scheduler (main
+// thread) and the worker pool.
+import type { ApiKey } from '../auth/context.ts'
+import type { Config } from '../config/load.ts'
+import type { batches } from '../db/schema.ts'
+import type { GenerationInput } from '../generations/types.ts'
+import type { Envelope } from './create/envelope.ts'
+
+export type BatchRow = typeof batches.$inferSelect
+export type BatchStatus = BatchRow['status']
+export type BatchFamily = BatchRow['family']
+
+/** Finished states: nothing will run any more (in-flight items may still land their results). */
+export const FINAL: ReadonlySet<BatchStatus> = new Set(['completed', 'cancelled', 'expired', 'failed'])
+
+/** An item's error, as §2 and §7.7 give it. */
+export interface ItemError {
+  message: string
+  code: string
+  status: number
+}
+
+/** Codes of the items a batch's end fails without running them. */
+export const ITEM_CODES = { cancelled: 'batch_cancelled', expired: 'batch_expired', failed: 'batch_failed' } as const
+
+/** An item as the scheduler hands it to a worker (which reads its body from the database). */
+export interface ItemJob {
+  batchId: string
+  idx: number
+  endpoint: string
+  /** The batch's key, without its credit figures: admission happened on the main thread. */
+  apiKey: ApiKey
+  requestId: string
+}
+
+/** What running an item came to, in its worker. */
+export interface ItemOutcome {
+  status: 'succeeded' | 'failed'
+  /** The endpoint's JSON reply (succeeded). */
+  response?: string
+  error?: ItemError
+  /** Usage of the last attempt in the generation record's words, JSON (shapes.ts usageText); null when none. */
+  usage: string | null
+  requestId: string
+  /** Every generation record of the item's attempts, oldest first: stored with the result. */
+  records: GenerationInput[]
+}
+
+/** An item whose result (and records) its worker has stored. */
+export interface ItemDone {
+  id: number
+  status: 'succeeded' | 'failed'
+}
+
+/** Spend a worker wrote to a key (USD), for the main thread's ledger. */
+export type Settled = [keyId: string, usd: number][]
+
+/** A create body for a worker to check and store the items of. */
+export interface IngestJob {
+  batchId: string
+  family: BatchFamily
+  /** The creating key, without its credit figures. */
+  apiKey: ApiKey
+  /** The raw create body (JSON text): parsed off the main thread. */
+  text: string
+  /** Items per batch (config). */
+  maxItems: number
+}
+
+export type IngestResult = { ok: true; total: number; envelope: Envelope } | { ok: false; status: number; message: string }
+
+/** An item worker's outcome, on its way to the results writer. */
+export interface Outcome {
+  id: number
+  batchId: string
+  idx: number
+  outcome: ItemOutcome
+}
+
+export type ToWorker =
+  | { type: 'init'; config: Config; role: 'writer' }
+  /** An item worker, with its end of the channel to the results writer. */
+  | { type: 'init'; config: Config; role: 'items'; port: MessagePort }
+  /** To the writer: the other end of an item worker's channel. */
+  | { type: 'outcomes'; port: MessagePort }
+  | { type: 'ingest'; id: number; job: IngestJob }
+  | { type: 'run'; jobs: { id: number; job: ItemJob }[]; maxRetries: number }
+  | { type: 'stop' }
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'init-failed'; error: string }
+  | { type: 'ingested'; id: number; result: IngestResult }
+  | { type: 'ran'; done: ItemDone[]; settled: Settled }
+  | { type: 'stopped' }

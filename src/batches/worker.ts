@@ -1,0 +1,106 @@
+// Runs in a Bun Worker of the batch pool (pool.ts), in one of two roles. An item worker checks
+// and stores the items of a new batch (create/ingest.ts) and runs items through the
+// generation pipeline (run-item.ts), at a lower CPU priority than the request thread; it hands
+// each outcome to the results writer, which stores results with their generation records
+// (results-writer.ts) at normal priority. So the parsing, checking, translating and recording
+// of batch work never holds the loop that serves interactive traffic.
+import { readlinkSync } from 'node:fs'
+import { getPriority, setPriority } from 'node:os'
+import { ingest } from './create/ingest.ts'
+import { ResultsWriter } from './results-writer.ts'
+import { runItem } from './run-item.ts'
+import { BatchStore } from './store.ts'
+import type { FromWorker, ItemOutcome, Outcome, ToWorker } from './types.ts'
+import { buildWorkerServices, type WorkerServices } from './worker-services.ts'
+
+declare const self: Worker
+
+/**
+ * Item work yields the CPU to the request thread: this thread (and the helper threads it
+ * starts) runs at nice 10. Linux names a thread by /proc/thread-self; elsewhere, or without
+ * the right, the thread keeps the process's priority. Never the writer's: a transaction must
+ * not wait for a CPU while it holds SQLite's write lock.
+ */
+function lowerPriority() {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.max(getPriority(tid), 10))
+  } catch {}
+}
+
+let s: WorkerServices | undefined
+let store: BatchStore | undefined
+/** Item worker: where outcomes go. */
+let toWriter: MessagePort | undefined
+/** Writer. */
+let writer: ResultsWriter | undefined
+const post = (m: FromWorker) => self.postMessage(m)
+
+const bug = (err: unknown, requestId: string): ItemOutcome => ({
+  status: 'failed',
+  error: { message: `batch worker: ${(err as Error)?.message ?? String(err)}`, code: 'worker_error', status: 500 },
+  requestId,
+  usage: null,
+  records: [],
+})
+
+self.onmessage = async (e: MessageEvent<ToWorker>) => {
+  const m = e.data
+  switch (m.type) {
+    case 'init':
+      try {
+        if (m.role === 'items') lowerPriority()
+        s = buildWorkerServices(m.config)
+        store = new BatchStore(s.storage)
+        if (m.role === 'items') toWriter = m.port
+        else writer = new ResultsWriter(s, store, (done, settled) => post({ type: 'ran', done, settled }))
+        post({ type: 'ready' })
+      } catch (err) {
+        post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
+      }
+      return
+    case 'outcomes':
+      m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
+        for (const o of ev.data) writer!.add(o.id, o.batchId, o.idx, o.outcome)
+      }
+      return
+    case 'ingest': {
+      const result = await ingest(s!, m.job).catch((err) => ({ ok: false as const, status: 500, message: `batch worker: ${(err as Error)?.message ?? String(err)}` }))
+      post({ type: 'ingested', id: m.id, result })
+      return
+    }
+    case 'run':
+      for (const { id, job } of m.jobs) {
+        // runItem turns every failure into a failed item; the catch is for a bug of ours
+        runItem(s!, job, m.maxRetries, store!)
+          .catch((err) => bug(err, job.requestId))
+          .then((outcome) => handOver({ id, batchId: job.batchId, idx: job.idx, outcome }))
+      }
+      return
+    case 'stop':
+      sendNow()
+      writer?.writeAll()
+      try {
+        s?.storage.close()
+      } catch {}
+      s = undefined
+      post({ type: 'stopped' })
+      return
+  }
+}
+
+/** Outcomes go to the writer a few ms' worth at a time. */
+let outgoing: Outcome[] = []
+let timer: ReturnType<typeof setTimeout> | undefined
+function sendNow() {
+  clearTimeout(timer)
+  timer = undefined
+  if (outgoing.length === 0) return
+  toWriter?.postMessage(outgoing)
+  outgoing = []
+}
+function handOver(o: Outcome) {
+  outgoing.push(o)
+  if (outgoing.length >= 32) sendNow()
+  else timer ??= setTimeout(sendNow, 2)
+}
