@@ -6,16 +6,14 @@ import type { SurfaceSpec } from '../pipeline/generate.ts'
 import type { Services } from '../services.ts'
 import { chatSurface } from '../surfaces/chat/codec.ts'
 import { messagesSurface } from '../surfaces/messages/surface.ts'
-// RESPONSES (1 of 2): uncomment when src/surfaces/responses/surface.ts lands.
-// import { responsesSurface } from '../surfaces/responses/surface.ts'
+import { responsesSurface } from '../surfaces/responses/surface.ts'
 
 type SurfaceOf = (s: Services) => SurfaceSpec
 
 const ENDPOINTS: Record<string, SurfaceOf | null> = {
   '/v1/chat/completions': () => chatSurface,
   '/v1/messages': () => messagesSurface,
-  // RESPONSES (2 of 2): replace `null` with `(s) => responsesSurface(s)`.
-  '/v1/responses': null,
+  '/v1/responses': (s) => responsesSurface(s),
 }
 
 export const DEFAULT_ENDPOINT = '/v1/chat/completions'

@@ -80,6 +80,12 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'stop':
       sendNow()
       writer?.writeAll()
+      // what the worker's services keep to write later (the responses surface's pending threads)
+      for (const close of s?.onClose ?? []) {
+        try {
+          void close()
+        } catch {}
+      }
       try {
         s?.storage.close()
       } catch {}

@@ -94,7 +94,8 @@ export function recordsOf(rig: BatchRig, batchId: string): any[] {
 
 /** The last user text of an OpenAI chat or Anthropic messages request body the fake received. */
 export function promptOf(body: any): string {
-  const last = [...(body.messages ?? [])].reverse().find((m: any) => m.role === 'user')
+  if (typeof body.input === 'string') return body.input
+  const last = [...(body.messages ?? body.input ?? [])].reverse().find((m: any) => m.role === 'user')
   if (!last) return ''
   return typeof last.content === 'string' ? last.content : last.content.filter((p: any) => p.type === 'text').map((p: any) => p.text).join('')
 }
@@ -108,6 +109,7 @@ export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number; speci
   const seen = new Map<string, number>()
   const openai = fixtureJson('openai/chat/nonstream-text.json')
   const anthropic = fixtureJson('anthropic/messages/nonstream-text.json')
+  const responses = fixtureJson('openai/responses/nonstream-text.json')
   let n = 0
   up.script(async (req) => {
     const body = req.json()
@@ -119,6 +121,7 @@ export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number; speci
     if (special) return special
     n++
     if (req.path.startsWith('/v1/messages')) return { json: { ...anthropic, id: `msg_fixture_${n}` } }
+    if (req.path.endsWith('/responses')) return { json: { ...responses, id: `resp_fixture_${n}` } }
     return { json: { ...openai, id: `chatcmpl-fixture-${n}` } }
   })
   return seen

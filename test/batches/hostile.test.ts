@@ -2,9 +2,6 @@
 // not the caller's) as JSON {error} with an x-request-id, never a 500; a bad JSONL line is
 // named by its number; a refused batch leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { ROOT } from '../helpers/server.ts'
 import { chat, msg, startBatchRig, type BatchRig } from './helpers.ts'
 
 let rig: BatchRig
@@ -13,7 +10,6 @@ beforeAll(async () => {
 })
 afterAll(() => rig.stop())
 
-const RESPONSES_WIRED = existsSync(join(ROOT, 'src/surfaces/responses/surface.ts'))
 
 /** The status and error message of a response, checking the error's form. */
 async function refusal(res: Response): Promise<{ status: number; error: string }> {
@@ -129,8 +125,8 @@ describe('the create body', () => {
     expect((await post({ input_file_id: 'file-' + 'z'.repeat(10_000) })).error.length).toBeLessThan(200)
   })
 
-  test.skipIf(RESPONSES_WIRED)('/v1/responses answers 400 until the responses surface is wired (src/batches/endpoints.ts)', async () => {
-    expect(await post({ requests: [{ model: 'mock-gpt', input: 'x' }], endpoint: '/v1/responses' })).toEqual({ status: 400, error: 'endpoint: /v1/responses is not yet available for batches on this gateway' })
+  test('an endpoint that is not a batch endpoint is a 400 naming it', async () => {
+    expect((await post({ requests: [{ model: 'mock-gpt', input: 'x' }], endpoint: '/v1/embeddings' })).status).toBe(400)
   })
 
   test('an Anthropic create body takes {requests: [{custom_id, params}]} only', async () => {

@@ -167,3 +167,46 @@ describe('results paging (§2)', () => {
     expect((await rig.call('GET', `/api/v1/batches/${b.id}/results?offset=300`).then((r) => r.json()) as any).results).toEqual([])
   })
 })
+
+describe('responses endpoint', () => {
+  test('GPT (the Responses upstream) and Claude (translated) items from a file and inline: Response objects with the extras; records openai.responses', async () => {
+    const seen = replayFixtures(rig.up)
+    const responsesReply = fixtureJson('openai/responses/nonstream-text.json')
+    const lines = [{ custom_id: 'g', model: 'gpt-4o', input: 'r0' }, { custom_id: 'c', model: 'claude-3-5-haiku-latest', input: [{ role: 'user', content: 'r1' }], max_output_tokens: 100 }]
+    const file = await rig.upload(lines)
+    const b = await create({ input_file_id: file, endpoint: '/v1/responses', completion_window: '24h' })
+    expect((await rig.ended(b.id)).status).toBe('completed')
+    const results = await rig.allResults(b.id)
+    expect(results.map((r) => [r.custom_id, r.status])).toEqual([['g', 'succeeded'], ['c', 'succeeded']])
+    expect(results[0].result).toMatchObject({ object: 'response', status: 'completed', output_text: responsesReply.output[0].content[0].text })
+    expect(results[0].result.reasoning.summaries).toEqual([])
+    expect(results[1].result).toMatchObject({ object: 'response', status: 'completed', output_text: anthropicReply.content[0].text })
+    expect(results[1].result.id).toMatch(/^resp_/)
+    expect(rig.up.requests.some((r) => r.path.endsWith('/responses') && r.json().input === 'r0')).toBe(true)
+    const recs = recordsOf(rig, b.id)
+    expect(recs.map((r) => r.endpoint)).toEqual(['openai.responses', 'openai.responses'])
+    expect([...seen.values()]).toEqual([1, 1])
+
+    // inline, OpenAI batch-line form, and a mock tool call: requires_action stored as a thread the key can continue
+    const inline = await create({ endpoint: '/v1/responses', requests: [{ custom_id: 't', method: 'POST', url: '/v1/responses', body: { model: 'mock-gpt', input: 'mock: tool f {}', tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }] } }] })
+    expect((await rig.ended(inline.id)).status).toBe('completed')
+    const [t] = await rig.allResults(inline.id)
+    expect(t.result.status).toBe('requires_action')
+    const call = t.result.required_action.submit_tool_outputs.tool_calls[0]
+    // the thread was stored by the worker and is found by an interactive request
+    let next: Response | undefined
+    for (let i = 0; i < 20; i++) {
+      next = await rig.call('POST', '/api/alpha/v1/responses', { model: 'mock-gpt', previous_response_id: t.result.id, tool_outputs: [{ tool_call_id: call.id, output: 'from batch' }] })
+      if (next.status === 200) break
+      await Bun.sleep(25)
+    }
+    expect(next!.status).toBe(200)
+    expect(((await next!.json()) as any).output_text).toBe('tool result: from batch')
+  })
+
+  test('a responses item that fails its surface check is a 400 naming the line', async () => {
+    const res = await rig.call('POST', '/api/v1/batches', { endpoint: '/v1/responses', requests: [{ model: 'gpt-4o', input: 'ok' }, { model: 'gpt-4o', input: 'x', temperature: 5 }] })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toMatch(/requests\[1\].*temperature/)
+  })
+})
