@@ -8,7 +8,7 @@ import { itemResultText } from './shapes.ts'
 import type { BatchStore } from './store.ts'
 import type { BatchRow } from './types.ts'
 
-const ROWS = 500
+const ROWS = 200
 const LEVEL = 6
 
 export interface ExportRange {

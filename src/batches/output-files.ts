@@ -6,7 +6,7 @@ import { outputLineText } from './shapes.ts'
 import type { BatchStore } from './store.ts'
 import type { BatchRow } from './types.ts'
 
-const ROWS = 500
+const ROWS = 200
 
 async function* lines(store: BatchStore, b: BatchRow, status: 'succeeded' | 'failed'): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()

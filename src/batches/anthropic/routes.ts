@@ -13,7 +13,7 @@ import { messageResultText, toMessageBatch, toMessageBatchList } from './shapes.
 
 export const MESSAGE_BATCHES_ROOT = '/api/beta/v1/messages/batches'
 const LIST_LIMIT = { dflt: 20, max: 1000 }
-const ROWS = 500
+const ROWS = 200
 
 const originOf = (request: Request) => new URL(request.url).origin
 
