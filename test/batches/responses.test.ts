@@ -1,17 +1,8 @@
-// Batches of responses-style items (/v1/responses), for models of both families. The
-// responses surface is being written beside this work: these tests run once
-// src/surfaces/responses/surface.ts exists, and then expect the endpoint to be switched on
-// in src/batches/endpoints.ts (the two lines marked RESPONSES). Until then they are skipped,
-// and hostile.test.ts checks that /v1/responses answers 400 as not yet available.
+// Batches of responses-style items (/v1/responses), for models of both families, on the mock.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { ROOT } from '../helpers/server.ts'
 import { recordsOf, startBatchRig, type BatchRig } from './helpers.ts'
 
-const WIRED = existsSync(join(ROOT, 'src/surfaces/responses/surface.ts'))
-
-describe.skipIf(!WIRED)('responses items', () => {
+describe('responses items', () => {
   let rig: BatchRig
   beforeAll(async () => {
     rig = await startBatchRig({ upstream: false })
