@@ -5,7 +5,7 @@ import type { Summary } from './stats.ts'
 export interface BatchBench {
   date: string
   machine: { nproc: number; cpuModel: string; kernel: string; bun: string }
-  setup: { items: number; interactiveRate: number; interactiveSeconds: number; workers: number; loadAvg: string; notes: string[] }
+  setup: { items: number; interactiveRate: number; interactiveSeconds: number; pinned: boolean; loadAvg: string; notes: string[] }
   uploadMs: number
   createMs: number
   /** From the create request to the batch's end (output files written). */
@@ -63,7 +63,9 @@ export function batchSection(r: BatchBench): string {
     `Produced by \`bun scripts/bench/batch.ts\`: a ${r.setup.items.toLocaleString('en')}-item JSONL batch (chat items for \`mock-gpt\`) runs through the built-in mock provider`,
     `while an open-loop interactive chat load (${r.setup.interactiveRate} req/s for ${r.setup.interactiveSeconds} s, \`gpt-4o-mini\` passed through to the fake upstream) measures what the batch`,
     'costs interactive traffic; then each export format of the results is streamed to the end while the gateway\'s RSS is sampled every 50 ms.',
-    'The gateway is not pinned (its batch workers use every core; the pool is the CPU count); the load driver and the fake upstream share core 0.',
+    r.setup.pinned
+      ? 'As in the main bench, the gateway runs on core 1 (so its pool has one item worker and the results writer) and the load driver and the fake upstream on core 0.'
+      : 'The gateway was not pinned (its pool is the CPU count, plus the results writer); the load driver and the fake upstream share core 0.',
     '',
     `Machine: ${r.date.slice(0, 10)} · ${r.machine.nproc} × ${r.machine.cpuModel.split(' ').slice(0, 2).join(' ')} · ${r.machine.kernel} · Bun ${r.machine.bun} · load average at start ${r.setup.loadAvg.split(' ').slice(0, 3).join(' ')}.`,
     ...(r.setup.notes.length ? ['', ...r.setup.notes.map((n) => `- ${n}`)] : []),

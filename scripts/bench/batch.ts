@@ -1,11 +1,13 @@
 // `bun scripts/bench/batch.ts`: the batch bench of issue 11. A gateway (`switchyard serve`,
-// not pinned: its batch workers use every core) runs a 50,000-item batch through the mock
-// provider while an open-loop interactive chat load (pass-through to the fake upstream)
-// measures what the batch costs interactive traffic. Then each export format of the 50,000
+// pinned to core 1 as in the main bench, with the load driver and the fake upstream on core 0)
+// runs a 50,000-item batch through the mock provider while an open-loop interactive chat load
+// (pass-through to the fake upstream) measures what the batch costs interactive traffic. Then each export format of the 50,000
 // results is streamed and the gateway's RSS watched. Targets (issue 11): done in under 60 s;
 // interactive p99 during the batch within 20 % of the same load without it; peak RSS growth
 // under 200 MiB; each export streams with RSS growth under 64 MiB.
 //   flags: --items N (50000) --rate R (interactive req/s, 200) --seconds S (interactive phase, 10)
+//          --spread (the gateway not pinned: every core, shared with the driver and the upstream)
+//          --no-exports (skip the export phase)
 //          --workers W, --pace P (batches.workers, batches.max_items_per_second for the gateway)
 //          --root DIR (run the gateway of another checkout: experiments)
 //          --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-batch-profile; see profile-summary.ts)
@@ -28,7 +30,8 @@ const { values: flags } = parseArgs({
     seconds: { type: 'string' },
     workers: { type: 'string' },
     pace: { type: 'string' },
-    pin: { type: 'boolean' },
+    spread: { type: 'boolean' },
+    'no-exports': { type: 'boolean' },
     root: { type: 'string' },
     profile: { type: 'boolean' },
     quick: { type: 'boolean' },
@@ -36,7 +39,7 @@ const { values: flags } = parseArgs({
   },
 })
 
-const WARM_ITEMS = Number(process.env.WARM_ITEMS ?? 200)
+const WARM_ITEMS = 200
 const RESULTS = join(import.meta.dir, 'batch-results.json')
 const DOC = join(ROOT, 'docs', 'bench.md')
 
@@ -98,11 +101,12 @@ async function main() {
     if (flags.root) notes.push(`gateway from ${flags.root}`)
     const profileDir = flags.profile ? join(tmpdir(), 'switchyard-batch-profile') : undefined
     if (profileDir) mkdirSync(profileDir, { recursive: true })
-    const gateway = await spawnGateway({ core: flags.pin ? 1 : null, upstream: upstream.url, key, env, root: flags.root, profileDir })
+    const gateway = await spawnGateway({ core: flags.spread ? null : 1, upstream: upstream.url, key, env, root: flags.root, profileDir })
     children.push(gateway)
     const gw = gateway.url
     const auth = { authorization: `Bearer ${key}` }
-    log(`gateway ${gw} (pid ${gateway.pid}, ${cores} cores, not pinned), upstream ${upstream.url}`)
+    log(`gateway ${gw} (pid ${gateway.pid}, ${flags.spread ? `${cores} cores, not pinned` : 'core 1'}), upstream ${upstream.url}`)
+    if (flags.spread) notes.push('--spread: the gateway was not pinned; its threads shared both cores with the driver and the upstream')
 
     const interactive = chatCall('gpt via chat (pass-through)', gw + '/api/alpha/v1', key, 'gpt-4o-mini')
     log('warm-up')
@@ -168,7 +172,7 @@ async function main() {
     const after = await load('after')
 
     const exports: BatchBench['exports'] = []
-    for (const [name, query] of (process.env.NO_EXPORTS ? [] : [['ndjson', ''], ['ndjson gzip', '?gzip=true'], ['zip', '?format=zip']]) as [string, string][]) {
+    for (const [name, query] of (flags['no-exports'] ? [] : [['ndjson', ''], ['ndjson gzip', '?gzip=true'], ['zip', '?format=zip']]) as [string, string][]) {
       Bun.gc(true)
       await Bun.sleep(300)
       const base = memory(gateway.pid).rssMiB
@@ -190,7 +194,7 @@ async function main() {
     const result: BatchBench = {
       date: new Date().toISOString(),
       machine: { ...machine(), nproc: cores },
-      setup: { items, interactiveRate: rate, interactiveSeconds: seconds, workers: cores, loadAvg: readFileSync('/proc/loadavg', 'utf8').trim(), notes },
+      setup: { items, interactiveRate: rate, interactiveSeconds: seconds, pinned: !flags.spread, loadAvg: readFileSync('/proc/loadavg', 'utf8').trim(), notes },
       uploadMs,
       createMs,
       totalMs,

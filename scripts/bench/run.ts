@@ -2,7 +2,7 @@
 // directly against the upstream and through the gateway. Flags: --quick (short phases,
 // nothing written), --render (rewrite docs/bench.md from results.json, no run), --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-bench-profile;
 // summarise it with scripts/bench/profile-summary.ts).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -11,6 +11,7 @@ import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
+import { batchSectionOf, replaceBatchSection } from './batch-report.ts'
 import { markdownReport, textReport } from './report.ts'
 import type { GatewayCost, Results } from './results.ts'
 import { added } from './stats.ts'
@@ -265,15 +266,21 @@ async function main() {
 const RESULTS = join(import.meta.dir, 'results.json')
 const DOC = join(ROOT, 'docs', 'bench.md')
 
+/** The report, with the batch bench's section (scripts/bench/batch.ts) kept as it was. */
+function withBatchSection(markdown: string): string {
+  const kept = existsSync(DOC) ? batchSectionOf(readFileSync(DOC, 'utf8')) : undefined
+  return kept ? replaceBatchSection(markdown, kept) : markdown
+}
+
 function write(results: Results) {
   writeFileSync(RESULTS, JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2) + '\n')
   mkdirSync(join(ROOT, 'docs'), { recursive: true })
-  writeFileSync(DOC, markdownReport(results))
+  writeFileSync(DOC, withBatchSection(markdownReport(results)))
 }
 
 if (flags.render) {
   const results = JSON.parse(readFileSync(RESULTS, 'utf8')) as Results
-  writeFileSync(DOC, markdownReport(results))
+  writeFileSync(DOC, withBatchSection(markdownReport(results)))
   console.log(textReport(results) + '\n\nwrote docs/bench.md from scripts/bench/results.json')
   process.exit(0)
 }

@@ -386,6 +386,7 @@ export class Scheduler {
   /** Cancel: a queued or processing batch → cancelled; a finished one → 400. */
   cancel(row: BatchRow): BatchRow {
     if (FINAL.has(row.status)) throw new HttpError(400, `Batch ${row.id} is ${row.status}; only a queued or processing batch can be cancelled`)
+    if (this.active.get(row.id)?.finalizing) throw new HttpError(400, `Batch ${row.id} has run every item; it is completed once its output files are written`)
     return this.end(row.id, 'cancelled', { cancelledAt: Date.now() }) ?? row
   }
 

@@ -47,6 +47,9 @@ export interface ItemOutcome {
   records: GenerationInput[]
 }
 
+/** A generation record on its way to the results writer: the model by id, the key apart (it is the item's). */
+export type LeanRecord = Omit<GenerationInput, 'model' | 'apiKey' | 'reservationId'> & { modelId: string }
+
 /** An item whose result (and records) its worker has stored. */
 export interface ItemDone {
   id: number
@@ -70,12 +73,13 @@ export interface IngestJob {
 
 export type IngestResult = { ok: true; total: number; envelope: Envelope } | { ok: false; status: number; message: string }
 
-/** An item worker's outcome, on its way to the results writer. */
+/** An item worker's outcome, on its way to the results writer (lean: only what it stores). */
 export interface Outcome {
   id: number
   batchId: string
   idx: number
-  outcome: ItemOutcome
+  key: { id: string; account: string }
+  outcome: Omit<ItemOutcome, 'records'> & { records: LeanRecord[] }
 }
 
 export type ToWorker =

@@ -10,7 +10,7 @@ import { ingest } from './create/ingest.ts'
 import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
 import { BatchStore } from './store.ts'
-import type { FromWorker, ItemOutcome, Outcome, ToWorker } from './types.ts'
+import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './types.ts'
 import { buildWorkerServices, type WorkerServices } from './worker-services.ts'
 
 declare const self: Worker
@@ -61,7 +61,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       return
     case 'outcomes':
       m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
-        for (const o of ev.data) writer!.add(o.id, o.batchId, o.idx, o.outcome)
+        for (const o of ev.data) writer!.add(o)
       }
       return
     case 'ingest': {
@@ -74,7 +74,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         // runItem turns every failure into a failed item; the catch is for a bug of ours
         runItem(s!, job, m.maxRetries, store!)
           .catch((err) => bug(err, job.requestId))
-          .then((outcome) => handOver({ id, batchId: job.batchId, idx: job.idx, outcome }))
+          .then((outcome) => handOver(lean(id, job, outcome)))
       }
       return
     case 'stop':
@@ -93,6 +93,12 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       post({ type: 'stopped' })
       return
   }
+}
+
+/** What the writer needs of an outcome: records without their model and key objects. */
+function lean(id: number, job: ItemJob, o: ItemOutcome): Outcome {
+  const records = o.records.map(({ model, apiKey: _, reservationId: __, ...r }) => ({ ...r, modelId: model.id }))
+  return { id, batchId: job.batchId, idx: job.idx, key: { id: job.apiKey.id, account: job.apiKey.account }, outcome: { ...o, records } }
 }
 
 /** Outcomes go to the writer a few ms' worth at a time. */
