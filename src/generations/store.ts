@@ -2,7 +2,7 @@
 // this is the write path of every request and the seeding path of the benchmark.
 import type { Statement } from 'bun:sqlite'
 import type { Storage } from '../db/client.ts'
-import { toRollup, type GenerationRow } from './row.ts'
+import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // OR IGNORE only guards a batch against one impossible row (ids are the gateway's own, fresh
 // per record); an ignored row is reported by the caller, never dropped silently (D9).
@@ -58,6 +58,9 @@ export class GenerationStore {
    */
   insertRows(rows: GenerationRow[]): GenerationRow[] {
     const inserted: GenerationRow[] = []
+    // one rollup upsert per (account, model, hour) of the batch, not one per row: under load a
+    // batch is dozens of records of a few models
+    const hours = new Map<string, RollupDelta>()
     for (const r of rows) {
       const res = this.insert.run(
         r.id, r.replyId, r.apiKeyId, r.account, r.endpoint, r.stream ? 1 : 0, r.model, r.provider, r.createdAt,
@@ -68,6 +71,12 @@ export class GenerationStore {
       if (res.changes !== 1) continue
       inserted.push(r)
       const d = toRollup(r)
+      const k = `${d.hour}\u0000${d.model}\u0000${d.account}`
+      const sum = hours.get(k)
+      if (sum === undefined) hours.set(k, d)
+      else addRollup(sum, d)
+    }
+    for (const d of hours.values()) {
       this.upsertHour.run(d.account, d.model, d.hour, d.requests, d.inputTokens, d.outputTokens, d.totalTokens, d.cost, d.unpricedRequests)
     }
     return inserted
