@@ -1,7 +1,11 @@
-// `npm run bench`: fake upstream + gateway subprocesses, then every phase measured
-// directly against the upstream and through the gateway. Flags: --quick (short phases,
-// nothing written), --render (rewrite docs/bench.md from results.json, no run), --profile (the gateway writes a CPU profile to $TMPDIR/switchyard-bench-profile;
-// summarise it with scripts/bench/profile-summary.ts).
+// `npm run bench`: fake upstream, gateway and bare-proxy subprocesses, then every phase
+// measured directly against the upstream, through the gateway and through the bare proxy on
+// the same client surface (issue 12's targets are ratios to it), then the memory phases.
+// Flags: --quick (short phases, nothing written), --render (rewrite docs/bench.md from
+// results.json, no run), --profile (the gateway writes a CPU profile to
+// $TMPDIR/switchyard-bench-profile; summarise it with scripts/bench/profile-summary.ts),
+// --only 'pass-through,messages pass-through' (just those paths: quick A/B runs),
+// --no-memory (skip the memory phases).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,18 +15,25 @@ import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
-import { batchSectionOf, replaceBatchSection } from './batch-report.ts'
+import type { BatchBench } from './batch-report.ts'
+import { memoryPhases } from './memory-phases.ts'
 import { markdownReport, textReport } from './report.ts'
 import type { GatewayCost, Results } from './results.ts'
+import { keepSections } from './sections.ts'
 import { added } from './stats.ts'
 import { streamLoad } from './streams.ts'
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' } } })
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' } },
+})
 
 const PHASES = flags.quick
   ? { rates: [200, 1000], lowMs: 2000, highMs: 3000, wrkS: 2, streamRate: 100, streamMs: 2000, warmS: 1 }
   : { rates: [200, 1000], lowMs: 6000, highMs: 10_000, wrkS: 5, streamRate: 100, streamMs: 5000, warmS: 2 }
 const CONNECTIONS = 64
+// issue 12 point 4: 60 s closed loop, 4,000 stream disconnects 200 at a time
+const MEMORY = flags.quick ? { closedLoopS: 10, disconnects: 1000 } : { closedLoopS: 60, disconnects: 4000 }
+const DISCONNECT_CONCURRENCY = 200
 const PASS_MODEL = 'gpt-4o-mini'
 const CLAUDE_MODEL = 'claude-haiku-4-5'
 const UPSTREAM_KEY = 'sk-bench-upstream'
@@ -34,41 +45,53 @@ interface Path {
   gateway: Call
   baseline: Call
   stream?: { gateway: Call; baseline: Call }
-  /** The same calls through the bare Elysia proxy (pass-through only). */
+  /** The bare Elysia proxy's route for the same client surface (JSON and stream): what issue 12's ratios divide by. */
   reference?: { call: Call; stream: Call }
+}
+
+/** The bare proxy relays each surface to the same wire upstream; the model does not matter to it. */
+function bareRoutes(bare: string, key: string) {
+  const alpha = bare + '/api/alpha/v1'
+  const beta = bare + '/api/beta'
+  return {
+    chat: { call: chatCall('bare chat', alpha, key, PASS_MODEL), stream: chatCall('bare chat, stream', alpha, key, PASS_MODEL, true) },
+    messages: { call: messagesCall('bare messages', beta, key, CLAUDE_MODEL), stream: messagesCall('bare messages, stream', beta, key, CLAUDE_MODEL, true) },
+    responses: { call: responsesCall('bare responses', alpha, key, PASS_MODEL), stream: responsesCall('bare responses, stream', alpha, key, PASS_MODEL, true) },
+  }
 }
 
 function candidatePaths(gw: string, up: string, key: string, bare: string): Path[] {
   const chat = gw + '/api/alpha/v1'
-  const bareChat = bare + '/api/alpha/v1'
   const beta = gw + '/api/beta'
-  const bareBeta = bare + '/api/beta'
+  const ref = bareRoutes(bare, key)
   return [
     {
       name: 'pass-through',
       gateway: chatCall('gpt via chat', chat, key, PASS_MODEL),
       baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
       stream: { gateway: chatCall('gpt via chat, stream', chat, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: { call: chatCall('bare proxy', bareChat, key, PASS_MODEL), stream: chatCall('bare proxy, stream', bareChat, key, PASS_MODEL, true) },
+      reference: ref.chat,
     },
     {
       name: 'messages pass-through',
       gateway: messagesCall('claude via messages', beta, key, CLAUDE_MODEL),
       baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
       stream: { gateway: messagesCall('claude via messages, stream', beta, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: { call: messagesCall('bare proxy', bareBeta, key, CLAUDE_MODEL), stream: messagesCall('bare proxy, stream', bareBeta, key, CLAUDE_MODEL, true) },
+      reference: ref.messages,
     },
     {
       name: 'messages translated',
       gateway: messagesCall('gpt via messages', beta, key, PASS_MODEL),
       baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
       stream: { gateway: messagesCall('gpt via messages, stream', beta, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
+      reference: ref.messages,
     },
     {
       name: 'translated',
       gateway: chatCall('claude via chat', chat, key, CLAUDE_MODEL),
       baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
       stream: { gateway: chatCall('claude via chat, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
+      reference: ref.chat,
     },
     {
       // issue 10: OpenAI's Responses API relayed, with the tap completing the final object
@@ -76,7 +99,7 @@ function candidatePaths(gw: string, up: string, key: string, bare: string): Path
       gateway: responsesCall('gpt via responses', chat, key, PASS_MODEL),
       baseline: responsesCall('openai responses upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
       stream: { gateway: responsesCall('gpt via responses, stream', chat, key, PASS_MODEL, true), baseline: responsesCall('openai responses upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: { call: responsesCall('bare proxy', bareChat, key, PASS_MODEL), stream: responsesCall('bare proxy, stream', bareChat, key, PASS_MODEL, true) },
+      reference: ref.responses,
     },
     {
       // a Claude model through the IR to the messages wire, re-encoded as a Response
@@ -84,6 +107,7 @@ function candidatePaths(gw: string, up: string, key: string, bare: string): Path
       gateway: responsesCall('claude via responses', chat, key, CLAUDE_MODEL),
       baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
       stream: { gateway: responsesCall('claude via responses, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
+      reference: ref.responses,
     },
   ]
 }
@@ -111,7 +135,7 @@ async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]
         await probe(p.reference.call)
         await probe(p.reference.stream)
       } catch (e) {
-        notes.push(`bare proxy reference not measured: ${(e as Error).message.split('\n')[0]}`)
+        notes.push(`${p.name}: bare proxy reference not measured: ${(e as Error).message.split('\n')[0]}`)
         p.reference = undefined
       }
     }
@@ -153,6 +177,8 @@ async function main() {
     notes.push(WRK_MISSING)
   }
   if (flags.quick) notes.push('quick run: short phases, rough figures')
+  if (flags.only) notes.push(`--only ${flags.only}: the other paths not measured`)
+  if (flags['no-memory']) notes.push('--no-memory: the memory phases not run')
 
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
   const profileDir = flags.profile ? join(tmpdir(), 'switchyard-bench-profile') : undefined
@@ -166,9 +192,10 @@ async function main() {
   }
   const stopAll = () => Promise.all(children.reverse().map((c) => c.stop()))
   let upstream: Child, gateway: Child, bare: Child
+  const startGateway = () => started(spawnGateway({ core: gatewayCore, upstream: upstream.url, key, profileDir }))
   try {
     upstream = await started(spawnUpstream(loadCore))
-    gateway = await started(spawnGateway({ core: gatewayCore, upstream: upstream.url, key, profileDir }))
+    gateway = await startGateway()
     bare = await started(spawnBareProxy(gatewayCore, upstream.url))
   } catch (e) {
     await stopAll()
@@ -178,7 +205,7 @@ async function main() {
 
   try {
     const idleRssMiB = memory(gateway.pid).rssMiB
-    let paths = await workingPaths(candidatePaths(gateway.url, upstream.url, key, bare.url), notes)
+    let paths = await workingPaths(selected(candidatePaths(gateway.url, upstream.url, key, bare.url)), notes)
     if (paths.length === 0) {
       notes.push('no generation route answered: measured GET /api/v1/models (auth, rate limit, routing) instead')
       paths = await workingPaths([fallbackPath(gateway.url, upstream.url, key)], notes)
@@ -190,14 +217,17 @@ async function main() {
       await closedLoop(p.baseline, { connections: 16, durationS: PHASES.warmS, core: loadCore })
       await closedLoop(p.gateway, { connections: 16, durationS: PHASES.warmS, core: loadCore })
       if (p.stream) await streamLoad(p.stream.gateway, PHASES.streamRate, 500)
-      if (p.reference) await closedLoop(p.reference.call, { connections: 16, durationS: PHASES.warmS, core: loadCore })
+      if (p.reference) {
+        await closedLoop(p.reference.call, { connections: 16, durationS: PHASES.warmS, core: loadCore })
+        await streamLoad(p.reference.stream, PHASES.streamRate, 500)
+      }
     }
 
     const results: Results = {
       date: new Date().toISOString(),
       machine: machine(),
       setup: { gatewayCore, loadCore, closedLoopTool: tool, loadAvg: readFileSync('/proc/loadavg', 'utf8').trim(), notes },
-      paths: Object.fromEntries(paths.map((p) => [p.name, { gateway: `${p.gateway.method} ${new URL(p.gateway.url).pathname}${p.gateway.body ? ` model ${JSON.parse(p.gateway.body).model}` : ''}`, baseline: `${p.baseline.method} upstream ${new URL(p.baseline.url).pathname}` }])),
+      paths: Object.fromEntries(paths.map((p) => [p.name, { gateway: route(p.gateway), baseline: `${p.baseline.method} upstream ${new URL(p.baseline.url).pathname}`, reference: p.reference && `bare proxy ${route(p.reference.call)}` }])),
       openLoop: [],
       closedLoop: [],
       streams: [],
@@ -248,11 +278,41 @@ async function main() {
       })
     }
 
-    const mem = memory(gateway.pid)
-    results.memory.finalRssMiB = mem.rssMiB
-    results.memory.peakRssMiB = mem.hwmMiB
+    // the run's overall peak: every VmHWM reading before a memory phase resets it, and the last
+    let overallPeak = 0
+    const sawPeak = (mib: number) => void (overallPeak = Math.max(overallPeak, mib))
+    if (!flags['no-memory']) {
+      const passStreams = new Set(['pass-through', 'messages pass-through', 'responses pass-through'])
+      const m = await memoryPhases(
+        {
+          gateway,
+          async fresh() {
+            sawPeak(memory(gateway.pid).hwmMiB)
+            await gateway.stop()
+            children.splice(children.indexOf(gateway), 1)
+            gateway = await startGateway()
+            const warm = chatCall('gpt via chat', gateway.url + '/api/alpha/v1', key, PASS_MODEL)
+            await probe(warm)
+            await closedLoop(warm, { connections: 16, durationS: PHASES.warmS, core: loadCore })
+            return gateway
+          },
+          chat: (url) => chatCall('gpt via chat', url + '/api/alpha/v1', key, PASS_MODEL),
+          streams: (url) => candidatePaths(url, upstream.url, key, bare.url).flatMap((p) => (passStreams.has(p.name) && p.stream ? [p.stream.gateway] : [])),
+          sawPeak,
+          log,
+        },
+        { ...MEMORY, concurrency: DISCONNECT_CONCURRENCY, connections: CONNECTIONS, loadCore },
+      )
+      gateway = m.gateway
+      results.memory.phases = m.phases
+    }
 
-    console.log('\n' + textReport(results))
+    const mem = memory(gateway.pid)
+    sawPeak(mem.hwmMiB)
+    results.memory.finalRssMiB = mem.rssMiB
+    results.memory.peakRssMiB = overallPeak
+
+    console.log('\n' + textReport(results, batchResults()))
     if (!flags.quick) {
       write(results)
       console.log('\nwrote scripts/bench/results.json and docs/bench.md')
@@ -264,24 +324,36 @@ async function main() {
 }
 
 const RESULTS = join(import.meta.dir, 'results.json')
+const BATCH_RESULTS = join(import.meta.dir, 'batch-results.json')
 const DOC = join(ROOT, 'docs', 'bench.md')
 
-/** The report, with the batch bench's section (scripts/bench/batch.ts) kept as it was. */
-function withBatchSection(markdown: string): string {
-  const kept = existsSync(DOC) ? batchSectionOf(readFileSync(DOC, 'utf8')) : undefined
-  return kept ? replaceBatchSection(markdown, kept) : markdown
+const route = (c: Call) => `${c.method} ${new URL(c.url).pathname}${c.body ? ` model ${JSON.parse(c.body).model}` : ''}`
+
+/** The candidate paths `--only` names (all without it); an unknown name is an error, not an empty run. */
+function selected(paths: Path[]): Path[] {
+  if (!flags.only) return paths
+  const names = flags.only.split(',').map((n) => n.trim()).filter(Boolean)
+  const unknown = names.filter((n) => !paths.some((p) => p.name === n))
+  if (unknown.length) throw new Error(`--only: no path named ${unknown.map((n) => `'${n}'`).join(', ')} (paths: ${paths.map((p) => p.name).join(', ')})`)
+  return paths.filter((p) => names.includes(p.name))
 }
+
+/** The batch bench's last saved figures (batch.ts), for its rows of the issue-12 table. */
+const batchResults = (): BatchBench | undefined => (existsSync(BATCH_RESULTS) ? (JSON.parse(readFileSync(BATCH_RESULTS, 'utf8')) as BatchBench) : undefined)
+
+/** The report, with the hand-written budget and the batch bench's section kept as they were. */
+const withKeptSections = (markdown: string) => keepSections(markdown, existsSync(DOC) ? readFileSync(DOC, 'utf8') : undefined)
 
 function write(results: Results) {
   writeFileSync(RESULTS, JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2) + '\n')
   mkdirSync(join(ROOT, 'docs'), { recursive: true })
-  writeFileSync(DOC, withBatchSection(markdownReport(results)))
+  writeFileSync(DOC, withKeptSections(markdownReport(results, batchResults())))
 }
 
 if (flags.render) {
   const results = JSON.parse(readFileSync(RESULTS, 'utf8')) as Results
-  writeFileSync(DOC, withBatchSection(markdownReport(results)))
-  console.log(textReport(results) + '\n\nwrote docs/bench.md from scripts/bench/results.json')
+  writeFileSync(DOC, withKeptSections(markdownReport(results, batchResults())))
+  console.log(textReport(results, batchResults()) + '\n\nwrote docs/bench.md from scripts/bench/results.json')
   process.exit(0)
 }
 
