@@ -1,4 +1,5 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
+import { preloadTokenizer } from './tokens/count.ts'
 import { createApp } from './app.ts'
 import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
@@ -87,6 +88,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       })
     },
   })
+  // the token tables (tens of MiB) load now, off the request thread, not mid-way through the
+  // first interrupted stream's recording (issue 12: peak memory)
+  preloadTokenizer()
   let stopped: Promise<void> | undefined
   const stop = () =>
     (stopped ??= (async () => {

@@ -14,7 +14,7 @@ import { createLogger } from '../http/log.ts'
 import { createMediaResolver, fetchPolicy } from '../media/resolve.ts'
 import { createProviders } from '../providers/registry.ts'
 import type { Services } from '../services.ts'
-import { countOnThisThread } from '../tokens/count.ts'
+import { countOnThisThread, countThrough } from '../tokens/count.ts'
 import type { Settled } from './types.ts'
 
 /** The worker's key store: settles like any other, and keeps what it settled for the main thread. */
@@ -47,8 +47,10 @@ export interface WorkerServices extends Services {
   keys: SpendLog
 }
 
-export function buildWorkerServices(config: Config): WorkerServices {
-  countOnThisThread()
+/** `tokens`: a port to the process's token worker (tokenPort()); without one, counting runs here. */
+export function buildWorkerServices(config: Config, tokens?: MessagePort): WorkerServices {
+  if (tokens) countThrough(tokens)
+  else countOnThisThread()
   const log = createLogger(config.logLevel)
   const storage = openStorage(config.dataDir)
   // the gateway's checkpoint worker checkpoints the WAL; a commit here never does it inline
