@@ -1,5 +1,6 @@
 // What Linux says about a process (CPU time, memory) and about the machine.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 
 let clkTck: number | undefined
 
@@ -82,7 +83,7 @@ export function machine() {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8')
   const uname = Bun.spawnSync(['uname', '-sr']).stdout.toString().trim()
   return {
-    nproc: navigator.hardwareConcurrency,
+    nproc: cpus().length,
     cpuModel: /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() ?? 'unknown',
     kernel: uname,
     bun: Bun.version,

@@ -47,7 +47,7 @@ export function tables(r: Results): Table[] {
     },
     {
       title: 'Open loop: latency from the scheduled send, ms (p50 / p90 / p99)',
-      head: ['path', 'rate', 'direct to upstream', 'through gateway', 'added', 'bare Elysia proxy adds', 'added − bare added (p50)', 'errors', 'gateway CPU/req', 'gateway core busy', 'other load'],
+      head: ['path', 'rate', 'direct to upstream', 'through gateway', 'added', 'bare Elysia proxy adds', 'added − bare added (p50)', 'errors', 'gateway CPU/req', 'bare proxy CPU/req', 'gateway core busy', 'other load'],
       rows: r.openLoop.map((o) => [
         o.path,
         `${int(o.rate)}/s`,
@@ -58,13 +58,14 @@ export function tables(r: Results): Table[] {
         diff(o.added.p50, o.referenceAdded?.p50),
         errs(o.gateway.errors),
         `${ms(o.cost.cpuMsPerRequest, 3)} ms`,
+        o.referenceCost ? `${ms(o.referenceCost.cpuMsPerRequest, 3)} ms` : '—',
         `${Math.round(o.cost.coreBusy * 100)}%`,
         noise(o.otherCores),
       ]),
     },
     {
       title: `Closed loop: max req/s (${r.setup.closedLoopTool === 'wrk' ? 'wrk' : 'Bun driver, wrk missing'})`,
-      head: ['path', 'connections', 'direct to upstream', 'through gateway', 'bare Elysia proxy (same surface)', 'gateway ÷ bare', 'errors', 'gateway CPU/req', 'gateway core busy', 'other load'],
+      head: ['path', 'connections', 'direct to upstream', 'through gateway', 'bare Elysia proxy (same surface)', 'gateway ÷ bare', 'errors', 'gateway CPU/req', 'bare proxy CPU/req', 'gateway core busy', 'bare core busy', 'other load'],
       rows: r.closedLoop.map((c) => [
         c.path,
         String(c.gateway.connections),
@@ -74,7 +75,9 @@ export function tables(r: Results): Table[] {
         ratio(c.gateway.rps, c.reference?.rps),
         errs(c.gateway.errors),
         `${ms(c.cost.cpuMsPerRequest, 3)} ms`,
+        c.referenceCost ? `${ms(c.referenceCost.cpuMsPerRequest, 3)} ms` : '—',
         `${Math.round(c.cost.coreBusy * 100)}%`,
+        c.referenceCost ? `${Math.round(c.referenceCost.coreBusy * 100)}%` : '—',
         noise(c.otherCores),
       ]),
     },

@@ -53,10 +53,10 @@ export interface Results {
   }
   /** Which gateway routes the paths measured (the chat route may not be mounted yet); `reference`: the bare proxy's route for the same client surface. */
   paths: Record<string, { gateway: string; baseline: string; reference?: string }>
-  /** `reference`: the same load through the bare Elysia proxy (bare-proxy.ts), on the same client surface, in the same run. */
-  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; reference?: OpenLoopResult; referenceAdded?: Added; cost: GatewayCost } & Noise)[]
-  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost } & Noise)[]
-  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; reference?: StreamResult; referenceAdded?: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost } & Noise)[]
+  /** `reference`: the same load through the bare Elysia proxy (bare-proxy.ts), on the same client surface, in the same run; `referenceCost`: the bare proxy's own CPU meanwhile. */
+  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; reference?: OpenLoopResult; referenceAdded?: Added; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
+  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
+  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; reference?: StreamResult; referenceAdded?: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
   /** `peakRssMiB`: the highest VmHWM read during the whole run (every reading before a reset counts). */
   memory: { idleRssMiB: number; finalRssMiB: number; peakRssMiB: number; phases?: MemoryPhase[] }
 }

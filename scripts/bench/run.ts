@@ -7,7 +7,7 @@
 // --only 'pass-through,messages pass-through' (just those paths: quick A/B runs),
 // --no-memory (skip the memory phases).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall, getCall, messagesCall, probe, responsesCall, type Call } from './call.ts'
@@ -155,6 +155,7 @@ async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]
 
 const NOISY_CORES = 0.1
 
+/** Run a phase, metering `gateway` (or the bare proxy, for its own phases) against everything else. */
 async function costed<T extends { ok?: number; requests?: number; loadCpuS?: number }>(gateway: Child, others: Child[], work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
   const m = await metered({ gateway: gateway.pid, others: others.map((c) => c.pid) }, work, (r) => r.loadCpuS ?? 0)
   const n = m.result.ok ?? m.result.requests ?? 0
@@ -166,7 +167,9 @@ async function costed<T extends { ok?: number; requests?: number; loadCpuS?: num
 }
 
 async function main() {
-  const cores = navigator.hardwareConcurrency
+  // the machine's cores, not this process's affinity: a shell pinned to one core must not
+  // quietly put the gateway on the load core (the children are pinned explicitly anyway)
+  const cores = cpus().length
   const [loadCore, gatewayCore] = cores >= 2 ? [0, 1] : [0, 0]
   const notes: string[] = []
   if (cores < 2) notes.push('one CPU only: gateway, upstream and load share it; the figures are not comparable to the targets')
@@ -238,8 +241,9 @@ async function main() {
     const compare = async <T extends { ok?: number; requests?: number; loadCpuS?: number }>(direct: () => Promise<T>, through: () => Promise<T>, bareProxy?: () => Promise<T>) => {
       const b = await costed(gateway, [upstream, bare], direct)
       const g = await costed(gateway, [upstream, bare], through)
-      const r = bareProxy ? await costed(gateway, [upstream, bare], bareProxy) : undefined
-      return { baseline: b.result, gateway: g.result, reference: r?.result, cost: g.cost, otherCores: Math.max(b.cost.otherCores, g.cost.otherCores, r?.cost.otherCores ?? 0) }
+      // the bare proxy's own CPU while it carries the load: the floor of the idle-cost ratio
+      const r = bareProxy ? await costed(bare, [upstream, gateway], bareProxy) : undefined
+      return { baseline: b.result, gateway: g.result, reference: r?.result, cost: g.cost, referenceCost: r?.cost, otherCores: Math.max(b.cost.otherCores, g.cost.otherCores, r?.cost.otherCores ?? 0) }
     }
     const also = (what: string, p: Path) => (p.reference ? `${what}, then through the bare proxy` : what)
 

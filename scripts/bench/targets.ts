@@ -156,7 +156,11 @@ function idleCost(path: string): Row {
       const low = openLoop(r, path, 200)?.cost.cpuMsPerRequest
       const sat = closedLoop(r, path)?.cost.cpuMsPerRequest
       if (!finite(low, sat) || !sat) return undefined
-      return { value: low! / sat!, gateway: `${low!.toFixed(3)} ms at 200/s, ${sat!.toFixed(3)} ms saturated`, bare: '—', ratio: `${(low! / sat!).toFixed(2)} ×` }
+      // the bare proxy's own ratio, for scale: what Bun and the sockets cost per wake-up
+      const bareLow = openLoop(r, path, 200)?.referenceCost?.cpuMsPerRequest
+      const bareSat = closedLoop(r, path)?.referenceCost?.cpuMsPerRequest
+      const bare = finite(bareLow, bareSat) && bareSat ? `${bareLow!.toFixed(3)} / ${bareSat!.toFixed(3)} ms: ${(bareLow! / bareSat!).toFixed(2)} ×` : '—'
+      return { value: low! / sat!, gateway: `${low!.toFixed(3)} ms at 200/s, ${sat!.toFixed(3)} ms saturated`, bare, ratio: `${(low! / sat!).toFixed(2)} ×` }
     },
   }
 }
