@@ -183,6 +183,8 @@ async function main() {
   if (flags.only) notes.push(`--only ${flags.only}: the other paths not measured`)
   if (flags['no-memory']) notes.push('--no-memory: the memory phases not run')
 
+  // a misspelt --only name fails here, before any process starts
+  selected(candidatePaths('http://gateway', 'http://upstream', '', 'http://bare'))
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
   const profileDir = flags.profile ? join(tmpdir(), 'switchyard-bench-profile') : undefined
   if (profileDir) mkdirSync(profileDir, { recursive: true })

@@ -33,6 +33,9 @@ export const LIMITS = {
   peakRssMiB: 256,
 }
 
+/** Core busy (CPU seconds ÷ wall seconds) below which a closed-loop figure was not limited by that process. */
+export const SATURATED = 0.9
+
 /** What a row shows: the judged `value`, and the gateway's and the bare proxy's own figures as text. */
 export interface Figures {
   value: number
@@ -89,7 +92,9 @@ function throughput(path: string, surface: Surface, translated: boolean): Row {
       const g = c?.gateway.rps
       const b = c?.reference?.rps
       if (!finite(g, b) || !b) return undefined
-      return { value: g! / b, gateway: `${int(g!)} req/s`, bare: `${int(b)} req/s`, ratio: pct(g! / b) }
+      // a max req/s is only a maximum when that process's core was the bottleneck
+      const busy = (coreBusy: number | undefined) => (coreBusy !== undefined && coreBusy < SATURATED ? ` ⚠ core ${Math.round(coreBusy * 100)} % busy` : '')
+      return { value: g! / b, gateway: `${int(g!)} req/s${busy(c!.cost.coreBusy)}`, bare: `${int(b)} req/s${busy(c!.referenceCost?.coreBusy)}`, ratio: pct(g! / b) }
     },
   }
 }
