@@ -27,6 +27,8 @@ export interface MemoryContext {
   /** Every VmHWM read before a reset, so the run's overall peak survives the resets. */
   sawPeak(mib: number): void
   log(msg: string): void
+  /** Reset a process's VmHWM; proc.ts's clear_refs write unless a test says otherwise. */
+  reset?: (pid: number) => boolean
 }
 
 const sumErrors = (e: Record<string, number> | number) => (typeof e === 'number' ? e : Object.values(e).reduce((a, b) => a + b, 0))
@@ -40,7 +42,7 @@ export async function memoryPhases(ctx: MemoryContext, plan: MemoryPlan): Promis
     ctx.sawPeak(memory(gw.pid).hwmMiB)
     Bun.gc(true)
     let reset: MemoryPhase['reset'] = 'clear_refs'
-    if (!resetPeak(gw.pid)) {
+    if (!(ctx.reset ?? resetPeak)(gw.pid)) {
       ctx.log('  could not reset VmHWM (clear_refs): a fresh gateway process for this phase')
       gw = await ctx.fresh()
       reset = 'fresh process'

@@ -5,13 +5,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BatchBench } from '../../scripts/bench/batch-report.ts'
-import { chatCall } from '../../scripts/bench/call.ts'
+import { chatCall, messagesCall } from '../../scripts/bench/call.ts'
 import { disconnects } from '../../scripts/bench/disconnects.ts'
+import { memoryPhases } from '../../scripts/bench/memory-phases.ts'
 import { spawnListening } from '../../scripts/bench/processes.ts'
 import { markdownReport, textReport } from '../../scripts/bench/report.ts'
 import type { Results } from '../../scripts/bench/results.ts'
 import { BATCH, BUDGET, keepSections, replaceSection, sectionOf } from '../../scripts/bench/sections.ts'
 import { verdicts } from '../../scripts/bench/targets.ts'
+import { startUpstream } from '../../scripts/bench/upstream.ts'
 
 const sum = (p50: number, p99 = p50) => ({ n: 100, p50, p90: p50, p99, max: p99, mean: p50 })
 const cost = (cpuMsPerRequest: number) => ({ cpuMsPerRequest, coreBusy: 0.97, rssMiB: 100, otherCores: 0 })
@@ -250,4 +252,57 @@ setInterval(() => {}, 1000)
       await child.stop()
     }
   }, 30_000)
+})
+
+describe('memory phases', () => {
+  // the fake upstream stands in for the gateway: JSON chat for the closed loop, streams to abandon
+  const upstream = startUpstream(0)
+  afterAll(() => upstream.stop(true))
+  const url = `http://127.0.0.1:${upstream.port}`
+  const plan = { closedLoopS: 1, connections: 4, disconnects: 30, concurrency: 5, loadCore: 0 }
+  const calls = {
+    chat: (u: string) => chatCall('chat', u + '/v1', 'k', 'gpt-4o-mini'),
+    streams: (u: string) => [chatCall('chat stream', u + '/v1', 'k', 'gpt-4o-mini', true), messagesCall('messages stream', u, 'k', 'claude-haiku-4-5', true)],
+  }
+  const self = { url, pid: process.pid, stop: async () => {} }
+
+  test('each phase resets the peak, runs, and records its own VmHWM; every reading feeds the overall peak', async () => {
+    const peaks: number[] = []
+    const resets: number[] = []
+    const { phases, gateway } = await memoryPhases(
+      { gateway: self, fresh: () => Promise.reject(new Error('not needed')), ...calls, sawPeak: (m) => peaks.push(m), log: () => {}, reset: (pid) => (resets.push(pid), true) },
+      plan,
+    )
+    expect(gateway).toBe(self)
+    expect(resets).toEqual([process.pid, process.pid])
+    expect(phases.map((p) => [p.kind, p.reset])).toEqual([
+      ['closed loop', 'clear_refs'],
+      ['disconnects', 'clear_refs'],
+    ])
+    expect(phases[0]!.done).toBeGreaterThan(0)
+    expect(phases[1]).toMatchObject({ done: 30, errors: 0 })
+    for (const p of phases) expect(p.hwmMiB).toBeGreaterThan(0)
+    // one reading before each reset and one after each phase
+    expect(peaks.length).toBe(4)
+  }, 20_000)
+
+  test('when the kernel refuses the reset, the phase runs on a fresh gateway instead', async () => {
+    let fresh = 0
+    const { phases, gateway } = await memoryPhases(
+      {
+        gateway: { ...self, url: 'http://127.0.0.1:1' },
+        fresh: async () => (fresh++, self),
+        ...calls,
+        sawPeak: () => {},
+        log: () => {},
+        reset: () => false,
+      },
+      plan,
+    )
+    expect(fresh).toBe(2)
+    expect(gateway).toBe(self)
+    expect(phases.map((p) => p.reset)).toEqual(['fresh process', 'fresh process'])
+    // the work went to the fresh gateway's address, not the old one
+    expect(phases[1]).toMatchObject({ done: 30, errors: 0 })
+  }, 20_000)
 })
