@@ -77,6 +77,21 @@ export class Recorder implements GenerationSink {
     clearTimeout(timer)
   }
 
+  private soon: GenerationInput[] = []
+
+  recordSoon(input: GenerationInput): void {
+    if (this.stopped) return void this.record(input)
+    this.soon.push(input)
+    if (this.soon.length === 1) setImmediate(this.recordAllSoon)
+  }
+
+  private readonly recordAllSoon = () => {
+    const inputs = this.soon
+    if (inputs.length === 0) return
+    this.soon = []
+    for (const i of inputs) this.record(i)
+  }
+
   /** Returns the record's gateway id (`gen-…`), or undefined if it could not be taken. */
   record(input: GenerationInput): string | undefined {
     const keys = this.deps.keys
@@ -100,6 +115,7 @@ export class Recorder implements GenerationSink {
 
   /** Write everything queued, in one transaction. Never throws. */
   flush(): void {
+    this.recordAllSoon()
     if (this.flushTimer) clearTimeout(this.flushTimer)
     this.flushTimer = undefined
     if (this.queue.length === 0) return

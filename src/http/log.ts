@@ -12,22 +12,30 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void
 }
 
+interface Entry {
+  at: number
+  level: LogLevel
+  msg: string
+  fields?: Record<string, unknown>
+}
+
+const format = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
+
 /**
  * Lines to stdout, coalesced: one write per few ms instead of one per line, since a write
- * to a pipe is a system call and the access log writes a line per request. Warnings and
- * errors go out at once (with whatever is queued before them, keeping the order), and
- * whatever is queued is written before the process exits.
+ * to a pipe is a system call and the access log writes a line per request; the lines are
+ * formatted then too, off the path of the response they describe (callers hand over fresh
+ * field objects). Warnings and errors go out at once (with whatever is queued before them,
+ * keeping the order), and whatever is queued is written before the process exits.
  */
-export function bufferedStdout(delayMs = 10, maxBytes = 64 * 1024): (line: string, urgent?: boolean) => void {
-  let queued: string[] = []
-  let bytes = 0
+export function bufferedStdout(delayMs = 10, maxQueued = 512): (e: Entry, urgent: boolean) => void {
+  let queued: Entry[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
   const take = () => {
     if (timer) clearTimeout(timer)
     timer = undefined
-    const text = queued.join('')
+    const text = queued.map(format).join('')
     queued = []
-    bytes = 0
     return text
   }
   // the stream keeps what a full pipe cannot take yet; at exit there is no later, so write through
@@ -40,10 +48,9 @@ export function bufferedStdout(delayMs = 10, maxBytes = 64 * 1024): (line: strin
       // stdout closed (EPIPE): there is nowhere left to log to
     }
   })
-  return (line, urgent = false) => {
-    queued.push(line)
-    bytes += line.length
-    if (urgent || bytes >= maxBytes) return flush()
+  return (e, urgent) => {
+    queued.push(e)
+    if (urgent || queued.length >= maxQueued) return flush()
     if (timer === undefined) {
       timer = setTimeout(flush, delayMs)
       timer.unref?.()
@@ -53,12 +60,13 @@ export function bufferedStdout(delayMs = 10, maxBytes = 64 * 1024): (line: strin
 
 let stdoutWriter: ReturnType<typeof bufferedStdout> | undefined
 
-export function createLogger(level: LogLevel, write?: (line: string, urgent?: boolean) => void): Logger {
-  const out = write ?? (stdoutWriter ??= bufferedStdout())
+/** `write`: where lines go (tests); default stdout, coalesced. */
+export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
+  const out = write ? (e: Entry) => write(format(e)) : (stdoutWriter ??= bufferedStdout())
   const at = ORDER[level]
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < at) return
-    out(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n', ORDER[lvl] >= ORDER.warn)
+    out({ at: Date.now(), level: lvl, msg, fields }, ORDER[lvl] >= ORDER.warn)
   }
   return { level, debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') }
 }
