@@ -10,6 +10,15 @@ export interface Child {
   url: string
   pid: number
   stop(): Promise<void>
+  /** Lines the child has written to stdout so far (the gateway's access log: proof it was on). */
+  outputLines?(): number
+}
+
+/** Newlines in a chunk: counting costs a byte scan, far less than the read itself. */
+function newlines(b: Uint8Array): number {
+  let n = 0
+  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++
+  return n
 }
 
 /**
@@ -21,18 +30,24 @@ export interface Child {
 export async function spawnListening(cmd: string[], opts: { env: Record<string, string>; cwd: string; onStop?: () => void }): Promise<Child> {
   const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env, stdout: 'pipe', stderr: 'inherit' })
   let out = ''
+  let lines = 0
   const dec = new TextDecoder()
   const reader = proc.stdout.getReader()
   const found = (async () => {
     for (;;) {
       const { done, value } = await reader.read()
       if (done) return undefined
+      lines += newlines(value)
       out += dec.decode(value, { stream: true })
       const m = /listening on (http:\/\/\S+)/.exec(out)
       if (m) {
         // drain the rest so a chatty child never blocks on a full pipe
         void (async () => {
-          while (!(await reader.read()).done);
+          for (;;) {
+            const r = await reader.read()
+            if (r.done) return
+            lines += newlines(r.value)
+          }
         })().catch(() => {})
         return m[1]!
       }
@@ -47,6 +62,7 @@ export async function spawnListening(cmd: string[], opts: { env: Record<string, 
   return {
     url,
     pid: proc.pid,
+    outputLines: () => lines,
     async stop() {
       proc.kill('SIGTERM')
       const exited = await Promise.race([proc.exited, Bun.sleep(5000).then(() => null)])

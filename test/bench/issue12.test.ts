@@ -248,6 +248,9 @@ setInterval(() => {}, 1000)
       const deadline = Date.now() + 20_000
       while (!(await Bun.file(join(dir, 'done')).exists()) && Date.now() < deadline) await Bun.sleep(50)
       expect(await Bun.file(join(dir, 'done')).exists()).toBe(true)
+      // every line was read: the listening line and 64 × 4,096 log lines
+      while (child.outputLines!() < 1 + 64 * 4096 && Date.now() < deadline) await Bun.sleep(20)
+      expect(child.outputLines!()).toBe(1 + 64 * 4096)
     } finally {
       await child.stop()
     }
