@@ -10,13 +10,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { chatCall, getCall, messagesCall, probe, responsesCall, type Call } from './call.ts'
+import { chatCall, probe } from './call.ts'
 import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
 import type { BatchBench } from './batch-report.ts'
 import { memoryPhases } from './memory-phases.ts'
+import { candidatePaths, fallbackPath, PASS_MODEL, route, selected, workingPaths, type Path } from './paths.ts'
 import { markdownReport, textReport } from './report.ts'
 import type { GatewayCost, Results } from './results.ts'
 import { keepSections } from './sections.ts'
@@ -34,124 +35,8 @@ const CONNECTIONS = 64
 // issue 12 point 4: 60 s closed loop, 4,000 stream disconnects 200 at a time
 const MEMORY = flags.quick ? { closedLoopS: 10, disconnects: 1000 } : { closedLoopS: 60, disconnects: 4000 }
 const DISCONNECT_CONCURRENCY = 200
-const PASS_MODEL = 'gpt-4o-mini'
-const CLAUDE_MODEL = 'claude-haiku-4-5'
-const UPSTREAM_KEY = 'sk-bench-upstream'
 
 const log = (msg: string) => process.stderr.write(`· ${msg}\n`)
-
-interface Path {
-  name: string
-  gateway: Call
-  baseline: Call
-  stream?: { gateway: Call; baseline: Call }
-  /** The bare Elysia proxy's route for the same client surface (JSON and stream): what issue 12's ratios divide by. */
-  reference?: { call: Call; stream: Call }
-}
-
-/** The bare proxy relays each surface to the same wire upstream; the model does not matter to it. */
-function bareRoutes(bare: string, key: string) {
-  const alpha = bare + '/api/alpha/v1'
-  const beta = bare + '/api/beta'
-  return {
-    chat: { call: chatCall('bare chat', alpha, key, PASS_MODEL), stream: chatCall('bare chat, stream', alpha, key, PASS_MODEL, true) },
-    messages: { call: messagesCall('bare messages', beta, key, CLAUDE_MODEL), stream: messagesCall('bare messages, stream', beta, key, CLAUDE_MODEL, true) },
-    responses: { call: responsesCall('bare responses', alpha, key, PASS_MODEL), stream: responsesCall('bare responses, stream', alpha, key, PASS_MODEL, true) },
-  }
-}
-
-function candidatePaths(gw: string, up: string, key: string, bare: string): Path[] {
-  const chat = gw + '/api/alpha/v1'
-  const beta = gw + '/api/beta'
-  const ref = bareRoutes(bare, key)
-  return [
-    {
-      name: 'pass-through',
-      gateway: chatCall('gpt via chat', chat, key, PASS_MODEL),
-      baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
-      stream: { gateway: chatCall('gpt via chat, stream', chat, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: ref.chat,
-    },
-    {
-      name: 'messages pass-through',
-      gateway: messagesCall('claude via messages', beta, key, CLAUDE_MODEL),
-      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
-      stream: { gateway: messagesCall('claude via messages, stream', beta, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: ref.messages,
-    },
-    {
-      name: 'messages translated',
-      gateway: messagesCall('gpt via messages', beta, key, PASS_MODEL),
-      baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
-      stream: { gateway: messagesCall('gpt via messages, stream', beta, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: ref.messages,
-    },
-    {
-      name: 'translated',
-      gateway: chatCall('claude via chat', chat, key, CLAUDE_MODEL),
-      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
-      stream: { gateway: chatCall('claude via chat, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: ref.chat,
-    },
-    {
-      // issue 10: OpenAI's Responses API relayed, with the tap completing the final object
-      name: 'responses pass-through',
-      gateway: responsesCall('gpt via responses', chat, key, PASS_MODEL),
-      baseline: responsesCall('openai responses upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
-      stream: { gateway: responsesCall('gpt via responses, stream', chat, key, PASS_MODEL, true), baseline: responsesCall('openai responses upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: ref.responses,
-    },
-    {
-      // a Claude model through the IR to the messages wire, re-encoded as a Response
-      name: 'responses translated',
-      gateway: responsesCall('claude via responses', chat, key, CLAUDE_MODEL),
-      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
-      stream: { gateway: responsesCall('claude via responses, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: ref.responses,
-    },
-  ]
-}
-
-/** While no generation route answers: auth, rate limit and routing alone, so the harness still measures something real. */
-const fallbackPath = (gw: string, up: string, key: string): Path => ({
-  name: 'auth+routing (GET /api/v1/models)',
-  gateway: getCall('models list', gw + '/api/v1/models', key, '"data"'),
-  baseline: getCall('upstream models', up + '/v1/models', UPSTREAM_KEY, '"data"'),
-})
-
-/** The paths whose gateway calls answer properly now; notes say why any other is left out. */
-async function workingPaths(candidates: Path[], notes: string[]): Promise<Path[]> {
-  const ok: Path[] = []
-  for (const p of candidates) {
-    try {
-      await probe(p.baseline)
-      await probe(p.gateway)
-    } catch (e) {
-      notes.push(`${p.name} path not measured: ${(e as Error).message.split('\n')[0]}`)
-      continue
-    }
-    if (p.reference) {
-      try {
-        await probe(p.reference.call)
-        await probe(p.reference.stream)
-      } catch (e) {
-        notes.push(`${p.name}: bare proxy reference not measured: ${(e as Error).message.split('\n')[0]}`)
-        p.reference = undefined
-      }
-    }
-    if (p.stream) {
-      try {
-        await probe(p.stream.baseline)
-        await probe(p.stream.gateway)
-      } catch (e) {
-        notes.push(`${p.name} stream not measured: ${(e as Error).message.split('\n')[0]}`)
-        p.stream = undefined
-      }
-    }
-    ok.push(p)
-  }
-  return ok
-}
 
 const NOISY_CORES = 0.1
 
@@ -184,7 +69,7 @@ async function main() {
   if (flags['no-memory']) notes.push('--no-memory: the memory phases not run')
 
   // a misspelt --only name fails here, before any process starts
-  selected(candidatePaths('http://gateway', 'http://upstream', '', 'http://bare'))
+  selected(candidatePaths('http://gateway', 'http://upstream', '', 'http://bare'), flags.only)
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
   const profileDir = flags.profile ? join(tmpdir(), 'switchyard-bench-profile') : undefined
   if (profileDir) mkdirSync(profileDir, { recursive: true })
@@ -210,7 +95,7 @@ async function main() {
 
   try {
     const idleRssMiB = memory(gateway.pid).rssMiB
-    let paths = await workingPaths(selected(candidatePaths(gateway.url, upstream.url, key, bare.url)), notes)
+    let paths = await workingPaths(selected(candidatePaths(gateway.url, upstream.url, key, bare.url), flags.only), notes)
     if (paths.length === 0) {
       notes.push('no generation route answered: measured GET /api/v1/models (auth, rate limit, routing) instead')
       paths = await workingPaths([fallbackPath(gateway.url, upstream.url, key)], notes)
@@ -337,17 +222,6 @@ async function main() {
 const RESULTS = join(import.meta.dir, 'results.json')
 const BATCH_RESULTS = join(import.meta.dir, 'batch-results.json')
 const DOC = join(ROOT, 'docs', 'bench.md')
-
-const route = (c: Call) => `${c.method} ${new URL(c.url).pathname}${c.body ? ` model ${JSON.parse(c.body).model}` : ''}`
-
-/** The candidate paths `--only` names (all without it); an unknown name is an error, not an empty run. */
-function selected(paths: Path[]): Path[] {
-  if (!flags.only) return paths
-  const names = flags.only.split(',').map((n) => n.trim()).filter(Boolean)
-  const unknown = names.filter((n) => !paths.some((p) => p.name === n))
-  if (unknown.length) throw new Error(`--only: no path named ${unknown.map((n) => `'${n}'`).join(', ')} (paths: ${paths.map((p) => p.name).join(', ')})`)
-  return paths.filter((p) => names.includes(p.name))
-}
 
 /** The batch bench's last saved figures (batch.ts), for its rows of the issue-12 table. */
 const batchResults = (): BatchBench | undefined => (existsSync(BATCH_RESULTS) ? (JSON.parse(readFileSync(BATCH_RESULTS, 'utf8')) as BatchBench) : undefined)

@@ -8,11 +8,12 @@ import type { BatchBench } from '../../scripts/bench/batch-report.ts'
 import { chatCall, messagesCall } from '../../scripts/bench/call.ts'
 import { disconnects } from '../../scripts/bench/disconnects.ts'
 import { memoryPhases } from '../../scripts/bench/memory-phases.ts'
+import { candidatePaths, selected } from '../../scripts/bench/paths.ts'
 import { spawnListening } from '../../scripts/bench/processes.ts'
 import { markdownReport, textReport } from '../../scripts/bench/report.ts'
 import type { Results } from '../../scripts/bench/results.ts'
 import { BATCH, BUDGET, keepSections, replaceSection, sectionOf } from '../../scripts/bench/sections.ts'
-import { verdicts } from '../../scripts/bench/targets.ts'
+import { PATHS, verdicts } from '../../scripts/bench/targets.ts'
 import { startUpstream } from '../../scripts/bench/upstream.ts'
 
 const sum = (p50: number, p99 = p50) => ({ n: 100, p50, p90: p50, p99, max: p99, mean: p50 })
@@ -308,4 +309,25 @@ describe('memory phases', () => {
     // the work went to the fresh gateway's address, not the old one
     expect(phases[1]).toMatchObject({ done: 30, errors: 0 })
   }, 20_000)
+})
+
+describe('the measured paths', () => {
+  const paths = candidatePaths('http://gw', 'http://up', 'k', 'http://bare')
+  const surfaceOf = (url: string) => (url.endsWith('/chat/completions') ? 'chat' : url.endsWith('/v1/messages') ? 'messages' : url.endsWith('/responses') ? 'responses' : '?')
+
+  test('every path has the bare proxy on its own client surface, JSON and stream, as the targets assume', () => {
+    expect(paths.map((p) => p.name).sort()).toEqual(PATHS.map((p) => p.path).sort())
+    for (const p of paths) {
+      const t = PATHS.find((x) => x.path === p.name)!
+      expect([p.name, surfaceOf(p.gateway.url)]).toEqual([p.name, t.surface])
+      expect([p.name, p.reference!.call.url.startsWith('http://bare/'), surfaceOf(p.reference!.call.url), surfaceOf(p.reference!.stream.url)]).toEqual([p.name, true, t.surface, t.surface])
+      expect(p.reference!.stream.body).toContain('"stream":true')
+    }
+  })
+
+  test('--only keeps the named paths and refuses a name it does not know', () => {
+    expect(selected(paths, undefined)).toBe(paths)
+    expect(selected(paths, 'pass-through, messages pass-through').map((p) => p.name)).toEqual(['pass-through', 'messages pass-through'])
+    expect(() => selected(paths, 'pass-through,passthrough')).toThrow("no path named 'passthrough'")
+  })
 })
