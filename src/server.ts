@@ -1,6 +1,7 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { preloadTokenizer } from './tokens/count.ts'
-import { createApp } from './app.ts'
+import { createApp, directTable, generationHandlers } from './app.ts'
+import { directRoutes } from './http/direct.ts'
 import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
@@ -66,8 +67,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   services.onClose.push(await startCheckpointer(services.storage, services.log))
   const bootstrapKey = ensureBootstrapKey(services)
   services.keys.watch()
-  const app = createApp(services)
-  const fetch = createPipeline(services, (req) => app.handle(req))
+  const handlers = generationHandlers(services)
+  const app = createApp(services, handlers)
+  const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log))
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,

@@ -7,6 +7,7 @@ import { authenticate } from '../auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
 import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
 import type { Services } from '../services.ts'
+import type { DirectRoutes } from './direct.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
@@ -58,7 +59,7 @@ function doubledV1(path: string, url: string): Response | undefined {
   return errorResponse(404, `No route ${echo(path, 200)}: the path has a doubled /v1/v1/ — ${hint}`)
 }
 
-export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>): FetchHandler {
+export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
   const { config, keys, limiter, log } = s
   const trusted = new Set(config.trustedProxies)
 
@@ -114,7 +115,8 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
         }
-        res = await appFetch(routed)
+        const handle = req.method === 'POST' ? direct?.post(path) : undefined
+        res = await (handle ? handle(routed) : appFetch(routed))
       }
     } catch (e) {
       log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
