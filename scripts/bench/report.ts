@@ -17,6 +17,8 @@ const duo = (s: Pick<Summary, 'p50' | 'p90'>, f = ms) => `${f(s.p50)} / ${f(s.p9
 const noise = (cores: number) => (cores > 0.1 ? `${Math.round(cores * 100)}% ⚠` : `${Math.round(cores * 100)}%`)
 const ratio = (g: number, b: number | undefined) => (b === undefined || !b || !Number.isFinite(g / b) ? '—' : `${Math.round((g / b) * 100)} %`)
 const diff = (g: number, b: number | undefined) => (b === undefined ? '—' : signed(g - b))
+/** Alternating rounds: the median is shown, and the range of the rounds beside it. */
+const spread = (rounds: number[] | undefined) => (rounds && rounds.length > 1 ? ` (${int(Math.min(...rounds))}–${int(Math.max(...rounds))})` : '')
 const verdict = (pass: boolean | null, target: string) => (pass === null ? (target === '—' ? '—' : 'n/a') : pass ? 'PASS' : 'MISS')
 const errs = (e: Record<string, number> | number) => {
   const n = typeof e === 'number' ? e : Object.values(e).reduce((a, b) => a + b, 0)
@@ -28,7 +30,8 @@ export function targetTable(r: Results, batch?: BatchBench): Table {
   return {
     title: 'Targets (issue 12): the gateway against the bare Elysia proxy on the same core, surface and run',
     head: ['figure', 'target', 'gateway', 'bare proxy', 'ratio / difference', 'verdict'],
-    rows: verdicts(r, batch).map((v) => [v.label, v.target, v.gateway, v.bare, v.ratio, verdict(v.pass, v.target)]),
+    // a verdict on a figure that is not what it claims (⚠ in its row) is marked, not dropped
+    rows: verdicts(r, batch).map((v) => [v.label, v.target, v.gateway, v.bare, v.ratio, verdict(v.pass, v.target) + (v.doubtful && v.pass !== null ? ' ⚠' : '')]),
   }
 }
 
@@ -64,14 +67,14 @@ export function tables(r: Results): Table[] {
       ]),
     },
     {
-      title: `Closed loop: max req/s (${r.setup.closedLoopTool === 'wrk' ? 'wrk' : 'Bun driver, wrk missing'})`,
+      title: `Closed loop: max req/s (${r.setup.closedLoopTool === 'wrk' ? 'wrk' : 'Bun driver, wrk missing'}${r.closedLoop.some((c) => c.rounds) ? '; gateway and bare proxy in alternating rounds: median (range)' : ''})`,
       head: ['path', 'connections', 'direct to upstream', 'through gateway', 'bare Elysia proxy (same surface)', 'gateway ÷ bare', 'errors', 'gateway CPU/req', 'bare proxy CPU/req', 'gateway core busy', 'bare core busy', 'other load'],
       rows: r.closedLoop.map((c) => [
         c.path,
         String(c.gateway.connections),
         int(c.baseline.rps),
-        int(c.gateway.rps),
-        c.reference ? int(c.reference.rps) : '—',
+        int(c.gateway.rps) + spread(c.rounds?.gateway),
+        c.reference ? int(c.reference.rps) + spread(c.rounds?.reference) : '—',
         ratio(c.gateway.rps, c.reference?.rps),
         errs(c.gateway.errors),
         `${ms(c.cost.cpuMsPerRequest, 3)} ms`,
@@ -158,9 +161,10 @@ export function markdownReport(r: Results, batch?: BatchBench): string {
     'the gateway\'s core was the bottleneck; a max req/s marked "⚠ core N % busy" in the targets was not',
     'limited by that process (the load side or other work on the machine was), so its ratio says little.',
     'The memory phases reset the gateway\'s peak RSS (VmHWM, via /proc/<pid>/clear_refs) before each',
-    'phase and read it after. Reproduce with `apt-get install -y wrk` then `npm run bench` (about 10',
-    'minutes; run it on a quiet machine); `--only <paths>` and `--no-memory` narrow a run for quick',
-    'comparisons.',
+    'phase and read it after. The closed loop runs the gateway and the bare proxy in alternating rounds',
+    'and keeps each one\'s median, so a drift of the machine weighs on both sides of the ratio alike.',
+    'Reproduce with `apt-get install -y wrk` then `npm run bench` (about 12 minutes; run it on a quiet',
+    'machine); `--only <paths>` and `--no-memory` narrow a run for quick comparisons.',
     '',
     `Machine: ${machineLine(r)}.`,
     ...r.setup.notes.map((n) => `\n> ${n}`),

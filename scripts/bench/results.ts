@@ -55,7 +55,8 @@ export interface Results {
   paths: Record<string, { gateway: string; baseline: string; reference?: string }>
   /** `reference`: the same load through the bare Elysia proxy (bare-proxy.ts), on the same client surface, in the same run; `referenceCost`: the bare proxy's own CPU meanwhile. */
   openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; reference?: OpenLoopResult; referenceAdded?: Added; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
-  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
+  /** `rounds`: each round's req/s when gateway and bare proxy alternated (`gateway`, `reference` are the median rounds). */
+  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost; referenceCost?: GatewayCost; rounds?: { gateway: number[]; reference: number[] } } & Noise)[]
   streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; reference?: StreamResult; referenceAdded?: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
   /** `peakRssMiB`: the highest VmHWM read during the whole run (every reading before a reset counts). */
   memory: { idleRssMiB: number; finalRssMiB: number; peakRssMiB: number; phases?: MemoryPhase[] }

@@ -5,13 +5,14 @@
 // results.json, no run), --profile (the gateway writes a CPU profile to
 // $TMPDIR/switchyard-bench-profile; summarise it with scripts/bench/profile-summary.ts),
 // --only 'pass-through,messages pass-through' (just those paths: quick A/B runs),
-// --no-memory (skip the memory phases).
+// --no-memory (skip the memory phases), --rounds N (closed loop: gateway and bare proxy
+// alternate N rounds, medians kept; default 3, 1 with --quick).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall, probe } from './call.ts'
-import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
+import { closedLoop, WRK_MISSING, wrkPath, type ClosedLoopResult } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
@@ -21,11 +22,11 @@ import { candidatePaths, fallbackPath, PASS_MODEL, route, selected, workingPaths
 import { markdownReport, textReport } from './report.ts'
 import type { GatewayCost, Results } from './results.ts'
 import { keepSections } from './sections.ts'
-import { added } from './stats.ts'
+import { added, medianBy } from './stats.ts'
 import { streamLoad } from './streams.ts'
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' } },
+  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, rounds: { type: 'string' } },
 })
 
 const PHASES = flags.quick
@@ -35,12 +36,17 @@ const CONNECTIONS = 64
 // issue 12 point 4: 60 s closed loop, 4,000 stream disconnects 200 at a time
 const MEMORY = flags.quick ? { closedLoopS: 10, disconnects: 1000 } : { closedLoopS: 60, disconnects: 4000 }
 const DISCONNECT_CONCURRENCY = 200
+// closed loop: gateway and bare proxy in alternating rounds (median kept); the bare figure moved
+// by a third between two quiet full runs, and a ratio inherits that
+const ROUNDS = Number(flags.rounds ?? (flags.quick ? 1 : 3))
 
 const log = (msg: string) => process.stderr.write(`· ${msg}\n`)
 
 const NOISY_CORES = 0.1
 
 /** Run a phase, metering `gateway` (or the bare proxy, for its own phases) against everything else. */
+const costedLoop = (measured: Child, others: Child[], work: () => Promise<ClosedLoopResult>) => costed(measured, others, work)
+
 async function costed<T extends { ok?: number; requests?: number; loadCpuS?: number }>(gateway: Child, others: Child[], work: () => Promise<T>): Promise<{ result: T; cost: GatewayCost }> {
   const m = await metered({ gateway: gateway.pid, others: others.map((c) => c.pid) }, work, (r) => r.loadCpuS ?? 0)
   const n = m.result.ok ?? m.result.requests ?? 0
@@ -145,10 +151,30 @@ async function main() {
     }
 
     for (const p of paths) {
-      log(`closed loop ${p.name}, ${CONNECTIONS} connections, ${PHASES.wrkS} s each (${also(tool, p)})`)
+      const rounds = ROUNDS
+      log(`closed loop ${p.name}, ${CONNECTIONS} connections, ${PHASES.wrkS} s each (${also(tool, p)}${rounds > 1 ? `; gateway and bare proxy alternate ${rounds} rounds, medians kept` : ''})`)
       const opts = { connections: CONNECTIONS, durationS: PHASES.wrkS, core: loadCore }
       const ref = p.reference
-      results.closedLoop.push({ path: p.name, ...(await compare(() => closedLoop(p.baseline, opts), () => closedLoop(p.gateway, opts), ref && (() => closedLoop(ref.call, opts)))) })
+      // the ratio's two figures taken in turn, so a drift of the machine weighs on both alike
+      const direct = await costed(gateway, [upstream, bare], () => closedLoop(p.baseline, opts))
+      const gw: Awaited<ReturnType<typeof costedLoop>>[] = []
+      const br: typeof gw = []
+      for (let i = 0; i < rounds; i++) {
+        gw.push(await costedLoop(gateway, [upstream, bare], () => closedLoop(p.gateway, opts)))
+        if (ref) br.push(await costedLoop(bare, [upstream, gateway], () => closedLoop(ref.call, opts)))
+      }
+      const g = medianBy(gw, (m) => m.result.rps)!
+      const r = medianBy(br, (m) => m.result.rps)
+      results.closedLoop.push({
+        path: p.name,
+        baseline: direct.result,
+        gateway: g.result,
+        reference: r?.result,
+        cost: g.cost,
+        referenceCost: r?.cost,
+        otherCores: Math.max(direct.cost.otherCores, ...gw.map((m) => m.cost.otherCores), ...br.map((m) => m.cost.otherCores)),
+        ...(rounds > 1 ? { rounds: { gateway: gw.map((m) => m.result.rps), reference: br.map((m) => m.result.rps) } } : {}),
+      })
     }
 
     for (const p of paths) {

@@ -43,6 +43,8 @@ export interface Figures {
   bare: string
   /** The gateway against the bare proxy: a ratio (%), or a difference (ms). */
   ratio: string
+  /** The figure is not what it claims (a max req/s whose process was not the bottleneck): the verdict is marked. */
+  doubtful?: boolean
 }
 
 export interface Row {
@@ -65,6 +67,7 @@ export interface Verdict {
   value: number | null
   /** null: not measured, or shown without a target (`target` is then '—'). */
   pass: boolean | null
+  doubtful: boolean
 }
 
 const f2 = (v: number) => v.toFixed(2)
@@ -93,8 +96,10 @@ function throughput(path: string, surface: Surface, translated: boolean): Row {
       const b = c?.reference?.rps
       if (!finite(g, b) || !b) return undefined
       // a max req/s is only a maximum when that process's core was the bottleneck
-      const busy = (coreBusy: number | undefined) => (coreBusy !== undefined && coreBusy < SATURATED ? ` ⚠ core ${Math.round(coreBusy * 100)} % busy` : '')
-      return { value: g! / b, gateway: `${int(g!)} req/s${busy(c!.cost.coreBusy)}`, bare: `${int(b)} req/s${busy(c!.referenceCost?.coreBusy)}`, ratio: pct(g! / b) }
+      const idle = (coreBusy: number | undefined) => coreBusy !== undefined && coreBusy < SATURATED
+      const busy = (coreBusy: number | undefined) => (idle(coreBusy) ? ` ⚠ core ${Math.round(coreBusy! * 100)} % busy` : '')
+      const doubtful = idle(c!.cost.coreBusy) || idle(c!.referenceCost?.coreBusy)
+      return { value: g! / b, gateway: `${int(g!)} req/s${busy(c!.cost.coreBusy)}`, bare: `${int(b)} req/s${busy(c!.referenceCost?.coreBusy)}`, ratio: pct(g! / b), doubtful }
     },
   }
 }
@@ -235,6 +240,7 @@ export function verdicts(r: Results, batch?: BatchBench): Verdict[] {
       value,
       // a figure that lands on the bound passes, whatever the last bit of a subtraction says
       pass: !judged ? null : row.bound === 'max' ? value <= row.limit! + EPSILON : value >= row.limit! - EPSILON,
+      doubtful: fig?.doubtful === true,
     }
   })
 }
