@@ -22,13 +22,13 @@ interface Entry {
 const format = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
 
 /**
- * Lines to stdout, coalesced: one write per few ms instead of one per line, since a write
+ * Lines to stdout, coalesced: one write per 50 ms (or 512 lines) instead of one per line, since a write
  * to a pipe is a system call and the access log writes a line per request; the lines are
  * formatted then too, off the path of the response they describe (callers hand over fresh
  * field objects). Warnings and errors go out at once (with whatever is queued before them,
  * keeping the order), and whatever is queued is written before the process exits.
  */
-export function bufferedStdout(delayMs = 10, maxQueued = 512): (e: Entry, urgent: boolean) => void {
+export function bufferedStdout(delayMs = 50, maxQueued = 512): (e: Entry, urgent: boolean) => void {
   let queued: Entry[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
   const take = () => {

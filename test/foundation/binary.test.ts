@@ -22,7 +22,7 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
   try {
     expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
     // the worker entry point is embedded and runs (not the inline-checkpoint fallback)
-    expect(gw.output()).toContain('checkpoint worker started')
+    expect(await gw.waitForOutput('checkpoint worker started')).toContain('checkpoint worker started')
     expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
     const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
     expect(models.status).toBe(200)

@@ -66,6 +66,8 @@ export interface Spawned {
   proc: ReturnType<typeof Bun.spawn>
   /** Everything the process printed on stdout so far. */
   output(): string
+  /** Waits (up to `ms`) for stdout to contain `text`: log lines go out every 50 ms, not at once. */
+  waitForOutput(text: string, ms?: number): Promise<string>
   kill(signal?: NodeJS.Signals | number): void
   exited: Promise<number>
 }
@@ -107,6 +109,10 @@ export async function spawnGateway(opts: { env?: Record<string, string>; args?: 
     dataDir,
     proc,
     output: () => out,
+    async waitForOutput(text, ms = 3000) {
+      for (const until = Date.now() + ms; !out.includes(text) && Date.now() < until; ) await Bun.sleep(20)
+      return out
+    },
     kill: (signal = 'SIGTERM') => proc.kill(signal),
     exited: proc.exited.then(async (code) => {
       await pump.catch(() => {})
