@@ -39,7 +39,7 @@ export class ThreadStore {
   private readonly pending = new Map<string, { row: Row; model: string; createdAt: number; conversation: string | null }>()
   private timer?: ReturnType<typeof setTimeout>
 
-  constructor(private readonly sqlite: Database, private readonly flushDelayMs = 5) {
+  constructor(private readonly sqlite: Database, private readonly flushDelayMs = 25) {
     this.insert = sqlite.prepare(
       `INSERT OR REPLACE INTO responses (id, api_key_id, model, created_at, status, previous_response_id, conversation, input_items, output_items)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
