@@ -18,8 +18,8 @@ import type { Services } from '../services.ts'
 export interface AdmitInput {
   apiKey: ApiKey
   model: CatalogModel
-  /** Estimated prompt tokens (counted cheaply; bounded for huge prompts). */
-  promptTokens: number
+  /** Estimated prompt tokens (counted cheaply; bounded for huge prompts), or how to count them when needed (a funded key). */
+  promptTokens: number | (() => number)
   /** The request's output cap, or undefined when it gave none (the model's default applies). */
   maxOutputTokens: number | undefined
 }
@@ -41,7 +41,8 @@ export function admit(s: Services, input: AdmitInput): Admission {
     const held = reserved > 0 ? ` and $${reserved.toFixed(6)} is held by requests in progress` : ''
     throw new HttpError(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits${held}; add credits, then resend`)
   }
-  const usd = estimate(s, model, input.promptTokens, input.maxOutputTokens)
+  const prompt = typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens
+  const usd = estimate(s, model, prompt, input.maxOutputTokens)
   if (usd === null) return undefined
   return { reservationId: ledger.reserve(key.id, usd) }
 }
