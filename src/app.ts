@@ -14,6 +14,8 @@ import { responsesRoutes } from './surfaces/responses/route.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
+import { dashboardDataRoutes } from './ui/data-routes.ts'
+import { uiRoutes } from './ui/plugin.ts'
 
 export function createApp(s: Services) {
   // A generation surface without its parameter list would accept anything: refuse to start.
@@ -35,4 +37,6 @@ export function createApp(s: Services) {
     .use(responsesRoutes(s))
     .use(batchRoutes(s, batches))
     .use(messageBatchRoutes(s, batches))
+    .use(dashboardDataRoutes(s, batches))
+    .use(uiRoutes())
 }
