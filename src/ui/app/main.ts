@@ -23,7 +23,15 @@ const VIEWS: { id: string; label: string; view: View; adminOnly?: boolean }[] = 
 const app = document.getElementById('app')!
 let leave: (() => void) | undefined
 
+function signOut() {
+  window.onhashchange = null
+  api.setToken(null)
+  history.replaceState(null, '', location.pathname)
+  signInForm()
+}
+
 function signInForm(message = '') {
+  window.onhashchange = null
   leave?.()
   leave = undefined
   const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', placeholder: 'admin token or sk-sy-… API key', size: 48, required: true })
@@ -68,7 +76,7 @@ function shell(session: Session) {
   const nav = h('nav', null, views.map((v) => h('a', { href: `#${v.id}`, 'data-view': v.id }, v.label)))
   replace(app,
     h('header', { class: 'top' }, h('b', null, 'Switchyard'), nav, who(session),
-      h('button', { class: 'signout', onclick: () => (api.setToken(null), (location.hash = ''), signInForm()) }, 'Sign out')),
+      h('button', { class: 'signout', onclick: signOut }, 'Sign out')),
     main)
   const show = () => {
     const id = location.hash.slice(1)

@@ -11,7 +11,9 @@ const EXPORTS: [label: string, query: string, ext: string][] = [
   ['JSONL.gz', 'format=ndjson&gzip=true', 'jsonl.gz'],
   ['ZIP', 'format=zip', 'zip'],
 ]
+/** Poll while a batch runs; slower when none does, so that a new one still shows up. */
 const POLL_MS = 1000
+const IDLE_POLL_MS = 3000
 
 export function batchesView(root: HTMLElement, session: Session): () => void {
   const list = h('div', { class: 'batches' })
@@ -47,7 +49,7 @@ export function batchesView(root: HTMLElement, session: Session): () => void {
       if (stopped) return
       replace(list, page.data.map(card))
       msg.textContent = page.data.length === 0 ? 'No batches yet.' : ''
-      if (page.data.some((b) => !b.progress.ended)) timer = setTimeout(() => void load(), POLL_MS)
+      timer = setTimeout(() => void load(), page.data.some((b) => !b.progress.ended) ? POLL_MS : IDLE_POLL_MS)
     } catch (e) {
       fail(e)
       if (!stopped) timer = setTimeout(() => void load(), POLL_MS * 5)

@@ -16,9 +16,17 @@ export function generationsView(root: HTMLElement, session: Session): () => void
   let last: string | null = null
   let seq = 0
 
+  let typing: ReturnType<typeof setTimeout> | undefined
   const field = (name: keyof typeof filter, el: HTMLInputElement | HTMLSelectElement) => {
     el.name = name
-    el.addEventListener('change', () => ((filter[name] = el.value.trim()), void load(false)))
+    const apply = () => {
+      if (filter[name] === el.value.trim()) return
+      filter[name] = el.value.trim()
+      void load(false)
+    }
+    // a text field filters as one types, once the typing pauses
+    if (el instanceof HTMLInputElement) el.addEventListener('input', () => (clearTimeout(typing), (typing = setTimeout(apply, 250))))
+    el.addEventListener('change', apply)
     return h('label', null, name, ' ', el)
   }
   const choices = (values: string[], any: string) => h('select', null, h('option', { value: '' }, any), values.map((v) => h('option', { value: v }, v)))
@@ -80,5 +88,8 @@ export function generationsView(root: HTMLElement, session: Session): () => void
   }
 
   void load(false)
-  return () => void ++seq
+  return () => {
+    ++seq
+    clearTimeout(typing)
+  }
 }
