@@ -13,6 +13,7 @@ export class ApiError extends Error {
 
 export function setToken(t: string | null, remember = false) {
   token = t
+  early.clear()
   try {
     if (t && remember) sessionStorage.setItem(STORE, t)
     else sessionStorage.removeItem(STORE)
@@ -20,6 +21,8 @@ export function setToken(t: string | null, remember = false) {
     // storage may be disabled: memory alone still works
   }
 }
+
+export const isToken = (t: string) => token === t
 
 export function rememberedToken(): string | null {
   try {
@@ -44,12 +47,38 @@ async function fail(res: Response): Promise<never> {
   throw new ApiError(res.status, message)
 }
 
-export async function get<T>(path: string, params?: Record<string, string | number | undefined>): Promise<T> {
+type Params = Record<string, string | number | undefined>
+
+function urlOf(path: string, params?: Params): string {
   const q = new URLSearchParams()
   for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined && v !== '') q.set(k, String(v))
-  const res = await fetch(q.size ? `${path}?${q}` : path, { headers: headers(), cache: 'no-store' })
+  return q.size ? `${path}?${q}` : path
+}
+
+async function fetchJson<T>(url: string): Promise<T> {
+  const res = await fetch(url, { headers: headers(), cache: 'no-store' })
   if (!res.ok) return fail(res)
   return (await res.json()) as T
+}
+
+/** GETs started early (at page load, beside the session check), each taken once by `get`. */
+const early = new Map<string, Promise<unknown>>()
+
+export function prefetch(path: string, params?: Params) {
+  const url = urlOf(path, params)
+  const p = fetchJson(url)
+  p.catch(() => {}) // a failure is reported to whoever takes it
+  early.set(url, p)
+}
+
+export function get<T>(path: string, params?: Params): Promise<T> {
+  const url = urlOf(path, params)
+  const p = early.get(url)
+  if (p) {
+    early.delete(url)
+    return p as Promise<T>
+  }
+  return fetchJson<T>(url)
 }
 
 export async function send<T>(method: string, path: string, body?: unknown): Promise<T> {

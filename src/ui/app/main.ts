@@ -9,7 +9,7 @@ import { batchesView } from './views/batches.ts'
 import { generationsView } from './views/generations.ts'
 import { keysView } from './views/keys.ts'
 import { providersView } from './views/providers.ts'
-import { usageView } from './views/usage.ts'
+import { FIRST_USAGE, usageQuery, usageView } from './views/usage.ts'
 
 type View = (root: HTMLElement, s: Session) => () => void
 const VIEWS: { id: string; label: string; view: View; adminOnly?: boolean }[] = [
@@ -51,7 +51,7 @@ function signInForm(message = '') {
 }
 
 async function start(token: string, remember: boolean) {
-  api.setToken(token, remember)
+  if (!api.isToken(token)) api.setToken(token, remember)
   try {
     const session = await api.get<Session>('/api/v1/dashboard/session')
     shell(session)
@@ -90,5 +90,9 @@ function shell(session: Session) {
 }
 
 const remembered = api.rememberedToken()
-if (remembered) void start(remembered, true)
-else signInForm()
+if (remembered) {
+  api.setToken(remembered, true)
+  // the first view's data is fetched beside the session check, not after it
+  if (location.hash === '' || location.hash === '#usage') api.prefetch('/api/v1/usage', usageQuery(FIRST_USAGE))
+  void start(remembered, true)
+} else signInForm()

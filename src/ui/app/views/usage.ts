@@ -1,6 +1,6 @@
 // Usage: requests, tokens or cost per hour or day, stacked by model; totals, the unpriced
-// count and the top models table. Everything comes from GET /api/v1/usage: the report for the
-// window, then one report per top model (`model=`) for that model's share of each bucket.
+// count and the top models table. Everything comes from one GET /api/v1/usage with
+// `breakdown=model` (a series per model beside the total).
 import * as api from '../api.ts'
 import { stackedBars, type Stack } from '../chart.ts'
 import { h, replace } from '../dom.ts'
@@ -16,8 +16,15 @@ const METRICS = {
 } as const
 type Metric = keyof typeof METRICS
 
+/** The report the view asks for first (main.ts starts it at page load). */
+export const FIRST_USAGE = { timeframe: '24h', granularity: '', account: '' }
+
+export function usageQuery(st: typeof FIRST_USAGE) {
+  return { timeframe: st.timeframe, granularity: st.granularity || undefined, account: st.account || undefined, breakdown: 'model' }
+}
+
 export function usageView(root: HTMLElement, session: Session): () => void {
-  const state = { timeframe: '24h', granularity: '', metric: 'requests' as Metric, account: '' }
+  const state = { ...FIRST_USAGE, metric: 'requests' as Metric }
   const body = h('div', { class: 'usage-body' }, h('p', { class: 'muted' }, 'Loading…'))
   const select = (name: keyof typeof state, options: [string, string][]) =>
     h('label', null, name, ' ',
@@ -35,22 +42,19 @@ export function usageView(root: HTMLElement, session: Session): () => void {
   let seq = 0
   async function load() {
     const mine = ++seq
-    const q = { timeframe: state.timeframe, granularity: state.granularity || undefined, account: state.account || undefined }
     try {
-      const report = await api.get<UsageReport>('/api/v1/usage', q)
-      const top = report.top_models.slice(0, PALETTE.length)
-      const perModel = await Promise.all(top.map((m) => api.get<UsageReport>('/api/v1/usage', { ...q, model: m.model })))
-      if (mine !== seq) return
-      draw(report, top.map((m, i) => ({ model: m.model, report: perModel[i]! })))
+      const report = await api.get<UsageReport>('/api/v1/usage', usageQuery(state))
+      if (mine === seq) draw(report)
     } catch (e) {
       if (mine === seq) replace(body, h('p', { class: 'error' }, (e as Error).message))
     }
   }
 
-  function draw(report: UsageReport, models: { model: string; report: UsageReport }[]) {
+  function draw(report: UsageReport) {
     const m = METRICS[state.metric]
     const buckets = report.series.map((p) => p.timestamp)
-    const stacks: Stack[] = models.map(({ model, report: r }, i) => ({ label: model, color: PALETTE[i]!, values: r.series.map(m.of) }))
+    const top = (report.series_by_model ?? []).slice(0, PALETTE.length)
+    const stacks: Stack[] = top.map(({ model, series }, i) => ({ label: model, color: PALETTE[i]!, values: series.map(m.of) }))
     // whatever the top models leave of each bucket (more models than colours)
     const rest = report.series.map((p, i) => Math.max(0, m.of(p) - stacks.reduce((a, s) => a + (s.values[i] ?? 0), 0)))
     if (rest.some((v) => v > 1e-9)) stacks.push({ label: 'other models', color: OTHER, values: rest })
