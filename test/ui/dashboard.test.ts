@@ -48,7 +48,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     requestsOfA = seeded.filter((r) => r.apiKeyId === keyA.id).length + live.length
     b = await launch()
     page = await b.page()
-  }, 60_000)
+    // the CI machine may be shared and loaded: waits are generous, the checks are exact
+    page.setDefaultTimeout(60_000)
+  }, 90_000)
 
   afterAll(async () => {
     await b?.close()
@@ -93,7 +95,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     console.log(`usage view drawn ${ms} ms after navigation (seeded records, this machine)`)
     expect(ms).toBeLessThan(3000)
     expect(b.problems).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   test('API key: its own account only, read-only (no keys view, no cancel), its credits against its spend', async () => {
     await page.click('button.signout')
@@ -121,7 +123,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await usageDrawn()
     expect(await page.$('form.create-key')).toBeNull()
     expect(b.problems).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   test('admin: generations newest first, filtered by model and status; a record opens to latency, TTFT, tokens, cost, finish reason and error', async () => {
     await page.click('button.signout')
@@ -151,7 +153,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await page.selectOption('select[name=key]', keyB.id)
     await page.waitForFunction(() => document.querySelectorAll('table.generations tbody tr').length === 19)
     expect(b.problems).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   test('admin creates a key: its secret is shown once and works; after Done it is nowhere, and the list never has it', async () => {
     await page.click('nav a[data-view=keys]')
@@ -192,7 +194,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect((await fetch(`${gw.url}/api/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401)
     await screenshot(page, 'keys')
     expect(b.problems).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   test('a 2,000-item batch on the mock provider: the live bar moves to 100 %, with items/s; the export downloads with the token in a header', async () => {
     await page.click('nav a[data-view=batches]')
@@ -205,7 +207,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await page.waitForSelector(card)
     const seen: number[] = []
     let shot = false
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + 120_000
     for (;;) {
       const pct = Number(await page.getAttribute(card, 'data-percent'))
       if (seen.at(-1) !== pct) seen.push(pct)
@@ -239,7 +241,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await page.waitForSelector(`${card}[data-percent="100"]`)
     expect(await page.$(`${card} button.danger`)).toBeNull()
     expect(b.problems).toEqual([])
-  }, 90_000)
+  }, 150_000)
 
   test('providers: who serves each family, and the last hour per provider (requests, error rate, p50 latency)', async () => {
     await page.click('nav a[data-view=providers]')
@@ -255,7 +257,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(await page.textContent('tr[data-provider=mock] td:nth-child(2)')).toBe('2,007')
     await screenshot(page, 'providers')
     expect(b.problems).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   test('the tokens never appeared in a URL the page requested', () => {
     expect(b.urls.length).toBeGreaterThan(20)
