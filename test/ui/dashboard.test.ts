@@ -259,6 +259,28 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(b.problems).toEqual([])
   }, 120_000)
 
+  test('a wrong token is refused at sign-in; a key disabled mid-session is signed out at its next request', async () => {
+    const before = b.problems.length
+    await page.click('button.signout')
+    await page.goto(`${gw.url}/ui`)
+    await page.fill('input[name=token]', 'sk-sy-not-a-key')
+    await page.click('form.signin button[type=submit]')
+    expect(await (await page.waitForSelector('form.signin .error')).textContent()).toBe('That token was not accepted.')
+
+    const c = gw.services.keys.create({ name: 'short-lived', account: 'acme' })
+    await signIn(page, gw.url, c.key)
+    await page.click('nav a[data-view=batches]')
+    await page.waitForSelector('text=No batches yet.')
+    const off = await fetch(`${gw.url}/admin/v1/keys/${c.record.id}/disable`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } })
+    expect(off.status).toBe(200)
+    // the batches view polls: its next request is refused, and the page goes back to the sign-in
+    expect(await (await page.waitForSelector('form.signin .error')).textContent()).toBe('Signed out: API key is inactive')
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0)
+    await screenshot(page, 'signed-out')
+    // the only console lines: the browser's own notes of the 401 answers
+    expect(b.problems.slice(before).every((p) => p.includes('status of 401'))).toBe(true)
+  }, 120_000)
+
   test('the tokens never appeared in a URL the page requested', () => {
     expect(b.urls.length).toBeGreaterThan(20)
     for (const u of b.urls) for (const t of [ADMIN, keyA.key, keyB.key]) expect(u).not.toContain(t)

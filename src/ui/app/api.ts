@@ -36,6 +36,13 @@ function headers(extra?: Record<string, string>): Record<string, string> {
   return { authorization: `Bearer ${token ?? ''}`, ...extra }
 }
 
+let unauthorized: (message: string) => void = () => {}
+
+/** Called when the token stops being accepted (a key disabled or its credits gone). */
+export function onUnauthorized(f: (message: string) => void) {
+  unauthorized = f
+}
+
 async function fail(res: Response): Promise<never> {
   let message = `${res.status} ${res.statusText}`
   try {
@@ -44,6 +51,7 @@ async function fail(res: Response): Promise<never> {
   } catch {
     // not JSON: keep the status line
   }
+  if (res.status === 401 && token !== null) unauthorized(message)
   throw new ApiError(res.status, message)
 }
 

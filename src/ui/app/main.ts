@@ -89,6 +89,13 @@ function shell(session: Session) {
   show()
 }
 
+// a token refused mid-session (its key disabled, its credits at zero): back to the sign-in
+api.onUnauthorized((message) => {
+  window.onhashchange = null
+  api.setToken(null)
+  signInForm(`Signed out: ${message}`)
+})
+
 const remembered = api.rememberedToken()
 if (remembered) {
   api.setToken(remembered, true)
