@@ -29,6 +29,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     const bb = gw.services.keys.create({ name: 'team-b', account: 'beta' })
     Object.assign(keyA, { id: a.record.id, key: a.key })
     Object.assign(keyB, { id: bb.record.id, key: bb.key })
+    gw.services.keys.addSpent(keyA.id, 12.5) // a quarter of its credits
     const now = Date.now()
     const seeded = seedRecords(gw.services, [
       ...[2, 3, 5, 8, 13, 20].map((h, i) => ({ keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', hoursAgo: h, count: 3 + i, cost: 0.002 })),
@@ -103,7 +104,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await usageDrawn()
     const who = await page.textContent('header.top .who')
     expect(who).toContain(`team-a (${keyA.id}) · account acme · read-only`)
-    expect(who).toContain('of $50.00')
+    expect(who).toContain('$12.50 of $50.00')
     expect(await page.$$eval('nav a', (as) => as.map((a) => a.textContent))).toEqual(['Usage', 'Generations', 'Batches', 'Providers'])
     expect(await page.$('select[name=account]')).toBeNull()
     expect(await page.textContent('[data-total=requests]')).toBe(String(requestsOfA))
@@ -166,6 +167,10 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     const secret = (await (await page.waitForSelector('.secret code.key-secret')).textContent())!
     expect(secret).toMatch(/^sk-sy-[A-Za-z0-9_-]{40,}$/)
     await page.waitForSelector('tr:has-text("ci-runner")')
+    // credits against spend: team-a has spent a quarter of its $50
+    expect(await page.textContent(`tr[data-key="${keyA.id}"] .spend`)).toBe('$12.50 of $50.00')
+    const [fill, track] = await page.$$eval(`tr[data-key="${keyA.id}"] .bar`, ([bar]) => [bar!.firstElementChild!.getBoundingClientRect().width, bar!.getBoundingClientRect().width])
+    expect(fill! / track!).toBeCloseTo(0.25, 2)
     await screenshot(page, 'keys-created')
     const res = await fetch(`${gw.url}/api/v1/models`, { headers: { authorization: `Bearer ${secret}` } })
     expect(res.status).toBe(200)

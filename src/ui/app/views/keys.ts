@@ -53,11 +53,11 @@ export function keysView(root: HTMLElement): () => void {
       h('td', null, h('div', { class: 'bar small' }, fill), h('span', { class: 'spend' }, `${usd(k.spent)} of ${k.credits === null ? 'unlimited' : usd(k.credits)}`)),
       h('td', null, rpm, h('button', { onclick: () => act(`/admin/v1/keys/${k.id}`, { rpm: rpm.value === '' ? null : Number(rpm.value) }, 'PATCH')() }, 'Set')),
       h('td', null, time(k.last_used_at)),
-      h('td', { class: 'actions' },
+      h('td', null, h('div', { class: 'row-actions' },
         k.status === 'active'
           ? h('button', { onclick: act(`/admin/v1/keys/${k.id}/disable`) }, 'Disable')
           : h('button', { onclick: act(`/admin/v1/keys/${k.id}/enable`) }, 'Enable'),
-        credit, h('button', { onclick: () => (Number(credit.value) > 0 ? act(`/admin/v1/keys/${k.id}/credit`, { amount: Number(credit.value) })() : fail(new Error('credit: enter an amount above 0'))) }, 'Add credit')))
+        credit, h('button', { onclick: () => (Number(credit.value) > 0 ? act(`/admin/v1/keys/${k.id}/credit`, { amount: Number(credit.value) })() : fail(new Error('credit: enter an amount above 0'))) }, 'Add credit'))))
   }
 
   async function load() {
