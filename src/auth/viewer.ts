@@ -9,7 +9,7 @@ import { requestInfo, type ApiKey } from './context.ts'
 export type Viewer = { admin: true } | { admin: false; key: ApiKey }
 
 /** GET routes under /api where the admin token reads across accounts. */
-const ADMIN_READS = /^\/api\/v1\/(generations|usage|dashboard\/[A-Za-z0-9_/.-]+)$/
+const ADMIN_READS = /^\/api\/v1\/(generations|usage|dashboard\/[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*)$/
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 

@@ -127,6 +127,11 @@ describe('GET /api/v1/generations (listing)', () => {
       const r = await fetch(g.url + path, { method, headers: { authorization: `Bearer ${ADMIN}` } })
       expect(r.status).toBe(401)
     }
+    // nor through a path that only looks like a dashboard read
+    for (const path of ['/api/v1/dashboard/../files', '/api/v1/dashboard/%2e%2e/files', '/api/v1/dashboard//session', '/api/v1/usage/', '/api/v1/generations/x']) {
+      const r = await fetch(g.url + path, { headers: { authorization: `Bearer ${ADMIN}` } })
+      expect(r.status).toBe(401)
+    }
     expect((await get('/api/v1/generations', ADMIN + 'x')).status).toBe(401)
     expect((await get('/api/v1/dashboard/session', ADMIN + 'x')).status).toBe(401)
   })
