@@ -121,18 +121,28 @@ if (await Bun.file('/usr/bin/chromium').exists()) {
   const b = await launch()
   const page = await b.page()
   await signIn(page, base, ADMIN)
-  for (const tf of ['24h', '30d']) {
+  for (const tf of ['24h', '30d', '30d hourly']) {
     const ms: number[] = []
+    if (tf === '30d hourly') {
+      await page.selectOption('select[name=granularity]', 'hour')
+      await page.waitForFunction(() => document.body.dataset.usageRenderedMs !== undefined)
+    }
     for (let i = 0; i < 5; i++) {
       const asked = await page.evaluate(() => (delete document.body.dataset.usageRenderedMs, performance.now()))
       if (tf === '24h') await page.reload()
-      else await page.selectOption('select[name=timeframe]', i % 2 ? '7d' : '30d')
+      else if (tf === '30d') await page.selectOption('select[name=timeframe]', i % 2 ? '7d' : '30d')
+      else await page.selectOption('select[name=metric]', i % 2 ? 'tokens' : 'cost')
       await page.waitForFunction(() => document.body.dataset.usageRenderedMs !== undefined)
       const at = Number(await page.evaluate(() => document.body.dataset.usageRenderedMs))
       // after a reload the clock starts at the navigation; after a switch, at the change
       ms.push(tf === '24h' ? at : at - asked)
     }
-    drawn.push(`${tf === '24h' ? 'reload → usage view drawn, 24h hourly (from navigation start)' : 'timeframe switch 7d/30d → drawn'}: ${ms.map((x) => Math.round(x)).join(', ')} ms`)
+    const what: Record<string, string> = {
+      '24h': 'reload → usage view drawn, 24h hourly (from navigation start)',
+      '30d': 'timeframe switch 7d/30d daily → drawn',
+      '30d hourly': 'metric switch on 30d hourly (720 bars, 8 models) → fetched and drawn',
+    }
+    drawn.push(`${what[tf]}: ${ms.map((x) => Math.round(x)).join(', ')} ms`)
   }
   if (b.problems.length) drawn.push(`browser problems: ${b.problems.join('; ')}`)
   await b.close()

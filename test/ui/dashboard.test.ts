@@ -89,6 +89,19 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(new Set(beta.map(([, m]) => m))).toEqual(new Set(['mock-claude']))
     expect(beta.reduce((n, [, , v]) => n + v, 0)).toBe(19)
 
+    // 30 days by the hour (720 buckets): one path per model, carrying the model's total
+    await undraw()
+    await page.selectOption('select[name=account]', '')
+    await page.selectOption('select[name=timeframe]', '30d')
+    await page.selectOption('select[name=granularity]', 'hour')
+    await page.waitForFunction(() => document.querySelectorAll('path.seg-path').length > 0)
+    const perModel = new Map<string, number>()
+    for (const [k, v] of expectedAll) perModel.set(k.split('|')[1]!, (perModel.get(k.split('|')[1]!) ?? 0) + v)
+    const paths = await page.$$eval('path.seg-path', (ps) => ps.map((p) => [p.getAttribute('data-model'), Number(p.getAttribute('data-total'))] as const))
+    expect(new Map(paths)).toEqual(perModel)
+    expect(await page.$$('rect.seg')).toEqual([])
+    await screenshot(page, 'usage-30d-hourly')
+
     // reload: signed in from sessionStorage, drawn within the budget
     await undraw()
     await page.reload()

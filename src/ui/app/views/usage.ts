@@ -58,7 +58,8 @@ export function usageView(root: HTMLElement, session: Session): () => void {
     // whatever the top models leave of each bucket (more models than colours)
     const rest = report.series.map((p, i) => Math.max(0, m.of(p) - stacks.reduce((a, s) => a + (s.values[i] ?? 0), 0)))
     if (rest.some((v) => v > 1e-9)) stacks.push({ label: 'other models', color: OTHER, values: rest })
-    const tick = (iso: string) => (report.granularity === 'hour' ? iso.slice(11, 16) : iso.slice(5, 10))
+    // hours of one day by the time; of several days, with the date
+    const tick = (iso: string) => (report.granularity === 'day' ? iso.slice(5, 10) : buckets.length > 48 ? `${iso.slice(5, 10)} ${iso.slice(11, 13)}h` : iso.slice(11, 16))
     const t = report.totals
     replace(body,
       h('div', { class: 'cards' },
