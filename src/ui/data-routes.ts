@@ -6,11 +6,11 @@
 //   GET  /api/v1/dashboard/batches/:id        one batch, with progress (polled while it runs)
 //   GET  /api/v1/dashboard/batches/:id/export the batch export route's download
 //   POST /admin/v1/batches/:id/cancel         cancel any key's batch (admin)
-import { desc, eq, lt, or, and } from 'drizzle-orm'
+import { and, desc, eq, lt, or } from 'drizzle-orm'
 import { Elysia } from 'elysia'
 import { publicKey } from '../auth/admin.ts'
 import { requireAdmin, viewerOf, type Viewer } from '../auth/viewer.ts'
-import { intParam, idParam } from '../batches/params.ts'
+import { idParam, intParam } from '../batches/params.ts'
 import { progressOf } from '../batches/progress.ts'
 import { exportResponse } from '../batches/routes.ts'
 import type { BatchService } from '../batches/service.ts'
@@ -62,12 +62,12 @@ export function dashboardDataRoutes(s: Services, batches: BatchService) {
     })
     .get('/api/v1/dashboard/providers', ({ request }) => {
       const v = viewerOf(request)
-      const families = (['openai', 'anthropic'] as const).map((family) => {
+      const families: { family: string; served_by: 'upstream' | 'mock'; base_url: string | null }[] = (['openai', 'anthropic'] as const).map((family) => {
         const p = s.config.providers[family]
         // the upstream's address is the operator's business; a key sees only that there is one
         return { family, served_by: p ? 'upstream' : 'mock', base_url: p && v.admin ? p.baseUrl : null }
       })
-      families.push({ family: 'mock-* models' as never, served_by: 'mock', base_url: null })
+      families.push({ family: 'mock-* models', served_by: 'mock', base_url: null })
       s.recorder.flush()
       const now = Date.now()
       return { window: { from: new Date(now - HOUR_MS).toISOString(), to: new Date(now).toISOString() }, families, stats: providerStats(s.storage.sqlite, now - HOUR_MS, v.admin ? undefined : v.key.id) }
