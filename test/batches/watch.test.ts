@@ -57,3 +57,17 @@ test('watch with an unknown id exits 1 and says so; without an id it is a usage 
   expect(bad.code).toBe(2)
   expect(bad.stderr).toContain('missing ID')
 })
+
+test('on a terminal the bar is redrawn in place on one line, then the summary', async () => {
+  const { watchBatch } = await import('../../src/batches/watch.ts')
+  const res = await call('POST', '/api/v1/batches', JSON.stringify({ requests: Array.from({ length: 40 }, (_, i) => chat(i).body) }))
+  const b = (await res.json()) as { id: string }
+  let out = ''
+  const code = await watchBatch({ storage: gw.services.storage, id: b.id, tty: true, intervalMs: 100, write: (t) => void (out += t) })
+  expect(code).toBe(0)
+  const redraws = out.split('\r').slice(1)
+  expect(redraws.length).toBeGreaterThan(2)
+  for (const r of redraws.slice(0, -1)) expect(r).toMatch(/^\[[#.]{30}\] +\d+%  \d+\/40 \(0 failed\).*\x1b\[K$/)
+  expect(redraws.at(-1)).toContain(`100%  40/40 (0 failed)`)
+  expect(out).toEndWith(`batch ${b.id} completed: 40 completed, 0 failed of 40\n`)
+}, 30_000)
