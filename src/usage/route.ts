@@ -23,6 +23,7 @@ export function usageRoutes(s: Services) {
     const w = parseUsageQuery(new URL(request.url).searchParams, now, canonical)
     const v = viewerOf(request)
     const asked = new URL(request.url).searchParams.get('account') ?? undefined
+    if (asked !== undefined && asked.trim() === '') throw new HttpError(400, 'account: must not be empty')
     // the admin reads one account or all of them; a key reads its own, and another is not found
     if (!v.admin && asked !== undefined && asked !== v.key.account) throw new HttpError(404, `No such account: ${echo(asked)}`)
     const account = v.admin ? asked : v.key.account
