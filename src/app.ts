@@ -15,6 +15,8 @@ import type { Handler } from './http/direct.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
+import { dashboardDataRoutes } from './ui/data-routes.ts'
+import { uiRoutes } from './ui/plugin.ts'
 
 /** The generation handlers, made once: mounted in the app and in the pipeline's direct table. */
 export function generationHandlers(s: Services) {
@@ -50,4 +52,6 @@ export function createApp(s: Services, handlers = generationHandlers(s)) {
     .use(responsesRoutes(s, handlers.responses))
     .use(batchRoutes(s, batches))
     .use(messageBatchRoutes(s, batches))
+    .use(dashboardDataRoutes(s, batches))
+    .use(uiRoutes())
 }

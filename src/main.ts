@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// CLI entry: serve (default) | keys … | config | migrate | version
+// CLI entry: serve (default) | keys … | batches watch ID | config | migrate | version
 import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
@@ -7,6 +7,7 @@ import { KeyStore } from './auth/keys.ts'
 import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
 import { startServer } from './server.ts'
+import { watchBatch } from './batches/watch.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
@@ -15,6 +16,7 @@ Usage:
   switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
+  switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
   switchyard config        print the effective config, secrets masked
   switchyard migrate       create or migrate the data dir and exit
   switchyard version
@@ -128,6 +130,23 @@ function keysCommand(config: Config, args: string[], v: Record<string, string | 
   }
 }
 
+async function batchesCommand(config: Config, args: string[]) {
+  const [sub, id] = args
+  if (sub !== 'watch') throw new UsageError(`unknown batches command "${sub ?? ''}" (batches watch ID)`)
+  if (!id) throw new UsageError('batches watch: missing ID')
+  const storage = openStorage(config.dataDir)
+  try {
+    const code = await watchBatch({ storage, id, tty: process.stdout.isTTY === true, write: (t) => void process.stdout.write(t) })
+    if (typeof code === 'string') {
+      console.error(`switchyard: ${code}`)
+      return process.exit(1)
+    }
+    process.exitCode = code
+  } finally {
+    storage.close()
+  }
+}
+
 export async function main(argv: string[]) {
   let parsed
   try {
@@ -147,6 +166,8 @@ export async function main(argv: string[]) {
         return await serve(config)
       case 'keys':
         return keysCommand(config, rest, v)
+      case 'batches':
+        return await batchesCommand(config, rest)
       case 'config':
         return console.log(JSON.stringify(maskedConfig(config), null, 2))
       case 'migrate':

@@ -23,7 +23,7 @@ const UPSERT_HOUR = `INSERT INTO usage_hourly
     cost = cost + excluded.cost,
     unpriced_requests = unpriced_requests + excluded.unpriced_requests`
 
-const COLUMNS = `id, reply_id AS replyId, api_key_id AS apiKeyId, account, endpoint, stream, model, provider, created_at AS createdAt,
+export const COLUMNS = `id, reply_id AS replyId, api_key_id AS apiKeyId, account, endpoint, stream, model, provider, created_at AS createdAt,
   prompt_tokens AS promptTokens, completion_tokens AS completionTokens, total_tokens AS totalTokens,
   cache_creation_input_tokens AS cacheCreationInputTokens, cache_read_input_tokens AS cacheReadInputTokens,
   reasoning_tokens AS reasoningTokens, finish_reason AS finishReason, status, cost, unpriced,
@@ -34,7 +34,7 @@ const BY_ID = `SELECT ${COLUMNS} FROM generations WHERE id = ?`
 const BY_REPLY = `SELECT ${COLUMNS} FROM generations WHERE reply_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`
 const BY_REPLY_OF_KEY = `SELECT ${COLUMNS} FROM generations WHERE reply_id = ? AND api_key_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`
 
-type Raw = Omit<GenerationRow, 'stream' | 'unpriced'> & { stream: number; unpriced: number }
+export type Raw = Omit<GenerationRow, 'stream' | 'unpriced'> & { stream: number; unpriced: number }
 
 export class GenerationStore {
   private insert: Statement

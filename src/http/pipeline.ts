@@ -5,6 +5,7 @@
 import type { Server } from 'bun'
 import { authenticate } from '../auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
+import { adminReader } from '../auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
 import type { Services } from '../services.ts'
 import type { DirectRoutes } from './direct.ts'
@@ -62,6 +63,7 @@ function doubledV1(path: string, url: string): Response | undefined {
 export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
   const { config, keys, limiter, log } = s
   const trusted = new Set(config.trustedProxies)
+  const adminRead = adminReader(config.adminToken)
 
   /** The refusal for an /api request, or the rate-limit outcome to put in its headers. */
   function guard(req: Request, path: string, info: RequestInfo): Response | Outcome['binding'] {
@@ -69,7 +71,11 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     const ipOutcome = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
     if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
     const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
-    if (key instanceof HttpError) return errorResponse(key.status, key.message)
+    if (key instanceof HttpError) {
+      // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
+      if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
+      return errorResponse(key.status, key.message)
+    }
     info.key = key
     keys.touch(key.id, now)
     const keyOutcome = limiter.take(

@@ -10,13 +10,13 @@ const SUMS = `sum(requests) AS requests, sum(input_tokens) AS inputTokens, sum(o
   sum(total_tokens) AS totalTokens, total(cost) AS cost, sum(unpriced_requests) AS unpricedRequests`
 
 // grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows
-const ROLLUP = (withModel: boolean) => `SELECT (hour / $size) * $size AS at, model, ${SUMS}
-  FROM usage_hourly WHERE account = $account AND hour >= $from AND hour < $to ${withModel ? 'AND model = $model' : ''}
+const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (hour / $size) * $size AS at, model, ${SUMS}
+  FROM usage_hourly WHERE ${withAccount ? 'account = $account AND' : ''} hour >= $from AND hour < $to ${withModel ? 'AND model = $model' : ''}
   GROUP BY at, model`
 
-const EXACT = (withModel: boolean) => `SELECT $from AS at, model, count(*) AS requests, sum(prompt_tokens) AS inputTokens,
+const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT $from AS at, model, count(*) AS requests, sum(prompt_tokens) AS inputTokens,
   sum(completion_tokens) AS outputTokens, sum(total_tokens) AS totalTokens, total(cost) AS cost, sum(unpriced) AS unpricedRequests
-  FROM generations WHERE account = $account AND created_at >= $from AND created_at < $to ${withModel ? 'AND model = $model' : ''}
+  FROM generations WHERE ${withAccount ? 'account = $account AND' : ''} created_at >= $from AND created_at < $to ${withModel ? 'AND model = $model' : ''}
   GROUP BY model`
 
 interface Segment {
@@ -49,14 +49,17 @@ export function segments(from: number, to: number, exactSince: number): Segment[
 export class UsageQuery {
   constructor(private sqlite: Database) {}
 
-  rows(account: string, w: ReportWindow, exactSince: number): UsageRow[] {
+  /** `account` undefined: every account (the admin's view). */
+  rows(account: string | undefined, w: ReportWindow, exactSince: number): UsageRow[] {
     const withModel = w.model !== undefined
+    const withAccount = account !== undefined
     const out: UsageRow[] = []
     for (const seg of segments(w.from, w.to, exactSince)) {
-      const params: Record<string, string | number> = { account, from: seg.from, to: seg.to }
+      const params: Record<string, string | number> = { from: seg.from, to: seg.to }
+      if (withAccount) params.account = account
       if (withModel) params.model = w.model!
       if (!seg.exact) params.size = BUCKET_MS[w.granularity]
-      const sql = seg.exact ? EXACT(withModel) : ROLLUP(withModel)
+      const sql = seg.exact ? EXACT(withModel, withAccount) : ROLLUP(withModel, withAccount)
       for (const r of this.sqlite.query(sql).all(params as never) as UsageRow[]) out.push(r)
     }
     return out

@@ -28,6 +28,17 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
     expect(models.status).toBe(200)
     expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(10)
     expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: 'Bearer sk-sy-wrong' } })).status).toBe(401)
+    // the dashboard is embedded: the page and both of its assets, with the CSP
+    const page = await fetch(gw.url + '/ui')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const assets = [...(await page.text()).matchAll(/"(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]!)
+    expect(assets.length).toBe(2)
+    for (const a of assets) expect((await fetch(gw.url + a)).status).toBe(200)
+    // and the CLI's batches watch, on the running server's data dir
+    const watch = await runCli(['batches', 'watch', 'batch_none', '--data-dir', join(dir, 'data')], {}, [bin])
+    expect(watch.code).toBe(1)
+    expect(watch.stderr).toContain('no batch with id batch_none')
   } finally {
     gw.kill('SIGTERM')
     expect(await gw.exited).toBe(0)
