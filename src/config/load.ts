@@ -42,6 +42,8 @@ export interface RedisSettings {
   /** Redis unreachable: `deny` answers 503, `allow` serves on per-instance limits. */
   onError: 'deny' | 'allow'
   timeoutMs: number
+  /** Every key and channel starts with it. */
+  prefix: string
 }
 
 export interface S3Settings {
@@ -200,7 +202,12 @@ function redisSettings(f: ConfigFile, env: Record<string, string | undefined>): 
   if (!/^rediss?:\/\//.test(url)) throw new ConfigError(`redis.url: expected a redis:// or rediss:// URL`)
   const onError = str(env.SWITCHYARD_REDIS_ON_ERROR) ?? f.redis?.on_error ?? 'deny'
   if (onError !== 'deny' && onError !== 'allow') throw new ConfigError(`redis.on_error: expected "deny" or "allow", got "${onError}"`)
-  return { url, onError, timeoutMs: count(num(env.SWITCHYARD_REDIS_TIMEOUT_MS, 'SWITCHYARD_REDIS_TIMEOUT_MS') ?? f.redis?.timeout_ms ?? 500, 50) }
+  return {
+    url,
+    onError,
+    timeoutMs: count(num(env.SWITCHYARD_REDIS_TIMEOUT_MS, 'SWITCHYARD_REDIS_TIMEOUT_MS') ?? f.redis?.timeout_ms ?? 500, 50),
+    prefix: str(env.SWITCHYARD_REDIS_PREFIX) ?? f.redis?.prefix ?? 'switchyard:',
+  }
 }
 
 /** `blobs.s3`, or the names Bun's S3Client reads (`S3_*`, then `AWS_*`). A bucket turns it on. */

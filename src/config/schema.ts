@@ -116,6 +116,8 @@ export const ConfigFileSchema = t.Object(
           on_error: t.Optional(t.Union([t.Literal('deny'), t.Literal('allow')])),
           /** How long a command may wait for a connection or an answer before the request is refused. */
           timeout_ms: t.Optional(t.Integer({ minimum: 50, maximum: 60_000 })),
+          /** Every Redis key and channel starts with this (one Redis for several deployments). */
+          prefix: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
         },
         { additionalProperties: false },
       ),

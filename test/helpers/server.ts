@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
-import { createLogger } from '../../src/http/log.ts'
+import { createLogger, type Logger } from '../../src/http/log.ts'
 import { startServer, type Running } from '../../src/server.ts'
 import type { Services } from '../../src/services.ts'
 
@@ -30,6 +30,8 @@ export interface GatewayOptions {
   /** Reuse a data dir (a restart); otherwise a fresh temp dir, removed on stop. */
   dataDir?: string
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /** A logger of the test's own (to read what the gateway logs); otherwise one at `logLevel`. */
+  log?: Logger
 }
 
 export function tempDir(prefix = 'switchyard-test-'): string {
@@ -46,7 +48,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     flags.config = file
   }
   const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...opts.env }, cwd: dataDir })
-  const running: Running = await startServer(config, createLogger(opts.logLevel ?? 'silent'))
+  const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? 'silent'))
   return {
     url: running.url,
     key,

@@ -1,0 +1,159 @@
+// The shared Redis of several gateway instances (issue 13), through Bun's RedisClient.
+// Bun's defaults would queue commands while the server is away and retry for about 31 s;
+// a request must get an answer within a second instead. So: no offline queue, no automatic
+// reconnect, a short connect timeout and a deadline on every command. Reconnecting is ours:
+// the next command (or the 1 s health check) opens a new connection, at most one at a time.
+import { RedisClient } from 'bun'
+import type { RedisSettings } from '../config/load.ts'
+import type { Logger } from '../http/log.ts'
+
+/** Redis could not answer in time: the caller refuses (503) or falls back, per `redis.on_error`. */
+export class RedisUnavailable extends Error {
+  constructor(reason: string) {
+    super(`Redis unavailable: ${reason}`)
+    this.name = 'RedisUnavailable'
+  }
+}
+
+/** A Lua script run by EVALSHA; loaded again when the server answers NOSCRIPT (a restart, SCRIPT FLUSH). */
+export interface Script {
+  source: string
+  sha: string
+}
+
+export function script(source: string): Script {
+  return { source, sha: new Bun.CryptoHasher('sha1').update(source).digest('hex') }
+}
+
+/** After a failed connect, commands fail at once for this long instead of each opening a socket. */
+const RETRY_AFTER_MS = 200
+const HEALTH_EVERY_MS = 1_000
+
+export interface RedisOptions {
+  /** Called when the server comes back after being unreachable (caches may have missed messages). */
+  onRecover?: () => void
+}
+
+export class SharedRedis {
+  private client: RedisClient | null = null
+  private connecting: Promise<RedisClient> | null = null
+  private failedAt = 0
+  private lastError = ''
+  /** Epoch ms since when Redis has been unreachable; null while it answers. */
+  downSince: number | null = null
+  private readonly health: ReturnType<typeof setInterval>
+  private readonly recoverHooks: (() => void)[] = []
+  private closed = false
+
+  constructor(readonly settings: RedisSettings, private readonly log: Logger) {
+    // a quiet instance notices an outage (and its end) without waiting for a request
+    this.health = setInterval(() => void this.send('PING', []).catch(() => {}), HEALTH_EVERY_MS)
+    this.health.unref?.()
+  }
+
+  onRecover(hook: () => void) {
+    this.recoverHooks.push(hook)
+  }
+
+  /** A new client with the fail-fast options: the same settings serve the subscriber connection. */
+  newClient(): RedisClient {
+    return new RedisClient(this.settings.url, {
+      connectionTimeout: this.settings.timeoutMs,
+      autoReconnect: false,
+      maxRetries: 0,
+      enableOfflineQueue: false,
+    })
+  }
+
+  private connected(): Promise<RedisClient> {
+    if (this.client?.connected) return Promise.resolve(this.client)
+    if (this.closed) return Promise.reject(new RedisUnavailable('the gateway is shutting down'))
+    if (this.connecting) return this.connecting
+    if (Date.now() - this.failedAt < RETRY_AFTER_MS) return Promise.reject(new RedisUnavailable(this.lastError))
+    this.client?.close()
+    const c = this.newClient()
+    this.connecting = c
+      .connect()
+      .then(() => {
+        this.client = c
+        return c
+      })
+      .catch((e) => {
+        c.close()
+        throw this.failed(e)
+      })
+      .finally(() => {
+        this.connecting = null
+      })
+    return this.connecting
+  }
+
+  private failed(e: unknown): RedisUnavailable {
+    const reason = e instanceof RedisUnavailable ? e.message.replace(/^Redis unavailable: /, '') : String((e as Error)?.message ?? e)
+    this.failedAt = Date.now()
+    this.lastError = reason
+    if (this.downSince === null) {
+      this.downSince = Date.now()
+      this.log.error('redis: unreachable', { error: reason, on_error: this.settings.onError })
+    }
+    return e instanceof RedisUnavailable ? e : new RedisUnavailable(reason)
+  }
+
+  private up() {
+    if (this.downSince === null) return
+    this.log.warn('redis: reachable again', { down_ms: Date.now() - this.downSince })
+    this.downSince = null
+    for (const h of this.recoverHooks) h()
+  }
+
+  /** One command within the deadline, or RedisUnavailable. A server's own error (a bad script) is rethrown as is. */
+  async send(cmd: string, args: string[]): Promise<unknown> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisUnavailable(`no answer within ${this.settings.timeoutMs} ms`)), this.settings.timeoutMs)
+    })
+    try {
+      const run = this.connected().then((c) => c.send(cmd, args))
+      const out = await Promise.race([run, deadline])
+      this.up()
+      return out
+    } catch (e) {
+      if (isServerError(e)) {
+        this.up()
+        throw e
+      }
+      // a hung connection is dropped, so that the next command opens a fresh one
+      if (e instanceof RedisUnavailable && this.client) {
+        this.client.close()
+        this.client = null
+      }
+      throw this.failed(e)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** EVALSHA, loading the script on NOSCRIPT. */
+  async eval(s: Script, keys: string[], args: string[]): Promise<unknown> {
+    const argv = [String(keys.length), ...keys, ...args]
+    try {
+      return await this.send('EVALSHA', [s.sha, ...argv])
+    } catch (e) {
+      if (!isServerError(e) || !String((e as Error).message).startsWith('NOSCRIPT')) throw e
+      await this.send('SCRIPT', ['LOAD', s.source])
+      return this.send('EVALSHA', [s.sha, ...argv])
+    }
+  }
+
+  close() {
+    this.closed = true
+    clearInterval(this.health)
+    this.client?.close()
+    this.client = null
+  }
+}
+
+/** An error the server answered (the connection is fine), as opposed to no answer at all. */
+function isServerError(e: unknown): boolean {
+  return (e as { code?: string })?.code === 'ERR_REDIS_SERVER_ERROR' || /^(NOSCRIPT|ERR|WRONGTYPE)/.test(String((e as Error)?.message))
+}
