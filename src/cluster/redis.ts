@@ -80,6 +80,8 @@ export class SharedRedis {
       })
       .catch((e) => {
         c.close()
+        // only a real attempt starts the quiet period: fast refusals must not extend it
+        this.failedAt = Date.now()
         throw this.failed(e)
       })
       .finally(() => {
@@ -90,7 +92,6 @@ export class SharedRedis {
 
   private failed(e: unknown): RedisUnavailable {
     const reason = e instanceof RedisUnavailable ? e.message.replace(/^Redis unavailable: /, '') : String((e as Error)?.message ?? e)
-    this.failedAt = Date.now()
     this.lastError = reason
     if (this.downSince === null) {
       this.downSince = Date.now()

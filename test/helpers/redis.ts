@@ -31,6 +31,8 @@ export async function freePort(): Promise<number> {
 export interface OwnRedis {
   url: string
   port: number
+  /** The server's process id while it runs (a test may SIGSTOP it). */
+  readonly pid: number | undefined
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -43,6 +45,9 @@ export async function ownRedis(): Promise<OwnRedis> {
   const r: OwnRedis = {
     url: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return proc?.pid
+    },
     async start() {
       proc = Bun.spawn([bin, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
       for (let i = 0; i < 100; i++) {
