@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
-import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
+import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
 import { startServer } from './server.ts'
 
@@ -58,6 +58,7 @@ async function serve(config: Config) {
     `  OpenAI-family models    → ${served('openai')}`,
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
+    ...Object.entries(storesOf(config)).map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
   ]
   if (running.bootstrapKey) {
     lines.push(

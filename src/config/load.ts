@@ -241,8 +241,10 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
 function maskUrl(u: string): string {
   try {
     const url = new URL(u)
-    if (url.password) url.password = '…'
-    return url.toString()
+    if (!url.password) return url.toString()
+    // built by hand: URL would percent-encode the mask
+    const user = url.username ? decodeURIComponent(url.username) : ''
+    return `${url.protocol}//${user}:***@${url.host}${url.pathname === '/' ? '' : url.pathname}`
   } catch {
     return '(unparsable URL)'
   }
@@ -264,6 +266,8 @@ export function storesOf(c: Config): Record<'rate_limits' | 'credits' | 'change_
 /** The effective config with every secret masked, for `switchyard config`. */
 export function maskedConfig(c: Config): unknown {
   const mask = (s?: string) => (s ? `${s.slice(0, 3)}…(${s.length} chars)` : undefined)
+  // a secret with no telling prefix shows nothing of itself
+  const hidden = (s?: string) => (s ? `***(${s.length} chars)` : undefined)
   return {
     ...c,
     adminToken: mask(c.adminToken),
@@ -272,7 +276,7 @@ export function maskedConfig(c: Config): unknown {
       Object.entries(c.providers).map(([k, p]) => [k, p && { ...p, apiKey: mask(p.apiKey) }]),
     ),
     redis: c.redis && { ...c.redis, url: maskUrl(c.redis.url) },
-    s3: c.s3 && { ...c.s3, accessKeyId: mask(c.s3.accessKeyId), secretAccessKey: mask(c.s3.secretAccessKey), sessionToken: mask(c.s3.sessionToken) },
+    s3: c.s3 && { ...c.s3, accessKeyId: mask(c.s3.accessKeyId), secretAccessKey: hidden(c.s3.secretAccessKey), sessionToken: hidden(c.s3.sessionToken) },
     stores: storesOf(c),
   }
 }
