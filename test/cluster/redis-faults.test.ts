@@ -56,11 +56,14 @@ describe.skipIf(!!skip)('Redis down', () => {
       expect(body.error).toMatch(/shared store \(Redis\).*did not answer.*retry shortly/)
       expect(body.error).not.toContain(redis.url)
     }
-    // routes that need no shared state still answer
-    expect((await fetch(`${g.url}/health`)).status).toBe(200)
+    // routes that need no shared state still answer; /health names the store that is away
+    const health = await fetch(`${g.url}/health`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toEqual({ status: 'ok', redis: 'down' })
     await redis.start()
     expect(await untilServed(g.key, 5_000)).toBeLessThan(5_000)
     expect((await chat(funded)).status).toBe(200)
+    expect(await (await fetch(`${g.url}/health`)).json()).toEqual({ status: 'ok', redis: 'up' })
   }, 20_000)
 
   test('a hung Redis (not closed, just silent) is also answered within 1 s', async () => {
