@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs'
 import OpenAI from 'openai'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
-import { startGateway, tempDir, type Gateway } from '../helpers/server.ts'
+import { runCli, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 
 const skip = redisSkipReason()
 if (skip) console.warn(skip)
@@ -99,6 +99,25 @@ describe.skipIf(!!skip)('three instances on one Redis', () => {
       if (back !== 200) await Bun.sleep(20)
     }
     expect(back).toBe(200)
+  })
+
+  test('switchyard keys disable (the CLI, another process) reaches a running gateway through the bus', async () => {
+    const prefix = freshPrefix()
+    dataDir = tempDir()
+    const env = { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix }
+    gws = [await startGateway({ dataDir, env })]
+    const g = gws[0]!
+    g.services.keys.stop() // no data-dir poll: only the bus can tell it
+    const { key, record } = g.services.keys.create({ name: 'cli-disabled' })
+    expect((await chat(g, key)).status).toBe(200)
+    const cli = await runCli(['keys', 'disable', record.id, '--data-dir', dataDir], env)
+    expect(cli.code).toBe(0)
+    let status = 0
+    for (let i = 0; i < 40 && status !== 401; i++) {
+      status = (await chat(g, key)).status
+      if (status !== 401) await Bun.sleep(50)
+    }
+    expect(status).toBe(401)
   })
 })
 
