@@ -8,7 +8,7 @@
 // requests are spread, as on one instance. The database still gets every cost through the
 // recorder, as without Redis; this is what admission reads.
 import type { Logger } from '../http/log.ts'
-import { RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import { RESERVATION_TTL_MS, type SharedCredits, type SharedReservation } from './credits.ts'
 
 const NOW = `
@@ -74,7 +74,12 @@ export class RedisCredits implements SharedCredits {
   async reserve(key: { id: string; credits: number; spent: number }, usd: number): Promise<SharedReservation> {
     const id = `rsr:${key.id}:${crypto.randomUUID().replaceAll('-', '')}`
     const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
-    const r = (await this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, key.id), [String(key.credits), String(key.spent), String(amount), id, String(this.ttlMs)])) as [number, string, string]
+    let r: [number, string, string]
+    try {
+      r = (await this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, key.id), [String(key.credits), String(key.spent), String(amount), id, String(this.ttlMs)])) as [number, string, string]
+    } catch (e) {
+      throw asUnavailable(e, this.log)
+    }
     if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
     return { admitted: true, reservationId: amount > 0 ? id : undefined }
   }

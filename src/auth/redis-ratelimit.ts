@@ -8,7 +8,7 @@
 // pipeline answers 503); with `allow` it is decided by this instance's own memory limiter,
 // and a log line says so once a minute while it lasts.
 import type { Logger } from '../http/log.ts'
-import { RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import { RateLimiter, type Decision, type Limit, type Outcome, type RateLimitBackend } from './ratelimit.ts'
 
 const TAKE = script(`
@@ -62,8 +62,9 @@ export class RedisRateLimiter implements RateLimitBackend {
     try {
       raw = (await this.redis.eval(TAKE, limits.map((l) => this.prefix + l.bucket), args)) as number[]
     } catch (e) {
-      if (!(e instanceof RedisUnavailable) || this.redis.settings.onError !== 'allow') throw e
-      this.noteFallback(e)
+      const down = asUnavailable(e, this.log)
+      if (this.redis.settings.onError !== 'allow') throw down
+      this.noteFallback(down)
       return this.local.take(limits)
     }
     return outcome(limits, raw)

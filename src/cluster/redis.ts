@@ -154,6 +154,18 @@ export class SharedRedis {
   }
 }
 
+/**
+ * Any failure of a shared-store step as RedisUnavailable, so that a request gets the 503 (or
+ * the per-instance fallback) and never a 500: an error Redis itself answered (out of memory,
+ * a read-only replica) is logged as such first.
+ */
+export function asUnavailable(e: unknown, log: Logger): RedisUnavailable {
+  if (e instanceof RedisUnavailable) return e
+  const reason = String((e as Error)?.message ?? e)
+  log.error('redis: a command failed', { error: reason })
+  return new RedisUnavailable(reason)
+}
+
 /** An error the server answered (the connection is fine), as opposed to no answer at all. */
 function isServerError(e: unknown): boolean {
   return (e as { code?: string })?.code === 'ERR_REDIS_SERVER_ERROR' || /^(NOSCRIPT|ERR|WRONGTYPE)/.test(String((e as Error)?.message))

@@ -3,6 +3,7 @@
 // limits and a log line says so. Service returns within 5 s of Redis coming back. Each test
 // runs a redis-server of its own on a random port, killed and restarted on the same port.
 import { afterEach, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
 import { createLogger } from '../../src/http/log.ts'
 import { ownRedis, redisSkipReason, type OwnRedis } from '../helpers/redis.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -82,6 +83,25 @@ describe.skipIf(!!skip)('Redis down', () => {
     }
     expect(await untilServed(g.key, 5_000)).toBeLessThan(5_000)
   }, 20_000)
+
+  test('Redis answering an error (a bucket of the wrong type) is a 503 too, never a 500', async () => {
+    redis = await ownRedis()
+    g = await startGateway({ env: { REDIS_URL: redis.url, SWITCHYARD_REDIS_PREFIX: 'p:' } })
+    const { key, record } = g.services.keys.create({ name: 'wrongtype' })
+    expect((await chat(key)).status).toBe(200)
+    const admin = new RedisClient(redis.url)
+    // the key's minute window replaced by a string: the script's ZREMRANGEBYSCORE fails
+    await admin.send('SET', [`p:rl:k:${record.id}`, 'not a sorted set'])
+    try {
+      const r = await chat(key)
+      expect(r.status).toBe(503)
+      expect(((await r.json()) as { error: string }).error).toContain('WRONGTYPE')
+    } finally {
+      await admin.send('DEL', [`p:rl:k:${record.id}`])
+      admin.close()
+    }
+    expect((await chat(key)).status).toBe(200)
+  })
 
   test('on_error: allow keeps serving on per-instance limits and logs that it does', async () => {
     redis = await ownRedis()
