@@ -8,7 +8,7 @@
 // pipeline answers 503); with `allow` it is decided by this instance's own memory limiter,
 // and a log line says so once a minute while it lasts.
 import type { Logger } from '../http/log.ts'
-import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import { asUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import { RateLimiter, type Decision, type Limit, type Outcome, type RateLimitBackend } from './ratelimit.ts'
 
 const TAKE = script(`
@@ -41,12 +41,10 @@ end
 return out
 `)
 
-const FALLBACK_LOG_EVERY_MS = 60_000
 
 export class RedisRateLimiter implements RateLimitBackend {
   /** Per-instance limits, used only while Redis is away and `on_error` is `allow`. */
   readonly local = new RateLimiter()
-  private lastFallbackLog = 0
 
   private readonly prefix: string
 
@@ -64,17 +62,10 @@ export class RedisRateLimiter implements RateLimitBackend {
     } catch (e) {
       const down = asUnavailable(e, this.log)
       if (this.redis.settings.onError !== 'allow') throw down
-      this.noteFallback(down)
+      this.redis.degraded()
       return this.local.take(limits)
     }
     return outcome(limits, raw)
-  }
-
-  private noteFallback(e: RedisUnavailable) {
-    const now = Date.now()
-    if (now - this.lastFallbackLog < FALLBACK_LOG_EVERY_MS) return
-    this.lastFallbackLog = now
-    this.log.warn('redis: unreachable; rate limits are per instance until it returns (redis.on_error: allow)', { error: e.message })
   }
 }
 

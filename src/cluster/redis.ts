@@ -28,6 +28,7 @@ export function script(source: string): Script {
 /** After a failed connect, commands fail at once for this long instead of each opening a socket. */
 const RETRY_AFTER_MS = 200
 const HEALTH_EVERY_MS = 1_000
+const DEGRADED_LOG_EVERY_MS = 60_000
 
 export interface RedisOptions {
   /** Called when the server comes back after being unreachable (caches may have missed messages). */
@@ -47,8 +48,22 @@ export class SharedRedis {
 
   constructor(readonly settings: RedisSettings, private readonly log: Logger) {
     // a quiet instance notices an outage (and its end) without waiting for a request
-    this.health = setInterval(() => void this.send('PING', []).catch(() => {}), HEALTH_EVERY_MS)
+    this.health = setInterval(() => void this.send('PING', []).catch(() => this.degraded()), HEALTH_EVERY_MS)
     this.health.unref?.()
+  }
+
+  private lastDegradedLog = 0
+
+  /**
+   * With `on_error: allow`, requests go on on this instance's own limits while Redis is away:
+   * said in a log line once a minute for as long as it lasts (with or without traffic).
+   */
+  degraded() {
+    if (this.settings.onError !== 'allow' || this.closed) return
+    const now = Date.now()
+    if (now - this.lastDegradedLog < DEGRADED_LOG_EVERY_MS) return
+    this.lastDegradedLog = now
+    this.log.warn('redis: unreachable; rate limits and credits are per instance until it returns (redis.on_error: allow)', { error: this.lastError, down_since: this.downSince && new Date(this.downSince).toISOString() })
   }
 
   onRecover(hook: () => void) {
@@ -104,6 +119,7 @@ export class SharedRedis {
     if (this.downSince === null) return
     this.log.warn('redis: reachable again', { down_ms: Date.now() - this.downSince })
     this.downSince = null
+    this.lastDegradedLog = 0
     for (const h of this.recoverHooks) h()
   }
 
@@ -111,7 +127,9 @@ export class SharedRedis {
   async send(cmd: string, args: string[]): Promise<unknown> {
     let timer: ReturnType<typeof setTimeout> | undefined
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisUnavailable(`no answer within ${this.settings.timeoutMs} ms`)), this.settings.timeoutMs)
+      // one more turn of the loop before giving up: on a busy instance the answer may be
+      // waiting in the socket behind this very timer
+      timer = setTimeout(() => setImmediate(() => reject(new RedisUnavailable(`no answer within ${this.settings.timeoutMs} ms`))), this.settings.timeoutMs)
     })
     try {
       const run = this.connected().then((c) => c.send(cmd, args))

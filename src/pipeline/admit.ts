@@ -63,7 +63,10 @@ export async function admitShared(s: Services, input: AdmitInput): Promise<Admis
     r = await shared.reserve({ id: key.id, credits: key.credits, spent: key.spent }, usd ?? 0)
   } catch (e) {
     if (!(e instanceof RedisUnavailable)) throw e
-    if (s.config.redis?.onError === 'allow') return admit(s, input)
+    if (s.config.redis?.onError === 'allow') {
+      s.cluster?.redis?.degraded()
+      return admit(s, input)
+    }
     throw sharedStoreDown(e)
   }
   if (!r.admitted) {

@@ -28,7 +28,7 @@ test('unset: memory and disk, as a single gateway always was', async () => {
     change_bus: 'memory (this instance; the data dir is polled every second)',
     blobs: `disk ${dir}/blobs`,
   })
-})
+}, 30_000)
 
 test('from the environment: REDIS_URL and the S3_* / AWS_* names; passwords and secrets masked', async () => {
   const r = await runCli(['config'], {
@@ -48,7 +48,7 @@ test('from the environment: REDIS_URL and the S3_* / AWS_* names; passwords and 
   expect(cfg.s3).toMatchObject({ bucket: 'sy-files', endpoint: 'http://minio:9000', region: 'eu-west-1', pathStyle: true, redirectDownloads: false })
   expect(cfg.stores.rate_limits).toBe('redis redis://app:***@10.0.0.5:6379/2 (on_error: deny)')
   expect(cfg.stores.blobs).toBe('s3 bucket sy-files at http://minio:9000')
-})
+}, 30_000)
 
 test('from the file: redis and blobs.s3; a bad value names its field', () => {
   const dir = tempDir()
@@ -81,4 +81,4 @@ test('the banner names each concern\'s store; a gateway starts even while Redis 
   const r = await fetch(g.url + '/api/v1/models', { headers: { authorization: 'Bearer sk-sy-whatever' } })
   expect(r.status).toBe(503)
   expect(((await r.json()) as { error: string }).error).toContain('Redis')
-})
+}, 30_000)

@@ -101,7 +101,7 @@ describe.skipIf(!!skip)('Redis down', () => {
       admin.close()
     }
     expect((await chat(key)).status).toBe(200)
-  })
+  }, 20_000)
 
   test('on_error: allow keeps serving on per-instance limits and logs that it does', async () => {
     redis = await ownRedis()
@@ -122,7 +122,7 @@ describe.skipIf(!!skip)('Redis down', () => {
     }
     expect(statuses).toEqual([200, 200, 200, 429])
     const said = lines.map((l) => JSON.parse(l) as { msg: string }).map((l) => l.msg)
-    expect(said).toContain('redis: unreachable; rate limits are per instance until it returns (redis.on_error: allow)')
+    expect(said).toContain('redis: unreachable; rate limits and credits are per instance until it returns (redis.on_error: allow)')
     // once a minute, not once a request
     expect(said.filter((m) => m.startsWith('redis: unreachable; rate limits')).length).toBe(1)
     await redis.start()

@@ -65,7 +65,7 @@ describe.skipIf(!!skip)('blobs in S3, two gateways', () => {
     expect(del.deleted).toBe(true)
     expect(await sdk(a).files.retrieve(up.id).then(() => 200, (e) => e.status)).toBe(404)
     expect(await objects(client)).toEqual([])
-  })
+  }, 30_000)
 
   test('a 24 MiB upload streams into a multipart upload and back out whole', async () => {
     const { a, b, sdk, client } = await pair()
@@ -118,7 +118,7 @@ describe.skipIf(!!skip)('blobs in S3, two gateways', () => {
     await sdk(a).files.delete(up.id)
     const gone = await fetch(`${b.url}/api/v1/files/${up.id}/content`, { headers: { authorization: `Bearer ${(sdk(b) as any).apiKey}` }, redirect: 'manual' })
     expect(gone.status).toBe(404)
-  })
+  }, 30_000)
 
   test('a delete racing downloads (on both instances): the whole file or a 404, never a 500 or a cut body', async () => {
     const { a, b, key } = await pair()
