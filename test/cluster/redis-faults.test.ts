@@ -103,6 +103,26 @@ describe.skipIf(!!skip)('Redis down', () => {
     expect((await chat(key)).status).toBe(200)
   }, 20_000)
 
+  test('the bus resubscribes after Redis returns and drops the key cache (a change made meanwhile is not missed)', async () => {
+    redis = await ownRedis()
+    g = await startGateway({ env: { REDIS_URL: redis.url } })
+    g.services.keys.stop() // no data-dir poll: only the bus can tell it
+    const { key, record } = g.services.keys.create({ name: 'changed-while-away' })
+    expect((await chat(key)).status).toBe(200) // cached
+    await redis.stop()
+    // another instance disables the key while Redis is away: its message is lost
+    g.services.storage.sqlite.run("UPDATE api_keys SET status = 'inactive' WHERE id = ?", [record.id])
+    await redis.start()
+    const t0 = performance.now()
+    let status = 0
+    while (performance.now() - t0 < 5_000) {
+      status = (await chat(key)).status
+      if (status === 401) break
+      await Bun.sleep(50)
+    }
+    expect(status).toBe(401)
+  }, 20_000)
+
   test('on_error: allow keeps serving on per-instance limits and logs that it does', async () => {
     redis = await ownRedis()
     const lines: string[] = []
