@@ -188,7 +188,3 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     expect(status).toBe(200)
   }, 30_000)
 })
-
-test.skipIf(!skip)('Redis scale-out suite skipped: SWITCHYARD_TEST_REDIS_URL is unset', () => {
-  expect(skip).toBeDefined()
-})

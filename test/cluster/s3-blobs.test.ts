@@ -155,7 +155,3 @@ describe.skipIf(!!skip)('blobs in S3, two gateways', () => {
     expect((seen.get('whole') ?? 0) + (seen.get('404') ?? 0)).toBe(96)
   }, 60_000)
 })
-
-test.skipIf(!skip)('S3 blob suite skipped: SWITCHYARD_TEST_S3_ENDPOINT is unset', () => {
-  expect(skip).toBeDefined()
-})
