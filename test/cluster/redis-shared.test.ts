@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs'
 import OpenAI from 'openai'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
-import { runCli, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
+import { runCli, spawnGateway, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 
 const skip = redisSkipReason()
 if (skip) console.warn(skip)
@@ -61,6 +61,32 @@ describe.skipIf(!!skip)('three instances on one Redis', () => {
     for (let i = 0; i < 5; i++) remaining.push((await chat(gws[i % 3]!, k2)).headers.get('x-ratelimit-remaining')!)
     expect(remaining).toEqual(['4', '3', '2', '1', '0'])
   }, 30_000)
+
+  test('the same with three gateway processes (bun src/main.ts serve, one data dir): exactly 30 of 90', async () => {
+    dataDir = tempDir()
+    const env = { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: freshPrefix() }
+    const made = await runCli(['keys', 'create', '--name', 'rpm30', '--rpm', '30', '--json', '--data-dir', dataDir], env)
+    expect(made.code).toBe(0)
+    const key = (JSON.parse(made.stdout) as { key: string }).key
+    const procs = await Promise.all([0, 1, 2].map(() => spawnGateway({ dataDir, env })))
+    try {
+      for (const p of procs) expect(p.output()).toContain('rate limits → redis')
+      const res = await Promise.all(
+        Array.from({ length: 90 }, (_, i) =>
+          fetch(`${procs[i % 3]!.url}/api/alpha/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text ok' }] }),
+          }).then((r) => r.status),
+        ),
+      )
+      expect(res.filter((s) => s !== 200 && s !== 429)).toEqual([])
+      expect(res.filter((s) => s === 200).length).toBe(30)
+    } finally {
+      for (const p of procs) p.kill('SIGKILL')
+      await Promise.all(procs.map((p) => p.exited))
+    }
+  }, 60_000)
 
   test('alone, each instance would have its own window: the same burst without Redis gets 90', async () => {
     // the contrast that shows the test above measures the sharing (three separate memories)
