@@ -29,6 +29,8 @@ export function script(source: string): Script {
 const RETRY_AFTER_MS = 200
 const HEALTH_EVERY_MS = 1_000
 const DEGRADED_LOG_EVERY_MS = 60_000
+/** A deadline timer this late means the instance's loop was busy, not that Redis is slow. */
+const STALL_MS = 100
 
 export interface RedisOptions {
   /** Called when the server comes back after being unreachable (caches may have missed messages). */
@@ -48,7 +50,7 @@ export class SharedRedis {
 
   constructor(readonly settings: RedisSettings, private readonly log: Logger) {
     // a quiet instance notices an outage (and its end) without waiting for a request
-    this.health = setInterval(() => void this.send('PING', []).catch(() => this.degraded()), HEALTH_EVERY_MS)
+    this.health = setInterval(() => void this.send('PING', [], true).catch(() => this.degraded()), HEALTH_EVERY_MS)
     this.health.unref?.()
   }
 
@@ -123,13 +125,28 @@ export class SharedRedis {
     for (const h of this.recoverHooks) h()
   }
 
-  /** One command within the deadline, or RedisUnavailable. A server's own error (a bad script) is rethrown as is. */
-  async send(cmd: string, args: string[]): Promise<unknown> {
+  /**
+   * One command within the deadline, or RedisUnavailable. A server's own error (a bad script)
+   * is rethrown as is. `drop`: a command that times out also drops the connection, so that the
+   * next one opens a fresh socket (the health check's PING does this; a request's command does
+   * not, lest one slow answer cut off every other command in flight on the connection).
+   */
+  async send(cmd: string, args: string[], drop = false): Promise<unknown> {
     let timer: ReturnType<typeof setTimeout> | undefined
+    const ms = this.settings.timeoutMs
+    const due = performance.now() + ms
     const deadline = new Promise<never>((_, reject) => {
-      // one more turn of the loop before giving up: on a busy instance the answer may be
-      // waiting in the socket behind this very timer
-      timer = setTimeout(() => setImmediate(() => reject(new RedisUnavailable(`no answer within ${this.settings.timeoutMs} ms`))), this.settings.timeoutMs)
+      const fire = (extended: boolean) => {
+        // a timer that fires late means this instance's own loop was stalled (a big upload,
+        // GC), not Redis: the answer may be waiting in the socket; give it one more period
+        if (!extended && performance.now() - due > STALL_MS) {
+          timer = setTimeout(() => fire(true), ms)
+          return
+        }
+        // one more turn of the loop: an answer already read goes first
+        setImmediate(() => reject(new RedisUnavailable(`no answer within ${ms} ms`)))
+      }
+      timer = setTimeout(() => fire(false), ms)
     })
     try {
       const run = this.connected().then((c) => c.send(cmd, args))
@@ -141,8 +158,7 @@ export class SharedRedis {
         this.up()
         throw e
       }
-      // a hung connection is dropped, so that the next command opens a fresh one
-      if (e instanceof RedisUnavailable && this.client) {
+      if (drop && e instanceof RedisUnavailable && this.client) {
         this.client.close()
         this.client = null
       }
