@@ -41,7 +41,9 @@ export function createApp(s: Services, handlers = generationHandlers(s)) {
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
     .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed))
-    .get('/health', () => ({ status: 'ok' }))
+    // the gateway is up; a shared store that is away is named, so a probe can tell (the
+    // answer stays 200: every instance shares the store, a balancer would drop them all)
+    .get('/health', () => (s.cluster?.redis ? { status: 'ok', redis: s.cluster.redis.downSince === null ? 'up' : 'down' } : { status: 'ok' }))
     .use(modelRoutes(s))
     .use(adminRoutes(s))
     .use(generationRoutes(s))

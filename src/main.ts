@@ -4,8 +4,11 @@ import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
-import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
+import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
+import { RedisBus } from './cluster/redis-bus.ts'
+import { SharedRedis } from './cluster/redis.ts'
+import { createLogger } from './http/log.ts'
 import { startServer } from './server.ts'
 import { watchBatch } from './batches/watch.ts'
 
@@ -60,6 +63,7 @@ async function serve(config: Config) {
     `  OpenAI-family models    → ${served('openai')}`,
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
+    ...Object.entries(storesOf(config)).map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
   ]
   if (running.bootstrapKey) {
     lines.push(
@@ -78,7 +82,24 @@ async function serve(config: Config) {
   process.once('SIGINT', () => void shutdown('SIGINT'))
 }
 
-function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
+/**
+ * Running gateways that share Redis hear of a key change made here through the bus at once;
+ * without Redis they see it by polling the database. A Redis that cannot be reached only
+ * delays that: the change itself is stored.
+ */
+async function announceKeyChange(config: Config) {
+  if (!config.redis) return
+  const redis = new SharedRedis(config.redis, createLogger('silent'))
+  const bus = new RedisBus(redis, createLogger('silent'))
+  try {
+    await bus.publish('keys', 'changed')
+  } finally {
+    bus.close()
+    redis.close()
+  }
+}
+
+async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
   const storage = openStorage(config.dataDir)
   const keys = new KeyStore(storage)
   const [sub, id, amount] = args
@@ -116,11 +137,13 @@ function keysCommand(config: Config, args: string[], v: Record<string, string | 
       }
       case 'disable':
       case 'enable':
-        return show(keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
+        show(keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
+        return await announceKeyChange(config)
       case 'credit': {
         const n = positiveNumber(need(amount, 'AMOUNT'), 'amount')!
         if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')
-        return show(keys.credit(need(id, 'ID'), n), id!)
+        show(keys.credit(need(id, 'ID'), n), id!)
+        return await announceKeyChange(config)
       }
       default:
         throw new UsageError(`unknown keys command "${sub ?? ''}"`)
@@ -165,7 +188,7 @@ export async function main(argv: string[]) {
       case 'serve':
         return await serve(config)
       case 'keys':
-        return keysCommand(config, rest, v)
+        return await keysCommand(config, rest, v)
       case 'batches':
         return await batchesCommand(config, rest)
       case 'config':

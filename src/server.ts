@@ -16,10 +16,11 @@ import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
+import { createCluster, type Cluster } from './cluster/create.ts'
 
 const MiB = 1024 * 1024
 
-export function buildServices(config: Config, log: Logger = createLogger(config.logLevel)): Services {
+export function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Services {
   const storage = openStorage(config.dataDir)
   const catalog = buildCatalog(config)
   const keys = new KeyStore(storage)
@@ -35,7 +36,12 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
     providers: createProviders(config),
     recorder: new Recorder({ config, storage, catalog, keys, log }),
     files: createFilesService({ config, storage, log }),
+    cluster,
     onClose: [],
+  }
+  if (cluster) {
+    keys.shared = cluster.credits
+    s.onClose.push(keys.attachBus(cluster.bus))
   }
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
@@ -63,7 +69,9 @@ export function ensureBootstrapKey(s: Services): string | undefined {
 }
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
-  const services = buildServices(config, log)
+  const logger = log ?? createLogger(config.logLevel)
+  const cluster = await createCluster(config, logger)
+  const services = buildServices(config, logger, cluster)
   services.onClose.push(await startCheckpointer(services.storage, services.log))
   const bootstrapKey = ensureBootstrapKey(services)
   services.keys.watch()
@@ -108,6 +116,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         }
       }
       services.keys.stop()
+      cluster.close()
       services.storage.close()
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

@@ -6,8 +6,9 @@ import { eq, sql } from 'drizzle-orm'
 import type { Statement } from 'bun:sqlite'
 import type { Storage } from '../db/client.ts'
 import { apiKeys } from '../db/schema.ts'
+import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from './context.ts'
-import { CreditLedger } from './credits.ts'
+import { CreditLedger, type SharedCredits } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -66,6 +67,9 @@ export class KeyStore {
   private addSpentStmt?: Statement
   /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
   readonly ledger = new CreditLedger()
+  /** Credits shared with other instances (Redis), when configured: admission and settlement go there too. */
+  shared?: SharedCredits
+  private bus?: Bus
 
   constructor(private storage: Storage) {}
 
@@ -95,7 +99,7 @@ export class KeyStore {
       updatedAt: now,
     }
     this.db.insert(apiKeys).values(row).run()
-    this.invalidate()
+    this.changed()
     return { key, record: toKey(row) }
   }
 
@@ -124,7 +128,7 @@ export class KeyStore {
     if (patch.credits !== undefined) set.credits = patch.credits
     if (patch.rpm !== undefined) set.rpm = patch.rpm
     const r = this.db.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning().get()
-    this.invalidate()
+    this.changed()
     return r ? this.toKey(r) : undefined
   }
 
@@ -136,7 +140,7 @@ export class KeyStore {
       .where(eq(apiKeys.id, id))
       .returning()
       .get()
-    this.invalidate()
+    this.changed()
     return r ? this.toKey(r) : undefined
   }
 
@@ -232,6 +236,21 @@ export class KeyStore {
   invalidate() {
     this.byHash.clear()
     this.byId.clear()
+  }
+
+  /**
+   * Other instances hear of key changes through the bus (within a second or two, issue 13),
+   * beside the data-dir poll below that serves the CLI and a shared SQLite file.
+   */
+  attachBus(bus: Bus): () => void {
+    this.bus = bus
+    return bus.subscribe('keys', () => this.invalidate())
+  }
+
+  /** This instance changed a key: drop the cache here and tell the others. */
+  private changed() {
+    this.invalidate()
+    void this.bus?.publish('keys', 'changed')
   }
 
   /** Poll for changes made elsewhere (the CLI on the same data dir). */

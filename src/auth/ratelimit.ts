@@ -136,7 +136,16 @@ export interface Outcome {
   binding: Decision & { scope: 'key' | 'ip' }
 }
 
-export class RateLimiter {
+/**
+ * What the request pipeline asks for a request. The in-process RateLimiter answers at once;
+ * a limiter shared by several instances (auth/redis-ratelimit.ts) answers with a promise.
+ */
+export interface RateLimitBackend {
+  /** All-or-nothing, as RateLimiter.take. */
+  take(limits: Limit[], now?: number): Outcome | Promise<Outcome>
+}
+
+export class RateLimiter implements RateLimitBackend {
   constructor(readonly store: RateLimitStore = new MemoryStore()) {}
 
   /** All-or-nothing: counted against every limit only when every limit allows it. */

@@ -103,12 +103,15 @@ export class Recorder implements GenerationSink {
       // stored, so a later price change never rewrites history
       const row = toRow(input, this.costOf(input), newGenerationId())
       keys.settle(row.apiKeyId, row.cost ?? 0)
+      // shared credits (several instances): the actual cost replaces the reservation there
+      void keys.shared?.settle(input.reservationId, row.apiKeyId, row.cost ?? 0)
       this.queue.push(row)
       // after shutdown began, nothing will flush later: write now
       if (this.stopped || this.queue.length >= this.maxQueue) this.flush()
       else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
       return row.id
     } catch (e) {
+      void keys.shared?.release(input.reservationId)
       this.deps.log.error('recorder: could not queue a generation record', { error: (e as Error).message })
       return undefined
     }

@@ -6,7 +6,9 @@ import type { Server } from 'bun'
 import { authenticate } from '../auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
 import { adminReader } from '../auth/viewer.ts'
-import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
+import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from '../auth/ratelimit.ts'
+import { RedisUnavailable } from '../cluster/redis.ts'
+import { sharedStoreDown } from '../pipeline/admit.ts'
 import type { Services } from '../services.ts'
 import type { DirectRoutes } from './direct.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
@@ -89,6 +91,33 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
   }
 
+  /**
+   * The same as `guard` with limits shared by several instances (Redis): each take is a round
+   * trip; the shared store away answers 503 (`redis.on_error: deny`).
+   */
+  async function sharedGuard(shared: RateLimitBackend, req: Request, path: string, info: RequestInfo): Promise<Response | Outcome['binding']> {
+    const now = Date.now()
+    const ipOutcome = await shared.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
+    if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
+    const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
+    if (key instanceof HttpError) {
+      if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
+      return errorResponse(key.status, key.message)
+    }
+    info.key = key
+    keys.touch(key.id, now)
+    const keyOutcome = await shared.take(
+      [
+        { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
+        { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
+      ],
+      now,
+    )
+    if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
+    return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+  }
+  const shared = s.cluster?.limiter
+
   return async function gateway(req, server) {
     const start = pathStart(req.url)
     const path = pathOf(req.url, start)
@@ -105,12 +134,13 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     try {
       if (path.startsWith('/admin/')) {
         // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate (D10).
-        const ip = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], Date.now())
+        const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
+        const ip = shared ? await shared.take([ipLimit]) : limiter.take([ipLimit], Date.now())
         if (!ip.allowed) res = errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ip.binding, true))
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {
-          const g = guard(req, path, info)
+          const g = shared ? await sharedGuard(shared, req, path, info) : guard(req, path, info)
           if (g instanceof Response) res = g
           else limits = g
         }
@@ -125,8 +155,12 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
         res = await (handle ? handle(routed) : appFetch(routed))
       }
     } catch (e) {
-      log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
-      res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
+      if (e instanceof RedisUnavailable) {
+        res = errorResponse(503, sharedStoreDown(e).message, { 'retry-after': '1' })
+      } else {
+        log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
+        res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
+      }
     }
 
     const extra: Record<string, string> = { 'x-request-id': info.requestId }

@@ -8,7 +8,7 @@ import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
 import { resolveModel } from '../routing/router.ts'
 import { applyFamilyRules, compatHeader, type RulesOutcome } from '../routing/rules.ts'
 import type { Services } from '../services.ts'
-import { admit } from './admit.ts'
+import { admit, admitShared } from './admit.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
@@ -75,7 +75,9 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   }
 
   const stream = body.stream === true
-  const admission = admit(s, { apiKey: rc.apiKey, model, promptTokens: () => promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) })
+  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) }
+  // several instances: the shared store decides (asynchronously); alone, memory does at once
+  const admission = s.keys.shared ? await admitShared(s, admitInput) : admit(s, admitInput)
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId,

@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
-import { createLogger } from '../../src/http/log.ts'
+import { createLogger, type Logger } from '../../src/http/log.ts'
 import { startServer, type Running } from '../../src/server.ts'
 import type { Services } from '../../src/services.ts'
+import { freshBucket } from './s3.ts'
 
 export const ROOT = join(import.meta.dir, '..', '..')
 export const BUN = process.execPath
@@ -30,6 +31,23 @@ export interface GatewayOptions {
   /** Reuse a data dir (a restart); otherwise a fresh temp dir, removed on stop. */
   dataDir?: string
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /** A logger of the test's own (to read what the gateway logs); otherwise one at `logLevel`. */
+  log?: Logger
+}
+
+/**
+ * SWITCHYARD_TEST_SHARED=1 runs every in-process gateway on the shared stores (issue 13): Redis
+ * (a key prefix of its own) and S3 (a bucket of its own), from the CI's test servers.
+ */
+async function sharedStoresEnv(): Promise<Record<string, string>> {
+  if (process.env.SWITCHYARD_TEST_SHARED !== '1') return {}
+  const env: Record<string, string> = {}
+  if (process.env.SWITCHYARD_TEST_REDIS_URL) {
+    env.REDIS_URL = process.env.SWITCHYARD_TEST_REDIS_URL
+    env.SWITCHYARD_REDIS_PREFIX = `sytest:${crypto.randomUUID().slice(0, 8)}:`
+  }
+  if (process.env.SWITCHYARD_TEST_S3_ENDPOINT) Object.assign(env, (await freshBucket()).env)
+  return env
 }
 
 export function tempDir(prefix = 'switchyard-test-'): string {
@@ -45,8 +63,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     writeFileSync(file, opts.yaml)
     flags.config = file
   }
-  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...opts.env }, cwd: dataDir })
-  const running: Running = await startServer(config, createLogger(opts.logLevel ?? 'silent'))
+  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await sharedStoresEnv()), ...opts.env }, cwd: dataDir })
+  const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? 'silent'))
   return {
     url: running.url,
     key,
