@@ -1,10 +1,10 @@
 // The recorder: every finished request becomes one generation record, its cost added to the
 // key's spend and to the hourly usage rollup. `record()` prices the request and settles its
 // credit reservation at once, in memory (the next admission must see the real cost, D5), then
-// only queues; the queue is written in one transaction 25 ms later, or at once before a
-// lookup, so recording never delays a response and a lookup right after a request still
-// finds it. (25 ms, not less: at a few requests a second, each flush is a wake-up of the
-// loop and a commit of its own, which cost more than the request did — issue 12.) Each record gets the gateway's own id, so none is lost to a reused reply id (D9).
+// only queues; the queue is written in one transaction 50 ms later (at once past 256 records,
+// or before a lookup), so recording never delays a response and a lookup right after a
+// request still finds it. Not sooner: at a few requests a second each flush is a wake-up of
+// the loop and a commit of its own, whose page writes cost more than the request (issue 12). Each record gets the gateway's own id, so none is lost to a reused reply id (D9).
 import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
@@ -25,7 +25,7 @@ export interface RecorderDeps {
 export interface RecorderOptions {
   /** How long records wait in memory before being written together. */
   flushDelayMs?: number
-  /** Past this many queued records, write at once (bounds memory under a burst). */
+  /** Past this many queued records, write at once (bounds memory and the commit's size under load). */
   maxQueue?: number
   /** How often old records are pruned. */
   pruneEveryMs?: number
@@ -52,8 +52,8 @@ export class Recorder implements GenerationSink {
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
-    this.flushDelayMs = opts.flushDelayMs ?? 25
-    this.maxQueue = opts.maxQueue ?? 2_000
+    this.flushDelayMs = opts.flushDelayMs ?? 50
+    this.maxQueue = opts.maxQueue ?? 256
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
   }
 
