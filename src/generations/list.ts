@@ -23,48 +23,90 @@ export interface ListFilter {
   limit: number
 }
 
-const CLAUSES: [keyof ListFilter, string][] = [
+/** Clauses an index serves (generations_key, generations_account_created): the scope. */
+const SCOPE: [keyof ListFilter, string][] = [
   ['keyId', 'api_key_id = $keyId'],
   ['account', 'account = $account'],
+]
+/** Clauses checked row by row: no index has them. */
+const FILTERS: [keyof ListFilter, string][] = [
   ['model', 'model = $model'],
   ['endpoint', 'endpoint = $endpoint'],
 ]
 
+/**
+ * Rows of the scope one filtered page may read. A rare filter would otherwise read the whole
+ * table (a second for a million records) on the thread that serves every request; with the
+ * budget a page stops there and says where to go on from (`partial`).
+ */
+export const SCAN_BUDGET = 50_000
+
+export interface Page {
+  rows: GenerationRow[]
+  hasMore: boolean
+  /** The gateway id to pass as `after` for the next page. */
+  next: string | null
+  /** The page stopped at the scan budget, not at `limit` matches: the next one goes on from `next`. */
+  partial: boolean
+}
+
 export class GenerationList {
   private stmts = new Map<string, Statement>()
 
-  constructor(private sqlite: Database) {}
+  constructor(private sqlite: Database, private scanBudget = SCAN_BUDGET) {}
+
+  private stmt(sql: string): Statement {
+    let s = this.stmts.get(sql)
+    if (!s) this.stmts.set(sql, (s = this.sqlite.prepare(sql)))
+    return s
+  }
 
   /** The cursor of a record the caller may see (its gateway id), or undefined. */
   cursor(id: string, keyId?: string): { createdAt: number; rowid: number } | undefined {
-    const r = this.sqlite.query('SELECT created_at AS createdAt, rowid, api_key_id AS keyId FROM generations WHERE id = ?').get(id) as
+    const r = this.stmt('SELECT created_at AS createdAt, rowid, api_key_id AS keyId FROM generations WHERE id = ?').get(id) as
       | { createdAt: number; rowid: number; keyId: string }
       | null
     if (!r || (keyId !== undefined && r.keyId !== keyId)) return undefined
     return { createdAt: r.createdAt, rowid: r.rowid }
   }
 
-  /** Up to `limit` records and whether more follow. */
-  page(f: ListFilter): { rows: GenerationRow[]; hasMore: boolean } {
-    const where: string[] = []
+  /** Up to `limit` matching records, newest first. */
+  page(f: ListFilter): Page {
+    const scope: string[] = []
+    const filters: string[] = []
     const params: Record<string, string | number> = { limit: f.limit + 1 }
-    for (const [field, clause] of CLAUSES) {
-      const v = f[field]
-      if (v === undefined) continue
-      where.push(clause)
-      params[field] = v as string
+    for (const [list, clauses] of [[scope, SCOPE], [filters, FILTERS]] as const) {
+      for (const [field, clause] of clauses) {
+        const v = f[field]
+        if (v === undefined) continue
+        list.push(clause)
+        params[field] = v as string
+      }
     }
-    if (f.status) where.push(f.status === 'ok' ? 'error IS NULL' : 'error IS NOT NULL')
+    if (f.status) filters.push(f.status === 'ok' ? 'error IS NULL' : 'error IS NOT NULL')
     if (f.after) {
-      where.push('(created_at, rowid) < ($at, $rowid)')
+      scope.push('(created_at, rowid) < ($at, $rowid)')
       params.at = f.after.createdAt
       params.rowid = f.after.rowid
     }
-    const sql = `SELECT ${COLUMNS} FROM generations ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT $limit`
-    let stmt = this.stmts.get(sql)
-    if (!stmt) this.stmts.set(sql, (stmt = this.sqlite.prepare(sql)))
-    const raw = stmt.all(params as never) as Raw[]
+    const order = 'ORDER BY created_at DESC, rowid DESC'
+    const scoped = `FROM generations ${scope.length ? 'WHERE ' + scope.join(' AND ') : ''} ${order}`
+    let sql: string
+    if (filters.length === 0) sql = `SELECT ${COLUMNS} ${scoped} LIMIT $limit`
+    else {
+      // the newest `scanBudget` rows of the scope, then the filters on those only
+      params.scan = this.scanBudget
+      sql = `SELECT ${COLUMNS} FROM generations WHERE rowid IN (SELECT rowid ${scoped} LIMIT $scan) AND ${filters.join(' AND ')} ${order} LIMIT $limit`
+    }
+    const raw = this.stmt(sql).all(params as never) as Raw[]
     const rows = raw.slice(0, f.limit).map((r) => ({ ...r, stream: r.stream === 1, unpriced: r.unpriced === 1 }))
-    return { rows, hasMore: raw.length > f.limit }
+    if (raw.length > f.limit) return { rows, hasMore: true, next: rows.at(-1)!.id, partial: false }
+    if (filters.length > 0) {
+      // fewer matches than asked: was the budget used up before the scope ran out?
+      const { limit: _, ...scopeParams } = params
+      const last = this.stmt(`SELECT id ${scoped} LIMIT 1 OFFSET $scan - 1`).get(scopeParams as never) as { id: string } | null
+      if (last) return { rows, hasMore: true, next: last.id, partial: true }
+    }
+    return { rows, hasMore: false, next: rows.at(-1)?.id ?? null, partial: false }
   }
 }
