@@ -50,6 +50,8 @@ export interface Page {
   partial: boolean
 }
 
+type Bound = { id: string; at: number; rowid: number }
+
 export class GenerationList {
   private stmts = new Map<string, Statement>()
 
@@ -90,23 +92,24 @@ export class GenerationList {
       params.rowid = f.after.rowid
     }
     const order = 'ORDER BY created_at DESC, rowid DESC'
-    const scoped = `FROM generations ${scope.length ? 'WHERE ' + scope.join(' AND ') : ''} ${order}`
-    let sql: string
-    if (filters.length === 0) sql = `SELECT ${COLUMNS} ${scoped} LIMIT $limit`
-    else {
-      // the newest `scanBudget` rows of the scope, then the filters on those only
-      params.scan = this.scanBudget
-      sql = `SELECT ${COLUMNS} FROM generations WHERE rowid IN (SELECT rowid ${scoped} LIMIT $scan) AND ${filters.join(' AND ')} ${order} LIMIT $limit`
+    const where = (extra: string[]) => (extra.length ? 'WHERE ' + extra.join(' AND ') : '')
+    // with filters: where the budget ends, the `scanBudget`-th row of the scope (a walk of its
+    // index, which holds created_at and rowid: no row is read), and the page stops there
+    let bound: Bound | null = null
+    if (filters.length > 0) {
+      const { limit: _, ...scopeParams } = params
+      bound = this.stmt(`SELECT id, created_at AS at, rowid FROM generations ${where(scope)} ${order} LIMIT 1 OFFSET ${this.scanBudget - 1}`).get(scopeParams as never) as Bound | null
+      if (bound) {
+        filters.push('(created_at, rowid) >= ($boundAt, $boundRowid)')
+        params.boundAt = bound.at
+        params.boundRowid = bound.rowid
+      }
     }
-    const raw = this.stmt(sql).all(params as never) as Raw[]
+    const raw = this.stmt(`SELECT ${COLUMNS} FROM generations ${where([...scope, ...filters])} ${order} LIMIT $limit`).all(params as never) as Raw[]
     const rows = raw.slice(0, f.limit).map((r) => ({ ...r, stream: r.stream === 1, unpriced: r.unpriced === 1 }))
     if (raw.length > f.limit) return { rows, hasMore: true, next: rows.at(-1)!.id, partial: false }
-    if (filters.length > 0) {
-      // fewer matches than asked: was the budget used up before the scope ran out?
-      const { limit: _, ...scopeParams } = params
-      const last = this.stmt(`SELECT id ${scoped} LIMIT 1 OFFSET $scan - 1`).get(scopeParams as never) as { id: string } | null
-      if (last) return { rows, hasMore: true, next: last.id, partial: true }
-    }
+    // fewer matches than asked within the budget, and the scope goes on past it
+    if (bound) return { rows, hasMore: true, next: bound.id, partial: true }
     return { rows, hasMore: false, next: rows.at(-1)?.id ?? null, partial: false }
   }
 }
