@@ -58,9 +58,10 @@ export function generationRoutes(s: Services) {
       if (!f.after) throw new HttpError(400, `after: no generation ${echo(after)} (pass the gateway_id of the last record of the previous page)`)
     }
     s.recorder.flush()
-    const { rows, hasMore } = list.page(f)
-    const data = rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, provider: r.provider, http_status: r.httpStatus }))
-    return { object: 'list', data, first_id: rows[0]?.id ?? null, last_id: rows.at(-1)?.id ?? null, has_more: hasMore }
+    const page = list.page(f)
+    const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, provider: r.provider, http_status: r.httpStatus }))
+    // last_id is where the next page starts: after a partial page, the last record it read
+    return { object: 'list', data, first_id: page.rows[0]?.id ?? null, last_id: page.next, has_more: page.hasMore, partial: page.partial }
   }
 
   return new Elysia({ name: 'generations' })

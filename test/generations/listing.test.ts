@@ -43,7 +43,7 @@ const get = (path: string, token = g.key) => fetch(g.url + path, { headers: { au
 const list = async (q: string, token = g.key) => {
   const r = await get(`/api/v1/generations${q}`, token)
   expect(r.status).toBe(200)
-  return (await r.json()) as { object: string; data: any[]; has_more: boolean; first_id: string | null; last_id: string | null }
+  return (await r.json()) as { object: string; data: any[]; has_more: boolean; first_id: string | null; last_id: string | null; partial: boolean }
 }
 
 describe('GET /api/v1/generations (listing)', () => {
@@ -156,4 +156,43 @@ test('without SWITCHYARD_ADMIN_TOKEN no bearer is an admin: the listing is a 401
   } finally {
     await plain.stop()
   }
+})
+
+describe('the scan budget of a filtered page', () => {
+  test('a rare filter reads at most the budget per page; following last_id over partial pages finds every match, in order, once', async () => {
+    const { GenerationList } = await import('../../src/generations/list.ts')
+    const list = new GenerationList(g.services.storage.sqlite, 5)
+    const walk = (f: { keyId?: string; model?: string; status?: 'ok' | 'error' }, limit: number) => {
+      const got: string[] = []
+      let partials = 0
+      let after: { createdAt: number; rowid: number } | undefined
+      for (let i = 0; i < 100; i++) {
+        const p = list.page({ ...f, limit, after })
+        expect(p.rows.length).toBeLessThanOrEqual(limit)
+        got.push(...p.rows.map((r) => r.replyId))
+        if (p.partial) partials++
+        if (!p.hasMore) return { got, partials }
+        after = list.cursor(p.next!, f.keyId)
+        expect(after).toBeDefined()
+      }
+      throw new Error('did not end')
+    }
+    const errors = mine.filter((_, i) => i < 25 && i % 7 === 3).reverse()
+    const r = walk({ keyId: me.id, status: 'error' }, 2)
+    expect(r.got).toEqual(errors)
+    expect(r.partials).toBeGreaterThan(0)
+    // the admin's scope (no key), a model of 5 among 31 records
+    const claude = walk({ model: 'claude-sonnet-4-5' }, 50)
+    expect(claude.got).toEqual(mine.filter((_, i) => i < 25 && i % 5 === 0).reverse())
+    // nothing matches: every page is partial and empty until the scope runs out
+    expect(walk({ model: 'no-such-model' }, 50)).toEqual({ got: [], partials: 6 })
+    // no filter: no budget, plain pages
+    expect(walk({ keyId: other.record.id }, 3)).toMatchObject({ partials: 0 })
+  })
+
+  test('over HTTP a filtered page says whether it is partial', async () => {
+    const p = await list('?status=error&limit=200')
+    expect(p.partial).toBe(false)
+    expect(p.has_more).toBe(false)
+  })
 })

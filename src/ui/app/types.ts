@@ -60,6 +60,8 @@ export interface List<T> {
   data: T[]
   has_more: boolean
   last_id?: string | null
+  /** Listing of generations: the page stopped at the server's scan budget. */
+  partial?: boolean
 }
 
 export interface Batch {

@@ -67,24 +67,40 @@ export function generationsView(root: HTMLElement, session: Session): () => void
     detail.hidden = false
   }
 
+  /** A rare filter's pages may stop at the server's scan budget (`partial`): read on, a few times. */
+  const PAGE = 50
+  const MAX_READS = 20
+
   async function load(append: boolean) {
     const mine = ++seq
     try {
-      const page = await api.get<List<Generation>>('/api/v1/generations', { ...filter, limit: 50, after: append ? (last ?? undefined) : undefined })
-      if (mine !== seq) return
-      if (!append) rows.replaceChildren()
-      for (const g of page.data) {
-        const tr = h('tr', { class: 'row' + (g.error ? ' failed' : ''), tabindex: 0, onclick: () => open(g), onkeydown: (e: KeyboardEvent) => e.key === 'Enter' && open(g) },
-          h('td', null, time(g.created_at)), h('td', null, g.model), h('td', null, g.endpoint), h('td', { class: 'mono' }, g.api_key_id),
-          h('td', null, g.error ? 'error' : 'ok'), h('td', { class: 'n' }, num(g.usage.total_tokens)), h('td', { class: 'n' }, g.unpriced ? 'unpriced' : usd(g.cost)), h('td', { class: 'n' }, ms(g.latency_ms)))
-        rows.append(tr)
+      let after = append ? (last ?? undefined) : undefined
+      let added = 0
+      let page: List<Generation>
+      for (let reads = 1; ; reads++) {
+        page = await api.get<List<Generation>>('/api/v1/generations', { ...filter, limit: PAGE - added, after })
+        if (mine !== seq) return
+        if (!append && reads === 1) rows.replaceChildren()
+        for (const g of page.data) rows.append(row(g))
+        added += page.data.length
+        after = page.last_id ?? after
+        if (!(page.partial && page.has_more && added < PAGE && reads < MAX_READS)) break
+        note.textContent = `Searching older records… (${added} found so far)`
       }
       last = page.last_id ?? last
       more.hidden = !page.has_more
-      note.textContent = rows.childElementCount === 0 ? 'No records match.' : `${rows.childElementCount} record(s) shown${page.has_more ? ', more below' : ''}.`
+      note.textContent = rows.childElementCount === 0
+        ? page.has_more ? 'No match among the newest records searched; Load more searches older ones.' : 'No records match.'
+        : `${rows.childElementCount} record(s) shown${page.has_more ? ', more below' : ''}.`
     } catch (e) {
       if (mine === seq) note.textContent = (e as Error).message
     }
+  }
+
+  function row(g: Generation) {
+    return h('tr', { class: 'row' + (g.error ? ' failed' : ''), tabindex: 0, onclick: () => open(g), onkeydown: (e: KeyboardEvent) => e.key === 'Enter' && open(g) },
+      h('td', null, time(g.created_at)), h('td', null, g.model), h('td', null, g.endpoint), h('td', { class: 'mono' }, g.api_key_id),
+      h('td', null, g.error ? 'error' : 'ok'), h('td', { class: 'n' }, num(g.usage.total_tokens)), h('td', { class: 'n' }, g.unpriced ? 'unpriced' : usd(g.cost)), h('td', { class: 'n' }, ms(g.latency_ms)))
   }
 
   void load(false)
