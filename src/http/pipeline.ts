@@ -67,56 +67,38 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
   const trusted = new Set(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)
 
-  /** The refusal for an /api request, or the rate-limit outcome to put in its headers. */
-  function guard(req: Request, path: string, info: RequestInfo): Response | Outcome['binding'] {
-    const now = Date.now()
-    const ipOutcome = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
-    if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
-    const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
-    if (key instanceof HttpError) {
-      // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
-      if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
-      return errorResponse(key.status, key.message)
-    }
-    info.key = key
-    keys.touch(key.id, now)
-    const keyOutcome = limiter.take(
-      [
-        { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
-        { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
-      ],
-      now,
-    )
-    if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
-    return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
-  }
+  type Guarded = Response | Outcome['binding']
+  /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
+  const rateLimits: RateLimitBackend = s.cluster?.limiter ?? limiter
+  /** `then` for a value that is a promise only when the limits are shared: memory stays synchronous. */
+  const then = <T, U>(v: T | Promise<T>, f: (t: T) => U | Promise<U>): U | Promise<U> => (v instanceof Promise ? v.then(f) : f(v))
 
   /**
-   * The same as `guard` with limits shared by several instances (Redis): each take is a round
-   * trip; the shared store away answers 503 (`redis.on_error: deny`).
+   * The refusal for an /api request, or the rate-limit outcome to put in its headers. With
+   * shared limits each take is a round trip; the shared store away throws RedisUnavailable.
    */
-  async function sharedGuard(shared: RateLimitBackend, req: Request, path: string, info: RequestInfo): Promise<Response | Outcome['binding']> {
+  function guard(req: Request, path: string, info: RequestInfo): Guarded | Promise<Guarded> {
     const now = Date.now()
-    const ipOutcome = await shared.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
-    if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
-    const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
-    if (key instanceof HttpError) {
-      if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
-      return errorResponse(key.status, key.message)
-    }
-    info.key = key
-    keys.touch(key.id, now)
-    const keyOutcome = await shared.take(
-      [
+    return then(rateLimits.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now), (ipOutcome): Guarded | Promise<Guarded> => {
+      if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
+      const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
+      if (key instanceof HttpError) {
+        // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
+        if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
+        return errorResponse(key.status, key.message)
+      }
+      info.key = key
+      keys.touch(key.id, now)
+      const keyLimits: Limit[] = [
         { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
         { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
-      ],
-      now,
-    )
-    if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
-    return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+      ]
+      return then(rateLimits.take(keyLimits, now), (keyOutcome) => {
+        if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
+        return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+      })
+    })
   }
-  const shared = s.cluster?.limiter
 
   return async function gateway(req, server) {
     const start = pathStart(req.url)
@@ -135,12 +117,13 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
       if (path.startsWith('/admin/')) {
         // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate (D10).
         const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
-        const ip = shared ? await shared.take([ipLimit]) : limiter.take([ipLimit], Date.now())
+        const ip = await rateLimits.take([ipLimit], Date.now())
         if (!ip.allowed) res = errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ip.binding, true))
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {
-          const g = shared ? await sharedGuard(shared, req, path, info) : guard(req, path, info)
+          const guarded = guard(req, path, info)
+          const g = guarded instanceof Promise ? await guarded : guarded
           if (g instanceof Response) res = g
           else limits = g
         }
