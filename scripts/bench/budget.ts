@@ -4,7 +4,8 @@
 // source file that called it; samples of
 // the garbage collector count as GC; the rest of the CPU per request (the HTTP client
 // thread, JIT and GC helper threads, the checkpoint worker) is "other threads".
-//   bun scripts/bench/budget.ts <profile dir> <CPU ms a request> [<profile dir> <CPU ms>]…
+//   bun scripts/bench/budget.ts <profile dir>:<CPU ms a request>:<request thread share> …
+// (prof.ts prints all three; one column per profile, the last one sorts the rows)
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -65,13 +66,11 @@ export function budget(counts: Map<string, number>, total: number, cpuMsPerReque
 }
 
 if (import.meta.main) {
-  const args = process.argv.slice(2)
-  // the request thread's share of the gateway's CPU, measured per thread by prof.ts runs (THREAD_SHARE)
-  const share = Number(process.env.THREAD_SHARE ?? 0.85)
   const cols: Map<string, number>[] = []
-  for (let i = 0; i + 1 < args.length; i += 2) {
-    const { counts, total } = load(args[i]!)
-    cols.push(budget(counts, total, Number(args[i + 1]), share))
+  for (const arg of process.argv.slice(2)) {
+    const [dir, cpu, share] = arg.split(':')
+    const { counts, total } = load(dir!)
+    cols.push(budget(counts, total, Number(cpu), Number(share)))
   }
   const cats = [...new Set(cols.flatMap((c) => [...c.keys()]))].sort((a, b) => (cols.at(-1)!.get(b) ?? 0) - (cols.at(-1)!.get(a) ?? 0))
   for (const c of cats) console.log(`| ${c} | ${cols.map((col) => (col.get(c) ?? 0).toFixed(1)).join(' | ')} |`)
