@@ -33,6 +33,7 @@ export class GenerationOutcome {
   private completed = false
   private readonly createdAt = Date.now()
   private readonly t0 = performance.now()
+  private endedAt?: number
 
   constructor(private readonly sink: GenerationSink | undefined, private readonly base: OutcomeBase) {
     this.id = base.fallbackId
@@ -40,6 +41,19 @@ export class GenerationOutcome {
 
   firstToken() {
     this.ttftMs ??= Math.round(performance.now() - this.t0)
+  }
+
+  /**
+   * Whether the record may be made after the reply is handed over: the request path's recorder
+   * takes records on the next turn anyway; a batch item reads its records as soon as the reply is read.
+   */
+  get defersRecord(): boolean {
+    return this.sink?.recordSoon !== undefined
+  }
+
+  /** The reply is handed over: its latency ends here even when the record is made a little later. */
+  end() {
+    this.endedAt ??= performance.now()
   }
 
   /** The surface's terminator went out: a client that hangs up after it lost nothing. */
@@ -69,7 +83,7 @@ export class GenerationOutcome {
       usage: this.usage,
       finishReason: this.finishReason,
       status: this.base.endpoint === 'openai.responses' ? (this.error !== null ? 'failed' : this.status) : null,
-      latencyMs: Math.round(performance.now() - this.t0),
+      latencyMs: Math.round((this.endedAt ?? performance.now()) - this.t0),
       ttftMs: this.ttftMs,
       error: this.error,
       httpStatus: this.httpStatus,

@@ -25,20 +25,39 @@ export interface RelayInput {
 }
 
 export async function relayJson({ pt, body, tapOptions, ctx, out, headers }: RelayInput): Promise<Response> {
+  // On the request path a tap that only reads (chat, messages) reads the reply after it is
+  // handed over, and the record is made then; a tap that may complete it (responses), and a
+  // batch item, which reads its records as soon as it has the reply, read it first.
+  let after: (() => void) | undefined
   try {
-    const { text, status, tap } = await pt.call(body, ctx, async (res) => {
+    const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
       const tap = pt.tap(tapOptions)
-      const raw = await res.text()
-      const text = tap.json(raw) ?? raw
-      return { text, status: res.status, tap }
+      const text = await res.text()
+      if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
+      return { text, status: res.status, tap, unread: true }
     })
-    noteTap(tap, out)
     out.firstToken()
+    out.end()
+    if (!unread) noteTap(tap, out)
+    else
+      after = () => {
+        tap.json(text)
+        noteTap(tap, out)
+      }
     return jsonReply(text, headers, status)
   } catch (e) {
     throw failureOf(e, out)
   } finally {
-    out.record()
+    const read = after
+    if (!read) out.record()
+    else
+      setImmediate(() => {
+        try {
+          read()
+        } finally {
+          out.record()
+        }
+      })
   }
 }
 

@@ -55,6 +55,11 @@ export interface WireTap {
   event(raw: string): string | null
   /** A whole non-streamed JSON reply; a string returned replaces it (the responses tap completes the object). */
   json(text: string): string | void
+  /**
+   * Whether json() may replace the reply. A tap that only reads (chat, messages) reads it after
+   * the reply is handed over, off the response's path.
+   */
+  readonly rewritesJson?: boolean
   /** The text and tool arguments relayed so far, to bill a stream that ended early (pitfall 14). */
   producedText(): string
 }

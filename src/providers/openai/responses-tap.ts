@@ -96,6 +96,7 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
           return raw
       }
     },
+    rewritesJson: true,
     json(text) {
       const j = parseJsonObject(text)
       if (!j) return
