@@ -6,6 +6,7 @@ import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
 import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
+import { describeDatabase, storageOptions } from './db/options.ts'
 import { startServer } from './server.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
@@ -16,7 +17,7 @@ Usage:
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
   switchyard config        print the effective config, secrets masked
-  switchyard migrate       create or migrate the data dir and exit
+  switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
   switchyard version
 `
 
@@ -55,6 +56,7 @@ async function serve(config: Config) {
   const lines = [
     `switchyard ${pkg.version} listening on ${running.url}`,
     `  data dir: ${config.dataDir}${config.source ? `   config: ${config.source}` : ''}`,
+    `  database: ${s.storage.describe}`,
     `  OpenAI-family models    → ${served('openai')}`,
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
@@ -76,15 +78,15 @@ async function serve(config: Config) {
   process.once('SIGINT', () => void shutdown('SIGINT'))
 }
 
-function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
-  const storage = openStorage(config.dataDir)
+async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
+  const storage = await openStorage(storageOptions(config))
   const keys = new KeyStore(storage)
   const [sub, id, amount] = args
   const need = (x: string | undefined, what: string) => {
     if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
     return x
   }
-  const show = (k: ReturnType<KeyStore['get']>, kid: string) => {
+  const show = (k: Awaited<ReturnType<KeyStore['get']>>, kid: string) => {
     if (!k) throw new UsageError(`no key with id ${kid}`)
     console.log(v.json ? JSON.stringify(publicKey(k)) : `${k.id}  ${k.status}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent}`)
   }
@@ -93,7 +95,7 @@ function keysCommand(config: Config, args: string[], v: Record<string, string | 
       case 'create': {
         const name = v.name
         if (typeof name !== 'string' || name === '') throw new UsageError('keys create: --name is required')
-        const { key, record } = keys.create({
+        const { key, record } = await keys.create({
           name,
           account: typeof v.account === 'string' ? v.account : undefined,
           credits: positiveNumber(v.credits as string | undefined, 'credits'),
@@ -104,7 +106,7 @@ function keysCommand(config: Config, args: string[], v: Record<string, string | 
         return
       }
       case 'list': {
-        const all = keys.list()
+        const all = await keys.list()
         if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
         if (all.length === 0) return console.log('no keys')
         for (const k of all) {
@@ -114,17 +116,17 @@ function keysCommand(config: Config, args: string[], v: Record<string, string | 
       }
       case 'disable':
       case 'enable':
-        return show(keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
+        return show(await keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
       case 'credit': {
         const n = positiveNumber(need(amount, 'AMOUNT'), 'amount')!
         if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')
-        return show(keys.credit(need(id, 'ID'), n), id!)
+        return show(await keys.credit(need(id, 'ID'), n), id!)
       }
       default:
         throw new UsageError(`unknown keys command "${sub ?? ''}"`)
     }
   } finally {
-    storage.close()
+    await storage.close()
   }
 }
 
@@ -146,12 +148,14 @@ export async function main(argv: string[]) {
       case 'serve':
         return await serve(config)
       case 'keys':
-        return keysCommand(config, rest, v)
+        return await keysCommand(config, rest, v)
       case 'config':
-        return console.log(JSON.stringify(maskedConfig(config), null, 2))
-      case 'migrate':
-        openStorage(config.dataDir).close()
-        return console.log(`migrated ${config.dataDir}`)
+        return console.log(JSON.stringify({ ...(maskedConfig(config) as object), stores: { database: describeDatabase(config) } }, null, 2))
+      case 'migrate': {
+        const storage = await openStorage(storageOptions(config))
+        await storage.close()
+        return console.log(`migrated ${storage.describe}`)
+      }
       default:
         throw new UsageError(`unknown command "${command}"`)
     }

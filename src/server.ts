@@ -9,6 +9,7 @@ import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
+import { checkCluster, storageOptions } from './db/options.ts'
 import { Recorder } from './generations/recorder.ts'
 import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
@@ -17,10 +18,13 @@ import type { Services } from './services.ts'
 
 const MiB = 1024 * 1024
 
-export function buildServices(config: Config, log: Logger = createLogger(config.logLevel)): Services {
-  const storage = openStorage(config.dataDir)
+export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+  checkCluster(config)
+  const storage = await openStorage(storageOptions(config))
   const catalog = buildCatalog(config)
   const keys = new KeyStore(storage)
+  // every key in memory before anything admits (batches resume below)
+  await keys.load()
   const store = new MemoryStore()
   const limiter = new RateLimiter(store)
   const s: Services = {
@@ -38,7 +42,7 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
-  s.batches = new BatchService(s).start(s.onClose)
+  s.batches = await new BatchService(s).start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
@@ -55,16 +59,16 @@ export interface Running {
 }
 
 /** First start with no keys: create SWITCHYARD_BOOTSTRAP_KEY as given, or generate one. */
-export function ensureBootstrapKey(s: Services): string | undefined {
-  if (s.keys.hasAny()) return undefined
-  return s.keys.create({ name: 'bootstrap', key: s.config.bootstrapKey }).key
+export async function ensureBootstrapKey(s: Services): Promise<string | undefined> {
+  if (await s.keys.hasAny()) return undefined
+  return (await s.keys.create({ name: 'bootstrap', key: s.config.bootstrapKey })).key
 }
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
-  const services = buildServices(config, log)
+  const services = await buildServices(config, log)
   services.onClose.push(await startCheckpointer(services.storage, services.log))
-  const bootstrapKey = ensureBootstrapKey(services)
-  services.keys.watch()
+  const bootstrapKey = await ensureBootstrapKey(services)
+  await services.keys.watch()
   const app = createApp(services)
   const fetch = createPipeline(services, (req) => app.handle(req))
   const server = Bun.serve({
@@ -101,8 +105,8 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
           services.log.warn('close hook failed', { error: String(e) })
         }
       }
-      services.keys.stop()
-      services.storage.close()
+      await services.keys.stop()
+      await services.storage.close()
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return { url: `http://${host}:${server.port}`, port: server.port!, services, bootstrapKey, stop }

@@ -1,11 +1,11 @@
 // API keys: random `sk-sy-…` strings shown once, stored as SHA-256 hashes. Lookups are
-// served from memory; a change by the CLI (another process) or the admin routes bumps
-// `updated_at`, which running servers poll, so the cache never serves a stale key for
-// more than about a second.
+// served from memory: every key is loaded at start, and a key unknown there is looked up
+// once (another instance may have made it). A change by the CLI (another process), another
+// instance or the admin routes bumps `updated_at`, which running servers poll, so the cache
+// never serves a stale key for more than about a second.
 import { eq, sql } from 'drizzle-orm'
-import type { Statement } from 'bun:sqlite'
 import type { Storage } from '../db/client.ts'
-import { apiKeys } from '../db/schema.ts'
+import type { apiKeys } from '../db/schema.ts'
 import type { ApiKey } from './context.ts'
 import { CreditLedger } from './credits.ts'
 
@@ -58,12 +58,14 @@ function toKey(r: Row, unflushed = 0): ApiKey {
 const NEGATIVE_CACHE_MAX = 10_000
 
 export class KeyStore {
+  /** Every known key by hash, and hashes known to be no key (null). */
   private byHash = new Map<string, ApiKey | null>()
   private byId = new Map<string, ApiKey>()
   private lastSeenUpdate = 0
   private pendingTouch = new Map<string, number>()
   private timer?: ReturnType<typeof setInterval>
-  private addSpentStmt?: Statement
+  private reloading?: Promise<void>
+  private reloadAgain = false
   /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
   readonly ledger = new CreditLedger()
 
@@ -77,7 +79,32 @@ export class KeyStore {
     return this.storage.db
   }
 
-  create(input: KeyInput): { key: string; record: ApiKey } {
+  private get t() {
+    return this.storage.t.apiKeys
+  }
+
+  private remember(r: Row): ApiKey {
+    const k = this.toKey(r)
+    this.byHash.set(r.keyHash, k)
+    this.byId.set(k.id, k)
+    return k
+  }
+
+  /** Loads every key into memory (at start, and after a change anywhere). */
+  async load(): Promise<void> {
+    const rows = (await this.db.select().from(this.t)) as Row[]
+    const byHash = new Map<string, ApiKey | null>()
+    const byId = new Map<string, ApiKey>()
+    for (const r of rows) {
+      const k = this.toKey(r)
+      byHash.set(r.keyHash, k)
+      byId.set(k.id, k)
+    }
+    this.byHash = byHash
+    this.byId = byId
+  }
+
+  async create(input: KeyInput): Promise<{ key: string; record: ApiKey }> {
     const key = input.key ?? generateKey()
     const now = Date.now()
     const row: Row = {
@@ -94,82 +121,84 @@ export class KeyStore {
       lastUsedAt: null,
       updatedAt: now,
     }
-    this.db.insert(apiKeys).values(row).run()
-    this.invalidate()
+    await this.db.insert(this.t).values(row)
+    this.remember(row)
     return { key, record: toKey(row) }
   }
 
-  list(): ApiKey[] {
-    return this.db.select().from(apiKeys).orderBy(apiKeys.createdAt).all().map((r) => this.toKey(r))
+  async list(): Promise<ApiKey[]> {
+    const rows = (await this.db.select().from(this.t).orderBy(this.t.createdAt)) as Row[]
+    return rows.map((r) => this.toKey(r))
   }
 
-  get(id: string): ApiKey | undefined {
-    const r = this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
+  async get(id: string): Promise<ApiKey | undefined> {
+    const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
     return r ? this.toKey(r) : undefined
   }
 
-  count(): number {
-    return (this.storage.sqlite.query('SELECT count(*) AS n FROM api_keys').get() as { n: number }).n
+  async count(): Promise<number> {
+    return (await this.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM api_keys'))!.n
   }
 
-  hasAny(): boolean {
-    return this.storage.sqlite.query('SELECT 1 FROM api_keys LIMIT 1').get() !== null
+  async hasAny(): Promise<boolean> {
+    return (await this.storage.sql.get('SELECT 1 AS one FROM api_keys LIMIT 1')) !== null
   }
 
-  update(id: string, patch: KeyPatch): ApiKey | undefined {
+  async update(id: string, patch: KeyPatch): Promise<ApiKey | undefined> {
     const set: Partial<Row> = { updatedAt: Date.now() }
     if (patch.name !== undefined) set.name = patch.name
     if (patch.account !== undefined) set.account = patch.account
     if (patch.status !== undefined) set.status = patch.status
     if (patch.credits !== undefined) set.credits = patch.credits
     if (patch.rpm !== undefined) set.rpm = patch.rpm
-    const r = this.db.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning().get()
-    this.invalidate()
-    return r ? this.toKey(r) : undefined
+    const [r] = (await this.db.update(this.t).set(set).where(eq(this.t.id, id)).returning()) as Row[]
+    return r ? this.changed(r) : undefined
   }
 
   /** Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). */
-  credit(id: string, amount: number): ApiKey | undefined {
-    const r = this.db
-      .update(apiKeys)
-      .set({ credits: sql`coalesce(${apiKeys.credits}, 0) + ${amount}`, updatedAt: Date.now() })
-      .where(eq(apiKeys.id, id))
-      .returning()
-      .get()
-    this.invalidate()
-    return r ? this.toKey(r) : undefined
+  async credit(id: string, amount: number): Promise<ApiKey | undefined> {
+    const [r] = (await this.db
+      .update(this.t)
+      .set({ credits: sql`coalesce(${this.t.credits}, 0) + ${amount}`, updatedAt: Date.now() })
+      .where(eq(this.t.id, id))
+      .returning()) as Row[]
+    return r ? this.changed(r) : undefined
   }
 
-  /** The key for a presented secret, from memory when cached. */
-  authenticate(secret: string): ApiKey | undefined {
-    const h = hashKey(secret)
-    const cached = this.byHash.get(h)
-    if (cached !== undefined) return cached ?? undefined
-    const r = this.db.select().from(apiKeys).where(eq(apiKeys.keyHash, h)).get()
-    if (!r) {
-      if (this.byHash.size >= NEGATIVE_CACHE_MAX) this.byHash.clear()
-      this.byHash.set(h, null)
-      return undefined
-    }
-    const k = this.toKey(r)
-    this.byHash.set(h, k)
-    this.byId.set(k.id, k)
+  /** A key changed here: the cache shows it at once, and is reloaded for whatever else moved. */
+  private changed(r: Row): ApiKey {
+    const k = this.remember(r)
+    this.invalidate()
     return k
   }
 
   /**
+   * The key for a presented secret: from memory when known (the hot path, no await), else
+   * looked up once (a key another instance or process just made).
+   */
+  authenticate(secret: string): ApiKey | undefined | Promise<ApiKey | undefined> {
+    const h = hashKey(secret)
+    const cached = this.byHash.get(h)
+    if (cached !== undefined) return cached ?? undefined
+    return this.lookup(h)
+  }
+
+  private async lookup(h: string): Promise<ApiKey | undefined> {
+    const [r] = (await this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1)) as Row[]
+    if (!r) {
+      if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate()
+      this.byHash.set(h, null)
+      return undefined
+    }
+    return this.remember(r)
+  }
+
+  /**
    * The freshest view of a key for admission: the cached object (which settlements update in
-   * place), or the stored row when the cache was just invalidated. A request may hold an
-   * older object from before an invalidation, whose `spent` no longer moves.
+   * place). A request may hold an older object from before a reload, whose `spent` no longer moves.
    */
   current(id: string): ApiKey | undefined {
-    const cached = this.byId.get(id)
-    if (cached) return cached
-    const r = this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
-    if (!r) return undefined
-    const k = this.toKey(r)
-    this.byId.set(id, k)
-    return k
+    return this.byId.get(id)
   }
 
   /** A request's real cost, known at record time: visible to the next admission at once, written later. */
@@ -182,14 +211,12 @@ export class KeyStore {
 
   /**
    * Write settled spend to the database. Only the row changes: the cache already counts it.
-   * Call inside the recorder's transaction, then `written` after it commits; if it rolls
+   * Call inside the recorder's transaction (`q`), then `written` after it commits; if it rolls
    * back, nothing in memory moved, so the cache never runs ahead of the database + the queue.
    */
-  writeSpent(id: string, usd: number) {
+  async writeSpent(id: string, usd: number, q = this.storage.sql) {
     if (!(usd > 0)) return
-    // a statement prepared once: drizzle would rebuild and re-prepare the query on every flush
-    this.addSpentStmt ??= this.storage.sqlite.prepare('UPDATE api_keys SET spent = spent + ? WHERE id = ?')
-    this.addSpentStmt.run(usd, id)
+    await q.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, id])
   }
 
   /** Settled spend is now in the database: no longer counted as unflushed. */
@@ -206,9 +233,9 @@ export class KeyStore {
   }
 
   /** Add to a key's spend at once, in the database and the cache (for tools and tests; the recorder settles instead). */
-  addSpent(id: string, usd: number) {
+  async addSpent(id: string, usd: number) {
     if (!(usd > 0)) return
-    this.writeSpent(id, usd)
+    await this.writeSpent(id, usd)
     const k = this.byId.get(id)
     if (k) k.spent += usd
   }
@@ -220,45 +247,69 @@ export class KeyStore {
     if (k) k.lastUsedAt = Math.floor(now / 1000)
   }
 
-  flushTouches() {
+  async flushTouches() {
     if (this.pendingTouch.size === 0) return
-    const q = this.storage.sqlite.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
-    this.storage.sqlite.transaction(() => {
-      for (const [id, at] of this.pendingTouch) q.run(Math.floor(at / 1000), id)
-    })()
+    const touches = [...this.pendingTouch]
     this.pendingTouch.clear()
+    await this.storage.sql.tx(async (q) => {
+      for (const [id, at] of touches) await q.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [Math.floor(at / 1000), id])
+    })
   }
 
-  invalidate() {
-    this.byHash.clear()
-    this.byId.clear()
-  }
-
-  /** Poll for changes made elsewhere (the CLI on the same data dir). */
-  watch(intervalMs = 1000) {
-    this.lastSeenUpdate = this.latestUpdate()
-    this.timer = setInterval(() => {
+  /** Something changed: every key is read again (at most one reload at a time, and one more after it). */
+  invalidate(): Promise<void> {
+    if (this.reloading) {
+      this.reloadAgain = true
+      return this.reloading
+    }
+    this.reloading = (async () => {
       try {
-        const latest = this.latestUpdate()
-        if (latest !== this.lastSeenUpdate) {
-          this.lastSeenUpdate = latest
-          this.invalidate()
-        }
-        this.flushTouches()
+        do {
+          this.reloadAgain = false
+          await this.load()
+        } while (this.reloadAgain)
       } catch {
-        // the database may be closing during shutdown
+        // the store is down or closing: the cache stays as it was, the next change tries again
+      } finally {
+        this.reloading = undefined
       }
-    }, intervalMs)
+    })()
+    return this.reloading
+  }
+
+  /** Poll for changes made elsewhere (the CLI on the same data dir, another instance). */
+  async watch(intervalMs = 1000) {
+    this.lastSeenUpdate = await this.latestUpdate()
+    await this.load()
+    this.timer = setInterval(() => void this.poll(), intervalMs)
     this.timer.unref?.()
   }
 
-  stop() {
-    if (this.timer) clearInterval(this.timer)
-    this.flushTouches()
+  private polling = false
+  private async poll() {
+    if (this.polling) return
+    this.polling = true
+    try {
+      const latest = await this.latestUpdate()
+      if (latest !== this.lastSeenUpdate) {
+        this.lastSeenUpdate = latest
+        await this.invalidate()
+      }
+      await this.flushTouches()
+    } catch {
+      // the database may be down, or closing during shutdown
+    } finally {
+      this.polling = false
+    }
   }
 
-  private latestUpdate(): number {
-    const r = this.storage.sqlite.query('SELECT coalesce(max(updated_at), 0) AS m, count(*) AS n FROM api_keys').get() as { m: number; n: number }
+  async stop() {
+    if (this.timer) clearInterval(this.timer)
+    await this.flushTouches().catch(() => {})
+  }
+
+  private async latestUpdate(): Promise<number> {
+    const r = (await this.storage.sql.get<{ m: number; n: number }>('SELECT coalesce(max(updated_at), 0) AS m, count(*) AS n FROM api_keys'))!
     // count catches a deletion, which leaves max(updated_at) unchanged
     return r.m * 1000 + r.n
   }

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import { maskUrl } from '../db/pg-url.ts'
 import type { ProviderConfig } from '../routing/contract.ts'
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 
@@ -29,6 +30,10 @@ export interface Config {
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Batches (issue 11): the worker pool and the limits of one batch. */
   batches: { workers: number; maxConcurrency: number; maxRetries: number; maxItemsPerSecond: number; maxItems: number }
+  /** PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. */
+  database: { url?: string }
+  /** One of several instances behind a balancer: refuses a store that is not shared. */
+  cluster: boolean
   /** Where the config came from, for the banner and `switchyard config`. */
   source: string | null
 }
@@ -164,8 +169,17 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
       maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
     },
+    database: { url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)) },
+    cluster: (str(env.SWITCHYARD_CLUSTER) ?? String(f.cluster ?? false)) === 'true',
     source: file,
   }
+}
+
+/** A database URL must be PostgreSQL's: anything else is a mistake to say at start, not a silent SQLite. */
+function databaseUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  if (!/^postgres(ql)?:\/\//i.test(url)) throw new ConfigError('database.url: expected a postgres:// or postgresql:// URL (unset: SQLite in the data dir)')
+  return url
 }
 
 /** The effective config with every secret masked, for `switchyard config`. */
@@ -175,6 +189,7 @@ export function maskedConfig(c: Config): unknown {
     ...c,
     adminToken: mask(c.adminToken),
     bootstrapKey: mask(c.bootstrapKey),
+    database: { url: c.database.url && maskUrl(c.database.url) },
     providers: Object.fromEntries(
       Object.entries(c.providers).map(([k, p]) => [k, p && { ...p, apiKey: mask(p.apiKey) }]),
     ),

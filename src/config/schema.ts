@@ -55,6 +55,8 @@ export const ConfigFileSchema = t.Object(
         { additionalProperties: false },
       ),
     ),
+    database: t.Optional(t.Object({ url: t.Optional(t.String()) }, { additionalProperties: false })),
+    cluster: t.Optional(t.Boolean()),
     log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
     providers: t.Optional(
       t.Object({ openai: t.Optional(Provider), anthropic: t.Optional(Provider) }, { additionalProperties: false }),

@@ -10,7 +10,7 @@ import { FilesService } from './service.ts'
 
 export function createFilesService(deps: { config: Config; storage: Storage; log: Logger }): FilesService {
   return new FilesService({
-    repo: new FilesRepo(deps.storage.db),
+    repo: new FilesRepo(deps.storage),
     blobs: new DiskBlobStore(join(deps.config.dataDir, 'blobs')),
     log: deps.log,
   })

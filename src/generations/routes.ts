@@ -18,7 +18,7 @@ export function generationRoutes(s: Services) {
       const key = keyOf(request)
       // a stream that just ended early is still being billed: its record is a few ms away
       await s.recorder.settled()
-      const row = s.recorder.get(id, key.id)
+      const row = await s.recorder.get(id, key.id)
       // another key's record is reported exactly like a missing one, so ids cannot be probed
       if (!row || row.apiKeyId !== key.id) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)
       return { success: true, generation: toWire(row) }

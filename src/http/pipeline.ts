@@ -63,11 +63,12 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
   const trusted = new Set(config.trustedProxies)
 
   /** The refusal for an /api request, or the rate-limit outcome to put in its headers. */
-  function guard(req: Request, path: string, info: RequestInfo): Response | Outcome['binding'] {
+  async function guard(req: Request, path: string, info: RequestInfo): Promise<Response | Outcome['binding']> {
     const now = Date.now()
     const ipOutcome = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
     if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
-    const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
+    let key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
+    if (key instanceof Promise) key = await key
     if (key instanceof HttpError) return errorResponse(key.status, key.message)
     info.key = key
     keys.touch(key.id, now)
@@ -103,7 +104,7 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {
-          const g = guard(req, path, info)
+          const g = await guard(req, path, info)
           if (g instanceof Response) res = g
           else limits = g
         }

@@ -33,7 +33,7 @@ export interface SurfaceSpec {
   /** Raw JSON → a body with only known parameters (unknown ones are a 400 naming them). */
   normalize(raw: unknown): Body
   /** Every value rule of the surface, for a body whose model is known (and the client's beta tokens). */
-  validate(body: Body, model: CatalogModel, rc: RequestContext): void
+  validate(body: Body, model: CatalogModel, rc: RequestContext): void | Promise<void>
   toIR(body: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest
   /** The body to send upstream as is (pass-through), or undefined when it must be translated. */
   passthrough(body: Body, rules: RulesOutcome, model: CatalogModel, rc: RequestContext): PassthroughPlan | undefined
@@ -62,7 +62,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   const body = spec.normalize(raw)
   const model = resolveModel(s.catalog, body.model, spec.surface)
   rc.onModel?.(model.id)
-  spec.validate(body, model, rc)
+  await spec.validate(body, model, rc)
   const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
   const adapter = s.providers.providerFor(model)
 

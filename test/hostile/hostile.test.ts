@@ -178,7 +178,7 @@ describe('hostile clients, one gateway', () => {
 
   test('100 concurrent requests on a nearly spent key: at most what it covers + 1', async () => {
     // one mock request costs about (10 input + 3 output tokens) at $100/$200 per M: ~$0.0016
-    const { key } = gw.services.keys.create({ name: 'nearly spent', credits: 0.002 })
+    const { key } = await gw.services.keys.create({ name: 'nearly spent', credits: 0.002 })
     const results = await Promise.all(Array.from({ length: 100 }, () => chat({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text hi there' }] }, key)))
     const served = results.filter((r) => r.status === 200).length
     expect(served).toBeGreaterThanOrEqual(1)
@@ -301,7 +301,7 @@ describe('hostile clients, one gateway', () => {
 
     // the dropped stream above is billed from the token worker, a few ms after it ended
     await Bun.sleep(300)
-    gw.services.recorder.flush()
+    await gw.services.recorder.flush()
     const db = new Database(join(gw.dataDir, 'switchyard.db'), { readonly: true })
     try {
       expect((db.query('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe('ok')
@@ -332,7 +332,7 @@ describe('hostile clients, one gateway', () => {
     }
 
     // the keys' spend = the sum of their generation records
-    const keys = gw.services.keys.list()
+    const keys = await gw.services.keys.list()
     for (const k of keys) expect(k.spent).toBeCloseTo(byKey.get(k.id) ?? 0, 9)
     expect(keys.reduce((a, k) => a + k.spent, 0)).toBeGreaterThan(0)
 
