@@ -5,6 +5,7 @@
 // never serves a stale key for more than about a second.
 import { eq, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
+import type { Param } from '../db/sql.ts'
 import type { apiKeys } from '../db/schema.ts'
 import type { ApiKey } from './context.ts'
 import { CreditLedger } from './credits.ts'
@@ -53,6 +54,26 @@ function toKey(r: Row, unflushed = 0): ApiKey {
     createdAt: r.createdAt,
     lastUsedAt: r.lastUsedAt,
   }
+}
+
+function newKey(input: KeyInput): { key: string; row: Row } {
+  const key = input.key ?? generateKey()
+  const now = Date.now()
+  const row: Row = {
+    id: 'key_' + Bun.randomUUIDv7().replaceAll('-', '').slice(-20),
+    account: input.account ?? 'default',
+    name: input.name,
+    keyHash: hashKey(key),
+    keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+    status: 'active',
+    credits: input.credits ?? null,
+    spent: 0,
+    rpm: input.rpm ?? null,
+    createdAt: Math.floor(now / 1000),
+    lastUsedAt: null,
+    updatedAt: now,
+  }
+  return { key, row }
 }
 
 const NEGATIVE_CACHE_MAX = 10_000
@@ -105,23 +126,27 @@ export class KeyStore {
   }
 
   async create(input: KeyInput): Promise<{ key: string; record: ApiKey }> {
-    const key = input.key ?? generateKey()
-    const now = Date.now()
-    const row: Row = {
-      id: 'key_' + Bun.randomUUIDv7().replaceAll('-', '').slice(-20),
-      account: input.account ?? 'default',
-      name: input.name,
-      keyHash: hashKey(key),
-      keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
-      status: 'active',
-      credits: input.credits ?? null,
-      spent: 0,
-      rpm: input.rpm ?? null,
-      createdAt: Math.floor(now / 1000),
-      lastUsedAt: null,
-      updatedAt: now,
-    }
+    const { key, row } = newKey(input)
     await this.db.insert(this.t).values(row)
+    this.remember(row)
+    return { key, record: toKey(row) }
+  }
+
+  /**
+   * The first key, made only if there is none yet: instances that start together on an empty
+   * shared database make one between them (the check and the insert hold a lock: SQLite's
+   * write lock, a transaction-scoped advisory lock on PostgreSQL). Undefined when one existed.
+   */
+  async createFirst(input: KeyInput): Promise<{ key: string; record: ApiKey } | undefined> {
+    const { key, row } = newKey(input)
+    const insert = this.db.insert(this.t).values(row).toSQL()
+    const made = await this.storage.sql.tx(async (q) => {
+      if (q.dialect === 'pg') await q.get("SELECT pg_advisory_xact_lock(hashtext('switchyard first key ' || current_schema())) AS locked")
+      if (await q.get('SELECT 1 AS one FROM api_keys LIMIT 1')) return false
+      await q.run(insert.sql, insert.params as Param[])
+      return true
+    })
+    if (!made) return undefined
     this.remember(row)
     return { key, record: toKey(row) }
   }

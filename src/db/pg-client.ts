@@ -9,8 +9,8 @@ import * as pgSchema from './pg-schema.ts'
 import { PgSql } from './pg-sql.ts'
 import { maskUrl } from './pg-url.ts'
 
-/** The advisory lock every instance's migration takes (any fixed int8; "switchyd" in ASCII). */
-const MIGRATION_LOCK = 0x7377697463687964n
+/** The advisory lock every instance's migration takes, one per schema (see migratePg). */
+const LOCK_KEY = `hashtext('switchyard migrate ' || current_schema())`
 
 export async function openPg(url: string, poolSize = 10): Promise<Storage> {
   // int8 as BigInt (pg-sql.ts turns them into numbers): never confused with a text column
@@ -35,18 +35,25 @@ export async function openPg(url: string, poolSize = 10): Promise<Storage> {
   }
 }
 
-/** drizzle's migrator on one reserved connection, holding the advisory lock throughout. */
+/**
+ * drizzle's migrator on one reserved connection, holding a session advisory lock throughout:
+ * instances that start together wait for the first, then find nothing left to do. The tables
+ * and drizzle's own migrations table live in the connection's current schema (`public`, or
+ * the URL's `?search_path=`), so one database can hold several gateways' schemas.
+ */
 export async function migratePg(client: SQL): Promise<void> {
   const conn = await client.reserve()
   try {
-    await conn.unsafe(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`)
+    const [{ schema }] = (await conn.unsafe('SELECT current_schema() AS schema')) as { schema: string | null }[]
+    if (!schema) throw new Error('the search_path names no schema that exists: create it, or leave search_path unset for public')
+    await conn.unsafe(`SELECT pg_advisory_lock(${LOCK_KEY})`)
     try {
       const db = drizzle({ client: conn as unknown as SQL })
       // dialect and session are drizzle internals with no public type
       const anyDb = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown }
-      await anyDb.dialect.migrate(embedded(PG_MIGRATIONS), anyDb.session, { migrationsFolder: '(embedded)' })
+      await anyDb.dialect.migrate(embedded(PG_MIGRATIONS), anyDb.session, { migrationsFolder: '(embedded)', migrationsSchema: schema })
     } finally {
-      await conn.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`)
+      await conn.unsafe(`SELECT pg_advisory_unlock(${LOCK_KEY})`)
     }
   } finally {
     conn.release()

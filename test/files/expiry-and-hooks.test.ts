@@ -36,7 +36,7 @@ test('an expired file is missing on every route and from lists, then pruned with
   const heard: [string, string][] = []
   const off = gw.services.files.onFileDeleted((file, reason) => void heard.push([file.id, reason]))
   try {
-    expireNow(f.id)
+    await expireNow(f.id)
     const oa = gw.openai()
     expect(await status(oa.files.retrieve(f.id))).toBe(404)
     expect(await status(oa.files.content(f.id))).toBe(404)
@@ -81,7 +81,7 @@ test('delete awaits the deletion hooks before answering, then the bytes are gone
 
 test('the background pruner runs on its own timer', async () => {
   const f = await upload('timer.jsonl', 3600)
-  expireNow(f.id)
+  await expireNow(f.id)
   const onClose: (() => void | Promise<void>)[] = []
   gw.services.files.start(onClose, 20)
   try {
