@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
+import { announceKeyChange } from './cluster/key-changes.ts'
 import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
 import { describeDatabase, storageOptions } from './db/options.ts'
@@ -81,6 +82,9 @@ async function serve(config: Config) {
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
   const storage = await openStorage(storageOptions(config))
   const keys = new KeyStore(storage)
+  // running instances on a shared database hear of the change at once (LISTEN/NOTIFY)
+  const told: Promise<void>[] = []
+  keys.onChange = (keyId) => void told.push(announceKeyChange({ storage }, keyId).catch(() => {}))
   const [sub, id, amount] = args
   const need = (x: string | undefined, what: string) => {
     if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
@@ -126,6 +130,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         throw new UsageError(`unknown keys command "${sub ?? ''}"`)
     }
   } finally {
+    await Promise.all(told)
     await storage.close()
   }
 }

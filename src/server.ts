@@ -4,12 +4,14 @@ import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { KeyStore } from './auth/keys.ts'
+import { PgCredits } from './auth/pg-credits.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
 import { checkCluster, storageOptions } from './db/options.ts'
+import { watchKeyChanges } from './cluster/key-changes.ts'
 import { Recorder } from './generations/recorder.ts'
 import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
@@ -22,7 +24,8 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
   const catalog = buildCatalog(config)
-  const keys = new KeyStore(storage)
+  // instances sharing PostgreSQL hold credit reservations there; one instance, in memory
+  const keys = new KeyStore(storage, storage.dialect === 'pg' ? new PgCredits(storage.sql) : undefined)
   // every key in memory before anything admits (batches resume below)
   await keys.load()
   const store = new MemoryStore()
@@ -61,14 +64,17 @@ export interface Running {
 /** First start with no keys: create SWITCHYARD_BOOTSTRAP_KEY as given, or generate one. */
 export async function ensureBootstrapKey(s: Services): Promise<string | undefined> {
   if (await s.keys.hasAny()) return undefined
-  return (await s.keys.create({ name: 'bootstrap', key: s.config.bootstrapKey })).key
+  return (await s.keys.createFirst({ name: 'bootstrap', key: s.config.bootstrapKey }))?.key
 }
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
   const services = await buildServices(config, log)
   services.onClose.push(await startCheckpointer(services.storage, services.log))
   const bootstrapKey = await ensureBootstrapKey(services)
-  await services.keys.watch()
+  // key changes from other instances: told at once over LISTEN/NOTIFY when the database is
+  // shared (polling stays, slower, for writers that do not notify); polled every second otherwise
+  const notify = await watchKeyChanges(services)
+  await services.keys.watch(notify ? 5_000 : 1_000)
   const app = createApp(services)
   const fetch = createPipeline(services, (req) => app.handle(req))
   const server = Bun.serve({
@@ -106,6 +112,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         }
       }
       await services.keys.stop()
+      await services.keys.ledger.stop?.()
       await services.storage.close()
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

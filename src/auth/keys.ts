@@ -8,7 +8,7 @@ import type { Storage } from '../db/client.ts'
 import type { Param } from '../db/sql.ts'
 import type { apiKeys } from '../db/schema.ts'
 import type { ApiKey } from './context.ts'
-import { CreditLedger } from './credits.ts'
+import { CreditLedger, type Credits } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -87,10 +87,11 @@ export class KeyStore {
   private timer?: ReturnType<typeof setInterval>
   private reloading?: Promise<void>
   private reloadAgain = false
-  /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
-  readonly ledger = new CreditLedger()
-
-  constructor(private storage: Storage) {}
+  constructor(
+    private storage: Storage,
+    /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
+    readonly ledger: Credits = new CreditLedger(),
+  ) {}
 
   private toKey(r: Row): ApiKey {
     return toKey(r, this.ledger.unflushed(r.id))
@@ -129,6 +130,7 @@ export class KeyStore {
     const { key, row } = newKey(input)
     await this.db.insert(this.t).values(row)
     this.remember(row)
+    this.onChange?.(row.id)
     return { key, record: toKey(row) }
   }
 
@@ -190,10 +192,14 @@ export class KeyStore {
     return r ? this.changed(r) : undefined
   }
 
+  /** Told of every change made through this store (another instance may cache the key). */
+  onChange?: (keyId: string) => void
+
   /** A key changed here: the cache shows it at once, and is reloaded for whatever else moved. */
   private changed(r: Row): ApiKey {
     const k = this.remember(r)
-    this.invalidate()
+    void this.invalidate()
+    this.onChange?.(r.id)
     return k
   }
 

@@ -237,15 +237,25 @@ export class Scheduler {
     const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
     const model = this.s.catalog.resolve(item.model)
     if (!model) return this.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
-    let admission: Admission
+    // in flight from here: an admission that waits for a shared ledger still holds its place
+    a.inflight.add(item.idx)
+    const refused = (e: unknown) => {
+      // 402: the key's credit is spent; the item fails as an interactive request would
+      a.inflight.delete(item.idx)
+      const { retryAfter: _, ...error } = itemErrorOf(e)
+      this.land(a, item.idx, requestId, error)
+    }
+    let admission: Admission | Promise<Admission>
     try {
       admission = admit(this.s, { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined })
     } catch (e) {
-      // 402: the key's credit is spent; the item fails as an interactive request would
-      const { retryAfter: _, ...error } = itemErrorOf(e)
-      return this.land(a, item.idx, requestId, error)
+      return refused(e)
     }
-    a.inflight.add(item.idx)
+    if (admission instanceof Promise) admission.then((ad) => this.send(a, workerKey, item, requestId, ad), refused)
+    else this.send(a, workerKey, item, requestId, admission)
+  }
+
+  private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, admission: Admission): void {
     // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
     this.pool.run(job, this.cfg.maxRetries).then(

@@ -23,6 +23,8 @@ export interface Storage {
   db: Db
   t: Tables
   sql: Sql
+  /** PostgreSQL only: the client (LISTEN/NOTIFY). */
+  pg?: import('bun').SQL
   /** SQLite only: the connection (checkpoints, pragmas). */
   sqlite?: Database
   /** SQLite only: the database file. */

@@ -28,6 +28,7 @@ export async function openPg(url: string, poolSize = 10): Promise<Storage> {
     db: db as unknown as Db,
     t: pgSchema as unknown as Tables,
     sql: new PgSql(client),
+    pg: client,
     describe: `postgresql ${maskUrl(url)}`,
     async close() {
       await client.close({ timeout: 5 }).catch(() => {})

@@ -229,3 +229,20 @@ export const batchIngests = pgTable('batch_ingests', {
   batchId: text('batch_id').primaryKey(),
   startedAt: bigint('started_at', { mode: 'number' }).notNull(),
 })
+
+/**
+ * Credit reservations shared by several instances (issue 13): the worst-case cost of an
+ * admitted request, held against its key until its record (and spend) is written. Used when
+ * the instances share a PostgreSQL database and no Redis; a single instance keeps them in memory.
+ */
+export const creditReservations = pgTable(
+  'credit_reservations',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    usd: doublePrecision('usd').notNull(),
+    /** Epoch ms: a reservation whose request died without a record stops counting then. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('credit_reservations_key').on(t.apiKeyId, t.expiresAt)],
+)

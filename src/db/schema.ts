@@ -227,3 +227,20 @@ export const batchIngests = sqliteTable('batch_ingests', {
   batchId: text('batch_id').primaryKey(),
   startedAt: integer('started_at').notNull(),
 })
+
+/**
+ * Credit reservations shared by several instances (issue 13): the worst-case cost of an
+ * admitted request, held against its key until its record (and spend) is written. Used when
+ * the instances share a PostgreSQL database and no Redis; a single instance keeps them in memory.
+ */
+export const creditReservations = sqliteTable(
+  'credit_reservations',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    usd: real('usd').notNull(),
+    /** Epoch ms: a reservation whose request died without a record stops counting then. */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('credit_reservations_key').on(t.apiKeyId, t.expiresAt)],
+)

@@ -138,8 +138,15 @@ export class Recorder implements GenerationSink {
 
   private async write(rows: GenerationRow[]) {
     // the database only: if the transaction rolls back, nothing in memory has moved
-    const inserted = await this.deps.storage.sql.tx((q) => this.writeIn(q, rows))
+    let released: (() => void) | undefined
+    const inserted = await this.deps.storage.sql.tx(async (q) => {
+      const stored = await this.writeIn(q, rows)
+      // a shared ledger ends the requests' reservations as their costs become spend
+      released = await this.deps.keys.ledger.commitReleases?.(q)
+      return stored
+    })
     this.committed(rows, inserted)
+    released?.()
   }
 
   /** Takes what is queued, to be written by the caller's transaction (`writeIn`, then `committed`). */

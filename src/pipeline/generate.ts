@@ -75,7 +75,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   }
 
   const stream = body.stream === true
-  const admission = admit(s, { apiKey: rc.apiKey, model, promptTokens: promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) })
+  const admission = await admit(s, { apiKey: rc.apiKey, model, promptTokens: promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) })
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId,

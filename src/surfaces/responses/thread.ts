@@ -28,6 +28,10 @@ interface Row {
   output_items: string
 }
 
+/** A response another instance has not written yet: read again this often, this long apart. */
+const SHARED_MISS_RETRIES = 4
+const SHARED_MISS_WAIT_MS = 25
+
 /** A thread deeper than this is refused rather than walked (each step is one indexed read). */
 const MAX_DEPTH = 10_000
 
@@ -95,7 +99,16 @@ export class ThreadStore {
   }
 
   private async row(id: string): Promise<Row | null> {
-    return this.pending.get(id)?.row ?? (await this.sql.get<Row>(BY_ID, [id]))
+    const local = this.pending.get(id)?.row
+    if (local) return local
+    let row = await this.sql.get<Row>(BY_ID, [id])
+    // another instance on the shared database writes a response a few ms after its client
+    // has it: a continuation sent here at once may arrive first, so a miss is read again
+    for (let i = 0; i < SHARED_MISS_RETRIES && !row && this.sql.dialect === 'pg'; i++) {
+      await Bun.sleep(SHARED_MISS_WAIT_MS)
+      row = await this.sql.get<Row>(BY_ID, [id])
+    }
+    return row
   }
 
   /** The latest stored response of a conversation, or undefined for a new one. */
