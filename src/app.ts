@@ -14,17 +14,24 @@ import { responsesRoutes } from './surfaces/responses/route.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
+import { STORE_DOWN_MESSAGE, storeHealth } from './db/unavailable.ts'
 
 export function createApp(s: Services) {
   // A generation surface without its parameter list would accept anything: refuse to start.
   assertSurfaceParams(['chat', 'messages', 'responses'])
   const batches = s.batches
   if (!batches) throw new Error('createApp: the services have no batches (buildServices starts them)')
+  const health = storeHealth(s.storage)
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
     .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed))
-    .get('/health', () => ({ status: 'ok' }))
+    .get('/health', () => {
+      const store = health()
+      if (store.database === 'up') return { status: 'ok' }
+      // {error} like every refusal, and which store is down
+      return new Response(JSON.stringify({ status: 'degraded', ...store, error: STORE_DOWN_MESSAGE }), { status: 503, headers: { 'content-type': 'application/json' } })
+    })
     .use(modelRoutes(s))
     .use(adminRoutes(s))
     .use(generationRoutes(s))

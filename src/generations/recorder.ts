@@ -9,6 +9,7 @@ import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
+import { isStoreDown } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore } from './store.ts'
@@ -119,7 +120,8 @@ export class Recorder implements GenerationSink {
       this.attempts = 0
     } catch (e) {
       this.attempts++
-      const retry = this.attempts < MAX_ATTEMPTS && !this.stopped
+      // a database that is away (PostgreSQL restarting) is waited for, not given up on
+      const retry = (this.attempts < MAX_ATTEMPTS || isStoreDown(e)) && !this.stopped
       this.deps.log.error('recorder: writing generation records failed', {
         error: (e as Error).message,
         records: batch.length,
@@ -127,7 +129,7 @@ export class Recorder implements GenerationSink {
       })
       if (retry) {
         this.queue = batch.concat(this.queue)
-        this.flushTimer = setTimeout(() => void this.flush(), 100 * this.attempts)
+        this.flushTimer = setTimeout(() => void this.flush(), Math.min(100 * this.attempts, 2_000))
       } else {
         this.attempts = 0
         // given up: the spend settled in memory will never reach the database

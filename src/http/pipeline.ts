@@ -8,6 +8,7 @@ import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
 import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
 import type { Services } from '../services.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
+import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
@@ -118,8 +119,11 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
         res = await appFetch(routed)
       }
     } catch (e) {
-      log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
-      res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
+      if (isStoreDown(e)) res = errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
+      else {
+        log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
+        res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
+      }
     }
 
     const extra: Record<string, string> = { 'x-request-id': info.requestId }
