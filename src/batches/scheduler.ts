@@ -19,6 +19,7 @@ import { Pace } from './pace.ts'
 import type { WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
+import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 
@@ -33,6 +34,10 @@ const EXPIRY_CHECK_MS = 30_000
 const READ_AHEAD = 64
 /** Under a pace, the time between two rounds of handing out. */
 const TICK_MS = 5
+/** Instances sharing a database: how often leases are renewed and other instances' batches looked for. */
+const SHARE_MS = 1_000
+/** …and how soon items held elsewhere, or an end another instance is writing, are looked at again. */
+const RECHECK_MS = 500
 
 interface Active {
   id: string
@@ -63,6 +68,8 @@ interface Active {
   fillSoon: boolean
   /** The batch's fills and end checks, one after another (each reads the database). */
   chain: Promise<void>
+  /** The last admission that waits for a shared ledger: the next one waits for it (input order). */
+  admitting?: Promise<void>
 }
 
 interface Landed {
@@ -84,6 +91,9 @@ export class Scheduler {
   /** Batches waiting for the pace to grant starts. */
   private readonly paced = new Set<Active>()
   private tick?: ReturnType<typeof setTimeout>
+  /** Instances sharing a database: items are claimed under a lease (leases.ts); else none. */
+  private readonly leases?: ItemLeases
+  private shareTimer?: ReturnType<typeof setInterval>
 
   constructor(
     private readonly s: Services,
@@ -91,6 +101,7 @@ export class Scheduler {
     private readonly pool: WorkerPool,
   ) {
     this.pace = new Pace(s.config.batches.maxItemsPerSecond)
+    if (s.storage.dialect === 'pg') this.leases = new ItemLeases(store.sql, s.config.batches.leaseMs)
   }
 
   private get cfg() {
@@ -108,7 +119,46 @@ export class Scheduler {
     void this.checkExpiry()
     this.expiryTimer = setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
     this.expiryTimer.unref?.()
+    if (this.leases) {
+      this.shareTimer = setInterval(() => void this.share(), Math.min(SHARE_MS, this.leases.leaseMs / 3))
+      this.shareTimer.unref?.()
+    }
     for (const a of this.active.values()) this.fill(a)
+  }
+
+  /**
+   * Instances sharing a database, every second or so: renew this instance's leases, take up
+   * batches made or resumed elsewhere, stop those another instance ended or cancelled.
+   */
+  private sharing = false
+  private async share(): Promise<void> {
+    if (this.sharing || this.closed || !this.leases) return
+    this.sharing = true
+    try {
+      for (const a of this.active.values()) await this.leases.renew(a.id)
+      const open = new Map((await this.store.open()).map((r) => [r.id, r]))
+      for (const [id, a] of this.active) {
+        const row = open.get(id)
+        // ended by another instance (its files written): nothing left here
+        if (!row) {
+          if (!a.finalizing && a.inflight.size === 0 && a.queued === 0) this.active.delete(id)
+          continue
+        }
+        if (FINAL.has(row.status) && !a.stopped) {
+          a.status = row.status
+          a.stopped = true
+          this.maybeEnd(a)
+        }
+      }
+      for (const row of open.values()) {
+        if (this.active.has(row.id)) continue
+        this.fill(this.track(row))
+      }
+    } catch (e) {
+      this.s.log.warn('batches: sharing work with other instances failed; trying again', { error: (e as Error).message })
+    } finally {
+      this.sharing = false
+    }
   }
 
   /** A batch just created. */
@@ -195,8 +245,11 @@ export class Scheduler {
     while (items.length < n) {
       if (a.ahead.length === 0) {
         if (a.exhausted) break
-        a.ahead = await this.store.pending(a.id, a.cursor, READ_AHEAD)
-        if (a.ahead.length < READ_AHEAD) a.exhausted = true
+        // shared: claimed (leased) here, wherever they are, only as many as run now (what one
+        // instance holds ahead, the others cannot take); alone: read ahead from the cursor on
+        const want = this.leases ? n - items.length : READ_AHEAD
+        a.ahead = this.leases ? await this.leases.claim(a.id, want) : await this.store.pending(a.id, a.cursor, READ_AHEAD)
+        if (a.ahead.length < want) a.exhausted = true
         if (a.ahead.length > 0) a.cursor = a.ahead.at(-1)!.idx + 1
         if (a.ahead.length === 0) break
       }
@@ -245,14 +298,24 @@ export class Scheduler {
       const { retryAfter: _, ...error } = itemErrorOf(e)
       this.land(a, item.idx, requestId, error)
     }
+    const input = { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined }
     let admission: Admission | Promise<Admission>
     try {
-      admission = admit(this.s, { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined })
+      // behind an admission still waiting for a shared ledger: items are admitted in input order
+      admission = a.admitting ? a.admitting.then(() => admit(this.s, input)) : admit(this.s, input)
     } catch (e) {
       return refused(e)
     }
-    if (admission instanceof Promise) admission.then((ad) => this.send(a, workerKey, item, requestId, ad), refused)
-    else this.send(a, workerKey, item, requestId, admission)
+    if (admission instanceof Promise) {
+      const settled = (a.admitting = admission.then(
+        () => {},
+        () => {},
+      ))
+      void settled.then(() => {
+        if (a.admitting === settled) a.admitting = undefined
+      })
+      admission.then((ad) => this.send(a, workerKey, item, requestId, ad), refused)
+    } else this.send(a, workerKey, item, requestId, admission)
   }
 
   private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, admission: Admission): void {
@@ -352,8 +415,12 @@ export class Scheduler {
       a.ahead = []
       if (a.stopped) return this.endItems(a, a.status as EndKind)
       a.exhausted = false
+      // shared: those may be another instance's, in flight there; look again a little later
+      if (this.leases) return void setTimeout(() => this.fill(a), RECHECK_MS).unref?.()
       return this.fillLater(a)
     }
+    // shared: one instance writes the output files; another one doing so keeps this one out
+    if (this.leases && !(await this.leases.finalizer(a.id))) return void setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
     a.finalizing = true
     const done = this.finalize(a).finally(() => this.finalizing.delete(done))
     this.finalizing.add(done)
@@ -406,15 +473,26 @@ export class Scheduler {
     a.again = []
     a.ahead = []
     a.cursor = from
+    const leases = this.leases
+    let failed = 0
     void (async () => {
       try {
+        if (leases) {
+          // shared: every pending item no live lease holds (in flight here or elsewhere, an
+          // item finishes); what this instance claimed and will not run is let go first
+          await leases.dropExcept(a.id, [...a.inflight])
+          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) await turn()
+          return
+        }
         if (again.length > 0) await this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
         while ((await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) await turn()
       } catch (e) {
         this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
       } finally {
         a.ending = false
-        this.maybeEnd(a)
+        // shared: items another instance runs are waited for, not spun on
+        if (leases && failed === 0) setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
+        else this.maybeEnd(a)
       }
     })()
   }
@@ -466,6 +544,7 @@ export class Scheduler {
   async close(graceMs: number): Promise<void> {
     this.closed = true
     if (this.expiryTimer) clearInterval(this.expiryTimer)
+    if (this.shareTimer) clearInterval(this.shareTimer)
     if (this.tick) clearTimeout(this.tick)
     await this.pool.close(graceMs)
     for (let n = this.landed.length; n > 0; n = this.landed.length) {
@@ -474,6 +553,8 @@ export class Scheduler {
       if (this.landed.length >= n) break
     }
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
+    // what this instance claimed and will not run goes back to the others at once
+    if (this.leases) for (const a of this.active.values()) await this.leases.drop(a.id).catch(() => {})
   }
 }
 

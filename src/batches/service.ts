@@ -79,6 +79,8 @@ export class BatchService {
       failedAt: null,
       expiredAt: null,
       endedAt: null,
+      finalizer: null,
+      finalizerUntil: null,
     }
     await this.store.insert(row)
     this.scheduler.add(row)

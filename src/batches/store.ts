@@ -165,7 +165,7 @@ export class BatchStore {
    * an ended batch with `error`, and counts them; returns how many (0: none left). In chunks,
    * so the loop is never held long; `only` limits it to these indexes (items put back).
    */
-  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[]): Promise<number> {
+  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[], unleasedAt?: number): Promise<number> {
     const column = kind === 'cancelled' ? 'cancelled_items' : kind === 'expired' ? 'expired_items' : null
     const text = JSON.stringify(error)
     const now = Date.now()
@@ -176,9 +176,11 @@ export class BatchStore {
         const one = `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL`
         for (const idx of only) n += await q.run(one, [text, now, batchId, idx])
       } else {
+        // instances sharing the database: items another one holds under a live lease finish there
+        const unleased = unleasedAt === undefined ? '' : ' AND (lease_until IS NULL OR lease_until < ?)'
         n = await q.run(
-          `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE ${rowid} IN (SELECT ${rowid} FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?)`,
-          [text, now, batchId, from, chunk],
+          `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE ${rowid} IN (SELECT ${rowid} FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ?${unleased} ORDER BY idx LIMIT ?)`,
+          unleasedAt === undefined ? [text, now, batchId, from, chunk] : [text, now, batchId, from, unleasedAt, chunk],
         )
       }
       if (n > 0) {

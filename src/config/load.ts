@@ -29,7 +29,15 @@ export interface Config {
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Batches (issue 11): the worker pool and the limits of one batch. */
-  batches: { workers: number; maxConcurrency: number; maxRetries: number; maxItemsPerSecond: number; maxItems: number }
+  batches: {
+    workers: number
+    maxConcurrency: number
+    maxRetries: number
+    maxItemsPerSecond: number
+    maxItems: number
+    /** Instances sharing a database: how long a claimed item stays theirs without a renewal. */
+    leaseMs: number
+  }
   /** PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. */
   database: { url?: string }
   /** One of several instances behind a balancer: refuses a store that is not shared. */
@@ -168,6 +176,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxRetries: count(num(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES') ?? f.batches?.max_retries ?? 4, 0),
       maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
       maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
+      leaseMs: count(num(env.SWITCHYARD_BATCH_LEASE_MS, 'SWITCHYARD_BATCH_LEASE_MS') ?? f.batches?.lease_ms ?? 10_000, 1_000),
     },
     database: { url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)) },
     cluster: (str(env.SWITCHYARD_CLUSTER) ?? String(f.cluster ?? false)) === 'true',

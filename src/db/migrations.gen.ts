@@ -4,8 +4,10 @@ import m1 from '../../db/migrations/0001_generation_reply_id.sql' with { type: '
 import m2 from '../../db/migrations/0002_responses_threads.sql' with { type: 'text' }
 import m3 from '../../db/migrations/0003_batches.sql' with { type: 'text' }
 import m4 from '../../db/migrations/0004_credit_reservations.sql' with { type: 'text' }
+import m5 from '../../db/migrations/0005_batch_leases.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
+import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -16,10 +18,12 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0002_responses_threads", when: 1795447797789, breakpoints: true, sql: m2 },
   { tag: "0003_batches", when: 1795449253456, breakpoints: true, sql: m3 },
   { tag: "0004_credit_reservations", when: 1795456809482, breakpoints: true, sql: m4 },
+  { tag: "0005_batch_leases", when: 1795457694418, breakpoints: true, sql: m5 },
 ]
 
 /** PostgreSQL. */
 export const PG_MIGRATIONS: Migration[] = [
   { tag: "0000_init", when: 1795455209007, breakpoints: true, sql: p0 },
   { tag: "0001_credit_reservations", when: 1795456810004, breakpoints: true, sql: p1 },
+  { tag: "0002_batch_leases", when: 1795457695564, breakpoints: true, sql: p2 },
 ]

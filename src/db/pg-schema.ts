@@ -186,6 +186,9 @@ export const batches = pgTable(
     expiredAt: bigint('expired_at', { mode: 'number' }),
     /** Every item has its result and the output files are written: nothing more will change. */
     endedAt: bigint('ended_at', { mode: 'number' }),
+    /** Instances sharing a database: the one writing the output files, until when (epoch ms). */
+    finalizer: text('finalizer'),
+    finalizerUntil: bigint('finalizer_until', { mode: 'number' }),
   },
   (t) => [index('batches_key_created').on(t.apiKeyId, t.createdAt), index('batches_open').on(t.endedAt), index('batches_input_file').on(t.inputFileId)],
 )
@@ -216,6 +219,9 @@ export const batchItems = pgTable(
     usage: text('usage'),
     requestId: text('request_id'),
     finishedAt: bigint('finished_at', { mode: 'number' }),
+    /** Instances sharing a database: the one that claimed the pending item, until when (epoch ms). */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: bigint('lease_until', { mode: 'number' }),
   },
   // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
   (t) => [primaryKey({ columns: [t.batchId, t.idx] }), index('batch_items_status').on(t.batchId, t.status, t.idx)],

@@ -184,6 +184,9 @@ export const batches = sqliteTable(
     expiredAt: integer('expired_at'),
     /** Every item has its result and the output files are written: nothing more will change. */
     endedAt: integer('ended_at'),
+    /** Instances sharing a database: the one writing the output files, until when (epoch ms). */
+    finalizer: text('finalizer'),
+    finalizerUntil: integer('finalizer_until'),
   },
   (t) => [index('batches_key_created').on(t.apiKeyId, t.createdAt), index('batches_open').on(t.endedAt), index('batches_input_file').on(t.inputFileId)],
 )
@@ -214,6 +217,9 @@ export const batchItems = sqliteTable(
     usage: text('usage'),
     requestId: text('request_id'),
     finishedAt: integer('finished_at'),
+    /** Instances sharing a database: the one that claimed the pending item, until when (epoch ms). */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: integer('lease_until'),
   },
   // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
   (t) => [primaryKey({ columns: [t.batchId, t.idx] }), index('batch_items_status').on(t.batchId, t.status, t.idx)],

@@ -21,7 +21,8 @@ test('kill -9 mid-batch, restart: the batch completes, each index once, no store
   const up = await startFakeUpstream()
   const dataDir = tempDir('switchyard-batch-crash-')
   const key = 'sk-sy-crash-' + crypto.randomUUID().replaceAll('-', '')
-  const env = { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_LOG_LEVEL: 'info' }
+  // a short lease: on a shared database the dead instance's claims are taken over once it runs out
+  const env = { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_BATCH_LEASE_MS: '2000' }
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   try {
     // each upstream answer takes 40 ms: with 6 at once the batch runs for over a second
