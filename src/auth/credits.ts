@@ -31,11 +31,11 @@ export interface Credits {
   unflushed(keyId: string): number
   addUnflushed(keyId: string, usd: number): void
   /**
-   * Shared ledgers: inside the transaction that writes records and spend, make this
+   * Shared ledgers: first in the transaction that writes records and spend, make this
    * instance's releases final (a reservation ends as its cost becomes visible); returns what
-   * to call once that transaction has committed.
+   * to call once that transaction is over and the in-memory figures have moved (`written`).
    */
-  commitReleases?(q: Sql): Promise<() => void>
+  commitReleases?(q: Sql): Promise<(committed: boolean) => void>
   /** Stop background work (shutdown). */
   stop?(): Promise<void>
 }

@@ -12,6 +12,7 @@ import { RESERVATION_TTL_MS, CreditLedger, type AdmitResult, type Credits } from
 /** Releases the recorder has not made final within this long are ended on their own. */
 const ORPHAN_MS = 1_000
 const SWEEP_MS = 250
+const WRITE_GUARD_MS = 5_000
 const DELETE_CHUNK = 500
 
 interface Held {
@@ -37,14 +38,18 @@ export class PgCredits implements Credits {
   }
 
   async admit(key: ApiKey & { credits: number }, usd: number | null): Promise<AdmitResult> {
+    // while a record write of this instance is under way, the stored spend may include a cost
+    // that `unflushed` still counts too: wait for it (a few ms)
+    while (this.writing) await this.writing
     const now = Date.now()
     return this.sql.tx(async (q) => {
       const row = await q.get<{ credits: number | null; spent: number }>('SELECT credits, spent FROM api_keys WHERE id = ? FOR UPDATE', [key.id])
       // the key is gone or unlimited now: nothing to hold (its status is the guard's to check)
       if (!row || row.credits === null) return {}
       const open = (await q.get<{ usd: number }>('SELECT coalesce(sum(usd), 0) AS usd FROM credit_reservations WHERE api_key_id = ? AND expires_at > ?', [key.id, now]))!.usd
-      // this instance's ended requests: their rows go with their records, their cost is in `unflushed` already
-      const reserved = Math.max(0, open - this.releasedUsd(key.id))
+      // other instances' reservations from the table; this instance's from memory, as on one
+      // instance (an ended request's row goes with its record, its cost is in `unflushed`)
+      const reserved = Math.max(0, open - this.heldUsd(key.id)) + this.reserved(key.id)
       const spent = row.spent + this.local.unflushed(key.id)
       if (!(row.credits - spent - reserved > 0)) return { refused: { credits: row.credits, spent, reserved } }
       if (usd === null || !(usd > 0)) return {}
@@ -80,9 +85,10 @@ export class PgCredits implements Credits {
     this.local.addUnflushed(keyId, usd)
   }
 
-  private releasedUsd(keyId: string): number {
+  /** This instance's reservations that may still have their row, running or ended. */
+  private heldUsd(keyId: string): number {
     let n = 0
-    for (const h of this.held.values()) if (h.keyId === keyId && h.releasedAt !== null) n += h.usd
+    for (const h of this.held.values()) if (h.keyId === keyId) n += h.usd
     return n
   }
 
@@ -92,11 +98,31 @@ export class PgCredits implements Credits {
     return out
   }
 
-  async commitReleases(q: Sql): Promise<() => void> {
+  /** A record write of this instance in progress (see admit). */
+  private writing?: Promise<void>
+
+  async commitReleases(q: Sql): Promise<(committed: boolean) => void> {
+    let finish!: () => void
+    const writing = new Promise<void>((r) => (finish = r))
+    this.writing = writing
+    // never held up for good by a write that went wrong before calling back
+    const guard = setTimeout(() => done(), WRITE_GUARD_MS)
+    const done = () => {
+      clearTimeout(guard)
+      if (this.writing === writing) this.writing = undefined
+      finish()
+    }
     const ids = this.released()
-    await deleteIds(q, ids)
-    return () => {
-      for (const id of ids) this.held.delete(id)
+    try {
+      await deleteIds(q, ids)
+    } catch (e) {
+      done()
+      throw e
+    }
+    return (committed) => {
+      // rolled back: the rows are still there, and still this instance's to delete
+      if (committed) for (const id of ids) this.held.delete(id)
+      done()
     }
   }
 

@@ -140,15 +140,20 @@ export class Recorder implements GenerationSink {
 
   private async write(rows: GenerationRow[]) {
     // the database only: if the transaction rolls back, nothing in memory has moved
-    let released: (() => void) | undefined
-    const inserted = await this.deps.storage.sql.tx(async (q) => {
-      const stored = await this.writeIn(q, rows)
-      // a shared ledger ends the requests' reservations as their costs become spend
-      released = await this.deps.keys.ledger.commitReleases?.(q)
-      return stored
-    })
-    this.committed(rows, inserted)
-    released?.()
+    let released: ((committed: boolean) => void) | undefined
+    let committed = false
+    try {
+      const inserted = await this.deps.storage.sql.tx(async (q) => {
+        // a shared ledger ends the requests' reservations as their costs become spend
+        released = await this.deps.keys.ledger.commitReleases?.(q)
+        return this.writeIn(q, rows)
+      })
+      committed = true
+      this.committed(rows, inserted)
+    } finally {
+      // committed or not, the ledger's view of this write is settled now
+      released?.(committed)
+    }
   }
 
   /** Takes what is queued, to be written by the caller's transaction (`writeIn`, then `committed`). */
