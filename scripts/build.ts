@@ -1,11 +1,13 @@
 // npm run build → dist/switchyard: one self-contained executable (Bun runtime, code,
-// embedded migrations). Regenerates the migrations module first so the binary always
-// carries every migration in db/migrations.
+// embedded migrations, the dashboard). Regenerates the migrations module and the dashboard's
+// bundle first so the binary always carries every migration and the current page.
 import { $ } from 'bun'
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 await $`${process.execPath} ${join(root, 'scripts/gen-migrations.ts')}`.quiet()
+// and the dashboard's bundle, so the binary serves the page built from the current sources
+await $`${process.execPath} ${join(root, 'scripts/build-ui.ts')}`.quiet()
 // workers are entry points of their own, so the binary carries them
 const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/tokens/worker.ts'), join(root, 'src/batches/worker.ts')]
 const result = await Bun.build({

@@ -8,15 +8,32 @@ import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
 import type { Services } from './services.ts'
 import { filesRoutes } from './files/routes.ts'
-import { chatRoutes } from './surfaces/chat/route.ts'
-import { messagesRoutes } from './surfaces/messages/route.ts'
-import { responsesRoutes } from './surfaces/responses/route.ts'
+import { CHAT_PATH, chatHandler, chatRoutes } from './surfaces/chat/route.ts'
+import { MESSAGES_PATHS, messagesHandler, messagesRoutes } from './surfaces/messages/route.ts'
+import { RESPONSES_PATHS, responsesHandler, responsesRoutes } from './surfaces/responses/route.ts'
+import type { Handler } from './http/direct.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
 import { STORE_DOWN_MESSAGE, storeHealth } from './db/unavailable.ts'
+import { dashboardDataRoutes } from './ui/data-routes.ts'
+import { uiRoutes } from './ui/plugin.ts'
 
-export function createApp(s: Services) {
+/** The generation handlers, made once: mounted in the app and in the pipeline's direct table. */
+export function generationHandlers(s: Services) {
+  return { chat: chatHandler(s), messages: messagesHandler(s), responses: responsesHandler(s) }
+}
+
+/** Exact POST paths the pipeline answers without the router (http/direct.ts). */
+export function directTable(h: ReturnType<typeof generationHandlers>): Record<string, Handler> {
+  return {
+    [CHAT_PATH]: h.chat,
+    ...Object.fromEntries(MESSAGES_PATHS.map((p) => [p, h.messages])),
+    ...Object.fromEntries(RESPONSES_PATHS.map((p) => [p, h.responses])),
+  }
+}
+
+export function createApp(s: Services, handlers = generationHandlers(s)) {
   // A generation surface without its parameter list would accept anything: refuse to start.
   assertSurfaceParams(['chat', 'messages', 'responses'])
   const batches = s.batches
@@ -28,18 +45,22 @@ export function createApp(s: Services) {
     .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed))
     .get('/health', () => {
       const store = health()
-      if (store.database === 'up') return { status: 'ok' }
-      // {error} like every refusal, and which store is down
-      return new Response(JSON.stringify({ status: 'degraded', ...store, error: STORE_DOWN_MESSAGE }), { status: 503, headers: { 'content-type': 'application/json' } })
+      // Redis away is named but stays a 200: every instance shares it, a balancer would drop them all
+      const redis = s.cluster?.redis ? { redis: s.cluster.redis.downSince === null ? 'up' : 'down' } : {}
+      if (store.database === 'up') return { status: 'ok', ...redis }
+      // the database is down: {error} like every refusal, and which store is down
+      return new Response(JSON.stringify({ status: 'degraded', ...store, ...redis, error: STORE_DOWN_MESSAGE }), { status: 503, headers: { 'content-type': 'application/json' } })
     })
     .use(modelRoutes(s))
     .use(adminRoutes(s))
     .use(generationRoutes(s))
     .use(usageRoutes(s))
     .use(filesRoutes(s))
-    .use(chatRoutes(s))
-    .use(messagesRoutes(s))
-    .use(responsesRoutes(s))
+    .use(chatRoutes(s, handlers.chat))
+    .use(messagesRoutes(s, handlers.messages))
+    .use(responsesRoutes(s, handlers.responses))
     .use(batchRoutes(s, batches))
     .use(messageBatchRoutes(s, batches))
+    .use(dashboardDataRoutes(s, batches))
+    .use(uiRoutes())
 }

@@ -3,3 +3,6 @@ declare module '*.sql' {
   const text: string
   export default text
 }
+
+// The dashboard's stylesheet, imported by src/ui/app/main.ts for `bun build` to bundle.
+declare module '*.css' {}

@@ -1,14 +1,15 @@
 #!/usr/bin/env bun
-// CLI entry: serve (default) | keys … | config | migrate | version
+// CLI entry: serve (default) | keys … | batches watch ID | config | migrate | version
 import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
-import { ConfigError, loadConfig, maskedConfig, type Config } from './config/load.ts'
+import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
-import { describeDatabase, storageOptions } from './db/options.ts'
+import { storageOptions } from './db/options.ts'
 import { startServer } from './server.ts'
+import { watchBatch } from './batches/watch.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
@@ -17,6 +18,7 @@ Usage:
   switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
+  switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
   switchyard config        print the effective config, secrets masked
   switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
   switchyard version
@@ -61,6 +63,7 @@ async function serve(config: Config) {
     `  OpenAI-family models    → ${served('openai')}`,
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
+    ...Object.entries(storesOf(config)).filter(([concern]) => concern !== 'database').map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
   ]
   if (running.bootstrapKey) {
     lines.push(
@@ -82,9 +85,9 @@ async function serve(config: Config) {
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
   const storage = await openStorage(storageOptions(config))
   const keys = new KeyStore(storage)
-  // running instances on a shared database hear of the change at once (LISTEN/NOTIFY)
+  // running instances hear of the change at once on their bus (Redis, or LISTEN/NOTIFY)
   const told: Promise<void>[] = []
-  keys.onChange = (keyId) => void told.push(announceKeyChange({ storage }, keyId).catch(() => {}))
+  keys.onChange = (keyId) => void told.push(announceKeyChange(config, storage, keyId).catch(() => {}))
   const [sub, id, amount] = args
   const need = (x: string | undefined, what: string) => {
     if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
@@ -135,6 +138,23 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
   }
 }
 
+async function batchesCommand(config: Config, args: string[]) {
+  const [sub, id] = args
+  if (sub !== 'watch') throw new UsageError(`unknown batches command "${sub ?? ''}" (batches watch ID)`)
+  if (!id) throw new UsageError('batches watch: missing ID')
+  const storage = await openStorage(storageOptions(config))
+  try {
+    const code = await watchBatch({ storage, id, tty: process.stdout.isTTY === true, write: (t) => void process.stdout.write(t) })
+    if (typeof code === 'string') {
+      console.error(`switchyard: ${code}`)
+      return process.exit(1)
+    }
+    process.exitCode = code
+  } finally {
+    await storage.close()
+  }
+}
+
 export async function main(argv: string[]) {
   let parsed
   try {
@@ -154,8 +174,10 @@ export async function main(argv: string[]) {
         return await serve(config)
       case 'keys':
         return await keysCommand(config, rest, v)
+      case 'batches':
+        return await batchesCommand(config, rest)
       case 'config':
-        return console.log(JSON.stringify({ ...(maskedConfig(config) as object), stores: { database: describeDatabase(config) } }, null, 2))
+        return console.log(JSON.stringify(maskedConfig(config), null, 2))
       case 'migrate': {
         const storage = await openStorage(storageOptions(config))
         await storage.close()

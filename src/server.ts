@@ -1,5 +1,7 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
-import { createApp } from './app.ts'
+import { preloadTokenizer } from './tokens/count.ts'
+import { createApp, directTable, generationHandlers } from './app.ts'
+import { directRoutes } from './http/direct.ts'
 import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
@@ -11,21 +13,22 @@ import type { Config } from './config/load.ts'
 import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
 import { checkCluster, storageOptions } from './db/options.ts'
-import { watchKeyChanges } from './cluster/key-changes.ts'
 import { Recorder } from './generations/recorder.ts'
 import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
+import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 const MiB = 1024 * 1024
 
-export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<Services> {
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
   const catalog = buildCatalog(config)
-  // instances sharing PostgreSQL hold credit reservations there; one instance, in memory
-  const keys = new KeyStore(storage, storage.dialect === 'pg' ? new PgCredits(storage.sql) : undefined)
+  // instances sharing PostgreSQL and no Redis hold credit reservations in the database; with
+  // Redis, its ledger decides (keys.shared, below); one instance, in memory
+  const keys = new KeyStore(storage, storage.pg && !cluster?.credits ? new PgCredits(storage.sql) : undefined)
   // every key in memory before anything admits (batches resume below)
   await keys.load()
   const store = new MemoryStore()
@@ -40,7 +43,14 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
     providers: createProviders(config),
     recorder: new Recorder({ config, storage, catalog, keys, log }),
     files: createFilesService({ config, storage, log }),
+    cluster,
     onClose: [],
+  }
+  if (cluster) {
+    // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
+    if (storage.pg) await busOnPostgres(cluster, storage.pg, log)
+    keys.shared = cluster.credits
+    s.onClose.push(keys.attachBus(cluster.bus))
   }
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
@@ -68,15 +78,20 @@ export async function ensureBootstrapKey(s: Services): Promise<string | undefine
 }
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
-  const services = await buildServices(config, log)
+  const logger = log ?? createLogger(config.logLevel)
+  const cluster = await createCluster(config, logger)
+  const services = await buildServices(config, logger, cluster).catch((e) => {
+    cluster.close()
+    throw e
+  })
   services.onClose.push(await startCheckpointer(services.storage, services.log))
   const bootstrapKey = await ensureBootstrapKey(services)
-  // key changes from other instances: told at once over LISTEN/NOTIFY when the database is
-  // shared (polling stays, slower, for writers that do not notify); polled every second otherwise
-  const notify = await watchKeyChanges(services)
-  await services.keys.watch(notify ? 5_000 : 1_000)
-  const app = createApp(services)
-  const fetch = createPipeline(services, (req) => app.handle(req))
+  // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
+  // database); the poll stays for writers that do not publish: slower when the database is shared
+  await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
+  const handlers = generationHandlers(services)
+  const app = createApp(services, handlers)
+  const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log))
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -97,6 +112,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       })
     },
   })
+  // the token tables (tens of MiB) load now, off the request thread, not mid-way through the
+  // first interrupted stream's recording (issue 12: peak memory)
+  preloadTokenizer()
   let stopped: Promise<void> | undefined
   const stop = () =>
     (stopped ??= (async () => {
@@ -113,6 +131,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       }
       await services.keys.stop()
       await services.keys.ledger.stop?.()
+      cluster.close()
       await services.storage.close()
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

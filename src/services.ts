@@ -11,6 +11,7 @@ import type { FilesService } from './files/service.ts'
 import type { ProviderRegistry } from './providers/registry.ts'
 import type { MediaResolver } from './pipeline/generate.ts'
 import type { BatchService } from './batches/service.ts'
+import type { Cluster } from './cluster/create.ts'
 
 export interface Services {
   config: Config
@@ -27,6 +28,8 @@ export interface Services {
   media?: MediaResolver
   /** Batches: the store, the scheduler and its worker pool (issue 11). */
   batches?: BatchService
+  /** What this instance shares with others (Redis); absent when built without one (tests of one part). */
+  cluster?: Cluster
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }

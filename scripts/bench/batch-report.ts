@@ -22,8 +22,10 @@ export interface BatchBench {
     /** Cores' worth of CPU other processes used during each phase (noise). */
     otherLoad?: Record<string, number>
   }
-  rss: { beforeMiB: number; peakMiB: number; growthMiB: number }
-  exports: { format: string; status: number; bytes: number; ms: number; rssBeforeMiB: number; rssGrowthMiB: number }[]
+  /** `peakMiB`: sampled every 50 ms; `hwmMiB`: the kernel's peak (VmHWM) over the batch, reset at its start (`hwmReset` false: the kernel refused, so it is the process's peak so far). */
+  rss: { beforeMiB: number; peakMiB: number; growthMiB: number; hwmMiB?: number; hwmReset?: boolean }
+  /** `hwmMiB`: VmHWM over the export, reset before it. */
+  exports: { format: string; status: number; bytes: number; ms: number; rssBeforeMiB: number; rssGrowthMiB: number; hwmMiB?: number }[]
 }
 
 export const START = '<!-- batch-bench:start (scripts/bench/batch.ts writes this section) -->'
@@ -76,7 +78,7 @@ export function batchSection(r: BatchBench): string {
     '',
     `The batch: upload ${f(r.uploadMs / 1000, 1)} s (not counted), create (every line checked and stored by a worker) ${f(r.createMs / 1000, 1)} s, create → ended ${f(r.totalMs / 1000, 1)} s`,
     `(${Math.round(r.itemsPerSecond).toLocaleString('en')} items/s), ${r.counts.completed.toLocaleString('en')} completed, ${r.counts.failed} failed; gateway CPU over that time ${f(r.gatewayCpuS, 1)} s (all threads).`,
-    `RSS ${f(r.rss.beforeMiB, 1)} MiB before, peak ${f(r.rss.peakMiB, 1)} MiB.`,
+    `RSS ${f(r.rss.beforeMiB, 1)} MiB before, peak ${f(r.rss.peakMiB, 1)} MiB${r.rss.hwmMiB === undefined ? '' : `; the kernel's peak (VmHWM) over the batch ${f(r.rss.hwmMiB, 1)} MiB${r.rss.hwmReset === false ? ' (not reset: the process\'s peak so far)' : ''}`}.`,
     '',
     '| interactive chat, ms from the scheduled send | p50 / p90 / p99 / max | errors | other load |',
     '| --- | --- | --- | --- |',
@@ -84,9 +86,9 @@ export function batchSection(r: BatchBench): string {
     `| while the batch runs | ${s(r.interactive.during)} | ${r.interactive.errors.during} | ${other(r, 'during')} |`,
     `| without a batch (after) | ${s(r.interactive.after)} | ${r.interactive.errors.after} | ${other(r, 'after')} |`,
     '',
-    '| export | bytes | time | RSS before | RSS growth |',
-    '| --- | --- | --- | --- | --- |',
-    ...r.exports.map((e) => `| ${e.format} | ${(e.bytes / 1024 / 1024).toFixed(1)} MiB | ${f(e.ms / 1000, 1)} s | ${f(e.rssBeforeMiB, 1)} MiB | ${f(e.rssGrowthMiB, 1)} MiB |`),
+    '| export | bytes | time | RSS before | RSS growth | peak RSS (VmHWM) |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...r.exports.map((e) => `| ${e.format} | ${(e.bytes / 1024 / 1024).toFixed(1)} MiB | ${f(e.ms / 1000, 1)} s | ${f(e.rssBeforeMiB, 1)} MiB | ${f(e.rssGrowthMiB, 1)} MiB | ${e.hwmMiB === undefined ? '—' : `${f(e.hwmMiB, 1)} MiB`} |`),
     END,
   ]
   return lines.join('\n')

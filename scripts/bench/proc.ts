@@ -1,5 +1,6 @@
 // What Linux says about a process (CPU time, memory) and about the machine.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 
 let clkTck: number | undefined
 
@@ -27,6 +28,20 @@ export function memory(pid: number): { rssMiB: number; hwmMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
   return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 }
+}
+
+/**
+ * Reset the process's peak RSS (VmHWM) to its current RSS, so the next reading is the peak of
+ * what comes after: "5" to /proc/<pid>/clear_refs (Linux ≥ 4.0; allowed for our own children).
+ * False when the kernel refuses; the caller then needs a fresh process for a clean peak.
+ */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5')
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Busy CPU seconds of the whole machine (all cores) so far, from /proc/stat. */
@@ -68,7 +83,7 @@ export function machine() {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8')
   const uname = Bun.spawnSync(['uname', '-sr']).stdout.toString().trim()
   return {
-    nproc: navigator.hardwareConcurrency,
+    nproc: cpus().length,
     cpuModel: /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() ?? 'unknown',
     kernel: uname,
     bun: Bun.version,

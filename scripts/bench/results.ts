@@ -18,6 +18,25 @@ export interface GatewayCost {
   otherCores: number
 }
 
+/**
+ * One memory phase: the gateway's peak RSS (VmHWM) reset before it (`clear_refs`, or a fresh
+ * gateway process when the kernel refused) and read after it.
+ */
+export interface MemoryPhase {
+  /** `closed loop`: 64 connections on chat pass-through; `disconnects`: streams aborted after their first chunk. */
+  kind: 'closed loop' | 'disconnects'
+  label: string
+  reset: 'clear_refs' | 'fresh process'
+  seconds: number
+  /** Requests answered (closed loop) or streams aborted after their first chunk, as intended. */
+  done: number
+  errors: number
+  rps?: number
+  rssBeforeMiB: number
+  rssAfterMiB: number
+  hwmMiB: number
+}
+
 /** The most CPU other processes used during either half of a comparison, in cores. */
 type Noise = { otherCores: number }
 
@@ -32,11 +51,13 @@ export interface Results {
     loadAvg: string
     notes: string[]
   }
-  /** Which gateway routes the paths measured (the chat route may not be mounted yet). */
-  paths: Record<string, { gateway: string; baseline: string }>
-  /** `reference`: the same load through the bare Elysia proxy (bare-proxy.ts), for scale. */
-  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; reference?: OpenLoopResult; referenceAdded?: Added; cost: GatewayCost } & Noise)[]
-  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost } & Noise)[]
-  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; reference?: StreamResult; referenceAdded?: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost } & Noise)[]
-  memory: { idleRssMiB: number; finalRssMiB: number; peakRssMiB: number }
+  /** Which gateway routes the paths measured (the chat route may not be mounted yet); `reference`: the bare proxy's route for the same client surface. */
+  paths: Record<string, { gateway: string; baseline: string; reference?: string }>
+  /** `reference`: the same load through the bare Elysia proxy (bare-proxy.ts), on the same client surface, in the same run; `referenceCost`: the bare proxy's own CPU meanwhile. */
+  openLoop: ({ path: string; rate: number; baseline: OpenLoopResult; gateway: OpenLoopResult; added: Added; reference?: OpenLoopResult; referenceAdded?: Added; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
+  /** `rounds`: each round's req/s when gateway and bare proxy alternated (`gateway`, `reference` are the median rounds). */
+  closedLoop: ({ path: string; baseline: ClosedLoopResult; gateway: ClosedLoopResult; reference?: ClosedLoopResult; cost: GatewayCost; referenceCost?: GatewayCost; rounds?: { gateway: number[]; reference: number[] } } & Noise)[]
+  streams: ({ path: string; baseline: StreamResult; gateway: StreamResult; added: { ttfb: Added; chunkDelay: Added }; reference?: StreamResult; referenceAdded?: { ttfb: Added; chunkDelay: Added }; cost: GatewayCost; referenceCost?: GatewayCost } & Noise)[]
+  /** `peakRssMiB`: the highest VmHWM read during the whole run (every reading before a reset counts). */
+  memory: { idleRssMiB: number; finalRssMiB: number; peakRssMiB: number; phases?: MemoryPhase[] }
 }

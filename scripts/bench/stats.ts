@@ -42,3 +42,9 @@ export function added(gateway: Summary, baseline: Summary): Omit<Summary, 'n'> {
 }
 
 export const round = (v: number, digits = 3) => (Number.isFinite(v) ? Math.round(v * 10 ** digits) / 10 ** digits : null)
+
+/** The middle item by `key` (the lower middle of an even count); undefined for none. */
+export function medianBy<T>(items: T[], key: (t: T) => number): T | undefined {
+  if (items.length === 0) return undefined
+  return [...items].sort((a, b) => key(a) - key(b))[Math.floor((items.length - 1) / 2)]
+}

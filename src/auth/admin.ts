@@ -1,12 +1,12 @@
 // /admin/v1/keys: create, list, read, update, disable/enable, credit. Guarded by
 // SWITCHYARD_ADMIN_TOKEN; without a token the routes do not exist (404).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import { echo, HttpError } from '../http/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import type { Services } from '../services.ts'
 import type { ApiKey } from './context.ts'
+import { sameToken } from './viewer.ts'
 
 const Create = TypeCompiler.Compile(
   t.Object(
@@ -54,12 +54,6 @@ export const publicKey = (k: ApiKey) => ({
   created_at: k.createdAt,
   last_used_at: k.lastUsedAt,
 })
-
-/** Constant time, length included: both sides are hashed to 32 bytes before the compare. */
-function sameToken(a: string, b: string) {
-  const digest = (v: string) => new Bun.CryptoHasher('sha256').update(v).digest()
-  return timingSafeEqual(digest(a), digest(b))
-}
 
 export function adminRoutes(s: Services) {
   const token = s.config.adminToken

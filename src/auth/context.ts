@@ -21,6 +21,8 @@ export interface RequestInfo {
   ip: string
   startedAt: number
   key?: ApiKey
+  /** The admin token, on the few /api reads that take it (auth/viewer.ts). */
+  admin?: boolean
   /** Set by routes that know it, for the access log. */
   model?: string
 }

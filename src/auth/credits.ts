@@ -43,6 +43,30 @@ export interface Credits {
 /** A reservation not settled within this long is dropped, so a request that died without a record cannot lock its key out for good. */
 export const RESERVATION_TTL_MS = 15 * 60_000
 
+/**
+ * Credits shared by several instances (auth/redis-credits.ts; PostgreSQL when there is no
+ * Redis). Admission and reservation are one atomic step against the shared figures, so
+ * concurrent requests on different instances cannot all pass the same balance. The memory
+ * CreditLedger below stays in use beside it for what this instance settled but has not written.
+ */
+export interface SharedCredits {
+  /** What it runs on, for the banner. */
+  readonly kind: string
+  /**
+   * Admit when credits − spent − reserved > 0 and hold `usd` (nothing when 0). `key.spent` is
+   * this instance's view, used only to seed a key the shared store has not seen yet.
+   */
+  reserve(key: { id: string; credits: number; spent: number }, usd: number): Promise<SharedReservation>
+  /** The request's actual cost replaces its reservation, in one step. Never throws. */
+  settle(reservationId: string | undefined, keyId: string, usd: number): Promise<void>
+  /** Drop a reservation (a request that ends with no cost). Never throws. */
+  release(reservationId: string | undefined): Promise<void>
+}
+
+export type SharedReservation =
+  | { admitted: true; reservationId?: string }
+  | { admitted: false; spent: number; reserved: number }
+
 interface Reservation {
   keyId: string
   usd: number

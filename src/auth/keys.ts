@@ -7,8 +7,9 @@ import { eq, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import type { Param } from '../db/sql.ts'
 import type { apiKeys } from '../db/schema.ts'
+import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from './context.ts'
-import { CreditLedger, type Credits } from './credits.ts'
+import { CreditLedger, type Credits, type SharedCredits } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -87,6 +88,9 @@ export class KeyStore {
   private timer?: ReturnType<typeof setInterval>
   private reloading?: Promise<void>
   private reloadAgain = false
+  /** Credits shared with other instances (Redis), when configured: admission and settlement go there too. */
+  shared?: SharedCredits
+  private bus?: Bus
   constructor(
     private storage: Storage,
     /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
@@ -131,6 +135,7 @@ export class KeyStore {
     await this.db.insert(this.t).values(row)
     this.remember(row)
     this.onChange?.(row.id)
+    void this.bus?.publish('keys', row.id)
     return { key, record: toKey(row) }
   }
 
@@ -200,6 +205,7 @@ export class KeyStore {
     const k = this.remember(r)
     void this.invalidate()
     this.onChange?.(r.id)
+    void this.bus?.publish('keys', r.id)
     return k
   }
 
@@ -285,6 +291,16 @@ export class KeyStore {
     await this.storage.sql.tx(async (q) => {
       for (const [id, at] of touches) await q.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [Math.floor(at / 1000), id])
     })
+  }
+
+  /**
+   * Other instances hear of key changes through the bus (Redis pub/sub, or PostgreSQL
+   * LISTEN/NOTIFY; within a second or two, issue 13), beside the poll below that serves the
+   * CLI and writers that do not publish.
+   */
+  attachBus(bus: Bus): () => void {
+    this.bus = bus
+    return bus.subscribe('keys', () => void this.invalidate())
   }
 
   /** Something changed: every key is read again (at most one reload at a time, and one more after it). */

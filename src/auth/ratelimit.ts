@@ -57,11 +57,13 @@ export class MemoryStore implements RateLimitStore {
     if (!l || l.limit !== limit || l.windowMs !== windowMs) {
       l = { times: new Float64Array(Math.min(limit, FIRST_CAPACITY)), head: 0, size: 0, limit, windowMs }
       if (this.logs.size >= this.maxBuckets) this.evict(now)
-    } else {
-      // most recently used last, so eviction takes the least recently used first
+      this.logs.set(bucket, l)
+    } else if (this.evictable(bucket)) {
+      // most recently used last, so eviction takes the least recently used first (only
+      // evictable buckets are ever taken, so only their order matters)
       this.logs.delete(bucket)
+      this.logs.set(bucket, l)
     }
-    this.logs.set(bucket, l)
     const cutoff = now - windowMs
     while (l.size > 0 && l.times[l.head]! <= cutoff) {
       l.head = (l.head + 1) % l.times.length
@@ -106,12 +108,33 @@ export class MemoryStore implements RateLimitStore {
 
   hit(bucket: string, limit: number, windowMs: number, now: number): Decision {
     const l = this.log(bucket, limit, windowMs, now)
-    if (l.size < limit) {
-      if (l.size === l.times.length) this.grow(l)
-      l.times[(l.head + l.size) % l.times.length] = now
-      l.size++
-    }
+    this.count(l, limit, now)
     return this.decide(l, limit, now)
+  }
+
+  private count(l: Log, limit: number, now: number) {
+    if (l.size >= limit) return
+    if (l.size === l.times.length) this.grow(l)
+    l.times[(l.head + l.size) % l.times.length] = now
+    l.size++
+  }
+
+  /** RateLimiter.take in one pass: each bucket looked up once (the request path's case). */
+  take(limits: Limit[], now: number): Outcome {
+    const logs: Log[] = []
+    for (const x of limits) {
+      const l = this.log(x.bucket, x.limit, x.windowMs, now)
+      if (l.size >= x.limit) return { allowed: false, binding: { ...this.decide(l, x.limit, now), scope: x.scope } }
+      logs.push(l)
+    }
+    let binding: Outcome['binding'] | undefined
+    for (let i = 0; i < limits.length; i++) {
+      const x = limits[i]!
+      this.count(logs[i]!, x.limit, now)
+      const remaining = x.limit - logs[i]!.size
+      if (!binding || remaining < binding.remaining) binding = { ...this.decide(logs[i]!, x.limit, now), scope: x.scope }
+    }
+    return { allowed: true, binding: binding! }
   }
 
   prune(now: number) {
@@ -136,11 +159,21 @@ export interface Outcome {
   binding: Decision & { scope: 'key' | 'ip' }
 }
 
-export class RateLimiter {
+/**
+ * What the request pipeline asks for a request. The in-process RateLimiter answers at once;
+ * a limiter shared by several instances (auth/redis-ratelimit.ts) answers with a promise.
+ */
+export interface RateLimitBackend {
+  /** All-or-nothing, as RateLimiter.take. */
+  take(limits: Limit[], now?: number): Outcome | Promise<Outcome>
+}
+
+export class RateLimiter implements RateLimitBackend {
   constructor(readonly store: RateLimitStore = new MemoryStore()) {}
 
   /** All-or-nothing: counted against every limit only when every limit allows it. */
   take(limits: Limit[], now = Date.now()): Outcome {
+    if (this.store instanceof MemoryStore) return this.store.take(limits, now)
     const peeks = limits.map((l) => ({ ...this.store.peek(l.bucket, l.limit, l.windowMs, now), scope: l.scope }))
     const refused = peeks.find((p) => !p.allowed)
     if (refused) return { allowed: false, binding: refused }

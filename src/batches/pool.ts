@@ -11,6 +11,7 @@
 // gateway carries none. A job goes to the item worker with the fewest jobs; a worker that
 // dies fails the jobs it held (the scheduler puts their items back, unless stored); a writer
 // that dies takes the whole pool with it.
+import { tokenPort } from '../tokens/count.ts'
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
@@ -184,7 +185,9 @@ export class WorkerPool {
     slot.jobs = new Map()
     slot.outbox = []
     writer.worker.postMessage({ type: 'outcomes', port: ch.port2 } satisfies ToWorker, [ch.port2])
-    slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1 } satisfies ToWorker, [ch.port1])
+    // one set of token tables a process: the item worker counts through the token worker
+    const tokens = tokenPort() ?? undefined
+    slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1, tokens } satisfies ToWorker, tokens ? [ch.port1, tokens] : [ch.port1])
     return slot
   }
 

@@ -10,6 +10,8 @@ import type { Services } from '../services.ts'
 import { gzipped, ndjson, pullStream, zipExport } from './export.ts'
 import { boolParam, enumParam, idParam, intParam } from './params.ts'
 import type { BatchService } from './service.ts'
+import type { BatchStore } from './store.ts'
+import type { BatchRow } from './types.ts'
 import { resultsPageText, toOpenAIBatch, toOpenAIList } from './shapes.ts'
 
 export const BATCH_ROOTS = ['/api/v1/batches', '/api/alpha/v1/batches'] as const
@@ -42,23 +44,24 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       const rows = await batches.store.results(b.id, offset, offset + limit, limit)
       return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
     })
-    .get(`${root}/:id/export`, async ({ request, params }) => {
-      const b = await find(request, params.id)
-      const q = query(request)
-      const format = enumParam(q, 'format', ['ndjson', 'zip'] as const, 'ndjson')
-      const gzip = boolParam(q, 'gzip')
-      if (gzip && format === 'zip') throw badRequest('gzip: applies to format=ndjson only (a ZIP is compressed already)')
-      const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
-      const limit = intParam(q, 'limit', { min: 1, max: Number.MAX_SAFE_INTEGER, dflt: Number.MAX_SAFE_INTEGER })
-      const range = { from: offset, to: Math.min(Number.MAX_SAFE_INTEGER, offset + limit) }
-      const [body, type, ext] =
-        format === 'zip'
-          ? [zipExport(batches.store, b, range, toOpenAIBatch(b)), 'application/zip', 'zip']
-          : gzip
-            ? [gzipped(ndjson(batches.store, b, range)), 'application/gzip', 'jsonl.gz']
-            : [ndjson(batches.store, b, range), 'application/x-ndjson', 'jsonl']
-      return new Response(pullStream(body), { headers: { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`) } })
-    })
+    .get(`${root}/:id/export`, async ({ request, params }) => exportResponse(batches.store, await find(request, params.id), query(request)))
+}
+
+/** A batch's results as a download (§4.3 export query: format, gzip, offset, limit). */
+export function exportResponse(store: BatchStore, b: BatchRow, q: URLSearchParams): Response {
+  const format = enumParam(q, 'format', ['ndjson', 'zip'] as const, 'ndjson')
+  const gzip = boolParam(q, 'gzip')
+  if (gzip && format === 'zip') throw badRequest('gzip: applies to format=ndjson only (a ZIP is compressed already)')
+  const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
+  const limit = intParam(q, 'limit', { min: 1, max: Number.MAX_SAFE_INTEGER, dflt: Number.MAX_SAFE_INTEGER })
+  const range = { from: offset, to: Math.min(Number.MAX_SAFE_INTEGER, offset + limit) }
+  const [body, type, ext] =
+    format === 'zip'
+      ? [zipExport(store, b, range, toOpenAIBatch(b)), 'application/zip', 'zip']
+      : gzip
+        ? [gzipped(ndjson(store, b, range)), 'application/gzip', 'jsonl.gz']
+        : [ndjson(store, b, range), 'application/x-ndjson', 'jsonl']
+  return new Response(pullStream(body), { headers: { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`) } })
 }
 
 export function batchRoutes(s: Services, batches: BatchService) {

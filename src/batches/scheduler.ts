@@ -563,6 +563,7 @@ export function applySpend(keys: Services['keys'], settled: Settled): void {
   for (const [id, usd] of settled) {
     if (usd > 0) {
       keys.settle(id, usd)
+      void keys.shared?.settle(undefined, id, usd)
       keys.written(id, usd)
     } else if (usd < 0) {
       // records a worker gave up on after it had reported their spend

@@ -84,8 +84,8 @@ export interface Outcome {
 
 export type ToWorker =
   | { type: 'init'; config: Config; role: 'writer' }
-  /** An item worker, with its end of the channel to the results writer. */
-  | { type: 'init'; config: Config; role: 'items'; port: MessagePort }
+  /** An item worker, with its end of the channel to the results writer (and a line to the token worker). */
+  | { type: 'init'; config: Config; role: 'items'; port: MessagePort; tokens?: MessagePort }
   /** To the writer: the other end of an item worker's channel. */
   | { type: 'outcomes'; port: MessagePort }
   | { type: 'ingest'; id: number; job: IngestJob }

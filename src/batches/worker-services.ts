@@ -15,7 +15,7 @@ import { createLogger } from '../http/log.ts'
 import { createMediaResolver, fetchPolicy } from '../media/resolve.ts'
 import { createProviders } from '../providers/registry.ts'
 import type { Services } from '../services.ts'
-import { countOnThisThread } from '../tokens/count.ts'
+import { countOnThisThread, countThrough } from '../tokens/count.ts'
 import type { Settled } from './types.ts'
 
 /** The worker's key store: settles like any other, and keeps what it settled for the main thread. */
@@ -48,8 +48,10 @@ export interface WorkerServices extends Services {
   keys: SpendLog
 }
 
-export async function buildWorkerServices(config: Config): Promise<WorkerServices> {
-  countOnThisThread()
+/** `tokens`: a port to the process's token worker (tokenPort()); without one, counting runs here. */
+export async function buildWorkerServices(config: Config, tokens?: MessagePort): Promise<WorkerServices> {
+  if (tokens) countThrough(tokens)
+  else countOnThisThread()
   const log = createLogger(config.logLevel)
   // a few connections of its own on PostgreSQL: a worker's writes are batched
   const storage = await openStorage(storageOptions(config, 4))

@@ -50,7 +50,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'init':
       try {
         if (m.role === 'items') lowerPriority()
-        s = await buildWorkerServices(m.config)
+        s = await buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
         store = new BatchStore(s.storage)
         if (m.role === 'items') toWriter = m.port
         else writer = new ResultsWriter(s, store, (done, settled) => post({ type: 'ran', done, settled }))

@@ -1,29 +1,27 @@
-// Key changes (disable, credit, a new key) reach every instance on a shared PostgreSQL
-// database within moments: the instance that made one publishes the key's id, and every
-// instance reloads its keys when it hears one. The Redis side offers the same over pub/sub.
-import type { Services } from '../services.ts'
+// Key changes made by a process that changes keys and exits (the CLI): the running instances
+// hear of them at once on the bus they share (Redis pub/sub, or PostgreSQL LISTEN/NOTIFY
+// without Redis); otherwise they see them at their next poll of the database.
+import type { Config } from '../config/load.ts'
+import type { Storage } from '../db/client.ts'
+import { createLogger } from '../http/log.ts'
 import { PgNotify } from './pg-notify.ts'
+import { RedisBus } from './redis-bus.ts'
+import { SharedRedis } from './redis.ts'
 
 export const KEYS_TOPIC = 'keys'
 
-/** Subscribes the key store to changes made elsewhere; false when the database is not shared. */
-export async function watchKeyChanges(s: Services): Promise<boolean> {
-  const client = s.storage.pg
-  if (!client) return false
-  const bus = await PgNotify.open(client)
-  const stop = await bus.subscribe(KEYS_TOPIC, () => void s.keys.invalidate())
-  s.keys.onChange = (id) =>
-    void bus.publish(KEYS_TOPIC, id).catch((e) => s.log.warn('key change not published; other instances see it at their next poll', { error: String(e) }))
-  s.onClose.push(async () => {
-    s.keys.onChange = undefined
-    await stop().catch(() => {})
-  })
-  return true
-}
-
-/** For a process that changes keys and exits (the CLI): tell the running instances. */
-export async function announceKeyChange(s: Pick<Services, 'storage'>, keyId: string): Promise<void> {
-  const client = s.storage.pg
-  if (!client) return
-  await (await PgNotify.open(client)).publish(KEYS_TOPIC, keyId)
+/** Tells running instances that a key changed. A bus that cannot be reached only delays that: the change is stored. */
+export async function announceKeyChange(config: Config, storage: Pick<Storage, 'pg'>, keyId: string): Promise<void> {
+  if (config.redis) {
+    const redis = new SharedRedis(config.redis, createLogger('silent'))
+    const bus = new RedisBus(redis, createLogger('silent'))
+    try {
+      await bus.publish(KEYS_TOPIC, keyId)
+    } finally {
+      bus.close()
+      redis.close()
+    }
+    return
+  }
+  if (storage.pg) await (await PgNotify.open(storage.pg)).publish(KEYS_TOPIC, keyId)
 }

@@ -3,8 +3,8 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { resolve } from 'node:path'
-import { maskUrl } from '../db/pg-url.ts'
+import { join, resolve } from 'node:path'
+import { maskUrl as maskDatabaseUrl } from '../db/pg-url.ts'
 import type { ProviderConfig } from '../routing/contract.ts'
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 
@@ -42,8 +42,34 @@ export interface Config {
   database: { url?: string }
   /** One of several instances behind a balancer: refuses a store that is not shared. */
   cluster: boolean
+  /** Shared state for several instances (issue 13); null: everything per instance, in memory. */
+  redis: RedisSettings | null
+  /** File blobs and batch outputs in S3-compatible storage; null: the data dir's disk. */
+  s3: S3Settings | null
   /** Where the config came from, for the banner and `switchyard config`. */
   source: string | null
+}
+
+export interface RedisSettings {
+  url: string
+  /** Redis unreachable: `deny` answers 503, `allow` serves on per-instance limits. */
+  onError: 'deny' | 'allow'
+  timeoutMs: number
+  /** Every key and channel starts with it. */
+  prefix: string
+}
+
+export interface S3Settings {
+  bucket: string
+  endpoint?: string
+  region?: string
+  accessKeyId?: string
+  secretAccessKey?: string
+  sessionToken?: string
+  prefix: string
+  redirectDownloads: boolean
+  presignTtlS: number
+  pathStyle: boolean
 }
 
 export class ConfigError extends Error {}
@@ -180,6 +206,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     },
     database: { url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)) },
     cluster: (str(env.SWITCHYARD_CLUSTER) ?? String(f.cluster ?? false)) === 'true',
+    redis: redisSettings(f, env),
+    s3: s3Settings(f, env),
     source: file,
   }
 }
@@ -191,16 +219,91 @@ function databaseUrl(url: string | undefined): string | undefined {
   return url
 }
 
+function redisSettings(f: ConfigFile, env: Record<string, string | undefined>): RedisSettings | null {
+  const url = str(env.SWITCHYARD_REDIS_URL) ?? str(env.REDIS_URL) ?? str(f.redis?.url)
+  if (!url) return null
+  if (!/^rediss?:\/\//.test(url)) throw new ConfigError(`redis.url: expected a redis:// or rediss:// URL`)
+  const onError = str(env.SWITCHYARD_REDIS_ON_ERROR) ?? f.redis?.on_error ?? 'deny'
+  if (onError !== 'deny' && onError !== 'allow') throw new ConfigError(`redis.on_error: expected "deny" or "allow", got "${onError}"`)
+  return {
+    url,
+    onError,
+    timeoutMs: count(num(env.SWITCHYARD_REDIS_TIMEOUT_MS, 'SWITCHYARD_REDIS_TIMEOUT_MS') ?? f.redis?.timeout_ms ?? 500, 50),
+    prefix: str(env.SWITCHYARD_REDIS_PREFIX) ?? f.redis?.prefix ?? 'switchyard:',
+  }
+}
+
+/** `blobs.s3`, or the names Bun's S3Client reads (`S3_*`, then `AWS_*`). A bucket turns it on. */
+function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3Settings | null {
+  const c = f.blobs?.s3
+  const pick = (field: string | undefined, name: string) => str(field) ?? str(env[`S3_${name}`]) ?? str(env[`AWS_${name}`])
+  const bucket = pick(c?.bucket, 'BUCKET')
+  if (!bucket) {
+    if (c) throw new ConfigError('blobs.s3.bucket: required (or S3_BUCKET) when blobs.s3 is set')
+    return null
+  }
+  const endpoint = pick(c?.endpoint, 'ENDPOINT')
+  if (endpoint && !/^https?:\/\//.test(endpoint)) throw new ConfigError(`blobs.s3.endpoint: expected an http(s):// URL`)
+  const redirect = str(env.SWITCHYARD_S3_REDIRECT_DOWNLOADS) ?? String(c?.redirect_downloads ?? false)
+  return {
+    bucket,
+    endpoint,
+    region: pick(c?.region, 'REGION'),
+    accessKeyId: pick(c?.access_key_id, 'ACCESS_KEY_ID'),
+    secretAccessKey: pick(c?.secret_access_key, 'SECRET_ACCESS_KEY'),
+    sessionToken: pick(c?.session_token, 'SESSION_TOKEN'),
+    prefix: (c?.prefix ?? str(env.SWITCHYARD_S3_PREFIX) ?? '').replace(/^\/+/, ''),
+    redirectDownloads: redirect === 'true',
+    presignTtlS: c?.presign_ttl_s ?? 300,
+    // a custom endpoint is nearly always a self-hosted server that wants path-style URLs
+    pathStyle: c?.path_style ?? endpoint !== undefined,
+  }
+}
+
+/** A URL with its password masked (`redis://user:…@host`). */
+function maskUrl(u: string): string {
+  try {
+    const url = new URL(u)
+    if (!url.password) return url.toString()
+    // built by hand: URL would percent-encode the mask
+    const user = url.username ? decodeURIComponent(url.username) : ''
+    return `${url.protocol}//${user}:***@${url.host}${url.pathname === '/' ? '' : url.pathname}`
+  } catch {
+    return '(unparsable URL)'
+  }
+}
+
+/** Which store each shared concern uses, for the banner and `switchyard config`. */
+export function storesOf(c: Config): Record<'database' | 'rate_limits' | 'credits' | 'change_bus' | 'blobs', string> {
+  const redis = c.redis ? `redis ${maskUrl(c.redis.url)} (on_error: ${c.redis.onError})` : null
+  // without Redis, a shared PostgreSQL database holds the credits and carries the change bus
+  const pg = c.database.url ? `postgresql ${maskDatabaseUrl(c.database.url)}` : null
+  return {
+    database: pg ?? `sqlite ${join(c.dataDir, 'switchyard.db')}`,
+    rate_limits: redis ?? 'memory (this instance only)',
+    credits: redis ?? (pg ? `${pg} (reservations shared)` : 'memory + database (this instance only)'),
+    change_bus: redis ? `${redis} pub/sub` : pg ? `${pg} LISTEN/NOTIFY` : 'memory (this instance; the data dir is polled every second)',
+    blobs: c.s3
+      ? `s3 bucket ${c.s3.bucket}${c.s3.endpoint ? ` at ${c.s3.endpoint}` : ''}${c.s3.redirectDownloads ? ' (downloads redirect to presigned URLs)' : ''}`
+      : `disk ${c.dataDir}/blobs`,
+  }
+}
+
 /** The effective config with every secret masked, for `switchyard config`. */
 export function maskedConfig(c: Config): unknown {
   const mask = (s?: string) => (s ? `${s.slice(0, 3)}…(${s.length} chars)` : undefined)
+  // a secret with no telling prefix shows nothing of itself
+  const hidden = (s?: string) => (s ? `***(${s.length} chars)` : undefined)
   return {
     ...c,
     adminToken: mask(c.adminToken),
     bootstrapKey: mask(c.bootstrapKey),
-    database: { url: c.database.url && maskUrl(c.database.url) },
+    database: { url: c.database.url && maskDatabaseUrl(c.database.url) },
     providers: Object.fromEntries(
       Object.entries(c.providers).map(([k, p]) => [k, p && { ...p, apiKey: mask(p.apiKey) }]),
     ),
+    redis: c.redis && { ...c.redis, url: maskUrl(c.redis.url) },
+    s3: c.s3 && { ...c.s3, accessKeyId: mask(c.s3.accessKeyId), secretAccessKey: hidden(c.s3.secretAccessKey), sessionToken: hidden(c.s3.sessionToken) },
+    stores: storesOf(c),
   }
 }

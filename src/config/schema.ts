@@ -111,6 +111,49 @@ export const ConfigFileSchema = t.Object(
         { additionalProperties: false },
       ),
     ),
+    redis: t.Optional(
+      t.Object(
+        {
+          /** `redis://` or `rediss://`: shared rate limits, credit reservations and the change bus (issue 13). */
+          url: t.Optional(t.String({ pattern: '^rediss?://' })),
+          /** Redis down: `deny` answers 503 to requests that need it; `allow` serves on per-instance limits. */
+          on_error: t.Optional(t.Union([t.Literal('deny'), t.Literal('allow')])),
+          /** How long a command may wait for a connection or an answer before the request is refused. */
+          timeout_ms: t.Optional(t.Integer({ minimum: 50, maximum: 60_000 })),
+          /** Every Redis key and channel starts with this (one Redis for several deployments). */
+          prefix: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    blobs: t.Optional(
+      t.Object(
+        {
+          s3: t.Optional(
+            t.Object(
+              {
+                bucket: t.Optional(t.String({ minLength: 1 })),
+                endpoint: t.Optional(t.String({ pattern: '^https?://' })),
+                region: t.Optional(t.String()),
+                access_key_id: t.Optional(t.String()),
+                secret_access_key: t.Optional(t.String()),
+                session_token: t.Optional(t.String()),
+                /** Object names start with this (a bucket shared with other things). */
+                prefix: t.Optional(t.String()),
+                /** Downloads answer with a redirect to a short-lived presigned URL instead of streaming through the gateway. */
+                redirect_downloads: t.Optional(t.Boolean()),
+                /** How long a presigned download URL stays valid. */
+                presign_ttl_s: t.Optional(t.Integer({ minimum: 1, maximum: 604_800 })),
+                /** Path-style URLs (`endpoint/bucket/key`), as most self-hosted S3 servers need. */
+                path_style: t.Optional(t.Boolean()),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     media: t.Optional(
       t.Object(
         {

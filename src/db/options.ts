@@ -18,15 +18,14 @@ export function describeDatabase(config: Pick<Config, 'dataDir' | 'database'>): 
 /**
  * `cluster: true` says other instances serve beside this one: a store only this instance sees
  * would split limits, credits, threads and batches between them. Refused at start, naming the
- * setting. (`redis.url` belongs to the Redis side of the config; only its presence is read.)
+ * setting.
  */
 export function checkCluster(config: Config): void {
   if (!config.cluster) return
   if (!config.database.url) {
     throw new ConfigError('cluster: true needs a shared database: set database.url (SWITCHYARD_DATABASE_URL or DATABASE_URL) to a postgres:// URL; SQLite in the data dir is one instance\'s')
   }
-  const redis = (config as unknown as { redis?: { url?: string } }).redis?.url
-  if (!redis) {
+  if (!config.redis?.url) {
     throw new ConfigError('cluster: true needs shared rate limits: set redis.url (REDIS_URL); in-memory limits are one instance\'s')
   }
 }

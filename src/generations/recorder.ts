@@ -1,9 +1,10 @@
 // The recorder: every finished request becomes one generation record, its cost added to the
 // key's spend and to the hourly usage rollup. `record()` prices the request and settles its
 // credit reservation at once, in memory (the next admission must see the real cost, D5), then
-// only queues; the queue is written in one transaction a few ms later, or at once before a
-// lookup, so recording never delays a response and a lookup right after a request still
-// finds it. Each record gets the gateway's own id, so none is lost to a reused reply id (D9).
+// only queues; the queue is written in one transaction 50 ms later (at once past 256 records,
+// or before a lookup), so recording never delays a response and a lookup right after a
+// request still finds it. Not sooner: at a few requests a second each flush is a wake-up of
+// the loop and a commit of its own, whose page writes cost more than the request (issue 12). Each record gets the gateway's own id, so none is lost to a reused reply id (D9).
 import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
@@ -26,7 +27,7 @@ export interface RecorderDeps {
 export interface RecorderOptions {
   /** How long records wait in memory before being written together. */
   flushDelayMs?: number
-  /** Past this many queued records, write at once (bounds memory under a burst). */
+  /** Past this many queued records, write at once (bounds memory and the commit's size under load). */
   maxQueue?: number
   /** How often old records are pruned. */
   pruneEveryMs?: number
@@ -53,8 +54,8 @@ export class Recorder implements GenerationSink {
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
-    this.flushDelayMs = opts.flushDelayMs ?? 5
-    this.maxQueue = opts.maxQueue ?? 2_000
+    this.flushDelayMs = opts.flushDelayMs ?? 50
+    this.maxQueue = opts.maxQueue ?? 256
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
   }
 
@@ -79,6 +80,21 @@ export class Recorder implements GenerationSink {
     clearTimeout(timer)
   }
 
+  private soon: GenerationInput[] = []
+
+  recordSoon(input: GenerationInput): void {
+    if (this.stopped) return void this.record(input)
+    this.soon.push(input)
+    if (this.soon.length === 1) setImmediate(this.recordAllSoon)
+  }
+
+  private readonly recordAllSoon = () => {
+    const inputs = this.soon
+    if (inputs.length === 0) return
+    this.soon = []
+    for (const i of inputs) this.record(i)
+  }
+
   /** Returns the record's gateway id (`gen-…`), or undefined if it could not be taken. */
   record(input: GenerationInput): string | undefined {
     const keys = this.deps.keys
@@ -89,12 +105,15 @@ export class Recorder implements GenerationSink {
       // stored, so a later price change never rewrites history
       const row = toRow(input, this.costOf(input), newGenerationId())
       keys.settle(row.apiKeyId, row.cost ?? 0)
+      // shared credits (several instances): the actual cost replaces the reservation there
+      void keys.shared?.settle(input.reservationId, row.apiKeyId, row.cost ?? 0)
       this.queue.push(row)
       // after shutdown began, nothing will flush later: write now
       if (this.stopped || this.queue.length >= this.maxQueue) void this.flush()
       else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
       return row.id
     } catch (e) {
+      void keys.shared?.release(input.reservationId)
       this.deps.log.error('recorder: could not queue a generation record', { error: (e as Error).message })
       return undefined
     }
@@ -105,6 +124,7 @@ export class Recorder implements GenerationSink {
 
   /** Write everything queued, in one transaction. Never throws. */
   flush(): Promise<void> {
+    this.recordAllSoon()
     if (this.flushTimer) clearTimeout(this.flushTimer)
     this.flushTimer = undefined
     this.writing = this.writing.then(() => this.flushQueued())

@@ -1,26 +1,82 @@
-// Generation lookup (spec §4.7): only the key that made a generation can read it. `id` is
-// either the id the client saw in the reply or the gateway's own `gen-…` id; a reply id that
-// an upstream reused for several of this key's requests finds the latest.
+// Generation lookup (spec §4.7) and the paged listing beside it. Only the key that made a
+// generation can read it; the admin token (dashboard) reads every key's. `id` is either the
+// id the client saw in the reply or the gateway's own `gen-…` id; a reply id that an upstream
+// reused for several of this key's requests finds the latest.
 import { Elysia } from 'elysia'
-import { keyOf } from '../auth/context.ts'
-import { HttpError } from '../http/errors.ts'
+import { viewerOf, type Viewer } from '../auth/viewer.ts'
+import { intParam } from '../batches/params.ts'
+import { echo, HttpError } from '../http/errors.ts'
 import type { Services } from '../services.ts'
+import { ENDPOINTS, GenerationList, STATUSES, type ListFilter } from './list.ts'
 import { toWire } from './row.ts'
+import type { Endpoint } from './types.ts'
 
 /** Ids are echoed in 404 messages; a hostile one is cut short. */
 const ECHO_MAX = 200
 
+export const LIST_LIMIT = { dflt: 50, max: 200 }
+
+/** Query parameters a listing takes; any other is a 400 naming it (a typo must not list everything). */
+const LIST_PARAMS = new Set(['limit', 'after', 'model', 'status', 'endpoint', 'key', 'account'])
+
+function text(q: URLSearchParams, name: string): string | undefined {
+  const v = q.get(name)
+  if (v === null) return undefined
+  if (v.trim() === '') throw new HttpError(400, `${name}: must not be empty`)
+  return v
+}
+
+function oneOf<T extends string>(q: URLSearchParams, name: string, values: readonly T[]): T | undefined {
+  const v = text(q, name)
+  if (v !== undefined && !(values as readonly string[]).includes(v)) throw new HttpError(400, `${name}: must be one of ${values.join(', ')}, got "${echo(v)}"`)
+  return v as T | undefined
+}
+
 export function generationRoutes(s: Services) {
+  const list = new GenerationList(s.storage.sql)
+  const canonical = (id: string) => s.catalog.list().find((c) => c.id === id || c.aliases.includes(id))?.id ?? id
+
+  async function listing(q: URLSearchParams, v: Viewer) {
+    for (const name of q.keys()) if (!LIST_PARAMS.has(name)) throw new HttpError(400, `${echo(name)}: unknown query parameter; the listing takes ${[...LIST_PARAMS].join(', ')} (or id alone for one record)`)
+    const key = text(q, 'key')
+    const account = text(q, 'account')
+    // a key asking for another key's or account's records finds nothing to list, as for a missing one
+    if (!v.admin && key !== undefined && key !== v.key.id) throw new HttpError(404, `No such key: ${echo(key)}`)
+    if (!v.admin && account !== undefined && account !== v.key.account) throw new HttpError(404, `No such account: ${echo(account)}`)
+    const model = text(q, 'model')
+    const f: ListFilter = {
+      keyId: v.admin ? key : v.key.id,
+      account: v.admin ? account : undefined,
+      model: model === undefined ? undefined : canonical(model),
+      endpoint: oneOf<Endpoint>(q, 'endpoint', ENDPOINTS),
+      status: oneOf(q, 'status', STATUSES),
+      limit: intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt }),
+    }
+    const after = text(q, 'after')
+    if (after !== undefined) {
+      f.after = await list.cursor(after, v.admin ? undefined : v.key.id)
+      if (!f.after) throw new HttpError(400, `after: no generation ${echo(after)} (pass the gateway_id of the last record of the previous page)`)
+    }
+    await s.recorder.flush()
+    const page = await list.page(f)
+    const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, provider: r.provider, http_status: r.httpStatus }))
+    // last_id is where the next page starts: after a partial page, the last record it read
+    return { object: 'list', data, first_id: page.rows[0]?.id ?? null, last_id: page.next, has_more: page.hasMore, partial: page.partial }
+  }
+
   return new Elysia({ name: 'generations' })
     .get('/api/v1/generations', async ({ request }) => {
-      const id = new URL(request.url).searchParams.get('id')
-      if (id === null || id === '') throw new HttpError(400, 'id: query parameter is required (the generation id)')
-      const key = keyOf(request)
+      const q = new URL(request.url).searchParams
+      const v = viewerOf(request)
+      const id = q.get('id')
+      if (id === null) return listing(q, v)
+      if (id === '') throw new HttpError(400, 'id: must not be empty (the generation id; leave it out to list records)')
       // a stream that just ended early is still being billed: its record is a few ms away
       await s.recorder.settled()
-      const row = await s.recorder.get(id, key.id)
+      const owner = v.admin ? undefined : v.key.id
+      const row = await s.recorder.get(id, owner)
       // another key's record is reported exactly like a missing one, so ids cannot be probed
-      if (!row || row.apiKeyId !== key.id) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)
+      if (!row || (owner !== undefined && row.apiKeyId !== owner)) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)
       return { success: true, generation: toWire(row) }
     })
     .get('/api/v1/generation', ({ request }) => {

@@ -93,6 +93,15 @@ export function toRollup(row: GenerationRow): RollupDelta {
   }
 }
 
+export function addRollup(into: RollupDelta, d: RollupDelta): void {
+  into.requests += d.requests
+  into.inputTokens += d.inputTokens
+  into.outputTokens += d.outputTokens
+  into.totalTokens += d.totalTokens
+  into.cost += d.cost
+  into.unpricedRequests += d.unpricedRequests
+}
+
 /** The `generation` object of `GET /api/v1/generations` (spec §2, plus cost and timings). */
 export function toWire(row: GenerationRow) {
   const usage: Record<string, unknown> = {

@@ -3,7 +3,7 @@
 // and the seeding path of the benchmark.
 import type { Storage } from '../db/client.ts'
 import { DIALECT, type Param, type Sql } from '../db/sql.ts'
-import { toRollup, type GenerationRow, type RollupDelta } from './row.ts'
+import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // ON CONFLICT DO NOTHING only guards a batch against one impossible row (ids are the gateway's
 // own, fresh per record); an ignored row is reported by the caller, never dropped silently (D9).
@@ -31,7 +31,7 @@ const UPSERT_HOUR = `INSERT INTO usage_hourly
     cost = usage_hourly.cost + excluded.cost,
     unpriced_requests = usage_hourly.unpriced_requests + excluded.unpriced_requests`
 
-const COLUMNS = `id, reply_id AS "replyId", api_key_id AS "apiKeyId", account, endpoint, stream, model, provider, created_at AS "createdAt",
+export const COLUMNS = `id, reply_id AS "replyId", api_key_id AS "apiKeyId", account, endpoint, stream, model, provider, created_at AS "createdAt",
   prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens", total_tokens AS "totalTokens",
   cache_creation_input_tokens AS "cacheCreationInputTokens", cache_read_input_tokens AS "cacheReadInputTokens",
   reasoning_tokens AS "reasoningTokens", finish_reason AS "finishReason", status, cost, unpriced,
@@ -44,7 +44,7 @@ const LATEST = { sqlite: 'created_at DESC, rowid DESC', pg: 'created_at DESC, id
 const BY_REPLY = (order: string) => `SELECT ${COLUMNS} FROM generations WHERE reply_id = ? ORDER BY ${order} LIMIT 1`
 const BY_REPLY_OF_KEY = (order: string) => `SELECT ${COLUMNS} FROM generations WHERE reply_id = ? AND api_key_id = ? ORDER BY ${order} LIMIT 1`
 
-type Raw = Omit<GenerationRow, 'stream' | 'unpriced'> & { stream: number | boolean; unpriced: number | boolean }
+export type Raw = Omit<GenerationRow, 'stream' | 'unpriced'> & { stream: number | boolean; unpriced: number | boolean }
 
 export class GenerationStore {
   private readonly byReply: string
@@ -79,21 +79,15 @@ export class GenerationStore {
       const ids = new Set((await q.all<{ id: string }>(INSERT(part.length), params)).map((r) => r.id))
       for (const r of part) if (ids.has(r.id)) inserted.push(r)
     }
-    // one upsert per (account, hour, model) the rows touch
+    // one rollup upsert per (account, model, hour) of the batch, not one per row: under load a
+    // batch is dozens of records of a few models
     const sums = new Map<string, RollupDelta>()
     for (const r of inserted) {
       const d = toRollup(r)
       const k = `${d.account}\u0000${d.hour}\u0000${d.model}`
       const sum = sums.get(k)
-      if (!sum) sums.set(k, d)
-      else {
-        sum.requests += d.requests
-        sum.inputTokens += d.inputTokens
-        sum.outputTokens += d.outputTokens
-        sum.totalTokens += d.totalTokens
-        sum.cost += d.cost
-        sum.unpricedRequests += d.unpricedRequests
-      }
+      if (sum === undefined) sums.set(k, d)
+      else addRollup(sum, d)
     }
     for (const d of sums.values()) {
       await q.run(UPSERT_HOUR, [d.account, d.model, d.hour, d.requests, d.inputTokens, d.outputTokens, d.totalTokens, d.cost, d.unpricedRequests])

@@ -37,4 +37,10 @@ export interface GenerationSink {
    * worker). Lookups and shutdown wait for it, so it is found like any other.
    */
   recordLater(input: Promise<GenerationInput>): void
+  /**
+   * Like record(), on the next turn of the event loop: a request's reply is written before
+   * its record is priced and queued. Its credit reservation holds until then, so the next
+   * admission still sees the request's cost (as the estimate, then as the real one).
+   */
+  recordSoon?(input: GenerationInput): void
 }

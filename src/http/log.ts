@@ -1,4 +1,5 @@
 // One JSON line per event on stdout. Never a key, never a body.
+import { writeSync } from 'node:fs'
 import type { LogLevel } from '../config/load.ts'
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
@@ -11,11 +12,61 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+interface Entry {
+  at: number
+  level: LogLevel
+  msg: string
+  fields?: Record<string, unknown>
+}
+
+const format = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
+
+/**
+ * Lines to stdout, coalesced: one write per 50 ms (or 512 lines) instead of one per line, since a write
+ * to a pipe is a system call and the access log writes a line per request; the lines are
+ * formatted then too, off the path of the response they describe (callers hand over fresh
+ * field objects). Warnings and errors go out at once (with whatever is queued before them,
+ * keeping the order), and whatever is queued is written before the process exits.
+ */
+export function bufferedStdout(delayMs = 50, maxQueued = 512): (e: Entry, urgent: boolean) => void {
+  let queued: Entry[] = []
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const take = () => {
+    if (timer) clearTimeout(timer)
+    timer = undefined
+    const text = queued.map(format).join('')
+    queued = []
+    return text
+  }
+  // the stream keeps what a full pipe cannot take yet; at exit there is no later, so write through
+  const flush = () => void (queued.length > 0 && process.stdout.write(take()))
+  process.once('exit', () => {
+    if (queued.length === 0) return
+    try {
+      writeSync(1, take())
+    } catch {
+      // stdout closed (EPIPE): there is nowhere left to log to
+    }
+  })
+  return (e, urgent) => {
+    queued.push(e)
+    if (urgent || queued.length >= maxQueued) return flush()
+    if (timer === undefined) {
+      timer = setTimeout(flush, delayMs)
+      timer.unref?.()
+    }
+  }
+}
+
+let stdoutWriter: ReturnType<typeof bufferedStdout> | undefined
+
+/** `write`: where lines go (tests); default stdout, coalesced. */
+export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
+  const out = write ? (e: Entry) => write(format(e)) : (stdoutWriter ??= bufferedStdout())
   const at = ORDER[level]
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < at) return
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n')
+    out({ at: Date.now(), level: lvl, msg, fields }, ORDER[lvl] >= ORDER.warn)
   }
   return { level, debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') }
 }

@@ -5,8 +5,12 @@
 import type { Server } from 'bun'
 import { authenticate } from '../auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
-import { RateLimiter, rateLimitHeaders, type Outcome } from '../auth/ratelimit.ts'
+import { adminReader } from '../auth/viewer.ts'
+import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from '../auth/ratelimit.ts'
+import { RedisUnavailable } from '../cluster/redis.ts'
+import { sharedStoreDown } from '../pipeline/admit.ts'
 import type { Services } from '../services.ts'
+import type { DirectRoutes } from './direct.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
 import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
 
@@ -59,29 +63,44 @@ function doubledV1(path: string, url: string): Response | undefined {
   return errorResponse(404, `No route ${echo(path, 200)}: the path has a doubled /v1/v1/ — ${hint}`)
 }
 
-export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>): FetchHandler {
+export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
   const { config, keys, limiter, log } = s
   const trusted = new Set(config.trustedProxies)
+  const adminRead = adminReader(config.adminToken)
 
-  /** The refusal for an /api request, or the rate-limit outcome to put in its headers. */
-  async function guard(req: Request, path: string, info: RequestInfo): Promise<Response | Outcome['binding']> {
+  type Guarded = Response | Outcome['binding']
+  /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
+  const rateLimits: RateLimitBackend = s.cluster?.limiter ?? limiter
+  /** `then` for a value that is a promise only when the limits are shared: memory stays synchronous. */
+  const then = <T, U>(v: T | Promise<T>, f: (t: T) => U | Promise<U>): U | Promise<U> => (v instanceof Promise ? v.then(f) : f(v))
+
+  /**
+   * The refusal for an /api request, or the rate-limit outcome to put in its headers. With
+   * shared limits each take is a round trip; the shared store away throws RedisUnavailable.
+   */
+  function guard(req: Request, path: string, info: RequestInfo): Guarded | Promise<Guarded> {
     const now = Date.now()
-    const ipOutcome = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now)
-    if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
-    let key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
-    if (key instanceof Promise) key = await key
-    if (key instanceof HttpError) return errorResponse(key.status, key.message)
-    info.key = key
-    keys.touch(key.id, now)
-    const keyOutcome = limiter.take(
-      [
-        { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
-        { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
-      ],
-      now,
-    )
-    if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
-    return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+    return then(rateLimits.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now), (ipOutcome): Guarded | Promise<Guarded> => {
+      if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
+      // a key in memory answers at once; only a key unknown here is looked up (a promise)
+      return then(authenticate(req.headers, path.startsWith('/api/beta/'), keys), (key): Guarded | Promise<Guarded> => {
+        if (key instanceof HttpError) {
+          // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
+          if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
+          return errorResponse(key.status, key.message)
+        }
+        info.key = key
+        keys.touch(key.id, now)
+        const keyLimits: Limit[] = [
+          { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
+          { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
+        ]
+        return then(rateLimits.take(keyLimits, now), (keyOutcome) => {
+          if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
+          return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+        })
+      })
+    })
   }
 
   return async function gateway(req, server) {
@@ -100,12 +119,14 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     try {
       if (path.startsWith('/admin/')) {
         // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate (D10).
-        const ip = limiter.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], Date.now())
+        const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
+        const ip = await rateLimits.take([ipLimit], Date.now())
         if (!ip.allowed) res = errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ip.binding, true))
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {
-          const g = await guard(req, path, info)
+          const guarded = guard(req, path, info)
+          const g = guarded instanceof Promise ? await guarded : guarded
           if (g instanceof Response) res = g
           else limits = g
         }
@@ -116,11 +137,15 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
         }
-        res = await appFetch(routed)
+        const handle = req.method === 'POST' ? direct?.post(path) : undefined
+        res = await (handle ? handle(routed) : appFetch(routed))
       }
     } catch (e) {
-      if (isStoreDown(e)) res = errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
-      else {
+      if (e instanceof RedisUnavailable) {
+        res = errorResponse(503, sharedStoreDown(e).message, { 'retry-after': '1' })
+      } else if (isStoreDown(e)) {
+        res = errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
+      } else {
         log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
         res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
       }

@@ -17,9 +17,15 @@ let bpe: Bpe | undefined
  * actually needs them (mock traffic, an interrupted stream) pays, on first use.
  */
 export function tokenizer(): Bpe {
-  bpe ??= require('gpt-tokenizer/encoding/o200k_base') as Bpe
+  if (bpe) return bpe
+  bpe = require('gpt-tokenizer/encoding/o200k_base') as Bpe
+  // its cache of merged pieces holds 100,000 by default: tens of MiB after a day of varied
+  // text, for a hit rate that 10,000 nearly matches on the short pieces segments() makes
+  bpe.setMergeCacheSize(MERGE_CACHE)
   return bpe
 }
+
+const MERGE_CACHE = 10_000
 
 const SEGMENT = 2048
 export const MAX_RUN = 256

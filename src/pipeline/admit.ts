@@ -13,14 +13,15 @@
 import type { ApiKey } from '../auth/context.ts'
 import type { AdmitResult } from '../auth/credits.ts'
 import type { CatalogModel } from '../config/catalog.ts'
+import { RedisUnavailable } from '../cluster/redis.ts'
 import { HttpError } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
   model: CatalogModel
-  /** Estimated prompt tokens (counted cheaply; bounded for huge prompts). */
-  promptTokens: number
+  /** Estimated prompt tokens (counted cheaply; bounded for huge prompts), or how to count them when needed (a funded key). */
+  promptTokens: number | (() => number)
   /** The request's output cap, or undefined when it gave none (the model's default applies). */
   maxOutputTokens: number | undefined
 }
@@ -38,7 +39,7 @@ export function admit(s: Services, input: AdmitInput): Admission | Promise<Admis
   // the cached key is updated in place by settlements; the request's own copy may predate a reload
   const key = s.keys.current(apiKey.id) ?? apiKey
   if (key.credits === null) return undefined
-  const usd = estimate(s, model, input.promptTokens, input.maxOutputTokens)
+  const usd = estimate(s, model, promptOf(input), input.maxOutputTokens)
   const r = s.keys.ledger.admit(key as ApiKey & { credits: number }, usd)
   return r instanceof Promise ? r.then(admitted) : admitted(r)
 }
@@ -53,14 +54,51 @@ function admitted(r: AdmitResult): Admission {
 }
 
 /**
+ * The same rule when credits are shared by several instances (`s.keys.shared`): the check and
+ * the hold are one atomic step there. Shared store unreachable: 503, or this instance's own
+ * figures with `redis.on_error: allow`.
+ */
+export async function admitShared(s: Services, input: AdmitInput): Promise<Admission> {
+  const shared = s.keys.shared
+  if (!shared || input.apiKey.credits === null) return admit(s, input)
+  const key = s.keys.current(input.apiKey.id) ?? input.apiKey
+  if (key.credits === null) return undefined
+  const usd = estimate(s, input.model, promptOf(input), input.maxOutputTokens)
+  let r
+  try {
+    r = await shared.reserve({ id: key.id, credits: key.credits, spent: key.spent }, usd ?? 0)
+  } catch (e) {
+    if (!(e instanceof RedisUnavailable)) throw e
+    if (s.config.redis?.onError === 'allow') {
+      s.cluster?.redis?.degraded()
+      return admit(s, input)
+    }
+    throw sharedStoreDown(e)
+  }
+  if (!r.admitted) {
+    const held = r.reserved > 0 ? ` and $${r.reserved.toFixed(6)} is held by requests in progress` : ''
+    throw new HttpError(402, `Credits exhausted: this key has spent $${r.spent.toFixed(6)} of its $${key.credits} credits${held}; add credits, then resend`)
+  }
+  return r.reservationId ? { reservationId: r.reservationId } : undefined
+}
+
+/** The 503 of a request that needs the shared store while it is away (`redis.on_error: deny`). */
+export function sharedStoreDown(e: RedisUnavailable): HttpError {
+  return new HttpError(503, `Service unavailable: the shared store (Redis) that holds rate limits and credits did not answer (${e.message.replace(/^Redis unavailable: /, '')}); retry shortly`, { 'retry-after': '1' })
+}
+
+/**
  * Release an admission whose request ends without a record (nothing upstream was called and
  * no outcome was taken). Harmless after settlement: a reservation is released once.
  */
 export function releaseAdmission(s: Services, admission: Admission): void {
   s.keys.ledger.release(admission?.reservationId)
+  void s.keys.shared?.release(admission?.reservationId)
 }
 
 /** Worst-case cost: every prompt token uncached, the whole output cap used. Null when unpriced. */
+const promptOf = (i: AdmitInput) => (typeof i.promptTokens === 'function' ? i.promptTokens() : i.promptTokens)
+
 function estimate(s: Services, model: CatalogModel, promptTokens: number, maxOut: number | undefined): number | null {
   const prompt = sane(promptTokens) ?? 0
   // a cap above the model's own (or none) cannot produce more than the model's own

@@ -8,7 +8,7 @@ import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
 import { resolveModel } from '../routing/router.ts'
 import { applyFamilyRules, compatHeader, type RulesOutcome } from '../routing/rules.ts'
 import type { Services } from '../services.ts'
-import { admit } from './admit.ts'
+import { admit, admitShared } from './admit.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
@@ -75,23 +75,30 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   }
 
   const stream = body.stream === true
-  const admission = await admit(s, { apiKey: rc.apiKey, model, promptTokens: promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) })
+  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) }
+  // several instances on Redis: the shared store decides; otherwise the ledger (memory: at once,
+  // no await; PostgreSQL: a promise)
+  const admitting = s.keys.shared ? admitShared(s, admitInput) : admit(s, admitInput)
+  const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId,
   })
-  // One signal for the upstream call: the client's own (a disconnect aborts it) or ours,
-  // raised when the response body is cancelled.
-  const abort = new AbortController()
-  if (rc.signal.aborted) abort.abort()
-  else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
-  const ctx: CallContext = { signal: abort.signal, model, requestId: rc.requestId, betas: rc.betas }
+  // One signal for the upstream call: the client's own (a disconnect aborts it), and for a
+  // stream ours too, raised when the response body is cancelled. A JSON reply has no body
+  // to cancel: the client's signal serves as it is.
+  const abort = stream ? new AbortController() : undefined
+  if (abort) {
+    if (rc.signal.aborted) abort.abort()
+    else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
+  }
+  const ctx: CallContext = { signal: abort?.signal ?? rc.signal, model, requestId: rc.requestId, betas: rc.betas }
   const sse: SseOptions = {
     pingMs: rc.pingMs,
     errorFrame: codec.errorFrame,
     onCancel: () => {
       out.fail(499, 'client disconnected')
-      abort.abort()
+      abort?.abort()
     },
   }
 

@@ -76,7 +76,7 @@ export class GenerationOutcome {
       reservationId: this.base.reservationId,
       batchId: this.base.batchId ?? null,
     }
-    if (!billDropped) return this.sink.record(input)
+    if (!billDropped) return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
     this.sink.recordLater(billedUsage(this.usage, this.producedText(), this.promptText).then((usage) => ({ ...input, usage }), () => input))
   }
 }

@@ -16,39 +16,58 @@ function workerUrl(): string {
 
 /** Bun's Worker can be unref'd: an idle token worker never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
+/** Where jobs go: the token worker itself, or a port to it (from a batch worker's thread). */
+type Channel = Pick<BunWorker, 'postMessage' | 'ref' | 'unref'> & { onmessage: ((e: MessageEvent<TokenReply>) => void) | null }
 
 let worker: BunWorker | null | undefined
+let channel: Channel | null | undefined
 let nextId = 1
 const waiting = new Map<number, { resolve: (r: TokenReply) => void; reject: (e: Error) => void }>()
 
 function failAll(why: string) {
   for (const w of waiting.values()) w.reject(new Error(why))
   waiting.clear()
-  worker = null
+  channel = null
+}
+
+function listen(c: Channel): Channel {
+  c.onmessage = (e: MessageEvent<TokenReply>) => {
+    const job = waiting.get(e.data.id)
+    waiting.delete(e.data.id)
+    if (waiting.size === 0) c.unref()
+    if (!job) return
+    if (e.data.error) job.reject(new Error(e.data.error))
+    else job.resolve(e.data)
+  }
+  c.unref()
+  return c
 }
 
 /**
- * Count on the calling thread from now on: a batch worker is already off the request loop,
- * and a token worker of its own would only load the tables a second time.
+ * Count on the calling thread from now on (tests and tools; a thread with no token worker to
+ * reach).
  */
 export function countOnThisThread(): void {
-  if (worker === undefined) worker = null
+  if (channel === undefined) channel = null
 }
 
-function tokenWorker(): BunWorker | null {
+/**
+ * A batch worker's thread counts through the process's one token worker, over this port
+ * (tokenPort() of the request thread): the tables cost tens of MiB, once per process.
+ */
+export function countThrough(port: MessagePort): void {
+  channel = listen(port as unknown as Channel)
+}
+
+function spawnTokenWorker(): BunWorker | null {
   if (worker !== undefined) return worker
   try {
     const w = new Worker(workerUrl()) as BunWorker
-    w.onmessage = (e: MessageEvent<TokenReply>) => {
-      const job = waiting.get(e.data.id)
-      waiting.delete(e.data.id)
-      if (waiting.size === 0) w.unref()
-      if (!job) return
-      if (e.data.error) job.reject(new Error(e.data.error))
-      else job.resolve(e.data)
-    }
-    w.onerror = (e) => failAll(`token worker failed: ${e.message}`)
     w.unref()
+    w.onerror = (e) => {
+      failAll(`token worker failed: ${e.message}`)
+      worker = null
+    }
     worker = w
   } catch {
     worker = null
@@ -56,10 +75,35 @@ function tokenWorker(): BunWorker | null {
   return worker
 }
 
+function tokenChannel(): Channel | null {
+  if (channel !== undefined) return channel
+  const w = spawnTokenWorker()
+  channel = w && listen(w)
+  return channel
+}
+
+/** A port to this process's token worker, for another thread (countThrough), or null without one. */
+export function tokenPort(): MessagePort | null {
+  const w = spawnTokenWorker()
+  if (!w) return null
+  const ch = new MessageChannel()
+  w.postMessage({ op: 'port', port: ch.port1 } satisfies TokenJob, [ch.port1])
+  return ch.port2
+}
+
+/**
+ * Load the tables now, in the token worker, off the request thread: a gateway reaches its
+ * full size at start instead of in the middle of its first interrupted stream, where the
+ * load's transient garbage (about twice the tables) would add to the load's own.
+ */
+export function preloadTokenizer(): void {
+  void countTokensAsync('preload').catch(() => {})
+}
+
 type Job = { op: 'count'; text: string } | { op: 'truncate'; text: string; max: number }
 
 function run(job: Job): Promise<TokenReply> | null {
-  const w = tokenWorker()
+  const w = tokenChannel()
   if (!w) return null
   const id = nextId++
   return new Promise<TokenReply>((resolve, reject) => {

@@ -77,5 +77,9 @@ export function parseUsageQuery(q: URLSearchParams, now: number, canonicalModel:
 
   const mq = q.get('model')
   if (mq !== null && mq.trim() === '') throw bad('model', 'must not be empty')
-  return { from, to, granularity, model: mq === null ? undefined : canonicalModel(mq) }
+  const bq = q.get('breakdown')
+  if (bq !== null && bq !== 'model') throw bad('breakdown', `must be model (a series per model beside the total), got "${bq.slice(0, 64)}"`)
+  const w: ReportWindow = { from, to, granularity, model: mq === null ? undefined : canonicalModel(mq) }
+  if (bq === 'model') w.breakdown = 'model'
+  return w
 }

@@ -13,16 +13,16 @@ const SUMS = `${int('sum(requests)')} AS requests, ${int('sum(input_tokens)')} A
   ${int('sum(total_tokens)')} AS "totalTokens", coalesce(sum(cost), 0) AS cost, ${int('sum(unpriced_requests)')} AS "unpricedRequests"`
 
 // grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows.
-// Parameters: size, size, account, from, to[, model]
-const ROLLUP = (withModel: boolean) => `SELECT (hour / ?) * ? AS at, model, ${SUMS}
-  FROM usage_hourly WHERE account = ? AND hour >= ? AND hour < ? ${withModel ? 'AND model = ?' : ''}
+// Parameters: size, size[, account], from, to[, model]
+const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (hour / ?) * ? AS at, model, ${SUMS}
+  FROM usage_hourly WHERE ${withAccount ? 'account = ? AND' : ''} hour >= ? AND hour < ? ${withModel ? 'AND model = ?' : ''}
   GROUP BY 1, model`
 
-// Parameters: from, account, from, to[, model]
-const EXACT = (withModel: boolean) => `SELECT CAST(? AS BIGINT) AS at, model, count(*) AS requests, ${int('sum(prompt_tokens)')} AS "inputTokens",
+// Parameters: from[, account], from, to[, model]
+const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, model, count(*) AS requests, ${int('sum(prompt_tokens)')} AS "inputTokens",
   ${int('sum(completion_tokens)')} AS "outputTokens", ${int('sum(total_tokens)')} AS "totalTokens", coalesce(sum(cost), 0) AS cost,
   ${int('sum(CASE WHEN unpriced THEN 1 ELSE 0 END)')} AS "unpricedRequests"
-  FROM generations WHERE account = ? AND created_at >= ? AND created_at < ? ${withModel ? 'AND model = ?' : ''}
+  FROM generations WHERE ${withAccount ? 'account = ? AND' : ''} created_at >= ? AND created_at < ? ${withModel ? 'AND model = ?' : ''}
   GROUP BY model`
 
 interface Segment {
@@ -55,15 +55,18 @@ export function segments(from: number, to: number, exactSince: number): Segment[
 export class UsageQuery {
   constructor(private sql: Sql) {}
 
-  async rows(account: string, w: ReportWindow, exactSince: number): Promise<UsageRow[]> {
+  /** `account` undefined: every account (the admin's view). */
+  async rows(account: string | undefined, w: ReportWindow, exactSince: number): Promise<UsageRow[]> {
     const withModel = w.model !== undefined
+    const withAccount = account !== undefined
     const out: UsageRow[] = []
     for (const seg of segments(w.from, w.to, exactSince)) {
       const tail = withModel ? [w.model!] : []
+      const acc = withAccount ? [account] : []
       const size = BUCKET_MS[w.granularity]
       const rows = seg.exact
-        ? await this.sql.all<UsageRow>(EXACT(withModel), [seg.from, account, seg.from, seg.to, ...tail])
-        : await this.sql.all<UsageRow>(ROLLUP(withModel), [size, size, account, seg.from, seg.to, ...tail])
+        ? await this.sql.all<UsageRow>(EXACT(withModel, withAccount), [seg.from, ...acc, seg.from, seg.to, ...tail])
+        : await this.sql.all<UsageRow>(ROLLUP(withModel, withAccount), [size, size, ...acc, seg.from, seg.to, ...tail])
       for (const r of rows) out.push(r)
     }
     return out

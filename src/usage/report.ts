@@ -13,6 +13,8 @@ export interface ReportWindow {
   granularity: Granularity
   /** Canonical model id to filter on. */
   model?: string
+  /** `model`: also a series per model (`series_by_model`), for charts stacked by model. */
+  breakdown?: 'model'
 }
 
 /** One aggregate of records: `at` is any instant inside the bucket it belongs to. */
@@ -59,6 +61,8 @@ export interface UsageReport {
   }
   series: SeriesPoint[]
   top_models: TopModel[]
+  /** With `breakdown=model`: each model's series, in the order of `top_models`. */
+  series_by_model?: { model: string; series: SeriesPoint[] }[]
 }
 
 /** Epoch ms has no leap seconds, so UTC hour and day starts are plain multiples. */
@@ -85,6 +89,7 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
   const index = new Map(starts.map((b, i) => [b, i]))
   const series = starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 }))
   const models = new Map<string, TopModel>()
+  const byModel = new Map<string, SeriesPoint[]>()
   const totals = { total_requests: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0, total_cost: 0, unpriced_requests: 0 }
 
   for (const r of rows) {
@@ -96,6 +101,15 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
     p.input_tokens += r.inputTokens
     p.output_tokens += r.outputTokens
     p.cost += r.cost
+    if (w.breakdown === 'model') {
+      let ms = byModel.get(r.model)
+      if (!ms) byModel.set(r.model, (ms = starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 }))))
+      const mp = ms[i]!
+      mp.requests += r.requests
+      mp.input_tokens += r.inputTokens
+      mp.output_tokens += r.outputTokens
+      mp.cost += r.cost
+    }
     totals.total_requests += r.requests
     totals.input_tokens += r.inputTokens
     totals.output_tokens += r.outputTokens
@@ -116,7 +130,7 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
   for (const m of top) m.cost = money(m.cost)
   top.sort((a, b) => b.cost - a.cost || b.requests - a.requests || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
 
-  return {
+  const report: UsageReport = {
     from: new Date(w.from).toISOString(),
     to: new Date(w.to).toISOString(),
     granularity: w.granularity,
@@ -125,4 +139,12 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
     series,
     top_models: top,
   }
+  if (w.breakdown === 'model') {
+    report.series_by_model = top.map((m) => {
+      const ms = byModel.get(m.model)!
+      for (const p of ms) p.cost = money(p.cost)
+      return { model: m.model, series: ms }
+    })
+  }
+  return report
 }

@@ -1,6 +1,8 @@
-// GET /api/v1/usage (spec §4.8): the calling key's account, over a window, by bucket.
+// GET /api/v1/usage (spec §4.8): the calling key's account, over a window, by bucket; with the
+// admin token (the dashboard), every account or the one named by `account`.
 import { Elysia } from 'elysia'
-import { keyOf } from '../auth/context.ts'
+import { viewerOf } from '../auth/viewer.ts'
+import { echo, HttpError } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { parseUsageQuery } from './params.ts'
 import { UsageQuery } from './query.ts'
@@ -19,7 +21,12 @@ export function usageRoutes(s: Services) {
   return new Elysia({ name: 'usage' }).get('/api/v1/usage', async ({ request }) => {
     const now = Date.now()
     const w = parseUsageQuery(new URL(request.url).searchParams, now, canonical)
-    const account = keyOf(request).account
+    const v = viewerOf(request)
+    const asked = new URL(request.url).searchParams.get('account') ?? undefined
+    if (asked !== undefined && asked.trim() === '') throw new HttpError(400, 'account: must not be empty')
+    // the admin reads one account or all of them; a key reads its own, and another is not found
+    if (!v.admin && asked !== undefined && asked !== v.key.account) throw new HttpError(404, `No such account: ${echo(asked)}`)
+    const account = v.admin ? asked : v.key.account
     // a report right after a request must include it
     await s.recorder.flush()
     const rows = await query.rows(account, w, now - s.recorder.retentionDays * DAY_MS)

@@ -55,7 +55,7 @@ test('kill -9 mid-batch, restart: the batch completes, each index once, no store
       const batch = (await (await fetch(`${second.url}/api/v1/batches/${id}`, { headers })).json()) as any
       expect(batch.status).toBe('completed')
       expect(batch.request_counts).toEqual({ total: N, completed: N, failed: 0 })
-      expect(second.output()).toContain('batches: resuming')
+      expect(await second.waitForOutput('batches: resuming')).toContain('batches: resuming')
 
       // every index exactly once, in the results route and in the output file
       const page = (await (await fetch(`${second.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any

@@ -62,7 +62,7 @@ test('a crash mid-upload leaves nothing behind after a restart', async () => {
       expect(existsSync(orphan)).toBe(false)
       const list = await (await fetch(`${second.url}/api/v1/files`, { headers: { authorization: `Bearer ${key}` } })).json()
       expect(list).toMatchObject({ data: [], has_more: false })
-      expect(second.output()).toContain('removed unfinished uploads')
+      expect(await second.waitForOutput('removed unfinished uploads')).toContain('removed unfinished uploads')
 
       // and the store still works after the sweep
       const form = new FormData()

@@ -24,13 +24,24 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
     if (!onPostgres) {
       expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
       // the worker entry point is embedded and runs (not the inline-checkpoint fallback)
-      expect(gw.output()).toContain('checkpoint worker started')
-    } else expect(gw.output()).toContain('database: postgresql')
+      expect(await gw.waitForOutput('checkpoint worker started')).toContain('checkpoint worker started')
+    } else expect(await gw.waitForOutput('database: postgresql')).toContain('database: postgresql')
     expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
     const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
     expect(models.status).toBe(200)
     expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(10)
     expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: 'Bearer sk-sy-wrong' } })).status).toBe(401)
+    // the dashboard is embedded: the page and both of its assets, with the CSP
+    const page = await fetch(gw.url + '/ui')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const assets = [...(await page.text()).matchAll(/"(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]!)
+    expect(assets.length).toBe(2)
+    for (const a of assets) expect((await fetch(gw.url + a)).status).toBe(200)
+    // and the CLI's batches watch, on the running server's data dir
+    const watch = await runCli(['batches', 'watch', 'batch_none', '--data-dir', join(dir, 'data')], {}, [bin])
+    expect(watch.code).toBe(1)
+    expect(watch.stderr).toContain('no batch with id batch_none')
   } finally {
     gw.kill('SIGTERM')
     expect(await gw.exited).toBe(0)

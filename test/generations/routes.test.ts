@@ -103,12 +103,16 @@ describe('GET /api/v1/generations', () => {
     expect((await unknown.json()).error).toContain('chatcmpl-does-not-exist')
   })
 
-  test('a missing or empty id is a 400 naming id', async () => {
-    for (const q of ['', '?id=', '?other=1']) {
-      const r = await get(`/api/v1/generations${q}`)
-      expect(r.status).toBe(400)
-      expect((await r.json()).error).toStartWith('id:')
-    }
+  test('an empty id is a 400 naming id; without id it is the listing, where an unknown parameter is a 400 naming it', async () => {
+    const r = await get('/api/v1/generations?id=')
+    expect(r.status).toBe(400)
+    expect((await r.json()).error).toStartWith('id:')
+    const other = await get('/api/v1/generations?other=1')
+    expect(other.status).toBe(400)
+    expect((await other.json()).error).toStartWith('other: unknown query parameter')
+    const list = await get('/api/v1/generations')
+    expect(list.status).toBe(200)
+    expect((await list.json()).object).toBe('list')
   })
 
   test('without a key: 401', async () => {

@@ -206,7 +206,12 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
     try {
       expect(await status(key)).toBe(200)
       expect(await status(key)).toBe(200)
-      // settled in memory at once: the next admission sees both costs while the writes fail
+      // the reply goes first; until the record is priced, on the next turn of the loop, the
+      // request's reservation still holds its cost (at least the real one)
+      const held = (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(record.id)
+      expect(held).toBeGreaterThanOrEqual(unit * 2 - 1e-12)
+      await new Promise((r) => setImmediate(r))
+      // then settled in memory: the next admission sees both costs while the writes fail
       expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(unit * 2, 12)
       expect(await storedSpent(record.id)).toBe(0)
       // the recorder retries twice (100 ms, 200 ms), then gives the batch up

@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
-import { createLogger } from '../../src/http/log.ts'
+import { createLogger, type Logger } from '../../src/http/log.ts'
 import { startServer, type Running } from '../../src/server.ts'
 import type { Services } from '../../src/services.ts'
 import { databaseEnv, dropDatabaseFor } from './database.ts'
+import { freshBucket } from './s3.ts'
 
 export const ROOT = join(import.meta.dir, '..', '..')
 export const BUN = process.execPath
@@ -32,6 +33,23 @@ export interface GatewayOptions {
   /** Reuse a data dir (a restart); otherwise a fresh temp dir, removed on stop. */
   dataDir?: string
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /** A logger of the test's own (to read what the gateway logs); otherwise one at `logLevel`. */
+  log?: Logger
+}
+
+/**
+ * SWITCHYARD_TEST_SHARED=1 runs every in-process gateway on the shared stores (issue 13): Redis
+ * (a key prefix of its own) and S3 (a bucket of its own), from the CI's test servers.
+ */
+async function sharedStoresEnv(): Promise<Record<string, string>> {
+  if (process.env.SWITCHYARD_TEST_SHARED !== '1') return {}
+  const env: Record<string, string> = {}
+  if (process.env.SWITCHYARD_TEST_REDIS_URL) {
+    env.REDIS_URL = process.env.SWITCHYARD_TEST_REDIS_URL
+    env.SWITCHYARD_REDIS_PREFIX = `sytest:${crypto.randomUUID().slice(0, 8)}:`
+  }
+  if (process.env.SWITCHYARD_TEST_S3_ENDPOINT) Object.assign(env, (await freshBucket()).env)
+  return env
 }
 
 export function tempDir(prefix = 'switchyard-test-'): string {
@@ -47,8 +65,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     writeFileSync(file, opts.yaml)
     flags.config = file
   }
-  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...opts.env }, cwd: dataDir })
-  const running: Running = await startServer(config, createLogger(opts.logLevel ?? ((process.env.TEST_LOG_LEVEL as 'error') || 'silent')))
+  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...(await sharedStoresEnv()), ...opts.env }, cwd: dataDir })
+  const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? ((process.env.TEST_LOG_LEVEL as 'error') || 'silent')))
   return {
     url: running.url,
     key,
@@ -71,6 +89,8 @@ export interface Spawned {
   proc: ReturnType<typeof Bun.spawn>
   /** Everything the process printed on stdout so far. */
   output(): string
+  /** Waits (up to `ms`) for stdout to contain `text`: log lines go out every 50 ms, not at once. */
+  waitForOutput(text: string, ms?: number): Promise<string>
   kill(signal?: NodeJS.Signals | number): void
   exited: Promise<number>
 }
@@ -112,6 +132,10 @@ export async function spawnGateway(opts: { env?: Record<string, string>; args?: 
     dataDir,
     proc,
     output: () => out,
+    async waitForOutput(text, ms = 3000) {
+      for (const until = Date.now() + ms; !out.includes(text) && Date.now() < until; ) await Bun.sleep(20)
+      return out
+    },
     kill: (signal = 'SIGTERM') => proc.kill(signal),
     exited: proc.exited.then(async (code) => {
       await pump.catch(() => {})

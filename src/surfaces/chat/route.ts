@@ -6,12 +6,15 @@ import { readJsonBody } from '../../http/body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { Services } from '../../services.ts'
+import type { Handler } from '../../http/direct.ts'
 import { chatSurface } from './codec.ts'
 
 export const CHAT_PATH = '/api/alpha/v1/chat/completions'
 
-export function chatRoutes(s: Services) {
-  return new Elysia({ name: 'chat' }).post(CHAT_PATH, async ({ request }) =>
-    generate(s, chatSurface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request)),
-  )
+export function chatHandler(s: Services): Handler {
+  return async (request) => generate(s, chatSurface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request))
+}
+
+export function chatRoutes(s: Services, handle = chatHandler(s)) {
+  return new Elysia({ name: 'chat' }).post(CHAT_PATH, ({ request }) => handle(request))
 }

@@ -8,6 +8,7 @@ import { readJsonBody } from '../../http/body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { Services } from '../../services.ts'
+import type { Handler } from '../../http/direct.ts'
 import { countMessageTokens } from './count.ts'
 import { messagesSurface } from './surface.ts'
 
@@ -24,14 +25,18 @@ export function messagesHeaders(h: Headers): { betas: string[] } {
   return { betas: [...new Set(betas)] }
 }
 
-export function messagesRoutes(s: Services) {
+export function messagesHandler(s: Services): Handler {
+  return async (request) => {
+    const { betas } = messagesHeaders(request.headers)
+    const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
+    return generate(s, messagesSurface, raw, contextOf(request, { betas }))
+  }
+}
+
+export function messagesRoutes(s: Services, handle = messagesHandler(s)) {
   const app = new Elysia({ name: 'messages' })
   for (const path of MESSAGES_PATHS) {
-    app.post(path, async ({ request }) => {
-      const { betas } = messagesHeaders(request.headers)
-      const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
-      return generate(s, messagesSurface, raw, contextOf(request, { betas }))
-    })
+    app.post(path, ({ request }) => handle(request))
     app.post(`${path}/count_tokens`, async ({ request }) => {
       const { betas } = messagesHeaders(request.headers)
       const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)

@@ -6,18 +6,22 @@ import { readJsonBody } from '../../http/body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { Services } from '../../services.ts'
+import type { Handler } from '../../http/direct.ts'
 import { responsesSurface } from './surface.ts'
 
 export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
 
-export function responsesRoutes(s: Services) {
+/** Makes the surface (and its thread store) once: call it once per gateway. */
+export function responsesHandler(s: Services): Handler {
   const surface = responsesSurface(s)
-  const app = new Elysia({ name: 'responses' })
-  for (const path of RESPONSES_PATHS) {
-    app.post(path, async ({ request }) => {
-      const knownEventsOnly = request.headers.get('x-stainless-helper-method') === 'stream'
-      return generate(s, surface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request, { knownEventsOnly }))
-    })
+  return async (request) => {
+    const knownEventsOnly = request.headers.get('x-stainless-helper-method') === 'stream'
+    return generate(s, surface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request, { knownEventsOnly }))
   }
+}
+
+export function responsesRoutes(s: Services, handle = responsesHandler(s)) {
+  const app = new Elysia({ name: 'responses' })
+  for (const path of RESPONSES_PATHS) app.post(path, ({ request }) => handle(request))
   return app
 }

@@ -55,7 +55,7 @@ export class ThreadStore {
   /** The write in progress: one at a time. */
   private writing: Promise<void> = Promise.resolve()
 
-  constructor(private readonly sql: Sql, private readonly flushDelayMs = 5) {}
+  constructor(private readonly sql: Sql, private readonly flushDelayMs = 25) {}
 
   save(r: StoredResponse): void {
     const row: Row = {

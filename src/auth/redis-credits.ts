@@ -1,0 +1,111 @@
+// Credit reservations and settlement in Redis, for several instances (issue 13). Per key:
+//   <prefix>cr:{id}   hash  spent: the key's settled spend, seeded from the database the
+//                              first time any instance admits the key, then moved only here
+//   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress
+//   <prefix>rsvx:{id} zset  reservation id → when it lapses (a request that died unsettled)
+// Each step is one Lua script, so admission (credits − spent − reserved > 0) and the hold are
+// atomic across instances: a key funded for N requests serves at most N + 1 however the
+// requests are spread, as on one instance. The database still gets every cost through the
+// recorder, as without Redis; this is what admission reads.
+import type { Logger } from '../http/log.ts'
+import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import { RESERVATION_TTL_MS, type SharedCredits, type SharedReservation } from './credits.ts'
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// KEYS: cr, rsv, rsvx. ARGV: credits, seed spent, usd, reservation id, ttl ms.
+const RESERVE = script(`${NOW}
+local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for i = 1, #lapsed do redis.call('HDEL', KEYS[2], lapsed[i]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('HSETNX', KEYS[1], 'spent', ARGV[2])
+local spent = tonumber(redis.call('HGET', KEYS[1], 'spent'))
+local reserved = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do reserved = reserved + tonumber(v) end
+if not (tonumber(ARGV[1]) - spent - reserved > 0) then
+  return { 0, tostring(spent), tostring(reserved) }
+end
+if tonumber(ARGV[3]) > 0 then
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[3])
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[5]), ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
+return { 1, tostring(spent), tostring(reserved) }
+`)
+
+// KEYS: cr, rsv, rsvx. ARGV: reservation id ('' for none), usd. An unseeded key is left
+// unseeded: its first admission reads the database, which will have this cost by then.
+const SETTLE = script(`
+if ARGV[1] ~= '' then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
+if tonumber(ARGV[2]) > 0 and redis.call('HEXISTS', KEYS[1], 'spent') == 1 then
+  redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[2])
+end
+return 1
+`)
+
+function keysOf(prefix: string, keyId: string): string[] {
+  // the hash tag keeps a key's three entries on one node of a Redis Cluster
+  return [`${prefix}cr:{${keyId}}`, `${prefix}rsv:{${keyId}}`, `${prefix}rsvx:{${keyId}}`]
+}
+
+/** Reservation ids carry their key, so that settling needs nothing else. */
+function keyOfReservation(id: string): string | undefined {
+  const m = /^rsr:(.+):[0-9a-f]{32}$/.exec(id)
+  return m?.[1]
+}
+
+export class RedisCredits implements SharedCredits {
+  readonly kind = 'redis'
+  /** Spend that could not be settled while Redis was away: added when it returns. */
+  private owed = new Map<string, number>()
+
+  constructor(private readonly redis: SharedRedis, private readonly log: Logger, private readonly ttlMs = RESERVATION_TTL_MS) {
+    redis.onRecover(() => void this.payOwed())
+  }
+
+  /** Throws RedisUnavailable: the caller refuses or admits on this instance's figures, per `redis.on_error`. */
+  async reserve(key: { id: string; credits: number; spent: number }, usd: number): Promise<SharedReservation> {
+    const id = `rsr:${key.id}:${crypto.randomUUID().replaceAll('-', '')}`
+    const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
+    let r: [number, string, string]
+    try {
+      r = (await this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, key.id), [String(key.credits), String(key.spent), String(amount), id, String(this.ttlMs)])) as [number, string, string]
+    } catch (e) {
+      throw asUnavailable(e, this.log)
+    }
+    if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
+    return { admitted: true, reservationId: amount > 0 ? id : undefined }
+  }
+
+  async settle(reservationId: string | undefined, keyId: string, usd: number): Promise<void> {
+    const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
+    const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
+    if (!rid && amount === 0) return
+    try {
+      await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), [rid, String(amount)])
+    } catch (e) {
+      // the reservation lapses by itself; the cost must not be lost
+      if (amount > 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + amount)
+      if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
+    }
+  }
+
+  async release(reservationId: string | undefined): Promise<void> {
+    const keyId = reservationId && keyOfReservation(reservationId)
+    if (!keyId) return
+    await this.settle(reservationId, keyId, 0)
+  }
+
+  private async payOwed() {
+    const owed = this.owed
+    this.owed = new Map()
+    for (const [keyId, usd] of owed) await this.settle(undefined, keyId, usd)
+  }
+}

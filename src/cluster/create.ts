@@ -1,0 +1,65 @@
+// What several instances share, chosen by configuration: Redis when `redis.url` is set;
+// without Redis, a shared PostgreSQL database carries the change bus (LISTEN/NOTIFY) and
+// holds the credits (auth/pg-credits.ts); otherwise nothing (each instance on its own memory,
+// as a single gateway always was).
+import type { SQL } from 'bun'
+import { RedisCredits } from '../auth/redis-credits.ts'
+import { RedisRateLimiter } from '../auth/redis-ratelimit.ts'
+import type { SharedCredits } from '../auth/credits.ts'
+import type { RateLimitBackend } from '../auth/ratelimit.ts'
+import type { Config } from '../config/load.ts'
+import type { Logger } from '../http/log.ts'
+import { MemoryBus, type Bus } from './bus.ts'
+import { PgBus } from './pg-bus.ts'
+import { RedisBus } from './redis-bus.ts'
+import { SharedRedis } from './redis.ts'
+
+export interface Cluster {
+  /** Change notices between instances (key edits); in memory when alone. */
+  bus: Bus
+  /** Shared rate limits; absent: the in-process RateLimiter decides. */
+  limiter?: RateLimitBackend
+  /** Shared credit reservations; absent: the in-memory ledger decides. */
+  credits?: SharedCredits
+  /** What a request does when the shared store cannot answer. */
+  onError: 'deny' | 'allow'
+  redis?: SharedRedis
+  close(): void
+}
+
+export async function createCluster(config: Config, log: Logger): Promise<Cluster> {
+  if (!config.redis) {
+    const bus = new MemoryBus()
+    return { bus, onError: 'deny', close: () => bus.close() }
+  }
+  const redis = new SharedRedis(config.redis, log)
+  const bus = new RedisBus(redis, log)
+  // a gateway may start while Redis is away: requests answer per `on_error` until it returns
+  await Promise.all([redis.send('PING', []).catch(() => {}), bus.ready()])
+  return {
+    bus,
+    limiter: new RedisRateLimiter(redis, log),
+    credits: new RedisCredits(redis, log),
+    onError: config.redis.onError,
+    redis,
+    close() {
+      bus.close()
+      redis.close()
+    },
+  }
+}
+
+/**
+ * No Redis, a shared PostgreSQL database: change notices go over LISTEN/NOTIFY instead of
+ * memory, so a key changed on one instance reaches the others within moments.
+ */
+export async function busOnPostgres(cluster: Cluster, client: SQL, log: Logger): Promise<void> {
+  if (cluster.redis) return
+  const bus = await PgBus.open(client, log)
+  const closeRest = cluster.close
+  cluster.bus = bus
+  cluster.close = () => {
+    void bus.close()
+    closeRest()
+  }
+}

@@ -1,0 +1,206 @@
+// The shared Redis of several gateway instances (issue 13), through Bun's RedisClient.
+// Bun's defaults would queue commands while the server is away and retry for about 31 s;
+// a request must get an answer within a second instead. So: no offline queue, no automatic
+// reconnect, a short connect timeout and a deadline on every command. Reconnecting is ours:
+// the next command (or the 1 s health check) opens a new connection, at most one at a time.
+import { RedisClient } from 'bun'
+import type { RedisSettings } from '../config/load.ts'
+import type { Logger } from '../http/log.ts'
+
+/** Redis could not answer in time: the caller refuses (503) or falls back, per `redis.on_error`. */
+export class RedisUnavailable extends Error {
+  constructor(reason: string) {
+    super(`Redis unavailable: ${reason}`)
+    this.name = 'RedisUnavailable'
+  }
+}
+
+/** A Lua script run by EVALSHA; loaded again when the server answers NOSCRIPT (a restart, SCRIPT FLUSH). */
+export interface Script {
+  source: string
+  sha: string
+}
+
+export function script(source: string): Script {
+  return { source, sha: new Bun.CryptoHasher('sha1').update(source).digest('hex') }
+}
+
+/** After a failed connect, commands fail at once for this long instead of each opening a socket. */
+const RETRY_AFTER_MS = 200
+const HEALTH_EVERY_MS = 1_000
+const DEGRADED_LOG_EVERY_MS = 60_000
+/** A deadline timer this late means the instance's loop was busy, not that Redis is slow. */
+const STALL_MS = 100
+
+export interface RedisOptions {
+  /** Called when the server comes back after being unreachable (caches may have missed messages). */
+  onRecover?: () => void
+}
+
+export class SharedRedis {
+  private client: RedisClient | null = null
+  private connecting: Promise<RedisClient> | null = null
+  private failedAt = 0
+  private lastError = ''
+  /** Epoch ms since when Redis has been unreachable; null while it answers. */
+  downSince: number | null = null
+  private readonly health: ReturnType<typeof setInterval>
+  private readonly recoverHooks: (() => void)[] = []
+  private closed = false
+
+  constructor(readonly settings: RedisSettings, private readonly log: Logger) {
+    // a quiet instance notices an outage (and its end) without waiting for a request
+    this.health = setInterval(() => void this.send('PING', [], true).catch(() => this.degraded()), HEALTH_EVERY_MS)
+    this.health.unref?.()
+  }
+
+  private lastDegradedLog = 0
+
+  /**
+   * With `on_error: allow`, requests go on on this instance's own limits while Redis is away:
+   * said in a log line once a minute for as long as it lasts (with or without traffic).
+   */
+  degraded() {
+    if (this.settings.onError !== 'allow' || this.closed) return
+    const now = Date.now()
+    if (now - this.lastDegradedLog < DEGRADED_LOG_EVERY_MS) return
+    this.lastDegradedLog = now
+    this.log.warn('redis: unreachable; rate limits and credits are per instance until it returns (redis.on_error: allow)', { error: this.lastError, down_since: this.downSince && new Date(this.downSince).toISOString() })
+  }
+
+  onRecover(hook: () => void) {
+    this.recoverHooks.push(hook)
+  }
+
+  /** A new client with the fail-fast options: the same settings serve the subscriber connection. */
+  newClient(): RedisClient {
+    return new RedisClient(this.settings.url, {
+      connectionTimeout: this.settings.timeoutMs,
+      autoReconnect: false,
+      maxRetries: 0,
+      enableOfflineQueue: false,
+    })
+  }
+
+  private connected(): Promise<RedisClient> {
+    if (this.client?.connected) return Promise.resolve(this.client)
+    if (this.closed) return Promise.reject(new RedisUnavailable('the gateway is shutting down'))
+    if (this.connecting) return this.connecting
+    if (Date.now() - this.failedAt < RETRY_AFTER_MS) return Promise.reject(new RedisUnavailable(this.lastError))
+    this.client?.close()
+    const c = this.newClient()
+    this.connecting = c
+      .connect()
+      .then(() => {
+        this.client = c
+        return c
+      })
+      .catch((e) => {
+        c.close()
+        // only a real attempt starts the quiet period: fast refusals must not extend it
+        this.failedAt = Date.now()
+        throw this.failed(e)
+      })
+      .finally(() => {
+        this.connecting = null
+      })
+    return this.connecting
+  }
+
+  private failed(e: unknown): RedisUnavailable {
+    const reason = e instanceof RedisUnavailable ? e.message.replace(/^Redis unavailable: /, '') : String((e as Error)?.message ?? e)
+    this.lastError = reason
+    if (this.downSince === null) {
+      this.downSince = Date.now()
+      this.log.error('redis: unreachable', { error: reason, on_error: this.settings.onError })
+    }
+    return e instanceof RedisUnavailable ? e : new RedisUnavailable(reason)
+  }
+
+  private up() {
+    if (this.downSince === null) return
+    this.log.warn('redis: reachable again', { down_ms: Date.now() - this.downSince })
+    this.downSince = null
+    this.lastDegradedLog = 0
+    for (const h of this.recoverHooks) h()
+  }
+
+  /**
+   * One command within the deadline, or RedisUnavailable. A server's own error (a bad script)
+   * is rethrown as is. `drop`: a command that times out also drops the connection, so that the
+   * next one opens a fresh socket (the health check's PING does this; a request's command does
+   * not, lest one slow answer cut off every other command in flight on the connection).
+   */
+  async send(cmd: string, args: string[], drop = false): Promise<unknown> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const ms = this.settings.timeoutMs
+    const due = performance.now() + ms
+    const deadline = new Promise<never>((_, reject) => {
+      const fire = (extended: boolean) => {
+        // a timer that fires late means this instance's own loop was stalled (a big upload,
+        // GC), not Redis: the answer may be waiting in the socket; give it one more period
+        if (!extended && performance.now() - due > STALL_MS) {
+          timer = setTimeout(() => fire(true), ms)
+          return
+        }
+        // one more turn of the loop: an answer already read goes first
+        setImmediate(() => reject(new RedisUnavailable(`no answer within ${ms} ms`)))
+      }
+      timer = setTimeout(() => fire(false), ms)
+    })
+    try {
+      const run = this.connected().then((c) => c.send(cmd, args))
+      const out = await Promise.race([run, deadline])
+      this.up()
+      return out
+    } catch (e) {
+      if (isServerError(e)) {
+        this.up()
+        throw e
+      }
+      if (drop && e instanceof RedisUnavailable && this.client) {
+        this.client.close()
+        this.client = null
+      }
+      throw this.failed(e)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** EVALSHA, loading the script on NOSCRIPT. */
+  async eval(s: Script, keys: string[], args: string[]): Promise<unknown> {
+    const argv = [String(keys.length), ...keys, ...args]
+    try {
+      return await this.send('EVALSHA', [s.sha, ...argv])
+    } catch (e) {
+      if (!isServerError(e) || !String((e as Error).message).startsWith('NOSCRIPT')) throw e
+      await this.send('SCRIPT', ['LOAD', s.source])
+      return this.send('EVALSHA', [s.sha, ...argv])
+    }
+  }
+
+  close() {
+    this.closed = true
+    clearInterval(this.health)
+    this.client?.close()
+    this.client = null
+  }
+}
+
+/**
+ * Any failure of a shared-store step as RedisUnavailable, so that a request gets the 503 (or
+ * the per-instance fallback) and never a 500: an error Redis itself answered (out of memory,
+ * a read-only replica) is logged as such first.
+ */
+export function asUnavailable(e: unknown, log: Logger): RedisUnavailable {
+  if (e instanceof RedisUnavailable) return e
+  const reason = String((e as Error)?.message ?? e)
+  log.error('redis: a command failed', { error: reason })
+  return new RedisUnavailable(reason)
+}
+
+/** An error the server answered (the connection is fine), as opposed to no answer at all. */
+function isServerError(e: unknown): boolean {
+  return (e as { code?: string })?.code === 'ERR_REDIS_SERVER_ERROR' || /^(NOSCRIPT|ERR|WRONGTYPE)/.test(String((e as Error)?.message))
+}

@@ -1,0 +1,82 @@
+// The shapes the dashboard reads (a subset of each route's answer).
+export interface Session {
+  role: 'admin' | 'key'
+  accounts: string[]
+  key?: PublicKey
+}
+
+export interface PublicKey {
+  id: string
+  account: string
+  name: string
+  key_prefix: string
+  status: 'active' | 'inactive'
+  credits: number | null
+  spent: number
+  rpm: number | null
+  created_at: number
+  last_used_at: number | null
+}
+
+export interface UsageReport {
+  granularity: 'hour' | 'day'
+  totals: { total_requests: number; total_tokens: number; input_tokens: number; output_tokens: number; total_cost: number; unpriced_requests: number }
+  series: { timestamp: string; requests: number; input_tokens: number; output_tokens: number; cost: number }[]
+  top_models: { model: string; requests: number; tokens: number; cost: number; unpriced_requests: number }[]
+  series_by_model?: { model: string; series: UsageReport['series'] }[]
+}
+
+export interface Generation {
+  id: string
+  gateway_id: string
+  endpoint: string
+  stream: boolean
+  model: string
+  created_at: number
+  apiKeyId: string
+  api_key_id: string
+  account: string
+  provider: string
+  http_status: number | null
+  usage: {
+    prompt_tokens: number
+    completion_tokens: number
+    total_tokens: number
+    cache_creation_input_tokens: number
+    cache_read_input_tokens: number
+    completion_tokens_details?: { reasoning_tokens: number }
+  }
+  finish_reason: string | null
+  status?: string
+  cost: number | null
+  unpriced: boolean
+  latency_ms: number | null
+  time_to_first_token_ms: number | null
+  error?: string
+  batch_id?: string
+}
+
+export interface List<T> {
+  data: T[]
+  has_more: boolean
+  last_id?: string | null
+  /** Listing of generations: the page stopped at the server's scan budget. */
+  partial?: boolean
+}
+
+export interface Batch {
+  id: string
+  status: string
+  endpoint: string
+  created_at: number
+  api_key_id: string
+  family: string
+  ended_at: number | null
+  request_counts: { total: number; completed: number; failed: number }
+  progress: { total: number; completed: number; failed: number; done: number; fraction: number; items_per_second: number | null; eta_seconds: number | null; ended: boolean }
+}
+
+export interface Providers {
+  families: { family: string; served_by: 'upstream' | 'mock'; base_url: string | null }[]
+  stats: { provider: string; requests: number; errors: number; error_rate: number; p50_latency_ms: number | null }[]
+}

@@ -1,0 +1,75 @@
+// Keys (admin): create (the secret is shown once, here, and kept nowhere), disable, enable,
+// add credits, set the per-key rate limit; credits against spend for each key.
+import * as api from '../api.ts'
+import { h, replace, setWidth } from '../dom.ts'
+import { time, usd } from '../fmt.ts'
+import type { List, PublicKey } from '../types.ts'
+
+export function keysView(root: HTMLElement): () => void {
+  const table = h('tbody')
+  const secret = h('div', { class: 'secret', hidden: true })
+  const msg = h('p', { class: 'muted' })
+  const form = h('form', { class: 'controls create-key', onsubmit: (e: Event) => void create(e) },
+    h('label', null, 'name ', h('input', { name: 'name', required: true, maxlength: 200 })),
+    h('label', null, 'account ', h('input', { name: 'account', placeholder: 'default', maxlength: 200 })),
+    h('label', null, 'credits $ ', h('input', { name: 'credits', type: 'number', min: 0, step: 'any', placeholder: 'unlimited' })),
+    h('label', null, 'rpm ', h('input', { name: 'rpm', type: 'number', min: 1, step: 1, placeholder: 'default' })),
+    h('button', { type: 'submit' }, 'Create key'))
+  replace(root, h('h2', null, 'Keys'), form, secret, msg, h('table', { class: 'keys' },
+    h('thead', null, h('tr', null, ['name', 'id', 'account', 'status', 'credits vs spend', 'rpm', 'last used', ''].map((c) => h('th', null, c)))), table))
+
+  const fail = (e: unknown) => (msg.textContent = (e as Error).message)
+
+  async function create(e: Event) {
+    e.preventDefault()
+    const f = new FormData(form)
+    const opt = (k: string) => (String(f.get(k) ?? '').trim() === '' ? undefined : Number(f.get(k)))
+    const body = { name: String(f.get('name')).trim(), account: String(f.get('account') ?? '').trim() || undefined, credits: opt('credits'), rpm: opt('rpm') }
+    try {
+      const k = await api.send<PublicKey & { key: string }>('POST', '/admin/v1/keys', body)
+      form.reset()
+      // shown once: only this element holds it, and Done removes it
+      replace(secret,
+        h('p', null, h('b', null, `Key "${k.name}" created.`), ' Copy it now: it is shown this once and cannot be shown again.'),
+        h('code', { class: 'key-secret' }, k.key),
+        h('button', { onclick: () => void navigator.clipboard?.writeText(k.key).catch(() => {}) }, 'Copy'),
+        h('button', { class: 'done', onclick: () => ((secret.hidden = true), secret.replaceChildren()) }, 'Done'))
+      secret.hidden = false
+      await load()
+    } catch (err) {
+      fail(err)
+    }
+  }
+
+  const act = (path: string, body?: unknown, method = 'POST') => () => void api.send(method, path, body).then(load, fail)
+
+  function row(k: PublicKey) {
+    const fill = h('div', { class: 'fill' + (k.credits !== null && k.spent >= k.credits ? ' over' : '') })
+    setWidth(fill, k.credits ? k.spent / k.credits : 0)
+    const credit = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'USD', size: 6, 'aria-label': `credit ${k.name}` })
+    const rpm = h('input', { type: 'number', min: 1, step: 1, placeholder: 'default', size: 6, value: k.rpm ?? '', 'aria-label': `rpm ${k.name}` })
+    return h('tr', { 'data-key': k.id, class: k.status },
+      h('td', null, k.name), h('td', { class: 'mono' }, k.id, ' ', h('span', { class: 'muted' }, k.key_prefix + '…')), h('td', null, k.account), h('td', null, k.status),
+      h('td', null, h('div', { class: 'bar small' }, fill), h('span', { class: 'spend' }, `${usd(k.spent)} of ${k.credits === null ? 'unlimited' : usd(k.credits)}`)),
+      h('td', null, rpm, h('button', { onclick: () => act(`/admin/v1/keys/${k.id}`, { rpm: rpm.value === '' ? null : Number(rpm.value) }, 'PATCH')() }, 'Set')),
+      h('td', null, time(k.last_used_at)),
+      h('td', null, h('div', { class: 'row-actions' },
+        k.status === 'active'
+          ? h('button', { onclick: act(`/admin/v1/keys/${k.id}/disable`) }, 'Disable')
+          : h('button', { onclick: act(`/admin/v1/keys/${k.id}/enable`) }, 'Enable'),
+        credit, h('button', { onclick: () => (Number(credit.value) > 0 ? act(`/admin/v1/keys/${k.id}/credit`, { amount: Number(credit.value) })() : fail(new Error('credit: enter an amount above 0'))) }, 'Add credit'))))
+  }
+
+  async function load() {
+    try {
+      const list = await api.get<List<PublicKey>>('/admin/v1/keys')
+      replace(table, list.data.map(row))
+      msg.textContent = ''
+    } catch (e) {
+      fail(e)
+    }
+  }
+
+  void load()
+  return () => {}
+}

@@ -1,0 +1,88 @@
+// Usage: requests, tokens or cost per hour or day, stacked by model; totals, the unpriced
+// count and the top models table. Everything comes from one GET /api/v1/usage with
+// `breakdown=model` (a series per model beside the total).
+import * as api from '../api.ts'
+import { stackedBars, type Stack } from '../chart.ts'
+import { h, replace } from '../dom.ts'
+import { num, usd } from '../fmt.ts'
+import type { Session, UsageReport } from '../types.ts'
+
+const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f']
+const OTHER = '#bab0ac'
+const METRICS = {
+  requests: { label: 'Requests', of: (p: UsageReport['series'][number]) => p.requests, fmt: num },
+  tokens: { label: 'Tokens', of: (p: UsageReport['series'][number]) => p.input_tokens + p.output_tokens, fmt: num },
+  cost: { label: 'Cost', of: (p: UsageReport['series'][number]) => p.cost, fmt: usd },
+} as const
+type Metric = keyof typeof METRICS
+
+/** The report the view asks for first (main.ts starts it at page load). */
+export const FIRST_USAGE = { timeframe: '24h', granularity: '', account: '' }
+
+export function usageQuery(st: typeof FIRST_USAGE) {
+  return { timeframe: st.timeframe, granularity: st.granularity || undefined, account: st.account || undefined, breakdown: 'model' }
+}
+
+export function usageView(root: HTMLElement, session: Session): () => void {
+  const state = { ...FIRST_USAGE, metric: 'requests' as Metric }
+  const body = h('div', { class: 'usage-body' }, h('p', { class: 'muted' }, 'Loading…'))
+  const select = (name: keyof typeof state, options: [string, string][]) =>
+    h('label', null, name, ' ',
+      h('select', { name, onchange: (e: Event) => ((state[name] = (e.target as HTMLSelectElement).value as never), void load()) },
+        options.map(([v, l]) => h('option', { value: v, selected: state[name] === v }, l))))
+  replace(root,
+    h('h2', null, 'Usage'),
+    h('div', { class: 'controls' },
+      select('timeframe', [['24h', 'last 24 hours'], ['7d', 'last 7 days'], ['30d', 'last 30 days']]),
+      select('granularity', [['', 'auto'], ['hour', 'hour'], ['day', 'day']]),
+      select('metric', [['requests', 'requests'], ['tokens', 'tokens'], ['cost', 'cost']]),
+      session.role === 'admin' ? select('account', [['', 'all accounts'], ...session.accounts.map((a): [string, string] => [a, a])]) : null),
+    body)
+
+  let seq = 0
+  async function load() {
+    const mine = ++seq
+    try {
+      const report = await api.get<UsageReport>('/api/v1/usage', usageQuery(state))
+      if (mine === seq) draw(report)
+    } catch (e) {
+      if (mine === seq) replace(body, h('p', { class: 'error' }, (e as Error).message))
+    }
+  }
+
+  function draw(report: UsageReport) {
+    const m = METRICS[state.metric]
+    const buckets = report.series.map((p) => p.timestamp)
+    const top = (report.series_by_model ?? []).slice(0, PALETTE.length)
+    const stacks: Stack[] = top.map(({ model, series }, i) => ({ label: model, color: PALETTE[i]!, values: series.map(m.of) }))
+    // whatever the top models leave of each bucket (more models than colours)
+    const rest = report.series.map((p, i) => Math.max(0, m.of(p) - stacks.reduce((a, s) => a + (s.values[i] ?? 0), 0)))
+    if (rest.some((v) => v > 1e-9)) stacks.push({ label: 'other models', color: OTHER, values: rest })
+    // hours of one day by the time; of several days, with the date
+    const tick = (iso: string) => (report.granularity === 'day' ? iso.slice(5, 10) : buckets.length > 48 ? `${iso.slice(5, 10)} ${iso.slice(11, 13)}h` : iso.slice(11, 16))
+    const t = report.totals
+    replace(body,
+      h('div', { class: 'cards' },
+        h('div', { class: 'card' }, h('b', { 'data-total': 'requests' }, num(t.total_requests)), h('span', null, 'requests')),
+        h('div', { class: 'card' }, h('b', { 'data-total': 'tokens' }, num(t.total_tokens)), h('span', null, `tokens (${num(t.input_tokens)} in, ${num(t.output_tokens)} out)`)),
+        h('div', { class: 'card' }, h('b', { 'data-total': 'cost' }, usd(t.total_cost)), h('span', null, 'cost')),
+        h('div', { class: 'card' + (t.unpriced_requests ? ' warn' : '') }, h('b', { 'data-total': 'unpriced' }, num(t.unpriced_requests)), h('span', null, 'unpriced requests (no known price; not in the cost)'))),
+      h('figure', null,
+        h('figcaption', null, `${m.label} per ${report.granularity} (UTC), stacked by model`),
+        stackedBars(buckets, stacks, m.fmt, tick),
+        h('ul', { class: 'legend' }, stacks.map((s) => h('li', null, h('i', { class: 'swatch', 'data-color': s.color }), s.label)))),
+      h('h3', null, 'Top models'),
+      report.top_models.length === 0
+        ? h('p', { class: 'muted' }, 'No requests in this window.')
+        : h('table', { class: 'top-models' },
+            h('thead', null, h('tr', null, h('th', null, 'model'), h('th', { class: 'n' }, 'requests'), h('th', { class: 'n' }, 'tokens'), h('th', { class: 'n' }, 'cost'), h('th', { class: 'n' }, 'unpriced'))),
+            h('tbody', null, report.top_models.map((r) =>
+              h('tr', null, h('td', null, r.model), h('td', { class: 'n' }, num(r.requests)), h('td', { class: 'n' }, num(r.tokens)), h('td', { class: 'n' }, usd(r.cost)), h('td', { class: 'n' }, num(r.unpriced_requests)))))))
+    // swatch colours through the CSSOM (a style attribute would be refused by the CSP)
+    for (const i of body.querySelectorAll<HTMLElement>('.swatch')) i.style.background = i.dataset.color ?? OTHER
+    document.body.dataset.usageRenderedMs = String(Math.round(performance.now()))
+  }
+
+  void load()
+  return () => void ++seq
+}

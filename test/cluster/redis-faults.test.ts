@@ -1,0 +1,162 @@
+// Issue 13: Redis stopped mid-run. By default a request that needs it answers 503 with a JSON
+// error within a second; with `redis.on_error: allow` it is served on this instance's own
+// limits and a log line says so. Service returns within 5 s of Redis coming back. Each test
+// runs a redis-server of its own on a random port, killed and restarted on the same port.
+import { afterEach, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
+import { createLogger } from '../../src/http/log.ts'
+import { ownRedis, redisSkipReason, type OwnRedis } from '../helpers/redis.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+// the server binary comes with the test Redis (CI installs both)
+const skip = redisSkipReason() ?? (Bun.which('redis-server') ? undefined : 'redis-server is not installed: the Redis fault tests are skipped')
+if (skip) console.warn(skip)
+
+let g: Gateway | undefined
+let redis: OwnRedis | undefined
+afterEach(async () => {
+  await g?.stop()
+  await redis?.stop()
+  g = undefined
+  redis = undefined
+})
+
+const chat = (key: string) =>
+  fetch(`${g!.url}/api/alpha/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text ok' }] }),
+  })
+
+/** Polls until a request is served; the ms it took. */
+async function untilServed(key: string, withinMs: number): Promise<number> {
+  const t0 = performance.now()
+  while (performance.now() - t0 < withinMs) {
+    if ((await chat(key)).status === 200) return performance.now() - t0
+    await Bun.sleep(50)
+  }
+  throw new Error(`not served again within ${withinMs} ms`)
+}
+
+describe.skipIf(!!skip)('Redis down', () => {
+  test('default (deny): 503 with a JSON error within 1 s, for every request that needs it; back within 5 s of Redis returning', async () => {
+    redis = await ownRedis()
+    g = await startGateway({ env: { REDIS_URL: redis.url }, logLevel: (process.env.DEBUG_LOG as 'warn') ?? 'silent' })
+    const funded = (await g.services.keys.create({ name: 'funded', credits: 100 })).key
+    expect((await chat(g.key)).status).toBe(200)
+    await redis.stop()
+    for (const key of [g.key, funded, g.key]) {
+      const t0 = performance.now()
+      const r = await chat(key)
+      const ms = performance.now() - t0
+      expect(r.status).toBe(503)
+      expect(ms).toBeLessThan(1_000)
+      expect(r.headers.get('x-request-id')).toBeTruthy()
+      expect(r.headers.get('content-type')).toContain('application/json')
+      const body = (await r.json()) as { error: string }
+      expect(body.error).toMatch(/shared store \(Redis\).*did not answer.*retry shortly/)
+      expect(body.error).not.toContain(redis.url)
+    }
+    // routes that need no shared state still answer; /health names the store that is away
+    const health = await fetch(`${g.url}/health`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toEqual({ status: 'ok', redis: 'down' })
+    await redis.start()
+    expect(await untilServed(g.key, 5_000)).toBeLessThan(5_000)
+    expect((await chat(funded)).status).toBe(200)
+    expect(await (await fetch(`${g.url}/health`)).json()).toEqual({ status: 'ok', redis: 'up' })
+  }, 20_000)
+
+  test('a hung Redis (not closed, just silent) is also answered within 1 s', async () => {
+    redis = await ownRedis()
+    g = await startGateway({ env: { REDIS_URL: redis.url } })
+    expect((await chat(g.key)).status).toBe(200)
+    const pid = redis.pid!
+    process.kill(pid, 'SIGSTOP')
+    try {
+      const t0 = performance.now()
+      const r = await chat(g.key)
+      expect(r.status).toBe(503)
+      expect(performance.now() - t0).toBeLessThan(1_000)
+    } finally {
+      process.kill(pid, 'SIGCONT')
+    }
+    expect(await untilServed(g.key, 5_000)).toBeLessThan(5_000)
+  }, 20_000)
+
+  test('Redis answering an error (a bucket of the wrong type) is a 503 too, never a 500', async () => {
+    redis = await ownRedis()
+    g = await startGateway({ env: { REDIS_URL: redis.url, SWITCHYARD_REDIS_PREFIX: 'p:' } })
+    const { key, record } = await g.services.keys.create({ name: 'wrongtype' })
+    expect((await chat(key)).status).toBe(200)
+    const admin = new RedisClient(redis.url)
+    // the key's minute window replaced by a string: the script's ZREMRANGEBYSCORE fails
+    await admin.send('SET', [`p:rl:k:${record.id}`, 'not a sorted set'])
+    try {
+      const r = await chat(key)
+      expect(r.status).toBe(503)
+      expect(((await r.json()) as { error: string }).error).toContain('WRONGTYPE')
+    } finally {
+      await admin.send('DEL', [`p:rl:k:${record.id}`])
+      admin.close()
+    }
+    expect((await chat(key)).status).toBe(200)
+  }, 20_000)
+
+  test('the bus resubscribes after Redis returns and drops the key cache (a change made meanwhile is not missed)', async () => {
+    redis = await ownRedis()
+    g = await startGateway({ env: { REDIS_URL: redis.url } })
+    await g.services.keys.stop() // no data-dir poll: only the bus can tell it
+    const { key, record } = await g.services.keys.create({ name: 'changed-while-away' })
+    expect((await chat(key)).status).toBe(200) // cached
+    await redis.stop()
+    // another instance disables the key while Redis is away: its message is lost
+    await g.services.storage.sql.run("UPDATE api_keys SET status = 'inactive' WHERE id = ?", [record.id])
+    await redis.start()
+    const t0 = performance.now()
+    let status = 0
+    while (performance.now() - t0 < 5_000) {
+      status = (await chat(key)).status
+      if (status === 401) break
+      await Bun.sleep(50)
+    }
+    expect(status).toBe(401)
+  }, 20_000)
+
+  test('on_error: allow keeps serving on per-instance limits and logs that it does', async () => {
+    redis = await ownRedis()
+    const lines: string[] = []
+    g = await startGateway({
+      yaml: `redis:\n  url: ${redis.url}\n  on_error: allow\n`,
+      env: { REDIS_URL: '' }, // the file's URL, whatever the test run's environment says
+      log: createLogger('warn', (l) => void lines.push(l)),
+    })
+    const { key } = await g.services.keys.create({ name: 'rpm3', rpm: 3, credits: 100 })
+    expect((await chat(key)).status).toBe(200)
+    await redis.stop()
+    // the shared window is out of reach: this instance's own counts from zero
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) {
+      const t0 = performance.now()
+      statuses.push((await chat(key)).status)
+      expect(performance.now() - t0).toBeLessThan(1_000)
+    }
+    expect(statuses).toEqual([200, 200, 200, 429])
+    const said = lines.map((l) => JSON.parse(l) as { msg: string }).map((l) => l.msg)
+    expect(said).toContain('redis: unreachable; rate limits and credits are per instance until it returns (redis.on_error: allow)')
+    // once a minute, not once a request
+    expect(said.filter((m) => m.startsWith('redis: unreachable; rate limits')).length).toBe(1)
+    await redis.start()
+    const t0 = performance.now()
+    while (!lines.some((l) => l.includes('redis: reachable again')) && performance.now() - t0 < 5_000) {
+      await chat(g.key)
+      await Bun.sleep(50)
+    }
+    expect(performance.now() - t0).toBeLessThan(5_000)
+    // the shared window is back: the restarted Redis kept nothing (no persistence), so the key
+    // has its 3 again, where this instance's own window (3 taken) would refuse at once
+    const after: number[] = []
+    for (let i = 0; i < 4; i++) after.push((await chat(key)).status)
+    expect(after).toEqual([200, 200, 200, 429])
+  }, 20_000)
+})

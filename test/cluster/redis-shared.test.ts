@@ -1,0 +1,216 @@
+// Issue 13, the Redis half: three gateways (separate services, one data dir, one Redis) share
+// rate limits, credits and key changes exactly. Requests are spread round-robin and sent at
+// once; the built-in mock and the fake upstream answer them.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import OpenAI from 'openai'
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
+import { runCli, spawnGateway, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
+
+const skip = redisSkipReason()
+if (skip) console.warn(skip)
+
+const ADMIN = 'admin-token-cluster-test'
+let gws: Gateway[] = []
+let dataDir = ''
+
+async function cluster(n: number, env: Record<string, string> = {}, yaml?: string): Promise<Gateway[]> {
+  dataDir = tempDir()
+  const prefix = freshPrefix()
+  gws = []
+  for (let i = 0; i < n; i++) {
+    gws.push(await startGateway({ dataDir, yaml, env: { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix, SWITCHYARD_ADMIN_TOKEN: ADMIN, ...env } }))
+  }
+  return gws
+}
+
+afterEach(async () => {
+  for (const g of gws) await g.stop()
+  gws = []
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  dataDir = ''
+})
+
+function chat(g: Gateway, key: string, body: Record<string, unknown> = {}) {
+  return fetch(`${g.url}/api/alpha/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text ok' }], ...body }),
+  })
+}
+
+describe.skipIf(!!skip)('three instances on one Redis', () => {
+  test('a key with --rpm 30 gets exactly 30 successes across all three (90 sent at once, round-robin)', async () => {
+    const [a] = await cluster(3)
+    const { key } = await a!.services.keys.create({ name: 'rpm30', rpm: 30 })
+    const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key)))
+    const statuses = res.map((r) => r.status)
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([])
+    expect(statuses.filter((s) => s === 200).length).toBe(30)
+    expect(statuses.filter((s) => s === 429).length).toBe(60)
+    const refused = res.find((r) => r.status === 429)!
+    expect(await refused.json()).toEqual({ error: 'Rate limit exceeded (key)' })
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('30')
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(58)
+    // later requests on any instance are still refused
+    for (const g of gws) expect((await chat(g, key)).status).toBe(429)
+    // the remaining count is shared: a fresh key's headers count down across instances
+    const { key: k2 } = await a!.services.keys.create({ name: 'rpm5', rpm: 5 })
+    const remaining: string[] = []
+    for (let i = 0; i < 5; i++) remaining.push((await chat(gws[i % 3]!, k2)).headers.get('x-ratelimit-remaining')!)
+    expect(remaining).toEqual(['4', '3', '2', '1', '0'])
+  }, 30_000)
+
+  test('the same with three gateway processes (bun src/main.ts serve, one data dir): exactly 30 of 90', async () => {
+    dataDir = tempDir()
+    const env = { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: freshPrefix() }
+    const made = await runCli(['keys', 'create', '--name', 'rpm30', '--rpm', '30', '--json', '--data-dir', dataDir], env)
+    expect(made.code).toBe(0)
+    const key = (JSON.parse(made.stdout) as { key: string }).key
+    const procs = await Promise.all([0, 1, 2].map(() => spawnGateway({ dataDir, env })))
+    try {
+      for (const p of procs) expect(p.output()).toContain('rate limits → redis')
+      const res = await Promise.all(
+        Array.from({ length: 90 }, (_, i) =>
+          fetch(`${procs[i % 3]!.url}/api/alpha/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text ok' }] }),
+          }).then((r) => r.status),
+        ),
+      )
+      expect(res.filter((s) => s !== 200 && s !== 429)).toEqual([])
+      expect(res.filter((s) => s === 200).length).toBe(30)
+    } finally {
+      for (const p of procs) p.kill('SIGKILL')
+      await Promise.all(procs.map((p) => p.exited))
+    }
+  }, 60_000)
+
+  test('alone, each instance would have its own window: the same burst without Redis gets 90', async () => {
+    // the contrast that shows the test above measures the sharing (three separate memories)
+    dataDir = tempDir()
+    gws = []
+    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir }))
+    const { key } = await gws[0]!.services.keys.create({ name: 'rpm30', rpm: 30 })
+    const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key)))
+    expect(res.filter((r) => r.status === 200).length).toBe(90)
+  }, 30_000)
+
+  test('a key disabled on one instance is refused on the others within 2 s (the bus, not the data-dir poll)', async () => {
+    const [a, b, c] = await cluster(3)
+    // the others hear of it only through Redis pub/sub: their poll of the data dir is stopped
+    b!.services.keys.stop()
+    c!.services.keys.stop()
+    const { key, record } = await a!.services.keys.create({ name: 'soon-disabled' })
+    for (const g of gws) expect((await chat(g, key)).status).toBe(200) // cached everywhere
+    const t0 = performance.now()
+    const r = await fetch(`${a!.url}/admin/v1/keys/${record.id}/disable`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } })
+    expect(r.status).toBe(200)
+    for (const g of [b!, c!]) {
+      let status = 0
+      while (performance.now() - t0 < 2_000) {
+        status = (await chat(g, key)).status
+        if (status === 401) break
+        await Bun.sleep(20)
+      }
+      expect(status).toBe(401)
+    }
+    expect(performance.now() - t0).toBeLessThan(2_000)
+    // and credit/enable travel the same way
+    await fetch(`${a!.url}/admin/v1/keys/${record.id}/enable`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } })
+    let back = 0
+    for (let i = 0; i < 100 && back !== 200; i++) {
+      back = (await chat(c!, key)).status
+      if (back !== 200) await Bun.sleep(20)
+    }
+    expect(back).toBe(200)
+  }, 30_000)
+
+  test('switchyard keys disable (the CLI, another process) reaches a running gateway through the bus', async () => {
+    const prefix = freshPrefix()
+    dataDir = tempDir()
+    const env = { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix }
+    gws = [await startGateway({ dataDir, env })]
+    const g = gws[0]!
+    await g.services.keys.stop() // no data-dir poll: only the bus can tell it
+    const { key, record } = await g.services.keys.create({ name: 'cli-disabled' })
+    expect((await chat(g, key)).status).toBe(200)
+    const cli = await runCli(['keys', 'disable', record.id, '--data-dir', dataDir], env)
+    expect(cli.code).toBe(0)
+    let status = 0
+    for (let i = 0; i < 40 && status !== 401; i++) {
+      status = (await chat(g, key)).status
+      if (status !== 401) await Bun.sleep(50)
+    }
+    expect(status).toBe(401)
+  }, 30_000)
+})
+
+describe.skipIf(!!skip)('credits across three instances', () => {
+  // gpt-4o at list prices on a fake upstream that holds each answer 150 ms, so that a whole
+  // burst is admitted before the first request is recorded
+  const UP_USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }
+  const UP_COST = (10 * 2.5 + 5 * 10) / 1e6
+  let up: FakeUpstream
+  beforeAll(async () => {
+    up = await startFakeUpstream()
+    up.script(() => ({
+      waitMs: 150,
+      json: { id: 'chatcmpl-c', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: UP_USAGE },
+    }))
+  })
+  afterAll(async () => {
+    await up.stop()
+  })
+  const env = () => ({ OPENAI_API_KEY: 'sk-upstream-secret', OPENAI_BASE_URL: up.url, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000' })
+
+  test('a key funded for 10 requests gets at most 11 across all three, 90 sent at once', async () => {
+    const [a] = await cluster(3, env())
+    const { key, record } = await a!.services.keys.create({ name: 'ten', credits: UP_COST * 10 })
+    const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })))
+    const statuses = res.map((r) => r.status)
+    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
+    const served = statuses.filter((s) => s === 200).length
+    expect(served).toBeLessThanOrEqual(11)
+    expect(served).toBeGreaterThanOrEqual(9)
+    const refusal = res.find((r) => r.status === 402)!
+    expect(((await refusal.json()) as { error: string }).error).toMatch(/^Credits exhausted/)
+    // once everything is recorded, the spend written matches what was served
+    for (const g of gws) {
+      await g.services.recorder.settled()
+      await g.services.recorder.flush()
+    }
+    const spent = (await a!.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id]))!.spent
+    expect(spent).toBeCloseTo(served * UP_COST, 12)
+    // and nothing more is served anywhere
+    for (const g of gws) expect((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status).toBe(402)
+  }, 30_000)
+
+  test('without Redis the same burst overshoots: each instance passes the whole balance', async () => {
+    dataDir = tempDir()
+    gws = []
+    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: env() }))
+    const { key } = await gws[0]!.services.keys.create({ name: 'ten', credits: UP_COST * 10 })
+    const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })))
+    expect(res.filter((r) => r.status === 200).length).toBeGreaterThan(11)
+  }, 30_000)
+
+  test('credits added on one instance are usable on the others at once', async () => {
+    const [a, b] = await cluster(2, env())
+    b!.services.keys.stop()
+    const { key, record } = await a!.services.keys.create({ name: 'topup', credits: UP_COST * 1 })
+    expect((await chat(b!, key, { model: 'gpt-4o', max_tokens: 5 })).status).toBe(200)
+    await b!.services.recorder.settled()
+    expect((await chat(b!, key, { model: 'gpt-4o', max_tokens: 5 })).status).toBe(402)
+    const r = await fetch(`${a!.url}/admin/v1/keys/${record.id}/credit`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: UP_COST * 3 }) })
+    expect(r.status).toBe(200)
+    let status = 0
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await chat(b!, key, { model: 'gpt-4o', max_tokens: 5 })).status
+      if (status !== 200) await Bun.sleep(20)
+    }
+    expect(status).toBe(200)
+  }, 30_000)
+})
