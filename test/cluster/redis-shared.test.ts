@@ -7,6 +7,7 @@ import OpenAI from 'openai'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
 import { runCli, spawnGateway, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
+import { onPostgres } from '../helpers/database.ts'
 
 const skip = redisSkipReason()
 if (skip) console.warn(skip)
@@ -188,13 +189,17 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     for (const g of gws) expect((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status).toBe(402)
   }, 30_000)
 
-  test('without Redis the same burst overshoots: each instance passes the whole balance', async () => {
+  test('without Redis: on SQLite each instance passes the whole balance (on PostgreSQL the database holds it for all)', async () => {
     dataDir = tempDir()
     gws = []
     for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: env() }))
     const { key } = await gws[0]!.services.keys.create({ name: 'ten', credits: UP_COST * 10 })
     const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })))
-    expect(res.filter((r) => r.status === 200).length).toBeGreaterThan(11)
+    const served = res.filter((r) => r.status === 200).length
+    // on PostgreSQL without Redis the database holds the reservations (auth/pg-credits.ts):
+    // the balance is shared there too; on SQLite each instance passes the whole balance
+    if (onPostgres) expect(served).toBeLessThanOrEqual(11)
+    else expect(served).toBeGreaterThan(11)
   }, 30_000)
 
   test('credits added on one instance are usable on the others at once', async () => {

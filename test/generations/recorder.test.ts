@@ -142,7 +142,8 @@ describe('recorder: never delays, never throws', () => {
     const key = await keyOf(t)
     for (let i = 0; i < 3; i++) t.s.recorder.record(genInput(t.s.catalog, key))
     expect(await count(t)).toBe(0)
-    await Bun.sleep(50)
+    // written after the flush delay (50 ms), plus a round trip on PostgreSQL
+    for (let i = 0; i < 50 && (await count(t)) < 3; i++) await Bun.sleep(10)
     expect(await count(t)).toBe(3)
   })
 
