@@ -273,8 +273,12 @@ export class KeyStore {
   async addSpent(id: string, usd: number) {
     if (!(usd > 0)) return
     await this.writeSpent(id, usd)
-    const k = this.byId.get(id)
-    if (k) k.spent += usd
+    // the cache takes the row as stored now, not += usd: a reload (a key change heard on the
+    // bus, this instance's own included) may already have read the new spend. One that began
+    // before the write is waited for, so its older figure cannot land after this one.
+    await this.reloading
+    const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
+    if (r) this.remember(r)
   }
 
   /** Note a use; written to the database in the background, not on the hot path. */
