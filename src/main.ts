@@ -72,14 +72,15 @@ async function serve(config: Config) {
         : `  API key (shown once, store it now): ${running.bootstrapKey}`,
     )
   }
-  process.stdout.write(lines.join('\n') + '\n')
   const shutdown = async (signal: string) => {
     s.log.info('shutting down', { signal })
     await running.stop()
     process.exit(0)
   }
+  // before the banner: whoever reads "listening on" may send SIGTERM at once
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.stdout.write(lines.join('\n') + '\n')
 }
 
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
