@@ -36,9 +36,10 @@ const pickModel = () => {
 }
 
 const t0 = performance.now()
-const storage = openStorage(dir)
+const storage = await openStorage({ dataDir: dir })
 const keys = new KeyStore(storage)
-const made = ['acme', 'acme', 'beta', 'beta', 'gamma', 'gamma'].map((account, i) => ({ account, ...keys.create({ name: `k${i}`, account }) }))
+const made: ({ account: string } & Awaited<ReturnType<KeyStore['create']>>)[] = []
+for (const [i, account] of ['acme', 'acme', 'beta', 'beta', 'gamma', 'gamma'].entries()) made.push({ account, ...(await keys.create({ name: `k${i}`, account })) })
 const store = new GenerationStore(storage)
 const now = Date.now()
 const CHUNK = 10_000
@@ -60,10 +61,10 @@ for (let done = 0; done < N; done += CHUNK) {
       latencyMs: 150 + Math.floor(rand() * 3000), ttftMs: 80, error: failed ? 'upstream answered 500' : null, httpStatus: failed ? 500 : 200, batchId: null,
     })
   }
-  storage.sqlite.transaction(() => store.insertRows(rows))()
+  await storage.sql.tx((q) => store.insertRows(rows, q))
 }
 const seeded = performance.now() - t0
-storage.close()
+await storage.close()
 console.error(`seeded ${N} records in ${(seeded / 1000).toFixed(1)} s into ${dir}`)
 
 const config = loadConfig({ flags: { port: '0', 'data-dir': dir }, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000' }, cwd: dir })

@@ -15,6 +15,7 @@ import type { Handler } from './http/direct.ts'
 import { assertSurfaceParams } from './routing/rules.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
+import { STORE_DOWN_MESSAGE, storeHealth } from './db/unavailable.ts'
 import { dashboardDataRoutes } from './ui/data-routes.ts'
 import { uiRoutes } from './ui/plugin.ts'
 
@@ -37,13 +38,19 @@ export function createApp(s: Services, handlers = generationHandlers(s)) {
   assertSurfaceParams(['chat', 'messages', 'responses'])
   const batches = s.batches
   if (!batches) throw new Error('createApp: the services have no batches (buildServices starts them)')
+  const health = storeHealth(s.storage)
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
     .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed))
-    // the gateway is up; a shared store that is away is named, so a probe can tell (the
-    // answer stays 200: every instance shares the store, a balancer would drop them all)
-    .get('/health', () => (s.cluster?.redis ? { status: 'ok', redis: s.cluster.redis.downSince === null ? 'up' : 'down' } : { status: 'ok' }))
+    .get('/health', () => {
+      const store = health()
+      // Redis away is named but stays a 200: every instance shares it, a balancer would drop them all
+      const redis = s.cluster?.redis ? { redis: s.cluster.redis.downSince === null ? 'up' : 'down' } : {}
+      if (store.database === 'up') return { status: 'ok', ...redis }
+      // the database is down: {error} like every refusal, and which store is down
+      return new Response(JSON.stringify({ status: 'degraded', ...store, ...redis, error: STORE_DOWN_MESSAGE }), { status: 503, headers: { 'content-type': 'application/json' } })
+    })
     .use(modelRoutes(s))
     .use(adminRoutes(s))
     .use(generationRoutes(s))

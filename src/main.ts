@@ -4,11 +4,10 @@ import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
+import { announceKeyChange } from './cluster/key-changes.ts'
 import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
-import { RedisBus } from './cluster/redis-bus.ts'
-import { SharedRedis } from './cluster/redis.ts'
-import { createLogger } from './http/log.ts'
+import { storageOptions } from './db/options.ts'
 import { startServer } from './server.ts'
 import { watchBatch } from './batches/watch.ts'
 
@@ -21,7 +20,7 @@ Usage:
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
   switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
   switchyard config        print the effective config, secrets masked
-  switchyard migrate       create or migrate the data dir and exit
+  switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
   switchyard version
 `
 
@@ -60,10 +59,11 @@ async function serve(config: Config) {
   const lines = [
     `switchyard ${pkg.version} listening on ${running.url}`,
     `  data dir: ${config.dataDir}${config.source ? `   config: ${config.source}` : ''}`,
+    `  database: ${s.storage.describe}`,
     `  OpenAI-family models    → ${served('openai')}`,
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
-    ...Object.entries(storesOf(config)).map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
+    ...Object.entries(storesOf(config)).filter(([concern]) => concern !== 'database').map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
   ]
   if (running.bootstrapKey) {
     lines.push(
@@ -72,42 +72,29 @@ async function serve(config: Config) {
         : `  API key (shown once, store it now): ${running.bootstrapKey}`,
     )
   }
-  process.stdout.write(lines.join('\n') + '\n')
   const shutdown = async (signal: string) => {
     s.log.info('shutting down', { signal })
     await running.stop()
     process.exit(0)
   }
+  // before the banner: whoever reads "listening on" may send SIGTERM at once
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
-}
-
-/**
- * Running gateways that share Redis hear of a key change made here through the bus at once;
- * without Redis they see it by polling the database. A Redis that cannot be reached only
- * delays that: the change itself is stored.
- */
-async function announceKeyChange(config: Config) {
-  if (!config.redis) return
-  const redis = new SharedRedis(config.redis, createLogger('silent'))
-  const bus = new RedisBus(redis, createLogger('silent'))
-  try {
-    await bus.publish('keys', 'changed')
-  } finally {
-    bus.close()
-    redis.close()
-  }
+  process.stdout.write(lines.join('\n') + '\n')
 }
 
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
-  const storage = openStorage(config.dataDir)
+  const storage = await openStorage(storageOptions(config))
   const keys = new KeyStore(storage)
+  // running instances hear of the change at once on their bus (Redis, or LISTEN/NOTIFY)
+  const told: Promise<void>[] = []
+  keys.onChange = (keyId) => void told.push(announceKeyChange(config, storage, keyId).catch(() => {}))
   const [sub, id, amount] = args
   const need = (x: string | undefined, what: string) => {
     if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
     return x
   }
-  const show = (k: ReturnType<KeyStore['get']>, kid: string) => {
+  const show = (k: Awaited<ReturnType<KeyStore['get']>>, kid: string) => {
     if (!k) throw new UsageError(`no key with id ${kid}`)
     console.log(v.json ? JSON.stringify(publicKey(k)) : `${k.id}  ${k.status}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent}`)
   }
@@ -116,7 +103,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
       case 'create': {
         const name = v.name
         if (typeof name !== 'string' || name === '') throw new UsageError('keys create: --name is required')
-        const { key, record } = keys.create({
+        const { key, record } = await keys.create({
           name,
           account: typeof v.account === 'string' ? v.account : undefined,
           credits: positiveNumber(v.credits as string | undefined, 'credits'),
@@ -127,7 +114,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         return
       }
       case 'list': {
-        const all = keys.list()
+        const all = await keys.list()
         if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
         if (all.length === 0) return console.log('no keys')
         for (const k of all) {
@@ -137,19 +124,18 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
       }
       case 'disable':
       case 'enable':
-        show(keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
-        return await announceKeyChange(config)
+        return show(await keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
       case 'credit': {
         const n = positiveNumber(need(amount, 'AMOUNT'), 'amount')!
         if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')
-        show(keys.credit(need(id, 'ID'), n), id!)
-        return await announceKeyChange(config)
+        return show(await keys.credit(need(id, 'ID'), n), id!)
       }
       default:
         throw new UsageError(`unknown keys command "${sub ?? ''}"`)
     }
   } finally {
-    storage.close()
+    await Promise.all(told)
+    await storage.close()
   }
 }
 
@@ -157,7 +143,7 @@ async function batchesCommand(config: Config, args: string[]) {
   const [sub, id] = args
   if (sub !== 'watch') throw new UsageError(`unknown batches command "${sub ?? ''}" (batches watch ID)`)
   if (!id) throw new UsageError('batches watch: missing ID')
-  const storage = openStorage(config.dataDir)
+  const storage = await openStorage(storageOptions(config))
   try {
     const code = await watchBatch({ storage, id, tty: process.stdout.isTTY === true, write: (t) => void process.stdout.write(t) })
     if (typeof code === 'string') {
@@ -166,7 +152,7 @@ async function batchesCommand(config: Config, args: string[]) {
     }
     process.exitCode = code
   } finally {
-    storage.close()
+    await storage.close()
   }
 }
 
@@ -193,9 +179,11 @@ export async function main(argv: string[]) {
         return await batchesCommand(config, rest)
       case 'config':
         return console.log(JSON.stringify(maskedConfig(config), null, 2))
-      case 'migrate':
-        openStorage(config.dataDir).close()
-        return console.log(`migrated ${config.dataDir}`)
+      case 'migrate': {
+        const storage = await openStorage(storageOptions(config))
+        await storage.close()
+        return console.log(`migrated ${storage.describe}`)
+      }
       default:
         throw new UsageError(`unknown command "${command}"`)
     }

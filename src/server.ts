@@ -6,24 +6,31 @@ import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { KeyStore } from './auth/keys.ts'
+import { PgCredits } from './auth/pg-credits.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
+import { checkCluster, storageOptions } from './db/options.ts'
 import { Recorder } from './generations/recorder.ts'
 import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
-import { createCluster, type Cluster } from './cluster/create.ts'
+import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 const MiB = 1024 * 1024
 
-export function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Services {
-  const storage = openStorage(config.dataDir)
+export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<Services> {
+  checkCluster(config)
+  const storage = await openStorage(storageOptions(config))
   const catalog = buildCatalog(config)
-  const keys = new KeyStore(storage)
+  // instances sharing PostgreSQL and no Redis hold credit reservations in the database; with
+  // Redis, its ledger decides (keys.shared, below); one instance, in memory
+  const keys = new KeyStore(storage, storage.pg && !cluster?.credits ? new PgCredits(storage.sql) : undefined)
+  // every key in memory before anything admits (batches resume below)
+  await keys.load()
   const store = new MemoryStore()
   const limiter = new RateLimiter(store)
   const s: Services = {
@@ -40,13 +47,15 @@ export function buildServices(config: Config, log: Logger = createLogger(config.
     onClose: [],
   }
   if (cluster) {
+    // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
+    if (storage.pg) await busOnPostgres(cluster, storage.pg, log)
     keys.shared = cluster.credits
     s.onClose.push(keys.attachBus(cluster.bus))
   }
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
-  s.batches = new BatchService(s).start(s.onClose)
+  s.batches = await new BatchService(s).start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
@@ -63,18 +72,23 @@ export interface Running {
 }
 
 /** First start with no keys: create SWITCHYARD_BOOTSTRAP_KEY as given, or generate one. */
-export function ensureBootstrapKey(s: Services): string | undefined {
-  if (s.keys.hasAny()) return undefined
-  return s.keys.create({ name: 'bootstrap', key: s.config.bootstrapKey }).key
+export async function ensureBootstrapKey(s: Services): Promise<string | undefined> {
+  if (await s.keys.hasAny()) return undefined
+  return (await s.keys.createFirst({ name: 'bootstrap', key: s.config.bootstrapKey }))?.key
 }
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
   const logger = log ?? createLogger(config.logLevel)
   const cluster = await createCluster(config, logger)
-  const services = buildServices(config, logger, cluster)
+  const services = await buildServices(config, logger, cluster).catch((e) => {
+    cluster.close()
+    throw e
+  })
   services.onClose.push(await startCheckpointer(services.storage, services.log))
-  const bootstrapKey = ensureBootstrapKey(services)
-  services.keys.watch()
+  const bootstrapKey = await ensureBootstrapKey(services)
+  // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
+  // database); the poll stays for writers that do not publish: slower when the database is shared
+  await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
   const handlers = generationHandlers(services)
   const app = createApp(services, handlers)
   const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log))
@@ -115,9 +129,10 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
           services.log.warn('close hook failed', { error: String(e) })
         }
       }
-      services.keys.stop()
+      await services.keys.stop()
+      await services.keys.ledger.stop?.()
       cluster.close()
-      services.storage.close()
+      await services.storage.close()
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return { url: `http://${host}:${server.port}`, port: server.port!, services, bootstrapKey, stop }

@@ -24,9 +24,9 @@ const running = await startServer(config, createLogger('warn'))
 const s = running.services
 
 try {
-  const apiKey = s.keys.authenticate(key)!
+  const apiKey = (await s.keys.authenticate(key))!
   // a second account in the same tables, so the report has to select its own
-  const other = s.keys.create({ name: 'other', account: 'other' }).record
+  const other = (await s.keys.create({ name: 'other', account: 'other' })).record
   const models = MODELS.map((m) => s.catalog.resolve(m)!)
   const now = Date.now()
   let seed = 42
@@ -48,10 +48,10 @@ try {
     }
     s.recorder.record(input)
   }
-  s.recorder.flush()
+  await s.recorder.flush()
   const seedMs = performance.now() - t0
-  const n = (s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get() as { n: number }).n
-  const hours = (s.storage.sqlite.query('SELECT count(*) AS n FROM usage_hourly').get() as { n: number }).n
+  const n = (await s.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM generations'))!.n
+  const hours = (await s.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM usage_hourly'))!.n
   console.log(`seeded ${n.toLocaleString('en')} records (${hours} rollup rows) in ${(seedMs / 1000).toFixed(1)} s through Recorder.record`)
 
   const time = async (label: string, qs: string) => {

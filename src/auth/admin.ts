@@ -69,23 +69,23 @@ export function adminRoutes(s: Services) {
       const m = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')
       if (!m || !sameToken(m[1]!, token)) throw new HttpError(401, 'Admin routes need Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>')
     })
-    .get('/admin/v1/keys', () => ({ object: 'list', data: s.keys.list().map(publicKey) }))
+    .get('/admin/v1/keys', async () => ({ object: 'list', data: (await s.keys.list()).map(publicKey) }))
     .post('/admin/v1/keys', async ({ request, set }) => {
       const body = check(Create, await readJsonBody(request, limit))
-      const { key, record } = s.keys.create(body)
+      const { key, record } = await s.keys.create(body)
       set.status = 201
       return { ...publicKey(record), key }
     }, { parse: 'none' })
-    .get('/admin/v1/keys/:id', ({ params }) => found(s.keys.get(params.id), params.id))
+    .get('/admin/v1/keys/:id', async ({ params }) => found(await s.keys.get(params.id), params.id))
     .patch('/admin/v1/keys/:id', async ({ request, params }) => {
       const body = check(Update, await readJsonBody(request, limit))
-      return found(s.keys.update(params.id, body), params.id)
+      return found(await s.keys.update(params.id, body), params.id)
     }, { parse: 'none' })
-    .post('/admin/v1/keys/:id/disable', ({ params }) => found(s.keys.update(params.id, { status: 'inactive' }), params.id))
-    .post('/admin/v1/keys/:id/enable', ({ params }) => found(s.keys.update(params.id, { status: 'active' }), params.id))
+    .post('/admin/v1/keys/:id/disable', async ({ params }) => found(await s.keys.update(params.id, { status: 'inactive' }), params.id))
+    .post('/admin/v1/keys/:id/enable', async ({ params }) => found(await s.keys.update(params.id, { status: 'active' }), params.id))
     .post('/admin/v1/keys/:id/credit', async ({ request, params }) => {
       const body = check(Credit, await readJsonBody(request, limit))
-      return found(s.keys.credit(params.id, body.amount), params.id)
+      return found(await s.keys.credit(params.id, body.amount), params.id)
     }, { parse: 'none' })
-    .delete('/admin/v1/keys/:id', ({ params }) => found(s.keys.update(params.id, { status: 'inactive' }), params.id))
+    .delete('/admin/v1/keys/:id', async ({ params }) => found(await s.keys.update(params.id, { status: 'inactive' }), params.id))
 }

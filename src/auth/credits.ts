@@ -5,6 +5,40 @@
 //     recorder's batch. The key cache shows `spent` = stored spend + unflushed, so the next
 //     admission sees a settled cost at once, not a few ms later when the batch is written.
 // Admission rule: a key with credits is admitted while credits − spent − reserved > 0.
+//
+// `Credits` is the seam: this in-memory ledger serves one instance (the default, and SQLite);
+// instances sharing a database hold their reservations there instead (pg-credits.ts), or in
+// Redis. Whatever holds them, the unflushed amounts stay per instance: they are this
+// instance's own records not yet written.
+import type { Sql } from '../db/sql.ts'
+import type { ApiKey } from './context.ts'
+
+/** An admission: the reservation to release at record time (none when unpriced), or the figures of a refusal. */
+export type AdmitResult = { reservationId?: string } | { refused: { credits: number; spent: number; reserved: number } }
+
+export interface Credits {
+  /**
+   * Holds `usd` (null: unpriced, nothing to hold) against a funded key when credits − spent −
+   * reserved > 0, `spent` counting what this instance settled but has not written yet.
+   */
+  admit(key: ApiKey & { credits: number }, usd: number | null): AdmitResult | Promise<AdmitResult>
+  /** Drop a reservation (unknown or already released ids are ignored: settlement is idempotent). */
+  release(id: string | undefined): void
+  /** Held against the key by this instance's requests in progress. */
+  reserved(keyId: string): number
+  /** Reservations this instance holds. */
+  readonly open: number
+  unflushed(keyId: string): number
+  addUnflushed(keyId: string, usd: number): void
+  /**
+   * Shared ledgers: first in the transaction that writes records and spend, make this
+   * instance's releases final (a reservation ends as its cost becomes visible); returns what
+   * to call once that transaction is over and the in-memory figures have moved (`written`).
+   */
+  commitReleases?(q: Sql): Promise<(committed: boolean) => void>
+  /** Stop background work (shutdown). */
+  stop?(): Promise<void>
+}
 
 /** A reservation not settled within this long is dropped, so a request that died without a record cannot lock its key out for good. */
 export const RESERVATION_TTL_MS = 15 * 60_000
@@ -39,13 +73,19 @@ interface Reservation {
   at: number
 }
 
-export class CreditLedger {
+export class CreditLedger implements Credits {
   // insertion order is age order, so expired reservations are always at the front
   private reservations = new Map<string, Reservation>()
   private reservedBy = new Map<string, number>()
   private unflushedBy = new Map<string, number>()
 
   constructor(private now: () => number = Date.now, private ttlMs = RESERVATION_TTL_MS) {}
+
+  admit(key: ApiKey & { credits: number }, usd: number | null): AdmitResult {
+    const reserved = this.reserved(key.id)
+    if (!(key.credits - key.spent - reserved > 0)) return { refused: { credits: key.credits, spent: key.spent, reserved } }
+    return usd === null ? {} : { reservationId: this.reserve(key.id, usd) }
+  }
 
   /** Hold `usd` against a key until `release`; returns the reservation id. */
   reserve(keyId: string, usd: number): string {

@@ -26,12 +26,19 @@ export function presentedKey(headers: Headers, betaRoute: boolean): string | Htt
     : "Missing API key: send 'Authorization: Bearer <API key>'")
 }
 
-/** The active, funded key for a request, or the 401/402 that refuses it. */
-export function authenticate(headers: Headers, betaRoute: boolean, keys: KeyStore): ApiKey | HttpError {
+/**
+ * The active, funded key for a request, or the 401/402 that refuses it. At once for a key in
+ * memory (every request but the first of a key made elsewhere); a promise otherwise.
+ */
+export function authenticate(headers: Headers, betaRoute: boolean, keys: KeyStore): ApiKey | HttpError | Promise<ApiKey | HttpError> {
   const secret = presentedKey(headers, betaRoute)
   if (secret instanceof HttpError) return secret
   if (secret.length > MAX_KEY_LENGTH) return new HttpError(401, 'Malformed API key: too long')
   const key = keys.authenticate(secret)
+  return key instanceof Promise ? key.then(admitKey) : admitKey(key)
+}
+
+function admitKey(key: ApiKey | undefined): ApiKey | HttpError {
   if (!key) return new HttpError(401, 'Invalid API key: no such key')
   if (key.status !== 'active') return new HttpError(401, 'API key is inactive')
   if (key.credits === 0) return new HttpError(401, 'API key has zero credits')

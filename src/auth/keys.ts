@@ -1,14 +1,15 @@
 // API keys: random `sk-sy-…` strings shown once, stored as SHA-256 hashes. Lookups are
-// served from memory; a change by the CLI (another process) or the admin routes bumps
-// `updated_at`, which running servers poll, so the cache never serves a stale key for
-// more than about a second.
+// served from memory: every key is loaded at start, and a key unknown there is looked up
+// once (another instance may have made it). A change by the CLI (another process), another
+// instance or the admin routes bumps `updated_at`, which running servers poll, so the cache
+// never serves a stale key for more than about a second.
 import { eq, sql } from 'drizzle-orm'
-import type { Statement } from 'bun:sqlite'
 import type { Storage } from '../db/client.ts'
-import { apiKeys } from '../db/schema.ts'
+import type { Param } from '../db/sql.ts'
+import type { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from './context.ts'
-import { CreditLedger, type SharedCredits } from './credits.ts'
+import { CreditLedger, type Credits, type SharedCredits } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -56,22 +57,45 @@ function toKey(r: Row, unflushed = 0): ApiKey {
   }
 }
 
+function newKey(input: KeyInput): { key: string; row: Row } {
+  const key = input.key ?? generateKey()
+  const now = Date.now()
+  const row: Row = {
+    id: 'key_' + Bun.randomUUIDv7().replaceAll('-', '').slice(-20),
+    account: input.account ?? 'default',
+    name: input.name,
+    keyHash: hashKey(key),
+    keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+    status: 'active',
+    credits: input.credits ?? null,
+    spent: 0,
+    rpm: input.rpm ?? null,
+    createdAt: Math.floor(now / 1000),
+    lastUsedAt: null,
+    updatedAt: now,
+  }
+  return { key, row }
+}
+
 const NEGATIVE_CACHE_MAX = 10_000
 
 export class KeyStore {
+  /** Every known key by hash, and hashes known to be no key (null). */
   private byHash = new Map<string, ApiKey | null>()
   private byId = new Map<string, ApiKey>()
   private lastSeenUpdate = 0
   private pendingTouch = new Map<string, number>()
   private timer?: ReturnType<typeof setInterval>
-  private addSpentStmt?: Statement
-  /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
-  readonly ledger = new CreditLedger()
+  private reloading?: Promise<void>
+  private reloadAgain = false
   /** Credits shared with other instances (Redis), when configured: admission and settlement go there too. */
   shared?: SharedCredits
   private bus?: Bus
-
-  constructor(private storage: Storage) {}
+  constructor(
+    private storage: Storage,
+    /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
+    readonly ledger: Credits = new CreditLedger(),
+  ) {}
 
   private toKey(r: Row): ApiKey {
     return toKey(r, this.ledger.unflushed(r.id))
@@ -81,99 +105,137 @@ export class KeyStore {
     return this.storage.db
   }
 
-  create(input: KeyInput): { key: string; record: ApiKey } {
-    const key = input.key ?? generateKey()
-    const now = Date.now()
-    const row: Row = {
-      id: 'key_' + Bun.randomUUIDv7().replaceAll('-', '').slice(-20),
-      account: input.account ?? 'default',
-      name: input.name,
-      keyHash: hashKey(key),
-      keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
-      status: 'active',
-      credits: input.credits ?? null,
-      spent: 0,
-      rpm: input.rpm ?? null,
-      createdAt: Math.floor(now / 1000),
-      lastUsedAt: null,
-      updatedAt: now,
+  private get t() {
+    return this.storage.t.apiKeys
+  }
+
+  private remember(r: Row): ApiKey {
+    const k = this.toKey(r)
+    this.byHash.set(r.keyHash, k)
+    this.byId.set(k.id, k)
+    return k
+  }
+
+  /** Loads every key into memory (at start, and after a change anywhere). */
+  async load(): Promise<void> {
+    const rows = (await this.db.select().from(this.t)) as Row[]
+    const byHash = new Map<string, ApiKey | null>()
+    const byId = new Map<string, ApiKey>()
+    for (const r of rows) {
+      const k = this.toKey(r)
+      byHash.set(r.keyHash, k)
+      byId.set(k.id, k)
     }
-    this.db.insert(apiKeys).values(row).run()
-    this.changed()
+    this.byHash = byHash
+    this.byId = byId
+  }
+
+  async create(input: KeyInput): Promise<{ key: string; record: ApiKey }> {
+    const { key, row } = newKey(input)
+    await this.db.insert(this.t).values(row)
+    this.remember(row)
+    this.onChange?.(row.id)
+    void this.bus?.publish('keys', row.id)
     return { key, record: toKey(row) }
   }
 
-  list(): ApiKey[] {
-    return this.db.select().from(apiKeys).orderBy(apiKeys.createdAt).all().map((r) => this.toKey(r))
+  /**
+   * The first key, made only if there is none yet: instances that start together on an empty
+   * shared database make one between them (the check and the insert hold a lock: SQLite's
+   * write lock, a transaction-scoped advisory lock on PostgreSQL). Undefined when one existed.
+   */
+  async createFirst(input: KeyInput): Promise<{ key: string; record: ApiKey } | undefined> {
+    const { key, row } = newKey(input)
+    const insert = this.db.insert(this.t).values(row).toSQL()
+    const made = await this.storage.sql.tx(async (q) => {
+      if (q.dialect === 'pg') await q.get("SELECT pg_advisory_xact_lock(hashtext('switchyard first key ' || current_schema())) AS locked")
+      if (await q.get('SELECT 1 AS one FROM api_keys LIMIT 1')) return false
+      await q.run(insert.sql, insert.params as Param[])
+      return true
+    })
+    if (!made) return undefined
+    this.remember(row)
+    return { key, record: toKey(row) }
   }
 
-  get(id: string): ApiKey | undefined {
-    const r = this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
+  async list(): Promise<ApiKey[]> {
+    const rows = (await this.db.select().from(this.t).orderBy(this.t.createdAt)) as Row[]
+    return rows.map((r) => this.toKey(r))
+  }
+
+  async get(id: string): Promise<ApiKey | undefined> {
+    const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
     return r ? this.toKey(r) : undefined
   }
 
-  count(): number {
-    return (this.storage.sqlite.query('SELECT count(*) AS n FROM api_keys').get() as { n: number }).n
+  async count(): Promise<number> {
+    return (await this.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM api_keys'))!.n
   }
 
-  hasAny(): boolean {
-    return this.storage.sqlite.query('SELECT 1 FROM api_keys LIMIT 1').get() !== null
+  async hasAny(): Promise<boolean> {
+    return (await this.storage.sql.get('SELECT 1 AS one FROM api_keys LIMIT 1')) !== null
   }
 
-  update(id: string, patch: KeyPatch): ApiKey | undefined {
+  async update(id: string, patch: KeyPatch): Promise<ApiKey | undefined> {
     const set: Partial<Row> = { updatedAt: Date.now() }
     if (patch.name !== undefined) set.name = patch.name
     if (patch.account !== undefined) set.account = patch.account
     if (patch.status !== undefined) set.status = patch.status
     if (patch.credits !== undefined) set.credits = patch.credits
     if (patch.rpm !== undefined) set.rpm = patch.rpm
-    const r = this.db.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning().get()
-    this.changed()
-    return r ? this.toKey(r) : undefined
+    const [r] = (await this.db.update(this.t).set(set).where(eq(this.t.id, id)).returning()) as Row[]
+    return r ? this.changed(r) : undefined
   }
 
   /** Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). */
-  credit(id: string, amount: number): ApiKey | undefined {
-    const r = this.db
-      .update(apiKeys)
-      .set({ credits: sql`coalesce(${apiKeys.credits}, 0) + ${amount}`, updatedAt: Date.now() })
-      .where(eq(apiKeys.id, id))
-      .returning()
-      .get()
-    this.changed()
-    return r ? this.toKey(r) : undefined
+  async credit(id: string, amount: number): Promise<ApiKey | undefined> {
+    const [r] = (await this.db
+      .update(this.t)
+      .set({ credits: sql`coalesce(${this.t.credits}, 0) + ${amount}`, updatedAt: Date.now() })
+      .where(eq(this.t.id, id))
+      .returning()) as Row[]
+    return r ? this.changed(r) : undefined
   }
 
-  /** The key for a presented secret, from memory when cached. */
-  authenticate(secret: string): ApiKey | undefined {
-    const h = hashKey(secret)
-    const cached = this.byHash.get(h)
-    if (cached !== undefined) return cached ?? undefined
-    const r = this.db.select().from(apiKeys).where(eq(apiKeys.keyHash, h)).get()
-    if (!r) {
-      if (this.byHash.size >= NEGATIVE_CACHE_MAX) this.byHash.clear()
-      this.byHash.set(h, null)
-      return undefined
-    }
-    const k = this.toKey(r)
-    this.byHash.set(h, k)
-    this.byId.set(k.id, k)
+  /** Told of every change made through this store (another instance may cache the key). */
+  onChange?: (keyId: string) => void
+
+  /** A key changed here: the cache shows it at once, and is reloaded for whatever else moved. */
+  private changed(r: Row): ApiKey {
+    const k = this.remember(r)
+    void this.invalidate()
+    this.onChange?.(r.id)
+    void this.bus?.publish('keys', r.id)
     return k
   }
 
   /**
+   * The key for a presented secret: from memory when known (the hot path, no await), else
+   * looked up once (a key another instance or process just made).
+   */
+  authenticate(secret: string): ApiKey | undefined | Promise<ApiKey | undefined> {
+    const h = hashKey(secret)
+    const cached = this.byHash.get(h)
+    if (cached !== undefined) return cached ?? undefined
+    return this.lookup(h)
+  }
+
+  private async lookup(h: string): Promise<ApiKey | undefined> {
+    const [r] = (await this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1)) as Row[]
+    if (!r) {
+      if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate()
+      this.byHash.set(h, null)
+      return undefined
+    }
+    return this.remember(r)
+  }
+
+  /**
    * The freshest view of a key for admission: the cached object (which settlements update in
-   * place), or the stored row when the cache was just invalidated. A request may hold an
-   * older object from before an invalidation, whose `spent` no longer moves.
+   * place). A request may hold an older object from before a reload, whose `spent` no longer moves.
    */
   current(id: string): ApiKey | undefined {
-    const cached = this.byId.get(id)
-    if (cached) return cached
-    const r = this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get()
-    if (!r) return undefined
-    const k = this.toKey(r)
-    this.byId.set(id, k)
-    return k
+    return this.byId.get(id)
   }
 
   /** A request's real cost, known at record time: visible to the next admission at once, written later. */
@@ -186,14 +248,12 @@ export class KeyStore {
 
   /**
    * Write settled spend to the database. Only the row changes: the cache already counts it.
-   * Call inside the recorder's transaction, then `written` after it commits; if it rolls
+   * Call inside the recorder's transaction (`q`), then `written` after it commits; if it rolls
    * back, nothing in memory moved, so the cache never runs ahead of the database + the queue.
    */
-  writeSpent(id: string, usd: number) {
+  async writeSpent(id: string, usd: number, q = this.storage.sql) {
     if (!(usd > 0)) return
-    // a statement prepared once: drizzle would rebuild and re-prepare the query on every flush
-    this.addSpentStmt ??= this.storage.sqlite.prepare('UPDATE api_keys SET spent = spent + ? WHERE id = ?')
-    this.addSpentStmt.run(usd, id)
+    await q.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, id])
   }
 
   /** Settled spend is now in the database: no longer counted as unflushed. */
@@ -210,11 +270,15 @@ export class KeyStore {
   }
 
   /** Add to a key's spend at once, in the database and the cache (for tools and tests; the recorder settles instead). */
-  addSpent(id: string, usd: number) {
+  async addSpent(id: string, usd: number) {
     if (!(usd > 0)) return
-    this.writeSpent(id, usd)
-    const k = this.byId.get(id)
-    if (k) k.spent += usd
+    await this.writeSpent(id, usd)
+    // the cache takes the row as stored now, not += usd: a reload (a key change heard on the
+    // bus, this instance's own included) may already have read the new spend. One that began
+    // before the write is waited for, so its older figure cannot land after this one.
+    await this.reloading
+    const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
+    if (r) this.remember(r)
   }
 
   /** Note a use; written to the database in the background, not on the hot path. */
@@ -224,60 +288,79 @@ export class KeyStore {
     if (k) k.lastUsedAt = Math.floor(now / 1000)
   }
 
-  flushTouches() {
+  async flushTouches() {
     if (this.pendingTouch.size === 0) return
-    const q = this.storage.sqlite.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
-    this.storage.sqlite.transaction(() => {
-      for (const [id, at] of this.pendingTouch) q.run(Math.floor(at / 1000), id)
-    })()
+    const touches = [...this.pendingTouch]
     this.pendingTouch.clear()
-  }
-
-  invalidate() {
-    this.byHash.clear()
-    this.byId.clear()
+    await this.storage.sql.tx(async (q) => {
+      for (const [id, at] of touches) await q.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [Math.floor(at / 1000), id])
+    })
   }
 
   /**
-   * Other instances hear of key changes through the bus (within a second or two, issue 13),
-   * beside the data-dir poll below that serves the CLI and a shared SQLite file.
+   * Other instances hear of key changes through the bus (Redis pub/sub, or PostgreSQL
+   * LISTEN/NOTIFY; within a second or two, issue 13), beside the poll below that serves the
+   * CLI and writers that do not publish.
    */
   attachBus(bus: Bus): () => void {
     this.bus = bus
-    return bus.subscribe('keys', () => this.invalidate())
+    return bus.subscribe('keys', () => void this.invalidate())
   }
 
-  /** This instance changed a key: drop the cache here and tell the others. */
-  private changed() {
-    this.invalidate()
-    void this.bus?.publish('keys', 'changed')
-  }
-
-  /** Poll for changes made elsewhere (the CLI on the same data dir). */
-  watch(intervalMs = 1000) {
-    this.lastSeenUpdate = this.latestUpdate()
-    this.timer = setInterval(() => {
+  /** Something changed: every key is read again (at most one reload at a time, and one more after it). */
+  invalidate(): Promise<void> {
+    if (this.reloading) {
+      this.reloadAgain = true
+      return this.reloading
+    }
+    this.reloading = (async () => {
       try {
-        const latest = this.latestUpdate()
-        if (latest !== this.lastSeenUpdate) {
-          this.lastSeenUpdate = latest
-          this.invalidate()
-        }
-        this.flushTouches()
+        do {
+          this.reloadAgain = false
+          await this.load()
+        } while (this.reloadAgain)
       } catch {
-        // the database may be closing during shutdown
+        // the store is down or closing: the cache stays as it was, the next change tries again
+      } finally {
+        this.reloading = undefined
       }
-    }, intervalMs)
+    })()
+    return this.reloading
+  }
+
+  /** Poll for changes made elsewhere (the CLI on the same data dir, another instance). */
+  async watch(intervalMs = 1000) {
+    this.lastSeenUpdate = await this.latestUpdate()
+    await this.load()
+    this.timer = setInterval(() => void this.poll(), intervalMs)
     this.timer.unref?.()
   }
 
-  stop() {
-    if (this.timer) clearInterval(this.timer)
-    this.flushTouches()
+  private polling = false
+  private async poll() {
+    if (this.polling) return
+    this.polling = true
+    try {
+      const latest = await this.latestUpdate()
+      if (latest !== this.lastSeenUpdate) {
+        this.lastSeenUpdate = latest
+        await this.invalidate()
+      }
+      await this.flushTouches()
+    } catch {
+      // the database may be down, or closing during shutdown
+    } finally {
+      this.polling = false
+    }
   }
 
-  private latestUpdate(): number {
-    const r = this.storage.sqlite.query('SELECT coalesce(max(updated_at), 0) AS m, count(*) AS n FROM api_keys').get() as { m: number; n: number }
+  async stop() {
+    if (this.timer) clearInterval(this.timer)
+    await this.flushTouches().catch(() => {})
+  }
+
+  private async latestUpdate(): Promise<number> {
+    const r = (await this.storage.sql.get<{ m: number; n: number }>('SELECT coalesce(max(updated_at), 0) AS m, count(*) AS n FROM api_keys'))!
     // count catches a deletion, which leaves max(updated_at) unchanged
     return r.m * 1000 + r.n
   }

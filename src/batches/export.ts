@@ -22,7 +22,7 @@ export interface ExportRange {
 export async function* ndjson(store: BatchStore, b: BatchRow, range: ExportRange, status?: 'succeeded' | 'failed'): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
   for (let from = range.from; from < range.to; ) {
-    const rows = store.results(b.id, from, range.to, ROWS, status)
+    const rows = await store.results(b.id, from, range.to, ROWS, status)
     if (rows.length === 0) return
     yield enc.encode(rows.map(itemResultText).join('\n') + '\n')
     from = rows.at(-1)!.idx + 1

@@ -11,7 +11,7 @@ const ROWS = 200
 async function* lines(store: BatchStore, b: BatchRow, status: 'succeeded' | 'failed'): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
   for (let from = 0; ; ) {
-    const rows = store.results(b.id, from, Number.MAX_SAFE_INTEGER, ROWS, status)
+    const rows = await store.results(b.id, from, Number.MAX_SAFE_INTEGER, ROWS, status)
     if (rows.length === 0) return
     yield enc.encode(rows.map((r) => outputLineText(b, r)).join('\n') + '\n')
     from = rows.at(-1)!.idx + 1

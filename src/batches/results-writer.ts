@@ -49,8 +49,8 @@ export class ResultsWriter {
         finishedAt: Date.now(),
       },
     })
-    if (this.queue.length >= WRITE_MAX) this.write()
-    else this.timer ??= setTimeout(() => this.write(), WRITE_MS)
+    if (this.queue.length >= WRITE_MAX) void this.write()
+    else this.timer ??= setTimeout(() => void this.write(), WRITE_MS)
   }
 
   /** A lean record as the recorder takes it: the model from this thread's catalog, the item's key. */
@@ -61,40 +61,55 @@ export class ResultsWriter {
   }
 
   /** Everything queued, now (shutdown). */
-  writeAll(): void {
+  async writeAll(): Promise<void> {
+    await this.writing
     for (let n = this.queue.length; n > 0; n = this.queue.length) {
-      this.write()
+      await this.write()
       if (this.queue.length >= n) return
     }
   }
 
+  /** The write in progress: one at a time, in order. */
+  private writing: Promise<void> = Promise.resolve()
+
+  write(): Promise<void> {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    this.writing = this.writing.then(() => this.writeChunk())
+    return this.writing
+  }
+
   /** Stores a chunk of what is queued; on failure keeps it and tries again a little later. */
-  write(): void {
+  private async writeChunk(): Promise<void> {
     clearTimeout(this.timer)
     this.timer = undefined
     if (this.queue.length === 0) return
     const batch = this.queue.splice(0, WRITE_MAX)
     const { recorder, keys, storage } = this.s
+    let records: ReturnType<typeof recorder.take> = []
+    let inserted: typeof records = []
     try {
-      storage.sqlite.transaction(() => {
-        const stored = this.store.writeResults(batch.map((p) => p.write))
+      await storage.sql.tx(async (q) => {
+        const stored = await this.store.writeResults(batch.map((p) => p.write), q)
         batch.forEach((p, i) => {
           if (stored[i]) for (const r of p.from.outcome.records) recorder.record(this.input(p.from, r))
         })
-        recorder.flush()
-      })()
+        records = recorder.take()
+        inserted = await recorder.writeIn(q, records)
+      })
+      recorder.committed(records, inserted)
     } catch (e) {
       // nothing was stored; what the recorder settled in that transaction is void
       keys.drain()
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.queue = batch.concat(this.queue)
-      this.timer = setTimeout(() => this.write(), RETRY_MS)
+      this.timer = setTimeout(() => void this.write(), RETRY_MS)
       return
     }
     this.told(
       batch.map((p) => ({ id: p.id, status: p.write.status })),
       keys.drain(),
     )
-    if (this.queue.length > 0) this.timer = setTimeout(() => this.write(), 0)
+    if (this.queue.length > 0) this.timer = setTimeout(() => void this.write(), 0)
   }
 }

@@ -26,25 +26,25 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id)
   return new Elysia({ name: `batches:${root}` })
     .post(root, async ({ request }) => toOpenAIBatch(await batches.create('openai', keyOf(request), await readBodyText(request, maxBodyBytes))), { parse: 'none' })
-    .get(root, ({ request }) => {
+    .get(root, async ({ request }) => {
       const q = query(request)
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after')
-      const page = batches.store.list(keyOf(request).id, { limit, after })
+      const page = await batches.store.list(keyOf(request).id, { limit, after })
       if (!page) throw badRequest(`after: no batch ${echo(after)}`)
       return toOpenAIList(page)
     })
-    .get(`${root}/:id`, ({ request, params }) => toOpenAIBatch(find(request, params.id)))
-    .post(`${root}/:id/cancel`, ({ request, params }) => toOpenAIBatch(batches.cancel(keyOf(request).id, params.id)), { parse: 'none' })
-    .get(`${root}/:id/results`, ({ request, params }) => {
-      const b = find(request, params.id)
+    .get(`${root}/:id`, async ({ request, params }) => toOpenAIBatch(await find(request, params.id)))
+    .post(`${root}/:id/cancel`, async ({ request, params }) => toOpenAIBatch(await batches.cancel(keyOf(request).id, params.id)), { parse: 'none' })
+    .get(`${root}/:id/results`, async ({ request, params }) => {
+      const b = await find(request, params.id)
       const q = query(request)
       const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
       const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
-      const rows = batches.store.results(b.id, offset, offset + limit, limit)
+      const rows = await batches.store.results(b.id, offset, offset + limit, limit)
       return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
     })
-    .get(`${root}/:id/export`, ({ request, params }) => exportResponse(batches.store, find(request, params.id), query(request)))
+    .get(`${root}/:id/export`, async ({ request, params }) => exportResponse(batches.store, await find(request, params.id), query(request)))
 }
 
 /** A batch's results as a download (§4.3 export query: format, gzip, offset, limit). */

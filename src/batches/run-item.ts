@@ -67,7 +67,7 @@ export async function runItem(base: Services, job: ItemJob, maxRetries: number, 
     await Promise.allSettled(late)
     return { ...o, requestId: job.requestId, records }
   }
-  const body = store.body(job.batchId, job.idx)
+  const body = await store.body(job.batchId, job.idx)
   if (body === null) return done({ status: 'failed', error: { status: 500, code: 'item_missing', message: `batch item ${job.idx} is not in the database` }, usage: null })
   for (let attempt = 0; ; attempt++) {
     const rc: RequestContext = { apiKey: job.apiKey, requestId: job.requestId, signal: new AbortController().signal, batchId: job.batchId, betas: [] }

@@ -19,6 +19,7 @@ import { Pace } from './pace.ts'
 import type { WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
+import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 
@@ -33,6 +34,10 @@ const EXPIRY_CHECK_MS = 30_000
 const READ_AHEAD = 64
 /** Under a pace, the time between two rounds of handing out. */
 const TICK_MS = 5
+/** Instances sharing a database: how often leases are renewed and other instances' batches looked for. */
+const SHARE_MS = 1_000
+/** …and how soon items held elsewhere, or an end another instance is writing, are looked at again. */
+const RECHECK_MS = 500
 
 interface Active {
   id: string
@@ -61,6 +66,10 @@ interface Active {
   /** Times an index was lost with its worker. */
   lost: Map<number, number>
   fillSoon: boolean
+  /** The batch's fills and end checks, one after another (each reads the database). */
+  chain: Promise<void>
+  /** The last admission that waits for a shared ledger: the next one waits for it (input order). */
+  admitting?: Promise<void>
 }
 
 interface Landed {
@@ -82,6 +91,9 @@ export class Scheduler {
   /** Batches waiting for the pace to grant starts. */
   private readonly paced = new Set<Active>()
   private tick?: ReturnType<typeof setTimeout>
+  /** Instances sharing a database: items are claimed under a lease (leases.ts); else none. */
+  private readonly leases?: ItemLeases
+  private shareTimer?: ReturnType<typeof setInterval>
 
   constructor(
     private readonly s: Services,
@@ -89,6 +101,7 @@ export class Scheduler {
     private readonly pool: WorkerPool,
   ) {
     this.pace = new Pace(s.config.batches.maxItemsPerSecond)
+    if (s.storage.dialect === 'pg') this.leases = new ItemLeases(store.sql, s.config.batches.leaseMs)
   }
 
   private get cfg() {
@@ -96,17 +109,56 @@ export class Scheduler {
   }
 
   /** Resume after a start: sweep half-made batches, put handed-out items back, carry on. */
-  start(): void {
-    const swept = sweepIngests(this.store.sqlite)
+  async start(): Promise<void> {
+    const swept = await sweepIngests(this.store.sql)
     if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
-    for (const row of this.store.open()) {
+    for (const row of await this.store.open()) {
       const a = this.track(row)
       if (row.succeeded + row.failed > 0 && !a.stopped) this.s.log.info('batches: resuming', { batch_id: row.id, done: row.succeeded + row.failed, total: row.total })
     }
-    this.checkExpiry()
-    this.expiryTimer = setInterval(() => this.checkExpiry(), EXPIRY_CHECK_MS)
+    void this.checkExpiry()
+    this.expiryTimer = setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
     this.expiryTimer.unref?.()
+    if (this.leases) {
+      this.shareTimer = setInterval(() => void this.share(), Math.min(SHARE_MS, this.leases.leaseMs / 3))
+      this.shareTimer.unref?.()
+    }
     for (const a of this.active.values()) this.fill(a)
+  }
+
+  /**
+   * Instances sharing a database, every second or so: renew this instance's leases, take up
+   * batches made or resumed elsewhere, stop those another instance ended or cancelled.
+   */
+  private sharing = false
+  private async share(): Promise<void> {
+    if (this.sharing || this.closed || !this.leases) return
+    this.sharing = true
+    try {
+      for (const a of this.active.values()) await this.leases.renew(a.id)
+      const open = new Map((await this.store.open()).map((r) => [r.id, r]))
+      for (const [id, a] of this.active) {
+        const row = open.get(id)
+        // ended by another instance (its files written): nothing left here
+        if (!row) {
+          if (!a.finalizing && a.inflight.size === 0 && a.queued === 0) this.active.delete(id)
+          continue
+        }
+        if (FINAL.has(row.status) && !a.stopped) {
+          a.status = row.status
+          a.stopped = true
+          this.maybeEnd(a)
+        }
+      }
+      for (const row of open.values()) {
+        if (this.active.has(row.id)) continue
+        this.fill(this.track(row))
+      }
+    } catch (e) {
+      this.s.log.warn('batches: sharing work with other instances failed; trying again', { error: (e as Error).message })
+    } finally {
+      this.sharing = false
+    }
   }
 
   /** A batch just created. */
@@ -134,6 +186,7 @@ export class Scheduler {
       finalizing: false,
       lost: new Map(),
       fillSoon: false,
+      chain: Promise.resolve(),
     }
     this.active.set(row.id, a)
     // an end that a crash interrupted: finish failing what had not run
@@ -176,19 +229,27 @@ export class Scheduler {
     return a.ahead[0]?.idx ?? a.cursor
   }
 
+  /** Runs `step` after the batch's earlier steps: a fill or an end check never sees another half done. */
+  private serial(a: Active, step: () => Promise<void>): void {
+    a.chain = a.chain.then(step).catch((e) => this.s.log.error('batches: scheduling failed', { batch_id: a.id, error: (e as Error)?.message ?? String(e) }))
+  }
+
   /** The next `n` items to hand out: put-back ones first, then in input order, read ahead in chunks. */
-  private next(a: Active, n: number): ClaimedItem[] {
+  private async next(a: Active, n: number): Promise<ClaimedItem[]> {
     const items: ClaimedItem[] = []
     while (a.again.length > 0 && items.length < n) {
       const idx = a.again.shift()!
-      const [item] = this.store.pending(a.id, idx, 1)
+      const [item] = await this.store.pending(a.id, idx, 1)
       if (item?.idx === idx) items.push(item)
     }
     while (items.length < n) {
       if (a.ahead.length === 0) {
         if (a.exhausted) break
-        a.ahead = this.store.pending(a.id, a.cursor, READ_AHEAD)
-        if (a.ahead.length < READ_AHEAD) a.exhausted = true
+        // shared: claimed (leased) here, wherever they are, only as many as run now (what one
+        // instance holds ahead, the others cannot take); alone: read ahead from the cursor on
+        const want = this.leases ? n - items.length : READ_AHEAD
+        a.ahead = this.leases ? await this.leases.claim(a.id, want) : await this.store.pending(a.id, a.cursor, READ_AHEAD)
+        if (a.ahead.length < want) a.exhausted = true
         if (a.ahead.length > 0) a.cursor = a.ahead.at(-1)!.idx + 1
         if (a.ahead.length === 0) break
       }
@@ -199,41 +260,65 @@ export class Scheduler {
 
   /** Hands out items up to the batch's concurrency (and the pace). */
   private fill(a: Active): void {
+    this.serial(a, () => this.fillNow(a))
+  }
+
+  private async fillNow(a: Active): Promise<void> {
     if (this.closed) return
     const drained = a.exhausted && a.ahead.length === 0 && a.again.length === 0
-    if (a.stopped || drained) return this.maybeEnd(a)
+    if (a.stopped || drained) return this.endCheck(a)
     const free = a.cap - a.inflight.size
     if (free <= 0 || (this.pace.unlimited && a.inflight.size > 0 && free < Math.max(1, Math.floor(a.cap / 4)))) return
     const key = this.s.keys.current(a.keyId)
-    if (!key || key.status !== 'active') return this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
-    if (!endpointAvailable(a.endpoint)) return this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
+    if (!key || key.status !== 'active') return void this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
+    if (!endpointAvailable(a.endpoint)) return void this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
     const grant = this.pace.take(free)
     if (grant < free) this.fillLater(a)
     if (grant === 0) return
-    const items = this.next(a, grant)
+    const items = await this.next(a, grant)
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
-      this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
+      await this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
     }
     // one object for every job of this round: a message carries it once
     const workerKey = { ...key, credits: null }
     for (const item of items) this.dispatch(a, key, workerKey, item)
-    if (items.length === 0) this.maybeEnd(a)
+    if (items.length === 0) await this.endCheck(a)
   }
 
   private dispatch(a: Active, key: ApiKey, workerKey: ApiKey, item: ClaimedItem): void {
     const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
     const model = this.s.catalog.resolve(item.model)
     if (!model) return this.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
-    let admission: Admission
-    try {
-      admission = admit(this.s, { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined })
-    } catch (e) {
-      // 402: the key's credit is spent; the item fails as an interactive request would
-      const { retryAfter: _, ...error } = itemErrorOf(e)
-      return this.land(a, item.idx, requestId, error)
-    }
+    // in flight from here: an admission that waits for a shared ledger still holds its place
     a.inflight.add(item.idx)
+    const refused = (e: unknown) => {
+      // 402: the key's credit is spent; the item fails as an interactive request would
+      a.inflight.delete(item.idx)
+      const { retryAfter: _, ...error } = itemErrorOf(e)
+      this.land(a, item.idx, requestId, error)
+    }
+    const input = { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined }
+    let admission: Admission | Promise<Admission>
+    try {
+      // behind an admission still waiting for a shared ledger: items are admitted in input order
+      admission = a.admitting ? a.admitting.then(() => admit(this.s, input)) : admit(this.s, input)
+    } catch (e) {
+      return refused(e)
+    }
+    if (admission instanceof Promise) {
+      const settled = (a.admitting = admission.then(
+        () => {},
+        () => {},
+      ))
+      void settled.then(() => {
+        if (a.admitting === settled) a.admitting = undefined
+      })
+      admission.then((ad) => this.send(a, workerKey, item, requestId, ad), refused)
+    } else this.send(a, workerKey, item, requestId, admission)
+  }
+
+  private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, admission: Admission): void {
     // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
     this.pool.run(job, this.cfg.maxRetries).then(
@@ -271,12 +356,20 @@ export class Scheduler {
       write: { batchId: a.id, idx, status: 'failed', response: null, error: JSON.stringify(error), usage: null, requestId, finishedAt: Date.now() },
     })
     a.queued++
-    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS)
+    this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS)
     this.fillLater(a)
   }
 
+  /** The write in progress: one at a time. */
+  private writing: Promise<void> = Promise.resolve()
+
   /** Stores landed results (nothing ran for them: no records). */
-  flush(): void {
+  flush(): Promise<void> {
+    this.writing = this.writing.then(() => this.flushChunk())
+    return this.writing
+  }
+
+  private async flushChunk(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer)
     this.flushTimer = undefined
     if (this.landed.length === 0) return
@@ -285,15 +378,15 @@ export class Scheduler {
       this.flushNext = true
       setImmediate(() => {
         this.flushNext = false
-        this.flush()
+        void this.flush()
       })
     }
     try {
-      this.store.sqlite.transaction(() => this.store.writeResults(batch.map((l) => l.write)))()
+      await this.store.sql.tx((q) => this.store.writeResults(batch.map((l) => l.write), q))
     } catch (e) {
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.landed = batch.concat(this.landed)
-      if (!this.closed) this.flushTimer ??= setTimeout(() => this.flush(), 500)
+      if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), 500)
       return
     }
     const touched = new Set<Active>()
@@ -307,8 +400,14 @@ export class Scheduler {
   /** When nothing of the batch is pending, running or waiting to be written: its end. */
   private maybeEnd(a: Active): void {
     if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
+    this.serial(a, () => this.endCheck(a))
+  }
+
+  private async endCheck(a: Active): Promise<void> {
+    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
     if (!a.stopped && !(a.exhausted && a.ahead.length === 0 && a.again.length === 0)) return
-    const left = this.store.unfinished(a.id)
+    const left = await this.store.unfinished(a.id)
+    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
     if (left > 0) {
       // nothing is in flight: whatever has no result yet is pending, wherever it is
       a.cursor = 0
@@ -316,8 +415,12 @@ export class Scheduler {
       a.ahead = []
       if (a.stopped) return this.endItems(a, a.status as EndKind)
       a.exhausted = false
+      // shared: those may be another instance's, in flight there; look again a little later
+      if (this.leases) return void setTimeout(() => this.fill(a), RECHECK_MS).unref?.()
       return this.fillLater(a)
     }
+    // shared: one instance writes the output files; another one doing so keeps this one out
+    if (this.leases && !(await this.leases.finalizer(a.id))) return void setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
     a.finalizing = true
     const done = this.finalize(a).finally(() => this.finalizing.delete(done))
     this.finalizing.add(done)
@@ -325,14 +428,14 @@ export class Scheduler {
 
   private async finalize(a: Active): Promise<void> {
     try {
-      const row = this.store.byId(a.id)
+      const row = await this.store.byId(a.id)
       if (!row) return
       const files = row.family === 'openai' ? await writeOutputFiles(this.s.files, this.store, row) : { outputFileId: null, errorFileId: null }
       // a cancel may have come while the files were written: its status stands
       const now = Date.now()
-      const latest = this.store.byId(a.id)
+      const latest = await this.store.byId(a.id)
       const status = latest && FINAL.has(latest.status) ? latest.status : 'completed'
-      this.store.update(a.id, { ...files, status, endedAt: now, ...(status === 'completed' ? { completedAt: now } : {}) })
+      await this.store.update(a.id, { ...files, status, endedAt: now, ...(status === 'completed' ? { completedAt: now } : {}) })
       a.status = status
       this.active.delete(a.id)
       this.s.log.info('batches: ended', { batch_id: a.id, status, total: row.total, succeeded: row.succeeded, failed: row.failed })
@@ -344,10 +447,10 @@ export class Scheduler {
   }
 
   /** An early end: the batch takes `status`, and its items not yet run fail with `kind`'s code. */
-  private end(id: string, status: 'cancelled' | 'expired' | 'failed', set: Partial<BatchRow>): BatchRow | null {
-    const row = this.store.byId(id)
+  private async end(id: string, status: 'cancelled' | 'expired' | 'failed', set: Partial<BatchRow>): Promise<BatchRow | null> {
+    const row = await this.store.byId(id)
     if (!row || FINAL.has(row.status)) return row
-    this.store.update(id, { status, ...set })
+    await this.store.update(id, { status, ...set })
     const a = this.track({ ...row, status })
     a.status = status
     a.stopped = true
@@ -370,50 +473,70 @@ export class Scheduler {
     a.again = []
     a.ahead = []
     a.cursor = from
+    const leases = this.leases
+    let failed = 0
     void (async () => {
       try {
-        if (again.length > 0) this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
-        while (this.store.failPending(a.id, kind, error, END_CHUNK, from) > 0) await turn()
+        if (leases) {
+          // shared: every pending item no live lease holds (in flight here or elsewhere, an
+          // item finishes); what this instance claimed and will not run is let go first
+          await leases.dropExcept(a.id, [...a.inflight])
+          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) await turn()
+          return
+        }
+        if (again.length > 0) await this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
+        while ((await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) await turn()
       } catch (e) {
         this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
       } finally {
         a.ending = false
-        this.maybeEnd(a)
+        // shared: items another instance runs are waited for, not spun on
+        if (leases && failed === 0) setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
+        else this.maybeEnd(a)
       }
     })()
   }
 
   /** Cancel: a queued or processing batch → cancelled; a finished one → 400. */
-  cancel(row: BatchRow): BatchRow {
+  async cancel(row: BatchRow): Promise<BatchRow> {
     if (FINAL.has(row.status)) throw new HttpError(400, `Batch ${row.id} is ${row.status}; only a queued or processing batch can be cancelled`)
     if (this.active.get(row.id)?.finalizing) throw new HttpError(400, `Batch ${row.id} has run every item; it is completed once its output files are written`)
-    return this.end(row.id, 'cancelled', { cancelledAt: Date.now() }) ?? row
+    return (await this.end(row.id, 'cancelled', { cancelledAt: Date.now() })) ?? row
   }
 
   /** → failed, with the reason in `errors`. */
-  fail(id: string, code: string, message: string): void {
-    this.end(id, 'failed', { failedAt: Date.now(), errors: JSON.stringify([{ code, message, line: null, param: null }]) })
+  async fail(id: string, code: string, message: string): Promise<void> {
+    try {
+      await this.end(id, 'failed', { failedAt: Date.now(), errors: JSON.stringify([{ code, message, line: null, param: null }]) })
+    } catch (e) {
+      this.s.log.error('batches: failing a batch failed', { batch_id: id, code, error: (e as Error).message })
+    }
   }
 
   /** Batches past their completion window expire; their items not yet run fail with batch_expired. */
-  checkExpiry(now = Date.now()): void {
-    for (const a of [...this.active.values()]) {
-      if (a.stopped) continue
-      const row = this.store.byId(a.id)
-      if (row && !FINAL.has(row.status) && row.expiresAt <= now) this.end(a.id, 'expired', { expiredAt: now })
+  async checkExpiry(now = Date.now()): Promise<void> {
+    try {
+      for (const a of [...this.active.values()]) {
+        if (a.stopped) continue
+        const row = await this.store.byId(a.id)
+        if (row && !FINAL.has(row.status) && row.expiresAt <= now) await this.end(a.id, 'expired', { expiredAt: now })
+      }
+    } catch (e) {
+      this.s.log.error('batches: checking expiry failed', { error: (e as Error).message })
     }
   }
 
   /** The files service's delete hook (§2 rule 2): a queued or processing batch reading the file fails. */
-  onFileDeleted(file: FileRecord, reason: string): void {
-    for (const row of this.store.readingFile(file.id)) {
+  async onFileDeleted(file: FileRecord, reason: string): Promise<void> {
+    for (const row of await this.store.readingFile(file.id)) {
       if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue
-      this.fail(row.id, 'input_file_deleted', `the input file ${file.id} was ${reason === 'expired' ? 'removed when it expired' : 'deleted'}`)
+      await this.fail(row.id, 'input_file_deleted', `the input file ${file.id} was ${reason === 'expired' ? 'removed when it expired' : 'deleted'}`)
     }
   }
 
   /** Resolves once every batch that can end has ended (tests, shutdown). */
   async idle(): Promise<void> {
+    await Promise.allSettled([...this.active.values()].map((a) => a.chain))
     while (this.finalizing.size > 0) await Promise.allSettled([...this.finalizing])
   }
 
@@ -421,14 +544,17 @@ export class Scheduler {
   async close(graceMs: number): Promise<void> {
     this.closed = true
     if (this.expiryTimer) clearInterval(this.expiryTimer)
+    if (this.shareTimer) clearInterval(this.shareTimer)
     if (this.tick) clearTimeout(this.tick)
     await this.pool.close(graceMs)
     for (let n = this.landed.length; n > 0; n = this.landed.length) {
-      this.flush()
+      await this.flush()
       // a write that failed keeps its results: give up on them, they run again after the restart
       if (this.landed.length >= n) break
     }
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
+    // what this instance claimed and will not run goes back to the others at once
+    if (this.leases) for (const a of this.active.values()) await this.leases.drop(a.id).catch(() => {})
   }
 }
 

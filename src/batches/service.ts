@@ -23,8 +23,8 @@ export class BatchService {
   }
 
   /** Resume open batches, hear about deleted files, stop with the gateway. */
-  start(onClose: (() => void | Promise<void>)[]): this {
-    this.scheduler.start()
+  async start(onClose: (() => void | Promise<void>)[]): Promise<this> {
+    await this.scheduler.start()
     const off = this.s.files.onFileDeleted((file, reason) => this.scheduler.onFileDeleted(file, reason))
     onClose.push(async () => {
       off()
@@ -48,7 +48,7 @@ export class BatchService {
     if (!result.ok) throw new HttpError(result.status, result.message)
     const env = result.envelope
     // the file may have gone while its lines were read: then the batch is never made
-    if (env.inputFileId !== null && !this.s.files.get(key.id, env.inputFileId)) {
+    if (env.inputFileId !== null && !(await this.s.files.get(key.id, env.inputFileId))) {
       void this.store.deleteItems(id).catch(() => {})
       throw new HttpError(400, `input_file_id: the file ${echo(env.inputFileId)} was deleted while the batch was being created`)
     }
@@ -79,20 +79,22 @@ export class BatchService {
       failedAt: null,
       expiredAt: null,
       endedAt: null,
+      finalizer: null,
+      finalizerUntil: null,
     }
-    this.store.insert(row)
+    await this.store.insert(row)
     this.scheduler.add(row)
-    return this.store.byId(id) ?? row
+    return (await this.store.byId(id)) ?? row
   }
 
   /** The key's batch, or a 404 (another key's batch is simply not found). */
-  find(owner: string, id: string | null | undefined, family?: BatchFamily): BatchRow {
-    const row = typeof id === 'string' ? this.store.get(owner, id, family) : null
+  async find(owner: string, id: string | null | undefined, family?: BatchFamily): Promise<BatchRow> {
+    const row = typeof id === 'string' ? await this.store.get(owner, id, family) : null
     if (!row) throw notFound(`No such batch: ${echo(id)}`)
     return row
   }
 
-  cancel(owner: string, id: string, family?: BatchFamily): BatchRow {
-    return this.scheduler.cancel(this.find(owner, id, family))
+  async cancel(owner: string, id: string, family?: BatchFamily): Promise<BatchRow> {
+    return this.scheduler.cancel(await this.find(owner, id, family))
   }
 }

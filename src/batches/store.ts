@@ -1,11 +1,10 @@
 // The batches and batch_items tables: batch rows through drizzle; the item statements that
-// run per item (read, result) are prepared once. The main thread reads and ends batches; a
-// worker's results writer stores results with this store on its own connection. Every read of a
-// batch is scoped to its key: another key's batch is simply not found.
-import type { Statement } from 'bun:sqlite'
+// run per item (read, result) are plain SQL (prepared once on SQLite). The main thread reads
+// and ends batches; a worker's results writer stores results with this store on its own
+// connection. Every read of a batch is scoped to its key: another key's batch is simply not found.
 import { and, desc, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
-import { batches } from '../db/schema.ts'
+import { DIALECT, type Param, type Sql } from '../db/sql.ts'
 import type { BatchFamily, BatchRow, ItemError } from './types.ts'
 
 /** A pending item as the scheduler admits it (its body stays in the database for the worker). */
@@ -42,53 +41,59 @@ export interface ResultWrite {
 /** Which items an end of batch fails, and the counter that keeps them. */
 export type EndKind = 'cancelled' | 'expired' | 'failed'
 
-const ITEM_COLUMNS = 'idx, custom_id AS customId, status, response, error, usage, request_id AS requestId'
+const ITEM_COLUMNS = 'idx, custom_id AS "customId", status, response, error, usage, request_id AS "requestId"'
 
 export class BatchStore {
-  private stmts = new Map<string, Statement>()
-
   constructor(private readonly storage: Storage) {}
 
   private get db() {
     return this.storage.db
   }
 
-  get sqlite() {
-    return this.storage.sqlite
+  private get t() {
+    return this.storage.t.batches
   }
 
-  private stmt(sql: string): Statement {
-    let s = this.stmts.get(sql)
-    if (!s) this.stmts.set(sql, (s = this.sqlite.prepare(sql)))
-    return s
+  get sql(): Sql {
+    return this.storage.sql
+  }
+
+  private get rowid() {
+    return DIALECT[this.sql.dialect].rowid
   }
 
   /** The batch row, and its items now owned by it (the ingest marker goes). */
-  insert(row: BatchRow): void {
-    this.sqlite.transaction(() => {
-      this.db.insert(batches).values(row).run()
-      this.stmt('DELETE FROM batch_ingests WHERE batch_id = ?').run(row.id)
-    })()
+  async insert(row: BatchRow): Promise<void> {
+    // drizzle writes the statement in this dialect; it runs on the transaction's connection
+    const insert = this.db.insert(this.t).values(row).toSQL()
+    await this.sql.tx(async (q) => {
+      await q.run(insert.sql, insert.params as Param[])
+      await q.run('DELETE FROM batch_ingests WHERE batch_id = ?', [row.id])
+    })
   }
 
-  get(owner: string, id: string, family?: BatchFamily): BatchRow | null {
+  async get(owner: string, id: string, family?: BatchFamily): Promise<BatchRow | null> {
+    const batches = this.t
     const where = and(eq(batches.id, id), eq(batches.apiKeyId, owner), family ? eq(batches.family, family) : undefined)
-    return this.db.select().from(batches).where(where).get() ?? null
+    const [r] = await this.db.select().from(batches).where(where).limit(1)
+    return r ?? null
   }
 
-  byId(id: string): BatchRow | null {
-    return this.db.select().from(batches).where(eq(batches.id, id)).get() ?? null
+  async byId(id: string): Promise<BatchRow | null> {
+    const [r] = await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)
+    return r ?? null
   }
 
   /**
    * Newest first, `limit` + 1 read to know `hasMore`. `after`/`before` name a batch of the
    * owner's (null when they do not); `before` pages walk towards newer batches.
    */
-  list(owner: string, q: { limit: number; after?: string; before?: string; endpoint?: string; family?: BatchFamily }): { data: BatchRow[]; hasMore: boolean } | null {
+  async list(owner: string, q: { limit: number; after?: string; before?: string; endpoint?: string; family?: BatchFamily }): Promise<{ data: BatchRow[]; hasMore: boolean } | null> {
+    const batches = this.t
     const cursorId = q.after ?? q.before
     let cursor: SQL | undefined
     if (cursorId !== undefined) {
-      const c = this.get(owner, cursorId, q.family)
+      const c = await this.get(owner, cursorId, q.family)
       if (!c) return null
       cursor = q.before
         ? or(gt(batches.createdAt, c.createdAt), and(eq(batches.createdAt, c.createdAt), gt(batches.id, c.id)))
@@ -96,54 +101,54 @@ export class BatchStore {
     }
     const where = and(eq(batches.apiKeyId, owner), q.family ? eq(batches.family, q.family) : undefined, cursor)
     const order = q.before ? [batches.createdAt, batches.id] : [desc(batches.createdAt), desc(batches.id)]
-    const rows = this.db.select().from(batches).where(where).orderBy(...order).limit(q.limit + 1).all()
+    const rows = await this.db.select().from(batches).where(where).orderBy(...order).limit(q.limit + 1)
     const hasMore = rows.length > q.limit
     const data = rows.slice(0, q.limit)
     return { data: q.before ? data.reverse() : data, hasMore }
   }
 
   /** Batches not ended yet: the scheduler's work after a start. */
-  open(): BatchRow[] {
-    return this.db.select().from(batches).where(isNull(batches.endedAt)).orderBy(batches.createdAt).all()
+  open(): Promise<BatchRow[]> {
+    return this.db.select().from(this.t).where(isNull(this.t.endedAt)).orderBy(this.t.createdAt)
   }
 
   /** Open batches that read this file. */
-  readingFile(fileId: string): BatchRow[] {
-    return this.db.select().from(batches).where(and(eq(batches.inputFileId, fileId), isNull(batches.endedAt))).all()
+  readingFile(fileId: string): Promise<BatchRow[]> {
+    return this.db.select().from(this.t).where(and(eq(this.t.inputFileId, fileId), isNull(this.t.endedAt)))
   }
 
-  update(id: string, set: Partial<BatchRow>): void {
-    this.db.update(batches).set(set).where(eq(batches.id, id)).run()
+  async update(id: string, set: Partial<BatchRow>): Promise<void> {
+    await this.db.update(this.t).set(set).where(eq(this.t.id, id))
   }
 
   /** Up to `n` pending items from index `from` on, in input order (a read: what is in flight is kept in memory). */
-  pending(batchId: string, from: number, n: number): ClaimedItem[] {
-    return this.stmt(
-      `SELECT idx, model, prompt_estimate AS promptEstimate, max_output_tokens AS maxOutputTokens
+  pending(batchId: string, from: number, n: number): Promise<ClaimedItem[]> {
+    return this.sql.all<ClaimedItem>(
+      `SELECT idx, model, prompt_estimate AS "promptEstimate", max_output_tokens AS "maxOutputTokens"
        FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?`,
-    ).all(batchId, from, n) as ClaimedItem[]
+      [batchId, from, n],
+    )
   }
 
   /** An item's request body (a worker reads it: it never crosses the main thread). */
-  body(batchId: string, idx: number): string | null {
-    return (this.stmt('SELECT body FROM batch_items WHERE batch_id = ? AND idx = ?').get(batchId, idx) as { body: string } | null)?.body ?? null
+  async body(batchId: string, idx: number): Promise<string | null> {
+    return (await this.sql.get<{ body: string }>('SELECT body FROM batch_items WHERE batch_id = ? AND idx = ?', [batchId, idx]))?.body ?? null
   }
 
   /** Items without a result yet (pending or in flight). */
-  unfinished(batchId: string): number {
-    return (this.stmt('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND status IS NULL').get(batchId) as { n: number }).n
+  async unfinished(batchId: string): Promise<number> {
+    return (await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND status IS NULL', [batchId]))!.n
   }
 
   /**
-   * Stores results and moves the counters; call inside a transaction. An item that already
+   * Stores results and moves the counters; pass the transaction (`q`). An item that already
    * has a result keeps it (each index has exactly one): for each result, whether it was stored.
    */
-  writeResults(results: ResultWrite[]): boolean[] {
-    const upd = this.stmt(
-      'UPDATE batch_items SET status = ?, response = ?, error = ?, usage = ?, request_id = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL',
-    )
+  async writeResults(results: ResultWrite[], q: Sql): Promise<boolean[]> {
+    const upd = 'UPDATE batch_items SET status = ?, response = ?, error = ?, usage = ?, request_id = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL'
     const counts = new Map<string, { ok: number; failed: number }>()
-    const stored = results.map((r) => upd.run(r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx).changes === 1)
+    const stored: boolean[] = []
+    for (const r of results) stored.push((await q.run(upd, [r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx])) === 1)
     results.forEach((r, i) => {
       if (!stored[i]) return
       let c = counts.get(r.batchId)
@@ -151,8 +156,7 @@ export class BatchStore {
       if (r.status === 'succeeded') c.ok++
       else c.failed++
     })
-    const bump = this.stmt('UPDATE batches SET succeeded = succeeded + ?, failed = failed + ? WHERE id = ?')
-    for (const [id, c] of counts) bump.run(c.ok, c.failed, id)
+    for (const [id, c] of counts) await q.run('UPDATE batches SET succeeded = succeeded + ?, failed = failed + ? WHERE id = ?', [c.ok, c.failed, id])
     return stored
   }
 
@@ -161,45 +165,50 @@ export class BatchStore {
    * an ended batch with `error`, and counts them; returns how many (0: none left). In chunks,
    * so the loop is never held long; `only` limits it to these indexes (items put back).
    */
-  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[]): number {
+  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[], unleasedAt?: number): Promise<number> {
     const column = kind === 'cancelled' ? 'cancelled_items' : kind === 'expired' ? 'expired_items' : null
     const text = JSON.stringify(error)
     const now = Date.now()
-    return this.sqlite.transaction(() => {
+    const rowid = this.rowid
+    return this.sql.tx(async (q) => {
       let n = 0
       if (only) {
-        const one = this.stmt(`UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL`)
-        for (const idx of only) n += one.run(text, now, batchId, idx).changes
+        const one = `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL`
+        for (const idx of only) n += await q.run(one, [text, now, batchId, idx])
       } else {
-        n = this.stmt(
-          `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE rowid IN (SELECT rowid FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?)`,
-        ).run(text, now, batchId, from, chunk).changes
+        // instances sharing the database: items another one holds under a live lease finish there
+        const unleased = unleasedAt === undefined ? '' : ' AND (lease_until IS NULL OR lease_until < ?)'
+        n = await q.run(
+          `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE ${rowid} IN (SELECT ${rowid} FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ?${unleased} ORDER BY idx LIMIT ?)`,
+          unleasedAt === undefined ? [text, now, batchId, from, chunk] : [text, now, batchId, from, unleasedAt, chunk],
+        )
       }
       if (n > 0) {
-        this.stmt(`UPDATE batches SET failed = failed + ?${column ? `, ${column} = ${column} + ?` : ''} WHERE id = ?`).run(...(column ? [n, n, batchId] : [n, batchId]))
+        await q.run(`UPDATE batches SET failed = failed + ?${column ? `, ${column} = ${column} + ?` : ''} WHERE id = ?`, column ? [n, n, batchId] : [n, batchId])
       }
       return n
-    })()
+    })
   }
 
   /** Results with index from `from` (inclusive) to `to` (exclusive), in order; `status` filters. */
-  results(batchId: string, from: number, to: number, limit: number, status?: 'succeeded' | 'failed'): ItemRow[] {
+  results(batchId: string, from: number, to: number, limit: number, status?: 'succeeded' | 'failed'): Promise<ItemRow[]> {
     const filter = status === 'succeeded' ? "status = 'succeeded'" : status === 'failed' ? "status = 'failed'" : 'status IS NOT NULL'
-    return this.stmt(
+    return this.sql.all<ItemRow>(
       `SELECT ${ITEM_COLUMNS} FROM batch_items WHERE batch_id = ? AND idx >= ? AND idx < ? AND ${filter} ORDER BY idx LIMIT ?`,
-    ).all(batchId, from, to, limit) as ItemRow[]
+      [batchId, from, to, limit],
+    )
   }
 
   /** Removes a batch's items (a refused create, a deleted batch), in chunks, and its ingest marker. */
   async deleteItems(batchId: string): Promise<void> {
-    const del = this.stmt('DELETE FROM batch_items WHERE rowid IN (SELECT rowid FROM batch_items WHERE batch_id = ? LIMIT 2000)')
-    while (del.run(batchId).changes > 0) await new Promise((r) => setImmediate(r))
-    this.stmt('DELETE FROM batch_ingests WHERE batch_id = ?').run(batchId)
+    const del = `DELETE FROM batch_items WHERE ${this.rowid} IN (SELECT ${this.rowid} FROM batch_items WHERE batch_id = ? LIMIT 2000)`
+    while ((await this.sql.run(del, [batchId])) > 0) await new Promise((r) => setImmediate(r))
+    await this.sql.run('DELETE FROM batch_ingests WHERE batch_id = ?', [batchId])
   }
 
   /** Removes an ended batch and its results. */
   async delete(id: string): Promise<void> {
-    this.db.delete(batches).where(eq(batches.id, id)).run()
+    await this.db.delete(this.t).where(eq(this.t.id, id))
     await this.deleteItems(id)
   }
 }

@@ -42,7 +42,7 @@ export async function watchBatch(o: WatchOptions): Promise<number | string> {
   let shown = ''
   let shownAt = 0
   for (;;) {
-    const b = store.byId(o.id)
+    const b = await store.byId(o.id)
     if (!b) return `no batch with id ${o.id}`
     const p = progressOf(b, Date.now())
     const line = progressLine(b, p)

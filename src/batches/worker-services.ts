@@ -8,6 +8,7 @@ import { MemoryStore, RateLimiter } from '../auth/ratelimit.ts'
 import { buildCatalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import { openStorage, type Storage } from '../db/client.ts'
+import { storageOptions } from '../db/options.ts'
 import { createFilesService } from '../files/create.ts'
 import { Recorder } from '../generations/recorder.ts'
 import { createLogger } from '../http/log.ts'
@@ -48,13 +49,14 @@ export interface WorkerServices extends Services {
 }
 
 /** `tokens`: a port to the process's token worker (tokenPort()); without one, counting runs here. */
-export function buildWorkerServices(config: Config, tokens?: MessagePort): WorkerServices {
+export async function buildWorkerServices(config: Config, tokens?: MessagePort): Promise<WorkerServices> {
   if (tokens) countThrough(tokens)
   else countOnThisThread()
   const log = createLogger(config.logLevel)
-  const storage = openStorage(config.dataDir)
+  // a few connections of its own on PostgreSQL: a worker's writes are batched
+  const storage = await openStorage(storageOptions(config, 4))
   // the gateway's checkpoint worker checkpoints the WAL; a commit here never does it inline
-  storage.sqlite.exec('PRAGMA wal_autocheckpoint = 0')
+  storage.sqlite?.exec('PRAGMA wal_autocheckpoint = 0')
   const catalog = buildCatalog(config)
   const keys = new SpendLog(storage)
   const s: WorkerServices = {

@@ -50,7 +50,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'init':
       try {
         if (m.role === 'items') lowerPriority()
-        s = buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
+        s = await buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
         store = new BatchStore(s.storage)
         if (m.role === 'items') toWriter = m.port
         else writer = new ResultsWriter(s, store, (done, settled) => post({ type: 'ran', done, settled }))
@@ -79,15 +79,15 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       return
     case 'stop':
       sendNow()
-      writer?.writeAll()
+      await writer?.writeAll()
       // what the worker's services keep to write later (the responses surface's pending threads)
       for (const close of s?.onClose ?? []) {
         try {
-          void close()
+          await close()
         } catch {}
       }
       try {
-        s?.storage.close()
+        await s?.storage.close()
       } catch {}
       s = undefined
       post({ type: 'stopped' })

@@ -1,5 +1,8 @@
-// What several instances share, chosen by configuration: Redis when `redis.url` is set,
-// otherwise nothing (each instance on its own memory, as a single gateway always was).
+// What several instances share, chosen by configuration: Redis when `redis.url` is set;
+// without Redis, a shared PostgreSQL database carries the change bus (LISTEN/NOTIFY) and
+// holds the credits (auth/pg-credits.ts); otherwise nothing (each instance on its own memory,
+// as a single gateway always was).
+import type { SQL } from 'bun'
 import { RedisCredits } from '../auth/redis-credits.ts'
 import { RedisRateLimiter } from '../auth/redis-ratelimit.ts'
 import type { SharedCredits } from '../auth/credits.ts'
@@ -7,6 +10,7 @@ import type { RateLimitBackend } from '../auth/ratelimit.ts'
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import { MemoryBus, type Bus } from './bus.ts'
+import { PgBus } from './pg-bus.ts'
 import { RedisBus } from './redis-bus.ts'
 import { SharedRedis } from './redis.ts'
 
@@ -42,5 +46,20 @@ export async function createCluster(config: Config, log: Logger): Promise<Cluste
       bus.close()
       redis.close()
     },
+  }
+}
+
+/**
+ * No Redis, a shared PostgreSQL database: change notices go over LISTEN/NOTIFY instead of
+ * memory, so a key changed on one instance reaches the others within moments.
+ */
+export async function busOnPostgres(cluster: Cluster, client: SQL, log: Logger): Promise<void> {
+  if (cluster.redis) return
+  const bus = await PgBus.open(client, log)
+  const closeRest = cluster.close
+  cluster.bus = bus
+  cluster.close = () => {
+    void bus.close()
+    closeRest()
   }
 }

@@ -3,7 +3,8 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
+import { maskUrl as maskDatabaseUrl } from '../db/pg-url.ts'
 import type { ProviderConfig } from '../routing/contract.ts'
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 
@@ -28,7 +29,19 @@ export interface Config {
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Batches (issue 11): the worker pool and the limits of one batch. */
-  batches: { workers: number; maxConcurrency: number; maxRetries: number; maxItemsPerSecond: number; maxItems: number }
+  batches: {
+    workers: number
+    maxConcurrency: number
+    maxRetries: number
+    maxItemsPerSecond: number
+    maxItems: number
+    /** Instances sharing a database: how long a claimed item stays theirs without a renewal. */
+    leaseMs: number
+  }
+  /** PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. */
+  database: { url?: string }
+  /** One of several instances behind a balancer: refuses a store that is not shared. */
+  cluster: boolean
   /** Shared state for several instances (issue 13); null: everything per instance, in memory. */
   redis: RedisSettings | null
   /** File blobs and batch outputs in S3-compatible storage; null: the data dir's disk. */
@@ -189,11 +202,21 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxRetries: count(num(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES') ?? f.batches?.max_retries ?? 4, 0),
       maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
       maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
+      leaseMs: count(num(env.SWITCHYARD_BATCH_LEASE_MS, 'SWITCHYARD_BATCH_LEASE_MS') ?? f.batches?.lease_ms ?? 10_000, 1_000),
     },
+    database: { url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)) },
+    cluster: (str(env.SWITCHYARD_CLUSTER) ?? String(f.cluster ?? false)) === 'true',
     redis: redisSettings(f, env),
     s3: s3Settings(f, env),
     source: file,
   }
+}
+
+/** A database URL must be PostgreSQL's: anything else is a mistake to say at start, not a silent SQLite. */
+function databaseUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  if (!/^postgres(ql)?:\/\//i.test(url)) throw new ConfigError('database.url: expected a postgres:// or postgresql:// URL (unset: SQLite in the data dir)')
+  return url
 }
 
 function redisSettings(f: ConfigFile, env: Record<string, string | undefined>): RedisSettings | null {
@@ -251,12 +274,15 @@ function maskUrl(u: string): string {
 }
 
 /** Which store each shared concern uses, for the banner and `switchyard config`. */
-export function storesOf(c: Config): Record<'rate_limits' | 'credits' | 'change_bus' | 'blobs', string> {
+export function storesOf(c: Config): Record<'database' | 'rate_limits' | 'credits' | 'change_bus' | 'blobs', string> {
   const redis = c.redis ? `redis ${maskUrl(c.redis.url)} (on_error: ${c.redis.onError})` : null
+  // without Redis, a shared PostgreSQL database holds the credits and carries the change bus
+  const pg = c.database.url ? `postgresql ${maskDatabaseUrl(c.database.url)}` : null
   return {
+    database: pg ?? `sqlite ${join(c.dataDir, 'switchyard.db')}`,
     rate_limits: redis ?? 'memory (this instance only)',
-    credits: redis ?? 'memory + database (this instance only)',
-    change_bus: redis ? `${redis} pub/sub` : 'memory (this instance; the data dir is polled every second)',
+    credits: redis ?? (pg ? `${pg} (reservations shared)` : 'memory + database (this instance only)'),
+    change_bus: redis ? `${redis} pub/sub` : pg ? `${pg} LISTEN/NOTIFY` : 'memory (this instance; the data dir is polled every second)',
     blobs: c.s3
       ? `s3 bucket ${c.s3.bucket}${c.s3.endpoint ? ` at ${c.s3.endpoint}` : ''}${c.s3.redirectDownloads ? ' (downloads redirect to presigned URLs)' : ''}`
       : `disk ${c.dataDir}/blobs`,
@@ -272,6 +298,7 @@ export function maskedConfig(c: Config): unknown {
     ...c,
     adminToken: mask(c.adminToken),
     bootstrapKey: mask(c.bootstrapKey),
+    database: { url: c.database.url && maskDatabaseUrl(c.database.url) },
     providers: Object.fromEntries(
       Object.entries(c.providers).map(([k, p]) => [k, p && { ...p, apiKey: mask(p.apiKey) }]),
     ),

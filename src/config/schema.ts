@@ -55,6 +55,8 @@ export const ConfigFileSchema = t.Object(
         { additionalProperties: false },
       ),
     ),
+    database: t.Optional(t.Object({ url: t.Optional(t.String()) }, { additionalProperties: false })),
+    cluster: t.Optional(t.Boolean()),
     log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
     providers: t.Optional(
       t.Object({ openai: t.Optional(Provider), anthropic: t.Optional(Provider) }, { additionalProperties: false }),
@@ -101,6 +103,8 @@ export const ConfigFileSchema = t.Object(
           max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
           /** Items started per second across all batches (§8: large batches may be throttled), so that batch work never crowds out interactive traffic; 0: no limit. */
           max_items_per_second: t.Optional(t.Integer({ minimum: 0 })),
+          /** Instances sharing a database: how long an item one claimed stays its own without renewal (ms). */
+          lease_ms: t.Optional(t.Integer({ minimum: 1000 })),
           /** Items per batch (spec §8: 50,000 typical, higher on request). */
           max_items: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
         },

@@ -17,6 +17,9 @@ function workerUrl(): string {
 }
 
 export async function startCheckpointer(storage: Storage, log: Logger, intervalMs = 1000): Promise<() => Promise<void>> {
+  const sqlite = storage.sqlite
+  // PostgreSQL checkpoints itself
+  if (!sqlite || !storage.file) return async () => {}
   let worker: Worker
   try {
     worker = new Worker(workerUrl())
@@ -42,11 +45,11 @@ export async function startCheckpointer(storage: Storage, log: Logger, intervalM
     return async () => {}
   }
   log.debug('checkpoint worker started', { interval_ms: intervalMs })
-  storage.sqlite.exec('PRAGMA wal_autocheckpoint = 0')
+  sqlite.exec('PRAGMA wal_autocheckpoint = 0')
   // Bun's Worker can be unref'd (the DOM type does not say so): it never holds the process up
   ;(worker as unknown as { unref(): void }).unref()
   return async () => {
-    storage.sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
+    sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
     const stopped = reply('stopped', 2000)
     worker.postMessage({ stop: true })
     await stopped

@@ -1,22 +1,57 @@
-// One SQLite file in the data dir, WAL mode, migrated at open from the embedded SQL.
+// The metadata store: one SQLite file in the data dir (WAL mode) by default, or PostgreSQL
+// when a database URL is configured (pg-client.ts). Either way it is migrated at open from
+// the SQL embedded in the binary, and the stores reach it through `sql` (sql.ts) or drizzle
+// with this dialect's tables (`t`).
 import { Database } from 'bun:sqlite'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import { MIGRATIONS } from './migrations.gen.ts'
 import * as schema from './schema.ts'
+import type { Dialect, Sql } from './sql.ts'
+import { SqliteSql } from './sqlite-sql.ts'
 
+/**
+ * drizzle over either dialect. Typed as the SQLite one: the stores only use the builder calls
+ * both dialects share (select/insert/update/delete, `returning`, awaited), with `t`'s tables.
+ */
 export type Db = BunSQLiteDatabase<typeof schema>
+export type Tables = typeof schema
 
 export interface Storage {
+  dialect: Dialect
   db: Db
-  sqlite: Database
-  /** Path of the database file. */
-  file: string
-  close(): void
+  t: Tables
+  sql: Sql
+  /** PostgreSQL only: the client (LISTEN/NOTIFY). */
+  pg?: import('bun').SQL
+  /** SQLite only: the connection (checkpoints, pragmas). */
+  sqlite?: Database
+  /** SQLite only: the database file. */
+  file?: string
+  /** What the banner and `switchyard config` show (no secret). */
+  describe: string
+  close(): Promise<void>
 }
 
-export function openStorage(dataDir: string): Storage {
+export interface StorageOptions {
+  dataDir: string
+  /** postgres:// URL: PostgreSQL instead of the data dir's SQLite file. */
+  databaseUrl?: string
+  /** Connections in the PostgreSQL pool. */
+  poolSize?: number
+}
+
+export async function openStorage(opts: StorageOptions | string): Promise<Storage> {
+  const o = typeof opts === 'string' ? { dataDir: opts } : opts
+  if (o.databaseUrl) {
+    const { openPg } = await import('./pg-client.ts')
+    return openPg(o.databaseUrl, o.poolSize)
+  }
+  return openSqlite(o.dataDir)
+}
+
+export function openSqlite(dataDir: string): Storage {
   // Keys' hashes, records and uploads live here: a dir made here is owner-only (D10; a umask
   // only takes bits away). A dir the operator made is left as they made it (it may be shared,
   // or their working dir): what the gateway puts in it is owner-only on its own.
@@ -35,10 +70,14 @@ export function openStorage(dataDir: string): Storage {
   const db = drizzle({ client: sqlite, schema })
   migrate(db)
   return {
+    dialect: 'sqlite',
     db,
+    t: schema,
+    sql: new SqliteSql(sqlite),
     sqlite,
     file,
-    close() {
+    describe: `sqlite ${file}`,
+    async close() {
       try {
         sqlite.exec('PRAGMA optimize')
       } catch {}
@@ -47,15 +86,19 @@ export function openStorage(dataDir: string): Storage {
   }
 }
 
-/** drizzle's own migrator, fed from memory instead of a folder. */
-function migrate(db: Db) {
-  const migrations = MIGRATIONS.map((m) => ({
+/** The embedded migrations as drizzle's migrator takes them. */
+export function embedded(list: typeof MIGRATIONS) {
+  return list.map((m) => ({
     sql: m.sql.split('--> statement-breakpoint'),
     bps: m.breakpoints,
     folderMillis: m.when,
     hash: new Bun.CryptoHasher('sha256').update(m.sql).digest('hex'),
   }))
+}
+
+/** drizzle's own migrator, fed from memory instead of a folder. */
+function migrate(db: Db) {
   // dialect and session are drizzle internals with no public type
   const anyDb = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown }
-  anyDb.dialect.migrate(migrations, anyDb.session, { migrationsFolder: '(embedded)' })
+  anyDb.dialect.migrate(embedded(MIGRATIONS), anyDb.session, { migrationsFolder: '(embedded)' })
 }

@@ -184,6 +184,9 @@ export const batches = sqliteTable(
     expiredAt: integer('expired_at'),
     /** Every item has its result and the output files are written: nothing more will change. */
     endedAt: integer('ended_at'),
+    /** Instances sharing a database: the one writing the output files, until when (epoch ms). */
+    finalizer: text('finalizer'),
+    finalizerUntil: integer('finalizer_until'),
   },
   (t) => [index('batches_key_created').on(t.apiKeyId, t.createdAt), index('batches_open').on(t.endedAt), index('batches_input_file').on(t.inputFileId)],
 )
@@ -214,6 +217,9 @@ export const batchItems = sqliteTable(
     usage: text('usage'),
     requestId: text('request_id'),
     finishedAt: integer('finished_at'),
+    /** Instances sharing a database: the one that claimed the pending item, until when (epoch ms). */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: integer('lease_until'),
   },
   // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
   (t) => [primaryKey({ columns: [t.batchId, t.idx] }), index('batch_items_status').on(t.batchId, t.status, t.idx)],
@@ -227,3 +233,20 @@ export const batchIngests = sqliteTable('batch_ingests', {
   batchId: text('batch_id').primaryKey(),
   startedAt: integer('started_at').notNull(),
 })
+
+/**
+ * Credit reservations shared by several instances (issue 13): the worst-case cost of an
+ * admitted request, held against its key until its record (and spend) is written. Used when
+ * the instances share a PostgreSQL database and no Redis; a single instance keeps them in memory.
+ */
+export const creditReservations = sqliteTable(
+  'credit_reservations',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    usd: real('usd').notNull(),
+    /** Epoch ms: a reservation whose request died without a record stops counting then. */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('credit_reservations_key').on(t.apiKeyId, t.expiresAt)],
+)

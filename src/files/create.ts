@@ -12,7 +12,7 @@ import { FilesService } from './service.ts'
 
 export function createFilesService(deps: { config: Config; storage: Storage; log: Logger }): FilesService {
   return new FilesService({
-    repo: new FilesRepo(deps.storage.db),
+    repo: new FilesRepo(deps.storage),
     // S3 when configured (several gateways share it), the data dir's disk otherwise
     blobs: deps.config.s3 ? new S3BlobStore(deps.config.s3) : new DiskBlobStore(join(deps.config.dataDir, 'blobs')),
     log: deps.log,

@@ -29,9 +29,9 @@ interface Wire {
 const OPENAI: Wire = {
   family: 'openai',
   file: toOpenAIFile,
-  list(files, owner, params) {
+  async list(files, owner, params) {
     const q = openAIListQuery(params)
-    const page = files.list(owner, q)
+    const page = await files.list(owner, q)
     if (!page) throw badRequest(`after: no file ${q.after}`)
     return toOpenAIList(page)
   },
@@ -41,9 +41,9 @@ const OPENAI: Wire = {
 const ANTHROPIC: Wire = {
   family: 'anthropic',
   file: toAnthropicFile,
-  list(files, owner, params) {
+  async list(files, owner, params) {
     const q = anthropicListQuery(params)
-    const page = files.list(owner, q)
+    const page = await files.list(owner, q)
     if (!page) throw badRequest(`${q.cursorParam}: no file ${q.after ?? q.before}`)
     return toAnthropicList(page, q.before !== undefined ? 'before' : 'after')
   },
@@ -54,16 +54,16 @@ const ANTHROPIC: Wire = {
 const missing = (id: string) => notFound(`No such file: ${echo(id)}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
-  const find = (request: Request, id: string) => files.get(keyOf(request).id, id) ?? (() => { throw missing(id) })()
+  const find = async (request: Request, id: string) => (await files.get(keyOf(request).id, id)) ?? (() => { throw missing(id) })()
   return new Elysia({ name: `files:${root}` })
     .post(root, async ({ request }) => wire.file(await receiveUpload(request, files, wire.family, keyOf(request).id, limits)), {
       // the body is read here as a stream; Elysia must not read it first
       parse: 'none',
     })
     .get(root, ({ request }) => wire.list(files, keyOf(request).id, new URL(request.url).searchParams))
-    .get(`${root}/:id`, ({ request, params }) => wire.file(find(request, params.id)))
+    .get(`${root}/:id`, async ({ request, params }) => wire.file(await find(request, params.id)))
     .get(`${root}/:id/content`, async ({ request, params }) => {
-      const rec = find(request, params.id)
+      const rec = await find(request, params.id)
       const blob = await files.open(rec)
       if (!blob) throw missing(params.id)
       if (blob.kind === 'redirect') return new Response(null, { status: 302, headers: { location: blob.url } })

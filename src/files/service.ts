@@ -62,7 +62,7 @@ export class FilesService {
       sha256: blob.sha256,
     }
     try {
-      this.repo.insert(rec)
+      await this.repo.insert(rec)
     } catch (e) {
       await this.discard(blob)
       throw e
@@ -75,12 +75,12 @@ export class FilesService {
     await this.blobs.delete(blob.key).catch(() => {})
   }
 
-  get(owner: string, id: string): FileRecord | null {
+  get(owner: string, id: string): Promise<FileRecord | null> {
     return this.repo.find(owner, id, this.now())
   }
 
   /** The file `fileId` if `apiKey` may read it: the same check as the file routes. */
-  resolveForKey(fileId: string, apiKey: ApiKey): FileRecord | null {
+  resolveForKey(fileId: string, apiKey: ApiKey): Promise<FileRecord | null> {
     return this.get(apiKey.id, fileId)
   }
 
@@ -88,18 +88,18 @@ export class FilesService {
    * A page of the owner's files. null when a cursor names no file of this owner, so the
    * route can say which parameter was wrong.
    */
-  list(owner: string, q: ListQuery): ListPage | null {
+  async list(owner: string, q: ListQuery): Promise<ListPage | null> {
     const cursorId = q.after ?? q.before
     let cursor: { createdAt: number; id: string } | undefined
     if (cursorId !== undefined) {
       // a cursor that expired since the last page still marks a place in the order
-      const c = this.repo.find(owner, cursorId, 0)
+      const c = await this.repo.find(owner, cursorId, 0)
       if (!c) return null
       cursor = { createdAt: c.createdAt, id: c.id }
     }
     const flip = q.before !== undefined
     const direction = (q.order === 'desc') !== flip ? 'desc' : 'asc'
-    const page = this.repo.scan({ owner, limit: q.limit, purpose: q.purpose, cursor, direction, now: this.now() })
+    const page = await this.repo.scan({ owner, limit: q.limit, purpose: q.purpose, cursor, direction, now: this.now() })
     // a `before` page was read walking away from the cursor; give it back in list order
     return flip ? { data: page.data.reverse(), hasMore: page.hasMore } : page
   }
@@ -122,7 +122,7 @@ export class FilesService {
 
   /** Removes the record, tells the hooks, then removes the bytes. null when not the owner's. */
   async delete(owner: string, id: string): Promise<FileRecord | null> {
-    const rec = this.repo.remove(owner, id)
+    const rec = await this.repo.remove(owner, id)
     if (!rec) return null
     await this.forget(rec, 'deleted')
     return rec
@@ -141,7 +141,7 @@ export class FilesService {
   async pruneExpired(): Promise<number> {
     let n = 0
     for (;;) {
-      const due = this.repo.takeExpired(this.now(), 500)
+      const due = await this.repo.takeExpired(this.now(), 500)
       for (const rec of due) await this.forget(rec, 'expired')
       n += due.length
       if (due.length < 500) return n
@@ -150,7 +150,7 @@ export class FilesService {
 
   /** Removes what a crash left: unfinished uploads and bytes whose record was never written. */
   async sweep(startedAt: number) {
-    const keys = this.repo.blobKeys()
+    const keys = await this.repo.blobKeys()
     return this.blobs.sweep((k) => keys.has(k), startedAt)
   }
 

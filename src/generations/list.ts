@@ -1,8 +1,9 @@
 // The paged listing of generation records, newest first (the dashboard's generations view):
 // `GET /api/v1/generations` without `id`. Scoped to one key, or to none for the admin. The
 // order (created_at, rowid) is the order of the indexes generations_key and generations_created,
-// so a page reads its rows straight off an index, never sorting the table.
-import type { Database, Statement } from 'bun:sqlite'
+// so a page reads its rows straight off an index, never sorting the table. On PostgreSQL the
+// tie-breaker is the gateway's time-ordered id instead of SQLite's rowid (store.ts does the same).
+import type { Param, Sql } from '../db/sql.ts'
 import { COLUMNS, type Raw } from './store.ts'
 import type { GenerationRow } from './row.ts'
 import type { Endpoint } from './types.ts'
@@ -19,19 +20,19 @@ export interface ListFilter {
   /** `ok`: no error; `error`: the request failed. */
   status?: (typeof STATUSES)[number]
   /** A cursor: records strictly older than this one. */
-  after?: { createdAt: number; rowid: number }
+  after?: { createdAt: number; tie: number | string }
   limit: number
 }
 
 /** Clauses an index serves (generations_key, generations_account_created): the scope. */
 const SCOPE: [keyof ListFilter, string][] = [
-  ['keyId', 'api_key_id = $keyId'],
-  ['account', 'account = $account'],
+  ['keyId', 'api_key_id = ?'],
+  ['account', 'account = ?'],
 ]
 /** Clauses checked row by row: no index has them. */
 const FILTERS: [keyof ListFilter, string][] = [
-  ['model', 'model = $model'],
-  ['endpoint', 'endpoint = $endpoint'],
+  ['model', 'model = ?'],
+  ['endpoint', 'endpoint = ?'],
 ]
 
 /**
@@ -50,63 +51,62 @@ export interface Page {
   partial: boolean
 }
 
-type Bound = { id: string; at: number; rowid: number }
+type Bound = { id: string; at: number; tie: number | string }
+
+/** The column that orders records of one ms: SQLite's rowid, PostgreSQL's time-ordered gateway id. */
+const TIE = { sqlite: 'rowid', pg: 'id' } as const
 
 export class GenerationList {
-  private stmts = new Map<string, Statement>()
+  private readonly tie: string
 
-  constructor(private sqlite: Database, private scanBudget = SCAN_BUDGET) {}
-
-  private stmt(sql: string): Statement {
-    let s = this.stmts.get(sql)
-    if (!s) this.stmts.set(sql, (s = this.sqlite.prepare(sql)))
-    return s
+  constructor(private sql: Sql, private scanBudget = SCAN_BUDGET) {
+    this.tie = TIE[sql.dialect]
   }
 
   /** The cursor of a record the caller may see (its gateway id), or undefined. */
-  cursor(id: string, keyId?: string): { createdAt: number; rowid: number } | undefined {
-    const r = this.stmt('SELECT created_at AS createdAt, rowid, api_key_id AS keyId FROM generations WHERE id = ?').get(id) as
-      | { createdAt: number; rowid: number; keyId: string }
-      | null
+  async cursor(id: string, keyId?: string): Promise<{ createdAt: number; tie: number | string } | undefined> {
+    const r = await this.sql.get<{ createdAt: number; tie: number | string; keyId: string }>(
+      `SELECT created_at AS "createdAt", ${this.tie} AS tie, api_key_id AS "keyId" FROM generations WHERE id = ?`,
+      [id],
+    )
     if (!r || (keyId !== undefined && r.keyId !== keyId)) return undefined
-    return { createdAt: r.createdAt, rowid: r.rowid }
+    return { createdAt: Number(r.createdAt), tie: r.tie }
   }
 
   /** Up to `limit` matching records, newest first. */
-  page(f: ListFilter): Page {
+  async page(f: ListFilter): Promise<Page> {
+    const tie = this.tie
     const scope: string[] = []
+    const scopeParams: Param[] = []
     const filters: string[] = []
-    const params: Record<string, string | number> = { limit: f.limit + 1 }
-    for (const [list, clauses] of [[scope, SCOPE], [filters, FILTERS]] as const) {
+    const filterParams: Param[] = []
+    for (const [list, params, clauses] of [[scope, scopeParams, SCOPE], [filters, filterParams, FILTERS]] as const) {
       for (const [field, clause] of clauses) {
         const v = f[field]
         if (v === undefined) continue
         list.push(clause)
-        params[field] = v as string
+        params.push(v as string)
       }
     }
     if (f.status) filters.push(f.status === 'ok' ? 'error IS NULL' : 'error IS NOT NULL')
     if (f.after) {
-      scope.push('(created_at, rowid) < ($at, $rowid)')
-      params.at = f.after.createdAt
-      params.rowid = f.after.rowid
+      scope.push(`(created_at, ${tie}) < (?, ?)`)
+      scopeParams.push(f.after.createdAt, f.after.tie)
     }
-    const order = 'ORDER BY created_at DESC, rowid DESC'
+    const order = `ORDER BY created_at DESC, ${tie} DESC`
     const where = (extra: string[]) => (extra.length ? 'WHERE ' + extra.join(' AND ') : '')
     // with filters: where the budget ends, the `scanBudget`-th row of the scope (a walk of its
     // index, which holds created_at and rowid: no row is read), and the page stops there
     let bound: Bound | null = null
     if (filters.length > 0) {
-      const { limit: _, ...scopeParams } = params
-      bound = this.stmt(`SELECT id, created_at AS at, rowid FROM generations ${where(scope)} ${order} LIMIT 1 OFFSET ${this.scanBudget - 1}`).get(scopeParams as never) as Bound | null
+      bound = await this.sql.get<Bound>(`SELECT id, created_at AS at, ${tie} AS tie FROM generations ${where(scope)} ${order} LIMIT 1 OFFSET ${this.scanBudget - 1}`, scopeParams)
       if (bound) {
-        filters.push('(created_at, rowid) >= ($boundAt, $boundRowid)')
-        params.boundAt = bound.at
-        params.boundRowid = bound.rowid
+        filters.push(`(created_at, ${tie}) >= (?, ?)`)
+        filterParams.push(Number(bound.at), bound.tie)
       }
     }
-    const raw = this.stmt(`SELECT ${COLUMNS} FROM generations ${where([...scope, ...filters])} ${order} LIMIT $limit`).all(params as never) as Raw[]
-    const rows = raw.slice(0, f.limit).map((r) => ({ ...r, stream: r.stream === 1, unpriced: r.unpriced === 1 }))
+    const raw = await this.sql.all<Raw>(`SELECT ${COLUMNS} FROM generations ${where([...scope, ...filters])} ${order} LIMIT ?`, [...scopeParams, ...filterParams, f.limit + 1])
+    const rows = raw.slice(0, f.limit).map((r) => ({ ...r, createdAt: Number(r.createdAt), stream: r.stream === 1 || r.stream === true, unpriced: r.unpriced === 1 || r.unpriced === true }))
     if (raw.length > f.limit) return { rows, hasMore: true, next: rows.at(-1)!.id, partial: false }
     // fewer matches than asked within the budget, and the scope goes on past it
     if (bound) return { rows, hasMore: true, next: bound.id, partial: true }

@@ -10,6 +10,8 @@ import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Storage } from '../db/client.ts'
+import type { Sql } from '../db/sql.ts'
+import { isStoreDown } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore } from './store.ts'
@@ -108,7 +110,7 @@ export class Recorder implements GenerationSink {
       void keys.shared?.settle(input.reservationId, row.apiKeyId, row.cost ?? 0)
       this.queue.push(row)
       // after shutdown began, nothing will flush later: write now
-      if (this.stopped || this.queue.length >= this.maxQueue) this.flush()
+      if (this.stopped || this.queue.length >= this.maxQueue) void this.flush()
       else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
       return row.id
     } catch (e) {
@@ -118,20 +120,29 @@ export class Recorder implements GenerationSink {
     }
   }
 
+  /** The write in progress: writes run one after another, in queue order. */
+  private writing: Promise<void> = Promise.resolve()
+
   /** Write everything queued, in one transaction. Never throws. */
-  flush(): void {
+  flush(): Promise<void> {
     this.recordAllSoon()
     if (this.flushTimer) clearTimeout(this.flushTimer)
     this.flushTimer = undefined
+    this.writing = this.writing.then(() => this.flushQueued())
+    return this.writing
+  }
+
+  private async flushQueued(): Promise<void> {
     if (this.queue.length === 0) return
     const batch = this.queue
     this.queue = []
     try {
-      this.write(batch)
+      await this.write(batch)
       this.attempts = 0
     } catch (e) {
       this.attempts++
-      const retry = this.attempts < MAX_ATTEMPTS && !this.stopped
+      // a database that is away (PostgreSQL restarting) is waited for, not given up on
+      const retry = (this.attempts < MAX_ATTEMPTS || isStoreDown(e)) && !this.stopped
       this.deps.log.error('recorder: writing generation records failed', {
         error: (e as Error).message,
         records: batch.length,
@@ -139,7 +150,7 @@ export class Recorder implements GenerationSink {
       })
       if (retry) {
         this.queue = batch.concat(this.queue)
-        this.flushTimer = setTimeout(() => this.flush(), 100 * this.attempts)
+        this.flushTimer = setTimeout(() => void this.flush(), Math.min(100 * this.attempts, 2_000))
       } else {
         this.attempts = 0
         // given up: the spend settled in memory will never reach the database
@@ -148,14 +159,43 @@ export class Recorder implements GenerationSink {
     }
   }
 
-  private write(rows: GenerationRow[]) {
-    const keys = this.deps.keys
-    let inserted: GenerationRow[] = []
+  private async write(rows: GenerationRow[]) {
     // the database only: if the transaction rolls back, nothing in memory has moved
-    this.deps.storage.sqlite.transaction(() => {
-      inserted = this.store.insertRows(rows)
-      for (const [keyId, usd] of spendByKey(inserted)) keys.writeSpent(keyId, usd)
-    })()
+    let released: ((committed: boolean) => void) | undefined
+    let committed = false
+    try {
+      const inserted = await this.deps.storage.sql.tx(async (q) => {
+        // a shared ledger ends the requests' reservations as their costs become spend
+        released = await this.deps.keys.ledger.commitReleases?.(q)
+        return this.writeIn(q, rows)
+      })
+      committed = true
+      this.committed(rows, inserted)
+    } finally {
+      // committed or not, the ledger's view of this write is settled now
+      released?.(committed)
+    }
+  }
+
+  /** Takes what is queued, to be written by the caller's transaction (`writeIn`, then `committed`). */
+  take(): GenerationRow[] {
+    if (this.flushTimer) clearTimeout(this.flushTimer)
+    this.flushTimer = undefined
+    const rows = this.queue
+    this.queue = []
+    return rows
+  }
+
+  /** The records and their keys' spend, in the transaction `q`; the rows actually inserted. */
+  async writeIn(q: Sql, rows: GenerationRow[]): Promise<GenerationRow[]> {
+    const inserted = await this.store.insertRows(rows, q)
+    for (const [keyId, usd] of spendByKey(inserted)) await this.deps.keys.writeSpent(keyId, usd, q)
+    return inserted
+  }
+
+  /** After the transaction of `writeIn` committed: what memory still counts as unwritten moves on. */
+  committed(rows: GenerationRow[], inserted: GenerationRow[]) {
+    const keys = this.deps.keys
     // committed: the settled spend is now in the rows, no longer only in memory
     for (const [keyId, usd] of spendByKey(inserted)) keys.written(keyId, usd)
     if (inserted.length !== rows.length) {
@@ -178,8 +218,8 @@ export class Recorder implements GenerationSink {
    * The record with this gateway id or reply id (the latest for a reused reply id). With
    * `keyId`, that key's records only; without, whoever owns it (the caller checks ownership).
    */
-  get(id: string, keyId?: string): GenerationRow | undefined {
-    this.flush()
+  async get(id: string, keyId?: string): Promise<GenerationRow | undefined> {
+    await this.flush()
     return this.store.get(id, keyId)
   }
 
@@ -194,7 +234,7 @@ export class Recorder implements GenerationSink {
     try {
       const before = now - this.retentionDays * DAY_MS
       for (;;) {
-        const n = this.store.pruneSome(before, PRUNE_CHUNK)
+        const n = await this.store.pruneSome(before, PRUNE_CHUNK)
         total += n
         if (n < PRUNE_CHUNK || this.stopped) break
         await new Promise((r) => setTimeout(r, 0))
@@ -224,7 +264,7 @@ export class Recorder implements GenerationSink {
     this.stopped = true
     if (this.pruneTimer) clearInterval(this.pruneTimer)
     if (this.firstPrune) clearTimeout(this.firstPrune)
-    this.flush()
+    await this.flush()
     // late records write themselves once they arrive (stopped: at once); wait for them
     await this.settled()
   }

@@ -33,10 +33,10 @@ function oneOf<T extends string>(q: URLSearchParams, name: string, values: reado
 }
 
 export function generationRoutes(s: Services) {
-  const list = new GenerationList(s.storage.sqlite)
+  const list = new GenerationList(s.storage.sql)
   const canonical = (id: string) => s.catalog.list().find((c) => c.id === id || c.aliases.includes(id))?.id ?? id
 
-  function listing(q: URLSearchParams, v: Viewer) {
+  async function listing(q: URLSearchParams, v: Viewer) {
     for (const name of q.keys()) if (!LIST_PARAMS.has(name)) throw new HttpError(400, `${echo(name)}: unknown query parameter; the listing takes ${[...LIST_PARAMS].join(', ')} (or id alone for one record)`)
     const key = text(q, 'key')
     const account = text(q, 'account')
@@ -54,11 +54,11 @@ export function generationRoutes(s: Services) {
     }
     const after = text(q, 'after')
     if (after !== undefined) {
-      f.after = list.cursor(after, v.admin ? undefined : v.key.id)
+      f.after = await list.cursor(after, v.admin ? undefined : v.key.id)
       if (!f.after) throw new HttpError(400, `after: no generation ${echo(after)} (pass the gateway_id of the last record of the previous page)`)
     }
-    s.recorder.flush()
-    const page = list.page(f)
+    await s.recorder.flush()
+    const page = await list.page(f)
     const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, provider: r.provider, http_status: r.httpStatus }))
     // last_id is where the next page starts: after a partial page, the last record it read
     return { object: 'list', data, first_id: page.rows[0]?.id ?? null, last_id: page.next, has_more: page.hasMore, partial: page.partial }
@@ -74,7 +74,7 @@ export function generationRoutes(s: Services) {
       // a stream that just ended early is still being billed: its record is a few ms away
       await s.recorder.settled()
       const owner = v.admin ? undefined : v.key.id
-      const row = s.recorder.get(id, owner)
+      const row = await s.recorder.get(id, owner)
       // another key's record is reported exactly like a missing one, so ids cannot be probed
       if (!row || (owner !== undefined && row.apiKeyId !== owner)) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)
       return { success: true, generation: toWire(row) }

@@ -3,6 +3,7 @@ import type { Logger } from './log.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import { requestIdOf } from '../auth/context.ts'
+import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
 
 interface RouteInfo {
   method: string
@@ -29,6 +30,7 @@ export function renderError(
   allowed: (method: string, path: string) => string[],
 ): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message, error.headers)
+  if (isStoreDown(error)) return errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
   if (error instanceof UpstreamError) {
     return errorResponse(error.status, error.message, error.retryAfter ? { 'retry-after': error.retryAfter } : undefined)
   }

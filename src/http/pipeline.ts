@@ -12,6 +12,7 @@ import { sharedStoreDown } from '../pipeline/admit.ts'
 import type { Services } from '../services.ts'
 import type { DirectRoutes } from './direct.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
+import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
@@ -81,21 +82,23 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     const now = Date.now()
     return then(rateLimits.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now), (ipOutcome): Guarded | Promise<Guarded> => {
       if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
-      const key = authenticate(req.headers, path.startsWith('/api/beta/'), keys)
-      if (key instanceof HttpError) {
-        // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
-        if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
-        return errorResponse(key.status, key.message)
-      }
-      info.key = key
-      keys.touch(key.id, now)
-      const keyLimits: Limit[] = [
-        { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
-        { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
-      ]
-      return then(rateLimits.take(keyLimits, now), (keyOutcome) => {
-        if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
-        return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+      // a key in memory answers at once; only a key unknown here is looked up (a promise)
+      return then(authenticate(req.headers, path.startsWith('/api/beta/'), keys), (key): Guarded | Promise<Guarded> => {
+        if (key instanceof HttpError) {
+          // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
+          if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
+          return errorResponse(key.status, key.message)
+        }
+        info.key = key
+        keys.touch(key.id, now)
+        const keyLimits: Limit[] = [
+          { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
+          { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
+        ]
+        return then(rateLimits.take(keyLimits, now), (keyOutcome) => {
+          if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
+          return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
+        })
       })
     })
   }
@@ -140,6 +143,8 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     } catch (e) {
       if (e instanceof RedisUnavailable) {
         res = errorResponse(503, sharedStoreDown(e).message, { 'retry-after': '1' })
+      } else if (isStoreDown(e)) {
+        res = errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
       } else {
         log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
         res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)

@@ -26,7 +26,7 @@ export interface InlinedFile extends Inlined {
 
 /** The caller's file `fileId`, inlined. `at` is the path of the id in the request. */
 export async function inlineFile(fileId: string, deps: MediaDeps, at: string): Promise<InlinedFile> {
-  const rec = deps.files.resolveForKey(fileId, deps.key)
+  const rec = await deps.files.resolveForKey(fileId, deps.key)
   if (!rec) throw badRequest(`${at}: no such file ${clip(fileId)}`)
   if (rec.bytes > deps.policy.maxBytes) throw badRequest(`${at}: file ${clip(fileId)} is larger than ${deps.policy.maxBytes} bytes`)
   // null: deleted between the lookup and the read, which to the caller is the same thing;

@@ -11,6 +11,7 @@
 // that many. A model with no known price reserves nothing (its records cost nothing either):
 // it is admitted while the balance is above zero.
 import type { ApiKey } from '../auth/context.ts'
+import type { AdmitResult } from '../auth/credits.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
 import { HttpError } from '../http/errors.ts'
@@ -28,23 +29,28 @@ export interface AdmitInput {
 /** A reservation to settle at record time (undefined when nothing was reserved). */
 export type Admission = { reservationId: string } | undefined
 
-/** Throws HttpError 402 when the key's balance less its open reservations is not above zero. */
-export function admit(s: Services, input: AdmitInput): Admission {
+/**
+ * Throws HttpError 402 when the key's balance less its open reservations is not above zero.
+ * At once on the in-memory ledger; a promise when the reservations are shared (credits.ts).
+ */
+export function admit(s: Services, input: AdmitInput): Admission | Promise<Admission> {
   const { apiKey, model } = input
   if (apiKey.credits === null) return undefined // unlimited: nothing to guard
   // the cached key is updated in place by settlements; the request's own copy may predate a reload
   const key = s.keys.current(apiKey.id) ?? apiKey
   if (key.credits === null) return undefined
-  const ledger = s.keys.ledger
-  const balance = key.credits - key.spent
-  const reserved = ledger.reserved(key.id)
-  if (!(balance - reserved > 0)) {
-    const held = reserved > 0 ? ` and $${reserved.toFixed(6)} is held by requests in progress` : ''
-    throw new HttpError(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits${held}; add credits, then resend`)
-  }
   const usd = estimate(s, model, promptOf(input), input.maxOutputTokens)
-  if (usd === null) return undefined
-  return { reservationId: ledger.reserve(key.id, usd) }
+  const r = s.keys.ledger.admit(key as ApiKey & { credits: number }, usd)
+  return r instanceof Promise ? r.then(admitted) : admitted(r)
+}
+
+function admitted(r: AdmitResult): Admission {
+  if ('refused' in r) {
+    const { credits, spent, reserved } = r.refused
+    const held = reserved > 0 ? ` and $${reserved.toFixed(6)} is held by requests in progress` : ''
+    throw new HttpError(402, `Credits exhausted: this key has spent $${spent.toFixed(6)} of its $${credits} credits${held}; add credits, then resend`)
+  }
+  return r.reservationId === undefined ? undefined : { reservationId: r.reservationId }
 }
 
 /**

@@ -33,7 +33,7 @@ export interface SurfaceSpec {
   /** Raw JSON → a body with only known parameters (unknown ones are a 400 naming them). */
   normalize(raw: unknown): Body
   /** Every value rule of the surface, for a body whose model is known (and the client's beta tokens). */
-  validate(body: Body, model: CatalogModel, rc: RequestContext): void
+  validate(body: Body, model: CatalogModel, rc: RequestContext): void | Promise<void>
   toIR(body: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest
   /** The body to send upstream as is (pass-through), or undefined when it must be translated. */
   passthrough(body: Body, rules: RulesOutcome, model: CatalogModel, rc: RequestContext): PassthroughPlan | undefined
@@ -62,7 +62,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   const body = spec.normalize(raw)
   const model = resolveModel(s.catalog, body.model, spec.surface)
   rc.onModel?.(model.id)
-  spec.validate(body, model, rc)
+  await spec.validate(body, model, rc)
   const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
   const adapter = s.providers.providerFor(model)
 
@@ -76,8 +76,10 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
 
   const stream = body.stream === true
   const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) }
-  // several instances: the shared store decides (asynchronously); alone, memory does at once
-  const admission = s.keys.shared ? await admitShared(s, admitInput) : admit(s, admitInput)
+  // several instances on Redis: the shared store decides; otherwise the ledger (memory: at once,
+  // no await; PostgreSQL: a promise)
+  const admitting = s.keys.shared ? admitShared(s, admitInput) : admit(s, admitInput)
+  const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId,

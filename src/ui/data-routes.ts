@@ -16,7 +16,6 @@ import { exportResponse } from '../batches/routes.ts'
 import type { BatchService } from '../batches/service.ts'
 import { toOpenAIBatch } from '../batches/shapes.ts'
 import type { BatchRow } from '../batches/types.ts'
-import { batches as batchTable } from '../db/schema.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { providerStats } from './stats.ts'
@@ -37,30 +36,31 @@ function batchView(b: BatchRow, now: number) {
 
 export function dashboardDataRoutes(s: Services, batches: BatchService) {
   const db = s.storage.db
-  const find = (v: Viewer, id: string): BatchRow => {
-    const row = v.admin ? batches.store.byId(id) : batches.store.get(v.key.id, id)
+  const batchTable = s.storage.t.batches
+  const find = async (v: Viewer, id: string): Promise<BatchRow> => {
+    const row = v.admin ? await batches.store.byId(id) : await batches.store.get(v.key.id, id)
     if (!row) throw notFound(`No such batch: ${echo(id)}`)
     return row
   }
-  const list = (v: Viewer, limit: number, after?: string) => {
-    const c = after === undefined ? undefined : find(v, after)
+  const list = async (v: Viewer, limit: number, after?: string) => {
+    const c = after === undefined ? undefined : await find(v, after)
     const cursor = c && or(lt(batchTable.createdAt, c.createdAt), and(eq(batchTable.createdAt, c.createdAt), lt(batchTable.id, c.id)))
     const where = and(v.admin ? undefined : eq(batchTable.apiKeyId, v.key.id), cursor)
-    const rows = db.select().from(batchTable).where(where).orderBy(desc(batchTable.createdAt), desc(batchTable.id)).limit(limit + 1).all()
+    const rows = (await db.select().from(batchTable).where(where).orderBy(desc(batchTable.createdAt), desc(batchTable.id)).limit(limit + 1)) as BatchRow[]
     return { rows: rows.slice(0, limit), hasMore: rows.length > limit }
   }
 
   return new Elysia({ name: 'dashboard-data' })
-    .get('/api/v1/dashboard/session', ({ request }) => {
+    .get('/api/v1/dashboard/session', async ({ request }) => {
       const v = viewerOf(request)
       if (v.admin) {
-        const accounts = [...new Set(s.keys.list().map((k) => k.account))].sort()
+        const accounts = [...new Set((await s.keys.list()).map((k) => k.account))].sort()
         return { role: 'admin', accounts }
       }
       const k = s.keys.current(v.key.id) ?? v.key
       return { role: 'key', key: publicKey(k), accounts: [k.account] }
     })
-    .get('/api/v1/dashboard/providers', ({ request }) => {
+    .get('/api/v1/dashboard/providers', async ({ request }) => {
       const v = viewerOf(request)
       const families: { family: string; served_by: 'upstream' | 'mock'; base_url: string | null }[] = (['openai', 'anthropic'] as const).map((family) => {
         const p = s.config.providers[family]
@@ -68,26 +68,26 @@ export function dashboardDataRoutes(s: Services, batches: BatchService) {
         return { family, served_by: p ? 'upstream' : 'mock', base_url: p && v.admin ? p.baseUrl : null }
       })
       families.push({ family: 'mock-* models', served_by: 'mock', base_url: null })
-      s.recorder.flush()
+      await s.recorder.flush()
       const now = Date.now()
-      return { window: { from: new Date(now - HOUR_MS).toISOString(), to: new Date(now).toISOString() }, families, stats: providerStats(s.storage.sqlite, now - HOUR_MS, v.admin ? undefined : v.key.id) }
+      return { window: { from: new Date(now - HOUR_MS).toISOString(), to: new Date(now).toISOString() }, families, stats: await providerStats(s.storage.sql, now - HOUR_MS, v.admin ? undefined : v.key.id) }
     })
-    .get('/api/v1/dashboard/batches', ({ request }) => {
+    .get('/api/v1/dashboard/batches', async ({ request }) => {
       const q = new URL(request.url).searchParams
       const v = viewerOf(request)
       const limit = intParam(q, 'limit', { min: 1, max: LIST.max, dflt: LIST.dflt })
       const after = idParam(q, 'after')
-      if (after !== undefined && !(v.admin ? batches.store.byId(after) : batches.store.get(v.key.id, after))) throw badRequest(`after: no batch ${echo(after)}`)
-      const page = list(v, limit, after)
+      if (after !== undefined && !(v.admin ? await batches.store.byId(after) : await batches.store.get(v.key.id, after))) throw badRequest(`after: no batch ${echo(after)}`)
+      const page = await list(v, limit, after)
       const now = Date.now()
       return { object: 'list', data: page.rows.map((b) => batchView(b, now)), has_more: page.hasMore }
     })
-    .get('/api/v1/dashboard/batches/:id', ({ request, params }) => batchView(find(viewerOf(request), params.id), Date.now()))
-    .get('/api/v1/dashboard/batches/:id/export', ({ request, params }) => exportResponse(batches.store, find(viewerOf(request), params.id), new URL(request.url).searchParams))
-    .post('/admin/v1/batches/:id/cancel', ({ request, params }) => {
+    .get('/api/v1/dashboard/batches/:id', async ({ request, params }) => batchView(await find(viewerOf(request), params.id), Date.now()))
+    .get('/api/v1/dashboard/batches/:id/export', async ({ request, params }) => exportResponse(batches.store, await find(viewerOf(request), params.id), new URL(request.url).searchParams))
+    .post('/admin/v1/batches/:id/cancel', async ({ request, params }) => {
       requireAdmin(request, s.config.adminToken)
-      const row = batches.store.byId(params.id)
+      const row = await batches.store.byId(params.id)
       if (!row) throw notFound(`No such batch: ${echo(params.id)}`)
-      return batchView(batches.scheduler.cancel(row), Date.now())
+      return batchView(await batches.scheduler.cancel(row), Date.now())
     }, { parse: 'none' })
 }

@@ -1,22 +1,28 @@
 // Usage rows for one account over a window. Whole hours come from the hourly rollup (a few
 // hundred rows for a month); the partial hours at the edges of an arbitrary from/to come from
 // the generation records themselves (index generations_account_created), so edges are exact.
-import type { Database } from 'bun:sqlite'
+import type { Sql } from '../db/sql.ts'
 import { BUCKET_MS, type ReportWindow, type UsageRow } from './report.ts'
 
 const HOUR = BUCKET_MS.hour
 
-const SUMS = `sum(requests) AS requests, sum(input_tokens) AS inputTokens, sum(output_tokens) AS outputTokens,
-  sum(total_tokens) AS totalTokens, total(cost) AS cost, sum(unpriced_requests) AS unpricedRequests`
+// sums cast back to int8: PostgreSQL sums int8 into numeric, which its driver gives as text
+const int = (e: string) => `CAST(${e} AS BIGINT)`
 
-// grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows
-const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (hour / $size) * $size AS at, model, ${SUMS}
-  FROM usage_hourly WHERE ${withAccount ? 'account = $account AND' : ''} hour >= $from AND hour < $to ${withModel ? 'AND model = $model' : ''}
-  GROUP BY at, model`
+const SUMS = `${int('sum(requests)')} AS requests, ${int('sum(input_tokens)')} AS "inputTokens", ${int('sum(output_tokens)')} AS "outputTokens",
+  ${int('sum(total_tokens)')} AS "totalTokens", coalesce(sum(cost), 0) AS cost, ${int('sum(unpriced_requests)')} AS "unpricedRequests"`
 
-const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT $from AS at, model, count(*) AS requests, sum(prompt_tokens) AS inputTokens,
-  sum(completion_tokens) AS outputTokens, sum(total_tokens) AS totalTokens, total(cost) AS cost, sum(unpriced) AS unpricedRequests
-  FROM generations WHERE ${withAccount ? 'account = $account AND' : ''} created_at >= $from AND created_at < $to ${withModel ? 'AND model = $model' : ''}
+// grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows.
+// Parameters: size, size[, account], from, to[, model]
+const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (hour / ?) * ? AS at, model, ${SUMS}
+  FROM usage_hourly WHERE ${withAccount ? 'account = ? AND' : ''} hour >= ? AND hour < ? ${withModel ? 'AND model = ?' : ''}
+  GROUP BY 1, model`
+
+// Parameters: from[, account], from, to[, model]
+const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, model, count(*) AS requests, ${int('sum(prompt_tokens)')} AS "inputTokens",
+  ${int('sum(completion_tokens)')} AS "outputTokens", ${int('sum(total_tokens)')} AS "totalTokens", coalesce(sum(cost), 0) AS cost,
+  ${int('sum(CASE WHEN unpriced THEN 1 ELSE 0 END)')} AS "unpricedRequests"
+  FROM generations WHERE ${withAccount ? 'account = ? AND' : ''} created_at >= ? AND created_at < ? ${withModel ? 'AND model = ?' : ''}
   GROUP BY model`
 
 interface Segment {
@@ -47,20 +53,21 @@ export function segments(from: number, to: number, exactSince: number): Segment[
 }
 
 export class UsageQuery {
-  constructor(private sqlite: Database) {}
+  constructor(private sql: Sql) {}
 
   /** `account` undefined: every account (the admin's view). */
-  rows(account: string | undefined, w: ReportWindow, exactSince: number): UsageRow[] {
+  async rows(account: string | undefined, w: ReportWindow, exactSince: number): Promise<UsageRow[]> {
     const withModel = w.model !== undefined
     const withAccount = account !== undefined
     const out: UsageRow[] = []
     for (const seg of segments(w.from, w.to, exactSince)) {
-      const params: Record<string, string | number> = { from: seg.from, to: seg.to }
-      if (withAccount) params.account = account
-      if (withModel) params.model = w.model!
-      if (!seg.exact) params.size = BUCKET_MS[w.granularity]
-      const sql = seg.exact ? EXACT(withModel, withAccount) : ROLLUP(withModel, withAccount)
-      for (const r of this.sqlite.query(sql).all(params as never) as UsageRow[]) out.push(r)
+      const tail = withModel ? [w.model!] : []
+      const acc = withAccount ? [account] : []
+      const size = BUCKET_MS[w.granularity]
+      const rows = seg.exact
+        ? await this.sql.all<UsageRow>(EXACT(withModel, withAccount), [seg.from, ...acc, seg.from, seg.to, ...tail])
+        : await this.sql.all<UsageRow>(ROLLUP(withModel, withAccount), [size, size, ...acc, seg.from, seg.to, ...tail])
+      for (const r of rows) out.push(r)
     }
     return out
   }

@@ -11,14 +11,14 @@ import { buildReport } from './report.ts'
 const DAY_MS = 86_400_000
 
 export function usageRoutes(s: Services) {
-  const query = new UsageQuery(s.storage.sqlite)
+  const query = new UsageQuery(s.storage.sql)
   // aliases from the catalog's list, not resolve(): resolve() learns new ids, and a report
   // filter must not grow the catalog (`model=mock-<random>` in a loop)
   const canonical = (id: string) => {
     const m = s.catalog.list().find((c) => c.id === id || c.aliases.includes(id))
     return m?.id ?? id
   }
-  return new Elysia({ name: 'usage' }).get('/api/v1/usage', ({ request }) => {
+  return new Elysia({ name: 'usage' }).get('/api/v1/usage', async ({ request }) => {
     const now = Date.now()
     const w = parseUsageQuery(new URL(request.url).searchParams, now, canonical)
     const v = viewerOf(request)
@@ -28,8 +28,8 @@ export function usageRoutes(s: Services) {
     if (!v.admin && asked !== undefined && asked !== v.key.account) throw new HttpError(404, `No such account: ${echo(asked)}`)
     const account = v.admin ? asked : v.key.account
     // a report right after a request must include it
-    s.recorder.flush()
-    const rows = query.rows(account, w, now - s.recorder.retentionDays * DAY_MS)
+    await s.recorder.flush()
+    const rows = await query.rows(account, w, now - s.recorder.retentionDays * DAY_MS)
     return Response.json(buildReport(w, rows))
   })
 }

@@ -57,7 +57,7 @@ test('create → retrieve until ended → results (JSONL at the absolute results
   expect(by.broken).toMatchObject({ type: 'errored', error: { type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('mock') } } })
 
   // the same records as interactive traffic, each with the batch id
-  const recs = recordsOf(rig, batch.id)
+  const recs = (await recordsOf(rig, batch.id))
   expect(recs).toHaveLength(4)
   expect(recs.every((r) => r.endpoint === 'anthropic.messages')).toBe(true)
 })

@@ -1,9 +1,8 @@
 // Durability (issue 11 point 6): kill -9 while a batch is processing, restart on the same data
 // dir: the batch completes, every index has exactly one result, no item whose result had been
 // stored is sent upstream again, and each item is recorded (billed) exactly once.
-import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
-import { join } from 'node:path'
+import { openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { cleanup, spawnGateway, tempDir } from '../helpers/server.ts'
 import { chat, NO_LIMITS, replayFixtures } from './helpers.ts'
@@ -22,7 +21,8 @@ test('kill -9 mid-batch, restart: the batch completes, each index once, no store
   const up = await startFakeUpstream()
   const dataDir = tempDir('switchyard-batch-crash-')
   const key = 'sk-sy-crash-' + crypto.randomUUID().replaceAll('-', '')
-  const env = { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_LOG_LEVEL: 'info' }
+  // a short lease: on a shared database the dead instance's claims are taken over once it runs out
+  const env = { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_BATCH_LEASE_MS: '2000' }
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   try {
     // each upstream answer takes 40 ms: with 6 at once the batch runs for over a second
@@ -39,10 +39,10 @@ test('kill -9 mid-batch, restart: the batch completes, each index once, no store
     expect(await first.exited).not.toBe(0)
 
     // what the dead process had stored: those items must never be sent again
-    const db = new Database(join(dataDir, 'switchyard.db'))
-    const stored = (db.query('SELECT idx FROM batch_items WHERE batch_id = ? AND status IS NOT NULL').all(id) as { idx: number }[]).map((r) => r.idx)
-    const recordsBefore = (db.query('SELECT count(*) AS n FROM generations WHERE batch_id = ?').get(id) as { n: number }).n
-    db.close()
+    const db = await openDatabaseOf(dataDir)
+    const stored = (await db.sql.all<{ idx: number }>('SELECT idx FROM batch_items WHERE batch_id = ? AND status IS NOT NULL', [id])).map((r) => r.idx)
+    const recordsBefore = (await db.sql.get<{ n: number }>('SELECT count(*) AS n FROM generations WHERE batch_id = ?', [id]))!.n
+    await db.close()
     expect(stored.length).toBeGreaterThanOrEqual(N / 4)
     expect(stored.length).toBeLessThan(N)
     // a stored result and its generation record were written together
@@ -69,10 +69,10 @@ test('kill -9 mid-batch, restart: the batch completes, each index once, no store
       for (let i = 0; i < N; i++) expect(sent.get(`crash ${i}`)).toBeGreaterThanOrEqual(1)
 
       // billed exactly once: one record per item, and the key's spend is their sum
-      const check = new Database(join(dataDir, 'switchyard.db'))
-      const recs = check.query('SELECT count(*) AS n, sum(cost) AS usd FROM generations WHERE batch_id = ?').get(id) as { n: number; usd: number }
-      const spent = (check.query('SELECT spent FROM api_keys').get() as { spent: number }).spent
-      check.close()
+      const check = await openDatabaseOf(dataDir)
+      const recs = (await check.sql.get<{ n: number; usd: number }>('SELECT count(*) AS n, sum(cost) AS usd FROM generations WHERE batch_id = ?', [id]))!
+      const spent = (await check.sql.get<{ spent: number }>('SELECT spent FROM api_keys'))!.spent
+      await check.close()
       expect(recs.n).toBe(N)
       expect(spent).toBeCloseTo(recs.usd, 10)
     } finally {

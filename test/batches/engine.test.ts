@@ -37,7 +37,7 @@ test('a 10,000-line file is checked and run off the request thread: its loop nev
     id = ((await res.json()) as any).id
     await rig.ended(id, undefined, 60_000)
   })
-  const b = rig.gw.services.batches!.store.byId(id)!
+  const b = (await rig.gw.services.batches!.store.byId(id))!
   expect(b).toMatchObject({ status: 'completed', total: 10_000, succeeded: 10_000 })
   // checking 10,000 lines on this thread alone takes several hundred ms
   console.log(`worst loop delay while 10,000 lines were checked and run: ${worst.toFixed(1)} ms`)
@@ -50,12 +50,12 @@ test('a worker killed mid-batch: its items run again, every index once, each bil
   const res = await rig.call('POST', '/api/v1/batches', { requests: Array.from({ length: 400 }, (_, i) => ({ model: 'mock-gpt', messages: [{ role: 'user', content: `mock: text k${i}` }] })), settings: { concurrency: 16 } })
   const id = ((await res.json()) as any).id
   const store = rig.gw.services.batches!.store
-  for (let i = 0; i < 500 && store.byId(id)!.succeeded < 50; i++) await Bun.sleep(5)
+  for (let i = 0; i < 500 && (await store.byId(id))!.succeeded < 50; i++) await Bun.sleep(5)
   pool.slots[0].worker.terminate()
   const done = await rig.ended(id, undefined, 30_000)
   expect(done.request_counts).toEqual({ total: 400, completed: 400, failed: 0 })
   expect((await rig.allResults(id)).map((r) => r.index)).toEqual(Array.from({ length: 400 }, (_, i) => i))
-  expect(recordsOf(rig, id)).toHaveLength(400)
+  expect((await recordsOf(rig, id))).toHaveLength(400)
 }, 60_000)
 
 test('config: batches.* from the file and the environment, with defaults', () => {

@@ -36,7 +36,7 @@ export async function startBatchRig(opts: RigOptions = {}): Promise<BatchRig> {
   const up = await startFakeUpstream()
   const upstreamEnv = opts.upstream === false ? {} : { OPENAI_API_KEY: 'sk-up-openai', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up-anthropic', ANTHROPIC_BASE_URL: up.url }
   const gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv, ...opts.env }, yaml: opts.yaml })
-  const otherKey = gw.services.keys.create({ name: 'other' }).key
+  const otherKey = (await gw.services.keys.create({ name: 'other' })).key
   const call = (method: string, path: string, body?: unknown, key = gw.key) =>
     fetch(gw.url + path, {
       method,
@@ -59,7 +59,7 @@ export async function startBatchRig(opts: RigOptions = {}): Promise<BatchRig> {
       const deadline = Date.now() + ms
       for (;;) {
         const b = (await (await call('GET', `/api/v1/batches/${id}`, undefined, key)).json()) as any
-        const row = gw.services.batches!.store.byId(id)
+        const row = await gw.services.batches!.store.byId(id)
         if (row?.endedAt) return b.status === 'processing' || b.status === 'queued' ? this.ended(id, key, ms) : b
         if (Date.now() > deadline) throw new Error(`batch ${id} did not end: ${JSON.stringify(b)}`)
         await Bun.sleep(15)
@@ -87,9 +87,11 @@ export const chat = (model: string, content: string, extra: Record<string, unkno
 export const msg = (model: string, content: string, extra: Record<string, unknown> = {}) => ({ model, max_tokens: 64, messages: [{ role: 'user', content }], ...extra })
 
 /** Every generation record of a batch, straight from the database. */
-export function recordsOf(rig: BatchRig, batchId: string): any[] {
-  rig.gw.services.recorder.flush()
-  return rig.gw.services.storage.sqlite.query('SELECT * FROM generations WHERE batch_id = ? ORDER BY created_at').all(batchId) as any[]
+export async function recordsOf(rig: BatchRig, batchId: string): Promise<any[]> {
+  await rig.gw.services.recorder.flush()
+  const rows = await rig.gw.services.storage.sql.all<any>('SELECT * FROM generations WHERE batch_id = ? ORDER BY created_at', [batchId])
+  // SQLite keeps booleans as 0/1
+  return rows.map((r) => ({ ...r, stream: r.stream ? 1 : 0, unpriced: r.unpriced ? 1 : 0 }))
 }
 
 /** The last user text of an OpenAI chat or Anthropic messages request body the fake received. */

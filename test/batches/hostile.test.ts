@@ -25,7 +25,7 @@ async function createFromLines(lines: (string | object)[], extra: Record<string,
   return refusal(await rig.call('POST', '/api/v1/batches', { input_file_id: file, ...extra }))
 }
 
-const leftovers = () => rig.gw.services.storage.sqlite.query('SELECT (SELECT count(*) FROM batch_items WHERE batch_id NOT IN (SELECT id FROM batches)) AS items, (SELECT count(*) FROM batch_ingests) AS ingests').get()
+const leftovers = () => rig.gw.services.storage.sql.get('SELECT (SELECT count(*) FROM batch_items WHERE batch_id NOT IN (SELECT id FROM batches)) AS items, (SELECT count(*) FROM batch_ingests) AS ingests')
 
 const good = chat('mock-gpt', 'ok')
 
@@ -76,7 +76,7 @@ describe('JSONL lines: the first bad one is named by its number', () => {
 
   test('a refused batch leaves no items, no marker and no batch', async () => {
     await createFromLines([good, good, good, good, 'broken'])
-    expect(leftovers()).toEqual({ items: 0, ingests: 0 })
+    expect(await leftovers()).toEqual({ items: 0, ingests: 0 })
     expect((await rig.openai().batches.list()).data.every((b) => b.status !== 'failed')).toBe(true)
   })
 })

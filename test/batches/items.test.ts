@@ -50,17 +50,17 @@ describe('chat endpoint', () => {
 
   test('generation records: one per item, with the batch id and the batch key; usage = records = spend', async () => {
     replayFixtures(rig.up)
-    const key = rig.gw.services.keys.create({ name: 'books', credits: 100 })
-    const before = rig.gw.services.keys.get(key.record.id)!.spent
+    const key = await rig.gw.services.keys.create({ name: 'books', credits: 100 })
+    const before = (await rig.gw.services.keys.get(key.record.id))!.spent
     const res = await rig.call('POST', '/api/v1/batches', { requests: Array.from({ length: 12 }, (_, i) => chat(i % 2 ? 'gpt-4o-mini' : 'claude-3-5-haiku-latest', `books ${i}`)) }, key.key)
     const b = (await res.json()) as any
     await rig.ended(b.id, key.key)
-    const recs = recordsOf(rig, b.id)
+    const recs = (await recordsOf(rig, b.id))
     expect(recs).toHaveLength(12)
     expect(new Set(recs.map((r) => r.api_key_id))).toEqual(new Set([key.record.id]))
     expect(recs.every((r) => r.stream === 0 && r.http_status === 200 && r.cost > 0)).toBe(true)
     const sum = recs.reduce((a, r) => a + r.cost, 0)
-    expect(rig.gw.services.keys.get(key.record.id)!.spent - before).toBeCloseTo(sum, 10)
+    expect((await rig.gw.services.keys.get(key.record.id))!.spent - before).toBeCloseTo(sum, 10)
     // the generation lookup finds them by the reply id, for the batch's key only
     const results = await rig.allResults(b.id, 1000, key.key)
     const g = await rig.call('GET', `/api/v1/generations?id=${results[0].result.id}`, undefined, key.key)
@@ -98,7 +98,7 @@ describe('messages endpoint', () => {
     expect(gpt.result.type).toBe('message')
     expect(gpt.result.id).toMatch(/^msg_/)
     expect(gpt.result.content[0].text).toBe(openaiReply.choices[0].message.content)
-    const recs = recordsOf(rig, b.id)
+    const recs = (await recordsOf(rig, b.id))
     expect(recs.map((r) => r.endpoint)).toEqual(['anthropic.messages', 'anthropic.messages'])
   })
 })
@@ -126,7 +126,7 @@ describe('upstream failures', () => {
     expect(bad.error.status).toBe(400)
     expect(seen.get('bad')).toBe(1)
     // every attempt is recorded (failed ones cost nothing); the item's result is billed once
-    const recs = recordsOf(rig, b.id)
+    const recs = (await recordsOf(rig, b.id))
     expect(recs.filter((r) => r.http_status === 200)).toHaveLength(1)
     expect(recs.filter((r) => r.http_status !== 200).every((r) => r.cost === 0 || r.cost === null)).toBe(true)
   })
@@ -134,14 +134,14 @@ describe('upstream failures', () => {
   test('credit runs out mid-batch: the item admission refuses fails with 402 and never goes upstream', async () => {
     const seen = replayFixtures(rig.up)
     // enough for one request's reservation to be admitted, not for the next (D5 admission)
-    const key = rig.gw.services.keys.create({ name: 'nearly-broke', credits: 0.000001 })
+    const key = await rig.gw.services.keys.create({ name: 'nearly-broke', credits: 0.000001 })
     const res = await rig.call('POST', '/api/v1/batches', { requests: [chat('gpt-4o-mini', 'p0'), chat('gpt-4o-mini', 'p1')], settings: { concurrency: 2 } }, key.key)
     const b = (await res.json()) as any
     // once spent, the key is refused at the door (402), its batch too: read it as the operator
     const store = rig.gw.services.batches!.store
-    for (let i = 0; i < 500 && !store.byId(b.id)!.endedAt; i++) await Bun.sleep(10)
-    expect(store.byId(b.id)).toMatchObject({ status: 'completed', total: 2, succeeded: 1, failed: 1 })
-    const [ok, refused] = store.results(b.id, 0, 2, 2)
+    for (let i = 0; i < 500 && !(await store.byId(b.id))!.endedAt; i++) await Bun.sleep(10)
+    expect(await store.byId(b.id)).toMatchObject({ status: 'completed', total: 2, succeeded: 1, failed: 1 })
+    const [ok, refused] = await store.results(b.id, 0, 2, 2)
     expect(ok!.status).toBe('succeeded')
     expect(JSON.parse(refused!.error!)).toMatchObject({ status: 402, code: 'insufficient_credits', message: expect.stringContaining('Credits exhausted') })
     expect((await rig.call('GET', `/api/v1/batches/${b.id}`, undefined, key.key)).status).toBe(402)
@@ -183,7 +183,7 @@ describe('responses endpoint', () => {
     expect(results[1].result).toMatchObject({ object: 'response', status: 'completed', output_text: anthropicReply.content[0].text })
     expect(results[1].result.id).toMatch(/^resp_/)
     expect(rig.up.requests.some((r) => r.path.endsWith('/responses') && r.json().input === 'r0')).toBe(true)
-    const recs = recordsOf(rig, b.id)
+    const recs = (await recordsOf(rig, b.id))
     expect(recs.map((r) => r.endpoint)).toEqual(['openai.responses', 'openai.responses'])
     expect([...seen.values()]).toEqual([1, 1])
 

@@ -20,7 +20,7 @@ const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10
   }
 }
 
-const row = (id: string) => rig.gw.services.batches!.store.byId(id)!
+const row = async (id: string) => (await rig.gw.services.batches!.store.byId(id))!
 
 /** Holds every upstream request until `release()`; counts them by prompt. */
 function gate() {
@@ -60,7 +60,7 @@ describe('cancel', () => {
     const errs = (await (await rig.openai().files.content(done.error_file_id)).text()).trim().split('\n').map((l) => JSON.parse(l))
     expect(errs).toHaveLength(27)
     expect(errs[0]).toMatchObject({ response: null, error: { code: 'batch_cancelled' } })
-    expect(recordsOf(rig, b.id)).toHaveLength(3)
+    expect((await recordsOf(rig, b.id))).toHaveLength(3)
   })
 
   test('right after create: only the items already handed out run', async () => {
@@ -72,10 +72,10 @@ describe('cancel', () => {
     expect(c.status).toBe('cancelled')
     g.release()
     await rig.ended(b.id)
-    expect(s.store.byId(b.id)!.status).toBe('cancelled')
+    expect((await s.store.byId(b.id))!.status).toBe('cancelled')
     // concurrency 1: at most the one item already handed out ran
     expect(g.started.length).toBeLessThanOrEqual(1)
-    expect(s.store.byId(b.id)!.succeeded + s.store.byId(b.id)!.failed).toBe(1)
+    expect((await s.store.byId(b.id))!.succeeded + (await s.store.byId(b.id))!.failed).toBe(1)
   })
 })
 
@@ -87,7 +87,7 @@ describe('failed', () => {
     await until('two in flight', () => g.started.length === 2)
     expect((await rig.openai().files.delete(file)).deleted).toBe(true)
     // the hook ran before the delete answered
-    expect(row(b.id).status).toBe('failed')
+    expect((await row(b.id)).status).toBe('failed')
     g.release()
     const done = await rig.ended(b.id)
     expect(done.status).toBe('failed')
@@ -104,19 +104,19 @@ describe('failed', () => {
     const b = (await (await rig.call('POST', '/api/v1/batches', { input_file_id: file })).json()) as any
     await rig.ended(b.id)
     await rig.openai().files.delete(file)
-    expect(row(b.id).status).toBe('completed')
+    expect((await row(b.id)).status).toBe('completed')
   })
 
   test('a batch whose key is disabled cannot run: failed', async () => {
     const g = gate()
-    const key = rig.gw.services.keys.create({ name: 'to-disable' })
+    const key = await rig.gw.services.keys.create({ name: 'to-disable' })
     const b = (await (await rig.call('POST', '/api/v1/batches', { requests: Array.from({ length: 6 }, (_, i) => chat('gpt-4o-mini', `x${i}`)), settings: { concurrency: 1 } }, key.key)).json()) as any
     await until('one in flight', () => g.started.length === 1)
-    rig.gw.services.keys.update(key.record.id, { status: 'inactive' })
+    await rig.gw.services.keys.update(key.record.id, { status: 'inactive' })
     g.release()
-    await until('ended', () => row(b.id).endedAt !== null)
-    expect(row(b.id)).toMatchObject({ status: 'failed', succeeded: 1, failed: 5 })
-    expect(JSON.parse(row(b.id).errors!)[0].code).toBe('key_inactive')
+    await until('ended', async () => (await row(b.id)).endedAt !== null)
+    expect(await row(b.id)).toMatchObject({ status: 'failed', succeeded: 1, failed: 5 })
+    expect(JSON.parse((await row(b.id)).errors!)[0].code).toBe('key_inactive')
   })
 })
 
@@ -127,7 +127,7 @@ describe('expired', () => {
     expect(b.expires_at).toBe(b.created_at + 86_400)
     await until('one in flight', () => g.started.length === 1)
     // the window's end, as the scheduler's timer will find it
-    rig.gw.services.batches!.scheduler.checkExpiry(Date.now() + 86_400_000 + 1)
+    await rig.gw.services.batches!.scheduler.checkExpiry(Date.now() + 86_400_000 + 1)
     g.release()
     const done = await rig.ended(b.id)
     expect(done.status).toBe('expired')
@@ -136,7 +136,7 @@ describe('expired', () => {
     const results = await rig.allResults(b.id)
     expect(results.slice(1).map((r) => r.error.code)).toEqual(Array(4).fill('batch_expired'))
     // Anthropic's view of the same counts
-    expect(row(b.id)).toMatchObject({ expiredItems: 4, cancelledItems: 0 })
+    expect(await row(b.id)).toMatchObject({ expiredItems: 4, cancelledItems: 0 })
   })
 })
 
@@ -149,17 +149,17 @@ describe('restart', () => {
     const call = (gw: typeof first, path: string, body?: unknown) =>
       fetch(gw.url + path, { method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })
     const b = (await (await call(first, '/api/v1/batches', { requests: Array.from({ length: 40 }, (_, i) => chat('gpt-4o-mini', `r${i}`)), settings: { concurrency: 4 } })).json()) as any
-    await until('some results', () => first.services.batches!.store.byId(b.id)!.succeeded >= 8)
+    await until('some results', async () => (await first.services.batches!.store.byId(b.id))!.succeeded >= 8)
     await first.stop()
     const second = await startGateway({ env: { ...env, SWITCHYARD_BOOTSTRAP_KEY: first.key }, dataDir })
     try {
-      await until('ended', () => second.services.batches!.store.byId(b.id)!.endedAt !== null, 20_000)
-      const final = second.services.batches!.store.byId(b.id)!
+      await until('ended', async () => (await second.services.batches!.store.byId(b.id))!.endedAt !== null, 20_000)
+      const final = (await second.services.batches!.store.byId(b.id))!
       expect(final).toMatchObject({ status: 'completed', total: 40, succeeded: 40, failed: 0 })
-      const idx = second.services.batches!.store.results(b.id, 0, 100, 100).map((r) => r.idx)
+      const idx = (await second.services.batches!.store.results(b.id, 0, 100, 100)).map((r) => r.idx)
       expect(idx).toEqual(Array.from({ length: 40 }, (_, i) => i))
-      second.services.recorder.flush()
-      const recs = second.services.storage.sqlite.query('SELECT count(*) AS n FROM generations WHERE batch_id = ?').get(b.id) as { n: number }
+      await second.services.recorder.flush()
+      const recs = (await second.services.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM generations WHERE batch_id = ?', [b.id]))!
       expect(recs.n).toBe(40)
     } finally {
       await second.stop()

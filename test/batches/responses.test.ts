@@ -24,7 +24,7 @@ describe('responses items', () => {
     expect(texts(gpt.result)).toContain('r-gpt')
     expect(claude.custom_id).toBe('claude')
     expect(texts(claude.result)).toContain('r-claude')
-    expect(recordsOf(rig, b.id).map((r) => r.endpoint)).toEqual(['openai.responses', 'openai.responses'])
+    expect((await recordsOf(rig, b.id)).map((r) => r.endpoint)).toEqual(['openai.responses', 'openai.responses'])
   })
 
   test('a JSONL file of OpenAI batch lines for /v1/responses, read back with the openai SDK', async () => {

@@ -29,7 +29,7 @@ test('watch draws a bar to 100 % and exits 0 when the batch completes', async ()
   const bars = out.stdout.split('\n').filter((l) => l.startsWith('['))
   expect(bars.length).toBeGreaterThanOrEqual(2)
   expect(bars[0]).not.toContain('100%')
-  expect(gw.services.batches!.store.byId(b.id)!.status).toBe('completed')
+  expect((await gw.services.batches!.store.byId(b.id))!.status).toBe('completed')
 }, 30_000)
 
 test('watch exits 1 when the batch fails (its input file deleted while it runs), naming why', async () => {

@@ -5,6 +5,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
+import { onPostgres } from '../helpers/database.ts'
 import { cleanup, runCli, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
 
 const dirs: string[] = []
@@ -22,10 +23,14 @@ test('unset: memory and disk, as a single gateway always was', async () => {
   const cfg = JSON.parse(r.stdout)
   expect(cfg.redis).toBeNull()
   expect(cfg.s3).toBeNull()
+  // the suites' PostgreSQL run gives every CLI a database: then credits and the bus are on it
+  const pg = onPostgres ? cfg.stores.database : null
+  if (onPostgres) expect(pg).toStartWith('postgresql postgres://')
   expect(cfg.stores).toEqual({
+    database: pg ?? `sqlite ${dir}/switchyard.db`,
     rate_limits: 'memory (this instance only)',
-    credits: 'memory + database (this instance only)',
-    change_bus: 'memory (this instance; the data dir is polled every second)',
+    credits: pg ? `${pg} (reservations shared)` : 'memory + database (this instance only)',
+    change_bus: pg ? `${pg} LISTEN/NOTIFY` : 'memory (this instance; the data dir is polled every second)',
     blobs: `disk ${dir}/blobs`,
   })
 }, 30_000)

@@ -42,7 +42,7 @@ describe.skipIf(!!skip)('Redis down', () => {
   test('default (deny): 503 with a JSON error within 1 s, for every request that needs it; back within 5 s of Redis returning', async () => {
     redis = await ownRedis()
     g = await startGateway({ env: { REDIS_URL: redis.url }, logLevel: (process.env.DEBUG_LOG as 'warn') ?? 'silent' })
-    const funded = g.services.keys.create({ name: 'funded', credits: 100 }).key
+    const funded = (await g.services.keys.create({ name: 'funded', credits: 100 })).key
     expect((await chat(g.key)).status).toBe(200)
     await redis.stop()
     for (const key of [g.key, funded, g.key]) {
@@ -87,7 +87,7 @@ describe.skipIf(!!skip)('Redis down', () => {
   test('Redis answering an error (a bucket of the wrong type) is a 503 too, never a 500', async () => {
     redis = await ownRedis()
     g = await startGateway({ env: { REDIS_URL: redis.url, SWITCHYARD_REDIS_PREFIX: 'p:' } })
-    const { key, record } = g.services.keys.create({ name: 'wrongtype' })
+    const { key, record } = await g.services.keys.create({ name: 'wrongtype' })
     expect((await chat(key)).status).toBe(200)
     const admin = new RedisClient(redis.url)
     // the key's minute window replaced by a string: the script's ZREMRANGEBYSCORE fails
@@ -106,12 +106,12 @@ describe.skipIf(!!skip)('Redis down', () => {
   test('the bus resubscribes after Redis returns and drops the key cache (a change made meanwhile is not missed)', async () => {
     redis = await ownRedis()
     g = await startGateway({ env: { REDIS_URL: redis.url } })
-    g.services.keys.stop() // no data-dir poll: only the bus can tell it
-    const { key, record } = g.services.keys.create({ name: 'changed-while-away' })
+    await g.services.keys.stop() // no data-dir poll: only the bus can tell it
+    const { key, record } = await g.services.keys.create({ name: 'changed-while-away' })
     expect((await chat(key)).status).toBe(200) // cached
     await redis.stop()
     // another instance disables the key while Redis is away: its message is lost
-    g.services.storage.sqlite.run("UPDATE api_keys SET status = 'inactive' WHERE id = ?", [record.id])
+    await g.services.storage.sql.run("UPDATE api_keys SET status = 'inactive' WHERE id = ?", [record.id])
     await redis.start()
     const t0 = performance.now()
     let status = 0
@@ -131,7 +131,7 @@ describe.skipIf(!!skip)('Redis down', () => {
       env: { REDIS_URL: '' }, // the file's URL, whatever the test run's environment says
       log: createLogger('warn', (l) => void lines.push(l)),
     })
-    const { key } = g.services.keys.create({ name: 'rpm3', rpm: 3, credits: 100 })
+    const { key } = await g.services.keys.create({ name: 'rpm3', rpm: 3, credits: 100 })
     expect((await chat(key)).status).toBe(200)
     await redis.stop()
     // the shared window is out of reach: this instance's own counts from zero

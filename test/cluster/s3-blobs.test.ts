@@ -25,7 +25,7 @@ async function pair(extra: Record<string, string> = {}) {
   const b = await freshBucket()
   dataDir = tempDir()
   for (let i = 0; i < 2; i++) gws.push(await startGateway({ dataDir, env: { ...NO_LIMITS, ...b.env, ...extra } }))
-  const key = gws[0]!.services.keys.create({ name: 's3' }).key
+  const key = (await gws[0]!.services.keys.create({ name: 's3' })).key
   const sdk = (g: Gateway) => new OpenAI({ apiKey: key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
   return { ...b, key, a: gws[0]!, b: gws[1]!, sdk }
 }

@@ -20,23 +20,23 @@ const upload = async (name: string, expiresAfter?: number) =>
     ...(expiresAfter ? { expires_after: { anchor: 'created_at' as const, seconds: expiresAfter } } : {}),
   })
 
-const blobPath = (id: string) => {
-  const row = gw.services.storage.sqlite.query('SELECT blob_key AS k FROM files WHERE id = ?').get(id) as { k: string }
+const blobPath = async (id: string) => {
+  const row = (await gw.services.storage.sql.get<{ k: string }>('SELECT blob_key AS k FROM files WHERE id = ?', [id]))!
   return join(gw.dataDir, 'blobs', row.k)
 }
 
 /** Moves a file's expiry into the past, as if its time had come. */
-const expireNow = (id: string) => gw.services.storage.sqlite.query('UPDATE files SET expires_at = ? WHERE id = ?').run(Date.now() - 1, id)
+const expireNow = (id: string) => gw.services.storage.sql.run('UPDATE files SET expires_at = ? WHERE id = ?', [Date.now() - 1, id])
 
 test('an expired file is missing on every route and from lists, then pruned with its bytes', async () => {
   const f = await upload('soon.jsonl', 3600)
   const keep = await upload('keep.jsonl')
-  const path = blobPath(f.id)
+  const path = await blobPath(f.id)
   expect(existsSync(path)).toBe(true)
   const heard: [string, string][] = []
   const off = gw.services.files.onFileDeleted((file, reason) => void heard.push([file.id, reason]))
   try {
-    expireNow(f.id)
+    await expireNow(f.id)
     const oa = gw.openai()
     expect(await status(oa.files.retrieve(f.id))).toBe(404)
     expect(await status(oa.files.content(f.id))).toBe(404)
@@ -47,7 +47,7 @@ test('an expired file is missing on every route and from lists, then pruned with
 
     expect(await gw.services.files.pruneExpired()).toBe(1)
     expect(existsSync(path)).toBe(false)
-    expect(gw.services.storage.sqlite.query('SELECT count(*) AS n FROM files WHERE id = ?').get(f.id)).toEqual({ n: 0 })
+    expect(await gw.services.storage.sql.get('SELECT count(*) AS n FROM files WHERE id = ?', [f.id])).toEqual({ n: 0 })
     expect(heard).toEqual([[f.id, 'expired']])
     expect(await (await oa.files.content(keep.id)).text()).toBe('keep.jsonl')
   } finally {
@@ -57,7 +57,7 @@ test('an expired file is missing on every route and from lists, then pruned with
 
 test('delete awaits the deletion hooks before answering, then the bytes are gone', async () => {
   const f = await upload('input.jsonl')
-  const path = blobPath(f.id)
+  const path = await blobPath(f.id)
   const events: string[] = []
   const off = gw.services.files.onFileDeleted(async (file: FileRecord, reason) => {
     // a batches hook fails the batches that read this file; make it take a while
@@ -81,12 +81,13 @@ test('delete awaits the deletion hooks before answering, then the bytes are gone
 
 test('the background pruner runs on its own timer', async () => {
   const f = await upload('timer.jsonl', 3600)
-  expireNow(f.id)
+  await expireNow(f.id)
   const onClose: (() => void | Promise<void>)[] = []
   gw.services.files.start(onClose, 20)
   try {
-    for (let i = 0; i < 100 && gw.services.storage.sqlite.query('SELECT 1 FROM files WHERE id = ?').get(f.id); i++) await Bun.sleep(10)
-    expect(gw.services.storage.sqlite.query('SELECT 1 FROM files WHERE id = ?').get(f.id)).toBeNull()
+    const row = () => gw.services.storage.sql.get('SELECT 1 AS one FROM files WHERE id = ?', [f.id])
+    for (let i = 0; i < 100 && (await row()); i++) await Bun.sleep(10)
+    expect(await row()).toBeNull()
   } finally {
     for (const c of onClose) await c()
   }

@@ -16,7 +16,7 @@ export interface FilesGateway extends Gateway {
 
 export async function startFilesGateway(opts: GatewayOptions = {}): Promise<FilesGateway> {
   const gw = await startGateway({ ...opts, env: { ...NO_LIMITS, ...opts.env } })
-  const otherKey = gw.services.keys.create({ name: 'other' }).key
+  const otherKey = (await gw.services.keys.create({ name: 'other' })).key
   return {
     ...gw,
     otherKey,

@@ -26,7 +26,7 @@ test('64 MiB streamed up and down: identical SHA-256, on both families', async (
   expect(f).toMatchObject({ bytes: SIZE, filename: 'big.bin', purpose: 'batch' })
   const expected = up.sha256()
   // the record keeps the digest computed while the bytes streamed in
-  expect(gw.services.files.get(gw.services.keys.list().find((k) => k.name === 'bootstrap')!.id, f.id)?.sha256).toBe(expected)
+  expect((await gw.services.files.get((await gw.services.keys.list()).find((k) => k.name === 'bootstrap')!.id, f.id))?.sha256).toBe(expected)
 
   const dl = await gw.openai().files.content(f.id)
   expect(dl.headers.get('content-length')).toBe(String(SIZE))

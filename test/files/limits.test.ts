@@ -28,7 +28,7 @@ async function nothingStored() {
   // the refusal is answered before the temp file is removed; give it a moment
   for (let i = 0; i < 50 && (await filesUnder(`${gw.dataDir}/blobs`)).length > 0; i++) await Bun.sleep(20)
   expect(await filesUnder(`${gw.dataDir}/blobs`)).toEqual([])
-  expect(gw.services.storage.sqlite.query('SELECT count(*) AS n FROM files').get()).toEqual({ n: 0 })
+  expect(await gw.services.storage.sql.get('SELECT count(*) AS n FROM files')).toEqual({ n: 0 })
 }
 
 test('exactly the limit is accepted', async () => {

@@ -48,13 +48,13 @@ describe('another key', () => {
   })
 
   test('the files service resolves a file id only for its owner (generation surfaces use this)', async () => {
-    const owner = gw.services.keys.list().find((k) => k.name === 'bootstrap')!
-    const other = gw.services.keys.list().find((k) => k.name === 'other')!
-    const rec = gw.services.files.resolveForKey(mine, owner)
+    const owner = (await gw.services.keys.list()).find((k) => k.name === 'bootstrap')!
+    const other = (await gw.services.keys.list()).find((k) => k.name === 'other')!
+    const rec = await gw.services.files.resolveForKey(mine, owner)
     expect(rec?.id).toBe(mine)
     expect(Buffer.from((await gw.services.files.bytes(rec!))!).toString()).toBe('secret')
-    expect(gw.services.files.resolveForKey(mine, other)).toBeNull()
-    expect(gw.services.files.resolveForKey('file-unknown', owner)).toBeNull()
+    expect(await gw.services.files.resolveForKey(mine, other)).toBeNull()
+    expect(await gw.services.files.resolveForKey('file-unknown', owner)).toBeNull()
   })
 
   test('no key at all → 401 on every files route', async () => {

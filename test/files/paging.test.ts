@@ -11,7 +11,7 @@ const N = 7
 
 beforeAll(async () => {
   gw = await startFilesGateway()
-  key = gw.services.keys.create({ name: 'pager' }).key
+  key = (await gw.services.keys.create({ name: 'pager' })).key
   for (let i = 0; i < N; i++) {
     const purpose = i % 2 === 0 ? 'batch' : 'user_data'
     const res = await fetch(`${gw.url}/api/v1/files`, {

@@ -35,24 +35,24 @@ describe('401 kinds', () => {
     await expectError(await get('/api/alpha/v1/models', { 'x-api-key': gw.key }), 401, /x-api-key is accepted only on \/api\/beta/)
   })
   test('inactive key', async () => {
-    const { key, record } = gw.services.keys.create({ name: 'to-disable' })
+    const { key, record } = await gw.services.keys.create({ name: 'to-disable' })
     expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
-    gw.services.keys.update(record.id, { status: 'inactive' })
+    await gw.services.keys.update(record.id, { status: 'inactive' })
     await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 401, /inactive/)
   })
   test('zero credits', async () => {
-    const { key } = gw.services.keys.create({ name: 'zero', credits: 0 })
+    const { key } = await gw.services.keys.create({ name: 'zero', credits: 0 })
     await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 401, /zero credits/)
   })
 })
 
 test('402 when a funded key has spent its credits', async () => {
-  const { key, record } = gw.services.keys.create({ name: 'funded', credits: 0.01 })
+  const { key, record } = await gw.services.keys.create({ name: 'funded', credits: 0.01 })
   expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
-  gw.services.keys.addSpent(record.id, 0.01)
+  await gw.services.keys.addSpent(record.id, 0.01)
   const msg = await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 402, /Credits exhausted/)
   expect(msg).not.toContain(key)
-  gw.services.keys.credit(record.id, 1)
+  await gw.services.keys.credit(record.id, 1)
   expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
 })
 

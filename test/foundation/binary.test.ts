@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { copyFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { onPostgres } from '../helpers/database.ts'
 import { BUN, cleanup, ROOT, runCli, spawnGateway, tempDir } from '../helpers/server.ts'
 
 const dir = tempDir('switchyard-bin-')
@@ -20,9 +21,11 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
   // run from the empty dir: its default data dir is ./data
   const gw = await spawnGateway({ cmd: [bin], env: { SWITCHYARD_BOOTSTRAP_KEY: key }, cwd: dir, dataDir: join(dir, 'data'), args: ['--log-level', 'debug'] })
   try {
-    expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
-    // the worker entry point is embedded and runs (not the inline-checkpoint fallback)
-    expect(await gw.waitForOutput('checkpoint worker started')).toContain('checkpoint worker started')
+    if (!onPostgres) {
+      expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
+      // the worker entry point is embedded and runs (not the inline-checkpoint fallback)
+      expect(await gw.waitForOutput('checkpoint worker started')).toContain('checkpoint worker started')
+    } else expect(await gw.waitForOutput('database: postgresql')).toContain('database: postgresql')
     expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
     const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
     expect(models.status).toBe(200)

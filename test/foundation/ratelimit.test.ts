@@ -22,7 +22,7 @@ function limitHeaders(r: Response) {
 
 test('per-key limit: exact remaining counts, then 429 (key) with every header', async () => {
   gw = await startGateway()
-  const { key } = gw.services.keys.create({ name: 'rpm5', rpm: 5 })
+  const { key } = await gw.services.keys.create({ name: 'rpm5', rpm: 5 })
   const before = Math.floor(Date.now() / 1000)
   for (let i = 4; i >= 0; i--) {
     const r = await models(key)
@@ -71,7 +71,7 @@ test('the per-second burst guard refuses, then lets through a second later', asy
 
 test('200 concurrent requests from 20 keys across their limit: none gets more, header counts exact', async () => {
   gw = await startGateway()
-  const keys = Array.from({ length: 20 }, (_, i) => gw!.services.keys.create({ name: `k${i}`, rpm: 7 }).key)
+  const keys = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await gw!.services.keys.create({ name: `k${i}`, rpm: 7 })).key))
   const results = await Promise.all(
     keys.flatMap((key) => Array.from({ length: 10 }, () => models(key).then((r) => ({ key, status: r.status, h: limitHeaders(r) })))),
   )

@@ -14,8 +14,8 @@ const mine: string[] = [] // reply ids, oldest first
 
 beforeAll(async () => {
   g = await startGateway({ env: { SWITCHYARD_ADMIN_TOKEN: ADMIN } })
-  me = g.services.keys.authenticate(g.key)!
-  other = g.services.keys.create({ name: 'other', account: 'elsewhere' })
+  me = (await g.services.keys.authenticate(g.key))!
+  other = await g.services.keys.create({ name: 'other', account: 'elsewhere' })
   const t0 = Date.UTC(2026, 10, 20, 8)
   for (let i = 0; i < 25; i++) {
     const input = genInput(g.services.catalog, me, {
@@ -35,7 +35,7 @@ beforeAll(async () => {
     mine.push(id)
   }
   for (let i = 0; i < 4; i++) g.services.recorder.record(genInput(g.services.catalog, other.record, { createdAt: t0 + 500 + i, model: 'gpt-4o-mini' }))
-  g.services.recorder.flush()
+  await g.services.recorder.flush()
 })
 afterAll(() => g.stop())
 
@@ -161,33 +161,33 @@ test('without SWITCHYARD_ADMIN_TOKEN no bearer is an admin: the listing is a 401
 describe('the scan budget of a filtered page', () => {
   test('a rare filter reads at most the budget per page; following last_id over partial pages finds every match, in order, once', async () => {
     const { GenerationList } = await import('../../src/generations/list.ts')
-    const list = new GenerationList(g.services.storage.sqlite, 5)
-    const walk = (f: { keyId?: string; model?: string; status?: 'ok' | 'error' }, limit: number) => {
+    const list = new GenerationList(g.services.storage.sql, 5)
+    const walk = async (f: { keyId?: string; model?: string; status?: 'ok' | 'error' }, limit: number) => {
       const got: string[] = []
       let partials = 0
-      let after: { createdAt: number; rowid: number } | undefined
+      let after: { createdAt: number; tie: number | string } | undefined
       for (let i = 0; i < 100; i++) {
-        const p = list.page({ ...f, limit, after })
+        const p = await list.page({ ...f, limit, after })
         expect(p.rows.length).toBeLessThanOrEqual(limit)
         got.push(...p.rows.map((r) => r.replyId))
         if (p.partial) partials++
         if (!p.hasMore) return { got, partials }
-        after = list.cursor(p.next!, f.keyId)
+        after = await list.cursor(p.next!, f.keyId)
         expect(after).toBeDefined()
       }
       throw new Error('did not end')
     }
     const errors = mine.filter((_, i) => i < 25 && i % 7 === 3).reverse()
-    const r = walk({ keyId: me.id, status: 'error' }, 2)
+    const r = await walk({ keyId: me.id, status: 'error' }, 2)
     expect(r.got).toEqual(errors)
     expect(r.partials).toBeGreaterThan(0)
     // the admin's scope (no key), a model of 5 among 31 records
-    const claude = walk({ model: 'claude-sonnet-4-5' }, 50)
+    const claude = await walk({ model: 'claude-sonnet-4-5' }, 50)
     expect(claude.got).toEqual(mine.filter((_, i) => i < 25 && i % 5 === 0).reverse())
     // nothing matches: every page is partial and empty until the scope runs out
-    expect(walk({ model: 'no-such-model' }, 50)).toEqual({ got: [], partials: 6 })
+    expect(await walk({ model: 'no-such-model' }, 50)).toEqual({ got: [], partials: 6 })
     // no filter: no budget, plain pages
-    expect(walk({ keyId: other.record.id }, 3)).toMatchObject({ partials: 0 })
+    expect(await walk({ keyId: other.record.id }, 3)).toMatchObject({ partials: 0 })
   })
 
   test('over HTTP a filtered page says whether it is partial', async () => {

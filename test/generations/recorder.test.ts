@@ -10,21 +10,27 @@ const USAGE = { inputTokens: 1000, outputTokens: 500, cacheReadTokens: 2000, cac
 const GPT4O_LIST = (1000 * 2.5 + 2000 * 1.25 + 300 * 2.5 + 500 * 10) / 1e6
 
 let t: TestServices
+
+const count = async (t: TestServices) => (await t.s.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM generations'))!.n
+
+async function until(ok: () => boolean | Promise<boolean>, ms = 2_000) {
+  for (const end = Date.now() + ms; !(await ok()); await Bun.sleep(5)) if (Date.now() > end) throw new Error('timed out')
+}
 afterEach(async () => {
   await t?.close()
 })
 
-function keyOf(t: TestServices, account = 'default') {
-  return t.s.keys.create({ name: 'k', account }).record
+async function keyOf(t: TestServices, account = 'default') {
+  return (await t.s.keys.create({ name: 'k', account })).record
 }
 
 describe('recorder: cost', () => {
-  test('catalog price × (1 − discount), computed once and stored', () => {
-    t = testServices({ SWITCHYARD_DISCOUNT: '0.25' })
-    const key = keyOf(t)
+  test('catalog price × (1 − discount), computed once and stored', async () => {
+    t = await testServices({ SWITCHYARD_DISCOUNT: '0.25' })
+    const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { usage: USAGE })
     t.s.recorder.record(g)
-    const row = t.s.recorder.get(g.id)!
+    const row = (await t.s.recorder.get(g.id))!
     expect(row.cost).toBeCloseTo(GPT4O_LIST * 0.75, 12)
     expect(row.unpriced).toBe(false)
     expect(row.promptTokens).toBe(3300)
@@ -34,72 +40,72 @@ describe('recorder: cost', () => {
     expect(row.cacheCreationInputTokens).toBe(300)
   })
 
-  test('config price overrides with cache rates, discounted', () => {
-    t = testServices(
+  test('config price overrides with cache rates, discounted', async () => {
+    t = await testServices(
       {},
       'pricing:\n  discount: 0.1\n  overrides:\n    claude-sonnet-4-5: { input_mtok: 2, output_mtok: 8, cache_read_mtok: 0.5, cache_write_mtok: 3 }\n',
     )
-    const key = keyOf(t)
+    const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { model: 'claude-sonnet-4-5', endpoint: 'anthropic.messages', usage: USAGE })
     t.s.recorder.record(g)
-    expect(t.s.recorder.get(g.id)!.cost).toBeCloseTo(((1000 * 2 + 2000 * 0.5 + 300 * 3 + 500 * 8) / 1e6) * 0.9, 12)
+    expect((await t.s.recorder.get(g.id))!.cost).toBeCloseTo(((1000 * 2 + 2000 * 0.5 + 300 * 3 + 500 * 8) / 1e6) * 0.9, 12)
   })
 
-  test('a model with no known price is unpriced with cost null, never $0', () => {
-    t = testServices()
-    const key = keyOf(t)
+  test('a model with no known price is unpriced with cost null, never $0', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { model: 'mock-unpriced-model', usage: USAGE })
     t.s.recorder.record(g)
-    const row = t.s.recorder.get(g.id)!
+    const row = (await t.s.recorder.get(g.id))!
     expect(row.cost).toBeNull()
     expect(row.unpriced).toBe(true)
-    expect(t.s.keys.get(key.id)!.spent).toBe(0)
-    const [h] = rollup(t.s)
+    expect((await t.s.keys.get(key.id))!.spent).toBe(0)
+    const [h] = (await rollup(t.s))
     expect(h).toMatchObject({ requests: 1, cost: 0, unpriced_requests: 1, input_tokens: 3300, output_tokens: 500, total_tokens: 3800 })
   })
 })
 
 describe('recorder: spend and rollup', () => {
-  test("the key's spent grows by each cost", () => {
-    t = testServices()
-    const key = keyOf(t)
+  test("the key's spent grows by each cost", async () => {
+    t = await testServices()
+    const key = await keyOf(t)
     const a = genInput(t.s.catalog, key, { usage: USAGE })
     const b = genInput(t.s.catalog, key, { model: 'gpt-4o-mini', usage: USAGE })
     t.s.recorder.record(a)
     t.s.recorder.record(b)
-    t.s.recorder.flush()
-    const ca = t.s.recorder.get(a.id)!.cost!
-    const cb = t.s.recorder.get(b.id)!.cost!
+    await t.s.recorder.flush()
+    const ca = (await t.s.recorder.get(a.id))!.cost!
+    const cb = (await t.s.recorder.get(b.id))!.cost!
     expect(ca).toBeGreaterThan(0)
     expect(cb).toBeGreaterThan(0)
-    expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(ca + cb, 12)
+    expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(ca + cb, 12)
   })
 
-  test('a reused reply id is never dropped: every record is stored and counted under its own gen- id (D9)', () => {
-    t = testServices()
-    const key = keyOf(t)
+  test('a reused reply id is never dropped: every record is stored and counted under its own gen- id (D9)', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { usage: USAGE })
     const first = t.s.recorder.record(g)!
     const second = t.s.recorder.record({ ...g, createdAt: g.createdAt + 1, usage: { ...USAGE, outputTokens: 9999 } })!
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     const third = t.s.recorder.record({ ...g, createdAt: g.createdAt + 2 })!
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     expect(new Set([first, second, third]).size).toBe(3)
     for (const id of [first, second, third]) expect(id).toMatch(/^gen-[0-9a-f]{32}$/)
     // the reply id finds the latest; each gateway id finds its own record
-    expect(t.s.recorder.get(g.id)!.id).toBe(third)
-    expect(t.s.recorder.get(second)!.completionTokens).toBe(9999)
-    expect(t.s.recorder.get(second)!.replyId).toBe(g.id)
-    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 3 })
-    expect(rollup(t.s)[0]!.requests).toBe(3)
-    const total = (t.s.storage.sqlite.query('SELECT total(cost) AS c FROM generations').get() as { c: number }).c
-    expect(t.s.keys.get(key.id)!.spent).toBeCloseTo(total, 12)
+    expect((await t.s.recorder.get(g.id))!.id).toBe(third)
+    expect((await t.s.recorder.get(second))!.completionTokens).toBe(9999)
+    expect((await t.s.recorder.get(second))!.replyId).toBe(g.id)
+    expect(await count(t)).toBe(3)
+    expect((await rollup(t.s))[0]!.requests).toBe(3)
+    const total = (await t.s.storage.sql.get<{ c: number }>('SELECT coalesce(sum(cost), 0) AS c FROM generations'))!.c
+    expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(total, 12)
   })
 
-  test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', () => {
-    t = testServices()
-    const a = keyOf(t, 'acct-a')
-    const b = keyOf(t, 'acct-b')
+  test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', async () => {
+    t = await testServices()
+    const a = await keyOf(t, 'acct-a')
+    const b = await keyOf(t, 'acct-b')
     const h10 = Date.UTC(2026, 0, 5, 10)
     const rec = (k: typeof a, at: number, model = 'gpt-4o') => t.s.recorder.record(genInput(t.s.catalog, k, { createdAt: at, model }))
     rec(a, h10)
@@ -107,136 +113,138 @@ describe('recorder: spend and rollup', () => {
     rec(a, h10 + HOUR)
     rec(a, h10 + 5, 'gpt-4o-mini')
     rec(b, h10 + 7)
-    t.s.recorder.flush()
-    const rows = rollup(t.s).map((r) => [r.account, new Date(r.hour).toISOString(), r.model, r.requests])
+    await t.s.recorder.flush()
+    const rows = (await rollup(t.s)).map((r) => [r.account, new Date(r.hour).toISOString(), r.model, r.requests])
     expect(rows).toEqual([
       ['acct-a', '2026-01-05T10:00:00.000Z', 'gpt-4o', 2],
       ['acct-a', '2026-01-05T10:00:00.000Z', 'gpt-4o-mini', 1],
       ['acct-a', '2026-01-05T11:00:00.000Z', 'gpt-4o', 1],
       ['acct-b', '2026-01-05T10:00:00.000Z', 'gpt-4o', 1],
     ])
-    const [first] = rollup(t.s)
+    const [first] = (await rollup(t.s))
     expect(first!.input_tokens).toBe(200)
     expect(first!.output_tokens).toBe(40)
     expect(first!.total_tokens).toBe(240)
   })
 
-  test('an alias is recorded under the canonical model id', () => {
-    t = testServices()
-    const key = keyOf(t)
+  test('an alias is recorded under the canonical model id', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { model: 'gpt-4o-2024-08-06' })
     t.s.recorder.record(g)
-    expect(t.s.recorder.get(g.id)!.model).toBe('gpt-4o')
+    expect((await t.s.recorder.get(g.id))!.model).toBe('gpt-4o')
   })
 })
 
 describe('recorder: never delays, never throws', () => {
   test('record() only queues; the write happens a few ms later in the background', async () => {
-    t = testServices()
-    const key = keyOf(t)
-    const count = () => (t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get() as { n: number }).n
+    t = await testServices()
+    const key = await keyOf(t)
     for (let i = 0; i < 3; i++) t.s.recorder.record(genInput(t.s.catalog, key))
-    expect(count()).toBe(0)
-    await Bun.sleep(50)
-    expect(count()).toBe(3)
+    expect(await count(t)).toBe(0)
+    // written after the flush delay (50 ms), plus a round trip on PostgreSQL
+    for (let i = 0; i < 50 && (await count(t)) < 3; i++) await Bun.sleep(10)
+    expect(await count(t)).toBe(3)
   })
 
-  test('garbage counters are stored as sane integers', () => {
-    t = testServices()
-    const key = keyOf(t)
+  test('garbage counters are stored as sane integers', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, {
       usage: { inputTokens: Number.NaN, outputTokens: -5, cacheReadTokens: 2.6, cacheWriteTokens: Infinity },
       createdAt: Number.NaN,
       latencyMs: Number.NaN,
     })
     expect(() => t.s.recorder.record(g)).not.toThrow()
-    const row = t.s.recorder.get(g.id)!
+    const row = (await t.s.recorder.get(g.id))!
     expect([row.promptTokens, row.completionTokens, row.cacheReadInputTokens, row.cacheCreationInputTokens]).toEqual([3, 0, 3, 0])
     expect(Math.abs(row.createdAt - Date.now())).toBeLessThan(5_000)
     expect(row.latencyMs).toBeNull()
   })
 
-  test('a failing write is logged, not thrown', () => {
-    t = testServices()
-    const key = keyOf(t)
-    t.s.recorder.stop()
-    t.s.storage.sqlite.exec('DROP TABLE usage_hourly')
+  test('a failing write is logged, not thrown', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    await t.s.recorder.stop()
+    await t.s.storage.sql.run('DROP TABLE usage_hourly')
     expect(() => t.s.recorder.record(genInput(t.s.catalog, key))).not.toThrow()
-    expect(t.logs.some((l) => l.includes('writing generation records failed'))).toBe(true)
+    // after stop() the write starts at once; it fails, and says so
+    await until(() => t.logs.some((l) => l.includes('writing generation records failed')))
     // the transaction rolled back: no record without its rollup
-    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 0 })
+    expect(await count(t)).toBe(0)
   })
 
-  test('records arriving after stop() are written at once (shutdown loses nothing)', () => {
-    t = testServices()
-    const key = keyOf(t)
+  test('records arriving after stop() are written at once (shutdown loses nothing)', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
     const early = genInput(t.s.catalog, key)
     t.s.recorder.record(early)
-    t.s.recorder.stop()
-    expect(t.s.recorder.store.get(early.id)).toBeDefined()
+    await t.s.recorder.stop()
+    expect(await t.s.recorder.store.get(early.id)).toBeDefined()
     const late = genInput(t.s.catalog, key)
     t.s.recorder.record(late)
-    expect(t.s.recorder.store.get(late.id)).toBeDefined()
+    // written by record() itself (nothing else will flush after stop): no flush() called here
+    await until(async () => (await t.s.recorder.store.get(late.id)) !== undefined)
   })
 })
 
 describe('recorder: retention', () => {
   test('records older than the retention are pruned; the rollup stays', async () => {
-    t = testServices({ SWITCHYARD_RETENTION_DAYS: '30' })
-    const key = keyOf(t)
+    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '30' })
+    const key = await keyOf(t)
     const now = Date.now()
     const old = genInput(t.s.catalog, key, { createdAt: now - 31 * DAY })
     const recent = genInput(t.s.catalog, key, { createdAt: now - 29 * DAY })
     t.s.recorder.record(old)
     t.s.recorder.record(recent)
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     expect(await t.s.recorder.prune(now)).toBe(1)
-    expect(t.s.recorder.get(old.id)).toBeUndefined()
-    expect(t.s.recorder.get(recent.id)).toBeDefined()
-    expect(rollup(t.s).reduce((n, r) => n + r.requests, 0)).toBe(2)
+    expect(await t.s.recorder.get(old.id)).toBeUndefined()
+    expect(await t.s.recorder.get(recent.id)).toBeDefined()
+    expect((await rollup(t.s)).reduce((n, r) => n + r.requests, 0)).toBe(2)
   })
 
   test('retention is never below 7 days (spec §8), default 30', async () => {
-    t = testServices({ SWITCHYARD_RETENTION_DAYS: '1' })
+    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '1' })
     expect(t.s.recorder.retentionDays).toBe(7)
-    const key = keyOf(t)
+    const key = await keyOf(t)
     const now = Date.now()
     const g = genInput(t.s.catalog, key, { createdAt: now - 6 * DAY })
     t.s.recorder.record(g)
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     expect(await t.s.recorder.prune(now)).toBe(0)
-    expect(t.s.recorder.get(g.id)).toBeDefined()
+    expect(await t.s.recorder.get(g.id)).toBeDefined()
     await t.close()
-    t = testServices()
+    t = await testServices()
     expect(t.s.recorder.retentionDays).toBe(30)
   })
 
   test('pruning a backlog larger than one chunk removes all of it', async () => {
-    t = testServices()
-    const key = keyOf(t)
+    t = await testServices()
+    const key = await keyOf(t)
     const now = Date.now()
     for (let i = 0; i < 12_000; i++) t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: now - 40 * DAY - i }))
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     expect(await t.s.recorder.prune(now)).toBe(12_000)
   })
 
   test('start() registers a stop hook in onClose that stops the prune timer', async () => {
-    t = testServices()
+    t = await testServices()
     // the server's own recorder must not prune behind this test's back
-    t.s.recorder.stop()
+    await t.s.recorder.stop()
     const onClose: (() => void | Promise<void>)[] = []
     const r = new Recorder({ ...t.s }, { pruneEveryMs: 10 }).start(onClose)
     expect(onClose).toHaveLength(1)
-    const key = keyOf(t)
+    const key = await keyOf(t)
     t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: Date.now() - 40 * DAY }))
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     await Bun.sleep(60)
-    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 0 })
+    expect(await count(t)).toBe(0)
     for (const c of onClose) await c()
     t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: Date.now() - 40 * DAY }))
-    t.s.recorder.flush()
+    await t.s.recorder.flush()
     await Bun.sleep(60)
-    expect(t.s.storage.sqlite.query('SELECT count(*) AS n FROM generations').get()).toEqual({ n: 1 })
+    expect(await count(t)).toBe(1)
     void r
   })
 })

@@ -9,8 +9,8 @@ let other: { key: string; record: ApiKey }
 
 beforeAll(async () => {
   g = await startGateway({ env: { SWITCHYARD_DISCOUNT: '0.2' } })
-  me = g.services.keys.authenticate(g.key)!
-  other = g.services.keys.create({ name: 'other' })
+  me = (await g.services.keys.authenticate(g.key))!
+  other = await g.services.keys.create({ name: 'other' })
 })
 afterAll(() => g.stop())
 

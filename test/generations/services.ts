@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/load.ts'
 import { createLogger } from '../../src/http/log.ts'
 import { buildServices } from '../../src/server.ts'
 import type { Services } from '../../src/services.ts'
+import { databaseEnv, dropDatabaseFor } from '../helpers/database.ts'
 import { tempDir } from '../helpers/server.ts'
 
 export interface TestServices {
@@ -14,7 +15,7 @@ export interface TestServices {
   close(): Promise<void>
 }
 
-export function testServices(env: Record<string, string> = {}, yaml?: string): TestServices {
+export async function testServices(env: Record<string, string> = {}, yaml?: string): Promise<TestServices> {
   const dir = tempDir('switchyard-gen-')
   const flags: Record<string, string> = { 'data-dir': dir }
   if (yaml !== undefined) {
@@ -22,21 +23,22 @@ export function testServices(env: Record<string, string> = {}, yaml?: string): T
     writeFileSync(flags.config, yaml)
   }
   const logs: string[] = []
-  const s = buildServices(loadConfig({ flags, env, cwd: dir }), createLogger('info', (l) => logs.push(l)))
+  const s = await buildServices(loadConfig({ flags, env: { ...(await databaseEnv(dir)), ...env }, cwd: dir }), createLogger('info', (l) => logs.push(l)))
   return {
     s,
     logs,
     async close() {
       for (const c of s.onClose) await c()
-      s.keys.stop()
-      s.storage.close()
+      await s.keys.stop()
+      await s.storage.close()
       rmSync(dir, { recursive: true, force: true })
+      await dropDatabaseFor(dir)
     },
   }
 }
 
 export function rollup(s: Services) {
-  return s.storage.sqlite.query('SELECT * FROM usage_hourly ORDER BY account, hour, model').all() as {
+  return s.storage.sql.all('SELECT * FROM usage_hourly ORDER BY account, hour, model') as Promise<{
     account: string
     model: string
     hour: number
@@ -46,5 +48,5 @@ export function rollup(s: Services) {
     total_tokens: number
     cost: number
     unpriced_requests: number
-  }[]
+  }[]>
 }

@@ -4,8 +4,7 @@
 // refused within 2 s, and a 3 MB upload keeps its speed. The gateway runs as a subprocess,
 // so the clients' own work here cannot be mistaken for the gateway's.
 import { afterAll, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { join } from 'node:path'
+import { openDatabaseOf } from '../helpers/database.ts'
 import { cleanup, runCli, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
 
 const dirs: string[] = []
@@ -25,7 +24,7 @@ test('D4 — 30 concurrent mock streams: records within 200 ms, a disabled key r
   const other = await create('victim')
   const gw = await spawnGateway({ dataDir: dir, env: { SWITCHYARD_KEY_BURST_RPS: '1000', SWITCHYARD_KEY_RPM: '100000' } })
   procs.push(gw)
-  const db = new Database(join(dir, 'switchyard.db'), { readonly: true })
+  const db = await openDatabaseOf(dir, { readonly: true })
 
   const ended = new Map<string, number>()
   const streams = Array.from({ length: 30 }, async () => {
@@ -44,7 +43,7 @@ test('D4 — 30 concurrent mock streams: records within 200 ms, a disabled key r
   let polling = true
   const poller = (async () => {
     while (polling) {
-      for (const r of db.query('SELECT reply_id FROM generations').all() as { reply_id: string }[]) if (!seen.has(r.reply_id)) seen.set(r.reply_id, performance.now())
+      for (const r of await db.sql.all<{ reply_id: string }>('SELECT reply_id FROM generations')) if (!seen.has(r.reply_id)) seen.set(r.reply_id, performance.now())
       await Bun.sleep(10)
     }
   })()
@@ -73,7 +72,7 @@ test('D4 — 30 concurrent mock streams: records within 200 ms, a disabled key r
   await Bun.sleep(300)
   polling = false
   await poller
-  db.close()
+  await db.close()
 
   expect(ended.size).toBe(30)
   const lags = [...ended].map(([id, at]) => (seen.get(id) ?? Infinity) - at)

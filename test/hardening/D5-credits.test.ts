@@ -58,8 +58,8 @@ async function generation(key: string, id: string) {
   return ((await r.json()) as { generation: any }).generation
 }
 
-function funded(credits: number) {
-  return g.services.keys.create({ name: 'd5', credits })
+async function funded(credits: number) {
+  return await g.services.keys.create({ name: 'd5', credits })
 }
 
 /** The status of one chat request (402s are also checked for their JSON error). */
@@ -80,8 +80,23 @@ async function settled() {
   expect(g.services.keys.ledger.open).toBe(0)
 }
 
-const storedSpent = (id: string) => (g.services.storage.sqlite.query('SELECT spent FROM api_keys WHERE id = ?').get(id) as { spent: number }).spent
-const recordedCost = (id: string) => (g.services.storage.sqlite.query('SELECT total(cost) AS c FROM generations WHERE api_key_id = ?').get(id) as { c: number }).c
+const storedSpent = async (id: string) => (await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [id]))!.spent
+const recordedCost = async (id: string) => (await g.services.storage.sql.get<{ c: number }>('SELECT coalesce(sum(cost), 0) AS c FROM generations WHERE api_key_id = ?', [id]))!.c
+
+/** Makes every insert into generations fail, in this database's own way; returns the undo. */
+async function failGenerationWrites(): Promise<() => Promise<void>> {
+  const sql = g.services.storage.sql
+  if (sql.dialect === 'sqlite') {
+    await sql.run(`CREATE TEMP TRIGGER d5_fail BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
+    return async () => void (await sql.run('DROP TRIGGER d5_fail'))
+  }
+  await sql.run(`CREATE FUNCTION d5_fail() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'simulated write failure'; END $$ LANGUAGE plpgsql`)
+  await sql.run('CREATE TRIGGER d5_fail BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION d5_fail()')
+  return async () => {
+    await sql.run('DROP TRIGGER d5_fail ON generations')
+    await sql.run('DROP FUNCTION d5_fail()')
+  }
+}
 
 describe('D5 sequential: exactly the covered requests, the one crossing zero included, none after', () => {
   for (const mode of ['records written as usual', 'records not yet written (flush held back)']) {
@@ -92,13 +107,13 @@ describe('D5 sequential: exactly the covered requests, the one crossing zero inc
       if (mode.startsWith('records not')) recorder.flushDelayMs = 60_000
       try {
         // covers 7.5 requests: 7 leave a positive balance, the 8th crosses zero
-        const { key, record } = funded(unit * 7.5)
+        const { key, record } = await funded(unit * 7.5)
         const seen: number[] = []
         for (let i = 0; i < 12; i++) seen.push(await status(key))
         expect(seen).toEqual([...Array(8).fill(200), ...Array(4).fill(402)])
-        g.services.recorder.flush()
-        expect(recordedCost(record.id)).toBeCloseTo(unit * 8, 12)
-        expect(storedSpent(record.id)).toBeCloseTo(unit * 8, 12)
+        await g.services.recorder.flush()
+        expect(await recordedCost(record.id)).toBeCloseTo(unit * 8, 12)
+        expect(await storedSpent(record.id)).toBeCloseTo(unit * 8, 12)
       } finally {
         recorder.flushDelayMs = before
       }
@@ -112,7 +127,7 @@ describe('D5 concurrent: reservations stop a burst', () => {
     Promise.all(Array.from({ length: 100 }, () => status(key, { model: 'gpt-4o', ...body })))
 
   test('100 at once with an output cap: covered + 1 served, the rest 402', async () => {
-    const { key, record } = funded(UP_COST * 7.5)
+    const { key, record } = await funded(UP_COST * 7.5)
     const seen = await burst(key, { max_tokens: 5 })
     const served = seen.filter((s) => s === 200).length
     expect(seen.filter((s) => s !== 200 && s !== 402)).toEqual([])
@@ -120,30 +135,30 @@ describe('D5 concurrent: reservations stop a burst', () => {
     // burst is cut exactly where sequential requests would be: 7 covered + the one crossing zero
     expect(served).toBe(8)
     await settled()
-    g.services.recorder.flush()
-    expect(storedSpent(record.id)).toBeCloseTo(UP_COST * served, 12)
-    expect(g.services.keys.authenticate(key)!.spent).toBeCloseTo(storedSpent(record.id), 12)
+    await g.services.recorder.flush()
+    expect(await storedSpent(record.id)).toBeCloseTo(UP_COST * served, 12)
+    expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await storedSpent(record.id), 12)
   })
 
   test("the issue's repro: --credits 0.0001, 100 at once, no output cap", async () => {
-    const { key, record } = funded(0.0001)
+    const { key, record } = await funded(0.0001)
     const seen = await burst(key)
     await settled()
-    g.services.recorder.flush()
+    await g.services.recorder.flush()
     const served = seen.filter((s) => s === 200).length
     const covered = Math.floor(0.0001 / UP_COST)
     expect(covered).toBe(1)
     expect(served).toBeGreaterThanOrEqual(1)
     expect(served).toBeLessThanOrEqual(covered + 1)
     expect(seen.filter((s) => s !== 200 && s !== 402)).toEqual([])
-    expect(storedSpent(record.id)).toBeLessThanOrEqual(0.0001 + UP_COST)
+    expect(await storedSpent(record.id)).toBeLessThanOrEqual(0.0001 + UP_COST)
   })
 })
 
 describe('D5 every reservation is released', () => {
   test('failed requests (upstream error, bad directive) hold nothing afterwards', async () => {
     // each of these reserves ~16k output tokens ($16) against a $0.02 credit
-    const { key, record } = funded(unit * 4)
+    const { key, record } = await funded(unit * 4)
     for (let i = 0; i < 10; i++) {
       expect(await status(key, { messages: [{ role: 'user', content: 'mock: error 503' }] })).toBe(503)
       expect(await status(key, { messages: [{ role: 'user', content: 'mock: error 999' }] })).toBe(400)
@@ -155,7 +170,7 @@ describe('D5 every reservation is released', () => {
   })
 
   test('a stream the client drops holds nothing afterwards; what it produced is spent', async () => {
-    const { key, record } = funded(1)
+    const { key, record } = await funded(1)
     const words = Array.from({ length: 3000 }, (_, i) => `w${i}`).join(' ')
     const stream = await clientOf(key).chat.completions.create({ model: 'mock-gpt', stream: true, messages: [{ role: 'user', content: `mock: text ${words}` }] })
     for await (const _ of stream) {
@@ -163,56 +178,55 @@ describe('D5 every reservation is released', () => {
       break
     }
     // the drop is recorded (and settled) when the gateway notices it
-    for (let i = 0; i < 200 && recordedCost(record.id) === 0; i++) {
+    for (let i = 0; i < 200 && await recordedCost(record.id) === 0; i++) {
       await Bun.sleep(10)
-      g.services.recorder.flush()
+      await g.services.recorder.flush()
     }
-    expect(storedSpent(record.id)).toBeGreaterThan(0)
+    expect(await storedSpent(record.id)).toBeGreaterThan(0)
     expect(g.services.keys.ledger.reserved(record.id)).toBe(0)
-    expect(g.services.keys.authenticate(key)!.spent).toBeCloseTo(storedSpent(record.id), 12)
+    expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await storedSpent(record.id), 12)
   })
 
   test('an unpriced model reserves nothing and is served while the balance is above zero', async () => {
-    const { key, record } = funded(unit)
+    const { key, record } = await funded(unit)
     const client = clientOf(key)
     for (let i = 0; i < 5; i++) {
       const r = await client.chat.completions.create({ model: 'mock-claude', messages: OK })
       expect((await generation(key, r.id)).unpriced).toBe(true)
     }
     expect(g.services.keys.ledger.reserved(record.id)).toBe(0)
-    expect(storedSpent(record.id)).toBe(0)
+    expect(await storedSpent(record.id)).toBe(0)
   })
 })
 
 describe("D5 the key's cached spend never runs ahead of the database", () => {
   test('records that cannot be written: counted while retried, taken back when given up', async () => {
-    const { key, record } = funded(1)
-    const sqlite = g.services.storage.sqlite
-    sqlite.exec(`CREATE TEMP TRIGGER d5_fail BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
+    const { key, record } = await funded(1)
+    const undo = await failGenerationWrites()
     try {
       expect(await status(key)).toBe(200)
       expect(await status(key)).toBe(200)
       // the reply goes first; until the record is priced, on the next turn of the loop, the
       // request's reservation still holds its cost (at least the real one)
-      const held = g.services.keys.authenticate(key)!.spent + g.services.keys.ledger.reserved(record.id)
+      const held = (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(record.id)
       expect(held).toBeGreaterThanOrEqual(unit * 2 - 1e-12)
       await new Promise((r) => setImmediate(r))
       // then settled in memory: the next admission sees both costs while the writes fail
-      expect(g.services.keys.authenticate(key)!.spent).toBeCloseTo(unit * 2, 12)
-      expect(storedSpent(record.id)).toBe(0)
+      expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(unit * 2, 12)
+      expect(await storedSpent(record.id)).toBe(0)
       // the recorder retries twice (100 ms, 200 ms), then gives the batch up
       for (let i = 0; i < 100 && g.services.keys.ledger.unflushed(record.id) > 0; i++) await Bun.sleep(20)
       expect(g.services.keys.ledger.unflushed(record.id)).toBe(0)
-      expect(g.services.keys.authenticate(key)!.spent).toBe(storedSpent(record.id))
+      expect((await g.services.keys.authenticate(key))!.spent).toBe(await storedSpent(record.id))
     } finally {
-      sqlite.exec('DROP TRIGGER d5_fail')
+      await undo()
     }
     expect(await status(key)).toBe(200)
-    g.services.recorder.flush()
-    expect(storedSpent(record.id)).toBeCloseTo(unit, 12)
-    expect(g.services.keys.authenticate(key)!.spent).toBeCloseTo(recordedCost(record.id), 12)
+    await g.services.recorder.flush()
+    expect(await storedSpent(record.id)).toBeCloseTo(unit, 12)
+    expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await recordedCost(record.id), 12)
     // a reload from the database (the CLI changed something) shows the same
-    g.services.keys.invalidate()
-    expect(g.services.keys.authenticate(key)!.spent).toBeCloseTo(recordedCost(record.id), 12)
+    await g.services.keys.invalidate()
+    expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await recordedCost(record.id), 12)
   })
 })

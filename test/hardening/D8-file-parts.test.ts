@@ -19,7 +19,7 @@ beforeAll(async () => {
     body: JSON.stringify({ content: `data:application/pdf;base64,${PDF.toString('base64')}`, filename: 'report.pdf' }),
   })
   fileId = ((await res.json()) as { id: string }).id
-  key2 = rig.gw.services.keys.create({ name: 'key 2' }).key
+  key2 = (await rig.gw.services.keys.create({ name: 'key 2' })).key
 })
 afterAll(async () => {
   await rig.stop()

@@ -1,4 +1,5 @@
-// Start the real gateway for a test: on a random port, a temp data dir, real SQLite.
+// Start the real gateway for a test: on a random port, a temp data dir, real SQLite (or a
+// PostgreSQL database of its own when SWITCHYARD_TEST_DATABASE_URL is set: database.ts).
 //   startGateway({ env, yaml })  → in this process (fast; most tests)
 //   spawnGateway({ env, args })  → as a subprocess of `bun src/main.ts serve` (CLI,
 //                                  signals, crash tests); `.kill(signal)` and `.exited`
@@ -9,6 +10,7 @@ import { loadConfig } from '../../src/config/load.ts'
 import { createLogger, type Logger } from '../../src/http/log.ts'
 import { startServer, type Running } from '../../src/server.ts'
 import type { Services } from '../../src/services.ts'
+import { databaseEnv, dropDatabaseFor } from './database.ts'
 import { freshBucket } from './s3.ts'
 
 export const ROOT = join(import.meta.dir, '..', '..')
@@ -63,8 +65,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     writeFileSync(file, opts.yaml)
     flags.config = file
   }
-  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await sharedStoresEnv()), ...opts.env }, cwd: dataDir })
-  const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? 'silent'))
+  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...(await sharedStoresEnv()), ...opts.env }, cwd: dataDir })
+  const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? ((process.env.TEST_LOG_LEVEL as 'error') || 'silent')))
   return {
     url: running.url,
     key,
@@ -72,7 +74,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     services: running.services,
     async stop() {
       await running.stop()
-      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
+      if (!opts.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true })
+        await dropDatabaseFor(dataDir)
+      }
     },
   }
 }
@@ -96,7 +101,7 @@ export async function spawnGateway(opts: { env?: Record<string, string>; args?: 
   const cmd = opts.cmd ?? [BUN, join(ROOT, 'src/main.ts')]
   const proc = Bun.spawn([...cmd, 'serve', '--port', '0', '--data-dir', dataDir, ...(opts.args ?? [])], {
     cwd: opts.cwd ?? dataDir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...(await databaseEnv(dataDir)), ...opts.env },
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -141,8 +146,11 @@ export async function spawnGateway(opts: { env?: Record<string, string>; args?: 
 
 /** Run a CLI command to completion. */
 export async function runCli(args: string[], env: Record<string, string> = {}, cmd: string[] = [BUN, join(ROOT, 'src/main.ts')]) {
+  // the data dir named on the command line or in the env selects the test database too
+  const at = args.indexOf('--data-dir')
+  const dir = at >= 0 ? args[at + 1] : env.SWITCHYARD_DATA_DIR
   const proc = Bun.spawn([...cmd, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...(dir ? await databaseEnv(dir) : {}), ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   })

@@ -24,7 +24,7 @@ beforeAll(async () => {
   rig = await startMessagesRig()
   pdfId = await upload(rig.gw.key, `data:application/pdf;base64,${PDF.toString('base64')}`, 'notes.pdf')
   textId = await upload(rig.gw.key, TEXT, 'notes.txt')
-  const { key } = rig.gw.services.keys.create({ name: 'other' })
+  const { key } = await rig.gw.services.keys.create({ name: 'other' })
   other = new Anthropic({ apiKey: key, baseURL: `${rig.gw.url}/api/beta`, maxRetries: 0 })
 })
 afterAll(async () => {

@@ -40,8 +40,8 @@ export async function startMediaRig(): Promise<MediaRig> {
       return new Response('no', { status: 404 })
     },
   })
-  const key1 = gw.services.keys.authenticate(gw.key)!
-  const key2 = gw.services.keys.create({ name: 'key 2' }).record
+  const key1 = (await gw.services.keys.authenticate(gw.key))!
+  const key2 = (await gw.services.keys.create({ name: 'key 2' })).record
   return {
     gw, key1, key2, docs,
     url: (path) => `http://127.0.0.1:${docs.port}${path}`,

@@ -143,7 +143,7 @@ describe('threads', () => {
     expect(res.status).toBe(400)
     expect((await res.json()).error).toContain(`previous_response_id: no stored response "${r.id}"`)
     const mine = await rig.client.responses.create({ model: 'mock-gpt', input: 'x' })
-    const other = rig.gw.services.keys.create({ name: 'other' })
+    const other = await rig.gw.services.keys.create({ name: 'other' })
     const res2 = await rig.postResponses({ model: 'mock-gpt', input: 'y', previous_response_id: mine.id }, { key: other.key })
     expect(res2.status).toBe(400)
     expect((await res2.json()).error).toContain(mine.id)

@@ -241,7 +241,7 @@ describe('files (D8): gateway file ids are read with the caller key', () => {
     expect(r.status).toBe('completed')
     const part = rig.up.requests.at(-1)!.json().input[0].content[0]
     expect(part).toEqual({ type: 'input_file', filename: 'doc.pdf', file_data: `data:application/pdf;base64,${Buffer.from('%PDF-1.4 tiny').toString('base64')}` })
-    const other = rig.gw.services.keys.create({ name: 'other-files' })
+    const other = await rig.gw.services.keys.create({ name: 'other-files' })
     const before = rig.up.requests.length
     const res = await rig.postResponses({ model: 'gpt-4.1', input: [{ role: 'user', content: [{ type: 'input_file', file_id: f.id }] }] }, { key: other.key })
     expect(res.status).toBe(400)

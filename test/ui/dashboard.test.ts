@@ -25,13 +25,13 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
 
   beforeAll(async () => {
     gw = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN }, yaml: 'batches:\n  max_items_per_second: 700\n' })
-    const a = gw.services.keys.create({ name: 'team-a', account: 'acme', credits: 50 })
-    const bb = gw.services.keys.create({ name: 'team-b', account: 'beta' })
+    const a = await gw.services.keys.create({ name: 'team-a', account: 'acme', credits: 50 })
+    const bb = await gw.services.keys.create({ name: 'team-b', account: 'beta' })
     Object.assign(keyA, { id: a.record.id, key: a.key })
     Object.assign(keyB, { id: bb.record.id, key: bb.key })
-    gw.services.keys.addSpent(keyA.id, 12.5) // a quarter of its credits
+    await gw.services.keys.addSpent(keyA.id, 12.5) // a quarter of its credits
     const now = Date.now()
-    const seeded = seedRecords(gw.services, [
+    const seeded = await seedRecords(gw.services, [
       ...[2, 3, 5, 8, 13, 20].map((h, i) => ({ keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', hoursAgo: h, count: 3 + i, cost: 0.002 })),
       ...[1, 3, 4, 9].map((h, i) => ({ keyId: keyA.id, account: 'acme', model: 'claude-sonnet-4-5', provider: 'anthropic', hoursAgo: h, count: 2 + 2 * i, cost: 0.01 })),
       ...[2, 6, 7].map((h) => ({ keyId: keyB.id, account: 'beta', model: 'mock-claude', provider: 'mock', hoursAgo: h, count: 5, cost: null })),
@@ -42,8 +42,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     // and three real requests of key A through the gateway (the mock provider)
     const openai = new OpenAI({ apiKey: keyA.key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
     for (let i = 0; i < 3; i++) await openai.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: `hello ${i}` }] })
-    gw.services.recorder.flush()
-    const live = gw.services.storage.sqlite.query("SELECT created_at AS createdAt, model FROM generations WHERE id NOT LIKE 'gen-seed%'").all() as { createdAt: number; model: string }[]
+    await gw.services.recorder.flush()
+    const live = await gw.services.storage.sql.all<{ createdAt: number; model: string }>(`SELECT created_at AS "createdAt", model FROM generations WHERE id NOT LIKE 'gen-seed%'`)
     expect(live.length).toBe(3)
     expectedAll = expectedHourly([...seeded, ...live])
     requestsOfA = seeded.filter((r) => r.apiKeyId === keyA.id).length + live.length
@@ -187,7 +187,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await screenshot(page, 'keys-created')
     const res = await fetch(`${gw.url}/api/v1/models`, { headers: { authorization: `Bearer ${secret}` } })
     expect(res.status).toBe(200)
-    const created = gw.services.keys.list().find((k) => k.name === 'ci-runner')!
+    const created = (await gw.services.keys.list()).find((k) => k.name === 'ci-runner')!
     expect(created).toMatchObject({ account: 'acme', credits: 5, rpm: 30, status: 'active' })
 
     await page.click('.secret button.done')
@@ -208,7 +208,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await page.click(`${row} button:has-text("Set")`)
     await page.click(`${row} button:has-text("Disable")`)
     await page.waitForSelector(`${row} button:has-text("Enable")`)
-    expect(gw.services.keys.get(created.id)).toMatchObject({ credits: 7.5, rpm: 90, status: 'inactive' })
+    expect(await gw.services.keys.get(created.id)).toMatchObject({ credits: 7.5, rpm: 90, status: 'inactive' })
     expect((await fetch(`${gw.url}/api/v1/models`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401)
     await screenshot(page, 'keys')
     expect(b.problems).toEqual([])
@@ -285,7 +285,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await page.click('form.signin button[type=submit]')
     expect(await (await page.waitForSelector('form.signin .error')).textContent()).toBe('That token was not accepted.')
 
-    const c = gw.services.keys.create({ name: 'short-lived', account: 'acme' })
+    const c = await gw.services.keys.create({ name: 'short-lived', account: 'acme' })
     await signIn(page, gw.url, c.key)
     await page.click('nav a[data-view=batches]')
     await page.waitForSelector('text=No batches yet.')

@@ -19,7 +19,7 @@ const items = (n: number) => Array.from({ length: n }, (_, i) => ({ model: 'mock
 beforeAll(async () => {
   // an upstream configured for one family (never called here), the mock for the other; batches paced
   g = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' }, yaml: 'batches:\n  max_items_per_second: 5\n' })
-  other = g.services.keys.create({ name: 'other' }).key
+  other = (await g.services.keys.create({ name: 'other' })).key
   mineId = ((await (await call('POST', '/api/v1/batches', g.key, { requests: items(3) })).json()) as { id: string }).id
   othersId = ((await (await call('POST', '/api/v1/batches', other, { requests: items(200) })).json()) as { id: string }).id
 })
@@ -35,7 +35,7 @@ test('batches: a key lists and reads its own (another key\'s is a 404); the admi
   const b = all.data[0]
   expect(b.progress).toMatchObject({ total: 200, ended: false })
   expect(b.progress.done).toBe(b.request_counts.completed + b.request_counts.failed)
-  expect(b.api_key_id).toBe(g.services.keys.list().find((k) => k.name === 'other')!.id)
+  expect(b.api_key_id).toBe((await g.services.keys.list()).find((k) => k.name === 'other')!.id)
   const page = (await (await call('GET', `/api/v1/dashboard/batches?limit=1&after=${othersId}`, ADMIN)).json()) as { data: any[]; has_more: boolean }
   expect(page.data.map((x) => x.id)).toEqual([mineId])
   expect((await call('GET', '/api/v1/dashboard/batches?after=batch_nope', ADMIN)).status).toBe(400)
@@ -50,7 +50,7 @@ test('the admin cancels another key\'s running batch and exports it; a key canno
   expect((await call('POST', `/admin/v1/batches/${othersId}/cancel`, ADMIN)).status).toBe(400)
   expect((await call('POST', '/admin/v1/batches/batch_nope/cancel', ADMIN)).status).toBe(404)
   const deadline = Date.now() + 20_000
-  while (!g.services.batches!.store.byId(othersId)!.endedAt && Date.now() < deadline) await Bun.sleep(50)
+  while (!(await g.services.batches!.store.byId(othersId))!.endedAt && Date.now() < deadline) await Bun.sleep(50)
   const exp = await call('GET', `/api/v1/dashboard/batches/${othersId}/export?format=ndjson&gzip=true`, ADMIN)
   expect(exp.status).toBe(200)
   expect(exp.headers.get('content-disposition')).toContain(`${othersId}_results.jsonl.gz`)

@@ -17,10 +17,10 @@ describe.skipIf(!HAVE_CHROMIUM)('generations view over partial pages', () => {
 
   beforeAll(async () => {
     gw = await startGateway({ env: { SWITCHYARD_ADMIN_TOKEN: ADMIN } })
-    const key = gw.services.keys.authenticate(gw.key)!
+    const key = (await gw.services.keys.authenticate(gw.key))!
     const now = Date.now()
     // three rare records, the oldest, under many common ones
-    seedRecords(gw.services, [
+    await seedRecords(gw.services, [
       { keyId: key.id, account: key.account, model: 'claude-haiku-4-5', provider: 'anthropic', at: now - 3 * 3_600_000, count: 3, cost: 0.001 },
       { keyId: key.id, account: key.account, model: 'gpt-4o-mini', provider: 'openai', at: now - 2 * 3_600_000, count: common, cost: 0.001 },
     ])

@@ -20,7 +20,7 @@ export interface Seed {
   latencyMs?: number
 }
 
-export function seedRecords(s: Services, seeds: Seed[], now = Date.now()): GenerationRow[] {
+export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()): Promise<GenerationRow[]> {
   const rows: GenerationRow[] = []
   for (const sd of seeds) {
     for (let i = 0; i < sd.count; i++) {
@@ -54,7 +54,7 @@ export function seedRecords(s: Services, seeds: Seed[], now = Date.now()): Gener
     }
   }
   const store = s.recorder.store
-  s.storage.sqlite.transaction(() => store.insertRows(rows))()
+  await s.storage.sql.tx((q) => store.insertRows(rows, q))
   return rows
 }
 

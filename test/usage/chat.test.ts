@@ -12,7 +12,7 @@ let client: OpenAI
 
 beforeAll(async () => {
   g = await startGateway()
-  key = g.services.keys.create({ name: 'chat-usage', account: 'chat-usage' }).key
+  key = (await g.services.keys.create({ name: 'chat-usage', account: 'chat-usage' })).key
   client = new OpenAI({ apiKey: key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
 })
 afterAll(() => g.stop())
@@ -94,6 +94,6 @@ test("the report's totals equal the sum of the chat requests' generation records
   expect(report.top_models.map((m: any) => m.model).sort()).toEqual(['claude-sonnet-4-5', 'gpt-4o', 'gpt-4o-mini'])
 
   // the spend of the key is the same money
-  const apiKey = g.services.keys.authenticate(key)!
-  expect(g.services.keys.get(apiKey.id)!.spent).toBeCloseTo(sum((r) => r.cost), 12)
+  const apiKey = (await g.services.keys.authenticate(key))!
+  expect((await g.services.keys.get(apiKey.id))!.spent).toBeCloseTo(sum((r) => r.cost), 12)
 })

@@ -12,14 +12,14 @@ beforeAll(async () => {
 afterAll(() => g.stop())
 
 test('pruned records still count in the report: the hourly rollup outlives them', async () => {
-  const k = g.services.keys.create({ name: 'old', account: 'old-acct' })
+  const k = await g.services.keys.create({ name: 'old', account: 'old-acct' })
   const now = Date.now()
   const day = Math.floor((now - 40 * DAY) / DAY) * DAY
   const input = genInput(g.services.catalog, k.record, { createdAt: day + 10 * HOUR + 15 * 60_000, usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 } })
   g.services.recorder.record(input)
-  g.services.recorder.flush()
+  await g.services.recorder.flush()
   expect(await g.services.recorder.prune(now)).toBeGreaterThanOrEqual(1)
-  expect(g.services.recorder.get(input.id)).toBeUndefined()
+  expect(await g.services.recorder.get(input.id)).toBeUndefined()
 
   const get = async (qs: string) =>
     (await (await fetch(`${g.url}/api/v1/usage?${qs}`, { headers: { authorization: `Bearer ${k.key}` } })).json()) as any

@@ -55,9 +55,9 @@ const seeded = new Map<string, GenerationInput>()
 
 beforeAll(async () => {
   g = await startGateway({ yaml: YAML })
-  k1 = g.services.keys.create({ name: 'k1', account: 'acme' })
-  k2 = g.services.keys.create({ name: 'k2', account: 'acme' })
-  k3 = g.services.keys.create({ name: 'k3', account: 'globex' })
+  k1 = await g.services.keys.create({ name: 'k1', account: 'acme' })
+  k2 = await g.services.keys.create({ name: 'k2', account: 'acme' })
+  k3 = await g.services.keys.create({ name: 'k3', account: 'globex' })
   for (const s of SEEDS) {
     const input = genInput(g.services.catalog, s.key(), { model: s.model, createdAt: T(s.at), usage: s.usage })
     seeded.set(s.name, input)
@@ -95,9 +95,9 @@ function expectTotals(actual: any, names: string[]) {
 const DAY5 = 'from=2026-01-05T00:00:00Z&to=2026-01-06T00:00:00Z'
 
 describe('GET /api/v1/usage: totals, buckets, models', () => {
-  test('stored costs are the hand-computed ones', () => {
+  test('stored costs are the hand-computed ones', async () => {
     for (const s of SEEDS) {
-      const row = g.services.recorder.get(seeded.get(s.name)!.id)!
+      const row = (await g.services.recorder.get(seeded.get(s.name)!.id))!
       if (s.cost === null) expect(row.cost).toBeNull()
       else expect(row.cost).toBeCloseTo(s.cost, 15)
     }
@@ -214,7 +214,7 @@ describe('GET /api/v1/usage: totals, buckets, models', () => {
 
 describe('GET /api/v1/usage: relative windows', () => {
   test('default 24h by hour, 7d and 30d by day, around records made now', async () => {
-    const acct = g.services.keys.create({ name: 'rel', account: 'relative' })
+    const acct = await g.services.keys.create({ name: 'rel', account: 'relative' })
     const now = Date.now()
     const rec = (ago: number) => g.services.recorder.record(genInput(g.services.catalog, acct.record, { createdAt: now - ago, usage: u(100, 10) }))
     rec(60_000)

@@ -85,6 +85,6 @@ test("usage totals = the sum of the records of every surface, family, path and m
     unpriced_requests: records.filter((r) => r.unpriced).length,
   })
   expect(report.totals.total_cost).toBeCloseTo(sum((r) => r.cost ?? 0), 12)
-  const apiKey = rig.gw.services.keys.authenticate(rig.gw.key)!
-  expect(rig.gw.services.keys.get(apiKey.id)!.spent).toBeCloseTo(sum((r) => r.cost ?? 0), 12)
+  const apiKey = (await rig.gw.services.keys.authenticate(rig.gw.key))!
+  expect((await rig.gw.services.keys.get(apiKey.id))!.spent).toBeCloseTo(sum((r) => r.cost ?? 0), 12)
 })

@@ -20,7 +20,7 @@ const originOf = (request: Request) => new URL(request.url).origin
 async function* resultLines(batches: BatchService, id: string): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
   for (let from = 0; ; ) {
-    const rows = batches.store.results(id, from, Number.MAX_SAFE_INTEGER, ROWS)
+    const rows = await batches.store.results(id, from, Number.MAX_SAFE_INTEGER, ROWS)
     if (rows.length === 0) return
     yield enc.encode(rows.map(messageResultText).join('\n') + '\n')
     from = rows.at(-1)!.idx + 1
@@ -34,25 +34,25 @@ export function messageBatchRoutes(s: Services, batches: BatchService) {
     .post(root, async ({ request }) => toMessageBatch(await batches.create('anthropic', keyOf(request), await readBodyText(request, s.config.limits.maxBodyBytes)), originOf(request)), {
       parse: 'none',
     })
-    .get(root, ({ request }) => {
+    .get(root, async ({ request }) => {
       const q = new URL(request.url).searchParams
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after_id')
       const before = idParam(q, 'before_id')
       if (after !== undefined && before !== undefined) throw badRequest('after_id, before_id: give at most one of them')
-      const page = batches.store.list(keyOf(request).id, { limit, after, before, family: 'anthropic' })
+      const page = await batches.store.list(keyOf(request).id, { limit, after, before, family: 'anthropic' })
       if (!page) throw badRequest(`${after !== undefined ? 'after_id' : 'before_id'}: no message batch ${echo(after ?? before)}`)
       return toMessageBatchList(page, originOf(request))
     })
-    .get(`${root}/:id`, ({ request, params }) => toMessageBatch(find(request, params.id), originOf(request)))
-    .post(`${root}/:id/cancel`, ({ request, params }) => toMessageBatch(batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request)), { parse: 'none' })
-    .get(`${root}/:id/results`, ({ request, params }) => {
-      const b = find(request, params.id)
+    .get(`${root}/:id`, async ({ request, params }) => toMessageBatch(await find(request, params.id), originOf(request)))
+    .post(`${root}/:id/cancel`, async ({ request, params }) => toMessageBatch(await batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request)), { parse: 'none' })
+    .get(`${root}/:id/results`, async ({ request, params }) => {
+      const b = await find(request, params.id)
       if (b.endedAt === null) throw badRequest(`Message batch ${b.id} has not ended yet; its results are available once processing_status is "ended"`)
       return new Response(pullStream(resultLines(batches, b.id)), { headers: { 'content-type': 'application/binary' } })
     })
     .delete(`${root}/:id`, async ({ request, params }) => {
-      const b = find(request, params.id)
+      const b = await find(request, params.id)
       if (b.endedAt === null) throw new HttpError(400, `Message batch ${b.id} has not ended; cancel it and wait for it to end before deleting it`)
       await batches.store.delete(b.id)
       return { id: b.id, type: 'message_batch_deleted' as const }

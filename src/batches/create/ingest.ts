@@ -21,7 +21,7 @@ const YIELD_EVERY = 256
 const turn = () => new Promise((r) => setTimeout(r, 0))
 
 async function* bytesOf(s: Services, ownerId: string, fileId: string): AsyncGenerator<Uint8Array> {
-  const rec = s.files.get(ownerId, fileId)
+  const rec = await s.files.get(ownerId, fileId)
   if (!rec) throw new HttpError(400, `input_file_id: no file ${echo(fileId)}`)
   if (rec.bytes > MAX_BATCH_BYTES) throw new HttpError(400, `input_file_id: the file is ${rec.bytes} bytes; a batch takes at most ${MAX_BATCH_BYTES}`)
   const blob = await s.files.open(rec)
@@ -38,13 +38,13 @@ export async function ingest(s: Services, job: IngestJob): Promise<IngestResult>
     const spec = surfaceFor(s, envelope.endpoint)
     const rc: RequestContext = { apiKey: job.apiKey, requestId: `batch-create-${job.batchId}`, signal: new AbortController().signal, betas: [], batchId: job.batchId }
     const checker = new ItemChecker(s, spec, job.family, envelope.endpoint, rc)
-    writer = new ItemWriter(s.storage.sqlite, job.batchId)
-    writer.begin()
+    writer = new ItemWriter(s.storage.sql, job.batchId)
+    await writer.begin()
     let total = 0
     if (requests) {
       if (requests.length > job.maxItems) throw new HttpError(400, `requests: ${requests.length} items; a batch holds at most ${job.maxItems}`)
       for (const [i, raw] of requests.entries()) {
-        writer.add(i, checker.check(raw, `requests[${i}]`))
+        await writer.add(i, await checker.check(raw, `requests[${i}]`))
         if (++total % YIELD_EVERY === 0) await turn()
       }
     } else {
@@ -58,12 +58,12 @@ export async function ingest(s: Services, job: IngestJob): Promise<IngestResult>
         } catch (e) {
           throw new HttpError(400, `line ${line.n}: ${(e as Error).message}`)
         }
-        writer.add(total++, checker.check(raw, `line ${line.n}`))
+        await writer.add(total++, await checker.check(raw, `line ${line.n}`))
         if (total % YIELD_EVERY === 0) await turn()
       }
       if (total === 0) throw new HttpError(400, 'input_file_id: the file holds no requests (one JSON object per line)')
     }
-    writer.flush()
+    await writer.flush()
     return { ok: true, total, envelope }
   } catch (e) {
     await writer?.discard().catch(() => {})

@@ -49,7 +49,7 @@ export class ItemChecker {
   ) {}
 
   /** The item, checked; `where` ("line 3", "requests[2]") prefixes every 400. */
-  check(raw: unknown, where: string): CheckedItem {
+  async check(raw: unknown, where: string): Promise<CheckedItem> {
     try {
       const { customId, body } = this.family === 'anthropic' ? this.anthropicItem(raw) : this.openaiItem(raw)
       if (customId !== null) {
@@ -57,7 +57,7 @@ export class ItemChecker {
         if (first !== undefined) throw new Bad(`custom_id "${customId.slice(0, 64)}" is already used by ${first}`)
         this.seen.set(customId, where)
       }
-      return { customId, body: JSON.stringify(body), ...this.surfaceCheck(body) }
+      return { customId, body: JSON.stringify(body), ...(await this.surfaceCheck(body)) }
     } catch (e) {
       if (e instanceof Bad) throw new HttpError(400, `${where}: ${e.message}`)
       if (e instanceof HttpError) throw new HttpError(e.status, `${where}: ${e.message}`)
@@ -65,11 +65,11 @@ export class ItemChecker {
     }
   }
 
-  private surfaceCheck(raw: Obj): Omit<CheckedItem, 'customId' | 'body'> {
+  private async surfaceCheck(raw: Obj): Promise<Omit<CheckedItem, 'customId' | 'body'>> {
     const { spec, s } = this
     const body = spec.normalize(raw)
     const model = resolveModel(s.catalog, body.model, spec.surface)
-    spec.validate(body, model, this.rc)
+    await spec.validate(body, model, this.rc)
     applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
     const cap = spec.maxOutputTokens(body)
     return { model: body.model as string, promptEstimate: promptEstimate(body), maxOutputTokens: typeof cap === 'number' ? cap : null }

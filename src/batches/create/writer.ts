@@ -3,59 +3,72 @@
 // While it runs, a row in batch_ingests marks the items as not yet owned by a batch: the
 // main thread removes it when it creates the batch, and a start after a crash removes the
 // items it names.
-import type { Database, Statement } from 'bun:sqlite'
+import { DIALECT, type Param, type Sql } from '../../db/sql.ts'
 import type { CheckedItem } from './validate.ts'
 
 const MAX_ROWS = 500
 const MAX_BYTES = 4 * 1024 * 1024
 const DELETE_CHUNK = 2_000
+const COLUMNS = 7
+/** Rows per INSERT statement (PostgreSQL takes at most 65,535 parameters in one). */
+const ROWS_PER_INSERT = 100
 
 export class ItemWriter {
   private rows: [number, CheckedItem][] = []
   private bytes = 0
-  private insert?: Statement
+  /** The insert in progress: one at a time, in order. */
+  private writing: Promise<void> = Promise.resolve()
 
-  constructor(private readonly sqlite: Database, readonly batchId: string) {}
+  constructor(private readonly sql: Sql, readonly batchId: string) {}
 
-  begin() {
-    this.sqlite.query('INSERT INTO batch_ingests (batch_id, started_at) VALUES (?, ?)').run(this.batchId, Date.now())
+  async begin() {
+    await this.sql.run('INSERT INTO batch_ingests (batch_id, started_at) VALUES (?, ?)', [this.batchId, Date.now()])
   }
 
-  add(idx: number, item: CheckedItem) {
+  /** Queues an item; resolves once the store has room for more (its chunk written when full). */
+  async add(idx: number, item: CheckedItem) {
     this.rows.push([idx, item])
     this.bytes += item.body.length
-    if (this.rows.length >= MAX_ROWS || this.bytes >= MAX_BYTES) this.flush()
+    if (this.rows.length >= MAX_ROWS || this.bytes >= MAX_BYTES) await this.flush()
   }
 
-  flush() {
-    if (this.rows.length === 0) return
-    this.insert ??= this.sqlite.prepare(
-      'INSERT INTO batch_items (batch_id, idx, custom_id, body, model, prompt_estimate, max_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    )
+  flush(): Promise<void> {
+    if (this.rows.length === 0) return this.writing
     const rows = this.rows
     this.rows = []
     this.bytes = 0
-    this.sqlite.transaction(() => {
-      for (const [idx, it] of rows) this.insert!.run(this.batchId, idx, it.customId, it.body, it.model, it.promptEstimate, it.maxOutputTokens)
-    }).immediate()
+    this.writing = this.writing.then(() =>
+      this.sql.tx(async (q) => {
+        for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+          const part = rows.slice(i, i + ROWS_PER_INSERT)
+          const params: Param[] = []
+          for (const [idx, it] of part) params.push(this.batchId, idx, it.customId, it.body, it.model, it.promptEstimate, it.maxOutputTokens)
+          const values = part.map(() => `(${Array(COLUMNS).fill('?').join(', ')})`).join(', ')
+          await q.run(`INSERT INTO batch_items (batch_id, idx, custom_id, body, model, prompt_estimate, max_output_tokens) VALUES ${values}`, params)
+        }
+      }),
+    )
+    return this.writing
   }
 
   /** The batch was refused: its items go, in chunks, and so does the marker. */
   async discard() {
     this.rows = []
-    const del = this.sqlite.prepare('DELETE FROM batch_items WHERE rowid IN (SELECT rowid FROM batch_items WHERE batch_id = ? LIMIT ?)')
-    while (del.run(this.batchId, DELETE_CHUNK).changes > 0) await new Promise((r) => setTimeout(r, 0))
-    this.sqlite.query('DELETE FROM batch_ingests WHERE batch_id = ?').run(this.batchId)
+    await this.writing.catch(() => {})
+    const rowid = DIALECT[this.sql.dialect].rowid
+    const del = `DELETE FROM batch_items WHERE ${rowid} IN (SELECT ${rowid} FROM batch_items WHERE batch_id = ? LIMIT ?)`
+    while ((await this.sql.run(del, [this.batchId, DELETE_CHUNK])) > 0) await new Promise((r) => setTimeout(r, 0))
+    await this.sql.run('DELETE FROM batch_ingests WHERE batch_id = ?', [this.batchId])
   }
 }
 
 /** What a crash in the middle of a create left: items no batch owns. Main thread, at start. */
-export function sweepIngests(sqlite: Database): number {
-  const left = sqlite.query('SELECT batch_id AS id FROM batch_ingests').all() as { id: string }[]
+export async function sweepIngests(sql: Sql): Promise<number> {
+  const left = await sql.all<{ id: string }>('SELECT batch_id AS id FROM batch_ingests')
   let removed = 0
   for (const { id } of left) {
-    removed += sqlite.query('DELETE FROM batch_items WHERE batch_id = ?').run(id).changes
-    sqlite.query('DELETE FROM batch_ingests WHERE batch_id = ?').run(id)
+    removed += await sql.run('DELETE FROM batch_items WHERE batch_id = ?', [id])
+    await sql.run('DELETE FROM batch_ingests WHERE batch_id = ?', [id])
   }
   return removed
 }

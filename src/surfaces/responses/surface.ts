@@ -38,7 +38,7 @@ const customNames = (turn: Turn) => {
 }
 
 export function responsesSurface(s: Services): SurfaceSpec {
-  const threads = new ThreadStore(s.storage.sqlite)
+  const threads = new ThreadStore(s.storage.sql)
   s.onClose.push(() => threads.flush())
   // The checked turn of each body, from validate to the codec (a body lives for one request).
   const turns = new WeakMap<object, Turn>()
@@ -128,8 +128,8 @@ export function responsesSurface(s: Services): SurfaceSpec {
     wire: 'openai.responses',
     codec: PER_REQUEST,
     normalize: normalizeResponsesBody,
-    validate(body, model, rc) {
-      turns.set(body, validateResponses(body, model, { apiKeyId: rc.apiKey.id, threads, mode: s.config.compat.crossFamily }))
+    async validate(body, model, rc) {
+      turns.set(body, await validateResponses(body, model, { apiKeyId: rc.apiKey.id, threads, mode: s.config.compat.crossFamily }))
     },
     codecFor: (body, model, rc) => run(body, model, rc).codec,
     toIR(body, model, rules) {

@@ -4,7 +4,7 @@
 // reads first, so a continuation sent right after finds it (pitfall 20); the map is written
 // in one transaction a few ms later (one INSERT per reply was a fifth of the surface's CPU),
 // and at once on shutdown. Another key's response is as unknown as a missing one.
-import type { Database, Statement } from 'bun:sqlite'
+import type { Sql } from '../../db/sql.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 
@@ -28,25 +28,34 @@ interface Row {
   output_items: string
 }
 
+/** A response another instance has not written yet: read again this often, this long apart. */
+const SHARED_MISS_RETRIES = 4
+const SHARED_MISS_WAIT_MS = 25
+
 /** A thread deeper than this is refused rather than walked (each step is one indexed read). */
 const MAX_DEPTH = 10_000
 
+const INSERT = `INSERT INTO responses (id, api_key_id, model, created_at, status, previous_response_id, conversation, input_items, output_items)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET api_key_id = excluded.api_key_id, model = excluded.model, created_at = excluded.created_at,
+    status = excluded.status, previous_response_id = excluded.previous_response_id, conversation = excluded.conversation,
+    input_items = excluded.input_items, output_items = excluded.output_items`
+const BY_ID = 'SELECT id, api_key_id, status, previous_response_id, input_items, output_items FROM responses WHERE id = ?'
+// among responses of one ms, the last stored (SQLite's rowid; the id elsewhere)
+const LATEST = {
+  sqlite: 'SELECT id FROM responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
+  pg: 'SELECT id FROM responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, id DESC LIMIT 1',
+}
+
 export class ThreadStore {
-  private readonly insert: Statement
-  private readonly byId: Statement<Row, [string]>
-  private readonly latest: Statement<{ id: string }, [string, string]>
   /** Saved, not yet written: read before the database by every lookup. */
   private readonly pending = new Map<string, { row: Row; model: string; createdAt: number; conversation: string | null }>()
   private timer?: ReturnType<typeof setTimeout>
 
-  constructor(private readonly sqlite: Database, private readonly flushDelayMs = 25) {
-    this.insert = sqlite.prepare(
-      `INSERT OR REPLACE INTO responses (id, api_key_id, model, created_at, status, previous_response_id, conversation, input_items, output_items)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    this.byId = sqlite.prepare('SELECT id, api_key_id, status, previous_response_id, input_items, output_items FROM responses WHERE id = ?') as Statement<Row, [string]>
-    this.latest = sqlite.prepare('SELECT id FROM responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, rowid DESC LIMIT 1') as Statement<{ id: string }, [string, string]>
-  }
+  /** The write in progress: one at a time. */
+  private writing: Promise<void> = Promise.resolve()
+
+  constructor(private readonly sql: Sql, private readonly flushDelayMs = 25) {}
 
   save(r: StoredResponse): void {
     const row: Row = {
@@ -60,39 +69,53 @@ export class ThreadStore {
     // a re-saved id moves to the end: the map's order is the save order
     this.pending.delete(r.id)
     this.pending.set(r.id, { row, model: r.model, createdAt: Date.now(), conversation: r.conversation })
-    this.timer ??= setTimeout(() => this.flush(), this.flushDelayMs)
+    this.timer ??= setTimeout(() => void this.flush(), this.flushDelayMs)
   }
 
   /** Writes every pending response in one transaction. */
-  flush(): void {
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
+    this.writing = this.writing.then(() => this.write())
+    return this.writing
+  }
+
+  private async write(): Promise<void> {
     if (this.pending.size === 0) return
     const rows = [...this.pending.values()]
     try {
-      this.sqlite.transaction(() => {
+      await this.sql.tx(async (q) => {
         for (const { row, model, createdAt, conversation } of rows) {
-          this.insert.run(row.id, row.api_key_id, model, createdAt, row.status, row.previous_response_id, conversation, row.input_items, row.output_items)
+          await q.run(INSERT, [row.id, row.api_key_id, model, createdAt, row.status, row.previous_response_id, conversation, row.input_items, row.output_items])
         }
-      })()
+      })
     } catch {
-      // a busy or full disk: everything stays pending (and readable) and is tried again
-      this.timer = setTimeout(() => this.flush(), 100)
+      // a busy or full disk, a store down: everything stays pending (and readable) and is tried again
+      this.timer ??= setTimeout(() => void this.flush(), 100)
       return
     }
     // only what was written leaves the map (a save during the write stays pending)
     for (const r of rows) if (this.pending.get(r.row.id) === r) this.pending.delete(r.row.id)
   }
 
-  private row(id: string): Row | null {
-    return this.pending.get(id)?.row ?? this.byId.get(id)
+  private async row(id: string): Promise<Row | null> {
+    const local = this.pending.get(id)?.row
+    if (local) return local
+    let row = await this.sql.get<Row>(BY_ID, [id])
+    // another instance on the shared database writes a response a few ms after its client
+    // has it: a continuation sent here at once may arrive first, so a miss is read again
+    for (let i = 0; i < SHARED_MISS_RETRIES && !row && this.sql.dialect === 'pg'; i++) {
+      await Bun.sleep(SHARED_MISS_WAIT_MS)
+      row = await this.sql.get<Row>(BY_ID, [id])
+    }
+    return row
   }
 
   /** The latest stored response of a conversation, or undefined for a new one. */
-  latestOf(apiKeyId: string, conversation: string): string | undefined {
+  async latestOf(apiKeyId: string, conversation: string): Promise<string | undefined> {
     let newest: string | undefined
     for (const p of this.pending.values()) if (p.conversation === conversation && p.row.api_key_id === apiKeyId) newest = p.row.id
-    return newest ?? this.latest.get(apiKeyId, conversation)?.id
+    return newest ?? (await this.sql.get<{ id: string }>(LATEST[this.sql.dialect], [apiKeyId, conversation]))?.id
   }
 
   /**
@@ -100,10 +123,10 @@ export class ThreadStore {
    * output), and that response's status. A 400 naming `field` and the id when it is unknown,
    * another key's, or was not stored.
    */
-  history(apiKeyId: string, id: string, field: string): { items: Item[]; status: string } {
+  async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string }> {
     const chain: Row[] = []
     for (let at: string | null = id; at !== null; ) {
-      const row = this.row(at)
+      const row = await this.row(at)
       if (!row || row.api_key_id !== apiKeyId) {
         const what = at === id ? `${field}: no stored response "${id.slice(0, 80)}"` : `${field}: the thread of "${id.slice(0, 80)}" lost its earlier response "${at.slice(0, 80)}"`
         throw badRequest(`${what} (unknown, not stored — store: false — or not this key's)`)

@@ -107,7 +107,7 @@ export interface ValidateContext {
 }
 
 /** Every value rule of §4.5 for a normalized body whose model is known, and the thread it continues. */
-export function validateResponses(body: Body, model: CatalogModel, vc: ValidateContext): Turn {
+export async function validateResponses(body: Body, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
   if (body.input !== undefined && body.messages !== undefined) throw badRequest('input, messages: give one of them, not both')
   const items = body.input !== undefined ? inputItems(body.input) : body.messages !== undefined ? messagesItems(body.messages) : []
   if (body.tool_outputs !== undefined) {
@@ -139,10 +139,10 @@ export function validateResponses(body: Body, model: CatalogModel, vc: ValidateC
   let previous = body.previous_response_id as string | undefined
   let field = 'previous_response_id'
   if (previous === undefined && conversation !== undefined) {
-    previous = vc.threads.latestOf(vc.apiKeyId, conversation)
+    previous = await vc.threads.latestOf(vc.apiKeyId, conversation)
     field = 'conversation'
   }
-  const history = previous !== undefined ? vc.threads.history(vc.apiKeyId, previous, field).items : []
+  const history = previous !== undefined ? (await vc.threads.history(vc.apiKeyId, previous, field)).items : []
 
   const instructions = [body.instructions, body.system].filter((s): s is string => typeof s === 'string' && s !== '').join('\n\n')
   const text = body.text as Obj | undefined

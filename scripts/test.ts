@@ -1,0 +1,30 @@
+// `npm test`: the suites on the embedded stores (SQLite, local disk), then once more on
+// PostgreSQL when SWITCHYARD_TEST_DATABASE_URL is set (every gateway a test starts gets a
+// schema of its own there: test/helpers/database.ts). Arguments go to both runs.
+import { SQL } from 'bun'
+const args = process.argv.slice(2)
+const url = process.env.SWITCHYARD_TEST_DATABASE_URL
+
+function run(title: string, env: Record<string, string | undefined>, extra: string[] = []): number {
+  console.log(`\n== ${title}\n`)
+  const p = Bun.spawnSync([process.execPath, 'test', ...extra, ...args], { env, stdio: ['inherit', 'inherit', 'inherit'] })
+  return p.exitCode ?? 1
+}
+
+const embedded = run('suites on the embedded stores (SQLite)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '' })
+let shared = 0
+if (url) {
+  // schemas a killed or crashed earlier run left behind (tests name theirs sy_t_…)
+  const admin = new SQL({ url, max: 1 })
+  try {
+    const left = (await admin.unsafe("SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'sy\\_t\\_%'")) as { name: string }[]
+    for (const { name } of left) await admin.unsafe(`DROP SCHEMA "${name}" CASCADE`).catch((e) => console.log(`(left schema ${name}: ${e.message})`))
+  } finally {
+    await admin.close()
+  }
+  // a gateway on PostgreSQL starts in a few hundred ms more than on SQLite: the per-test limit is wider
+  shared = run('suites on PostgreSQL (SWITCHYARD_TEST_DATABASE_URL)', process.env, ['--timeout', '20000'])
+} else {
+  console.log('\n== suites on PostgreSQL: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
+}
+process.exit(embedded !== 0 ? embedded : shared)

@@ -1,0 +1,62 @@
+// PostgreSQL through Bun.SQL and drizzle-orm/bun-sql. Migrated at open from the embedded SQL
+// on one reserved connection under a session advisory lock: drizzle's migrator takes no lock,
+// and instances started together would otherwise race to create the same tables.
+import { SQL } from 'bun'
+import { drizzle } from 'drizzle-orm/bun-sql'
+import { embedded, type Db, type Storage, type Tables } from './client.ts'
+import { PG_MIGRATIONS } from './migrations.gen.ts'
+import * as pgSchema from './pg-schema.ts'
+import { PgSql } from './pg-sql.ts'
+import { maskUrl } from './pg-url.ts'
+
+/** The advisory lock every instance's migration takes, one per schema (see migratePg). */
+const LOCK_KEY = `hashtext('switchyard migrate ' || current_schema())`
+
+export async function openPg(url: string, poolSize = 10): Promise<Storage> {
+  // int8 as BigInt (pg-sql.ts turns them into numbers): never confused with a text column
+  const client = new SQL({ url, max: poolSize, bigint: true, connectionTimeout: 5, idleTimeout: 30 })
+  try {
+    await migratePg(client)
+  } catch (e) {
+    await client.close().catch(() => {})
+    throw new Error(`PostgreSQL at ${maskUrl(url)}: ${(e as Error).message}`)
+  }
+  const db = drizzle({ client, schema: pgSchema })
+  return {
+    dialect: 'pg',
+    // drizzle's pg builder and pg tables, under the SQLite types the stores are written with
+    db: db as unknown as Db,
+    t: pgSchema as unknown as Tables,
+    sql: new PgSql(client),
+    pg: client,
+    describe: `postgresql ${maskUrl(url)}`,
+    async close() {
+      await client.close({ timeout: 5 }).catch(() => {})
+    },
+  }
+}
+
+/**
+ * drizzle's migrator on one reserved connection, holding a session advisory lock throughout:
+ * instances that start together wait for the first, then find nothing left to do. The tables
+ * and drizzle's own migrations table live in the connection's current schema (`public`, or
+ * the URL's `?search_path=`), so one database can hold several gateways' schemas.
+ */
+export async function migratePg(client: SQL): Promise<void> {
+  const conn = await client.reserve()
+  try {
+    const [{ schema }] = (await conn.unsafe('SELECT current_schema() AS schema')) as { schema: string | null }[]
+    if (!schema) throw new Error('the search_path names no schema that exists: create it, or leave search_path unset for public')
+    await conn.unsafe(`SELECT pg_advisory_lock(${LOCK_KEY})`)
+    try {
+      const db = drizzle({ client: conn as unknown as SQL })
+      // dialect and session are drizzle internals with no public type
+      const anyDb = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown }
+      await anyDb.dialect.migrate(embedded(PG_MIGRATIONS), anyDb.session, { migrationsFolder: '(embedded)', migrationsSchema: schema })
+    } finally {
+      await conn.unsafe(`SELECT pg_advisory_unlock(${LOCK_KEY})`)
+    }
+  } finally {
+    conn.release()
+  }
+}

@@ -1,0 +1,29 @@
+// The one async SQL seam every store writes against, whatever the database: statements in
+// portable SQL with `?` placeholders, rows as plain objects (camelCase columns are quoted
+// aliases: PostgreSQL folds bare names to lower case). SQLite runs them on bun:sqlite (its
+// promises are already settled), PostgreSQL on Bun.SQL.
+export type Dialect = 'sqlite' | 'pg'
+
+export type Param = string | number | boolean | null | Uint8Array
+
+export interface Sql {
+  readonly dialect: Dialect
+  all<T = Record<string, unknown>>(text: string, params?: readonly Param[]): Promise<T[]>
+  get<T = Record<string, unknown>>(text: string, params?: readonly Param[]): Promise<T | null>
+  /** Runs a write; how many rows it changed. */
+  run(text: string, params?: readonly Param[]): Promise<number>
+  /**
+   * Runs `fn` in one transaction on one connection: every statement of `fn` commits or none
+   * does. `fn` should only wait on its own statements (SQLite holds its write lock meanwhile).
+   */
+  tx<T>(fn: (q: Sql) => Promise<T>): Promise<T>
+}
+
+/**
+ * The few spellings the two dialects do not share. `rowid` is SQLite's physical row id (in
+ * insertion order) and PostgreSQL's `ctid`, good for "delete some of these" but not for order.
+ */
+export const DIALECT = {
+  sqlite: { rowid: 'rowid', total: 'total' },
+  pg: { rowid: 'ctid', total: 'sum' },
+} as const

@@ -1,0 +1,73 @@
+// The Sql seam on bun:sqlite: statements prepared once and cached by text. Every call runs at
+// once (SQLite is in-process); the promise only makes it look like the PostgreSQL one.
+import type { Database, Statement } from 'bun:sqlite'
+import type { Param, Sql } from './sql.ts'
+
+export class SqliteSql implements Sql {
+  readonly dialect = 'sqlite' as const
+  private stmts = new Map<string, Statement>()
+  /** Transactions run one after another: SQLite has one connection and nests none. */
+  private chain: Promise<unknown> = Promise.resolve()
+  /** What a transaction's body runs on: the same connection, and a transaction in it is part of it. */
+  private readonly inner: Sql
+
+  constructor(readonly sqlite: Database) {
+    const inner: Sql = {
+      dialect: 'sqlite',
+      all: (t, p) => this.all(t, p),
+      get: (t, p) => this.get(t, p),
+      run: (t, p) => this.run(t, p),
+      tx: (fn) => fn(inner),
+    }
+    this.inner = inner
+  }
+
+  private stmt(text: string): Statement {
+    let s = this.stmts.get(text)
+    if (!s) {
+      if (this.stmts.size > 500) this.stmts.clear()
+      this.stmts.set(text, (s = this.sqlite.prepare(text)))
+    }
+    return s
+  }
+
+  allSync<T>(text: string, params: readonly Param[] = []): T[] {
+    return this.stmt(text).all(...(params as Param[])) as T[]
+  }
+
+  getSync<T>(text: string, params: readonly Param[] = []): T | null {
+    return (this.stmt(text).get(...(params as Param[])) as T | null) ?? null
+  }
+
+  runSync(text: string, params: readonly Param[] = []): number {
+    return this.stmt(text).run(...(params as Param[])).changes
+  }
+
+  async all<T>(text: string, params?: readonly Param[]): Promise<T[]> {
+    return this.allSync<T>(text, params)
+  }
+
+  async get<T>(text: string, params?: readonly Param[]): Promise<T | null> {
+    return this.getSync<T>(text, params)
+  }
+
+  async run(text: string, params?: readonly Param[]): Promise<number> {
+    return this.runSync(text, params)
+  }
+
+  tx<T>(fn: (q: Sql) => Promise<T>): Promise<T> {
+    const run = this.chain.then(async () => {
+      this.sqlite.exec('BEGIN IMMEDIATE')
+      try {
+        const out = await fn(this.inner)
+        this.sqlite.exec('COMMIT')
+        return out
+      } catch (e) {
+        if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK')
+        throw e
+      }
+    })
+    this.chain = run.catch(() => {})
+    return run
+  }
+}

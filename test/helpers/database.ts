@@ -1,0 +1,82 @@
+// The shared-store run of the suites: with SWITCHYARD_TEST_DATABASE_URL set (a PostgreSQL
+// URL whose role may create schemas in its database), every gateway a test starts gets a
+// schema of its own (`?search_path=`), named after its data dir, so a restart on the same dir
+// finds the same tables and no test sees another's rows. (A schema is made in milliseconds;
+// a database takes seconds.) Unset, everything runs on SQLite in the data dir.
+import { SQL } from 'bun'
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
+import { PgSql } from '../../src/db/pg-sql.ts'
+import type { Sql } from '../../src/db/sql.ts'
+import { SqliteSql } from '../../src/db/sqlite-sql.ts'
+
+export const TEST_DATABASE_URL = process.env.SWITCHYARD_TEST_DATABASE_URL || undefined
+export const onPostgres = TEST_DATABASE_URL !== undefined
+
+const made = new Map<string, Promise<string>>()
+let admin: SQL | undefined
+
+function nameFor(dataDir: string): string {
+  return 'sy_t_' + new Bun.CryptoHasher('sha256').update(dataDir).digest('hex').slice(0, 20)
+}
+
+/** The test database URL with its search_path set to `schema`. */
+export function urlWithSchema(schema: string): string {
+  const u = new URL(TEST_DATABASE_URL!)
+  u.searchParams.set('search_path', schema)
+  return u.toString()
+}
+
+function adminSql(): SQL {
+  admin ??= new SQL({ url: TEST_DATABASE_URL!, max: 2, idleTimeout: 5 })
+  return admin
+}
+
+/** A fresh, empty schema (dropped first if a crashed run left it). */
+export async function freshSchema(name: string): Promise<string> {
+  const sql = adminSql()
+  await sql.unsafe(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
+  await sql.unsafe(`CREATE SCHEMA ${name}`)
+  return urlWithSchema(name)
+}
+
+/** The database URL for a gateway on `dataDir` (its schema created the first time), or undefined on SQLite. */
+export async function databaseFor(dataDir: string): Promise<string | undefined> {
+  if (!TEST_DATABASE_URL) return undefined
+  let p = made.get(dataDir)
+  if (!p) made.set(dataDir, (p = freshSchema(nameFor(dataDir))))
+  return p
+}
+
+/** The environment a gateway or CLI on `dataDir` needs (the database URL), or none on SQLite. */
+export async function databaseEnv(dataDir: string): Promise<Record<string, string>> {
+  const url = await databaseFor(dataDir)
+  return url ? { SWITCHYARD_DATABASE_URL: url } : {}
+}
+
+/** Drops the schema of a data dir that is gone. */
+export async function dropDatabaseFor(dataDir: string): Promise<void> {
+  if (!TEST_DATABASE_URL || !made.has(dataDir)) return
+  made.delete(dataDir)
+  await dropSchema(nameFor(dataDir))
+}
+
+export async function dropSchema(name: string): Promise<void> {
+  await adminSql()
+    .unsafe(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
+    .catch(() => {})
+}
+
+/**
+ * The database of the gateway on `dataDir`, opened from outside it (as an operator would):
+ * its SQLite file, or its PostgreSQL schema. Read and write through the store's own seam.
+ */
+export async function openDatabaseOf(dataDir: string, opts: { readonly?: boolean } = {}): Promise<{ sql: Sql; close(): Promise<void> }> {
+  const url = await databaseFor(dataDir)
+  if (url) {
+    const client = new SQL({ url, max: 2, bigint: true })
+    return { sql: new PgSql(client), close: () => client.close() }
+  }
+  const db = new Database(join(dataDir, 'switchyard.db'), opts.readonly ? { readonly: true } : {})
+  return { sql: new SqliteSql(db), close: async () => db.close() }
+}

@@ -1,0 +1,91 @@
+// Two gateway processes on one PostgreSQL database share a batch's work, item by item
+// (claims under a lease); one is killed with kill -9 halfway, and the other takes its items
+// over once their lease runs out: every item ends with exactly one result, no item whose
+// result was stored is sent again, and each is billed once. Needs SWITCHYARD_TEST_DATABASE_URL.
+import { afterAll, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
+import { startFakeUpstream } from '../helpers/fake-upstream.ts'
+import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+import { chat, NO_LIMITS, replayFixtures } from '../batches/helpers.ts'
+
+if (!onPostgres) console.log('test/scaleout/batch-shared.test.ts: skipped, SWITCHYARD_TEST_DATABASE_URL is not set')
+
+const N = 300
+const CONCURRENCY = 6
+const schema = 'sy_t_batch_' + process.pid
+afterAll(() => dropSchema(schema))
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 30_000) {
+  const deadline = Date.now() + ms
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(20)
+  }
+}
+
+test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill -9 halfway: every item once, each stored one sent once, each billed once', async () => {
+  const url = await freshSchema(schema)
+  const db = new SQL({ url, max: 1 })
+  const up = await startFakeUpstream()
+  // one data dir for both: the output files' bytes on a shared volume
+  const dataDir = tempDir('switchyard-batch-shared-')
+  const key = 'sk-sy-shared-batch-' + crypto.randomUUID().replaceAll('-', '')
+  const env = { ...NO_LIMITS, SWITCHYARD_DATABASE_URL: url, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_BATCH_LEASE_MS: '2000' }
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const gateways: Spawned[] = []
+  try {
+    // each upstream answer takes 40 ms: the batch runs for a few seconds
+    const sent = replayFixtures(up, { delayMs: 40 })
+    const [a, b] = await Promise.all([spawnGateway({ env, dataDir }), spawnGateway({ env, dataDir })])
+    gateways.push(a!, b!)
+    const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `shared ${i}`) }))
+    const created = await fetch(`${a!.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: CONCURRENCY } }) })
+    expect(created.status).toBe(200)
+    const id = ((await created.json()) as any).id as string
+    const owners = async () => (await db.unsafe('SELECT lease_owner AS o, count(*)::int AS n FROM batch_items WHERE batch_id = $1 AND status IS NOT NULL GROUP BY 1', [id])) as { o: string; n: number }[]
+    // both instances store results of this batch (b found it on its own)
+    await until('both instances working', async () => (await owners()).filter((r) => r.n > 5).length === 2)
+
+    a!.kill('SIGKILL')
+    expect(await a!.exited).not.toBe(0)
+    const stored = ((await db.unsafe('SELECT idx FROM batch_items WHERE batch_id = $1 AND status IS NOT NULL', [id])) as { idx: number }[]).map((r) => r.idx)
+    const [{ n: recordsBefore }] = (await db.unsafe('SELECT count(*)::int AS n FROM generations WHERE batch_id = $1', [id])) as { n: number }[]
+    expect(stored.length).toBeLessThan(N)
+    expect(recordsBefore).toBe(stored.length)
+    const sentBefore = new Map(sent)
+
+    await until('the batch completes', async () => ((await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any).output_file_id != null, 60_000)
+    const batch = (await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any
+    expect(batch.status).toBe('completed')
+    expect(batch.request_counts).toEqual({ total: N, completed: N, failed: 0 })
+
+    // every index exactly once, in the results and in the output file
+    const page = (await (await fetch(`${b!.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any
+    expect(page.results.map((r: any) => r.index)).toEqual(Array.from({ length: N }, (_, i) => i))
+    const out = (await (await fetch(`${b!.url}/api/v1/files/${batch.output_file_id}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l))
+    expect(out.map((l) => l.custom_id).sort()).toEqual(requests.map((r) => r.custom_id).sort())
+
+    // a stored item never went upstream again; every item went at least once; only what the
+    // dead instance had in flight (its concurrency at most) went twice
+    for (const idx of stored) expect(sent.get(`shared ${idx}`)).toBe(sentBefore.get(`shared ${idx}`))
+    for (const idx of stored) expect(sent.get(`shared ${idx}`)).toBe(1)
+    for (let i = 0; i < N; i++) expect(sent.get(`shared ${i}`)).toBeGreaterThanOrEqual(1)
+    const total = [...sent.values()].reduce((s, n) => s + n, 0)
+    expect(total).toBeLessThanOrEqual(N + CONCURRENCY)
+
+    // billed exactly once: one record per item, and the key's spend is their sum
+    const [recs] = (await db.unsafe('SELECT count(*)::int AS n, sum(cost) AS usd FROM generations WHERE batch_id = $1', [id])) as { n: number; usd: number }[]
+    const [{ spent }] = (await db.unsafe('SELECT spent FROM api_keys')) as { spent: number }[]
+    expect(recs!.n).toBe(N)
+    expect(spent).toBeCloseTo(recs!.usd, 10)
+  } finally {
+    for (const g of gateways) {
+      g.kill('SIGTERM')
+      await g.exited
+    }
+    await db.close()
+    await up.stop()
+    cleanup(dataDir)
+  }
+}, 120_000)

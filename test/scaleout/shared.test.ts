@@ -1,0 +1,101 @@
+// Two gateway processes on one PostgreSQL database (and one data dir for the file bytes, as a
+// shared volume would be): keys, credits, files and responses threads are the same on both.
+// Needs SWITCHYARD_TEST_DATABASE_URL (skipped without it).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
+import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+
+if (!onPostgres) console.log('test/scaleout/shared.test.ts: skipped, SWITCHYARD_TEST_DATABASE_URL is not set')
+
+const schema = 'sy_t_shared_' + process.pid
+const ADMIN = 'admin-shared-' + crypto.randomUUID()
+const KEY = 'sk-sy-shared-' + crypto.randomUUID().replaceAll('-', '')
+const YAML = 'pricing:\n  overrides:\n    mock-gpt: { input_mtok: 100, output_mtok: 200 }\n'
+let a: Spawned
+let b: Spawned
+let dir: string
+
+describe.skipIf(!onPostgres)('two gateways, one database', () => {
+  beforeAll(async () => {
+    const url = await freshSchema(schema)
+    dir = tempDir()
+    await Bun.write(`${dir}/c.yaml`, YAML)
+    const env = { SWITCHYARD_DATABASE_URL: url, SWITCHYARD_BOOTSTRAP_KEY: KEY, SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_KEY_BURST_RPS: '1000', SWITCHYARD_KEY_RPM: '100000' }
+    ;[a, b] = await Promise.all([spawnGateway({ env, dataDir: dir, args: ['--config', `${dir}/c.yaml`] }), spawnGateway({ env, dataDir: dir, args: ['--config', `${dir}/c.yaml`] })])
+  }, 30_000)
+  afterAll(async () => {
+    for (const g of [a, b]) g?.kill()
+    await Promise.all([a?.exited, b?.exited])
+    cleanup(dir)
+    await dropSchema(schema)
+  })
+
+  const admin = (g: Spawned, method: string, path: string, body?: unknown) =>
+    fetch(g.url + path, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })
+  const models = (g: Spawned, key: string) => fetch(g.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)
+  const client = (g: Spawned, key = KEY) => new OpenAI({ apiKey: key, baseURL: g.url + '/api/alpha/v1' })
+
+  async function within(ms: number, ok: () => Promise<boolean>): Promise<number> {
+    const start = performance.now()
+    while (!(await ok())) {
+      if (performance.now() - start > ms) throw new Error(`not within ${ms} ms`)
+      await Bun.sleep(20)
+    }
+    return performance.now() - start
+  }
+
+  test('a key made on one works on the other at once; disabled and enabled there, the other follows within 2 s', async () => {
+    const made = (await (await admin(a, 'POST', '/admin/v1/keys', { name: 'roams' })).json()) as { id: string; key: string }
+    expect(await models(b, made.key)).toBe(200)
+    // b has the key in memory now; a disables it: b hears it (LISTEN/NOTIFY; b's poll is 5 s apart)
+    expect((await admin(a, 'POST', `/admin/v1/keys/${made.id}/disable`)).status).toBe(200)
+    expect(await within(2_000, async () => (await models(b, made.key)) === 401)).toBeLessThan(2_000)
+    expect((await admin(b, 'POST', `/admin/v1/keys/${made.id}/enable`)).status).toBe(200)
+    expect(await within(2_000, async () => (await models(a, made.key)) === 200)).toBeLessThan(2_000)
+  })
+
+  test('a key funded on one and spent on both: credits added on one reach the other within 2 s', async () => {
+    const made = (await (await admin(a, 'POST', '/admin/v1/keys', { name: 'funded', credits: 0.0005 })).json()) as { id: string; key: string }
+    const chat = (g: Spawned) => client(g, made.key).chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text hi there' }] }).then(() => 200, (e) => e.status as number)
+    // $0.0009 a request: the first crosses zero, the next is refused on either instance
+    expect(await chat(a)).toBe(200)
+    expect(await within(2_000, async () => (await chat(b)) === 402)).toBeLessThan(2_000)
+    expect((await admin(b, 'POST', `/admin/v1/keys/${made.id}/credit`, { amount: 1 })).status).toBe(200)
+    expect(await within(2_000, async () => (await chat(a)) === 200)).toBeLessThan(2_000)
+  })
+
+  test('one balance across both: requests alternating between them are served exactly as on one instance', async () => {
+    // $0.0009 a request: $0.005 covers 5, and the rule serves the one crossing zero: 6 in all.
+    // Per-instance ledgers would each see only their own spend and serve about twice that.
+    const made = (await (await admin(a, 'POST', '/admin/v1/keys', { name: 'shared balance', credits: 0.005 })).json()) as { id: string; key: string }
+    const chat = (g: Spawned) => client(g, made.key).chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text hi there' }] }).then(() => 200, (e) => e.status as number)
+    const statuses: number[] = []
+    for (let i = 0; i < 20; i++) statuses.push(await chat(i % 2 === 0 ? a : b))
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true)
+    expect(statuses.filter((s) => s === 200).length).toBe(6)
+    // and a concurrent burst on both finds nothing left
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => chat(i % 2 === 0 ? a : b)))
+    expect(burst.every((s) => s === 402)).toBe(true)
+  })
+
+  test('a file uploaded through one is listed, read and deleted through the other', async () => {
+    const file = await client(a).files.create({ file: new File(['shared bytes'], 'shared.txt', { type: 'text/plain' }), purpose: 'user_data' })
+    const listed = await client(b).files.list()
+    expect(listed.data.map((f) => f.id)).toContain(file.id)
+    expect(await (await client(b).files.content(file.id)).text()).toBe('shared bytes')
+    expect((await client(b).files.delete(file.id)).deleted).toBe(true)
+    expect(await client(a).files.retrieve(file.id).then(() => 200, (e) => e.status)).toBe(404)
+  })
+
+  test('a responses thread started on one continues on the other, at once', async () => {
+    const first = await client(a).responses.create({ model: 'mock-gpt', input: 'mock: text the first turn' })
+    const second = await client(b).responses.create({ model: 'mock-gpt', input: 'mock: text the second turn', previous_response_id: first.id })
+    expect(second.previous_response_id).toBe(first.id)
+    const third = await client(a).responses.create({ model: 'mock-gpt', input: 'mock: text the third turn', previous_response_id: second.id })
+    expect(third.status).toBe('completed')
+    // a generation record written by one is found through the other
+    const gen = await fetch(`${b.url}/api/v1/generations?id=${first.id}`, { headers: { authorization: `Bearer ${KEY}` } })
+    expect(gen.status).toBe(200)
+  })
+})
