@@ -81,19 +81,36 @@ export class Recorder implements GenerationSink {
     clearTimeout(timer)
   }
 
-  private soon: GenerationInput[] = []
+  /** Work to run on the next turn of the loop, or at once before any flush or lookup. */
+  private soon: (() => void)[] = []
 
   recordSoon(input: GenerationInput): void {
-    if (this.stopped) return void this.record(input)
-    this.soon.push(input)
+    this.later(() => void this.record(input))
+  }
+
+  /**
+   * Runs `fn` (which ends in a record: a reply's tap read after the reply went out) on the next
+   * turn of the loop; a flush or lookup before then runs it first, so it is never missed.
+   */
+  later(fn: () => void): void {
+    if (this.stopped) return fn()
+    this.soon.push(fn)
     if (this.soon.length === 1) setImmediate(this.recordAllSoon)
   }
 
   private readonly recordAllSoon = () => {
-    const inputs = this.soon
-    if (inputs.length === 0) return
-    this.soon = []
-    for (const i of inputs) this.record(i)
+    // what runs may queue more (a read ends in recordSoon): until nothing is left
+    while (this.soon.length > 0) {
+      const fns = this.soon
+      this.soon = []
+      for (const fn of fns) {
+        try {
+          fn()
+        } catch (e) {
+          this.deps.log.error('recorder: a deferred record failed', { error: String(e) })
+        }
+      }
+    }
   }
 
   /** Returns the record's gateway id (`gen-…`), or undefined if it could not be taken. */

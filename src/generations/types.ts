@@ -43,4 +43,6 @@ export interface GenerationSink {
    * admission still sees the request's cost (as the estimate, then as the real one).
    */
   recordSoon?(input: GenerationInput): void
+  /** Run `fn` (it ends in a record) on the next turn, or before any flush or lookup that comes first. */
+  later?(fn: () => void): void
 }

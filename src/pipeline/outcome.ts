@@ -48,7 +48,22 @@ export class GenerationOutcome {
    * takes records on the next turn anyway; a batch item reads its records as soon as the reply is read.
    */
   get defersRecord(): boolean {
-    return this.sink?.recordSoon !== undefined
+    return this.sink?.later !== undefined
+  }
+
+  /** Record after `read` has filled in what the reply says, on the sink's next turn (defersRecord). */
+  recordAfter(read: () => void): void {
+    if (!this.sink?.later) {
+      read()
+      return this.record()
+    }
+    this.sink.later(() => {
+      try {
+        read()
+      } finally {
+        this.record()
+      }
+    })
   }
 
   /** The reply is handed over: its latency ends here even when the record is made a little later. */

@@ -48,16 +48,8 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers }: Rel
   } catch (e) {
     throw failureOf(e, out)
   } finally {
-    const read = after
-    if (!read) out.record()
-    else
-      setImmediate(() => {
-        try {
-          read()
-        } finally {
-          out.record()
-        }
-      })
+    if (after) out.recordAfter(after)
+    else out.record()
   }
 }
 
