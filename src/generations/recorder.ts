@@ -1,7 +1,7 @@
 // The recorder: every finished request becomes one generation record, its cost added to the
 // key's spend and to the hourly usage rollup. `record()` prices the request and settles its
 // credit reservation at once, in memory (the next admission must see the real cost, D5), then
-// only queues; the queue is written in one transaction 50 ms later (at once past 256 records,
+// only queues; the queue is written in one transaction 25 ms later (at once past 256 records,
 // or before a lookup), so recording never delays a response and a lookup right after a
 // request still finds it. Not sooner: at a few requests a second each flush is a wake-up of
 // the loop and a commit of its own, whose page writes cost more than the request (issue 12).
@@ -55,7 +55,7 @@ export class Recorder implements GenerationSink {
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
-    this.flushDelayMs = opts.flushDelayMs ?? 50
+    this.flushDelayMs = opts.flushDelayMs ?? 25
     this.maxQueue = opts.maxQueue ?? 256
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
   }
