@@ -26,56 +26,45 @@ function bareRoutes(bare: string, key: string) {
   }
 }
 
+type Surface = 'chat' | 'messages' | 'responses'
+type Maker = (name: string, base: string, key: string, model: string, stream?: boolean) => Call
+const MAKERS: Record<Surface, Maker> = { chat: chatCall, messages: messagesCall, responses: responsesCall }
+
+/**
+ * The paths as data: the client surface and model through the gateway, and the wire the same
+ * request takes directly to the upstream (the wire the gateway itself calls for that model).
+ */
+const PATHS: { name: string; via: Surface; model: string; upstream: Surface; label: string }[] = [
+  { name: 'pass-through', via: 'chat', model: PASS_MODEL, upstream: 'chat', label: 'gpt via chat' },
+  { name: 'messages pass-through', via: 'messages', model: CLAUDE_MODEL, upstream: 'messages', label: 'claude via messages' },
+  { name: 'messages translated', via: 'messages', model: PASS_MODEL, upstream: 'chat', label: 'gpt via messages' },
+  { name: 'translated', via: 'chat', model: CLAUDE_MODEL, upstream: 'messages', label: 'claude via chat' },
+  // issue 10: OpenAI's Responses API relayed, with the tap completing the final object
+  { name: 'responses pass-through', via: 'responses', model: PASS_MODEL, upstream: 'responses', label: 'gpt via responses' },
+  // a Claude model through the IR to the messages wire, re-encoded as a Response
+  { name: 'responses translated', via: 'responses', model: CLAUDE_MODEL, upstream: 'messages', label: 'claude via responses' },
+]
+
 export function candidatePaths(gw: string, up: string, key: string, bare: string): Path[] {
-  const chat = gw + '/api/alpha/v1'
-  const beta = gw + '/api/beta'
+  const gateway: Record<Surface, string> = { chat: gw + '/api/alpha/v1', messages: gw + '/api/beta', responses: gw + '/api/alpha/v1' }
+  const direct: Record<Surface, { base: string; label: string }> = {
+    chat: { base: up + '/v1', label: 'openai upstream' },
+    messages: { base: up, label: 'anthropic upstream' },
+    responses: { base: up + '/v1', label: 'openai responses upstream' },
+  }
   const ref = bareRoutes(bare, key)
-  return [
-    {
-      name: 'pass-through',
-      gateway: chatCall('gpt via chat', chat, key, PASS_MODEL),
-      baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
-      stream: { gateway: chatCall('gpt via chat, stream', chat, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: ref.chat,
-    },
-    {
-      name: 'messages pass-through',
-      gateway: messagesCall('claude via messages', beta, key, CLAUDE_MODEL),
-      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
-      stream: { gateway: messagesCall('claude via messages, stream', beta, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: ref.messages,
-    },
-    {
-      name: 'messages translated',
-      gateway: messagesCall('gpt via messages', beta, key, PASS_MODEL),
-      baseline: chatCall('openai upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
-      stream: { gateway: messagesCall('gpt via messages, stream', beta, key, PASS_MODEL, true), baseline: chatCall('openai upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: ref.messages,
-    },
-    {
-      name: 'translated',
-      gateway: chatCall('claude via chat', chat, key, CLAUDE_MODEL),
-      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
-      stream: { gateway: chatCall('claude via chat, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: ref.chat,
-    },
-    {
-      // issue 10: OpenAI's Responses API relayed, with the tap completing the final object
-      name: 'responses pass-through',
-      gateway: responsesCall('gpt via responses', chat, key, PASS_MODEL),
-      baseline: responsesCall('openai responses upstream', up + '/v1', UPSTREAM_KEY, PASS_MODEL),
-      stream: { gateway: responsesCall('gpt via responses, stream', chat, key, PASS_MODEL, true), baseline: responsesCall('openai responses upstream, stream', up + '/v1', UPSTREAM_KEY, PASS_MODEL, true) },
-      reference: ref.responses,
-    },
-    {
-      // a Claude model through the IR to the messages wire, re-encoded as a Response
-      name: 'responses translated',
-      gateway: responsesCall('claude via responses', chat, key, CLAUDE_MODEL),
-      baseline: messagesCall('anthropic upstream', up, UPSTREAM_KEY, CLAUDE_MODEL),
-      stream: { gateway: responsesCall('claude via responses, stream', chat, key, CLAUDE_MODEL, true), baseline: messagesCall('anthropic upstream, stream', up, UPSTREAM_KEY, CLAUDE_MODEL, true) },
-      reference: ref.responses,
-    },
-  ]
+  return PATHS.map((p) => {
+    const via = MAKERS[p.via]
+    const to = MAKERS[p.upstream]
+    const d = direct[p.upstream]
+    return {
+      name: p.name,
+      gateway: via(p.label, gateway[p.via], key, p.model),
+      baseline: to(d.label, d.base, UPSTREAM_KEY, p.model),
+      stream: { gateway: via(`${p.label}, stream`, gateway[p.via], key, p.model, true), baseline: to(`${d.label}, stream`, d.base, UPSTREAM_KEY, p.model, true) },
+      reference: ref[p.via],
+    }
+  })
 }
 
 /** While no generation route answers: auth, rate limit and routing alone, so the harness still measures something real. */
