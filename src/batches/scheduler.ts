@@ -278,7 +278,7 @@ export class Scheduler {
     const items = await this.next(a, grant)
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
-      await this.store.update(a.id, { status: 'processing', inProgressAt: Date.now() })
+      await this.store.transition(a.id, ['queued'], { status: 'processing', inProgressAt: Date.now() })
     }
     // one object for every job of this round: a message carries it once
     const workerKey = { ...key, credits: null }
@@ -431,11 +431,13 @@ export class Scheduler {
       const row = await this.store.byId(a.id)
       if (!row) return
       const files = row.family === 'openai' ? await writeOutputFiles(this.s.files, this.store, row) : { outputFileId: null, errorFileId: null }
-      // a cancel may have come while the files were written: its status stands
+      // a cancel may have come while the files were written (here or elsewhere): its status stands
       const now = Date.now()
-      const latest = await this.store.byId(a.id)
-      const status = latest && FINAL.has(latest.status) ? latest.status : 'completed'
-      await this.store.update(a.id, { ...files, status, endedAt: now, ...(status === 'completed' ? { completedAt: now } : {}) })
+      let status: BatchRow['status'] = 'completed'
+      if (!(await this.store.transition(a.id, ['queued', 'processing'], { ...files, status, endedAt: now, completedAt: now }))) {
+        await this.store.update(a.id, { ...files, endedAt: now })
+        status = (await this.store.byId(a.id))?.status ?? a.status
+      }
       a.status = status
       this.active.delete(a.id)
       this.s.log.info('batches: ended', { batch_id: a.id, status, total: row.total, succeeded: row.succeeded, failed: row.failed })
@@ -450,7 +452,7 @@ export class Scheduler {
   private async end(id: string, status: 'cancelled' | 'expired' | 'failed', set: Partial<BatchRow>): Promise<BatchRow | null> {
     const row = await this.store.byId(id)
     if (!row || FINAL.has(row.status)) return row
-    await this.store.update(id, { status, ...set })
+    if (!(await this.store.transition(id, ['queued', 'processing'], { status, ...set }))) return this.store.byId(id)
     const a = this.track({ ...row, status })
     a.status = status
     a.stopped = true

@@ -2,10 +2,10 @@
 // run per item (read, result) are plain SQL (prepared once on SQLite). The main thread reads
 // and ends batches; a worker's results writer stores results with this store on its own
 // connection. Every read of a batch is scoped to its key: another key's batch is simply not found.
-import { and, desc, eq, gt, isNull, lt, or, type SQL } from 'drizzle-orm'
+import { and, desc, eq, gt, inArray, isNull, lt, or, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import { DIALECT, type Param, type Sql } from '../db/sql.ts'
-import type { BatchFamily, BatchRow, ItemError } from './types.ts'
+import type { BatchFamily, BatchRow, BatchStatus, ItemError } from './types.ts'
 
 /** A pending item as the scheduler admits it (its body stays in the database for the worker). */
 export interface ClaimedItem {
@@ -119,6 +119,13 @@ export class BatchStore {
 
   async update(id: string, set: Partial<BatchRow>): Promise<void> {
     await this.db.update(this.t).set(set).where(eq(this.t.id, id))
+  }
+
+  /** A status change that holds only while the row is still in one of `from`: a cancel that
+   *  landed first (here or on another instance) is never overwritten. → whether it applied. */
+  async transition(id: string, from: BatchStatus[], set: Partial<BatchRow>): Promise<boolean> {
+    const changed = await this.db.update(this.t).set(set).where(and(eq(this.t.id, id), inArray(this.t.status, from))).returning({ id: this.t.id })
+    return changed.length > 0
   }
 
   /** Up to `n` pending items from index `from` on, in input order (a read: what is in flight is kept in memory). */

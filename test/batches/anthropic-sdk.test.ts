@@ -98,6 +98,25 @@ test('cancel: canceling while in-flight items finish, then ended with canceled r
   expect(await client.messages.batches.cancel(batch.id).then(() => 200, (e) => e.status)).toBe(400)
 })
 
+test('a cancel racing the start of the batch wins: never back to in_progress, never ended as if it had completed (20 at once)', async () => {
+  const ids = await Promise.all(
+    Array.from({ length: 20 }, async (_, b) => {
+      const batch = await client.messages.batches.create({
+        requests: Array.from({ length: 30 }, (_, i) => ({ custom_id: `r${b}-${i}`, params: msg('mock-claude', `mock: text ${i}`) as any })),
+      })
+      const c = await client.messages.batches.cancel(batch.id)
+      expect(['canceling', 'ended']).toContain(c.processing_status)
+      return batch.id
+    }),
+  )
+  for (const id of ids) {
+    expect((await client.messages.batches.retrieve(id)).processing_status).not.toBe('in_progress')
+    const done = await ended(id)
+    expect(done.cancel_initiated_at).not.toBeNull()
+    expect(done.request_counts.succeeded + done.request_counts.canceled + done.request_counts.errored).toBe(30)
+  }
+})
+
 test('delete: only an ended batch; then it is gone', async () => {
   const batch = await client.messages.batches.create({ requests: [{ custom_id: 'd', params: msg('mock-claude', 'bye') as any }] })
   await ended(batch.id)
