@@ -1,10 +1,15 @@
 // Batch work shared by instances on one PostgreSQL database: each instance claims pending
-// items a few at a time (FOR UPDATE SKIP LOCKED: two instances never claim the same item)
-// with a lease it renews while it holds them. The items of an instance that died are claimed
-// by the others once its lease has run out. One instance at a time writes a batch's output
-// files, under a lease of the same kind on the batch row. (SQLite: one instance, no leases.)
+// items as it hands them to its workers (FOR UPDATE SKIP LOCKED: two instances never claim the
+// same item), with a lease it renews while it holds them. An instance claims only what runs
+// at once, so a claim is as good as sent: when an instance dies (kill -9), its claimed items
+// may have reached the upstream, and once their lease has run out the others fail them with
+// LOST_ITEM rather than send them again — every item goes upstream at most once and ends with
+// exactly one result. Claims an instance gives back (shutdown, cancel) run elsewhere. One
+// instance at a time writes a batch's output files, under a lease of the same kind on the
+// batch row. (SQLite: one instance, no leases.)
 import type { Sql } from '../db/sql.ts'
 import type { ClaimedItem } from './store.ts'
+import type { ItemError } from './types.ts'
 
 export class ItemLeases {
   /** This process, as lease_owner. */
@@ -27,14 +32,32 @@ export class ItemLeases {
       .all<ClaimedItem>(
         `WITH picked AS (
            SELECT batch_id, idx FROM batch_items
-           WHERE batch_id = ? AND status IS NULL AND (lease_until IS NULL OR lease_until < ?)
+           WHERE batch_id = ? AND status IS NULL AND lease_owner IS NULL
            ORDER BY idx LIMIT ? FOR UPDATE SKIP LOCKED)
          UPDATE batch_items AS b SET lease_owner = ?, lease_until = ?
          FROM picked WHERE b.batch_id = picked.batch_id AND b.idx = picked.idx
          RETURNING b.idx, b.model, b.prompt_estimate AS "promptEstimate", b.max_output_tokens AS "maxOutputTokens"`,
-        [batchId, now, n, this.owner, now + this.leaseMs],
+        [batchId, n, this.owner, now + this.leaseMs],
       )
       .then((rows) => rows.sort((a, b) => a.idx - b.idx))
+  }
+
+  /**
+   * Fails, with `error`, the items another instance claimed and stopped renewing (it died with
+   * them in flight), and counts them on the batch. → how many. Two instances doing this at once
+   * fail each item once: the row lock makes the second one's `status IS NULL` false.
+   */
+  failLost(batchId: string, error: ItemError): Promise<number> {
+    const now = Date.now()
+    return this.sql.tx(async (q) => {
+      const n = await q.run(
+        `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL
+         WHERE batch_id = ? AND status IS NULL AND lease_owner IS NOT NULL AND lease_owner <> ? AND lease_until < ?`,
+        [JSON.stringify(error), now, batchId, this.owner, now],
+      )
+      if (n > 0) await q.run('UPDATE batches SET failed = failed + ? WHERE id = ?', [n, batchId])
+      return n
+    })
   }
 
   /** Keeps this instance's claims on a batch's items alive. */

@@ -21,7 +21,7 @@ import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
-import { FINAL, ITEM_CODES, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
+import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 
 /** Results are written together, at most this long after the first of them arrived… */
 const FLUSH_MS = 5
@@ -135,7 +135,12 @@ export class Scheduler {
     if (this.sharing || this.closed || !this.leases) return
     this.sharing = true
     try {
-      for (const a of this.active.values()) await this.leases.renew(a.id)
+      for (const a of this.active.values()) {
+        await this.leases.renew(a.id)
+        if (a.stopped) continue
+        const lost = await this.leases.failLost(a.id, LOST_ITEM)
+        if (lost > 0) this.s.log.warn('batches: items of a stopped instance failed, not sent again', { batch_id: a.id, items: lost })
+      }
       const open = new Map((await this.store.open()).map((r) => [r.id, r]))
       for (const [id, a] of this.active) {
         const row = open.get(id)

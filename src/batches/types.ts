@@ -22,7 +22,17 @@ export interface ItemError {
 }
 
 /** Codes of the items a batch's end fails without running them. */
-export const ITEM_CODES = { cancelled: 'batch_cancelled', expired: 'batch_expired', failed: 'batch_failed' } as const
+export const ITEM_CODES = { cancelled: 'batch_cancelled', expired: 'batch_expired', failed: 'batch_failed', lost: 'batch_item_lost' } as const
+
+/**
+ * An item whose instance stopped (kill -9, a crash) while it held it: it may have reached the
+ * upstream, so it is not sent again (each item goes upstream at most once) and fails with this.
+ */
+export const LOST_ITEM: ItemError = {
+  code: ITEM_CODES.lost,
+  status: 503,
+  message: 'the gateway instance running this item stopped before its result was stored; it may have reached the upstream, so it was not sent again',
+}
 
 /** An item as the scheduler hands it to a worker (which reads its body from the database). */
 export interface ItemJob {

@@ -1,7 +1,8 @@
 // Two gateway processes on one PostgreSQL database share a batch's work, item by item
-// (claims under a lease); one is killed with kill -9 halfway, and the other takes its items
-// over once their lease runs out: every item ends with exactly one result, no item whose
-// result was stored is sent again, and each is billed once. Needs SWITCHYARD_TEST_DATABASE_URL.
+// (claims under a lease); one is killed with kill -9 halfway. Every item ends with exactly one
+// result and goes upstream at most once: what the dead instance held (it may have reached the
+// upstream) fails with batch_item_lost once its lease runs out; the rest runs on the other
+// instance; each stored result is billed once. Needs SWITCHYARD_TEST_DATABASE_URL.
 import { afterAll, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
@@ -24,7 +25,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 30
   }
 }
 
-test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill -9 halfway: every item once, each stored one sent once, each billed once', async () => {
+test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill -9 halfway: one result per item, none sent twice, each billed once', async () => {
   const url = await freshSchema(schema)
   const db = new SQL({ url, max: 1 })
   const up = await startFakeUpstream()
@@ -58,26 +59,31 @@ test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill 
     await until('the batch completes', async () => ((await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any).output_file_id != null, 60_000)
     const batch = (await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any
     expect(batch.status).toBe('completed')
-    expect(batch.request_counts).toEqual({ total: N, completed: N, failed: 0 })
+    const lost = batch.request_counts.failed as number
+    expect(batch.request_counts.total).toBe(N)
+    expect(batch.request_counts.completed + lost).toBe(N)
+    // what the dead instance held: at most its concurrency
+    expect(lost).toBeLessThanOrEqual(CONCURRENCY)
 
-    // every index exactly once, in the results and in the output file
+    // every index exactly once, in the results and in the output and error files
     const page = (await (await fetch(`${b!.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any
     expect(page.results.map((r: any) => r.index)).toEqual(Array.from({ length: N }, (_, i) => i))
-    const out = (await (await fetch(`${b!.url}/api/v1/files/${batch.output_file_id}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l))
-    expect(out.map((l) => l.custom_id).sort()).toEqual(requests.map((r) => r.custom_id).sort())
+    const lines = async (file: string | null) =>
+      file ? (await (await fetch(`${b!.url}/api/v1/files/${file}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l)) : []
+    const out = await lines(batch.output_file_id)
+    const errors = await lines(batch.error_file_id)
+    expect([...out, ...errors].map((l) => l.custom_id).sort()).toEqual(requests.map((r) => r.custom_id).sort())
+    for (const e of errors) expect(e.error.code).toBe('batch_item_lost')
 
-    // a stored item never went upstream again; every item went at least once; only what the
-    // dead instance had in flight (its concurrency at most) went twice
+    // a stored item never went upstream again; no item went twice; every succeeded one went once
     for (const idx of stored) expect(sent.get(`shared ${idx}`)).toBe(sentBefore.get(`shared ${idx}`))
-    for (const idx of stored) expect(sent.get(`shared ${idx}`)).toBe(1)
-    for (let i = 0; i < N; i++) expect(sent.get(`shared ${i}`)).toBeGreaterThanOrEqual(1)
-    const total = [...sent.values()].reduce((s, n) => s + n, 0)
-    expect(total).toBeLessThanOrEqual(N + CONCURRENCY)
+    for (const n of sent.values()) expect(n).toBe(1)
+    for (const l of out) expect(sent.get(`shared ${Number(l.custom_id.slice(5))}`)).toBe(1)
 
     // billed exactly once: one record per item, and the key's spend is their sum
     const [recs] = (await db.unsafe('SELECT count(*)::int AS n, sum(cost) AS usd FROM generations WHERE batch_id = $1', [id])) as { n: number; usd: number }[]
     const [{ spent }] = (await db.unsafe('SELECT spent FROM api_keys')) as { spent: number }[]
-    expect(recs!.n).toBe(N)
+    expect(recs!.n).toBe(N - lost)
     expect(spent).toBeCloseTo(recs!.usd, 10)
   } finally {
     for (const g of gateways) {
