@@ -10,7 +10,7 @@
 import type { ApiKey } from '../auth/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
-import { admit, type Admission } from '../pipeline/admit.ts'
+import { admit, admitShared, releaseAdmission, type Admission, type AdmitInput } from '../pipeline/admit.ts'
 import type { Services } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
@@ -38,6 +38,8 @@ const TICK_MS = 5
 const SHARE_MS = 1_000
 /** …and how soon items held elsewhere, or an end another instance is writing, are looked at again. */
 const RECHECK_MS = 500
+/** An item whose admission found the shared store away tries again after this. */
+const SHARED_DOWN_RETRY_MS = 1_000
 
 interface Active {
   id: string
@@ -298,8 +300,13 @@ export class Scheduler {
     // in flight from here: an admission that waits for a shared ledger still holds its place
     a.inflight.add(item.idx)
     const refused = (e: unknown) => {
-      // 402: the key's credit is spent; the item fails as an interactive request would
       a.inflight.delete(item.idx)
+      // the shared store (Redis) is away: the item waits for it rather than fail
+      if (e instanceof HttpError && e.status === 503) {
+        a.again.push(item.idx)
+        return void setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
+      }
+      // 402: the key's credit is spent; the item fails as an interactive request would
       const { retryAfter: _, ...error } = itemErrorOf(e)
       this.land(a, item.idx, requestId, error)
     }
@@ -307,7 +314,7 @@ export class Scheduler {
     let admission: Admission | Promise<Admission>
     try {
       // behind an admission still waiting for a shared ledger: items are admitted in input order
-      admission = a.admitting ? a.admitting.then(() => admit(this.s, input)) : admit(this.s, input)
+      admission = a.admitting ? a.admitting.then(() => this.admit(input)) : this.admit(input)
     } catch (e) {
       return refused(e)
     }
@@ -323,13 +330,18 @@ export class Scheduler {
     } else this.send(a, workerKey, item, requestId, admission)
   }
 
+  /** An item's credit admission: on the shared ledger (Redis) when there is one, as every instance's interactive requests are. */
+  private admit(input: AdmitInput): Admission | Promise<Admission> {
+    return this.s.keys.shared ? admitShared(this.s, input) : admit(this.s, input)
+  }
+
   private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, admission: Admission): void {
     // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
     this.pool.run(job, this.cfg.maxRetries).then(
       () => {
         // stored, with its records; the spend they wrote is in the ledger already
-        this.s.keys.ledger.release(admission?.reservationId)
+        releaseAdmission(this.s, admission)
         a.inflight.delete(item.idx)
         this.fillLater(a)
         this.maybeEnd(a)
@@ -343,7 +355,7 @@ export class Scheduler {
 
   /** The worker died with the item: it runs again, unless that keeps happening. */
   private lostItem(a: Active, idx: number, admission: Admission, e: Error) {
-    this.s.keys.ledger.release(admission?.reservationId)
+    releaseAdmission(this.s, admission)
     // shutting down: it runs after the restart (it has no result, so it is pending there)
     if (this.closed) return
     const n = (a.lost.get(idx) ?? 0) + 1

@@ -130,6 +130,27 @@ describe.skipIf(skip)('three gateway processes on PostgreSQL + Redis + S3', () =
     for (const g of gws) expect((await chat(g, key, 'gpt-4o', 'credit after')).status).toBe(402)
   })
 
+  test("a funded key's batch worked by all three spends what it covers, not that on each: at most 11 of 60 items for 10 requests' credit", async () => {
+    const key = await adminKey({ name: 'batch-ten', credits: CREDIT_COST * 10 })
+    const requests = Array.from({ length: 60 }, (_, i) => ({ custom_id: `f${i}`, model: 'gpt-4o', max_tokens: 5, messages: [{ role: 'user', content: `credit batch ${i}` }] }))
+    // a few at a time per instance, so that the others take part
+    const res = await fetch(`${gws[0]!.url}/api/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...json }, body: JSON.stringify({ requests, settings: { concurrency: 3 } }) })
+    expect(res.status).toBe(200)
+    const { id } = (await res.json()) as { id: string }
+    const view = async () => (await (await fetch(`${gws[1]!.url}/api/v1/batches/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+    await until('the funded batch ends', async () => (await view()).output_file_id != null || (await view()).status === 'completed', 60_000)
+    const b = await view()
+    expect(b.request_counts.total).toBe(60)
+    expect(b.request_counts.completed).toBeLessThanOrEqual(11)
+    expect(b.request_counts.completed).toBeGreaterThanOrEqual(9)
+    const owners = (await db.unsafe("SELECT count(DISTINCT lease_owner)::int AS n FROM batch_items WHERE batch_id = $1 AND status = 'succeeded'", [id])) as { n: number }[]
+    expect(owners[0]!.n).toBeGreaterThan(1)
+    const errors = (await (await fetch(`${gws[2]!.url}/api/v1/batches/${id}/results?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+    const failed = errors.results.filter((r: any) => r.status === 'failed')
+    expect(failed.length).toBe(60 - b.request_counts.completed)
+    for (const f of failed) expect(f.error.code).toBe('insufficient_credits')
+  })
+
   test('a file uploaded through one is listed, downloaded and deleted through the others', async () => {
     const [a, b, c] = gws as [Spawned, Spawned, Spawned]
     const text = 'bytes through S3\n'.repeat(1000)
