@@ -126,11 +126,16 @@ export class PgCredits implements Credits {
     }
   }
 
-  /** Releases no record write took along (a request that ended without one, a record given up). */
+  /**
+   * Releases no record write took along (a request that ended without one, a record given up).
+   * Only for keys with no cost of this instance still unwritten: a record that is merely slow
+   * (a loaded database) takes its release along itself, and deleting the row before the cost
+   * is written would hide that cost from the other instances for the moment in between.
+   */
   private sweeping = false
   private async sweep() {
     if (this.sweeping) return
-    const ids = this.released(Date.now() - ORPHAN_MS)
+    const ids = this.released(Date.now() - ORPHAN_MS).filter((id) => !(this.local.unflushed(this.held.get(id)!.keyId) > 0))
     if (ids.length === 0) return
     this.sweeping = true
     try {
