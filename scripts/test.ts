@@ -2,6 +2,7 @@
 // PostgreSQL when SWITCHYARD_TEST_DATABASE_URL is set (every gateway a test starts gets a
 // schema of its own there: test/helpers/database.ts). Arguments go to both runs.
 import { SQL } from 'bun'
+import { RUN_LOCK } from '../test/helpers/database.ts'
 const args = process.argv.slice(2)
 const url = process.env.SWITCHYARD_TEST_DATABASE_URL
 
@@ -14,11 +15,16 @@ function run(title: string, env: Record<string, string | undefined>, extra: stri
 const embedded = run('suites on the embedded stores (SQLite)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '' })
 let shared = 0
 if (url) {
-  // schemas a killed or crashed earlier run left behind (tests name theirs sy_t_…)
+  // schemas a killed or crashed earlier run left behind (tests name theirs sy_t_…); only when
+  // no other test run holds the run lock (test/helpers/database.ts): theirs are in use
   const admin = new SQL({ url, max: 1 })
   try {
-    const left = (await admin.unsafe("SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'sy\\_t\\_%'")) as { name: string }[]
-    for (const { name } of left) await admin.unsafe(`DROP SCHEMA "${name}" CASCADE`).catch((e) => console.log(`(left schema ${name}: ${e.message})`))
+    const [{ alone }] = (await admin.unsafe(`SELECT pg_try_advisory_lock(${RUN_LOCK}) AS alone`)) as { alone: boolean }[]
+    if (alone) {
+      const left = (await admin.unsafe("SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'sy\\_t\\_%'")) as { name: string }[]
+      for (const { name } of left) await admin.unsafe(`DROP SCHEMA "${name}" CASCADE`).catch((e) => console.log(`(left schema ${name}: ${e.message})`))
+      await admin.unsafe(`SELECT pg_advisory_unlock(${RUN_LOCK})`)
+    } else console.log('(another test run is using this database: the schemas left behind are kept this time)')
   } finally {
     await admin.close()
   }

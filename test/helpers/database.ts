@@ -32,8 +32,21 @@ function adminSql(): SQL {
   return admin
 }
 
+/**
+ * While this test process runs, it holds a shared advisory lock on a connection of its own:
+ * `npm test` sweeps the schemas earlier runs left behind only when it can take that lock
+ * exclusively, so a second run on the same database never drops a running one's schemas.
+ */
+export const RUN_LOCK = 7_310_013
+let runLock: Promise<unknown> | undefined
+function holdRunLock(): Promise<unknown> {
+  runLock ??= new SQL({ url: TEST_DATABASE_URL!, max: 1, idleTimeout: 0 }).unsafe(`SELECT pg_advisory_lock_shared(${RUN_LOCK})`)
+  return runLock
+}
+
 /** A fresh, empty schema (dropped first if a crashed run left it). */
 export async function freshSchema(name: string): Promise<string> {
+  await holdRunLock()
   const sql = adminSql()
   await sql.unsafe(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
   await sql.unsafe(`CREATE SCHEMA ${name}`)
