@@ -80,6 +80,30 @@ async function settled() {
   expect(g.services.keys.ledger.open).toBe(0)
 }
 
+/**
+ * What admission counts against a key besides its credits: its spent plus what requests in
+ * progress hold. In this process's ledger, or, when credits are shared (Redis, the shared-store
+ * run), in the shared store, which admission reads there instead.
+ */
+async function held(key: string, id: string): Promise<number> {
+  const shared = g.services.keys.shared
+  if (!shared) return (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(id)
+  const f = await shared.figures(id)
+  return (f.spent ?? 0) + f.reserved
+}
+
+/** The shared store's spent for a key once its async settlements have landed (undefined without one). */
+async function sharedSpent(id: string, expected: number): Promise<number | undefined> {
+  const shared = g.services.keys.shared
+  if (!shared) return undefined
+  let spent = (await shared.figures(id)).spent
+  for (let i = 0; i < 100 && Math.abs((spent ?? 0) - expected) > 1e-12; i++) {
+    await Bun.sleep(10)
+    spent = (await shared.figures(id)).spent
+  }
+  return spent ?? 0
+}
+
 const storedSpent = async (id: string) => (await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [id]))!.spent
 const recordedCost = async (id: string) => (await g.services.storage.sql.get<{ c: number }>('SELECT coalesce(sum(cost), 0) AS c FROM generations WHERE api_key_id = ?', [id]))!.c
 
@@ -208,8 +232,7 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
       expect(await status(key)).toBe(200)
       // the reply goes first; until the record is priced, on the next turn of the loop, the
       // request's reservation still holds its cost (at least the real one)
-      const held = (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(record.id)
-      expect(held).toBeGreaterThanOrEqual(unit * 2 - 1e-12)
+      expect(await held(key, record.id)).toBeGreaterThanOrEqual(unit * 2 - 1e-12)
       await new Promise((r) => setImmediate(r))
       // then settled in memory: the next admission sees both costs while the writes fail
       expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(unit * 2, 12)
@@ -218,6 +241,9 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
       for (let i = 0; i < 100 && g.services.keys.ledger.unflushed(record.id) > 0; i++) await Bun.sleep(20)
       expect(g.services.keys.ledger.unflushed(record.id)).toBe(0)
       expect((await g.services.keys.authenticate(key))!.spent).toBe(await storedSpent(record.id))
+      // and taken back from the shared figures too, where admission reads them
+      const shared = await sharedSpent(record.id, await storedSpent(record.id))
+      if (shared !== undefined) expect(shared).toBeCloseTo(await storedSpent(record.id), 12)
     } finally {
       await undo()
     }
@@ -228,5 +254,7 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
     // a reload from the database (the CLI changed something) shows the same
     await g.services.keys.invalidate()
     expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await recordedCost(record.id), 12)
+    const shared = await sharedSpent(record.id, await recordedCost(record.id))
+    if (shared !== undefined) expect(shared).toBeCloseTo(await recordedCost(record.id), 12)
   })
 })
