@@ -47,8 +47,11 @@ const sharedByDir = new Map<string, Promise<Record<string, string>>>()
 
 export const onSharedStores = process.env.SWITCHYARD_TEST_SHARED === '1'
 
-function sharedStoresEnv(dataDir: string): Promise<Record<string, string>> {
-  if (!onSharedStores) return Promise.resolve({})
+function sharedStoresEnv(dataDir: string, own: GatewayOptions['env'] = {}): Promise<Record<string, string>> {
+  // A test that hands its gateway a database of its own (scaleout/faults.test.ts: through a
+  // proxy it cuts) has composed the stores under test itself; a Redis added to them would
+  // change what it tests (credits held there need no database).
+  if (!onSharedStores || own.SWITCHYARD_DATABASE_URL) return Promise.resolve({})
   let p = sharedByDir.get(dataDir)
   if (!p) sharedByDir.set(dataDir, (p = makeSharedStores()))
   return p
@@ -77,7 +80,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     writeFileSync(file, opts.yaml)
     flags.config = file
   }
-  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...(await sharedStoresEnv(dataDir)), ...opts.env }, cwd: dataDir })
+  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...(await sharedStoresEnv(dataDir, opts.env)), ...opts.env }, cwd: dataDir })
   const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? ((process.env.TEST_LOG_LEVEL as 'error') || 'silent')))
   return {
     url: running.url,
