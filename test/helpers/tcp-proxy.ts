@@ -42,6 +42,8 @@ interface Pair {
   upstream?: Socket<unknown>
   toClient: Outbox
   toUpstream: Outbox
+  /** Cut: nothing more passes either way. */
+  cut?: boolean
 }
 
 export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
@@ -63,12 +65,13 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
               hostname: targetHost,
               port: targetPort,
               socket: {
-                data: (_s, chunk) => pair.toClient.send(chunk),
+                data: (_s, chunk) => void (pair.cut || pair.toClient.send(chunk)),
                 drain: () => pair.toUpstream.drain(),
                 close: () => void client.end(),
                 error: () => void client.end(),
               },
             })
+            if (pair.cut) return void pair.upstream.terminate()
             pair.toUpstream.socket = pair.upstream
             pair.toUpstream.drain()
           } catch {
@@ -76,7 +79,8 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
           }
         },
         data(client, chunk) {
-          client.data.pair.toUpstream.send(chunk)
+          const pair = client.data.pair
+          if (!pair.cut) pair.toUpstream.send(chunk)
         },
         drain(client) {
           client.data?.pair.toClient.drain()
@@ -98,9 +102,12 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
     cut() {
       listener?.stop(true)
       listener = undefined
+      // closed at once, both ways: a half-closed connection (end) still carries a request a
+      // pooled client writes on it, and the answer back
       for (const p of pairs) {
-        p.client.end()
-        p.upstream?.end()
+        p.cut = true
+        p.client.terminate()
+        p.upstream?.terminate()
       }
       pairs.clear()
     },
