@@ -46,15 +46,19 @@ interface Pair {
   cut?: boolean
 }
 
-export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
+/** Listens on `listenHost` (any 127.x address is this machine), on a port of its own. */
+export function startTcpProxy(targetHost: string, targetPort: number, listenHost = '127.0.0.1'): Proxy {
   const pairs = new Set<Pair>()
+  // also checked on each new connection: a listener's stop may let one more in
+  let down = false
   type Data = { pair: Pair }
   const listen = (port: number): TCPSocketListener<Data> =>
     Bun.listen<Data>({
-      hostname: '127.0.0.1',
+      hostname: listenHost,
       port,
       socket: {
         async open(client) {
+          if (down) return void client.terminate()
           const toClient = new Outbox()
           toClient.socket = client as Socket<unknown>
           const pair: Pair = { client: client as Socket<unknown>, toClient, toUpstream: new Outbox() }
@@ -100,6 +104,7 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
   return {
     port,
     cut() {
+      down = true
       listener?.stop(true)
       listener = undefined
       // closed at once, both ways: a half-closed connection (end) still carries a request a
@@ -112,6 +117,7 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
       pairs.clear()
     },
     restore() {
+      down = false
       listener ??= listen(port)
     },
     stop() {
