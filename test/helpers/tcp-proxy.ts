@@ -46,15 +46,14 @@ interface Pair {
   cut?: boolean
 }
 
-/** Listens on `listenHost` (any 127.x address is this machine), on a port of its own. */
-export function startTcpProxy(targetHost: string, targetPort: number, listenHost = '127.0.0.1'): Proxy {
+export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
   const pairs = new Set<Pair>()
   // also checked on each new connection: a listener's stop may let one more in
   let down = false
   type Data = { pair: Pair }
   const listen = (port: number): TCPSocketListener<Data> =>
     Bun.listen<Data>({
-      hostname: listenHost,
+      hostname: '127.0.0.1',
       port,
       socket: {
         async open(client) {
