@@ -1,10 +1,15 @@
-// `npm test`: the suites on the embedded stores (SQLite, local disk), then once more on
-// PostgreSQL when SWITCHYARD_TEST_DATABASE_URL is set (every gateway a test starts gets a
-// schema of its own there: test/helpers/database.ts). Arguments go to both runs.
+// `npm test`: the suites on the embedded stores (SQLite, local disk, in-memory limits), then
+// once more on the shared stores (issue 13) when SWITCHYARD_TEST_DATABASE_URL is set:
+// PostgreSQL (every gateway a test starts gets a schema of its own: test/helpers/database.ts),
+// with Redis and S3 as well when SWITCHYARD_TEST_REDIS_URL / SWITCHYARD_TEST_S3_ENDPOINT are
+// set (SWITCHYARD_TEST_SHARED=1: a key prefix and a bucket per data dir, helpers/server.ts).
+// Arguments go to both runs.
 import { SQL } from 'bun'
 import { RUN_LOCK } from '../test/helpers/database.ts'
 const args = process.argv.slice(2)
 const url = process.env.SWITCHYARD_TEST_DATABASE_URL
+const redis = process.env.SWITCHYARD_TEST_REDIS_URL
+const s3 = process.env.SWITCHYARD_TEST_S3_ENDPOINT
 
 function run(title: string, env: Record<string, string | undefined>, extra: string[] = []): number {
   console.log(`\n== ${title}\n`)
@@ -12,7 +17,8 @@ function run(title: string, env: Record<string, string | undefined>, extra: stri
   return p.exitCode ?? 1
 }
 
-const embedded = run('suites on the embedded stores (SQLite)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '' })
+// (the Redis and S3 variables stay set: the scale-out suites of test/cluster use them in both runs)
+const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' })
 let shared = 0
 if (url) {
   // schemas a killed or crashed earlier run left behind (tests name theirs sy_t_…); only when
@@ -28,9 +34,12 @@ if (url) {
   } finally {
     await admin.close()
   }
+  const stores = ['PostgreSQL', ...(redis ? ['Redis'] : []), ...(s3 ? ['S3'] : [])]
+  const missing = [...(redis ? [] : ['Redis: SWITCHYARD_TEST_REDIS_URL']), ...(s3 ? [] : ['S3: SWITCHYARD_TEST_S3_ENDPOINT'])]
+  const title = `suites on the shared stores: ${stores.join(' + ')}${missing.length ? ` (not set, so embedded: ${missing.join(', ')})` : ''}`
   // a gateway on PostgreSQL starts in a few hundred ms more than on SQLite: the per-test limit is wider
-  shared = run('suites on PostgreSQL (SWITCHYARD_TEST_DATABASE_URL)', process.env, ['--timeout', '20000'])
+  shared = run(title, { ...process.env, SWITCHYARD_TEST_SHARED: redis || s3 ? '1' : '' }, ['--timeout', '20000'])
 } else {
-  console.log('\n== suites on PostgreSQL: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
+  console.log('\n== suites on the shared stores: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
 }
 process.exit(embedded !== 0 ? embedded : shared)

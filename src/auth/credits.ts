@@ -61,6 +61,13 @@ export interface SharedCredits {
   settle(reservationId: string | undefined, keyId: string, usd: number): Promise<void>
   /** Drop a reservation (a request that ends with no cost). Never throws. */
   release(reservationId: string | undefined): Promise<void>
+  /**
+   * Take back a settled cost whose record was given up (it will never reach the database), as
+   * the memory ledger does: the shared figure must not run ahead of the database. Never throws.
+   */
+  unsettle(keyId: string, usd: number): Promise<void>
+  /** The key's figures as admission reads them (spent: null before any instance admitted it), for diagnostics and tests. */
+  figures(keyId: string): Promise<{ spent: number | null; reserved: number }>
 }
 
 export type SharedReservation =

@@ -267,6 +267,8 @@ export class KeyStore {
     this.ledger.addUnflushed(id, -usd)
     const k = this.byId.get(id)
     if (k) k.spent -= usd
+    // it was settled into the shared figures too (recorder.record)
+    void this.shared?.unsettle(id, usd)
   }
 
   /** Add to a key's spend at once, in the database and the cache (for tools and tests; the recorder settles instead). */

@@ -37,17 +37,26 @@ end
 return { 1, tostring(spent), tostring(reserved) }
 `)
 
-// KEYS: cr, rsv, rsvx. ARGV: reservation id ('' for none), usd. An unseeded key is left
-// unseeded: its first admission reads the database, which will have this cost by then.
+// KEYS: cr, rsv, rsvx. ARGV: reservation id ('' for none), usd (negative: a cost taken
+// back). An unseeded key is left unseeded: its first admission reads the database, which will
+// have this cost (or not have it) by then.
 const SETTLE = script(`
 if ARGV[1] ~= '' then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
 end
-if tonumber(ARGV[2]) > 0 and redis.call('HEXISTS', KEYS[1], 'spent') == 1 then
+if tonumber(ARGV[2]) ~= 0 and redis.call('HEXISTS', KEYS[1], 'spent') == 1 then
   redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[2])
 end
 return 1
+`)
+
+// KEYS: cr, rsv, rsvx. The spent (false when unseeded) and the sum of live reservations.
+const FIGURES = script(`${NOW}
+local reserved = 0
+local live = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')
+for i = 1, #live do reserved = reserved + (tonumber(redis.call('HGET', KEYS[2], live[i])) or 0) end
+return { redis.call('HGET', KEYS[1], 'spent'), tostring(reserved) }
 `)
 
 function keysOf(prefix: string, keyId: string): string[] {
@@ -85,14 +94,28 @@ export class RedisCredits implements SharedCredits {
   }
 
   async settle(reservationId: string | undefined, keyId: string, usd: number): Promise<void> {
-    const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
+    await this.move(reservationId, keyId, amount)
+  }
+
+  async unsettle(keyId: string, usd: number): Promise<void> {
+    if (Number.isFinite(usd) && usd > 0) await this.move(undefined, keyId, -usd)
+  }
+
+  async figures(keyId: string): Promise<{ spent: number | null; reserved: number }> {
+    const [spent, reserved] = (await this.redis.eval(FIGURES, keysOf(this.redis.settings.prefix, keyId), [])) as [string | null, string]
+    return { spent: spent === null ? null : Number(spent), reserved: Number(reserved) }
+  }
+
+  /** Ends a reservation and moves the key's spent by `amount` (signed), in one step. Never throws. */
+  private async move(reservationId: string | undefined, keyId: string, amount: number): Promise<void> {
+    const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
     try {
       await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), [rid, String(amount)])
     } catch (e) {
-      // the reservation lapses by itself; the cost must not be lost
-      if (amount > 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + amount)
+      // the reservation lapses by itself; the cost (or its taking back) must not be lost
+      if (amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + amount)
       if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
     }
   }
@@ -106,6 +129,6 @@ export class RedisCredits implements SharedCredits {
   private async payOwed() {
     const owed = this.owed
     this.owed = new Map()
-    for (const [keyId, usd] of owed) await this.settle(undefined, keyId, usd)
+    for (const [keyId, usd] of owed) await this.move(undefined, keyId, usd)
   }
 }

@@ -1,6 +1,19 @@
 // Where file bytes live. The local disk is the first backend; an object store (S3 via
 // Bun's client) is the next one, which is why a read may answer with a redirect.
 
+/**
+ * The object store did not answer, or refused (S3 unreachable, its bucket gone, its
+ * credentials refused): the request that needed it gets a 503 saying so, never a 500. The
+ * store's own message stays in the log (`cause`), not in the answer.
+ */
+export class BlobStoreUnavailable extends Error {
+  constructor(readonly cause: unknown) {
+    super(`blob store unavailable: ${(cause as Error)?.message ?? String(cause)}`)
+  }
+}
+
+export const BLOBS_DOWN_MESSAGE = 'Service unavailable: the file store (S3) did not answer; nothing was changed. Retry shortly'
+
 export interface StoredBlob {
   key: string
   size: number

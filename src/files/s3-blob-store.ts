@@ -9,7 +9,7 @@
 //     or, with `redirect_downloads`, a short-lived presigned URL for the client to fetch.
 import { S3Client } from 'bun'
 import type { S3Settings } from '../config/load.ts'
-import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
+import { BlobStoreUnavailable, type BlobRead, type BlobStore, type StoredBlob } from './blob-store.ts'
 
 const KEY = /^[0-9a-f]{2}\/[0-9a-f]{32}$/
 const PART_BYTES = 8 * 1024 * 1024
@@ -50,8 +50,18 @@ export class S3BlobStore implements BlobStore {
     const writer = this.client.file(name).writer({ partSize: PART_BYTES, queueSize: 2, retry: 3, type: 'application/octet-stream' })
     const hasher = new Bun.CryptoHasher('sha256')
     let size = 0
+    // the upload's own errors (too large, malformed) go back as they are; S3's are a 503
+    let sourceFailed = false
+    const watched = (async function* () {
+      try {
+        yield* source
+      } catch (e) {
+        sourceFailed = true
+        throw e
+      }
+    })()
     try {
-      for await (const chunk of source) {
+      for await (const chunk of watched) {
         if (chunk.byteLength === 0) continue
         hasher.update(chunk)
         size += chunk.byteLength
@@ -64,7 +74,7 @@ export class S3BlobStore implements BlobStore {
       // ending with an error aborts the multipart upload; a small upload sent whole may exist
       await Promise.resolve(writer.end(e as Error)).catch(() => {})
       await this.client.delete(name).catch(() => {})
-      throw e
+      throw sourceFailed ? e : new BlobStoreUnavailable(e)
     }
     return { key, size, sha256: hasher.digest('hex') }
   }
@@ -73,18 +83,19 @@ export class S3BlobStore implements BlobStore {
     const name = this.nameOf(key)
     if (!name) return null
     if (this.s.redirectDownloads) {
-      if (!(await this.client.exists(name))) return null
+      if (!(await unavailableOn(this.client.exists(name)))) return null
       return { kind: 'redirect', url: this.client.presign(name, { method: 'GET', expiresIn: this.s.presignTtlS }) }
     }
     // a signed GET of our own: its status is known before the client's response begins
-    const res = await fetch(this.client.presign(name, { method: 'GET', expiresIn: 60 }))
+    const res = await unavailableOn(fetch(this.client.presign(name, { method: 'GET', expiresIn: 60 })))
     if (res.status === 404) {
-      await res.body?.cancel()
+      // the object, or the whole bucket? Only the first is a missing file. (A short XML body.)
+      if (/NoSuchBucket/.test(await res.text().catch(() => ''))) throw new BlobStoreUnavailable(new Error(`S3 GET ${key}: no such bucket`))
       return null
     }
     if (!res.ok || !res.body) {
       await res.body?.cancel()
-      throw new Error(`S3 GET ${key}: HTTP ${res.status}`)
+      throw new BlobStoreUnavailable(new Error(`S3 GET ${key}: HTTP ${res.status}`))
     }
     return { kind: 'stream', body: res.body, size: Number(res.headers.get('content-length') ?? 0) }
   }
@@ -95,7 +106,7 @@ export class S3BlobStore implements BlobStore {
     try {
       await this.client.delete(name)
     } catch (e) {
-      if (!isMissing(e)) throw e
+      if (!isMissing(e)) throw new BlobStoreUnavailable(e)
     }
   }
 
@@ -106,7 +117,7 @@ export class S3BlobStore implements BlobStore {
       return { size: (await this.client.stat(name)).size }
     } catch (e) {
       if (isMissing(e)) return null
-      throw e
+      throw new BlobStoreUnavailable(e)
     }
   }
 
@@ -131,6 +142,12 @@ export class S3BlobStore implements BlobStore {
     // unfinished uploads are invisible multipart uploads, not objects: nothing to remove here
     return { temp: 0, orphans }
   }
+}
+
+function unavailableOn<T>(p: Promise<T>): Promise<T> {
+  return p.catch((e) => {
+    throw new BlobStoreUnavailable(e)
+  })
 }
 
 function isMissing(e: unknown): boolean {

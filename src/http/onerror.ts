@@ -4,6 +4,7 @@ import { echo, errorResponse, HttpError } from './errors.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import { requestIdOf } from '../auth/context.ts'
 import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
+import { BLOBS_DOWN_MESSAGE, BlobStoreUnavailable } from '../files/blob-store.ts'
 
 interface RouteInfo {
   method: string
@@ -30,6 +31,11 @@ export function renderError(
   allowed: (method: string, path: string) => string[],
 ): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message, error.headers)
+  // first: its cause may be a refused connection, which would read as the database's
+  if (error instanceof BlobStoreUnavailable) {
+    log.warn('blob store unavailable', { request_id: requestIdOf(request), error: String((error.cause as Error)?.message ?? error.cause) })
+    return errorResponse(503, BLOBS_DOWN_MESSAGE, { 'retry-after': '1' })
+  }
   if (isStoreDown(error)) return errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
   if (error instanceof UpstreamError) {
     return errorResponse(error.status, error.message, error.retryAfter ? { 'retry-after': error.retryAfter } : undefined)

@@ -93,7 +93,9 @@ describe.skipIf(!!skip)('three instances on one Redis', () => {
     // the contrast that shows the test above measures the sharing (three separate memories)
     dataDir = tempDir()
     gws = []
-    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir }))
+    // no Redis in the shared-store run either (it would hand these gateways one)
+    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: { REDIS_URL: undefined } }))
+    for (const g of gws) expect(g.services.config.redis).toBeNull()
     const { key } = await gws[0]!.services.keys.create({ name: 'rpm30', rpm: 30 })
     const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key)))
     expect(res.filter((r) => r.status === 200).length).toBe(90)
@@ -192,7 +194,9 @@ describe.skipIf(!!skip)('credits across three instances', () => {
   test('without Redis: on SQLite each instance passes the whole balance (on PostgreSQL the database holds it for all)', async () => {
     dataDir = tempDir()
     gws = []
-    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: env() }))
+    // no Redis in the shared-store run either (it would hand these gateways one)
+    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: { ...env(), REDIS_URL: undefined } }))
+    for (const g of gws) expect(g.services.config.redis).toBeNull()
     const { key } = await gws[0]!.services.keys.create({ name: 'ten', credits: UP_COST * 10 })
     const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })))
     const served = res.filter((r) => r.status === 200).length

@@ -1,10 +1,9 @@
 // Expired files read as missing at once and are pruned in the background; deleting a file
 // tells the registered hooks (batches use them) before the delete answers.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { toFile } from 'openai'
 import type { FileRecord } from '../../src/files/types.ts'
+import { blobKeyOf, hasBlob } from '../helpers/blobs.ts'
 import { startFilesGateway, status, type FilesGateway } from './helpers.ts'
 
 let gw: FilesGateway
@@ -20,19 +19,15 @@ const upload = async (name: string, expiresAfter?: number) =>
     ...(expiresAfter ? { expires_after: { anchor: 'created_at' as const, seconds: expiresAfter } } : {}),
   })
 
-const blobPath = async (id: string) => {
-  const row = (await gw.services.storage.sql.get<{ k: string }>('SELECT blob_key AS k FROM files WHERE id = ?', [id]))!
-  return join(gw.dataDir, 'blobs', row.k)
-}
-
 /** Moves a file's expiry into the past, as if its time had come. */
 const expireNow = (id: string) => gw.services.storage.sql.run('UPDATE files SET expires_at = ? WHERE id = ?', [Date.now() - 1, id])
 
 test('an expired file is missing on every route and from lists, then pruned with its bytes', async () => {
   const f = await upload('soon.jsonl', 3600)
   const keep = await upload('keep.jsonl')
-  const path = await blobPath(f.id)
-  expect(existsSync(path)).toBe(true)
+  // the bytes, asked of the blob store itself (the data dir's disk, or S3)
+  const blob = await blobKeyOf(gw, f.id)
+  expect(await hasBlob(gw, blob)).toBe(true)
   const heard: [string, string][] = []
   const off = gw.services.files.onFileDeleted((file, reason) => void heard.push([file.id, reason]))
   try {
@@ -46,7 +41,7 @@ test('an expired file is missing on every route and from lists, then pruned with
     expect(ids).not.toContain(f.id)
 
     expect(await gw.services.files.pruneExpired()).toBe(1)
-    expect(existsSync(path)).toBe(false)
+    expect(await hasBlob(gw, blob)).toBe(false)
     expect(await gw.services.storage.sql.get('SELECT count(*) AS n FROM files WHERE id = ?', [f.id])).toEqual({ n: 0 })
     expect(heard).toEqual([[f.id, 'expired']])
     expect(await (await oa.files.content(keep.id)).text()).toBe('keep.jsonl')
@@ -57,7 +52,8 @@ test('an expired file is missing on every route and from lists, then pruned with
 
 test('delete awaits the deletion hooks before answering, then the bytes are gone', async () => {
   const f = await upload('input.jsonl')
-  const path = await blobPath(f.id)
+  const blob = await blobKeyOf(gw, f.id)
+  expect(await hasBlob(gw, blob)).toBe(true)
   const events: string[] = []
   const off = gw.services.files.onFileDeleted(async (file: FileRecord, reason) => {
     // a batches hook fails the batches that read this file; make it take a while
@@ -72,7 +68,7 @@ test('delete awaits the deletion hooks before answering, then the bytes are gone
     events.push('answered')
     expect(del.deleted).toBe(true)
     expect(events).toEqual([`hook ${f.id} deleted batch`, 'answered'])
-    expect(existsSync(path)).toBe(false)
+    expect(await hasBlob(gw, blob)).toBe(false)
   } finally {
     off()
     failing()

@@ -2,6 +2,7 @@
 // 500 MiB run with memory figures is scripts/bench/upload.ts.)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { multipartUpload, streamDigest } from '../../scripts/bench/upload.ts'
+import { onDisk } from '../helpers/blobs.ts'
 import { startFilesGateway, type FilesGateway } from './helpers.ts'
 
 let gw: FilesGateway
@@ -29,7 +30,11 @@ test('64 MiB streamed up and down: identical SHA-256, on both families', async (
   expect((await gw.services.files.get((await gw.services.keys.list()).find((k) => k.name === 'bootstrap')!.id, f.id))?.sha256).toBe(expected)
 
   const dl = await gw.openai().files.content(f.id)
-  expect(dl.headers.get('content-length')).toBe(String(SIZE))
+  // From disk the length goes out as Content-Length. A download streamed from S3 goes out
+  // chunked: Bun drops a handler's Content-Length from a streamed body (oven-sh/bun#10507,
+  // docs/scale-out.md); a length it does send must still be the right one.
+  if (onDisk(gw)) expect(dl.headers.get('content-length')).toBe(String(SIZE))
+  else expect([String(SIZE), null]).toContain(dl.headers.get('content-length'))
   expect(await streamDigest(dl.body!)).toEqual({ sha256: expected, bytes: SIZE })
 
   const beta = await gw.anthropic().beta.files.download(f.id)

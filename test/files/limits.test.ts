@@ -1,7 +1,8 @@
 // The upload limit: refused up front from Content-Length, or the moment a streamed body
-// crosses it, with nothing left on disk or in the database.
+// crosses it, with nothing left in the blob store (disk or S3) or in the database.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { filesUnder, startFilesGateway, type FilesGateway } from './helpers.ts'
+import { storedBlobs } from '../helpers/blobs.ts'
+import { startFilesGateway, type FilesGateway } from './helpers.ts'
 
 const LIMIT = 1024 * 1024
 let gw: FilesGateway
@@ -26,8 +27,8 @@ function post(body: BodyInit, extra: Record<string, string> = {}) {
 
 async function nothingStored() {
   // the refusal is answered before the temp file is removed; give it a moment
-  for (let i = 0; i < 50 && (await filesUnder(`${gw.dataDir}/blobs`)).length > 0; i++) await Bun.sleep(20)
-  expect(await filesUnder(`${gw.dataDir}/blobs`)).toEqual([])
+  for (let i = 0; i < 50 && (await storedBlobs(gw)).length > 0; i++) await Bun.sleep(20)
+  expect(await storedBlobs(gw)).toEqual([])
   expect(await gw.services.storage.sql.get('SELECT count(*) AS n FROM files')).toEqual({ n: 0 })
 }
 

@@ -1,6 +1,7 @@
 // The openai SDK against the unified and alpha roots: what a user of files.create … delete sees.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI, { toFile } from 'openai'
+import { storedBlobs } from '../helpers/blobs.ts'
 import { startFilesGateway, status, type FilesGateway } from './helpers.ts'
 
 let gw: FilesGateway
@@ -115,10 +116,9 @@ describe('upload errors are 4xx that say what is wrong', () => {
   }
 
   test('no refused upload leaves bytes behind', async () => {
-    const { filesUnder } = await import('./helpers.ts')
-    const before = (await filesUnder(`${gw.dataDir}/blobs`)).length
+    const before = await storedBlobs(gw)
     await post(form((f) => (f.append('file', new Blob(['x'.repeat(1000)]), 'x'), f.append('purpose', 'fun'))))
-    expect((await filesUnder(`${gw.dataDir}/blobs`)).length).toBe(before)
+    expect(await storedBlobs(gw)).toEqual(before)
   })
 
   test('the SDK surfaces the 404 of an unknown id as NotFoundError', async () => {

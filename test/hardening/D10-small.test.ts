@@ -6,7 +6,9 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { MemoryStore } from '../../src/auth/ratelimit.ts'
 import type { DiskBlobStore } from '../../src/files/disk-blob-store.ts'
+import { DISK_BLOBS } from '../helpers/blobs.ts'
 import { onPostgres } from '../helpers/database.ts'
+import { countKeys } from '../helpers/redis.ts'
 import { startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 
 let gw: Gateway
@@ -30,8 +32,9 @@ describe('D10', () => {
   })
 
   test('a multipart filename with an escaped quote is kept whole', async () => {
-    // a fresh gateway: the one above has spent its IP budget
-    const g = await startGateway()
+    // a fresh gateway: the one above has spent its IP budget; its blobs on disk in every run,
+    // whose modes are checked below
+    const g = await startGateway({ env: DISK_BLOBS })
     try {
       const boundary = 'sy-boundary-1'
       const body = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nuser_data\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a\\"b.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`
@@ -67,7 +70,8 @@ describe('D10', () => {
   })
 
   test('disk full in the middle of a streamed upload: 507 {error} with a request id, no temp file, no record', async () => {
-    const g = await startGateway()
+    // the disk store is under test: on disk in the shared-store run too
+    const g = await startGateway({ env: DISK_BLOBS })
     try {
       // The real blob store, whose temp file's writes fail as a full disk does once the
       // first chunk is on disk: the store's own clean-up is what is under test.
@@ -117,7 +121,8 @@ describe('D10', () => {
       const shared = join(parent, 'shared')
       mkdirSync(shared, { mode: 0o755 })
       for (const dir of [made, shared]) {
-        const g = await startGateway({ dataDir: dir })
+        // blobs on disk in every run: the blobs dir is one of what goes in the data dir
+        const g = await startGateway({ dataDir: dir, env: DISK_BLOBS })
         try {
           const up = await fetch(`${g.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'x', filename: 'x.txt' }) })
           expect(up.status).toBe(200)
@@ -179,7 +184,11 @@ test('D10 — 40,000 distinct X-Forwarded-For addresses through a trusted proxy 
     }
     Bun.gc(true)
     const grown = heapStats().heapSize - before
-    expect((g.services.limiter.store as MemoryStore).size).toBeGreaterThanOrEqual(40_000)
+    // every address got a bucket of its own: in this process's memory store, or, in the
+    // shared-store run, a sorted set in Redis (then the heap above holds none of them)
+    const redis = g.services.config.redis
+    const buckets = redis ? await countKeys(`${redis.prefix}rl:ip:*`) : (g.services.limiter.store as MemoryStore).size
+    expect(buckets).toBeGreaterThanOrEqual(40_000)
     expect(grown).toBeLessThan(40 * 1024 * 1024)
   } finally {
     await g.stop()

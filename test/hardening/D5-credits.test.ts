@@ -80,6 +80,45 @@ async function settled() {
   expect(g.services.keys.ledger.open).toBe(0)
 }
 
+/**
+ * What admission counts against a key besides its credits: its spent plus what requests in
+ * progress hold. In this process's ledger, or, when credits are shared (Redis, the shared-store
+ * run), in the shared store, which admission reads there instead.
+ */
+async function held(key: string, id: string): Promise<number> {
+  const shared = g.services.keys.shared
+  if (!shared) return (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(id)
+  const f = await shared.figures(id)
+  return (f.spent ?? 0) + f.reserved
+}
+
+/**
+ * Held by requests in progress: this process's ledger, or the shared store's (whose releases
+ * land a moment after the reply), waited for until nothing is held or a second has passed.
+ */
+async function reservedFor(id: string): Promise<number> {
+  const shared = g.services.keys.shared
+  const now = async () => g.services.keys.ledger.reserved(id) + (shared ? (await shared.figures(id)).reserved : 0)
+  let r = await now()
+  for (let i = 0; i < 100 && r > 0; i++) {
+    await Bun.sleep(10)
+    r = await now()
+  }
+  return r
+}
+
+/** The shared store's spent for a key once its async settlements have landed (undefined without one). */
+async function sharedSpent(id: string, expected: number): Promise<number | undefined> {
+  const shared = g.services.keys.shared
+  if (!shared) return undefined
+  let spent = (await shared.figures(id)).spent
+  for (let i = 0; i < 100 && Math.abs((spent ?? 0) - expected) > 1e-12; i++) {
+    await Bun.sleep(10)
+    spent = (await shared.figures(id)).spent
+  }
+  return spent ?? 0
+}
+
 const storedSpent = async (id: string) => (await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [id]))!.spent
 const recordedCost = async (id: string) => (await g.services.storage.sql.get<{ c: number }>('SELECT coalesce(sum(cost), 0) AS c FROM generations WHERE api_key_id = ?', [id]))!.c
 
@@ -164,7 +203,7 @@ describe('D5 every reservation is released', () => {
       expect(await status(key, { messages: [{ role: 'user', content: 'mock: error 999' }] })).toBe(400)
     }
     await settled()
-    expect(g.services.keys.ledger.reserved(record.id)).toBe(0)
+    expect(await reservedFor(record.id)).toBe(0)
     // nothing was produced, so nothing was spent, and the key is still served
     expect(await status(key)).toBe(200)
   })
@@ -183,7 +222,7 @@ describe('D5 every reservation is released', () => {
       await g.services.recorder.flush()
     }
     expect(await storedSpent(record.id)).toBeGreaterThan(0)
-    expect(g.services.keys.ledger.reserved(record.id)).toBe(0)
+    expect(await reservedFor(record.id)).toBe(0)
     expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await storedSpent(record.id), 12)
   })
 
@@ -194,7 +233,7 @@ describe('D5 every reservation is released', () => {
       const r = await client.chat.completions.create({ model: 'mock-claude', messages: OK })
       expect((await generation(key, r.id)).unpriced).toBe(true)
     }
-    expect(g.services.keys.ledger.reserved(record.id)).toBe(0)
+    expect(await reservedFor(record.id)).toBe(0)
     expect(await storedSpent(record.id)).toBe(0)
   })
 })
@@ -208,8 +247,7 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
       expect(await status(key)).toBe(200)
       // the reply goes first; until the record is priced, on the next turn of the loop, the
       // request's reservation still holds its cost (at least the real one)
-      const held = (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(record.id)
-      expect(held).toBeGreaterThanOrEqual(unit * 2 - 1e-12)
+      expect(await held(key, record.id)).toBeGreaterThanOrEqual(unit * 2 - 1e-12)
       await new Promise((r) => setImmediate(r))
       // then settled in memory: the next admission sees both costs while the writes fail
       expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(unit * 2, 12)
@@ -218,6 +256,9 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
       for (let i = 0; i < 100 && g.services.keys.ledger.unflushed(record.id) > 0; i++) await Bun.sleep(20)
       expect(g.services.keys.ledger.unflushed(record.id)).toBe(0)
       expect((await g.services.keys.authenticate(key))!.spent).toBe(await storedSpent(record.id))
+      // and taken back from the shared figures too, where admission reads them
+      const shared = await sharedSpent(record.id, await storedSpent(record.id))
+      if (shared !== undefined) expect(shared).toBeCloseTo(await storedSpent(record.id), 12)
     } finally {
       await undo()
     }
@@ -228,5 +269,7 @@ describe("D5 the key's cached spend never runs ahead of the database", () => {
     // a reload from the database (the CLI changed something) shows the same
     await g.services.keys.invalidate()
     expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(await recordedCost(record.id), 12)
+    const shared = await sharedSpent(record.id, await recordedCost(record.id))
+    if (shared !== undefined) expect(shared).toBeCloseTo(await recordedCost(record.id), 12)
   })
 })

@@ -66,3 +66,20 @@ export async function ownRedis(): Promise<OwnRedis> {
   await r.start()
   return r
 }
+
+/** How many keys on the test Redis match `pattern` (walked with SCAN, which blocks no one). */
+export async function countKeys(pattern: string): Promise<number> {
+  const client = new Bun.RedisClient(TEST_REDIS_URL!)
+  try {
+    let n = 0
+    let cursor = '0'
+    do {
+      const [next, keys] = (await client.send('SCAN', [cursor, 'MATCH', pattern, 'COUNT', '1000'])) as [string, string[]]
+      n += keys.length
+      cursor = next
+    } while (cursor !== '0')
+    return n
+  } finally {
+    client.close()
+  }
+}

@@ -39,10 +39,25 @@ export interface GatewayOptions {
 
 /**
  * SWITCHYARD_TEST_SHARED=1 runs every in-process gateway on the shared stores (issue 13): Redis
- * (a key prefix of its own) and S3 (a bucket of its own), from the CI's test servers.
+ * (a key prefix of its own) and S3 (a bucket of its own), from the CI's test servers. They are
+ * kept per data dir, as the database schema is (database.ts): gateways a test starts on one
+ * data dir (a restart, or several instances) share them, as instances sharing a database must.
  */
-async function sharedStoresEnv(): Promise<Record<string, string>> {
-  if (process.env.SWITCHYARD_TEST_SHARED !== '1') return {}
+const sharedByDir = new Map<string, Promise<Record<string, string>>>()
+
+export const onSharedStores = process.env.SWITCHYARD_TEST_SHARED === '1'
+
+function sharedStoresEnv(dataDir: string, own: GatewayOptions['env'] = {}): Promise<Record<string, string>> {
+  // A test that hands its gateway a database of its own (scaleout/faults.test.ts: through a
+  // proxy it cuts) has composed the stores under test itself; a Redis added to them would
+  // change what it tests (credits held there need no database).
+  if (!onSharedStores || own.SWITCHYARD_DATABASE_URL) return Promise.resolve({})
+  let p = sharedByDir.get(dataDir)
+  if (!p) sharedByDir.set(dataDir, (p = makeSharedStores()))
+  return p
+}
+
+async function makeSharedStores(): Promise<Record<string, string>> {
   const env: Record<string, string> = {}
   if (process.env.SWITCHYARD_TEST_REDIS_URL) {
     env.REDIS_URL = process.env.SWITCHYARD_TEST_REDIS_URL
@@ -65,7 +80,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     writeFileSync(file, opts.yaml)
     flags.config = file
   }
-  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...(await sharedStoresEnv()), ...opts.env }, cwd: dataDir })
+  const config = loadConfig({ flags, env: { SWITCHYARD_BOOTSTRAP_KEY: key, ...(await databaseEnv(dataDir)), ...(await sharedStoresEnv(dataDir, opts.env)), ...opts.env }, cwd: dataDir })
   const running: Running = await startServer(config, opts.log ?? createLogger(opts.logLevel ?? ((process.env.TEST_LOG_LEVEL as 'error') || 'silent')))
   return {
     url: running.url,
@@ -77,6 +92,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
       if (!opts.dataDir) {
         rmSync(dataDir, { recursive: true, force: true })
         await dropDatabaseFor(dataDir)
+        sharedByDir.delete(dataDir)
       }
     },
   }

@@ -1,6 +1,7 @@
-// A TCP proxy a test can cut and restore: what a gateway sees when its database goes away
-// (connections dropped, the port closed: new ones refused) and comes back on the same
-// port, without stopping a server other tests share.
+// A TCP proxy a test can cut and restore: what a gateway sees when its database (or its S3)
+// goes away (connections dropped, the port closed: new ones refused) and comes back on the
+// same port, without stopping a server other tests share. What a socket cannot take at once
+// waits for its drain: a socket write may take only part of a chunk (an upload of megabytes).
 import type { Socket, TCPSocketListener } from 'bun'
 
 export interface Proxy {
@@ -11,62 +12,111 @@ export interface Proxy {
   stop(): void
 }
 
+/** One direction of a connection: bytes for `socket`, in order, however much it takes at a time. */
+class Outbox {
+  private queue: Uint8Array[] = []
+  socket?: Socket<unknown>
+
+  send(chunk: Uint8Array) {
+    if (!this.socket || this.queue.length > 0) return void this.queue.push(new Uint8Array(chunk))
+    const n = this.socket.write(chunk)
+    if (n < chunk.byteLength) this.queue.push(new Uint8Array(chunk.subarray(Math.max(n, 0))))
+  }
+
+  /** The socket is there, or can take more. */
+  drain() {
+    while (this.socket && this.queue.length > 0) {
+      const head = this.queue[0]!
+      const n = this.socket.write(head)
+      if (n < head.byteLength) {
+        this.queue[0] = head.subarray(Math.max(n, 0))
+        return
+      }
+      this.queue.shift()
+    }
+  }
+}
+
+interface Pair {
+  client: Socket<unknown>
+  upstream?: Socket<unknown>
+  toClient: Outbox
+  toUpstream: Outbox
+  /** Cut: nothing more passes either way. */
+  cut?: boolean
+}
+
 export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
-  const pairs = new Set<{ client: Socket<unknown>; upstream?: Socket<unknown> }>()
-  type Data = { pair: { client: Socket<unknown>; upstream?: Socket<unknown>; early: Uint8Array[] } }
-  const listen = (port: number): TCPSocketListener<Data> => Bun.listen<Data>({
-    hostname: '127.0.0.1',
-    port,
-    socket: {
-      async open(client) {
-        const pair = { client: client as Socket<unknown>, upstream: undefined as Socket<unknown> | undefined, early: [] as Uint8Array[] }
-        client.data = { pair }
-        pairs.add(pair)
-        try {
-          pair.upstream = await Bun.connect({
-            hostname: targetHost,
-            port: targetPort,
-            socket: {
-              data: (_s, chunk) => void client.write(chunk),
-              close: () => void client.end(),
-              error: () => void client.end(),
-            },
-          })
-          for (const c of pair.early) pair.upstream.write(c)
-          pair.early = []
-        } catch {
-          client.end()
-        }
+  const pairs = new Set<Pair>()
+  // also checked on each new connection: a listener's stop may let one more in
+  let down = false
+  type Data = { pair: Pair }
+  const listen = (port: number): TCPSocketListener<Data> =>
+    Bun.listen<Data>({
+      hostname: '127.0.0.1',
+      port,
+      socket: {
+        async open(client) {
+          if (down) return void client.terminate()
+          const toClient = new Outbox()
+          toClient.socket = client as Socket<unknown>
+          const pair: Pair = { client: client as Socket<unknown>, toClient, toUpstream: new Outbox() }
+          client.data = { pair }
+          pairs.add(pair)
+          try {
+            pair.upstream = await Bun.connect({
+              hostname: targetHost,
+              port: targetPort,
+              socket: {
+                data: (_s, chunk) => void (pair.cut || pair.toClient.send(chunk)),
+                drain: () => pair.toUpstream.drain(),
+                close: () => void client.end(),
+                error: () => void client.end(),
+              },
+            })
+            if (pair.cut) return void pair.upstream.terminate()
+            pair.toUpstream.socket = pair.upstream
+            pair.toUpstream.drain()
+          } catch {
+            client.end()
+          }
+        },
+        data(client, chunk) {
+          const pair = client.data.pair
+          if (!pair.cut) pair.toUpstream.send(chunk)
+        },
+        drain(client) {
+          client.data?.pair.toClient.drain()
+        },
+        close(client) {
+          const pair = client.data?.pair
+          pair?.upstream?.end()
+          if (pair) pairs.delete(pair)
+        },
+        error(client) {
+          client.data?.pair.upstream?.end()
+        },
       },
-      data(client, chunk) {
-        const pair = client.data.pair
-        if (pair.upstream) pair.upstream.write(chunk)
-        else pair.early.push(new Uint8Array(chunk))
-      },
-      close(client) {
-        const pair = client.data?.pair
-        pair?.upstream?.end()
-        if (pair) pairs.delete(pair)
-      },
-      error(client) {
-        client.data?.pair.upstream?.end()
-      },
-    },
-  })
+    })
   let listener: TCPSocketListener<Data> | undefined = listen(0)
   const port = listener.port
   return {
     port,
     cut() {
+      down = true
       listener?.stop(true)
       listener = undefined
+      // closed at once, both ways: a half-closed connection (end) still carries a request a
+      // pooled client writes on it, and the answer back
       for (const p of pairs) {
-        p.client.end()
-        p.upstream?.end()
+        p.cut = true
+        p.client.terminate()
+        p.upstream?.terminate()
       }
       pairs.clear()
     },
     restore() {
+      down = false
       listener ??= listen(port)
     },
     stop() {
