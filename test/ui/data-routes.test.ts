@@ -16,12 +16,20 @@ const call = (method: string, path: string, token: string, body?: unknown) =>
   fetch(g.url + path, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ model: 'mock-gpt', messages: [{ role: 'user', content: `q${i}` }] }))
 
+/** A batch of `n` mock items; a refusal says what it was (status and body) instead of an id of undefined. */
+async function create(key: string, n: number): Promise<string> {
+  const res = await call('POST', '/api/v1/batches', key, { requests: items(n) })
+  const body = await res.text()
+  if (res.status !== 200) throw new Error(`batch create: HTTP ${res.status} ${body}`)
+  return (JSON.parse(body) as { id: string }).id
+}
+
 beforeAll(async () => {
   // an upstream configured for one family (never called here), the mock for the other; batches paced
   g = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' }, yaml: 'batches:\n  max_items_per_second: 5\n' })
   other = (await g.services.keys.create({ name: 'other' })).key
-  mineId = ((await (await call('POST', '/api/v1/batches', g.key, { requests: items(3) })).json()) as { id: string }).id
-  othersId = ((await (await call('POST', '/api/v1/batches', other, { requests: items(200) })).json()) as { id: string }).id
+  mineId = await create(g.key, 3)
+  othersId = await create(other, 200)
 })
 afterAll(() => g.stop())
 
