@@ -68,7 +68,7 @@ beforeAll(async () => {
     delayMs: 2,
     special: (prompt) =>
       prompt.startsWith('credit ')
-        ? { waitMs: 150, json: { id: 'chatcmpl-credit', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: CREDIT_USAGE } }
+        ? { waitMs: prompt.startsWith('credit batch') ? 500 : 150, json: { id: 'chatcmpl-credit', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: CREDIT_USAGE } }
         : undefined,
   })
   const { env: s3 } = await freshBucket()
@@ -133,7 +133,8 @@ describe.skipIf(skip)('three gateway processes on PostgreSQL + Redis + S3', () =
   test("a funded key's batch worked by all three spends what it covers, not that on each: at most 11 of 60 items for 10 requests' credit", async () => {
     const key = await adminKey({ name: 'batch-ten', credits: CREDIT_COST * 10 })
     const requests = Array.from({ length: 60 }, (_, i) => ({ custom_id: `f${i}`, model: 'gpt-4o', max_tokens: 5, messages: [{ role: 'user', content: `credit batch ${i}` }] }))
-    // a few at a time per instance, so that the others take part
+    // a few at a time per instance, each answered after half a second, so that the others
+    // (which look for open batches about every 0.7 s) take part before the credit is held
     const res = await fetch(`${gws[0]!.url}/api/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...json }, body: JSON.stringify({ requests, settings: { concurrency: 3 } }) })
     expect(res.status).toBe(200)
     const { id } = (await res.json()) as { id: string }
