@@ -184,6 +184,10 @@ export class WorkerPool {
     ) as Slot
     slot.jobs = new Map()
     slot.outbox = []
+    // no item runs before the writer can take its outcome (its start, a database connection,
+    // may take longer than the item worker's): an outcome it dropped would send the item again
+    slot.ready = Promise.all([slot.ready, writer.ready]).then(() => {})
+    slot.ready.catch(() => {})
     writer.worker.postMessage({ type: 'outcomes', port: ch.port2 } satisfies ToWorker, [ch.port2])
     // one set of token tables a process: the item worker counts through the token worker
     const tokens = tokenPort() ?? undefined
