@@ -58,9 +58,11 @@ export async function startBatchRig(opts: RigOptions = {}): Promise<BatchRig> {
     async ended(id, key = gw.key, ms = 20_000) {
       const deadline = Date.now() + ms
       for (;;) {
-        const b = (await (await call('GET', `/api/v1/batches/${id}`, undefined, key)).json()) as any
+        // the row first: its end is written with the output files, so a reply read after it
+        // carries them (read before it, a cancelled batch's reply may still have none)
         const row = await gw.services.batches!.store.byId(id)
-        if (row?.endedAt) return b.status === 'processing' || b.status === 'queued' ? this.ended(id, key, ms) : b
+        const b = (await (await call('GET', `/api/v1/batches/${id}`, undefined, key)).json()) as any
+        if (row?.endedAt) return b
         if (Date.now() > deadline) throw new Error(`batch ${id} did not end: ${JSON.stringify(b)}`)
         await Bun.sleep(15)
       }
