@@ -2,7 +2,7 @@
 // store's seam (statements prepared once on SQLite): this is the write path of every request
 // and the seeding path of the benchmark.
 import type { Storage } from '../db/client.ts'
-import { DIALECT, type Param, type Sql } from '../db/sql.ts'
+import { DIALECT, rowParts, type Param, type Sql } from '../db/sql.ts'
 import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // ON CONFLICT DO NOTHING only guards a batch against one impossible row (ids are the gateway's
@@ -12,7 +12,6 @@ const INSERT_COLUMNS = `id, reply_id, api_key_id, account, endpoint, stream, mod
   prompt_tokens, completion_tokens, total_tokens, cache_creation_input_tokens, cache_read_input_tokens,
   reasoning_tokens, finish_reason, status, cost, unpriced, latency_ms, ttft_ms, error, http_status, batch_id`
 const PER_ROW = `(${Array(24).fill('?').join(', ')})`
-const ROWS_PER_INSERT = 100
 const inserts = new Map<number, string>()
 const INSERT = (n: number) => {
   let q = inserts.get(n)
@@ -65,8 +64,7 @@ export class GenerationStore {
    */
   async insertRows(rows: GenerationRow[], q: Sql = this.storage.sql): Promise<GenerationRow[]> {
     const inserted: GenerationRow[] = []
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-      const part = rows.slice(i, i + ROWS_PER_INSERT)
+    for (const part of rowParts(rows)) {
       const params: Param[] = []
       for (const r of part) {
         params.push(

@@ -102,6 +102,19 @@ describe('recorder: spend and rollup', () => {
     expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(total, 12)
   })
 
+  test('a flush of 238 records (statements of 100, 20, 5 and 1 rows) stores each once, with rollup and spend', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    const g = genInput(t.s.catalog, key, { usage: USAGE })
+    const ids = Array.from({ length: 238 }, (_, i) => t.s.recorder.record({ ...g, id: `chatcmpl-many-${i}`, createdAt: g.createdAt + i })!)
+    await t.s.recorder.flush()
+    expect(new Set(ids).size).toBe(238)
+    expect(await count(t)).toBe(238)
+    expect((await t.s.storage.sql.get<{ n: number }>("SELECT count(DISTINCT reply_id) AS n FROM generations WHERE reply_id LIKE 'chatcmpl-many-%'"))!.n).toBe(238)
+    expect((await rollup(t.s)).reduce((n, r) => n + r.requests, 0)).toBe(238)
+    expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(238 * GPT4O_LIST, 10)
+  })
+
   test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', async () => {
     t = await testServices()
     const a = await keyOf(t, 'acct-a')

@@ -3,15 +3,13 @@
 // While it runs, a row in batch_ingests marks the items as not yet owned by a batch: the
 // main thread removes it when it creates the batch, and a start after a crash removes the
 // items it names.
-import { DIALECT, type Param, type Sql } from '../../db/sql.ts'
+import { DIALECT, rowParts, type Param, type Sql } from '../../db/sql.ts'
 import type { CheckedItem } from './validate.ts'
 
 const MAX_ROWS = 500
 const MAX_BYTES = 4 * 1024 * 1024
 const DELETE_CHUNK = 2_000
 const COLUMNS = 7
-/** Rows per INSERT statement (PostgreSQL takes at most 65,535 parameters in one). */
-const ROWS_PER_INSERT = 100
 
 export class ItemWriter {
   private rows: [number, CheckedItem][] = []
@@ -39,8 +37,7 @@ export class ItemWriter {
     this.bytes = 0
     this.writing = this.writing.then(() =>
       this.sql.tx(async (q) => {
-        for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-          const part = rows.slice(i, i + ROWS_PER_INSERT)
+        for (const part of rowParts(rows)) {
           const params: Param[] = []
           for (const [idx, it] of part) params.push(this.batchId, idx, it.customId, it.body, it.model, it.promptEstimate, it.maxOutputTokens)
           const values = part.map(() => `(${Array(COLUMNS).fill('?').join(', ')})`).join(', ')
