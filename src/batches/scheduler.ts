@@ -10,7 +10,7 @@
 import type { ApiKey } from '../auth/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
-import { admit, admitShared, releaseAdmission, type Admission, type AdmitInput } from '../pipeline/admit.ts'
+import { admitRequest, releaseAdmission, type Admission } from '../pipeline/admit.ts'
 import type { Services } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
@@ -314,7 +314,7 @@ export class Scheduler {
     let admission: Admission | Promise<Admission>
     try {
       // behind an admission still waiting for a shared ledger: items are admitted in input order
-      admission = a.admitting ? a.admitting.then(() => this.admit(input)) : this.admit(input)
+      admission = a.admitting ? a.admitting.then(() => admitRequest(this.s, input)) : admitRequest(this.s, input)
     } catch (e) {
       return refused(e)
     }
@@ -328,11 +328,6 @@ export class Scheduler {
       })
       admission.then((ad) => this.send(a, workerKey, item, requestId, ad), refused)
     } else this.send(a, workerKey, item, requestId, admission)
-  }
-
-  /** An item's credit admission: on the shared ledger (Redis) when there is one, as every instance's interactive requests are. */
-  private admit(input: AdmitInput): Admission | Promise<Admission> {
-    return this.s.keys.shared ? admitShared(this.s, input) : admit(this.s, input)
   }
 
   private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, admission: Admission): void {

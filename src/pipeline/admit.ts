@@ -54,6 +54,14 @@ function admitted(r: AdmitResult): Admission {
 }
 
 /**
+ * The admission every request and batch item goes through: with several instances on Redis the
+ * shared store decides; otherwise the ledger (memory: at once, no await; PostgreSQL: a promise).
+ */
+export function admitRequest(s: Services, input: AdmitInput): Admission | Promise<Admission> {
+  return s.keys.shared ? admitShared(s, input) : admit(s, input)
+}
+
+/**
  * The same rule when credits are shared by several instances (`s.keys.shared`): the check and
  * the hold are one atomic step there. Shared store unreachable: 503, or this instance's own
  * figures with `redis.on_error: allow`.

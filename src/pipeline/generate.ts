@@ -8,7 +8,7 @@ import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
 import { resolveModel } from '../routing/router.ts'
 import { applyFamilyRules, compatHeader, type RulesOutcome } from '../routing/rules.ts'
 import type { Services } from '../services.ts'
-import { admit, admitShared } from './admit.ts'
+import { admitRequest } from './admit.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
@@ -76,9 +76,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
 
   const stream = body.stream === true
   const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) }
-  // several instances on Redis: the shared store decides; otherwise the ledger (memory: at once,
-  // no await; PostgreSQL: a promise)
-  const admitting = s.keys.shared ? admitShared(s, admitInput) : admit(s, admitInput)
+  const admitting = admitRequest(s, admitInput)
   const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
