@@ -1,0 +1,56 @@
+// Experiment (issue 12, docs/bench.md): where a request's CPU goes by thread, the gateway
+// against the bare proxy, at several closed-loop concurrencies (so at several rates). Bun's
+// HTTP client thread and the request thread both cost less a request the more requests
+// each wake-up serves, so the two are compared at like rates, not only at each one's peak.
+//   bun scripts/bench/experiments/threads.ts [chat|messages|responses] [connections,…]
+import { chatCall, messagesCall, responsesCall, probe, type Call } from '../call.ts'
+import { closedLoop } from '../closedloop.ts'
+import { threadCpuSeconds } from '../proc.ts'
+import { pinSelf, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
+
+const [which = 'chat', conns = '1,2,4,64'] = process.argv.slice(2)
+const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+pinSelf(0)
+const up = await spawnUpstream(0)
+const gw = await spawnGateway({ core: 1, upstream: up.url, key })
+const bare = await spawnBareProxy(1, up.url)
+const callOf = (base: string): Call =>
+  ({
+    chat: () => chatCall('c', base + '/api/alpha/v1', key, 'gpt-4o-mini'),
+    messages: () => messagesCall('m', base + '/api/beta', key, 'claude-haiku-4-5'),
+    responses: () => responsesCall('r', base + '/api/alpha/v1', key, 'gpt-4o-mini'),
+  })[which]!()
+
+/** CPU seconds by thread name (a pool's threads summed). */
+function byName(pid: number): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [k, v] of Object.entries(threadCpuSeconds(pid))) {
+    const name = k.slice(k.indexOf(':') + 1)
+    out[name] = (out[name] ?? 0) + v
+  }
+  return out
+}
+
+async function run(label: string, p: Child, connections: number) {
+  const call = callOf(p.url)
+  await probe(call)
+  await closedLoop(call, { connections, durationS: 1, core: 0 })
+  const t0 = byName(p.pid)
+  const r = await closedLoop(call, { connections, durationS: 4, core: 0 })
+  const t1 = byName(p.pid)
+  const rows = Object.keys(t1)
+    .map((n) => [n, ((t1[n]! - (t0[n] ?? 0)) * 1e6) / r.requests] as const)
+    .filter(([, us]) => us >= 0.5)
+    .sort((a, b) => b[1] - a[1])
+  const total = rows.reduce((a, [, us]) => a + us, 0)
+  console.log(`${label} ${String(connections).padStart(2)} conns: ${String(r.rps | 0).padStart(6)} req/s, ${total.toFixed(1)} µs/req: ${rows.map(([n, us]) => `${n} ${us.toFixed(1)}`).join(', ')}`)
+}
+
+for (const c of conns.split(',').map(Number)) {
+  await run('gateway', gw, c)
+  await run('bare   ', bare, c)
+}
+await gw.stop()
+await bare.stop()
+await up.stop()
+process.exit(0)
