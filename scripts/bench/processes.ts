@@ -74,8 +74,8 @@ export async function spawnListening(cmd: string[], opts: { env: Record<string, 
 
 const pinned = (core: number, cmd: string[]) => ['taskset', '-c', String(core), ...cmd]
 
-export function spawnUpstream(core: number): Promise<Child> {
-  return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'upstream.ts')]), { env: { PATH: process.env.PATH ?? '' }, cwd: ROOT })
+export function spawnUpstream(core: number, env: Record<string, string> = {}): Promise<Child> {
+  return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'upstream.ts')]), { env: { PATH: process.env.PATH ?? '', ...env }, cwd: ROOT })
 }
 
 /** The bare Elysia proxy of bare-proxy.ts, pinned like the gateway. */

@@ -48,7 +48,12 @@ const USAGE_RESPONSES = {
 const USAGE_ANTHROPIC = { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 9 }
 
 let seq = 0
-const nextId = (prefix: string) => `${prefix}${(++seq).toString(36).padStart(10, '0')}`
+// Real upstreams hand out random ids, and the gateway indexes records by them (the lookup by
+// the id the client saw): BENCH_IDS=random makes these random too, which costs the gateway's
+// SQLite a page write a record (experiments/ids.ts). The bench's chat and messages ids are
+// sequential unless BENCH_IDS=random; its Responses ids are always random.
+const RANDOM_IDS = process.env.BENCH_IDS === 'random'
+const nextId = (prefix: string) => (RANDOM_IDS ? prefix + crypto.randomUUID().replaceAll('-', '').slice(0, 24) : `${prefix}${(++seq).toString(36).padStart(10, '0')}`)
 
 export function openaiCompletion(model: string): string {
   return JSON.stringify({

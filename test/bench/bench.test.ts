@@ -8,6 +8,7 @@ import { paced } from '../../scripts/bench/openloop.ts'
 import type { Results } from '../../scripts/bench/results.ts'
 import { added, percentile, summarize } from '../../scripts/bench/stats.ts'
 import { earlierVerdicts as verdicts } from '../../scripts/bench/targets-earlier.ts'
+import { spawnUpstream } from '../../scripts/bench/processes.ts'
 import { startUpstream } from '../../scripts/bench/upstream.ts'
 import { stamp, stampsIn, STREAM_CHUNKS } from '../../scripts/bench/wire.ts'
 
@@ -176,5 +177,29 @@ describe('the bare Elysia proxy (the reference floor) relays both wires', () => 
     // and the chat route it had before
     const chat = await new OpenAI({ apiKey: 'sk-sy-test', baseURL: url + '/api/alpha/v1' }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
     expect(chat.choices[0]!.finish_reason).toBe('stop')
+  })
+})
+
+describe('fake upstream ids', () => {
+  test('sequential by default; random with BENCH_IDS=random, as real upstreams give them (experiments/ids.ts)', async () => {
+    const ids = async (env: Record<string, string>) => {
+      const up = await spawnUpstream(0, env)
+      try {
+        const client = new OpenAI({ apiKey: 'sk-test', baseURL: up.url + '/v1' })
+        const out: string[] = []
+        for (let i = 0; i < 3; i++) out.push((await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })).id)
+        return out
+      } finally {
+        await up.stop()
+      }
+    }
+    const seq = await ids({})
+    expect([...seq].sort()).toEqual(seq)
+    expect(seq[1]!.slice(0, -1)).toBe(seq[0]!.slice(0, -1))
+    const random = await ids({ BENCH_IDS: 'random' })
+    expect(new Set(random).size).toBe(3)
+    for (const id of random) expect(id).toMatch(/^chatcmpl-bench[0-9a-f]{24}$/)
+    // random ids share no running counter: they differ before their last character
+    expect(random[1]!.slice(0, -1)).not.toBe(random[0]!.slice(0, -1))
   })
 })
