@@ -6,7 +6,6 @@
 import { eq, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import type { Param } from '../db/sql.ts'
-import { addSpent } from '../db/write-jobs.ts'
 import type { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from './context.ts'
@@ -252,8 +251,9 @@ export class KeyStore {
    * Call inside the recorder's transaction (`q`), then `written` after it commits; if it rolls
    * back, nothing in memory moved, so the cache never runs ahead of the database + the queue.
    */
-  writeSpent(id: string, usd: number, q = this.storage.sql): Promise<void> {
-    return addSpent(q, id, usd)
+  async writeSpent(id: string, usd: number, q = this.storage.sql) {
+    if (!(usd > 0)) return
+    await q.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, id])
   }
 
   /** Settled spend is now in the database: no longer counted as unflushed. */

@@ -1,16 +1,9 @@
-// The server's SQLite write thread (checkpoint-worker.ts): the WAL's checkpoints and the batched
-// writes of write-jobs.ts, off the request thread. Until the worker reports that it runs, and
-// after it stops or fails, SQLite's automatic checkpoint stays on and the writes run in-thread
-// (Storage.writer is set only meanwhile).
+// The server's WAL checkpoints, moved to a Worker (see checkpoint-worker.ts). Until the
+// worker reports that it runs, and after it stops, SQLite's automatic checkpoint stays on.
 import type { Logger } from '../http/log.ts'
 import type { Storage } from './client.ts'
-import type { WriterMessage, WriterReply } from './checkpoint-worker.ts'
-import type { BackgroundWriter } from './write-jobs.ts'
 
 const DEFAULT_AUTOCHECKPOINT = 1000
-
-/** Bun's Worker can be ref'd and unref'd (the DOM type does not say so). */
-type BunWorker = Worker & { ref(): void; unref(): void }
 
 /**
  * From source, the worker sits beside this file. In the compiled binary every bundled
@@ -27,15 +20,14 @@ export async function startCheckpointer(storage: Storage, log: Logger, intervalM
   const sqlite = storage.sqlite
   // PostgreSQL checkpoints itself
   if (!sqlite || !storage.file) return async () => {}
-  let worker: BunWorker
+  let worker: Worker
   try {
-    worker = new Worker(workerUrl()) as BunWorker
+    worker = new Worker(workerUrl())
   } catch (e) {
-    log.warn('checkpoint worker unavailable: SQLite checkpoints and writes inline', { error: String(e) })
+    log.warn('checkpoint worker unavailable: SQLite checkpoints inline', { error: String(e) })
     return async () => {}
   }
-  const post = (m: WriterMessage) => worker.postMessage(m)
-  const reply = (what: WriterReply, ms: number) =>
+  const reply = (what: string, ms: number) =>
     new Promise<boolean>((resolve) => {
       const t = setTimeout(() => resolve(false), ms)
       worker.addEventListener('message', function on(e: MessageEvent) {
@@ -46,61 +38,21 @@ export async function startCheckpointer(storage: Storage, log: Logger, intervalM
       })
     })
   const started = reply('started', 5000)
-  post({ start: { file: storage.file, intervalMs } })
+  worker.postMessage({ start: { file: storage.file, intervalMs } })
   if (!(await started)) {
-    log.warn('checkpoint worker did not start: SQLite checkpoints and writes inline')
+    log.warn('checkpoint worker did not start: SQLite checkpoints inline')
     worker.terminate()
     return async () => {}
   }
   log.debug('checkpoint worker started', { interval_ms: intervalMs })
   sqlite.exec('PRAGMA wal_autocheckpoint = 0')
-  // an idle worker never holds the process up; one that owes an answer does
-  worker.unref()
-
-  const owed = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
-  let nextId = 1
-  worker.addEventListener('message', (e: MessageEvent<WriterReply>) => {
-    const m = e.data
-    if (typeof m !== 'object') return
-    const job = owed.get(m.done)
-    owed.delete(m.done)
-    if (owed.size === 0) worker.unref()
-    if (m.error !== undefined) job?.reject(new Error(m.error))
-    else job?.resolve(m.result)
-  })
-  const writer: BackgroundWriter = {
-    run: (name, payload) =>
-      new Promise((resolve, reject) => {
-        const id = nextId++
-        owed.set(id, { resolve: resolve as (v: unknown) => void, reject })
-        worker.ref()
-        post({ job: { id, name, payload } })
-      }),
-  }
-  // A worker that dies fails what it owes (the recorder and thread store keep such writes and
-  // try again, in-thread from then on) and hands the checkpoints back to SQLite.
-  const failOwed = (why: string) => {
-    for (const job of owed.values()) job.reject(new Error(why))
-    owed.clear()
-  }
-  const inThread = () => {
-    if (storage.writer === writer) delete storage.writer
-    sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
-  }
-  worker.addEventListener('error', (e) => {
-    log.error('SQLite write thread failed: writes and checkpoints run in-thread', { error: String((e as ErrorEvent).message ?? e) })
-    inThread()
-    failOwed('the SQLite write thread failed')
-  })
-  storage.writer = writer
+  // Bun's Worker can be unref'd (the DOM type does not say so): it never holds the process up
+  ;(worker as unknown as { unref(): void }).unref()
   return async () => {
-    // later writes (a last flush at shutdown) run in-thread; the worker finishes what it has
-    inThread()
-    const stopped = reply('stopped', 5000)
-    post({ stop: true })
+    sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
+    const stopped = reply('stopped', 2000)
+    worker.postMessage({ stop: true })
     await stopped
-    // answered before 'stopped' unless the worker hung: then they are tried again in-thread
-    failOwed('the SQLite write thread stopped')
     worker.terminate()
   }
 }

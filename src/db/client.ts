@@ -29,8 +29,6 @@ export interface Storage {
   sqlite?: Database
   /** SQLite only: the database file. */
   file?: string
-  /** SQLite only, while the write thread runs (checkpointer.ts): batched writes go there. */
-  writer?: import('./write-jobs.ts').BackgroundWriter
   /** What the banner and `switchyard config` show (no secret). */
   describe: string
   close(): Promise<void>

@@ -12,7 +12,6 @@ import type { Config } from '../config/load.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
 import { isStoreDown } from '../db/unavailable.ts'
-import { spendByKey, writeRecords } from '../db/write-jobs.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore } from './store.ts'
@@ -178,20 +177,13 @@ export class Recorder implements GenerationSink {
   }
 
   private async write(rows: GenerationRow[]) {
-    const { storage, keys } = this.deps
-    // SQLite: on the write thread while it runs, so a commit never holds up a request (issue 12)
-    if (storage.writer && !keys.ledger.commitReleases) {
-      const ids = new Set(await storage.writer.run('records', rows))
-      this.committed(rows, rows.filter((r) => ids.has(r.id)))
-      return
-    }
     // the database only: if the transaction rolls back, nothing in memory has moved
     let released: ((committed: boolean) => void) | undefined
     let committed = false
     try {
-      const inserted = await storage.sql.tx(async (q) => {
+      const inserted = await this.deps.storage.sql.tx(async (q) => {
         // a shared ledger ends the requests' reservations as their costs become spend
-        released = await keys.ledger.commitReleases?.(q)
+        released = await this.deps.keys.ledger.commitReleases?.(q)
         return this.writeIn(q, rows)
       })
       committed = true
@@ -212,8 +204,10 @@ export class Recorder implements GenerationSink {
   }
 
   /** The records and their keys' spend, in the transaction `q`; the rows actually inserted. */
-  writeIn(q: Sql, rows: GenerationRow[]): Promise<GenerationRow[]> {
-    return writeRecords(q, rows)
+  async writeIn(q: Sql, rows: GenerationRow[]): Promise<GenerationRow[]> {
+    const inserted = await this.store.insertRows(rows, q)
+    for (const [keyId, usd] of spendByKey(inserted)) await this.deps.keys.writeSpent(keyId, usd, q)
+    return inserted
   }
 
   /** After the transaction of `writeIn` committed: what memory still counts as unwritten moves on. */
@@ -291,4 +285,10 @@ export class Recorder implements GenerationSink {
     // late records write themselves once they arrive (stopped: at once); wait for them
     await this.settled()
   }
+}
+
+function spendByKey(rows: GenerationRow[]): Map<string, number> {
+  const m = new Map<string, number>()
+  for (const r of rows) if (r.cost !== null && r.cost > 0) m.set(r.apiKeyId, (m.get(r.apiKeyId) ?? 0) + r.cost)
+  return m
 }

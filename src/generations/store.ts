@@ -62,8 +62,35 @@ export class GenerationStore {
    * Insert rows and roll up only those actually inserted, so a row can never be counted
    * without being stored. Returns the inserted rows. Pass the transaction (`q`) for batches.
    */
-  insertRows(rows: GenerationRow[], q: Sql = this.storage.sql): Promise<GenerationRow[]> {
-    return insertRows(q, rows)
+  async insertRows(rows: GenerationRow[], q: Sql = this.storage.sql): Promise<GenerationRow[]> {
+    const inserted: GenerationRow[] = []
+    for (const part of rowParts(rows)) {
+      const params: Param[] = []
+      for (const r of part) {
+        params.push(
+          r.id, r.replyId, r.apiKeyId, r.account, r.endpoint, r.stream, r.model, r.provider, r.createdAt,
+          r.promptTokens, r.completionTokens, r.totalTokens, r.cacheCreationInputTokens, r.cacheReadInputTokens,
+          r.reasoningTokens, r.finishReason, r.status, r.cost, r.unpriced, r.latencyMs, r.ttftMs, r.error,
+          r.httpStatus, r.batchId,
+        )
+      }
+      const ids = new Set((await q.all<{ id: string }>(INSERT(part.length), params)).map((r) => r.id))
+      for (const r of part) if (ids.has(r.id)) inserted.push(r)
+    }
+    // one rollup upsert per (account, model, hour) of the batch, not one per row: under load a
+    // batch is dozens of records of a few models
+    const sums = new Map<string, RollupDelta>()
+    for (const r of inserted) {
+      const d = toRollup(r)
+      const k = `${d.account}\u0000${d.hour}\u0000${d.model}`
+      const sum = sums.get(k)
+      if (sum === undefined) sums.set(k, d)
+      else addRollup(sum, d)
+    }
+    for (const d of sums.values()) {
+      await q.run(UPSERT_HOUR, [d.account, d.model, d.hour, d.requests, d.inputTokens, d.outputTokens, d.totalTokens, d.cost, d.unpricedRequests])
+    }
+    return inserted
   }
 
   /**
@@ -84,39 +111,4 @@ export class GenerationStore {
   pruneSome(before: number, limit: number): Promise<number> {
     return this.storage.sql.run(this.prune, [before, limit])
   }
-}
-
-/**
- * Insert rows and roll up only those actually inserted, so a row can never be counted without
- * being stored; the rows inserted. Also run by the SQLite write thread (db/write-jobs.ts).
- */
-export async function insertRows(q: Sql, rows: GenerationRow[]): Promise<GenerationRow[]> {
-  const inserted: GenerationRow[] = []
-  for (const part of rowParts(rows)) {
-    const params: Param[] = []
-    for (const r of part) {
-      params.push(
-        r.id, r.replyId, r.apiKeyId, r.account, r.endpoint, r.stream, r.model, r.provider, r.createdAt,
-        r.promptTokens, r.completionTokens, r.totalTokens, r.cacheCreationInputTokens, r.cacheReadInputTokens,
-        r.reasoningTokens, r.finishReason, r.status, r.cost, r.unpriced, r.latencyMs, r.ttftMs, r.error,
-        r.httpStatus, r.batchId,
-      )
-    }
-    const ids = new Set((await q.all<{ id: string }>(INSERT(part.length), params)).map((r) => r.id))
-    for (const r of part) if (ids.has(r.id)) inserted.push(r)
-  }
-  // one rollup upsert per (account, model, hour) of the batch, not one per row: under load a
-  // batch is dozens of records of a few models
-  const sums = new Map<string, RollupDelta>()
-  for (const r of inserted) {
-    const d = toRollup(r)
-    const k = `${d.account}\u0000${d.hour}\u0000${d.model}`
-    const sum = sums.get(k)
-    if (sum === undefined) sums.set(k, d)
-    else addRollup(sum, d)
-  }
-  for (const d of sums.values()) {
-    await q.run(UPSERT_HOUR, [d.account, d.model, d.hour, d.requests, d.inputTokens, d.outputTokens, d.totalTokens, d.cost, d.unpricedRequests])
-  }
-  return inserted
 }

@@ -126,8 +126,7 @@ const recordedCost = async (id: string) => (await g.services.storage.sql.get<{ c
 async function failGenerationWrites(): Promise<() => Promise<void>> {
   const sql = g.services.storage.sql
   if (sql.dialect === 'sqlite') {
-    // not TEMP: records are written on the SQLite write thread's own connection too
-    await sql.run(`CREATE TRIGGER d5_fail BEFORE INSERT ON generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
+    await sql.run(`CREATE TEMP TRIGGER d5_fail BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
     return async () => void (await sql.run('DROP TRIGGER d5_fail'))
   }
   await sql.run(`CREATE FUNCTION d5_fail() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'simulated write failure'; END $$ LANGUAGE plpgsql`)

@@ -38,7 +38,7 @@ const customNames = (turn: Turn) => {
 }
 
 export function responsesSurface(s: Services): SurfaceSpec {
-  const threads = new ThreadStore(s.storage.sql, undefined, () => s.storage.writer)
+  const threads = new ThreadStore(s.storage.sql)
   s.onClose.push(() => threads.flush())
   // The checked turn of each body, from validate to the codec (a body lives for one request).
   const turns = new WeakMap<object, Turn>()

@@ -4,8 +4,7 @@
 // reads first, so a continuation sent right after finds it (pitfall 20); the map is written
 // in one transaction a few ms later (one INSERT per reply was a fifth of the surface's CPU),
 // and at once on shutdown. Another key's response is as unknown as a missing one.
-import type { Param, Sql } from '../../db/sql.ts'
-import { writeStatements, type BackgroundWriter } from '../../db/write-jobs.ts'
+import type { Sql } from '../../db/sql.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 
@@ -56,12 +55,7 @@ export class ThreadStore {
   /** The write in progress: one at a time. */
   private writing: Promise<void> = Promise.resolve()
 
-  /** `writer`: the SQLite write thread while it runs (Storage.writer), else writes run here. */
-  constructor(
-    private readonly sql: Sql,
-    private readonly flushDelayMs = 25,
-    private readonly writer: () => BackgroundWriter | undefined = () => undefined,
-  ) {}
+  constructor(private readonly sql: Sql, private readonly flushDelayMs = 25) {}
 
   save(r: StoredResponse): void {
     const row: Row = {
@@ -89,14 +83,12 @@ export class ThreadStore {
   private async write(): Promise<void> {
     if (this.pending.size === 0) return
     const rows = [...this.pending.values()]
-    const statements = rows.map(({ row, model, createdAt, conversation }) => ({
-      text: INSERT,
-      params: [row.id, row.api_key_id, model, createdAt, row.status, row.previous_response_id, conversation, row.input_items, row.output_items] as Param[],
-    }))
     try {
-      const writer = this.writer()
-      if (writer) await writer.run('statements', statements)
-      else await this.sql.tx((q) => writeStatements(q, statements))
+      await this.sql.tx(async (q) => {
+        for (const { row, model, createdAt, conversation } of rows) {
+          await q.run(INSERT, [row.id, row.api_key_id, model, createdAt, row.status, row.previous_response_id, conversation, row.input_items, row.output_items])
+        }
+      })
     } catch {
       // a busy or full disk, a store down: everything stays pending (and readable) and is tried again
       this.timer ??= setTimeout(() => void this.flush(), 100)
