@@ -15,20 +15,26 @@ export interface Path {
   reference?: { call: Call; stream: Call }
 }
 
-/** The bare proxy relays each surface to the same wire upstream; the model does not matter to it. */
-function bareRoutes(bare: string, key: string) {
-  const alpha = bare + '/api/alpha/v1'
-  const beta = bare + '/api/beta'
-  return {
-    chat: { call: chatCall('bare chat', alpha, key, PASS_MODEL), stream: chatCall('bare chat, stream', alpha, key, PASS_MODEL, true) },
-    messages: { call: messagesCall('bare messages', beta, key, CLAUDE_MODEL), stream: messagesCall('bare messages, stream', beta, key, CLAUDE_MODEL, true) },
-    responses: { call: responsesCall('bare responses', alpha, key, PASS_MODEL), stream: responsesCall('bare responses, stream', alpha, key, PASS_MODEL, true) },
-  }
-}
-
-type Surface = 'chat' | 'messages' | 'responses'
+export type Surface = 'chat' | 'messages' | 'responses'
 type Maker = (name: string, base: string, key: string, model: string, stream?: boolean) => Call
 const MAKERS: Record<Surface, Maker> = { chat: chatCall, messages: messagesCall, responses: responsesCall }
+
+/** Where a surface's client points on a server with the gateway's routes (the gateway, the bare proxy). */
+const routeBase = (surface: Surface, server: string) => server + (surface === 'messages' ? '/api/beta' : '/api/alpha/v1')
+
+/**
+ * A surface's pass-through call (the model whose upstream speaks that surface's wire) on a
+ * server with the gateway's routes: what the bare proxy is measured with, and the experiments.
+ */
+export function surfaceCall(surface: Surface, server: string, key: string, stream = false, name = `${surface}${stream ? ', stream' : ''}`): Call {
+  return MAKERS[surface](name, routeBase(surface, server), key, surface === 'messages' ? CLAUDE_MODEL : PASS_MODEL, stream)
+}
+
+/** The bare proxy relays each surface to the same wire upstream; the model does not matter to it. */
+function bareRoutes(bare: string, key: string) {
+  const routes = (s: Surface) => ({ call: surfaceCall(s, bare, key, false, `bare ${s}`), stream: surfaceCall(s, bare, key, true, `bare ${s}, stream`) })
+  return { chat: routes('chat'), messages: routes('messages'), responses: routes('responses') }
+}
 
 /**
  * The paths as data: the client surface and model through the gateway, and the wire the same
@@ -46,7 +52,6 @@ const PATHS: { name: string; via: Surface; model: string; upstream: Surface; lab
 ]
 
 export function candidatePaths(gw: string, up: string, key: string, bare: string): Path[] {
-  const gateway: Record<Surface, string> = { chat: gw + '/api/alpha/v1', messages: gw + '/api/beta', responses: gw + '/api/alpha/v1' }
   const direct: Record<Surface, { base: string; label: string }> = {
     chat: { base: up + '/v1', label: 'openai upstream' },
     messages: { base: up, label: 'anthropic upstream' },
@@ -59,9 +64,9 @@ export function candidatePaths(gw: string, up: string, key: string, bare: string
     const d = direct[p.upstream]
     return {
       name: p.name,
-      gateway: via(p.label, gateway[p.via], key, p.model),
+      gateway: via(p.label, routeBase(p.via, gw), key, p.model),
       baseline: to(d.label, d.base, UPSTREAM_KEY, p.model),
-      stream: { gateway: via(`${p.label}, stream`, gateway[p.via], key, p.model, true), baseline: to(`${d.label}, stream`, d.base, UPSTREAM_KEY, p.model, true) },
+      stream: { gateway: via(`${p.label}, stream`, routeBase(p.via, gw), key, p.model, true), baseline: to(`${d.label}, stream`, d.base, UPSTREAM_KEY, p.model, true) },
       reference: ref[p.via],
     }
   })

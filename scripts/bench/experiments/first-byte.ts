@@ -5,8 +5,9 @@
 // The two halves are differences of clocks in three processes, so only the gaps between
 // gateway and bare proxy mean anything, not the halves themselves.
 //   bun scripts/bench/experiments/first-byte.ts [chat|messages|responses] [rounds]
-import { chatCall, messagesCall, responsesCall, probe, send, type Call } from '../call.ts'
+import { probe, send, type Call } from '../call.ts'
 import { paced } from '../openloop.ts'
+import { surfaceCall, type Surface } from '../paths.ts'
 import { pinSelf, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
 import { percentile } from '../stats.ts'
 import { distinctStampsIn, epochMs } from '../wire.ts'
@@ -19,13 +20,6 @@ const procs: [string, Child][] = [
   ['gateway', await spawnGateway({ core: 1, upstream: up.url, key })],
   ['bare   ', await spawnBareProxy(1, up.url)],
 ]
-const callOf = (base: string): Call =>
-  ({
-    chat: () => chatCall('c', base + '/api/alpha/v1', key, 'gpt-4o-mini', true),
-    messages: () => messagesCall('m', base + '/api/beta', key, 'claude-haiku-4-5', true),
-    responses: () => responsesCall('r', base + '/api/alpha/v1', key, 'gpt-4o-mini', true),
-  })[which]!()
-
 /** Way in and way out of one stream's first chunk, ms. */
 async function split(call: Call, scheduled: number): Promise<[number, number] | undefined> {
   const res = await send(call, AbortSignal.timeout(15_000))
@@ -49,7 +43,7 @@ async function split(call: Call, scheduled: number): Promise<[number, number] | 
 const sums: Record<string, { way: string[]; p50s: number[][] }> = {}
 for (let r = 0; r < Number(rounds); r++)
   for (const [label, p] of procs) {
-    const call = callOf(p.url)
+    const call = surfaceCall(which as Surface, p.url, key, true)
     await probe(call)
     await paced(100, 1000, (t) => split(call, t).then(() => {}))
     const got: [number, number][] = []

@@ -5,8 +5,9 @@
 // each with its own gateway on core 1; 64-connection closed loops, alternating, while the
 // record tables grow.
 //   bun scripts/bench/experiments/ids.ts [chat|messages] [rounds]
-import { chatCall, messagesCall, probe, type Call } from '../call.ts'
+import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
+import { surfaceCall } from '../paths.ts'
 import { cpuSeconds } from '../proc.ts'
 import { pinSelf, spawnGateway, spawnUpstream } from '../processes.ts'
 
@@ -17,7 +18,7 @@ const sides = []
 for (const ids of ['sequential', 'random']) {
   const up = await spawnUpstream(0, { BENCH_IDS: ids })
   const gw = await spawnGateway({ core: 1, upstream: up.url, key })
-  const call: Call = which === 'messages' ? messagesCall('m', gw.url + '/api/beta', key, 'claude-haiku-4-5') : chatCall('c', gw.url + '/api/alpha/v1', key, 'gpt-4o-mini')
+  const call = surfaceCall(which === 'messages' ? 'messages' : 'chat', gw.url, key)
   await probe(call)
   sides.push({ ids, up, gw, call, records: 0, rounds: [] as string[], us: [] as number[] })
 }

@@ -3,8 +3,9 @@
 // HTTP client thread and the request thread both cost less a request the more requests
 // each wake-up serves, so the two are compared at like rates, not only at each one's peak.
 //   bun scripts/bench/experiments/threads.ts [chat|messages|responses] [connections,…]
-import { chatCall, messagesCall, responsesCall, probe, type Call } from '../call.ts'
+import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
+import { surfaceCall, type Surface } from '../paths.ts'
 import { threadCpuSeconds } from '../proc.ts'
 import { pinSelf, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
 
@@ -14,13 +15,6 @@ pinSelf(0)
 const up = await spawnUpstream(0)
 const gw = await spawnGateway({ core: 1, upstream: up.url, key })
 const bare = await spawnBareProxy(1, up.url)
-const callOf = (base: string): Call =>
-  ({
-    chat: () => chatCall('c', base + '/api/alpha/v1', key, 'gpt-4o-mini'),
-    messages: () => messagesCall('m', base + '/api/beta', key, 'claude-haiku-4-5'),
-    responses: () => responsesCall('r', base + '/api/alpha/v1', key, 'gpt-4o-mini'),
-  })[which]!()
-
 /** CPU seconds by thread name (a pool's threads summed). */
 function byName(pid: number): Record<string, number> {
   const out: Record<string, number> = {}
@@ -32,7 +26,7 @@ function byName(pid: number): Record<string, number> {
 }
 
 async function run(label: string, p: Child, connections: number) {
-  const call = callOf(p.url)
+  const call = surfaceCall(which as Surface, p.url, key)
   await probe(call)
   await closedLoop(call, { connections, durationS: 1, core: 0 })
   const t0 = byName(p.pid)
