@@ -1,10 +1,12 @@
 // Issue 12's parts of the bench: the ratio targets and their verdicts, the kept sections of
-// docs/bench.md, the stream-disconnect driver, and the stdout drain of a chatty child.
+// docs/bench.md, the stream-disconnect driver, the stdout drain of a chatty child, and the
+// budget's split of profile samples.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BatchBench } from '../../scripts/bench/batch-report.ts'
+import { categoryOf, TRANSACTIONS } from '../../scripts/bench/budget.ts'
 import { chatCall, messagesCall } from '../../scripts/bench/call.ts'
 import { disconnects } from '../../scripts/bench/disconnects.ts'
 import { memoryPhases } from '../../scripts/bench/memory-phases.ts'
@@ -352,5 +354,22 @@ describe('alternating closed-loop rounds', () => {
     expect(text).toContain('alternating rounds: median (range)')
     expect(text).toContain('8,000 (7,000–9,000)')
     expect(text).toContain('15,000 (14,000–16,500)')
+  })
+})
+
+describe('the budget: whose CPU a profile sample is', () => {
+  const at = (file: string) => `file:///checkout/src/${file}`
+
+  test('a statement counts for the store that runs it through the SQL seam, not for the seam', () => {
+    // innermost first: bun:sqlite's native call, the seam, then whoever wrote the statement
+    expect(categoryOf(['', 'bun:sqlite', at('db/sqlite-sql.ts'), at('db/sqlite-sql.ts'), at('surfaces/responses/thread.ts'), at('db/sqlite-sql.ts')])).toBe('responses threads (SQLite)')
+    expect(categoryOf(['bun:sqlite', at('db/sqlite-sql.ts'), at('generations/store.ts'), at('generations/recorder.ts')])).toBe('recording (records, rollup, SQLite)')
+  })
+
+  test('what the seam runs with no store on the stack is a row of its own; anything else keeps its file', () => {
+    expect(categoryOf(['bun:sqlite', at('db/sqlite-sql.ts')])).toBe(TRANSACTIONS)
+    expect(categoryOf(['', at('http/log.ts'), at('pipeline/run.ts')])).toBe('access log')
+    expect(categoryOf(['', 'node:stream'])).toBe('unattributed native')
+    expect(categoryOf([at('somewhere/new.ts')])).toBe('other JavaScript')
   })
 })
