@@ -8,6 +8,7 @@ import { announceKeyChange } from './cluster/key-changes.ts'
 import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
 import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
+import { ensureFetchLimit } from './runtime/fetch-limit.ts'
 import { startServer } from './server.ts'
 import { watchBatch } from './batches/watch.ts'
 
@@ -50,7 +51,10 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
 }
 
 async function serve(config: Config) {
+  // returns only once the limit is in force (the process re-executes itself to set it) or cannot be
+  const limit = await ensureFetchLimit(config.maxUpstreamConnections)
   const running = await startServer(config)
+  if (!limit.applied) running.services.log.warn('upstream calls beyond 256 at once will queue in the fetch client', { reason: limit.reason })
   const { services: s } = running
   const served = (family: 'openai' | 'anthropic') => {
     const p = config.providers[family]

@@ -1,0 +1,69 @@
+// Bun's fetch client opens at most 256 connections at once unless BUN_CONFIG_MAX_HTTP_REQUESTS
+// is in the process's environment when it starts; setting it from JavaScript later changes
+// nothing. A gateway relaying thousands of open streams would queue the 257th upstream call
+// behind the first 256 (a 20-second stream holds its connection for 20 seconds). So `serve`
+// makes sure the variable is set: when it is missing or differs from the configured limit, the
+// process replaces itself (execve: same pid, same arguments, same descriptors) with the
+// variable added. Where that cannot be done (no libc execve, Windows), it says so and goes on
+// with Bun's default.
+import { readFileSync } from 'node:fs'
+
+export const FETCH_LIMIT_VAR = 'BUN_CONFIG_MAX_HTTP_REQUESTS'
+/** Bun reads the variable as a 16-bit count. */
+export const MAX_FETCH_LIMIT = 65_535
+
+/** True when this process's fetch client already runs with `limit`. */
+export function fetchLimitApplied(limit: number, env: Record<string, string | undefined> = process.env): boolean {
+  return env[FETCH_LIMIT_VAR] === String(limit)
+}
+
+/** The arguments this process was started with, as the kernel has them (a compiled binary's process.argv is not). */
+function originalArgv(): string[] {
+  if (process.platform === 'linux') {
+    try {
+      const raw = readFileSync('/proc/self/cmdline', 'latin1')
+      const parts = raw.split('\0')
+      if (parts.at(-1) === '') parts.pop()
+      if (parts.length > 0) return parts.map((p) => Buffer.from(p, 'latin1').toString())
+    } catch {}
+  }
+  return process.argv
+}
+
+/**
+ * Re-executes this process with the fetch limit set, unless it already is. Returns only when
+ * the limit is in force or cannot be set (then with the reason).
+ */
+export async function ensureFetchLimit(limit: number): Promise<{ applied: true } | { applied: false; reason: string }> {
+  if (fetchLimitApplied(limit)) return { applied: true }
+  if (process.platform !== 'linux' && process.platform !== 'darwin') return { applied: false, reason: `set ${FETCH_LIMIT_VAR}=${limit} before starting (no execve on ${process.platform})` }
+  try {
+    const { dlopen, FFIType, ptr } = await import('bun:ffi')
+    const libc = dlopen(process.platform === 'darwin' ? 'libc.dylib' : 'libc.so.6', {
+      execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    })
+    const keep: Buffer[] = []
+    const cstr = (s: string) => {
+      const b = Buffer.from(`${s}\0`)
+      keep.push(b)
+      return b
+    }
+    const list = (items: string[]) => {
+      const a = new BigUint64Array(items.length + 1) // NULL-terminated
+      items.forEach((s, i) => (a[i] = BigInt(ptr(cstr(s)))))
+      return a
+    }
+    const env = Object.entries(process.env)
+      .filter(([k, v]) => k !== FETCH_LIMIT_VAR && v !== undefined)
+      .map(([k, v]) => `${k}=${v}`)
+    env.push(`${FETCH_LIMIT_VAR}=${limit}`)
+    const argv = list(originalArgv())
+    const envp = list(env)
+    // only returns on failure
+    libc.symbols.execve(ptr(cstr(process.execPath)), ptr(argv), ptr(envp))
+    libc.close()
+    return { applied: false, reason: `execve failed; set ${FETCH_LIMIT_VAR}=${limit} before starting` }
+  } catch (e) {
+    return { applied: false, reason: `${(e as Error).message}; set ${FETCH_LIMIT_VAR}=${limit} before starting` }
+  }
+}
