@@ -1,6 +1,6 @@
 // The compiled binary, copied alone into an empty directory: starts, migrates, serves.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { copyFileSync, existsSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { onPostgres } from '../helpers/database.ts'
 import { BUN, cleanup, ROOT, runCli, spawnGateway, tempDir } from '../helpers/server.ts'
@@ -27,6 +27,8 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
       expect(await gw.waitForOutput('checkpoint worker started')).toContain('checkpoint worker started')
     } else expect(await gw.waitForOutput('database: postgresql')).toContain('database: postgresql')
     expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
+    // the binary re-executed itself (same pid) with the fetch client's limit raised
+    if (process.platform === 'linux') expect(readFileSync(`/proc/${gw.proc.pid}/environ`, 'latin1').split('\0')).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=10000')
     const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
     expect(models.status).toBe(200)
     expect(((await models.json()) as { data: { id: string }[] }).data.length).toBeGreaterThan(10)
