@@ -57,9 +57,13 @@ export function openSqlite(dataDir: string): Storage {
   // or their working dir): what the gateway puts in it is owner-only on its own.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const file = join(dataDir, 'switchyard.db')
-  // created owner-only before SQLite opens it, so it is never readable by others, not even
-  // for the moment between SQLite creating it and the chmod below
-  closeSync(openSync(file, 'a', 0o600))
+  // Created owner-only before SQLite opens it, so it is never readable by others, not even
+  // for the moment between SQLite creating it and the chmod below. Only when it does not exist
+  // yet ('wx' opens nothing otherwise): closing any descriptor of the file drops every POSIX
+  // lock this process holds on it, and a process whose connections (a batch worker's, the
+  // checkpoint worker's) then hold no lock lets an outside sqlite3 or CLI checkpoint and
+  // delete the WAL under it.
+  createOwnerOnly(file)
   const sqlite = new Database(file, { create: true, strict: true })
   sqlite.exec('PRAGMA journal_mode = WAL')
   // SQLite creates the -wal and -shm files with the database file's mode
@@ -84,6 +88,17 @@ export function openSqlite(dataDir: string): Storage {
       sqlite.close()
     },
   }
+}
+
+function createOwnerOnly(file: string) {
+  let fd: number
+  try {
+    fd = openSync(file, 'wx', 0o600)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return
+    throw e
+  }
+  closeSync(fd)
 }
 
 /** The embedded migrations as drizzle's migrator takes them. */

@@ -1,6 +1,7 @@
 // When the database cannot be reached: the request that needed it gets a 503 saying so (not
 // a 500), and /health reports the store as down. Bun.SQL reconnects by itself on the next
 // query, so nothing here has to bring the gateway back: the next answer does.
+import { statSync } from 'node:fs'
 import type { Storage } from './client.ts'
 
 export const STORE_DOWN_MESSAGE = 'The database is unavailable; nothing was changed. Retry shortly'
@@ -22,11 +23,45 @@ const PROBE_EVERY_MS = 1_000
 const PROBE_TIMEOUT_MS = 2_000
 
 /**
+ * SQLite is in-process, so its probe runs inline, at most once a second: the header and a table
+ * page are read, and the database and WAL files on disk must still be the ones the gateway
+ * opened (same inode). An outside process that deleted the WAL under the gateway leaves its
+ * connections writing to a file no one else will ever read, while new ones start a fresh WAL.
+ */
+function sqliteHealth(storage: Storage): () => { database: 'up' | 'down' } {
+  let up = true
+  let checkedAt = 0
+  const files = storage.file ? [storage.file, `${storage.file}-wal`, `${storage.file}-shm`] : []
+  const opened = new Map<string, number>()
+  const inode = (f: string) => statSync(f, { throwIfNoEntry: false })?.ino
+  for (const f of files) {
+    const ino = inode(f)
+    if (ino !== undefined) opened.set(f, ino)
+  }
+  return () => {
+    if (Date.now() - checkedAt < PROBE_EVERY_MS) return { database: up ? 'up' : 'down' }
+    checkedAt = Date.now()
+    try {
+      storage.sqlite?.query('PRAGMA schema_version').get()
+      storage.sqlite?.query('SELECT id FROM api_keys LIMIT 1').get()
+      up = files.every((f) => {
+        const now = inode(f)
+        if (!opened.has(f) && now !== undefined) opened.set(f, now)
+        return now !== undefined && now === opened.get(f)
+      })
+    } catch {
+      up = false
+    }
+    return { database: up ? 'up' : 'down' }
+  }
+}
+
+/**
  * The store's health for /health, answered from the last probe so that /health never waits
  * on the database; a probe runs at most once a second, when asked. SQLite is in-process: up.
  */
 export function storeHealth(storage: Storage): () => { database: 'up' | 'down' } {
-  if (storage.dialect === 'sqlite') return () => ({ database: 'up' })
+  if (storage.dialect === 'sqlite') return sqliteHealth(storage)
   let up = true
   let checkedAt = 0
   let probing = false
