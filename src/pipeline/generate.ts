@@ -2,6 +2,7 @@
 // decode → resolve the model → family rules → admission → adapter → media → pass-through
 // relay or IR call → reply or stream → record. A surface brings only what is its own
 // (SurfaceSpec): its parameter checks, its IR mapping, its wire encoders.
+import { promptBound } from '../billing/prompt-bound.ts'
 import type { CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest } from '../ir/types.ts'
 import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
@@ -39,6 +40,8 @@ export interface SurfaceSpec {
   passthrough(body: Body, rules: RulesOutcome, model: CatalogModel, rc: RequestContext): PassthroughPlan | undefined
   /** A codec made for this one request (responses: it stores the thread), else `codec` serves. */
   codecFor?(body: Body, model: CatalogModel, rc: RequestContext): SurfaceCodec
+  /** Prompt the request carries beyond its body (a thread's history), for the admission's bound. */
+  promptExtra?(body: Body): unknown
   /** The request's output cap, for admission (undefined: the model's default). */
   maxOutputTokens(body: Body): number | undefined
   /** Stop the reply at the first tool call. */
@@ -53,10 +56,6 @@ export interface MediaResolver {
 
 export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_w, b) => b }
 
-/** A cheap, bounded estimate of prompt tokens for admission (about 4 bytes a token). */
-function promptEstimate(body: Body): number {
-  return Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4)
-}
 
 export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA): Promise<Response> {
   const body = spec.normalize(raw)
@@ -75,7 +74,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   }
 
   const stream = body.stream === true
-  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptEstimate(body), maxOutputTokens: spec.maxOutputTokens(body) }
+  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptBound(spec, body), maxOutputTokens: spec.maxOutputTokens(body) }
   const admitting = admitRequest(s, admitInput)
   const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {

@@ -170,9 +170,11 @@ describe('D5 concurrent: reservations stop a burst', () => {
     const seen = await burst(key, { max_tokens: 5 })
     const served = seen.filter((s) => s === 200).length
     expect(seen.filter((s) => s !== 200 && s !== 402)).toEqual([])
-    // the estimate (prompt ≈ 11 tokens + the 5-token cap) is just above the real cost, so the
-    // burst is cut exactly where sequential requests would be: 7 covered + the one crossing zero
-    expect(served).toBe(8)
+    // the reservation bounds the prompt from above (its UTF-8 bytes, the body's JSON around it
+    // included), so a burst may stop before the sequential count, never after it: at most the
+    // 7 covered + the one crossing zero
+    expect(served).toBeGreaterThanOrEqual(1)
+    expect(served).toBeLessThanOrEqual(8)
     await settled()
     await g.services.recorder.flush()
     expect(await storedSpent(record.id)).toBeCloseTo(UP_COST * served, 12)

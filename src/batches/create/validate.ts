@@ -5,6 +5,7 @@
 // upstream call. Every problem is a 400 that names the line or item.
 import { HttpError } from '../../http/errors.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
+import { promptBound } from '../../billing/prompt-bound.ts'
 import type { SurfaceSpec } from '../../pipeline/generate.ts'
 import { resolveModel, typeName } from '../../routing/router.ts'
 import { applyFamilyRules } from '../../routing/rules.ts'
@@ -31,10 +32,6 @@ const BATCH_LINE_FIELDS = new Set(['custom_id', 'method', 'url', 'body'])
 
 class Bad extends Error {}
 
-/** The pipeline's admission estimate (generate.ts): about 4 bytes a token of the prompt. */
-function promptEstimate(body: Obj): number {
-  return Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4)
-}
 
 export class ItemChecker {
   /** custom_id → where it was first seen: ids are unique within a batch. */
@@ -72,7 +69,7 @@ export class ItemChecker {
     await spec.validate(body, model, this.rc)
     applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
     const cap = spec.maxOutputTokens(body)
-    return { model: body.model as string, promptEstimate: promptEstimate(body), maxOutputTokens: typeof cap === 'number' ? cap : null }
+    return { model: body.model as string, promptEstimate: promptBound(spec, body), maxOutputTokens: typeof cap === 'number' ? cap : null }
   }
 
   private customId(v: unknown, max: number): string {

@@ -138,6 +138,7 @@ export function responsesSurface(s: Services): SurfaceSpec {
     passthrough(body, rules) {
       return { body: upstreamBody(body, turnOf(body), rules.compat), tap: { responses: runs.get(body)?.hooks } }
     },
+    promptExtra: (body) => turnOf(body).history,
     maxOutputTokens: (body) => body.max_output_tokens as number | undefined,
   }
 }

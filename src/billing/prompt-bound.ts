@@ -1,0 +1,71 @@
+// An upper bound on a request's prompt tokens, for the credit reservation taken before the call.
+// It must never be below what the request is billed: every part of the body that becomes
+// prompt counts (system, instructions, messages, tool results, tools with their schemas,
+// thread history the surface loaded), whatever the script. Byte-level BPE tokenizers (o200k,
+// Claude's) make at least one byte of each token, so a text's UTF-8 byte length bounds its
+// tokens from above; characters ÷ 4 undercounts CJK up to 8×. The JSON around the text (keys,
+// roles) stands in for the per-message overhead a provider adds. Images are billed by their
+// pixels, not their bytes: a base64 image counts as the most one image costs.
+//
+// It walks the value with a stack of its own (no recursion: any depth), once, in time linear
+// in the body; Buffer.byteLength is native.
+
+/** The most one image costs on either family (OpenAI high detail tiles, Claude's resize cap), with room. */
+export const IMAGE_TOKENS = 2_600
+/** A document (PDF) is billed per page as an image plus its text: a floor for one whose bytes say little. */
+export const DOCUMENT_TOKENS = 3_000
+
+const BASE64_URL = /^data:([\w.+-]+\/[\w.+-]+)?[^,]*;base64,/
+
+const isImageType = (t: unknown) => typeof t === 'string' && t.startsWith('image/')
+
+/** Tokens a string can cost: an image data URL at the image rate, any other text by its bytes. */
+function stringBound(s: string): number {
+  if (s.length > 64 && s.charCodeAt(0) === 100 /* d */ && s.startsWith('data:')) {
+    const m = BASE64_URL.exec(s.slice(0, 256))
+    if (m) return isImageType(m[1]) ? IMAGE_TOKENS : Math.max(DOCUMENT_TOKENS, s.length)
+  }
+  return Buffer.byteLength(s, 'utf8')
+}
+
+/**
+ * An Anthropic base64 source (`{type: 'base64', media_type, data}`) or an OpenAI file part
+ * (`file_data`) holds binary data: an image counts at the image rate, anything else by its
+ * base64 length (more than its decoded bytes) with a document's floor.
+ */
+function binaryBound(o: Record<string, unknown>): number | undefined {
+  if (o.type === 'base64' && typeof o.data === 'string') return isImageType(o.media_type) ? IMAGE_TOKENS : Math.max(DOCUMENT_TOKENS, o.data.length)
+  return undefined
+}
+
+export function promptTokenBound(...values: unknown[]): number {
+  let total = 0
+  const stack: unknown[] = [...values]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (typeof v === 'string') total += stringBound(v) + 1
+    else if (typeof v === 'number' || typeof v === 'boolean') total += 4
+    else if (Array.isArray(v)) {
+      total += 1
+      for (let i = 0; i < v.length; i++) stack.push(v[i])
+    } else if (v !== null && typeof v === 'object') {
+      const o = v as Record<string, unknown>
+      const binary = binaryBound(o)
+      if (binary !== undefined) {
+        total += binary
+        continue
+      }
+      for (const k in o) {
+        if (!Object.hasOwn(o, k)) continue
+        total += k.length + 2
+        stack.push(o[k])
+      }
+    }
+  }
+  return total
+}
+
+/** The bound for a decoded request: its whole body, and what its surface loaded for it (a thread's history). */
+export function promptBound(surface: { promptExtra?(body: Record<string, unknown>): unknown }, body: Record<string, unknown>): number {
+  return promptTokenBound(body, surface.promptExtra?.(body))
+}
