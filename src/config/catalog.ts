@@ -18,7 +18,12 @@ export interface CatalogModel {
   /** Model id sent upstream: the id the client used (a dated alias stays dated). */
   upstreamId: string
   contextWindow: number
-  maxOutputTokens: number
+  /**
+   * The most output tokens a request may ask for, when known (the built-in table, config).
+   * Undefined for models known only from the price library, which has no output caps: the
+   * upstream (or the mock) decides, and the gateway invents none.
+   */
+  maxOutputTokens: number | undefined
   reasoning: boolean
   reasoningSummaries: boolean
   surfaces: Surface[]
@@ -27,6 +32,27 @@ export interface CatalogModel {
 }
 
 const ALL_SURFACES: Surface[] = ['chat', 'responses', 'messages']
+
+/**
+ * max_tokens sent to a Claude upstream (which requires one) when neither the request nor the
+ * catalog gives one: what every current Claude model accepts.
+ */
+export const UNKNOWN_CAP_MAX_TOKENS = 32_000
+
+/** The max_tokens a request that gave none is sent with, where the wire requires one. */
+export const defaultMaxTokens = (m: CatalogModel): number => m.maxOutputTokens ?? UNKNOWN_CAP_MAX_TOKENS
+
+/**
+ * The most output a request may ask for on this model, or undefined when the gateway does not
+ * know (the upstream decides). Mock models stand in for no real model: only the context window
+ * bounds them, so clients that pick max_tokens by model name (Claude Code sends 32k–128k) work.
+ */
+export function outputLimit(m: CatalogModel): { limit: number; what: string } | undefined {
+  if (m.maxOutputTokens !== undefined && !m.id.startsWith('mock-')) return { limit: m.maxOutputTokens, what: 'maximum output' }
+  // a mock-* id, or a model of unknown cap the mock serves
+  if (m.provider === 'mock' || m.id.startsWith('mock-')) return { limit: m.contextWindow, what: 'context window' }
+  return undefined
+}
 const CREATED = 1_735_689_600 // 2025-01-01, a stable value for list shapes
 
 /** genai-prices knows a model → its context window; unknown → undefined. */
@@ -91,12 +117,12 @@ export class Catalog {
     if (!family) return undefined
     const info = libraryInfo(id, family)
     if (!info) return undefined
-    const sibling = this.canonical.find((c) => c.family === family && c.provider !== 'mock')
+    // the library knows context windows, not output caps: none is invented here
     this.add({
       id,
       family,
-      contextWindow: info.contextWindow ?? sibling?.contextWindow ?? 128_000,
-      maxOutputTokens: sibling?.maxOutputTokens ?? 16_384,
+      contextWindow: info.contextWindow ?? 128_000,
+      maxOutputTokens: undefined,
       reasoning: family === 'anthropic' || /^(o\d|gpt-5)/.test(id),
       summaries: /^(o\d|gpt-5)/.test(id),
     })
@@ -202,7 +228,7 @@ export function buildCatalog(config: Config): Catalog {
       aliases: m.aliases ?? builtin?.aliases,
       upstreamId: m.upstream_id,
       contextWindow: m.context_window ?? builtin?.contextWindow ?? libraryInfo(m.id, m.family)?.contextWindow ?? 128_000,
-      maxOutputTokens: m.max_output_tokens ?? builtin?.maxOutputTokens ?? 16_384,
+      maxOutputTokens: m.max_output_tokens ?? builtin?.maxOutputTokens,
       reasoning: m.reasoning ?? builtin?.reasoning,
       summaries: m.reasoning_summaries ?? builtin?.summaries,
       surfaces: m.surfaces ?? builtin?.surfaces,

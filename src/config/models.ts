@@ -12,7 +12,8 @@ export interface ModelRow {
   /** Sent upstream instead of the id (config `upstream_id`). */
   upstreamId?: string
   contextWindow: number
-  maxOutputTokens: number
+  /** Undefined: not known (the upstream decides). */
+  maxOutputTokens: number | undefined
   reasoning?: boolean
   summaries?: boolean
   /** Surfaces that may serve the model; all three when absent. */

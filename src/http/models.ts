@@ -2,21 +2,33 @@
 import { Elysia } from 'elysia'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Services } from '../services.ts'
-import { notFound } from './errors.ts'
+import { echo, notFound } from './errors.ts'
 
-const openaiModel = (m: CatalogModel) => ({ id: m.id, object: 'model', created: m.created, owned_by: m.family === 'openai' ? 'openai' : 'anthropic' })
+// Beside each family's own fields: the context window and the output cap the gateway checks
+// requests against. A cap of null is one the gateway does not know (a model known only from
+// the price library): requests are not checked against it, the upstream (or the mock) decides.
+const openaiModel = (m: CatalogModel) => ({
+  id: m.id,
+  object: 'model',
+  created: m.created,
+  owned_by: m.family === 'openai' ? 'openai' : 'anthropic',
+  context_window: m.contextWindow,
+  max_output_tokens: m.maxOutputTokens ?? null,
+})
 
 const anthropicModel = (m: CatalogModel) => ({
   type: 'model',
   id: m.id,
   display_name: m.id,
   created_at: new Date(m.created * 1000).toISOString(),
+  max_input_tokens: m.contextWindow,
+  max_tokens: m.maxOutputTokens ?? null,
 })
 
 export function modelRoutes(s: Services) {
   const find = (id: string) => {
     const m = s.catalog.resolve(decodeURIComponent(id))
-    if (!m) throw notFound(`Model ${id} not found`)
+    if (!m) throw notFound(`Model ${echo(id)} not found`)
     return m
   }
   const openaiList = () => ({ object: 'list', data: s.catalog.list().map(openaiModel) })

@@ -109,8 +109,10 @@ const promptOf = (i: AdmitInput) => (typeof i.promptTokens === 'function' ? i.pr
 
 function estimate(s: Services, model: CatalogModel, promptTokens: number, maxOut: number | undefined): number | null {
   const prompt = sane(promptTokens) ?? 0
-  // a cap above the model's own (or none) cannot produce more than the model's own
-  const cap = Math.min(sane(maxOut) ?? model.maxOutputTokens, model.maxOutputTokens)
+  // a cap above the model's own (or none) cannot produce more than the model's own; with no
+  // known cap, the output cannot outgrow the context window
+  const most = model.maxOutputTokens ?? model.contextWindow
+  const cap = Math.min(sane(maxOut) ?? most, most)
   try {
     const usd = s.catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 })
     return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null

@@ -1,6 +1,6 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
-import type { CatalogModel } from '../../config/catalog.ts'
+import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 
@@ -145,7 +145,7 @@ export function thinkingPlan(req: GenerationRequest, model: CatalogModel, maxTok
   if (!model.reasoning || !r || r.effort === 'none' || (r.effort === undefined && r.budgetTokens === undefined)) return { maxTokens }
   let budget = Math.max(MIN_THINKING_BUDGET, r.budgetTokens ?? EFFORT_BUDGET[r.effort as keyof typeof EFFORT_BUDGET] ?? EFFORT_BUDGET.medium)
   let max = maxTokens
-  if (max <= budget) max = Math.min(budget + maxTokens, model.maxOutputTokens)
+  if (max <= budget) max = Math.min(budget + maxTokens, defaultMaxTokens(model))
   if (budget >= max) budget = max - 1
   if (budget < MIN_THINKING_BUDGET) return { maxTokens }
   return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max }
@@ -170,7 +170,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     ...conv.system,
   ]
 
-  const plan = thinkingPlan(req, model, req.maxTokens ?? model.maxOutputTokens)
+  const plan = thinkingPlan(req, model, req.maxTokens ?? defaultMaxTokens(model))
   const body: Json = { model: model.upstreamId, max_tokens: plan.maxTokens, messages: conv.turns }
   if (system.length) body.system = system
   if (req.stop?.length) body.stop_sequences = req.stop

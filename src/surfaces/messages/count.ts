@@ -1,5 +1,6 @@
 // messages/count_tokens in Anthropic's shape: the upstream's own count for Claude-family
 // models with an upstream; a tokenizer's (o200k) for the rest (OpenAI family, the mock).
+import { defaultMaxTokens } from '../../config/catalog.ts'
 import type { CallContext } from '../../routing/contract.ts'
 import { requestText } from '../../ir/tokens.ts'
 import { countTokensAsync } from '../../tokens/count.ts'
@@ -20,7 +21,7 @@ export async function countMessageTokens(s: Services, raw: unknown, rc: RequestC
   const model = resolveModel(s.catalog, body.model, 'messages')
   rc.onModel?.(model.id)
   // The model's own cap stands in for the absent max_tokens, so a thinking budget still fits below it.
-  if (needsMax) body.max_tokens = model.maxOutputTokens
+  if (needsMax) body.max_tokens = defaultMaxTokens(model)
   validateMessages(body, model, rc.betas)
   const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, 'messages')
   const ir = messagesToIR(body, model, rules)

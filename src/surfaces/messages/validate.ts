@@ -2,7 +2,7 @@
 // the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6,
 // issue 8 item 1). The model's family rules (§8) are applied apart, by rules.ts.
 import type { TSchema } from '@sinclair/typebox'
-import type { CatalogModel } from '../../config/catalog.ts'
+import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { knownParams } from '../checks.ts'
@@ -44,18 +44,6 @@ export function normalizeMessagesBody(raw: unknown): Body {
 }
 
 /**
- * The most output tokens a request may ask for. Anthropic answers 400 when max_tokens is
- * above the model's output limit (and OpenAI likewise), so the gateway does so first. Mock
- * models stand in for no real model: only the context window bounds them, so clients that
- * pick max_tokens by model name (Claude Code sends 32k–128k) work against them.
- */
-function outputLimit(model: CatalogModel): { limit: number; what: string } {
-  return model.id.startsWith('mock-')
-    ? { limit: model.contextWindow, what: 'context window' }
-    : { limit: model.maxOutputTokens, what: 'maximum output' }
-}
-
-/**
  * Every value rule of §4.6 for a normalized body whose model is known. `headerBetas` are
  * the `anthropic-beta` / `beta-beta` header tokens, which change what thinking allows.
  */
@@ -65,8 +53,8 @@ export function validateMessages(body: Body, model: CatalogModel, headerBetas: r
     if (schema) fail(firstError(schema, body[k], k))
   }
   const max = body.max_tokens as number
-  const { limit, what } = outputLimit(model)
-  if (max > limit) throw badRequest(`max_tokens: ${max} is greater than the ${what} of ${model.id} (${limit} tokens)`)
+  const cap = outputLimit(model)
+  if (cap && max > cap.limit) throw badRequest(`max_tokens: ${max} is greater than the ${cap.what} of ${model.id} (${cap.limit} tokens)`)
   if (body.system !== undefined && typeof body.system !== 'string') validateTextBlocks(body.system as unknown[], 'system')
   validateConversation(body.messages as unknown[])
   const names = body.tools !== undefined ? validateTools(body.tools as unknown[]) : []

@@ -2,7 +2,7 @@
 // found before any upstream call (§4.5, issue 10 item 1). The result (`Turn`) is the one
 // shape decode, pass-through and encoders read: the official Responses spelling of the
 // request, whichever aliases the client used, plus the thread it continues.
-import type { CatalogModel } from '../../config/catalog.ts'
+import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import type { CrossFamilyMode } from '../../routing/rules.ts'
@@ -128,8 +128,8 @@ export async function validateResponses(body: Body, model: CatalogModel, vc: Val
   if (effort && effort !== 'none' && !model.reasoning) throw badRequest(`${body.reasoning_effort !== undefined ? 'reasoning_effort' : 'reasoning.effort'}: model ${model.id} does not support reasoning`)
 
   const max = body.max_output_tokens as number | undefined
-  const limit = model.id.startsWith('mock-') ? model.contextWindow : model.maxOutputTokens
-  if (max !== undefined && max > limit) throw badRequest(`max_output_tokens: ${max} is greater than the maximum output of ${model.id} (${limit} tokens)`)
+  const cap = outputLimit(model)
+  if (cap && max !== undefined && max > cap.limit) throw badRequest(`max_output_tokens: ${max} is greater than the ${cap.what} of ${model.id} (${cap.limit} tokens)`)
 
   const tools = [...((body.tools as unknown[] | undefined) ?? []).map((t, i) => tool(t, `tools[${i}]`)), ...(body.functions ? legacyFunctions(body.functions) : [])]
   const choice = body.tool_choice ?? (body.function_call === undefined ? undefined : typeof body.function_call === 'string' ? body.function_call : { type: 'function', name: (body.function_call as Obj).name })

@@ -1,0 +1,95 @@
+// Claude Code and Codex send their own default models (claude-opus-5-5 with max_tokens 128000,
+// gpt-5.5) when the user names none. Both are known to the gateway only from the price library,
+// which has context windows but no output caps: the gateway must not invent one (it once
+// copied 16,384 from another model and refused every Claude Code session). The upstream, or
+// the mock, decides; GET /models says the cap is not known.
+import Anthropic from '@anthropic-ai/sdk'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+describe('on the mock (no upstream configured)', () => {
+  let g: Gateway
+  beforeAll(async () => {
+    g = await startGateway()
+  })
+  afterAll(() => g.stop())
+
+  test("Claude Code's default request streams: claude-opus-5-5, max_tokens 128000, ?beta=true", async () => {
+    const anthropic = new Anthropic({ apiKey: g.key, baseURL: `${g.url}/api/beta`, maxRetries: 0 })
+    const stream = await anthropic.beta.messages.create({ model: 'claude-opus-5-5', max_tokens: 128_000, stream: true, messages: [{ role: 'user', content: 'hi' }] })
+    const types: string[] = []
+    for await (const ev of stream) types.push(ev.type)
+    expect(types[0]).toBe('message_start')
+    expect(types.at(-1)).toBe('message_stop')
+  })
+
+  test("Codex's default model answers on the responses surface", async () => {
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    const r = await openai.responses.create({ model: 'gpt-5.5', input: 'hi', max_output_tokens: 128_000 })
+    expect(r.status).toBe('completed')
+  })
+
+  test('GET /models says which caps the gateway knows and which it leaves to the upstream', async () => {
+    const get = async (path: string) => (await fetch(g.url + path, { headers: { authorization: `Bearer ${g.key}` } })).json() as Promise<any>
+    const opus = await get('/api/beta/v1/models/claude-opus-5-5')
+    expect(opus.max_input_tokens).toBe(1_000_000)
+    expect(opus.max_tokens).toBeNull()
+    const known = await get('/api/alpha/v1/models/claude-sonnet-4-5')
+    expect(known.context_window).toBe(200_000)
+    expect(known.max_output_tokens).toBe(64_000)
+    expect((await get('/api/alpha/v1/models/gpt-5.5')).max_output_tokens).toBeNull()
+  })
+
+  test('an unknown model id of 10 KB is not echoed whole', async () => {
+    const r = await fetch(`${g.url}/api/v1/models/${'m'.repeat(10_000)}`, { headers: { authorization: `Bearer ${g.key}` } })
+    expect(r.status).toBe(404)
+    const text = await r.text()
+    expect(text.length).toBeLessThan(500)
+    expect(text).toContain('not found')
+  })
+})
+
+describe('on a fake upstream', () => {
+  let g: Gateway
+  let up: FakeUpstream
+  beforeAll(async () => {
+    up = await startFakeUpstream()
+    g = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url } })
+  })
+  afterAll(async () => {
+    await g.stop()
+    await up.stop()
+  })
+
+  test('claude-opus-5-5 with max_tokens 128000 goes upstream as asked', async () => {
+    up.script({ sse: fixture('anthropic/messages/stream-text.sse') })
+    const anthropic = new Anthropic({ apiKey: g.key, baseURL: `${g.url}/api/beta`, maxRetries: 0 })
+    const stream = await anthropic.beta.messages.create({ model: 'claude-opus-5-5', max_tokens: 128_000, stream: true, messages: [{ role: 'user', content: 'hi' }] })
+    for await (const _ of stream);
+    const sent = up.requests.at(-1)!.json()
+    expect(sent.model).toBe('claude-opus-5-5')
+    expect(sent.max_tokens).toBe(128_000)
+  })
+
+  test('gpt-5.5 with a cap the gateway does not know goes upstream as asked', async () => {
+    up.script({ json: fixtureJson('openai/responses/nonstream-text.json') })
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    await openai.responses.create({ model: 'gpt-5.5', input: 'hi', max_output_tokens: 200_000 })
+    const sent = up.requests.at(-1)!.json()
+    expect(sent.model).toBe('gpt-5.5')
+    expect(sent.max_output_tokens).toBe(200_000)
+  })
+
+  test('a model of unknown cap asked through chat for Claude gets a max_tokens every current Claude model takes', async () => {
+    up.script({ json: fixtureJson('anthropic/messages/nonstream-text.json') })
+    const res = await fetch(`${g.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json', 'x-switchyard-cross-family': 'translate' },
+      body: JSON.stringify({ model: 'claude-opus-5-5', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(res.status).toBe(200)
+    expect(up.requests.at(-1)!.json().max_tokens).toBe(32_000)
+  })
+})
