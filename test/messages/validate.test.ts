@@ -113,7 +113,9 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['thinking budget missing', body({ thinking: { type: 'enabled' } }), 'thinking.budget_tokens: required'],
   ['thinking budget 500 (pitfall 9: Anthropic’s minimum)', body({ thinking: { type: 'enabled', budget_tokens: 500 } }), 'thinking.budget_tokens: expected an integer of at least 1024'],
   ['thinking budget ≥ max_tokens', body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 } }), 'thinking.budget_tokens: must be less than max_tokens (2000)'],
-  ['thinking display', body({ thinking: { type: 'adaptive', display: 'full' } }), 'thinking.display: expected "summarized", "omitted"'],
+  // provider-owned value sets: a Claude model takes any display or effort (the upstream judges);
+  // translated for a GPT model, the gateway must know the value
+  ['thinking display for a GPT model', body({ thinking: { type: 'adaptive', display: 'full' } }, GPT), 'thinking.display: "full" cannot be translated for gpt-4o'],
   ['metadata not object', body({ metadata: 'u' }), 'metadata: expected an object'],
   ['metadata.user_id number', body({ metadata: { user_id: 5 } }), 'metadata.user_id: expected a string'],
   ['parallel_tool_calls string', body({ parallel_tool_calls: 'no' }), 'parallel_tool_calls: expected a boolean'],
@@ -121,7 +123,7 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['betas string', body({ betas: 'files-api-2025-04-14' }), 'betas: expected an array of strings'],
   ['reasoning_effort', body({ reasoning_effort: 'extreme' }), 'reasoning_effort: expected one of "none", "minimal", "low", "medium", "high", "xhigh"'],
   ['service_tier number', body({ service_tier: 1 }), 'service_tier: expected a string'],
-  ['output_config.effort', body({ output_config: { effort: 'huge' } }), 'output_config.effort'],
+  ['output_config.effort for a GPT model', body({ output_config: { effort: 'huge' } }, GPT), 'output_config.effort'],
   ['output_config not object', body({ output_config: 'x' }), 'output_config: expected an object'],
   ['context_management array', body({ context_management: [] }), 'context_management: expected an object'],
   ['mcp_servers object', body({ mcp_servers: {} }), 'mcp_servers: expected an array'],
@@ -138,6 +140,10 @@ describe('validateMessages: a 400 naming the field', () => {
 
 describe('accepted shapes', () => {
   const ok = (raw: Record<string, unknown>) => expect(() => decode(raw)).not.toThrow()
+  test('provider-owned values the gateway does not know go to a Claude model as they are', () => {
+    ok(body({ thinking: { type: 'adaptive', display: 'updates' } }))
+    ok(body({ output_config: { effort: 'ultra' } }))
+  })
   test('every media source of the §4.6 table', () => {
     ok(body({ messages: [img({ type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' })] }))
     ok(body({ messages: [img({ type: 'url', url: 'https://example.com/a.png' })] }))

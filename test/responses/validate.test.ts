@@ -38,7 +38,7 @@ describe('400 naming the field', () => {
     ['stream not boolean', { model: 'gpt-4.1', input: 'hi', stream: 'yes' }, /^stream: expected a boolean/],
     ['max_output_tokens 0', { model: 'gpt-4.1', input: 'hi', max_output_tokens: 0 }, /^max_output_tokens: expected an integer of at least 1/],
     ['max_output_tokens above the model', { model: 'gpt-4o', input: 'hi', max_output_tokens: 100_000 }, /^max_output_tokens: 100000 is greater than the maximum output of gpt-4o/],
-    ['prompt_cache_retention other than 24h', { model: 'gpt-4.1', input: 'hi', prompt_cache_retention: '1h' }, /^prompt_cache_retention: only "24h"/],
+    ['prompt_cache_retention unknown, for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', prompt_cache_retention: '1h' }, /^prompt_cache_retention: "1h" cannot be translated/],
     ['reasoning_summary value', { model: 'gpt-5', input: 'hi', reasoning_summary: 'verbose' }, /^reasoning_summary: expected one of "auto", "concise", "detailed", "none"/],
     ['reasoning_summary on a model without summaries', { model: 'gpt-4.1', input: 'hi', reasoning_summary: 'auto' }, /^reasoning_summary: model gpt-4.1 does not produce reasoning summaries/],
     ['reasoning.summary on a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', reasoning: { summary: 'detailed' } }, /^reasoning\.summary: "detailed" needs a GPT-5-family model/],

@@ -1,5 +1,6 @@
 // Chat-style request body → checked body → IR. Every problem is a 400 whose message
 // names the field (`messages[2].content[0].type: …`), found before any upstream call.
+import { checkOwnedValues } from '../../routing/owned-values.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
@@ -43,6 +44,7 @@ export function validateChat(body: Body, model: CatalogModel): void {
     const schema = PARAM_SCHEMAS[k]
     if (schema) fail(firstError(schema, body[k], k))
   }
+  checkOwnedValues('chat', body, model)
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = body[k]
     if (typeof v === 'number' && v > model.contextWindow) {

@@ -1,6 +1,7 @@
 // Messages-style request body → checked body. Every problem is a 400 whose message names
 // the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6,
 // issue 8 item 1). The model's family rules (§8) are applied apart, by rules.ts.
+import { checkOwnedValues } from '../../routing/owned-values.ts'
 import type { TSchema } from '@sinclair/typebox'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
@@ -52,6 +53,7 @@ export function validateMessages(body: Body, model: CatalogModel, headerBetas: r
     const schema = PARAM_SCHEMAS[k]
     if (schema) fail(firstError(schema, body[k], k))
   }
+  checkOwnedValues('messages', body, model)
   const max = body.max_tokens as number
   const cap = outputLimit(model)
   if (cap && max > cap.limit) throw badRequest(`max_tokens: ${max} is greater than the ${cap.what} of ${model.id} (${cap.limit} tokens)`)

@@ -39,15 +39,16 @@ export const PARAM_SCHEMAS: Record<string, TSchema> = {
   text: T.Object(
     {
       format: T.Optional(T.Union([T.Object({ type: OneOf(['text', 'json_object']) }), JsonSchemaFormat], { errorMessage: 'expected { type: "text" | "json_object" } or { type: "json_schema", name, schema?, strict? }' })),
-      verbosity: T.Optional(T.Union([OneOf(['low', 'medium', 'high']), T.Null()])),
+      // provider-owned value sets (routing/owned-values.ts): any string here, checked where translated
+      verbosity: T.Optional(T.Union([Str(), T.Null()])),
     },
     { errorMessage: 'expected an object { format?, verbosity? }' },
   ),
-  reasoning_effort: OneOf(EFFORTS),
+  reasoning_effort: Str(),
   reasoning_summary: OneOf(SUMMARIES),
   reasoning: T.Object(
     {
-      effort: T.Optional(T.Union([OneOf(EFFORTS), T.Null()], { errorMessage: `expected one of ${EFFORTS.join(', ')}` })),
+      effort: T.Optional(T.Union([Str(), T.Null()], { errorMessage: 'expected a string or null' })),
       summary: T.Optional(T.Union([OneOf(SUMMARIES), T.Null()], { errorMessage: `expected one of ${SUMMARIES.join(', ')}` })),
       generate_summary: T.Optional(T.Union([OneOf(SUMMARIES), T.Null()], { errorMessage: `expected one of ${SUMMARIES.join(', ')}` })),
     },
@@ -56,7 +57,7 @@ export const PARAM_SCHEMAS: Record<string, TSchema> = {
   mcp_servers: T.Array(T.Object({ url: NonEmpty(), name: NonEmpty() }, { additionalProperties: true, errorMessage: 'expected { type: "url", url, name, authorization_token? }' }), { errorMessage: 'expected an array of MCP server objects' }),
   stream: Bool(),
   web_search_options: AnyObject,
-  prompt_cache_retention: T.Literal('24h', { errorMessage: 'only "24h" is supported' }),
+  prompt_cache_retention: Str(),
   include: T.Union([Str(), T.Array(Str())], { errorMessage: 'expected a string or an array of strings' }),
   previous_response_id: Id(),
   tool_outputs: Arr('tool outputs'),
@@ -66,7 +67,7 @@ export const PARAM_SCHEMAS: Record<string, TSchema> = {
   modalities: T.Array(Str(), { errorMessage: 'expected an array of strings' }),
   prediction: AnyObject,
   strict: Bool(),
-  verbosity: OneOf(['low', 'medium', 'high']),
+  verbosity: Str(),
   metadata: T.Record(T.String(), Str({ maxLength: 512, errorMessage: 'expected a string of at most 512 characters' }), { maxProperties: 16, errorMessage: 'expected an object of at most 16 string values' }),
   store: Bool(),
   conversation: T.Union([Id(), T.Object({ id: Id() })], { errorMessage: 'expected a conversation id of 1 to 256 characters, or { id }' }),

@@ -2,6 +2,7 @@
 // found before any upstream call (§4.5, issue 10 item 1). The result (`Turn`) is the one
 // shape decode, pass-through and encoders read: the official Responses spelling of the
 // request, whichever aliases the client used, plus the thread it continues.
+import { checkOwnedValues } from '../../routing/owned-values.ts'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
@@ -109,6 +110,7 @@ export interface ValidateContext {
 /** Every value rule of §4.5 for a normalized body whose model is known, and the thread it continues. */
 export async function validateResponses(body: Body, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
   if (body.input !== undefined && body.messages !== undefined) throw badRequest('input, messages: give one of them, not both')
+  checkOwnedValues('responses', body, model)
   const items = body.input !== undefined ? inputItems(body.input) : body.messages !== undefined ? messagesItems(body.messages) : []
   if (body.tool_outputs !== undefined) {
     if (body.previous_response_id === undefined && body.conversation === undefined) throw badRequest('tool_outputs: needs previous_response_id (the response that asked for them)')
