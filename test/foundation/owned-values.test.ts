@@ -30,7 +30,7 @@ test('thinking.display "updates" streams on the mock', async () => {
   const anthropic = new Anthropic({ apiKey: mock.key, baseURL: `${mock.url}/api/beta`, maxRetries: 0 })
   const stream = await anthropic.beta.messages.create(CLAUDE_CODE as never)
   let last = ''
-  for await (const ev of stream as AsyncIterable<{ type: string }>) last = ev.type
+  for await (const ev of stream as unknown as AsyncIterable<{ type: string }>) last = ev.type
   expect(last).toBe('message_stop')
 })
 
