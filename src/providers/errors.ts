@@ -1,6 +1,7 @@
 // Upstream failures → the spec's statuses. One table; the upstream's own message text is
 // kept (it is usually the most precise description of what was wrong with the request),
 // except for credential failures, whose text can echo part of our key.
+import { own } from '../lib/own.ts'
 import { UpstreamError } from './types.ts'
 
 interface StatusRule {
@@ -107,7 +108,7 @@ export function upstreamErrorFrom(f: UpstreamFailure): UpstreamError {
 /** An in-band Anthropic `error` event → the same mapping as an HTTP answer with its documented status. */
 export function anthropicEventError(provider: string, error: { type?: string; message?: string } | undefined, apiKey?: string): UpstreamError {
   const type = error?.type ?? 'api_error'
-  const upstreamStatus = ANTHROPIC_ERROR_STATUS[type] ?? 500
+  const upstreamStatus = own(ANTHROPIC_ERROR_STATUS, type) ?? 500
   return upstreamErrorFrom({
     provider,
     upstreamStatus,

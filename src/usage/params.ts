@@ -1,4 +1,5 @@
 // The usage query string → a report window (spec §4.8). Every bad value is a 400 naming it.
+import { own } from '../lib/own.ts'
 import { HttpError } from '../http/errors.ts'
 import { BUCKET_MS, type Granularity, type ReportWindow } from './report.ts'
 
@@ -53,7 +54,7 @@ function instant(q: URLSearchParams, field: 'from' | 'to'): number | undefined {
  */
 export function parseUsageQuery(q: URLSearchParams, now: number, canonicalModel: (id: string) => string = (id) => id): ReportWindow {
   const tfName = q.get('timeframe') ?? '24h'
-  const tf = TIMEFRAMES[tfName]
+  const tf = own(TIMEFRAMES, tfName)
   if (!tf) throw bad('timeframe', `must be one of ${Object.keys(TIMEFRAMES).join(', ')}, got "${tfName.slice(0, 64)}"`)
 
   const fromQ = instant(q, 'from')

@@ -1,6 +1,7 @@
 // Anthropic stop_reason → IR FinishReason. Every documented reason is mapped explicitly;
 // an unknown one becomes `other` with the raw value kept — never a silent `stop`, which
 // makes agents like Claude Code end their turn (pitfall 16).
+import { own } from '../../lib/own.ts'
 import type { Finish, FinishReason } from '../../ir/types.ts'
 
 const FROM_ANTHROPIC: Record<string, FinishReason> = {
@@ -14,7 +15,7 @@ const FROM_ANTHROPIC: Record<string, FinishReason> = {
 }
 
 export function finishFromAnthropic(raw: string | null | undefined, stopSequence?: string | null): Finish {
-  const f: Finish = { reason: (raw && FROM_ANTHROPIC[raw]) || 'other', raw: raw ?? undefined }
+  const f: Finish = { reason: own(FROM_ANTHROPIC, raw) ?? 'other', raw: raw ?? undefined }
   if (raw === 'stop_sequence' || stopSequence) f.stopSequence = stopSequence ?? null
   return f
 }

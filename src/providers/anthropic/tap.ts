@@ -2,6 +2,7 @@
 // (message_start), usage (message_start, then message_delta's cumulative counts, pitfall
 // 12), the stop reason, an in-band `error` event (pitfall 17), and the text, thinking and
 // tool input produced (to bill a dropped stream, pitfall 14). Nothing is rewritten.
+import { own } from '../../lib/own.ts'
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
 import { anthropicEventError } from '../errors.ts'
 import type { TapState, WireTap } from '../types.ts'
@@ -41,7 +42,7 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
           readBlock(j.content_block)
           break
         case 'content_block_delta': {
-          const field = DELTA_TEXT[j.delta?.type]
+          const field = own(DELTA_TEXT, j.delta?.type)
           const v = field ? j.delta[field] : undefined
           if (typeof v === 'string' && v !== '') {
             produced.push(v)

@@ -1,5 +1,6 @@
 // OpenAI chat finish_reason → IR FinishReason. Unknown values stay visible as `other`
 // with the raw string kept (pitfall 16), never a silent `stop`.
+import { own } from '../../lib/own.ts'
 import type { Finish, FinishReason } from '../../ir/types.ts'
 
 const FROM_OPENAI: Record<string, FinishReason> = {
@@ -12,5 +13,5 @@ const FROM_OPENAI: Record<string, FinishReason> = {
 
 export function finishFromOpenAI(raw: string | null | undefined): Finish {
   if (!raw) return { reason: 'other', raw: raw ?? undefined }
-  return { reason: FROM_OPENAI[raw] ?? 'other', raw }
+  return { reason: own(FROM_OPENAI, raw) ?? 'other', raw }
 }

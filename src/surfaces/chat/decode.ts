@@ -1,5 +1,6 @@
 // Chat-style request body → checked body → IR. Every problem is a 400 whose message
 // names the field (`messages[2].content[0].type: …`), found before any upstream call.
+import { own } from '../../lib/own.ts'
 import { checkOwnedValues } from '../../routing/owned-values.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
@@ -68,7 +69,7 @@ function validateMessages(messages: unknown[]) {
     if (!isObj(m)) throw badRequest(`${at}: expected a message object, got ${typeName(m)}`)
     const role = m.role
     if (role === undefined) throw badRequest(`${at}.role: required`)
-    const fields = typeof role === 'string' ? MESSAGE_BY_ROLE[role] : undefined
+    const fields = own(MESSAGE_BY_ROLE, role)
     if (!fields) throw badRequest(`${at}.role: expected one of "system", "developer", "user", "assistant", "tool", "function"`)
     fail(firstError(fields, m, at))
     if (role === 'user') hasUser = true
@@ -91,7 +92,7 @@ function validateContent(m: Obj, role: string, at: string) {
   c.forEach((p, j) => {
     const pat = `${at}.content[${j}]`
     if (!isObj(p)) throw badRequest(`${pat}: expected a content part object, got ${typeName(p)}`)
-    const schema = typeof p.type === 'string' ? allowed[p.type] : undefined
+    const schema = own(allowed, p.type)
     if (!schema) {
       const kinds = Object.keys(allowed).map((k) => `"${k}"`).join(', ')
       throw badRequest(`${pat}.type: expected one of ${kinds} in a ${role} message${p.type === undefined ? '' : `, got ${JSON.stringify(p.type).slice(0, 40)}`}`)
@@ -102,7 +103,7 @@ function validateContent(m: Obj, role: string, at: string) {
 
 function validateResponseFormat(rf: unknown) {
   if (!isObj(rf)) throw badRequest(`response_format: expected an object, got ${typeName(rf)}`)
-  const schema = typeof rf.type === 'string' ? RESPONSE_FORMATS[rf.type] : undefined
+  const schema = own(RESPONSE_FORMATS, rf.type)
   if (!schema) throw badRequest('response_format.type: expected one of "text", "json_object", "json_schema"')
   fail(firstError(schema, rf, 'response_format'))
 }

@@ -2,6 +2,7 @@
 // removed are gone and their counterparts merged in, as in chat's toIR. What the IR has no
 // field for rides in `providerData.anthropic`, so a translated call to a Claude-family
 // upstream still sends it and an OpenAI-family upstream never sees it (STYLE habit 8).
+import { own } from '../../lib/own.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
 import type { RulesOutcome } from '../../routing/rules.ts'
@@ -125,7 +126,7 @@ const CHOICE: Record<string, ToolChoice['type']> = { auto: 'auto', none: 'none',
 
 function toolChoice(tc: unknown): ToolChoice | undefined {
   if (tc === undefined) return undefined
-  if (typeof tc === 'string') return { type: CHOICE[tc] } as ToolChoice
+  if (typeof tc === 'string') return { type: own(CHOICE, tc) } as ToolChoice
   const o = tc as Obj
   const disable = o.disable_parallel_tool_use === true ? { disableParallel: true } : {}
   if (o.type === 'tool') return { type: 'tool', name: o.name as string, ...disable }
