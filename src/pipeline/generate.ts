@@ -105,7 +105,8 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
     const plan = pt && spec.passthrough(body, rules, model, rc)
     if (pt && plan) {
       nameCompat()
-      const relay = { pt, body: await media.passthrough(spec.wire, plan.body, rc), tapOptions: plan.tap, ctx, out, headers }
+      const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
+      const relay = { pt, body: await media.passthrough(spec.wire, plan.body, rc), tapOptions: plan.tap, ctx, out, headers, onTapError }
       return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
     }
     const ir = await media.ir(spec.toIR(body, model, rules), rc, model)

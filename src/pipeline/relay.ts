@@ -8,6 +8,48 @@ import type { GenerationOutcome } from './outcome.ts'
 import { failureOf, jsonReply, midStreamFailure, MidStreamError } from './reply.ts'
 import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
 
+/**
+ * A tap reads the reply for the record (and on the responses wire completes it); it never costs
+ * the client the reply. One that throws is logged once and from then on the upstream's bytes go
+ * on as they came (the record keeps what the tap had read).
+ */
+type GuardedTap = WireTap & { readonly broken: boolean }
+
+function guarded(tap: WireTap, onError: (e: unknown) => void): GuardedTap {
+  let broken = false
+  const fail = (e: unknown) => {
+    if (!broken) onError(e)
+    broken = true
+  }
+  return {
+    get state() {
+      return tap.state
+    },
+    get broken() {
+      return broken
+    },
+    rewritesJson: tap.rewritesJson,
+    producedText: () => tap.producedText(),
+    event(raw) {
+      if (broken) return raw
+      try {
+        return tap.event(raw)
+      } catch (e) {
+        fail(e)
+        return raw
+      }
+    },
+    json(text) {
+      if (broken) return
+      try {
+        return tap.json(text)
+      } catch (e) {
+        fail(e)
+      }
+    },
+  }
+}
+
 function noteTap(tap: WireTap, out: GenerationOutcome) {
   if (tap.state.id) out.id = tap.state.id
   if (tap.state.usage) out.usage = tap.state.usage
@@ -22,16 +64,18 @@ export interface RelayInput {
   ctx: CallContext
   out: GenerationOutcome
   headers: Record<string, string>
+  /** A tap that threw (logged; the reply goes on as the upstream sent it). */
+  onTapError?: (e: unknown) => void
 }
 
-export async function relayJson({ pt, body, tapOptions, ctx, out, headers }: RelayInput): Promise<Response> {
+export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTapError }: RelayInput): Promise<Response> {
   // On the request path a tap that only reads (chat, messages) reads the reply after it is
   // handed over, and the record is made then; a tap that may complete it (responses), and a
   // batch item, which reads its records as soon as it has the reply, read it first.
   let after: (() => void) | undefined
   try {
     const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
-      const tap = pt.tap(tapOptions)
+      const tap = guarded(pt.tap(tapOptions), onTapError ?? (() => {}))
       const text = await res.text()
       if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
       return { text, status: res.status, tap, unread: true }
@@ -54,7 +98,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers }: Rel
 }
 
 interface Committed {
-  tap: WireTap
+  tap: GuardedTap
   reader: ReadableStreamDefaultReader<Uint8Array>
   split: EventSplitter
   dec: TextDecoder
@@ -76,9 +120,9 @@ function pass(tap: WireTap, events: string[]): string {
  * read up to the first whole event inside the upstream attempt; an error there is an
  * ordinary status (retried when retryable), never 200 plus an error frame (pitfall 17).
  */
-function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined) {
+function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
   return async (res: Response): Promise<Committed> => {
-    const tap = pt.tap(tapOptions)
+    const tap = guarded(pt.tap(tapOptions), onTapError)
     const split = new EventSplitter()
     const dec = new TextDecoder()
     if (!res.body) throw firstEventFailure({ done: true })!
@@ -111,7 +155,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   const { pt, body, tapOptions, ctx, out, headers, sse } = input
   let c: Committed
   try {
-    c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions))
+    c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? (() => {})))
   } catch (e) {
     const err = failureOf(e, out)
     out.record()
@@ -136,7 +180,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
           const rest = split.rest() + dec.decode()
           if (rest.trim() !== '') yield pass(tap, [rest])
           // An upstream that closed without its terminator failed mid-stream: so must we (§7.8).
-          if (!tap.state.done) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
+          // (A broken tap read nothing more: the upstream's own events, its end included, went on.)
+          if (!tap.state.done && !tap.broken) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
           return
         }
         const text = pass(tap, split.push(dec.decode(value, { stream: true })))

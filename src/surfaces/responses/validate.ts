@@ -91,6 +91,10 @@ function formatOf(body: Body): Obj | undefined {
 
 export function normalizeResponsesBody(raw: unknown): Body {
   const body = knownParams(raw, 'responses')
+  // `input` as one object with content is one message (a user's unless it names a role): made
+  // the list every path takes here, once, so the upstream, the thread and batches see one shape
+  const input = body.input
+  if (typeof input === 'object' && input !== null && !Array.isArray(input) && (input as Body).content !== undefined) body.input = [{ role: 'user', ...(input as Body) }]
   for (const k in body) {
     const schema = PARAM_SCHEMAS[k]
     if (schema) {
