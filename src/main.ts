@@ -67,6 +67,7 @@ async function serve(config: Config) {
     `  OpenAI-family models    → ${served('openai')}`,
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
+    `  dashboard: ${running.url}/ui   sign in with ${config.adminToken ? 'the admin token (SWITCHYARD_ADMIN_TOKEN or server.admin_token)' : 'a gateway key sk-sy-… (with SWITCHYARD_ADMIN_TOKEN set, the admin token manages keys there)'}`,
     ...Object.entries(storesOf(config)).filter(([concern]) => concern !== 'database').map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
   ]
   if (running.bootstrapKey) {

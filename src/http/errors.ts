@@ -5,11 +5,28 @@ export class HttpError extends Error {
   readonly status: number
   readonly headers?: Record<string, string>
   constructor(status: number, message: string, headers?: Record<string, string>) {
-    super(message)
+    super(bounded(message))
     this.name = 'HttpError'
     this.status = status
     this.headers = headers
   }
+}
+
+/** A quoted client value longer than this is cut where a message echoes it. */
+const MAX_QUOTED = 80
+/** No gateway message needs more; lists of client names (tools) are cut there. */
+const MAX_MESSAGE = 900
+const LONG_QUOTED = /"([^"]{81,})"/g
+
+/**
+ * Every message the gateway writes quotes client values ("name", "id"): a quoted value over
+ * MAX_QUOTED characters is cut to 64, and the whole message to MAX_MESSAGE, so no client
+ * string of any size comes back whole, whichever check named it.
+ */
+export function bounded(message: string): string {
+  if (message.length <= MAX_QUOTED) return message
+  const cut = message.replace(LONG_QUOTED, (_, v: string) => `"${v.slice(0, 64)}…"`)
+  return cut.length > MAX_MESSAGE ? `${cut.slice(0, MAX_MESSAGE)}…` : cut
 }
 
 export const badRequest = (message: string) => new HttpError(400, message)

@@ -1,8 +1,10 @@
 // Request checks both upstream wires need before translating (pure, no I/O).
 import type { GenerationRequest } from '../ir/types.ts'
+import { bounded } from '../http/errors.ts'
 import { UpstreamError } from './types.ts'
 
-export const badRequest = (message: string) => new UpstreamError({ status: 400, message, type: 'invalid_request_error' })
+/** A request the gateway refuses before the call; client values it quotes are cut (http/errors.ts). */
+export const badRequest = (message: string) => new UpstreamError({ status: 400, message: bounded(message), type: 'invalid_request_error' })
 
 /** Pitfall 6: a tool_choice that names a tool must name one the request defines. */
 export function checkToolChoice(req: GenerationRequest): void {

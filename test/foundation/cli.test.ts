@@ -68,6 +68,8 @@ test('first start with no keys: a generated key is printed once and works; the n
   expect(gw.key).toMatch(/^sk-sy-/)
   expect((await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${gw.key}` } })).status).toBe(200)
   expect(gw.output()).toContain('mock provider')
+  // a newcomer finds the dashboard and how to sign in to it
+  expect(gw.output()).toContain(`dashboard: ${gw.url}/ui   sign in with a gateway key`)
   gw.kill('SIGINT')
   expect(await gw.exited).toBe(0)
   const again = await spawnGateway({ dataDir: dir })
