@@ -29,6 +29,8 @@ export interface Config {
   models: ModelEntry[]
   compat: { crossFamily: 'reject' | 'translate' }
   generations: { retentionDays: number }
+  /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
+  responses: { maxThreadBytes: number }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Batches (issue 11): the worker pool and the limits of one batch. */
@@ -203,6 +205,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     models: f.models ?? [],
     compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
     generations: { retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30 },
+    responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },
     media: {
       allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',
       maxBytes: num(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES') ?? f.media?.max_bytes ?? 20 * MiB,

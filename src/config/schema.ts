@@ -62,6 +62,7 @@ export const ConfigFileSchema = t.Object(
     providers: t.Optional(
       t.Object({ openai: t.Optional(Provider), anthropic: t.Optional(Provider) }, { additionalProperties: false }),
     ),
+    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(t.Integer({ minimum: 1024 })) }, { additionalProperties: false })),
     limits: t.Optional(
       t.Object(
         {

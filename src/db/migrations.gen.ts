@@ -5,9 +5,13 @@ import m2 from '../../db/migrations/0002_responses_threads.sql' with { type: 'te
 import m3 from '../../db/migrations/0003_batches.sql' with { type: 'text' }
 import m4 from '../../db/migrations/0004_credit_reservations.sql' with { type: 'text' }
 import m5 from '../../db/migrations/0005_batch_leases.sql' with { type: 'text' }
+import m6 from '../../db/migrations/0006_stored_responses.sql' with { type: 'text' }
+import m7 from '../../db/migrations/0007_drop_responses.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
+import p3 from '../../db/pg-migrations/0003_stored_responses.sql' with { type: 'text' }
+import p4 from '../../db/pg-migrations/0004_drop_responses.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -19,6 +23,8 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0003_batches", when: 1795449253456, breakpoints: true, sql: m3 },
   { tag: "0004_credit_reservations", when: 1795456809482, breakpoints: true, sql: m4 },
   { tag: "0005_batch_leases", when: 1795457694418, breakpoints: true, sql: m5 },
+  { tag: "0006_stored_responses", when: 1795566676550, breakpoints: true, sql: m6 },
+  { tag: "0007_drop_responses", when: 1795566695039, breakpoints: true, sql: m7 },
 ]
 
 /** PostgreSQL. */
@@ -26,4 +32,6 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0000_init", when: 1795455209007, breakpoints: true, sql: p0 },
   { tag: "0001_credit_reservations", when: 1795456810004, breakpoints: true, sql: p1 },
   { tag: "0002_batch_leases", when: 1795457695564, breakpoints: true, sql: p2 },
+  { tag: "0003_stored_responses", when: 1795566678363, breakpoints: true, sql: p3 },
+  { tag: "0004_drop_responses", when: 1795566697416, breakpoints: true, sql: p4 },
 ]

@@ -117,29 +117,36 @@ export const usageHourly = sqliteTable(
 
 
 /**
- * Responses-style threads (§4.5): each stored response with the items it added — the
- * request's new input items and the reply's output items — chained by
- * `previous_response_id`. A thread is rebuilt by walking the chain.
+ * Stored responses of responses-style threads, keyed by the gateway's own row id: the response
+ * id a client saw (an upstream's, on the pass-through path) may repeat across keys or within
+ * one (upstreams and proxies reuse ids), so it is a field a key's lookup reads, latest first,
+ * never a key one client's save could overwrite another's with. `previous_row_id` chains rows.
  */
-export const responses = sqliteTable(
-  'responses',
+export const storedResponses = sqliteTable(
+  'stored_responses',
   {
+    rowId: text('row_id').primaryKey(),
     /** The response id the client saw (`resp_…`). */
-    id: text('id').primaryKey(),
+    id: text('id').notNull(),
     apiKeyId: text('api_key_id').notNull(),
     model: text('model').notNull(),
     /** Epoch ms. */
     createdAt: integer('created_at').notNull(),
     status: text('status').notNull(),
+    previousRowId: text('previous_row_id'),
+    /** The response id this one continued, as the client gave it. */
     previousResponseId: text('previous_response_id'),
-    /** The conversation this response belongs to (a client-named thread), if any. */
     conversation: text('conversation'),
     /** JSON: the input items this request added (system instructions excluded). */
     inputItems: text('input_items').notNull(),
     /** JSON: the reply's output items. */
     outputItems: text('output_items').notNull(),
+    /** JSON: the response object as the client got it, without its output (retrieve). */
+    response: text('response'),
+    /** Stored bytes of the thread ending here (this row and every earlier one): its size bound. */
+    threadBytes: integer('thread_bytes').notNull().default(0),
   },
-  (t) => [index('responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt)],
+  (t) => [index('stored_responses_key_id').on(t.apiKeyId, t.id, t.createdAt), index('stored_responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt)],
 )
 
 /**

@@ -32,7 +32,7 @@ const OPENAI: Wire = {
   async list(files, owner, params) {
     const q = openAIListQuery(params)
     const page = await files.list(owner, q)
-    if (!page) throw badRequest(`after: no file "${echo(q.after)}"`)
+    if (!page) throw badRequest(`after: no file ${echo(q.after)}`)
     return toOpenAIList(page)
   },
   deleted: openAIDeleted,
@@ -44,7 +44,7 @@ const ANTHROPIC: Wire = {
   async list(files, owner, params) {
     const q = anthropicListQuery(params)
     const page = await files.list(owner, q)
-    if (!page) throw badRequest(`${q.cursorParam}: no file "${echo(q.after ?? q.before)}"`)
+    if (!page) throw badRequest(`${q.cursorParam}: no file ${echo(q.after ?? q.before)}`)
     return toAnthropicList(page, q.before !== undefined ? 'before' : 'after')
   },
   deleted: anthropicDeleted,

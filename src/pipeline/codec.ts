@@ -39,4 +39,9 @@ export interface SurfaceCodec {
   streamEncoder(o: { id: string; model: string; created: number; includeUsage: boolean }): StreamEncoder
   /** The surface's in-band frame for a failure after the first byte (§7.8). */
   errorFrame(e: unknown): string
+  /**
+   * Resolves once what the reply stored is durable (responses: the thread row committed). The
+   * pipeline holds the reply's last bytes until then, so a client never has what a crash loses.
+   */
+  durable?(): Promise<void>
 }

@@ -81,6 +81,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
       return { text, status: res.status, tap, unread: true }
     })
     out.firstToken()
+    await tapOptions?.responses?.durable?.()
     out.end()
     if (!unread) noteTap(tap, out)
     else
@@ -171,14 +172,21 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
     const e = tap.state.error
     return e ? new MidStreamError(e.message, e.status, e.type) : undefined
   }
+  // the frames that end the stream wait until what the tap stored is durable
+  const durable = tapOptions?.responses?.durable
   const frames = (async function* () {
     try {
+      if (tap.state.done) await durable?.()
       yield c.firstFrames
       for (let f = failed(); !f; f = failed()) {
         const { done, value } = await reader.read()
         if (done) {
           const rest = split.rest() + dec.decode()
-          if (rest.trim() !== '') yield pass(tap, [rest])
+          if (rest.trim() !== '') {
+            const last = pass(tap, [rest])
+            if (tap.state.done) await durable?.()
+            yield last
+          }
           // An upstream that closed without its terminator failed mid-stream: so must we (§7.8).
           // (A broken tap read nothing more: the upstream's own events, its end included, went on.)
           if (!tap.state.done && !tap.broken) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
@@ -186,7 +194,10 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
         }
         const text = pass(tap, split.push(dec.decode(value, { stream: true })))
         if (tap.state.produced) out.firstToken()
-        if (tap.state.done) out.complete()
+        if (tap.state.done) {
+          out.complete()
+          await durable?.()
+        }
         yield text
       }
       throw failed()

@@ -32,6 +32,7 @@ export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pa
     out.finishReason = enc.finishReason
     if (enc.status !== undefined) out.status = enc.status
     out.firstToken()
+    await codec.durable?.()
     return jsonReply(enc.body, headers)
   } catch (e) {
     throw failureOf(e, out)
@@ -77,7 +78,10 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
           }
         }
         if (enc.state.produced) out.firstToken()
-        if (enc.state.done) out.complete()
+        if (enc.state.done) {
+          out.complete()
+          await codec.durable?.()
+        }
         yield text
         if (enc.state.done) return
       }

@@ -78,6 +78,8 @@ export interface TapOptions {
     /** The client knows only OpenAI's own event types: no `response.requires_action`. */
     knownEventsOnly?: boolean
     finalize(response: Record<string, unknown>): Record<string, unknown>
+    /** Resolves once what finalize stored is committed; the relay holds the last bytes until then. */
+    durable?(): Promise<void>
   }
 }
 

@@ -7,7 +7,8 @@ import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { Services } from '../../services.ts'
 import type { Handler } from '../../http/direct.ts'
-import { responsesSurface } from './surface.ts'
+import { responseObjectRoutes } from './objects.ts'
+import { responsesSurface, threadStoreOf } from './surface.ts'
 
 export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
 
@@ -23,5 +24,5 @@ export function responsesHandler(s: Services): Handler {
 export function responsesRoutes(s: Services, handle = responsesHandler(s)) {
   const app = new Elysia({ name: 'responses' })
   for (const path of RESPONSES_PATHS) app.post(path, ({ request }) => handle(request))
-  return app
+  return app.use(responseObjectRoutes(threadStoreOf(s)))
 }

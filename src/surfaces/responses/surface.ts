@@ -37,8 +37,19 @@ const customNames = (turn: Turn) => {
   return new Set(all.filter((t) => t?.type === 'custom' && typeof t.name === 'string').map((t) => t.name as string))
 }
 
-export function responsesSurface(s: Services): SurfaceSpec {
-  const threads = new ThreadStore(s.storage.sql)
+/** A reply holds its last bytes this long at most for its thread row (a store that cannot write). */
+const DURABLE_WAIT_MS = 5_000
+
+const stores = new WeakMap<Services, ThreadStore>()
+
+/** The one thread store of a gateway's services (the surface and the object routes share its pending rows). */
+export function threadStoreOf(s: Services): ThreadStore {
+  let t = stores.get(s)
+  if (!t) stores.set(s, (t = new ThreadStore(s.storage.sql, s.config.responses.maxThreadBytes)))
+  return t
+}
+
+export function responsesSurface(s: Services, threads = threadStoreOf(s)): SurfaceSpec {
   s.onClose.push(() => threads.flush())
   // The checked turn of each body, from validate to the codec (a body lives for one request).
   const turns = new WeakMap<object, Turn>()
@@ -48,19 +59,35 @@ export function responsesSurface(s: Services): SurfaceSpec {
     return t
   }
 
-  /** Stores a finished response of a stored turn (failed ones are not part of a thread). */
-  const storer = (turn: Turn, model: CatalogModel, rc: RequestContext) => (r: Obj) => {
-    if (!turn.store || r.status === 'failed' || typeof r.id !== 'string') return
-    threads.save({
-      id: r.id,
-      apiKeyId: rc.apiKey.id,
-      model: model.id,
-      status: String(r.status),
-      previousResponseId: turn.previousResponseId ?? null,
-      conversation: turn.conversation ?? null,
-      inputItems: turn.items,
-      outputItems: Array.isArray(r.output) ? (r.output as Obj[]) : [],
-    })
+  /**
+   * Stores a finished response of a stored turn (failed ones are not part of a thread), once;
+   * `durable` resolves when its row is committed (at once when nothing was stored).
+   */
+  const storer = (turn: Turn, model: CatalogModel, rc: RequestContext) => {
+    let saved: Promise<void> | undefined
+    const store = (r: Obj) => {
+      if (saved || !turn.store || r.status === 'failed' || typeof r.id !== 'string') return
+      saved = threads.save({
+        id: r.id,
+        apiKeyId: rc.apiKey.id,
+        model: model.id,
+        status: String(r.status),
+        previousResponseId: turn.previousResponseId ?? null,
+        previous: turn.previous ?? null,
+        conversation: turn.conversation ?? null,
+        inputItems: turn.items,
+        outputItems: Array.isArray(r.output) ? (r.output as Obj[]) : [],
+        response: r,
+      })
+    }
+    const durable = async () => {
+      if (!saved) return
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, DURABLE_WAIT_MS)))
+      await Promise.race([saved, late])
+      clearTimeout(timer)
+    }
+    return { store, durable }
   }
 
   interface Run {
@@ -72,7 +99,7 @@ export function responsesSurface(s: Services): SurfaceSpec {
 
   function run(body: Obj, model: CatalogModel, rc: RequestContext): Run {
     const turn = turnOf(body)
-    const store = storer(turn, model, rc)
+    const { store, durable } = storer(turn, model, rc)
     // only the IR path's encoders need them (the pass-through upstream names its own items)
     let custom: Set<string> | undefined
     const customs = () => (custom ??= customNames(turn))
@@ -102,6 +129,7 @@ export function responsesSurface(s: Services): SurfaceSpec {
         const r = { ...(seen?.response ?? { id: 'resp_unknown', object: 'response', output: [] }), status: 'failed', error }
         return failureEvents(ev, error, r, rc.knownEventsOnly === true)
       },
+      durable,
     }
     const hooks: Run['hooks'] = {
       observe(response, sequence) {
@@ -117,6 +145,7 @@ export function responsesSurface(s: Services): SurfaceSpec {
         store(r)
         return r
       },
+      durable,
     }
     const made = { codec, hooks }
     runs.set(body, made)

@@ -1,31 +1,65 @@
 // Responses-style threads (§4.5 state): each stored response keeps the input items its
-// request added and its output items; `previous_response_id` chains them. A response is
-// saved before the reply's terminal event goes out, into a pending map that every lookup
-// reads first, so a continuation sent right after finds it (pitfall 20); the map is written
-// in one transaction a few ms later (one INSERT per reply was a fifth of the surface's CPU),
-// and at once on shutdown. Another key's response is as unknown as a missing one.
+// request added, its output items and the response object; `previous_response_id` chains them.
+//
+// Rows are keyed by the gateway's own row id. The response id a client saw (the upstream's,
+// on the pass-through path) is a field a key's lookup reads, latest first: upstreams and
+// proxies can hand out one id twice, and one key's reply must never overwrite another key's
+// thread, nor a thread point at itself. Each row links the row it continued.
+//
+// A response is saved before the reply's terminal event goes out, into a pending map that every
+// lookup reads first, so a continuation sent right after finds it; the map is written in one
+// transaction a few ms later (one INSERT per reply was a fifth of the surface's CPU). `save`
+// resolves once the row is committed: the surface holds the reply's last bytes until then, so
+// a response a client has received survives a kill -9. Another key's response is as unknown as
+// a missing one. A thread's stored size is bounded: a continuation past the bound is a 400.
 import type { Sql } from '../../db/sql.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { Item } from './items.ts'
+
+type Obj = Record<string, unknown>
 
 export interface StoredResponse {
   id: string
   apiKeyId: string
   model: string
   status: string
+  /** The response id this one continued, as the client gave it. */
   previousResponseId: string | null
+  /** The row it continued (from the thread's lookup), or null for a new thread. */
+  previous: ThreadHead | null
   conversation: string | null
   inputItems: Item[]
   outputItems: Item[]
+  /** The response object as the client got it (its output is stored apart). */
+  response?: Obj
+}
+
+/** The newest row of a thread, as a continuation links it. */
+export interface ThreadHead {
+  rowId: string
+  threadBytes: number
 }
 
 interface Row {
+  row_id: string
   id: string
   api_key_id: string
+  model: string
+  created_at: number
   status: string
+  previous_row_id: string | null
   previous_response_id: string | null
+  conversation: string | null
   input_items: string
   output_items: string
+  response: string | null
+  thread_bytes: number
+}
+
+interface Pending {
+  row: Row
+  committed: Promise<void>
+  commit(): void
 }
 
 /** A response another instance has not written yet: read again this often, this long apart. */
@@ -35,41 +69,59 @@ const SHARED_MISS_WAIT_MS = 25
 /** A thread deeper than this is refused rather than walked (each step is one indexed read). */
 const MAX_DEPTH = 10_000
 
-const INSERT = `INSERT INTO responses (id, api_key_id, model, created_at, status, previous_response_id, conversation, input_items, output_items)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (id) DO UPDATE SET api_key_id = excluded.api_key_id, model = excluded.model, created_at = excluded.created_at,
-    status = excluded.status, previous_response_id = excluded.previous_response_id, conversation = excluded.conversation,
-    input_items = excluded.input_items, output_items = excluded.output_items`
-const BY_ID = 'SELECT id, api_key_id, status, previous_response_id, input_items, output_items FROM responses WHERE id = ?'
-// among responses of one ms, the last stored (SQLite's rowid; the id elsewhere)
-const LATEST = {
-  sqlite: 'SELECT id FROM responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
-  pg: 'SELECT id FROM responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, id DESC LIMIT 1',
-}
+/** The default bound on a thread's stored bytes (`responses.max_thread_bytes`). */
+export const DEFAULT_MAX_THREAD_BYTES = 32 * 1024 * 1024
+
+const COLUMNS = 'row_id, id, api_key_id, model, created_at, status, previous_row_id, previous_response_id, conversation, input_items, output_items, response, thread_bytes'
+const INSERT = `INSERT INTO stored_responses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const BY_ROW = `SELECT ${COLUMNS} FROM stored_responses WHERE row_id = ?`
+// a key's latest row of a response id (among rows of one ms, the greatest row id: time-ordered)
+const BY_ID = `SELECT ${COLUMNS} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
+const LATEST_OF_CONVERSATION = 'SELECT id FROM stored_responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, row_id DESC LIMIT 1'
+const DELETE = 'DELETE FROM stored_responses WHERE api_key_id = ? AND id = ?'
+
+const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
 
 export class ThreadStore {
-  /** Saved, not yet written: read before the database by every lookup. */
-  private readonly pending = new Map<string, { row: Row; model: string; createdAt: number; conversation: string | null }>()
+  /** Saved, not yet written: read before the database by every lookup (by row id). */
+  private readonly pending = new Map<string, Pending>()
   private timer?: ReturnType<typeof setTimeout>
 
   /** The write in progress: one at a time. */
   private writing: Promise<void> = Promise.resolve()
 
-  constructor(private readonly sql: Sql, private readonly flushDelayMs = 25) {}
+  constructor(
+    private readonly sql: Sql,
+    readonly maxThreadBytes = DEFAULT_MAX_THREAD_BYTES,
+    private readonly flushDelayMs = 25,
+  ) {}
 
-  save(r: StoredResponse): void {
+  /** Saves a response; resolves once it is committed (the pending map serves lookups before that). */
+  save(r: StoredResponse): Promise<void> {
+    const input = JSON.stringify(r.inputItems)
+    const output = JSON.stringify(r.outputItems)
+    const response = r.response ? JSON.stringify({ ...r.response, output: undefined }) : null
+    const own = Buffer.byteLength(input) + Buffer.byteLength(output) + (response ? Buffer.byteLength(response) : 0)
     const row: Row = {
+      row_id: newRowId(),
       id: r.id,
       api_key_id: r.apiKeyId,
+      model: r.model,
+      created_at: Date.now(),
       status: r.status,
+      previous_row_id: r.previous?.rowId ?? null,
       previous_response_id: r.previousResponseId,
-      input_items: JSON.stringify(r.inputItems),
-      output_items: JSON.stringify(r.outputItems),
+      conversation: r.conversation,
+      input_items: input,
+      output_items: output,
+      response,
+      thread_bytes: (r.previous?.threadBytes ?? 0) + own,
     }
-    // a re-saved id moves to the end: the map's order is the save order
-    this.pending.delete(r.id)
-    this.pending.set(r.id, { row, model: r.model, createdAt: Date.now(), conversation: r.conversation })
+    let commit!: () => void
+    const committed = new Promise<void>((resolve) => (commit = resolve))
+    this.pending.set(row.row_id, { row, committed, commit })
     this.timer ??= setTimeout(() => void this.flush(), this.flushDelayMs)
+    return committed
   }
 
   /** Writes every pending response in one transaction. */
@@ -85,8 +137,8 @@ export class ThreadStore {
     const rows = [...this.pending.values()]
     try {
       await this.sql.tx(async (q) => {
-        for (const { row, model, createdAt, conversation } of rows) {
-          await q.run(INSERT, [row.id, row.api_key_id, model, createdAt, row.status, row.previous_response_id, conversation, row.input_items, row.output_items])
+        for (const { row: w } of rows) {
+          await q.run(INSERT, [w.row_id, w.id, w.api_key_id, w.model, w.created_at, w.status, w.previous_row_id, w.previous_response_id, w.conversation, w.input_items, w.output_items, w.response, w.thread_bytes])
         }
       })
     } catch {
@@ -94,50 +146,95 @@ export class ThreadStore {
       this.timer ??= setTimeout(() => void this.flush(), 100)
       return
     }
-    // only what was written leaves the map (a save during the write stays pending)
-    for (const r of rows) if (this.pending.get(r.row.id) === r) this.pending.delete(r.row.id)
+    for (const p of rows) {
+      this.pending.delete(p.row.row_id)
+      p.commit()
+    }
   }
 
-  private async row(id: string): Promise<Row | null> {
-    const local = this.pending.get(id)?.row
-    if (local) return local
-    let row = await this.sql.get<Row>(BY_ID, [id])
+  /** A key's latest row of a response id: pending ones first. */
+  private async byId(apiKeyId: string, id: string): Promise<Row | null> {
+    let newest: Row | null = null
+    for (const p of this.pending.values()) if (p.row.id === id && p.row.api_key_id === apiKeyId) newest = p.row
+    if (newest) return newest
+    let row = await this.sql.get<Row>(BY_ID, [apiKeyId, id])
     // another instance on the shared database writes a response a few ms after its client
     // has it: a continuation sent here at once may arrive first, so a miss is read again
     for (let i = 0; i < SHARED_MISS_RETRIES && !row && this.sql.dialect === 'pg'; i++) {
       await Bun.sleep(SHARED_MISS_WAIT_MS)
-      row = await this.sql.get<Row>(BY_ID, [id])
+      row = await this.sql.get<Row>(BY_ID, [apiKeyId, id])
     }
     return row
+  }
+
+  private async byRow(rowId: string): Promise<Row | null> {
+    return this.pending.get(rowId)?.row ?? (await this.sql.get<Row>(BY_ROW, [rowId]))
   }
 
   /** The latest stored response of a conversation, or undefined for a new one. */
   async latestOf(apiKeyId: string, conversation: string): Promise<string | undefined> {
     let newest: string | undefined
-    for (const p of this.pending.values()) if (p.conversation === conversation && p.row.api_key_id === apiKeyId) newest = p.row.id
-    return newest ?? (await this.sql.get<{ id: string }>(LATEST[this.sql.dialect], [apiKeyId, conversation]))?.id
+    for (const p of this.pending.values()) if (p.row.conversation === conversation && p.row.api_key_id === apiKeyId) newest = p.row.id
+    return newest ?? (await this.sql.get<{ id: string }>(LATEST_OF_CONVERSATION, [apiKeyId, conversation]))?.id
   }
 
   /**
    * Every item of the thread ending at `id`, oldest first (each response's input, then its
-   * output), and that response's status. A 400 naming `field` and the id when it is unknown,
-   * another key's, or was not stored.
+   * output), that response's status, and its row for the continuation to link. A 400 naming
+   * `field` and the id when it is unknown, another key's, was not stored or was deleted, or when
+   * the thread is over the size bound (checked before anything of it is loaded).
    */
-  async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string }> {
-    const chain: Row[] = []
-    for (let at: string | null = id; at !== null; ) {
-      const row = await this.row(at)
-      if (!row || row.api_key_id !== apiKeyId) {
-        const what = at === id ? `${field}: no stored response "${id.slice(0, 80)}"` : `${field}: the thread of "${id.slice(0, 80)}" lost its earlier response "${at.slice(0, 80)}"`
-        throw badRequest(`${what} (unknown, not stored — store: false — or not this key's)`)
-      }
+  async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string; head: ThreadHead }> {
+    const head = await this.byId(apiKeyId, id)
+    if (!head) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, or not this key's)`)
+    if (head.thread_bytes > this.maxThreadBytes) {
+      throw badRequest(`${field}: the thread of "${id}" holds ${head.thread_bytes} bytes, over this gateway's limit of ${this.maxThreadBytes} (responses.max_thread_bytes); start a new thread, or send the context again as input`)
+    }
+    const chain: Row[] = [head]
+    for (let at = head.previous_row_id; at !== null; ) {
+      const row = await this.byRow(at)
+      if (!row || row.api_key_id !== apiKeyId) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain.at(-1)!.previous_response_id ?? '?'}" (deleted)`)
       chain.push(row)
       if (chain.length > MAX_DEPTH) throw badRequest(`${field}: the thread is longer than ${MAX_DEPTH} responses`)
-      at = row.previous_response_id
+      at = row.previous_row_id
     }
-    const status = chain[0].status
     const items: Item[] = []
-    for (const row of chain.reverse()) items.push(...(JSON.parse(row.input_items) as Item[]), ...(JSON.parse(row.output_items) as Item[]))
-    return { items, status }
+    // oldest first; each row's text is parsed once and let go
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const row = chain[i]!
+      for (const it of JSON.parse(row.input_items) as Item[]) items.push(it)
+      for (const it of JSON.parse(row.output_items) as Item[]) items.push(it)
+      chain[i] = undefined as never
+    }
+    return { items, status: head.status, head: { rowId: head.row_id, threadBytes: head.thread_bytes } }
+  }
+
+  /** A key's stored response object (its output included), or undefined. */
+  async retrieve(apiKeyId: string, id: string): Promise<Obj | undefined> {
+    const row = await this.byId(apiKeyId, id)
+    if (!row) return undefined
+    const output = JSON.parse(row.output_items) as Item[]
+    if (row.response) return { ...(JSON.parse(row.response) as Obj), output }
+    // rows stored before the object was kept: what the row knows
+    return { id: row.id, object: 'response', created_at: Math.floor(row.created_at / 1000), status: row.status, model: row.model, previous_response_id: row.previous_response_id, output }
+  }
+
+  /** The input items a key's stored response added, oldest first, or undefined. */
+  async inputItems(apiKeyId: string, id: string): Promise<Item[] | undefined> {
+    const row = await this.byId(apiKeyId, id)
+    return row ? (JSON.parse(row.input_items) as Item[]) : undefined
+  }
+
+  /** Deletes every row a key stored under a response id; whether there was one. */
+  async delete(apiKeyId: string, id: string): Promise<boolean> {
+    let found = false
+    for (const [rowId, p] of this.pending) {
+      if (p.row.id !== id || p.row.api_key_id !== apiKeyId) continue
+      // never written now; whoever waits on it goes on
+      this.pending.delete(rowId)
+      p.commit()
+      found = true
+    }
+    return (await this.sql.run(DELETE, [apiKeyId, id])) > 0 || found
   }
 }

@@ -10,7 +10,7 @@ import type { CrossFamilyMode } from '../../routing/rules.ts'
 import { firstError, knownParams } from '../checks.ts'
 import { inputItems, messagesItems, toolOutputItems, type Item } from './items.ts'
 import { PARAM_SCHEMAS } from './schema.ts'
-import type { ThreadStore } from './thread.ts'
+import type { ThreadHead, ThreadStore } from './thread.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
@@ -34,6 +34,8 @@ export interface Turn {
   verbosity?: string
   store: boolean
   previousResponseId?: string
+  /** The stored row it continues (a new row links it). */
+  previous?: ThreadHead | null
   conversation?: string
   maxToolCalls?: number
   /** The gateway's state is involved: the upstream gets the whole input and `store: false`. */
@@ -148,7 +150,8 @@ export async function validateResponses(body: Body, model: CatalogModel, vc: Val
     previous = await vc.threads.latestOf(vc.apiKeyId, conversation)
     field = 'conversation'
   }
-  const history = previous !== undefined ? (await vc.threads.history(vc.apiKeyId, previous, field)).items : []
+  const thread = previous !== undefined ? await vc.threads.history(vc.apiKeyId, previous, field) : undefined
+  const history = thread?.items ?? []
 
   const instructions = [body.instructions, body.system].filter((s): s is string => typeof s === 'string' && s !== '').join('\n\n')
   const text = body.text as Obj | undefined
@@ -164,6 +167,7 @@ export async function validateResponses(body: Body, model: CatalogModel, vc: Val
     verbosity: (text?.verbosity ?? body.verbosity ?? undefined) as string | undefined,
     store: body.store !== false,
     previousResponseId: previous,
+    previous: thread?.head ?? null,
     conversation,
     maxToolCalls: body.max_tool_calls as number | undefined,
     stateful: previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined,

@@ -1,0 +1,81 @@
+// The stored response objects of the responses surface, as OpenAI's API has them: retrieve,
+// its input items (paged), delete, and cancel. Only the key that stored a response sees it;
+// any other key gets the 404 of an id that does not exist.
+import { Elysia } from 'elysia'
+import { keyOf } from '../../auth/context.ts'
+import { badRequest, echo, notFound } from '../../http/errors.ts'
+import type { Item } from './items.ts'
+import type { ThreadStore } from './thread.ts'
+
+const PREFIXES = ['/api/alpha/v1', '/api/v1'] as const
+const LIMIT = { dflt: 20, min: 1, max: 100 }
+
+type Obj = Record<string, unknown>
+
+const missing = (id: string) => notFound(`No response found with id "${echo(id)}"`)
+
+/** An item as the listing shows it: with an id (stored items the client sent without one get a stable one) and message text as parts. */
+function listed(it: Item, responseId: string, i: number): Obj {
+  const o = it as Obj
+  const type = typeof o.type === 'string' ? o.type : 'message'
+  const id = typeof o.id === 'string' ? o.id : `${type === 'message' ? 'msg' : 'item'}_${responseId.replace(/^resp_/, '')}_${i}`
+  const out: Obj = { ...o, id, type }
+  if (type === 'message') {
+    out.status ??= 'completed'
+    if (typeof o.content === 'string') out.content = [{ type: o.role === 'assistant' ? 'output_text' : 'input_text', text: o.content }]
+  }
+  return out
+}
+
+function listQuery(q: URLSearchParams) {
+  for (const name of q.keys()) if (!['limit', 'after', 'before', 'order', 'include', 'include[]'].includes(name)) throw badRequest(`${echo(name)}: unknown query parameter; input_items takes limit, after, before, order, include`)
+  const raw = q.get('limit')
+  const limit = raw === null ? LIMIT.dflt : /^\d+$/.test(raw) ? Number(raw) : NaN
+  if (!Number.isInteger(limit) || limit < LIMIT.min || limit > LIMIT.max) throw badRequest(`limit: must be an integer from ${LIMIT.min} to ${LIMIT.max}`)
+  const order = q.get('order') ?? 'desc'
+  if (order !== 'asc' && order !== 'desc') throw badRequest('order: must be "asc" or "desc"')
+  return { limit, order, after: q.get('after') ?? undefined, before: q.get('before') ?? undefined }
+}
+
+export function responseObjectRoutes(threads: ThreadStore) {
+  const app = new Elysia({ name: 'responses-objects' })
+  for (const prefix of PREFIXES) {
+    app
+      .get(`${prefix}/responses/:id`, async ({ request, params }) => {
+        const r = await threads.retrieve(keyOf(request).id, params.id)
+        if (!r) throw missing(params.id)
+        return r
+      })
+      .get(`${prefix}/responses/:id/input_items`, async ({ request, params }) => {
+        const q = listQuery(new URL(request.url).searchParams)
+        const items = await threads.inputItems(keyOf(request).id, params.id)
+        if (!items) throw missing(params.id)
+        let all = items.map((it, i) => listed(it, params.id, i))
+        if (q.order === 'desc') all = all.reverse()
+        let from = 0
+        if (q.after !== undefined) {
+          const at = all.findIndex((it) => it.id === q.after)
+          if (at < 0) throw badRequest(`after: no input item "${echo(q.after)}" in response "${echo(params.id)}"`)
+          from = at + 1
+        }
+        let to = all.length
+        if (q.before !== undefined) {
+          const at = all.findIndex((it) => it.id === q.before)
+          if (at < 0) throw badRequest(`before: no input item "${echo(q.before)}" in response "${echo(params.id)}"`)
+          to = at
+        }
+        const page = all.slice(from, Math.min(to, from + q.limit))
+        return { object: 'list', data: page, first_id: (page[0]?.id as string | undefined) ?? null, last_id: (page.at(-1)?.id as string | undefined) ?? null, has_more: from + page.length < to }
+      })
+      .delete(`${prefix}/responses/:id`, async ({ request, params }) => {
+        if (!(await threads.delete(keyOf(request).id, params.id))) throw missing(params.id)
+        return { id: params.id, object: 'response', deleted: true }
+      })
+      .post(`${prefix}/responses/:id/cancel`, async ({ request, params }) => {
+        const r = await threads.retrieve(keyOf(request).id, params.id)
+        if (!r) throw missing(params.id)
+        throw badRequest(`Only responses created with background: true can be cancelled; "${echo(params.id)}" is ${typeof r.status === 'string' ? r.status : 'finished'} (this gateway answers every response in the foreground)`)
+      })
+  }
+  return app
+}
