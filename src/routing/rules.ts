@@ -286,7 +286,22 @@ export function assertSurfaceParams(surfaces: readonly Surface[]): void {
   for (const s of surfaces) if (!SURFACE_PARAMS[s]) throw new Error(`no parameter list for the ${s} surface (SURFACE_PARAMS)`)
 }
 
-/** The response header value, or undefined when nothing was translated or dropped. */
+/** The header stays well inside what any HTTP client reads (some stop at 64 KB for all headers). */
+const MAX_COMPAT_HEADER = 1_000
+
+/**
+ * The response header value, or undefined when nothing was translated or dropped. Entries are
+ * the gateway's own field names; anything outside printable ASCII is left out (a header value
+ * must be Latin-1), each entry is named once, and the whole is bounded.
+ */
 export function compatHeader(compat: string[]): string | undefined {
-  return compat.length > 0 ? compat.join(', ') : undefined
+  if (compat.length === 0) return undefined
+  const entries = [...new Set(compat.map((c) => c.replace(/[^\x20-\x7e]/g, '')))].filter(Boolean)
+  let out = ''
+  for (const e of entries) {
+    const next = out ? `${out}, ${e}` : e
+    if (next.length > MAX_COMPAT_HEADER) return `${out}, ...`
+    out = next
+  }
+  return out || undefined
 }

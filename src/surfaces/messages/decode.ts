@@ -184,6 +184,13 @@ export function messagesToIR(checked: Body, model: CatalogModel, rules: RulesOut
   if (user !== undefined) req.user = user
   if (body.betas !== undefined) req.betas = body.betas as string[]
 
+  // structured output for a GPT model: Anthropic's output format is OpenAI's json_schema response format
+  const format = (body.output_format ?? (body.output_config as Obj | undefined)?.format) as Obj | undefined | null
+  if (model.family === 'openai' && format && format.type === 'json_schema') {
+    req.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema as Obj | undefined, strict: true }
+    rules.compat.push(`${body.output_format !== undefined ? 'output_format' : 'output_config.format'}->response_format`)
+  }
+
   if (model.family === 'anthropic') {
     const extra: Obj = {}
     for (const k of ANTHROPIC_CARRIED) if (body[k] !== undefined) extra[k] = body[k]

@@ -3,6 +3,7 @@
 // where the IR can carry them (a `custom` tool becomes a function taking one string) and
 // otherwise dropped and named in the compat header.
 import type { CatalogModel } from '../../config/catalog.ts'
+import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
 import type { RulesOutcome } from '../../routing/rules.ts'
 import { mediaSource } from '../chat/decode.ts'
@@ -110,17 +111,36 @@ function handedOver(items: Item[]): Obj[] {
   return out
 }
 
-/** Function and custom tools → IR tools; the names of the others (dropped). */
-export function irTools(tools: Obj[]): { tools: Tool[]; dropped: string[] } {
+/**
+ * OpenAI's hosted and client-side tool types the IR has no form for (Codex sends tool_search and
+ * namespace): left out and named in the compat header by type, the gateway's own words, never
+ * the client's text.
+ */
+const HOSTED_TOOLS = new Set([
+  'web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search',
+  'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'local_shell', 'shell',
+  'apply_patch', 'tool_search', 'namespace',
+])
+
+/**
+ * Function and custom tools → IR tools; hosted tools are dropped and named. Any other type is a
+ * 400 naming `tools[i].type` (`where` names each tool's place) for a model of the other family;
+ * on the surface's own family (the mock) it is dropped and named by its place.
+ */
+export function irTools(tools: Obj[], where: (i: number) => string, model?: CatalogModel): { tools: Tool[]; dropped: string[] } {
   const out: Tool[] = []
   const dropped: string[] = []
-  for (const t of tools) {
+  for (const [i, t] of tools.entries()) {
     if (t.type === 'function') {
       out.push({ name: t.name as string, description: t.description as string | undefined, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
     } else if (t.type === 'custom') {
       out.push({ name: t.name as string, description: t.description as string | undefined, parameters: CUSTOM_INPUT(t) })
+    } else if (typeof t.type === 'string' && HOSTED_TOOLS.has(t.type)) {
+      dropped.push(`tools.${t.type}`)
+    } else if (model?.family === 'anthropic') {
+      throw badRequest(`${where(i)}.type: ${JSON.stringify(String(t.type)).slice(0, 80)} is not a tool type the gateway can translate for ${model.id}; it carries function and custom tools (and names the hosted ones it leaves out)`)
     } else {
-      dropped.push(`tools.${String(t.type)}${typeof t.name === 'string' ? ':' + t.name : ''}`)
+      dropped.push(`${where(i)}`)
     }
   }
   return { tools: out, dropped }
@@ -151,7 +171,8 @@ export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: Rul
   if (body.temperature !== undefined) req.temperature = body.temperature as number
   if (body.top_p !== undefined) req.topP = body.top_p as number
 
-  const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])])
+  const own = turn.tools.length
+  const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])], (i) => (i < own ? `tools[${i}]` : 'input.additional_tools'), model)
   dropped.push(...t.dropped)
   if (t.tools.length > 0) {
     req.tools = t.tools
@@ -173,10 +194,15 @@ export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: Rul
   const f = turn.format
   if (f?.type === 'json_schema') req.responseFormat = { type: 'json_schema', name: f.name as string, schema: f.schema as Obj | undefined, strict: f.strict as boolean | undefined, description: f.description as string | undefined }
   else if (f?.type === 'json_object' && model.family === 'openai') req.responseFormat = { type: 'json_object' }
+  // Anthropic has no JSON mode without a schema: left out, and said so
+  else if (f?.type === 'json_object') dropped.push('text.format')
   else if (c.responseFormat) req.responseFormat = c.responseFormat
   const user = (rules.removed.includes('user') ? undefined : (body.user as string | undefined)) ?? c.user
   if (user !== undefined) req.user = user
   if (body.metadata !== undefined && model.family === 'openai') req.metadata = body.metadata as Obj
+  else if (body.metadata !== undefined) dropped.push('metadata')
+  // the IR call has no form for these (the upstream's own thread handling): left out, and said so
+  for (const k of ['context_management', 'truncation'] as const) if (body[k] !== undefined) dropped.push(k)
 
   if (body.mcp_servers !== undefined && model.family === 'anthropic') {
     req.providerData = { anthropic: { mcp_servers: mcpConnector(body.mcp_servers) } }
