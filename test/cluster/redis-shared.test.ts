@@ -189,6 +189,17 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     }
     const spent = (await a!.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id]))!.spent
     expect(spent).toBeCloseTo(served * UP_COST, 12)
+    // what the burst left is served one request at a time, across the three, until the balance
+    // crosses zero: in all, at most the 10 covered and the one crossing it
+    let total = served
+    for (let i = 0; i < 20; i++) {
+      const r = await chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })
+      if (r.status === 402) break
+      expect(r.status).toBe(200)
+      total++
+    }
+    expect(total).toBeGreaterThanOrEqual(10)
+    expect(total).toBeLessThanOrEqual(11)
     // and nothing more is served anywhere
     for (const g of gws) expect((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status).toBe(402)
   }, 30_000)
