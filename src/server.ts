@@ -41,7 +41,7 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
     limiter,
     log,
     providers: createProviders(config),
-    recorder: new Recorder({ config, storage, catalog, keys, log }),
+    recorder: new Recorder({ config, storage, catalog, keys, log }, { maxBacklog: config.generations.maxBacklog }),
     files: createFilesService({ config, storage, log }),
     cluster,
     onClose: [],

@@ -28,7 +28,8 @@ export interface Config {
   pricing: { discount: number; overrides: Record<string, PriceEntry> }
   models: ModelEntry[]
   compat: { crossFamily: 'reject' | 'translate' }
-  generations: { retentionDays: number }
+  /** Records: kept `retentionDays`; at most `maxBacklog` wait for a database that cannot take them. */
+  generations: { retentionDays: number; maxBacklog: number }
   /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
   responses: { maxThreadBytes: number }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
@@ -204,7 +205,10 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     },
     models: f.models ?? [],
     compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
-    generations: { retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30 },
+    generations: {
+      retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30,
+      maxBacklog: count(num(env.SWITCHYARD_RECORDS_MAX_BACKLOG, 'SWITCHYARD_RECORDS_MAX_BACKLOG') ?? f.generations?.max_backlog ?? 10_000, 1),
+    },
     responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },
     media: {
       allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',

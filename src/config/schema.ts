@@ -92,7 +92,7 @@ export const ConfigFileSchema = t.Object(
       ),
     ),
     generations: t.Optional(
-      t.Object({ retention_days: t.Optional(t.Number({ minimum: 7 })) }, { additionalProperties: false }),
+      t.Object({ retention_days: t.Optional(t.Number({ minimum: 7 })), max_backlog: t.Optional(t.Integer({ minimum: 1 })) }, { additionalProperties: false }),
     ),
     batches: t.Optional(
       t.Object(

@@ -19,6 +19,20 @@ export function isStoreDown(e: unknown, depth = 0): boolean {
   return /^ERR_POSTGRES_(CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT|CONNECTION_TIMEOUT)/.test(code) || /^(08|57P0[1-3])/.test(errno) || /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(code)
 }
 
+/**
+ * A database that has no room (a full disk or data dir, a quota): SQLite's SQLITE_FULL,
+ * PostgreSQL's class 53 (insufficient resources: disk_full 53100). Writes are kept and tried
+ * again until it has room, never given up.
+ */
+export function isStoreFull(e: unknown, depth = 0): boolean {
+  const err = e as { code?: unknown; errno?: unknown; cause?: unknown; message?: unknown } | null
+  if (err?.cause !== undefined && depth < 3 && isStoreFull(err.cause, depth + 1)) return true
+  const code = typeof err?.code === 'string' ? err.code : ''
+  const errno = typeof err?.errno === 'string' ? err.errno : ''
+  const message = typeof err?.message === 'string' ? err.message : ''
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100' || errno === '53100' || /database or disk is full|No space left on device/.test(message)
+}
+
 const PROBE_EVERY_MS = 1_000
 const PROBE_TIMEOUT_MS = 2_000
 

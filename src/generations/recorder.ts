@@ -11,7 +11,7 @@ import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
-import { isStoreDown } from '../db/unavailable.ts'
+import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore } from './store.ts'
@@ -32,6 +32,8 @@ export interface RecorderOptions {
   maxQueue?: number
   /** How often old records are pruned. */
   pruneEveryMs?: number
+  /** Records waiting for a database that cannot take them (full, away): past this, new generations get 507. */
+  maxBacklog?: number
 }
 
 const DAY_MS = 86_400_000
@@ -52,12 +54,24 @@ export class Recorder implements GenerationSink {
   private readonly flushDelayMs: number
   private readonly maxQueue: number
   private readonly pruneEveryMs: number
+  private readonly maxBacklog: number
+  /** Records of the write in progress (out of the queue until it commits or fails). */
+  private writingRows = 0
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
     this.flushDelayMs = opts.flushDelayMs ?? 25
     this.maxQueue = opts.maxQueue ?? 256
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
+    this.maxBacklog = opts.maxBacklog ?? 10_000
+  }
+
+  /**
+   * Records wait for a database that failed to take them, past the bound: a generation now would
+   * be served unrecorded, so new ones are refused (507) until the backlog is written.
+   */
+  get backlogged(): boolean {
+    return this.attempts > 0 && this.queue.length + this.writingRows >= this.maxBacklog
   }
 
   get retentionDays(): number {
@@ -127,7 +141,8 @@ export class Recorder implements GenerationSink {
       void keys.shared?.settle(input.reservationId, row.apiKeyId, row.cost ?? 0)
       this.queue.push(row)
       // after shutdown began, nothing will flush later: write now
-      if (this.stopped || this.queue.length >= this.maxQueue) void this.flush()
+      // while writes fail, the retry timer paces them: not one attempt per new record
+      if (this.stopped || (this.queue.length >= this.maxQueue && this.attempts === 0)) void this.flush()
       else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
       return row.id
     } catch (e) {
@@ -153,13 +168,16 @@ export class Recorder implements GenerationSink {
     if (this.queue.length === 0) return
     const batch = this.queue
     this.queue = []
+    this.writingRows = batch.length
     try {
       await this.write(batch)
       this.attempts = 0
     } catch (e) {
       this.attempts++
-      // a database that is away (PostgreSQL restarting) is waited for, not given up on
-      const retry = (this.attempts < MAX_ATTEMPTS || isStoreDown(e)) && !this.stopped
+      // a database that is away (PostgreSQL restarting) or full is waited for, not given up on:
+      // the records stay queued with their spend settled (held against their keys), and new
+      // generations are refused with 507 while the backlog is past its bound (`backlogged`)
+      const retry = (this.attempts < MAX_ATTEMPTS || isStoreDown(e) || isStoreFull(e)) && !this.stopped
       this.deps.log.error('recorder: writing generation records failed', {
         error: (e as Error).message,
         records: batch.length,
@@ -173,6 +191,8 @@ export class Recorder implements GenerationSink {
         // given up: the spend settled in memory will never reach the database
         for (const [keyId, usd] of spendByKey(batch)) this.deps.keys.unsettle(keyId, usd)
       }
+    } finally {
+      this.writingRows = 0
     }
   }
 

@@ -3,6 +3,7 @@
 // relay or IR call → reply or stream → record. A surface brings only what is its own
 // (SurfaceSpec): its parameter checks, its IR mapping, its wire encoders.
 import { promptBound } from '../billing/prompt-bound.ts'
+import { HttpError } from '../http/errors.ts'
 import type { CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest } from '../ir/types.ts'
 import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
@@ -73,6 +74,8 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
     if (compat) headers['x-switchyard-compat'] = compat
   }
 
+  // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
+  if (s.recorder.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
   const stream = body.stream === true
   const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptBound(spec, body), maxOutputTokens: spec.maxOutputTokens(body) }
   const admitting = admitRequest(s, admitInput)
