@@ -109,6 +109,43 @@ describe('hostile clients, one gateway', () => {
     }
   })
 
+  test('Object.prototype names as values: roles, part types, formats, thinking types, timeframes', async () => {
+    for (const n of [...Object.getOwnPropertyNames(Object.prototype), '__proto__']) {
+      for (const body of [
+        { model: 'mock-gpt', messages: [{ role: n, content: 'hi' }] },
+        { model: 'mock-gpt', messages: [{ role: 'user', content: [{ type: n, text: 'hi' }] }] },
+        { model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }], response_format: { type: n } },
+      ]) {
+        const r = await chat(body)
+        expect(`${n} ${r.status}`).toBe(`${n} 400`)
+      }
+      expect((await messages({ model: 'mock-claude', max_tokens: 2000, messages: [{ role: 'user', content: 'hi' }], thinking: { type: n } })).status).toBe(400)
+      const usage = await fetch(`${gw.url}/api/v1/usage?timeframe=${encodeURIComponent(n)}`, { headers: { authorization: `Bearer ${gw.key}` } })
+      expect(usage.status).toBe(400)
+      await usage.arrayBuffer()
+    }
+  })
+
+  test('10 KB client strings come back cut in every error that names them', async () => {
+    const long = 'q'.repeat(10_000)
+    const get = async (path: string) => {
+      const res = await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } })
+      const text = await res.text()
+      checkAnswer(res, text)
+      return { status: res.status, text }
+    }
+    for (const { status, text } of [
+      await get(`/api/v1/models/${long}`),
+      await get(`/api/v1/files?after=${long}`),
+      // refused before any generation (the mock's own refusals are generations: recorded, and the books below count them)
+      await chat({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }], tool_choice: { type: 'function', function: { name: long } } }),
+    ]) {
+      expect(status).toBeGreaterThanOrEqual(400)
+      expect(status).toBeLessThan(500)
+      expect(text.length).toBeLessThan(1_000)
+    }
+  })
+
   test('a 1 MB single-word prompt on both surfaces, and JSON 20,000 levels deep', async () => {
     const word = 'mock: text ok\n' + 'z'.repeat(1 << 20)
     expect((await chat({ model: 'mock-gpt', messages: [{ role: 'user', content: word }] })).status).toBe(200)
