@@ -69,3 +69,39 @@ export function promptTokenBound(...values: unknown[]): number {
 export function promptBound(surface: { promptExtra?(body: Record<string, unknown>): unknown }, body: Record<string, unknown>): number {
   return promptTokenBound(body, surface.promptExtra?.(body))
 }
+
+/** At most this many file references of one request are looked up for the bound. */
+const MAX_FILE_REFS = 100
+
+/** The gateway file ids a request names (`file_id` anywhere in it): their bytes are prompt too. */
+export function fileIdsOf(...values: unknown[]): string[] {
+  const ids = new Set<string>()
+  const stack: unknown[] = [...values]
+  while (stack.length > 0 && ids.size < MAX_FILE_REFS) {
+    const v = stack.pop()
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i])
+    else if (v !== null && typeof v === 'object') {
+      const o = v as Record<string, unknown>
+      for (const k in o) {
+        if (!Object.hasOwn(o, k)) continue
+        if (k === 'file_id' && typeof o[k] === 'string') ids.add(o[k] as string)
+        else if (typeof o[k] === 'object') stack.push(o[k])
+      }
+    }
+  }
+  return [...ids]
+}
+
+/**
+ * Tokens the files a request names can cost, from their sizes (the files are read later, when
+ * the request is sent): an image at the most one image costs, anything else by its bytes with a
+ * document's floor. A file the key cannot read counts nothing (the request fails on it later).
+ */
+export async function fileTokenBound(ids: string[], sizeOf: (id: string) => Promise<{ bytes: number; image: boolean } | null>): Promise<number> {
+  let total = 0
+  for (const id of ids) {
+    const f = await sizeOf(id)
+    if (f) total += f.image ? IMAGE_TOKENS : Math.max(DOCUMENT_TOKENS, f.bytes)
+  }
+  return total
+}

@@ -2,7 +2,7 @@
 // decode → resolve the model → family rules → admission → adapter → media → pass-through
 // relay or IR call → reply or stream → record. A surface brings only what is its own
 // (SurfaceSpec): its parameter checks, its IR mapping, its wire encoders.
-import { promptBound } from '../billing/prompt-bound.ts'
+import { fileIdsOf, fileTokenBound, promptBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
 import type { CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest } from '../ir/types.ts'
@@ -58,6 +58,16 @@ export interface MediaResolver {
 export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_w, b) => b }
 
 
+/** The token bound of the gateway files a body names, readable by the caller's key. */
+export async function filesBound(s: Services, body: Body, rc: RequestContext): Promise<number> {
+  const ids = fileIdsOf(body)
+  if (ids.length === 0 || !s.files) return 0
+  return fileTokenBound(ids, async (id) => {
+    const f = await s.files.resolveForKey(id, rc.apiKey).catch(() => null)
+    return f ? { bytes: f.bytes, image: f.mimeType.startsWith('image/') } : null
+  })
+}
+
 export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA): Promise<Response> {
   const body = spec.normalize(raw)
   const model = resolveModel(s.catalog, body.model, spec.surface)
@@ -77,7 +87,9 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
   if (s.recorder.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
   const stream = body.stream === true
-  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptBound(spec, body), maxOutputTokens: spec.maxOutputTokens(body) }
+  // a funded key's reservation counts the files the request names too (their sizes, looked up)
+  const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
+  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptBound(spec, body) + files, maxOutputTokens: spec.maxOutputTokens(body) }
   const admitting = admitRequest(s, admitInput)
   const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {

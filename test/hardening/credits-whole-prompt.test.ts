@@ -182,3 +182,31 @@ test('batch items: 100 items with a long system on a key funded for 5.5 succeed 
   expect(batch.request_counts.succeeded).toBeGreaterThanOrEqual(1)
   expect(batch.request_counts.succeeded).toBeLessThanOrEqual(7)
 }, 60_000)
+
+test('a file named by id counts by its size: a burst citing a 200 KB document on a key funded for 5.5 requests serves at most 7', async () => {
+  const upload = async (key: string) => {
+    const form = new FormData()
+    form.set('purpose', 'user_data')
+    // a PDF of one page whose stream holds 200 KB of text
+    const pdf = `%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n4 0 obj << /Length 200000 >> stream\n${'BT (lorem ipsum) Tj ET '.repeat(8_700)}\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n`
+    form.set('file', new File([pdf], 'doc.pdf', { type: 'application/pdf' }))
+    const r = await fetch(`${g.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
+    if (r.status !== 200) throw new Error(await r.text())
+    return ((await r.json()) as { id: string }).id
+  }
+  const body = (fileId: string) => ({ model: 'gpt-4o', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'read it' }, { type: 'file', file: { file_id: fileId } }] }] })
+  const probe = await post(g.key, '/api/alpha/v1/chat/completions', body(await upload(g.key)))
+  if (probe.status !== 200) throw new Error(await probe.text())
+  const unit = await costOf(g.key, ((await probe.json()) as { id: string }).id)
+  const { key } = await g.services.keys.create({ name: 'file burst', credits: unit * 5.5 })
+  const mine = body(await upload(key))
+  const statuses = await Promise.all(Array.from({ length: 100 }, async () => {
+    const r = await post(key, '/api/alpha/v1/chat/completions', mine)
+    await r.arrayBuffer()
+    return r.status
+  }))
+  expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
+  const served = statuses.filter((s) => s === 200).length
+  expect(served).toBeGreaterThanOrEqual(1)
+  expect(served).toBeLessThanOrEqual(7)
+}, 60_000)

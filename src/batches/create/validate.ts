@@ -6,7 +6,7 @@
 import { HttpError } from '../../http/errors.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
 import { promptBound } from '../../billing/prompt-bound.ts'
-import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import { filesBound, type SurfaceSpec } from '../../pipeline/generate.ts'
 import { resolveModel, typeName } from '../../routing/router.ts'
 import { applyFamilyRules } from '../../routing/rules.ts'
 import type { Services } from '../../services.ts'
@@ -69,7 +69,8 @@ export class ItemChecker {
     await spec.validate(body, model, this.rc)
     applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
     const cap = spec.maxOutputTokens(body)
-    return { model: body.model as string, promptEstimate: promptBound(spec, body), maxOutputTokens: typeof cap === 'number' ? cap : null }
+    const files = this.rc.apiKey.credits !== null ? await filesBound(s, body, this.rc) : 0
+    return { model: body.model as string, promptEstimate: promptBound(spec, body) + files, maxOutputTokens: typeof cap === 'number' ? cap : null }
   }
 
   private customId(v: unknown, max: number): string {
