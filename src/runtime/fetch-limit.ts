@@ -41,6 +41,7 @@ export async function ensureFetchLimit(limit: number): Promise<{ applied: true }
     const { dlopen, FFIType, ptr } = await import('bun:ffi')
     const libc = dlopen(process.platform === 'darwin' ? 'libc.dylib' : 'libc.so.6', {
       execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+      sigprocmask: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
     })
     const keep: Buffer[] = []
     const cstr = (s: string) => {
@@ -59,6 +60,10 @@ export async function ensureFetchLimit(limit: number): Promise<{ applied: true }
     env.push(`${FETCH_LIMIT_VAR}=${limit}`)
     const argv = list(originalArgv())
     const envp = list(env)
+    // The new image inherits this thread's signal mask: it starts with an empty one, as a
+    // process started afresh does, whatever the runtime had blocked here.
+    const empty = new Uint8Array(128)
+    libc.symbols.sigprocmask(process.platform === 'darwin' ? 3 : 2 /* SIG_SETMASK */, ptr(empty), null)
     // only returns on failure
     libc.symbols.execve(ptr(cstr(process.execPath)), ptr(argv), ptr(envp))
     libc.close()

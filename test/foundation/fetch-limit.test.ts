@@ -55,9 +55,11 @@ function rawChat(url: string, key: string): Promise<number> {
   })
 }
 
-test('serve runs with the fetch limit in its environment, in the same process', () => {
+test('serve runs with the fetch limit in its environment, in the same process, with no signal blocked', () => {
   const environ = readFileSync(`/proc/${g.proc.pid}/environ`, 'latin1').split('\0')
   expect(environ).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=10000')
+  // and it starts as a fresh process does: no signal blocked
+  expect(readFileSync(`/proc/${g.proc.pid}/status`, 'utf8')).toMatch(/^SigBlk:\s+0+$/m)
 })
 
 test('more than 256 concurrent upstream calls all reach the upstream at once', async () => {

@@ -1,0 +1,61 @@
+// Continuing a responses thread at its size bound (responses.max_thread_bytes, 32 MiB by
+// default): how long /health waits meanwhile, and how far the gateway's RSS grows. Run:
+//   bun scripts/bench/experiments/thread-limit.ts [turn MiB, default 4] [turns, default 7]
+// A gateway subprocess on a temp data dir, the mock provider; /health is probed every 5 ms
+// while one continuation of the whole thread runs.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const turnMiB = Number(process.argv[2] ?? 4)
+const turns = Number(process.argv[3] ?? 7)
+const KEY = 'sk-sy-thread-limit-0123456789abcdef'
+const dir = mkdtempSync(join(tmpdir(), 'sy-thread-limit-'))
+const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../../src/main.ts'), 'serve', '--port', '0', '--data-dir', dir], {
+  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_BOOTSTRAP_KEY: KEY, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error' },
+  stdout: 'pipe',
+  stderr: 'inherit',
+})
+let out = ''
+const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+while (!/listening on (http:\/\/\S+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
+const url = /listening on (http:\/\/\S+)/.exec(out)![1]!
+const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))![1]) * 1024
+const post = async (body: unknown) => {
+  const r = await fetch(`${url}/api/alpha/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const j = (await r.json()) as { id?: string; error?: string }
+  if (r.status !== 200) throw new Error(`${r.status} ${j.error}`)
+  return j.id!
+}
+
+let prev: string | undefined
+const word = 'w'.repeat(1023) + ' '
+for (let i = 0; i < turns; i++) prev = await post({ model: 'mock-gpt', input: `mock: text t${i} ${word.repeat(turnMiB * 1024)}`, ...(prev ? { previous_response_id: prev } : {}) })
+Bun.gc(true)
+await Bun.sleep(500)
+const before = rss()
+let peak = before
+let probing = true
+const health: number[] = []
+const probes = (async () => {
+  while (probing) {
+    const t0 = performance.now()
+    await fetch(`${url}/health`)
+    health.push(performance.now() - t0)
+    peak = Math.max(peak, rss())
+    await Bun.sleep(5)
+  }
+})()
+const t0 = performance.now()
+await post({ model: 'mock-gpt', previous_response_id: prev, input: 'mock: text go on' })
+const took = performance.now() - t0
+probing = false
+await probes
+health.sort((a, b) => a - b)
+const threadMiB = (turns * turnMiB).toFixed(1)
+console.log(`thread of ${turns} turns × ${turnMiB} MiB (~${threadMiB} MiB stored): continuation took ${took.toFixed(0)} ms`)
+console.log(`/health during it: ${health.length} probes, max ${health.at(-1)!.toFixed(1)} ms, p50 ${health[Math.floor(health.length / 2)]!.toFixed(1)} ms`)
+console.log(`RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, peak ${(peak / 2 ** 20).toFixed(0)} MiB: growth ${((peak - before) / 2 ** 20).toFixed(0)} MiB = ${((peak - before) / (turns * turnMiB * 2 ** 20)).toFixed(2)} × the thread`)
+proc.kill()
+await proc.exited
+rmSync(dir, { recursive: true, force: true })
