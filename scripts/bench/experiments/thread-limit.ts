@@ -30,7 +30,7 @@ const post = async (body: unknown) => {
 
 let prev: string | undefined
 const word = 'w'.repeat(1023) + ' '
-for (let i = 0; i < turns; i++) prev = await post({ model: 'mock-gpt', input: `mock: text t${i} ${word.repeat(turnMiB * 1024)}`, ...(prev ? { previous_response_id: prev } : {}) })
+for (let i = 0; i < turns; i++) prev = await post({ model: 'mock-gpt', input: `mock: text t${i}\n${word.repeat(turnMiB * 1024)}`, ...(prev ? { previous_response_id: prev } : {}) })
 Bun.gc(true)
 await Bun.sleep(500)
 const before = rss()
