@@ -52,9 +52,9 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
 
 async function serve(config: Config) {
   // returns only once the limit is in force (the process re-executes itself to set it) or cannot be
-  const limit = await ensureFetchLimit(config.maxUpstreamConnections)
+  const limit = config.maxUpstreamConnections === undefined ? undefined : await ensureFetchLimit(config.maxUpstreamConnections)
   const running = await startServer(config)
-  if (!limit.applied) running.services.log.warn('upstream calls beyond 256 at once will queue in the fetch client', { reason: limit.reason })
+  if (limit && !limit.applied) running.services.log.warn(`upstream calls beyond Bun's default of 256 at once will queue in the fetch client`, { reason: limit.reason })
   const { services: s } = running
   const served = (family: 'openai' | 'anthropic') => {
     const p = config.providers[family]

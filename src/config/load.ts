@@ -17,8 +17,8 @@ export interface Config {
   dataDir: string
   trustedProxies: string[]
   shutdownGraceMs: number
-  /** Upstream HTTP calls in flight at once (Bun's fetch client limit, set at start by `serve`). */
-  maxUpstreamConnections: number
+  /** Upstream HTTP calls in flight at once (Bun's fetch client limit, set at start by `serve`); unset: Bun's own (256). */
+  maxUpstreamConnections?: number
   adminToken?: string
   bootstrapKey?: string
   logLevel: LogLevel
@@ -132,7 +132,8 @@ function num(v: string | undefined, name: string): number | undefined {
 
 /** A count from the environment: at least `min`, whole. */
 /** Bun reads its fetch limit as a 16-bit count. */
-function fetchLimit(n: number): number {
+function fetchLimit(n: number | undefined): number | undefined {
+  if (n === undefined) return undefined
   if (!Number.isInteger(n) || n < 1 || n > MAX_FETCH_LIMIT) throw new ConfigError(`server.max_upstream_connections: expected an integer 1-${MAX_FETCH_LIMIT}, got ${n}`)
   return n
 }
@@ -182,9 +183,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
     trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
-    maxUpstreamConnections: fetchLimit(
-      num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections ?? num(env.BUN_CONFIG_MAX_HTTP_REQUESTS, 'BUN_CONFIG_MAX_HTTP_REQUESTS') ?? 10_000,
-    ),
+    maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections),
     adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
     logLevel: level,

@@ -1,9 +1,9 @@
 // Bun's fetch client opens at most 256 connections at once unless BUN_CONFIG_MAX_HTTP_REQUESTS
 // is in the process's environment when it starts; setting it from JavaScript later changes
 // nothing. A gateway relaying thousands of open streams would queue the 257th upstream call
-// behind the first 256 (a 20-second stream holds its connection for 20 seconds). So `serve`
-// makes sure the variable is set: when it is missing or differs from the configured limit, the
-// process replaces itself (execve: same pid, same arguments, same descriptors) with the
+// behind the first 256 (a 20-second stream holds its connection for 20 seconds). So when
+// `server.max_upstream_connections` is set, `serve` makes sure the variable is too: when it is
+// missing or differs from the configured limit, the process replaces itself (execve: same pid, same arguments, same descriptors) with the
 // variable added. Where that cannot be done (no libc execve, Windows), it says so and goes on
 // with Bun's default.
 import { readFileSync } from 'node:fs'

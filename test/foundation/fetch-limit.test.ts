@@ -1,6 +1,6 @@
 // A gateway relays long streams: each holds its upstream connection for as long as it runs.
 // Bun's fetch client would hold the 257th call back until one of the first 256 ended, so
-// `serve` starts with the fetch limit raised (config `server.max_upstream_connections`).
+// `serve` starts with the fetch limit raised when `server.max_upstream_connections` is set.
 // The client side here is raw TCP: the test process's own fetch keeps Bun's default limit.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -26,7 +26,7 @@ beforeAll(async () => {
     open--
     return { json: fixtureJson('openai/chat/nonstream-text.json') }
   })
-  g = await spawnGateway({ env: { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-fetchlimit-0123456789abcdef', OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: `${up.url}/v1` } })
+  g = await spawnGateway({ env: { ...NO_LIMITS, SWITCHYARD_MAX_UPSTREAM_CONNECTIONS: '10000', SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-fetchlimit-0123456789abcdef', OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: `${up.url}/v1` } })
 })
 
 afterAll(async () => {

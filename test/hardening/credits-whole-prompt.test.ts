@@ -97,6 +97,19 @@ async function unitCost(shape: Shape): Promise<number> {
   return cost
 }
 
+/** 100 requests at once on a key funded for 5.5 of them: at most 7 are served, the rest get 402. */
+async function expectBurstBounded(key: string, path: string, body: unknown) {
+  const statuses = await Promise.all(Array.from({ length: 100 }, async () => {
+    const r = await post(key, path, body)
+    await r.arrayBuffer()
+    return r.status
+  }))
+  expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
+  const served = statuses.filter((s) => s === 200).length
+  expect(served).toBeGreaterThanOrEqual(1)
+  expect(served).toBeLessThanOrEqual(7)
+}
+
 async function settled() {
   for (let i = 0; i < 500 && g.services.keys.ledger.open > 0; i++) await Bun.sleep(10)
 }
@@ -106,15 +119,7 @@ describe('a burst of 100 on a key funded for 5.5 requests serves at most 7', () 
     test(name, async () => {
       const unit = await unitCost(shape)
       const { key } = await g.services.keys.create({ name: `burst ${name}`, credits: unit * 5.5 })
-      const statuses = await Promise.all(Array.from({ length: 100 }, async () => {
-        const r = await post(key, shape.path, shape.body)
-        await r.arrayBuffer()
-        return r.status
-      }))
-      expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
-      const served = statuses.filter((s) => s === 200).length
-      expect(served).toBeGreaterThanOrEqual(1)
-      expect(served).toBeLessThanOrEqual(7)
+      await expectBurstBounded(key, shape.path, shape.body)
       await settled()
     }, 60_000)
   }
@@ -155,15 +160,7 @@ test("a thread's history counts: continuations of a long stored response", async
   const spent = (await g.services.keys.authenticate(key))!.spent
   // fund the key for 5.5 more continuations from here
   await g.services.keys.update(record.id, { credits: spent + unit * 5.5 })
-  const statuses = await Promise.all(Array.from({ length: 100 }, async () => {
-    const r = await post(key, '/api/alpha/v1/responses', cont)
-    await r.arrayBuffer()
-    return r.status
-  }))
-  expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
-  const served = statuses.filter((s) => s === 200).length
-  expect(served).toBeGreaterThanOrEqual(1)
-  expect(served).toBeLessThanOrEqual(7)
+  await expectBurstBounded(key, '/api/alpha/v1/responses', cont)
 }, 60_000)
 
 test('batch items: 100 items with a long system on a key funded for 5.5 succeed at most 7 times', async () => {
@@ -200,13 +197,5 @@ test('a file named by id counts by its size: a burst citing a 200 KB document on
   const unit = await costOf(g.key, ((await probe.json()) as { id: string }).id)
   const { key } = await g.services.keys.create({ name: 'file burst', credits: unit * 5.5 })
   const mine = body(await upload(key))
-  const statuses = await Promise.all(Array.from({ length: 100 }, async () => {
-    const r = await post(key, '/api/alpha/v1/chat/completions', mine)
-    await r.arrayBuffer()
-    return r.status
-  }))
-  expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
-  const served = statuses.filter((s) => s === 200).length
-  expect(served).toBeGreaterThanOrEqual(1)
-  expect(served).toBeLessThanOrEqual(7)
+  await expectBurstBounded(key, '/api/alpha/v1/chat/completions', mine)
 }, 60_000)
