@@ -57,7 +57,6 @@ export interface MediaResolver {
 
 export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_w, b) => b }
 
-
 /** The token bound of the gateway files a body names, readable by the caller's key. */
 export async function filesBound(s: Services, body: Body, rc: RequestContext): Promise<number> {
   const ids = fileIdsOf(body)
