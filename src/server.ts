@@ -20,7 +20,6 @@ import { createPipeline } from './http/pipeline.ts'
 import type { Services } from './services.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
-const MiB = 1024 * 1024
 
 export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<Services> {
   checkCluster(config)
@@ -95,10 +94,12 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    // one global cap in Bun: the upload limit; generation routes enforce their own
-    // Bun's own cap answers a bare 413 before any hook runs; it sits far above every limit
-    // of ours, whose readers stream and refuse with a JSON 413 themselves (D7).
-    maxRequestBodySize: Math.max(config.limits.maxUploadBytes, config.limits.maxBodyBytes) * 4 + 1024 * MiB,
+    // Bun's own cap answers a bare 413 (no JSON, no request id) before any handler runs, so
+    // it is set past any Content-Length Bun can parse (2^64 - 1). Every route that reads a
+    // body reads it through a bounded reader that refuses with a JSON 413 from the declared
+    // length, or while a chunked body arrives (http/body.ts, files/upload.ts); a body no
+    // route reads is discarded by Bun as it arrives, never held.
+    maxRequestBodySize: 2 ** 64 - 1,
     // long generations stream for minutes; Bun's default idle timeout is 10 s
     idleTimeout: 255,
     fetch,

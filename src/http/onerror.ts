@@ -59,6 +59,19 @@ export function renderError(
     }
   }
   const rid = requestIdOf(request)
-  log.error('unhandled error', { request_id: rid, path, error: (error as Error)?.stack ?? String(error) })
+  if (clientWentAway(request, error)) return wentAway(log, rid, path)
+  // a DOMException's stack is '' (not undefined): then its name and message say what it was
+  log.error('unhandled error', { request_id: rid, path, error: (error as Error)?.stack || String(error) })
   return errorResponse(500, `Internal error; quote request id ${rid} to support`)
+}
+
+/** A body read that failed because the client closed the connection (Bun's AbortError). */
+export function clientWentAway(request: Request, error: unknown): boolean {
+  return request.signal.aborted && (error as Error)?.name === 'AbortError'
+}
+
+/** Logged as what it is, not as a crash; nobody reads the answer, whose 499 is nginx's code for it. */
+export function wentAway(log: Logger, requestId: string | undefined, path: string): Response {
+  log.info('client closed the connection before its request body arrived', { request_id: requestId, path })
+  return errorResponse(499, 'The client closed the connection before its request body arrived')
 }

@@ -13,6 +13,7 @@ import type { Services } from '../services.ts'
 import type { DirectRoutes } from './direct.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
 import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
+import { clientWentAway, wentAway } from './onerror.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
@@ -145,8 +146,11 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
         res = errorResponse(503, sharedStoreDown(e).message, { 'retry-after': '1' })
       } else if (isStoreDown(e)) {
         res = errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
+      } else if (clientWentAway(req, e)) {
+        res = wentAway(log, info.requestId, path)
       } else {
-        log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack ?? String(e) })
+        // a DOMException's stack is '' (not undefined): its name and message say what it was
+        log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack || String(e) })
         res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
       }
     }
