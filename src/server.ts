@@ -1,5 +1,5 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
-import { preloadTokenizer } from './tokens/count.ts'
+import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
 import { createApp, directTable, generationHandlers } from './app.ts'
 import { directRoutes } from './http/direct.ts'
 import { BatchService } from './batches/service.ts'
@@ -115,6 +115,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   })
   // the token tables (tens of MiB) load now, off the request thread, not mid-way through the
   // first interrupted stream's recording (issue 12: peak memory)
+  if (config.tokenWorkers !== undefined) setTokenWorkers(config.tokenWorkers)
   preloadTokenizer()
   let stopped: Promise<void> | undefined
   const stop = () =>

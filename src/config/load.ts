@@ -19,6 +19,8 @@ export interface Config {
   shutdownGraceMs: number
   /** Upstream HTTP calls in flight at once (Bun's fetch client limit, set at start by `serve`); unset: Bun's own (256). */
   maxUpstreamConnections?: number
+  /** Threads that count tokens (the mock's usage, interrupted streams); unset: one per core, started as load needs them. */
+  tokenWorkers?: number
   adminToken?: string
   bootstrapKey?: string
   logLevel: LogLevel
@@ -130,11 +132,16 @@ function num(v: string | undefined, name: string): number | undefined {
   return n
 }
 
-/** A count from the environment: at least `min`, whole. */
 /** Bun reads its fetch limit as a 16-bit count. */
 function fetchLimit(n: number | undefined): number | undefined {
   if (n === undefined) return undefined
   if (!Number.isInteger(n) || n < 1 || n > MAX_FETCH_LIMIT) throw new ConfigError(`server.max_upstream_connections: expected an integer 1-${MAX_FETCH_LIMIT}, got ${n}`)
+  return n
+}
+
+function tokenWorkers(n: number | undefined): number | undefined {
+  if (n === undefined) return undefined
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new ConfigError(`server.token_workers: expected an integer 1-256, got ${n}`)
   return n
 }
 
@@ -184,6 +191,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
     maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections),
+    tokenWorkers: tokenWorkers(num(env.SWITCHYARD_TOKEN_WORKERS, 'SWITCHYARD_TOKEN_WORKERS') ?? f.server?.token_workers),
     adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
     logLevel: level,

@@ -51,6 +51,7 @@ export const ConfigFileSchema = t.Object(
           trusted_proxies: t.Optional(t.Array(t.String())),
           shutdown_grace_ms: t.Optional(t.Integer({ minimum: 0 })),
           max_upstream_connections: t.Optional(t.Integer({ minimum: 1, maximum: 65535 })),
+          token_workers: t.Optional(t.Integer({ minimum: 1, maximum: 256 })),
           admin_token: t.Optional(t.String()),
         },
         { additionalProperties: false },

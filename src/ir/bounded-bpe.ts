@@ -98,24 +98,12 @@ function estimate(tokens: number, countedChars: number, restChars: number): numb
   return tokens + Math.ceil(ratio * restChars)
 }
 
-export function countBounded(text: string, budget: CountBudget = SYNC_BUDGET): number {
-  if (!text) return 0
-  const { encode } = tokenizer()
-  let tokens = 0
-  let spent = 0
-  let counted = 0
-  for (const seg of segments(text)) {
-    spent += segmentCost(seg)
-    if (spent > budget.exact && counted > 0) return estimate(tokens, counted, text.length - counted)
-    tokens += encode(seg).length
-    counted += seg.length
-  }
-  return tokens
-}
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-export async function countBoundedAsync(text: string, budget: CountBudget = ASYNC_BUDGET): Promise<number> {
+/**
+ * The count as steps: it yields after every `budget.slice` of cost (never, without one), so
+ * a caller can run it to the end at once, give the loop back between steps, or interleave
+ * it with other counts (the token worker shares itself between keys that way).
+ */
+export function* countSteps(text: string, budget: CountBudget = SYNC_BUDGET): Generator<void, number> {
   if (!text) return 0
   const { encode } = tokenizer()
   let tokens = 0
@@ -128,7 +116,7 @@ export async function countBoundedAsync(text: string, budget: CountBudget = ASYN
     if (spent > budget.exact && counted > 0) return estimate(tokens, counted, text.length - counted)
     sinceTurn += cost
     if (budget.slice && sinceTurn > budget.slice) {
-      await nextTurn()
+      yield
       sinceTurn = cost
     }
     tokens += encode(seg).length
@@ -137,19 +125,54 @@ export async function countBoundedAsync(text: string, budget: CountBudget = ASYN
   return tokens
 }
 
+/** Steps run to their end, with no turn given back. */
+export function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const r = steps.next()
+    if (r.done) return r.value
+  }
+}
+
+/** The cheap bound used when there is no time to count: a BPE token is rarely shorter than a quarter character. */
+export const roughCount = (text: string): number => estimate(0, 0, text.length)
+
+export function countBounded(text: string, budget: CountBudget = SYNC_BUDGET): number {
+  return finish(countSteps(text, { exact: budget.exact }))
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+export async function countBoundedAsync(text: string, budget: CountBudget = ASYNC_BUDGET): Promise<number> {
+  const steps = countSteps(text, budget)
+  for (;;) {
+    const r = steps.next()
+    if (r.done) return r.value
+    await nextTurn()
+  }
+}
+
 /** `text` cut to at most `max` tokens, encoding only as much of it as that needs. */
 export function truncateBounded(text: string, max: number): { text: string; cut: boolean } {
+  return finish(truncateSteps(text, max))
+}
+
+/** truncateBounded as steps, yielding after every `slice` of cost. */
+export function* truncateSteps(text: string, max: number, slice = Infinity): Generator<void, { text: string; cut: boolean }> {
   const { encode, decode } = tokenizer()
   const kept: number[] = []
-  let used = 0
+  let sinceTurn = 0
   for (const seg of segments(text)) {
+    sinceTurn += segmentCost(seg)
+    if (sinceTurn > slice) {
+      yield
+      sinceTurn = 0
+    }
     const t = encode(seg)
     if (kept.length + t.length > max) {
       for (let i = 0; kept.length < max; i++) kept.push(t[i]!)
       return { text: decode(kept), cut: true }
     }
     for (const x of t) kept.push(x)
-    used += seg.length
   }
   return { text, cut: false }
 }

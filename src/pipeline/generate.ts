@@ -103,7 +103,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
     if (rc.signal.aborted) abort.abort()
     else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
   }
-  const ctx: CallContext = { signal: abort?.signal ?? rc.signal, model, requestId: rc.requestId, betas: rc.betas }
+  const ctx: CallContext = { signal: abort?.signal ?? rc.signal, model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
   const sse: SseOptions = {
     pingMs: rc.pingMs,
     errorFrame: codec.errorFrame,

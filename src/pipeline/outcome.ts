@@ -106,6 +106,6 @@ export class GenerationOutcome {
       batchId: this.base.batchId ?? null,
     }
     if (!billDropped) return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
-    this.sink.recordLater(billedUsage(this.usage, this.producedText(), this.promptText).then((usage) => ({ ...input, usage }), () => input))
+    this.sink.recordLater(billedUsage(this.usage, this.producedText(), this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input))
   }
 }

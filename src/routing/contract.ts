@@ -23,6 +23,8 @@ export interface CallContext {
   requestId: string
   /** Beta tokens the client asked for (`anthropic-beta` header or body `betas`). */
   betas?: string[]
+  /** Whose work this is (the API key's id): token counting is shared fairly between lanes. */
+  lane?: string
 }
 
 /** The wire a surface speaks and an upstream may speak too: then the body passes through. */

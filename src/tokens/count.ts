@@ -1,7 +1,11 @@
-// Token counts for the request path, from the token worker (worker.ts): the request thread
-// only posts the text and awaits the answer. Should the worker be unavailable, the same
-// bounded counting runs here, in slices that give the loop back every few ms.
-import { countBoundedAsync, truncateBounded } from '../ir/bounded-bpe.ts'
+// Token counts for the request path, from the token workers (worker.ts): the request thread
+// only posts the text and awaits the answer. One worker starts with the gateway; more (up to
+// the cores) start once each holds a large text, and a job goes to the one owing least.
+// Each worker shares itself between keys (lanes); a key with a long queue of its own gets
+// the cheap bound for its next large text instead of a place at the end of it. Should no
+// worker be available, the same bounded counting runs here, giving the loop back every few ms.
+import { availableParallelism } from 'node:os'
+import { countBoundedAsync, roughCount, truncateBounded } from '../ir/bounded-bpe.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
 import type { TokenJob, TokenReply } from './worker.ts'
 
@@ -16,31 +20,66 @@ function workerUrl(): string {
 
 /** Bun's Worker can be unref'd: an idle token worker never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
-/** Where jobs go: the token worker itself, or a port to it (from a batch worker's thread). */
+/** Where jobs go: a token worker itself, or a port to one (from a batch worker's thread). */
 type Channel = Pick<BunWorker, 'postMessage' | 'ref' | 'unref'> & { onmessage: ((e: MessageEvent<TokenReply>) => void) | null }
 
-let worker: BunWorker | null | undefined
-let channel: Channel | null | undefined
-let nextId = 1
-const waiting = new Map<number, { resolve: (r: TokenReply) => void; reject: (e: Error) => void }>()
-
-function failAll(why: string) {
-  for (const w of waiting.values()) w.reject(new Error(why))
-  waiting.clear()
-  channel = null
+/** One line to a worker, with what it still owes: its jobs and their characters. */
+interface Member {
+  channel: Channel
+  jobs: number
+  chars: number
+  /** The request thread's own workers (not a port to one). */
+  worker?: BunWorker
+  /** False while a worker started under load loads its tables: nobody's job waits for that. */
+  ready: boolean
 }
 
-function listen(c: Channel): Channel {
+/** More workers start (up to the cores) only once every one holds this much text. */
+const SPAWN_AT = 64 * 1024
+/**
+ * Past this much of its own text waiting, a key's next text gets the cheap bound at once:
+ * about a second or two of counting already waits for it, and a queue must not grow without end.
+ */
+export const LANE_BACKLOG = 2 * 1024 * 1024
+
+let members: Member[] | null | undefined
+let maxMembers = Math.max(1, availableParallelism())
+let nextId = 1
+const waiting = new Map<number, { member: Member; chars: number; lane: string; resolve: (r: TokenReply) => void; reject: (e: Error) => void }>()
+const laneChars = new Map<string, number>()
+
+function settle(id: number): ReturnType<typeof waiting.get> {
+  const job = waiting.get(id)
+  if (!job) return undefined
+  waiting.delete(id)
+  job.member.jobs--
+  job.member.chars -= job.chars
+  if (job.member.jobs === 0) job.member.channel.unref()
+  const left = (laneChars.get(job.lane) ?? 0) - job.chars
+  if (left > 0) laneChars.set(job.lane, left)
+  else laneChars.delete(job.lane)
+  return job
+}
+
+function listen(c: Channel, worker?: BunWorker): Member {
+  const member: Member = { channel: c, jobs: 0, chars: 0, worker, ready: true }
   c.onmessage = (e: MessageEvent<TokenReply>) => {
-    const job = waiting.get(e.data.id)
-    waiting.delete(e.data.id)
-    if (waiting.size === 0) c.unref()
+    const job = settle(e.data.id)
     if (!job) return
     if (e.data.error) job.reject(new Error(e.data.error))
     else job.resolve(e.data)
   }
   c.unref()
-  return c
+  return member
+}
+
+function failMember(member: Member, why: string) {
+  for (const [id, job] of [...waiting]) {
+    if (job.member !== member) continue
+    settle(id)
+    job.reject(new Error(why))
+  }
+  if (members) members = members.filter((m) => m !== member)
 }
 
 /**
@@ -48,43 +87,64 @@ function listen(c: Channel): Channel {
  * reach).
  */
 export function countOnThisThread(): void {
-  if (channel === undefined) channel = null
+  if (members === undefined) members = null
+}
+
+/** How many token workers the request thread may run (the cores, by default; tests set 1). */
+export function setTokenWorkers(n: number): void {
+  maxMembers = Math.max(1, Math.floor(n))
 }
 
 /**
- * A batch worker's thread counts through the process's one token worker, over this port
- * (tokenPort() of the request thread): the tables cost tens of MiB, once per process.
+ * A batch worker's thread counts through the process's token workers, over this port
+ * (tokenPort() of the request thread): the tables cost tens of MiB, once per worker.
  */
 export function countThrough(port: MessagePort): void {
-  channel = listen(port as unknown as Channel)
+  members = [listen(port as unknown as Channel)]
 }
 
-function spawnTokenWorker(): BunWorker | null {
-  if (worker !== undefined) return worker
+function spawnTokenWorker(): Member | null {
   try {
     const w = new Worker(workerUrl()) as BunWorker
-    w.unref()
-    w.onerror = (e) => {
-      failAll(`token worker failed: ${e.message}`)
-      worker = null
-    }
-    worker = w
+    const member = listen(w, w)
+    w.onerror = (e) => failMember(member, `token worker failed: ${e.message}`)
+    return member
   } catch {
-    worker = null
+    return null
   }
-  return worker
 }
 
-function tokenChannel(): Channel | null {
-  if (channel !== undefined) return channel
-  const w = spawnTokenWorker()
-  channel = w && listen(w)
-  return channel
+function pool(): Member[] | null {
+  if (members !== undefined) return members
+  const first = spawnTokenWorker()
+  members = first && [first]
+  return members
 }
 
-/** A port to this process's token worker, for another thread (countThrough), or null without one. */
+/** The member owing least; a new one starts when all owe much and the cores allow it. */
+function pick(all: Member[]): Member {
+  let best: Member | undefined
+  for (const m of all) if (m.ready && (!best || m.chars < best.chars)) best = m
+  best ??= all[0]!
+  if (best.chars >= SPAWN_AT && all.length < maxMembers && best.worker) {
+    const more = spawnTokenWorker()
+    if (more) {
+      all.push(more)
+      // it loads its tables now, before it is handed work someone waits for
+      more.ready = false
+      post(more, { op: 'count', text: 'preload' }, '').then(
+        () => (more.ready = true),
+        () => {},
+      )
+    }
+  }
+  return best
+}
+
+/** A port to one of this process's token workers, for another thread (countThrough), or null without one. */
 export function tokenPort(): MessagePort | null {
-  const w = spawnTokenWorker()
+  const all = pool()
+  const w = all?.find((m) => m.worker)?.worker
   if (!w) return null
   const ch = new MessageChannel()
   w.postMessage({ op: 'port', port: ch.port1 } satisfies TokenJob, [ch.port1])
@@ -102,21 +162,34 @@ export function preloadTokenizer(): void {
 
 type Job = { op: 'count'; text: string } | { op: 'truncate'; text: string; max: number }
 
-function run(job: Job): Promise<TokenReply> | null {
-  const w = tokenChannel()
-  if (!w) return null
+function post(member: Member, job: Job, lane: string): Promise<TokenReply> {
   const id = nextId++
+  const chars = job.text.length
   return new Promise<TokenReply>((resolve, reject) => {
-    waiting.set(id, { resolve, reject })
+    waiting.set(id, { member, chars, lane, resolve, reject })
+    member.jobs++
+    member.chars += chars
+    laneChars.set(lane, (laneChars.get(lane) ?? 0) + chars)
     // keep the process alive while an answer is owed
-    w.ref()
-    w.postMessage({ ...job, id } as TokenJob)
+    member.channel.ref()
+    member.channel.postMessage({ ...job, id, lane } as TokenJob)
   })
 }
 
-export async function countTokensAsync(text: string): Promise<number> {
+function run(job: Job, lane: string): Promise<TokenReply> | null {
+  const all = pool()
+  if (!all || all.length === 0) return null
+  return post(pick(all), job, lane)
+}
+
+/** Whether a key already has so much text waiting that its next one is bounded, not counted. */
+const backlogged = (lane: string, text: string) => (laneChars.get(lane) ?? 0) + text.length > LANE_BACKLOG && text.length > SPAWN_AT
+
+/** `lane` is whose work this is (the API key's id): counting is shared fairly between lanes. */
+export async function countTokensAsync(text: string, lane = ''): Promise<number> {
   if (!text) return 0
-  const answer = run({ op: 'count', text })
+  if (backlogged(lane, text)) return roughCount(text)
+  const answer = run({ op: 'count', text }, lane)
   if (answer) {
     try {
       return (await answer).count ?? 0
@@ -128,8 +201,8 @@ export async function countTokensAsync(text: string): Promise<number> {
 }
 
 /** `text` cut to at most `max` tokens. */
-export async function truncateTokensAsync(text: string, max: number): Promise<{ text: string; cut: boolean }> {
-  const answer = run({ op: 'truncate', text, max })
+export async function truncateTokensAsync(text: string, max: number, lane = ''): Promise<{ text: string; cut: boolean }> {
+  const answer = run({ op: 'truncate', text, max }, lane)
   if (answer) {
     try {
       const r = await answer
@@ -146,10 +219,10 @@ export async function truncateTokensAsync(text: string, max: number): Promise<{ 
  * what was visibly produced, with the prompt counted when the upstream never said
  * (pitfall 14). Never lower than reported.
  */
-export async function billedUsage(reported: Usage, producedText: string, promptText: () => string): Promise<Usage> {
+export async function billedUsage(reported: Usage, producedText: string, promptText: () => string, lane = ''): Promise<Usage> {
   const u = { ...emptyUsage(), ...reported }
-  const produced = await countTokensAsync(producedText)
+  const produced = await countTokensAsync(producedText, lane)
   if (produced > u.outputTokens) u.outputTokens = produced
-  if (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens === 0) u.inputTokens = await countTokensAsync(promptText())
+  if (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens === 0) u.inputTokens = await countTokensAsync(promptText(), lane)
   return u
 }

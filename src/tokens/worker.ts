@@ -2,31 +2,75 @@
 // count or cut of a large text live here, so no request's tokenizing ever holds the
 // request thread (issue 9, D1). Counting is the IR's bounded BPE (linear, exact for
 // ordinary text, estimated past a budget).
-import { ASYNC_BUDGET, countBounded, truncateBounded } from '../ir/bounded-bpe.ts'
+//
+// The worker is shared fairly: jobs queue per lane (the API key they are for), and the
+// worker runs one slice (about 2 ms) of each lane's first job in turn, taking new jobs
+// between rounds. One key's ten 1 MB prompts then cost another key's small count a few
+// slices, not the ten counts.
+import { ASYNC_BUDGET, countSteps, truncateSteps } from '../ir/bounded-bpe.ts'
 
 declare const self: Worker
 
 export type TokenJob =
-  | { id: number; op: 'count'; text: string }
-  | { id: number; op: 'truncate'; text: string; max: number }
+  | { id: number; op: 'count'; text: string; lane?: string }
+  | { id: number; op: 'truncate'; text: string; max: number; lane?: string }
   /** Another thread's line to this worker (a batch worker's): jobs come and answers go on it. */
   | { op: 'port'; port: MessagePort }
 export type TokenReply = { id: number; count?: number; text?: string; cut?: boolean; error?: string }
 
-function answer(job: Exclude<TokenJob, { op: 'port' }>): TokenReply {
-  try {
-    if (job.op === 'count') return { id: job.id, count: countBounded(job.text, { exact: ASYNC_BUDGET.exact }) }
-    return { id: job.id, ...truncateBounded(job.text, job.max) }
-  } catch (err) {
-    return { id: job.id, error: String(err) }
+type Work = Exclude<TokenJob, { op: 'port' }>
+interface Running {
+  steps: Generator<void, Omit<TokenReply, 'id'>>
+  id: number
+  answer: (r: TokenReply) => void
+}
+
+function* stepsOf(job: Work): Generator<void, Omit<TokenReply, 'id'>> {
+  if (job.op === 'count') return { count: yield* countSteps(job.text, ASYNC_BUDGET) }
+  return yield* truncateSteps(job.text, job.max, ASYNC_BUDGET.slice)
+}
+
+/** Lanes in arrival order, each with its jobs in arrival order. */
+const lanes = new Map<string, Running[]>()
+let pumping = false
+
+function take(job: Work, answer: (r: TokenReply) => void) {
+  const lane = job.lane ?? ''
+  const q = lanes.get(lane)
+  const run: Running = { steps: stepsOf(job), id: job.id, answer }
+  if (q) q.push(run)
+  else lanes.set(lane, [run])
+  if (!pumping) {
+    pumping = true
+    setImmediate(pump)
   }
+}
+
+/** One round: a slice of each lane's first job; then the loop turns, so new jobs get in. */
+function pump() {
+  for (const [lane, q] of [...lanes]) {
+    const run = q[0]!
+    let reply: TokenReply | undefined
+    try {
+      const r = run.steps.next()
+      if (r.done) reply = { id: run.id, ...r.value }
+    } catch (err) {
+      reply = { id: run.id, error: String(err) }
+    }
+    if (!reply) continue
+    q.shift()
+    if (q.length === 0) lanes.delete(lane)
+    run.answer(reply)
+  }
+  if (lanes.size > 0) setImmediate(pump)
+  else pumping = false
 }
 
 self.onmessage = (e: MessageEvent<TokenJob>) => {
   const job = e.data
-  if (job.op !== 'port') return self.postMessage(answer(job))
+  if (job.op !== 'port') return take(job, (r) => self.postMessage(r))
   const port = job.port
   port.onmessage = (ev: MessageEvent<TokenJob>) => {
-    if (ev.data.op !== 'port') port.postMessage(answer(ev.data))
+    if (ev.data.op !== 'port') take(ev.data, (r) => port.postMessage(r))
   }
 }

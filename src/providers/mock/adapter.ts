@@ -55,7 +55,7 @@ const MIDSTREAM: StreamEvent = { type: 'error', error: { status: 502, message: '
 async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationRequest, ctx: CallContext): AsyncGenerator<StreamEvent> {
   const claude = ctx.model.family === 'anthropic'
   yield { type: 'start', id: claude ? `msg_mock_${randomId()}` : `chatcmpl-mock-${randomId()}`, model: ctx.model.upstreamId, created: Math.floor(Date.now() / 1000) }
-  const usage: Usage = { inputTokens: await inputTokens(req), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  const usage: Usage = { inputTokens: await inputTokens(req, ctx.lane), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
   if (p.kind === 'tool') {
     yield { type: 'tool-input-start', index: 0, id: claude ? `toolu_mock_${randomId()}` : `call_mock_${randomId()}`, name: p.name }
     for (const [i, delta] of argumentChunks(p.arguments).entries()) {
@@ -63,16 +63,16 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
       if (i === 0 && p.failMidstream) return yield MIDSTREAM
     }
     yield { type: 'tool-input-end', index: 0 }
-    usage.outputTokens = await countTokensAsync(`${p.name} ${p.arguments}`)
+    usage.outputTokens = await countTokensAsync(`${p.name} ${p.arguments}`, ctx.lane)
     yield { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_calls' }, usage }
     return
   }
-  const { text, cut } = req.maxTokens !== undefined ? await truncateTokensAsync(p.text, req.maxTokens) : { text: p.text, cut: false }
+  const { text, cut } = req.maxTokens !== undefined ? await truncateTokensAsync(p.text, req.maxTokens, ctx.lane) : { text: p.text, cut: false }
   for (const [i, delta] of textChunks(text).entries()) {
     yield { type: 'text-delta', text: delta }
     if (i === 0 && p.failMidstream) return yield MIDSTREAM
   }
-  usage.outputTokens = await countTokensAsync(text)
+  usage.outputTokens = await countTokensAsync(text, ctx.lane)
   yield { type: 'usage', usage }
   yield { type: 'finish', finish: cut ? { reason: 'length', raw: 'length' } : { reason: 'stop', raw: 'stop' }, usage }
 }

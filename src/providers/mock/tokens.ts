@@ -7,6 +7,6 @@ import { countTokensAsync, truncateTokensAsync } from '../../tokens/count.ts'
 export { countTokensAsync, truncateTokensAsync }
 
 /** The request's message, system and tool text, counted. */
-export function inputTokens(req: GenerationRequest): Promise<number> {
-  return countTokensAsync(requestText(req))
+export function inputTokens(req: GenerationRequest, lane?: string): Promise<number> {
+  return countTokensAsync(requestText(req), lane)
 }

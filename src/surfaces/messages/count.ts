@@ -27,8 +27,8 @@ export async function countMessageTokens(s: Services, raw: unknown, rc: RequestC
   const ir = messagesToIR(body, model, rules)
   const adapter = s.providers.providerFor(model)
   if (adapter.countTokens) {
-    const ctx: CallContext = { signal: rc.signal, model, requestId: rc.requestId, betas: rc.betas }
+    const ctx: CallContext = { signal: rc.signal, model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
     return adapter.countTokens(ir, ctx)
   }
-  return countTokensAsync(requestText(ir))
+  return countTokensAsync(requestText(ir), rc.apiKey.id)
 }
