@@ -20,12 +20,23 @@ export class Pace {
     return this.rate <= 0
   }
 
-  /** Takes up to `want` starts; returns how many were granted. */
-  take(want: number): number {
-    if (this.unlimited) return want
+  private refill(): void {
     const t = this.now()
     this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.rate) / 1000)
     this.last = t
+  }
+
+  /** Starts that could be granted now (without taking them); unlimited: Infinity. */
+  available(): number {
+    if (this.unlimited) return Infinity
+    this.refill()
+    return Math.max(0, Math.floor(this.tokens))
+  }
+
+  /** Takes up to `want` starts; returns how many were granted. */
+  take(want: number): number {
+    if (this.unlimited) return want
+    this.refill()
     const n = Math.max(0, Math.min(want, Math.floor(this.tokens)))
     this.tokens -= n
     return n

@@ -6,7 +6,9 @@
 // the ledger here (applySpend) before the item's reservation is released.
 //
 // State lives in the database; what is in flight is known only here, so a restart runs it
-// again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once.
+// again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
+// batches running together share the instance's places (batches.max_in_flight) and its pace
+// evenly between keys, then between one key's batches (fair-share.ts).
 import type { ApiKey } from '../auth/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
@@ -15,6 +17,7 @@ import type { Services } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
+import { batchShares, roundRobin } from './fair-share.ts'
 import { Pace } from './pace.ts'
 import type { WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
@@ -96,6 +99,12 @@ export class Scheduler {
   /** Instances sharing a database: items are claimed under a lease (leases.ts); else none. */
   private readonly leases?: ItemLeases
   private shareTimer?: ReturnType<typeof setInterval>
+  /** Each batch's places while several run (fair-share.ts): worked out once per turn of the loop. */
+  private shares?: Map<string, number>
+  /** Batches held below their own concurrency by their share: filled again when any item ends. */
+  private readonly throttled = new Set<Active>()
+  /** Pace ticks so far: where the next one starts handing out (fair-share.ts roundRobin). */
+  private ticks = 0
 
   constructor(
     private readonly s: Services,
@@ -219,7 +228,10 @@ export class Scheduler {
         this.tick = undefined
         const held = [...this.paced]
         this.paced.clear()
-        for (const h of held) this.fill(h)
+        // the starts this tick can grant, one at a time key by key, then batch by batch
+        const rooms = held.map((h) => ({ id: h.id, keyId: h.keyId, cap: h.cap, room: Math.min(h.cap, this.shareOf(h)) - h.inflight.size }))
+        const budgets = roundRobin(this.pace.available(), rooms, this.ticks++)
+        for (const h of held) this.fill(h, budgets.get(h.id) ?? 0)
       }, Math.max(TICK_MS, this.pace.waitMs()))
       return
     }
@@ -265,22 +277,48 @@ export class Scheduler {
     return items
   }
 
-  /** Hands out items up to the batch's concurrency (and the pace). */
-  private fill(a: Active): void {
-    this.serial(a, () => this.fillNow(a))
+  private wants(a: Active): boolean {
+    return !a.stopped && !(a.exhausted && a.ahead.length === 0 && a.again.length === 0)
   }
 
-  private async fillNow(a: Active): Promise<void> {
+  /** The batch's places while others run too: its own concurrency when it runs alone. */
+  private shareOf(a: Active): number {
+    if (!this.shares) {
+      const wanting = [...this.active.values()].filter((b) => this.wants(b))
+      this.shares = batchShares(this.cfg.maxInFlight, wanting)
+      setImmediate(() => (this.shares = undefined))
+    }
+    return this.shares.get(a.id) ?? a.cap
+  }
+
+  /** An item ended: batches held back by their share may have room now. */
+  private wakeThrottled(): void {
+    if (this.throttled.size === 0) return
+    const held = [...this.throttled]
+    this.throttled.clear()
+    for (const h of held) this.fillLater(h)
+  }
+
+  /** Hands out items up to the batch's places (and the pace, of which it may take `budget`). */
+  private fill(a: Active, budget?: number): void {
+    this.serial(a, () => this.fillNow(a, budget))
+  }
+
+  private async fillNow(a: Active, budget = Infinity): Promise<void> {
     if (this.closed) return
-    const drained = a.exhausted && a.ahead.length === 0 && a.again.length === 0
-    if (a.stopped || drained) return this.endCheck(a)
-    const free = a.cap - a.inflight.size
-    if (free <= 0 || (this.pace.unlimited && a.inflight.size > 0 && free < Math.max(1, Math.floor(a.cap / 4)))) return
+    if (!this.wants(a)) return this.endCheck(a)
+    const share = this.shareOf(a)
+    const limit = Math.min(a.cap, share)
+    if (share < a.cap) this.throttled.add(a)
+    const room = limit - a.inflight.size
+    const free = Math.min(room, budget)
+    if (room <= 0 || (this.pace.unlimited && a.inflight.size > 0 && room < Math.max(1, Math.floor(limit / 4)))) return
+    if (free <= 0) return this.fillLater(a)
     const key = this.s.keys.current(a.keyId)
     if (!key || key.status !== 'active') return void this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
     if (!endpointAvailable(a.endpoint)) return void this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
     const grant = this.pace.take(free)
-    if (grant < free) this.fillLater(a)
+    if (grant < room) this.fillLater(a)
     if (grant === 0) return
     const items = await this.next(a, grant)
     if (items.length > 0 && a.status === 'queued') {
@@ -339,6 +377,7 @@ export class Scheduler {
         releaseAdmission(this.s, admission)
         a.inflight.delete(item.idx)
         this.fillLater(a)
+        this.wakeThrottled()
         this.maybeEnd(a)
       },
       (e: Error) => {

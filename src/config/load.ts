@@ -40,6 +40,8 @@ export interface Config {
   batches: {
     workers: number
     maxConcurrency: number
+    /** Items in flight on this instance across all batches, shared evenly between keys. */
+    maxInFlight: number
     maxRetries: number
     maxItemsPerSecond: number
     maxItems: number
@@ -225,6 +227,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     batches: {
       workers: count(num(env.SWITCHYARD_BATCH_WORKERS, 'SWITCHYARD_BATCH_WORKERS') ?? f.batches?.workers ?? availableParallelism(), 1),
       maxConcurrency: count(num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64, 1),
+      maxInFlight: count(num(env.SWITCHYARD_BATCH_MAX_IN_FLIGHT, 'SWITCHYARD_BATCH_MAX_IN_FLIGHT') ?? f.batches?.max_in_flight ?? 2 * (num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64), 1),
       maxRetries: count(num(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES') ?? f.batches?.max_retries ?? 4, 0),
       maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
       maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),

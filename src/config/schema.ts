@@ -102,6 +102,7 @@ export const ConfigFileSchema = t.Object(
           workers: t.Optional(t.Integer({ minimum: 1, maximum: 256 })),
           /** Items of one batch in flight at once: the cap on `settings.concurrency`, and its default. */
           max_concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+          max_in_flight: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
           /** Further attempts of an item whose upstream answered 429 or 5xx, with backoff. */
           max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
           /** Items started per second across all batches (§8: large batches may be throttled), so that batch work never crowds out interactive traffic; 0: no limit. */

@@ -1,0 +1,54 @@
+// Key B's small batch alone, then behind key A's big ones: how long B's batch takes to end.
+// Run:
+//   bun scripts/bench/experiments/batch-fairness.ts [B's items, default 500] [A's batches, default 4] [A's items each, default 5000]
+// A gateway subprocess on a temp data dir, the mock provider, the default batch settings.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const bItems = Number(process.argv[2] ?? 500)
+const aBatches = Number(process.argv[3] ?? 4)
+const aItems = Number(process.argv[4] ?? 5000)
+const ADMIN = 'admin-batch-fairness-0123456789'
+const dir = mkdtempSync(join(tmpdir(), 'sy-batch-fairness-'))
+const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../../src/main.ts'), 'serve', '--port', '0', '--data-dir', dir], {
+  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error', ...(process.env.SWITCHYARD_BATCH_MAX_IN_FLIGHT ? { SWITCHYARD_BATCH_MAX_IN_FLIGHT: process.env.SWITCHYARD_BATCH_MAX_IN_FLIGHT } : {}) },
+  stdout: 'pipe',
+  stderr: 'inherit',
+})
+let out = ''
+const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+while (!/listening on (http:\/\/\S+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
+const url = /listening on (http:\/\/\S+)/.exec(out)![1]!
+const newKey = async (name: string) =>
+  ((await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).json()) as { key: string }).key
+const [keyA, keyB] = [await newKey('a'), await newKey('b')]
+
+async function create(key: string, n: number, tag: string): Promise<string> {
+  const requests = Array.from({ length: n }, (_, i) => ({ custom_id: `${tag}-${i}`, model: 'mock-gpt', messages: [{ role: 'user', content: `mock: text item ${i}` }] }))
+  const res = await fetch(`${url}/api/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ requests }) })
+  if (res.status !== 200) throw new Error(`create: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { id: string }).id
+}
+async function ended(key: string, id: string): Promise<number> {
+  const t0 = performance.now()
+  for (;;) {
+    const b = (await (await fetch(`${url}/api/v1/batches/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { status: string }
+    if (['completed', 'failed', 'cancelled', 'expired'].includes(b.status)) return performance.now() - t0
+    await Bun.sleep(20)
+  }
+}
+
+await ended(keyB, await create(keyB, 50, 'warm'))
+const alone = await ended(keyB, await create(keyB, bItems, 'alone'))
+console.log(`B's ${bItems} items alone: ${(alone / 1000).toFixed(2)} s`)
+const aIds = await Promise.all(Array.from({ length: aBatches }, (_, i) => create(keyA, aItems, `a${i}`)))
+await Bun.sleep(300)
+const behind = await ended(keyB, await create(keyB, bItems, 'behind'))
+console.log(`B's ${bItems} items beside A's ${aBatches} × ${aItems}: ${(behind / 1000).toFixed(2)} s (${(behind / alone).toFixed(2)}× alone)`)
+const aTime = await Promise.all(aIds.map((id) => ended(keyA, id)))
+console.log(`A's batches ended ${(Math.max(...aTime) / 1000).toFixed(2)} s after B's`)
+
+proc.kill()
+await proc.exited
+rmSync(dir, { recursive: true, force: true })
