@@ -1,9 +1,9 @@
 // Generation bodies: the size limit is decided from Content-Length up front, or while
 // reading a chunked body, without reading the rest; malformed JSON is a 400 that says why.
 import { HttpError } from './errors.ts'
-import { parseJsonSafe } from './json-safe.ts'
+import { MAX_BODY_NODES, parseJsonSafe } from './json-safe.ts'
 
-export { checkJsonValue, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
+export { checkJsonValue, MAX_BODY_NODES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
 function tooLarge(limit: number) {
   return new HttpError(413, `Request body exceeds the limit of ${limit} bytes`)
@@ -34,8 +34,9 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   return Buffer.concat(chunks).toString('utf8')
 }
 
+/** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const text = await readBodyText(request, limit)
   if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
-  return parseJsonSafe(text)
+  return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES)
 }

@@ -6,6 +6,12 @@ import { HttpError } from './errors.ts'
 
 /** Nothing a real client sends nests this far. */
 export const MAX_JSON_DEPTH = 64
+/**
+ * Objects and arrays in one generation body: a long agent session (thousands of messages with
+ * their tool calls and parts) holds tens of thousands; a million tiny parts in 25 MiB held
+ * the request thread for a quarter of a second to decode.
+ */
+export const MAX_BODY_NODES = 200_000
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 /**
  * A forbidden key can only be in the text spelled out or behind a `\u` escape: bodies with
@@ -16,22 +22,26 @@ const MAY_HOLD_FORBIDDEN_KEY = /__proto__|constructor|prototype|\\u/
 type Node = Record<string, unknown> | unknown[]
 
 /**
- * Whether `root` breaks a rule. The hot path: iterative (a body 20,000 levels deep must not
- * overflow the checker itself), no allocation per node but the stack, cost by the number of
- * objects and arrays, not of bytes.
+ * Whether `root` breaks a rule: 'rule' (depth, a forbidden key), 'crowded' (more than
+ * `maxNodes` objects and arrays), or false. The hot path: iterative (a body 20,000 levels deep
+ * must not overflow the checker itself), no allocation per node but the stack, cost by the
+ * number of objects and arrays, not of bytes, and never past `maxNodes` of them.
  */
-function breaksARule(root: unknown, checkKeys: boolean): boolean {
+function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number): 'rule' | 'crowded' | false {
   if (typeof root !== 'object' || root === null) return false
   const nodes: Node[] = [root as Node]
   const depths: number[] = [0]
+  // counted as they are found, so an array of a million objects stops the walk at the bound
+  let found = 1
   while (nodes.length > 0) {
     const v = nodes.pop()!
     const depth = depths.pop()!
-    if (depth >= MAX_JSON_DEPTH) return true
+    if (depth >= MAX_JSON_DEPTH) return 'rule'
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const c = v[i]
         if (typeof c === 'object' && c !== null) {
+          if (++found > maxNodes) return 'crowded'
           nodes.push(c as Node)
           depths.push(depth + 1)
         }
@@ -39,9 +49,10 @@ function breaksARule(root: unknown, checkKeys: boolean): boolean {
       continue
     }
     for (const k in v) {
-      if (checkKeys && FORBIDDEN_KEYS.has(k)) return true
+      if (checkKeys && FORBIDDEN_KEYS.has(k)) return 'rule'
       const c = v[k]
       if (typeof c === 'object' && c !== null) {
+        if (++found > maxNodes) return 'crowded'
         nodes.push(c as Node)
         depths.push(depth + 1)
       }
@@ -75,24 +86,60 @@ function violation(root: unknown, checkKeys: boolean): HttpError | undefined {
 }
 
 /**
- * Throws a 400 naming the place of a forbidden key or of nesting past MAX_JSON_DEPTH.
- * Given the text `root` was parsed from, the key check is skipped when the text cannot hold
- * a forbidden key.
+ * The 400 for a body of too many parts, naming its largest array among the first `maxNodes`
+ * objects and arrays (where a million tiny parts are), found without walking the rest.
  */
-export function checkJsonValue(root: unknown, text?: string): void {
+function crowded(root: unknown, maxNodes: number): HttpError {
+  const stack: [unknown, string][] = [[root, '']]
+  let found = 1
+  let largest = { place: '', length: -1 }
+  walk: while (stack.length > 0) {
+    const [v, place] = stack.pop()!
+    if (Array.isArray(v)) {
+      if (v.length > largest.length) largest = { place, length: v.length }
+      for (let i = 0; i < v.length; i++) {
+        if (typeof v[i] !== 'object' || v[i] === null) continue
+        if (++found > maxNodes) break walk
+        stack.push([v[i], `${place}[${i}]`])
+      }
+      continue
+    }
+    for (const k in v as Record<string, unknown>) {
+      const c = (v as Record<string, unknown>)[k]
+      if (typeof c !== 'object' || c === null) continue
+      if (++found > maxNodes) break walk
+      stack.push([c, placeOf(place, k)])
+    }
+  }
+  const where = largest.length >= 0 ? `${largest.place || 'Request body'}: ${largest.length} items; ` : ''
+  return new HttpError(400, `${where}a request body may hold at most ${maxNodes} JSON objects and arrays in all`)
+}
+
+/**
+ * Throws a 400 naming the place of a forbidden key, of nesting past MAX_JSON_DEPTH, or of
+ * the largest array of a body with more than `maxNodes` objects and arrays. Given the text
+ * `root` was parsed from, the key check is skipped when the text cannot hold a forbidden key.
+ */
+export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity): void {
   const checkKeys = text === undefined || MAY_HOLD_FORBIDDEN_KEY.test(text)
-  if (!breaksARule(root, checkKeys)) return
+  const broken = breaksARule(root, checkKeys, maxNodes)
+  if (!broken) return
+  if (broken === 'crowded') throw crowded(root, maxNodes)
   throw violation(root, checkKeys) ?? new HttpError(400, 'Request body breaks the JSON rules')
 }
 
-/** JSON.parse, then the D3 checks: for every JSON a client sends (bodies, JSONL lines). */
-export function parseJsonSafe(text: string, what = 'JSON body'): unknown {
+/**
+ * JSON.parse, then the D3 checks: for every JSON a client sends (bodies, JSONL lines).
+ * `maxNodes` bounds its objects and arrays (generation bodies: MAX_BODY_NODES), so what
+ * decodes it afterwards never walks a million tiny parts on the request thread.
+ */
+export function parseJsonSafe(text: string, what = 'JSON body', maxNodes = Infinity): unknown {
   let v: unknown
   try {
     v = JSON.parse(text)
   } catch (e) {
     throw new HttpError(400, `Malformed ${what}: ${(e as Error).message}`)
   }
-  checkJsonValue(v, text)
+  checkJsonValue(v, text, maxNodes)
   return v
 }

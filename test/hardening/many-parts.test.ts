@@ -1,0 +1,49 @@
+// A generation body is bounded in parts as well as in bytes: a million tiny content parts fit
+// in 25 MiB, and decoding them held the request thread for a quarter of a second each (four
+// at once: over a second). Past 200,000 objects and arrays the body is a 400 naming its
+// largest array, before any decoding; a long real session stays well under that.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { MAX_BODY_NODES } from '../../src/http/json-safe.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let gw: Gateway
+beforeAll(async () => {
+  gw = await startGateway()
+})
+afterAll(async () => {
+  await gw.stop()
+})
+
+async function post(path: string, body: unknown) {
+  const res = await fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'x-api-key': gw.key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return { status: res.status, requestId: res.headers.get('x-request-id'), json: (await res.json()) as { error?: string } }
+}
+
+const tiny = (n: number) => Array.from({ length: n }, () => ({ type: 'text', text: 'a' }))
+
+test('a million content parts on chat, messages and responses: a 400 naming the array, with a request id', async () => {
+  const cases: [string, unknown, string][] = [
+    ['/api/alpha/v1/chat/completions', { model: 'mock-gpt', messages: [{ role: 'user', content: tiny(1_000_000) }] }, 'messages[0].content: 1000000 items'],
+    ['/api/beta/v1/messages', { model: 'mock-claude', max_tokens: 10, messages: [{ role: 'user', content: tiny(1_000_000) }] }, 'messages[0].content: 1000000 items'],
+    ['/api/alpha/v1/responses', { model: 'mock-gpt', input: Array.from({ length: 300_000 }, () => ({ role: 'user', content: 'a' })) }, 'input: 300000 items'],
+  ]
+  for (const [path, body, named] of cases) {
+    const r = await post(path, body)
+    expect(r.status).toBe(400)
+    expect(r.requestId).toBeTruthy()
+    expect(r.json.error).toContain(named)
+    expect(r.json.error).toContain(`at most ${MAX_BODY_NODES} JSON objects and arrays`)
+  }
+}, 60_000)
+
+test('a long session under the bound is answered as usual', async () => {
+  // 60,000 messages: more than a day of an agent's turns, a third of the bound
+  const messages = Array.from({ length: 60_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }))
+  messages.push({ role: 'user', content: 'mock: text fine' })
+  const r = await post('/api/alpha/v1/chat/completions', { model: 'mock-gpt', messages })
+  expect(r.status).toBe(200)
+}, 60_000)
