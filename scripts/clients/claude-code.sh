@@ -5,8 +5,11 @@
 #   2. upstream: --model claude-sonnet-4-5 on a fake Anthropic upstream (fake-anthropic.ts,
 #                built on test/helpers/fake-upstream.ts) doing the same round trip through the
 #                pass-through path.
+#   3. default:  the same two round trips with no --model, as a new user runs Claude Code: its
+#                default model (claude-opus-5-5 with max_tokens 128000 in 2.1.330) must work on
+#                the mock and through the pass-through path.
 # Not run in CI (the package is ~250 MB); run it by hand:
-#   bash scripts/clients/claude-code.sh [mock|upstream]     (default: both)
+#   bash scripts/clients/claude-code.sh [mock|upstream|default]     (default: all)
 #
 # Claude Code is installed with npm into a cache dir outside the project (CLAUDE_CODE_DIR,
 # default ~/.cache/switchyard-claude-code; CLAUDE_CODE_VERSION, default 2: npm resolves that to
@@ -91,13 +94,15 @@ records() {
   ' "$work/$1/data/switchyard.db" 2>&1
 }
 
-run_claude() { # NAME BASE_URL MODEL
+run_claude() { # NAME BASE_URL MODEL (empty: Claude Code's own default model)
   local d="$work/$1" url=$2 model=$3
+  local model_flag=()
+  [ -n "$model" ] && model_flag=(--model "$model")
   mkdir -p "$d/home" "$d/project"
   (cd "$d/project" && exec env -i PATH="$PATH" HOME="$d/home" LANG="${LANG:-C.UTF-8}" TERM=dumb \
     ANTHROPIC_BASE_URL="$url/api/beta" ANTHROPIC_API_KEY="$key" \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK=1 DISABLE_AUTOUPDATER=1 \
-    timeout "${CLAUDE_CODE_TIMEOUT:-180}" "$claude" -p --model "$model" --allowedTools Bash --debug-file "$d/debug.log" "$prompt") \
+    timeout "${CLAUDE_CODE_TIMEOUT:-180}" "$claude" -p "${model_flag[@]}" --allowedTools Bash --debug-file "$d/debug.log" "$prompt") \
     </dev/null >"$d/answer.txt" 2>"$d/claude.err"
   code=$?
 }
@@ -132,42 +137,49 @@ verdict() { # NAME LABEL → 0 when the scenario passed; prints the evidence eit
   return 1
 }
 
-status=0
-if [ "$want" = all ] || [ "$want" = mock ]; then
-  start_gateway mock
-  if gw=$(wait_for "$work/mock/gateway.log" listening); then
-    run_claude mock "$gw" mock-claude
+on_mock() { # NAME MODEL LABEL
+  start_gateway "$1"
+  if gw=$(wait_for "$work/$1/gateway.log" listening); then
+    run_claude "$1" "$gw" "$2"
     stop "$gw_pid"
-    verdict mock "mock-claude (built-in mock)" || status=1
+    verdict "$1" "$3" || status=1
   else
-    echo "FAIL mock-claude: the gateway did not start"; cat "$work/mock/gateway.log"; status=1
+    echo "FAIL $3: the gateway did not start"; cat "$work/$1/gateway.log"; status=1
   fi
-fi
+}
 
-if [ "$want" = all ] || [ "$want" = upstream ]; then
-  mkdir -p "$work/upstream"
-  (cd "$root" && exec "$bun" scripts/clients/fake-anthropic.ts --log "$work/upstream/upstream.jsonl") >"$work/upstream/fake.log" 2>&1 &
+on_upstream() { # NAME MODEL LABEL
+  mkdir -p "$work/$1"
+  (cd "$root" && exec "$bun" scripts/clients/fake-anthropic.ts --log "$work/$1/upstream.jsonl") >"$work/$1/fake.log" 2>&1 &
   fake_pid=$!
   pids+=("$fake_pid")
-  if fake=$(wait_for "$work/upstream/fake.log" listening); then
-    start_gateway upstream ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-ant-fake-upstream
-    if gw=$(wait_for "$work/upstream/gateway.log" listening); then
-      run_claude upstream "$gw" claude-sonnet-4-5
+  if fake=$(wait_for "$work/$1/fake.log" listening); then
+    start_gateway "$1" ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-ant-fake-upstream
+    if gw=$(wait_for "$work/$1/gateway.log" listening); then
+      run_claude "$1" "$gw" "$2"
       stop "$gw_pid"
-      verdict upstream "claude-sonnet-4-5 (fake Anthropic upstream)" || status=1
+      verdict "$1" "$3" || status=1
       echo "--- requests the fake upstream received:"
       "$bun" -e '
         for (const l of (await Bun.file(process.argv[1]).text()).split("\n").filter(Boolean)) {
           const r = JSON.parse(l); let b = {}; try { b = JSON.parse(r.body) } catch {}
           const roles = (b.messages ?? []).map((m) => m.role).join(",")
           console.log(`    ${r.method} ${r.path} stream=${b.stream} model=${b.model} max_tokens=${b.max_tokens} roles=[${roles}] tools=${(b.tools ?? []).length} anthropic-beta=${r.headers["anthropic-beta"] ?? "-"}`)
-        }' "$work/upstream/upstream.jsonl" 2>/dev/null || echo "    (none)"
+        }' "$work/$1/upstream.jsonl" 2>/dev/null || echo "    (none)"
     else
-      echo "FAIL claude-sonnet-4-5: the gateway did not start"; cat "$work/upstream/gateway.log"; status=1
+      echo "FAIL $3: the gateway did not start"; cat "$work/$1/gateway.log"; status=1
     fi
   else
-    echo "FAIL claude-sonnet-4-5: the fake upstream did not start"; cat "$work/upstream/fake.log"; status=1
+    echo "FAIL $3: the fake upstream did not start"; cat "$work/$1/fake.log"; status=1
   fi
   stop "$fake_pid"
+}
+
+status=0
+if [ "$want" = all ] || [ "$want" = mock ]; then on_mock mock mock-claude "mock-claude (built-in mock)"; fi
+if [ "$want" = all ] || [ "$want" = upstream ]; then on_upstream upstream claude-sonnet-4-5 "claude-sonnet-4-5 (fake Anthropic upstream)"; fi
+if [ "$want" = all ] || [ "$want" = default ]; then
+  on_mock default-mock '' "Claude Code's default model (built-in mock)"
+  on_upstream default-upstream '' "Claude Code's default model (fake Anthropic upstream)"
 fi
 exit $status

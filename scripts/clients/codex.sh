@@ -10,8 +10,11 @@
 #   3. translate: claude-sonnet-4-5 under `compat: {cross_family: translate}` on the same fake
 #                 upstream speaking the Anthropic wire, through the gateway's IR path (codex's
 #                 non-function tools mapped or dropped, and named in x-switchyard-compat).
+#   4. default:   the same round trips with no model named anywhere (no -m, no `model` in
+#                 config.toml), as a new user runs codex: once on the mock, once on the fake
+#                 upstream; whatever codex picks by default must work through the gateway.
 # Not run in CI (the package is ~400 MB installed); run it by hand:
-#   bash scripts/clients/codex.sh [mock|upstream|translate]     (default: all three)
+#   bash scripts/clients/codex.sh [mock|upstream|translate|default]     (default: all four)
 #
 # Codex is installed with npm into a cache dir outside the project (CODEX_DIR, default
 # ~/.cache/switchyard-codex; CODEX_VERSION, default 0.169.0, the version
@@ -45,8 +48,11 @@ bun="$root/node_modules/.bin/bun"
 cache=${CODEX_DIR:-$HOME/.cache/switchyard-codex}
 version=${CODEX_VERSION:-0.169.0}
 prompt='mock: tool exec_command {"cmd":"echo sy-ok"}'
+# codex's default model runs in code mode: its one way to run a command is the custom tool
+# `exec`, whose input is JavaScript calling the nested tools (as fake-codex-upstream.ts sends it)
+exec_prompt='mock: tool exec {"input":"const r = await tools.exec_command({ cmd: \"echo sy-ok\" });\ntext(r);"}'
 want=${1:-all}
-case "$want" in all | mock | upstream | translate) ;; *) echo "usage: $0 [mock|upstream|translate]"; exit 2 ;; esac
+case "$want" in all | mock | upstream | translate | default) ;; *) echo "usage: $0 [mock|upstream|translate|default]"; exit 2 ;; esac
 
 installed=$(sed -nE 's/^  "version": "([^"]+)".*/\1/p' "$cache/node_modules/@openai/codex/package.json" 2>/dev/null)
 # an exact CODEX_VERSION other than the cached one installs that version
@@ -105,11 +111,13 @@ start_fake() { # NAME → $fake (the URL) and $fake_pid, or returns 1
 
 stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
-run_codex() { # NAME BASE_URL MODEL
+run_codex() { # NAME BASE_URL MODEL (empty: codex's own default model)
   local d="$work/$1" url=$2 model=$3
+  local model_line= model_flag=()
+  [ -n "$model" ] && { model_line="model = \"$model\""; model_flag=(-m "$model"); }
   mkdir -p "$d/home" "$d/codex-home" "$d/project"
   cat >"$d/codex-home/config.toml" <<EOF
-model = "$model"
+$model_line
 model_provider = "gateway"
 
 [model_providers.gateway]
@@ -126,7 +134,7 @@ EOF
   # and each SSE event it parsed (codex_api::sse::responses, "SSE event: {…}") to stderr
   (cd "$d/project" && exec env -i PATH="$PATH" HOME="$d/home" CODEX_HOME="$d/codex-home" LANG="${LANG:-C.UTF-8}" TERM=dumb NO_COLOR=1 \
     GATEWAY_KEY="$key" RUST_LOG="codex_http_client::transport=trace,codex_api::sse::responses=trace,warn" \
-    timeout "${CODEX_TIMEOUT:-180}" "$codex" exec --skip-git-repo-check --json -o "$d/last.txt" -m "$model" "$prompt") \
+    timeout "${CODEX_TIMEOUT:-180}" "$codex" exec --skip-git-repo-check --json -o "$d/last.txt" "${model_flag[@]}" "${PROMPT:-$prompt}") \
     </dev/null >"$d/events.jsonl" 2>"$d/codex.log"
   code=$?
 }
@@ -159,7 +167,7 @@ facts() {
     out("posts_elsewhere", posts.filter((p) => !p.url.endsWith("/api/alpha/v1/responses")).map((p) => p.url))
     out("posts_not_streaming", posts.filter((p) => p.body?.stream !== true).length)
     const last = posts.at(-1)?.body
-    const fco = (last?.input ?? []).filter((it) => it?.type === "function_call_output")
+    const fco = (last?.input ?? []).filter((it) => it?.type === "function_call_output" || it?.type === "custom_tool_call_output")
     out("sent_back", fco.filter((it) => /sy-ok/.test(JSON.stringify(it.output))).length)
     for (const [i, p] of posts.entries()) {
       const b = p.body ?? {}
@@ -317,6 +325,15 @@ if [ "$want" = all ] || [ "$want" = translate ]; then
     # codex's uncatalogued-model tool set holds a namespace and a web_search tool besides functions
     compat_want='web_search|multi_agent' scenario translate "claude-sonnet-4-5 (compat.cross_family: translate, fake Anthropic upstream)" claude-sonnet-4-5 \
       $'compat:\n  cross_family: translate\n' /v1/messages ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-ant-fake-upstream
+    stop "$fake_pid"
+  else status=1; fi
+fi
+
+if [ "$want" = all ] || [ "$want" = default ]; then
+  PROMPT="$exec_prompt" compat_want='' scenario default-mock "codex's default model (built-in mock)" '' '' ''
+  if start_fake default-upstream; then
+    PROMPT="$exec_prompt" compat_want='' scenario default-upstream "codex's default model (fake OpenAI Responses upstream, pass-through)" '' '' /v1/responses \
+      OPENAI_BASE_URL="$fake/v1" OPENAI_API_KEY=sk-fake-openai-upstream
     stop "$fake_pid"
   else status=1; fi
 fi

@@ -13,6 +13,9 @@
 //     and encrypted_content, as a GPT-5 model sends with `include: ["reasoning.encrypted_content"]`)
 //     then a function_call of exec_command with {"cmd":"echo sy-ok"}, its arguments in three
 //     pieces (shaped on test/fixtures/openai/responses/stream-reasoning-summary-function-call.sse);
+//   - else, the request offers (directly, or in an additional_tools input item) the custom
+//     tool `exec` (codex's code mode): the reasoning item, then a custom_tool_call of exec whose
+//     input is JavaScript running exec_command with `echo sy-ok`;
 //   - else: a streamed message `ok`.
 //   Like OpenAI with store:false, it answers 400 when a reasoning item comes back with an
 //   encrypted_content it did not hand out, and 404 when one comes back without it.
@@ -50,13 +53,13 @@ const newId = (prefix: string) => `${prefix}_fake${Date.now().toString(36)}${(se
 
 // ---- OpenAI Responses ----------------------------------------------------------------------
 
-/** The outputs of the function_call_output items after the input's last user message. */
+/** The outputs of the function_call_output (or custom_tool_call_output) items after the input's last user message. */
 export function functionOutputs(input: unknown): string[] {
   if (!Array.isArray(input)) return []
   const out: string[] = []
   for (let i = input.length - 1; i >= 0; i--) {
     const it = input[i] as Obj
-    if (it?.type === 'function_call_output') {
+    if (it?.type === 'function_call_output' || it?.type === 'custom_tool_call_output') {
       const o = it.output
       out.unshift(typeof o === 'string' ? o : Array.isArray(o) ? o.map((p: Obj) => (typeof p?.text === 'string' ? p.text : '')).join('') : JSON.stringify(o))
     } else if (it?.role === 'user' && (it.type === undefined || it.type === 'message')) break
@@ -114,6 +117,34 @@ function functionCallItem(index: number): Streamed {
       { type: 'response.output_item.done', output_index: index, item: done },
     ],
   }
+}
+
+/**
+ * Codex's code mode (its default model, 0.169): the only way to run a command is the custom
+ * tool `exec`, whose input is JavaScript calling the nested tools.
+ */
+export const EXEC_SCRIPT = 'const r = await tools.exec_command({ cmd: "echo sy-ok" });\ntext(r);'
+
+function customCallItem(index: number): Streamed {
+  const id = newId('ctc')
+  const call = { id, type: 'custom_tool_call', call_id: newId('call'), name: 'exec' }
+  const done = { ...call, status: 'completed', input: EXEC_SCRIPT }
+  return {
+    item: done,
+    events: [
+      { type: 'response.output_item.added', output_index: index, item: { ...call, status: 'in_progress', input: '' } },
+      ...thirds(EXEC_SCRIPT).map((delta) => ({ type: 'response.custom_tool_call_input.delta', item_id: id, output_index: index, delta })),
+      { type: 'response.custom_tool_call_input.done', item_id: id, output_index: index, input: EXEC_SCRIPT },
+      { type: 'response.output_item.done', output_index: index, item: done },
+    ],
+  }
+}
+
+/** The request's tools, with those an `additional_tools` input item hands over (namespaces opened). */
+function offeredTools(body: Obj): Obj[] {
+  const handed = (Array.isArray(body.input) ? body.input : []).flatMap((it: Obj) => (it?.type === 'additional_tools' && Array.isArray(it.tools) ? it.tools : []))
+  const all: Obj[] = [...(Array.isArray(body.tools) ? body.tools : []), ...handed]
+  return all.flatMap((t) => (t?.type === 'namespace' && Array.isArray(t.tools) ? t.tools : [t]))
 }
 
 function messageItem(index: number, text: string): Streamed {
@@ -176,8 +207,9 @@ function responses(body: Obj, inputTokens: number): Reply {
   if (problem) return problem
   const outputs = functionOutputs(body.input)
   if (outputs.length) return responsesReply(body, [messageItem(0, outputs.map((o) => `tool result: ${o}`).join('\n'))], inputTokens)
-  const tools: Obj[] = Array.isArray(body.tools) ? body.tools : []
+  const tools = offeredTools(body)
   if (tools.some((t) => t?.type === 'function' && t.name === 'exec_command')) return responsesReply(body, [reasoningItem(0), functionCallItem(1)], inputTokens)
+  if (tools.some((t) => t?.type === 'custom' && t.name === 'exec')) return responsesReply(body, [reasoningItem(0), customCallItem(1)], inputTokens)
   return responsesReply(body, [messageItem(0, 'ok')], inputTokens)
 }
 

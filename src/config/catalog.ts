@@ -29,9 +29,21 @@ export interface CatalogModel {
   surfaces: Surface[]
   /** Epoch seconds, for list shapes. */
   created: number
+  /**
+   * Named as the family names its models but known neither to the table nor to the price
+   * library (a model newer than both, such as a client's new default): served by the family's
+   * provider, which decides whether it exists; unpriced; never listed or kept.
+   */
+  unlisted?: true
 }
 
 const ALL_SURFACES: Surface[] = ['chat', 'responses', 'messages']
+/** An unlisted model's window is unknown: requests are bounded by the upstream, not by a guess. */
+const UNLISTED_CONTEXT = 10_000_000
+/** Ids of the families' own naming; an unlisted one must look like an id, nothing more. */
+const FAMILY_ID = /^(claude-|gpt-|o\d|chatgpt-|codex-)[A-Za-z0-9._:-]*$/
+const reasons = (id: string, family: Family) => family === 'anthropic' || /^(o\d|gpt-([5-9]|\d\d))/.test(id)
+const summarises = (id: string) => /^(o\d|gpt-([5-9]|\d\d))/.test(id)
 
 /**
  * max_tokens sent to a Claude upstream (which requires one) when neither the request nor the
@@ -113,20 +125,38 @@ export class Catalog {
       this.byId.set(id, m)
       return m
     }
-    const family: Family | undefined = id.startsWith('claude-') ? 'anthropic' : /^(gpt-|o\d|chatgpt-|codex-)/.test(id) ? 'openai' : undefined
-    if (!family) return undefined
+    if (!FAMILY_ID.test(id)) return undefined
+    const family: Family = id.startsWith('claude-') ? 'anthropic' : 'openai'
     const info = libraryInfo(id, family)
-    if (!info) return undefined
+    if (!info) return this.unlisted(id, family)
     // the library knows context windows, not output caps: none is invented here
     this.add({
       id,
       family,
       contextWindow: info.contextWindow ?? 128_000,
       maxOutputTokens: undefined,
-      reasoning: family === 'anthropic' || /^(o\d|gpt-5)/.test(id),
-      summaries: /^(o\d|gpt-5)/.test(id),
+      reasoning: reasons(id, family),
+      summaries: summarises(id),
     })
     return this.byId.get(id)
+  }
+
+  /** A new entry each time: a client naming random ids must not grow the catalog. */
+  private unlisted(id: string, family: Family): CatalogModel {
+    return {
+      id,
+      aliases: [],
+      family,
+      provider: this.providerOf(family),
+      upstreamId: id,
+      contextWindow: UNLISTED_CONTEXT,
+      maxOutputTokens: undefined,
+      reasoning: reasons(id, family),
+      reasoningSummaries: summarises(id),
+      surfaces: ALL_SURFACES,
+      created: CREATED,
+      unlisted: true,
+    }
   }
 
   /**
@@ -136,6 +166,8 @@ export class Catalog {
    * change on a date) and applied directly; tiered models still go through the library.
    */
   private libraryCost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date): number | null {
+    // an unlisted model has no price, and its id must not grow the cache
+    if (!this.byId.has(model.id) && this.resolve(model.id)?.unlisted) return null
     const key = `${model.family}:${model.upstreamId}:${model.id}`
     const hour = Math.floor(at.getTime() / 3_600_000)
     let entry = this.rates.get(key)

@@ -12,7 +12,7 @@ const openaiModel = (m: CatalogModel) => ({
   object: 'model',
   created: m.created,
   owned_by: m.family === 'openai' ? 'openai' : 'anthropic',
-  context_window: m.contextWindow,
+  context_window: m.unlisted ? null : m.contextWindow,
   max_output_tokens: m.maxOutputTokens ?? null,
 })
 
@@ -21,7 +21,7 @@ const anthropicModel = (m: CatalogModel) => ({
   id: m.id,
   display_name: m.id,
   created_at: new Date(m.created * 1000).toISOString(),
-  max_input_tokens: m.contextWindow,
+  max_input_tokens: m.unlisted ? null : m.contextWindow,
   max_tokens: m.maxOutputTokens ?? null,
 })
 

@@ -12,7 +12,7 @@ import { startGateway, type Gateway } from '../helpers/server.ts'
 describe('on the mock (no upstream configured)', () => {
   let g: Gateway
   beforeAll(async () => {
-    g = await startGateway()
+    g = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '1000' } })
   })
   afterAll(() => g.stop())
 
@@ -40,6 +40,38 @@ describe('on the mock (no upstream configured)', () => {
     expect(known.context_window).toBe(200_000)
     expect(known.max_output_tokens).toBe(64_000)
     expect((await get('/api/alpha/v1/models/gpt-5.5')).max_output_tokens).toBeNull()
+  })
+
+  test("a model newer than the price library (Codex 0.169's default, gpt-6.1-sol) is served by its family's provider, unpriced, and never listed", async () => {
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    const listed = (await openai.models.list()).data.length
+    const r = await openai.responses.create({ model: 'gpt-6.1-sol', input: 'mock: text fresh' })
+    expect(r.status).toBe('completed')
+    expect(r.model).toBe('gpt-6.1-sol')
+    const anthropic = new Anthropic({ apiKey: g.key, baseURL: `${g.url}/api/beta`, maxRetries: 0 })
+    const m = await anthropic.messages.create({ model: 'claude-nova-9', max_tokens: 20_000, messages: [{ role: 'user', content: 'mock: text fresh' }] })
+    expect(m.content[0]).toMatchObject({ type: 'text', text: 'fresh' })
+    // what it is not known: shown as null, not invented
+    const one = (await (await fetch(`${g.url}/api/alpha/v1/models/gpt-6.1-sol`, { headers: { authorization: `Bearer ${g.key}` } })).json()) as any
+    expect(one).toMatchObject({ id: 'gpt-6.1-sol', context_window: null, max_output_tokens: null })
+    // a client naming a hundred made-up ids does not grow the list
+    for (let i = 0; i < 100; i++) await openai.chat.completions.create({ model: `gpt-made-up-${i}`, messages: [{ role: 'user', content: 'hi' }] })
+    expect((await openai.models.list()).data.length).toBe(listed)
+    // unpriced: recorded without a cost, never as $0
+    await g.services.recorder.flush()
+    const res = await fetch(`${g.url}/api/v1/generations?id=${r.id}`, { headers: { authorization: `Bearer ${g.key}` } })
+    expect(res.status).toBe(200)
+    const rec = (await res.json()) as any
+    const gen = rec.generation
+    expect(gen.model).toBe('gpt-6.1-sol')
+    expect(gen.cost).toBeNull()
+    expect(gen.unpriced).toBe(true)
+    // an id that is not of a family's naming is still unknown
+    const bad = await fetch(`${g.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'llama-9', messages: [{ role: 'user', content: 'hi' }] }) })
+    expect(bad.status).toBe(400)
+    expect(((await bad.json()) as { error: string }).error).toContain('unknown model')
+    const odd = await fetch(`${g.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5 <script>', messages: [{ role: 'user', content: 'hi' }] }) })
+    expect(odd.status).toBe(400)
   })
 
   test('an unknown model id of 10 KB is not echoed whole', async () => {
