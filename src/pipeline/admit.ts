@@ -9,7 +9,8 @@
 // none), at catalog prices. So sequentially exactly the requests the credit covers are served,
 // plus the one that crosses zero; concurrently, reservations stop the burst after at most
 // that many. A model with no known price reserves nothing (its records cost nothing either):
-// it is admitted while the balance is above zero.
+// it is admitted while the balance is above zero, unless it is unlisted (known neither to the
+// table nor to the price library) and goes to a real upstream: that is refused to funded keys.
 import type { ApiKey } from '../auth/context.ts'
 import type { AdmitResult } from '../auth/credits.ts'
 import type { CatalogModel } from '../config/catalog.ts'
@@ -39,7 +40,7 @@ export function admit(s: Services, input: AdmitInput): Admission | Promise<Admis
   // the cached key is updated in place by settlements; the request's own copy may predate a reload
   const key = s.keys.current(apiKey.id) ?? apiKey
   if (key.credits === null) return undefined
-  const usd = estimate(s, model, promptOf(input), input.maxOutputTokens)
+  const usd = priced(model, estimate(s, model, promptOf(input), input.maxOutputTokens))
   const r = s.keys.ledger.admit(key as ApiKey & { credits: number }, usd)
   return r instanceof Promise ? r.then(admitted) : admitted(r)
 }
@@ -71,7 +72,7 @@ export async function admitShared(s: Services, input: AdmitInput): Promise<Admis
   if (!shared || input.apiKey.credits === null) return admit(s, input)
   const key = s.keys.current(input.apiKey.id) ?? input.apiKey
   if (key.credits === null) return undefined
-  const usd = estimate(s, input.model, promptOf(input), input.maxOutputTokens)
+  const usd = priced(input.model, estimate(s, input.model, promptOf(input), input.maxOutputTokens))
   let r
   try {
     r = await shared.reserve({ id: key.id, credits: key.credits, spent: key.spent }, usd ?? 0)
@@ -102,6 +103,17 @@ export function sharedStoreDown(e: RedisUnavailable): HttpError {
 export function releaseAdmission(s: Services, admission: Admission): void {
   s.keys.ledger.release(admission?.reservationId)
   void s.keys.shared?.release(admission?.reservationId)
+}
+
+/**
+ * A model the gateway knows nothing of, on a real upstream, costs the operator a sum no credit
+ * would ever see: a funded key is refused it rather than served free.
+ */
+function priced(model: CatalogModel, usd: number | null): number | null {
+  if (usd === null && model.unlisted && model.provider !== 'mock') {
+    throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
+  }
+  return usd
 }
 
 /** Worst-case cost: every prompt token uncached, the whole output cap used. Null when unpriced. */

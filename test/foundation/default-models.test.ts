@@ -57,6 +57,9 @@ describe('on the mock (no upstream configured)', () => {
     // a client naming a hundred made-up ids does not grow the list
     for (let i = 0; i < 100; i++) await openai.chat.completions.create({ model: `gpt-made-up-${i}`, messages: [{ role: 'user', content: 'hi' }] })
     expect((await openai.models.list()).data.length).toBe(listed)
+    // on the mock nothing is spent: a key with credits may use it too
+    const { key: funded } = await g.services.keys.create({ name: 'funded', credits: 1 })
+    expect((await new OpenAI({ apiKey: funded, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 }).responses.create({ model: 'gpt-6.1-sol', input: 'hi' })).status).toBe('completed')
     // unpriced: recorded without a cost, never as $0
     await g.services.recorder.flush()
     const res = await fetch(`${g.url}/api/v1/generations?id=${r.id}`, { headers: { authorization: `Bearer ${g.key}` } })
@@ -112,6 +115,20 @@ describe('on a fake upstream', () => {
     const sent = up.requests.at(-1)!.json()
     expect(sent.model).toBe('gpt-5.5')
     expect(sent.max_output_tokens).toBe(200_000)
+  })
+
+  test('an unlisted model goes upstream as asked; a key with credits is refused it (no price to charge), before any upstream call', async () => {
+    up.script({ json: fixtureJson('openai/responses/nonstream-text.json') })
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    await openai.responses.create({ model: 'gpt-6.1-sol', input: 'hi' })
+    expect(up.requests.at(-1)!.json().model).toBe('gpt-6.1-sol')
+    const before = up.requests.length
+    const { key } = await g.services.keys.create({ name: 'funded', credits: 5 })
+    const funded = new OpenAI({ apiKey: key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    const err = await funded.responses.create({ model: 'gpt-6.1-sol', input: 'hi' }).then(() => null, (e) => e)
+    expect(err?.status).toBe(400)
+    expect(String(err?.error?.error ?? err?.message)).toContain('gpt-6.1-sol has no known price')
+    expect(up.requests.length).toBe(before)
   })
 
   test('a model of unknown cap asked through chat for Claude gets a max_tokens every current Claude model takes', async () => {
