@@ -175,6 +175,17 @@ export const IGNORED_PARAMS: Record<Family, readonly string[]> = {
   openai: [],
 }
 
+/**
+ * The same, for one surface: official parameters that the other family's upstream (or the
+ * gateway itself) does not take on that surface's path. `prompt_cache_key` is never forwarded
+ * on chat (spec §4.4: prompt-cache scoping is the gateway's), nor to a Claude upstream.
+ */
+const SURFACE_IGNORED: Partial<Record<Surface, Partial<Record<Family, readonly string[]>>>> = {
+  chat: { openai: ['prompt_cache_key'], anthropic: ['prompt_cache_key', 'metadata'] },
+  messages: { openai: ['pause_on_call_tools_start', 'service_tier', 'betas'] },
+  responses: { anthropic: ['prompt_cache_key', 'max_tool_calls', 'strict', 'client_metadata', 'include'] },
+}
+
 /** Top-level parameters each surface knows: the spec's, the official API's, and the foreign ones it rules on. */
 export const SURFACE_PARAMS: Partial<Record<Surface, ReadonlySet<string>>> = {
   chat: new Set([
@@ -259,7 +270,7 @@ export function applyFamilyRules(
       out.compat.push(name)
     }
   }
-  for (const name of IGNORED_PARAMS[family]) {
+  for (const name of [...IGNORED_PARAMS[family], ...(SURFACE_IGNORED[surface]?.[family] ?? [])]) {
     if (body[name] === undefined || own?.has(name)) continue
     out.removed.push(name)
     out.compat.push(name)

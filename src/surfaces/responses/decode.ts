@@ -196,6 +196,7 @@ export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: Rul
   else if (f?.type === 'json_object' && model.family === 'openai') req.responseFormat = { type: 'json_object' }
   // Anthropic has no JSON mode without a schema: left out, and said so
   else if (f?.type === 'json_object') dropped.push('text.format')
+  if (model.family === 'anthropic' && isObj(body.text) && body.text.verbosity !== undefined) dropped.push('text.verbosity')
   else if (c.responseFormat) req.responseFormat = c.responseFormat
   const user = (rules.removed.includes('user') ? undefined : (body.user as string | undefined)) ?? c.user
   if (user !== undefined) req.user = user
