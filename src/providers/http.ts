@@ -3,6 +3,7 @@
 // retries with exponential backoff + jitter on connect errors, 429 and 5xx while nothing
 // has been handed back, and every failure mapped through errors.ts.
 import { upstreamErrorFrom } from './errors.ts'
+import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import { UpstreamError, type ProviderConfig } from './types.ts'
 
 /** Backoff: BASE · 2^attempt, capped, with jitter in [½, 1] of that. */
@@ -18,7 +19,8 @@ export interface UpstreamRequest<T> {
   /** Appended to the provider's base URL. */
   path: string
   headers: Record<string, string>
-  body: string
+  /** The body's text, or `{ json }` to have it encoded here (a long conversation in slices: json-body.ts). */
+  body: string | { json: Record<string, unknown> }
   /** The caller's signal: aborting it aborts the upstream request at any point. */
   signal: AbortSignal
   /**
@@ -60,7 +62,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 const TIMED_OUT = Symbol('upstream timeout')
 
-async function attempt<T>(req: UpstreamRequest<T>): Promise<T> {
+async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): Promise<T> {
   const { provider, signal } = req
   const controller = new AbortController()
   const onCallerAbort = () => controller.abort(signal.reason)
@@ -72,10 +74,11 @@ async function attempt<T>(req: UpstreamRequest<T>): Promise<T> {
     try {
       res = await fetch(provider.baseUrl + req.path, {
         method: 'POST',
-        headers: req.headers,
-        body: req.body,
+        ...(typeof body === 'string'
+          ? { headers: req.headers, body }
+          : { headers: { ...req.headers, 'content-length': String(body.length) }, body: chunkStream(body), duplex: 'half' }),
         signal: controller.signal,
-      })
+      } as RequestInit)
     } catch (e) {
       throw transportError(provider, controller.signal, signal, e)
     }
@@ -127,9 +130,10 @@ function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSign
  * caller aborted, with the abort reason.
  */
 export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
+  const body = typeof req.body === 'string' ? req.body : await encodeJson(req.body.json)
   for (let n = 0; ; n++) {
     try {
-      return await attempt(req)
+      return await attempt(req, body)
     } catch (e) {
       if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
       const hinted = retryAfterMs(e.retryAfter)

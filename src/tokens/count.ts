@@ -182,8 +182,8 @@ function run(job: Job, lane: string): Promise<TokenReply> | null {
   return post(pick(all), job, lane)
 }
 
-/** Whether a key already has so much text waiting that its next one is bounded, not counted. */
-const backlogged = (lane: string, text: string) => (laneChars.get(lane) ?? 0) + text.length > LANE_BACKLOG && text.length > SPAWN_AT
+/** Whether a key already has so much text waiting that its next large one is bounded, not counted (one alone is always counted). */
+const backlogged = (lane: string, text: string) => (laneChars.get(lane) ?? 0) > LANE_BACKLOG && text.length > SPAWN_AT
 
 /** `lane` is whose work this is (the API key's id): counting is shared fairly between lanes. */
 export async function countTokensAsync(text: string, lane = ''): Promise<number> {

@@ -1,18 +1,24 @@
 // Continuing a responses thread at its size bound (responses.max_thread_bytes, 32 MiB by
 // default): how long /health waits meanwhile, and how far the gateway's RSS grows. Run:
-//   bun scripts/bench/experiments/thread-limit.ts [turn MiB, default 4] [turns, default 7]
+//   bun scripts/bench/experiments/thread-limit.ts [turn MiB, default 4] [turns, default 7] [mock | upstream]
 // A gateway subprocess on a temp data dir, the mock provider; /health is probed every 5 ms
 // while one continuation of the whole thread runs.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fixtureJson, startFakeUpstream } from '../../../test/helpers/fake-upstream.ts'
 
 const turnMiB = Number(process.argv[2] ?? 4)
 const turns = Number(process.argv[3] ?? 7)
+// `upstream`: gpt-4o on a fake OpenAI upstream (the pass-through path) instead of the mock
+const viaUpstream = process.argv[4] === 'upstream'
+const up = viaUpstream ? await startFakeUpstream() : undefined
+up?.script(() => ({ json: { ...fixtureJson('openai/responses/nonstream-text.json'), id: `resp_${crypto.randomUUID().replaceAll('-', '')}` } }))
+const model = viaUpstream ? 'gpt-4o' : 'mock-gpt'
 const KEY = 'sk-sy-thread-limit-0123456789abcdef'
 const dir = mkdtempSync(join(tmpdir(), 'sy-thread-limit-'))
 const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../../src/main.ts'), 'serve', '--port', '0', '--data-dir', dir], {
-  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_BOOTSTRAP_KEY: KEY, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error' },
+  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_BOOTSTRAP_KEY: KEY, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error', ...(up ? { OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: up.url } : {}) },
   stdout: 'pipe',
   stderr: 'inherit',
 })
@@ -30,7 +36,7 @@ const post = async (body: unknown) => {
 
 let prev: string | undefined
 const word = 'w'.repeat(1023) + ' '
-for (let i = 0; i < turns; i++) prev = await post({ model: 'mock-gpt', input: `mock: text t${i}\n${word.repeat(turnMiB * 1024)}`, ...(prev ? { previous_response_id: prev } : {}) })
+for (let i = 0; i < turns; i++) prev = await post({ model, input: `mock: text t${i}\n${word.repeat(turnMiB * 1024)}`, ...(prev ? { previous_response_id: prev } : {}) })
 Bun.gc(true)
 await Bun.sleep(500)
 const before = rss()
@@ -47,7 +53,7 @@ const probes = (async () => {
   }
 })()
 const t0 = performance.now()
-await post({ model: 'mock-gpt', previous_response_id: prev, input: 'mock: text go on' })
+await post({ model, previous_response_id: prev, input: 'mock: text go on' })
 const took = performance.now() - t0
 probing = false
 await probes
@@ -58,4 +64,5 @@ console.log(`/health during it: ${health.length} probes, max ${health.at(-1)!.to
 console.log(`RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, peak ${(peak / 2 ** 20).toFixed(0)} MiB: growth ${((peak - before) / 2 ** 20).toFixed(0)} MiB = ${((peak - before) / (turns * turnMiB * 2 ** 20)).toFixed(2)} × the thread`)
 proc.kill()
 await proc.exited
+await up?.stop()
 rmSync(dir, { recursive: true, force: true })

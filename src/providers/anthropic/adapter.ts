@@ -36,7 +36,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       provider: this.config,
       path: '/v1/messages',
       headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
-      body: JSON.stringify(body),
+      body: { json: body },
       signal: ctx.signal,
       accept: async (res) => fromAnthropicMessage((await readJson(res, this.config.name)) as AnthropicMessage),
     })
@@ -48,7 +48,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       provider: this.config,
       path: '/v1/messages',
       headers: this.headers(true, [...betas, ...(ctx.betas ?? [])]),
-      body: JSON.stringify(body),
+      body: { json: body },
       signal: ctx.signal,
       accept: async (res) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name)), this.config.name)),
     })

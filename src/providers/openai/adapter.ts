@@ -30,7 +30,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       provider: this.config,
       path: '/chat/completions',
       headers: this.headers(false),
-      body: JSON.stringify(body),
+      body: { json: body },
       signal: ctx.signal,
       accept: async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion),
     })
@@ -42,7 +42,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       provider: this.config,
       path: '/chat/completions',
       headers: this.headers(true),
-      body: JSON.stringify(body),
+      body: { json: body },
       signal: ctx.signal,
       accept: async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))),
     })
@@ -71,7 +71,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       provider: this.config,
       path,
       headers: this.headers(body.stream === true),
-      body: JSON.stringify({ ...body, model: ctx.model.upstreamId }),
+      body: { json: { ...body, model: ctx.model.upstreamId } },
       signal: ctx.signal,
       accept,
     })

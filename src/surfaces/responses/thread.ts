@@ -74,11 +74,19 @@ export const DEFAULT_MAX_THREAD_BYTES = 32 * 1024 * 1024
 
 const COLUMNS = 'row_id, id, api_key_id, model, created_at, status, previous_row_id, previous_response_id, conversation, input_items, output_items, response, thread_bytes'
 const INSERT = `INSERT INTO stored_responses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-const BY_ROW = `SELECT ${COLUMNS} FROM stored_responses WHERE row_id = ?`
 // a key's latest row of a response id (among rows of one ms, the greatest row id: time-ordered)
 const BY_ID = `SELECT ${COLUMNS} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
+// a thread is walked on these alone, and each row's items are read when their turn comes
+const META = 'row_id, id, api_key_id, status, previous_row_id, previous_response_id, thread_bytes'
+const META_BY_ROW = `SELECT ${META} FROM stored_responses WHERE row_id = ?`
+const META_BY_ID = `SELECT ${META} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
+const ITEMS_OF_ROW = 'SELECT input_items, output_items FROM stored_responses WHERE row_id = ?'
 const LATEST_OF_CONVERSATION = 'SELECT id FROM stored_responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, row_id DESC LIMIT 1'
+type Meta = Pick<Row, 'row_id' | 'id' | 'api_key_id' | 'status' | 'previous_row_id' | 'previous_response_id' | 'thread_bytes'>
+
 const DELETE = 'DELETE FROM stored_responses WHERE api_key_id = ? AND id = ?'
+/** A turn of the loop: other requests (and /health) run between two rows of a long thread. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
 
@@ -152,23 +160,27 @@ export class ThreadStore {
     }
   }
 
-  /** A key's latest row of a response id: pending ones first. */
-  private async byId(apiKeyId: string, id: string): Promise<Row | null> {
+  /** A key's latest row of a response id: pending ones first. `query` picks the columns read. */
+  private async byId<R extends Meta = Row>(apiKeyId: string, id: string, query = BY_ID): Promise<R | null> {
     let newest: Row | null = null
     for (const p of this.pending.values()) if (p.row.id === id && p.row.api_key_id === apiKeyId) newest = p.row
-    if (newest) return newest
-    let row = await this.sql.get<Row>(BY_ID, [apiKeyId, id])
+    if (newest) return newest as unknown as R
+    let row = await this.sql.get<R>(query, [apiKeyId, id])
     // another instance on the shared database writes a response a few ms after its client
     // has it: a continuation sent here at once may arrive first, so a miss is read again
     for (let i = 0; i < SHARED_MISS_RETRIES && !row && this.sql.dialect === 'pg'; i++) {
       await Bun.sleep(SHARED_MISS_WAIT_MS)
-      row = await this.sql.get<Row>(BY_ID, [apiKeyId, id])
+      row = await this.sql.get<R>(query, [apiKeyId, id])
     }
     return row
   }
 
-  private async byRow(rowId: string): Promise<Row | null> {
-    return this.pending.get(rowId)?.row ?? (await this.sql.get<Row>(BY_ROW, [rowId]))
+  private async metaOfRow(rowId: string): Promise<Meta | null> {
+    return this.pending.get(rowId)?.row ?? (await this.sql.get<Meta>(META_BY_ROW, [rowId]))
+  }
+
+  private async itemsOfRow(rowId: string): Promise<Pick<Row, 'input_items' | 'output_items'> | null> {
+    return this.pending.get(rowId)?.row ?? (await this.sql.get<Pick<Row, 'input_items' | 'output_items'>>(ITEMS_OF_ROW, [rowId]))
   }
 
   /** The latest stored response of a conversation, or undefined for a new one. */
@@ -185,26 +197,28 @@ export class ThreadStore {
    * the thread is over the size bound (checked before anything of it is loaded).
    */
   async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string; head: ThreadHead }> {
-    const head = await this.byId(apiKeyId, id)
+    const head = await this.byId<Meta>(apiKeyId, id, META_BY_ID)
     if (!head) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, or not this key's)`)
     if (head.thread_bytes > this.maxThreadBytes) {
       throw badRequest(`${field}: the thread of "${id}" holds ${head.thread_bytes} bytes, over this gateway's limit of ${this.maxThreadBytes} (responses.max_thread_bytes); start a new thread, or send the context again as input`)
     }
-    const chain: Row[] = [head]
+    const chain: Meta[] = [head]
     for (let at = head.previous_row_id; at !== null; ) {
-      const row = await this.byRow(at)
+      const row = await this.metaOfRow(at)
       if (!row || row.api_key_id !== apiKeyId) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain.at(-1)!.previous_response_id ?? '?'}" (deleted)`)
       chain.push(row)
       if (chain.length > MAX_DEPTH) throw badRequest(`${field}: the thread is longer than ${MAX_DEPTH} responses`)
       at = row.previous_row_id
     }
     const items: Item[] = []
-    // oldest first; each row's text is parsed once and let go
+    // oldest first, one row's text at a time: read, parsed once and let go, then a turn of the
+    // loop, so a long thread never holds all its text twice nor the loop for all its rows
     for (let i = chain.length - 1; i >= 0; i--) {
-      const row = chain[i]!
+      const row = await this.itemsOfRow(chain[i]!.row_id)
+      if (!row) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
       for (const it of JSON.parse(row.input_items) as Item[]) items.push(it)
       for (const it of JSON.parse(row.output_items) as Item[]) items.push(it)
-      chain[i] = undefined as never
+      if (i > 0) await turn()
     }
     return { items, status: head.status, head: { rowId: head.row_id, threadBytes: head.thread_bytes } }
   }
