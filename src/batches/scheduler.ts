@@ -296,7 +296,7 @@ export class Scheduler {
     if (this.throttled.size === 0) return
     const held = [...this.throttled]
     this.throttled.clear()
-    for (const h of held) this.fillLater(h)
+    for (const h of held) if (this.active.get(h.id) === h) this.fillLater(h)
   }
 
   /** Hands out items up to the batch's places (and the pace, of which it may take `budget`). */

@@ -90,7 +90,7 @@ export function countOnThisThread(): void {
   if (members === undefined) members = null
 }
 
-/** How many token workers the request thread may run (the cores, by default; tests set 1). */
+/** How many token workers the request thread may run (server.token_workers; the cores by default). */
 export function setTokenWorkers(n: number): void {
   maxMembers = Math.max(1, Math.floor(n))
 }
