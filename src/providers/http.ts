@@ -130,10 +130,10 @@ function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSign
  * caller aborted, with the abort reason.
  */
 export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
-  const body = typeof req.body === 'string' ? req.body : await encodeJson(req.body.json)
   for (let n = 0; ; n++) {
     try {
-      return await attempt(req, body)
+      // a body sent in parts lets each part go as it is sent: a retry encodes it again
+      return await attempt(req, typeof req.body === 'string' ? req.body : await encodeJson(req.body.json))
     } catch (e) {
       if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
       const hinted = retryAfterMs(e.retryAfter)

@@ -64,13 +64,18 @@ export async function encodeJson(body: Record<string, unknown>): Promise<string 
   return { parts, length }
 }
 
-/** A fresh stream of the parts as UTF-8, each encoded only when the upload asks for it (each attempt of a call sends its own). */
+/**
+ * The parts as a stream of UTF-8, each encoded only when the upload asks for it and let go
+ * once handed over: a body is sent once (a retry encodes it again).
+ */
 export function chunkStream(body: ChunkedBody): ReadableStream<Uint8Array> {
   let i = 0
   return new ReadableStream({
     pull(controller) {
-      if (i < body.parts.length) controller.enqueue(Buffer.from(body.parts[i++]!))
-      else controller.close()
+      if (i >= body.parts.length) return controller.close()
+      const part = body.parts[i]!
+      body.parts[i++] = ''
+      controller.enqueue(Buffer.from(part))
     },
   })
 }
