@@ -2,27 +2,14 @@
 // Run:
 //   bun scripts/bench/experiments/batch-fairness.ts [B's items, default 500] [A's batches, default 4] [A's items each, default 5000]
 // A gateway subprocess on a temp data dir, the mock provider, the default batch settings.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { startExperimentGateway } from './gateway.ts'
 
 const bItems = Number(process.argv[2] ?? 500)
 const aBatches = Number(process.argv[3] ?? 4)
 const aItems = Number(process.argv[4] ?? 5000)
-const ADMIN = 'admin-batch-fairness-0123456789'
-const dir = mkdtempSync(join(tmpdir(), 'sy-batch-fairness-'))
-const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../../src/main.ts'), 'serve', '--port', '0', '--data-dir', dir], {
-  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error', ...(process.env.SWITCHYARD_BATCH_MAX_IN_FLIGHT ? { SWITCHYARD_BATCH_MAX_IN_FLIGHT: process.env.SWITCHYARD_BATCH_MAX_IN_FLIGHT } : {}) },
-  stdout: 'pipe',
-  stderr: 'inherit',
-})
-let out = ''
-const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-while (!/listening on (http:\/\/\S+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-const url = /listening on (http:\/\/\S+)/.exec(out)![1]!
-const newKey = async (name: string) =>
-  ((await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).json()) as { key: string }).key
-const [keyA, keyB] = [await newKey('a'), await newKey('b')]
+const gw = await startExperimentGateway('batch-fairness', { SWITCHYARD_BATCH_MAX_IN_FLIGHT: process.env.SWITCHYARD_BATCH_MAX_IN_FLIGHT })
+const url = gw.url
+const [keyA, keyB] = [await gw.newKey('a'), await gw.newKey('b')]
 
 async function create(key: string, n: number, tag: string): Promise<string> {
   const requests = Array.from({ length: n }, (_, i) => ({ custom_id: `${tag}-${i}`, model: 'mock-gpt', messages: [{ role: 'user', content: `mock: text item ${i}` }] }))
@@ -49,6 +36,4 @@ console.log(`B's ${bItems} items beside A's ${aBatches} × ${aItems}: ${(behind 
 const aTime = await Promise.all(aIds.map((id) => ended(keyA, id)))
 console.log(`A's batches ended ${(Math.max(...aTime) / 1000).toFixed(2)} s after B's`)
 
-proc.kill()
-await proc.exited
-rmSync(dir, { recursive: true, force: true })
+await gw.stop()

@@ -6,24 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startExperimentGateway } from './gateway.ts'
 
 const heavy = Number(process.argv[2] ?? 10)
 const mib = Number(process.argv[3] ?? 1)
 const kind = process.argv[4] ?? 'word'
-const ADMIN = 'admin-fairness-0123456789'
-const dir = mkdtempSync(join(tmpdir(), 'sy-fairness-'))
-const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../../src/main.ts'), 'serve', '--port', '0', '--data-dir', dir], {
-  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error', ...(process.env.SWITCHYARD_TOKEN_WORKERS ? { SWITCHYARD_TOKEN_WORKERS: process.env.SWITCHYARD_TOKEN_WORKERS } : {}) },
-  stdout: 'pipe',
-  stderr: 'inherit',
-})
-let out = ''
-const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-while (!/listening on (http:\/\/\S+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-const url = /listening on (http:\/\/\S+)/.exec(out)![1]!
-const newKey = async (name: string) =>
-  ((await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).json()) as { key: string }).key
-const [keyA, keyB] = [await newKey('a'), await newKey('b')]
+const gw = await startExperimentGateway('fairness', { SWITCHYARD_TOKEN_WORKERS: process.env.SWITCHYARD_TOKEN_WORKERS })
+const url = gw.url
+const [keyA, keyB] = [await gw.newKey('a'), await gw.newKey('b')]
 
 const chat = async (key: string, content: string) => {
   const t0 = performance.now()
@@ -47,6 +37,7 @@ show('idle', await small(200))
 const letters = () => Array.from({ length: mib * 1048576 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')
 const big = kind === 'prose' ? 'the quick brown fox jumps over it. '.repeat(Math.ceil((mib * 1048576) / 35)).slice(0, mib * 1048576) : letters()
 // key A's requests go from curl processes: this process's own loop then only times key B
+const dir = mkdtempSync(join(tmpdir(), 'sy-fairness-body-'))
 const bodyFile = join(dir, 'big.json')
 await Bun.write(bodyFile, JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: `mock: text ok\n${big}` }] }))
 const t0 = performance.now()
@@ -64,9 +55,8 @@ while (aDone < heavy) during.push(await chat(keyB, 'mock: text hello'))
 await flood
 show(`during A's ${heavy} × ${mib} MiB (${kind})`, during)
 console.log(`A's prompts all answered after ${((performance.now() - t0) / 1000).toFixed(2)} s`)
-const status = await Bun.file(`/proc/${proc.pid}/status`).text()
+const status = await Bun.file(`/proc/${gw.pid}/status`).text()
 console.log(`gateway RSS now ${Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024)} MiB, peak ${Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024)} MiB, threads ${/Threads:\s+(\d+)/.exec(status)![1]}`)
 
-proc.kill()
-await proc.exited
+await gw.stop()
 rmSync(dir, { recursive: true, force: true })

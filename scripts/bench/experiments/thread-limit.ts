@@ -3,10 +3,8 @@
 //   bun scripts/bench/experiments/thread-limit.ts [turn MiB, default 4] [turns, default 7] [mock | upstream]
 // A gateway subprocess on a temp data dir, the mock provider; /health is probed every 5 ms
 // while one continuation of the whole thread runs.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fixtureJson, startFakeUpstream } from '../../../test/helpers/fake-upstream.ts'
+import { KEY, startExperimentGateway } from './gateway.ts'
 
 const turnMiB = Number(process.argv[2] ?? 4)
 const turns = Number(process.argv[3] ?? 7)
@@ -15,18 +13,8 @@ const viaUpstream = process.argv[4] === 'upstream'
 const up = viaUpstream ? await startFakeUpstream() : undefined
 up?.script(() => ({ json: { ...fixtureJson('openai/responses/nonstream-text.json'), id: `resp_${crypto.randomUUID().replaceAll('-', '')}` } }))
 const model = viaUpstream ? 'gpt-4o' : 'mock-gpt'
-const KEY = 'sk-sy-thread-limit-0123456789abcdef'
-const dir = mkdtempSync(join(tmpdir(), 'sy-thread-limit-'))
-const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../../src/main.ts'), 'serve', '--port', '0', '--data-dir', dir], {
-  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_BOOTSTRAP_KEY: KEY, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error', ...(up ? { OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: up.url } : {}) },
-  stdout: 'pipe',
-  stderr: 'inherit',
-})
-let out = ''
-const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-while (!/listening on (http:\/\/\S+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-const url = /listening on (http:\/\/\S+)/.exec(out)![1]!
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))![1]) * 1024
+const gw = await startExperimentGateway('thread-limit', up ? { OPENAI_API_KEY: 'sk-fake', OPENAI_BASE_URL: up.url } : {})
+const { url, rss } = gw
 const post = async (body: unknown) => {
   const r = await fetch(`${url}/api/alpha/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
   const j = (await r.json()) as { id?: string; error?: string }
@@ -62,7 +50,5 @@ const threadMiB = (turns * turnMiB).toFixed(1)
 console.log(`thread of ${turns} turns × ${turnMiB} MiB (~${threadMiB} MiB stored): continuation took ${took.toFixed(0)} ms`)
 console.log(`/health during it: ${health.length} probes, max ${health.at(-1)!.toFixed(1)} ms, p50 ${health[Math.floor(health.length / 2)]!.toFixed(1)} ms`)
 console.log(`RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, peak ${(peak / 2 ** 20).toFixed(0)} MiB: growth ${((peak - before) / 2 ** 20).toFixed(0)} MiB = ${((peak - before) / (turns * turnMiB * 2 ** 20)).toFixed(2)} × the thread`)
-proc.kill()
-await proc.exited
+await gw.stop()
 await up?.stop()
-rmSync(dir, { recursive: true, force: true })
