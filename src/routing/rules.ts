@@ -181,9 +181,18 @@ export const IGNORED_PARAMS: Record<Family, readonly string[]> = {
  * on chat (spec §4.4: prompt-cache scoping is the gateway's), nor to a Claude upstream.
  */
 const SURFACE_IGNORED: Partial<Record<Surface, Partial<Record<Family, readonly string[]>>>> = {
-  chat: { openai: ['prompt_cache_key'], anthropic: ['prompt_cache_key', 'metadata'] },
+  chat: { openai: ['prompt_cache_key'], anthropic: ['prompt_cache_key'] },
   messages: { openai: ['pause_on_call_tools_start', 'service_tier', 'betas'] },
-  responses: { anthropic: ['prompt_cache_key', 'max_tool_calls', 'strict', 'client_metadata', 'include'] },
+  responses: { anthropic: ['prompt_cache_key', 'strict', 'client_metadata', 'include'] },
+}
+
+/**
+ * Parameters a family's upstream takes only in part: carried, and named in the compat header
+ * when the part left out is there. Anthropic's `metadata` holds `user_id` alone: the rest of
+ * a chat client's metadata has no home upstream.
+ */
+const PARTLY_CARRIED: Partial<Record<Surface, Partial<Record<Family, Record<string, (v: unknown) => boolean>>>>> = {
+  chat: { anthropic: { metadata: (v) => typeof v === 'object' && v !== null && Object.keys(v).some((k) => k !== 'user_id') } },
 }
 
 /** Top-level parameters each surface knows: the spec's, the official API's, and the foreign ones it rules on. */
@@ -275,6 +284,7 @@ export function applyFamilyRules(
     out.removed.push(name)
     out.compat.push(name)
   }
+  for (const [name, leftOut] of Object.entries(PARTLY_CARRIED[surface]?.[family] ?? {})) if (body[name] !== undefined && leftOut(body[name])) out.compat.push(name)
   return out
 }
 

@@ -33,12 +33,13 @@ const COMPANIONS: Record<Surface, Record<string, Record<string, unknown>>> = {
  * What the gateway acts on itself, so nothing goes upstream for it — each with where that is
  * shown: `stream_options` shapes the stream the gateway writes (its usage chunk: the chat and
  * responses stream tests); `store` decides whether the gateway keeps the response and its
- * thread (checked below, and in test/responses/stored-objects.test.ts).
+ * thread, and `max_tool_calls` caps the calls it takes from a translated reply (both checked
+ * below; the OpenAI upstream gets them too, on the pass-through path).
  */
 const GATEWAY_OWN: Record<Surface, Set<string>> = {
   chat: new Set(['stream_options']),
   messages: new Set(),
-  responses: new Set(['stream_options', 'store']),
+  responses: new Set(['stream_options', 'store', 'max_tool_calls']),
 }
 
 /** One valid value of each parameter, as a client of that surface sends it. */
@@ -85,17 +86,19 @@ const PATHS: Record<Surface, string> = { chat: '/api/alpha/v1/chat/completions',
 const MODELS = { GPT: 'gpt-4o', Claude: 'claude-sonnet-4-5' }
 
 let up: FakeUpstream
+
+/** Recorded replies by wire, each under an id of its own (as a real upstream gives them). */
+const fresh = (path: string, prefix: string) => ({ json: { ...fixtureJson(path), id: `${prefix}${crypto.randomUUID().replaceAll('-', '')}` } })
+const byWire = (req: { path: string }) => {
+  if (req.path.includes('/chat/completions')) return fresh('openai/chat/nonstream-text.json', 'chatcmpl-')
+  if (req.path.includes('/responses')) return fresh('openai/responses/nonstream-text.json', 'resp_')
+  return fresh('anthropic/messages/nonstream-text.json', 'msg_')
+}
 let gw: Gateway
 let gwTranslate: Gateway
 beforeAll(async () => {
   up = await startFakeUpstream()
-  // recorded replies, each under an id of its own (as a real upstream gives them)
-  const fresh = (path: string, prefix: string) => ({ json: { ...fixtureJson(path), id: `${prefix}${crypto.randomUUID().replaceAll('-', '')}` } })
-  up.script((req) => {
-    if (req.path.includes('/chat/completions')) return fresh('openai/chat/nonstream-text.json', 'chatcmpl-')
-    if (req.path.includes('/responses')) return fresh('openai/responses/nonstream-text.json', 'resp_')
-    return fresh('anthropic/messages/nonstream-text.json', 'msg_')
-  })
+  up.script(byWire)
   const env = {
     OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url,
     SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000',
@@ -188,4 +191,25 @@ test('store: false on the responses surface is the gateway\'s own: the response 
     expect((await get((JSON.parse(kept.text) as { id: string }).id)).status).toBe(200)
     expect((await get((JSON.parse(gone.text) as { id: string }).id)).status).toBe(404)
   }
+})
+
+test("chat metadata for a Claude model: its user_id goes upstream as Anthropic's metadata.user_id, the rest is named", async () => {
+  const r = await send('chat', MODELS.Claude, false, { metadata: { user_id: 'u-42', team: 'x' } })
+  expect(r.status).toBe(200)
+  expect(r.upstream!.body.metadata).toEqual({ user_id: 'u-42' })
+  expect(r.compat.split(',').map((e) => e.trim())).toContain('metadata')
+  const only = await send('chat', MODELS.Claude, false, { metadata: { user_id: 'u-42' } })
+  expect(only.upstream!.body.metadata).toEqual({ user_id: 'u-42' })
+  expect(only.compat).not.toContain('metadata')
+})
+
+test('max_tool_calls on the responses surface for a Claude model: the gateway takes at most that many calls from the reply', async () => {
+  const call = (n: number) => ({ type: 'tool_use', id: `toolu_${n}`, name: 'f', input: { q: String(n) } })
+  const reply = { json: { id: 'msg_two_calls', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [call(1), call(2)], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 10 } } }
+  const tools = SAMPLES.responses.tools
+  up.script(reply, reply, byWire)
+  const capped = JSON.parse((await send('responses', MODELS.Claude, false, { tools, max_tool_calls: 1 })).text) as { output: { type: string }[] }
+  const all = JSON.parse((await send('responses', MODELS.Claude, false, { tools })).text) as { output: { type: string }[] }
+  expect(all.output.filter((o) => o.type === 'function_call')).toHaveLength(2)
+  expect(capped.output.filter((o) => o.type === 'function_call')).toHaveLength(1)
 })
