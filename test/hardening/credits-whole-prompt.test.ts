@@ -199,3 +199,18 @@ test('a file named by id counts by its size: a burst citing a 200 KB document on
   const mine = body(await upload(key))
   await expectBurstBounded(key, '/api/alpha/v1/chat/completions', mine)
 }, 60_000)
+
+test('batch items one at a time (concurrency 1) serve the covered ones and the one that crosses zero', async () => {
+  const shape = SHAPES['chat CJK text']!
+  const unit = await unitCost(shape)
+  const { key } = await g.services.keys.create({ name: 'batch seq', credits: unit * 5.5 })
+  const { model, max_tokens, messages } = shape.body as { model: string; max_tokens: number; messages: unknown[] }
+  const requests = Array.from({ length: 10 }, (_, i) => ({ custom_id: `s${i}`, model, max_tokens, messages }))
+  const created = await post(key, '/api/v1/batches', { requests, settings: { concurrency: 1 } })
+  expect(created.status).toBe(200)
+  const id = ((await created.json()) as { id: string }).id
+  // once spent, the key is refused at the door (402), its batch too: read it as the operator
+  const store = g.services.batches!.store
+  for (let i = 0; i < 4_500 && !(await store.byId(id))!.endedAt; i++) await Bun.sleep(10)
+  expect(await store.byId(id)).toMatchObject({ status: 'completed', total: 10, succeeded: 6, failed: 4 })
+}, 60_000)
