@@ -104,7 +104,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     idleTimeout: 255,
     fetch,
     error(e) {
-      // Outside the pipeline: no request id was given out yet, so one is made here (D6).
+      // Outside the pipeline: no request id was given out yet, so one is made here.
       const requestId = crypto.randomUUID()
       services.log.error('server error', { request_id: requestId, error: e?.stack ?? String(e) })
       return new Response(JSON.stringify({ error: `Internal error; quote request id ${requestId} to support` }), {
@@ -114,7 +114,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     },
   })
   // the token tables (tens of MiB) load now, off the request thread, not mid-way through the
-  // first interrupted stream's recording (issue 12: peak memory)
+  // first interrupted stream's recording (peak memory)
   if (config.tokenWorkers !== undefined) setTokenWorkers(config.tokenWorkers)
   preloadTokenizer()
   let stopped: Promise<void> | undefined

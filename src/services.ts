@@ -26,7 +26,7 @@ export interface Services {
   files: FilesService
   /** Resolves file ids and media URLs before a generation goes upstream. */
   media?: MediaResolver
-  /** Batches: the store, the scheduler and its worker pool (issue 11). */
+  /** Batches: the store, the scheduler and its worker pool. */
   batches?: BatchService
   /** What this instance shares with others (Redis); absent when built without one (tests of one part). */
   cluster?: Cluster

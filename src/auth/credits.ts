@@ -1,4 +1,4 @@
-// The in-memory side of credits (issue 9, D5). Two amounts per key live here, beside the
+// The in-memory side of credits. Two amounts per key live here, beside the
 // spend stored in SQLite:
 //   - reserved: estimated costs of admitted requests that have not been recorded yet;
 //   - unflushed: real costs already settled by `record()` but not yet written by the

@@ -301,7 +301,7 @@ export class KeyStore {
 
   /**
    * Other instances hear of key changes through the bus (Redis pub/sub, or PostgreSQL
-   * LISTEN/NOTIFY; within a second or two, issue 13), beside the poll below that serves the
+   * LISTEN/NOTIFY; within a second or two), beside the poll below that serves the
    * CLI and writers that do not publish.
    */
   attachBus(bus: Bus): () => void {

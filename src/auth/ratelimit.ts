@@ -30,7 +30,7 @@ interface Log {
 
 const FIRST_CAPACITY = 4
 /**
- * Buckets kept at most (D10: 40,000 distinct forwarded addresses used to hold 225 MB). Past
+ * Buckets kept at most (40,000 distinct forwarded addresses used to hold 225 MB). Past
  * it, expired buckets go first, then the least recently used: an evicted address starts a
  * fresh window, which errs on the side of letting it in, never of refusing someone else.
  */

@@ -1,4 +1,4 @@
-// Credit reservations and settlement in Redis, for several instances (issue 13). Per key:
+// Credit reservations and settlement in Redis, for several instances. Per key:
 //   <prefix>cr:{id}   hash  spent: the key's settled spend, seeded from the database the
 //                              first time any instance admits the key, then moved only here
 //   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress

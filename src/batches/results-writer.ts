@@ -1,8 +1,8 @@
 // Runs in a batch worker: stores the outcomes of the items it ran, a few ms' worth per
 // transaction — each item's result, its generation records (through the recorder, which
 // prices them, writes them with the hourly rollup and adds their cost to the key's spend)
-// and the batch's counters together. So an item is billed exactly once, when it completes
-// (pitfall 15): a crash keeps both or neither, and then the item runs again. Records are
+// and the batch's counters together. So an item is billed exactly once, when it completes:
+// a crash keeps both or neither, and then the item runs again. Records are
 // taken only for a result that was stored; an item that already had one is not billed twice.
 // Once committed, the main thread hears which items are done and what spend was written.
 import type { BatchStore, ResultWrite } from './store.ts'

@@ -2,7 +2,7 @@
 // admits each against the key's credit (the same reservation as an interactive request) and
 // hands it to the worker pool, whose results writer stores the item's result with the
 // generation records of its attempts in one transaction (results-writer.ts): an item is billed
-// exactly once, when it completes (pitfall 15). The spend those records wrote comes back to
+// exactly once, when it completes. The spend those records wrote comes back to
 // the ledger here (applySpend) before the item's reservation is released.
 //
 // State lives in the database; what is in flight is known only here, so a restart runs it

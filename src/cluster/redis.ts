@@ -1,4 +1,4 @@
-// The shared Redis of several gateway instances (issue 13), through Bun's RedisClient.
+// The shared Redis of several gateway instances, through Bun's RedisClient.
 // Bun's defaults would queue commands while the server is away and retry for about 31 s;
 // a request must get an answer within a second instead. So: no offline queue, no automatic
 // reconnect, a short connect timeout and a deadline on every command. Reconnecting is ours:

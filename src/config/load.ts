@@ -36,7 +36,7 @@ export interface Config {
   responses: { maxThreadBytes: number }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
-  /** Batches (issue 11): the worker pool and the limits of one batch. */
+  /** Batches: the worker pool and the limits of one batch. */
   batches: {
     workers: number
     maxConcurrency: number
@@ -52,7 +52,7 @@ export interface Config {
   database: { url?: string }
   /** One of several instances behind a balancer: refuses a store that is not shared. */
   cluster: boolean
-  /** Shared state for several instances (issue 13); null: everything per instance, in memory. */
+  /** Shared state for several instances; null: everything per instance, in memory. */
   redis: RedisSettings | null
   /** File blobs and batch outputs in S3-compatible storage; null: the data dir's disk. */
   s3: S3Settings | null

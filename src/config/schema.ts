@@ -118,7 +118,7 @@ export const ConfigFileSchema = t.Object(
     redis: t.Optional(
       t.Object(
         {
-          /** `redis://` or `rediss://`: shared rate limits, credit reservations and the change bus (issue 13). */
+          /** `redis://` or `rediss://`: shared rate limits, credit reservations and the change bus. */
           url: t.Optional(t.String({ pattern: '^rediss?://' })),
           /** Redis down: `deny` answers 503 to requests that need it; `allow` serves on per-instance limits. */
           on_error: t.Optional(t.Union([t.Literal('deny'), t.Literal('allow')])),

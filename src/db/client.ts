@@ -52,7 +52,7 @@ export async function openStorage(opts: StorageOptions | string): Promise<Storag
 }
 
 export function openSqlite(dataDir: string): Storage {
-  // Keys' hashes, records and uploads live here: a dir made here is owner-only (D10; a umask
+  // Keys' hashes, records and uploads live here: a dir made here is owner-only (a umask
   // only takes bits away). A dir the operator made is left as they made it (it may be shared,
   // or their working dir): what the gateway puts in it is owner-only on its own.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })

@@ -57,7 +57,7 @@ export const generations = pgTable(
     id: text('id').primaryKey(),
     /**
      * The id the client saw (chat/response/message id, usually the upstream's). Not unique:
-     * an upstream may reuse one, and every record is kept (issue 9, D9).
+     * an upstream may reuse one, and every record is kept.
      */
     replyId: text('reply_id').notNull().default(''),
     apiKeyId: text('api_key_id').notNull(),
@@ -152,7 +152,7 @@ export const storedResponses = pgTable(
 )
 
 /**
- * Batches (§2, §3, issue 11): one row per batch, with its counters kept on write so that a
+ * Batches (§2, §3): one row per batch, with its counters kept on write so that a
  * poll reads one row. Times are epoch ms; null until the event happened.
  */
 export const batches = pgTable(
@@ -244,7 +244,7 @@ export const batchIngests = pgTable('batch_ingests', {
 })
 
 /**
- * Credit reservations shared by several instances (issue 13): the worst-case cost of an
+ * Credit reservations shared by several instances: the worst-case cost of an
  * admitted request, held against its key until its record (and spend) is written. Used when
  * the instances share a PostgreSQL database and no Redis; a single instance keeps them in memory.
  */

@@ -74,7 +74,7 @@ export class DiskBlobStore implements BlobStore {
   async get(key: string): Promise<BlobRead | null> {
     const path = this.pathOf(key)
     if (!path) return null
-    // D6: the download gets a name of its own for the bytes (a hard link) before any status
+    // The download gets a name of its own for the bytes (a hard link) before any status
     // line. A delete that races it unlinks the blob's name, not this one, so the download
     // sends the whole file; once the blob is gone, no link can be made and the answer is a
     // 404. Bun serves the link with sendfile and a Content-Length, and opens it as soon as

@@ -91,7 +91,7 @@ function decodeHead(raw: Uint8Array): PartHead {
 
 /**
  * `filename="…"` read as the quoted-string it is: `\"` is a quote and `\\` a backslash
- * (D10: the library stored `a\"b.txt` as `a`). undefined when there is no escape to read
+ * (the library stored `a\"b.txt` as `a`). undefined when there is no escape to read
  * (the library's answer stands, `filename*` included).
  */
 export function quotedFilename(raw: Uint8Array): string | undefined {

@@ -50,7 +50,7 @@ const ANTHROPIC: Wire = {
   deleted: anthropicDeleted,
 }
 
-// An id is echoed cut: a 10 KB id must not make a 10 KB error (D10).
+// An id is echoed cut: a 10 KB id must not make a 10 KB error.
 const missing = (id: string) => notFound(`No such file: ${echo(id)}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {

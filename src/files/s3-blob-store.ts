@@ -1,4 +1,4 @@
-// Blobs in S3-compatible storage (`blobs.s3`, issue 13), through Bun's S3Client, so that
+// Blobs in S3-compatible storage (`blobs.s3`), through Bun's S3Client, so that
 // several gateways share file bytes and batch outputs. Names are `<prefix><shard>/<random
 // hex>`, as on disk, checked against one pattern: nothing a client sends reaches a name.
 //   - put: a multipart upload (`writer()`), fed as the upload streams in; S3 shows an object

@@ -89,7 +89,7 @@ async function receiveJson(request: Request, files: FilesService, family: Family
 }
 
 /**
- * Storage errors that mean "no room", not "our bug": the client may retry later (D10). The
+ * Storage errors that mean "no room", not "our bug": the client may retry later. The
  * blob's disk and the database's may fill up separately (SQLITE_FULL: the record's insert).
  */
 const NO_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL'])

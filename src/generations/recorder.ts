@@ -1,11 +1,11 @@
 // The recorder: every finished request becomes one generation record, its cost added to the
 // key's spend and to the hourly usage rollup. `record()` prices the request and settles its
-// credit reservation at once, in memory (the next admission must see the real cost, D5), then
+// credit reservation at once, in memory (the next admission must see the real cost), then
 // only queues; the queue is written in one transaction 25 ms later (at once past 256 records,
 // or before a lookup), so recording never delays a response and a lookup right after a
 // request still finds it. Not sooner: at a few requests a second each flush is a wake-up of
-// the loop and a commit of its own, whose page writes cost more than the request (issue 12).
-// Each record gets the gateway's own id, so none is lost to a reused reply id (D9).
+// the loop and a commit of its own, whose page writes cost more than the request.
+// Each record gets the gateway's own id, so none is lost to a reused reply id.
 import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'

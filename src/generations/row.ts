@@ -14,7 +14,7 @@ function count(n: number | undefined | null): number {
 
 /**
  * The gateway's own record id. Time-ordered (UUIDv7) and random, so it never collides with
- * another record, whatever id an upstream hands out (D9).
+ * another record, whatever id an upstream hands out.
  */
 export function newGenerationId(): string {
   return 'gen-' + Bun.randomUUIDv7().replaceAll('-', '')
@@ -23,13 +23,13 @@ export function newGenerationId(): string {
 /**
  * The stored row, under the gateway's own `id`; the client's id is kept as `replyId`. `cost`
  * is null exactly when the model has no known price: such a record is flagged unpriced,
- * never counted as $0 (pitfall 14).
+ * never counted as $0.
  */
 export function toRow(input: GenerationInput, cost: number | null, id: string = newGenerationId()): GenerationRow {
   const u = input.usage
   const cacheRead = count(u.cacheReadTokens)
   const cacheWrite = count(u.cacheWriteTokens)
-  // OpenAI's prompt_tokens convention: uncached input plus cache reads and writes (pitfall 11)
+  // OpenAI's prompt_tokens convention: uncached input plus cache reads and writes
   const prompt = count(u.inputTokens) + cacheRead + cacheWrite
   const completion = count(u.outputTokens)
   const priced = cost !== null && Number.isFinite(cost)

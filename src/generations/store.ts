@@ -6,7 +6,7 @@ import { DIALECT, rowParts, type Param, type Sql } from '../db/sql.ts'
 import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // ON CONFLICT DO NOTHING only guards a batch against one impossible row (ids are the gateway's
-// own, fresh per record); an ignored row is reported by the caller, never dropped silently (D9).
+// own, fresh per record); an ignored row is reported by the caller, never dropped silently.
 // Many rows per statement, and RETURNING says which went in: one round trip per 100 records.
 const INSERT_COLUMNS = `id, reply_id, api_key_id, account, endpoint, stream, model, provider, created_at,
   prompt_tokens, completion_tokens, total_tokens, cache_creation_input_tokens, cache_read_input_tokens,

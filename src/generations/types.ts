@@ -14,7 +14,7 @@ export interface GenerationInput {
   model: CatalogModel
   /** Epoch ms when the request arrived. */
   createdAt: number
-  /** What was produced, also when the client disconnected (billed, pitfall 14). */
+  /** What was produced, also when the client disconnected (billed). */
   usage: Usage
   /** The surface's own finish reason string (`stop`, `length`, `tool_calls`, `end_turn`…). */
   finishReason: string | null
@@ -25,7 +25,7 @@ export interface GenerationInput {
   error?: string | null
   httpStatus?: number
   batchId?: string | null
-  /** The credit reservation taken at admission, settled when this record is taken (D5). */
+  /** The credit reservation taken at admission, settled when this record is taken. */
   reservationId?: string
 }
 

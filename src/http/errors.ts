@@ -41,7 +41,7 @@ export function errorResponse(status: number, message: string, headers?: Record<
 
 /**
  * A client's value (an id, a path) as an error message echoes it: cut, so a 10 KB id or a
- * 16 KB URL cannot make an error of that size (D10).
+ * 16 KB URL cannot make an error of that size.
  */
 export function echo(value: string | null | undefined, max = 64): string {
   // Elysia hands a route param whose percent-encoding is malformed over as null

@@ -1,4 +1,4 @@
-// JSON from clients, parsed safely (issue 9, D3): keys that reach an object's prototype when
+// JSON from clients, parsed safely: keys that reach an object's prototype when
 // a body is copied key by key (`__proto__`, `constructor`, `prototype`) are refused anywhere
 // in it, and so is nesting past MAX_JSON_DEPTH, which recursive code (schemas, encoders)
 // would overflow on. Every JSON a client sends (bodies, JSONL lines) goes through here.
@@ -129,7 +129,7 @@ export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity
 }
 
 /**
- * JSON.parse, then the D3 checks: for every JSON a client sends (bodies, JSONL lines).
+ * JSON.parse, then the checks above (prototype keys, depth, parts): for every JSON a client sends (bodies, JSONL lines).
  * `maxNodes` bounds its objects and arrays (generation bodies: MAX_BODY_NODES), so what
  * decodes it afterwards never walks a million tiny parts on the request thread.
  */

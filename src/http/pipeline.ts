@@ -23,7 +23,7 @@ export type FetchHandler = (req: Request, server: Server<unknown>) => Promise<Re
  * Elysia's router takes the path from `indexOf('/', 11)` of the URL: right for any authority
  * of four characters or more, wrong for a shorter Host (`x`, `gw`, an empty one), where it
  * skips part of the path. Auth, limits and logging must see the path the router routes, so
- * such a request reaches the app with its URL rebuilt on a long authority (D2).
+ * such a request reaches the app with its URL rebuilt on a long authority.
  */
 const ROUTER_PATH_FROM = 11
 const CANONICAL_ORIGIN = 'http://localhost'
@@ -119,7 +119,7 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
     let limits: Outcome['binding'] | undefined
     try {
       if (path.startsWith('/admin/')) {
-        // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate (D10).
+        // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate.
         const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
         const ip = await rateLimits.take([ipLimit], Date.now())
         if (!ip.allowed) res = errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ip.binding, true))

@@ -1,5 +1,5 @@
-// o200k counting that is linear in its input and bounded in the time it holds the loop
-// (issue 9, D1). BPE is cheap on ordinary words but costs about a microsecond a character
+// o200k counting that is linear in its input and bounded in the time it holds the loop.
+// BPE is cheap on ordinary words but costs about a microsecond a character
 // on long runs of letters, and more than linear on one huge run (a 1 MB one-word prompt
 // took the gateway's loop for minutes). So:
 // - text is cut into segments where the o200k pre-tokenizer starts a new piece anyway, so

@@ -27,7 +27,7 @@ export class UpstreamError extends Error {
 }
 
 /**
- * The one commit-late rule (pitfall 17), for every wire and both paths: the first upstream
+ * The one commit-late rule, for every wire and both paths: the first upstream
  * event decides. No event at all, or an error as the first event, is an ordinary (and,
  * for 429 / 5xx, retryable) failure; anything else commits the response.
  */

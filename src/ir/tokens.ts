@@ -1,12 +1,12 @@
 // Token counting with a real BPE (o200k), for the mock provider's usage and for billing
-// what a stream produced when it ended before the upstream reported usage (pitfall 14).
+// what a stream produced when it ended before the upstream reported usage.
 // For Claude-family models o200k is an estimate of Anthropic's own tokenizer.
 import { countBounded } from './bounded-bpe.ts'
 import type { GenerationRequest, Part } from './types.ts'
 
 /**
  * Tokens of `text` on the calling thread, holding it a few ms at most: exact for ordinary
- * text up to tens of KB, estimated past that (D1). The request path counts in the token
+ * text up to tens of KB, estimated past that. The request path counts in the token
  * worker instead (src/tokens/count.ts); this is for tests and tools.
  */
 export const countTokens = (text: string): number => countBounded(text)

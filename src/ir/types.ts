@@ -89,7 +89,7 @@ export interface GenerationRequest {
 }
 
 /**
- * Disjoint token buckets (pitfall 11): `inputTokens` is uncached input only;
+ * Disjoint token buckets: `inputTokens` is uncached input only;
  * cache reads and writes are counted apart. OpenAI's `prompt_tokens` is their sum.
  */
 export interface Usage {
@@ -160,7 +160,7 @@ export type StreamEvent =
   | { type: 'tool-input-start'; index: number; id: string; name: string }
   | { type: 'tool-input-delta'; index: number; delta: string }
   | { type: 'tool-input-end'; index: number }
-  /** Cumulative usage so far; the latest one wins (pitfall 12). */
+  /** Cumulative usage so far; the latest one wins. */
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; finish: Finish; usage: Usage }
   | { type: 'error'; error: UpstreamErrorInfo }

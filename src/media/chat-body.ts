@@ -1,5 +1,5 @@
 // An OpenAI chat body on the pass-through path goes upstream as the client sent it, except
-// for file parts that name a gateway file id (D8): the upstream does not know those ids
+// for file parts that name a gateway file id: the upstream does not know those ids
 // (and an id of the operator's own upstream account must not be reachable through the
 // gateway), so each is read with the caller's key and inlined the way the OpenAI adapter
 // sends an IR document: a PDF as `file_data`, text as a text part (after the client's file

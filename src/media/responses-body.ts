@@ -1,6 +1,6 @@
 // A Responses body on the pass-through path: input parts that name a gateway file id (an
 // `input_file` or `input_image` with `file_id`) are read with the caller's key and inlined,
-// as the chat body's are (D8): the upstream does not know gateway ids, and an id of the
+// as the chat body's are: the upstream does not know gateway ids, and an id of the
 // operator's own upstream account must not be reachable through the gateway. A PDF becomes
 // `file_data`, text an `input_text` part, an image an `input_image` data URL.
 import { inlineFile, inScope, type MediaDeps, type Scope } from './source.ts'

@@ -1,4 +1,4 @@
-// Admission of a generation: the credit reservation of issue 9 (D5), decided once the model
+// Admission of a generation: the credit reservation, decided once the model
 // and the request's prompt and output cap are known. The pipeline calls `admit` before any
 // upstream call and hands the reservation id to the outcome; the recorder settles it when the
 // request is recorded (every request is recorded, failed ones too).

@@ -26,7 +26,7 @@ export class GenerationOutcome {
   ttftMs: number | null = null
   error: string | null = null
   httpStatus = 200
-  /** What a stream relayed so far, and the prompt: read only when it ends early (pitfall 14). */
+  /** What a stream relayed so far, and the prompt: read only when it ends early. */
   producedText: () => string = () => ''
   promptText: () => string = () => ''
   private recorded = false

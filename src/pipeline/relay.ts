@@ -119,7 +119,7 @@ function pass(tap: WireTap, events: string[]): string {
 /**
  * Commit late, by the same rule as the translated path (ir/errors.ts firstEventFailure):
  * read up to the first whole event inside the upstream attempt; an error there is an
- * ordinary status (retried when retryable), never 200 plus an error frame (pitfall 17).
+ * ordinary status (retried when retryable), never 200 plus an error frame.
  */
 function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
   return async (res: Response): Promise<Committed> => {

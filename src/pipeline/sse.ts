@@ -1,5 +1,5 @@
 // An SSE response body fed by an async source of frames: written as produced, with
-// `: ping` comments while the source is silent for long (pitfall 18: load balancers drop
+// `: ping` comments while the source is silent for long (load balancers drop
 // idle streams after about 60 s), and a client disconnect handed back to the caller so
 // it can abort the upstream request.
 export const PING_FRAME = ': ping\n\n'
@@ -52,7 +52,7 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
     },
     async pull(controller) {
       for (;;) {
-        // D4: a source that never waits on I/O (the mock, a translated reply already in
+        // A source that never waits on I/O (the mock, a translated reply already in
         // memory) is one long chain of microtasks, which starves timers (the recorder's
         // flush, key reloads) and every other request. Step out to the event loop.
         if (performance.now() - lastYield >= YIELD_AFTER_MS) {

@@ -6,7 +6,7 @@ import { UpstreamError } from './types.ts'
 /** A request the gateway refuses before the call; client values it quotes are cut (http/errors.ts). */
 export const badRequest = (message: string) => new UpstreamError({ status: 400, message: bounded(message), type: 'invalid_request_error' })
 
-/** Pitfall 6: a tool_choice that names a tool must name one the request defines. */
+/** A tool_choice that names a tool must name one the request defines. */
 export function checkToolChoice(req: GenerationRequest): void {
   const c = req.toolChoice
   if (!c || c.type === 'auto' || c.type === 'none') return

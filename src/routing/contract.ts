@@ -62,7 +62,7 @@ export interface WireTap {
    * the reply is handed over, off the response's path.
    */
   readonly rewritesJson?: boolean
-  /** The text and tool arguments relayed so far, to bill a stream that ended early (pitfall 14). */
+  /** The text and tool arguments relayed so far, to bill a stream that ended early. */
   producedText(): string
 }
 

@@ -57,7 +57,7 @@ export function knownParams(raw: unknown, surface: Surface): Body {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(`Request body: expected a JSON object, got ${typeName(raw)}`)
   const body: Body = {}
   for (const [k, v] of Object.entries(raw)) {
-    // An own `__proto__` key (JSON.parse makes one) would set the copy's prototype (D3).
+    // An own `__proto__` key (JSON.parse makes one) would set the copy's prototype.
     if (k === '__proto__') throw badRequest('__proto__: not allowed as a parameter name')
     if (v !== null) body[k] = v
   }

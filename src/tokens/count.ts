@@ -216,8 +216,8 @@ export async function truncateTokensAsync(text: string, max: number, lane = ''):
 
 /**
  * Usage to bill for a stream that ended early: what the upstream reported, raised to
- * what was visibly produced, with the prompt counted when the upstream never said
- * (pitfall 14). Never lower than reported.
+ * what was visibly produced, with the prompt counted when the upstream never said.
+ * Never lower than reported.
  */
 export async function billedUsage(reported: Usage, producedText: string, promptText: () => string, lane = ''): Promise<Usage> {
   const u = { ...emptyUsage(), ...reported }

@@ -1,6 +1,6 @@
 // Runs in a Bun Worker: the o200k tables (hundreds of ms to load, tens of MiB) and every
 // count or cut of a large text live here, so no request's tokenizing ever holds the
-// request thread (issue 9, D1). Counting is the IR's bounded BPE (linear, exact for
+// request thread. Counting is the IR's bounded BPE (linear, exact for
 // ordinary text, estimated past a budget).
 //
 // The worker is shared fairly: jobs queue per lane (the API key they are for), and the

@@ -1,9 +1,9 @@
-// Durability (issue 11 point 6): kill -9 while a batch is processing, restart on the same data
+// Durability: kill -9 while a batch is processing, restart on the same data
 // dir: the batch completes, every index has exactly one result, no item whose result had been
 // stored is sent upstream again, and each item is recorded (billed) exactly once. What the dead
 // process had in flight: on SQLite (one instance; claims are not written) it runs again after
 // the restart; on PostgreSQL its claims are in the database, and like any instance's that
-// died (issue 13) they fail with batch_item_lost once their lease runs out, never sent twice.
+// died they fail with batch_item_lost once their lease runs out, never sent twice.
 import { expect, test } from 'bun:test'
 import { onPostgres, openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'

@@ -133,7 +133,7 @@ describe('upstream failures', () => {
 
   test('credit runs out mid-batch: the item admission refuses fails with 402 and never goes upstream', async () => {
     const seen = replayFixtures(rig.up)
-    // enough for one request's reservation to be admitted, not for the next (D5 admission)
+    // enough for one request's reservation to be admitted, not for the next (credit admission)
     const key = await rig.gw.services.keys.create({ name: 'nearly-broke', credits: 0.000001 })
     const res = await rig.call('POST', '/api/v1/batches', { requests: [chat('gpt-4o-mini', 'p0'), chat('gpt-4o-mini', 'p1')], settings: { concurrency: 2 } }, key.key)
     const b = (await res.json()) as any

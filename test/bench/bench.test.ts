@@ -66,7 +66,7 @@ describe('stream stamps', () => {
   })
 })
 
-describe('earlier absolute targets (issues 3, 8, 10)', () => {
+describe('earlier absolute targets', () => {
   const base = { openLoop: [], closedLoop: [], streams: [] } as unknown as Results
   test('a missing figure is not measured, not a pass', () => {
     expect(verdicts(base).every((v) => v.pass === null && v.measured === null)).toBe(true)
@@ -83,7 +83,7 @@ describe('earlier absolute targets (issues 3, 8, 10)', () => {
     expect(v['pass-through: max req/s, gateway on one core']).toBe(true)
     expect(v['translated (Claude via chat): max req/s, one core']).toBe(false)
   })
-  test('the messages paths (issue 8) are held to the chat pass-through targets, each from its own rows', () => {
+  test('the messages paths are held to the chat pass-through targets, each from its own rows', () => {
     const r = {
       ...base,
       openLoop: [

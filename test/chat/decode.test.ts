@@ -55,7 +55,7 @@ describe('§7.6: every 400 names its field', () => {
     expect(rejection(gpt({ tools: [{ type: 'function', function: { name: 'f', parameters: [] } }] }))).toStartWith('tools[0].function.parameters:')
     expect(rejection(gpt({ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'f' } }] }))).toStartWith('tools[1].function.name: duplicate')
   })
-  test('tool_choice must name an existing tool (pitfall 6)', () => {
+  test('tool_choice must name an existing tool', () => {
     const tools = [{ type: 'function', function: { name: 'get_weather' } }]
     expect(rejection(gpt({ tools, tool_choice: { type: 'function', function: { name: 'other' } } }))).toStartWith('tool_choice.function.name: "other" is not among the tools')
     expect(rejection(gpt({ tools, tool_choice: 'sometimes' }))).toStartWith('tool_choice:')
@@ -150,7 +150,7 @@ describe('wire → IR', () => {
     expect(ir.system).toEqual([{ type: 'text', text: 'be brief' }, { type: 'text', text: 'and kind' }])
     expect(ir.messages[0]!.content[1]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'low' })
     expect(ir.messages[0]!.content[2]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' }, detail: undefined })
-    // pitfall 5: no empty text part beside tool calls
+    // No empty text part beside tool calls
     expect(ir.messages[1]!.content.map((p) => p.type)).toEqual(['tool-call', 'tool-call'])
     expect(ir.messages[2]).toEqual({ role: 'tool', content: [
       { type: 'tool-result', toolCallId: 'call_1', content: 'one' },

@@ -19,7 +19,7 @@ const add: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'ad
 
 describe('claude model, non-streaming', () => {
   for (const name of ['nonstream-text', 'nonstream-tool-use-sdk', 'nonstream-cache-read-and-write', 'nonstream-text-max-tokens']) {
-    test(`${name}: same text, tool calls, finish reason and usage (pitfall 11: prompt_tokens counts cache reads and writes)`, async () => {
+    test(`${name}: same text, tool calls, finish reason and usage (prompt_tokens counts cache reads and writes)`, async () => {
       const want = fromAnthropicJson(fixtureJson(`anthropic/messages/${name}.json`))
       rig.up.script({ json: fixture(`anthropic/messages/${name}.json`) })
       const r = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask, tools: [add] })
@@ -65,7 +65,7 @@ describe('claude model, non-streaming', () => {
     expect(sent.stop_sequences).toEqual(['END'])
     expect(sent.tool_choice).toMatchObject({ type: 'tool', name: 'add' })
     expect(sent.messages[0].content[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } })
-    // pitfall 5: no empty text block beside the tool calls
+    // No empty text block beside the tool calls
     expect(sent.messages[1].content.map((b: any) => b.type)).toEqual(['tool_use', 'tool_use'])
     // consecutive tool results: one user turn right after the tool_use turn
     expect(sent.messages[2].role).toBe('user')
@@ -73,7 +73,7 @@ describe('claude model, non-streaming', () => {
     expect(sent.messages.length).toBe(3)
   })
 
-  test('pitfall 4: an invalid tool id is rewritten on both the tool_use and its tool_result', async () => {
+  test('an invalid tool id is rewritten on both the tool_use and its tool_result', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     await rig.client.chat.completions.create({
       model: 'claude-sonnet-4-5',
@@ -90,7 +90,7 @@ describe('claude model, non-streaming', () => {
     expect(sent.messages[2].content[0].tool_use_id).toBe(useId)
   })
 
-  test('pitfall 9: reasoning_effort becomes a thinking budget of at least 1024 and below max_tokens', async () => {
+  test('reasoning_effort becomes a thinking budget of at least 1024 and below max_tokens', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
     const r = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask, reasoning_effort: 'low', max_tokens: 600 })
     const sent = rig.up.requests.at(-1)!.json()
@@ -130,7 +130,7 @@ describe('claude model, streaming', () => {
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(want.text)
   })
 
-  test('tool use: stream(...).finalChatCompletion() carries the call and its arguments (pitfalls 1, 2)', async () => {
+  test('tool use: stream(...).finalChatCompletion() carries the call and its arguments', async () => {
     for (const name of ['stream-tool-use', 'stream-tool-use-with-request', 'stream-tool-use-vercel']) {
       const sse = fixture(`anthropic/messages/${name}.sse`)
       const want = fromAnthropicSse(sse)
@@ -160,7 +160,7 @@ describe('claude model, streaming', () => {
     }
   })
 
-  test('pitfall 17: overloaded `event: error` as the first event is an ordinary status, never a fake end_turn', async () => {
+  test('overloaded `event: error` as the first event is an ordinary status, never a fake end_turn', async () => {
     rig.up.script({ sse: fixture('anthropic/messages/stream-error-overloaded-event.sse') })
     const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, stream: true })
     expect(res.status).toBeGreaterThanOrEqual(500)
@@ -195,7 +195,7 @@ describe('claude model, streaming', () => {
   })
 })
 
-test('pitfall 14 (translated path): a client that disconnects mid-stream is billed for what was produced', async () => {
+test('translated path: a client that disconnects mid-stream is billed for what was produced', async () => {
   const sse = fixture('anthropic/messages/stream-text.sse').replaceAll('msg_01PgicqXb8hKdXEPHm3LLTGF', 'msg_disconnect_14')
   const events = sse.split('\n\n')
   const upTo = events.findIndex((e) => e.includes('" think"'))

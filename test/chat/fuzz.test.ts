@@ -80,7 +80,7 @@ function mutate(): unknown {
   return body
 }
 
-/** Keys that reach Object.prototype when copied carelessly (D3), injected into the JSON text at a random object. */
+/** Keys that reach Object.prototype when copied carelessly, injected into the JSON text at a random object. */
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf']
 
 function withProtoKey(json: string): string {

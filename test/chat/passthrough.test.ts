@@ -34,7 +34,7 @@ describe('pass-through tap', () => {
     const texts = out.split('\n\n').filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)).choices[0].delta.content ?? '').join('')
     expect(texts).toBe('The capital of the UK is London.')
   })
-  test('cached tokens land in the cache-read bucket (pitfall 11)', () => {
+  test('cached tokens land in the cache-read bucket', () => {
     const { tap } = relay(fixture('openai/chat/stream-cached-tokens-length.sse'), true, 40)
     expect(tap.finishReason).toBe('length')
     expect(tap.usage!.cacheReadTokens).toBe(1280)

@@ -7,7 +7,7 @@ import { chatErrorFrame, createChatStreamEncoder } from '../../src/surfaces/chat
 const usage: Usage = { inputTokens: 10, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 50, reasoningTokens: 3 }
 
 describe('encode', () => {
-  test('text, tool calls with JSON-string arguments, finish, usage counting cache reads and writes (pitfall 11)', () => {
+  test('text, tool calls with JSON-string arguments, finish, usage counting cache reads and writes', () => {
     const r: GenerationResponse = {
       id: 'msg_1', model: 'claude-x', created: 1700000000,
       content: [
@@ -28,7 +28,7 @@ describe('encode', () => {
       usage: { prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 3 } },
     })
   })
-  test('pitfall 16: finish table maps refusal, pause, context window; unknown never silently stop', () => {
+  test('finish table maps refusal, pause, context window; unknown never silently stop', () => {
     expect(chatFinishReason({ reason: 'stop', raw: 'end_turn' })).toBe('stop')
     expect(chatFinishReason({ reason: 'stop', raw: 'stop_sequence' })).toBe('stop')
     expect(chatFinishReason({ reason: 'length', raw: 'max_tokens' })).toBe('length')
@@ -50,7 +50,7 @@ describe('stream encoder bytes (§6)', () => {
   const toolEvents: StreamEvent[] = [
     { type: 'start', id: 'msg_9', model: 'claude-x', created: 1700000000 },
     { type: 'text-delta', text: 'Let me check.' },
-    // Anthropic content-block indexes 1 and 2 become chat tool indexes 0 and 1 (pitfall 1)
+    // Anthropic content-block indexes 1 and 2 become chat tool indexes 0 and 1
     { type: 'tool-input-start', index: 1, id: 'toolu_a', name: 'weather' },
     { type: 'tool-input-delta', index: 1, delta: '{"city":' },
     { type: 'tool-input-start', index: 2, id: 'toolu_b', name: 'stock' },
@@ -61,7 +61,7 @@ describe('stream encoder bytes (§6)', () => {
     { type: 'tool-input-end', index: 2 },
     { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_use' }, usage },
   ]
-  test('pitfall 1, 3, 13: exact frames with include_usage (stable tool indexes, empty argument pieces skipped, usage chunk last)', () => {
+  test('exact frames with include_usage (stable tool indexes, empty argument pieces skipped, usage chunk last)', () => {
     const out = run(toolEvents, true)
     const head = '{"id":"msg_9","object":"chat.completion.chunk","created":1700000000,"model":"claude-x","choices":[{"index":0,"delta":'
     const tail = (f: string) => `,"logprobs":null,"finish_reason":${f}}],"usage":null}`
@@ -84,7 +84,7 @@ describe('stream encoder bytes (§6)', () => {
     expect(out).not.toContain('usage')
     expect(out.endsWith('"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n')).toBe(true)
   })
-  test('pitfall 2: role arrives on the first delta even without a start event; tool arguments given only at the end still come', () => {
+  test('role arrives on the first delta even without a start event; tool arguments given only at the end still come', () => {
     const out = run([
       { type: 'tool-input-start', index: 0, id: 'c', name: 'f' },
       { type: 'tool-input-delta', index: 0, delta: '{"x":1}' },
@@ -95,7 +95,7 @@ describe('stream encoder bytes (§6)', () => {
     expect(f[0].id).toBe('fallback')
     expect(f[2].choices[0].delta.tool_calls[0].function.arguments).toBe('{"x":1}')
   })
-  test('pitfall 1: a delta for a tool that never started is dropped, not sent', () => {
+  test('a delta for a tool that never started is dropped, not sent', () => {
     const out = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'tool-input-delta', index: 5, delta: '{}' }], false)
     expect(out).not.toContain('tool_calls')
   })
@@ -113,7 +113,7 @@ describe('stream encoder bytes (§6)', () => {
 })
 
 describe('SSE body', () => {
-  test('pitfall 18: `: ping` comments while the source is silent, then the frames', async () => {
+  test('`: ping` comments while the source is silent, then the frames', async () => {
     async function* slow() {
       yield 'data: 1\n\n'
       await Bun.sleep(120)

@@ -1,4 +1,4 @@
-// Issue 13 configuration: redis.* and blobs.s3.* from the file or the environment, which store
+// Configuration for several instances: redis.* and blobs.s3.* from the file or the environment, which store
 // each shared concern uses in `switchyard config` and the start-up banner, secrets masked.
 // Nothing here needs a running Redis or S3: a gateway starts while Redis is away.
 import { afterAll, expect, test } from 'bun:test'

@@ -1,4 +1,4 @@
-// Issue 13: Redis stopped mid-run. By default a request that needs it answers 503 with a JSON
+// Several instances, Redis stopped mid-run. By default a request that needs it answers 503 with a JSON
 // error within a second; with `redis.on_error: allow` it is served on this instance's own
 // limits and a log line says so. Service returns within 5 s of Redis coming back. Each test
 // runs a redis-server of its own on a random port, killed and restarted on the same port.

@@ -1,4 +1,4 @@
-// Issue 13, the Redis half: three gateways (separate services, one data dir, one Redis) share
+// Several instances on one Redis: three gateways (separate services, one data dir, one Redis) share
 // rate limits, credits and key changes exactly. Requests are spread round-robin and sent at
 // once; the built-in mock and the fake upstream answer them.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'

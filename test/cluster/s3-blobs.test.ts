@@ -1,4 +1,4 @@
-// Issue 13: file bytes and batch outputs in S3-compatible storage (s3rver here), shared by two
+// Several instances: file bytes and batch outputs in S3-compatible storage (s3rver here), shared by two
 // gateways on one database: uploaded through one, listed, downloaded and deleted through the
 // other, with the official `openai` SDK. Nothing lands in the data dir's blobs.
 import { afterEach, describe, expect, test } from 'bun:test'

@@ -22,7 +22,7 @@ async function* chunks(n: number, size: number) {
 
 describe('DiskBlobStore', () => {
   test('put streams to a random key; get, stat, delete', async () => {
-    // a download's own link to the bytes (D6) lives 50 ms here
+    // a download's own link to the bytes lives 50 ms here
     const { dir, blobs } = store(50)
     const b = await blobs.put(chunks(4, 1000))
     expect(b.key).toMatch(/^[0-9a-f]{2}\/[0-9a-f]{32}$/)
@@ -42,7 +42,7 @@ describe('DiskBlobStore', () => {
     expect(await blobs.stat(b.key)).toBeNull()
   })
 
-  test('D6: a blob deleted after get() still reads whole through the download it was given', async () => {
+  test('a blob deleted after get() still reads whole through the download it was given', async () => {
     const { blobs } = store()
     const b = await blobs.put(chunks(8, 64 * 1024))
     const r = await blobs.get(b.key)

@@ -1,4 +1,4 @@
-// Lists are newest first, and `has_more` is exact for every limit and cursor (pitfall 22).
+// Lists are newest first, and `has_more` is exact for every limit and cursor.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { BETA, startFilesGateway, type FilesGateway } from './helpers.ts'
 

@@ -81,7 +81,7 @@ describe('recorder: spend and rollup', () => {
     expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(ca + cb, 12)
   })
 
-  test('a reused reply id is never dropped: every record is stored and counted under its own gen- id (D9)', async () => {
+  test('a reused reply id is never dropped: every record is stored and counted under its own gen- id', async () => {
     t = await testServices()
     const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { usage: USAGE })

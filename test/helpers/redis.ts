@@ -1,4 +1,4 @@
-// Redis for the scale-out tests (issue 13). SWITCHYARD_TEST_REDIS_URL names a running server
+// Redis for the scale-out tests. SWITCHYARD_TEST_REDIS_URL names a running server
 // (CI starts one); suites that need it skip, saying so, when it is unset. Fault tests start
 // a redis-server of their own on a random port, to stop and restart it mid-run.
 import { createServer } from 'node:net'

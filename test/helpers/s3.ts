@@ -1,4 +1,4 @@
-// S3-compatible storage for the scale-out tests (issue 13). SWITCHYARD_TEST_S3_ENDPOINT names
+// S3-compatible storage for the scale-out tests. SWITCHYARD_TEST_S3_ENDPOINT names
 // a running server (CI starts s3rver on Node); suites that need it skip, saying so, when it is
 // unset. Each test gets a bucket of its own on it; the credentials are s3rver's fixed
 // S3RVER/S3RVER unless the env names others.

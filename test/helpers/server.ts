@@ -38,7 +38,7 @@ export interface GatewayOptions {
 }
 
 /**
- * SWITCHYARD_TEST_SHARED=1 runs every in-process gateway on the shared stores (issue 13): Redis
+ * SWITCHYARD_TEST_SHARED=1 runs every in-process gateway on the shared stores: Redis
  * (a key prefix of its own) and S3 (a bucket of its own), from the CI's test servers. They are
  * kept per data dir, as the database schema is (database.ts): gateways a test starts on one
  * data dir (a restart, or several instances) share them, as instances sharing a database must.

@@ -1,4 +1,4 @@
-// Issue 9, item 11: every hostile repro of the hardening issue against ONE gateway, in
+// Every hostile repro of the hardening work against ONE gateway, in
 // sequence, then the checks that nothing broke: /health still fast, the database intact,
 // and the books balanced — usage totals = the sum of the generation records the suite got
 // back (read through GET /api/v1/generations) = the keys' spend.
@@ -311,7 +311,7 @@ describe('hostile clients, one gateway', () => {
     expect(((await quoted.json()) as { filename: string }).filename).toBe('a"b.txt')
 
     // A full disk is the disk store's fault; on S3 (the shared-store run) no upload touches the
-    // data dir's disk (test/hardening/D10-small.test.ts checks a full disk on every run).
+    // data dir's disk (test/hardening/small-limits.test.ts checks a full disk on every run).
     if (!onDisk(gw)) {
       console.log('hostile: the full-disk upload is skipped, the blobs are on S3 in this run')
       return

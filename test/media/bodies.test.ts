@@ -1,5 +1,5 @@
 // The pass-through bodies: a chat body's file-id parts and a messages body's file-id media
-// and document URLs are inlined with the caller's key (D8: another key's id is a 400 naming
+// and document URLs are inlined with the caller's key (another key's id is a 400 naming
 // it), everything else goes as the client sent it, the input is never changed, and a body
 // with nothing to do is returned as the very same object.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -49,7 +49,7 @@ describe('resolveChatBodyFiles', () => {
     expect(body).toEqual(before)
   })
 
-  test("D8: key 2 sending key 1's file id, or an unknown id, gets a 400 naming it", async () => {
+  test("key 2 sending key 1's file id, or an unknown id, gets a 400 naming it", async () => {
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: [{ type: 'file', file: { file_id: pdfId } }] }] }
     expect(await refusal(resolveChatBodyFiles(body, rig.deps(rig.key2)))).toBe(`messages[1].content[0].file.file_id: no such file ${pdfId}`)
     body.messages[1]!.content = [{ type: 'file', file: { file_id: 'file-abc' } }]

@@ -75,7 +75,7 @@ describe('messagesToIR', () => {
     expect(ir.messages[1]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: 'out' }] })
   })
 
-  test('thinking and redacted_thinking → reasoning parts, byte for byte (pitfall 8); server blocks are not IR parts', () => {
+  test('thinking and redacted_thinking → reasoning parts, byte for byte; server blocks are not IR parts', () => {
     const { ir } = decode(body({
       messages: [
         { role: 'user', content: 'a' },

@@ -30,7 +30,7 @@ describe('claude model, non-streaming pass-through', () => {
       expect(g.endpoint).toBe('anthropic.messages')
       expect(g.stream).toBe(false)
       expect(g.finish_reason).toBe(want.stop_reason)
-      // pitfall 11: Anthropic's input_tokens excludes the cache buckets; the record keeps them apart
+      // Anthropic's input_tokens excludes the cache buckets; the record keeps them apart
       expect(g.usage.cache_read_input_tokens).toBe(want.usage.cache_read_input_tokens ?? 0)
       expect(g.usage.cache_creation_input_tokens).toBe(want.usage.cache_creation_input_tokens ?? 0)
       expect(g.usage.completion_tokens).toBe(want.usage.output_tokens)
@@ -62,7 +62,7 @@ describe('claude model, streaming pass-through', () => {
     })
   }
 
-  test('thinking signatures arrive byte for byte (pitfall 8)', async () => {
+  test('thinking signatures arrive byte for byte', async () => {
     const sse = fixture('anthropic/messages/stream-thinking.sse')
     rig.up.script({ sse })
     const final = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: ask }).finalMessage()
@@ -72,7 +72,7 @@ describe('claude model, streaming pass-through', () => {
   })
 })
 
-describe('server tools pass through (issue 8, item 6)', () => {
+describe('server tools pass through', () => {
   test('server_tool_use (input streamed as input_json_delta) and its result block reach the SDK, streamed and as JSON', async () => {
     const sse = fixture('anthropic/messages/stream-web-search.handwritten.sse')
     rig.up.script({ sse })
@@ -124,7 +124,7 @@ describe('gateway parameters a Claude upstream does not take are spelled through
 describe('failures on the pass-through path', () => {
   const start = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
 
-  test('an upstream error event mid-stream is relayed in band and ends the stream: no message_stop after it (pitfall 17, §7.8)', async () => {
+  test('an upstream error event mid-stream is relayed in band and ends the stream: no message_stop after it (§7.8)', async () => {
     rig.up.script({ sse: start + fixture('anthropic/messages/stream-error-overloaded-event.sse') })
     const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
     expect(res.status).toBe(200)
@@ -138,7 +138,7 @@ describe('failures on the pass-through path', () => {
     expect(g.finish_reason).toBeNull()
   })
 
-  test('an error as the FIRST event is an ordinary status, and retried (commit late, pitfall 17)', async () => {
+  test('an error as the FIRST event is an ordinary status, and retried (commit late)', async () => {
     const n = rig.up.requests.length
     rig.up.script({ sse: fixture('anthropic/messages/stream-error-overloaded-event.sse') }, { sse: fixture('anthropic/messages/stream-text.sse') })
     const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
@@ -152,7 +152,7 @@ describe('failures on the pass-through path', () => {
     expect((await failed.json()).error).toContain('Overloaded')
   })
 
-  test('an upstream 429 keeps its Retry-After (pitfall 21)', async () => {
+  test('an upstream 429 keeps its Retry-After', async () => {
     rig.up.script({ status: 429, headers: { 'retry-after': '30' }, json: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } })
     const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: ask })
     expect(res.status).toBe(429)

@@ -17,7 +17,7 @@ const ask = [{ role: 'user' as const, content: 'What is the weather in Paris and
 const weather = { name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } }
 
 describe('gpt model, non-streaming', () => {
-  test('text: an Anthropic message with a msg_ id, end_turn and usage whose input excludes cached tokens (pitfall 11)', async () => {
+  test('text: an Anthropic message with a msg_ id, end_turn and usage whose input excludes cached tokens', async () => {
     const want = fixtureJson('openai/chat/nonstream-text.json')
     rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
     const r = await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask })
@@ -108,7 +108,7 @@ describe('gpt model, streaming', () => {
       expect(frames[0]!.data.message).toMatchObject({ role: 'assistant', content: [], model: expect.any(String) })
       expect(frames.at(-1)!.event).toBe('message_stop')
       expect(frames.at(-2)!.event).toBe('message_delta')
-      // blocks: start, deltas, stop, with indexes in order and never a delta to a block not started (pitfall 1)
+      // blocks: start, deltas, stop, with indexes in order and never a delta to a block not started
       const open = new Set<number>()
       let next = 0
       for (const f of frames) {
@@ -121,7 +121,7 @@ describe('gpt model, streaming', () => {
         }
       }
       expect(open.size).toBe(0)
-      // usage in message_delta repeats the input counters (pitfall 12)
+      // usage in message_delta repeats the input counters
       const md = frames.at(-2)!.data
       expect(md.usage.output_tokens).toBe(want.usage.completion_tokens)
       expect(md.usage.input_tokens).toBe(want.usage.prompt_tokens - want.usage.cached_tokens)

@@ -1,5 +1,5 @@
-// IR → the Anthropic Message reply: ids, the stop-reason table (pitfall 16), disjoint usage
-// (pitfall 11), content blocks; the in-band error frame's type table; the prompt text.
+// IR → the Anthropic Message reply: ids, the stop-reason table, disjoint usage,
+// content blocks; the in-band error frame's type table; the prompt text.
 import { describe, expect, test } from 'bun:test'
 import { HttpError } from '../../src/http/errors.ts'
 import { UpstreamError } from '../../src/ir/errors.ts'
@@ -35,7 +35,7 @@ describe('messagesStopReason', () => {
     expect([r.stop_reason, r.stop_sequence]).toEqual(['stop_sequence', 'END'])
     expect(messagesStopReason({ reason: 'stop', raw: 'stop_sequence', stopSequence: null })).toBe('stop_sequence')
   })
-  test('other: the raw reason goes out as it is, never disguised (pitfall 16); none at all is end_turn', () => {
+  test('other: the raw reason goes out as it is, never disguised; none at all is end_turn', () => {
     expect(messagesStopReason({ reason: 'other', raw: 'compaction_turn' })).toBe('compaction_turn')
     expect(messagesStopReason({ reason: 'other' })).toBe('end_turn')
     expect(messagesStopReason({ reason: 'other', raw: '' })).toBe('end_turn')
@@ -43,7 +43,7 @@ describe('messagesStopReason', () => {
 })
 
 describe('encodeMessagesResponse', () => {
-  test('the Message shape; usage buckets disjoint (pitfall 11)', () => {
+  test('the Message shape; usage buckets disjoint', () => {
     expect(encodeMessagesResponse(response(), 'gpt-4o')).toEqual({
       id: 'msg_chatcmplAbC1', type: 'message', role: 'assistant', model: 'gpt-4o',
       content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null,
@@ -51,7 +51,7 @@ describe('encodeMessagesResponse', () => {
     })
     expect(messagesUsage(usage)).toEqual({ input_tokens: 5, output_tokens: 7, cache_creation_input_tokens: 20, cache_read_input_tokens: 100 })
   })
-  test('tool_use input parsed ({} when empty); thinking with signature; redacted; empty text left out (pitfall 5)', () => {
+  test('tool_use input parsed ({} when empty); thinking with signature; redacted; empty text left out', () => {
     const r = encodeMessagesResponse(response({
       content: [
         { type: 'reasoning', text: 'hmm', signature: 'sig+/=' },
@@ -87,7 +87,7 @@ describe('messagesErrorFrame', () => {
   for (const [status, type] of TABLE) {
     test(`${status} → ${type}`, () => expect(parse(messagesErrorFrame(new HttpError(status, 'boom')))).toEqual({ type: 'error', error: { type, message: 'boom' } }))
   }
-  test('an Anthropic error type of its own is kept (pitfall 17: overloaded stays overloaded)', () => {
+  test('an Anthropic error type of its own is kept (overloaded stays overloaded)', () => {
     const e = new UpstreamError({ status: 502, message: 'Overloaded', type: 'overloaded_error' })
     expect(parse(messagesErrorFrame(e)).error).toEqual({ type: 'overloaded_error', message: 'Overloaded' })
     expect(parse(messagesErrorFrame(new UpstreamError({ status: 502, message: 'x', type: 'stream_error' }))).error.type).toBe('api_error')

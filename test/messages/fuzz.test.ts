@@ -1,7 +1,7 @@
 // Fuzzed messages-style bodies: every position of a rich valid body replaced by random
 // JSON values, for a Claude and a GPT model, in both cross-family modes. Whatever comes in,
 // the codec answers with a 400 HttpError or a request — never another exception (a 500).
-// And random IR event orders keep the SSE encoder's block invariants (pitfall 1).
+// And random IR event orders keep the SSE encoder's block invariants.
 // Seeded, so a failure reproduces.
 import { describe, expect, test } from 'bun:test'
 import { HttpError } from '../../src/http/errors.ts'

@@ -74,7 +74,7 @@ function frames(sse: string): { event: string; data: any }[] {
   })
 }
 
-/** Pitfall 1: indexes 0, 1, 2… each started once before its deltas and stopped once. */
+/** Indexes 0, 1, 2… each started once before its deltas and stopped once. */
 function checkBlocks(sse: string) {
   const open = new Set<number>()
   let next = 0
@@ -111,7 +111,7 @@ describe('recorded streams → messages SSE → @anthropic-ai/sdk', () => {
 
 describe('the recorded Anthropic wire survives the round trip', () => {
   // The SDK's final message from the upstream's own bytes and from the re-encoded IR agree
-  // on content, stop reason and the four usage counters (pitfalls 8, 11, 12).
+  // on content, stop reason and the four usage counters.
   for (const f of ['stream-text.sse', 'stream-thinking.sse', 'stream-tool-use.sse', 'stream-cache-read.sse', 'stream-cache-write.sse']) {
     test(f, async () => {
       // Some recordings end without the last blank line, which the SDK needs to see the event.
@@ -136,7 +136,7 @@ describe('stream exactness', () => {
     for (const t of tools) expect(t).toMatchObject({ type: 'tool_use', input: {} })
   })
 
-  test('message_delta repeats the input counters (pitfall 12)', () => {
+  test('message_delta repeats the input counters', () => {
     const enc = createMessagesStreamEncoder({ id: 'x', model: 'm' })
     enc.push({ type: 'start', id: 'chatcmpl-1', model: 'm', created: 0 })
     enc.push({ type: 'text-delta', text: 'a' })
@@ -155,7 +155,7 @@ describe('stream exactness', () => {
     expect(enc.state.id).toBe('msg_genabc123')
   })
 
-  test('deltas to a tool never started are dropped; an unclosed tool is closed at finish (pitfall 1)', () => {
+  test('deltas to a tool never started are dropped; an unclosed tool is closed at finish', () => {
     const enc = createMessagesStreamEncoder({ id: 'x', model: 'm' })
     let sse = enc.push({ type: 'tool-input-delta', index: 3, delta: '{"a":1}' })
     sse += enc.push({ type: 'tool-input-start', index: 0, id: 'call_1', name: 'f' })
@@ -166,7 +166,7 @@ describe('stream exactness', () => {
     expect(sequence(sse)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop'])
   })
 
-  test('arguments that arrive whole after the start are still sent (pitfall 2)', async () => {
+  test('arguments that arrive whole after the start are still sent', async () => {
     const enc = createMessagesStreamEncoder({ id: 'x', model: 'm' })
     let sse = ''
     const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }
@@ -181,7 +181,7 @@ describe('stream exactness', () => {
     expect(m.stop_reason).toBe('tool_use')
   })
 
-  test('thinking with a signature and empty text, and redacted thinking, go out byte for byte (pitfall 8)', async () => {
+  test('thinking with a signature and empty text, and redacted thinking, go out byte for byte', async () => {
     const enc = createMessagesStreamEncoder({ id: 'x', model: 'm' })
     let sse = ''
     const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }
@@ -213,7 +213,7 @@ describe('stream exactness', () => {
   })
 })
 
-describe('mid-stream failure (§7.8, pitfall 17)', () => {
+describe('mid-stream failure (§7.8)', () => {
   for (const f of ['stream-error-overloaded-event.sse', 'stream-error-midstream-fragment.sse']) {
     test(`${f}: an error frame, no message_delta / message_stop; the SDK raises it`, async () => {
       const evs = await events(`anthropic/messages/${f}`)

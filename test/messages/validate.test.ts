@@ -1,4 +1,4 @@
-// §4.6 and issue 8 item 1: every rule of the messages-style body is a 400 naming the exact
+// §4.6: every rule of the messages-style body is a 400 naming the exact
 // field; what Claude Code and the official API send is accepted.
 import { describe, expect, test } from 'bun:test'
 import { HttpError } from '../../src/http/errors.ts'
@@ -83,7 +83,7 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['tool_result content number', body({ messages: toolTurns({ content: 5 }) }), 'messages[2].content[0].content: expected a string or an array'],
   ['tool_result content block type', body({ messages: toolTurns({ content: [{ type: 'tool_use', id: 'x', name: 'y', input: {} }] }) }), 'messages[2].content[0].content[0].type: expected one of "text", "image", "document", "search_result", "tool_reference" in a tool_result'],
   ['tool_result image bad source', body({ messages: toolTurns({ content: [{ type: 'image', source: { type: 'url' } }] }) }), 'messages[2].content[0].content[0].source.url: required'],
-  ['thinking without signature (pitfall 8)', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] }), 'messages[1].content[0].signature: required'],
+  ['thinking without signature', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] }), 'messages[1].content[0].signature: required'],
   ['redacted_thinking without data', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'redacted_thinking' }] }] }), 'messages[1].content[0].data: required'],
   ['cache_control wrong type', body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'forever' } }] }] }), 'messages[0].content[0].cache_control'],
   ['top-level cache_control', body({ cache_control: { type: 'x' } }), 'cache_control.type: expected "ephemeral"'],
@@ -103,7 +103,7 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['duplicate tool names', body({ tools: [tool('f'), tool('g'), tool('f')] }), 'tools[2].name: duplicate tool name "f"'],
   ['tool_choice string', body({ tools: [tool('f')], tool_choice: 'required' }), 'tool_choice: expected "auto", "none", "any" or an object'],
   ['tool_choice type', body({ tools: [tool('f')], tool_choice: { type: 'force' } }), 'tool_choice.type: expected one of "auto", "any", "none", "tool", "function"'],
-  ['tool_choice unknown tool (pitfall 6)', body({ tools: [tool('f')], tool_choice: { type: 'tool', name: 'g' } }), 'tool_choice.name: "g" is not among the tools'],
+  ['tool_choice unknown tool', body({ tools: [tool('f')], tool_choice: { type: 'tool', name: 'g' } }), 'tool_choice.name: "g" is not among the tools'],
   ['tool_choice function unknown tool', body({ tools: [tool('f')], tool_choice: { type: 'function', function: { name: 'g' } } }), 'tool_choice.function.name: "g" is not among the tools'],
   ['tool_choice tool without name', body({ tools: [tool('f')], tool_choice: { type: 'tool' } }), 'tool_choice.name: required'],
   ['tool_choice any without tools', body({ tool_choice: 'any' }), 'tool_choice: "any" needs at least one tool'],
@@ -111,7 +111,7 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['thinking type', body({ thinking: { type: 'on' } }), 'thinking.type: expected one of "enabled", "disabled", "adaptive", "between_tools"'],
   ['thinking not object', body({ thinking: true }), 'thinking: expected an object'],
   ['thinking budget missing', body({ thinking: { type: 'enabled' } }), 'thinking.budget_tokens: required'],
-  ['thinking budget 500 (pitfall 9: Anthropic’s minimum)', body({ thinking: { type: 'enabled', budget_tokens: 500 } }), 'thinking.budget_tokens: expected an integer of at least 1024'],
+  ['thinking budget 500 (Anthropic’s minimum)', body({ thinking: { type: 'enabled', budget_tokens: 500 } }), 'thinking.budget_tokens: expected an integer of at least 1024'],
   ['thinking budget ≥ max_tokens', body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 } }), 'thinking.budget_tokens: must be less than max_tokens (2000)'],
   // provider-owned value sets: a Claude model takes any display or effort (the upstream judges);
   // translated for a GPT model, the gateway must know the value
@@ -159,7 +159,7 @@ describe('accepted shapes', () => {
     ok(body({ messages: toolTurns({ content: [{ type: 'text', text: 'a' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'x' } }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }] }) }))
     ok(body({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'only a result' }] }] }))
   })
-  test('assistant turns with thinking, redacted thinking, server tool blocks (byte for byte, pitfall 8)', () => {
+  test('assistant turns with thinking, redacted thinking, server tool blocks (byte for byte)', () => {
     ok(body({
       messages: [
         { role: 'user', content: 'search' },

@@ -49,7 +49,7 @@ describe('anthropic non-stream recordings', () => {
     expect(r.usage).toEqual({ inputTokens: 22, outputTokens: 15, cacheReadTokens: 0, cacheWriteTokens: 0 })
   })
 
-  test('nonstream-cache-read-and-write.json: cache buckets apart from input (pitfall 11)', async () => {
+  test('nonstream-cache-read-and-write.json: cache buckets apart from input', async () => {
     const r = await generate('nonstream-cache-read-and-write.json')
     expect(r.usage).toEqual({ inputTokens: 3, outputTokens: 33, cacheReadTokens: 1111, cacheWriteTokens: 418 })
   })
@@ -75,7 +75,7 @@ describe('anthropic non-stream recordings', () => {
 })
 
 describe('anthropic stream recordings', () => {
-  test('stream-text.sse: max_tokens, usage overwritten not added (pitfall 12)', async () => {
+  test('stream-text.sse: max_tokens, usage overwritten not added', async () => {
     const { events, folded } = await streamFixture('stream-text.sse')
     expect(events[0]).toMatchObject({ type: 'start', id: 'msg_01PgicqXb8hKdXEPHm3LLTGF', model: 'claude-3-opus-20240229' })
     expect(textOf(folded.content)).toBe('The phrase "I think, therefore I am" (originally in Latin as')
@@ -142,7 +142,7 @@ describe('anthropic stream recordings', () => {
     expect(folded.usage).toMatchObject({ inputTokens: 849, outputTokens: 47 })
   })
 
-  test('stream-error-midstream-fragment.sse: text, then an IR error event, no finish (pitfall 17)', async () => {
+  test('stream-error-midstream-fragment.sse: text, then an IR error event, no finish', async () => {
     const { events } = await (async () => {
       up.script({ sse: fixture('anthropic/messages/stream-error-midstream-fragment.sse') })
       return { events: await drain(await adapter.stream(request({ stream: true }), ctx(claude()))) }

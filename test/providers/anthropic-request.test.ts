@@ -22,7 +22,7 @@ describe('messages and tool results', () => {
     expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hello' }] }])
   })
 
-  test('pitfall 4: invalid tool ids rewritten, the same mapping on tool_use and tool_result', () => {
+  test('invalid tool ids rewritten, the same mapping on tool_use and tool_result', () => {
     const { body } = wire({
       tools: [weather],
       messages: [user('weather?'), toolTurn(['functions.get_weather:0', 'call abc']), toolResult('functions.get_weather:0', 'sunny'), toolResult('call abc', 'rain')],
@@ -34,14 +34,14 @@ describe('messages and tool results', () => {
     for (const id of useIds) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
   })
 
-  test('pitfall 4: two ids that clean up alike stay distinct', () => {
+  test('two ids that clean up alike stay distinct', () => {
     const { body } = wire({ tools: [weather], messages: [user('x'), toolTurn(['a.b', 'a:b']), toolResult('a:b', '2'), toolResult('a.b', '1')] })
     const [, assistant, results] = body.messages as { content: { id?: string; tool_use_id?: string; content?: string }[] }[]
     expect(assistant.content.map((b) => b.id)).toEqual(['a_b', 'a_b_2'])
     expect(results.content.map((b) => [b.tool_use_id, b.content])).toEqual([['a_b_2', '2'], ['a_b', '1']])
   })
 
-  test('pitfall 5: consecutive tool results merged into ONE user turn right after the tool_use turn, ahead of text', () => {
+  test('consecutive tool results merged into ONE user turn right after the tool_use turn, ahead of text', () => {
     const { body } = wire({
       tools: [weather],
       messages: [user('x'), toolTurn(['call_1', 'call_2']), toolResult('call_1', 'a'), toolResult('call_2', 'b'), user('and now?')],
@@ -51,7 +51,7 @@ describe('messages and tool results', () => {
     expect(msgs[2].content.map((b) => b.type)).toEqual(['tool_result', 'tool_result', 'text'])
   })
 
-  test('pitfall 5: an assistant turn with empty text plus tool calls has no empty text block', () => {
+  test('an assistant turn with empty text plus tool calls has no empty text block', () => {
     const { body } = wire({ tools: [weather], messages: [user('x'), toolTurn(['call_1']), toolResult('call_1', 'a')] })
     const assistant = (body.messages as { content: unknown[] }[])[1]
     expect(assistant.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'c0' } }])
@@ -93,7 +93,7 @@ describe('media', () => {
     ])
   })
 
-  test('pitfall 7: a file document → {type:"file", file_id} and the files beta', () => {
+  test('a file document → {type:"file", file_id} and the files beta', () => {
     const { body, betas } = wire({
       betas: ['prompt-caching-2024-07-31'],
       messages: [{ role: 'user', content: [{ type: 'document', source: { kind: 'file', fileId: 'file_abc' }, title: 'report' }, { type: 'text', text: 'summarise' }] }],
@@ -133,7 +133,7 @@ describe('tools and tool_choice', () => {
     expect(wire({ tools: [weather] }).body.tools).toEqual([{ name: 'get_weather', input_schema: weather.parameters }])
   })
 
-  test('pitfall 6: tool_choice naming a tool that does not exist → 400', () => {
+  test('tool_choice naming a tool that does not exist → 400', () => {
     const attempt = () => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'get_time' } })
     expect(attempt).toThrow(UpstreamError)
     expect(attempt).toThrow(/get_time.*not among the request's tools \(get_weather\)/)
@@ -154,7 +154,7 @@ describe('tools and tool_choice', () => {
   })
 })
 
-describe('thinking (pitfalls 8 and 9)', () => {
+describe('thinking', () => {
   test('effort → budget; temperature, top_k and a forced tool choice are left out', () => {
     const { body } = wire({ reasoning: { effort: 'medium' }, maxTokens: 20_000, temperature: 0.2, topK: 3, topP: 0.5, tools: [weather], toolChoice: { type: 'tool', name: 'get_weather' } })
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 })

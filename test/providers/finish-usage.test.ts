@@ -6,7 +6,7 @@ import { finishFromOpenAI } from '../../src/providers/openai/finish.ts'
 import { usageFromOpenAI } from '../../src/providers/openai/usage.ts'
 
 describe('finish reasons', () => {
-  test('anthropic: every documented stop_reason explicit; unknown kept raw as other (pitfall 16)', () => {
+  test('anthropic: every documented stop_reason explicit; unknown kept raw as other', () => {
     const got = ['end_turn', 'max_tokens', 'tool_use', 'refusal', 'pause_turn', 'model_context_window_exceeded', 'brand_new_reason'].map((r) => finishFromAnthropic(r).reason)
     expect(got).toEqual(['stop', 'length', 'tool_calls', 'refusal', 'pause', 'context_exceeded', 'other'])
     expect(finishFromAnthropic('brand_new_reason').raw).toBe('brand_new_reason')
@@ -22,13 +22,13 @@ describe('finish reasons', () => {
 })
 
 describe('usage', () => {
-  test('openai prompt_tokens includes cached: split into disjoint buckets (pitfall 11)', () => {
+  test('openai prompt_tokens includes cached: split into disjoint buckets', () => {
     expect(usageFromOpenAI({ prompt_tokens: 1420, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 1280 }, completion_tokens_details: { reasoning_tokens: 40 } })).toEqual({
       inputTokens: 140, cacheReadTokens: 1280, cacheWriteTokens: 0, outputTokens: 100, reasoningTokens: 40,
     })
   })
 
-  test('anthropic message_delta usage overwrites, never adds (pitfall 12)', () => {
+  test('anthropic message_delta usage overwrites, never adds', () => {
     const start = usageFromAnthropic({ input_tokens: 43, output_tokens: 1, cache_read_input_tokens: 5, cache_creation_input_tokens: 7 })
     expect(overwriteUsage(start, { output_tokens: 282 })).toEqual({ inputTokens: 43, outputTokens: 282, cacheReadTokens: 5, cacheWriteTokens: 7 })
     expect(overwriteUsage(start, { input_tokens: 50, output_tokens: 9, cache_read_input_tokens: 0 })).toEqual({ inputTokens: 50, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 7 })

@@ -93,7 +93,7 @@ describe('openai chat request', () => {
     expect(wire({ tools: [weather], toolChoice: { type: 'required' } }).tool_choice).toBe('required')
   })
 
-  test('pitfall 6 holds here too; top_k refused', () => {
+  test('holds here too; top_k refused', () => {
     expect(() => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'nope' } })).toThrow(/not among the request's tools/)
     expect(() => wire({ topK: 3 })).toThrow(/top_k/)
   })

@@ -149,7 +149,7 @@ describe('threads', () => {
     expect((await res2.json()).error).toContain(mine.id)
   })
 
-  test('a continuation sent right after a stream ends finds the thread (pitfall 20)', async () => {
+  test('a continuation sent right after a stream ends finds the thread', async () => {
     const res = await rig.postResponses({ model: 'mock-gpt', input: TOOL_PROMPT, tools: [WEATHER], stream: true })
     const fs = frames(await res.text())
     const r = fs.at(-1)!.data.response

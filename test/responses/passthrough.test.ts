@@ -204,7 +204,7 @@ describe('threads on the pass-through path', () => {
   })
 })
 
-describe('pitfall 10: reasoning items on a continued thread', () => {
+describe('reasoning items on a continued thread', () => {
   test('a reasoning item with encrypted_content goes back whole (id kept); other items lose their ids; store:false', async () => {
     const want = fixtureJson(F('nonstream-reasoning-summary.json'))
     rig.up.script({ json: fixture(F('nonstream-reasoning-summary.json')) })
@@ -232,7 +232,7 @@ describe('pitfall 10: reasoning items on a continued thread', () => {
   })
 })
 
-describe('files (D8): gateway file ids are read with the caller key', () => {
+describe('files: gateway file ids are read with the caller key', () => {
   test('input_file with a gateway file id is inlined for the Responses upstream; another key gets a 400 naming it', async () => {
     const { toFile } = await import('openai')
     const f = await rig.client.files.create({ file: await toFile(Buffer.from('%PDF-1.4 tiny'), 'doc.pdf'), purpose: 'user_data' })

@@ -87,7 +87,7 @@ describe('responses stream encoder', () => {
   })
 })
 
-describe('finish → status (pitfall 16)', () => {
+describe('finish → status', () => {
   test('every IR finish reason has an explicit status', async () => {
     const { statusOf } = await import('../../src/surfaces/responses/encode.ts')
     expect(statusOf({ reason: 'stop' })).toEqual({ status: 'completed' })

@@ -1,4 +1,4 @@
-// Issue 13's check as a whole: three gateway processes (`cluster: true`), each with a data dir
+// Scale-out as a whole: three gateway processes (`cluster: true`), each with a data dir
 // of its own, on one PostgreSQL database, one Redis and one S3 bucket (s3rver), behind no
 // balancer: requests are spread round-robin. Limits and credits stay exact, a file and a
 // responses thread made on one are used on the others, and a 5,000-item batch is worked by

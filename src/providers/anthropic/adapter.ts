@@ -67,7 +67,7 @@ export class AnthropicAdapter implements ProviderAdapter {
         const betas = [...(ctx.betas ?? [])]
         if (Array.isArray(bodyBetas)) betas.push(...bodyBetas.filter((b): b is string => typeof b === 'string'))
         const json = JSON.stringify({ ...rest, model: ctx.model.upstreamId })
-        // Pitfall 7: a document that references an uploaded file needs the files beta upstream.
+        // A document that references an uploaded file needs the files beta upstream.
         if (json.includes('"file_id"')) betas.push(FILES_BETA)
         return callUpstream({
           provider: this.config,

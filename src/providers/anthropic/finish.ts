@@ -1,6 +1,6 @@
 // Anthropic stop_reason → IR FinishReason. Every documented reason is mapped explicitly;
 // an unknown one becomes `other` with the raw value kept — never a silent `stop`, which
-// makes agents like Claude Code end their turn (pitfall 16).
+// makes agents like Claude Code end their turn.
 import { own } from '../../lib/own.ts'
 import type { Finish, FinishReason } from '../../ir/types.ts'
 

@@ -21,7 +21,7 @@ export const EFFORT_BUDGET: Record<Exclude<ReasoningEffort, 'none'>, number> = {
 export const MIN_THINKING_BUDGET = 1024
 
 /**
- * Pitfall 4: tool ids must match ^[a-zA-Z0-9_-]+$. One mapper per request rewrites a
+ * Tool ids must match ^[a-zA-Z0-9_-]+$. One mapper per request rewrites a
  * tool_use id and every tool_result pointing at it the same way; two different ids that
  * clean up to the same text are kept apart with a suffix.
  */
@@ -49,7 +49,7 @@ function source(s: MediaSource, where: string, betas: Set<string>): Json {
     case 'text':
       return { type: 'text', media_type: s.mediaType || 'text/plain', data: s.data }
     case 'file':
-      // Pitfall 7: a file reference only works upstream with the files beta.
+      // A file reference only works upstream with the files beta.
       betas.add(FILES_BETA)
       return { type: 'file', file_id: s.fileId }
     default:
@@ -63,7 +63,7 @@ const withCache = (block: Json, cacheControl: unknown): Json => (cacheControl ==
 function block(p: Part, where: string, ids: (id: string) => string, betas: Set<string>): Json | undefined {
   switch (p.type) {
     case 'text':
-      // Pitfall 5: Anthropic rejects empty text blocks (an OpenAI `content: ""` beside tool calls).
+      // Anthropic rejects empty text blocks (an OpenAI `content: ""` beside tool calls).
       return p.text === '' ? undefined : withCache({ type: 'text', text: p.text }, p.cacheControl)
     case 'image':
       if (p.source.kind === 'text') throw badRequest(`${where}: an image cannot have a text source`)
@@ -83,7 +83,7 @@ function block(p: Part, where: string, ids: (id: string) => string, betas: Set<s
       return withCache(r, p.cacheControl)
     }
     case 'reasoning':
-      // Pitfall 8: echoed byte for byte; reasoning without Anthropic's signature came from
+      // Echoed byte for byte; reasoning without Anthropic's signature came from
       // another provider and cannot be verified upstream, so it stays behind.
       if (p.redacted !== undefined) return { type: 'redacted_thinking', data: p.redacted }
       if (p.signature !== undefined) return { type: 'thinking', thinking: p.text, signature: p.signature }
@@ -98,7 +98,7 @@ interface Turn {
 
 /**
  * Tool results go in a user turn right after the assistant's tool_use turn, all of them in
- * ONE turn and ahead of any other content of that turn (pitfall 5); consecutive turns of the
+ * ONE turn and ahead of any other content of that turn; consecutive turns of the
  * same role are merged.
  */
 function turns(messages: Message[], ids: (id: string) => string, betas: Set<string>): { turns: Turn[]; system: Json[] } {
@@ -132,7 +132,7 @@ interface ThinkingPlan {
 }
 
 /**
- * reasoning → `thinking` (pitfall 9). The budget is at least 1024 and below max_tokens:
+ * reasoning → `thinking`. The budget is at least 1024 and below max_tokens:
  * - a smaller budget (Claude Code sometimes sends 500) is RAISED to 1024, not dropped —
  *   the client asked for thinking, and 1024 is the least Anthropic gives;
  * - when max_tokens does not exceed the budget, max_tokens is raised to budget + the

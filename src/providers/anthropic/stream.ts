@@ -1,6 +1,6 @@
-// Messages SSE → IR stream events. Per-block state by content_block index (pitfall 1);
-// message_delta usage overwrites, never adds (pitfall 12); an `error` event after the 200
-// becomes an IR error event, never a fake end_turn (pitfall 17).
+// Messages SSE → IR stream events. Per-block state by content_block index;
+// message_delta usage overwrites, never adds; an `error` event after the 200
+// becomes an IR error event, never a fake end_turn.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { anthropicEventError } from '../errors.ts'
 import type { SseMessage } from '../sse.ts'
@@ -52,7 +52,7 @@ function* closeBlock(b: Block | undefined): Generator<StreamEvent> {
     yield { type: 'reasoning-signature', signature: b.startSignature }
   }
   if (b?.kind === 'tool' && b.open) {
-    // Arguments may come whole in the start block and never as deltas (pitfall 2).
+    // Arguments may come whole in the start block and never as deltas.
     if (!b.sentArgs) yield { type: 'tool-input-delta', index: b.ordinal, delta: JSON.stringify(b.input ?? {}) }
     yield { type: 'tool-input-end', index: b.ordinal }
     b.open = false

@@ -1,7 +1,7 @@
 // The tap of a relayed Anthropic messages reply: each event parsed as JSON, reading the id
-// (message_start), usage (message_start, then message_delta's cumulative counts, pitfall
-// 12), the stop reason, an in-band `error` event (pitfall 17), and the text, thinking and
-// tool input produced (to bill a dropped stream, pitfall 14). Nothing is rewritten.
+// (message_start), usage (message_start, then message_delta's cumulative counts), the
+// stop reason, an in-band `error` event, and the text, thinking and
+// tool input produced (to bill a dropped stream). Nothing is rewritten.
 import { own } from '../../lib/own.ts'
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
 import { anthropicEventError } from '../errors.ts'

@@ -1,5 +1,5 @@
 // Anthropic usage → IR buckets. Anthropic's input_tokens already excludes cache reads and
-// writes (pitfall 11), so the buckets map one to one.
+// writes, so the buckets map one to one.
 import type { Usage } from '../../ir/types.ts'
 
 export interface AnthropicUsage {
@@ -19,7 +19,7 @@ export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage 
 }
 
 /**
- * message_delta usage is cumulative and may carry only some fields (pitfall 12): the
+ * message_delta usage is cumulative and may carry only some fields: the
  * fields it has replace the running ones; nothing is ever added.
  */
 export function overwriteUsage(running: Usage, u: AnthropicUsage | null | undefined): Usage {

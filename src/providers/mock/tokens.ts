@@ -1,5 +1,5 @@
 // The mock's usage, counted with the shared o200k tokenizer in the token worker, so a huge
-// prompt never holds the request thread (D1).
+// prompt never holds the request thread.
 import { requestText } from '../../ir/tokens.ts'
 import type { GenerationRequest } from '../../ir/types.ts'
 import { countTokensAsync, truncateTokensAsync } from '../../tokens/count.ts'

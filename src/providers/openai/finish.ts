@@ -1,5 +1,5 @@
 // OpenAI chat finish_reason → IR FinishReason. Unknown values stay visible as `other`
-// with the raw string kept (pitfall 16), never a silent `stop`.
+// with the raw string kept, never a silent `stop`.
 import { own } from '../../lib/own.ts'
 import type { Finish, FinishReason } from '../../ir/types.ts'
 

@@ -134,7 +134,7 @@ export function toOpenAIChat(req: GenerationRequest, upstreamModel: string): Jso
   const merged: Json = { ...body, ...req.providerData?.openai }
   if (req.stream) {
     merged.stream = true
-    // Always, whatever the client asked: the gateway records usage for every streamed request (pitfall 13).
+    // Always, whatever the client asked: the gateway records usage for every streamed request.
     merged.stream_options = { ...(merged.stream_options as Json | undefined), include_usage: true }
   } else {
     delete merged.stream

@@ -11,7 +11,7 @@ import { statusRule } from '../errors.ts'
 
 type Obj = Record<string, any>
 
-/** Responses usage → IR disjoint buckets: input_tokens includes the cached ones (pitfall 11). */
+/** Responses usage → IR disjoint buckets: input_tokens includes the cached ones. */
 export function usageFromResponses(u: Obj | null | undefined): Usage {
   const input = typeof u?.input_tokens === 'number' ? u.input_tokens : 0
   const cached = u?.input_tokens_details?.cached_tokens ?? 0

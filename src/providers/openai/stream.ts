@@ -1,6 +1,6 @@
 // chat.completion.chunk SSE → IR stream events. State lives in the generator: tool calls
-// are keyed by `tool_calls[].index` (pitfall 1); `tool_calls: []` next to text is text
-// (pitfall 3); the finish waits for the usage chunk and `[DONE]` (pitfall 13).
+// are keyed by `tool_calls[].index`; `tool_calls: []` next to text is text;
+// the finish waits for the usage chunk and `[DONE]`.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
 import type { SseMessage } from '../sse.ts'

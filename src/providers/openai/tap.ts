@@ -1,6 +1,6 @@
 // The tap of a relayed OpenAI chat reply: every event parsed as JSON (valid spacing never
-// defeats it, D9), reading the id, usage, finish reason, an in-band error, and the text
-// and tool arguments produced (to bill a dropped stream, pitfall 14). When the gateway
+// defeats it), reading the id, usage, finish reason, an in-band error, and the text
+// and tool arguments produced (to bill a dropped stream). When the gateway
 // forced `include_usage` to bill, the usage the client did not ask for is stripped.
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'

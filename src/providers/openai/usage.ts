@@ -1,4 +1,4 @@
-// OpenAI usage → IR disjoint buckets (pitfall 11): prompt_tokens includes the cached
+// OpenAI usage → IR disjoint buckets: prompt_tokens includes the cached
 // tokens, so the uncached input is the difference.
 import type { Usage } from '../../ir/types.ts'
 

@@ -136,7 +136,7 @@ function validateToolChoice(tc: unknown, names: string[]) {
   }
   fail(firstError(ToolChoiceObject, tc, 'tool_choice'))
   const name = ((tc as Obj).function as Obj).name as string
-  // Pitfall 6: a forced tool must exist, or the upstream answers with an opaque error.
+  // A forced tool must exist, or the upstream answers with an opaque error.
   if (!names.includes(name)) throw badRequest(`tool_choice.function.name: "${name}" is not among the tools`)
 }
 
@@ -216,7 +216,7 @@ function toMessages(wire: Obj[], model: CatalogModel): { system: Part[]; message
         messages.push({ role: 'user', content: userParts(m.content, at, model), name: m.name as string | undefined })
         return
       case 'assistant': {
-        // Pitfall 5: `content: ""` beside tool calls is no text at all.
+        // `content: ""` beside tool calls is no text at all.
         const content = textParts(m.content ?? (m.refusal as string | undefined)).filter((p) => p.type !== 'text' || p.text !== '')
         for (const tc of (m.tool_calls as Obj[] | undefined) ?? []) {
           const fn = tc.function as Obj

@@ -8,7 +8,7 @@ import { promptTokens } from '../../ir/types.ts'
  * - `refusal` (Anthropic's safety stop) → `content_filter`: the output was withheld
  *   for policy reasons, which is what content_filter tells a chat client.
  * - `pause` (Anthropic pause_turn) and `context_exceeded` → `length`: the turn is
- *   incomplete and may be continued, never a silent "done" (pitfall 16).
+ *   incomplete and may be continued, never a silent "done".
  * - `other` carries the provider's raw reason rather than pretending it was `stop`.
  */
 const FINISH: Record<FinishReason, string | null> = {
@@ -35,7 +35,7 @@ export interface ChatUsage {
   completion_tokens_details?: { reasoning_tokens: number }
 }
 
-/** `prompt_tokens` counts cache reads and writes too (pitfall 11); cached_tokens = reads. */
+/** `prompt_tokens` counts cache reads and writes too; cached_tokens = reads. */
 export function chatUsage(u: Usage): ChatUsage {
   const prompt = promptTokens(u)
   const out: ChatUsage = {

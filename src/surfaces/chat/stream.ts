@@ -87,7 +87,7 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
       }
       case 'tool-input-delta': {
         const idx = toolIndex.get(ev.index)
-        // Pitfall 1: never a delta for a call that was not started; pitfall 3: skip empty pieces.
+        // Never a delta for a call that was not started; skip empty pieces.
         if (idx === undefined || ev.delta === '') return ''
         return chunk({ tool_calls: [{ index: idx, function: { arguments: ev.delta } }] })
       }

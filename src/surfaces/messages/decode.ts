@@ -1,4 +1,4 @@
-// A checked messages-style body → IR (issue 8 item 4). Pure. Parameters the family rules
+// A checked messages-style body → IR. Pure. Parameters the family rules
 // removed are gone and their counterparts merged in, as in chat's toIR. What the IR has no
 // field for rides in `providerData.anthropic`, so a translated call to a Claude-family
 // upstream still sends it and an OpenAI-family upstream never sees it (STYLE habit 8).
@@ -66,14 +66,14 @@ function part(b: Obj): Part | undefined {
       if (b.is_error === true) p.isError = true
       return withCache(p, b)
     }
-    // Pitfall 8: thinking goes back byte for byte, signature and redacted data included.
+    // Thinking goes back byte for byte, signature and redacted data included.
     case 'thinking':
       return { type: 'reasoning', text: b.thinking as string, signature: b.signature as string }
     case 'redacted_thinking':
       return { type: 'reasoning', text: '', redacted: b.data as string }
     default:
       // server_tool_use and `*_tool_result` blocks ran at Anthropic; no IR part can replay
-      // them. A Claude-family model gets the body untouched (pass-through, issue 8 item 3);
+      // them. A Claude-family model gets the body untouched (pass-through);
       // any other model continues from the text around them.
       return undefined
   }

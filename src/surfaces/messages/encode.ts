@@ -1,5 +1,5 @@
 // IR → messages-style wire: ids, the stop-reason table, usage, content blocks and the
-// Anthropic Message reply (issue 8 item 4). Pure.
+// Anthropic Message reply. Pure.
 import type { Finish, FinishReason, GenerationResponse, Part, Usage } from '../../ir/types.ts'
 
 /**
@@ -14,7 +14,7 @@ export function messagesId(id: string): string {
 }
 
 /**
- * IR finish reason → `stop_reason` (pitfall 16: every reason explicit).
+ * IR finish reason → `stop_reason` (every reason explicit).
  * - `content_filter` → `refusal`: output withheld for policy reasons is Anthropic's refusal.
  * - `error` → `end_turn`: a finished stream never carries it (errors are error events), and
  *   the folded reply of a failed stream is an error, not a Message.
@@ -54,7 +54,7 @@ export interface MessagesUsage {
   cache_read_input_tokens: number
 }
 
-/** The IR buckets are disjoint already (pitfall 11): input_tokens excludes cache reads and writes. */
+/** The IR buckets are disjoint already: input_tokens excludes cache reads and writes. */
 export function messagesUsage(u: Usage): MessagesUsage {
   return {
     input_tokens: u.inputTokens,
@@ -83,7 +83,7 @@ export function contentBlock(p: Part): Record<string, unknown> | undefined {
     case 'tool-call':
       return { type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments) }
     case 'reasoning':
-      // Pitfall 8: the signature and redacted data go out exactly as received.
+      // The signature and redacted data go out exactly as received.
       if (p.redacted !== undefined) return { type: 'redacted_thinking', data: p.redacted }
       // Unsigned and empty: nothing to show and nothing to echo (the stream encoder skips it too).
       if (p.text === '' && !p.signature) return undefined
@@ -97,7 +97,7 @@ export function contentBlock(p: Part): Record<string, unknown> | undefined {
 export function encodeMessagesResponse(r: GenerationResponse, model: string): Record<string, unknown> {
   const content: Record<string, unknown>[] = []
   for (const p of r.content) {
-    // An empty text part (e.g. OpenAI `content: ""` beside tool calls) is no block (pitfall 5).
+    // An empty text part (e.g. OpenAI `content: ""` beside tool calls) is no block.
     if (p.type === 'text' && p.text === '') continue
     const b = contentBlock(p)
     if (b) content.push(b)

@@ -1,6 +1,6 @@
 // The prompt of a messages-style body as one text: system, message text, tool_use inputs,
 // tool_result text and tool definitions. Used to estimate credits before the call and to
-// bill a dropped pass-through stream whose upstream never said its input count (pitfall 14).
+// bill a dropped pass-through stream whose upstream never said its input count.
 // Tolerant of any body: it may run on one that failed validation.
 type Obj = Record<string, unknown>
 

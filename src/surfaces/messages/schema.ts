@@ -3,7 +3,7 @@
 // type, thinking type, tool_choice type) are split into one schema per tag, so validate.ts
 // picks the one that applies and names the exact field that is wrong. Objects allow extra
 // fields: the official API grows them often, and a Claude-family upstream gets the body
-// as it is (issue 8 item 3), so unknown *nested* fields are the upstream's to judge.
+// as it is, so unknown *nested* fields are the upstream's to judge.
 import { Type as T, type TSchema } from '@sinclair/typebox'
 import { firstError } from '../checks.ts'
 
@@ -92,7 +92,7 @@ const ToolResultBlock = Obj({
   cache_control: Cache,
 })
 const SearchResultBlock = Obj({ type: T.Literal('search_result'), source: Str(), title: Str(), content: T.Array(TextBlock, { errorMessage: 'expected an array of text blocks' }), cache_control: Cache })
-// Pitfall 8: thinking blocks go back byte for byte, so both fields must be there.
+// Thinking blocks go back byte for byte, so both fields must be there.
 const ThinkingBlock = Obj({ type: T.Literal('thinking'), thinking: Str(), signature: Str() })
 const RedactedThinkingBlock = Obj({ type: T.Literal('redacted_thinking'), data: Str() })
 const ServerToolUseBlock = Obj({ type: T.Literal('server_tool_use'), id: NonEmpty(), name: NonEmpty(), input: T.Unknown(), cache_control: Cache })

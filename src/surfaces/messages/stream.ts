@@ -47,7 +47,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
   let next = 0
   /** The open text or thinking block (at most one: a new block of any kind closes it). */
   let flow: { kind: Flow; index: number } | null = null
-  /** Pitfall 1: tool ordinal → content block index; a tool stays open until its end or finish. */
+  /** Tool ordinal → content block index; a tool stays open until its end or finish. */
   const tools = new Map<number, { index: number; open: boolean }>()
 
   const messageStart = () => {
@@ -117,7 +117,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     },
     'tool-input-delta': (ev) => {
       const t = tools.get(ev.index)
-      // Never a delta to a block that was not started or is closed (pitfall 1); skip empty pieces (pitfall 3).
+      // Never a delta to a block that was not started or is closed; skip empty pieces.
       if (!t?.open || ev.delta === '') return ''
       return delta(t.index, { type: 'input_json_delta', partial_json: ev.delta })
     },
@@ -136,7 +136,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       state.stopReason = messagesStopReason(ev.finish)
       state.done = true
       const out = messageStart() + closeAll()
-      // Pitfall 12: the input counters are repeated here; the SDK's stream helper reads usage from it.
+      // The input counters are repeated here; the SDK's stream helper reads usage from it.
       const md = sseFrame('message_delta', {
         delta: { stop_reason: state.stopReason, stop_sequence: messagesStopSequence(ev.finish) },
         usage: messagesUsage(state.usage),

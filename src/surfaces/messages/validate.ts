@@ -1,6 +1,6 @@
 // Messages-style request body → checked body. Every problem is a 400 whose message names
-// the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6,
-// issue 8 item 1). The model's family rules (§8) are applied apart, by rules.ts.
+// the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6).
+// The model's family rules (§8) are applied apart, by rules.ts.
 import { checkOwnedValues } from '../../routing/owned-values.ts'
 import type { TSchema } from '@sinclair/typebox'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
@@ -176,7 +176,7 @@ function validateToolChoice(tc: unknown, names: string[]) {
     name = type === 'tool' ? (tc.name as string) : type === 'function' ? ((tc.function as Obj).name as string) : undefined
   }
   if (type !== 'auto' && type !== 'none' && names.length === 0) throw badRequest(`tool_choice: "${type}" needs at least one tool in tools`)
-  // Pitfall 6: a forced tool must exist, or the upstream answers with an opaque error.
+  // A forced tool must exist, or the upstream answers with an opaque error.
   if (name !== undefined && !names.includes(name)) {
     throw badRequest(`tool_choice.${type === 'function' ? 'function.name' : 'name'}: "${name}" is not among the tools`)
   }

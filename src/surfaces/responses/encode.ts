@@ -1,4 +1,4 @@
-// The Response object (OpenAI's shape) and the spec's extras (§4.5, issue 10 item 2):
+// The Response object (OpenAI's shape) and the spec's extras (§4.5):
 // `requires_action` with `required_action.submit_tool_outputs.tool_calls` when the model
 // called tools, `incomplete_details` when a budget cut the output, and `reasoning.summaries`
 // holding the summary text. `completeResponse` adds the extras to any Response object —
@@ -26,7 +26,7 @@ export function responsesUsage(u: Usage): Obj {
 }
 
 /**
- * The IR finish → the response status and its incomplete_details (pitfall 16: every reason
+ * The IR finish → the response status and its incomplete_details (every reason
  * explicit; one the table does not know is never a silent `completed`).
  */
 const STATUS: Record<FinishReason, { status: string; reason?: string }> = {

@@ -156,7 +156,7 @@ export function toolOutputItems(v: unknown): Item[] {
   })
 }
 
-/** Items as they go upstream without the upstream's own store: client and gateway item ids stripped (pitfall 10). */
+/** Items as they go upstream without the upstream's own store: client and gateway item ids stripped. */
 export function withoutIds(items: Item[]): Item[] {
   return items.map((it) => {
     if (it.id === undefined) return it

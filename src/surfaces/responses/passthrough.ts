@@ -3,7 +3,7 @@
 // `reasoning_effort`/`reasoning_summary` → `reasoning`, `response_format` → `text.format`,
 // `mcp_servers` → MCP tools), the gateway's own state parameters taken out. When the
 // gateway's thread is involved the whole input goes up with `store: false`, item ids
-// stripped (pitfall 10); otherwise the client's input goes as it came.
+// stripped; otherwise the client's input goes as it came.
 import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'

@@ -1,8 +1,8 @@
 // Reasoning items ⇄ IR reasoning parts. A Claude model's thinking must go back to it byte
-// for byte with its signature (pitfall 8), and a Responses client (Codex with store:false)
+// for byte with its signature, and a Responses client (Codex with store:false)
 // sends reasoning back only as items: so the thinking and its signature ride in the item's
 // `encrypted_content`, in a gateway envelope only the gateway reads. OpenAI's own
-// encrypted reasoning is kept whole for OpenAI and never reaches another family (pitfall 10).
+// encrypted reasoning is kept whole for OpenAI and never reaches another family.
 import type { Part } from '../../ir/types.ts'
 import type { Item } from './items.ts'
 

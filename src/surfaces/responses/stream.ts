@@ -54,7 +54,7 @@ export interface ResponsesStreamEncoder {
 
 /**
  * `onFinal` sees the finished response before its terminal event is written: the thread is
- * stored by then (pitfall 20).
+ * stored by then.
  */
 export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<string>, onFinal: (r: Obj) => void, knownEventsOnly = false): ResponsesStreamEncoder {
   const state: ResponsesStreamState = { id: f.id, usage: emptyUsage(), finishReason: null, status: null, produced: false, done: false }

@@ -1,7 +1,7 @@
 // The responses surface as the pipeline sees it. OpenAI-family models with an upstream go
 // to OpenAI's Responses API (pass-through; the final object completed with the spec's
 // extras); Claude-family models and the mock go through the IR. Each request gets its own
-// codec, which stores the thread before the reply's terminal event (pitfall 20).
+// codec, which stores the thread before the reply's terminal event.
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'

@@ -1,5 +1,5 @@
 // Responses-style request body → a checked turn: every problem a 400 naming the field,
-// found before any upstream call (§4.5, issue 10 item 1). The result (`Turn`) is the one
+// found before any upstream call (§4.5). The result (`Turn`) is the one
 // shape decode, pass-through and encoders read: the official Responses spelling of the
 // request, whichever aliases the client used, plus the thread it continues.
 import { checkOwnedValues } from '../../routing/owned-values.ts'

@@ -1,4 +1,4 @@
-// D10: the smaller hardening items — admin routes rate limited, multipart filenames with
+// The smaller hardening items — admin routes rate limited, multipart filenames with
 // escaped quotes, owner-only files on disk, disk full as 507, the IP limiter's memory bound.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { heapStats } from 'bun:jsc'
@@ -19,7 +19,7 @@ afterAll(async () => {
   await gw.stop()
 })
 
-describe('D10', () => {
+describe('admin tokens, filenames, data dir modes, a full disk, the IP limiter', () => {
   test('wrong admin tokens count toward the IP limit: 429 once it is spent', async () => {
     const statuses: number[] = []
     for (let i = 0; i < 45; i++) {
@@ -166,7 +166,7 @@ describe('D10', () => {
   })
 })
 
-test('D10 — 40,000 distinct X-Forwarded-For addresses through a trusted proxy hold a few MB, not hundreds', async () => {
+test('40,000 distinct X-Forwarded-For addresses through a trusted proxy hold a few MB, not hundreds', async () => {
   // before: each address kept a ring sized to the IP limit (600 × 8 bytes), 225 MB for 40,000
   const g = await startGateway({ env: { SWITCHYARD_TRUSTED_PROXIES: '127.0.0.1', SWITCHYARD_IP_RPM: '600' } })
   try {

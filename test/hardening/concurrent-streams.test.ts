@@ -1,4 +1,4 @@
-// D4: streams whose source never waits on I/O (the mock) must not starve timers. Under 30
+// Streams whose source never waits on I/O (the mock) must not starve timers. Under 30
 // concurrent mock streams of 2,000 words each: records reach the database within 200 ms of
 // their stream's end (the recorder's flush timer fires), a key disabled from the CLI is
 // refused within 2 s, and a 3 MB upload keeps its speed. The gateway runs as a subprocess,
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 const WORDS = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(' ')
 
-test('D4 — 30 concurrent mock streams: records within 200 ms, a disabled key refused within 2 s, uploads keep their speed', async () => {
+test('30 concurrent mock streams: records within 200 ms, a disabled key refused within 2 s, uploads keep their speed', async () => {
   const dir = tempDir()
   dirs.push(dir)
   const create = async (name: string) => JSON.parse((await runCli(['keys', 'create', '--name', name, '--json', '--data-dir', dir])).stdout) as { id: string; key: string }

@@ -1,4 +1,4 @@
-// D9 (tap half): the pass-through taps parse every event as JSON, so valid JSON spacing
+// The pass-through taps parse every event as JSON, so valid JSON spacing
 // (`"content": "…"`) never hides what was produced: a client that disconnects after a few
 // spaced chunks is billed for them, on the chat wire and on the messages wire.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -27,7 +27,7 @@ async function recordOf(id: string) {
   return g
 }
 
-test('D9 — chat pass-through: spaced JSON chunks are read, and a disconnect bills them', async () => {
+test('chat pass-through: spaced JSON chunks are read, and a disconnect bills them', async () => {
   const chunk = (content: string) => `data: {"id": "chatcmpl-spaced-d9", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini", "choices": [{"index": 0, "delta": {"content": "${content}"}, "finish_reason": null}]}\n\n`
   rig.up.script({ sse: chunk('Bonjour') + chunk(' tout') + chunk(' le monde'), hold: true })
   const res = await rig.post({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Say hello' }] })
@@ -37,7 +37,7 @@ test('D9 — chat pass-through: spaced JSON chunks are read, and a disconnect bi
   expect(g.usage.completion_tokens).toBe(countTokens('Bonjour tout le monde'))
 })
 
-test('D9 — messages pass-through: a disconnect after spaced deltas bills them', async () => {
+test('messages pass-through: a disconnect after spaced deltas bills them', async () => {
   const sse = [
     'event: message_start\ndata: {"type": "message_start", "message": {"id": "msg_spaced_d9", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "usage": {"input_tokens": 12, "output_tokens": 1}}}\n\n',
     'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}\n\n',

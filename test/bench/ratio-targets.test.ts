@@ -1,4 +1,4 @@
-// Issue 12's parts of the bench: the ratio targets and their verdicts, the kept sections of
+// The bench's ratio targets and their verdicts, the kept sections of
 // docs/bench.md, the stream-disconnect driver, the stdout drain of a chatty child, and the
 // budget's split of profile samples.
 import { afterAll, describe, expect, test } from 'bun:test'
@@ -52,7 +52,7 @@ function results(o: { path?: string; gwRps?: number; bareRps?: number; addedP50?
 
 const byLabel = (r: Results, batch?: BatchBench) => Object.fromEntries(verdicts(r, batch).map((v) => [v.label, v]))
 
-describe('issue 12 targets: ratios to the bare proxy of the same run', () => {
+describe('targets: ratios to the bare proxy of the same run', () => {
   test('throughput: a pass-through needs 60 % of the bare figure, a translated path 50 %', () => {
     expect(byLabel(results({ gwRps: 9000, bareRps: 15000 }))['pass-through: max req/s']).toMatchObject({ value: 0.6, pass: true, ratio: '60 %', gateway: '9,000 req/s', bare: '15,000 req/s' })
     expect(byLabel(results({ gwRps: 8999, bareRps: 15000 }))['pass-through: max req/s']!.pass).toBe(false)
@@ -139,22 +139,22 @@ describe('issue 12 targets: ratios to the bare proxy of the same run', () => {
     expect(byLabel(r)['peak RSS (VmHWM) during a 50,000-item batch']).toMatchObject({ pass: null, gateway: 'not measured' })
   })
 
-  test('the reports lead with the issue 12 table and carry the budget markers', () => {
+  test('the reports lead with the targets table and carry the budget markers', () => {
     const r = results({})
     const md = markdownReport(r)
-    expect(md.indexOf('Targets (issue 12)')).toBeGreaterThan(0)
-    expect(md.indexOf('Targets (issue 12)')).toBeLessThan(md.indexOf('Earlier absolute targets'))
+    expect(md.indexOf('Targets')).toBeGreaterThan(0)
+    expect(md.indexOf('Targets')).toBeLessThan(md.indexOf('Earlier absolute targets'))
     expect(sectionOf(md, BUDGET)).toBeDefined()
     expect(md).toContain('| pass-through: max req/s | ≥ 60 % of bare chat | 9,000 req/s | 15,000 req/s | 60 % | PASS |')
     const text = textReport(r)
-    expect(text).toContain('Targets (issue 12)')
+    expect(text).toContain('Targets')
     expect(text).toContain('gateway ÷ bare')
   })
 })
 
 describe('docs/bench.md: sections run.ts keeps', () => {
   const budget = `${BUDGET.start}\n## Per-request CPU budget\n\nparse 0.010 ms, auth 0.005 ms\n${BUDGET.end}`
-  const batch = `${BATCH.start}\n## Batches (issue 11)\nfigures\n${BATCH.end}`
+  const batch = `${BATCH.start}\n## Batches\nfigures\n${BATCH.end}`
 
   test('a fresh report keeps the hand-written budget in its place and the batch section at the end', () => {
     const previous = `# Benchmark\nold tables\n\n${budget}\n\nmore old tables\n\n${batch}\n`
@@ -164,8 +164,8 @@ describe('docs/bench.md: sections run.ts keeps', () => {
     expect(sectionOf(out, BATCH)).toBe(batch)
     expect(out).not.toContain('old tables')
     expect(out).not.toContain('(Written by hand;')
-    // the budget stays where the report puts it: after the issue 12 table, before the detail
-    expect(out.indexOf(BUDGET.start)).toBeGreaterThan(out.indexOf('Targets (issue 12)'))
+    // the budget stays where the report puts it: after the targets table, before the detail
+    expect(out.indexOf(BUDGET.start)).toBeGreaterThan(out.indexOf('Targets'))
     expect(out.indexOf(BUDGET.start)).toBeLessThan(out.indexOf('Open loop'))
     // rewriting again changes nothing
     expect(keepSections(fresh, out)).toBe(out)

@@ -1,4 +1,4 @@
-// D7: Bun's own request-size cap sits far above the gateway's limits, so a body over a limit
+// Bun's own request-size cap sits far above the gateway's limits, so a body over a limit
 // gets the gateway's JSON 413 (with x-request-id), not Bun's bare one.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { connect } from 'node:net'
@@ -31,7 +31,7 @@ function headOnly(path: string, contentLength: number): Promise<string> {
   })
 }
 
-test('D7 — a Content-Length above the upload limit + 1 MiB gets our JSON 413 on uploads and generations', async () => {
+test('a Content-Length above the upload limit + 1 MiB gets our JSON 413 on uploads and generations', async () => {
   const limit = gw.services.config.limits.maxUploadBytes
   for (const path of ['/api/v1/files', '/api/alpha/v1/chat/completions', '/api/beta/v1/messages']) {
     const raw = await headOnly(path, limit + 2 * 1024 * 1024)
@@ -54,7 +54,7 @@ function exchange(head: string): Promise<string> {
   })
 }
 
-test("D7 — the answers Bun's HTTP parser gives before any gateway code, as the README's errors section lists them", async () => {
+test("the answers Bun's HTTP parser gives before any gateway code, as the README's errors section lists them", async () => {
   // If Bun starts handing these to the gateway, the README's list must change with it.
   const cases: [string, string][] = [
     [`GET /api/v1/models?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`, '431'],

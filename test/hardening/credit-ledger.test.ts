@@ -1,10 +1,10 @@
-// D5: the reservation ledger on its own — sums per key, idempotent release, and expiry of a
+// The reservation ledger on its own — sums per key, idempotent release, and expiry of a
 // reservation that is never settled (so a request that died without a record cannot hold its
 // key's credit for good).
 import { expect, test } from 'bun:test'
 import { CreditLedger } from '../../src/auth/credits.ts'
 
-test('D5 ledger: reservations sum per key; releasing twice or an unknown id changes nothing', () => {
+test('ledger: reservations sum per key; releasing twice or an unknown id changes nothing', () => {
   const l = new CreditLedger()
   const a = l.reserve('k1', 0.25)
   l.reserve('k1', 0.5)
@@ -19,13 +19,13 @@ test('D5 ledger: reservations sum per key; releasing twice or an unknown id chan
   expect(l.open).toBe(2)
 })
 
-test('D5 ledger: a bad amount reserves nothing', () => {
+test('ledger: a bad amount reserves nothing', () => {
   const l = new CreditLedger()
   for (const usd of [NaN, -1, Infinity]) l.reserve('k', usd)
   expect(l.reserved('k')).toBe(0)
 })
 
-test('D5 ledger: an unsettled reservation expires after the TTL; a younger one stays', () => {
+test('ledger: an unsettled reservation expires after the TTL; a younger one stays', () => {
   let now = 1_000_000
   const l = new CreditLedger(() => now, 60_000)
   l.reserve('k', 1)
@@ -38,7 +38,7 @@ test('D5 ledger: an unsettled reservation expires after the TTL; a younger one s
   expect(l.reserved('k')).toBe(0)
 })
 
-test('D5 ledger: unflushed spend goes up at settlement and back to zero when written', () => {
+test('ledger: unflushed spend goes up at settlement and back to zero when written', () => {
   const l = new CreditLedger()
   l.addUnflushed('k', 0.1)
   l.addUnflushed('k', 0.2)

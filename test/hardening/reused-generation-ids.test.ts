@@ -1,4 +1,4 @@
-// D9 (issue 9, records half): an upstream that reuses a generation id loses no record. Each
+// An upstream that reuses a generation id loses no record. Each
 // record is keyed by the gateway's own `gen-…` id and keeps the id the client saw; the lookup
 // takes either (a reused reply id finds this key's latest), and usage and spend count every
 // record. Also: a database from before the change migrates with its records intact.
@@ -30,7 +30,7 @@ function reply(completion: number) {
   }
 }
 
-describe('D9 an upstream reusing a generation id', () => {
+describe('an upstream reusing a generation id', () => {
   let up: FakeUpstream
   let g: Gateway
   let mine: { key: string; record: { id: string; account: string } }
@@ -102,7 +102,7 @@ describe('D9 an upstream reusing a generation id', () => {
 })
 
 // an SQLite file made by hand the way an old gateway left it: PostgreSQL support came later
-describe.skipIf(onPostgres)('D9 migration: a database from before gateway ids', () => {
+describe.skipIf(onPostgres)('migration: a database from before gateway ids', () => {
   test('old records survive, keep their id as the reply id, and are found and counted', async () => {
     const dir = tempDir('switchyard-d9-')
     const secret = 'sk-sy-d9-old-' + crypto.randomUUID().replaceAll('-', '')

@@ -1,4 +1,4 @@
-// D10: a value a client sends is echoed cut in an error message, so a 10 KB id (or a long
+// A value a client sends is echoed cut in an error message, so a 10 KB id (or a long
 // path) cannot make an error of that size.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -22,7 +22,7 @@ async function expectShortError(res: Response, status: number) {
   expect(JSON.parse(text).error).toContain('…')
 }
 
-test('D10 — file ids are cut in 404s on every files route', async () => {
+test('file ids are cut in 404s on every files route', async () => {
   const auth = { authorization: `Bearer ${gw.key}` }
   for (const root of ['/api/v1/files', '/api/alpha/v1/files', '/api/beta/v1/files']) {
     await expectShortError(await fetch(`${gw.url}${root}/file-${long}`, { headers: auth }), 404)
@@ -31,14 +31,14 @@ test('D10 — file ids are cut in 404s on every files route', async () => {
   }
 })
 
-test('D10 — admin key ids, unknown paths and wrong methods are cut too', async () => {
+test('admin key ids, unknown paths and wrong methods are cut too', async () => {
   await expectShortError(await fetch(`${gw.url}/admin/v1/keys/key_${long}`, { headers: { authorization: `Bearer ${ADMIN}` } }), 404)
   await expectShortError(await fetch(`${gw.url}/api/v1/${long}`, { headers: { authorization: `Bearer ${gw.key}` } }), 404)
   await expectShortError(await fetch(`${gw.url}/${long}`), 404)
   await expectShortError(await fetch(`${gw.url}/api/beta/v1/v1/${long}`, { headers: { authorization: `Bearer ${gw.key}` } }), 404)
 })
 
-test('D10 — an id whose percent-encoding is malformed (the router hands it over as null) is a 404, not a 500', async () => {
+test('an id whose percent-encoding is malformed (the router hands it over as null) is a 404, not a 500', async () => {
   const auth = { authorization: `Bearer ${gw.key}` }
   for (const root of ['/api/v1/files', '/api/beta/v1/files']) {
     for (const [method, path] of [['GET', '/file-%E0%A4%A'], ['GET', '/file-%E0%A4%A/content'], ['DELETE', '/file-%E0%A4%A']] as const) {

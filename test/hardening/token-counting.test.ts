@@ -1,4 +1,4 @@
-// D1: token counting is linear and never holds the event loop for long. A 1 MB one-word
+// Token counting is linear and never holds the event loop for long. A 1 MB one-word
 // prompt used to stall every request for tens of seconds (BPE over one enormous piece).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -26,7 +26,7 @@ function letters(n: number, seed = 7): string {
   return out.join('')
 }
 
-describe('D1 — counting', () => {
+describe('counting', () => {
   test('ordinary text counts exactly as one encode() of the whole (prose, code, JSON, SSE)', () => {
     const { encode } = tokenizer()
     for (const f of ['README.md', 'package-lock.json', 'src/pipeline/relay.ts', 'test/fixtures/openai/chat/stream-text-vercel.sse', 'test/fixtures/anthropic/messages/stream-thinking.sse']) {
@@ -73,7 +73,7 @@ describe('D1 — counting', () => {
   })
 })
 
-describe('D1 — the gateway stays responsive', () => {
+describe('the gateway stays responsive', () => {
   test('/health p99 < 50 ms while 10 clients each send a 1 MB one-word prompt; a 30 MB prompt is answered within 5 s; SIGTERM still exits in its grace period', async () => {
     const dir = tempDir()
     dirs.push(dir)

@@ -1,4 +1,4 @@
-// D5 (issue 9): credits never overshoot. A request is admitted while credits − spent −
+// Credits never overshoot. A request is admitted while credits − spent −
 // reserved > 0; it reserves its worst-case cost until it is recorded, and its real cost is
 // settled in memory at record time. Real gateway, real HTTP, the official `openai` SDK.
 // Sequential cases use the built-in mock (mock-gpt, priced by config); concurrent ones use
@@ -137,7 +137,7 @@ async function failGenerationWrites(): Promise<() => Promise<void>> {
   }
 }
 
-describe('D5 sequential: exactly the covered requests, the one crossing zero included, none after', () => {
+describe('sequential: exactly the covered requests, the one crossing zero included, none after', () => {
   for (const mode of ['records written as usual', 'records not yet written (flush held back)']) {
     test(mode, async () => {
       const recorder = g.services.recorder as unknown as { flushDelayMs: number }
@@ -160,7 +160,7 @@ describe('D5 sequential: exactly the covered requests, the one crossing zero inc
   }
 })
 
-describe('D5 concurrent: reservations stop a burst', () => {
+describe('concurrent: reservations stop a burst', () => {
   /** 100 requests at once to gpt-4o on the slow upstream; the statuses. */
   const burst = (key: string, body: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
     Promise.all(Array.from({ length: 100 }, () => status(key, { model: 'gpt-4o', ...body })))
@@ -196,7 +196,7 @@ describe('D5 concurrent: reservations stop a burst', () => {
   })
 })
 
-describe('D5 every reservation is released', () => {
+describe('every reservation is released', () => {
   test('failed requests (upstream error, bad directive) hold nothing afterwards', async () => {
     // each of these reserves ~16k output tokens ($16) against a $0.02 credit
     const { key, record } = await funded(unit * 4)
@@ -240,7 +240,7 @@ describe('D5 every reservation is released', () => {
   })
 })
 
-describe("D5 the key's cached spend never runs ahead of the database", () => {
+describe("the key's cached spend never runs ahead of the database", () => {
   test('records that cannot be written: counted while retried, taken back when given up', async () => {
     const { key, record } = await funded(1)
     const undo = await failGenerationWrites()

@@ -1,4 +1,4 @@
-// D2: one path for auth, limits, logging and routing, whatever the Host header. A 1–3
+// One path for auth, limits, logging and routing, whatever the Host header. A 1–3
 // character Host used to make the router see a different path than auth did, so
 // `GET /ab/api/v1/models` with `Host: x` got the model list with no key.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -35,7 +35,7 @@ function raw(head: string): Promise<{ status: number; headers: Record<string, st
 const request = (target: string, host: string | null, auth?: string) =>
   `GET ${target} HTTP/1.1\r\n${host === null ? '' : `Host: ${host}\r\n`}${auth ? `Authorization: Bearer ${auth}\r\n` : ''}Connection: close\r\n\r\n`
 
-describe('D2 — odd Host headers', () => {
+describe('odd Host headers', () => {
   // the IPv6 host names the gateway's own port, filled in once it is known
   const hosts = ['', 'x', 'gw', 'abc', 'abcd', '[::1]:PORT']
   const hostValue = (h: string) => h.replace('PORT', String(port))

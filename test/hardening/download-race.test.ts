@@ -1,4 +1,4 @@
-// D6: a download racing a delete either streams the whole file or answers 404 — never a 500,
+// A download racing a delete either streams the whole file or answers 404 — never a 500,
 // never a truncated body — and every answer carries x-request-id.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -14,7 +14,7 @@ afterAll(async () => {
 const SIZE = 2 * 1024 * 1024
 const auth = () => ({ authorization: `Bearer ${gw.key}` })
 
-test('D6 — 20 trials of 20 downloads and 10 deletes at once on a 2 MB file: whole file or 404', async () => {
+test('20 trials of 20 downloads and 10 deletes at once on a 2 MB file: whole file or 404', async () => {
   const outcomes = new Map<string, number>()
   const body = new Uint8Array(SIZE).fill(120)
   for (let trial = 0; trial < 20; trial++) {
@@ -49,14 +49,14 @@ test('D6 — 20 trials of 20 downloads and 10 deletes at once on a 2 MB file: wh
   expect((outcomes.get('whole') ?? 0) + (outcomes.get('404') ?? 0)).toBe(400)
 }, 60_000)
 
-test('D10 — a 404 for a 10 KB file id does not echo the whole id', async () => {
+test('a 404 for a 10 KB file id does not echo the whole id', async () => {
   const id = 'file-' + 'x'.repeat(10_000)
   const res = await fetch(`${gw.url}/api/v1/files/${id}`, { headers: auth() })
   expect(res.status).toBe(404)
   expect((await res.text()).length).toBeLessThan(300)
 })
 
-test('D6 — an error only Bun sees (a body file gone before Bun opens it) still answers JSON {error} with an x-request-id', async () => {
+test('an error only Bun sees (a body file gone before Bun opens it) still answers JSON {error} with an x-request-id', async () => {
   // Bun.serve's error() handler is the last resort outside the pipeline; the old lazy open
   // reached it. Hand the download route a file body whose path no longer exists.
   const blobs = gw.services.files.blobs as unknown as { get: (key: string) => Promise<unknown> }

@@ -1,4 +1,4 @@
-// D8: a file id in a chat `file` part resolves through the files service with the caller's
+// A file id in a chat `file` part resolves through the files service with the caller's
 // key, on the pass-through path (GPT) and the IR path (Claude): another key's id or an
 // unknown one is a 400 naming it; an owned one is inlined, since upstreams cannot see the
 // gateway's file ids.
@@ -32,7 +32,7 @@ const ask = (key: string, model: string, id: string) =>
     body: JSON.stringify({ model, messages: [{ role: 'user', content: [{ type: 'text', text: 'Summarise' }, { type: 'file', file: { file_id: id } }] }] }),
   })
 
-describe('D8 — chat file parts are owned', () => {
+describe('chat file parts are owned', () => {
   for (const model of ['gpt-4o-mini', 'claude-sonnet-4-5']) {
     test(`${model}: key 2 sending key 1's file id, or an unknown id, gets a 400 naming it and nothing goes upstream`, async () => {
       for (const [key, id] of [[key2, fileId], [rig.gw.key, 'file-doesnotexist']]) {

@@ -1,4 +1,4 @@
-// D3: `__proto__`, `constructor` and `prototype` keys anywhere in a body are a 400 naming
+// `__proto__`, `constructor` and `prototype` keys anywhere in a body are a 400 naming
 // them, on every surface; Object.prototype's own names (`toString`, `hasOwnProperty`) are
 // just unknown parameters; nesting past 64 levels is a 400, never a stack overflow.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -25,7 +25,7 @@ async function post(path: string, raw: string) {
   return { status: res.status, text, error: res.status >= 400 ? (JSON.parse(text).error as string) : '' }
 }
 
-describe('D3 — prototype keys', () => {
+describe('prototype keys', () => {
   for (const s of SURFACES) {
     for (const model of ['mock-claude', 'mock-gpt']) {
       test(`${s.name}, ${model}: __proto__ / constructor / prototype at the top level are a 400 naming them`, async () => {
