@@ -25,6 +25,7 @@ import { batchRequestId } from './shapes.ts'
 import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
+import { nextTurn } from '../lib/turn.ts'
 
 /** Results are written together, at most this long after the first of them arrived… */
 const FLUSH_MS = 5
@@ -82,7 +83,6 @@ interface Landed {
   write: ResultWrite
 }
 
-const turn = () => new Promise<void>((r) => setImmediate(r))
 
 export class Scheduler {
   private readonly active = new Map<string, Active>()
@@ -534,11 +534,11 @@ export class Scheduler {
           // shared: every pending item no live lease holds (in flight here or elsewhere, an
           // item finishes); what this instance claimed and will not run is let go first
           await leases.dropExcept(a.id, [...a.inflight])
-          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) await turn()
+          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) await nextTurn()
           return
         }
         if (again.length > 0) await this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
-        while ((await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) await turn()
+        while ((await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) await nextTurn()
       } catch (e) {
         this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
       } finally {

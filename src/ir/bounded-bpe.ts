@@ -8,6 +8,7 @@
 //   counting is exact up to a budget of cost, and the rest is estimated from the ratio of
 //   tokens to characters counted so far. Costs are derived from the characters, never from
 //   a clock, so a count is deterministic (the mock provider's contract).
+import { nextTurn } from '../lib/turn.ts'
 
 type Bpe = typeof import('gpt-tokenizer/encoding/o200k_base')
 let bpe: Bpe | undefined
@@ -140,7 +141,6 @@ export function countBounded(text: string, budget: CountBudget = SYNC_BUDGET): n
   return finish(countSteps(text, { exact: budget.exact }))
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 export async function countBoundedAsync(text: string, budget: CountBudget = ASYNC_BUDGET): Promise<number> {
   const steps = countSteps(text, budget)

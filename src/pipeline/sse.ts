@@ -2,6 +2,7 @@
 // `: ping` comments while the source is silent for long (load balancers drop
 // idle streams after about 60 s), and a client disconnect handed back to the caller so
 // it can abort the upstream request.
+import { nextTurn } from '../lib/turn.ts'
 export const PING_FRAME = ': ping\n\n'
 export const DEFAULT_PING_MS = 15_000
 
@@ -27,7 +28,6 @@ export interface SseOptions {
 /** How long a stream may keep the loop busy before it lets timers and other requests in. */
 export const YIELD_AFTER_MS = 1
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** The frames of `source` as bytes; `source` yields frame text ('' is skipped). */
 export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): ReadableStream<Uint8Array> {

@@ -4,6 +4,7 @@
 // as a stream of those parts with its length declared, each part turned into UTF-8 only as
 // the upload reaches it: the encode never holds the loop for the whole body, and the body is
 // never one string plus a whole UTF-8 copy of it.
+import { nextTurn } from '../lib/turn.ts'
 
 /** The body as parts of JSON text and its total length in UTF-8 (sent with Content-Length). */
 export interface ChunkedBody {
@@ -18,7 +19,6 @@ const SLICE = 2 * 1024 * 1024
 /** The array fields a conversation sits in, on each wire. */
 const CONVERSATION = ['input', 'messages'] as const
 
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** Whether the strings under `v` add up to at least `limit` characters (stops as soon as they do). */
 function holdsText(v: unknown, limit: number): boolean {
@@ -55,7 +55,7 @@ export async function encodeJson(body: Record<string, unknown>): Promise<string 
     since += s.length
     if (since >= SLICE) {
       since = 0
-      await turn()
+      await nextTurn()
     }
   }
   parts.push(']' + frame.slice(at + marker.length))

@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 describe('on the mock (no upstream configured)', () => {
@@ -91,7 +91,7 @@ describe('on a fake upstream', () => {
   let up: FakeUpstream
   beforeAll(async () => {
     up = await startFakeUpstream()
-    g = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url } })
+    g = await startGateway({ env: upstreamEnv(up) })
   })
   afterAll(async () => {
     await g.stop()

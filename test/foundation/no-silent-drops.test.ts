@@ -2,7 +2,7 @@
 // other family is named in x-switchyard-compat or refused with a 400 naming it, never dropped in
 // silence. The header holds only the gateway's own field names, bounded, valid as a header.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let g: Gateway
@@ -10,7 +10,7 @@ let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
   up.script((req) => ({ json: req.path.endsWith('/messages') ? fixtureJson('anthropic/messages/nonstream-text.json') : fixtureJson('openai/chat/nonstream-text.json') }))
-  g = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url } })
+  g = await startGateway({ env: upstreamEnv(up) })
 })
 afterAll(async () => {
   await g.stop()

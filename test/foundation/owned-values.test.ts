@@ -4,7 +4,7 @@
 // value goes upstream as it is and the upstream's answer comes back; the mock takes it too.
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let mock: Gateway
@@ -13,7 +13,7 @@ let up: FakeUpstream
 beforeAll(async () => {
   mock = await startGateway()
   up = await startFakeUpstream()
-  g = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url } })
+  g = await startGateway({ env: upstreamEnv(up) })
 })
 afterAll(async () => {
   await mock.stop()

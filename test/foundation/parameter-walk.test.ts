@@ -6,7 +6,7 @@
 // here fails this test until it is given one.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SURFACE_PARAMS } from '../../src/routing/rules.ts'
-import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 type Surface = 'chat' | 'messages' | 'responses'
@@ -100,7 +100,7 @@ beforeAll(async () => {
   up = await startFakeUpstream()
   up.script(byWire)
   const env = {
-    OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url,
+    ...upstreamEnv(up),
     SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000',
   }
   gw = await startGateway({ env })

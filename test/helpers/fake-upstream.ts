@@ -166,3 +166,6 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     },
   }
 }
+
+/** The gateway env that points both families' upstreams at a fake one. */
+export const upstreamEnv = (up: FakeUpstream): Record<string, string> => ({ OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url })

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { recordsOf, startBatchRig } from '../batches/helpers.ts'
-import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { relayJson, relayStream } from '../../src/pipeline/relay.ts'
 import { GenerationOutcome } from '../../src/pipeline/outcome.ts'
@@ -18,7 +18,7 @@ describe('input as one object', () => {
   let up: FakeUpstream
   beforeAll(async () => {
     up = await startFakeUpstream()
-    g = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url } })
+    g = await startGateway({ env: upstreamEnv(up) })
   })
   afterAll(async () => {
     await g.stop()

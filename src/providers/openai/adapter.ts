@@ -1,7 +1,7 @@
 // The OpenAI chat-completions upstream (`POST {baseUrl}/chat/completions`).
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson } from '../http.ts'
+import { bodyOf, callUpstream, readJson, type UpstreamRequest } from '../http.ts'
 import { parseSse } from '../sse.ts'
 import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, Wire } from '../types.ts'
 import { chatPromptText, openAIChatTap } from './tap.ts'
@@ -54,24 +54,32 @@ export class OpenAIAdapter implements ProviderAdapter {
    */
   readonly passthrough: Partial<Record<Wire, Passthrough>> = {
     'openai.chat': {
-      call: (body, ctx, accept) => this.post('/chat/completions', body, ctx, accept),
+      // the client's own body: one string, as it came (the hot path pays for no size check)
+      call: (body, ctx, accept) => this.post('/chat/completions', body, ctx, accept, JSON.stringify),
       tap: (opts) => openAIChatTap(opts),
       promptText: chatPromptText,
     },
-    // The Responses API (`POST {baseUrl}/responses`): the responses surface's upstream.
+    // The Responses API (`POST {baseUrl}/responses`): the responses surface's upstream. Its
+    // body may carry a whole thread the gateway loaded: encoded in parts when it is long.
     'openai.responses': {
-      call: (body, ctx, accept) => this.post('/responses', body, ctx, accept),
+      call: (body, ctx, accept) => this.post('/responses', body, ctx, accept, (json) => ({ json })),
       tap: (opts) => openAIResponsesTap(opts),
       promptText: responsesPromptText,
     },
   }
 
-  private post<T>(path: string, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): Promise<T> {
+  private post<T>(
+    path: string,
+    body: Record<string, unknown>,
+    ctx: CallContext,
+    accept: (res: Response) => Promise<T>,
+    encode: (json: Record<string, unknown>) => UpstreamRequest<T>['body'],
+  ): Promise<T> {
     return callUpstream({
       provider: this.config,
       path,
       headers: this.headers(body.stream === true),
-      body: { json: { ...body, model: ctx.model.upstreamId } },
+      body: encode({ ...body, model: ctx.model.upstreamId }),
       signal: ctx.signal,
       accept,
     })

@@ -15,6 +15,7 @@
 import type { Sql } from '../../db/sql.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { Item } from './items.ts'
+import { nextTurn } from '../../lib/turn.ts'
 
 type Obj = Record<string, unknown>
 
@@ -85,8 +86,6 @@ const LATEST_OF_CONVERSATION = 'SELECT id FROM stored_responses WHERE api_key_id
 type Meta = Pick<Row, 'row_id' | 'id' | 'api_key_id' | 'status' | 'previous_row_id' | 'previous_response_id' | 'thread_bytes'>
 
 const DELETE = 'DELETE FROM stored_responses WHERE api_key_id = ? AND id = ?'
-/** A turn of the loop: other requests (and /health) run between two rows of a long thread. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**
  * Reading a thread leaves its stored text behind as garbage as large as the thread, which the
@@ -235,7 +234,7 @@ export class ThreadStore {
       if (!row) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
       for (const it of JSON.parse(row.input_items) as Item[]) items.push(it)
       for (const it of JSON.parse(row.output_items) as Item[]) items.push(it)
-      if (i > 0) await turn()
+      if (i > 0) await nextTurn()
     }
     collectAfterLongReads(head.thread_bytes)
     return { items, status: head.status, head: { rowId: head.row_id, threadBytes: head.thread_bytes } }
