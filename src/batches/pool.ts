@@ -15,18 +15,11 @@ import { tokenPort } from '../tokens/count.ts'
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
+import { workerUrl } from '../lib/worker-url.ts'
 
 /** Bun's Worker can be unref'd: an idle pool never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
 
-/**
- * From source, the worker sits beside this file. In the compiled binary every bundled
- * module has the executable's URL, and the worker entry point is embedded at its path
- * below the bundle root (src/): `batches/worker`.
- */
-function workerUrl(): string {
-  return import.meta.url.includes('/$bunfs/') ? new URL('./batches/worker.ts', import.meta.url).href : new URL('./worker.ts', import.meta.url).href
-}
 
 interface Pending {
   resolve(v: unknown): void
@@ -130,7 +123,7 @@ export class WorkerPool {
   }
 
   private thread(onMessage: (m: FromWorker) => void, onDeath: (why: string) => void): Thread {
-    const worker = new Worker(workerUrl()) as BunWorker
+    const worker = new Worker(workerUrl(import.meta.url, 'batches/worker.ts')) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
     const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), dead: false }

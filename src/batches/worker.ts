@@ -4,8 +4,7 @@
 // each outcome to the results writer, which stores results with their generation records
 // (results-writer.ts) at normal priority. So the parsing, checking, translating and recording
 // of batch work never holds the loop that serves interactive traffic.
-import { readlinkSync } from 'node:fs'
-import { getPriority, setPriority } from 'node:os'
+import { lowerThreadPriority } from '../lib/priority.ts'
 import { ingest } from './create/ingest.ts'
 import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
@@ -14,19 +13,6 @@ import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './type
 import { buildWorkerServices, type WorkerServices } from './worker-services.ts'
 
 declare const self: Worker
-
-/**
- * Item work yields the CPU to the request thread: this thread (and the helper threads it
- * starts) runs at nice 10. Linux names a thread by /proc/thread-self; elsewhere, or without
- * the right, the thread keeps the process's priority. Never the writer's: a transaction must
- * not wait for a CPU while it holds SQLite's write lock.
- */
-function lowerPriority() {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.max(getPriority(tid), 10))
-  } catch {}
-}
 
 let s: WorkerServices | undefined
 let store: BatchStore | undefined
@@ -49,7 +35,9 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
   switch (m.type) {
     case 'init':
       try {
-        if (m.role === 'items') lowerPriority()
+        // item work yields the CPU to the request thread; never the writer's: a transaction
+        // must not wait for a CPU while it holds SQLite's write lock
+        if (m.role === 'items') lowerThreadPriority()
         s = await buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
         store = new BatchStore(s.storage)
         if (m.role === 'items') toWriter = m.port

@@ -2,19 +2,10 @@
 // worker reports that it runs, and after it stops, SQLite's automatic checkpoint stays on.
 import type { Logger } from '../http/log.ts'
 import type { Storage } from './client.ts'
+import { workerUrl } from '../lib/worker-url.ts'
 
 const DEFAULT_AUTOCHECKPOINT = 1000
 
-/**
- * From source, the worker sits beside this file. In the compiled binary every bundled
- * module has the executable's URL, and the worker entry point is embedded at its path
- * below the bundle root (src/): `db/checkpoint-worker`.
- */
-function workerUrl(): string {
-  return import.meta.url.includes('/$bunfs/')
-    ? new URL('./db/checkpoint-worker.ts', import.meta.url).href
-    : new URL('./checkpoint-worker.ts', import.meta.url).href
-}
 
 export async function startCheckpointer(storage: Storage, log: Logger, intervalMs = 1000): Promise<() => Promise<void>> {
   const sqlite = storage.sqlite
@@ -22,7 +13,7 @@ export async function startCheckpointer(storage: Storage, log: Logger, intervalM
   if (!sqlite || !storage.file) return async () => {}
   let worker: Worker
   try {
-    worker = new Worker(workerUrl())
+    worker = new Worker(workerUrl(import.meta.url, 'db/checkpoint-worker.ts'))
   } catch (e) {
     log.warn('checkpoint worker unavailable: SQLite checkpoints inline', { error: String(e) })
     return async () => {}

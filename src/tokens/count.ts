@@ -8,15 +8,8 @@ import { availableParallelism } from 'node:os'
 import { countBoundedAsync, roughCount, truncateBounded } from '../ir/bounded-bpe.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
 import type { TokenJob, TokenReply } from './worker.ts'
+import { workerUrl } from '../lib/worker-url.ts'
 
-/**
- * From source, the worker sits beside this file. In the compiled binary every bundled
- * module has the executable's URL, and the worker entry point is embedded at its path
- * below the bundle root (src/): `tokens/worker`.
- */
-function workerUrl(): string {
-  return import.meta.url.includes('/$bunfs/') ? new URL('./tokens/worker.ts', import.meta.url).href : new URL('./worker.ts', import.meta.url).href
-}
 
 /** Bun's Worker can be unref'd: an idle token worker never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
@@ -105,7 +98,7 @@ export function countThrough(port: MessagePort): void {
 
 function spawnTokenWorker(): Member | null {
   try {
-    const w = new Worker(workerUrl()) as BunWorker
+    const w = new Worker(workerUrl(import.meta.url, 'tokens/worker.ts')) as BunWorker
     const member = listen(w, w)
     w.onerror = (e) => failMember(member, `token worker failed: ${e.message}`)
     return member
