@@ -1,7 +1,7 @@
 // Token counting is linear and never holds the event loop for long. A 1 MB one-word
 // prompt used to stall every request for tens of seconds (BPE over one enormous piece).
 import { afterAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { countBounded, countBoundedAsync, segments, tokenizer } from '../../src/ir/bounded-bpe.ts'
 import { countTokens } from '../../src/ir/tokens.ts'
@@ -118,3 +118,30 @@ describe('the gateway stays responsive', () => {
     await inflight
   }, 60_000)
 })
+
+describe('background threads yield the CPU', () => {
+  // Linux keeps a niceness per thread: the token workers run at nice 10, the request thread as started
+  test.skipIf(process.platform !== 'linux')('the token workers run below the request thread', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const key = 'sk-sy-nice-bootstrap-0123456789abcdef'
+    const gw = await spawnGateway({ dataDir: dir, env: { SWITCHYARD_BOOTSTRAP_KEY: key } })
+    procs.push(gw)
+    // a large text starts the token workers it needs
+    const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text ok\n' + letters(256 * 1024, 7) }] }),
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    const nice = (tid: string) => {
+      const stat = readFileSync(`/proc/${gw.proc.pid}/task/${tid}/stat`, 'utf8')
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+    }
+    const threads = readdirSync(`/proc/${gw.proc.pid}/task`)
+    expect(nice(String(gw.proc.pid))).toBe(0)
+    expect(threads.filter((t) => nice(t) === 10).length).toBeGreaterThanOrEqual(1)
+  }, 30_000)
+})
+
