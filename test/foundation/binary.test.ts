@@ -40,6 +40,15 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
     const assets = [...(await page.text()).matchAll(/"(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]!)
     expect(assets.length).toBe(2)
     for (const a of assets) expect((await fetch(gw.url + a)).status).toBe(200)
+    // a body of too many parts is refused from the embedded parts worker, naming its largest array
+    const parts = Array.from({ length: 250_000 }, () => ({ type: 'text', text: 'a' }))
+    const crowded = await fetch(gw.url + '/api/alpha/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: parts }] }),
+    })
+    expect(crowded.status).toBe(400)
+    expect(((await crowded.json()) as { error: string }).error).toContain('messages[0].content: 250000 items')
     // and the CLI's batches watch, on the running server's data dir
     const watch = await runCli(['batches', 'watch', 'batch_none', '--data-dir', join(dir, 'data')], {}, [bin])
     expect(watch.code).toBe(1)

@@ -47,3 +47,18 @@ test('a long session under the bound is answered as usual', async () => {
   const r = await post('/api/alpha/v1/chat/completions', { model: 'mock-gpt', messages })
   expect(r.status).toBe(200)
 }, 60_000)
+
+test('a body with more brackets than the bound inside its strings is checked off the request thread and answered', async () => {
+  // 300,000 `{` and `[` characters in one text part: the quick scan cannot tell them from parts
+  const code = '{['.repeat(150_000)
+  const r = await post('/api/alpha/v1/chat/completions', { model: 'mock-gpt', messages: [{ role: 'user', content: `mock: text fine\n${code}` }] })
+  expect(r.status).toBe(200)
+})
+
+test('a malformed body that holds many brackets gets the same 400 as any malformed body', async () => {
+  const text = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: tiny(300_000) }] }).slice(0, -2)
+  const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: text })
+  expect(res.status).toBe(400)
+  expect(res.headers.get('x-request-id')).toBeTruthy()
+  expect(((await res.json()) as { error: string }).error).toStartWith('Malformed JSON body')
+})

@@ -1,0 +1,67 @@
+// Bodies that may hold more parts than a generation body may (MAX_BODY_NODES) are checked by
+// a worker before the request thread parses them. Counting `{` and `[` characters is a bound
+// from above (some may sit inside strings) found at memchr speed, so nearly every body skips
+// the worker; a body past it is parsed there first, and only parsed here once it is known to
+// keep the rules. So a million tiny parts cost the request thread a scan, not a parse.
+import { workerUrl } from '../lib/worker-url.ts'
+import { HttpError } from './errors.ts'
+import type { PartsJob, PartsReply } from './parts-worker.ts'
+
+/** Whether `text` holds more than `maxNodes` `{` and `[` characters (the count stops there). */
+export function mayHoldMoreParts(text: string, maxNodes: number): boolean {
+  let n = 0
+  for (const open of ['{', '[']) {
+    for (let i = text.indexOf(open); i !== -1; i = text.indexOf(open, i + 1)) if (++n > maxNodes) return true
+  }
+  return false
+}
+
+type BunWorker = Worker & { ref(): void; unref(): void }
+
+let worker: BunWorker | null | undefined
+let nextId = 1
+const owed = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
+
+/** Every job owed ends as if no worker were there: the request thread then checks the body itself. */
+function lose() {
+  worker?.terminate()
+  worker = null
+  for (const job of owed.values()) job.resolve()
+  owed.clear()
+}
+
+function start(): BunWorker | null {
+  if (worker !== undefined) return worker
+  try {
+    const w = new Worker(workerUrl(import.meta.url, 'http/parts-worker.ts')) as BunWorker
+    w.onmessage = (e: MessageEvent<PartsReply>) => {
+      const job = owed.get(e.data.id)
+      if (!job) return
+      owed.delete(e.data.id)
+      if (owed.size === 0) w.unref()
+      if (e.data.error === undefined) job.resolve()
+      else job.reject(new HttpError(400, e.data.error))
+    }
+    w.onerror = lose
+    w.unref()
+    worker = w
+  } catch {
+    worker = null
+  }
+  return worker
+}
+
+/**
+ * Rejects with the body's 400 when it breaks a JSON rule (too many parts included); resolves
+ * when it keeps them, or when no worker could look (the caller's own parse checks it then).
+ */
+export function checkElsewhere(text: string, maxNodes: number, what: string): Promise<void> {
+  const w = start()
+  if (!w) return Promise.resolve()
+  const id = nextId++
+  return new Promise<void>((resolve, reject) => {
+    owed.set(id, { resolve, reject })
+    w.ref()
+    w.postMessage({ id, text, maxNodes, what } satisfies PartsJob)
+  })
+}
