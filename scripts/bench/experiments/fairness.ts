@@ -1,6 +1,8 @@
 // One key's heavy work beside another key's small requests: key B's latency idle, then
 // while key A sends large prompts, then while key A's big batch runs. Run:
-//   bun scripts/bench/experiments/fairness.ts [A's prompts, default 10] [MiB each, default 1] [kind: word (random letters, no space) | prose]
+//   bun scripts/bench/experiments/fairness.ts [A's prompts, default 10] [MiB each, default 1] [kind: word (random letters, no space) | prose | parts]
+// `parts`: each of A's bodies is a million one-letter content parts (about 25 MiB, whatever the
+// MiB given), which the gateway refuses (400) for holding too many parts.
 // A gateway subprocess on a temp data dir, the mock provider (it counts every prompt's
 // tokens, the work the token workers share). Prints B's p50/p99 in each phase.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -28,18 +30,22 @@ const small = async (n: number) => {
   for (let i = 0; i < n; i++) ms.push(await chat(keyB, `mock: text hello ${i}`))
   return ms
 }
-const show = (what: string, ms: number[]) => console.log(`${what.padEnd(34)} B p50 ${pct(ms, 50).toFixed(1)} ms  p99 ${pct(ms, 99).toFixed(1)} ms  (n=${ms.length})`)
+const show = (what: string, ms: number[]) =>
+  console.log(`${what.padEnd(34)} B p50 ${pct(ms, 50).toFixed(1)} ms  p90 ${pct(ms, 90).toFixed(1)} ms  p99 ${pct(ms, 99).toFixed(1)} ms  max ${pct(ms, 100).toFixed(1)} ms  (n=${ms.length})`)
 
-await small(50)
-show('idle', await small(200))
+// enough idle requests that their p99 is not one stray sample
+await small(200)
+show('idle', await small(2000))
 
 // prose is the cheap case of BPE; one long run of random letters is the dear one
 const letters = () => Array.from({ length: mib * 1048576 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')
-const big = kind === 'prose' ? 'the quick brown fox jumps over it. '.repeat(Math.ceil((mib * 1048576) / 35)).slice(0, mib * 1048576) : letters()
+const big = kind === 'parts' ? '' : kind === 'prose' ? 'the quick brown fox jumps over it. '.repeat(Math.ceil((mib * 1048576) / 35)).slice(0, mib * 1048576) : letters()
 // key A's requests go from curl processes: this process's own loop then only times key B
 const dir = mkdtempSync(join(tmpdir(), 'sy-fairness-body-'))
 const bodyFile = join(dir, 'big.json')
-await Bun.write(bodyFile, JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: `mock: text ok\n${big}` }] }))
+const content = kind === 'parts' ? Array.from({ length: 1_000_000 }, () => ({ type: 'text', text: 'a' })) : `mock: text ok\n${big}`
+await Bun.write(bodyFile, JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content }] }))
+const expected = kind === 'parts' ? '400' : '200'
 const t0 = performance.now()
 let aDone = 0
 const curl = () =>
@@ -47,7 +53,7 @@ const curl = () =>
 const flood = Promise.all(Array.from({ length: heavy }, async () => {
   const p = curl()
   const code = await new Response(p.stdout).text()
-  if (code !== '200') throw new Error(`key A got ${code}`)
+  if (code !== expected) throw new Error(`key A got ${code}`)
   aDone++
 }))
 const during: number[] = []
