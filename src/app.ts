@@ -7,6 +7,7 @@ import { generationRoutes } from './generations/routes.ts'
 import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
 import type { Services } from './services.ts'
+import type { BatchService } from './batches/service.ts'
 import { filesRoutes } from './files/routes.ts'
 import { CHAT_PATH, chatHandler, chatRoutes } from './surfaces/chat/route.ts'
 import { MESSAGES_PATHS, messagesHandler, messagesRoutes } from './surfaces/messages/route.ts'
@@ -33,11 +34,13 @@ export function directTable(h: ReturnType<typeof generationHandlers>): Record<st
   }
 }
 
-export function createApp(s: Services, handlers = generationHandlers(s)) {
+/** The services with the batches built on them: what the whole app serves from. */
+export type AppServices = Services & { batches: BatchService }
+
+export function createApp(s: AppServices, handlers = generationHandlers(s)) {
   // A generation surface without its parameter list would accept anything: refuse to start.
   assertSurfaceParams(['chat', 'messages', 'responses'])
   const batches = s.batches
-  if (!batches) throw new Error('createApp: the services have no batches (buildServices starts them)')
   const health = storeHealth(s.storage)
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))

@@ -1,6 +1,6 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
-import { createApp, directTable, generationHandlers } from './app.ts'
+import { createApp, directTable, generationHandlers, type AppServices } from './app.ts'
 import { directRoutes } from './http/direct.ts'
 import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
@@ -21,7 +21,7 @@ import type { Services } from './services.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 
-export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<Services> {
+export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<AppServices> {
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
   const catalog = buildCatalog(config)
@@ -54,17 +54,17 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
-  s.batches = await new BatchService(s).start(s.onClose)
+  const batches = await new BatchService(s).start(s.onClose)
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
-  return s
+  return Object.assign(s, { batches })
 }
 
 export interface Running {
   url: string
   port: number
-  services: Services
+  services: AppServices
   /** The key created at first start (shown once), when one was created. */
   bootstrapKey?: string
   stop(): Promise<void>

@@ -1,5 +1,7 @@
-// Everything a route plugin may use, built once at start (see server.ts) and handed to
-// each plugin factory. Tests build it on a temp data dir.
+// Everything the generation pipeline and a route plugin may use, built once at start (see
+// server.ts) and handed to each plugin factory. Tests build it on a temp data dir. Batches
+// are built on top of these (they run items through the pipeline), so they are not among
+// them: the app takes them beside (app.ts AppServices).
 import type { Catalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import type { Storage } from './db/client.ts'
@@ -9,8 +11,7 @@ import type { Logger } from './http/log.ts'
 import type { Recorder } from './generations/recorder.ts'
 import type { FilesService } from './files/service.ts'
 import type { ProviderRegistry } from './providers/registry.ts'
-import type { MediaResolver } from './pipeline/generate.ts'
-import type { BatchService } from './batches/service.ts'
+import type { MediaResolver } from './pipeline/surface.ts'
 import type { Cluster } from './cluster/create.ts'
 
 export interface Services {
@@ -26,8 +27,6 @@ export interface Services {
   files: FilesService
   /** Resolves file ids and media URLs before a generation goes upstream. */
   media?: MediaResolver
-  /** Batches: the store, the scheduler and its worker pool. */
-  batches?: BatchService
   /** What this instance shares with others (Redis); absent when built without one (tests of one part). */
   cluster?: Cluster
   /** Background timers and resources to stop on shutdown (each capability registers its own). */

@@ -2,7 +2,7 @@
 // same SurfaceSpec (checks, IR mapping, codec) as an interactive request to that path.
 import { badRequest } from '../http/errors.ts'
 import { typeName } from '../routing/router.ts'
-import type { SurfaceSpec } from '../pipeline/generate.ts'
+import type { SurfaceSpec } from '../pipeline/surface.ts'
 import type { Services } from '../services.ts'
 import { chatSurface } from '../surfaces/chat/codec.ts'
 import { messagesSurface } from '../surfaces/messages/surface.ts'

@@ -5,11 +5,22 @@ import type { ApiKey } from '../auth/context.ts'
 import type { Config } from '../config/load.ts'
 import type { batches } from '../db/schema.ts'
 import type { GenerationInput } from '../generations/types.ts'
-import type { Envelope } from './create/envelope.ts'
 
 export type BatchRow = typeof batches.$inferSelect
 export type BatchStatus = BatchRow['status']
 export type BatchFamily = BatchRow['family']
+
+/** What a batch's creation said of it, apart from its items. */
+export interface Envelope {
+  endpoint: string
+  inputFileId: string | null
+  completionWindow: string
+  /** JSON text of the metadata object, or null. */
+  metadata: string | null
+  concurrency: number | null
+  /** Seconds the output files live after they are written (OpenAI `output_expires_after`), or null. */
+  outputExpiresAfter: number | null
+}
 
 /** Finished states: nothing will run any more (in-flight items may still land their results). */
 export const FINAL: ReadonlySet<BatchStatus> = new Set(['completed', 'cancelled', 'expired', 'failed'])

@@ -95,7 +95,7 @@ export interface MediaResolverOptions {
 }
 
 /**
- * The pipeline's media step (src/pipeline/generate.ts `MediaResolver`): the IR path and the
+ * The pipeline's media step (src/pipeline/surface.ts `MediaResolver`): the IR path and the
  * pass-through bodies of the chat, messages and responses wires.
  */
 export function createMediaResolver(opts: MediaResolverOptions) {

@@ -1,61 +1,23 @@
 // The one generation pipeline every surface (and the batch worker) runs through:
 // decode → resolve the model → family rules → admission → adapter → media → pass-through
 // relay or IR call → reply or stream → record. A surface brings only what is its own
-// (SurfaceSpec): its parameter checks, its IR mapping, its wire encoders.
+// (SurfaceSpec, surface.ts): its parameter checks, its IR mapping, its wire encoders.
 import { fileIdsOf, fileTokenBound, promptBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
-import type { CatalogModel, Surface } from '../config/catalog.ts'
-import type { GenerationRequest } from '../ir/types.ts'
-import type { CallContext, TapOptions, Wire } from '../routing/contract.ts'
+import type { CallContext } from '../routing/contract.ts'
 import { resolveModel } from '../routing/router.ts'
-import { applyFamilyRules, compatHeader, type RulesOutcome } from '../routing/rules.ts'
+import { applyFamilyRules, compatHeader } from '../routing/rules.ts'
 import type { Services } from '../services.ts'
 import { admitRequest } from './admit.ts'
-import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
+import { NO_MEDIA, type MediaResolver, type SurfaceSpec } from './surface.ts'
 import { relayJson, relayStream } from './relay.ts'
 import { failureOf } from './reply.ts'
 import type { SseOptions } from './sse.ts'
 import { translatedJson, translatedStream } from './translated.ts'
 
 type Body = Record<string, unknown>
-
-export interface PassthroughPlan {
-  body: Body
-  tap?: TapOptions
-}
-
-/** What a surface is, to the pipeline. */
-export interface SurfaceSpec {
-  surface: Surface
-  /** The wire this surface speaks: an upstream that speaks it too gets the body as is. */
-  wire: Wire
-  codec: SurfaceCodec
-  /** Raw JSON → a body with only known parameters (unknown ones are a 400 naming them). */
-  normalize(raw: unknown): Body
-  /** Every value rule of the surface, for a body whose model is known (and the client's beta tokens). */
-  validate(body: Body, model: CatalogModel, rc: RequestContext): void | Promise<void>
-  toIR(body: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest
-  /** The body to send upstream as is (pass-through), or undefined when it must be translated. */
-  passthrough(body: Body, rules: RulesOutcome, model: CatalogModel, rc: RequestContext): PassthroughPlan | undefined
-  /** A codec made for this one request (responses: it stores the thread), else `codec` serves. */
-  codecFor?(body: Body, model: CatalogModel, rc: RequestContext): SurfaceCodec
-  /** Prompt the request carries beyond its body (a thread's history), for the admission's bound. */
-  promptExtra?(body: Body): unknown
-  /** The request's output cap, for admission (undefined: the model's default). */
-  maxOutputTokens(body: Body): number | undefined
-  /** Stop the reply at the first tool call. */
-  pauseAtTool?(body: Body): boolean
-}
-
-/** Media and file references resolved before the call (files with the caller's key, guarded URLs). */
-export interface MediaResolver {
-  ir(req: GenerationRequest, rc: RequestContext, model: CatalogModel): Promise<GenerationRequest>
-  passthrough(wire: Wire, body: Body, rc: RequestContext): Promise<Body>
-}
-
-export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_w, b) => b }
 
 /** The token bound of the gateway files a body names, readable by the caller's key. */
 export async function filesBound(s: Services, body: Body, rc: RequestContext): Promise<number> {

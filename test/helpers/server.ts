@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
 import { createLogger, type Logger } from '../../src/http/log.ts'
 import { startServer, type Running } from '../../src/server.ts'
-import type { Services } from '../../src/services.ts'
+import type { AppServices } from '../../src/app.ts'
 import { databaseEnv, dropDatabaseFor } from './database.ts'
 import { freshBucket } from './s3.ts'
 
@@ -21,7 +21,7 @@ export interface Gateway {
   /** The bootstrap key (active, unlimited). */
   key: string
   dataDir: string
-  services: Services
+  services: AppServices
   stop(): Promise<void>
 }
 

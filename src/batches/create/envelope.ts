@@ -3,20 +3,11 @@
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { checkEndpoint, DEFAULT_ENDPOINT } from '../endpoints.ts'
-import type { BatchFamily } from '../types.ts'
+import type { BatchFamily, Envelope } from '../types.ts'
+
+export type { Envelope }
 
 /** What the batch row keeps of the create body. */
-export interface Envelope {
-  endpoint: string
-  inputFileId: string | null
-  completionWindow: string
-  /** JSON text of the metadata object, or null. */
-  metadata: string | null
-  concurrency: number | null
-  /** Seconds the output files live after they are written (OpenAI `output_expires_after`), or null. */
-  outputExpiresAfter: number | null
-}
-
 export interface ParsedCreate {
   envelope: Envelope
   /** The inline items, when the batch has no input file. */

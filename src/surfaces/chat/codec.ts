@@ -1,7 +1,7 @@
 // The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
-import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { normalizeBody, toIR, validateChat } from './decode.ts'
 import { chatFinishReason, encodeChatResponse } from './encode.ts'
 import { passthroughBody } from './passthrough.ts'

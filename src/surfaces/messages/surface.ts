@@ -1,7 +1,7 @@
 // The messages surface as the pipeline sees it. Claude-family models with an upstream get
 // the checked body as is (pass-through); every other model goes through the IR.
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
-import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR } from './decode.ts'
 import { encodeMessagesResponse, messagesId, messagesStopReason } from './encode.ts'
 import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'

@@ -5,7 +5,7 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
-import type { SurfaceSpec } from '../../pipeline/generate.ts'
+import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import type { TapOptions } from '../../routing/contract.ts'
 import type { Services } from '../../services.ts'
 import { turnToIR } from './decode.ts'
