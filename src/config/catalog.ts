@@ -2,7 +2,7 @@
 // context windows and prices from @pydantic/genai-prices; config can override prices.
 import { calcPrice } from '@pydantic/genai-prices'
 import type { Family, Usage } from '../ir/types.ts'
-import type { ProviderKind } from '../routing/contract.ts'
+import type { ProviderKind } from './providers.ts'
 import type { Config } from './load.ts'
 import { MODELS, type ModelRow, type Surface } from './models.ts'
 import type { PriceEntry } from './schema.ts'

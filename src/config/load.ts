@@ -5,11 +5,12 @@ import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import { maskUrl as maskDatabaseUrl } from '../db/pg-url.ts'
-import type { ProviderConfig } from '../routing/contract.ts'
+import type { ProviderConfig } from './providers.ts'
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
+import type { LogLevel } from '../http/log.ts'
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+export type { LogLevel }
 
 export interface Config {
   host: string

@@ -3,44 +3,15 @@
 // the SQL embedded in the binary, and the stores reach it through `sql` (sql.ts) or drizzle
 // with this dialect's tables (`t`).
 import { Database } from 'bun:sqlite'
-import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import { MIGRATIONS } from './migrations.gen.ts'
 import * as schema from './schema.ts'
-import type { Dialect, Sql } from './sql.ts'
+import { embedded, type Db, type Storage, type StorageOptions } from './storage.ts'
 import { SqliteSql } from './sqlite-sql.ts'
 
-/**
- * drizzle over either dialect. Typed as the SQLite one: the stores only use the builder calls
- * both dialects share (select/insert/update/delete, `returning`, awaited), with `t`'s tables.
- */
-export type Db = BunSQLiteDatabase<typeof schema>
-export type Tables = typeof schema
-
-export interface Storage {
-  dialect: Dialect
-  db: Db
-  t: Tables
-  sql: Sql
-  /** PostgreSQL only: the client (LISTEN/NOTIFY). */
-  pg?: import('bun').SQL
-  /** SQLite only: the connection (checkpoints, pragmas). */
-  sqlite?: Database
-  /** SQLite only: the database file. */
-  file?: string
-  /** What the banner and `switchyard config` show (no secret). */
-  describe: string
-  close(): Promise<void>
-}
-
-export interface StorageOptions {
-  dataDir: string
-  /** postgres:// URL: PostgreSQL instead of the data dir's SQLite file. */
-  databaseUrl?: string
-  /** Connections in the PostgreSQL pool. */
-  poolSize?: number
-}
+export type { Db, Storage, StorageOptions, Tables } from './storage.ts'
 
 export async function openStorage(opts: StorageOptions | string): Promise<Storage> {
   const o = typeof opts === 'string' ? { dataDir: opts } : opts
@@ -99,16 +70,6 @@ function createOwnerOnly(file: string) {
     throw e
   }
   closeSync(fd)
-}
-
-/** The embedded migrations as drizzle's migrator takes them. */
-export function embedded(list: typeof MIGRATIONS) {
-  return list.map((m) => ({
-    sql: m.sql.split('--> statement-breakpoint'),
-    bps: m.breakpoints,
-    folderMillis: m.when,
-    hash: new Bun.CryptoHasher('sha256').update(m.sql).digest('hex'),
-  }))
 }
 
 /** drizzle's own migrator, fed from memory instead of a folder. */

@@ -3,7 +3,7 @@
 // and instances started together would otherwise race to create the same tables.
 import { SQL } from 'bun'
 import { drizzle } from 'drizzle-orm/bun-sql'
-import { embedded, type Db, type Storage, type Tables } from './client.ts'
+import { embedded, type Db, type Storage, type Tables } from './storage.ts'
 import { PG_MIGRATIONS } from './migrations.gen.ts'
 import * as pgSchema from './pg-schema.ts'
 import { PgSql } from './pg-sql.ts'

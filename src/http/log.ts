@@ -1,6 +1,7 @@
 // One JSON line per event on stdout. Never a key, never a body.
 import { writeSync } from 'node:fs'
-import type { LogLevel } from '../config/load.ts'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 

@@ -2,19 +2,10 @@
 // ground: adapters implement it, routing hands adapters out, the pipeline calls them, and
 // no surface ever sees a provider module.
 import type { CatalogModel } from '../config/catalog.ts'
+import type { ProviderKind } from '../config/providers.ts'
 import type { GenerationRequest, GenerationResponse, StreamEvent, UpstreamErrorInfo, Usage } from '../ir/types.ts'
 
-export type ProviderKind = 'openai' | 'anthropic' | 'mock'
-
-export interface ProviderConfig {
-  name: string
-  kind: ProviderKind
-  baseUrl: string
-  apiKey?: string
-  timeoutMs: number
-  /** Retries on connect errors, 429 and 5xx while nothing has reached the client. */
-  maxRetries: number
-}
+export type { ProviderConfig, ProviderKind } from '../config/providers.ts'
 
 export interface CallContext {
   signal: AbortSignal
