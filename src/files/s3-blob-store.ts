@@ -70,6 +70,10 @@ export class S3BlobStore implements BlobStore {
         if (typeof n !== 'number') await n
       }
       await writer.end()
+      // The file's record is written on the strength of this: an upload the writer reported
+      // done but S3 does not hold (seen under load, with an endpoint that never answered)
+      // would be a file accepted and lost. One HEAD makes sure.
+      if (!(await this.client.exists(name))) throw new Error(`S3 PUT ${key}: the object is not there after the upload`)
     } catch (e) {
       // ending with an error aborts the multipart upload; a small upload sent whole may exist
       await Promise.resolve(writer.end(e as Error)).catch(() => {})

@@ -8,7 +8,7 @@
 // new jobs between rounds; a short text is answered as it arrives. One key's ten 1 MB
 // prompts then cost another key's small count one slice at most, not the ten counts.
 import { lowerThreadPriority } from '../lib/priority.ts'
-import { ASYNC_BUDGET, countSteps, truncateSteps } from '../ir/bounded-bpe.ts'
+import { ASYNC_BUDGET, countSteps, finish, truncateSteps } from '../ir/bounded-bpe.ts'
 
 declare const self: Worker
 
@@ -29,7 +29,7 @@ interface Running {
   answer: (r: TokenReply) => void
 }
 
-/** The request thread's budget, in slices of about half a millisecond: a job that arrives waits at most one. */
+/** The async budget, cut here into slices of about half a millisecond: a job that arrives waits about one. */
 const BUDGET = { ...ASYNC_BUDGET, slice: 1_000 }
 
 function* stepsOf(job: Work): Generator<void, Omit<TokenReply, 'id'>> {
@@ -41,8 +41,8 @@ function* stepsOf(job: Work): Generator<void, Omit<TokenReply, 'id'>> {
 const lanes = new Map<string, Running[]>()
 let pumping = false
 
-/** A text this short costs less than one slice: it is answered as it arrives, ahead of every queue. */
-const SHORT = 8 * 1024
+/** A text this short costs a slice or two at most: it is answered as it arrives, ahead of every queue. */
+const SHORT = 2 * 1024
 
 function take(job: Work, answer: (r: TokenReply) => void) {
   if (job.text.length <= SHORT) return answer(runWhole(job))
@@ -59,11 +59,7 @@ function take(job: Work, answer: (r: TokenReply) => void) {
 
 function runWhole(job: Work): TokenReply {
   try {
-    const steps = stepsOf(job)
-    for (;;) {
-      const r = steps.next()
-      if (r.done) return { id: job.id, ...r.value }
-    }
+    return { id: job.id, ...finish(stepsOf(job)) }
   } catch (err) {
     return { id: job.id, error: String(err) }
   }
