@@ -1,11 +1,12 @@
 // Builds the Elysia app from the capability plugins. Tests and the server both use it;
-// the outer pipeline (src/http/pipeline.ts) adds auth, limits, request ids and logging.
+// the outer handler (src/front.ts) adds auth, limits, request ids and logging.
 import { Elysia } from 'elysia'
 import { adminRoutes } from './auth/admin.ts'
-import { modelRoutes } from './http/models.ts'
+import { modelRoutes } from './config/routes.ts'
 import { generationRoutes } from './generations/routes.ts'
 import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
+import { KNOWN_FAILURES } from './failures.ts'
 import type { Services } from './services.ts'
 import type { BatchService } from './batches/service.ts'
 import { filesRoutes } from './files/routes.ts'
@@ -45,7 +46,7 @@ export function createApp(s: AppServices, handlers = generationHandlers(s)) {
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
-    .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed))
+    .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed, KNOWN_FAILURES))
     .get('/health', () => {
       const store = health()
       // Redis away is named but stays a 200: every instance shares it, a balancer would drop them all

@@ -2,6 +2,7 @@
 import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
 import { createApp, directTable, generationHandlers, type AppServices } from './app.ts'
 import { directRoutes } from './http/direct.ts'
+import { KNOWN_FAILURES } from './failures.ts'
 import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
@@ -16,7 +17,7 @@ import { checkCluster, storageOptions } from './db/options.ts'
 import { Recorder } from './generations/recorder.ts'
 import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
-import { createPipeline } from './http/pipeline.ts'
+import { createPipeline } from './front.ts'
 import type { Services } from './services.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
@@ -90,7 +91,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
   const handlers = generationHandlers(services)
   const app = createApp(services, handlers)
-  const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log))
+  const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log, KNOWN_FAILURES))
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,

@@ -5,7 +5,7 @@ import { Elysia, t } from 'elysia'
 import { echo, HttpError } from '../http/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import type { Services } from '../services.ts'
-import type { ApiKey } from './context.ts'
+import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
 
 const Create = TypeCompiler.Compile(

@@ -11,7 +11,7 @@
 // Redis. Whatever holds them, the unflushed amounts stay per instance: they are this
 // instance's own records not yet written.
 import type { Sql } from '../db/sql.ts'
-import type { ApiKey } from './context.ts'
+import type { ApiKey } from '../http/context.ts'
 
 /** An admission: the reservation to release at record time (none when unpriced), or the figures of a refusal. */
 export type AdmitResult = { reservationId?: string } | { refused: { credits: number; spent: number; reserved: number } }

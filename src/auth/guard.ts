@@ -1,7 +1,7 @@
 // §5: which header carries the key on which route, and what each failure says. The key
 // itself is never echoed.
 import { HttpError } from '../http/errors.ts'
-import type { ApiKey } from './context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { KeyStore } from './keys.ts'
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i

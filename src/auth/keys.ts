@@ -8,7 +8,7 @@ import type { Storage } from '../db/client.ts'
 import type { Param } from '../db/sql.ts'
 import type { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
-import type { ApiKey } from './context.ts'
+import type { ApiKey } from '../http/context.ts'
 import { CreditLedger, type Credits, type SharedCredits } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'

@@ -6,7 +6,7 @@
 // visible to every instance, held or spent. What this instance settled but has not written
 // yet (unflushed) stays in memory, as on one instance.
 import type { Sql } from '../db/sql.ts'
-import type { ApiKey } from './context.ts'
+import type { ApiKey } from '../http/context.ts'
 import { RESERVATION_TTL_MS, CreditLedger, type AdmitResult, type Credits } from './credits.ts'
 
 /** Releases the recorder has not made final within this long are ended on their own. */

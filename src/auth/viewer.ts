@@ -4,7 +4,7 @@
 // and only after it failed as an API key, so the request path of a key never pays for it.
 import { timingSafeEqual } from 'node:crypto'
 import { HttpError } from '../http/errors.ts'
-import { requestInfo, type ApiKey } from './context.ts'
+import { requestInfo, type ApiKey } from '../http/context.ts'
 
 export type Viewer = { admin: true } | { admin: false; key: ApiKey }
 

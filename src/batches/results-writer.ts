@@ -6,7 +6,7 @@
 // taken only for a result that was stored; an item that already had one is not billed twice.
 // Once committed, the main thread hears which items are done and what spend was written.
 import type { BatchStore, ResultWrite } from './store.ts'
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { GenerationInput } from '../generations/types.ts'
 import type { ItemDone, LeanRecord, Outcome, Settled } from './types.ts'

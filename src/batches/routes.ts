@@ -2,7 +2,7 @@
 // create, list, retrieve, cancel, results (the §2 page) and export. Every route acts for the
 // calling key only; another key's batch is not found.
 import { Elysia } from 'elysia'
-import { keyOf } from '../auth/context.ts'
+import { keyOf } from '../http/context.ts'
 import { readBodyText } from '../http/body.ts'
 import { badRequest, echo } from '../http/errors.ts'
 import { contentDisposition } from '../files/shapes.ts'

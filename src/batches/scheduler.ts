@@ -9,7 +9,7 @@
 // again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
 import { admitRequest, releaseAdmission, type Admission } from '../pipeline/admit.ts'

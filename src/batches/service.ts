@@ -1,6 +1,6 @@
 // The batches capability as the routes see it: create (the items checked and stored by a
 // worker, then the batch row), find, list and cancel, always on behalf of one key.
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import { echo, HttpError, notFound } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { WorkerPool } from './pool.ts'

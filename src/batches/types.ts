@@ -1,7 +1,7 @@
 // What the batch engine knows about a batch and its items, apart from how either API family
 // shows them (shapes.ts, anthropic/shapes.ts), and the messages between the scheduler (main
 // thread) and the worker pool.
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { Config } from '../config/load.ts'
 import type { batches } from '../db/schema.ts'
 import type { GenerationInput } from '../generations/types.ts'

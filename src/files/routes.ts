@@ -2,7 +2,7 @@
 // `/api/beta/v1/files` Anthropic's file metadata. One store behind all three; every route
 // acts for the calling key only, and another key's file is simply not found.
 import { Elysia } from 'elysia'
-import { keyOf } from '../auth/context.ts'
+import { keyOf } from '../http/context.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { anthropicListQuery, openAIListQuery } from './list-params.ts'

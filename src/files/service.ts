@@ -1,7 +1,7 @@
 // The files capability as the rest of the gateway sees it: store, find, list, open and
 // delete files, always on behalf of one key. Routes use it, and so do the generation
 // surfaces, which resolve a `file_id` with the caller's key (spec §5 rule 4).
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { Logger } from '../http/log.ts'
 import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
 import { DeletionHooks, type FileDeletedHook } from './deletion-hooks.ts'

@@ -1,5 +1,5 @@
 // What a surface hands the recorder when a request ends (streamed or not, ok or failed).
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Usage } from '../ir/types.ts'
 

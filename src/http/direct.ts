@@ -4,7 +4,7 @@
 // path, and every other spelling of these (a trailing slash), goes through the app, where the
 // same handlers are mounted too.
 import type { Logger } from './log.ts'
-import { renderError } from './onerror.ts'
+import { renderError, type KnownFailure } from './onerror.ts'
 
 export type Handler = (request: Request) => Promise<Response>
 
@@ -13,7 +13,7 @@ export interface DirectRoutes {
   post(path: string): Handler | undefined
 }
 
-export function directRoutes(table: Record<string, Handler>, log: Logger): DirectRoutes {
+export function directRoutes(table: Record<string, Handler>, log: Logger, known: readonly KnownFailure[] = []): DirectRoutes {
   const routes = new Map<string, Handler>()
   const noMethods = () => []
   for (const [path, handle] of Object.entries(table)) {
@@ -21,7 +21,7 @@ export function directRoutes(table: Record<string, Handler>, log: Logger): Direc
       try {
         return await handle(request)
       } catch (e) {
-        return renderError('UNKNOWN', e, request, log, noMethods)
+        return renderError('UNKNOWN', e, request, log, noMethods, known)
       }
     })
   }

@@ -1,10 +1,28 @@
 // The one place where thrown things become `{ "error": "<message>" }` responses.
 import type { Logger } from './log.ts'
 import { echo, errorResponse, HttpError } from './errors.ts'
-import { UpstreamError } from '../ir/errors.ts'
-import { requestIdOf } from '../auth/context.ts'
-import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
-import { BLOBS_DOWN_MESSAGE, BlobStoreUnavailable } from '../files/blob-store.ts'
+import { requestIdOf } from './context.ts'
+
+/** A client's answer to a failure of something the gateway depends on, logged at warn when `warn` names it. */
+export interface KnownAnswer {
+  status: number
+  message: string
+  headers?: Record<string, string>
+  warn?: string
+}
+/** One row of the table of such failures (src/failures.ts): its answer, or undefined when `error` is not its kind. */
+export type KnownFailure = (error: unknown) => KnownAnswer | undefined
+
+/** The answer of the first row that knows `error`, or undefined. */
+export function knownAnswer(known: readonly KnownFailure[], error: unknown, log: Logger, requestId: string): Response | undefined {
+  for (const row of known) {
+    const a = row(error)
+    if (!a) continue
+    if (a.warn) log.warn(a.warn, { request_id: requestId, error: String(((error as Error)?.cause as Error)?.message ?? (error as Error)?.cause ?? error) })
+    return errorResponse(a.status, a.message, a.headers)
+  }
+  return undefined
+}
 
 interface RouteInfo {
   method: string
@@ -29,17 +47,11 @@ export function renderError(
   request: Request,
   log: Logger,
   allowed: (method: string, path: string) => string[],
+  known: readonly KnownFailure[] = [],
 ): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message, error.headers)
-  // first: its cause may be a refused connection, which would read as the database's
-  if (error instanceof BlobStoreUnavailable) {
-    log.warn('blob store unavailable', { request_id: requestIdOf(request), error: String((error.cause as Error)?.message ?? error.cause) })
-    return errorResponse(503, BLOBS_DOWN_MESSAGE, { 'retry-after': '1' })
-  }
-  if (isStoreDown(error)) return errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
-  if (error instanceof UpstreamError) {
-    return errorResponse(error.status, error.message, error.retryAfter ? { 'retry-after': error.retryAfter } : undefined)
-  }
+  const answer = knownAnswer(known, error, log, requestIdOf(request))
+  if (answer) return answer
   const path = new URL(request.url).pathname
   switch (code) {
     case 'NOT_FOUND': {

@@ -6,7 +6,7 @@
 // A file or URL that turns out to be an image, named in a document block, becomes an image
 // part: no upstream takes an image as a document.
 // A request without such a source costs one scan and comes back as the same object.
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import { badRequest } from '../http/errors.ts'
 import type { Family, GenerationRequest, MediaSource, Part } from '../ir/types.ts'
 import { resolveChatBodyFiles } from './chat-body.ts'

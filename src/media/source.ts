@@ -1,7 +1,7 @@
 // One media source's bytes, inlined: a file id read with the CALLER's key (the same owner
 // check as the file routes, so another key's id is indistinguishable from a missing one),
 // or a URL fetched through the guard.
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { FilesService } from '../files/service.ts'
 import { badRequest } from '../http/errors.ts'
 import { guardedFetch, type FetchPolicy } from './fetch.ts'

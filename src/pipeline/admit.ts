@@ -11,7 +11,7 @@
 // that many. A model with no known price reserves nothing (its records cost nothing either):
 // it is admitted while the balance is above zero, unless it is unlisted (known neither to the
 // table nor to the price library) and goes to a real upstream: that is refused to funded keys.
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { AdmitResult } from '../auth/credits.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'

@@ -1,7 +1,7 @@
 // What a generation needs to know about who asked: a plain value that an HTTP route builds
 // from its request and the batch worker builds from a batch item. Nothing here reaches
 // back into a `Request`.
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 
 export interface RequestContext {
   apiKey: ApiKey

@@ -1,5 +1,5 @@
 // From an HTTP request to the plain RequestContext the pipeline takes.
-import { keyOf, requestInfo } from '../auth/context.ts'
+import { keyOf, requestInfo } from '../http/context.ts'
 import type { RequestContext } from './context.ts'
 
 export function contextOf(request: Request, extra: Partial<RequestContext> = {}): RequestContext {

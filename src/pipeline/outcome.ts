@@ -1,6 +1,6 @@
 // What a generation ended as, gathered while it runs and handed to the recorder once,
 // after the last byte (never before: recording must not delay the response).
-import type { ApiKey } from '../auth/context.ts'
+import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink } from '../generations/types.ts'
 import { billedUsage } from '../tokens/count.ts'

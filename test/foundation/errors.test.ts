@@ -99,7 +99,7 @@ test('admin routes answer 404 when no admin token is configured', async () => {
 })
 
 test('an unexpected exception is a 500 with the request id, its stack logged but not returned', async () => {
-  const { createPipeline } = await import('../../src/http/pipeline.ts')
+  const { createPipeline } = await import('../../src/front.ts')
   const { createLogger } = await import('../../src/http/log.ts')
   const lines: string[] = []
   const services = { ...gw.services, log: createLogger('info', (l) => lines.push(l)) }

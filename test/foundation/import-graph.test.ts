@@ -1,7 +1,9 @@
 // The import graph of src has no cycle, type-only imports included: a cycle means two modules
 // can only be understood (and changed) together, and the next feature lands in both. The
 // errors, the logger and the request context are leaves that every layer may import, so
-// they import nothing of the gateway themselves.
+// they import nothing of the gateway themselves; and src/http, which every layer imports, is
+// the bottom layer: it knows nothing of keys, stores or surfaces (the outer handler that
+// composes them is src/front.ts, what their failures answer is src/failures.ts).
 import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -85,5 +87,19 @@ test('no module of src reaches itself through its imports, type imports included
 })
 
 test('the errors, the logger and the request context import nothing of the gateway', () => {
-  for (const leaf of ['http/errors.ts', 'http/log.ts', 'auth/context.ts']) expect({ leaf, imports: graph.get(join(SRC, leaf))!.map(name) }).toEqual({ leaf, imports: [] })
+  for (const leaf of ['http/errors.ts', 'http/log.ts', 'http/context.ts']) expect({ leaf, imports: graph.get(join(SRC, leaf))!.map(name) }).toEqual({ leaf, imports: [] })
+})
+
+test('src/http imports nothing of the gateway outside itself and src/lib', () => {
+  const http = [...graph].filter(([f]) => name(f).startsWith('http/'))
+  expect(http.length).toBeGreaterThan(5)
+  const across = http.flatMap(([f, deps]) => deps.map(name).filter((d) => !d.startsWith('http/') && !d.startsWith('lib/')).map((d) => `${name(f)} -> ${d}`))
+  expect(across).toEqual([])
+})
+
+
+test('the pipeline and the providers import no surface: a surface is handed to them, never reached', () => {
+  const below = [...graph].filter(([f]) => /^(pipeline|providers|routing|ir)\//.test(name(f)))
+  const reaching = below.flatMap(([f, deps]) => deps.map(name).filter((d) => d.startsWith('surfaces/')).map((d) => `${name(f)} -> ${d}`))
+  expect(reaching).toEqual([])
 })

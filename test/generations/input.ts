@@ -1,5 +1,5 @@
 // Builds GenerationInput values for tests: what a surface would hand the recorder.
-import type { ApiKey } from '../../src/auth/context.ts'
+import type { ApiKey } from '../../src/http/context.ts'
 import type { Catalog } from '../../src/config/catalog.ts'
 import type { Usage } from '../../src/ir/types.ts'
 import type { GenerationInput } from '../../src/generations/types.ts'

@@ -2,7 +2,7 @@
 // lookup's ownership rules (a key lists its own records; the admin token lists everyone's), and
 // the admin token accepted on /api only for the dashboard's reads.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { ApiKey } from '../../src/auth/context.ts'
+import type { ApiKey } from '../../src/http/context.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { genInput } from './input.ts'
 

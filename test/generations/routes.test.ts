@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { ApiKey } from '../../src/auth/context.ts'
+import type { ApiKey } from '../../src/http/context.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { genInput } from './input.ts'
 

@@ -1,6 +1,6 @@
 // A real gateway (files service, SQLite, blob store) with two keys, key 1 owning the files
 // uploaded over HTTP, and a local document server whose address the policy treats as public.
-import type { ApiKey } from '../../src/auth/context.ts'
+import type { ApiKey } from '../../src/http/context.ts'
 import type { FetchPolicy } from '../../src/media/fetch.ts'
 import type { MediaDeps } from '../../src/media/source.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'

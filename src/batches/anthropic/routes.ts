@@ -2,7 +2,7 @@
 // create `{requests: [{custom_id, params}]}`, list, retrieve, cancel, delete, and the
 // results as JSONL at the absolute `results_url` the batch carries once it has ended.
 import { Elysia } from 'elysia'
-import { keyOf } from '../../auth/context.ts'
+import { keyOf } from '../../http/context.ts'
 import { readBodyText } from '../../http/body.ts'
 import { badRequest, echo, HttpError } from '../../http/errors.ts'
 import { idParam, intParam } from '../params.ts'

@@ -2,7 +2,7 @@
 // its input items (paged), delete, and cancel. Only the key that stored a response sees it;
 // any other key gets the 404 of an id that does not exist.
 import { Elysia } from 'elysia'
-import { keyOf } from '../../auth/context.ts'
+import { keyOf } from '../../http/context.ts'
 import { badRequest, echo, notFound } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 import type { ThreadStore } from './thread.ts'

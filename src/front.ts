@@ -3,17 +3,15 @@
 // response carries and one access-log line. Kept outside Elysia so refusals cost no
 // routing and every response (errors included) gets the same treatment.
 import type { Server } from 'bun'
-import { authenticate } from '../auth/guard.ts'
-import { setRequestInfo, type RequestInfo } from '../auth/context.ts'
-import { adminReader } from '../auth/viewer.ts'
-import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from '../auth/ratelimit.ts'
-import { RedisUnavailable } from '../cluster/redis.ts'
-import { sharedStoreDown } from '../pipeline/admit.ts'
-import type { Services } from '../services.ts'
-import type { DirectRoutes } from './direct.ts'
-import { echo, errorResponse, HttpError } from './errors.ts'
-import { isStoreDown, STORE_DOWN_MESSAGE } from '../db/unavailable.ts'
-import { clientWentAway, wentAway } from './onerror.ts'
+import { authenticate } from './auth/guard.ts'
+import { setRequestInfo, type RequestInfo } from './http/context.ts'
+import { adminReader } from './auth/viewer.ts'
+import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
+import type { Services } from './services.ts'
+import type { DirectRoutes } from './http/direct.ts'
+import { echo, errorResponse, HttpError } from './http/errors.ts'
+import { KNOWN_FAILURES } from './failures.ts'
+import { clientWentAway, knownAnswer, wentAway } from './http/onerror.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
@@ -142,10 +140,9 @@ export function createPipeline(s: Services, appFetch: (req: Request) => Response
         res = await (handle ? handle(routed) : appFetch(routed))
       }
     } catch (e) {
-      if (e instanceof RedisUnavailable) {
-        res = errorResponse(503, sharedStoreDown(e).message, { 'retry-after': '1' })
-      } else if (isStoreDown(e)) {
-        res = errorResponse(503, STORE_DOWN_MESSAGE, { 'retry-after': '1' })
+      const known = knownAnswer(KNOWN_FAILURES, e, log, info.requestId)
+      if (known) {
+        res = known
       } else if (clientWentAway(req, e)) {
         res = wentAway(log, info.requestId, path)
       } else {

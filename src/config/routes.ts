@@ -1,8 +1,8 @@
 // Model lists in each family's shape, from the catalog.
 import { Elysia } from 'elysia'
-import type { CatalogModel } from '../config/catalog.ts'
+import type { CatalogModel } from './catalog.ts'
 import type { Services } from '../services.ts'
-import { echo, notFound } from './errors.ts'
+import { echo, notFound } from '../http/errors.ts'
 
 // Beside each family's own fields: the context window and the output cap the gateway checks
 // requests against. A cap of null is one the gateway does not know (a model known only from

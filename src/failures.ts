@@ -1,0 +1,19 @@
+// What the gateway depends on failing (the file store, Redis, the database, an upstream), as
+// the answers clients get. One table; the error renderer (http/onerror.ts) reads it and
+// knows none of these itself, and so does the outer handler (front.ts).
+import { RedisUnavailable } from './cluster/redis.ts'
+import { isStoreDown, STORE_DOWN_MESSAGE } from './db/unavailable.ts'
+import { BLOBS_DOWN_MESSAGE, BlobStoreUnavailable } from './files/blob-store.ts'
+import type { KnownFailure } from './http/onerror.ts'
+import { UpstreamError } from './ir/errors.ts'
+import { sharedStoreDown } from './pipeline/admit.ts'
+
+const RETRY = { 'retry-after': '1' }
+
+export const KNOWN_FAILURES: readonly KnownFailure[] = [
+  // first: its cause may be a refused connection, which would read as the database's
+  (e) => (e instanceof BlobStoreUnavailable ? { status: 503, message: BLOBS_DOWN_MESSAGE, headers: RETRY, warn: 'blob store unavailable' } : undefined),
+  (e) => (e instanceof RedisUnavailable ? sharedStoreDown(e) : undefined),
+  (e) => (isStoreDown(e) ? { status: 503, message: STORE_DOWN_MESSAGE, headers: RETRY } : undefined),
+  (e) => (e instanceof UpstreamError ? { status: e.status, message: e.message, headers: e.retryAfter ? { 'retry-after': e.retryAfter } : undefined } : undefined),
+]
