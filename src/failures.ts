@@ -6,7 +6,7 @@ import { isStoreDown, STORE_DOWN_MESSAGE } from './db/unavailable.ts'
 import { BLOBS_DOWN_MESSAGE, BlobStoreUnavailable } from './files/blob-store.ts'
 import type { KnownFailure } from './http/onerror.ts'
 import { UpstreamError } from './ir/errors.ts'
-import { sharedStoreDown } from './pipeline/admit.ts'
+import { sharedStoreDown } from './billing/admission.ts'
 
 const RETRY = { 'retry-after': '1' }
 

@@ -7,7 +7,9 @@ import { BatchService } from './batches/service.ts'
 import { createFilesService } from './files/create.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { KeyStore } from './auth/keys.ts'
-import { PgCredits } from './auth/pg-credits.ts'
+import { Billing } from './billing/billing.ts'
+import { MemoryLedger } from './billing/ledger.ts'
+import { PgLedger } from './billing/pg-ledger.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
 import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
@@ -26,9 +28,11 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
   const catalog = buildCatalog(config)
-  // instances sharing PostgreSQL and no Redis hold credit reservations in the database; with
-  // Redis, its ledger decides (keys.shared, below); one instance, in memory
-  const keys = new KeyStore(storage, storage.pg && !cluster?.credits ? new PgCredits(storage.sql) : undefined)
+  const keys = new KeyStore(storage)
+  // reservations: in Redis when instances share one; in the database when they share
+  // PostgreSQL and no Redis; in memory on one instance
+  const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql) : new MemoryLedger())
+  const billing = new Billing({ keys, catalog, sql: storage.sql, onSharedDown: config.redis?.onError, degraded: () => cluster?.redis?.degraded() }, ledger)
   // every key in memory before anything admits (batches resume below)
   await keys.load()
   const store = new MemoryStore()
@@ -38,10 +42,11 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
     storage,
     catalog,
     keys,
+    billing,
     limiter,
     log,
     providers: createProviders(config),
-    recorder: new Recorder({ config, storage, catalog, keys, log }, { maxBacklog: config.generations.maxBacklog }),
+    recorder: new Recorder({ config, storage, catalog, billing, log }, { maxBacklog: config.generations.maxBacklog }),
     files: createFilesService({ config, storage, log }),
     cluster,
     onClose: [],
@@ -49,7 +54,6 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   if (cluster) {
     // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
     if (storage.pg) await busOnPostgres(cluster, storage.pg, log)
-    keys.shared = cluster.credits
     s.onClose.push(keys.attachBus(cluster.bus))
   }
   s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
@@ -133,7 +137,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         }
       }
       await services.keys.stop()
-      await services.keys.ledger.stop?.()
+      await services.billing.stop()
       cluster.close()
       await services.storage.close()
     })())

@@ -6,6 +6,7 @@ import type { Catalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import type { Storage } from './db/client.ts'
 import type { KeyStore } from './auth/keys.ts'
+import type { Billing } from './billing/billing.ts'
 import type { RateLimiter } from './auth/ratelimit.ts'
 import type { Logger } from './http/log.ts'
 import type { Recorder } from './generations/recorder.ts'
@@ -19,6 +20,8 @@ export interface Services {
   storage: Storage
   catalog: Catalog
   keys: KeyStore
+  /** Admission, charges and stored spend: the only way money moves. */
+  billing: Billing
   limiter: RateLimiter
   log: Logger
   /** One set of provider adapters for every surface. */

@@ -43,7 +43,7 @@ function admitKey(key: ApiKey | undefined): ApiKey | HttpError {
   if (key.status !== 'active') return new HttpError(401, 'API key is inactive')
   if (key.credits === 0) return new HttpError(401, 'API key has zero credits')
   // `spent` counts costs settled in memory, not yet written; reservations of requests in
-  // progress are weighed at admission (pipeline/admit.ts), once the model and caps are known
+  // progress are weighed at admission (billing/billing.ts), once the model and caps are known
   if (key.credits !== null && key.spent >= key.credits) {
     return new HttpError(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits; add credits, then resend`)
   }

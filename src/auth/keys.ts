@@ -9,7 +9,6 @@ import type { Param } from '../db/sql.ts'
 import type { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
-import { CreditLedger, type Credits, type SharedCredits } from './credits.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -41,8 +40,8 @@ export interface KeyPatch {
 
 type Row = typeof apiKeys.$inferSelect
 
-/** `unflushed`: costs settled in memory but not yet written (see credits.ts). */
-function toKey(r: Row, unflushed = 0): ApiKey {
+/** `unwritten`: costs charged and not yet stored (billing's). */
+function toKey(r: Row, unwritten = 0): ApiKey {
   return {
     id: r.id,
     account: r.account,
@@ -50,7 +49,7 @@ function toKey(r: Row, unflushed = 0): ApiKey {
     keyPrefix: r.keyPrefix,
     status: r.status,
     credits: r.credits,
-    spent: r.spent + unflushed,
+    spent: r.spent + unwritten,
     rpm: r.rpm,
     createdAt: r.createdAt,
     lastUsedAt: r.lastUsedAt,
@@ -88,17 +87,17 @@ export class KeyStore {
   private timer?: ReturnType<typeof setInterval>
   private reloading?: Promise<void>
   private reloadAgain = false
-  /** Credits shared with other instances (Redis), when configured: admission and settlement go there too. */
-  shared?: SharedCredits
   private bus?: Bus
-  constructor(
-    private storage: Storage,
-    /** Reservations and settled-but-unwritten costs; every `spent` this store shows includes the latter. */
-    readonly ledger: Credits = new CreditLedger(),
-  ) {}
+  /**
+   * Costs charged by this instance and not stored yet, which every `spent` shown here includes
+   * (billing sets it, and moves the cached keys' `spent` as it charges; see billing/billing.ts).
+   */
+  unwrittenOf: (keyId: string) => number = () => 0
+
+  constructor(private storage: Storage) {}
 
   private toKey(r: Row): ApiKey {
-    return toKey(r, this.ledger.unflushed(r.id))
+    return toKey(r, this.unwrittenOf(r.id))
   }
 
   private get db() {
@@ -238,46 +237,11 @@ export class KeyStore {
     return this.byId.get(id)
   }
 
-  /** A request's real cost, known at record time: visible to the next admission at once, written later. */
-  settle(id: string, usd: number) {
-    if (!(usd > 0)) return
-    this.ledger.addUnflushed(id, usd)
-    const k = this.byId.get(id)
-    if (k) k.spent += usd
-  }
-
   /**
-   * Write settled spend to the database. Only the row changes: the cache already counts it.
-   * Call inside the recorder's transaction (`q`), then `written` after it commits; if it rolls
-   * back, nothing in memory moved, so the cache never runs ahead of the database + the queue.
+   * Read one key's row again, now (after a write elsewhere changed it). A reload already under
+   * way is waited for first, so its older figure cannot land after this one.
    */
-  async writeSpent(id: string, usd: number, q = this.storage.sql) {
-    if (!(usd > 0)) return
-    await q.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, id])
-  }
-
-  /** Settled spend is now in the database: no longer counted as unflushed. */
-  written(id: string, usd: number) {
-    if (usd > 0) this.ledger.addUnflushed(id, -usd)
-  }
-
-  /** Settled spend that will never be written (its record was given up): take it back out of memory. */
-  unsettle(id: string, usd: number) {
-    if (!(usd > 0)) return
-    this.ledger.addUnflushed(id, -usd)
-    const k = this.byId.get(id)
-    if (k) k.spent -= usd
-    // it was settled into the shared figures too (recorder.record)
-    void this.shared?.unsettle(id, usd)
-  }
-
-  /** Add to a key's spend at once, in the database and the cache (for tools and tests; the recorder settles instead). */
-  async addSpent(id: string, usd: number) {
-    if (!(usd > 0)) return
-    await this.writeSpent(id, usd)
-    // the cache takes the row as stored now, not += usd: a reload (a key change heard on the
-    // bus, this instance's own included) may already have read the new spend. One that began
-    // before the write is waited for, so its older figure cannot land after this one.
+  async reloadOne(id: string): Promise<void> {
     await this.reloading
     const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
     if (r) this.remember(r)

@@ -10,7 +10,8 @@ import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { GenerationInput } from '../generations/types.ts'
 import type { ItemDone, LeanRecord, Outcome, Settled } from './types.ts'
-import type { WorkerServices } from './worker-services.ts'
+import type { Services } from '../services.ts'
+import { costsByKey } from '../billing/spend.ts'
 
 /** Outcomes wait at most this long, or until this many are ready, to be stored together: a transaction of
  * 32 items holds the write lock well under a millisecond and costs a third of the CPU per item of one of 4. */
@@ -28,7 +29,7 @@ export class ResultsWriter {
   private queue: Pending[] = []
   private timer?: ReturnType<typeof setTimeout>
   constructor(
-    private readonly s: WorkerServices,
+    private readonly s: Services,
     private readonly store: BatchStore,
     private readonly told: (done: ItemDone[], settled: Settled) => void,
   ) {}
@@ -85,30 +86,38 @@ export class ResultsWriter {
     this.timer = undefined
     if (this.queue.length === 0) return
     const batch = this.queue.splice(0, WRITE_MAX)
-    const { recorder, keys, storage } = this.s
+    const { recorder, billing, storage } = this.s
     let records: ReturnType<typeof recorder.take> = []
     let inserted: typeof records = []
+    // records are charged inside the transaction below, once their results are stored, and
+    // taken there: this write ends no reservation (admission was the main thread's)
+    const spend = billing.startWrite()
+    let costs: Map<string, number> | undefined
     try {
       await storage.sql.tx(async (q) => {
+        await spend.begin(q)
         const stored = await this.store.writeResults(batch.map((p) => p.write), q)
         batch.forEach((p, i) => {
           if (stored[i]) for (const r of p.from.outcome.records) recorder.record(this.input(p.from, r))
         })
         records = recorder.take()
-        inserted = await recorder.writeIn(q, records)
+        inserted = await recorder.writeIn(q, records, spend)
       })
+      costs = costsByKey(inserted)
       recorder.committed(records, inserted)
     } catch (e) {
-      // nothing was stored; what the recorder settled in that transaction is void
-      keys.drain()
+      // nothing was stored: what was charged in that transaction is void
+      recorder.abandon(records)
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.queue = batch.concat(this.queue)
       this.timer = setTimeout(() => void this.write(), RETRY_MS)
       return
+    } finally {
+      spend.end(costs !== undefined, costs)
     }
     this.told(
       batch.map((p) => ({ id: p.id, status: p.write.status })),
-      keys.drain(),
+      billing.drain(),
     )
     if (this.queue.length > 0) this.timer = setTimeout(() => void this.write(), 0)
   }

@@ -2,8 +2,8 @@
 // admits each against the key's credit (the same reservation as an interactive request) and
 // hands it to the worker pool, whose results writer stores the item's result with the
 // generation records of its attempts in one transaction (results-writer.ts): an item is billed
-// exactly once, when it completes. The spend those records wrote comes back to
-// the ledger here (applySpend) before the item's reservation is released.
+// exactly once, when it completes. The costs those records stored come back to billing
+// (fromWorker, on the pool's message) before the item's reservation is released.
 //
 // State lives in the database; what is in flight is known only here, so a restart runs it
 // again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
@@ -12,7 +12,7 @@
 import type { ApiKey } from '../http/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
-import { admitRequest, releaseAdmission, type Admission } from '../pipeline/admit.ts'
+import type { Admission } from '../billing/admission.ts'
 import type { Services } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
@@ -352,7 +352,7 @@ export class Scheduler {
     let admission: Admission | Promise<Admission>
     try {
       // behind an admission still waiting for a shared ledger: items are admitted in input order
-      admission = a.admitting ? a.admitting.then(() => admitRequest(this.s, input)) : admitRequest(this.s, input)
+      admission = a.admitting ? a.admitting.then(() => this.s.billing.admit(input)) : this.s.billing.admit(input)
     } catch (e) {
       return refused(e)
     }
@@ -374,7 +374,7 @@ export class Scheduler {
     this.pool.run(job, this.cfg.maxRetries).then(
       () => {
         // stored, with its records; the spend they wrote is in the ledger already
-        releaseAdmission(this.s, admission)
+        this.s.billing.release(admission)
         a.inflight.delete(item.idx)
         this.fillLater(a)
         this.wakeThrottled()
@@ -389,7 +389,7 @@ export class Scheduler {
 
   /** The worker died with the item: it runs again, unless that keeps happening. */
   private lostItem(a: Active, idx: number, admission: Admission, e: Error) {
-    releaseAdmission(this.s, admission)
+    this.s.billing.release(admission)
     // shutting down: it runs after the restart (it has no result, so it is pending there)
     if (this.closed) return
     const n = (a.lost.get(idx) ?? 0) + 1
@@ -608,20 +608,5 @@ export class Scheduler {
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
     // what this instance claimed and will not run goes back to the others at once
     if (this.leases) for (const a of this.active.values()) await this.leases.drop(a.id).catch(() => {})
-  }
-}
-
-/** Spend a worker's recorder wrote to keys' rows, into the main thread's cached keys (the rows have it already). */
-export function applySpend(keys: Services['keys'], settled: Settled): void {
-  for (const [id, usd] of settled) {
-    if (usd > 0) {
-      keys.settle(id, usd)
-      void keys.shared?.settle(undefined, id, usd)
-      keys.written(id, usd)
-    } else if (usd < 0) {
-      // records a worker gave up on after it had reported their spend
-      keys.unsettle(id, -usd)
-      keys.ledger.addUnflushed(id, -usd)
-    }
   }
 }

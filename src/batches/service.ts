@@ -4,7 +4,7 @@ import type { ApiKey } from '../http/context.ts'
 import { echo, HttpError, notFound } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { WorkerPool } from './pool.ts'
-import { applySpend, Scheduler } from './scheduler.ts'
+import { Scheduler } from './scheduler.ts'
 import { BatchStore } from './store.ts'
 import type { BatchFamily, BatchRow } from './types.ts'
 
@@ -18,7 +18,7 @@ export class BatchService {
 
   constructor(private readonly s: Services) {
     this.store = new BatchStore(s.storage)
-    this.pool = new WorkerPool({ size: s.config.batches.workers, config: s.config, log: s.log, onSettled: (settled) => applySpend(s.keys, settled) })
+    this.pool = new WorkerPool({ size: s.config.batches.workers, config: s.config, log: s.log, onSettled: (settled) => s.billing.fromWorker(settled) })
     this.scheduler = new Scheduler(s, this.store, this.pool)
   }
 

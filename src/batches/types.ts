@@ -1,6 +1,7 @@
 // What the batch engine knows about a batch and its items, apart from how either API family
 // shows them (shapes.ts, anthropic/shapes.ts), and the messages between the scheduler (main
 // thread) and the worker pool.
+import type { StoredSpend } from '../billing/billing.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { Config } from '../config/load.ts'
 import type { batches } from '../db/schema.ts'
@@ -78,7 +79,7 @@ export interface ItemDone {
 }
 
 /** Spend a worker wrote to a key (USD), for the main thread's ledger. */
-export type Settled = [keyId: string, usd: number][]
+export type Settled = StoredSpend
 
 /** A create body for a worker to check and store the items of. */
 export interface IngestJob {

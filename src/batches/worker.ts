@@ -10,11 +10,12 @@ import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
 import { BatchStore } from './store.ts'
 import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './types.ts'
-import { buildWorkerServices, type WorkerServices } from './worker-services.ts'
+import { buildWorkerServices } from './worker-services.ts'
+import type { Services } from '../services.ts'
 
 declare const self: Worker
 
-let s: WorkerServices | undefined
+let s: Services | undefined
 let store: BatchStore | undefined
 /** Item worker: where outcomes go. */
 let toWriter: MessagePort | undefined

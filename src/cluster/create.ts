@@ -1,11 +1,11 @@
 // What several instances share, chosen by configuration: Redis when `redis.url` is set;
 // without Redis, a shared PostgreSQL database carries the change bus (LISTEN/NOTIFY) and
-// holds the credits (auth/pg-credits.ts); otherwise nothing (each instance on its own memory,
+// holds the credit reservations (billing/pg-ledger.ts); otherwise nothing (each instance on its own memory,
 // as a single gateway always was).
 import type { SQL } from 'bun'
-import { RedisCredits } from '../auth/redis-credits.ts'
+import { RedisLedger } from '../billing/redis-ledger.ts'
 import { RedisRateLimiter } from '../auth/redis-ratelimit.ts'
-import type { SharedCredits } from '../auth/credits.ts'
+import type { Ledger } from '../billing/ledger.ts'
 import type { RateLimitBackend } from '../auth/ratelimit.ts'
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
@@ -19,8 +19,8 @@ export interface Cluster {
   bus: Bus
   /** Shared rate limits; absent: the in-process RateLimiter decides. */
   limiter?: RateLimitBackend
-  /** Shared credit reservations; absent: the in-memory ledger decides. */
-  credits?: SharedCredits
+  /** Shared credit reservations and spend; absent: memory or the database holds them. */
+  ledger?: Ledger
   /** What a request does when the shared store cannot answer. */
   onError: 'deny' | 'allow'
   redis?: SharedRedis
@@ -39,7 +39,7 @@ export async function createCluster(config: Config, log: Logger): Promise<Cluste
   return {
     bus,
     limiter: new RedisRateLimiter(redis, log),
-    credits: new RedisCredits(redis, log),
+    ledger: new RedisLedger(redis, log),
     onError: config.redis.onError,
     redis,
     close() {

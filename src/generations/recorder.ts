@@ -1,12 +1,13 @@
 // The recorder: every finished request becomes one generation record, its cost added to the
-// key's spend and to the hourly usage rollup. `record()` prices the request and settles its
-// credit reservation at once, in memory (the next admission must see the real cost), then
-// only queues; the queue is written in one transaction 25 ms later (at once past 256 records,
+// key's spend and to the hourly usage rollup. `record()` prices the request and charges it
+// (billing: its reservation ends and the real cost counts at once, for the next admission),
+// then only queues; the queue is written in one transaction 25 ms later (at once past 256 records,
 // or before a lookup), so recording never delays a response and a lookup right after a
 // request still finds it. Not sooner: at a few requests a second each flush is a wake-up of
 // the loop and a commit of its own, whose page writes cost more than the request.
 // Each record gets the gateway's own id, so none is lost to a reused reply id.
-import type { KeyStore } from '../auth/keys.ts'
+import type { Billing, SpendWrite } from '../billing/billing.ts'
+import { costsByKey } from '../billing/spend.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Storage } from '../db/client.ts'
@@ -20,7 +21,7 @@ import type { GenerationInput, GenerationSink } from './types.ts'
 export interface RecorderDeps {
   storage: Storage
   catalog: Catalog
-  keys: KeyStore
+  billing: Billing
   log: Logger
   config: Pick<Config, 'generations'>
 }
@@ -129,27 +130,25 @@ export class Recorder implements GenerationSink {
 
   /** Returns the record's gateway id (`gen-…`), or undefined if it could not be taken. */
   record(input: GenerationInput): string | undefined {
-    const keys = this.deps.keys
-    // first, whatever else fails: an unreleased reservation would hold the key's credit
-    keys.ledger.release(input.reservationId)
+    const billing = this.deps.billing
+    let row: GenerationRow
     try {
       // cost is computed here, once, at the prices in force when the request was made; it is
       // stored, so a later price change never rewrites history
-      const row = toRow(input, this.costOf(input), newGenerationId())
-      keys.settle(row.apiKeyId, row.cost ?? 0)
-      // shared credits (several instances): the actual cost replaces the reservation there
-      void keys.shared?.settle(input.reservationId, row.apiKeyId, row.cost ?? 0)
-      this.queue.push(row)
-      // after shutdown began, nothing will flush later: write now
-      // while writes fail, the retry timer paces them: not one attempt per new record
-      if (this.stopped || (this.queue.length >= this.maxQueue && this.attempts === 0)) void this.flush()
-      else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
-      return row.id
+      row = toRow(input, this.costOf(input), newGenerationId())
     } catch (e) {
-      void keys.shared?.release(input.reservationId)
+      // whatever failed, the reservation must end: it would hold the key's credit
+      billing.release(input.reservationId === undefined ? undefined : { reservationId: input.reservationId })
       this.deps.log.error('recorder: could not queue a generation record', { error: (e as Error).message })
       return undefined
     }
+    billing.charge(row.apiKeyId, input.reservationId, row.cost)
+    this.queue.push(row)
+    // after shutdown began, nothing will flush later: write now
+    // while writes fail, the retry timer paces them: not one attempt per new record
+    if (this.stopped || (this.queue.length >= this.maxQueue && this.attempts === 0)) void this.flush()
+    else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
+    return row.id
   }
 
   /** The write in progress: writes run one after another, in queue order. */
@@ -188,8 +187,8 @@ export class Recorder implements GenerationSink {
         this.flushTimer = setTimeout(() => void this.flush(), Math.min(100 * this.attempts, 2_000))
       } else {
         this.attempts = 0
-        // given up: the spend settled in memory will never reach the database
-        for (const [keyId, usd] of spendByKey(batch)) this.deps.keys.unsettle(keyId, usd)
+        // given up: their charged costs will never be stored
+        this.abandon(batch)
       }
     } finally {
       this.writingRows = 0
@@ -197,20 +196,19 @@ export class Recorder implements GenerationSink {
   }
 
   private async write(rows: GenerationRow[]) {
-    // the database only: if the transaction rolls back, nothing in memory has moved
-    let released: ((committed: boolean) => void) | undefined
-    let committed = false
+    // taken with the rows, before any await: a shared ledger ends exactly their reservations
+    const spend = this.deps.billing.startWrite()
+    let costs: Map<string, number> | undefined
     try {
       const inserted = await this.deps.storage.sql.tx(async (q) => {
-        // a shared ledger ends the requests' reservations as their costs become spend
-        released = await this.deps.keys.ledger.commitReleases?.(q)
-        return this.writeIn(q, rows)
+        await spend.begin(q)
+        return this.writeIn(q, rows, spend)
       })
-      committed = true
+      costs = costsByKey(inserted)
       this.committed(rows, inserted)
     } finally {
-      // committed or not, the ledger's view of this write is settled now
-      released?.(committed)
+      // the database only moved: if the transaction rolled back, nothing in memory has
+      spend.end(costs !== undefined, costs)
     }
   }
 
@@ -224,23 +222,24 @@ export class Recorder implements GenerationSink {
   }
 
   /** The records and their keys' spend, in the transaction `q`; the rows actually inserted. */
-  async writeIn(q: Sql, rows: GenerationRow[]): Promise<GenerationRow[]> {
+  async writeIn(q: Sql, rows: GenerationRow[], spend: SpendWrite): Promise<GenerationRow[]> {
     const inserted = await this.store.insertRows(rows, q)
-    for (const [keyId, usd] of spendByKey(inserted)) await this.deps.keys.writeSpent(keyId, usd, q)
+    await spend.store(q, costsByKey(inserted))
     return inserted
   }
 
-  /** After the transaction of `writeIn` committed: what memory still counts as unwritten moves on. */
+  /** After the transaction of `writeIn` committed: records it did not store are given up. */
   committed(rows: GenerationRow[], inserted: GenerationRow[]) {
-    const keys = this.deps.keys
-    // committed: the settled spend is now in the rows, no longer only in memory
-    for (const [keyId, usd] of spendByKey(inserted)) keys.written(keyId, usd)
-    if (inserted.length !== rows.length) {
-      const stored = new Set(inserted)
-      const lost = rows.filter((r) => !stored.has(r))
-      for (const [keyId, usd] of spendByKey(lost)) keys.unsettle(keyId, usd)
-      this.deps.log.error('recorder: generation records were not stored (id conflict)', { records: lost.length, ids: lost.map((r) => r.id).slice(0, 10) })
-    }
+    if (inserted.length === rows.length) return
+    const stored = new Set(inserted)
+    const lost = rows.filter((r) => !stored.has(r))
+    this.abandon(lost)
+    this.deps.log.error('recorder: generation records were not stored (id conflict)', { records: lost.length, ids: lost.map((r) => r.id).slice(0, 10) })
+  }
+
+  /** Records that will never be stored: their charged costs are taken back. */
+  abandon(rows: GenerationRow[]) {
+    this.deps.billing.giveUp(costsByKey(rows))
   }
 
   private costOf(g: GenerationInput): number | null {
@@ -305,10 +304,4 @@ export class Recorder implements GenerationSink {
     // late records write themselves once they arrive (stopped: at once); wait for them
     await this.settled()
   }
-}
-
-function spendByKey(rows: GenerationRow[]): Map<string, number> {
-  const m = new Map<string, number>()
-  for (const r of rows) if (r.cost !== null && r.cost > 0) m.set(r.apiKeyId, (m.get(r.apiKeyId) ?? 0) + r.cost)
-  return m
 }

@@ -8,7 +8,6 @@ import type { CallContext } from '../routing/contract.ts'
 import { resolveModel } from '../routing/router.ts'
 import { applyFamilyRules, compatHeader } from '../routing/rules.ts'
 import type { Services } from '../services.ts'
-import { admitRequest } from './admit.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
 import { NO_MEDIA, type MediaResolver, type SurfaceSpec } from './surface.ts'
@@ -51,7 +50,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   // a funded key's reservation counts the files the request names too (their sizes, looked up)
   const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
   const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptBound(spec, body) + files, maxOutputTokens: spec.maxOutputTokens(body) }
-  const admitting = admitRequest(s, admitInput)
+  const admitting = s.billing.admit(admitInput)
   const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),

@@ -219,7 +219,7 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     const { key } = await gws[0]!.services.keys.create({ name: 'ten', credits: UP_COST * 10 })
     const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })))
     const served = res.filter((r) => r.status === 200).length
-    // on PostgreSQL without Redis the database holds the reservations (auth/pg-credits.ts):
+    // on PostgreSQL without Redis the database holds the reservations (billing/pg-ledger.ts):
     // the balance is shared there too; on SQLite each instance passes the whole balance
     if (onPostgres) expect(served).toBeLessThanOrEqual(11)
     else expect(served).toBeGreaterThan(11)

@@ -49,7 +49,7 @@ describe('401 kinds', () => {
 test('402 when a funded key has spent its credits', async () => {
   const { key, record } = await gw.services.keys.create({ name: 'funded', credits: 0.01 })
   expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
-  await gw.services.keys.addSpent(record.id, 0.01)
+  await gw.services.billing.addSpent(record.id, 0.01)
   const msg = await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 402, /Credits exhausted/)
   expect(msg).not.toContain(key)
   await gw.services.keys.credit(record.id, 1)

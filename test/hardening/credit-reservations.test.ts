@@ -7,6 +7,7 @@
 // for a burst to overlap).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
+import { failGenerationWrites } from '../helpers/database.ts'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
@@ -76,8 +77,8 @@ async function status(key: string, body: Partial<OpenAI.ChatCompletionCreatePara
 
 /** Wait until nothing is reserved any more (every admitted request was recorded). */
 async function settled() {
-  for (let i = 0; i < 200 && g.services.keys.ledger.open > 0; i++) await Bun.sleep(10)
-  expect(g.services.keys.ledger.open).toBe(0)
+  for (let i = 0; i < 200 && g.services.billing.open > 0; i++) await Bun.sleep(10)
+  expect(g.services.billing.open).toBe(0)
 }
 
 /**
@@ -86,9 +87,9 @@ async function settled() {
  * run), in the shared store, which admission reads there instead.
  */
 async function held(key: string, id: string): Promise<number> {
-  const shared = g.services.keys.shared
-  if (!shared) return (await g.services.keys.authenticate(key))!.spent + g.services.keys.ledger.reserved(id)
-  const f = await shared.figures(id)
+  const shared = g.services.billing.figures(id)
+  if (!shared) return (await g.services.keys.authenticate(key))!.spent + g.services.billing.reserved(id)
+  const f = await shared
   return (f.spent ?? 0) + f.reserved
 }
 
@@ -97,8 +98,7 @@ async function held(key: string, id: string): Promise<number> {
  * land a moment after the reply), waited for until nothing is held or a second has passed.
  */
 async function reservedFor(id: string): Promise<number> {
-  const shared = g.services.keys.shared
-  const now = async () => g.services.keys.ledger.reserved(id) + (shared ? (await shared.figures(id)).reserved : 0)
+  const now = async () => g.services.billing.reserved(id) + ((await g.services.billing.figures(id))?.reserved ?? 0)
   let r = await now()
   for (let i = 0; i < 100 && r > 0; i++) {
     await Bun.sleep(10)
@@ -109,12 +109,12 @@ async function reservedFor(id: string): Promise<number> {
 
 /** The shared store's spent for a key once its async settlements have landed (undefined without one). */
 async function sharedSpent(id: string, expected: number): Promise<number | undefined> {
-  const shared = g.services.keys.shared
-  if (!shared) return undefined
-  let spent = (await shared.figures(id)).spent
+  const figures = () => g.services.billing.figures(id)
+  if (!figures()) return undefined
+  let spent = (await figures())!.spent
   for (let i = 0; i < 100 && Math.abs((spent ?? 0) - expected) > 1e-12; i++) {
     await Bun.sleep(10)
-    spent = (await shared.figures(id)).spent
+    spent = (await figures())!.spent
   }
   return spent ?? 0
 }
@@ -122,20 +122,6 @@ async function sharedSpent(id: string, expected: number): Promise<number | undef
 const storedSpent = async (id: string) => (await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [id]))!.spent
 const recordedCost = async (id: string) => (await g.services.storage.sql.get<{ c: number }>('SELECT coalesce(sum(cost), 0) AS c FROM generations WHERE api_key_id = ?', [id]))!.c
 
-/** Makes every insert into generations fail, in this database's own way; returns the undo. */
-async function failGenerationWrites(): Promise<() => Promise<void>> {
-  const sql = g.services.storage.sql
-  if (sql.dialect === 'sqlite') {
-    await sql.run(`CREATE TEMP TRIGGER d5_fail BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
-    return async () => void (await sql.run('DROP TRIGGER d5_fail'))
-  }
-  await sql.run(`CREATE FUNCTION d5_fail() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'simulated write failure'; END $$ LANGUAGE plpgsql`)
-  await sql.run('CREATE TRIGGER d5_fail BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION d5_fail()')
-  return async () => {
-    await sql.run('DROP TRIGGER d5_fail ON generations')
-    await sql.run('DROP FUNCTION d5_fail()')
-  }
-}
 
 describe('sequential: exactly the covered requests, the one crossing zero included, none after', () => {
   for (const mode of ['records written as usual', 'records not yet written (flush held back)']) {
@@ -243,7 +229,7 @@ describe('every reservation is released', () => {
 describe("the key's cached spend never runs ahead of the database", () => {
   test('records that cannot be written: counted while retried, taken back when given up', async () => {
     const { key, record } = await funded(1)
-    const undo = await failGenerationWrites()
+    const undo = await failGenerationWrites(g.services.storage.sql)
     try {
       expect(await status(key)).toBe(200)
       expect(await status(key)).toBe(200)
@@ -255,8 +241,8 @@ describe("the key's cached spend never runs ahead of the database", () => {
       expect((await g.services.keys.authenticate(key))!.spent).toBeCloseTo(unit * 2, 12)
       expect(await storedSpent(record.id)).toBe(0)
       // the recorder retries twice (100 ms, 200 ms), then gives the batch up
-      for (let i = 0; i < 100 && g.services.keys.ledger.unflushed(record.id) > 0; i++) await Bun.sleep(20)
-      expect(g.services.keys.ledger.unflushed(record.id)).toBe(0)
+      for (let i = 0; i < 100 && g.services.billing.unwritten(record.id) > 0; i++) await Bun.sleep(20)
+      expect(g.services.billing.unwritten(record.id)).toBe(0)
       expect((await g.services.keys.authenticate(key))!.spent).toBe(await storedSpent(record.id))
       // and taken back from the shared figures too, where admission reads them
       const shared = await sharedSpent(record.id, await storedSpent(record.id))

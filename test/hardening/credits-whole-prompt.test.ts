@@ -111,7 +111,7 @@ async function expectBurstBounded(key: string, path: string, body: unknown) {
 }
 
 async function settled() {
-  for (let i = 0; i < 500 && g.services.keys.ledger.open > 0; i++) await Bun.sleep(10)
+  for (let i = 0; i < 500 && g.services.billing.open > 0; i++) await Bun.sleep(10)
 }
 
 describe('a burst of 100 on a key funded for 5.5 requests serves at most 7', () => {

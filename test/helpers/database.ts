@@ -93,3 +93,17 @@ export async function openDatabaseOf(dataDir: string, opts: { readonly?: boolean
   const db = new Database(join(dataDir, 'switchyard.db'), opts.readonly ? { readonly: true } : {})
   return { sql: new SqliteSql(db), close: async () => db.close() }
 }
+
+/** Makes every insert into generations fail, in the database's own way (a trigger); returns the undo. */
+export async function failGenerationWrites(sql: Sql): Promise<() => Promise<void>> {
+  if (sql.dialect === 'sqlite') {
+    await sql.run(`CREATE TEMP TRIGGER test_fail_writes BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
+    return async () => void (await sql.run('DROP TRIGGER test_fail_writes'))
+  }
+  await sql.run(`CREATE FUNCTION test_fail_writes() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'simulated write failure'; END $$ LANGUAGE plpgsql`)
+  await sql.run('CREATE TRIGGER test_fail_writes BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION test_fail_writes()')
+  return async () => {
+    await sql.run('DROP TRIGGER test_fail_writes ON generations')
+    await sql.run('DROP FUNCTION test_fail_writes()')
+  }
+}

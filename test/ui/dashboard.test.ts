@@ -29,7 +29,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     const bb = await gw.services.keys.create({ name: 'team-b', account: 'beta' })
     Object.assign(keyA, { id: a.record.id, key: a.key })
     Object.assign(keyB, { id: bb.record.id, key: bb.key })
-    await gw.services.keys.addSpent(keyA.id, 12.5) // a quarter of its credits
+    await gw.services.billing.addSpent(keyA.id, 12.5) // a quarter of its credits
     const now = Date.now()
     const seeded = await seedRecords(gw.services, [
       ...[2, 3, 5, 8, 13, 20].map((h, i) => ({ keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', hoursAgo: h, count: 3 + i, cost: 0.002 })),

@@ -1,4 +1,4 @@
-// Credit reservations and settlement in Redis, for several instances. Per key:
+// Reservations and the running spend in Redis, for several instances. Per key:
 //   <prefix>cr:{id}   hash  spent: the key's settled spend, seeded from the database the
 //                              first time any instance admits the key, then moved only here
 //   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress
@@ -6,10 +6,11 @@
 // Each step is one Lua script, so admission (credits − spent − reserved > 0) and the hold are
 // atomic across instances: a key funded for N requests serves at most N + 1 however the
 // requests are spread, as on one instance. The database still gets every cost through the
-// recorder, as without Redis; this is what admission reads.
+// recorder, as without Redis; this is what admission reads. Every instance charges its costs
+// here as its requests end (`settle`), so none waits for another's database write.
 import type { Logger } from '../http/log.ts'
 import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
-import { RESERVATION_TTL_MS, type SharedCredits, type SharedReservation } from './credits.ts'
+import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
 
 const NOW = `
 local t = redis.call('TIME')
@@ -70,8 +71,10 @@ function keyOfReservation(id: string): string | undefined {
   return m?.[1]
 }
 
-export class RedisCredits implements SharedCredits {
+export class RedisLedger implements Ledger {
   readonly kind = 'redis'
+  /** Settlements under way, counted so that `open` (tests, shutdown) sees them to the end. */
+  private settling = 0
   /** Spend that could not be settled while Redis was away: added when it returns. */
   private owed = new Map<string, number>()
 
@@ -79,10 +82,13 @@ export class RedisCredits implements SharedCredits {
     redis.onRecover(() => void this.payOwed())
   }
 
-  /** Throws RedisUnavailable: the caller refuses or admits on this instance's figures, per `redis.on_error`. */
-  async reserve(key: { id: string; credits: number; spent: number }, usd: number): Promise<SharedReservation> {
+  /**
+   * `key.spent` seeds a key no instance has admitted yet. Throws RedisUnavailable: the caller
+   * refuses, or admits on this instance's figures, per `redis.on_error`.
+   */
+  async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
     const id = `rsr:${key.id}:${crypto.randomUUID().replaceAll('-', '')}`
-    const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
+    const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     let r: [number, string, string]
     try {
       r = (await this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, key.id), [String(key.credits), String(key.spent), String(amount), id, String(this.ttlMs)])) as [number, string, string]
@@ -93,13 +99,25 @@ export class RedisCredits implements SharedCredits {
     return { admitted: true, reservationId: amount > 0 ? id : undefined }
   }
 
-  async settle(reservationId: string | undefined, keyId: string, usd: number): Promise<void> {
+  /** The actual cost replaces the reservation, in one step (a moment after the call). */
+  settle(reservationId: string | undefined, keyId: string | undefined, usd: number): void {
     const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
-    await this.move(reservationId, keyId, amount)
+    const key = keyId ?? (reservationId && keyOfReservation(reservationId))
+    if (key) void this.move(reservationId, key, amount)
   }
 
-  async unsettle(keyId: string, usd: number): Promise<void> {
-    if (Number.isFinite(usd) && usd > 0) await this.move(undefined, keyId, -usd)
+  unsettle(keyId: string, usd: number): void {
+    if (Number.isFinite(usd) && usd > 0) void this.move(undefined, keyId, -usd)
+  }
+
+  /** Reservations are counted in Redis, not here: see `figures`. */
+  reserved(): number {
+    return 0
+  }
+
+  /** Settlements this instance has not finished sending. */
+  get open(): number {
+    return this.settling
   }
 
   async figures(keyId: string): Promise<{ spent: number | null; reserved: number }> {
@@ -111,19 +129,16 @@ export class RedisCredits implements SharedCredits {
   private async move(reservationId: string | undefined, keyId: string, amount: number): Promise<void> {
     const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
+    this.settling++
     try {
       await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), [rid, String(amount)])
     } catch (e) {
       // the reservation lapses by itself; the cost (or its taking back) must not be lost
       if (amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + amount)
       if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
+    } finally {
+      this.settling--
     }
-  }
-
-  async release(reservationId: string | undefined): Promise<void> {
-    const keyId = reservationId && keyOfReservation(reservationId)
-    if (!keyId) return
-    await this.settle(reservationId, keyId, 0)
   }
 
   private async payOwed() {

@@ -1,0 +1,62 @@
+// What an admission holds: a request's worst case, every prompt token uncached and its whole
+// output cap used, at catalog prices; and the answers of a refused one. Pure: billing.ts
+// decides with these, a ledger holds the result.
+import type { Catalog, CatalogModel } from '../config/catalog.ts'
+import type { RedisUnavailable } from '../cluster/redis.ts'
+import type { ApiKey } from '../http/context.ts'
+import { HttpError } from '../http/errors.ts'
+
+export interface AdmitInput {
+  apiKey: ApiKey
+  model: CatalogModel
+  /** Estimated prompt tokens (counted cheaply; bounded for huge prompts), or how to count them when needed (a funded key). */
+  promptTokens: number | (() => number)
+  /** The request's output cap, or undefined when it gave none (the model's default applies). */
+  maxOutputTokens: number | undefined
+}
+
+/** A reservation to settle when the request ends (undefined when nothing was held). */
+export type Admission = { reservationId: string } | undefined
+
+/**
+ * The worst-case cost in USD, or null when the model has no known price (nothing is held; its
+ * records cost nothing either). A model the gateway knows nothing of, on a real upstream, would
+ * cost the operator a sum no credit ever sees: a funded key is refused it rather than served free.
+ */
+export function worstCase(catalog: Catalog, input: AdmitInput): number | null {
+  const { model } = input
+  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input.maxOutputTokens)
+  if (usd === null && model.unlisted && model.provider !== 'mock') {
+    throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
+  }
+  return usd
+}
+
+function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, maxOut: number | undefined): number | null {
+  const prompt = sane(promptTokens) ?? 0
+  // a cap above the model's own (or none) cannot produce more than the model's own; with no
+  // known cap, the output cannot outgrow the context window
+  const most = model.maxOutputTokens ?? model.contextWindow
+  const cap = Math.min(sane(maxOut) ?? most, most)
+  try {
+    const usd = catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 })
+    return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null
+  } catch {
+    return null
+  }
+}
+
+function sane(n: number | undefined): number | undefined {
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : undefined
+}
+
+/** The 402 of a key whose balance, less what its requests in progress hold, is not above zero. */
+export function exhausted(credits: number, spent: number, reserved: number): HttpError {
+  const held = reserved > 0 ? ` and $${reserved.toFixed(6)} is held by requests in progress` : ''
+  return new HttpError(402, `Credits exhausted: this key has spent $${spent.toFixed(6)} of its $${credits} credits${held}; add credits, then resend`)
+}
+
+/** The 503 of a request that needs the shared store while it is away (`redis.on_error: deny`). */
+export function sharedStoreDown(e: RedisUnavailable): HttpError {
+  return new HttpError(503, `Service unavailable: the shared store (Redis) that holds rate limits and credits did not answer (${e.message.replace(/^Redis unavailable: /, '')}); retry shortly`, { 'retry-after': '1' })
+}

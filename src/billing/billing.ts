@@ -1,0 +1,206 @@
+// How money moves, in one place. A request with a funded key is
+//   admitted:  its worst case is held against the key (reserve; 402 when nothing is left),
+//   charged:   when it ends, its priced cost replaces the hold (charge, at record time),
+//   stored:    the cost reaches the key's row in the transaction that stores the record,
+//   or released: it ended with no record and no cost (release).
+// Interactive requests and batch items go the same way; a batch worker stores its items' costs
+// itself and the main thread hears of them (fromWorker). Nothing else changes a key's spend or
+// a reservation.
+//
+// Invariants (test/billing/invariants.test.ts states them):
+//   - never more than one request past a credit: admission reads credits − spent − reserved,
+//     and `spent` counts a charged cost at once, stored or not;
+//   - each record is billed once: its cost is charged once, stored once with it, and taken back
+//     (giveUp) only when the record itself will never be stored;
+//   - a cost is always visible to admission, held or charged or stored, on every instance.
+import type { KeyStore } from '../auth/keys.ts'
+import type { Catalog } from '../config/catalog.ts'
+import { RedisUnavailable } from '../cluster/redis.ts'
+import type { Sql } from '../db/sql.ts'
+import type { ApiKey } from '../http/context.ts'
+import { exhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
+import { MemoryLedger, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
+import { SpendByKey } from './spend.ts'
+
+export interface BillingDeps {
+  keys: KeyStore
+  catalog: Catalog
+  sql: Sql
+  /** With a shared ledger (Redis) that does not answer: refuse (503), or admit on this instance's own figures. */
+  onSharedDown?: 'deny' | 'allow'
+  /** Told when admission falls back to this instance's figures. */
+  degraded?: () => void
+}
+
+/** Costs per key that a batch worker stored since it last said. */
+export type StoredSpend = [keyId: string, usd: number][]
+
+/** One write of charged costs (see Recorder.write): taken with its records, before any await. */
+export interface SpendWrite {
+  /** In the transaction, first. */
+  begin(q: Sql): Promise<void>
+  /** In the transaction: the costs of the records it stores, onto their keys' rows. */
+  store(q: Sql, costs: Map<string, number>): Promise<void>
+  /** After the transaction; `costs` are what `store` wrote, when it committed. */
+  end(committed: boolean, costs?: Map<string, number>): void
+}
+
+export class Billing {
+  /** Charged here and not stored yet: every `spent` the key cache shows includes it. */
+  private readonly unwrittenSpend = new SpendByKey()
+  /** With Redis: admission on this instance's figures while it is away (`on_error: allow`). */
+  private readonly fallback?: MemoryLedger
+  /** A batch worker's: what it stored, for the main thread. */
+  private readonly journal?: SpendByKey
+
+  constructor(
+    private readonly deps: BillingDeps,
+    readonly ledger: Ledger = new MemoryLedger(),
+    opts: { journal?: boolean } = {},
+  ) {
+    deps.keys.unwrittenOf = (id) => this.unwrittenSpend.get(id)
+    ledger.readUnwritten?.((id) => this.unwrittenSpend.get(id))
+    if (ledger.kind === 'redis') this.fallback = new MemoryLedger()
+    if (opts.journal) this.journal = new SpendByKey()
+  }
+
+  /**
+   * Admit a generation: throws 402 when the key's balance less what its requests in progress hold
+   * is not above zero, else holds the request's worst case. At once on the memory ledger (no
+   * await on the hot path); a promise on a shared one.
+   */
+  admit(input: AdmitInput): Admission | Promise<Admission> {
+    if (input.apiKey.credits === null) return undefined // unlimited: nothing to guard
+    // the cached key is the one charges move; the request's copy may predate a reload
+    const key = this.deps.keys.current(input.apiKey.id) ?? input.apiKey
+    if (key.credits === null) return undefined
+    const funded = key as ApiKey & { credits: number }
+    const usd = worstCase(this.deps.catalog, input)
+    let hold: Hold | Promise<Hold>
+    try {
+      hold = this.ledger.reserve(funded, usd)
+    } catch (e) {
+      return this.whenDown(e, funded, usd)
+    }
+    if (hold instanceof Promise) return hold.then((h) => admitted(h, funded.credits), (e) => this.whenDown(e, funded, usd))
+    return admitted(hold, funded.credits)
+  }
+
+  private whenDown(e: unknown, key: ApiKey & { credits: number }, usd: number | null): Admission {
+    if (!(e instanceof RedisUnavailable)) throw e
+    if (!this.fallback || this.deps.onSharedDown !== 'allow') throw sharedStoreDown(e)
+    this.deps.degraded?.()
+    return admitted(this.fallback.reserve(key, usd), key.credits)
+  }
+
+  /** The request ended with no record and no cost (nothing went upstream). Harmless after a charge. */
+  release(admission: Admission): void {
+    const id = admission?.reservationId
+    if (id === undefined) return
+    this.fallback?.settle(id)
+    this.ledger.settle(id, undefined, 0)
+  }
+
+  /**
+   * A request ended, costing `usd` (priced at record time): its hold ends and the cost counts
+   * against the key at once, stored or not. Once per record. Never throws.
+   */
+  charge(keyId: string, reservationId: string | undefined, usd: number | null): void {
+    const cost = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
+    this.fallback?.settle(reservationId)
+    this.ledger.settle(reservationId, keyId, cost)
+    if (cost === 0) return
+    this.unwrittenSpend.add(keyId, cost)
+    this.moveCached(keyId, cost)
+  }
+
+  /** Start a write of the records charged so far (call as they are taken, before any await). */
+  startWrite(): SpendWrite {
+    const ledgerWrite: LedgerWrite | undefined = this.ledger.startWrite?.()
+    return {
+      begin: async (q) => {
+        await ledgerWrite?.begin(q)
+      },
+      store: async (q, costs) => {
+        for (const [keyId, usd] of costs) if (usd > 0) await q.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, keyId])
+      },
+      end: (committed, costs) => {
+        // stored: no longer only in memory (the cache already shows it; a reload reads the row).
+        // Before the ledger's end: admission waits for that, then reads row + unwritten once.
+        if (committed && costs) {
+          for (const [keyId, usd] of costs) {
+            this.unwrittenSpend.add(keyId, -usd)
+            this.journal?.add(keyId, usd)
+          }
+        }
+        ledgerWrite?.end(committed)
+      },
+    }
+  }
+
+  /** Charged costs whose records will never be stored: taken back everywhere they were counted. */
+  giveUp(costs: Map<string, number>): void {
+    for (const [keyId, usd] of costs) {
+      if (!(usd > 0)) continue
+      this.unwrittenSpend.add(keyId, -usd)
+      this.moveCached(keyId, -usd)
+      this.ledger.unsettle(keyId, usd)
+    }
+  }
+
+  /** A batch worker stored these costs: the cache and a shared ledger count them too. */
+  fromWorker(stored: StoredSpend): void {
+    for (const [keyId, usd] of stored) {
+      if (!(usd > 0)) continue
+      this.moveCached(keyId, usd)
+      this.ledger.settle(undefined, keyId, usd)
+    }
+  }
+
+  /** A batch worker's: what it stored since the last call. */
+  drain(): StoredSpend {
+    return this.journal?.drain() ?? []
+  }
+
+  /** Add to a key's spend at once, stored and shown (operator tools and tests; requests are charged instead). */
+  async addSpent(keyId: string, usd: number): Promise<void> {
+    if (!(usd > 0)) return
+    await this.deps.sql.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, keyId])
+    await this.deps.keys.reloadOne(keyId)
+  }
+
+  /** Charged by this instance and not stored yet. */
+  unwritten(keyId: string): number {
+    return this.unwrittenSpend.get(keyId)
+  }
+
+  /** Held against the key by this instance's requests in progress. */
+  reserved(keyId: string): number {
+    return this.ledger.reserved(keyId) + (this.fallback?.reserved(keyId) ?? 0)
+  }
+
+  /** Reservations (and, on Redis, settlements) this instance has open. */
+  get open(): number {
+    return this.ledger.open + (this.fallback?.open ?? 0)
+  }
+
+  /** The shared store's figures for a key (Redis; undefined on the other ledgers). */
+  figures(keyId: string): Promise<{ spent: number | null; reserved: number }> | undefined {
+    return this.ledger.figures?.(keyId)
+  }
+
+  async stop(): Promise<void> {
+    await this.ledger.stop?.()
+  }
+
+  /** The cached key's spent, which admission reads, moves with every charge. */
+  private moveCached(keyId: string, usd: number) {
+    const k = this.deps.keys.current(keyId)
+    if (k) k.spent += usd
+  }
+}
+
+function admitted(h: Hold, credits: number): Admission {
+  if (!h.admitted) throw exhausted(credits, h.spent, h.reserved)
+  return h.reservationId === undefined ? undefined : { reservationId: h.reservationId }
+}

@@ -1,0 +1,119 @@
+// Where admitted requests' reservations are held. One interface, three ledgers: this file's
+// memory ledger (one instance), pg-ledger.ts (instances sharing PostgreSQL and no Redis) and
+// redis-ledger.ts (instances sharing Redis). A ledger decides admission on the rule
+//   credits − spent − reserved > 0
+// and holds the admitted request's worst-case cost until the request's real cost is known.
+// It never writes spend: that is billing.ts's, through the recorder's transaction.
+import type { Sql } from '../db/sql.ts'
+import { SpendByKey } from './spend.ts'
+
+/** A reservation not settled within this long is dropped, so a request that died without a record cannot lock its key out for good. */
+export const RESERVATION_TTL_MS = 15 * 60_000
+
+/** A key as this instance sees it at admission. */
+export interface KeyFigures {
+  id: string
+  credits: number
+  /** Stored spend plus what this instance charged and has not stored yet. */
+  spent: number
+}
+
+export type Hold = { admitted: true; reservationId?: string } | { admitted: false; spent: number; reserved: number }
+
+export interface Ledger {
+  /** What it runs on, for the banner and tests. */
+  readonly kind: 'memory' | 'postgres' | 'redis'
+  /** Admit when credits − spent − reserved > 0, and hold `usd` (nothing when null or 0). The Redis ledger throws RedisUnavailable. */
+  reserve(key: KeyFigures, usd: number | null): Hold | Promise<Hold>
+  /**
+   * The request ended, costing `usd` (0: nothing): its reservation ends. `keyId` undefined: the
+   * key is the reservation's. Unknown or ended ids are ignored. Never throws.
+   */
+  settle(reservationId: string | undefined, keyId: string | undefined, usd: number): void
+  /** A cost settled here that will never be stored (its record was given up). Never throws. */
+  unsettle(keyId: string, usd: number): void
+  /** Held against the key by this instance's requests in progress. */
+  reserved(keyId: string): number
+  /** Reservations this instance holds. */
+  readonly open: number
+  /**
+   * PostgreSQL: the transaction that stores charged costs also ends their reservations, so a
+   * cost is always visible to the other instances, held or stored. Called when the records to
+   * write are taken, before anything is awaited.
+   */
+  startWrite?(): LedgerWrite
+  /** The key's figures as the shared store holds them (spent: null when it has not seen the key), for diagnostics and tests. */
+  figures?(keyId: string): Promise<{ spent: number | null; reserved: number }>
+  /** PostgreSQL: how to read what this instance charged and has not stored yet (billing's figure). */
+  readUnwritten?(of: (keyId: string) => number): void
+  /** Stop background work (shutdown). */
+  stop?(): Promise<void>
+}
+
+export interface LedgerWrite {
+  /** First thing in the writing transaction. */
+  begin(q: Sql): Promise<void>
+  /** Once the transaction is over. */
+  end(committed: boolean): void
+}
+
+interface Reservation {
+  keyId: string
+  usd: number
+  at: number
+}
+
+/** One instance's reservations, in memory: admission is synchronous, no await on the hot path. */
+export class MemoryLedger implements Ledger {
+  readonly kind = 'memory'
+  // insertion order is age order, so expired reservations are always at the front
+  private reservations = new Map<string, Reservation>()
+  private reservedBy = new SpendByKey()
+
+  constructor(private now: () => number = Date.now, private ttlMs = RESERVATION_TTL_MS) {}
+
+  reserve(key: KeyFigures, usd: number | null): Hold {
+    const reserved = this.reserved(key.id)
+    if (!(key.credits - key.spent - reserved > 0)) return { admitted: false, spent: key.spent, reserved }
+    return usd === null ? { admitted: true } : { admitted: true, reservationId: this.hold(key.id, usd) }
+  }
+
+  /** Hold `usd` against a key until it is settled; returns the reservation id. */
+  hold(keyId: string, usd: number): string {
+    this.expire()
+    const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
+    const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
+    this.reservations.set(id, { keyId, usd: amount, at: this.now() })
+    this.reservedBy.add(keyId, amount)
+    return id
+  }
+
+  settle(id: string | undefined): void {
+    if (id === undefined) return
+    const r = this.reservations.get(id)
+    if (!r) return
+    this.reservations.delete(id)
+    this.reservedBy.add(r.keyId, -r.usd)
+  }
+
+  unsettle(): void {
+    // spend is not counted here: billing takes it back from what it shows
+  }
+
+  reserved(keyId: string): number {
+    this.expire()
+    return this.reservedBy.get(keyId)
+  }
+
+  get open(): number {
+    return this.reservations.size
+  }
+
+  private expire() {
+    const cutoff = this.now() - this.ttlMs
+    for (const [id, r] of this.reservations) {
+      if (r.at > cutoff) break
+      this.settle(id)
+    }
+  }
+}

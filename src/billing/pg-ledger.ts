@@ -1,0 +1,166 @@
+// Reservations shared by instances on one PostgreSQL database (no Redis): each admitted
+// request's worst-case cost is a row in credit_reservations, made in the transaction that reads
+// the key's stored spend and open reservations with the key's row locked (FOR UPDATE), so two
+// instances never both spend the last of a balance. A reservation's row is deleted in the
+// transaction that stores its cost (the recorder's), so between the two the cost is always
+// visible to every instance, held or stored. What this instance charged but has not stored yet
+// stays in memory (billing's `unwritten`), as on one instance.
+import type { Sql } from '../db/sql.ts'
+import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
+
+/** Releases no write has taken along within this long are ended on their own. */
+const ORPHAN_MS = 1_000
+const SWEEP_MS = 250
+const WRITE_GUARD_MS = 5_000
+const DELETE_CHUNK = 500
+
+interface Held {
+  keyId: string
+  usd: number
+  /** When the request ended, or null while it runs. */
+  endedAt: number | null
+}
+
+export class PgLedger implements Ledger {
+  readonly kind = 'postgres'
+  /** This instance's reservations, by id: running, or ended and not yet deleted. */
+  private readonly held = new Map<string, Held>()
+  private readonly timer: ReturnType<typeof setInterval>
+  private unwritten: (keyId: string) => number = () => 0
+  /** A write of this instance in progress (see reserve). */
+  private writing?: Promise<void>
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly ttlMs = RESERVATION_TTL_MS,
+  ) {
+    this.timer = setInterval(() => void this.sweep(), SWEEP_MS)
+    this.timer.unref?.()
+  }
+
+  readUnwritten(of: (keyId: string) => number): void {
+    this.unwritten = of
+  }
+
+  async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
+    // while a write of this instance is under way, the stored spend may include a cost that
+    // `unwritten` still counts too: wait for it (a few ms)
+    while (this.writing) await this.writing
+    const now = Date.now()
+    return this.sql.tx(async (q) => {
+      const row = await q.get<{ credits: number | null; spent: number }>('SELECT credits, spent FROM api_keys WHERE id = ? FOR UPDATE', [key.id])
+      // the key is gone or unlimited now: nothing to hold (its status is the guard's to check)
+      if (!row || row.credits === null) return { admitted: true }
+      const open = (await q.get<{ usd: number }>('SELECT coalesce(sum(usd), 0) AS usd FROM credit_reservations WHERE api_key_id = ? AND expires_at > ?', [key.id, now]))!.usd
+      // other instances' reservations from the table; this instance's from memory (an ended
+      // request's row goes with its record's write, its cost is in `unwritten` until then)
+      const reserved = Math.max(0, open - this.heldUsd(key.id)) + this.reserved(key.id)
+      const spent = row.spent + this.unwritten(key.id)
+      if (!(row.credits - spent - reserved > 0)) return { admitted: false, spent, reserved }
+      if (usd === null || !(usd > 0)) return { admitted: true }
+      const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
+      await q.run('INSERT INTO credit_reservations (id, api_key_id, usd, expires_at) VALUES (?, ?, ?, ?)', [id, key.id, usd, now + this.ttlMs])
+      this.held.set(id, { keyId: key.id, usd, endedAt: null })
+      return { admitted: true, reservationId: id }
+    })
+  }
+
+  settle(id: string | undefined): void {
+    const h = id === undefined ? undefined : this.held.get(id)
+    if (h && h.endedAt === null) h.endedAt = Date.now()
+  }
+
+  unsettle(): void {
+    // spend is stored by the recorder, never counted here
+  }
+
+  reserved(keyId: string): number {
+    let n = 0
+    for (const h of this.held.values()) if (h.keyId === keyId && h.endedAt === null) n += h.usd
+    return n
+  }
+
+  get open(): number {
+    let n = 0
+    for (const h of this.held.values()) if (h.endedAt === null) n++
+    return n
+  }
+
+  /** This instance's reservations that may still have their row, running or ended. */
+  private heldUsd(keyId: string): number {
+    let n = 0
+    for (const h of this.held.values()) if (h.keyId === keyId) n += h.usd
+    return n
+  }
+
+  private ended(olderThan = Infinity): string[] {
+    const out: string[] = []
+    for (const [id, h] of this.held) if (h.endedAt !== null && h.endedAt <= olderThan) out.push(id)
+    return out
+  }
+
+  /**
+   * The rows to delete are those of requests that had ended when the write's records were taken:
+   * each of those records was charged as its request ended, so its cost is in this write. A
+   * request that ends while the write is under way has its cost in the next one, and keeps its
+   * row until then.
+   */
+  startWrite(): LedgerWrite {
+    const ids = this.ended()
+    let done = () => {}
+    return {
+      begin: async (q) => {
+        let finish!: () => void
+        const writing = new Promise<void>((r) => (finish = r))
+        this.writing = writing
+        // never held up for good by a write that went wrong before calling back
+        const guard = setTimeout(() => done(), WRITE_GUARD_MS)
+        done = () => {
+          clearTimeout(guard)
+          if (this.writing === writing) this.writing = undefined
+          finish()
+        }
+        await deleteIds(q, ids)
+      },
+      end: (committed) => {
+        // rolled back: the rows are still there, and still this instance's to delete
+        if (committed) for (const id of ids) this.held.delete(id)
+        done()
+      },
+    }
+  }
+
+  /**
+   * Ended reservations no write took along (a request that ended without a record, a record
+   * given up). Only for keys with no cost of this instance still unstored: a record that is
+   * merely slow (a loaded database) takes its reservation along itself, and deleting the row
+   * before the cost is stored would hide that cost from the other instances in between.
+   */
+  private sweeping = false
+  private async sweep() {
+    if (this.sweeping) return
+    const ids = this.ended(Date.now() - ORPHAN_MS).filter((id) => !(this.unwritten(this.held.get(id)!.keyId) > 0))
+    if (ids.length === 0) return
+    this.sweeping = true
+    try {
+      await deleteIds(this.sql, ids)
+      for (const id of ids) this.held.delete(id)
+    } catch {
+      // the database is away: tried again on the next sweep
+    } finally {
+      this.sweeping = false
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    await deleteIds(this.sql, this.ended()).catch(() => {})
+  }
+}
+
+async function deleteIds(q: Sql, ids: string[]) {
+  for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
+    const part = ids.slice(i, i + DELETE_CHUNK)
+    await q.run(`DELETE FROM credit_reservations WHERE id IN (${part.map(() => '?').join(', ')})`, part)
+  }
+}
