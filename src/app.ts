@@ -14,7 +14,6 @@ import { CHAT_PATH, chatHandler, chatRoutes } from './surfaces/chat/route.ts'
 import { MESSAGES_PATHS, messagesHandler, messagesRoutes } from './surfaces/messages/route.ts'
 import { RESPONSES_PATHS, responsesHandler, responsesRoutes } from './surfaces/responses/route.ts'
 import type { Handler } from './http/direct.ts'
-import { assertSurfaceParams } from './routing/rules.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
 import { STORE_DOWN_MESSAGE, storeHealth } from './db/unavailable.ts'
@@ -39,8 +38,6 @@ export function directTable(h: ReturnType<typeof generationHandlers>): Record<st
 export type AppServices = Services & { batches: BatchService }
 
 export function createApp(s: AppServices, handlers = generationHandlers(s)) {
-  // A generation surface without its parameter list would accept anything: refuse to start.
-  assertSurfaceParams(['chat', 'messages', 'responses'])
   const batches = s.batches
   const health = storeHealth(s.storage)
   const app = new Elysia({ name: 'switchyard' })

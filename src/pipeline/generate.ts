@@ -6,7 +6,7 @@ import { fileIdsOf, fileTokenBound, promptBound } from '../billing/prompt-bound.
 import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
 import { resolveModel } from '../routing/router.ts'
-import { applyFamilyRules, compatHeader } from '../routing/rules.ts'
+import { applyFamilyRules, compatHeader } from '../routing/params.ts'
 import type { Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
@@ -33,7 +33,7 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
   const model = resolveModel(s.catalog, body.model, spec.surface)
   rc.onModel?.(model.id)
   await spec.validate(body, model, rc)
-  const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
+  const rules = applyFamilyRules(body, spec.params, model.family, s.config.compat.crossFamily, model.id)
   const adapter = s.providers.providerFor(model)
 
   const codec = spec.codecFor?.(body, model, rc) ?? spec.codec

@@ -3,7 +3,7 @@
 import type { CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest } from '../ir/types.ts'
 import type { TapOptions, Wire } from '../routing/contract.ts'
-import type { RulesOutcome } from '../routing/rules.ts'
+import type { ParamTable, RulesOutcome } from '../routing/params.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 
@@ -17,6 +17,8 @@ export interface PassthroughPlan {
 /** What a surface is, to the pipeline. */
 export interface SurfaceSpec {
   surface: Surface
+  /** Every parameter the surface knows, and what each becomes per family. */
+  params: ParamTable
   /** The wire this surface speaks: an upstream that speaks it too gets the body as is. */
   wire: Wire
   codec: SurfaceCodec

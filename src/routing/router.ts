@@ -1,5 +1,5 @@
 // Where a request goes: the catalog entry of its model (on a surface that may serve it)
-// and the provider adapter that serves it. The family rules (§8) are in rules.ts.
+// and the provider adapter that serves it. What each parameter becomes per family is in the surfaces' parameter tables (params.ts).
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import { badRequest, HttpError } from '../http/errors.ts'
 import type { ProviderAdapter, ProviderKind } from './contract.ts'

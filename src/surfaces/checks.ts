@@ -4,10 +4,9 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
-import type { Surface } from '../config/catalog.ts'
 import { badRequest } from '../http/errors.ts'
 import { typeName } from '../routing/router.ts'
-import { unknownParams } from '../routing/rules.ts'
+import { schemasOf, unknownParams, type ParamTable } from '../routing/params.ts'
 
 const cache = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
@@ -18,6 +17,13 @@ export function compiled(schema: TSchema): TypeCheck<TSchema> {
     cache.set(schema, c)
   }
   return c
+}
+
+/** A parameter table's value rules by parameter, compiled now so no request pays for it. */
+export function paramSchemas(table: ParamTable): Record<string, TSchema> {
+  const schemas = schemasOf(table)
+  for (const s of Object.values(schemas)) compiled(s)
+  return schemas
 }
 
 /** `/a/0/b` → `.a[0].b` */
@@ -53,7 +59,7 @@ type Body = Record<string, unknown>
  * The body as an object with its null-valued parameters left out (the official APIs treat
  * `null` as "not given"), or a 400: not an object, or parameters the surface does not know.
  */
-export function knownParams(raw: unknown, surface: Surface): Body {
+export function knownParams(raw: unknown, table: ParamTable): Body {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(`Request body: expected a JSON object, got ${typeName(raw)}`)
   const body: Body = {}
   for (const [k, v] of Object.entries(raw)) {
@@ -61,7 +67,7 @@ export function knownParams(raw: unknown, surface: Surface): Body {
     if (k === '__proto__') throw badRequest('__proto__: not allowed as a parameter name')
     if (v !== null) body[k] = v
   }
-  const unknown = unknownParams(body, surface)
+  const unknown = unknownParams(body, table)
   if (unknown.length > 0) {
     const list = unknown.map((k) => (k.length > 64 ? k.slice(0, 64) + '…' : k)).slice(0, 20)
     throw badRequest(`Unknown parameter${unknown.length > 1 ? 's' : ''}: ${list.join(', ')}${unknown.length > 20 ? ', …' : ''}`)

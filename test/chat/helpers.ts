@@ -4,7 +4,8 @@ import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig } from '../../src/config/load.ts'
 import { HttpError } from '../../src/http/errors.ts'
 import { resolveModel } from '../../src/routing/router.ts'
-import { applyFamilyRules, type CrossFamilyMode } from '../../src/routing/rules.ts'
+import { applyFamilyRules, type CrossFamilyMode } from '../../src/routing/params.ts'
+import { PARAMS } from '../../src/surfaces/chat/params.ts'
 import { normalizeBody, toIR, validateChat } from '../../src/surfaces/chat/decode.ts'
 
 export const catalog = buildCatalog(loadConfig({ env: {}, cwd: '/' }))
@@ -13,7 +14,7 @@ export function decode(raw: unknown, mode: CrossFamilyMode = 'reject') {
   const body = normalizeBody(raw)
   const model = resolveModel(catalog, body.model, 'chat')
   validateChat(body, model)
-  const rules = applyFamilyRules(body, model.family, mode, model.id)
+  const rules = applyFamilyRules(body, PARAMS, model.family, mode, model.id)
   return { body, model, rules, ir: toIR(body, model, rules) }
 }
 

@@ -1,18 +1,26 @@
 import { describe, expect, test } from 'bun:test'
-import { applyFamilyRules, FOREIGN_PARAMS, SURFACE_PARAMS, unknownParams } from '../../src/routing/rules.ts'
+import { applyFamilyRules, unknownParams } from '../../src/routing/params.ts'
+import { PARAMS } from '../../src/surfaces/chat/params.ts'
+import { PARAMS as MESSAGES } from '../../src/surfaces/messages/params.ts'
+import { PARAMS as RESPONSES } from '../../src/surfaces/responses/params.ts'
 import { passthroughBody } from '../../src/surfaces/chat/passthrough.ts'
 import { decode, rejection, user } from './helpers.ts'
 
 describe('family rules table', () => {
-  test('every foreign parameter is known to the chat surface (so it gets the family message, not "unknown")', () => {
-    for (const fam of Object.values(FOREIGN_PARAMS)) for (const p of Object.keys(fam)) expect(SURFACE_PARAMS.chat!.has(p)).toBe(true)
+  test("a parameter one surface calls foreign is another surface's own: messages carries parallel_tool_calls and service_tier to Claude", () => {
+    expect(() => applyFamilyRules({ parallel_tool_calls: false }, PARAMS, 'anthropic', 'reject', 'claude-x')).toThrow('parallel_tool_calls')
+    expect(applyFamilyRules({ service_tier: 'auto' }, PARAMS, 'anthropic', 'reject', 'claude-x').removed).toEqual(['service_tier'])
+    const own = applyFamilyRules({ parallel_tool_calls: false, service_tier: 'auto' }, MESSAGES, 'anthropic', 'reject', 'claude-x')
+    expect(own).toEqual({ counterpart: {}, removed: [], compat: [] })
+    // and the responses surface keeps `store` (its threads) for Claude
+    expect(applyFamilyRules({ store: true }, RESPONSES, 'anthropic', 'reject', 'claude-x').removed).toEqual([])
   })
   test('reject mode: a 400 that lists every offending parameter', () => {
-    expect(() => applyFamilyRules({ n: 1, seed: 2 }, 'anthropic', 'reject', 'claude-x')).toThrow('Parameters not supported for Claude-family model claude-x: n, seed')
-    expect(applyFamilyRules({ temperature: 1 }, 'anthropic', 'reject', 'claude-x').compat).toEqual([])
+    expect(() => applyFamilyRules({ n: 1, seed: 2 }, PARAMS, 'anthropic', 'reject', 'claude-x')).toThrow('Parameters not supported for Claude-family model claude-x: n, seed')
+    expect(applyFamilyRules({ temperature: 1 }, PARAMS, 'anthropic', 'reject', 'claude-x').compat).toEqual([])
   })
   test('unknownParams names only what the surface does not know', () => {
-    expect(unknownParams({ model: 'x', messages: [], verbosity: 'low', modalities: [], zap: 1 }, 'chat')).toEqual(['zap'])
+    expect(unknownParams({ model: 'x', messages: [], verbosity: 'low', modalities: [], zap: 1 }, PARAMS)).toEqual(['zap'])
   })
 })
 

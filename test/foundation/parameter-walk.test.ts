@@ -2,14 +2,18 @@
 // each family, in both cross-family modes, must be forwarded upstream, translated into
 // something upstream, named in x-switchyard-compat, or refused with a 400 naming it — never
 // answered 200 with the parameter silently gone. The parameters walked are the surface's own
-// list (routing/rules.ts SURFACE_PARAMS), so a parameter added there without a sample value
+// table (src/surfaces/<surface>/params.ts), so a parameter added there without a sample value
 // here fails this test until it is given one.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { SURFACE_PARAMS } from '../../src/routing/rules.ts'
+import { knownNames, type ParamTable } from '../../src/routing/params.ts'
+import { PARAMS as CHAT } from '../../src/surfaces/chat/params.ts'
+import { PARAMS as MESSAGES } from '../../src/surfaces/messages/params.ts'
+import { PARAMS as RESPONSES } from '../../src/surfaces/responses/params.ts'
 import { fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 type Surface = 'chat' | 'messages' | 'responses'
+const TABLES: Record<Surface, ParamTable> = { chat: CHAT, messages: MESSAGES, responses: RESPONSES }
 
 const fn = { type: 'object', properties: { q: { type: 'string' } } }
 const mcp = [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }]
@@ -148,7 +152,7 @@ function classify(param: string, r: Awaited<ReturnType<typeof send>>, baseline: 
 for (const surface of ['chat', 'messages', 'responses'] as const) {
   describe(`${surface} surface`, () => {
     test('every parameter it accepts has a sample value here', () => {
-      const missing = [...SURFACE_PARAMS[surface]!].filter((p) => !STRUCTURAL.has(p) && !(p in SAMPLES[surface]))
+      const missing = knownNames(TABLES[surface]).filter((p) => !STRUCTURAL.has(p) && !(p in SAMPLES[surface]))
       expect(missing).toEqual([])
     })
 
@@ -167,7 +171,7 @@ for (const surface of ['chat', 'messages', 'responses'] as const) {
           }
           const lost: string[] = []
           const kinds = new Map<string, string[]>()
-          for (const param of [...SURFACE_PARAMS[surface]!].filter((p) => !STRUCTURAL.has(p) && !GATEWAY_OWN[surface].has(p))) {
+          for (const param of knownNames(TABLES[surface]).filter((p) => !STRUCTURAL.has(p) && !GATEWAY_OWN[surface].has(p))) {
             const companion = COMPANIONS[surface][param] ?? {}
             const o = classify(param, await send(surface, model, translate, { ...companion, [param]: SAMPLES[surface][param] }), await baseline(companion))
             if (o.kind === 'LOST' || o.kind === 'odd') lost.push(`${param}: ${o.kind} (${o.detail})`)

@@ -5,7 +5,8 @@ import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig } from '../../src/config/load.ts'
 import { HttpError } from '../../src/http/errors.ts'
 import { resolveModel } from '../../src/routing/router.ts'
-import { applyFamilyRules, type CrossFamilyMode } from '../../src/routing/rules.ts'
+import { applyFamilyRules, type CrossFamilyMode } from '../../src/routing/params.ts'
+import { PARAMS } from '../../src/surfaces/messages/params.ts'
 import { messagesToIR } from '../../src/surfaces/messages/decode.ts'
 import { normalizeMessagesBody, validateMessages } from '../../src/surfaces/messages/validate.ts'
 
@@ -15,7 +16,7 @@ export function decode(raw: unknown, mode: CrossFamilyMode = 'reject') {
   const body = normalizeMessagesBody(raw)
   const model = resolveModel(catalog, body.model, 'messages')
   validateMessages(body, model)
-  const rules = applyFamilyRules(body, model.family, mode, model.id, 'messages')
+  const rules = applyFamilyRules(body, PARAMS, model.family, mode, model.id)
   return { body, model, rules, ir: messagesToIR(body, model, rules) }
 }
 

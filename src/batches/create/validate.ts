@@ -9,7 +9,7 @@ import { promptBound } from '../../billing/prompt-bound.ts'
 import { filesBound } from '../../pipeline/generate.ts'
 import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { resolveModel, typeName } from '../../routing/router.ts'
-import { applyFamilyRules } from '../../routing/rules.ts'
+import { applyFamilyRules } from '../../routing/params.ts'
 import type { Services } from '../../services.ts'
 import type { BatchFamily } from '../types.ts'
 
@@ -68,7 +68,7 @@ export class ItemChecker {
     const body = spec.normalize(raw)
     const model = resolveModel(s.catalog, body.model, spec.surface)
     await spec.validate(body, model, this.rc)
-    applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, spec.surface)
+    applyFamilyRules(body, spec.params, model.family, s.config.compat.crossFamily, model.id)
     const cap = spec.maxOutputTokens(body)
     const files = this.rc.apiKey.credits !== null ? await filesBound(s, body, this.rc) : 0
     return { model: body.model as string, promptEstimate: promptBound(spec, body) + files, maxOutputTokens: typeof cap === 'number' ? cap : null }

@@ -1,5 +1,6 @@
 // The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
+import { PARAMS } from './params.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { normalizeBody, toIR, validateChat } from './decode.ts'
@@ -17,6 +18,7 @@ export const chatCodec: SurfaceCodec = {
 
 export const chatSurface: SurfaceSpec = {
   surface: 'chat',
+  params: PARAMS,
   wire: 'openai.chat',
   codec: chatCodec,
   normalize: normalizeBody,

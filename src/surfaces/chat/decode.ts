@@ -1,12 +1,13 @@
 // Chat-style request body → checked body → IR. Every problem is a 400 whose message
 // names the field (`messages[2].content[0].type: …`), found before any upstream call.
 import { own } from '../../lib/own.ts'
-import { checkOwnedValues } from '../../routing/owned-values.ts'
+import { checkOwnedValues, type RulesOutcome } from '../../routing/params.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
 import { typeName } from '../../routing/router.ts'
-import type { Counterpart, RulesOutcome } from '../../routing/rules.ts'
+import type { Counterpart } from '../../routing/translate.ts'
+import { PARAMS, PARAM_SCHEMAS } from './params.ts'
 import { knownParams } from '../checks.ts'
 import {
   firstError,
@@ -14,7 +15,6 @@ import {
   FunctionTool,
   LegacyFunction,
   MESSAGE_BY_ROLE,
-  PARAM_SCHEMAS,
   PARTS_BY_ROLE,
   RESPONSE_FORMATS,
   ToolChoiceObject,
@@ -30,7 +30,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * treats `null` as "not given"), or a 400: not an object, or unknown parameters.
  */
 export function normalizeBody(raw: unknown): Body {
-  const body = knownParams(raw, 'chat')
+  const body = knownParams(raw, PARAMS)
   if (body.messages === undefined) throw badRequest('messages: required')
   return body
 }
@@ -45,7 +45,7 @@ export function validateChat(body: Body, model: CatalogModel): void {
     const schema = PARAM_SCHEMAS[k]
     if (schema) fail(firstError(schema, body[k], k))
   }
-  checkOwnedValues('chat', body, model)
+  checkOwnedValues(PARAMS, body, model)
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = body[k]
     if (typeof v === 'number' && v > model.contextWindow) {

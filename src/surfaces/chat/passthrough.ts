@@ -2,7 +2,7 @@
 // as it is, minus what the gateway drops. When the client did not ask for `include_usage`,
 // the gateway asks upstream for it anyway (to bill), and the OpenAI tap strips the usage
 // the client did not ask for, so the client never sees it.
-import type { RulesOutcome } from '../../routing/rules.ts'
+import type { RulesOutcome } from '../../routing/params.ts'
 
 type Body = Record<string, unknown>
 

@@ -7,63 +7,16 @@ import { compiled, firstError } from '../checks.ts'
 
 export { firstError }
 
-const Str = (o: object = {}) => T.String(o)
-const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
-const Opt = T.Optional
-const OneOf = (values: string[], what: string) =>
+export const Str = (o: object = {}) => T.String(o)
+export const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
+export const Opt = T.Optional
+export const OneOf = (values: string[], what: string) =>
   T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}${what}` })
-const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
+export const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
 
 export const TOOL_NAME = '^[a-zA-Z0-9_-]{1,64}$'
 const ToolName = Str({ pattern: TOOL_NAME, errorMessage: 'expected a name of 1-64 characters a-z, A-Z, 0-9, _ or -' })
 
-/** Value rules of each top-level parameter; model-dependent limits are checked in decode.ts. */
-export const PARAM_SCHEMAS: Record<string, TSchema> = {
-  model: Str({ minLength: 1 }),
-  messages: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }),
-  stream: T.Boolean({ errorMessage: 'must be a boolean (true or false)' }),
-  temperature: T.Number({ minimum: 0, maximum: 2, errorMessage: 'expected a number from 0 to 2' }),
-  max_tokens: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }),
-  max_completion_tokens: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }),
-  top_p: T.Number({ exclusiveMinimum: 0, maximum: 1, errorMessage: 'expected a number greater than 0 and at most 1' }),
-  stop: T.Union([Str(), T.Array(Str(), { maxItems: 64 })], { errorMessage: 'expected a string or an array of strings' }),
-  frequency_penalty: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }),
-  presence_penalty: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }),
-  // provider-owned value sets (routing/owned-values.ts): any string here, checked where translated
-  reasoning_effort: Str({ errorMessage: 'expected a string' }),
-  tools: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }),
-  n: T.Integer({ minimum: 1, maximum: 128, errorMessage: 'expected an integer from 1 to 128' }),
-  seed: T.Integer({ errorMessage: 'expected an integer' }),
-  user: Str({ errorMessage: 'expected a string' }),
-  logit_bias: T.Record(Str(), T.Number({ minimum: -100, maximum: 100 }), { errorMessage: 'expected an object of token id → number from -100 to 100' }),
-  parallel_tool_calls: T.Boolean({ errorMessage: 'expected a boolean' }),
-  service_tier: Str({ errorMessage: 'expected a string' }),
-  store: T.Boolean({ errorMessage: 'expected a boolean' }),
-  metadata: T.Record(Str(), Str({ maxLength: 512 }), { errorMessage: 'expected an object of string values' }),
-  stream_options: Obj(
-    { include_usage: Opt(T.Boolean({ errorMessage: 'expected a boolean' })), include_obfuscation: Opt(T.Boolean({ errorMessage: 'expected a boolean' })) },
-    { additionalProperties: false, errorMessage: 'expected { include_usage?: boolean, include_obfuscation?: boolean }' },
-  ),
-  web_search_options: AnyObject,
-  prompt_cache_key: Str({ errorMessage: 'expected a string' }),
-  modalities: T.Array(OneOf(['text', 'audio'], ''), { errorMessage: 'expected an array of "text" / "audio"' }),
-  audio: Obj({ voice: T.Union([Str(), AnyObject]), format: Str() }, { errorMessage: 'expected { voice, format }' }),
-  prediction: Obj({ type: T.Literal('content'), content: T.Union([Str(), T.Array(T.Unknown())]) }, { errorMessage: 'expected { type: "content", content }' }),
-  verbosity: Str({ errorMessage: 'expected a string' }),
-  logprobs: T.Boolean({ errorMessage: 'expected a boolean' }),
-  top_logprobs: T.Integer({ minimum: 0, maximum: 20, errorMessage: 'expected an integer from 0 to 20' }),
-  safety_identifier: Str({ errorMessage: 'expected a string' }),
-  prompt_cache_retention: Str({ errorMessage: 'expected a string' }),
-  // Anthropic-style extensions, honoured for Claude-family models only (rules.ts).
-  top_k: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }),
-  stop_sequences: T.Array(Str(), { errorMessage: 'expected an array of strings' }),
-  cache_control: Obj({ type: T.Literal('ephemeral') }, { errorMessage: 'expected { type: "ephemeral", ttl? }' }),
-  thinking: Obj(
-    { type: OneOf(['enabled', 'disabled', 'adaptive'], ''), budget_tokens: Opt(T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' })) },
-    { errorMessage: 'expected { type, budget_tokens? }' },
-  ),
-  output_config: AnyObject,
-}
 
 const TextPart = Obj({ type: T.Literal('text'), text: Str({ errorMessage: 'expected a string' }) })
 const ImagePart = Obj({
@@ -164,6 +117,6 @@ export const RESPONSE_FORMATS: Record<string, TSchema> = {
 }
 
 // Compile every schema up front so no request pays for it.
-for (const s of [...Object.values(PARAM_SCHEMAS), ...Object.values(MESSAGE_BY_ROLE), ...Object.values(RESPONSE_FORMATS), FunctionTool, LegacyFunction, ToolChoiceObject, FunctionCallObject])
+for (const s of [...Object.values(MESSAGE_BY_ROLE), ...Object.values(RESPONSE_FORMATS), FunctionTool, LegacyFunction, ToolChoiceObject, FunctionCallObject])
   compiled(s)
 for (const parts of Object.values(PARTS_BY_ROLE)) for (const s of Object.values(parts)) compiled(s)

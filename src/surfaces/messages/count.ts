@@ -5,7 +5,8 @@ import type { CallContext } from '../../routing/contract.ts'
 import { requestText } from '../../ir/tokens.ts'
 import { countTokensAsync } from '../../tokens/count.ts'
 import { resolveModel } from '../../routing/router.ts'
-import { applyFamilyRules } from '../../routing/rules.ts'
+import { applyFamilyRules } from '../../routing/params.ts'
+import { PARAMS } from './params.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
 import type { Services } from '../../services.ts'
 import { messagesToIR } from './decode.ts'
@@ -23,7 +24,7 @@ export async function countMessageTokens(s: Services, raw: unknown, rc: RequestC
   // The model's own cap stands in for the absent max_tokens, so a thinking budget still fits below it.
   if (needsMax) body.max_tokens = defaultMaxTokens(model)
   validateMessages(body, model, rc.betas)
-  const rules = applyFamilyRules(body, model.family, s.config.compat.crossFamily, model.id, 'messages')
+  const rules = applyFamilyRules(body, PARAMS, model.family, s.config.compat.crossFamily, model.id)
   const ir = messagesToIR(body, model, rules)
   const adapter = s.providers.providerFor(model)
   if (adapter.countTokens) {

@@ -5,7 +5,7 @@
 import { own } from '../../lib/own.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
-import type { RulesOutcome } from '../../routing/rules.ts'
+import type { RulesOutcome } from '../../routing/params.ts'
 import { isServerTool } from './validate.ts'
 
 type Body = Record<string, unknown>

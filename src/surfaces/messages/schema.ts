@@ -9,15 +9,15 @@ import { firstError } from '../checks.ts'
 
 export { firstError }
 
-const Str = (o: object = {}) => T.String({ errorMessage: 'expected a string', ...o })
-const NonEmpty = () => Str({ minLength: 1, errorMessage: 'expected a non-empty string' })
-const Bool = () => T.Boolean({ errorMessage: 'expected a boolean (true or false)' })
-const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
-const Opt = T.Optional
-const OrNull = (s: TSchema, what: string) => T.Union([s, T.Null()], { errorMessage: `${what} or null` })
-const OneOf = (values: string[]) => T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}` })
-const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
-const StrArray = T.Array(Str(), { errorMessage: 'expected an array of strings' })
+export const Str = (o: object = {}) => T.String({ errorMessage: 'expected a string', ...o })
+export const NonEmpty = () => Str({ minLength: 1, errorMessage: 'expected a non-empty string' })
+export const Bool = () => T.Boolean({ errorMessage: 'expected a boolean (true or false)' })
+export const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
+export const Opt = T.Optional
+export const OrNull = (s: TSchema, what: string) => T.Union([s, T.Null()], { errorMessage: `${what} or null` })
+export const OneOf = (values: string[]) => T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}` })
+export const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
+export const StrArray = T.Array(Str(), { errorMessage: 'expected an array of strings' })
 
 export const CacheControl = Obj(
   { type: T.Literal('ephemeral', { errorMessage: 'expected "ephemeral"' }), ttl: Opt(OneOf(['5m', '1h'])) },
@@ -25,37 +25,6 @@ export const CacheControl = Obj(
 )
 const Cache = Opt(OrNull(CacheControl, 'expected { type: "ephemeral", ttl? }'))
 
-/** Value rules of each top-level parameter; model-dependent limits and tagged unions are checked in validate.ts. */
-export const PARAM_SCHEMAS: Record<string, TSchema> = {
-  model: NonEmpty(),
-  messages: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }),
-  stream: Bool(),
-  max_tokens: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }),
-  temperature: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }),
-  top_p: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }),
-  top_k: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }),
-  stop_sequences: StrArray,
-  // Claude Code sends user_id as a JSON text; any string is fine.
-  metadata: Obj({ user_id: Opt(OrNull(Str(), 'expected a string')) }, { errorMessage: 'expected an object { user_id? }' }),
-  thinking: AnyObject,
-  cache_control: CacheControl,
-  tools: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }),
-  parallel_tool_calls: Bool(),
-  pause_on_call_tools_start: Bool(),
-  service_tier: Str(),
-  reasoning_effort: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']),
-  betas: StrArray,
-  system: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }),
-  context_management: AnyObject,
-  output_config: Obj(
-    { effort: Opt(OrNull(Str(), 'expected a string')), format: Opt(OrNull(AnyObject, 'expected an object')) },
-    { errorMessage: 'expected an object { effort?, format? }' },
-  ),
-  output_format: AnyObject,
-  container: T.Union([Str(), AnyObject], { errorMessage: 'expected a container id (string) or an object' }),
-  mcp_servers: T.Array(AnyObject, { errorMessage: 'expected an array of MCP server objects' }),
-  inference_geo: Str(),
-}
 
 /** Media sources per block type (the §4.6 table), by `source.type`. */
 export const SOURCES: Record<'image' | 'document', Record<string, TSchema>> = {
@@ -154,7 +123,7 @@ export const TOOL_CHOICES: Record<string, TSchema> = {
   function: Obj({ type: T.Literal('function'), function: Obj({ name: NonEmpty() }, { errorMessage: 'expected { name }' }), disable_parallel_tool_use: DisableParallel }),
 }
 
-// a provider-owned value set (routing/owned-values.ts): any string here, checked where translated
+// a provider-owned value set (the `thinking` row's `owned`): any string here, checked where translated
 const Display = Opt(OrNull(Str(), 'expected a string'))
 export const THINKING: Record<string, TSchema> = {
   enabled: Obj({

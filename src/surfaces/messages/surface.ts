@@ -1,5 +1,6 @@
 // The messages surface as the pipeline sees it. Claude-family models with an upstream get
 // the checked body as is (pass-through); every other model goes through the IR.
+import { PARAMS } from './params.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR } from './decode.ts'
@@ -44,6 +45,7 @@ export const messagesCodec: SurfaceCodec = {
 
 export const messagesSurface: SurfaceSpec = {
   surface: 'messages',
+  params: PARAMS,
   wire: 'anthropic.messages',
   codec: messagesCodec,
   normalize: normalizeMessagesBody,

@@ -1,7 +1,8 @@
 // Messages-style request body → checked body. Every problem is a 400 whose message names
 // the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6).
-// The model's family rules (§8) are applied apart, by rules.ts.
-import { checkOwnedValues } from '../../routing/owned-values.ts'
+// The model's family rules are applied apart, from the parameter table (params.ts).
+import { checkOwnedValues } from '../../routing/params.ts'
+import { PARAMS, PARAM_SCHEMAS } from './params.ts'
 import type { TSchema } from '@sinclair/typebox'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
@@ -12,7 +13,6 @@ import {
   CustomTool,
   firstError,
   MESSAGE_FIELDS,
-  PARAM_SCHEMAS,
   ServerTool,
   ServerToolResultBlock,
   SOURCES,
@@ -38,7 +38,7 @@ function fail(message: string | null) {
  * `messages` / `max_tokens`.
  */
 export function normalizeMessagesBody(raw: unknown): Body {
-  const body = knownParams(raw, 'messages')
+  const body = knownParams(raw, PARAMS)
   if (body.messages === undefined) throw badRequest('messages: required')
   if (body.max_tokens === undefined) throw badRequest('max_tokens: required')
   return body
@@ -53,7 +53,7 @@ export function validateMessages(body: Body, model: CatalogModel, headerBetas: r
     const schema = PARAM_SCHEMAS[k]
     if (schema) fail(firstError(schema, body[k], k))
   }
-  checkOwnedValues('messages', body, model)
+  checkOwnedValues(PARAMS, body, model)
   const max = body.max_tokens as number
   const cap = outputLimit(model)
   if (cap && max > cap.limit) throw badRequest(`max_tokens: ${max} is greater than the ${cap.what} of ${model.id} (${cap.limit} tokens)`)

@@ -5,7 +5,7 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
-import type { RulesOutcome } from '../../routing/rules.ts'
+import type { RulesOutcome } from '../../routing/params.ts'
 import { mediaSource } from '../chat/decode.ts'
 import type { Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'

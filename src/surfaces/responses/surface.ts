@@ -2,6 +2,7 @@
 // to OpenAI's Responses API (pass-through; the final object completed with the spec's
 // extras); Claude-family models and the mock go through the IR. Each request gets its own
 // codec, which stores the thread before the reply's terminal event.
+import { PARAMS } from './params.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
@@ -154,6 +155,7 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
 
   return {
     surface: 'responses',
+    params: PARAMS,
     wire: 'openai.responses',
     codec: PER_REQUEST,
     normalize: normalizeResponsesBody,

@@ -2,14 +2,13 @@
 // found before any upstream call (§4.5). The result (`Turn`) is the one
 // shape decode, pass-through and encoders read: the official Responses spelling of the
 // request, whichever aliases the client used, plus the thread it continues.
-import { checkOwnedValues } from '../../routing/owned-values.ts'
+import { checkOwnedValues, type CrossFamilyMode } from '../../routing/params.ts'
+import { PARAMS, PARAM_SCHEMAS } from './params.ts'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
-import type { CrossFamilyMode } from '../../routing/rules.ts'
 import { firstError, knownParams } from '../checks.ts'
 import { inputItems, messagesItems, toolOutputItems, type Item } from './items.ts'
-import { PARAM_SCHEMAS } from './schema.ts'
 import type { ThreadHead, ThreadStore } from './thread.ts'
 
 type Body = Record<string, unknown>
@@ -92,7 +91,7 @@ function formatOf(body: Body): Obj | undefined {
 }
 
 export function normalizeResponsesBody(raw: unknown): Body {
-  const body = knownParams(raw, 'responses')
+  const body = knownParams(raw, PARAMS)
   // `input` as one object with content is one message (a user's unless it names a role): made
   // the list every path takes here, once, so the upstream, the thread and batches see one shape
   const input = body.input
@@ -116,7 +115,7 @@ export interface ValidateContext {
 /** Every value rule of §4.5 for a normalized body whose model is known, and the thread it continues. */
 export async function validateResponses(body: Body, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
   if (body.input !== undefined && body.messages !== undefined) throw badRequest('input, messages: give one of them, not both')
-  checkOwnedValues('responses', body, model)
+  checkOwnedValues(PARAMS, body, model)
   const items = body.input !== undefined ? inputItems(body.input) : body.messages !== undefined ? messagesItems(body.messages) : []
   if (body.tool_outputs !== undefined) {
     if (body.previous_response_id === undefined && body.conversation === undefined) throw badRequest('tool_outputs: needs previous_response_id (the response that asked for them)')

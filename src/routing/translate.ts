@@ -1,0 +1,93 @@
+// What a parameter foreign to a model's family becomes when `compat.cross_family` is
+// `translate`: its counterpart in IR terms, or nothing (dropped, and named in the
+// `x-switchyard-compat` header). The surfaces' parameter tables (src/surfaces/*/params.ts)
+// name these per row.
+import type { ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
+
+/**
+ * What a foreign parameter becomes in translate mode, in IR terms. A surface that
+ * decodes into the IR merges it; a pass-through surface spells it in its own wire.
+ */
+export interface Counterpart {
+  maxTokens?: number
+  stop?: string[]
+  reasoning?: ReasoningConfig
+  responseFormat?: ResponseFormat
+  disableParallel?: boolean
+  user?: string
+  tools?: Tool[]
+  toolChoice?: ToolChoice
+}
+
+/** null = no counterpart: the parameter is dropped (and named in the compat header). */
+export type Translate = (value: unknown) => Counterpart | null
+
+export const drop: Translate = () => null
+
+const EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']
+
+/** Anthropic thinking budget → the nearest OpenAI effort (OpenAI's own tiers, roughly 1k/8k/24k). */
+export function effortForBudget(budget: number): ReasoningEffort {
+  if (budget <= 2048) return 'low'
+  if (budget <= 16_384) return 'medium'
+  return 'high'
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+export const thinkingToEffort: Translate = (v) => {
+  if (!isObj(v)) return null
+  if (v.type === 'disabled') return { reasoning: { effort: 'none' } }
+  if (typeof v.budget_tokens === 'number') return { reasoning: { effort: effortForBudget(v.budget_tokens) } }
+  // `adaptive` thinking (newer Claude models) has no budget: the model's default effort.
+  return { reasoning: { effort: 'medium' } }
+}
+
+export const outputConfigToEffort: Translate = (v) => {
+  if (!isObj(v) || typeof v.effort !== 'string') return null
+  const e = v.effort === 'max' ? 'xhigh' : v.effort
+  return EFFORTS.includes(e as ReasoningEffort) ? { reasoning: { effort: e as ReasoningEffort } } : null
+}
+
+export const stopSequencesToStop: Translate = (v) =>
+  Array.isArray(v) && v.every((s) => typeof s === 'string') ? { stop: v as string[] } : null
+
+export const maxCompletionToMax: Translate = (v) => (typeof v === 'number' ? { maxTokens: v } : null)
+
+// `true` is the default on both sides, so only `false` has something to carry.
+export const parallelToDisable: Translate = (v) => (v === false ? { disableParallel: true } : null)
+
+export const responseFormatToStructured: Translate = (v) => {
+  if (!isObj(v) || v.type !== 'json_schema' || !isObj(v.json_schema)) return null
+  const js = v.json_schema
+  if (typeof js.name !== 'string') return null
+  return {
+    responseFormat: {
+      type: 'json_schema',
+      name: js.name,
+      schema: isObj(js.schema) ? js.schema : undefined,
+      strict: typeof js.strict === 'boolean' ? js.strict : undefined,
+      description: typeof js.description === 'string' ? js.description : undefined,
+    },
+  }
+}
+
+export const userToUser: Translate = (v) => (typeof v === 'string' ? { user: v } : null)
+
+// Legacy function calling is tool calling under another name.
+export const functionsToTools: Translate = (v) => {
+  if (!Array.isArray(v)) return null
+  const tools = v.filter(isObj).map((f) => ({
+    name: String(f.name),
+    description: typeof f.description === 'string' ? f.description : undefined,
+    parameters: isObj(f.parameters) ? f.parameters : { type: 'object', properties: {} },
+  }))
+  return { tools }
+}
+
+export const functionCallToChoice: Translate = (v) => {
+  if (v === 'none') return { toolChoice: { type: 'none' } }
+  if (v === 'auto') return { toolChoice: { type: 'auto' } }
+  if (isObj(v) && typeof v.name === 'string') return { toolChoice: { type: 'tool', name: v.name } }
+  return null
+}

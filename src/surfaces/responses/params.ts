@@ -1,0 +1,90 @@
+// Every top-level parameter of the responses-style surface, one row each: its value rule, what it
+// becomes for a model of either family, and whether its values are the provider's to grow
+// (src/routing/params.ts reads the table). A parameter not here is a 400 naming it.
+import { Type as T } from '@sinclair/typebox'
+import { foreign, IGNORED, type ParamTable } from '../../routing/params.ts'
+import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
+import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
+import { paramSchemas } from '../checks.ts'
+import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
+
+export const PARAMS: ParamTable = {
+  family: 'openai',
+  rows: {
+    model: { schema: NonEmpty() },
+    // input: checked by the decoder (items)
+    input: {},
+    // messages: checked by the decoder (messages)
+    messages: {},
+    instructions: { schema: Str() },
+    system: { schema: Str() },
+    tools: { schema: Arr('tools') },
+    // tool_choice: checked by the decoder (a tagged union)
+    tool_choice: {},
+    temperature: { schema: Num(0, 2) },
+    top_p: { schema: Num(0, 1) },
+    max_output_tokens: { schema: Int(1) },
+    response_format: { schema: T.Union(
+      [
+        T.Object({ type: OneOf(['text', 'json_object']) }),
+        T.Object({ type: T.Literal('json_schema'), json_schema: T.Object({ name: NonEmpty(), schema: T.Optional(AnyObject), strict: T.Optional(T.Union([Bool(), T.Null()])) }) }),
+      ],
+      { errorMessage: 'expected { type: "text" | "json_object" } or { type: "json_schema", json_schema: { name, schema?, strict? } }' },
+    ), anthropic: foreign(responseFormatToStructured) },
+    reasoning_effort: { schema: Str(), owned: EFFORTS },
+    reasoning_summary: { schema: OneOf(SUMMARIES) },
+    reasoning: { schema: T.Object(
+      {
+        effort: T.Optional(T.Union([Str(), T.Null()], { errorMessage: 'expected a string or null' })),
+        summary: T.Optional(T.Union([OneOf(SUMMARIES), T.Null()], { errorMessage: `expected one of ${SUMMARIES.join(', ')}` })),
+        generate_summary: T.Optional(T.Union([OneOf(SUMMARIES), T.Null()], { errorMessage: `expected one of ${SUMMARIES.join(', ')}` })),
+      },
+      { errorMessage: 'expected an object { effort?, summary? }' },
+    ), owned: { effort: EFFORTS } },
+    mcp_servers: { schema: T.Array(T.Object({ url: NonEmpty(), name: NonEmpty() }, { additionalProperties: true, errorMessage: 'expected { type: "url", url, name, authorization_token? }' }), { errorMessage: 'expected an array of MCP server objects' }) },
+    stream: { schema: Bool() },
+    web_search_options: { schema: AnyObject, anthropic: foreign(drop) },
+    prompt_cache_retention: { schema: Str(), anthropic: IGNORED, owned: CACHE_RETENTION },
+    include: { schema: T.Union([Str(), T.Array(Str())], { errorMessage: 'expected a string or an array of strings' }), anthropic: IGNORED },
+    previous_response_id: { schema: Id() },
+    tool_outputs: { schema: Arr('tool outputs') },
+    truncation: { schema: T.Union([OneOf(['auto', 'disabled']), AnyObject], { errorMessage: 'expected "auto", "disabled" or an object' }) },
+    max_tool_calls: { schema: Int(1) },
+    audio: { schema: AnyObject, anthropic: foreign(drop) },
+    modalities: { schema: T.Array(Str(), { errorMessage: 'expected an array of strings' }), anthropic: foreign(drop) },
+    prediction: { schema: AnyObject, anthropic: foreign(drop) },
+    strict: { schema: Bool(), anthropic: IGNORED },
+    verbosity: { schema: Str(), anthropic: IGNORED, owned: VERBOSITY },
+    metadata: { schema: T.Record(T.String(), Str({ maxLength: 512, errorMessage: 'expected a string of at most 512 characters' }), { maxProperties: 16, errorMessage: 'expected an object of at most 16 string values' }) },
+    store: { schema: Bool() },
+    conversation: { schema: T.Union([Id(), T.Object({ id: Id() })], { errorMessage: 'expected a conversation id of 1 to 256 characters, or { id }' }) },
+    n: { schema: T.Integer({ minimum: 1, maximum: 1, errorMessage: 'only 1 is supported' }), anthropic: foreign(drop) },
+    seed: { schema: T.Integer({ errorMessage: 'expected an integer' }), anthropic: foreign(drop) },
+    user: { schema: Str(), anthropic: foreign(userToUser) },
+    logit_bias: { schema: T.Record(T.String(), T.Number(), { errorMessage: 'expected an object of token id → number' }), anthropic: foreign(drop) },
+    frequency_penalty: { schema: Num(-2, 2), anthropic: foreign(drop) },
+    presence_penalty: { schema: Num(-2, 2), anthropic: IGNORED },
+    functions: { schema: Arr('functions'), anthropic: foreign(functionsToTools) },
+    function_call: { schema: T.Union([OneOf(['none', 'auto']), T.Object({ name: NonEmpty() })], { errorMessage: 'expected "none", "auto" or { name }' }), anthropic: foreign(functionCallToChoice) },
+    text: { schema: T.Object(
+      {
+        format: T.Optional(T.Union([T.Object({ type: OneOf(['text', 'json_object']) }), JsonSchemaFormat], { errorMessage: 'expected { type: "text" | "json_object" } or { type: "json_schema", name, schema?, strict? }' })),
+        // a provider-owned value set: any string here, checked where translated (`owned`)
+        verbosity: T.Optional(T.Union([Str(), T.Null()])),
+      },
+      { errorMessage: 'expected an object { format?, verbosity? }' },
+    ), owned: { verbosity: VERBOSITY } },
+    parallel_tool_calls: { schema: Bool(), anthropic: foreign(parallelToDisable) },
+    prompt_cache_key: { schema: Str(), anthropic: IGNORED },
+    safety_identifier: { schema: Str(), anthropic: IGNORED },
+    service_tier: { schema: Str(), anthropic: IGNORED, owned: OPENAI_TIERS },
+    stream_options: { schema: AnyObject },
+    top_logprobs: { schema: T.Integer({ minimum: 0, maximum: 20, errorMessage: 'expected an integer from 0 to 20' }), anthropic: foreign(drop) },
+    background: { schema: Bool(), anthropic: foreign(drop) },
+    prompt: { schema: AnyObject, anthropic: foreign(drop) },
+    context_management: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array' }), openai: foreign(drop) },
+    client_metadata: { schema: AnyObject, anthropic: IGNORED },
+  },
+}
+
+export const PARAM_SCHEMAS = paramSchemas(PARAMS)
