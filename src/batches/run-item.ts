@@ -6,7 +6,8 @@
 import type { Recorder } from '../generations/recorder.ts'
 import type { GenerationInput, GenerationSink } from '../generations/types.ts'
 import type { RequestContext } from '../pipeline/context.ts'
-import { generate } from '../pipeline/generate.ts'
+import { generateJson } from '../pipeline/generate.ts'
+import { jsonText } from '../pipeline/reply.ts'
 import { retryAfterMs } from '../providers/http.ts'
 import type { Services } from '../services.ts'
 import { surfaceFor } from './endpoints.ts'
@@ -73,13 +74,11 @@ export async function runItem(base: Services, job: ItemJob, maxRetries: number, 
     const rc: RequestContext = { apiKey: job.apiKey, requestId: job.requestId, signal: new AbortController().signal, batchId: job.batchId, betas: [] }
     try {
       const spec = surfaceFor(s, job.endpoint)
-      const raw = JSON.parse(body) as Record<string, unknown>
       // results are stored as JSON: a streaming item runs as a non-streaming one
-      if (raw.stream === true) raw.stream = false
-      const res = await generate(s, spec, raw, rc)
-      const text = await res.text()
-      if (res.ok) return done({ status: 'succeeded', response: text, usage: usageText(records.at(-1)?.usage) })
-      throw { status: res.status, message: text.slice(0, 2000) }
+      const reply = await generateJson(s, spec, JSON.parse(body) as Record<string, unknown>, rc)
+      const text = jsonText(reply)
+      if (reply.status < 300) return done({ status: 'succeeded', response: text, usage: usageText(records.at(-1)?.usage) })
+      throw { status: reply.status, message: text.slice(0, 2000) }
     } catch (e) {
       const { retryAfter, ...error } = itemErrorOf(e)
       if (attempt < maxRetries && RETRYABLE.has(error.status)) {

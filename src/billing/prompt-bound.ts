@@ -65,11 +65,6 @@ export function promptTokenBound(...values: unknown[]): number {
   return total
 }
 
-/** The bound for a decoded request: its whole body, and what its surface loaded for it (a thread's history). */
-export function promptBound(surface: { promptExtra?(body: Record<string, unknown>): unknown }, body: Record<string, unknown>): number {
-  return promptTokenBound(body, surface.promptExtra?.(body))
-}
-
 /** At most this many file references of one request are looked up for the bound. */
 const MAX_FILE_REFS = 100
 

@@ -1,18 +1,17 @@
 // The one generation pipeline every surface (and the batch worker) runs through:
-// decode → resolve the model → family rules → admission → adapter → media → pass-through
-// relay or IR call → reply or stream → record. A surface brings only what is its own
-// (SurfaceSpec, surface.ts): its parameter checks, its IR mapping, its wire encoders.
-import { fileIdsOf, fileTokenBound, promptBound } from '../billing/prompt-bound.ts'
+// decode (the surface: checks, model, family rules → a plan) → admission → adapter → media →
+// pass-through relay or IR call → reply or stream → record. A surface brings only its
+// decoder (SurfaceSpec, surface.ts); everything after works from the plan it returns.
+import { fileIdsOf, fileTokenBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
-import { resolveModel } from '../routing/router.ts'
-import { applyFamilyRules, compatHeader } from '../routing/params.ts'
+import { compatHeader } from '../routing/params.ts'
 import type { Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
-import { NO_MEDIA, type MediaResolver, type SurfaceSpec } from './surface.ts'
+import { decodeContext, NO_MEDIA, type MediaResolver, type SurfaceSpec } from './surface.ts'
 import { relayJson, relayStream } from './relay.ts'
-import { failureOf } from './reply.ts'
+import { failureOf, jsonResponse, type JsonReply } from './reply.ts'
 import type { SseOptions } from './sse.ts'
 import { translatedJson, translatedStream } from './translated.ts'
 
@@ -28,29 +27,35 @@ export async function filesBound(s: Services, body: Body, rc: RequestContext): P
   })
 }
 
-export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA): Promise<Response> {
-  const body = spec.normalize(raw)
-  const model = resolveModel(s.catalog, body.model, spec.surface)
-  rc.onModel?.(model.id)
-  await spec.validate(body, model, rc)
-  const rules = applyFamilyRules(body, spec.params, model.family, s.config.compat.crossFamily, model.id)
-  const adapter = s.providers.providerFor(model)
+/** A request through the pipeline, answered over HTTP: a stream, or the JSON reply. */
+export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media?: MediaResolver): Promise<Response> {
+  const r = await run(s, spec, raw, rc, media)
+  return r instanceof Response ? r : jsonResponse(r)
+}
 
-  const codec = spec.codecFor?.(body, model, rc) ?? spec.codec
-  // The compat header is named once the body or IR is built: the surface may add to it.
+/** A request that is never streamed (a batch item): its reply as a value, not an HTTP response. */
+export async function generateJson(s: Services, spec: SurfaceSpec, raw: Record<string, unknown>, rc: RequestContext): Promise<JsonReply> {
+  const r = await run(s, spec, raw.stream === true ? { ...raw, stream: false } : raw, rc)
+  if (r instanceof Response) throw new Error('a non-streaming request was answered with a stream')
+  return r
+}
+
+async function run(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA): Promise<Response | JsonReply> {
+  const plan = await spec.decode(raw, decodeContext(s.catalog, s.config.compat.crossFamily, rc))
+  const { model, body, stream, encoder: codec } = plan
+  const adapter = s.providers.providerFor(model)
+  // The compat header is named once the body or IR is built: building them may add to it.
   const headers: Record<string, string> = {}
   const nameCompat = () => {
-    const compat = compatHeader(rules.compat)
+    const compat = compatHeader(plan.compat)
     if (compat) headers['x-switchyard-compat'] = compat
   }
 
   // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
   if (s.recorder.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
-  const stream = body.stream === true
   // a funded key's reservation counts the files the request names too (their sizes, looked up)
   const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
-  const admitInput = { apiKey: rc.apiKey, model, promptTokens: () => promptBound(spec, body) + files, maxOutputTokens: spec.maxOutputTokens(body) }
-  const admitting = s.billing.admit(admitInput)
+  const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
   const admission = admitting instanceof Promise ? await admitting : admitting
   const out = new GenerationOutcome(s.recorder, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
@@ -74,19 +79,18 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
     },
   }
 
-  const pauseAtTool = spec.pauseAtTool?.(body) === true
-  const pt = pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
+  const pt = plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
   try {
-    const plan = pt && spec.passthrough(body, rules, model, rc)
-    if (pt && plan) {
+    const passthrough = pt && plan.passthrough()
+    if (pt && passthrough) {
       nameCompat()
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
-      const relay = { pt, body: await media.passthrough(spec.wire, plan.body, rc), tapOptions: plan.tap, ctx, out, headers, onTapError }
+      const relay = { pt, body: await media.passthrough(spec.wire, passthrough.body, rc), tapOptions: passthrough.tap, ctx, out, headers, onTapError }
       return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
     }
-    const ir = await media.ir(spec.toIR(body, model, rules), rc, model)
+    const ir = await media.ir(plan.ir(), rc, model)
     nameCompat()
-    const call = { adapter, ir, codec, ctx, out, headers, pauseAtTool }
+    const call = { adapter, ir, codec, ctx, out, headers, pauseAtTool: plan.pauseAtTool }
     return await (stream ? translatedStream({ ...call, sse }) : translatedJson(call))
   } catch (e) {
     // A failure before the call (a media source refused, an IR the upstream cannot take) is

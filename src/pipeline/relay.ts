@@ -5,7 +5,7 @@ import { firstEventFailure } from '../ir/errors.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
 import type { GenerationOutcome } from './outcome.ts'
-import { failureOf, jsonReply, midStreamFailure, MidStreamError } from './reply.ts'
+import { failureOf, midStreamFailure, MidStreamError, type JsonReply } from './reply.ts'
 import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
 
 /**
@@ -68,7 +68,7 @@ export interface RelayInput {
   onTapError?: (e: unknown) => void
 }
 
-export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTapError }: RelayInput): Promise<Response> {
+export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTapError }: RelayInput): Promise<JsonReply> {
   // On the request path a tap that only reads (chat, messages) reads the reply after it is
   // handed over, and the record is made then; a tap that may complete it (responses), and a
   // batch item, which reads its records as soon as it has the reply, read it first.
@@ -89,7 +89,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
         tap.json(text)
         noteTap(tap, out)
       }
-    return jsonReply(text, headers, status)
+    return { status, body: text, headers }
   } catch (e) {
     throw failureOf(e, out)
   } finally {

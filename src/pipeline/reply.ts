@@ -1,15 +1,22 @@
-// Small shared pieces of every reply: JSON responses, and turning whatever an upstream call
+// Small shared pieces of every reply: JSON replies, and turning whatever an upstream call
 // threw into the error the client gets (noted in the outcome on the way).
 import { HttpError } from '../http/errors.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import type { UpstreamErrorInfo } from '../ir/types.ts'
 import type { GenerationOutcome } from './outcome.ts'
 
-export function jsonReply(body: unknown, headers: Record<string, string>, status = 200): Response {
-  return new Response(typeof body === 'string' ? body : JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  })
+/** A JSON answer as a value: the HTTP route sends it (jsonResponse), a batch item stores it. */
+export interface JsonReply {
+  status: number
+  /** The reply object, or its JSON text (a pass-through upstream's, as it came). */
+  body: Record<string, unknown> | string
+  headers: Record<string, string>
+}
+
+export const jsonText = (r: JsonReply): string => (typeof r.body === 'string' ? r.body : JSON.stringify(r.body))
+
+export function jsonResponse(r: JsonReply): Response {
+  return new Response(jsonText(r), { status: r.status, headers: { 'content-type': 'application/json', ...r.headers } })
 }
 
 /** A failure after the stream was committed: it can only end the stream, in band. */

@@ -1,9 +1,13 @@
-// What a surface is, to the pipeline: the contract each surface (chat, messages, responses)
-// fulfils and generate() runs, and the media resolver it calls before going upstream.
-import type { CatalogModel, Surface } from '../config/catalog.ts'
+// What a surface is, to the pipeline: a decoder. `decode` checks a raw body once and returns
+// the request's plan, everything the pipeline needs and nothing it must ask the surface for
+// again; generate() then runs admission, the provider call, relay or encode, and the record,
+// and never calls back into the surface except through the plan it was given.
+import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest } from '../ir/types.ts'
 import type { TapOptions, Wire } from '../routing/contract.ts'
-import type { ParamTable, RulesOutcome } from '../routing/params.ts'
+import type { CrossFamilyMode, ParamTable, RulesOutcome } from '../routing/params.ts'
+import { applyFamilyRules } from '../routing/params.ts'
+import { resolveModel } from '../routing/router.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 
@@ -14,6 +18,28 @@ export interface PassthroughPlan {
   tap?: TapOptions
 }
 
+/** One request, decoded once. */
+export interface Plan {
+  model: CatalogModel
+  /** The checked body: only the surface's parameters. */
+  body: Body
+  stream: boolean
+  /** What the x-switchyard-compat header names; building the IR or the pass-through body may add to it. */
+  compat: string[]
+  /** Writes the IR's answer in the surface's wire, for this request. */
+  encoder: SurfaceCodec
+  /** The request's output cap, for admission (undefined: the model's default). */
+  maxOutputTokens: number | undefined
+  /** The prompt's upper bound in tokens (its body and what the surface loaded for it, a thread's history). */
+  promptTokens(): number
+  /** Stop the reply at the first tool call. */
+  pauseAtTool: boolean
+  /** The request in IR terms (the translated path). */
+  ir(): GenerationRequest
+  /** The body for an upstream that speaks the surface's wire, or undefined when it must be translated. */
+  passthrough(): PassthroughPlan | undefined
+}
+
 /** What a surface is, to the pipeline. */
 export interface SurfaceSpec {
   surface: Surface
@@ -21,22 +47,36 @@ export interface SurfaceSpec {
   params: ParamTable
   /** The wire this surface speaks: an upstream that speaks it too gets the body as is. */
   wire: Wire
-  codec: SurfaceCodec
-  /** Raw JSON → a body with only known parameters (unknown ones are a 400 naming them). */
-  normalize(raw: unknown): Body
-  /** Every value rule of the surface, for a body whose model is known (and the client's beta tokens). */
-  validate(body: Body, model: CatalogModel, rc: RequestContext): void | Promise<void>
-  toIR(body: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest
-  /** The body to send upstream as is (pass-through), or undefined when it must be translated. */
-  passthrough(body: Body, rules: RulesOutcome, model: CatalogModel, rc: RequestContext): PassthroughPlan | undefined
-  /** A codec made for this one request (responses: it stores the thread), else `codec` serves. */
-  codecFor?(body: Body, model: CatalogModel, rc: RequestContext): SurfaceCodec
-  /** Prompt the request carries beyond its body (a thread's history), for the admission's bound. */
-  promptExtra?(body: Body): unknown
-  /** The request's output cap, for admission (undefined: the model's default). */
-  maxOutputTokens(body: Body): number | undefined
-  /** Stop the reply at the first tool call. */
-  pauseAtTool?(body: Body): boolean
+  /** Raw JSON → the request's plan; any fault is a 400 naming the field. */
+  decode(raw: unknown, cx: DecodeContext): Plan | Promise<Plan>
+}
+
+/** What decoding needs from the gateway: the catalog, the cross-family mode and the request's context. */
+export interface DecodeContext {
+  rc: RequestContext
+  /** The catalog entry a surface may serve for `id` (a 400 or 404 naming the model otherwise). */
+  model(id: unknown, surface: Surface): CatalogModel
+  /** What each parameter of the body becomes for the model's family (a 400 in reject mode). */
+  rules(body: Body, table: ParamTable, model: CatalogModel): RulesOutcome
+  crossFamily: CrossFamilyMode
+}
+
+export function decodeContext(catalog: Catalog, crossFamily: CrossFamilyMode, rc: RequestContext): DecodeContext {
+  return {
+    rc,
+    crossFamily,
+    model(id, surface) {
+      const model = resolveModel(catalog, id, surface)
+      rc.onModel?.(model.id)
+      return model
+    },
+    rules: (body, table, model) => applyFamilyRules(body, table, model.family, crossFamily, model.id),
+  }
+}
+
+/** The part of a plan every surface fills the same way, from its checked body and family rules. */
+export function planBase(body: Body, model: CatalogModel, rules: RulesOutcome): Pick<Plan, 'model' | 'body' | 'stream' | 'compat'> {
+  return { model, body, stream: body.stream === true, compat: rules.compat }
 }
 
 /** Media and file references resolved before the call (files with the caller's key, guarded URLs). */
@@ -45,4 +85,4 @@ export interface MediaResolver {
   passthrough(wire: Wire, body: Body, rc: RequestContext): Promise<Body>
 }
 
-export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_w, b) => b }
+export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_, b) => b }

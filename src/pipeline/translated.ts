@@ -8,7 +8,7 @@ import type { GenerationRequest, StreamEvent } from '../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { GenerationOutcome } from './outcome.ts'
-import { failureOf, jsonReply, midStreamFailure, MidStreamError } from './reply.ts'
+import { failureOf, midStreamFailure, MidStreamError, type JsonReply } from './reply.ts'
 import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
 
 export interface TranslatedInput {
@@ -22,7 +22,7 @@ export interface TranslatedInput {
   pauseAtTool?: boolean
 }
 
-export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pauseAtTool }: TranslatedInput): Promise<Response> {
+export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pauseAtTool }: TranslatedInput): Promise<JsonReply> {
   try {
     let r = await adapter.generate(ir, ctx)
     if (pauseAtTool) r = pauseResponseAtFirstTool(r)
@@ -33,7 +33,7 @@ export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pa
     if (enc.status !== undefined) out.status = enc.status
     out.firstToken()
     await codec.durable?.()
-    return jsonReply(enc.body, headers)
+    return { status: 200, body: enc.body, headers }
   } catch (e) {
     throw failureOf(e, out)
   } finally {

@@ -5,11 +5,9 @@
 // upstream call. Every problem is a 400 that names the line or item.
 import { HttpError } from '../../http/errors.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
-import { promptBound } from '../../billing/prompt-bound.ts'
 import { filesBound } from '../../pipeline/generate.ts'
-import type { SurfaceSpec } from '../../pipeline/surface.ts'
-import { resolveModel, typeName } from '../../routing/router.ts'
-import { applyFamilyRules } from '../../routing/params.ts'
+import { decodeContext, type DecodeContext, type SurfaceSpec } from '../../pipeline/surface.ts'
+import { typeName } from '../../routing/router.ts'
 import type { Services } from '../../services.ts'
 import type { BatchFamily } from '../types.ts'
 
@@ -44,7 +42,12 @@ export class ItemChecker {
     private readonly family: BatchFamily,
     private readonly endpoint: string,
     private readonly rc: RequestContext,
-  ) {}
+  ) {
+    // items name their own models: the creating request is not logged under any of them
+    this.cx = decodeContext(s.catalog, s.config.compat.crossFamily, { ...rc, onModel: undefined })
+  }
+
+  private readonly cx: DecodeContext
 
   /** The item, checked; `where` ("line 3", "requests[2]") prefixes every 400. */
   async check(raw: unknown, where: string): Promise<CheckedItem> {
@@ -65,13 +68,10 @@ export class ItemChecker {
 
   private async surfaceCheck(raw: Obj): Promise<Omit<CheckedItem, 'customId' | 'body'>> {
     const { spec, s } = this
-    const body = spec.normalize(raw)
-    const model = resolveModel(s.catalog, body.model, spec.surface)
-    await spec.validate(body, model, this.rc)
-    applyFamilyRules(body, spec.params, model.family, s.config.compat.crossFamily, model.id)
-    const cap = spec.maxOutputTokens(body)
-    const files = this.rc.apiKey.credits !== null ? await filesBound(s, body, this.rc) : 0
-    return { model: body.model as string, promptEstimate: promptBound(spec, body) + files, maxOutputTokens: typeof cap === 'number' ? cap : null }
+    const plan = await spec.decode(raw, this.cx)
+    const cap = plan.maxOutputTokens
+    const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan.body, this.rc) : 0
+    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null }
   }
 
   private customId(v: unknown, max: number): string {

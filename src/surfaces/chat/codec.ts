@@ -1,8 +1,9 @@
 // The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
 import { PARAMS } from './params.ts'
+import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
-import type { SurfaceSpec } from '../../pipeline/surface.ts'
+import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { normalizeBody, toIR, validateChat } from './decode.ts'
 import { chatFinishReason, encodeChatResponse } from './encode.ts'
 import { passthroughBody } from './passthrough.ts'
@@ -20,13 +21,22 @@ export const chatSurface: SurfaceSpec = {
   surface: 'chat',
   params: PARAMS,
   wire: 'openai.chat',
-  codec: chatCodec,
-  normalize: normalizeBody,
-  validate: validateChat,
-  toIR,
-  passthrough(body, rules) {
-    const pt = passthroughBody(body, rules)
-    return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage } }
+  decode(raw, cx) {
+    const body = normalizeBody(raw)
+    const model = cx.model(body.model, 'chat')
+    validateChat(body, model)
+    const rules = cx.rules(body, PARAMS, model)
+    return {
+      ...planBase(body, model, rules),
+      encoder: chatCodec,
+      maxOutputTokens: (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
+      promptTokens: () => promptTokenBound(body),
+      pauseAtTool: false,
+      ir: () => toIR(body, model, rules),
+      passthrough() {
+        const pt = passthroughBody(body, rules)
+        return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage } }
+      },
+    }
   },
-  maxOutputTokens: (body) => (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
 }

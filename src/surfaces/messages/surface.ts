@@ -1,8 +1,9 @@
 // The messages surface as the pipeline sees it. Claude-family models with an upstream get
 // the checked body as is (pass-through); every other model goes through the IR.
 import { PARAMS } from './params.ts'
+import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
-import type { SurfaceSpec } from '../../pipeline/surface.ts'
+import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR } from './decode.ts'
 import { encodeMessagesResponse, messagesId, messagesStopReason } from './encode.ts'
 import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'
@@ -47,17 +48,25 @@ export const messagesSurface: SurfaceSpec = {
   surface: 'messages',
   params: PARAMS,
   wire: 'anthropic.messages',
-  codec: messagesCodec,
-  normalize: normalizeMessagesBody,
-  validate: (body, model, rc) => validateMessages(body, model, rc.betas),
-  toIR: messagesToIR,
-  passthrough(body, rules) {
-    if (SPELLED_BY_IR.some((k) => body[k] !== undefined)) return undefined
-    const out = { ...body }
-    delete out.pause_on_call_tools_start
-    for (const k of rules.removed) delete out[k]
-    return { body: out }
+  decode(raw, cx) {
+    const body = normalizeMessagesBody(raw)
+    const model = cx.model(body.model, 'messages')
+    validateMessages(body, model, cx.rc.betas)
+    const rules = cx.rules(body, PARAMS, model)
+    return {
+      ...planBase(body, model, rules),
+      encoder: messagesCodec,
+      maxOutputTokens: body.max_tokens as number | undefined,
+      promptTokens: () => promptTokenBound(body),
+      pauseAtTool: body.pause_on_call_tools_start === true,
+      ir: () => messagesToIR(body, model, rules),
+      passthrough() {
+        if (SPELLED_BY_IR.some((k) => body[k] !== undefined)) return undefined
+        const out = { ...body }
+        delete out.pause_on_call_tools_start
+        for (const k of rules.removed) delete out[k]
+        return { body: out }
+      },
+    }
   },
-  maxOutputTokens: (body) => body.max_tokens as number | undefined,
-  pauseAtTool: (body) => body.pause_on_call_tools_start === true,
 }

@@ -1,12 +1,13 @@
 // The responses surface as the pipeline sees it. OpenAI-family models with an upstream go
 // to OpenAI's Responses API (pass-through; the final object completed with the spec's
-// extras); Claude-family models and the mock go through the IR. Each request gets its own
-// codec, which stores the thread before the reply's terminal event.
+// extras); Claude-family models and the mock go through the IR. Each request's plan carries
+// its checked turn and its own codec, which stores the thread before the reply's terminal event.
 import { PARAMS } from './params.ts'
+import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
-import type { SurfaceSpec } from '../../pipeline/surface.ts'
+import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import type { TapOptions } from '../../routing/contract.ts'
 import type { Services } from '../../services.ts'
 import { turnToIR } from './decode.ts'
@@ -17,19 +18,6 @@ import { ThreadStore } from './thread.ts'
 import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
 
 type Obj = Record<string, unknown>
-
-/** The surface's codec is made per request (codecFor); this one only names the endpoint. */
-const PER_REQUEST: SurfaceCodec = {
-  endpoint: 'openai.responses',
-  fallbackId: () => newId('resp'),
-  encodeJson: () => {
-    throw new Error('responses: the codec is made per request')
-  },
-  streamEncoder: () => {
-    throw new Error('responses: the codec is made per request')
-  },
-  errorFrame: () => '',
-}
 
 /** Custom tools (their calls come back as custom_tool_call items), also those handed over in the input. */
 const customNames = (turn: Turn) => {
@@ -52,14 +40,6 @@ export function threadStoreOf(s: Services): ThreadStore {
 
 export function responsesSurface(s: Services, threads = threadStoreOf(s)): SurfaceSpec {
   s.onClose.push(() => threads.flush())
-  // The checked turn of each body, from validate to the codec (a body lives for one request).
-  const turns = new WeakMap<object, Turn>()
-  const turnOf = (body: Obj) => {
-    const t = turns.get(body)
-    if (!t) throw new Error('responses: body was not validated')
-    return t
-  }
-
   /**
    * Stores a finished response of a stored turn (failed ones are not part of a thread), once;
    * `durable` resolves when its row is committed (at once when nothing was stored).
@@ -95,11 +75,8 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
     codec: SurfaceCodec
     hooks: NonNullable<TapOptions['responses']>
   }
-  // Each request's codec and pass-through hooks, made once the model is known.
-  const runs = new WeakMap<object, Run>()
-
-  function run(body: Obj, model: CatalogModel, rc: RequestContext): Run {
-    const turn = turnOf(body)
+  /** The request's codec and pass-through hooks, which store its thread. */
+  function run(body: Obj, turn: Turn, model: CatalogModel, rc: RequestContext): Run {
     const { store, durable } = storer(turn, model, rc)
     // only the IR path's encoders need them (the pass-through upstream names its own items)
     let custom: Set<string> | undefined
@@ -148,28 +125,31 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
       },
       durable,
     }
-    const made = { codec, hooks }
-    runs.set(body, made)
-    return made
+    return { codec, hooks }
   }
 
   return {
     surface: 'responses',
     params: PARAMS,
     wire: 'openai.responses',
-    codec: PER_REQUEST,
-    normalize: normalizeResponsesBody,
-    async validate(body, model, rc) {
-      turns.set(body, await validateResponses(body, model, { apiKeyId: rc.apiKey.id, threads, mode: s.config.compat.crossFamily }))
+    async decode(raw, cx) {
+      const body = normalizeResponsesBody(raw)
+      const model = cx.model(body.model, 'responses')
+      const turn = await validateResponses(body, model, { apiKeyId: cx.rc.apiKey.id, threads, mode: cx.crossFamily })
+      const rules = cx.rules(body, PARAMS, model)
+      const { codec, hooks } = run(body, turn, model, cx.rc)
+      return {
+        model,
+        body,
+        stream: body.stream === true,
+        compat: rules.compat,
+        encoder: codec,
+        maxOutputTokens: body.max_output_tokens as number | undefined,
+        promptTokens: () => promptTokenBound(body, turn.history),
+        pauseAtTool: false,
+        ir: () => turnToIR(body, turn, model, rules, rules.compat),
+        passthrough: () => ({ body: upstreamBody(body, turn, rules.compat), tap: { responses: hooks } }),
+      }
     },
-    codecFor: (body, model, rc) => run(body, model, rc).codec,
-    toIR(body, model, rules) {
-      return turnToIR(body, turnOf(body), model, rules, rules.compat)
-    },
-    passthrough(body, rules) {
-      return { body: upstreamBody(body, turnOf(body), rules.compat), tap: { responses: runs.get(body)?.hooks } }
-    },
-    promptExtra: (body) => turnOf(body).history,
-    maxOutputTokens: (body) => body.max_output_tokens as number | undefined,
   }
 }
