@@ -1,0 +1,282 @@
+// The metadata schema, declared once for both dialects: `declareTables` builds every table
+// from a column kit, and schema.ts (SQLite) and pg-schema.ts (PostgreSQL) each call it with
+// their own. The kits differ only in types: epoch ms, token and byte counts are INTEGER on
+// SQLite and int8 on PostgreSQL, dollars REAL and double precision, flags an integer 0/1 and
+// a boolean. A column added here is in both, and the stores' types (the SQLite tables' types,
+// storage.ts) check every use of it. drizzle-kit generates each dialect's migrations from
+// its file.
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+/** SQLite's columns; its types are the kit's type (PostgreSQL's kit builds the same shapes). */
+export const sqliteKit = {
+  table: sqliteTable,
+  text,
+  int: (name: string) => integer(name),
+  real: (name: string) => real(name),
+  bool: (name: string) => integer(name, { mode: 'boolean' }),
+  index,
+  uniqueIndex,
+  primaryKey,
+}
+
+export type ColumnKit = typeof sqliteKit
+
+export function declareTables(k: ColumnKit) {
+  const apiKeys = k.table(
+    'api_keys',
+    {
+      id: k.text('id').primaryKey(),
+      account: k.text('account').notNull().default('default'),
+      name: k.text('name').notNull(),
+      /** SHA-256 of the key, hex. The key itself is never stored. */
+      keyHash: k.text('key_hash').notNull(),
+      /** First characters of the key, for people to tell keys apart in lists. */
+      keyPrefix: k.text('key_prefix').notNull(),
+      status: k.text('status', { enum: ['active', 'inactive'] }).notNull().default('active'),
+      /** USD granted; null = unlimited. */
+      credits: k.real('credits'),
+      spent: k.real('spent').notNull().default(0),
+      /** Per-key requests-per-minute override; null = the configured default. */
+      rpm: k.int('rpm'),
+      createdAt: k.int('created_at').notNull(),
+      lastUsedAt: k.int('last_used_at'),
+      /** Epoch ms of the last change by a person (CLI/admin), watched by running servers. */
+      updatedAt: k.int('updated_at').notNull(),
+    },
+    (t) => [k.uniqueIndex('api_keys_hash').on(t.keyHash), k.index('api_keys_updated').on(t.updatedAt)],
+  )
+
+  const files = k.table(
+    'files',
+    {
+      id: k.text('id').primaryKey(),
+      apiKeyId: k.text('api_key_id').notNull(),
+      filename: k.text('filename').notNull(),
+      purpose: k.text('purpose').notNull(),
+      bytes: k.int('bytes').notNull(),
+      mimeType: k.text('mime_type').notNull(),
+      /** Epoch ms. */
+      createdAt: k.int('created_at').notNull(),
+      /** Epoch ms; null = never. */
+      expiresAt: k.int('expires_at'),
+      /** Where the blob store keeps the bytes (never derived from the filename). */
+      blobKey: k.text('blob_key').notNull(),
+      sha256: k.text('sha256'),
+    },
+    (t) => [k.index('files_key_created').on(t.apiKeyId, t.createdAt)],
+  )
+
+  const generations = k.table(
+    'generations',
+    {
+      /**
+       * The gateway's own id (`gen-…`), unique per record. Records made before it existed keep
+       * the reply id they were stored under.
+       */
+      id: k.text('id').primaryKey(),
+      /**
+       * The id the client saw (chat/response/message id, usually the upstream's). Not unique:
+       * an upstream may reuse one, and every record is kept.
+       */
+      replyId: k.text('reply_id').notNull().default(''),
+      apiKeyId: k.text('api_key_id').notNull(),
+      account: k.text('account').notNull(),
+      endpoint: k.text('endpoint').notNull(),
+      stream: k.bool('stream').notNull(),
+      /** Canonical catalog id. */
+      model: k.text('model').notNull(),
+      provider: k.text('provider').notNull(),
+      /** Epoch ms. */
+      createdAt: k.int('created_at').notNull(),
+      promptTokens: k.int('prompt_tokens').notNull().default(0),
+      completionTokens: k.int('completion_tokens').notNull().default(0),
+      totalTokens: k.int('total_tokens').notNull().default(0),
+      cacheCreationInputTokens: k.int('cache_creation_input_tokens').notNull().default(0),
+      cacheReadInputTokens: k.int('cache_read_input_tokens').notNull().default(0),
+      reasoningTokens: k.int('reasoning_tokens'),
+      finishReason: k.text('finish_reason'),
+      /** Responses-style status (completed, requires_action, incomplete, failed). */
+      status: k.text('status'),
+      /** USD after discount; null when unpriced. */
+      cost: k.real('cost'),
+      unpriced: k.bool('unpriced').notNull().default(false),
+      latencyMs: k.int('latency_ms'),
+      ttftMs: k.int('ttft_ms'),
+      /** Error message when the request failed. */
+      error: k.text('error'),
+      httpStatus: k.int('http_status'),
+      batchId: k.text('batch_id'),
+    },
+    (t) => [
+      k.index('generations_key').on(t.apiKeyId, t.createdAt),
+      k.index('generations_account_created').on(t.account, t.createdAt),
+      k.index('generations_created').on(t.createdAt),
+      k.index('generations_reply').on(t.replyId, t.apiKeyId, t.createdAt),
+    ],
+  )
+
+  /**
+   * Hourly rollup of generations per account and model, maintained on write so that the
+   * usage report reads hundreds of rows, not millions.
+   */
+  const usageHourly = k.table(
+    'usage_hourly',
+    {
+      account: k.text('account').notNull(),
+      model: k.text('model').notNull(),
+      /** Epoch ms of the UTC hour start. */
+      hour: k.int('hour').notNull(),
+      requests: k.int('requests').notNull().default(0),
+      inputTokens: k.int('input_tokens').notNull().default(0),
+      outputTokens: k.int('output_tokens').notNull().default(0),
+      totalTokens: k.int('total_tokens').notNull().default(0),
+      cost: k.real('cost').notNull().default(0),
+      unpricedRequests: k.int('unpriced_requests').notNull().default(0),
+    },
+    (t) => [k.uniqueIndex('usage_hourly_pk').on(t.account, t.hour, t.model)],
+  )
+
+
+  /**
+   * Stored responses of responses-style threads, keyed by the gateway's own row id: the response
+   * id a client saw (an upstream's, on the pass-through path) may repeat across keys or within
+   * one (upstreams and proxies reuse ids), so it is a field a key's lookup reads, latest first,
+   * never a key one client's save could overwrite another's with. `previous_row_id` chains rows.
+   */
+  const storedResponses = k.table(
+    'stored_responses',
+    {
+      rowId: k.text('row_id').primaryKey(),
+      /** The response id the client saw (`resp_…`). */
+      id: k.text('id').notNull(),
+      apiKeyId: k.text('api_key_id').notNull(),
+      model: k.text('model').notNull(),
+      /** Epoch ms. */
+      createdAt: k.int('created_at').notNull(),
+      status: k.text('status').notNull(),
+      previousRowId: k.text('previous_row_id'),
+      /** The response id this one continued, as the client gave it. */
+      previousResponseId: k.text('previous_response_id'),
+      conversation: k.text('conversation'),
+      /** JSON: the input items this request added (system instructions excluded). */
+      inputItems: k.text('input_items').notNull(),
+      /** JSON: the reply's output items. */
+      outputItems: k.text('output_items').notNull(),
+      /** JSON: the response object as the client got it, without its output (retrieve). */
+      response: k.text('response'),
+      /** Stored bytes of the thread ending here (this row and every earlier one): its size bound. */
+      threadBytes: k.int('thread_bytes').notNull().default(0),
+    },
+    (t) => [k.index('stored_responses_key_id').on(t.apiKeyId, t.id, t.createdAt), k.index('stored_responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt)],
+  )
+
+  /**
+   * Batches (§2, §3): one row per batch, with its counters kept on write so that a
+   * poll reads one row. Times are epoch ms; null until the event happened.
+   */
+  const batches = k.table(
+    'batches',
+    {
+      /** `batch_…` (OpenAI-shaped routes) or `msgbatch_…` (Anthropic Message Batches). */
+      id: k.text('id').primaryKey(),
+      apiKeyId: k.text('api_key_id').notNull(),
+      /** The API that created it, whose shapes it is shown in. */
+      family: k.text('family', { enum: ['openai', 'anthropic'] }).notNull(),
+      /** `/v1/chat/completions`, `/v1/responses` or `/v1/messages`. */
+      endpoint: k.text('endpoint').notNull(),
+      inputFileId: k.text('input_file_id'),
+      completionWindow: k.text('completion_window').notNull(),
+      status: k.text('status', { enum: ['queued', 'processing', 'completed', 'cancelled', 'expired', 'failed'] }).notNull(),
+      /** JSON object, as given. */
+      metadata: k.text('metadata'),
+      /** `settings.concurrency` as given (null: the configured maximum). */
+      concurrency: k.int('concurrency'),
+      /** Seconds the output files live (OpenAI `output_expires_after`); null: until deleted. */
+      outputExpiresAfter: k.int('output_expires_after'),
+      total: k.int('total').notNull(),
+      succeeded: k.int('succeeded').notNull().default(0),
+      /** Every failed item, those failed by a cancel or an expiry included. */
+      failed: k.int('failed').notNull().default(0),
+      cancelledItems: k.int('cancelled_items').notNull().default(0),
+      expiredItems: k.int('expired_items').notNull().default(0),
+      /** JSON array of `{ code, message }`: why the batch failed. */
+      errors: k.text('errors'),
+      outputFileId: k.text('output_file_id'),
+      errorFileId: k.text('error_file_id'),
+      createdAt: k.int('created_at').notNull(),
+      expiresAt: k.int('expires_at').notNull(),
+      inProgressAt: k.int('in_progress_at'),
+      completedAt: k.int('completed_at'),
+      cancelledAt: k.int('cancelled_at'),
+      failedAt: k.int('failed_at'),
+      expiredAt: k.int('expired_at'),
+      /** Every item has its result and the output files are written: nothing more will change. */
+      endedAt: k.int('ended_at'),
+      /** Instances sharing a database: the one writing the output files, until when (epoch ms). */
+      finalizer: k.text('finalizer'),
+      finalizerUntil: k.int('finalizer_until'),
+    },
+    (t) => [k.index('batches_key_created').on(t.apiKeyId, t.createdAt), k.index('batches_open').on(t.endedAt), k.index('batches_input_file').on(t.inputFileId)],
+  )
+
+  /**
+   * The items of a batch, in input order, with their result once they have one: `status` is
+   * null while the item is pending (or in flight: the scheduler keeps that in memory, and a
+   * restart simply runs it again), then `succeeded` or `failed`, once.
+   */
+  const batchItems = k.table(
+    'batch_items',
+    {
+      batchId: k.text('batch_id').notNull(),
+      idx: k.int('idx').notNull(),
+      customId: k.text('custom_id'),
+      /** The target endpoint's request body, JSON (checked at create time). */
+      body: k.text('body').notNull(),
+      /** The model as the body names it, and admission's estimates (the pipeline's own rule). */
+      model: k.text('model').notNull(),
+      promptEstimate: k.int('prompt_estimate').notNull(),
+      maxOutputTokens: k.int('max_output_tokens'),
+      status: k.text('status', { enum: ['succeeded', 'failed'] }),
+      /** The endpoint's JSON reply (succeeded). */
+      response: k.text('response'),
+      /** JSON `{ message, code, status }` (failed). */
+      error: k.text('error'),
+      /** JSON usage in the generation record's words. */
+      usage: k.text('usage'),
+      requestId: k.text('request_id'),
+      finishedAt: k.int('finished_at'),
+      /** Instances sharing a database: the one that claimed the pending item, until when (epoch ms). */
+      leaseOwner: k.text('lease_owner'),
+      leaseUntil: k.int('lease_until'),
+    },
+    // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
+    (t) => [k.primaryKey({ columns: [t.batchId, t.idx] }), k.index('batch_items_status').on(t.batchId, t.status, t.idx)],
+  )
+
+  /**
+   * Batches whose items are being checked and stored by a worker (create is not answered yet).
+   * A row left here by a crash names items that no batch owns: the next start removes them.
+   */
+  const batchIngests = k.table('batch_ingests', {
+    batchId: k.text('batch_id').primaryKey(),
+    startedAt: k.int('started_at').notNull(),
+  })
+
+  /**
+   * Credit reservations shared by several instances: the worst-case cost of an
+   * admitted request, held against its key until its record (and spend) is written. Used when
+   * the instances share a PostgreSQL database and no Redis; a single instance keeps them in memory.
+   */
+  const creditReservations = k.table(
+    'credit_reservations',
+    {
+      id: k.text('id').primaryKey(),
+      apiKeyId: k.text('api_key_id').notNull(),
+      usd: k.real('usd').notNull(),
+      /** Epoch ms: a reservation whose request died without a record stops counting then. */
+      expiresAt: k.int('expires_at').notNull(),
+    },
+    (t) => [k.index('credit_reservations_key').on(t.apiKeyId, t.expiresAt)],
+  )
+  return { apiKeys, files, generations, usageHourly, storedResponses, batches, batchItems, batchIngests, creditReservations }
+}
