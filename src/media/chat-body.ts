@@ -5,9 +5,9 @@
 // sends an IR document: a PDF as `file_data`, text as a text part (after the client's file
 // name, if it gave one), an image as an `image_url` data URL.
 import { inlineFile, inScope, type MediaDeps, type Scope } from './source.ts'
+import { isObj } from '../lib/json.ts'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const isFileIdPart = (p: unknown): p is Obj & { file: Obj & { file_id: string } } =>
   isObj(p) && p.type === 'file' && isObj(p.file) && typeof p.file.file_id === 'string'

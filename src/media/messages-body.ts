@@ -9,9 +9,9 @@ import { badRequest } from '../http/errors.ts'
 import type { MediaSource } from '../ir/types.ts'
 import type { Inlined } from './inline.ts'
 import { inlineFile, inlineUrl, inScope, type MediaDeps, type Scope } from './source.ts'
+import { isObj } from '../lib/json.ts'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 export interface MessagesMediaOptions {
   /** Fetch image URLs too (for an upstream that cannot take them). */

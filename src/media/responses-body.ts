@@ -4,9 +4,9 @@
 // operator's own upstream account must not be reachable through the gateway. A PDF becomes
 // `file_data`, text an `input_text` part, an image an `input_image` data URL.
 import { inlineFile, inScope, type MediaDeps, type Scope } from './source.ts'
+import { isObj } from '../lib/json.ts'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const isFileIdPart = (p: unknown): p is Obj & { file_id: string } =>
   isObj(p) && (p.type === 'input_file' || p.type === 'input_image') && typeof p.file_id === 'string'

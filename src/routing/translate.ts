@@ -3,6 +3,7 @@
 // `x-switchyard-compat` header). The surfaces' parameter tables (src/surfaces/*/params.ts)
 // name these per row.
 import type { ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
+import { isObj } from '../lib/json.ts'
 
 /**
  * What a foreign parameter becomes in translate mode, in IR terms. A surface that
@@ -33,7 +34,6 @@ export function effortForBudget(budget: number): ReasoningEffort {
   return 'high'
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 export const thinkingToEffort: Translate = (v) => {
   if (!isObj(v)) return null

@@ -4,6 +4,7 @@ import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { checkEndpoint, DEFAULT_ENDPOINT } from '../endpoints.ts'
 import type { BatchFamily, Envelope } from '../types.ts'
+import { isObj } from '../../lib/json.ts'
 
 export type { Envelope }
 
@@ -19,7 +20,6 @@ const ANTHROPIC_FIELDS = new Set(['requests'])
 const MAX_METADATA_BYTES = 16 * 1024
 const DAY = 86_400
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function unknownFields(body: Record<string, unknown>, known: Set<string>) {
   const extra = Object.keys(body).filter((k) => !known.has(k))

@@ -10,6 +10,7 @@ import { decodeContext, type DecodeContext, type SurfaceSpec } from '../../pipel
 import { typeName } from '../../routing/router.ts'
 import type { Services } from '../../services.ts'
 import type { BatchFamily } from '../types.ts'
+import { isObj } from '../../lib/json.ts'
 
 export interface CheckedItem {
   customId: string | null
@@ -23,7 +24,6 @@ export interface CheckedItem {
 }
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/
 const MAX_CUSTOM_ID = 512

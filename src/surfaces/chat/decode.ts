@@ -19,11 +19,11 @@ import {
   RESPONSE_FORMATS,
   ToolChoiceObject,
 } from './schema.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The body as an object with its null-valued parameters left out (the official API

@@ -7,11 +7,11 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
 import type { RulesOutcome } from '../../routing/params.ts'
 import { isServerTool } from './validate.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function withCache<P extends Part>(part: P, wire: Obj): P {
   if (wire.cache_control != null) (part as { cacheControl?: unknown }).cacheControl = wire.cache_control

@@ -2,9 +2,7 @@
 // tool_result text and tool definitions. Used to estimate credits before the call and to
 // bill a dropped pass-through stream whose upstream never said its input count.
 // Tolerant of any body: it may run on one that failed validation.
-type Obj = Record<string, unknown>
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+import { isObj, type Obj } from '../../lib/json.ts'
 
 function blockText(b: unknown, out: string[]): void {
   if (typeof b === 'string') {

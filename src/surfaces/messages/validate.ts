@@ -21,11 +21,11 @@ import {
   TOOL_CHOICES,
   TOOL_RESULT_BLOCKS,
 } from './schema.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 function fail(message: string | null) {

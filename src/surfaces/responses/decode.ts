@@ -10,11 +10,11 @@ import { mediaSource } from '../chat/decode.ts'
 import type { Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
 import type { Turn } from './validate.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
 type Body = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Anthropic's MCP connector (what `mcp_servers` becomes for a Claude model). */
 export const MCP_BETA = 'mcp-client-2025-04-04'

@@ -4,11 +4,11 @@
 // Items are the one shape the surface keeps, stores in threads and sends upstream.
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
+import { isObj } from '../../lib/json.ts'
 
 export type Item = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 /** Content part types of an input message (chat spellings are coerced to these). */

@@ -10,11 +10,11 @@ import { typeName } from '../../routing/router.ts'
 import { firstError, knownParams } from '../checks.ts'
 import { inputItems, messagesItems, toolOutputItems, type Item } from './items.ts'
 import type { ThreadHead, ThreadStore } from './thread.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 export interface Turn {
