@@ -3,7 +3,6 @@
 // An upstream 429 or 5xx is tried again with backoff before the item fails. Every record the
 // attempts make is collected and kept with the result: the results writer records them in
 // the same transaction as the result, so an item is billed exactly once, when it completes.
-import type { Recorder } from '../generations/recorder.ts'
 import type { GenerationInput, GenerationSink } from '../generations/types.ts'
 import type { RequestContext } from '../pipeline/context.ts'
 import { generateJson } from '../pipeline/generate.ts'
@@ -55,15 +54,13 @@ export function itemErrorOf(e: unknown): ItemError & { retryAfter?: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-export async function runItem(base: Services, job: ItemJob, maxRetries: number, store: BatchStore): Promise<ItemOutcome> {
+export async function runItem(s: Services, job: ItemJob, maxRetries: number, store: BatchStore): Promise<ItemOutcome> {
   const records: GenerationInput[] = []
   const late: Promise<unknown>[] = []
   const sink: GenerationSink = {
     record: (i) => void records.push(i),
     recordLater: (p) => void late.push(p.then((i) => records.push(i))),
   }
-  // the same services, but this item's records come here
-  const s: Services = { ...base, recorder: sink as unknown as Recorder }
   const done = async (o: Omit<ItemOutcome, 'records' | 'requestId'>): Promise<ItemOutcome> => {
     await Promise.allSettled(late)
     return { ...o, requestId: job.requestId, records }
@@ -75,7 +72,8 @@ export async function runItem(base: Services, job: ItemJob, maxRetries: number, 
     try {
       const spec = surfaceFor(s, job.endpoint)
       // results are stored as JSON: a streaming item runs as a non-streaming one
-      const reply = await generateJson(s, spec, JSON.parse(body) as Record<string, unknown>, rc)
+      // this item's records come to its sink, stored with its result
+      const reply = await generateJson(s, spec, JSON.parse(body) as Record<string, unknown>, rc, sink)
       const text = jsonText(reply)
       if (reply.status < 300) return done({ status: 'succeeded', response: text, usage: usageText(records.at(-1)?.usage) })
       throw { status: reply.status, message: text.slice(0, 2000) }

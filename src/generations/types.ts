@@ -30,6 +30,8 @@ export interface GenerationInput {
 }
 
 export interface GenerationSink {
+  /** Records are waiting for a database that cannot take them, past the bound: serve nothing more unrecorded. */
+  readonly backlogged?: boolean
   /** Never throws and never delays a response: call it after the last byte is sent. */
   record(input: GenerationInput): void
   /**

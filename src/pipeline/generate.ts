@@ -6,6 +6,7 @@ import { fileIdsOf, fileTokenBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
 import { compatHeader } from '../routing/params.ts'
+import type { GenerationSink } from '../generations/types.ts'
 import type { Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
@@ -34,13 +35,14 @@ export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc:
 }
 
 /** A request that is never streamed (a batch item): its reply as a value, not an HTTP response. */
-export async function generateJson(s: Services, spec: SurfaceSpec, raw: Record<string, unknown>, rc: RequestContext): Promise<JsonReply> {
-  const r = await run(s, spec, raw.stream === true ? { ...raw, stream: false } : raw, rc)
+export async function generateJson(s: Services, spec: SurfaceSpec, raw: Record<string, unknown>, rc: RequestContext, sink: GenerationSink = s.recorder): Promise<JsonReply> {
+  const r = await run(s, spec, raw.stream === true ? { ...raw, stream: false } : raw, rc, s.media ?? NO_MEDIA, sink)
   if (r instanceof Response) throw new Error('a non-streaming request was answered with a stream')
   return r
 }
 
-async function run(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA): Promise<Response | JsonReply> {
+/** `sink` takes the generation's record (a batch item collects its own). */
+async function run(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA, sink: GenerationSink = s.recorder): Promise<Response | JsonReply> {
   const plan = await spec.decode(raw, decodeContext(s.catalog, s.config.compat.crossFamily, rc))
   const { model, body, stream, encoder: codec } = plan
   const adapter = s.providers.providerFor(model)
@@ -52,12 +54,12 @@ async function run(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestCont
   }
 
   // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
-  if (s.recorder.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
+  if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
   // a funded key's reservation counts the files the request names too (their sizes, looked up)
   const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
   const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
   const admission = admitting instanceof Promise ? await admitting : admitting
-  const out = new GenerationOutcome(s.recorder, {
+  const out = new GenerationOutcome(sink, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId,
   })
