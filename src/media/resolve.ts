@@ -9,11 +9,8 @@
 import type { ApiKey } from '../http/context.ts'
 import { badRequest } from '../http/errors.ts'
 import type { Family, GenerationRequest, MediaSource, Part } from '../ir/types.ts'
-import { resolveChatBodyFiles } from './chat-body.ts'
-import { resolveResponsesBodyFiles } from './responses-body.ts'
 import type { FetchPolicy } from './fetch.ts'
 import type { Inlined } from './inline.ts'
-import { resolveMessagesBodyMedia } from './messages-body.ts'
 import { inlineFile, inlineUrl, inScope, type MediaDeps, type Scope } from './source.ts'
 
 export { fetchPolicy } from './fetch.ts'
@@ -95,19 +92,15 @@ export interface MediaResolverOptions {
 }
 
 /**
- * The pipeline's media step (src/pipeline/surface.ts `MediaResolver`): the IR path and the
- * pass-through bodies of the chat, messages and responses wires.
+ * The pipeline's media step (src/pipeline/surface.ts `MediaResolver`): the IR path here, and a
+ * pass-through body by its surface's own rewriter (the plan's `resolveMedia`).
  */
 export function createMediaResolver(opts: MediaResolverOptions) {
   const deps = (rc: CallerOf): MediaDeps => ({ files: opts.files, policy: opts.policy, key: rc.apiKey, signal: rc.signal })
   return {
     ir: (req: GenerationRequest, rc: CallerOf, model: { family: Family; provider?: string }) =>
       resolveMedia(req, deps(rc), { family: model.family, fetchImageUrls: opts.fetchImageUrls?.(model) ?? false }),
-    passthrough: async (wire: string, body: Record<string, unknown>, rc: CallerOf) => {
-      if (wire === 'openai.chat') return resolveChatBodyFiles(body, deps(rc))
-      if (wire === 'anthropic.messages') return resolveMessagesBodyMedia(body, deps(rc))
-      if (wire === 'openai.responses') return resolveResponsesBodyFiles(body, deps(rc))
-      return body
-    },
+    passthrough: async (plan: { body: Record<string, unknown>; resolveMedia?: (deps: MediaDeps) => Promise<Record<string, unknown>> }, rc: CallerOf) =>
+      plan.resolveMedia ? plan.resolveMedia(deps(rc)) : plan.body,
   }
 }

@@ -87,7 +87,7 @@ async function run(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestCont
     if (pt && passthrough) {
       nameCompat()
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
-      const relay = { pt, body: await media.passthrough(spec.wire, passthrough.body, rc), tapOptions: passthrough.tap, ctx, out, headers, onTapError }
+      const relay = { pt, body: await media.passthrough(passthrough, rc), tapOptions: passthrough.tap, ctx, out, headers, onTapError }
       return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
     }
     const ir = await media.ir(plan.ir(), rc, model)

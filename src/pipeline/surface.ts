@@ -8,6 +8,7 @@ import type { TapOptions, Wire } from '../routing/contract.ts'
 import type { CrossFamilyMode, ParamTable, RulesOutcome } from '../routing/params.ts'
 import { applyFamilyRules } from '../routing/params.ts'
 import { resolveModel } from '../routing/router.ts'
+import type { MediaDeps } from '../media/source.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { RequestContext } from './context.ts'
 
@@ -16,6 +17,8 @@ type Body = Record<string, unknown>
 export interface PassthroughPlan {
   body: Body
   tap?: TapOptions
+  /** The body with the gateway's file ids (and guarded URLs) inlined, in the wire's own places. */
+  resolveMedia?(deps: MediaDeps): Promise<Body>
 }
 
 /** One request, decoded once. */
@@ -82,7 +85,7 @@ export function planBase(body: Body, model: CatalogModel, rules: RulesOutcome): 
 /** Media and file references resolved before the call (files with the caller's key, guarded URLs). */
 export interface MediaResolver {
   ir(req: GenerationRequest, rc: RequestContext, model: CatalogModel): Promise<GenerationRequest>
-  passthrough(wire: Wire, body: Body, rc: RequestContext): Promise<Body>
+  passthrough(plan: PassthroughPlan, rc: RequestContext): Promise<Body>
 }
 
-export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (_, b) => b }
+export const NO_MEDIA: MediaResolver = { ir: async (r) => r, passthrough: async (p) => p.body }

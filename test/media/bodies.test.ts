@@ -3,8 +3,8 @@
 // it), everything else goes as the client sent it, the input is never changed, and a body
 // with nothing to do is returned as the very same object.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { resolveChatBodyFiles } from '../../src/media/chat-body.ts'
-import { resolveMessagesBodyMedia } from '../../src/media/messages-body.ts'
+import { resolveChatBodyFiles } from '../../src/surfaces/chat/media.ts'
+import { resolveMessagesBodyMedia } from '../../src/surfaces/messages/media.ts'
 import { PDF, PNG, TEXT, refusal, startMediaRig, type MediaRig } from './helpers.ts'
 
 let rig: MediaRig

@@ -6,6 +6,7 @@ import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { normalizeBody, toIR, validateChat } from './decode.ts'
 import { chatFinishReason, encodeChatResponse } from './encode.ts'
+import { resolveChatBodyFiles } from './media.ts'
 import { passthroughBody } from './passthrough.ts'
 import { chatErrorFrame, createChatStreamEncoder } from './stream.ts'
 
@@ -35,7 +36,7 @@ export const chatSurface: SurfaceSpec = {
       ir: () => toIR(body, model, rules),
       passthrough() {
         const pt = passthroughBody(body, rules)
-        return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage } }
+        return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }
   },

@@ -5,6 +5,7 @@ import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR } from './decode.ts'
+import { resolveMessagesBodyMedia } from './media.ts'
 import { encodeMessagesResponse, messagesId, messagesStopReason } from './encode.ts'
 import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'
 import { normalizeMessagesBody, validateMessages } from './validate.ts'
@@ -65,7 +66,7 @@ export const messagesSurface: SurfaceSpec = {
         const out = { ...body }
         delete out.pause_on_call_tools_start
         for (const k of rules.removed) delete out[k]
-        return { body: out }
+        return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
       },
     }
   },

@@ -12,6 +12,7 @@ import type { TapOptions } from '../../routing/contract.ts'
 import type { Services } from '../../services.ts'
 import { turnToIR } from './decode.ts'
 import { completeResponse, encodeResponse, newId, type ResponseFrame } from './encode.ts'
+import { resolveResponsesBodyFiles } from './media.ts'
 import { upstreamBody } from './passthrough.ts'
 import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamEncoder } from './stream.ts'
 import { ThreadStore } from './thread.ts'
@@ -148,7 +149,10 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
         promptTokens: () => promptTokenBound(body, turn.history),
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules, rules.compat),
-        passthrough: () => ({ body: upstreamBody(body, turn, rules.compat), tap: { responses: hooks } }),
+        passthrough() {
+          const out = upstreamBody(body, turn, rules.compat)
+          return { body: out, tap: { responses: hooks }, resolveMedia: (deps) => resolveResponsesBodyFiles(out, deps) }
+        },
       }
     },
   }

@@ -4,8 +4,8 @@
 // gateway), so each is read with the caller's key and inlined the way the OpenAI adapter
 // sends an IR document: a PDF as `file_data`, text as a text part (after the client's file
 // name, if it gave one), an image as an `image_url` data URL.
-import { inlineFile, inScope, type MediaDeps, type Scope } from './source.ts'
-import { isObj } from '../lib/json.ts'
+import { inlineFile, inScope, type MediaDeps, type Scope } from '../../media/source.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
 

@@ -5,11 +5,11 @@
 // gateway fetches document URLs for both families). Image URLs go as they are, unless the
 // caller asks for their bytes. Blocks are found in messages[].content[], inside tool_result
 // content, and in `system` when it is a list of blocks.
-import { badRequest } from '../http/errors.ts'
-import type { MediaSource } from '../ir/types.ts'
-import type { Inlined } from './inline.ts'
-import { inlineFile, inlineUrl, inScope, type MediaDeps, type Scope } from './source.ts'
-import { isObj } from '../lib/json.ts'
+import { badRequest } from '../../http/errors.ts'
+import type { MediaSource } from '../../ir/types.ts'
+import type { Inlined } from '../../media/inline.ts'
+import { inlineFile, inlineUrl, inScope, type MediaDeps, type Scope } from '../../media/source.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
 

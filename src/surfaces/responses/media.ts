@@ -3,8 +3,8 @@
 // as the chat body's are: the upstream does not know gateway ids, and an id of the
 // operator's own upstream account must not be reachable through the gateway. A PDF becomes
 // `file_data`, text an `input_text` part, an image an `input_image` data URL.
-import { inlineFile, inScope, type MediaDeps, type Scope } from './source.ts'
-import { isObj } from '../lib/json.ts'
+import { inlineFile, inScope, type MediaDeps, type Scope } from '../../media/source.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
 
