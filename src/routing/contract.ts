@@ -68,9 +68,15 @@ export interface TapOptions {
    */
   responses?: {
     observe?(response: Record<string, unknown>, sequence: number): void
-    /** The client knows only OpenAI's own event types: no `response.requires_action`. */
-    knownEventsOnly?: boolean
     finalize(response: Record<string, unknown>): Record<string, unknown>
+    /**
+     * The frames that end the relayed stream, in the surface's own terms, for the upstream's
+     * terminal event `type` (`response.completed`, `response.incomplete`, `response.failed`)
+     * carrying the finalized response; `sequence` is the upstream event's number (undefined
+     * in recordings from before there were any). What the upstream sent for a failure goes
+     * out first, unchanged; a completion is replaced by what this returns.
+     */
+    terminal(type: string, event: Record<string, unknown>, sequence: number | undefined): string
     /** Resolves once what finalize stored is committed; the relay holds the last bytes until then. */
     durable?(): Promise<void>
   }

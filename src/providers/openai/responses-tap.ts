@@ -1,9 +1,8 @@
 // The tap of a relayed OpenAI Responses reply: each event parsed as JSON, reading the id,
 // usage, status, an in-band failure and the text produced (to bill a dropped stream). The
 // final response — the JSON reply, or the terminal event's — goes through the surface's
-// `finalize`, which completes it; a reply that ends in tool calls gets
-// `response.requires_action` before its `response.completed`, and a `response.failed` is
-// followed by `response.completed` with status failed (spec §6).
+// `finalize`, which completes it, and the frames that end the stream are the surface's
+// (`terminal`): the events the gateway adds around a completion or a failure are its to say.
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
@@ -29,7 +28,7 @@ function errorInfo(e: Obj | undefined, fallbackStatus = 500) {
   return { status, message: typeof e?.message === 'string' ? e.message : 'upstream response failed', type: kind }
 }
 
-const frame = (type: string, payload: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`
+const frame = (type: string, event: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...event })}\n\n`
 
 export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null, status: null }
@@ -57,7 +56,6 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       if (!j || typeof j.type !== 'string') return raw
       // Recordings from before sequence numbers existed have none: then neither do added events.
       const seq = typeof j.sequence_number === 'number' ? j.sequence_number : undefined
-      const at = (n: number) => (seq === undefined ? {} : { sequence_number: seq + n })
       switch (j.type) {
         case 'response.created':
         case 'response.in_progress':
@@ -81,16 +79,12 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
         case 'response.failed': {
           state.error = pendingError ?? errorInfo(j.response?.error)
           const r = final({ ...j.response, status: 'failed' })
-          // §6: a failure ends with response.completed carrying status failed.
-          return raw + frame('response.completed', { ...at(1), response: r })
+          return raw + (hooks ? hooks.terminal(j.type, { ...j, response: r }, seq) : '')
         }
         case 'response.completed':
         case 'response.incomplete': {
-          const r = final(j.response ?? {})
-          if (r.status === 'requires_action' && !hooks?.knownEventsOnly) {
-            return frame('response.requires_action', { ...at(0), response: r }) + frame('response.completed', { ...at(1), response: r })
-          }
-          return frame(j.type, { ...j, response: r })
+          const event = { ...j, response: final(j.response ?? {}) }
+          return hooks ? hooks.terminal(j.type, event, seq) : frame(j.type, event)
         }
         default:
           return raw

@@ -114,7 +114,6 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
       observe(response, sequence) {
         seen = { response, sequence }
       },
-      knownEventsOnly: rc.knownEventsOnly === true,
       finalize(r) {
         if (turn.stateful) {
           r.previous_response_id = turn.previousResponseId ?? null
@@ -123,6 +122,15 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
         completeResponse(r)
         store(r)
         return r
+      },
+      terminal(type, event, seq) {
+        const r = event.response as Obj
+        const at = (n: number) => (seq === undefined ? {} : { sequence_number: seq + n })
+        // a failure ends with response.completed carrying status failed, after the upstream's own
+        if (type === 'response.failed') return sse('response.completed', { ...at(1), response: r })
+        // a reply that ends in tool calls says so first, for a client that knows the event
+        if (r.status === 'requires_action' && rc.knownEventsOnly !== true) return sse('response.requires_action', { ...at(0), response: r }) + sse('response.completed', { ...at(1), response: r })
+        return sse(type, event)
       },
       durable,
     }
