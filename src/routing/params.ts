@@ -13,7 +13,7 @@
 //            surface's own family, where the upstream is the authority; a value the
 //            translation knows on the other family. Either the values, or per sub-field.
 // Adding a parameter is one row.
-import type { TSchema } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
 import type { CatalogModel } from '../config/catalog.ts'
 import { badRequest, echo } from '../http/errors.ts'
 import type { Family } from '../ir/types.ts'
@@ -34,6 +34,15 @@ export interface ParamTable {
   /** The family whose API the surface speaks. */
   family: Family
   rows: Readonly<Record<string, ParamRow>>
+}
+
+/**
+ * A body whose values passed its table's rules, as a type: every parameter optional, typed by
+ * its row's schema (unknown where the decoder checks a row itself). Declare a table with
+ * `satisfies ParamTable` so that its rows keep their schemas' types.
+ */
+export type BodyOf<P extends ParamTable> = {
+  -readonly [K in keyof P['rows']]?: P['rows'][K] extends { readonly schema: infer S extends TSchema } ? Static<S> : unknown
 }
 
 export const foreign = (t: Translate): FamilyRule => ({ foreign: t })

@@ -30,7 +30,7 @@ export const chatSurface: SurfaceSpec = {
     return {
       ...planBase(body, model, rules),
       encoder: chatCodec,
-      maxOutputTokens: (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
+      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),

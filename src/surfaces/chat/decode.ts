@@ -7,7 +7,7 @@ import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
 import { typeName } from '../../routing/router.ts'
 import type { Counterpart } from '../../routing/translate.ts'
-import { PARAMS, PARAM_SCHEMAS } from './params.ts'
+import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
 import { knownParams } from '../checks.ts'
 import {
   firstError,
@@ -39,8 +39,8 @@ function fail(message: string | null) {
   if (message) throw badRequest(message)
 }
 
-/** Every value rule of §4.4 for a body whose model is known. */
-export function validateChat(body: Body, model: CatalogModel): void {
+/** Every value rule of the chat surface, for a body whose model is known; after it, the body is a ChatBody. */
+export function validateChat(body: Body, model: CatalogModel): asserts body is Body & ChatBody {
   for (const k in body) {
     const schema = PARAM_SCHEMAS[k]
     if (schema) fail(firstError(schema, body[k], k))
@@ -300,45 +300,45 @@ const ANTHROPIC_CARRIED = ['cache_control', 'output_config', 'context_management
  * prompt-cache scoping is internal to the gateway (spec §4.4), and a client's key would
  * let it share or probe cache entries across tenants upstream.
  */
-export function toIR(checked: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
-  const body: Body = { ...checked }
+export function toIR(checked: ChatBody, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
+  const body: ChatBody & Body = { ...checked }
   for (const k of rules.removed) delete body[k]
   const c: Counterpart = rules.counterpart
   const { system, messages } = toMessages(body.messages as Obj[], model)
 
-  const stop = [...toStops(body.stop), ...((body.stop_sequences as string[] | undefined) ?? []), ...(c.stop ?? [])]
+  const stop = [...toStops(body.stop), ...(body.stop_sequences ?? []), ...(c.stop ?? [])]
   const tools = toTools(body) ?? c.tools
   let toolChoice = toToolChoice(body) ?? c.toolChoice
   const disableParallel = body.parallel_tool_calls === false || c.disableParallel === true
   if (disableParallel && tools && toolChoice?.type !== 'none') toolChoice = { ...(toolChoice ?? { type: 'auto' }), disableParallel: true } as ToolChoice
 
   const req: GenerationRequest = {
-    model: body.model as string,
+    model: body.model ?? model.id,
     messages,
     stream: body.stream === true,
   }
   if (system.length > 0) req.system = system
-  const maxTokens = (body.max_completion_tokens ?? body.max_tokens ?? c.maxTokens) as number | undefined
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? c.maxTokens
   if (maxTokens !== undefined) req.maxTokens = maxTokens
-  if (body.temperature !== undefined) req.temperature = body.temperature as number
-  if (body.top_p !== undefined) req.topP = body.top_p as number
-  if (body.top_k !== undefined) req.topK = body.top_k as number
+  if (body.temperature !== undefined) req.temperature = body.temperature
+  if (body.top_p !== undefined) req.topP = body.top_p
+  if (body.top_k !== undefined) req.topK = body.top_k
   if (stop.length > 0) req.stop = stop
   if (tools) req.tools = tools
   if (toolChoice) req.toolChoice = toolChoice
-  if (body.parallel_tool_calls !== undefined) req.parallelToolCalls = body.parallel_tool_calls as boolean
+  if (body.parallel_tool_calls !== undefined) req.parallelToolCalls = body.parallel_tool_calls
   else if (c.disableParallel) req.parallelToolCalls = false
   const reasoning = { ...c.reasoning }
   if (body.reasoning_effort !== undefined) reasoning.effort = body.reasoning_effort as NonNullable<typeof reasoning.effort>
-  const thinking = body.thinking as Obj | undefined
-  if (thinking?.type === 'enabled') reasoning.budgetTokens = thinking.budget_tokens as number
+  const thinking = body.thinking
+  if (thinking?.type === 'enabled') reasoning.budgetTokens = thinking.budget_tokens
   if (Object.keys(reasoning).length > 0) req.reasoning = reasoning
   const rf = toResponseFormat(body.response_format) ?? c.responseFormat
   if (rf) req.responseFormat = rf
-  if (req.stream) req.includeUsage = (body.stream_options as Obj | undefined)?.include_usage === true
-  const user = (body.user as string | undefined) ?? c.user
+  if (req.stream) req.includeUsage = body.stream_options?.include_usage === true
+  const user = body.user ?? c.user
   if (user !== undefined) req.user = user
-  if (body.metadata !== undefined) req.metadata = body.metadata as Obj
+  if (body.metadata !== undefined) req.metadata = body.metadata
 
   const carried = model.family === 'openai' ? OPENAI_CARRIED : ANTHROPIC_CARRIED
   const extra: Obj = {}
@@ -348,7 +348,7 @@ export function toIR(checked: Body, model: CatalogModel, rules: RulesOutcome): G
   return req
 }
 
-function toStops(stop: unknown): string[] {
+function toStops(stop: string | string[] | undefined): string[] {
   if (stop === undefined) return []
-  return typeof stop === 'string' ? [stop] : (stop as string[])
+  return typeof stop === 'string' ? [stop] : stop
 }

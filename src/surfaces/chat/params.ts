@@ -2,13 +2,13 @@
 // becomes for a model of either family, and whether its values are the provider's to grow
 // (src/routing/params.ts reads the table). A parameter not here is a 400 naming it.
 import { Type as T } from '@sinclair/typebox'
-import { foreign, IGNORED, partly, type ParamTable } from '../../routing/params.ts'
+import { foreign, IGNORED, partly, type BodyOf, type ParamTable } from '../../routing/params.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToEffort, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { AnyObject, Obj, OneOf, Opt, Str } from './schema.ts'
 
-export const PARAMS: ParamTable = {
+export const PARAMS = {
   family: 'openai',
   rows: {
     model: { schema: Str({ minLength: 1 }) },
@@ -68,6 +68,9 @@ export const PARAMS: ParamTable = {
     mcp_servers: { openai: foreign(drop) },
     inference_geo: { openai: foreign(drop) },
   },
-}
+} satisfies ParamTable
+
+/** A body whose values passed the table's rules. */
+export type ChatBody = BodyOf<typeof PARAMS>
 
 export const PARAM_SCHEMAS = paramSchemas(PARAMS)

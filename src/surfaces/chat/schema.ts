@@ -2,13 +2,13 @@
 // as TypeBox schemas compiled once. Schemas are split where the wire is a tagged union
 // (message role, content part type, response_format type), so decode.ts can pick the
 // one schema that applies and name the exact field that is wrong.
-import { Type as T, type TSchema } from '@sinclair/typebox'
+import { Type as T, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox'
 import { compiled, firstError } from '../checks.ts'
 
 export { firstError }
 
 export const Str = (o: object = {}) => T.String(o)
-export const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
+export const Obj = <P extends TProperties>(props: P, o: ObjectOptions = {}) => T.Object(props, o)
 export const Opt = T.Optional
 export const OneOf = (values: string[], what: string) =>
   T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}${what}` })

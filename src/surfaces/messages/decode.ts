@@ -6,6 +6,7 @@ import { own } from '../../lib/own.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
 import type { RulesOutcome } from '../../routing/params.ts'
+import type { MessagesBody } from './params.ts'
 import { isServerTool } from './validate.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -147,18 +148,18 @@ const ANTHROPIC_CARRIED = [
   'inference_geo', 'service_tier',
 ]
 
-export function messagesToIR(checked: Body, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
-  const body: Body = { ...checked }
+export function messagesToIR(checked: MessagesBody, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
+  const body: MessagesBody & Body = { ...checked }
   for (const k of rules.removed) delete body[k]
   const c = rules.counterpart
-  const req: GenerationRequest = { model: body.model as string, messages: messages(body.messages as Obj[]), stream: body.stream === true }
+  const req: GenerationRequest = { model: body.model ?? model.id, messages: messages(body.messages as Obj[]), stream: body.stream === true }
 
   if (body.system !== undefined) req.system = content(body.system)
-  req.maxTokens = (body.max_tokens as number | undefined) ?? c.maxTokens
-  if (body.temperature !== undefined) req.temperature = body.temperature as number
-  if (body.top_p !== undefined) req.topP = body.top_p as number
-  if (body.top_k !== undefined) req.topK = body.top_k as number
-  const stop = [...((body.stop_sequences as string[] | undefined) ?? []), ...(c.stop ?? [])]
+  req.maxTokens = body.max_tokens ?? c.maxTokens
+  if (body.temperature !== undefined) req.temperature = body.temperature
+  if (body.top_p !== undefined) req.topP = body.top_p
+  if (body.top_k !== undefined) req.topK = body.top_k
+  const stop = [...(body.stop_sequences ?? []), ...(c.stop ?? [])]
   if (stop.length > 0) req.stop = stop
 
   const wireTools = (body.tools as Obj[] | undefined) ?? []
@@ -178,14 +179,14 @@ export function messagesToIR(checked: Body, model: CatalogModel, rules: RulesOut
   if (thinking?.type === 'enabled') reasoning.budgetTokens = thinking.budget_tokens as number
   if (Object.keys(reasoning).length > 0) req.reasoning = reasoning
 
-  const metadata = body.metadata as Obj | undefined
+  const metadata = body.metadata
   if (metadata !== undefined) req.metadata = metadata
   const user = typeof metadata?.user_id === 'string' ? metadata.user_id : c.user
   if (user !== undefined) req.user = user
-  if (body.betas !== undefined) req.betas = body.betas as string[]
+  if (body.betas !== undefined) req.betas = body.betas
 
   // structured output for a GPT model: Anthropic's output format is OpenAI's json_schema response format
-  const format = (body.output_format ?? (body.output_config as Obj | undefined)?.format) as Obj | undefined | null
+  const format = (body.output_format ?? body.output_config?.format) as Obj | undefined | null
   if (model.family === 'openai' && format && format.type === 'json_schema') {
     req.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema as Obj | undefined, strict: true }
     rules.compat.push(`${body.output_format !== undefined ? 'output_format' : 'output_config.format'}->response_format`)

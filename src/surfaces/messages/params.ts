@@ -2,13 +2,13 @@
 // becomes for a model of either family, and whether its values are the provider's to grow
 // (src/routing/params.ts reads the table). A parameter not here is a 400 naming it.
 import { Type as T } from '@sinclair/typebox'
-import { foreign, IGNORED, type ParamTable } from '../../routing/params.ts'
+import { foreign, IGNORED, type BodyOf, type ParamTable } from '../../routing/params.ts'
 import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
 import { drop, outputConfigToEffort, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray } from './schema.ts'
 
-export const PARAMS: ParamTable = {
+export const PARAMS = {
   family: 'anthropic',
   rows: {
     model: { schema: NonEmpty() },
@@ -51,6 +51,9 @@ export const PARAMS: ParamTable = {
     fallback_credit_token: { openai: foreign(drop) },
     thread: { openai: foreign(drop) },
   },
-}
+} satisfies ParamTable
+
+/** A body whose values passed the table's rules. */
+export type MessagesBody = BodyOf<typeof PARAMS>
 
 export const PARAM_SCHEMAS = paramSchemas(PARAMS)

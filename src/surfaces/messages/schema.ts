@@ -4,7 +4,7 @@
 // picks the one that applies and names the exact field that is wrong. Objects allow extra
 // fields: the official API grows them often, and a Claude-family upstream gets the body
 // as it is, so unknown *nested* fields are the upstream's to judge.
-import { Type as T, type TSchema } from '@sinclair/typebox'
+import { Type as T, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox'
 import { firstError } from '../checks.ts'
 
 export { firstError }
@@ -12,7 +12,7 @@ export { firstError }
 export const Str = (o: object = {}) => T.String({ errorMessage: 'expected a string', ...o })
 export const NonEmpty = () => Str({ minLength: 1, errorMessage: 'expected a non-empty string' })
 export const Bool = () => T.Boolean({ errorMessage: 'expected a boolean (true or false)' })
-export const Obj = (props: Record<string, TSchema>, o: object = {}) => T.Object(props, o)
+export const Obj = <P extends TProperties>(props: P, o: ObjectOptions = {}) => T.Object(props, o)
 export const Opt = T.Optional
 export const OrNull = (s: TSchema, what: string) => T.Union([s, T.Null()], { errorMessage: `${what} or null` })
 export const OneOf = (values: string[]) => T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}` })

@@ -57,7 +57,7 @@ export const messagesSurface: SurfaceSpec = {
     return {
       ...planBase(body, model, rules),
       encoder: messagesCodec,
-      maxOutputTokens: body.max_tokens as number | undefined,
+      maxOutputTokens: body.max_tokens,
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: body.pause_on_call_tools_start === true,
       ir: () => messagesToIR(body, model, rules),

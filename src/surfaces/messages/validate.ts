@@ -2,7 +2,7 @@
 // the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6).
 // The model's family rules are applied apart, from the parameter table (params.ts).
 import { checkOwnedValues } from '../../routing/params.ts'
-import { PARAMS, PARAM_SCHEMAS } from './params.ts'
+import { PARAMS, PARAM_SCHEMAS, type MessagesBody } from './params.ts'
 import type { TSchema } from '@sinclair/typebox'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
@@ -48,7 +48,7 @@ export function normalizeMessagesBody(raw: unknown): Body {
  * Every value rule of §4.6 for a normalized body whose model is known. `headerBetas` are
  * the `anthropic-beta` / `beta-beta` header tokens, which change what thinking allows.
  */
-export function validateMessages(body: Body, model: CatalogModel, headerBetas: readonly string[] = []): void {
+export function validateMessages(body: Body, model: CatalogModel, headerBetas: readonly string[] = []): asserts body is Body & MessagesBody {
   for (const k in body) {
     const schema = PARAM_SCHEMAS[k]
     if (schema) fail(firstError(schema, body[k], k))

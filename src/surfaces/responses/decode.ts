@@ -6,6 +6,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
 import type { RulesOutcome } from '../../routing/params.ts'
+import type { ResponsesBody } from './params.ts'
 import { mediaSource } from '../chat/decode.ts'
 import type { Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
@@ -162,14 +163,14 @@ function mcpConnector(servers: unknown): Obj[] {
 }
 
 /** The IR request of a turn; `dropped` collects tools it could not carry. */
-export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: RulesOutcome, dropped: string[]): GenerationRequest {
+export function turnToIR(body: Body & ResponsesBody, turn: Turn, model: CatalogModel, rules: RulesOutcome, dropped: string[]): GenerationRequest {
   const c = rules.counterpart
   const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
-  const req: GenerationRequest = { model: body.model as string, messages, stream: body.stream === true }
+  const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: body.stream === true }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
-  if (body.max_output_tokens !== undefined) req.maxTokens = body.max_output_tokens as number
-  if (body.temperature !== undefined) req.temperature = body.temperature as number
-  if (body.top_p !== undefined) req.topP = body.top_p as number
+  if (body.max_output_tokens !== undefined) req.maxTokens = body.max_output_tokens
+  if (body.temperature !== undefined) req.temperature = body.temperature
+  if (body.top_p !== undefined) req.topP = body.top_p
 
   const own = turn.tools.length
   const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])], (i) => (i < own ? `tools[${i}]` : 'input.additional_tools'), model)
@@ -180,7 +181,7 @@ export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: Rul
     if (body.parallel_tool_calls === false || c.disableParallel) choice = { ...(choice ?? { type: 'auto' }), disableParallel: true } as ToolChoice
     if (choice) req.toolChoice = choice
   }
-  if (body.parallel_tool_calls !== undefined && !rules.removed.includes('parallel_tool_calls')) req.parallelToolCalls = body.parallel_tool_calls as boolean
+  if (body.parallel_tool_calls !== undefined && !rules.removed.includes('parallel_tool_calls')) req.parallelToolCalls = body.parallel_tool_calls
 
   const reasoning = { ...c.reasoning }
   if (turn.effort) reasoning.effort = turn.effort as ReasoningEffort
@@ -198,7 +199,7 @@ export function turnToIR(body: Body, turn: Turn, model: CatalogModel, rules: Rul
   else if (f?.type === 'json_object') dropped.push('text.format')
   if (model.family === 'anthropic' && isObj(body.text) && body.text.verbosity !== undefined) dropped.push('text.verbosity')
   else if (c.responseFormat) req.responseFormat = c.responseFormat
-  const user = (rules.removed.includes('user') ? undefined : (body.user as string | undefined)) ?? c.user
+  const user = (rules.removed.includes('user') ? undefined : body.user) ?? c.user
   if (user !== undefined) req.user = user
   if (body.metadata !== undefined && model.family === 'openai') req.metadata = body.metadata as Obj
   else if (body.metadata !== undefined) dropped.push('metadata')

@@ -2,13 +2,13 @@
 // becomes for a model of either family, and whether its values are the provider's to grow
 // (src/routing/params.ts reads the table). A parameter not here is a 400 naming it.
 import { Type as T } from '@sinclair/typebox'
-import { foreign, IGNORED, type ParamTable } from '../../routing/params.ts'
+import { foreign, IGNORED, type BodyOf, type ParamTable } from '../../routing/params.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
 
-export const PARAMS: ParamTable = {
+export const PARAMS = {
   family: 'openai',
   rows: {
     model: { schema: NonEmpty() },
@@ -85,6 +85,9 @@ export const PARAMS: ParamTable = {
     context_management: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array' }), openai: foreign(drop) },
     client_metadata: { schema: AnyObject, anthropic: IGNORED },
   },
-}
+} satisfies ParamTable
+
+/** A body whose values passed the table's rules. */
+export type ResponsesBody = BodyOf<typeof PARAMS>
 
 export const PARAM_SCHEMAS = paramSchemas(PARAMS)

@@ -153,7 +153,7 @@ export function responsesSurface(s: Services, threads = threadStoreOf(s)): Surfa
         stream: body.stream === true,
         compat: rules.compat,
         encoder: codec,
-        maxOutputTokens: body.max_output_tokens as number | undefined,
+        maxOutputTokens: body.max_output_tokens,
         promptTokens: () => promptTokenBound(body, turn.history),
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules, rules.compat),

@@ -3,7 +3,7 @@
 // shape decode, pass-through and encoders read: the official Responses spelling of the
 // request, whichever aliases the client used, plus the thread it continues.
 import { checkOwnedValues, type CrossFamilyMode } from '../../routing/params.ts'
-import { PARAMS, PARAM_SCHEMAS } from './params.ts'
+import { PARAMS, PARAM_SCHEMAS, type ResponsesBody } from './params.ts'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
@@ -90,7 +90,8 @@ function formatOf(body: Body): Obj | undefined {
   return { type: 'json_schema', name: js.name, schema: js.schema, strict: js.strict ?? undefined }
 }
 
-export function normalizeResponsesBody(raw: unknown): Body {
+/** The body with only known parameters, each value checked by its row's rule: a ResponsesBody. */
+export function normalizeResponsesBody(raw: unknown): Body & ResponsesBody {
   const body = knownParams(raw, PARAMS)
   // `input` as one object with content is one message (a user's unless it names a role): made
   // the list every path takes here, once, so the upstream, the thread and batches see one shape
@@ -113,7 +114,7 @@ export interface ValidateContext {
 }
 
 /** Every value rule of §4.5 for a normalized body whose model is known, and the thread it continues. */
-export async function validateResponses(body: Body, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
+export async function validateResponses(body: Body & ResponsesBody, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
   if (body.input !== undefined && body.messages !== undefined) throw badRequest('input, messages: give one of them, not both')
   checkOwnedValues(PARAMS, body, model)
   const items = body.input !== undefined ? inputItems(body.input) : body.messages !== undefined ? messagesItems(body.messages) : []
@@ -134,7 +135,7 @@ export async function validateResponses(body: Body, model: CatalogModel, vc: Val
   if (summary && model.family === 'openai' && !model.reasoningSummaries) throw badRequest(`${where}: model ${model.id} does not produce reasoning summaries (use "none")`)
   if (effort && effort !== 'none' && !model.reasoning) throw badRequest(`${body.reasoning_effort !== undefined ? 'reasoning_effort' : 'reasoning.effort'}: model ${model.id} does not support reasoning`)
 
-  const max = body.max_output_tokens as number | undefined
+  const max = body.max_output_tokens
   const cap = outputLimit(model)
   if (cap && max !== undefined && max > cap.limit) throw badRequest(`max_output_tokens: ${max} is greater than the ${cap.what} of ${model.id} (${cap.limit} tokens)`)
 
@@ -142,8 +143,8 @@ export async function validateResponses(body: Body, model: CatalogModel, vc: Val
   const choice = body.tool_choice ?? (body.function_call === undefined ? undefined : typeof body.function_call === 'string' ? body.function_call : { type: 'function', name: (body.function_call as Obj).name })
   const where2 = body.tool_choice !== undefined ? 'tool_choice' : 'function_call'
 
-  const conversation = typeof body.conversation === 'string' ? body.conversation : (body.conversation as Obj | undefined)?.id as string | undefined
-  let previous = body.previous_response_id as string | undefined
+  const conversation = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id
+  let previous = body.previous_response_id
   let field = 'previous_response_id'
   if (previous === undefined && conversation !== undefined) {
     previous = await vc.threads.latestOf(vc.apiKeyId, conversation)
@@ -168,7 +169,7 @@ export async function validateResponses(body: Body, model: CatalogModel, vc: Val
     previousResponseId: previous,
     previous: thread?.head ?? null,
     conversation,
-    maxToolCalls: body.max_tool_calls as number | undefined,
+    maxToolCalls: body.max_tool_calls,
     stateful: previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined,
   }
 }
