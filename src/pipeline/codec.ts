@@ -37,7 +37,7 @@ export interface SurfaceCodec {
   fallbackId(): string
   encodeJson(r: GenerationResponse, model: string): EncodedReply
   streamEncoder(o: { id: string; model: string; created: number; includeUsage: boolean }): StreamEncoder
-  /** The surface's in-band frame for a failure after the first byte (§7.8). */
+  /** The surface's in-band frame for a failure after the first byte. */
   errorFrame(e: unknown): string
   /**
    * Resolves once what the reply stored is durable (responses: the thread row committed). The

@@ -187,7 +187,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
             if (tap.state.done) await durable?.()
             yield last
           }
-          // An upstream that closed without its terminator failed mid-stream: so must we (§7.8).
+          // An upstream that closed without its terminator failed mid-stream: so must we, in band.
           // (A broken tap read nothing more: the upstream's own events, its end included, went on.)
           if (!tap.state.done && !tap.broken) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
           return

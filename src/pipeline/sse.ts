@@ -19,7 +19,7 @@ export interface SseOptions {
   /** The client went away before the source ended. */
   onCancel?: () => void
   /**
-   * The surface's in-band error frame for a mid-stream failure (§7.8), written before the
+   * The surface's in-band error frame for a mid-stream failure, written before the
    * body ends. It tells the client what failed; a bare close would only say that it did.
    */
   errorFrame?: (e: unknown) => string

@@ -297,7 +297,7 @@ const ANTHROPIC_CARRIED = ['cache_control', 'output_config', 'context_management
 /**
  * A checked body → IR. Parameters the family rules removed are gone; their
  * counterparts (translate mode) are merged in. `prompt_cache_key` is never forwarded:
- * prompt-cache scoping is internal to the gateway (spec §4.4), and a client's key would
+ * prompt-cache scoping is internal to the gateway, and a client's key would
  * let it share or probe cache entries across tenants upstream.
  */
 export function toIR(checked: ChatBody, model: CatalogModel, rules: RulesOutcome): GenerationRequest {

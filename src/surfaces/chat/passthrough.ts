@@ -14,7 +14,7 @@ export interface PassthroughBody {
 
 /**
  * What goes upstream. `prompt_cache_key` is dropped: prompt-cache scoping is internal
- * to the gateway (spec §4.4). Translated foreign parameters are spelled in chat terms.
+ * to the gateway. Translated foreign parameters are spelled in chat terms.
  */
 export function passthroughBody(checked: Body, rules: RulesOutcome): PassthroughBody {
   const body: Body = { ...checked }

@@ -1,4 +1,4 @@
-// The chat-style request body (spec §4.4 plus the official Chat Completions parameters),
+// The chat-style request body (the gateway's parameters and the official Chat Completions ones),
 // as TypeBox schemas compiled once. Schemas are split where the wire is a tagged union
 // (message role, content part type, response_format type), so decode.ts can pick the
 // one schema that applies and name the exact field that is wrong.

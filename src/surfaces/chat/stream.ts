@@ -1,8 +1,8 @@
-// IR stream events → chat-style SSE frames, exactly as spec §6: `id` on every chunk,
+// IR stream events → chat-style SSE frames, as OpenAI writes them: `id` on every chunk,
 // `role` on the first delta, tool-call arguments as incremental deltas under stable
 // indexes, a last content frame with an empty delta and the finish reason, the
 // usage-only chunk before `[DONE]` when asked, then `data: [DONE]`. A mid-stream error
-// ends the stream without `[DONE]` (§7.8), so clients see an abrupt close.
+// ends the stream with an error chunk and without `[DONE]`, so clients see an abrupt close.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
 import type { StreamEncoderState } from '../../pipeline/codec.ts'
@@ -117,7 +117,7 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
 
 /**
  * OpenAI's in-band error chunk for a failure after the stream began: the `openai` SDK
- * raises it as an APIError with this message; no finish frame and no [DONE] follow (§7.8).
+ * raises it as an APIError with this message; no finish frame and no [DONE] follow.
  */
 export function chatErrorFrame(e: unknown): string {
   const status = typeof (e as { status?: unknown })?.status === 'number' ? (e as { status: number }).status : 502

@@ -22,7 +22,7 @@ function withCache<P extends Part>(part: P, wire: Obj): P {
 const textOf = (blocks: unknown[]): string =>
   blocks.map((b) => (isObj(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('')
 
-/** A wire `source` → IR media source (validated before: one of the §4.6 table's shapes). */
+/** A wire `source` → IR media source (validated before: one of SOURCES' shapes, schema.ts). */
 function mediaSource(s: Obj): MediaSource {
   switch (s.type) {
     case 'base64':
@@ -141,7 +141,7 @@ function toolChoice(tc: unknown): ToolChoice | undefined {
  * `thinking` is carried unless it is a plain `enabled` (that one is reasoning.budgetTokens).
  * Not carried: `pause_on_call_tools_start` is the gateway's own (the pipeline stops the
  * reply at the first tool_use), and for an OpenAI-family model `service_tier` (Anthropic's
- * `auto` / `standard_only` mean nothing to OpenAI's tiers) — accepted per §4.6, not sent.
+ * `auto` / `standard_only` mean nothing to OpenAI's tiers) — accepted, not sent.
  */
 const ANTHROPIC_CARRIED = [
   'cache_control', 'context_management', 'output_config', 'output_format', 'container', 'mcp_servers',

@@ -1,4 +1,4 @@
-// The messages-style in-band error (spec §7.8): after the 200 went out, a
+// The messages-style in-band error: after the 200 went out, a
 // failure is one `event: error` frame in Anthropic's shape, then the stream closes.
 import { HttpError } from '../../http/errors.ts'
 

@@ -1,8 +1,8 @@
 // An Anthropic messages body on the pass-through path goes upstream as the client sent it,
 // except for media the upstream cannot reach: `document` and `image` blocks whose source is
 // a gateway file id (the upstream does not know those ids) are read with the caller's key
-// and inlined; a `document` URL is fetched through the guard and embedded (§4.6: the
-// gateway fetches document URLs for both families). Image URLs go as they are, unless the
+// and inlined; a `document` URL is fetched through the guard and embedded (the gateway
+// fetches document URLs for both families: no upstream reaches the client's network). Image URLs go as they are, unless the
 // caller asks for their bytes. Blocks are found in messages[].content[], inside tool_result
 // content, and in `system` when it is a list of blocks.
 import { badRequest } from '../../http/errors.ts'

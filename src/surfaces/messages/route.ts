@@ -1,6 +1,6 @@
 // POST /api/beta/v1/messages (and the unified /api/v1/messages): the messages codec on the
 // shared generation pipeline; and messages/count_tokens, which Claude Code calls in bursts.
-// Headers of §5/§9: `anthropic-version` / `beta-version` (any date), and
+// Headers: `anthropic-version` / `beta-version` (any date, not checked), and
 // `anthropic-beta` / `beta-beta` lists, forwarded upstream as `anthropic-beta`.
 import { Elysia } from 'elysia'
 import { badRequest } from '../../http/errors.ts'

@@ -1,4 +1,4 @@
-// The messages-style request body (spec §4.6 plus the current official Messages API), as
+// The messages-style request body (the gateway's parameters and the official Messages API's), as
 // TypeBox schemas compiled once. Tagged unions (message role, block type, media source
 // type, thinking type, tool_choice type) are split into one schema per tag, so validate.ts
 // picks the one that applies and names the exact field that is wrong. Objects allow extra
@@ -26,7 +26,7 @@ export const CacheControl = Obj(
 const Cache = Opt(OrNull(CacheControl, 'expected { type: "ephemeral", ttl? }'))
 
 
-/** Media sources per block type (the §4.6 table), by `source.type`. */
+/** Media sources per block type, by `source.type`: what an image or a document block may name. */
 export const SOURCES: Record<'image' | 'document', Record<string, TSchema>> = {
   image: {
     base64: Obj({ type: T.Literal('base64'), media_type: NonEmpty(), data: NonEmpty() }),
@@ -119,7 +119,7 @@ export const TOOL_CHOICES: Record<string, TSchema> = {
   any: Obj({ type: T.Literal('any'), disable_parallel_tool_use: DisableParallel }),
   none: Obj({ type: T.Literal('none') }),
   tool: Obj({ type: T.Literal('tool'), name: NonEmpty(), disable_parallel_tool_use: DisableParallel }),
-  // Spec §4.6 also takes the chat spelling.
+  // The chat spelling is taken too: clients moving from chat send it.
   function: Obj({ type: T.Literal('function'), function: Obj({ name: NonEmpty() }, { errorMessage: 'expected { name }' }), disable_parallel_tool_use: DisableParallel }),
 }
 

@@ -1,9 +1,9 @@
-// IR stream events → messages-style SSE, exactly as spec §6 and Anthropic's wire: every
+// IR stream events → messages-style SSE, exactly as Anthropic's wire: every
 // frame with its `event:` line (the SDK ignores frames without one), `message_start`, then
 // per block `content_block_start` / `content_block_delta` / `content_block_stop` with
 // indexes 0, 1, 2… in order, `message_delta` with the stop reason and the whole usage, and
 // `message_stop`. A mid-stream error produces nothing here: the pipeline writes
-// `messagesErrorFrame` and closes, with no message_delta / message_stop after it (§7.8).
+// `messagesErrorFrame` and closes, with no message_delta / message_stop after it.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
 import { messagesId, messagesStopReason, messagesStopSequence, messagesUsage } from './encode.ts'

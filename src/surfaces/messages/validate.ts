@@ -1,5 +1,5 @@
 // Messages-style request body → checked body. Every problem is a 400 whose message names
-// the field (`messages[2].content[0].type: …`), found before any upstream call (spec §4.6).
+// the field (`messages[2].content[0].type: …`), found before any upstream call.
 // The model's family rules are applied apart, from the parameter table (params.ts).
 import { checkOwnedValues } from '../../routing/params.ts'
 import { PARAMS, PARAM_SCHEMAS, type MessagesBody } from './params.ts'
@@ -45,7 +45,7 @@ export function normalizeMessagesBody(raw: unknown): Body {
 }
 
 /**
- * Every value rule of §4.6 for a normalized body whose model is known. `headerBetas` are
+ * Every value rule of the messages surface for a normalized body whose model is known. `headerBetas` are
  * the `anthropic-beta` / `beta-beta` header tokens, which change what thinking allows.
  */
 export function validateMessages(body: Body, model: CatalogModel, headerBetas: readonly string[] = []): asserts body is Body & MessagesBody {

@@ -1,4 +1,4 @@
-// The Response object (OpenAI's shape) and the spec's extras (§4.5):
+// The Response object (OpenAI's shape) and the gateway's extras:
 // `requires_action` with `required_action.submit_tool_outputs.tool_calls` when the model
 // called tools, `incomplete_details` when a budget cut the output, and `reasoning.summaries`
 // holding the summary text. `completeResponse` adds the extras to any Response object —

@@ -1,4 +1,4 @@
-// The request's conversation as Responses API input items, whatever form it came in (§4.5):
+// The request's conversation as Responses API input items, whatever form it came in:
 // `input` as a string, an array of items or of content parts, an object with `content`, or
 // the chat-style `messages` alternative (content arrays normalised, `input_text` → `text`).
 // Items are the one shape the surface keeps, stores in threads and sends upstream.

@@ -17,7 +17,7 @@ const COPIED = [
   'stream_options', 'top_logprobs', 'background', 'prompt', 'context_management', 'client_metadata', 'user',
 ] as const
 
-/** Accepted by the surface (§4.5 "Accepted") but not by the Responses API: left out and named. */
+/** Accepted by the surface (chat-era parameters) but not by the Responses API: left out and named. */
 export const NOT_SENT = ['n', 'seed', 'logit_bias', 'frequency_penalty', 'presence_penalty', 'audio', 'modalities', 'prediction', 'strict'] as const
 
 function mcpTools(servers: Obj[]): Obj[] {

@@ -1,4 +1,4 @@
-// Value rules of each top-level responses-style parameter (spec §4.5 plus the current
+// Value rules of each top-level responses-style parameter (the gateway's, plus the current
 // official Responses API), as TypeBox schemas compiled once. Nested objects allow extra
 // fields: an OpenAI upstream gets the body as it is, so unknown nested fields are its call.
 import { Type as T, type TSchema } from '@sinclair/typebox'

@@ -1,10 +1,10 @@
-// IR stream events → responses-style SSE (§6): response.created, response.in_progress,
+// IR stream events → responses-style SSE: response.created, response.in_progress,
 // then every output item bracketed by output_item.added/.done (message items also by
 // content_part.added/.done; reasoning items by the summary-part events when summaries are
 // on), and a terminal response.completed carrying the whole response — preceded by
 // response.requires_action when the reply called tools — or response.incomplete when a
 // budget cut it. A failure is response.error, response.failed, then response.completed
-// with status failed (§6, §7.8). Claude and GPT models share this grammar on the IR path.
+// with status failed. Claude and GPT models share this grammar on the IR path.
 import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { callItem, completeResponse, messageItem, newId, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
@@ -18,7 +18,7 @@ export function sse(type: string, payload: Obj): string {
 }
 
 /**
- * §6: response.error, response.failed, then response.completed with status failed. For a
+ * A failure: response.error, response.failed, then response.completed with status failed. For a
  * client that knows only OpenAI's events, the error event has OpenAI's name (`error`).
  */
 export function failureEvents(ev: (type: string, payload: Obj) => string, error: { code: string; message: string }, r: Obj, knownEventsOnly: boolean): string {

@@ -1,5 +1,5 @@
-// Responses-style threads (§4.5 state): each stored response keeps the input items its
-// request added, its output items and the response object; `previous_response_id` chains them.
+// Responses-style threads: each stored response keeps the input items its request added,
+// its output items and the response object; `previous_response_id` chains them.
 //
 // Rows are keyed by the gateway's own row id. The response id a client saw (the upstream's,
 // on the pass-through path) is a field a key's lookup reads, latest first: upstreams and

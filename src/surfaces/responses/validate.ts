@@ -1,5 +1,5 @@
 // Responses-style request body → a checked turn: every problem a 400 naming the field,
-// found before any upstream call (§4.5). The result (`Turn`) is the one
+// found before any upstream call. The result (`Turn`) is the one
 // shape decode, pass-through and encoders read: the official Responses spelling of the
 // request, whichever aliases the client used, plus the thread it continues.
 import { checkOwnedValues, type CrossFamilyMode } from '../../routing/params.ts'
@@ -113,7 +113,7 @@ export interface ValidateContext {
   mode: CrossFamilyMode
 }
 
-/** Every value rule of §4.5 for a normalized body whose model is known, and the thread it continues. */
+/** Every value rule of the responses surface for a normalized body whose model is known, and the thread it continues. */
 export async function validateResponses(body: Body & ResponsesBody, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
   if (body.input !== undefined && body.messages !== undefined) throw badRequest('input, messages: give one of them, not both')
   checkOwnedValues(PARAMS, body, model)
