@@ -4,20 +4,14 @@ import { createApp, directTable, generationHandlers, type AppServices } from './
 import { directRoutes } from './http/direct.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { BatchService } from './batches/service.ts'
-import { createFilesService } from './files/create.ts'
-import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
-import { KeyStore } from './auth/keys.ts'
-import { Billing } from './billing/billing.ts'
+import { assembleServices } from './assemble.ts'
 import { MemoryLedger } from './billing/ledger.ts'
 import { PgLedger } from './billing/pg-ledger.ts'
 import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
-import { buildCatalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
 import { checkCluster, storageOptions } from './db/options.ts'
-import { Recorder } from './generations/recorder.ts'
-import { createProviders } from './providers/registry.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './front.ts'
 import type { Services } from './services.ts'
@@ -27,36 +21,19 @@ import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<AppServices> {
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
-  const catalog = buildCatalog(config)
-  const keys = new KeyStore(storage)
   // reservations: in Redis when instances share one; in the database when they share
   // PostgreSQL and no Redis; in memory on one instance
   const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql) : new MemoryLedger())
-  const billing = new Billing({ keys, catalog, sql: storage.sql, onSharedDown: config.redis?.onError, degraded: () => cluster?.redis?.degraded() }, ledger)
+  const store = new MemoryStore()
+  const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog }, cluster })
+  const keys = s.keys
   // every key in memory before anything admits (batches resume below)
   await keys.load()
-  const store = new MemoryStore()
-  const limiter = new RateLimiter(store)
-  const s: Services = {
-    config,
-    storage,
-    catalog,
-    keys,
-    billing,
-    limiter,
-    log,
-    providers: createProviders(config),
-    recorder: new Recorder({ config, storage, catalog, billing, log }, { maxBacklog: config.generations.maxBacklog }),
-    files: createFilesService({ config, storage, log }),
-    cluster,
-    onClose: [],
-  }
   if (cluster) {
     // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
     if (storage.pg) await busOnPostgres(cluster, storage.pg, log)
     s.onClose.push(keys.attachBus(cluster.bus))
   }
-  s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
   const batches = await new BatchService(s).start(s.onClose)

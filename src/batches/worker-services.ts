@@ -3,19 +3,13 @@
 // connection of its own. Admission happens on the main thread before an item is handed out;
 // the worker's recorder writes the records and the keys' spend, and the spend it stored goes
 // back to the main thread's billing (its journal) once the transaction has committed.
-import { KeyStore } from '../auth/keys.ts'
-import { Billing } from '../billing/billing.ts'
+import { assembleServices } from '../assemble.ts'
 import { MemoryLedger } from '../billing/ledger.ts'
 import { MemoryStore, RateLimiter } from '../auth/ratelimit.ts'
-import { buildCatalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import { openStorage } from '../db/client.ts'
 import { storageOptions } from '../db/options.ts'
-import { createFilesService } from '../files/create.ts'
-import { Recorder } from '../generations/recorder.ts'
 import { createLogger } from '../http/log.ts'
-import { createMediaResolver, fetchPolicy } from '../media/resolve.ts'
-import { createProviders } from '../providers/registry.ts'
 import type { Services } from '../services.ts'
 import { countOnThisThread, countThrough } from '../tokens/count.ts'
 
@@ -28,23 +22,6 @@ export async function buildWorkerServices(config: Config, tokens?: MessagePort):
   const storage = await openStorage(storageOptions(config, 4))
   // the gateway's checkpoint worker checkpoints the WAL; a commit here never does it inline
   storage.sqlite?.exec('PRAGMA wal_autocheckpoint = 0')
-  const catalog = buildCatalog(config)
-  const keys = new KeyStore(storage)
-  const billing = new Billing({ keys, catalog, sql: storage.sql }, new MemoryLedger(), { journal: true })
-  const s: Services = {
-    config,
-    storage,
-    catalog,
-    keys,
-    billing,
-    limiter: new RateLimiter(new MemoryStore()),
-    log,
-    providers: createProviders(config),
-    // not started: no pruning here, and its queue is flushed by the results writer
-    recorder: new Recorder({ config, storage, catalog, billing, log }),
-    files: createFilesService({ config, storage, log }),
-    onClose: [],
-  }
-  s.media = createMediaResolver({ files: s.files, policy: fetchPolicy(config) })
-  return s
+  // not started: no pruning here, and the recorder's queue is flushed by the results writer
+  return assembleServices(config, storage, log, { ledger: new MemoryLedger(), journal: true, limiter: new RateLimiter(new MemoryStore()) })
 }

@@ -1,0 +1,54 @@
+// The services of one thread, put together the same way on the request thread (server.ts)
+// and in a batch worker (batches/worker-services.ts). What differs is given: where credit
+// reservations are held, whether billing keeps a journal for another thread, the
+// recorder's bounds, the rate limiter, and what is shared with other instances. Background
+// work (pruning, key watching, batches) is started by the caller.
+import { KeyStore } from './auth/keys.ts'
+import type { RateLimiter } from './auth/ratelimit.ts'
+import { Billing } from './billing/billing.ts'
+import type { Ledger } from './billing/ledger.ts'
+import type { Cluster } from './cluster/create.ts'
+import { buildCatalog } from './config/catalog.ts'
+import type { Config } from './config/load.ts'
+import type { Storage } from './db/client.ts'
+import { createFilesService } from './files/create.ts'
+import { Recorder, type RecorderOptions } from './generations/recorder.ts'
+import type { Logger } from './http/log.ts'
+import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
+import { createProviders } from './providers/registry.ts'
+import type { Services } from './services.ts'
+
+export interface AssembleOptions {
+  ledger: Ledger
+  limiter: RateLimiter
+  /** A batch worker's billing keeps what it stored, for the request thread. */
+  journal?: boolean
+  recorder?: RecorderOptions
+  cluster?: Cluster
+}
+
+export function assembleServices(config: Config, storage: Storage, log: Logger, opts: AssembleOptions): Services {
+  const catalog = buildCatalog(config)
+  const keys = new KeyStore(storage)
+  const billing = new Billing(
+    { keys, catalog, sql: storage.sql, onSharedDown: config.redis?.onError, degraded: () => opts.cluster?.redis?.degraded() },
+    opts.ledger,
+    { journal: opts.journal },
+  )
+  const files = createFilesService({ config, storage, log })
+  return {
+    config,
+    storage,
+    catalog,
+    keys,
+    billing,
+    limiter: opts.limiter,
+    log,
+    providers: createProviders(config),
+    recorder: new Recorder({ config, storage, catalog, billing, log }, opts.recorder),
+    files,
+    media: createMediaResolver({ files, policy: fetchPolicy(config) }),
+    cluster: opts.cluster,
+    onClose: [],
+  }
+}
