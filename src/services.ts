@@ -35,3 +35,9 @@ export interface Services {
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }
+
+/** What the generation pipeline uses: the models, the providers, billing, the recorder and media. */
+export type GenerationServices = Pick<Services, 'config' | 'catalog' | 'providers' | 'billing' | 'recorder' | 'files' | 'media' | 'log'>
+
+/** What the responses surface keeps beside the pipeline: its threads' store. */
+export type ThreadServices = Pick<Services, 'config' | 'storage' | 'onClose'>

@@ -7,7 +7,7 @@ import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
 import { compatHeader } from '../routing/params.ts'
 import type { GenerationSink } from '../generations/types.ts'
-import type { Services } from '../services.ts'
+import type { GenerationServices, Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
 import { decodeContext, NO_MEDIA, type MediaResolver, type SurfaceSpec } from './surface.ts'
@@ -19,7 +19,7 @@ import { translatedJson, translatedStream } from './translated.ts'
 type Body = Record<string, unknown>
 
 /** The token bound of the gateway files a body names, readable by the caller's key. */
-export async function filesBound(s: Services, body: Body, rc: RequestContext): Promise<number> {
+export async function filesBound(s: Pick<Services, 'files'>, body: Body, rc: RequestContext): Promise<number> {
   const ids = fileIdsOf(body)
   if (ids.length === 0 || !s.files) return 0
   return fileTokenBound(ids, async (id) => {
@@ -29,20 +29,20 @@ export async function filesBound(s: Services, body: Body, rc: RequestContext): P
 }
 
 /** A request through the pipeline, answered over HTTP: a stream, or the JSON reply. */
-export async function generate(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media?: MediaResolver): Promise<Response> {
+export async function generate(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media?: MediaResolver): Promise<Response> {
   const r = await run(s, spec, raw, rc, media)
   return r instanceof Response ? r : jsonResponse(r)
 }
 
 /** A request that is never streamed (a batch item): its reply as a value, not an HTTP response. */
-export async function generateJson(s: Services, spec: SurfaceSpec, raw: Record<string, unknown>, rc: RequestContext, sink: GenerationSink = s.recorder): Promise<JsonReply> {
+export async function generateJson(s: GenerationServices, spec: SurfaceSpec, raw: Record<string, unknown>, rc: RequestContext, sink: GenerationSink = s.recorder): Promise<JsonReply> {
   const r = await run(s, spec, raw.stream === true ? { ...raw, stream: false } : raw, rc, s.media ?? NO_MEDIA, sink)
   if (r instanceof Response) throw new Error('a non-streaming request was answered with a stream')
   return r
 }
 
 /** `sink` takes the generation's record (a batch item collects its own). */
-async function run(s: Services, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA, sink: GenerationSink = s.recorder): Promise<Response | JsonReply> {
+async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA, sink: GenerationSink = s.recorder): Promise<Response | JsonReply> {
   const plan = await spec.decode(raw, decodeContext(s.catalog, s.config.compat.crossFamily, rc))
   const { model, body, stream, encoder: codec } = plan
   const adapter = s.providers.providerFor(model)

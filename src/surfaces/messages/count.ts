@@ -15,7 +15,7 @@ import { normalizeMessagesBody, validateMessages } from './validate.ts'
 /** count_tokens takes a messages body without `max_tokens`; the checks are otherwise the same. */
 const PLACEHOLDER_MAX = 1
 
-export async function countMessageTokens(s: Services, raw: unknown, rc: RequestContext): Promise<number> {
+export async function countMessageTokens(s: Pick<Services, 'catalog' | 'config' | 'providers'>, raw: unknown, rc: RequestContext): Promise<number> {
   const given = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined
   const needsMax = given !== undefined && (given.max_tokens === undefined || given.max_tokens === null)
   const body = normalizeMessagesBody(needsMax ? { ...given, max_tokens: PLACEHOLDER_MAX } : raw)

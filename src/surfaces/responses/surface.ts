@@ -9,7 +9,7 @@ import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import type { TapOptions } from '../../routing/contract.ts'
-import type { Services } from '../../services.ts'
+import type { ThreadServices } from '../../services.ts'
 import { turnToIR } from './decode.ts'
 import { completeResponse, encodeResponse, newId, type ResponseFrame } from './encode.ts'
 import { resolveResponsesBodyFiles } from './media.ts'
@@ -30,16 +30,16 @@ const customNames = (turn: Turn) => {
 /** A reply holds its last bytes this long at most for its thread row (a store that cannot write). */
 const DURABLE_WAIT_MS = 5_000
 
-const stores = new WeakMap<Services, ThreadStore>()
+const stores = new WeakMap<ThreadServices, ThreadStore>()
 
 /** The one thread store of a gateway's services (the surface and the object routes share its pending rows). */
-export function threadStoreOf(s: Services): ThreadStore {
+export function threadStoreOf(s: ThreadServices): ThreadStore {
   let t = stores.get(s)
   if (!t) stores.set(s, (t = new ThreadStore(s.storage.sql, s.config.responses.maxThreadBytes)))
   return t
 }
 
-export function responsesSurface(s: Services, threads = threadStoreOf(s)): SurfaceSpec {
+export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)): SurfaceSpec {
   s.onClose.push(() => threads.flush())
   /**
    * Stores a finished response of a stored turn (failed ones are not part of a thread), once;
