@@ -9,6 +9,8 @@
 //                          else translated by `t` (or dropped) and named in x-switchyard-compat
 //              IGNORED     harmless to leave out: dropped in both modes, named in the header
 //              partly(f)   carried, and named in the header when `f` says a part is left out
+//   ir       the IR field the value goes to as it is (sampling knobs); the others the
+//            decoder maps itself, where a value needs reshaping
 //   owned    a provider-owned value set (effort levels, tiers, verbosity): any string on the
 //            surface's own family, where the upstream is the authority; a value the
 //            translation knows on the other family. Either the values, or per sub-field.
@@ -23,8 +25,12 @@ export type CrossFamilyMode = 'reject' | 'translate'
 
 export type FamilyRule = { foreign: Translate } | { ignored: true } | { partly: (value: unknown) => boolean }
 
+/** IR fields a parameter's value is copied to unchanged. */
+export type DirectIR = 'temperature' | 'topP' | 'topK' | 'maxTokens'
+
 export interface ParamRow {
   schema?: TSchema
+  ir?: DirectIR
   openai?: FamilyRule
   anthropic?: FamilyRule
   owned?: readonly string[] | Readonly<Record<string, readonly string[]>>
@@ -102,6 +108,14 @@ function mergeCounterpart(into: Counterpart, c: Counterpart) {
   const { reasoning, ...rest } = c
   Object.assign(into, rest)
   if (reasoning) into.reasoning = { ...into.reasoning, ...reasoning }
+}
+
+/** The parameters whose rows name an IR field, copied to it (those the family rules removed are gone from `body`). */
+export function directToIR(body: Record<string, unknown>, table: ParamTable, req: Partial<Record<DirectIR, unknown>>): void {
+  for (const name in table.rows) {
+    const ir = table.rows[name]!.ir
+    if (ir !== undefined && body[name] !== undefined) req[ir] = body[name]
+  }
 }
 
 /** Parameters of a body that the surface does not know at all, in body order. */

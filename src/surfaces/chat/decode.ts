@@ -1,7 +1,7 @@
 // Chat-style request body → checked body → IR. Every problem is a 400 whose message
 // names the field (`messages[2].content[0].type: …`), found before any upstream call.
 import { own } from '../../lib/own.ts'
-import { checkOwnedValues, type RulesOutcome } from '../../routing/params.ts'
+import { checkOwnedValues, directToIR, type RulesOutcome } from '../../routing/params.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
@@ -320,9 +320,7 @@ export function toIR(checked: ChatBody, model: CatalogModel, rules: RulesOutcome
   if (system.length > 0) req.system = system
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? c.maxTokens
   if (maxTokens !== undefined) req.maxTokens = maxTokens
-  if (body.temperature !== undefined) req.temperature = body.temperature
-  if (body.top_p !== undefined) req.topP = body.top_p
-  if (body.top_k !== undefined) req.topK = body.top_k
+  directToIR(body, PARAMS, req)
   if (stop.length > 0) req.stop = stop
   if (tools) req.tools = tools
   if (toolChoice) req.toolChoice = toolChoice

@@ -14,10 +14,10 @@ export const PARAMS = {
     model: { schema: Str({ minLength: 1 }) },
     messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }) },
     stream: { schema: T.Boolean({ errorMessage: 'must be a boolean (true or false)' }) },
-    temperature: { schema: T.Number({ minimum: 0, maximum: 2, errorMessage: 'expected a number from 0 to 2' }) },
+    temperature: { schema: T.Number({ minimum: 0, maximum: 2, errorMessage: 'expected a number from 0 to 2' }), ir: 'temperature' },
     max_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }) },
     max_completion_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), anthropic: foreign(maxCompletionToMax) },
-    top_p: { schema: T.Number({ exclusiveMinimum: 0, maximum: 1, errorMessage: 'expected a number greater than 0 and at most 1' }) },
+    top_p: { schema: T.Number({ exclusiveMinimum: 0, maximum: 1, errorMessage: 'expected a number greater than 0 and at most 1' }), ir: 'topP' },
     stop: { schema: T.Union([Str(), T.Array(Str(), { maxItems: 64 })], { errorMessage: 'expected a string or an array of strings' }) },
     frequency_penalty: { schema: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }), anthropic: foreign(drop) },
     presence_penalty: { schema: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }), anthropic: IGNORED },
@@ -55,7 +55,7 @@ export const PARAMS = {
     safety_identifier: { schema: Str({ errorMessage: 'expected a string' }), anthropic: IGNORED },
     prompt_cache_retention: { schema: Str({ errorMessage: 'expected a string' }), anthropic: IGNORED, owned: CACHE_RETENTION },
     // Anthropic-style extensions, honoured for Claude-family models only (their `openai` rule).
-    top_k: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), openai: foreign(drop) },
+    top_k: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), openai: foreign(drop), ir: 'topK' },
     stop_sequences: { schema: T.Array(Str(), { errorMessage: 'expected an array of strings' }), openai: foreign(stopSequencesToStop) },
     cache_control: { schema: Obj({ type: T.Literal('ephemeral') }, { errorMessage: 'expected { type: "ephemeral", ttl? }' }), openai: foreign(drop) },
     thinking: { schema: Obj(

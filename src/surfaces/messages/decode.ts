@@ -5,8 +5,8 @@
 import { own } from '../../lib/own.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
-import type { RulesOutcome } from '../../routing/params.ts'
-import type { MessagesBody } from './params.ts'
+import { directToIR, type RulesOutcome } from '../../routing/params.ts'
+import { PARAMS, type MessagesBody } from './params.ts'
 import { isServerTool } from './validate.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -156,9 +156,7 @@ export function messagesToIR(checked: MessagesBody, model: CatalogModel, rules: 
 
   if (body.system !== undefined) req.system = content(body.system)
   req.maxTokens = body.max_tokens ?? c.maxTokens
-  if (body.temperature !== undefined) req.temperature = body.temperature
-  if (body.top_p !== undefined) req.topP = body.top_p
-  if (body.top_k !== undefined) req.topK = body.top_k
+  directToIR(body, PARAMS, req)
   const stop = [...(body.stop_sequences ?? []), ...(c.stop ?? [])]
   if (stop.length > 0) req.stop = stop
 

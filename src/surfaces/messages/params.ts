@@ -15,9 +15,9 @@ export const PARAMS = {
     messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }) },
     stream: { schema: Bool() },
     max_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }) },
-    temperature: { schema: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }) },
-    top_p: { schema: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }) },
-    top_k: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }), openai: foreign(drop) },
+    temperature: { schema: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }), ir: 'temperature' },
+    top_p: { schema: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }), ir: 'topP' },
+    top_k: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }), openai: foreign(drop), ir: 'topK' },
     stop_sequences: { schema: StrArray, openai: foreign(stopSequencesToStop) },
     // Claude Code sends user_id as a JSON text; any string is fine.
     metadata: { schema: Obj({ user_id: Opt(OrNull(Str(), 'expected a string')) }, { errorMessage: 'expected an object { user_id? }' }) },

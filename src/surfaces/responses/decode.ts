@@ -5,8 +5,8 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
-import type { RulesOutcome } from '../../routing/params.ts'
-import type { ResponsesBody } from './params.ts'
+import { directToIR, type RulesOutcome } from '../../routing/params.ts'
+import { PARAMS, type ResponsesBody } from './params.ts'
 import { mediaSource } from '../chat/decode.ts'
 import type { Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
@@ -168,9 +168,7 @@ export function turnToIR(body: Body & ResponsesBody, turn: Turn, model: CatalogM
   const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
   const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: body.stream === true }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
-  if (body.max_output_tokens !== undefined) req.maxTokens = body.max_output_tokens
-  if (body.temperature !== undefined) req.temperature = body.temperature
-  if (body.top_p !== undefined) req.topP = body.top_p
+  directToIR(body, PARAMS, req)
 
   const own = turn.tools.length
   const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])], (i) => (i < own ? `tools[${i}]` : 'input.additional_tools'), model)

@@ -21,9 +21,9 @@ export const PARAMS = {
     tools: { schema: Arr('tools') },
     // tool_choice: checked by the decoder (a tagged union)
     tool_choice: {},
-    temperature: { schema: Num(0, 2) },
-    top_p: { schema: Num(0, 1) },
-    max_output_tokens: { schema: Int(1) },
+    temperature: { schema: Num(0, 2), ir: 'temperature' },
+    top_p: { schema: Num(0, 1), ir: 'topP' },
+    max_output_tokens: { schema: Int(1), ir: 'maxTokens' },
     response_format: { schema: T.Union(
       [
         T.Object({ type: OneOf(['text', 'json_object']) }),
