@@ -9,6 +9,10 @@
 //                          else translated by `t` (or dropped) and named in x-switchyard-compat
 //              IGNORED     harmless to leave out: dropped in both modes, named in the header
 //              partly(f)   carried, and named in the header when `f` says a part is left out
+//   gateway  the gateway's own: acted on here (a pause at the first tool call), never sent
+//            upstream, and not named either, since nothing was lost
+//   shaped   an upstream of the surface's own wire gets it reshaped by the decoder (an alias
+//            resolved, a thread expanded), not copied as it came
 //   ir       the IR field the value goes to as it is (sampling knobs); the others the
 //            decoder maps itself, where a value needs reshaping
 //   owned    a provider-owned value set (effort levels, tiers, verbosity): any string on the
@@ -30,6 +34,8 @@ export type DirectIR = 'temperature' | 'topP' | 'topK' | 'maxTokens'
 
 export interface ParamRow {
   schema?: TSchema
+  gateway?: true
+  shaped?: true
   ir?: DirectIR
   openai?: FamilyRule
   anthropic?: FamilyRule
@@ -100,6 +106,7 @@ export function applyFamilyRules(body: Record<string, unknown>, table: ParamTabl
   for (const name of present) {
     const r = ruleOf(table, name, family)
     if (r !== undefined && 'partly' in r && r.partly(body[name])) out.compat.push(name)
+    else if (r === undefined && table.rows[name]?.gateway === true) out.removed.push(name)
   }
   return out
 }
@@ -116,6 +123,13 @@ export function directToIR(body: Record<string, unknown>, table: ParamTable, req
     const ir = table.rows[name]!.ir
     if (ir !== undefined && body[name] !== undefined) req[ir] = body[name]
   }
+}
+
+/** The parameters an upstream of the surface's own wire gets as they came: no rule for that family, not reshaped. */
+export function copiedAsIs(table: ParamTable): string[] {
+  return Object.entries(table.rows)
+    .filter(([, row]) => row[table.family] === undefined && row.shaped !== true && row.gateway !== true)
+    .map(([name]) => name)
 }
 
 /** Parameters of a body that the surface does not know at all, in body order. */

@@ -57,6 +57,17 @@ describe('JSON replies', () => {
     expect(r.usage.output_tokens_details.reasoning_tokens).toBe(want.usage.output_tokens_details.reasoning_tokens)
   })
 
+  test("the Responses API's own parameters a GPT model gets as they came: context_management (compaction), chat-era ones left out and named", async () => {
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const context_management = [{ type: 'compaction', compact_threshold: 100_000 }]
+    const res = await rig.postResponses({ model: 'gpt-4o', input: 'hi', context_management, seed: 7 })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.context_management).toEqual(context_management)
+    expect(sent.seed).toBeUndefined()
+    expect(res.headers.get('x-switchyard-compat')).toBe('seed')
+  })
+
   test('an upstream error status maps to the spec status (429 quota)', async () => {
     rig.up.script({ status: 429, json: fixture(F('error-429-insufficient-quota.json')) })
     const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi' })

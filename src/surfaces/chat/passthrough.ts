@@ -13,12 +13,12 @@ export interface PassthroughBody {
 }
 
 /**
- * What goes upstream. `prompt_cache_key` is dropped: prompt-cache scoping is internal
- * to the gateway. Translated foreign parameters are spelled in chat terms.
+ * What goes upstream: the body less what the family rules removed (`prompt_cache_key` among
+ * them: prompt-cache scoping is internal to the gateway). Translated foreign parameters are
+ * spelled in chat terms.
  */
 export function passthroughBody(checked: Body, rules: RulesOutcome): PassthroughBody {
   const body: Body = { ...checked }
-  delete body.prompt_cache_key
   for (const k of rules.removed) delete body[k]
   const c = rules.counterpart
   if (c.stop?.length) {

@@ -27,7 +27,7 @@ export const PARAMS = {
     // tool_choice: checked by the decoder (a tagged union)
     tool_choice: {},
     parallel_tool_calls: { schema: Bool() },
-    pause_on_call_tools_start: { schema: Bool(), openai: IGNORED },
+    pause_on_call_tools_start: { schema: Bool(), openai: IGNORED, gateway: true },
     service_tier: { schema: Str(), openai: IGNORED },
     reasoning_effort: { schema: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']) },
     betas: { schema: StrArray, openai: IGNORED },

@@ -64,7 +64,6 @@ export const messagesSurface: SurfaceSpec = {
       passthrough() {
         if (SPELLED_BY_IR.some((k) => body[k] !== undefined)) return undefined
         const out = { ...body }
-        delete out.pause_on_call_tools_start
         for (const k of rules.removed) delete out[k]
         return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
       },

@@ -7,18 +7,13 @@
 import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'
+import { copiedAsIs } from '../../routing/params.ts'
+import { PARAMS } from './params.ts'
 
 type Obj = Record<string, unknown>
 
-/** Official Responses parameters copied as they are. */
-const COPIED = [
-  'model', 'temperature', 'top_p', 'max_output_tokens', 'stream', 'prompt_cache_retention', 'include', 'truncation',
-  'max_tool_calls', 'metadata', 'parallel_tool_calls', 'prompt_cache_key', 'safety_identifier', 'service_tier',
-  'stream_options', 'top_logprobs', 'background', 'prompt', 'context_management', 'client_metadata', 'user',
-] as const
-
-/** Accepted by the surface (chat-era parameters) but not by the Responses API: left out and named. */
-export const NOT_SENT = ['n', 'seed', 'logit_bias', 'frequency_penalty', 'presence_penalty', 'audio', 'modalities', 'prediction', 'strict'] as const
+/** Official Responses parameters copied as they are: the table's rows with no rule for GPT models, not reshaped. */
+const COPIED = copiedAsIs(PARAMS)
 
 function mcpTools(servers: Obj[]): Obj[] {
   return servers.map((s) => {
@@ -65,6 +60,5 @@ export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
     if (turn.verbosity) text.verbosity = turn.verbosity
     out.text = text
   }
-  for (const k of NOT_SENT) if (body[k] !== undefined) compat.push(k)
   return out
 }
