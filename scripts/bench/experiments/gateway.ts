@@ -23,6 +23,8 @@ export async function startExperimentGateway(name: string, env: Record<string, s
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_BOOTSTRAP_KEY: KEY,
       SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_LOG_LEVEL: 'error',
+      // profile the gateway, not the client: EXPERIMENT_BUN_OPTIONS="--cpu-prof --cpu-prof-dir=…"
+      ...(process.env.EXPERIMENT_BUN_OPTIONS ? { BUN_OPTIONS: process.env.EXPERIMENT_BUN_OPTIONS } : {}),
       ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
     },
     stdout: 'pipe',
