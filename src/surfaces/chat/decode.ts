@@ -10,6 +10,9 @@ import type { Counterpart } from '../../routing/translate.ts'
 import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
 import { knownParams } from '../checks.ts'
 import {
+  type ChatFunction,
+  type ChatTool,
+  type ChatToolChoice,
   firstError,
   FunctionCallObject,
   FunctionTool,
@@ -247,29 +250,29 @@ function toMessages(wire: Obj[], model: CatalogModel): { system: Part[]; message
   return { system, messages }
 }
 
-function toTools(body: Body): Tool[] | undefined {
+/** `tools` and `functions` as validateChat left them (each item checked by its schema). */
+function toTools(body: ChatBody): Tool[] | undefined {
   const out: Tool[] = []
-  for (const t of (body.tools as Obj[] | undefined) ?? []) {
-    const f = t.function as Obj
+  for (const t of (body.tools ?? []) as ChatTool[]) {
+    const f = t.function
     out.push({
-      name: f.name as string,
-      description: f.description as string | undefined,
-      parameters: (f.parameters as Obj | undefined) ?? { type: 'object', properties: {} },
+      name: f.name,
+      description: f.description,
+      parameters: f.parameters ?? { type: 'object', properties: {} },
       strict: typeof f.strict === 'boolean' ? f.strict : undefined,
     })
   }
-  for (const f of (body.functions as Obj[] | undefined) ?? []) {
-    out.push({ name: f.name as string, description: f.description as string | undefined, parameters: (f.parameters as Obj | undefined) ?? { type: 'object', properties: {} } })
+  for (const f of (body.functions ?? []) as ChatFunction[]) {
+    out.push({ name: f.name, description: f.description, parameters: f.parameters ?? { type: 'object', properties: {} } })
   }
   return out.length > 0 ? out : undefined
 }
 
-function toToolChoice(body: Body): ToolChoice | undefined {
-  const tc = body.tool_choice ?? body.function_call
+function toToolChoice(body: ChatBody): ToolChoice | undefined {
+  const tc = (body.tool_choice ?? body.function_call) as ChatToolChoice | { name: string } | undefined
   if (tc === undefined) return undefined
   if (tc === 'none' || tc === 'auto' || tc === 'required') return { type: tc }
-  const name = isObj((tc as Obj).function) ? ((tc as Obj).function as Obj).name : (tc as Obj).name
-  return { type: 'tool', name: name as string }
+  return { type: 'tool', name: 'function' in tc ? tc.function.name : tc.name }
 }
 
 function toResponseFormat(rf: unknown): ResponseFormat | undefined {

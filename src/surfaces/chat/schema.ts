@@ -2,7 +2,7 @@
 // as TypeBox schemas compiled once. Schemas are split where the wire is a tagged union
 // (message role, content part type, response_format type), so decode.ts can pick the
 // one schema that applies and name the exact field that is wrong.
-import { Type as T, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox'
+import { Type as T, type ObjectOptions, type Static, type TProperties, type TSchema } from '@sinclair/typebox'
 import { compiled, firstError } from '../checks.ts'
 
 export { firstError }
@@ -98,6 +98,11 @@ export const ToolChoiceObject = Obj({
 })
 
 export const FunctionCallObject = Obj({ name: Str({ errorMessage: 'expected a string' }) })
+
+/** A tool, a legacy function and a tool choice as their checks leave them. */
+export type ChatTool = Static<typeof FunctionTool>
+export type ChatFunction = Static<typeof LegacyFunction>
+export type ChatToolChoice = 'none' | 'auto' | 'required' | Static<typeof ToolChoiceObject>
 
 export const RESPONSE_FORMATS: Record<string, TSchema> = {
   text: Obj({ type: T.Literal('text') }),
