@@ -55,7 +55,7 @@ export const publicKey = (k: ApiKey) => ({
   last_used_at: k.lastUsedAt,
 })
 
-export function adminRoutes(s: Services) {
+export function adminRoutes(s: Pick<Services, 'config' | 'keys'>) {
   const token = s.config.adminToken
   const limit = s.config.limits.maxBodyBytes
   const found = (k: ApiKey | undefined, id: string) => {

@@ -25,7 +25,7 @@ const anthropicModel = (m: CatalogModel) => ({
   max_tokens: m.maxOutputTokens ?? null,
 })
 
-export function modelRoutes(s: Services) {
+export function modelRoutes(s: Pick<Services, 'catalog'>) {
   const find = (id: string) => {
     const m = s.catalog.resolve(decodeURIComponent(id))
     if (!m) throw notFound(`Model ${echo(id)} not found`)

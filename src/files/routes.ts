@@ -81,7 +81,7 @@ function familyRoutes(root: string, wire: Wire, files: FilesService, limits: Upl
     })
 }
 
-export function filesRoutes(s: Services) {
+export function filesRoutes(s: Pick<Services, 'config' | 'files'>) {
   const limits: UploadLimits = { maxUploadBytes: s.config.limits.maxUploadBytes, maxJsonBytes: s.config.limits.maxBodyBytes }
   return new Elysia({ name: 'files' })
     .use(familyRoutes('/api/v1/files', OPENAI, s.files, limits))

@@ -32,7 +32,7 @@ function oneOf<T extends string>(q: URLSearchParams, name: string, values: reado
   return v as T | undefined
 }
 
-export function generationRoutes(s: Services) {
+export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'storage'>) {
   const list = new GenerationList(s.storage.sql)
   const canonical = (id: string) => s.catalog.list().find((c) => c.id === id || c.aliases.includes(id))?.id ?? id
 

@@ -10,7 +10,7 @@ import { buildReport } from './report.ts'
 
 const DAY_MS = 86_400_000
 
-export function usageRoutes(s: Services) {
+export function usageRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'storage'>) {
   const query = new UsageQuery(s.storage.sql)
   // aliases from the catalog's list, not resolve(): resolve() learns new ids, and a report
   // filter must not grow the catalog (`model=mock-<random>` in a loop)

@@ -7,7 +7,7 @@ import { badRequest } from '../../http/errors.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
-import type { Services } from '../../services.ts'
+import type { GenerationServices } from '../../services.ts'
 import type { Handler } from '../../http/direct.ts'
 import { countMessageTokens } from './count.ts'
 import { messagesSurface } from './surface.ts'
@@ -25,7 +25,7 @@ export function messagesHeaders(h: Headers): { betas: string[] } {
   return { betas: [...new Set(betas)] }
 }
 
-export function messagesHandler(s: Services): Handler {
+export function messagesHandler(s: GenerationServices): Handler {
   return async (request) => {
     const { betas } = messagesHeaders(request.headers)
     const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
@@ -33,7 +33,7 @@ export function messagesHandler(s: Services): Handler {
   }
 }
 
-export function messagesRoutes(s: Services, handle = messagesHandler(s)) {
+export function messagesRoutes(s: GenerationServices, handle = messagesHandler(s)) {
   const app = new Elysia({ name: 'messages' })
   for (const path of MESSAGES_PATHS) {
     app.post(path, ({ request }) => handle(request))

@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import { readJsonBody } from '../../http/body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
-import type { Services } from '../../services.ts'
+import type { GenerationServices, ThreadServices } from '../../services.ts'
 import type { Handler } from '../../http/direct.ts'
 import { responseObjectRoutes } from './objects.ts'
 import { responsesSurface, threadStoreOf } from './surface.ts'
@@ -13,7 +13,7 @@ import { responsesSurface, threadStoreOf } from './surface.ts'
 export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
 
 /** Makes the surface (and its thread store) once: call it once per gateway. */
-export function responsesHandler(s: Services): Handler {
+export function responsesHandler(s: GenerationServices & ThreadServices): Handler {
   const surface = responsesSurface(s)
   return async (request) => {
     const knownEventsOnly = request.headers.get('x-stainless-helper-method') === 'stream'
@@ -21,7 +21,7 @@ export function responsesHandler(s: Services): Handler {
   }
 }
 
-export function responsesRoutes(s: Services, handle = responsesHandler(s)) {
+export function responsesRoutes(s: GenerationServices & ThreadServices, handle = responsesHandler(s)) {
   const app = new Elysia({ name: 'responses' })
   for (const path of RESPONSES_PATHS) app.post(path, ({ request }) => handle(request))
   return app.use(responseObjectRoutes(threadStoreOf(s)))
