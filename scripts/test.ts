@@ -1,5 +1,5 @@
 // `npm test`: the suites on the embedded stores (SQLite, local disk, in-memory limits), then
-// once more on the shared stores (issue 13) when SWITCHYARD_TEST_DATABASE_URL is set:
+// once more on the shared stores (PostgreSQL, Redis, S3) when SWITCHYARD_TEST_DATABASE_URL is set:
 // PostgreSQL (every gateway a test starts gets a schema of its own: test/helpers/database.ts),
 // with Redis and S3 as well when SWITCHYARD_TEST_REDIS_URL / SWITCHYARD_TEST_S3_ENDPOINT are
 // set (SWITCHYARD_TEST_SHARED=1: a key prefix and a bucket per data dir, helpers/server.ts).

@@ -60,7 +60,7 @@ export function batchSection(r: BatchBench): string {
   const s = (x: Summary) => `${f(x.p50)} / ${f(x.p90)} / ${f(x.p99)} / ${f(x.max)}`
   const lines = [
     START,
-    '## Batches (issue 11)',
+    '## Batches',
     '',
     `Produced by \`bun scripts/bench/batch.ts\`: a ${r.setup.items.toLocaleString('en')}-item JSONL batch (chat items for \`mock-gpt\`) runs through the built-in mock provider`,
     `while an open-loop interactive chat load (${r.setup.interactiveRate} req/s for ${r.setup.interactiveSeconds} s, \`gpt-4o-mini\` passed through to the fake upstream) measures what the batch`,

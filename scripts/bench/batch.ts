@@ -1,8 +1,8 @@
-// `bun scripts/bench/batch.ts`: the batch bench of issue 11. A gateway (`switchyard serve`,
+// `bun scripts/bench/batch.ts`: the batch bench. A gateway (`switchyard serve`,
 // pinned to core 1 as in the main bench, with the load driver and the fake upstream on core 0)
 // runs a 50,000-item batch through the mock provider while an open-loop interactive chat load
 // (pass-through to the fake upstream) measures what the batch costs interactive traffic. Then each export format of the 50,000
-// results is streamed and the gateway's RSS watched. Targets (issue 11): done in under 60 s;
+// results is streamed and the gateway's RSS watched. Targets: done in under 60 s;
 // interactive p99 during the batch within 20 % of the same load without it; peak RSS growth
 // under 200 MiB; each export streams with RSS growth under 64 MiB.
 //   flags: --items N (50000) --rate R (interactive req/s, 200) --seconds S (interactive phase, 10)
@@ -140,7 +140,7 @@ async function main() {
     const rssBefore = memory(gateway.pid).rssMiB
     const cpuBefore = cpuSeconds(gateway.pid)
     const threadsBefore = threadCpuSeconds(gateway.pid)
-    // the kernel's peak from here on (issue 12: ≤ 256 MiB during the batch); if it refuses, the peak so far
+    // the kernel's peak from here on (≤ 256 MiB during the batch); if it refuses, the peak so far
     const hwmReset = resetPeak(gateway.pid)
     if (!hwmReset) notes.push('could not reset the gateway\'s VmHWM (clear_refs): the batch\'s peak RSS is the process\'s peak so far')
     const rss = rssSampler(gateway.pid)

@@ -1,4 +1,4 @@
-// Issue 12's memory phases: the gateway's peak RSS (VmHWM) under a long closed-loop run and
+// The memory phases: the gateway's peak RSS (VmHWM) under a long closed-loop run and
 // under thousands of streams abandoned after their first chunk. The peak is reset before each
 // phase (clear_refs); when the kernel refuses, the phase runs on a fresh gateway process instead.
 import type { Call } from './call.ts'

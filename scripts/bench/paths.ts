@@ -11,7 +11,7 @@ export interface Path {
   gateway: Call
   baseline: Call
   stream?: { gateway: Call; baseline: Call }
-  /** The bare Elysia proxy's route for the same client surface (JSON and stream): what issue 12's ratios divide by. */
+  /** The bare Elysia proxy's route for the same client surface (JSON and stream): what the ratio targets divide by. */
   reference?: { call: Call; stream: Call }
 }
 
@@ -45,7 +45,7 @@ const PATHS: { name: string; via: Surface; model: string; upstream: Surface; lab
   { name: 'messages pass-through', via: 'messages', model: CLAUDE_MODEL, upstream: 'messages', label: 'claude via messages' },
   { name: 'messages translated', via: 'messages', model: PASS_MODEL, upstream: 'chat', label: 'gpt via messages' },
   { name: 'translated', via: 'chat', model: CLAUDE_MODEL, upstream: 'messages', label: 'claude via chat' },
-  // issue 10: OpenAI's Responses API relayed, with the tap completing the final object
+  // OpenAI's Responses API relayed, with the tap completing the final object
   { name: 'responses pass-through', via: 'responses', model: PASS_MODEL, upstream: 'responses', label: 'gpt via responses' },
   // a Claude model through the IR to the messages wire, re-encoded as a Response
   { name: 'responses translated', via: 'responses', model: CLAUDE_MODEL, upstream: 'messages', label: 'claude via responses' },

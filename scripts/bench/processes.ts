@@ -23,7 +23,7 @@ function newlines(b: Uint8Array): number {
 
 /**
  * Spawn, then wait for the `listening on <url>` line on stdout, and keep draining it: the
- * gateway writes an access-log line per request (issue 12: the targets hold with logging on),
+ * gateway writes an access-log line per request (the targets hold with logging on),
  * and a pipe nobody reads would stall it. The drain only reads and drops (measured: about 2-4 %
  * of the load core at 10,000-20,000 lines a second; reads batch up as the rate grows).
  */
@@ -94,7 +94,7 @@ export interface GatewayOptions {
   root?: string
   /** Extra environment for the gateway (experiments). */
   env?: Record<string, string>
-  /** `info` (default) keeps the per-request access log on, as issue 12's targets require; `warn` turns it off. */
+  /** `info` (default) keeps the per-request access log on, as the targets require; `warn` turns it off. */
   logLevel?: 'debug' | 'info' | 'warn' | 'error'
 }
 

@@ -25,10 +25,10 @@ const errs = (e: Record<string, number> | number) => {
   return n === 0 ? '0' : `${n} ⚠`
 }
 
-/** Issue 12's table: the gateway against the bare proxy on the same surface, in the same run. */
+/** The targets' table: the gateway against the bare proxy on the same surface, in the same run. */
 export function targetTable(r: Results, batch?: BatchBench): Table {
   return {
-    title: 'Targets (issue 12): the gateway against the bare Elysia proxy on the same core, surface and run',
+    title: 'Targets: the gateway against the bare Elysia proxy on the same core, surface and run',
     head: ['figure', 'target', 'gateway', 'bare proxy', 'ratio / difference', 'verdict'],
     // a verdict on a figure that is not what it claims (⚠ in its row) is marked, not dropped
     rows: verdicts(r, batch).map((v) => [v.label, v.target, v.gateway, v.bare, v.ratio, verdict(v.pass, v.target) + (v.doubtful && v.pass !== null ? ' ⚠' : '')]),
@@ -39,7 +39,7 @@ export function tables(r: Results): Table[] {
   const phases = r.memory.phases ?? []
   return [
     {
-      title: 'Earlier absolute targets (issue 3 point 8; the messages paths: issue 8; the responses paths: issue 10), for reference',
+      title: 'Earlier absolute targets (chat, then the messages and responses paths), for reference',
       head: ['figure', 'target', 'measured', 'verdict'],
       rows: earlierVerdicts(r).map((v) => [
         v.label,
@@ -154,7 +154,7 @@ export function markdownReport(r: Results, batch?: BatchBench): string {
     'bare Elysia proxy (scripts/bench/bare-proxy.ts: no auth, limits, validation, logging or recording)',
     'on the gateway\'s core, each path back to back in the same run; the bare proxy takes the same client',
     'surface as the path (chat, messages or responses) and relays it to the same wire upstream, so it is',
-    'the floor any proxy pays on this machine, and issue 12\'s targets are ratios to it. "Added" is the',
+    'the floor any proxy pays on this machine, and the targets are ratios to it. "Added" is the',
     'difference to the direct figure. Open-loop latency counts from the scheduled send time, so queueing',
     'shows. "Other load" is the CPU that processes outside the bench used meanwhile (% of one core); past',
     '10% (⚠) the machine was not quiet and the figures are disturbed. "Gateway core busy" near 100% means',

@@ -1,6 +1,6 @@
 // `npm run bench`: fake upstream, gateway and bare-proxy subprocesses, then every phase
 // measured directly against the upstream, through the gateway and through the bare proxy on
-// the same client surface (issue 12's targets are ratios to it), then the memory phases.
+// the same client surface (the targets are ratios to it), then the memory phases.
 // Flags: --quick (short phases, nothing written), --render (rewrite docs/bench.md from
 // results.json, no run), --profile (the gateway writes a CPU profile to
 // $TMPDIR/switchyard-bench-profile; summarise it with scripts/bench/profile-summary.ts),
@@ -33,7 +33,7 @@ const PHASES = flags.quick
   ? { rates: [200, 1000], lowMs: 2000, highMs: 3000, wrkS: 2, streamRate: 100, streamMs: 2000, warmS: 1 }
   : { rates: [200, 1000], lowMs: 6000, highMs: 10_000, wrkS: 5, streamRate: 100, streamMs: 5000, warmS: 2 }
 const CONNECTIONS = 64
-// issue 12 point 4: 60 s closed loop, 4,000 stream disconnects 200 at a time
+// the memory phases: 60 s closed loop, 4,000 stream disconnects 200 at a time
 const MEMORY = flags.quick ? { closedLoopS: 10, disconnects: 1000 } : { closedLoopS: 60, disconnects: 4000 }
 const DISCONNECT_CONCURRENCY = 200
 // closed loop: gateway and bare proxy in alternating rounds (median kept); the bare figure moved
@@ -229,7 +229,7 @@ async function main() {
     const mem = memory(gateway.pid)
     sawPeak(mem.hwmMiB)
     results.memory.finalRssMiB = mem.rssMiB
-    // issue 12: the targets hold with the access log on; this says it was (one line a request)
+    // the targets hold with the access log on; this says it was (one line a request)
     const logLines = priorLogLines + (gateway.outputLines?.() ?? 0)
     notes.push(`gateway at --log-level info: ${logLines.toLocaleString('en-US')} lines of access log on its stdout, drained and dropped`)
     results.memory.peakRssMiB = overallPeak

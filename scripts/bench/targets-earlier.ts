@@ -1,5 +1,5 @@
-// The earlier absolute targets (issue 3 point 8; the messages paths: issue 8; the responses
-// paths: issue 10) as data, kept as a secondary table beside issue 12's ratios (targets.ts).
+// The earlier absolute targets (for the chat paths, then the messages and the responses paths)
+// as data, kept as a secondary table beside the ratio targets (targets.ts).
 import type { Results } from './results.ts'
 
 export interface Target {
@@ -29,7 +29,7 @@ export const EARLIER_TARGETS: Target[] = [
     pick: (r) => stream(r, 'pass-through')?.added.chunkDelay.p90,
   },
   { label: 'translated (Claude via chat): max req/s, one core', unit: 'req/s', bound: 'min', limit: 4000, pick: (r) => closedLoop(r, 'translated')?.gateway.rps },
-  // issue 8: the messages paths meet the chat path's targets; issue 10: so do the responses paths
+  // the messages paths meet the chat path's targets, and so do the responses paths
   ...(['messages pass-through', 'messages translated', 'responses pass-through', 'responses translated'] as const).flatMap((path): Target[] => [
     { label: `${path}: added latency p50 at 1,000 req/s`, unit: 'ms', bound: 'max', limit: 0.45, pick: (r) => openLoop(r, path, 1000)?.added.p50 },
     { label: `${path}: max req/s, gateway on one core`, unit: 'req/s', bound: 'min', limit: 8000, pick: (r) => closedLoop(r, path)?.gateway.rps },

@@ -1,4 +1,4 @@
-// Issue 12's targets as data: every figure is the gateway against the bare Elysia proxy
+// The targets as data: every figure is the gateway against the bare Elysia proxy
 // (bare-proxy.ts) measured in the same run on the same core and the same client surface,
 // except the p99, idle-cost and memory bounds, which are absolute. One function reads them;
 // report.ts prints the table.

@@ -1,4 +1,4 @@
-// §5: which header carries the key on which route, and what each failure says. The key
+// Which header carries the key on which route, and what each failure says. The key
 // itself is never echoed.
 import { HttpError } from '../http/errors.ts'
 import type { ApiKey } from '../http/context.ts'

@@ -1,4 +1,4 @@
-// Exports of a batch's results (§4.3): NDJSON, one item result per line (the default);
+// Exports of a batch's results: NDJSON, one item result per line (the default);
 // gzipped NDJSON; or a ZIP of results.jsonl (succeeded), errors.jsonl (failed) and
 // batch.json. Each is a pull stream: rows are read from the database a few hundred at a
 // time, only when the client has taken what came before, so no export is ever held whole.

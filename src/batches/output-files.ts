@@ -1,4 +1,4 @@
-// The output and error files of a finished batch (§4.3 / OpenAI's batch output format),
+// The output and error files of a finished batch (OpenAI's batch output format),
 // owned by the batch's key: written from the stored results as a stream, a few hundred
 // rows at a time, straight into the blob store.
 import type { FilesService } from '../files/service.ts'

@@ -1,5 +1,5 @@
 // The pace of batch work: a token bucket of items started per second, across every batch
-// (config `batches.max_items_per_second`; §8 allows throttling large batches). Against a real
+// (config `batches.max_items_per_second`; large batches may be throttled). Against a real
 // upstream the concurrency cap binds long before it; against the instant mock provider it
 // keeps the main thread's share of batch work (admission, results, records) small enough
 // that interactive requests do not queue behind it. Pure but for the clock it is given.

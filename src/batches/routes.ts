@@ -1,5 +1,5 @@
-// The OpenAI-shaped batch routes (§4.3), under `/api/v1/batches` and `/api/alpha/v1/batches`:
-// create, list, retrieve, cancel, results (the §2 page) and export. Every route acts for the
+// The OpenAI-shaped batch routes, under `/api/v1/batches` and `/api/alpha/v1/batches`:
+// create, list, retrieve, cancel, results (paged by item index) and export. Every route acts for the
 // calling key only; another key's batch is not found.
 import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
@@ -16,7 +16,7 @@ import { resultsPageText, toOpenAIBatch, toOpenAIList } from './shapes.ts'
 
 export const BATCH_ROOTS = ['/api/v1/batches', '/api/alpha/v1/batches'] as const
 
-/** Results page size (§4.3 rule 2): 100 by default, 1000 at most. */
+/** Results page size: 100 by default, 1000 at most. */
 export const RESULTS_LIMIT = { dflt: 100, max: 1000 }
 const LIST_LIMIT = { dflt: 20, max: 100 }
 
@@ -47,7 +47,7 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
     .get(`${root}/:id/export`, async ({ request, params }) => exportResponse(batches.store, await find(request, params.id), query(request)))
 }
 
-/** A batch's results as a download (§4.3 export query: format, gzip, offset, limit). */
+/** A batch's results as a download (export query: format, gzip, offset, limit). */
 export function exportResponse(store: BatchStore, b: BatchRow, q: URLSearchParams): Response {
   const format = enumParam(q, 'format', ['ndjson', 'zip'] as const, 'ndjson')
   const gzip = boolParam(q, 'gzip')

@@ -579,7 +579,7 @@ export class Scheduler {
     }
   }
 
-  /** The files service's delete hook (§2 rule 2): a queued or processing batch reading the file fails. */
+  /** The files service's delete hook: a queued or processing batch reading the file fails. */
   async onFileDeleted(file: FileRecord, reason: string): Promise<void> {
     for (const row of await this.store.readingFile(file.id)) {
       if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue

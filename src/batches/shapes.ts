@@ -1,4 +1,4 @@
-// A batch and its results as the OpenAI-shaped routes show them (§2, §4.3): the Batch
+// A batch and its results as the OpenAI-shaped routes show them: the Batch
 // object the `openai` SDK reads, the list, the results page, one item result, and the lines
 // of the output and error files in OpenAI's batch output format. Pure. Results are stored as
 // JSON text and go out by concatenation: a page of results is never parsed again.
@@ -10,7 +10,7 @@ const sec = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000))
 
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
 
-/** An item's usage in the generation record's words (§2), as JSON; null when nothing was used. */
+/** An item's usage in the generation record's words, as JSON; null when nothing was used. */
 export function usageText(u: Usage | undefined): string | null {
   if (!u) return null
   const read = count(u.cacheReadTokens)
@@ -29,7 +29,7 @@ export function usageText(u: Usage | undefined): string | null {
   return JSON.stringify(out)
 }
 
-/** OpenAI's Batch object, plus `settings` (§2). */
+/** OpenAI's Batch object, plus `settings` (the concurrency asked for). */
 export function toOpenAIBatch(b: BatchRow) {
   return {
     id: b.id,
@@ -61,7 +61,7 @@ export function toOpenAIList(page: { data: BatchRow[]; hasMore: boolean }) {
   return { object: 'list' as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore }
 }
 
-/** One item result (§2): `{index, status, result, error?, usage?, custom_id?}`, as JSON text. */
+/** One item result: `{index, status, result, error?, usage?, custom_id?}`, as JSON text. */
 export function itemResultText(r: ItemRow): string {
   let out = `{"index":${r.idx},"status":"${r.status}","result":${r.status === 'succeeded' && r.response !== null ? r.response : 'null'}`
   if (r.status === 'failed' && r.error !== null) out += `,"error":${r.error}`
@@ -70,7 +70,7 @@ export function itemResultText(r: ItemRow): string {
   return out + '}'
 }
 
-/** The results page (§2), as JSON text. */
+/** The results page, as JSON text. */
 export function resultsPageText(b: BatchRow, offset: number, limit: number, rows: ItemRow[]): string {
   return `{"id":${JSON.stringify(b.id)},"status":"${b.status}","total":${b.total},"offset":${offset},"limit":${limit},"results":[${rows.map(itemResultText).join(',')}]}`
 }

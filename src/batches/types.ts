@@ -26,7 +26,7 @@ export interface Envelope {
 /** Finished states: nothing will run any more (in-flight items may still land their results). */
 export const FINAL: ReadonlySet<BatchStatus> = new Set(['completed', 'cancelled', 'expired', 'failed'])
 
-/** An item's error, as §2 and §7.7 give it. */
+/** An item's error: its message, its code and the HTTP status an interactive request would have got. */
 export interface ItemError {
   message: string
   code: string

@@ -105,11 +105,11 @@ export const ConfigFileSchema = t.Object(
           max_in_flight: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
           /** Further attempts of an item whose upstream answered 429 or 5xx, with backoff. */
           max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
-          /** Items started per second across all batches (§8: large batches may be throttled), so that batch work never crowds out interactive traffic; 0: no limit. */
+          /** Items started per second across all batches (large batches may be throttled), so that batch work never crowds out interactive traffic; 0: no limit. */
           max_items_per_second: t.Optional(t.Integer({ minimum: 0 })),
           /** Instances sharing a database: how long an item one claimed stays its own without renewal (ms). */
           lease_ms: t.Optional(t.Integer({ minimum: 1000 })),
-          /** Items per batch (spec §8: 50,000 typical, higher on request). */
+          /** Items per batch (50,000 is the usual limit of the official APIs; higher on request). */
           max_items: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
         },
         { additionalProperties: false },

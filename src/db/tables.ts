@@ -171,7 +171,7 @@ export function declareTables(k: ColumnKit) {
   )
 
   /**
-   * Batches (§2, §3): one row per batch, with its counters kept on write so that a
+   * Batches (both batch APIs): one row per batch, with its counters kept on write so that a
    * poll reads one row. Times are epoch ms; null until the event happened.
    */
   const batches = k.table(

@@ -1,5 +1,5 @@
 // Who must hear that a file is gone. Batches register here to fail every queued or
-// running batch that reads the file (spec §2 rule 2); the delete awaits them, so the
+// running batch that reads the file (such a batch fails: its input is gone); the delete awaits them, so the
 // batches are invalidated before the client sees the answer.
 import type { DeleteReason, FileRecord } from './types.ts'
 

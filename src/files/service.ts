@@ -1,6 +1,6 @@
 // The files capability as the rest of the gateway sees it: store, find, list, open and
 // delete files, always on behalf of one key. Routes use it, and so do the generation
-// surfaces, which resolve a `file_id` with the caller's key (spec §5 rule 4).
+// surfaces, which resolve a `file_id` with the caller's key (a key never reads another key's files).
 import type { ApiKey } from '../http/context.ts'
 import type { Logger } from '../http/log.ts'
 import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'

@@ -1,4 +1,4 @@
-// Generation lookup (spec §4.7) and the paged listing beside it. Only the key that made a
+// Generation lookup (by the id a reply carried, or the gateway's own) and the paged listing beside it. Only the key that made a
 // generation can read it; the admin token (dashboard) reads every key's. `id` is either the
 // id the client saw in the reply or the gateway's own `gen-…` id; a reply id that an upstream
 // reused for several of this key's requests finds the latest.

@@ -102,7 +102,7 @@ export function addRollup(into: RollupDelta, d: RollupDelta): void {
   into.unpricedRequests += d.unpricedRequests
 }
 
-/** The `generation` object of `GET /api/v1/generations` (spec §2, plus cost and timings). */
+/** The `generation` object of `GET /api/v1/generations` (plus cost and timings). */
 export function toWire(row: GenerationRow) {
   const usage: Record<string, unknown> = {
     prompt_tokens: row.promptTokens,
@@ -113,7 +113,7 @@ export function toWire(row: GenerationRow) {
   }
   if (row.reasoningTokens !== null) usage.completion_tokens_details = { reasoning_tokens: row.reasoningTokens }
   const out: Record<string, unknown> = {
-    // spec §2: the generation id is the one from the reply; the gateway's own id is beside it
+    // the generation id is the one from the reply; the gateway's own id is beside it
     id: row.replyId || row.id,
     gateway_id: row.id,
     endpoint: row.endpoint,
@@ -124,7 +124,7 @@ export function toWire(row: GenerationRow) {
     usage,
     finish_reason: row.finishReason,
   }
-  // spec §2: status is present for responses-style generations only
+  // status is present for responses-style generations only
   if (row.status !== null) out.status = row.status
   out.cost = row.cost
   out.unpriced = row.unpriced

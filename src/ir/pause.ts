@@ -1,4 +1,4 @@
-// `pause_on_call_tools_start` (messages §4.6): the reply stops at the first tool call, with
+// `pause_on_call_tools_start` (messages surface): the reply stops at the first tool call, with
 // a tool-use finish, so the client runs the tool and resumes with its result. What the
 // upstream had reported by then is the usage (the rest of its output is never relayed).
 import { emptyUsage, type GenerationResponse, type StreamEvent, type Usage } from './types.ts'

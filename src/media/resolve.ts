@@ -1,5 +1,5 @@
-// Media sources of an IR request, resolved before it goes upstream (spec §4.6 media
-// sources). Upstreams know nothing of the gateway's file ids,
+// Media sources of an IR request, resolved before it goes upstream (the media
+// sources a surface accepts: file ids, URLs, inline data). Upstreams know nothing of the gateway's file ids,
 // so a file id is read with the caller's key and inlined; a document URL is fetched through
 // the guard and embedded, for both families (a PDF as base64, text as a text source); image
 // URLs stay URLs (both families' upstreams take them) unless the target asks for bytes.

@@ -1,4 +1,4 @@
-// The usage query string → a report window (spec §4.8). Every bad value is a 400 naming it.
+// The usage query string → a report window. Every bad value is a 400 naming it.
 import { own } from '../lib/own.ts'
 import { HttpError } from '../http/errors.ts'
 import { BUCKET_MS, type Granularity, type ReportWindow } from './report.ts'

@@ -1,4 +1,4 @@
-// GET /api/v1/usage (spec §4.8): the calling key's account, over a window, by bucket; with the
+// GET /api/v1/usage: the calling key's account, over a window, by bucket; with the
 // admin token (the dashboard), every account or the one named by `account`.
 import { Elysia } from 'elysia'
 import { viewerOf } from '../auth/viewer.ts'

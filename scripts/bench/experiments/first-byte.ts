@@ -1,4 +1,4 @@
-// Experiment (issue 12, docs/bench.md): a streamed request's first byte, split at the fake
+// Experiment (docs/bench.md): a streamed request's first byte, split at the fake
 // upstream's stamp on its first chunk: scheduled send → upstream sends the first chunk
 // (the way in: client, proxy, upstream request) and → the client reads it (the way out).
 // The gateway against the bare proxy, in alternating rounds, at 100 streams/s; p50s in ms.

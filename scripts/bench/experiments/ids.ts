@@ -1,4 +1,4 @@
-// Experiment (issue 12, docs/bench.md): what random upstream ids cost the gateway. Real
+// Experiment (docs/bench.md): what random upstream ids cost the gateway. Real
 // upstreams hand out random ids (chatcmpl-…, msg_…), the gateway indexes its records by
 // them, and a random key dirties a page of that index a record, where the bench's sequential
 // ids fill one page after another. Two fake upstreams, sequential and random ids (BENCH_IDS),

@@ -1,4 +1,4 @@
-// Experiment (issue 12, docs/bench.md): would an upstream client on Bun's TCP sockets pay
+// Experiment (docs/bench.md): would an upstream client on Bun's TCP sockets pay
 // for itself over fetch? Three bare proxies of chat, each pinned to core 1 in turn: `fetch`
 // (returns fetch's Response, as bare-proxy.ts), `fetchtext` (reads the reply as text and
 // answers with it, as the gateway's tap does) and `socket` (a minimal keep-alive HTTP/1.1

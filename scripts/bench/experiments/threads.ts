@@ -1,4 +1,4 @@
-// Experiment (issue 12, docs/bench.md): where a request's CPU goes by thread, the gateway
+// Experiment (docs/bench.md): where a request's CPU goes by thread, the gateway
 // against the bare proxy, at several closed-loop concurrencies (so at several rates). Bun's
 // HTTP client thread and the request thread both cost less a request the more requests
 // each wake-up serves, so the two are compared at like rates, not only at each one's peak.

@@ -12,7 +12,7 @@ import { jsonlLines } from './lines.ts'
 import { ItemChecker } from './validate.ts'
 import { ItemWriter } from './writer.ts'
 
-/** §8: a JSONL line after encoding, and a whole batch. */
+/** The size limits: a JSONL line after encoding, and a whole batch. */
 export const MAX_LINE_BYTES = 256 * 1024
 export const MAX_BATCH_BYTES = 500 * 1024 * 1024
 
