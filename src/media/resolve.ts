@@ -1,7 +1,6 @@
-// Media sources of an IR request, resolved before it goes upstream (the media
-// sources a surface accepts: file ids, URLs, inline data). Upstreams know nothing of the gateway's file ids,
-// so a file id is read with the caller's key and inlined; a document URL is fetched through
-// the guard and embedded, for both families (a PDF as base64, text as a text source); image
+// Media sources of an IR request (file ids, URLs, inline data), resolved before it goes
+// upstream. Upstreams know nothing of the gateway's file ids, so a file id is read with the
+// caller's key and inlined; a document URL is fetched through the guard and embedded, for both families (a PDF as base64, text as a text source); image
 // URLs stay URLs (both families' upstreams take them) unless the target asks for bytes.
 // A file or URL that turns out to be an image, named in a document block, becomes an image
 // part: no upstream takes an image as a document.

@@ -1,4 +1,4 @@
-// Exports (§4.3): NDJSON (the default), gzipped NDJSON and a ZIP of results.jsonl,
+// Exports: NDJSON (the default), gzipped NDJSON and a ZIP of results.jsonl,
 // errors.jsonl and batch.json, read back by independent readers — node:zlib's gunzip and
 // jszip — and equal, line for line, to the results route; offset and limit honoured.
 import { afterAll, beforeAll, expect, test } from 'bun:test'

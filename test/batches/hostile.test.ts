@@ -37,7 +37,7 @@ describe('JSONL lines: the first bad one is named by its number', () => {
     ['an unknown parameter', [{ ...good, temprature: 1 }], /^line 1: .*temprature/],
     ['a value out of range', [good, good, { ...good, temperature: 7 }], /^line 3: temperature/],
     ['an unknown model', [chat('no-such-model', 'x')], /^line 1: model: unknown model "no-such-model"/],
-    ['a parameter of the other family (§8)', [chat('mock-claude', 'x', { logit_bias: { '1': 2 } })], /^line 1: .*logit_bias/],
+    ['a parameter of the other family (reject mode)', [chat('mock-claude', 'x', { logit_bias: { '1': 2 } })], /^line 1: .*logit_bias/],
     ['a __proto__ key', [good, '{"model":"mock-gpt","messages":[{"role":"user","content":"x"}],"__proto__":{"polluted":1}}'], /^line 2: __proto__: the key "__proto__" is not allowed/],
     ['an escaped __proto__ key', ['{"model":"mock-gpt","messages":[{"role":"user","content":"x","\\u005f_proto__":{"a":1}}]}'], /^line 1: messages\[0\]\.__proto__: the key/],
     ['a constructor key deep down', [{ ...good, metadata: { constructor: { prototype: 1 } } }], /^line 1: metadata\.constructor/],

@@ -1,6 +1,6 @@
 // Batch items through the same pipeline as interactive requests, against the fake upstream
 // replaying recorded replies: chat and messages items for models of both families, from a
-// JSONL file and inline; results paging (§2); the generation records each item leaves (the
+// JSONL file and inline; results paging; the generation records each item leaves (the
 // batch's key and id, exactly one per item) and the books: usage report = records = spend.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson } from '../helpers/fake-upstream.ts'
@@ -37,7 +37,7 @@ describe('chat endpoint', () => {
     expect(results[1].custom_id).toBe('x')
     expect(results[1].result.object).toBe('chat.completion')
     expect(results[1].result.choices[0].message.content).toBe(anthropicReply.content[0].text)
-    // usage in the generation record's words (§2)
+    // usage in the generation record's words
     const u = anthropicReply.usage
     expect(results[1].usage).toEqual({ prompt_tokens: u.input_tokens, completion_tokens: u.output_tokens, total_tokens: u.input_tokens + u.output_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 })
     // a streaming item ran as a non-streaming one: its result is JSON
@@ -152,7 +152,7 @@ describe('upstream failures', () => {
   })
 })
 
-describe('results paging (§2)', () => {
+describe('results paging by item index', () => {
   test('offset and limit over item indexes: pages join to every index once; the default page is 100, the max 1000', async () => {
     const b = await create({ requests: Array.from({ length: 250 }, (_, i) => chat('mock-gpt', `mock: text r${i}`)), settings: { concurrency: 50 } })
     await rig.ended(b.id)

@@ -1,4 +1,4 @@
-// The states of §3 and the transitions the README documents: queued → processing →
+// The states of a batch and the transitions the README documents: queued → processing →
 // completed; cancel (in-flight items finish and keep their results, items not started never
 // run); failed when the input file is deleted or the batch cannot run; expired past the
 // completion window (unfinished items fail with batch_expired); a graceful restart resumes.

@@ -105,7 +105,7 @@ describe('shapes', () => {
   const ok: ItemRow = { idx: 3, customId: 'c"3', status: 'succeeded', response: '{"id":"x"}', error: null, usage: '{"prompt_tokens":1}', requestId: 'batch_req_abc_3' }
   const bad: ItemRow = { idx: 4, customId: null, status: 'failed', response: null, error: '{"message":"nope","code":"invalid_request","status":400}', usage: null, requestId: 'r4' }
   const expired: ItemRow = { ...bad, idx: 5, error: '{"message":"late","code":"batch_expired","status":408}' }
-  test('item results (§2) are valid JSON with the stored reply inline', () => {
+  test('item results are valid JSON with the stored reply inline', () => {
     expect(JSON.parse(itemResultText(ok))).toEqual({ index: 3, status: 'succeeded', result: { id: 'x' }, usage: { prompt_tokens: 1 }, custom_id: 'c"3' })
     expect(JSON.parse(itemResultText(bad))).toEqual({ index: 4, status: 'failed', result: null, error: { message: 'nope', code: 'invalid_request', status: 400 } })
   })

@@ -4,7 +4,7 @@ import { decode, rejection, user } from './helpers.ts'
 const gpt = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o', messages: user(), ...extra })
 const claude = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-5', messages: user(), ...extra })
 
-describe('§7.6: every 400 names its field', () => {
+describe('every 400 names its field', () => {
   test('Claude-family model with OpenAI-only parameters lists every one', () => {
     const m = rejection(claude({ max_completion_tokens: 10, logit_bias: { '1': 1 }, n: 1, seed: 1, user: 'u', parallel_tool_calls: false, store: true, frequency_penalty: 0, response_format: { type: 'json_object' } }))
     for (const p of ['max_completion_tokens', 'logit_bias', 'n', 'seed', 'user', 'parallel_tool_calls', 'store', 'response_format', 'frequency_penalty']) expect(m).toContain(p)

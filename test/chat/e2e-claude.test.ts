@@ -167,7 +167,7 @@ describe('claude model, streaming', () => {
     expect(((await res.json()) as { error: string }).error).toContain('Overloaded')
   })
 
-  test('§7.8: an error after output ends the stream early without [DONE] or a finish reason', async () => {
+  test('an error after output ends the stream early without [DONE] or a finish reason', async () => {
     const head = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 4).join('\n\n') + '\n\n'
     rig.up.script({ sse: head + fixture('anthropic/messages/stream-error-midstream-fragment.sse') })
     const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, stream: true, stream_options: { include_usage: true } })

@@ -61,7 +61,7 @@ describe('mock provider through the chat surface', () => {
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Oslo' })
   })
 
-  test('§7.8 with the mock: fail-midstream ends the stream without [DONE]; the SDK sees an error', async () => {
+  test('with the mock: fail-midstream ends the stream without [DONE]; the SDK sees an error', async () => {
     const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },

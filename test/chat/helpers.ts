@@ -1,5 +1,5 @@
 // Shared by the chat unit tests: the pipeline of route.ts without HTTP (read → check →
-// route → IR), so each §7.6 case can assert the 400 and the field its message names.
+// route → IR), so each case can assert the 400 and the field its message names.
 import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig } from '../../src/config/load.ts'
 import { HttpError } from '../../src/http/errors.ts'

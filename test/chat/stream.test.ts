@@ -46,7 +46,7 @@ function run(events: StreamEvent[], includeUsage: boolean): string {
 
 const frames = (text: string) => text.split('\n\n').filter(Boolean).map((f) => f.slice('data: '.length))
 
-describe('stream encoder bytes (§6)', () => {
+describe('stream encoder bytes, as OpenAI writes them', () => {
   const toolEvents: StreamEvent[] = [
     { type: 'start', id: 'msg_9', model: 'claude-x', created: 1700000000 },
     { type: 'text-delta', text: 'Let me check.' },
@@ -99,7 +99,7 @@ describe('stream encoder bytes (§6)', () => {
     const out = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'tool-input-delta', index: 5, delta: '{}' }], false)
     expect(out).not.toContain('tool_calls')
   })
-  test('mid-stream error: no finish frame and no [DONE] (§7.8)', () => {
+  test('mid-stream error: no finish frame and no [DONE], so the client sees the failure', () => {
     const out = run([
       { type: 'start', id: 'x', model: 'm', created: 1 },
       { type: 'text-delta', text: 'Hel' },

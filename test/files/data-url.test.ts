@@ -1,4 +1,4 @@
-// Spec §2 rule 3: a file uploaded as a base64 data URL downloads as the raw bytes with
+// A file uploaded as a base64 data URL downloads as the raw bytes with
 // the URL's Content-Type.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { BETA, startFilesGateway, type FilesGateway } from './helpers.ts'

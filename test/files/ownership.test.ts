@@ -1,4 +1,4 @@
-// Spec §2 rule 1 / §5 rule 3: a file is visible only to the key that uploaded it.
+// A file is visible only to the key that uploaded it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { toFile } from 'openai'
 import { startFilesGateway, status, type FilesGateway } from './helpers.ts'

@@ -1,4 +1,4 @@
-// §5 over real HTTP: every 401 kind, 402, which header works on which route.
+// Keys over real HTTP: every 401 kind, 402, which header works on which route.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 

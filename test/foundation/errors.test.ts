@@ -1,4 +1,4 @@
-// §7: error bodies, request ids, 404/405, the doubled /v1/v1/ hint, malformed JSON, 413.
+// Error bodies, request ids, 404/405, the doubled /v1/v1/ hint, malformed JSON, 413.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 

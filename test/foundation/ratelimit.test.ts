@@ -1,4 +1,4 @@
-// §8 rate limits over real HTTP: key and IP windows, the burst guard, exact headers.
+// Rate limits over real HTTP: key and IP windows, the burst guard, exact headers.
 import { afterEach, expect, test } from 'bun:test'
 import { MemoryStore } from '../../src/auth/ratelimit.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'

@@ -217,7 +217,7 @@ describe('recorder: retention', () => {
     expect((await rollup(t.s)).reduce((n, r) => n + r.requests, 0)).toBe(2)
   })
 
-  test('retention is never below 7 days (spec §8), default 30', async () => {
+  test('retention is never below the 7 days records must be kept, default 30', async () => {
     t = await testServices({ SWITCHYARD_RETENTION_DAYS: '1' })
     expect(t.s.recorder.retentionDays).toBe(7)
     const key = await keyOf(t)

@@ -1,4 +1,4 @@
-// Documents and file ids through the messages surface (§4.6 media sources): a document block
+// Documents and file ids through the messages surface (its media sources): a document block
 // that references an uploaded file is read with the caller's key and inlined for both
 // families (upstreams do not know the gateway's file ids); document URLs are fetched through
 // the guard, and private addresses are refused with a 400 naming the block.

@@ -124,7 +124,7 @@ describe('gateway parameters a Claude upstream does not take are spelled through
 describe('failures on the pass-through path', () => {
   const start = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
 
-  test('an upstream error event mid-stream is relayed in band and ends the stream: no message_stop after it (§7.8)', async () => {
+  test('an upstream error event mid-stream is relayed in band and ends the stream: no message_stop after it', async () => {
     rig.up.script({ sse: start + fixture('anthropic/messages/stream-error-overloaded-event.sse') })
     const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
     expect(res.status).toBe(200)

@@ -76,7 +76,7 @@ describe('gpt model, non-streaming', () => {
     expect(b.messages.at(-1)).toMatchObject({ role: 'user' })
   })
 
-  test('§8: Anthropic-only parameters for a GPT model are a 400 naming each', async () => {
+  test('Anthropic-only parameters for a GPT model are a 400 naming each (reject mode)', async () => {
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 2000, messages: ask, top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 } })
     expect(res.status).toBe(400)
     const msg = (await res.json()).error
@@ -95,7 +95,7 @@ describe('gpt model, non-streaming', () => {
 
 describe('gpt model, streaming', () => {
   for (const name of ['stream-text-include-usage', 'stream-parallel-tool-calls', 'stream-tool-call-single', 'stream-cached-tokens-length']) {
-    test(`${name}: exactly the §6 event sequence; the SDK's stream helper builds the message`, async () => {
+    test(`${name}: exactly Anthropic's event sequence; the SDK's stream helper builds the message`, async () => {
       const sse = fixture(`openai/chat/${name}.sse`)
       const want = fromOpenAISse(sse)
       rig.up.script({ sse })

@@ -1,6 +1,6 @@
 // The mock provider through the messages surface, for both families, with @anthropic-ai/sdk:
 // its directives, a tool round trip as Claude Code makes it, pause_on_call_tools_start,
-// and the in-band error of a mid-stream failure (§7.8).
+// and the in-band error of a mid-stream failure.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -77,7 +77,7 @@ for (const model of ['mock-claude', 'mock-gpt']) {
       expect(res.headers.get('x-request-id')).toBeTruthy()
     })
 
-    test('mock: fail-midstream → an `error` event, then close: no message_delta or message_stop after it (§7.8); the SDK throws', async () => {
+    test('mock: fail-midstream → an `error` event, then close: no message_delta or message_stop after it; the SDK throws', async () => {
       const res = await post({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'mock: text one two three\nmock: fail-midstream' }] })
       expect(res.status).toBe(200)
       const frames = messageFrames(await res.text())

@@ -1,5 +1,5 @@
 // IR events folded from recorded upstream streams → the messages SSE encoder → the
-// official @anthropic-ai/sdk stream helper. The SDK must accept every frame, the §6 event
+// official @anthropic-ai/sdk stream helper. The SDK must accept every frame, the event
 // sequence must hold, and the SDK's final message must equal the JSON reply encoded from
 // the fold of the same events: streamed and plain agree.
 import Anthropic from '@anthropic-ai/sdk'
@@ -127,7 +127,7 @@ describe('the recorded Anthropic wire survives the round trip', () => {
 })
 
 describe('stream exactness', () => {
-  test('the §6 sequence for parallel tool calls', async () => {
+  test('the event sequence for parallel tool calls', async () => {
     const { sse } = encode(await events('openai/chat/stream-parallel-tool-calls.sse'))
     const seq = sequence(sse)
     expect(seq[0]).toBe('message_start')
@@ -213,7 +213,7 @@ describe('stream exactness', () => {
   })
 })
 
-describe('mid-stream failure (§7.8)', () => {
+describe('mid-stream failure: an in-band error, then nothing', () => {
   for (const f of ['stream-error-overloaded-event.sse', 'stream-error-midstream-fragment.sse']) {
     test(`${f}: an error frame, no message_delta / message_stop; the SDK raises it`, async () => {
       const evs = await events(`anthropic/messages/${f}`)

@@ -1,4 +1,4 @@
-// §4.6: every rule of the messages-style body is a 400 naming the exact
+// Every rule of the messages-style body is a 400 naming the exact
 // field; what Claude Code and the official API send is accepted.
 import { describe, expect, test } from 'bun:test'
 import { HttpError } from '../../src/http/errors.ts'
@@ -144,7 +144,7 @@ describe('accepted shapes', () => {
     ok(body({ thinking: { type: 'adaptive', display: 'updates' } }))
     ok(body({ output_config: { effort: 'ultra' } }))
   })
-  test('every media source of the §4.6 table', () => {
+  test('every media source an image or a document block may name', () => {
     ok(body({ messages: [img({ type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' })] }))
     ok(body({ messages: [img({ type: 'url', url: 'https://example.com/a.png' })] }))
     ok(body({ messages: [img({ type: 'file', file_id: 'file_1' })] }))
@@ -177,7 +177,7 @@ describe('accepted shapes', () => {
       tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
     }))
   })
-  test('tool_choice in every §4.6 spelling', () => {
+  test('tool_choice in every spelling the surface takes (the chat one too)', () => {
     const tools = [tool('f')]
     for (const tool_choice of ['auto', 'none', 'any', { type: 'auto' }, { type: 'any', disable_parallel_tool_use: true }, { type: 'none' }, { type: 'tool', name: 'f' }, { type: 'function', function: { name: 'f' } }]) {
       ok(body({ tools, tool_choice }))
@@ -210,7 +210,7 @@ describe('Claude Code', () => {
   })
 })
 
-describe('§8: OpenAI-family models refuse the Anthropic-style parameters', () => {
+describe('OpenAI-family models refuse the Anthropic-style parameters (reject mode)', () => {
   test('top_k, stop_sequences, thinking, cache_control are named in one 400', () => {
     const raw = body({ top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 }, cache_control: { type: 'ephemeral' }, max_tokens: 2048 }, GPT)
     expect(rejection(raw)).toBe('Parameters not supported for OpenAI-family model gpt-4o: top_k, stop_sequences, thinking, cache_control')

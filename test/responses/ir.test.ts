@@ -78,7 +78,7 @@ describe('the mock, both families, with the openai SDK', () => {
     }
   })
 
-  test('§6 order for a tool call: requires_action then completed; sequence numbers 0..n; items bracketed', async () => {
+  test('the event order for a tool call: requires_action then completed; sequence numbers 0..n; items bracketed', async () => {
     const res = await rig.postResponses({ model: 'mock-gpt', input: TOOL_PROMPT, tools: [WEATHER], stream: true }, { headers: { accept: 'application/json' } })
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/)
     const fs = frames(await res.text())

@@ -1,4 +1,4 @@
-// §4.5 parameter rules over HTTP: every problem is a 400 naming the field, found before any
+// The responses surface's parameter rules over HTTP: every problem is a 400 naming the field, found before any
 // upstream call; what Codex and the openai SDK send is accepted.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
@@ -57,7 +57,7 @@ describe('400 naming the field', () => {
     ['metadata values', { model: 'gpt-4.1', input: 'hi', metadata: { a: 1 } }, /^metadata: expected an object of at most 16 string values|^metadata\.a:/],
     ['__proto__ key', { model: 'gpt-4.1', input: 'hi', ['__proto__']: { x: 1 } }, /__proto__/],
     ['gpt-5-codex is fine here but a Claude-family parameter is not', { model: 'gpt-5-codex', input: 'hi', thinking: { type: 'enabled' } }, /Unknown parameter: thinking/],
-    // §8: Claude-family models reject the OpenAI-only parameters (reject mode, the default)
+    // Claude-family models reject the OpenAI-only parameters (reject mode, the default)
     ['parallel_tool_calls for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', parallel_tool_calls: true }, /Claude-family model claude-sonnet-4-5: parallel_tool_calls/],
     ['seed and response_format for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', seed: 1, response_format: { type: 'json_object' } }, /Claude-family model claude-sonnet-4-5: response_format, seed|seed, response_format/],
   ]
