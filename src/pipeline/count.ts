@@ -1,0 +1,19 @@
+// Counting a request's prompt tokens (messages/count_tokens) from its plan: the upstream's own
+// count where the model's adapter has one, a tokenizer's otherwise. A surface brings the plan;
+// which provider answers is the pipeline's to choose, as for a generation.
+import { requestText } from '../ir/tokens.ts'
+import type { CallContext } from '../routing/contract.ts'
+import type { Services } from '../services.ts'
+import { countTokensAsync } from '../tokens/count.ts'
+import type { RequestContext } from './context.ts'
+import type { Plan } from './surface.ts'
+
+export async function countPromptTokens(s: Pick<Services, 'providers'>, plan: Plan, rc: RequestContext): Promise<number> {
+  const ir = plan.ir()
+  const adapter = s.providers.providerFor(plan.model)
+  if (adapter.countTokens) {
+    const ctx: CallContext = { signal: rc.signal, model: plan.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
+    return adapter.countTokens(ir, ctx)
+  }
+  return countTokensAsync(requestText(ir), rc.apiKey.id)
+}
