@@ -10,6 +10,11 @@
 import type { Sql } from '../db/sql.ts'
 import type { ClaimedItem } from './store.ts'
 import type { ItemError } from './types.ts'
+import { selectList } from '../db/columns.ts'
+import { batchItems } from '../db/schema.ts'
+
+/** A claimed item's columns, under their TypeScript names. */
+const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens'], 'b.')
 
 export class ItemLeases {
   /** This process, as lease_owner. */
@@ -36,7 +41,7 @@ export class ItemLeases {
            ORDER BY idx LIMIT ? FOR UPDATE SKIP LOCKED)
          UPDATE batch_items AS b SET lease_owner = ?, lease_until = ?
          FROM picked WHERE b.batch_id = picked.batch_id AND b.idx = picked.idx
-         RETURNING b.idx, b.model, b.prompt_estimate AS "promptEstimate", b.max_output_tokens AS "maxOutputTokens"`,
+         RETURNING ${CLAIMED}`,
         [batchId, n, this.owner, now + this.leaseMs],
       )
       .then((rows) => rows.sort((a, b) => a.idx - b.idx))

@@ -4,6 +4,8 @@
 // connection. Every read of a batch is scoped to its key: another key's batch is simply not found.
 import { and, desc, eq, gt, inArray, isNull, lt, or, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
+import { selectList } from '../db/columns.ts'
+import { batchItems } from '../db/schema.ts'
 import { DIALECT, type Param, type Sql } from '../db/sql.ts'
 import type { BatchFamily, BatchRow, BatchStatus, ItemError } from './types.ts'
 
@@ -41,7 +43,8 @@ export interface ResultWrite {
 /** Which items an end of batch fails, and the counter that keeps them. */
 export type EndKind = 'cancelled' | 'expired' | 'failed'
 
-const ITEM_COLUMNS = 'idx, custom_id AS "customId", status, response, error, usage, request_id AS "requestId"'
+const ITEM_COLUMNS = selectList(batchItems, ['idx', 'customId', 'status', 'response', 'error', 'usage', 'requestId'])
+const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens'])
 
 export class BatchStore {
   constructor(private readonly storage: Storage) {}
@@ -131,7 +134,7 @@ export class BatchStore {
   /** Up to `n` pending items from index `from` on, in input order (a read: what is in flight is kept in memory). */
   pending(batchId: string, from: number, n: number): Promise<ClaimedItem[]> {
     return this.sql.all<ClaimedItem>(
-      `SELECT idx, model, prompt_estimate AS "promptEstimate", max_output_tokens AS "maxOutputTokens"
+      `SELECT ${CLAIMED_COLUMNS}
        FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?`,
       [batchId, from, n],
     )

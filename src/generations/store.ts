@@ -2,20 +2,20 @@
 // store's seam (statements prepared once on SQLite): this is the write path of every request
 // and the seeding path of the benchmark.
 import type { Storage } from '../db/client.ts'
+import { insertList, selectList } from '../db/columns.ts'
+import { generations } from '../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Sql } from '../db/sql.ts'
 import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // ON CONFLICT DO NOTHING only guards a batch against one impossible row (ids are the gateway's
 // own, fresh per record); an ignored row is reported by the caller, never dropped silently.
 // Many rows per statement, and RETURNING says which went in: one round trip per 100 records.
-const INSERT_COLUMNS = `id, reply_id, api_key_id, account, endpoint, stream, model, provider, created_at,
-  prompt_tokens, completion_tokens, total_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-  reasoning_tokens, finish_reason, status, cost, unpriced, latency_ms, ttft_ms, error, http_status, batch_id`
-const PER_ROW = `(${Array(24).fill('?').join(', ')})`
+const INSERT_COLUMNS = insertList(generations)
+const PER_ROW = `(${Array(INSERT_COLUMNS.keys.length).fill('?').join(', ')})`
 const inserts = new Map<number, string>()
 const INSERT = (n: number) => {
   let q = inserts.get(n)
-  if (!q) inserts.set(n, (q = `INSERT INTO generations (${INSERT_COLUMNS}) VALUES ${Array(n).fill(PER_ROW).join(', ')} ON CONFLICT DO NOTHING RETURNING id`))
+  if (!q) inserts.set(n, (q = `INSERT INTO generations (${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')} ON CONFLICT DO NOTHING RETURNING id`))
   return q
 }
 
@@ -30,11 +30,8 @@ const UPSERT_HOUR = `INSERT INTO usage_hourly
     cost = usage_hourly.cost + excluded.cost,
     unpriced_requests = usage_hourly.unpriced_requests + excluded.unpriced_requests`
 
-export const COLUMNS = `id, reply_id AS "replyId", api_key_id AS "apiKeyId", account, endpoint, stream, model, provider, created_at AS "createdAt",
-  prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens", total_tokens AS "totalTokens",
-  cache_creation_input_tokens AS "cacheCreationInputTokens", cache_read_input_tokens AS "cacheReadInputTokens",
-  reasoning_tokens AS "reasoningTokens", finish_reason AS "finishReason", status, cost, unpriced,
-  latency_ms AS "latencyMs", ttft_ms AS "ttftMs", error, http_status AS "httpStatus", batch_id AS "batchId"`
+/** A whole record, each column under its TypeScript name. */
+export const COLUMNS = selectList(generations)
 
 const BY_ID = `SELECT ${COLUMNS} FROM generations WHERE id = ?`
 // a reply id an upstream reused: the latest request's record (index generations_reply); among
@@ -66,14 +63,7 @@ export class GenerationStore {
     const inserted: GenerationRow[] = []
     for (const part of rowParts(rows)) {
       const params: Param[] = []
-      for (const r of part) {
-        params.push(
-          r.id, r.replyId, r.apiKeyId, r.account, r.endpoint, r.stream, r.model, r.provider, r.createdAt,
-          r.promptTokens, r.completionTokens, r.totalTokens, r.cacheCreationInputTokens, r.cacheReadInputTokens,
-          r.reasoningTokens, r.finishReason, r.status, r.cost, r.unpriced, r.latencyMs, r.ttftMs, r.error,
-          r.httpStatus, r.batchId,
-        )
-      }
+      for (const r of part) for (const k of INSERT_COLUMNS.keys) params.push(r[k])
       const ids = new Set((await q.all<{ id: string }>(INSERT(part.length), params)).map((r) => r.id))
       for (const r of part) if (ids.has(r.id)) inserted.push(r)
     }
