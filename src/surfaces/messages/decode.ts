@@ -7,6 +7,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
 import { directToIR, type RulesOutcome } from '../../routing/params.ts'
 import { PARAMS, type MessagesBody } from './params.ts'
+import type { MessagesBlock, MessagesSource } from './schema.ts'
 import { isServerTool } from './validate.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -14,7 +15,7 @@ type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
 
-function withCache<P extends Part>(part: P, wire: Obj): P {
+function withCache<P extends Part>(part: P, wire: { cache_control?: unknown }): P {
   if (wire.cache_control != null) (part as { cacheControl?: unknown }).cacheControl = wire.cache_control
   return part
 }
@@ -23,55 +24,55 @@ const textOf = (blocks: unknown[]): string =>
   blocks.map((b) => (isObj(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('')
 
 /** A wire `source` → IR media source (validated before: one of SOURCES' shapes, schema.ts). */
-function mediaSource(s: Obj): MediaSource {
+function mediaSource(s: MessagesSource): MediaSource {
   switch (s.type) {
     case 'base64':
-      return { kind: 'base64', mediaType: s.media_type as string, data: s.data as string }
+      return { kind: 'base64', mediaType: s.media_type, data: s.data }
     case 'url':
-      return { kind: 'url', url: s.url as string }
+      return { kind: 'url', url: s.url }
     case 'file':
-      return { kind: 'file', fileId: s.file_id as string }
+      return { kind: 'file', fileId: s.file_id }
     case 'content':
       // A document made of blocks: its text is what a model can read.
-      return { kind: 'text', mediaType: 'text/plain', data: typeof s.content === 'string' ? s.content : textOf(s.content as unknown[]) }
+      return { kind: 'text', mediaType: 'text/plain', data: typeof s.content === 'string' ? s.content : textOf(s.content) }
     default:
-      return { kind: 'text', mediaType: (s.media_type as string) ?? 'text/plain', data: s.data as string }
+      return { kind: 'text', mediaType: s.media_type ?? 'text/plain', data: s.data }
   }
 }
 
 /** One wire block → IR part, or nothing for blocks the IR does not carry. */
-function part(b: Obj): Part | undefined {
+function part(b: MessagesBlock): Part | undefined {
   switch (b.type) {
     case 'text':
-      return withCache({ type: 'text', text: b.text as string }, b)
+      return withCache({ type: 'text', text: b.text }, b)
     case 'image':
-      return withCache({ type: 'image', source: mediaSource(b.source as Obj) }, b)
+      return withCache({ type: 'image', source: mediaSource(b.source as MessagesSource) }, b)
     case 'document': {
-      const d: Part = { type: 'document', source: mediaSource(b.source as Obj) }
+      const d: Part = { type: 'document', source: mediaSource(b.source as MessagesSource) }
       if (typeof b.title === 'string') d.title = b.title
       return withCache(d, b)
     }
     case 'search_result':
-      return withCache({ type: 'text', text: `${b.title as string} (${b.source as string})\n${textOf(b.content as unknown[])}` }, b)
+      return withCache({ type: 'text', text: `${b.title} (${b.source})\n${textOf(b.content)}` }, b)
     case 'tool_reference':
-      return { type: 'text', text: `Tool loaded: ${b.tool_name as string}` }
+      return { type: 'text', text: `Tool loaded: ${b.tool_name}` }
     case 'tool_use': {
-      const p: Part = { type: 'tool-call', id: b.id as string, name: b.name as string, arguments: JSON.stringify(b.input ?? {}) }
+      const p: Part = { type: 'tool-call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) }
       if (b.cache_control != null) p.providerData = { anthropic: { cache_control: b.cache_control } }
       return p
     }
     case 'tool_result': {
       const c = b.content
-      const content = c === undefined ? '' : typeof c === 'string' ? c : (c as Obj[]).map(part).filter((p): p is Part => p !== undefined)
-      const p: Part = { type: 'tool-result', toolCallId: b.tool_use_id as string, content }
+      const content = c === undefined ? '' : typeof c === 'string' ? c : (c as MessagesBlock[]).map(part).filter((p): p is Part => p !== undefined)
+      const p: Part = { type: 'tool-result', toolCallId: b.tool_use_id, content }
       if (b.is_error === true) p.isError = true
       return withCache(p, b)
     }
     // Thinking goes back byte for byte, signature and redacted data included.
     case 'thinking':
-      return { type: 'reasoning', text: b.thinking as string, signature: b.signature as string }
+      return { type: 'reasoning', text: b.thinking, signature: b.signature }
     case 'redacted_thinking':
-      return { type: 'reasoning', text: '', redacted: b.data as string }
+      return { type: 'reasoning', text: '', redacted: b.data }
     default:
       // server_tool_use and `*_tool_result` blocks ran at Anthropic; no IR part can replay
       // them. A Claude-family model gets the body untouched (pass-through);
@@ -82,7 +83,7 @@ function part(b: Obj): Part | undefined {
 
 function content(c: unknown): Part[] {
   if (typeof c === 'string') return [{ type: 'text', text: c }]
-  return (c as Obj[]).map(part).filter((p): p is Part => p !== undefined)
+  return (c as MessagesBlock[]).map(part).filter((p): p is Part => p !== undefined)
 }
 
 /**

@@ -4,7 +4,7 @@
 // picks the one that applies and names the exact field that is wrong. Objects allow extra
 // fields: the official API grows them often, and a Claude-family upstream gets the body
 // as it is, so unknown *nested* fields are the upstream's to judge.
-import { Type as T, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox'
+import { Type as T, type ObjectOptions, type Static, type TProperties, type TSchema } from '@sinclair/typebox'
 import { firstError } from '../checks.ts'
 
 export { firstError }
@@ -69,6 +69,27 @@ const ServerToolUseBlock = Obj({ type: T.Literal('server_tool_use'), id: NonEmpt
 export const ServerToolResultBlock = Obj({ type: Str({ pattern: '^[a-z0-9_]+_tool_result$' }), tool_use_id: NonEmpty(), cache_control: Cache })
 /** A tool-search hit inside a tool_result (Claude Code with `defer_loading` tools). */
 const ToolReferenceBlock = Obj({ type: T.Literal('tool_reference'), tool_name: NonEmpty(), cache_control: Cache })
+
+/** A content block as validate.ts leaves it: one of the blocks above, told apart by `type`. */
+export type MessagesBlock =
+  | Static<typeof TextBlock>
+  | Static<typeof ImageBlock>
+  | Static<typeof DocumentBlock>
+  | Static<typeof ToolUseBlock>
+  | Static<typeof ToolResultBlock>
+  | Static<typeof SearchResultBlock>
+  | Static<typeof ThinkingBlock>
+  | Static<typeof RedactedThinkingBlock>
+  | Static<typeof ServerToolUseBlock>
+  | Static<typeof ToolReferenceBlock>
+
+/** A media source as validate.ts leaves it (SOURCES), told apart by `type`. */
+export type MessagesSource =
+  | { type: 'base64'; media_type: string; data: string }
+  | { type: 'url'; url: string }
+  | { type: 'file'; file_id: string }
+  | { type: 'text'; media_type: 'text/plain'; data: string }
+  | { type: 'content'; content: string | unknown[] }
 
 const USER_BLOCKS = { text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock }
 
