@@ -12,6 +12,8 @@
 // resolves once the row is committed: the surface holds the reply's last bytes until then, so
 // a response a client has received survives a kill -9. Another key's response is as unknown as
 // a missing one. A thread's stored size is bounded: a continuation past the bound is a 400.
+import { insertList, selectList } from '../../db/columns.ts'
+import { storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { Item } from './items.ts'
@@ -41,21 +43,8 @@ export interface ThreadHead {
   threadBytes: number
 }
 
-interface Row {
-  row_id: string
-  id: string
-  api_key_id: string
-  model: string
-  created_at: number
-  status: string
-  previous_row_id: string | null
-  previous_response_id: string | null
-  conversation: string | null
-  input_items: string
-  output_items: string
-  response: string | null
-  thread_bytes: number
-}
+/** A stored response as the store reads it, each column under its TypeScript name. */
+type Row = typeof storedResponses.$inferSelect
 
 interface Pending {
   row: Row
@@ -73,17 +62,19 @@ const MAX_DEPTH = 10_000
 /** The default bound on a thread's stored bytes (`responses.max_thread_bytes`). */
 export const DEFAULT_MAX_THREAD_BYTES = 32 * 1024 * 1024
 
-const COLUMNS = 'row_id, id, api_key_id, model, created_at, status, previous_row_id, previous_response_id, conversation, input_items, output_items, response, thread_bytes'
-const INSERT = `INSERT INTO stored_responses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const COLUMNS = selectList(storedResponses)
+const INSERTED = insertList(storedResponses)
+const INSERT = `INSERT INTO stored_responses (${INSERTED.sql}) VALUES (${INSERTED.keys.map(() => '?').join(', ')})`
 // a key's latest row of a response id (among rows of one ms, the greatest row id: time-ordered)
 const BY_ID = `SELECT ${COLUMNS} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
 // a thread is walked on these alone, and each row's items are read when their turn comes
-const META = 'row_id, id, api_key_id, status, previous_row_id, previous_response_id, thread_bytes'
+const META_KEYS = ['rowId', 'id', 'apiKeyId', 'status', 'previousRowId', 'previousResponseId', 'threadBytes'] as const
+const META = selectList(storedResponses, META_KEYS)
 const META_BY_ROW = `SELECT ${META} FROM stored_responses WHERE row_id = ?`
 const META_BY_ID = `SELECT ${META} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
-const ITEMS_OF_ROW = 'SELECT input_items, output_items FROM stored_responses WHERE row_id = ?'
+const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM stored_responses WHERE row_id = ?`
 const LATEST_OF_CONVERSATION = 'SELECT id FROM stored_responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, row_id DESC LIMIT 1'
-type Meta = Pick<Row, 'row_id' | 'id' | 'api_key_id' | 'status' | 'previous_row_id' | 'previous_response_id' | 'thread_bytes'>
+type Meta = Pick<Row, (typeof META_KEYS)[number]>
 
 const DELETE = 'DELETE FROM stored_responses WHERE api_key_id = ? AND id = ?'
 
@@ -127,23 +118,23 @@ export class ThreadStore {
     const response = r.response ? JSON.stringify({ ...r.response, output: undefined }) : null
     const own = Buffer.byteLength(input) + Buffer.byteLength(output) + (response ? Buffer.byteLength(response) : 0)
     const row: Row = {
-      row_id: newRowId(),
+      rowId: newRowId(),
       id: r.id,
-      api_key_id: r.apiKeyId,
+      apiKeyId: r.apiKeyId,
       model: r.model,
-      created_at: Date.now(),
+      createdAt: Date.now(),
       status: r.status,
-      previous_row_id: r.previous?.rowId ?? null,
-      previous_response_id: r.previousResponseId,
+      previousRowId: r.previous?.rowId ?? null,
+      previousResponseId: r.previousResponseId,
       conversation: r.conversation,
-      input_items: input,
-      output_items: output,
+      inputItems: input,
+      outputItems: output,
       response,
-      thread_bytes: (r.previous?.threadBytes ?? 0) + own,
+      threadBytes: (r.previous?.threadBytes ?? 0) + own,
     }
     let commit!: () => void
     const committed = new Promise<void>((resolve) => (commit = resolve))
-    this.pending.set(row.row_id, { row, committed, commit })
+    this.pending.set(row.rowId, { row, committed, commit })
     this.timer ??= setTimeout(() => void this.flush(), this.flushDelayMs)
     return committed
   }
@@ -162,7 +153,7 @@ export class ThreadStore {
     try {
       await this.sql.tx(async (q) => {
         for (const { row: w } of rows) {
-          await q.run(INSERT, [w.row_id, w.id, w.api_key_id, w.model, w.created_at, w.status, w.previous_row_id, w.previous_response_id, w.conversation, w.input_items, w.output_items, w.response, w.thread_bytes])
+          await q.run(INSERT, INSERTED.keys.map((k) => w[k]))
         }
       })
     } catch {
@@ -171,7 +162,7 @@ export class ThreadStore {
       return
     }
     for (const p of rows) {
-      this.pending.delete(p.row.row_id)
+      this.pending.delete(p.row.rowId)
       p.commit()
     }
   }
@@ -179,7 +170,7 @@ export class ThreadStore {
   /** A key's latest row of a response id: pending ones first. `query` picks the columns read. */
   private async byId<R extends Meta = Row>(apiKeyId: string, id: string, query = BY_ID): Promise<R | null> {
     let newest: Row | null = null
-    for (const p of this.pending.values()) if (p.row.id === id && p.row.api_key_id === apiKeyId) newest = p.row
+    for (const p of this.pending.values()) if (p.row.id === id && p.row.apiKeyId === apiKeyId) newest = p.row
     if (newest) return newest as unknown as R
     let row = await this.sql.get<R>(query, [apiKeyId, id])
     // another instance on the shared database writes a response a few ms after its client
@@ -195,14 +186,14 @@ export class ThreadStore {
     return this.pending.get(rowId)?.row ?? (await this.sql.get<Meta>(META_BY_ROW, [rowId]))
   }
 
-  private async itemsOfRow(rowId: string): Promise<Pick<Row, 'input_items' | 'output_items'> | null> {
-    return this.pending.get(rowId)?.row ?? (await this.sql.get<Pick<Row, 'input_items' | 'output_items'>>(ITEMS_OF_ROW, [rowId]))
+  private async itemsOfRow(rowId: string): Promise<Pick<Row, 'inputItems' | 'outputItems'> | null> {
+    return this.pending.get(rowId)?.row ?? (await this.sql.get<Pick<Row, 'inputItems' | 'outputItems'>>(ITEMS_OF_ROW, [rowId]))
   }
 
   /** The latest stored response of a conversation, or undefined for a new one. */
   async latestOf(apiKeyId: string, conversation: string): Promise<string | undefined> {
     let newest: string | undefined
-    for (const p of this.pending.values()) if (p.row.conversation === conversation && p.row.api_key_id === apiKeyId) newest = p.row.id
+    for (const p of this.pending.values()) if (p.row.conversation === conversation && p.row.apiKeyId === apiKeyId) newest = p.row.id
     return newest ?? (await this.sql.get<{ id: string }>(LATEST_OF_CONVERSATION, [apiKeyId, conversation]))?.id
   }
 
@@ -215,52 +206,52 @@ export class ThreadStore {
   async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string; head: ThreadHead }> {
     const head = await this.byId<Meta>(apiKeyId, id, META_BY_ID)
     if (!head) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, or not this key's)`)
-    if (head.thread_bytes > this.maxThreadBytes) {
-      throw badRequest(`${field}: the thread of "${id}" holds ${head.thread_bytes} bytes, over this gateway's limit of ${this.maxThreadBytes} (responses.max_thread_bytes); start a new thread, or send the context again as input`)
+    if (head.threadBytes > this.maxThreadBytes) {
+      throw badRequest(`${field}: the thread of "${id}" holds ${head.threadBytes} bytes, over this gateway's limit of ${this.maxThreadBytes} (responses.max_thread_bytes); start a new thread, or send the context again as input`)
     }
     const chain: Meta[] = [head]
-    for (let at = head.previous_row_id; at !== null; ) {
+    for (let at = head.previousRowId; at !== null; ) {
       const row = await this.metaOfRow(at)
-      if (!row || row.api_key_id !== apiKeyId) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain.at(-1)!.previous_response_id ?? '?'}" (deleted)`)
+      if (!row || row.apiKeyId !== apiKeyId) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain.at(-1)!.previousResponseId ?? '?'}" (deleted)`)
       chain.push(row)
       if (chain.length > MAX_DEPTH) throw badRequest(`${field}: the thread is longer than ${MAX_DEPTH} responses`)
-      at = row.previous_row_id
+      at = row.previousRowId
     }
     const items: Item[] = []
     // oldest first, one row's text at a time: read, parsed once and let go, then a turn of the
     // loop, so a long thread never holds all its text twice nor the loop for all its rows
     for (let i = chain.length - 1; i >= 0; i--) {
-      const row = await this.itemsOfRow(chain[i]!.row_id)
+      const row = await this.itemsOfRow(chain[i]!.rowId)
       if (!row) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
-      for (const it of JSON.parse(row.input_items) as Item[]) items.push(it)
-      for (const it of JSON.parse(row.output_items) as Item[]) items.push(it)
+      for (const it of JSON.parse(row.inputItems) as Item[]) items.push(it)
+      for (const it of JSON.parse(row.outputItems) as Item[]) items.push(it)
       if (i > 0) await nextTurn()
     }
-    collectAfterLongReads(head.thread_bytes)
-    return { items, status: head.status, head: { rowId: head.row_id, threadBytes: head.thread_bytes } }
+    collectAfterLongReads(head.threadBytes)
+    return { items, status: head.status, head: { rowId: head.rowId, threadBytes: head.threadBytes } }
   }
 
   /** A key's stored response object (its output included), or undefined. */
   async retrieve(apiKeyId: string, id: string): Promise<Obj | undefined> {
     const row = await this.byId(apiKeyId, id)
     if (!row) return undefined
-    const output = JSON.parse(row.output_items) as Item[]
+    const output = JSON.parse(row.outputItems) as Item[]
     if (row.response) return { ...(JSON.parse(row.response) as Obj), output }
     // rows stored before the object was kept: what the row knows
-    return { id: row.id, object: 'response', created_at: Math.floor(row.created_at / 1000), status: row.status, model: row.model, previous_response_id: row.previous_response_id, output }
+    return { id: row.id, object: 'response', created_at: Math.floor(row.createdAt / 1000), status: row.status, model: row.model, previous_response_id: row.previousResponseId, output }
   }
 
   /** The input items a key's stored response added, oldest first, or undefined. */
   async inputItems(apiKeyId: string, id: string): Promise<Item[] | undefined> {
     const row = await this.byId(apiKeyId, id)
-    return row ? (JSON.parse(row.input_items) as Item[]) : undefined
+    return row ? (JSON.parse(row.inputItems) as Item[]) : undefined
   }
 
   /** Deletes every row a key stored under a response id; whether there was one. */
   async delete(apiKeyId: string, id: string): Promise<boolean> {
     let found = false
     for (const [rowId, p] of this.pending) {
-      if (p.row.id !== id || p.row.api_key_id !== apiKeyId) continue
+      if (p.row.id !== id || p.row.apiKeyId !== apiKeyId) continue
       // never written now; whoever waits on it goes on
       this.pending.delete(rowId)
       p.commit()
