@@ -62,7 +62,7 @@ function doubledV1(path: string, url: string): Response | undefined {
   return errorResponse(404, `No route ${echo(path, 200)}: the path has a doubled /v1/v1/ — ${hint}`)
 }
 
-export function createPipeline(s: Services, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
+export function createPipeline(s: Pick<Services, 'config' | 'keys' | 'limiter' | 'log' | 'cluster'>, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
   const { config, keys, limiter, log } = s
   const trusted = new Set(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)

@@ -29,7 +29,7 @@ export class ResultsWriter {
   private queue: Pending[] = []
   private timer?: ReturnType<typeof setTimeout>
   constructor(
-    private readonly s: Services,
+    private readonly s: Pick<Services, 'catalog' | 'log' | 'recorder' | 'billing' | 'storage'>,
     private readonly store: BatchStore,
     private readonly told: (done: ItemDone[], settled: Settled) => void,
   ) {}

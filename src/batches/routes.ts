@@ -64,7 +64,7 @@ export function exportResponse(store: BatchStore, b: BatchRow, q: URLSearchParam
   return new Response(pullStream(body), { headers: { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`) } })
 }
 
-export function batchRoutes(s: Services, batches: BatchService) {
+export function batchRoutes(s: Pick<Services, 'config'>, batches: BatchService) {
   const app = new Elysia({ name: 'batches' })
   for (const root of BATCH_ROOTS) app.use(rootRoutes(root, batches, s.config.limits.maxBodyBytes))
   return app

@@ -34,7 +34,7 @@ function batchView(b: BatchRow, now: number) {
   }
 }
 
-export function dashboardDataRoutes(s: Services, batches: BatchService) {
+export function dashboardDataRoutes(s: Pick<Services, 'config' | 'keys' | 'recorder' | 'storage'>, batches: BatchService) {
   const db = s.storage.db
   const batchTable = s.storage.t.batches
   const find = async (v: Viewer, id: string): Promise<BatchRow> => {

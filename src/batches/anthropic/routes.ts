@@ -27,7 +27,7 @@ async function* resultLines(batches: BatchService, id: string): AsyncGenerator<U
   }
 }
 
-export function messageBatchRoutes(s: Services, batches: BatchService) {
+export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchService) {
   const root = MESSAGE_BATCHES_ROOT
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id, 'anthropic')
   return new Elysia({ name: 'batches:anthropic' })
