@@ -16,11 +16,16 @@
 import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
+import { col } from '../db/columns.ts'
+import { apiKeys } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import type { ApiKey } from '../http/context.ts'
 import { exhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
 import { MemoryLedger, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
 import { SpendByKey } from './spend.ts'
+
+/** A key's stored spend grows by a cost (its columns by the table declaration). */
+const ADD_SPENT = `UPDATE api_keys SET ${col(apiKeys, 'spent')} = ${col(apiKeys, 'spent')} + ? WHERE ${col(apiKeys, 'id')} = ?`
 
 export interface BillingDeps {
   keys: KeyStore
@@ -122,7 +127,7 @@ export class Billing {
         await ledgerWrite?.begin(q)
       },
       store: async (q, costs) => {
-        for (const [keyId, usd] of costs) if (usd > 0) await q.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, keyId])
+        for (const [keyId, usd] of costs) if (usd > 0) await q.run(ADD_SPENT, [usd, keyId])
       },
       end: (committed, costs) => {
         // stored: no longer only in memory (the cache already shows it; a reload reads the row).
@@ -165,7 +170,7 @@ export class Billing {
   /** Add to a key's spend at once, stored and shown (operator tools and tests; requests are charged instead). */
   async addSpent(keyId: string, usd: number): Promise<void> {
     if (!(usd > 0)) return
-    await this.deps.sql.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [usd, keyId])
+    await this.deps.sql.run(ADD_SPENT, [usd, keyId])
     await this.deps.keys.reloadOne(keyId)
   }
 

@@ -5,6 +5,8 @@
 // transaction that stores its cost (the recorder's), so between the two the cost is always
 // visible to every instance, held or stored. What this instance charged but has not stored yet
 // stays in memory (billing's `unwritten`), as on one instance.
+import { col, insertList, selectList, type ColumnKey } from '../db/columns.ts'
+import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
 
@@ -13,6 +15,13 @@ const ORPHAN_MS = 1_000
 const SWEEP_MS = 250
 const WRITE_GUARD_MS = 5_000
 const DELETE_CHUNK = 500
+
+// the statements, their columns by the table declaration
+const R = (k: ColumnKey<typeof creditReservations>) => col(creditReservations, k)
+const K = (k: ColumnKey<typeof apiKeys>) => col(apiKeys, k)
+const KEY_FOR_UPDATE = `SELECT ${selectList(apiKeys, ['credits', 'spent'])} FROM api_keys WHERE ${K('id')} = ? FOR UPDATE`
+const OPEN_OF_KEY = `SELECT coalesce(sum(${R('usd')}), 0) AS usd FROM credit_reservations WHERE ${R('apiKeyId')} = ? AND ${R('expiresAt')} > ?`
+const HOLD = `INSERT INTO credit_reservations (${insertList(creditReservations).sql}) VALUES (?, ?, ?, ?)`
 
 interface Held {
   keyId: string
@@ -48,10 +57,10 @@ export class PgLedger implements Ledger {
     while (this.writing) await this.writing
     const now = Date.now()
     return this.sql.tx(async (q) => {
-      const row = await q.get<{ credits: number | null; spent: number }>('SELECT credits, spent FROM api_keys WHERE id = ? FOR UPDATE', [key.id])
+      const row = await q.get<{ credits: number | null; spent: number }>(KEY_FOR_UPDATE, [key.id])
       // the key is gone or unlimited now: nothing to hold (its status is the guard's to check)
       if (!row || row.credits === null) return { admitted: true }
-      const open = (await q.get<{ usd: number }>('SELECT coalesce(sum(usd), 0) AS usd FROM credit_reservations WHERE api_key_id = ? AND expires_at > ?', [key.id, now]))!.usd
+      const open = (await q.get<{ usd: number }>(OPEN_OF_KEY, [key.id, now]))!.usd
       // other instances' reservations from the table; this instance's from memory (an ended
       // request's row goes with its record's write, its cost is in `unwritten` until then)
       const reserved = Math.max(0, open - this.heldUsd(key.id)) + this.reserved(key.id)
@@ -59,7 +68,7 @@ export class PgLedger implements Ledger {
       if (!(row.credits - spent - reserved > 0)) return { admitted: false, spent, reserved }
       if (usd === null || !(usd > 0)) return { admitted: true }
       const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
-      await q.run('INSERT INTO credit_reservations (id, api_key_id, usd, expires_at) VALUES (?, ?, ?, ?)', [id, key.id, usd, now + this.ttlMs])
+      await q.run(HOLD, [id, key.id, usd, now + this.ttlMs])
       this.held.set(id, { keyId: key.id, usd, endedAt: null })
       return { admitted: true, reservationId: id }
     })
@@ -161,6 +170,6 @@ export class PgLedger implements Ledger {
 async function deleteIds(q: Sql, ids: string[]) {
   for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
     const part = ids.slice(i, i + DELETE_CHUNK)
-    await q.run(`DELETE FROM credit_reservations WHERE id IN (${part.map(() => '?').join(', ')})`, part)
+    await q.run(`DELETE FROM credit_reservations WHERE ${col(creditReservations, 'id')} IN (${part.map(() => '?').join(', ')})`, part)
   }
 }
