@@ -39,7 +39,7 @@ export function body(over: Record<string, unknown> = {}, model = CLAUDE): Record
   return { model, max_tokens: 256, messages: [{ role: 'user', content: 'hi' }], ...over }
 }
 
-/** The request Claude Code 2.x sends (as recorded from Claude Code), trimmed to its shape. */
+/** The request Claude Code 2.x sends, trimmed to its shape. */
 export const CLAUDE_CODE_BODY = {
   model: CLAUDE,
   max_tokens: 32_000,
