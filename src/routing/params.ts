@@ -119,8 +119,9 @@ function mergeCounterpart(into: Counterpart, c: Counterpart) {
 
 /** The parameters whose rows name an IR field, copied to it (those the family rules removed are gone from `body`). */
 export function directToIR(body: Record<string, unknown>, table: ParamTable, req: Partial<Record<DirectIR, unknown>>): void {
-  for (const name in table.rows) {
-    const ir = table.rows[name]!.ir
+  // the body's few keys, not the table's every row: this runs for every request
+  for (const name in body) {
+    const ir = Object.hasOwn(table.rows, name) ? table.rows[name]!.ir : undefined
     if (ir !== undefined && body[name] !== undefined) req[ir] = body[name]
   }
 }

@@ -31,16 +31,16 @@ const COST = 0.015
 const log = createLogger('error', () => {})
 
 let t: TestServices
-let redis: SharedRedis | undefined
 beforeAll(async () => {
   t = await testServices({}, YAML)
 })
 afterAll(async () => {
-  redis?.close()
   await t.close()
 })
 
 interface Instance {
+  /** The Redis connection of a Redis case (one per case, its own key prefix). */
+  redis?: SharedRedis
   keys: KeyStore
   billing: Billing
   recorder: Recorder
@@ -51,20 +51,19 @@ const available = (kind: Kind) => kind === 'memory' || (kind === 'postgres' ? on
 
 /** The instances of one case: each with its own memory, on the ledger `kind` (one prefix per case in Redis). */
 async function instances(kind: Kind): Promise<Instance[]> {
-  const prefix = freshPrefix()
+  // the case's instances share one Redis prefix, as instances of one cluster do
+  const redis = kind === 'redis' ? new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 2_000, prefix: freshPrefix() }, log) : undefined
   const ledger = (): Ledger => {
     if (kind === 'memory') return new MemoryLedger()
     if (kind === 'postgres') return new PgLedger(t.s.storage.sql)
-    redis ??= new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 2_000, prefix }, log)
-    return new RedisLedger(redis, log)
+    return new RedisLedger(redis!, log)
   }
-  if (redis) (redis.settings as { prefix: string }).prefix = prefix
   const out: Instance[] = []
   for (let i = 0; i < (kind === 'memory' ? 1 : 2); i++) {
     const keys = new KeyStore(t.s.storage)
     const billing = new Billing({ keys, catalog: t.s.catalog, sql: t.s.storage.sql }, ledger())
     await keys.load()
-    out.push({ keys, billing, recorder: new Recorder({ config: t.s.config, storage: t.s.storage, catalog: t.s.catalog, billing, log }, { flushDelayMs: 5 }) })
+    out.push({ redis, keys, billing, recorder: new Recorder({ config: t.s.config, storage: t.s.storage, catalog: t.s.catalog, billing, log }, { flushDelayMs: 5 }) })
   }
   return out
 }
@@ -104,6 +103,7 @@ async function close(all: Instance[]) {
     await i.recorder.stop()
     await i.billing.stop()
   }
+  all[0]?.redis?.close()
 }
 
 for (const kind of ['memory', 'postgres', 'redis'] as const) {
