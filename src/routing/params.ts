@@ -13,8 +13,12 @@
 //            upstream, and not named either, since nothing was lost
 //   shaped   an upstream of the surface's own wire gets it reshaped by the decoder (an alias
 //            resolved, a thread expanded), not copied as it came
-//   ir       the IR field the value goes to as it is (sampling knobs); the others the
-//            decoder maps itself, where a value needs reshaping
+//   ir       what the value becomes in the IR (src/routing/to-ir.ts runs these): an IR field
+//            it goes to as it is; carried(family), no IR field, so it rides to an upstream
+//            of that family as it came; or a function that sets the IR fields it maps to
+//            (it may read the rest of the body). Rows run in table order, so a row can build
+//            on an earlier one (`functions` after `tools`). Absent: nothing in the IR (read
+//            by another row, the gateway's own, or reshaped by the decoder first)
 //   owned    a provider-owned value set (effort levels, tiers, verbosity): any string on the
 //            surface's own family, where the upstream is the authority; a value the
 //            translation knows on the other family. Either the values, or per sub-field.
@@ -22,7 +26,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { CatalogModel } from '../config/catalog.ts'
 import { badRequest, echo } from '../http/errors.ts'
-import type { Family } from '../ir/types.ts'
+import type { Family, GenerationRequest } from '../ir/types.ts'
 import type { Counterpart, Translate } from './translate.ts'
 
 export type CrossFamilyMode = 'reject' | 'translate'
@@ -30,13 +34,30 @@ export type CrossFamilyMode = 'reject' | 'translate'
 export type FamilyRule = { foreign: Translate } | { ignored: true } | { partly: (value: unknown) => boolean }
 
 /** IR fields a parameter's value is copied to unchanged. */
-export type DirectIR = 'temperature' | 'topP' | 'topK' | 'maxTokens'
+export type DirectIR = 'temperature' | 'topP' | 'topK' | 'maxTokens' | 'stream' | 'parallelToolCalls' | 'user' | 'metadata' | 'betas'
+
+/** What a row's mapping sees beside its value: the whole body (family rules applied), the model, the compat names so far. */
+export interface IRContext {
+  body: Record<string, unknown>
+  model: CatalogModel
+  compat: string[]
+}
+
+/**
+ * A value → the IR fields it maps to, set on `req`. The value has passed the row's schema;
+ * a row types it by annotating the parameter (`(v: string[], req) => …`).
+ */
+export type ToIR = (value: never, req: GenerationRequest, cx: IRContext) => void
+
+/** A parameter with no IR field, carried as it came to an upstream of `family` only. */
+export interface Carried { carried: Family }
+export const carried = (family: Family): Carried => ({ carried: family })
 
 export interface ParamRow {
   schema?: TSchema
   gateway?: true
   shaped?: true
-  ir?: DirectIR
+  ir?: DirectIR | Carried | ToIR
   openai?: FamilyRule
   anthropic?: FamilyRule
   owned?: readonly string[] | Readonly<Record<string, readonly string[]>>
@@ -115,15 +136,6 @@ function mergeCounterpart(into: Counterpart, c: Counterpart) {
   const { reasoning, ...rest } = c
   Object.assign(into, rest)
   if (reasoning) into.reasoning = { ...into.reasoning, ...reasoning }
-}
-
-/** The parameters whose rows name an IR field, copied to it (those the family rules removed are gone from `body`). */
-export function directToIR(body: Record<string, unknown>, table: ParamTable, req: Partial<Record<DirectIR, unknown>>): void {
-  // the body's few keys, not the table's every row: this runs for every request
-  for (const name in body) {
-    const ir = Object.hasOwn(table.rows, name) ? table.rows[name]!.ir : undefined
-    if (ir !== undefined && body[name] !== undefined) req[ir] = body[name]
-  }
 }
 
 /** The parameters an upstream of the surface's own wire gets as they came: no rule for that family, not reshaped. */

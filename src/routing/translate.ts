@@ -43,10 +43,23 @@ export const thinkingToEffort: Translate = (v) => {
   return { reasoning: { effort: 'medium' } }
 }
 
-export const outputConfigToEffort: Translate = (v) => {
-  if (!isObj(v) || typeof v.effort !== 'string') return null
+/** Anthropic's JSON-schema output format as OpenAI's json_schema response format (strict, as Anthropic's is). */
+export function claudeFormat(f: unknown): ResponseFormat | undefined {
+  return isObj(f) && f.type === 'json_schema' ? { type: 'json_schema', name: 'output', schema: isObj(f.schema) ? f.schema : undefined, strict: true } : undefined
+}
+
+/**
+ * Anthropic's `output_config`: its effort is OpenAI's reasoning effort (`max` the top one), and
+ * a JSON-schema `format` is OpenAI's json_schema response format (strict, as Anthropic's is).
+ */
+export const outputConfigToOpenAI: Translate = (v) => {
+  if (!isObj(v)) return null
+  const out: Counterpart = {}
   const e = v.effort === 'max' ? 'xhigh' : v.effort
-  return EFFORTS.includes(e as ReasoningEffort) ? { reasoning: { effort: e as ReasoningEffort } } : null
+  if (EFFORTS.includes(e as ReasoningEffort)) out.reasoning = { effort: e as ReasoningEffort }
+  const format = claudeFormat(v.format)
+  if (format) out.responseFormat = format
+  return Object.keys(out).length > 0 ? out : null
 }
 
 export const stopSequencesToStop: Translate = (v) =>

@@ -6,7 +6,8 @@ import { HttpError } from '../../src/http/errors.ts'
 import { resolveModel } from '../../src/routing/router.ts'
 import { applyFamilyRules, type CrossFamilyMode } from '../../src/routing/params.ts'
 import { PARAMS } from '../../src/surfaces/chat/params.ts'
-import { normalizeBody, toIR, validateChat } from '../../src/surfaces/chat/decode.ts'
+import { toIR } from '../../src/surfaces/chat/params.ts'
+import { normalizeBody, validateChat } from '../../src/surfaces/chat/validate.ts'
 
 export const catalog = buildCatalog(loadConfig({ env: {}, cwd: '/' }))
 

@@ -25,6 +25,15 @@ describe('family rules table', () => {
 })
 
 describe('translate mode (compat.cross_family: translate)', () => {
+  test('Claude model: legacy functions beside tools both reach the model, neither shadows the other', () => {
+    const { ir, rules } = decode({
+      model: 'claude-sonnet-4-5', messages: user(),
+      tools: [{ type: 'function', function: { name: 't', parameters: { type: 'object', properties: {} } } }],
+      functions: [{ name: 'f', parameters: { type: 'object', properties: {} } }],
+    }, 'translate')
+    expect(ir.tools?.map((t) => t.name)).toEqual(['t', 'f'])
+    expect(rules.compat).toEqual(['functions->tools'])
+  })
   test('Claude model: counterparts are translated, the rest dropped, all named', () => {
     const { ir, rules } = decode({
       model: 'claude-sonnet-4-5', messages: user(),

@@ -175,4 +175,12 @@ describe('messagesToIR', () => {
     expect(ir.reasoning).toEqual({ effort: 'xhigh' })
     expect(ir.providerData).toBeUndefined()
   })
+
+  test("translate mode for an OpenAI model: output_config's JSON schema format is the structured output it asks for, not lost with the rest", () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } } }
+    const { ir, rules } = decode(body({ output_config: { effort: 'low', format: { type: 'json_schema', schema } } }, 'gpt-5'), 'translate')
+    expect(ir.reasoning).toEqual({ effort: 'low' })
+    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema, strict: true })
+    expect(rules.compat).toEqual(['output_config->reasoning+responseFormat'])
+  })
 })

@@ -7,7 +7,7 @@ import { HttpError } from '../../src/http/errors.ts'
 import { resolveModel } from '../../src/routing/router.ts'
 import { applyFamilyRules, type CrossFamilyMode } from '../../src/routing/params.ts'
 import { PARAMS } from '../../src/surfaces/messages/params.ts'
-import { messagesToIR } from '../../src/surfaces/messages/decode.ts'
+import { messagesToIR } from '../../src/surfaces/messages/params.ts'
 import { normalizeMessagesBody, validateMessages } from '../../src/surfaces/messages/validate.ts'
 
 export const catalog = buildCatalog(loadConfig({ env: {}, cwd: '/' }))

@@ -1,17 +1,16 @@
-// A checked messages-style body → IR. Pure. Parameters the family rules
-// removed are gone and their counterparts merged in, as in chat's toIR. What the IR has no
-// field for rides in `providerData.anthropic`, so a translated call to a Claude-family
-// upstream still sends it and an OpenAI-family upstream never sees it (STYLE habit 8).
+// The parts of a checked messages-style body → IR, for the rows of the parameter table
+// (params.ts) that need more than a copy. Pure. What the IR has no field for rides in
+// `providerData.anthropic`, so a translated call to a Claude-family upstream still sends it
+// and an OpenAI-family upstream never sees it.
 import { own } from '../../lib/own.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
-import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort, Role, Tool, ToolChoice } from '../../ir/types.ts'
-import { directToIR, type RulesOutcome } from '../../routing/params.ts'
-import { PARAMS, type MessagesBody } from './params.ts'
-import type { MessagesBlock, MessagesSource } from './schema.ts'
-import { isServerTool } from './validate.ts'
+import type { GenerationRequest, MediaSource, Message, Part, Role, Tool, ToolChoice } from '../../ir/types.ts'
+import type { IRContext } from '../../routing/params.ts'
+import { carry, reasoningOf } from '../../routing/to-ir.ts'
+import { claudeFormat } from '../../routing/translate.ts'
+import { isServerTool, type MessagesBlock, type MessagesSource } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 
-type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
 
@@ -81,7 +80,7 @@ function part(b: MessagesBlock): Part | undefined {
   }
 }
 
-function content(c: unknown): Part[] {
+export function content(c: unknown): Part[] {
   if (typeof c === 'string') return [{ type: 'text', text: c }]
   return (c as MessagesBlock[]).map(part).filter((p): p is Part => p !== undefined)
 }
@@ -91,7 +90,7 @@ function content(c: unknown): Part[] {
  * (Claude Code sends one after the user turn); a `tool` message naming its call is that
  * call's result.
  */
-function messages(wire: Obj[]): Message[] {
+export function messages(wire: Obj[]): Message[] {
   const out: Message[] = []
   for (const m of wire) {
     const id = (m.tool_use_id ?? m.tool_call_id) as string | undefined
@@ -126,7 +125,7 @@ function tools(wire: Obj[]): Tool[] {
 
 const CHOICE: Record<string, ToolChoice['type']> = { auto: 'auto', none: 'none', any: 'required' }
 
-function toolChoice(tc: unknown): ToolChoice | undefined {
+export function toolChoice(tc: unknown): ToolChoice | undefined {
   if (tc === undefined) return undefined
   if (typeof tc === 'string') return { type: own(CHOICE, tc) } as ToolChoice
   const o = tc as Obj
@@ -137,68 +136,30 @@ function toolChoice(tc: unknown): ToolChoice | undefined {
   return { type: CHOICE[o.type as string] as 'auto' | 'required', ...disable }
 }
 
-/**
- * Anthropic parameters with no IR field, carried to a Claude-family upstream as they are.
- * `thinking` is carried unless it is a plain `enabled` (that one is reasoning.budgetTokens).
- * Not carried: `pause_on_call_tools_start` is the gateway's own (the pipeline stops the
- * reply at the first tool_use), and for an OpenAI-family model `service_tier` (Anthropic's
- * `auto` / `standard_only` mean nothing to OpenAI's tiers) — accepted, not sent.
- */
-const ANTHROPIC_CARRIED = [
-  'cache_control', 'context_management', 'output_config', 'output_format', 'container', 'mcp_servers',
-  'inference_geo', 'service_tier',
-]
+/** `thinking`: a plain `enabled` is a budget the IR has a field for; any other form (or a display setting) rides to a Claude-family upstream as it came. */
+export function thinkingToIR(thinking: Obj, req: GenerationRequest, model: CatalogModel): void {
+  if (thinking.type === 'enabled') reasoningOf(req).budgetTokens = thinking.budget_tokens as number
+  if (model.family === 'anthropic' && (thinking.type !== 'enabled' || thinking.display != null)) carry(req, 'anthropic', 'thinking', thinking)
+}
 
-export function messagesToIR(checked: MessagesBody, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
-  const body: MessagesBody & Body = { ...checked }
-  for (const k of rules.removed) delete body[k]
-  const c = rules.counterpart
-  const req: GenerationRequest = { model: body.model ?? model.id, messages: messages(body.messages as Obj[]), stream: body.stream === true }
+/** The client's tools: custom ones in the IR; server tools have no IR form, so a Claude-family upstream gets the list as it came. */
+export function toolsToIR(wire: Obj[], req: GenerationRequest, model: CatalogModel): void {
+  const custom = tools(wire)
+  if (custom.length > 0) req.tools = custom
+  if (model.family === 'anthropic' && wire.some(isServerTool)) carry(req, 'anthropic', 'tools', wire)
+}
 
-  if (body.system !== undefined) req.system = content(body.system)
-  req.maxTokens = body.max_tokens ?? c.maxTokens
-  directToIR(body, PARAMS, req)
-  const stop = [...(body.stop_sequences ?? []), ...(c.stop ?? [])]
-  if (stop.length > 0) req.stop = stop
+/** Structured output: for a GPT model, Anthropic's output format is OpenAI's json_schema response format. */
+export function outputFormatToIR(format: Obj, req: GenerationRequest, cx: IRContext): void {
+  if (cx.model.family === 'anthropic') return carry(req, 'anthropic', 'output_format', format)
+  const rf = claudeFormat(format)
+  if (!rf) return
+  req.responseFormat = rf
+  cx.compat.push('output_format->response_format')
+}
 
-  const wireTools = (body.tools as Obj[] | undefined) ?? []
-  const irTools = wireTools.length > 0 ? tools(wireTools) : c.tools
-  if (irTools?.length) req.tools = irTools
-  let choice = toolChoice(body.tool_choice) ?? c.toolChoice
-  const disableParallel = body.parallel_tool_calls === false || c.disableParallel === true
-  if (disableParallel) {
-    req.parallelToolCalls = false
-    if (choice?.type !== 'none') choice = { ...(choice ?? { type: 'auto' }), disableParallel: true } as ToolChoice
-  } else if (body.parallel_tool_calls === true) req.parallelToolCalls = true
-  if (choice) req.toolChoice = choice
-
-  const reasoning = { ...c.reasoning }
-  if (body.reasoning_effort !== undefined) reasoning.effort = body.reasoning_effort as ReasoningEffort
-  const thinking = body.thinking as Obj | undefined
-  if (thinking?.type === 'enabled') reasoning.budgetTokens = thinking.budget_tokens as number
-  if (Object.keys(reasoning).length > 0) req.reasoning = reasoning
-
-  const metadata = body.metadata
-  if (metadata !== undefined) req.metadata = metadata
-  const user = typeof metadata?.user_id === 'string' ? metadata.user_id : c.user
-  if (user !== undefined) req.user = user
-  if (body.betas !== undefined) req.betas = body.betas
-
-  // structured output for a GPT model: Anthropic's output format is OpenAI's json_schema response format
-  const format = (body.output_format ?? body.output_config?.format) as Obj | undefined | null
-  if (model.family === 'openai' && format && format.type === 'json_schema') {
-    req.responseFormat = { type: 'json_schema', name: 'output', schema: format.schema as Obj | undefined, strict: true }
-    rules.compat.push(`${body.output_format !== undefined ? 'output_format' : 'output_config.format'}->response_format`)
-  }
-
-  if (model.family === 'anthropic') {
-    const extra: Obj = {}
-    for (const k of ANTHROPIC_CARRIED) if (body[k] !== undefined) extra[k] = body[k]
-    if (thinking && thinking.type !== 'enabled') extra.thinking = thinking
-    else if (thinking && thinking.display != null) extra.thinking = thinking
-    // Server tools have no IR form: the client's tool list goes upstream as it came.
-    if (wireTools.some(isServerTool)) extra.tools = wireTools
-    if (Object.keys(extra).length > 0) req.providerData = { anthropic: extra }
-  }
-  return req
+/** `metadata`: kept whole, and its `user_id` is the end user. */
+export function metadataToIR(metadata: Obj, req: GenerationRequest): void {
+  req.metadata = metadata
+  if (typeof metadata.user_id === 'string') req.user = metadata.user_id
 }

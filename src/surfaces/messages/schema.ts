@@ -156,3 +156,9 @@ export const THINKING: Record<string, TSchema> = {
   adaptive: Obj({ type: T.Literal('adaptive'), display: Display }),
   between_tools: Obj({ type: T.Literal('between_tools') }),
 }
+
+
+/** A server tool has a versioned `type` of its own; a custom tool has none (or `custom`). */
+export function isServerTool(tool: Record<string, unknown>): boolean {
+  return typeof tool.type === 'string' && tool.type !== 'custom'
+}

@@ -1,10 +1,9 @@
 // The messages surface as the pipeline sees it. Claude-family models with an upstream get
 // the checked body as is (pass-through); every other model goes through the IR.
-import { PARAMS } from './params.ts'
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
-import { messagesToIR } from './decode.ts'
+import { messagesToIR, PARAMS } from './params.ts'
 import { resolveMessagesBodyMedia } from './media.ts'
 import { encodeMessagesResponse, messagesId, messagesStopReason } from './encode.ts'
 import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'

@@ -20,6 +20,7 @@ import {
   THINKING,
   TOOL_CHOICES,
   TOOL_RESULT_BLOCKS,
+  isServerTool,
 } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -152,11 +153,6 @@ function validateTools(tools: unknown[]): string[] {
     names.push(name)
   })
   return names
-}
-
-/** A server tool has a versioned `type` of its own; a custom tool has none (or `custom`). */
-export function isServerTool(tool: Obj): boolean {
-  return typeof tool.type === 'string' && tool.type !== 'custom'
 }
 
 const CHOICE_STRINGS = ['auto', 'none', 'any']

@@ -5,16 +5,13 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
-import { directToIR, type RulesOutcome } from '../../routing/params.ts'
-import { PARAMS, type ResponsesBody } from './params.ts'
 import { mediaSource } from '../chat/decode.ts'
 import type { Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
-import type { Turn } from './validate.ts'
+import type { Turn } from './turn.ts'
 import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
-type Body = Record<string, unknown>
 
 
 /** Anthropic's MCP connector (what `mcp_servers` becomes for a Claude model). */
@@ -153,7 +150,8 @@ function irToolChoice(c: unknown, names: Set<string>): ToolChoice | undefined {
   return undefined
 }
 
-function mcpConnector(servers: unknown): Obj[] {
+/** `mcp_servers` for Anthropic's MCP connector. */
+export function mcpConnector(servers: unknown): Obj[] {
   return (servers as Obj[]).map((s) => {
     const out: Obj = { type: 'url', url: s.url, name: s.name }
     if (typeof s.authorization_token === 'string') out.authorization_token = s.authorization_token
@@ -162,33 +160,34 @@ function mcpConnector(servers: unknown): Obj[] {
   })
 }
 
-/** The IR request of a turn; `dropped` collects tools it could not carry. */
-export function turnToIR(body: Body & ResponsesBody, turn: Turn, model: CatalogModel, rules: RulesOutcome, dropped: string[]): GenerationRequest {
-  const c = rules.counterpart
+/**
+ * What a turn's reshaped parameters become in the IR: its items (the thread's first), its
+ * instructions, tools and tool choice, reasoning and output format. The table's rows add the
+ * rest (params.ts). `dropped` collects what the IR could not carry.
+ */
+export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, model: CatalogModel, dropped: string[]): GenerationRequest {
   const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
-  const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: body.stream === true }
+  const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: false }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
-  directToIR(body, PARAMS, req)
 
   const own = turn.tools.length
   const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])], (i) => (i < own ? `tools[${i}]` : 'input.additional_tools'), model)
   dropped.push(...t.dropped)
   if (t.tools.length > 0) {
     req.tools = t.tools
-    let choice = irToolChoice(turn.toolChoice, new Set(t.tools.map((x) => x.name)))
-    if (body.parallel_tool_calls === false || c.disableParallel) choice = { ...(choice ?? { type: 'auto' }), disableParallel: true } as ToolChoice
+    const choice = irToolChoice(turn.toolChoice, new Set(t.tools.map((x) => x.name)))
     if (choice) req.toolChoice = choice
   }
-  if (body.parallel_tool_calls !== undefined && !rules.removed.includes('parallel_tool_calls')) req.parallelToolCalls = body.parallel_tool_calls
 
-  const reasoning = { ...c.reasoning }
-  if (turn.effort) reasoning.effort = turn.effort as ReasoningEffort
-  if (turn.summary) {
-    reasoning.summary = turn.summary
-    // Summaries are the model's thinking shown: a Claude model thinks only when asked to.
-    reasoning.effort ??= 'medium'
+  if (turn.effort || turn.summary) {
+    req.reasoning = {}
+    if (turn.effort) req.reasoning.effort = turn.effort as ReasoningEffort
+    if (turn.summary) {
+      req.reasoning.summary = turn.summary
+      // Summaries are the model's thinking shown: a Claude model thinks only when asked to.
+      req.reasoning.effort ??= 'medium'
+    }
   }
-  if (Object.keys(reasoning).length > 0) req.reasoning = reasoning
 
   const f = turn.format
   if (f?.type === 'json_schema') req.responseFormat = { type: 'json_schema', name: f.name as string, schema: f.schema as Obj | undefined, strict: f.strict as boolean | undefined, description: f.description as string | undefined }
@@ -196,17 +195,5 @@ export function turnToIR(body: Body & ResponsesBody, turn: Turn, model: CatalogM
   // Anthropic has no JSON mode without a schema: left out, and said so
   else if (f?.type === 'json_object') dropped.push('text.format')
   if (model.family === 'anthropic' && isObj(body.text) && body.text.verbosity !== undefined) dropped.push('text.verbosity')
-  else if (c.responseFormat) req.responseFormat = c.responseFormat
-  const user = (rules.removed.includes('user') ? undefined : body.user) ?? c.user
-  if (user !== undefined) req.user = user
-  if (body.metadata !== undefined && model.family === 'openai') req.metadata = body.metadata as Obj
-  else if (body.metadata !== undefined) dropped.push('metadata')
-  // the IR call has no form for these (the upstream's own thread handling): left out, and said so
-  for (const k of ['context_management', 'truncation'] as const) if (body[k] !== undefined) dropped.push(k)
-
-  if (body.mcp_servers !== undefined && model.family === 'anthropic') {
-    req.providerData = { anthropic: { mcp_servers: mcpConnector(body.mcp_servers) } }
-    req.betas = [MCP_BETA]
-  }
   return req
 }

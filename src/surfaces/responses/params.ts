@@ -1,11 +1,18 @@
 // Every top-level parameter of the responses-style surface, one row each: its value rule, what it
-// becomes for a model of either family, and whether its values are the provider's to grow
-// (src/routing/params.ts reads the table). A parameter not here is a 400 naming it.
+// becomes in the IR and for a model of either family, and whether its values are the
+// provider's to grow (src/routing/params.ts reads the table). A parameter not here is a 400
+// naming it. The `shaped` ones become the turn first (a thread's history, one spelling of
+// tools and formats; validate.ts), and the turn becomes IR (decode.ts `turnStart`).
 import { Type as T } from '@sinclair/typebox'
-import { foreign, IGNORED, type BodyOf, type ParamTable } from '../../routing/params.ts'
+import type { CatalogModel } from '../../config/catalog.ts'
+import type { GenerationRequest } from '../../ir/types.ts'
+import { foreign, IGNORED, type BodyOf, type IRContext, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
+import { carry, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
+import { MCP_BETA, mcpConnector, turnStart } from './decode.ts'
+import type { Turn } from './turn.ts'
 import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
 
 export const PARAMS = {
@@ -41,26 +48,25 @@ export const PARAMS = {
       },
       { errorMessage: 'expected an object { effort?, summary? }' },
     ), owned: { effort: EFFORTS }, shaped: true },
-    mcp_servers: { schema: T.Array(T.Object({ url: NonEmpty(), name: NonEmpty() }, { additionalProperties: true, errorMessage: 'expected { type: "url", url, name, authorization_token? }' }), { errorMessage: 'expected an array of MCP server objects' }), shaped: true },
-    stream: { schema: Bool() },
+    mcp_servers: { schema: T.Array(T.Object({ url: NonEmpty(), name: NonEmpty() }, { additionalProperties: true, errorMessage: 'expected { type: "url", url, name, authorization_token? }' }), { errorMessage: 'expected an array of MCP server objects' }), shaped: true, ir: mcpServersToIR },
+    stream: { schema: Bool(), ir: 'stream' },
     web_search_options: { schema: AnyObject, anthropic: foreign(drop), shaped: true },
     prompt_cache_retention: { schema: Str(), anthropic: IGNORED, owned: CACHE_RETENTION },
     include: { schema: T.Union([Str(), T.Array(Str())], { errorMessage: 'expected a string or an array of strings' }), anthropic: IGNORED },
     previous_response_id: { schema: Id(), shaped: true },
     tool_outputs: { schema: Arr('tool outputs'), shaped: true },
-    truncation: { schema: T.Union([OneOf(['auto', 'disabled']), AnyObject], { errorMessage: 'expected "auto", "disabled" or an object' }) },
     max_tool_calls: { schema: Int(1) },
     audio: { schema: AnyObject, anthropic: foreign(drop), openai: IGNORED },
     modalities: { schema: T.Array(Str(), { errorMessage: 'expected an array of strings' }), anthropic: foreign(drop), openai: IGNORED },
     prediction: { schema: AnyObject, anthropic: foreign(drop), openai: IGNORED },
     strict: { schema: Bool(), anthropic: IGNORED, openai: IGNORED },
     verbosity: { schema: Str(), anthropic: IGNORED, owned: VERBOSITY, shaped: true },
-    metadata: { schema: T.Record(T.String(), Str({ maxLength: 512, errorMessage: 'expected a string of at most 512 characters' }), { maxProperties: 16, errorMessage: 'expected an object of at most 16 string values' }) },
+    metadata: { schema: T.Record(T.String(), Str({ maxLength: 512, errorMessage: 'expected a string of at most 512 characters' }), { maxProperties: 16, errorMessage: 'expected an object of at most 16 string values' }), ir: metadataToIR },
     store: { schema: Bool(), shaped: true },
     conversation: { schema: T.Union([Id(), T.Object({ id: Id() })], { errorMessage: 'expected a conversation id of 1 to 256 characters, or { id }' }), shaped: true },
     n: { schema: T.Integer({ minimum: 1, maximum: 1, errorMessage: 'only 1 is supported' }), anthropic: foreign(drop), openai: IGNORED },
     seed: { schema: T.Integer({ errorMessage: 'expected an integer' }), anthropic: foreign(drop), openai: IGNORED },
-    user: { schema: Str(), anthropic: foreign(userToUser) },
+    user: { schema: Str(), anthropic: foreign(userToUser), ir: 'user' },
     logit_bias: { schema: T.Record(T.String(), T.Number(), { errorMessage: 'expected an object of token id → number' }), anthropic: foreign(drop), openai: IGNORED },
     frequency_penalty: { schema: Num(-2, 2), anthropic: foreign(drop), openai: IGNORED },
     presence_penalty: { schema: Num(-2, 2), anthropic: IGNORED, openai: IGNORED },
@@ -74,7 +80,7 @@ export const PARAMS = {
       },
       { errorMessage: 'expected an object { format?, verbosity? }' },
     ), owned: { verbosity: VERBOSITY }, shaped: true },
-    parallel_tool_calls: { schema: Bool(), anthropic: foreign(parallelToDisable) },
+    parallel_tool_calls: { schema: Bool(), anthropic: foreign(parallelToDisable), ir: 'parallelToolCalls' },
     prompt_cache_key: { schema: Str(), anthropic: IGNORED },
     safety_identifier: { schema: Str(), anthropic: IGNORED },
     service_tier: { schema: Str(), anthropic: IGNORED, owned: OPENAI_TIERS },
@@ -83,7 +89,8 @@ export const PARAMS = {
     background: { schema: Bool(), anthropic: foreign(drop) },
     prompt: { schema: AnyObject, anthropic: foreign(drop) },
     // the Responses API's own (compaction); Anthropic's of the same name is another shape
-    context_management: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array' }) },
+    context_management: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array' }), ir: leftOut('context_management') },
+    truncation: { schema: T.Union([OneOf(['auto', 'disabled']), AnyObject], { errorMessage: 'expected "auto", "disabled" or an object' }), ir: leftOut('truncation') },
     client_metadata: { schema: AnyObject, anthropic: IGNORED },
   },
 } satisfies ParamTable
@@ -92,3 +99,30 @@ export const PARAMS = {
 export type ResponsesBody = BodyOf<typeof PARAMS>
 
 export const PARAM_SCHEMAS = paramSchemas(PARAMS)
+
+type Obj = Record<string, unknown>
+
+/** Metadata has no place in a Claude-family request: left out, and said so. */
+function metadataToIR(metadata: Record<string, string>, req: GenerationRequest, cx: IRContext): void {
+  if (cx.model.family === 'openai') req.metadata = metadata
+  else cx.compat.push('metadata')
+}
+
+/** `mcp_servers` is Anthropic's MCP connector for a Claude model (a beta of its own). */
+function mcpServersToIR(servers: Obj[], req: GenerationRequest, cx: IRContext): void {
+  if (cx.model.family !== 'anthropic') return
+  carry(req, 'anthropic', 'mcp_servers', mcpConnector(servers))
+  req.betas = [MCP_BETA]
+}
+
+/** A parameter with no form in an IR call (the upstream's own thread handling): left out, and said so. */
+function leftOut(name: string) {
+  return (_: unknown, _req: GenerationRequest, cx: IRContext): void => {
+    cx.compat.push(name)
+  }
+}
+
+/** A checked turn → IR: what the turn reshaped, then each other parameter by its row, with the family rules' outcome applied. */
+export function turnToIR(checked: ResponsesBody, turn: Turn, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
+  return rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules, turnStart(checked, turn, model, rules.compat))
+}

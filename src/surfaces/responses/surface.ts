@@ -10,13 +10,14 @@ import type { RequestContext } from '../../pipeline/context.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import type { TapOptions } from '../../routing/contract.ts'
 import type { ThreadServices } from '../../services.ts'
-import { turnToIR } from './decode.ts'
+import { turnToIR } from './params.ts'
 import { completeResponse, encodeResponse, newId, type ResponseFrame } from './encode.ts'
 import { resolveResponsesBodyFiles } from './media.ts'
 import { upstreamBody } from './passthrough.ts'
 import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamEncoder } from './stream.ts'
 import { ThreadStore } from './thread.ts'
 import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
+import type { Item } from './items.ts'
 
 type Obj = Record<string, unknown>
 
@@ -58,7 +59,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         previous: turn.previous ?? null,
         conversation: turn.conversation ?? null,
         inputItems: turn.items,
-        outputItems: Array.isArray(r.output) ? (r.output as Obj[]) : [],
+        // the reply's own output items: the encoder's, or the upstream's as it sent them
+        outputItems: Array.isArray(r.output) ? (r.output as Item[]) : [],
         response: r,
       })
     }
@@ -156,7 +158,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         maxOutputTokens: body.max_output_tokens,
         promptTokens: () => promptTokenBound(body, turn.history),
         pauseAtTool: false,
-        ir: () => turnToIR(body, turn, model, rules, rules.compat),
+        ir: () => turnToIR(body, turn, model, rules),
         passthrough() {
           const out = upstreamBody(body, turn, rules.compat)
           return { body: out, tap: { responses: hooks }, resolveMedia: (deps) => resolveResponsesBodyFiles(out, deps) }

@@ -9,7 +9,10 @@ import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { firstError, knownParams } from '../checks.ts'
 import { inputItems, messagesItems, toolOutputItems, type Item } from './items.ts'
-import type { ThreadHead, ThreadStore } from './thread.ts'
+import type { ThreadStore } from './thread.ts'
+import type { Turn } from './turn.ts'
+
+export type { Turn }
 import { isObj } from '../../lib/json.ts'
 
 type Body = Record<string, unknown>
@@ -17,29 +20,6 @@ type Obj = Record<string, unknown>
 
 const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
-export interface Turn {
-  /** Items this request adds (input or messages, then tool outputs). */
-  items: Item[]
-  /** Items of the thread it continues, oldest first. */
-  history: Item[]
-  instructions?: string
-  /** Tools in the official flat shape (chat-style nested functions and legacy `functions` flattened). */
-  tools: Obj[]
-  toolChoice?: unknown
-  effort?: string
-  summary?: 'auto' | 'concise' | 'detailed'
-  /** `text.format` (or `response_format`) in the Responses spelling. */
-  format?: Obj
-  verbosity?: string
-  store: boolean
-  previousResponseId?: string
-  /** The stored row it continues (a new row links it). */
-  previous?: ThreadHead | null
-  conversation?: string
-  maxToolCalls?: number
-  /** The gateway's state is involved: the upstream gets the whole input and `store: false`. */
-  stateful: boolean
-}
 
 const FUNCTION_NAME = /^[a-zA-Z0-9_.-]{1,128}$/
 

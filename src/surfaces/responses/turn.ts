@@ -1,0 +1,31 @@
+// A checked responses-style request: the one shape decode, pass-through and encoders read
+// (validate.ts makes it). The official Responses spelling of the request, whichever aliases
+// the client used, plus the thread it continues.
+import type { Item } from './items.ts'
+import type { ThreadHead } from './thread.ts'
+
+type Obj = Record<string, unknown>
+
+export interface Turn {
+  /** Items this request adds (input or messages, then tool outputs). */
+  items: Item[]
+  /** Items of the thread it continues, oldest first. */
+  history: Item[]
+  instructions?: string
+  /** Tools in the official flat shape (chat-style nested functions and legacy `functions` flattened). */
+  tools: Obj[]
+  toolChoice?: unknown
+  effort?: string
+  summary?: 'auto' | 'concise' | 'detailed'
+  /** `text.format` (or `response_format`) in the Responses spelling. */
+  format?: Obj
+  verbosity?: string
+  store: boolean
+  previousResponseId?: string
+  /** The stored row it continues (a new row links it). */
+  previous?: ThreadHead | null
+  conversation?: string
+  maxToolCalls?: number
+  /** The gateway's state is involved: the upstream gets the whole input and `store: false`. */
+  stateful: boolean
+}
