@@ -7,7 +7,7 @@ import { generationRoutes } from './generations/routes.ts'
 import { usageRoutes } from './usage/route.ts'
 import { methodMatcher, renderError } from './http/onerror.ts'
 import { KNOWN_FAILURES } from './failures.ts'
-import type { Services } from './services.ts'
+import type { AdmissionServices, BaseServices, GenerationServices, ThreadServices } from './services.ts'
 import type { BatchService } from './batches/service.ts'
 import { filesRoutes } from './files/routes.ts'
 import { CHAT_PATH, chatHandler, chatRoutes } from './surfaces/chat/route.ts'
@@ -21,7 +21,7 @@ import { dashboardDataRoutes } from './ui/data-routes.ts'
 import { uiRoutes } from './ui/plugin.ts'
 
 /** The generation handlers, made once: mounted in the app and in the pipeline's direct table. */
-export function generationHandlers(s: Services) {
+export function generationHandlers(s: GenerationServices & ThreadServices) {
   return { chat: chatHandler(s), messages: messagesHandler(s), responses: responsesHandler(s) }
 }
 
@@ -34,8 +34,8 @@ export function directTable(h: ReturnType<typeof generationHandlers>): Record<st
   }
 }
 
-/** The services with the batches built on them: what the whole app serves from. */
-export type AppServices = Services & { batches: BatchService }
+/** What the app's routes serve from: the base, generation's slice, the keys, what instances share (for /health), and the batches built on them. */
+export type AppServices = BaseServices & GenerationServices & Pick<AdmissionServices, 'keys' | 'cluster'> & { batches: BatchService }
 
 export function createApp(s: AppServices, handlers = generationHandlers(s)) {
   const batches = s.batches

@@ -7,7 +7,7 @@ import { authenticate } from './auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from './http/context.ts'
 import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
-import type { Services } from './services.ts'
+import type { AdmissionServices } from './services.ts'
 import type { DirectRoutes } from './http/direct.ts'
 import { echo, errorResponse, HttpError } from './http/errors.ts'
 import { KNOWN_FAILURES } from './failures.ts'
@@ -62,7 +62,7 @@ function doubledV1(path: string, url: string): Response | undefined {
   return errorResponse(404, `No route ${echo(path, 200)}: the path has a doubled /v1/v1/ — ${hint}`)
 }
 
-export function createPipeline(s: Pick<Services, 'config' | 'keys' | 'limiter' | 'log' | 'cluster'>, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
+export function createPipeline(s: AdmissionServices, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
   const { config, keys, limiter, log } = s
   const trusted = new Set(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)

@@ -1,6 +1,6 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
-import { createApp, directTable, generationHandlers, type AppServices } from './app.ts'
+import { createApp, directTable, generationHandlers } from './app.ts'
 import { directRoutes } from './http/direct.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { BatchService } from './batches/service.ts'
@@ -18,7 +18,10 @@ import type { Services } from './services.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 
-export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<AppServices> {
+/** Every service, and the batches built on them: what start-up holds (and tests reach into). */
+export type ServerServices = Services & { batches: BatchService }
+
+export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<ServerServices> {
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
   // reservations: in Redis when instances share one; in the database when they share
@@ -46,14 +49,14 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
 export interface Running {
   url: string
   port: number
-  services: AppServices
+  services: ServerServices
   /** The key created at first start (shown once), when one was created. */
   bootstrapKey?: string
   stop(): Promise<void>
 }
 
 /** First start with no keys: create SWITCHYARD_BOOTSTRAP_KEY as given, or generate one. */
-export async function ensureBootstrapKey(s: Services): Promise<string | undefined> {
+export async function ensureBootstrapKey(s: Pick<Services, 'config' | 'keys'>): Promise<string | undefined> {
   if (await s.keys.hasAny()) return undefined
   return (await s.keys.createFirst({ name: 'bootstrap', key: s.config.bootstrapKey }))?.key
 }

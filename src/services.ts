@@ -1,7 +1,9 @@
-// Everything the generation pipeline and a route plugin may use, built once at start (see
-// server.ts) and handed to each plugin factory. Tests build it on a temp data dir. Batches
-// are built on top of these (they run items through the pipeline), so they are not among
-// them: the app takes them beside (app.ts AppServices).
+// The services, grouped by who owns them: each slice below is named once, with who owns it and
+// who takes it. They are built together in one place (assemble.ts) on the request thread
+// (server.ts) and in a batch worker (batches/worker-services.ts); only those hold the whole
+// `Services`, every other module takes the slice it uses (one of these, or a `Pick`).
+// Tests build them on a temp data dir. The batch service is built on top of these (it runs
+// items through the pipeline), so it is not among them: the app takes it beside (app.ts).
 import type { Catalog } from './config/catalog.ts'
 import type { Config } from './config/load.ts'
 import type { Storage } from './db/client.ts'
@@ -15,29 +17,44 @@ import type { ProviderRegistry } from './providers/registry.ts'
 import type { MediaResolver } from './pipeline/surface.ts'
 import type { Cluster } from './cluster/create.ts'
 
-export interface Services {
+/** The base every part gets, made at start-up (server.ts, a batch worker): the settings, the log, the database, what to stop on shutdown. */
+export interface BaseServices {
   config: Config
-  storage: Storage
-  catalog: Catalog
-  keys: KeyStore
-  /** Admission, charges and stored spend: the only way money moves. */
-  billing: Billing
-  limiter: RateLimiter
   log: Logger
-  /** One set of provider adapters for every surface. */
-  providers: ProviderRegistry
-  recorder: Recorder
-  files: FilesService
-  /** Resolves file ids and media URLs before a generation goes upstream. */
-  media?: MediaResolver
-  /** What this instance shares with others (Redis); absent when built without one (tests of one part). */
-  cluster?: Cluster
+  storage: Storage
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
 }
 
-/** What the generation pipeline uses: the models, the providers, billing, the recorder and media. */
-export type GenerationServices = Pick<Services, 'config' | 'catalog' | 'providers' | 'billing' | 'recorder' | 'files' | 'media' | 'log'>
+/** Generation's (the pipeline and the surfaces; the generation routes and batch items take it): models, providers, billing, the recorder, files, media. */
+export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'> {
+  catalog: Catalog
+  /** One set of provider adapters for every surface. */
+  providers: ProviderRegistry
+  /** Admission, charges and stored spend: the only way money moves. */
+  billing: Billing
+  recorder: Recorder
+  files: FilesService
+  /** Resolves file ids and media URLs before a generation goes upstream. */
+  media?: MediaResolver
+}
 
-/** What the responses surface keeps beside the pipeline: its threads' store. */
-export type ThreadServices = Pick<Services, 'config' | 'storage' | 'onClose'>
+/** The responses surface's stored threads (surfaces/responses; its routes and batch items on /v1/responses take it). */
+export type ThreadServices = Pick<BaseServices, 'config' | 'storage' | 'onClose'>
+
+/** Admission at the front (src/auth's keys and limits; front.ts takes it): who calls, how often, what instances share. */
+export interface AdmissionServices extends Pick<BaseServices, 'config' | 'log'> {
+  keys: KeyStore
+  limiter: RateLimiter
+  /** What this instance shares with others (Redis); absent when built without one (tests of one part). */
+  cluster?: Cluster
+}
+
+/** Batches' on the main thread (the batch service and its scheduler): items admitted on billing under a live key, files read and written. */
+export type BatchServices = Pick<BaseServices, 'config' | 'log' | 'storage'> & Pick<GenerationServices, 'catalog' | 'billing' | 'files'> & Pick<AdmissionServices, 'keys'>
+
+/** The dashboard's data routes (ui/data-routes.ts): keys, generation records, settings. */
+export type DashboardServices = Pick<BaseServices, 'config' | 'storage'> & Pick<GenerationServices, 'recorder'> & Pick<AdmissionServices, 'keys'>
+
+/** Every slice together: what assemble.ts builds, held whole only by start-up (server.ts) and a batch worker thread. */
+export interface Services extends BaseServices, GenerationServices, AdmissionServices {}

@@ -3,12 +3,12 @@
 import { badRequest } from '../http/errors.ts'
 import { typeName } from '../routing/router.ts'
 import type { SurfaceSpec } from '../pipeline/surface.ts'
-import type { Services } from '../services.ts'
+import type { ThreadServices } from '../services.ts'
 import { chatSurface } from '../surfaces/chat/codec.ts'
 import { messagesSurface } from '../surfaces/messages/surface.ts'
 import { responsesSurface } from '../surfaces/responses/surface.ts'
 
-type SurfaceOf = (s: Services) => SurfaceSpec
+type SurfaceOf = (s: ThreadServices) => SurfaceSpec
 
 const ENDPOINTS: Record<string, SurfaceOf | null> = {
   '/v1/chat/completions': () => chatSurface,
@@ -24,7 +24,8 @@ export function endpointAvailable(endpoint: string): boolean {
   return Object.hasOwn(ENDPOINTS, endpoint) && ENDPOINTS[endpoint] !== null
 }
 
-const built = new WeakMap<Services, Map<string, SurfaceSpec>>()
+/** Surfaces made once per services object (the responses surface holds its threads' store). */
+const built = new WeakMap<ThreadServices, Map<string, SurfaceSpec>>()
 
 /** The endpoint if a batch may target it, or a 400 naming `endpoint` and why. */
 export function checkEndpoint(endpoint: unknown): string {
@@ -37,7 +38,7 @@ export function checkEndpoint(endpoint: unknown): string {
 }
 
 /** The surface for a batch endpoint, or a 400 naming `endpoint` and why. */
-export function surfaceFor(s: Services, endpoint: unknown): SurfaceSpec {
+export function surfaceFor(s: ThreadServices, endpoint: unknown): SurfaceSpec {
   const of = ENDPOINTS[checkEndpoint(endpoint)]!
   let cache = built.get(s)
   if (!cache) built.set(s, (cache = new Map()))

@@ -8,7 +8,7 @@ import type { RequestContext } from '../pipeline/context.ts'
 import { generateJson } from '../pipeline/generate.ts'
 import { jsonText } from '../pipeline/reply.ts'
 import { retryAfterMs } from '../providers/http.ts'
-import type { Services } from '../services.ts'
+import type { GenerationServices, ThreadServices } from '../services.ts'
 import { surfaceFor } from './endpoints.ts'
 import { usageText } from './shapes.ts'
 import type { BatchStore } from './store.ts'
@@ -54,7 +54,7 @@ export function itemErrorOf(e: unknown): ItemError & { retryAfter?: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-export async function runItem(s: Services, job: ItemJob, maxRetries: number, store: BatchStore): Promise<ItemOutcome> {
+export async function runItem(s: GenerationServices & ThreadServices, job: ItemJob, maxRetries: number, store: BatchStore): Promise<ItemOutcome> {
   const records: GenerationInput[] = []
   const late: Promise<unknown>[] = []
   const sink: GenerationSink = {

@@ -13,7 +13,7 @@ import type { ApiKey } from '../http/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
 import type { Admission } from '../billing/admission.ts'
-import type { Services } from '../services.ts'
+import type { BatchServices } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
@@ -107,7 +107,7 @@ export class Scheduler {
   private ticks = 0
 
   constructor(
-    private readonly s: Services,
+    private readonly s: BatchServices,
     private readonly store: BatchStore,
     private readonly pool: WorkerPool,
   ) {

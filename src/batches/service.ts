@@ -2,7 +2,7 @@
 // worker, then the batch row), find, list and cancel, always on behalf of one key.
 import type { ApiKey } from '../http/context.ts'
 import { echo, HttpError, notFound } from '../http/errors.ts'
-import type { Services } from '../services.ts'
+import type { BatchServices } from '../services.ts'
 import { WorkerPool } from './pool.ts'
 import { Scheduler } from './scheduler.ts'
 import { BatchStore } from './store.ts'
@@ -16,7 +16,7 @@ export class BatchService {
   readonly pool: WorkerPool
   readonly scheduler: Scheduler
 
-  constructor(private readonly s: Services) {
+  constructor(private readonly s: BatchServices) {
     this.store = new BatchStore(s.storage)
     this.pool = new WorkerPool({ size: s.config.batches.workers, config: s.config, log: s.log, onSettled: (settled) => s.billing.fromWorker(settled) })
     this.scheduler = new Scheduler(s, this.store, this.pool)

@@ -15,6 +15,7 @@ import type { Services } from '../services.ts'
 
 declare const self: Worker
 
+/** The worker's services, whole: ingest, item runs and the results writer each take their slice. */
 let s: Services | undefined
 let store: BatchStore | undefined
 /** Item worker: where outcomes go. */

@@ -17,7 +17,7 @@ import type { BatchService } from '../batches/service.ts'
 import { toOpenAIBatch } from '../batches/shapes.ts'
 import type { BatchRow } from '../batches/types.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
-import type { Services } from '../services.ts'
+import type { DashboardServices } from '../services.ts'
 import { providerStats } from './stats.ts'
 
 const HOUR_MS = 3_600_000
@@ -34,7 +34,7 @@ function batchView(b: BatchRow, now: number) {
   }
 }
 
-export function dashboardDataRoutes(s: Pick<Services, 'config' | 'keys' | 'recorder' | 'storage'>, batches: BatchService) {
+export function dashboardDataRoutes(s: DashboardServices, batches: BatchService) {
   const db = s.storage.db
   const batchTable = s.storage.t.batches
   const find = async (v: Viewer, id: string): Promise<BatchRow> => {

@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
 import { createLogger, type Logger } from '../../src/http/log.ts'
-import { startServer, type Running } from '../../src/server.ts'
-import type { AppServices } from '../../src/app.ts'
+import { startServer, type Running, type ServerServices } from '../../src/server.ts'
 import { databaseEnv, dropDatabaseFor } from './database.ts'
 import { freshBucket } from './s3.ts'
 
@@ -21,7 +20,7 @@ export interface Gateway {
   /** The bootstrap key (active, unlimited). */
   key: string
   dataDir: string
-  services: AppServices
+  services: ServerServices
   stop(): Promise<void>
 }
 

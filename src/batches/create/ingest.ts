@@ -4,7 +4,7 @@
 import { echo, HttpError } from '../../http/errors.ts'
 import { parseJsonSafe } from '../../http/json-safe.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
-import type { Services } from '../../services.ts'
+import type { GenerationServices, ThreadServices } from '../../services.ts'
 import { surfaceFor } from '../endpoints.ts'
 import type { IngestJob, IngestResult } from '../types.ts'
 import { parseCreate } from './envelope.ts'
@@ -20,7 +20,7 @@ export const MAX_BATCH_BYTES = 500 * 1024 * 1024
 const YIELD_EVERY = 256
 const turn = () => new Promise((r) => setTimeout(r, 0))
 
-async function* bytesOf(s: Services, ownerId: string, fileId: string): AsyncGenerator<Uint8Array> {
+async function* bytesOf(s: Pick<GenerationServices, 'files'>, ownerId: string, fileId: string): AsyncGenerator<Uint8Array> {
   const rec = await s.files.get(ownerId, fileId)
   if (!rec) throw new HttpError(400, `input_file_id: no file ${echo(fileId)}`)
   if (rec.bytes > MAX_BATCH_BYTES) throw new HttpError(400, `input_file_id: the file is ${rec.bytes} bytes; a batch takes at most ${MAX_BATCH_BYTES}`)
@@ -31,7 +31,7 @@ async function* bytesOf(s: Services, ownerId: string, fileId: string): AsyncGene
   yield* body as unknown as AsyncIterable<Uint8Array>
 }
 
-export async function ingest(s: Services, job: IngestJob): Promise<IngestResult> {
+export async function ingest(s: ThreadServices & Pick<GenerationServices, 'catalog' | 'files'>, job: IngestJob): Promise<IngestResult> {
   let writer: ItemWriter | undefined
   try {
     const { envelope, requests } = parseCreate(job.family, parseJsonSafe(job.text))

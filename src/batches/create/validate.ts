@@ -8,7 +8,7 @@ import type { RequestContext } from '../../pipeline/context.ts'
 import { filesBound } from '../../pipeline/generate.ts'
 import { decodeContext, type DecodeContext, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { typeName } from '../../routing/router.ts'
-import type { Services } from '../../services.ts'
+import type { GenerationServices } from '../../services.ts'
 import type { BatchFamily } from '../types.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -37,7 +37,7 @@ export class ItemChecker {
   private readonly seen = new Map<string, string>()
 
   constructor(
-    private readonly s: Services,
+    private readonly s: Pick<GenerationServices, 'catalog' | 'config' | 'files'>,
     private readonly spec: SurfaceSpec,
     private readonly family: BatchFamily,
     private readonly endpoint: string,
