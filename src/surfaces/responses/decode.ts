@@ -6,9 +6,10 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
-import type { Item } from './items.ts'
+import { outputPart, type ContentPart, type Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
 import type { Turn } from './turn.ts'
+import { isCallable, isTool, type CustomTool, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
 import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
@@ -17,20 +18,21 @@ type Obj = Record<string, unknown>
 /** Anthropic's MCP connector (what `mcp_servers` becomes for a Claude model). */
 export const MCP_BETA = 'mcp-client-2025-04-04'
 
-function userPart(p: Obj, at: string): Part | undefined {
+function userPart(p: ContentPart, at: string): Part | undefined {
   switch (p.type) {
     case 'input_text':
     case 'output_text':
-      return { type: 'text', text: p.text as string }
+      return { type: 'text', text: p.text }
     case 'refusal':
       return { type: 'text', text: String(p.refusal ?? '') }
     case 'input_image': {
-      const source = typeof p.file_id === 'string' ? { kind: 'file' as const, fileId: p.file_id } : mediaSource(p.image_url as string, `${at}.image_url`)
+      const source = p.file_id !== undefined ? { kind: 'file' as const, fileId: p.file_id } : mediaSource(p.image_url, `${at}.image_url`)
       return { type: 'image', source, detail: p.detail === 'low' || p.detail === 'high' ? p.detail : undefined }
     }
     case 'input_file': {
-      if (typeof p.file_id === 'string') return { type: 'document', source: { kind: 'file', fileId: p.file_id }, title: p.filename as string | undefined }
-      if (typeof p.file_data === 'string') return { type: 'document', source: mediaSource(p.file_data, `${at}.file_data`), title: p.filename as string | undefined }
+      const title = typeof p.filename === 'string' ? p.filename : undefined
+      if (typeof p.file_id === 'string') return { type: 'document', source: { kind: 'file', fileId: p.file_id }, title }
+      if (typeof p.file_data === 'string') return { type: 'document', source: mediaSource(p.file_data, `${at}.file_data`), title }
       if (typeof p.file_url === 'string') return { type: 'document', source: { kind: 'url', url: p.file_url } }
       return undefined
     }
@@ -39,10 +41,10 @@ function userPart(p: Obj, at: string): Part | undefined {
   }
 }
 
-function parts(content: unknown, at: string): Part[] {
+/** Content parts → IR parts; a part the IR path cannot read (undefined) is left out. */
+function parts(content: string | (ContentPart | undefined)[], at: string): Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
-  if (!Array.isArray(content)) return []
-  return content.flatMap((p, i) => (isObj(p) ? (userPart(p, `${at}[${i}]`) ?? []) : []))
+  return content.flatMap((p, i) => (p ? userPart(p, `${at}[${i}]`) : undefined) ?? [])
 }
 
 /** Items → IR messages: consecutive assistant-side items join one assistant turn, tool outputs one tool turn. */
@@ -57,7 +59,7 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
     const where = `${at}[${i}]`
     switch (it.type) {
       case 'message': {
-        const role = it.role === 'developer' || it.role === 'system' ? 'system' : (it.role as Message['role'])
+        const role = it.role === 'developer' || it.role === 'system' ? 'system' : it.role
         const content = parts(it.content, `${where}.content`)
         if (content.length === 0) return
         if (role === 'assistant') for (const p of content) push('assistant', p)
@@ -65,13 +67,13 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
         return
       }
       case 'function_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id as string, name: it.name as string, arguments: it.arguments as string })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: it.arguments })
       case 'custom_tool_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id as string, name: it.name as string, arguments: JSON.stringify({ input: it.input }) })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: JSON.stringify({ input: it.input }) })
       case 'function_call_output':
       case 'custom_tool_call_output': {
-        const content = typeof it.output === 'string' ? it.output : parts(it.output, `${where}.output`)
-        return push('tool', { type: 'tool-result', toolCallId: it.call_id as string, content })
+        const content = typeof it.output === 'string' ? it.output : parts(it.output.map(outputPart), `${where}.output`)
+        return push('tool', { type: 'tool-result', toolCallId: it.call_id, content })
       }
       case 'reasoning': {
         const r = openReasoning(it)
@@ -86,9 +88,9 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
   return out
 }
 
-const CUSTOM_INPUT = (t: Obj) => ({
+const CUSTOM_INPUT = (t: CustomTool) => ({
   type: 'object',
-  properties: { input: { type: 'string', description: `The raw input for ${String(t.name)}${isObj(t.format) && typeof t.format.definition === 'string' ? ', in this grammar:\n' + t.format.definition : ''}` } },
+  properties: { input: { type: 'string', description: `The raw input for ${t.name}${isObj(t.format) && typeof t.format.definition === 'string' ? ', in this grammar:\n' + t.format.definition : ''}` } },
   required: ['input'],
 })
 
@@ -96,13 +98,13 @@ const CUSTOM_INPUT = (t: Obj) => ({
  * Tools an `additional_tools` input item hands over, namespaces opened: on the IR path they
  * join the request's tools (the Responses upstream reads the item itself).
  */
-function handedOver(items: Item[]): Obj[] {
-  const out: Obj[] = []
+function handedOver(items: Item[]): ResponsesTool[] {
+  const out: ResponsesTool[] = []
   for (const it of items) {
-    if (it.type !== 'additional_tools' || !Array.isArray(it.tools)) continue
-    for (const t of it.tools as unknown[]) {
-      if (!isObj(t)) continue
-      if (t.type === 'namespace' && Array.isArray(t.tools)) out.push(...(t.tools as unknown[]).filter(isObj))
+    if (it.type !== 'additional_tools') continue
+    for (const t of it.tools) {
+      if (!isTool(t)) continue
+      if (t.type === 'namespace' && Array.isArray(t.tools)) out.push(...t.tools.filter(isTool))
       else out.push(t)
     }
   }
@@ -125,14 +127,14 @@ const HOSTED_TOOLS = new Set([
  * 400 naming `tools[i].type` (`where` names each tool's place) for a model of the other family;
  * on the surface's own family (the mock) it is dropped and named by its place.
  */
-export function irTools(tools: Obj[], where: (i: number) => string, model?: CatalogModel): { tools: Tool[]; dropped: string[] } {
+export function irTools(tools: ResponsesTool[], where: (i: number) => string, model?: CatalogModel): { tools: Tool[]; dropped: string[] } {
   const out: Tool[] = []
   const dropped: string[] = []
   for (const [i, t] of tools.entries()) {
-    if (t.type === 'function') {
-      out.push({ name: t.name as string, description: t.description as string | undefined, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
-    } else if (t.type === 'custom') {
-      out.push({ name: t.name as string, description: t.description as string | undefined, parameters: CUSTOM_INPUT(t) })
+    if (isCallable(t)) {
+      const description = typeof t.description === 'string' ? t.description : undefined
+      if (t.type === 'function') out.push({ name: t.name, description, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
+      else out.push({ name: t.name, description, parameters: CUSTOM_INPUT(t) })
     } else if (typeof t.type === 'string' && HOSTED_TOOLS.has(t.type)) {
       dropped.push(`tools.${t.type}`)
     } else if (model?.family === 'anthropic') {
@@ -144,15 +146,15 @@ export function irTools(tools: Obj[], where: (i: number) => string, model?: Cata
   return { tools: out, dropped }
 }
 
-function irToolChoice(c: unknown, names: Set<string>): ToolChoice | undefined {
-  if (c === 'auto' || c === 'none' || c === 'required') return { type: c }
-  if (isObj(c) && typeof c.name === 'string' && names.has(c.name)) return { type: 'tool', name: c.name }
+function irToolChoice(c: ResponsesToolChoice | undefined, names: Set<string>): ToolChoice | undefined {
+  if (typeof c === 'string') return { type: c }
+  if (c && typeof c.name === 'string' && names.has(c.name)) return { type: 'tool', name: c.name }
   return undefined
 }
 
 /** `mcp_servers` for Anthropic's MCP connector. */
-export function mcpConnector(servers: unknown): Obj[] {
-  return (servers as Obj[]).map((s) => {
+export function mcpConnector(servers: Obj[]): Obj[] {
+  return servers.map((s) => {
     const out: Obj = { type: 'url', url: s.url, name: s.name }
     if (typeof s.authorization_token === 'string') out.authorization_token = s.authorization_token
     if (isObj(s.tool_configuration)) out.tool_configuration = s.tool_configuration

@@ -6,16 +6,17 @@ import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { isObj } from '../../lib/json.ts'
 
-export type Item = Record<string, unknown>
 type Obj = Record<string, unknown>
 
 const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 /** Content part types of an input message (chat spellings are coerced to these). */
-const PART_TYPES = new Set(['input_text', 'input_image', 'input_file', 'input_audio', 'output_text', 'refusal', 'text', 'image_url'])
+const PART_TYPE_NAMES = ['input_text', 'input_image', 'input_file', 'input_audio', 'output_text', 'refusal', 'text', 'image_url'] as const
+const PART_TYPES: ReadonlySet<unknown> = new Set<(typeof PART_TYPE_NAMES)[number]>(PART_TYPE_NAMES)
+const isPartType = (t: unknown): t is (typeof PART_TYPE_NAMES)[number] => PART_TYPES.has(t)
 
 /** Item types of the official Responses API input. */
-export const ITEM_TYPES = new Set([
+const ITEM_TYPE_NAMES = [
   'message', 'function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'custom_tool_call_output',
   'item_reference', 'web_search_call', 'file_search_call', 'computer_call', 'computer_call_output',
   'image_generation_call', 'code_interpreter_call', 'local_shell_call', 'local_shell_call_output', 'shell_call',
@@ -23,83 +24,144 @@ export const ITEM_TYPES = new Set([
   'mcp_approval_response', 'mcp_call', 'compaction', 'tool_search_call', 'tool_search_output',
   // tools handed over inside the input (Codex's code-mode models send theirs this way)
   'additional_tools',
-])
-const ROLES = new Set(['user', 'assistant', 'system', 'developer'])
+] as const
+type ItemType = (typeof ITEM_TYPE_NAMES)[number]
+export const ITEM_TYPES: ReadonlySet<unknown> = new Set<ItemType>(ITEM_TYPE_NAMES)
+const isItemType = (t: unknown): t is ItemType => ITEM_TYPES.has(t)
+
+export type Role = 'user' | 'assistant' | 'system' | 'developer'
+const ROLES: ReadonlySet<unknown> = new Set<Role>(['user', 'assistant', 'system', 'developer'])
+const isRole = (r: unknown): r is Role => ROLES.has(r)
+
+const DETAILS: ReadonlySet<unknown> = new Set(['auto', 'low', 'high', 'original'])
+
+// Content parts as part() leaves them, told apart by `type`. Items and parts keep the fields
+// the gateway does not read (`Obj &`) as they came: they go upstream.
+export type TextPart = Obj & { type: 'input_text' | 'output_text'; text: string }
+/** An image names a file or a URL (the file wins where both are there); part() sets `detail`, a tool output's part may not. */
+export type ImagePart = Obj & { type: 'input_image'; detail?: unknown } & ({ file_id: string; image_url?: unknown } | { file_id?: undefined; image_url: string })
+/** A file names at least one of these; their values are the upstream's to judge. */
+export type FilePart = Obj & { type: 'input_file'; file_id?: unknown; file_data?: unknown; file_url?: unknown; filename?: unknown }
+export type OtherPart = Obj & { type: 'input_audio' | 'refusal'; refusal?: unknown }
+export type ContentPart = TextPart | ImagePart | FilePart | OtherPart
+
+// Items as item() leaves them (or as the gateway and the upstream made them, read back from a
+// thread), told apart by `type`; the types the gateway does not read carry only their type.
+export type MessageItem = Obj & { type: 'message'; role: Role; content: string | ContentPart[] }
+export type FunctionCallItem = Obj & { type: 'function_call'; call_id: string; name: string; arguments: string }
+export type CustomToolCallItem = Obj & { type: 'custom_tool_call'; call_id: string; name: string; input: string }
+/** A tool's output: a string, or content parts not checked one by one. */
+export type CallOutputItem = Obj & { type: 'function_call_output' | 'custom_tool_call_output'; call_id: string; output: string | unknown[] }
+export type ReasoningItem = Obj & { type: 'reasoning'; summary?: unknown[] }
+/** Tools handed over in the input, not checked one by one. */
+export type AdditionalToolsItem = Obj & { type: 'additional_tools'; tools: unknown[] }
+type Read = MessageItem | FunctionCallItem | CustomToolCallItem | CallOutputItem | ReasoningItem | AdditionalToolsItem
+export type OtherItem = Obj & { type: Exclude<ItemType, Read['type']> }
+export type Item = Read | OtherItem
 
 /** One content part → the Responses spelling (`text` → `input_text`/`output_text`, chat `image_url` → `input_image`). */
-function part(p: unknown, at: string, role: string): Obj {
+function part(p: unknown, at: string, role: Role): ContentPart {
   if (!isObj(p)) throw badRequest(`${at}: expected a content part object, got ${typeName(p)}`)
-  if (typeof p.type !== 'string' || !PART_TYPES.has(p.type)) throw badRequest(`${at}.type: unsupported content part type ${quote(p.type)}`)
-  const text = role === 'assistant' ? 'output_text' : 'input_text'
-  if (p.type === 'text' || p.type === 'input_text' || p.type === 'output_text') {
+  const type = p.type
+  if (!isPartType(type)) throw badRequest(`${at}.type: unsupported content part type ${quote(type)}`)
+  if (type === 'text' || type === 'input_text' || type === 'output_text') {
     if (typeof p.text !== 'string') throw badRequest(`${at}.text: expected a string, got ${typeName(p.text)}`)
-    return p.type === text ? p : { ...p, type: text }
+    return { ...p, type: role === 'assistant' ? 'output_text' : 'input_text', text: p.text }
   }
-  if (p.type === 'image_url' || p.type === 'input_image') {
+  if (type === 'image_url' || type === 'input_image') {
     const raw = p.image_url
     const url = typeof raw === 'string' ? raw : isObj(raw) ? raw.url : undefined
-    if (url === undefined && typeof p.file_id !== 'string') throw badRequest(`${at}.image_url: expected a URL string or {url, detail?}`)
+    const fileId = typeof p.file_id === 'string' ? p.file_id : undefined
+    // the next two checks never both fail (one needs a URL, the other none): their order does not matter
     if (url !== undefined && typeof url !== 'string') throw badRequest(`${at}.image_url.url: expected a string, got ${typeName(url)}`)
+    const source = url === undefined ? (fileId === undefined ? undefined : { file_id: fileId }) : fileId === undefined ? { image_url: url } : { image_url: url, file_id: fileId }
+    if (source === undefined) throw badRequest(`${at}.image_url: expected a URL string or {url, detail?}`)
     const detail = p.detail ?? (isObj(raw) ? raw.detail : undefined)
-    if (detail !== undefined && !['auto', 'low', 'high', 'original'].includes(detail as string)) throw badRequest(`${at}.detail: expected auto, low or high, got ${quote(detail)}`)
-    const out: Obj = { type: 'input_image' }
-    if (url !== undefined) out.image_url = url
-    if (typeof p.file_id === 'string') out.file_id = p.file_id
-    out.detail = detail ?? 'auto'
-    return out
+    if (detail !== undefined && !DETAILS.has(detail)) throw badRequest(`${at}.detail: expected auto, low or high, got ${quote(detail)}`)
+    return { type: 'input_image', ...source, detail: detail ?? 'auto' }
   }
-  if (p.type === 'input_file') {
+  if (type === 'input_file') {
     if (p.file_id === undefined && p.file_data === undefined && p.file_url === undefined) throw badRequest(`${at}: input_file needs file_id, file_data or file_url`)
   }
-  return p
+  return { ...p, type }
 }
 
-function content(c: unknown, at: string, role: string): string | Obj[] {
+/**
+ * A tool output's part as a content part, or undefined: an output's parts are not checked one
+ * by one, so what the IR path reads of each is checked here (a part it cannot read is left out,
+ * as one of a type it does not know is).
+ */
+export function outputPart(p: unknown): ContentPart | undefined {
+  if (!isObj(p)) return undefined
+  switch (p.type) {
+    case 'input_text':
+    case 'output_text':
+      return typeof p.text === 'string' ? { ...p, type: p.type, text: p.text } : undefined
+    case 'input_image':
+      if (typeof p.file_id === 'string') return { ...p, type: p.type, file_id: p.file_id }
+      return typeof p.image_url === 'string' ? { ...p, type: p.type, file_id: undefined, image_url: p.image_url } : undefined
+    case 'input_file':
+    case 'input_audio':
+    case 'refusal':
+      return { ...p, type: p.type }
+    default:
+      return undefined
+  }
+}
+
+function content(c: unknown, at: string, role: Role): string | ContentPart[] {
   if (typeof c === 'string') return c
   if (!Array.isArray(c)) throw badRequest(`${at}: expected a string or an array of content parts, got ${typeName(c)}`)
   return c.map((p, i) => part(p, `${at}[${i}]`, role))
 }
 
-function message(m: Obj, at: string): Item {
+function message(m: Obj, at: string): MessageItem {
   const role = m.role
-  if (typeof role !== 'string' || !ROLES.has(role)) throw badRequest(`${at}.role: expected user, assistant, system or developer, got ${quote(role)}`)
+  if (!isRole(role)) throw badRequest(`${at}.role: expected user, assistant, system or developer, got ${quote(role)}`)
   if (m.content === undefined) throw badRequest(`${at}.content: required`)
   return { ...m, type: 'message', role, content: content(m.content, `${at}.content`, role) }
 }
 
-function requireString(o: Obj, key: string, at: string) {
-  if (typeof o[key] !== 'string') throw badRequest(`${at}.${key}: expected a string, got ${typeName(o[key])}`)
+/** `o[key]`, which must be a string. */
+function str(o: Obj, key: string, at: string): string {
+  const v = o[key]
+  if (typeof v !== 'string') throw badRequest(`${at}.${key}: expected a string, got ${typeName(v)}`)
+  return v
 }
 
 /** One input item, checked for what the gateway reads from it. */
 function item(v: unknown, at: string): Item {
   if (!isObj(v)) throw badRequest(`${at}: expected an item object, got ${typeName(v)}`)
-  if (v.type === undefined || v.type === 'message') return message(v, at)
-  if (typeof v.type !== 'string' || !ITEM_TYPES.has(v.type)) throw badRequest(`${at}.type: unsupported item type ${quote(v.type)}`)
-  switch (v.type) {
+  const type = v.type
+  if (type === undefined) return message(v, at)
+  if (!isItemType(type)) throw badRequest(`${at}.type: unsupported item type ${quote(type)}`)
+  switch (type) {
+    case 'message':
+      return message(v, at)
     case 'function_call':
-      requireString(v, 'call_id', at)
-      requireString(v, 'name', at)
-      requireString(v, 'arguments', at)
-      break
+      return { ...v, type, call_id: str(v, 'call_id', at), name: str(v, 'name', at), arguments: str(v, 'arguments', at) }
     case 'custom_tool_call':
-      requireString(v, 'call_id', at)
-      requireString(v, 'name', at)
-      requireString(v, 'input', at)
-      break
+      return { ...v, type, call_id: str(v, 'call_id', at), name: str(v, 'name', at), input: str(v, 'input', at) }
     case 'function_call_output':
-    case 'custom_tool_call_output':
-      requireString(v, 'call_id', at)
-      if (typeof v.output !== 'string' && !Array.isArray(v.output)) throw badRequest(`${at}.output: expected a string or an array of content parts`)
-      break
-    case 'reasoning':
-      if (v.summary !== undefined && !Array.isArray(v.summary)) throw badRequest(`${at}.summary: expected an array`)
-      break
-    case 'additional_tools':
-      if (!Array.isArray(v.tools)) throw badRequest(`${at}.tools: expected an array of tools`)
-      break
+    case 'custom_tool_call_output': {
+      const callId = str(v, 'call_id', at)
+      const output = v.output
+      if (typeof output !== 'string' && !Array.isArray(output)) throw badRequest(`${at}.output: expected a string or an array of content parts`)
+      return { ...v, type, call_id: callId, output }
+    }
+    case 'reasoning': {
+      const summary = v.summary
+      if (summary !== undefined && !Array.isArray(summary)) throw badRequest(`${at}.summary: expected an array`)
+      return { ...v, type }
+    }
+    case 'additional_tools': {
+      const tools = v.tools
+      if (!Array.isArray(tools)) throw badRequest(`${at}.tools: expected an array of tools`)
+      return { ...v, type, tools }
+    }
+    default:
+      return { ...v, type }
   }
-  return v
 }
 
 /** `input` in any of its forms → items. */
@@ -125,18 +187,17 @@ export function messagesItems(messages: unknown): Item[] {
     if (!isObj(m)) throw badRequest(`${at}: expected a message object, got ${typeName(m)}`)
     if (m.type !== undefined && m.type !== 'message') return out.push(item(m, at))
     if (m.role === 'tool') {
-      requireString(m, 'tool_call_id', at)
       const c = m.content
-      out.push({ type: 'function_call_output', call_id: m.tool_call_id, output: typeof c === 'string' ? c : content(c, `${at}.content`, 'user') })
+      out.push({ type: 'function_call_output', call_id: str(m, 'tool_call_id', at), output: typeof c === 'string' ? c : content(c, `${at}.content`, 'user') })
       return
     }
-    const calls = m.role === 'assistant' && Array.isArray(m.tool_calls) ? m.tool_calls : []
+    const calls: unknown[] = m.role === 'assistant' && Array.isArray(m.tool_calls) ? m.tool_calls : []
     const { tool_calls: _t, ...rest } = m
     if (!(calls.length > 0 && (m.content === null || m.content === undefined || m.content === ''))) out.push(message(rest, at))
     calls.forEach((c, j) => {
       const f = isObj(c) && isObj(c.function) ? c.function : undefined
-      if (!f || typeof f.name !== 'string') throw badRequest(`${at}.tool_calls[${j}].function.name: required`)
-      out.push({ type: 'function_call', call_id: String((c as Obj).id ?? `call_${j}`), name: f.name, arguments: typeof f.arguments === 'string' ? f.arguments : '{}' })
+      if (!isObj(c) || !f || typeof f.name !== 'string') throw badRequest(`${at}.tool_calls[${j}].function.name: required`)
+      out.push({ type: 'function_call', call_id: String(c.id ?? `call_${j}`), name: f.name, arguments: typeof f.arguments === 'string' ? f.arguments : '{}' })
     })
   })
   return out

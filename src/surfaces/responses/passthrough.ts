@@ -45,7 +45,7 @@ export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
     if (body.store !== undefined) out.store = body.store
   }
   if (turn.instructions) out.instructions = turn.instructions
-  const tools = [...turn.tools]
+  const tools: Obj[] = [...turn.tools]
   if (Array.isArray(body.mcp_servers)) tools.push(...mcpTools(body.mcp_servers as Obj[]))
   if (body.web_search_options !== undefined) tools.push({ type: 'web_search', ...(body.web_search_options as Obj) })
   if (tools.length > 0) out.tools = tools

@@ -4,7 +4,8 @@
 // `encrypted_content`, in a gateway envelope only the gateway reads. OpenAI's own
 // encrypted reasoning is kept whole for OpenAI and never reaches another family.
 import type { Part } from '../../ir/types.ts'
-import type { Item } from './items.ts'
+import { isObj } from '../../lib/json.ts'
+import type { ReasoningItem } from './items.ts'
 
 type Reasoning = Extract<Part, { type: 'reasoning' }>
 
@@ -17,11 +18,12 @@ export function sealReasoning(p: Reasoning): string | undefined {
 }
 
 /** A reasoning item → an IR part (Claude thinking restored from the envelope), or undefined. */
-export function openReasoning(it: Item): Reasoning | undefined {
+export function openReasoning(it: ReasoningItem): Reasoning | undefined {
   const enc = it.encrypted_content
   if (typeof enc === 'string' && enc.startsWith(ENVELOPE)) {
     try {
-      const j = JSON.parse(Buffer.from(enc.slice(ENVELOPE.length), 'base64url').toString('utf8')) as { t?: string; s?: string; r?: string }
+      const j: unknown = JSON.parse(Buffer.from(enc.slice(ENVELOPE.length), 'base64url').toString('utf8'))
+      if (!isObj(j)) return undefined
       if (typeof j.r === 'string') return { type: 'reasoning', text: '', redacted: j.r }
       if (typeof j.t === 'string' && typeof j.s === 'string') return { type: 'reasoning', text: j.t, signature: j.s }
     } catch {
@@ -29,15 +31,16 @@ export function openReasoning(it: Item): Reasoning | undefined {
     }
     return undefined
   }
-  const summary = Array.isArray(it.summary) ? it.summary.map((s) => (typeof s?.text === 'string' ? s.text : '')).join('\n\n') : ''
+  const summary = Array.isArray(it.summary) ? it.summary.map((s) => (isObj(s) && typeof s.text === 'string' ? s.text : '')).join('\n\n') : ''
   return { type: 'reasoning', text: summary, providerData: { openai: it } }
 }
 
 /** An IR reasoning part → a reasoning output item; the summary shows the thinking only when summaries were asked for. */
-export function reasoningItem(id: string, p: Reasoning, withSummary: boolean): Item {
+export function reasoningItem(id: string, p: Reasoning, withSummary: boolean): ReasoningItem {
+  // the reasoning item openReasoning read, as it came (its type is `reasoning` already)
   const fromOpenAI = p.providerData?.openai
-  if (fromOpenAI) return { ...fromOpenAI, id: fromOpenAI.id ?? id }
-  const item: Item = { id, type: 'reasoning', summary: withSummary && p.text ? [{ type: 'summary_text', text: p.text }] : [] }
+  if (fromOpenAI) return { ...fromOpenAI, type: 'reasoning', id: fromOpenAI.id ?? id }
+  const item: ReasoningItem = { id, type: 'reasoning', summary: withSummary && p.text ? [{ type: 'summary_text', text: p.text }] : [] }
   const sealed = sealReasoning(p)
   if (sealed) item.encrypted_content = sealed
   return item

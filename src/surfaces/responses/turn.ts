@@ -2,9 +2,9 @@
 // (validate.ts makes it). The official Responses spelling of the request, whichever aliases
 // the client used, plus the thread it continues.
 import type { Item } from './items.ts'
+import type { ResponsesFormat } from './schema.ts'
 import type { ThreadHead } from './thread.ts'
-
-type Obj = Record<string, unknown>
+import type { ResponsesTool, ResponsesToolChoice } from './tools.ts'
 
 export interface Turn {
   /** Items this request adds (input or messages, then tool outputs). */
@@ -13,12 +13,12 @@ export interface Turn {
   history: Item[]
   instructions?: string
   /** Tools in the official flat shape (chat-style nested functions and legacy `functions` flattened). */
-  tools: Obj[]
-  toolChoice?: unknown
+  tools: ResponsesTool[]
+  toolChoice?: ResponsesToolChoice
   effort?: string
   summary?: 'auto' | 'concise' | 'detailed'
   /** `text.format` (or `response_format`) in the Responses spelling. */
-  format?: Obj
+  format?: ResponsesFormat
   verbosity?: string
   store: boolean
   previousResponseId?: string

@@ -1,0 +1,69 @@
+// The client's tools and tool choice in the Responses spelling, checked for what the gateway
+// reads from them: a function or custom tool's name, a function's parameters, the tool a
+// choice names. Any other tool type (the hosted ones) is carried as it came, fields the
+// gateway does not read included: they go upstream.
+import { badRequest } from '../../http/errors.ts'
+import { typeName } from '../../routing/router.ts'
+import { isObj, type Obj } from '../../lib/json.ts'
+
+export type FunctionTool = Obj & { type: 'function'; name: string; description?: unknown; parameters?: unknown; strict?: unknown }
+export type CustomTool = Obj & { type: 'custom'; name: string; description?: unknown; format?: unknown }
+/** Any other tool: tool() checked its type is a string; one handed over in the input may have none. */
+export type OtherTool = Obj & { type?: unknown }
+/** A tool as tool() leaves it; a function or custom one is told apart by isCallable. */
+export type ResponsesTool = FunctionTool | CustomTool | OtherTool
+
+/** A tool choice as toolChoice() leaves it: a mode, a tool among the tools, or another type as it came. */
+export type ResponsesToolChoice = 'auto' | 'none' | 'required' | { type: 'function' | 'custom'; name: string } | (Obj & { type: string })
+
+const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
+
+const FUNCTION_NAME = /^[a-zA-Z0-9_.-]{1,128}$/
+
+/** A function or custom tool (its name is a string: tool() checked it, isTool for a handed-over one). */
+export const isCallable = (t: ResponsesTool): t is FunctionTool | CustomTool => t.type === 'function' || t.type === 'custom'
+
+/** A tool handed over in the input (tool() did not check it) that reads as a ResponsesTool: a function or custom one has a name. */
+export const isTool = (t: unknown): t is ResponsesTool => isObj(t) && ((t.type !== 'function' && t.type !== 'custom') || typeof t.name === 'string')
+
+/** A tool in the official flat shape; function and custom tools checked. */
+export function tool(t: unknown, at: string): ResponsesTool {
+  if (!isObj(t)) throw badRequest(`${at}: expected a tool object, got ${typeName(t)}`)
+  const type = t.type
+  if (typeof type !== 'string') throw badRequest(`${at}.type: required`)
+  let out = t
+  if (type === 'function' && isObj(t.function)) {
+    const { function: f, ...rest } = t
+    out = { ...rest, ...f, type }
+  }
+  if (type !== 'function' && type !== 'custom') return { ...out, type }
+  const name = out.name
+  if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw badRequest(`${at}.name: expected a name of letters, digits, _ . or - (at most 128), got ${quote(name)}`)
+  if (type === 'function' && out.parameters !== undefined && out.parameters !== null && !isObj(out.parameters)) throw badRequest(`${at}.parameters: expected a JSON Schema object`)
+  return { ...out, type, name }
+}
+
+export function legacyFunctions(v: unknown[]): ResponsesTool[] {
+  return v.map((f, i) => {
+    if (!isObj(f)) throw badRequest(`functions[${i}]: expected an object`)
+    return tool({ type: 'function', ...f }, `functions[${i}]`)
+  })
+}
+
+const MODES: ReadonlySet<unknown> = new Set(['auto', 'none', 'required'])
+const isMode = (c: unknown): c is 'auto' | 'none' | 'required' => MODES.has(c)
+
+/** tool_choice in the Responses spelling; a named tool must be among the tools. */
+export function toolChoice(c: unknown, tools: ResponsesTool[], at: string): ResponsesToolChoice {
+  if (typeof c === 'string') {
+    if (!isMode(c)) throw badRequest(`${at}: expected "auto", "none", "required" or an object, got ${quote(c)}`)
+    return c
+  }
+  if (!isObj(c) || typeof c.type !== 'string') throw badRequest(`${at}: expected "auto", "none", "required" or { type: "function", name }`)
+  const type = c.type
+  if (type !== 'function' && type !== 'custom') return { ...c, type }
+  const name = isObj(c.function) ? c.function.name : c.name
+  if (typeof name !== 'string') throw badRequest(`${at}.name: required`)
+  if (!tools.some((t) => t.type === type && t.name === name)) throw badRequest(`${at}: names ${type} tool "${name.slice(0, 64)}", which is not among the tools`)
+  return { type, name }
+}
