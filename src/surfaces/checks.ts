@@ -1,7 +1,7 @@
 // What every surface's body checks share: TypeBox schemas compiled once, the first problem
 // of a value named by its path from the top of the body, and the step every surface takes
 // first — a JSON object with only parameters the surface knows.
-import type { TSchema } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { badRequest } from '../http/errors.ts'
@@ -46,6 +46,12 @@ export function firstError(schema: TSchema, value: unknown, path: string): strin
   if (e.type === ValueErrorType.ObjectRequiredProperty) return `${where}: required`
   const custom = (e.schema as { errorMessage?: string }).errorMessage
   return `${where}: ${custom ?? lowerFirst(e.message)}`
+}
+
+/** A 400 naming the first problem unless `value` satisfies `schema`; past it, the value has the schema's static type. */
+export function checkValue<S extends TSchema>(schema: S, value: unknown, path: string): asserts value is Static<S> {
+  const e = firstError(schema, value, path)
+  if (e) throw badRequest(e)
 }
 
 function lowerFirst(s: string) {

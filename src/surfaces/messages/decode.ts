@@ -2,13 +2,12 @@
 // (params.ts) that need more than a copy. Pure. What the IR has no field for rides in
 // `providerData.anthropic`, so a translated call to a Claude-family upstream still sends it
 // and an OpenAI-family upstream never sees it.
-import { own } from '../../lib/own.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
-import type { GenerationRequest, MediaSource, Message, Part, Role, Tool, ToolChoice } from '../../ir/types.ts'
+import type { GenerationRequest, MediaSource, Message, Part, Tool, ToolChoice } from '../../ir/types.ts'
 import type { IRContext } from '../../routing/params.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import { claudeFormat } from '../../routing/translate.ts'
-import { isServerTool, type MessagesBlock, type MessagesSource } from './schema.ts'
+import { isServerTool, type MessagesBlock, type MessagesCustomTool, type MessagesMessage, type MessagesSource, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
@@ -80,9 +79,9 @@ function part(b: MessagesBlock): Part | undefined {
   }
 }
 
-export function content(c: unknown): Part[] {
+export function content(c: string | MessagesBlock[]): Part[] {
   if (typeof c === 'string') return [{ type: 'text', text: c }]
-  return (c as MessagesBlock[]).map(part).filter((p): p is Part => p !== undefined)
+  return c.map(part).filter((p): p is Part => p !== undefined)
 }
 
 /**
@@ -90,10 +89,10 @@ export function content(c: unknown): Part[] {
  * (Claude Code sends one after the user turn); a `tool` message naming its call is that
  * call's result.
  */
-export function messages(wire: Obj[]): Message[] {
+export function messages(wire: MessagesMessage[]): Message[] {
   const out: Message[] = []
   for (const m of wire) {
-    const id = (m.tool_use_id ?? m.tool_call_id) as string | undefined
+    const id = m.tool_use_id ?? m.tool_call_id
     if (m.role === 'tool' && id !== undefined) {
       const c = typeof m.content === 'string' ? m.content : content(m.content)
       out.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, content: c }] })
@@ -102,7 +101,7 @@ export function messages(wire: Obj[]): Message[] {
     const parts = content(m.content)
     // A turn made only of server-tool blocks has nothing left; an empty turn is not sent on.
     if (parts.length === 0 && Array.isArray(m.content) && m.content.length > 0) continue
-    out.push({ role: m.role as Role, content: parts })
+    out.push({ role: m.role, content: parts })
   }
   return out
 }
@@ -110,40 +109,41 @@ export function messages(wire: Obj[]): Message[] {
 /** Own fields of a custom tool that the IR has no place for (defer_loading, strict, input_examples …). */
 const TOOL_IR_FIELDS = new Set(['type', 'name', 'description', 'input_schema', 'cache_control'])
 
-function tools(wire: Obj[]): Tool[] {
-  return wire.filter((t) => !isServerTool(t)).map((t) => {
-    const tool: Tool = { name: t.name as string, parameters: t.input_schema as Obj }
-    if (typeof t.description === 'string') tool.description = t.description
-    if (typeof t.strict === 'boolean') tool.strict = t.strict
-    if (t.cache_control != null) tool.cacheControl = t.cache_control
-    const extra: Obj = {}
-    for (const k of Object.keys(t)) if (!TOOL_IR_FIELDS.has(k) && t[k] !== undefined) extra[k] = t[k]
-    if (Object.keys(extra).length > 0) tool.providerData = { anthropic: extra }
-    return tool
-  })
+function tools(wire: MessagesTool[]): Tool[] {
+  return wire.flatMap((t) => (isServerTool(t) ? [] : [customTool(t)]))
 }
 
-const CHOICE: Record<string, ToolChoice['type']> = { auto: 'auto', none: 'none', any: 'required' }
+function customTool(t: MessagesCustomTool): Tool {
+  const tool: Tool = { name: t.name, parameters: t.input_schema }
+  if (typeof t.description === 'string') tool.description = t.description
+  if (typeof t.strict === 'boolean') tool.strict = t.strict
+  if (t.cache_control != null) tool.cacheControl = t.cache_control
+  const extra: Obj = {}
+  for (const [k, v] of Object.entries(t)) if (!TOOL_IR_FIELDS.has(k) && v !== undefined) extra[k] = v
+  if (Object.keys(extra).length > 0) tool.providerData = { anthropic: extra }
+  return tool
+}
 
-export function toolChoice(tc: unknown): ToolChoice | undefined {
+const CHOICE = { auto: 'auto', none: 'none', any: 'required' } as const
+
+export function toolChoice(tc: MessagesToolChoice | undefined): ToolChoice | undefined {
   if (tc === undefined) return undefined
-  if (typeof tc === 'string') return { type: own(CHOICE, tc) } as ToolChoice
-  const o = tc as Obj
-  const disable = o.disable_parallel_tool_use === true ? { disableParallel: true } : {}
-  if (o.type === 'tool') return { type: 'tool', name: o.name as string, ...disable }
-  if (o.type === 'function') return { type: 'tool', name: (o.function as Obj).name as string, ...disable }
-  if (o.type === 'none') return { type: 'none' }
-  return { type: CHOICE[o.type as string] as 'auto' | 'required', ...disable }
+  if (typeof tc === 'string') return { type: CHOICE[tc] }
+  if (tc.type === 'none') return { type: 'none' }
+  const disable = tc.disable_parallel_tool_use === true ? { disableParallel: true } : {}
+  if (tc.type === 'tool') return { type: 'tool', name: tc.name, ...disable }
+  if (tc.type === 'function') return { type: 'tool', name: tc.function.name, ...disable }
+  return { type: CHOICE[tc.type], ...disable }
 }
 
 /** `thinking`: a plain `enabled` is a budget the IR has a field for; any other form (or a display setting) rides to a Claude-family upstream as it came. */
-export function thinkingToIR(thinking: Obj, req: GenerationRequest, model: CatalogModel): void {
-  if (thinking.type === 'enabled') reasoningOf(req).budgetTokens = thinking.budget_tokens as number
+export function thinkingToIR(thinking: MessagesThinking, req: GenerationRequest, model: CatalogModel): void {
+  if (thinking.type === 'enabled') reasoningOf(req).budgetTokens = thinking.budget_tokens
   if (model.family === 'anthropic' && (thinking.type !== 'enabled' || thinking.display != null)) carry(req, 'anthropic', 'thinking', thinking)
 }
 
 /** The client's tools: custom ones in the IR; server tools have no IR form, so a Claude-family upstream gets the list as it came. */
-export function toolsToIR(wire: Obj[], req: GenerationRequest, model: CatalogModel): void {
+export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: CatalogModel): void {
   const custom = tools(wire)
   if (custom.length > 0) req.tools = custom
   if (model.family === 'anthropic' && wire.some(isServerTool)) carry(req, 'anthropic', 'tools', wire)

@@ -11,13 +11,13 @@ import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
 import { drop, outputConfigToOpenAI, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { content, messages, metadataToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
-import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray } from './schema.ts'
+import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray, type MessagesBlock, type MessagesMessage, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 
 export const PARAMS = {
   family: 'anthropic',
   rows: {
     model: { schema: NonEmpty() },
-    messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }), ir: (v: Obj[], req) => { req.messages = messages(v) } },
+    messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }), ir: (v: MessagesMessage[], req) => { req.messages = messages(v) } },
     stream: { schema: Bool(), ir: 'stream' },
     max_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }), ir: 'maxTokens' },
     temperature: { schema: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }), ir: 'temperature' },
@@ -26,17 +26,17 @@ export const PARAMS = {
     stop_sequences: { schema: StrArray, openai: foreign(stopSequencesToStop), ir: (v: string[], req) => addStops(req, v) },
     // Claude Code sends user_id as a JSON text; any string is fine.
     metadata: { schema: Obj({ user_id: Opt(OrNull(Str(), 'expected a string')) }, { errorMessage: 'expected an object { user_id? }' }), ir: metadataToIR },
-    thinking: { schema: AnyObject, openai: foreign(thinkingToEffort), owned: { display: THINKING_DISPLAY }, ir: (v: Record<string, unknown>, req, cx) => thinkingToIR(v, req, cx.model) },
+    thinking: { schema: AnyObject, openai: foreign(thinkingToEffort), owned: { display: THINKING_DISPLAY }, ir: (v: MessagesThinking, req, cx) => thinkingToIR(v, req, cx.model) },
     cache_control: { schema: CacheControl, openai: foreign(drop), ir: carried('anthropic') },
-    tools: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }), ir: (v: Obj[], req, cx) => toolsToIR(v, req, cx.model) },
+    tools: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }), ir: (v: MessagesTool[], req, cx) => toolsToIR(v, req, cx.model) },
     // tool_choice: checked by the decoder (a tagged union)
-    tool_choice: { ir: (v: unknown, req) => { req.toolChoice = toolChoice(v) } },
+    tool_choice: { ir: (v: MessagesToolChoice, req) => { req.toolChoice = toolChoice(v) } },
     parallel_tool_calls: { schema: Bool(), ir: 'parallelToolCalls' },
     pause_on_call_tools_start: { schema: Bool(), openai: IGNORED, gateway: true },
     service_tier: { schema: Str(), openai: IGNORED, ir: carried('anthropic') },
     reasoning_effort: { schema: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']), ir: (v: ReasoningEffort, req) => { reasoningOf(req).effort = v } },
     betas: { schema: StrArray, openai: IGNORED, ir: 'betas' },
-    system: { schema: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }), ir: (v: unknown, req) => { req.system = content(v) } },
+    system: { schema: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }), ir: (v: string | MessagesBlock[], req) => { req.system = content(v) } },
     context_management: { schema: AnyObject, openai: foreign(drop), ir: carried('anthropic') },
     output_config: { schema: Obj(
       { effort: Opt(OrNull(Str(), 'expected a string')), format: Opt(OrNull(AnyObject, 'expected an object')) },

@@ -14,7 +14,7 @@ export const NonEmpty = () => Str({ minLength: 1, errorMessage: 'expected a non-
 export const Bool = () => T.Boolean({ errorMessage: 'expected a boolean (true or false)' })
 export const Obj = <P extends TProperties>(props: P, o: ObjectOptions = {}) => T.Object(props, o)
 export const Opt = T.Optional
-export const OrNull = (s: TSchema, what: string) => T.Union([s, T.Null()], { errorMessage: `${what} or null` })
+export const OrNull = <S extends TSchema>(s: S, what: string) => T.Union([s, T.Null()], { errorMessage: `${what} or null` })
 export const OneOf = (values: string[]) => T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}` })
 export const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
 export const StrArray = T.Array(Str(), { errorMessage: 'expected an array of strings' })
@@ -93,8 +93,10 @@ export type MessagesSource =
 
 const USER_BLOCKS = { text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock }
 
+export type MessagesRole = 'user' | 'tool' | 'assistant' | 'system'
+
 /** Which blocks each role may carry; `*_tool_result` server blocks are matched by suffix in validate.ts. */
-export const BLOCKS_BY_ROLE: Record<string, Record<string, TSchema>> = {
+export const BLOCKS_BY_ROLE: Record<MessagesRole, Record<string, TSchema>> = {
   user: USER_BLOCKS,
   tool: USER_BLOCKS,
   assistant: { text: TextBlock, tool_use: ToolUseBlock, thinking: ThinkingBlock, redacted_thinking: RedactedThinkingBlock, server_tool_use: ServerToolUseBlock },
@@ -116,6 +118,13 @@ export const MESSAGE_FIELDS = Obj({
   tool_call_id: Opt(NonEmpty()),
 })
 
+/**
+ * A message as validate.ts leaves it: a role of BLOCKS_BY_ROLE, content that role may carry
+ * (an assistant's `*_tool_result` server blocks are not among MessagesBlock: decode leaves
+ * them out by their type), and MESSAGE_FIELDS.
+ */
+export type MessagesMessage = Static<typeof MESSAGE_FIELDS> & { role: MessagesRole; content: string | MessagesBlock[] }
+
 export const TOOL_NAME = '^[a-zA-Z0-9_-]{1,128}$'
 
 export const CustomTool = Obj({
@@ -134,8 +143,13 @@ export const CustomTool = Obj({
 /** Anthropic server tools (`web_search_20250305`, `bash_20250124` …): a versioned `type` and a `name`. */
 export const ServerTool = Obj({ type: NonEmpty(), name: NonEmpty(), cache_control: Cache, defer_loading: Opt(Bool()) })
 
+/** A tool as validate.ts leaves it: a custom or a server tool, told apart by isServerTool. */
+export type MessagesCustomTool = Static<typeof CustomTool>
+export type MessagesTool = MessagesCustomTool | Static<typeof ServerTool>
+
 const DisableParallel = Opt(Bool())
-export const TOOL_CHOICES: Record<string, TSchema> = {
+/** tool_choice objects by `type`. */
+export const TOOL_CHOICES = {
   auto: Obj({ type: T.Literal('auto'), disable_parallel_tool_use: DisableParallel }),
   any: Obj({ type: T.Literal('any'), disable_parallel_tool_use: DisableParallel }),
   none: Obj({ type: T.Literal('none') }),
@@ -144,9 +158,14 @@ export const TOOL_CHOICES: Record<string, TSchema> = {
   function: Obj({ type: T.Literal('function'), function: Obj({ name: NonEmpty() }, { errorMessage: 'expected { name }' }), disable_parallel_tool_use: DisableParallel }),
 }
 
+export const CHOICE_MODES = ['auto', 'none', 'any'] as const
+
+/** tool_choice as validate.ts leaves it: a mode, or one of TOOL_CHOICES told apart by `type`. */
+export type MessagesToolChoice = (typeof CHOICE_MODES)[number] | Static<(typeof TOOL_CHOICES)[keyof typeof TOOL_CHOICES]>
+
 // a provider-owned value set (the `thinking` row's `owned`): any string here, checked where translated
 const Display = Opt(OrNull(Str(), 'expected a string'))
-export const THINKING: Record<string, TSchema> = {
+export const THINKING = {
   enabled: Obj({
     type: T.Literal('enabled'),
     budget_tokens: T.Integer({ minimum: 1024, errorMessage: 'expected an integer of at least 1024 (the least thinking budget Anthropic accepts)' }),
@@ -157,8 +176,13 @@ export const THINKING: Record<string, TSchema> = {
   between_tools: Obj({ type: T.Literal('between_tools') }),
 }
 
+/** `thinking` as validate.ts leaves it: one of THINKING, told apart by `type`. */
+export type MessagesThinking = Static<(typeof THINKING)[keyof typeof THINKING]>
+
 
 /** A server tool has a versioned `type` of its own; a custom tool has none (or `custom`). */
-export function isServerTool(tool: Record<string, unknown>): boolean {
+export function isServerTool(tool: MessagesTool): tool is Static<typeof ServerTool>
+export function isServerTool(tool: Record<string, unknown>): boolean
+export function isServerTool(tool: { type?: unknown }): boolean {
   return typeof tool.type === 'string' && tool.type !== 'custom'
 }
