@@ -1,0 +1,156 @@
+// Deployment health shared by the instances of a cluster. Each instance decides on its own
+// memory view (MemoryHealth), synchronously, as a single gateway does; behind it, Redis holds
+// what the instances share:
+//   - cooldowns: one sorted set, member = deployment key, score = when its rest ends (Redis
+//     time); whichever instance starts or lengthens a rest writes it;
+//   - consecutive failures: one hash, deployment key → count; a failure anywhere adds one, a
+//     success anywhere clears it, and the count reaching `failuresToCool` starts the rest.
+// Every instance reads both every 250 ms (one script call), so the others stop sending to a
+// deployment within about a quarter of a second of its rest starting. Writes go out in the
+// background; with Redis away an instance goes on on its own view. The probe after a rest is
+// per instance: each lets one request through and decides on its answer.
+import { asUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import type { RoutingSettings } from '../config/providers.ts'
+import type { Logger } from '../http/log.ts'
+import { MemoryHealth, type DeploymentHealth, type DeploymentReport, type FailureInfo, type HealthOptions, type HealthState } from './health.ts'
+
+const HOUR_MS = 3_600_000
+export const REFRESH_MS = 250
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// KEYS: cooldowns, failures. ARGV: deployment, failuresToCool, cooldownMs, the rest this
+// instance wants (ms, 0: none), how long the failure counts are kept.
+// Returns { now, cooled until (0: not cooling), count }.
+const FAIL = script(`${NOW}
+local n = redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+local existing = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0')
+local ms = tonumber(ARGV[4])
+local limit = tonumber(ARGV[2])
+if existing <= now and limit > 0 and n >= limit and ms < tonumber(ARGV[3]) then ms = tonumber(ARGV[3]) end
+local untilAt = existing
+if ms > 0 and now + ms > existing then
+  untilAt = now + ms
+  redis.call('ZADD', KEYS[1], untilAt, ARGV[1])
+  if redis.call('PTTL', KEYS[1]) < ms then redis.call('PEXPIRE', KEYS[1], ms) end
+end
+if untilAt <= now then untilAt = 0 end
+return { now, untilAt, n }
+`)
+
+// Returns { now, [deployment, until, …], [deployment, count, …] }.
+const READ = script(`${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return { now, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES'), redis.call('HGETALL', KEYS[2]) }
+`)
+
+export class RedisHealth implements DeploymentHealth {
+  readonly local: MemoryHealth
+  private readonly keys: [cooldowns: string, failures: string]
+  /** Writes under way per deployment: a count read meanwhile may predate them, so it is not taken. */
+  private pending = new Map<string, number>()
+  /** The shared failure counts as last seen (only non-zero ones need a reset on success). */
+  private shared = new Map<string, number>()
+  private readonly timer: ReturnType<typeof setInterval>
+  private reading = false
+
+  constructor(private readonly redis: SharedRedis, settings: RoutingSettings, private readonly log: Logger, opts: HealthOptions & { refreshMs?: number } = {}) {
+    this.local = new MemoryHealth(settings, opts)
+    const p = redis.settings.prefix + 'health:'
+    this.keys = [p + 'cooling', p + 'failures']
+    this.timer = setInterval(() => void this.refresh(), opts.refreshMs ?? REFRESH_MS)
+    this.timer.unref?.()
+    void this.refresh()
+  }
+
+  get settings(): RoutingSettings {
+    return this.local.settings
+  }
+  set settings(s: RoutingSettings) {
+    this.local.settings = s
+  }
+
+  state(key: string): HealthState {
+    return this.local.state(key)
+  }
+
+  maySend(key: string): boolean {
+    return this.local.maySend(key)
+  }
+
+  abandoned(key: string) {
+    this.local.abandoned(key)
+  }
+
+  snapshot(keys?: string[]): DeploymentReport[] {
+    return this.local.snapshot(keys)
+  }
+
+  succeeded(key: string, ms?: number) {
+    this.local.succeeded(key, ms)
+    if (!this.shared.get(key) && !this.pending.get(key)) return
+    this.shared.set(key, 0)
+    this.write(key, this.redis.send('HDEL', [this.keys[1], key]), () => this.local.adopt(key, { failures: 0 }))
+  }
+
+  failed(key: string, info: FailureInfo = {}) {
+    const until = this.local.failed(key, info)
+    const wants = until > 0 ? until - this.local.now() : 0
+    const s = this.local.settings
+    const args = [key, String(s.failuresToCool), String(s.cooldownMs), String(wants), String(HOUR_MS)]
+    this.write(key, this.redis.eval(FAIL, this.keys, args), (raw) => {
+      const [now, cooledUntil, count] = (raw as unknown[]).map(Number) as [number, number, number]
+      this.shared.set(key, count)
+      this.local.adopt(key, { failures: count, until: cooledUntil > 0 ? this.toLocal(cooledUntil, now) : undefined })
+    })
+  }
+
+  /** Reads the shared cooldowns and counts into the local view; the timer calls it, tests may too. */
+  async refresh(): Promise<void> {
+    if (this.reading) return
+    this.reading = true
+    try {
+      const [now, cooling, failures] = (await this.redis.eval(READ, this.keys, [])) as [number, string[], string[]]
+      for (let i = 0; i + 1 < cooling.length; i += 2) this.local.adopt(cooling[i]!, { until: this.toLocal(Number(cooling[i + 1]), Number(now)) })
+      const counts = new Map<string, number>()
+      for (let i = 0; i + 1 < failures.length; i += 2) counts.set(failures[i]!, Number(failures[i + 1]))
+      for (const key of new Set([...this.shared.keys(), ...counts.keys()])) {
+        if (this.pending.get(key)) continue
+        const n = counts.get(key) ?? 0
+        this.shared.set(key, n)
+        this.local.adopt(key, { failures: n })
+      }
+    } catch (e) {
+      this.quiet(e)
+    } finally {
+      this.reading = false
+    }
+  }
+
+  /** A Redis time as this instance's clock reads it (the reply's `now` is Redis's now). */
+  private toLocal(at: number, redisNow: number): number {
+    return this.local.now() + (at - redisNow)
+  }
+
+  private write(key: string, op: Promise<unknown>, done: (raw: unknown) => void) {
+    this.pending.set(key, (this.pending.get(key) ?? 0) + 1)
+    op.then(done, (e) => this.quiet(e)).finally(() => {
+      const n = (this.pending.get(key) ?? 1) - 1
+      if (n > 0) this.pending.set(key, n)
+      else this.pending.delete(key)
+    })
+  }
+
+  /** An unreachable Redis is logged by SharedRedis once per outage; only a server's own error is news. */
+  private quiet(e: unknown) {
+    asUnavailable(e, this.log)
+  }
+
+  close() {
+    clearInterval(this.timer)
+  }
+}
