@@ -5,7 +5,9 @@ import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
+import { buildCatalog, deploymentTable } from './config/catalog.ts'
 import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
+import { familyProvider } from './config/providers.ts'
 import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
 import { ensureFetchLimit } from './runtime/fetch-limit.ts'
@@ -57,8 +59,8 @@ async function serve(config: Config) {
   if (limit && !limit.applied) running.services.log.warn(`upstream calls beyond Bun's default of 256 at once will queue in the fetch client`, { reason: limit.reason })
   const { services: s } = running
   const served = (family: 'openai' | 'anthropic') => {
-    const p = config.providers[family]
-    return p ? `upstream ${p.baseUrl}` : 'the built-in mock provider (no upstream configured)'
+    const p = familyProvider(config.providers, family)
+    return p ? `upstream ${p.baseUrl}${p.id === family ? '' : ` (${p.id})`}` : 'the built-in mock provider (no upstream configured)'
   }
   const lines = [
     `switchyard ${pkg.version} listening on ${running.url}`,
@@ -183,7 +185,8 @@ export async function main(argv: string[]) {
       case 'batches':
         return await batchesCommand(config, rest)
       case 'config':
-        return console.log(JSON.stringify(maskedConfig(config), null, 2))
+        // the providers with their keys masked, then where each configured model is served
+        return console.log(JSON.stringify({ ...maskedConfig(config), deployments: deploymentTable(config, buildCatalog(config)) }, null, 2))
       case 'migrate': {
         const storage = await openStorage(storageOptions(config))
         await storage.close()

@@ -2,9 +2,11 @@
 // context windows and prices from @pydantic/genai-prices; config can override prices.
 import { calcPrice } from '@pydantic/genai-prices'
 import type { Family, Usage } from '../ir/types.ts'
-import type { ProviderKind } from './providers.ts'
+import { ConfigError } from './errors.ts'
+import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfig, type ProviderKind } from './providers.ts'
 import type { Config } from './load.ts'
-import { MODELS, type ModelRow, type Surface } from './models.ts'
+import { MODELS, type DeploymentSpec, type ModelRow, type Surface } from './models.ts'
+import { checkDeployments } from './upstreams.ts'
 import type { PriceEntry } from './schema.ts'
 
 export type { Surface } from './models.ts'
@@ -14,9 +16,18 @@ export interface CatalogModel {
   id: string
   aliases: string[]
   family: Family
+  /** The kind of the first deployment's provider (`mock` when the mock serves it). */
   provider: ProviderKind
   /** Model id sent upstream: the id the client used (a dated alias stays dated). */
   upstreamId: string
+  /**
+   * Where it is served, at least one: configured ones, else its family's provider (the first of
+   * the family's own kind), else the mock; `mock-*` ids always the mock. A deployment without an
+   * upstream id of its own sends `upstreamId`.
+   */
+  deployments: Deployment[]
+  /** Models (ids as configured, each resolvable) tried in order when every deployment failed. */
+  fallbacks: string[]
   contextWindow: number
   /**
    * The most output tokens a request may ask for, when known (the built-in table, config).
@@ -85,20 +96,34 @@ export class Catalog {
   private discount: number
   private rates = new Map<string, { hour: number; rates: Rates | 'tiered' | null }>()
 
-  constructor(rows: ModelRow[], private providerOf: (family: Family) => ProviderKind, pricing: Config['pricing'], configPrices: Record<string, PriceEntry> = {}) {
+  constructor(rows: ModelRow[], private readonly providers: Record<string, ProviderConfig>, pricing: Config['pricing'], configPrices: Record<string, PriceEntry> = {}) {
     this.overrides = { ...configPrices, ...pricing.overrides }
     this.discount = pricing.discount
     for (const row of rows) this.add(row)
   }
 
+  /** Deployments of a catalog entry sent upstream as `upstreamId` (aliases send their own id). */
+  private placed(specs: DeploymentSpec[], upstreamId: string): Pick<CatalogModel, 'deployments' | 'provider'> {
+    const deployments = specs.map((d) => ({ provider: d.provider, upstreamId: d.upstreamId ?? upstreamId, weight: d.weight, priority: d.priority }))
+    // deployments name configured providers (checked at load)
+    return { deployments, provider: kindOf(this.providers, deployments[0]!.provider)! }
+  }
+
+  private specsOf(row: Pick<ModelRow, 'id' | 'family' | 'deployments'>): DeploymentSpec[] {
+    if (row.id.startsWith('mock-')) return [{ provider: MOCK_ID, weight: 1, priority: 1 }]
+    return row.deployments ?? [{ provider: defaultProviderId(this.providers, row.family), weight: 1, priority: 1 }]
+  }
+
   private add(row: ModelRow) {
-    const provider = row.id.startsWith('mock-') ? 'mock' : this.providerOf(row.family)
+    const specs = this.specsOf(row)
+    const upstreamId = row.upstreamId ?? row.id
     const m: CatalogModel = {
       id: row.id,
       aliases: row.aliases ?? [],
       family: row.family,
-      provider,
-      upstreamId: row.upstreamId ?? row.id,
+      ...this.placed(specs, upstreamId),
+      fallbacks: row.fallbacks ?? [],
+      upstreamId,
       contextWindow: row.contextWindow,
       maxOutputTokens: row.maxOutputTokens,
       reasoning: row.reasoning ?? false,
@@ -110,7 +135,7 @@ export class Catalog {
     if (existing >= 0) this.canonical[existing] = m
     else this.canonical.push(m)
     this.byId.set(m.id, m)
-    for (const a of m.aliases) this.byId.set(a, { ...m, upstreamId: a })
+    for (const a of m.aliases) this.byId.set(a, { ...m, upstreamId: a, ...this.placed(specs, a) })
   }
 
   /** The catalog entry for an id or alias; ids the price library knows are accepted too. */
@@ -121,7 +146,7 @@ export class Catalog {
     if (id.startsWith('mock-')) {
       const family = mockFamily(id)
       const base = this.byId.get(family === 'anthropic' ? 'mock-claude' : 'mock-gpt')!
-      const m = { ...base, id, upstreamId: id, aliases: [] }
+      const m = { ...base, id, upstreamId: id, aliases: [], ...this.placed(this.specsOf({ id, family }), id) }
       this.byId.set(id, m)
       return m
     }
@@ -147,7 +172,8 @@ export class Catalog {
       id,
       aliases: [],
       family,
-      provider: this.providerOf(family),
+      ...this.placed(this.specsOf({ id, family }), id),
+      fallbacks: [],
       upstreamId: id,
       contextWindow: UNLISTED_CONTEXT,
       maxOutputTokens: undefined,
@@ -248,8 +274,8 @@ function deriveRates(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, 
   }
 }
 
-export function buildCatalog(config: Config): Catalog {
-  const configured = (family: Family): ProviderKind => (config.providers[family] ? family : 'mock')
+export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pricing'>): Catalog {
+  checkDeployments(config.models, config.providers)
   const rows: ModelRow[] = [...MODELS]
   const prices: Record<string, PriceEntry> = {}
   for (const m of config.models) {
@@ -264,8 +290,36 @@ export function buildCatalog(config: Config): Catalog {
       reasoning: m.reasoning ?? builtin?.reasoning,
       summaries: m.reasoning_summaries ?? builtin?.summaries,
       surfaces: m.surfaces ?? builtin?.surfaces,
+      deployments: m.deployments?.map((d) => ({ provider: d.provider, upstreamId: d.upstream_id, weight: d.weight ?? 1, priority: d.priority ?? 1 })),
+      fallbacks: m.fallbacks,
     })
     if (m.price) prices[m.id] = m.price
   }
-  return new Catalog(rows, configured, config.pricing, prices)
+  const catalog = new Catalog(rows, config.providers, config.pricing, prices)
+  checkFallbacks(catalog, config.models)
+  return catalog
+}
+
+/** Every fallback names a model the catalog serves, other than the model itself. */
+function checkFallbacks(catalog: Catalog, models: Config['models']): void {
+  models.forEach((m, i) =>
+    m.fallbacks?.forEach((id, j) => {
+      const field = `models[${i}].fallbacks[${j}]`
+      const target = catalog.resolve(id)
+      if (!target) throw new ConfigError(`${field}: unknown model "${id}"`)
+      if (target.id === m.id) throw new ConfigError(`${field}: ${m.id} cannot fall back to itself`)
+    }),
+  )
+}
+
+/** Where each configured model is served and what it falls back to, and where the families' other models go (`switchyard config`). */
+export function deploymentTable(config: Pick<Config, 'providers' | 'models'>, catalog: Catalog) {
+  const models = Object.fromEntries(
+    config.models.map((m) => {
+      const c = catalog.resolve(m.id)!
+      return [m.id, { deployments: c.deployments, fallbacks: c.fallbacks }]
+    }),
+  )
+  const familyDefaults = { openai: defaultProviderId(config.providers, 'openai'), anthropic: defaultProviderId(config.providers, 'anthropic') }
+  return { models, familyDefaults }
 }

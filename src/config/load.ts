@@ -5,8 +5,10 @@ import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import { maskUrl as maskDatabaseUrl } from '../db/pg-url.ts'
-import type { ProviderConfig } from './providers.ts'
-import { ConfigFileSchema, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
+import { ConfigError } from './errors.ts'
+import { maskKey, type ProviderConfig, type RoutingSettings } from './providers.ts'
+import { ConfigFileSchema, FamilyProviders, ProviderList, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
+import { checkDeployments, resolveProviders, resolveRouting } from './upstreams.ts'
 import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
 import type { LogLevel } from '../http/log.ts'
 
@@ -25,8 +27,14 @@ export interface Config {
   adminToken?: string
   bootstrapKey?: string
   logLevel: LogLevel
-  /** Only the upstreams that are configured; a family without one is served by `mock`. */
-  providers: { openai?: ProviderConfig; anthropic?: ProviderConfig }
+  /**
+   * The configured upstreams by id, in the config's order (the shorthand's are `openai` and
+   * `anthropic`). The built-in `mock` is not among them; a family without a provider of its own
+   * kind is served by it.
+   */
+  providers: Record<string, ProviderConfig>
+  /** How requests move between a model's deployments and on to its fallbacks. */
+  routing: RoutingSettings
   limits: { keyRpm: number; ipRpm: number; keyBurstRps: number; maxBodyBytes: number; maxUploadBytes: number }
   pricing: { discount: number; overrides: Record<string, PriceEntry> }
   models: ModelEntry[]
@@ -83,7 +91,7 @@ export interface S3Settings {
   pathStyle: boolean
 }
 
-export class ConfigError extends Error {}
+export { ConfigError }
 
 export interface ConfigInputs {
   flags?: Record<string, string | boolean | undefined>
@@ -120,12 +128,27 @@ export function parseConfigFile(text: string, env: Record<string, string | undef
     throw new ConfigError(`config ${file}: not valid YAML: ${(e as Error).message}`)
   }
   const expanded = expandEnv(raw, env)
-  if (!validator.Check(expanded)) {
-    const first = validator.Errors(expanded).First()!
-    const field = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)'
-    throw new ConfigError(`config ${file}: ${field}: ${first.message}`)
+  // `providers` is a list or the shorthand object: checked as the one it is, so the error names its field
+  const providers = (expanded as { providers?: unknown } | null)?.providers
+  if (providers !== undefined && providers !== null) {
+    const check = Array.isArray(providers) ? providerList : familyProviders
+    if (!check.Check(providers)) throw new ConfigError(`config ${file}: ${schemaError(check, providers, '/providers')}`)
   }
+  if (!validator.Check(expanded)) throw new ConfigError(`config ${file}: ${schemaError(validator, expanded)}`)
   return expanded
+}
+
+const providerList = TypeCompiler.Compile(ProviderList)
+const familyProviders = TypeCompiler.Compile(FamilyProviders)
+
+/** The first schema error as `field: message`, the field written as in YAML (`models[0].deployments[1].weight`). */
+function schemaError(check: { Errors(v: unknown): { First(): { path: string; message: string; schema: unknown } | undefined } }, value: unknown, base = ''): string {
+  const first = check.Errors(value).First()!
+  const field = (base + first.path).split('/').filter(Boolean).reduce((f, seg) => (/^\d+$/.test(seg) ? `${f}[${seg}]` : f ? `${f}.${seg}` : seg), '') || '(root)'
+  const options = (first.schema as { anyOf?: { const?: unknown; type?: string; minimum?: number; maximum?: number }[] }).anyOf
+  if (!options) return `${field}: ${first.message}`
+  const each = options.map((o) => (o.const !== undefined ? JSON.stringify(o.const) : o.minimum !== undefined && o.maximum !== undefined ? `an ${o.type} ${o.minimum}-${o.maximum}` : `a ${o.type}`))
+  return `${field}: expected one of ${each.join(', ')}`
 }
 
 function num(v: string | undefined, name: string): number | undefined {
@@ -166,21 +189,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     f = parseConfigFile(readFileSync(file, 'utf8'), env, file)
   }
 
-  const provider = (kind: 'openai' | 'anthropic', defaultBase: string): ProviderConfig | undefined => {
-    const p = f.providers?.[kind]
-    const prefix = kind.toUpperCase()
-    const apiKey = str(p?.api_key) ?? str(env[`${prefix}_API_KEY`])
-    const base = str(p?.base_url) ?? str(env[`${prefix}_BASE_URL`])
-    if (!apiKey && !base) return undefined
-    return {
-      name: kind,
-      kind,
-      baseUrl: (base ?? defaultBase).replace(/\/+$/, ''),
-      apiKey,
-      timeoutMs: p?.timeout_ms ?? 600_000,
-      maxRetries: p?.max_retries ?? 2,
-    }
-  }
+  const providers = resolveProviders(f.providers, env)
 
   const port = num(str(flags.port) ?? env.PORT, 'port') ?? f.server?.port ?? 4141
   if (!Number.isInteger(port) || port > 65535) throw new ConfigError(`port: expected an integer 0-65535, got ${port}`)
@@ -198,10 +207,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
     logLevel: level,
-    providers: {
-      openai: provider('openai', 'https://api.openai.com/v1'),
-      anthropic: provider('anthropic', 'https://api.anthropic.com'),
-    },
+    providers,
+    routing: resolveRouting(f.routing),
     limits: {
       keyRpm: num(env.SWITCHYARD_KEY_RPM, 'SWITCHYARD_KEY_RPM') ?? f.limits?.key_rpm ?? 600,
       ipRpm: num(env.SWITCHYARD_IP_RPM, 'SWITCHYARD_IP_RPM') ?? f.limits?.ip_rpm ?? 3000,
@@ -213,7 +220,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       discount: num(env.SWITCHYARD_DISCOUNT, 'SWITCHYARD_DISCOUNT') ?? f.pricing?.discount ?? 0,
       overrides: f.pricing?.overrides ?? {},
     },
-    models: f.models ?? [],
+    models: checkDeployments(f.models ?? [], providers),
     compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
     generations: {
       retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30,
@@ -320,7 +327,7 @@ export function storesOf(c: Config): Record<'database' | 'rate_limits' | 'credit
 }
 
 /** The effective config with every secret masked, for `switchyard config`. */
-export function maskedConfig(c: Config): unknown {
+export function maskedConfig(c: Config): Record<string, unknown> {
   const mask = (s?: string) => (s ? `${s.slice(0, 3)}…(${s.length} chars)` : undefined)
   // a secret with no telling prefix shows nothing of itself
   const hidden = (s?: string) => (s ? `***(${s.length} chars)` : undefined)
@@ -330,7 +337,7 @@ export function maskedConfig(c: Config): unknown {
     bootstrapKey: mask(c.bootstrapKey),
     database: { url: c.database.url && maskDatabaseUrl(c.database.url) },
     providers: Object.fromEntries(
-      Object.entries(c.providers).map(([k, p]) => [k, p && { ...p, apiKey: mask(p.apiKey) }]),
+      Object.entries(c.providers).map(([id, p]) => [id, { ...p, apiKey: p.apiKey && maskKey(p.apiKey), apiKeys: p.apiKeys.map(maskKey) }]),
     ),
     redis: c.redis && { ...c.redis, url: maskUrl(c.redis.url) },
     s3: c.s3 && { ...c.s3, accessKeyId: mask(c.s3.accessKeyId), secretAccessKey: hidden(c.s3.secretAccessKey), sessionToken: hidden(c.s3.sessionToken) },

@@ -2,6 +2,7 @@
 // @pydantic/genai-prices (see catalog.ts); the numbers here are what that library does not
 // carry (output caps, surfaces, reasoning support) and a context window to fall back on.
 import type { Family } from '../ir/types.ts'
+import type { Deployment } from './providers.ts'
 
 export type Surface = 'chat' | 'responses' | 'messages'
 
@@ -18,7 +19,13 @@ export interface ModelRow {
   summaries?: boolean
   /** Surfaces that may serve the model; all three when absent. */
   surfaces?: Surface[]
+  /** Where it is served (config `deployments`); absent: its family's provider. No upstream id: the model's own. */
+  deployments?: DeploymentSpec[]
+  /** Models to try when every deployment failed (config `fallbacks`). */
+  fallbacks?: string[]
 }
+
+export type DeploymentSpec = Omit<Deployment, 'upstreamId'> & { upstreamId?: string }
 
 const R = { reasoning: true, summaries: true }
 const RESPONSES_ONLY: Surface[] = ['responses']

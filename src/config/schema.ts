@@ -12,15 +12,46 @@ const Price = t.Object(
   { additionalProperties: false },
 )
 
-const Provider = t.Object(
+/** What every provider entry may say about reaching its upstream. */
+const reach = {
+  api_key: t.Optional(t.String()),
+  /** A key pool, used round-robin per call. */
+  api_keys: t.Optional(t.Array(t.String())),
+  base_url: t.Optional(t.String({ pattern: '^https?://' })),
+  timeout_ms: t.Optional(t.Integer({ minimum: 1 })),
+  max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 10 })),
+}
+
+/** The shorthand `providers: { openai: {...}, anthropic: {...} }`: one provider per family, named after it. */
+const FamilyProvider = t.Object(reach, { additionalProperties: false })
+export const FamilyProviders = t.Object({ openai: t.Optional(FamilyProvider), anthropic: t.Optional(FamilyProvider) }, { additionalProperties: false })
+
+/** One entry of `providers: [...]`. */
+const ProviderEntry = t.Object(
   {
-    api_key: t.Optional(t.String()),
-    base_url: t.Optional(t.String({ pattern: '^https?://' })),
-    timeout_ms: t.Optional(t.Integer({ minimum: 1 })),
-    max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 10 })),
+    id: t.String({ pattern: '^[A-Za-z][A-Za-z0-9._-]{0,63}$' }),
+    kind: t.Union([t.Literal('openai'), t.Literal('anthropic'), t.Literal('openai-compatible'), t.Literal('azure-openai')]),
+    ...reach,
+    /** azure-openai: the `api-version` query parameter. */
+    api_version: t.Optional(t.String({ minLength: 1 })),
+    /** The upstream serves the Responses API too (openai: yes unless false; others: no unless true). */
+    responses: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 )
+export const ProviderList = t.Array(ProviderEntry)
+
+const Deployment = t.Object(
+  {
+    provider: t.String({ minLength: 1 }),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+    priority: t.Optional(t.Integer({ minimum: 1 })),
+    upstream_id: t.Optional(t.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+)
+
+const RetryOn = t.Union([t.Integer({ minimum: 100, maximum: 599 }), t.Literal('timeout'), t.Literal('connect')])
 
 const Surface = t.Union([t.Literal('chat'), t.Literal('responses'), t.Literal('messages')])
 
@@ -36,6 +67,10 @@ const Model = t.Object(
     reasoning_summaries: t.Optional(t.Boolean()),
     surfaces: t.Optional(t.Array(Surface)),
     price: t.Optional(Price),
+    /** Where the model is served; unset: its family's provider (or the mock). */
+    deployments: t.Optional(t.Array(Deployment, { minItems: 1 })),
+    /** Models tried, in order, when every deployment of this one failed. */
+    fallbacks: t.Optional(t.Array(t.String({ minLength: 1 }))),
   },
   { additionalProperties: false },
 )
@@ -60,8 +95,16 @@ export const ConfigFileSchema = t.Object(
     database: t.Optional(t.Object({ url: t.Optional(t.String()) }, { additionalProperties: false })),
     cluster: t.Optional(t.Boolean()),
     log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
-    providers: t.Optional(
-      t.Object({ openai: t.Optional(Provider), anthropic: t.Optional(Provider) }, { additionalProperties: false }),
+    providers: t.Optional(t.Union([ProviderList, FamilyProviders])),
+    routing: t.Optional(
+      t.Object(
+        {
+          cooldown_s: t.Optional(t.Number({ minimum: 0 })),
+          failures_to_cool: t.Optional(t.Integer({ minimum: 1 })),
+          retry_on: t.Optional(t.Array(RetryOn)),
+        },
+        { additionalProperties: false },
+      ),
     ),
     responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(t.Integer({ minimum: 1024 })) }, { additionalProperties: false })),
     limits: t.Optional(
@@ -175,3 +218,6 @@ export const ConfigFileSchema = t.Object(
 export type ConfigFile = Static<typeof ConfigFileSchema>
 export type ModelEntry = Static<typeof Model>
 export type PriceEntry = Static<typeof Price>
+export type ProviderEntry = Static<typeof ProviderEntry>
+export type FamilyProviderEntry = Static<typeof FamilyProvider>
+export type DeploymentEntry = Static<typeof Deployment>

@@ -7,7 +7,7 @@ import type { CallContext, ProviderConfig, ProviderKind } from '../../src/provid
 export const TEST_KEY = 'sk-test-SECRET-upstream-key-0123456789'
 
 export function model(over: Partial<CatalogModel> = {}): CatalogModel {
-  return {
+  const m: Omit<CatalogModel, 'deployments' | 'fallbacks'> & Partial<CatalogModel> = {
     id: 'gpt-4o',
     aliases: [],
     family: 'openai',
@@ -21,6 +21,8 @@ export function model(over: Partial<CatalogModel> = {}): CatalogModel {
     created: 0,
     ...over,
   }
+  // served where its provider kind says, as the catalog would place it
+  return { deployments: [{ provider: m.provider, upstreamId: m.upstreamId, weight: 1, priority: 1 }], fallbacks: [], ...m }
 }
 
 export const claude = (over: Partial<CatalogModel> = {}) =>
@@ -31,7 +33,7 @@ export function ctx(m: CatalogModel = model(), signal: AbortSignal = new AbortCo
 }
 
 export function providerConfig(kind: ProviderKind, baseUrl: string, over: Partial<ProviderConfig> = {}): ProviderConfig {
-  return { name: kind, kind, baseUrl, apiKey: TEST_KEY, timeoutMs: 5_000, maxRetries: 2, ...over }
+  return { id: kind, name: kind, kind, baseUrl, apiKey: TEST_KEY, apiKeys: [TEST_KEY], responses: kind === 'openai', timeoutMs: 5_000, maxRetries: 2, ...over }
 }
 
 export const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] })
