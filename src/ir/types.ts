@@ -98,6 +98,8 @@ export interface Usage {
   cacheReadTokens: number
   cacheWriteTokens: number
   reasoningTokens?: number
+  /** The upstream reported none: the gateway counted these with its own tokenizer. */
+  counted?: true
 }
 
 export type FinishReason =

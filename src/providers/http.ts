@@ -1,9 +1,12 @@
 // The one way an adapter calls its upstream: POST with the provider's timeout combined
 // with the caller's AbortSignal (a client that disconnects aborts the upstream request),
 // retries with exponential backoff + jitter on connect errors, 429 and 5xx while nothing
-// has been handed back, and every failure mapped through errors.ts.
+// has been handed back, and every failure mapped through errors.ts. Each attempt takes the
+// next key of the provider's pool; a key refused with 401/403 leaves it, and the call goes on
+// at once with the next key while one is left.
 import { upstreamErrorFrom } from './errors.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
+import type { KeyPool } from './key-pool.ts'
 import { UpstreamError, type ProviderConfig } from './types.ts'
 
 /** Backoff: BASE · 2^attempt, capped, with jitter in [½, 1] of that. */
@@ -29,7 +32,18 @@ export interface UpstreamRequest<T> {
    * event) is retried like an HTTP 5xx. Once it resolves, the timeout stops applying.
    */
   accept: (res: Response) => Promise<T>
+  /** The provider's key pool and how a key is sent; absent: `headers` carry the credentials, if any. */
+  auth?: UpstreamAuth
 }
+
+export interface UpstreamAuth {
+  pool: KeyPool
+  /** The headers that carry one key (`authorization: Bearer …`, `x-api-key`, `api-key`). */
+  headers(key: string): Record<string, string>
+}
+
+/** Failures of a key the pool has just let go while others remain: tried again at once with the next. */
+const refusedKey = new WeakSet<UpstreamError>()
 
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
   const exp = Math.min(RETRY.capMs, RETRY.baseMs * 2 ** attempt)
@@ -63,7 +77,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 const TIMED_OUT = Symbol('upstream timeout')
 
 async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): Promise<T> {
-  const { provider, signal } = req
+  const { provider, signal, auth } = req
+  const key = auth?.pool.take()
+  const headers = key === undefined ? req.headers : { ...req.headers, ...auth!.headers(key) }
   const controller = new AbortController()
   const onCallerAbort = () => controller.abort(signal.reason)
   signal.addEventListener('abort', onCallerAbort, { once: true })
@@ -75,8 +91,8 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
       res = await fetch(provider.baseUrl + req.path, {
         method: 'POST',
         ...(typeof body === 'string'
-          ? { headers: req.headers, body }
-          : { headers: { ...req.headers, 'content-length': String(body.length) }, body: chunkStream(body), duplex: 'half' }),
+          ? { headers, body }
+          : { headers: { ...headers, 'content-length': String(body.length) }, body: chunkStream(body), duplex: 'half' }),
         signal: controller.signal,
       } as RequestInit)
     } catch (e) {
@@ -84,13 +100,15 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
     }
     if (res.status < 200 || res.status > 299) {
       const bodyText = await res.text().catch(() => '')
-      throw upstreamErrorFrom({
+      const err = upstreamErrorFrom({
         provider: provider.name,
         upstreamStatus: res.status,
         bodyText,
         retryAfter: res.headers.get('retry-after'),
-        apiKey: provider.apiKey,
+        apiKey: key ?? provider.apiKey,
       })
+      if (key !== undefined && (res.status === 401 || res.status === 403) && auth!.pool.reject(key, res.status)) refusedKey.add(err)
+      throw err
     }
     let out: T
     try {
@@ -135,6 +153,11 @@ export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
       // a body sent in parts lets each part go as it is sent: a retry encodes it again
       return await attempt(req, typeof req.body === 'string' ? req.body : await encodeJson(req.body.json))
     } catch (e) {
+      // another key of the pool, at once: the refusal was the key's, not the upstream's (the pool shrinks each time)
+      if (e instanceof UpstreamError && refusedKey.has(e) && !req.signal.aborted) {
+        n--
+        continue
+      }
       if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
       const hinted = retryAfterMs(e.retryAfter)
       if (hinted !== undefined && hinted > RETRY.maxRetryAfterMs) throw e

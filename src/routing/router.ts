@@ -1,10 +1,8 @@
-// Where a request goes: the catalog entry of its model (on a surface that may serve it)
-// and the provider adapter that serves it. What each parameter becomes per family is in the surfaces' parameter tables (params.ts).
+// Where a request goes: the catalog entry of its model (on a surface that may serve it); the
+// adapters that serve it are the registry's (providers/registry.ts), one per deployment's
+// provider. What each parameter becomes per family is in the surfaces' parameter tables (params.ts).
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
-import { badRequest, HttpError } from '../http/errors.ts'
-import type { ProviderAdapter, ProviderKind } from './contract.ts'
-
-export type Providers = Partial<Record<ProviderKind, ProviderAdapter>>
+import { badRequest } from '../http/errors.ts'
 
 const SURFACE_PATHS: Record<Surface, string> = {
   chat: 'POST /api/alpha/v1/chat/completions',
@@ -24,13 +22,6 @@ export function resolveModel(catalog: Catalog, id: unknown, surface: Surface): C
     throw badRequest(`model: ${model.id} is not served on the ${surface} surface; use ${where}`)
   }
   return model
-}
-
-export function adapterFor(providers: Providers, model: CatalogModel): ProviderAdapter {
-  const adapter = providers[model.provider]
-  // The catalog only names a real provider when it is configured, so this is our bug.
-  if (!adapter) throw new HttpError(500, `No provider adapter for ${model.provider}`)
-  return adapter
 }
 
 export function typeName(v: unknown): string {

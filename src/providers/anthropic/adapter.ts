@@ -1,7 +1,8 @@
 // The Anthropic messages upstream (`POST {baseUrl}/v1/messages`).
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson } from '../http.ts'
+import { bodyOf, callUpstream, readJson, type UpstreamAuth } from '../http.ts'
+import { KeyPool, type AdapterOptions } from '../key-pool.ts'
 import { parseSse } from '../sse.ts'
 import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter, type ProviderConfig, type Wire } from '../types.ts'
 import { anthropicMessagesTap } from './tap.ts'
@@ -14,9 +15,11 @@ export const ANTHROPIC_VERSION = '2023-06-01'
 export class AnthropicAdapter implements ProviderAdapter {
   readonly kind = 'anthropic' as const
   readonly name: string
+  private readonly auth: UpstreamAuth
 
-  constructor(private readonly config: ProviderConfig) {
+  constructor(private readonly config: ProviderConfig, opts: AdapterOptions = {}) {
     this.name = config.name
+    this.auth = { pool: new KeyPool(config.id, config.apiKeys, opts.position, opts.log), headers: (key) => ({ 'x-api-key': key }) }
   }
 
   private headers(stream: boolean, betas: string[]): Record<string, string> {
@@ -25,7 +28,6 @@ export class AnthropicAdapter implements ProviderAdapter {
       accept: stream ? 'text/event-stream' : 'application/json',
       'anthropic-version': ANTHROPIC_VERSION,
     }
-    if (this.config.apiKey) h['x-api-key'] = this.config.apiKey
     if (betas.length) h['anthropic-beta'] = [...new Set(betas)].join(',')
     return h
   }
@@ -38,6 +40,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
       body: { json: body },
       signal: ctx.signal,
+      auth: this.auth,
       accept: async (res) => fromAnthropicMessage((await readJson(res, this.config.name)) as AnthropicMessage),
     })
   }
@@ -50,6 +53,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       headers: this.headers(true, [...betas, ...(ctx.betas ?? [])]),
       body: { json: body },
       signal: ctx.signal,
+      auth: this.auth,
       accept: async (res) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name)), this.config.name)),
     })
   }
@@ -75,6 +79,7 @@ export class AnthropicAdapter implements ProviderAdapter {
           headers: this.headers(rest.stream === true, betas),
           body: json,
           signal: ctx.signal,
+          auth: this.auth,
           accept,
         })
       },
@@ -93,6 +98,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
       body: JSON.stringify(countable),
       signal: ctx.signal,
+      auth: this.auth,
       accept: async (res) => {
         const j = (await readJson(res, this.config.name)) as { input_tokens?: unknown }
         if (typeof j.input_tokens !== 'number') throw new UpstreamError({ status: 502, message: `upstream ${this.config.name} sent a token count without input_tokens`, type: 'invalid_body' })

@@ -1,9 +1,15 @@
-// The OpenAI chat-completions upstream (`POST {baseUrl}/chat/completions`).
+// The OpenAI chat-completions upstream (`POST {baseUrl}/chat/completions`), for the three
+// kinds that speak it: `openai`; `openai-compatible` (another server: its missing usage is
+// counted here, counted-usage.ts); `azure-openai` (`/openai/deployments/{upstream id}/…` with
+// `?api-version=`, the key in `api-key`). The Responses API passes through where the provider
+// serves it (`responses`); elsewhere the responses surface is served over chat completions.
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson, type UpstreamRequest } from '../http.ts'
+import { bodyOf, callUpstream, readJson, type UpstreamAuth, type UpstreamRequest } from '../http.ts'
+import { KeyPool, type AdapterOptions } from '../key-pool.ts'
 import { parseSse } from '../sse.ts'
-import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, Wire } from '../types.ts'
+import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, ProviderKind, Wire } from '../types.ts'
+import { withCountedUsage } from './counted-usage.ts'
 import { chatPromptText, openAIChatTap } from './tap.ts'
 import { openAIResponsesTap, responsesPromptText } from './responses-tap.ts'
 import { toOpenAIChat } from './request.ts'
@@ -11,65 +17,82 @@ import { fromOpenAIChat, type ChatCompletion } from './response.ts'
 import { openAIChatEvents } from './stream.ts'
 
 export class OpenAIAdapter implements ProviderAdapter {
-  readonly kind = 'openai' as const
+  readonly kind: ProviderKind
   readonly name: string
+  private readonly auth: UpstreamAuth
+  private readonly azure: boolean
 
-  constructor(private readonly config: ProviderConfig) {
+  constructor(private readonly config: ProviderConfig, opts: AdapterOptions = {}) {
     this.name = config.name
+    this.kind = config.kind
+    this.azure = config.kind === 'azure-openai'
+    const pool = new KeyPool(config.id, config.apiKeys, opts.position, opts.log)
+    this.auth = { pool, headers: this.azure ? (key) => ({ 'api-key': key }) : (key) => ({ authorization: `Bearer ${key}` }) }
+    const passthrough: Partial<Record<Wire, Passthrough>> = {
+      // The chat wire's fast path: the validated client body goes upstream as is (only the
+      // model is replaced by the upstream id), with the same retries and error mapping.
+      'openai.chat': {
+        // the client's own body: one string, as it came (the hot path pays for no size check)
+        call: (body, ctx, accept) => this.post(CHAT, body, ctx, accept, JSON.stringify),
+        tap: (opts) => openAIChatTap(opts),
+        promptText: chatPromptText,
+      },
+    }
+    // The Responses API (`POST {baseUrl}/responses`): the responses surface's upstream. Its
+    // body may carry a whole thread the gateway loaded: encoded in parts when it is long.
+    if (config.responses) {
+      passthrough['openai.responses'] = {
+        call: (body, ctx, accept) => this.post(RESPONSES, body, ctx, accept, (json) => ({ json })),
+        tap: (opts) => openAIResponsesTap(opts),
+        promptText: responsesPromptText,
+      }
+    }
+    this.passthrough = passthrough
   }
 
+  readonly passthrough: Partial<Record<Wire, Passthrough>>
+
   private headers(stream: boolean): Record<string, string> {
-    const h: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }
-    if (this.config.apiKey) h.authorization = `Bearer ${this.config.apiKey}`
-    return h
+    return { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }
+  }
+
+  /** Where a call goes: the API's own path, or Azure's (the deployment in the path, the version in the query). */
+  private path(api: typeof CHAT | typeof RESPONSES, ctx: CallContext): string {
+    if (!this.azure) return api
+    const version = `api-version=${encodeURIComponent(this.config.apiVersion ?? '')}`
+    if (api === RESPONSES) return `/openai${api}?${version}`
+    return `/openai/deployments/${encodeURIComponent(ctx.model.upstreamId)}${api}?${version}`
+  }
+
+  /** A compatible server's chat reply without usage gets the gateway's count before it is read. */
+  private counting<T>(api: string, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): (res: Response) => Promise<T> {
+    if (this.kind !== 'openai-compatible' || api !== CHAT) return accept
+    return async (res) => accept(await withCountedUsage(res, () => chatPromptText(body), ctx.lane))
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
     const body = toOpenAIChat({ ...req, stream: false }, ctx.model.upstreamId)
-    return callUpstream({
-      provider: this.config,
-      path: '/chat/completions',
-      headers: this.headers(false),
-      body: { json: body },
-      signal: ctx.signal,
-      accept: async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion),
-    })
+    return this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion), (json) => ({ json }))
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
     const body = toOpenAIChat({ ...req, stream: true }, ctx.model.upstreamId)
-    return callUpstream({
-      provider: this.config,
-      path: '/chat/completions',
-      headers: this.headers(true),
-      body: { json: body },
-      signal: ctx.signal,
-      accept: async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))),
-    })
+    return this.call(CHAT, body, ctx, async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))), (json) => ({ json }))
   }
 
-  /**
-   * The chat wire's fast path: the validated client body goes upstream as is (only the
-   * model is replaced by the upstream id), with the same retries and error mapping.
-   */
-  readonly passthrough: Partial<Record<Wire, Passthrough>> = {
-    'openai.chat': {
-      // the client's own body: one string, as it came (the hot path pays for no size check)
-      call: (body, ctx, accept) => this.post('/chat/completions', body, ctx, accept, JSON.stringify),
-      tap: (opts) => openAIChatTap(opts),
-      promptText: chatPromptText,
-    },
-    // The Responses API (`POST {baseUrl}/responses`): the responses surface's upstream. Its
-    // body may carry a whole thread the gateway loaded: encoded in parts when it is long.
-    'openai.responses': {
-      call: (body, ctx, accept) => this.post('/responses', body, ctx, accept, (json) => ({ json })),
-      tap: (opts) => openAIResponsesTap(opts),
-      promptText: responsesPromptText,
-    },
-  }
-
+  /** A pass-through body: the model replaced by the upstream id. */
   private post<T>(
-    path: string,
+    api: typeof CHAT | typeof RESPONSES,
+    body: Record<string, unknown>,
+    ctx: CallContext,
+    accept: (res: Response) => Promise<T>,
+    encode: (json: Record<string, unknown>) => UpstreamRequest<T>['body'],
+  ): Promise<T> {
+    return this.call(api, { ...body, model: ctx.model.upstreamId }, ctx, accept, encode)
+  }
+
+  private call<T>(
+    api: typeof CHAT | typeof RESPONSES,
     body: Record<string, unknown>,
     ctx: CallContext,
     accept: (res: Response) => Promise<T>,
@@ -77,11 +100,15 @@ export class OpenAIAdapter implements ProviderAdapter {
   ): Promise<T> {
     return callUpstream({
       provider: this.config,
-      path,
+      path: this.path(api, ctx),
       headers: this.headers(body.stream === true),
-      body: encode({ ...body, model: ctx.model.upstreamId }),
+      body: encode(body),
       signal: ctx.signal,
-      accept,
+      accept: this.counting(api, body, ctx, accept),
+      auth: this.auth,
     })
   }
 }
+
+const CHAT = '/chat/completions'
+const RESPONSES = '/responses'

@@ -8,6 +8,8 @@ export interface OpenAIUsage {
   total_tokens?: number
   prompt_tokens_details?: { cached_tokens?: number | null } | null
   completion_tokens_details?: { reasoning_tokens?: number | null } | null
+  /** Set by the gateway on usage it counted for an upstream that sent none (counted-usage.ts). */
+  switchyard_counted?: boolean
 }
 
 export function usageFromOpenAI(u: OpenAIUsage | null | undefined): Usage {
@@ -21,5 +23,6 @@ export function usageFromOpenAI(u: OpenAIUsage | null | undefined): Usage {
   }
   const reasoning = u?.completion_tokens_details?.reasoning_tokens
   if (typeof reasoning === 'number') out.reasoningTokens = reasoning
+  if (u?.switchyard_counted === true) out.counted = true
   return out
 }
