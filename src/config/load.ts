@@ -131,6 +131,7 @@ export function parseConfigFile(text: string, env: Record<string, string | undef
   // `providers` is a list or the shorthand object: checked as the one it is, so the error names its field
   const providers = (expanded as { providers?: unknown } | null)?.providers
   if (providers !== undefined && providers !== null) {
+    if (typeof providers !== 'object') throw new ConfigError(`config ${file}: providers: expected a list of providers ({id, kind, base_url, api_key}) or the shorthand {openai: …, anthropic: …}`)
     const check = Array.isArray(providers) ? providerList : familyProviders
     if (!check.Check(providers)) throw new ConfigError(`config ${file}: ${schemaError(check, providers, '/providers')}`)
   }
@@ -145,10 +146,27 @@ const familyProviders = TypeCompiler.Compile(FamilyProviders)
 function schemaError(check: { Errors(v: unknown): { First(): { path: string; message: string; schema: unknown } | undefined } }, value: unknown, base = ''): string {
   const first = check.Errors(value).First()!
   const field = (base + first.path).split('/').filter(Boolean).reduce((f, seg) => (/^\d+$/.test(seg) ? `${f}[${seg}]` : f ? `${f}.${seg}` : seg), '') || '(root)'
-  const options = (first.schema as { anyOf?: { const?: unknown; type?: string; minimum?: number; maximum?: number }[] }).anyOf
-  if (!options) return `${field}: ${first.message}`
-  const each = options.map((o) => (o.const !== undefined ? JSON.stringify(o.const) : o.minimum !== undefined && o.maximum !== undefined ? `an ${o.type} ${o.minimum}-${o.maximum}` : `a ${o.type}`))
-  return `${field}: expected one of ${each.join(', ')}`
+  // a union says only "Expected union value": say what it takes
+  return `${field}: ${(first.schema as Expected).anyOf ? `expected ${expected(first.schema as Expected)}` : first.message}`
+}
+
+interface Expected {
+  const?: unknown
+  type?: string
+  format?: string
+  minimum?: number
+  maximum?: number
+  anyOf?: Expected[]
+}
+
+/** What a schema takes, in words: `"timeout"`, `an integer 100-599`, `one of …`. */
+function expected(s: Expected): string {
+  if (s.const !== undefined) return JSON.stringify(s.const)
+  const range = s.minimum !== undefined && s.maximum !== undefined ? ` ${s.minimum}-${s.maximum}` : s.minimum !== undefined ? ` of at least ${s.minimum}` : ''
+  // elysia's integer is a union of an integer and an integer's text
+  if (s.type === 'integer' || s.anyOf?.some((o) => o.format === 'integer')) return `an integer${range}`
+  if (s.anyOf) return `one of ${s.anyOf.map(expected).join(', ')}`
+  return `a ${s.type ?? 'value'}${range}`
 }
 
 function num(v: string | undefined, name: string): number | undefined {

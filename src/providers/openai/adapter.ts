@@ -19,6 +19,8 @@ import { openAIChatEvents } from './stream.ts'
 export class OpenAIAdapter implements ProviderAdapter {
   readonly kind: ProviderKind
   readonly name: string
+  /** The wires passed through: chat always, the Responses API where the provider serves it. */
+  readonly passthrough: Partial<Record<Wire, Passthrough>>
   private readonly auth: UpstreamAuth
   private readonly azure: boolean
 
@@ -33,7 +35,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       // model is replaced by the upstream id), with the same retries and error mapping.
       'openai.chat': {
         // the client's own body: one string, as it came (the hot path pays for no size check)
-        call: (body, ctx, accept) => this.post(CHAT, body, ctx, accept, JSON.stringify),
+        call: (body, ctx, accept) => this.call(CHAT, { ...body, model: ctx.model.upstreamId }, ctx, accept, JSON.stringify),
         tap: (opts) => openAIChatTap(opts),
         promptText: chatPromptText,
       },
@@ -42,7 +44,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     // body may carry a whole thread the gateway loaded: encoded in parts when it is long.
     if (config.responses) {
       passthrough['openai.responses'] = {
-        call: (body, ctx, accept) => this.post(RESPONSES, body, ctx, accept, (json) => ({ json })),
+        call: (body, ctx, accept) => this.call(RESPONSES, { ...body, model: ctx.model.upstreamId }, ctx, accept, (json) => ({ json })),
         tap: (opts) => openAIResponsesTap(opts),
         promptText: responsesPromptText,
       }
@@ -50,14 +52,12 @@ export class OpenAIAdapter implements ProviderAdapter {
     this.passthrough = passthrough
   }
 
-  readonly passthrough: Partial<Record<Wire, Passthrough>>
-
   private headers(stream: boolean): Record<string, string> {
     return { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }
   }
 
   /** Where a call goes: the API's own path, or Azure's (the deployment in the path, the version in the query). */
-  private path(api: typeof CHAT | typeof RESPONSES, ctx: CallContext): string {
+  private path(api: Api, ctx: CallContext): string {
     if (!this.azure) return api
     const version = `api-version=${encodeURIComponent(this.config.apiVersion ?? '')}`
     if (api === RESPONSES) return `/openai${api}?${version}`
@@ -65,7 +65,7 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /** A compatible server's chat reply without usage gets the gateway's count before it is read. */
-  private counting<T>(api: string, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): (res: Response) => Promise<T> {
+  private counting<T>(api: Api, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): (res: Response) => Promise<T> {
     if (this.kind !== 'openai-compatible' || api !== CHAT) return accept
     return async (res) => accept(await withCountedUsage(res, () => chatPromptText(body), ctx.lane))
   }
@@ -80,19 +80,8 @@ export class OpenAIAdapter implements ProviderAdapter {
     return this.call(CHAT, body, ctx, async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))), (json) => ({ json }))
   }
 
-  /** A pass-through body: the model replaced by the upstream id. */
-  private post<T>(
-    api: typeof CHAT | typeof RESPONSES,
-    body: Record<string, unknown>,
-    ctx: CallContext,
-    accept: (res: Response) => Promise<T>,
-    encode: (json: Record<string, unknown>) => UpstreamRequest<T>['body'],
-  ): Promise<T> {
-    return this.call(api, { ...body, model: ctx.model.upstreamId }, ctx, accept, encode)
-  }
-
   private call<T>(
-    api: typeof CHAT | typeof RESPONSES,
+    api: Api,
     body: Record<string, unknown>,
     ctx: CallContext,
     accept: (res: Response) => Promise<T>,
@@ -112,3 +101,4 @@ export class OpenAIAdapter implements ProviderAdapter {
 
 const CHAT = '/chat/completions'
 const RESPONSES = '/responses'
+type Api = typeof CHAT | typeof RESPONSES

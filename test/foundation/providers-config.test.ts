@@ -1,0 +1,195 @@
+// Several providers per family in the config: the list form, the per-family shorthand and the
+// OPENAI_*/ANTHROPIC_* variables, routing settings, errors that name their field, the catalog's
+// deployments and fallbacks (configured and default), and `switchyard config`'s table.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildCatalog } from '../../src/config/catalog.ts'
+import { ConfigError, loadConfig } from '../../src/config/load.ts'
+import { DEFAULT_ROUTING } from '../../src/config/providers.ts'
+import { cleanup, runCli, tempDir } from '../helpers/server.ts'
+
+const dir = tempDir()
+afterAll(() => cleanup(dir))
+let n = 0
+
+/** The config a YAML file (and environment) gives. */
+function load(yaml: string, env: Record<string, string> = {}) {
+  const file = join(dir, `c${n++}.yaml`)
+  writeFileSync(file, yaml)
+  return loadConfig({ flags: { config: file }, env, cwd: dir })
+}
+
+/** The issue's example, on local addresses. */
+const SEVERAL = `
+providers:
+  - { id: openai-a, kind: openai, base_url: "http://127.0.0.1:9/v1/", api_keys: [sk-one-0000000000000001, sk-two-0000000000000002] }
+  - { id: openai-b, kind: openai, base_url: "http://127.0.0.1:9/b/v1", api_key: "\${OPENAI_B_KEY}" }
+  - { id: local, kind: openai-compatible, base_url: "http://127.0.0.1:8000/v1" }
+  - { id: azure, kind: azure-openai, base_url: "https://name.openai.azure.com", api_key: az-key-00000000000000000, api_version: 2024-10-21 }
+  - { id: claude-a, kind: anthropic, base_url: "http://127.0.0.1:9", api_key: sk-ant-000000000000000000, timeout_ms: 1000, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments:
+      - { provider: openai-a, weight: 3 }
+      - { provider: openai-b, weight: 1, upstream_id: gpt-4o-mini-2024-07-18 }
+    fallbacks: [claude-haiku-4-5]
+  - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local }], price: { input_mtok: 0, output_mtok: 0 } }
+  - { id: gpt-4o-azure, family: openai, deployments: [{ provider: azure, upstream_id: my-4o, priority: 2 }] }
+routing: { cooldown_s: 12.5, failures_to_cool: 5, retry_on: [429, 500, timeout] }
+`
+
+describe('providers', () => {
+  test('the list form: each provider by id in the order given, with its kind, pool and defaults', () => {
+    const c = load(SEVERAL, { OPENAI_B_KEY: 'sk-b-from-env-00000000000' })
+    expect(Object.keys(c.providers)).toEqual(['openai-a', 'openai-b', 'local', 'azure', 'claude-a'])
+    expect(c.providers['openai-a']).toEqual({
+      id: 'openai-a', name: 'openai-a', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1',
+      apiKeys: ['sk-one-0000000000000001', 'sk-two-0000000000000002'], apiKey: 'sk-one-0000000000000001',
+      responses: true, timeoutMs: 600_000, maxRetries: 2,
+    })
+    expect(c.providers['openai-b']!.apiKeys).toEqual(['sk-b-from-env-00000000000'])
+    expect(c.providers.local).toMatchObject({ kind: 'openai-compatible', apiKeys: [], responses: false })
+    expect(c.providers.local!.apiKey).toBeUndefined()
+    expect(c.providers.azure).toMatchObject({ kind: 'azure-openai', apiVersion: '2024-10-21', apiKeys: ['az-key-00000000000000000'], responses: false })
+    expect(c.providers['claude-a']).toMatchObject({ kind: 'anthropic', baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, maxRetries: 0 })
+    expect(c.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'] })
+    // azure's version defaults to the GA one; an openai provider may say its proxy has no /responses
+    const d = load('providers:\n  - { id: az, kind: azure-openai, base_url: "https://x.openai.azure.com" }\n  - { id: p, kind: openai, responses: false }\n')
+    expect(d.providers.az!.apiVersion).toBe('2024-10-21')
+    expect(d.providers.p).toMatchObject({ baseUrl: 'https://api.openai.com/v1', responses: false })
+  })
+
+  test('the shorthand object form: providers openai and anthropic, each with a key or an address', () => {
+    const c = load('providers:\n  openai: { api_keys: [k1-0000000000000000000, k2-0000000000000000000], base_url: "http://127.0.0.1:9/v1" }\n  anthropic: { max_retries: 0 }\n')
+    expect(Object.keys(c.providers)).toEqual(['openai'])
+    expect(c.providers.openai).toMatchObject({ id: 'openai', kind: 'openai', apiKeys: ['k1-0000000000000000000', 'k2-0000000000000000000'], responses: true })
+    expect(c.routing).toEqual(DEFAULT_ROUTING)
+  })
+
+  test('OPENAI_* / ANTHROPIC_* make providers openai and anthropic, or fill what the file leaves unset', () => {
+    const none = loadConfig({ env: {}, cwd: '/nonexistent' })
+    expect(none.providers).toEqual({})
+    const env = loadConfig({ env: { OPENAI_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1/' }, cwd: '/nonexistent' })
+    expect(Object.keys(env.providers)).toEqual(['openai', 'anthropic'])
+    expect(env.providers.anthropic).toMatchObject({ baseUrl: 'http://127.0.0.1:1', apiKeys: [] })
+    // the file's own values come first, as they always did
+    const file = load('providers:\n  openai: { api_key: from-file }\n', { OPENAI_API_KEY: 'from-env', OPENAI_BASE_URL: 'http://127.0.0.1:2/v1' })
+    expect(file.providers.openai).toMatchObject({ apiKeys: ['from-file'], baseUrl: 'http://127.0.0.1:2/v1' })
+    // with the list form: an `openai` entry takes the variables; an `anthropic` one is made from them
+    const list = load('providers:\n  - { id: openai, kind: openai }\n  - { id: local, kind: openai-compatible, base_url: "http://127.0.0.1:3" }\n', { OPENAI_API_KEY: 'env-key', ANTHROPIC_API_KEY: 'ant-key' })
+    expect(Object.keys(list.providers)).toEqual(['openai', 'local', 'anthropic'])
+    expect(list.providers.openai!.apiKeys).toEqual(['env-key'])
+    expect(list.providers.anthropic).toMatchObject({ kind: 'anthropic', apiKeys: ['ant-key'], baseUrl: 'https://api.anthropic.com' })
+  })
+
+  test('errors name the field', () => {
+    const cases: [string, string][] = [
+      ['providers:\n  - { id: a, kind: openai }\n  - { id: b, kind: nope }\n', 'providers[1].kind: expected one of "openai", "anthropic", "openai-compatible", "azure-openai"'],
+      ['providers:\n  - { kind: openai }\n', 'providers[0].id: '],
+      ['providers:\n  - { id: "9 lives", kind: openai }\n', 'providers[0].id: '],
+      ['providers:\n  - { id: a, kind: openai, weight: 2 }\n', 'providers[0].weight: '],
+      ['providers:\n  - { id: a, kind: openai }\n  - { id: a, kind: anthropic }\n', 'providers[1].id: "a" is given twice'],
+      ['providers:\n  - { id: mock, kind: openai }\n', 'providers[0].id: "mock" is the built-in mock provider'],
+      ['providers:\n  - { id: l, kind: openai-compatible }\n', 'providers[0].base_url: required for a provider of kind openai-compatible'],
+      ['providers:\n  - { id: a, kind: openai, api_key: x, api_keys: [y] }\n', 'providers[0]: give api_key or api_keys, not both'],
+      ['providers:\n  - { id: a, kind: openai, api_version: "2024-10-21" }\n', 'providers[0].api_version: only azure-openai providers'],
+      ['providers:\n  - { id: a, kind: anthropic, responses: true }\n', 'providers[0].responses: '],
+      ['providers:\n  openai: { api_key: x, kind: openai }\n', 'providers.openai.kind: '],
+      ['providers: 3\n', 'providers: expected a list of providers'],
+      ['providers:\n  - { id: a, kind: openai, base_url: "ftp://x" }\n', 'providers[0].base_url: '],
+      ['routing: { retry_on: [500, later] }\n', 'routing.retry_on[1]: expected one of an integer 100-599, "timeout", "connect"'],
+      ['routing: { failures_to_cool: 0 }\n', 'routing.failures_to_cool: '],
+      ['providers:\n  - { id: a, kind: openai }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: a }, { provider: x }] }\n', 'models[0].deployments[1].provider: unknown provider "x" (configured: "a", "mock")'],
+      ['providers:\n  - { id: c, kind: anthropic }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: c }] }\n', 'models[0].deployments[0].provider: "c" is a provider of kind anthropic, which cannot serve m, a model of the openai family'],
+      ['models:\n  - { id: m, family: openai, deployments: [{ provider: mock, weight: 0 }] }\n', 'models[0].deployments[0].weight: '],
+      ['models:\n  - { id: m, family: openai, deployments: [] }\n', 'models[0].deployments: '],
+      ['providers:\n  - { id: a, kind: openai, api_key: "${NOT_SET_ANYWHERE}" }\n', 'providers[0].api_key: environment variable NOT_SET_ANYWHERE is not set'],
+    ]
+    for (const [yaml, message] of cases) {
+      let err: unknown
+      try {
+        load(yaml)
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(ConfigError)
+      expect((err as Error).message).toContain(message)
+    }
+  })
+
+  test('a fallback must be a model the catalog serves, and not the model itself', () => {
+    const bad = (fallbacks: string) => () => buildCatalog(load(`models:\n  - { id: my-model, family: openai, fallbacks: ${fallbacks} }\n`))
+    expect(bad('[gpt-4o, no-such-model]')).toThrow('models[0].fallbacks[1]: unknown model "no-such-model"')
+    expect(bad('[my-model]')).toThrow('models[0].fallbacks[0]: my-model cannot fall back to itself')
+    expect(bad('[gpt-4o, claude-haiku-4-5-20251001, mock-claude, gpt-4-turbo]')).not.toThrow()
+  })
+})
+
+describe('catalog deployments and fallbacks', () => {
+  const one = (provider: string, upstreamId: string) => ({ provider, upstreamId, weight: 1, priority: 1 })
+
+  test('configured deployments and fallbacks; aliases send their own id where no upstream id is given', () => {
+    const c = buildCatalog(load(SEVERAL, { OPENAI_B_KEY: 'k' }))
+    const mini = c.resolve('gpt-4o-mini')!
+    expect(mini.deployments).toEqual([
+      { provider: 'openai-a', upstreamId: 'gpt-4o-mini', weight: 3, priority: 1 },
+      { provider: 'openai-b', upstreamId: 'gpt-4o-mini-2024-07-18', weight: 1, priority: 1 },
+    ])
+    expect(mini.fallbacks).toEqual(['claude-haiku-4-5'])
+    expect(mini.provider).toBe('openai')
+    const alias = c.resolve('gpt-4o-mini-2024-07-18')!
+    expect(alias.id).toBe('gpt-4o-mini')
+    expect(alias.deployments.map((d) => d.upstreamId)).toEqual(['gpt-4o-mini-2024-07-18', 'gpt-4o-mini-2024-07-18'])
+    expect(alias.fallbacks).toEqual(['claude-haiku-4-5'])
+    expect(c.resolve('llama-3.1-8b')).toMatchObject({ provider: 'openai-compatible', deployments: [one('local', 'llama-3.1-8b')], fallbacks: [] })
+    expect(c.resolve('gpt-4o-azure')!.deployments).toEqual([{ provider: 'azure', upstreamId: 'my-4o', weight: 1, priority: 2 }])
+  })
+
+  test('every other model gets one deployment: the first provider of its family\'s own kind, else the mock', () => {
+    const c = buildCatalog(load(SEVERAL, { OPENAI_B_KEY: 'k' }))
+    expect(c.resolve('gpt-4o')).toMatchObject({ provider: 'openai', deployments: [one('openai-a', 'gpt-4o')], fallbacks: [] })
+    expect(c.resolve('gpt-4o-2024-08-06')!.deployments).toEqual([one('openai-a', 'gpt-4o-2024-08-06')])
+    expect(c.resolve('claude-haiku-4-5')).toMatchObject({ provider: 'anthropic', deployments: [one('claude-a', 'claude-haiku-4-5')] })
+    // known to the price library only; unlisted; mock-* always the mock
+    expect(c.resolve('gpt-4-turbo')!.deployments).toEqual([one('openai-a', 'gpt-4-turbo')])
+    expect(c.resolve('gpt-9.9-preview')).toMatchObject({ unlisted: true, deployments: [one('openai-a', 'gpt-9.9-preview')], fallbacks: [] })
+    expect(c.resolve('mock-anything')).toMatchObject({ provider: 'mock', deployments: [one('mock', 'mock-anything')], fallbacks: [] })
+    expect(c.resolve('mock-gpt')!.deployments).toEqual([one('mock', 'mock-gpt')])
+    // neither openai-compatible nor azure-openai is the family's own kind
+    const compatOnly = buildCatalog(load('providers:\n  - { id: local, kind: openai-compatible, base_url: "http://127.0.0.1:8000/v1" }\n'))
+    expect(compatOnly.resolve('gpt-4o')).toMatchObject({ provider: 'mock', deployments: [one('mock', 'gpt-4o')] })
+    expect(compatOnly.resolve('claude-sonnet-4-5')!.deployments).toEqual([one('mock', 'claude-sonnet-4-5')])
+    // the shorthand: providers openai / anthropic by their family's name
+    const short = buildCatalog(loadConfig({ env: { OPENAI_API_KEY: 'k' }, cwd: '/nonexistent' }))
+    expect(short.resolve('gpt-5')!.deployments).toEqual([one('openai', 'gpt-5')])
+    expect(short.resolve('claude-opus-4-5')!.deployments).toEqual([one('mock', 'claude-opus-4-5')])
+  })
+})
+
+test('switchyard config prints the providers with their keys masked and each configured model\'s deployments', async () => {
+  const file = join(dir, 'cli.yaml')
+  writeFileSync(file, SEVERAL)
+  const r = await runCli(['config', '--config', file], { OPENAI_B_KEY: 'sk-b-secret-from-env-0000' })
+  expect(r.code).toBe(0)
+  const cfg = JSON.parse(r.stdout)
+  expect(Object.keys(cfg.providers)).toEqual(['openai-a', 'openai-b', 'local', 'azure', 'claude-a'])
+  expect(cfg.providers['openai-a']).toMatchObject({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeys: ['…0001 (23 chars)', '…0002 (23 chars)'] })
+  expect(cfg.providers.azure).toMatchObject({ kind: 'azure-openai', apiVersion: '2024-10-21' })
+  for (const secret of ['sk-one-0000000000000001', 'sk-two-0000000000000002', 'sk-b-secret-from-env-0000', 'az-key-00000000000000000', 'sk-ant-000000000000000000']) expect(r.stdout).not.toContain(secret)
+  expect(cfg.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'] })
+  expect(cfg.deployments.models['gpt-4o-mini']).toEqual({
+    deployments: [
+      { provider: 'openai-a', upstreamId: 'gpt-4o-mini', weight: 3, priority: 1 },
+      { provider: 'openai-b', upstreamId: 'gpt-4o-mini-2024-07-18', weight: 1, priority: 1 },
+    ],
+    fallbacks: ['claude-haiku-4-5'],
+  })
+  expect(cfg.deployments.familyDefaults).toEqual({ openai: 'openai-a', anthropic: 'claude-a' })
+  // a fallback the catalog does not know stops it, naming the field
+  writeFileSync(file, 'models:\n  - { id: m, family: openai, fallbacks: [nowhere-model] }\n')
+  const bad = await runCli(['config', '--config', file])
+  expect(bad.code).toBe(1)
+  expect(bad.stderr).toContain('models[0].fallbacks[0]: unknown model "nowhere-model"')
+})
