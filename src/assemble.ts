@@ -16,6 +16,10 @@ import { Recorder, type RecorderOptions } from './generations/recorder.ts'
 import type { Logger } from './http/log.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { createProviders } from './providers/registry.ts'
+import { MemoryHealth, type DeploymentHealth } from './routing/health.ts'
+import { RedisHealth } from './routing/redis-health.ts'
+import { MemoryPoolPosition } from './routing/pool-position.ts'
+import { RedisPoolPosition } from './routing/redis-pool-position.ts'
 import type { Services } from './services.ts'
 
 export interface AssembleOptions {
@@ -36,6 +40,10 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     { journal: opts.journal },
   )
   const files = createFilesService({ config, storage, log })
+  // deployments' rests and key pools' rounds are shared by the instances of a cluster, so they stop sending together
+  const redis = opts.cluster?.redis
+  const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log) : new MemoryHealth(config.routing)
+  const onClose: Services['onClose'] = [() => health.close()]
   return {
     config,
     storage,
@@ -44,11 +52,12 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     billing,
     limiter: opts.limiter,
     log,
-    providers: createProviders(config),
+    providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition() }),
+    health,
     recorder: new Recorder({ config, storage, catalog, billing, log }, opts.recorder),
     files,
     media: createMediaResolver({ files, policy: fetchPolicy(config) }),
     cluster: opts.cluster,
-    onClose: [],
+    onClose,
   }
 }

@@ -16,6 +16,7 @@ import type { FilesService } from './files/service.ts'
 import type { ProviderRegistry } from './providers/registry.ts'
 import type { MediaResolver } from './pipeline/surface.ts'
 import type { Cluster } from './cluster/create.ts'
+import type { DeploymentHealth } from './routing/health.ts'
 
 /** The base every part gets, made at start-up (server.ts, a batch worker): the settings, the log, the database, what to stop on shutdown. */
 export interface BaseServices {
@@ -31,6 +32,8 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
   catalog: Catalog
   /** One set of provider adapters for every surface. */
   providers: ProviderRegistry
+  /** Which deployments rest after failures, and each one's last hour. */
+  health: DeploymentHealth
   /** Admission, charges and stored spend: the only way money moves. */
   billing: Billing
   recorder: Recorder

@@ -106,6 +106,10 @@ export function declareTables(k: ColumnKit) {
       error: k.text('error'),
       httpStatus: k.int('http_status'),
       batchId: k.text('batch_id'),
+      /** The model id the serving provider was sent (its deployment's upstream id); null on records from before deployments. */
+      deployment: k.text('deployment'),
+      /** The upstream calls made, as JSON `[{provider, status, ms}]`, in order; null when none was made. */
+      attempts: k.text('attempts'),
     },
     (t) => [
       k.index('generations_key').on(t.apiKeyId, t.createdAt),

@@ -59,7 +59,7 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
     }
     await s.recorder.flush()
     const page = await list.page(f)
-    const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, provider: r.provider, http_status: r.httpStatus }))
+    const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, http_status: r.httpStatus }))
     // last_id is where the next page starts: after a partial page, the last record it read
     return { object: 'list', data, first_id: page.rows[0]?.id ?? null, last_id: page.next, has_more: page.hasMore, partial: page.partial }
   }

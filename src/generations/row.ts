@@ -1,7 +1,7 @@
 // Pure mappings around a generation record: what the recorder stores (GenerationInput →
 // row), what the hourly rollup adds for it, and what the lookup route shows (row → wire).
 import type { generations } from '../db/schema.ts'
-import type { GenerationInput } from './types.ts'
+import type { GenerationInput, UpstreamAttempt } from './types.ts'
 
 export type GenerationRow = typeof generations.$inferSelect
 
@@ -41,7 +41,7 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     endpoint: input.endpoint,
     stream: input.stream,
     model: input.model.id,
-    provider: input.model.provider,
+    provider: input.provider ?? input.model.deployments[0]?.provider ?? input.model.provider,
     createdAt: Number.isFinite(input.createdAt) ? Math.floor(input.createdAt) : Date.now(),
     promptTokens: prompt,
     completionTokens: completion,
@@ -58,6 +58,19 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     error: input.error ?? null,
     httpStatus: input.httpStatus ?? null,
     batchId: input.batchId ?? null,
+    deployment: input.deployment ?? null,
+    attempts: input.attempts && input.attempts.length > 0 ? JSON.stringify(input.attempts) : null,
+  }
+}
+
+/** The stored attempts, or [] for a record that has none (or from before they were kept). */
+export function attemptsOf(row: Pick<GenerationRow, 'attempts'>): UpstreamAttempt[] {
+  if (row.attempts === null) return []
+  try {
+    const v: unknown = JSON.parse(row.attempts)
+    return Array.isArray(v) ? (v as UpstreamAttempt[]) : []
+  } catch {
+    return []
   }
 }
 
@@ -132,5 +145,9 @@ export function toWire(row: GenerationRow) {
   out.time_to_first_token_ms = row.ttftMs
   if (row.error !== null) out.error = row.error
   if (row.batchId !== null) out.batch_id = row.batchId
+  // which provider served and what was tried before it
+  out.provider = row.provider
+  if (row.deployment !== null) out.deployment = row.deployment
+  out.attempts = attemptsOf(row)
   return out
 }

@@ -27,6 +27,19 @@ export interface GenerationInput {
   batchId?: string | null
   /** The credit reservation taken at admission, settled when this record is taken. */
   reservationId?: string
+  /** The provider (its configured id) that served, or last failed; the model's first one when none was tried. */
+  provider?: string
+  /** The model id that provider was sent (the deployment's upstream id). */
+  deployment?: string | null
+  /** The upstream calls made for it, in order: those that failed before the first byte, then the one that served (or failed last). */
+  attempts?: UpstreamAttempt[]
+}
+
+/** One upstream call of a request: which provider, what it answered (an HTTP status; 200 when it served), how long it took. */
+export interface UpstreamAttempt {
+  provider: string
+  status: number
+  ms: number
 }
 
 export interface GenerationSink {

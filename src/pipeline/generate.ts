@@ -10,7 +10,12 @@ import type { GenerationSink } from '../generations/types.ts'
 import type { GenerationServices, Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
-import { decodeContext, NO_MEDIA, type MediaResolver, type SurfaceSpec } from './surface.ts'
+import { decodeContext, NO_MEDIA, type MediaResolver, type Plan, type SurfaceSpec } from './surface.ts'
+import { candidates, type Candidate } from './failover.ts'
+import { retryable } from '../routing/choose.ts'
+import { deploymentKey } from '../routing/health.ts'
+import { UpstreamError } from '../ir/errors.ts'
+import { retryAfterMs } from '../providers/http.ts'
 import { relayJson, relayStream } from './relay.ts'
 import { failureOf, jsonResponse, type JsonReply } from './reply.ts'
 import type { SseOptions } from './sse.ts'
@@ -43,15 +48,10 @@ export async function generateJson(s: GenerationServices, spec: SurfaceSpec, raw
 
 /** `sink` takes the generation's record (a batch item collects its own). */
 async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA, sink: GenerationSink = s.recorder): Promise<Response | JsonReply> {
-  const plan = await spec.decode(raw, decodeContext(s.catalog, s.config.compat.crossFamily, rc))
+  const cx = decodeContext(s.catalog, s.config.compat.crossFamily, rc)
+  const plan = await spec.decode(raw, cx)
   const { model, body, stream, encoder: codec } = plan
-  const adapter = s.providers.providerFor(model)
-  // The compat header is named once the body or IR is built: building them may add to it.
   const headers: Record<string, string> = {}
-  const nameCompat = () => {
-    const compat = compatHeader(plan.compat)
-    if (compat) headers['x-switchyard-compat'] = compat
-  }
 
   // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
   if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
@@ -71,7 +71,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     if (rc.signal.aborted) abort.abort()
     else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
   }
-  const ctx: CallContext = { signal: abort?.signal ?? rc.signal, model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
+  const signal = abort?.signal ?? rc.signal
   const sse: SseOptions = {
     pingMs: rc.pingMs,
     errorFrame: codec.errorFrame,
@@ -81,24 +81,84 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     },
   }
 
-  const pt = plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
-  try {
-    const passthrough = pt && plan.passthrough()
-    if (pt && passthrough) {
-      nameCompat()
-      const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
-      const relay = { pt, body: await media.passthrough(passthrough, rc), tapOptions: passthrough.tap, ctx, out, headers, onTapError }
-      return await (stream ? relayStream({ ...relay, sse }) : relayJson(relay))
-    }
-    const ir = await media.ir(plan.ir(), rc, model)
-    nameCompat()
-    const call = { adapter, ir, codec, ctx, out, headers, pauseAtTool: plan.pauseAtTool }
-    return await (stream ? translatedStream({ ...call, sse }) : translatedJson(call))
-  } catch (e) {
-    // A failure before the call (a media source refused, an IR the upstream cannot take) is
-    // still this generation's end: recorded, so its reservation is settled.
-    const err = failureOf(e, out)
-    out.record()
-    throw err
+  // what each plan becomes is worked out once, however many deployments it is sent to
+  const prepared = new Map<Plan, Promise<unknown>>()
+  const once = <T>(p: Plan, make: () => Promise<T>): Promise<T> => {
+    if (!prepared.has(p)) prepared.set(p, make())
+    return prepared.get(p) as Promise<T>
   }
+
+  /** One upstream call; a failure before its first byte is thrown unrecorded (the loop below decides). */
+  const call = async (c: Candidate): Promise<Response | JsonReply> => {
+    const adapter = s.providers.adapterFor(c.deployment.provider)
+    const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
+    const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
+    const passthrough = pt && c.plan.passthrough()
+    if (pt && passthrough) {
+      const sent = await once(c.plan, () => media.passthrough(passthrough, rc))
+      nameCompat(c.plan, headers)
+      const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
+      const relay = { pt, body: sent, tapOptions: passthrough.tap, ctx, out, headers, onTapError }
+      return stream ? relayStream({ ...relay, sse }) : relayJson(relay)
+    }
+    const ir = await once(c.plan, () => media.ir(c.plan.ir(), rc, c.plan.model))
+    nameCompat(c.plan, headers)
+    const translated = { adapter, ir, codec: c.plan.encoder, ctx, out, headers, pauseAtTool: c.plan.pauseAtTool }
+    return stream ? translatedStream({ ...translated, sse }) : translatedJson(translated)
+  }
+
+  let failure: unknown = new HttpError(502, `no upstream could be tried for model ${model.id}`)
+  try {
+    let failed: { key: string; retryAfterMs?: number } | undefined
+    for await (const c of candidates(s.health, s.catalog, spec, raw, plan, cx)) {
+      // the call that failed before is a failover now: this one takes over
+      if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs, failover: true })
+      failed = undefined
+      out.retryWith(c.plan.model)
+      out.provider = c.deployment.provider
+      out.deployment = c.deployment.upstreamId
+      headers['x-switchyard-provider'] = c.deployment.provider
+      const key = deploymentKey(c.deployment)
+      const t0 = performance.now()
+      try {
+        const reply = await call(c)
+        const ms = Math.round(performance.now() - t0)
+        out.attempts.push({ provider: c.deployment.provider, status: reply.status, ms })
+        s.health.succeeded(key, ms)
+        return reply
+      } catch (e) {
+        failure = e
+        out.attempts.push({ provider: c.deployment.provider, status: statusOf(e), ms: Math.round(performance.now() - t0) })
+        // a client that left, or a failure that is not the deployment's (a request it refused): no other call
+        if (signal.aborted || !retryable(e, s.config.routing.retryOn)) {
+          s.health.abandoned(key)
+          break
+        }
+        failed = { key, retryAfterMs: retryAfterOf(e) }
+      }
+    }
+    if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs })
+  } catch (e) {
+    // a failure before any call (a media source refused, an IR the upstream cannot take)
+    failure = e
+  }
+  // The generation's end all the same: recorded, so its reservation is settled.
+  const err = failureOf(failure, out)
+  out.record()
+  throw err
+}
+
+/** The compat header is named once the body or IR is built: building them may add to it. */
+function nameCompat(plan: Plan, headers: Record<string, string>) {
+  const compat = compatHeader(plan.compat)
+  if (compat) headers['x-switchyard-compat'] = compat
+}
+
+function statusOf(e: unknown): number {
+  const status = (e as { status?: unknown })?.status
+  return typeof status === 'number' ? status : 502
+}
+
+function retryAfterOf(e: unknown): number | undefined {
+  return e instanceof UpstreamError ? retryAfterMs(e.retryAfter) : undefined
 }

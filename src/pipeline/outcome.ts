@@ -2,7 +2,7 @@
 // after the last byte (never before: recording must not delay the response).
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
-import type { Endpoint, GenerationInput, GenerationSink } from '../generations/types.ts'
+import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from '../generations/types.ts'
 import { billedUsage } from '../tokens/count.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
 
@@ -29,6 +29,10 @@ export class GenerationOutcome {
   /** What a stream relayed so far, and the prompt: read only when it ends early. */
   producedText: () => string = () => ''
   promptText: () => string = () => ''
+  /** Which deployment serves (set as each is tried), and the calls tried before it. */
+  provider?: string
+  deployment?: string
+  attempts: UpstreamAttempt[] = []
   private recorded = false
   private completed = false
   private readonly createdAt = Date.now()
@@ -76,6 +80,16 @@ export class GenerationOutcome {
     this.completed = true
   }
 
+  /**
+   * The next deployment (or a fallback model) is tried after a failure before the first byte:
+   * that failure is one of the attempts, not this generation's end.
+   */
+  retryWith(model: CatalogModel) {
+    this.error = null
+    this.httpStatus = 200
+    this.base.model = model
+  }
+
   fail(status: number, message: string) {
     if (this.completed) return
     this.httpStatus = status
@@ -104,6 +118,9 @@ export class GenerationOutcome {
       httpStatus: this.httpStatus,
       reservationId: this.base.reservationId,
       batchId: this.base.batchId ?? null,
+      provider: this.provider,
+      deployment: this.deployment ?? null,
+      attempts: this.attempts,
     }
     if (!billDropped) return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
     this.sink.recordLater(billedUsage(this.usage, this.producedText(), this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input))

@@ -72,14 +72,16 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
   // On the request path a tap that only reads (chat, messages) reads the reply after it is
   // handed over, and the record is made then; a tap that may complete it (responses), and a
   // batch item, which reads its records as soon as it has the reply, read it first.
+  // A failure before the upstream answered is thrown unrecorded: the caller may try another
+  // deployment, and records the generation when it gives up (generate.ts).
+  const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
+    const tap = guarded(pt.tap(tapOptions), onTapError ?? (() => {}))
+    const text = await res.text()
+    if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
+    return { text, status: res.status, tap, unread: true }
+  })
   let after: (() => void) | undefined
   try {
-    const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
-      const tap = guarded(pt.tap(tapOptions), onTapError ?? (() => {}))
-      const text = await res.text()
-      if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
-      return { text, status: res.status, tap, unread: true }
-    })
     out.firstToken()
     await tapOptions?.responses?.durable?.()
     out.end()
@@ -154,14 +156,8 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
 
 export async function relayStream(input: RelayInput & { sse: SseOptions }): Promise<Response> {
   const { pt, body, tapOptions, ctx, out, headers, sse } = input
-  let c: Committed
-  try {
-    c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? (() => {})))
-  } catch (e) {
-    const err = failureOf(e, out)
-    out.record()
-    throw err
-  }
+  // a failure before the first event is thrown unrecorded, as in relayJson
+  const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? (() => {})))
   const { tap, reader, split, dec } = c
   out.producedText = () => tap.producedText()
   out.promptText = () => pt.promptText(body)

@@ -22,9 +22,13 @@ export interface TranslatedInput {
   pauseAtTool?: boolean
 }
 
+/**
+ * A failure before the upstream answered is thrown as it came and not recorded: the caller
+ * may try another deployment, and records the generation when it gives up (generate.ts).
+ */
 export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pauseAtTool }: TranslatedInput): Promise<JsonReply> {
+  let r = await adapter.generate(ir, ctx)
   try {
-    let r = await adapter.generate(ir, ctx)
     if (pauseAtTool) r = pauseResponseAtFirstTool(r)
     const enc = codec.encodeJson(r, r.model || ir.model)
     out.id = enc.id
@@ -46,17 +50,14 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   let events!: AsyncIterator<StreamEvent>
   let first!: IteratorResult<StreamEvent>
   // Commit late: nothing is written until the upstream has produced its first event, so
-  // a failure up to here is still an ordinary status code.
-  try {
-    const source = await adapter.stream(ir, ctx)
-    events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
-    first = await events.next()
-    const failure = first.done ? firstEventFailure({ done: true }) : first.value.type === 'error' ? firstEventFailure({ error: first.value.error }) : undefined
-    if (failure) throw failure
-  } catch (e) {
-    const err = failureOf(e, out)
-    out.record()
-    throw err
+  // a failure up to here is still an ordinary status code (thrown unrecorded, as above).
+  const source = await adapter.stream(ir, ctx)
+  events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
+  first = await events.next()
+  const failure = first.done ? firstEventFailure({ done: true }) : first.value.type === 'error' ? firstEventFailure({ error: first.value.error }) : undefined
+  if (failure) {
+    await events.return?.(undefined)?.catch(() => {})
+    throw failure
   }
   const produced: string[] = []
   out.producedText = () => produced.join('')

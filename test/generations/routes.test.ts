@@ -57,6 +57,9 @@ describe('GET /api/v1/generations', () => {
         unpriced: false,
         latency_ms: 812,
         time_to_first_token_ms: 96,
+        // the provider that served (here the mock: no upstream is configured), and no upstream calls recorded
+        provider: 'mock',
+        attempts: [],
       },
     })
   })

@@ -50,6 +50,8 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         error: failed ? 'upstream answered 500' : null,
         httpStatus: failed ? 500 : 200,
         batchId: null,
+        deployment: null,
+        attempts: null,
       })
     }
   }

@@ -1,0 +1,2 @@
+ALTER TABLE `generations` ADD `deployment` text;--> statement-breakpoint
+ALTER TABLE `generations` ADD `attempts` text;

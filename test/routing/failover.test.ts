@@ -1,0 +1,173 @@
+// Several deployments of one model, end to end through the official SDK: load shared by
+// weight, a failing deployment left for its rest and tried again after it, fallbacks when a
+// model's every deployment is down, and never a switch once the client has a byte.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+const TEXT = fixture('openai/chat/nonstream-text.json')
+const STREAM = fixture('openai/chat/stream-text-include-usage.sse')
+const CLAUDE_TEXT = fixture('anthropic/messages/nonstream-text.json')
+const ask = { messages: [{ role: 'user' as const, content: 'hi' }] }
+
+let a: FakeUpstream
+let b: FakeUpstream
+let claude: FakeUpstream
+beforeAll(async () => {
+  ;[a, b, claude] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream()])
+})
+afterAll(async () => {
+  await Promise.all([a.stop(), b.stop(), claude.stop()])
+})
+
+let gw: Gateway | undefined
+afterEach(async () => {
+  await gw?.stop()
+  gw = undefined
+  for (const u of [a, b, claude]) u.requests.length = 0
+})
+
+/** A gateway whose gpt-4o-mini has deployments on a and b, and gpt-4o-mini's fallback on claude. */
+async function gateway(opts: { weights?: [number, number]; priorities?: [number, number]; fallbacks?: boolean; cooldownS?: number; failures?: number; timeoutMs?: number } = {}) {
+  const [wa, wb] = opts.weights ?? [1, 1]
+  const [pa, pb] = opts.priorities ?? [1, 1]
+  const yaml = `
+providers:
+  - { id: openai-a, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 0${opts.timeoutMs ? `, timeout_ms: ${opts.timeoutMs}` : ''} }
+  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
+  - { id: claude-a, kind: anthropic, base_url: ${claude.url}, api_key: sk-c, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments:
+      - { provider: openai-a, weight: ${wa}, priority: ${pa} }
+      - { provider: openai-b, weight: ${wb}, priority: ${pb}, upstream_id: gpt-4o-mini-2024-07-18 }
+${opts.fallbacks ? '    fallbacks: [claude-haiku-4-5]' : ''}
+routing: { cooldown_s: ${opts.cooldownS ?? 30}, failures_to_cool: ${opts.failures ?? 1} }
+compat: { cross_family: translate }
+limits: { key_rpm: 100000, ip_rpm: 100000, key_burst_rps: 10000 }
+`
+  gw = await startGateway({ yaml })
+  return { gw, client: new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 }) }
+}
+
+async function record(gw: Gateway, id: string) {
+  const res = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${gw.key}` } })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { generation: Record<string, any> }).generation
+}
+
+describe('several deployments of one model', () => {
+  test('weights 3:1 send about three quarters of the requests to the heavier deployment', async () => {
+    a.script({ json: TEXT })
+    b.script({ json: TEXT })
+    const { client } = await gateway({ weights: [3, 1] })
+    for (let i = 0; i < 400; i += 20) await Promise.all(Array.from({ length: 20 }, () => client.chat.completions.create({ model: 'gpt-4o-mini', ...ask })))
+    const share = a.requests.length / 400
+    expect(a.requests.length + b.requests.length).toBe(400)
+    expect(share).toBeGreaterThanOrEqual(0.65)
+    expect(share).toBeLessThanOrEqual(0.85)
+    // each deployment is sent the model id it knows the model by
+    expect(a.requests[0]!.json().model).toBe('gpt-4o-mini')
+    expect(b.requests[0]!.json().model).toBe('gpt-4o-mini-2024-07-18')
+  }, 60_000)
+
+  test('every priority-1 deployment is tried before a priority-2 one', async () => {
+    a.script({ json: TEXT })
+    b.script({ json: TEXT })
+    const { client } = await gateway({ priorities: [2, 1] })
+    for (let i = 0; i < 10; i++) await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask })
+    expect(b.requests.length).toBe(10)
+    expect(a.requests.length).toBe(0)
+  })
+
+  test('a deployment that answers 500 is failed over (JSON and stream), rests, and gets one probe after its rest', async () => {
+    a.script({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })
+    b.script((r) => (r.json().stream ? { sse: STREAM } : { json: TEXT }))
+    const { gw, client } = await gateway({ priorities: [1, 2], cooldownS: 1 })
+    const res = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).withResponse()
+    expect(res.response.status).toBe(200)
+    expect(res.response.headers.get('x-switchyard-provider')).toBe('openai-b')
+    const rec = await record(gw, res.data.id)
+    expect(rec.provider).toBe('openai-b')
+    expect(rec.deployment).toBe('gpt-4o-mini-2024-07-18')
+    expect(rec.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])).toEqual([['openai-a', 502], ['openai-b', 200]])
+
+    // resting: the failed deployment gets nothing, streams included
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask, stream: true })
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
+    expect(text.length).toBeGreaterThan(0)
+    for (let i = 0; i < 5; i++) await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask })
+    expect(a.requests.length).toBe(1)
+
+    // after the rest one probe goes; it succeeds now, so the deployment takes traffic again
+    a.script({ json: TEXT })
+    await Bun.sleep(1100)
+    for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask })
+    expect(a.requests.length).toBe(4)
+  })
+
+  test('a connection refused and a timeout before the first byte are failed over too', async () => {
+    const down = await startFakeUpstream()
+    const url = down.url
+    await down.stop()
+    b.script({ json: TEXT })
+    const yaml = `
+providers:
+  - { id: gone, kind: openai, base_url: ${url}/v1, api_key: sk-x, max_retries: 0 }
+  - { id: slow, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 0, timeout_ms: 200 }
+  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments: [{ provider: gone, priority: 1 }, { provider: slow, priority: 2 }, { provider: openai-b, priority: 3 }]
+`
+    a.script({ json: TEXT, waitMs: 1000 })
+    gw = await startGateway({ yaml })
+    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const r = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask })
+    const rec = await record(gw, r.id)
+    expect(rec.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])).toEqual([['gone', 502], ['slow', 504], ['openai-b', 200]])
+  })
+
+  test("every deployment down: the model's fallback serves, and its model is the record's", async () => {
+    a.script({ status: 503, json: { error: { message: 'overloaded' } } })
+    b.script({ status: 503, json: { error: { message: 'overloaded' } } })
+    claude.script({ json: CLAUDE_TEXT })
+    const { gw, client } = await gateway({ fallbacks: true })
+    const res = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).withResponse()
+    expect(res.response.status).toBe(200)
+    expect(res.response.headers.get('x-switchyard-provider')).toBe('claude-a')
+    expect(claude.requests[0]!.path).toBe('/v1/messages')
+    const rec = await record(gw, res.data.id)
+    expect(rec.model).toBe('claude-haiku-4-5')
+    expect(rec.attempts.map((x: { provider: string }) => x.provider)).toEqual(expect.arrayContaining(['openai-a', 'openai-b', 'claude-a']))
+  })
+
+  test('without fallbacks the client gets the last upstream status, and one record', async () => {
+    a.script({ status: 503, json: { error: { message: 'overloaded' } } })
+    b.script({ status: 429, headers: { 'retry-after': '0' }, json: { error: { message: 'slow down' } } })
+    const { gw, client } = await gateway({ priorities: [1, 2] })
+    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
+    expect(err.status).toBe(429)
+    const list = await fetch(`${gw.url}/api/v1/generations?limit=10`, { headers: { authorization: `Bearer ${gw.key}` } }).then((r) => r.json() as Promise<{ data: Record<string, any>[] }>)
+    expect(list.data.length).toBe(1)
+    expect(list.data[0]!.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])).toEqual([['openai-a', 503], ['openai-b', 429]])
+  })
+
+  test('a stream that fails after its first byte ends in band; it is never switched to another deployment', async () => {
+    a.script({ sse: STREAM, dropAfterEvents: 2 })
+    b.script({ sse: STREAM })
+    const { client } = await gateway({ priorities: [1, 2] })
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask, stream: true })
+    const failed = await (async () => {
+      for await (const _ of stream) {
+        // read on
+      }
+    })().then(() => null, (e) => e)
+    expect(failed).not.toBeNull()
+    expect(b.requests.length).toBe(0)
+  })
+})
