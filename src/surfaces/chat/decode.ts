@@ -4,11 +4,10 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
-import { isObj } from '../../lib/json.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
-import type { ChatFunction, ChatTool, ChatToolChoice } from './schema.ts'
+import type { ChatFunction, ChatMessage, ChatRefusalPart, ChatResponseFormat, ChatTextPart, ChatTool, ChatToolChoice, ChatUserPart } from './schema.ts'
 
-type Obj = Record<string, unknown>
+type TextPart = Extract<Part, { type: 'text' }>
 
 const DATA_URL = /^data:([^;,]+)((?:;[^;,]+)*);base64,(.*)$/s
 
@@ -20,34 +19,29 @@ export function mediaSource(url: string, at: string): MediaSource {
   return { kind: 'base64', mediaType: m[1]!, data: m[3]! }
 }
 
-function textParts(content: unknown): Part[] {
+function textParts(content: string | (ChatTextPart | ChatRefusalPart)[] | null | undefined): TextPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
   if (!Array.isArray(content)) return []
-  const out: Part[] = []
-  for (const p of content as Obj[]) {
-    if (p.type === 'text') out.push(withCache({ type: 'text', text: p.text as string }, p))
-    else if (p.type === 'refusal') out.push({ type: 'text', text: p.refusal as string })
-  }
-  return out
+  return content.map((p) => (p.type === 'text' ? withCache({ type: 'text', text: p.text }, p) : { type: 'text', text: p.refusal }))
 }
 
-function withCache<P extends Part>(part: P, wire: Obj): P {
+function withCache<P extends Part>(part: P, wire: { cache_control?: unknown }): P {
   if (wire.cache_control !== undefined) (part as { cacheControl?: unknown }).cacheControl = wire.cache_control
   return part
 }
 
-function userParts(content: unknown, at: string, model: CatalogModel): Part[] {
+function userParts(content: string | ChatUserPart[], at: string, model: CatalogModel): Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
-  return (content as Obj[]).map((p, j): Part => {
+  return content.map((p, j): Part => {
     const pat = `${at}.content[${j}]`
     switch (p.type) {
       case 'image_url': {
-        const img = p.image_url as Obj
-        return withCache({ type: 'image', source: mediaSource(img.url as string, `${pat}.image_url.url`), detail: img.detail as 'auto' | 'low' | 'high' | undefined }, p)
+        const img = p.image_url
+        return withCache({ type: 'image', source: mediaSource(img.url, `${pat}.image_url.url`), detail: img.detail }, p)
       }
       case 'file': {
-        const f = p.file as Obj
-        const title = f.filename as string | undefined
+        const f = p.file
+        const title = f.filename
         if (typeof f.file_data === 'string') return withCache({ type: 'document', source: mediaSource(f.file_data, `${pat}.file.file_data`), title }, p)
         if (typeof f.file_id === 'string') return withCache({ type: 'document', source: { kind: 'file', fileId: f.file_id }, title }, p)
         throw badRequest(`${pat}.file: one of file_data or file_id is required`)
@@ -55,12 +49,12 @@ function userParts(content: unknown, at: string, model: CatalogModel): Part[] {
       case 'input_audio':
         throw badRequest(`${pat}: input_audio parts are not supported for model ${model.id}`)
       default:
-        return withCache({ type: 'text', text: p.text as string }, p)
+        return withCache({ type: 'text', text: p.text }, p)
     }
   })
 }
 
-function toMessages(wire: Obj[], model: CatalogModel): { system: Part[]; messages: Message[] } {
+function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[]; messages: Message[] } {
   const system: Part[] = []
   const messages: Message[] = []
   // Legacy `function` results carry only a name: pair each with the latest call of that name.
@@ -73,28 +67,25 @@ function toMessages(wire: Obj[], model: CatalogModel): { system: Part[]; message
         system.push(...textParts(m.content))
         return
       case 'user':
-        messages.push({ role: 'user', content: userParts(m.content, at, model), name: m.name as string | undefined })
+        messages.push({ role: 'user', content: userParts(m.content, at, model), name: m.name })
         return
       case 'assistant': {
         // `content: ""` beside tool calls is no text at all.
-        const content = textParts(m.content ?? (m.refusal as string | undefined)).filter((p) => p.type !== 'text' || p.text !== '')
-        for (const tc of (m.tool_calls as Obj[] | undefined) ?? []) {
-          const fn = tc.function as Obj
-          content.push({ type: 'tool-call', id: tc.id as string, name: fn.name as string, arguments: fn.arguments as string })
-        }
-        const fc = m.function_call as Obj | undefined
+        const content: Part[] = textParts(m.content ?? m.refusal).filter((p) => p.text !== '')
+        for (const tc of m.tool_calls ?? []) content.push({ type: 'tool-call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments })
+        const fc = m.function_call
         if (fc) {
           const id = `call_fn_${i}`
-          fnCallIds.set(fc.name as string, id)
-          content.push({ type: 'tool-call', id, name: fc.name as string, arguments: fc.arguments as string })
+          fnCallIds.set(fc.name, id)
+          content.push({ type: 'tool-call', id, name: fc.name, arguments: fc.arguments })
         }
-        messages.push({ role: 'assistant', content, name: m.name as string | undefined })
+        messages.push({ role: 'assistant', content, name: m.name })
         return
       }
       case 'tool':
       case 'function': {
-        const toolCallId = m.role === 'tool' ? (m.tool_call_id as string) : (fnCallIds.get(m.name as string) ?? `call_fn_${m.name}`)
-        const text = typeof m.content === 'string' ? m.content : textParts(m.content).map((p) => (p as { text: string }).text).join('')
+        const toolCallId = m.role === 'tool' ? m.tool_call_id : (fnCallIds.get(m.name) ?? `call_fn_${m.name}`)
+        const text = typeof m.content === 'string' ? m.content : textParts(m.content).map((p) => p.text).join('')
         const part: Part = { type: 'tool-result', toolCallId, content: text }
         const last = messages[messages.length - 1]
         // Consecutive results answer one assistant turn: keep them in one message.
@@ -130,21 +121,20 @@ export function toolChoiceOf(tc: ChatToolChoice | { name: string }): ToolChoice 
   return { type: 'tool', name: 'function' in tc ? tc.function.name : tc.name }
 }
 
-export function toResponseFormat(rf: unknown): ResponseFormat | undefined {
-  if (!isObj(rf)) return undefined
-  if (rf.type !== 'json_schema') return { type: rf.type as 'text' | 'json_object' }
-  const js = rf.json_schema as Obj
+export function toResponseFormat(rf: ChatResponseFormat): ResponseFormat {
+  if (rf.type !== 'json_schema') return { type: rf.type }
+  const js = rf.json_schema
   return {
     type: 'json_schema',
-    name: js.name as string,
-    schema: js.schema as Obj | undefined,
+    name: js.name,
+    schema: js.schema,
     strict: typeof js.strict === 'boolean' ? js.strict : undefined,
-    description: js.description as string | undefined,
+    description: js.description,
   }
 }
 
 /** `messages`: the system and developer messages are the IR's system text, the rest its messages. */
-export function messagesToIR(wire: Obj[], req: GenerationRequest, model: CatalogModel): void {
+export function messagesToIR(wire: ChatMessage[], req: GenerationRequest, model: CatalogModel): void {
   const { system, messages } = toMessages(wire, model)
   req.messages = messages
   if (system.length > 0) req.system = system

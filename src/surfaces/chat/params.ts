@@ -14,13 +14,13 @@ import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToOpenAI, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolsToIR, toResponseFormat, toStops } from './decode.ts'
-import { AnyObject, type ChatToolChoice, Obj, OneOf, Opt, Str } from './schema.ts'
+import { AnyObject, type ChatMessage, type ChatResponseFormat, type ChatToolChoice, Obj, OneOf, Opt, Str } from './schema.ts'
 
 export const PARAMS = {
   family: 'openai',
   rows: {
     model: { schema: Str({ minLength: 1 }) },
-    messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }), ir: (v: Record<string, unknown>[], req, cx) => messagesToIR(v, req, cx.model) },
+    messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }), ir: (v: ChatMessage[], req, cx) => messagesToIR(v, req, cx.model) },
     stream: { schema: T.Boolean({ errorMessage: 'must be a boolean (true or false)' }), ir: (v: boolean, req, cx) => streamToIR(v, req, cx.body) },
     temperature: { schema: T.Number({ minimum: 0, maximum: 2, errorMessage: 'expected a number from 0 to 2' }), ir: 'temperature' },
     max_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), ir: 'maxTokens' },
@@ -30,7 +30,7 @@ export const PARAMS = {
     frequency_penalty: { schema: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }), anthropic: foreign(drop), ir: carried('openai') },
     presence_penalty: { schema: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }), anthropic: IGNORED, ir: carried('openai') },
     // response_format: checked by the decoder (a tagged union)
-    response_format: { anthropic: foreign(responseFormatToStructured), ir: (v: unknown, req) => { req.responseFormat = toResponseFormat(v) } },
+    response_format: { anthropic: foreign(responseFormatToStructured), ir: (v: ChatResponseFormat, req) => { req.responseFormat = toResponseFormat(v) } },
     // a provider-owned value set: any string here, checked where translated (`owned`)
     reasoning_effort: { schema: Str({ errorMessage: 'expected a string' }), owned: EFFORTS, ir: (v: ReasoningEffort, req) => { reasoningOf(req).effort = v } },
     tools: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }), ir: toolsToIR },

@@ -10,7 +10,7 @@ export { firstError }
 export const Str = (o: object = {}) => T.String(o)
 export const Obj = <P extends TProperties>(props: P, o: ObjectOptions = {}) => T.Object(props, o)
 export const Opt = T.Optional
-export const OneOf = (values: string[], what: string) =>
+export const OneOf = <const V extends string>(values: readonly V[], what: string) =>
   T.Union(values.map((v) => T.Literal(v)), { errorMessage: `expected one of ${values.map((v) => `"${v}"`).join(', ')}${what}` })
 export const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
 
@@ -18,7 +18,10 @@ export const TOOL_NAME = '^[a-zA-Z0-9_-]{1,64}$'
 const ToolName = Str({ pattern: TOOL_NAME, errorMessage: 'expected a name of 1-64 characters a-z, A-Z, 0-9, _ or -' })
 
 
-const TextPart = Obj({ type: T.Literal('text'), text: Str({ errorMessage: 'expected a string' }) })
+// A part may ask for Anthropic-style prompt caching (for a Claude-family model): any value, the upstream's to judge.
+const Cache = Opt(T.Unknown())
+
+const TextPart = Obj({ type: T.Literal('text'), text: Str({ errorMessage: 'expected a string' }), cache_control: Cache })
 const ImagePart = Obj({
   type: T.Literal('image_url'),
   image_url: Obj(
@@ -28,6 +31,7 @@ const ImagePart = Obj({
     },
     { errorMessage: 'expected { url, detail? }' },
   ),
+  cache_control: Cache,
 })
 const AudioPart = Obj({
   type: T.Literal('input_audio'),
@@ -39,11 +43,12 @@ const FilePart = Obj({
     { file_data: Opt(Str({ errorMessage: 'expected a string' })), file_id: Opt(Str({ errorMessage: 'expected a string' })), filename: Opt(Str({ errorMessage: 'expected a string' })) },
     { errorMessage: 'expected { file_data?, file_id?, filename? }' },
   ),
+  cache_control: Cache,
 })
 const RefusalPart = Obj({ type: T.Literal('refusal'), refusal: Str({ errorMessage: 'expected a string' }) })
 
 /** Which content parts each role may carry. */
-export const PARTS_BY_ROLE: Record<string, Record<string, TSchema>> = {
+export const PARTS_BY_ROLE = {
   system: { text: TextPart },
   developer: { text: TextPart },
   user: { text: TextPart, image_url: ImagePart, input_audio: AudioPart, file: FilePart },
@@ -59,7 +64,7 @@ const ToolCall = Obj({
 })
 
 /** Message fields other than `content`, per role (content is checked part by part). */
-export const MESSAGE_BY_ROLE: Record<string, TSchema> = {
+export const MESSAGE_BY_ROLE = {
   system: Obj({ name: Opt(Str()) }),
   developer: Obj({ name: Opt(Str()) }),
   user: Obj({ name: Opt(Str()) }),
@@ -72,6 +77,30 @@ export const MESSAGE_BY_ROLE: Record<string, TSchema> = {
   tool: Obj({ tool_call_id: Str({ minLength: 1, errorMessage: 'expected a non-empty string' }) }),
   function: Obj({ name: Str({ minLength: 1, errorMessage: 'expected a non-empty string' }) }),
 }
+
+export type ChatRole = keyof typeof MESSAGE_BY_ROLE
+type Fields<R extends ChatRole> = Static<(typeof MESSAGE_BY_ROLE)[R]>
+type StaticOf<S> = S extends TSchema ? Static<S> : never
+type PartOf<R extends ChatRole> = StaticOf<(typeof PARTS_BY_ROLE)[R][keyof (typeof PARTS_BY_ROLE)[R]]>
+
+/** A content part as validate.ts leaves it, told apart by `type`. */
+export type ChatTextPart = Static<typeof TextPart>
+export type ChatRefusalPart = Static<typeof RefusalPart>
+export type ChatUserPart = PartOf<'user'>
+
+/**
+ * A message as validate.ts leaves it, told apart by `role`: its role's fields (MESSAGE_BY_ROLE)
+ * and content of the parts its role may carry (PARTS_BY_ROLE). An assistant's content may be
+ * left out beside tool calls, a function call or a refusal; a function result's is a string if
+ * it is there at all.
+ */
+export type ChatMessage =
+  | (Fields<'system'> & { role: 'system'; content: string | PartOf<'system'>[] })
+  | (Fields<'developer'> & { role: 'developer'; content: string | PartOf<'developer'>[] })
+  | (Fields<'user'> & { role: 'user'; content: string | ChatUserPart[] })
+  | (Fields<'assistant'> & { role: 'assistant'; content?: string | PartOf<'assistant'>[] | null })
+  | (Fields<'tool'> & { role: 'tool'; content: string | PartOf<'tool'>[] })
+  | (Fields<'function'> & { role: 'function'; content?: string | null })
 
 export const FunctionTool = Obj({
   type: T.Literal('function', { errorMessage: 'expected "function" (the only tool type this gateway accepts)' }),
@@ -104,7 +133,7 @@ export type ChatTool = Static<typeof FunctionTool>
 export type ChatFunction = Static<typeof LegacyFunction>
 export type ChatToolChoice = 'none' | 'auto' | 'required' | Static<typeof ToolChoiceObject>
 
-export const RESPONSE_FORMATS: Record<string, TSchema> = {
+export const RESPONSE_FORMATS = {
   text: Obj({ type: T.Literal('text') }),
   json_object: Obj({ type: T.Literal('json_object') }),
   json_schema: Obj({
@@ -120,6 +149,9 @@ export const RESPONSE_FORMATS: Record<string, TSchema> = {
     ),
   }),
 }
+
+/** response_format as validate.ts leaves it, told apart by `type`. */
+export type ChatResponseFormat = Static<(typeof RESPONSE_FORMATS)[keyof typeof RESPONSE_FORMATS]>
 
 // Compile every schema up front so no request pays for it.
 for (const s of [...Object.values(MESSAGE_BY_ROLE), ...Object.values(RESPONSE_FORMATS), FunctionTool, LegacyFunction, ToolChoiceObject, FunctionCallObject])

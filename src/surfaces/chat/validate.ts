@@ -6,7 +6,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
-import { knownParams } from '../checks.ts'
+import { checkValue, knownParams } from '../checks.ts'
 import {
   firstError,
   FunctionCallObject,
@@ -16,11 +16,17 @@ import {
   PARTS_BY_ROLE,
   RESPONSE_FORMATS,
   ToolChoiceObject,
+  type ChatFunction,
+  type ChatMessage,
+  type ChatResponseFormat,
+  type ChatRole,
+  type ChatTool,
+  type ChatToolChoice,
 } from './schema.ts'
-import { isObj } from '../../lib/json.ts'
+import type { TSchema } from '@sinclair/typebox'
+import { isObj, type Obj } from '../../lib/json.ts'
 
 type Body = Record<string, unknown>
-type Obj = Record<string, unknown>
 
 
 /**
@@ -37,12 +43,19 @@ function fail(message: string | null) {
   if (message) throw badRequest(message)
 }
 
-/** Every value rule of the chat surface, for a body whose model is known; after it, the body is a ChatBody. */
-export function validateChat(body: Body, model: CatalogModel): asserts body is Body & ChatBody {
-  for (const k in body) {
-    const schema = PARAM_SCHEMAS[k]
-    if (schema) fail(firstError(schema, body[k], k))
-  }
+/** A body validateChat passed: each parameter by its row's schema, and the parts it checks itself by their declared types. */
+export type CheckedChatBody = ChatBody & {
+  messages: ChatMessage[]
+  response_format?: ChatResponseFormat
+  tools?: ChatTool[]
+  functions?: ChatFunction[]
+  tool_choice?: ChatToolChoice
+  function_call?: 'none' | 'auto' | { name: string }
+}
+
+/** Every value rule of the chat surface, for a body whose model is known; after it, the body is a CheckedChatBody. */
+export function validateChat(body: Body, model: CatalogModel): asserts body is Body & CheckedChatBody {
+  checkParams(body)
   checkOwnedValues(PARAMS, body, model)
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = body[k]
@@ -50,33 +63,44 @@ export function validateChat(body: Body, model: CatalogModel): asserts body is B
       throw badRequest(`${k}: ${v} exceeds the context window of ${model.id} (${model.contextWindow} tokens)`)
     }
   }
-  validateMessages(body.messages as unknown[])
+  // normalizeBody made sure of it; said again for the type checker
+  if (body.messages === undefined) throw badRequest('messages: required')
+  validateMessages(body.messages)
   if (body.response_format !== undefined) validateResponseFormat(body.response_format)
-  const toolNames = body.tools !== undefined ? validateTools(body.tools as unknown[]) : []
-  const fnNames = body.functions !== undefined ? validateFunctions(body.functions) : []
-  if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, toolNames)
-  if (body.function_call !== undefined) validateFunctionCall(body.function_call, fnNames)
-  const effort = body.thinking as Obj | undefined
-  if (effort?.type === 'enabled' && effort.budget_tokens === undefined) throw badRequest('thinking.budget_tokens: required when thinking.type is "enabled"')
+  if (body.tools !== undefined) validateTools(body.tools)
+  if (body.functions !== undefined) validateFunctions(body.functions)
+  if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools?.map((t) => t.function.name) ?? [])
+  if (body.function_call !== undefined) validateFunctionCall(body.function_call, body.functions?.map((f) => f.name) ?? [])
+  const thinking = body.thinking
+  if (thinking?.type === 'enabled' && thinking.budget_tokens === undefined) throw badRequest('thinking.budget_tokens: required when thinking.type is "enabled"')
 }
 
-function validateMessages(messages: unknown[]) {
+/** Each parameter against its row's schema. */
+function checkParams(body: Body): asserts body is Body & ChatBody {
+  for (const k in body) {
+    const schema = PARAM_SCHEMAS[k]
+    if (schema) fail(firstError(schema, body[k], k))
+  }
+}
+
+const isRole = (r: unknown): r is ChatRole => typeof r === 'string' && Object.hasOwn(MESSAGE_BY_ROLE, r)
+
+function validateMessages(messages: unknown[]): asserts messages is ChatMessage[] {
   let hasUser = false
   messages.forEach((m, i) => {
     const at = `messages[${i}]`
     if (!isObj(m)) throw badRequest(`${at}: expected a message object, got ${typeName(m)}`)
     const role = m.role
     if (role === undefined) throw badRequest(`${at}.role: required`)
-    const fields = own(MESSAGE_BY_ROLE, role)
-    if (!fields) throw badRequest(`${at}.role: expected one of "system", "developer", "user", "assistant", "tool", "function"`)
-    fail(firstError(fields, m, at))
+    if (!isRole(role)) throw badRequest(`${at}.role: expected one of "system", "developer", "user", "assistant", "tool", "function"`)
+    fail(firstError(MESSAGE_BY_ROLE[role], m, at))
     if (role === 'user') hasUser = true
-    validateContent(m, role as string, at)
+    validateContent(m, role, at)
   })
   if (!hasUser) throw badRequest('messages: at least one message with role "user" is required')
 }
 
-function validateContent(m: Obj, role: string, at: string) {
+function validateContent(m: Obj, role: ChatRole, at: string) {
   const c = m.content
   const optional = role === 'assistant' && (m.tool_calls !== undefined || m.function_call != null || m.refusal != null)
   if (c === undefined || c === null) {
@@ -86,7 +110,7 @@ function validateContent(m: Obj, role: string, at: string) {
   if (typeof c === 'string') return
   if (role === 'function') throw badRequest(`${at}.content: expected a string`)
   if (!Array.isArray(c)) throw badRequest(`${at}.content: expected a string or an array of content parts, got ${typeName(c)}`)
-  const allowed = PARTS_BY_ROLE[role]!
+  const allowed: Readonly<Record<string, TSchema>> = PARTS_BY_ROLE[role]
   c.forEach((p, j) => {
     const pat = `${at}.content[${j}]`
     if (!isObj(p)) throw badRequest(`${pat}: expected a content part object, got ${typeName(p)}`)
@@ -99,49 +123,49 @@ function validateContent(m: Obj, role: string, at: string) {
   })
 }
 
-function validateResponseFormat(rf: unknown) {
+function validateResponseFormat(rf: unknown): asserts rf is ChatResponseFormat {
   if (!isObj(rf)) throw badRequest(`response_format: expected an object, got ${typeName(rf)}`)
   const schema = own(RESPONSE_FORMATS, rf.type)
   if (!schema) throw badRequest('response_format.type: expected one of "text", "json_object", "json_schema"')
-  fail(firstError(schema, rf, 'response_format'))
+  checkValue(schema, rf, 'response_format')
 }
 
-function validateTools(tools: unknown[]): string[] {
+/** Function tools; a tool name twice is a 400. */
+function validateTools(tools: unknown[]): asserts tools is ChatTool[] {
   const names: string[] = []
   tools.forEach((tool, i) => {
     if (!isObj(tool)) throw badRequest(`tools[${i}]: expected a tool object, got ${typeName(tool)}`)
     if (tool.type !== 'function') throw badRequest(`tools[${i}].type: expected "function" (the only tool type this gateway accepts)`)
-    fail(firstError(FunctionTool, tool, `tools[${i}]`))
-    const name = ((tool as Obj).function as Obj).name as string
+    checkValue(FunctionTool, tool, `tools[${i}]`)
+    const name = tool.function.name
     if (names.includes(name)) throw badRequest(`tools[${i}].function.name: duplicate tool name "${name}"`)
     names.push(name)
   })
-  return names
 }
 
-function validateFunctions(fns: unknown): string[] {
-  const list = fns as unknown[]
-  if (!Array.isArray(list)) throw badRequest('functions: expected an array')
-  list.forEach((f, i) => fail(firstError(LegacyFunction, f, `functions[${i}]`)))
-  return list.map((f) => (f as Obj).name as string)
+function validateFunctions(fns: unknown): asserts fns is ChatFunction[] {
+  if (!Array.isArray(fns)) throw badRequest('functions: expected an array')
+  fns.forEach((f, i) => fail(firstError(LegacyFunction, f, `functions[${i}]`)))
 }
 
-function validateToolChoice(tc: unknown, names: string[]) {
+const MODES: ReadonlySet<unknown> = new Set(['none', 'auto', 'required'])
+
+function validateToolChoice(tc: unknown, names: string[]): asserts tc is ChatToolChoice {
   if (typeof tc === 'string') {
-    if (!['none', 'auto', 'required'].includes(tc)) throw badRequest('tool_choice: expected "none", "auto", "required" or { type: "function", function: { name } }')
+    if (!MODES.has(tc)) throw badRequest('tool_choice: expected "none", "auto", "required" or { type: "function", function: { name } }')
     if (tc === 'required' && names.length === 0) throw badRequest('tool_choice: "required" needs at least one tool in tools')
     return
   }
-  fail(firstError(ToolChoiceObject, tc, 'tool_choice'))
-  const name = ((tc as Obj).function as Obj).name as string
+  checkValue(ToolChoiceObject, tc, 'tool_choice')
+  const name = tc.function.name
   // A forced tool must exist, or the upstream answers with an opaque error.
   if (!names.includes(name)) throw badRequest(`tool_choice.function.name: "${name}" is not among the tools`)
 }
 
-function validateFunctionCall(fc: unknown, names: string[]) {
+function validateFunctionCall(fc: unknown, names: string[]): asserts fc is 'none' | 'auto' | { name: string } {
   if (fc === 'none' || fc === 'auto') return
   if (typeof fc === 'string') throw badRequest('function_call: expected "none", "auto" or { name }')
-  fail(firstError(FunctionCallObject, fc, 'function_call'))
-  const name = (fc as Obj).name as string
+  checkValue(FunctionCallObject, fc, 'function_call')
+  const name = fc.name
   if (!names.includes(name)) throw badRequest(`function_call.name: "${name}" is not among the functions`)
 }
