@@ -1,2 +1,3 @@
 ALTER TABLE `generations` ADD `deployment` text;--> statement-breakpoint
-ALTER TABLE `generations` ADD `attempts` text;
+ALTER TABLE `generations` ADD `attempts` text;--> statement-breakpoint
+ALTER TABLE `generations` ADD `usage_counted` integer DEFAULT false NOT NULL;

@@ -1,2 +1,3 @@
 ALTER TABLE "generations" ADD COLUMN "deployment" text;--> statement-breakpoint
-ALTER TABLE "generations" ADD COLUMN "attempts" text;
+ALTER TABLE "generations" ADD COLUMN "attempts" text;--> statement-breakpoint
+ALTER TABLE "generations" ADD COLUMN "usage_counted" boolean DEFAULT false NOT NULL;

@@ -27,7 +27,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0005_batch_leases", when: 1795457694418, breakpoints: true, sql: m5 },
   { tag: "0006_stored_responses", when: 1795566676550, breakpoints: true, sql: m6 },
   { tag: "0007_drop_responses", when: 1795566695039, breakpoints: true, sql: m7 },
-  { tag: "0008_generation_deployments", when: 1795597429924, breakpoints: true, sql: m8 },
+  { tag: "0008_generation_deployments", when: 1795598164352, breakpoints: true, sql: m8 },
 ]
 
 /** PostgreSQL. */
@@ -37,5 +37,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0002_batch_leases", when: 1795457695564, breakpoints: true, sql: p2 },
   { tag: "0003_stored_responses", when: 1795566678363, breakpoints: true, sql: p3 },
   { tag: "0004_drop_responses", when: 1795566697416, breakpoints: true, sql: p4 },
-  { tag: "0005_generation_deployments", when: 1795597430746, breakpoints: true, sql: p5 },
+  { tag: "0005_generation_deployments", when: 1795598165260, breakpoints: true, sql: p5 },
 ]

@@ -110,6 +110,8 @@ export function declareTables(k: ColumnKit) {
       deployment: k.text('deployment'),
       /** The upstream calls made, as JSON `[{provider, status, ms}]`, in order; null when none was made. */
       attempts: k.text('attempts'),
+      /** The upstream reported no usage (some OpenAI-compatible servers): the gateway counted it with its own tokenizer. */
+      usageCounted: k.bool('usage_counted').notNull().default(false),
     },
     (t) => [
       k.index('generations_key').on(t.apiKeyId, t.createdAt),

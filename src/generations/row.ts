@@ -60,6 +60,7 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     batchId: input.batchId ?? null,
     deployment: input.deployment ?? null,
     attempts: input.attempts && input.attempts.length > 0 ? JSON.stringify(input.attempts) : null,
+    usageCounted: u.counted === true,
   }
 }
 
@@ -125,6 +126,8 @@ export function toWire(row: GenerationRow) {
     cache_read_input_tokens: row.cacheReadInputTokens,
   }
   if (row.reasoningTokens !== null) usage.completion_tokens_details = { reasoning_tokens: row.reasoningTokens }
+  // the upstream reported none: these are the gateway's own count
+  if (row.usageCounted) usage.counted_by_gateway = true
   const out: Record<string, unknown> = {
     // the generation id is the one from the reply; the gateway's own id is beside it
     id: row.replyId || row.id,

@@ -63,7 +63,7 @@ test('chat: the compatible server gets the deployment\'s model id and no key; it
   expect(last().headers.authorization).toBeUndefined()
   const g = await record(body.id)
   expect(g.model).toBe('llama-3.1-8b')
-  expect(g.usage).toMatchObject(counted)
+  expect(g.usage).toMatchObject({ ...counted, counted_by_gateway: true })
   expect(g.cost).toBe(0)
 })
 
@@ -76,7 +76,7 @@ test('chat, streamed: the counted usage reaches the record, and the client only 
   expect(text).not.toContain('"usage":{')
   expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true)
   const g = await record('chatcmpl-local-2')
-  expect(g.usage).toMatchObject({ prompt_tokens: encode(QUESTION).length, completion_tokens: encode(ANSWER).length })
+  expect(g.usage).toMatchObject({ prompt_tokens: encode(QUESTION).length, completion_tokens: encode(ANSWER).length, counted_by_gateway: true })
 
   up.script({ sse: stream })
   const asked = await post('/api/alpha/v1/chat/completions', { model: 'llama-3.1-8b', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: QUESTION }] })
@@ -91,6 +91,8 @@ test('messages and responses: translated to chat completions for the compatible 
   expect(msg.content).toEqual([{ type: 'text', text: ANSWER }])
   expect(msg.usage.output_tokens).toBe(encode(ANSWER).length)
   expect(last().path).toBe('/v1/chat/completions')
+  // the record of a translated call says the count is the gateway's too
+  expect((await record(msg.id)).usage.counted_by_gateway).toBe(true)
 
   up.script({ json: completion })
   const r = await post('/api/alpha/v1/responses', { model: 'llama-3.1-8b', input: QUESTION, store: false })

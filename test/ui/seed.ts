@@ -52,6 +52,7 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         batchId: null,
         deployment: null,
         attempts: null,
+        usageCounted: false,
       })
     }
   }
