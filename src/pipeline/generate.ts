@@ -10,11 +10,12 @@ import type { GenerationSink } from '../generations/types.ts'
 import type { GenerationServices, Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
-import { decodeContext, NO_MEDIA, type MediaResolver, type Plan, type SurfaceSpec } from './surface.ts'
+import { decodeContext, NO_MEDIA, type MediaResolver, type PassthroughPlan, type Plan, type SurfaceSpec } from './surface.ts'
 import { candidates, type Candidate } from './failover.ts'
 import { retryable } from '../routing/choose.ts'
 import { deploymentKey } from '../routing/health.ts'
 import { UpstreamError } from '../ir/errors.ts'
+import type { GenerationRequest } from '../ir/types.ts'
 import { retryAfterMs } from '../providers/http.ts'
 import { relayJson, relayStream } from './relay.ts'
 import { failureOf, jsonResponse, type JsonReply } from './reply.ts'
@@ -81,11 +82,21 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     },
   }
 
-  // what each plan becomes is worked out once, however many deployments it is sent to
-  const prepared = new Map<Plan, Promise<unknown>>()
-  const once = <T>(p: Plan, make: () => Promise<T>): Promise<T> => {
-    if (!prepared.has(p)) prepared.set(p, make())
-    return prepared.get(p) as Promise<T>
+  // what each plan becomes (its pass-through body, its IR, their media) is worked out once,
+  // however many deployments it is sent to
+  const bodies = new Map<Plan, { plan: PassthroughPlan; body: Promise<Body> } | undefined>()
+  const irs = new Map<Plan, Promise<GenerationRequest>>()
+  const passthroughOf = (p: Plan) => {
+    if (!bodies.has(p)) {
+      const plan = p.passthrough()
+      bodies.set(p, plan && { plan, body: media.passthrough(plan, rc) })
+    }
+    return bodies.get(p)
+  }
+  const irOf = (p: Plan) => {
+    let ir = irs.get(p)
+    if (!ir) irs.set(p, (ir = media.ir(p.ir(), rc, p.model)))
+    return ir
   }
 
   /** One upstream call; a failure before its first byte is thrown unrecorded (the loop below decides). */
@@ -93,15 +104,15 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     const adapter = s.providers.adapterFor(c.deployment.provider)
     const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
     const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
-    const passthrough = pt && c.plan.passthrough()
+    const passthrough = pt && passthroughOf(c.plan)
     if (pt && passthrough) {
-      const sent = await once(c.plan, () => media.passthrough(passthrough, rc))
+      const body = await passthrough.body
       nameCompat(c.plan, headers)
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
-      const relay = { pt, body: sent, tapOptions: passthrough.tap, ctx, out, headers, onTapError }
+      const relay = { pt, body, tapOptions: passthrough.plan.tap, ctx, out, headers, onTapError }
       return stream ? relayStream({ ...relay, sse }) : relayJson(relay)
     }
-    const ir = await once(c.plan, () => media.ir(c.plan.ir(), rc, c.plan.model))
+    const ir = await irOf(c.plan)
     nameCompat(c.plan, headers)
     const translated = { adapter, ir, codec: c.plan.encoder, ctx, out, headers, pauseAtTool: c.plan.pauseAtTool }
     return stream ? translatedStream({ ...translated, sse }) : translatedJson(translated)

@@ -157,6 +157,28 @@ models:
     expect(list.data[0]!.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])).toEqual([['openai-a', 503], ['openai-b', 429]])
   })
 
+  test('a responses request failed over from a pass-through upstream to one it must be translated for', async () => {
+    a.script({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })
+    b.script({ json: TEXT })
+    const yaml = `
+providers:
+  - { id: openai-a, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 0 }
+  - { id: local, kind: openai-compatible, base_url: ${b.url}/v1 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments: [{ provider: openai-a, priority: 1 }, { provider: local, priority: 2 }]
+`
+    gw = await startGateway({ yaml })
+    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const r = await client.responses.create({ model: 'gpt-4o-mini', input: 'hi', store: false })
+    expect(r.status).toBe('completed')
+    expect(r.output_text.length).toBeGreaterThan(0)
+    expect(a.requests[0]!.path).toBe('/v1/responses')
+    expect(b.requests[0]!.path).toBe('/v1/chat/completions')
+    expect(b.requests[0]!.json().messages).toEqual([{ role: 'user', content: 'hi' }])
+  })
+
   test('a stream that fails after its first byte ends in band; it is never switched to another deployment', async () => {
     a.script({ sse: STREAM, dropAfterEvents: 2 })
     b.script({ sse: STREAM })
