@@ -192,7 +192,7 @@ export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, 
   }
 
   const f = turn.format
-  if (f?.type === 'json_schema') req.responseFormat = { type: 'json_schema', name: f.name as string, schema: f.schema as Obj | undefined, strict: f.strict as boolean | undefined, description: f.description as string | undefined }
+  if (f?.type === 'json_schema') req.responseFormat = { type: 'json_schema', name: f.name, schema: f.schema, strict: f.strict ?? undefined, description: f.description }
   else if (f?.type === 'json_object' && model.family === 'openai') req.responseFormat = { type: 'json_object' }
   // Anthropic has no JSON mode without a schema: left out, and said so
   else if (f?.type === 'json_object') dropped.push('text.format')
