@@ -16,7 +16,7 @@
 import type { KeyStore } from '../auth/keys.ts'
 import type { Catalog } from '../config/catalog.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
-import { col } from '../db/columns.ts'
+import { names } from '../db/columns.ts'
 import { apiKeys } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import type { ApiKey } from '../http/context.ts'
@@ -25,7 +25,8 @@ import { MemoryLedger, type Hold, type Ledger, type LedgerWrite } from './ledger
 import { SpendByKey } from './spend.ts'
 
 /** A key's stored spend grows by a cost (its columns by the table declaration). */
-const ADD_SPENT = `UPDATE api_keys SET ${col(apiKeys, 'spent')} = ${col(apiKeys, 'spent')} + ? WHERE ${col(apiKeys, 'id')} = ?`
+const k = names(apiKeys)
+const ADD_SPENT = `UPDATE ${k.$table} SET ${k.spent} = ${k.spent} + ? WHERE ${k.id} = ?`
 
 export interface BillingDeps {
   keys: KeyStore

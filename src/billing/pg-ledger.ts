@@ -5,7 +5,7 @@
 // transaction that stores its cost (the recorder's), so between the two the cost is always
 // visible to every instance, held or stored. What this instance charged but has not stored yet
 // stays in memory (billing's `unwritten`), as on one instance.
-import { col, insertList, selectList, type ColumnKey } from '../db/columns.ts'
+import { insertList, names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
@@ -17,11 +17,13 @@ const WRITE_GUARD_MS = 5_000
 const DELETE_CHUNK = 500
 
 // the statements, their columns by the table declaration
-const R = (k: ColumnKey<typeof creditReservations>) => col(creditReservations, k)
-const K = (k: ColumnKey<typeof apiKeys>) => col(apiKeys, k)
-const KEY_FOR_UPDATE = `SELECT ${selectList(apiKeys, ['credits', 'spent'])} FROM api_keys WHERE ${K('id')} = ? FOR UPDATE`
-const OPEN_OF_KEY = `SELECT coalesce(sum(${R('usd')}), 0) AS usd FROM credit_reservations WHERE ${R('apiKeyId')} = ? AND ${R('expiresAt')} > ?`
-const HOLD = `INSERT INTO credit_reservations (${insertList(creditReservations).sql}) VALUES (?, ?, ?, ?)`
+const r = names(creditReservations)
+const k = names(apiKeys)
+const KEY_FOR_UPDATE = `SELECT ${selectList(apiKeys, ['credits', 'spent'])} FROM ${k.$table} WHERE ${k.id} = ? FOR UPDATE`
+const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} WHERE ${r.apiKeyId} = ? AND ${r.expiresAt} > ?`
+// the values go in by the same keys, whatever the declaration's order
+const HELD = insertList(creditReservations)
+const HOLD = `INSERT INTO ${r.$table} (${HELD.sql}) VALUES (${HELD.keys.map(() => '?').join(', ')})`
 
 interface Held {
   keyId: string
@@ -68,7 +70,8 @@ export class PgLedger implements Ledger {
       if (!(row.credits - spent - reserved > 0)) return { admitted: false, spent, reserved }
       if (usd === null || !(usd > 0)) return { admitted: true }
       const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
-      await q.run(HOLD, [id, key.id, usd, now + this.ttlMs])
+      const hold: typeof creditReservations.$inferSelect = { id, apiKeyId: key.id, usd, expiresAt: now + this.ttlMs }
+      await q.run(HOLD, HELD.keys.map((k) => hold[k]))
       this.held.set(id, { keyId: key.id, usd, endedAt: null })
       return { admitted: true, reservationId: id }
     })
@@ -170,6 +173,6 @@ export class PgLedger implements Ledger {
 async function deleteIds(q: Sql, ids: string[]) {
   for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
     const part = ids.slice(i, i + DELETE_CHUNK)
-    await q.run(`DELETE FROM credit_reservations WHERE ${col(creditReservations, 'id')} IN (${part.map(() => '?').join(', ')})`, part)
+    await q.run(`DELETE FROM ${r.$table} WHERE ${r.id} IN (${part.map(() => '?').join(', ')})`, part)
   }
 }

@@ -1,14 +1,24 @@
 // SQL text built from the one table declaration (tables.ts), for the stores that write plain
-// SQL through `storage.sql`: a column's SQL name, a select list that gives each column under
-// its TypeScript name, and the column list of an INSERT. A renamed or removed column is then a
-// compile error in every statement built here, as it is in drizzle's own queries.
-import { getTableColumns, type Table } from 'drizzle-orm'
+// SQL through `storage.sql`: a table's SQL names, a select list that gives each column under
+// its TypeScript name, and the column list of an INSERT. Every statement names its tables and
+// columns through these, so a renamed or removed column is a compile error in each of them, as
+// it is in drizzle's own queries.
+import { getTableColumns, getTableName, type Table } from 'drizzle-orm'
 
 export type ColumnKey<T extends Table> = keyof T['_']['columns'] & string
 
-/** The SQL name of one column: `col(generations, 'apiKeyId')` is `api_key_id`. */
-export function col<T extends Table>(table: T, key: ColumnKey<T>): string {
-  return getTableColumns(table)[key]!.name
+/** A table's SQL names: each column's under its TypeScript key, and the table's own as `$table`. */
+export type Names<T extends Table> = { readonly [K in ColumnKey<T>]: string } & { readonly $table: string }
+
+/**
+ * `names(generations)`: `.apiKeyId` is `api_key_id`, `.$table` is `generations`. Made once per
+ * module, at load, and read in statements as `${g.apiKeyId} = ?`. A column read back by its
+ * TypeScript name is selected through `selectList`, which keeps the quoted alias.
+ */
+export function names<T extends Table>(table: T): Names<T> {
+  const out: Record<string, string> = { $table: getTableName(table) }
+  for (const [key, column] of Object.entries(getTableColumns(table))) out[key] = column.name
+  return Object.freeze(out) as Names<T>
 }
 
 /** Columns (all of the table's, or those named) as a select list, each under its TypeScript name; `prefix` qualifies them (`b.`). */
