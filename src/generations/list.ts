@@ -3,7 +3,9 @@
 // order (created_at, rowid) is the order of the indexes generations_key and generations_created,
 // so a page reads its rows straight off an index, never sorting the table. On PostgreSQL the
 // tie-breaker is the gateway's time-ordered id instead of SQLite's rowid (store.ts does the same).
-import type { Param, Sql } from '../db/sql.ts'
+import { names, selectList } from '../db/columns.ts'
+import { generations } from '../db/schema.ts'
+import { DIALECT, type Param, type Sql } from '../db/sql.ts'
 import { COLUMNS, type Raw } from './store.ts'
 import type { GenerationRow } from './row.ts'
 import type { Endpoint } from './types.ts'
@@ -24,15 +26,17 @@ export interface ListFilter {
   limit: number
 }
 
+const g = names(generations)
+
 /** Clauses an index serves (generations_key, generations_account_created): the scope. */
 const SCOPE: [keyof ListFilter, string][] = [
-  ['keyId', 'api_key_id = ?'],
-  ['account', 'account = ?'],
+  ['keyId', `${g.apiKeyId} = ?`],
+  ['account', `${g.account} = ?`],
 ]
 /** Clauses checked row by row: no index has them. */
 const FILTERS: [keyof ListFilter, string][] = [
-  ['model', 'model = ?'],
-  ['endpoint', 'endpoint = ?'],
+  ['model', `${g.model} = ?`],
+  ['endpoint', `${g.endpoint} = ?`],
 ]
 
 /**
@@ -54,7 +58,7 @@ export interface Page {
 type Bound = { id: string; at: number; tie: number | string }
 
 /** The column that orders records of one ms: SQLite's rowid, PostgreSQL's time-ordered gateway id. */
-const TIE = { sqlite: 'rowid', pg: 'id' } as const
+const TIE = { sqlite: DIALECT.sqlite.rowid, pg: g.id }
 
 export class GenerationList {
   private readonly tie: string
@@ -66,7 +70,7 @@ export class GenerationList {
   /** The cursor of a record the caller may see (its gateway id), or undefined. */
   async cursor(id: string, keyId?: string): Promise<{ createdAt: number; tie: number | string } | undefined> {
     const r = await this.sql.get<{ createdAt: number; tie: number | string; keyId: string }>(
-      `SELECT created_at AS "createdAt", ${this.tie} AS tie, api_key_id AS "keyId" FROM generations WHERE id = ?`,
+      `SELECT ${selectList(generations, ['createdAt'])}, ${this.tie} AS tie, ${g.apiKeyId} AS "keyId" FROM ${g.$table} WHERE ${g.id} = ?`,
       [id],
     )
     if (!r || (keyId !== undefined && r.keyId !== keyId)) return undefined
@@ -88,24 +92,24 @@ export class GenerationList {
         params.push(v as string)
       }
     }
-    if (f.status) filters.push(f.status === 'ok' ? 'error IS NULL' : 'error IS NOT NULL')
+    if (f.status) filters.push(f.status === 'ok' ? `${g.error} IS NULL` : `${g.error} IS NOT NULL`)
     if (f.after) {
-      scope.push(`(created_at, ${tie}) < (?, ?)`)
+      scope.push(`(${g.createdAt}, ${tie}) < (?, ?)`)
       scopeParams.push(f.after.createdAt, f.after.tie)
     }
-    const order = `ORDER BY created_at DESC, ${tie} DESC`
+    const order = `ORDER BY ${g.createdAt} DESC, ${tie} DESC`
     const where = (extra: string[]) => (extra.length ? 'WHERE ' + extra.join(' AND ') : '')
     // with filters: where the budget ends, the `scanBudget`-th row of the scope (a walk of its
     // index, which holds created_at and rowid: no row is read), and the page stops there
     let bound: Bound | null = null
     if (filters.length > 0) {
-      bound = await this.sql.get<Bound>(`SELECT id, created_at AS at, ${tie} AS tie FROM generations ${where(scope)} ${order} LIMIT 1 OFFSET ${this.scanBudget - 1}`, scopeParams)
+      bound = await this.sql.get<Bound>(`SELECT ${selectList(generations, ['id'])}, ${g.createdAt} AS at, ${tie} AS tie FROM ${g.$table} ${where(scope)} ${order} LIMIT 1 OFFSET ${this.scanBudget - 1}`, scopeParams)
       if (bound) {
-        filters.push(`(created_at, ${tie}) >= (?, ?)`)
+        filters.push(`(${g.createdAt}, ${tie}) >= (?, ?)`)
         filterParams.push(Number(bound.at), bound.tie)
       }
     }
-    const raw = await this.sql.all<Raw>(`SELECT ${COLUMNS} FROM generations ${where([...scope, ...filters])} ${order} LIMIT ?`, [...scopeParams, ...filterParams, f.limit + 1])
+    const raw = await this.sql.all<Raw>(`SELECT ${COLUMNS} FROM ${g.$table} ${where([...scope, ...filters])} ${order} LIMIT ?`, [...scopeParams, ...filterParams, f.limit + 1])
     const rows = raw.slice(0, f.limit).map((r) => ({ ...r, createdAt: Number(r.createdAt), stream: r.stream === 1 || r.stream === true, unpriced: r.unpriced === 1 || r.unpriced === true }))
     if (raw.length > f.limit) return { rows, hasMore: true, next: rows.at(-1)!.id, partial: false }
     // fewer matches than asked within the budget, and the scope goes on past it

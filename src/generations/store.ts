@@ -2,43 +2,44 @@
 // store's seam (statements prepared once on SQLite): this is the write path of every request
 // and the seeding path of the benchmark.
 import type { Storage } from '../db/client.ts'
-import { insertList, selectList } from '../db/columns.ts'
-import { generations } from '../db/schema.ts'
+import { insertList, names, selectList, type ColumnKey } from '../db/columns.ts'
+import { generations, usageHourly } from '../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Sql } from '../db/sql.ts'
 import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // ON CONFLICT DO NOTHING only guards a batch against one impossible row (ids are the gateway's
 // own, fresh per record); an ignored row is reported by the caller, never dropped silently.
 // Many rows per statement, and RETURNING says which went in: one round trip per 100 records.
+const g = names(generations)
 const INSERT_COLUMNS = insertList(generations)
 const PER_ROW = `(${Array(INSERT_COLUMNS.keys.length).fill('?').join(', ')})`
 const inserts = new Map<number, string>()
 const INSERT = (n: number) => {
   let q = inserts.get(n)
-  if (!q) inserts.set(n, (q = `INSERT INTO generations (${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')} ON CONFLICT DO NOTHING RETURNING id`))
+  if (!q) inserts.set(n, (q = `INSERT INTO ${g.$table} (${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')} ON CONFLICT DO NOTHING RETURNING ${selectList(generations, ['id'])}`))
   return q
 }
 
-const UPSERT_HOUR = `INSERT INTO usage_hourly
-  (account, model, hour, requests, input_tokens, output_tokens, total_tokens, cost, unpriced_requests)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (account, hour, model) DO UPDATE SET
-    requests = usage_hourly.requests + excluded.requests,
-    input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
-    output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
-    total_tokens = usage_hourly.total_tokens + excluded.total_tokens,
-    cost = usage_hourly.cost + excluded.cost,
-    unpriced_requests = usage_hourly.unpriced_requests + excluded.unpriced_requests`
+// an hour's row: its key, then the counters an upsert adds to; the values go in in this order
+const u = names(usageHourly)
+const HOUR_KEY = ['account', 'model', 'hour'] as const satisfies readonly ColumnKey<typeof usageHourly>[]
+const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests'] as const satisfies readonly ColumnKey<typeof usageHourly>[]
+const HOUR_COLUMNS = [...HOUR_KEY, ...COUNTERS]
+const UPSERT_HOUR = `INSERT INTO ${u.$table}
+  (${HOUR_COLUMNS.map((c) => u[c]).join(', ')})
+  VALUES (${HOUR_COLUMNS.map(() => '?').join(', ')})
+  ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
+    ${COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(',\n    ')}`
 
 /** A whole record, each column under its TypeScript name. */
 export const COLUMNS = selectList(generations)
 
-const BY_ID = `SELECT ${COLUMNS} FROM generations WHERE id = ?`
+const BY_ID = `SELECT ${COLUMNS} FROM ${g.$table} WHERE ${g.id} = ?`
 // a reply id an upstream reused: the latest request's record (index generations_reply); among
 // records of one ms, the last stored (SQLite's rowid; the gateway's time-ordered id elsewhere)
-const LATEST = { sqlite: 'created_at DESC, rowid DESC', pg: 'created_at DESC, id DESC' }
-const BY_REPLY = (order: string) => `SELECT ${COLUMNS} FROM generations WHERE reply_id = ? ORDER BY ${order} LIMIT 1`
-const BY_REPLY_OF_KEY = (order: string) => `SELECT ${COLUMNS} FROM generations WHERE reply_id = ? AND api_key_id = ? ORDER BY ${order} LIMIT 1`
+const LATEST = { sqlite: `${g.createdAt} DESC, ${DIALECT.sqlite.rowid} DESC`, pg: `${g.createdAt} DESC, ${g.id} DESC` }
+const BY_REPLY = (order: string) => `SELECT ${COLUMNS} FROM ${g.$table} WHERE ${g.replyId} = ? ORDER BY ${order} LIMIT 1`
+const BY_REPLY_OF_KEY = (order: string) => `SELECT ${COLUMNS} FROM ${g.$table} WHERE ${g.replyId} = ? AND ${g.apiKeyId} = ? ORDER BY ${order} LIMIT 1`
 
 export type Raw = Omit<GenerationRow, 'stream' | 'unpriced'> & { stream: number | boolean; unpriced: number | boolean }
 
@@ -52,7 +53,7 @@ export class GenerationStore {
     this.byReply = BY_REPLY(LATEST[d])
     this.byReplyOfKey = BY_REPLY_OF_KEY(LATEST[d])
     const rowid = DIALECT[d].rowid
-    this.prune = `DELETE FROM generations WHERE ${rowid} IN (SELECT ${rowid} FROM generations WHERE created_at < ? LIMIT ?)`
+    this.prune = `DELETE FROM ${g.$table} WHERE ${rowid} IN (SELECT ${rowid} FROM ${g.$table} WHERE ${g.createdAt} < ? LIMIT ?)`
   }
 
   /**
@@ -78,7 +79,7 @@ export class GenerationStore {
       else addRollup(sum, d)
     }
     for (const d of sums.values()) {
-      await q.run(UPSERT_HOUR, [d.account, d.model, d.hour, d.requests, d.inputTokens, d.outputTokens, d.totalTokens, d.cost, d.unpricedRequests])
+      await q.run(UPSERT_HOUR, HOUR_COLUMNS.map((c) => d[c]))
     }
     return inserted
   }

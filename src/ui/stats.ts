@@ -2,7 +2,11 @@
 // of the last hour, how many failed, and the median latency. Read from the generation records,
 // within one key's records for a key (index generations_key) or all of them for the admin
 // (index generations_created).
+import { names, selectList } from '../db/columns.ts'
+import { generations } from '../db/schema.ts'
 import type { Param, Sql } from '../db/sql.ts'
+
+const g = names(generations)
 
 export interface ProviderStats {
   provider: string
@@ -13,16 +17,16 @@ export interface ProviderStats {
 }
 
 export async function providerStats(sql: Sql, since: number, keyId?: string): Promise<ProviderStats[]> {
-  const scope = keyId === undefined ? '' : 'api_key_id = ? AND'
+  const scope = keyId === undefined ? '' : `${g.apiKeyId} = ? AND`
   const base: Param[] = keyId === undefined ? [since] : [keyId, since]
   // counts cast to int8: PostgreSQL gives count(*) as int8 (a string in its driver) and sums as numeric
   const groups = await sql.all<{ provider: string; requests: number | string; errors: number | string; timed: number | string }>(
-    `SELECT provider, count(*) AS requests, CAST(sum(CASE WHEN error IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT) AS errors, count(latency_ms) AS timed
-      FROM generations WHERE ${scope} created_at >= ? GROUP BY provider ORDER BY provider`,
+    `SELECT ${selectList(generations, ['provider'])}, count(*) AS requests, CAST(sum(CASE WHEN ${g.error} IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT) AS errors, count(${g.latencyMs}) AS timed
+      FROM ${g.$table} WHERE ${scope} ${g.createdAt} >= ? GROUP BY ${g.provider} ORDER BY ${g.provider}`,
     base,
   )
-  const median = `SELECT latency_ms AS ms FROM generations WHERE ${scope} created_at >= ? AND provider = ?
-    AND latency_ms IS NOT NULL ORDER BY latency_ms LIMIT 1 OFFSET ?`
+  const median = `SELECT ${g.latencyMs} AS ms FROM ${g.$table} WHERE ${scope} ${g.createdAt} >= ? AND ${g.provider} = ?
+    AND ${g.latencyMs} IS NOT NULL ORDER BY ${g.latencyMs} LIMIT 1 OFFSET ?`
   const out: ProviderStats[] = []
   for (const g of groups) {
     const requests = Number(g.requests)

@@ -1,6 +1,8 @@
 // Usage rows for one account over a window. Whole hours come from the hourly rollup (a few
 // hundred rows for a month); the partial hours at the edges of an arbitrary from/to come from
 // the generation records themselves (index generations_account_created), so edges are exact.
+import { names, selectList } from '../db/columns.ts'
+import { generations, usageHourly } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { BUCKET_MS, type ReportWindow, type UsageRow } from './report.ts'
 
@@ -9,21 +11,24 @@ const HOUR = BUCKET_MS.hour
 // sums cast back to int8: PostgreSQL sums int8 into numeric, which its driver gives as text
 const int = (e: string) => `CAST(${e} AS BIGINT)`
 
-const SUMS = `${int('sum(requests)')} AS requests, ${int('sum(input_tokens)')} AS "inputTokens", ${int('sum(output_tokens)')} AS "outputTokens",
-  ${int('sum(total_tokens)')} AS "totalTokens", coalesce(sum(cost), 0) AS cost, ${int('sum(unpriced_requests)')} AS "unpricedRequests"`
+const u = names(usageHourly)
+const g = names(generations)
+
+const SUMS = `${int(`sum(${u.requests})`)} AS requests, ${int(`sum(${u.inputTokens})`)} AS "inputTokens", ${int(`sum(${u.outputTokens})`)} AS "outputTokens",
+  ${int(`sum(${u.totalTokens})`)} AS "totalTokens", coalesce(sum(${u.cost}), 0) AS cost, ${int(`sum(${u.unpricedRequests})`)} AS "unpricedRequests"`
 
 // grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows.
 // Parameters: size, size[, account], from, to[, model]
-const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (hour / ?) * ? AS at, model, ${SUMS}
-  FROM usage_hourly WHERE ${withAccount ? 'account = ? AND' : ''} hour >= ? AND hour < ? ${withModel ? 'AND model = ?' : ''}
-  GROUP BY 1, model`
+const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (${u.hour} / ?) * ? AS at, ${selectList(usageHourly, ['model'])}, ${SUMS}
+  FROM ${u.$table} WHERE ${withAccount ? `${u.account} = ? AND` : ''} ${u.hour} >= ? AND ${u.hour} < ? ${withModel ? `AND ${u.model} = ?` : ''}
+  GROUP BY 1, ${u.model}`
 
 // Parameters: from[, account], from, to[, model]
-const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, model, count(*) AS requests, ${int('sum(prompt_tokens)')} AS "inputTokens",
-  ${int('sum(completion_tokens)')} AS "outputTokens", ${int('sum(total_tokens)')} AS "totalTokens", coalesce(sum(cost), 0) AS cost,
-  ${int('sum(CASE WHEN unpriced THEN 1 ELSE 0 END)')} AS "unpricedRequests"
-  FROM generations WHERE ${withAccount ? 'account = ? AND' : ''} created_at >= ? AND created_at < ? ${withModel ? 'AND model = ?' : ''}
-  GROUP BY model`
+const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, ${selectList(generations, ['model'])}, count(*) AS requests, ${int(`sum(${g.promptTokens})`)} AS "inputTokens",
+  ${int(`sum(${g.completionTokens})`)} AS "outputTokens", ${int(`sum(${g.totalTokens})`)} AS "totalTokens", coalesce(sum(${g.cost}), 0) AS cost,
+  ${int(`sum(CASE WHEN ${g.unpriced} THEN 1 ELSE 0 END)`)} AS "unpricedRequests"
+  FROM ${g.$table} WHERE ${withAccount ? `${g.account} = ? AND` : ''} ${g.createdAt} >= ? AND ${g.createdAt} < ? ${withModel ? `AND ${g.model} = ?` : ''}
+  GROUP BY ${g.model}`
 
 interface Segment {
   from: number
