@@ -10,9 +10,11 @@
 import type { Sql } from '../db/sql.ts'
 import type { ClaimedItem } from './store.ts'
 import type { ItemError } from './types.ts'
-import { selectList } from '../db/columns.ts'
-import { batchItems } from '../db/schema.ts'
+import { names, selectList } from '../db/columns.ts'
+import { batchItems, batches } from '../db/schema.ts'
 
+const item = names(batchItems)
+const batch = names(batches)
 /** A claimed item's columns, under their TypeScript names. */
 const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens'], 'b.')
 
@@ -36,11 +38,11 @@ export class ItemLeases {
     return this.sql
       .all<ClaimedItem>(
         `WITH picked AS (
-           SELECT batch_id, idx FROM batch_items
-           WHERE batch_id = ? AND status IS NULL AND lease_owner IS NULL
-           ORDER BY idx LIMIT ? FOR UPDATE SKIP LOCKED)
-         UPDATE batch_items AS b SET lease_owner = ?, lease_until = ?
-         FROM picked WHERE b.batch_id = picked.batch_id AND b.idx = picked.idx
+           SELECT ${item.batchId}, ${item.idx} FROM ${item.$table}
+           WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NULL
+           ORDER BY ${item.idx} LIMIT ? FOR UPDATE SKIP LOCKED)
+         UPDATE ${item.$table} AS b SET ${item.leaseOwner} = ?, ${item.leaseUntil} = ?
+         FROM picked WHERE b.${item.batchId} = picked.${item.batchId} AND b.${item.idx} = picked.${item.idx}
          RETURNING ${CLAIMED}`,
         [batchId, n, this.owner, now + this.leaseMs],
       )
@@ -56,18 +58,19 @@ export class ItemLeases {
     const now = Date.now()
     return this.sql.tx(async (q) => {
       const n = await q.run(
-        `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL
-         WHERE batch_id = ? AND status IS NULL AND lease_owner IS NOT NULL AND lease_owner <> ? AND lease_until < ?`,
+        `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ?, ${item.leaseOwner} = NULL, ${item.leaseUntil} = NULL
+         WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL AND ${item.leaseOwner} <> ? AND ${item.leaseUntil} < ?`,
         [JSON.stringify(error), now, batchId, this.owner, now],
       )
-      if (n > 0) await q.run('UPDATE batches SET failed = failed + ? WHERE id = ?', [n, batchId])
+      if (n > 0) await q.run(`UPDATE ${batch.$table} SET ${batch.failed} = ${batch.failed} + ? WHERE ${batch.id} = ?`, [n, batchId])
       return n
     })
   }
 
   /** Keeps this instance's claims on a batch's items alive. */
   async renew(batchId: string): Promise<void> {
-    await this.sql.run('UPDATE batch_items SET lease_until = ? WHERE batch_id = ? AND lease_owner = ? AND status IS NULL', [Date.now() + this.leaseMs, batchId, this.owner])
+    const text = `UPDATE ${item.$table} SET ${item.leaseUntil} = ? WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL`
+    await this.sql.run(text, [Date.now() + this.leaseMs, batchId, this.owner])
   }
 
   /** Gives up this instance's claims on a batch's items that it will not run (shutdown). */
@@ -77,16 +80,17 @@ export class ItemLeases {
 
   /** Gives up this instance's claims on a batch's items, but those in `keep` (in flight). */
   async dropExcept(batchId: string, keep: number[]): Promise<void> {
-    const except = keep.length > 0 ? ` AND idx NOT IN (${keep.map(() => '?').join(', ')})` : ''
-    await this.sql.run(`UPDATE batch_items SET lease_until = NULL, lease_owner = NULL WHERE batch_id = ? AND lease_owner = ? AND status IS NULL${except}`, [batchId, this.owner, ...keep])
+    const except = keep.length > 0 ? ` AND ${item.idx} NOT IN (${keep.map(() => '?').join(', ')})` : ''
+    const text = `UPDATE ${item.$table} SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL${except}`
+    await this.sql.run(text, [batchId, this.owner, ...keep])
   }
 
   /** Whether this instance may write the batch's output files and end it (no other one is). */
   async finalizer(batchId: string): Promise<boolean> {
     const now = Date.now()
     const rows = await this.sql.all(
-      `UPDATE batches SET finalizer = ?, finalizer_until = ? WHERE id = ? AND ended_at IS NULL
-       AND (finalizer IS NULL OR finalizer_until < ? OR finalizer = ?) RETURNING id`,
+      `UPDATE ${batch.$table} SET ${batch.finalizer} = ?, ${batch.finalizerUntil} = ? WHERE ${batch.id} = ? AND ${batch.endedAt} IS NULL
+       AND (${batch.finalizer} IS NULL OR ${batch.finalizerUntil} < ? OR ${batch.finalizer} = ?) RETURNING ${batch.id}`,
       [this.owner, now + this.leaseMs, batchId, now, this.owner],
     )
     return rows.length === 1

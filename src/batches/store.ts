@@ -4,8 +4,8 @@
 // connection. Every read of a batch is scoped to its key: another key's batch is simply not found.
 import { and, desc, eq, gt, inArray, isNull, lt, or, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
-import { selectList } from '../db/columns.ts'
-import { batchItems } from '../db/schema.ts'
+import { names, selectList } from '../db/columns.ts'
+import { batchIngests, batchItems, batches as batchTable } from '../db/schema.ts'
 import { DIALECT, type Param, type Sql } from '../db/sql.ts'
 import type { BatchFamily, BatchRow, BatchStatus, ItemError } from './types.ts'
 
@@ -43,8 +43,17 @@ export interface ResultWrite {
 /** Which items an end of batch fails, and the counter that keeps them. */
 export type EndKind = 'cancelled' | 'expired' | 'failed'
 
+const item = names(batchItems)
+const batch = names(batchTable)
+const ingest = names(batchIngests)
 const ITEM_COLUMNS = selectList(batchItems, ['idx', 'customId', 'status', 'response', 'error', 'usage', 'requestId'])
 const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens'])
+/** The ingest marker of a batch goes: its items are owned now, or gone. */
+const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
+/** A result, stored only if the item has none yet. */
+const STORE_RESULT = `UPDATE ${item.$table} SET ${item.status} = ?, ${item.response} = ?, ${item.error} = ?, ${item.usage} = ?, ${item.requestId} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
+const BODY = `SELECT ${selectList(batchItems, ['body'])} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} = ?`
+const COUNT_RESULTS = `UPDATE ${batch.$table} SET ${batch.succeeded} = ${batch.succeeded} + ?, ${batch.failed} = ${batch.failed} + ? WHERE ${batch.id} = ?`
 
 export class BatchStore {
   constructor(private readonly storage: Storage) {}
@@ -71,7 +80,7 @@ export class BatchStore {
     const insert = this.db.insert(this.t).values(row).toSQL()
     await this.sql.tx(async (q) => {
       await q.run(insert.sql, insert.params as Param[])
-      await q.run('DELETE FROM batch_ingests WHERE batch_id = ?', [row.id])
+      await q.run(UNMARK, [row.id])
     })
   }
 
@@ -135,19 +144,19 @@ export class BatchStore {
   pending(batchId: string, from: number, n: number): Promise<ClaimedItem[]> {
     return this.sql.all<ClaimedItem>(
       `SELECT ${CLAIMED_COLUMNS}
-       FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ? ORDER BY idx LIMIT ?`,
+       FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.idx} >= ? ORDER BY ${item.idx} LIMIT ?`,
       [batchId, from, n],
     )
   }
 
   /** An item's request body (a worker reads it: it never crosses the main thread). */
   async body(batchId: string, idx: number): Promise<string | null> {
-    return (await this.sql.get<{ body: string }>('SELECT body FROM batch_items WHERE batch_id = ? AND idx = ?', [batchId, idx]))?.body ?? null
+    return (await this.sql.get<{ body: string }>(BODY, [batchId, idx]))?.body ?? null
   }
 
   /** Items without a result yet (pending or in flight). */
   async unfinished(batchId: string): Promise<number> {
-    return (await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND status IS NULL', [batchId]))!.n
+    return (await this.sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL`, [batchId]))!.n
   }
 
   /**
@@ -155,10 +164,9 @@ export class BatchStore {
    * has a result keeps it (each index has exactly one): for each result, whether it was stored.
    */
   async writeResults(results: ResultWrite[], q: Sql): Promise<boolean[]> {
-    const upd = 'UPDATE batch_items SET status = ?, response = ?, error = ?, usage = ?, request_id = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL'
     const counts = new Map<string, { ok: number; failed: number }>()
     const stored: boolean[] = []
-    for (const r of results) stored.push((await q.run(upd, [r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx])) === 1)
+    for (const r of results) stored.push((await q.run(STORE_RESULT, [r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx])) === 1)
     results.forEach((r, i) => {
       if (!stored[i]) return
       let c = counts.get(r.batchId)
@@ -166,7 +174,7 @@ export class BatchStore {
       if (r.status === 'succeeded') c.ok++
       else c.failed++
     })
-    for (const [id, c] of counts) await q.run('UPDATE batches SET succeeded = succeeded + ?, failed = failed + ? WHERE id = ?', [c.ok, c.failed, id])
+    for (const [id, c] of counts) await q.run(COUNT_RESULTS, [c.ok, c.failed, id])
     return stored
   }
 
@@ -176,25 +184,25 @@ export class BatchStore {
    * so the loop is never held long; `only` limits it to these indexes (items put back).
    */
   failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[], unleasedAt?: number): Promise<number> {
-    const column = kind === 'cancelled' ? 'cancelled_items' : kind === 'expired' ? 'expired_items' : null
+    const column = kind === 'cancelled' ? batch.cancelledItems : kind === 'expired' ? batch.expiredItems : null
     const text = JSON.stringify(error)
     const now = Date.now()
     const rowid = this.rowid
     return this.sql.tx(async (q) => {
       let n = 0
       if (only) {
-        const one = `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE batch_id = ? AND idx = ? AND status IS NULL`
+        const one = `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
         for (const idx of only) n += await q.run(one, [text, now, batchId, idx])
       } else {
         // instances sharing the database: items another one holds under a live lease finish there
-        const unleased = unleasedAt === undefined ? '' : ' AND (lease_until IS NULL OR lease_until < ?)'
+        const unleased = unleasedAt === undefined ? '' : ` AND (${item.leaseUntil} IS NULL OR ${item.leaseUntil} < ?)`
         n = await q.run(
-          `UPDATE batch_items SET status = 'failed', error = ?, finished_at = ? WHERE ${rowid} IN (SELECT ${rowid} FROM batch_items WHERE batch_id = ? AND status IS NULL AND idx >= ?${unleased} ORDER BY idx LIMIT ?)`,
+          `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.idx} >= ?${unleased} ORDER BY ${item.idx} LIMIT ?)`,
           unleasedAt === undefined ? [text, now, batchId, from, chunk] : [text, now, batchId, from, unleasedAt, chunk],
         )
       }
       if (n > 0) {
-        await q.run(`UPDATE batches SET failed = failed + ?${column ? `, ${column} = ${column} + ?` : ''} WHERE id = ?`, column ? [n, n, batchId] : [n, batchId])
+        await q.run(`UPDATE ${batch.$table} SET ${batch.failed} = ${batch.failed} + ?${column ? `, ${column} = ${column} + ?` : ''} WHERE ${batch.id} = ?`, column ? [n, n, batchId] : [n, batchId])
       }
       return n
     })
@@ -202,18 +210,18 @@ export class BatchStore {
 
   /** Results with index from `from` (inclusive) to `to` (exclusive), in order; `status` filters. */
   results(batchId: string, from: number, to: number, limit: number, status?: 'succeeded' | 'failed'): Promise<ItemRow[]> {
-    const filter = status === 'succeeded' ? "status = 'succeeded'" : status === 'failed' ? "status = 'failed'" : 'status IS NOT NULL'
+    const filter = status === 'succeeded' ? `${item.status} = 'succeeded'` : status === 'failed' ? `${item.status} = 'failed'` : `${item.status} IS NOT NULL`
     return this.sql.all<ItemRow>(
-      `SELECT ${ITEM_COLUMNS} FROM batch_items WHERE batch_id = ? AND idx >= ? AND idx < ? AND ${filter} ORDER BY idx LIMIT ?`,
+      `SELECT ${ITEM_COLUMNS} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} >= ? AND ${item.idx} < ? AND ${filter} ORDER BY ${item.idx} LIMIT ?`,
       [batchId, from, to, limit],
     )
   }
 
   /** Removes a batch's items (a refused create, a deleted batch), in chunks, and its ingest marker. */
   async deleteItems(batchId: string): Promise<void> {
-    const del = `DELETE FROM batch_items WHERE ${this.rowid} IN (SELECT ${this.rowid} FROM batch_items WHERE batch_id = ? LIMIT 2000)`
+    const del = `DELETE FROM ${item.$table} WHERE ${this.rowid} IN (SELECT ${this.rowid} FROM ${item.$table} WHERE ${item.batchId} = ? LIMIT 2000)`
     while ((await this.sql.run(del, [batchId])) > 0) await new Promise((r) => setImmediate(r))
-    await this.sql.run('DELETE FROM batch_ingests WHERE batch_id = ?', [batchId])
+    await this.sql.run(UNMARK, [batchId])
   }
 
   /** Removes an ended batch and its results. */

@@ -3,13 +3,21 @@
 // While it runs, a row in batch_ingests marks the items as not yet owned by a batch: the
 // main thread removes it when it creates the batch, and a start after a crash removes the
 // items it names.
+import { names } from '../../db/columns.ts'
+import { batchIngests, batchItems } from '../../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Sql } from '../../db/sql.ts'
 import type { CheckedItem } from './validate.ts'
 
 const MAX_ROWS = 500
 const MAX_BYTES = 4 * 1024 * 1024
 const DELETE_CHUNK = 2_000
-const COLUMNS = 7
+
+const item = names(batchItems)
+const ingest = names(batchIngests)
+/** The columns an item is stored with, in the order `flush` gives their values. */
+const ITEM_COLUMNS = [item.batchId, item.idx, item.customId, item.body, item.model, item.promptEstimate, item.maxOutputTokens]
+const ITEM_ROW = `(${ITEM_COLUMNS.map(() => '?').join(', ')})`
+const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 
 export class ItemWriter {
   private rows: [number, CheckedItem][] = []
@@ -20,7 +28,7 @@ export class ItemWriter {
   constructor(private readonly sql: Sql, readonly batchId: string) {}
 
   async begin() {
-    await this.sql.run('INSERT INTO batch_ingests (batch_id, started_at) VALUES (?, ?)', [this.batchId, Date.now()])
+    await this.sql.run(`INSERT INTO ${ingest.$table} (${ingest.batchId}, ${ingest.startedAt}) VALUES (?, ?)`, [this.batchId, Date.now()])
   }
 
   /** Queues an item; resolves once the store has room for more (its chunk written when full). */
@@ -40,8 +48,8 @@ export class ItemWriter {
         for (const part of rowParts(rows)) {
           const params: Param[] = []
           for (const [idx, it] of part) params.push(this.batchId, idx, it.customId, it.body, it.model, it.promptEstimate, it.maxOutputTokens)
-          const values = part.map(() => `(${Array(COLUMNS).fill('?').join(', ')})`).join(', ')
-          await q.run(`INSERT INTO batch_items (batch_id, idx, custom_id, body, model, prompt_estimate, max_output_tokens) VALUES ${values}`, params)
+          const values = part.map(() => ITEM_ROW).join(', ')
+          await q.run(`INSERT INTO ${item.$table} (${ITEM_COLUMNS.join(', ')}) VALUES ${values}`, params)
         }
       }),
     )
@@ -53,19 +61,19 @@ export class ItemWriter {
     this.rows = []
     await this.writing.catch(() => {})
     const rowid = DIALECT[this.sql.dialect].rowid
-    const del = `DELETE FROM batch_items WHERE ${rowid} IN (SELECT ${rowid} FROM batch_items WHERE batch_id = ? LIMIT ?)`
+    const del = `DELETE FROM ${item.$table} WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? LIMIT ?)`
     while ((await this.sql.run(del, [this.batchId, DELETE_CHUNK])) > 0) await new Promise((r) => setTimeout(r, 0))
-    await this.sql.run('DELETE FROM batch_ingests WHERE batch_id = ?', [this.batchId])
+    await this.sql.run(UNMARK, [this.batchId])
   }
 }
 
 /** What a crash in the middle of a create left: items no batch owns. Main thread, at start. */
 export async function sweepIngests(sql: Sql): Promise<number> {
-  const left = await sql.all<{ id: string }>('SELECT batch_id AS id FROM batch_ingests')
+  const left = await sql.all<{ id: string }>(`SELECT ${ingest.batchId} AS id FROM ${ingest.$table}`)
   let removed = 0
   for (const { id } of left) {
-    removed += await sql.run('DELETE FROM batch_items WHERE batch_id = ?', [id])
-    await sql.run('DELETE FROM batch_ingests WHERE batch_id = ?', [id])
+    removed += await sql.run(`DELETE FROM ${item.$table} WHERE ${item.batchId} = ?`, [id])
+    await sql.run(UNMARK, [id])
   }
   return removed
 }
