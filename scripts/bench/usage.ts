@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../../src/config/load.ts'
+import { names } from '../../src/db/columns.ts'
+import { generations, usageHourly } from '../../src/db/schema.ts'
 import { createLogger } from '../../src/http/log.ts'
 import { startServer } from '../../src/server.ts'
 import type { GenerationInput } from '../../src/generations/types.ts'
@@ -50,8 +52,9 @@ try {
   }
   await s.recorder.flush()
   const seedMs = performance.now() - t0
-  const n = (await s.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM generations'))!.n
-  const hours = (await s.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM usage_hourly'))!.n
+  const count = async (table: string) => (await s.storage.sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n
+  const n = await count(names(generations).$table)
+  const hours = await count(names(usageHourly).$table)
   console.log(`seeded ${n.toLocaleString('en')} records (${hours} rollup rows) in ${(seedMs / 1000).toFixed(1)} s through Recorder.record`)
 
   const time = async (label: string, qs: string) => {

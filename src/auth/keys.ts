@@ -5,12 +5,16 @@
 // never serves a stale key for more than about a second.
 import { eq, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
+import { names } from '../db/columns.ts'
 import type { Param } from '../db/sql.ts'
-import type { apiKeys } from '../db/schema.ts'
+import { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
+
+const ak = names(apiKeys)
+const ANY_KEY = `SELECT 1 AS one FROM ${ak.$table} LIMIT 1`
 
 export function hashKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex')
@@ -148,7 +152,7 @@ export class KeyStore {
     const insert = this.db.insert(this.t).values(row).toSQL()
     const made = await this.storage.sql.tx(async (q) => {
       if (q.dialect === 'pg') await q.get("SELECT pg_advisory_xact_lock(hashtext('switchyard first key ' || current_schema())) AS locked")
-      if (await q.get('SELECT 1 AS one FROM api_keys LIMIT 1')) return false
+      if (await q.get(ANY_KEY)) return false
       await q.run(insert.sql, insert.params as Param[])
       return true
     })
@@ -168,11 +172,11 @@ export class KeyStore {
   }
 
   async count(): Promise<number> {
-    return (await this.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM api_keys'))!.n
+    return (await this.storage.sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${ak.$table}`))!.n
   }
 
   async hasAny(): Promise<boolean> {
-    return (await this.storage.sql.get('SELECT 1 AS one FROM api_keys LIMIT 1')) !== null
+    return (await this.storage.sql.get(ANY_KEY)) !== null
   }
 
   async update(id: string, patch: KeyPatch): Promise<ApiKey | undefined> {
@@ -259,7 +263,7 @@ export class KeyStore {
     const touches = [...this.pendingTouch]
     this.pendingTouch.clear()
     await this.storage.sql.tx(async (q) => {
-      for (const [id, at] of touches) await q.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [Math.floor(at / 1000), id])
+      for (const [id, at] of touches) await q.run(`UPDATE ${ak.$table} SET ${ak.lastUsedAt} = ? WHERE ${ak.id} = ?`, [Math.floor(at / 1000), id])
     })
   }
 
@@ -326,7 +330,7 @@ export class KeyStore {
   }
 
   private async latestUpdate(): Promise<number> {
-    const r = (await this.storage.sql.get<{ m: number; n: number }>('SELECT coalesce(max(updated_at), 0) AS m, count(*) AS n FROM api_keys'))!
+    const r = (await this.storage.sql.get<{ m: number; n: number }>(`SELECT coalesce(max(${ak.updatedAt}), 0) AS m, count(*) AS n FROM ${ak.$table}`))!
     // count catches a deletion, which leaves max(updated_at) unchanged
     return r.m * 1000 + r.n
   }

@@ -3,6 +3,12 @@
 // query, so nothing here has to bring the gateway back: the next answer does.
 import { statSync } from 'node:fs'
 import type { Storage } from './client.ts'
+import { names } from './columns.ts'
+import { apiKeys } from './schema.ts'
+
+const ak = names(apiKeys)
+/** The SQLite probe reads a table page: one key's id. */
+const READ_PAGE = `SELECT ${ak.id} FROM ${ak.$table} LIMIT 1`
 
 export const STORE_DOWN_MESSAGE = 'The database is unavailable; nothing was changed. Retry shortly'
 
@@ -57,7 +63,7 @@ function sqliteHealth(storage: Storage): () => { database: 'up' | 'down' } {
     checkedAt = Date.now()
     try {
       storage.sqlite?.query('PRAGMA schema_version').get()
-      storage.sqlite?.query('SELECT id FROM api_keys LIMIT 1').get()
+      storage.sqlite?.query(READ_PAGE).get()
       up = files.every((f) => {
         const now = inode(f)
         if (!opened.has(f) && now !== undefined) opened.set(f, now)

@@ -12,7 +12,7 @@
 // resolves once the row is committed: the surface holds the reply's last bytes until then, so
 // a response a client has received survives a kill -9. Another key's response is as unknown as
 // a missing one. A thread's stored size is bounded: a continuation past the bound is a 400.
-import { insertList, selectList } from '../../db/columns.ts'
+import { insertList, names, selectList } from '../../db/columns.ts'
 import { storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
 import { badRequest } from '../../http/errors.ts'
@@ -62,21 +62,23 @@ const MAX_DEPTH = 10_000
 /** The default bound on a thread's stored bytes (`responses.max_thread_bytes`). */
 export const DEFAULT_MAX_THREAD_BYTES = 32 * 1024 * 1024
 
+const s = names(storedResponses)
 const COLUMNS = selectList(storedResponses)
 const INSERTED = insertList(storedResponses)
-const INSERT = `INSERT INTO stored_responses (${INSERTED.sql}) VALUES (${INSERTED.keys.map(() => '?').join(', ')})`
+const INSERT = `INSERT INTO ${s.$table} (${INSERTED.sql}) VALUES (${INSERTED.keys.map(() => '?').join(', ')})`
 // a key's latest row of a response id (among rows of one ms, the greatest row id: time-ordered)
-const BY_ID = `SELECT ${COLUMNS} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
+const LATEST = `ORDER BY ${s.createdAt} DESC, ${s.rowId} DESC LIMIT 1`
+const BY_ID = `SELECT ${COLUMNS} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 // a thread is walked on these alone, and each row's items are read when their turn comes
 const META_KEYS = ['rowId', 'id', 'apiKeyId', 'status', 'previousRowId', 'previousResponseId', 'threadBytes'] as const
 const META = selectList(storedResponses, META_KEYS)
-const META_BY_ROW = `SELECT ${META} FROM stored_responses WHERE row_id = ?`
-const META_BY_ID = `SELECT ${META} FROM stored_responses WHERE api_key_id = ? AND id = ? ORDER BY created_at DESC, row_id DESC LIMIT 1`
-const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM stored_responses WHERE row_id = ?`
-const LATEST_OF_CONVERSATION = 'SELECT id FROM stored_responses WHERE api_key_id = ? AND conversation = ? ORDER BY created_at DESC, row_id DESC LIMIT 1'
+const META_BY_ROW = `SELECT ${META} FROM ${s.$table} WHERE ${s.rowId} = ?`
+const META_BY_ID = `SELECT ${META} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
+const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM ${s.$table} WHERE ${s.rowId} = ?`
+const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.conversation} = ? ${LATEST}`
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
 
-const DELETE = 'DELETE FROM stored_responses WHERE api_key_id = ? AND id = ?'
+const DELETE = `DELETE FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?`
 
 /**
  * Reading a thread leaves its stored text behind as garbage as large as the thread, which the
