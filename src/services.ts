@@ -17,6 +17,7 @@ import type { ProviderRegistry } from './providers/registry.ts'
 import type { MediaResolver } from './pipeline/surface.ts'
 import type { Cluster } from './cluster/create.ts'
 import type { DeploymentHealth } from './routing/health.ts'
+import type { GenerationObserver } from './pipeline/observe.ts'
 
 /** The base every part gets, made at start-up (server.ts, a batch worker): the settings, the log, the database, what to stop on shutdown. */
 export interface BaseServices {
@@ -34,6 +35,8 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
   providers: ProviderRegistry
   /** Which deployments rest after failures, and each one's last hour. */
   health: DeploymentHealth
+  /** What watches each generation (metrics, traces); none: nothing is watched. */
+  observe?: GenerationObserver
   /** Admission, charges and stored spend: the only way money moves. */
   billing: Billing
   recorder: Recorder
@@ -56,8 +59,8 @@ export interface AdmissionServices extends Pick<BaseServices, 'config' | 'log'> 
 /** Batches' on the main thread (the batch service and its scheduler): items admitted on billing under a live key, files read and written. */
 export type BatchServices = Pick<BaseServices, 'config' | 'log' | 'storage'> & Pick<GenerationServices, 'catalog' | 'billing' | 'files'> & Pick<AdmissionServices, 'keys'>
 
-/** The dashboard's data routes (ui/data-routes.ts): keys, generation records, settings. */
-export type DashboardServices = Pick<BaseServices, 'config' | 'storage'> & Pick<GenerationServices, 'recorder'> & Pick<AdmissionServices, 'keys'>
+/** The dashboard's data routes (ui/data-routes.ts): keys, generation records, settings, the catalog's deployments and their health. */
+export type DashboardServices = Pick<BaseServices, 'config' | 'storage'> & Pick<GenerationServices, 'recorder' | 'catalog' | 'health'> & Pick<AdmissionServices, 'keys'>
 
 /** Every slice together: what assemble.ts builds, held whole only by start-up (server.ts) and a batch worker thread. */
 export interface Services extends BaseServices, GenerationServices, AdmissionServices {}

@@ -12,6 +12,8 @@ import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
 import { decodeContext, NO_MEDIA, type MediaResolver, type PassthroughPlan, type Plan, type SurfaceSpec } from './surface.ts'
 import { candidates, type Candidate } from './failover.ts'
+import { NO_WATCH, type AttemptWatch } from './observe.ts'
+import type { Admission } from '../billing/admission.ts'
 import { retryable } from '../routing/choose.ts'
 import { deploymentKey } from '../routing/health.ts'
 import { UpstreamError } from '../ir/errors.ts'
@@ -53,16 +55,23 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const plan = await spec.decode(raw, cx)
   const { model, body, stream, encoder: codec } = plan
   const headers: Record<string, string> = {}
+  const watch = s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature) }) ?? NO_WATCH
 
-  // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
-  if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
-  // a funded key's reservation counts the files the request names too (their sizes, looked up)
-  const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
-  const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
-  const admission = admitting instanceof Promise ? await admitting : admitting
+  let admission: Admission | undefined
+  try {
+    // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
+    if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
+    // a funded key's reservation counts the files the request names too (their sizes, looked up)
+    const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
+    const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
+    admission = admitting instanceof Promise ? await admitting : admitting
+  } catch (e) {
+    watch.refused(statusOf(e), (e as Error)?.message ?? String(e))
+    throw e
+  }
   const out = new GenerationOutcome(sink, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
-    reservationId: admission?.reservationId, batchId: rc.batchId,
+    reservationId: admission?.reservationId, batchId: rc.batchId, watch,
   })
   // One signal for the upstream call: the client's own (a disconnect aborts it), and for a
   // stream ours too, raised when the response body is cancelled. A JSON reply has no body
@@ -100,9 +109,9 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   }
 
   /** One upstream call; a failure before its first byte is thrown unrecorded (the loop below decides). */
-  const call = async (c: Candidate): Promise<Response | JsonReply> => {
+  const call = async (c: Candidate & { watch: AttemptWatch }): Promise<Response | JsonReply> => {
     const adapter = s.providers.adapterFor(c.deployment.provider)
-    const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
+    const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: c.watch.headers }
     const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
     const passthrough = pt && passthroughOf(c.plan)
     if (pt && passthrough) {
@@ -130,16 +139,19 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       out.deployment = c.deployment.upstreamId
       headers['x-switchyard-provider'] = c.deployment.provider
       const key = deploymentKey(c.deployment)
+      const attempt = watch.attempt({ provider: c.deployment.provider, model: c.model })
       const t0 = performance.now()
       try {
-        const reply = await call(c)
+        const reply = await call({ ...c, watch: attempt })
         const ms = Math.round(performance.now() - t0)
         out.attempts.push({ provider: c.deployment.provider, status: reply.status, ms })
+        attempt.end(reply.status)
         s.health.succeeded(key, ms)
         return reply
       } catch (e) {
         failure = e
         out.attempts.push({ provider: c.deployment.provider, status: statusOf(e), ms: Math.round(performance.now() - t0) })
+        attempt.end(statusOf(e), (e as Error)?.message ?? String(e))
         // a client that left, or a failure that is not the deployment's (a request it refused): no other call
         if (signal.aborted || !retryable(e, s.config.routing.retryOn)) {
           s.health.abandoned(key)
@@ -168,6 +180,10 @@ function nameCompat(plan: Plan, headers: Record<string, string>) {
 function statusOf(e: unknown): number {
   const status = (e as { status?: unknown })?.status
   return typeof status === 'number' ? status : 502
+}
+
+function numberOr(v: unknown): number | undefined {
+  return typeof v === 'number' ? v : undefined
 }
 
 function retryAfterOf(e: unknown): number | undefined {

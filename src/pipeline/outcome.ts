@@ -5,6 +5,7 @@ import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from '../generations/types.ts'
 import { billedUsage } from '../tokens/count.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
+import type { GenerationWatch } from './observe.ts'
 
 export interface OutcomeBase {
   apiKey: ApiKey
@@ -15,6 +16,8 @@ export interface OutcomeBase {
   fallbackId: string
   reservationId?: string
   batchId?: string
+  /** Told the record once it is final (metrics, traces). */
+  watch?: GenerationWatch
 }
 
 export class GenerationOutcome {
@@ -122,7 +125,13 @@ export class GenerationOutcome {
       deployment: this.deployment ?? null,
       attempts: this.attempts,
     }
-    if (!billDropped) return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
-    this.sink.recordLater(billedUsage(this.usage, this.producedText(), this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input))
+    const watch = this.base.watch
+    if (!billDropped) {
+      watch?.end(input)
+      return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
+    }
+    const counted = billedUsage(this.usage, this.producedText(), this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input)
+    if (watch) void counted.then((final) => watch.end(final))
+    this.sink.recordLater(counted)
   }
 }

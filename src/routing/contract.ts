@@ -16,6 +16,8 @@ export interface CallContext {
   betas?: string[]
   /** Whose work this is (the API key's id): token counting is shared fairly between lanes. */
   lane?: string
+  /** Headers the upstream request carries beside the adapter's own (a trace's `traceparent`). */
+  headers?: Record<string, string>
 }
 
 /** The wire a surface speaks and an upstream may speak too: then the body passes through. */
