@@ -2,6 +2,7 @@
 // own things; the admin token: everyone's), and the admin's batch cancel under /admin.
 //   GET  /api/v1/dashboard/session            who is signed in (a key: its credits and spend)
 //   GET  /api/v1/dashboard/providers          who serves each family; last hour's errors and p50
+//   GET  /api/v1/dashboard/deployments        each provider's deployments: state, last hour (memory only)
 //   GET  /api/v1/dashboard/batches            newest first, with progress
 //   GET  /api/v1/dashboard/batches/:id        one batch, with progress (polled while it runs)
 //   GET  /api/v1/dashboard/batches/:id/export the batch export route's download
@@ -19,6 +20,7 @@ import type { BatchRow } from '../batches/types.ts'
 import { familyProvider } from '../config/providers.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
 import type { DashboardServices } from '../services.ts'
+import { providerHealth } from './provider-health.ts'
 import { providerStats } from './stats.ts'
 
 const HOUR_MS = 3_600_000
@@ -72,6 +74,10 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
       await s.recorder.flush()
       const now = Date.now()
       return { window: { from: new Date(now - HOUR_MS).toISOString(), to: new Date(now).toISOString() }, families, stats: await providerStats(s.storage.sql, now - HOUR_MS, v.admin ? undefined : v.key.id) }
+    })
+    .get('/api/v1/dashboard/deployments', ({ request }) => {
+      const v = viewerOf(request)
+      return { at: Math.floor(Date.now() / 1000), ...providerHealth(s.config.providers, s.catalog, s.health, v.admin) }
     })
     .get('/api/v1/dashboard/batches', async ({ request }) => {
       const q = new URL(request.url).searchParams
