@@ -1,7 +1,7 @@
 // The dashboard in a real browser (headless Chromium): sign-in with the admin token and with an
 // API key, the usage chart against seeded records, generations and their detail, creating a key
 // whose secret shows once, a 2,000-item batch whose progress bar reaches 100 %, the providers
-// view; no console errors, and the token never in a URL. Each test saves a screenshot under
+// view (and, on a gateway of two providers, their deployments with one cooling); no console errors, and the token never in a URL. Each test saves a screenshot under
 // test/ui/screens/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
@@ -11,6 +11,7 @@ import { startGateway, type Gateway } from '../helpers/server.ts'
 import { NO_LIMITS } from '../batches/helpers.ts'
 import { HAVE_CHROMIUM, launch, screenshot, signIn, type Browser } from './browser.ts'
 import { expectedHourly, seedRecords } from './seed.ts'
+import { providersGateway, UPSTREAM_KEYS } from './providers-gateway.ts'
 
 const ADMIN = 'adm-' + crypto.randomUUID()
 
@@ -275,6 +276,39 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(await page.textContent('tr[data-provider=mock] td:nth-child(2)')).toBe('2,007')
     await screenshot(page, 'providers')
     expect(b.problems).toEqual([])
+  }, 120_000)
+
+  test('providers with several deployments: each with its models, the failed deployment cooling, the last hour\'s counts for the admin only; no upstream key on the page', async () => {
+    const p = await providersGateway({ ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN })
+    try {
+      await page.click('button.signout')
+      await signIn(page, p.gw.url, ADMIN)
+      await page.click('nav a[data-view=providers]')
+      await page.waitForSelector('table.deployments')
+      expect(await page.$$eval('table.deployments tr.provider b', (bs) => bs.map((x) => x.textContent))).toEqual(['openai-a', 'openai-b', 'mock'])
+      expect(await page.textContent('tr[data-provider-id=openai-a]')).toBe(`openai-a openai · ${p.a.url}/v1 · 2 keys`)
+      const cells = (sel: string) => page.$$eval(`${sel} td`, (tds) => tds.map((t) => t.textContent))
+      const a = 'tr[data-deployment="openai-a/gpt-4o-mini"]'
+      expect(await page.getAttribute(a, 'data-state')).toBe('cooling')
+      expect(await cells(a)).toEqual(['gpt-4o-mini', 'gpt-4o-mini', '1', '1', expect.stringMatching(/^cooling until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), '1', '1', '1', '–'])
+      expect(await cells('tr[data-deployment="openai-b/gpt-4o-mini-2024-07-18"]')).toEqual(['gpt-4o-mini', 'gpt-4o-mini-2024-07-18', '3', '2', 'ok', '3', '0', '0', expect.stringMatching(/^\d+ ms$/)])
+      expect(await page.$('tr[data-deployment="mock/mock-gpt"]')).not.toBeNull()
+      await screenshot(page, 'providers-deployments')
+      const html = await page.content()
+      for (const k of UPSTREAM_KEYS) expect(html).not.toContain(k.slice(-4))
+
+      // a key: the states, without addresses, pool sizes or counts
+      await page.click('button.signout')
+      await signIn(page, p.gw.url, p.gw.key)
+      await page.click('nav a[data-view=providers]')
+      await page.waitForSelector('table.deployments')
+      expect(await page.textContent('tr[data-provider-id=openai-a]')).toBe('openai-a openai')
+      expect(await cells(a)).toEqual(['gpt-4o-mini', 'gpt-4o-mini', '1', '1', expect.stringMatching(/^cooling until /)])
+      expect(await page.content()).not.toContain(p.a.url)
+      expect(b.problems).toEqual([])
+    } finally {
+      await p.stop()
+    }
   }, 120_000)
 
   test('a wrong token is refused at sign-in; a key disabled mid-session is signed out at its next request; no token was ever in a URL', async () => {

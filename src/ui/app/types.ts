@@ -80,3 +80,20 @@ export interface Providers {
   families: { family: string; served_by: 'upstream' | 'mock'; base_url: string | null }[]
   stats: { provider: string; requests: number; errors: number; error_rate: number; p50_latency_ms: number | null }[]
 }
+
+export interface DeploymentRow {
+  model: string
+  upstream_id: string
+  weight: number
+  priority: number
+  state: 'ok' | 'cooling' | 'half-open' | 'probing'
+  cooling_until: number | null
+  consecutive_failures: number
+  /** Null for an API key: the counts are every account's. */
+  last_hour: { requests: number; errors: number; failovers: number; p50_ms: number | null } | null
+}
+
+export interface ProviderDeployments {
+  at: number
+  providers: { id: string; kind: string; base_url: string | null; keys: number | null; deployments: DeploymentRow[] }[]
+}
