@@ -19,6 +19,7 @@ import { messageBatchRoutes } from './batches/anthropic/routes.ts'
 import { STORE_DOWN_MESSAGE, storeHealth } from './db/unavailable.ts'
 import { dashboardDataRoutes } from './ui/data-routes.ts'
 import { uiRoutes } from './ui/plugin.ts'
+import { metricsRoutes } from './metrics/route.ts'
 
 /** The generation handlers, made once: mounted in the app and in the pipeline's direct table. */
 export function generationHandlers(s: GenerationServices & ThreadServices) {
@@ -56,6 +57,7 @@ export function createApp(s: AppServices, handlers = generationHandlers(s)) {
     .use(adminRoutes(s))
     .use(generationRoutes(s))
     .use(usageRoutes(s))
+    .use(metricsRoutes(s))
     .use(filesRoutes(s))
     .use(chatRoutes(s, handlers.chat))
     .use(messagesRoutes(s, handlers.messages))

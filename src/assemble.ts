@@ -21,6 +21,8 @@ import { RedisHealth } from './routing/redis-health.ts'
 import { MemoryPoolPosition } from './routing/pool-position.ts'
 import { RedisPoolPosition } from './routing/redis-pool-position.ts'
 import type { Services } from './services.ts'
+import { GatewayMetrics } from './metrics/gateway.ts'
+import { observers } from './pipeline/observe.ts'
 
 export interface AssembleOptions {
   ledger: Ledger
@@ -29,6 +31,8 @@ export interface AssembleOptions {
   journal?: boolean
   recorder?: RecorderOptions
   cluster?: Cluster
+  /** The request thread counts for GET /metrics; a batch worker does not (the scheduler counts its items). */
+  metrics?: boolean
 }
 
 export function assembleServices(config: Config, storage: Storage, log: Logger, opts: AssembleOptions): Services {
@@ -44,6 +48,8 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   const redis = opts.cluster?.redis
   const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log) : new MemoryHealth(config.routing)
   const onClose: Services['onClose'] = [() => health.close()]
+  const metrics = opts.metrics ? new GatewayMetrics({ config, catalog, health, sql: storage.sql }) : undefined
+  if (metrics) onClose.push(() => metrics.close())
   return {
     config,
     storage,
@@ -54,6 +60,8 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     log,
     providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition() }),
     health,
+    observe: observers(metrics ? [metrics.observer] : []),
+    metrics,
     recorder: new Recorder({ config, storage, catalog, billing, log }, opts.recorder),
     files,
     media: createMediaResolver({ files, policy: fetchPolicy(config) }),

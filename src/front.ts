@@ -67,6 +67,12 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   const trusted = new Set(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)
 
+  /** A 429, counted for the metrics by the limit that refused. */
+  const limited = (scope: 'key' | 'ip', binding: Outcome['binding'], now: number) => {
+    s.metrics?.rateLimited(scope)
+    return errorResponse(429, `Rate limit exceeded (${scope})`, rateLimitHeaders(binding, true, now))
+  }
+
   type Guarded = Response | Outcome['binding']
   /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
   const rateLimits: RateLimitBackend = s.cluster?.limiter ?? limiter
@@ -80,7 +86,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   function guard(req: Request, path: string, info: RequestInfo): Guarded | Promise<Guarded> {
     const now = Date.now()
     return then(rateLimits.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now), (ipOutcome): Guarded | Promise<Guarded> => {
-      if (!ipOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ipOutcome.binding, true, now))
+      if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
       // a key in memory answers at once; only a key unknown here is looked up (a promise)
       return then(authenticate(req.headers, path.startsWith('/api/beta/'), keys), (key): Guarded | Promise<Guarded> => {
         if (key instanceof HttpError) {
@@ -95,7 +101,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
           { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
         ]
         return then(rateLimits.take(keyLimits, now), (keyOutcome) => {
-          if (!keyOutcome.allowed) return errorResponse(429, 'Rate limit exceeded (key)', rateLimitHeaders(keyOutcome.binding, true, now))
+          if (!keyOutcome.allowed) return limited('key', keyOutcome.binding, now)
           return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
         })
       })
@@ -116,11 +122,11 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     let res: Response | undefined
     let limits: Outcome['binding'] | undefined
     try {
-      if (path.startsWith('/admin/')) {
-        // Admin routes count toward the IP limit too: wrong tokens cannot be tried at line rate.
+      if (path.startsWith('/admin/') || path === '/metrics') {
+        // Admin routes (and /metrics, which takes the admin token) count toward the IP limit too: wrong tokens cannot be tried at line rate.
         const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
         const ip = await rateLimits.take([ipLimit], Date.now())
-        if (!ip.allowed) res = errorResponse(429, 'Rate limit exceeded (ip)', rateLimitHeaders(ip.binding, true))
+        if (!ip.allowed) res = limited('ip', ip.binding, Date.now())
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {

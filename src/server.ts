@@ -28,7 +28,7 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   // PostgreSQL and no Redis; in memory on one instance
   const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql) : new MemoryLedger())
   const store = new MemoryStore()
-  const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog }, cluster })
+  const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog }, cluster, metrics: true })
   const keys = s.keys
   // every key in memory before anything admits (batches resume below)
   await keys.load()

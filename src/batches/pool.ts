@@ -16,6 +16,7 @@ import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
 import { workerUrl } from '../lib/worker-url.ts'
+import type { RecordTotals } from '../metrics/batches.ts'
 
 /** Bun's Worker can be unref'd: an idle pool never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
@@ -46,6 +47,8 @@ export interface PoolOptions {
   idleMs?: number
   /** Spend the writer wrote to keys' rows, for the main thread's ledger. */
   onSettled?: (settled: Settled) => void
+  /** The tokens and cost of the records the writer stored (the metrics count batch work too). */
+  onRecords?: (records: RecordTotals[]) => void
 }
 
 export class WorkerPool {
@@ -153,6 +156,7 @@ export class WorkerPool {
         if (m.type !== 'ran') return
         // the spend first: the reservations of these items go as their jobs resolve
         if (m.settled.length > 0) this.opts.onSettled?.(m.settled)
+        if (m.records.length > 0) this.opts.onRecords?.(m.records)
         for (const d of m.done) this.settle(d.id, undefined, d.status)
       },
       (why) => {

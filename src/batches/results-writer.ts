@@ -12,6 +12,7 @@ import type { GenerationInput } from '../generations/types.ts'
 import type { ItemDone, LeanRecord, Outcome, Settled } from './types.ts'
 import type { Services } from '../services.ts'
 import { costsByKey } from '../billing/spend.ts'
+import { recordTotals, type RecordTotals } from '../metrics/batches.ts'
 
 /** Outcomes wait at most this long, or until this many are ready, to be stored together: a transaction of
  * 32 items holds the write lock well under a millisecond and costs a third of the CPU per item of one of 4. */
@@ -31,7 +32,7 @@ export class ResultsWriter {
   constructor(
     private readonly s: Pick<Services, 'catalog' | 'log' | 'recorder' | 'billing' | 'storage'>,
     private readonly store: BatchStore,
-    private readonly told: (done: ItemDone[], settled: Settled) => void,
+    private readonly told: (done: ItemDone[], settled: Settled, records: RecordTotals[]) => void,
   ) {}
 
   add(from: Outcome) {
@@ -118,6 +119,7 @@ export class ResultsWriter {
     this.told(
       batch.map((p) => ({ id: p.id, status: p.write.status })),
       billing.drain(),
+      recordTotals(inserted),
     )
     if (this.queue.length > 0) this.timer = setTimeout(() => void this.write(), 0)
   }

@@ -150,6 +150,7 @@ export class Scheduler {
         await this.leases.renew(a.id)
         if (a.stopped) continue
         const lost = await this.leases.failLost(a.id, LOST_ITEM)
+        this.ended('failed', lost)
         if (lost > 0) this.s.log.warn('batches: items of a stopped instance failed, not sent again', { batch_id: a.id, items: lost })
       }
       const open = new Map((await this.store.open()).map((r) => [r.id, r]))
@@ -372,7 +373,8 @@ export class Scheduler {
     // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
     this.pool.run(job, this.cfg.maxRetries).then(
-      () => {
+      (status) => {
+        this.ended(status)
         // stored, with its records; the spend they wrote is in the ledger already
         this.s.billing.release(admission)
         a.inflight.delete(item.idx)
@@ -402,6 +404,7 @@ export class Scheduler {
 
   /** An item that failed before reaching a worker (admission, an unknown model, a worker lost too often): queued for the next write. */
   private land(a: Active, idx: number, requestId: string, error: ItemError): void {
+    this.ended('failed')
     this.landed.push({
       a,
       write: { batchId: a.id, idx, status: 'failed', response: null, error: JSON.stringify(error), usage: null, requestId, finishedAt: Date.now() },
@@ -409,6 +412,11 @@ export class Scheduler {
     a.queued++
     this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS)
     this.fillLater(a)
+  }
+
+  /** Items that ended here (ran, refused, lost or failed by their batch's end), for the metrics. */
+  private ended(status: 'succeeded' | 'failed', n = 1): void {
+    if (n > 0) this.s.metrics?.batches.item(status, n)
   }
 
   /** The write in progress: one at a time. */
@@ -534,11 +542,17 @@ export class Scheduler {
           // shared: every pending item no live lease holds (in flight here or elsewhere, an
           // item finishes); what this instance claimed and will not run is let go first
           await leases.dropExcept(a.id, [...a.inflight])
-          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) await nextTurn()
+          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) {
+            this.ended('failed', failed)
+            await nextTurn()
+          }
           return
         }
-        if (again.length > 0) await this.store.failPending(a.id, kind, error, END_CHUNK, from, again)
-        while ((await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) await nextTurn()
+        if (again.length > 0) this.ended('failed', await this.store.failPending(a.id, kind, error, END_CHUNK, from, again))
+        while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) {
+          this.ended('failed', failed)
+          await nextTurn()
+        }
       } catch (e) {
         this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
       } finally {

@@ -18,7 +18,13 @@ export class BatchService {
 
   constructor(private readonly s: BatchServices) {
     this.store = new BatchStore(s.storage)
-    this.pool = new WorkerPool({ size: s.config.batches.workers, config: s.config, log: s.log, onSettled: (settled) => s.billing.fromWorker(settled) })
+    this.pool = new WorkerPool({
+      size: s.config.batches.workers,
+      config: s.config,
+      log: s.log,
+      onSettled: (settled) => s.billing.fromWorker(settled),
+      onRecords: (records) => s.metrics?.batches.records(records),
+    })
     this.scheduler = new Scheduler(s, this.store, this.pool)
   }
 

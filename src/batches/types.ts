@@ -6,6 +6,7 @@ import type { ApiKey } from '../http/context.ts'
 import type { Config } from '../config/load.ts'
 import type { batches } from '../db/schema.ts'
 import type { GenerationInput } from '../generations/types.ts'
+import type { RecordTotals } from '../metrics/batches.ts'
 
 export type BatchRow = typeof batches.$inferSelect
 export type BatchStatus = BatchRow['status']
@@ -118,5 +119,6 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: string }
   | { type: 'ingested'; id: number; result: IngestResult }
-  | { type: 'ran'; done: ItemDone[]; settled: Settled }
+  /** Items stored, the spend written, and the stored records' tokens and cost (for the metrics). */
+  | { type: 'ran'; done: ItemDone[]; settled: Settled; records: RecordTotals[] }
   | { type: 'stopped' }

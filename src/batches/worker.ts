@@ -43,7 +43,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         s = await buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
         store = new BatchStore(s.storage)
         if (m.role === 'items') toWriter = m.port
-        else writer = new ResultsWriter(s, store, (done, settled) => post({ type: 'ran', done, settled }))
+        else writer = new ResultsWriter(s, store, (done, settled, records) => post({ type: 'ran', done, settled, records }))
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })

@@ -43,6 +43,8 @@ export interface Config {
   generations: { retentionDays: number; maxBacklog: number }
   /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
   responses: { maxThreadBytes: number }
+  /** GET /metrics: without the admin token when public; key id and account labels with perKey. */
+  metrics: { public: boolean; perKey: boolean }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
   media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
   /** Batches: the worker pool and the limits of one batch. */
@@ -245,6 +247,10 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxBacklog: count(num(env.SWITCHYARD_RECORDS_MAX_BACKLOG, 'SWITCHYARD_RECORDS_MAX_BACKLOG') ?? f.generations?.max_backlog ?? 10_000, 1),
     },
     responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },
+    metrics: {
+      public: (str(env.SWITCHYARD_METRICS_PUBLIC) ?? String(f.metrics?.public ?? false)) === 'true',
+      perKey: (str(env.SWITCHYARD_METRICS_PER_KEY) ?? String(f.metrics?.per_key ?? false)) === 'true',
+    },
     media: {
       allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',
       maxBytes: num(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES') ?? f.media?.max_bytes ?? 20 * MiB,

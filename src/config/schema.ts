@@ -107,6 +107,8 @@ export const ConfigFileSchema = t.Object(
       ),
     ),
     responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(t.Integer({ minimum: 1024 })) }, { additionalProperties: false })),
+    /** GET /metrics: `public` needs no token (a private network's port); `per_key` adds key id and account labels. */
+    metrics: t.Optional(t.Object({ public: t.Optional(t.Boolean()), per_key: t.Optional(t.Boolean()) }, { additionalProperties: false })),
     limits: t.Optional(
       t.Object(
         {

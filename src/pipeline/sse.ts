@@ -28,6 +28,10 @@ export interface SseOptions {
 /** How long a stream may keep the loop busy before it lets timers and other requests in. */
 export const YIELD_AFTER_MS = 1
 
+let open = 0
+/** SSE bodies of this thread begun and not yet ended or cancelled (the metrics' open streams). */
+export const openStreams = (): number => open
+
 
 /** The frames of `source` as bytes; `source` yields frame text ('' is skipped). */
 export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): ReadableStream<Uint8Array> {
@@ -37,9 +41,16 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
   let lastWrite = performance.now()
   let lastYield = lastWrite
   let timer: ReturnType<typeof setInterval> | undefined
-  const stop = () => clearInterval(timer)
+  // every end of the body stops here (its source done or failed, a cancel, a closed body): counted once
+  let ended = false
+  const stop = () => {
+    clearInterval(timer)
+    if (!ended) open--
+    ended = true
+  }
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      open++
       timer = setInterval(() => {
         if (performance.now() - lastWrite < pingMs) return
         lastWrite = performance.now()
