@@ -92,6 +92,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         if (key instanceof HttpError) {
           // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
           if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
+          // a key whose spend reached its credit is refused here, before any model is known
+          if (key.status === 402) s.metrics?.creditsRefused()
           return errorResponse(key.status, key.message)
         }
         info.key = key

@@ -29,6 +29,7 @@ export class GatewayMetrics {
   readonly batches: BatchSeries
   private readonly labels: Labels
   private readonly limited: Record<'key' | 'ip', Cell>
+  private readonly refused: Cell
   private readonly streams: Cell
   private readonly cooldown: Gauge
   private readonly process: ProcessSeries
@@ -42,7 +43,7 @@ export class GatewayMetrics {
     this.cooldown = r.gauge('switchyard_provider_cooldown', 'Whether a deployment of the provider rests after failures (1) or not (0)', ['provider'])
     const limited = r.counter('switchyard_rate_limited', 'Requests refused by a rate limit, by the limit that refused (key or ip)', ['scope'])
     this.limited = { key: limited.cell(['key']), ip: limited.cell(['ip']) }
-    const refused = r.counter('switchyard_credits_refused', 'Requests refused for lack of credit (402)').cell()
+    const refused = (this.refused = r.counter('switchyard_credits_refused', 'Requests refused for lack of credit (402): a key spent at the front, or its requests in progress holding the rest').cell())
     this.streams = r.gauge('switchyard_open_streams', 'Streamed replies open now').cell()
     this.batches = new BatchSeries(r, generations, (id) => catalog.resolve(id)?.family)
     this.process = new ProcessSeries(r)
@@ -51,6 +52,11 @@ export class GatewayMetrics {
 
   rateLimited(scope: 'key' | 'ip'): void {
     this.limited[scope].value++
+  }
+
+  /** A key refused at the front for its spend (the pipeline's own refusals come through the observer). */
+  creditsRefused(): void {
+    this.refused.value++
   }
 
   /** The registry as text, its scrape-time series read now. */
