@@ -17,7 +17,7 @@ import { watchBatch } from './batches/watch.ts'
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
 Usage:
-  switchyard [serve] [--host H] [--port P] [--data-dir D] [--config F] [--log-level L]
+  switchyard [serve] [--host H] [--port P] [--data-dir D] [--config F] [--log-level L] [--log-format json|text]
   switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
@@ -33,6 +33,7 @@ const OPTIONS = {
   'data-dir': { type: 'string' },
   config: { type: 'string' },
   'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
   name: { type: 'string' },
   account: { type: 'string' },
   credits: { type: 'string' },

@@ -21,7 +21,7 @@ import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 /** Every service, and the batches built on them: what start-up holds (and tests reach into). */
 export type ServerServices = Services & { batches: BatchService }
 
-export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel), cluster?: Cluster): Promise<ServerServices> {
+export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel, undefined, config.logFormat), cluster?: Cluster): Promise<ServerServices> {
   checkCluster(config)
   const storage = await openStorage(storageOptions(config))
   // reservations: in Redis when instances share one; in the database when they share
@@ -62,7 +62,7 @@ export async function ensureBootstrapKey(s: Pick<Services, 'config' | 'keys'>): 
 }
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
-  const logger = log ?? createLogger(config.logLevel)
+  const logger = log ?? createLogger(config.logLevel, undefined, config.logFormat)
   const cluster = await createCluster(config, logger)
   const services = await buildServices(config, logger, cluster).catch((e) => {
     cluster.close()

@@ -17,7 +17,7 @@ import { countOnThisThread, countThrough } from '../tokens/count.ts'
 export async function buildWorkerServices(config: Config, tokens?: MessagePort): Promise<Services> {
   if (tokens) countThrough(tokens)
   else countOnThisThread()
-  const log = createLogger(config.logLevel)
+  const log = createLogger(config.logLevel, undefined, config.logFormat)
   // a few connections of its own on PostgreSQL: a worker's writes are batched
   const storage = await openStorage(storageOptions(config, 4))
   // the gateway's checkpoint worker checkpoints the WAL; a commit here never does it inline

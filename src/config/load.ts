@@ -10,7 +10,7 @@ import { maskKey, type ProviderConfig, type RoutingSettings } from './providers.
 import { ConfigFileSchema, FamilyProviders, ProviderList, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 import { checkDeployments, resolveProviders, resolveRouting } from './upstreams.ts'
 import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
-import type { LogLevel } from '../http/log.ts'
+import type { LogFormat, LogLevel } from '../http/log.ts'
 
 export type { LogLevel }
 
@@ -27,6 +27,8 @@ export interface Config {
   adminToken?: string
   bootstrapKey?: string
   logLevel: LogLevel
+  /** One JSON object per line (the default), or plain text for a terminal. */
+  logFormat: LogFormat
   /**
    * The configured upstreams by id, in the config's order (the shorthand's are `openai` and
    * `anthropic`). The built-in `mock` is not among them; a family without a provider of its own
@@ -215,6 +217,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   if (!Number.isInteger(port) || port > 65535) throw new ConfigError(`port: expected an integer 0-65535, got ${port}`)
   const level = (str(flags['log-level']) ?? str(env.SWITCHYARD_LOG_LEVEL) ?? f.log_level ?? 'info') as LogLevel
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(level)) throw new ConfigError(`log-level: unknown level "${level}"`)
+  const logFormat = (str(flags['log-format']) ?? str(env.SWITCHYARD_LOG_FORMAT) ?? f.log_format ?? 'json') as LogFormat
+  if (logFormat !== 'json' && logFormat !== 'text') throw new ConfigError(`log-format: expected json or text, got "${logFormat}"`)
 
   return {
     host: str(flags.host) ?? str(env.HOST) ?? f.server?.host ?? '127.0.0.1',
@@ -227,6 +231,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
     logLevel: level,
+    logFormat,
     providers,
     routing: resolveRouting(f.routing),
     limits: {

@@ -95,6 +95,7 @@ export const ConfigFileSchema = t.Object(
     database: t.Optional(t.Object({ url: t.Optional(t.String()) }, { additionalProperties: false })),
     cluster: t.Optional(t.Boolean()),
     log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
+    log_format: t.Optional(t.Union([t.Literal('json'), t.Literal('text')])),
     providers: t.Optional(t.Union([ProviderList, FamilyProviders])),
     routing: t.Optional(
       t.Object(

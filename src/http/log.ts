@@ -1,7 +1,9 @@
-// One JSON line per event on stdout. Never a key, never a body.
+// One JSON line per event on stdout (or, asked for, a plain text line). Never a key, never a body.
 import { writeSync } from 'node:fs'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+/** `json`: one object per line, for a log pipeline; `text`: `time LEVEL msg key=value…`, for a terminal. */
+export type LogFormat = 'json' | 'text'
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 
@@ -20,7 +22,18 @@ interface Entry {
   fields?: Record<string, unknown>
 }
 
-const format = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
+const json = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
+
+/** A value bare when it is one word, else as JSON (quoted, escaped): a line stays one line. */
+const textValue = (v: unknown) => (typeof v === 'string' && /^[^\s"=]+$/.test(v) ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v))
+
+function text(e: Entry): string {
+  let line = `${new Date(e.at).toISOString()} ${e.level.toUpperCase().padEnd(5)} ${e.msg}`
+  for (const k in e.fields) if (e.fields[k] !== undefined) line += ` ${k}=${textValue(e.fields[k])}`
+  return line.replaceAll('\n', '\\n') + '\n'
+}
+
+const FORMATS: Record<LogFormat, (e: Entry) => string> = { json, text }
 
 /**
  * Lines to stdout, coalesced: one write per 50 ms (or 512 lines) instead of one per line, since a write
@@ -29,7 +42,7 @@ const format = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString()
  * field objects). Warnings and errors go out at once (with whatever is queued before them,
  * keeping the order), and whatever is queued is written before the process exits.
  */
-export function bufferedStdout(delayMs = 50, maxQueued = 512): (e: Entry, urgent: boolean) => void {
+export function bufferedStdout(delayMs = 50, maxQueued = 512, format: (e: Entry) => string = json): (e: Entry, urgent: boolean) => void {
   let queued: Entry[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
   const take = () => {
@@ -59,11 +72,12 @@ export function bufferedStdout(delayMs = 50, maxQueued = 512): (e: Entry, urgent
   }
 }
 
-let stdoutWriter: ReturnType<typeof bufferedStdout> | undefined
+const stdoutWriters: Partial<Record<LogFormat, ReturnType<typeof bufferedStdout>>> = {}
 
 /** `write`: where lines go (tests); default stdout, coalesced. */
-export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
-  const out = write ? (e: Entry) => write(format(e)) : (stdoutWriter ??= bufferedStdout())
+export function createLogger(level: LogLevel, write?: (line: string) => void, format: LogFormat = 'json'): Logger {
+  const render = FORMATS[format]
+  const out = write ? (e: Entry) => write(render(e)) : (stdoutWriters[format] ??= bufferedStdout(50, 512, render))
   const at = ORDER[level]
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < at) return
