@@ -21,6 +21,7 @@ import { RedisHealth } from './routing/redis-health.ts'
 import { MemoryPoolPosition } from './routing/pool-position.ts'
 import { RedisPoolPosition } from './routing/redis-pool-position.ts'
 import type { Services } from './services.ts'
+import { startTracing } from './tracing/tracing.ts'
 import { GatewayMetrics } from './metrics/gateway.ts'
 import { observers } from './pipeline/observe.ts'
 
@@ -48,6 +49,9 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   const redis = opts.cluster?.redis
   const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log) : new MemoryHealth(config.routing)
   const onClose: Services['onClose'] = [() => health.close()]
+  // each thread (a batch worker too) exports its own spans
+  const tracing = startTracing(config.tracing, { catalog, providers: config.providers, log })
+  if (tracing) onClose.push(() => tracing.close())
   const metrics = opts.metrics ? new GatewayMetrics({ config, catalog, health, sql: storage.sql }) : undefined
   if (metrics) onClose.push(() => metrics.close())
   return {
@@ -60,12 +64,13 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     log,
     providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition() }),
     health,
-    observe: observers(metrics ? [metrics.observer] : []),
+    observe: observers([...(metrics ? [metrics.observer] : []), ...(tracing ? [tracing.observer] : [])]),
     metrics,
     recorder: new Recorder({ config, storage, catalog, billing, log }, opts.recorder),
     files,
     media: createMediaResolver({ files, policy: fetchPolicy(config) }),
     cluster: opts.cluster,
+    tracing,
     onClose,
   }
 }

@@ -173,6 +173,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         duration_ms: Math.round((performance.now() - info.startedAt) * 100) / 100,
         key_id: info.key?.id,
         model: info.model,
+        trace_id: info.traceId,
+        span_id: info.spanId,
       })
     }
     return res

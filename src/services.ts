@@ -18,6 +18,7 @@ import type { MediaResolver } from './pipeline/surface.ts'
 import type { Cluster } from './cluster/create.ts'
 import type { DeploymentHealth } from './routing/health.ts'
 import type { GenerationObserver } from './pipeline/observe.ts'
+import type { Tracing } from './tracing/tracing.ts'
 import type { GatewayMetrics } from './metrics/gateway.ts'
 
 /** The base every part gets, made at start-up (server.ts, a batch worker): the settings, the log, the database, what to stop on shutdown. */
@@ -27,6 +28,8 @@ export interface BaseServices {
   storage: Storage
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
+  /** This thread's traces of generations and batches (OTEL_* variables); none: nothing is traced. */
+  tracing?: Tracing
   /** What GET /metrics shows (the request thread's; none in a batch worker, whose items the scheduler counts). */
   metrics?: GatewayMetrics
 }
@@ -60,7 +63,7 @@ export interface AdmissionServices extends Pick<BaseServices, 'config' | 'log' |
 }
 
 /** Batches' on the main thread (the batch service and its scheduler): items admitted on billing under a live key, files read and written. */
-export type BatchServices = Pick<BaseServices, 'config' | 'log' | 'storage' | 'metrics'> & Pick<GenerationServices, 'catalog' | 'billing' | 'files'> & Pick<AdmissionServices, 'keys'>
+export type BatchServices = Pick<BaseServices, 'config' | 'log' | 'storage' | 'metrics' | 'tracing'> & Pick<GenerationServices, 'catalog' | 'billing' | 'files'> & Pick<AdmissionServices, 'keys'>
 
 /** The dashboard's data routes (ui/data-routes.ts): keys, generation records, settings, the catalog's deployments and their health. */
 export type DashboardServices = Pick<BaseServices, 'config' | 'storage'> & Pick<GenerationServices, 'recorder' | 'catalog' | 'health'> & Pick<AdmissionServices, 'keys'>

@@ -500,6 +500,7 @@ export class Scheduler {
       a.status = status
       this.active.delete(a.id)
       this.s.log.info('batches: ended', { batch_id: a.id, status, total: row.total, succeeded: row.succeeded, failed: row.failed })
+      this.s.tracing?.batchEnded({ ...row, status })
     } catch (e) {
       this.s.log.error('batches: writing the output files failed; retrying', { batch_id: a.id, error: (e as Error).message })
       a.finalizing = false

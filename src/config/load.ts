@@ -11,6 +11,7 @@ import { ConfigFileSchema, FamilyProviders, ProviderList, type ConfigFile, type 
 import { checkDeployments, resolveProviders, resolveRouting } from './upstreams.ts'
 import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
 import type { LogFormat, LogLevel } from '../http/log.ts'
+import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.ts'
 
 export type { LogLevel }
 
@@ -29,6 +30,8 @@ export interface Config {
   logLevel: LogLevel
   /** One JSON object per line (the default), or plain text for a terminal. */
   logFormat: LogFormat
+  /** Traces to an OpenTelemetry collector (OTEL_* variables); `url` null: none. */
+  tracing: TracingSettings
   /**
    * The configured upstreams by id, in the config's order (the shorthand's are `openai` and
    * `anthropic`). The built-in `mock` is not among them; a family without a provider of its own
@@ -232,6 +235,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
     logLevel: level,
     logFormat,
+    tracing: tracingSettings(f.tracing, env),
     providers,
     routing: resolveRouting(f.routing),
     limits: {
@@ -369,6 +373,7 @@ export function maskedConfig(c: Config): Record<string, unknown> {
       Object.entries(c.providers).map(([id, p]) => [id, { ...p, apiKey: p.apiKey && maskKey(p.apiKey), apiKeys: p.apiKeys.map(maskKey) }]),
     ),
     redis: c.redis && { ...c.redis, url: maskUrl(c.redis.url) },
+    tracing: maskedTracing(c.tracing),
     s3: c.s3 && { ...c.s3, accessKeyId: mask(c.s3.accessKeyId), secretAccessKey: hidden(c.s3.secretAccessKey), sessionToken: hidden(c.s3.sessionToken) },
     stores: storesOf(c),
   }

@@ -96,6 +96,7 @@ export const ConfigFileSchema = t.Object(
     cluster: t.Optional(t.Boolean()),
     log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
     log_format: t.Optional(t.Union([t.Literal('json'), t.Literal('text')])),
+    tracing: t.Optional(t.Object({ capture_content: t.Optional(t.Boolean()) }, { additionalProperties: false })),
     providers: t.Optional(t.Union([ProviderList, FamilyProviders])),
     routing: t.Optional(
       t.Object(

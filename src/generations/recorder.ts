@@ -135,7 +135,7 @@ export class Recorder implements GenerationSink {
     try {
       // cost is computed here, once, at the prices in force when the request was made; it is
       // stored, so a later price change never rewrites history
-      row = toRow(input, this.costOf(input), newGenerationId())
+      row = toRow(input, this.costOf(input), input.recordId ?? newGenerationId())
     } catch (e) {
       // whatever failed, the reservation must end: it would hold the key's credit
       billing.release(input.reservationId === undefined ? undefined : { reservationId: input.reservationId })

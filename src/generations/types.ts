@@ -33,6 +33,8 @@ export interface GenerationInput {
   deployment?: string | null
   /** The upstream calls made for it, in order: those that failed before the first byte, then the one that served (or failed last). */
   attempts?: UpstreamAttempt[]
+  /** The gateway's id for the record (`gen-…`), made when the generation ends so its trace can name it; the recorder stores it under this id. */
+  recordId?: string
 }
 
 /** One upstream call of a request: which provider, what it answered (an HTTP status; 200 when it served), how long it took. */

@@ -25,6 +25,9 @@ export interface RequestInfo {
   admin?: boolean
   /** Set by routes that know it, for the access log. */
   model?: string
+  /** The request's trace and span, when it is traced (the access log names them, so logs join traces). */
+  traceId?: string
+  spanId?: string
 }
 
 const infos = new WeakMap<Request, RequestInfo>()

@@ -11,6 +11,11 @@ export interface RequestContext {
   /** Beta tokens the client asked for (messages: `anthropic-beta` / `beta-beta` header, body `betas`). */
   betas?: string[]
   batchId?: string
+  /** The W3C trace context the client sent (`traceparent`, `tracestate`): the request's span continues it. */
+  traceparent?: string
+  tracestate?: string
+  /** Told the request's trace and span ids once its span starts (the access log names them). */
+  onTrace?: (traceId: string, spanId: string) => void
   /** Told the model once it is resolved (the access log names it). */
   onModel?: (modelId: string) => void
   /** Interval of `: ping` comments on a silent stream (tests shorten it). */

@@ -55,7 +55,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const plan = await spec.decode(raw, cx)
   const { model, body, stream, encoder: codec } = plan
   const headers: Record<string, string> = {}
-  const watch = s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature) }) ?? NO_WATCH
+  const watch = s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
 
   let admission: Admission | undefined
   try {

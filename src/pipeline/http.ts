@@ -11,6 +11,12 @@ export function contextOf(request: Request, extra: Partial<RequestContext> = {})
     onModel: (id) => {
       info.model = id
     },
+    traceparent: request.headers.get('traceparent') ?? undefined,
+    tracestate: request.headers.get('tracestate') ?? undefined,
+    onTrace: (traceId, spanId) => {
+      info.traceId = traceId
+      info.spanId = spanId
+    },
     ...extra,
   }
 }

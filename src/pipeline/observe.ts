@@ -15,6 +15,8 @@ export interface GenerationStart {
   /** The request's output cap and temperature, where it gave them. */
   maxTokens?: number
   temperature?: number
+  /** The checked body in the surface's wire: read only by an observer that exports content (`tracing.capture_content`). */
+  body?: Record<string, unknown>
 }
 
 export interface UpstreamCall {
@@ -33,8 +35,11 @@ export interface AttemptWatch {
 export interface GenerationWatch {
   /** An upstream call is about to be made. */
   attempt(call: UpstreamCall): AttemptWatch
-  /** The generation's record, once it is final (usage counted, cost not yet). */
-  end(record: GenerationInput): void
+  /**
+   * The generation's record, once it is final (usage counted, cost not yet); `reply` gives what
+   * was answered (a JSON reply, or a stream's produced text), read only by an observer that exports content.
+   */
+  end(record: GenerationInput, reply?: () => string | Record<string, unknown>): void
   /** Refused before it had a record (no credit left: 402; records backed up: 507). Either this or `end` is called, once. */
   refused(status: number, error: string): void
 }
@@ -60,7 +65,7 @@ export function observers(list: readonly GenerationObserver[]): GenerationObserv
           const headers = Object.assign({}, ...attempts.map((a) => a.headers ?? {})) as Record<string, string>
           return { headers, end: (status, error) => attempts.forEach((a) => a.end(status, error)) }
         },
-        end: (record) => watches.forEach((w) => w.end(record)),
+        end: (record, reply) => watches.forEach((w) => w.end(record, reply)),
         refused: (status, error) => watches.forEach((w) => w.refused(status, error)),
       }
     },

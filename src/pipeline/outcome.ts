@@ -6,6 +6,7 @@ import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from 
 import { billedUsage } from '../tokens/count.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
 import type { GenerationWatch } from './observe.ts'
+import { newGenerationId } from '../generations/row.ts'
 
 export interface OutcomeBase {
   apiKey: ApiKey
@@ -32,6 +33,8 @@ export class GenerationOutcome {
   /** What a stream relayed so far, and the prompt: read only when it ends early. */
   producedText: () => string = () => ''
   promptText: () => string = () => ''
+  /** A JSON reply as it went out: what an observer exporting content reads (a stream's is producedText). */
+  reply?: string | Record<string, unknown>
   /** Which deployment serves (set as each is tried), and the calls tried before it. */
   provider?: string
   deployment?: string
@@ -124,14 +127,16 @@ export class GenerationOutcome {
       provider: this.provider,
       deployment: this.deployment ?? null,
       attempts: this.attempts,
+      recordId: newGenerationId(),
     }
     const watch = this.base.watch
+    const reply = () => this.reply ?? this.producedText()
     if (!billDropped) {
-      watch?.end(input)
+      watch?.end(input, reply)
       return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
     }
     const counted = billedUsage(this.usage, this.producedText(), this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input)
-    if (watch) void counted.then((final) => watch.end(final))
+    if (watch) void counted.then((final) => watch.end(final, reply))
     this.sink.recordLater(counted)
   }
 }

@@ -50,7 +50,8 @@ function guarded(tap: WireTap, onError: (e: unknown) => void): GuardedTap {
   }
 }
 
-function noteTap(tap: WireTap, out: GenerationOutcome) {
+function noteTap(tap: WireTap, out: GenerationOutcome, reply?: string) {
+  out.reply = reply
   if (tap.state.id) out.id = tap.state.id
   if (tap.state.usage) out.usage = tap.state.usage
   out.finishReason = tap.state.finishReason
@@ -85,11 +86,11 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
     out.firstToken()
     await tapOptions?.responses?.durable?.()
     out.end()
-    if (!unread) noteTap(tap, out)
+    if (!unread) noteTap(tap, out, text)
     else
       after = () => {
         tap.json(text)
-        noteTap(tap, out)
+        noteTap(tap, out, text)
       }
     return { status, body: text, headers }
   } catch (e) {

@@ -32,6 +32,7 @@ export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pa
     if (pauseAtTool) r = pauseResponseAtFirstTool(r)
     const enc = codec.encodeJson(r, r.model || ir.model)
     out.id = enc.id
+    out.reply = enc.body
     out.usage = r.usage
     out.finishReason = enc.finishReason
     if (enc.status !== undefined) out.status = enc.status

@@ -42,6 +42,21 @@ export interface UpstreamAuth {
   headers(key: string): Record<string, string>
 }
 
+/** The trace context a call carries: the call's own, whatever the adapter's headers say. */
+const TRACE_HEADERS = ['traceparent', 'tracestate'] as const
+
+/**
+ * An adapter's headers with those the call carries for its observers (CallContext `headers`, a
+ * trace's `traceparent`): the adapter's win a conflict, except the trace context's.
+ */
+export function withCallHeaders(own: Record<string, string>, ctx: { headers?: Record<string, string> }): Record<string, string> {
+  const extra = ctx.headers
+  if (!extra) return own
+  const out = { ...extra, ...own }
+  for (const k of TRACE_HEADERS) if (extra[k] !== undefined) out[k] = extra[k]
+  return out
+}
+
 /** Failures of a key the pool has just let go while others remain: tried again at once with the next. */
 const refusedKey = new WeakSet<UpstreamError>()
 

@@ -1,7 +1,7 @@
 // The Anthropic messages upstream (`POST {baseUrl}/v1/messages`).
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson, type UpstreamAuth } from '../http.ts'
+import { bodyOf, callUpstream, readJson, withCallHeaders, type UpstreamAuth } from '../http.ts'
 import { KeyPool, type AdapterOptions } from '../key-pool.ts'
 import { parseSse } from '../sse.ts'
 import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter, type ProviderConfig, type Wire } from '../types.ts'
@@ -37,7 +37,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return callUpstream({
       provider: this.config,
       path: '/v1/messages',
-      headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
+      headers: withCallHeaders(this.headers(false, [...betas, ...(ctx.betas ?? [])]), ctx),
       body: { json: body },
       signal: ctx.signal,
       auth: this.auth,
@@ -50,7 +50,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return callUpstream({
       provider: this.config,
       path: '/v1/messages',
-      headers: this.headers(true, [...betas, ...(ctx.betas ?? [])]),
+      headers: withCallHeaders(this.headers(true, [...betas, ...(ctx.betas ?? [])]), ctx),
       body: { json: body },
       signal: ctx.signal,
       auth: this.auth,
@@ -76,7 +76,7 @@ export class AnthropicAdapter implements ProviderAdapter {
         return callUpstream({
           provider: this.config,
           path: '/v1/messages',
-          headers: this.headers(rest.stream === true, betas),
+          headers: withCallHeaders(this.headers(rest.stream === true, betas), ctx),
           body: json,
           signal: ctx.signal,
           auth: this.auth,
@@ -95,7 +95,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return callUpstream({
       provider: this.config,
       path: '/v1/messages/count_tokens',
-      headers: this.headers(false, [...betas, ...(ctx.betas ?? [])]),
+      headers: withCallHeaders(this.headers(false, [...betas, ...(ctx.betas ?? [])]), ctx),
       body: JSON.stringify(countable),
       signal: ctx.signal,
       auth: this.auth,

@@ -5,7 +5,7 @@
 // serves it (`responses`); elsewhere the responses surface is served over chat completions.
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson, type UpstreamAuth, type UpstreamRequest } from '../http.ts'
+import { bodyOf, callUpstream, readJson, withCallHeaders, type UpstreamAuth, type UpstreamRequest } from '../http.ts'
 import { KeyPool, type AdapterOptions } from '../key-pool.ts'
 import { parseSse } from '../sse.ts'
 import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, ProviderKind, Wire } from '../types.ts'
@@ -90,7 +90,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     return callUpstream({
       provider: this.config,
       path: this.path(api, ctx),
-      headers: this.headers(body.stream === true),
+      headers: withCallHeaders(this.headers(body.stream === true), ctx),
       body: encode(body),
       signal: ctx.signal,
       accept: this.counting(api, body, ctx, accept),
