@@ -2,6 +2,8 @@
 // answering at once. Streams send STREAM_CHUNKS text chunks STREAM_GAP_MS apart, each
 // stamped with its send time. Run on its own (`bun scripts/bench/upstream.ts [port]`) it
 // prints `upstream listening on <url>`; run.ts starts it that way, pinned to a core.
+// For the failover bench: UPSTREAM_DELAY_MS holds every POST's answer that long (a network
+// round trip), UPSTREAM_FAIL_STATUS answers every POST with that status instead.
 import { anthropicMessage, anthropicStream, epochMs, openaiCompletion, openaiResponse, openaiResponsesStream, openaiStream, stamp, STREAM_CHUNKS, STREAM_GAP_MS, type ResponsesRequest } from './wire.ts'
 
 const JSON_HEADERS = { 'content-type': 'application/json' }
@@ -71,14 +73,29 @@ async function messages(req: Request): Promise<Response> {
 
 const MODELS = JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 0, owned_by: 'openai' }] })
 
+type Handler = (req: Request) => Promise<Response>
+
+/** A handler as the environment asks: delayed, or failing; as it is otherwise. */
+function shaped(h: Handler, env = process.env): Handler {
+  const delayMs = Number(env.UPSTREAM_DELAY_MS ?? 0)
+  const fail = Number(env.UPSTREAM_FAIL_STATUS ?? 0)
+  if (!delayMs && !fail) return h
+  return async (req) => {
+    if (delayMs) await Bun.sleep(delayMs)
+    if (!fail) return h(req)
+    await req.arrayBuffer()
+    return new Response(JSON.stringify({ error: { message: 'failing on purpose', type: 'server_error' } }), { status: fail, headers: JSON_HEADERS })
+  }
+}
+
 export function startUpstream(port = 0) {
   return Bun.serve({
     hostname: '127.0.0.1',
     port,
     routes: {
-      '/v1/chat/completions': { POST: chat },
-      '/v1/responses': { POST: responses },
-      '/v1/messages': { POST: messages },
+      '/v1/chat/completions': { POST: shaped(chat) },
+      '/v1/responses': { POST: shaped(responses) },
+      '/v1/messages': { POST: shaped(messages) },
       '/v1/models': { GET: () => new Response(MODELS, { headers: JSON_HEADERS }) },
     },
     fetch: (req) => error(404, `no route ${new URL(req.url).pathname}`),
