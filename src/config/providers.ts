@@ -83,12 +83,15 @@ export interface RoutingSettings {
   cooldownMs: number
   failuresToCool: number
   retryOn: RetryOn[]
+  /** How long a request may spend reaching an upstream, failovers included: no call starts after it, and one under way until its first byte ends at it (504). */
+  deadlineMs: number
 }
 
 export const DEFAULT_ROUTING: RoutingSettings = {
   cooldownMs: 30_000,
   failuresToCool: 3,
   retryOn: [429, 500, 502, 503, 504, 529, 'timeout', 'connect'],
+  deadlineMs: 600_000,
 }
 
 /** An upstream key as logs and `switchyard config` show it: its last four characters at most, and its length. */

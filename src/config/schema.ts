@@ -104,6 +104,7 @@ export const ConfigFileSchema = t.Object(
           cooldown_s: t.Optional(t.Number({ minimum: 0 })),
           failures_to_cool: t.Optional(t.Integer({ minimum: 1 })),
           retry_on: t.Optional(t.Array(RetryOn)),
+          deadline_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),
         },
         { additionalProperties: false },
       ),

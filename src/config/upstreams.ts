@@ -82,6 +82,7 @@ export function resolveRouting(r: ConfigFile['routing']): RoutingSettings {
     cooldownMs: r?.cooldown_s !== undefined ? Math.round(r.cooldown_s * 1000) : DEFAULT_ROUTING.cooldownMs,
     failuresToCool: r?.failures_to_cool ?? DEFAULT_ROUTING.failuresToCool,
     retryOn: r?.retry_on ? [...new Set<RetryOn>(r.retry_on)] : [...DEFAULT_ROUTING.retryOn],
+    deadlineMs: r?.deadline_s !== undefined ? Math.round(r.deadline_s * 1000) : DEFAULT_ROUTING.deadlineMs,
   }
 }
 

@@ -81,7 +81,13 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     if (rc.signal.aborted) abort.abort()
     else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
   }
-  const signal = abort?.signal ?? rc.signal
+  // The request's deadline for reaching an upstream, failovers included: no call starts after
+  // it, and one still waiting for its first byte ends at it (504). Once a reply has begun the
+  // deadline is cleared: a long stream is never cut by it.
+  const deadline = new AbortController()
+  const deadlineS = s.config.routing.deadlineMs / 1000
+  const deadlineTimer = setTimeout(() => deadline.abort(new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadlineS} s)`, type: 'timeout' })), s.config.routing.deadlineMs)
+  const signal = AbortSignal.any([abort?.signal ?? rc.signal, deadline.signal])
   const sse: SseOptions = {
     pingMs: rc.pingMs,
     errorFrame: codec.errorFrame,
@@ -164,6 +170,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   } catch (e) {
     // a failure before any call (a media source refused, an IR the upstream cannot take)
     failure = e
+  } finally {
+    clearTimeout(deadlineTimer)
   }
   // The generation's end all the same: recorded, so its reservation is settled.
   const err = failureOf(failure, out)

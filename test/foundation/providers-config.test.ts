@@ -37,7 +37,7 @@ models:
     fallbacks: [claude-haiku-4-5]
   - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local }], price: { input_mtok: 0, output_mtok: 0 } }
   - { id: gpt-4o-azure, family: openai, deployments: [{ provider: azure, upstream_id: my-4o, priority: 2 }] }
-routing: { cooldown_s: 12.5, failures_to_cool: 5, retry_on: [429, 500, timeout] }
+routing: { cooldown_s: 12.5, failures_to_cool: 5, retry_on: [429, 500, timeout], deadline_s: 90 }
 `
 
 describe('providers', () => {
@@ -54,7 +54,7 @@ describe('providers', () => {
     expect(c.providers.local!.apiKey).toBeUndefined()
     expect(c.providers.azure).toMatchObject({ kind: 'azure-openai', apiVersion: '2024-10-21', apiKeys: ['az-key-00000000000000000'], responses: false })
     expect(c.providers['claude-a']).toMatchObject({ kind: 'anthropic', baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000, maxRetries: 0 })
-    expect(c.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'] })
+    expect(c.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'], deadlineMs: 90_000 })
     // azure's version defaults to the GA one; an openai provider may say its proxy has no /responses
     const d = load('providers:\n  - { id: az, kind: azure-openai, base_url: "https://x.openai.azure.com" }\n  - { id: p, kind: openai, responses: false }\n')
     expect(d.providers.az!.apiVersion).toBe('2024-10-21')

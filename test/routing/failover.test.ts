@@ -179,6 +179,37 @@ models:
     expect(b.requests[0]!.json().messages).toEqual([{ role: 'user', content: 'hi' }])
   })
 
+  test("the request's deadline bounds reaching an upstream, failovers included, but never a reply that has begun", async () => {
+    const yaml = `
+providers:
+  - { id: slow, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 0 }
+  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments: [{ provider: slow, priority: 1 }, { provider: openai-b, priority: 2 }]
+routing: { deadline_s: 0.5 }
+`
+    a.script({ json: TEXT, waitMs: 3000 })
+    b.script({ json: TEXT })
+    gw = await startGateway({ yaml })
+    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const t0 = performance.now()
+    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
+    expect(err.status).toBe(504)
+    expect(performance.now() - t0).toBeLessThan(2500)
+    expect(b.requests.length).toBe(0)
+
+    // a stream that lasts longer than the deadline, once begun, is relayed to its end
+    a.script({ sse: STREAM, delayMs: 80 })
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask, stream: true })
+    const started = performance.now()
+    let finish: string | null | undefined
+    for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish
+    expect(performance.now() - started).toBeGreaterThan(500)
+    expect(finish).toBe('stop')
+  })
+
   test('a stream that fails after its first byte ends in band; it is never switched to another deployment', async () => {
     a.script({ sse: STREAM, dropAfterEvents: 2 })
     b.script({ sse: STREAM })
