@@ -1,7 +1,9 @@
-// The metrics' watch on each generation (pipeline/observe.ts): its upstream calls as they end,
-// a failover when a call follows one that failed, and at its record the request, its timings,
-// tokens and cost, priced as the recorder prices the record, so the counters add up to what
-// the usage report says. A refusal (402, 507) counts as a request with no record.
+// The metrics' watch on each generation (pipeline/observe.ts): its upstream calls as they end, a
+// failover when a call follows one that failed, and at its record the request, its timings,
+// tokens and cost, priced as the recorder prices the record, so the counters add up to what the
+// usage report says. A refusal (402, 507) counts as a request with no record. Calls are counted
+// as they end, not from the record's list: a record made while its call returns (a responses
+// reply the tap completes) is watched before that call is added to it.
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Surface } from '../config/models.ts'
 import type { GenerationInput } from '../generations/types.ts'
