@@ -7,7 +7,7 @@
 import { upstreamErrorFrom } from './errors.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
-import { UpstreamError, type ProviderConfig } from './types.ts'
+import { UpstreamError, type CallContext, type ProviderConfig } from './types.ts'
 
 /** Backoff: BASE · 2^attempt, capped, with jitter in [½, 1] of that. */
 export const RETRY = {
@@ -34,6 +34,26 @@ export interface UpstreamRequest<T> {
   accept: (res: Response) => Promise<T>
   /** The provider's key pool and how a key is sent; absent: `headers` carry the credentials, if any. */
   auth?: UpstreamAuth
+  /** What sends the request: fetch, unless cassettes or the response cache stand in (src/replay). */
+  transport?: Transport
+  /** The call's context, for a transport that needs it (whose key, which model). */
+  ctx?: CallContext
+}
+
+/**
+ * What sends one attempt upstream, in fetch's shape; `exchange` says what it is, for a
+ * transport that records, replays or caches exchanges by their match key (src/replay/match.ts).
+ */
+export type Transport = (url: string, init: RequestInit, exchange: Exchange) => Promise<Response>
+
+export interface Exchange {
+  /** The provider's configured id. */
+  provider: string
+  /** The path after the provider's base URL, query included. */
+  path: string
+  /** The body as the adapter gave it: its text, or the JSON it is encoded from. */
+  body: string | { json: Record<string, unknown> }
+  ctx?: CallContext
 }
 
 export interface UpstreamAuth {
@@ -103,13 +123,14 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
   try {
     let res: Response
     try {
-      res = await fetch(provider.baseUrl + req.path, {
+      const send: Transport = req.transport ?? fetch
+      res = await send(provider.baseUrl + req.path, {
         method: 'POST',
         ...(typeof body === 'string'
           ? { headers, body }
           : { headers: { ...headers, 'content-length': String(body.length) }, body: chunkStream(body), duplex: 'half' }),
         signal: controller.signal,
-      } as RequestInit)
+      } as RequestInit, { provider: provider.id, path: req.path, body: req.body, ctx: req.ctx })
     } catch (e) {
       throw transportError(provider, controller.signal, signal, e)
     }

@@ -7,12 +7,6 @@ import { maskKey } from '../config/providers.ts'
 import type { Logger } from '../http/log.ts'
 import { MemoryPoolPosition, type PoolPosition } from '../routing/pool-position.ts'
 
-/** What an adapter is given beside its provider's config: where its pool's round stands, and where it logs. */
-export interface AdapterOptions {
-  position?: PoolPosition
-  log?: Pick<Logger, 'warn'>
-}
-
 export class KeyPool {
   private readonly live: string[]
   /** The provider was configured with keys (a pool of none sends no credentials). */

@@ -6,7 +6,7 @@ import type { Config } from '../config/load.ts'
 import { defaultProviderId, MOCK_ID } from '../config/providers.ts'
 import { MemoryPoolPosition } from '../routing/pool-position.ts'
 import { AnthropicAdapter } from './anthropic/adapter.ts'
-import type { AdapterOptions } from './key-pool.ts'
+import type { AdapterOptions } from './options.ts'
 import { MockAdapter } from './mock/adapter.ts'
 import { OpenAIAdapter } from './openai/adapter.ts'
 import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter, type Wire } from './types.ts'
@@ -26,7 +26,7 @@ export interface ProviderRegistry {
 /** `position`: where the key pools' rounds stand (memory unless given); `log`: where a refused key is told. */
 export function createProviders(config: Pick<Config, 'providers'>, opts: AdapterOptions = {}): ProviderRegistry {
   const mock = new MockAdapter()
-  const shared: AdapterOptions = { position: opts.position ?? new MemoryPoolPosition(), log: opts.log }
+  const shared: AdapterOptions = { position: opts.position ?? new MemoryPoolPosition(), log: opts.log, transport: opts.transport }
   const byId = new Map<string, ProviderAdapter>([[MOCK_ID, mock]])
   for (const p of Object.values(config.providers)) byId.set(p.id, p.kind === 'anthropic' ? new AnthropicAdapter(p, shared) : new OpenAIAdapter(p, shared))
   const own = <T>(family: 'openai' | 'anthropic') => {

@@ -1,8 +1,9 @@
 // The Anthropic messages upstream (`POST {baseUrl}/v1/messages`).
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson, withCallHeaders, type UpstreamAuth } from '../http.ts'
-import { KeyPool, type AdapterOptions } from '../key-pool.ts'
+import { bodyOf, callUpstream, readJson, withCallHeaders, type Transport, type UpstreamAuth } from '../http.ts'
+import { KeyPool } from '../key-pool.ts'
+import type { AdapterOptions } from '../options.ts'
 import { parseSse } from '../sse.ts'
 import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter, type ProviderConfig, type Wire } from '../types.ts'
 import { anthropicMessagesTap } from './tap.ts'
@@ -17,7 +18,10 @@ export class AnthropicAdapter implements ProviderAdapter {
   readonly name: string
   private readonly auth: UpstreamAuth
 
+  private readonly transport?: Transport
+
   constructor(private readonly config: ProviderConfig, opts: AdapterOptions = {}) {
+    this.transport = opts.transport
     this.name = config.name
     this.auth = { pool: new KeyPool(config.id, config.apiKeys, opts.position, opts.log), headers: (key) => ({ 'x-api-key': key }) }
   }
@@ -41,6 +45,8 @@ export class AnthropicAdapter implements ProviderAdapter {
       body: { json: body },
       signal: ctx.signal,
       auth: this.auth,
+      transport: this.transport,
+      ctx,
       accept: async (res) => fromAnthropicMessage((await readJson(res, this.config.name)) as AnthropicMessage),
     })
   }
@@ -54,6 +60,8 @@ export class AnthropicAdapter implements ProviderAdapter {
       body: { json: body },
       signal: ctx.signal,
       auth: this.auth,
+      transport: this.transport,
+      ctx,
       accept: async (res) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name)), this.config.name)),
     })
   }
@@ -80,6 +88,8 @@ export class AnthropicAdapter implements ProviderAdapter {
           body: json,
           signal: ctx.signal,
           auth: this.auth,
+          transport: this.transport,
+          ctx,
           accept,
         })
       },
@@ -99,6 +109,8 @@ export class AnthropicAdapter implements ProviderAdapter {
       body: JSON.stringify(countable),
       signal: ctx.signal,
       auth: this.auth,
+      transport: this.transport,
+      ctx,
       accept: async (res) => {
         const j = (await readJson(res, this.config.name)) as { input_tokens?: unknown }
         if (typeof j.input_tokens !== 'number') throw new UpstreamError({ status: 502, message: `upstream ${this.config.name} sent a token count without input_tokens`, type: 'invalid_body' })

@@ -5,8 +5,9 @@
 // serves it (`responses`); elsewhere the responses surface is served over chat completions.
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
-import { bodyOf, callUpstream, readJson, withCallHeaders, type UpstreamAuth, type UpstreamRequest } from '../http.ts'
-import { KeyPool, type AdapterOptions } from '../key-pool.ts'
+import { bodyOf, callUpstream, readJson, withCallHeaders, type Transport, type UpstreamAuth, type UpstreamRequest } from '../http.ts'
+import { KeyPool } from '../key-pool.ts'
+import type { AdapterOptions } from '../options.ts'
 import { parseSse } from '../sse.ts'
 import type { CallContext, Passthrough, ProviderAdapter, ProviderConfig, ProviderKind, Wire } from '../types.ts'
 import { withCountedUsage } from './counted-usage.ts'
@@ -24,7 +25,10 @@ export class OpenAIAdapter implements ProviderAdapter {
   private readonly auth: UpstreamAuth
   private readonly azure: boolean
 
+  private readonly transport?: Transport
+
   constructor(private readonly config: ProviderConfig, opts: AdapterOptions = {}) {
+    this.transport = opts.transport
     this.name = config.name
     this.kind = config.kind
     this.azure = config.kind === 'azure-openai'
@@ -95,6 +99,8 @@ export class OpenAIAdapter implements ProviderAdapter {
       signal: ctx.signal,
       accept: this.counting(api, body, ctx, accept),
       auth: this.auth,
+      transport: this.transport,
+      ctx,
     })
   }
 }
