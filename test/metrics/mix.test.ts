@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI, { toFile } from 'openai'
-import { fixture, startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
+import { fixture, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { byLabels, parseMetrics, total, type Sample } from './parse.ts'
 
@@ -232,6 +232,27 @@ describe('GET /metrics after a known mix', () => {
     expect(text.text).not.toContain(gw.key)
     expect(text.text).not.toContain('key_id=')
   })
+})
+
+test('open streams: one while a stream runs, none once its client has gone', async () => {
+  const up = await startFakeUpstream()
+  // three events, then nothing more: the stream stays open until the client leaves
+  up.script({ sse: CHAT_STREAM.split('\n\n').slice(0, 3).join('\n\n') + '\n\n', hold: true })
+  const g = await startGateway({ env: upstreamEnv(up), yaml: 'metrics: { public: true }\n' })
+  const open = async () => total(parseMetrics(await (await fetch(g.url + '/metrics')).text()), 'switchyard_open_streams')
+  try {
+    const client = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask, stream: true })
+    const it = stream[Symbol.asyncIterator]()
+    await it.next()
+    expect(await open()).toBe(1)
+    stream.controller.abort()
+    for (const deadline = Date.now() + 5_000; (await open()) !== 0 && Date.now() < deadline; ) await Bun.sleep(20)
+    expect(await open()).toBe(0)
+  } finally {
+    await g.stop()
+    await up.stop()
+  }
 })
 
 describe('metrics settings', () => {
