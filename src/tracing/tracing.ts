@@ -1,16 +1,12 @@
 // Traces of this thread (the request thread, or a batch worker: each exports its own), when
 // OTEL_EXPORTER_OTLP_ENDPOINT (or the traces one) is set: OpenTelemetry's SDK makes the spans,
-// its OTLP/HTTP exporter sends them (protobuf or JSON), a bounded queue (processor.ts) sits
-// between. No provider is registered globally: the spans are the gateway's own, passed their
+// its OTLP/HTTP exporter sends them (protobuf or JSON; from a worker of its own for the request
+// thread: exporter.ts), a bounded queue (processor.ts) sits between. No provider is registered globally: the spans are the gateway's own, passed their
 // parent explicitly, so two gateways in one process (tests) never share a tracer.
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, TraceFlags, trace, type Context, type Span } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { resourceFromAttributes } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, RandomIdGenerator, SamplingDecision, TraceIdRatioBasedSampler, TracerProvider, type IdGenerator, type Sampler } from '@opentelemetry/sdk-trace'
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
-import pkg from '../../package.json' with { type: 'json' }
+import { isMainThread } from 'node:worker_threads'
 import type { Catalog } from '../config/catalog.ts'
 import type { ProviderConfig } from '../config/providers.ts'
 import type { TracingSettings } from '../config/tracing.ts'
@@ -18,6 +14,7 @@ import type { Logger } from '../http/log.ts'
 import type { RequestContext } from '../pipeline/context.ts'
 import type { GenerationObserver } from '../pipeline/observe.ts'
 import { batchIds, type EndedBatch, batchAttributes } from './batch.ts'
+import { createExporter, SCOPE, tracingResource } from './exporter.ts'
 import { tracingObserver } from './observer.ts'
 import { BoundedBatchProcessor } from './processor.ts'
 
@@ -66,8 +63,7 @@ class Ids implements IdGenerator {
 export function startTracing(settings: TracingSettings, deps: TracingDeps): Tracing | undefined {
   if (!settings.url) return undefined
   const { log } = deps
-  const options = { url: settings.url, headers: settings.headers, timeoutMillis: settings.timeoutMs }
-  const exporter = settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options)
+  const exporter = createExporter(settings, isMainThread, (error) => log.warn('traces: the export worker could not start; spans are encoded on this thread', { error }))
   const processor = new BoundedBatchProcessor(exporter, {
     maxQueue: settings.maxQueue,
     maxBatch: settings.maxBatch,
@@ -80,12 +76,12 @@ export function startTracing(settings: TracingSettings, deps: TracingDeps): Trac
   const sampler = samplerOf(settings)
   const ids = new Ids()
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ ...settings.resource, [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: pkg.version }),
+    resource: tracingResource(settings),
     sampler,
     idGenerator: ids,
     spanProcessors: [processor],
   })
-  const tracer = provider.getTracer('switchyard', pkg.version)
+  const tracer = provider.getTracer(SCOPE.name, SCOPE.version)
   const propagator = new W3CTraceContextPropagator()
 
   /** A batch's context, as its items' spans see it: its derived ids, sampled as its own span is. */
