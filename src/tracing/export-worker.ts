@@ -5,7 +5,7 @@ import type { Resource } from '@opentelemetry/resources'
 import type { SpanExporter } from '@opentelemetry/sdk-trace'
 import { lowerThreadPriority } from '../lib/priority.ts'
 import { otlpExporter, SCOPE, tracingResource, type FromExportWorker, type ToExportWorker } from './exporter.ts'
-import { fromWire } from './wire.ts'
+import { fromWire, type WireSpan } from './wire.ts'
 
 declare const self: Worker
 
@@ -23,7 +23,7 @@ self.onmessage = (e: MessageEvent<ToExportWorker>) => {
       return
     case 'export':
       return exporter!.export(
-        m.spans.map((w) => fromWire(w, resource!, SCOPE)),
+        (JSON.parse(m.spans) as WireSpan[]).map((w) => fromWire(w, resource!, SCOPE)),
         (r) => post({ type: 'done', id: m.id, ok: r.code === ExportResultCode.SUCCESS, error: r.error?.message }),
       )
     case 'stop':

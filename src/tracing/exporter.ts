@@ -26,7 +26,7 @@ export function otlpExporter(s: TracingSettings): SpanExporter {
   return s.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options)
 }
 
-export type ToExportWorker = { type: 'init'; settings: TracingSettings } | { type: 'export'; id: number; spans: ReturnType<typeof toWire>[] } | { type: 'stop' }
+export type ToExportWorker = { type: 'init'; settings: TracingSettings } | { type: 'export'; id: number; spans: string } | { type: 'stop' }
 export type FromExportWorker = { type: 'done'; id: number; ok: boolean; error?: string } | { type: 'stopped' }
 
 /** Hands each batch to the export worker and reports what it answered. */
@@ -50,7 +50,7 @@ class WorkerExporter implements SpanExporter {
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
     const id = this.next++
     this.waiting.set(id, done)
-    this.worker.postMessage({ type: 'export', id, spans: spans.map(toWire) } satisfies ToExportWorker)
+    this.worker.postMessage({ type: 'export', id, spans: JSON.stringify(spans.map(toWire)) } satisfies ToExportWorker)
   }
 
   private failAll(error: string) {
