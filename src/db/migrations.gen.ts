@@ -8,12 +8,14 @@ import m5 from '../../db/migrations/0005_batch_leases.sql' with { type: 'text' }
 import m6 from '../../db/migrations/0006_stored_responses.sql' with { type: 'text' }
 import m7 from '../../db/migrations/0007_drop_responses.sql' with { type: 'text' }
 import m8 from '../../db/migrations/0008_generation_deployments.sql' with { type: 'text' }
+import m9 from '../../db/migrations/0009_response_cache.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
 import p3 from '../../db/pg-migrations/0003_stored_responses.sql' with { type: 'text' }
 import p4 from '../../db/pg-migrations/0004_drop_responses.sql' with { type: 'text' }
 import p5 from '../../db/pg-migrations/0005_generation_deployments.sql' with { type: 'text' }
+import p6 from '../../db/pg-migrations/0006_response_cache.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -28,6 +30,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0006_stored_responses", when: 1795566676550, breakpoints: true, sql: m6 },
   { tag: "0007_drop_responses", when: 1795566695039, breakpoints: true, sql: m7 },
   { tag: "0008_generation_deployments", when: 1795598164352, breakpoints: true, sql: m8 },
+  { tag: "0009_response_cache", when: 1795600041982, breakpoints: true, sql: m9 },
 ]
 
 /** PostgreSQL. */
@@ -38,4 +41,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0003_stored_responses", when: 1795566678363, breakpoints: true, sql: p3 },
   { tag: "0004_drop_responses", when: 1795566697416, breakpoints: true, sql: p4 },
   { tag: "0005_generation_deployments", when: 1795598165260, breakpoints: true, sql: p5 },
+  { tag: "0006_response_cache", when: 1795600042669, breakpoints: true, sql: p6 },
 ]

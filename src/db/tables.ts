@@ -112,6 +112,8 @@ export function declareTables(k: ColumnKit) {
       attempts: k.text('attempts'),
       /** The upstream reported no usage (some OpenAI-compatible servers): the gateway counted it with its own tokenizer. */
       usageCounted: k.bool('usage_counted').notNull().default(false),
+      /** Answered from the response cache: no upstream call was made, and the cost is 0. */
+      cached: k.bool('cached').notNull().default(false),
     },
     (t) => [
       k.index('generations_key').on(t.apiKeyId, t.createdAt),
@@ -284,5 +286,28 @@ export function declareTables(k: ColumnKit) {
     },
     (t) => [k.index('credit_reservations_key').on(t.apiKeyId, t.expiresAt)],
   )
-  return { apiKeys, files, generations, usageHourly, storedResponses, batches, batchItems, batchIngests, creditReservations }
+
+  /**
+   * The exact response cache of an instance without Redis: one upstream answer (2xx) per key
+   * (the upstream request's match key and its scope, hashed), dropped once expired or when
+   * the store is past its bound, used longest ago first.
+   */
+  const responseCache = k.table(
+    'response_cache',
+    {
+      key: k.text('key').primaryKey(),
+      status: k.int('status').notNull(),
+      contentType: k.text('content_type'),
+      /** The upstream's body as it came (JSON, or the SSE text of a stream). */
+      body: k.text('body').notNull(),
+      bytes: k.int('bytes').notNull(),
+      /** Epoch ms. */
+      createdAt: k.int('created_at').notNull(),
+      expiresAt: k.int('expires_at').notNull(),
+      /** Epoch ms of the last hit (or the store): the order of eviction. */
+      usedAt: k.int('used_at').notNull(),
+    },
+    (t) => [k.index('response_cache_used').on(t.usedAt)],
+  )
+  return { apiKeys, files, generations, usageHourly, storedResponses, batches, batchItems, batchIngests, creditReservations, responseCache }
 }

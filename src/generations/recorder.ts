@@ -243,6 +243,8 @@ export class Recorder implements GenerationSink {
   }
 
   private costOf(g: GenerationInput): number | null {
+    // an answer from the response cache cost nothing upstream
+    if (g.cached) return 0
     try {
       return this.deps.catalog.cost(g.model, g.usage, new Date(g.createdAt))
     } catch {

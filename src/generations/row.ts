@@ -61,6 +61,7 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     deployment: input.deployment ?? null,
     attempts: input.attempts && input.attempts.length > 0 ? JSON.stringify(input.attempts) : null,
     usageCounted: u.counted === true,
+    cached: input.cached === true,
   }
 }
 
@@ -152,5 +153,7 @@ export function toWire(row: GenerationRow) {
   out.provider = row.provider
   if (row.deployment !== null) out.deployment = row.deployment
   out.attempts = attemptsOf(row)
+  // answered from the response cache, at no cost
+  if (row.cached) out.cached = true
   return out
 }

@@ -35,6 +35,8 @@ export interface GenerationInput {
   attempts?: UpstreamAttempt[]
   /** The gateway's id for the record (`gen-…`), made when the generation ends so its trace can name it; the recorder stores it under this id. */
   recordId?: string
+  /** Answered from the response cache: recorded at no cost. */
+  cached?: boolean
 }
 
 /** One upstream call of a request: which provider, what it answered (an HTTP status; 200 when it served), how long it took. */

@@ -39,6 +39,10 @@ export class GenerationOutcome {
   provider?: string
   deployment?: string
   attempts: UpstreamAttempt[] = []
+  /** The serving call was answered from the response cache: recorded as cached, at no cost. */
+  cached = false
+  /** Told once, at the record, whether the generation succeeded (the response cache keeps an answer only then). */
+  onRecord?: (ok: boolean) => void
   private recorded = false
   private completed = false
   private readonly createdAt = Date.now()
@@ -105,6 +109,7 @@ export class GenerationOutcome {
   record() {
     if (this.recorded || !this.sink) return
     this.recorded = true
+    this.onRecord?.(this.error === null)
     // A stream that failed or was dropped after output is billed for what was produced;
     // the count runs in the token worker, so the record follows it by a few ms.
     const billDropped = this.error !== null && this.ttftMs !== null
@@ -128,6 +133,7 @@ export class GenerationOutcome {
       deployment: this.deployment ?? null,
       attempts: this.attempts,
       recordId: newGenerationId(),
+      cached: this.cached,
     }
     const watch = this.base.watch
     const reply = () => this.reply ?? this.producedText()

@@ -53,6 +53,7 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         deployment: null,
         attempts: null,
         usageCounted: false,
+        cached: false,
       })
     }
   }
