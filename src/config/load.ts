@@ -12,6 +12,7 @@ import { checkDeployments, resolveProviders, resolveRouting } from './upstreams.
 import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
 import type { LogFormat, LogLevel } from '../http/log.ts'
 import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.ts'
+import { cacheSettings, type CacheSettings } from './cache.ts'
 
 export type { LogLevel }
 
@@ -46,6 +47,8 @@ export interface Config {
   compat: { crossFamily: 'reject' | 'translate' }
   /** Records: kept `retentionDays`; at most `maxBacklog` wait for a database that cannot take them. */
   generations: { retentionDays: number; maxBacklog: number }
+  /** The exact response cache: who is cached by default, its scope and its bound. */
+  cache: CacheSettings
   /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
   responses: { maxThreadBytes: number }
   /** GET /metrics: without the admin token when public; key id and account labels with perKey. */
@@ -255,6 +258,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30,
       maxBacklog: count(num(env.SWITCHYARD_RECORDS_MAX_BACKLOG, 'SWITCHYARD_RECORDS_MAX_BACKLOG') ?? f.generations?.max_backlog ?? 10_000, 1),
     },
+    cache: cacheSettings(f.cache),
     responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },
     metrics: {
       public: (str(env.SWITCHYARD_METRICS_PUBLIC) ?? String(f.metrics?.public ?? false)) === 'true',

@@ -1,6 +1,7 @@
 // The config file's shape, validated at start with TypeBox. Field names are snake_case
 // as users write them in YAML; `load.ts` turns the result into the typed Config.
 import { t, type Static } from 'elysia'
+import { CacheSchema } from './cache.ts'
 
 const Price = t.Object(
   {
@@ -109,6 +110,8 @@ export const ConfigFileSchema = t.Object(
         { additionalProperties: false },
       ),
     ),
+    /** The exact response cache (config/cache.ts). */
+    cache: t.Optional(CacheSchema),
     responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(t.Integer({ minimum: 1024 })) }, { additionalProperties: false })),
     /** GET /metrics: `public` needs no token (a private network's port); `per_key` adds key id and account labels. */
     metrics: t.Optional(t.Object({ public: t.Optional(t.Boolean()), per_key: t.Optional(t.Boolean()) }, { additionalProperties: false })),
