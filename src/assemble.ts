@@ -24,6 +24,8 @@ import type { Services } from './services.ts'
 import { startTracing } from './tracing/tracing.ts'
 import { GatewayMetrics } from './metrics/gateway.ts'
 import { observers } from './pipeline/observe.ts'
+import { createCacheStore } from './cache/create.ts'
+import { withCache } from './cache/transport.ts'
 
 export interface AssembleOptions {
   ledger: Ledger
@@ -54,6 +56,8 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   if (tracing) onClose.push(() => tracing.close())
   const metrics = opts.metrics ? new GatewayMetrics({ config, catalog, health, sql: storage.sql }) : undefined
   if (metrics) onClose.push(() => metrics.close())
+  // the response cache answers in front of whatever sends upstream (fetch, cassettes)
+  const cache = createCacheStore(config, storage, log, opts.cluster)
   return {
     config,
     storage,
@@ -62,7 +66,8 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     billing,
     limiter: opts.limiter,
     log,
-    providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition() }),
+    providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition(), transport: withCache(cache, log) }),
+    cache,
     health,
     observe: observers([...(metrics ? [metrics.observer] : []), ...(tracing ? [tracing.observer] : [])]),
     metrics,

@@ -20,6 +20,7 @@ import type { DeploymentHealth } from './routing/health.ts'
 import type { GenerationObserver } from './pipeline/observe.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { GatewayMetrics } from './metrics/gateway.ts'
+import type { CacheStore } from './cache/store.ts'
 
 /** The base every part gets, made at start-up (server.ts, a batch worker): the settings, the log, the database, what to stop on shutdown. */
 export interface BaseServices {
@@ -49,6 +50,8 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
   files: FilesService
   /** Resolves file ids and media URLs before a generation goes upstream. */
   media?: MediaResolver
+  /** The exact response cache's store (DELETE /admin/v1/cache empties it). */
+  cache?: CacheStore
 }
 
 /** The responses surface's stored threads (surfaces/responses; its routes and batch items on /v1/responses take it). */

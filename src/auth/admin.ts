@@ -1,5 +1,6 @@
-// /admin/v1/keys: create, list, read, update, disable/enable, credit. Guarded by
-// SWITCHYARD_ADMIN_TOKEN; without a token the routes do not exist (404).
+// /admin/v1/keys: create, list, read, update, disable/enable, credit; /admin/v1/cache: what the
+// response cache holds, and emptying it. Guarded by SWITCHYARD_ADMIN_TOKEN; without a token the
+// routes do not exist (404).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia, t } from 'elysia'
 import { echo, HttpError } from '../http/errors.ts'
@@ -7,6 +8,7 @@ import { readJsonBody } from '../http/body.ts'
 import type { Services } from '../services.ts'
 import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
+import { cacheStats, clearCache } from '../cache/admin.ts'
 
 const Create = TypeCompiler.Compile(
   t.Object(
@@ -55,7 +57,7 @@ export const publicKey = (k: ApiKey) => ({
   last_used_at: k.lastUsedAt,
 })
 
-export function adminRoutes(s: Pick<Services, 'config' | 'keys'>) {
+export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
   const token = s.config.adminToken
   const limit = s.config.limits.maxBodyBytes
   const found = (k: ApiKey | undefined, id: string) => {
@@ -88,4 +90,6 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys'>) {
       return found(await s.keys.credit(params.id, body.amount), params.id)
     }, { parse: 'none' })
     .delete('/admin/v1/keys/:id', async ({ params }) => found(await s.keys.update(params.id, { status: 'inactive' }), params.id))
+    .get('/admin/v1/cache', () => cacheStats(s.cache))
+    .delete('/admin/v1/cache', () => clearCache(s.cache))
 }

@@ -18,6 +18,11 @@ export interface RequestContext {
   onTrace?: (traceId: string, spanId: string) => void
   /** Told the model once it is resolved (the access log names it). */
   onModel?: (modelId: string) => void
+  /**
+   * What the client asked of the response cache (`x-switchyard-cache`, `cache-control`), in
+   * seconds; 0: not from it, not into it. Undefined: the config decides (cache/ask.ts).
+   */
+  cacheTtlS?: number
   /** Interval of `: ping` comments on a silent stream (tests shorten it). */
   pingMs?: number
   /**

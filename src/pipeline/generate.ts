@@ -23,6 +23,7 @@ import { relayJson, relayStream } from './relay.ts'
 import { failureOf, jsonResponse, type JsonReply } from './reply.ts'
 import type { SseOptions } from './sse.ts'
 import { translatedJson, translatedStream } from './translated.ts'
+import { cacheFor } from '../cache/ask.ts'
 
 type Body = Record<string, unknown>
 
@@ -73,6 +74,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,
   })
+  // the response cache, when the request or the config asks for it: its transport may answer each call
+  const cache = cacheFor(s.config.cache, rc, model, body, { headers, out })
   // One signal for the upstream call: the client's own (a disconnect aborts it), and for a
   // stream ours too, raised when the response body is cancelled. A JSON reply has no body
   // to cancel: the client's signal serves as it is.
@@ -117,7 +120,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   /** One upstream call; a failure before its first byte is thrown unrecorded (the loop below decides). */
   const call = async (c: Candidate & { watch: AttemptWatch }): Promise<Response | JsonReply> => {
     const adapter = s.providers.adapterFor(c.deployment.provider)
-    const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: c.watch.headers }
+    const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: c.watch.headers, cache: c.plan.pauseAtTool ? undefined : cache }
     const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
     const passthrough = pt && passthroughOf(c.plan)
     if (pt && passthrough) {
@@ -152,7 +155,9 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         const ms = Math.round(performance.now() - t0)
         out.attempts.push({ provider: c.deployment.provider, status: reply.status, ms })
         attempt.end(reply.status)
-        s.health.succeeded(key, ms)
+        // an answer from the response cache says nothing of the deployment
+        if (out.cached) s.health.abandoned(key)
+        else s.health.succeeded(key, ms)
         return reply
       } catch (e) {
         failure = e

@@ -1,6 +1,7 @@
 // From an HTTP request to the plain RequestContext the pipeline takes.
 import { keyOf, requestInfo } from '../http/context.ts'
 import type { RequestContext } from './context.ts'
+import { cacheHeader } from '../cache/ask.ts'
 
 export function contextOf(request: Request, extra: Partial<RequestContext> = {}): RequestContext {
   const info = requestInfo(request)
@@ -13,6 +14,7 @@ export function contextOf(request: Request, extra: Partial<RequestContext> = {})
     },
     traceparent: request.headers.get('traceparent') ?? undefined,
     tracestate: request.headers.get('tracestate') ?? undefined,
+    cacheTtlS: cacheHeader(request.headers),
     onTrace: (traceId, spanId) => {
       info.traceId = traceId
       info.spanId = spanId

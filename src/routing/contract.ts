@@ -4,6 +4,7 @@
 import type { CatalogModel } from '../config/catalog.ts'
 import type { ProviderKind } from '../config/providers.ts'
 import type { GenerationRequest, GenerationResponse, StreamEvent, UpstreamErrorInfo, Usage } from '../ir/types.ts'
+import type { CacheUse } from '../cache/ask.ts'
 
 export type { ProviderConfig, ProviderKind } from '../config/providers.ts'
 
@@ -18,6 +19,8 @@ export interface CallContext {
   lane?: string
   /** Headers the upstream request carries beside the adapter's own (a trace's `traceparent`). */
   headers?: Record<string, string>
+  /** The generation uses the response cache (cache/ask.ts): its transport may answer the call. */
+  cache?: CacheUse
 }
 
 /** The wire a surface speaks and an upstream may speak too: then the body passes through. */

@@ -1,0 +1,97 @@
+// The response cache as a transport in front of the one that calls upstream (fetch, or the
+// cassettes'): an exchange whose call asks for the cache (CallContext `cache`) is looked up
+// by its match key (the upstream request, normalised: replay/match.ts) and its scope; a hit
+// is answered from the store as the upstream answered it, so the gateway reads, translates,
+// records and counts it as usual. A miss goes on, and its 2xx answer is kept once read to
+// its end and the generation has succeeded (CacheUse).
+import type { Exchange, Transport } from '../providers/http.ts'
+import type { Logger } from '../http/log.ts'
+import { matchKey } from '../replay/match.ts'
+import type { CacheStore, CachedAnswer } from './store.ts'
+
+/** The store's key of an exchange: its match key within its scope (an account, or `*`). */
+export function cacheKey(exchange: Pick<Exchange, 'path' | 'body'>, scope: string): string {
+  const body = typeof exchange.body === 'string' ? parsed(exchange.body) : exchange.body.json
+  return new Bun.CryptoHasher('sha256').update(scope).update('\n').update(matchKey({ path: exchange.path, body })).digest('hex')
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+export function withCache(store: CacheStore, log: Pick<Logger, 'warn'>, next: Transport = fetch): Transport {
+  return async (url, init, exchange) => {
+    const use = exchange.ctx?.cache
+    if (!use) return next(url, init, exchange)
+    const key = cacheKey(exchange, use.scope)
+    // a store that cannot answer is a miss: the request goes upstream as if uncached
+    const found = await store.get(key, use.ttlMs).catch((e) => {
+      log.warn('cache: a lookup failed; the request goes upstream', { error: String(e) })
+      return undefined
+    })
+    use.looked(found !== undefined)
+    if (found) {
+      // the request body that is never sent (a long one is a stream)
+      if (init.body instanceof ReadableStream) void init.body.cancel().catch(() => {})
+      return answerOf(found)
+    }
+    const res = await next(url, init, exchange)
+    if (res.status < 200 || res.status > 299 || !res.body) return res
+    const keep = (body: string) =>
+      use.hold(() => store.put(key, { status: res.status, contentType: res.headers.get('content-type'), body }, use.ttlMs).catch((e) => log.warn('cache: an answer could not be stored', { error: String(e) })))
+    return kept(res, store.maxBytes, keep)
+  }
+}
+
+function answerOf(a: CachedAnswer): Response {
+  return new Response(a.body, { status: a.status, headers: a.contentType ? { 'content-type': a.contentType } : {} })
+}
+
+/**
+ * The upstream's answer passed on as it arrives, its bytes gathered beside: `done` gets the
+ * text the reader took, once it has read the body to its end or stopped reading it (an
+ * adapter stops at a stream's last event), never for a body that failed or one larger than
+ * `limit`. Whether that is a whole answer is the generation's to say (CacheUse.settle): one
+ * stopped early because the client left ends failed, and is not kept.
+ */
+function kept(res: Response, limit: number, done: (text: string) => void): Response {
+  const reader = res.body!.getReader()
+  let chunks: Uint8Array[] | null = []
+  let size = 0
+  const finish = () => {
+    if (chunks) done(Buffer.concat(chunks).toString('utf8'))
+    chunks = null
+  }
+  let cancelled = false
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const r = await reader.read()
+        if (cancelled) return
+        if (r.done) {
+          controller.close()
+          return finish()
+        }
+        if (chunks) {
+          size += r.value.byteLength
+          if (size > limit) chunks = null
+          else chunks.push(r.value)
+        }
+        controller.enqueue(r.value)
+      } catch (e) {
+        chunks = null
+        if (!cancelled) controller.error(e)
+      }
+    },
+    cancel(reason) {
+      cancelled = true
+      finish()
+      return reader.cancel(reason)
+    },
+  })
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers })
+}
