@@ -9,11 +9,12 @@
 // writing; an answer that expired is taken off the count when next asked for or evicted.
 // Bodies above `cache.s3_above_bytes` go to S3 first (when `blobs.s3` is set), so an entry
 // Redis holds always has its body.
-import { S3Client } from 'bun'
+import type { S3Client } from 'bun'
 import { script, type SharedRedis } from '../cluster/redis.ts'
 import type { CacheSettings } from '../config/cache.ts'
 import type { S3Settings } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
+import { s3Client } from '../files/s3-blob-store.ts'
 import { bytesOf, type CacheStore, type CachedAnswer } from './store.ts'
 
 const NOW = `
@@ -87,17 +88,7 @@ export class RedisCacheStore implements CacheStore {
     this.maxBytes = settings.maxBytes
     this.p = redis.settings.prefix + 'cache:'
     this.s3Prefix = (s3?.prefix ?? '') + 'cache/'
-    if (s3) {
-      this.s3 = new S3Client({
-        bucket: s3.bucket,
-        endpoint: s3.endpoint,
-        region: s3.region,
-        accessKeyId: s3.accessKeyId,
-        secretAccessKey: s3.secretAccessKey,
-        sessionToken: s3.sessionToken,
-        virtualHostedStyle: !s3.pathStyle,
-      })
-    }
+    if (s3) this.s3 = s3Client(s3)
   }
 
   private keys(key: string): string[] {

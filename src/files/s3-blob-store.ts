@@ -20,6 +20,19 @@ const PART_BYTES = 8 * 1024 * 1024
  */
 const ORPHAN_GRACE_MS = 60 * 60_000
 
+/** A client of the configured bucket (the response cache keeps large bodies there too). */
+export function s3Client(s: S3Settings): S3Client {
+  return new S3Client({
+    bucket: s.bucket,
+    endpoint: s.endpoint,
+    region: s.region,
+    accessKeyId: s.accessKeyId,
+    secretAccessKey: s.secretAccessKey,
+    sessionToken: s.sessionToken,
+    virtualHostedStyle: !s.pathStyle,
+  })
+}
+
 function randomHex(): string {
   return crypto.randomUUID().replaceAll('-', '')
 }
@@ -28,15 +41,7 @@ export class S3BlobStore implements BlobStore {
   readonly client: S3Client
 
   constructor(private readonly s: S3Settings) {
-    this.client = new S3Client({
-      bucket: s.bucket,
-      endpoint: s.endpoint,
-      region: s.region,
-      accessKeyId: s.accessKeyId,
-      secretAccessKey: s.secretAccessKey,
-      sessionToken: s.sessionToken,
-      virtualHostedStyle: !s.pathStyle,
-    })
+    this.client = s3Client(s)
   }
 
   private nameOf(key: string): string | null {
