@@ -16,6 +16,8 @@ const TEXT = fixture('openai/chat/nonstream-text.json')
 const STREAM = fixture('openai/chat/stream-text-include-usage.sse')
 const CLAUDE_TEXT = fixture('anthropic/messages/nonstream-text.json')
 const CLAUDE_STREAM = fixture('anthropic/messages/stream-text.sse')
+const RESPONSES_TEXT = fixture('openai/responses/nonstream-text.json')
+const RESPONSES_STREAM = fixture('openai/responses/stream-text.sse')
 const ADMIN = 'admin-token-cache-tests'
 const ask = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'hi' }] }
 const cached = (ttl = 60) => ({ headers: { 'x-switchyard-cache': String(ttl) } })
@@ -183,6 +185,28 @@ describe('the exact response cache', () => {
     expect(m2.response.headers.get('x-switchyard-cache')).toBe('hit')
     expect(m2.data).toEqual(m1)
     expect(claude.requests.length).toBe(2)
+  })
+
+  test('the responses surface: a hit answers the same response, JSON and streamed', async () => {
+    const { client } = await gateway()
+    openai.script((r) => (r.json().stream ? { sse: RESPONSES_STREAM } : { json: RESPONSES_TEXT }))
+    const first = await client.responses.create({ model: 'gpt-4o-mini', input: 'hi' }, cached())
+    await storedAtLeast(1)
+    const second = await client.responses.create({ model: 'gpt-4o-mini', input: 'hi' }, cached()).withResponse()
+    expect(second.response.headers.get('x-switchyard-cache')).toBe('hit')
+    expect(second.data.output_text).toBe(first.output_text)
+    expect(second.data.id).toBe(first.id)
+    const events = async () => {
+      const types: string[] = []
+      for await (const e of await client.responses.create({ model: 'gpt-4o-mini', input: 'hi', stream: true }, cached())) types.push(e.type)
+      return types
+    }
+    const streamed = await events()
+    await storedAtLeast(2)
+    expect(await events()).toEqual(streamed)
+    expect(streamed).toContain('response.completed')
+    expect(openai.requests.length).toBe(2)
+    expect((await record(first.id)).cached).toBe(true)
   })
 
   test('another account misses; another key of the same account hits; scope global shares across accounts', async () => {
