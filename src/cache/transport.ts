@@ -7,6 +7,7 @@
 import type { Exchange, Transport } from '../providers/http.ts'
 import type { Logger } from '../http/log.ts'
 import { matchKey } from '../replay/match.ts'
+import { RedisUnavailable } from '../cluster/redis.ts'
 import type { CacheStore, CachedAnswer } from './store.ts'
 
 /** The store's key of an exchange: its match key within its scope (an account, or `*`). */
@@ -29,10 +30,7 @@ export function withCache(store: CacheStore, log: Pick<Logger, 'warn'>, next: Tr
     if (!use) return next(url, init, exchange)
     const key = cacheKey(exchange, use.scope)
     // a store that cannot answer is a miss: the request goes upstream as if uncached
-    const found = await store.get(key, use.ttlMs).catch((e) => {
-      log.warn('cache: a lookup failed; the request goes upstream', { error: String(e) })
-      return undefined
-    })
+    const found = await store.get(key, use.ttlMs).catch((e) => void told(log, 'cache: a lookup failed; the request goes upstream', e))
     use.looked(found !== undefined)
     if (found) {
       // the request body that is never sent (a long one is a stream)
@@ -42,9 +40,14 @@ export function withCache(store: CacheStore, log: Pick<Logger, 'warn'>, next: Tr
     const res = await next(url, init, exchange)
     if (res.status < 200 || res.status > 299 || !res.body) return res
     const keep = (body: string) =>
-      use.hold(() => store.put(key, { status: res.status, contentType: res.headers.get('content-type'), body }, use.ttlMs).catch((e) => log.warn('cache: an answer could not be stored', { error: String(e) })))
+      use.hold(() => store.put(key, { status: res.status, contentType: res.headers.get('content-type'), body }, use.ttlMs).catch((e) => told(log, 'cache: an answer could not be stored', e)))
     return kept(res, store.maxBytes, keep)
   }
+}
+
+/** A store's failure, logged; Redis away is not, once per request: SharedRedis says so once for the outage. */
+function told(log: Pick<Logger, 'warn'>, what: string, e: unknown): void {
+  if (!(e instanceof RedisUnavailable)) log.warn(what, { error: String(e) })
 }
 
 function answerOf(a: CachedAnswer): Response {
