@@ -149,11 +149,12 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       headers['x-switchyard-provider'] = c.deployment.provider
       const key = deploymentKey(c.deployment)
       const attempt = watch.attempt({ provider: c.deployment.provider, model: c.model })
+      out.beginAttempt(c.deployment.provider)
       const t0 = performance.now()
       try {
         const reply = await call({ ...c, watch: attempt })
         const ms = Math.round(performance.now() - t0)
-        out.attempts.push({ provider: c.deployment.provider, status: reply.status, ms })
+        out.endAttempt(reply.status)
         attempt.end(reply.status)
         // an answer from the response cache says nothing of the deployment
         if (out.cached) s.health.abandoned(key)
@@ -161,7 +162,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         return reply
       } catch (e) {
         failure = e
-        out.attempts.push({ provider: c.deployment.provider, status: statusOf(e), ms: Math.round(performance.now() - t0) })
+        out.endAttempt(statusOf(e))
         attempt.end(statusOf(e), (e as Error)?.message ?? String(e))
         // a client that left, or a failure that is not the deployment's (a request it refused): no other call
         if (signal.aborted || !retryable(e, s.config.routing.retryOn)) {

@@ -39,6 +39,8 @@ export class GenerationOutcome {
   provider?: string
   deployment?: string
   attempts: UpstreamAttempt[] = []
+  /** The upstream call under way: its provider and when it began. */
+  private current?: { provider: string; t0: number }
   /** The serving call was answered from the response cache: recorded as cached, at no cost. */
   cached = false
   /** Told once, at the record, whether the generation succeeded (the response cache keeps an answer only then). */
@@ -100,6 +102,19 @@ export class GenerationOutcome {
     this.base.model = model
   }
 
+  /** An upstream call begins (one of the attempts). */
+  beginAttempt(provider: string) {
+    this.current = { provider, t0: performance.now() }
+  }
+
+  /** The call under way ended: answered with `status` (200 once accepted) or failed before its first byte. */
+  endAttempt(status: number) {
+    const c = this.current
+    if (!c) return
+    this.current = undefined
+    this.attempts.push({ provider: c.provider, status, ms: Math.round(performance.now() - c.t0) })
+  }
+
   fail(status: number, message: string) {
     if (this.completed) return
     this.httpStatus = status
@@ -109,6 +124,8 @@ export class GenerationOutcome {
   record() {
     if (this.recorded || !this.sink) return
     this.recorded = true
+    // recorded inside the call (a JSON reply): the call that served is one of the attempts too
+    this.endAttempt(this.httpStatus)
     this.onRecord?.(this.error === null)
     // A stream that failed or was dropped after output is billed for what was produced;
     // the count runs in the token worker, so the record follows it by a few ms.

@@ -157,6 +157,16 @@ models:
     expect(list.data[0]!.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])).toEqual([['openai-a', 503], ['openai-b', 429]])
   })
 
+  test('a responses reply relayed as it came names in its record the call that served, after the one that failed', async () => {
+    a.script({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })
+    b.script({ json: fixture('openai/responses/nonstream-text.json') })
+    const { gw, client } = await gateway({ priorities: [1, 2] })
+    const r = await client.responses.create({ model: 'gpt-4o-mini', input: 'hi', store: false })
+    expect(b.requests[0]!.path).toBe('/v1/responses')
+    const rec = await record(gw, r.id)
+    expect(rec.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])).toEqual([['openai-a', 502], ['openai-b', 200]])
+  })
+
   test('a responses request failed over from a pass-through upstream to one it must be translated for', async () => {
     a.script({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })
     b.script({ json: TEXT })
