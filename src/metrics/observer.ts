@@ -29,8 +29,9 @@ export class MetricsObserver implements GenerationObserver {
     return new Watch(this, start)
   }
 
-  /** The record's price as the recorder takes it; null when unpriced (or the price failed). */
+  /** The record's price as the recorder takes it (a cache hit costs nothing); null when unpriced (or the price failed). */
   costOf(record: GenerationInput): number | null {
+    if (record.cached) return 0
     try {
       return this.price(record.model, record.usage, new Date(record.createdAt))
     } catch {
