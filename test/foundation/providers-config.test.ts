@@ -178,7 +178,7 @@ test('switchyard config prints the providers with their keys masked and each con
   expect(cfg.providers['openai-a']).toMatchObject({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeys: ['…0001 (23 chars)', '…0002 (23 chars)'] })
   expect(cfg.providers.azure).toMatchObject({ kind: 'azure-openai', apiVersion: '2024-10-21' })
   for (const secret of ['sk-one-0000000000000001', 'sk-two-0000000000000002', 'sk-b-secret-from-env-0000', 'az-key-00000000000000000', 'sk-ant-000000000000000000']) expect(r.stdout).not.toContain(secret)
-  expect(cfg.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'] })
+  expect(cfg.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'], deadlineMs: 90_000 })
   expect(cfg.deployments.models['gpt-4o-mini']).toEqual({
     deployments: [
       { provider: 'openai-a', upstreamId: 'gpt-4o-mini', weight: 3, priority: 1 },
