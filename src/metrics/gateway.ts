@@ -6,6 +6,7 @@ import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Sql } from '../db/sql.ts'
 import { openStreams } from '../pipeline/sse.ts'
+import { droppedSpans } from '../tracing/processor.ts'
 import { deploymentKey, type DeploymentHealth } from '../routing/health.ts'
 import { BatchSeries } from './batches.ts'
 import { render, type Format } from './exposition.ts'
@@ -31,6 +32,7 @@ export class GatewayMetrics {
   private readonly limited: Record<'key' | 'ip', Cell>
   private readonly refused: Cell
   private readonly streams: Cell
+  private readonly spansDropped: Cell
   private readonly cooldown: Gauge
   private readonly process: ProcessSeries
 
@@ -45,6 +47,7 @@ export class GatewayMetrics {
     this.limited = { key: limited.cell(['key']), ip: limited.cell(['ip']) }
     const refused = (this.refused = r.counter('switchyard_credits_refused', 'Requests refused for lack of credit (402): a key spent at the front, or its requests in progress holding the rest').cell())
     this.streams = r.gauge('switchyard_open_streams', 'Streamed replies open now').cell()
+    this.spansDropped = r.counter('switchyard_spans_dropped', 'Trace spans never exported from the request thread: the queue was full, the collector failed, or they were unsent at shutdown').cell()
     this.batches = new BatchSeries(r, generations, (id) => catalog.resolve(id)?.family)
     this.process = new ProcessSeries(r)
     this.observer = new MetricsObserver(generations, upstream, (m, u, at) => catalog.cost(m, u, at), refused)
@@ -62,6 +65,7 @@ export class GatewayMetrics {
   /** The registry as text, its scrape-time series read now. */
   async scrape(format: Format): Promise<string> {
     this.streams.value = openStreams()
+    this.spansDropped.value = droppedSpans()
     this.collectCooldowns()
     this.process.collect()
     await this.batches.collect(this.deps.sql)

@@ -315,6 +315,12 @@ describe('a collector that is down', () => {
     for (let i = 0; i < 100 && droppedSpans() - before < 60; i++) await Bun.sleep(10)
     expect(droppedSpans() - before).toBeGreaterThanOrEqual(60)
     expect(ms).toBeLessThan(5000)
+    // and a monitoring stack sees it: the count is a series of GET /metrics
+    const g2 = gw!
+    g2.services.config.metrics.public = true
+    const text = await fetch(`${g2.url}/metrics`).then((r) => r.text())
+    const line = text.split('\n').find((l) => l.startsWith('switchyard_spans_dropped_total '))
+    expect(Number(line?.split(' ')[1])).toBe(droppedSpans())
     await gw!.stop()
     gw = undefined
     // at shutdown what was still queued is counted too: every span is accounted for
