@@ -49,7 +49,7 @@ export class DbCacheStore implements CacheStore {
     }
     // older than this request takes: kept for those that take it
     if (now - Number(row.createdAt) > maxAgeMs) return undefined
-    await this.sql.run(TOUCH, [now, key])
+    await this.sql.run(TOUCH, [this.useTime(now), key])
     return { status: Number(row.status), contentType: row.contentType, body: row.body }
   }
 
@@ -61,6 +61,13 @@ export class DbCacheStore implements CacheStore {
   }
 
   private writing: Promise<void> = Promise.resolve()
+  private lastUse = 0
+
+  /** A use's time, after every earlier use of this instance: two uses in one millisecond keep their order for eviction. */
+  private useTime(now: number): number {
+    this.lastUse = Math.max(now, this.lastUse + 1)
+    return this.lastUse
+  }
 
   private async store(key: string, answer: CachedAnswer, ttlMs: number): Promise<void> {
     const bytes = bytesOf(answer)
@@ -69,7 +76,7 @@ export class DbCacheStore implements CacheStore {
     this.total ??= (await this.stats()).bytes
     if (this.total - replaced + bytes > this.maxBytes) await this.evict(this.maxBytes - bytes + replaced, key)
     const now = Date.now()
-    await this.sql.run(PUT, [key, answer.status, answer.contentType, answer.body, bytes, now, now + ttlMs, now])
+    await this.sql.run(PUT, [key, answer.status, answer.contentType, answer.body, bytes, now, now + ttlMs, this.useTime(now)])
     this.total += bytes - replaced
   }
 

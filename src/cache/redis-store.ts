@@ -20,6 +20,8 @@ import { bytesOf, type CacheStore, type CachedAnswer } from './store.ts'
 const NOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- a use's place in the LRU order, in microseconds: two uses in one millisecond keep their order
+local use = tonumber(t[1]) * 1000000 + tonumber(t[2])
 `
 
 // Takes `key` off the count (its entry expired or is being evicted); 1 when its body was in S3.
@@ -43,7 +45,7 @@ if not e[1] then
   return false
 end
 if now - tonumber(e[5]) > tonumber(ARGV[3]) then return false end
-redis.call('ZADD', KEYS[2], now, ARGV[2])
+redis.call('ZADD', KEYS[2], use, ARGV[2])
 return { e[1], e[2] or '', e[3] or '', e[4] or '0' }
 `)
 
@@ -56,7 +58,7 @@ local gone = {}
 if forget(ARGV[2]) == 1 and ARGV[6] ~= '1' then table.insert(gone, ARGV[2]) end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'ct', ARGV[4], 'body', ARGV[5], 's3', ARGV[6], 'at', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
-redis.call('ZADD', KEYS[2], now, ARGV[2])
+redis.call('ZADD', KEYS[2], use, ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[7])
 if ARGV[6] == '1' then redis.call('SADD', KEYS[5], ARGV[2]) end
 local total = redis.call('INCRBY', KEYS[4], ARGV[7])

@@ -78,7 +78,7 @@ async function stats(): Promise<{ entries: number; bytes: number; max_bytes: num
 }
 
 /** Stored once the record is made (the next turn after the reply): wait for it. */
-async function until(ok: () => Promise<boolean>, ms = 3_000) {
+async function until(ok: () => Promise<boolean>, ms = 10_000) {
   const end = Date.now() + ms
   while (!(await ok())) {
     if (Date.now() > end) throw new Error('timed out')
