@@ -18,6 +18,7 @@ const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
 Usage:
   switchyard [serve] [--host H] [--port P] [--data-dir D] [--config F] [--log-level L] [--log-format json|text]
+                   [--record DIR | --replay DIR]   write upstream exchanges to cassettes in DIR, or answer from them
   switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
@@ -34,6 +35,8 @@ const OPTIONS = {
   config: { type: 'string' },
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
+  record: { type: 'string' },
+  replay: { type: 'string' },
   name: { type: 'string' },
   account: { type: 'string' },
   credits: { type: 'string' },
@@ -71,6 +74,7 @@ async function serve(config: Config) {
     `  Anthropic-family models → ${served('anthropic')}`,
     `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
     `  dashboard: ${running.url}/ui   sign in with ${config.adminToken ? 'the admin token (SWITCHYARD_ADMIN_TOKEN or server.admin_token)' : 'a gateway key sk-sy-… (with SWITCHYARD_ADMIN_TOKEN set, the admin token manages keys there)'}`,
+    ...(config.replay ? [`  cassettes: ${config.replay.mode} ${config.replay.dir}`] : []),
     ...Object.entries(storesOf(config)).filter(([concern]) => concern !== 'database').map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
   ]
   if (running.bootstrapKey) {

@@ -13,6 +13,7 @@ import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
 import type { LogFormat, LogLevel } from '../http/log.ts'
 import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.ts'
 import { cacheSettings, type CacheSettings } from './cache.ts'
+import { answersOffline, replaySettings, type ReplaySettings } from './replay.ts'
 
 export type { LogLevel }
 
@@ -49,6 +50,8 @@ export interface Config {
   generations: { retentionDays: number; maxBacklog: number }
   /** The exact response cache: who is cached by default, its scope and its bound. */
   cache: CacheSettings
+  /** Cassettes: upstream exchanges recorded to a directory or answered from it (src/replay); null: every call goes upstream. */
+  replay: ReplaySettings | null
   /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
   responses: { maxThreadBytes: number }
   /** GET /metrics: without the admin token when public; key id and account labels with perKey. */
@@ -217,7 +220,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     f = parseConfigFile(readFileSync(file, 'utf8'), env, file)
   }
 
-  const providers = resolveProviders(f.providers, env)
+  const replay = replaySettings(f.replay, env, flags, cwd)
+  const providers = resolveProviders(f.providers, env, { keyless: answersOffline(replay) })
 
   const port = num(str(flags.port) ?? env.PORT, 'port') ?? f.server?.port ?? 4141
   if (!Number.isInteger(port) || port > 65535) throw new ConfigError(`port: expected an integer 0-65535, got ${port}`)
@@ -259,6 +263,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxBacklog: count(num(env.SWITCHYARD_RECORDS_MAX_BACKLOG, 'SWITCHYARD_RECORDS_MAX_BACKLOG') ?? f.generations?.max_backlog ?? 10_000, 1),
     },
     cache: cacheSettings(f.cache),
+    replay,
     responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },
     metrics: {
       public: (str(env.SWITCHYARD_METRICS_PUBLIC) ?? String(f.metrics?.public ?? false)) === 'true',

@@ -2,6 +2,7 @@
 // as users write them in YAML; `load.ts` turns the result into the typed Config.
 import { t, type Static } from 'elysia'
 import { CacheSchema } from './cache.ts'
+import { ReplaySchema } from './replay.ts'
 
 const Price = t.Object(
   {
@@ -112,6 +113,8 @@ export const ConfigFileSchema = t.Object(
     ),
     /** The exact response cache (config/cache.ts). */
     cache: t.Optional(CacheSchema),
+    /** Cassettes: record upstream exchanges, or answer from them (config/replay.ts). */
+    replay: t.Optional(ReplaySchema),
     responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(t.Integer({ minimum: 1024 })) }, { additionalProperties: false })),
     /** GET /metrics: `public` needs no token (a private network's port); `per_key` adds key id and account labels. */
     metrics: t.Optional(t.Object({ public: t.Optional(t.Boolean()), per_key: t.Optional(t.Boolean()) }, { additionalProperties: false })),

@@ -51,7 +51,8 @@ function fromEnv(family: 'openai' | 'anthropic', env: Env) {
   return { key: str(env[`${prefix}_API_KEY`]), base: str(env[`${prefix}_BASE_URL`]) }
 }
 
-export function resolveProviders(file: ConfigFile['providers'], env: Env): Record<string, ProviderConfig> {
+/** `keyless`: cassettes answer for the upstreams, so a family's provider stands without a key or an address. */
+export function resolveProviders(file: ConfigFile['providers'], env: Env, opts: { keyless?: boolean } = {}): Record<string, ProviderConfig> {
   const out: Record<string, ProviderConfig> = {}
   const list = Array.isArray(file) ? file : undefined
   const where = (i: number) => `providers[${i}]`
@@ -70,8 +71,8 @@ export function resolveProviders(file: ConfigFile['providers'], env: Env): Recor
     let keys = keysOf(e, `providers.${family}`)
     if (keys.length === 0 && env_.key) keys = [env_.key]
     const base = str(e.base_url) ?? env_.base
-    // the shorthand names an upstream only once it has a key or an address
-    if (keys.length === 0 && !base) continue
+    // the shorthand names an upstream only once it has a key or an address (or cassettes answer for it)
+    if (keys.length === 0 && !base && !opts.keyless) continue
     out[family] = provider(family, family, e, keys, base, `providers.${family}`)
   }
   return out
