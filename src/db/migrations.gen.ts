@@ -9,6 +9,7 @@ import m6 from '../../db/migrations/0006_stored_responses.sql' with { type: 'tex
 import m7 from '../../db/migrations/0007_drop_responses.sql' with { type: 'text' }
 import m8 from '../../db/migrations/0008_generation_deployments.sql' with { type: 'text' }
 import m9 from '../../db/migrations/0009_response_cache.sql' with { type: 'text' }
+import m10 from '../../db/migrations/0010_generation_replayed.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -16,6 +17,7 @@ import p3 from '../../db/pg-migrations/0003_stored_responses.sql' with { type: '
 import p4 from '../../db/pg-migrations/0004_drop_responses.sql' with { type: 'text' }
 import p5 from '../../db/pg-migrations/0005_generation_deployments.sql' with { type: 'text' }
 import p6 from '../../db/pg-migrations/0006_response_cache.sql' with { type: 'text' }
+import p7 from '../../db/pg-migrations/0007_generation_replayed.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -31,6 +33,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0007_drop_responses", when: 1795566695039, breakpoints: true, sql: m7 },
   { tag: "0008_generation_deployments", when: 1795598164352, breakpoints: true, sql: m8 },
   { tag: "0009_response_cache", when: 1795600041982, breakpoints: true, sql: m9 },
+  { tag: "0010_generation_replayed", when: 1795602208053, breakpoints: true, sql: m10 },
 ]
 
 /** PostgreSQL. */
@@ -42,4 +45,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0004_drop_responses", when: 1795566697416, breakpoints: true, sql: p4 },
   { tag: "0005_generation_deployments", when: 1795598165260, breakpoints: true, sql: p5 },
   { tag: "0006_response_cache", when: 1795600042669, breakpoints: true, sql: p6 },
+  { tag: "0007_generation_replayed", when: 1795602208668, breakpoints: true, sql: p7 },
 ]

@@ -114,6 +114,8 @@ export function declareTables(k: ColumnKit) {
       usageCounted: k.bool('usage_counted').notNull().default(false),
       /** Answered from the response cache: no upstream call was made, and the cost is 0. */
       cached: k.bool('cached').notNull().default(false),
+      /** Answered from a cassette (src/replay): no upstream call was made; the cost is 0 unless replay.bill. */
+      replayed: k.bool('replayed').notNull().default(false),
     },
     (t) => [
       k.index('generations_key').on(t.apiKeyId, t.createdAt),

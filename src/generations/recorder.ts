@@ -16,7 +16,7 @@ import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore } from './store.ts'
-import type { GenerationInput, GenerationSink } from './types.ts'
+import { costsNothing, type GenerationInput, type GenerationSink } from './types.ts'
 
 export interface RecorderDeps {
   storage: Storage
@@ -243,8 +243,8 @@ export class Recorder implements GenerationSink {
   }
 
   private costOf(g: GenerationInput): number | null {
-    // an answer from the response cache cost nothing upstream
-    if (g.cached) return 0
+    // an answer from the response cache, or a cassette's, cost nothing upstream
+    if (costsNothing(g)) return 0
     try {
       return this.deps.catalog.cost(g.model, g.usage, new Date(g.createdAt))
     } catch {

@@ -62,6 +62,7 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     attempts: input.attempts && input.attempts.length > 0 ? JSON.stringify(input.attempts) : null,
     usageCounted: u.counted === true,
     cached: input.cached === true,
+    replayed: input.replayed !== undefined,
   }
 }
 
@@ -155,5 +156,7 @@ export function toWire(row: GenerationRow) {
   out.attempts = attemptsOf(row)
   // answered from the response cache, at no cost
   if (row.cached) out.cached = true
+  // answered from a cassette (src/replay)
+  if (row.replayed) out.replayed = true
   return out
 }

@@ -37,6 +37,13 @@ export interface GenerationInput {
   recordId?: string
   /** Answered from the response cache: recorded at no cost. */
   cached?: boolean
+  /** Answered from a cassette (src/replay): recorded at no cost unless `billed`. */
+  replayed?: { billed: boolean }
+}
+
+/** A record that costs nothing: answered from the response cache, or replayed unbilled. */
+export function costsNothing(g: Pick<GenerationInput, 'cached' | 'replayed'>): boolean {
+  return g.cached === true || (g.replayed !== undefined && !g.replayed.billed)
 }
 
 /** One upstream call of a request: which provider, what it answered (an HTTP status; 200 when it served), how long it took. */

@@ -6,7 +6,7 @@
 // reply the tap completes) is watched before that call is added to it.
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Surface } from '../config/models.ts'
-import type { GenerationInput } from '../generations/types.ts'
+import { costsNothing, type GenerationInput } from '../generations/types.ts'
 import type { Usage } from '../ir/types.ts'
 import type { AttemptWatch, GenerationObserver, GenerationStart, GenerationWatch, UpstreamCall } from '../pipeline/observe.ts'
 import type { GenerationSeries } from './generations.ts'
@@ -31,7 +31,7 @@ export class MetricsObserver implements GenerationObserver {
 
   /** The record's price as the recorder takes it (a cache hit costs nothing); null when unpriced (or the price failed). */
   costOf(record: GenerationInput): number | null {
-    if (record.cached) return 0
+    if (costsNothing(record)) return 0
     try {
       return this.price(record.model, record.usage, new Date(record.createdAt))
     } catch {

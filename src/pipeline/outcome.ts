@@ -43,6 +43,8 @@ export class GenerationOutcome {
   private current?: { provider: string; t0: number }
   /** The serving call was answered from the response cache: recorded as cached, at no cost. */
   cached = false
+  /** The serving call was answered from a cassette (src/replay): recorded as replayed, at no cost unless billed. */
+  replayed?: { billed: boolean }
   /** Told once, at the record, whether the generation succeeded (the response cache keeps an answer only then). */
   onRecord?: (ok: boolean) => void
   private recorded = false
@@ -151,6 +153,7 @@ export class GenerationOutcome {
       attempts: this.attempts,
       recordId: newGenerationId(),
       cached: this.cached,
+      replayed: this.replayed,
     }
     const watch = this.base.watch
     const reply = () => this.reply ?? this.producedText()

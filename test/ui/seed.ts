@@ -54,6 +54,7 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         attempts: null,
         usageCounted: false,
         cached: false,
+        replayed: false,
       })
     }
   }

@@ -1,0 +1,1 @@
+ALTER TABLE `generations` ADD `replayed` integer DEFAULT false NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE "generations" ADD COLUMN "replayed" boolean DEFAULT false NOT NULL;
