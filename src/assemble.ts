@@ -26,6 +26,7 @@ import { GatewayMetrics } from './metrics/gateway.ts'
 import { observers } from './pipeline/observe.ts'
 import { createCacheStore } from './cache/create.ts'
 import { withCache } from './cache/transport.ts'
+import { cassetteTransport } from './replay/replay.ts'
 
 export interface AssembleOptions {
   ledger: Ledger
@@ -58,6 +59,7 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   if (metrics) onClose.push(() => metrics.close())
   // the response cache answers in front of whatever sends upstream (fetch, cassettes)
   const cache = createCacheStore(config, storage, log, opts.cluster)
+  const upstream = config.replay ? cassetteTransport(config.replay, config, log) : fetch
   return {
     config,
     storage,
@@ -66,7 +68,7 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     billing,
     limiter: opts.limiter,
     log,
-    providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition(), transport: withCache(cache, log) }),
+    providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition(), transport: withCache(cache, log, upstream) }),
     cache,
     health,
     observe: observers([...(metrics ? [metrics.observer] : []), ...(tracing ? [tracing.observer] : [])]),

@@ -23,6 +23,8 @@ export interface RequestContext {
    * seconds; 0: not from it, not into it. Undefined: the config decides (cache/ask.ts).
    */
   cacheTtlS?: number
+  /** The cassette the client named (`x-switchyard-cassette`), a checked file name. */
+  cassette?: string
   /** Interval of `: ping` comments on a silent stream (tests shorten it). */
   pingMs?: number
   /**

@@ -120,7 +120,11 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   /** One upstream call; a failure before its first byte is thrown unrecorded (the loop below decides). */
   const call = async (c: Candidate & { watch: AttemptWatch }): Promise<Response | JsonReply> => {
     const adapter = s.providers.adapterFor(c.deployment.provider)
-    const ctx: CallContext = { signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: c.watch.headers, cache: c.plan.pauseAtTool ? undefined : cache }
+    const ctx: CallContext = {
+      signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: c.watch.headers, cache: c.plan.pauseAtTool ? undefined : cache,
+      // cassettes: the client's own file, and whether a recording answered
+      cassette: rc.cassette, replayed: (how) => (out.replayed = how),
+    }
     const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
     const passthrough = pt && passthroughOf(c.plan)
     if (pt && passthrough) {

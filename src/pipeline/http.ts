@@ -2,6 +2,7 @@
 import { keyOf, requestInfo } from '../http/context.ts'
 import type { RequestContext } from './context.ts'
 import { cacheHeader } from '../cache/ask.ts'
+import { cassetteHeader } from '../replay/cassette-name.ts'
 
 export function contextOf(request: Request, extra: Partial<RequestContext> = {}): RequestContext {
   const info = requestInfo(request)
@@ -15,6 +16,7 @@ export function contextOf(request: Request, extra: Partial<RequestContext> = {})
     traceparent: request.headers.get('traceparent') ?? undefined,
     tracestate: request.headers.get('tracestate') ?? undefined,
     cacheTtlS: cacheHeader(request.headers),
+    cassette: cassetteHeader(request.headers),
     onTrace: (traceId, spanId) => {
       info.traceId = traceId
       info.spanId = spanId

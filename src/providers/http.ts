@@ -168,6 +168,8 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
 /** A fetch or body-read failure: the caller's abort passes through as is; the rest become UpstreamErrors. */
 function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown): unknown {
   if (callers.aborted) return callers.reason
+  // a transport's own answer in the gateway's terms (a cassette miss) stands as it is
+  if (e instanceof UpstreamError) return e
   if (ours.aborted && ours.reason === TIMED_OUT) {
     return new UpstreamError({ status: 504, message: `upstream ${p.name} did not answer within ${p.timeoutMs} ms`, type: 'timeout' })
   }

@@ -21,6 +21,13 @@ export interface CallContext {
   headers?: Record<string, string>
   /** The generation uses the response cache (cache/ask.ts): its transport may answer the call. */
   cache?: CacheUse
+  /** The cassette the client named (`x-switchyard-cassette`): its exchanges are recorded there, not in the model's file. */
+  cassette?: string
+  /**
+   * Told, when cassettes stand in for the upstream (src/replay), whether a recording answered
+   * the call (and whether it is billed) or it went upstream.
+   */
+  replayed?: (how: { billed: boolean } | undefined) => void
 }
 
 /** The wire a surface speaks and an upstream may speak too: then the body passes through. */
