@@ -11,6 +11,11 @@ export const VOLATILE: readonly string[] = [
   'user',
   'safety_identifier',
   'prompt_cache_key',
+  // the Responses API's client bookkeeping (Codex sends its turn ids there, new each run)
+  'client_metadata',
+  // ids a client gives its own input items (Codex: `msg_<uuid>`, `fco_<uuid>`, new each run); the
+  // ids of items the model made come back the same from a replay, and say nothing of the request
+  'input.*.id',
 ]
 
 export interface MatchInput {

@@ -12,6 +12,20 @@ describe('match key', () => {
     expect(matchKey({ path: '/v1/messages', body: { ...base, metadata: { user_id: 'a' } } })).toBe(matchKey({ path: '/v1/messages', body: { ...base, metadata: { user_id: 'b' } } }))
   })
 
+  test("a client's own bookkeeping does not change it (Codex's turn ids, its input items' ids)", () => {
+    const turn = (id: string) => ({
+      ...base,
+      client_metadata: { root_turn_id: id, session_id: id },
+      prompt_cache_key: id,
+      input: [{ type: 'message', id: `msg_${id}`, role: 'user', content: 'hi' }, { type: 'function_call_output', id: `fco_${id}`, call_id: 'call_1', output: 'ok' }],
+    })
+    expect(matchKey({ path: '/v1/responses', body: turn('a') })).toBe(matchKey({ path: '/v1/responses', body: turn('b') }))
+    // what the items say still counts
+    const other = turn('a')
+    other.input[1]!.call_id = 'call_2'
+    expect(matchKey({ path: '/v1/responses', body: other })).not.toBe(matchKey({ path: '/v1/responses', body: turn('a') }))
+  })
+
   test('what the model is asked, and where, changes it', () => {
     const k = matchKey({ path: '/v1/chat/completions', body: base })
     expect(matchKey({ path: '/v1/chat/completions', body: { ...base, messages: [{ role: 'user', content: 'hello' }] } })).not.toBe(k)
