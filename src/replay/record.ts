@@ -2,8 +2,9 @@
 // it arrives (a stream is never held back) while its bytes are gathered beside, with when
 // each arrived. Once read to its end the exchange is written to its cassette: the request's
 // match key and normalised body, the response's status, the headers worth keeping, and its
-// body (JSON whole, or a stream's events with their times). An answer the client abandoned
-// (it left, or the request's deadline passed) is not written: it is not what the upstream says.
+// body (JSON whole, or a stream's events with their times). A stream the gateway stopped
+// reading (at its last event, or because its client left) is written as far as it was read; a
+// stream that broke off says so after its events; a JSON body that broke off is not written.
 import type { Exchange, Transport } from '../providers/http.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
 import { jsonPart, type BodyPart, type CassetteEntry, type RecordedEvent } from './cassette.ts'
@@ -44,7 +45,7 @@ export async function recordCall(dir: CassetteDir, req: CassetteRequest, url: st
     // a JSON answer that broke off is not one to replay; a stream's events before the break are
     if (got.error !== undefined && !sse) return
     write(sse ? eventsOf(got, dir.scrub) : jsonPart(dir.scrub(got.text())))
-  }, exchange.ctx?.signal)
+  })
 }
 
 interface Gathered {
@@ -56,11 +57,11 @@ interface Gathered {
 
 /**
  * The response passed on as it arrives, its chunks gathered beside with their times; `done`
- * gets them once the body was read to its end, broke off, or was cancelled by the gateway
- * itself (an adapter stops reading at a stream's last event), never when `abandoned` (the
- * client's signal) had been raised by then.
+ * gets them once the body was read to its end, broke off, or was cancelled (an adapter stops
+ * reading at a stream's last event; a client that leaves cancels it too, often just after the
+ * last event: what was read is what the upstream said).
  */
-function tee(res: Response, done: (got: Gathered) => void, abandoned?: AbortSignal): Response {
+function tee(res: Response, done: (got: Gathered) => void): Response {
   if (!res.body) {
     done(gathered([]))
     return res
@@ -72,7 +73,7 @@ function tee(res: Response, done: (got: Gathered) => void, abandoned?: AbortSign
   const finish = (error?: string) => {
     if (finished) return
     finished = true
-    if (!abandoned?.aborted) done(gathered(chunks, error))
+    done(gathered(chunks, error))
   }
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
