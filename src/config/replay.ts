@@ -16,8 +16,17 @@ export const ReplaySchema = t.Object(
     mode: t.Optional(t.Union(REPLAY_MODES.map((m) => t.Literal(m)))),
     /** The cassettes' directory (relative to the working directory). */
     dir: t.Optional(t.String({ minLength: 1 })),
-    /** Upstream body fields (dotted paths, `*` for any key or index) that do not decide whether two requests are the same. */
-    match: t.Optional(t.Object({ ignore: t.Optional(t.Array(t.String({ minLength: 1 }))) }, { additionalProperties: false })),
+    match: t.Optional(
+      t.Object(
+        {
+          /** Upstream body fields (dotted paths, `*` for any key or index) that do not decide whether two requests are the same. */
+          ignore: t.Optional(t.Array(t.String({ minLength: 1 }))),
+          /** Regular expressions: text of the upstream body they match does not decide it either (a date, a checkout path in a prompt). */
+          patterns: t.Optional(t.Array(t.String({ minLength: 1 }))),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Replayed streams keep their recorded spacing divided by this (1: real time); unset: as fast as possible. */
     speed: t.Optional(t.Number({ exclusiveMinimum: 0 })),
     /** Replayed calls are priced as the upstream's would be (default: they cost 0). */
@@ -31,6 +40,8 @@ export interface ReplaySettings {
   /** Absolute. */
   dir: string
   ignore: string[]
+  /** Text they match is replaced before a request's match key is taken (and in the request as kept). */
+  patterns: RegExp[]
   /** Undefined: no waiting between replayed events. */
   speed?: number
   bill: boolean
@@ -55,11 +66,20 @@ export function replaySettings(f: Static<typeof ReplaySchema> | undefined, env: 
     mode: (mode as ReplayMode | undefined) ?? 'replay',
     dir: resolve(cwd, dir),
     ignore: f?.match?.ignore ?? [],
+    patterns: (f?.match?.patterns ?? []).map(pattern),
     speed: f?.speed,
     bill: f?.bill ?? false,
   }
   if (settings.mode === 'replay' && !existsSync(settings.dir)) throw new ConfigError(`replay.dir: ${settings.dir} does not exist (nothing to replay; record it first with --record)`)
   return settings
+}
+
+function pattern(source: string, i: number): RegExp {
+  try {
+    return new RegExp(source, 'g')
+  } catch (e) {
+    throw new ConfigError(`replay.match.patterns[${i}]: not a regular expression (${(e as Error).message})`)
+  }
 }
 
 /** Cassettes answer for the upstreams (replay, record-missing): a family with no key is still served by its provider, not the mock. */

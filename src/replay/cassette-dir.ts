@@ -11,6 +11,9 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path'
 import type { Exchange } from '../providers/http.ts'
 import { matchKey, normalize } from './match.ts'
+
+/** What a `match.patterns` match becomes in a request. */
+export const MASKED = '[ignored]'
 import { Blobs, type BodyPart, type CassetteEntry, type RecordedResponse } from './cassette.ts'
 import { scrubJson, type Scrub } from './cassette-scrub.ts'
 
@@ -44,7 +47,8 @@ export class CassetteDir {
 
   constructor(
     readonly dir: string,
-    private readonly ignore: readonly string[],
+    /** What does not decide a match: body fields (`ignore`), and text `patterns` match (replaced by MASKED). */
+    private readonly match: { ignore: readonly string[]; patterns: readonly RegExp[] },
     readonly scrub: Scrub,
     private readonly opts: {
       /** Only writes: what the files hold is never read. */
@@ -58,10 +62,21 @@ export class CassetteDir {
 
   requestOf(exchange: Exchange): CassetteRequest {
     const raw = typeof exchange.body === 'string' ? parsed(exchange.body) : exchange.body.json
-    const body = normalize(scrubJson(raw, this.scrub), this.ignore)
+    const body = this.normalized(scrubJson(raw, this.scrub))
     const model = exchange.ctx?.model.id
     const name = exchange.ctx?.cassette ?? (model ? modelFile(model) : modelFile(exchange.provider))
-    return { file: `${name}.jsonl`, key: matchKey({ path: exchange.path, body }, this.ignore), path: exchange.path, body, model, provider: exchange.provider }
+    return { file: `${name}.jsonl`, key: this.keyOf(exchange.path, body), path: exchange.path, body, model, provider: exchange.provider }
+  }
+
+  /** A (scrubbed) body as its match sees it: patterns masked, ignored fields out, keys sorted. */
+  private normalized(body: unknown): unknown {
+    const { patterns, ignore } = this.match
+    const masked = patterns.length === 0 ? body : scrubJson(body, (s) => patterns.reduce((t, re) => t.replace(re, MASKED), s))
+    return normalize(masked, ignore)
+  }
+
+  private keyOf(path: string, normalized: unknown): string {
+    return matchKey({ path, body: normalized }, this.match.ignore)
   }
 
   /**
@@ -123,8 +138,8 @@ export class CassetteDir {
       } catch {
         throw new Error(`cassette ${path}: line ${i + 1} is not JSON`)
       }
-      // the key is taken again: a match.ignore added since the recording applies to it too
-      e.key = matchKey({ path: e.request.path, body: this.bodyOf(e) }, this.ignore)
+      // the key is taken again: a match.ignore or pattern added since the recording applies to it too
+      e.key = this.keyOf(e.request.path, this.normalized(this.bodyOf(e)))
       index(f, e)
     }
     return f

@@ -21,7 +21,7 @@ export function cassetteTransport(settings: ReplaySettings, config: Pick<Config,
   const record = settings.mode === 'record'
   // A record run starts each file it writes afresh, keeping what was recorded since the run
   // began; a batch worker thread (started after this) only adds to the files.
-  const dir = new CassetteDir(settings.dir, settings.ignore, scrubberOf(config), { writeOnly: record, freshSince: record && isMainThread ? Date.now() : undefined })
+  const dir = new CassetteDir(settings.dir, settings, scrubberOf(config), { writeOnly: record, freshSince: record && isMainThread ? Date.now() : undefined })
   if (record) return recording(dir, next)
   const how = { billed: settings.bill }
   return async (url, init, exchange) => {
