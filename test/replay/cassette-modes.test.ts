@@ -4,7 +4,7 @@
 // error or broken stream replays as it came; a key quoted in a request is scrubbed and still
 // matches; `bill` prices replayed calls; and the settings from the config, env and CLI.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/load.ts'
 import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
@@ -216,6 +216,22 @@ describe('cassette modes', () => {
     expect((await chat(rep, quoted)).text).toBe(first.text)
   })
 
+  test('match.ignore and match.patterns leave fields and text out of the match (a date in a prompt, a temperature)', async () => {
+    const dir = cassetteDir()
+    const match = `  match:\n    ignore: [temperature]\n    patterns: ["Today's date is [0-9-]+"]\n`
+    const rec = await gateway('record', dir, match)
+    const first = await chat(rec, { ...hi("Today's date is 2026-11-25. Say hi"), temperature: 0.2 })
+    await stop(rec)
+    const [line] = cassetteLines(join(dir, 'gpt-4o-mini.jsonl'))
+    expect(line!.request.body).toEqual({ messages: [{ role: 'user', content: '[ignored]. Say hi' }], model: 'gpt-4o-mini' })
+
+    const rep = await gateway('replay', dir, match, { keys: false })
+    expect((await chat(rep, { ...hi("Today's date is 2027-02-01. Say hi"), temperature: 0.9 })).text).toBe(first.text)
+    const miss = await chat(rep, hi("Today's date is 2027-02-01. Say hello"))
+    expect(miss.status).toBe(424)
+    expect(miss.text).toContain('differs at body.messages.0.content')
+  })
+
   test('bill: true prices replayed calls as the upstream would', async () => {
     const dir = cassetteDir()
     const rec = await gateway('record', dir)
@@ -243,6 +259,9 @@ describe('cassette settings', () => {
     expect(() => load({}, { replay: dir, record: dir })).toThrow('--record and --replay')
     expect(() => load({ SWITCHYARD_REPLAY_MODE: 'rewind', SWITCHYARD_REPLAY_DIR: dir })).toThrow('replay.mode')
     expect(() => load({ SWITCHYARD_REPLAY_MODE: 'record' })).toThrow('replay.dir')
+    const file = join(dir, 'bad.yaml')
+    writeFileSync(file, 'replay:\n  mode: record\n  dir: x\n  match:\n    patterns: ["(unclosed"]\n')
+    expect(() => load({}, { config: file }, dir)).toThrow('replay.match.patterns[0]')
   })
 
   test('replaying, each family has its provider without a key (not the mock)', () => {
