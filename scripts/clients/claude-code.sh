@@ -8,8 +8,13 @@
 #   3. default:  the same two round trips with no --model, as a new user runs Claude Code: its
 #                default model (claude-opus-5-5 with max_tokens 128000 in 2.1.330) must work on
 #                the mock and through the pass-through path.
+#   4. replay:   the upstream round trip recorded to cassettes (SWITCHYARD_REPLAY_MODE=record),
+#                then, with the fake upstream stopped, run again on a gateway replaying them with
+#                no Anthropic key or address: the same answer, every record marked replayed, no
+#                key in the cassettes. Both runs use one project dir and HOME (Claude Code's
+#                system prompt names its working directory).
 # Not run in CI (the package is ~250 MB); run it by hand:
-#   bash scripts/clients/claude-code.sh [mock|upstream|default]     (default: all)
+#   bash scripts/clients/claude-code.sh [mock|upstream|default|replay]     (default: all)
 #
 # Claude Code is installed with npm into a cache dir outside the project (CLAUDE_CODE_DIR,
 # default ~/.cache/switchyard-claude-code; CLAUDE_CODE_VERSION, default 2: npm resolves that to
@@ -89,13 +94,14 @@ records() {
   "$bun" -e '
     import { Database } from "bun:sqlite"
     const db = new Database(process.argv[1], { readonly: true })
-    for (const r of db.query("SELECT endpoint, stream, model, provider, finish_reason, http_status, error, prompt_tokens, completion_tokens FROM generations ORDER BY created_at").all())
-      console.log(`${r.endpoint} stream=${r.stream} model=${r.model} provider=${r.provider} finish=${r.finish_reason} http=${r.http_status} tokens=${r.prompt_tokens}/${r.completion_tokens}${r.error ? ` error=${r.error}` : ""}`)
+    for (const r of db.query("SELECT endpoint, stream, model, provider, finish_reason, http_status, error, prompt_tokens, completion_tokens, replayed FROM generations ORDER BY created_at").all())
+      console.log(`${r.endpoint} stream=${r.stream} model=${r.model} provider=${r.provider} finish=${r.finish_reason} http=${r.http_status} tokens=${r.prompt_tokens}/${r.completion_tokens} replayed=${r.replayed}${r.error ? ` error=${r.error}` : ""}`)
   ' "$work/$1/data/switchyard.db" 2>&1
 }
 
+# RUN_AS=NAME runs in another scenario's project dir and HOME (a replay repeats its recording's run)
 run_claude() { # NAME BASE_URL MODEL (empty: Claude Code's own default model)
-  local d="$work/$1" url=$2 model=$3
+  local d="$work/${RUN_AS:-$1}" url=$2 model=$3
   local model_flag=()
   [ -n "$model" ] && model_flag=(--model "$model")
   mkdir -p "$d/home" "$d/project"
@@ -175,6 +181,45 @@ on_upstream() { # NAME MODEL LABEL
   stop "$fake_pid"
 }
 
+# on_replay LABEL: records the upstream round trip to cassettes, then replays it offline
+on_replay() {
+  local cassettes="$work/replay/cassettes" why=() recorded
+  mkdir -p "$work/replay"
+  (cd "$root" && exec "$bun" scripts/clients/fake-anthropic.ts --log "$work/replay/upstream.jsonl") >"$work/replay/fake.log" 2>&1 &
+  fake_pid=$!
+  pids+=("$fake_pid")
+  if ! fake=$(wait_for "$work/replay/fake.log" listening); then echo "FAIL $1: the fake upstream did not start"; status=1; return; fi
+  start_gateway replay-record ANTHROPIC_BASE_URL="$fake" ANTHROPIC_API_KEY=sk-ant-fake-upstream-recording-0001 SWITCHYARD_REPLAY_MODE=record SWITCHYARD_REPLAY_DIR="$cassettes"
+  if gw=$(wait_for "$work/replay-record/gateway.log" listening); then RUN_AS=replay run_claude replay-record "$gw" claude-sonnet-4-5; else code=gateway; fi
+  stop "$gw_pid"
+  stop "$fake_pid"
+  [ "$code" = 0 ] || why+=("the recording run: claude exited $code")
+  cp "$work/replay/answer.txt" "$work/replay/answer-recorded.txt" 2>/dev/null
+  recorded=$(cat "$work/replay/answer-recorded.txt" 2>/dev/null)
+  # no upstream from here on, and no key for one
+  start_gateway replay-replay SWITCHYARD_REPLAY_MODE=replay SWITCHYARD_REPLAY_DIR="$cassettes"
+  if gw=$(wait_for "$work/replay-replay/gateway.log" listening); then RUN_AS=replay run_claude replay-replay "$gw" claude-sonnet-4-5; else code=gateway; fi
+  stop "$gw_pid"
+  [ "$code" = 0 ] || why+=("the replaying run: claude exited $code")
+  grep -q 'tool result:' <<<"$recorded" && grep -q 'sy-ok' <<<"$recorded" || why+=("the recorded answer lacks 'tool result:' or sy-ok")
+  [ "$(cat "$work/replay/answer.txt" 2>/dev/null)" = "$recorded" ] || why+=("the replayed answer differs from the recorded one")
+  local recs n
+  recs=$(records replay-replay)
+  n=$(grep -c '^anthropic\.messages stream=1 .* http=200 .*replayed=1' <<<"$recs")
+  [ "$n" -ge 2 ] || why+=("expected ≥ 2 streamed anthropic.messages records replayed with HTTP 200, found $n")
+  grep -q 'replayed=0' <<<"$recs" && why+=("a generation of the replaying run was not replayed")
+  grep -rq 'sk-ant-fake-upstream-recording-0001\|sk-sy-claude-code-check' "$cassettes" && why+=("the cassettes hold a key")
+  echo "--- $1: recorded answer:"; sed 's/^/    /' <<<"$recorded"
+  echo "--- replayed answer:"; sed 's/^/    /' "$work/replay/answer.txt" 2>/dev/null
+  echo "--- cassettes: $(ls "$cassettes" 2>/dev/null | tr '\n' ' ')($(cat "$cassettes"/*.jsonl 2>/dev/null | wc -l) exchanges)"
+  echo "--- records of the replaying gateway:"; sed 's/^/    /' <<<"$recs"
+  if [ "${#why[@]}" -eq 0 ]; then echo "PASS $1"; return; fi
+  echo "FAIL $1"
+  printf '    - %s\n' "${why[@]}"
+  echo "    replaying gateway log (tail):"; tail -10 "$work/replay-replay/gateway.log" | cut -c1-600 | sed 's/^/    | /'
+  status=1
+}
+
 status=0
 if [ "$want" = all ] || [ "$want" = mock ]; then on_mock mock mock-claude "mock-claude (built-in mock)"; fi
 if [ "$want" = all ] || [ "$want" = upstream ]; then on_upstream upstream claude-sonnet-4-5 "claude-sonnet-4-5 (fake Anthropic upstream)"; fi
@@ -182,4 +227,5 @@ if [ "$want" = all ] || [ "$want" = default ]; then
   on_mock default-mock '' "Claude Code's default model (built-in mock)"
   on_upstream default-upstream '' "Claude Code's default model (fake Anthropic upstream)"
 fi
+if [ "$want" = all ] || [ "$want" = replay ]; then on_replay "claude-sonnet-4-5 recorded to cassettes, then replayed offline"; fi
 exit $status

@@ -13,8 +13,15 @@
 #   4. default:   the same round trips with no model named anywhere (no -m, no `model` in
 #                 config.toml), as a new user runs codex: once on the mock, once on the fake
 #                 upstream; whatever codex picks by default must work through the gateway.
+#   5. replay:    the upstream round trip recorded to cassettes (SWITCHYARD_REPLAY_MODE=record),
+#                 then, with the fake upstream stopped, run again on a gateway replaying them
+#                 with no OpenAI key or address: codex runs the command again and ends with the
+#                 same last message, every record marked replayed, no key in the cassettes. Both
+#                 runs use one project dir, HOME and CODEX_HOME, and the cassettes ignore the
+#                 tool outputs codex sends back (`match.ignore: [input.*.output]`: its exec output
+#                 carries a chunk id and a wall time of its own each run).
 # Not run in CI (the package is ~400 MB installed); run it by hand:
-#   bash scripts/clients/codex.sh [mock|upstream|translate|default]     (default: all four)
+#   bash scripts/clients/codex.sh [mock|upstream|translate|default|replay]     (default: all five)
 #
 # Codex is installed with npm into a cache dir outside the project (CODEX_DIR, default
 # ~/.cache/switchyard-codex; CODEX_VERSION, default 0.169.0, the version
@@ -52,7 +59,7 @@ prompt='mock: tool exec_command {"cmd":"echo sy-ok"}'
 # `exec`, whose input is JavaScript calling the nested tools (as fake-codex-upstream.ts sends it)
 exec_prompt='mock: tool exec {"input":"const r = await tools.exec_command({ cmd: \"echo sy-ok\" });\ntext(r);"}'
 want=${1:-all}
-case "$want" in all | mock | upstream | translate | default) ;; *) echo "usage: $0 [mock|upstream|translate|default]"; exit 2 ;; esac
+case "$want" in all | mock | upstream | translate | default | replay) ;; *) echo "usage: $0 [mock|upstream|translate|default|replay]"; exit 2 ;; esac
 
 installed=$(sed -nE 's/^  "version": "([^"]+)".*/\1/p' "$cache/node_modules/@openai/codex/package.json" 2>/dev/null)
 # an exact CODEX_VERSION other than the cached one installs that version
@@ -111,8 +118,9 @@ start_fake() { # NAME → $fake (the URL) and $fake_pid, or returns 1
 
 stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
+# RUN_AS=NAME runs in another scenario's project dir, HOME and CODEX_HOME (a replay repeats its recording's run)
 run_codex() { # NAME BASE_URL MODEL (empty: codex's own default model)
-  local d="$work/$1" url=$2 model=$3
+  local d="$work/${RUN_AS:-$1}" url=$2 model=$3
   local model_line= model_flag=()
   [ -n "$model" ] && { model_line="model = \"$model\""; model_flag=(-m "$model"); }
   mkdir -p "$d/home" "$d/codex-home" "$d/project"
@@ -194,8 +202,8 @@ records() {
   "$bun" -e '
     import { Database } from "bun:sqlite"
     const db = new Database(process.argv[1], { readonly: true })
-    for (const r of db.query("SELECT id, reply_id, endpoint, stream, model, provider, status, finish_reason, http_status, error, prompt_tokens, completion_tokens FROM generations ORDER BY created_at").all())
-      console.log(`${r.endpoint} stream=${r.stream} model=${r.model} provider=${r.provider} status=${r.status} http=${r.http_status} tokens=${r.prompt_tokens}/${r.completion_tokens} id=${r.reply_id}${r.error ? ` error=${r.error}` : ""}`)
+    for (const r of db.query("SELECT id, reply_id, endpoint, stream, model, provider, status, finish_reason, http_status, error, prompt_tokens, completion_tokens, replayed FROM generations ORDER BY created_at").all())
+      console.log(`${r.endpoint} stream=${r.stream} model=${r.model} provider=${r.provider} status=${r.status} http=${r.http_status} tokens=${r.prompt_tokens}/${r.completion_tokens} id=${r.reply_id}${r.replayed ? " replayed" : ""}${r.error ? ` error=${r.error}` : ""}`)
   ' "$work/$1/data/switchyard.db" 2>&1
 }
 
@@ -307,6 +315,43 @@ scenario() { # NAME LABEL MODEL CONFIG_YAML UPSTREAM_PATH [ENV…]
   fi
 }
 
+# on_replay LABEL: records the upstream round trip to cassettes, then replays it offline
+on_replay() {
+  local cassettes="$work/replay/cassettes" why=() recorded
+  local yaml=$'replay:\n  match:\n    ignore: [input.*.output]\n'
+  start_fake replay || { status=1; return; }
+  start_gateway replay-record "$yaml" OPENAI_BASE_URL="$fake/v1" OPENAI_API_KEY=sk-fake-openai-recording-0001 SWITCHYARD_REPLAY_MODE=record SWITCHYARD_REPLAY_DIR="$cassettes"
+  if gw=$(wait_for "$work/replay-record/gateway.log" listening); then RUN_AS=replay run_codex replay-record "$gw" gpt-5.1-codex; else code=gateway; fi
+  stop "$gw_pid"
+  stop "$fake_pid"
+  [ "$code" = 0 ] || why+=("the recording run: codex exited $code")
+  recorded=$(cat "$work/replay/last.txt" 2>/dev/null)
+  rm -f "$work/replay/last.txt"
+  # no upstream from here on, and no key for one
+  start_gateway replay-replay "$yaml" SWITCHYARD_REPLAY_MODE=replay SWITCHYARD_REPLAY_DIR="$cassettes"
+  if gw=$(wait_for "$work/replay-replay/gateway.log" listening); then RUN_AS=replay run_codex replay-replay "$gw" gpt-5.1-codex; else code=gateway; fi
+  stop "$gw_pid"
+  [ "$code" = 0 ] || why+=("the replaying run: codex exited $code")
+  grep -q 'tool result:' <<<"$recorded" && grep -q 'sy-ok' <<<"$recorded" || why+=("the recorded last message lacks 'tool result:' or sy-ok")
+  [ "$(cat "$work/replay/last.txt" 2>/dev/null)" = "$recorded" ] || why+=("the replayed last message differs from the recorded one")
+  grep -q '"type":"command_execution".*echo sy-ok' "$work/replay/events.jsonl" 2>/dev/null || why+=("codex did not run echo sy-ok in the replaying run")
+  local recs n
+  recs=$(records replay-replay)
+  n=$(grep -c '^openai\.responses stream=1 .* http=200 .* replayed' <<<"$recs")
+  [ "$n" -ge 2 ] || why+=("expected ≥ 2 streamed openai.responses records replayed with HTTP 200, found $n")
+  [ "$(grep -c . <<<"$recs")" = "$n" ] || why+=("the replaying gateway recorded generations that were not replayed")
+  grep -rq 'sk-fake-openai-recording-0001\|sk-sy-codex-check' "$cassettes" && why+=("the cassettes hold a key")
+  echo "--- $1: recorded last message:"; sed 's/^/    /' <<<"$recorded"
+  echo "--- replayed last message:"; sed 's/^/    /' "$work/replay/last.txt" 2>/dev/null; echo
+  echo "--- cassettes: $(ls "$cassettes" 2>/dev/null | tr '\n' ' ')($(cat "$cassettes"/*.jsonl 2>/dev/null | wc -l) exchanges)"
+  echo "--- records of the replaying gateway:"; sed 's/^/    /' <<<"$recs"
+  if [ "${#why[@]}" -eq 0 ]; then echo "PASS $1"; return; fi
+  echo "FAIL $1"
+  printf '    - %s\n' "${why[@]}"
+  echo "    replaying gateway log (tail):"; tail -10 "$work/replay-replay/gateway.log" | cut -c1-600 | sed 's/^/    | /'
+  status=1
+}
+
 status=0
 if [ "$want" = all ] || [ "$want" = mock ]; then
   compat_want='' scenario mock "mock-gpt (built-in mock)" mock-gpt '' ''
@@ -337,4 +382,5 @@ if [ "$want" = all ] || [ "$want" = default ]; then
     stop "$fake_pid"
   else status=1; fi
 fi
+if [ "$want" = all ] || [ "$want" = replay ]; then on_replay "gpt-5.1-codex recorded to cassettes, then replayed offline"; fi
 exit $status
