@@ -58,14 +58,14 @@ export function resolveProviders(file: ConfigFile['providers'], env: Env, opts: 
   const where = (i: number) => `providers[${i}]`
   list?.forEach((e, i) => {
     if (e.id === MOCK_ID) throw new ConfigError(`${where(i)}.id: "${MOCK_ID}" is the built-in mock provider's id`)
-    if (out[e.id]) throw new ConfigError(`${where(i)}.id: "${e.id}" is given twice`)
+    if (Object.hasOwn(out, e.id)) throw new ConfigError(`${where(i)}.id: "${e.id}" is given twice`)
     const env_ = e.id === 'openai' || e.id === 'anthropic' ? fromEnv(e.id, env) : { key: undefined, base: undefined }
     let keys = keysOf(e, where(i))
     if (keys.length === 0 && env_.key) keys = [env_.key]
     out[e.id] = provider(e.id, e.kind, e, keys, str(e.base_url) ?? env_.base, where(i))
   })
   for (const family of ['openai', 'anthropic'] as const) {
-    if (out[family]) continue
+    if (Object.hasOwn(out, family)) continue
     const e: FamilyProviderEntry = (file && !Array.isArray(file) ? file[family] : undefined) ?? {}
     const env_ = fromEnv(family, env)
     let keys = keysOf(e, `providers.${family}`)
@@ -96,7 +96,7 @@ export function checkDeployments(models: ModelEntry[], providers: Record<string,
     m.deployments?.forEach((d, j) => {
       const field = `models[${i}].deployments[${j}].provider`
       if (d.provider === MOCK_ID) return
-      const p = providers[d.provider]
+      const p = Object.hasOwn(providers, d.provider) ? providers[d.provider] : undefined
       if (!p) {
         const known = [...Object.keys(providers), MOCK_ID].map((k) => `"${k}"`).join(', ')
         throw new ConfigError(`${field}: unknown provider "${d.provider}" (configured: ${known})`)

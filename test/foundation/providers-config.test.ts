@@ -91,6 +91,8 @@ describe('providers', () => {
       ['providers:\n  - { id: "9 lives", kind: openai }\n', 'providers[0].id: '],
       ['providers:\n  - { id: a, kind: openai, weight: 2 }\n', 'providers[0].weight: '],
       ['providers:\n  - { id: a, kind: openai }\n  - { id: a, kind: anthropic }\n', 'providers[1].id: "a" is given twice'],
+      // names an object has of its own (toString, constructor) are no provider unless configured
+      ['models:\n  - { id: m, family: openai, deployments: [{ provider: toString }] }\n', 'models[0].deployments[0].provider: unknown provider "toString"'],
       ['providers:\n  - { id: mock, kind: openai }\n', 'providers[0].id: "mock" is the built-in mock provider'],
       ['providers:\n  - { id: l, kind: openai-compatible }\n', 'providers[0].base_url: required for a provider of kind openai-compatible'],
       ['providers:\n  - { id: a, kind: openai, api_key: x, api_keys: [y] }\n', 'providers[0]: give api_key or api_keys, not both'],
