@@ -40,8 +40,8 @@ export interface ReplaySettings {
   /** Absolute. */
   dir: string
   ignore: string[]
-  /** Text they match is replaced before a request's match key is taken (and in the request as kept). */
-  patterns: RegExp[]
+  /** Regular expressions (checked): text they match is replaced before a request's match key is taken (and in the request as kept). */
+  patterns: string[]
   /** Undefined: no waiting between replayed events. */
   speed?: number
   bill: boolean
@@ -66,7 +66,7 @@ export function replaySettings(f: Static<typeof ReplaySchema> | undefined, env: 
     mode: (mode as ReplayMode | undefined) ?? 'replay',
     dir: resolve(cwd, dir),
     ignore: f?.match?.ignore ?? [],
-    patterns: (f?.match?.patterns ?? []).map(pattern),
+    patterns: (f?.match?.patterns ?? []).map(checked),
     speed: f?.speed,
     bill: f?.bill ?? false,
   }
@@ -74,9 +74,10 @@ export function replaySettings(f: Static<typeof ReplaySchema> | undefined, env: 
   return settings
 }
 
-function pattern(source: string, i: number): RegExp {
+function checked(source: string, i: number): string {
   try {
-    return new RegExp(source, 'g')
+    new RegExp(source, 'g')
+    return source
   } catch (e) {
     throw new ConfigError(`replay.match.patterns[${i}]: not a regular expression (${(e as Error).message})`)
   }

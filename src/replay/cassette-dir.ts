@@ -44,11 +44,12 @@ function modelFile(id: string): string {
 export class CassetteDir {
   private readonly files = new Map<string, FileIndex>()
   readonly blobs: Blobs
+  private readonly patterns: RegExp[]
 
   constructor(
     readonly dir: string,
     /** What does not decide a match: body fields (`ignore`), and text `patterns` match (replaced by MASKED). */
-    private readonly match: { ignore: readonly string[]; patterns: readonly RegExp[] },
+    private readonly match: { ignore: readonly string[]; patterns: readonly string[] },
     readonly scrub: Scrub,
     private readonly opts: {
       /** Only writes: what the files hold is never read. */
@@ -58,6 +59,7 @@ export class CassetteDir {
     } = {},
   ) {
     this.blobs = new Blobs(dir)
+    this.patterns = match.patterns.map((p) => new RegExp(p, 'g'))
   }
 
   requestOf(exchange: Exchange): CassetteRequest {
@@ -70,9 +72,9 @@ export class CassetteDir {
 
   /** A (scrubbed) body as its match sees it: patterns masked, ignored fields out, keys sorted. */
   private normalized(body: unknown): unknown {
-    const { patterns, ignore } = this.match
+    const patterns = this.patterns
     const masked = patterns.length === 0 ? body : scrubJson(body, (s) => patterns.reduce((t, re) => t.replace(re, MASKED), s))
-    return normalize(masked, ignore)
+    return normalize(masked, this.match.ignore)
   }
 
   private keyOf(path: string, normalized: unknown): string {
