@@ -11,11 +11,11 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path'
 import type { Exchange } from '../providers/http.ts'
 import { matchKey, normalize } from './match.ts'
+import { Blobs, unreadable, type BodyPart, type CassetteEntry, type RecordedResponse } from './cassette.ts'
+import { scrubJson, type Scrub } from './cassette-scrub.ts'
 
 /** What a `match.patterns` match becomes in a request. */
 export const MASKED = '[ignored]'
-import { Blobs, type BodyPart, type CassetteEntry, type RecordedResponse } from './cassette.ts'
-import { scrubJson, type Scrub } from './cassette-scrub.ts'
 
 /** A request as the cassettes see it: its file, its match key, its normalised body. */
 export interface CassetteRequest {
@@ -138,7 +138,7 @@ export class CassetteDir {
       try {
         e = JSON.parse(line)
       } catch {
-        throw new Error(`cassette ${path}: line ${i + 1} is not JSON`)
+        throw unreadable(`cassette ${path}: line ${i + 1} is not JSON`)
       }
       // the key is taken again: a match.ignore or pattern added since the recording applies to it too
       e.key = this.keyOf(e.request.path, this.normalized(this.bodyOf(e)))

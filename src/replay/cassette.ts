@@ -13,6 +13,7 @@
 // and named by `blob`.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { UpstreamError } from '../ir/errors.ts'
 
 export interface RecordedEvent {
   /** When the event's last byte had arrived, in ms after the response's headers. */
@@ -106,7 +107,17 @@ export class Blobs {
   }
 
   read(hash: string): unknown {
-    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`cassette blob "${hash}" is not a sha256`)
-    return JSON.parse(readFileSync(join(this.dir, `${hash}.json`), 'utf8'))
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw unreadable(`cassette blob "${hash}" is not a sha256`)
+    const file = join(this.dir, `${hash}.json`)
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'))
+    } catch (e) {
+      throw unreadable(`cassette blob ${file} cannot be read: ${(e as Error).message}`)
+    }
   }
+}
+
+/** A cassette the gateway cannot read: said as it is (a 500), not as an upstream out of reach. */
+export function unreadable(message: string): UpstreamError {
+  return new UpstreamError({ status: 500, message, type: 'cassette_unreadable' })
 }

@@ -232,6 +232,15 @@ describe('cassette modes', () => {
     expect(miss.text).toContain('differs at body.messages.0.content')
   })
 
+  test('a cassette that cannot be read is a 500 naming it, not an upstream out of reach', async () => {
+    const dir = cassetteDir()
+    writeFileSync(join(dir, 'gpt-4o-mini.jsonl'), '{"key":\n')
+    const rep = await gateway('replay', dir, '', { keys: false })
+    const r = await chat(rep, hi())
+    expect(r.status).toBe(500)
+    expect(r.text).toContain(`cassette ${join(dir, 'gpt-4o-mini.jsonl')}: line 1 is not JSON`)
+  })
+
   test('bill: true prices replayed calls as the upstream would', async () => {
     const dir = cassetteDir()
     const rec = await gateway('record', dir)
