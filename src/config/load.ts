@@ -13,6 +13,7 @@ import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
 import type { LogFormat, LogLevel } from '../http/log.ts'
 import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.ts'
 import { cacheSettings, type CacheSettings } from './cache.ts'
+import { recordSettings, type RecordSettings } from './records.ts'
 import { answersOffline, replaySettings, type ReplaySettings } from './replay.ts'
 
 export type { LogLevel }
@@ -46,8 +47,8 @@ export interface Config {
   pricing: { discount: number; overrides: Record<string, PriceEntry> }
   models: ModelEntry[]
   compat: { crossFamily: 'reject' | 'translate' }
-  /** Records: kept `retentionDays`; at most `maxBacklog` wait for a database that cannot take them. */
-  generations: { retentionDays: number; maxBacklog: number }
+  /** Records (`records:`, formerly `generations:`): kept `retentionDays`; at most `maxBacklog` wait for a database that cannot take them. */
+  generations: RecordSettings
   /** The exact response cache: who is cached by default, its scope and its bound. */
   cache: CacheSettings
   /** Cassettes: upstream exchanges recorded to a directory or answered from it (src/replay); null: every call goes upstream. */
@@ -236,7 +237,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
     trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
-    maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections),
+    maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections ?? 10_000),
     tokenWorkers: tokenWorkers(num(env.SWITCHYARD_TOKEN_WORKERS, 'SWITCHYARD_TOKEN_WORKERS') ?? f.server?.token_workers),
     adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),
@@ -258,10 +259,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     },
     models: checkDeployments(f.models ?? [], providers),
     compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
-    generations: {
-      retentionDays: num(env.SWITCHYARD_RETENTION_DAYS, 'SWITCHYARD_RETENTION_DAYS') ?? f.generations?.retention_days ?? 30,
-      maxBacklog: count(num(env.SWITCHYARD_RECORDS_MAX_BACKLOG, 'SWITCHYARD_RECORDS_MAX_BACKLOG') ?? f.generations?.max_backlog ?? 10_000, 1),
-    },
+    generations: recordSettings(f.records, f.generations, env),
     cache: cacheSettings(f.cache),
     replay,
     responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },

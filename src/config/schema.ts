@@ -3,6 +3,7 @@
 import { t, type Static } from 'elysia'
 import { CacheSchema } from './cache.ts'
 import { ReplaySchema } from './replay.ts'
+import { RecordsSchema } from './records.ts'
 
 const Price = t.Object(
   {
@@ -146,9 +147,9 @@ export const ConfigFileSchema = t.Object(
         { additionalProperties: false },
       ),
     ),
-    generations: t.Optional(
-      t.Object({ retention_days: t.Optional(t.Number({ minimum: 7 })), max_backlog: t.Optional(t.Integer({ minimum: 1 })) }, { additionalProperties: false }),
-    ),
+    records: t.Optional(RecordsSchema),
+    /** The older name of `records`. */
+    generations: t.Optional(RecordsSchema),
     batches: t.Optional(
       t.Object(
         {

@@ -10,6 +10,7 @@ import type { Billing, SpendWrite } from '../billing/billing.ts'
 import { costsByKey } from '../billing/spend.ts'
 import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
+import { DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS } from '../config/records.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
 import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
@@ -35,12 +36,16 @@ export interface RecorderOptions {
   pruneEveryMs?: number
   /** Records waiting for a database that cannot take them (full, away): past this, new generations get 507. */
   maxBacklog?: number
+  /** Records one pruning step deletes. */
+  pruneChunk?: number
 }
 
 const DAY_MS = 86_400_000
-/** The spec keeps records at least 7 days, whatever the config says. */
-const MIN_RETENTION_DAYS = 7
-const PRUNE_CHUNK = 5_000
+/**
+ * Records one pruning step deletes: on SQLite a step runs on the thread that serves requests,
+ * and deleting a record touches a page of each of its indexes (its reply id's at random).
+ */
+const PRUNE_CHUNK = 1_000
 const MAX_ATTEMPTS = 3
 
 export class Recorder implements GenerationSink {
@@ -56,6 +61,7 @@ export class Recorder implements GenerationSink {
   private readonly maxQueue: number
   private readonly pruneEveryMs: number
   private readonly maxBacklog: number
+  private readonly pruneChunk: number
   /** Records of the write in progress (out of the queue until it commits or fails). */
   private writingRows = 0
 
@@ -65,6 +71,7 @@ export class Recorder implements GenerationSink {
     this.maxQueue = opts.maxQueue ?? 256
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
     this.maxBacklog = opts.maxBacklog ?? 10_000
+    this.pruneChunk = opts.pruneChunk ?? PRUNE_CHUNK
   }
 
   /**
@@ -77,7 +84,8 @@ export class Recorder implements GenerationSink {
 
   get retentionDays(): number {
     const d = this.deps.config.generations.retentionDays
-    return Number.isFinite(d) ? Math.max(MIN_RETENTION_DAYS, d) : 30
+    // the config refuses less; a config built by hand still never keeps records shorter
+    return Number.isFinite(d) ? Math.max(MIN_RETENTION_DAYS, d) : DEFAULT_RETENTION_DAYS
   }
 
   private readonly pending = new Set<Promise<unknown>>()
@@ -262,8 +270,10 @@ export class Recorder implements GenerationSink {
   }
 
   /**
-   * Delete records older than the retention, in chunks with a yield between them so a large
-   * backlog never blocks the event loop. The hourly rollup is kept: reports outlive records.
+   * Delete records older than the retention in small steps (each an indexed delete of the
+   * oldest records, generations_created), pausing after each as long as it took, so a large
+   * backlog takes at most half the thread while requests go on. The hourly rollup is kept:
+   * reports outlive records.
    */
   async prune(now = Date.now()): Promise<number> {
     if (this.pruning) return 0
@@ -272,10 +282,11 @@ export class Recorder implements GenerationSink {
     try {
       const before = now - this.retentionDays * DAY_MS
       for (;;) {
-        const n = await this.store.pruneSome(before, PRUNE_CHUNK)
+        const started = performance.now()
+        const n = await this.store.pruneSome(before, this.pruneChunk)
         total += n
-        if (n < PRUNE_CHUNK || this.stopped) break
-        await new Promise((r) => setTimeout(r, 0))
+        if (n < this.pruneChunk || this.stopped) break
+        await Bun.sleep(Math.max(1, performance.now() - started))
       }
       if (total > 0) this.deps.log.info('recorder: pruned old generation records', { records: total, retention_days: this.retentionDays })
     } catch (e) {

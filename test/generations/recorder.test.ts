@@ -217,23 +217,24 @@ describe('recorder: retention', () => {
     expect((await rollup(t.s)).reduce((n, r) => n + r.requests, 0)).toBe(2)
   })
 
-  test('retention is never below the 7 days records must be kept, default 30', async () => {
-    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '1' })
-    expect(t.s.recorder.retentionDays).toBe(7)
+  test('retention is never below the 7 days records must be kept (a config built by hand included), default 90', async () => {
+    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '7' })
     const key = await keyOf(t)
     const now = Date.now()
     const g = genInput(t.s.catalog, key, { createdAt: now - 6 * DAY })
     t.s.recorder.record(g)
     await t.s.recorder.flush()
-    expect(await t.s.recorder.prune(now)).toBe(0)
+    const r = new Recorder({ ...t.s, config: { generations: { retentionDays: 1, maxBacklog: 1 } } })
+    expect(r.retentionDays).toBe(7)
+    expect(await r.prune(now)).toBe(0)
     expect(await t.s.recorder.get(g.id)).toBeDefined()
     await t.close()
     t = await testServices()
-    expect(t.s.recorder.retentionDays).toBe(30)
+    expect(t.s.recorder.retentionDays).toBe(90)
   })
 
   test('pruning a backlog larger than one chunk removes all of it', async () => {
-    t = await testServices()
+    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '30' })
     const key = await keyOf(t)
     const now = Date.now()
     for (let i = 0; i < 12_000; i++) t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: now - 40 * DAY - i }))
@@ -241,8 +242,37 @@ describe('recorder: retention', () => {
     expect(await t.s.recorder.prune(now)).toBe(12_000)
   })
 
+  test('pruning runs in small steps and gives the thread back between them', async () => {
+    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '30' })
+    await t.s.recorder.stop()
+    const r = new Recorder({ ...t.s }, { pruneChunk: 100 })
+    const key = await keyOf(t)
+    const now = Date.now()
+    for (let i = 0; i < 450; i++) r.record(genInput(t.s.catalog, key, { createdAt: now - 40 * DAY - i }))
+    const recent = genInput(t.s.catalog, key, { createdAt: now - 29 * DAY })
+    r.record(recent)
+    await r.flush()
+    const steps: number[] = []
+    const pruneSome = r.store.pruneSome.bind(r.store)
+    r.store.pruneSome = async (before, limit) => {
+      const n = await pruneSome(before, limit)
+      steps.push(n)
+      return n
+    }
+    // a timer set now fires while the pruning is under way: each step yields to the loop
+    let ticks = 0
+    const tick = setInterval(() => ticks++, 0)
+    expect(await r.prune(now)).toBe(450)
+    clearInterval(tick)
+    expect(steps).toEqual([100, 100, 100, 100, 50])
+    expect(ticks).toBeGreaterThanOrEqual(4)
+    expect(await count(t)).toBe(1)
+    expect((await rollup(t.s)).reduce((n, x) => n + x.requests, 0)).toBe(451)
+    await r.stop()
+  })
+
   test('start() registers a stop hook in onClose that stops the prune timer', async () => {
-    t = await testServices()
+    t = await testServices({ SWITCHYARD_RETENTION_DAYS: '30' })
     // the server's own recorder must not prune behind this test's back
     await t.s.recorder.stop()
     const onClose: (() => void | Promise<void>)[] = []

@@ -7,7 +7,7 @@ const HOUR = 3_600_000
 let g: Gateway
 
 beforeAll(async () => {
-  g = await startGateway()
+  g = await startGateway({ env: { SWITCHYARD_RETENTION_DAYS: '30' } })
 })
 afterAll(() => g.stop())
 

@@ -1,0 +1,45 @@
+// How long generation records are kept, and how many may wait for a database that cannot take
+// them (`records:` in the config file). `generations:` is the older name of the same section
+// and SWITCHYARD_RETENTION_DAYS the older name of SWITCHYARD_RECORDS_RETENTION_DAYS: both still
+// work, the new name winning when both are given.
+import { t, type Static } from 'elysia'
+import { ConfigError } from './errors.ts'
+
+/** Records must be kept at least this long: a shorter retention is refused at start. */
+export const MIN_RETENTION_DAYS = 7
+export const DEFAULT_RETENTION_DAYS = 90
+
+export const RecordsSchema = t.Object(
+  {
+    /** Days a record is kept before it is pruned (the hourly usage rollup is kept). */
+    retention_days: t.Optional(t.Number({ minimum: MIN_RETENTION_DAYS })),
+    /** Records waiting for a database that cannot take them: past this, new generations get 507. */
+    max_backlog: t.Optional(t.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+)
+
+type Section = Static<typeof RecordsSchema> | undefined
+
+export interface RecordSettings {
+  retentionDays: number
+  maxBacklog: number
+}
+
+/** The first of the environment's names that is set, as a number, refused below `min` naming it. */
+function fromEnv(env: Record<string, string | undefined>, names: string[], min: number): number | undefined {
+  for (const name of names) {
+    const v = env[name]
+    if (v === undefined || v === '') continue
+    const n = Number(v)
+    if (!Number.isFinite(n) || n < min) throw new ConfigError(`${name}: expected a number ≥ ${min}, got "${v}"`)
+    return n
+  }
+  return undefined
+}
+
+export function recordSettings(records: Section, generations: Section, env: Record<string, string | undefined>): RecordSettings {
+  const retention = fromEnv(env, ['SWITCHYARD_RECORDS_RETENTION_DAYS', 'SWITCHYARD_RETENTION_DAYS'], MIN_RETENTION_DAYS) ?? records?.retention_days ?? generations?.retention_days
+  const backlog = fromEnv(env, ['SWITCHYARD_RECORDS_MAX_BACKLOG'], 0) ?? records?.max_backlog ?? generations?.max_backlog ?? 10_000
+  return { retentionDays: retention ?? DEFAULT_RETENTION_DAYS, maxBacklog: Math.max(1, Math.floor(backlog)) }
+}
