@@ -1,6 +1,7 @@
 // Parts of docs/bench.md that run.ts does not produce: the batch bench's section (batch.ts
-// writes it) and the per-request CPU budget (written by hand). Each sits between two marker
-// comments; when run.ts rewrites the file it carries every such section over unchanged.
+// writes it), the cluster bench's (cluster.ts) and the per-request CPU budget (written by
+// hand). Each sits between two marker comments; when run.ts rewrites the file it carries
+// every such section over unchanged.
 import { END as BATCH_END, START as BATCH_START } from './batch-report.ts'
 
 export interface Markers {
@@ -10,9 +11,14 @@ export interface Markers {
 
 export const BATCH: Markers = { start: BATCH_START, end: BATCH_END }
 export const BUDGET: Markers = { start: '<!-- budget:start -->', end: '<!-- budget:end -->' }
+/** The cluster bench's section (cluster.ts writes its figures; the account around them is by hand). */
+export const CLUSTER: Markers = { start: '<!-- cluster:start -->', end: '<!-- cluster:end -->' }
+
+/** The long-stream phase's section (long-streams.ts writes it, also when run.ts runs that phase). */
+export const LONG_STREAMS: Markers = { start: '<!-- long-streams:start (scripts/bench/long-streams.ts writes this section) -->', end: '<!-- long-streams:end -->' }
 
 /** The sections run.ts keeps, in the order they are appended when the new report lacks them. */
-export const KEPT: Markers[] = [BUDGET, BATCH]
+export const KEPT: Markers[] = [BUDGET, BATCH, CLUSTER, LONG_STREAMS]
 
 /** The section of `doc` between the markers, markers included; undefined when it has none. */
 export function sectionOf(doc: string, m: Markers): string | undefined {

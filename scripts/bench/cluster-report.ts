@@ -1,0 +1,83 @@
+// The cluster bench's figures as a table in docs/bench.md. The "Cluster mode" section sits
+// between marker comments that run.ts keeps when it rewrites the file; inside it, only the
+// figures part (its own markers) is rewritten by each run, so the hand-written account of
+// what was tried around it stays.
+import { CLUSTER, replaceSection, sectionOf, type Markers } from './sections.ts'
+
+export interface Figures {
+  /** Closed loop. */
+  rps: number
+  cpuUsAtSaturation: number
+  /** The gateway's share of its core during the closed loop (under 0.9: the load side was the limit). */
+  coreBusy: number
+  /** Open loop at the fixed rate. */
+  cpuUsAtRate: number
+  p50Ms: number
+  p99Ms: number
+  errors: number
+  otherCores: number
+}
+
+export interface ClusterBench {
+  date: string
+  machine: { nproc: number; cpuModel: string; kernel: string; bun: string }
+  loadAvg: { before: string; after: string }
+  tool: 'wrk' | 'bun'
+  rounds: number
+  phase: { openMs: number; closedS: number; warmS: number }
+  connections: number
+  rate: number
+  stores: string[]
+  notes: string[]
+  embedded: Figures
+  cluster: Figures
+  rows: { embedded: Figures[]; cluster: Figures[] }
+}
+
+const FIGURES: Markers = { start: '<!-- cluster-figures:start (scripts/bench/cluster.ts writes this part) -->', end: '<!-- cluster-figures:end -->' }
+
+const n0 = (v: number) => Math.round(v).toLocaleString('en-US')
+const f1 = (v: number) => v.toFixed(1)
+const f2 = (v: number) => v.toFixed(2)
+const signed = (v: number, f: (v: number) => string) => (v >= 0 ? '+' : '−') + f(Math.abs(v))
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
+
+export function figuresMarkdown(b: ClusterBench): string {
+  const e = b.embedded
+  const c = b.cluster
+  const ratio = c.rps / e.rps
+  const cpu = c.cpuUsAtSaturation - e.cpuUsAtSaturation
+  const cpuAtRate = c.cpuUsAtRate - e.cpuUsAtRate
+  const p50 = c.p50Ms - e.p50Ms
+  const busy = (f: Figures) => (f.coreBusy < 0.9 ? ` ⚠ core ${Math.round(f.coreBusy * 100)} % busy` : '')
+  const range = (k: keyof Figures, f: (v: number) => string) => (s: 'embedded' | 'cluster') => b.rows[s].map((r) => f(r[k])).join(', ')
+  const rpsRounds = range('rps', n0)
+  const lines = [
+    `Run of ${b.date.slice(0, 16).replace('T', ' ')} UTC: ${b.machine.cpuModel}, ${b.machine.nproc} cores, Bun ${b.machine.bun}; ` +
+      `load average ${b.loadAvg.before.split(' ').slice(0, 3).join(' ')} before, ${b.loadAvg.after.split(' ').slice(0, 3).join(' ')} after; ` +
+      `${b.rounds} alternating round${b.rounds === 1 ? '' : 's'} (medians), open loop ${b.phase.openMs / 1000} s at ${b.rate.toLocaleString('en-US')} req/s, closed loop ${b.phase.closedS} s at ${b.connections} connections (${b.tool}).`,
+    '',
+    '| figure | embedded (SQLite, limits in memory) | cluster (PostgreSQL + Redis) | cluster against embedded | target | verdict |',
+    '| --- | ---: | ---: | ---: | --- | --- |',
+    `| chat pass-through: max req/s | ${n0(e.rps)}${busy(e)} | ${n0(c.rps)}${busy(c)} | ${Math.round(ratio * 100)} % | ≥ 85 % | ${verdict(ratio >= 0.85)} |`,
+    `| gateway CPU a request at max req/s | ${f1(e.cpuUsAtSaturation)} µs | ${f1(c.cpuUsAtSaturation)} µs | ${signed(cpu, f1)} µs | ≤ +10 µs | ${verdict(cpu <= 10)} |`,
+    `| gateway CPU a request at ${b.rate.toLocaleString('en-US')} req/s | ${f1(e.cpuUsAtRate)} µs | ${f1(c.cpuUsAtRate)} µs | ${signed(cpuAtRate, f1)} µs | — | — |`,
+    `| p50 at ${b.rate.toLocaleString('en-US')} req/s | ${f2(e.p50Ms)} ms | ${f2(c.p50Ms)} ms | ${signed(p50, f2)} ms | ≤ +0.3 ms | ${verdict(p50 <= 0.3)} |`,
+    `| p99 at ${b.rate.toLocaleString('en-US')} req/s | ${f2(e.p99Ms)} ms | ${f2(c.p99Ms)} ms | ${signed(c.p99Ms - e.p99Ms, f2)} ms | — | — |`,
+    '',
+    `Max req/s by round: embedded ${rpsRounds('embedded')}; cluster ${rpsRounds('cluster')}.`,
+    ...(e.errors + c.errors > 0 ? [`Errors (non-2xx, socket, wrong body): embedded ${e.errors}, cluster ${c.errors} (medians).`] : []),
+    `Stores: ${b.stores.join('; ')}.`,
+    ...b.notes.map((n) => `Note: ${n}.`),
+  ]
+  return `${FIGURES.start}\n${lines.join('\n')}\n${FIGURES.end}`
+}
+
+/** `doc` with the figures of `b` in its "Cluster mode" section (the section appended when it has none). */
+export function clusterSection(doc: string, b: ClusterBench): string {
+  const figures = figuresMarkdown(b)
+  const section = sectionOf(doc, CLUSTER)
+  if (section === undefined) return replaceSection(doc, CLUSTER, `${CLUSTER.start}\n## Cluster mode\n\n${figures}\n${CLUSTER.end}`)
+  const inner = sectionOf(section, FIGURES) === undefined ? section.replace(CLUSTER.end, `${figures}\n${CLUSTER.end}`) : replaceSection(section, FIGURES, figures)
+  return replaceSection(doc, CLUSTER, inner)
+}

@@ -1,0 +1,152 @@
+// Cluster bench: what cluster mode (PostgreSQL + Redis, S3 for blobs) costs the chat
+// pass-through against the embedded setup (SQLite, limits in memory). The gateway pinned to
+// one core, started in turn in each setup; the fake upstream, the load driver, wrk, the
+// bench's own Redis and the gateway's PostgreSQL backends on the other core
+// (cluster-stores.ts). Per setup, alternating rounds, medians kept:
+//   · 1,000 req/s open loop: latency p50/p99 from the scheduled send, gateway CPU a request;
+//   · closed loop at 64 connections (wrk, else a Bun driver): req/s, gateway CPU a request.
+// The targets: cluster ≥ 85 % of embedded req/s, CPU a request within +10 µs, p50 at
+// 1,000 req/s within +0.3 ms.
+//
+//   bun scripts/bench/cluster.ts [--rounds 3] [--quick]
+//
+// `npm run bench` runs it last. Writes scripts/bench/cluster-results.json and the figures
+// part of docs/bench.md's "Cluster mode" section (not with --quick).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { chatCall, probe } from './call.ts'
+import { openStores, storesMissing, type ClusterStores } from './cluster-stores.ts'
+import { clusterSection, type ClusterBench, type Figures } from './cluster-report.ts'
+import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
+import { openLoop } from './openloop.ts'
+import { PASS_MODEL } from './paths.ts'
+import { machine, metered } from './proc.ts'
+import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
+import { medianBy } from './stats.ts'
+
+const CONNECTIONS = 64
+const RATE = 1000
+export const RESULTS = join(import.meta.dir, 'cluster-results.json')
+const DOC = join(ROOT, 'docs', 'bench.md')
+
+export interface ClusterOptions {
+  quick?: boolean
+  rounds?: number
+  log?: (msg: string) => void
+}
+
+type Setup = 'embedded' | 'cluster'
+
+async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; log: (m: string) => void }): Promise<Figures> {
+  const { upstream, stores, cores, key, phase } = ctx
+  const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key, env: setup === 'cluster' ? stores.env : {} })
+  try {
+    const call = chatCall('chat pass-through', `${gw.url}/api/alpha/v1`, key, PASS_MODEL)
+    await probe(call)
+    await closedLoop(call, { connections: CONNECTIONS, durationS: phase.warmS, core: cores[0] })
+    const others = async () => [upstream.pid, ...(stores.redisPid ? [stores.redisPid] : []), ...(setup === 'cluster' ? await stores.pin(gw.pid) : [])]
+    const open = await metered({ gateway: gw.pid, others: await others() }, () => openLoop(call, RATE, phase.openMs))
+    const closed = await metered({ gateway: gw.pid, others: await others() }, () => closedLoop(call, { connections: CONNECTIONS, durationS: phase.closedS, core: cores[0] }), (r) => r.loadCpuS)
+    const openErrors = Object.values(open.result.errors).reduce((a, b) => a + b, 0)
+    return {
+      rps: closed.result.rps,
+      cpuUsAtSaturation: (closed.gatewayCpuS * 1e6) / closed.result.requests,
+      coreBusy: closed.gatewayCpuS / closed.wallS,
+      cpuUsAtRate: (open.gatewayCpuS * 1e6) / open.result.ok,
+      p50Ms: open.result.latency.p50,
+      p99Ms: open.result.latency.p99,
+      errors: openErrors + closed.result.errors,
+      otherCores: Math.max(open.otherCores, closed.otherCores),
+    }
+  } finally {
+    await gw.stop()
+  }
+}
+
+interface Phase {
+  openMs: number
+  closedS: number
+  warmS: number
+}
+
+/** The median of each figure over the rounds (each figure on its own). */
+function medians(rows: Figures[]): Figures {
+  const keys = Object.keys(rows[0]!) as (keyof Figures)[]
+  return Object.fromEntries(keys.map((k) => [k, medianBy(rows, (r) => r[k])![k]])) as unknown as Figures
+}
+
+/** The phase: undefined (and a line saying why) when PostgreSQL or Redis is not at hand. */
+export async function clusterPhase(o: ClusterOptions = {}): Promise<ClusterBench | undefined> {
+  const log = o.log ?? ((m: string) => process.stderr.write(`· ${m}\n`))
+  const missing = storesMissing()
+  if (missing) {
+    log(`cluster phase skipped: ${missing}`)
+    return undefined
+  }
+  const phase: Phase = o.quick ? { openMs: 3000, closedS: 3, warmS: 1 } : { openMs: 8000, closedS: 8, warmS: 2 }
+  const rounds = o.rounds ?? (o.quick ? 1 : 3)
+  const n = cpus().length
+  const cores: [number, number] = n >= 2 ? [0, 1] : [0, 0]
+  const notes: string[] = []
+  if (!pinSelf(cores[0])) notes.push('could not pin the load driver (taskset failed)')
+  if (!wrkPath()) notes.push(WRK_MISSING)
+  if (o.quick) notes.push('quick run: short phases, rough figures')
+  const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+  const loadBefore = readFileSync('/proc/loadavg', 'utf8').trim()
+  const stores = await openStores(cores[0])
+  const upstream = await spawnUpstream(cores[0]).catch(async (e) => {
+    await stores.close()
+    throw e
+  })
+  const rows: Record<Setup, Figures[]> = { embedded: [], cluster: [] }
+  try {
+    for (let r = 1; r <= rounds; r++) {
+      for (const setup of ['embedded', 'cluster'] as const) {
+        const f = await measure(setup, { upstream, stores, cores, key, phase, log })
+        rows[setup].push(f)
+        if (f.otherCores > 0.1) log(`  noisy: other processes used ${(f.otherCores * 100).toFixed(0)}% of a core`)
+        log(`round ${r}, ${setup}: ${Math.round(f.rps)} req/s at ${CONNECTIONS} connections, ${f.cpuUsAtSaturation.toFixed(1)} µs CPU/request; at ${RATE} req/s p50 ${f.p50Ms.toFixed(2)} ms, p99 ${f.p99Ms.toFixed(2)} ms, ${f.cpuUsAtRate.toFixed(1)} µs CPU/request${f.errors ? `; ${f.errors} errors` : ''}`)
+      }
+    }
+  } finally {
+    await upstream.stop()
+    await stores.close()
+  }
+  return {
+    date: new Date().toISOString(),
+    machine: machine(),
+    loadAvg: { before: loadBefore, after: readFileSync('/proc/loadavg', 'utf8').trim() },
+    tool: wrkPath() ? 'wrk' : 'bun',
+    rounds,
+    phase,
+    connections: CONNECTIONS,
+    rate: RATE,
+    stores: stores.describe,
+    notes,
+    embedded: medians(rows.embedded),
+    cluster: medians(rows.cluster),
+    rows,
+  }
+}
+
+const rounded = (_: string, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v)
+
+/** Save the figures and put them in docs/bench.md's "Cluster mode" section. */
+export function writeCluster(b: ClusterBench) {
+  writeFileSync(RESULTS, JSON.stringify(b, rounded, 2) + '\n')
+  if (existsSync(DOC)) writeFileSync(DOC, clusterSection(readFileSync(DOC, 'utf8'), b))
+}
+
+if (import.meta.main) {
+  const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' } } })
+  const b = await clusterPhase({ quick: flags.quick, rounds: flags.rounds ? Number(flags.rounds) : undefined })
+  if (b) {
+    console.log(JSON.stringify({ embedded: b.embedded, cluster: b.cluster }, rounded, 2))
+    if (!flags.quick) {
+      writeCluster(b)
+      console.log('wrote scripts/bench/cluster-results.json and docs/bench.md (Cluster mode)')
+    }
+  }
+}
