@@ -11,7 +11,6 @@ import { familyProvider } from './config/providers.ts'
 import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
 import { ensureFetchLimit } from './runtime/fetch-limit.ts'
-import { startServer } from './server.ts'
 import { watchBatch } from './batches/watch.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
@@ -58,9 +57,11 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
 
 async function serve(config: Config) {
   // returns only once the limit is in force (the process re-executes itself to set it) or cannot be
-  const limit = config.maxUpstreamConnections === undefined ? undefined : await ensureFetchLimit(config.maxUpstreamConnections)
+  const limit = await ensureFetchLimit(config.maxUpstreamConnections)
+  // the server's modules load after a re-execution, not before it as well
+  const { startServer } = await import('./server.ts')
   const running = await startServer(config)
-  if (limit && !limit.applied) running.services.log.warn(`upstream calls beyond Bun's default of 256 at once will queue in the fetch client`, { reason: limit.reason })
+  if (!limit.applied) running.services.log.warn(`upstream calls beyond Bun's default of 256 at once will queue in the fetch client`, { reason: limit.reason })
   const { services: s } = running
   const served = (family: 'openai' | 'anthropic') => {
     const p = familyProvider(config.providers, family)

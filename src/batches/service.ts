@@ -26,6 +26,8 @@ export class BatchService {
       onRecords: (records) => s.metrics?.batches.records(records),
     })
     this.scheduler = new Scheduler(s, this.store, this.pool)
+    // each running item holds at most one upstream call
+    if (s.metrics) s.metrics.load.batchItems = () => this.scheduler.inFlight
   }
 
   /** Resume open batches, hear about deleted files, stop with the gateway. */

@@ -9,7 +9,7 @@ import { ConfigError } from './errors.ts'
 import { maskKey, type ProviderConfig, type RoutingSettings } from './providers.ts'
 import { ConfigFileSchema, FamilyProviders, ProviderList, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
 import { checkDeployments, resolveProviders, resolveRouting } from './upstreams.ts'
-import { MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
+import { DEFAULT_FETCH_LIMIT, FETCH_LIMIT_VAR, MAX_FETCH_LIMIT } from '../runtime/fetch-limit.ts'
 import type { LogFormat, LogLevel } from '../http/log.ts'
 import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.ts'
 import { cacheSettings, type CacheSettings } from './cache.ts'
@@ -24,8 +24,8 @@ export interface Config {
   dataDir: string
   trustedProxies: string[]
   shutdownGraceMs: number
-  /** Upstream HTTP calls in flight at once (Bun's fetch client limit, set at start by `serve`); unset: Bun's own (256). */
-  maxUpstreamConnections?: number
+  /** Upstream HTTP calls in flight at once (Bun's fetch client limit, set at start by `serve`). */
+  maxUpstreamConnections: number
   /** Threads that count tokens (the mock's usage, interrupted streams); unset: one per core, started as load needs them. */
   tokenWorkers?: number
   adminToken?: string
@@ -191,8 +191,7 @@ function num(v: string | undefined, name: string): number | undefined {
 }
 
 /** Bun reads its fetch limit as a 16-bit count. */
-function fetchLimit(n: number | undefined): number | undefined {
-  if (n === undefined) return undefined
+function fetchLimit(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > MAX_FETCH_LIMIT) throw new ConfigError(`server.max_upstream_connections: expected an integer 1-${MAX_FETCH_LIMIT}, got ${n}`)
   return n
 }
@@ -237,7 +236,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
     trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
-    maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections ?? 10_000),
+    maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections ?? num(env[FETCH_LIMIT_VAR], FETCH_LIMIT_VAR) ?? DEFAULT_FETCH_LIMIT),
     tokenWorkers: tokenWorkers(num(env.SWITCHYARD_TOKEN_WORKERS, 'SWITCHYARD_TOKEN_WORKERS') ?? f.server?.token_workers),
     adminToken: str(env.SWITCHYARD_ADMIN_TOKEN) ?? str(f.server?.admin_token),
     bootstrapKey: str(env.SWITCHYARD_BOOTSTRAP_KEY),

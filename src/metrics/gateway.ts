@@ -6,6 +6,7 @@ import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Sql } from '../db/sql.ts'
 import { openStreams } from '../pipeline/sse.ts'
+import { fetchLimitInForce } from '../runtime/fetch-limit.ts'
 import { droppedSpans } from '../tracing/processor.ts'
 import { deploymentKey, type DeploymentHealth } from '../routing/health.ts'
 import { BatchSeries } from './batches.ts'
@@ -15,6 +16,7 @@ import { gatewayLabels, OTHER, type Labels } from './labels.ts'
 import { MetricsObserver } from './observer.ts'
 import { ProcessSeries } from './process.ts'
 import { Registry, type Cell, type Gauge } from './registry.ts'
+import { UpstreamLoad, type Warn } from './upstream-load.ts'
 import { UpstreamSeries } from './upstream.ts'
 
 export interface MetricsDeps {
@@ -22,12 +24,17 @@ export interface MetricsDeps {
   catalog: Catalog
   health: DeploymentHealth
   sql: Sql
+  /** The fetch client's limit on calls at once (runtime/fetch-limit.ts); this process's when absent. */
+  fetchLimit?: number
+  /** Where the queueing warning goes; nowhere when absent. */
+  warn?: Warn
 }
 
 export class GatewayMetrics {
   readonly registry = new Registry()
   readonly observer: MetricsObserver
   readonly batches: BatchSeries
+  readonly load: UpstreamLoad
   private readonly labels: Labels
   private readonly limited: Record<'key' | 'ip', Cell>
   private readonly refused: Cell
@@ -50,7 +57,8 @@ export class GatewayMetrics {
     this.spansDropped = r.counter('switchyard_spans_dropped', 'Trace spans never exported from the request thread: the queue was full, the collector failed, or they were unsent at shutdown').cell()
     this.batches = new BatchSeries(r, generations, (id) => catalog.resolve(id)?.family)
     this.process = new ProcessSeries(r)
-    this.observer = new MetricsObserver(generations, upstream, (m, u, at) => catalog.cost(m, u, at), refused)
+    this.load = new UpstreamLoad(r, deps.fetchLimit ?? fetchLimitInForce(), deps.warn ?? (() => {}))
+    this.observer = new MetricsObserver(generations, upstream, (m, u, at) => catalog.cost(m, u, at), refused, this.load)
   }
 
   rateLimited(scope: 'key' | 'ip'): void {
@@ -67,6 +75,7 @@ export class GatewayMetrics {
     this.streams.value = openStreams()
     this.spansDropped.value = droppedSpans()
     this.collectCooldowns()
+    this.load.collect()
     this.process.collect()
     await this.batches.collect(this.deps.sql)
     return render(this.registry.families, format)

@@ -5,12 +5,14 @@
 // as they end, not from the record's list: a record made while its call returns (a responses
 // reply the tap completes) is watched before that call is added to it.
 import type { CatalogModel } from '../config/catalog.ts'
+import { MOCK_ID } from '../config/providers.ts'
 import type { Surface } from '../config/models.ts'
 import { costsNothing, type GenerationInput } from '../generations/types.ts'
 import type { Usage } from '../ir/types.ts'
 import type { AttemptWatch, GenerationObserver, GenerationStart, GenerationWatch, UpstreamCall } from '../pipeline/observe.ts'
 import type { GenerationSeries } from './generations.ts'
 import type { Cell } from './registry.ts'
+import type { UpstreamLoad } from './upstream-load.ts'
 import type { UpstreamSeries } from './upstream.ts'
 
 export type Price = (model: CatalogModel, usage: Usage, at: Date) => number | null
@@ -23,6 +25,7 @@ export class MetricsObserver implements GenerationObserver {
     readonly upstream: UpstreamSeries,
     private readonly price: Price,
     readonly creditsRefused: Cell,
+    readonly load: UpstreamLoad,
   ) {}
 
   begin(start: GenerationStart): GenerationWatch {
@@ -43,6 +46,8 @@ export class MetricsObserver implements GenerationObserver {
 class Watch implements GenerationWatch {
   /** The provider index of the last call while it stands failed; -1 when none failed. */
   failed = -1
+  /** A call of this generation counts as open in the upstream load. */
+  open = false
 
   constructor(
     readonly o: MetricsObserver,
@@ -53,10 +58,23 @@ class Watch implements GenerationWatch {
     const upstream = this.o.upstream
     if (this.failed >= 0) upstream.failover(this.failed)
     this.failed = -1
+    // the mock answers in the gateway: no connection is held
+    if (call.provider !== MOCK_ID && !this.open) {
+      this.open = true
+      this.o.load.opened()
+    }
     return new Attempt(this, upstream.provider(call.provider))
   }
 
+  /** The generation's call holds no connection any more. */
+  release(): void {
+    if (!this.open) return
+    this.open = false
+    this.o.load.closed()
+  }
+
   end(record: GenerationInput): void {
+    this.release()
     const g = this.o.generations
     const m = record.model
     const row = g.row(SURFACE_INDEX[this.start.surface], m.id, m.family, record.provider ?? m.deployments[0]?.provider)
@@ -67,6 +85,7 @@ class Watch implements GenerationWatch {
   }
 
   refused(status: number): void {
+    this.release()
     const g = this.o.generations
     const m = this.start.model
     const row = g.row(SURFACE_INDEX[this.start.surface], m.id, m.family, m.deployments[0]?.provider)
@@ -86,5 +105,6 @@ class Attempt implements AttemptWatch {
   end(status: number, error?: string): void {
     this.watch.o.upstream.ended(this.provider, status, performance.now() - this.t0)
     if (error !== undefined) this.watch.failed = this.provider
+    if (status !== 200 || error !== undefined) this.watch.release()
   }
 }

@@ -1,14 +1,16 @@
 // Bun's fetch client opens at most 256 connections at once unless BUN_CONFIG_MAX_HTTP_REQUESTS
 // is in the process's environment when it starts; setting it from JavaScript later changes
 // nothing. A gateway relaying thousands of open streams would queue the 257th upstream call
-// behind the first 256 (a 20-second stream holds its connection for 20 seconds). So when
-// `server.max_upstream_connections` is set, `serve` makes sure the variable is too: when it is
-// missing or differs from the configured limit, the process replaces itself (execve: same pid, same arguments, same descriptors) with the
-// variable added. Where that cannot be done (no libc execve, Windows), it says so and goes on
+// behind the first 256 (a 20-second stream holds its connection for 20 seconds). So `serve`
+// makes sure the variable holds `server.max_upstream_connections` (10,000 unless configured):
+// when it is missing or differs, the process replaces itself (execve: same pid, same
+// arguments, same descriptors) with the variable added, before it opens anything. Where that cannot be done (no libc execve, Windows), it says so and goes on
 // with Bun's default.
 import { readFileSync } from 'node:fs'
 
 export const FETCH_LIMIT_VAR = 'BUN_CONFIG_MAX_HTTP_REQUESTS'
+/** What the gateway runs with unless told otherwise: thousands of long streams open at once. */
+export const DEFAULT_FETCH_LIMIT = 10_000
 /** Bun reads the variable as a 16-bit count. */
 export const MAX_FETCH_LIMIT = 65_535
 
@@ -71,4 +73,13 @@ export async function ensureFetchLimit(limit: number): Promise<{ applied: true }
   } catch (e) {
     return { applied: false, reason: `${(e as Error).message}; set ${FETCH_LIMIT_VAR}=${limit} before starting` }
   }
+}
+
+/** Bun's limit when the variable is absent. */
+export const BUN_DEFAULT_FETCH_LIMIT = 256
+
+/** The limit this process's fetch client runs with: the variable it started with, else Bun's default. */
+export function fetchLimitInForce(env: Record<string, string | undefined> = process.env): number {
+  const n = Number(env[FETCH_LIMIT_VAR])
+  return Number.isInteger(n) && n >= 1 && n <= MAX_FETCH_LIMIT ? n : BUN_DEFAULT_FETCH_LIMIT
 }

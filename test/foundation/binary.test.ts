@@ -19,7 +19,7 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
   expect((await runCli(['version'], {}, [bin])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
   const key = 'sk-sy-binary-' + crypto.randomUUID()
   // run from the empty dir: its default data dir is ./data
-  const gw = await spawnGateway({ cmd: [bin], env: { SWITCHYARD_BOOTSTRAP_KEY: key, SWITCHYARD_MAX_UPSTREAM_CONNECTIONS: '10000' }, cwd: dir, dataDir: join(dir, 'data'), args: ['--log-level', 'debug'] })
+  const gw = await spawnGateway({ cmd: [bin], env: { SWITCHYARD_BOOTSTRAP_KEY: key }, cwd: dir, dataDir: join(dir, 'data'), args: ['--log-level', 'debug'] })
   try {
     if (!onPostgres) {
       expect(existsSync(join(dir, 'data', 'switchyard.db'))).toBe(true)
@@ -27,7 +27,7 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
       expect(await gw.waitForOutput('checkpoint worker started')).toContain('checkpoint worker started')
     } else expect(await gw.waitForOutput('database: postgresql')).toContain('database: postgresql')
     expect(await (await fetch(gw.url + '/health')).json()).toEqual({ status: 'ok' })
-    // asked for more upstream calls at once, the binary re-executed itself (same pid) with the fetch limit raised
+    // the binary re-executed itself (same pid) with the fetch limit raised
     if (process.platform === 'linux') expect(readFileSync(`/proc/${gw.proc.pid}/environ`, 'latin1').split('\0')).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=10000')
     const models = await fetch(gw.url + '/api/v1/models', { headers: { authorization: `Bearer ${key}` } })
     expect(models.status).toBe(200)

@@ -1,6 +1,7 @@
 // A gateway relays long streams: each holds its upstream connection for as long as it runs.
 // Bun's fetch client would hold the 257th call back until one of the first 256 ended, so
-// `serve` starts with the fetch limit raised when `server.max_upstream_connections` is set.
+// `serve` starts with the fetch limit raised (10,000 unless `server.max_upstream_connections`
+// says otherwise). Past the limit, calls queue in the client, and the gateway shows it.
 // The client side here is raw TCP: the test process's own fetch keeps Bun's default limit.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -26,7 +27,7 @@ beforeAll(async () => {
     open--
     return { json: fixtureJson('openai/chat/nonstream-text.json') }
   })
-  g = await spawnGateway({ env: { ...NO_LIMITS, SWITCHYARD_MAX_UPSTREAM_CONNECTIONS: '10000', SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-fetchlimit-0123456789abcdef', OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: `${up.url}/v1` } })
+  g = await spawnGateway({ env: { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-fetchlimit-0123456789abcdef', OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: `${up.url}/v1` } })
 })
 
 afterAll(async () => {
@@ -55,7 +56,7 @@ function rawChat(url: string, key: string): Promise<number> {
   })
 }
 
-test('serve runs with the fetch limit in its environment, in the same process, with no signal blocked', async () => {
+test('serve runs by default with the fetch limit raised in its environment, in the same process, with no signal blocked', async () => {
   const environ = readFileSync(`/proc/${g.proc.pid}/environ`, 'latin1').split('\0')
   expect(environ).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=10000')
   // and it runs as a fresh process does: no signal blocked. Bun blocks every signal for a
@@ -75,3 +76,50 @@ test('more than 256 concurrent upstream calls all reach the upstream at once', a
   const statuses = await Promise.all(replies)
   expect(statuses.filter((s) => s === 200).length).toBe(CALLS)
 }, 30_000)
+
+test('past a configured limit, calls wait in the client and the gateway says so: gauges, a counter and one warning', async () => {
+  let held = 0
+  let free!: () => void
+  const freed = new Promise<void>((r) => (free = r))
+  const small = await startFakeUpstream()
+  small.script(async () => {
+    held++
+    await freed
+    return { json: fixtureJson('openai/chat/nonstream-text.json') }
+  })
+  const key = 'sk-sy-fetchqueue-0123456789abcdef'
+  const admin = 'admin-fetchqueue-0123456789'
+  const q = await spawnGateway({
+    env: { ...NO_LIMITS, SWITCHYARD_MAX_UPSTREAM_CONNECTIONS: '20', SWITCHYARD_ADMIN_TOKEN: admin, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: `${small.url}/v1` },
+  })
+  try {
+    const environ = readFileSync(`/proc/${q.proc.pid}/environ`, 'latin1').split('\0')
+    expect(environ).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=20')
+    const replies = Array.from({ length: 30 }, () => rawChat(q.url, key))
+    for (const until = Date.now() + 10_000; held < 20 && Date.now() < until; ) await Bun.sleep(20)
+    await Bun.sleep(300)
+    // the client holds the rest back: the upstream sees only the limit
+    expect(held).toBe(20)
+    const metric = async (name: string) => {
+      const text = await (await fetch(`${q.url}/metrics`, { headers: { authorization: `Bearer ${admin}` } })).text()
+      return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+    }
+    expect(await metric('switchyard_upstream_in_flight')).toBe(30)
+    expect(await metric('switchyard_upstream_queued')).toBe(10)
+    expect(await metric('switchyard_upstream_queued_calls_total')).toBe(10)
+    const log = await q.waitForOutput('upstream calls are queueing', 5_000)
+    expect(log.split('upstream calls are queueing').length - 1).toBe(1)
+    free()
+    const statuses = await Promise.all(replies)
+    expect(statuses.every((s) => s === 200)).toBe(true)
+    for (const until = Date.now() + 5_000; (await metric('switchyard_upstream_in_flight')) !== 0 && Date.now() < until; ) await Bun.sleep(50)
+    expect(await metric('switchyard_upstream_in_flight')).toBe(0)
+    expect(await metric('switchyard_upstream_queued')).toBe(0)
+  } finally {
+    free()
+    q.kill()
+    await q.exited
+    await small.stop()
+    cleanup(q.dataDir)
+  }
+}, 40_000)
