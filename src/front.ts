@@ -3,7 +3,7 @@
 // response carries and one access-log line. Kept outside Elysia so refusals cost no
 // routing and every response (errors included) gets the same treatment.
 import type { Server } from 'bun'
-import { authenticate } from './auth/guard.ts'
+import { authenticate, authenticateKnown } from './auth/guard.ts'
 import { setRequestInfo, type RequestInfo } from './http/context.ts'
 import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
@@ -79,16 +79,37 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   /** `then` for a value that is a promise only when the limits are shared: memory stays synchronous. */
   const then = <T, U>(v: T | Promise<T>, f: (t: T) => U | Promise<U>): U | Promise<U> => (v instanceof Promise ? v.then(f) : f(v))
 
+  const keyLimitsOf = (key: { id: string; rpm: number | null }): Limit[] => [
+    { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
+    { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
+  ]
+
   /**
    * The refusal for an /api request, or the rate-limit outcome to put in its headers. With
    * shared limits each take is a round trip; the shared store away throws RedisUnavailable.
    */
   function guard(req: Request, path: string, info: RequestInfo): Guarded | Promise<Guarded> {
     const now = Date.now()
-    return then(rateLimits.take([{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }], now), (ipOutcome): Guarded | Promise<Guarded> => {
+    const ipLimits: Limit[] = [{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }]
+    const beta = path.startsWith('/api/beta/')
+    // shared limits and a key this instance knows (nearly every request): the address's
+    // limit and the key's in one round trip, decided as the two below would decide them
+    if (rateLimits.takeBoth) {
+      const known = authenticateKnown(req.headers, beta, keys)
+      if (known !== undefined && !(known instanceof HttpError)) {
+        return rateLimits.takeBoth(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
+          if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
+          info.key = known
+          keys.touch(known.id, now)
+          if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, now)
+          return RateLimiter.tighter(ipOutcome.binding, keyOutcome!.binding)
+        })
+      }
+    }
+    return then(rateLimits.take(ipLimits, now), (ipOutcome): Guarded | Promise<Guarded> => {
       if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
       // a key in memory answers at once; only a key unknown here is looked up (a promise)
-      return then(authenticate(req.headers, path.startsWith('/api/beta/'), keys), (key): Guarded | Promise<Guarded> => {
+      return then(authenticate(req.headers, beta, keys), (key): Guarded | Promise<Guarded> => {
         if (key instanceof HttpError) {
           // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
           if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding
@@ -98,11 +119,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         }
         info.key = key
         keys.touch(key.id, now)
-        const keyLimits: Limit[] = [
-          { bucket: 'k:' + key.id, limit: key.rpm ?? config.limits.keyRpm, windowMs: 60_000, scope: 'key' },
-          { bucket: 'kb:' + key.id, limit: config.limits.keyBurstRps, windowMs: 1_000, scope: 'key' },
-        ]
-        return then(rateLimits.take(keyLimits, now), (keyOutcome) => {
+        return then(rateLimits.take(keyLimitsOf(key), now), (keyOutcome) => {
           if (!keyOutcome.allowed) return limited('key', keyOutcome.binding, now)
           return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
         })

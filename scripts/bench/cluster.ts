@@ -8,7 +8,8 @@
 // The targets: cluster ≥ 85 % of embedded req/s, CPU a request within +10 µs, p50 at
 // 1,000 req/s within +0.3 ms.
 //
-//   bun scripts/bench/cluster.ts [--rounds 3] [--quick]
+//   bun scripts/bench/cluster.ts [--rounds 3] [--quick] [--root DIR]
+// (--root: the gateway of another checkout, for a before/after of a change; nothing written)
 //
 // `npm run bench` runs it last. Writes scripts/bench/cluster-results.json and the figures
 // part of docs/bench.md's "Cluster mode" section (not with --quick).
@@ -34,14 +35,16 @@ const DOC = join(ROOT, 'docs', 'bench.md')
 export interface ClusterOptions {
   quick?: boolean
   rounds?: number
+  /** Run the gateway of another checkout (a before/after). */
+  root?: string
   log?: (msg: string) => void
 }
 
 type Setup = 'embedded' | 'cluster'
 
-async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; log: (m: string) => void }): Promise<Figures> {
+async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; root?: string }): Promise<Figures> {
   const { upstream, stores, cores, key, phase } = ctx
-  const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key, env: setup === 'cluster' ? stores.env : {} })
+  const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key, root: ctx.root, env: setup === 'cluster' ? stores.env : {} })
   try {
     const call = chatCall('chat pass-through', `${gw.url}/api/alpha/v1`, key, PASS_MODEL)
     await probe(call)
@@ -93,6 +96,7 @@ export async function clusterPhase(o: ClusterOptions = {}): Promise<ClusterBench
   if (!pinSelf(cores[0])) notes.push('could not pin the load driver (taskset failed)')
   if (!wrkPath()) notes.push(WRK_MISSING)
   if (o.quick) notes.push('quick run: short phases, rough figures')
+  if (o.root) notes.push(`the gateway of ${o.root}`)
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
   const loadBefore = readFileSync('/proc/loadavg', 'utf8').trim()
   const stores = await openStores(cores[0])
@@ -104,7 +108,7 @@ export async function clusterPhase(o: ClusterOptions = {}): Promise<ClusterBench
   try {
     for (let r = 1; r <= rounds; r++) {
       for (const setup of ['embedded', 'cluster'] as const) {
-        const f = await measure(setup, { upstream, stores, cores, key, phase, log })
+        const f = await measure(setup, { upstream, stores, cores, key, phase, root: o.root })
         rows[setup].push(f)
         if (f.otherCores > 0.1) log(`  noisy: other processes used ${(f.otherCores * 100).toFixed(0)}% of a core`)
         log(`round ${r}, ${setup}: ${Math.round(f.rps)} req/s at ${CONNECTIONS} connections, ${f.cpuUsAtSaturation.toFixed(1)} µs CPU/request; at ${RATE} req/s p50 ${f.p50Ms.toFixed(2)} ms, p99 ${f.p99Ms.toFixed(2)} ms, ${f.cpuUsAtRate.toFixed(1)} µs CPU/request${f.errors ? `; ${f.errors} errors` : ''}`)
@@ -140,11 +144,11 @@ export function writeCluster(b: ClusterBench) {
 }
 
 if (import.meta.main) {
-  const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' } } })
-  const b = await clusterPhase({ quick: flags.quick, rounds: flags.rounds ? Number(flags.rounds) : undefined })
+  const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, root: { type: 'string' } } })
+  const b = await clusterPhase({ quick: flags.quick, rounds: flags.rounds ? Number(flags.rounds) : undefined, root: flags.root })
   if (b) {
     console.log(JSON.stringify({ embedded: b.embedded, cluster: b.cluster }, rounded, 2))
-    if (!flags.quick) {
+    if (!flags.quick && !flags.root) {
       writeCluster(b)
       console.log('wrote scripts/bench/cluster-results.json and docs/bench.md (Cluster mode)')
     }

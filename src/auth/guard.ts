@@ -38,6 +38,18 @@ export function authenticate(headers: Headers, betaRoute: boolean, keys: KeyStor
   return key instanceof Promise ? key.then(admitKey) : admitKey(key)
 }
 
+/**
+ * `authenticate` answered from memory alone: undefined when the key is not in memory (it would
+ * be looked up), so that a caller may take the address's limit before any lookup starts.
+ */
+export function authenticateKnown(headers: Headers, betaRoute: boolean, keys: KeyStore): ApiKey | HttpError | undefined {
+  const secret = presentedKey(headers, betaRoute)
+  if (secret instanceof HttpError) return secret
+  if (secret.length > MAX_KEY_LENGTH) return new HttpError(401, 'Malformed API key: too long')
+  const key = keys.known(secret)
+  return key === undefined ? undefined : admitKey(key ?? undefined)
+}
+
 function admitKey(key: ApiKey | undefined): ApiKey | HttpError {
   if (!key) return new HttpError(401, 'Invalid API key: no such key')
   if (key.status !== 'active') return new HttpError(401, 'API key is inactive')

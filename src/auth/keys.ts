@@ -223,6 +223,11 @@ export class KeyStore {
     return this.lookup(h)
   }
 
+  /** The key for a secret as memory holds it: null when known to be no key, undefined when not in memory. */
+  known(secret: string): ApiKey | null | undefined {
+    return this.byHash.get(hashKey(secret))
+  }
+
   private async lookup(h: string): Promise<ApiKey | undefined> {
     const [r] = (await this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1)) as Row[]
     if (!r) {

@@ -166,6 +166,11 @@ export interface Outcome {
 export interface RateLimitBackend {
   /** All-or-nothing, as RateLimiter.take. */
   take(limits: Limit[], now?: number): Outcome | Promise<Outcome>
+  /**
+   * A shared limiter's `take(first)` and then, only when that allowed it, `take(then)`, in one
+   * round trip: an address's limits and a key's, decided as two takes would decide them.
+   */
+  takeBoth?(first: Limit[], then: Limit[]): Promise<[Outcome, Outcome | undefined]>
 }
 
 export class RateLimiter implements RateLimitBackend {
