@@ -7,7 +7,8 @@
 // atomic across instances: a key funded for N requests serves at most N + 1 however the
 // requests are spread, as on one instance. The database still gets every cost through the
 // recorder, as without Redis; this is what admission reads. Every instance charges its costs
-// here as its requests end (`settle`), so none waits for another's database write.
+// here as its requests end (`settle`), so none waits for another's database write; a key's
+// settlements of one turn of the loop go in one call.
 import type { Logger } from '../http/log.ts'
 import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
@@ -38,19 +39,31 @@ end
 return { 1, tostring(spent), tostring(reserved) }
 `)
 
-// KEYS: cr, rsv, rsvx. ARGV: reservation id ('' for none), usd (negative: a cost taken
-// back). An unseeded key is left unseeded: its first admission reads the database, which will
-// have this cost (or not have it) by then.
+// KEYS: cr, rsv, rsvx. ARGV: usd (negative: a cost taken back), then the reservations it
+// ends (none or many: the settlements of one key made in one turn of the loop go together).
+// An unseeded key is left unseeded: its first admission reads the database, which will have
+// this cost (or not have it) by then.
 const SETTLE = script(`
-if ARGV[1] ~= '' then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
+if #ARGV > 1 then
+  redis.call('HDEL', KEYS[2], unpack(ARGV, 2))
+  redis.call('ZREM', KEYS[3], unpack(ARGV, 2))
 end
-if tonumber(ARGV[2]) ~= 0 and redis.call('HEXISTS', KEYS[1], 'spent') == 1 then
-  redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[2])
+if tonumber(ARGV[1]) ~= 0 and redis.call('HEXISTS', KEYS[1], 'spent') == 1 then
+  redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[1])
 end
 return 1
 `)
+
+/** Reservations ended by one script call at most (Lua's unpack has a stack limit). */
+const SETTLE_CHUNK = 500
+
+/** A key's settlements of this turn of the loop: the reservations they end and their costs' sum. */
+interface Pending {
+  rids: string[]
+  amount: number
+  /** Settlements merged in (for `open`). */
+  n: number
+}
 
 // KEYS: cr, rsv, rsvx. The spent (false when unseeded) and the sum of live reservations.
 const FIGURES = script(`${NOW}
@@ -79,7 +92,7 @@ export class RedisLedger implements Ledger {
   private owed = new Map<string, number>()
 
   constructor(private readonly redis: SharedRedis, private readonly log: Logger, private readonly ttlMs = RESERVATION_TTL_MS) {
-    redis.onRecover(() => void this.payOwed())
+    redis.onRecover(() => this.payOwed())
   }
 
   /**
@@ -125,25 +138,55 @@ export class RedisLedger implements Ledger {
     return { spent: spent === null ? null : Number(spent), reserved: Number(reserved) }
   }
 
-  /** Ends a reservation and moves the key's spent by `amount` (signed), in one step. Never throws. */
-  private async move(reservationId: string | undefined, keyId: string, amount: number): Promise<void> {
+  /** This turn's settlements by key, sent together once the turn's work is done. */
+  private pending = new Map<string, Pending>()
+  private flushing = false
+
+  /**
+   * Ends a reservation and moves the key's spent by `amount` (signed), in one step with the
+   * key's other settlements of this turn of the loop (under load, one call for dozens of
+   * requests). A reservation ends only with its cost counted, so the cost is never hidden
+   * from admission meanwhile. Never throws.
+   */
+  private move(reservationId: string | undefined, keyId: string, amount: number): void {
     const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
+    let p = this.pending.get(keyId)
+    if (!p) this.pending.set(keyId, (p = { rids: [], amount: 0, n: 0 }))
+    if (rid) p.rids.push(rid)
+    p.amount += amount
+    p.n++
     this.settling++
+    if (this.flushing) return
+    this.flushing = true
+    queueMicrotask(() => {
+      this.flushing = false
+      const batch = this.pending
+      this.pending = new Map()
+      for (const [keyId, p] of batch) void this.send(keyId, p)
+    })
+  }
+
+  private async send(keyId: string, p: Pending): Promise<void> {
+    let costSent = false
     try {
-      await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), [rid, String(amount)])
+      for (let i = 0; i === 0 || i < p.rids.length; i += SETTLE_CHUNK) {
+        // the costs go with the first call: a later one failing leaves only reservations, which lapse
+        await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), [String(costSent ? 0 : p.amount), ...p.rids.slice(i, i + SETTLE_CHUNK)])
+        costSent = true
+      }
     } catch (e) {
       // the reservation lapses by itself; the cost (or its taking back) must not be lost
-      if (amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + amount)
+      if (!costSent && p.amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + p.amount)
       if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
     } finally {
-      this.settling--
+      this.settling -= p.n
     }
   }
 
-  private async payOwed() {
+  private payOwed() {
     const owed = this.owed
     this.owed = new Map()
-    for (const [keyId, usd] of owed) await this.move(undefined, keyId, usd)
+    for (const [keyId, usd] of owed) this.move(undefined, keyId, usd)
   }
 }
