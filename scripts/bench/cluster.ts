@@ -42,7 +42,7 @@ export interface ClusterOptions {
 
 type Setup = 'embedded' | 'cluster'
 
-async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; root?: string }): Promise<Figures> {
+export async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; root?: string }): Promise<Figures> {
   const { upstream, stores, cores, key, phase } = ctx
   const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key, root: ctx.root, env: setup === 'cluster' ? stores.env : {} })
   try {
@@ -68,7 +68,7 @@ async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStor
   }
 }
 
-interface Phase {
+export interface Phase {
   openMs: number
   closedS: number
   warmS: number

@@ -59,6 +59,9 @@ export class RedisRateLimiter implements RateLimitBackend {
   readonly local = new RateLimiter()
 
   private readonly prefix: string
+  /** Each request's member in the windows: this instance's random tag and a counter (unique, and short). */
+  private readonly tag = crypto.randomUUID().slice(0, 13) + ':'
+  private seq = 0
 
   constructor(private readonly redis: SharedRedis, private readonly log: Logger) {
     this.prefix = redis.settings.prefix + 'rl:'
@@ -82,10 +85,14 @@ export class RedisRateLimiter implements RateLimitBackend {
 
   /** The script's answer; undefined when Redis is away and `on_error` is `allow` (decide locally). */
   private async run(limits: Limit[], split: number): Promise<number[] | undefined> {
-    const args: string[] = [crypto.randomUUID(), String(split)]
-    for (const l of limits) args.push(String(l.limit), String(l.windowMs))
+    const args: string[] = [this.tag + (this.seq++).toString(36), String(split)]
+    const keys: string[] = []
+    for (const l of limits) {
+      keys.push(this.prefix + l.bucket)
+      args.push(String(l.limit), String(l.windowMs))
+    }
     try {
-      return (await this.redis.eval(TAKE, limits.map((l) => this.prefix + l.bucket), args)) as number[]
+      return (await this.redis.eval(TAKE, keys, args)) as number[]
     } catch (e) {
       const down = asUnavailable(e, this.log)
       if (this.redis.settings.onError !== 'allow') throw down

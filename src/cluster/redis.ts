@@ -170,13 +170,15 @@ export class SharedRedis {
 
   /** EVALSHA, loading the script on NOSCRIPT. */
   async eval(s: Script, keys: string[], args: string[]): Promise<unknown> {
-    const argv = [String(keys.length), ...keys, ...args]
+    const argv = [s.sha, String(keys.length)]
+    for (const k of keys) argv.push(k)
+    for (const a of args) argv.push(a)
     try {
-      return await this.send('EVALSHA', [s.sha, ...argv])
+      return await this.send('EVALSHA', argv)
     } catch (e) {
       if (!isServerError(e) || !String((e as Error).message).startsWith('NOSCRIPT')) throw e
       await this.send('SCRIPT', ['LOAD', s.source])
-      return this.send('EVALSHA', [s.sha, ...argv])
+      return this.send('EVALSHA', argv)
     }
   }
 
