@@ -6,13 +6,15 @@
 // $TMPDIR/switchyard-bench-profile; summarise it with scripts/bench/profile-summary.ts),
 // --only 'pass-through,messages pass-through' (just those paths: quick A/B runs),
 // --no-memory (skip the memory phases), --rounds N (closed loop: gateway and bare proxy
-// alternate N rounds, medians kept; default 3, 1 with --quick).
+// alternate N rounds, medians kept; default 3, 1 with --quick), --no-cluster (skip the last
+// phase, cluster.ts: embedded against PostgreSQL + Redis; it runs when --only is not given).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chatCall, probe } from './call.ts'
 import { closedLoop, WRK_MISSING, wrkPath, type ClosedLoopResult } from './closedloop.ts'
+import { clusterPhase, writeCluster } from './cluster.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
@@ -26,7 +28,7 @@ import { added, medianBy } from './stats.ts'
 import { streamLoad } from './streams.ts'
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, rounds: { type: 'string' } },
+  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, 'no-cluster': { type: 'boolean' }, rounds: { type: 'string' } },
 })
 
 const PHASES = flags.quick
@@ -242,6 +244,16 @@ async function main() {
   } finally {
     await stopAll()
     if (profileDir) console.log(`gateway CPU profile written to ${profileDir}`)
+  }
+
+  // last, with the gateway core free again: what cluster mode costs the chat pass-through
+  if (!flags['no-cluster'] && !flags.only) {
+    log('cluster phase: embedded against PostgreSQL + Redis (scripts/bench/cluster.ts)')
+    const c = await clusterPhase({ quick: flags.quick, rounds: flags.rounds ? ROUNDS : undefined, log })
+    if (c && !flags.quick) {
+      writeCluster(c)
+      console.log('wrote scripts/bench/cluster-results.json and the Cluster mode figures in docs/bench.md')
+    }
   }
 }
 
