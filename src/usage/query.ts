@@ -39,8 +39,11 @@ interface Segment {
 /**
  * Cut [from, to) into a partial head hour, whole hours and a partial tail hour. A partial hour
  * older than `exactSince` (records there may be pruned) is read whole from the rollup instead.
+ * So is a tail hour ending at `until` (the report's now): no record is later, so its rollup
+ * row is exact, where its records would be read one by one (an hour of a busy gateway's
+ * traffic, on every report that ends now).
  */
-export function segments(from: number, to: number, exactSince: number): Segment[] {
+export function segments(from: number, to: number, exactSince: number, until = Infinity): Segment[] {
   const ceil = Math.ceil(from / HOUR) * HOUR
   const floor = Math.floor(to / HOUR) * HOUR
   const out: Segment[] = []
@@ -53,19 +56,22 @@ export function segments(from: number, to: number, exactSince: number): Segment[
   }
   if (from < ceil) edge(from, Math.min(ceil, to))
   if (ceil < floor) out.push({ from: ceil, to: floor, exact: false })
-  if (floor < to && floor >= ceil) edge(floor, to)
+  if (floor < to && floor >= ceil) {
+    if (to >= until) out.push({ from: floor, to: floor + HOUR, exact: false })
+    else edge(floor, to)
+  }
   return out
 }
 
 export class UsageQuery {
   constructor(private sql: Sql) {}
 
-  /** `account` undefined: every account (the admin's view). */
-  async rows(account: string | undefined, w: ReportWindow, exactSince: number): Promise<UsageRow[]> {
+  /** `account` undefined: every account (the admin's view). `until`: the report's now, when `w` ends then. */
+  async rows(account: string | undefined, w: ReportWindow, exactSince: number, until?: number): Promise<UsageRow[]> {
     const withModel = w.model !== undefined
     const withAccount = account !== undefined
     const out: UsageRow[] = []
-    for (const seg of segments(w.from, w.to, exactSince)) {
+    for (const seg of segments(w.from, w.to, exactSince, until)) {
       const tail = withModel ? [w.model!] : []
       const acc = withAccount ? [account] : []
       const size = BUCKET_MS[w.granularity]

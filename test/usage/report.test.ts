@@ -108,6 +108,19 @@ describe('segments: rollup for whole hours, records for partial edges', () => {
     ])
   })
 
+  test('a tail hour ending at the report\'s now is read whole from the rollup: no record is later', () => {
+    const now = T('2026-01-05T13:15:00Z')
+    expect(iso(segments(T('2026-01-05T10:30:00Z'), now, far, now))).toEqual([
+      ['2026-01-05T10:30:00.000Z', '2026-01-05T11:00:00.000Z', true],
+      ['2026-01-05T11:00:00.000Z', '2026-01-05T13:00:00.000Z', false],
+      ['2026-01-05T13:00:00.000Z', '2026-01-05T14:00:00.000Z', false],
+    ])
+    // a window inside the hour of now still starts exactly where it was asked to
+    expect(iso(segments(T('2026-01-05T13:05:00Z'), now, far, now))).toEqual([['2026-01-05T13:05:00.000Z', '2026-01-05T13:15:00.000Z', true]])
+    // a window ending before now is cut exactly
+    expect(iso(segments(T('2026-01-05T10:30:00Z'), now, far, now + 1)).at(-1)).toEqual(['2026-01-05T13:00:00.000Z', '2026-01-05T13:15:00.000Z', true])
+  })
+
   test('a partial hour older than the retention is read whole from the rollup', () => {
     const s = segments(T('2026-01-05T10:30:00Z'), T('2026-01-05T12:15:00Z'), T('2026-01-05T12:00:00Z'))
     expect(iso(s)).toEqual([
