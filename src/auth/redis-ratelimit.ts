@@ -3,7 +3,8 @@
 // Lua script decides a whole take atomically (every limit allows it, or none is counted) and
 // reads the clock from Redis `TIME`, so instances with drifting clocks still share one
 // window. N instances together admit exactly the limit. A request's address limit and its
-// key's limits go in one script call (takeBoth): one round trip a request, not two.
+// key's limits go in one take (takeBoth), and the takes of one turn of the loop in one script
+// call: at most one round trip a request, not two.
 //
 // Redis unreachable: with `redis.on_error: deny` the take throws RedisUnavailable (the
 // pipeline answers 503); with `allow` it is decided by this instance's own memory limiter,
@@ -12,47 +13,74 @@ import type { Logger } from '../http/log.ts'
 import { asUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import { RateLimiter, type Decision, type Limit, type Outcome, type RateLimitBackend } from './ratelimit.ts'
 
-// ARGV: a member unique to the request, how many of KEYS form the first group, then each
-// limit's count and window. The first group is taken all-or-nothing; only when it allows the
-// request, the rest is, all-or-nothing too (an address's limit, then a key's: one round trip
-// where there were two, and the same answers). Returns { now, then per group: allowed, then
-// per limit: remaining, reset }; a group not reached is left out.
+// Every take asked for in one turn of the loop goes in one script call, decided in the order
+// asked, exactly as separate calls would decide them (under load, one round trip for dozens
+// of requests). Per take, ARGV holds: a member unique to the request, how many KEYS are its
+// own, how many of those form its first group, then each limit's count and window. The first
+// group is taken all-or-nothing; only when it allows the request, the rest is, all-or-nothing
+// too (an address's limit, then a key's: the same answers as two takes). Returns per take
+// { now, then per group: allowed, then per limit: remaining, reset } (a group not reached is
+// left out), or the error Redis gave for one of its buckets (a take's error fails it alone).
 const TAKE = script(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = { now }
-local function group(from, to)
-  local allowed = 1
-  local counts = {}
-  for i = from, to do
-    local window = tonumber(ARGV[2 * i + 2])
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
-    counts[i] = redis.call('ZCARD', KEYS[i])
-    if counts[i] >= tonumber(ARGV[2 * i + 1]) then allowed = 0 end
-  end
-  out[#out + 1] = allowed
-  for i = from, to do
-    local limit = tonumber(ARGV[2 * i + 1])
-    local window = tonumber(ARGV[2 * i + 2])
-    local n = counts[i]
-    if allowed == 1 then
-      redis.call('ZADD', KEYS[i], now, ARGV[1])
-      redis.call('PEXPIRE', KEYS[i], window)
-      n = n + 1
+local answers = {}
+local k, a = 0, 0
+while a < #ARGV do
+  local member, n, split = ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local out = { now }
+  local failed = nil
+  local function group(from, to)
+    local allowed = 1
+    local counts = {}
+    for i = from, to do
+      local key = KEYS[k + i]
+      local r = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now - tonumber(ARGV[a + 3 + 2 * i]))
+      if type(r) == 'table' and r.err then
+        failed = r.err
+        return 0
+      end
+      counts[i] = redis.call('ZCARD', key)
+      if counts[i] >= tonumber(ARGV[a + 2 + 2 * i]) then allowed = 0 end
     end
-    local first = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
-    local reset = now + window
-    if #first > 0 then reset = tonumber(first[2]) + window end
-    out[#out + 1] = limit - n
-    out[#out + 1] = reset
+    out[#out + 1] = allowed
+    for i = from, to do
+      local key = KEYS[k + i]
+      local limit = tonumber(ARGV[a + 2 + 2 * i])
+      local window = tonumber(ARGV[a + 3 + 2 * i])
+      local c = counts[i]
+      if allowed == 1 then
+        redis.call('ZADD', key, now, member)
+        redis.call('PEXPIRE', key, window)
+        c = c + 1
+      end
+      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      local reset = now + window
+      if #first > 0 then reset = tonumber(first[2]) + window end
+      out[#out + 1] = limit - c
+      out[#out + 1] = reset
+    end
+    return allowed
   end
-  return allowed
+  if group(1, split) == 1 and split < n then group(split + 1, n) end
+  answers[#answers + 1] = failed or out
+  k = k + n
+  a = a + 3 + 2 * n
 end
-local split = tonumber(ARGV[2])
-if group(1, split) == 1 and split < #KEYS then group(split + 1, #KEYS) end
-return out
+return answers
 `)
 
+/** One take waiting for this turn's call. */
+interface Pending {
+  keys: string[]
+  /** Its part of ARGV. */
+  args: string[]
+  resolve(raw: number[]): void
+  reject(e: unknown): void
+}
+
+/** Takes in one script call at most: a longer script would hold up every other client of Redis. */
+const MAX_BATCH = 256
 
 export class RedisRateLimiter implements RateLimitBackend {
   /** Per-instance limits, used only while Redis is away and `on_error` is `allow`. */
@@ -85,20 +113,55 @@ export class RedisRateLimiter implements RateLimitBackend {
 
   /** The script's answer; undefined when Redis is away and `on_error` is `allow` (decide locally). */
   private async run(limits: Limit[], split: number): Promise<number[] | undefined> {
-    const args: string[] = [this.tag + (this.seq++).toString(36), String(split)]
+    const args: string[] = [this.tag + (this.seq++).toString(36), String(limits.length), String(split)]
     const keys: string[] = []
     for (const l of limits) {
       keys.push(this.prefix + l.bucket)
       args.push(String(l.limit), String(l.windowMs))
     }
     try {
-      return (await this.redis.eval(TAKE, keys, args)) as number[]
+      return await new Promise<number[]>((resolve, reject) => {
+        this.pending.push({ keys, args, resolve, reject })
+        if (this.pending.length === 1) setImmediate(this.send)
+      })
     } catch (e) {
       const down = asUnavailable(e, this.log)
       if (this.redis.settings.onError !== 'allow') throw down
       this.redis.degraded()
       return undefined
     }
+  }
+
+  private pending: Pending[] = []
+
+  /** This turn's takes, in one call (or a few, past MAX_BATCH). */
+  private readonly send = () => {
+    const all = this.pending
+    this.pending = []
+    for (let i = 0; i < all.length; i += MAX_BATCH) this.call(all.slice(i, i + MAX_BATCH))
+  }
+
+  private call(batch: Pending[]) {
+    const keys: string[] = []
+    const args: string[] = []
+    for (const p of batch) {
+      for (const k of p.keys) keys.push(k)
+      for (const a of p.args) args.push(a)
+    }
+    this.redis.eval(TAKE, keys, args).then(
+      (raw) => {
+        const answers = raw as (number[] | string)[]
+        batch.forEach((p, i) => {
+          const r = answers[i]
+          // Redis's error for this take's bucket, as a call of its own would have had it
+          if (Array.isArray(r)) p.resolve(r)
+          else p.reject(new Error(String(r)))
+        })
+      },
+      (e) => {
+        for (const p of batch) p.reject(e)
+      },
+    )
   }
 }
 

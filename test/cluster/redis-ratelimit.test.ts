@@ -67,4 +67,26 @@ describe.skipIf(!!skip)('shared rate limits: the address and the key in one roun
     const keyAlone = await shared.take([{ bucket: 'k:key2', limit: 5, windowMs: 60_000, scope: 'key' }])
     expect(keyAlone.binding.remaining).toBe(4)
   })
+
+  test('takes asked in one turn go together and are decided in order: exactly the limit passes, in the order asked', async () => {
+    const shared = limiter()
+    const answers = await Promise.all(Array.from({ length: 40 }, () => shared.takeBoth(ip(1000), key(25))))
+    const allowed = answers.map(([, k]) => k!.allowed)
+    expect(allowed.filter(Boolean).length).toBe(25)
+    expect(allowed.slice(0, 25).every(Boolean)).toBe(true)
+    expect(answers.map(([a]) => a.binding.remaining)).toEqual(Array.from({ length: 40 }, (_, i) => 1000 - 1 - i))
+  })
+
+  test("a bucket Redis cannot read fails its own request only, not the others' in the same call", async () => {
+    const r = new SharedRedis({ ...redis.settings, prefix: freshPrefix() }, log)
+    opened.push(r)
+    const shared = new RedisRateLimiter(r, log)
+    await r.send('SET', [`${r.settings.prefix}rl:k:broken`, 'not a sorted set'])
+    const broken: Limit[] = [{ bucket: 'k:broken', limit: 10, windowMs: 60_000, scope: 'key' }]
+    const [a, b, c] = await Promise.allSettled([shared.takeBoth(ip(10), key(10)), shared.takeBoth(ip(10), broken), shared.takeBoth(ip(10), key(10))])
+    expect(a.status).toBe('fulfilled')
+    expect(c.status).toBe('fulfilled')
+    expect(b.status).toBe('rejected')
+    expect(String((b as PromiseRejectedResult).reason)).toContain('WRONGTYPE')
+  })
 })
