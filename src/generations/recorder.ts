@@ -42,10 +42,11 @@ export interface RecorderOptions {
 
 const DAY_MS = 86_400_000
 /**
- * Records one pruning step deletes: on SQLite a step runs on the thread that serves requests,
- * and deleting a record touches a page of each of its indexes (its reply id's at random).
+ * Records one pruning step deletes. On SQLite a step runs on the thread that serves requests,
+ * and deleting a record touches a page of each of its indexes, its reply id's at random: on 10
+ * million records a step of 1,000 held the thread 36-55 ms, one of 100 about 2 (docs/bench.md).
  */
-const PRUNE_CHUNK = 1_000
+export const PRUNE_CHUNK = 100
 const MAX_ATTEMPTS = 3
 
 export class Recorder implements GenerationSink {
