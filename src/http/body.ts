@@ -2,7 +2,7 @@
 // reading a chunked body, without reading the rest; malformed JSON is a 400 that says why.
 import { HttpError } from './errors.ts'
 import { MAX_BODY_NODES, parseJsonSafe } from './json-safe.ts'
-import { checkElsewhere, mayHoldMoreParts } from './parts.ts'
+import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
 
 export { checkJsonValue, MAX_BODY_NODES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
@@ -39,6 +39,6 @@ export async function readBodyText(request: Request, limit: number): Promise<str
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const text = await readBodyText(request, limit)
   if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
-  if (mayHoldMoreParts(text, MAX_BODY_NODES)) await checkElsewhere(text, MAX_BODY_NODES, 'JSON body')
+  if (await mayHoldMorePartsSoon(text, MAX_BODY_NODES)) await checkElsewhere(text, MAX_BODY_NODES, 'JSON body')
   return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES)
 }

@@ -16,6 +16,29 @@ export function mayHoldMoreParts(text: string, maxNodes: number): boolean {
   return false
 }
 
+/** Text scanned between two turns of the event loop: about a millisecond of the densest body. */
+const SCAN_SLICE = 1 << 20
+
+/**
+ * `mayHoldMoreParts` for a body of any size: a large one is scanned a slice at a time, giving
+ * the event loop back between slices, so a body of a million tiny parts does not hold another
+ * key's requests for the whole scan. Each character is looked at once.
+ */
+export function mayHoldMorePartsSoon(text: string, maxNodes: number): boolean | Promise<boolean> {
+  if (text.length <= SCAN_SLICE) return mayHoldMoreParts(text, maxNodes)
+  return (async () => {
+    let n = 0
+    let curly = text.indexOf('{')
+    let square = text.indexOf('[')
+    for (let until = SCAN_SLICE; ; until += SCAN_SLICE) {
+      for (; curly !== -1 && curly < until; curly = text.indexOf('{', curly + 1)) if (++n > maxNodes) return true
+      for (; square !== -1 && square < until; square = text.indexOf('[', square + 1)) if (++n > maxNodes) return true
+      if (until >= text.length) return false
+      await new Promise<void>((r) => setImmediate(r))
+    }
+  })()
+}
+
 type BunWorker = Worker & { ref(): void; unref(): void }
 
 let worker: BunWorker | null | undefined

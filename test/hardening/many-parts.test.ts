@@ -62,3 +62,21 @@ test('a malformed body that holds many brackets gets the same 400 as any malform
   expect(res.headers.get('x-request-id')).toBeTruthy()
   expect(((await res.json()) as { error: string }).error).toStartWith('Malformed JSON body')
 })
+
+test('a large body is scanned for parts a slice at a time: the same answer as one pass, and timers run in between', async () => {
+  const { mayHoldMoreParts, mayHoldMorePartsSoon } = await import('../../src/http/parts.ts')
+  const dense = JSON.stringify(tiny(300_000))
+  const sparse = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(5 << 20) }, { role: 'user', content: tiny(1_000) }] })
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 0)
+  try {
+    for (const [text, bound] of [[dense, MAX_BODY_NODES], [dense, 700_000], [sparse, 1_500], [sparse, 1_000]] as const) {
+      expect(await mayHoldMorePartsSoon(text, bound)).toBe(mayHoldMoreParts(text, bound))
+    }
+  } finally {
+    clearInterval(timer)
+  }
+  expect(ticks).toBeGreaterThan(0)
+  // a small body is answered at once, with no turn of the loop
+  expect(mayHoldMorePartsSoon('{"a":[1,2]}', 1)).toBe(true)
+})
