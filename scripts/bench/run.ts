@@ -7,7 +7,9 @@
 // --only 'pass-through,messages pass-through' (just those paths: quick A/B runs),
 // --no-memory (skip the memory phases), --rounds N (closed loop: gateway and bare proxy
 // alternate N rounds, medians kept; default 3, 1 with --quick), --no-cluster (skip the last
-// phase, cluster.ts: embedded against PostgreSQL + Redis; it runs when --only is not given).
+// phase, cluster.ts: embedded against PostgreSQL + Redis; it runs when --only is not given),
+// --no-records (skip the records phase, records-scale.ts: 10 million records in each store,
+// about half an hour; it runs after the cluster phase when --only is not given).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,7 +30,7 @@ import { added, medianBy } from './stats.ts'
 import { streamLoad } from './streams.ts'
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, 'no-cluster': { type: 'boolean' }, rounds: { type: 'string' } },
+  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, 'no-cluster': { type: 'boolean' }, 'no-records': { type: 'boolean' }, rounds: { type: 'string' } },
 })
 
 const PHASES = flags.quick
@@ -254,6 +256,13 @@ async function main() {
       writeCluster(c)
       console.log('wrote scripts/bench/cluster-results.json and the Cluster mode figures in docs/bench.md')
     }
+  }
+
+  // the records at scale, in a process of its own: it seeds 10 million records in each store
+  if (!flags['no-records'] && !flags.only) {
+    log('records phase: 10 million records in SQLite and in PostgreSQL (scripts/bench/records-scale.ts)')
+    const quick = flags.quick ? ['--records', '100000', '--seconds', '2', '--rounds', '1', '--calls', '200', '--no-write'] : []
+    await Bun.spawn([process.execPath, join(import.meta.dir, 'records-scale.ts'), ...quick], { stdout: 'inherit', stderr: 'inherit' }).exited
   }
 }
 

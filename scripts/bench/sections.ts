@@ -17,8 +17,11 @@ export const CLUSTER: Markers = { start: '<!-- cluster:start -->', end: '<!-- cl
 /** The long-stream phase's section (long-streams.ts writes it, also when run.ts runs that phase). */
 export const LONG_STREAMS: Markers = { start: '<!-- long-streams:start (scripts/bench/long-streams.ts writes this section) -->', end: '<!-- long-streams:end -->' }
 
+/** The records-at-scale section (records-scale.ts prints its figures; the section is by hand). */
+export const RECORDS: Markers = { start: '<!-- records:start -->', end: '<!-- records:end -->' }
+
 /** The sections run.ts keeps, in the order they are appended when the new report lacks them. */
-export const KEPT: Markers[] = [BUDGET, BATCH, CLUSTER, LONG_STREAMS]
+export const KEPT: Markers[] = [BUDGET, BATCH, CLUSTER, LONG_STREAMS, RECORDS]
 
 /** The section of `doc` between the markers, markers included; undefined when it has none. */
 export function sectionOf(doc: string, m: Markers): string | undefined {
