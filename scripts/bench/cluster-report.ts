@@ -10,6 +10,9 @@ export interface Figures {
   cpuUsAtSaturation: number
   /** The gateway's share of its core during the closed loop (under 0.9: the load side was the limit). */
   coreBusy: number
+  /** On the load core during the closed loop: the bench's own Redis, the gateway's PostgreSQL backends. */
+  redisCpuUsAtSaturation: number
+  pgCpuUsAtSaturation: number
   /** Open loop at the fixed rate. */
   cpuUsAtRate: number
   p50Ms: number
@@ -61,6 +64,8 @@ export function figuresMarkdown(b: ClusterBench): string {
     '| --- | ---: | ---: | ---: | --- | --- |',
     `| chat pass-through: max req/s | ${n0(e.rps)}${busy(e)} | ${n0(c.rps)}${busy(c)} | ${Math.round(ratio * 100)} % | ≥ 85 % | ${verdict(ratio >= 0.85)} |`,
     `| gateway CPU a request at max req/s | ${f1(e.cpuUsAtSaturation)} µs | ${f1(c.cpuUsAtSaturation)} µs | ${signed(cpu, f1)} µs | ≤ +10 µs | ${verdict(cpu <= 10)} |`,
+    `| Redis CPU a request at max req/s (load core) | — | ${f1(c.redisCpuUsAtSaturation)} µs | — | — | — |`,
+    `| PostgreSQL backends' CPU a request at max req/s (load core) | — | ${f1(c.pgCpuUsAtSaturation)} µs | — | — | — |`,
     `| gateway CPU a request at ${b.rate.toLocaleString('en-US')} req/s | ${f1(e.cpuUsAtRate)} µs | ${f1(c.cpuUsAtRate)} µs | ${signed(cpuAtRate, f1)} µs | — | — |`,
     `| p50 at ${b.rate.toLocaleString('en-US')} req/s | ${f2(e.p50Ms)} ms | ${f2(c.p50Ms)} ms | ${signed(p50, f2)} ms | ≤ +0.3 ms | ${verdict(p50 <= 0.3)} |`,
     `| p99 at ${b.rate.toLocaleString('en-US')} req/s | ${f2(e.p99Ms)} ms | ${f2(c.p99Ms)} ms | ${signed(c.p99Ms - e.p99Ms, f2)} ms | — | — |`,

@@ -21,9 +21,27 @@ import { RateLimiter, type Decision, type Limit, type Outcome, type RateLimitBac
 // too (an address's limit, then a key's: the same answers as two takes). Returns per take
 // { now, then per group: allowed, then per limit: remaining, reset } (a group not reached is
 // left out), or the error Redis gave for one of its buckets (a take's error fails it alone).
+// A bucket several takes share (one key's requests) is read once and written once a call:
+// its count and oldest time are carried in the script between takes (one TIME for all).
 const TAKE = script(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local seen, count, oldest, window, added, broken = {}, {}, {}, {}, {}, {}
+local function load(key, w)
+  if seen[key] then return broken[key] end
+  seen[key] = true
+  local r = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now - w)
+  if type(r) == 'table' and r.err then
+    broken[key] = r.err
+    return r.err
+  end
+  window[key] = w
+  count[key] = redis.call('ZCARD', key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #first > 0 then oldest[key] = tonumber(first[2]) end
+  added[key] = {}
+  return nil
+end
 local answers = {}
 local k, a = 0, 0
 while a < #ARGV do
@@ -32,33 +50,25 @@ while a < #ARGV do
   local failed = nil
   local function group(from, to)
     local allowed = 1
-    local counts = {}
     for i = from, to do
       local key = KEYS[k + i]
-      local r = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now - tonumber(ARGV[a + 3 + 2 * i]))
-      if type(r) == 'table' and r.err then
-        failed = r.err
-        return 0
-      end
-      counts[i] = redis.call('ZCARD', key)
-      if counts[i] >= tonumber(ARGV[a + 2 + 2 * i]) then allowed = 0 end
+      failed = load(key, tonumber(ARGV[a + 3 + 2 * i]))
+      if failed then return 0 end
+      if count[key] >= tonumber(ARGV[a + 2 + 2 * i]) then allowed = 0 end
     end
     out[#out + 1] = allowed
     for i = from, to do
       local key = KEYS[k + i]
-      local limit = tonumber(ARGV[a + 2 + 2 * i])
-      local window = tonumber(ARGV[a + 3 + 2 * i])
-      local c = counts[i]
+      local w = tonumber(ARGV[a + 3 + 2 * i])
       if allowed == 1 then
-        redis.call('ZADD', key, now, member)
-        redis.call('PEXPIRE', key, window)
-        c = c + 1
+        count[key] = count[key] + 1
+        local add = added[key]
+        add[#add + 1] = now
+        add[#add + 1] = member
+        if not oldest[key] then oldest[key] = now end
       end
-      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-      local reset = now + window
-      if #first > 0 then reset = tonumber(first[2]) + window end
-      out[#out + 1] = limit - c
-      out[#out + 1] = reset
+      out[#out + 1] = tonumber(ARGV[a + 2 + 2 * i]) - count[key]
+      out[#out + 1] = (oldest[key] or now) + w
     end
     return allowed
   end
@@ -66,6 +76,12 @@ while a < #ARGV do
   answers[#answers + 1] = failed or out
   k = k + n
   a = a + 3 + 2 * n
+end
+for key, add in pairs(added) do
+  if #add > 0 then
+    redis.call('ZADD', key, unpack(add))
+    redis.call('PEXPIRE', key, window[key])
+  end
 end
 return answers
 `)

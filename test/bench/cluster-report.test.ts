@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { clusterSection, figuresMarkdown, type ClusterBench, type Figures } from '../../scripts/bench/cluster-report.ts'
 import { CLUSTER, keepSections, sectionOf } from '../../scripts/bench/sections.ts'
 
-const figures = (rps: number, cpu: number, p50: number): Figures => ({ rps, cpuUsAtSaturation: cpu, coreBusy: 0.99, cpuUsAtRate: cpu * 2, p50Ms: p50, p99Ms: p50 * 4, errors: 0, otherCores: 0 })
+const figures = (rps: number, cpu: number, p50: number): Figures => ({ rps, cpuUsAtSaturation: cpu, coreBusy: 0.99, redisCpuUsAtSaturation: 0, pgCpuUsAtSaturation: 0, cpuUsAtRate: cpu * 2, p50Ms: p50, p99Ms: p50 * 4, errors: 0, otherCores: 0 })
 
 const bench = (cluster: Figures): ClusterBench => ({
   date: '2026-11-25T12:00:00.000Z',

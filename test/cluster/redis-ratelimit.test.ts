@@ -54,6 +54,14 @@ describe.skipIf(!!skip)('shared rate limits: the address and the key in one roun
     }
   })
 
+  test('the same answers when the takes go in one call (a bucket carried from take to take)', async () => {
+    const shared = limiter()
+    const memory = new RateLimiter()
+    const together = await Promise.all(Array.from({ length: 12 }, () => shared.takeBoth(ip(8), key(5, 3))))
+    const one = Array.from({ length: 12 }, () => sequential(memory, ip(8), key(5, 3)))
+    expect(together.map(([a, b]) => [brief(a), brief(b)])).toEqual(one.map(([a, b]) => [brief(a), brief(b)]))
+  })
+
   test('an address refused: the key is not counted; a key refused: the address is', async () => {
     const shared = limiter()
     // the key refuses its third: the address still counts it (as the separate takes did)
