@@ -7,8 +7,8 @@
 // atomic across instances: a key funded for N requests serves at most N + 1 however the
 // requests are spread, as on one instance. The database still gets every cost through the
 // recorder, as without Redis; this is what admission reads. Every instance charges its costs
-// here as its requests end (`settle`), so none waits for another's database write; a key's
-// settlements of one turn of the loop go in one call.
+// here as its requests end (`settle`), so none waits for another's database write. A key's
+// admissions of one turn of the loop go in one call, and so do its settlements.
 import type { Logger } from '../http/log.ts'
 import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
@@ -18,26 +18,52 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
 
-// KEYS: cr, rsv, rsvx. ARGV: credits, seed spent, usd, reservation id, ttl ms.
+// KEYS: cr, rsv, rsvx. ARGV: ttl ms, then per admission: credits, seed spent, usd,
+// reservation id. A key's admissions asked in one turn of the loop go in one call, decided in
+// the order asked as separate calls would decide them: the spent and the sum of live holds are
+// read once and carried from one to the next. Returns per admission { admitted (1/0), spent,
+// reserved }.
 const RESERVE = script(`${NOW}
 local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
 for i = 1, #lapsed do redis.call('HDEL', KEYS[2], lapsed[i]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('HSETNX', KEYS[1], 'spent', ARGV[2])
+redis.call('HSETNX', KEYS[1], 'spent', ARGV[3])
 local spent = tonumber(redis.call('HGET', KEYS[1], 'spent'))
 local reserved = 0
 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do reserved = reserved + tonumber(v) end
-if not (tonumber(ARGV[1]) - spent - reserved > 0) then
-  return { 0, tostring(spent), tostring(reserved) }
+local ttl = tonumber(ARGV[1])
+local held = false
+local out = {}
+for a = 1, #ARGV - 1, 4 do
+  local usd = tonumber(ARGV[a + 3])
+  if not (tonumber(ARGV[a + 1]) - spent - reserved > 0) then
+    out[#out + 1] = { 0, tostring(spent), tostring(reserved) }
+  else
+    out[#out + 1] = { 1, tostring(spent), tostring(reserved) }
+    if usd > 0 then
+      redis.call('HSET', KEYS[2], ARGV[a + 4], ARGV[a + 3])
+      redis.call('ZADD', KEYS[3], now + ttl, ARGV[a + 4])
+      reserved = reserved + usd
+      held = true
+    end
+  end
 end
-if tonumber(ARGV[3]) > 0 then
-  redis.call('HSET', KEYS[2], ARGV[4], ARGV[3])
-  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[5]), ARGV[4])
-  redis.call('PEXPIRE', KEYS[2], ARGV[5])
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+if held then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PEXPIRE', KEYS[3], ttl)
 end
-return { 1, tostring(spent), tostring(reserved) }
+return out
 `)
+
+/** An admission waiting for its key's call of this turn. */
+interface Asked {
+  args: [credits: string, seed: string, usd: string, id: string]
+  resolve(r: [number, string, string]): void
+  reject(e: unknown): void
+}
+
+/** Admissions of one key in one call at most (Lua's stack and Redis's time). */
+const RESERVE_CHUNK = 256
 
 // KEYS: cr, rsv, rsvx. ARGV: usd (negative: a cost taken back), then the reservations it
 // ends (none or many: the settlements of one key made in one turn of the loop go together).
@@ -104,12 +130,37 @@ export class RedisLedger implements Ledger {
     const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     let r: [number, string, string]
     try {
-      r = (await this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, key.id), [String(key.credits), String(key.spent), String(amount), id, String(this.ttlMs)])) as [number, string, string]
+      r = await new Promise((resolve, reject) => {
+        let list = this.asked.get(key.id)
+        if (!list) this.asked.set(key.id, (list = []))
+        list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve, reject })
+        if (this.asked.size === 1 && list.length === 1) setImmediate(this.sendAsked)
+      })
     } catch (e) {
       throw asUnavailable(e, this.log)
     }
     if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
     return { admitted: true, reservationId: amount > 0 ? id : undefined }
+  }
+
+  /** Admissions asked this turn, by key. */
+  private asked = new Map<string, Asked[]>()
+
+  /** Each key's admissions of this turn in one call (a key's entries share one hash slot). */
+  private readonly sendAsked = () => {
+    const asked = this.asked
+    this.asked = new Map()
+    for (const [keyId, list] of asked) {
+      for (let i = 0; i < list.length; i += RESERVE_CHUNK) {
+        const part = list.slice(i, i + RESERVE_CHUNK)
+        const args = [String(this.ttlMs)]
+        for (const a of part) args.push(...a.args)
+        this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, keyId), args).then(
+          (out) => part.forEach((a, j) => a.resolve((out as [number, string, string][])[j]!)),
+          (e) => part.forEach((a) => a.reject(e)),
+        )
+      }
+    }
   }
 
   /** The actual cost replaces the reservation, in one step (a moment after the call). */

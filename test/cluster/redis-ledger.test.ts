@@ -1,0 +1,46 @@
+// The Redis ledger's admissions asked in one turn of the loop go in one call per key: the same
+// decisions, in the order asked, as the memory ledger's one at a time; and the settlements of
+// a turn end exactly the reservations they name.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { MemoryLedger } from '../../src/billing/ledger.ts'
+import { RedisLedger } from '../../src/billing/redis-ledger.ts'
+import { SharedRedis } from '../../src/cluster/redis.ts'
+import { createLogger } from '../../src/http/log.ts'
+import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
+
+const skip = redisSkipReason()
+if (skip) console.warn(skip)
+
+const log = createLogger('error')
+let redis: SharedRedis
+
+describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () => {
+  beforeAll(() => {
+    redis = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
+  })
+  afterAll(() => redis.close())
+
+  test('admitted while credits − spent − held > 0, in the order asked, as one at a time', async () => {
+    const ledger = new RedisLedger(redis, log)
+    const memory = new MemoryLedger()
+    const key = { id: 'funded-' + crypto.randomUUID().slice(0, 8), credits: 0.01, spent: 0.001 }
+    const together = await Promise.all(Array.from({ length: 10 }, () => ledger.reserve(key, 0.003)))
+    const one = Array.from({ length: 10 }, () => memory.reserve(key, 0.003))
+    expect(together.map((h) => h.admitted)).toEqual(one.map((h) => h.admitted))
+    expect(together.filter((h) => h.admitted).length).toBe(3)
+    const refused = together.find((h) => !h.admitted) as { spent: number; reserved: number }
+    expect(refused.spent).toBeCloseTo(0.001, 12)
+    expect(refused.reserved).toBeCloseTo(0.009, 12)
+    expect((await ledger.figures(key.id)).reserved).toBeCloseTo(0.009, 12)
+
+    // the turn's settlements end exactly those holds, and their costs count
+    for (const h of together) if (h.admitted) ledger.settle(h.reservationId, key.id, 0.002)
+    for (let i = 0; i < 100 && ledger.open > 0; i++) await Bun.sleep(5)
+    const f = await ledger.figures(key.id)
+    expect(f.reserved).toBe(0)
+    expect(f.spent).toBeCloseTo(0.007, 12)
+    // two more fit now (0.003 left), not three
+    const next = await Promise.all(Array.from({ length: 3 }, () => ledger.reserve(key, 0.002)))
+    expect(next.map((h) => h.admitted)).toEqual([true, true, false])
+  })
+})
