@@ -34,7 +34,9 @@ export interface ClusterBench {
   notes: string[]
   embedded: Figures
   cluster: Figures
-  rows: { embedded: Figures[]; cluster: Figures[] }
+  /** The same with a funded key (a credit reservation and its settlement a request). */
+  funded?: { embedded: Figures; cluster: Figures }
+  rows: { embedded: Figures[]; cluster: Figures[]; embeddedFunded?: Figures[]; clusterFunded?: Figures[] }
 }
 
 const FIGURES: Markers = { start: '<!-- cluster-figures:start (scripts/bench/cluster.ts writes this part) -->', end: '<!-- cluster-figures:end -->' }
@@ -45,32 +47,39 @@ const f2 = (v: number) => v.toFixed(2)
 const signed = (v: number, f: (v: number) => string) => (v >= 0 ? '+' : '−') + f(Math.abs(v))
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
 
+/** The table's rows for one kind of key: cluster against embedded, with the targets' verdicts. */
+function rows(b: ClusterBench, e: Figures, c: Figures, which: string): string[] {
+  const ratio = c.rps / e.rps
+  const cpu = c.cpuUsAtSaturation - e.cpuUsAtSaturation
+  const p50 = c.p50Ms - e.p50Ms
+  const rate = b.rate.toLocaleString('en-US')
+  const busy = (f: Figures) => (f.coreBusy < 0.9 ? ` ⚠ core ${Math.round(f.coreBusy * 100)} % busy` : '')
+  return [
+    `| ${which}: max req/s | ${n0(e.rps)}${busy(e)} | ${n0(c.rps)}${busy(c)} | ${Math.round(ratio * 100)} % | ≥ 85 % | ${verdict(ratio >= 0.85)} |`,
+    `| ${which}: gateway CPU a request at max req/s | ${f1(e.cpuUsAtSaturation)} µs | ${f1(c.cpuUsAtSaturation)} µs | ${signed(cpu, f1)} µs | ≤ +10 µs | ${verdict(cpu <= 10)} |`,
+    `| ${which}: Redis / PostgreSQL backends' CPU a request at max req/s (load core) | — | ${f1(c.redisCpuUsAtSaturation)} / ${f1(c.pgCpuUsAtSaturation)} µs | — | — | — |`,
+    `| ${which}: gateway CPU a request at ${rate} req/s | ${f1(e.cpuUsAtRate)} µs | ${f1(c.cpuUsAtRate)} µs | ${signed(c.cpuUsAtRate - e.cpuUsAtRate, f1)} µs | — | — |`,
+    `| ${which}: p50 at ${rate} req/s | ${f2(e.p50Ms)} ms | ${f2(c.p50Ms)} ms | ${signed(p50, f2)} ms | ≤ +0.3 ms | ${verdict(p50 <= 0.3)} |`,
+    `| ${which}: p99 at ${rate} req/s | ${f2(e.p99Ms)} ms | ${f2(c.p99Ms)} ms | ${signed(c.p99Ms - e.p99Ms, f2)} ms | — | — |`,
+  ]
+}
+
 export function figuresMarkdown(b: ClusterBench): string {
   const e = b.embedded
   const c = b.cluster
-  const ratio = c.rps / e.rps
-  const cpu = c.cpuUsAtSaturation - e.cpuUsAtSaturation
-  const cpuAtRate = c.cpuUsAtRate - e.cpuUsAtRate
-  const p50 = c.p50Ms - e.p50Ms
-  const busy = (f: Figures) => (f.coreBusy < 0.9 ? ` ⚠ core ${Math.round(f.coreBusy * 100)} % busy` : '')
-  const range = (k: keyof Figures, f: (v: number) => string) => (s: 'embedded' | 'cluster') => b.rows[s].map((r) => f(r[k])).join(', ')
-  const rpsRounds = range('rps', n0)
+  const perRound = (rs: Figures[] | undefined) => (rs ?? []).map((r) => n0(r.rps)).join(', ')
   const lines = [
     `Run of ${b.date.slice(0, 16).replace('T', ' ')} UTC: ${b.machine.cpuModel}, ${b.machine.nproc} cores, Bun ${b.machine.bun}; ` +
       `load average ${b.loadAvg.before.split(' ').slice(0, 3).join(' ')} before, ${b.loadAvg.after.split(' ').slice(0, 3).join(' ')} after; ` +
       `${b.rounds} alternating round${b.rounds === 1 ? '' : 's'} (medians), open loop ${b.phase.openMs / 1000} s at ${b.rate.toLocaleString('en-US')} req/s, closed loop ${b.phase.closedS} s at ${b.connections} connections (${b.tool}).`,
     '',
-    '| figure | embedded (SQLite, limits in memory) | cluster (PostgreSQL + Redis) | cluster against embedded | target | verdict |',
+    '| figure (chat pass-through) | embedded (SQLite, limits in memory) | cluster (PostgreSQL + Redis) | cluster against embedded | target | verdict |',
     '| --- | ---: | ---: | ---: | --- | --- |',
-    `| chat pass-through: max req/s | ${n0(e.rps)}${busy(e)} | ${n0(c.rps)}${busy(c)} | ${Math.round(ratio * 100)} % | ≥ 85 % | ${verdict(ratio >= 0.85)} |`,
-    `| gateway CPU a request at max req/s | ${f1(e.cpuUsAtSaturation)} µs | ${f1(c.cpuUsAtSaturation)} µs | ${signed(cpu, f1)} µs | ≤ +10 µs | ${verdict(cpu <= 10)} |`,
-    `| Redis CPU a request at max req/s (load core) | — | ${f1(c.redisCpuUsAtSaturation)} µs | — | — | — |`,
-    `| PostgreSQL backends' CPU a request at max req/s (load core) | — | ${f1(c.pgCpuUsAtSaturation)} µs | — | — | — |`,
-    `| gateway CPU a request at ${b.rate.toLocaleString('en-US')} req/s | ${f1(e.cpuUsAtRate)} µs | ${f1(c.cpuUsAtRate)} µs | ${signed(cpuAtRate, f1)} µs | — | — |`,
-    `| p50 at ${b.rate.toLocaleString('en-US')} req/s | ${f2(e.p50Ms)} ms | ${f2(c.p50Ms)} ms | ${signed(p50, f2)} ms | ≤ +0.3 ms | ${verdict(p50 <= 0.3)} |`,
-    `| p99 at ${b.rate.toLocaleString('en-US')} req/s | ${f2(e.p99Ms)} ms | ${f2(c.p99Ms)} ms | ${signed(c.p99Ms - e.p99Ms, f2)} ms | — | — |`,
+    ...rows(b, e, c, 'unlimited key'),
+    ...(b.funded ? rows(b, b.funded.embedded, b.funded.cluster, 'funded key') : []),
     '',
-    `Max req/s by round: embedded ${rpsRounds('embedded')}; cluster ${rpsRounds('cluster')}.`,
+    `Max req/s by round: embedded ${perRound(b.rows.embedded)}; cluster ${perRound(b.rows.cluster)}` +
+      (b.funded ? `; funded key, embedded ${perRound(b.rows.embeddedFunded)}; cluster ${perRound(b.rows.clusterFunded)}.` : '.'),
     ...(e.errors + c.errors > 0 ? [`Errors (non-2xx, socket, wrong body): embedded ${e.errors}, cluster ${c.errors} (medians).`] : []),
     `Stores: ${b.stores.join('; ')}.`,
     ...b.notes.map((n) => `Note: ${n}.`),

@@ -5,6 +5,8 @@
 // (cluster-stores.ts). Per setup, alternating rounds, medians kept:
 //   · 1,000 req/s open loop: latency p50/p99 from the scheduled send, gateway CPU a request;
 //   · closed loop at 64 connections (wrk, else a Bun driver): req/s, gateway CPU a request.
+// Each setup twice: with an unlimited key (the bootstrap key), and with a funded key, whose
+// every request also holds its worst case against the key's credit and settles its cost.
 // The targets: cluster ≥ 85 % of embedded req/s, CPU a request within +10 µs, p50 at
 // 1,000 req/s within +0.3 ms.
 //
@@ -41,11 +43,20 @@ export interface ClusterOptions {
 }
 
 type Setup = 'embedded' | 'cluster'
+const ADMIN = 'bench-admin-' + crypto.randomUUID()
 
-export async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; root?: string }): Promise<Figures> {
-  const { upstream, stores, cores, key, phase } = ctx
-  const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key, root: ctx.root, env: setup === 'cluster' ? stores.env : {} })
+/** A key with a credit far above what the run spends: every request is admitted against it. */
+async function fundedKey(gw: Child): Promise<string> {
+  const res = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench funded', credits: 1e9 }) })
+  if (res.status !== 201) throw new Error(`could not create a funded key: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { key: string }).key
+}
+
+export async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; root?: string; funded?: boolean }): Promise<Figures> {
+  const { upstream, stores, cores, phase } = ctx
+  const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key: ctx.key, root: ctx.root, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...(setup === 'cluster' ? stores.env : {}) } })
   try {
+    const key = ctx.funded ? await fundedKey(gw) : ctx.key
     const call = chatCall('chat pass-through', `${gw.url}/api/alpha/v1`, key, PASS_MODEL)
     await probe(call)
     await closedLoop(call, { connections: CONNECTIONS, durationS: phase.warmS, core: cores[0] })
@@ -120,14 +131,14 @@ export async function clusterPhase(o: ClusterOptions = {}): Promise<ClusterBench
     await stores.close()
     throw e
   })
-  const rows: Record<Setup, Figures[]> = { embedded: [], cluster: [] }
+  const rows: Required<ClusterBench['rows']> = { embedded: [], cluster: [], embeddedFunded: [], clusterFunded: [] }
   try {
     for (let r = 1; r <= rounds; r++) {
-      for (const setup of ['embedded', 'cluster'] as const) {
-        const f = await measure(setup, { upstream, stores, cores, key, phase, root: o.root })
-        rows[setup].push(f)
+      for (const [row, setup, funded] of [['embedded', 'embedded', false], ['cluster', 'cluster', false], ['embeddedFunded', 'embedded', true], ['clusterFunded', 'cluster', true]] as const) {
+        const f = await measure(setup, { upstream, stores, cores, key, phase, root: o.root, funded })
+        rows[row].push(f)
         if (f.otherCores > 0.1) log(`  noisy: other processes used ${(f.otherCores * 100).toFixed(0)}% of a core`)
-        log(`round ${r}, ${setup}: ${Math.round(f.rps)} req/s at ${CONNECTIONS} connections, ${f.cpuUsAtSaturation.toFixed(1)} µs CPU/request; at ${RATE} req/s p50 ${f.p50Ms.toFixed(2)} ms, p99 ${f.p99Ms.toFixed(2)} ms, ${f.cpuUsAtRate.toFixed(1)} µs CPU/request${f.errors ? `; ${f.errors} errors` : ''}`)
+        log(`round ${r}, ${setup}${funded ? ', funded key' : ''}: ${Math.round(f.rps)} req/s at ${CONNECTIONS} connections, ${f.cpuUsAtSaturation.toFixed(1)} µs CPU/request; at ${RATE} req/s p50 ${f.p50Ms.toFixed(2)} ms, p99 ${f.p99Ms.toFixed(2)} ms, ${f.cpuUsAtRate.toFixed(1)} µs CPU/request${f.errors ? `; ${f.errors} errors` : ''}`)
       }
     }
   } finally {
@@ -147,6 +158,7 @@ export async function clusterPhase(o: ClusterOptions = {}): Promise<ClusterBench
     notes,
     embedded: medians(rows.embedded),
     cluster: medians(rows.cluster),
+    funded: { embedded: medians(rows.embeddedFunded), cluster: medians(rows.clusterFunded) },
     rows,
   }
 }
@@ -163,7 +175,7 @@ if (import.meta.main) {
   const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, root: { type: 'string' } } })
   const b = await clusterPhase({ quick: flags.quick, rounds: flags.rounds ? Number(flags.rounds) : undefined, root: flags.root })
   if (b) {
-    console.log(JSON.stringify({ embedded: b.embedded, cluster: b.cluster }, rounded, 2))
+    console.log(JSON.stringify({ embedded: b.embedded, cluster: b.cluster, funded: b.funded }, rounded, 2))
     if (!flags.quick && !flags.root) {
       writeCluster(b)
       console.log('wrote scripts/bench/cluster-results.json and docs/bench.md (Cluster mode)')

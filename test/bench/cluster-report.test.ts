@@ -33,6 +33,11 @@ describe('docs/bench.md: the Cluster mode section', () => {
     expect(miss).toContain('| 66 % | ≥ 85 % | MISS |')
     expect(miss).toContain('| +25.0 µs | ≤ +10 µs | MISS |')
     expect(miss).toContain('| +1.60 ms | ≤ +0.3 ms | MISS |')
+    // a funded key's rows follow the unlimited key's, with the same targets
+    const both = figuresMarkdown({ ...bench(figures(15_000, 64, 1.2)), funded: { embedded: figures(16_000, 60, 1.0), cluster: figures(12_000, 90, 1.5) } })
+    expect(both).toContain('| unlimited key: max req/s | 17,000 | 15,000 | 88 % | ≥ 85 % | PASS |')
+    expect(both).toContain('| funded key: max req/s | 16,000 | 12,000 | 75 % | ≥ 85 % | MISS |')
+    expect(both).toContain('| funded key: gateway CPU a request at max req/s | 60.0 µs | 90.0 µs | +30.0 µs | ≤ +10 µs | MISS |')
   })
 
   test('appended when missing; later runs replace the figures and keep the account around them', () => {
