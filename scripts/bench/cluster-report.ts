@@ -54,11 +54,15 @@ function rows(b: ClusterBench, e: Figures, c: Figures, which: string): string[] 
   const p50 = c.p50Ms - e.p50Ms
   const rate = b.rate.toLocaleString('en-US')
   const busy = (f: Figures) => (f.coreBusy < 0.9 ? ` ⚠ core ${Math.round(f.coreBusy * 100)} % busy` : '')
+  // a gateway below 90 % of its core was not what limited the closed loop (the load core was):
+  // its req/s and its CPU a request (higher below saturation) say less, and the verdict says so
+  const unsure = e.coreBusy < 0.9 || c.coreBusy < 0.9 ? ' ⚠' : ''
+  const atRate = c.cpuUsAtRate - e.cpuUsAtRate
   return [
-    `| ${which}: max req/s | ${n0(e.rps)}${busy(e)} | ${n0(c.rps)}${busy(c)} | ${Math.round(ratio * 100)} % | ≥ 85 % | ${verdict(ratio >= 0.85)} |`,
-    `| ${which}: gateway CPU a request at max req/s | ${f1(e.cpuUsAtSaturation)} µs | ${f1(c.cpuUsAtSaturation)} µs | ${signed(cpu, f1)} µs | ≤ +10 µs | ${verdict(cpu <= 10)} |`,
+    `| ${which}: max req/s | ${n0(e.rps)}${busy(e)} | ${n0(c.rps)}${busy(c)} | ${Math.round(ratio * 100)} % | ≥ 85 % | ${verdict(ratio >= 0.85)}${unsure} |`,
+    `| ${which}: gateway CPU a request at max req/s | ${f1(e.cpuUsAtSaturation)} µs | ${f1(c.cpuUsAtSaturation)} µs | ${signed(cpu, f1)} µs | ≤ +10 µs | ${verdict(cpu <= 10)}${unsure} |`,
+    `| ${which}: gateway CPU a request at ${rate} req/s | ${f1(e.cpuUsAtRate)} µs | ${f1(c.cpuUsAtRate)} µs | ${signed(atRate, f1)} µs | ≤ +10 µs | ${verdict(atRate <= 10)} |`,
     `| ${which}: Redis / PostgreSQL backends' CPU a request at max req/s (load core) | — | ${f1(c.redisCpuUsAtSaturation)} / ${f1(c.pgCpuUsAtSaturation)} µs | — | — | — |`,
-    `| ${which}: gateway CPU a request at ${rate} req/s | ${f1(e.cpuUsAtRate)} µs | ${f1(c.cpuUsAtRate)} µs | ${signed(c.cpuUsAtRate - e.cpuUsAtRate, f1)} µs | — | — |`,
     `| ${which}: p50 at ${rate} req/s | ${f2(e.p50Ms)} ms | ${f2(c.p50Ms)} ms | ${signed(p50, f2)} ms | ≤ +0.3 ms | ${verdict(p50 <= 0.3)} |`,
     `| ${which}: p99 at ${rate} req/s | ${f2(e.p99Ms)} ms | ${f2(c.p99Ms)} ms | ${signed(c.p99Ms - e.p99Ms, f2)} ms | — | — |`,
   ]
@@ -80,6 +84,7 @@ export function figuresMarkdown(b: ClusterBench): string {
     '',
     `Max req/s by round: embedded ${perRound(b.rows.embedded)}; cluster ${perRound(b.rows.cluster)}` +
       (b.funded ? `; funded key, embedded ${perRound(b.rows.embeddedFunded)}; cluster ${perRound(b.rows.clusterFunded)}.` : '.'),
+    `Other load on the machine during the phases: up to ${Math.round(Math.max(...Object.values(b.rows).flatMap((rs) => (rs ?? []).map((r) => r.otherCores))) * 100)} % of a core outside the bench's processes.`,
     ...(e.errors + c.errors > 0 ? [`Errors (non-2xx, socket, wrong body): embedded ${e.errors}, cluster ${c.errors} (medians).`] : []),
     `Stores: ${b.stores.join('; ')}.`,
     ...b.notes.map((n) => `Note: ${n}.`),

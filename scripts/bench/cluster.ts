@@ -10,8 +10,9 @@
 // The targets: cluster ≥ 85 % of embedded req/s, CPU a request within +10 µs, p50 at
 // 1,000 req/s within +0.3 ms.
 //
-//   bun scripts/bench/cluster.ts [--rounds 3] [--quick] [--root DIR]
-// (--root: the gateway of another checkout, for a before/after of a change; nothing written)
+//   bun scripts/bench/cluster.ts [--rounds 3] [--quick] [--root DIR] [--render]
+// (--root: the gateway of another checkout, for a before/after of a change; nothing written.
+// --render: the section again from cluster-results.json, no run)
 //
 // `npm run bench` runs it last. Writes scripts/bench/cluster-results.json and the figures
 // part of docs/bench.md's "Cluster mode" section (not with --quick).
@@ -172,7 +173,12 @@ export function writeCluster(b: ClusterBench) {
 }
 
 if (import.meta.main) {
-  const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, root: { type: 'string' } } })
+  const { values: flags } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, root: { type: 'string' }, render: { type: 'boolean' } } })
+  if (flags.render) {
+    writeFileSync(DOC, clusterSection(readFileSync(DOC, 'utf8'), JSON.parse(readFileSync(RESULTS, 'utf8')) as ClusterBench))
+    console.log('wrote the Cluster mode figures in docs/bench.md from scripts/bench/cluster-results.json')
+    process.exit(0)
+  }
   const b = await clusterPhase({ quick: flags.quick, rounds: flags.rounds ? Number(flags.rounds) : undefined, root: flags.root })
   if (b) {
     console.log(JSON.stringify({ embedded: b.embedded, cluster: b.cluster, funded: b.funded }, rounded, 2))
