@@ -1,18 +1,37 @@
 // The tap of a relayed Anthropic messages reply: each event parsed as JSON, reading the id
 // (message_start), usage (message_start, then message_delta's cumulative counts), the
 // stop reason, an in-band `error` event, and the text, thinking and
-// tool input produced (to bill a dropped stream). Nothing is rewritten.
+// tool input produced (to bill a dropped stream). A plain content_block_delta (most of a
+// stream) has only its text read, without a parse. Nothing is rewritten.
 import { own } from '../../lib/own.ts'
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import { anthropicEventError } from '../errors.ts'
+import { ProducedText } from '../produced-text.ts'
 import type { TapState, WireTap } from '../types.ts'
 import { overwriteUsage, usageFromAnthropic } from './usage.ts'
 
 const DELTA_TEXT: Record<string, string> = { text_delta: 'text', thinking_delta: 'thinking', input_json_delta: 'partial_json' }
 
+const BLOCK_DELTA = '{"type":"content_block_delta",'
+const DELTA_TYPE = '"delta":{"type":"'
+
+/**
+ * The text of a content_block_delta in the shape Anthropic sends (compact JSON, the event's
+ * type first, one delta of a known kind): '' when it carries none; undefined for anything else.
+ */
+export function plainBlockDelta(data: string): string | undefined {
+  if (!data.startsWith(BLOCK_DELTA) || occurrences(data, '"type":') !== 2) return undefined
+  const at = data.indexOf(DELTA_TYPE)
+  if (at < 0) return undefined
+  const kind = jsonStringAt(data, at + DELTA_TYPE.length)?.value
+  const field = kind === undefined ? undefined : own(DELTA_TEXT, kind)
+  return field ? onlyString(data, field) : undefined
+}
+
 export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
-  const produced: string[] = []
+  const produced = new ProducedText()
 
   function readBlock(b: Record<string, any> | undefined) {
     if (!b) return
@@ -29,6 +48,15 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
   return {
     state,
     event(raw) {
+      const p = plainEvent(raw)
+      const text = p && (p.event === null || p.event === 'content_block_delta') ? plainBlockDelta(p.data) : undefined
+      if (text !== undefined) {
+        if (text !== '') {
+          produced.push(text)
+          state.produced = true
+        }
+        return raw
+      }
       const { event, data } = eventFields(raw)
       if (data === null) return raw
       const j = parseJsonObject(data)
@@ -73,6 +101,6 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
       state.produced = true
       state.done = true
     },
-    producedText: () => produced.join(''),
+    producedText: () => produced.text(),
   }
 }

@@ -1,12 +1,15 @@
 // The tap of a relayed OpenAI Responses reply: each event parsed as JSON, reading the id,
-// usage, status, an in-band failure and the text produced (to bill a dropped stream). The
+// usage, status, an in-band failure and the text produced (to bill a dropped stream); a plain
+// delta event (most of a stream) has only its text read, without a parse. The
 // final response — the JSON reply, or the terminal event's — goes through the surface's
 // `finalize`, which completes it, and the frames that end the stream are the surface's
 // (`terminal`): the events the gateway adds around a completion or a failure are its to say.
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
+import { ProducedText } from '../produced-text.ts'
 
 type Obj = Record<string, any>
 
@@ -28,11 +31,25 @@ function errorInfo(e: Obj | undefined, fallbackStatus = 500) {
   return { status, message: typeof e?.message === 'string' ? e.message : 'upstream response failed', type: kind }
 }
 
+/** The events whose only news for the record is a piece of produced text in `delta`. */
+const DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta', 'response.reasoning_summary_text.delta', 'response.custom_tool_call_input.delta'])
+const TYPE_FIRST = '{"type":"'
+
+/**
+ * The `delta` text of a delta event in the shape OpenAI sends (compact JSON, its type first
+ * and once, one string `delta`): '' for a null one; undefined for any other event or shape.
+ */
+export function plainResponsesDelta(data: string): string | undefined {
+  if (!data.startsWith(TYPE_FIRST) || occurrences(data, '"type":') !== 1) return undefined
+  const type = jsonStringAt(data, TYPE_FIRST.length)?.value
+  return type !== undefined && DELTAS.has(type) ? onlyString(data, 'delta') : undefined
+}
+
 const frame = (type: string, event: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...event })}\n\n`
 
 export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null, status: null }
-  const produced: string[] = []
+  const produced = new ProducedText()
   let pendingError: ReturnType<typeof errorInfo> | null = null
   const hooks = opts.responses
 
@@ -50,6 +67,13 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
   return {
     state,
     event(raw) {
+      const p = plainEvent(raw)
+      const delta = p ? plainResponsesDelta(p.data) : undefined
+      if (delta !== undefined) {
+        if (delta !== '') produced.push(delta)
+        state.produced = true
+        return raw
+      }
       const { data } = eventFields(raw)
       if (data === null) return raw
       const j = parseJsonObject(data)
@@ -97,7 +121,7 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       state.produced = true
       return JSON.stringify(final(j))
     },
-    producedText: () => produced.join(''),
+    producedText: () => produced.text(),
   }
 }
 

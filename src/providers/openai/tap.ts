@@ -1,10 +1,13 @@
-// The tap of a relayed OpenAI chat reply: every event parsed as JSON (valid spacing never
-// defeats it), reading the id, usage, finish reason, an in-band error, and the text
-// and tool arguments produced (to bill a dropped stream). When the gateway
+// The tap of a relayed OpenAI chat reply: every event the record needs parsed as JSON (valid
+// spacing never defeats it), reading the id, usage, finish reason, an in-band error, and the
+// text and tool arguments produced (to bill a dropped stream). A plain text chunk after the
+// first (most of a stream) has only its text read, without a parse. When the gateway
 // forced `include_usage` to bill, the usage the client did not ask for is stripped.
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import { occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import { statusRule } from '../errors.ts'
+import { ProducedText } from '../produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
 
 /** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */
@@ -13,9 +16,30 @@ function chunkError(e: Record<string, any>) {
   return { status: statusRule(code).status, message: typeof e.message === 'string' ? e.message : 'upstream stream failed', type: typeof e.type === 'string' ? e.type : undefined }
 }
 
+const NULL_USAGE = ',"usage":null}'
+
+/**
+ * A chunk that carries text and nothing else the record reads — no id yet to take, usage,
+ * finish reason, error, refusal or tool call — as compact JSON the way OpenAI sends it: its
+ * text ('' for none) and the data as it goes on (`"usage":null` cut when stripping), or
+ * undefined for anything else.
+ */
+export function plainChatChunk(data: string, stripUsage: boolean): { text: string; data: string } | undefined {
+  if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125 || !data.includes('"choices":[{')) return undefined
+  const usage = occurrences(data, '"usage":')
+  // the only usage a plain chunk may have is a null one, as its last top-level member
+  if (usage > 1 || (usage === 1 && !data.endsWith(NULL_USAGE))) return undefined
+  if (occurrences(data, '"finish_reason":') !== occurrences(data, '"finish_reason":null')) return undefined
+  if (data.includes('"error"') || data.includes('"tool_calls"') || data.includes('"function_call"')) return undefined
+  if (onlyString(data, 'refusal') !== '') return undefined
+  const text = onlyString(data, 'content')
+  if (text === undefined) return undefined
+  return { text, data: usage === 1 && stripUsage ? data.slice(0, -NULL_USAGE.length) + '}' : data }
+}
+
 export function openAIChatTap(opts: TapOptions = {}): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
-  const produced: string[] = []
+  const produced = new ProducedText()
 
   function readChunk(j: Record<string, any>) {
     if (state.id === null && typeof j.id === 'string') state.id = j.id
@@ -37,6 +61,17 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
   return {
     state,
     event(raw) {
+      if (state.id !== null) {
+        const p = plainEvent(raw)
+        const plain = p && p.event === null ? plainChatChunk(p.data, opts.stripUsage === true) : undefined
+        if (plain) {
+          if (plain.text !== '') {
+            produced.push(plain.text)
+            state.produced = true
+          }
+          return plain.data === p!.data ? raw : `data: ${plain.data}\n\n`
+        }
+      }
       const { data } = eventFields(raw)
       if (data === null) return raw
       if (data === '[DONE]') {
@@ -67,7 +102,7 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
       state.produced = true
       state.done = true
     },
-    producedText: () => produced.join(''),
+    producedText: () => produced.text(),
   }
 }
 
