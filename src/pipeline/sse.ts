@@ -28,6 +28,25 @@ export interface SseOptions {
 /** How long a stream may keep the loop busy before it lets timers and other requests in. */
 export const YIELD_AFTER_MS = 1
 
+/**
+ * The event loop's turns, counted by one shared setImmediate while streams are written: a
+ * stream whose source waited on I/O has let the loop turn and owes it no yield (a 50 ms gap
+ * between two chunks is not 50 ms of hogging it); only a source that never waits does.
+ */
+let turns = 0
+let counting = false
+const countTurn = () => {
+  turns++
+  counting = false
+}
+function watchTurns(): number {
+  if (!counting) {
+    counting = true
+    setImmediate(countTurn)
+  }
+  return turns
+}
+
 let open = 0
 /** SSE bodies of this thread begun and not yet ended or cancelled (the metrics' open streams). */
 export const openStreams = (): number => open
@@ -40,6 +59,7 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
   // One timer a stream, not one a chunk: it pings when nothing was written for pingMs.
   let lastWrite = performance.now()
   let lastYield = lastWrite
+  let seenTurn = -1
   let timer: ReturnType<typeof setInterval> | undefined
   // every end of the body stops here (its source done or failed, a cancel, a closed body): counted once
   let ended = false
@@ -66,7 +86,11 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
         // A source that never waits on I/O (the mock, a translated reply already in
         // memory) is one long chain of microtasks, which starves timers (the recorder's
         // flush, key reloads) and every other request. Step out to the event loop.
-        if (performance.now() - lastYield >= YIELD_AFTER_MS) {
+        const turn = watchTurns()
+        if (turn !== seenTurn) {
+          seenTurn = turn
+          lastYield = performance.now()
+        } else if (performance.now() - lastYield >= YIELD_AFTER_MS) {
           await nextTurn()
           lastYield = performance.now()
         }

@@ -1,5 +1,6 @@
 // The IR path: any adapter answers, and the surface's codec writes its response or its
 // events in the surface's wire. Streams get their block boundaries once (withBlocks).
+import { ProducedText } from '../providers/produced-text.ts'
 import { requestText } from '../ir/tokens.ts'
 import { firstEventFailure } from '../ir/errors.ts'
 import { createBlockNormalizer } from '../ir/blocks.ts'
@@ -60,8 +61,8 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     await events.return?.(undefined)?.catch(() => {})
     throw failure
   }
-  const produced: string[] = []
-  out.producedText = () => produced.join('')
+  const produced = new ProducedText()
+  out.producedText = () => produced.text()
   out.promptText = () => requestText(ir)
   const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true })
   const blocks = createBlockNormalizer()
