@@ -79,8 +79,8 @@ export function spawnUpstream(core: number, env: Record<string, string> = {}): P
 }
 
 /** The bare Elysia proxy of bare-proxy.ts, pinned like the gateway. */
-export function spawnBareProxy(core: number, upstream: string): Promise<Child> {
-  return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'bare-proxy.ts')]), { env: { PATH: process.env.PATH ?? '', UPSTREAM: upstream }, cwd: ROOT })
+export function spawnBareProxy(core: number, upstream: string, env: Record<string, string> = {}): Promise<Child> {
+  return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'bare-proxy.ts')]), { env: { PATH: process.env.PATH ?? '', UPSTREAM: upstream, ...env }, cwd: ROOT })
 }
 
 export interface GatewayOptions {

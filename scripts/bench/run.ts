@@ -9,7 +9,9 @@
 // alternate N rounds, medians kept; default 3, 1 with --quick), --no-cluster (skip the last
 // phase, cluster.ts: embedded against PostgreSQL + Redis; it runs when --only is not given),
 // --no-records (skip the records phase, records-scale.ts: 10 million records in each store,
-// about half an hour; it runs after the cluster phase when --only is not given).
+// about half an hour; it runs after the cluster phase when --only is not given),
+// --no-long-streams (skip the long-stream phase, long-streams.ts: 1,000 and 5,000 concurrent
+// 20 s streams on each path through the gateway, the bare proxy and direct; about 15 minutes).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +19,8 @@ import { parseArgs } from 'node:util'
 import { chatCall, probe } from './call.ts'
 import { closedLoop, WRK_MISSING, wrkPath, type ClosedLoopResult } from './closedloop.ts'
 import { clusterPhase, writeCluster } from './cluster.ts'
+import { longStreams } from './long-streams.ts'
+import { writeLongStreams } from './long-streams-report.ts'
 import { openLoop } from './openloop.ts'
 import { machine, memory, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
@@ -30,7 +34,7 @@ import { added, medianBy } from './stats.ts'
 import { streamLoad } from './streams.ts'
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, 'no-cluster': { type: 'boolean' }, 'no-records': { type: 'boolean' }, rounds: { type: 'string' } },
+  options: { quick: { type: 'boolean' }, profile: { type: 'boolean' }, render: { type: 'boolean' }, only: { type: 'string' }, 'no-memory': { type: 'boolean' }, 'no-cluster': { type: 'boolean' }, 'no-records': { type: 'boolean' }, 'no-long-streams': { type: 'boolean' }, rounds: { type: 'string' } },
 })
 
 const PHASES = flags.quick
@@ -246,6 +250,17 @@ async function main() {
   } finally {
     await stopAll()
     if (profileDir) console.log(`gateway CPU profile written to ${profileDir}`)
+  }
+
+  // thousands of long streams open at once, each target a fresh process (long-streams.ts)
+  if (!flags['no-long-streams']) {
+    const counts = flags.quick ? [200] : [1000, 5000]
+    log(`long-stream phase: ${counts.join(' and ')} concurrent streams (scripts/bench/long-streams.ts)`)
+    const ls = await longStreams({ counts, chunks: flags.quick ? 100 : 400, gapMs: 50, only: flags.only, log })
+    if (!flags.quick) {
+      writeLongStreams(ls)
+      console.log('wrote scripts/bench/long-streams-results.json and the Long streams section of docs/bench.md')
+    }
   }
 
   // last, with the gateway core free again: what cluster mode costs the chat pass-through

@@ -4,6 +4,10 @@
 // prints `upstream listening on <url>`; run.ts starts it that way, pinned to a core.
 // For the failover bench: UPSTREAM_DELAY_MS holds every POST's answer that long (a network
 // round trip), UPSTREAM_FAIL_STATUS answers every POST with that status instead.
+// For the long-stream bench: UPSTREAM_STREAM_CHUNKS and UPSTREAM_STREAM_GAP_MS set a stream's
+// length and pace (e.g. 400 chunks 50 ms apart); streams are then driven by one shared ticker
+// (ticker.ts) instead of a timer each, so thousands of them stay cheap on the load core.
+import { tickedStream } from './ticker.ts'
 import { anthropicMessage, anthropicStream, epochMs, openaiCompletion, openaiResponse, openaiResponsesStream, openaiStream, stamp, STREAM_CHUNKS, STREAM_GAP_MS, type ResponsesRequest } from './wire.ts'
 
 const JSON_HEADERS = { 'content-type': 'application/json' }
@@ -11,7 +15,10 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-
 
 type Stream = { content(i: number, text: string): string; end(): string }
 
+const LONG = process.env.UPSTREAM_STREAM_CHUNKS ? { chunks: Number(process.env.UPSTREAM_STREAM_CHUNKS), gapMs: Number(process.env.UPSTREAM_STREAM_GAP_MS ?? STREAM_GAP_MS) } : undefined
+
 function sse(s: Stream, signal: AbortSignal): Response {
+  if (LONG) return new Response(tickedStream(s, LONG, signal), { headers: SSE_HEADERS })
   const enc = new TextEncoder()
   let timer: ReturnType<typeof setTimeout> | undefined
   const body = new ReadableStream<Uint8Array>({

@@ -1,0 +1,81 @@
+// Experiment (docs/bench.md, long streams): what reading the upstream's body in JS costs a relay,
+// per open stream (RSS) and per chunk (CPU), against handing fetch's body back as it is (the
+// bare proxy). Three minimal chat relays, each pinned to core 1 in turn, 1,000 long streams each:
+// `native` (fetch's Response returned), `reader` (fetch, its body read with a reader and
+// re-enqueued: what the gateway's relay does), `http` (node:http, its 'data' events enqueued).
+//   bun scripts/bench/experiments/relay-read.ts [modes] [N]
+import http from 'node:http'
+import { LeanClient, rawRequest } from '../lean-client.ts'
+import { surfaceCall } from '../paths.ts'
+import { cpuSeconds, memory } from '../proc.ts'
+import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
+
+if (process.env.MODE) relay(process.env.MODE, process.env.UPSTREAM!)
+else await drive((process.argv[2] ?? 'native,reader,http').split(','), Number(process.argv[3] ?? 1000))
+
+function relay(mode: string, upstream: string) {
+  const target = new URL(upstream + '/v1/chat/completions')
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
+  const server = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const body = await req.text()
+      const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-up' }
+      if (mode === 'native') return fetch(target, { method: 'POST', headers, body })
+      if (mode === 'reader') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        return new Response(new ReadableStream({ async pull(c) { const r = await reader.read(); if (r.done) c.close(); else c.enqueue(r.value) } }), { headers: { 'content-type': 'text/event-stream' } })
+      }
+      return new Promise<Response>((resolve) => {
+        const r = http.request(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent }, (res) => {
+          const stream = new ReadableStream({
+            start(c) {
+              res.on('data', (d: Buffer) => {
+                try {
+                  c.enqueue(d)
+                } catch {
+                  r.destroy()
+                }
+              })
+              res.on('end', () => c.close())
+            },
+            cancel: () => void r.destroy(),
+          })
+          resolve(new Response(stream, { headers: { 'content-type': 'text/event-stream' } }))
+        })
+        r.end(body)
+      })
+    },
+  })
+  console.log(`relay listening on http://127.0.0.1:${server.port}`)
+}
+
+async function drive(modes: string[], n: number) {
+  pinSelf(0)
+  const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '400', UPSTREAM_STREAM_GAP_MS: '50' })
+  const client = new LeanClient()
+  for (const mode of modes) {
+    const p = await spawnListening(['taskset', '-c', '1', process.execPath, import.meta.path], { env: { PATH: process.env.PATH!, UPSTREAM: up.url, MODE: mode, BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1000) }, cwd: import.meta.dir })
+    const call = surfaceCall('chat', p.url, 'k', true)
+    const req = rawRequest(call)
+    await Promise.all(Array.from({ length: 50 }, () => client.stream(call, req, '', 1000)))
+    await Bun.sleep(1000)
+    const idle = memory(p.pid).rssMiB
+    const all = []
+    for (let i = 0; i < n; i++) {
+      all.push(client.stream(call, req, '[DONE]', 60_000))
+      if (i % 100 === 99) await Bun.sleep(100)
+    }
+    await Bun.sleep(2000)
+    const c0 = cpuSeconds(p.pid), k0 = client.chunks
+    await Bun.sleep(8000)
+    const us = ((cpuSeconds(p.pid) - c0) * 1e6) / (client.chunks - k0)
+    const open = memory(p.pid).rssMiB
+    console.log(`${mode.padEnd(7)} ×${n}: ${us.toFixed(1)} µs/chunk, ${(((open - idle) * 1024) / n).toFixed(1)} KiB/stream (RSS ${idle.toFixed(0)} → ${open.toFixed(0)} MiB)`)
+    await Promise.all(all)
+    await p.stop()
+  }
+  await up.stop()
+  process.exit(0)
+}
