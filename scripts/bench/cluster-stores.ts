@@ -8,7 +8,7 @@
 //     one by one (found by their client ports), before each measured phase;
 //   · S3: a fresh bucket at SWITCHYARD_BENCH_S3_ENDPOINT (or SWITCHYARD_TEST_S3_ENDPOINT), when set.
 import { SQL } from 'bun'
-import { createServer } from 'node:net'
+import { freePort } from '../../test/helpers/redis.ts'
 
 export interface ClusterStores {
   /** The gateway's environment for cluster mode on these stores. */
@@ -30,16 +30,6 @@ export function storesMissing(): string | undefined {
   if (!env('REDIS_URL') && !Bun.which('redis-server')) return 'no Redis: put redis-server on PATH, or set SWITCHYARD_BENCH_REDIS_URL'
   return undefined
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
 
 async function ownRedis(core: number): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort()
