@@ -64,8 +64,9 @@ describe('counting', () => {
     clearInterval(timer)
     expect(worstGap).toBeLessThan(25)
     expect(counted).toBe(await countInWorker(text))
-    // ordinary text stays exact on every path
-    const prose = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    // ordinary text stays exact on every path, the sync one within its budget (a twentieth of a
+    // unit a character of prose: 80,000 characters), which the whole README has outgrown
+    const prose = readFileSync(join(ROOT, 'README.md'), 'utf8').slice(0, 60_000)
     const exact = tokenizer().encode(prose).length
     expect(countTokens(prose)).toBe(exact)
     expect(await countBoundedAsync(prose)).toBe(exact)
