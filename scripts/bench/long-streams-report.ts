@@ -1,11 +1,12 @@
 // The long-stream phase's figures (long-streams.ts): saved to long-streams-results.json and
-// rendered as their own section of docs/bench.md, between markers that run.ts keeps.
+// rendered into the Long streams section of docs/bench.md (which run.ts keeps), between markers
+// of their own, so the account written around them by hand stays.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { machine } from './proc.ts'
 import { ROOT } from './processes.ts'
 import type { Summary } from './stats.ts'
-import { LONG_STREAMS, replaceSection } from './sections.ts'
+import { LONG_STREAMS, replaceSection, sectionOf, type Markers } from './sections.ts'
 
 export interface LongStreamRun {
   target: 'gateway' | 'bare' | 'direct'
@@ -84,24 +85,31 @@ function table(runs: LongStreamRun[], n: number): string[] {
   return out
 }
 
+const FIGURES: Markers = { start: '<!-- long-streams-figures:start (scripts/bench/long-streams.ts writes this part) -->', end: '<!-- long-streams-figures:end -->' }
+
 export function longStreamsMarkdown(b: LongStreamBench): string {
   const counts = [...new Set(b.runs.map((r) => r.n))]
   const secs = (b.setup.chunks * b.setup.gapMs) / 1000
   return [
-    LONG_STREAMS.start,
-    '## Long streams',
-    '',
+    FIGURES.start,
     `${b.date.slice(0, 10)}; ${b.machine.cpuModel}, ${b.machine.nproc} cores, ${b.machine.kernel}, Bun ${b.machine.bun}. Load average ${b.setup.loadAvg.split(' ').slice(0, 3).join(' ')} at the start, ${b.setup.loadAvgAfter.split(' ').slice(0, 3).join(' ')} at the end (the machine is shared: other work ran beside).`,
     '',
     `N concurrent streams of ${secs} s at ${1000 / b.setup.gapMs} chunks a second (${b.setup.chunks} chunks each), opened over a ramp of N ms (at least 1 s). Each target is a fresh process on core ${b.setup.targetCore} with \`BUN_CONFIG_MAX_HTTP_REQUESTS\` above N; the fake upstream (one shared ticker, \`UPSTREAM_STREAM_CHUNKS\`) and the client (raw HTTP/1.1 on Bun's TCP sockets, scripts/bench/lean-client.ts) share core ${b.setup.loadCore}. First byte: connect → first response byte, added over the same streams sent straight to the upstream wire the path calls. CPU per relayed chunk: the target's CPU time over the plateau (every stream open) ÷ the chunks the clients received meanwhile. Memory per open stream: (RSS at the plateau − RSS idle after a warm-up) ÷ N. Targets: ≤ ${TARGET_KIB} KiB per open stream on every path; CPU per chunk ≤ ${TARGET_CPU_RATIO}× the bare proxy's on the pass-through paths (translated shown beside). \`bun scripts/bench/long-streams.ts 1000,5000\` runs this phase alone.`,
     '',
     ...counts.flatMap((n) => table(b.runs, n)),
-    LONG_STREAMS.end,
+    FIGURES.end,
   ].join('\n')
 }
 
 export function writeLongStreams(b: LongStreamBench) {
   writeFileSync(RESULTS, JSON.stringify(b, (_, v) => (typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v), 2) + '\n')
   const doc = existsSync(DOC) ? readFileSync(DOC, 'utf8') : ''
-  writeFileSync(DOC, replaceSection(doc, LONG_STREAMS, longStreamsMarkdown(b)))
+  const figures = longStreamsMarkdown(b)
+  const section = sectionOf(doc, LONG_STREAMS)
+  let out: string
+  if (section === undefined) out = replaceSection(doc, LONG_STREAMS, [LONG_STREAMS.start, '## Long streams', '', figures, LONG_STREAMS.end].join('\n'))
+  else if (sectionOf(section, FIGURES) !== undefined) out = replaceSection(doc, FIGURES, figures)
+  // a section written by hand without the figures' markers: the figures go at its end
+  else out = replaceSection(doc, LONG_STREAMS, section.slice(0, -LONG_STREAMS.end.length) + figures + '\n' + LONG_STREAMS.end)
+  writeFileSync(DOC, out)
 }

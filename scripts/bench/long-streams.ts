@@ -4,9 +4,10 @@
 // gateway's core with Bun's fetch limit (BUN_CONFIG_MAX_HTTP_REQUESTS) above N; the streams
 // open over a short ramp, and once all are open (the plateau) the phase reads the target's CPU
 // time against the chunks relayed meanwhile, and its RSS against the RSS it had idle.
-//   bun scripts/bench/long-streams.ts [1000,5000] [--only 'pass-through,translated'] [--quick] [--no-write]
-// Writes scripts/bench/long-streams-results.json and its section of docs/bench.md (not with
-// --quick, 5 s streams, nor --no-write, which prints the figures as JSON instead).
+//   bun scripts/bench/long-streams.ts [1000,5000] [--only 'pass-through,translated'] [--quick] [--no-write] [--render]
+// Writes scripts/bench/long-streams-results.json and its figures in docs/bench.md (not with
+// --quick, 5 s streams, nor --no-write, which prints the figures as JSON instead); --render
+// redraws the figures from the saved results.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { Call } from './call.ts'
@@ -14,7 +15,7 @@ import { LeanClient, rawRequest, type LeanStream } from './lean-client.ts'
 import { candidatePaths, selected, type Surface } from './paths.ts'
 import { cpuSeconds, machine, memory } from './proc.ts'
 import { pinSelf, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from './processes.ts'
-import { writeLongStreams, type LongStreamBench, type LongStreamRun } from './long-streams-report.ts'
+import { RESULTS, writeLongStreams, type LongStreamBench, type LongStreamRun } from './long-streams-report.ts'
 import { summarize } from './stats.ts'
 
 export interface LongStreamPlan {
@@ -143,7 +144,7 @@ async function measure(client: LeanClient, label: { target: LongStreamRun['targe
   return r
 }
 
-export async function longStreams(plan: LongStreamPlan): Promise<LongStreamBench> {
+export async function longStreams(plan: LongStreamPlan & { onCount?: (partial: LongStreamBench) => void }): Promise<LongStreamBench> {
   pinSelf(LOAD_CORE)
   const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
   const paths = selected(candidatePaths('http://gw', 'http://up', key, 'http://bare'), plan.only).map((p) => p.name)
@@ -152,8 +153,10 @@ export async function longStreams(plan: LongStreamPlan): Promise<LongStreamBench
   const upstream = await spawnUpstream(LOAD_CORE, { UPSTREAM_STREAM_CHUNKS: String(plan.chunks), UPSTREAM_STREAM_GAP_MS: String(plan.gapMs) })
   const client = new LeanClient()
   const pathsAt = (url: string) => candidatePaths(url, upstream.url, key, url)
+  const bench = (): LongStreamBench => ({ date: new Date().toISOString(), machine: machine(), setup: { chunks: plan.chunks, gapMs: plan.gapMs, loadAvg, loadAvgAfter: readFileSync('/proc/loadavg', 'utf8').trim(), targetCore: TARGET_CORE, loadCore: LOAD_CORE }, runs })
   try {
     for (const n of plan.counts) {
+      if (n !== plan.counts[0]) plan.onCount?.(bench())
       const fetchLimit = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.min(65_535, n + 1024)) }
       // the direct runs: one per upstream wire the paths reach (a translated path shares its wire's)
       for (const wire of new Set(paths.map((name) => WIRE_OF[name]!))) {
@@ -186,14 +189,20 @@ export async function longStreams(plan: LongStreamPlan): Promise<LongStreamBench
   } finally {
     await upstream.stop()
   }
-  return { date: new Date().toISOString(), machine: machine(), setup: { chunks: plan.chunks, gapMs: plan.gapMs, loadAvg, loadAvgAfter: readFileSync('/proc/loadavg', 'utf8').trim(), targetCore: TARGET_CORE, loadCore: LOAD_CORE }, runs }
+  return bench()
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean' }, 'no-write': { type: 'boolean' } }, allowPositionals: true })
+  const { values, positionals } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean' }, 'no-write': { type: 'boolean' }, render: { type: 'boolean' } }, allowPositionals: true })
+  if (values.render) {
+    writeLongStreams(JSON.parse(readFileSync(RESULTS, 'utf8')) as LongStreamBench)
+    console.log('wrote the Long streams figures of docs/bench.md from scripts/bench/long-streams-results.json')
+    process.exit(0)
+  }
   const counts = (positionals[0] ?? (values.quick ? '200' : '1000,5000')).split(',').map(Number)
-  const bench = await longStreams({ counts, chunks: values.quick ? 100 : 400, gapMs: 50, only: values.only, log: (m) => process.stderr.write(`· ${m}\n`) })
-  if (!values.quick && !values['no-write']) writeLongStreams(bench)
+  const write = !values.quick && !values['no-write']
+  const bench = await longStreams({ counts, chunks: values.quick ? 100 : 400, gapMs: 50, only: values.only, log: (m) => process.stderr.write(`· ${m}\n`), onCount: write ? writeLongStreams : undefined })
+  if (write) writeLongStreams(bench)
   else console.log(JSON.stringify(bench, null, 1))
   process.exit(0)
 }

@@ -256,7 +256,7 @@ async function main() {
   if (!flags['no-long-streams']) {
     const counts = flags.quick ? [200] : [1000, 5000]
     log(`long-stream phase: ${counts.join(' and ')} concurrent streams (scripts/bench/long-streams.ts)`)
-    const ls = await longStreams({ counts, chunks: flags.quick ? 100 : 400, gapMs: 50, only: flags.only, log })
+    const ls = await longStreams({ counts, chunks: flags.quick ? 100 : 400, gapMs: 50, only: flags.only, log, onCount: flags.quick ? undefined : writeLongStreams })
     if (!flags.quick) {
       writeLongStreams(ls)
       console.log('wrote scripts/bench/long-streams-results.json and the Long streams section of docs/bench.md')

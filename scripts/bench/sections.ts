@@ -14,8 +14,8 @@ export const BUDGET: Markers = { start: '<!-- budget:start -->', end: '<!-- budg
 /** The cluster bench's section (cluster.ts writes its figures; the account around them is by hand). */
 export const CLUSTER: Markers = { start: '<!-- cluster:start -->', end: '<!-- cluster:end -->' }
 
-/** The long-stream phase's section (long-streams.ts writes it, also when run.ts runs that phase). */
-export const LONG_STREAMS: Markers = { start: '<!-- long-streams:start (scripts/bench/long-streams.ts writes this section) -->', end: '<!-- long-streams:end -->' }
+/** The long-stream phase's section (long-streams.ts writes its figures; the account around them is by hand). */
+export const LONG_STREAMS: Markers = { start: '<!-- long-streams:start -->', end: '<!-- long-streams:end -->' }
 
 /** The records-at-scale section (records-scale.ts prints its figures; the section is by hand). */
 export const RECORDS: Markers = { start: '<!-- records:start -->', end: '<!-- records:end -->' }

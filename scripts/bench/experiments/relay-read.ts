@@ -5,10 +5,10 @@
 // re-enqueued: what the gateway's relay does), `http` (node:http, its 'data' events enqueued).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N]
 import http from 'node:http'
-import { LeanClient, rawRequest } from '../lean-client.ts'
+import { LeanClient } from '../lean-client.ts'
 import { surfaceCall } from '../paths.ts'
-import { cpuSeconds, memory } from '../proc.ts'
 import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
+import { heldStreams } from './held-streams.ts'
 
 if (process.env.MODE) relay(process.env.MODE, process.env.UPSTREAM!)
 else await drive((process.argv[2] ?? 'native,reader,http').split(','), Number(process.argv[3] ?? 1000))
@@ -57,23 +57,8 @@ async function drive(modes: string[], n: number) {
   const client = new LeanClient()
   for (const mode of modes) {
     const p = await spawnListening(['taskset', '-c', '1', process.execPath, import.meta.path], { env: { PATH: process.env.PATH!, UPSTREAM: up.url, MODE: mode, BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1000) }, cwd: import.meta.dir })
-    const call = surfaceCall('chat', p.url, 'k', true)
-    const req = rawRequest(call)
-    await Promise.all(Array.from({ length: 50 }, () => client.stream(call, req, '', 1000)))
-    await Bun.sleep(1000)
-    const idle = memory(p.pid).rssMiB
-    const all = []
-    for (let i = 0; i < n; i++) {
-      all.push(client.stream(call, req, '[DONE]', 60_000))
-      if (i % 100 === 99) await Bun.sleep(100)
-    }
-    await Bun.sleep(2000)
-    const c0 = cpuSeconds(p.pid), k0 = client.chunks
-    await Bun.sleep(8000)
-    const us = ((cpuSeconds(p.pid) - c0) * 1e6) / (client.chunks - k0)
-    const open = memory(p.pid).rssMiB
-    console.log(`${mode.padEnd(7)} ×${n}: ${us.toFixed(1)} µs/chunk, ${(((open - idle) * 1024) / n).toFixed(1)} KiB/stream (RSS ${idle.toFixed(0)} → ${open.toFixed(0)} MiB)`)
-    await Promise.all(all)
+    const h = await heldStreams(client, surfaceCall('chat', p.url, 'k', true), p.pid, n, { settleMs: 2000, windowMs: 8000 })
+    console.log(`${mode.padEnd(7)} ×${n}: ${h.usPerChunk.toFixed(1)} µs/chunk, ${h.kibPerStream.toFixed(1)} KiB/stream (RSS ${h.idleMiB.toFixed(0)} → ${h.openMiB.toFixed(0)} MiB)`)
     await p.stop()
   }
   await up.stop()

@@ -1,0 +1,33 @@
+// The measurement the long-stream experiments share: warm a relay with a few short streams,
+// open N long ones, and read its CPU per relayed chunk over the plateau and its RSS per open stream.
+import type { Call } from '../call.ts'
+import { LeanClient, rawRequest } from '../lean-client.ts'
+import { cpuSeconds, memory } from '../proc.ts'
+
+export interface Held {
+  usPerChunk: number
+  kibPerStream: number
+  idleMiB: number
+  openMiB: number
+}
+
+/** `n` streams of `call` on the process `pid`: measured `settleMs` after they are open, over `windowMs`; resolves once they have ended. */
+export async function heldStreams(client: LeanClient, call: Call, pid: number, n: number, opts = { settleMs: 2500, windowMs: 4000 }): Promise<Held> {
+  const req = rawRequest(call)
+  await Promise.all(Array.from({ length: 50 }, () => client.stream(call, req, '', 1000)))
+  await Bun.sleep(1000)
+  const idleMiB = memory(pid).rssMiB
+  const all = []
+  for (let i = 0; i < n; i++) {
+    all.push(client.stream(call, req, '', 60_000))
+    if (i % 100 === 99) await Bun.sleep(50)
+  }
+  await Bun.sleep(opts.settleMs)
+  const c0 = cpuSeconds(pid)
+  const k0 = client.chunks
+  await Bun.sleep(opts.windowMs)
+  const usPerChunk = ((cpuSeconds(pid) - c0) * 1e6) / (client.chunks - k0)
+  const openMiB = memory(pid).rssMiB
+  await Promise.all(all)
+  return { usPerChunk, kibPerStream: ((openMiB - idleMiB) * 1024) / n, idleMiB, openMiB }
+}
