@@ -13,7 +13,8 @@
 // Writes scripts/bench/records-results.json (not with --no-write).
 //   bun scripts/bench/records-scale.ts [--records 10000000] [--store sqlite|pg|both] [--seconds 10] [--rounds 3] [--calls 1000] [--no-write]
 import { SQL } from 'bun'
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { Database } from 'bun:sqlite'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -55,6 +56,8 @@ interface Place {
   open(): Promise<Storage>
   /** Bytes the records take (with the rollup, the indexes and the keys). */
   bytes(): Promise<number>
+  /** After the load: what the database would do on its own soon after (PostgreSQL: vacuum the table). */
+  settle(): Promise<void>
   drop(): Promise<void>
 }
 
@@ -67,6 +70,7 @@ function sqlitePlace(): Place {
     async bytes() {
       return readdirSync(dataDir).reduce((n, f) => n + statSync(join(dataDir, f)).size, 0)
     },
+    async settle() {},
     async drop() {
       rmSync(dataDir, { recursive: true, force: true })
     },
@@ -88,11 +92,31 @@ async function pgPlace(admin: SQL): Promise<Place> {
       const [r] = (await admin.unsafe(`SELECT sum(pg_total_relation_size(c.oid))::bigint AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND c.relkind = 'r'`)) as { b: bigint }[]
       return Number(r!.b)
     },
+    async settle() {
+      // autovacuum would run on a freshly loaded table minutes later, in the middle of the run
+      await admin.unsafe(`VACUUM (ANALYZE) ${schema}.generations`)
+    },
     async drop() {
       await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Waits (at most 5 minutes) until the kernel has written out the load's pages: gigabytes of
+ * dirty pages flushed under the gateway stall every fsync (the WAL's) for seconds.
+ */
+async function diskSettled(): Promise<number> {
+  const started = performance.now()
+  let quiet = 0
+  while (quiet < 5 && performance.now() - started < 300_000) {
+    const info = readFileSync('/proc/meminfo', 'utf8')
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? 0)
+    quiet = kb('Dirty') + kb('Writeback') < 64 * 1024 ? quiet + 1 : 0
+    await Bun.sleep(1_000)
+  }
+  return (performance.now() - started) / 1000
 }
 
 /** The gateway (`serve`) pinned to core 1 on a store already made, with the admin token set. */
@@ -152,8 +176,9 @@ async function pruneDay(place: Place, keyId: string) {
   try {
     await printPlans(storage, keyId)
     const store = new GenerationStore(storage)
-    // as in the gateway: the WAL is checkpointed beside the steps (its worker), not inside one
+    // as in the gateway: the WAL is checkpointed beside the steps, on a connection of its own (its worker's)
     storage.sqlite?.exec('PRAGMA wal_autocheckpoint = 0')
+    const checkpoints = storage.file ? new Database(storage.file) : undefined
     let checkpointed = performance.now()
     const before = Date.now() - SPAN_MS + DAY
     const ms: number[] = []
@@ -166,11 +191,12 @@ async function pruneDay(place: Place, keyId: string) {
       if (n < PRUNE_CHUNK) break
       // and the recorder pauses as long as the step took
       await Bun.sleep(Math.max(1, ms.at(-1)!))
-      if (storage.sqlite && performance.now() - checkpointed > 1_000) {
-        storage.sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)')
+      if (checkpoints && performance.now() - checkpointed > 1_000) {
+        checkpoints.exec('PRAGMA wal_checkpoint(PASSIVE)')
         checkpointed = performance.now()
       }
     }
+    checkpoints?.close()
     const s = summarize(ms)
     console.log(`  pruning one day (${total.toLocaleString('en')} records): ${ms.length} steps of ${PRUNE_CHUNK}, p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms`)
     return { records: total, steps: ms.length, p50: s.p50, p99: s.p99, max: s.max }
@@ -190,6 +216,10 @@ async function runStore(kind: 'sqlite' | 'pg', upstream: string, admin?: SQL) {
     const full = await prepare(fullPlace, N)
     const seedS = (performance.now() - t0) / 1000
     console.log(`  seeded in ${seedS.toFixed(0)} s (${Math.round(N / full.seeded.seconds).toLocaleString('en')} records/s)`)
+    const v0 = performance.now()
+    await fullPlace.settle()
+    const settledS = await diskSettled()
+    console.log(`  settled: ${kind === 'pg' ? `VACUUM (ANALYZE) in ${((performance.now() - v0) / 1000 - settledS).toFixed(0)} s, then ` : ''}dirty pages written out in ${settledS.toFixed(0)} s`)
     const bytes = await fullPlace.bytes()
     console.log(`  disk: ${(bytes / 2 ** 20).toFixed(0)} MiB, ${(bytes / N).toFixed(0)} bytes a record`)
 
@@ -244,7 +274,7 @@ async function runStore(kind: 'sqlite' | 'pg', upstream: string, admin?: SQL) {
 
 pinSelf(0)
 const up = await spawnUpstream(0, { BENCH_IDS: 'random' })
-const results = []
+const results: Awaited<ReturnType<typeof runStore>>[] = []
 try {
   if (values.store !== 'pg') results.push(await runStore('sqlite', up.url))
   if (values.store !== 'sqlite') {
@@ -263,7 +293,10 @@ try {
 }
 console.log('\nRESULT ' + JSON.stringify(results))
 if (!values['no-write']) {
-  writeFileSync(join(import.meta.dir, 'records-results.json'), JSON.stringify({ at: new Date().toISOString(), cpus: cpus().length, results }, null, 2) + '\n')
+  // a run of one store keeps the other's last figures
+  const file = join(import.meta.dir, 'records-results.json')
+  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).results as { kind: string }[]).filter((r) => !results.some((x) => x.kind === r.kind)) : []
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), cpus: cpus().length, results: [...kept, ...results.map((r) => ({ ...r, at: new Date().toISOString() }))] }, null, 2) + '\n')
   console.log('wrote scripts/bench/records-results.json')
 }
 process.exit(0)
