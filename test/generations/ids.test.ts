@@ -13,9 +13,10 @@ test('ids made one after another sort in the order they were made, each new', ()
   for (const id of ids) expect(id).toMatch(/^gen-[0-9a-f]{32}$/)
   expect(new Set(ids).size).toBe(ids.length)
   for (let i = 1; i < ids.length; i++) if (!(ids[i - 1]! < ids[i]!)) throw new Error(`out of order: ${ids[i - 1]} then ${ids[i]}`)
-  // the first 48 bits are the time they were made, in epoch ms
+  // the first 48 bits are the time they were made, in epoch ms (a burst of more ids in one ms
+  // than its counter holds runs a few ms ahead, so that they stay in order)
   expect(ms(ids[0]!)).toBeGreaterThanOrEqual(before)
-  expect(ms(ids.at(-1)!)).toBeLessThanOrEqual(after)
+  expect(ms(ids.at(-1)!)).toBeLessThanOrEqual(after + 50)
 })
 
 test('past the time and a counter, the rest is random (what keeps instances sharing a database apart)', () => {
