@@ -83,3 +83,17 @@ export function fetchLimitInForce(env: Record<string, string | undefined> = proc
   const n = Number(env[FETCH_LIMIT_VAR])
   return Number.isInteger(n) && n >= 1 && n <= MAX_FETCH_LIMIT ? n : BUN_DEFAULT_FETCH_LIMIT
 }
+
+/**
+ * At start, before anything loads: a `serve` (the default command) whose environment names no
+ * limit gets `SWITCHYARD_MAX_UPSTREAM_CONNECTIONS` or the default. A failure here is left for
+ * `serve` to report.
+ */
+export async function earlyFetchLimit(args: string[], env: Record<string, string | undefined> = process.env): Promise<void> {
+  // the command comes first; flags first mean serve (anything else re-executed is only slower)
+  if (args[0] !== undefined && !args[0].startsWith('-') && args[0] !== 'serve') return
+  if (env[FETCH_LIMIT_VAR] !== undefined) return
+  const asked = Number(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS ?? DEFAULT_FETCH_LIMIT)
+  if (!Number.isInteger(asked) || asked < 1 || asked > MAX_FETCH_LIMIT) return
+  await ensureFetchLimit(asked)
+}

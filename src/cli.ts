@@ -1,0 +1,211 @@
+// The CLI: serve (default) | keys … | batches watch ID | config | migrate | version. Run by main.ts.
+import { parseArgs } from 'node:util'
+import pkg from '../package.json' with { type: 'json' }
+import { publicKey } from './auth/admin.ts'
+import { KeyStore } from './auth/keys.ts'
+import { announceKeyChange } from './cluster/key-changes.ts'
+import { buildCatalog, deploymentTable } from './config/catalog.ts'
+import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
+import { familyProvider } from './config/providers.ts'
+import { openStorage } from './db/client.ts'
+import { storageOptions } from './db/options.ts'
+import { ensureFetchLimit } from './runtime/fetch-limit.ts'
+import { watchBatch } from './batches/watch.ts'
+
+const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
+
+Usage:
+  switchyard [serve] [--host H] [--port P] [--data-dir D] [--config F] [--log-level L] [--log-format json|text]
+                   [--record DIR | --replay DIR]   write upstream exchanges to cassettes in DIR, or answer from them
+  switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
+  switchyard keys list [--json]
+  switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
+  switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
+  switchyard config        print the effective config, secrets masked
+  switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
+  switchyard version
+`
+
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
+  record: { type: 'string' },
+  replay: { type: 'string' },
+  name: { type: 'string' },
+  account: { type: 'string' },
+  credits: { type: 'string' },
+  rpm: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+class UsageError extends Error {}
+
+function positiveNumber(v: string | undefined, name: string, integer = false): number | undefined {
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (!Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n < 1))) {
+    throw new UsageError(`--${name}: expected a ${integer ? 'positive integer' : 'non-negative number'}, got "${v}"`)
+  }
+  return n
+}
+
+async function serve(config: Config) {
+  // returns only once the limit is in force (the process re-executes itself to set it) or cannot be
+  const limit = await ensureFetchLimit(config.maxUpstreamConnections)
+  // the server's modules load after a re-execution, not before it as well
+  const { startServer } = await import('./server.ts')
+  const running = await startServer(config)
+  if (!limit.applied) running.services.log.warn(`upstream calls beyond Bun's default of 256 at once will queue in the fetch client`, { reason: limit.reason })
+  const { services: s } = running
+  const served = (family: 'openai' | 'anthropic') => {
+    const p = familyProvider(config.providers, family)
+    return p ? `upstream ${p.baseUrl}${p.id === family ? '' : ` (${p.id})`}` : 'the built-in mock provider (no upstream configured)'
+  }
+  const lines = [
+    `switchyard ${pkg.version} listening on ${running.url}`,
+    `  data dir: ${config.dataDir}${config.source ? `   config: ${config.source}` : ''}`,
+    `  database: ${s.storage.describe}`,
+    `  OpenAI-family models    → ${served('openai')}`,
+    `  Anthropic-family models → ${served('anthropic')}`,
+    `  OpenAI SDKs: baseURL ${running.url}/api/alpha/v1   Anthropic SDKs: baseURL ${running.url}/api/beta`,
+    `  dashboard: ${running.url}/ui   sign in with ${config.adminToken ? 'the admin token (SWITCHYARD_ADMIN_TOKEN or server.admin_token)' : 'a gateway key sk-sy-… (with SWITCHYARD_ADMIN_TOKEN set, the admin token manages keys there)'}`,
+    ...(config.replay ? [`  cassettes: ${config.replay.mode} ${config.replay.dir}`] : []),
+    ...Object.entries(storesOf(config)).filter(([concern]) => concern !== 'database').map(([concern, store]) => `  ${concern.replace('_', ' ').padEnd(11)} → ${store}`),
+  ]
+  if (running.bootstrapKey) {
+    lines.push(
+      config.bootstrapKey
+        ? `  API key: created from SWITCHYARD_BOOTSTRAP_KEY`
+        : `  API key (shown once, store it now): ${running.bootstrapKey}`,
+    )
+  }
+  const shutdown = async (signal: string) => {
+    s.log.info('shutting down', { signal })
+    await running.stop()
+    process.exit(0)
+  }
+  // before the banner: whoever reads "listening on" may send SIGTERM at once
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.stdout.write(lines.join('\n') + '\n')
+}
+
+async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
+  const storage = await openStorage(storageOptions(config))
+  const keys = new KeyStore(storage)
+  // running instances hear of the change at once on their bus (Redis, or LISTEN/NOTIFY)
+  const told: Promise<void>[] = []
+  keys.onChange = (keyId) => void told.push(announceKeyChange(config, storage, keyId).catch(() => {}))
+  const [sub, id, amount] = args
+  const need = (x: string | undefined, what: string) => {
+    if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
+    return x
+  }
+  const show = (k: Awaited<ReturnType<KeyStore['get']>>, kid: string) => {
+    if (!k) throw new UsageError(`no key with id ${kid}`)
+    console.log(v.json ? JSON.stringify(publicKey(k)) : `${k.id}  ${k.status}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent}`)
+  }
+  try {
+    switch (sub) {
+      case 'create': {
+        const name = v.name
+        if (typeof name !== 'string' || name === '') throw new UsageError('keys create: --name is required')
+        const { key, record } = await keys.create({
+          name,
+          account: typeof v.account === 'string' ? v.account : undefined,
+          credits: positiveNumber(v.credits as string | undefined, 'credits'),
+          rpm: positiveNumber(v.rpm as string | undefined, 'rpm', true),
+        })
+        if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
+        else console.log(`${key}\n  id ${record.id}, account ${record.account}, credits ${record.credits ?? 'unlimited'}; the key is shown once`)
+        return
+      }
+      case 'list': {
+        const all = await keys.list()
+        if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
+        if (all.length === 0) return console.log('no keys')
+        for (const k of all) {
+          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${k.account}  name=${k.name}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
+        }
+        return
+      }
+      case 'disable':
+      case 'enable':
+        return show(await keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
+      case 'credit': {
+        const n = positiveNumber(need(amount, 'AMOUNT'), 'amount')!
+        if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')
+        return show(await keys.credit(need(id, 'ID'), n), id!)
+      }
+      default:
+        throw new UsageError(`unknown keys command "${sub ?? ''}"`)
+    }
+  } finally {
+    await Promise.all(told)
+    await storage.close()
+  }
+}
+
+async function batchesCommand(config: Config, args: string[]) {
+  const [sub, id] = args
+  if (sub !== 'watch') throw new UsageError(`unknown batches command "${sub ?? ''}" (batches watch ID)`)
+  if (!id) throw new UsageError('batches watch: missing ID')
+  const storage = await openStorage(storageOptions(config))
+  try {
+    const code = await watchBatch({ storage, id, tty: process.stdout.isTTY === true, write: (t) => void process.stdout.write(t) })
+    if (typeof code === 'string') {
+      console.error(`switchyard: ${code}`)
+      return process.exit(1)
+    }
+    process.exitCode = code
+  } finally {
+    await storage.close()
+  }
+}
+
+export async function main(argv: string[]) {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${USAGE}`)
+    return process.exit(2)
+  }
+  const { values: v, positionals } = parsed
+  const [command = 'serve', ...rest] = positionals
+  if (v.help) return console.log(USAGE)
+  if (command === 'version') return console.log(pkg.version)
+  try {
+    const config = loadConfig({ flags: v })
+    switch (command) {
+      case 'serve':
+        return await serve(config)
+      case 'keys':
+        return await keysCommand(config, rest, v)
+      case 'batches':
+        return await batchesCommand(config, rest)
+      case 'config':
+        // the providers with their keys masked, then where each configured model is served
+        return console.log(JSON.stringify({ ...maskedConfig(config), deployments: deploymentTable(config, buildCatalog(config)) }, null, 2))
+      case 'migrate': {
+        const storage = await openStorage(storageOptions(config))
+        await storage.close()
+        return console.log(`migrated ${storage.describe}`)
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`)
+    }
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof UsageError) {
+      console.error(`switchyard: ${e.message}`)
+      return process.exit(e instanceof UsageError ? 2 : 1)
+    }
+    throw e
+  }
+}
+
