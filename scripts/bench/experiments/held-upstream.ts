@@ -1,7 +1,7 @@
 // A fake upstream for concurrent-calls.ts: every chat completion is held open until
 // POST /release, so the calls in flight at once are exactly those the gateway has let through.
-// It prints `open N peak P` on GET /count.
-let open = 0
+// It answers GET /count with `{open, peak}`.
+let holding = 0
 let peak = 0
 let free!: () => void
 const freed = new Promise<void>((r) => (free = r))
@@ -18,16 +18,16 @@ const server = Bun.serve({
   idleTimeout: 0,
   async fetch(req) {
     const path = new URL(req.url).pathname
-    if (path === '/count') return Response.json({ open, peak })
+    if (path === '/count') return Response.json({ open: holding, peak })
     if (path === '/release') {
       free()
       return new Response('ok')
     }
     await req.arrayBuffer()
-    open++
-    peak = Math.max(peak, open)
+    holding++
+    peak = Math.max(peak, holding)
     await freed
-    open--
+    holding--
     return new Response(body, { headers: { 'content-type': 'application/json' } })
   },
 })

@@ -6,6 +6,8 @@
 //   bun scripts/bench/experiments/record-inserts.ts <data dir> [--rows 200] [--batches 250] [--pragmas "cache_size=-65536;mmap_size=1073741824"]...
 import { parseArgs } from 'node:util'
 import { openSqlite } from '../../../src/db/client.ts'
+import { names } from '../../../src/db/columns.ts'
+import { generations } from '../../../src/db/schema.ts'
 import { COLUMNS, GenerationStore } from '../../../src/generations/store.ts'
 import { newGenerationId, type GenerationRow } from '../../../src/generations/row.ts'
 
@@ -18,6 +20,7 @@ if (!dir) throw new Error('usage: record-inserts.ts <data dir> [--rows N] [--bat
 const ROWS = Number(values.rows)
 const BATCHES = Number(values.batches)
 
+const g = names(generations)
 for (const pragmas of values.pragmas!) {
   const storage = openSqlite(dir)
   const sqlite = storage.sqlite!
@@ -25,8 +28,8 @@ for (const pragmas of values.pragmas!) {
   sqlite.exec('PRAGMA wal_autocheckpoint = 0')
   const store = new GenerationStore(storage)
   // a record of the store as the template (the seeder's, or the gateway's)
-  const like = sqlite.query(`SELECT ${COLUMNS} FROM generations ORDER BY rowid DESC LIMIT 1`).get() as GenerationRow
-  const n0 = (sqlite.query('SELECT max(rowid) AS n FROM generations').get() as { n: number }).n
+  const like = sqlite.query(`SELECT ${COLUMNS} FROM ${g.$table} ORDER BY rowid DESC LIMIT 1`).get() as GenerationRow
+  const n0 = (sqlite.query(`SELECT max(rowid) AS n FROM ${g.$table}`).get() as { n: number }).n
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   for (let b = 0; b < BATCHES; b++) {
