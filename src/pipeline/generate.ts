@@ -51,6 +51,9 @@ export async function generateJson(s: GenerationServices, spec: SurfaceSpec, raw
 }
 
 /** `sink` takes the generation's record (a batch item collects its own). */
+/** No call was tried; its error is made only then (an error captures a stack, too dear for every request). */
+const NOTHING_TRIED = Symbol('nothing tried')
+
 async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA, sink: GenerationSink = s.recorder): Promise<Response | JsonReply> {
   const cx = decodeContext(s.catalog, s.config.compat.crossFamily, rc)
   const plan = await spec.decode(raw, cx)
@@ -76,27 +79,26 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   })
   // the response cache, when the request or the config asks for it: its transport may answer each call
   const cache = cacheFor(s.config.cache, rc, model, body, { headers, out })
-  // One signal for the upstream call: the client's own (a disconnect aborts it), and for a
-  // stream ours too, raised when the response body is cancelled. A JSON reply has no body
-  // to cancel: the client's signal serves as it is.
-  const abort = stream ? new AbortController() : undefined
-  if (abort) {
-    if (rc.signal.aborted) abort.abort()
-    else rc.signal.addEventListener('abort', () => abort.abort(), { once: true })
-  }
-  // The request's deadline for reaching an upstream, failovers included: no call starts after
-  // it, and one still waiting for its first byte ends at it (504). Once a reply has begun the
-  // deadline is cleared: a long stream is never cut by it.
-  const deadline = new AbortController()
+  // One signal for the upstream call, raised by whichever comes first: the client's (a
+  // disconnect aborts the call), ours for a stream (its body cancelled), or the request's
+  // deadline for reaching an upstream, failovers included (no call starts after it, and one
+  // still waiting for its first byte ends at it with a 504). The deadline is cleared once a
+  // reply has begun: a long stream is never cut by it. One controller, not AbortSignal.any:
+  // combined signals were kept alive past their request (about 10 KB a request, and a third of
+  // the throughput, in a closed loop).
+  const abort = new AbortController()
+  const onClient = () => abort.abort(rc.signal.reason)
+  if (rc.signal.aborted) onClient()
+  else rc.signal.addEventListener('abort', onClient, { once: true })
   const deadlineS = s.config.routing.deadlineMs / 1000
-  const deadlineTimer = setTimeout(() => deadline.abort(new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadlineS} s)`, type: 'timeout' })), s.config.routing.deadlineMs)
-  const signal = AbortSignal.any([abort?.signal ?? rc.signal, deadline.signal])
+  const deadlineTimer = setTimeout(() => abort.abort(new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadlineS} s)`, type: 'timeout' })), s.config.routing.deadlineMs)
+  const signal = abort.signal
   const sse: SseOptions = {
     pingMs: rc.pingMs,
     errorFrame: codec.errorFrame,
     onCancel: () => {
       out.fail(499, 'client disconnected')
-      abort?.abort()
+      abort.abort()
     },
   }
 
@@ -140,7 +142,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     return stream ? translatedStream({ ...translated, sse }) : translatedJson(translated)
   }
 
-  let failure: unknown = new HttpError(502, `no upstream could be tried for model ${model.id}`)
+  let failure: unknown = NOTHING_TRIED
   try {
     let failed: { key: string; retryAfterMs?: number } | undefined
     for await (const c of candidates(s.health, s.catalog, spec, raw, plan, cx)) {
@@ -184,7 +186,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     clearTimeout(deadlineTimer)
   }
   // The generation's end all the same: recorded, so its reservation is settled.
-  const err = failureOf(failure, out)
+  const err = failureOf(failure === NOTHING_TRIED ? new HttpError(502, `no upstream could be tried for model ${model.id}`) : failure, out)
   out.record()
   throw err
 }
