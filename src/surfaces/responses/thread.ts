@@ -110,7 +110,13 @@ export class ThreadStore {
   constructor(
     private readonly sql: Sql,
     readonly maxThreadBytes = DEFAULT_MAX_THREAD_BYTES,
-    private readonly flushDelayMs = 25,
+    /**
+     * How long a save waits for others to share its transaction. A reply's last bytes wait
+     * for its save, so this is added to every stored response: the next turn of the loop
+     * (0) already gathers the saves of that turn, and saves made while a write runs go in the
+     * next one (waiting 25 ms added about 17 ms to each reply at 1,000 req/s).
+     */
+    private readonly flushDelayMs = 0,
   ) {}
 
   /** Saves a response; resolves once it is committed (the pending map serves lookups before that). */
