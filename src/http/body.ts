@@ -3,6 +3,7 @@
 import { HttpError } from './errors.ts'
 import { MAX_BODY_NODES, parseJsonSafe } from './json-safe.ts'
 import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
+import { turnOfItsOwn } from '../lib/turn.ts'
 
 export { checkJsonValue, MAX_BODY_NODES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
@@ -35,10 +36,14 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   return Buffer.concat(chunks).toString('utf8')
 }
 
+/** Past this many characters a body's parse, checks and decoding wait for a turn of their own. */
+const LARGE_BODY = 256 * 1024
+
 /** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const text = await readBodyText(request, limit)
   if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
+  if (text.length > LARGE_BODY) await turnOfItsOwn()
   if (await mayHoldMorePartsSoon(text, MAX_BODY_NODES)) await checkElsewhere(text, MAX_BODY_NODES, 'JSON body')
   return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES)
 }
