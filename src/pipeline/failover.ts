@@ -43,9 +43,19 @@ const asSent = (model: CatalogModel, d: Deployment): CatalogModel => (d.upstream
 
 /**
  * The calls to try, in order; each deployment's one probe after a rest is claimed as it is
- * reached (maySend), so a candidate that is never tried holds none.
+ * reached (maySend), so a candidate that is never tried holds none. A model of one deployment
+ * and no fallbacks (the usual case) has one call whatever its health: it is its own last
+ * resort. Its probe is still claimed, and the list is made without the generators.
  */
-export async function* candidates(health: DeploymentHealth, catalog: Catalog, spec: SurfaceSpec, raw: unknown, plan: Plan, cx: DecodeContext): AsyncGenerator<Candidate> {
+export function candidates(health: DeploymentHealth, catalog: Catalog, spec: SurfaceSpec, raw: unknown, plan: Plan, cx: DecodeContext): Iterable<Candidate> | AsyncIterable<Candidate> {
+  const { deployments, fallbacks } = plan.model
+  if (deployments.length !== 1 || fallbacks.length !== 0) return walk(health, catalog, spec, raw, plan, cx)
+  const d = deployments[0]!
+  health.maySend(deploymentKey(d))
+  return [{ plan, deployment: d, model: asSent(plan.model, d) }]
+}
+
+async function* walk(health: DeploymentHealth, catalog: Catalog, spec: SurfaceSpec, raw: unknown, plan: Plan, cx: DecodeContext): AsyncGenerator<Candidate> {
   const resting: Candidate[] = []
   let offered = 0
   for await (const p of plans(catalog, spec, raw, plan, cx)) {

@@ -6,6 +6,8 @@ import { UpstreamError } from '../../src/ir/errors.ts'
 import { upstreamErrorFrom } from '../../src/providers/errors.ts'
 import { lastResort, order, retryable } from '../../src/routing/choose.ts'
 import { deploymentKey, MemoryHealth } from '../../src/routing/health.ts'
+import { candidates, type Candidate } from '../../src/pipeline/failover.ts'
+import type { Plan } from '../../src/pipeline/surface.ts'
 
 const dep = (provider: string, weight = 1, priority = 1): Deployment => ({ provider, upstreamId: 'm', weight, priority })
 const ids = (ds: Deployment[]) => ds.map((d) => d.provider)
@@ -131,5 +133,34 @@ describe('retryable', () => {
     expect(retryable(new Error('boom'), R)).toBe(false)
     expect(retryable(new DOMException('aborted', 'AbortError'), R)).toBe(false)
     expect(retryable(answered(500), [])).toBe(false)
+  })
+})
+
+describe('candidates of a model with one deployment and no fallbacks', () => {
+  // the usual configuration takes a short way; it must decide as the general walk does
+  const collect = async (it: Iterable<Candidate> | AsyncIterable<Candidate>) => {
+    const out: Candidate[] = []
+    for await (const c of it) out.push(c)
+    return out
+  }
+  const planOf = (d: Deployment, fallbacks: string[] = []) => ({ model: { id: 'm', upstreamId: 'm', deployments: [d], fallbacks } }) as unknown as Plan
+  const none = undefined as never
+
+  test('one call whatever its health: ok, cooling (its own last resort) and half-open, whose probe it claims', async () => {
+    const d = dep('a')
+    const key = deploymentKey(d)
+    const { clock, health } = clocked()
+    expect((await collect(candidates(health, none, none, {}, planOf(d), none))).map((c) => c.deployment)).toEqual([d])
+    for (let i = 0; i < 3; i++) health.failed(key)
+    expect(health.state(key).kind).toBe('cooling')
+    expect(await collect(candidates(health, none, none, {}, planOf(d), none))).toHaveLength(1)
+    clock.t += 30_001
+    expect(health.state(key).kind).toBe('half-open')
+    expect(await collect(candidates(health, none, none, {}, planOf(d), none))).toHaveLength(1)
+    expect(health.state(key).kind).toBe('probing')
+    // the general walk gives the same single call for the probing deployment (its last resort)
+    const general = { ...planOf(d), model: { ...planOf(d).model, deployments: [d, { ...d, provider: 'b', weight: 0 }] } } as unknown as Plan
+    for (let i = 0; i < 3; i++) health.failed(deploymentKey({ ...d, provider: 'b' }))
+    expect((await collect(candidates(health, none, none, {}, general, none))).map((c) => c.deployment.provider)).toEqual(['a'])
   })
 })
