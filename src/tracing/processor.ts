@@ -6,12 +6,9 @@ import type { Context } from '@opentelemetry/api'
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace'
 
-let dropped = 0
+import { countDropped } from './dropped.ts'
 
-/** Spans of this thread that were never exported: the queue was full, or their export failed. */
-export function droppedSpans(): number {
-  return dropped
-}
+export { droppedSpans } from './dropped.ts'
 
 export interface BoundedOptions {
   maxQueue: number
@@ -36,7 +33,7 @@ export class BoundedBatchProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.closed || this.queue.length >= this.opts.maxQueue) {
-      dropped++
+      countDropped(1)
       return
     }
     this.queue.push(span)
@@ -67,7 +64,7 @@ export class BoundedBatchProcessor implements SpanProcessor {
     return new Promise<void>((resolve) => {
       const done = (r: ExportResult) => {
         const ok = r.code === ExportResultCode.SUCCESS
-        if (!ok) dropped += this.inFlight
+        if (!ok) countDropped(this.inFlight)
         this.inFlight = 0
         if (ok !== this.healthy) {
           this.healthy = ok
@@ -98,7 +95,7 @@ export class BoundedBatchProcessor implements SpanProcessor {
     let timer: ReturnType<typeof setTimeout> | undefined
     await Promise.race([this.forceFlush(), new Promise<void>((r) => (timer = setTimeout(r, withinMs)))])
     clearTimeout(timer)
-    dropped += this.queue.length + this.inFlight
+    countDropped(this.queue.length + this.inFlight)
     this.queue = []
     this.inFlight = 0
     await this.exporter.shutdown().catch(() => {})
