@@ -37,7 +37,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
 }
 
 /** Past this many characters a body's parse, checks and decoding wait for a turn of their own. */
-const LARGE_BODY = 256 * 1024
+const LARGE_BODY = 64 * 1024
 
 /** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
