@@ -5,7 +5,6 @@
 import type { Context } from '@opentelemetry/api'
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace'
-
 import { countDropped } from './dropped.ts'
 
 export { droppedSpans } from './dropped.ts'
