@@ -105,3 +105,13 @@ export function threadCpuSeconds(pid: number): Record<string, number> {
   }
   return out
 }
+
+/** CPU seconds by thread name: a pool's threads (JIT workers, Bun's workers) summed. */
+export function threadCpuByName(pid: number): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [k, v] of Object.entries(threadCpuSeconds(pid))) {
+    const name = k.slice(k.indexOf(':') + 1)
+    out[name] = (out[name] ?? 0) + v
+  }
+  return out
+}

@@ -143,7 +143,7 @@ describe('candidates of a model with one deployment and no fallbacks', () => {
     for await (const c of it) out.push(c)
     return out
   }
-  const planOf = (d: Deployment, fallbacks: string[] = []) => ({ model: { id: 'm', upstreamId: 'm', deployments: [d], fallbacks } }) as unknown as Plan
+  const planOf = (d: Deployment) => ({ model: { id: 'm', upstreamId: 'm', deployments: [d], fallbacks: [] } }) as unknown as Plan
   const none = undefined as never
 
   test('one call whatever its health: ok, cooling (its own last resort) and half-open, whose probe it claims', async () => {

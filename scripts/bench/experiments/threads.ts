@@ -6,7 +6,7 @@
 import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
 import { surfaceCall, type Surface } from '../paths.ts'
-import { threadCpuSeconds } from '../proc.ts'
+import { threadCpuByName as byName } from '../proc.ts'
 import { pinSelf, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
 
 const [which = 'chat', conns = '1,2,4,64'] = process.argv.slice(2)
@@ -15,15 +15,6 @@ pinSelf(0)
 const up = await spawnUpstream(0)
 const gw = await spawnGateway({ core: 1, upstream: up.url, key })
 const bare = await spawnBareProxy(1, up.url)
-/** CPU seconds by thread name (a pool's threads summed). */
-function byName(pid: number): Record<string, number> {
-  const out: Record<string, number> = {}
-  for (const [k, v] of Object.entries(threadCpuSeconds(pid))) {
-    const name = k.slice(k.indexOf(':') + 1)
-    out[name] = (out[name] ?? 0) + v
-  }
-  return out
-}
 
 async function run(label: string, p: Child, connections: number) {
   const call = surfaceCall(which as Surface, p.url, key)
