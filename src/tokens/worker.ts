@@ -8,14 +8,10 @@
 // new jobs between rounds; a short text is answered as it arrives. One key's ten 1 MB
 // prompts then cost another key's small count one slice at most, not the ten counts.
 import { lowerThreadPriority } from '../lib/priority.ts'
-import { ASYNC_BUDGET, countSteps, finish, tokenizer, truncateSteps } from '../ir/bounded-bpe.ts'
+import { ASYNC_BUDGET, countSteps, finish, truncateSteps } from '../ir/bounded-bpe.ts'
 
 declare const self: Worker
 
-// The tables load first, at the process's own priority: a start-up cost paid once. At nice 10
-// on a core the request thread kept busy (a gateway put under load as it starts), the load
-// got a tenth of the core and took tens of seconds, all the while charged to every request.
-tokenizer()
 // counting is background work: the request thread gets the CPU first
 lowerThreadPriority()
 
