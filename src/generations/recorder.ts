@@ -56,7 +56,7 @@ export class Recorder implements GenerationSink {
   private flushTimer?: ReturnType<typeof setTimeout>
   private pruneTimer?: ReturnType<typeof setInterval>
   private firstPrune?: ReturnType<typeof setTimeout>
-  private pruning = false
+  private pruning?: Promise<number>
   private stopped = false
   private readonly flushDelayMs: number
   private readonly maxQueue: number
@@ -276,9 +276,13 @@ export class Recorder implements GenerationSink {
    * backlog takes at most half the thread while requests go on. The hourly rollup is kept:
    * reports outlive records.
    */
-  async prune(now = Date.now()): Promise<number> {
-    if (this.pruning) return 0
-    this.pruning = true
+  prune(now = Date.now()): Promise<number> {
+    if (this.pruning) return Promise.resolve(0)
+    this.pruning = this.pruneSteps(now)
+    return this.pruning
+  }
+
+  private async pruneSteps(now: number): Promise<number> {
     let total = 0
     try {
       const before = now - this.retentionDays * DAY_MS
@@ -288,12 +292,14 @@ export class Recorder implements GenerationSink {
         total += n
         if (n < this.pruneChunk || this.stopped) break
         await Bun.sleep(Math.max(1, performance.now() - started))
+        // stopped during the pause: no step after it (a record written since may be old)
+        if (this.stopped) break
       }
       if (total > 0) this.deps.log.info('recorder: pruned old generation records', { records: total, retention_days: this.retentionDays })
     } catch (e) {
       this.deps.log.error('recorder: pruning failed', { error: (e as Error).message })
     } finally {
-      this.pruning = false
+      this.pruning = undefined
     }
     return total
   }
@@ -314,6 +320,8 @@ export class Recorder implements GenerationSink {
     this.stopped = true
     if (this.pruneTimer) clearInterval(this.pruneTimer)
     if (this.firstPrune) clearTimeout(this.firstPrune)
+    // a prune step under way ends before stop does: none deletes what is recorded after it
+    await this.pruning
     await this.flush()
     // late records write themselves once they arrive (stopped: at once); wait for them
     await this.settled()
