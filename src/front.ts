@@ -9,6 +9,7 @@ import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
 import type { AdmissionServices } from './services.ts'
 import type { DirectRoutes } from './http/direct.ts'
+import type { Logger } from './http/log.ts'
 import { echo, errorResponse, HttpError } from './http/errors.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { clientWentAway, knownAnswer, wentAway } from './http/onerror.ts'
@@ -74,6 +75,14 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   }
 
   type Guarded = Response | Outcome['binding']
+  /**
+   * Shared limits still being taken while the handler reads and decodes a small body of a
+   * generation route: its admission (pipeline/generate.ts) waits for them before anything is
+   * sent upstream, and a refusal replaces whatever the handler answered. A funded request's
+   * admission is then sent while the limits' round trip is under way, not after it. Only for
+   * bodies of a known, small length: a refused request wastes one small parse.
+   */
+  type Overlapped = { taking: Promise<Guarded> }
   /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
   const rateLimits: RateLimitBackend = s.cluster?.limiter ?? limiter
   /** `then` for a value that is a promise only when the limits are shared: memory stays synchronous. */
@@ -87,8 +96,10 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   /**
    * The refusal for an /api request, or the rate-limit outcome to put in its headers. With
    * shared limits each take is a round trip; the shared store away throws RedisUnavailable.
+   * `overlap`: the round trip may run while the handler reads and decodes the body (see
+   * `Overlapped`).
    */
-  function guard(req: Request, path: string, info: RequestInfo): Guarded | Promise<Guarded> {
+  function guard(req: Request, path: string, info: RequestInfo, overlap: boolean): Guarded | Promise<Guarded> | Overlapped {
     const now = Date.now()
     const ipLimits: Limit[] = [{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }]
     const beta = path.startsWith('/api/beta/')
@@ -97,13 +108,18 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     if (rateLimits.takeBoth) {
       const known = authenticateKnown(req.headers, beta, keys)
       if (known !== undefined && !(known instanceof HttpError)) {
-        return rateLimits.takeBoth(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
+        if (overlap) {
+          info.key = known
+          keys.touch(known.id, now)
+        }
+        const taken = rateLimits.takeBoth(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
           if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
           info.key = known
           keys.touch(known.id, now)
           if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, now)
           return RateLimiter.tighter(ipOutcome.binding, keyOutcome!.binding)
         })
+        return overlap ? { taking: taken } : taken
       }
     }
     return then(rateLimits.take(ipLimits, now), (ipOutcome): Guarded | Promise<Guarded> => {
@@ -140,6 +156,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
 
     let res: Response | undefined
     let limits: Outcome['binding'] | undefined
+    let taking: Promise<Guarded> | undefined
+    const handle = req.method === 'POST' ? direct?.post(path) : undefined
     try {
       if (path.startsWith('/admin/') || path === '/metrics') {
         // Admin routes (and /metrics, which takes the admin token) count toward the IP limit too: wrong tokens cannot be tried at line rate.
@@ -149,10 +167,16 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {
-          const guarded = guard(req, path, info)
-          const g = guarded instanceof Promise ? await guarded : guarded
-          if (g instanceof Response) res = g
-          else limits = g
+          const guarded = guard(req, path, info, handle !== undefined && smallBody(req))
+          if (isOverlapped(guarded)) {
+            taking = guarded.taking
+            // the handler never rejects on it: a failed take is answered below, from `taking`
+            info.limitsTaken = taking.then((g) => !(g instanceof Response), () => false)
+          } else {
+            const g = guarded instanceof Promise ? await guarded : guarded
+            if (g instanceof Response) res = g
+            else limits = g
+          }
         }
       }
       if (!res) {
@@ -161,19 +185,22 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
         }
-        const handle = req.method === 'POST' ? direct?.post(path) : undefined
         res = await (handle ? handle(routed) : appFetch(routed))
       }
     } catch (e) {
-      const known = knownAnswer(KNOWN_FAILURES, e, log, info.requestId)
-      if (known) {
-        res = known
-      } else if (clientWentAway(req, e)) {
-        res = wentAway(log, info.requestId, path)
-      } else {
-        // a DOMException's stack is '' (not undefined): its name and message say what it was
-        log.error('unhandled error', { request_id: info.requestId, error: (e as Error)?.stack || String(e) })
-        res = errorResponse(500, `Internal error; quote request id ${info.requestId} to support`)
+      res = failed(e, req, info.requestId, path, log)
+    }
+    if (taking) {
+      // the limits' answer comes first, whatever the handler said meanwhile
+      try {
+        const g = await taking
+        if (g instanceof Response) {
+          void res.body?.cancel().catch(() => {})
+          res = g
+        } else limits = g
+      } catch (e) {
+        void res.body?.cancel().catch(() => {})
+        res = failed(e, req, info.requestId, path, log)
       }
     }
 
@@ -196,6 +223,28 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     }
     return res
   }
+}
+
+/** The answer to what a request's handling threw. */
+function failed(e: unknown, req: Request, requestId: string, path: string, log: Logger): Response {
+  const known = knownAnswer(KNOWN_FAILURES, e, log, requestId)
+  if (known) return known
+  if (clientWentAway(req, e)) return wentAway(log, requestId, path)
+  // a DOMException's stack is '' (not undefined): its name and message say what it was
+  log.error('unhandled error', { request_id: requestId, error: (e as Error)?.stack || String(e) })
+  return errorResponse(500, `Internal error; quote request id ${requestId} to support`)
+}
+
+/** Largest body whose read and decode may overlap the limits' round trip. */
+const OVERLAP_MAX_BODY = 64 * 1024
+
+function smallBody(req: Request): boolean {
+  const length = req.headers.get('content-length')
+  return length !== null && Number(length) <= OVERLAP_MAX_BODY
+}
+
+function isOverlapped(g: unknown): g is { taking: Promise<unknown> } {
+  return typeof g === 'object' && g !== null && 'taking' in g
 }
 
 function withHeaders(res: Response, extra: Record<string, string>): Response {

@@ -28,6 +28,8 @@ export interface RequestInfo {
   /** The request's trace and span, when it is traced (the access log names them, so logs join traces). */
   traceId?: string
   spanId?: string
+  /** The shared rate limits, still being taken while the handler decodes (front.ts): true once they allow the request. */
+  limitsTaken?: Promise<boolean>
 }
 
 const infos = new WeakMap<Request, RequestInfo>()

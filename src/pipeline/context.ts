@@ -33,4 +33,9 @@ export interface RequestContext {
    * the spec's extra events and says the same in the events it knows.
    */
   knownEventsOnly?: boolean
+  /**
+   * The front door's shared rate limits, taken while the body was read and decoded: nothing
+   * goes upstream before they say yes (true). Undefined: they were taken before the handler ran.
+   */
+  limitsTaken?: Promise<boolean>
 }

@@ -68,7 +68,15 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     // a funded key's reservation counts the files the request names too (their sizes, looked up)
     const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
     const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
-    admission = admitting instanceof Promise ? await admitting : admitting
+    // a shared store's admission goes out while the limits' round trip is still under way
+    if (rc.limitsTaken) {
+      const [a, allowed] = await Promise.all([admitting, rc.limitsTaken])
+      admission = a
+      if (!allowed) {
+        s.billing.release(admission)
+        throw new HttpError(429, 'Rate limit exceeded')
+      }
+    } else admission = admitting instanceof Promise ? await admitting : admitting
   } catch (e) {
     watch.refused(statusOf(e), (e as Error)?.message ?? String(e))
     throw e

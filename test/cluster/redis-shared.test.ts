@@ -225,6 +225,34 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     else expect(served).toBeGreaterThan(11)
   }, 30_000)
 
+  test('a funded key past its rate limit: every refused request is a 429, none reaches the upstream, no hold is left', async () => {
+    // the limits' round trip and the admission's overlap (front.ts): the 429 must still win over
+    // whatever the handler found meanwhile, a 400 for a bad body included
+    const [a, b] = await cluster(2, { ...env(), SWITCHYARD_KEY_RPM: '6' })
+    const { key, record } = await a!.services.keys.create({ name: 'six', credits: 1 })
+    const before = up.requests.length
+    const bad = (g: Gateway) => chat(g, key, { model: 'gpt-4o', max_tokens: -1 })
+    expect((await bad(a!)).status).toBe(400)
+    const res = await Promise.all(Array.from({ length: 20 }, (_, i) => chat(gws[i % 2]!, key, { model: 'gpt-4o', max_tokens: 5 })))
+    const statuses = res.map((r) => r.status)
+    expect(statuses.filter((s) => s === 200).length).toBe(5)
+    expect(statuses.filter((s) => s === 429).length).toBe(15)
+    const refused = res.find((r) => r.status === 429)!
+    expect(await refused.json()).toEqual({ error: 'Rate limit exceeded (key)' })
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('6')
+    expect(refused.headers.get('x-request-id')).toBeTruthy()
+    // a bad body past the limit is a 429 too, as it was when the limits were taken first
+    const late = await bad(b!)
+    expect(late.status).toBe(429)
+    expect(await late.json()).toEqual({ error: 'Rate limit exceeded (key)' })
+    expect(up.requests.length - before).toBe(5)
+    for (const g of gws) await g.services.recorder.settled()
+    for (let i = 0; i < 100 && gws.some((g) => g.services.billing.open > 0); i++) await Bun.sleep(10)
+    const figures = await a!.services.billing.figures(record.id)!
+    expect(figures.reserved).toBe(0)
+    expect(figures.spent).toBeCloseTo(5 * UP_COST, 12)
+  }, 30_000)
+
   test('credits added on one instance are usable on the others at once', async () => {
     const [a, b] = await cluster(2, env())
     b!.services.keys.stop()
