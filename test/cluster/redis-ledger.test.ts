@@ -1,6 +1,7 @@
 // The Redis ledger's admissions asked in one turn of the loop go in one call per key: the same
 // decisions, in the order asked, as the memory ledger's one at a time; and the settlements of
-// a turn end exactly the reservations they name.
+// a turn end exactly the reservations they name, in the key's next admission when one comes
+// soon enough, else in a call of their own.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MemoryLedger } from '../../src/billing/ledger.ts'
 import { RedisLedger } from '../../src/billing/redis-ledger.ts'
@@ -42,5 +43,46 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     // two more fit now (0.003 left), not three
     const next = await Promise.all(Array.from({ length: 3 }, () => ledger.reserve(key, 0.002)))
     expect(next.map((h) => h.admitted)).toEqual([true, true, false])
+  })
+
+  test("a settlement goes with its key's next admission: one call a request, the same figures", async () => {
+    const key = { id: 'along-' + crypto.randomUUID().slice(0, 8), credits: 0.01, spent: 0 }
+    let calls = 0
+    const counted = Object.create(redis) as SharedRedis
+    counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls++, redis.eval(...args))
+    const along = new RedisLedger(counted, log)
+    let h = await along.reserve(key, 0.004)
+    expect(calls).toBe(1)
+    for (let i = 0; i < 5; i++) {
+      expect(h.admitted).toBe(true)
+      along.settle((h as { reservationId: string }).reservationId, key.id, 0.001)
+      h = await along.reserve(key, 0.004)
+    }
+    // six admissions and five settlements: six calls, the held worst case never left over
+    expect(calls).toBe(6)
+    const f = await along.figures(key.id)
+    expect(f.reserved).toBeCloseTo(0.004, 12)
+    expect(f.spent).toBeCloseTo(0.005, 12)
+    // with no admission to go with, a settlement still goes, a moment later, in a call of its own
+    along.settle((h as { reservationId: string }).reservationId, key.id, 0.001)
+    expect(along.open).toBe(1)
+    for (let i = 0; i < 100 && along.open > 0; i++) await Bun.sleep(2)
+    expect(along.open).toBe(0)
+    expect(calls).toBe(8)
+    const g = await along.figures(key.id)
+    expect(g.reserved).toBe(0)
+    expect(g.spent).toBeCloseTo(0.006, 12)
+  })
+
+  test('a settlement waiting at shutdown is sent before stop() returns', async () => {
+    const ledger = new RedisLedger(redis, log)
+    const key = { id: 'stop-' + crypto.randomUUID().slice(0, 8), credits: 1, spent: 0 }
+    const h = (await ledger.reserve(key, 0.5)) as { reservationId: string }
+    ledger.settle(h.reservationId, key.id, 0.25)
+    await ledger.stop()
+    expect(ledger.open).toBe(0)
+    const f = await ledger.figures(key.id)
+    expect(f.reserved).toBe(0)
+    expect(f.spent).toBeCloseTo(0.25, 12)
   })
 })
