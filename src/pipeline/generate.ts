@@ -59,7 +59,10 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const plan = await spec.decode(raw, cx)
   const { model, body, stream, encoder: codec } = plan
   const headers: Record<string, string> = {}
-  const watch = s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
+  const begin = () => s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
+  // with the limits still being taken, the watch begins once they allow the request: one they
+  // refuse is the front door's 429, never a generation (no span, no generation metrics)
+  let watch = rc.limitsTaken ? undefined : begin()
 
   let admission: Admission | undefined
   try {
@@ -78,9 +81,12 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       }
     } else admission = admitting instanceof Promise ? await admitting : admitting
   } catch (e) {
+    if (rc.limitsTaken && !(await rc.limitsTaken)) throw e
+    watch ??= begin()
     watch.refused(statusOf(e), (e as Error)?.message ?? String(e))
     throw e
   }
+  watch ??= begin()
   const out = new GenerationOutcome(sink, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,

@@ -246,6 +246,12 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     expect(late.status).toBe(429)
     expect(await late.json()).toEqual({ error: 'Rate limit exceeded (key)' })
     expect(up.requests.length - before).toBe(5)
+    // counted once, as rate-limited, and never as a generation refused (nor a 402)
+    const text = (await Promise.all(gws.map((g) => fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.text())))).join('\n')
+    const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0)
+    expect(sum(/^switchyard_rate_limited_total\{scope="key"\} (\d+)/gm)).toBe(16)
+    expect(sum(/^switchyard_requests_total\{[^}]*status="429"[^}]*\} (\d+)/gm)).toBe(0)
+    expect(sum(/^switchyard_requests_total\{[^}]*status="200"[^}]*\} (\d+)/gm)).toBe(5)
     for (const g of gws) await g.services.recorder.settled()
     for (let i = 0; i < 100 && gws.some((g) => g.services.billing.open > 0); i++) await Bun.sleep(10)
     const figures = await a!.services.billing.figures(record.id)!
