@@ -4,7 +4,7 @@
 // routing and every response (errors included) gets the same treatment.
 import type { Server } from 'bun'
 import { authenticate, authenticateKnown } from './auth/guard.ts'
-import { setRequestInfo, type RequestInfo } from './http/context.ts'
+import { setRequestInfo, type PendingLimits, type RequestInfo } from './http/context.ts'
 import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
 import type { AdmissionServices } from './services.ts'
@@ -74,15 +74,15 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     return errorResponse(429, `Rate limit exceeded (${scope})`, rateLimitHeaders(binding, true, now))
   }
 
-  type Guarded = Response | Outcome['binding']
   /**
-   * Shared limits still being taken while the handler reads and decodes a small body of a
-   * generation route: its admission (pipeline/generate.ts) waits for them before anything is
-   * sent upstream, and a refusal replaces whatever the handler answered. A funded request's
-   * admission is then sent while the limits' round trip is under way, not after it. Only for
-   * bodies of a known, small length: a refused request wastes one small parse.
+   * Shared limits decided alongside the handler, for a small body of a generation route: the
+   * pipeline (pipeline/generate.ts) waits for them before anything is sent upstream, and a
+   * refusal replaces whatever the handler answered. An unlimited key's are taken at once, so
+   * their round trip overlaps the body's read. A funded key's are taken when the pipeline asks
+   * for them, in the turn it asks for the admission: the two calls go to Redis together, one
+   * round trip. Only for bodies of a known, small length: a refused request wastes one small parse.
    */
-  type Overlapped = { taking: Promise<Guarded> }
+  type Overlapped = { later: Later }
   /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
   const rateLimits: RateLimitBackend = s.cluster?.limiter ?? limiter
   /** `then` for a value that is a promise only when the limits are shared: memory stays synchronous. */
@@ -108,18 +108,20 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     if (rateLimits.takeBoth) {
       const known = authenticateKnown(req.headers, beta, keys)
       if (known !== undefined && !(known instanceof HttpError)) {
-        if (overlap) {
-          info.key = known
-          keys.touch(known.id, now)
-        }
-        const taken = rateLimits.takeBoth(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
-          if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
-          info.key = known
-          keys.touch(known.id, now)
-          if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, now)
-          return RateLimiter.tighter(ipOutcome.binding, keyOutcome!.binding)
-        })
-        return overlap ? { taking: taken } : taken
+        const take = () =>
+          rateLimits.takeBoth!(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
+            if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
+            info.key = known
+            keys.touch(known.id, now)
+            if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, now)
+            return RateLimiter.tighter(ipOutcome.binding, keyOutcome!.binding)
+          })
+        if (!overlap) return take()
+        info.key = known
+        keys.touch(known.id, now)
+        const later = new Later(take)
+        if (known.credits === null) void later.allowed() // taken now (and a failure handled)
+        return { later }
       }
     }
     return then(rateLimits.take(ipLimits, now), (ipOutcome): Guarded | Promise<Guarded> => {
@@ -156,7 +158,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
 
     let res: Response | undefined
     let limits: Outcome['binding'] | undefined
-    let taking: Promise<Guarded> | undefined
+    let later: Later | undefined
     const handle = req.method === 'POST' ? direct?.post(path) : undefined
     try {
       if (path.startsWith('/admin/') || path === '/metrics') {
@@ -169,9 +171,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         if (!res) {
           const guarded = guard(req, path, info, handle !== undefined && smallBody(req))
           if (isOverlapped(guarded)) {
-            taking = guarded.taking
-            // the handler never rejects on it: a failed take is answered below, from `taking`
-            info.limitsTaken = taking.then((g) => !(g instanceof Response), () => false)
+            later = guarded.later
+            info.limits = later
           } else {
             const g = guarded instanceof Promise ? await guarded : guarded
             if (g instanceof Response) res = g
@@ -190,10 +191,11 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     } catch (e) {
       res = failed(e, req, info.requestId, path, log)
     }
-    if (taking) {
-      // the limits' answer comes first, whatever the handler said meanwhile
+    if (later) {
+      // the limits' answer comes first, whatever the handler said meanwhile (taken now if the
+      // handler ended before it asked for them)
       try {
-        const g = await taking
+        const g = await later.taken()
         if (g instanceof Response) {
           void res.body?.cancel().catch(() => {})
           res = g
@@ -243,8 +245,27 @@ function smallBody(req: Request): boolean {
   return length !== null && Number(length) <= OVERLAP_MAX_BODY
 }
 
-function isOverlapped(g: unknown): g is { taking: Promise<unknown> } {
-  return typeof g === 'object' && g !== null && 'taking' in g
+function isOverlapped(g: unknown): g is { later: Later } {
+  return typeof g === 'object' && g !== null && 'later' in g
+}
+
+type Guarded = Response | Outcome['binding']
+
+/** Limits taken once, when first asked (see `Overlapped`). */
+class Later implements PendingLimits {
+  private taking?: Promise<Guarded>
+  private allowing?: Promise<boolean>
+
+  constructor(private readonly take: () => Promise<Guarded>) {}
+
+  /** The front door's answer: a refusal, or the outcome for the headers. Rejects when the store could not be read. */
+  taken(): Promise<Guarded> {
+    return (this.taking ??= this.take())
+  }
+
+  allowed(): Promise<boolean> {
+    return (this.allowing ??= this.taken().then((g) => !(g instanceof Response), () => false))
+  }
 }
 
 function withHeaders(res: Response, extra: Record<string, string>): Response {

@@ -28,8 +28,19 @@ export interface RequestInfo {
   /** The request's trace and span, when it is traced (the access log names them, so logs join traces). */
   traceId?: string
   spanId?: string
-  /** The shared rate limits, still being taken while the handler decodes (front.ts): true once they allow the request. */
-  limitsTaken?: Promise<boolean>
+  /** The shared rate limits, not yet decided when the handler starts (front.ts). */
+  limits?: PendingLimits
+}
+
+/**
+ * A request's shared rate limits, taken alongside its handling rather than before it: being
+ * taken already (an unlimited key: the round trip overlaps the body's read), or taken when
+ * first asked (a funded key: asked in the same turn as its admission, the two calls go to
+ * Redis together). `allowed()` starts the take if need be; true once the limits allow the
+ * request, false when they refuse it or could not be read. Never rejects.
+ */
+export interface PendingLimits {
+  allowed(): Promise<boolean>
 }
 
 const infos = new WeakMap<Request, RequestInfo>()

@@ -1,7 +1,7 @@
 // What a generation needs to know about who asked: a plain value that an HTTP route builds
 // from its request and the batch worker builds from a batch item. Nothing here reaches
 // back into a `Request`.
-import type { ApiKey } from '../http/context.ts'
+import type { ApiKey, PendingLimits } from '../http/context.ts'
 
 export interface RequestContext {
   apiKey: ApiKey
@@ -34,8 +34,8 @@ export interface RequestContext {
    */
   knownEventsOnly?: boolean
   /**
-   * The front door's shared rate limits, taken while the body was read and decoded: nothing
-   * goes upstream before they say yes (true). Undefined: they were taken before the handler ran.
+   * The front door's shared rate limits, not yet decided when the handler started: nothing goes
+   * upstream before they allow the request. Undefined: they were taken before the handler ran.
    */
-  limitsTaken?: Promise<boolean>
+  limits?: PendingLimits
 }

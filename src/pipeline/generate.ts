@@ -62,7 +62,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const begin = () => s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
   // with the limits still being taken, the watch begins once they allow the request: one they
   // refuse is the front door's 429, never a generation (no span, no generation metrics)
-  let watch = rc.limitsTaken ? undefined : begin()
+  let watch = rc.limits ? undefined : begin()
 
   let admission: Admission | undefined
   try {
@@ -70,10 +70,11 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
     // a funded key's reservation counts the files the request names too (their sizes, looked up)
     const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
+    // the limits first, then the admission: asked in one turn, their calls go to Redis together
+    const allowing = rc.limits?.allowed()
     const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
-    // a shared store's admission goes out while the limits' round trip is still under way
-    if (rc.limitsTaken) {
-      const [a, allowed] = await Promise.all([admitting, rc.limitsTaken])
+    if (allowing) {
+      const [a, allowed] = await Promise.all([admitting, allowing])
       admission = a
       if (!allowed) {
         s.billing.release(admission)
@@ -81,7 +82,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       }
     } else admission = admitting instanceof Promise ? await admitting : admitting
   } catch (e) {
-    if (rc.limitsTaken && !(await rc.limitsTaken)) throw e
+    if (rc.limits && !(await rc.limits.allowed())) throw e
     watch ??= begin()
     watch.refused(statusOf(e), (e as Error)?.message ?? String(e))
     throw e

@@ -17,7 +17,7 @@ export function contextOf(request: Request, extra: Partial<RequestContext> = {})
     tracestate: request.headers.get('tracestate') ?? undefined,
     cacheTtlS: cacheHeader(request.headers),
     cassette: cassetteHeader(request.headers),
-    limitsTaken: info.limitsTaken,
+    limits: info.limits,
     onTrace: (traceId, spanId) => {
       info.traceId = traceId
       info.spanId = spanId
