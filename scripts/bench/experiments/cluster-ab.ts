@@ -1,10 +1,11 @@
-// Experiment (docs/bench.md, cluster mode): gateway trees in alternating rounds in cluster mode
-// with a funded key (and embedded, for the difference), the gateway pinned to core 1 and the
-// stores on core 0. Per round, every gateway at once: a request's latency one at a time, asked
-// of each in turn (no queueing, so the round trips show whole, and neighbouring samples share
-// the machine's state); then 1,000 req/s (or as asked) in all dealt to them in turn, for each one's p50 and
-// CPU a request; then for each alone the Redis calls a request makes (Redis's own command
-// counts: no noise).
+// Experiment (docs/bench.md, cluster mode): gateway trees side by side, each in cluster mode and
+// embedded (for the difference), with a funded key (or the unlimited bootstrap key). All the
+// gateways run at once, pinned to core 1; the stores, the upstream and this driver on core 0.
+// Per round: a request's latency one at a time, asked of each gateway in turn (no queueing, so
+// the round trips show whole, and neighbouring samples share the machine's state); then
+// 1,000 req/s (or as asked) in all, dealt to them in turn, for each one's p50 and CPU a
+// request; then for each cluster gateway alone, the Redis calls a request makes (Redis's own
+// command counts: no noise).
 //   bun scripts/bench/experiments/cluster-ab.ts <tree>[,<tree>...] [rounds] [funded|unlimited] [req/s in all]
 // A tree is a checkout's root ('.' for this one); each needs node_modules beside its src.
 import { resolve } from 'node:path'
@@ -106,7 +107,7 @@ try {
         r.open.sort((a, b) => a - b)
         console.log(
           `round ${round} ${r.name} ${which}: one at a time p50 ${percentile(r.lat, 50).toFixed(3)} ms, p90 ${percentile(r.lat, 90).toFixed(3)} ms;${calls}` +
-            ` at ${RATE / running.length} req/s each (dealt in turn) p50 ${percentile(r.open, 50).toFixed(2)} ms, ${(cpu[i]! * 1e6).toFixed(0)} µs CPU a request`,
+            ` at ${Math.round(RATE / running.length)} req/s each (dealt in turn) p50 ${percentile(r.open, 50).toFixed(2)} ms, ${(cpu[i]! * 1e6).toFixed(0)} µs CPU a request`,
         )
       }
     } finally {
