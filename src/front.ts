@@ -74,15 +74,6 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     return errorResponse(429, `Rate limit exceeded (${scope})`, rateLimitHeaders(binding, true, now))
   }
 
-  /**
-   * Shared limits decided alongside the handler, for a small body of a generation route: the
-   * pipeline (pipeline/generate.ts) waits for them before anything is sent upstream, and a
-   * refusal replaces whatever the handler answered. An unlimited key's are taken at once, so
-   * their round trip overlaps the body's read. A funded key's are taken when the pipeline asks
-   * for them, in the turn it asks for the admission: the two calls go to Redis together, one
-   * round trip. Only for bodies of a known, small length: a refused request wastes one small parse.
-   */
-  type Overlapped = { later: Later }
   /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
   const rateLimits: RateLimitBackend = s.cluster?.limiter ?? limiter
   /** `then` for a value that is a promise only when the limits are shared: memory stays synchronous. */
@@ -96,10 +87,9 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   /**
    * The refusal for an /api request, or the rate-limit outcome to put in its headers. With
    * shared limits each take is a round trip; the shared store away throws RedisUnavailable.
-   * `overlap`: the round trip may run while the handler reads and decodes the body (see
-   * `Overlapped`).
+   * `overlap`: the limits may be decided alongside the handler (see `Later`).
    */
-  function guard(req: Request, path: string, info: RequestInfo, overlap: boolean): Guarded | Promise<Guarded> | Overlapped {
+  function guard(req: Request, path: string, info: RequestInfo, overlap: boolean): Guarded | Promise<Guarded> | Later {
     const now = Date.now()
     const ipLimits: Limit[] = [{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }]
     const beta = path.startsWith('/api/beta/')
@@ -121,7 +111,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         keys.touch(known.id, now)
         const later = new Later(take)
         if (known.credits === null) void later.allowed() // taken now (and a failure handled)
-        return { later }
+        return later
       }
     }
     return then(rateLimits.take(ipLimits, now), (ipOutcome): Guarded | Promise<Guarded> => {
@@ -170,8 +160,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         res = doubledV1(path, req.url)
         if (!res) {
           const guarded = guard(req, path, info, handle !== undefined && smallBody(req))
-          if (isOverlapped(guarded)) {
-            later = guarded.later
+          if (guarded instanceof Later) {
+            later = guarded
             info.limits = later
           } else {
             const g = guarded instanceof Promise ? await guarded : guarded
@@ -245,13 +235,17 @@ function smallBody(req: Request): boolean {
   return length !== null && Number(length) <= OVERLAP_MAX_BODY
 }
 
-function isOverlapped(g: unknown): g is { later: Later } {
-  return typeof g === 'object' && g !== null && 'later' in g
-}
-
 type Guarded = Response | Outcome['binding']
 
-/** Limits taken once, when first asked (see `Overlapped`). */
+/**
+ * Shared limits decided alongside the handler, for a small body of a generation route, taken
+ * once, when first asked. The pipeline (pipeline/generate.ts) waits for them before anything is
+ * sent upstream, and a refusal replaces whatever the handler answered. An unlimited key's are
+ * taken at once, so their round trip overlaps the body's read. A funded key's are taken when
+ * the pipeline asks for them, in the turn it asks for the admission: the two calls go to Redis
+ * together, one round trip. Only for bodies of a known, small length: a refused request wastes
+ * one small parse.
+ */
 class Later implements PendingLimits {
   private taking?: Promise<Guarded>
   private allowing?: Promise<boolean>

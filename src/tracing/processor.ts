@@ -7,8 +7,6 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace'
 import { countDropped } from './dropped.ts'
 
-export { droppedSpans } from './dropped.ts'
-
 export interface BoundedOptions {
   maxQueue: number
   maxBatch: number

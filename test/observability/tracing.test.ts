@@ -3,7 +3,7 @@
 // traceparent continued, and the upstream seeing the call's own; content only when asked for;
 // a collector that is down costs the client nothing; batch items under their batch's span.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { droppedSpans } from '../../src/tracing/tracing.ts'
+import { droppedSpans } from '../../src/tracing/dropped.ts'
 import { batchIds } from '../../src/tracing/batch.ts'
 import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
