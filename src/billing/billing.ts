@@ -45,7 +45,10 @@ export type StoredSpend = [keyId: string, usd: number][]
 export interface SpendWrite {
   /** In the transaction, first. */
   begin(q: Sql): Promise<void>
-  /** In the transaction: the costs of the records it stores, onto their keys' rows. */
+  /**
+   * In the transaction: the costs of the records it stores, onto their keys' rows, all sent at
+   * once. A negative amount takes back what was added for a record that was not stored.
+   */
   store(q: Sql, costs: Map<string, number>): Promise<void>
   /** After the transaction; `costs` are what `store` wrote, when it committed. */
   end(committed: boolean, costs?: Map<string, number>): void
@@ -128,7 +131,9 @@ export class Billing {
         await ledgerWrite?.begin(q)
       },
       store: async (q, costs) => {
-        for (const [keyId, usd] of costs) if (usd > 0) await q.run(ADD_SPENT, [usd, keyId])
+        const runs: Promise<number>[] = []
+        for (const [keyId, usd] of costs) if (usd !== 0) runs.push(q.run(ADD_SPENT, [usd, keyId]))
+        await Promise.all(runs)
       },
       end: (committed, costs) => {
         // stored: no longer only in memory (the cache already shows it; a reload reads the row).

@@ -232,8 +232,14 @@ export class Recorder implements GenerationSink {
 
   /** The records and their keys' spend, in the transaction `q`; the rows actually inserted. */
   async writeIn(q: Sql, rows: GenerationRow[], spend: SpendWrite): Promise<GenerationRow[]> {
-    const inserted = await this.store.insertRows(rows, q)
-    await spend.store(q, costsByKey(inserted))
+    // the records, their rollup and their keys' spend all sent before any answer: one round trip
+    const [inserted] = await Promise.all([this.store.insertRows(rows, q), spend.store(q, costsByKey(rows))])
+    if (inserted.length < rows.length) {
+      // a record not stored (its id was) is charged nowhere: its cost is taken back off its key
+      const stored = new Set(inserted)
+      const lost = costsByKey(rows.filter((r) => !stored.has(r)))
+      await spend.store(q, new Map([...lost].map(([keyId, usd]) => [keyId, -usd])))
+    }
     return inserted
   }
 

@@ -31,6 +31,21 @@ const UPSERT_HOUR = `INSERT INTO ${u.$table}
   ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
     ${COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(',\n    ')}`
 
+const DROP_EMPTY_HOUR = `DELETE FROM ${u.$table} WHERE ${HOUR_KEY.map((c) => `${u[c]} = ?`).join(' AND ')} AND ${u.requests} <= 0`
+
+/** One rollup delta per (account, hour, model) of the rows: under load a batch is dozens of records of a few models. */
+function rollupsOf(rows: GenerationRow[]): RollupDelta[] {
+  const sums = new Map<string, RollupDelta>()
+  for (const r of rows) {
+    const d = toRollup(r)
+    const k = `${d.account}\u0000${d.hour}\u0000${d.model}`
+    const sum = sums.get(k)
+    if (sum === undefined) sums.set(k, d)
+    else addRollup(sum, d)
+  }
+  return [...sums.values()]
+}
+
 /** A whole record, each column under its TypeScript name. */
 export const COLUMNS = selectList(generations)
 
@@ -57,29 +72,28 @@ export class GenerationStore {
   }
 
   /**
-   * Insert rows and roll up only those actually inserted, so a row can never be counted
-   * without being stored. Returns the inserted rows. Pass the transaction (`q`) for batches.
+   * Insert rows and add them to the hourly rollup; returns the rows actually inserted, and only
+   * those stay counted. Every statement is sent before any answer is awaited (PostgreSQL
+   * pipelines them: one round trip, not one per statement), so the rollup first counts every
+   * row; one the insert skipped (its id was stored already) is then taken back out. Pass the
+   * transaction (`q`): the two steps must commit together.
    */
-  async insertRows(rows: GenerationRow[], q: Sql = this.storage.sql): Promise<GenerationRow[]> {
-    const inserted: GenerationRow[] = []
-    for (const part of rowParts(rows)) {
+  async insertRows(rows: GenerationRow[], q: Sql): Promise<GenerationRow[]> {
+    const parts = [...rowParts(rows)].map((part) => {
       const params: Param[] = []
       for (const r of part) for (const k of INSERT_COLUMNS.keys) params.push(r[k])
-      const ids = new Set((await q.all<{ id: string }>(INSERT(part.length), params)).map((r) => r.id))
-      for (const r of part) if (ids.has(r.id)) inserted.push(r)
-    }
-    // one rollup upsert per (account, model, hour) of the batch, not one per row: under load a
-    // batch is dozens of records of a few models
-    const sums = new Map<string, RollupDelta>()
-    for (const r of inserted) {
-      const d = toRollup(r)
-      const k = `${d.account}\u0000${d.hour}\u0000${d.model}`
-      const sum = sums.get(k)
-      if (sum === undefined) sums.set(k, d)
-      else addRollup(sum, d)
-    }
-    for (const d of sums.values()) {
-      await q.run(UPSERT_HOUR, HOUR_COLUMNS.map((c) => d[c]))
+      return q.all<{ id: string }>(INSERT(part.length), params)
+    })
+    const counted = rollupsOf(rows).map((d) => q.run(UPSERT_HOUR, HOUR_COLUMNS.map((c) => d[c])))
+    const [returned] = await Promise.all([Promise.all(parts), Promise.all(counted)])
+    const ids = new Set(returned.flat().map((r) => r.id))
+    if (ids.size === rows.length) return rows
+    // each id once: a second row with the same id was not the one stored
+    const inserted = rows.filter((r) => ids.delete(r.id))
+    const stored = new Set(inserted)
+    for (const d of rollupsOf(rows.filter((r) => !stored.has(r)))) {
+      await q.run(UPSERT_HOUR, [...HOUR_KEY.map((c) => d[c]), ...COUNTERS.map((c) => -d[c])])
+      await q.run(DROP_EMPTY_HOUR, HOUR_KEY.map((c) => d[c]))
     }
     return inserted
   }

@@ -115,6 +115,26 @@ describe('recorder: spend and rollup', () => {
     expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(238 * GPT4O_LIST, 10)
   })
 
+  test('a record whose gateway id is already stored is counted nowhere: not in the rollup, not in spend', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    const g = genInput(t.s.catalog, key, { usage: USAGE, recordId: 'gen-' + 'a'.repeat(32) })
+    t.s.recorder.record(g)
+    await t.s.recorder.flush()
+    const spent = (await t.s.keys.get(key.id))!.spent
+    // the same id again, in one write with a record that does go in, and an hour and model of
+    // its own: statements sent together first count all three, then take the lost one back
+    const other = genInput(t.s.catalog, key, { usage: USAGE })
+    t.s.recorder.record({ ...g, model: t.s.catalog.resolve('gpt-4o-mini')!, createdAt: g.createdAt - 5 * HOUR })
+    t.s.recorder.record(other)
+    await t.s.recorder.flush()
+    expect(await count(t)).toBe(2)
+    expect((await rollup(t.s)).map((r) => [r.model, r.requests])).toEqual([['gpt-4o', 2]])
+    expect((await rollup(t.s))[0]!.cost).toBeCloseTo(2 * GPT4O_LIST, 12)
+    expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(spent + GPT4O_LIST, 12)
+    expect(t.logs.some((l) => l.includes('were not stored (id conflict)'))).toBe(true)
+  })
+
   test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', async () => {
     t = await testServices()
     const a = await keyOf(t, 'acct-a')
