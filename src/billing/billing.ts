@@ -43,7 +43,7 @@ export type StoredSpend = [keyId: string, usd: number][]
 
 /** One write of charged costs (see Recorder.write): taken with its records, before any await. */
 export interface SpendWrite {
-  /** In the transaction, first. */
+  /** In the transaction: its statements are sent first, the records' after them without waiting. */
   begin(q: Sql): Promise<void>
   /**
    * In the transaction: the costs of the records it stores, onto their keys' rows, all sent at

@@ -209,10 +209,8 @@ export class Recorder implements GenerationSink {
     const spend = this.deps.billing.startWrite()
     let costs: Map<string, number> | undefined
     try {
-      const inserted = await this.deps.storage.sql.tx(async (q) => {
-        await spend.begin(q)
-        return this.writeIn(q, rows, spend)
-      })
+      // the ledger's statements go out with the records' (one round trip on PostgreSQL)
+      const inserted = await this.deps.storage.sql.tx(async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1])
       costs = costsByKey(inserted)
       this.committed(rows, inserted)
     } finally {
