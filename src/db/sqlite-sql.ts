@@ -14,9 +14,9 @@ export class SqliteSql implements Sql {
   constructor(readonly sqlite: Database) {
     const inner: Sql = {
       dialect: 'sqlite',
-      all: (t, p) => this.all(t, p),
-      get: (t, p) => this.get(t, p),
-      run: (t, p) => this.run(t, p),
+      all: async (t, p) => this.allSync(t, this.stillIn(p)),
+      get: async (t, p) => this.getSync(t, this.stillIn(p)),
+      run: async (t, p) => this.runSync(t, this.stillIn(p)),
       tx: (fn) => fn(inner),
     }
     this.inner = inner
@@ -29,6 +29,17 @@ export class SqliteSql implements Sql {
       this.stmts.set(text, (s = this.sqlite.prepare(text)))
     }
     return s
+  }
+
+  /**
+   * A transaction's statement runs only inside it. SQLite ends a transaction itself on some
+   * failures (a full disk, an I/O error: the whole transaction is rolled back), and a statement
+   * sent after one without waiting for it (PostgreSQL's pipelining, below the same seam) would
+   * then commit on its own. Refused instead, as PostgreSQL refuses them in a failed transaction.
+   */
+  private stillIn<P>(params: P): P {
+    if (!this.sqlite.inTransaction) throw new Error('the transaction was rolled back by an earlier failure; this statement was not run')
+    return params
   }
 
   allSync<T>(text: string, params: readonly Param[] = []): T[] {

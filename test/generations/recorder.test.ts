@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { Recorder } from '../../src/generations/recorder.ts'
+import { onPostgres } from '../helpers/database.ts'
 import { genInput } from './input.ts'
 import { rollup, testServices, type TestServices } from './services.ts'
 
@@ -193,6 +194,37 @@ describe('recorder: never delays, never throws', () => {
     expect([row.promptTokens, row.completionTokens, row.cacheReadInputTokens, row.cacheCreationInputTokens]).toEqual([3, 0, 3, 0])
     expect(Math.abs(row.createdAt - Date.now())).toBeLessThan(5_000)
     expect(row.latencyMs).toBeNull()
+  })
+
+  // the write's statements after the failed insert (sent without waiting, as PostgreSQL
+  // pipelines them) must not commit, or the spend would count again when the write is retried
+  // (when SQLite rolls the whole transaction back itself: test/foundation/sqlite-tx.test.ts)
+  test.skipIf(onPostgres)('a write that fills the disk commits nothing; retried once there is room, it counts each record once', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    const db = t.s.storage.sqlite!
+    const pages = (db.query('PRAGMA page_count').get() as { page_count: number }).page_count
+    db.exec(`PRAGMA max_page_count = ${pages + 2}`)
+    db.exec('CREATE TABLE sy_filler (x BLOB)')
+    for (const size of [512, 64, 8]) {
+      try {
+        for (;;) db.exec(`INSERT INTO sy_filler VALUES (randomblob(${size}))`)
+      } catch {}
+    }
+    const inputs = Array.from({ length: 40 }, () => genInput(t.s.catalog, key, { usage: USAGE }))
+    for (const g of inputs) t.s.recorder.record(g)
+    await t.s.recorder.flush()
+    expect(t.logs.some((l) => l.includes('writing generation records failed'))).toBe(true)
+    expect(await count(t)).toBe(0)
+    expect(await rollup(t.s)).toEqual([])
+    expect((await t.s.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [key.id]))!.spent).toBe(0)
+
+    db.exec('DROP TABLE sy_filler')
+    db.exec('PRAGMA max_page_count = 4294967294')
+    await t.s.recorder.flush()
+    expect(await count(t)).toBe(40)
+    expect((await rollup(t.s))[0]!.requests).toBe(40)
+    expect((await t.s.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [key.id]))!.spent).toBeCloseTo(40 * GPT4O_LIST, 10)
   })
 
   test('a failing write is logged, not thrown', async () => {
