@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { Recorder } from '../../src/generations/recorder.ts'
-import { onPostgres } from '../helpers/database.ts'
+import { fillSqlite, onPostgres } from '../helpers/database.ts'
 import { genInput } from './input.ts'
 import { rollup, testServices, type TestServices } from './services.ts'
 
@@ -202,15 +202,7 @@ describe('recorder: never delays, never throws', () => {
   test.skipIf(onPostgres)('a write that fills the disk commits nothing; retried once there is room, it counts each record once', async () => {
     t = await testServices()
     const key = await keyOf(t)
-    const db = t.s.storage.sqlite!
-    const pages = (db.query('PRAGMA page_count').get() as { page_count: number }).page_count
-    db.exec(`PRAGMA max_page_count = ${pages + 2}`)
-    db.exec('CREATE TABLE sy_filler (x BLOB)')
-    for (const size of [512, 64, 8]) {
-      try {
-        for (;;) db.exec(`INSERT INTO sy_filler VALUES (randomblob(${size}))`)
-      } catch {}
-    }
+    const free = fillSqlite(t.s.storage.sqlite!)
     const inputs = Array.from({ length: 40 }, () => genInput(t.s.catalog, key, { usage: USAGE }))
     for (const g of inputs) t.s.recorder.record(g)
     await t.s.recorder.flush()
@@ -219,8 +211,7 @@ describe('recorder: never delays, never throws', () => {
     expect(await rollup(t.s)).toEqual([])
     expect((await t.s.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [key.id]))!.spent).toBe(0)
 
-    db.exec('DROP TABLE sy_filler')
-    db.exec('PRAGMA max_page_count = 4294967294')
+    free()
     await t.s.recorder.flush()
     expect(await count(t)).toBe(40)
     expect((await rollup(t.s))[0]!.requests).toBe(40)

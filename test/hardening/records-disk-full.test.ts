@@ -5,6 +5,7 @@
 // limit (SQLITE_FULL, what a full disk gives), PostgreSQL's disk_full error from a trigger.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { NO_LIMITS } from '../batches/helpers.ts'
+import { fillSqlite } from '../helpers/database.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 const BACKLOG = 8
@@ -18,20 +19,8 @@ afterAll(() => g.stop())
 async function fillDisk(): Promise<() => Promise<void>> {
   const sql = g.services.storage.sql
   if (sql.dialect === 'sqlite') {
-    const db = g.services.storage.sqlite!
-    const pages = (db.query('PRAGMA page_count').get() as { page_count: number }).page_count
-    db.exec(`PRAGMA max_page_count = ${pages + 2}`)
-    // what room is left in the file (free pages, half-full ones) is taken by a filler table
-    db.exec('CREATE TABLE sy_filler (x BLOB)')
-    for (const size of [512, 64, 8]) {
-      try {
-        for (;;) db.exec(`INSERT INTO sy_filler VALUES (randomblob(${size}))`)
-      } catch {}
-    }
-    return async () => {
-      db.exec('DROP TABLE sy_filler')
-      db.exec('PRAGMA max_page_count = 4294967294')
-    }
+    const free = fillSqlite(g.services.storage.sqlite!)
+    return async () => free()
   }
   await sql.run(`CREATE FUNCTION sy_full() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = '53100'; END $$ LANGUAGE plpgsql`)
   await sql.run('CREATE TRIGGER sy_full BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION sy_full()')

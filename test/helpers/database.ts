@@ -107,3 +107,22 @@ export async function failGenerationWrites(sql: Sql): Promise<() => Promise<void
     await sql.run('DROP FUNCTION test_fail_writes()')
   }
 }
+
+/**
+ * Fills a SQLite database as a full disk would (SQLITE_FULL): its page count capped just past
+ * what it has, and the room left in it taken by a filler table. Returns the undo.
+ */
+export function fillSqlite(db: Database): () => void {
+  const pages = (db.query('PRAGMA page_count').get() as { page_count: number }).page_count
+  db.exec(`PRAGMA max_page_count = ${pages + 2}`)
+  db.exec('CREATE TABLE sy_filler (x BLOB)')
+  for (const size of [512, 64, 8]) {
+    try {
+      for (;;) db.exec(`INSERT INTO sy_filler VALUES (randomblob(${size}))`)
+    } catch {}
+  }
+  return () => {
+    db.exec('DROP TABLE sy_filler')
+    db.exec('PRAGMA max_page_count = 4294967294')
+  }
+}
