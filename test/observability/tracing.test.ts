@@ -318,9 +318,14 @@ describe('a collector that is down', () => {
     // and a monitoring stack sees it: the count is a series of GET /metrics
     const g2 = gw!
     g2.services.config.metrics.public = true
+    // (exports still timing out drop more meanwhile: the scrape's figure lies between two reads)
+    const low = droppedSpans()
     const text = await fetch(`${g2.url}/metrics`).then((r) => r.text())
+    const high = droppedSpans()
     const line = text.split('\n').find((l) => l.startsWith('switchyard_spans_dropped_total '))
-    expect(Number(line?.split(' ')[1])).toBe(droppedSpans())
+    const scraped = Number(line?.split(' ')[1])
+    expect(scraped).toBeGreaterThanOrEqual(low)
+    expect(scraped).toBeLessThanOrEqual(high)
     await gw!.stop()
     gw = undefined
     // at shutdown what was still queued is counted too: every span is accounted for
