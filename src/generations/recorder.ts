@@ -234,8 +234,7 @@ export class Recorder implements GenerationSink {
     const [inserted] = await Promise.all([this.store.insertRows(rows, q), spend.store(q, costsByKey(rows))])
     if (inserted.length < rows.length) {
       // a record not stored (its id was) is charged nowhere: its cost is taken back off its key
-      const stored = new Set(inserted)
-      const lost = costsByKey(rows.filter((r) => !stored.has(r)))
+      const lost = costsByKey(notStored(rows, inserted))
       await spend.store(q, new Map([...lost].map(([keyId, usd]) => [keyId, -usd])))
     }
     return inserted
@@ -244,8 +243,7 @@ export class Recorder implements GenerationSink {
   /** After the transaction of `writeIn` committed: records it did not store are given up. */
   committed(rows: GenerationRow[], inserted: GenerationRow[]) {
     if (inserted.length === rows.length) return
-    const stored = new Set(inserted)
-    const lost = rows.filter((r) => !stored.has(r))
+    const lost = notStored(rows, inserted)
     this.abandon(lost)
     this.deps.log.error('recorder: generation records were not stored (id conflict)', { records: lost.length, ids: lost.map((r) => r.id).slice(0, 10) })
   }
@@ -330,4 +328,10 @@ export class Recorder implements GenerationSink {
     // late records write themselves once they arrive (stopped: at once); wait for them
     await this.settled()
   }
+}
+
+/** The rows of a write that its insert skipped. */
+function notStored(rows: GenerationRow[], inserted: GenerationRow[]): GenerationRow[] {
+  const stored = new Set(inserted)
+  return rows.filter((r) => !stored.has(r))
 }

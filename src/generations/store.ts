@@ -89,9 +89,10 @@ export class GenerationStore {
     const ids = new Set(returned.flat().map((r) => r.id))
     if (ids.size === rows.length) return rows
     // each id once: a second row with the same id was not the one stored
-    const inserted = rows.filter((r) => ids.delete(r.id))
-    const stored = new Set(inserted)
-    for (const d of rollupsOf(rows.filter((r) => !stored.has(r)))) {
+    const inserted: GenerationRow[] = []
+    const skipped: GenerationRow[] = []
+    for (const r of rows) (ids.delete(r.id) ? inserted : skipped).push(r)
+    for (const d of rollupsOf(skipped)) {
       await q.run(UPSERT_HOUR, [...HOUR_KEY.map((c) => d[c]), ...COUNTERS.map((c) => -d[c])])
       await q.run(DROP_EMPTY_HOUR, HOUR_KEY.map((c) => d[c]))
     }

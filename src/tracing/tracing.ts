@@ -18,7 +18,6 @@ import { createExporter, SCOPE, tracingResource } from './exporter.ts'
 import { tracingObserver } from './observer.ts'
 import { BoundedBatchProcessor } from './processor.ts'
 
-
 export interface Tracing {
   observer: GenerationObserver
   /** A batch ended: its span, which its items' spans are under (batch.ts). */
