@@ -27,6 +27,51 @@ function relay(mode: string, upstream: string) {
         const reader = res.body!.getReader()
         return new Response(new ReadableStream({ async pull(c) { const r = await reader.read(); if (r.done) c.close(); else c.enqueue(r.value) } }), { headers: { 'content-type': 'text/event-stream' } })
       }
+      if (mode === 'direct') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        return new Response(
+          new ReadableStream({
+            type: 'direct',
+            async pull(c: any) {
+              for (;;) {
+                const r = await reader.read()
+                if (r.done) return c.close()
+                c.write(r.value)
+                await c.flush()
+              }
+            },
+          } as any),
+          { headers: { 'content-type': 'text/event-stream' } },
+        )
+      }
+      if (mode === 'gen') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const src = res.body!
+        return new Response(
+          (async function* () {
+            for await (const v of src) yield v
+          })() as any,
+          { headers: { 'content-type': 'text/event-stream' } },
+        )
+      }
+      if (mode === 'push') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        return new Response(
+          new ReadableStream({
+            async start(c) {
+              for (;;) {
+                const r = await reader.read()
+                if (r.done) return c.close()
+                c.enqueue(r.value)
+              }
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        )
+      }
+      if (mode === 'socket') return socketRelay(target, JSON.stringify(headers), body)
       return new Promise<Response>((resolve) => {
         const r = http.request(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent }, (res) => {
           const stream = new ReadableStream({
@@ -63,4 +108,69 @@ async function drive(modes: string[], n: number) {
   }
   await up.stop()
   process.exit(0)
+}
+
+/** Upstream over Bun's TCP socket: HTTP/1.1 with `Connection: close`, the chunked body decoded by hand, each piece enqueued. */
+function socketRelay(target: URL, headersJson: string, body: string): Promise<Response> {
+  const headers = JSON.parse(headersJson) as Record<string, string>
+  const head = [`POST ${target.pathname} HTTP/1.1`, `host: ${target.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', ''].join('\r\n') + body
+  return new Promise<Response>((resolve) => {
+    let ctl!: ReadableStreamDefaultController<Uint8Array>
+    let started = false
+    let pending: Buffer | undefined
+    let left = 0 // bytes of the current chunk still to come
+    let sock: Bun.Socket<undefined> | undefined
+    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (ctl = c), cancel: () => void sock?.end() })
+    let skip = 0 // the CRLF after a chunk's data, when it falls in the next read
+    const feed = (b: Buffer) => {
+      let i = skip
+      skip = 0
+      while (i < b.length) {
+        if (left > 0) {
+          const n = Math.min(left, b.length - i)
+          ctl.enqueue(b.subarray(i, i + n))
+          left -= n
+          i += n
+          if (left === 0) {
+            i += 2
+            if (i > b.length) skip = i - b.length
+          }
+          continue
+        }
+        const eol = b.indexOf(13, i)
+        if (eol === -1) return (pending = b.subarray(i))
+        left = parseInt(b.toString('latin1', i, eol), 16)
+        i = eol + 2
+        if (left === 0) return ctl.close()
+      }
+      pending = undefined
+    }
+    Bun.connect({
+      hostname: target.hostname,
+      port: Number(target.port),
+      socket: {
+        open: (s) => void ((sock = s), s.write(head)),
+        data(s, b: Buffer) {
+          try {
+            take(b)
+          } catch {
+            s.end()
+          }
+        },
+        close() {},
+      },
+    })
+    function take(b: Buffer) {
+      if (pending) b = Buffer.concat([pending, b])
+      pending = undefined
+      if (!started) {
+        const end = b.indexOf('\r\n\r\n')
+        if (end === -1) return void (pending = b)
+        started = true
+        resolve(new Response(stream, { headers: { 'content-type': 'text/event-stream' } }))
+        b = b.subarray(end + 4)
+      }
+      feed(b)
+    }
+  })
 }

@@ -3,7 +3,7 @@
 // N streams open; the fake upstream (long mode) and a client holding the streams run on core 0
 // in processes of their own, so their objects stay out of these counts. Prints heap size, extra
 // memory and RSS per stream, and the object types whose counts grew, per stream.
-//   bun scripts/bench/experiments/stream-heap.ts [chat|messages|responses] [pass|translated] [N]
+//   [HEAP_SOCKETS=1] bun scripts/bench/experiments/stream-heap.ts [chat|messages|responses] [pass|translated] [N]
 import { heapStats } from 'bun:jsc'
 import { LeanClient, rawRequest } from '../lean-client.ts'
 import { candidatePaths } from '../paths.ts'
@@ -32,6 +32,8 @@ const [surface = 'chat', mode = 'pass', nArg = '1000'] = process.argv.slice(2)
 const n = Number(nArg)
 const PATH: Record<string, string> = { 'chat pass': 'pass-through', 'chat translated': 'translated', 'messages pass': 'messages pass-through', 'messages translated': 'messages translated', 'responses pass': 'responses pass-through', 'responses translated': 'responses translated' }
 pinSelf(1)
+// HEAP_SOCKETS=1: the gateway's upstream calls go over socket-fetch.ts instead of fetch
+if (process.env.HEAP_SOCKETS) globalThis.fetch = Object.assign((await import('./socket-fetch.ts')).socketTransport, { preconnect: fetch.preconnect })
 const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '1200', UPSTREAM_STREAM_GAP_MS: '50' })
 const gw = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url + '/v1', ANTHROPIC_API_KEY: 'sk-ant-up', ANTHROPIC_BASE_URL: up.url, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '1000000' }, logLevel: 'info' })
 const call = candidatePaths(gw.url, up.url, gw.key, gw.url).find((p) => p.name === PATH[`${surface} ${mode}`])!.stream!.gateway
@@ -52,9 +54,11 @@ function bySize(): Map<string, { bytes: number; count: number }> {
 
 const rss = () => process.memoryUsage().rss / 1024
 const snap = () => {
+  // RSS as a bench reads it (whatever garbage has not been collected yet), then after a full collection
+  const before = rss()
   Bun.gc(true)
   const h = heapStats()
-  return { heap: h.heapSize / 1024, extra: h.extraMemorySize / 1024, objects: h.objectCount, types: { ...h.objectTypeCounts } as Record<string, number>, rss: rss(), sizes: bySize() }
+  return { heap: h.heapSize / 1024, extra: h.extraMemorySize / 1024, objects: h.objectCount, types: { ...h.objectTypeCounts } as Record<string, number>, rssBefore: before, rss: rss(), sizes: bySize() }
 }
 const hold = (count: number) => {
   const p = Bun.spawn([process.execPath, import.meta.path], { env: { ...process.env, HEAP_CLIENT: JSON.stringify(call), HEAP_N: String(count) }, stdout: 'ignore', stderr: 'inherit' })
@@ -70,7 +74,7 @@ const c = hold(n)
 await Bun.sleep(Math.max(8000, n * 2 + 6000))
 const open = snap()
 const per = (a: number, b: number) => ((b - a) / n).toFixed(2)
-console.log(`${surface} ${mode} × ${n}: per stream heap ${per(idle.heap, open.heap)} KiB, extra ${per(idle.extra, open.extra)} KiB, RSS ${per(idle.rss, open.rss)} KiB, objects ${per(idle.objects, open.objects)}`)
+console.log(`${surface} ${mode} × ${n}: per stream heap ${per(idle.heap, open.heap)} KiB, extra ${per(idle.extra, open.extra)} KiB, RSS ${per(idle.rss, open.rss)} KiB (${per(idle.rssBefore, open.rssBefore)} before the collection), objects ${per(idle.objects, open.objects)}`)
 const grew = [...open.sizes]
   .map(([k, v]) => [k, (v.bytes - (idle.sizes.get(k)?.bytes ?? 0)) / n, (v.count - (idle.sizes.get(k)?.count ?? 0)) / n] as const)
   .filter(([, b, c]) => b >= 32 || c >= 0.5)
