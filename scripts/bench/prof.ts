@@ -1,7 +1,9 @@
 // Profile one path: the gateway pinned to core 1 with --cpu-prof, wrk on core 0 for N seconds,
 // then the summary. `bun scripts/bench/prof.ts <chat|messages|responses|chat-claude|messages-gpt|responses-claude> [seconds] [rps]`
 // (rps: open loop at that rate instead of a closed loop, to see the per-wake-up cost). ROOT=<checkout>
-// profiles another tree (the budget's "before" column in docs/bench.md).
+// profiles another tree (the budget's "before" column in docs/bench.md). PROF_CLUSTER=1: the
+// gateway in cluster mode on the cluster bench's stores (cluster-stores.ts); PROF_FUNDED=1:
+// through a key with credit, so every request holds and settles its cost.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,14 +11,22 @@ import { chatCall, messagesCall, responsesCall, probe, type Call } from './call.
 import { closedLoop } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { metered, threadCpuSeconds } from './proc.ts'
+import { openStores, type ClusterStores } from './cluster-stores.ts'
 import { pinSelf, spawnGateway, spawnUpstream } from './processes.ts'
 
 const [which = 'chat', secs = '8', rps] = process.argv.slice(2)
-const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+const bootstrap = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+let key = bootstrap
 const dir = mkdtempSync(join(tmpdir(), 'sy-prof-'))
 pinSelf(0)
 const upstream = await spawnUpstream(0)
-const gw = await spawnGateway({ core: 1, upstream: upstream.url, key, profileDir: dir, root: process.env.ROOT })
+const stores: ClusterStores | undefined = process.env.PROF_CLUSTER ? await openStores(0) : undefined
+const admin = 'prof-admin-' + crypto.randomUUID()
+const gw = await spawnGateway({ core: 1, upstream: upstream.url, key: bootstrap, profileDir: dir, root: process.env.ROOT, env: { SWITCHYARD_ADMIN_TOKEN: admin, ...stores?.env } })
+if (process.env.PROF_FUNDED) {
+  const res = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'prof funded', credits: 1e9 }) })
+  key = ((await res.json()) as { key: string }).key
+}
 const a = gw.url + '/api/alpha/v1'
 const b = gw.url + '/api/beta'
 const calls: Record<string, Call> = {
@@ -30,6 +40,7 @@ const calls: Record<string, Call> = {
 const call = calls[which]!
 await probe(call)
 await closedLoop(call, { connections: 16, durationS: 1, core: 0 })
+await stores?.pin(gw.pid)
 const threads0 = threadCpuSeconds(gw.pid)
 const m = await metered({ gateway: gw.pid, others: [] }, async () => (rps ? openLoop(call, Number(rps), Number(secs) * 1000) : closedLoop(call, { connections: 64, durationS: Number(secs), core: 0 })) as any, () => 0)
 const r: any = m.result
@@ -40,4 +51,5 @@ const n = r.ok ?? r.requests
 console.log(`${which}: ${n} requests, ${rps ? '' : (r.rps | 0) + ' req/s, '}gateway CPU ${(m.gatewayCpuS * 1000 / n).toFixed(3)} ms/req, request thread ${((main(threads1) - main(threads0)) / spent * 100).toFixed(0)} % of it`)
 await gw.stop()
 await upstream.stop()
+await stores?.close()
 console.log(dir)
