@@ -1,14 +1,18 @@
 // Experiment (docs/bench.md, long streams): what reading the upstream's body in JS costs a relay,
 // per open stream (RSS) and per chunk (CPU), against handing fetch's body back as it is (the
-// bare proxy). Three minimal chat relays, each pinned to core 1 in turn, 1,000 long streams each:
+// bare proxy). Minimal chat relays, each pinned to core 1 in turn, 1,000 long streams each:
 // `native` (fetch's Response returned), `reader` (fetch, its body read with a reader and
-// re-enqueued: what the gateway's relay does), `http` (node:http, its 'data' events enqueued).
+// re-enqueued on pull: what the gateway's relay does), `push` (the same, enqueued by a loop
+// begun at start), `direct` (written to Bun's direct stream), `gen` (an async generator as the
+// body), `http` (node:http, its 'data' events enqueued), `socket` (socket-fetch.ts: Bun's TCP
+// socket, its reads enqueued).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N]
 import http from 'node:http'
 import { LeanClient } from '../lean-client.ts'
 import { surfaceCall } from '../paths.ts'
 import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
 import { heldStreams } from './held-streams.ts'
+import { socketFetch } from './socket-fetch.ts'
 
 if (process.env.MODE) relay(process.env.MODE, process.env.UPSTREAM!)
 else await drive((process.argv[2] ?? 'native,reader,http').split(','), Number(process.argv[3] ?? 1000))
@@ -71,7 +75,10 @@ function relay(mode: string, upstream: string) {
           { headers: { 'content-type': 'text/event-stream' } },
         )
       }
-      if (mode === 'socket') return socketRelay(target, JSON.stringify(headers), body)
+      if (mode === 'socket') {
+        const res = await socketFetch(target, { method: 'POST', headers, body, signal: req.signal })
+        return new Response(res.body, { headers: { 'content-type': 'text/event-stream' } })
+      }
       return new Promise<Response>((resolve) => {
         const r = http.request(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent }, (res) => {
           const stream = new ReadableStream({
@@ -110,67 +117,3 @@ async function drive(modes: string[], n: number) {
   process.exit(0)
 }
 
-/** Upstream over Bun's TCP socket: HTTP/1.1 with `Connection: close`, the chunked body decoded by hand, each piece enqueued. */
-function socketRelay(target: URL, headersJson: string, body: string): Promise<Response> {
-  const headers = JSON.parse(headersJson) as Record<string, string>
-  const head = [`POST ${target.pathname} HTTP/1.1`, `host: ${target.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', ''].join('\r\n') + body
-  return new Promise<Response>((resolve) => {
-    let ctl!: ReadableStreamDefaultController<Uint8Array>
-    let started = false
-    let pending: Buffer | undefined
-    let left = 0 // bytes of the current chunk still to come
-    let sock: Bun.Socket<undefined> | undefined
-    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (ctl = c), cancel: () => void sock?.end() })
-    let skip = 0 // the CRLF after a chunk's data, when it falls in the next read
-    const feed = (b: Buffer) => {
-      let i = skip
-      skip = 0
-      while (i < b.length) {
-        if (left > 0) {
-          const n = Math.min(left, b.length - i)
-          ctl.enqueue(b.subarray(i, i + n))
-          left -= n
-          i += n
-          if (left === 0) {
-            i += 2
-            if (i > b.length) skip = i - b.length
-          }
-          continue
-        }
-        const eol = b.indexOf(13, i)
-        if (eol === -1) return (pending = b.subarray(i))
-        left = parseInt(b.toString('latin1', i, eol), 16)
-        i = eol + 2
-        if (left === 0) return ctl.close()
-      }
-      pending = undefined
-    }
-    Bun.connect({
-      hostname: target.hostname,
-      port: Number(target.port),
-      socket: {
-        open: (s) => void ((sock = s), s.write(head)),
-        data(s, b: Buffer) {
-          try {
-            take(b)
-          } catch {
-            s.end()
-          }
-        },
-        close() {},
-      },
-    })
-    function take(b: Buffer) {
-      if (pending) b = Buffer.concat([pending, b])
-      pending = undefined
-      if (!started) {
-        const end = b.indexOf('\r\n\r\n')
-        if (end === -1) return void (pending = b)
-        started = true
-        resolve(new Response(stream, { headers: { 'content-type': 'text/event-stream' } }))
-        b = b.subarray(end + 4)
-      }
-      feed(b)
-    }
-  })
-}

@@ -21,6 +21,7 @@ export function socketFetch(url: URL, init: { method: string; headers: Record<st
     let sock: Bun.Socket<undefined> | undefined
     let ctl: ReadableStreamDefaultController<Uint8Array> | undefined
     let answered = false
+    let paused = false
     let ended = false
     let pending: Buffer | undefined
     const body = new BodyReader()
@@ -44,14 +45,19 @@ export function socketFetch(url: URL, init: { method: string; headers: Record<st
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (c) => void (ctl = c),
-        pull: () => void sock?.resume(),
+        pull: () => {
+          if (!paused) return
+          paused = false
+          sock?.resume()
+        },
         cancel: () => {
           ended = true
           signal.removeEventListener('abort', onAbort)
           sock?.terminate()
         },
       },
-      { highWaterMark: 0 },
+      // a queue of a few reads before the socket is paused: pausing at every read costs a syscall a chunk
+      { highWaterMark: 16 },
     )
     const take = (b: Buffer) => {
       if (!answered) {
@@ -68,7 +74,10 @@ export function socketFetch(url: URL, init: { method: string; headers: Record<st
       }
       const done = body.feed(b, (piece) => ctl!.enqueue(piece))
       if (done) return finish()
-      if ((ctl!.desiredSize ?? 1) <= 0) sock?.pause()
+      if ((ctl!.desiredSize ?? 1) <= 0 && !paused) {
+        paused = true
+        sock?.pause()
+      }
     }
     Bun.connect({
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
