@@ -2,8 +2,8 @@
 // answered as a fetch Response whose body is a ReadableStream fed by the socket's reads.
 // fetch's body, read from JavaScript, holds a 64 KiB buffer for every pending read; these
 // reads are the socket's own, as long as each arrives, so an open stream waiting for its next
-// chunk holds none. HTTP/1.1 only, one connection a call (no keep-alive pool), no proxies from the
-// environment: enough to measure, not a transport to ship.
+// chunk holds none. HTTP/1.1 only, one connection a call (no keep-alive pool), no proxies from
+// the environment: enough to measure, not a transport to ship.
 import { Buffer } from 'node:buffer'
 
 const HEAD_END = Buffer.from('\r\n\r\n')
@@ -162,6 +162,10 @@ class BodyReader {
     }
     let i = this.skip
     this.skip = 0
+    if (i > b.length) {
+      this.skip = i - b.length
+      return false
+    }
     while (i < b.length) {
       if (this.left > 0) {
         const n = Math.min(this.left, b.length - i)
