@@ -5,7 +5,10 @@
 // re-enqueued on pull: what the gateway's relay does), `push` (the same, enqueued by a loop
 // begun at start), `direct` (written to Bun's direct stream), `gen` (an async generator as the
 // body), `http` (node:http, its 'data' events enqueued), `socket` (socket-fetch.ts: Bun's TCP
-// socket, its reads enqueued).
+// socket, its reads enqueued), `tapped` (`reader` with the chat tap reading each event and the
+// upstream's bytes sent on as they came; `decode` and `split` stop after decoding the read, and
+// after splitting it into events), `tapgen` (the same tap in the relay's shape: an async
+// generator of the events' text joined, encoded again by sseBody).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N]
 import http from 'node:http'
 import { LeanClient } from '../lean-client.ts'
@@ -13,6 +16,9 @@ import { surfaceCall } from '../paths.ts'
 import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
 import { heldStreams } from './held-streams.ts'
 import { socketFetch } from './socket-fetch.ts'
+import { sseBody } from '../../../src/pipeline/sse.ts'
+import { openAIChatTap } from '../../../src/providers/openai/tap.ts'
+import { EventSplitter } from '../../../src/routing/sse-events.ts'
 
 if (process.env.MODE) relay(process.env.MODE, process.env.UPSTREAM!)
 else await drive((process.argv[2] ?? 'native,reader,http').split(','), Number(process.argv[3] ?? 1000))
@@ -30,6 +36,41 @@ function relay(mode: string, upstream: string) {
         const res = await fetch(target, { method: 'POST', headers, body })
         const reader = res.body!.getReader()
         return new Response(new ReadableStream({ async pull(c) { const r = await reader.read(); if (r.done) c.close(); else c.enqueue(r.value) } }), { headers: { 'content-type': 'text/event-stream' } })
+      }
+      if (mode === 'tapped' || mode === 'tapgen' || mode === 'decode' || mode === 'split') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        const tap = openAIChatTap({})
+        const split = new EventSplitter()
+        const dec = new TextDecoder()
+        const read = async () => {
+          const r = await reader.read()
+          if (r.done) return undefined
+          const decoded = dec.decode(r.value, { stream: true })
+          if (mode === 'decode') return r.value
+          const events = split.push(decoded)
+          if (mode === 'split') return r.value
+          let text = ''
+          for (const ev of events) {
+            const sent = tap.event(ev)
+            if (sent !== null) text += sent
+          }
+          return mode === 'tapgen' ? text : r.value
+        }
+        if (mode !== 'tapgen') {
+          const stream = new ReadableStream({
+            async pull(c) {
+              const v = await read()
+              if (v === undefined) c.close()
+              else c.enqueue(v as Uint8Array)
+            },
+          })
+          return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+        }
+        const frames = (async function* () {
+          for (let v = await read(); v !== undefined; v = await read()) yield v as string
+        })()
+        return new Response(sseBody(frames), { headers: { 'content-type': 'text/event-stream' } })
       }
       if (mode === 'direct') {
         const res = await fetch(target, { method: 'POST', headers, body })
