@@ -31,11 +31,11 @@ function reads(events: string[], cutIn: string): Uint8Array[] {
     if (at >= 0) {
       const cut = enc.encode(events[i]!.slice(0, at)).length + 1
       out.push(bytes.slice(0, cut), bytes.slice(cut))
-    } else if (i % 5 === 3 && i + 1 < events.length) {
-      out.push(enc.encode(events[i]! + events[++i]!))
-    } else if (i % 5 === 4) {
+    } else if (i % 5 === 2) {
       const half = Math.floor(bytes.length / 2)
       out.push(bytes.slice(0, half), bytes.slice(half))
+    } else if (i % 5 === 3 && i + 1 < events.length) {
+      out.push(enc.encode(events[i]! + events[++i]!))
     } else out.push(bytes)
   }
   return out
