@@ -41,7 +41,7 @@ function reads(events: string[], cutIn: string): Uint8Array[] {
   return out
 }
 
-function upstream(chunks: Uint8Array[], contentType = 'text/event-stream') {
+function upstream(chunks: Uint8Array[]) {
   return () => {
     let i = 0
     const body = new ReadableStream<Uint8Array>({
@@ -52,7 +52,7 @@ function upstream(chunks: Uint8Array[], contentType = 'text/event-stream') {
         c.enqueue(chunks[i++]!)
       },
     })
-    return new Response(body, { headers: { 'content-type': contentType } })
+    return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
   }
 }
 
