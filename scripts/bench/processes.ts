@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { cpuSeconds } from './proc.ts'
 
 export const ROOT = join(import.meta.dir, '..', '..')
 
@@ -120,7 +121,28 @@ export async function spawnGateway(o: GatewayOptions): Promise<Child> {
     ...LIMITS,
     ...o.env,
   }
-  return spawnListening(cmd, { env, cwd: dataDir, onStop: () => rmSync(dataDir, { recursive: true, force: true }) })
+  const child = await spawnListening(cmd, { env, cwd: dataDir, onStop: () => rmSync(dataDir, { recursive: true, force: true }) })
+  await settled(child.pid)
+  return child
+}
+
+/**
+ * Waits (up to 10 s) until a process just started has done its start-up work: a 200 ms
+ * interval in which it used under 5 % of a core. The gateway loads its token tables in a
+ * worker at nice 10 as it starts: on an idle core about a second of CPU on this VM, but under
+ * load from the first moment it gets a tenth of the core and takes tens of seconds, and a
+ * measured window would charge that one-time cost to every request in it (13 µs a request
+ * in an 8 s closed loop).
+ */
+async function settled(pid: number): Promise<void> {
+  const until = performance.now() + 10_000
+  let last = cpuSeconds(pid)
+  while (performance.now() < until) {
+    await Bun.sleep(200)
+    const now = cpuSeconds(pid)
+    if (now - last < 0.02) return
+    last = now
+  }
 }
 
 /** Pin this process (every thread, `-a`) to a core, so the load side stays off the gateway's. */

@@ -23,7 +23,7 @@ for (let round = 1; round <= Number(rounds); round++) {
     const gw = await spawnGateway({ core: 1, upstream: upstream.url, key, root })
     const call = surfaceCall(which as Surface, gw.url, key)
     await probe(call)
-    // warm: the JIT, and whatever the gateway still does after it starts listening
+    // warm: the JIT (spawnGateway has waited for the start-up work: the token tables)
     await closedLoop(call, { connections: 16, durationS: 4, core: 0 })
     const t0 = threadCpuByName(gw.pid)
     const r = await closedLoop(call, { connections: 64, durationS: Number(secs), core: 0 })
