@@ -7,18 +7,28 @@ import { generations, usageHourly } from '../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Sql } from '../db/sql.ts'
 import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
-// ON CONFLICT DO NOTHING only guards a batch against one impossible row (ids are the gateway's
+// The conflict clause only guards a batch against one impossible row (ids are the gateway's
 // own, fresh per record); an ignored row is reported by the caller, never dropped silently.
 // Many rows per statement, and RETURNING says which went in: one round trip per 100 records.
+// On SQLite the clause is OR IGNORE, not ON CONFLICT DO NOTHING: a statement of many rows that
+// may abort halfway (a NOT NULL the upsert clause does not cover) keeps a statement journal,
+// which past 64 KiB spills to a temporary file: about one more write a record, and a file
+// opened and closed every few writes. OR IGNORE cannot abort, so SQLite keeps none (a quarter
+// less time a row in a loop). What it would skip beside a stored id is caught below.
 const g = names(generations)
 const INSERT_COLUMNS = insertList(generations)
 const PER_ROW = `(${Array(INSERT_COLUMNS.keys.length).fill('?').join(', ')})`
-const inserts = new Map<number, string>()
-const INSERT = (n: number) => {
-  let q = inserts.get(n)
-  if (!q) inserts.set(n, (q = `INSERT INTO ${g.$table} (${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')} ON CONFLICT DO NOTHING RETURNING ${selectList(generations, ['id'])}`))
+const inserts = { sqlite: new Map<number, string>(), pg: new Map<number, string>() }
+const INSERT = (n: number, d: Sql['dialect']) => {
+  let q = inserts[d].get(n)
+  if (!q) {
+    const values = `(${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')}`
+    const returning = `RETURNING ${selectList(generations, ['id'])}`
+    inserts[d].set(n, (q = d === 'sqlite' ? `INSERT OR IGNORE INTO ${g.$table} ${values} ${returning}` : `INSERT INTO ${g.$table} ${values} ON CONFLICT DO NOTHING ${returning}`))
+  }
   return q
 }
+const STORED = `SELECT 1 AS one FROM ${g.$table} WHERE ${g.id} = ?`
 
 // an hour's row: its key, then the counters an upsert adds to; the values go in in this order
 const u = names(usageHourly)
@@ -82,7 +92,7 @@ export class GenerationStore {
     const parts = [...rowParts(rows)].map((part) => {
       const params: Param[] = []
       for (const r of part) for (const k of INSERT_COLUMNS.keys) params.push(r[k])
-      return q.all<{ id: string }>(INSERT(part.length), params)
+      return q.all<{ id: string }>(INSERT(part.length, q.dialect), params)
     })
     const counted = rollupsOf(rows).map((d) => q.run(UPSERT_HOUR, HOUR_COLUMNS.map((c) => d[c])))
     const [returned] = await Promise.all([Promise.all(parts), Promise.all(counted)])
@@ -92,6 +102,8 @@ export class GenerationStore {
     const inserted: GenerationRow[] = []
     const skipped: GenerationRow[] = []
     for (const r of rows) (ids.delete(r.id) ? inserted : skipped).push(r)
+    // a row skipped with no row of its id stored broke a constraint: the write fails, as it would have
+    for (const r of skipped) if (!(await q.get(STORED, [r.id]))) throw new Error(`generation record ${r.id} was refused by a constraint of ${g.$table}`)
     for (const d of rollupsOf(skipped)) {
       await q.run(UPSERT_HOUR, [...HOUR_KEY.map((c) => d[c]), ...COUNTERS.map((c) => -d[c])])
       await q.run(DROP_EMPTY_HOUR, HOUR_KEY.map((c) => d[c]))

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { Recorder } from '../../src/generations/recorder.ts'
+import { toRow } from '../../src/generations/row.ts'
+import { GenerationStore } from '../../src/generations/store.ts'
 import { fillSqlite, onPostgres } from '../helpers/database.ts'
 import { genInput } from './input.ts'
 import { rollup, testServices, type TestServices } from './services.ts'
@@ -134,6 +136,20 @@ describe('recorder: spend and rollup', () => {
     expect((await rollup(t.s))[0]!.cost).toBeCloseTo(2 * GPT4O_LIST, 12)
     expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(spent + GPT4O_LIST, 12)
     expect(t.logs.some((l) => l.includes('were not stored (id conflict)'))).toBe(true)
+  })
+
+  test('a row a NOT NULL refuses fails its whole write (the insert that skips conflicts must not skip it silently)', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    const store = new GenerationStore(t.s.storage)
+    const good = toRow(genInput(t.s.catalog, key, { usage: USAGE }), GPT4O_LIST)
+    const bad = { ...toRow(genInput(t.s.catalog, key, { usage: USAGE }), GPT4O_LIST), provider: null as unknown as string }
+    await expect(t.s.storage.sql.tx((q) => store.insertRows([good, bad], q))).rejects.toThrow()
+    // nothing of the write stays: neither the good row nor its hour
+    expect(await count(t)).toBe(0)
+    expect(await rollup(t.s)).toEqual([])
+    // the same two rows without the bad one go in
+    expect((await t.s.storage.sql.tx((q) => store.insertRows([good], q))).map((r) => r.id)).toEqual([good.id])
   })
 
   test('rollup rows per account, UTC hour and model; 10:59:59.999 and 11:00:00.000 are different hours', async () => {
