@@ -3,6 +3,19 @@
 import type { Call } from '../call.ts'
 import { LeanClient, rawRequest } from '../lean-client.ts'
 import { cpuSeconds, memory } from '../proc.ts'
+import { pinSelf, spawnUpstream } from '../processes.ts'
+
+/**
+ * What the long-stream experiments set up alike: this process on core 0, the fake upstream there
+ * answering 200 chunks 50 ms apart, a key, Bun's fetch limit above `n`, and the lean client.
+ */
+export async function longStreamRig(n: number) {
+  pinSelf(0)
+  const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '200', UPSTREAM_STREAM_GAP_MS: '50' })
+  const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+  const limit = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1024) }
+  return { up, key, limit, client: new LeanClient() }
+}
 
 export interface Held {
   usPerChunk: number

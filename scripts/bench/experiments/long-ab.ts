@@ -3,19 +3,14 @@
 // round and target: N pass-through streams of 10 s at 20 chunks a second, CPU per relayed
 // chunk over 4 s of the plateau and memory per open stream.
 //   bun scripts/bench/experiments/long-ab.ts <before-tree> [N] [rounds] [paths]
-import { LeanClient } from '../lean-client.ts'
 import { candidatePaths } from '../paths.ts'
-import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
-import { heldStreams } from './held-streams.ts'
+import { ROOT, spawnBareProxy, spawnGateway, type Child } from '../processes.ts'
+import { heldStreams, longStreamRig } from './held-streams.ts'
 
 const [before, nArg = '1000', roundsArg = '2', pathsArg = 'pass-through,messages pass-through,responses pass-through'] = process.argv.slice(2)
 if (!before) throw new Error('usage: long-ab.ts <before-tree> [N] [rounds] [paths]')
 const n = Number(nArg)
-pinSelf(0)
-const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '200', UPSTREAM_STREAM_GAP_MS: '50' })
-const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
-const limit = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1024) }
-const client = new LeanClient()
+const { up, key, limit, client } = await longStreamRig(n)
 const targets: [string, () => Promise<Child>][] = [
   ['bare', () => spawnBareProxy(1, up.url, limit)],
   ['before', () => spawnGateway({ core: 1, upstream: up.url, key, env: limit, root: before })],

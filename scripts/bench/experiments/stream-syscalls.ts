@@ -2,17 +2,15 @@
 // bare proxy, N long pass-through streams held open (`strace -c -f` over 4 s of the plateau,
 // divided by the chunks the clients read meanwhile).
 //   bun scripts/bench/experiments/stream-syscalls.ts [N] [paths]
-import { LeanClient, rawRequest } from '../lean-client.ts'
+import { rawRequest } from '../lean-client.ts'
 import { candidatePaths } from '../paths.ts'
-import { pinSelf, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
+import { spawnBareProxy, spawnGateway, type Child } from '../processes.ts'
+import { longStreamRig } from './held-streams.ts'
+import { perUnit, syscallsDuring } from './strace.ts'
 
 const [nArg = '200', pathsArg = 'pass-through,messages pass-through,responses pass-through'] = process.argv.slice(2)
 const n = Number(nArg)
-pinSelf(0)
-const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '200', UPSTREAM_STREAM_GAP_MS: '50' })
-const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
-const limit = { BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1024) }
-const client = new LeanClient()
+const { up, key, limit, client } = await longStreamRig(n)
 const targets: [string, () => Promise<Child>][] = [
   ['bare', () => spawnBareProxy(1, up.url, limit)],
   ['gateway', () => spawnGateway({ core: 1, upstream: up.url, key, env: limit })],
@@ -26,21 +24,12 @@ for (const path of pathsArg.split(','))
     await Promise.all(Array.from({ length: 20 }, () => client.stream(call, req, '', 1000)))
     const all = Array.from({ length: n }, () => client.stream(call, req, '', 60_000))
     await Bun.sleep(2000)
-    const out = `/tmp/stream-syscalls-${process.pid}.txt`
-    const st = Bun.spawn(['strace', '-c', '-f', '-o', out, '-p', String(t.pid)], { stderr: 'ignore', stdout: 'ignore' })
-    await Bun.sleep(300)
-    const k0 = client.chunks
-    await Bun.sleep(4000)
-    const chunks = client.chunks - k0
-    st.kill('SIGINT')
-    await st.exited
-    const rows = (await Bun.file(out).text()).split('\n').filter((l) => /^\s*[\d.]+\s+[\d.]+\s+\d+\s+\d+/.test(l) && !/total$/.test(l.trim()))
-    const calls = rows.map((l) => {
-      const f = l.trim().split(/\s+/)
-      return { name: f[f.length - 1]!, calls: Number(f[3]) }
+    const { result: chunks, calls } = await syscallsDuring(t.pid, async () => {
+      const k0 = client.chunks
+      await Bun.sleep(4000)
+      return client.chunks - k0
     })
-    const total = calls.reduce((a, c) => a + c.calls, 0)
-    console.log(`${path} ${name}: ${chunks} chunks, ${(total / chunks).toFixed(2)} system calls a chunk: ${calls.filter((c) => c.calls / chunks >= 0.02).sort((a, b) => b.calls - a.calls).map((c) => `${c.name} ${(c.calls / chunks).toFixed(2)}`).join(', ')}`)
+    console.log(`${path} ${name}: ${chunks} chunks, ${perUnit(calls, chunks, 'chunk', 0.02)}`)
     await Promise.all(all)
     await t.stop()
   }

@@ -7,6 +7,7 @@ import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
 import { candidatePaths } from '../paths.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
+import { perUnit, syscallsDuring } from './strace.ts'
 
 const [which = 'chat', secs = '5', tree = '.'] = process.argv.slice(2)
 const name = { chat: 'pass-through', messages: 'messages pass-through', responses: 'responses pass-through' }[which]!
@@ -19,20 +20,8 @@ async function counted(label: string, t: Child, bare: boolean) {
   const call = bare ? p.reference!.call : p.gateway
   await probe(call)
   await closedLoop(call, { connections: 16, durationS: 2, core: 0 })
-  const out = `/tmp/syscalls-${label}-${process.pid}.txt`
-  const st = Bun.spawn(['strace', '-c', '-f', '-o', out, '-p', String(t.pid)], { stderr: 'ignore', stdout: 'ignore' })
-  await Bun.sleep(500)
-  const r = await closedLoop(call, { connections: 16, durationS: Number(secs), core: 0 })
-  st.kill('SIGINT')
-  await st.exited
-  const rows = (await Bun.file(out).text()).split('\n').filter((l) => /^\s*[\d.]+\s+[\d.]+\s+\d+\s+\d+/.test(l) && !/total$/.test(l.trim()))
-  const calls = rows.map((l) => {
-    const f = l.trim().split(/\s+/)
-    return { name: f[f.length - 1]!, calls: Number(f[3]) }
-  })
-  const total = calls.reduce((a, c) => a + c.calls, 0)
-  const n = Math.max(1, r.requests)
-  console.log(`${label}: ${n} requests, ${(total / n).toFixed(2)} system calls a request: ${calls.filter((c) => c.calls / n >= 0.05).sort((a, b) => b.calls - a.calls).map((c) => `${c.name} ${(c.calls / n).toFixed(2)}`).join(', ')}`)
+  const { result: r, calls } = await syscallsDuring(t.pid, () => closedLoop(call, { connections: 16, durationS: Number(secs), core: 0 }))
+  console.log(`${label}: ${r.requests} requests, ${perUnit(calls, r.requests, 'request')}`)
 }
 
 const gw = await spawnGateway({ core: 1, upstream: up.url, key, root: tree === '.' ? ROOT : resolve(tree) })
