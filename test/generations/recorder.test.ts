@@ -148,7 +148,7 @@ describe('recorder: spend and rollup', () => {
     // nothing of the write stays: neither the good row nor its hour
     expect(await count(t)).toBe(0)
     expect(await rollup(t.s)).toEqual([])
-    // the same two rows without the bad one go in
+    // the good row alone then goes in
     expect((await t.s.storage.sql.tx((q) => store.insertRows([good], q))).map((r) => r.id)).toEqual([good.id])
   })
 
