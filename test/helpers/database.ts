@@ -95,12 +95,16 @@ export async function openDatabaseOf(dataDir: string, opts: { readonly?: boolean
 }
 
 /** Makes every insert into generations fail, in the database's own way (a trigger); returns the undo. */
-export async function failGenerationWrites(sql: Sql): Promise<() => Promise<void>> {
+export async function failGenerationWrites(sql: Sql, as: 'error' | 'full' = 'error'): Promise<() => Promise<void>> {
+  // 'full': the failure a full database gives (SQLite's message, PostgreSQL's disk_full), which
+  // the recorder tries again until it has room, never giving the records up
+  const message = as === 'full' ? 'database or disk is full (simulated)' : 'simulated write failure'
   if (sql.dialect === 'sqlite') {
-    await sql.run(`CREATE TEMP TRIGGER test_fail_writes BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
+    await sql.run(`CREATE TEMP TRIGGER test_fail_writes BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, '${message}'); END`)
     return async () => void (await sql.run('DROP TRIGGER test_fail_writes'))
   }
-  await sql.run(`CREATE FUNCTION test_fail_writes() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'simulated write failure'; END $$ LANGUAGE plpgsql`)
+  const code = as === 'full' ? ` USING ERRCODE = '53100'` : ''
+  await sql.run(`CREATE FUNCTION test_fail_writes() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION '${message}'${code}; END $$ LANGUAGE plpgsql`)
   await sql.run('CREATE TRIGGER test_fail_writes BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION test_fail_writes()')
   return async () => {
     await sql.run('DROP TRIGGER test_fail_writes ON generations')
