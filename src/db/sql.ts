@@ -22,10 +22,15 @@ export interface Sql {
 /**
  * The few spellings the two dialects do not share. `rowid` is SQLite's physical row id (in
  * insertion order) and PostgreSQL's `ctid`, good for "delete some of these" but not for order.
+ * `insertSkipping` and `skipConflicts` frame an INSERT whose rows with a stored key are skipped:
+ * on SQLite `OR IGNORE`, which cannot abort, so a statement of many rows keeps no statement
+ * journal (ON CONFLICT DO NOTHING leaves a NOT NULL able to abort it halfway, and SQLite then
+ * journals every page it changes, spilling to a temporary file past 64 KiB). OR IGNORE skips a
+ * row that breaks any constraint, so the caller checks what it skipped.
  */
 export const DIALECT = {
-  sqlite: { rowid: 'rowid', total: 'total' },
-  pg: { rowid: 'ctid', total: 'sum' },
+  sqlite: { rowid: 'rowid', total: 'total', insertSkipping: 'INSERT OR IGNORE INTO', skipConflicts: '' },
+  pg: { rowid: 'ctid', total: 'sum', insertSkipping: 'INSERT INTO', skipConflicts: 'ON CONFLICT DO NOTHING' },
 } as const
 
 /**

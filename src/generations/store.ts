@@ -10,11 +10,8 @@ import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row
 // The conflict clause only guards a batch against one impossible row (ids are the gateway's
 // own, fresh per record); an ignored row is reported by the caller, never dropped silently.
 // Many rows per statement, and RETURNING says which went in: one round trip per 100 records.
-// On SQLite the clause is OR IGNORE, not ON CONFLICT DO NOTHING: a statement of many rows that
-// may abort halfway (a NOT NULL the upsert clause does not cover) keeps a statement journal,
-// which past 64 KiB spills to a temporary file: about one more write a record, and a file
-// opened and closed every few writes. OR IGNORE cannot abort, so SQLite keeps none (a quarter
-// less time a row in a loop). What it would skip beside a stored id is caught below.
+// On SQLite the clause skips a row that breaks any constraint (DIALECT, db/sql.ts): one skipped
+// beside no stored row of its id is caught below.
 const g = names(generations)
 const INSERT_COLUMNS = insertList(generations)
 const PER_ROW = `(${Array(INSERT_COLUMNS.keys.length).fill('?').join(', ')})`
@@ -22,9 +19,9 @@ const inserts = { sqlite: new Map<number, string>(), pg: new Map<number, string>
 const INSERT = (n: number, d: Sql['dialect']) => {
   let q = inserts[d].get(n)
   if (!q) {
-    const values = `(${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')}`
-    const returning = `RETURNING ${selectList(generations, ['id'])}`
-    inserts[d].set(n, (q = d === 'sqlite' ? `INSERT OR IGNORE INTO ${g.$table} ${values} ${returning}` : `INSERT INTO ${g.$table} ${values} ON CONFLICT DO NOTHING ${returning}`))
+    const { insertSkipping, skipConflicts } = DIALECT[d]
+    q = `${insertSkipping} ${g.$table} (${INSERT_COLUMNS.sql}) VALUES ${Array(n).fill(PER_ROW).join(', ')} ${skipConflicts} RETURNING ${selectList(generations, ['id'])}`
+    inserts[d].set(n, q)
   }
   return q
 }
