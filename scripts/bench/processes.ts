@@ -28,8 +28,8 @@ function newlines(b: Uint8Array): number {
  * and a pipe nobody reads would stall it. The drain only reads and drops (measured: about 2-4 %
  * of the load core at 10,000-20,000 lines a second; reads batch up as the rate grows).
  */
-export async function spawnListening(cmd: string[], opts: { env: Record<string, string>; cwd: string; onStop?: () => void }): Promise<Child> {
-  const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env, stdout: 'pipe', stderr: 'inherit' })
+export async function spawnListening(cmd: string[], opts: { env: Record<string, string>; cwd: string; onStop?: () => void; stderrTo?: string }): Promise<Child> {
+  const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env, stdout: 'pipe', stderr: opts.stderrTo ? Bun.file(opts.stderrTo) : 'inherit' })
   let out = ''
   let lines = 0
   const dec = new TextDecoder()
@@ -97,6 +97,8 @@ export interface GatewayOptions {
   env?: Record<string, string>
   /** `info` (default) keeps the per-request access log on, as the targets require; `warn` turns it off. */
   logLevel?: 'debug' | 'info' | 'warn' | 'error'
+  /** A file for the gateway's stderr (the collector's log, for the allocation counts); default this process's. */
+  stderrTo?: string
 }
 
 // Far above anything the bench sends in a minute, so limits are checked but never bind.
@@ -121,7 +123,7 @@ export async function spawnGateway(o: GatewayOptions): Promise<Child> {
     ...LIMITS,
     ...o.env,
   }
-  const child = await spawnListening(cmd, { env, cwd: dataDir, onStop: () => rmSync(dataDir, { recursive: true, force: true }) })
+  const child = await spawnListening(cmd, { env, cwd: dataDir, stderrTo: o.stderrTo, onStop: () => rmSync(dataDir, { recursive: true, force: true }) })
   await settled(child.pid)
   return child
 }
