@@ -88,7 +88,7 @@ for (let round = 1; round <= Number(rounds); round++) {
       await closedLoop(call, { connections: 16, durationS: 4, core: 0 })
       const from = statSync(log).size
       const r = await closedLoop(call, { connections: 16, durationS: Number(secs), core: 0 })
-      const text = readFileSync(log, 'utf8').slice(from)
+      const text = readFileSync(log).subarray(from).toString()
       // the requests between the first and last collection of the window, by their share of it:
       // the collections come evenly under a steady load
       const all = collections(text)
