@@ -14,10 +14,11 @@ export interface RequestContext {
   /** The W3C trace context the client sent (`traceparent`, `tracestate`): the request's span continues it. */
   traceparent?: string
   tracestate?: string
-  /** Told the request's trace and span ids once its span starts (the access log names them). */
-  onTrace?: (traceId: string, spanId: string) => void
-  /** Told the model once it is resolved (the access log names it). */
-  onModel?: (modelId: string) => void
+  /**
+   * What the request's access-log line names, filled in as the pipeline learns it: the model once
+   * it is resolved, the trace and span ids once its span starts.
+   */
+  accessLog?: { model?: string; traceId?: string; spanId?: string }
   /**
    * What the client asked of the response cache (`x-switchyard-cache`, `cache-control`), in
    * seconds; 0: not from it, not into it. Undefined: the config decides (cache/ask.ts).

@@ -12,7 +12,8 @@ import type { RequestContext } from './context.ts'
 import { GenerationOutcome } from './outcome.ts'
 import { decodeContext, NO_MEDIA, type MediaResolver, type PassthroughPlan, type Plan, type SurfaceSpec } from './surface.ts'
 import { candidates, type Candidate } from './failover.ts'
-import { NO_WATCH, type AttemptWatch } from './observe.ts'
+import { NO_WATCH, type AttemptWatch, type GenerationWatch } from './observe.ts'
+import type { SurfaceCodec } from './codec.ts'
 import type { Admission } from '../billing/admission.ts'
 import { retryable } from '../routing/choose.ts'
 import { deploymentKey } from '../routing/health.ts'
@@ -59,10 +60,9 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const plan = await spec.decode(raw, cx)
   const { model, body, stream, encoder: codec } = plan
   const headers: Record<string, string> = {}
-  const begin = () => s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
   // with the limits still being taken, the watch begins once they allow the request: one they
   // refuse is the front door's 429, never a generation (no span, no generation metrics)
-  let watch = rc.limits ? undefined : begin()
+  let watch = rc.limits ? undefined : beginWatch(s, spec, plan, rc)
 
   let admission: Admission | undefined
   try {
@@ -83,11 +83,11 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     } else admission = admitting instanceof Promise ? await admitting : admitting
   } catch (e) {
     if (rc.limits && !(await rc.limits.allowed())) throw e
-    watch ??= begin()
+    watch ??= beginWatch(s, spec, plan, rc)
     watch.refused(statusOf(e), (e as Error)?.message ?? String(e))
     throw e
   }
-  watch ??= begin()
+  watch ??= beginWatch(s, spec, plan, rc)
   const out = new GenerationOutcome(sink, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,
@@ -104,57 +104,40 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const abort = new AbortController()
   const onClient = () => abort.abort(rc.signal.reason)
   if (rc.signal.aborted) onClient()
-  else rc.signal.addEventListener('abort', onClient, { once: true })
-  const deadlineS = s.config.routing.deadlineMs / 1000
-  const deadlineTimer = setTimeout(() => abort.abort(new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadlineS} s)`, type: 'timeout' })), s.config.routing.deadlineMs)
+  else rc.signal.addEventListener('abort', onClient, ONCE)
+  const deadlineTimer = setTimeout(deadlinePassed, s.config.routing.deadlineMs, abort, s.config.routing.deadlineMs)
   const signal = abort.signal
-  const sse: SseOptions = {
-    pingMs: rc.pingMs,
-    errorFrame: codec.errorFrame,
-    onCancel: () => {
-      out.fail(499, 'client disconnected')
-      abort.abort()
-    },
-  }
 
-  // what each plan becomes (its pass-through body, its IR, their media) is worked out once,
-  // however many deployments it is sent to
-  const bodies = new Map<Plan, { plan: PassthroughPlan; body: Promise<Body> } | undefined>()
-  const irs = new Map<Plan, Promise<GenerationRequest>>()
-  const passthroughOf = (p: Plan) => {
-    if (!bodies.has(p)) {
-      const plan = p.passthrough()
-      bodies.set(p, plan && { plan, body: media.passthrough(plan, rc) })
-    }
-    return bodies.get(p)
-  }
-  const irOf = (p: Plan) => {
-    let ir = irs.get(p)
-    if (!ir) irs.set(p, (ir = media.ir(p.ir(), rc, p.model)))
-    return ir
-  }
+  // what a plan becomes (its pass-through body, or its IR, with their media) is worked out once,
+  // however many deployments it is sent to: they come one plan after another, so the last is kept
+  let prepared: { plan: Plan; passthrough?: { plan: PassthroughPlan; body: Promise<Body> }; ir?: Promise<GenerationRequest> } | undefined
 
   /** One upstream call; a failure before its first byte is thrown unrecorded (the loop below decides). */
-  const call = async (c: Candidate & { watch: AttemptWatch }): Promise<Response | JsonReply> => {
+  const call = async (c: Candidate, attempt: AttemptWatch): Promise<Response | JsonReply> => {
     const adapter = s.providers.adapterFor(c.deployment.provider)
     const ctx: CallContext = {
-      signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: c.watch.headers, cache: c.plan.pauseAtTool ? undefined : cache,
+      signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: attempt.headers, cache: c.plan.pauseAtTool ? undefined : cache,
       // cassettes: the client's own file, and whether a recording answered
       cassette: rc.cassette, replayed: (how) => (out.replayed = how),
     }
+    if (prepared?.plan !== c.plan) prepared = { plan: c.plan }
+    const p = prepared
     const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
-    const passthrough = pt && passthroughOf(c.plan)
-    if (pt && passthrough) {
-      const body = await passthrough.body
+    if (pt && !('passthrough' in p)) {
+      const plan = c.plan.passthrough()
+      p.passthrough = plan && { plan, body: media.passthrough(plan, rc) }
+    }
+    if (pt && p.passthrough) {
+      const body = await p.passthrough.body
       nameCompat(c.plan, headers)
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
-      const relay = { pt, body, tapOptions: passthrough.plan.tap, ctx, out, headers, onTapError }
-      return stream ? relayStream({ ...relay, sse }) : relayJson(relay)
+      const relay = { pt, body, tapOptions: p.passthrough.plan.tap, ctx, out, headers, onTapError }
+      return stream ? relayStream({ ...relay, sse: sseOptions(rc, codec, out, abort) }) : relayJson(relay)
     }
-    const ir = await irOf(c.plan)
+    const ir = await (p.ir ??= media.ir(c.plan.ir(), rc, c.plan.model))
     nameCompat(c.plan, headers)
     const translated = { adapter, ir, codec: c.plan.encoder, ctx, out, headers, pauseAtTool: c.plan.pauseAtTool }
-    return stream ? translatedStream({ ...translated, sse }) : translatedJson(translated)
+    return stream ? translatedStream({ ...translated, sse: sseOptions(rc, codec, out, abort) }) : translatedJson(translated)
   }
 
   let failure: unknown = NOTHING_TRIED
@@ -173,7 +156,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       out.beginAttempt(c.deployment.provider)
       const t0 = performance.now()
       try {
-        const reply = await call({ ...c, watch: attempt })
+        const reply = await call(c, attempt)
         const ms = Math.round(performance.now() - t0)
         out.endAttempt(reply.status)
         attempt.end(reply.status)
@@ -204,6 +187,30 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const err = failureOf(failure === NOTHING_TRIED ? new HttpError(502, `no upstream could be tried for model ${model.id}`) : failure, out)
   out.record()
   throw err
+}
+
+const ONCE = { once: true }
+
+function beginWatch(s: GenerationServices, spec: SurfaceSpec, plan: Plan, rc: RequestContext): GenerationWatch {
+  const { model, stream, body } = plan
+  return s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
+}
+
+/** The request's deadline for reaching an upstream passed: a call still waiting for its first byte ends with a 504. */
+function deadlinePassed(abort: AbortController, deadlineMs: number) {
+  abort.abort(new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadlineMs / 1000} s)`, type: 'timeout' }))
+}
+
+/** A stream's options: its pings, its error frame, and a client that hung up (recorded as 499; the upstream call aborted). */
+function sseOptions(rc: RequestContext, codec: SurfaceCodec, out: GenerationOutcome, abort: AbortController): SseOptions {
+  return {
+    pingMs: rc.pingMs,
+    errorFrame: codec.errorFrame,
+    onCancel: () => {
+      out.fail(499, 'client disconnected')
+      abort.abort()
+    },
+  }
 }
 
 /** The compat header is named once the body or IR is built: building them may add to it. */

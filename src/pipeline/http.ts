@@ -4,24 +4,18 @@ import type { RequestContext } from './context.ts'
 import { cacheHeader } from '../cache/ask.ts'
 import { cassetteHeader } from '../replay/cassette-name.ts'
 
-export function contextOf(request: Request, extra: Partial<RequestContext> = {}): RequestContext {
+export function contextOf(request: Request, extra?: Partial<RequestContext>): RequestContext {
   const info = requestInfo(request)
   return {
     apiKey: keyOf(request),
     requestId: info.requestId,
     signal: request.signal,
-    onModel: (id) => {
-      info.model = id
-    },
+    accessLog: info,
     traceparent: request.headers.get('traceparent') ?? undefined,
     tracestate: request.headers.get('tracestate') ?? undefined,
     cacheTtlS: cacheHeader(request.headers),
     cassette: cassetteHeader(request.headers),
     limits: info.limits,
-    onTrace: (traceId, spanId) => {
-      info.traceId = traceId
-      info.spanId = spanId
-    },
     ...extra,
   }
 }

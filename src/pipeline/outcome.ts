@@ -21,6 +21,8 @@ export interface OutcomeBase {
   watch?: GenerationWatch
 }
 
+const NO_TEXT = () => ''
+
 export class GenerationOutcome {
   id: string
   usage: Usage = emptyUsage()
@@ -31,16 +33,17 @@ export class GenerationOutcome {
   error: string | null = null
   httpStatus = 200
   /** What a stream relayed so far, and the prompt: read only when it ends early. */
-  producedText: () => string = () => ''
-  promptText: () => string = () => ''
+  producedText: () => string = NO_TEXT
+  promptText: () => string = NO_TEXT
   /** A JSON reply as it went out: what an observer exporting content reads (a stream's is producedText). */
   reply?: string | Record<string, unknown>
   /** Which deployment serves (set as each is tried), and the calls tried before it. */
   provider?: string
   deployment?: string
   attempts: UpstreamAttempt[] = []
-  /** The upstream call under way: its provider and when it began. */
-  private current?: { provider: string; t0: number }
+  /** The upstream call under way: its provider (none: no call) and when it began. */
+  private currentProvider?: string
+  private currentT0 = 0
   /** The serving call was answered from the response cache: recorded as cached, at no cost. */
   cached = false
   /** The serving call was answered from a cassette (src/replay): recorded as replayed, at no cost unless billed. */
@@ -106,15 +109,16 @@ export class GenerationOutcome {
 
   /** An upstream call begins (one of the attempts). */
   beginAttempt(provider: string) {
-    this.current = { provider, t0: performance.now() }
+    this.currentProvider = provider
+    this.currentT0 = performance.now()
   }
 
   /** The call under way ended: answered with `status` (200 once accepted) or failed before its first byte. */
   endAttempt(status: number) {
-    const c = this.current
-    if (!c) return
-    this.current = undefined
-    this.attempts.push({ provider: c.provider, status, ms: Math.round(performance.now() - c.t0) })
+    const provider = this.currentProvider
+    if (provider === undefined) return
+    this.currentProvider = undefined
+    this.attempts.push({ provider, status, ms: Math.round(performance.now() - this.currentT0) })
   }
 
   fail(status: number, message: string) {

@@ -11,44 +11,58 @@ import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
 /**
  * A tap reads the reply for the record (and on the responses wire completes it); it never costs
  * the client the reply. One that throws is logged once and from then on the upstream's bytes go
- * on as they came (the record keeps what the tap had read).
+ * on as they came (the record keeps what the tap had read). A class: one object a call, its
+ * methods shared.
  */
-type GuardedTap = WireTap & { readonly broken: boolean }
+class GuardedTap implements WireTap {
+  private failed = false
+  readonly rewritesJson: boolean | undefined
 
-function guarded(tap: WireTap, onError: (e: unknown) => void): GuardedTap {
-  let broken = false
-  const fail = (e: unknown) => {
-    if (!broken) onError(e)
-    broken = true
+  constructor(
+    private readonly tap: WireTap,
+    private readonly onError: (e: unknown) => void,
+  ) {
+    this.rewritesJson = tap.rewritesJson
   }
-  return {
-    get state() {
-      return tap.state
-    },
-    get broken() {
-      return broken
-    },
-    rewritesJson: tap.rewritesJson,
-    producedText: () => tap.producedText(),
-    event(raw) {
-      if (broken) return raw
-      try {
-        return tap.event(raw)
-      } catch (e) {
-        fail(e)
-        return raw
-      }
-    },
-    json(text) {
-      if (broken) return
-      try {
-        return tap.json(text)
-      } catch (e) {
-        fail(e)
-      }
-    },
+
+  get state() {
+    return this.tap.state
+  }
+
+  get broken(): boolean {
+    return this.failed
+  }
+
+  producedText() {
+    return this.tap.producedText()
+  }
+
+  event(raw: string) {
+    if (this.failed) return raw
+    try {
+      return this.tap.event(raw)
+    } catch (e) {
+      this.fail(e)
+      return raw
+    }
+  }
+
+  json(text: string) {
+    if (this.failed) return
+    try {
+      return this.tap.json(text)
+    } catch (e) {
+      this.fail(e)
+    }
+  }
+
+  private fail(e: unknown) {
+    if (!this.failed) this.onError(e)
+    this.failed = true
   }
 }
+
+const ignore = () => {}
 
 function noteTap(tap: WireTap, out: GenerationOutcome, reply?: string) {
   out.reply = reply
@@ -76,7 +90,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
   // A failure before the upstream answered is thrown unrecorded: the caller may try another
   // deployment, and records the generation when it gives up (generate.ts).
   const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
-    const tap = guarded(pt.tap(tapOptions), onTapError ?? (() => {}))
+    const tap = new GuardedTap(pt.tap(tapOptions), onTapError ?? ignore)
     const text = await res.text()
     if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
     return { text, status: res.status, tap, unread: true }
@@ -126,7 +140,7 @@ function pass(tap: WireTap, events: string[]): string {
  */
 function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
   return async (res: Response): Promise<Committed> => {
-    const tap = guarded(pt.tap(tapOptions), onTapError)
+    const tap = new GuardedTap(pt.tap(tapOptions), onTapError)
     const split = new EventSplitter()
     const dec = new TextDecoder()
     if (!res.body) throw firstEventFailure({ done: true })!
@@ -158,7 +172,7 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
 export async function relayStream(input: RelayInput & { sse: SseOptions }): Promise<Response> {
   const { pt, body, tapOptions, ctx, out, headers, sse } = input
   // a failure before the first event is thrown unrecorded, as in relayJson
-  const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? (() => {})))
+  const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore))
   const { tap, reader, split, dec } = c
   out.producedText = () => tap.producedText()
   out.promptText = () => pt.promptText(body)

@@ -65,15 +65,25 @@ export interface DecodeContext {
 }
 
 export function decodeContext(catalog: Catalog, crossFamily: CrossFamilyMode, rc: RequestContext): DecodeContext {
-  return {
-    rc,
-    crossFamily,
-    model(id, surface) {
-      const model = resolveModel(catalog, id, surface)
-      rc.onModel?.(model.id)
-      return model
-    },
-    rules: (body, table, model) => applyFamilyRules(body, table, model.family, crossFamily, model.id),
+  return new RequestDecodeContext(catalog, crossFamily, rc)
+}
+
+/** A class, so that a request's context is one object (its methods are shared). */
+class RequestDecodeContext implements DecodeContext {
+  constructor(
+    private readonly catalog: Catalog,
+    readonly crossFamily: CrossFamilyMode,
+    readonly rc: RequestContext,
+  ) {}
+
+  model(id: unknown, surface: Surface): CatalogModel {
+    const model = resolveModel(this.catalog, id, surface)
+    if (this.rc.accessLog) this.rc.accessLog.model = model.id
+    return model
+  }
+
+  rules(body: Body, table: ParamTable, model: CatalogModel): RulesOutcome {
+    return applyFamilyRules(body, table, model.family, this.crossFamily, model.id)
   }
 }
 

@@ -19,6 +19,8 @@ export const deploymentKey = (d: Pick<Deployment, 'provider' | 'upstreamId'>) =>
  */
 export type HealthState = { kind: 'ok' } | { kind: 'cooling'; until: number } | { kind: 'half-open' } | { kind: 'probing' }
 
+const OK: HealthState = Object.freeze({ kind: 'ok' })
+
 export interface FailureInfo {
   /** A 429's Retry-After, ms: the deployment rests at once for at least this long. */
   retryAfterMs?: number
@@ -88,7 +90,7 @@ export class MemoryHealth implements DeploymentHealth {
 
   state(key: string): HealthState {
     const e = this.entries.get(key)
-    if (!e || e.until === 0) return { kind: 'ok' }
+    if (!e || e.until === 0) return OK
     const now = this.now()
     if (e.until > now) return { kind: 'cooling', until: e.until }
     const lease = this.opts.probeLeaseMs ?? this.settings.cooldownMs

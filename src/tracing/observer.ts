@@ -64,7 +64,10 @@ export function tracingObserver(d: ObserverDeps): GenerationObserver {
       const parent = d.parentOf(rc)
       const span = d.tracer.startSpan(`chat ${model.id}`, { kind: rc.batchId ? SpanKind.INTERNAL : SpanKind.SERVER, attributes: attrs }, parent)
       const ids = span.spanContext()
-      rc.onTrace?.(ids.traceId, ids.spanId)
+      if (rc.accessLog) {
+        rc.accessLog.traceId = ids.traceId
+        rc.accessLog.spanId = ids.spanId
+      }
       const recording = span.isRecording()
       if (recording && d.captureContent && start.body) {
         const input = inputContent(start.surface, start.body)

@@ -44,7 +44,7 @@ export class ItemChecker {
     private readonly rc: RequestContext,
   ) {
     // items name their own models: the creating request is not logged under any of them
-    this.cx = decodeContext(s.catalog, s.config.compat.crossFamily, { ...rc, onModel: undefined })
+    this.cx = decodeContext(s.catalog, s.config.compat.crossFamily, { ...rc, accessLog: undefined })
   }
 
   private readonly cx: DecodeContext
