@@ -110,6 +110,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const TIMED_OUT = Symbol('upstream timeout')
+const timedOut = (controller: AbortController) => controller.abort(TIMED_OUT)
+const ONCE = { once: true }
 
 async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): Promise<T> {
   const { provider, signal, auth } = req
@@ -117,8 +119,8 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
   const headers = key === undefined ? req.headers : { ...req.headers, ...auth!.headers(key) }
   const controller = new AbortController()
   const onCallerAbort = () => controller.abort(signal.reason)
-  signal.addEventListener('abort', onCallerAbort, { once: true })
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), provider.timeoutMs)
+  signal.addEventListener('abort', onCallerAbort, ONCE)
+  const timer = setTimeout(timedOut, provider.timeoutMs, controller)
   let committed = false
   try {
     let res: Response
