@@ -47,7 +47,7 @@ const asSent = (model: CatalogModel, d: Deployment): CatalogModel => (d.upstream
  * and no fallbacks (the usual case) has one call whatever its health: it is its own last
  * resort. Its probe is still claimed, and the list is made without the generators.
  */
-export function candidates(health: DeploymentHealth, catalog: Catalog, spec: SurfaceSpec, raw: unknown, plan: Plan, cx: DecodeContext): Iterable<Candidate> | AsyncIterable<Candidate> {
+export function candidates(health: DeploymentHealth, catalog: Catalog, spec: SurfaceSpec, raw: unknown, plan: Plan, cx: DecodeContext): Candidate[] | AsyncIterable<Candidate> {
   const { deployments, fallbacks } = plan.model
   if (deployments.length !== 1 || fallbacks.length !== 0) return walk(health, catalog, spec, raw, plan, cx)
   const d = deployments[0]!

@@ -143,7 +143,14 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   let failure: unknown = NOTHING_TRIED
   try {
     let failed: { key: string; retryAfterMs?: number } | undefined
-    for await (const c of candidates(s.health, s.catalog, spec, raw, plan, cx)) {
+    // a model of one deployment and no fallbacks (the usual case) has its call as a list: walked
+    // without a promise a step
+    const list = candidates(s.health, s.catalog, spec, raw, plan, cx)
+    const each: Iterator<Candidate> | AsyncIterator<Candidate> = Array.isArray(list) ? list.values() : list[Symbol.asyncIterator]()
+    for (let next = each.next(); ; next = each.next()) {
+      const step = next instanceof Promise ? await next : next
+      if (step.done) break
+      const c = step.value
       // the call that failed before is a failover now: this one takes over
       if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs, failover: true })
       failed = undefined
