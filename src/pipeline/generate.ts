@@ -19,7 +19,7 @@ import { retryable } from '../routing/choose.ts'
 import { deploymentKey } from '../routing/health.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import type { GenerationRequest } from '../ir/types.ts'
-import { retryAfterMs } from '../providers/http.ts'
+import { pastDeadline, retryAfterMs } from '../providers/http.ts'
 import { relayJson, relayStream } from './relay.ts'
 import { failureOf, jsonResponse, type JsonReply } from './reply.ts'
 import type { SseOptions } from './sse.ts'
@@ -94,19 +94,20 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   })
   // the response cache, when the request or the config asks for it: its transport may answer each call
   const cache = cacheFor(s.config.cache, rc, model, body, { headers, out })
-  // One signal for the upstream call, raised by whichever comes first: the client's (a
-  // disconnect aborts the call), ours for a stream (its body cancelled), or the request's
-  // deadline for reaching an upstream, failovers included (no call starts after it, and one
-  // still waiting for its first byte ends at it with a 504). The deadline is cleared once a
-  // reply has begun: a long stream is never cut by it. One controller, not AbortSignal.any:
-  // combined signals were kept alive past their request (about 10 KB a request, and a third of
-  // the throughput, in a closed loop).
-  const abort = new AbortController()
-  const onClient = () => abort.abort(rc.signal.reason)
-  if (rc.signal.aborted) onClient()
-  else rc.signal.addEventListener('abort', onClient, ONCE)
-  const deadlineTimer = setTimeout(deadlinePassed, s.config.routing.deadlineMs, abort, s.config.routing.deadlineMs)
-  const signal = abort.signal
+  // The request's deadline for reaching an upstream, failovers included: each attempt's own
+  // timer ends it (providers/http.ts), so none starts after it and one still waiting for its
+  // first byte ends at it with a 504. A reply that has begun is never cut by it.
+  const deadline = { at: performance.now() + s.config.routing.deadlineMs, ms: s.config.routing.deadlineMs }
+  // The upstream call's signal: the client's (a disconnect aborts the call); for a stream, also
+  // ours (its body cancelled). One controller, not AbortSignal.any: combined signals were kept
+  // alive past their request (about 10 KB a request, and a third of the throughput, in a closed loop).
+  const abort = stream ? new AbortController() : undefined
+  if (abort) {
+    const onClient = () => abort.abort(rc.signal.reason)
+    if (rc.signal.aborted) onClient()
+    else rc.signal.addEventListener('abort', onClient, ONCE)
+  }
+  const signal = abort?.signal ?? rc.signal
 
   // what a plan becomes (its pass-through body, or its IR, with their media) is worked out once,
   // however many deployments it is sent to: they come one plan after another, so the last is kept
@@ -116,7 +117,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const call = async (c: Candidate, attempt: AttemptWatch): Promise<Response | JsonReply> => {
     const adapter = s.providers.adapterFor(c.deployment.provider)
     const ctx: CallContext = {
-      signal, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: attempt.headers, cache: c.plan.pauseAtTool ? undefined : cache,
+      signal, deadline, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: attempt.headers, cache: c.plan.pauseAtTool ? undefined : cache,
       // cassettes: the client's own file, and whether a recording answered
       cassette: rc.cassette, replayed: (how) => (out.replayed = how),
     }
@@ -132,12 +133,12 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       nameCompat(c.plan, headers)
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
       const relay = { pt, body, tapOptions: p.passthrough.plan.tap, ctx, out, headers, onTapError }
-      return stream ? relayStream({ ...relay, sse: sseOptions(rc, codec, out, abort) }) : relayJson(relay)
+      return stream ? relayStream({ ...relay, sse: sseOptions(rc, codec, out, abort!) }) : relayJson(relay)
     }
     const ir = await (p.ir ??= media.ir(c.plan.ir(), rc, c.plan.model))
     nameCompat(c.plan, headers)
     const translated = { adapter, ir, codec: c.plan.encoder, ctx, out, headers, pauseAtTool: c.plan.pauseAtTool }
-    return stream ? translatedStream({ ...translated, sse: sseOptions(rc, codec, out, abort) }) : translatedJson(translated)
+    return stream ? translatedStream({ ...translated, sse: sseOptions(rc, codec, out, abort!) }) : translatedJson(translated)
   }
 
   let failure: unknown = NOTHING_TRIED
@@ -175,8 +176,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         failure = e
         out.endAttempt(statusOf(e))
         attempt.end(statusOf(e), (e as Error)?.message ?? String(e))
-        // a client that left, or a failure that is not the deployment's (a request it refused): no other call
-        if (signal.aborted || !retryable(e, s.config.routing.retryOn)) {
+        // a client that left, the deadline passed, or a failure that is not the deployment's (a request it refused): no other call
+        if (signal.aborted || pastDeadline(e) || !retryable(e, s.config.routing.retryOn)) {
           s.health.abandoned(key)
           break
         }
@@ -187,8 +188,6 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   } catch (e) {
     // a failure before any call (a media source refused, an IR the upstream cannot take)
     failure = e
-  } finally {
-    clearTimeout(deadlineTimer)
   }
   // The generation's end all the same: recorded, so its reservation is settled.
   const err = failureOf(failure === NOTHING_TRIED ? new HttpError(502, `no upstream could be tried for model ${model.id}`) : failure, out)
@@ -201,11 +200,6 @@ const ONCE = { once: true }
 function beginWatch(s: GenerationServices, spec: SurfaceSpec, plan: Plan, rc: RequestContext): GenerationWatch {
   const { model, stream, body } = plan
   return s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
-}
-
-/** The request's deadline for reaching an upstream passed: a call still waiting for its first byte ends with a 504. */
-function deadlinePassed(abort: AbortController, deadlineMs: number) {
-  abort.abort(new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadlineMs / 1000} s)`, type: 'timeout' }))
 }
 
 /** A stream's options: its pings, its error frame, and a client that hung up (recorded as 499; the upstream call aborted). */

@@ -110,17 +110,36 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const TIMED_OUT = Symbol('upstream timeout')
+const PAST_DEADLINE = Symbol("the request's deadline")
 const timedOut = (controller: AbortController) => controller.abort(TIMED_OUT)
+const deadlinePassed = (controller: AbortController) => controller.abort(PAST_DEADLINE)
 const ONCE = { once: true }
+
+/** The failures that are the request's deadline passing: the pipeline tries no other deployment after one. */
+const deadlineErrors = new WeakSet<UpstreamError>()
+
+export function pastDeadline(e: unknown): boolean {
+  return e instanceof UpstreamError && deadlineErrors.has(e)
+}
+
+function deadlineError(deadline: { ms: number }): UpstreamError {
+  const e = new UpstreamError({ status: 504, message: `no upstream answered within the request's deadline (${deadline.ms / 1000} s)`, type: 'timeout' })
+  deadlineErrors.add(e)
+  return e
+}
 
 async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): Promise<T> {
   const { provider, signal, auth } = req
+  // the request's deadline, when it comes before the provider's timeout, ends the attempt instead
+  const deadline = req.ctx?.deadline
+  const left = deadline ? deadline.at - performance.now() : Infinity
+  if (left <= 0) throw deadlineError(deadline!)
   const key = auth?.pool.take()
   const headers = key === undefined ? req.headers : { ...req.headers, ...auth!.headers(key) }
   const controller = new AbortController()
   const onCallerAbort = () => controller.abort(signal.reason)
   signal.addEventListener('abort', onCallerAbort, ONCE)
-  const timer = setTimeout(timedOut, provider.timeoutMs, controller)
+  const timer = left < provider.timeoutMs ? setTimeout(deadlinePassed, left, controller) : setTimeout(timedOut, provider.timeoutMs, controller)
   let committed = false
   try {
     let res: Response
@@ -134,7 +153,7 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
         signal: controller.signal,
       } as RequestInit, { provider: provider.id, path: req.path, body: req.body, ctx: req.ctx })
     } catch (e) {
-      throw transportError(provider, controller.signal, signal, e)
+      throw transportError(provider, controller.signal, signal, e, deadline)
     }
     if (res.status < 200 || res.status > 299) {
       const bodyText = await res.text().catch(() => '')
@@ -153,7 +172,7 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
       out = await req.accept(res)
     } catch (e) {
       if (e instanceof UpstreamError) throw e
-      throw transportError(provider, controller.signal, signal, e)
+      throw transportError(provider, controller.signal, signal, e, deadline)
     }
     committed = true
     return out
@@ -168,8 +187,9 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
 }
 
 /** A fetch or body-read failure: the caller's abort passes through as is; the rest become UpstreamErrors. */
-function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown): unknown {
+function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown, deadline?: { ms: number }): unknown {
   if (callers.aborted) return callers.reason
+  if (ours.aborted && ours.reason === PAST_DEADLINE) return deadlineError(deadline!)
   // a transport's own answer in the gateway's terms (a cassette miss) stands as it is
   if (e instanceof UpstreamError) return e
   if (ours.aborted && ours.reason === TIMED_OUT) {
@@ -201,7 +221,9 @@ export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
       if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
       const hinted = retryAfterMs(e.retryAfter)
       if (hinted !== undefined && hinted > RETRY.maxRetryAfterMs) throw e
-      await sleep(hinted ?? backoffMs(n), req.signal)
+      // a wait past the request's deadline is cut short: the attempt after it fails at once
+      const deadline = req.ctx?.deadline
+      await sleep(Math.min(hinted ?? backoffMs(n), deadline ? Math.max(0, deadline.at - performance.now()) : Infinity), req.signal)
     }
   }
 }

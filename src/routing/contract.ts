@@ -21,6 +21,12 @@ export interface CallContext {
   headers?: Record<string, string>
   /** The generation uses the response cache (cache/ask.ts): its transport may answer the call. */
   cache?: CacheUse
+  /**
+   * The request's deadline for reaching an upstream (`performance.now()` ms, and its length): an
+   * attempt still waiting for its answer then fails with a 504 that is neither retried nor failed
+   * over, and none starts after it. Undefined: only the provider's own timeout applies.
+   */
+  deadline?: { at: number; ms: number }
   /** The cassette the client named (`x-switchyard-cassette`): its exchanges are recorded there, not in the model's file. */
   cassette?: string
   /**

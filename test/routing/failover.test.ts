@@ -210,6 +210,13 @@ routing: { deadline_s: 0.5 }
     expect(performance.now() - t0).toBeLessThan(2500)
     expect(b.requests.length).toBe(0)
 
+    // a stream still waiting for its first byte at the deadline ends the same way
+    const t1 = performance.now()
+    const streamErr = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask, stream: true }).catch((e) => e)
+    expect(streamErr.status).toBe(504)
+    expect(performance.now() - t1).toBeLessThan(2500)
+    expect(b.requests.length).toBe(0)
+
     // a stream that lasts longer than the deadline, once begun, is relayed to its end
     a.script({ sse: STREAM, delayMs: 80 })
     const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask, stream: true })
@@ -218,6 +225,32 @@ routing: { deadline_s: 0.5 }
     for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish
     expect(performance.now() - started).toBeGreaterThan(500)
     expect(finish).toBe('stop')
+  })
+
+  test("a provider's own retries stop at the request's deadline, and no other deployment is tried after it", async () => {
+    const yaml = `
+providers:
+  - { id: flaky, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 10 }
+  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments: [{ provider: flaky, priority: 1 }, { provider: openai-b, priority: 2 }]
+routing: { deadline_s: 0.5 }
+`
+    a.script({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })
+    b.script({ json: TEXT })
+    gw = await startGateway({ yaml })
+    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const t0 = performance.now()
+    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
+    expect(err.status).toBe(504)
+    expect(err.message).toContain("deadline")
+    expect(performance.now() - t0).toBeLessThan(2500)
+    // retried with backoff until the deadline (a few times: ten would take seconds), then given up
+    expect(a.requests.length).toBeGreaterThan(1)
+    expect(a.requests.length).toBeLessThan(11)
+    expect(b.requests.length).toBe(0)
   })
 
   test('a stream that fails after its first byte ends in band; it is never switched to another deployment', async () => {
