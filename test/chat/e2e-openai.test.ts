@@ -162,6 +162,22 @@ describe('gpt model, streaming', () => {
     expect(g.cost).toBeGreaterThan(0)
   })
 
+  test('a client that gives up on a JSON request before the upstream answers: the upstream call is aborted, and recorded as 499', async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json'), waitMs: 5000 })
+    const gone = new AbortController()
+    setTimeout(() => gone.abort(), 200)
+    const err = await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: ask }, { signal: gone.signal }).catch((e) => e)
+    expect(err).toBeInstanceOf(Error)
+    await Promise.race([rig.up.requests.at(-1)!.closed, Bun.sleep(2000).then(() => Promise.reject(new Error('upstream was not aborted')))])
+    let newest: any
+    for (let i = 0; i < 50 && newest?.http_status !== 499; i++) {
+      const r = await fetch(`${rig.gw.url}/api/v1/generations?limit=1`, { headers: { authorization: `Bearer ${rig.gw.key}` } })
+      newest = ((await r.json()) as { data: any[] }).data[0]
+      if (newest?.http_status !== 499) await Bun.sleep(20)
+    }
+    expect(newest).toMatchObject({ http_status: 499, error: 'client disconnected', stream: false })
+  })
+
   test('a mid-stream failure ends the stream without [DONE]', async () => {
     rig.up.script({ sse: fixture('openai/chat/stream-text-include-usage.sse'), dropAfterEvents: 4 })
     const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
