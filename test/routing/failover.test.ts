@@ -52,6 +52,22 @@ limits: { key_rpm: 100000, ip_rpm: 100000, key_burst_rps: 10000 }
   return { gw, client: new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 }) }
 }
 
+/** A gateway whose gpt-4o-mini tries a (with `retries` of its own) before b, within a deadline of 0.5 s. */
+async function deadlineGateway(retries: number) {
+  const yaml = `
+providers:
+  - { id: first, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: ${retries} }
+  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments: [{ provider: first, priority: 1 }, { provider: openai-b, priority: 2 }]
+routing: { deadline_s: 0.5 }
+`
+  gw = await startGateway({ yaml })
+  return new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+}
+
 async function record(gw: Gateway, id: string) {
   const res = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${gw.key}` } })
   expect(res.status).toBe(200)
@@ -190,20 +206,9 @@ models:
   })
 
   test("the request's deadline bounds reaching an upstream, failovers included, but never a reply that has begun", async () => {
-    const yaml = `
-providers:
-  - { id: slow, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 0 }
-  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
-models:
-  - id: gpt-4o-mini
-    family: openai
-    deployments: [{ provider: slow, priority: 1 }, { provider: openai-b, priority: 2 }]
-routing: { deadline_s: 0.5 }
-`
     a.script({ json: TEXT, waitMs: 3000 })
     b.script({ json: TEXT })
-    gw = await startGateway({ yaml })
-    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const client = await deadlineGateway(0)
     const t0 = performance.now()
     const err = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
     expect(err.status).toBe(504)
@@ -228,24 +233,13 @@ routing: { deadline_s: 0.5 }
   })
 
   test("a provider's own retries stop at the request's deadline, and no other deployment is tried after it", async () => {
-    const yaml = `
-providers:
-  - { id: flaky, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 10 }
-  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
-models:
-  - id: gpt-4o-mini
-    family: openai
-    deployments: [{ provider: flaky, priority: 1 }, { provider: openai-b, priority: 2 }]
-routing: { deadline_s: 0.5 }
-`
     a.script({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })
     b.script({ json: TEXT })
-    gw = await startGateway({ yaml })
-    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const client = await deadlineGateway(10)
     const t0 = performance.now()
     const err = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
     expect(err.status).toBe(504)
-    expect(err.message).toContain("deadline")
+    expect(err.message).toContain('deadline')
     expect(performance.now() - t0).toBeLessThan(2500)
     // retried with backoff until the deadline (a few times: ten would take seconds), then given up
     expect(a.requests.length).toBeGreaterThan(1)

@@ -11,8 +11,7 @@ import { join, resolve } from 'node:path'
 import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
 import { surfaceCall, type Surface } from '../paths.ts'
-import { pinSelf, ROOT, spawnGateway } from '../processes.ts'
-import { spawnUpstream } from '../processes.ts'
+import { pinSelf, ROOT, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [treesArg, which = 'chat', secs = '5', rounds = '1'] = process.argv.slice(2)
 if (!treesArg) throw new Error('usage: object-counts.ts <tree>[,<tree>...] [chat|messages|responses] [seconds] [rounds]')
