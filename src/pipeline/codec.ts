@@ -34,7 +34,7 @@ export interface EncodedReply {
 export interface SurfaceCodec {
   endpoint: Endpoint
   /** A stand-in id until the upstream names the generation. */
-  fallbackId(): string
+  fallbackId: () => string
   encodeJson(r: GenerationResponse, model: string): EncodedReply
   streamEncoder(o: { id: string; model: string; created: number; includeUsage: boolean }): StreamEncoder
   /** The surface's in-band frame for a failure after the first byte. */

@@ -89,7 +89,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   }
   watch ??= beginWatch(s, spec, plan, rc)
   const out = new GenerationOutcome(sink, {
-    apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId(),
+    apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId,
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,
   })
   // the response cache, when the request or the config asks for it: its transport may answer each call

@@ -13,8 +13,11 @@ export interface OutcomeBase {
   model: CatalogModel
   stream: boolean
   endpoint: Endpoint
-  /** Used until the upstream names the generation (failures before that keep it). */
-  fallbackId: string
+  /**
+   * The id used until the upstream names the generation (failures before that keep it): made
+   * only when read before then, since nearly every upstream names its reply.
+   */
+  fallbackId: () => string
   reservationId?: string
   batchId?: string
   /** Told the record once it is final (metrics, traces). */
@@ -24,7 +27,7 @@ export interface OutcomeBase {
 const NO_TEXT = () => ''
 
 export class GenerationOutcome {
-  id: string
+  private named?: string
   usage: Usage = emptyUsage()
   finishReason: string | null = null
   /** Responses-style status (completed, requires_action, incomplete, failed). */
@@ -56,8 +59,14 @@ export class GenerationOutcome {
   private readonly t0 = performance.now()
   private endedAt?: number
 
-  constructor(private readonly sink: GenerationSink | undefined, private readonly base: OutcomeBase) {
-    this.id = base.fallbackId
+  constructor(private readonly sink: GenerationSink | undefined, private readonly base: OutcomeBase) {}
+
+  get id(): string {
+    return (this.named ??= this.base.fallbackId())
+  }
+
+  set id(id: string) {
+    this.named = id
   }
 
   firstToken() {

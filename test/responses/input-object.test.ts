@@ -93,7 +93,7 @@ describe('a tap that throws never costs the client the reply', () => {
     promptText: () => '',
   })
   const outcome = () =>
-    new GenerationOutcome(undefined, { apiKey: { id: 'k' } as never, model: { id: 'gpt-4o-mini' } as never, stream: false, endpoint: 'openai.responses', fallbackId: 'resp_x' })
+    new GenerationOutcome(undefined, { apiKey: { id: 'k' } as never, model: { id: 'gpt-4o-mini' } as never, stream: false, endpoint: 'openai.responses', fallbackId: () => 'resp_x' })
   const ctx = { signal: new AbortController().signal } as never
 
   test('JSON: the upstream text goes to the client with its status, and the failure is reported', async () => {
