@@ -52,36 +52,55 @@ let open = 0
 export const openStreams = (): number => open
 
 
-/** The frames of `source` as bytes; `source` yields frame text ('' is skipped). */
+/**
+ * The frames of `source` as bytes; `source` yields frame text ('' is skipped). A direct stream
+ * (Bun's `type: 'direct'`): each frame is written to the response and flushed as it comes, with
+ * no queue between, where a queued stream paid a read, a promise and a copy a frame on Bun's side.
+ * Read in JavaScript (tests, `Response.text()`), it gives the same bytes.
+ */
 export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): ReadableStream<Uint8Array> {
-  const enc = new TextEncoder()
   const pingMs = opts.pingMs ?? DEFAULT_PING_MS
   // One timer a stream, not one a chunk: it pings when nothing was written for pingMs.
   let lastWrite = performance.now()
   let lastYield = lastWrite
   let seenTurn = -1
   let timer: ReturnType<typeof setInterval> | undefined
+  let begun = false
+  let cancelled = false
   // every end of the body stops here (its source done or failed, a cancel, a closed body): counted once
   let ended = false
   const stop = () => {
     clearInterval(timer)
-    if (!ended) open--
+    if (begun && !ended) open--
     ended = true
   }
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
+  /**
+   * One frame written and flushed; a promise while the socket cannot take more (a slow client
+   * then holds the source, not memory).
+   */
+  const send = (c: ReadableStreamDirectController, frame: string): Promise<number> | undefined => {
+    const written = c.write(frame)
+    if (typeof written !== 'number') return written
+    const flushed = c.flush()
+    return typeof flushed === 'number' ? undefined : flushed
+  }
+  const direct: Bun.DirectUnderlyingSource<Uint8Array> = {
+    type: 'direct',
+    async pull(controller: ReadableStreamDirectController) {
+      // called once by the server; a reader would call it again only after it settled
+      if (cancelled || begun) return
+      begun = true
       open++
+      lastWrite = lastYield = performance.now()
       timer = setInterval(() => {
-        if (performance.now() - lastWrite < pingMs) return
+        if (ended || performance.now() - lastWrite < pingMs) return
         lastWrite = performance.now()
         try {
-          controller.enqueue(enc.encode(PING_FRAME))
+          void send(controller, PING_FRAME)?.catch(stop)
         } catch {
           stop() // the body is already closed
         }
       }, Math.max(1, Math.floor(pingMs / 4)))
-    },
-    async pull(controller) {
       for (;;) {
         // A source that never waits on I/O (the mock, a translated reply already in
         // memory) is one long chain of microtasks, which starves timers (the recorder's
@@ -99,14 +118,18 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
           got = await source.next()
         } catch (e) {
           stop()
+          if (cancelled) return
           // The source failed mid-stream: say so in band, then end without the surface's
           // normal terminator. Erroring the body (the fallback with no error frame) resets
           // the socket, which can drop frames already written before they are flushed.
-          if (!opts.errorFrame) return controller.error(e)
-          controller.enqueue(enc.encode(opts.errorFrame(e)))
+          if (!opts.errorFrame) throw e
+          const frame = opts.errorFrame(e)
+          if (frame !== '') await send(controller, frame)
           controller.close()
           return
         }
+        // the client went away while the source was read: cancel() has ended everything
+        if (cancelled) return
         if (got.done) {
           stop()
           controller.close()
@@ -114,16 +137,19 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
         }
         if (got.value !== '') {
           lastWrite = performance.now()
-          controller.enqueue(enc.encode(got.value))
-          return
+          const wait = send(controller, got.value)
+          if (wait) await wait
         }
       }
     },
     async cancel() {
+      cancelled = true
       stop()
       opts.onCancel?.()
       // Let the source run its cleanup (it sees the abort the caller raised in onCancel).
       await source.return?.(undefined).catch(() => {})
     },
-  })
+  }
+  // the DOM's ReadableStream type, which this project's types resolve to, has no direct sources
+  return new ReadableStream<Uint8Array>(direct as unknown as UnderlyingDefaultSource<Uint8Array>)
 }
