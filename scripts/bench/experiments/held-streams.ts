@@ -19,6 +19,8 @@ export async function longStreamRig(n: number) {
 
 export interface Held {
   usPerChunk: number
+  /** Chunks each open stream received a second over the window (the upstream sends 20). */
+  chunksPerStreamS: number
   kibPerStream: number
   idleMiB: number
   openMiB: number
@@ -39,8 +41,9 @@ export async function heldStreams(client: LeanClient, call: Call, pid: number, n
   const c0 = cpuSeconds(pid)
   const k0 = client.chunks
   await Bun.sleep(opts.windowMs)
-  const usPerChunk = ((cpuSeconds(pid) - c0) * 1e6) / (client.chunks - k0)
+  const chunks = client.chunks - k0
+  const usPerChunk = ((cpuSeconds(pid) - c0) * 1e6) / chunks
   const openMiB = memory(pid).rssMiB
   await Promise.all(all)
-  return { usPerChunk, kibPerStream: ((openMiB - idleMiB) * 1024) / n, idleMiB, openMiB }
+  return { usPerChunk, chunksPerStreamS: chunks / n / (opts.windowMs / 1000), kibPerStream: ((openMiB - idleMiB) * 1024) / n, idleMiB, openMiB }
 }
