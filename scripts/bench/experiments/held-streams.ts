@@ -21,6 +21,9 @@ export interface Held {
   usPerChunk: number
   /** Chunks each open stream received a second over the window (the upstream sends 20). */
   chunksPerStreamS: number
+  /** Connect → first response byte of the long streams, ms (they open over a ramp of about 0.5 s). */
+  firstByteP50: number
+  firstByteP99: number
   kibPerStream: number
   idleMiB: number
   openMiB: number
@@ -44,6 +47,7 @@ export async function heldStreams(client: LeanClient, call: Call, pid: number, n
   const chunks = client.chunks - k0
   const usPerChunk = ((cpuSeconds(pid) - c0) * 1e6) / chunks
   const openMiB = memory(pid).rssMiB
-  await Promise.all(all)
-  return { usPerChunk, chunksPerStreamS: chunks / n / (opts.windowMs / 1000), kibPerStream: ((openMiB - idleMiB) * 1024) / n, idleMiB, openMiB }
+  const ttfb = (await Promise.all(all)).map((x) => x.ttfb).sort((a, b) => a - b)
+  const at = (q: number) => ttfb[Math.min(ttfb.length - 1, Math.floor(q * ttfb.length))] ?? NaN
+  return { usPerChunk, firstByteP50: at(0.5), firstByteP99: at(0.99), chunksPerStreamS: chunks / n / (opts.windowMs / 1000), kibPerStream: ((openMiB - idleMiB) * 1024) / n, idleMiB, openMiB }
 }
