@@ -75,6 +75,11 @@ export async function spawnListening(cmd: string[], opts: { env: Record<string, 
 
 const pinned = (core: number, cmd: string[]) => ['taskset', '-c', String(core), ...cmd]
 
+/** Runtime settings written as `VAR=value VAR2=value` (the experiments' command lines) as an environment. */
+export function settingsEnv(settings: string): Record<string, string> {
+  return Object.fromEntries(settings.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+}
+
 export function spawnUpstream(core: number, env: Record<string, string> = {}): Promise<Child> {
   return spawnListening(pinned(core, [process.execPath, join(import.meta.dir, 'upstream.ts')]), { env: { PATH: process.env.PATH ?? '', ...env }, cwd: ROOT })
 }

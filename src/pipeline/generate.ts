@@ -105,7 +105,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   if (abort) {
     const onClient = () => abort.abort(rc.signal.reason)
     if (rc.signal.aborted) onClient()
-    else rc.signal.addEventListener('abort', onClient, ONCE)
+    else rc.signal.addEventListener('abort', onClient, { once: true })
   }
   const signal = abort?.signal ?? rc.signal
 
@@ -194,8 +194,6 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   out.record()
   throw err
 }
-
-const ONCE = { once: true }
 
 function beginWatch(s: GenerationServices, spec: SurfaceSpec, plan: Plan, rc: RequestContext): GenerationWatch {
   const { model, stream, body } = plan

@@ -10,13 +10,13 @@ import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
 import { surfaceCall, type Surface } from '../paths.ts'
 import { threadCpuByName } from '../proc.ts'
-import { pinSelf, ROOT, spawnGateway, spawnUpstream } from '../processes.ts'
+import { pinSelf, ROOT, settingsEnv, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [treesArg, which = 'chat', secs = '8', rounds = '3'] = process.argv.slice(2)
 if (!treesArg) throw new Error('usage: cpu-ab.ts <tree>[,<tree>...] [chat|messages|responses] [seconds] [rounds]')
 const trees = treesArg.split(',').map((spec) => {
   const [t = '.', settings = ''] = spec.split('+')
-  const env = Object.fromEntries(settings.split(/\s+/).filter(Boolean).map((kv) => kv.split('=') as [string, string]))
+  const env = settingsEnv(settings)
   return { root: t === '.' ? ROOT : resolve(t), env, name: (t === '.' ? 'this tree' : t) + (settings ? ` ${settings}` : '') }
 })
 const key = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')

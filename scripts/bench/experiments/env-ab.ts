@@ -5,16 +5,15 @@
 //   bun scripts/bench/experiments/env-ab.ts <N> <rounds> <path> '' 'BUN_JSC_x=1 BUN_JSC_y=2' ...
 // ('' is the tree as it runs by default.)
 import { candidatePaths } from '../paths.ts'
-import { spawnBareProxy, spawnGateway, type Child } from '../processes.ts'
+import { settingsEnv, spawnBareProxy, spawnGateway, type Child } from '../processes.ts'
 import { heldStreams, longStreamRig } from './held-streams.ts'
 
 const [nArg = '1000', roundsArg = '2', path = 'pass-through', ...variants] = process.argv.slice(2)
 const n = Number(nArg)
 const { up, key, limit, client } = await longStreamRig(n)
-const envOf = (v: string): Record<string, string> => Object.fromEntries(v.split(/\s+/).filter(Boolean).map((kv) => kv.split('=') as [string, string]))
 const targets: [string, () => Promise<Child>][] = [
   ['bare', () => spawnBareProxy(1, up.url, limit)],
-  ...(variants.length ? variants : ['']).map((v): [string, () => Promise<Child>] => [v || 'default', () => spawnGateway({ core: 1, upstream: up.url, key, env: { ...limit, ...envOf(v) } })]),
+  ...(variants.length ? variants : ['']).map((v): [string, () => Promise<Child>] => [v || 'default', () => spawnGateway({ core: 1, upstream: up.url, key, env: { ...limit, ...settingsEnv(v) } })]),
 ]
 for (let round = 1; round <= Number(roundsArg); round++)
   for (const [name, start] of targets) {
