@@ -4,6 +4,7 @@
 import { firstEventFailure } from '../ir/errors.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
+import { wholeLfEvents } from '../routing/sse-bytes.ts'
 import type { GenerationOutcome } from './outcome.ts'
 import { failureOf, midStreamFailure, MidStreamError, type JsonReply } from './reply.ts'
 import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
@@ -14,7 +15,7 @@ import { sseBody, SSE_HEADERS, type SseOptions } from './sse.ts'
  * on as they came (the record keeps what the tap had read). A class: one object a call, its
  * methods shared.
  */
-class GuardedTap implements WireTap {
+export class GuardedTap implements WireTap {
   private failed = false
   readonly rewritesJson: boolean | undefined
 
@@ -35,6 +36,17 @@ class GuardedTap implements WireTap {
 
   producedText() {
     return this.tap.producedText()
+  }
+
+  /** A tap with no read of bytes, or a broken one, leaves every read to the text way. */
+  bytes(b: Uint8Array): Uint8Array | undefined {
+    if (this.failed || !this.tap.bytes) return undefined
+    try {
+      return this.tap.bytes(b)
+    } catch (e) {
+      this.fail(e)
+      return undefined
+    }
   }
 
   event(raw: string) {
@@ -115,12 +127,50 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
   }
 }
 
+const STREAM = { stream: true }
+const LF = 10
+
+/**
+ * One relayed stream's reads, each to the frames it sends on. A read of whole events that the tap
+ * can read where they lie (its `bytes`) goes on as it came; any other is decoded, split into
+ * events and read as text. Only a read that begins an event may go the first way, so the text way
+ * must have nothing pending: no part of an event, no part of a character.
+ */
+export class EventReads {
+  private readonly split = new EventSplitter()
+  private readonly dec = new TextDecoder()
+  private aligned = true
+  /** Whether the last read completed an event. */
+  completed = false
+
+  constructor(readonly tap: GuardedTap) {}
+
+  read(value: Uint8Array): string | Uint8Array {
+    if (this.aligned && wholeLfEvents(value)) {
+      const sent = this.tap.bytes(value)
+      if (sent !== undefined) {
+        this.completed = true
+        return sent
+      }
+    }
+    const events = this.split.push(this.dec.decode(value, STREAM))
+    const n = value.length
+    this.aligned = this.split.empty && n >= 2 && value[n - 1] === LF && value[n - 2] === LF
+    this.completed = events.length > 0
+    return pass(this.tap, events)
+  }
+
+  /** What is left when the upstream closes, read as the last event (undefined for nothing). */
+  end(): string | undefined {
+    const rest = this.split.rest() + this.dec.decode()
+    return rest.trim() === '' ? undefined : pass(this.tap, [rest])
+  }
+}
+
 interface Committed {
-  tap: GuardedTap
+  reads: EventReads
   reader: ReadableStreamDefaultReader<Uint8Array>
-  split: EventSplitter
-  dec: TextDecoder
-  firstFrames: string
+  firstFrames: string | Uint8Array
 }
 
 /** Feeds whole events through the tap; returns what to send on. */
@@ -140,28 +190,24 @@ function pass(tap: WireTap, events: string[]): string {
  */
 function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
   return async (res: Response): Promise<Committed> => {
-    const tap = new GuardedTap(pt.tap(tapOptions), onTapError)
-    const split = new EventSplitter()
-    const dec = new TextDecoder()
+    const reads = new EventReads(new GuardedTap(pt.tap(tapOptions), onTapError))
+    const tap = reads.tap
     if (!res.body) throw firstEventFailure({ done: true })!
     const reader = res.body.getReader()
     try {
-      let firstFrames = ''
-      let seen = 0
-      while (seen === 0) {
+      let firstFrames: string | Uint8Array = ''
+      while (!reads.completed) {
         const { done, value } = await reader.read()
         if (done) {
-          const rest = split.rest() + dec.decode()
-          if (rest.trim() === '') throw firstEventFailure({ done: true })!
-          firstFrames = pass(tap, [rest])
+          const last = reads.end()
+          if (last === undefined) throw firstEventFailure({ done: true })!
+          firstFrames = last
           break
         }
-        const events = split.push(dec.decode(value, { stream: true }))
-        seen = events.length
-        firstFrames = pass(tap, events)
+        firstFrames = reads.read(value)
       }
       if (tap.state.error && !tap.state.produced) throw firstEventFailure({ error: tap.state.error })!
-      return { tap, reader, split, dec, firstFrames }
+      return { reads, reader, firstFrames }
     } catch (e) {
       reader.cancel().catch(() => {})
       throw e
@@ -173,7 +219,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   const { pt, body, tapOptions, ctx, out, headers, sse } = input
   // a failure before the first event is thrown unrecorded, as in relayJson
   const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore))
-  const { tap, reader, split, dec } = c
+  const { reads, reader } = c
+  const tap = reads.tap
   out.producedText = () => tap.producedText()
   out.promptText = () => pt.promptText(body)
   if (tap.state.produced) out.firstToken()
@@ -192,9 +239,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
       for (let f = failed(); !f; f = failed()) {
         const { done, value } = await reader.read()
         if (done) {
-          const rest = split.rest() + dec.decode()
-          if (rest.trim() !== '') {
-            const last = pass(tap, [rest])
+          const last = reads.end()
+          if (last !== undefined) {
             if (tap.state.done) await durable?.()
             yield last
           }
@@ -203,7 +249,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
           if (!tap.state.done && !tap.broken) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
           return
         }
-        const text = pass(tap, split.push(dec.decode(value, { stream: true })))
+        const text = reads.read(value)
         if (tap.state.produced) out.firstToken()
         if (tap.state.done) {
           out.complete()

@@ -52,13 +52,16 @@ let open = 0
 export const openStreams = (): number => open
 
 
+/** A frame to send: SSE text, or bytes relayed as they came. */
+export type Frame = string | Uint8Array
+
 /**
- * The frames of `source` as bytes; `source` yields frame text ('' is skipped). A direct stream
+ * The frames of `source` as bytes; `source` yields frames (an empty one is skipped). A direct stream
  * (Bun's `type: 'direct'`): each frame is written to the response and flushed as it comes, with
  * no queue between, where a queued stream paid a read, a promise and a copy a frame on Bun's side.
  * Read in JavaScript (tests, `Response.text()`), it gives the same bytes.
  */
-export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): ReadableStream<Uint8Array> {
+export function sseBody(source: AsyncIterator<Frame>, opts: SseOptions = {}): ReadableStream<Uint8Array> {
   const pingMs = opts.pingMs ?? DEFAULT_PING_MS
   // One timer a stream, not one a chunk: it pings when nothing was written for pingMs.
   let lastWrite = performance.now()
@@ -78,7 +81,7 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
    * One frame written and flushed; a promise while the socket cannot take more (a slow client
    * then holds the source, not memory).
    */
-  const send = (c: ReadableStreamDirectController, frame: string): Promise<number> | undefined => {
+  const send = (c: ReadableStreamDirectController, frame: Frame): Promise<number> | undefined => {
     const written = c.write(frame)
     if (typeof written !== 'number') return written
     const flushed = c.flush()
@@ -113,7 +116,7 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
           await nextTurn()
           lastYield = performance.now()
         }
-        let got: IteratorResult<string>
+        let got: IteratorResult<Frame>
         try {
           got = await source.next()
         } catch (e) {
@@ -135,7 +138,7 @@ export function sseBody(source: AsyncIterator<string>, opts: SseOptions = {}): R
           controller.close()
           return
         }
-        if (got.value !== '') {
+        if (got.value.length !== 0) {
           lastWrite = performance.now()
           const wait = send(controller, got.value)
           if (wait) await wait

@@ -1,26 +1,45 @@
-// The text a relayed stream has produced so far, read only if the stream ends early (to bill
-// it by a count). A long stream brings hundreds of small pieces; kept as they came, each is a
-// string of its own for the stream's whole life, and one cut out of its event (a substring) keeps
-// the whole event alive with it. They are joined as they gather instead, into a string of their own.
+// The text a relayed stream has produced so far, read only if the stream ends early (to bill it by
+// a count) or for an exported trace. A long stream brings hundreds of small pieces; kept as
+// strings, each is an object of its own for the stream's whole life (and one cut out of its event,
+// a JSC substring, keeps the whole event alive with it). They are kept as UTF-8 in one buffer
+// instead, grown by doubling, and a pass-through read of plain events adds the bytes it came in
+// without ever making them a string (routing/sse-bytes.ts).
 
-const JOIN_EVERY = 8
+import { copyBytes } from '../routing/sse-bytes.ts'
+
+const enc = new TextEncoder()
+const dec = new TextDecoder()
+const FIRST = 256
 
 export class ProducedText {
-  private joined = ''
-  private pieces: string[] = []
+  private buf: Uint8Array | undefined
+  private size = 0
   /** Pieces pushed so far. */
   length = 0
 
+  private room(n: number): Uint8Array {
+    const buf = this.buf
+    if (buf && this.size + n <= buf.length) return buf
+    const grown = new Uint8Array(Math.max(FIRST, (buf?.length ?? 0) * 2, this.size + n))
+    if (buf) grown.set(buf.subarray(0, this.size))
+    return (this.buf = grown)
+  }
+
   push(piece: string): void {
-    this.pieces.push(piece)
+    // a UTF-16 unit is at most 3 bytes of UTF-8
+    const buf = this.room(piece.length * 3)
+    this.size += enc.encodeInto(piece, buf.subarray(this.size)).written
     this.length++
-    if (this.pieces.length >= JOIN_EVERY) {
-      this.joined += this.pieces.join('')
-      this.pieces.length = 0
-    }
+  }
+
+  /** A piece that is the UTF-8 of b[from, to). */
+  pushBytes(b: Uint8Array, from: number, to: number): void {
+    copyBytes(b, this.room(to - from), this.size, from, to)
+    this.size += to - from
+    this.length++
   }
 
   text(): string {
-    return this.joined + this.pieces.join('')
+    return this.buf ? dec.decode(this.buf.subarray(0, this.size)) : ''
   }
 }

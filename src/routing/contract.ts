@@ -64,6 +64,13 @@ export interface WireTap {
   readonly state: TapState
   /** One SSE event's data (and event name) → the text to send on for it, or null to swallow it. */
   event(raw: string): string | null
+  /**
+   * A read of whole events (LF endings, a blank line last, no CR), read where it lies when every
+   * event in it is in the one plain shape the tap knows (routing/sse-bytes.ts): the bytes to send
+   * on, `b` itself or less what the tap takes out; undefined, having read nothing, for any other
+   * read, which then goes to event() as text.
+   */
+  bytes?(b: Uint8Array): Uint8Array | undefined
   /** A whole non-streamed JSON reply; a string returned replaces it (the responses tap completes the object). */
   json(text: string): string | void
   /**

@@ -24,6 +24,10 @@ export class EventSplitter {
     }
     return out
   }
+  /** Whether no part of an event waits for the rest. */
+  get empty(): boolean {
+    return this.buf === ''
+  }
   /** Whatever is left when the upstream closes (a last event with no blank line). */
   rest(): string {
     const r = this.buf

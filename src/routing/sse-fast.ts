@@ -69,3 +69,22 @@ export function onlyString(data: string, key: string): string | undefined {
   if (data.charCodeAt(i) !== 34) return undefined
   return jsonStringAt(data, i + 1)?.value
 }
+
+/**
+ * How many more brackets close than open in s[from, …) outside strings: 1 when `from` sits
+ * among the top-level members of the object that `s` is; -1 when a string does not close.
+ */
+export function closesAfter(s: string, from: number): number {
+  let net = 0
+  let inString = false
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 125 || c === 93) net++
+    else if (c === 123 || c === 91) net--
+  }
+  return inString ? -1 : net
+}

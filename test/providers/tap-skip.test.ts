@@ -12,6 +12,7 @@ import { openAIChatTap, plainChatChunk } from '../../src/providers/openai/tap.ts
 import type { WireTap } from '../../src/providers/types.ts'
 import { EventSplitter } from '../../src/routing/sse-events.ts'
 import { jsonStringAt, plainEvent } from '../../src/routing/sse-fast.ts'
+import { EventReads, GuardedTap } from '../../src/pipeline/relay.ts'
 
 const DIR = join(import.meta.dir, '..', 'fixtures')
 const streams = (sub: string) => readdirSync(join(DIR, sub)).filter((f) => f.endsWith('.sse')).map((f) => [f, readFileSync(join(DIR, sub, f), 'utf8')] as const)
@@ -26,6 +27,50 @@ function relay(make: () => WireTap, sse: string, at?: number) {
   const rest = split.rest()
   if (rest) out += tap.event(rest) ?? ''
   return { out, state: { ...tap.state }, produced: tap.producedText() }
+}
+
+const enc = new TextEncoder()
+const dec = new TextDecoder()
+
+/**
+ * The same through the relay's reads, as bytes: cut at the byte `at` (none when undefined), then
+ * each read that holds several events cut at each event's end too, as an upstream's reads may
+ * come. A read of whole plain events is read where it lies and goes on as it came.
+ */
+function relayBytes(make: () => WireTap, sse: string, at?: number) {
+  const reads = new EventReads(new GuardedTap(make(), (e) => {
+    throw e
+  }))
+  const bytes = enc.encode(sse)
+  const pieces = at === undefined ? [bytes] : [bytes.subarray(0, at), bytes.subarray(at)]
+  const chunks: Uint8Array[] = []
+  let inPlace = 0
+  for (const p of pieces) {
+    const sent = reads.read(p)
+    if (typeof sent !== 'string') inPlace++
+    chunks.push(typeof sent === 'string' ? enc.encode(sent) : sent.slice())
+  }
+  const last = reads.end()
+  if (last !== undefined) chunks.push(enc.encode(last))
+  const out = dec.decode(Buffer.concat(chunks))
+  return { out, state: { ...reads.tap.state }, produced: reads.tap.producedText(), inPlace }
+}
+
+/** The events of `sse`, each read alone: most go the bytes way. */
+function relayEventReads(make: () => WireTap, sse: string) {
+  const reads = new EventReads(new GuardedTap(make(), (e) => {
+    throw e
+  }))
+  let out = ''
+  let inPlace = 0
+  for (const ev of sse.match(/[\s\S]*?\n\n|[\s\S]+$/g)!) {
+    const sent = reads.read(enc.encode(ev))
+    if (typeof sent !== 'string') inPlace++
+    out += typeof sent === 'string' ? sent : dec.decode(sent)
+  }
+  const last = reads.end()
+  if (last !== undefined) out += last
+  return { out, state: { ...reads.tap.state }, produced: reads.tap.producedText(), inPlace }
 }
 
 const TAPS: [string, string, () => WireTap][] = [
@@ -46,6 +91,18 @@ describe('pass-through taps: the fast reads of a delta agree with the full parse
         for (let at = 1; at < sse.length; at += stride) {
           const r = relay(make, sse, at)
           if (r.out !== expected.out || r.produced !== expected.produced) throw new Error(`${name} cut at ${at}: relayed or produced text differs`)
+          expect(r.state).toEqual(expected.state)
+        }
+        // the relay's reads of bytes, event by event and cut anywhere, agree with the full parse too
+        const { inPlace, ...byEvent } = relayEventReads(make, sse)
+        expect(byEvent).toEqual(expected)
+        // a stream of text deltas is read where it lies, in part at least
+        if (name.includes('text')) expect(inPlace).toBeGreaterThan(0)
+        const length = enc.encode(sse).length
+        const byteStride = length > 8000 ? Math.ceil(length / 800) : 1
+        for (let at = 1; at < length; at += byteStride) {
+          const { inPlace: _, ...r } = relayBytes(make, sse, at)
+          if (r.out !== expected.out || r.produced !== expected.produced) throw new Error(`${name} bytes cut at ${at}: relayed or produced text differs`)
           expect(r.state).toEqual(expected.state)
         }
       }, 30_000)
@@ -87,6 +144,38 @@ describe('what a fast read leaves to the full parse', () => {
     expect(jsonStringAt('"abc', 1)).toBeUndefined()
     expect(jsonStringAt('"a\\qb"', 1)).toBeUndefined()
     expect(jsonStringAt('"a\\"b" x', 1)).toEqual({ value: 'a"b', end: 6 })
+  })
+  test('read as bytes, a chunk is plain only in the shape the text way reads; what it relays and records agrees', () => {
+    const first = `data: ${chunk('{"role":"assistant","content":""}', ',"usage":null')}\n\n`
+    const tricky = [
+      chunk('{"content":"Hi"}', ',"usage":null,"obfuscation":"x"'),
+      // a null usage that is not the chunk's own member stays where it is
+      chunk('{"content":"Hi","usage":null}'),
+      `{"usage":null,"id":"c1","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
+      chunk(JSON.stringify({ content: 'say \\"usage\\":null, \u00e9 \n "quoted" ,"usage":null' }), ',"usage":null'),
+      chunk('{"content":"x","refusal":""}', ',"usage":null'),
+      chunk('{"content":"\\u00e9\\u"}', ',"usage":null'),
+      chunk('{"content":null}', ',"usage":null'),
+    ]
+    const end = `data: ${chunk('{}', ',"usage":null').replace('"finish_reason":null', '"finish_reason":"stop"')}\n\ndata: {"id":"c1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}\n\ndata: [DONE]\n\n`
+    const sse = first + tricky.map((d) => `data: ${d}\n\n`).join('') + end
+    for (const strip of [false, true]) {
+      const make = () => openAIChatTap({ stripUsage: strip })
+      const full = relay(make, sse.replaceAll('\n', '\r\n'))
+      const expected = { ...full, out: full.out.replaceAll('\r\n', '\n') }
+      const { inPlace, ...byEvent } = relayEventReads(make, sse)
+      expect(byEvent).toEqual(expected)
+      expect(inPlace).toBeGreaterThanOrEqual(4)
+      // two events in one read, each with a null usage to cut
+      const reads = new EventReads(new GuardedTap(make(), (e) => {
+        throw e
+      }))
+      reads.read(enc.encode(first))
+      const two = `data: ${tricky[0]}\n\ndata: ${tricky[0]}\n\n`
+      const sent = reads.read(enc.encode(two))
+      expect(typeof sent).not.toBe('string')
+      expect(dec.decode(sent as Uint8Array)).toBe(strip ? two.replaceAll(',"usage":null', '') : two)
+    }
   })
   test('a malformed or surprising event never breaks the relay nor loses usage', () => {
     const sse = fixture('openai/chat/stream-text-include-usage.sse')

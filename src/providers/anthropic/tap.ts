@@ -8,6 +8,8 @@ import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
 import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import { anthropicEventError } from '../errors.ts'
 import { ProducedText } from '../produced-text.ts'
+import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
+import { bytesAt, countIn, found, indexIn, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 import type { TapState, WireTap } from '../types.ts'
 import { overwriteUsage, usageFromAnthropic } from './usage.ts'
 
@@ -29,6 +31,27 @@ export function plainBlockDelta(data: string): string | undefined {
   return field ? onlyString(data, field) : undefined
 }
 
+const B = {
+  blockDelta: needle(BLOCK_DELTA),
+  type: needle('"type":'),
+  deltaType: needle(DELTA_TYPE),
+  name: needle('content_block_delta'),
+  /** each kind of delta, its closing quote, and the member that holds its text */
+  kinds: Object.entries(DELTA_TEXT).map(([kind, field]) => [needle(kind + '"'), needle(`"${field}":`)] as const),
+}
+
+/** plainBlockDelta over the bytes of the event in `found` (plain-reads.ts), its text left there. */
+export function plainBlockDeltaBytes(b: Uint8Array): number {
+  const from = found.dataFrom
+  const to = found.dataTo
+  if (found.nameFrom !== -1 && !(found.nameTo - found.nameFrom === B.name.length && bytesAt(b, B.name, found.nameFrom))) return NOT_PLAIN
+  if (!bytesAt(b, B.blockDelta, from) || countIn(b, B.type, from, to) !== 2) return NOT_PLAIN
+  const at = indexIn(b, B.deltaType, from, to)
+  if (at === -1) return NOT_PLAIN
+  for (const [kind, field] of B.kinds) if (bytesAt(b, kind, at + B.deltaType.length)) return onlyStringIn(b, field, from, to) ? AS_IS : NOT_PLAIN
+  return NOT_PLAIN
+}
+
 export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
   const produced = new ProducedText()
@@ -47,6 +70,11 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
 
   return {
     state,
+    bytes(b) {
+      const sent = readPlainEvents(b, produced, plainBlockDeltaBytes)
+      if (sent && produced.length > 0) state.produced = true
+      return sent
+    },
     event(raw) {
       const p = plainEvent(raw)
       const text = p && (p.event === null || p.event === 'content_block_delta') ? plainBlockDelta(p.data) : undefined

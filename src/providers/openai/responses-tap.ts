@@ -10,6 +10,8 @@ import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
 import { ProducedText } from '../produced-text.ts'
+import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
+import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 
 type Obj = Record<string, any>
 
@@ -45,6 +47,23 @@ export function plainResponsesDelta(data: string): string | undefined {
   return type !== undefined && DELTAS.has(type) ? onlyString(data, 'delta') : undefined
 }
 
+const B = {
+  typeFirst: needle(TYPE_FIRST),
+  type: needle('"type":'),
+  delta: needle('"delta":'),
+  /** each delta event's type with its closing quote */
+  deltas: [...DELTAS].map((t) => needle(t + '"')),
+}
+
+/** plainResponsesDelta over the bytes of the event in `found` (plain-reads.ts), its text left there. */
+export function plainResponsesDeltaBytes(b: Uint8Array): number {
+  const from = found.dataFrom
+  const to = found.dataTo
+  if (!bytesAt(b, B.typeFirst, from) || countIn(b, B.type, from, to) !== 1) return NOT_PLAIN
+  for (const t of B.deltas) if (bytesAt(b, t, from + B.typeFirst.length)) return onlyStringIn(b, B.delta, from, to) ? AS_IS : NOT_PLAIN
+  return NOT_PLAIN
+}
+
 const frame = (type: string, event: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...event })}\n\n`
 
 export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
@@ -66,6 +85,12 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
 
   return {
     state,
+    bytes(b) {
+      const sent = readPlainEvents(b, produced, plainResponsesDeltaBytes)
+      // a delta, even an empty one, is output begun
+      if (sent) state.produced = true
+      return sent
+    },
     event(raw) {
       const p = plainEvent(raw)
       const delta = p ? plainResponsesDelta(p.data) : undefined

@@ -4,7 +4,9 @@
 // first (most of a stream) has only its text read, without a parse. When the gateway
 // forced `include_usage` to bill, the usage the client did not ask for is stripped.
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
-import { occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
+import { closesAfter, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
+import { closesAfter as closesAfterBytes, countIn, found, indexIn, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
+import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import { statusRule } from '../errors.ts'
 import { ProducedText } from '../produced-text.ts'
@@ -16,7 +18,23 @@ function chunkError(e: Record<string, any>) {
   return { status: statusRule(code).status, message: typeof e.message === 'string' ? e.message : 'upstream stream failed', type: typeof e.type === 'string' ? e.type : undefined }
 }
 
-const NULL_USAGE = ',"usage":null}'
+/** The usage a chunk carries when the client asked for none: a top-level member, cut out when stripping. */
+const NULL_USAGE = ',"usage":null'
+
+/**
+ * Where a chunk's `,"usage":null` sits, when that is its one usage and a top-level member (OpenAI
+ * sends it on every chunk once usage is asked for, before an `obfuscation` member); -1 when the
+ * chunk has no usage; undefined for any other usage.
+ */
+function nullUsageAt(data: string): number | undefined {
+  const usage = occurrences(data, '"usage":')
+  if (usage === 0) return -1
+  if (usage > 1) return undefined
+  const i = data.indexOf(NULL_USAGE)
+  if (i === -1) return undefined
+  const next = data.charCodeAt(i + NULL_USAGE.length)
+  return (next === 44 || next === 125) && closesAfter(data, i + NULL_USAGE.length) === 1 ? i : undefined
+}
 
 /**
  * A chunk that carries text and nothing else the record reads — no id yet to take, usage,
@@ -26,15 +44,59 @@ const NULL_USAGE = ',"usage":null}'
  */
 export function plainChatChunk(data: string, stripUsage: boolean): { text: string; data: string } | undefined {
   if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125 || !data.includes('"choices":[{')) return undefined
-  const usage = occurrences(data, '"usage":')
-  // the only usage a plain chunk may have is a null one, as its last top-level member
-  if (usage > 1 || (usage === 1 && !data.endsWith(NULL_USAGE))) return undefined
+  const usageAt = nullUsageAt(data)
+  if (usageAt === undefined) return undefined
   if (occurrences(data, '"finish_reason":') !== occurrences(data, '"finish_reason":null')) return undefined
   if (data.includes('"error"') || data.includes('"tool_calls"') || data.includes('"function_call"')) return undefined
   if (onlyString(data, 'refusal') !== '') return undefined
   const text = onlyString(data, 'content')
   if (text === undefined) return undefined
-  return { text, data: usage === 1 && stripUsage ? data.slice(0, -NULL_USAGE.length) + '}' : data }
+  return { text, data: usageAt >= 0 && stripUsage ? data.slice(0, usageAt) + data.slice(usageAt + NULL_USAGE.length) : data }
+}
+
+const B = {
+  choices: needle('"choices":[{'),
+  usage: needle('"usage":'),
+  nullUsage: needle(NULL_USAGE),
+  finish: needle('"finish_reason":'),
+  finishNull: needle('"finish_reason":null'),
+  error: needle('"error"'),
+  toolCalls: needle('"tool_calls"'),
+  functionCall: needle('"function_call"'),
+  refusal: needle('"refusal":'),
+  content: needle('"content":'),
+}
+const OPEN = 123
+const CLOSE = 125
+const COMMA = 44
+
+/** nullUsageAt over b[from, to). */
+function nullUsageBytes(b: Uint8Array, from: number, to: number): number | undefined {
+  const usage = countIn(b, B.usage, from, to)
+  if (usage === 0) return -1
+  if (usage > 1) return undefined
+  const i = indexIn(b, B.nullUsage, from, to)
+  if (i === -1) return undefined
+  const after = i + B.nullUsage.length
+  return (b[after] === COMMA || b[after] === CLOSE) && closesAfterBytes(b, after, to) === 1 ? i : undefined
+}
+
+/**
+ * plainChatChunk over the bytes of the event in `found` (plain-reads.ts): its text left in
+ * `found`, and its null usage member to cut when stripping.
+ */
+export function plainChatBytes(b: Uint8Array, stripUsage: boolean): number {
+  const from = found.dataFrom
+  const to = found.dataTo
+  if (found.nameFrom !== -1 || b[from] !== OPEN || b[to - 1] !== CLOSE || indexIn(b, B.choices, from, to) === -1) return NOT_PLAIN
+  const usageAt = nullUsageBytes(b, from, to)
+  if (usageAt === undefined) return NOT_PLAIN
+  if (countIn(b, B.finish, from, to) !== countIn(b, B.finishNull, from, to)) return NOT_PLAIN
+  if (indexIn(b, B.error, from, to) !== -1 || indexIn(b, B.toolCalls, from, to) !== -1 || indexIn(b, B.functionCall, from, to) !== -1) return NOT_PLAIN
+  // a refusal may only be absent, null or empty; then the text is the content's
+  if (!onlyStringIn(b, B.refusal, from, to) || found.textTo !== found.textFrom) return NOT_PLAIN
+  if (!onlyStringIn(b, B.content, from, to)) return NOT_PLAIN
+  return usageAt >= 0 && stripUsage ? usageAt : AS_IS
 }
 
 export function openAIChatTap(opts: TapOptions = {}): WireTap {
@@ -58,8 +120,17 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
     if (produced.length > 0) state.produced = true
   }
 
+  const strip = opts.stripUsage === true
+  const plain = (b: Uint8Array) => plainChatBytes(b, strip)
+
   return {
     state,
+    bytes(b) {
+      if (state.id === null) return undefined
+      const sent = readPlainEvents(b, produced, plain, NULL_USAGE.length)
+      if (sent && produced.length > 0) state.produced = true
+      return sent
+    },
     event(raw) {
       if (state.id !== null) {
         const p = plainEvent(raw)
