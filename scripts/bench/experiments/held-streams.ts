@@ -2,7 +2,7 @@
 // open N long ones, and read its CPU per relayed chunk over the plateau and its RSS per open stream.
 import type { Call } from '../call.ts'
 import { LeanClient, rawRequest } from '../lean-client.ts'
-import { cpuSeconds, memory } from '../proc.ts'
+import { cpuSeconds, memory, threadCpuByName } from '../proc.ts'
 import { pinSelf, spawnUpstream } from '../processes.ts'
 
 /**
@@ -25,6 +25,8 @@ export interface Held {
   firstByteP50: number
   firstByteP99: number
   kibPerStream: number
+  /** CPU a relayed chunk by thread name, µs (the JS thread is `bun` or `bun.exe`). */
+  usPerChunkByThread: Record<string, number>
   idleMiB: number
   openMiB: number
 }
@@ -42,12 +44,18 @@ export async function heldStreams(client: LeanClient, call: Call, pid: number, n
   }
   await Bun.sleep(opts.settleMs)
   const c0 = cpuSeconds(pid)
+  const t0 = threadCpuByName(pid)
   const k0 = client.chunks
   await Bun.sleep(opts.windowMs)
   const chunks = client.chunks - k0
   const usPerChunk = ((cpuSeconds(pid) - c0) * 1e6) / chunks
+  const usPerChunkByThread: Record<string, number> = {}
+  for (const [name, v] of Object.entries(threadCpuByName(pid))) usPerChunkByThread[name] = ((v - (t0[name] ?? 0)) * 1e6) / chunks
   const openMiB = memory(pid).rssMiB
   const ttfb = (await Promise.all(all)).map((x) => x.ttfb).sort((a, b) => a - b)
   const at = (q: number) => ttfb[Math.min(ttfb.length - 1, Math.floor(q * ttfb.length))] ?? NaN
-  return { usPerChunk, firstByteP50: at(0.5), firstByteP99: at(0.99), chunksPerStreamS: chunks / n / (opts.windowMs / 1000), kibPerStream: ((openMiB - idleMiB) * 1024) / n, idleMiB, openMiB }
+  return { usPerChunk, firstByteP50: at(0.5), firstByteP99: at(0.99), chunksPerStreamS: chunks / n / (opts.windowMs / 1000), kibPerStream: ((openMiB - idleMiB) * 1024) / n, usPerChunkByThread, idleMiB, openMiB }
 }
+
+/** The CPU a chunk of the process's JS thread (named for the executable: `bun` or `bun.exe`). */
+export const jsThread = (h: Held): number => (h.usPerChunkByThread['bun'] ?? 0) + (h.usPerChunkByThread['bun.exe'] ?? 0)

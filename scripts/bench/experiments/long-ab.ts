@@ -5,7 +5,7 @@
 //   bun scripts/bench/experiments/long-ab.ts <before-tree> [N] [rounds] [paths]
 import { candidatePaths } from '../paths.ts'
 import { ROOT, spawnBareProxy, spawnGateway, type Child } from '../processes.ts'
-import { heldStreams, longStreamRig } from './held-streams.ts'
+import { heldStreams, jsThread, longStreamRig } from './held-streams.ts'
 
 const [before, nArg = '1000', roundsArg = '2', pathsArg = 'pass-through,messages pass-through,responses pass-through'] = process.argv.slice(2)
 if (!before) throw new Error('usage: long-ab.ts <before-tree> [N] [rounds] [paths]')
@@ -23,7 +23,7 @@ for (let round = 1; round <= Number(roundsArg); round++)
       const p = candidatePaths(t.url, up.url, key, t.url).find((x) => x.name === path)!
       const call = name === 'bare' ? p.reference!.stream : p.stream!.gateway
       const h = await heldStreams(client, call, t.pid, n)
-      console.log(`round ${round} ${path.padEnd(22)} ${name.padEnd(6)} ${h.usPerChunk.toFixed(1).padStart(5)} µs/chunk ${h.kibPerStream.toFixed(1).padStart(6)} KiB/stream ${h.chunksPerStreamS.toFixed(1).padStart(5)} chunks/stream/s, first byte p50 ${h.firstByteP50.toFixed(1)} p99 ${h.firstByteP99.toFixed(1)} ms`)
+      console.log(`round ${round} ${path.padEnd(22)} ${name.padEnd(6)} ${h.usPerChunk.toFixed(1).padStart(5)} µs/chunk ${h.kibPerStream.toFixed(1).padStart(6)} KiB/stream ${h.chunksPerStreamS.toFixed(1).padStart(5)} chunks/stream/s, first byte p50 ${h.firstByteP50.toFixed(1)} p99 ${h.firstByteP99.toFixed(1)} ms; JS thread ${jsThread(h).toFixed(1)} µs/chunk`)
       await t.stop()
     }
 await up.stop()

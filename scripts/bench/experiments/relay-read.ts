@@ -9,19 +9,20 @@
 // upstream's bytes sent on as they came; `decode` and `split` stop after decoding the read, and
 // after splitting it into events), `tapgen` (the same tap in the relay's shape: an async
 // generator of the events' text joined, encoded again by sseBody).
-//   bun scripts/bench/experiments/relay-read.ts [modes] [N]
+//   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
 import { LeanClient } from '../lean-client.ts'
 import { surfaceCall } from '../paths.ts'
 import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
-import { heldStreams } from './held-streams.ts'
+import { heldStreams, jsThread } from './held-streams.ts'
 import { socketFetch } from './socket-fetch.ts'
 import { sseBody } from '../../../src/pipeline/sse.ts'
 import { openAIChatTap } from '../../../src/providers/openai/tap.ts'
 import { EventSplitter } from '../../../src/routing/sse-events.ts'
+import { EventReads, GuardedTap } from '../../../src/pipeline/relay.ts'
 
 if (process.env.MODE) relay(process.env.MODE, process.env.UPSTREAM!)
-else await drive((process.argv[2] ?? 'native,reader,http').split(','), Number(process.argv[3] ?? 1000))
+else await drive((process.argv[2] ?? 'native,reader,http').split(','), Number(process.argv[3] ?? 1000), Number(process.argv[4] ?? 1))
 
 function relay(mode: string, upstream: string) {
   const target = new URL(upstream + '/v1/chat/completions')
@@ -71,6 +72,53 @@ function relay(mode: string, upstream: string) {
           for (let v = await read(); v !== undefined; v = await read()) yield v as string
         })()
         return new Response(sseBody(frames), { headers: { 'content-type': 'text/event-stream' } })
+      }
+      if (mode === 'bytestap') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        const reads = new EventReads(new GuardedTap(openAIChatTap({}), () => {}))
+        return new Response(
+          new ReadableStream({
+            type: 'direct',
+            async pull(c: any) {
+              for (;;) {
+                const r = await reader.read()
+                if (r.done) return c.close()
+                c.write(reads.read(r.value))
+                const f = c.flush()
+                if (typeof f !== 'number') await f
+              }
+            },
+          } as any),
+          { headers: { 'content-type': 'text/event-stream' } },
+        )
+      }
+      if (mode === 'directtap') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        const tap = openAIChatTap({})
+        const split = new EventSplitter()
+        const dec = new TextDecoder()
+        return new Response(
+          new ReadableStream({
+            type: 'direct',
+            async pull(c: any) {
+              for (;;) {
+                const r = await reader.read()
+                if (r.done) return c.close()
+                let text = ''
+                for (const ev of split.push(dec.decode(r.value, { stream: true }))) {
+                  const sent = tap.event(ev)
+                  if (sent !== null) text += sent
+                }
+                c.write(text)
+                const f = c.flush()
+                if (typeof f !== 'number') await f
+              }
+            },
+          } as any),
+          { headers: { 'content-type': 'text/event-stream' } },
+        )
       }
       if (mode === 'direct') {
         const res = await fetch(target, { method: 'POST', headers, body })
@@ -144,14 +192,15 @@ function relay(mode: string, upstream: string) {
   console.log(`relay listening on http://127.0.0.1:${server.port}`)
 }
 
-async function drive(modes: string[], n: number) {
+async function drive(modes: string[], n: number, rounds: number) {
   pinSelf(0)
   const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '400', UPSTREAM_STREAM_GAP_MS: '50' })
   const client = new LeanClient()
-  for (const mode of modes) {
+  for (let round = 0; round < rounds; round++) for (const mode of modes) {
     const p = await spawnListening(['taskset', '-c', '1', process.execPath, import.meta.path], { env: { PATH: process.env.PATH!, UPSTREAM: up.url, MODE: mode, BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1000) }, cwd: import.meta.dir })
     const h = await heldStreams(client, surfaceCall('chat', p.url, 'k', true), p.pid, n, { settleMs: 2000, windowMs: 8000 })
-    console.log(`${mode.padEnd(7)} ×${n}: ${h.usPerChunk.toFixed(1)} µs/chunk, ${h.kibPerStream.toFixed(1)} KiB/stream (RSS ${h.idleMiB.toFixed(0)} → ${h.openMiB.toFixed(0)} MiB)`)
+    const js = jsThread(h)
+    console.log(`${mode.padEnd(7)} ×${n}: ${h.usPerChunk.toFixed(1)} µs/chunk (JS thread ${js.toFixed(1)}, HTTP client ${(h.usPerChunkByThread['HTTP Client'] ?? 0).toFixed(1)}), ${h.kibPerStream.toFixed(1)} KiB/stream (RSS ${h.idleMiB.toFixed(0)} → ${h.openMiB.toFixed(0)} MiB)`)
     await p.stop()
   }
   await up.stop()
