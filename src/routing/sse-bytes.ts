@@ -54,7 +54,7 @@ export function bytesAt(b: Uint8Array, what: Buffer, at: number): boolean {
   return true
 }
 
-/** What the last helper found: an event's parts, a string member's text, a member to cut. */
+/** What the last helper found: an event's parts (plainEventAt), a string member's text (onlyStringIn). */
 export const found = {
   /** past the event's blank line */
   end: 0,
@@ -80,6 +80,8 @@ const DATA = needle('data: ')
 export function plainEventAt(b: Uint8Array, from: number): boolean {
   let at = from
   found.nameFrom = found.nameTo = -1
+  found.textFrom = found.textTo = 0
+  found.escaped = false
   if (bytesAt(b, EVENT, at)) {
     const nl = b.indexOf(LF, at)
     if (nl === -1) return false
