@@ -26,19 +26,26 @@ export function readPlainEvents(b: Uint8Array, produced: ProducedText, check: Pl
   events.length = 0
   decoded.length = 0
   let cuts = 0
-  for (let from = 0; from < b.length; from = found.end) {
+  for (let from = 0, end = 0; from < b.length; from = end) {
     if (!plainEventAt(b, from)) return undefined
-    const cut = check(b)
+    end = found.end
+    // An event among others is checked on a view of its own: a search that finds nothing stops
+    // at the event's end, not the read's (64 KiB of small events would cost a search of the
+    // rest of the read each, quadratic in the read).
+    const ev = from === 0 && end === b.length ? b : b.subarray(from, end)
+    if (ev !== b) plainEventAt(ev, 0)
+    const at = ev === b ? 0 : from
+    const cut = check(ev)
     if (cut === NOT_PLAIN) return undefined
     let text = -1
     if (found.escaped) {
       // a text with escapes, decoded on its own; one that does not decode is the text way's
-      const s = jsonString(utf8(b, found.textFrom - 1, found.textTo + 1))
+      const s = jsonString(utf8(ev, found.textFrom - 1, found.textTo + 1))
       if (s === undefined) return undefined
       text = decoded.push(s) - 1
     }
     if (cut >= 0) cuts++
-    events.push(from, found.end, found.textFrom, found.textTo, cut, text)
+    events.push(from, end, at + found.textFrom, at + found.textTo, cut >= 0 ? at + cut : cut, text)
   }
   for (let i = 0; i < events.length; i += FIELDS) {
     const text = events[i + 5]!

@@ -177,6 +177,19 @@ describe('what a fast read leaves to the full parse', () => {
       expect(dec.decode(sent as Uint8Array)).toBe(strip ? two.replaceAll(',"usage":null', '') : two)
     }
   })
+  test('a read of hundreds of plain events (a burst after a stall) is read in place, each event on its own', () => {
+    const first = `data: ${chunk('{"role":"assistant","content":""}')}\n\n`
+    const words = Array.from({ length: 400 }, (_, i) => ` w${i}`)
+    const burst = words.map((w) => `data: ${chunk(JSON.stringify({ content: w }))}\n\n`).join('')
+    const reads = new EventReads(new GuardedTap(openAIChatTap(), (e) => {
+      throw e
+    }))
+    reads.read(enc.encode(first))
+    const sent = reads.read(enc.encode(burst))
+    expect(typeof sent).not.toBe('string')
+    expect(dec.decode(sent as Uint8Array)).toBe(burst)
+    expect(reads.tap.producedText()).toBe(words.join(''))
+  })
   test('a malformed or surprising event never breaks the relay nor loses usage', () => {
     const sse = fixture('openai/chat/stream-text-include-usage.sse')
     const cut = 'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"unterminated\n\n'
