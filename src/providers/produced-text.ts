@@ -12,24 +12,38 @@ const dec = new TextDecoder()
 const FIRST = 256
 
 export class ProducedText {
+  /** The first piece, kept as it came: a JSON reply's text is often the only one, and needs no buffer. */
+  private first = ''
   private buf: Uint8Array | undefined
   private size = 0
   /** Pieces pushed so far. */
   length = 0
 
+  /** The buffer, with room for n more bytes (made on the second piece, the first piece in it). */
   private room(n: number): Uint8Array {
-    const buf = this.buf
+    let buf = this.buf
     if (buf && this.size + n <= buf.length) return buf
+    if (!buf && this.first !== '') {
+      const first = this.first
+      this.first = ''
+      this.encode(first)
+      buf = this.buf!
+      if (this.size + n <= buf.length) return buf
+    }
     const grown = new Uint8Array(Math.max(FIRST, (buf?.length ?? 0) * 2, this.size + n))
     if (buf) grown.set(buf.subarray(0, this.size))
     return (this.buf = grown)
   }
 
-  push(piece: string): void {
+  private encode(piece: string): void {
     // a UTF-16 unit is at most 3 bytes of UTF-8
     const buf = this.room(piece.length * 3)
     this.size += enc.encodeInto(piece, buf.subarray(this.size)).written
-    this.length++
+  }
+
+  push(piece: string): void {
+    if (this.length++ === 0) this.first = piece
+    else this.encode(piece)
   }
 
   /** A piece that is the UTF-8 of b[from, to). */
@@ -40,6 +54,6 @@ export class ProducedText {
   }
 
   text(): string {
-    return this.buf ? dec.decode(this.buf.subarray(0, this.size)) : ''
+    return this.buf ? dec.decode(this.buf.subarray(0, this.size)) : this.first
   }
 }

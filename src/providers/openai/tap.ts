@@ -99,6 +99,9 @@ export function plainChatBytes(b: Uint8Array, stripUsage: boolean): number {
   return usageAt >= 0 && stripUsage ? usageAt : AS_IS
 }
 
+const plainKept = (b: Uint8Array) => plainChatBytes(b, false)
+const plainStripped = (b: Uint8Array) => plainChatBytes(b, true)
+
 export function openAIChatTap(opts: TapOptions = {}): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
   const produced = new ProducedText()
@@ -120,8 +123,7 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
     if (produced.length > 0) state.produced = true
   }
 
-  const strip = opts.stripUsage === true
-  const plain = (b: Uint8Array) => plainChatBytes(b, strip)
+  const plain = opts.stripUsage === true ? plainStripped : plainKept
 
   return {
     state,
