@@ -8,7 +8,10 @@
 // socket, its reads enqueued), `tapped` (`reader` with the chat tap reading each event and the
 // upstream's bytes sent on as they came; `decode` and `split` stop after decoding the read, and
 // after splitting it into events), `tapgen` (the same tap in the relay's shape: an async
-// generator of the events' text joined, encoded again by sseBody).
+// generator of the events' text joined, encoded again by sseBody), `directtap` (`direct` with
+// the chat tap's text written), `bytestap` (`direct` with the relay's reads: a read of plain
+// events read in place by the tap and its bytes written). Each line splits the CPU a chunk into
+// the JS thread's and the HTTP client thread's.
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
 import { LeanClient } from '../lean-client.ts'
@@ -73,70 +76,9 @@ function relay(mode: string, upstream: string) {
         })()
         return new Response(sseBody(frames), { headers: { 'content-type': 'text/event-stream' } })
       }
-      if (mode === 'bytestap') {
+      if (mode === 'direct' || mode === 'directtap' || mode === 'bytestap') {
         const res = await fetch(target, { method: 'POST', headers, body })
-        const reader = res.body!.getReader()
-        const reads = new EventReads(new GuardedTap(openAIChatTap({}), () => {}))
-        return new Response(
-          new ReadableStream({
-            type: 'direct',
-            async pull(c: any) {
-              for (;;) {
-                const r = await reader.read()
-                if (r.done) return c.close()
-                c.write(reads.read(r.value))
-                const f = c.flush()
-                if (typeof f !== 'number') await f
-              }
-            },
-          } as any),
-          { headers: { 'content-type': 'text/event-stream' } },
-        )
-      }
-      if (mode === 'directtap') {
-        const res = await fetch(target, { method: 'POST', headers, body })
-        const reader = res.body!.getReader()
-        const tap = openAIChatTap({})
-        const split = new EventSplitter()
-        const dec = new TextDecoder()
-        return new Response(
-          new ReadableStream({
-            type: 'direct',
-            async pull(c: any) {
-              for (;;) {
-                const r = await reader.read()
-                if (r.done) return c.close()
-                let text = ''
-                for (const ev of split.push(dec.decode(r.value, { stream: true }))) {
-                  const sent = tap.event(ev)
-                  if (sent !== null) text += sent
-                }
-                c.write(text)
-                const f = c.flush()
-                if (typeof f !== 'number') await f
-              }
-            },
-          } as any),
-          { headers: { 'content-type': 'text/event-stream' } },
-        )
-      }
-      if (mode === 'direct') {
-        const res = await fetch(target, { method: 'POST', headers, body })
-        const reader = res.body!.getReader()
-        return new Response(
-          new ReadableStream({
-            type: 'direct',
-            async pull(c: any) {
-              for (;;) {
-                const r = await reader.read()
-                if (r.done) return c.close()
-                c.write(r.value)
-                await c.flush()
-              }
-            },
-          } as any),
-          { headers: { 'content-type': 'text/event-stream' } },
-        )
+        return directRelay(res.body!.getReader(), frameOf(mode))
       }
       if (mode === 'gen') {
         const res = await fetch(target, { method: 'POST', headers, body })
@@ -190,6 +132,45 @@ function relay(mode: string, upstream: string) {
     },
   })
   console.log(`relay listening on http://127.0.0.1:${server.port}`)
+}
+
+/** What each direct mode sends on for a read: its bytes, the tap's text, or the tap's read of the bytes in place. */
+function frameOf(mode: string): (value: Uint8Array) => string | Uint8Array {
+  if (mode === 'directtap') {
+    const tap = openAIChatTap({})
+    const split = new EventSplitter()
+    const dec = new TextDecoder()
+    return (value) => {
+      let text = ''
+      for (const ev of split.push(dec.decode(value, { stream: true }))) {
+        const sent = tap.event(ev)
+        if (sent !== null) text += sent
+      }
+      return text
+    }
+  }
+  if (mode === 'bytestap') {
+    const reads = new EventReads(new GuardedTap(openAIChatTap({}), () => {}))
+    return (value) => reads.read(value)
+  }
+  return (value) => value
+}
+
+/** A direct stream (Bun's `type: 'direct'`) of each read's frame, written and flushed as it comes. */
+function directRelay(reader: ReadableStreamDefaultReader<Uint8Array>, frame: (value: Uint8Array) => string | Uint8Array): Response {
+  const source = {
+    type: 'direct',
+    async pull(c: ReadableStreamDirectController) {
+      for (;;) {
+        const r = await reader.read()
+        if (r.done) return c.close()
+        c.write(frame(r.value))
+        const f = c.flush()
+        if (typeof f !== 'number') await f
+      }
+    },
+  }
+  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
 }
 
 async function drive(modes: string[], n: number, rounds: number) {
