@@ -5,9 +5,8 @@
 // instead, grown by doubling, and a pass-through read of plain events adds the bytes it came in
 // without ever making them a string (routing/sse-bytes.ts).
 
-import { copyBytes } from '../routing/sse-bytes.ts'
+import { copyBytes, writeUtf8 } from '../routing/sse-bytes.ts'
 
-const enc = new TextEncoder()
 const dec = new TextDecoder()
 const FIRST = 256
 
@@ -38,7 +37,7 @@ export class ProducedText {
   private encode(piece: string): void {
     // a UTF-16 unit is at most 3 bytes of UTF-8
     const buf = this.room(piece.length * 3)
-    this.size += enc.encodeInto(piece, buf.subarray(this.size)).written
+    this.size += writeUtf8(buf, piece, this.size)
   }
 
   push(piece: string): void {
@@ -48,8 +47,9 @@ export class ProducedText {
 
   /** A piece that is the UTF-8 of b[from, to). */
   pushBytes(b: Uint8Array, from: number, to: number): void {
-    copyBytes(b, this.room(to - from), this.size, from, to)
-    this.size += to - from
+    // room first: it may move the first piece into the buffer, and so the size
+    const buf = this.room(to - from)
+    this.size += copyBytes(b, buf, this.size, from, to)
     this.length++
   }
 
