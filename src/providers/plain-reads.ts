@@ -4,6 +4,7 @@
 // in (decoded only when it holds escapes), and the read goes on as it came, less any member a
 // tap cuts out.
 import { copyBytes, found, plainEventAt, utf8 } from '../routing/sse-bytes.ts'
+import { jsonStringAt } from '../routing/sse-fast.ts'
 import type { ProducedText } from './produced-text.ts'
 
 /** What a tap's check says of the event in `found`: not plain, plain as it is, or plain less the member at an index ≥ 0. */
@@ -40,7 +41,7 @@ export function readPlainEvents(b: Uint8Array, produced: ProducedText, check: Pl
     let text = -1
     if (found.escaped) {
       // a text with escapes, decoded on its own; one that does not decode is the text way's
-      const s = jsonString(utf8(ev, found.textFrom - 1, found.textTo + 1))
+      const s = jsonStringAt(utf8(ev, found.textFrom - 1, found.textTo + 1), 1)?.value
       if (s === undefined) return undefined
       text = decoded.push(s) - 1
     }
@@ -65,13 +66,4 @@ export function readPlainEvents(b: Uint8Array, produced: ProducedText, check: Pl
     } else w += copyBytes(b, out, w, start, end)
   }
   return out
-}
-
-function jsonString(text: string): string | undefined {
-  try {
-    const v = JSON.parse(text)
-    return typeof v === 'string' ? v : undefined
-  } catch {
-    return undefined
-  }
 }

@@ -32,46 +32,38 @@ function relay(make: () => WireTap, sse: string, at?: number) {
 const enc = new TextEncoder()
 const dec = new TextDecoder()
 
-/**
- * The same through the relay's reads, as bytes: cut at the byte `at` (none when undefined), then
- * each read that holds several events cut at each event's end too, as an upstream's reads may
- * come. A read of whole plain events is read where it lies and goes on as it came.
- */
-function relayBytes(make: () => WireTap, sse: string, at?: number) {
-  const reads = new EventReads(new GuardedTap(make(), (e) => {
+/** The relay's own reads of a fresh tap (a tap that throws fails the test). */
+const readsOf = (make: () => WireTap) =>
+  new EventReads(new GuardedTap(make(), (e) => {
     throw e
   }))
-  const bytes = enc.encode(sse)
-  const pieces = at === undefined ? [bytes] : [bytes.subarray(0, at), bytes.subarray(at)]
-  const chunks: Uint8Array[] = []
+
+/**
+ * Upstream reads through the relay's own reads, as bytes: a read of whole plain events is read
+ * where it lies and goes on as it came (`inPlace` counts those), any other goes the text way.
+ */
+function relayReads(make: () => WireTap, upstream: Uint8Array[]) {
+  const reads = readsOf(make)
+  const sent: Uint8Array[] = []
   let inPlace = 0
-  for (const p of pieces) {
-    const sent = reads.read(p)
-    if (typeof sent !== 'string') inPlace++
-    chunks.push(typeof sent === 'string' ? enc.encode(sent) : sent.slice())
+  for (const r of upstream) {
+    const frame = reads.read(r)
+    if (typeof frame !== 'string') inPlace++
+    sent.push(typeof frame === 'string' ? enc.encode(frame) : frame.slice())
   }
   const last = reads.end()
-  if (last !== undefined) chunks.push(enc.encode(last))
-  const out = dec.decode(Buffer.concat(chunks))
-  return { out, state: { ...reads.tap.state }, produced: reads.tap.producedText(), inPlace }
+  if (last !== undefined) sent.push(enc.encode(last))
+  return { out: dec.decode(Buffer.concat(sent)), state: { ...reads.tap.state }, produced: reads.tap.producedText(), inPlace }
 }
 
-/** The events of `sse`, each read alone: most go the bytes way. */
-function relayEventReads(make: () => WireTap, sse: string) {
-  const reads = new EventReads(new GuardedTap(make(), (e) => {
-    throw e
-  }))
-  let out = ''
-  let inPlace = 0
-  for (const ev of sse.match(/[\s\S]*?\n\n|[\s\S]+$/g)!) {
-    const sent = reads.read(enc.encode(ev))
-    if (typeof sent !== 'string') inPlace++
-    out += typeof sent === 'string' ? sent : dec.decode(sent)
-  }
-  const last = reads.end()
-  if (last !== undefined) out += last
-  return { out, state: { ...reads.tap.state }, produced: reads.tap.producedText(), inPlace }
+/** `sse` as two reads cut at the byte `at`. */
+function cutAt(sse: string, at: number): Uint8Array[] {
+  const bytes = enc.encode(sse)
+  return [bytes.subarray(0, at), bytes.subarray(at)]
 }
+
+/** `sse` as one read an event (the last without its blank line, if it has none). */
+const eventByEvent = (sse: string): Uint8Array[] => sse.match(/[\s\S]*?\n\n|[\s\S]+$/g)!.map((ev) => enc.encode(ev))
 
 const TAPS: [string, string, () => WireTap][] = [
   ['openai/chat', 'chat, usage kept', () => openAIChatTap()],
@@ -94,14 +86,14 @@ describe('pass-through taps: the fast reads of a delta agree with the full parse
           expect(r.state).toEqual(expected.state)
         }
         // the relay's reads of bytes, event by event and cut anywhere, agree with the full parse too
-        const { inPlace, ...byEvent } = relayEventReads(make, sse)
+        const { inPlace, ...byEvent } = relayReads(make, eventByEvent(sse))
         expect(byEvent).toEqual(expected)
         // a stream of text deltas is read where it lies, in part at least
         if (name.includes('text')) expect(inPlace).toBeGreaterThan(0)
         const length = enc.encode(sse).length
         const byteStride = length > 8000 ? Math.ceil(length / 800) : 1
         for (let at = 1; at < length; at += byteStride) {
-          const { inPlace: _, ...r } = relayBytes(make, sse, at)
+          const { inPlace: _, ...r } = relayReads(make, cutAt(sse, at))
           if (r.out !== expected.out || r.produced !== expected.produced) throw new Error(`${name} bytes cut at ${at}: relayed or produced text differs`)
           expect(r.state).toEqual(expected.state)
         }
@@ -163,13 +155,11 @@ describe('what a fast read leaves to the full parse', () => {
       const make = () => openAIChatTap({ stripUsage: strip })
       const full = relay(make, sse.replaceAll('\n', '\r\n'))
       const expected = { ...full, out: full.out.replaceAll('\r\n', '\n') }
-      const { inPlace, ...byEvent } = relayEventReads(make, sse)
+      const { inPlace, ...byEvent } = relayReads(make, eventByEvent(sse))
       expect(byEvent).toEqual(expected)
       expect(inPlace).toBeGreaterThanOrEqual(4)
       // two events in one read, each with a null usage to cut
-      const reads = new EventReads(new GuardedTap(make(), (e) => {
-        throw e
-      }))
+      const reads = readsOf(make)
       reads.read(enc.encode(first))
       const two = `data: ${tricky[0]}\n\ndata: ${tricky[0]}\n\n`
       const sent = reads.read(enc.encode(two))
@@ -181,9 +171,7 @@ describe('what a fast read leaves to the full parse', () => {
     const first = `data: ${chunk('{"role":"assistant","content":""}')}\n\n`
     const words = Array.from({ length: 400 }, (_, i) => ` w${i}`)
     const burst = words.map((w) => `data: ${chunk(JSON.stringify({ content: w }))}\n\n`).join('')
-    const reads = new EventReads(new GuardedTap(openAIChatTap(), (e) => {
-      throw e
-    }))
+    const reads = readsOf(() => openAIChatTap())
     reads.read(enc.encode(first))
     const sent = reads.read(enc.encode(burst))
     expect(typeof sent).not.toBe('string')
