@@ -6,57 +6,77 @@ import type { StreamEvent } from './types.ts'
 
 type Open = 'text' | 'reasoning' | null
 
-export function createBlockNormalizer(): (ev: StreamEvent) => StreamEvent[] {
+/**
+ * One stream's normalizer: each event goes to `emit` with the boundaries it implies, in order.
+ * A delta inside the run already open (most of a stream) is handed on as it is, nothing made.
+ */
+export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEvent) => void {
   let open: Open = null
   const tools = new Set<number>()
-  const close = (): StreamEvent[] => {
+  const close = () => {
     const was = open
     open = null
-    return was === 'text' ? [{ type: 'text-end' }] : was === 'reasoning' ? [{ type: 'reasoning-end' }] : []
+    if (was === 'text') emit({ type: 'text-end' })
+    else if (was === 'reasoning') emit({ type: 'reasoning-end' })
   }
-  const enter = (kind: 'text' | 'reasoning'): StreamEvent[] => {
-    if (open === kind) return []
-    const out = close()
+  const enter = (kind: 'text' | 'reasoning') => {
+    if (open === kind) return
+    close()
     open = kind
-    out.push(kind === 'text' ? { type: 'text-start' } : { type: 'reasoning-start' })
-    return out
+    emit(kind === 'text' ? { type: 'text-start' } : { type: 'reasoning-start' })
   }
   return (ev) => {
     switch (ev.type) {
-      case 'text-start':
-        return [...close(), ((open = 'text'), ev)]
-      case 'reasoning-start':
-        return [...close(), ((open = 'reasoning'), ev)]
       case 'text-delta':
-        return [...enter('text'), ev]
+        enter('text')
+        return emit(ev)
       case 'reasoning-delta':
-        return [...enter('reasoning'), ev]
+        enter('reasoning')
+        return emit(ev)
+      case 'text-start':
+      case 'reasoning-start':
+        close()
+        open = ev.type === 'text-start' ? 'text' : 'reasoning'
+        return emit(ev)
       case 'reasoning-signature':
         // A signature is the last thing of its thinking block.
-        return [...enter('reasoning'), ev, ...close()]
+        enter('reasoning')
+        emit(ev)
+        return close()
       case 'text-end':
-        return open === 'text' ? close() : []
       case 'reasoning-end':
-        return open === 'reasoning' ? close() : []
+        if (open === (ev.type === 'text-end' ? 'text' : 'reasoning')) close()
+        return
       case 'reasoning-redacted':
-        return [...close(), ev]
+        close()
+        return emit(ev)
       case 'tool-input-start':
         tools.add(ev.index)
-        return [...close(), ev]
+        close()
+        return emit(ev)
       case 'tool-input-end':
-        if (!tools.delete(ev.index)) return []
-        return [ev]
+        if (tools.delete(ev.index)) emit(ev)
+        return
       case 'finish':
-      case 'error': {
-        const out = close()
-        for (const index of tools) out.push({ type: 'tool-input-end', index })
+      case 'error':
+        close()
+        for (const index of tools) emit({ type: 'tool-input-end', index })
         tools.clear()
-        out.push(ev)
-        return out
-      }
+        return emit(ev)
       default:
-        return [ev]
+        return emit(ev)
     }
+  }
+}
+
+/** The same normalizer, each event's output as an array (tests, `withBlocks`). */
+export function createBlockNormalizer(): (ev: StreamEvent) => StreamEvent[] {
+  let out: StreamEvent[] = []
+  const normalize = blockBoundaries((ev) => out.push(ev))
+  return (ev) => {
+    out = []
+    normalize(ev)
+    return out
   }
 }
 

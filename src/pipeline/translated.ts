@@ -1,9 +1,9 @@
 // The IR path: any adapter answers, and the surface's codec writes its response or its
-// events in the surface's wire. Streams get their block boundaries once (withBlocks).
+// events in the surface's wire. Streams get their block boundaries once (blockBoundaries).
 import { ProducedText } from '../providers/produced-text.ts'
 import { requestText } from '../ir/tokens.ts'
 import { firstEventFailure } from '../ir/errors.ts'
-import { createBlockNormalizer } from '../ir/blocks.ts'
+import { blockBoundaries } from '../ir/blocks.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
 import type { GenerationRequest, StreamEvent } from '../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
@@ -65,20 +65,26 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   out.producedText = () => produced.text()
   out.promptText = () => requestText(ir)
   const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true })
-  const blocks = createBlockNormalizer()
+  // One event's frames, block boundaries included; an error event is the last of its frames.
+  let text = ''
+  let failed: MidStreamError | undefined
+  const blocks = blockBoundaries((ev) => {
+    if (ev.type === 'text-delta' || ev.type === 'reasoning-delta') produced.push(ev.text)
+    else if (ev.type === 'tool-input-delta') produced.push(ev.delta)
+    else if (ev.type === 'tool-input-start') produced.push(ev.name)
+    // (an event's one frame is taken as it is: `'' + frame` would make a rope of it here)
+    const frame = enc.push(ev)
+    if (frame !== '') text = text === '' ? frame : text + frame
+    if (ev.type === 'error') failed = new MidStreamError(ev.error.message, ev.error.status, ev.error.type)
+  })
   const frames = (async function* () {
     try {
       for (let r = first; !r.done; r = await events.next()) {
-        let text = ''
-        for (const ev of blocks(r.value)) {
-          if (ev.type === 'text-delta' || ev.type === 'reasoning-delta') produced.push(ev.text)
-          else if (ev.type === 'tool-input-delta') produced.push(ev.delta)
-          else if (ev.type === 'tool-input-start') produced.push(ev.name)
-          text += enc.push(ev)
-          if (ev.type === 'error') {
-            if (text) yield text
-            throw new MidStreamError(ev.error.message, ev.error.status, ev.error.type)
-          }
+        text = ''
+        blocks(r.value)
+        if (failed) {
+          if (text) yield text
+          throw failed
         }
         if (enc.state.produced) out.firstToken()
         if (enc.state.done) {

@@ -16,7 +16,8 @@ export interface SseMessage {
 export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const pending: SseMessage[] = []
   const parser = createParser({
-    onEvent: (m: EventSourceMessage) => pending.push(m.event ? { event: m.event, data: m.data } : { data: m.data }),
+    // the parser's own message (its id too, which no reader uses): no second object an event
+    onEvent: (m: EventSourceMessage) => pending.push(m),
   })
   const reader = body.getReader()
   const decoder = new TextDecoder()

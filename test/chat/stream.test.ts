@@ -95,6 +95,22 @@ describe('stream encoder bytes, as OpenAI writes them', () => {
     expect(f[0].id).toBe('fallback')
     expect(f[2].choices[0].delta.tool_calls[0].function.arguments).toBe('{"x":1}')
   })
+  test('a chunk written before `start` keeps the fallback id; every chunk after it carries the new one; text is escaped as JSON', () => {
+    const text = 'say "hi"\n\u2028 \\ é 🙂'
+    const out = run([
+      { type: 'text-delta', text: 'a' },
+      { type: 'start', id: 'msg_2', model: 'claude-y', created: 1700000001 },
+      { type: 'text-delta', text },
+      { type: 'finish', finish: { reason: 'stop' }, usage },
+    ], true)
+    const f = frames(out).slice(0, -1).map((x) => JSON.parse(x))
+    expect(f.map((c) => [c.id, c.model, c.created])).toEqual([
+      ['fallback', 'm', 1], ['fallback', 'm', 1], ['msg_2', 'claude-y', 1700000001], ['msg_2', 'claude-y', 1700000001], ['msg_2', 'claude-y', 1700000001],
+    ])
+    expect(f[2].choices[0].delta).toEqual({ content: text })
+    // the same bytes as the chunk object written whole
+    expect(frames(out)[2]).toBe(JSON.stringify({ id: 'msg_2', object: 'chat.completion.chunk', created: 1700000001, model: 'claude-y', choices: [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }], usage: null }))
+  })
   test('a delta for a tool that never started is dropped, not sent', () => {
     const out = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'tool-input-delta', index: 5, delta: '{}' }], false)
     expect(out).not.toContain('tool_calls')

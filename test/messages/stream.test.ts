@@ -203,6 +203,20 @@ describe('stream exactness', () => {
     expect(JSON.parse(JSON.stringify(m))).toEqual(encodeMessagesResponse(await collect(replay(evs)), 'm') as any)
   })
 
+  test('text and thinking deltas are the JSON of their events whole, escapes included', () => {
+    const text = 'say "hi"\n\u2028 \\ é 🙂'
+    const { sse } = encode([
+      { type: 'start', id: 'msg_1', model: 'm', created: 1 },
+      { type: 'reasoning-delta', text },
+      { type: 'text-delta', text },
+      { type: 'finish', finish: { reason: 'stop' }, usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+    ])
+    const deltas = sse.split('\n\n').filter((f) => f.startsWith('event: content_block_delta\n'))
+    expect(deltas).toEqual([
+      `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: text } })}`,
+      `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text } })}`,
+    ])
+  })
   test('an empty text block is never sent; produced stays false without content', () => {
     const enc = createMessagesStreamEncoder({ id: 'x', model: 'm' })
     let sse = enc.push({ type: 'start', id: 'msg_1', model: 'm', created: 0 })

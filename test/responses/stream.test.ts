@@ -87,6 +87,19 @@ describe('responses stream encoder', () => {
   })
 })
 
+describe('responses stream bytes', () => {
+  test('a text delta is the JSON of its event whole, escapes included; sequence numbers run on without a gap', () => {
+    const text = 'say "hi"\n\u2028 \\ é 🙂'
+    const { text: sse } = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'text-delta', text }, { type: 'text-delta', text: 'b' }, { type: 'finish', finish: { reason: 'stop' }, usage }])
+    const fs = frames(sse)
+    expect(fs.map((f) => f.data.sequence_number)).toEqual(fs.map((_, i) => i))
+    const raw = sse.split('\n\n').filter((f) => f.startsWith('event: response.output_text.delta\n'))
+    const first = fs.find((f) => f.data.type === 'response.output_text.delta')!.data
+    expect(raw[0]).toBe(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', sequence_number: first.sequence_number, item_id: first.item_id, output_index: 0, content_index: 0, delta: text, logprobs: [] })}`)
+    expect(fs.at(-1)!.data.response.output[0].content[0].text).toBe(text + 'b')
+  })
+})
+
 describe('finish → status', () => {
   test('every IR finish reason has an explicit status', async () => {
     const { statusOf } = await import('../../src/surfaces/responses/encode.ts')

@@ -93,7 +93,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
       if (d?.reasoning_content) yield { type: 'reasoning-delta', text: d.reasoning_content }
       if (d?.content) yield { type: 'text-delta', text: d.content }
       if (d?.refusal) yield { type: 'text-delta', text: d.refusal }
-      for (const call of d?.tool_calls ?? []) yield* toolDelta(call.index ?? 0, call, `call_${chunk.id ?? ''}_${call.index ?? 0}`)
+      if (d?.tool_calls) for (const call of d.tool_calls) yield* toolDelta(call.index ?? 0, call, `call_${chunk.id ?? ''}_${call.index ?? 0}`)
       if (d?.function_call) yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call }, `call_${chunk.id ?? 'legacy'}`)
       if (choice?.finish_reason) {
         finish = finishFromOpenAI(choice.finish_reason)

@@ -49,16 +49,25 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
   // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
   const toolIndex = new Map<number, number>()
 
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => {
-    const c: Record<string, unknown> = {
-      id: state.id,
-      object: 'chat.completion.chunk',
-      created: state.created,
-      model: state.model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    }
-    if (o.includeUsage) c.usage = null
-    return frame(c)
+  // Every chunk is the same JSON but for its delta and finish reason: the rest is written once
+  // (again when `start` changes the id or model), and each chunk puts its delta's JSON between.
+  // A text chunk, most of a stream, is three pieces in one template: one rope made for it (a
+  // chain of `+` would make two).
+  const end = o.includeUsage ? '}],"usage":null}\n\n' : '}]}\n\n'
+  const plainTail = `,"logprobs":null,"finish_reason":null${end}`
+  const textTail = '}' + plainTail
+  let head: string | undefined
+  let textHead = ''
+  const heads = (): string => {
+    head = `data: {"id":${JSON.stringify(state.id)},"object":"chat.completion.chunk","created":${JSON.stringify(state.created)},"model":${JSON.stringify(state.model)},"choices":[{"index":0,"delta":`
+    textHead = head + '{"content":'
+    return head
+  }
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    `${head ?? heads()}${JSON.stringify(delta)}${finish === null ? plainTail : `,"logprobs":null,"finish_reason":${JSON.stringify(finish)}${end}`}`
+  const textChunk = (text: string) => {
+    if (head === undefined) heads()
+    return `${textHead}${JSON.stringify(text)}${textTail}`
   }
   // The openai SDK's stream helper needs `role` on the first delta ("missing role for choice 0").
   const open = () => {
@@ -74,11 +83,12 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         state.id = ev.id || state.id
         state.model = ev.model || state.model
         state.created = ev.created || state.created
+        head = undefined
         return open()
       case 'text-delta':
         if (ev.text === '') return open()
         state.produced = true
-        return open() + chunk({ content: ev.text })
+        return open() + textChunk(ev.text)
       case 'tool-input-start': {
         const idx = toolIndex.size
         toolIndex.set(ev.index, idx)

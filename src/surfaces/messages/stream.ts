@@ -46,7 +46,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
   let started = false
   let next = 0
   /** The open text or thinking block (at most one: a new block of any kind closes it). */
-  let flow: { kind: Flow; index: number } | null = null
+  let flow: { kind: Flow; index: number; head?: string } | null = null
   /** Tool ordinal → content block index; a tool stays open until its end or finish. */
   const tools = new Map<number, { index: number; open: boolean }>()
 
@@ -64,6 +64,11 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     return sseFrame('content_block_start', { index: next++, content_block: block })
   }
   const delta = (index: number, d: Record<string, unknown>) => sseFrame('content_block_delta', { index, delta: d })
+  // Most of a stream: the bytes `delta` would write, the part before the text made once a block.
+  const textDelta = (f: { kind: Flow; index: number; head?: string }, text: string) => {
+    f.head ??= `event: content_block_delta\ndata: {"type":"content_block_delta","index":${f.index},"delta":{"type":"${f.kind}_delta","${f.kind}":`
+    return `${f.head}${JSON.stringify(text)}}}\n\n`
+  }
   const stop = (index: number) => sseFrame('content_block_stop', { index })
   const closeFlow = () => {
     if (!flow) return ''
@@ -95,10 +100,10 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       return messageStart()
     },
     'text-start': () => messageStart() + closeFlow(),
-    'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + delta(flow!.index, { type: 'text_delta', text: ev.text })),
+    'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + textDelta(flow!, ev.text)),
     'text-end': () => (flow?.kind === 'text' ? closeFlow() : ''),
     'reasoning-start': () => messageStart() + closeFlow(),
-    'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + delta(flow!.index, { type: 'thinking_delta', thinking: ev.text })),
+    'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + textDelta(flow!, ev.text)),
     // A signature is the last thing of its thinking block (as the fold in collect.ts reads it).
     'reasoning-signature': (ev) => enter('thinking') + delta(flow!.index, { type: 'signature_delta', signature: ev.signature }) + closeFlow(),
     'reasoning-end': () => (flow?.kind === 'thinking' ? closeFlow() : ''),

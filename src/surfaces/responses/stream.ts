@@ -34,6 +34,8 @@ interface Open {
   signature?: string
   redacted?: string
   custom?: boolean
+  /** A text delta's JSON from its item id to its text, made at the item's first delta. */
+  deltaHead?: string
 }
 
 export interface ResponsesStreamState {
@@ -127,7 +129,9 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           if (!open || open.kind !== 'text' || e.text === '') return ''
           open.text += e.text
           state.produced = true
-          return ev('response.output_text.delta', { ...at(open), content_index: 0, delta: e.text, logprobs: [] })
+          // most of a stream: the bytes `ev` would write, without the objects
+          open.deltaHead ??= `,"item_id":${JSON.stringify(open.item.id)},"output_index":${open.index},"content_index":0,"delta":`
+          return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++}${open.deltaHead}${JSON.stringify(e.text)},"logprobs":[]}\n\n`
         case 'text-end': {
           const o = open
           open = undefined
