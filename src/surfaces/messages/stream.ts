@@ -38,6 +38,12 @@ export function sseFrame(type: string, data: Record<string, unknown>): string {
 }
 
 type Flow = 'text' | 'thinking'
+/** The open text or thinking block; `head` is its delta frames' first part, made at its first delta. */
+interface OpenFlow {
+  kind: Flow
+  index: number
+  head?: string
+}
 
 export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesStreamEncoder {
   const state: MessagesStreamState = {
@@ -46,7 +52,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
   let started = false
   let next = 0
   /** The open text or thinking block (at most one: a new block of any kind closes it). */
-  let flow: { kind: Flow; index: number; head?: string } | null = null
+  let flow: OpenFlow | null = null
   /** Tool ordinal → content block index; a tool stays open until its end or finish. */
   const tools = new Map<number, { index: number; open: boolean }>()
 
@@ -65,7 +71,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
   }
   const delta = (index: number, d: Record<string, unknown>) => sseFrame('content_block_delta', { index, delta: d })
   // Most of a stream: the bytes `delta` would write, the part before the text made once a block.
-  const textDelta = (f: { kind: Flow; index: number; head?: string }, text: string) => {
+  const textDelta = (f: OpenFlow, text: string) => {
     f.head ??= `event: content_block_delta\ndata: {"type":"content_block_delta","index":${f.index},"delta":{"type":"${f.kind}_delta","${f.kind}":`
     return `${f.head}${JSON.stringify(text)}}}\n\n`
   }
