@@ -52,7 +52,13 @@ const MAX_ATTEMPTS = 3
 export class Recorder implements GenerationSink {
   readonly store: GenerationStore
   private queue: GenerationRow[] = []
-  private attempts = 0
+  /** Writes failed in a row: paces the retries. */
+  private failures = 0
+  /**
+   * Of those, ordinary errors (not a database that is full or away): past MAX_ATTEMPTS the batch
+   * is given up. Counted apart, so a long wait for room never spends a batch's tries for it.
+   */
+  private errors = 0
   private flushTimer?: ReturnType<typeof setTimeout>
   private pruneTimer?: ReturnType<typeof setInterval>
   private firstPrune?: ReturnType<typeof setTimeout>
@@ -80,7 +86,7 @@ export class Recorder implements GenerationSink {
    * be served unrecorded, so new ones are refused (507) until the backlog is written.
    */
   get backlogged(): boolean {
-    return this.attempts > 0 && this.queue.length + this.writingRows >= this.maxBacklog
+    return this.failures > 0 && this.queue.length + this.writingRows >= this.maxBacklog
   }
 
   get retentionDays(): number {
@@ -155,7 +161,7 @@ export class Recorder implements GenerationSink {
     this.queue.push(row)
     // after shutdown began, nothing will flush later: write now
     // while writes fail, the retry timer paces them: not one attempt per new record
-    if (this.stopped || (this.queue.length >= this.maxQueue && this.attempts === 0)) void this.flush()
+    if (this.stopped || (this.queue.length >= this.maxQueue && this.failures === 0)) void this.flush()
     else this.flushTimer ??= setTimeout(() => this.flush(), this.flushDelayMs)
     return row.id
   }
@@ -179,29 +185,70 @@ export class Recorder implements GenerationSink {
     this.writingRows = batch.length
     try {
       await this.write(batch)
-      this.attempts = 0
+      this.failures = 0
+      this.errors = 0
     } catch (e) {
-      this.attempts++
+      this.failures++
       // a database that is away (PostgreSQL restarting) or full is waited for, not given up on:
       // the records stay queued with their spend settled (held against their keys), and new
       // generations are refused with 507 while the backlog is past its bound (`backlogged`)
-      const retry = (this.attempts < MAX_ATTEMPTS || isStoreDown(e) || isStoreFull(e)) && !this.stopped
+      const waited = isStoreDown(e) || isStoreFull(e)
+      if (!waited) this.errors++
+      const retry = (waited || this.errors < MAX_ATTEMPTS) && !this.stopped
       this.deps.log.error('recorder: writing generation records failed', {
         error: (e as Error).message,
         records: batch.length,
         retry,
       })
-      if (retry) {
-        this.queue = batch.concat(this.queue)
-        this.flushTimer = setTimeout(() => void this.flush(), Math.min(100 * this.attempts, 2_000))
-      } else {
-        this.attempts = 0
-        // given up: their charged costs will never be stored
-        this.abandon(batch)
+      if (retry) this.retryLater(batch)
+      else {
+        this.failures = 0
+        this.errors = 0
+        // one record the database refuses must not take the rest of its batch with it
+        const refused = batch.length > 1 && !waited ? await this.writeEach(batch) : batch
+        if (refused.length > 0) {
+          this.deps.log.error('recorder: generation records given up', { records: refused.length, ids: refused.map((r) => r.id).slice(0, 10) })
+          // given up: their charged costs will never be stored
+          this.abandon(refused)
+        }
       }
     } finally {
       this.writingRows = 0
     }
+  }
+
+  /** The rows go back to the head of the queue, written again after a pause that grows with the failures. */
+  private retryLater(rows: GenerationRow[]) {
+    // a record queued meanwhile set a timer of its own: the pause sets the pace, not it
+    if (this.flushTimer) clearTimeout(this.flushTimer)
+    this.queue = rows.concat(this.queue)
+    this.flushTimer = setTimeout(() => void this.flush(), Math.min(100 * this.failures, 2_000))
+  }
+
+  /**
+   * A batch that kept failing, written a record at a time; returns the records the database
+   * still refuses. A database that goes away or fills up meanwhile: the records not yet written
+   * go back to the queue.
+   */
+  private async writeEach(batch: GenerationRow[]): Promise<GenerationRow[]> {
+    const refused: GenerationRow[] = []
+    for (let i = 0; i < batch.length; i++) {
+      try {
+        await this.write([batch[i]!])
+      } catch (e) {
+        if (isStoreDown(e) || isStoreFull(e)) {
+          // waited for, as ever; at shutdown nothing waits, and the rest are given up with it
+          if (this.stopped) refused.push(...batch.slice(i))
+          else {
+            this.failures = 1
+            this.retryLater(batch.slice(i))
+          }
+          break
+        }
+        refused.push(batch[i]!)
+      }
+    }
+    return refused
   }
 
   private async write(rows: GenerationRow[]) {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { Recorder } from '../../src/generations/recorder.ts'
 import { toRow } from '../../src/generations/row.ts'
 import { GenerationStore } from '../../src/generations/store.ts'
-import { fillSqlite, onPostgres } from '../helpers/database.ts'
+import { failGenerationWrites, fillSqlite, onPostgres } from '../helpers/database.ts'
 import { genInput } from './input.ts'
 import { rollup, testServices, type TestServices } from './services.ts'
 
@@ -244,6 +244,46 @@ describe('recorder: never delays, never throws', () => {
     await until(() => t.logs.some((l) => l.includes('writing generation records failed')))
     // the transaction rolled back: no record without its rollup
     expect(await count(t)).toBe(0)
+  })
+
+  test('a long wait for room does not spend a batch\'s tries: an ordinary error after it is tried again, and nothing is lost', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    const g = genInput(t.s.catalog, key, { usage: USAGE })
+    t.s.recorder.record(g)
+    const full = await failGenerationWrites(t.s.storage.sql, 'full')
+    // five failures for want of room, each tried again (the retry's pause is 100 ms a failure)
+    for (let i = 0; i < 5; i++) await t.s.recorder.flush()
+    await full()
+    // then one ordinary error: the first of the batch's three tries, not a fourth
+    const once = await failGenerationWrites(t.s.storage.sql, 'error')
+    await t.s.recorder.flush()
+    await once()
+    expect(t.logs.filter((l) => l.includes('writing generation records failed')).length).toBe(6)
+    await t.s.recorder.flush()
+    expect(await count(t)).toBe(1)
+    expect(t.logs.some((l) => l.includes('given up'))).toBe(false)
+    expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(GPT4O_LIST, 12)
+  })
+
+  test('a record the database keeps refusing loses only itself: the rest of its write is stored, and only its cost is taken back', async () => {
+    t = await testServices()
+    const key = await keyOf(t)
+    const refuse = await failGenerationWrites(t.s.storage.sql, 'error', 'chatcmpl-refused')
+    try {
+      const g = genInput(t.s.catalog, key, { usage: USAGE })
+      for (let i = 0; i < 5; i++) t.s.recorder.record({ ...g, id: i === 2 ? 'chatcmpl-refused' : `chatcmpl-kept-${i}` })
+      // three tries of the whole write, then each record alone
+      for (let i = 0; i < 3; i++) await t.s.recorder.flush()
+      expect(await count(t)).toBe(4)
+      expect((await t.s.storage.sql.get<{ n: number }>("SELECT count(*) AS n FROM generations WHERE reply_id LIKE 'chatcmpl-kept-%'"))!.n).toBe(4)
+      expect((await rollup(t.s)).reduce((n, r) => n + r.requests, 0)).toBe(4)
+      expect((await t.s.keys.get(key.id))!.spent).toBeCloseTo(4 * GPT4O_LIST, 12)
+      expect(t.s.billing.unwritten(key.id)).toBe(0)
+      expect(t.logs.some((l) => l.includes('generation records given up') && l.includes('"records":1'))).toBe(true)
+    } finally {
+      await refuse()
+    }
   })
 
   test('records arriving after stop() are written at once (shutdown loses nothing)', async () => {

@@ -94,18 +94,22 @@ export async function openDatabaseOf(dataDir: string, opts: { readonly?: boolean
   return { sql: new SqliteSql(db), close: async () => db.close() }
 }
 
-/** Makes every insert into generations fail, in the database's own way (a trigger); returns the undo. */
-export async function failGenerationWrites(sql: Sql, as: 'error' | 'full' = 'error'): Promise<() => Promise<void>> {
+/**
+ * Makes every insert into generations fail, in the database's own way (a trigger); returns the
+ * undo. With `replyId`, only the records of that reply id.
+ */
+export async function failGenerationWrites(sql: Sql, as: 'error' | 'full' = 'error', replyId?: string): Promise<() => Promise<void>> {
   // 'full': the failure a full database gives (SQLite's message, PostgreSQL's disk_full), which
   // the recorder tries again until it has room, never giving the records up
   const message = as === 'full' ? 'database or disk is full (simulated)' : 'simulated write failure'
+  const only = replyId === undefined ? '' : ` WHEN (NEW.reply_id = '${replyId.replaceAll("'", "''")}')`
   if (sql.dialect === 'sqlite') {
-    await sql.run(`CREATE TEMP TRIGGER test_fail_writes BEFORE INSERT ON main.generations BEGIN SELECT RAISE(ABORT, '${message}'); END`)
+    await sql.run(`CREATE TEMP TRIGGER test_fail_writes BEFORE INSERT ON main.generations${only} BEGIN SELECT RAISE(ABORT, '${message}'); END`)
     return async () => void (await sql.run('DROP TRIGGER test_fail_writes'))
   }
   const code = as === 'full' ? ` USING ERRCODE = '53100'` : ''
   await sql.run(`CREATE FUNCTION test_fail_writes() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION '${message}'${code}; END $$ LANGUAGE plpgsql`)
-  await sql.run('CREATE TRIGGER test_fail_writes BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION test_fail_writes()')
+  await sql.run(`CREATE TRIGGER test_fail_writes BEFORE INSERT ON generations FOR EACH ROW${only} EXECUTE FUNCTION test_fail_writes()`)
   return async () => {
     await sql.run('DROP TRIGGER test_fail_writes ON generations')
     await sql.run('DROP FUNCTION test_fail_writes()')
