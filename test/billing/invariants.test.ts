@@ -27,8 +27,9 @@ import { freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts'
 const YAML = `pricing:\n  overrides:\n    mock-gpt: { input_mtok: 1000, output_mtok: 1000 }\n`
 const HOLD = 0.02
 const COST = 0.015
-// the failed writes below are logged as errors: expected here
-const log = createLogger('error', () => {})
+// the failed writes below are logged as errors: expected here, kept to be shown if a test fails
+const logged: string[] = []
+const log = createLogger('error', (l) => void logged.push(l))
 
 let t: TestServices
 beforeAll(async () => {
@@ -149,6 +150,8 @@ for (const kind of ['memory', 'postgres', 'redis'] as const) {
         for (let n = 0; n < 250 && (await recorded(key.id)).n < 4; n++) await Bun.sleep(20)
         await settle(all)
         const r = await recorded(key.id)
+        // what the recorders said, when a record is missing (only the failures meant here otherwise)
+        if (r.n !== 4) console.error(logged.filter((l) => !l.includes('(simulated)')).join('\n'))
         expect(r.n).toBe(4)
         expect(r.c).toBeCloseTo(4 * COST, 12)
         expect(await stored(key.id)).toBeCloseTo(4 * COST, 12)
