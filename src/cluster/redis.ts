@@ -132,25 +132,16 @@ export class SharedRedis {
    * not, lest one slow answer cut off every other command in flight on the connection).
    */
   async send(cmd: string, args: string[], drop = false): Promise<unknown> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const ms = this.settings.timeoutMs
-    const due = performance.now() + ms
-    const deadline = new Promise<never>((_, reject) => {
-      const fire = (extended: boolean) => {
-        // a timer that fires late means this instance's own loop was stalled (a big upload,
-        // GC), not Redis: the answer may be waiting in the socket; give it one more period
-        if (!extended && performance.now() - due > STALL_MS) {
-          timer = setTimeout(() => fire(true), ms)
-          return
-        }
-        // one more turn of the loop: an answer already read goes first
-        setImmediate(() => reject(new RedisUnavailable(`no answer within ${ms} ms`)))
-      }
-      timer = setTimeout(() => fire(false), ms)
-    })
+    // the answer or the deadline, whichever comes first: the deadline is the instance's one
+    // timer (watch), not a timer, a promise and a race of each command's own
+    const answer = Promise.withResolvers<unknown>()
+    const waiting = this.watch(answer.reject)
     try {
-      const run = this.connected().then((c) => c.send(cmd, args))
-      const out = await Promise.race([run, deadline])
+      // connected (nearly always): the command goes at once, with no promise in front of it
+      const c = this.client
+      const run = c?.connected ? c.send(cmd, args) : this.connected().then((c) => c.send(cmd, args))
+      run.then(answer.resolve, answer.reject)
+      const out = await answer.promise
       this.up()
       return out
     } catch (e) {
@@ -164,8 +155,59 @@ export class SharedRedis {
       }
       throw this.failed(e)
     } finally {
-      clearTimeout(timer)
+      waiting.reject = undefined
     }
+  }
+
+  /** Commands waiting for an answer (the answered ones are let go when the watchdog next runs). */
+  private waiting: Waiting[] = []
+  private watchdog: ReturnType<typeof setTimeout> | undefined
+  /** When the watchdog was set to run: running much later means this instance's loop was stalled. */
+  private watchdogDue = 0
+
+  private watch(reject: (e: unknown) => void): Waiting {
+    const w = new Waiting(performance.now() + this.settings.timeoutMs, reject)
+    this.waiting.push(w)
+    if (this.watchdog === undefined) this.arm(this.settings.timeoutMs)
+    return w
+  }
+
+  private arm(ms: number) {
+    this.watchdogDue = performance.now() + ms
+    this.watchdog = setTimeout(this.expire, ms)
+  }
+
+  /** Fails the commands past their deadline, and sets the watchdog for the next one still waiting. */
+  private readonly expire = () => {
+    this.watchdog = undefined
+    const now = performance.now()
+    const ms = this.settings.timeoutMs
+    // run late: this instance's own loop was stalled (a big upload, GC), not Redis, and the
+    // answers may be waiting in the socket: what is past its deadline gets one more period
+    const stalled = now - this.watchdogDue > STALL_MS
+    const kept: Waiting[] = []
+    const expired: Waiting[] = []
+    let next = Infinity
+    for (const w of this.waiting) {
+      if (w.reject === undefined) continue
+      if (w.due <= now) {
+        if (!stalled || w.extended) {
+          expired.push(w)
+          continue
+        }
+        w.extended = true
+        w.due = now + ms
+      }
+      kept.push(w)
+      if (w.due < next) next = w.due
+    }
+    this.waiting = kept
+    if (kept.length > 0) this.arm(Math.max(1, next - now))
+    if (expired.length === 0) return
+    // one more turn of the loop: an answer already read goes first
+    setImmediate(() => {
+      for (const w of expired) w.reject?.(new RedisUnavailable(`no answer within ${ms} ms`))
+    })
   }
 
   /** EVALSHA, loading the script on NOSCRIPT. */
@@ -188,6 +230,16 @@ export class SharedRedis {
     this.client?.close()
     this.client = null
   }
+}
+
+/** A command waiting for its answer; `reject` is let go once it is answered. */
+class Waiting {
+  /** Given one more period already (the loop was stalled when it came due). */
+  extended = false
+  constructor(
+    public due: number,
+    public reject: ((e: unknown) => void) | undefined,
+  ) {}
 }
 
 /**
