@@ -258,9 +258,13 @@ class Later implements PendingLimits {
   }
 
   allowed(): Promise<boolean> {
-    return (this.allowing ??= this.taken().then((g) => !(g instanceof Response), () => false))
+    return (this.allowing ??= this.taken().then(isAllowed, notAllowed))
   }
 }
+
+// (made once, not two closures a request)
+const isAllowed = (g: Guarded) => !(g instanceof Response)
+const notAllowed = () => false
 
 function withHeaders(res: Response, extra: Record<string, string>): Response {
   try {

@@ -135,11 +135,12 @@ export class RedisRateLimiter implements RateLimitBackend {
       keys.push(this.prefix + l.bucket)
       args.push(String(l.limit), String(l.windowMs))
     }
+    // its resolvers, with no executor closure a take
+    const answer = Promise.withResolvers<number[]>()
+    this.pending.push({ keys, args, resolve: answer.resolve, reject: answer.reject })
+    if (this.pending.length === 1) setImmediate(this.send)
     try {
-      return await new Promise<number[]>((resolve, reject) => {
-        this.pending.push({ keys, args, resolve, reject })
-        if (this.pending.length === 1) setImmediate(this.send)
-      })
+      return await answer.promise
     } catch (e) {
       const down = asUnavailable(e, this.log)
       if (this.redis.settings.onError !== 'allow') throw down
@@ -167,12 +168,12 @@ export class RedisRateLimiter implements RateLimitBackend {
     this.redis.eval(TAKE, keys, args).then(
       (raw) => {
         const answers = raw as (number[] | string)[]
-        batch.forEach((p, i) => {
+        for (let i = 0; i < batch.length; i++) {
           const r = answers[i]
           // Redis's error for this take's bucket, as a call of its own would have had it
-          if (Array.isArray(r)) p.resolve(r)
-          else p.reject(new Error(String(r)))
-        })
+          if (Array.isArray(r)) batch[i]!.resolve(r)
+          else batch[i]!.reject(new Error(String(r)))
+        }
       },
       (e) => {
         for (const p of batch) p.reject(e)
@@ -185,7 +186,8 @@ export class RedisRateLimiter implements RateLimitBackend {
 function outcome(limits: Limit[], raw: number[], at: number): Outcome {
   const allowed = raw[at] === 1
   let binding: Outcome['binding'] | undefined
-  limits.forEach((l, i) => {
+  for (let i = 0; i < limits.length; i++) {
+    const l = limits[i]!
     const remaining = Number(raw[at + 1 + 2 * i])
     const d: Decision & { scope: Limit['scope'] } = {
       allowed: allowed || remaining > 0,
@@ -196,6 +198,6 @@ function outcome(limits: Limit[], raw: number[], at: number): Outcome {
     }
     const refusing = !allowed && !d.allowed
     if (!binding || (refusing && binding.allowed) || (refusing === !binding.allowed && d.remaining < binding.remaining)) binding = d
-  })
+  }
   return { allowed, binding: binding! }
 }

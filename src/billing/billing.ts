@@ -91,8 +91,19 @@ export class Billing {
     } catch (e) {
       return this.whenDown(e, funded, usd)
     }
-    if (hold instanceof Promise) return hold.then((h) => admitted(h, funded.credits), (e) => this.whenDown(e, funded, usd))
+    if (hold instanceof Promise) return this.held(hold, funded, usd)
     return admitted(hold, funded.credits)
+  }
+
+  /** A shared ledger's answer (no closures a request, as `then` would take). */
+  private async held(hold: Promise<Hold>, key: ApiKey & { credits: number }, usd: number | null): Promise<Admission> {
+    let h: Hold
+    try {
+      h = await hold
+    } catch (e) {
+      return this.whenDown(e, key, usd)
+    }
+    return admitted(h, key.credits)
   }
 
   private whenDown(e: unknown, key: ApiKey & { credits: number }, usd: number | null): Admission {

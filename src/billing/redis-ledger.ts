@@ -155,13 +155,14 @@ export class RedisLedger implements Ledger {
     const id = `rsr:${key.id}:${crypto.randomUUID().replaceAll('-', '')}`
     const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     let r: [number, string, string]
+    // its resolvers, with no executor closure an admission
+    const answer = Promise.withResolvers<[number, string, string]>()
+    let list = this.asked.get(key.id)
+    if (!list) this.asked.set(key.id, (list = []))
+    list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve: answer.resolve, reject: answer.reject })
+    if (this.asked.size === 1 && list.length === 1) setImmediate(this.sendAsked)
     try {
-      r = await new Promise((resolve, reject) => {
-        let list = this.asked.get(key.id)
-        if (!list) this.asked.set(key.id, (list = []))
-        list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve, reject })
-        if (this.asked.size === 1 && list.length === 1) setImmediate(this.sendAsked)
-      })
+      r = await answer.promise
     } catch (e) {
       throw asUnavailable(e, this.log)
     }
@@ -188,11 +189,12 @@ export class RedisLedger implements Ledger {
         this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, keyId), args).then(
           (out) => {
             if (p) this.settling -= p.n
-            part.forEach((a, j) => a.resolve((out as [number, string, string][])[j]!))
+            const answers = out as [number, string, string][]
+            for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]!)
           },
           (e) => {
             if (p) this.unsent(keyId, p, false, e)
-            part.forEach((a) => a.reject(e))
+            for (const a of part) a.reject(e)
           },
         )
       }
