@@ -138,7 +138,7 @@ export class RedisRateLimiter implements RateLimitBackend {
     // its resolvers, with no executor closure a take
     const answer = Promise.withResolvers<number[]>()
     this.pending.push({ keys, args, resolve: answer.resolve, reject: answer.reject })
-    if (this.pending.length === 1) setImmediate(this.send)
+    if (this.pending.length === 1) this.redis.soon(this.send)
     try {
       return await answer.promise
     } catch (e) {

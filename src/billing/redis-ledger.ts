@@ -160,7 +160,7 @@ export class RedisLedger implements Ledger {
     let list = this.asked.get(key.id)
     if (!list) this.asked.set(key.id, (list = []))
     list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve: answer.resolve, reject: answer.reject })
-    if (this.asked.size === 1 && list.length === 1) setImmediate(this.sendAsked)
+    if (this.asked.size === 1 && list.length === 1) this.redis.soon(this.sendAsked)
     try {
       r = await answer.promise
     } catch (e) {

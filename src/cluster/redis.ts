@@ -210,6 +210,32 @@ export class SharedRedis {
     })
   }
 
+  /** What sends this turn's batched commands (the limits', the credits'): see `soon`. */
+  private soonFns: (() => void)[] = []
+
+  /**
+   * Runs `fn`, which sends commands gathered over this turn of the loop, on the next turn,
+   * with every other such `fn` in one callback: their commands then leave in one write and
+   * their answers come back in one read (a request's limits and its admission: one round trip
+   * of the socket's, not two).
+   */
+  soon(fn: () => void) {
+    this.soonFns.push(fn)
+    if (this.soonFns.length === 1) setImmediate(this.runSoon)
+  }
+
+  private readonly runSoon = () => {
+    const fns = this.soonFns
+    this.soonFns = []
+    for (const fn of fns) {
+      try {
+        fn()
+      } catch (e) {
+        this.log.error('redis: sending a batch failed', { error: String(e) })
+      }
+    }
+  }
+
   /** EVALSHA, loading the script on NOSCRIPT. */
   async eval(s: Script, keys: string[], args: string[]): Promise<unknown> {
     const argv = [s.sha, String(keys.length)]

@@ -1,8 +1,9 @@
-// Each Redis command has a deadline (redis.timeout_ms), kept by one timer per connection rather
-// than one per command: a silent server fails every command at its own deadline, not sooner
+// The shared Redis client. Each command has a deadline (redis.timeout_ms), kept by one timer per
+// connection rather than one per command: a silent server fails every command at its own deadline, not sooner
 // and not all at once; an answer that came while this instance's own loop was stalled (GC, a
 // big upload) is still taken, since the stall is not Redis's fault. Each test runs a
-// redis-server of its own, to stop it (SIGSTOP) mid-run.
+// redis-server of its own, to stop it (SIGSTOP) mid-run. And the batches of one turn (a
+// request's limits and its admission) are sent from one callback, so they leave in one write.
 import { afterEach, describe, expect, test } from 'bun:test'
 import { RedisUnavailable, SharedRedis } from '../../src/cluster/redis.ts'
 import { createLogger } from '../../src/http/log.ts'
@@ -94,5 +95,30 @@ describe.skipIf(!!skip)('Redis command deadlines', () => {
     } finally {
       process.kill(server!.pid!, 'SIGCONT')
     }
+  })
+})
+
+describe.skipIf(!!skip)('Redis batches of one turn', () => {
+  test('what is asked to send soon runs on the next turn, together and in order; one that throws stops none of the others', async () => {
+    const r = await connect()
+    const ran: string[] = []
+    const sent: Promise<unknown>[] = []
+    r.soon(() => {
+      ran.push('limits')
+      sent.push(r.send('SET', ['deadline:soon', 'a']))
+    })
+    r.soon(() => {
+      throw new Error('a broken batch')
+    })
+    r.soon(() => {
+      ran.push('credits')
+      sent.push(r.send('GET', ['deadline:soon']))
+    })
+    // nothing yet: they wait for the next turn of the loop
+    expect(ran).toEqual([])
+    await new Promise((done) => setImmediate(done))
+    expect(ran).toEqual(['limits', 'credits'])
+    // sent in that order on the one connection: the GET sees the SET
+    expect(await Promise.all(sent)).toEqual(['OK', 'a'])
   })
 })
