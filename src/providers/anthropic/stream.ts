@@ -26,51 +26,6 @@ interface Event {
 
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-const BLOCK_DELTA = '{"type":"content_block_delta","index":'
-const TEXT_DELTA = ',"delta":{"type":"text_delta","text":"'
-const THINKING_DELTA = ',"delta":{"type":"thinking_delta","thinking":"'
-
-/**
- * A text or thinking delta exactly as Anthropic sends it (compact JSON, its members in their
- * order, nothing else): the IR event it makes (null: none, for an empty text), read without a
- * parse. Undefined for any other event or form, which is parsed.
- */
-function plainDelta(data: string): StreamEvent | null | undefined {
-  if (!data.startsWith(BLOCK_DELTA)) return undefined
-  let i = BLOCK_DELTA.length
-  while (i < data.length && data.charCodeAt(i) >= 48 && data.charCodeAt(i) <= 57) i++
-  if (i === BLOCK_DELTA.length) return undefined
-  let type: 'text-delta' | 'reasoning-delta'
-  if (data.startsWith(TEXT_DELTA, i)) {
-    type = 'text-delta'
-    i += TEXT_DELTA.length
-  } else if (data.startsWith(THINKING_DELTA, i)) {
-    type = 'reasoning-delta'
-    i += THINKING_DELTA.length
-  } else return undefined
-  // the string to its closing quote (an escaped character skipped), then the two braces that end the event
-  const from = i
-  let escaped = false
-  for (; i < data.length; i++) {
-    const c = data.charCodeAt(i)
-    if (c === 92) {
-      escaped = true
-      i++
-    } else if (c === 34) break
-    else if (c < 32) return undefined
-  }
-  if (i + 3 !== data.length || data.charCodeAt(i + 1) !== 125 || data.charCodeAt(i + 2) !== 125) return undefined
-  let text = data.slice(from, i)
-  if (escaped) {
-    try {
-      text = JSON.parse(`"${text}"`) as string
-    } catch {
-      return undefined
-    }
-  }
-  return text ? { type, text } : null
-}
-
 function* openBlock(b: AnthropicBlock, ordinal: number): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
@@ -112,12 +67,6 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
 
   try {
     for await (const m of messages) {
-      // most of a stream: a text or thinking delta, read without a parse
-      const plain = plainDelta(m.data)
-      if (plain !== undefined) {
-        if (plain) yield plain
-        continue
-      }
       let e: Event
       try {
         e = JSON.parse(m.data)

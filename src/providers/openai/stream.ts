@@ -4,7 +4,6 @@
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
 import type { SseMessage } from '../sse.ts'
-import { plainChatText } from './tap.ts'
 import { finishFromOpenAI } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 
@@ -73,14 +72,6 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
   try {
     for await (const m of messages) {
       if (m.data === '[DONE]') break
-      // most of a stream: a chunk of text alone, read without a parse (after the first, which starts it)
-      if (started) {
-        const text = plainChatText(m.data)
-        if (text !== undefined) {
-          if (text) yield { type: 'text-delta', text }
-          continue
-        }
-      }
       let chunk: ChatChunk
       try {
         chunk = JSON.parse(m.data)

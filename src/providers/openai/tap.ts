@@ -37,40 +37,21 @@ function nullUsageAt(data: string): number | undefined {
 }
 
 /**
- * Where the null usage of a chunk that carries text and nothing else the record reads sits
- * (-1: none) — no usage, finish reason, error, refusal or tool call — as compact JSON the way
- * OpenAI sends it; undefined for anything else.
+ * A chunk that carries text and nothing else the record reads — no id yet to take, usage,
+ * finish reason, error, refusal or tool call — as compact JSON the way OpenAI sends it: its
+ * text ('' for none) and the data as it goes on (`"usage":null` cut when stripping), or
+ * undefined for anything else.
  */
-function plainUsageAt(data: string): number | undefined {
+export function plainChatChunk(data: string, stripUsage: boolean): { text: string; data: string } | undefined {
   if (data.charCodeAt(0) !== 123 || data.charCodeAt(data.length - 1) !== 125 || !data.includes('"choices":[{')) return undefined
   const usageAt = nullUsageAt(data)
   if (usageAt === undefined) return undefined
   if (occurrences(data, '"finish_reason":') !== occurrences(data, '"finish_reason":null')) return undefined
   if (data.includes('"error"') || data.includes('"tool_calls"') || data.includes('"function_call"')) return undefined
   if (onlyString(data, 'refusal') !== '') return undefined
-  return usageAt
-}
-
-/**
- * A plain chunk (plainUsageAt) after the first (no id yet to take): its text ('' for none) and
- * the data as it goes on (`"usage":null` cut when stripping), or undefined for anything else.
- */
-export function plainChatChunk(data: string, stripUsage: boolean): { text: string; data: string } | undefined {
-  const usageAt = plainUsageAt(data)
-  if (usageAt === undefined) return undefined
   const text = onlyString(data, 'content')
   if (text === undefined) return undefined
   return { text, data: usageAt >= 0 && stripUsage ? data.slice(0, usageAt) + data.slice(usageAt + NULL_USAGE.length) : data }
-}
-
-/**
- * The text of a plain chunk ('' for none) when it carries no reasoning either and its brackets
- * and strings close: what an upstream stream reader may take without a parse. Undefined for
- * anything else.
- */
-export function plainChatText(data: string): string | undefined {
-  if (plainUsageAt(data) === undefined || data.includes('"reasoning_content"') || closesAfter(data, 1) !== 1) return undefined
-  return onlyString(data, 'content')
 }
 
 const B = {
