@@ -58,3 +58,10 @@ export async function probe(c: Call): Promise<void> {
   const text = await res.text()
   if (res.status !== 200 || !text.includes(c.expect)) throw new Error(`${c.name}: ${c.method} ${c.url} → ${res.status} ${text.slice(0, 300)}`)
 }
+
+/** A key with a credit far above what a run spends, made through the admin API: every request is admitted against it. */
+export async function fundedKey(gatewayUrl: string, adminToken: string, name = 'bench funded'): Promise<string> {
+  const res = await fetch(gatewayUrl + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, credits: 1e9 }) })
+  if (res.status !== 201) throw new Error(`could not create a funded key: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { key: string }).key
+}

@@ -20,7 +20,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { chatCall, probe } from './call.ts'
+import { chatCall, fundedKey, probe } from './call.ts'
 import { openStores, storesMissing, type ClusterStores } from './cluster-stores.ts'
 import { clusterSection, type ClusterBench, type Figures } from './cluster-report.ts'
 import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
@@ -46,18 +46,11 @@ export interface ClusterOptions {
 type Setup = 'embedded' | 'cluster'
 const ADMIN = 'bench-admin-' + crypto.randomUUID()
 
-/** A key with a credit far above what the run spends: every request is admitted against it. */
-async function fundedKey(gw: Child): Promise<string> {
-  const res = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench funded', credits: 1e9 }) })
-  if (res.status !== 201) throw new Error(`could not create a funded key: ${res.status} ${await res.text()}`)
-  return ((await res.json()) as { key: string }).key
-}
-
 export async function measure(setup: Setup, ctx: { upstream: Child; stores: ClusterStores; cores: [number, number]; key: string; phase: Phase; root?: string; funded?: boolean }): Promise<Figures> {
   const { upstream, stores, cores, phase } = ctx
   const gw = await spawnGateway({ core: cores[1], upstream: upstream.url, key: ctx.key, root: ctx.root, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...(setup === 'cluster' ? stores.env : {}) } })
   try {
-    const key = ctx.funded ? await fundedKey(gw) : ctx.key
+    const key = ctx.funded ? await fundedKey(gw.url, ADMIN) : ctx.key
     const call = chatCall('chat pass-through', `${gw.url}/api/alpha/v1`, key, PASS_MODEL)
     await probe(call)
     await closedLoop(call, { connections: CONNECTIONS, durationS: phase.warmS, core: cores[0] })

@@ -7,7 +7,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chatCall, messagesCall, responsesCall, probe, type Call } from './call.ts'
+import { chatCall, fundedKey, messagesCall, responsesCall, probe, type Call } from './call.ts'
 import { closedLoop } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { metered, threadCpuSeconds } from './proc.ts'
@@ -24,8 +24,7 @@ const stores: ClusterStores | undefined = process.env.PROF_CLUSTER ? await openS
 const admin = 'prof-admin-' + crypto.randomUUID()
 const gw = await spawnGateway({ core: 1, upstream: upstream.url, key: bootstrap, profileDir: dir, root: process.env.ROOT, env: { SWITCHYARD_ADMIN_TOKEN: admin, ...stores?.env } })
 if (process.env.PROF_FUNDED) {
-  const res = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'prof funded', credits: 1e9 }) })
-  key = ((await res.json()) as { key: string }).key
+  key = await fundedKey(gw.url, admin, 'prof funded')
 }
 const a = gw.url + '/api/alpha/v1'
 const b = gw.url + '/api/beta'

@@ -10,7 +10,7 @@
 // A tree is a checkout's root ('.' for this one); each needs node_modules beside its src.
 import { resolve } from 'node:path'
 import { RedisClient } from 'bun'
-import { chatCall, probe, send } from '../call.ts'
+import { chatCall, fundedKey, probe, send } from '../call.ts'
 import { openStores } from '../cluster-stores.ts'
 import { paced } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
@@ -30,8 +30,7 @@ const RATE = Number(rate)
 /** The bootstrap key, or a key funded far past what the run spends. */
 async function keyOf(url: string): Promise<string> {
   if (which !== 'funded') return bootstrap
-  const res = await fetch(url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'funded', credits: 1e9 }) })
-  return ((await res.json()) as { key: string }).key
+  return fundedKey(url, ADMIN, 'funded')
 }
 
 pinSelf(0)

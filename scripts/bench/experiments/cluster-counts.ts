@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chatCall, probe } from '../call.ts'
+import { chatCall, fundedKey, probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
 import { openStores } from '../cluster-stores.ts'
 import { PASS_MODEL } from '../paths.ts'
@@ -21,11 +21,6 @@ pinSelf(0)
 const stores = await openStores(0)
 const upstream = await spawnUpstream(0)
 
-async function fundedKey(url: string): Promise<string> {
-  const res = await fetch(url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'funded', credits: 1e9 }) })
-  return ((await res.json()) as { key: string }).key
-}
-
 const table = new KindTable()
 try {
   for (let round = 1; round <= Number(rounds); round++)
@@ -35,7 +30,7 @@ try {
         const file = join(dir, 'counts.json')
         const gw = await spawnGateway({ core: 1, upstream: upstream.url, key: bootstrap, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...countingEnv(file), ...(setup === 'cluster' ? stores.env : {}) } })
         try {
-          const call = chatCall('chat', `${gw.url}/api/alpha/v1`, funded ? await fundedKey(gw.url) : bootstrap, PASS_MODEL)
+          const call = chatCall('chat', `${gw.url}/api/alpha/v1`, funded ? await fundedKey(gw.url, ADMIN, 'funded') : bootstrap, PASS_MODEL)
           await probe(call)
           await closedLoop(call, { connections: 16, durationS: 2, core: 0 })
           const before = await heapCounts(gw.pid, file)

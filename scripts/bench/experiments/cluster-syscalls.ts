@@ -6,7 +6,7 @@
 //   bun scripts/bench/experiments/cluster-syscalls.ts <tree>[,<tree>...] [req/s] [seconds] [rounds]
 // (EMBEDDED=1: the same on the embedded setup, for the difference)
 import { resolve } from 'node:path'
-import { chatCall, probe } from '../call.ts'
+import { chatCall, fundedKey, probe } from '../call.ts'
 import { openStores } from '../cluster-stores.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
@@ -25,8 +25,7 @@ try {
     for (const root of trees) {
       const gw = await spawnGateway({ core: 1, upstream: upstream.url, key: bootstrap, root, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...(process.env.EMBEDDED ? {} : stores.env) } })
       try {
-        const res = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'funded', credits: 1e9 }) })
-        const call = chatCall('chat', `${gw.url}/api/alpha/v1`, ((await res.json()) as { key: string }).key, PASS_MODEL)
+        const call = chatCall('chat', `${gw.url}/api/alpha/v1`, await fundedKey(gw.url, ADMIN, 'funded'), PASS_MODEL)
         await probe(call)
         await openLoop(call, Number(rate), 2_000)
         const { result: r, calls } = await syscallsDuring(gw.pid, () => openLoop(call, Number(rate), Number(secs) * 1000))
