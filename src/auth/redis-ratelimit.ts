@@ -4,99 +4,15 @@
 // reads the clock from Redis `TIME`, so instances with drifting clocks still share one
 // window. N instances together admit exactly the limit. A request's address limit and its
 // key's limits go in one take (takeBoth), and the takes of one turn of the loop in one script
-// call: at most one round trip a request, not two.
+// call with the turn's credit admissions (cluster/scripts.ts's TURN): one command a turn.
 //
 // Redis unreachable: with `redis.on_error: deny` the take throws RedisUnavailable (the
 // pipeline answers 503); with `allow` it is decided by this instance's own memory limiter,
 // and a log line says so once a minute while it lasts.
 import type { Logger } from '../http/log.ts'
-import { asUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import { asUnavailable, type Part, type SharedRedis } from '../cluster/redis.ts'
+import { TURN } from '../cluster/scripts.ts'
 import { RateLimiter, type Decision, type Limit, type Outcome, type RateLimitBackend } from './ratelimit.ts'
-
-// Every take asked for in one turn of the loop goes in one script call, decided in the order
-// asked, exactly as separate calls would decide them (under load, one round trip for dozens
-// of requests). Per take, ARGV holds: a member unique to the request, how many KEYS are its
-// own, how many of those form its first group, then each limit's count and window. The first
-// group is taken all-or-nothing; only when it allows the request, the rest is, all-or-nothing
-// too (an address's limit, then a key's: the same answers as two takes). Returns per take
-// { now, then per group: allowed, then per limit: remaining, reset } (a group not reached is
-// left out), or the error Redis gave for one of its buckets (a take's error fails it alone).
-// A bucket several takes share (one key's requests) is read once and written once a call:
-// its count and oldest time are carried in the script between takes (one TIME for all).
-const TAKE = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local seen, count, oldest, window, added, broken = {}, {}, {}, {}, {}, {}
-local function load(key, w)
-  if seen[key] then return broken[key] end
-  seen[key] = true
-  local r = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now - w)
-  if type(r) == 'table' and r.err then
-    broken[key] = r.err
-    return r.err
-  end
-  window[key] = w
-  count[key] = redis.call('ZCARD', key)
-  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if #first > 0 then oldest[key] = tonumber(first[2]) end
-  added[key] = {}
-  return nil
-end
-local answers = {}
-local k, a = 0, 0
-while a < #ARGV do
-  local member, n, split = ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  local out = { now }
-  local failed = nil
-  local function group(from, to)
-    local allowed = 1
-    for i = from, to do
-      local key = KEYS[k + i]
-      failed = load(key, tonumber(ARGV[a + 3 + 2 * i]))
-      if failed then return 0 end
-      if count[key] >= tonumber(ARGV[a + 2 + 2 * i]) then allowed = 0 end
-    end
-    out[#out + 1] = allowed
-    for i = from, to do
-      local key = KEYS[k + i]
-      local w = tonumber(ARGV[a + 3 + 2 * i])
-      if allowed == 1 then
-        count[key] = count[key] + 1
-        local add = added[key]
-        add[#add + 1] = now
-        add[#add + 1] = member
-        if not oldest[key] then oldest[key] = now end
-      end
-      out[#out + 1] = tonumber(ARGV[a + 2 + 2 * i]) - count[key]
-      out[#out + 1] = (oldest[key] or now) + w
-    end
-    return allowed
-  end
-  if group(1, split) == 1 and split < n then group(split + 1, n) end
-  answers[#answers + 1] = failed or out
-  k = k + n
-  a = a + 3 + 2 * n
-end
-for key, add in pairs(added) do
-  if #add > 0 then
-    redis.call('ZADD', key, unpack(add))
-    redis.call('PEXPIRE', key, window[key])
-  end
-end
-return answers
-`)
-
-/** One take waiting for this turn's call. */
-interface Pending {
-  keys: string[]
-  /** Its part of ARGV. */
-  args: string[]
-  resolve(raw: number[]): void
-  reject(e: unknown): void
-}
-
-/** Takes in one script call at most: a longer script would hold up every other client of Redis. */
-const MAX_BATCH = 256
 
 export class RedisRateLimiter implements RateLimitBackend {
   /** Per-instance limits, used only while Redis is away and `on_error` is `allow`. */
@@ -137,8 +53,7 @@ export class RedisRateLimiter implements RateLimitBackend {
     }
     // its resolvers, with no executor closure a take
     const answer = Promise.withResolvers<number[]>()
-    this.pending.push({ keys, args, resolve: answer.resolve, reject: answer.reject })
-    if (this.pending.length === 1) this.redis.soon(this.send)
+    this.redis.part(TURN, { kind: 't', keys, args, weight: 1, resolve: answer.resolve as Part['resolve'], reject: answer.reject })
     try {
       return await answer.promise
     } catch (e) {
@@ -147,38 +62,6 @@ export class RedisRateLimiter implements RateLimitBackend {
       this.redis.degraded()
       return undefined
     }
-  }
-
-  private pending: Pending[] = []
-
-  /** This turn's takes, in one call (or a few, past MAX_BATCH). */
-  private readonly send = () => {
-    const all = this.pending
-    this.pending = []
-    for (let i = 0; i < all.length; i += MAX_BATCH) this.call(all.slice(i, i + MAX_BATCH))
-  }
-
-  private call(batch: Pending[]) {
-    const keys: string[] = []
-    const args: string[] = []
-    for (const p of batch) {
-      for (const k of p.keys) keys.push(k)
-      for (const a of p.args) args.push(a)
-    }
-    this.redis.eval(TAKE, keys, args).then(
-      (raw) => {
-        const answers = raw as (number[] | string)[]
-        for (let i = 0; i < batch.length; i++) {
-          const r = answers[i]
-          // Redis's error for this take's bucket, as a call of its own would have had it
-          if (Array.isArray(r)) batch[i]!.resolve(r)
-          else batch[i]!.reject(new Error(String(r)))
-        }
-      },
-      (e) => {
-        for (const p of batch) p.reject(e)
-      },
-    )
   }
 }
 

@@ -3,78 +3,19 @@
 //                              first time any instance admits the key, then moved only here
 //   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress
 //   <prefix>rsvx:{id} zset  reservation id → when it lapses (a request that died unsettled)
-// Each step is one Lua script, so admission (credits − spent − reserved > 0) and the hold are
+// Each step is one Lua script (cluster/scripts.ts), so admission (credits − spent − reserved > 0) and the hold are
 // atomic across instances: a key funded for N requests serves at most N + 1 however the
 // requests are spread, as on one instance. The database still gets every cost through the
 // recorder, as without Redis; this is what admission reads. Every instance charges its costs
 // here as its requests end (`settle`), so none waits for another's database write. A key's
-// admissions of one turn of the loop go in one call. Its settlements wait a few ms, and go
+// admissions of one turn of the loop go in one part of the turn's call, with the turn's
+// rate-limit takes (SharedRedis.part): one command a turn. Its settlements wait a few ms, and go
 // with its next admission when one comes in that time (at a steady rate, nearly always), else
-// in a call of their own: a funded request costs one call, not two.
+// in a call of their own: a funded request costs one call, its limits included.
 import type { Logger } from '../http/log.ts'
-import { asUnavailable, RedisUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
+import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
+import { FIGURES, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
-
-const NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`
-
-// The settlement part of both scripts below. ARGV from `at`: usd (negative: a cost taken
-// back), the number of reservations it ends, then their ids (the settlements of one key made
-// in one wait go together). An unseeded key is left unseeded: its first admission reads the
-// database, which will have this cost (or not have it) by then. Sets `after`: the next ARGV.
-const SETTLE_PART = `
-local n = tonumber(ARGV[at + 1])
-if n > 0 then
-  redis.call('HDEL', KEYS[2], unpack(ARGV, at + 2, at + 1 + n))
-  redis.call('ZREM', KEYS[3], unpack(ARGV, at + 2, at + 1 + n))
-end
-if tonumber(ARGV[at]) ~= 0 and redis.call('HEXISTS', KEYS[1], 'spent') == 1 then
-  redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[at])
-end
-local after = at + 2 + n
-`
-
-// KEYS: cr, rsv, rsvx. ARGV: ttl ms, then a settlement (SETTLE_PART; none: 0, 0), then per
-// admission: credits, seed spent, usd, reservation id. The key's settlements waiting on this
-// instance count first, as they happened first. Its admissions asked in one turn of the loop
-// go in one call, decided in the order asked as separate calls would decide them: the spent
-// and the sum of live holds are read once and carried from one to the next. Returns per
-// admission { admitted (1/0), spent, reserved }.
-const RESERVE = script(`${NOW}
-local at = 2
-${SETTLE_PART}
-local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-for i = 1, #lapsed do redis.call('HDEL', KEYS[2], lapsed[i]) end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('HSETNX', KEYS[1], 'spent', ARGV[after + 1])
-local spent = tonumber(redis.call('HGET', KEYS[1], 'spent'))
-local reserved = 0
-for _, v in ipairs(redis.call('HVALS', KEYS[2])) do reserved = reserved + tonumber(v) end
-local ttl = tonumber(ARGV[1])
-local held = false
-local out = {}
-for a = after, #ARGV, 4 do
-  local usd = tonumber(ARGV[a + 2])
-  if not (tonumber(ARGV[a]) - spent - reserved > 0) then
-    out[#out + 1] = { 0, tostring(spent), tostring(reserved) }
-  else
-    out[#out + 1] = { 1, tostring(spent), tostring(reserved) }
-    if usd > 0 then
-      redis.call('HSET', KEYS[2], ARGV[a + 3], ARGV[a + 2])
-      redis.call('ZADD', KEYS[3], now + ttl, ARGV[a + 3])
-      reserved = reserved + usd
-      held = true
-    end
-  end
-end
-if held then
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  redis.call('PEXPIRE', KEYS[3], ttl)
-end
-return out
-`)
 
 /** An admission waiting for its key's call of this turn. */
 interface Asked {
@@ -83,16 +24,8 @@ interface Asked {
   reject(e: unknown): void
 }
 
-/** Admissions of one key in one call at most (Lua's stack and Redis's time). */
+/** Admissions of one key in one part at most (Lua's stack and Redis's time). */
 const RESERVE_CHUNK = 256
-
-// KEYS: cr, rsv, rsvx. ARGV: a settlement (SETTLE_PART), when no admission of its key came to
-// take it along.
-const SETTLE = script(`
-local at = 1
-${SETTLE_PART}
-return 1
-`)
 
 /** Reservations ended by one script call at most (Lua's unpack has a stack limit). */
 const SETTLE_CHUNK = 500
@@ -112,15 +45,7 @@ interface Pending {
   n: number
 }
 
-// KEYS: cr, rsv, rsvx. The spent (false when unseeded) and the sum of live reservations.
-const FIGURES = script(`${NOW}
-local reserved = 0
-local live = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')
-for i = 1, #live do reserved = reserved + (tonumber(redis.call('HGET', KEYS[2], live[i])) or 0) end
-return { redis.call('HGET', KEYS[1], 'spent'), tostring(reserved) }
-`)
-
-/** A settlement's ARGV (SETTLE_PART); none: 0, 0. */
+/** A settlement's ARGV (scripts.ts's settle); none: 0, 0. */
 function settlementArgs(p: Pending | undefined): string[] {
   return p ? [String(p.amount), String(p.rids.length), ...p.rids] : ['0', '0']
 }
@@ -182,21 +107,25 @@ export class RedisLedger implements Ledger {
       if (along && along.rids.length <= SETTLE_CHUNK) this.pending.delete(keyId)
       else along = undefined
       for (let i = 0; i < list.length; i += RESERVE_CHUNK) {
-        const part = list.slice(i, i + RESERVE_CHUNK)
+        const part = list.length > RESERVE_CHUNK ? list.slice(i, i + RESERVE_CHUNK) : list
         const p = i === 0 ? along : undefined
         const args = [String(this.ttlMs), ...settlementArgs(p)]
         for (const a of part) args.push(...a.args)
-        this.redis.eval(RESERVE, keysOf(this.redis.settings.prefix, keyId), args).then(
-          (out) => {
+        this.redis.part(TURN, {
+          kind: 'r',
+          keys: keysOf(this.redis.settings.prefix, keyId),
+          args,
+          weight: part.length,
+          resolve: (out) => {
             if (p) this.settling -= p.n
             const answers = out as [number, string, string][]
             for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]!)
           },
-          (e) => {
+          reject: (e) => {
             if (p) this.unsent(keyId, p, false, e)
             for (const a of part) a.reject(e)
           },
-        )
+        })
       }
     }
   }

@@ -210,30 +210,91 @@ export class SharedRedis {
     })
   }
 
-  /** What sends this turn's batched commands (the limits', the credits'): see `soon`. */
+  /** What gathers this turn's parts (the credits' admissions, by key): see `soon`. */
   private soonFns: (() => void)[] = []
+  /** This turn's parts, by script: one call each (see `part`). */
+  private parts = new Map<Script, Part[]>()
+  private scheduled = false
 
   /**
-   * Runs `fn`, which sends commands gathered over this turn of the loop, on the next turn,
-   * with every other such `fn` in one callback: their commands then leave in one write and
-   * their answers come back in one read (a request's limits and its admission: one round trip
-   * of the socket's, not two).
+   * Runs `fn`, which gathers parts over this turn of the loop, on the next turn, before the
+   * turn's parts are sent.
    */
   soon(fn: () => void) {
     this.soonFns.push(fn)
-    if (this.soonFns.length === 1) setImmediate(this.runSoon)
+    this.schedule()
+  }
+
+  /**
+   * A part of the next turn's call to `s`: the parts of one turn (a request's limits and its
+   * admission, and every other request's of that turn) go in one call (a few past
+   * MAX_TURN_WEIGHT), one command, one write and one answer, instead of one each. `s` takes
+   * them as cluster/scripts.ts's TURN does. A part answered with a string failed with that
+   * error, alone; a call that fails fails all its parts.
+   */
+  part(s: Script, p: Part) {
+    let list = this.parts.get(s)
+    if (!list) this.parts.set(s, (list = []))
+    list.push(p)
+    this.schedule()
+  }
+
+  private schedule() {
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(this.runSoon)
   }
 
   private readonly runSoon = () => {
+    this.scheduled = false
     const fns = this.soonFns
     this.soonFns = []
     for (const fn of fns) {
       try {
         fn()
       } catch (e) {
-        this.log.error('redis: sending a batch failed', { error: String(e) })
+        this.log.error('redis: gathering a batch failed', { error: String(e) })
       }
     }
+    if (this.parts.size === 0) return
+    const parts = this.parts
+    this.parts = new Map()
+    for (const [s, list] of parts) {
+      let from = 0
+      let weight = 0
+      for (let i = 0; i < list.length; i++) {
+        if (weight > 0 && weight + list[i]!.weight > MAX_TURN_WEIGHT) {
+          this.call(s, list.slice(from, i))
+          from = i
+          weight = 0
+        }
+        weight += list[i]!.weight
+      }
+      this.call(s, from === 0 ? list : list.slice(from))
+    }
+  }
+
+  private call(s: Script, parts: Part[]) {
+    const keys: string[] = []
+    const args: string[] = []
+    for (const p of parts) {
+      args.push(p.kind, String(p.keys.length), String(p.args.length))
+      for (const k of p.keys) keys.push(k)
+      for (const a of p.args) args.push(a)
+    }
+    this.eval(s, keys, args).then(
+      (raw) => {
+        const answers = raw as unknown[]
+        for (let i = 0; i < parts.length; i++) {
+          const a = answers[i]
+          if (typeof a === 'string' || a === undefined) parts[i]!.reject(new Error(String(a ?? 'no answer for this part')))
+          else parts[i]!.resolve(a)
+        }
+      },
+      (e) => {
+        for (const p of parts) p.reject(e)
+      },
+    )
   }
 
   /** EVALSHA, loading the script on NOSCRIPT. */
@@ -257,6 +318,20 @@ export class SharedRedis {
     this.client = null
   }
 }
+
+/** One part of a turn's call: its kind, KEYS and ARGV, and where its answer goes. */
+export interface Part {
+  kind: string
+  keys: string[]
+  args: string[]
+  /** What it weighs against a call's bound: a take 1, a key's admissions one each. */
+  weight: number
+  resolve(answer: unknown): void
+  reject(e: unknown): void
+}
+
+/** A call's parts weigh this much at most: a longer script would hold up every other client of Redis. */
+const MAX_TURN_WEIGHT = 256
 
 /** A command waiting for its answer; `reject` is let go once it is answered. */
 class Waiting {

@@ -48,8 +48,10 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
   test("a settlement goes with its key's next admission: one call a request, the same figures", async () => {
     const key = { id: 'along-' + crypto.randomUUID().slice(0, 8), credits: 0.01, spent: 0 }
     let calls = 0
-    const counted = Object.create(redis) as SharedRedis
-    counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls++, redis.eval(...args))
+    // a client of its own, its every script call counted
+    const counted = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
+    const eval_ = counted.eval.bind(counted)
+    counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls++, eval_(...args))
     const along = new RedisLedger(counted, log)
     let h = await along.reserve(key, 0.004)
     expect(calls).toBe(1)
@@ -72,6 +74,7 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     const g = await along.figures(key.id)
     expect(g.reserved).toBe(0)
     expect(g.spent).toBeCloseTo(0.006, 12)
+    counted.close()
   })
 
   test('a settlement waiting at shutdown is sent before stop() returns', async () => {

@@ -1,0 +1,185 @@
+// The Lua that runs in the shared Redis for rate limits and credits. A turn of the loop's
+// rate-limit takes and credit admissions go in one call of TURN (SharedRedis.part): one
+// command a turn, however many requests and keys asked, and one `TIME` for all of them.
+// Each part of the call is decided as a call of its own would decide it; a part Redis cannot
+// read (a bucket of the wrong type) fails alone, as its own call would have.
+//
+// Keys, per API key (hash tags kept, though Bun's RedisClient does not speak Redis Cluster):
+//   <prefix>rl:<bucket>  zset  one rate-limit window: member a request, score its time
+//   <prefix>cr:{id}      hash  spent: the key's settled spend, seeded from the database the
+//                              first time any instance admits the key, then moved only here
+//   <prefix>rsv:{id}     hash  reservation id → estimated USD of a request in progress
+//   <prefix>rsvx:{id}    zset  reservation id → when it lapses (a request that died unsettled)
+import { script } from './redis.ts'
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// A take: every limit of a group allows the request, or none counts it. KEYS from k + 1, one a
+// limit; ARGV from a: a member unique to the request, how many limits, how many of them form
+// its first group, then each limit's count and window. Only when the first group allows the
+// request is the rest taken, all-or-nothing too (an address's limit, then a key's: the same
+// answers as two takes). Answers { now, then per group: allowed, then per limit: remaining,
+// reset } (a group not reached is left out). A bucket several takes of the call share (one
+// key's requests) is trimmed and read once, its count and oldest time carried from take to
+// take, and written once at the end (takesWritten).
+const TAKE = `
+local seen, count, oldest, window, added, broken = {}, {}, {}, {}, {}, {}
+local function load(key, w)
+  if seen[key] then return broken[key] end
+  seen[key] = true
+  local r = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now - w)
+  if type(r) == 'table' and r.err then
+    broken[key] = r.err
+    return r.err
+  end
+  window[key] = w
+  count[key] = redis.call('ZCARD', key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #first > 0 then oldest[key] = tonumber(first[2]) end
+  added[key] = {}
+  return nil
+end
+local function take(k, a)
+  local member, n, split = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local out = { now }
+  local failed = nil
+  local function group(from, to)
+    local allowed = 1
+    for i = from, to do
+      failed = load(KEYS[k + i], tonumber(ARGV[a + 2 + 2 * i]))
+      if failed then return 0 end
+      if count[KEYS[k + i]] >= tonumber(ARGV[a + 1 + 2 * i]) then allowed = 0 end
+    end
+    out[#out + 1] = allowed
+    for i = from, to do
+      local key = KEYS[k + i]
+      if allowed == 1 then
+        count[key] = count[key] + 1
+        local add = added[key]
+        add[#add + 1] = now
+        add[#add + 1] = member
+        if not oldest[key] then oldest[key] = now end
+      end
+      out[#out + 1] = tonumber(ARGV[a + 1 + 2 * i]) - count[key]
+      out[#out + 1] = (oldest[key] or now) + tonumber(ARGV[a + 2 + 2 * i])
+    end
+    return allowed
+  end
+  if group(1, split) == 1 and split < n then group(split + 1, n) end
+  return failed or out
+end
+local function takesWritten()
+  for key, add in pairs(added) do
+    if #add > 0 then
+      redis.call('ZADD', key, unpack(add))
+      redis.call('PEXPIRE', key, window[key])
+    end
+  end
+end
+`
+
+// A key's settlement: ARGV from `at`: usd (negative: a cost taken back), the number of
+// reservations it ends, then their ids (the key's settlements of a few ms go together). An
+// unseeded key is left unseeded: its first admission reads the database, which will have this
+// cost (or not have it) by then. Returns where the ARGV after it begins.
+const SETTLE_FN = `
+local function settle(cr, rsv, rsvx, at)
+  local n = tonumber(ARGV[at + 1])
+  if n > 0 then
+    redis.call('HDEL', rsv, unpack(ARGV, at + 2, at + 1 + n))
+    redis.call('ZREM', rsvx, unpack(ARGV, at + 2, at + 1 + n))
+  end
+  if tonumber(ARGV[at]) ~= 0 and redis.call('HEXISTS', cr, 'spent') == 1 then
+    redis.call('HINCRBYFLOAT', cr, 'spent', ARGV[at])
+  end
+  return at + 2 + n
+end
+`
+
+// A key's admissions: KEYS k + 1 .. k + 3: cr, rsv, rsvx; ARGV from a to last: the holds' ttl
+// in ms, then a settlement (settle; none: 0, 0), then per admission: credits, seed spent, usd,
+// reservation id. The key's settlements waiting on the instance count first, as they happened
+// first. Its admissions are decided in the order asked, as separate calls would decide them:
+// the spent and the sum of live holds are read once and carried from one to the next.
+// Answers per admission { admitted (1/0), spent, reserved }.
+const RESERVE = `
+local function reserve(k, a, last)
+  local cr, rsv, rsvx = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local ttl = tonumber(ARGV[a])
+  local after = settle(cr, rsv, rsvx, a + 1)
+  local lapsed = redis.call('ZRANGEBYSCORE', rsvx, '-inf', now)
+  for i = 1, #lapsed do redis.call('HDEL', rsv, lapsed[i]) end
+  redis.call('ZREMRANGEBYSCORE', rsvx, '-inf', now)
+  redis.call('HSETNX', cr, 'spent', ARGV[after + 1])
+  local spent = tonumber(redis.call('HGET', cr, 'spent'))
+  local reserved = 0
+  for _, v in ipairs(redis.call('HVALS', rsv)) do reserved = reserved + tonumber(v) end
+  local held = false
+  local out = {}
+  for b = after, last, 4 do
+    local usd = tonumber(ARGV[b + 2])
+    if not (tonumber(ARGV[b]) - spent - reserved > 0) then
+      out[#out + 1] = { 0, tostring(spent), tostring(reserved) }
+    else
+      out[#out + 1] = { 1, tostring(spent), tostring(reserved) }
+      if usd > 0 then
+        redis.call('HSET', rsv, ARGV[b + 3], ARGV[b + 2])
+        redis.call('ZADD', rsvx, now + ttl, ARGV[b + 3])
+        reserved = reserved + usd
+        held = true
+      end
+    end
+  end
+  if held then
+    redis.call('PEXPIRE', rsv, ttl)
+    redis.call('PEXPIRE', rsvx, ttl)
+  end
+  return out
+end
+`
+
+// The turn's call. ARGV, per part: its kind ('t' a take, 'r' a key's admissions), how many
+// KEYS and ARGV are its own, then its ARGV; KEYS, each part's in the same order. Answers per
+// part, in order: its answer, or the error Redis gave it as a string. The takes go first, with
+// their windows written, then the admissions: a call that fails as a whole (Redis out of memory
+// for the windows) has held nothing.
+export const TURN = script(`${NOW}${TAKE}${SETTLE_FN}${RESERVE}
+local function run(f, k, a, last)
+  local ok, r = pcall(f, k, a, last)
+  if ok then return r end
+  if type(r) == 'table' and r.err then return r.err end
+  return tostring(r)
+end
+local answers, reserves = {}, {}
+local k, a, i = 0, 1, 0
+while a <= #ARGV do
+  local kind, nk, na = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  i = i + 1
+  if kind == 't' then answers[i] = run(take, k, a + 3, a + 2 + na)
+  elseif kind == 'r' then reserves[#reserves + 1] = { i, k, a + 3, a + 2 + na }
+  else answers[i] = 'ERR unknown part ' .. tostring(kind) end
+  k = k + nk
+  a = a + 3 + na
+end
+takesWritten()
+for _, r in ipairs(reserves) do answers[r[1]] = run(reserve, r[2], r[3], r[4]) end
+return answers
+`)
+
+// KEYS: cr, rsv, rsvx. ARGV: a settlement (settle), when no admission of its key came to take
+// it along.
+export const SETTLE = script(`${SETTLE_FN}
+settle(KEYS[1], KEYS[2], KEYS[3], 1)
+return 1
+`)
+
+// KEYS: cr, rsv, rsvx. The spent (false when unseeded) and the sum of live reservations.
+export const FIGURES = script(`${NOW}
+local reserved = 0
+local live = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')
+for i = 1, #live do reserved = reserved + (tonumber(redis.call('HGET', KEYS[2], live[i])) or 0) end
+return { redis.call('HGET', KEYS[1], 'spent'), tostring(reserved) }
+`)
