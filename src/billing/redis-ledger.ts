@@ -1,7 +1,8 @@
 // Reservations and the running spend in Redis, for several instances. Per key:
 //   <prefix>cr:{id}   hash  spent: the key's settled spend, seeded from the database the
 //                              first time any instance admits the key, then moved only here
-//   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress
+//   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress (and
+//                           their running sum: cluster/scripts.ts)
 //   <prefix>rsvx:{id} zset  reservation id → when it lapses (a request that died unsettled)
 // Each step is one Lua script (cluster/scripts.ts), so admission (credits − spent − reserved > 0) and the hold are
 // atomic across instances: a key funded for N requests serves at most N + 1 however the

@@ -212,8 +212,8 @@ export class SharedRedis {
 
   /** What gathers this turn's parts (the credits' admissions, by key): see `soon`. */
   private soonFns: (() => void)[] = []
-  /** This turn's parts, by script: one call each (see `part`). */
-  private parts = new Map<Script, Part[]>()
+  /** This turn's parts, by script: one call each (see `part`). A list, not a Map: no iterator a turn. */
+  private turns: { s: Script; parts: Part[] }[] = []
   private scheduled = false
 
   /**
@@ -233,9 +233,10 @@ export class SharedRedis {
    * error, alone; a call that fails fails all its parts.
    */
   part(s: Script, p: Part) {
-    let list = this.parts.get(s)
-    if (!list) this.parts.set(s, (list = []))
-    list.push(p)
+    let turn: { s: Script; parts: Part[] } | undefined
+    for (let i = 0; i < this.turns.length; i++) if (this.turns[i]!.s === s) turn = this.turns[i]
+    if (!turn) this.turns.push((turn = { s, parts: [] }))
+    turn.parts.push(p)
     this.schedule()
   }
 
@@ -256,10 +257,11 @@ export class SharedRedis {
         this.log.error('redis: gathering a batch failed', { error: String(e) })
       }
     }
-    if (this.parts.size === 0) return
-    const parts = this.parts
-    this.parts = new Map()
-    for (const [s, list] of parts) {
+    for (const turn of this.turns) {
+      const list = turn.parts
+      if (list.length === 0) continue
+      turn.parts = []
+      const s = turn.s
       let from = 0
       let weight = 0
       for (let i = 0; i < list.length; i++) {
