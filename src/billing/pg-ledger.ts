@@ -9,6 +9,7 @@ import { insertList, names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
+import { SpendByKey } from './spend.ts'
 
 /** Releases no write has taken along within this long are ended on their own. */
 const ORPHAN_MS = 1_000
@@ -35,6 +36,14 @@ export class PgLedger implements Ledger {
   readonly kind = 'postgres'
   /** This instance's reservations, by id: running, or ended and not yet deleted. */
   private readonly held = new Map<string, Held>()
+  /**
+   * Their sums by key, kept as they change: an admission reads two figures, not every
+   * reservation of the instance (a thousand open streams once made each admission walk them
+   * all twice). `present`: every reservation in `held`; `running`: those not ended.
+   */
+  private readonly present = new SpendByKey()
+  private readonly running = new SpendByKey()
+  private runningCount = 0
   private readonly timer: ReturnType<typeof setInterval>
   private unwritten: (keyId: string) => number = () => 0
   /** A write of this instance in progress (see reserve). */
@@ -72,13 +81,20 @@ export class PgLedger implements Ledger {
       const hold: typeof creditReservations.$inferSelect = { id, apiKeyId: key.id, usd, expiresAt: now + this.ttlMs }
       await q.run(HOLD, HELD.keys.map((k) => hold[k]))
       this.held.set(id, { keyId: key.id, usd, endedAt: null })
+      this.present.add(key.id, usd)
+      this.running.add(key.id, usd)
+      this.runningCount++
       return { admitted: true, reservationId: id }
     })
   }
 
   settle(id: string | undefined): void {
     const h = id === undefined ? undefined : this.held.get(id)
-    if (h && h.endedAt === null) h.endedAt = Date.now()
+    if (h && h.endedAt === null) {
+      h.endedAt = Date.now()
+      this.running.add(h.keyId, -h.usd)
+      this.runningCount--
+    }
   }
 
   unsettle(): void {
@@ -86,22 +102,24 @@ export class PgLedger implements Ledger {
   }
 
   reserved(keyId: string): number {
-    let n = 0
-    for (const h of this.held.values()) if (h.keyId === keyId && h.endedAt === null) n += h.usd
-    return n
+    return this.running.get(keyId)
   }
 
   get open(): number {
-    let n = 0
-    for (const h of this.held.values()) if (h.endedAt === null) n++
-    return n
+    return this.runningCount
   }
 
   /** This instance's reservations that may still have their row, running or ended. */
   private heldUsd(keyId: string): number {
-    let n = 0
-    for (const h of this.held.values()) if (h.keyId === keyId) n += h.usd
-    return n
+    return this.present.get(keyId)
+  }
+
+  /** A reservation's row is gone: it leaves `held` (an ended one only, so `running` has it out already). */
+  private forget(id: string) {
+    const h = this.held.get(id)
+    if (!h) return
+    this.held.delete(id)
+    this.present.add(h.keyId, -h.usd)
   }
 
   private ended(olderThan = Infinity): string[] {
@@ -135,7 +153,7 @@ export class PgLedger implements Ledger {
       },
       end: (committed) => {
         // rolled back: the rows are still there, and still this instance's to delete
-        if (committed) for (const id of ids) this.held.delete(id)
+        if (committed) for (const id of ids) this.forget(id)
         done()
       },
     }
@@ -155,7 +173,7 @@ export class PgLedger implements Ledger {
     this.sweeping = true
     try {
       await deleteIds(this.sql, ids)
-      for (const id of ids) this.held.delete(id)
+      for (const id of ids) this.forget(id)
     } catch {
       // the database is away: tried again on the next sweep
     } finally {
