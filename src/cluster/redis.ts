@@ -247,9 +247,9 @@ export class SharedRedis {
   }
 
   private readonly runSoon = () => {
-    this.scheduled = false
     const fns = this.soonFns
     this.soonFns = []
+    // still scheduled while they run: the parts they add go in this callback's calls below
     for (const fn of fns) {
       try {
         fn()
@@ -257,6 +257,8 @@ export class SharedRedis {
         this.log.error('redis: gathering a batch failed', { error: String(e) })
       }
     }
+    this.scheduled = false
+    if (this.soonFns.length > 0) this.schedule()
     for (const turn of this.turns) {
       const list = turn.parts
       if (list.length === 0) continue
