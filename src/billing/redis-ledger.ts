@@ -28,6 +28,9 @@ interface Asked {
 /** Admissions of one key in one part at most (Lua's stack and Redis's time). */
 const RESERVE_CHUNK = 256
 
+/** Holds to end kept while Redis is away, at most (about 60 bytes each). */
+const MAX_UNRELEASED = 100_000
+
 /** Reservations ended by one script call at most (Lua's unpack has a stack limit). */
 const SETTLE_CHUNK = 500
 
@@ -68,6 +71,14 @@ export class RedisLedger implements Ledger {
   private settling = 0
   /** Spend that could not be settled while Redis was away: added when it returns. */
   private owed = new Map<string, number>()
+  /**
+   * Holds to end that could not be sent while Redis was away, by key: ended when it returns.
+   * Left alone, each would count against its key until it lapses (15 minutes), next to the cost
+   * that replaced it, or for nothing at all (an admission that timed out here, run by Redis once
+   * it resumed). Bounded: past MAX_UNRELEASED they are left to lapse.
+   */
+  private unreleased = new Map<string, string[]>()
+  private unreleasedCount = 0
 
   constructor(private readonly redis: SharedRedis, private readonly log: Logger, private readonly ttlMs = RESERVATION_TTL_MS) {
     redis.onRecover(() => this.payOwed())
@@ -90,6 +101,9 @@ export class RedisLedger implements Ledger {
     try {
       r = await answer.promise
     } catch (e) {
+      // no answer is not no hold: a stalled Redis runs the call once it resumes. The hold's
+      // id is ours, so it is ended (nothing, if it was never made).
+      if (amount > 0) this.move(id, key.id, 0)
       throw asUnavailable(e, this.log)
     }
     if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
@@ -205,6 +219,13 @@ export class RedisLedger implements Ledger {
   /** A settlement's call failed: the reservations lapse by themselves; the cost (or its taking back) must not be lost. */
   private unsent(keyId: string, p: Pending, costSent: boolean, e: unknown) {
     if (!costSent && p.amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + p.amount)
+    // ending a hold twice does nothing: all of them go again, sent or not
+    if (p.rids.length > 0 && this.unreleasedCount + p.rids.length <= MAX_UNRELEASED) {
+      let list = this.unreleased.get(keyId)
+      if (!list) this.unreleased.set(keyId, (list = []))
+      for (const rid of p.rids) list.push(rid)
+      this.unreleasedCount += p.rids.length
+    }
     if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
     this.settling -= p.n
   }
@@ -221,5 +242,9 @@ export class RedisLedger implements Ledger {
     const owed = this.owed
     this.owed = new Map()
     for (const [keyId, usd] of owed) this.move(undefined, keyId, usd)
+    const unreleased = this.unreleased
+    this.unreleased = new Map()
+    this.unreleasedCount = 0
+    for (const [keyId, rids] of unreleased) for (const rid of rids) this.move(rid, keyId, 0)
   }
 }
