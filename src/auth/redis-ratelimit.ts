@@ -23,8 +23,17 @@ export class RedisRateLimiter implements RateLimitBackend {
   private readonly tag = crypto.randomUUID().slice(0, 13) + ':'
   private seq = 0
 
+  /**
+   * Takes that got no answer in time, to take back when Redis answers again: a Redis that
+   * stalled (not one that restarted) runs them when it resumes, and each would count in its
+   * windows (a key's minute among them) for a request refused here. Bounded: past MAX_UNTAKEN
+   * they stay counted.
+   */
+  private untaken: { keys: string[]; member: string }[] = []
+
   constructor(private readonly redis: SharedRedis, private readonly log: Logger) {
     this.prefix = redis.settings.prefix + 'rl:'
+    redis.onRecover(() => this.takeBack())
   }
 
   async take(limits: Limit[]): Promise<Outcome> {
@@ -58,12 +67,23 @@ export class RedisRateLimiter implements RateLimitBackend {
       return await answer.promise
     } catch (e) {
       const down = asUnavailable(e, this.log)
+      if (this.redis.downSince !== null && this.untaken.length < MAX_UNTAKEN) this.untaken.push({ keys, member: args[0]! })
       if (this.redis.settings.onError !== 'allow') throw down
       this.redis.degraded()
       return undefined
     }
   }
+
+  /** Redis answers again: the takes it may have run unanswered leave their windows. */
+  private takeBack() {
+    const all = this.untaken
+    this.untaken = []
+    for (const u of all) for (const key of u.keys) this.redis.send('ZREM', [key, u.member]).catch(() => {})
+  }
 }
+
+/** Takes to take back kept while Redis is away, at most. */
+const MAX_UNTAKEN = 100_000
 
 /** A group's answer (from `raw[at]`) as an Outcome: the refusing limit, or the one with fewest remaining. */
 function outcome(limits: Limit[], raw: number[], at: number): Outcome {

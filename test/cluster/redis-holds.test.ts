@@ -89,37 +89,6 @@ describe.skipIf(!!skip)('Redis credits: the sum of live holds kept beside them',
       await own.stop()
     })
 
-    test('an admission Redis ran only after it stopped answering leaves no hold once it is back', async () => {
-      const redis = new SharedRedis({ url: own.url, onError: 'deny', timeoutMs: 300, prefix: freshPrefix() }, log)
-      const raw = new RedisClient(own.url)
-      opened.push(redis, raw)
-      const ledger = new RedisLedger(redis, log)
-      const key = { id: 'stalled-' + crypto.randomUUID().slice(0, 8), credits: 1, spent: 0 }
-      expect((await ledger.reserve(key, 0.1)).admitted).toBe(true) // the key seeded, one hold
-      process.kill(own.pid!, 'SIGSTOP')
-      let failed: unknown
-      try {
-        // no answer within the deadline: refused here, but the scripts wait in Redis's socket
-        const asked = await Promise.allSettled(Array.from({ length: 5 }, () => ledger.reserve(key, 0.1)))
-        failed = asked.every((a) => a.status === 'rejected')
-        await Bun.sleep(400) // their releases fail too
-      } finally {
-        process.kill(own.pid!, 'SIGCONT')
-      }
-      expect(failed).toBe(true)
-      // once Redis answers again, only the first hold is left
-      let reserved = -1
-      for (let i = 0; i < 100; i++) {
-        reserved = (await ledger.figures(key.id)).reserved
-        if (Math.abs(reserved - 0.1) < 1e-12) break
-        await Bun.sleep(30)
-      }
-      expect(reserved).toBeCloseTo(0.1, 12)
-      const k = await kept(raw, redis.settings.prefix, key.id)
-      expect(k.n).toBe(1)
-      expect(k.sum).toBeCloseTo(0.1, 12)
-    })
-
     test('an admission reads the kept sum, never every hold', async () => {
       const { redis, raw } = client(own.url)
       const ledger = new RedisLedger(redis, log)
