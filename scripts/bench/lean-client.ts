@@ -2,6 +2,7 @@
 // one connection a stream (`Connection: close`, so the stream ends when the server closes it),
 // and no parsing beyond the status line: it notes the first byte's time, counts the chunks
 // by their `@` stamps (wire.ts) and looks for the surface's terminator.
+import { connect } from 'node:net'
 import type { Call } from './call.ts'
 
 export interface LeanStream {
@@ -31,6 +32,25 @@ export function rawRequest(call: Call): Uint8Array {
   const body = call.body ?? ''
   const head = [`${call.method} ${u.pathname}${u.search} HTTP/1.1`, `host: ${u.host}`, ...Object.entries(call.headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', '']
   return new TextEncoder().encode(head.join('\r\n') + body)
+}
+
+/**
+ * One request on a socket of its own (this process's fetch keeps Bun's connection limit); its
+ * status, once the server closes the connection (0: it failed).
+ */
+export function statusOnSocket(call: Call): Promise<number> {
+  const { hostname, port } = new URL(call.url)
+  const request = rawRequest(call)
+  return new Promise((done) => {
+    const s = connect(Number(port), hostname)
+    let head = ''
+    s.on('connect', () => s.write(request))
+    s.on('data', (d) => {
+      if (head.length < 16) head += d.toString()
+    })
+    s.on('error', () => done(0))
+    s.on('close', () => done(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)))
+  })
 }
 
 export class LeanClient {

@@ -4,8 +4,9 @@
 // The client opens N raw sockets (this process's own fetch keeps Bun's default limit). Each
 // stream costs the gateway two descriptors, so N is bounded by the open-files limit.
 //   bun scripts/bench/experiments/concurrent-calls.ts [N=5000]
-import { connect } from 'node:net'
 import { join } from 'node:path'
+import { chatCall } from '../call.ts'
+import { statusOnSocket } from '../lean-client.ts'
 import { pinSelf, spawnGateway, spawnListening, ROOT } from '../processes.ts'
 
 const N = Number(process.argv[2] ?? 5000)
@@ -15,28 +16,13 @@ const up = await spawnListening(['taskset', '-c', '0', process.execPath, join(im
 // SWITCHYARD_MAX_UPSTREAM_CONNECTIONS=256 in this process's environment shows the queue the gateway removes
 const limit = process.env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS
 const gw = await spawnGateway({ core: 1, upstream: up.url, key, logLevel: 'warn', env: { SWITCHYARD_IP_RPM: '10000000', SWITCHYARD_KEY_RPM: '10000000', ...(limit ? { SWITCHYARD_MAX_UPSTREAM_CONNECTIONS: limit } : {}) } })
-const { hostname, port } = new URL(gw.url)
-const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
-const request = `POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`
-
-function call(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = connect(Number(port), hostname)
-    let head = ''
-    s.on('connect', () => s.write(request))
-    s.on('data', (d) => {
-      if (head.length < 16) head += d.toString()
-    })
-    s.on('error', () => resolve(0))
-    s.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)))
-  })
-}
+const one = chatCall('chat', `${gw.url}/api/alpha/v1`, key, 'gpt-4o-mini')
 
 const count = async () => (await (await fetch(`${up.url}/count`)).json()) as { open: number; peak: number }
 const t0 = performance.now()
 const replies: Promise<number>[] = []
 for (let i = 0; i < N; i++) {
-  replies.push(call())
+  replies.push(statusOnSocket(one))
   if (i % 500 === 499) await Bun.sleep(5)
 }
 let c = await count()

@@ -4,10 +4,10 @@
 // each with its hold in Redis. Then M more are sent, K at a time, and Redis's own CPU for the
 // script calls they make (INFO commandstats) is read. One gateway at a time, trees alternating.
 //   bun scripts/bench/experiments/open-holds.ts <tree>[,<tree>...] [N=1000] [M=500] [rounds=2] [K=16]
-import { connect } from 'node:net'
 import { join, resolve } from 'node:path'
 import { RedisClient } from 'bun'
-import { fundedKey } from '../call.ts'
+import { chatCall, fundedKey } from '../call.ts'
+import { statusOnSocket } from '../lean-client.ts'
 import { openStores } from '../cluster-stores.ts'
 import { pinSelf, ROOT, spawnGateway, spawnListening } from '../processes.ts'
 
@@ -23,23 +23,6 @@ pinSelf(0)
 const stores = await openStores(0)
 const redis = new RedisClient(stores.env.SWITCHYARD_REDIS_URL!)
 
-/** One request on a socket of its own (this process's fetch keeps Bun's connection limit); its status. */
-function call(url: string, key: string): Promise<number> {
-  const { hostname, port } = new URL(url)
-  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 })
-  const request = `POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`
-  return new Promise((done) => {
-    const s = connect(Number(port), hostname)
-    let head = ''
-    s.on('connect', () => s.write(request))
-    s.on('data', (d) => {
-      if (head.length < 16) head += d.toString()
-    })
-    s.on('error', () => done(0))
-    s.on('close', () => done(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)))
-  })
-}
-
 async function evalStats(): Promise<{ calls: number; usec: number }> {
   const info = (await redis.send('INFO', ['commandstats'])) as string
   const hit = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(info)
@@ -51,13 +34,14 @@ for (let round = 1; round <= Number(rounds); round++) {
     const up = await spawnListening(['taskset', '-c', '0', process.execPath, join(ROOT, 'scripts/bench/experiments/held-upstream.ts')], { env: { PATH: process.env.PATH ?? '' }, cwd: ROOT })
     const gw = await spawnGateway({ core: 1, upstream: up.url, key: bootstrap, root, logLevel: 'warn', env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...stores.env } })
     const key = await fundedKey(gw.url, ADMIN, 'open holds')
+    const one = chatCall('chat', `${gw.url}/api/alpha/v1`, key, 'gpt-4o-mini')
     const count = async () => ((await (await fetch(`${up.url}/count`)).json()) as { open: number }).open
     const until = async (k: number) => {
       for (const end = Date.now() + 60_000; (await count()) < k && Date.now() < end; ) await Bun.sleep(50)
     }
     const replies: Promise<number>[] = []
     for (let i = 0; i < N; i++) {
-      replies.push(call(gw.url, key))
+      replies.push(statusOnSocket(one))
       if (i % 200 === 199) await Bun.sleep(5)
     }
     await until(N)
@@ -70,7 +54,7 @@ for (let round = 1; round <= Number(rounds); round++) {
     const t0 = performance.now()
     // M more, K at a time, each admitted while the others are open
     for (let i = 0; i < M; i += K) {
-      for (let j = i; j < Math.min(M, i + K); j++) replies.push(call(gw.url, key))
+      for (let j = i; j < Math.min(M, i + K); j++) replies.push(statusOnSocket(one))
       await until(N + Math.min(M, i + K))
     }
     const raw = await evalStats()
