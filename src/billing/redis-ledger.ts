@@ -4,9 +4,9 @@
 //   <prefix>rsv:{id}  hash  reservation id → estimated USD of a request in progress (and
 //                           their running sum: cluster/scripts.ts)
 //   <prefix>rsvx:{id} zset  reservation id → when it lapses (a request that died unsettled)
-// Each step is one Lua script (cluster/scripts.ts), so admission (credits − spent − reserved > 0) and the hold are
-// atomic across instances: a key funded for N requests serves at most N + 1 however the
-// requests are spread, as on one instance. The database still gets every cost through the
+// Each step is one Lua script (cluster/scripts.ts), so admission (credits − spent − reserved
+// > 0) and the hold are atomic across instances: a key funded for N requests serves at most
+// N + 1 however the requests are spread, as on one instance. The database still gets every cost through the
 // recorder, as without Redis; this is what admission reads. Every instance charges its costs
 // here as its requests end (`settle`), so none waits for another's database write. A key's
 // admissions of one turn of the loop go in one part of the turn's call, with the turn's
