@@ -219,8 +219,9 @@ export class RedisLedger implements Ledger {
   /** A settlement's call failed: the reservations lapse by themselves; the cost (or its taking back) must not be lost. */
   private unsent(keyId: string, p: Pending, costSent: boolean, e: unknown) {
     if (!costSent && p.amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + p.amount)
-    // ending a hold twice does nothing: all of them go again, sent or not
-    if (p.rids.length > 0 && this.unreleasedCount + p.rids.length <= MAX_UNRELEASED) {
+    // kept only for Redis away (its return sends them); ending a hold twice does nothing: all
+    // of them go again, sent or not. An error Redis answered would only answer it again.
+    if (e instanceof RedisUnavailable && p.rids.length > 0 && this.unreleasedCount + p.rids.length <= MAX_UNRELEASED) {
       let list = this.unreleased.get(keyId)
       if (!list) this.unreleased.set(keyId, (list = []))
       for (const rid of p.rids) list.push(rid)
