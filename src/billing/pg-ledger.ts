@@ -4,7 +4,9 @@
 // instances never both spend the last of a balance. A reservation's row is deleted in the
 // transaction that stores its cost (the recorder's), so between the two the cost is always
 // visible to every instance, held or stored. What this instance charged but has not stored yet
-// stays in memory (billing's `unwritten`), as on one instance.
+// stays in memory (billing's `unwritten`), as on one instance. Rows left by an instance that
+// died (they stopped counting when they lapsed) are deleted by whichever instance comes by next,
+// a few hundred at a time, once a minute.
 import { insertList, names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
@@ -15,6 +17,11 @@ import { SpendByKey } from './spend.ts'
 const ORPHAN_MS = 1_000
 const SWEEP_MS = 250
 const WRITE_GUARD_MS = 5_000
+/** How often lapsed rows (an instance that died with requests open) are looked for. */
+const PURGE_EVERY_MS = 60_000
+/** Lapsed rows deleted by one statement, and statements a purge at most: small steps, off the request path. */
+const PURGE_CHUNK = 500
+const PURGE_STEPS = 20
 
 // the statements, their columns by the table declaration
 const r = names(creditReservations)
@@ -49,12 +56,17 @@ export class PgLedger implements Ledger {
   /** A write of this instance in progress (see reserve). */
   private writing?: Promise<void>
 
+  private readonly purgeTimer: ReturnType<typeof setInterval>
+
   constructor(
     private readonly sql: Sql,
     private readonly ttlMs = RESERVATION_TTL_MS,
+    purgeEveryMs = PURGE_EVERY_MS,
   ) {
     this.timer = setInterval(() => void this.sweep(), SWEEP_MS)
     this.timer.unref?.()
+    this.purgeTimer = setInterval(() => void this.purgeLapsed(), purgeEveryMs)
+    this.purgeTimer.unref?.()
   }
 
   readUnwritten(of: (keyId: string) => number): void {
@@ -181,8 +193,33 @@ export class PgLedger implements Ledger {
     }
   }
 
+  /**
+   * Rows past their lapse: no admission counts them any more (OPEN_OF_KEY), and the instance that
+   * made them would have deleted them unless it died first. Another instance's row it is deleting
+   * right now is skipped, not waited for. Returns the rows deleted.
+   */
+  private purging = false
+  async purgeLapsed(): Promise<number> {
+    if (this.purging) return 0
+    this.purging = true
+    let deleted = 0
+    try {
+      for (let step = 0; step < PURGE_STEPS; step++) {
+        const n = await this.sql.run(DELETE_LAPSED, [Date.now(), PURGE_CHUNK])
+        deleted += n
+        if (n < PURGE_CHUNK) break
+      }
+    } catch {
+      // the database is away: the next purge tries again
+    } finally {
+      this.purging = false
+    }
+    return deleted
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer)
+    clearInterval(this.purgeTimer)
     await deleteIds(this.sql, this.ended()).catch(() => {})
   }
 }
@@ -190,6 +227,8 @@ export class PgLedger implements Ledger {
 // one text for any number of ids (`rsv_` and hex: no comma), so PostgreSQL prepares it once per
 // connection and a record write can send it in the same round trip as its other statements
 const DELETE_IDS = `DELETE FROM ${r.$table} WHERE ${r.id} = ANY(string_to_array(?, ','))`
+
+const DELETE_LAPSED = `DELETE FROM ${r.$table} WHERE ${r.id} IN (SELECT ${r.id} FROM ${r.$table} WHERE ${r.expiresAt} <= ? LIMIT ? FOR UPDATE SKIP LOCKED)`
 
 async function deleteIds(q: Sql, ids: string[]) {
   if (ids.length > 0) await q.run(DELETE_IDS, [ids.join(',')])
