@@ -13,7 +13,11 @@
 // rate-limit takes (SharedRedis.part): one command a turn. Its settlements wait a few ms, and go
 // with its next admission when one comes in that time (at a steady rate, nearly always), else
 // in a call of their own: a funded request costs one call, its limits included.
+//
+// With `redis.take_ahead` (the default), a busy key far from its balance has the next request's
+// hold made while the current one is served (cluster/ahead.ts).
 import type { Logger } from '../http/log.ts'
+import { Ahead } from '../cluster/ahead.ts'
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
 import { FIGURES, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
@@ -59,6 +63,31 @@ function keysOf(prefix: string, keyId: string): string[] {
   return [`${prefix}cr:{${keyId}}`, `${prefix}rsv:{${keyId}}`, `${prefix}rsvx:{${keyId}}`]
 }
 
+/** A hold made ahead: its id, its key and how much it holds. */
+interface HeldAhead {
+  id: string
+  keyId: string
+  usd: number
+}
+
+/**
+ * A hold is made ahead only while the key's balance, past it, has room for this many more of
+ * it: near the end of a balance every request is decided on its own, and a hold parked here can
+ * never be what refuses another instance's request.
+ */
+const AHEAD_HEADROOM = 64
+/** A hold made ahead covers a worst case this much above the request's that asked for it. */
+const AHEAD_MARGIN = 1.25
+
+/** Whether an admitted hold of `usd` leaves room to make the next one ahead (`r`: the script's answer). */
+function roomy(credits: number, r: [number, string, string], usd: number): boolean {
+  return credits - Number(r[1]) - Number(r[2]) - usd >= AHEAD_HEADROOM * usd
+}
+
+function reservationIdOf(keyId: string): string {
+  return `rsr:${keyId}:${crypto.randomUUID().replaceAll('-', '')}`
+}
+
 /** Reservation ids carry their key, so that settling needs nothing else. */
 function keyOfReservation(id: string): string | undefined {
   const m = /^rsr:(.+):[0-9a-f]{32}$/.exec(id)
@@ -80,8 +109,12 @@ export class RedisLedger implements Ledger {
   private unreleased = new Map<string, string[]>()
   private unreleasedCount = 0
 
+  /** Holds made ahead, by key (see cluster/ahead.ts); none without `take_ahead`. */
+  readonly ahead?: Ahead<HeldAhead>
+
   constructor(private readonly redis: SharedRedis, private readonly log: Logger, private readonly ttlMs = RESERVATION_TTL_MS) {
     redis.onRecover(() => this.payOwed())
+    if (redis.settings.takeAhead) this.ahead = new Ahead((h) => this.move(h.id, h.keyId, 0))
   }
 
   /**
@@ -89,17 +122,23 @@ export class RedisLedger implements Ledger {
    * refuses, or admits on this instance's figures, per `redis.on_error`.
    */
   async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
-    const id = `rsr:${key.id}:${crypto.randomUUID().replaceAll('-', '')}`
     const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
+    const ahead = this.ahead
+    let busy = false
+    if (ahead && amount > 0) {
+      const now = performance.now()
+      busy = ahead.busy(key.id, now)
+      // a hold made ahead serves a request whose worst case it covers (held a little more, briefly)
+      const got = ahead.take(key.id, now, (h) => h.usd >= amount)
+      if (got) {
+        this.holdAhead(key, got.usd)
+        return { admitted: true, reservationId: got.id }
+      }
+    }
+    const id = reservationIdOf(key.id)
     let r: [number, string, string]
-    // its resolvers, with no executor closure an admission
-    const answer = Promise.withResolvers<[number, string, string]>()
-    let list = this.asked.get(key.id)
-    if (!list) this.asked.set(key.id, (list = []))
-    list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve: answer.resolve, reject: answer.reject })
-    if (this.asked.size === 1 && list.length === 1) this.redis.soon(this.sendAsked)
     try {
-      r = await answer.promise
+      r = await this.ask(key, amount, id)
     } catch (e) {
       // no answer is not no hold: a stalled Redis runs the call once it resumes. The hold's
       // id is ours, so it is ended (nothing, if it was never made).
@@ -107,7 +146,40 @@ export class RedisLedger implements Ledger {
       throw asUnavailable(e, this.log)
     }
     if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
+    if (busy && roomy(key.credits, r, amount)) this.holdAhead(key, amount * AHEAD_MARGIN)
     return { admitted: true, reservationId: amount > 0 ? id : undefined }
+  }
+
+  /** One admission, in this turn's call: { admitted (1/0), spent, reserved before it }. */
+  private ask(key: KeyFigures, amount: number, id: string): Promise<[number, string, string]> {
+    // its resolvers, with no executor closure an admission
+    const answer = Promise.withResolvers<[number, string, string]>()
+    let list = this.asked.get(key.id)
+    if (!list) this.asked.set(key.id, (list = []))
+    list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve: answer.resolve, reject: answer.reject })
+    if (this.asked.size === 1 && list.length === 1) this.redis.soon(this.sendAsked)
+    return answer.promise
+  }
+
+  /** The next requests' holds of `usd`, made now: kept only while the key's balance has room. */
+  private holdAhead(key: KeyFigures, usd: number) {
+    for (let n = this.ahead!.wanted(key.id); n > 0; n--) this.holdOneAhead(key, usd)
+  }
+
+  private holdOneAhead(key: KeyFigures, usd: number) {
+    const ahead = this.ahead!
+    const id = reservationIdOf(key.id)
+    this.ask(key, usd, id).then(
+      (r) => {
+        const kept = r[0] === 1 && roomy(key.credits, r, usd)
+        if (r[0] === 1 && !kept) this.move(id, key.id, 0)
+        ahead.settle(key.id, kept ? { id, keyId: key.id, usd } : undefined, performance.now())
+      },
+      () => {
+        this.move(id, key.id, 0)
+        ahead.settle(key.id, undefined, performance.now())
+      },
+    )
   }
 
   /** Admissions asked this turn, by key. */
@@ -231,8 +303,9 @@ export class RedisLedger implements Ledger {
     this.settling -= p.n
   }
 
-  /** Shutdown: the waiting settlements go now, and are waited for (bounded by the store's timeout). */
+  /** Shutdown: holds made ahead are ended, and the waiting settlements go now, and are waited for (bounded by the store's timeout). */
   async stop(): Promise<void> {
+    this.ahead?.close()
     clearTimeout(this.flushTimer)
     this.flush()
     const until = Date.now() + this.redis.settings.timeoutMs + 100

@@ -24,6 +24,8 @@ export interface Cluster {
   /** What a request does when the shared store cannot answer. */
   onError: 'deny' | 'allow'
   redis?: SharedRedis
+  /** Requests served from a rate-limit slot and from a credit hold taken ahead (cluster/ahead.ts). */
+  takenAhead?(): { slots: number; holds: number }
   close(): void
 }
 
@@ -36,13 +38,19 @@ export async function createCluster(config: Config, log: Logger): Promise<Cluste
   const bus = new RedisBus(redis, log)
   // a gateway may start while Redis is away: requests answer per `on_error` until it returns
   await Promise.all([redis.send('PING', []).catch(() => {}), bus.ready()])
+  const limiter = new RedisRateLimiter(redis, log)
+  const ledger = new RedisLedger(redis, log)
   return {
     bus,
-    limiter: new RedisRateLimiter(redis, log),
-    ledger: new RedisLedger(redis, log),
+    limiter,
+    ledger,
     onError: config.redis.onError,
     redis,
+    takenAhead: () => ({ slots: limiter.ahead?.used ?? 0, holds: ledger.ahead?.used ?? 0 }),
     close() {
+      // slots taken ahead leave their windows (sent as the connection closes: those that do not
+      // get there lapse with their window)
+      limiter.stop()
       bus.close()
       redis.close()
     },

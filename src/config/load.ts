@@ -90,6 +90,12 @@ export interface RedisSettings {
   timeoutMs: number
   /** Every key and channel starts with it. */
   prefix: string
+  /**
+   * A busy key far from its limits and balance gets its next request's slot and hold taken
+   * while the current one is served (cluster/ahead.ts); off: every request waits for Redis.
+   * Absent: off (the stores' own tests); the config's default is on.
+   */
+  takeAhead?: boolean
 }
 
 export interface S3Settings {
@@ -306,6 +312,7 @@ function redisSettings(f: ConfigFile, env: Record<string, string | undefined>): 
     onError,
     timeoutMs: count(num(env.SWITCHYARD_REDIS_TIMEOUT_MS, 'SWITCHYARD_REDIS_TIMEOUT_MS') ?? f.redis?.timeout_ms ?? 500, 50),
     prefix: str(env.SWITCHYARD_REDIS_PREFIX) ?? f.redis?.prefix ?? 'switchyard:',
+    takeAhead: (str(env.SWITCHYARD_REDIS_TAKE_AHEAD) ?? String(f.redis?.take_ahead ?? true)) === 'true',
   }
 }
 

@@ -181,6 +181,8 @@ export const ConfigFileSchema = t.Object(
           timeout_ms: t.Optional(t.Integer({ minimum: 50, maximum: 60_000 })),
           /** Every Redis key and channel starts with this (one Redis for several deployments). */
           prefix: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+          /** A busy key far from its limits and balance: its next request's slot and hold taken while the current one is served (default true). */
+          take_ahead: t.Optional(t.Boolean()),
         },
         { additionalProperties: false },
       ),

@@ -1,0 +1,146 @@
+// Taken ahead: for a busy key, the next request's rate-limit slot and credit hold are taken in
+// Redis while the current request is served, so that the next one finds them here and does not
+// wait for a round trip. Each is a real take or hold, made by the same script as any other, so
+// N instances still never admit more than a limit or a balance allows. What changes: a slot
+// taken ahead counts in its windows from when it was taken, at most STALE_MS before its request
+// came, and a slot or hold taken ahead and not used for STALE_MS is given back. Only done far
+// from a limit or a balance (the callers' headroom rules), and only for a key that is busy
+// here (two requests within BUSY_MS): near the edge, and for a quiet key, every request asks
+// Redis itself, as before.
+
+/** A request this soon after the last one of the same kind takes the next one's ahead. */
+export const BUSY_MS = 25
+/** What was taken ahead and not used for this long is given back. */
+export const STALE_MS = 50
+/**
+ * Taken ahead at most, per name. It starts at one, and grows by one each time a request found
+ * none ready while one was on its way (requests come faster than Redis answers); it shrinks by
+ * one each time one goes stale.
+ */
+export const MAX_DEPTH = 8
+
+interface Entry<T> {
+  value: T
+  at: number
+}
+
+interface Name<T> {
+  ready: Entry<T>[]
+  /** Takes ahead on their way. */
+  coming: number
+  depth: number
+  /** When its last request came. */
+  last: number
+}
+
+/**
+ * What was taken ahead, by name (a combination of limits, a key's credits): what the next
+ * requests of that name take, if it fits. `giveBack` ends what was not used.
+ */
+export class Ahead<T> {
+  private readonly names = new Map<string, Name<T>>()
+  private waiting = 0
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private closed = false
+
+  constructor(private readonly giveBack: (value: T) => void) {}
+
+  /** Whether the name is busy here: its last request came within BUSY_MS. Counts this one. */
+  busy(name: string, now: number): boolean {
+    let n = this.names.get(name)
+    if (!n) {
+      if (this.names.size >= MAX_NAMES) this.forgetQuiet(now)
+      this.names.set(name, (n = { ready: [], coming: 0, depth: 1, last: now }))
+      return false
+    }
+    const before = n.last
+    n.last = now
+    return now - before <= BUSY_MS
+  }
+
+  /** What was taken ahead for `name`, if fresh and `fits`; it is this caller's from then on. */
+  take(name: string, now: number, fits: (t: T) => boolean): T | undefined {
+    const n = this.names.get(name)
+    if (!n) return undefined
+    for (let i = 0; i < n.ready.length; i++) {
+      const e = n.ready[i]!
+      if (now - e.at > STALE_MS || !fits(e.value)) continue
+      n.ready.splice(i, 1)
+      this.waiting--
+      this.used++
+      return e.value
+    }
+    // requests come faster than what is taken ahead comes back: take more ahead
+    if (n.coming > 0 && n.depth < MAX_DEPTH) n.depth++
+    return undefined
+  }
+
+  /** How many takes ahead to start for `name` now (counted as on their way). */
+  wanted(name: string): number {
+    const n = this.names.get(name)
+    if (!n || this.closed) return 0
+    const more = Math.max(0, n.depth - n.ready.length - n.coming)
+    n.coming += more
+    return more
+  }
+
+  /** A take ahead came back: kept for the next request, or given back (`undefined`: refused, nothing to keep). */
+  settle(name: string, value: T | undefined, now: number) {
+    const n = this.names.get(name)
+    if (n) n.coming--
+    if (value === undefined) return
+    if (this.closed || !n || n.ready.length >= n.depth) return this.giveBack(value)
+    n.ready.push({ value, at: now })
+    this.waiting++
+    if (this.timer === undefined) {
+      this.timer = setTimeout(this.sweep, STALE_MS)
+      this.timer.unref?.()
+    }
+  }
+
+  /** Gives back what went stale; runs while anything waits. */
+  private readonly sweep = () => {
+    this.timer = undefined
+    const now = performance.now()
+    for (const n of this.names.values()) {
+      if (n.ready.length === 0) continue
+      const fresh = n.ready.filter((e) => now - e.at < STALE_MS)
+      if (fresh.length === n.ready.length) continue
+      for (const e of n.ready) if (now - e.at >= STALE_MS) this.giveBack(e.value)
+      this.waiting -= n.ready.length - fresh.length
+      n.ready = fresh
+      if (n.depth > 1) n.depth--
+    }
+    if (this.waiting > 0) {
+      this.timer = setTimeout(this.sweep, STALE_MS)
+      this.timer.unref?.()
+    }
+  }
+
+  private forgetQuiet(now: number) {
+    for (const [name, n] of this.names) if (n.ready.length === 0 && n.coming === 0 && now - n.last > BUSY_MS) this.names.delete(name)
+  }
+
+  /** Shutdown: everything waiting is given back, and whatever comes back later too. */
+  close() {
+    this.closed = true
+    clearTimeout(this.timer)
+    this.timer = undefined
+    for (const n of this.names.values()) {
+      for (const e of n.ready) this.giveBack(e.value)
+      n.ready = []
+    }
+    this.waiting = 0
+  }
+
+  /** Requests served from what was taken ahead (tests, metrics). */
+  used = 0
+
+  /** Things waiting to be used (tests). */
+  get size(): number {
+    return this.waiting
+  }
+}
+
+/** Names remembered at most before the quiet ones (nothing waiting) are forgotten. */
+const MAX_NAMES = 10_000

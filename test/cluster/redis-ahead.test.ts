@@ -1,0 +1,172 @@
+// A busy key far from its limits and balance gets its next request's slot and hold taken in
+// Redis while the current request is served, so that the next request does not wait for a
+// round trip. These are real takes and holds: what Redis counts is always what was served plus
+// what waits here to be used, nothing is admitted past a limit or a balance, near either end
+// every request asks Redis itself, and what is not used goes back.
+import { afterAll, describe, expect, test } from 'bun:test'
+import type { Limit } from '../../src/auth/ratelimit.ts'
+import { RedisRateLimiter } from '../../src/auth/redis-ratelimit.ts'
+import { RedisLedger } from '../../src/billing/redis-ledger.ts'
+import { STALE_MS } from '../../src/cluster/ahead.ts'
+import { SharedRedis } from '../../src/cluster/redis.ts'
+import { createLogger } from '../../src/http/log.ts'
+import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
+
+const skip = redisSkipReason()
+if (skip) console.warn(skip)
+
+const log = createLogger('silent')
+const opened: SharedRedis[] = []
+
+/** A client on a prefix of its own that takes ahead, with the parts it sends counted by kind. */
+function client(takeAhead = true) {
+  const prefix = freshPrefix()
+  const redis = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 2000, prefix, takeAhead }, log)
+  opened.push(redis)
+  const parts = { t: 0, r: 0 }
+  const part = redis.part.bind(redis)
+  redis.part = (s, p) => {
+    if (p.kind === 't') parts.t++
+    else parts.r += p.weight
+    return part(s, p)
+  }
+  return { redis, prefix, parts, limiter: new RedisRateLimiter(redis, log), ledger: new RedisLedger(redis, log) }
+}
+
+const ipLimits = (limit: number): Limit[] => [{ bucket: 'ip:10.9.8.7', limit, windowMs: 60_000, scope: 'ip' }]
+const keyLimits = (id: string, limit: number): Limit[] => [
+  { bucket: 'k:' + id, limit, windowMs: 60_000, scope: 'key' },
+  { bucket: 'kb:' + id, limit: 100_000, windowMs: 1_000, scope: 'key' },
+]
+
+async function until(what: () => boolean, ms = 2_000) {
+  const end = Date.now() + ms
+  while (!what() && Date.now() < end) await Bun.sleep(1)
+  expect(what()).toBe(true)
+}
+
+async function zcard(redis: SharedRedis, key: string): Promise<number> {
+  return Number(await redis.send('ZCARD', [key]))
+}
+
+describe.skipIf(!!skip)('taken ahead', () => {
+  afterAll(() => {
+    for (const r of opened) r.close()
+  })
+
+  test('a busy combination of limits: the next request finds its slot taken, and Redis counts exactly what was served and what waits', async () => {
+    const { redis, prefix, parts, limiter } = client()
+    const id = 'busy-' + crypto.randomUUID().slice(0, 8)
+    const take = () => limiter.takeBoth(ipLimits(1_000_000), keyLimits(id, 1_000_000))
+    await take() // quiet so far: nothing taken ahead
+    expect(parts.t).toBe(1)
+    await take() // busy now: served by Redis, and the next one's slot asked for
+    await until(() => limiter.ahead!.size === 1)
+    expect(parts.t).toBe(3)
+    // served from what waited: its own take never goes to Redis, only the one after it
+    const [ip, key] = await take()
+    expect(ip.allowed && key!.allowed).toBe(true)
+    expect(limiter.ahead!.used).toBe(1)
+    expect(parts.t).toBe(4)
+    await until(() => limiter.ahead!.size === 1)
+    // three served and one waiting: four in every window
+    for (const b of ['ip:10.9.8.7', 'k:' + id, 'kb:' + id]) expect(await zcard(redis, prefix + 'rl:' + b)).toBe(4)
+    // not used within its time: it leaves the windows
+    await Bun.sleep(STALE_MS * 3)
+    expect(limiter.ahead!.size).toBe(0)
+    for (const b of ['ip:10.9.8.7', 'k:' + id, 'kb:' + id]) expect(await zcard(redis, prefix + 'rl:' + b)).toBe(3)
+  })
+
+  test('near a limit every request asks Redis: exactly the limit is served however busy, and nothing stays taken', async () => {
+    const { redis, prefix, parts, limiter } = client()
+    const id = 'edge-' + crypto.randomUUID().slice(0, 8)
+    let allowed = 0
+    const take = async () => {
+      const [ip, key] = await limiter.takeBoth(ipLimits(1_000_000), keyLimits(id, 150))
+      if (ip.allowed && key!.allowed) allowed++
+    }
+    // the first half of the limit is taken ahead, request by request
+    for (let i = 0; i < 100; i++) await take()
+    await Bun.sleep(5)
+    expect(limiter.ahead!.used).toBeGreaterThan(10)
+    // past it, each request is one take of its own: none ahead
+    const [before, used] = [parts.t, limiter.ahead!.used]
+    for (let i = 0; i < 100; i++) await take()
+    expect(parts.t - before).toBe(100)
+    expect(limiter.ahead!.used).toBe(used)
+    expect(allowed).toBe(150)
+    await Bun.sleep(STALE_MS * 3)
+    expect(limiter.ahead!.size).toBe(0)
+    expect(await zcard(redis, prefix + 'rl:k:' + id)).toBe(150)
+  })
+
+  test('a busy funded key: the next admission finds its hold made, and the balance counts exactly what was held and spent', async () => {
+    const { parts, ledger } = client()
+    const key = { id: 'funded-' + crypto.randomUUID().slice(0, 8), credits: 100, spent: 0 }
+    const first = await ledger.reserve(key, 0.01)
+    const second = await ledger.reserve(key, 0.01)
+    expect(first.admitted && second.admitted).toBe(true)
+    await until(() => ledger.ahead!.size === 1)
+    expect(parts.r).toBe(3)
+    // a worst case the hold made ahead covers: served from it, one more made ahead in its place
+    const third = await ledger.reserve(key, 0.008)
+    expect(third.admitted).toBe(true)
+    expect(ledger.ahead!.used).toBe(1)
+    await until(() => ledger.ahead!.size === 1)
+    expect(parts.r).toBe(4)
+    // a larger one is not covered: it asks Redis
+    const fourth = await ledger.reserve(key, 0.5)
+    expect(fourth.admitted).toBe(true)
+    expect(parts.r).toBe(5)
+    const held = (await ledger.figures(key.id)).reserved
+    // the four requests' holds (the third holds what was made for it: 0.0125) and the one waiting
+    expect(held).toBeCloseTo(0.01 + 0.01 + 0.0125 + 0.5 + 0.0125, 9)
+    for (const h of [first, second, third, fourth]) ledger.settle((h as { reservationId: string }).reservationId, key.id, 0.001)
+    await until(() => ledger.open === 0)
+    await Bun.sleep(STALE_MS * 3)
+    await until(() => ledger.open === 0)
+    expect(ledger.ahead!.size).toBe(0)
+    expect(await ledger.figures(key.id)).toEqual({ spent: 0.004, reserved: 0 })
+  })
+
+  test('near the end of a balance every admission asks Redis: it admits what it would without taking ahead', async () => {
+    const one = client()
+    const other = client(false)
+    const key = { id: 'thin-' + crypto.randomUUID().slice(0, 8), credits: 0.5, spent: 0 }
+    const admitted = async (ledger: RedisLedger) => {
+      let n = 0
+      for (let i = 0; i < 80; i++) if ((await ledger.reserve(key, 0.01)).admitted) n++
+      return n
+    }
+    const [a, b] = [await admitted(one.ledger), await admitted(other.ledger)]
+    expect(a).toBe(b)
+    expect(a).toBe(50)
+    // one admission each, none made ahead
+    expect(one.parts.r).toBe(80)
+    expect(one.ledger.ahead!.used).toBe(0)
+    expect(one.ledger.ahead!.size).toBe(0)
+    expect((await one.ledger.figures(key.id)).reserved).toBeCloseTo(0.5, 9)
+  })
+
+  test('a stop ends the holds made ahead', async () => {
+    const { ledger } = client()
+    const key = { id: 'stop-' + crypto.randomUUID().slice(0, 8), credits: 100, spent: 0 }
+    const held = [await ledger.reserve(key, 0.01), await ledger.reserve(key, 0.01)]
+    await until(() => ledger.ahead!.size === 1)
+    for (const h of held) ledger.settle((h as { reservationId: string }).reservationId, key.id, 0.002)
+    await ledger.stop()
+    expect(await ledger.figures(key.id)).toEqual({ spent: 0.004, reserved: 0 })
+  })
+
+  test('off: every request asks Redis, busy or not', async () => {
+    const { parts, limiter, ledger } = client(false)
+    const key = { id: 'off-' + crypto.randomUUID().slice(0, 8), credits: 100, spent: 0 }
+    for (let i = 0; i < 5; i++) {
+      await limiter.takeBoth(ipLimits(1_000_000), keyLimits(key.id, 1_000_000))
+      await ledger.reserve(key, 0.01)
+    }
+    await Bun.sleep(10)
+    expect(parts).toEqual({ t: 5, r: 5 })
+    expect(limiter.ahead).toBeUndefined()
+  })
+})
