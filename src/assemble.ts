@@ -55,7 +55,7 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   // each thread (a batch worker too) exports its own spans
   const tracing = startTracing(config.tracing, { catalog, providers: config.providers, log })
   if (tracing) onClose.push(() => tracing.close())
-  const metrics = opts.metrics ? new GatewayMetrics({ config, catalog, health, sql: storage.sql, warn: (msg, fields) => log.warn(msg, fields) }) : undefined
+  const metrics = opts.metrics ? new GatewayMetrics({ config, catalog, health, sql: storage.sql, warn: (msg, fields) => log.warn(msg, fields), takenAhead: opts.cluster?.takenAhead }) : undefined
   if (metrics) onClose.push(() => metrics.close())
   // the response cache answers in front of whatever sends upstream (fetch, cassettes)
   const cache = createCacheStore(config, storage, log, opts.cluster)

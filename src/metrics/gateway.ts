@@ -28,6 +28,8 @@ export interface MetricsDeps {
   fetchLimit?: number
   /** Where the queueing warning goes; nowhere when absent. */
   warn?: Warn
+  /** Requests served from what was taken ahead in Redis (cluster/ahead.ts); absent without Redis. */
+  takenAhead?: () => { slots: number; holds: number }
 }
 
 export class GatewayMetrics {
@@ -41,6 +43,7 @@ export class GatewayMetrics {
   private readonly streams: Cell
   private readonly spansDropped: Cell
   private readonly cooldown: Gauge
+  private readonly ahead?: Record<'slot' | 'hold', Cell>
   private readonly process: ProcessSeries
 
   constructor(private readonly deps: MetricsDeps) {
@@ -54,6 +57,10 @@ export class GatewayMetrics {
     this.limited = { key: limited.cell(['key']), ip: limited.cell(['ip']) }
     const refused = (this.refused = r.counter('switchyard_credits_refused', 'Requests refused for lack of credit (402): a key spent at the front, or its requests in progress holding the rest').cell())
     this.streams = r.gauge('switchyard_open_streams', 'Streamed replies open now').cell()
+    if (deps.takenAhead) {
+      const ahead = r.counter('switchyard_redis_taken_ahead', 'Requests whose rate-limit slot (slot) or credit hold (hold) was taken in Redis ahead of them, so they waited for no round trip', ['kind'])
+      this.ahead = { slot: ahead.cell(['slot']), hold: ahead.cell(['hold']) }
+    }
     this.spansDropped = r.counter('switchyard_spans_dropped', 'Trace spans never exported from the request thread: the queue was full, the collector failed, or they were unsent at shutdown').cell()
     this.batches = new BatchSeries(r, generations, (id) => catalog.resolve(id)?.family)
     this.process = new ProcessSeries(r)
@@ -74,6 +81,11 @@ export class GatewayMetrics {
   async scrape(format: Format): Promise<string> {
     this.streams.value = openStreams()
     this.spansDropped.value = droppedSpans()
+    if (this.ahead) {
+      const used = this.deps.takenAhead!()
+      this.ahead.slot.value = used.slots
+      this.ahead.hold.value = used.holds
+    }
     this.collectCooldowns()
     this.load.collect()
     this.process.collect()
