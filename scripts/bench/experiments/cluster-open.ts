@@ -1,0 +1,56 @@
+// Experiment (docs/bench.md, cluster mode): the chat pass-through's latency at a steady rate,
+// from the scheduled send, against one gateway at a time: embedded, cluster mode, and cluster
+// mode with `redis.take_ahead: false` (every request waits for its Redis round trip). The
+// gateway on core 1; the stores, the upstream and this driver on core 0, as in cluster.ts.
+// Each setup in turn per round, so neighbouring phases share the machine's state. Prints each
+// phase's p50 / p90 / p99, and the requests the cluster gateway served from what it took ahead
+// (its /metrics).
+//   bun scripts/bench/experiments/cluster-open.ts [funded|unlimited] [rounds] [req/s] [setups]
+// setups: a comma list of embedded, cluster, exact (default all three).
+import { chatCall, fundedKey, probe, send } from '../call.ts'
+import { openStores } from '../cluster-stores.ts'
+import { openLoop } from '../openloop.ts'
+import { PASS_MODEL } from '../paths.ts'
+import { pinSelf, spawnGateway, spawnUpstream } from '../processes.ts'
+
+const [which = 'unlimited', rounds = '3', rate = '1000', setups = 'embedded,cluster,exact'] = process.argv.slice(2)
+const ADMIN = 'bench-admin-' + crypto.randomUUID()
+const bootstrap = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
+const OPEN_MS = 8_000
+
+pinSelf(0)
+const stores = await openStores(0)
+const upstream = await spawnUpstream(0)
+
+/** The gateway's count of requests served from what it took ahead, by kind. */
+async function takenAhead(url: string): Promise<string> {
+  const text = await (await fetch(url + '/metrics', { headers: { authorization: 'Bearer ' + ADMIN } })).text()
+  const kinds = [...text.matchAll(/^switchyard_redis_taken_ahead_total\{kind="(\w+)"\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`)
+  return kinds.length > 0 ? `taken ahead: ${kinds.join(', ')}` : ''
+}
+
+try {
+  for (let round = 1; round <= Number(rounds); round++) {
+    for (const setup of setups.split(',')) {
+      const env: Record<string, string> = { SWITCHYARD_ADMIN_TOKEN: ADMIN }
+      if (setup !== 'embedded') Object.assign(env, stores.env, { SWITCHYARD_REDIS_TAKE_AHEAD: String(setup === 'cluster') })
+      const gw = await spawnGateway({ core: 1, upstream: upstream.url, key: bootstrap, env })
+      try {
+        const key = which === 'funded' ? await fundedKey(gw.url, ADMIN) : bootstrap
+        const call = chatCall('chat', `${gw.url}/api/alpha/v1`, key, PASS_MODEL)
+        await probe(call)
+        for (let i = 0; i < 500; i++) await (await send(call)).text()
+        if (setup !== 'embedded') await stores.pin(gw.pid)
+        const before = setup === 'cluster' ? await takenAhead(gw.url) : ''
+        const o = await openLoop(call, Number(rate), OPEN_MS)
+        const f = (n: number) => n.toFixed(2)
+        console.log(`round ${round} ${setup.padEnd(8)} ${which}: p50 ${f(o.latency.p50)} p90 ${f(o.latency.p90)} p99 ${f(o.latency.p99)} ms, ok ${o.ok}/${o.sent}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
+      } finally {
+        await gw.stop()
+      }
+    }
+  }
+} finally {
+  await upstream.stop()
+  await stores.close()
+}
