@@ -259,6 +259,37 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     expect(figures.spent).toBeCloseTo(5 * UP_COST, 12)
   }, 30_000)
 
+  test('a busy key far from its limits and balance is served from slots and holds taken ahead, and leaves nothing held or taken', async () => {
+    const [a] = await cluster(2, env())
+    const { key, record } = await a!.services.keys.create({ name: 'busy', credits: UP_COST * 100_000 })
+    // steady arrivals on each instance, about 19 ms apart (the upstream holds each answer 150 ms)
+    const lanes = gws.flatMap((g) =>
+      Array.from({ length: 8 }, async (_, lane) => {
+        await Bun.sleep(lane * 19)
+        const statuses: number[] = []
+        for (let i = 0; i < 6; i++) statuses.push((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status)
+        return statuses
+      }),
+    )
+    const statuses = (await Promise.all(lanes)).flat()
+    expect(statuses.filter((s) => s !== 200)).toEqual([])
+    const text = (await Promise.all(gws.map((g) => fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.text())))).join('\n')
+    const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0)
+    expect(sum(/^switchyard_redis_taken_ahead_total\{kind="slot"\} (\d+)/gm)).toBeGreaterThan(0)
+    expect(sum(/^switchyard_redis_taken_ahead_total\{kind="hold"\} (\d+)/gm)).toBeGreaterThan(0)
+    // what was not used went back: the key's window counts the 96 served, the balance holds nothing
+    for (const g of gws) await g.services.recorder.settled()
+    let figures = await a!.services.billing.figures(record.id)!
+    for (let i = 0; i < 200 && (figures.reserved !== 0 || gws.some((g) => g.services.billing.open > 0)); i++) {
+      await Bun.sleep(10)
+      figures = await a!.services.billing.figures(record.id)!
+    }
+    expect(figures.reserved).toBe(0)
+    expect(figures.spent).toBeCloseTo(96 * UP_COST, 12)
+    const window = a!.services.config.redis!.prefix + 'rl:k:' + record.id
+    expect(Number(await a!.services.cluster!.redis!.send('ZCARD', [window]))).toBe(96)
+  }, 30_000)
+
   test('credits added on one instance are usable on the others at once', async () => {
     const [a, b] = await cluster(2, env())
     b!.services.keys.stop()
