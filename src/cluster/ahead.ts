@@ -75,11 +75,17 @@ export class Ahead<T> {
     return undefined
   }
 
-  /** How many takes ahead to start for `name` now (counted as on their way). */
+  /**
+   * How many takes ahead to start for `name` now (counted as on their way): none while more than
+   * half the depth is ready or coming, else as many as fill it. So past a depth of one they go in
+   * twos and more, one Redis call for several requests.
+   */
   wanted(name: string): number {
     const n = this.names.get(name)
     if (!n || this.closed) return 0
-    const more = Math.max(0, n.depth - n.ready.length - n.coming)
+    const have = n.ready.length + n.coming
+    if (have > n.depth >> 1) return 0
+    const more = n.depth - have
     n.coming += more
     return more
   }

@@ -3,14 +3,16 @@
 // mode with `redis.take_ahead: false` (every request waits for its Redis round trip). The
 // gateway on core 1; the stores, the upstream and this driver on core 0, as in cluster.ts.
 // Each setup in turn per round, so neighbouring phases share the machine's state. Prints each
-// phase's p50 / p90 / p99, and the requests the cluster gateway served from what it took ahead
-// (its /metrics).
+// phase's p50 / p90 / p99, the gateway's CPU a request, Redis's script calls a request (its own
+// count), and the requests the cluster gateway served from what it took ahead (its /metrics).
 //   bun scripts/bench/experiments/cluster-open.ts [funded|unlimited] [rounds] [req/s] [setups]
 // setups: a comma list of embedded, cluster, exact (default all three).
+import { RedisClient } from 'bun'
 import { chatCall, fundedKey, probe, send } from '../call.ts'
 import { openStores } from '../cluster-stores.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
+import { cpuSeconds } from '../proc.ts'
 import { pinSelf, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [which = 'unlimited', rounds = '3', rate = '1000', setups = 'embedded,cluster,exact'] = process.argv.slice(2)
@@ -21,6 +23,15 @@ const OPEN_MS = 8_000
 pinSelf(0)
 const stores = await openStores(0)
 const upstream = await spawnUpstream(0)
+const redis = new RedisClient(stores.env.SWITCHYARD_REDIS_URL!)
+
+/** Script calls Redis has run so far. */
+async function scriptCalls(): Promise<number> {
+  const info = String(await redis.send('INFO', ['commandstats']))
+  let calls = 0
+  for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(m[1])
+  return calls
+}
 
 /** The gateway's count of requests served from what it took ahead, by kind. */
 async function takenAhead(url: string): Promise<string> {
@@ -42,15 +53,20 @@ try {
         for (let i = 0; i < 500; i++) await (await send(call)).text()
         if (setup !== 'embedded') await stores.pin(gw.pid)
         const before = setup === 'cluster' ? await takenAhead(gw.url) : ''
+        const calls = await scriptCalls()
+        const cpu = cpuSeconds(gw.pid)
         const o = await openLoop(call, Number(rate), OPEN_MS)
+        const cpuUs = ((cpuSeconds(gw.pid) - cpu) * 1e6) / o.sent
+        const perRequest = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / o.sent).toFixed(2)} script calls`
         const f = (n: number) => n.toFixed(2)
-        console.log(`round ${round} ${setup.padEnd(8)} ${which}: p50 ${f(o.latency.p50)} p90 ${f(o.latency.p90)} p99 ${f(o.latency.p99)} ms, ok ${o.ok}/${o.sent}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
+        console.log(`round ${round} ${setup.padEnd(8)} ${which}: p50 ${f(o.latency.p50)} p90 ${f(o.latency.p90)} p99 ${f(o.latency.p99)} ms, ok ${o.ok}/${o.sent}; a request: ${cpuUs.toFixed(0)} µs of gateway CPU${perRequest}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
       } finally {
         await gw.stop()
       }
     }
   }
 } finally {
+  redis.close()
   await upstream.stop()
   await stores.close()
 }
