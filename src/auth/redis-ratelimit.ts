@@ -56,7 +56,11 @@ export class RedisRateLimiter implements RateLimitBackend {
     if (name) {
       const now = performance.now()
       busy = this.ahead!.busy(name, now)
-      const got = this.ahead!.take(name, now, always)
+      let got = this.ahead!.take(name, now, always)
+      if (!got) {
+        const coming = this.ahead!.next(name, always)
+        if (coming) got = await coming
+      }
       if (got) {
         this.takeAhead(name, first, then)
         return got.outcomes

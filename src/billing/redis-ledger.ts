@@ -129,7 +129,12 @@ export class RedisLedger implements Ledger {
       const now = performance.now()
       busy = ahead.busy(key.id, now)
       // a hold made ahead serves a request whose worst case it covers (held a little more, briefly)
-      const got = ahead.take(key.id, now, (h) => h.usd >= amount)
+      const fits = (h: HeldAhead) => h.usd >= amount
+      let got = ahead.take(key.id, now, fits)
+      if (!got) {
+        const coming = ahead.next(key.id, fits)
+        if (coming) got = await coming
+      }
       if (got) {
         this.holdAhead(key, got.usd)
         return { admitted: true, reservationId: got.id }

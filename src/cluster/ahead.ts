@@ -24,10 +24,17 @@ interface Entry<T> {
   at: number
 }
 
+interface Waiter<T> {
+  fits: (t: T) => boolean
+  resolve: (t: T | undefined) => void
+}
+
 interface Name<T> {
   ready: Entry<T>[]
   /** Takes ahead on their way. */
   coming: number
+  /** Requests waiting for one of those, first come first served (never more than are coming). */
+  waiters: Waiter<T>[]
   depth: number
   /** When its last request came. */
   last: number
@@ -50,7 +57,7 @@ export class Ahead<T> {
     let n = this.names.get(name)
     if (!n) {
       if (this.names.size >= MAX_NAMES) this.forgetQuiet(now)
-      this.names.set(name, (n = { ready: [], coming: 0, depth: 1, last: now }))
+      this.names.set(name, (n = { ready: [], coming: 0, waiters: [], depth: 1, last: now }))
       return false
     }
     const before = n.last
@@ -76,6 +83,20 @@ export class Ahead<T> {
   }
 
   /**
+   * For a request that found nothing ready: the next take ahead on its way, when one is not
+   * claimed yet. It was asked before this request came, so it comes back no later than this
+   * request's own ask would, and Redis is not asked twice. Resolves undefined when what comes
+   * does not serve (refused, too small, a stop): the request then asks Redis itself.
+   */
+  next(name: string, fits: (t: T) => boolean): Promise<T | undefined> | undefined {
+    const n = this.names.get(name)
+    if (!n || this.closed || n.coming <= n.waiters.length) return undefined
+    const w = Promise.withResolvers<T | undefined>()
+    n.waiters.push({ fits, resolve: w.resolve })
+    return w.promise
+  }
+
+  /**
    * How many takes ahead to start for `name` now (counted as on their way): none while more than
    * half the depth is ready or coming, else as many as fill it. So past a depth of one they go in
    * twos and more, one Redis call for several requests.
@@ -94,6 +115,15 @@ export class Ahead<T> {
   settle(name: string, value: T | undefined, now: number) {
     const n = this.names.get(name)
     if (n) n.coming--
+    // a request waiting for it takes it first
+    const w = n?.waiters.shift()
+    if (w) {
+      if (value !== undefined && !this.closed && w.fits(value)) {
+        this.used++
+        return w.resolve(value)
+      }
+      w.resolve(undefined)
+    }
     if (value === undefined) return
     if (this.closed || !n || n.ready.length >= n.depth) return this.giveBack(value)
     n.ready.push({ value, at: now })
@@ -124,7 +154,7 @@ export class Ahead<T> {
   }
 
   private forgetQuiet(now: number) {
-    for (const [name, n] of this.names) if (n.ready.length === 0 && n.coming === 0 && now - n.last > BUSY_MS) this.names.delete(name)
+    for (const [name, n] of this.names) if (n.ready.length === 0 && n.coming === 0 && n.waiters.length === 0 && now - n.last > BUSY_MS) this.names.delete(name)
   }
 
   /** Shutdown: everything waiting is given back, and whatever comes back later too. */
@@ -135,6 +165,7 @@ export class Ahead<T> {
     for (const n of this.names.values()) {
       for (const e of n.ready) this.giveBack(e.value)
       n.ready = []
+      for (const w of n.waiters.splice(0)) w.resolve(undefined)
     }
     this.waiting = 0
   }
