@@ -13,7 +13,7 @@
 // With `redis.take_ahead` (the default), a busy combination of limits far from all of them has
 // the next request's slot taken while the current one is served (cluster/ahead.ts).
 import type { Logger } from '../http/log.ts'
-import { Ahead } from '../cluster/ahead.ts'
+import { Ahead, turns } from '../cluster/ahead.ts'
 import { asUnavailable, type Part, type SharedRedis } from '../cluster/redis.ts'
 import { TURN } from '../cluster/scripts.ts'
 import { RateLimiter, type Decision, type Limit, type Outcome, type RateLimitBackend } from './ratelimit.ts'
@@ -51,7 +51,8 @@ export class RedisRateLimiter implements RateLimitBackend {
   }
 
   async takeBoth(first: Limit[], then: Limit[]): Promise<[Outcome, Outcome | undefined]> {
-    const name = this.ahead && nameOf(first, then)
+    // with the loop crowded, each call carries many requests already: nothing taken ahead
+    const name = this.ahead && !turns.ask() ? nameOf(first, then) : undefined
     let busy = false
     if (name) {
       const now = performance.now()

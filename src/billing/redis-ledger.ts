@@ -17,7 +17,7 @@
 // With `redis.take_ahead` (the default), a busy key far from its balance has the next request's
 // hold made while the current one is served (cluster/ahead.ts).
 import type { Logger } from '../http/log.ts'
-import { Ahead } from '../cluster/ahead.ts'
+import { Ahead, turns } from '../cluster/ahead.ts'
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
 import { FIGURES, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
@@ -125,7 +125,7 @@ export class RedisLedger implements Ledger {
     const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     const ahead = this.ahead
     let busy = false
-    if (ahead && amount > 0) {
+    if (ahead && amount > 0 && !turns.ask()) {
       const now = performance.now()
       busy = ahead.busy(key.id, now)
       // a hold made ahead serves a request whose worst case it covers (held a little more, briefly)

@@ -4,9 +4,9 @@
 // N instances still never admit more than a limit or a balance allows. What changes: a slot
 // taken ahead counts in its windows from when it was taken, at most STALE_MS before its request
 // came, and a slot or hold taken ahead and not used for STALE_MS is given back. Only done far
-// from a limit or a balance (the callers' headroom rules), and only for a key that is busy
-// here (two requests within BUSY_MS): near the edge, and for a quiet key, every request asks
-// Redis itself, as before.
+// from a limit or a balance (the callers' headroom rules), only for a key that is busy here
+// (two requests within BUSY_MS), and only while the loop is not crowded (many requests a turn
+// share each Redis call already): otherwise every request asks Redis itself, as before.
 
 /** A request this soon after the last one of the same kind takes the next one's ahead. */
 export const BUSY_MS = 25
@@ -18,6 +18,39 @@ export const STALE_MS = 50
  * one each time one goes stale.
  */
 export const MAX_DEPTH = 8
+
+/**
+ * Requests a turn of the loop (a moving average) past which nothing is taken ahead: so many
+ * requests share each Redis call already that none waits long for it, and taking ahead would only
+ * add work (measured: at saturation it cost the gateway more CPU a request than it saved).
+ */
+export const CROWDED = 4
+
+/** Requests asking for limits and holds, counted by turn of the loop: one count for the whole process. */
+class Turns {
+  private count = 0
+  private counting = false
+  /** Requests a turn, a moving average over the turns that had any. */
+  average = 0
+
+  private readonly close = () => {
+    this.average = this.average * 0.9 + this.count * 0.1
+    this.count = 0
+    this.counting = false
+  }
+
+  /** Counts a request; whether the loop is crowded (taking ahead would not pay). */
+  ask(): boolean {
+    this.count++
+    if (!this.counting) {
+      this.counting = true
+      setImmediate(this.close)
+    }
+    return this.average >= CROWDED
+  }
+}
+
+export const turns = new Turns()
 
 interface Entry<T> {
   value: T

@@ -1,7 +1,8 @@
 // What waits for a busy key's next requests, on its own (no Redis): who gets what was taken
 // ahead, when more is asked for, and that what is not used always goes back exactly once.
 import { describe, expect, test } from 'bun:test'
-import { Ahead, BUSY_MS, MAX_DEPTH, STALE_MS } from '../../src/cluster/ahead.ts'
+import { Ahead, BUSY_MS, CROWDED, MAX_DEPTH, STALE_MS, turns } from '../../src/cluster/ahead.ts'
+import { nextTurn } from '../../src/lib/turn.ts'
 
 function pool() {
   const given: number[] = []
@@ -77,6 +78,21 @@ describe('taken ahead, alone', () => {
     // half left: as many as fill it, at once
     ahead.take('k', 3, any)
     expect(ahead.wanted('k')).toBe(MAX_DEPTH / 2)
+  })
+
+  test('a crowded loop takes nothing ahead: many requests a turn turn it off, one a turn back on', async () => {
+    for (let t = 0; t < 30; t++) {
+      for (let i = 0; i < 2 * CROWDED; i++) turns.ask()
+      await nextTurn()
+    }
+    expect(turns.ask()).toBe(true)
+    await nextTurn()
+    for (let t = 0; t < 60; t++) {
+      turns.ask()
+      await nextTurn()
+    }
+    expect(turns.ask()).toBe(false)
+    await nextTurn()
   })
 
   test('what goes stale is given back once, and the depth shrinks; a stop gives back the rest and ends every wait', async () => {

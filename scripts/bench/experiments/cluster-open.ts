@@ -5,11 +5,13 @@
 // Each setup in turn per round, so neighbouring phases share the machine's state. Prints each
 // phase's p50 / p90 / p99, the gateway's CPU a request, Redis's script calls a request (its own
 // count), and the requests the cluster gateway served from what it took ahead (its /metrics).
-//   bun scripts/bench/experiments/cluster-open.ts [funded|unlimited] [rounds] [req/s] [setups]
+//   bun scripts/bench/experiments/cluster-open.ts [funded|unlimited] [rounds] [req/s|max] [setups]
+// (max: a closed loop at 64 connections, wrk's when it is installed, instead of a steady rate)
 // setups: a comma list of embedded, cluster, exact (default all three).
 import { RedisClient } from 'bun'
 import { chatCall, fundedKey, probe, send } from '../call.ts'
 import { openStores } from '../cluster-stores.ts'
+import { closedLoop } from '../closedloop.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
 import { cpuSeconds } from '../proc.ts'
@@ -55,6 +57,13 @@ try {
         const before = setup === 'cluster' ? await takenAhead(gw.url) : ''
         const calls = await scriptCalls()
         const cpu = cpuSeconds(gw.pid)
+        if (rate === 'max') {
+          const c = await closedLoop(call, { connections: 64, durationS: OPEN_MS / 1000, core: 0 })
+          const us = ((cpuSeconds(gw.pid) - cpu) * 1e6) / c.requests
+          const per = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / c.requests).toFixed(2)} script calls`
+          console.log(`round ${round} ${setup.padEnd(8)} ${which}: ${c.rps.toFixed(0)} req/s at 64 connections, errors ${c.errors}; a request: ${us.toFixed(1)} µs of gateway CPU${per}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
+          continue
+        }
         const o = await openLoop(call, Number(rate), OPEN_MS)
         const cpuUs = ((cpuSeconds(gw.pid) - cpu) * 1e6) / o.sent
         const perRequest = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / o.sent).toFixed(2)} script calls`
