@@ -125,7 +125,8 @@ export class RedisLedger implements Ledger {
     const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     const ahead = this.ahead
     let busy = false
-    if (ahead && amount > 0 && !turns.ask()) {
+    // counted once a request, by its limits: here only read
+    if (ahead && amount > 0 && !turns.crowded) {
       const now = performance.now()
       busy = ahead.busy(key.id, now)
       // a hold made ahead serves a request whose worst case it covers (held a little more, briefly)

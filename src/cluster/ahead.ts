@@ -39,13 +39,18 @@ class Turns {
     this.counting = false
   }
 
-  /** Counts a request; whether the loop is crowded (taking ahead would not pay). */
+  /** Counts a request (its limits: each request asks once); whether the loop is crowded. */
   ask(): boolean {
     this.count++
     if (!this.counting) {
       this.counting = true
       setImmediate(this.close)
     }
+    return this.crowded
+  }
+
+  /** Whether the loop is crowded (taking ahead would not pay), counting nothing. */
+  get crowded(): boolean {
     return this.average >= CROWDED
   }
 }
@@ -79,6 +84,7 @@ interface Name<T> {
  */
 export class Ahead<T> {
   private readonly names = new Map<string, Name<T>>()
+  private lastForget = 0
   private waiting = 0
   private timer: ReturnType<typeof setTimeout> | undefined
   private closed = false
@@ -89,7 +95,8 @@ export class Ahead<T> {
   busy(name: string, now: number): boolean {
     let n = this.names.get(name)
     if (!n) {
-      if (this.names.size >= MAX_NAMES) this.forgetQuiet(now)
+      // a walk of every name at most once a second, however many new ones come
+      if (this.names.size >= MAX_NAMES && now - this.lastForget >= 1_000) this.forgetQuiet(now)
       this.names.set(name, (n = { ready: [], coming: 0, waiters: [], depth: 1, last: now }))
       return false
     }
@@ -187,6 +194,7 @@ export class Ahead<T> {
   }
 
   private forgetQuiet(now: number) {
+    this.lastForget = now
     for (const [name, n] of this.names) if (n.ready.length === 0 && n.coming === 0 && n.waiters.length === 0 && now - n.last > BUSY_MS) this.names.delete(name)
   }
 
