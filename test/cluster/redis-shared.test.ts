@@ -290,6 +290,35 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     expect(Number(await a!.services.cluster!.redis!.send('ZCARD', [window]))).toBe(96)
   }, 30_000)
 
+  test('a busy key drained through the end of its balance on two instances: served past it by one request at most, nothing left held', async () => {
+    const [a] = await cluster(2, env())
+    // far from the end at first (holds are made ahead), then through it
+    const { key, record } = await a!.services.keys.create({ name: 'drained', credits: UP_COST * 500 })
+    const lanes = gws.flatMap((g) =>
+      Array.from({ length: 8 }, async (_, lane) => {
+        await Bun.sleep(lane * 19)
+        const statuses: number[] = []
+        for (let i = 0; i < 36; i++) statuses.push((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status)
+        return statuses
+      }),
+    )
+    const statuses = (await Promise.all(lanes)).flat()
+    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
+    const served = statuses.filter((s) => s === 200).length
+    expect(served).toBeLessThanOrEqual(501)
+    expect(served).toBeGreaterThan(400)
+    // holds were made ahead while the balance was far from its end
+    expect(gws.reduce((n, g) => n + g.services.cluster!.takenAhead!().holds, 0)).toBeGreaterThan(0)
+    for (const g of gws) await g.services.recorder.settled()
+    let figures = await a!.services.billing.figures(record.id)!
+    for (let i = 0; i < 200 && (figures.reserved !== 0 || gws.some((g) => g.services.billing.open > 0)); i++) {
+      await Bun.sleep(10)
+      figures = await a!.services.billing.figures(record.id)!
+    }
+    expect(figures.reserved).toBe(0)
+    expect(figures.spent).toBeCloseTo(served * UP_COST, 12)
+  }, 30_000)
+
   test('credits added on one instance are usable on the others at once', async () => {
     const [a, b] = await cluster(2, env())
     b!.services.keys.stop()
