@@ -193,12 +193,13 @@ export class PgLedger implements Ledger {
     }
   }
 
+  private purging = false
+
   /**
    * Rows past their lapse: no admission counts them any more (OPEN_OF_KEY), and the instance that
    * made them would have deleted them unless it died first. Another instance's row it is deleting
    * right now is skipped, not waited for. Returns the rows deleted.
    */
-  private purging = false
   async purgeLapsed(): Promise<number> {
     if (this.purging) return 0
     this.purging = true

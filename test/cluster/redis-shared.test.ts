@@ -259,31 +259,41 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     expect(figures.spent).toBeCloseTo(5 * UP_COST, 12)
   }, 30_000)
 
-  test('a busy key far from its limits and balance is served from slots and holds taken ahead, and leaves nothing held or taken', async () => {
-    const [a] = await cluster(2, env())
-    const { key, record } = await a!.services.keys.create({ name: 'busy', credits: UP_COST * 100_000 })
-    // steady arrivals on each instance, about 19 ms apart (the upstream holds each answer 150 ms)
+  /** Eight lanes a gateway, `perLane` requests each, one after another: steady arrivals about 19 ms apart on each instance (the upstream holds each answer 150 ms). */
+  async function steadyLanes(key: string, perLane: number): Promise<number[]> {
     const lanes = gws.flatMap((g) =>
       Array.from({ length: 8 }, async (_, lane) => {
         await Bun.sleep(lane * 19)
         const statuses: number[] = []
-        for (let i = 0; i < 6; i++) statuses.push((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status)
+        for (let i = 0; i < perLane; i++) statuses.push((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status)
         return statuses
       }),
     )
-    const statuses = (await Promise.all(lanes)).flat()
+    return (await Promise.all(lanes)).flat()
+  }
+
+  /** The key's figures once every record is written and every settlement and hold given back has reached Redis (2 s at most). */
+  async function settledFigures(g: Gateway, keyId: string) {
+    for (const each of gws) await each.services.recorder.settled()
+    let figures = await g.services.billing.figures(keyId)!
+    for (let i = 0; i < 200 && (figures.reserved !== 0 || gws.some((each) => each.services.billing.open > 0)); i++) {
+      await Bun.sleep(10)
+      figures = await g.services.billing.figures(keyId)!
+    }
+    return figures
+  }
+
+  test('a busy key far from its limits and balance is served from slots and holds taken ahead, and leaves nothing held or taken', async () => {
+    const [a] = await cluster(2, env())
+    const { key, record } = await a!.services.keys.create({ name: 'busy', credits: UP_COST * 100_000 })
+    const statuses = await steadyLanes(key, 6)
     expect(statuses.filter((s) => s !== 200)).toEqual([])
     const text = (await Promise.all(gws.map((g) => fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.text())))).join('\n')
     const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0)
     expect(sum(/^switchyard_redis_taken_ahead_total\{kind="slot"\} (\d+)/gm)).toBeGreaterThan(0)
     expect(sum(/^switchyard_redis_taken_ahead_total\{kind="hold"\} (\d+)/gm)).toBeGreaterThan(0)
     // what was not used went back: the key's window counts the 96 served, the balance holds nothing
-    for (const g of gws) await g.services.recorder.settled()
-    let figures = await a!.services.billing.figures(record.id)!
-    for (let i = 0; i < 200 && (figures.reserved !== 0 || gws.some((g) => g.services.billing.open > 0)); i++) {
-      await Bun.sleep(10)
-      figures = await a!.services.billing.figures(record.id)!
-    }
+    const figures = await settledFigures(a!, record.id)
     expect(figures.reserved).toBe(0)
     expect(figures.spent).toBeCloseTo(96 * UP_COST, 12)
     const window = a!.services.config.redis!.prefix + 'rl:k:' + record.id
@@ -294,27 +304,14 @@ describe.skipIf(!!skip)('credits across three instances', () => {
     const [a] = await cluster(2, env())
     // far from the end at first (holds are made ahead), then through it
     const { key, record } = await a!.services.keys.create({ name: 'drained', credits: UP_COST * 500 })
-    const lanes = gws.flatMap((g) =>
-      Array.from({ length: 8 }, async (_, lane) => {
-        await Bun.sleep(lane * 19)
-        const statuses: number[] = []
-        for (let i = 0; i < 36; i++) statuses.push((await chat(g, key, { model: 'gpt-4o', max_tokens: 5 })).status)
-        return statuses
-      }),
-    )
-    const statuses = (await Promise.all(lanes)).flat()
+    const statuses = await steadyLanes(key, 36)
     expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([])
     const served = statuses.filter((s) => s === 200).length
     expect(served).toBeLessThanOrEqual(501)
     expect(served).toBeGreaterThan(400)
     // holds were made ahead while the balance was far from its end
     expect(gws.reduce((n, g) => n + g.services.cluster!.takenAhead!().holds, 0)).toBeGreaterThan(0)
-    for (const g of gws) await g.services.recorder.settled()
-    let figures = await a!.services.billing.figures(record.id)!
-    for (let i = 0; i < 200 && (figures.reserved !== 0 || gws.some((g) => g.services.billing.open > 0)); i++) {
-      await Bun.sleep(10)
-      figures = await a!.services.billing.figures(record.id)!
-    }
+    const figures = await settledFigures(a!, record.id)
     expect(figures.reserved).toBe(0)
     expect(figures.spent).toBeCloseTo(served * UP_COST, 12)
   }, 30_000)

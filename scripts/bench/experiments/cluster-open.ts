@@ -57,18 +57,15 @@ try {
         const before = setup === 'cluster' ? await takenAhead(gw.url) : ''
         const calls = await scriptCalls()
         const cpu = cpuSeconds(gw.pid)
-        if (rate === 'max') {
-          const c = await closedLoop(call, { connections: 64, durationS: OPEN_MS / 1000, core: 0 })
-          const us = ((cpuSeconds(gw.pid) - cpu) * 1e6) / c.requests
-          const per = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / c.requests).toFixed(2)} script calls`
-          console.log(`round ${round} ${setup.padEnd(8)} ${which}: ${c.rps.toFixed(0)} req/s at 64 connections, errors ${c.errors}; a request: ${us.toFixed(1)} µs of gateway CPU${per}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
-          continue
-        }
-        const o = await openLoop(call, Number(rate), OPEN_MS)
-        const cpuUs = ((cpuSeconds(gw.pid) - cpu) * 1e6) / o.sent
-        const perRequest = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / o.sent).toFixed(2)} script calls`
+        // the phase: what it reports of itself, and how many requests it sent
         const f = (n: number) => n.toFixed(2)
-        console.log(`round ${round} ${setup.padEnd(8)} ${which}: p50 ${f(o.latency.p50)} p90 ${f(o.latency.p90)} p99 ${f(o.latency.p99)} ms, ok ${o.ok}/${o.sent}; a request: ${cpuUs.toFixed(0)} µs of gateway CPU${perRequest}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
+        const phase =
+          rate === 'max'
+            ? await closedLoop(call, { connections: 64, durationS: OPEN_MS / 1000, core: 0 }).then((c) => ({ sent: c.requests, said: `${c.rps.toFixed(0)} req/s at 64 connections, errors ${c.errors}` }))
+            : await openLoop(call, Number(rate), OPEN_MS).then((o) => ({ sent: o.sent, said: `p50 ${f(o.latency.p50)} p90 ${f(o.latency.p90)} p99 ${f(o.latency.p99)} ms, ok ${o.ok}/${o.sent}` }))
+        const cpuUs = ((cpuSeconds(gw.pid) - cpu) * 1e6) / phase.sent
+        const perRequest = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / phase.sent).toFixed(2)} script calls`
+        console.log(`round ${round} ${setup.padEnd(8)} ${which}: ${phase.said}; a request: ${cpuUs.toFixed(1)} µs of gateway CPU${perRequest}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
       } finally {
         await gw.stop()
       }
