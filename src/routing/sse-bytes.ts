@@ -128,7 +128,16 @@ export function onlyStringIn(b: Uint8Array, name: Buffer, from: number, to: numb
   const n = countIn(b, name, from, to)
   if (n === 0) return true
   if (n > 1) return false
-  const i = indexIn(b, name, from, to) + name.length
+  return stringOrNullAt(b, indexIn(b, name, from, to) + name.length, to)
+}
+
+/**
+ * The value that begins at `i` (a member's, past its colon), in b[i, to): null, or a string whose
+ * text goes to `found`; false for any other value, or a string that does not close there.
+ */
+export function stringOrNullAt(b: Uint8Array, i: number, to: number): boolean {
+  found.textFrom = found.textTo = 0
+  found.escaped = false
   if (bytesAt(b, NULL, i)) return true
   if (b[i] !== QUOTE) return false
   const end = stringEnd(b, i + 1, to)
@@ -138,6 +147,11 @@ export function onlyStringIn(b: Uint8Array, name: Buffer, from: number, to: numb
   found.textTo = end
   found.escaped = slash !== -1 && slash < end
   return true
+}
+
+/** Whether b[at, at + what.length) is `what` and ends by `to`. */
+export function bytesWithin(b: Uint8Array, what: Buffer, at: number, to: number): boolean {
+  return at + what.length <= to && bytesAt(b, what, at)
 }
 
 /** sse-fast.ts closesAfter over b[from, to). */

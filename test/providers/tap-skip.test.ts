@@ -8,7 +8,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { anthropicMessagesTap, plainBlockDelta } from '../../src/providers/anthropic/tap.ts'
 import { openAIResponsesTap, plainResponsesDelta } from '../../src/providers/openai/responses-tap.ts'
-import { openAIChatTap, plainChatChunk } from '../../src/providers/openai/tap.ts'
+import { openAIChatTap, plainChatBytes, plainChatChunk } from '../../src/providers/openai/tap.ts'
+import { NOT_PLAIN } from '../../src/providers/plain-reads.ts'
+import { found, plainEventAt } from '../../src/routing/sse-bytes.ts'
 import type { WireTap } from '../../src/providers/types.ts'
 import { EventSplitter } from '../../src/routing/sse-events.ts'
 import { jsonStringAt, plainEvent } from '../../src/routing/sse-fast.ts'
@@ -166,6 +168,39 @@ describe('what a fast read leaves to the full parse', () => {
       expect(typeof sent).not.toBe('string')
       expect(dec.decode(sent as Uint8Array)).toBe(strip ? two.replaceAll(',"usage":null', '') : two)
     }
+  })
+  test('chat: the check of bytes and the check of text agree on a chunk with any member spliced in anywhere', () => {
+    // the bytes are checked in one pass over the data's quotes; the text by a search per name
+    const base = chunk('{"content":"Hi \\"there\\""}', ',"usage":null,"obfuscation":"ab"')
+    const snippets = ['"error"', '"usage":null', ',"usage":null', '"usage":{}', '"content":"x"', '"content":null', '"refusal":""', '"refusal":"no"', '"finish_reason":null', '"finish_reason":"stop"', '"tool_calls"', '"function_call"', '"choices":[{', '\\"', '"', '}', '{', 'null']
+    let plain = 0
+    let cases = 0
+    for (const snippet of snippets)
+      for (let at = 0; at <= base.length; at++) {
+        const data = base.slice(0, at) + snippet + base.slice(at)
+        for (const strip of [false, true]) {
+          cases++
+          const text = plainChatChunk(data, strip)
+          const b = enc.encode(`data: ${data}\n\n`)
+          let cut = plainEventAt(b, 0) ? plainChatBytes(b, strip) : NOT_PLAIN
+          // a text with escapes is decoded after the check (plain-reads.ts); one that does not decode is no read
+          const raw = dec.decode(b.subarray(found.textFrom, found.textTo))
+          const read = found.escaped ? jsonStringAt(`"${raw}"`, 1)?.value : raw
+          if (read === undefined) cut = NOT_PLAIN
+          if (text === undefined) {
+            expect({ data, strip, cut }).toEqual({ data, strip, cut: NOT_PLAIN })
+            continue
+          }
+          plain++
+          expect({ data, strip, plain: cut !== NOT_PLAIN }).toEqual({ data, strip, plain: true })
+          expect(read).toBe(text.text)
+          const sent = cut >= 0 ? data.slice(0, cut - 6) + data.slice(cut - 6 + ',"usage":null'.length) : data
+          expect(sent).toBe(text.data)
+        }
+      }
+    // both kinds were met
+    expect(plain).toBeGreaterThan(100)
+    expect(cases - plain).toBeGreaterThan(1000)
   })
   test('a read of hundreds of plain events (a burst after a stall) is read in place, each event on its own', () => {
     const first = `data: ${chunk('{"role":"assistant","content":""}')}\n\n`

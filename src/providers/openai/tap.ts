@@ -5,7 +5,7 @@
 // forced `include_usage` to bill, the usage the client did not ask for is stripped.
 import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
 import { closesAfter, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
-import { closesAfter as closesAfterBytes, countIn, found, indexIn, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
+import { bytesWithin, closesAfter as closesAfterBytes, found, needle, stringOrNullAt } from '../../routing/sse-bytes.ts'
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import { statusRule } from '../errors.ts'
@@ -57,7 +57,6 @@ export function plainChatChunk(data: string, stripUsage: boolean): { text: strin
 const B = {
   choices: needle('"choices":[{'),
   usage: needle('"usage":'),
-  nullUsage: needle(NULL_USAGE),
   finish: needle('"finish_reason":'),
   finishNull: needle('"finish_reason":null'),
   error: needle('"error"'),
@@ -69,33 +68,71 @@ const B = {
 const OPEN = 123
 const CLOSE = 125
 const COMMA = 44
-
-/** nullUsageAt over b[from, to). */
-function nullUsageBytes(b: Uint8Array, from: number, to: number): number | undefined {
-  const usage = countIn(b, B.usage, from, to)
-  if (usage === 0) return -1
-  if (usage > 1) return undefined
-  const i = indexIn(b, B.nullUsage, from, to)
-  if (i === -1) return undefined
-  const after = i + B.nullUsage.length
-  return (b[after] === COMMA || b[after] === CLOSE) && closesAfterBytes(b, after, to) === 1 ? i : undefined
-}
+const QUOTE = 34
+const NULL_WORD = needle('null')
 
 /**
  * plainChatChunk over the bytes of the event in `found` (plain-reads.ts): its text left in
- * `found`, and its null usage member to cut when stripping.
+ * `found`, and its null usage member to cut when stripping. One pass over the data: every
+ * member name it looks for begins with a quote, so each quote is compared with the names that
+ * begin with the byte after it. That counts what a search for each name would find (quotes in
+ * strings included, as a search sees them), at a tenth of the native calls.
  */
 export function plainChatBytes(b: Uint8Array, stripUsage: boolean): number {
   const from = found.dataFrom
   const to = found.dataTo
-  if (found.nameFrom !== -1 || b[from] !== OPEN || b[to - 1] !== CLOSE || indexIn(b, B.choices, from, to) === -1) return NOT_PLAIN
-  const usageAt = nullUsageBytes(b, from, to)
-  if (usageAt === undefined) return NOT_PLAIN
-  if (countIn(b, B.finish, from, to) !== countIn(b, B.finishNull, from, to)) return NOT_PLAIN
-  if (indexIn(b, B.error, from, to) !== -1 || indexIn(b, B.toolCalls, from, to) !== -1 || indexIn(b, B.functionCall, from, to) !== -1) return NOT_PLAIN
+  if (found.nameFrom !== -1 || b[from] !== OPEN || b[to - 1] !== CLOSE) return NOT_PLAIN
+  let choices = false
+  let usages = 0
+  let usage = -1
+  let finishes = 0
+  let nullFinishes = 0
+  let refusals = 0
+  let refusal = -1
+  let contents = 0
+  let content = -1
+  for (let i = from; i < to; i++) {
+    if (b[i] !== QUOTE) continue
+    switch (b[i + 1]) {
+      case 99: // c
+        if (bytesWithin(b, B.choices, i, to)) choices = true
+        else if (bytesWithin(b, B.content, i, to)) contents++, (content = i)
+        break
+      case 117: // u
+        if (bytesWithin(b, B.usage, i, to)) usages++, (usage = i)
+        break
+      case 102: // f
+        if (bytesWithin(b, B.finish, i, to)) {
+          finishes++
+          if (bytesWithin(b, B.finishNull, i, to)) nullFinishes++
+        } else if (bytesWithin(b, B.functionCall, i, to)) return NOT_PLAIN
+        break
+      case 101: // e
+        if (bytesWithin(b, B.error, i, to)) return NOT_PLAIN
+        break
+      case 116: // t
+        if (bytesWithin(b, B.toolCalls, i, to)) return NOT_PLAIN
+        break
+      case 114: // r
+        if (bytesWithin(b, B.refusal, i, to)) refusals++, (refusal = i)
+        break
+    }
+  }
+  if (!choices || finishes !== nullFinishes || usages > 1 || refusals > 1 || contents > 1) return NOT_PLAIN
+  // the one usage must be `,"usage":null`, a top-level member (what closes after it is the chunk's one brace)
+  let usageAt = -1
+  if (usages === 1) {
+    const after = usage + B.usage.length + NULL_WORD.length
+    if (b[usage - 1] !== COMMA || usage - 1 < from || !bytesWithin(b, NULL_WORD, usage + B.usage.length, to)) return NOT_PLAIN
+    if ((b[after] !== COMMA && b[after] !== CLOSE) || closesAfterBytes(b, after, to) !== 1) return NOT_PLAIN
+    usageAt = usage - 1
+  }
   // a refusal may only be absent, null or empty; then the text is the content's
-  if (!onlyStringIn(b, B.refusal, from, to) || found.textTo !== found.textFrom) return NOT_PLAIN
-  if (!onlyStringIn(b, B.content, from, to)) return NOT_PLAIN
+  if (refusals === 1 && (!stringOrNullAt(b, refusal + B.refusal.length, to) || found.textTo !== found.textFrom)) return NOT_PLAIN
+  if (contents === 0) {
+    found.textFrom = found.textTo = 0
+    found.escaped = false
+  } else if (!stringOrNullAt(b, content + B.content.length, to)) return NOT_PLAIN
   return usageAt >= 0 && stripUsage ? usageAt : AS_IS
 }
 
