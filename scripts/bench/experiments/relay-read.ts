@@ -14,6 +14,7 @@
 // the JS thread's and the HTTP client thread's.
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
+import { Readable } from 'node:stream'
 import { LeanClient } from '../lean-client.ts'
 import { surfaceCall } from '../paths.ts'
 import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
@@ -79,6 +80,11 @@ function relay(mode: string, upstream: string) {
       if (mode === 'direct' || mode === 'directtap' || mode === 'bytestap') {
         const res = await fetch(target, { method: 'POST', headers, body })
         return directRelay(res.body!.getReader(), frameOf(mode))
+      }
+      if (mode === 'nodeweb' || mode === 'nodewebtap') {
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const readable = Readable.fromWeb(res.body as any, { highWaterMark: Number(process.env.HWM ?? 4096) })
+        return nodeRelay(readable, frameOf(mode === 'nodewebtap' ? 'bytestap' : 'direct'))
       }
       if (mode === 'gen') {
         const res = await fetch(target, { method: 'POST', headers, body })
@@ -173,12 +179,35 @@ function directRelay(reader: ReadableStreamDefaultReader<Uint8Array>, frame: (va
   return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
 }
 
+/** A direct stream of a node Readable's 'data' events, paused while the socket cannot take more. */
+function nodeRelay(readable: Readable, frame: (value: Uint8Array) => string | Uint8Array): Response {
+  const source = {
+    type: 'direct',
+    pull(c: ReadableStreamDirectController) {
+      return new Promise<void>((done) => {
+        readable.on('data', (d: Uint8Array) => {
+          c.write(frame(d))
+          const f = c.flush()
+          if (typeof f !== 'number') {
+            readable.pause()
+            void f.then(() => readable.resume())
+          }
+        })
+        readable.on('end', () => (c.close(), done()))
+        readable.on('error', () => (c.close(), done()))
+      })
+    },
+    cancel: () => void readable.destroy(),
+  }
+  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
+}
+
 async function drive(modes: string[], n: number, rounds: number) {
   pinSelf(0)
   const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '400', UPSTREAM_STREAM_GAP_MS: '50' })
   const client = new LeanClient()
   for (let round = 0; round < rounds; round++) for (const mode of modes) {
-    const p = await spawnListening(['taskset', '-c', '1', process.execPath, import.meta.path], { env: { PATH: process.env.PATH!, UPSTREAM: up.url, MODE: mode, BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1000) }, cwd: import.meta.dir })
+    const p = await spawnListening(['taskset', '-c', '1', process.execPath, import.meta.path], { env: { PATH: process.env.PATH!, UPSTREAM: up.url, MODE: mode, BUN_CONFIG_MAX_HTTP_REQUESTS: String(n + 1000), ...(process.env.HWM ? { HWM: process.env.HWM } : {}), ...(process.env.RELAY_BUN_OPTIONS ? { BUN_OPTIONS: process.env.RELAY_BUN_OPTIONS } : {}) }, cwd: import.meta.dir })
     const h = await heldStreams(client, surfaceCall('chat', p.url, 'k', true), p.pid, n, { settleMs: 2000, windowMs: 8000 })
     const js = jsThread(h)
     console.log(`${mode.padEnd(7)} ×${n}: ${h.usPerChunk.toFixed(1)} µs/chunk (JS thread ${js.toFixed(1)}, HTTP client ${(h.usPerChunkByThread['HTTP Client'] ?? 0).toFixed(1)}), ${h.kibPerStream.toFixed(1)} KiB/stream (RSS ${h.idleMiB.toFixed(0)} → ${h.openMiB.toFixed(0)} MiB)`)
