@@ -10,8 +10,11 @@
 // after splitting it into events), `tapgen` (the same tap in the relay's shape: an async
 // generator of the events' text joined, encoded again by sseBody), `directtap` (`direct` with
 // the chat tap's text written), `bytestap` (`direct` with the relay's reads: a read of plain
-// events read in place by the tap and its bytes written). Each line splits the CPU a chunk into
-// the JS thread's and the HTTP client thread's.
+// events read in place by the tap and its bytes written), `nodeweb` (fetch's body through
+// `Readable.fromWeb`, whose native reader reads into a buffer of its highWaterMark, HWM bytes,
+// 4 KiB by default, its 'data' written to a direct stream), `nodewebtap` (the same with the
+// relay's reads). Each line splits the CPU a chunk into the JS thread's and the HTTP client
+// thread's. RELAY_BUN_OPTIONS passes options to the relays' Bun (a profile, say).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
 import { Readable } from 'node:stream'
