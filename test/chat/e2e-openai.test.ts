@@ -203,6 +203,25 @@ describe('gpt model, streaming', () => {
     })()
     await expect((async () => { for await (const _ of stream); })()).rejects.toThrow(/upstream/)
   })
+
+  test('an upstream that closes cleanly before its terminator has failed: the stream ends with an in-band 502, and the record says why', async () => {
+    const sse = fixture('openai/chat/stream-text-include-usage.sse').replaceAll('chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc', 'chatcmpl-closed-early-1')
+    // the first four events, then a clean end of the body: no finish, no usage, no [DONE]
+    rig.up.script({ body: sse.split('\n\n').slice(0, 4).join('\n\n') + '\n\n', headers: { 'content-type': 'text/event-stream' } })
+    const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    expect(res.status).toBe(200)
+    const body = await res.text()
+    expect(body).toContain('"content":"The"')
+    expect(body).not.toContain('[DONE]')
+    const last = JSON.parse(body.trim().split('\n\n').at(-1)!.slice('data: '.length))
+    expect(last.error.code).toBe(502)
+    expect(last.error.message).toBe('upstream stream ended early')
+    let g: any
+    for (let i = 0; i < 50 && !g; i++) g = await rig.generation('chatcmpl-closed-early-1').catch(() => Bun.sleep(20).then(() => undefined))
+    expect(g).toMatchObject({ stream: true, error: 'upstream stream ended early', finish_reason: null })
+    // no usage came: what was relayed is counted
+    expect(g.usage.completion_tokens).toBeGreaterThan(0)
+  })
 })
 
 describe('gpt model, upstream errors before any output are ordinary statuses', () => {
