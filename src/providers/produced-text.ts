@@ -1,5 +1,6 @@
 // The text a relayed stream has produced so far, read only if the stream ends early (to bill it by
-// a count) or for an exported trace. A long stream brings hundreds of small pieces; kept as
+// a count) or for an exported trace; and the text of a Responses output item as it streams, for
+// its done events. A long stream brings hundreds of small pieces; kept as
 // strings, each is an object of its own for the stream's whole life (and one cut out of its event,
 // a JSC substring, keeps the whole event alive with it). They are kept as UTF-8 in one buffer
 // instead, grown by doubling, and a pass-through read of plain events adds the bytes it came in
@@ -40,13 +41,35 @@ export class ProducedText {
     this.size += writeUtf8(buf, piece, this.size)
   }
 
+  /**
+   * A piece that ends with the first half of a surrogate pair keeps it back until the next
+   * piece: a character split across two deltas (a model's emoji, say) is one character, where
+   * each half encoded alone would be a replacement character.
+   */
+  private high = ''
+
   push(piece: string): void {
+    if (this.high !== '') {
+      piece = this.high + piece
+      this.high = ''
+    }
+    const last = piece.charCodeAt(piece.length - 1)
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.high = piece.slice(-1)
+      piece = piece.slice(0, -1)
+    }
     if (this.length++ === 0) this.first = piece
     else this.encode(piece)
   }
 
   /** A piece that is the UTF-8 of b[from, to). */
   pushBytes(b: Uint8Array, from: number, to: number): void {
+    // a half kept back that no text completed: it goes before these bytes, as what it is
+    if (this.high !== '') {
+      const high = this.high
+      this.high = ''
+      this.encode(high)
+    }
     // room first: it may move the first piece into the buffer, and so the size
     const buf = this.room(to - from)
     this.size += copyBytes(b, buf, this.size, from, to)
@@ -54,6 +77,6 @@ export class ProducedText {
   }
 
   text(): string {
-    return this.buf ? dec.decode(this.buf.subarray(0, this.size)) : this.first
+    return (this.buf ? dec.decode(this.buf.subarray(0, this.size)) : this.first) + this.high
   }
 }

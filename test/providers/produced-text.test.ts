@@ -36,3 +36,22 @@ test('a piece of bytes is the part of a read it names', () => {
   p.pushBytes(read, from, from + enc.encode('héllo').length)
   expect(p.text()).toBe('héllo')
 })
+
+test('a character split across two pieces is one character; a half no piece completes stays in its place', () => {
+  const pair = '\u{1F642}'
+  const p = new ProducedText()
+  for (const piece of ['a', pair[0]!, pair[1]! + 'b', pair[0]!]) p.push(piece)
+  expect(p.text()).toBe('a' + pair + 'b' + pair[0])
+  // the first piece alone, then its other half
+  const q = new ProducedText()
+  q.push(pair[0]!)
+  expect(q.text()).toBe(pair[0])
+  q.push(pair[1]!)
+  expect(q.text()).toBe(pair)
+  expect(q.length).toBe(2)
+  // bytes after a half: the half goes first, as the replacement character UTF-8 makes of it
+  const r = new ProducedText()
+  r.push('x' + pair[0]!)
+  r.pushBytes(enc.encode('yz'), 0, 2)
+  expect(r.text()).toBe('x\uFFFDyz')
+})

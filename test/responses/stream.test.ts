@@ -100,6 +100,28 @@ describe('responses stream bytes', () => {
   })
 })
 
+describe('an output item\'s text as it streams', () => {
+  test('the done events carry every delta joined, a character split across two deltas whole, and tool arguments likewise', () => {
+    const smile = '\u{1F642}'
+    const deltas = ['Hi ', smile[0]!, smile[1]! + ' there', ...Array.from({ length: 300 }, (_, i) => ` w${i} é`)]
+    const events: StreamEvent[] = [
+      { type: 'start', id: 'x', model: 'm', created: 1 },
+      ...deltas.map((text): StreamEvent => ({ type: 'text-delta', text })),
+      { type: 'tool-input-start', index: 0, id: 'call_a', name: 'f' },
+      { type: 'tool-input-delta', index: 0, delta: '{"city":' },
+      { type: 'tool-input-delta', index: 0, delta: '"Z\u00fcrich"}' },
+      { type: 'finish', finish: { reason: 'tool_calls' }, usage },
+    ]
+    let final: any
+    const fs = frames(run(events, {}, (r) => (final = r)).text)
+    const want = deltas.join('')
+    expect(fs.find((f) => f.data.type === 'response.output_text.done')!.data.text).toBe(want)
+    expect(fs.find((f) => f.data.type === 'response.content_part.done')!.data.part.text).toBe(want)
+    expect(final.output[0].content[0].text).toBe(want)
+    expect(fs.find((f) => f.data.type === 'response.function_call_arguments.done')!.data.arguments).toBe('{"city":"Z\u00fcrich"}')
+  })
+})
+
 describe('finish → status', () => {
   test('every IR finish reason has an explicit status', async () => {
     const { statusOf } = await import('../../src/surfaces/responses/encode.ts')
