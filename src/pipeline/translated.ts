@@ -1,6 +1,6 @@
 // The IR path: any adapter answers, and the surface's codec writes its response or its
 // events in the surface's wire. Streams get their block boundaries once (blockBoundaries).
-import { ProducedText } from '../providers/produced-text.ts'
+import { ProducedText } from '../lib/produced-text.ts'
 import { requestText } from '../ir/tokens.ts'
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'

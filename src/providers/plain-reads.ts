@@ -3,9 +3,10 @@
 // text way. The text each event carries goes to the stream's produced text as the bytes it came
 // in (decoded only when it holds escapes), and the read goes on as it came, less any member a
 // tap cuts out.
-import { copyBytes, found, plainEventAt, utf8 } from '../routing/sse-bytes.ts'
+import { copyBytes } from '../lib/bytes.ts'
+import { found, plainEventAt, utf8 } from '../routing/sse-bytes.ts'
 import { jsonStringAt } from '../routing/sse-fast.ts'
-import type { ProducedText } from './produced-text.ts'
+import type { ProducedText } from '../lib/produced-text.ts'
 
 /** What a tap's check says of the event in `found`: not plain, plain as it is, or plain less the member at an index ≥ 0. */
 export const NOT_PLAIN = -2

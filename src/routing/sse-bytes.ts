@@ -13,18 +13,10 @@ const BACKSLASH = 92
 // Buffer's own methods, called on a read's Uint8Array as it is: their searches for a byte
 // string are native, and no Buffer view is made of each read (nor its ArrayBuffer's object).
 const INDEX_OF = Buffer.prototype.indexOf
-const COPY = Buffer.prototype.copy
 const TO_STRING = Buffer.prototype.toString
-const WRITE = Buffer.prototype.write
 
 /** Index of `what` (bytes) in b from `from`, or -1. */
 export const indexOf = (b: Uint8Array, what: Buffer, from: number): number => INDEX_OF.call(b as Buffer, what, from)
-
-/** Copies b[from, to) into `target` at `at`; the bytes copied. */
-export const copyBytes = (b: Uint8Array, target: Uint8Array, at: number, from: number, to: number): number => COPY.call(b as Buffer, target, at, from, to)
-
-/** `text` written into `target` at `at` as UTF-8; the bytes written (the caller has made room). */
-export const writeUtf8 = (target: Uint8Array, text: string, at: number): number => WRITE.call(target as Buffer, text, at, 'utf8')
 
 /** b[from, to) decoded as UTF-8. */
 export const utf8 = (b: Uint8Array, from: number, to: number): string => TO_STRING.call(b as Buffer, 'utf8', from, to)

@@ -2,7 +2,7 @@
 // text and as the bytes a read carried come back as one text, in their order, whatever their
 // mix and size (the buffer grows past its first size).
 import { expect, test } from 'bun:test'
-import { ProducedText } from '../../src/providers/produced-text.ts'
+import { ProducedText } from '../../src/lib/produced-text.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()

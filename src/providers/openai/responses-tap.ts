@@ -9,7 +9,7 @@ import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
-import { ProducedText } from '../produced-text.ts'
+import { ProducedText } from '../../lib/produced-text.ts'
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 

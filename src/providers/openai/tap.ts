@@ -9,7 +9,7 @@ import { bytesWithin, closesAfter as closesAfterBytes, found, needle, stringOrNu
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import { statusRule } from '../errors.ts'
-import { ProducedText } from '../produced-text.ts'
+import { ProducedText } from '../../lib/produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
 
 /** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */

@@ -6,7 +6,7 @@
 // budget cut it. A failure is response.error, response.failed, then response.completed
 // with status failed. Claude and GPT models share this grammar on the IR path.
 import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
-import { ProducedText } from '../../providers/produced-text.ts'
+import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { callItem, completeResponse, messageItem, newId, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'

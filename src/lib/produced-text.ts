@@ -6,7 +6,7 @@
 // instead, grown by doubling, and a pass-through read of plain events adds the bytes it came in
 // without ever making them a string (routing/sse-bytes.ts).
 
-import { copyBytes, writeUtf8 } from '../routing/sse-bytes.ts'
+import { copyBytes, writeUtf8 } from './bytes.ts'
 
 const dec = new TextDecoder()
 const FIRST = 256
