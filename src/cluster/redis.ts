@@ -49,9 +49,18 @@ export class SharedRedis {
   private closed = false
 
   constructor(readonly settings: RedisSettings, private readonly log: Logger) {
-    // a quiet instance notices an outage (and its end) without waiting for a request
-    this.health = setInterval(() => void this.send('PING', [], true).catch(() => this.degraded()), HEALTH_EVERY_MS)
+    // a quiet instance notices an outage (and its end) without waiting for a request; one whose
+    // commands were answered within the period knows the connection works, and sends nothing
+    this.health = setInterval(this.check, HEALTH_EVERY_MS)
     this.health.unref?.()
+  }
+
+  /** When a command was last answered (performance.now()); 0: never. */
+  private answeredAt = 0
+
+  private readonly check = () => {
+    if (this.downSince === null && this.client?.connected && performance.now() - this.answeredAt < HEALTH_EVERY_MS) return
+    void this.send('PING', [], true).catch(() => this.degraded())
   }
 
   private lastDegradedLog = 0
@@ -142,6 +151,7 @@ export class SharedRedis {
       const run = c?.connected ? c.send(cmd, args) : this.connected().then((c) => c.send(cmd, args))
       run.then(answer.resolve, answer.reject)
       const out = await answer.promise
+      this.answeredAt = performance.now()
       this.up()
       return out
     } catch (e) {

@@ -98,6 +98,23 @@ describe.skipIf(!!skip)('Redis command deadlines', () => {
   })
 })
 
+describe.skipIf(!!skip)('Redis health check', () => {
+  test('a connection whose commands are answered is not pinged; a quiet one is, once a period', async () => {
+    const r = await connect()
+    const pings = async () => Number(/cmdstat_ping:calls=(\d+)/.exec(String(await r.send('INFO', ['commandstats'])))?.[1] ?? 0)
+    const before = await pings()
+    // busy: a command answered every 200 ms, for two and a half periods of the check
+    for (let i = 0; i < 12; i++) {
+      await r.send('GET', ['deadline:busy'])
+      await Bun.sleep(200)
+    }
+    expect(await pings()).toBe(before)
+    // quiet for as long: the check asks the server itself
+    await Bun.sleep(2_500)
+    expect(await pings()).toBeGreaterThanOrEqual(before + 1)
+  })
+})
+
 describe.skipIf(!!skip)('Redis batches of one turn', () => {
   test('what is asked to send soon runs on the next turn, together and in order; one that throws stops none of the others', async () => {
     const r = await connect()
