@@ -50,7 +50,7 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   const files = createFilesService({ config, storage, log })
   // deployments' rests and key pools' rounds are shared by the instances of a cluster, so they stop sending together
   const redis = opts.cluster?.redis
-  const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log) : new MemoryHealth(config.routing)
+  const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log, { bus: opts.cluster?.bus }) : new MemoryHealth(config.routing)
   const onClose: Services['onClose'] = [() => health.close()]
   // each thread (a batch worker too) exports its own spans
   const tracing = startTracing(config.tracing, { catalog, providers: config.providers, log })

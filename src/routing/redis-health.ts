@@ -5,10 +5,13 @@
 //     time); whichever instance starts or lengthens a rest writes it;
 //   - consecutive failures: one hash, deployment key → count; a failure anywhere adds one, a
 //     success anywhere clears it, and the count reaching `failuresToCool` starts the rest.
-// Every instance reads both every 250 ms (one script call), so the others stop sending to a
-// deployment within about a quarter of a second of its rest starting. Writes go out in the
-// background; with Redis away an instance goes on on its own view. The probe after a rest is
-// per instance: each lets one request through and decides on its answer.
+// Every instance reads both (one script call) when another says on the change bus that it wrote
+// them, at most every 250 ms, so the others stop sending to a deployment within about a quarter
+// of a second of its rest starting; and every 5 s in any case, for a message the bus lost. An
+// idle cluster asks nothing of Redis for this. Without a bus (tests) it reads every 250 ms.
+// Writes go out in the background; with Redis away an instance goes on on its own view. The
+// probe after a rest is per instance: each lets one request through and decides on its answer.
+import type { Bus } from '../cluster/bus.ts'
 import { asUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import type { RoutingSettings } from '../config/providers.ts'
 import type { Logger } from '../http/log.ts'
@@ -16,6 +19,9 @@ import { MemoryHealth, type DeploymentHealth, type DeploymentReport, type Failur
 
 const HOUR_MS = 3_600_000
 export const REFRESH_MS = 250
+/** With a bus: read this often too, for what a lost message did not tell. */
+export const FALLBACK_MS = 5_000
+const TOPIC = 'health'
 
 const NOW = `
 local t = redis.call('TIME')
@@ -57,14 +63,38 @@ export class RedisHealth implements DeploymentHealth {
   private shared = new Map<string, number>()
   private readonly timer: ReturnType<typeof setInterval>
   private reading = false
+  /** A write was announced since the read under way began: read again after it. */
+  private stale = false
+  private lastRead = -Infinity
+  private soon: ReturnType<typeof setTimeout> | undefined
+  private readonly bus?: Bus
+  private readonly unsubscribe?: () => void
+  /** This instance's mark on what it announces, so that it does not read again on its own word. */
+  private readonly self = crypto.randomUUID()
 
-  constructor(private readonly redis: SharedRedis, settings: RoutingSettings, private readonly log: Logger, opts: HealthOptions & { refreshMs?: number } = {}) {
+  constructor(private readonly redis: SharedRedis, settings: RoutingSettings, private readonly log: Logger, opts: HealthOptions & { refreshMs?: number; bus?: Bus } = {}) {
     this.local = new MemoryHealth(settings, opts)
     const p = redis.settings.prefix + 'health:'
     this.keys = [p + 'cooling', p + 'failures']
-    this.timer = setInterval(() => void this.refresh(), opts.refreshMs ?? REFRESH_MS)
+    this.bus = opts.bus
+    // a message from another instance, or null (the bus lost messages): read soon
+    this.unsubscribe = this.bus?.subscribe(TOPIC, (from) => from !== this.self && this.readSoon())
+    this.timer = setInterval(() => void this.refresh(), opts.refreshMs ?? (this.bus ? FALLBACK_MS : REFRESH_MS))
     this.timer.unref?.()
     void this.refresh()
+  }
+
+  /** A read now, or REFRESH_MS after the last one began; one after the read under way if it runs. */
+  private readSoon() {
+    this.stale = true
+    if (this.reading || this.soon !== undefined) return
+    const wait = this.lastRead + REFRESH_MS - performance.now()
+    if (wait <= 0) return void this.refresh()
+    this.soon = setTimeout(() => {
+      this.soon = undefined
+      void this.refresh()
+    }, wait)
+    this.soon.unref?.()
   }
 
   get settings(): RoutingSettings {
@@ -94,7 +124,10 @@ export class RedisHealth implements DeploymentHealth {
     this.local.succeeded(key, ms)
     if (!this.shared.get(key) && !this.pending.get(key)) return
     this.shared.set(key, 0)
-    this.write(key, this.redis.send('HDEL', [this.keys[1], key]), () => this.local.adopt(key, { failures: 0 }))
+    this.write(key, this.redis.send('HDEL', [this.keys[1], key]), () => {
+      this.local.adopt(key, { failures: 0 })
+      this.announce()
+    })
   }
 
   failed(key: string, info: FailureInfo = {}) {
@@ -106,6 +139,7 @@ export class RedisHealth implements DeploymentHealth {
       const [now, cooledUntil, count] = (raw as unknown[]).map(Number) as [number, number, number]
       this.shared.set(key, count)
       this.local.adopt(key, { failures: count, until: cooledUntil > 0 ? this.toLocal(cooledUntil, now) : undefined })
+      this.announce()
     })
   }
 
@@ -113,6 +147,8 @@ export class RedisHealth implements DeploymentHealth {
   async refresh(): Promise<void> {
     if (this.reading) return
     this.reading = true
+    this.stale = false
+    this.lastRead = performance.now()
     try {
       const [now, cooling, failures] = (await this.redis.eval(READ, this.keys, [])) as [number, string[], string[]]
       for (let i = 0; i + 1 < cooling.length; i += 2) this.local.adopt(cooling[i]!, { until: this.toLocal(Number(cooling[i + 1]), Number(now)) })
@@ -128,7 +164,13 @@ export class RedisHealth implements DeploymentHealth {
       this.quiet(e)
     } finally {
       this.reading = false
+      if (this.stale) this.readSoon()
     }
+  }
+
+  /** Tells the other instances that this one wrote: they read what changed. */
+  private announce() {
+    void this.bus?.publish(TOPIC, this.self)
   }
 
   /** A Redis time as this instance's clock reads it (the reply's `now` is Redis's now). */
@@ -152,5 +194,7 @@ export class RedisHealth implements DeploymentHealth {
 
   close() {
     clearInterval(this.timer)
+    clearTimeout(this.soon)
+    this.unsubscribe?.()
   }
 }

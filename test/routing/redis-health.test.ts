@@ -1,7 +1,10 @@
 // Deployment health and key-pool rounds shared by two instances on one Redis (two connections,
 // one key prefix, as two gateways of a cluster): a rest one instance starts stops the other
-// within a second; failure counts add up across instances; pool positions alternate.
+// within a second; failure counts add up across instances; pool positions alternate. Health is
+// checked both ways an instance learns of the others' writes: reading every 250 ms, and reading
+// when the change bus says another wrote (its own reads every 5 s could not pass the checks).
 import { afterEach, describe, expect, test } from 'bun:test'
+import { Subscribers, type Bus } from '../../src/cluster/bus.ts'
 import { SharedRedis } from '../../src/cluster/redis.ts'
 import { DEFAULT_ROUTING, type RoutingSettings } from '../../src/config/providers.ts'
 import { createLogger } from '../../src/http/log.ts'
@@ -27,13 +30,26 @@ function redisAt(url: string, prefix: string): SharedRedis {
   return r
 }
 
-/** Two instances' health on one prefix. */
-function pair(settings: Partial<RoutingSettings> = {}): [RedisHealth, RedisHealth] {
+/** A change bus between the instances of one test, as Redis pub/sub would carry it; `gap()` as after a reconnect. */
+function testBus(): Bus & { gap(): void } {
+  const subs = new Subscribers()
+  return {
+    kind: 'test',
+    publish: async (topic, payload) => queueMicrotask(() => subs.deliver(topic, payload)),
+    subscribe: (topic, handler) => subs.add(topic, handler),
+    gap: () => subs.gap(),
+    close() {},
+  }
+}
+
+/** Two instances' health on one prefix (with `bus`: learning of each other's writes on it); their connections. */
+function pairOn(settings: Partial<RoutingSettings>, bus?: Bus): { hs: [RedisHealth, RedisHealth]; redis: [SharedRedis, SharedRedis] } {
   const prefix = freshPrefix()
   const s = { ...DEFAULT_ROUTING, ...settings }
-  const hs = [0, 1].map(() => new RedisHealth(redisAt(TEST_REDIS_URL!, prefix), s, log))
+  const redis = [0, 1].map(() => redisAt(TEST_REDIS_URL!, prefix)) as [SharedRedis, SharedRedis]
+  const hs = redis.map((r) => new RedisHealth(r, s, log, { bus })) as [RedisHealth, RedisHealth]
   open.push(...hs)
-  return hs as [RedisHealth, RedisHealth]
+  return { hs, redis }
 }
 
 /** How long until `cond` holds (polled every 10 ms), failing after `limit` ms. */
@@ -46,7 +62,10 @@ async function within(limit: number, cond: () => boolean): Promise<number> {
   return performance.now() - start
 }
 
-describe.skipIf(!!skip)('deployment health on a shared Redis', () => {
+for (const mode of ['read every 250 ms', 'read when the bus says']) {
+describe.skipIf(!!skip)(`deployment health on a shared Redis, ${mode}`, () => {
+  const pair = (settings: Partial<RoutingSettings> = {}) => pairOn(settings, mode === 'read every 250 ms' ? undefined : testBus()).hs
+
   test('after one instance sees failures_to_cool failures, the other stops sending within a second', async () => {
     const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
     expect(b.maySend(K)).toBe(true)
@@ -110,7 +129,59 @@ describe.skipIf(!!skip)('deployment health on a shared Redis', () => {
     b.succeeded(K)
     expect(b.maySend(K)).toBe(true)
   })
+})
+}
 
+describe.skipIf(!!skip)('deployment health on a shared Redis and a change bus', () => {
+  /** Counts the health reads `r` sends (its script calls). */
+  function reads(r: SharedRedis): () => number {
+    let n = 0
+    const evalOf = r.eval.bind(r)
+    r.eval = (...a) => (n++, evalOf(...a))
+    return () => n
+  }
+
+  test('a quiet cluster does not read; a write elsewhere is read at once, and again after a gap in the bus', async () => {
+    const bus = testBus()
+    const { hs: [a, b], redis } = pairOn({ failuresToCool: 3, cooldownMs: 30_000 }, bus)
+    await Bun.sleep(50)
+    const bReads = reads(redis[1])
+    // read every 250 ms, this would be four reads
+    await Bun.sleep(1_000)
+    expect(bReads()).toBe(0)
+    for (let i = 0; i < 3; i++) a.failed(K)
+    expect(await within(1_000, () => !b.maySend(K))).toBeLessThan(250)
+    // three words, read at once and once more 250 ms on (a write may have landed during the first)
+    await Bun.sleep(600)
+    const after = bReads()
+    expect(after).toBeGreaterThanOrEqual(1)
+    expect(after).toBeLessThanOrEqual(2)
+    // what was written without a word on the bus (its message lost) is read after the gap
+    await redis[0].send('HSET', [redis[0].settings.prefix + 'health:failures', 'openai-b/gpt-4o', '2'])
+    await Bun.sleep(300)
+    expect(b.snapshot(['openai-b/gpt-4o'])[0]!.consecutiveFailures).toBe(0)
+    bus.gap()
+    await within(1_000, () => b.snapshot(['openai-b/gpt-4o'])[0]!.consecutiveFailures === 2)
+    expect(bReads()).toBeGreaterThan(after)
+  })
+
+  test('many writes in a burst are read at most every 250 ms, and the last of them is read', async () => {
+    const { hs: [a, b], redis } = pairOn({ failuresToCool: 1_000, cooldownMs: 30_000 }, testBus())
+    await Bun.sleep(300)
+    const bReads = reads(redis[1])
+    const t0 = performance.now()
+    for (let i = 0; i < 40; i++) {
+      a.failed(K)
+      await Bun.sleep(10)
+    }
+    await within(1_500, () => b.snapshot([K])[0]!.consecutiveFailures === 40)
+    const ms = performance.now() - t0
+    expect(bReads()).toBeLessThanOrEqual(Math.ceil(ms / 250) + 1)
+    expect(bReads()).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe.skipIf(!!skip)('key-pool rounds on a shared Redis', () => {
   test('the shared pool position alternates across two instances', async () => {
     const prefix = freshPrefix()
     const a = new RedisPoolPosition(redisAt(TEST_REDIS_URL!, prefix))
