@@ -40,6 +40,8 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
   const batches = await new BatchService(s).start(s.onClose)
+  // instances on one database hear of each other's new batches at once
+  if (cluster && storage.pg) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))

@@ -9,6 +9,7 @@
 // again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
+import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
@@ -40,6 +41,12 @@ const READ_AHEAD = 64
 const TICK_MS = 5
 /** Instances sharing a database: how often leases are renewed and other instances' batches looked for. */
 const SHARE_MS = 1_000
+/**
+ * …and, with no batch open here and a change bus that tells of new ones, how many of those
+ * periods go by between two looks (for a message the bus lost).
+ */
+const QUIET_SHARES = 5
+const TOPIC = 'batches'
 /** …and how soon items held elsewhere, or an end another instance is writing, are looked at again. */
 const RECHECK_MS = 500
 /** An item whose admission found the shared store away tries again after this. */
@@ -99,6 +106,9 @@ export class Scheduler {
   /** Instances sharing a database: items are claimed under a lease (leases.ts); else none. */
   private readonly leases?: ItemLeases
   private shareTimer?: ReturnType<typeof setInterval>
+  /** The other instances' word of batches made or ended: looked for at once, not at the next share. */
+  private bus?: Bus
+  private quietTicks = 0
   /** Each batch's places while several run (fair-share.ts): worked out once per turn of the loop. */
   private shares?: Map<string, number>
   /** Batches held below their own concurrency by their share: filled again when any item ends. */
@@ -131,7 +141,7 @@ export class Scheduler {
     this.expiryTimer = setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
     this.expiryTimer.unref?.()
     if (this.leases) {
-      this.shareTimer = setInterval(() => void this.share(), Math.min(SHARE_MS, this.leases.leaseMs / 3))
+      this.shareTimer = setInterval(this.shareTick, Math.min(SHARE_MS, this.leases.leaseMs / 3))
       this.shareTimer.unref?.()
     }
     for (const a of this.active.values()) this.fill(a)
@@ -142,6 +152,7 @@ export class Scheduler {
    * batches made or resumed elsewhere, stop those another instance ended or cancelled.
    */
   private sharing = false
+  private shareAgain = false
   private async share(): Promise<void> {
     if (this.sharing || this.closed || !this.leases) return
     this.sharing = true
@@ -175,12 +186,33 @@ export class Scheduler {
       this.s.log.warn('batches: sharing work with other instances failed; trying again', { error: (e as Error).message })
     } finally {
       this.sharing = false
+      if (this.shareAgain) {
+        this.shareAgain = false
+        void this.share()
+      }
+    }
+  }
+
+  /** Leases to renew every period; with nothing open here and a bus to say otherwise, a look every few. */
+  private readonly shareTick = () => {
+    if (this.active.size > 0 || !this.bus || ++this.quietTicks % QUIET_SHARES === 0) void this.share()
+  }
+
+  /** Instances sharing a database hear of each other's new and ended batches on the bus. Returns the unsubscribe. */
+  attachBus(bus: Bus): () => void {
+    this.bus = bus
+    // a look under way may have read the open batches before this one was made: another after it
+    const off = bus.subscribe(TOPIC, () => (this.sharing ? (this.shareAgain = true) : void this.share()))
+    return () => {
+      off()
+      this.bus = undefined
     }
   }
 
   /** A batch just created. */
   add(row: BatchRow): void {
     this.fill(this.track(row))
+    void this.bus?.publish(TOPIC, row.id)
   }
 
   private track(row: BatchRow): Active {
@@ -569,7 +601,9 @@ export class Scheduler {
   async cancel(row: BatchRow): Promise<BatchRow> {
     if (FINAL.has(row.status)) throw new HttpError(400, `Batch ${row.id} is ${row.status}; only a queued or processing batch can be cancelled`)
     if (this.active.get(row.id)?.finalizing) throw new HttpError(400, `Batch ${row.id} has run every item; it is completed once its output files are written`)
-    return (await this.end(row.id, 'cancelled', { cancelledAt: Date.now() })) ?? row
+    const ended = (await this.end(row.id, 'cancelled', { cancelledAt: Date.now() })) ?? row
+    void this.bus?.publish(TOPIC, row.id)
+    return ended
   }
 
   /** → failed, with the reason in `errors`. */
