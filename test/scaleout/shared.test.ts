@@ -134,6 +134,22 @@ describe.skipIf(!onPostgres)('two gateways, one database', () => {
     expect(await client(a).files.retrieve(file.id).then(() => 200, (e) => e.status)).toBe(404)
   })
 
+  test('a batch made on one is taken up by the other at once: told on the bus, not found at a later look', async () => {
+    const requests = Array.from({ length: 8 }, (_, i) => ({ custom_id: `bus-${i}`, model: 'gpt-4o-mini', messages: [{ role: 'user', content: `slow: item ${i}` }] }))
+    const created = await fetch(`${a.url}/api/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ requests, settings: { concurrency: 2 } }) })
+    expect(created.status).toBe(200)
+    const { id } = (await created.json()) as { id: string }
+    const db = new SQL({ url, max: 1 })
+    try {
+      // each item takes a second upstream, so both instances hold claims at once when both work it;
+      // an instance with no batch open looks on its own only every few seconds
+      const owners = async () => ((await db.unsafe('SELECT count(DISTINCT lease_owner)::int AS n FROM batch_items WHERE batch_id = $1 AND lease_owner IS NOT NULL', [id])) as { n: number }[])[0]!.n
+      expect(await within(800, async () => (await owners()) === 2)).toBeLessThan(800)
+    } finally {
+      await db.close()
+    }
+  }, 30_000)
+
   test('a responses thread started on one continues on the other, at once', async () => {
     const first = await client(a).responses.create({ model: 'mock-gpt', input: 'mock: text the first turn' })
     const second = await client(b).responses.create({ model: 'mock-gpt', input: 'mock: text the second turn', previous_response_id: first.id })
