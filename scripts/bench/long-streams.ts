@@ -121,6 +121,8 @@ async function measure(client: LeanClient, label: { target: LongStreamRun['targe
     else if (!s.ended) fail('no terminator')
     else ok++
   }
+  // the figure is the median; the samples show whether the RSS held or climbed over the plateau
+  if (pid) plan.log(`  ${label.target} ${label.path} ×${n}: RSS idle ${idleRssMiB.toFixed(0)} MiB, each second of the plateau ${rss.map((x) => x.toFixed(0)).join(' ')}`)
   const openRssMiB = rss.length ? summarize(rss).p50 : NaN
   const r: LongStreamRun = {
     ...label,

@@ -3,7 +3,8 @@
 // N streams open; the fake upstream (long mode) and a client holding the streams run on core 0
 // in processes of their own, so their objects stay out of these counts. Prints heap size, extra
 // memory and RSS per stream, and the object types whose counts grew, per stream.
-//   [HEAP_SOCKETS=1] bun scripts/bench/experiments/stream-heap.ts [chat|messages|responses] [pass|translated] [N]
+//   [HEAP_SOCKETS=1] [HEAP_WAIT_MS=ms] bun scripts/bench/experiments/stream-heap.ts [chat|messages|responses] [pass|translated] [N]
+// (HEAP_WAIT_MS: how long the streams run before the second snapshot; default 2 ms a stream + 6 s, at least 8 s)
 import { heapStats } from 'bun:jsc'
 import { LeanClient, rawRequest } from '../lean-client.ts'
 import { candidatePaths } from '../paths.ts'
@@ -71,7 +72,7 @@ w.kill()
 await Bun.sleep(2000)
 const idle = snap()
 const c = hold(n)
-await Bun.sleep(Math.max(8000, n * 2 + 6000))
+await Bun.sleep(Number(process.env.HEAP_WAIT_MS ?? Math.max(8000, n * 2 + 6000)))
 const open = snap()
 const per = (a: number, b: number) => ((b - a) / n).toFixed(2)
 console.log(`${surface} ${mode} × ${n}: per stream heap ${per(idle.heap, open.heap)} KiB, extra ${per(idle.extra, open.extra)} KiB, RSS ${per(idle.rss, open.rss)} KiB (${per(idle.rssBefore, open.rssBefore)} before the collection), objects ${per(idle.objects, open.objects)}`)
