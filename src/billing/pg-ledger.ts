@@ -6,8 +6,11 @@
 // visible to every instance, held or stored. What this instance charged but has not stored yet
 // stays in memory (billing's `unwritten`), as on one instance. Rows left by an instance that
 // died (they stopped counting when they lapsed) are deleted by whichever instance comes by next,
-// a few hundred at a time, once a minute.
-import { insertList, names, selectList } from '../db/columns.ts'
+// a few hundred at a time, once a minute. Admissions of one key that arrive while its
+// transaction runs wait for it and go together in the next one, decided in the order asked:
+// one lock, one sum and one insert for all of them, so a busy key's admissions are not bounded
+// by one transaction's round trips each.
+import { names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
@@ -28,9 +31,17 @@ const r = names(creditReservations)
 const k = names(apiKeys)
 const KEY_FOR_UPDATE = `SELECT ${selectList(apiKeys, ['credits', 'spent'])} FROM ${k.$table} WHERE ${k.id} = ? FOR UPDATE`
 const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} WHERE ${r.apiKeyId} = ? AND ${r.expiresAt} > ?`
-// the values go in by the same keys, whatever the declaration's order
-const HELD = insertList(creditReservations)
-const HOLD = `INSERT INTO ${r.$table} (${HELD.sql}) VALUES (${HELD.keys.map(() => '?').join(', ')})`
+// any number of holds of one key in one text (ids `rsv_` and hex, amounts as numbers: no comma),
+// so PostgreSQL prepares it once per connection
+const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
+  SELECT h.id, ?, h.usd, ? FROM unnest(string_to_array(?, ','), string_to_array(?, ',')::float8[]) AS h(id, usd)`
+
+/** An admission waiting for its key's next transaction. */
+interface Asked {
+  usd: number | null
+  resolve(h: Hold): void
+  reject(e: unknown): void
+}
 
 interface Held {
   keyId: string
@@ -55,6 +66,9 @@ export class PgLedger implements Ledger {
   private unwritten: (keyId: string) => number = () => 0
   /** A write of this instance in progress (see reserve). */
   private writing?: Promise<void>
+  /** Admissions waiting, by key, while that key's transaction runs. */
+  private readonly asked = new Map<string, Asked[]>()
+  private readonly deciding = new Set<string>()
 
   private readonly purgeTimer: ReturnType<typeof setInterval>
 
@@ -73,31 +87,69 @@ export class PgLedger implements Ledger {
     this.unwritten = of
   }
 
-  async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
+  reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
+    const w = Promise.withResolvers<Hold>()
+    let waiting = this.asked.get(key.id)
+    if (!waiting) this.asked.set(key.id, (waiting = []))
+    waiting.push({ usd, resolve: w.resolve, reject: w.reject })
+    if (!this.deciding.has(key.id)) void this.decideAll(key.id)
+    return w.promise
+  }
+
+  /** The key's transactions one after the other, each taking every admission asked meanwhile. */
+  private async decideAll(keyId: string) {
+    this.deciding.add(keyId)
+    try {
+      for (let batch = this.asked.get(keyId); batch; batch = this.asked.get(keyId)) {
+        this.asked.delete(keyId)
+        try {
+          const holds = await this.decide(keyId, batch)
+          for (let i = 0; i < batch.length; i++) batch[i]!.resolve(holds[i]!)
+        } catch (e) {
+          for (const a of batch) a.reject(e)
+        }
+      }
+    } finally {
+      this.deciding.delete(keyId)
+    }
+  }
+
+  /** One transaction for `batch`, in order: each admitted while the balance past the holds before it allows. */
+  private async decide(keyId: string, batch: Asked[]): Promise<Hold[]> {
     // while a write of this instance is under way, the stored spend may include a cost that
     // `unwritten` still counts too: wait for it (a few ms)
     while (this.writing) await this.writing
     const now = Date.now()
-    return this.sql.tx(async (q) => {
-      const row = await q.get<{ credits: number | null; spent: number }>(KEY_FOR_UPDATE, [key.id])
+    const made: { id: string; usd: number }[] = []
+    const holds = await this.sql.tx(async (q) => {
+      made.length = 0
+      const row = await q.get<{ credits: number | null; spent: number }>(KEY_FOR_UPDATE, [keyId])
       // the key is gone or unlimited now: nothing to hold (its status is the guard's to check)
-      if (!row || row.credits === null) return { admitted: true }
-      const open = (await q.get<{ usd: number }>(OPEN_OF_KEY, [key.id, now]))!.usd
+      if (!row || row.credits === null) return batch.map((): Hold => ({ admitted: true }))
+      const open = (await q.get<{ usd: number }>(OPEN_OF_KEY, [keyId, now]))!.usd
       // other instances' reservations from the table; this instance's from memory (an ended
       // request's row goes with its record's write, its cost is in `unwritten` until then)
-      const reserved = Math.max(0, open - this.heldUsd(key.id)) + this.reserved(key.id)
-      const spent = row.spent + this.unwritten(key.id)
-      if (!(row.credits - spent - reserved > 0)) return { admitted: false, spent, reserved }
-      if (usd === null || !(usd > 0)) return { admitted: true }
-      const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
-      const hold: typeof creditReservations.$inferSelect = { id, apiKeyId: key.id, usd, expiresAt: now + this.ttlMs }
-      await q.run(HOLD, HELD.keys.map((k) => hold[k]))
-      this.held.set(id, { keyId: key.id, usd, endedAt: null })
-      this.present.add(key.id, usd)
-      this.running.add(key.id, usd)
-      this.runningCount++
-      return { admitted: true, reservationId: id }
+      let reserved = Math.max(0, open - this.heldUsd(keyId)) + this.reserved(keyId)
+      const spent = row.spent + this.unwritten(keyId)
+      const out = batch.map(({ usd }): Hold => {
+        if (!(row.credits! - spent - reserved > 0)) return { admitted: false, spent, reserved }
+        if (usd === null || !(usd > 0)) return { admitted: true }
+        const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
+        made.push({ id, usd })
+        reserved += usd
+        return { admitted: true, reservationId: id }
+      })
+      if (made.length > 0) await q.run(HOLD, [keyId, now + this.ttlMs, made.map((h) => h.id).join(','), made.map((h) => String(h.usd)).join(',')])
+      return out
     })
+    // committed: this instance's holds from now on
+    for (const h of made) {
+      this.held.set(h.id, { keyId, usd: h.usd, endedAt: null })
+      this.present.add(keyId, h.usd)
+      this.running.add(keyId, h.usd)
+      this.runningCount++
+    }
+    return holds
   }
 
   settle(id: string | undefined): void {

@@ -2,6 +2,7 @@
 // admission reads two figures instead of walking every hold of the instance. The sums must stay
 // what the holds add up to through holds, endings and the writes that delete their rows: a
 // refused admission reports them, and the other instances' holds are what the table has past them.
+// Admissions of one key asked while its transaction runs go together in the next one, in order.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PgLedger } from '../../src/billing/pg-ledger.ts'
 import { onPostgres } from '../helpers/database.ts'
@@ -58,5 +59,37 @@ describe.skipIf(!onPostgres)('PostgreSQL ledger: holds summed by key', () => {
     }
     await ledger.stop()
     await other.stop()
+  })
+
+  test('admissions of one key asked at once share a transaction, decided in order; two instances never pass the balance', async () => {
+    const sql = t.s.storage.sql
+    const { record } = await t.s.keys.create({ name: 'batched', credits: 3 })
+    const a = new PgLedger(sql)
+    const b = new PgLedger(sql)
+    const tx = sql.tx.bind(sql)
+    let transactions = 0
+    sql.tx = ((fn: Parameters<typeof tx>[0]) => (transactions++, tx(fn))) as typeof sql.tx
+    try {
+      const ask = (l: PgLedger) => Array.from({ length: 10 }, () => l.reserve({ id: record.id, credits: 3, spent: 0 }, 1))
+      const [fromA, fromB] = await Promise.all([Promise.all(ask(a)), Promise.all(ask(b))])
+      // one alone, then the nine asked meanwhile together, on each instance
+      expect(transactions).toBeLessThanOrEqual(4)
+      const admitted = [...fromA, ...fromB].filter((h) => h.admitted)
+      expect(admitted.length).toBe(3)
+      for (const holds of [fromA, fromB]) {
+        // in the order asked: what was admitted comes first
+        const firstRefused = holds.findIndex((h) => !h.admitted)
+        expect(holds.slice(firstRefused).every((h) => !h.admitted)).toBe(true)
+        // a refusal counts every hold, this instance's and the other's
+        for (const h of holds.slice(firstRefused)) expect((h as { reserved: number }).reserved).toBeCloseTo(3, 9)
+      }
+      const [{ n }] = (await sql.all<{ n: number }>('SELECT count(*)::int AS n FROM credit_reservations WHERE api_key_id = ?', [record.id])) as { n: number }[]
+      expect(n).toBe(3)
+      for (const h of admitted) (fromA.includes(h) ? a : b).settle((h as { reservationId: string }).reservationId)
+    } finally {
+      sql.tx = tx
+      await a.stop()
+      await b.stop()
+    }
   })
 })
