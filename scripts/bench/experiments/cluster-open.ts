@@ -7,7 +7,9 @@
 // count), and the requests the cluster gateway served from what it took ahead (its /metrics).
 //   bun scripts/bench/experiments/cluster-open.ts [funded|unlimited] [rounds] [req/s|max] [setups]
 // (max: a closed loop at 64 connections, wrk's when it is installed, instead of a steady rate)
-// setups: a comma list of embedded, cluster, exact (default all three).
+// setups: a comma list of embedded, cluster, exact (default all three), and to take cluster mode
+// apart: redis (SQLite, with limits and credits on Redis) and pg (PostgreSQL, limits in memory,
+// credits in the database).
 import { RedisClient } from 'bun'
 import { chatCall, fundedKey, probe, send } from '../call.ts'
 import { openStores } from '../cluster-stores.ts'
@@ -46,7 +48,11 @@ try {
   for (let round = 1; round <= Number(rounds); round++) {
     for (const setup of setups.split(',')) {
       const env: Record<string, string> = { SWITCHYARD_ADMIN_TOKEN: ADMIN }
-      if (setup !== 'embedded') Object.assign(env, stores.env, { SWITCHYARD_REDIS_TAKE_AHEAD: String(setup === 'cluster') })
+      const { SWITCHYARD_DATABASE_URL, SWITCHYARD_REDIS_URL, SWITCHYARD_REDIS_PREFIX } = stores.env
+      if (setup === 'cluster' || setup === 'exact') Object.assign(env, stores.env, { SWITCHYARD_REDIS_TAKE_AHEAD: String(setup === 'cluster') })
+      else if (setup === 'redis') Object.assign(env, { SWITCHYARD_REDIS_URL, SWITCHYARD_REDIS_PREFIX })
+      else if (setup === 'pg') Object.assign(env, { SWITCHYARD_DATABASE_URL })
+      const onRedis = setup !== 'embedded' && setup !== 'pg'
       const gw = await spawnGateway({ core: 1, upstream: upstream.url, key: bootstrap, env })
       try {
         const key = which === 'funded' ? await fundedKey(gw.url, ADMIN) : bootstrap
@@ -54,7 +60,7 @@ try {
         await probe(call)
         for (let i = 0; i < 500; i++) await (await send(call)).text()
         if (setup !== 'embedded') await stores.pin(gw.pid)
-        const before = setup === 'cluster' ? await takenAhead(gw.url) : ''
+        const before = onRedis ? await takenAhead(gw.url) : ''
         const calls = await scriptCalls()
         const cpu = cpuSeconds(gw.pid)
         // the phase: what it reports of itself, and how many requests it sent
@@ -64,7 +70,7 @@ try {
             ? await closedLoop(call, { connections: 64, durationS: OPEN_MS / 1000, core: 0 }).then((c) => ({ sent: c.requests, said: `${c.rps.toFixed(0)} req/s at 64 connections, errors ${c.errors}` }))
             : await openLoop(call, Number(rate), OPEN_MS).then((o) => ({ sent: o.sent, said: `p50 ${f(o.latency.p50)} p90 ${f(o.latency.p90)} p99 ${f(o.latency.p99)} ms, ok ${o.ok}/${o.sent}` }))
         const cpuUs = ((cpuSeconds(gw.pid) - cpu) * 1e6) / phase.sent
-        const perRequest = setup === 'embedded' ? '' : `, ${(((await scriptCalls()) - calls) / phase.sent).toFixed(2)} script calls`
+        const perRequest = onRedis ? `, ${(((await scriptCalls()) - calls) / phase.sent).toFixed(2)} script calls` : ''
         console.log(`round ${round} ${setup.padEnd(8)} ${which}: ${phase.said}; a request: ${cpuUs.toFixed(1)} µs of gateway CPU${perRequest}${before ? `; before the phase ${before}, after ${await takenAhead(gw.url)}` : ''}`)
       } finally {
         await gw.stop()
