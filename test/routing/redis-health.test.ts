@@ -63,73 +63,73 @@ async function within(limit: number, cond: () => boolean): Promise<number> {
 }
 
 for (const mode of ['read every 250 ms', 'read when the bus says']) {
-describe.skipIf(!!skip)(`deployment health on a shared Redis, ${mode}`, () => {
-  const pair = (settings: Partial<RoutingSettings> = {}) => pairOn(settings, mode === 'read every 250 ms' ? undefined : testBus()).hs
+  describe.skipIf(!!skip)(`deployment health on a shared Redis, ${mode}`, () => {
+    const pair = (settings: Partial<RoutingSettings> = {}) => pairOn(settings, mode === 'read every 250 ms' ? undefined : testBus()).hs
 
-  test('after one instance sees failures_to_cool failures, the other stops sending within a second', async () => {
-    const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
-    expect(b.maySend(K)).toBe(true)
-    for (let i = 0; i < 3; i++) a.failed(K)
-    // the instance that saw them stops at once, synchronously
-    expect(a.maySend(K)).toBe(false)
-    const took = await within(1_000, () => !b.maySend(K))
-    expect(took).toBeLessThan(1_000)
-    expect(b.state(K).kind).toBe('cooling')
-    const bUntil = (b.state(K) as { until: number }).until
-    expect(Math.abs(bUntil - (Date.now() + 30_000))).toBeLessThan(1_500)
-    expect(b.snapshot([K])[0]!.consecutiveFailures).toBe(3)
-  })
+    test('after one instance sees failures_to_cool failures, the other stops sending within a second', async () => {
+      const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
+      expect(b.maySend(K)).toBe(true)
+      for (let i = 0; i < 3; i++) a.failed(K)
+      // the instance that saw them stops at once, synchronously
+      expect(a.maySend(K)).toBe(false)
+      const took = await within(1_000, () => !b.maySend(K))
+      expect(took).toBeLessThan(1_000)
+      expect(b.state(K).kind).toBe('cooling')
+      const bUntil = (b.state(K) as { until: number }).until
+      expect(Math.abs(bUntil - (Date.now() + 30_000))).toBeLessThan(1_500)
+      expect(b.snapshot([K])[0]!.consecutiveFailures).toBe(3)
+    })
 
-  test('failures in a row add up across instances; a success on either starts the count again', async () => {
-    const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
-    a.failed(K)
-    await within(1_000, () => b.snapshot([K])[0]!.consecutiveFailures === 1)
-    b.failed(K)
-    await within(1_000, () => a.snapshot([K])[0]!.consecutiveFailures === 2)
-    b.succeeded(K)
-    await within(1_000, () => a.snapshot([K])[0]!.consecutiveFailures === 0)
-    a.failed(K)
-    b.failed(K)
-    await Bun.sleep(300)
-    expect(a.maySend(K)).toBe(true)
-    expect(b.maySend(K)).toBe(true)
-    // the third in a row, on the instance that had seen only one of them
-    a.failed(K)
-    await within(1_000, () => a.state(K).kind === 'cooling' && b.state(K).kind === 'cooling')
-  })
+    test('failures in a row add up across instances; a success on either starts the count again', async () => {
+      const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
+      a.failed(K)
+      await within(1_000, () => b.snapshot([K])[0]!.consecutiveFailures === 1)
+      b.failed(K)
+      await within(1_000, () => a.snapshot([K])[0]!.consecutiveFailures === 2)
+      b.succeeded(K)
+      await within(1_000, () => a.snapshot([K])[0]!.consecutiveFailures === 0)
+      a.failed(K)
+      b.failed(K)
+      await Bun.sleep(300)
+      expect(a.maySend(K)).toBe(true)
+      expect(b.maySend(K)).toBe(true)
+      // the third in a row, on the instance that had seen only one of them
+      a.failed(K)
+      await within(1_000, () => a.state(K).kind === 'cooling' && b.state(K).kind === 'cooling')
+    })
 
-  test('a 429 with Retry-After on one instance rests the deployment on both for that long', async () => {
-    const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
-    a.failed(K, { retryAfterMs: 5_000 })
-    expect(a.maySend(K)).toBe(false)
-    await within(1_000, () => !b.maySend(K))
-    const until = (b.state(K) as { until: number }).until
-    expect(Math.abs(until - (Date.now() + 5_000))).toBeLessThan(1_200)
-  })
+    test('a 429 with Retry-After on one instance rests the deployment on both for that long', async () => {
+      const [a, b] = pair({ failuresToCool: 3, cooldownMs: 30_000 })
+      a.failed(K, { retryAfterMs: 5_000 })
+      expect(a.maySend(K)).toBe(false)
+      await within(1_000, () => !b.maySend(K))
+      const until = (b.state(K) as { until: number }).until
+      expect(Math.abs(until - (Date.now() + 5_000))).toBeLessThan(1_200)
+    })
 
-  test('after the rest each instance lets one probe through; a failed probe rests it again everywhere', async () => {
-    const [a, b] = pair({ failuresToCool: 2, cooldownMs: 700 })
-    a.failed(K)
-    a.failed(K)
-    await within(1_000, () => !b.maySend(K))
-    await within(2_000, () => a.state(K).kind === 'half-open' && b.state(K).kind === 'half-open')
-    expect(b.maySend(K)).toBe(true)
-    expect(b.maySend(K)).toBe(false)
-    b.failed(K)
-    expect(b.state(K).kind).toBe('cooling')
-    await within(1_000, () => a.state(K).kind === 'cooling')
-    // the next rest ends; a's probe succeeds: a is ok, b's count is cleared and b probes on its own
-    await within(2_000, () => a.state(K).kind === 'half-open')
-    expect(a.maySend(K)).toBe(true)
-    a.succeeded(K, 50)
-    expect(a.state(K).kind).toBe('ok')
-    await within(1_000, () => b.snapshot([K])[0]!.consecutiveFailures === 0)
-    await within(1_000, () => b.state(K).kind === 'half-open')
-    expect(b.maySend(K)).toBe(true)
-    b.succeeded(K)
-    expect(b.maySend(K)).toBe(true)
+    test('after the rest each instance lets one probe through; a failed probe rests it again everywhere', async () => {
+      const [a, b] = pair({ failuresToCool: 2, cooldownMs: 700 })
+      a.failed(K)
+      a.failed(K)
+      await within(1_000, () => !b.maySend(K))
+      await within(2_000, () => a.state(K).kind === 'half-open' && b.state(K).kind === 'half-open')
+      expect(b.maySend(K)).toBe(true)
+      expect(b.maySend(K)).toBe(false)
+      b.failed(K)
+      expect(b.state(K).kind).toBe('cooling')
+      await within(1_000, () => a.state(K).kind === 'cooling')
+      // the next rest ends; a's probe succeeds: a is ok, b's count is cleared and b probes on its own
+      await within(2_000, () => a.state(K).kind === 'half-open')
+      expect(a.maySend(K)).toBe(true)
+      a.succeeded(K, 50)
+      expect(a.state(K).kind).toBe('ok')
+      await within(1_000, () => b.snapshot([K])[0]!.consecutiveFailures === 0)
+      await within(1_000, () => b.state(K).kind === 'half-open')
+      expect(b.maySend(K)).toBe(true)
+      b.succeeded(K)
+      expect(b.maySend(K)).toBe(true)
+    })
   })
-})
 }
 
 describe.skipIf(!!skip)('deployment health on a shared Redis and a change bus', () => {
