@@ -64,7 +64,7 @@ export class PgLedger implements Ledger {
   private runningCount = 0
   private readonly timer: ReturnType<typeof setInterval>
   private unwritten: (keyId: string) => number = () => 0
-  /** A write of this instance in progress (see reserve). */
+  /** A write of this instance in progress (see decide). */
   private writing?: Promise<void>
   /** Admissions waiting, by key, while that key's transaction runs. */
   private readonly asked = new Map<string, Asked[]>()

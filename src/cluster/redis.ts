@@ -55,11 +55,13 @@ export class SharedRedis {
     this.health.unref?.()
   }
 
-  /** When a command was last answered (performance.now()); 0: never. */
-  private answeredAt = 0
+  /** A command was answered since the last check (a flag, not a clock read on every command). */
+  private answered = false
 
   private readonly check = () => {
-    if (this.downSince === null && this.client?.connected && performance.now() - this.answeredAt < HEALTH_EVERY_MS) return
+    const quiet = !this.answered
+    this.answered = false
+    if (this.downSince === null && this.client?.connected && !quiet) return
     void this.send('PING', [], true).catch(() => this.degraded())
   }
 
@@ -151,7 +153,7 @@ export class SharedRedis {
       const run = c?.connected ? c.send(cmd, args) : this.connected().then((c) => c.send(cmd, args))
       run.then(answer.resolve, answer.reject)
       const out = await answer.promise
-      this.answeredAt = performance.now()
+      this.answered = true
       this.up()
       return out
     } catch (e) {
