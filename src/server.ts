@@ -26,7 +26,7 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   const storage = await openStorage(storageOptions(config))
   // reservations: in Redis when instances share one; in the database when they share
   // PostgreSQL and no Redis; in memory on one instance
-  const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql) : new MemoryLedger())
+  const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql, undefined, undefined, config.database.takeAhead) : new MemoryLedger())
   const store = new MemoryStore()
   const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog }, cluster, metrics: true })
   const keys = s.keys

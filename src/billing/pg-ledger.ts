@@ -9,7 +9,11 @@
 // a few hundred at a time, once a minute. Admissions of one key that arrive while its
 // transaction runs wait for it and go together in the next one, decided in the order asked:
 // one lock, one sum and one insert for all of them, so a busy key's admissions are not bounded
-// by one transaction's round trips each.
+// by one transaction's round trips each. A key busy on this instance and far from the end of its
+// balance has its next requests' holds made while it is served (cluster/ahead.ts, as on Redis):
+// real rows that every instance counts, so a steady stream of one key's requests shares one
+// transaction among several of them instead of paying one each.
+import { Ahead, turns } from '../cluster/ahead.ts'
 import { names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
@@ -36,11 +40,31 @@ const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} W
 const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
   SELECT h.id, ?, h.usd, ? FROM unnest(string_to_array(?, ','), string_to_array(?, ',')::float8[]) AS h(id, usd)`
 
+/**
+ * A hold is made ahead only while the key's balance, past it, has room for this many more of
+ * it: near the end of a balance every request is decided on its own, and a hold parked here can
+ * never be what refuses another instance's request.
+ */
+const AHEAD_HEADROOM = 64
+/** A hold made ahead covers a worst case this much above the request's that asked for it. */
+const AHEAD_MARGIN = 1.25
+
 /** An admission waiting for its key's next transaction. */
 interface Asked {
   usd: number | null
+  /** A hold made ahead: admitted only while the balance past it is roomy. */
+  ahead: boolean
+  /** Set when admitted: the balance past this hold had room for AHEAD_HEADROOM more like it. */
+  roomy: boolean
+  hold: Promise<Hold>
   resolve(h: Hold): void
   reject(e: unknown): void
+}
+
+/** A hold made ahead, waiting for a request of its key. */
+interface HeldAhead {
+  id: string
+  usd: number
 }
 
 interface Held {
@@ -68,15 +92,20 @@ export class PgLedger implements Ledger {
   private writing?: Promise<void>
   /** Admissions waiting, by key, while that key's transaction runs. */
   private readonly asked = new Map<string, Asked[]>()
-  private readonly deciding = new Set<string>()
+  /** Keys whose transactions run, each until no admission of it waits (stop waits for them). */
+  private readonly deciding = new Map<string, Promise<void>>()
 
   private readonly purgeTimer: ReturnType<typeof setInterval>
+  /** Holds made ahead, by key; none when taking ahead is off. Given back: ended, as a request's. */
+  readonly ahead?: Ahead<HeldAhead>
 
   constructor(
     private readonly sql: Sql,
     private readonly ttlMs = RESERVATION_TTL_MS,
     purgeEveryMs = PURGE_EVERY_MS,
+    takeAhead = true,
   ) {
+    if (takeAhead) this.ahead = new Ahead((h) => this.settle(h.id))
     this.timer = setInterval(() => void this.sweep(), SWEEP_MS)
     this.timer.unref?.()
     this.purgeTimer = setInterval(() => void this.purgeLapsed(), purgeEveryMs)
@@ -87,18 +116,51 @@ export class PgLedger implements Ledger {
     this.unwritten = of
   }
 
-  reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
+  async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
+    const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
+    const ahead = this.ahead
+    // each funded request is counted once a turn (no Redis limits count them here)
+    if (!ahead || amount === 0 || turns.ask()) return this.ask(key.id, usd, false).hold
+    const now = performance.now()
+    const busy = ahead.busy(key.id, now)
+    // a hold made ahead serves a request whose worst case it covers (held a little more, briefly)
+    const fits = (h: HeldAhead) => h.usd >= amount
+    const got = ahead.take(key.id, now, fits) ?? (await ahead.next(key.id, fits))
+    if (got) {
+      this.holdAhead(key.id, got.usd)
+      return { admitted: true, reservationId: got.id }
+    }
+    const asked = this.ask(key.id, usd, false)
+    const hold = await asked.hold
+    if (busy && asked.roomy) this.holdAhead(key.id, amount * AHEAD_MARGIN)
+    return hold
+  }
+
+  /** An admission for the key's next transaction: its `hold` resolves once that one commits. */
+  private ask(keyId: string, usd: number | null, ahead: boolean): Asked {
     const w = Promise.withResolvers<Hold>()
-    let waiting = this.asked.get(key.id)
-    if (!waiting) this.asked.set(key.id, (waiting = []))
-    waiting.push({ usd, resolve: w.resolve, reject: w.reject })
-    if (!this.deciding.has(key.id)) void this.decideAll(key.id)
-    return w.promise
+    let waiting = this.asked.get(keyId)
+    if (!waiting) this.asked.set(keyId, (waiting = []))
+    const a: Asked = { usd, ahead, roomy: false, hold: w.promise, resolve: w.resolve, reject: w.reject }
+    waiting.push(a)
+    if (!this.deciding.has(keyId)) this.deciding.set(keyId, this.decideAll(keyId))
+    return a
+  }
+
+  /** The next requests' holds of `usd`, asked now: made only while the key's balance is roomy. */
+  private holdAhead(keyId: string, usd: number) {
+    const ahead = this.ahead!
+    for (let n = ahead.wanted(keyId); n > 0; n--)
+      this.ask(keyId, usd, true).hold.then(
+        (h) => ahead.settle(keyId, h.admitted && h.reservationId ? { id: h.reservationId, usd } : undefined, performance.now()),
+        () => ahead.settle(keyId, undefined, performance.now()),
+      )
   }
 
   /** The key's transactions one after the other, each taking every admission asked meanwhile. */
   private async decideAll(keyId: string) {
-    this.deciding.add(keyId)
+    // begun from ask(), which records this promise before any of it runs past the first await
+    await undefined
     try {
       for (let batch = this.asked.get(keyId); batch; batch = this.asked.get(keyId)) {
         this.asked.delete(keyId)
@@ -131,12 +193,19 @@ export class PgLedger implements Ledger {
       // request's row goes with its record's write, its cost is in `unwritten` until then)
       let reserved = Math.max(0, open - this.heldUsd(keyId)) + this.reserved(keyId)
       const spent = row.spent + this.unwritten(keyId)
-      const out = batch.map(({ usd }): Hold => {
-        if (!(row.credits! - spent - reserved > 0)) return { admitted: false, spent, reserved }
+      const out = batch.map((a): Hold => {
+        const { usd } = a
+        a.roomy = false
+        const room = row.credits! - spent - reserved
+        if (!(room > 0)) return { admitted: false, spent, reserved }
         if (usd === null || !(usd > 0)) return { admitted: true }
+        const roomy = room - usd >= AHEAD_HEADROOM * usd
+        // a hold ahead is parked only far from the end of the balance
+        if (a.ahead && !roomy) return { admitted: false, spent, reserved }
         const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
         made.push({ id, usd })
         reserved += usd
+        a.roomy = roomy
         return { admitted: true, reservationId: id }
       })
       if (made.length > 0) await q.run(HOLD, [keyId, now + this.ttlMs, made.map((h) => h.id).join(','), made.map((h) => String(h.usd)).join(',')])
@@ -271,8 +340,12 @@ export class PgLedger implements Ledger {
   }
 
   async stop(): Promise<void> {
+    // what waits here for a request is ended, and so is whatever is still on its way
+    this.ahead?.close()
     clearInterval(this.timer)
     clearInterval(this.purgeTimer)
+    // holds made ahead still on their way end as they come back (closed), before the rows go
+    await Promise.allSettled([...this.deciding.values()])
     await deleteIds(this.sql, this.ended()).catch(() => {})
   }
 }

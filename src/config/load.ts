@@ -71,8 +71,11 @@ export interface Config {
     /** Instances sharing a database: how long a claimed item stays theirs without a renewal. */
     leaseMs: number
   }
-  /** PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. */
-  database: { url?: string }
+  /**
+   * PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. `takeAhead`:
+   * without Redis, a busy funded key's next holds are made while it is served (billing/pg-ledger.ts).
+   */
+  database: { url?: string; takeAhead: boolean }
   /** One of several instances behind a balancer: refuses a store that is not shared. */
   cluster: boolean
   /** Shared state for several instances; null: everything per instance, in memory. */
@@ -286,7 +289,10 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
       leaseMs: count(num(env.SWITCHYARD_BATCH_LEASE_MS, 'SWITCHYARD_BATCH_LEASE_MS') ?? f.batches?.lease_ms ?? 10_000, 1_000),
     },
-    database: { url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)) },
+    database: {
+      url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)),
+      takeAhead: (str(env.SWITCHYARD_DATABASE_TAKE_AHEAD) ?? String(f.database?.take_ahead ?? true)) === 'true',
+    },
     cluster: (str(env.SWITCHYARD_CLUSTER) ?? String(f.cluster ?? false)) === 'true',
     redis: redisSettings(f, env),
     s3: s3Settings(f, env),

@@ -95,7 +95,16 @@ export const ConfigFileSchema = t.Object(
         { additionalProperties: false },
       ),
     ),
-    database: t.Optional(t.Object({ url: t.Optional(t.String()) }, { additionalProperties: false })),
+    database: t.Optional(
+      t.Object(
+        {
+          url: t.Optional(t.String()),
+          /** Without Redis: a busy funded key far from its balance has its next holds made while it is served (default true). */
+          take_ahead: t.Optional(t.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     cluster: t.Optional(t.Boolean()),
     log_level: t.Optional(t.Union([t.Literal('debug'), t.Literal('info'), t.Literal('warn'), t.Literal('error'), t.Literal('silent')])),
     log_format: t.Optional(t.Union([t.Literal('json'), t.Literal('text')])),

@@ -19,7 +19,9 @@ describe.skipIf(!onPostgres)('PostgreSQL ledger: holds summed by key', () => {
   })
 
   test('the sums follow holds, endings and deleted rows, key by key', async () => {
-    const ledger = new PgLedger(t.s.storage.sql)
+    // holds made ahead for the next requests would be holds this test does not count
+    // (pg-ledger-ahead.test.ts follows the sums with them)
+    const ledger = new PgLedger(t.s.storage.sql, undefined, undefined, false)
     const other = new PgLedger(t.s.storage.sql) // a second instance on the same table
     const keys = await Promise.all([1, 2, 3].map(async (i) => (await t.s.keys.create({ name: 'sums ' + i, credits: 100 })).record))
     let seed = 11

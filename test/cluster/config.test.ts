@@ -67,6 +67,13 @@ test('from the file: redis and blobs.s3; a bad value names its field', () => {
   expect(loadConfig({ flags: { config: file }, env: { SWITCHYARD_REDIS_TAKE_AHEAD: 'true' }, cwd: dir }).redis?.takeAhead).toBe(true)
   writeFileSync(file, 'redis:\n  url: redis://cache:6379\n  take_ahead: sometimes\n')
   expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/take_ahead/)
+  // without Redis, the database's ledger takes ahead too: on unless turned off
+  expect(c.database.takeAhead).toBe(true)
+  writeFileSync(file, 'database:\n  url: postgres://db/sy\n  take_ahead: false\n')
+  expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).database).toEqual({ url: 'postgres://db/sy', takeAhead: false })
+  expect(loadConfig({ flags: { config: file }, env: { SWITCHYARD_DATABASE_TAKE_AHEAD: 'true' }, cwd: dir }).database.takeAhead).toBe(true)
+  writeFileSync(file, 'database:\n  take_ahead: 1\n')
+  expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/take_ahead/)
   expect(c.s3).toMatchObject({ bucket: 'b1', redirectDownloads: true, presignTtlS: 60, pathStyle: false })
   writeFileSync(file, 'redis:\n  url: http://cache:6379\n')
   expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/redis\.url/)
