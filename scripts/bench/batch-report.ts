@@ -80,7 +80,7 @@ export function batchSection(r: BatchBench): string {
     `(${Math.round(r.itemsPerSecond).toLocaleString('en')} items/s), ${r.counts.completed.toLocaleString('en')} completed, ${r.counts.failed} failed; gateway CPU over that time ${f(r.gatewayCpuS, 1)} s (all threads).`,
     `RSS ${f(r.rss.beforeMiB, 1)} MiB before, peak ${f(r.rss.peakMiB, 1)} MiB${r.rss.hwmMiB === undefined ? '' : `; the kernel's peak (VmHWM) over the batch ${f(r.rss.hwmMiB, 1)} MiB${r.rss.hwmReset === false ? ' (not reset: the process\'s peak so far)' : ''}`}.`,
     '',
-    '| interactive chat, ms from the scheduled send | p50 / p90 / p99 / max | errors | other load |',
+    '| interactive chat, ms from the send | p50 / p90 / p99 / max | errors | other load |',
     '| --- | --- | --- | --- |',
     `| without a batch (before) | ${s(r.interactive.before)} | ${r.interactive.errors.before} | ${other(r, 'before')} |`,
     `| while the batch runs | ${s(r.interactive.during)} | ${r.interactive.errors.during} | ${other(r, 'during')} |`,

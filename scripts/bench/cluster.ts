@@ -3,7 +3,7 @@
 // one core, started in turn in each setup; the fake upstream, the load driver, wrk, the
 // bench's own Redis and the gateway's PostgreSQL backends on the other core
 // (cluster-stores.ts). Per setup, alternating rounds, medians kept:
-//   · 1,000 req/s open loop: latency p50/p99 from the scheduled send, gateway CPU a request;
+//   · 1,000 req/s open loop: latency p50/p99 from the send, gateway CPU a request;
 //   · closed loop at 64 connections (wrk, else a Bun driver): req/s, gateway CPU a request.
 // Each setup twice: with an unlimited key (the bootstrap key), and with a funded key, whose
 // every request also holds its worst case against the key's credit and settles its cost.

@@ -1,6 +1,7 @@
 // Open-loop load: requests leave on a fixed schedule whether or not earlier ones have
-// finished, and latency counts from the scheduled send time, so a server that falls
-// behind shows it as queueing instead of quietly lowering the offered rate.
+// finished, so a server that falls behind shows it as queueing instead of quietly lowering the
+// offered rate. Latency counts from the moment a request left; how late the driver sent it
+// against the schedule (its timers count whole milliseconds) is kept apart as `dispatchLag`.
 import { send, type Call } from './call.ts'
 import { summarize, type Summary } from './stats.ts'
 
@@ -21,14 +22,14 @@ export async function openLoop(call: Call, rate: number, durationMs: number): Pr
   const errors: Record<string, number> = {}
   const fail = (kind: string) => void (errors[kind] = (errors[kind] ?? 0) + 1)
 
-  const lags = await paced(rate, durationMs, (scheduled) =>
+  const lags = await paced(rate, durationMs, (sentAt) =>
     send(call, AbortSignal.timeout(15_000))
       .then(async (res) => {
         const text = await res.text()
         const done = performance.now()
         if (res.status !== 200) return fail(`HTTP ${res.status}`)
         if (!text.includes(call.expect)) return fail('unexpected body')
-        latencies.push(done - scheduled)
+        latencies.push(done - sentAt)
       })
       .catch((e) => fail((e as Error).name || 'error')),
   )
@@ -44,10 +45,16 @@ export async function openLoop(call: Call, rate: number, durationMs: number): Pr
 }
 
 /**
- * Call `fire(scheduledTime)` `rate` times a second for `durationMs`, never early, and wait
- * for every returned promise. Returns how late each call left (ms).
+ * Call `fire(sentAt)` `rate` times a second for `durationMs`, never early, and wait for every
+ * returned promise; `sentAt` is when the call left. Returns how late each call left (ms).
+ *
+ * The driver never spins. Bun's timers count whole milliseconds (`Bun.sleep` of less than one
+ * returns at once), so a loop that slept the fraction of a millisecond left until the next send
+ * spun: at 1,000 req/s it kept the load core 100 % busy, and the upstream and stores that share
+ * that core (PostgreSQL, Redis) answered late for want of it. It sleeps whole milliseconds now
+ * and sends what fell due meanwhile: up to a millisecond late, as `sentAt` and the lags say.
  */
-export async function paced(rate: number, durationMs: number, fire: (scheduled: number) => Promise<void>): Promise<number[]> {
+export async function paced(rate: number, durationMs: number, fire: (sentAt: number) => Promise<void>): Promise<number[]> {
   const total = Math.round((rate * durationMs) / 1000)
   const interval = 1000 / rate
   const lags: number[] = []
@@ -59,13 +66,12 @@ export async function paced(rate: number, durationMs: number, fire: (scheduled: 
   while (i < total) {
     const now = performance.now()
     while (i < total && start + i * interval <= now) {
-      const scheduled = start + i++ * interval
-      lags.push(now - scheduled)
-      inflight.push(fire(scheduled))
+      const sentAt = performance.now()
+      lags.push(sentAt - (start + i++ * interval))
+      inflight.push(fire(sentAt))
     }
-    // Bun.sleep may wake a little early (whole ms); the loop above then simply waits again
     const wait = start + i * interval - performance.now()
-    if (wait > 0) await Bun.sleep(wait)
+    if (wait > 0) await Bun.sleep(Math.max(1, Math.floor(wait)))
   }
   await Promise.all(inflight)
   return lags

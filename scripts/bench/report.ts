@@ -49,7 +49,7 @@ export function tables(r: Results): Table[] {
       ]),
     },
     {
-      title: 'Open loop: latency from the scheduled send, ms (p50 / p90 / p99)',
+      title: 'Open loop: latency from the send, ms (p50 / p90 / p99)',
       head: ['path', 'rate', 'direct to upstream', 'through gateway', 'added', 'bare Elysia proxy adds', 'added − bare added (p50)', 'errors', 'gateway CPU/req', 'bare proxy CPU/req', 'gateway core busy', 'other load'],
       rows: r.openLoop.map((o) => [
         o.path,
@@ -85,7 +85,7 @@ export function tables(r: Results): Table[] {
       ]),
     },
     {
-      title: 'Streams: first byte from the scheduled send, and each chunk from its upstream send, ms',
+      title: 'Streams: first byte from the send, and each chunk from its upstream send, ms',
       head: ['path', 'rate', 'first byte direct (p50 / p90)', 'first byte gateway', 'added', 'bare proxy adds', 'added − bare added (p50)', 'chunk delay added (p50 / p90 / p99)', 'chunk spread (1 = as sent)', 'errors', 'gateway CPU/stream', 'other load'],
       rows: r.streams.map((s) => [
         s.path,
@@ -155,8 +155,9 @@ export function markdownReport(r: Results, batch?: BatchBench): string {
     'on the gateway\'s core, each path back to back in the same run; the bare proxy takes the same client',
     'surface as the path (chat, messages or responses) and relays it to the same wire upstream, so it is',
     'the floor any proxy pays on this machine, and the targets are ratios to it. "Added" is the',
-    'difference to the direct figure. Open-loop latency counts from the scheduled send time, so queueing',
-    'shows. "Other load" is the CPU that processes outside the bench used meanwhile (% of one core); past',
+    'difference to the direct figure. Open-loop requests leave on a fixed schedule whether or not earlier',
+    'ones have answered, so queueing shows; latency counts from the moment each left (the driver sleeps',
+    'whole milliseconds between sends rather than spin on the load core). "Other load" is the CPU that processes outside the bench used meanwhile (% of one core); past',
     '10% (⚠) the machine was not quiet and the figures are disturbed. "Gateway core busy" near 100% means',
     'the gateway\'s core was the bottleneck; a max req/s marked "⚠ core N % busy" in the targets was not',
     'limited by that process (the load side or other work on the machine was), so its ratio says little.',

@@ -1,5 +1,4 @@
-// Streamed requests at a fixed rate: time to the first body byte (from the scheduled send
-// time), and, for every text chunk, how long after the upstream sent it (its stamp) it
+// Streamed requests at a fixed rate: time to the first body byte (from the send), and, for every text chunk, how long after the upstream sent it (its stamp) it
 // reached the client. A gateway that buffers shows early chunks arriving late, all at
 // once with the last; one that relays shows the same delays as the direct baseline.
 import { send, type Call } from './call.ts'
@@ -26,7 +25,7 @@ interface OneStream {
   spread: number
 }
 
-async function oneStream(call: Call, scheduled: number): Promise<OneStream> {
+async function oneStream(call: Call, leftAt: number): Promise<OneStream> {
   const res = await send(call, AbortSignal.timeout(15_000))
   if (res.status !== 200 || !res.body) throw new Error(`HTTP ${res.status}`)
   const reader = res.body.getReader()
@@ -39,7 +38,7 @@ async function oneStream(call: Call, scheduled: number): Promise<OneStream> {
     const { done, value } = await reader.read()
     if (done) break
     const now = epochMs()
-    if (Number.isNaN(ttfb)) ttfb = performance.now() - scheduled
+    if (Number.isNaN(ttfb)) ttfb = performance.now() - leftAt
     text += dec.decode(value, { stream: true })
     // a Responses stream repeats the text in its closing events: each chunk counts once
     const stamps = distinctStampsIn(text)
@@ -60,8 +59,8 @@ async function oneStream(call: Call, scheduled: number): Promise<OneStream> {
 export async function streamLoad(call: Call, rate: number, durationMs: number): Promise<StreamResult> {
   const results: OneStream[] = []
   const errors: Record<string, number> = {}
-  const lags = await paced(rate, durationMs, (scheduled) =>
-    oneStream(call, scheduled).then(
+  const lags = await paced(rate, durationMs, (leftAt) =>
+    oneStream(call, leftAt).then(
       (r) => void results.push(r),
       (e) => void (errors[(e as Error).message] = (errors[(e as Error).message] ?? 0) + 1),
     ),

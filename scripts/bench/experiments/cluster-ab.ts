@@ -85,11 +85,11 @@ try {
       // conditions, and its CPU a request and p50 compare with its neighbours'
       const cpu0 = running.map((r) => cpuSeconds(r.gw.pid))
       let dealt = 0
-      await paced(RATE, 10_000, async (scheduled) => {
+      await paced(RATE, 10_000, async (sentAt) => {
         const r = running[dealt++ % running.length]!
         const res = await send(r.call)
         await res.text()
-        if (res.status === 200) r.open.push(performance.now() - scheduled)
+        if (res.status === 200) r.open.push(performance.now() - sentAt)
       })
       const cpu = running.map((r, i) => (cpuSeconds(r.gw.pid) - cpu0[i]!) / Math.max(1, r.open.length))
       for (const [i, r] of running.entries()) {

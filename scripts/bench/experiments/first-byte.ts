@@ -1,5 +1,5 @@
 // Experiment (docs/bench.md): a streamed request's first byte, split at the fake
-// upstream's stamp on its first chunk: scheduled send → upstream sends the first chunk
+// upstream's stamp on its first chunk: send → upstream sends the first chunk
 // (the way in: client, proxy, upstream request) and → the client reads it (the way out).
 // The gateway against the bare proxy, in alternating rounds, at 100 streams/s; p50s in ms.
 // The two halves are differences of clocks in three processes, so only the gaps between
@@ -21,7 +21,7 @@ const procs: [string, Child][] = [
   ['bare   ', await spawnBareProxy(1, up.url)],
 ]
 /** Way in and way out of one stream's first chunk, ms. */
-async function split(call: Call, scheduled: number): Promise<[number, number] | undefined> {
+async function split(call: Call, sentAt: number): Promise<[number, number] | undefined> {
   const res = await send(call, AbortSignal.timeout(15_000))
   const reader = res.body!.getReader()
   const dec = new TextDecoder()
@@ -33,7 +33,7 @@ async function split(call: Call, scheduled: number): Promise<[number, number] | 
       const now = epochMs()
       text += dec.decode(value, { stream: true })
       const first = distinctStampsIn(text)[0]
-      if (first !== undefined) return [first - (performance.timeOrigin + scheduled), now - first]
+      if (first !== undefined) return [first - (performance.timeOrigin + sentAt), now - first]
     }
   } finally {
     reader.cancel().catch(() => {})
