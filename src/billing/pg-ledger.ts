@@ -13,7 +13,7 @@
 // balance has its next requests' holds made while it is served (cluster/ahead.ts, as on Redis):
 // real rows that every instance counts, so a steady stream of one key's requests shares one
 // transaction among several of them instead of paying one each.
-import { Ahead, turns } from '../cluster/ahead.ts'
+import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, turns } from '../cluster/ahead.ts'
 import { names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
@@ -40,21 +40,12 @@ const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} W
 const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
   SELECT h.id, ?, h.usd, ? FROM unnest(string_to_array(?, ','), string_to_array(?, ',')::float8[]) AS h(id, usd)`
 
-/**
- * A hold is made ahead only while the key's balance, past it, has room for this many more of
- * it: near the end of a balance every request is decided on its own, and a hold parked here can
- * never be what refuses another instance's request.
- */
-const AHEAD_HEADROOM = 64
-/** A hold made ahead covers a worst case this much above the request's that asked for it. */
-const AHEAD_MARGIN = 1.25
-
 /** An admission waiting for its key's next transaction. */
 interface Asked {
   usd: number | null
   /** A hold made ahead: admitted only while the balance past it is roomy. */
   ahead: boolean
-  /** Set when admitted: the balance past this hold had room for AHEAD_HEADROOM more like it. */
+  /** Set when admitted: the balance past this hold had room for HOLD_HEADROOM more like it. */
   roomy: boolean
   hold: Promise<Hold>
   resolve(h: Hold): void
@@ -132,7 +123,7 @@ export class PgLedger implements Ledger {
     }
     const asked = this.ask(key.id, usd, false)
     const hold = await asked.hold
-    if (busy && asked.roomy) this.holdAhead(key.id, amount * AHEAD_MARGIN)
+    if (busy && asked.roomy) this.holdAhead(key.id, amount * HOLD_MARGIN)
     return hold
   }
 
@@ -199,7 +190,7 @@ export class PgLedger implements Ledger {
         const room = row.credits! - spent - reserved
         if (!(room > 0)) return { admitted: false, spent, reserved }
         if (usd === null || !(usd > 0)) return { admitted: true }
-        const roomy = room - usd >= AHEAD_HEADROOM * usd
+        const roomy = room - usd >= HOLD_HEADROOM * usd
         // a hold ahead is parked only far from the end of the balance
         if (a.ahead && !roomy) return { admitted: false, spent, reserved }
         const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')

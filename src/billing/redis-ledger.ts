@@ -17,7 +17,7 @@
 // With `redis.take_ahead` (the default), a busy key far from its balance has the next request's
 // hold made while the current one is served (cluster/ahead.ts).
 import type { Logger } from '../http/log.ts'
-import { Ahead, turns } from '../cluster/ahead.ts'
+import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, turns } from '../cluster/ahead.ts'
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
 import { FIGURES, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
@@ -70,18 +70,10 @@ interface HeldAhead {
   usd: number
 }
 
-/**
- * A hold is made ahead only while the key's balance, past it, has room for this many more of
- * it: near the end of a balance every request is decided on its own, and a hold parked here can
- * never be what refuses another instance's request.
- */
-const AHEAD_HEADROOM = 64
-/** A hold made ahead covers a worst case this much above the request's that asked for it. */
-const AHEAD_MARGIN = 1.25
 
 /** Whether an admitted hold of `usd` leaves room to make the next one ahead (`r`: the script's answer). */
 function roomy(credits: number, r: [number, string, string], usd: number): boolean {
-  return credits - Number(r[1]) - Number(r[2]) - usd >= AHEAD_HEADROOM * usd
+  return credits - Number(r[1]) - Number(r[2]) - usd >= HOLD_HEADROOM * usd
 }
 
 function reservationIdOf(keyId: string): string {
@@ -152,7 +144,7 @@ export class RedisLedger implements Ledger {
       throw asUnavailable(e, this.log)
     }
     if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
-    if (busy && roomy(key.credits, r, amount)) this.holdAhead(key, amount * AHEAD_MARGIN)
+    if (busy && roomy(key.credits, r, amount)) this.holdAhead(key, amount * HOLD_MARGIN)
     return { admitted: true, reservationId: amount > 0 ? id : undefined }
   }
 

@@ -220,5 +220,14 @@ export class Ahead<T> {
   }
 }
 
+/**
+ * A credit hold is made ahead only while the key's balance, past it, has room for this many more
+ * of it: near the end of a balance every request is decided on its own, and a hold parked on one
+ * instance can never be what refuses another instance's request. (Both ledgers that take ahead.)
+ */
+export const HOLD_HEADROOM = 64
+/** A hold made ahead covers a worst case this much above the request's that asked for it. */
+export const HOLD_MARGIN = 1.25
+
 /** Names remembered at most before the quiet ones (nothing waiting) are forgotten. */
 const MAX_NAMES = 10_000
