@@ -150,7 +150,8 @@ export class PgLedger implements Ledger {
 
   /** The key's transactions one after the other, each taking every admission asked meanwhile. */
   private async decideAll(keyId: string) {
-    // begun from ask(), which records this promise before any of it runs past the first await
+    // a microtask later: every admission asked in the same run of code (holdAhead asks several
+    // at once) goes in the first transaction, not only the one that began it
     await undefined
     try {
       for (let batch = this.asked.get(keyId); batch; batch = this.asked.get(keyId)) {

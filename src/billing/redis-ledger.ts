@@ -70,7 +70,6 @@ interface HeldAhead {
   usd: number
 }
 
-
 /** Whether an admitted hold of `usd` leaves room to make the next one ahead (`r`: the script's answer). */
 function roomy(credits: number, r: [number, string, string], usd: number): boolean {
   return credits - Number(r[1]) - Number(r[2]) - usd >= HOLD_HEADROOM * usd
