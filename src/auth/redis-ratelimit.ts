@@ -80,7 +80,7 @@ export class RedisRateLimiter implements RateLimitBackend {
 
   /** The next requests' slots of these limits, taken now: kept only while every limit has room. */
   private takeAhead(name: string, first: Limit[], then: Limit[]) {
-    for (let n = this.ahead!.wanted(name); n > 0; n--) this.takeOneAhead(name, first, then)
+    for (let n = this.ahead!.wanted(name, this.redis.going); n > 0; n--) this.takeOneAhead(name, first, then)
   }
 
   private takeOneAhead(name: string, first: Limit[], then: Limit[]) {

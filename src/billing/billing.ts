@@ -128,7 +128,7 @@ export class Billing {
   charge(keyId: string, reservationId: string | undefined, usd: number | null): void {
     const cost = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     this.fallback?.settle(reservationId)
-    this.ledger.settle(reservationId, keyId, cost)
+    this.ledger.settle(reservationId, keyId, cost, reservationId === undefined && this.deps.keys.current(keyId)?.credits === null)
     if (cost === 0) return
     this.unwrittenSpend.add(keyId, cost)
     this.moveCached(keyId, cost)

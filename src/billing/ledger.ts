@@ -27,9 +27,10 @@ export interface Ledger {
   reserve(key: KeyFigures, usd: number | null): Hold | Promise<Hold>
   /**
    * The request ended, costing `usd` (0: nothing): its reservation ends. `keyId` undefined: the
-   * key is the reservation's. Unknown or ended ids are ignored. Never throws.
+   * key is the reservation's. `unlimited`: the key has no credit limit now, so its cost guards no
+   * admission and may wait longer to be counted. Unknown or ended ids are ignored. Never throws.
    */
-  settle(reservationId: string | undefined, keyId: string | undefined, usd: number): void
+  settle(reservationId: string | undefined, keyId: string | undefined, usd: number, unlimited?: boolean): void
   /** A cost settled here that will never be stored (its record was given up). Never throws. */
   unsettle(keyId: string, usd: number): void
   /** Held against the key by this instance's requests in progress. */

@@ -10,14 +10,17 @@
 // recorder, as without Redis; this is what admission reads. Every instance charges its costs
 // here as its requests end (`settle`), so none waits for another's database write. A key's
 // admissions of one turn of the loop go in one part of the turn's call, with the turn's
-// rate-limit takes (SharedRedis.part): one command a turn. Its settlements wait a few ms, and go
+// rate-limit takes (SharedRedis.part): one command a turn. Its settlements wait up to 25 ms, and go
 // with its next admission when one comes in that time (at a steady rate, nearly always), else
-// in a call of their own: a funded request costs one call, its limits included.
+// in a call of their own: a funded request costs one call at most, its limits included. A key with
+// no credit limit has its costs sent once a second: they guard no admission.
 //
-// With `redis.take_ahead` (the default), a busy key far from its balance has the next request's
-// hold made while the current one is served (cluster/ahead.ts).
+// With `redis.take_ahead` (the default), a busy key far from its balance has its next requests'
+// holds made while the current one is served (cluster/ahead.ts), about 25 ms of them at its
+// rate, topped up whenever a call goes anyway: at a steady 1,000 requests a second, one call
+// serves about a dozen requests, their limits, holds and settlements together.
 import type { Logger } from '../http/log.ts'
-import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, turns } from '../cluster/ahead.ts'
+import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, PACE_MS, turns } from '../cluster/ahead.ts'
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
 import { FIGURES, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
@@ -41,9 +44,18 @@ const SETTLE_CHUNK = 500
 /**
  * How long a settlement waits for an admission of its key to go with. Meanwhile the
  * reservation, not the smaller cost, counts against the key: admission is stricter for these
- * ms, never looser.
+ * ms, never looser. As long as a busy key's holds made ahead last (PACE_MS), so that its
+ * settlements ride with their next call rather than each few ms in a call of their own.
  */
-const SETTLE_WAIT_MS = 5
+const SETTLE_WAIT_MS = PACE_MS
+
+/**
+ * How long the cost of a key with no credit limit waits, with its key's later ones. It guards
+ * no admission: Redis keeps it only for a key funded before (seeded), so that its spent is
+ * right if it is funded again; its first admission then takes it along. Sent every few ms, it
+ * would be a Redis call (and a wake-up of the loop for its answer) every few requests for nothing.
+ */
+const UNLIMITED_SETTLE_WAIT_MS = 1_000
 
 /** A key's waiting settlements: the reservations they end and their costs' sum. */
 interface Pending {
@@ -51,6 +63,8 @@ interface Pending {
   amount: number
   /** Settlements merged in (for `open`). */
   n: number
+  /** Whether any of them ends a hold or moves a funded key's spent (sent within SETTLE_WAIT_MS). */
+  urgent: boolean
 }
 
 /** A settlement's ARGV (scripts.ts's settle); none: 0, 0. */
@@ -160,7 +174,7 @@ export class RedisLedger implements Ledger {
 
   /** The next requests' holds of `usd`, made now: kept only while the key's balance has room. */
   private holdAhead(key: KeyFigures, usd: number) {
-    for (let n = this.ahead!.wanted(key.id); n > 0; n--) this.holdOneAhead(key, usd)
+    for (let n = this.ahead!.wanted(key.id, this.redis.going); n > 0; n--) this.holdOneAhead(key, usd)
   }
 
   private holdOneAhead(key: KeyFigures, usd: number) {
@@ -215,10 +229,10 @@ export class RedisLedger implements Ledger {
   }
 
   /** The actual cost replaces the reservation, in one step (a moment after the call). */
-  settle(reservationId: string | undefined, keyId: string | undefined, usd: number): void {
+  settle(reservationId: string | undefined, keyId: string | undefined, usd: number, unlimited = false): void {
     const amount = Number.isFinite(usd) && usd > 0 ? usd : 0
     const key = keyId ?? (reservationId && keyOfReservation(reservationId))
-    if (key) void this.move(reservationId, key, amount)
+    if (key) void this.move(reservationId, key, amount, unlimited)
   }
 
   unsettle(keyId: string, usd: number): void {
@@ -243,28 +257,47 @@ export class RedisLedger implements Ledger {
   /** Settlements waiting for an admission of their key to go with, by key. */
   private pending = new Map<string, Pending>()
   private flushTimer: ReturnType<typeof setTimeout> | undefined
+  private unlimitedTimer: ReturnType<typeof setTimeout> | undefined
 
   /**
    * Ends a reservation and moves the key's spent by `amount` (signed), in one step with the
-   * key's other settlements of the next few ms, and with its next admission if one comes then.
-   * A reservation ends only with its cost counted, so the cost is never hidden from admission
-   * meanwhile. Never throws.
+   * key's other settlements of the next few ms (a second for the cost alone of an `unlimited`
+   * key), and with its next admission if one comes then. A reservation ends only with its cost
+   * counted, so the cost is never hidden from admission meanwhile. Never throws.
    */
-  private move(reservationId: string | undefined, keyId: string, amount: number): void {
+  private move(reservationId: string | undefined, keyId: string, amount: number, unlimited = false): void {
     const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
     let p = this.pending.get(keyId)
-    if (!p) this.pending.set(keyId, (p = { rids: [], amount: 0, n: 0 }))
+    if (!p) this.pending.set(keyId, (p = { rids: [], amount: 0, n: 0, urgent: false }))
     if (rid) p.rids.push(rid)
     p.amount += amount
     p.n++
     this.settling++
-    this.flushTimer ??= setTimeout(this.flush, SETTLE_WAIT_MS)
+    if (rid || !unlimited) {
+      p.urgent = true
+      this.flushTimer ??= setTimeout(this.flush, SETTLE_WAIT_MS)
+    } else if (this.unlimitedTimer === undefined) {
+      // a stop sends them: this wait holds no process open
+      this.unlimitedTimer = setTimeout(this.flushAll, UNLIMITED_SETTLE_WAIT_MS)
+      this.unlimitedTimer.unref?.()
+    }
   }
 
-  /** The settlements no admission took along: a call each key. */
+  /** The urgent settlements no admission took along: a call each key. */
   private readonly flush = () => {
     this.flushTimer = undefined
+    for (const [keyId, p] of this.pending) {
+      if (!p.urgent) continue
+      this.pending.delete(keyId)
+      void this.send(keyId, p)
+    }
+  }
+
+  /** Every waiting settlement: a call each key. */
+  private readonly flushAll = () => {
+    clearTimeout(this.unlimitedTimer)
+    this.unlimitedTimer = undefined
     const batch = this.pending
     this.pending = new Map()
     for (const [keyId, p] of batch) void this.send(keyId, p)
@@ -275,7 +308,7 @@ export class RedisLedger implements Ledger {
     try {
       for (let i = 0; i === 0 || i < p.rids.length; i += SETTLE_CHUNK) {
         // the costs go with the first call: a later one failing leaves only reservations, which lapse
-        const part = { rids: p.rids.slice(i, i + SETTLE_CHUNK), amount: costSent ? 0 : p.amount, n: 0 }
+        const part = { rids: p.rids.slice(i, i + SETTLE_CHUNK), amount: costSent ? 0 : p.amount, n: 0, urgent: true }
         await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs(part))
         costSent = true
       }
@@ -304,7 +337,8 @@ export class RedisLedger implements Ledger {
   async stop(): Promise<void> {
     this.ahead?.close()
     clearTimeout(this.flushTimer)
-    this.flush()
+    this.flushTimer = undefined
+    this.flushAll()
     const until = Date.now() + this.redis.settings.timeoutMs + 100
     while (this.settling > 0 && Date.now() < until) await Bun.sleep(2)
   }

@@ -13,11 +13,15 @@ export const BUSY_MS = 25
 /** What was taken ahead and not used for this long is given back. */
 export const STALE_MS = 50
 /**
- * Taken ahead at most, per name. It starts at one, and grows by one each time a request found
- * none ready while one was on its way (requests come faster than Redis answers); it shrinks by
- * one each time one goes stale.
+ * Taken ahead at most, per name. A name keeps ready what its requests use in PACE_MS at the
+ * rate they come (at 1,000 a second, 25): each call for more then serves many requests, where
+ * one a request or two would each cost a round trip's system calls and wake-ups. On top of that,
+ * the depth grows by one each time a request found none ready while one was on its way
+ * (requests come faster than Redis answers), and shrinks by one each time one goes stale.
  */
-export const MAX_DEPTH = 8
+export const MAX_DEPTH = 32
+/** What a name keeps taken ahead covers its requests for this long (half of STALE_MS: used well before it goes stale). */
+export const PACE_MS = STALE_MS / 2
 
 /**
  * Requests a turn of the loop (a moving average) past which nothing is taken ahead: so many
@@ -76,6 +80,8 @@ interface Name<T> {
   depth: number
   /** When its last request came. */
   last: number
+  /** The time between its requests, a moving average over those that came within BUSY_MS. */
+  gap: number
 }
 
 /**
@@ -97,12 +103,17 @@ export class Ahead<T> {
     if (!n) {
       // a walk of every name at most once a second, however many new ones come
       if (this.names.size >= MAX_NAMES && now - this.lastForget >= 1_000) this.forgetQuiet(now)
-      this.names.set(name, (n = { ready: [], coming: 0, waiters: [], depth: 1, last: now }))
+      this.names.set(name, (n = { ready: [], coming: 0, waiters: [], depth: 1, last: now, gap: BUSY_MS }))
       return false
     }
-    const before = n.last
+    const gap = now - n.last
     n.last = now
-    return now - before <= BUSY_MS
+    if (gap > BUSY_MS) {
+      n.gap = BUSY_MS
+      return false
+    }
+    n.gap += (gap - n.gap) / 8
+    return true
   }
 
   /** What was taken ahead for `name`, if fresh and `fits`; it is this caller's from then on. */
@@ -139,14 +150,17 @@ export class Ahead<T> {
   /**
    * How many takes ahead to start for `name` now (counted as on their way): none while more than
    * half the depth is ready or coming, else as many as fill it. So past a depth of one they go in
-   * twos and more, one Redis call for several requests.
+   * twos and more, one Redis call for several requests. The depth is at least what the name's
+   * requests use in PACE_MS. `riding`: a call goes this turn anyway, so any room is filled (what
+   * rides along costs no call of its own).
    */
-  wanted(name: string): number {
+  wanted(name: string, riding = false): number {
     const n = this.names.get(name)
     if (!n || this.closed) return 0
+    const depth = Math.max(n.depth, Math.min(MAX_DEPTH, Math.floor(PACE_MS / Math.max(n.gap, 0.01))))
     const have = n.ready.length + n.coming
-    if (have > n.depth >> 1) return 0
-    const more = n.depth - have
+    if (have > (riding ? depth - 1 : depth >> 1)) return 0
+    const more = depth - have
     n.coming += more
     return more
   }
@@ -165,7 +179,7 @@ export class Ahead<T> {
       w.resolve(undefined)
     }
     if (value === undefined) return
-    if (this.closed || !n || n.ready.length >= n.depth) return this.giveBack(value)
+    if (this.closed || !n || n.ready.length >= MAX_DEPTH) return this.giveBack(value)
     n.ready.push({ value, at: now })
     this.waiting++
     if (this.timer === undefined) {

@@ -252,6 +252,11 @@ export class SharedRedis {
     this.schedule()
   }
 
+  /** Whether a call goes on the next turn anyway (parts or gatherers wait for it): what joins it costs no call. */
+  get going(): boolean {
+    return this.scheduled
+  }
+
   private schedule() {
     if (this.scheduled) return
     this.scheduled = true

@@ -1,7 +1,7 @@
 // What waits for a busy key's next requests, on its own (no Redis): who gets what was taken
 // ahead, when more is asked for, and that what is not used always goes back exactly once.
 import { describe, expect, test } from 'bun:test'
-import { Ahead, BUSY_MS, CROWDED, MAX_DEPTH, STALE_MS, turns } from '../../src/cluster/ahead.ts'
+import { Ahead, BUSY_MS, CROWDED, MAX_DEPTH, PACE_MS, STALE_MS, turns } from '../../src/cluster/ahead.ts'
 import { nextTurn } from '../../src/lib/turn.ts'
 
 function pool() {
@@ -68,7 +68,7 @@ describe('taken ahead, alone', () => {
     ahead.busy('k', 0)
     expect(ahead.wanted('k')).toBe(1)
     // every miss while one is on its way: one deeper, up to the most
-    for (let i = 0; i < 20; i++) ahead.take('k', 1, any)
+    for (let i = 0; i < 2 * MAX_DEPTH; i++) ahead.take('k', 1, any)
     expect(ahead.wanted('k')).toBe(MAX_DEPTH - 1)
     for (let i = 0; i < MAX_DEPTH; i++) ahead.settle('k', i, 2)
     expect(ahead.size).toBe(MAX_DEPTH)
@@ -78,6 +78,37 @@ describe('taken ahead, alone', () => {
     // half left: as many as fill it, at once
     ahead.take('k', 3, any)
     expect(ahead.wanted('k')).toBe(MAX_DEPTH / 2)
+  })
+
+  test('a steady rate keeps ready what its requests use in PACE_MS, asked for in one go', () => {
+    const { ahead } = pool()
+    // one request a ms: the time between them settles near 1 ms, and with it the depth near PACE_MS
+    let now = 0
+    for (let i = 0; i < 100; i++) ahead.busy('fast', (now += 1))
+    const fast = ahead.wanted('fast')
+    expect(fast).toBeGreaterThanOrEqual(PACE_MS - 1)
+    expect(fast).toBeLessThanOrEqual(Math.min(MAX_DEPTH, PACE_MS))
+    // one every 10 ms: two
+    for (let i = 0; i < 100; i++) ahead.busy('slow', (now += 10))
+    expect(ahead.wanted('slow')).toBe(2)
+    // a pause past BUSY_MS: it starts over from one
+    ahead.busy('paused', now)
+    ahead.busy('paused', now + 1)
+    ahead.busy('paused', (now += 1 + 2 * BUSY_MS))
+    ahead.busy('paused', (now += 1))
+    expect(ahead.wanted('paused')).toBe(1)
+  })
+
+  test('what rides on a call going anyway fills the depth; alone, only once half is gone', () => {
+    const { ahead } = pool()
+    let now = 0
+    for (let i = 0; i < 100; i++) ahead.busy('k', (now += 1))
+    const depth = ahead.wanted('k')
+    for (let i = 0; i < depth; i++) ahead.settle('k', i, now)
+    for (let i = 0; i < 3; i++) expect(ahead.take('k', now, any)).toBe(i)
+    expect(ahead.wanted('k')).toBe(0)
+    expect(ahead.wanted('k', true)).toBe(3)
+    expect(ahead.wanted('k', true)).toBe(0)
   })
 
   test('a crowded loop takes nothing ahead: many requests a turn turn it off, one a turn back on', async () => {

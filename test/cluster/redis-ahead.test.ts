@@ -158,6 +158,60 @@ describe.skipIf(!!skip)('taken ahead', () => {
     expect(await ledger.figures(key.id)).toEqual({ spent: 0.004, reserved: 0 })
   })
 
+  test('a busy funded key at a steady rate: its holds and settlements ride on its limits\' calls, one call for many requests', async () => {
+    const { redis, limiter, ledger } = client()
+    // every call to Redis, whatever goes in it (a turn's parts go in one eval too)
+    let calls = 0
+    const evalOne = redis.eval.bind(redis)
+    redis.eval = (...a: Parameters<typeof redis.eval>) => (calls++, evalOne(...a))
+    const key = { id: 'steady-' + crypto.randomUUID().slice(0, 8), credits: 1_000, spent: 0 }
+    const n = 600
+    let served = 0
+    for (let i = 0; i < n; i++) {
+      const [ip, k] = await limiter.takeBoth(ipLimits(1_000_000), keyLimits(key.id, 1_000_000))
+      const hold = await ledger.reserve(key, 0.01)
+      if (ip.allowed && k!.allowed && hold.admitted) served++
+      ledger.settle((hold as { reservationId: string }).reservationId, key.id, 0.002)
+      await Bun.sleep(1)
+    }
+    expect(served).toBe(n)
+    // about one call for every dozen requests at one a ms, the first few dozen's ramp included
+    // (a call a request, when each refill and settlement went on its own); a slower machine spaces
+    // the requests more and keeps fewer ready, so the bound is loose
+    expect(calls / n).toBeLessThan(0.5)
+    await ledger.stop()
+    await until(() => ledger.open === 0)
+    const f = await ledger.figures(key.id)
+    expect(f.spent).toBeCloseTo(n * 0.002, 9)
+    expect(f.reserved).toBe(0)
+  })
+
+  test('an unlimited key\'s cost waits up to a second, or goes with its first admission, or with a stop', async () => {
+    const { ledger } = client()
+    const key = { id: 'unlimited-' + crypto.randomUUID().slice(0, 8), credits: 100, spent: 0 }
+    // funded once: Redis keeps its spent from then on
+    const first = (await ledger.reserve(key, 0.01)) as { reservationId: string }
+    ledger.settle(first.reservationId, key.id, 0.001)
+    await until(() => ledger.open === 0)
+    // unlimited now: its costs wait
+    ledger.settle(undefined, key.id, 0.5, true)
+    await Bun.sleep(100)
+    expect((await ledger.figures(key.id)).spent).toBeCloseTo(0.001, 9)
+    // funded again: its first admission takes them along, and decides with them counted
+    expect((await ledger.reserve({ ...key, credits: 0.5 }, 0.01)).admitted).toBe(false)
+    expect((await ledger.figures(key.id)).spent).toBeCloseTo(0.501, 9)
+    // with no admission, within the second
+    const at = performance.now()
+    ledger.settle(undefined, key.id, 0.25, true)
+    await until(() => ledger.open === 0, 3_000)
+    expect(performance.now() - at).toBeGreaterThan(500)
+    expect((await ledger.figures(key.id)).spent).toBeCloseTo(0.751, 9)
+    // a stop sends what waits
+    ledger.settle(undefined, key.id, 0.125, true)
+    await ledger.stop()
+    expect((await ledger.figures(key.id)).spent).toBeCloseTo(0.876, 9)
+  })
+
   test('off: every request asks Redis, busy or not', async () => {
     const { parts, limiter, ledger } = client(false)
     const key = { id: 'off-' + crypto.randomUUID().slice(0, 8), credits: 100, spent: 0 }
