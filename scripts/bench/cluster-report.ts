@@ -27,7 +27,7 @@ export interface ClusterBench {
   loadAvg: { before: string; after: string }
   tool: 'wrk' | 'bun'
   rounds: number
-  phase: { openMs: number; closedS: number; warmS: number }
+  phase: { openMs: number; closedS: number; warmS: number; warmOpenMs?: number }
   connections: number
   rate: number
   stores: string[]
@@ -75,7 +75,7 @@ export function figuresMarkdown(b: ClusterBench): string {
   const lines = [
     `Run of ${b.date.slice(0, 16).replace('T', ' ')} UTC: ${b.machine.cpuModel}, ${b.machine.nproc} cores, Bun ${b.machine.bun}; ` +
       `load average ${b.loadAvg.before.split(' ').slice(0, 3).join(' ')} before, ${b.loadAvg.after.split(' ').slice(0, 3).join(' ')} after; ` +
-      `${b.rounds} alternating round${b.rounds === 1 ? '' : 's'} (medians), open loop ${b.phase.openMs / 1000} s at ${b.rate.toLocaleString('en-US')} req/s, closed loop ${b.phase.closedS} s at ${b.connections} connections (${b.tool}).`,
+      `${b.rounds} alternating round${b.rounds === 1 ? '' : 's'} (medians), open loop ${b.phase.openMs / 1000} s at ${b.rate.toLocaleString('en-US')} req/s${b.phase.warmOpenMs ? ` (after ${b.phase.warmS} s of closed loop and ${b.phase.warmOpenMs / 1000} s at that rate, unmeasured)` : ''}, closed loop ${b.phase.closedS} s at ${b.connections} connections (${b.tool}).`,
     '',
     '| figure (chat pass-through) | embedded (SQLite, limits in memory) | cluster (PostgreSQL + Redis) | cluster against embedded | target | verdict |',
     '| --- | ---: | ---: | ---: | --- | --- |',
