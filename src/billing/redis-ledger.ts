@@ -68,7 +68,7 @@ interface Pending {
 }
 
 /** A settlement's ARGV (scripts.ts's settle); none: 0, 0. */
-function settlementArgs(p: Pending | undefined): string[] {
+function settlementArgs(p: Pick<Pending, 'rids' | 'amount'> | undefined): string[] {
   return p ? [String(p.amount), String(p.rids.length), ...p.rids] : ['0', '0']
 }
 
@@ -308,7 +308,7 @@ export class RedisLedger implements Ledger {
     try {
       for (let i = 0; i === 0 || i < p.rids.length; i += SETTLE_CHUNK) {
         // the costs go with the first call: a later one failing leaves only reservations, which lapse
-        const part = { rids: p.rids.slice(i, i + SETTLE_CHUNK), amount: costSent ? 0 : p.amount, n: 0, urgent: true }
+        const part = { rids: p.rids.slice(i, i + SETTLE_CHUNK), amount: costSent ? 0 : p.amount }
         await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs(part))
         costSent = true
       }

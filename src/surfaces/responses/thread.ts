@@ -102,8 +102,14 @@ const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
 export class ThreadStore {
   /** Saved, not yet written: read before the database by every lookup (by row id). */
   private readonly pending = new Map<string, Pending>()
+  /** A write tried again after a failure. */
   private timer?: ReturnType<typeof setTimeout>
-  /** The next turn's write (a delay of 0): Bun's setTimeout of 0 ms waits about a millisecond, setImmediate a few µs. */
+  /**
+   * The next turn's write. A reply's last bytes wait for its save, so whatever a save waits is
+   * added to every stored response: the next turn of the loop already gathers the saves of that
+   * turn, and saves made while a write runs go in the next one. (Waiting 25 ms added about 17 ms
+   * to each reply at 1,000 req/s; a timer of 0 ms, which Bun runs after about 1.1 ms, that much.)
+   */
   private soon?: ReturnType<typeof setImmediate>
 
   /** The write in progress: one at a time. */
@@ -112,14 +118,6 @@ export class ThreadStore {
   constructor(
     private readonly sql: Sql,
     readonly maxThreadBytes = DEFAULT_MAX_THREAD_BYTES,
-    /**
-     * How long a save waits for others to share its transaction. A reply's last bytes wait
-     * for its save, so this is added to every stored response: the next turn of the loop
-     * (0) already gathers the saves of that turn, and saves made while a write runs go in the
-     * next one (waiting 25 ms added about 17 ms to each reply at 1,000 req/s; a timer of 0,
-     * which Bun runs after about 1.1 ms, added that much).
-     */
-    private readonly flushDelayMs = 0,
   ) {}
 
   /** Saves a response; resolves once it is committed (the pending map serves lookups before that). */
@@ -146,8 +144,8 @@ export class ThreadStore {
     let commit!: () => void
     const committed = new Promise<void>((resolve) => (commit = resolve))
     this.pending.set(row.rowId, { row, committed, commit })
-    if (this.flushDelayMs > 0) this.timer ??= setTimeout(() => void this.flush(), this.flushDelayMs)
-    else this.soon ??= setImmediate(() => void this.flush())
+    // while a failed write waits to be tried again, new saves wait with it (no attempt a turn)
+    if (this.timer === undefined) this.soon ??= setImmediate(() => void this.flush())
     return committed
   }
 
