@@ -18,7 +18,7 @@ import type { Catalog } from '../config/catalog.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
 import { names } from '../db/columns.ts'
 import { apiKeys } from '../db/schema.ts'
-import type { Sql } from '../db/sql.ts'
+import type { Piece, Sql } from '../db/sql.ts'
 import type { ApiKey } from '../http/context.ts'
 import { exhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
 import { MemoryLedger, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
@@ -27,6 +27,8 @@ import { SpendByKey } from './spend.ts'
 /** A key's stored spend grows by a cost (its columns by the table declaration). */
 const k = names(apiKeys)
 const ADD_SPENT = `UPDATE ${k.$table} SET ${k.spent} = ${k.spent} + ? WHERE ${k.id} = ?`
+/** PostgreSQL: the same for many keys at once, `[{id, usd}]` as one JSON parameter. */
+const ADD_SPENT_JSON = `UPDATE ${k.$table} AS k SET ${k.spent} = k.${k.spent} + v.usd FROM json_to_recordset(?::text::json) AS v(id text, usd double precision) WHERE k.${k.id} = v.id`
 
 export interface BillingDeps {
   keys: KeyStore
@@ -43,13 +45,18 @@ export type StoredSpend = [keyId: string, usd: number][]
 
 /** One write of charged costs (see Recorder.write): taken with its records, before any await. */
 export interface SpendWrite {
-  /** In the transaction: its statements are sent first, the records' after them without waiting. */
+  /** In the transaction: its statements are issued first, the records' after them without waiting. */
   begin(q: Sql): Promise<void>
   /**
    * In the transaction: the costs of the records it stores, onto their keys' rows, all sent at
    * once. A negative amount takes back what was added for a record that was not stored.
    */
   store(q: Sql, costs: Map<string, number>): Promise<void>
+  /**
+   * PostgreSQL, in place of `begin` and `store`: the same statements as parts of the records'
+   * one statement (GenerationStore.insertWhole). If that fails, `begin` and `store` may follow.
+   */
+  inline(costs: Map<string, number>): Piece[]
   /** After the transaction; `costs` are what `store` wrote, when it committed. */
   end(committed: boolean, costs?: Map<string, number>): void
 }
@@ -145,6 +152,14 @@ export class Billing {
         const runs: Promise<number>[] = []
         for (const [keyId, usd] of costs) if (usd !== 0) runs.push(q.run(ADD_SPENT, [usd, keyId]))
         await Promise.all(runs)
+      },
+      inline: (costs) => {
+        const pieces: Piece[] = []
+        const first = ledgerWrite?.inline()
+        if (first) pieces.push(first)
+        const adds = [...costs].filter(([, usd]) => usd !== 0).map(([id, usd]) => ({ id, usd }))
+        if (adds.length > 0) pieces.push({ text: ADD_SPENT_JSON, params: [JSON.stringify(adds)] })
+        return pieces
       },
       end: (committed, costs) => {
         // stored: no longer only in memory (the cache already shows it; a reload reads the row).

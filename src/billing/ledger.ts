@@ -4,7 +4,7 @@
 //   credits − spent − reserved > 0
 // and holds the admitted request's worst-case cost until the request's real cost is known.
 // It never writes spend: that is billing.ts's, through the recorder's transaction.
-import type { Sql } from '../db/sql.ts'
+import type { Piece, Sql } from '../db/sql.ts'
 import { SpendByKey } from './spend.ts'
 
 /** A reservation not settled within this long is dropped, so a request that died without a record cannot lock its key out for good. */
@@ -54,6 +54,8 @@ export interface Ledger {
 export interface LedgerWrite {
   /** First thing in the writing transaction. */
   begin(q: Sql): Promise<void>
+  /** Or, for a write sent as one statement: its part of it (none when it has nothing to do). */
+  inline(): Piece | undefined
   /** Once the transaction is over. */
   end(committed: boolean): void
 }

@@ -2,7 +2,7 @@
 // request's worst-case cost is a row in credit_reservations, made in the transaction that reads
 // the key's stored spend and open reservations with the key's row locked (FOR UPDATE), so two
 // instances never both spend the last of a balance. A reservation's row is deleted in the
-// transaction that stores its cost (the recorder's), so between the two the cost is always
+// write that stores its cost (the recorder's), so between the two the cost is always
 // visible to every instance, held or stored. What this instance charged but has not stored yet
 // stays in memory (billing's `unwritten`), as on one instance. Rows left by an instance that
 // died (they stopped counting when they lapsed) are deleted by whichever instance comes by next,
@@ -261,25 +261,34 @@ export class PgLedger implements Ledger {
    */
   startWrite(): LedgerWrite {
     const ids = this.ended()
-    let done = () => {}
+    let done: (() => void) | undefined
+    // once per write, whichever way it goes (one statement, then a transaction if that failed)
+    const open = () => {
+      if (done) return
+      let finish!: () => void
+      const writing = new Promise<void>((r) => (finish = r))
+      this.writing = writing
+      // never held up for good by a write that went wrong before calling back
+      const guard = setTimeout(() => done?.(), WRITE_GUARD_MS)
+      done = () => {
+        clearTimeout(guard)
+        if (this.writing === writing) this.writing = undefined
+        finish()
+      }
+    }
     return {
       begin: async (q) => {
-        let finish!: () => void
-        const writing = new Promise<void>((r) => (finish = r))
-        this.writing = writing
-        // never held up for good by a write that went wrong before calling back
-        const guard = setTimeout(() => done(), WRITE_GUARD_MS)
-        done = () => {
-          clearTimeout(guard)
-          if (this.writing === writing) this.writing = undefined
-          finish()
-        }
+        open()
         await deleteIds(q, ids)
+      },
+      inline: () => {
+        open()
+        return ids.length > 0 ? { text: DELETE_IDS, params: [ids.join(',')] } : undefined
       },
       end: (committed) => {
         // rolled back: the rows are still there, and still this instance's to delete
         if (committed) for (const id of ids) this.forget(id)
-        done()
+        done?.()
       },
     }
   }
@@ -343,7 +352,7 @@ export class PgLedger implements Ledger {
 }
 
 // one text for any number of ids (`rsv_` and hex: no comma), so PostgreSQL prepares it once per
-// connection and a record write can send it in the same round trip as its other statements
+// connection, and a record write can carry it in its one statement (GenerationStore.insertWhole)
 const DELETE_IDS = `DELETE FROM ${r.$table} WHERE ${r.id} = ANY(string_to_array(?, ','))`
 
 const DELETE_LAPSED = `DELETE FROM ${r.$table} WHERE ${r.id} IN (SELECT ${r.id} FROM ${r.$table} WHERE ${r.expiresAt} <= ? LIMIT ? FOR UPDATE SKIP LOCKED)`

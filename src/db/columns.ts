@@ -33,3 +33,13 @@ export function insertList<T extends Table>(table: T): { sql: string; keys: Colu
   const keys = Object.keys(all) as ColumnKey<T>[]
   return { sql: keys.map((k) => all[k]!.name).join(', '), keys }
 }
+
+/**
+ * PostgreSQL: `json_to_recordset(?::text::json) AS v("key" type, …)`, rows of a JSON array of objects
+ * keyed by the columns' TypeScript names, typed as the table's columns: many rows as one
+ * parameter. `table` must be the PostgreSQL declaration (db/pg-schema.ts), whose types these are.
+ */
+export function jsonRows<T extends Table>(table: T, keys: readonly ColumnKey<T>[]): string {
+  const all = getTableColumns(table)
+  return `json_to_recordset(?::text::json) AS v(${keys.map((k) => `"${k}" ${all[k]!.getSQLType()}`).join(', ')})`
+}

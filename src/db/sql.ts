@@ -6,6 +6,12 @@ export type Dialect = 'sqlite' | 'pg'
 
 export type Param = string | number | boolean | null | Uint8Array
 
+/** Part of a statement with its `?` parameters, in the order they appear: one CTE of a write sent whole. */
+export interface Piece {
+  text: string
+  params: Param[]
+}
+
 export interface Sql {
   readonly dialect: Dialect
   all<T = Record<string, unknown>>(text: string, params?: readonly Param[]): Promise<T[]>

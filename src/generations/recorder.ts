@@ -16,7 +16,7 @@ import type { Sql } from '../db/sql.ts'
 import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, toRow, type GenerationRow } from './row.ts'
-import { GenerationStore } from './store.ts'
+import { GenerationStore, isNotWhole } from './store.ts'
 import { costsNothing, type GenerationInput, type GenerationSink } from './types.ts'
 
 export interface RecorderDeps {
@@ -48,6 +48,8 @@ const DAY_MS = 86_400_000
  */
 export const PRUNE_CHUNK = 100
 const MAX_ATTEMPTS = 3
+/** Records one statement takes on PostgreSQL (a larger batch, a backlog written at once, goes in a transaction of parts). */
+const WHOLE_MAX = 1_000
 
 export class Recorder implements GenerationSink {
   readonly store: GenerationStore
@@ -256,14 +258,32 @@ export class Recorder implements GenerationSink {
     const spend = this.deps.billing.startWrite()
     let costs: Map<string, number> | undefined
     try {
-      // the ledger's statements go out with the records' (one round trip on PostgreSQL)
-      const inserted = await this.deps.storage.sql.tx(async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1])
+      const inserted = await this.writeRows(rows, spend)
       costs = costsByKey(inserted)
       this.committed(rows, inserted)
     } finally {
       // the database only moved: if the transaction rolled back, nothing in memory has
       spend.end(costs !== undefined, costs)
     }
+  }
+
+  /**
+   * On PostgreSQL one statement, a round trip (GenerationStore.insertWhole); a batch that cannot
+   * go that way (an id stored already, a value the JSON form refuses) goes the transaction's,
+   * which stores what it can. Returns the rows stored.
+   */
+  private async writeRows(rows: GenerationRow[], spend: SpendWrite): Promise<GenerationRow[]> {
+    const sql = this.deps.storage.sql
+    if (sql.dialect === 'pg' && rows.length <= WHOLE_MAX) {
+      try {
+        await this.store.insertWhole(rows, spend.inline(costsByKey(rows)), sql)
+        return rows
+      } catch (e) {
+        if (isStoreDown(e) || isStoreFull(e)) throw e
+        if (!isNotWhole(e)) this.deps.log.warn('recorder: a batch of records went the long way', { records: rows.length, error: (e as Error).message })
+      }
+    }
+    return sql.tx(async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1])
   }
 
   /** Takes what is queued, to be written by the caller's transaction (`writeIn`, then `committed`). */
@@ -277,7 +297,7 @@ export class Recorder implements GenerationSink {
 
   /** The records and their keys' spend, in the transaction `q`; the rows actually inserted. */
   async writeIn(q: Sql, rows: GenerationRow[], spend: SpendWrite): Promise<GenerationRow[]> {
-    // the records, their rollup and their keys' spend all sent before any answer: one round trip
+    // the records, their rollup and their keys' spend all issued before any answer is awaited
     const [inserted] = await Promise.all([this.store.insertRows(rows, q), spend.store(q, costsByKey(rows))])
     if (inserted.length < rows.length) {
       // a record not stored (its id was) is charged nowhere: its cost is taken back off its key

@@ -2,9 +2,10 @@
 // store's seam (statements prepared once on SQLite): this is the write path of every request
 // and the seeding path of the benchmark.
 import type { Storage } from '../db/client.ts'
-import { insertList, names, selectList, type ColumnKey } from '../db/columns.ts'
+import { insertList, jsonRows, names, selectList, type ColumnKey } from '../db/columns.ts'
+import { generations as pgGenerations, usageHourly as pgUsageHourly } from '../db/pg-schema.ts'
 import { generations, usageHourly } from '../db/schema.ts'
-import { DIALECT, rowParts, type Param, type Sql } from '../db/sql.ts'
+import { DIALECT, rowParts, type Param, type Piece, type Sql } from '../db/sql.ts'
 import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // The conflict clause only guards a batch against one impossible row (ids are the gateway's
@@ -32,11 +33,34 @@ const u = names(usageHourly)
 const HOUR_KEY = ['account', 'model', 'hour'] as const satisfies readonly ColumnKey<typeof usageHourly>[]
 const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests'] as const satisfies readonly ColumnKey<typeof usageHourly>[]
 const HOUR_COLUMNS = [...HOUR_KEY, ...COUNTERS]
+const ADD_TO_HOUR = `ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
+    ${COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(',\n    ')}`
 const UPSERT_HOUR = `INSERT INTO ${u.$table}
   (${HOUR_COLUMNS.map((c) => u[c]).join(', ')})
   VALUES (${HOUR_COLUMNS.map(() => '?').join(', ')})
-  ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
-    ${COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(',\n    ')}`
+  ${ADD_TO_HOUR}`
+
+// PostgreSQL: the records and their rollup in one statement, with whatever else the write
+// carries (`pieces`: the keys' spend, the ledger's reservations) as CTEs of the same statement.
+// In a transaction (`insertRows`) BEGIN is answered before the statements go and COMMIT after
+// them: three round trips at best (Bun.SQL pipelines statements issued together only once each
+// is prepared on its connection; until then, two round trips each). One statement is atomic
+// on its own, with no BEGIN or COMMIT: one round trip. The rows go as one JSON parameter, not
+// 31 parameters a row.
+// The rollup and spend are of every row, so a row the insert skips (an id stored already) fails
+// the whole statement (`whole` divides by zero; its result is read, or PostgreSQL would never
+// compute it) and nothing of it stays.
+const jsonOf = (keys: readonly string[]) => keys.map((k) => `v."${k}"`).join(', ')
+const INSERT_JSON = `INSERT INTO ${g.$table} (${INSERT_COLUMNS.sql}) SELECT ${jsonOf(INSERT_COLUMNS.keys)} FROM ${jsonRows(pgGenerations, INSERT_COLUMNS.keys)} ON CONFLICT DO NOTHING RETURNING ${g.id}`
+const HOURS_JSON = `INSERT INTO ${u.$table} (${HOUR_COLUMNS.map((c) => u[c]).join(', ')}) SELECT ${jsonOf(HOUR_COLUMNS)} FROM ${jsonRows(pgUsageHourly, HOUR_COLUMNS)} ${ADD_TO_HOUR}`
+const WHOLE = (pieces: readonly Piece[]) =>
+  `WITH ins AS (${INSERT_JSON}),
+  whole AS (SELECT 1 / (count(*) = ?)::int AS ok FROM ins),
+  hours AS (${HOURS_JSON})${pieces.map((p, i) => `,\n  p${i} AS (${p.text})`).join('')}
+  SELECT ins.${g.id} AS id FROM ins, whole WHERE whole.ok = 1`
+
+/** The error of a batch that `insertWhole` could not store whole (division by zero). */
+export const isNotWhole = (e: unknown) => (e as { errno?: unknown })?.errno === '22012'
 
 const DROP_EMPTY_HOUR = `DELETE FROM ${u.$table} WHERE ${HOUR_KEY.map((c) => `${u[c]} = ?`).join(' AND ')} AND ${u.requests} <= 0`
 
@@ -80,10 +104,11 @@ export class GenerationStore {
 
   /**
    * Insert rows and add them to the hourly rollup; returns the rows actually inserted, and only
-   * those stay counted. Every statement is sent before any answer is awaited (PostgreSQL
-   * pipelines them: one round trip, not one per statement), so the rollup first counts every
-   * row; one the insert skipped (its id was stored already) is then taken back out. Pass the
-   * transaction (`q`): the two steps must commit together.
+   * those stay counted. Every statement is issued before any answer is awaited (PostgreSQL
+   * pipelines them once prepared; the recorder's writes there go as one statement instead,
+   * `insertWhole`), so the rollup first counts every row; one the insert skipped (its id was
+   * stored already) is then taken back out. Pass the transaction (`q`): the two steps must
+   * commit together.
    */
   async insertRows(rows: GenerationRow[], q: Sql): Promise<GenerationRow[]> {
     const parts = [...rowParts(rows)].map((part) => {
@@ -106,6 +131,17 @@ export class GenerationStore {
       await q.run(DROP_EMPTY_HOUR, HOUR_KEY.map((c) => d[c]))
     }
     return inserted
+  }
+
+  /**
+   * PostgreSQL: the rows, their rollup and `pieces` in one statement, stored all together or
+   * not at all. A row whose id is stored already fails it (`isNotWhole`): `insertRows` in a
+   * transaction sorts such a batch out.
+   */
+  async insertWhole(rows: GenerationRow[], pieces: readonly Piece[], sql: Sql): Promise<void> {
+    const params: Param[] = [JSON.stringify(rows), rows.length, JSON.stringify(rollupsOf(rows))]
+    for (const p of pieces) params.push(...p.params)
+    await sql.all(WHOLE(pieces), params)
   }
 
   /**
