@@ -2,9 +2,15 @@
 // surface's pass-through, counted by `strace -c -f` over a closed loop (16 connections). A
 // count does not move with the machine's speed as CPU time does, so it compares on a noisy VM.
 //   bun scripts/bench/experiments/syscalls.ts [chat|messages|responses] [seconds] [tree]
+// RATE=1000: an open loop at that rate instead (requests one by one, as at a steady rate). Read
+// its socket/connect counts with care: a traced process is slower, so more of its requests
+// overlap and fetch opens upstream connections an untraced run does not: 0.57 connects a
+// request traced, against about 0.03 untraced (the upstream connections left open at the end
+// of a run of 1,000 requests, none closed; 2026-12-02).
 import { resolve } from 'node:path'
 import { probe } from '../call.ts'
 import { closedLoop } from '../closedloop.ts'
+import { openLoop } from '../openloop.ts'
 import { candidatePaths } from '../paths.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream, type Child } from '../processes.ts'
 import { perUnit, syscallsDuring } from './strace.ts'
@@ -19,8 +25,10 @@ async function counted(label: string, t: Child, bare: boolean) {
   const p = candidatePaths(t.url, up.url, key, t.url).find((x) => x.name === name)!
   const call = bare ? p.reference!.call : p.gateway
   await probe(call)
-  await closedLoop(call, { connections: 16, durationS: 2, core: 0 })
-  const { result: r, calls } = await syscallsDuring(t.pid, () => closedLoop(call, { connections: 16, durationS: Number(secs), core: 0 }))
+  const rate = Number(process.env.RATE ?? 0)
+  const load = (s: number) => (rate > 0 ? openLoop(call, rate, s * 1000).then((r) => ({ requests: r.ok })) : closedLoop(call, { connections: 16, durationS: s, core: 0 }))
+  await load(2)
+  const { result: r, calls } = await syscallsDuring(t.pid, () => load(Number(secs)))
   console.log(`${label}: ${r.requests} requests, ${perUnit(calls, r.requests, 'request')}`)
 }
 
