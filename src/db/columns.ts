@@ -35,9 +35,10 @@ export function insertList<T extends Table>(table: T): { sql: string; keys: Colu
 }
 
 /**
- * PostgreSQL: `json_to_recordset(?::text::json) AS v("key" type, …)`, rows of a JSON array of objects
- * keyed by the columns' TypeScript names, typed as the table's columns: many rows as one
- * parameter. `table` must be the PostgreSQL declaration (db/pg-schema.ts), whose types these are.
+ * PostgreSQL: `json_to_recordset(?::text::json) AS v("key" type, …)`, the rows of a JSON array
+ * of objects keyed by the columns' TypeScript names, typed as the table's columns: many rows as
+ * one parameter (given as text: Bun.SQL would encode a string sent as `json` again). `table`
+ * must be the PostgreSQL declaration (db/pg-schema.ts), whose types these are.
  */
 export function jsonRows<T extends Table>(table: T, keys: readonly ColumnKey<T>[]): string {
   const all = getTableColumns(table)
