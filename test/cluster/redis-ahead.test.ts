@@ -211,6 +211,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     await until(() => later.open === 0, 3_000)
     expect(performance.now() - at).toBeGreaterThan(500)
     expect((await later.figures(key.id)).spent).toBeCloseTo(0.876, 9)
+    await later.stop()
   })
 
   test('off: every request asks Redis, busy or not', async () => {
