@@ -276,6 +276,21 @@ export class Scheduler {
     })
   }
 
+  /**
+   * A batch's key that this instance has not loaded yet: one made on another instance moments
+   * before the batch, whose change this one has not read yet. Read from the database; null when
+   * the database could not answer (tried again in a second, the batch left as it is).
+   */
+  private async keyFromStore(a: Active): Promise<ApiKey | undefined | null> {
+    try {
+      await this.s.keys.reloadOne(a.keyId)
+    } catch {
+      setTimeout(() => this.fill(a), 1_000).unref?.()
+      return null
+    }
+    return this.closed ? null : this.s.keys.current(a.keyId)
+  }
+
   /** The index from which nothing has been handed out (items read ahead included). */
   private firstUnsent(a: Active): number {
     return a.ahead[0]?.idx ?? a.cursor
@@ -347,7 +362,8 @@ export class Scheduler {
     const free = Math.min(room, budget)
     if (room <= 0 || (this.pace.unlimited && a.inflight.size > 0 && room < Math.max(1, Math.floor(limit / 4)))) return
     if (free <= 0) return this.fillLater(a)
-    const key = this.s.keys.current(a.keyId)
+    const key = this.s.keys.current(a.keyId) ?? (await this.keyFromStore(a))
+    if (key === null) return
     if (!key || key.status !== 'active') return void this.fail(a.id, 'key_inactive', 'the API key of this batch was deleted or disabled')
     if (!endpointAvailable(a.endpoint)) return void this.fail(a.id, 'endpoint_unavailable', `the endpoint ${a.endpoint} is not available on this gateway`)
     const grant = this.pace.take(free)

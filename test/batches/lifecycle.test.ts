@@ -3,6 +3,7 @@
 // run); failed when the input file is deleted or the batch cannot run; expired past the
 // completion window (unfinished items fail with batch_expired); a graceful restart resumes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { KeyStore } from '../../src/auth/keys.ts'
 import { startGateway } from '../helpers/server.ts'
 import { chat, NO_LIMITS, promptOf, recordsOf, replayFixtures, startBatchRig, type BatchRig } from './helpers.ts'
 
@@ -117,6 +118,20 @@ describe('failed', () => {
     await until('ended', async () => (await row(b.id)).endedAt !== null)
     expect(await row(b.id)).toMatchObject({ status: 'failed', succeeded: 1, failed: 5 })
     expect(JSON.parse((await row(b.id)).errors!)[0].code).toBe('key_inactive')
+  })
+
+  test('a batch of a key made a moment ago on another instance runs: the key is read from the database, not taken for deleted', async () => {
+    replayFixtures(rig.up)
+    // another instance's key store on the same database: this instance is told nothing of the key
+    const elsewhere = new KeyStore(rig.gw.services.storage)
+    const made = await elsewhere.create({ name: 'made elsewhere' })
+    expect(rig.gw.services.keys.current(made.record.id)).toBeUndefined()
+    // created as that instance would (its front door knew the key); this one claims it
+    const text = JSON.stringify({ requests: Array.from({ length: 3 }, (_, i) => chat('gpt-4o-mini', `elsewhere ${i}`)) })
+    const b = await rig.gw.services.batches!.create('openai', made.record, text)
+    // read from the row: a poll through the API would make this instance load the key itself
+    await until('ended', async () => (await row(b.id)).endedAt !== null)
+    expect(await row(b.id)).toMatchObject({ status: 'completed', succeeded: 3, failed: 0 })
   })
 })
 
