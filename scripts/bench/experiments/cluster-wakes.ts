@@ -7,7 +7,8 @@
 // setups: embedded, cluster, bare (the bare proxy). WARM_OPEN_MS: unmeasured time at the rate
 // first (default 6000); WINDOWS: measured windows of 8 s in a row (JIT warm-up shows in the
 // first); MONITOR=1: Redis's MONITOR for a second of the window, in /tmp/monitor.txt;
-// CLOSED=1: then a closed loop at 64 connections (req/s, and Redis's counts a request).
+// CLOSED=1: then a closed loop at 64 connections (req/s, Redis's counts a request, and the CPU
+// a request of Redis and of the gateway's PostgreSQL backends).
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { RedisClient } from 'bun'
@@ -16,6 +17,7 @@ import { closedLoop } from '../closedloop.ts'
 import { openStores } from '../cluster-stores.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
+import { cpuSeconds } from '../proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [setups = 'embedded,cluster', rounds = '2', which = 'unlimited'] = process.argv.slice(2)
@@ -58,6 +60,14 @@ const up = await spawnUpstream(0)
 const stores = await openStores(0)
 const redis = new RedisClient(stores.env.SWITCHYARD_REDIS_URL!)
 const pg = new Bun.SQL(stores.env.SWITCHYARD_DATABASE_URL!, { max: 1 })
+
+const cpuOrZero = (pid: number) => {
+  try {
+    return cpuSeconds(pid)
+  } catch {
+    return 0
+  }
+}
 
 /** Commands Redis ran (those its scripts ran included) and script calls. */
 async function redisCounts(): Promise<[number, number]> {
@@ -128,10 +138,18 @@ try {
         }
         if (process.env.CLOSED) {
           const [c0, s0] = await redisCounts()
+          const storePids = [...(stores.redisPid ? [stores.redisPid] : []), ...(setup === 'cluster' ? await stores.pin(gw.pid) : [])]
+          const cpu0 = storePids.map(cpuOrZero)
           const c = await closedLoop(call, { connections: 64, durationS: 8, core: 0 })
+          const cpu1 = storePids.map(cpuOrZero)
           const [c1, s1] = await redisCounts()
           const n = c.requests
-          console.log(`    closed loop at 64 connections: ${c.rps.toFixed(0)} req/s; a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}`)
+          const store = (i: number) => (((cpu1[i]! - cpu0[i]!) * 1e6) / n).toFixed(1)
+          const pgUs = cpu1.slice(1).reduce((a, v, i) => a + v - cpu0[i + 1]!, 0)
+          console.log(
+            `    closed loop at 64 connections: ${c.rps.toFixed(0)} req/s; a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}` +
+              (setup === 'cluster' ? `, Redis CPU ${store(0)} µs, PostgreSQL backends' CPU ${((pgUs * 1e6) / n).toFixed(1)} µs` : ''),
+          )
         }
       } finally {
         await gw.stop()
