@@ -7,7 +7,7 @@
 // setups: embedded, cluster, bare (the bare proxy). WARM_OPEN_MS: unmeasured time at the rate
 // first (default 6000); WINDOWS: measured windows of 8 s in a row (JIT warm-up shows in the
 // first); MONITOR=1: Redis's MONITOR for a second of the window, in /tmp/monitor.txt;
-// CLOSED=1: then a closed loop at 64 connections (req/s, Redis's counts a request, and the CPU
+// CLOSED=1: then a closed loop at 64 connections (CONNECTIONS) (req/s, Redis's counts a request, and the CPU
 // a request of Redis and of the gateway's PostgreSQL backends).
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -22,6 +22,8 @@ import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream } from '../p
 
 const [setups = 'embedded,cluster', rounds = '2', which = 'unlimited'] = process.argv.slice(2)
 const HZ = 100
+/** The closed loop's connections (CONNECTIONS=…). */
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 64)
 const ADMIN = 'bench-admin-' + crypto.randomUUID()
 const bootstrap = 'sk-sy-bench-' + crypto.randomUUID().replaceAll('-', '')
 
@@ -140,14 +142,16 @@ try {
           const [c0, s0] = await redisCounts()
           const storePids = [...(stores.redisPid ? [stores.redisPid] : []), ...(setup === 'cluster' ? await stores.pin(gw.pid) : [])]
           const cpu0 = storePids.map(cpuOrZero)
-          const c = await closedLoop(call, { connections: 64, durationS: 8, core: 0 })
+          const g0 = cpuOrZero(gw.pid)
+          const c = await closedLoop(call, { connections: CONNECTIONS, durationS: 8, core: 0 })
           const cpu1 = storePids.map(cpuOrZero)
+          const busy = (cpuOrZero(gw.pid) - g0) / c.durationS
           const [c1, s1] = await redisCounts()
           const n = c.requests
           const store = (i: number) => (((cpu1[i]! - cpu0[i]!) * 1e6) / n).toFixed(1)
           const pgUs = cpu1.slice(1).reduce((a, v, i) => a + v - cpu0[i + 1]!, 0)
           console.log(
-            `    closed loop at 64 connections: ${c.rps.toFixed(0)} req/s; a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}` +
+            `    closed loop at ${CONNECTIONS} connections: ${c.rps.toFixed(0)} req/s, the gateway's core ${(busy * 100).toFixed(0)} % busy; a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}` +
               (setup === 'cluster' ? `, Redis CPU ${store(0)} µs, PostgreSQL backends' CPU ${((pgUs * 1e6) / n).toFixed(1)} µs` : ''),
           )
         }
