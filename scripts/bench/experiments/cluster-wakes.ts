@@ -7,8 +7,9 @@
 // setups: embedded, cluster, bare (the bare proxy). WARM_OPEN_MS: unmeasured time at the rate
 // first (default 6000); WINDOWS: measured windows of 8 s in a row (JIT warm-up shows in the
 // first); MONITOR=1: Redis's MONITOR for a second of the window, in /tmp/monitor.txt;
-// CLOSED=1: then a closed loop at 64 connections (CONNECTIONS) (req/s, Redis's counts a request, and the CPU
-// a request of Redis and of the gateway's PostgreSQL backends).
+// CLOSED=1: then a closed loop at 64 connections, or CONNECTIONS (req/s, how busy the gateway's
+// core was, Redis's counts a request, and the CPU a request of Redis and of the gateway's
+// PostgreSQL backends).
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { RedisClient } from 'bun'
