@@ -74,7 +74,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     const allowing = rc.limits?.allowed()
     const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
     if (allowing) {
-      const [a, allowed] = await Promise.all([admitting, allowing])
+      // an admission decided at once (an unlimited key's) needs no Promise.all around the limits' wait
+      const [a, allowed] = admitting instanceof Promise ? await Promise.all([admitting, allowing]) : [admitting, await allowing]
       admission = a
       if (!allowed) {
         s.billing.release(admission)
