@@ -73,15 +73,13 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()
     const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens })
-    if (allowing) {
-      // an admission decided at once (an unlimited key's) needs no Promise.all around the limits' wait
-      const [a, allowed] = admitting instanceof Promise ? await Promise.all([admitting, allowing]) : [admitting, await allowing]
-      admission = a
-      if (!allowed) {
-        s.billing.release(admission)
-        throw new HttpError(429, 'Rate limit exceeded')
-      }
-    } else admission = admitting instanceof Promise ? await admitting : admitting
+    // both are under way; the limits' wait never rejects (PendingLimits), so it is awaited after
+    // the admission, with no Promise.all around the two
+    admission = admitting instanceof Promise ? await admitting : admitting
+    if (allowing && !(await allowing)) {
+      s.billing.release(admission)
+      throw new HttpError(429, 'Rate limit exceeded')
+    }
   } catch (e) {
     if (rc.limits && !(await rc.limits.allowed())) throw e
     watch ??= beginWatch(s, spec, plan, rc)
