@@ -26,7 +26,7 @@ import { clusterSection, type ClusterBench, type Figures } from './cluster-repor
 import { closedLoop, WRK_MISSING, wrkPath } from './closedloop.ts'
 import { openLoop } from './openloop.ts'
 import { PASS_MODEL } from './paths.ts'
-import { cpuSeconds, machine, metered } from './proc.ts'
+import { cpuSecondsOf, machine, metered } from './proc.ts'
 import { pinSelf, ROOT, spawnGateway, spawnUpstream, type Child } from './processes.ts'
 import { medianBy } from './stats.ts'
 
@@ -63,7 +63,7 @@ export async function measure(setup: Setup, ctx: { upstream: Child; stores: Clus
     const backends = async () => (setup === 'cluster' ? await stores.pin(gw.pid) : [])
     const open = await metered({ gateway: gw.pid, others: [upstream.pid, ...redis, ...(await backends())] }, () => openLoop(call, RATE, phase.openMs))
     const pg = await backends()
-    const before = { redis: cpuOf(redis), pg: cpuOf(pg) }
+    const before = { redis: cpuSecondsOf(redis), pg: cpuSecondsOf(pg) }
     const closed = await metered({ gateway: gw.pid, others: [upstream.pid, ...redis, ...pg] }, () => closedLoop(call, { connections: CONNECTIONS, durationS: phase.closedS, core: cores[0] }), (r) => r.loadCpuS)
     const perRequest = (cpuS: number) => (cpuS * 1e6) / closed.result.requests
     const openErrors = Object.values(open.result.errors).reduce((a, b) => a + b, 0)
@@ -71,8 +71,8 @@ export async function measure(setup: Setup, ctx: { upstream: Child; stores: Clus
       rps: closed.result.rps,
       cpuUsAtSaturation: (closed.gatewayCpuS * 1e6) / closed.result.requests,
       coreBusy: closed.gatewayCpuS / closed.wallS,
-      redisCpuUsAtSaturation: perRequest(cpuOf(redis) - before.redis),
-      pgCpuUsAtSaturation: perRequest(cpuOf(pg) - before.pg),
+      redisCpuUsAtSaturation: perRequest(cpuSecondsOf(redis) - before.redis),
+      pgCpuUsAtSaturation: perRequest(cpuSecondsOf(pg) - before.pg),
       cpuUsAtRate: (open.gatewayCpuS * 1e6) / open.result.ok,
       p50Ms: open.result.latency.p50,
       p99Ms: open.result.latency.p99,
@@ -92,15 +92,6 @@ export interface Phase {
   warmOpenMs?: number
 }
 
-/** CPU seconds of these processes so far (a process gone counts nothing). */
-const cpuOf = (pids: number[]) =>
-  pids.reduce((sum, pid) => {
-    try {
-      return sum + cpuSeconds(pid)
-    } catch {
-      return sum
-    }
-  }, 0)
 
 /** The median of each figure over the rounds (each figure on its own). */
 function medians(rows: Figures[]): Figures {

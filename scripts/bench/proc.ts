@@ -23,6 +23,19 @@ export function cpuSeconds(pid: number): number {
   return (utime + stime) / ticksPerSecond()
 }
 
+/** CPU seconds of these processes so far (a process gone counts nothing). */
+export function cpuSecondsOf(pids: number[]): number {
+  let sum = 0
+  for (const pid of pids) {
+    try {
+      sum += cpuSeconds(pid)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum
+}
+
 /** Resident set now and its peak, in MiB. */
 export function memory(pid: number): { rssMiB: number; hwmMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')

@@ -49,7 +49,7 @@ const QUIET_SHARES = 5
 const TOPIC = 'batches'
 /** …and how soon items held elsewhere, or an end another instance is writing, are looked at again. */
 const RECHECK_MS = 500
-/** An item whose admission found the shared store away tries again after this. */
+/** An item whose admission found the shared store away, or a fill the database could not answer, tries again after this. */
 const SHARED_DOWN_RETRY_MS = 1_000
 
 interface Active {
@@ -285,7 +285,7 @@ export class Scheduler {
     try {
       await this.s.keys.reloadOne(a.keyId)
     } catch {
-      setTimeout(() => this.fill(a), 1_000).unref?.()
+      setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
       return null
     }
     return this.closed ? null : this.s.keys.current(a.keyId)

@@ -18,7 +18,7 @@ import { closedLoop } from '../closedloop.ts'
 import { openStores } from '../cluster-stores.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
-import { cpuSeconds } from '../proc.ts'
+import { cpuSecondsOf } from '../proc.ts'
 import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [setups = 'embedded,cluster', rounds = '2', which = 'unlimited'] = process.argv.slice(2)
@@ -63,14 +63,6 @@ const up = await spawnUpstream(0)
 const stores = await openStores(0)
 const redis = new RedisClient(stores.env.SWITCHYARD_REDIS_URL!)
 const pg = new Bun.SQL(stores.env.SWITCHYARD_DATABASE_URL!, { max: 1 })
-
-const cpuOrZero = (pid: number) => {
-  try {
-    return cpuSeconds(pid)
-  } catch {
-    return 0
-  }
-}
 
 /** Commands Redis ran (those its scripts ran included) and script calls. */
 async function redisCounts(): Promise<[number, number]> {
@@ -141,19 +133,18 @@ try {
         }
         if (process.env.CLOSED) {
           const [c0, s0] = await redisCounts()
-          const storePids = [...(stores.redisPid ? [stores.redisPid] : []), ...(setup === 'cluster' ? await stores.pin(gw.pid) : [])]
-          const cpu0 = storePids.map(cpuOrZero)
-          const g0 = cpuOrZero(gw.pid)
+          const pids = { gateway: [gw.pid], redis: stores.redisPid ? [stores.redisPid] : [], pg: setup === 'cluster' ? await stores.pin(gw.pid) : [] }
+          const cpu = () => ({ gateway: cpuSecondsOf(pids.gateway), redis: cpuSecondsOf(pids.redis), pg: cpuSecondsOf(pids.pg) })
+          const before = cpu()
           const c = await closedLoop(call, { connections: CONNECTIONS, durationS: 8, core: 0 })
-          const cpu1 = storePids.map(cpuOrZero)
-          const busy = (cpuOrZero(gw.pid) - g0) / c.durationS
+          const after = cpu()
           const [c1, s1] = await redisCounts()
           const n = c.requests
-          const store = (i: number) => (((cpu1[i]! - cpu0[i]!) * 1e6) / n).toFixed(1)
-          const pgUs = cpu1.slice(1).reduce((a, v, i) => a + v - cpu0[i + 1]!, 0)
+          const us = (k: keyof typeof after) => (((after[k] - before[k]) * 1e6) / n).toFixed(1)
+          const busy = (after.gateway - before.gateway) / c.durationS
           console.log(
             `    closed loop at ${CONNECTIONS} connections: ${c.rps.toFixed(0)} req/s, the gateway's core ${(busy * 100).toFixed(0)} % busy; a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}` +
-              (setup === 'cluster' ? `, Redis CPU ${store(0)} µs, PostgreSQL backends' CPU ${((pgUs * 1e6) / n).toFixed(1)} µs` : ''),
+              (setup === 'cluster' ? `, Redis CPU ${us('redis')} µs, PostgreSQL backends' CPU ${us('pg')} µs` : ''),
           )
         }
       } finally {
