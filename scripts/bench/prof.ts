@@ -3,7 +3,8 @@
 // (rps: open loop at that rate instead of a closed loop, to see the per-wake-up cost). ROOT=<checkout>
 // profiles another tree (the budget's "before" column in docs/bench.md). PROF_CLUSTER=1: the
 // gateway in cluster mode on the cluster bench's stores (cluster-stores.ts); PROF_FUNDED=1:
-// through a key with credit, so every request holds and settles its cost.
+// through a key with credit, so every request holds and settles its cost. CONNECTIONS: the closed
+// loop's connections (64).
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -41,7 +42,7 @@ await probe(call)
 await closedLoop(call, { connections: 16, durationS: 1, core: 0 })
 await stores?.pin(gw.pid)
 const threads0 = threadCpuSeconds(gw.pid)
-const m = await metered({ gateway: gw.pid, others: [] }, async () => (rps ? openLoop(call, Number(rps), Number(secs) * 1000) : closedLoop(call, { connections: 64, durationS: Number(secs), core: 0 })) as any, () => 0)
+const m = await metered({ gateway: gw.pid, others: [] }, async () => (rps ? openLoop(call, Number(rps), Number(secs) * 1000) : closedLoop(call, { connections: Number(process.env.CONNECTIONS ?? 64), durationS: Number(secs), core: 0 })) as any, () => 0)
 const r: any = m.result
 const threads1 = threadCpuSeconds(gw.pid)
 const main = (t: Record<string, number>) => t[Object.keys(t).find((k) => k.startsWith(`${gw.pid}:`))!] ?? 0

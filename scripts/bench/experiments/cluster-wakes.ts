@@ -3,13 +3,13 @@
 // woken or preempted, from /proc), with Redis's own count of the commands and script calls it
 // ran and PostgreSQL's of the transactions it committed. Setups and trees in turn per round,
 // the gateway on core 1, the stores, upstream and driver on core 0, as in cluster.ts.
-//   bun scripts/bench/experiments/cluster-wakes.ts <setup>[@tree][,…] [rounds] [unlimited|funded]
+//   bun scripts/bench/experiments/cluster-wakes.ts <setup>[@tree][+VAR=value …][,…] [rounds] [unlimited|funded]
 // setups: embedded, cluster, bare (the bare proxy). WARM_OPEN_MS: unmeasured time at the rate
 // first (default 6000); WINDOWS: measured windows of 8 s in a row (JIT warm-up shows in the
 // first); MONITOR=1: Redis's MONITOR for a second of the window, in /tmp/monitor.txt;
 // CLOSED=1: then a closed loop at 64 connections, or CONNECTIONS (req/s, how busy the gateway's
-// core was, Redis's counts a request, and the CPU a request of Redis and of the gateway's
-// PostgreSQL backends).
+// core was, Redis's counts a request, the CPU a request of Redis and of the gateway's
+// PostgreSQL backends, and the gateway's by thread); PERF=<file> samples its core with perf.
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { RedisClient } from 'bun'
@@ -19,7 +19,7 @@ import { openStores } from '../cluster-stores.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
 import { cpuSecondsOf } from '../proc.ts'
-import { pinSelf, ROOT, spawnBareProxy, spawnGateway, spawnUpstream } from '../processes.ts'
+import { pinSelf, ROOT, settingsEnv, spawnBareProxy, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [setups = 'embedded,cluster', rounds = '2', which = 'unlimited'] = process.argv.slice(2)
 const HZ = 100
@@ -34,6 +34,8 @@ interface Thread {
   sys: number
   woken: number
   preempted: number
+  /** Minor page faults (memory the thread touched that the kernel had to map). */
+  faults: number
 }
 
 function threads(pid: number): Record<string, Thread> {
@@ -48,6 +50,7 @@ function threads(pid: number): Record<string, Thread> {
         name: tid === String(pid) ? 'request thread' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
         user: Number(f[11]) / HZ,
         sys: Number(f[12]) / HZ,
+        faults: Number(f[7]),
         woken: count('voluntary_ctxt_switches'),
         preempted: count('nonvoluntary_ctxt_switches'),
       }
@@ -56,6 +59,38 @@ function threads(pid: number): Record<string, Thread> {
     }
   }
   return out
+}
+
+/** The gateway's resident memory now and at its peak, MiB. */
+function memory(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const mib = (what: string) => (Number(new RegExp(`^${what}:\\s+(\\d+)`, 'm').exec(status)![1]) / 1024).toFixed(0)
+  return `RSS ${mib('VmRSS')} MiB, peak ${mib('VmHWM')} MiB`
+}
+
+/** Each thread's CPU and switches between two reads, by thread name. */
+function threadsBetween(t0: Record<string, Thread>, t1: Record<string, Thread>): Thread[] {
+  const by: Record<string, Thread> = {}
+  for (const tid in t1) {
+    const a = t0[tid] ?? { user: 0, sys: 0, woken: 0, preempted: 0, faults: 0 }
+    const b = t1[tid]!
+    const e = (by[b.name] ??= { name: b.name, user: 0, sys: 0, woken: 0, preempted: 0, faults: 0 })
+    e.user += b.user - a.user
+    e.sys += b.sys - a.sys
+    e.woken += b.woken - a.woken
+    e.preempted += b.preempted - a.preempted
+    e.faults += b.faults - a.faults
+  }
+  return Object.values(by)
+}
+
+/** Each thread's share a request, busiest first (threads that barely ran left out). */
+function printThreads(all: Thread[], n: number) {
+  const us = (s: number) => ((s * 1e6) / n).toFixed(0)
+  for (const t of all.sort((a, b) => b.user + b.sys - a.user - a.sys)) {
+    if (t.user + t.sys < n * 1e-6 && t.woken < n * 0.05) continue
+    console.log(`    ${t.name}: user ${us(t.user)} sys ${us(t.sys)} µs, woken ${(t.woken / n).toFixed(2)}, preempted ${(t.preempted / n).toFixed(2)}, page faults ${(t.faults / n).toFixed(2)}`)
+  }
 }
 
 pinSelf(0)
@@ -84,12 +119,13 @@ async function commits(): Promise<number> {
 try {
   for (let round = 1; round <= Number(rounds); round++) {
     for (const spec of setups.split(',')) {
-      const [setup, tree] = spec.split('@')
+      const [where, settings = ''] = spec.split('+')
+      const [setup, tree] = where!.split('@')
       const root = tree ? resolve(tree) : ROOT
       const gw =
         setup === 'bare'
           ? await spawnBareProxy(1, up.url)
-          : await spawnGateway({ core: 1, upstream: up.url, key: bootstrap, root, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...(setup === 'cluster' ? stores.env : {}) } })
+          : await spawnGateway({ core: 1, upstream: up.url, key: bootstrap, root, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...(setup === 'cluster' ? stores.env : {}), ...settingsEnv(settings) } })
       try {
         const key = which === 'funded' && setup !== 'bare' ? await fundedKey(gw.url, ADMIN, 'funded') : bootstrap
         const call = chatCall('chat', `${gw.url}/api/alpha/v1`, key, PASS_MODEL)
@@ -109,35 +145,27 @@ try {
           await Bun.sleep(1_500) // PostgreSQL's statistics lag
           const x1 = await commits()
           const n = r.sent
-          const by: Record<string, Thread> = {}
-          for (const tid in t1) {
-            const a = t0[tid] ?? { user: 0, sys: 0, woken: 0, preempted: 0 }
-            const b = t1[tid]!
-            const e = (by[b.name] ??= { name: b.name, user: 0, sys: 0, woken: 0, preempted: 0 })
-            e.user += b.user - a.user
-            e.sys += b.sys - a.sys
-            e.woken += b.woken - a.woken
-            e.preempted += b.preempted - a.preempted
-          }
-          const all = Object.values(by)
-          const us = (s: number) => ((s * 1e6) / n).toFixed(0)
+          const all = threadsBetween(t0, t1)
           const total = all.reduce((a, t) => a + t.user + t.sys, 0)
           console.log(
-            `round ${round} window ${w} ${spec} ${which}: p50 ${r.latency.p50.toFixed(2)} ms, CPU a request ${us(total)} µs; ` +
+            `round ${round} window ${w} ${spec} ${which}: p50 ${r.latency.p50.toFixed(2)} ms, CPU a request ${((total * 1e6) / n).toFixed(0)} µs; ` +
               `a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}, PostgreSQL commits ${((x1 - x0) / n).toFixed(3)}`,
           )
-          for (const t of all.sort((a, b) => b.user + b.sys - a.user - a.sys)) {
-            if (t.user + t.sys < n * 1e-6 && t.woken < n * 0.05) continue
-            console.log(`    ${t.name}: user ${us(t.user)} sys ${us(t.sys)} µs, woken ${(t.woken / n).toFixed(2)}, preempted ${(t.preempted / n).toFixed(2)}`)
-          }
+          printThreads(all, n)
+          console.log(`    ${memory(gw.pid)}`)
         }
         if (process.env.CLOSED) {
           const [c0, s0] = await redisCounts()
           const pids = { gateway: [gw.pid], redis: stores.redisPid ? [stores.redisPid] : [], pg: setup === 'cluster' ? await stores.pin(gw.pid) : [] }
           const cpu = () => ({ gateway: cpuSecondsOf(pids.gateway), redis: cpuSecondsOf(pids.redis), pg: cpuSecondsOf(pids.pg) })
           const before = cpu()
+          const t0 = threads(gw.pid)
+          // PERF=<file>: the gateway's core sampled by perf over 5 s of the closed loop (perf report -i <file>.<setup>[-b for a tree].<round>)
+          const perf = process.env.PERF ? Bun.spawn(['perf', 'record', '-q', '-C', '1', '-o', `${process.env.PERF}.${setup}${tree ? '-b' : ''}${settings ? '-s' : ''}.${round}`, '--', 'sleep', '5'], { stdout: 'ignore', stderr: 'ignore' }) : undefined
           const c = await closedLoop(call, { connections: CONNECTIONS, durationS: 8, core: 0 })
+          await perf?.exited
           const after = cpu()
+          const closedThreads = threadsBetween(t0, threads(gw.pid))
           const [c1, s1] = await redisCounts()
           const n = c.requests
           const us = (k: keyof typeof after) => (((after[k] - before[k]) * 1e6) / n).toFixed(1)
@@ -146,6 +174,8 @@ try {
             `    closed loop at ${CONNECTIONS} connections: ${c.rps.toFixed(0)} req/s, the gateway's core ${(busy * 100).toFixed(0)} % busy; a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}` +
               (setup === 'cluster' ? `, Redis CPU ${us('redis')} µs, PostgreSQL backends' CPU ${us('pg')} µs` : ''),
           )
+          printThreads(closedThreads, n)
+          console.log(`    ${memory(gw.pid)}`)
         }
       } finally {
         await gw.stop()
