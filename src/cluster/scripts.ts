@@ -43,8 +43,8 @@ local function load(key, w)
   added[key] = {}
   return nil
 end
-local function take(k, a)
-  local member, n, split = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+local function take(k, a, member)
+  local n, split = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local out = { now }
   local failed = nil
   local function group(from, to)
@@ -205,24 +205,31 @@ local function reserve(k, a, last)
 end
 `
 
-// The turn's call. ARGV, per part: its kind ('t' a take, 'r' a key's admissions), how many
-// KEYS and ARGV are its own, then its ARGV; KEYS, each part's in the same order. Answers per
-// part, in order: its answer, or the error Redis gave it as a string. The takes go first, with
-// their windows written, then the admissions: a call that fails as a whole (Redis out of memory
-// for the windows) has held nothing.
+// The turn's call. ARGV, per part: its kind ('t' a take, 'T' a repeat of the call's last 't',
+// 'r' a key's admissions), how many KEYS and ARGV are its own, then its ARGV; KEYS, each part's
+// in the same order. A repeat has no KEYS and one ARGV, its member: it is taken in the windows
+// of that 't' with its limits. Answers per part, in order: its answer, or the error Redis gave
+// it as a string. The takes go first, with their windows written, then the admissions: a call
+// that fails as a whole (Redis out of memory for the windows) has held nothing.
 export const TURN = script(`${NOW}${TAKE}${SETTLE_FN}${RESERVE}
-local function run(f, k, a, last)
-  local ok, r = pcall(f, k, a, last)
+local function run(f, ...)
+  local ok, r = pcall(f, ...)
   if ok then return r end
   if type(r) == 'table' and r.err then return r.err end
   return tostring(r)
 end
 local answers, reserves = {}, {}
 local k, a, i = 0, 1, 0
+-- where the last 't' part's KEYS and ARGV begin (a repeat's limits)
+local tk, ta = nil, nil
 while a <= #ARGV do
   local kind, nk, na = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   i = i + 1
-  if kind == 't' then answers[i] = run(take, k, a + 3, a + 2 + na)
+  if kind == 't' then
+    tk, ta = k, a + 3
+    answers[i] = run(take, k, a + 3, ARGV[a + 3])
+  elseif kind == 'T' then
+    if ta then answers[i] = run(take, tk, ta, ARGV[a + 3]) else answers[i] = 'ERR a repeat with no take before it' end
   elseif kind == 'r' then reserves[#reserves + 1] = { i, k, a + 3, a + 2 + na }
   else answers[i] = 'ERR unknown part ' .. tostring(kind) end
   k = k + nk

@@ -1,7 +1,8 @@
 // Experiment (docs/bench.md, cluster mode): a busy key at a steady rate (one take a ms) through
 // the RedisRateLimiter of two trees in turn, in one process: the client's CPU a take and Redis's
 // own time in its scripts a take (INFO commandstats). For a change to how takes ahead are sent,
-// beside the gateway-wide measure of cluster-wakes.ts.
+// beside the gateway-wide measure of cluster-wakes.ts. CROWD=N: N takes of the key asked in each
+// turn instead, as a crowded loop asks them (nothing is then taken ahead; one call a turn).
 //   SWITCHYARD_TEST_REDIS_URL=… bun scripts/bench/experiments/ahead-ab.ts <tree> <tree> [rounds] [takes]
 import { RedisClient } from 'bun'
 import { resolve } from 'node:path'
@@ -10,6 +11,7 @@ const [treeA = '.', treeB = '.', rounds = '3', takes = '3000'] = process.argv.sl
 const url = process.env.SWITCHYARD_TEST_REDIS_URL
 if (!url) throw new Error('set SWITCHYARD_TEST_REDIS_URL')
 const admin = new RedisClient(url)
+const crowd = Number(process.env.CROWD ?? 1)
 
 /** Microseconds Redis has spent in script calls so far. */
 async function scriptUsec(): Promise<number> {
@@ -34,14 +36,15 @@ async function run(tree: string) {
     { bucket: 'kb:' + id, limit: 100_000, windowMs: 1_000, scope: 'key' },
   ]
   const step = async () => {
-    await limiter.takeBoth(ip, key)
+    if (crowd === 1) await limiter.takeBoth(ip, key)
+    else await Promise.all(Array.from({ length: crowd }, () => limiter.takeBoth(ip, key)))
     await Bun.sleep(1)
   }
   for (let i = 0; i < 500; i++) await step() // warm: the depth kept ready settles
   const u0 = await scriptUsec()
   const c0 = process.cpuUsage()
-  const n = Number(takes)
-  for (let i = 0; i < n; i++) await step()
+  const n = Math.ceil(Number(takes) / crowd) * crowd
+  for (let i = 0; i < n / crowd; i++) await step()
   const c = process.cpuUsage(c0)
   const u1 = await scriptUsec()
   limiter.stop()
