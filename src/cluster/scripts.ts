@@ -19,13 +19,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
 
 // A take: every limit of a group allows the request, or none counts it. KEYS from k + 1, one a
-// limit; ARGV from a: a member unique to the request, how many limits, how many of them form
-// its first group, then each limit's count and window. Only when the first group allows the
-// request is the rest taken, all-or-nothing too (an address's limit, then a key's: the same
-// answers as two takes). Answers { now, then per group: allowed, then per limit: remaining,
-// reset } (a group not reached is left out). A bucket several takes of the call share (one
-// key's requests) is trimmed and read once, its count and oldest time carried from take to
-// take, and written once at the end (takesWritten).
+// limit; ARGV from a: a member (its own is `member`: a repeat's differs, the rest is shared),
+// how many limits, how many of them form its first group, then each limit's count and window.
+// Only when the first group allows the request is the rest taken, all-or-nothing too (an
+// address's limit, then a key's: the same answers as two takes). Answers { now, then per
+// group: allowed, then per limit: remaining, reset } (a group not reached is left out). A
+// bucket several takes of the call share (one key's requests) is trimmed and read once, its
+// count and oldest time carried from take to take, and written once at the end (takesWritten).
 const TAKE = `
 local seen, count, oldest, window, added, broken = {}, {}, {}, {}, {}, {}
 local function load(key, w)
