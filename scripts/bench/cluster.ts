@@ -92,7 +92,6 @@ export interface Phase {
   warmOpenMs?: number
 }
 
-
 /** The median of each figure over the rounds (each figure on its own). */
 function medians(rows: Figures[]): Figures {
   const keys = Object.keys(rows[0]!) as (keyof Figures)[]

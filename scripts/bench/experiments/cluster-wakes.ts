@@ -18,7 +18,7 @@ import { closedLoop } from '../closedloop.ts'
 import { openStores } from '../cluster-stores.ts'
 import { openLoop } from '../openloop.ts'
 import { PASS_MODEL } from '../paths.ts'
-import { cpuSecondsOf } from '../proc.ts'
+import { cpuSecondsOf, memory } from '../proc.ts'
 import { pinSelf, ROOT, settingsEnv, spawnBareProxy, spawnGateway, spawnUpstream } from '../processes.ts'
 
 const [setups = 'embedded,cluster', rounds = '2', which = 'unlimited'] = process.argv.slice(2)
@@ -61,11 +61,10 @@ function threads(pid: number): Record<string, Thread> {
   return out
 }
 
-/** The gateway's resident memory now and at its peak, MiB. */
-function memory(pid: number): string {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const mib = (what: string) => (Number(new RegExp(`^${what}:\\s+(\\d+)`, 'm').exec(status)![1]) / 1024).toFixed(0)
-  return `RSS ${mib('VmRSS')} MiB, peak ${mib('VmHWM')} MiB`
+/** The gateway's resident memory now and at its peak. */
+function rss(pid: number): string {
+  const m = memory(pid)
+  return `RSS ${m.rssMiB.toFixed(0)} MiB, peak ${m.hwmMiB.toFixed(0)} MiB`
 }
 
 /** Each thread's CPU and switches between two reads, by thread name. */
@@ -152,7 +151,7 @@ try {
               `a request: Redis commands ${((c1 - c0) / n).toFixed(3)}, script calls ${((s1 - s0) / n).toFixed(3)}, PostgreSQL commits ${((x1 - x0) / n).toFixed(3)}`,
           )
           printThreads(all, n)
-          console.log(`    ${memory(gw.pid)}`)
+          console.log(`    ${rss(gw.pid)}`)
         }
         if (process.env.CLOSED) {
           const [c0, s0] = await redisCounts()
@@ -175,7 +174,7 @@ try {
               (setup === 'cluster' ? `, Redis CPU ${us('redis')} µs, PostgreSQL backends' CPU ${us('pg')} µs` : ''),
           )
           printThreads(closedThreads, n)
-          console.log(`    ${memory(gw.pid)}`)
+          console.log(`    ${rss(gw.pid)}`)
         }
       } finally {
         await gw.stop()
