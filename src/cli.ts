@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './
 import { familyProvider } from './config/providers.ts'
 import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
-import { ensureFetchLimit } from './runtime/fetch-limit.ts'
+import { ensureStartEnv } from './runtime/start-env.ts'
 import { watchBatch } from './batches/watch.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
@@ -55,8 +55,9 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
 }
 
 async function serve(config: Config) {
-  // returns only once the limit is in force (the process re-executes itself to set it) or cannot be
-  const limit = await ensureFetchLimit(config.maxUpstreamConnections)
+  // returns only once the limit and the start settings are in force (the process re-executes
+  // itself to set them) or cannot be
+  const limit = await ensureStartEnv(config.maxUpstreamConnections)
   // the server's modules load after a re-execution, not before it as well
   const { startServer } = await import('./server.ts')
   const running = await startServer(config)

@@ -6,7 +6,7 @@ import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Sql } from '../db/sql.ts'
 import { openStreams } from '../pipeline/sse.ts'
-import { fetchLimitInForce } from '../runtime/fetch-limit.ts'
+import { fetchLimitInForce } from '../runtime/start-env.ts'
 import { droppedSpans } from '../tracing/dropped.ts'
 import { deploymentKey, type DeploymentHealth } from '../routing/health.ts'
 import { BatchSeries } from './batches.ts'
@@ -24,7 +24,7 @@ export interface MetricsDeps {
   catalog: Catalog
   health: DeploymentHealth
   sql: Sql
-  /** The fetch client's limit on calls at once (runtime/fetch-limit.ts); this process's when absent. */
+  /** The fetch client's limit on calls at once (runtime/start-env.ts); this process's when absent. */
   fetchLimit?: number
   /** Where the queueing warning goes; nowhere when absent. */
   warn?: Warn

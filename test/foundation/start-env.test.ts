@@ -3,8 +3,10 @@
 // `serve` starts with the fetch limit raised (10,000 unless `server.max_upstream_connections`
 // says otherwise). Past the limit, calls queue in the client, and the gateway shows it.
 // The client side here is raw TCP: the test process's own fetch keeps Bun's default limit.
+// The same re-execution turns off the heap's warm-up thread, which on a gateway's core only costs
+// CPU, unless the environment says otherwise.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { NO_LIMITS } from '../batches/helpers.ts'
 import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
@@ -56,9 +58,13 @@ function rawChat(url: string, key: string): Promise<number> {
   })
 }
 
+const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0')
+const threadsOf = (pid: number) => readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim())
+
 test('serve runs by default with the fetch limit raised in its environment, in the same process, with no signal blocked', async () => {
-  const environ = readFileSync(`/proc/${g.proc.pid}/environ`, 'latin1').split('\0')
+  const environ = environOf(g.proc.pid)
   expect(environ).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=10000')
+  expect(environ).toContain('BUN_JSC_useWarmUpMarkedBlocks=0')
   // and it runs as a fresh process does: no signal blocked. Bun blocks every signal for a
   // moment while it starts a thread, so one reading may catch that; a mask inherited through
   // the re-execution would stay, and every reading for two seconds would show it.
@@ -121,5 +127,31 @@ test('past a configured limit, calls wait in the client and the gateway says so:
     await q.exited
     await small.stop()
     cleanup(q.dataDir)
+  }
+}, 40_000)
+
+test("the heap's warm-up thread is off by default, also when the fetch limit was set before start; a setting of the environment's own is kept", async () => {
+  // runs past the load that starts the thread where it is on (it starts with the process)
+  const busy = async (x: Spawned, key: string) => {
+    for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 20 }, () => rawChat(x.url, key)))
+  }
+  expect(threadsOf(g.proc.pid)).not.toContain('JSCWarmUp')
+  const key = 'sk-sy-warmup-0123456789abcdef'
+  for (const [env, want] of [
+    [{ BUN_CONFIG_MAX_HTTP_REQUESTS: '10000' }, '0'],
+    [{ BUN_JSC_useWarmUpMarkedBlocks: '1' }, '1'],
+  ] as const) {
+    const w = await spawnGateway({ env: { ...NO_LIMITS, ...env, SWITCHYARD_BOOTSTRAP_KEY: key } })
+    try {
+      const environ = environOf(w.proc.pid)
+      expect(environ).toContain('BUN_CONFIG_MAX_HTTP_REQUESTS=10000')
+      expect(environ).toContain(`BUN_JSC_useWarmUpMarkedBlocks=${want}`)
+      await busy(w, key)
+      expect(threadsOf(w.proc.pid).includes('JSCWarmUp')).toBe(want === '1')
+    } finally {
+      w.kill()
+      await w.exited
+      cleanup(w.dataDir)
+    }
   }
 }, 40_000)
