@@ -13,7 +13,9 @@
 // events read in place by the tap and its bytes written), `nodeweb` (fetch's body through
 // `Readable.fromWeb`, whose native reader reads into a buffer of its highWaterMark, HWM bytes,
 // 4 KiB by default, its 'data' written to a direct stream), `nodewebtap` (the same with the
-// relay's reads). Each line splits the CPU a chunk into the JS thread's and the HTTP client
+// relay's reads), `bytesgen` (`bytestap`'s frames through an async generator that a direct
+// stream's loop pulls, as the gateway's relay does), `bytessse` (the same generator under the
+// gateway's own SSE body). Each line splits the CPU a chunk into the JS thread's and the HTTP client
 // thread's. RELAY_BUN_OPTIONS passes options to the relays' Bun (a profile, say).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
@@ -83,6 +85,21 @@ function relay(mode: string, upstream: string) {
       if (mode === 'direct' || mode === 'directtap' || mode === 'bytestap') {
         const res = await fetch(target, { method: 'POST', headers, body })
         return directRelay(res.body!.getReader(), frameOf(mode))
+      }
+      if (mode === 'bytesgen' || mode === 'bytessse') {
+        // bytestap's frames through an async generator, pulled by a direct loop or by the gateway's SSE body
+        const res = await fetch(target, { method: 'POST', headers, body })
+        const reader = res.body!.getReader()
+        const frame = frameOf('bytestap')
+        const frames = (async function* () {
+          for (;;) {
+            const r = await reader.read()
+            if (r.done) return
+            yield frame(r.value)
+          }
+        })()
+        if (mode === 'bytessse') return new Response(sseBody(frames), { headers: { 'content-type': 'text/event-stream' } })
+        return generatorRelay(frames)
       }
       if (mode === 'nodeweb' || mode === 'nodewebtap') {
         const res = await fetch(target, { method: 'POST', headers, body })
@@ -174,6 +191,23 @@ function directRelay(reader: ReadableStreamDefaultReader<Uint8Array>, frame: (va
         const r = await reader.read()
         if (r.done) return c.close()
         c.write(frame(r.value))
+        const f = c.flush()
+        if (typeof f !== 'number') await f
+      }
+    },
+  }
+  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
+}
+
+/** A direct stream of a generator's frames, written and flushed as they come. */
+function generatorRelay(frames: AsyncGenerator<string | Uint8Array>): Response {
+  const source = {
+    type: 'direct',
+    async pull(c: ReadableStreamDirectController) {
+      for (;;) {
+        const g = await frames.next()
+        if (g.done) return c.close()
+        c.write(g.value)
         const f = c.flush()
         if (typeof f !== 'number') await f
       }
