@@ -123,7 +123,7 @@ try {
       const root = tree ? resolve(tree) : ROOT
       const gw =
         setup === 'bare'
-          ? await spawnBareProxy(1, up.url)
+          ? await spawnBareProxy(1, up.url, settingsEnv(settings))
           : await spawnGateway({ core: 1, upstream: up.url, key: bootstrap, root, env: { SWITCHYARD_ADMIN_TOKEN: ADMIN, ...(setup === 'cluster' ? stores.env : {}), ...settingsEnv(settings) } })
       try {
         const key = which === 'funded' && setup !== 'bare' ? await fundedKey(gw.url, ADMIN, 'funded') : bootstrap
