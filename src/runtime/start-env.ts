@@ -11,9 +11,10 @@
 //   configured).
 // - The heap's warm-up thread, off. JavaScriptCore keeps a helper thread that makes heap blocks
 //   resident before the allocator asks for them. A gateway's heap does not grow under steady load:
-//   the thread kept faulting in blocks the allocator's scavenger had handed back, about three page
-//   faults in four of the process's and 5-15 µs of CPU a request on the request thread's core
-//   (docs/bench.md). Off unless the environment already names it.
+//   the thread kept faulting in blocks the allocator's scavenger had handed back, half the
+//   process's page faults and 5-17 µs of CPU a request on the request thread's core. Without it
+//   the request thread takes a quarter of those faults itself, and a request costs about 10 µs
+//   less (docs/bench.md). Off unless the environment names it.
 import { readFileSync } from 'node:fs'
 
 export const FETCH_LIMIT_VAR = 'BUN_CONFIG_MAX_HTTP_REQUESTS'
