@@ -55,12 +55,14 @@ function originalArgv(): string[] {
 
 /**
  * Re-executes this process with its start settings (the fetch limit `limit`, the defaults), unless
- * it started with them. Returns only when they are in force or cannot be set (then with the reason).
+ * it started with them. Returns only when they are in force or cannot be set; `applied` says
+ * whether the fetch limit is (the defaults only save CPU, so without them it goes on quietly).
  */
 export async function ensureStartEnv(limit: number): Promise<{ applied: true } | { applied: false; reason: string }> {
   const wanted = startEnv(limit)
   if (startedWith(wanted, process.env)) return { applied: true }
-  if (process.platform !== 'linux' && process.platform !== 'darwin') return { applied: false, reason: `set ${FETCH_LIMIT_VAR}=${limit} before starting (no execve on ${process.platform})` }
+  const notApplied = (why: string) => (process.env[FETCH_LIMIT_VAR] === String(limit) ? { applied: true as const } : { applied: false as const, reason: `${why}; set ${FETCH_LIMIT_VAR}=${limit} before starting` })
+  if (process.platform !== 'linux' && process.platform !== 'darwin') return notApplied(`no execve on ${process.platform}`)
   try {
     const { dlopen, FFIType, ptr } = await import('bun:ffi')
     const libc = dlopen(process.platform === 'darwin' ? 'libc.dylib' : 'libc.so.6', {
@@ -91,9 +93,9 @@ export async function ensureStartEnv(limit: number): Promise<{ applied: true } |
     // only returns on failure
     libc.symbols.execve(ptr(cstr(process.execPath)), ptr(argv), ptr(envp))
     libc.close()
-    return { applied: false, reason: `execve failed; set ${FETCH_LIMIT_VAR}=${limit} before starting` }
+    return notApplied('execve failed')
   } catch (e) {
-    return { applied: false, reason: `${(e as Error).message}; set ${FETCH_LIMIT_VAR}=${limit} before starting` }
+    return notApplied((e as Error).message)
   }
 }
 
