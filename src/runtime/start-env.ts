@@ -24,14 +24,14 @@ export const DEFAULT_FETCH_LIMIT = 10_000
 export const MAX_FETCH_LIMIT = 65_535
 
 /** Start-only runtime settings `serve` runs with unless the environment names them already. */
-export const START_DEFAULTS: Readonly<Record<string, string>> = {
+const START_DEFAULTS: Readonly<Record<string, string>> = {
   BUN_JSC_useWarmUpMarkedBlocks: '0',
 }
 
 type Env = Record<string, string | undefined>
 
 /** The variables this process must start with to run with `limit`, and the defaults it does not name. */
-export function startEnv(limit: number, env: Env = process.env): Record<string, string> {
+function startEnv(limit: number, env: Env = process.env): Record<string, string> {
   const wanted: Record<string, string> = { [FETCH_LIMIT_VAR]: String(limit) }
   for (const [k, v] of Object.entries(START_DEFAULTS)) wanted[k] = env[k] ?? v
   return wanted

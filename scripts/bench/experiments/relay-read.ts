@@ -182,46 +182,43 @@ function frameOf(mode: string): (value: Uint8Array) => string | Uint8Array {
   return (value) => value
 }
 
+/** An event-stream Response whose body is Bun's direct stream, written by `pull`. */
+function directResponse(pull: (c: ReadableStreamDirectController) => Promise<void> | void, cancel?: () => void): Response {
+  const source = { type: 'direct', pull, cancel }
+  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
+}
+
 /** A direct stream (Bun's `type: 'direct'`) of each read's frame, written and flushed as it comes. */
 function directRelay(reader: ReadableStreamDefaultReader<Uint8Array>, frame: (value: Uint8Array) => string | Uint8Array): Response {
-  const source = {
-    type: 'direct',
-    async pull(c: ReadableStreamDirectController) {
-      for (;;) {
-        const r = await reader.read()
-        if (r.done) return c.close()
-        c.write(frame(r.value))
-        const f = c.flush()
-        if (typeof f !== 'number') await f
-      }
-    },
-  }
-  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
+  return directResponse(async (c) => {
+    for (;;) {
+      const r = await reader.read()
+      if (r.done) return c.close()
+      c.write(frame(r.value))
+      const f = c.flush()
+      if (typeof f !== 'number') await f
+    }
+  })
 }
 
 /** A direct stream of a generator's frames, written and flushed as they come. */
 function generatorRelay(frames: AsyncGenerator<string | Uint8Array>): Response {
-  const source = {
-    type: 'direct',
-    async pull(c: ReadableStreamDirectController) {
-      for (;;) {
-        const g = await frames.next()
-        if (g.done) return c.close()
-        c.write(g.value)
-        const f = c.flush()
-        if (typeof f !== 'number') await f
-      }
-    },
-  }
-  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
+  return directResponse(async (c) => {
+    for (;;) {
+      const g = await frames.next()
+      if (g.done) return c.close()
+      c.write(g.value)
+      const f = c.flush()
+      if (typeof f !== 'number') await f
+    }
+  })
 }
 
 /** A direct stream of a node Readable's 'data' events, paused while the socket cannot take more. */
 function nodeRelay(readable: Readable, frame: (value: Uint8Array) => string | Uint8Array): Response {
-  const source = {
-    type: 'direct',
-    pull(c: ReadableStreamDirectController) {
-      return new Promise<void>((done) => {
+  return directResponse(
+    (c) =>
+      new Promise<void>((done) => {
         readable.on('data', (d: Uint8Array) => {
           c.write(frame(d))
           const f = c.flush()
@@ -232,11 +229,9 @@ function nodeRelay(readable: Readable, frame: (value: Uint8Array) => string | Ui
         })
         readable.on('end', () => (c.close(), done()))
         readable.on('error', () => (c.close(), done()))
-      })
-    },
-    cancel: () => void readable.destroy(),
-  }
-  return new Response(new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>), { headers: { 'content-type': 'text/event-stream' } })
+      }),
+    () => void readable.destroy(),
+  )
 }
 
 async function drive(modes: string[], n: number, rounds: number) {
