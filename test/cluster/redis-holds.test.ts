@@ -13,6 +13,7 @@ const skip = redisSkipReason()
 if (skip) console.warn(skip)
 
 const log = createLogger('silent')
+const HOLD_MS = 1_500
 const opened: { close(): void }[] = []
 
 function client(url: string) {
@@ -40,7 +41,9 @@ describe.skipIf(!!skip)('Redis credits: the sum of live holds kept beside them',
 
   test('stays the holds’ own sum through holds, settlements and lapses', async () => {
     const { redis, raw } = client(TEST_REDIS_URL!)
-    const ledger = new RedisLedger(redis, log, 300)
+    // holds lapse after HOLD_MS: longer than the steps take on a loaded machine (0.2–0.3 s here),
+    // or the first step's holds would lapse before the last step counts them
+    const ledger = new RedisLedger(redis, log, HOLD_MS)
     const key = { id: 'sum-' + crypto.randomUUID().slice(0, 8), credits: 1_000, spent: 0 }
     let seed = 7
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
@@ -59,7 +62,7 @@ describe.skipIf(!!skip)('Redis credits: the sum of live holds kept beside them',
       expect(Math.abs(k.sum - exact.reserved)).toBeLessThan(1e-12)
     }
     // past the holds' time they all lapse: the sum goes with them
-    await Bun.sleep(350)
+    await Bun.sleep(HOLD_MS + 50)
     await ledger.reserve(key, null)
     expect(await kept(raw, redis.settings.prefix, key.id)).toEqual({ sum: 0, n: 0 })
     expect((await ledger.figures(key.id)).reserved).toBe(0)
