@@ -15,7 +15,9 @@
 // 4 KiB by default, its 'data' written to a direct stream), `nodewebtap` (the same with the
 // relay's reads), `bytesgen` (`bytestap`'s frames through an async generator that a direct
 // stream's loop pulls, as the gateway's relay does), `bytessse` (the same generator under the
-// gateway's own SSE body). Each line splits the CPU a chunk into the JS thread's and the HTTP client
+// gateway's own SSE body), `sockpush` (socket-fetch.ts's socketPush: each of the socket's reads
+// written to a direct stream inside the socket's own callback, so nothing waits between two
+// chunks but the socket), `sockpushtap` (the same with the relay's reads). Each line splits the CPU a chunk into the JS thread's and the HTTP client
 // thread's. RELAY_BUN_OPTIONS passes options to the relays' Bun (a profile, say).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
@@ -24,7 +26,7 @@ import { LeanClient } from '../lean-client.ts'
 import { surfaceCall } from '../paths.ts'
 import { pinSelf, spawnListening, spawnUpstream } from '../processes.ts'
 import { heldStreams, jsThread } from './held-streams.ts'
-import { socketFetch } from './socket-fetch.ts'
+import { socketFetch, socketPush } from './socket-fetch.ts'
 import { sseBody } from '../../../src/pipeline/sse.ts'
 import { openAIChatTap } from '../../../src/providers/openai/tap.ts'
 import { EventSplitter } from '../../../src/routing/sse-events.ts'
@@ -131,6 +133,43 @@ function relay(mode: string, upstream: string) {
           }),
           { headers: { 'content-type': 'text/event-stream' } },
         )
+      }
+      if (mode === 'sockpush' || mode === 'sockpushtap') {
+        // the socket's reads written to a direct stream inside the socket's own callback: no promise a chunk
+        const frame = frameOf(mode === 'sockpushtap' ? 'bytestap' : 'direct')
+        return new Promise<Response>((resolve) => {
+          let ctl: ReadableStreamDirectController | undefined
+          let done: (() => void) | undefined
+          let early: (string | Uint8Array)[] = []
+          let ended = false
+          const pull = (c: ReadableStreamDirectController) =>
+            new Promise<void>((d) => {
+              for (const e of early) c.write(e)
+              early = []
+              if (ended) return (c.close(), d())
+              c.flush()
+              ctl = c
+              done = d
+            })
+          const call = socketPush(target, { method: 'POST', headers, body }, {
+            head: () => resolve(directResponse(pull, () => call.cancel())),
+            piece: (b) => {
+              if (!ctl) return (early.push(frame(b)), true)
+              ctl.write(frame(b))
+              const f = ctl.flush()
+              if (typeof f !== 'number') {
+                void f.then(() => call.resume())
+                return false
+              }
+              return true
+            },
+            end: () => {
+              ended = true
+              ctl?.close()
+              done?.()
+            },
+          })
+        })
       }
       if (mode === 'socket') {
         const res = await socketFetch(target, { method: 'POST', headers, body, signal: req.signal })

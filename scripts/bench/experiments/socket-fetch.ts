@@ -8,107 +8,47 @@ import { Buffer } from 'node:buffer'
 
 const HEAD_END = Buffer.from('\r\n\r\n')
 
-/** POSTs `init.body` (a string) to `url` on a socket of its own. */
+/** POSTs `init.body` (a string) to `url` on a socket of its own; socketPush's reads queued in a ReadableStream. */
 export function socketFetch(url: URL, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Response> {
   const signal = init.signal
   if (signal.aborted) return Promise.reject(signal.reason)
-  const tls = url.protocol === 'https:'
-  const port = Number(url.port || (tls ? 443 : 80))
-  let head = `${init.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`
-  for (const k in init.headers) head += `${k}: ${init.headers[k]}\r\n`
-  head += `content-length: ${Buffer.byteLength(init.body)}\r\naccept-encoding: identity\r\nconnection: close\r\n\r\n`
   return new Promise<Response>((resolve, reject) => {
-    let sock: Bun.Socket<undefined> | undefined
     let ctl: ReadableStreamDefaultController<Uint8Array> | undefined
     let answered = false
-    let paused = false
-    let ended = false
-    let pending: Buffer | undefined
-    const body = new BodyReader()
-    const fail = (e: unknown) => {
-      if (ended) return
-      ended = true
-      signal.removeEventListener('abort', onAbort)
-      sock?.terminate()
-      if (!answered) reject(e)
-      else ctl!.error(e)
-    }
-    const onAbort = () => fail(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    const finish = () => {
-      if (ended) return
-      ended = true
-      signal.removeEventListener('abort', onAbort)
-      sock?.end()
-      ctl!.close()
-    }
+    const onAbort = () => call.cancel(signal.reason)
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (c) => void (ctl = c),
-        pull: () => {
-          if (!paused) return
-          paused = false
-          sock?.resume()
-        },
+        pull: () => call.resume(),
         cancel: () => {
-          ended = true
           signal.removeEventListener('abort', onAbort)
-          sock?.terminate()
+          call.cancel()
         },
       },
       // a queue of a few reads before the socket is paused: pausing at every read costs a syscall a chunk
       { highWaterMark: 16 },
     )
-    const take = (b: Buffer) => {
-      if (!answered) {
-        if (pending) b = Buffer.concat([pending, b])
-        const end = b.indexOf(HEAD_END)
-        if (end === -1) return void (pending = b)
-        pending = undefined
-        const res = parseHead(b.toString('latin1', 0, end))
-        if (!res) return fail(connectionError('EPROTO', 'the upstream answered something other than HTTP/1.x'))
-        body.frame(res.headers)
+    const call = socketPush(url, init, {
+      head(res) {
         answered = true
         resolve(new Response(stream, res))
-        b = b.subarray(end + 4)
-      }
-      const done = body.feed(b, (piece) => ctl!.enqueue(piece))
-      if (done) return finish()
-      if ((ctl!.desiredSize ?? 1) <= 0 && !paused) {
-        paused = true
-        sock?.pause()
-      }
-    }
-    Bun.connect({
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
-      port,
-      tls: tls ? { serverName: url.hostname } : undefined,
-      socket: {
-        open(s) {
-          sock = s
-          s.write(head + init.body)
-        },
-        data(_s, b) {
-          if (ended) return
-          try {
-            take(b as Buffer)
-          } catch (e) {
-            fail(e)
-          }
-        },
-        close() {
-          if (ended) return
-          if (answered && body.untilClose) return finish()
-          fail(connectionError('ECONNRESET', 'the upstream closed the connection'))
-        },
-        error(_s, e) {
-          fail(e)
-        },
-        connectError(_s, e) {
-          fail(e)
-        },
       },
-    }).catch(fail)
+      piece(b) {
+        ctl!.enqueue(b)
+        return (ctl!.desiredSize ?? 1) > 0
+      },
+      end(err) {
+        signal.removeEventListener('abort', onAbort)
+        if (!answered) return reject(err ?? connectionError('ECONNRESET', 'the upstream closed the connection'))
+        try {
+          if (err) ctl!.error(err)
+          else ctl!.close()
+        } catch {
+          // the reader cancelled the stream first
+        }
+      },
+    })
+    signal.addEventListener('abort', onAbort, { once: true })
   })
 }
 
@@ -116,7 +56,7 @@ function connectionError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code })
 }
 
-function parseHead(text: string): { status: number; statusText: string; headers: Headers } | undefined {
+export function parseHead(text: string): { status: number; statusText: string; headers: Headers } | undefined {
   const lines = text.split('\r\n')
   const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0]!)
   if (!m) return undefined
@@ -129,7 +69,7 @@ function parseHead(text: string): { status: number; statusText: string; headers:
 }
 
 /** The body's framing: chunked, a length, or until the connection closes. */
-class BodyReader {
+export class BodyReader {
   untilClose = false
   private chunked = false
   private left = 0
@@ -200,3 +140,87 @@ export const socketTransport = (url: string | URL | Request, init?: RequestInit)
   typeof url === 'string' && typeof init?.body === 'string' && init.signal
     ? socketFetch(new URL(url), { method: init.method ?? 'POST', headers: init.headers as Record<string, string>, body: init.body, signal: init.signal })
     : realFetch(url, init)
+
+/**
+ * The same call with no stream between the socket and its reader: each piece of the body is handed
+ * to `piece` inside the socket's own read, which says whether to go on (false pauses the socket
+ * until `resume` is called). Nothing waits between two reads but the socket itself.
+ */
+export function socketPush(
+  url: URL,
+  init: { method: string; headers: Record<string, string>; body: string },
+  sink: { head(res: { status: number; headers: Headers }): void; piece(b: Uint8Array): boolean; end(err?: unknown): void },
+): { resume(): void; cancel(reason?: unknown): void } {
+  const tls = url.protocol === 'https:'
+  const port = Number(url.port || (tls ? 443 : 80))
+  let head = `${init.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`
+  for (const k in init.headers) head += `${k}: ${init.headers[k]}\r\n`
+  head += `content-length: ${Buffer.byteLength(init.body)}\r\naccept-encoding: identity\r\nconnection: close\r\n\r\n`
+  let sock: Bun.Socket<undefined> | undefined
+  let answered = false
+  let ended = false
+  let pending: Buffer | undefined
+  const body = new BodyReader()
+  let paused = false
+  const out = (b: Uint8Array) => {
+    if (!sink.piece(b) && !paused) {
+      paused = true
+      sock?.pause()
+    }
+  }
+  const end = (err?: unknown) => {
+    if (ended) return
+    ended = true
+    if (err) sock?.terminate()
+    else sock?.end()
+    sink.end(err)
+  }
+  const take = (b: Buffer) => {
+    if (!answered) {
+      if (pending) b = Buffer.concat([pending, b])
+      const e = b.indexOf(HEAD_END)
+      if (e === -1) return void (pending = b)
+      pending = undefined
+      const res = parseHead(b.toString('latin1', 0, e))
+      if (!res) return end(connectionError('EPROTO', 'the upstream answered something other than HTTP/1.x'))
+      body.frame(res.headers)
+      answered = true
+      sink.head(res)
+      b = b.subarray(e + 4)
+    }
+    if (body.feed(b, out)) end()
+  }
+  Bun.connect({
+    hostname: url.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    tls: tls ? { serverName: url.hostname } : undefined,
+    socket: {
+      open(s) {
+        sock = s
+        s.write(head + init.body)
+      },
+      data(_s, b) {
+        if (ended) return
+        try {
+          take(b as Buffer)
+        } catch (e) {
+          end(e)
+        }
+      },
+      close() {
+        if (answered && body.untilClose) end()
+        else end(connectionError('ECONNRESET', 'the upstream closed the connection'))
+      },
+      error: (_s, e) => end(e),
+      connectError: (_s, e) => end(e),
+    },
+  }).catch(end)
+  return {
+    resume: () => {
+      if (!paused) return
+      paused = false
+      sock?.resume()
+    },
+    cancel: (reason?: unknown) => end(reason ?? new Error('cancelled')),
+  }
+}

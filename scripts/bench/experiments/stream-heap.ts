@@ -35,6 +35,8 @@ const PATH: Record<string, string> = { 'chat pass': 'pass-through', 'chat transl
 pinSelf(1)
 // HEAP_SOCKETS=1: the gateway's upstream calls go over socket-fetch.ts instead of fetch
 if (process.env.HEAP_SOCKETS) await import('./socket-preload.ts')
+// HEAP_PUSH=1 (with PUSH_RELAY=1 and push-relay.patch applied): over socketPush, relayed from its reads
+if (process.env.HEAP_PUSH) await import('./push-preload.ts')
 const up = await spawnUpstream(0, { UPSTREAM_STREAM_CHUNKS: '1200', UPSTREAM_STREAM_GAP_MS: '50' })
 const gw = await startGateway({ env: { OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url + '/v1', ANTHROPIC_API_KEY: 'sk-ant-up', ANTHROPIC_BASE_URL: up.url, SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '1000000' }, logLevel: 'info' })
 const call = candidatePaths(gw.url, up.url, gw.key, gw.url).find((p) => p.name === PATH[`${surface} ${mode}`])!.stream!.gateway
