@@ -3,7 +3,8 @@
 // fetch's body, read from JavaScript, holds a 64 KiB buffer for every pending read; these
 // reads are the socket's own, as long as each arrives, so an open stream waiting for its next
 // chunk holds none. HTTP/1.1 only, one connection a call (no keep-alive pool), no proxies from
-// the environment: enough to measure, not a transport to ship.
+// the environment: enough to measure, not a transport to ship. socketPush, under it, hands each
+// read to a callback instead (push-relay.patch relays a stream from there).
 import { Buffer } from 'node:buffer'
 
 const HEAD_END = Buffer.from('\r\n\r\n')
@@ -56,7 +57,7 @@ function connectionError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code })
 }
 
-export function parseHead(text: string): { status: number; statusText: string; headers: Headers } | undefined {
+function parseHead(text: string): { status: number; statusText: string; headers: Headers } | undefined {
   const lines = text.split('\r\n')
   const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0]!)
   if (!m) return undefined
@@ -69,7 +70,7 @@ export function parseHead(text: string): { status: number; statusText: string; h
 }
 
 /** The body's framing: chunked, a length, or until the connection closes. */
-export class BodyReader {
+class BodyReader {
   untilClose = false
   private chunked = false
   private left = 0
