@@ -18,7 +18,8 @@
 // gateway's own SSE body), `sockpush` (socket-fetch.ts's socketPush: each of the socket's reads
 // written to a direct stream inside the socket's own callback, so nothing waits between two
 // chunks but the socket), `sockpushtap` (the same with the relay's reads). Each line splits the
-// CPU a chunk into the JS thread's and the HTTP client thread's. RELAY_BUN_OPTIONS passes options to the relays' Bun (a profile, say).
+// CPU a chunk into the JS thread's and the HTTP client thread's. RELAY_BUN_OPTIONS passes
+// options to the relays' Bun (a profile, say).
 //   bun scripts/bench/experiments/relay-read.ts [modes] [N] [rounds]
 import http from 'node:http'
 import { Readable } from 'node:stream'
