@@ -122,16 +122,32 @@ export class KeyStore {
 
   /** Loads every key into memory (at start, and after a change anywhere). */
   async load(): Promise<void> {
-    const rows = (await this.db.select().from(this.t)) as Row[]
-    const byHash = new Map<string, ApiKey | null>()
-    const byId = new Map<string, ApiKey>()
-    for (const r of rows) {
-      const k = this.toKey(r)
-      byHash.set(r.keyHash, k)
-      byId.set(k.id, k)
-    }
-    this.byHash = byHash
-    this.byId = byId
+    await this.read(
+      () => this.db.select().from(this.t),
+      (rows) => {
+        const byHash = new Map<string, ApiKey | null>()
+        const byId = new Map<string, ApiKey>()
+        for (const r of rows) {
+          const k = this.toKey(r)
+          byHash.set(r.keyHash, k)
+          byId.set(k.id, k)
+        }
+        this.byHash = byHash
+        this.byId = byId
+      },
+    )
+  }
+
+  /**
+   * Rows read and made keys in one step. A key's `spent` is its row's plus what billing charged
+   * and has not stored; on SQLite both are read between transactions (Sql.between), since a
+   * write still open on the one connection, or one committed whose charges billing has not
+   * ended yet, shows a cost in the row that is still counted as not stored: twice.
+   */
+  private async read<T>(query: () => PromiseLike<unknown[]> & { all(): unknown[] }, use: (rows: Row[]) => T): Promise<T> {
+    const sql = this.storage.sql
+    if (sql.between) return sql.between(() => use(query().all() as Row[]))
+    return use((await query()) as Row[])
   }
 
   async create(input: KeyInput): Promise<{ key: string; record: ApiKey }> {
@@ -163,13 +179,18 @@ export class KeyStore {
   }
 
   async list(): Promise<ApiKey[]> {
-    const rows = (await this.db.select().from(this.t).orderBy(this.t.createdAt)) as Row[]
-    return rows.map((r) => this.toKey(r))
+    return this.read(
+      () => this.db.select().from(this.t).orderBy(this.t.createdAt),
+      (rows) => rows.map((r) => this.toKey(r)),
+    )
   }
 
-  async get(id: string): Promise<ApiKey | undefined> {
-    const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
-    return r ? this.toKey(r) : undefined
+  get(id: string): Promise<ApiKey | undefined> {
+    return this.read(this.byIdQuery(id), ([r]) => (r ? this.toKey(r) : undefined))
+  }
+
+  private byIdQuery(id: string) {
+    return () => this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)
   }
 
   async count(): Promise<number> {
@@ -230,13 +251,14 @@ export class KeyStore {
   }
 
   private async lookup(h: string): Promise<ApiKey | undefined> {
-    const [r] = (await this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1)) as Row[]
-    if (!r) {
-      if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate()
-      this.byHash.set(h, null)
-      return undefined
-    }
-    return this.remember(r)
+    const r = await this.read(
+      () => this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1),
+      ([r]) => (r ? this.remember(r) : undefined),
+    )
+    if (r) return r
+    if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate()
+    this.byHash.set(h, null)
+    return undefined
   }
 
   /**
@@ -253,8 +275,7 @@ export class KeyStore {
    */
   async reloadOne(id: string): Promise<void> {
     await this.reloading
-    const [r] = (await this.db.select().from(this.t).where(eq(this.t.id, id)).limit(1)) as Row[]
-    if (r) this.remember(r)
+    await this.read(this.byIdQuery(id), ([r]) => r && this.remember(r))
   }
 
   /** Note a use; written to the database in the background, not on the hot path. */

@@ -45,8 +45,8 @@ export interface PoolOptions {
   log: Logger
   /** Stop the workers after this long without a job. */
   idleMs?: number
-  /** Spend the writer wrote to keys' rows, for the main thread's ledger. */
-  onSettled?: (settled: Settled) => void
+  /** Spend the writer wrote to keys' rows, for the main thread's ledger; the items' jobs resolve once it has taken it. */
+  onSettled?: (settled: Settled) => void | Promise<void>
   /** The tokens and cost of the records the writer stored (the metrics count batch work too). */
   onRecords?: (records: RecordTotals[]) => void
 }
@@ -155,9 +155,14 @@ export class WorkerPool {
       (m) => {
         if (m.type !== 'ran') return
         // the spend first: the reservations of these items go as their jobs resolve
-        if (m.settled.length > 0) this.opts.onSettled?.(m.settled)
+        const shown = m.settled.length > 0 ? this.opts.onSettled?.(m.settled) : undefined
         if (m.records.length > 0) this.opts.onRecords?.(m.records)
-        for (const d of m.done) this.settle(d.id, undefined, d.status)
+        if (!shown) for (const d of m.done) this.settle(d.id, undefined, d.status)
+        else {
+          // taken now (a worker that dies meanwhile does not fail them), answered once it is shown
+          const jobs = m.done.map((d) => [this.take(d.id), d.status] as const)
+          void shown.finally(() => jobs.forEach(([job, status]) => job?.resolve(status)))
+        }
       },
       (why) => {
         if (t.dead) return
@@ -193,18 +198,25 @@ export class WorkerPool {
   }
 
   private settle(id: number, error?: Error, value?: unknown) {
+    const job = this.take(id)
+    if (!job) return
+    if (error) job.reject(error)
+    else job.resolve(value)
+  }
+
+  /** A job no worker holds any more (undefined when none did): its answer is the caller's to give. */
+  private take(id: number): Pending | undefined {
     const slot = this.owner.get(id)
     const job = slot?.jobs.get(id)
-    if (!slot || !job) return
+    if (!slot || !job) return undefined
     slot.jobs.delete(id)
     this.owner.delete(id)
     if (slot.jobs.size === 0) slot.worker.unref()
-    if (error) job.reject(error)
-    else job.resolve(value)
     if (this.inFlight === 0 && !this.closed) {
       this.idleTimer = setTimeout(() => this.stopIdle(), this.idleMs)
       this.idleTimer.unref?.()
     }
+    return job
   }
 
   /** An item worker that is gone fails what it held. */

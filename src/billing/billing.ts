@@ -57,7 +57,11 @@ export interface SpendWrite {
    * one statement (GenerationStore.insertWhole). If that fails, `begin` and `store` may follow.
    */
   inline(costs: Map<string, number>): Piece[]
-  /** After the transaction; `costs` are what `store` wrote, when it committed. */
+  /**
+   * After the transaction; `costs` are what `store` wrote, when it committed. Called from the
+   * transaction's `committed` (Sql.tx) where there is one, so that no read of a key's row sees
+   * the cost stored and still counted as not stored; only the first call counts.
+   */
   end(committed: boolean, costs?: Map<string, number>): void
 }
 
@@ -144,6 +148,7 @@ export class Billing {
   /** Start a write of the records charged so far (call as they are taken, before any await). */
   startWrite(): SpendWrite {
     const ledgerWrite: LedgerWrite | undefined = this.ledger.startWrite?.()
+    let ended = false
     return {
       begin: async (q) => {
         await ledgerWrite?.begin(q)
@@ -162,6 +167,8 @@ export class Billing {
         return pieces
       },
       end: (committed, costs) => {
+        if (ended) return
+        ended = true
         // stored: no longer only in memory (the cache already shows it; a reload reads the row).
         // Before the ledger's end: admission waits for that, then reads row + unwritten once.
         if (committed && costs) {
@@ -185,12 +192,26 @@ export class Billing {
     }
   }
 
-  /** A batch worker stored these costs: the cache and a shared ledger count them too. */
-  fromWorker(stored: StoredSpend): void {
+  /**
+   * A batch worker stored these costs: a shared ledger counts them, and the cache shows them
+   * once it has read the keys' rows again (resolved then: the items' holds go after it). Not
+   * moved by the amounts, as a charge here is: a reload of the cache may already have read a
+   * row with the cost before this message came, and would then count it twice.
+   */
+  async fromWorker(stored: StoredSpend): Promise<void> {
+    const keys = new Map<string, number>()
     for (const [keyId, usd] of stored) {
       if (!(usd > 0)) continue
-      this.moveCached(keyId, usd)
       this.ledger.settle(undefined, keyId, usd)
+      keys.set(keyId, (keys.get(keyId) ?? 0) + usd)
+    }
+    for (const [keyId, usd] of keys) {
+      try {
+        await this.deps.keys.reloadOne(keyId)
+      } catch {
+        // the database did not answer: counted by the amount, at worst twice, never not at all
+        this.moveCached(keyId, usd)
+      }
     }
   }
 

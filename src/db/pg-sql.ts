@@ -52,9 +52,10 @@ export class PgSql implements Sql {
     return r.count
   }
 
-  tx<T>(fn: (q: Sql) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (q: Sql) => Promise<T>, committed?: (out: T) => void): Promise<T> {
     // a transaction inside one is part of it
-    if (this.inTx) return fn(this)
-    return this.client.begin((tx) => fn(new PgSql(tx as unknown as SQL, true))) as Promise<T>
+    const out = this.inTx ? await fn(this) : ((await this.client.begin((tx) => fn(new PgSql(tx as unknown as SQL, true)))) as T)
+    committed?.(out)
+    return out
   }
 }

@@ -21,8 +21,16 @@ export interface Sql {
   /**
    * Runs `fn` in one transaction on one connection: every statement of `fn` commits or none
    * does. `fn` should only wait on its own statements (SQLite holds its write lock meanwhile).
+   * `committed` runs once it has committed, at once on SQLite (before anything else reads the
+   * connection); inside another transaction, as its part ends (the outer one decides).
    */
-  tx<T>(fn: (q: Sql) => Promise<T>): Promise<T>
+  tx<T>(fn: (q: Sql) => Promise<T>, committed?: (out: T) => void): Promise<T>
+  /**
+   * SQLite only: runs a synchronous `fn` between transactions, in turn with them (after those
+   * begun or queued, before any queued later), so that what it reads is neither a write still
+   * open on the one connection nor a commit whose `committed` has not run yet.
+   */
+  between?<T>(fn: () => T): Promise<T>
 }
 
 /**

@@ -17,7 +17,11 @@ export class SqliteSql implements Sql {
       all: async (t, p) => this.allSync(t, this.stillIn(p)),
       get: async (t, p) => this.getSync(t, this.stillIn(p)),
       run: async (t, p) => this.runSync(t, this.stillIn(p)),
-      tx: (fn) => fn(inner),
+      tx: async (fn, committed) => {
+        const out = await fn(inner)
+        committed?.(out)
+        return out
+      },
     }
     this.inner = inner
   }
@@ -66,18 +70,28 @@ export class SqliteSql implements Sql {
     return this.runSync(text, params)
   }
 
-  tx<T>(fn: (q: Sql) => Promise<T>): Promise<T> {
-    const run = this.chain.then(async () => {
+  tx<T>(fn: (q: Sql) => Promise<T>, committed?: (out: T) => void): Promise<T> {
+    return this.inTurn(async () => {
       this.sqlite.exec('BEGIN IMMEDIATE')
+      let out: T
       try {
-        const out = await fn(this.inner)
+        out = await fn(this.inner)
         this.sqlite.exec('COMMIT')
-        return out
       } catch (e) {
         if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK')
         throw e
       }
+      committed?.(out)
+      return out
     })
+  }
+
+  between<T>(fn: () => T): Promise<T> {
+    return this.inTurn(async () => fn())
+  }
+
+  private inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(step)
     this.chain = run.catch(() => {})
     return run
   }

@@ -283,7 +283,10 @@ export class Recorder implements GenerationSink {
         if (!isNotWhole(e)) this.deps.log.warn('recorder: a batch of records went the long way', { records: rows.length, error: (e as Error).message })
       }
     }
-    return sql.tx(async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1])
+    return sql.tx(
+      async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1],
+      (inserted) => spend.end(true, costsByKey(inserted)),
+    )
   }
 
   /** Takes what is queued, to be written by the caller's transaction (`writeIn`, then `committed`). */

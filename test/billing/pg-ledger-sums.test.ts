@@ -70,7 +70,7 @@ describe.skipIf(!onPostgres)('PostgreSQL ledger: holds summed by key', () => {
     const b = new PgLedger(sql)
     const tx = sql.tx.bind(sql)
     let transactions = 0
-    sql.tx = ((fn: Parameters<typeof tx>[0]) => (transactions++, tx(fn))) as typeof sql.tx
+    sql.tx = ((fn: Parameters<typeof tx>[0], committed?: Parameters<typeof tx>[1]) => (transactions++, tx(fn, committed))) as typeof sql.tx
     try {
       const ask = (l: PgLedger) => Array.from({ length: 10 }, () => l.reserve({ id: record.id, credits: 3, spent: 0 }, 1))
       const [fromA, fromB] = await Promise.all([Promise.all(ask(a)), Promise.all(ask(b))])

@@ -28,7 +28,7 @@ function counting(sql: Sql) {
     all: <T,>(text: string, params?: readonly Param[]) => (seen.statements++, q.all<T>(text, params)),
     get: <T,>(text: string, params?: readonly Param[]) => (seen.statements++, q.get<T>(text, params)),
     run: (text: string, params?: readonly Param[]) => (seen.statements++, q.run(text, params)),
-    tx: <T,>(fn: (inner: Sql) => Promise<T>) => (seen.transactions++, q.tx((inner) => fn(wrap(inner)))),
+    tx: <T,>(fn: (inner: Sql) => Promise<T>, committed?: (out: T) => void) => (seen.transactions++, q.tx((inner) => fn(wrap(inner)), committed)),
   })
   return { sql: wrap(sql), seen }
 }

@@ -30,9 +30,9 @@ const response = (id: string): StoredResponse => ({
 /** The store's database, with its writing transactions counted and made to fail while `down`. */
 function flaky(sql: Sql) {
   const state = { down: false, tries: 0 }
-  const tx: Sql['tx'] = (fn) => {
+  const tx: Sql['tx'] = (fn, committed) => {
     state.tries++
-    return state.down ? Promise.reject(new Error('disk full')) : sql.tx(fn)
+    return state.down ? Promise.reject(new Error('disk full')) : sql.tx(fn, committed)
   }
   return { sql: new Proxy(sql, { get: (s, k) => (k === 'tx' ? tx : Reflect.get(s, k, s)) }), state }
 }
