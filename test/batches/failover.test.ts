@@ -5,7 +5,7 @@
 // sum of those records' costs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
-import { chat, msg, recordsOf, startBatchRig, type BatchRig } from './helpers.ts'
+import { chat, heldAfter, msg, recordsOf, startBatchRig, type BatchRig } from './helpers.ts'
 
 const OPENAI = fixtureJson('openai/chat/nonstream-text.json')
 const BOOM = { status: 500, json: { error: { message: 'boom', type: 'server_error' } } }
@@ -91,7 +91,7 @@ describe('batch items fail over', () => {
     }
     const sum = recs.reduce((a, r) => a + r.cost, 0)
     expect(await k.spent()).toBeCloseTo(sum, 12)
-    expect(rig.gw.services.billing.reserved(k.id)).toBe(0)
+    expect(await heldAfter(rig, k.id)).toBe(0)
   })
 
   test("Anthropic message batch: a model whose deployments are all down is served by its fallback, at the fallback's price", async () => {
@@ -128,6 +128,6 @@ describe('batch items fail over', () => {
     expect(costAt(PRICE_A)).not.toBeCloseTo(costAt(PRICE_B), 12)
 
     expect(await k.spent()).toBeCloseTo(fb.cost + next.cost, 12)
-    expect(rig.gw.services.billing.reserved(k.id)).toBe(0)
+    expect(await heldAfter(rig, k.id)).toBe(0)
   })
 })

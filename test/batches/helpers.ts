@@ -97,6 +97,20 @@ export async function recordsOf(rig: BatchRig, batchId: string): Promise<any[]> 
 }
 
 /** The last user text of an OpenAI chat or Anthropic messages request body the fake received. */
+/**
+ * What the key still holds once its batch has ended, waited for up to a second: on PostgreSQL a
+ * busy key's next holds are made ahead (cluster/ahead.ts), and one its batch did not use is given
+ * back 50 ms after it was made. Zero means every hold ended; one that never ends still shows.
+ */
+export async function heldAfter(rig: BatchRig, keyId: string): Promise<number> {
+  let held = rig.gw.services.billing.reserved(keyId)
+  for (let i = 0; i < 100 && held !== 0; i++) {
+    await Bun.sleep(10)
+    held = rig.gw.services.billing.reserved(keyId)
+  }
+  return held
+}
+
 export function promptOf(body: any): string {
   if (typeof body.input === 'string') return body.input
   const last = [...(body.messages ?? body.input ?? [])].reverse().find((m: any) => m.role === 'user')

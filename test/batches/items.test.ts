@@ -4,7 +4,7 @@
 // batch's key and id, exactly one per item) and the books: usage report = records = spend.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson } from '../helpers/fake-upstream.ts'
-import { chat, msg, recordsOf, replayFixtures, startBatchRig, type BatchRig } from './helpers.ts'
+import { chat, heldAfter, msg, recordsOf, replayFixtures, startBatchRig, type BatchRig } from './helpers.ts'
 
 let rig: BatchRig
 beforeAll(async () => {
@@ -69,7 +69,7 @@ describe('chat endpoint', () => {
     // the usage report counts exactly these records for this key's account
     const usage = (await (await rig.call('GET', '/api/v1/usage', undefined, key.key)).json()) as any
     expect(usage.totals.total_cost).toBeGreaterThanOrEqual(sum - 1e-9)
-    expect(rig.gw.services.billing.reserved(key.record.id)).toBe(0)
+    expect(await heldAfter(rig, key.record.id)).toBe(0)
   })
 
   test('inline requests on the alpha root, with metadata and settings.concurrency kept', async () => {
@@ -148,7 +148,7 @@ describe('upstream failures', () => {
     expect(seen.get('p0')).toBe(1)
     expect(seen.has('p1')).toBe(false)
     // the refused item left no reservation behind, the admitted one was settled
-    expect(rig.gw.services.billing.reserved(key.record.id)).toBe(0)
+    expect(await heldAfter(rig, key.record.id)).toBe(0)
   })
 })
 
