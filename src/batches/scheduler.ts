@@ -51,6 +51,8 @@ const TOPIC = 'batches'
 const RECHECK_MS = 500
 /** An item whose admission found the shared store away, or a fill the database could not answer, tries again after this. */
 const SHARED_DOWN_RETRY_MS = 1_000
+/** An item refused while only the key's other requests held its credit: looked at again this soon. */
+const CREDIT_HELD_RETRY_MS = 50
 
 interface Active {
   id: string
@@ -392,6 +394,14 @@ export class Scheduler {
       if (e instanceof HttpError && e.status === 503) {
         a.again.push(item.idx)
         return void setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
+      }
+      // 402 while the key's requests in progress hold its credit (this batch's other items among
+      // them): they end at their real cost, below what they hold, and may leave room. The item
+      // waits for them; an item that ends wakes the batch, the key's other requests do not
+      if (e instanceof HttpError && e.status === 402 && this.s.billing.reserved(key.id) > 0) {
+        a.again.push(item.idx)
+        if (a.inflight.size === 0) setTimeout(() => this.fill(a), CREDIT_HELD_RETRY_MS).unref?.()
+        return
       }
       // 402: the key's credit is spent; the item fails as an interactive request would
       const { retryAfter: _, ...error } = itemErrorOf(e)
