@@ -13,7 +13,7 @@ import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
-import type { Admission } from '../billing/admission.ts'
+import { CreditsExhausted, type Admission } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
@@ -52,7 +52,7 @@ const RECHECK_MS = 500
 /** An item whose admission found the shared store away, or a fill the database could not answer, tries again after this. */
 const SHARED_DOWN_RETRY_MS = 1_000
 /** An item refused while only the key's other requests held its credit: looked at again this soon. */
-const CREDIT_HELD_RETRY_MS = 50
+const CREDIT_HELD_RETRY_MS = 100
 
 interface Active {
   id: string
@@ -398,7 +398,7 @@ export class Scheduler {
       // 402 while the key's requests in progress hold its credit (this batch's other items among
       // them): they end at their real cost, below what they hold, and may leave room. The item
       // waits for them; an item that ends wakes the batch, the key's other requests do not
-      if (e instanceof HttpError && e.status === 402 && this.s.billing.reserved(key.id) > 0) {
+      if (e instanceof CreditsExhausted && e.held > 0) {
         a.again.push(item.idx)
         if (a.inflight.size === 0) setTimeout(() => this.fill(a), CREDIT_HELD_RETRY_MS).unref?.()
         return

@@ -50,10 +50,20 @@ function sane(n: number | undefined): number | undefined {
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : undefined
 }
 
-/** The 402 of a key whose balance, less what its requests in progress hold, is not above zero. */
-export function exhausted(credits: number, spent: number, reserved: number): HttpError {
-  const held = reserved > 0 ? ` and $${reserved.toFixed(6)} is held by requests in progress` : ''
-  return new HttpError(402, `Credits exhausted: this key has spent $${spent.toFixed(6)} of its $${credits} credits${held}; add credits, then resend`)
+/** The 402 of a key whose balance, less what its requests in progress hold (`held`), is not above zero. */
+export class CreditsExhausted extends HttpError {
+  constructor(
+    credits: number,
+    spent: number,
+    readonly held: number,
+  ) {
+    const holds = held > 0 ? ` and $${held.toFixed(6)} is held by requests in progress` : ''
+    super(402, `Credits exhausted: this key has spent $${spent.toFixed(6)} of its $${credits} credits${holds}; add credits, then resend`)
+  }
+}
+
+export function exhausted(credits: number, spent: number, reserved: number): CreditsExhausted {
+  return new CreditsExhausted(credits, spent, reserved)
 }
 
 /** The 503 of a request that needs the shared store while it is away (`redis.on_error: deny`). */
