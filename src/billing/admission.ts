@@ -62,10 +62,6 @@ export class CreditsExhausted extends HttpError {
   }
 }
 
-export function exhausted(credits: number, spent: number, reserved: number): CreditsExhausted {
-  return new CreditsExhausted(credits, spent, reserved)
-}
-
 /** The 503 of a request that needs the shared store while it is away (`redis.on_error: deny`). */
 export function sharedStoreDown(e: RedisUnavailable): HttpError {
   return new HttpError(503, `Service unavailable: the shared store (Redis) that holds rate limits and credits did not answer (${e.message.replace(/^Redis unavailable: /, '')}); retry shortly`, { 'retry-after': '1' })

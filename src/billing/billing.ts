@@ -20,7 +20,7 @@ import { names } from '../db/columns.ts'
 import { apiKeys } from '../db/schema.ts'
 import type { Piece, Sql } from '../db/sql.ts'
 import type { ApiKey } from '../http/context.ts'
-import { exhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
+import { CreditsExhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
 import { MemoryLedger, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
 import { SpendByKey } from './spend.ts'
 
@@ -259,6 +259,6 @@ export class Billing {
 }
 
 function admitted(h: Hold, credits: number): Admission {
-  if (!h.admitted) throw exhausted(credits, h.spent, h.reserved)
+  if (!h.admitted) throw new CreditsExhausted(credits, h.spent, h.reserved)
   return h.reservationId === undefined ? undefined : { reservationId: h.reservationId }
 }

@@ -96,7 +96,6 @@ export async function recordsOf(rig: BatchRig, batchId: string): Promise<any[]> 
   return rows.map((r) => ({ ...r, stream: r.stream ? 1 : 0, unpriced: r.unpriced ? 1 : 0 }))
 }
 
-/** The last user text of an OpenAI chat or Anthropic messages request body the fake received. */
 /**
  * What the key still holds once its batch has ended, waited for up to a second: on PostgreSQL a
  * busy key's next holds are made ahead (cluster/ahead.ts), and one its batch did not use is given
@@ -111,6 +110,7 @@ export async function heldAfter(rig: BatchRig, keyId: string): Promise<number> {
   return held
 }
 
+/** The last user text of an OpenAI chat or Anthropic messages request body the fake received. */
 export function promptOf(body: any): string {
   if (typeof body.input === 'string') return body.input
   const last = [...(body.messages ?? body.input ?? [])].reverse().find((m: any) => m.role === 'user')
