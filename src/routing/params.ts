@@ -8,6 +8,9 @@
 //              foreign(t)  not the family's: a 400 when `compat.cross_family` is `reject`,
 //                          else translated by `t` (or dropped) and named in x-switchyard-compat
 //              IGNORED     harmless to leave out: dropped in both modes, named in the header
+//              ignoredNamedIf(f)
+//                          dropped in both modes, named in the header only when `f` says
+//                          its value asked for something (`background: true`, not `false`)
 //              partly(f)   carried, and named in the header when `f` says a part is left out
 //   gateway  the gateway's own: acted on here (a pause at the first tool call), never sent
 //            upstream, and not named either, since nothing was lost
@@ -31,7 +34,7 @@ import type { Counterpart, Translate } from './translate.ts'
 
 export type CrossFamilyMode = 'reject' | 'translate'
 
-export type FamilyRule = { foreign: Translate } | { ignored: true } | { partly: (value: unknown) => boolean }
+export type FamilyRule = { foreign: Translate } | { ignored: true; named?: (value: unknown) => boolean } | { partly: (value: unknown) => boolean }
 
 /** IR fields a parameter's value is copied to unchanged. */
 export type DirectIR = 'temperature' | 'topP' | 'topK' | 'maxTokens' | 'stream' | 'parallelToolCalls' | 'user' | 'metadata' | 'betas'
@@ -80,6 +83,7 @@ export type BodyOf<P extends ParamTable> = {
 
 export const foreign = (t: Translate): FamilyRule => ({ foreign: t })
 export const IGNORED: FamilyRule = { ignored: true }
+export const ignoredNamedIf = (named: (value: unknown) => boolean): FamilyRule => ({ ignored: true, named })
 export const partly = (leftOut: (value: unknown) => boolean): FamilyRule => ({ partly: leftOut })
 
 export interface RulesOutcome {
@@ -122,7 +126,7 @@ export function applyFamilyRules(body: Record<string, unknown>, table: ParamTabl
     const r = ruleOf(table, name, family)
     if (r === undefined || !('ignored' in r)) continue
     out.removed.push(name)
-    out.compat.push(name)
+    if (r.named === undefined || r.named(body[name])) out.compat.push(name)
   }
   for (const name of present) {
     const r = ruleOf(table, name, family)

@@ -81,7 +81,7 @@ const SAMPLES: Record<Surface, Record<string, unknown>> = {
     logit_bias: { '50256': -100 }, frequency_penalty: 0.5, presence_penalty: 0.5, functions: [{ name: 'f', parameters: fn }],
     function_call: 'none', text: { format: { type: 'text' }, verbosity: 'low' }, parallel_tool_calls: false, prompt_cache_key: 'k1',
     safety_identifier: 's1', service_tier: 'auto', stream_options: { include_obfuscation: false }, top_logprobs: 2,
-    background: false, prompt: { id: 'pmpt_1' }, context_management: [{ type: 'compaction', compact_threshold: 100_000 }],
+    background: true, background_options: { completion_window: '2h' }, prompt: { id: 'pmpt_1' }, context_management: [{ type: 'compaction', compact_threshold: 100_000 }],
     client_metadata: { k: 'v' },
   },
 }

@@ -6,7 +6,7 @@
 import { Type as T } from '@sinclair/typebox'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest } from '../../ir/types.ts'
-import { foreign, IGNORED, type BodyOf, type IRContext, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
+import { foreign, IGNORED, ignoredNamedIf, type BodyOf, type IRContext, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
 import { carry, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
@@ -14,6 +14,9 @@ import { paramSchemas } from '../checks.ts'
 import { MCP_BETA, mcpConnector, turnStart } from './decode.ts'
 import type { Turn } from './turn.ts'
 import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
+
+/** `background: true` asks for a queued response; the gateway runs it at once instead: dropped, and said so (`false` loses nothing). */
+const FOREGROUND = ignoredNamedIf((v) => v === true)
 
 export const PARAMS = {
   family: 'openai',
@@ -86,7 +89,13 @@ export const PARAMS = {
     service_tier: { schema: Str(), anthropic: IGNORED, owned: OPENAI_TIERS },
     stream_options: { schema: AnyObject },
     top_logprobs: { schema: T.Integer({ minimum: 0, maximum: 20, errorMessage: 'expected an integer from 0 to 20' }), anthropic: foreign(drop) },
-    background: { schema: Bool(), anthropic: foreign(drop) },
+    // the gateway answers every response in the foreground, on either family: an upstream
+    // never queues one that nothing would then collect, bill or let the client poll
+    background: { schema: Bool(), openai: FOREGROUND, anthropic: FOREGROUND },
+    background_options: { schema: T.Object(
+      { completion_window: T.Optional(Str()), continuation_id: T.Optional(Str()) },
+      { errorMessage: 'expected an object { completion_window?, continuation_id? }' },
+    ), openai: IGNORED, anthropic: IGNORED },
     prompt: { schema: AnyObject, anthropic: foreign(drop) },
     // the Responses API's own (compaction); Anthropic's of the same name is another shape
     context_management: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array' }), ir: leftOut('context_management') },
