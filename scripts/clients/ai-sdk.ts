@@ -1,0 +1,170 @@
+// The Vercel AI SDK (`ai` 7 with `@ai-sdk/openai` 4 and `@ai-sdk/anthropic` 4) against the
+// gateway, offline, on the built-in mock (the key and address limits raised for its ~70 calls): every way the SDK reaches a model (`openai(m)` → the
+// responses surface, `openai.chat(m)` → chat, `anthropic(m)` → messages), each with a GPT and
+// a Claude model, through generateText, streamText, a tool round trip (generate and stream),
+// a system prompt with earlier turns, and generateObject; then uploadFile and a file part that
+// refers to the upload (text and image), and experimental_startBatch → getBatchStatus →
+// getBatchResults, on both providers.
+//
+// One answer is a refusal on purpose: generateObject on the chat surface with a Claude model
+// sends `response_format`, which the specification (§8) refuses for Claude-family models
+// unless `compat.cross_family: translate`; the check passes when it is that 400, naming it.
+//
+// Not run in CI (the packages are fetched from npm); run it by hand:
+//   bun scripts/clients/ai-sdk.ts            AI_SDK_VERSIONS="ai@7.0.173 @ai-sdk/openai@4.0.118 @ai-sdk/anthropic@4.0.105"
+// The packages go into a cache dir outside the project (AI_SDK_DIR, default
+// ~/.cache/switchyard-ai-sdk), never into package.json. The gateway runs as `bun src/main.ts
+// serve` on a free port, with a temp data dir, a known key and no upstream. PASS/FAIL a line;
+// the exit status is 1 when any failed.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..', '..')
+const cache = process.env.AI_SDK_DIR ?? join(homedir(), '.cache', 'switchyard-ai-sdk')
+const versions = (process.env.AI_SDK_VERSIONS ?? 'ai@7.0.173 @ai-sdk/openai@4.0.118 @ai-sdk/anthropic@4.0.105').split(/\s+/).filter(Boolean)
+
+async function install() {
+  mkdirSync(cache, { recursive: true })
+  const want = versions.join(' ')
+  if ((await Bun.file(join(cache, 'installed.txt')).text().catch(() => '')) === want) return
+  console.log(`installing ${want} into ${cache}`)
+  if (!(await Bun.file(join(cache, 'package.json')).exists())) await Bun.write(join(cache, 'package.json'), '{"private":true}\n')
+  const p = Bun.spawnSync(['npm', 'install', '--no-audit', '--no-fund', '--loglevel=error', ...versions], { cwd: cache, stdout: 'inherit', stderr: 'inherit' })
+  if (p.exitCode !== 0) throw new Error('npm install failed')
+  await Bun.write(join(cache, 'installed.txt'), want)
+}
+
+async function startGateway(key: string) {
+  const data = mkdtempSync(join(tmpdir(), 'sy-ai-sdk-'))
+  // a config of its own: none of the caller's directory applies
+  await Bun.write(join(data, 'switchyard.yaml'), 'log_level: warn\n')
+  const env: Record<string, string | undefined> = { ...process.env, SWITCHYARD_BOOTSTRAP_KEY: key, SWITCHYARD_CONFIG: join(data, 'switchyard.yaml'),
+    // some 70 calls in a few seconds: past the default limits of one key
+    SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '100000' }
+  for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'SWITCHYARD_CROSS_FAMILY']) delete env[k]
+  const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', join(data, 'data')], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' })
+  const reader = proc.stdout.getReader()
+  let seen = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the gateway exited before listening:\n${seen}`)
+    seen += new TextDecoder().decode(value)
+    const url = /listening on (http:\/\/[0-9.:]+)/.exec(seen)?.[1]
+    if (url) {
+      void (async () => { while (!(await reader.read()).done); })()
+      return { url, stop: () => { proc.kill(); rmSync(data, { recursive: true, force: true }) } }
+    }
+  }
+}
+
+await install()
+const { generateText, streamText, generateObject, tool, jsonSchema, stepCountIs, uploadFile, experimental_startBatch: startBatch, experimental_getBatchStatus: getBatchStatus, experimental_getBatchResults: getBatchResults } =
+  await import(join(cache, 'node_modules', 'ai', 'dist', 'index.js'))
+const { createOpenAI } = await import(join(cache, 'node_modules', '@ai-sdk', 'openai', 'dist', 'index.js'))
+const { createAnthropic } = await import(join(cache, 'node_modules', '@ai-sdk', 'anthropic', 'dist', 'index.js'))
+;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
+
+const key = `sk-sy-ai-sdk-${crypto.randomUUID().replaceAll('-', '')}`
+const gw = await startGateway(key)
+const openai = createOpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1` })
+const anthropic = createAnthropic({ apiKey: key, baseURL: `${gw.url}/api/beta/v1` })
+console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)
+
+let failed = 0
+async function check(name: string, f: () => Promise<string>) {
+  try {
+    console.log(`PASS ${name}: ${(await f()).slice(0, 120)}`)
+  } catch (e) {
+    failed++
+    const err = e as { message?: string; responseBody?: string }
+    console.log(`FAIL ${name}: ${String(err.message ?? e).slice(0, 300)} ${err.responseBody?.slice(0, 300) ?? ''}`)
+  }
+}
+const same = (got: string, want: string) => {
+  if (got !== want) throw new Error(`got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`)
+  return got
+}
+
+const echo = tool({
+  description: 'echo the text back',
+  inputSchema: jsonSchema({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }),
+  execute: async ({ text }: { text: string }) => `echoed ${text}`,
+})
+const objectSchema = jsonSchema({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false })
+
+const ways: [string, (m: string) => unknown][] = [['responses', (m) => openai(m)], ['chat', (m) => openai.chat(m)], ['messages', (m) => anthropic(m)]]
+for (const [surface, make] of ways) {
+  for (const id of ['mock-gpt', 'mock-claude']) {
+    const model = make(id)
+    const at = `${surface} ${id}`
+    await check(`${at} generateText`, async () => same((await generateText({ model, prompt: 'mock: text pong', maxRetries: 0 })).text, 'pong'))
+    await check(`${at} streamText`, async () => {
+      const r = streamText({ model, prompt: 'mock: text ping pong', maxRetries: 0, onError: ({ error }: { error: unknown }) => { throw error } })
+      let text = ''
+      for await (const d of r.textStream) text += d
+      const u = await r.usage
+      if (!(u.inputTokens > 0 && u.outputTokens > 0)) throw new Error(`usage ${JSON.stringify(u)}`)
+      return same(text, 'ping pong')
+    })
+    await check(`${at} tool round trip`, async () => {
+      const r = await generateText({ model, prompt: 'mock: tool echo {"text":"hi"}', tools: { echo }, stopWhen: stepCountIs(3), maxRetries: 0 })
+      return same(r.text, 'tool result: echoed hi')
+    })
+    await check(`${at} tool round trip streamed`, async () => {
+      const r = streamText({ model, prompt: 'mock: tool echo {"text":"hi"}', tools: { echo }, stopWhen: stepCountIs(3), maxRetries: 0, onError: ({ error }: { error: unknown }) => { throw error } })
+      let text = ''
+      for await (const d of r.textStream) text += d
+      return same(text, 'tool result: echoed hi')
+    })
+    await check(`${at} system and earlier turns`, async () => {
+      const r = await generateText({ model, system: 'be brief', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'mock: text ok' }], maxRetries: 0 })
+      return same(r.text, 'ok')
+    })
+    const refused = surface === 'chat' && id.includes('claude')
+    await check(`${at} generateObject${refused ? ' (refused by §8)' : ''}`, async () => {
+      try {
+        const r = await generateObject({ model, schema: objectSchema, prompt: 'mock: text {"a":"x"}', maxRetries: 0 })
+        if (refused) throw new Error('answered; expected the 400 naming response_format')
+        return same(JSON.stringify(r.object), '{"a":"x"}')
+      } catch (e) {
+        const err = e as { statusCode?: number; responseBody?: string }
+        if (refused && err.statusCode === 400 && err.responseBody?.includes('response_format')) return `400 ${err.responseBody}`
+        throw e
+      }
+    })
+  }
+}
+
+const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
+const files: [string, Uint8Array][] = [['text/plain', new TextEncoder().encode('hello file')], ['image/png', png]]
+for (const [name, provider, model] of [['openai responses', openai, openai('mock-gpt')], ['openai chat', openai, openai.chat('mock-gpt')], ['anthropic', anthropic, anthropic('mock-claude')]] as const) {
+  for (const [mediaType, data] of files) {
+    await check(`${name} uploadFile ${mediaType}, then a file part referring to it`, async () => {
+      const f = await uploadFile({ api: provider, data, mediaType, filename: mediaType === 'image/png' ? 'dot.png' : 'note.txt' })
+      const content = [{ type: 'file', data: { type: 'reference', reference: f.providerReference }, mediaType }, { type: 'text', text: 'mock: text seen' }]
+      const r = await generateText({ model, maxRetries: 0, messages: [{ role: 'user', content }] })
+      return `${JSON.stringify(f.providerReference)} → ${same(r.text, 'seen')}`
+    })
+  }
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'expired'])
+for (const [name, provider, id] of [['openai', openai, 'mock-gpt'], ['anthropic', anthropic, 'mock-claude']] as const) {
+  await check(`${name} startBatch → getBatchStatus → getBatchResults`, async () => {
+    const batch = await startBatch({ provider, requests: [{ id: 'one', type: 'text', model: id, prompt: 'mock: text first' }, { id: 'two', type: 'text', model: id, prompt: 'mock: text second' }] })
+    let status = batch
+    for (let i = 0; i < 150 && !TERMINAL.has(status.status); i++) {
+      await Bun.sleep(200)
+      status = await getBatchStatus({ provider, batch })
+    }
+    if (status.status !== 'completed') throw new Error(`status ${JSON.stringify(status)}`)
+    const texts: Record<string, string> = {}
+    for await (const r of getBatchResults({ provider, batch })) texts[r.id] = r.status === 'succeeded' ? r.text : `${r.status}`
+    return `${batch.id}: ${same(JSON.stringify(texts), JSON.stringify({ one: 'first', two: 'second' }))}`
+  })
+}
+
+gw.stop()
+console.log(failed ? `${failed} failed` : 'all passed')
+process.exit(failed ? 1 : 0)
