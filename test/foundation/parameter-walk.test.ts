@@ -56,6 +56,7 @@ const SAMPLES: Record<Surface, Record<string, unknown>> = {
     parallel_tool_calls: false, service_tier: 'auto', store: false, metadata: { k: 'v' }, stream_options: { include_usage: true },
     web_search_options: {}, prompt_cache_key: 'k1', modalities: ['text'], audio: { voice: 'alloy', format: 'mp3' },
     prediction: { type: 'content', content: 'x' }, verbosity: 'low', logprobs: true, top_logprobs: 2, safety_identifier: 's1',
+    prompt_cache_options: { mode: 'explicit', ttl: '12h' }, moderation: { model: 'omni-moderation-latest' },
     prompt_cache_retention: '24h', top_k: 5, stop_sequences: ['END'], cache_control: { type: 'ephemeral' },
     thinking: { type: 'enabled', budget_tokens: 1024 }, output_config: { effort: 'low' }, context_management: { edits: [] },
     container: 'cntr_1', mcp_servers: mcp, inference_geo: 'us',
@@ -82,7 +83,8 @@ const SAMPLES: Record<Surface, Record<string, unknown>> = {
     function_call: 'none', text: { format: { type: 'text' }, verbosity: 'low' }, parallel_tool_calls: false, prompt_cache_key: 'k1',
     safety_identifier: 's1', service_tier: 'auto', stream_options: { include_obfuscation: false }, top_logprobs: 2,
     background: true, background_options: { completion_window: '2h' }, prompt: { id: 'pmpt_1' }, context_management: [{ type: 'compaction', compact_threshold: 100_000 }],
-    client_metadata: { k: 'v' },
+    client_metadata: { k: 'v' }, prompt_cache_options: { mode: 'explicit', ttl: '12h' }, moderation: { model: 'omni-moderation-latest' },
+    access_programs: { cyber: 'standard' }, image: { context_compression: 'auto' },
   },
 }
 
@@ -216,4 +218,16 @@ test('max_tool_calls on the responses surface for a Claude model: the gateway ta
   const all = JSON.parse((await send('responses', MODELS.Claude, false, { tools })).text) as { output: { type: string }[] }
   expect(all.output.filter((o) => o.type === 'function_call')).toHaveLength(2)
   expect(capped.output.filter((o) => o.type === 'function_call')).toHaveLength(1)
+})
+
+test("OpenAI's request options on chat and responses: a value of the wrong shape is a 400 naming the field", async () => {
+  const wrong: [Surface, string, unknown][] = [
+    ['chat', 'moderation', { policy: {} }], ['chat', 'prompt_cache_options', 'explicit'], ['chat', 'prompt_cache_options', { prewarm: 'yes' }],
+    ['responses', 'moderation', 'omni'], ['responses', 'prompt_cache_options', { ttl: 12 }], ['responses', 'access_programs', ['standard']],
+    ['responses', 'image', { context_compression: true }],
+  ]
+  for (const [surface, param, value] of wrong) {
+    const r = await send(surface, MODELS.GPT, false, { [param]: value })
+    expect([r.status, r.text]).toEqual([400, expect.stringContaining(param)])
+  }
 })

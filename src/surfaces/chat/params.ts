@@ -2,9 +2,9 @@
 // becomes in the IR and for a model of either family, and whether its values are the
 // provider's to grow (src/routing/params.ts reads the table). A parameter not here is a 400
 // naming it. OpenAI's parameters with no IR field are carried to an OpenAI-family upstream,
-// the Anthropic-style extensions to a Claude-family one. `prompt_cache_key` is never
-// forwarded: prompt-cache scoping is the gateway's own, and a client's key would let it share
-// or probe cache entries across tenants upstream.
+// the Anthropic-style extensions to a Claude-family one. `prompt_cache_key` and
+// `prompt_cache_options` are never forwarded: prompt-cache scoping is the gateway's own, and a
+// client's key would let it share or probe cache entries across tenants upstream.
 import { Type as T } from '@sinclair/typebox'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, ReasoningEffort } from '../../ir/types.ts'
@@ -13,6 +13,7 @@ import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/t
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToOpenAI, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
+import { Moderation, PromptCacheOptions } from '../openai-options.ts'
 import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolsToIR, toResponseFormat, toStops } from './decode.ts'
 import { AnyObject, type ChatMessage, type ChatResponseFormat, type ChatToolChoice, Obj, OneOf, Opt, Str } from './schema.ts'
 
@@ -54,6 +55,9 @@ export const PARAMS = {
     ) },
     web_search_options: { schema: AnyObject, anthropic: foreign(drop), ir: carried('openai') },
     prompt_cache_key: { schema: Str({ errorMessage: 'expected a string' }), openai: IGNORED, anthropic: IGNORED },
+    prompt_cache_options: { schema: PromptCacheOptions, openai: IGNORED, anthropic: IGNORED },
+    // a moderation policy a Claude model would not apply: refused, or dropped and named
+    moderation: { schema: Moderation, anthropic: foreign(drop), ir: carried('openai') },
     modalities: { schema: T.Array(OneOf(['text', 'audio'], ''), { errorMessage: 'expected an array of "text" / "audio"' }), anthropic: foreign(drop), ir: carried('openai') },
     audio: { schema: Obj({ voice: T.Union([Str(), AnyObject]), format: Str() }, { errorMessage: 'expected { voice, format }' }), anthropic: foreign(drop), ir: carried('openai') },
     prediction: { schema: Obj({ type: T.Literal('content'), content: T.Union([Str(), T.Array(T.Unknown())]) }, { errorMessage: 'expected { type: "content", content }' }), anthropic: foreign(drop), ir: carried('openai') },

@@ -11,6 +11,7 @@ import { carry, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
+import { AccessPrograms, ImageOptions, Moderation, PromptCacheOptions } from '../openai-options.ts'
 import { MCP_BETA, mcpConnector, turnStart } from './decode.ts'
 import type { Turn } from './turn.ts'
 import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
@@ -85,6 +86,11 @@ export const PARAMS = {
     ), owned: { verbosity: VERBOSITY }, shaped: true },
     parallel_tool_calls: { schema: Bool(), anthropic: foreign(parallelToDisable), ir: 'parallelToolCalls' },
     prompt_cache_key: { schema: Str(), anthropic: IGNORED },
+    prompt_cache_options: { schema: PromptCacheOptions, anthropic: IGNORED },
+    // a moderation policy a Claude model would not apply: refused, or dropped and named
+    moderation: { schema: Moderation, anthropic: foreign(drop) },
+    access_programs: { schema: AccessPrograms, anthropic: IGNORED },
+    image: { schema: ImageOptions, anthropic: IGNORED },
     safety_identifier: { schema: Str(), anthropic: IGNORED },
     service_tier: { schema: Str(), anthropic: IGNORED, owned: OPENAI_TIERS },
     stream_options: { schema: AnyObject },
