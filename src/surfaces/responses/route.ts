@@ -1,12 +1,14 @@
 // POST /api/alpha/v1/responses : the responses codec on
 // the shared generation pipeline. Streams whenever the body says `stream: true`, whatever
-// the Accept header says (the openai SDK sends application/json even for streams).
+// the Accept header says (the openai SDK sends application/json even for streams). And
+// responses/input_tokens, the prompt's token count (the openai SDK's responses.inputTokens.count).
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../../http/body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { GenerationServices, ThreadServices } from '../../services.ts'
 import type { Handler } from '../../http/direct.ts'
+import { countResponseTokens } from './count.ts'
 import { responseObjectRoutes } from './objects.ts'
 import { responsesSurface, threadStoreOf } from './surface.ts'
 
@@ -23,6 +25,13 @@ export function responsesHandler(s: GenerationServices & ThreadServices): Handle
 
 export function responsesRoutes(s: GenerationServices & ThreadServices, handle = responsesHandler(s)) {
   const app = new Elysia({ name: 'responses' })
-  for (const path of RESPONSES_PATHS) app.post(path, ({ request }) => handle(request))
+  const counting = responsesSurface(s)
+  for (const path of RESPONSES_PATHS) {
+    app.post(path, ({ request }) => handle(request))
+    app.post(`${path}/input_tokens`, async ({ request }) => {
+      const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
+      return { object: 'response.input_tokens', input_tokens: await countResponseTokens(s, counting, raw, contextOf(request)) }
+    })
+  }
   return app.use(responseObjectRoutes(threadStoreOf(s)))
 }
