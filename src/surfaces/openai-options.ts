@@ -2,6 +2,7 @@
 // inside them (moderation modes, cache lifetimes) are OpenAI's to grow, so any string passes
 // here and OpenAI's own 400 comes back for one it does not know.
 import { Type as T } from '@sinclair/typebox'
+import type { GenerationRequest, Part } from '../ir/types.ts'
 
 const Str = () => T.String({ errorMessage: 'expected a string' })
 const Obj = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
@@ -28,3 +29,46 @@ export const AccessPrograms = T.Object({ cyber: T.Optional(Str()) }, { errorMess
 
 /** `image` (responses): request-level image options, `{ context_compression? }`. */
 export const ImageOptions = T.Object({ context_compression: T.Optional(Str()) }, { errorMessage: 'expected an object { context_compression? }' })
+
+/** What a translated breakpoint becomes: one object, so that it is told apart from a client's own cache_control. */
+const BREAKPOINT = Object.freeze({ type: 'ephemeral' as const })
+/** Anthropic takes at most 4 cache breakpoints in a request, tools, system and messages together. */
+const MAX_BREAKPOINTS = 4
+
+/**
+ * A content part's `prompt_cache_breakpoint` (`{ mode: "explicit", ttl? }`) as Anthropic's
+ * `cache_control` for a Claude model: Anthropic's default entry, kept 5 minutes from its last
+ * read, which a conversation in use keeps warm. OpenAI's `ttl` (a least lifetime of 30 min or
+ * 12 h) has no faithful counterpart: Anthropic's 1-hour entries cost twice the write, and must
+ * come before every 5-minute one. Not an object: undefined (OpenAI judges it; nothing to translate).
+ */
+export function breakpointCache(bp: unknown): typeof BREAKPOINT | undefined {
+  return typeof bp === 'object' && bp !== null && !Array.isArray(bp) ? BREAKPOINT : undefined
+}
+
+/**
+ * OpenAI keeps breakpoints on earlier turns (it reads up to 80 of them); Anthropic refuses a
+ * request with more than 4. The latest translated ones stay, in the room the client's own
+ * cache_control leaves; earlier ones are let go.
+ */
+export function keepLastBreakpoints<R extends GenerationRequest>(req: R): R {
+  const translated: { cacheControl?: unknown }[] = []
+  let own = 0
+  const visit = (p: { cacheControl?: unknown }) => {
+    if (p.cacheControl === BREAKPOINT) translated.push(p)
+    else if (p.cacheControl !== undefined) own++
+  }
+  const visitParts = (parts: readonly Part[]) => {
+    for (const p of parts) {
+      if (p.type === 'tool-call' || p.type === 'reasoning') continue
+      visit(p)
+      if (p.type === 'tool-result' && Array.isArray(p.content)) visitParts(p.content)
+    }
+  }
+  for (const t of req.tools ?? []) visit(t)
+  visitParts(req.system ?? [])
+  for (const m of req.messages) visitParts(m.content)
+  const over = translated.length - Math.max(0, MAX_BREAKPOINTS - own)
+  for (const p of translated.slice(0, Math.max(0, over))) delete p.cacheControl
+  return req
+}

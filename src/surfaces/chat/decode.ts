@@ -6,6 +6,7 @@ import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import type { ChatFunction, ChatMessage, ChatRefusalPart, ChatResponseFormat, ChatTextPart, ChatTool, ChatToolChoice, ChatUserPart } from './schema.ts'
+import { breakpointCache } from '../openai-options.ts'
 
 type TextPart = Extract<Part, { type: 'text' }>
 
@@ -25,8 +26,10 @@ function textParts(content: string | (ChatTextPart | ChatRefusalPart)[] | null |
   return content.map((p) => (p.type === 'text' ? withCache({ type: 'text', text: p.text }, p) : { type: 'text', text: p.refusal }))
 }
 
-function withCache<P extends Part>(part: P, wire: { cache_control?: unknown }): P {
-  if (wire.cache_control !== undefined) (part as { cacheControl?: unknown }).cacheControl = wire.cache_control
+/** A part's cache breakpoint: Anthropic's `cache_control` as it came, else OpenAI's `prompt_cache_breakpoint` translated. */
+function withCache<P extends Part>(part: P, wire: { cache_control?: unknown; prompt_cache_breakpoint?: unknown }): P {
+  const cache = wire.cache_control ?? breakpointCache(wire.prompt_cache_breakpoint)
+  if (cache !== undefined) (part as { cacheControl?: unknown }).cacheControl = cache
   return part
 }
 

@@ -13,7 +13,7 @@ import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/t
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToOpenAI, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { Moderation, PromptCacheOptions } from '../openai-options.ts'
+import { keepLastBreakpoints, Moderation, PromptCacheOptions } from '../openai-options.ts'
 import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolsToIR, toResponseFormat, toStops } from './decode.ts'
 import { AnyObject, type ChatMessage, type ChatResponseFormat, type ChatToolChoice, Obj, OneOf, Opt, Str } from './schema.ts'
 
@@ -92,5 +92,5 @@ export const PARAM_SCHEMAS = paramSchemas(PARAMS)
  * (removed parameters gone, their counterparts merged).
  */
 export function toIR(checked: ChatBody, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
-  return rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules)
+  return keepLastBreakpoints(rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules))
 }

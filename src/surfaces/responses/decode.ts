@@ -6,6 +6,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
+import { breakpointCache } from '../openai-options.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
 import type { Turn } from './turn.ts'
@@ -18,7 +19,15 @@ type Obj = Record<string, unknown>
 /** Anthropic's MCP connector (what `mcp_servers` becomes for a Claude model). */
 export const MCP_BETA = 'mcp-client-2025-04-04'
 
+/** A content part → an IR part, with OpenAI's cache breakpoint as the part's cache control (for a Claude model). */
 function userPart(p: ContentPart, at: string): Part | undefined {
+  const part = irPart(p, at)
+  const cache = breakpointCache(p.prompt_cache_breakpoint)
+  if (part && cache) (part as { cacheControl?: unknown }).cacheControl = cache
+  return part
+}
+
+function irPart(p: ContentPart, at: string): Part | undefined {
   switch (p.type) {
     case 'input_text':
     case 'output_text':

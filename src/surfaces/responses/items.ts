@@ -78,7 +78,9 @@ function part(p: unknown, at: string, role: Role): ContentPart {
     if (source === undefined) throw badRequest(`${at}.image_url: expected a URL string or {url, detail?}`)
     const detail = p.detail ?? (isObj(raw) ? raw.detail : undefined)
     if (detail !== undefined && !DETAILS.has(detail)) throw badRequest(`${at}.detail: expected auto, low or high, got ${quote(detail)}`)
-    return { type: 'input_image', ...source, detail: detail ?? 'auto' }
+    // the chat spelling's fields become the Responses ones; any other field goes on as it came
+    const { image_url: _url, file_id: _file, detail: _detail, ...rest } = p
+    return { ...rest, type: 'input_image', ...source, detail: detail ?? 'auto' }
   }
   if (type === 'input_file') {
     if (p.file_id === undefined && p.file_data === undefined && p.file_url === undefined) throw badRequest(`${at}: input_file needs file_id, file_data or file_url`)

@@ -11,7 +11,7 @@ import { carry, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { AccessPrograms, ImageOptions, Moderation, PromptCacheOptions } from '../openai-options.ts'
+import { AccessPrograms, ImageOptions, keepLastBreakpoints, Moderation, PromptCacheOptions } from '../openai-options.ts'
 import { MCP_BETA, mcpConnector, turnStart } from './decode.ts'
 import type { Turn } from './turn.ts'
 import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
@@ -139,5 +139,5 @@ function leftOut(name: string) {
 
 /** A checked turn → IR: what the turn reshaped, then each other parameter by its row, with the family rules' outcome applied. */
 export function turnToIR(checked: ResponsesBody, turn: Turn, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
-  return rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules, turnStart(checked, turn, model, rules.compat))
+  return keepLastBreakpoints(rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules, turnStart(checked, turn, model, rules.compat)))
 }
