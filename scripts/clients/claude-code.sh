@@ -8,13 +8,18 @@
 #   3. default:  the same two round trips with no --model, as a new user runs Claude Code: its
 #                default model (claude-opus-5-5 with max_tokens 128000 in 2.1.330) must work on
 #                the mock and through the pass-through path.
-#   4. replay:   the upstream round trip recorded to cassettes (SWITCHYARD_REPLAY_MODE=record),
+#   4. translate: --model mock-gpt, a GPT-family model, under `compat: {cross_family: translate}`
+#                (SWITCHYARD_CROSS_FAMILY): Claude Code's Anthropic-only parameters (thinking,
+#                context_management, output_config, its betas) are translated or dropped and
+#                named, and the same round trip works through the IR path. (Under the default
+#                `reject` the first request is a 400 naming them, as the specification says.)
+#   5. replay:   the upstream round trip recorded to cassettes (SWITCHYARD_REPLAY_MODE=record),
 #                then, with the fake upstream stopped, run again on a gateway replaying them with
 #                no Anthropic key or address: the same answer, every record marked replayed, no
 #                key in the cassettes. Both runs use one project dir and HOME (Claude Code's
 #                system prompt names its working directory).
 # Not run in CI (the package is ~250 MB); run it by hand:
-#   bash scripts/clients/claude-code.sh [mock|upstream|default|replay]     (default: all)
+#   bash scripts/clients/claude-code.sh [mock|upstream|default|translate|replay]     (default: all)
 #
 # Claude Code is installed with npm into a cache dir outside the project (CLAUDE_CODE_DIR,
 # default ~/.cache/switchyard-claude-code; CLAUDE_CODE_VERSION, default 2: npm resolves that to
@@ -143,8 +148,8 @@ verdict() { # NAME LABEL → 0 when the scenario passed; prints the evidence eit
   return 1
 }
 
-on_mock() { # NAME MODEL LABEL
-  start_gateway "$1"
+on_mock() { # NAME MODEL LABEL [ENV…]
+  start_gateway "$1" "${@:4}"
   if gw=$(wait_for "$work/$1/gateway.log" listening); then
     run_claude "$1" "$gw" "$2"
     stop "$gw_pid"
@@ -227,5 +232,6 @@ if [ "$want" = all ] || [ "$want" = default ]; then
   on_mock default-mock '' "Claude Code's default model (built-in mock)"
   on_upstream default-upstream '' "Claude Code's default model (fake Anthropic upstream)"
 fi
+if [ "$want" = all ] || [ "$want" = translate ]; then on_mock translate mock-gpt "mock-gpt, a GPT-family model (compat.cross_family: translate)" SWITCHYARD_CROSS_FAMILY=translate; fi
 if [ "$want" = all ] || [ "$want" = replay ]; then on_replay "claude-sonnet-4-5 recorded to cassettes, then replayed offline"; fi
 exit $status
