@@ -52,6 +52,13 @@ describe('the response object routes', () => {
     expect(cancel.status).toBe(400)
     expect(((await cancel.json()) as { error: string }).error).toContain('background')
 
+    // standalone compaction is not offered: a 404 that says what to send instead, not a 405 for an id "compact"
+    for (const root of ['/api/alpha/v1', '/api/v1']) {
+      const compact = await fetch(`${g.url}${root}/responses/compact`, { method: 'POST', headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', input: 'hi' }) })
+      expect(compact.status).toBe(404)
+      expect(((await compact.json()) as { error: string }).error).toContain('context_management')
+    }
+
     const deleted = await fetch(`${g.url}/api/v1/responses/${r.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${g.key}` } })
     expect(await deleted.json()).toEqual({ id: r.id, object: 'response', deleted: true })
     expect(await status(openai.responses.retrieve(r.id))).toBe(404)

@@ -3,7 +3,7 @@
 // any other key gets the 404 of an id that does not exist.
 import { Elysia } from 'elysia'
 import { keyOf } from '../../http/context.ts'
-import { badRequest, echo, notFound } from '../../http/errors.ts'
+import { badRequest, echo, HttpError, notFound } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 import type { ThreadStore } from './thread.ts'
 
@@ -41,6 +41,10 @@ export function responseObjectRoutes(threads: ThreadStore) {
   const app = new Elysia({ name: 'responses-objects' })
   for (const prefix of PREFIXES) {
     app
+      // OpenAI's standalone compaction, not offered here: said so, rather than a 405 for an id "compact"
+      .post(`${prefix}/responses/compact`, () => {
+        throw new HttpError(404, 'POST /responses/compact (standalone compaction) is not offered by this gateway: send context_management: [{ type: "compaction", compact_threshold }] with a responses request instead (a GPT model\'s upstream compacts; for a Claude model it is left out and named in x-switchyard-compat)')
+      })
       .get(`${prefix}/responses/:id`, async ({ request, params }) => {
         const r = await threads.retrieve(keyOf(request).id, params.id)
         if (!r) throw missing(params.id)
