@@ -8,15 +8,24 @@ import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { GenerationServices, ThreadServices } from '../../services.ts'
 import type { Handler } from '../../http/direct.ts'
+import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { countResponseTokens } from './count.ts'
 import { responseObjectRoutes } from './objects.ts'
 import { responsesSurface, threadStoreOf } from './surface.ts'
 
 export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
 
-/** Makes the surface (and its thread store) once: call it once per gateway. */
+const surfaces = new WeakMap<ThreadServices, SurfaceSpec>()
+
+/** The gateway's one responses surface (and its thread store): the generation route and the count share it. */
+function surfaceOf(s: GenerationServices & ThreadServices): SurfaceSpec {
+  let surface = surfaces.get(s)
+  if (!surface) surfaces.set(s, (surface = responsesSurface(s)))
+  return surface
+}
+
 export function responsesHandler(s: GenerationServices & ThreadServices): Handler {
-  const surface = responsesSurface(s)
+  const surface = surfaceOf(s)
   return async (request) => {
     const knownEventsOnly = request.headers.get('x-stainless-helper-method') === 'stream'
     return generate(s, surface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request, { knownEventsOnly }))
@@ -25,7 +34,7 @@ export function responsesHandler(s: GenerationServices & ThreadServices): Handle
 
 export function responsesRoutes(s: GenerationServices & ThreadServices, handle = responsesHandler(s)) {
   const app = new Elysia({ name: 'responses' })
-  const counting = responsesSurface(s)
+  const counting = surfaceOf(s)
   for (const path of RESPONSES_PATHS) {
     app.post(path, ({ request }) => handle(request))
     app.post(`${path}/input_tokens`, async ({ request }) => {
