@@ -2,13 +2,17 @@
 // official API of that surface defines. The official SDKs pinned in package.json declare each
 // API's request body; every top-level field they declare must be a row of the surface's
 // parameter table, so that an SDK upgrade that brings a new parameter fails here before a
-// client of it gets a 400. (The parameter walk then checks what each row does.)
+// client of it gets a 400 (the parameter walk then checks what each row does). Likewise every
+// input item type the openai SDK declares must be one the responses surface takes, and every
+// tool type one a Claude model gets translated or is named as left out (never a 400).
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { knownNames, type ParamTable } from '../../src/routing/params.ts'
 import { PARAMS as CHAT } from '../../src/surfaces/chat/params.ts'
 import { PARAMS as MESSAGES } from '../../src/surfaces/messages/params.ts'
+import { HOSTED_TOOLS } from '../../src/surfaces/responses/decode.ts'
+import { ITEM_TYPES } from '../../src/surfaces/responses/items.ts'
 import { PARAMS as RESPONSES } from '../../src/surfaces/responses/params.ts'
 
 const modules = join(import.meta.dir, '..', '..', 'node_modules')
@@ -46,4 +50,36 @@ describe('every parameter the official SDKs declare is one the surface knows', (
       expect(declared.filter((f) => !known.has(f))).toEqual([])
     })
   }
+})
+
+/** The `type` literals of each member of one of the openai SDK's Responses unions (its own interfaces, and those in their namespaces). */
+function unionTypes(union: string): string[] {
+  const file = 'openai/resources/responses/responses.d.ts'
+  const text = readFileSync(join(modules, file), 'utf8')
+  const members = new RegExp(`export type ${union} = ([^;]+);`).exec(text)
+  if (!members) throw new Error(`${union} is not declared in ${file}`)
+  return members[1]!.split('|').flatMap((member) => {
+    const [ns, name] = member.trim().includes('.') ? member.trim().split('.') : [undefined, member.trim()]
+    const at = ns ? text.indexOf(`interface ${name} {`, text.indexOf(`export declare namespace ${ns} {`)) : text.indexOf(`export interface ${name} {`)
+    let depth = 0
+    for (const line of text.slice(at).split('\n')) {
+      const m = depth === 1 ? /^\s*type\??: ('[a-z_0-9]+'(?: \| '[a-z_0-9]+')*)(?: \| null)?;/.exec(line) : null
+      if (m) return m[1]!.split(' | ').map((t) => t.slice(1, -1))
+      for (const c of line) depth += c === '{' ? 1 : c === '}' ? -1 : 0
+      if (depth === 0 && line.includes('}')) break
+    }
+    throw new Error(`no type literal for ${member.trim()}`)
+  })
+}
+
+test('every input item type the openai SDK declares is one the responses surface takes', () => {
+  const declared = unionTypes('ResponseInputItem')
+  expect(declared).toEqual(expect.arrayContaining(['message', 'function_call', 'function_call_output', 'reasoning']))
+  expect(declared.filter((t) => !ITEM_TYPES.has(t))).toEqual([])
+})
+
+test('every tool type the openai SDK declares is one a Claude model gets or is told it does not', () => {
+  const declared = unionTypes('Tool')
+  expect(declared).toEqual(expect.arrayContaining(['function', 'custom', 'web_search']))
+  expect(declared.filter((t) => t !== 'function' && t !== 'custom' && !HOSTED_TOOLS.has(t))).toEqual([])
 })

@@ -125,10 +125,10 @@ function handedOver(items: Item[]): ResponsesTool[] {
  * namespace): left out and named in the compat header by type, the gateway's own words, never
  * the client's text.
  */
-const HOSTED_TOOLS = new Set([
+export const HOSTED_TOOLS: ReadonlySet<unknown> = new Set([
   'web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search',
-  'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'local_shell', 'shell',
-  'apply_patch', 'tool_search', 'namespace',
+  'code_interpreter', 'image_generation', 'computer', 'computer_use_preview', 'computer_use', 'mcp', 'local_shell', 'shell',
+  'apply_patch', 'tool_search', 'namespace', 'programmatic_tool_calling',
 ])
 
 /**
@@ -176,8 +176,12 @@ export function mcpConnector(servers: Obj[]): Obj[] {
  * instructions, tools and tool choice, reasoning and output format. The table's rows add the
  * rest (params.ts). `dropped` collects what the IR could not carry.
  */
+/** Input items that ask for something of this turn (compact the context, change settings), which the IR path cannot do: left out, and named. */
+const ASKING_ITEMS: ReadonlySet<string> = new Set(['compaction_trigger', 'configuration_update'])
+
 export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, model: CatalogModel, dropped: string[]): GenerationRequest {
   const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
+  for (const it of turn.items) if (ASKING_ITEMS.has(it.type)) dropped.push(`input.${it.type}`)
   const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: false }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
 

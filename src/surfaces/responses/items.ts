@@ -22,6 +22,7 @@ const ITEM_TYPE_NAMES = [
   'image_generation_call', 'code_interpreter_call', 'local_shell_call', 'local_shell_call_output', 'shell_call',
   'shell_call_output', 'apply_patch_call', 'apply_patch_call_output', 'mcp_list_tools', 'mcp_approval_request',
   'mcp_approval_response', 'mcp_call', 'compaction', 'tool_search_call', 'tool_search_output',
+  'compaction_trigger', 'configuration_update', 'program', 'program_output',
   // tools handed over inside the input (Codex's code-mode models send theirs this way)
   'additional_tools',
 ] as const

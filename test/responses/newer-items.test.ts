@@ -1,0 +1,61 @@
+// Input item and tool types of the current Responses API that the gateway does not read itself
+// (compaction_trigger, configuration_update, program and its output): a GPT model's upstream
+// gets them as they came; on the IR path (a Claude model) the ones that ask for something of
+// the turn are left out and named in x-switchyard-compat, and the request is still answered.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let up: FakeUpstream
+let gw: Gateway
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  up.script((r) => ({ json: r.path.includes('/messages') ? fixtureJson('anthropic/messages/nonstream-text.json') : fixtureJson('openai/responses/nonstream-text.json') }))
+  gw = await startGateway({ env: upstreamEnv(up) })
+})
+afterAll(async () => {
+  await gw.stop()
+  await up.stop()
+})
+
+const items = [
+  { type: 'message', role: 'user', content: 'summarise what we did' },
+  { type: 'program', id: 'prg_1', call_id: 'call_p1', code: 'return 1', fingerprint: 'fp_1' },
+  { type: 'program_output', id: 'prgo_1', call_id: 'call_p1', result: '1', status: 'completed' },
+  { type: 'configuration_update', reasoning: { effort: 'low' } },
+  { type: 'compaction_trigger' },
+]
+
+async function send(model: string) {
+  const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, input: items }),
+  })
+  return { status: res.status, compat: (res.headers.get('x-switchyard-compat') ?? '').split(', '), text: await res.text() }
+}
+
+test("a GPT model's upstream gets the newer item types as they came", async () => {
+  const r = await send('gpt-4o')
+  expect(r.status).toBe(200)
+  expect(up.requests.at(-1)!.json().input).toEqual(items)
+})
+
+test('a Claude model: the items that ask for something are named, the rest of the turn answered', async () => {
+  const r = await send('claude-haiku-4-5')
+  expect([r.status, r.text.slice(0, 200)]).toEqual([200, expect.any(String)])
+  expect(r.compat).toEqual(expect.arrayContaining(['input.configuration_update', 'input.compaction_trigger']))
+  expect(JSON.stringify(up.requests.at(-1)!.json().messages)).toContain('summarise what we did')
+})
+
+test("the newer hosted tool types on a Claude model: left out and named, not a 400", async () => {
+  for (const tool of [{ type: 'programmatic_tool_calling' }, { type: 'computer', display_width: 1024, display_height: 768, environment: 'linux' }]) {
+    const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-haiku-4-5', input: 'hi', tools: [tool] }),
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-compat')).toContain(`tools.${tool.type}`)
+  }
+})
