@@ -6,11 +6,12 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
+import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { openReasoning } from './reasoning.ts'
 import type { Turn } from './turn.ts'
-import { isCallable, isTool, type CustomTool, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
+import { isCallable, isTool, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
 import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
@@ -78,7 +79,7 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
       case 'function_call':
         return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: it.arguments })
       case 'custom_tool_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: JSON.stringify({ input: it.input }) })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: customArguments(it.input) })
       case 'function_call_output':
       case 'custom_tool_call_output': {
         const content = typeof it.output === 'string' ? it.output : parts(it.output.map(outputPart), `${where}.output`)
@@ -96,12 +97,6 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
   })
   return out
 }
-
-const CUSTOM_INPUT = (t: CustomTool) => ({
-  type: 'object',
-  properties: { input: { type: 'string', description: `The raw input for ${t.name}${isObj(t.format) && typeof t.format.definition === 'string' ? ', in this grammar:\n' + t.format.definition : ''}` } },
-  required: ['input'],
-})
 
 /**
  * Tools an `additional_tools` input item hands over, namespaces opened: on the IR path they
@@ -143,7 +138,7 @@ export function irTools(tools: ResponsesTool[], where: (i: number) => string, mo
     if (isCallable(t)) {
       const description = typeof t.description === 'string' ? t.description : undefined
       if (t.type === 'function') out.push({ name: t.name, description, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
-      else out.push({ name: t.name, description, parameters: CUSTOM_INPUT(t) })
+      else out.push({ name: t.name, description, parameters: customToolParameters(t.name, t.format) })
     } else if (typeof t.type === 'string' && HOSTED_TOOLS.has(t.type)) {
       dropped.push(`tools.${t.type}`)
     } else if (model?.family === 'anthropic') {

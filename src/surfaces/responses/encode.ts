@@ -5,6 +5,7 @@
 // one built here from the IR, or one an OpenAI upstream sent (the pass-through path).
 import type { Finish, FinishReason, GenerationResponse, Part, Usage } from '../../ir/types.ts'
 import { promptTokens } from '../../ir/types.ts'
+import { customInputOf } from '../custom-tools.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 import type { Turn } from './validate.ts'
@@ -54,14 +55,7 @@ export function messageItem(id: string, text: string, status = 'completed'): Ite
 
 /** A tool call → a function_call item, or a custom_tool_call for a custom tool (its one string input unwrapped). */
 export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status = 'completed'): Item {
-  if (custom) {
-    let input = args
-    try {
-      const j = JSON.parse(args) as { input?: unknown }
-      if (typeof j?.input === 'string') input = j.input
-    } catch {}
-    return { id, type: 'custom_tool_call', status, call_id: callId, name, input }
-  }
+  if (custom) return { id, type: 'custom_tool_call', status, call_id: callId, name, input: customInputOf(args) }
   return { id, type: 'function_call', status, arguments: args, call_id: callId, name }
 }
 
