@@ -3,9 +3,14 @@
 // arguments are unwrapped back into that string. Chat and responses both use these.
 import { isObj } from '../lib/json.ts'
 
-/** The JSON Schema a custom tool is offered with as a function: one string, described with its grammar where it has one. */
+/**
+ * The JSON Schema a custom tool is offered with as a function: one string, described with its
+ * grammar where it has one (`{ type: "grammar", definition }` on responses, the same under
+ * `grammar` on chat).
+ */
 export function customToolParameters(name: string, format: unknown): Record<string, unknown> {
-  const grammar = isObj(format) && typeof format.definition === 'string' ? `, in this grammar:\n${format.definition}` : ''
+  const spec = isObj(format) && isObj(format.grammar) ? format.grammar : format
+  const grammar = isObj(spec) && typeof spec.definition === 'string' ? `, in this grammar:\n${spec.definition}` : ''
   return { type: 'object', properties: { input: { type: 'string', description: `The raw input for ${name}${grammar}` } }, required: ['input'] }
 }
 

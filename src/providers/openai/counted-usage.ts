@@ -27,6 +27,9 @@ function producedBy(m: Json | undefined, out: string[]): void {
   for (const t of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
     if (typeof t?.function?.name === 'string') out.push(t.function.name)
     if (typeof t?.function?.arguments === 'string') out.push(t.function.arguments)
+    // a custom tool's call carries its input as it is
+    if (typeof t?.custom?.name === 'string') out.push(t.custom.name)
+    if (typeof t?.custom?.input === 'string') out.push(t.custom.input)
   }
 }
 

@@ -153,6 +153,9 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
       for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
         if (typeof t?.function?.name === 'string') produced.push(t.function.name)
         if (typeof t?.function?.arguments === 'string') produced.push(t.function.arguments)
+        // a custom tool's call carries its input as it is
+        if (typeof t?.custom?.name === 'string') produced.push(t.custom.name)
+        if (typeof t?.custom?.input === 'string') produced.push(t.custom.input)
         state.produced = true
       }
       if (typeof c?.finish_reason === 'string') state.finishReason = c.finish_reason

@@ -7,6 +7,7 @@ import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { toIR } from './params.ts'
 import { normalizeBody, validateChat } from './validate.ts'
 import { chatFinishReason, encodeChatResponse } from './encode.ts'
+import { customToolNames } from './decode.ts'
 import { resolveChatBodyFiles } from './media.ts'
 import { passthroughBody } from './passthrough.ts'
 import { chatErrorFrame, createChatStreamEncoder } from './stream.ts'
@@ -19,6 +20,15 @@ export const chatCodec: SurfaceCodec = {
   errorFrame: chatErrorFrame,
 }
 
+/** The codec of a request with custom tools: their calls go out as custom tool calls. */
+function chatCodecWith(customTools: ReadonlySet<string>): SurfaceCodec {
+  return {
+    ...chatCodec,
+    encodeJson: (r, model) => ({ body: encodeChatResponse(r, model, customTools), id: r.id, finishReason: chatFinishReason(r.finish) }),
+    streamEncoder: (o) => createChatStreamEncoder({ ...o, customTools }),
+  }
+}
+
 export const chatSurface: SurfaceSpec = {
   surface: 'chat',
   params: PARAMS,
@@ -28,9 +38,10 @@ export const chatSurface: SurfaceSpec = {
     const model = cx.model(body.model, 'chat')
     validateChat(body, model)
     const rules = cx.rules(body, PARAMS, model)
+    const customTools = customToolNames(body.tools)
     return {
       ...planBase(body, model, rules),
-      encoder: chatCodec,
+      encoder: customTools.size === 0 ? chatCodec : chatCodecWith(customTools),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: false,

@@ -6,6 +6,7 @@ import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import type { ChatFunction, ChatMessage, ChatRefusalPart, ChatResponseFormat, ChatTextPart, ChatTool, ChatToolChoice, ChatUserPart } from './schema.ts'
+import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
 
 type TextPart = Extract<Part, { type: 'text' }>
@@ -75,7 +76,10 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
       case 'assistant': {
         // `content: ""` beside tool calls is no text at all.
         const content: Part[] = textParts(m.content ?? m.refusal).filter((p) => p.text !== '')
-        for (const tc of m.tool_calls ?? []) content.push({ type: 'tool-call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments })
+        for (const tc of m.tool_calls ?? []) {
+          if (tc.type === 'custom') content.push({ type: 'tool-call', id: tc.id, name: tc.custom.name, arguments: customArguments(tc.custom.input) })
+          else content.push({ type: 'tool-call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments })
+        }
         const fc = m.function_call
         if (fc) {
           const id = `call_fn_${i}`
@@ -101,12 +105,22 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
   return { system, messages }
 }
 
-/** Tools of the `tools` list, as validateChat left them (each item checked by its schema). */
+/** Tools of the `tools` list, as validateChat left them (each item checked by its schema); a custom tool becomes a function taking one string. */
 export function toolsToIR(tools: ChatTool[], req: GenerationRequest): void {
   const out = (req.tools ??= [])
-  for (const { function: f } of tools) {
+  for (const t of tools) {
+    if (t.type === 'custom') {
+      out.push({ name: t.custom.name, description: t.custom.description, parameters: customToolParameters(t.custom.name, t.custom.format) })
+      continue
+    }
+    const f = t.function
     out.push({ name: f.name, description: f.description, parameters: f.parameters ?? noParams(), strict: typeof f.strict === 'boolean' ? f.strict : undefined })
   }
+}
+
+/** The custom tools' names: their calls go back to the client as custom tool calls. */
+export function customToolNames(tools: ChatTool[] | undefined): Set<string> {
+  return new Set((tools ?? []).flatMap((t) => (t.type === 'custom' ? [t.custom.name] : [])))
 }
 
 /** Legacy `functions`, after the tools. */
@@ -121,7 +135,16 @@ const noParams = () => ({ type: 'object', properties: {} })
 /** `tool_choice`, or the legacy `function_call` when there is none. */
 export function toolChoiceOf(tc: ChatToolChoice | { name: string }): ToolChoice {
   if (tc === 'none' || tc === 'auto' || tc === 'required') return { type: tc }
-  return { type: 'tool', name: 'function' in tc ? tc.function.name : tc.name }
+  if ('allowed_tools' in tc) return { type: tc.allowed_tools.mode }
+  return { type: 'tool', name: 'function' in tc ? tc.function.name : 'custom' in tc ? tc.custom.name : tc.name }
+}
+
+/** `tool_choice`: the IR's choice; `allowed_tools` also leaves only the tools it names (the IR has no list of allowed ones). */
+export function toolChoiceToIR(tc: ChatToolChoice, req: GenerationRequest): void {
+  req.toolChoice = toolChoiceOf(tc)
+  if (typeof tc !== 'object' || !('allowed_tools' in tc)) return
+  const allowed = new Set(tc.allowed_tools.tools.map((t) => (t.type === 'custom' ? t.custom.name : t.function.name)))
+  req.tools = req.tools?.filter((t) => allowed.has(t.name))
 }
 
 export function toResponseFormat(rf: ChatResponseFormat): ResponseFormat {

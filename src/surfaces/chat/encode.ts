@@ -1,6 +1,7 @@
 // IR → chat-style wire: the finish-reason table, usage, and the chat.completion reply.
 import type { Finish, FinishReason, GenerationResponse, Usage } from '../../ir/types.ts'
 import { promptTokens } from '../../ir/types.ts'
+import { customInputOf } from '../custom-tools.ts'
 
 /**
  * IR finish reason → chat `finish_reason`. The chat wire knows only stop, length,
@@ -48,22 +49,25 @@ export function chatUsage(u: Usage): ChatUsage {
   return out
 }
 
-export interface ChatToolCall {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
+export type ChatToolCall =
+  | { id: string; type: 'function'; function: { name: string; arguments: string } }
+  | { id: string; type: 'custom'; custom: { name: string; input: string } }
+
+const NO_CUSTOM_TOOLS: ReadonlySet<string> = new Set()
 
 /**
  * The chat.completion reply. Reasoning parts have no place in the chat wire and are
- * left out (their token count stays in usage); text parts are joined in order.
+ * left out (their token count stays in usage); text parts are joined in order. A call of
+ * one of `customTools` goes out as a custom tool call, its input unwrapped.
  */
-export function encodeChatResponse(r: GenerationResponse, model: string): Record<string, unknown> {
+export function encodeChatResponse(r: GenerationResponse, model: string, customTools = NO_CUSTOM_TOOLS): Record<string, unknown> {
   let text: string | null = null
   const toolCalls: ChatToolCall[] = []
   for (const p of r.content) {
     if (p.type === 'text') text = (text ?? '') + p.text
-    else if (p.type === 'tool-call') toolCalls.push({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments || '{}' } })
+    else if (p.type !== 'tool-call') continue
+    else if (customTools.has(p.name)) toolCalls.push({ id: p.id, type: 'custom', custom: { name: p.name, input: customInputOf(p.arguments) } })
+    else toolCalls.push({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments || '{}' } })
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null }
   if (toolCalls.length > 0) message.tool_calls = toolCalls

@@ -14,8 +14,8 @@ import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToOpenAI, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { keepLastBreakpoints, Moderation, PromptCacheOptions } from '../openai-options.ts'
-import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolsToIR, toResponseFormat, toStops } from './decode.ts'
-import { AnyObject, type ChatMessage, type ChatResponseFormat, type ChatToolChoice, Obj, OneOf, Opt, Str } from './schema.ts'
+import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolChoiceToIR, toolsToIR, toResponseFormat, toStops } from './decode.ts'
+import { AnyObject, type ChatMessage, type ChatResponseFormat, Obj, OneOf, Opt, Str } from './schema.ts'
 
 export const PARAMS = {
   family: 'openai',
@@ -36,7 +36,7 @@ export const PARAMS = {
     reasoning_effort: { schema: Str({ errorMessage: 'expected a string' }), owned: EFFORTS, ir: (v: ReasoningEffort, req) => { reasoningOf(req).effort = v } },
     tools: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }), ir: toolsToIR },
     // tool_choice: checked by the decoder (a tagged union)
-    tool_choice: { ir: (v: ChatToolChoice, req) => { req.toolChoice = toolChoiceOf(v) } },
+    tool_choice: { ir: toolChoiceToIR },
     // function_call: checked by the decoder
     function_call: { anthropic: foreign(functionCallToChoice), ir: (v: 'none' | 'auto' | { name: string }, req) => { req.toolChoice ??= toolChoiceOf(v) } },
     // functions: checked by the decoder

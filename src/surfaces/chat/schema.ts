@@ -57,11 +57,19 @@ export const PARTS_BY_ROLE = {
   function: {},
 }
 
-const ToolCall = Obj({
-  id: Str({ minLength: 1, errorMessage: 'expected a non-empty string' }),
-  type: T.Literal('function', { errorMessage: 'expected "function"' }),
+const CallId = Str({ minLength: 1, errorMessage: 'expected a non-empty string' })
+/** An assistant's tool call, of a function or of a custom tool (validate.ts checks each by its `type`, to name the field). */
+export const FunctionToolCall = Obj({
+  id: CallId,
+  type: T.Literal('function', { errorMessage: 'expected "function" or "custom"' }),
   function: Obj({ name: Str({ errorMessage: 'expected a string' }), arguments: Str({ errorMessage: 'expected a string (JSON text)' }) }, { errorMessage: 'expected { name, arguments }' }),
 })
+export const CustomToolCall = Obj({
+  id: CallId,
+  type: T.Literal('custom'),
+  custom: Obj({ name: Str({ errorMessage: 'expected a string' }), input: Str({ errorMessage: 'expected a string' }) }, { errorMessage: 'expected { name, input }' }),
+})
+const ToolCall = T.Union([FunctionToolCall, CustomToolCall], { errorMessage: 'expected { id, type: "function", function: { name, arguments } } or { id, type: "custom", custom: { name, input } }' })
 
 /** Message fields other than `content`, per role (content is checked part by part). */
 export const MESSAGE_BY_ROLE = {
@@ -103,7 +111,7 @@ export type ChatMessage =
   | (Fields<'function'> & { role: 'function'; content?: string | null })
 
 export const FunctionTool = Obj({
-  type: T.Literal('function', { errorMessage: 'expected "function" (the only tool type this gateway accepts)' }),
+  type: T.Literal('function', { errorMessage: 'expected "function" or "custom"' }),
   function: Obj(
     {
       name: ToolName,
@@ -112,6 +120,15 @@ export const FunctionTool = Obj({
       strict: Opt(T.Union([T.Boolean(), T.Null()], { errorMessage: 'expected a boolean' })),
     },
     { errorMessage: 'expected { name, description?, parameters?, strict? }' },
+  ),
+})
+
+/** A custom tool: free-form input, held to a grammar where `format` gives one (OpenAI's to judge). */
+export const CustomTool = Obj({
+  type: T.Literal('custom', { errorMessage: 'expected "function" or "custom"' }),
+  custom: Obj(
+    { name: ToolName, description: Opt(Str({ errorMessage: 'expected a string' })), format: Opt(AnyObject) },
+    { errorMessage: 'expected { name, description?, format? }' },
   ),
 })
 
@@ -126,12 +143,28 @@ export const ToolChoiceObject = Obj({
   function: Obj({ name: Str({ errorMessage: 'expected a string' }) }, { errorMessage: 'expected { name }' }),
 })
 
+export const CustomToolChoice = Obj({
+  type: T.Literal('custom'),
+  custom: Obj({ name: Str({ errorMessage: 'expected a string' }) }, { errorMessage: 'expected { name }' }),
+})
+
+/** A tool named in `allowed_tools`: `{ type: "function", function: { name } }` or `{ type: "custom", custom: { name } }`. */
+const AllowedTool = T.Union([ToolChoiceObject, CustomToolChoice], { errorMessage: 'expected { type: "function", function: { name } } or { type: "custom", custom: { name } }' })
+
+export const AllowedToolsChoice = Obj({
+  type: T.Literal('allowed_tools'),
+  allowed_tools: Obj(
+    { mode: OneOf(['auto', 'required'], ''), tools: T.Array(AllowedTool, { minItems: 1, errorMessage: 'expected a non-empty array of tools' }) },
+    { errorMessage: 'expected { mode, tools }' },
+  ),
+})
+
 export const FunctionCallObject = Obj({ name: Str({ errorMessage: 'expected a string' }) })
 
 /** A tool, a legacy function and a tool choice as their checks leave them. */
-export type ChatTool = Static<typeof FunctionTool>
+export type ChatTool = Static<typeof FunctionTool> | Static<typeof CustomTool>
 export type ChatFunction = Static<typeof LegacyFunction>
-export type ChatToolChoice = 'none' | 'auto' | 'required' | Static<typeof ToolChoiceObject>
+export type ChatToolChoice = 'none' | 'auto' | 'required' | Static<typeof ToolChoiceObject> | Static<typeof CustomToolChoice> | Static<typeof AllowedToolsChoice>
 
 export const RESPONSE_FORMATS = {
   text: Obj({ type: T.Literal('text') }),
@@ -154,6 +187,6 @@ export const RESPONSE_FORMATS = {
 export type ChatResponseFormat = Static<(typeof RESPONSE_FORMATS)[keyof typeof RESPONSE_FORMATS]>
 
 // Compile every schema up front so no request pays for it.
-for (const s of [...Object.values(MESSAGE_BY_ROLE), ...Object.values(RESPONSE_FORMATS), FunctionTool, LegacyFunction, ToolChoiceObject, FunctionCallObject])
+for (const s of [...Object.values(MESSAGE_BY_ROLE), ...Object.values(RESPONSE_FORMATS), FunctionTool, CustomTool, FunctionToolCall, CustomToolCall, LegacyFunction, ToolChoiceObject, CustomToolChoice, AllowedToolsChoice, FunctionCallObject])
   compiled(s)
 for (const parts of Object.values(PARTS_BY_ROLE)) for (const s of Object.values(parts)) compiled(s)

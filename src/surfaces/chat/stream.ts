@@ -6,6 +6,7 @@
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
 import type { StreamEncoderState } from '../../pipeline/codec.ts'
+import { customInputOf } from '../custom-tools.ts'
 import { chatFinishReason, chatUsage } from './encode.ts'
 
 export const DONE_FRAME = 'data: [DONE]\n\n'
@@ -16,6 +17,8 @@ export interface ChatStreamOptions {
   model: string
   created: number
   includeUsage: boolean
+  /** The request's custom tools: their calls go out as custom tool calls, the input whole once the call ends. */
+  customTools?: ReadonlySet<string>
 }
 
 export interface ChatStreamState extends StreamEncoderState {
@@ -48,6 +51,14 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
   let roleSent = false
   // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
   const toolIndex = new Map<number, number>()
+  // A custom tool's call, by IR index: its arguments (`{"input": …}`) gathered, the input sent when the call ends
+  const customCalls = new Map<number, { idx: number; args: string }>()
+  const customInput = (index: number): string => {
+    const c = customCalls.get(index)
+    if (!c) return ''
+    customCalls.delete(index)
+    return chunk({ tool_calls: [{ index: c.idx, custom: { input: customInputOf(c.args) } }] })
+  }
 
   // Every chunk is the same JSON but for its delta and finish reason: the rest is written once
   // (again when `start` changes the id or model), and each chunk puts its delta's JSON between.
@@ -93,14 +104,25 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         const idx = toolIndex.size
         toolIndex.set(ev.index, idx)
         state.produced = true
+        if (o.customTools?.has(ev.name)) {
+          customCalls.set(ev.index, { idx, args: '' })
+          return open() + chunk({ tool_calls: [{ index: idx, id: ev.id, type: 'custom', custom: { name: ev.name, input: '' } }] })
+        }
         return open() + chunk({ tool_calls: [{ index: idx, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] })
       }
       case 'tool-input-delta': {
         const idx = toolIndex.get(ev.index)
         // Never a delta for a call that was not started; skip empty pieces.
         if (idx === undefined || ev.delta === '') return ''
+        const custom = customCalls.get(ev.index)
+        if (custom) {
+          custom.args += ev.delta
+          return ''
+        }
         return chunk({ tool_calls: [{ index: idx, function: { arguments: ev.delta } }] })
       }
+      case 'tool-input-end':
+        return customInput(ev.index)
       case 'usage':
         state.usage = ev.usage
         return ''
@@ -108,7 +130,8 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         state.usage = ev.usage
         state.finishReason = chatFinishReason(ev.finish)
         state.done = true
-        let out = open() + chunk({}, state.finishReason)
+        // a custom call whose end never came still gets its input
+        let out = [...customCalls.keys()].map(customInput).join('') + open() + chunk({}, state.finishReason)
         if (o.includeUsage) {
           out += frame({ id: state.id, object: 'chat.completion.chunk', created: state.created, model: state.model, choices: [], usage: chatUsage(state.usage) })
         }
@@ -118,7 +141,7 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         state.failed = true
         return ''
       default:
-        // reasoning deltas, signatures, tool-input-end: no chat wire form
+        // reasoning deltas, signatures: no chat wire form
         return ''
     }
   }

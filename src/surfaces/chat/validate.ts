@@ -8,9 +8,14 @@ import { typeName } from '../../routing/router.ts'
 import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
 import { checkValue, knownParams } from '../checks.ts'
 import {
+  AllowedToolsChoice,
+  CustomTool,
+  CustomToolCall,
+  CustomToolChoice,
   firstError,
   FunctionCallObject,
   FunctionTool,
+  FunctionToolCall,
   LegacyFunction,
   MESSAGE_BY_ROLE,
   PARTS_BY_ROLE,
@@ -69,7 +74,7 @@ export function validateChat(body: Body, model: CatalogModel): asserts body is B
   if (body.response_format !== undefined) validateResponseFormat(body.response_format)
   if (body.tools !== undefined) validateTools(body.tools)
   if (body.functions !== undefined) validateFunctions(body.functions)
-  if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools?.map((t) => t.function.name) ?? [])
+  if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools ?? [])
   if (body.function_call !== undefined) validateFunctionCall(body.function_call, body.functions?.map((f) => f.name) ?? [])
   const thinking = body.thinking
   if (thinking?.type === 'enabled' && thinking.budget_tokens === undefined) throw badRequest('thinking.budget_tokens: required when thinking.type is "enabled"')
@@ -93,6 +98,10 @@ function validateMessages(messages: unknown[]): asserts messages is ChatMessage[
     const role = m.role
     if (role === undefined) throw badRequest(`${at}.role: required`)
     if (!isRole(role)) throw badRequest(`${at}.role: expected one of "system", "developer", "user", "assistant", "tool", "function"`)
+    // each tool call by its kind first, so that a 400 names the very field
+    if (role === 'assistant' && Array.isArray(m.tool_calls)) {
+      m.tool_calls.forEach((tc, j) => isObj(tc) && fail(firstError(tc.type === 'custom' ? CustomToolCall : FunctionToolCall, tc, `${at}.tool_calls[${j}]`)))
+    }
     fail(firstError(MESSAGE_BY_ROLE[role], m, at))
     if (role === 'user') hasUser = true
     validateContent(m, role, at)
@@ -130,15 +139,18 @@ function validateResponseFormat(rf: unknown): asserts rf is ChatResponseFormat {
   checkValue(schema, rf, 'response_format')
 }
 
-/** Function tools; a tool name twice is a 400. */
+/** A tool's name, whichever its kind. */
+export const toolName = (t: ChatTool): string => (t.type === 'custom' ? t.custom.name : t.function.name)
+
+/** Function and custom tools; a tool name twice is a 400. */
 function validateTools(tools: unknown[]): asserts tools is ChatTool[] {
   const names: string[] = []
   tools.forEach((tool, i) => {
     if (!isObj(tool)) throw badRequest(`tools[${i}]: expected a tool object, got ${typeName(tool)}`)
-    if (tool.type !== 'function') throw badRequest(`tools[${i}].type: expected "function" (the only tool type this gateway accepts)`)
-    checkValue(FunctionTool, tool, `tools[${i}]`)
-    const name = tool.function.name
-    if (names.includes(name)) throw badRequest(`tools[${i}].function.name: duplicate tool name "${name}"`)
+    if (tool.type !== 'function' && tool.type !== 'custom') throw badRequest(`tools[${i}].type: expected "function" or "custom"`)
+    checkValue(tool.type === 'custom' ? CustomTool : FunctionTool, tool, `tools[${i}]`)
+    const name = toolName(tool as ChatTool)
+    if (names.includes(name)) throw badRequest(`tools[${i}].${tool.type}.name: duplicate tool name "${name}"`)
     names.push(name)
   })
 }
@@ -150,16 +162,37 @@ function validateFunctions(fns: unknown): asserts fns is ChatFunction[] {
 
 const MODES: ReadonlySet<unknown> = new Set(['none', 'auto', 'required'])
 
-function validateToolChoice(tc: unknown, names: string[]): asserts tc is ChatToolChoice {
+const CHOICES = 'expected "none", "auto", "required", { type: "function", function: { name } }, { type: "custom", custom: { name } } or { type: "allowed_tools", allowed_tools: { mode, tools } }'
+
+function validateToolChoice(tc: unknown, tools: ChatTool[]): asserts tc is ChatToolChoice {
   if (typeof tc === 'string') {
-    if (!MODES.has(tc)) throw badRequest('tool_choice: expected "none", "auto", "required" or { type: "function", function: { name } }')
-    if (tc === 'required' && names.length === 0) throw badRequest('tool_choice: "required" needs at least one tool in tools')
+    if (!MODES.has(tc)) throw badRequest(`tool_choice: ${CHOICES}`)
+    if (tc === 'required' && tools.length === 0) throw badRequest('tool_choice: "required" needs at least one tool in tools')
     return
   }
-  checkValue(ToolChoiceObject, tc, 'tool_choice')
-  const name = tc.function.name
-  // A forced tool must exist, or the upstream answers with an opaque error.
-  if (!names.includes(name)) throw badRequest(`tool_choice.function.name: "${name}" is not among the tools`)
+  if (!isObj(tc)) throw badRequest(`tool_choice: ${CHOICES}`)
+  // A named tool must exist, or the upstream answers with an opaque error.
+  const among = (kind: 'function' | 'custom', name: string, at: string) => {
+    if (!tools.some((t) => t.type === kind && toolName(t) === name)) throw badRequest(`${at}: "${name.slice(0, 64)}" is not among the tools`)
+  }
+  switch (tc.type) {
+    case 'function':
+      checkValue(ToolChoiceObject, tc, 'tool_choice')
+      return among('function', tc.function.name, 'tool_choice.function.name')
+    case 'custom':
+      checkValue(CustomToolChoice, tc, 'tool_choice')
+      return among('custom', tc.custom.name, 'tool_choice.custom.name')
+    case 'allowed_tools':
+      checkValue(AllowedToolsChoice, tc, 'tool_choice')
+      tc.allowed_tools.tools.forEach((t, i) => {
+        const at = `tool_choice.allowed_tools.tools[${i}]`
+        if (t.type === 'custom') among('custom', t.custom.name, `${at}.custom.name`)
+        else among('function', t.function.name, `${at}.function.name`)
+      })
+      return
+    default:
+      throw badRequest(`tool_choice: ${CHOICES}`)
+  }
 }
 
 function validateFunctionCall(fc: unknown, names: string[]): asserts fc is 'none' | 'auto' | { name: string } {
