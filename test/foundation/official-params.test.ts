@@ -52,13 +52,19 @@ describe('every parameter the official SDKs declare is one the surface knows', (
   }
 })
 
-/** The `type` literals of each member of one of the openai SDK's Responses unions (its own interfaces, and those in their namespaces). */
-function unionTypes(union: string): string[] {
-  const file = 'openai/resources/responses/responses.d.ts'
+const RESPONSES_TYPES = 'openai/resources/responses/responses.d.ts'
+const CHAT_TYPES = 'openai/resources/chat/completions/completions.d.ts'
+
+/**
+ * The `type` literals of each member of one of the openai SDK's unions (its own interfaces, and
+ * those in their namespaces); a member that is a string literal itself is that string.
+ */
+function unionTypes(union: string, file = RESPONSES_TYPES): string[] {
   const text = readFileSync(join(modules, file), 'utf8')
   const members = new RegExp(`export type ${union} = ([^;]+);`).exec(text)
   if (!members) throw new Error(`${union} is not declared in ${file}`)
   return members[1]!.split('|').flatMap((member) => {
+    if (/^\s*'[a-z_]+'\s*$/.test(member)) return [member.trim().slice(1, -1)]
     const [ns, name] = member.trim().includes('.') ? member.trim().split('.') : [undefined, member.trim()]
     const at = ns ? text.indexOf(`interface ${name} {`, text.indexOf(`export declare namespace ${ns} {`)) : text.indexOf(`export interface ${name} {`)
     let depth = 0
@@ -68,7 +74,7 @@ function unionTypes(union: string): string[] {
       for (const c of line) depth += c === '{' ? 1 : c === '}' ? -1 : 0
       if (depth === 0 && line.includes('}')) break
     }
-    throw new Error(`no type literal for ${member.trim()}`)
+    throw new Error(`no type literal for ${member.trim()} in ${file}`)
   })
 }
 
@@ -82,4 +88,10 @@ test('every tool type the openai SDK declares is one a Claude model gets or is t
   const declared = unionTypes('Tool')
   expect(declared).toEqual(expect.arrayContaining(['function', 'custom', 'web_search']))
   expect(declared.filter((t) => t !== 'function' && t !== 'custom' && !HOSTED_TOOLS.has(t))).toEqual([])
+})
+
+test('every chat tool type and tool choice the openai SDK declares is one the chat surface takes', () => {
+  expect(unionTypes('ChatCompletionTool', CHAT_TYPES).sort()).toEqual(['custom', 'function'])
+  const choices = unionTypes('ChatCompletionToolChoiceOption', CHAT_TYPES)
+  expect(choices.filter((c) => !['none', 'auto', 'required', 'function', 'custom', 'allowed_tools'].includes(c))).toEqual([])
 })
