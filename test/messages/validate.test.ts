@@ -63,7 +63,7 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['content number', body({ messages: [{ role: 'user', content: 5 }] }), 'messages[0].content: expected a string or an array'],
   ['block not object', body({ messages: [{ role: 'user', content: ['x'] }] }), 'messages[0].content[0]: expected a content block object'],
   ['block type missing', body({ messages: [{ role: 'user', content: [{ text: 'x' }] }] }), 'messages[0].content[0].type: required'],
-  ['block type unknown', body({ messages: [{ role: 'user', content: 'x' }, { role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }), 'messages[1].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result" in a user message'],
+  ['block type unknown', body({ messages: [{ role: 'user', content: 'x' }, { role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }), 'messages[1].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result", "container_upload" in a user message'],
   ['thinking in a user turn', body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'thinking', thinking: 'x', signature: 's' }] }] }), 'messages[0].content[1].type: expected one of'],
   ['image in an assistant turn', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }] }), 'messages[1].content[0].type: expected one of "text", "tool_use", "thinking", "redacted_thinking", "server_tool_use" in an assistant message'],
   ['text not string', body({ messages: [{ role: 'user', content: [{ type: 'text', text: 5 }] }] }), 'messages[0].content[0].text: expected a string'],

@@ -143,10 +143,20 @@ export function thinkingToIR(thinking: MessagesThinking, req: GenerationRequest,
 }
 
 /** The client's tools: custom ones in the IR; server tools have no IR form, so a Claude-family upstream gets the list as it came. */
-export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: CatalogModel): void {
+/** A server tool by its type where that reads as one of Anthropic's (`web_search_20250305`), else by its place. */
+const serverToolName = (t: { type?: unknown }, i: number): string =>
+  typeof t.type === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(t.type) ? `tools.${t.type}` : `tools[${i}]`
+
+/**
+ * `tools`: custom tools become IR tools. Server tools run at Anthropic: a Claude-family model
+ * gets the list as it came; any other model does without them, and each is named.
+ */
+export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: CatalogModel, compat: string[]): void {
   const custom = tools(wire)
   if (custom.length > 0) req.tools = custom
-  if (model.family === 'anthropic' && wire.some(isServerTool)) carry(req, 'anthropic', 'tools', wire)
+  if (!wire.some(isServerTool)) return
+  if (model.family === 'anthropic') carry(req, 'anthropic', 'tools', wire)
+  else wire.forEach((t, i) => isServerTool(t) && compat.push(serverToolName(t, i)))
 }
 
 /** Structured output: for a GPT model, Anthropic's output format is OpenAI's json_schema response format. */

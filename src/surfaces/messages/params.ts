@@ -28,7 +28,7 @@ export const PARAMS = {
     metadata: { schema: Obj({ user_id: Opt(OrNull(Str(), 'expected a string')) }, { errorMessage: 'expected an object { user_id? }' }), ir: metadataToIR },
     thinking: { schema: AnyObject, openai: foreign(thinkingToEffort), owned: { display: THINKING_DISPLAY }, ir: (v: MessagesThinking, req, cx) => thinkingToIR(v, req, cx.model) },
     cache_control: { schema: CacheControl, openai: foreign(drop), ir: carried('anthropic') },
-    tools: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }), ir: (v: MessagesTool[], req, cx) => toolsToIR(v, req, cx.model) },
+    tools: { schema: T.Array(T.Unknown(), { errorMessage: 'expected an array of tools' }), ir: (v: MessagesTool[], req, cx) => toolsToIR(v, req, cx.model, cx.compat) },
     // tool_choice: checked by the decoder (a tagged union)
     tool_choice: { ir: (v: MessagesToolChoice, req) => { req.toolChoice = toolChoice(v) } },
     parallel_tool_calls: { schema: Bool(), ir: 'parallelToolCalls' },

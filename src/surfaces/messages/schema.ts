@@ -91,7 +91,10 @@ export type MessagesSource =
   | { type: 'text'; media_type: 'text/plain'; data: string }
   | { type: 'content'; content: string | unknown[] }
 
-const USER_BLOCKS = { text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock }
+/** A file for the code execution tool's container: meaningful to Anthropic only (another model does without it, as without that tool). */
+const ContainerUploadBlock = Obj({ type: T.Literal('container_upload'), file_id: NonEmpty(), cache_control: Cache })
+
+const USER_BLOCKS = { text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock, container_upload: ContainerUploadBlock }
 
 export type MessagesRole = 'user' | 'tool' | 'assistant' | 'system'
 
