@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { knownNames, type ParamTable } from '../../src/routing/params.ts'
 import { PARAMS as CHAT } from '../../src/surfaces/chat/params.ts'
 import { PARAMS as MESSAGES } from '../../src/surfaces/messages/params.ts'
+import { BLOCKS_BY_ROLE } from '../../src/surfaces/messages/schema.ts'
 import { HOSTED_TOOLS } from '../../src/surfaces/responses/decode.ts'
 import { ITEM_TYPES } from '../../src/surfaces/responses/items.ts'
 import { PARAMS as RESPONSES } from '../../src/surfaces/responses/params.ts'
@@ -94,4 +95,12 @@ test('every chat tool type and tool choice the openai SDK declares is one the ch
   expect(unionTypes('ChatCompletionTool', CHAT_TYPES).sort()).toEqual(['custom', 'function'])
   const choices = unionTypes('ChatCompletionToolChoiceOption', CHAT_TYPES)
   expect(choices.filter((c) => !['none', 'auto', 'required', 'function', 'custom', 'allowed_tools'].includes(c))).toEqual([])
+})
+
+test('every content block type the Anthropic SDK declares is one the messages surface takes', () => {
+  const declared = unionTypes('ContentBlockParam', '@anthropic-ai/sdk/resources/messages/messages.d.ts')
+  expect(declared).toEqual(expect.arrayContaining(['text', 'image', 'tool_use', 'tool_result', 'thinking']))
+  // server tools' result blocks are taken by their suffix, whatever the tool
+  const taken = (t: string) => Object.values(BLOCKS_BY_ROLE).some((blocks) => Object.hasOwn(blocks, t)) || t.endsWith('_tool_result')
+  expect(declared.filter((t) => !taken(t))).toEqual([])
 })
