@@ -1,4 +1,4 @@
-// Input item and tool types of the current Responses API that the gateway does not read itself
+// Input item and tool types, and the allowed_tools choice, of the current Responses API that the gateway does not read itself
 // (compaction_trigger, configuration_update, program and its output): a GPT model's upstream
 // gets them as they came; on the IR path (a Claude model) the ones that ask for something of
 // the turn are left out and named in x-switchyard-compat, and the request is still answered.
@@ -58,4 +58,23 @@ test("the newer hosted tool types on a Claude model: left out and named, not a 4
     expect(res.status).toBe(200)
     expect(res.headers.get('x-switchyard-compat')).toContain(`tools.${tool.type}`)
   }
+})
+
+test('allowed_tools: a GPT upstream gets it as it came; a Claude model is offered only the tools it lists, with its mode', async () => {
+  const tools = [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }, { type: 'function', name: 'g', parameters: { type: 'object', properties: {} } }]
+  const choice = { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'g' }] }
+  const post = (model: string, tool_choice: unknown) =>
+    fetch(`${gw.url}/api/alpha/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, input: 'hi', tools, tool_choice }),
+    })
+  expect((await post('gpt-4o', choice)).status).toBe(200)
+  expect(up.requests.at(-1)!.json().tool_choice).toEqual(choice)
+  expect((await post('claude-haiku-4-5', choice)).status).toBe(200)
+  const sent = up.requests.at(-1)!.json()
+  expect(sent.tools.map((t: { name: string }) => t.name)).toEqual(['g'])
+  expect(sent.tool_choice).toMatchObject({ type: 'any' })
+  const bad = await post('claude-haiku-4-5', { ...choice, mode: 'sometimes' })
+  expect([bad.status, ((await bad.json()) as { error: string }).error]).toEqual([400, expect.stringContaining('tool_choice.mode')])
 })

@@ -150,8 +150,15 @@ export function irTools(tools: ResponsesTool[], where: (i: number) => string, mo
   return { tools: out, dropped }
 }
 
+/** The tools an `allowed_tools` choice lists by name (the IR has no list of allowed ones: the others are not offered), or undefined. */
+function allowedNames(c: ResponsesToolChoice | undefined): Set<string> | undefined {
+  if (typeof c !== 'object' || c.type !== 'allowed_tools' || !Array.isArray(c.tools)) return undefined
+  return new Set(c.tools.flatMap((t) => (isObj(t) && typeof t.name === 'string' ? [t.name] : [])))
+}
+
 function irToolChoice(c: ResponsesToolChoice | undefined, names: Set<string>): ToolChoice | undefined {
   if (typeof c === 'string') return { type: c }
+  if (c?.type === 'allowed_tools') return c.mode === 'required' ? { type: 'required' } : { type: 'auto' }
   if (c && typeof c.name === 'string' && names.has(c.name)) return { type: 'tool', name: c.name }
   return undefined
 }
@@ -183,9 +190,12 @@ export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, 
   const own = turn.tools.length
   const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])], (i) => (i < own ? `tools[${i}]` : 'input.additional_tools'), model)
   dropped.push(...t.dropped)
-  if (t.tools.length > 0) {
-    req.tools = t.tools
-    const choice = irToolChoice(turn.toolChoice, new Set(t.tools.map((x) => x.name)))
+  const allowed = allowedNames(turn.toolChoice)
+  const offered = allowed ? t.tools.filter((x) => allowed.has(x.name)) : t.tools
+  if (allowed && offered.length === 0) dropped.push('tool_choice')
+  if (offered.length > 0) {
+    req.tools = offered
+    const choice = irToolChoice(turn.toolChoice, new Set(offered.map((x) => x.name)))
     if (choice) req.toolChoice = choice
   }
 

@@ -61,6 +61,10 @@ export function toolChoice(c: unknown, tools: ResponsesTool[], at: string): Resp
   }
   if (!isObj(c) || typeof c.type !== 'string') throw badRequest(`${at}: expected "auto", "none", "required" or { type: "function", name }`)
   const type = c.type
+  if (type === 'allowed_tools') {
+    if (c.mode !== 'auto' && c.mode !== 'required') throw badRequest(`${at}.mode: expected "auto" or "required", got ${quote(c.mode)}`)
+    if (!Array.isArray(c.tools) || c.tools.length === 0) throw badRequest(`${at}.tools: expected a non-empty array of tools`)
+  }
   if (type !== 'function' && type !== 'custom') return { ...c, type }
   const name = isObj(c.function) ? c.function.name : c.name
   if (typeof name !== 'string') throw badRequest(`${at}.name: required`)
