@@ -1,7 +1,9 @@
-// Input item and tool types, and the allowed_tools choice, of the current Responses API that the gateway does not read itself
-// (compaction_trigger, configuration_update, program and its output): a GPT model's upstream
-// gets them as they came; on the IR path (a Claude model) the ones that ask for something of
-// the turn are left out and named in x-switchyard-compat, and the request is still answered.
+// What the current Responses API has that the gateway does not read itself: the input items
+// compaction_trigger, configuration_update, program and program_output, the hosted tools
+// computer and programmatic_tool_calling, and the allowed_tools choice. A GPT model's upstream
+// gets them as they came. On the IR path (a Claude model) the items that ask something of the
+// turn and the hosted tools are left out and named in x-switchyard-compat, allowed_tools
+// keeps its mode and list, and the request is still answered.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { fixtureJson, startFakeUpstream, type FakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
