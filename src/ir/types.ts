@@ -53,7 +53,7 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string }
 
-export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'none'
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max' | 'none'
 
 export interface ReasoningConfig {
   effort?: ReasoningEffort

@@ -7,7 +7,7 @@
 // knows; the surfaces' parameter tables name them per row (`owned`), and schemas take any
 // string for those fields.
 
-export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']
+export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 export const CLAUDE_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max']
 export const OPENAI_TIERS = ['auto', 'default', 'flex', 'scale', 'priority']
 export const VERBOSITY = ['low', 'medium', 'high']

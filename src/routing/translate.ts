@@ -25,7 +25,7 @@ export type Translate = (value: unknown) => Counterpart | null
 
 export const drop: Translate = () => null
 
-const EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']
+const EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 /** Anthropic thinking budget → the nearest OpenAI effort (OpenAI's own tiers, roughly 1k/8k/24k). */
 export function effortForBudget(budget: number): ReasoningEffort {
@@ -49,14 +49,13 @@ export function claudeFormat(f: unknown): ResponseFormat | undefined {
 }
 
 /**
- * Anthropic's `output_config`: its effort is OpenAI's reasoning effort (`max` the top one), and
+ * Anthropic's `output_config`: its effort is OpenAI's reasoning effort (both have `max`), and
  * a JSON-schema `format` is OpenAI's json_schema response format (strict, as Anthropic's is).
  */
 export const outputConfigToOpenAI: Translate = (v) => {
   if (!isObj(v)) return null
   const out: Counterpart = {}
-  const e = v.effort === 'max' ? 'xhigh' : v.effort
-  if (EFFORTS.includes(e as ReasoningEffort)) out.reasoning = { effort: e as ReasoningEffort }
+  if (EFFORTS.includes(v.effort as ReasoningEffort)) out.reasoning = { effort: v.effort as ReasoningEffort }
   const format = claudeFormat(v.format)
   if (format) out.responseFormat = format
   return Object.keys(out).length > 0 ? out : null

@@ -81,8 +81,10 @@ describe('every 400 names its field', () => {
     expect(rejection(gpt({ presence_penalty: 3 }))).toStartWith('presence_penalty:')
     expect(rejection(gpt({ stop: 5 }))).toStartWith('stop: expected a string or an array of strings')
     // a provider-owned value set: GPT models get any effort as it is, a translation must know it
-    expect(() => decode(gpt({ reasoning_effort: 'max' }))).not.toThrow()
-    expect(rejection(claude({ reasoning_effort: 'max' }))).toStartWith('reasoning_effort: "max" cannot be translated')
+    expect(() => decode(gpt({ reasoning_effort: 'extreme' }))).not.toThrow()
+    expect(rejection(claude({ reasoning_effort: 'extreme' }))).toStartWith('reasoning_effort: "extreme" cannot be translated')
+    // `max`, OpenAI's top effort as Anthropic's, is one the translation knows
+    expect(() => decode(claude({ reasoning_effort: 'max' }))).not.toThrow()
     expect(rejection(gpt({ stream_options: { include_usage: 'yes' } }))).toStartWith('stream_options.include_usage:')
     expect(rejection(gpt({ stream_options: { other: true } }))).toStartWith('stream_options')
     expect(rejection(gpt({ metadata: { a: 1 } }))).toStartWith('metadata')

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { knownNames, type ParamTable } from '../../src/routing/params.ts'
 import { PARAMS as CHAT } from '../../src/surfaces/chat/params.ts'
 import { PARAMS as MESSAGES } from '../../src/surfaces/messages/params.ts'
+import { EFFORTS } from '../../src/routing/owned-values.ts'
 import { BLOCKS_BY_ROLE } from '../../src/surfaces/messages/schema.ts'
 import { HOSTED_TOOLS } from '../../src/surfaces/responses/decode.ts'
 import { ITEM_TYPES } from '../../src/surfaces/responses/items.ts'
@@ -103,4 +104,11 @@ test('every content block type the Anthropic SDK declares is one the messages su
   // server tools' result blocks are taken by their suffix, whatever the tool
   const taken = (t: string) => Object.values(BLOCKS_BY_ROLE).some((blocks) => Object.hasOwn(blocks, t)) || t.endsWith('_tool_result')
   expect(declared.filter((t) => !taken(t))).toEqual([])
+})
+
+test("every reasoning effort the openai SDK declares is one a translation to a Claude model knows", () => {
+  const text = readFileSync(join(modules, 'openai/resources/shared.d.ts'), 'utf8')
+  const declared = [...(/export type ReasoningEffort = ([^;]+);/.exec(text)?.[1] ?? '').matchAll(/'([a-z]+)'/g)].map((m) => m[1]!)
+  expect(declared).toEqual(expect.arrayContaining(['low', 'medium', 'high']))
+  expect(declared.filter((e) => !EFFORTS.includes(e))).toEqual([])
 })

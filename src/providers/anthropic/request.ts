@@ -15,6 +15,8 @@ export const EFFORT_BUDGET: Record<Exclude<ReasoningEffort, 'none'>, number> = {
   medium: 8192,
   high: 16_384,
   xhigh: 32_768,
+  // the most a model may think: capped below its output limit by thinkingPlan
+  max: 65_536,
 }
 
 /** Anthropic rejects a thinking budget under this. */

@@ -34,7 +34,7 @@ export const PARAMS = {
     parallel_tool_calls: { schema: Bool(), ir: 'parallelToolCalls' },
     pause_on_call_tools_start: { schema: Bool(), openai: IGNORED, gateway: true },
     service_tier: { schema: Str(), openai: IGNORED, ir: carried('anthropic') },
-    reasoning_effort: { schema: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']), ir: (v: ReasoningEffort, req) => { reasoningOf(req).effort = v } },
+    reasoning_effort: { schema: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']), ir: (v: ReasoningEffort, req) => { reasoningOf(req).effort = v } },
     betas: { schema: StrArray, openai: IGNORED, ir: 'betas' },
     system: { schema: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }), ir: (v: string | MessagesBlock[], req) => { req.system = content(v) } },
     context_management: { schema: AnyObject, openai: foreign(drop), ir: carried('anthropic') },

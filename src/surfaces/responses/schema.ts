@@ -14,7 +14,6 @@ export const OneOf = <const V extends string>(values: readonly V[]) => T.Union(v
 export const AnyObject = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
 export const Arr = (what: string) => T.Array(T.Unknown(), { errorMessage: `expected an array of ${what}` })
 
-export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']
 export const SUMMARIES = ['auto', 'concise', 'detailed', 'none'] as const
 
 export const JsonSchemaFormat = T.Object(
