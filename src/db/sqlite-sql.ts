@@ -14,9 +14,9 @@ export class SqliteSql implements Sql {
   constructor(readonly sqlite: Database) {
     const inner: Sql = {
       dialect: 'sqlite',
-      all: async (t, p) => this.allSync(t, this.stillIn(p)),
-      get: async (t, p) => this.getSync(t, this.stillIn(p)),
-      run: async (t, p) => this.runSync(t, this.stillIn(p)),
+      all: async (t, p) => this.watched(() => this.allSync(t, this.stillIn(p))),
+      get: async (t, p) => this.watched(() => this.getSync(t, this.stillIn(p))),
+      run: async (t, p) => this.watched(() => this.runSync(t, this.stillIn(p))),
       tx: async (fn, committed) => {
         const out = await fn(inner)
         committed?.(out)
@@ -42,8 +42,29 @@ export class SqliteSql implements Sql {
    * then commit on its own. Refused instead, as PostgreSQL refuses them in a failed transaction.
    */
   private stillIn<P>(params: P): P {
-    if (!this.sqlite.inTransaction) throw new Error('the transaction was rolled back by an earlier failure; this statement was not run')
+    if (!this.sqlite.inTransaction) throw this.rolledBack()
     return params
+  }
+
+  /**
+   * The failure that ended the transaction in progress. Statements of one transaction are sent
+   * together (Promise.all), and which refusal reaches the caller first is not up to the one that
+   * failed: every later refusal carries it as its cause, so a full disk reads as one (and is
+   * waited for) whichever statement the caller sees.
+   */
+  private endedBy: unknown
+
+  private rolledBack(): Error {
+    return new Error('the transaction was rolled back by an earlier failure; this statement was not run', { cause: this.endedBy })
+  }
+
+  private watched<T>(run: () => T): T {
+    try {
+      return run()
+    } catch (e) {
+      if (this.endedBy === undefined && !this.sqlite.inTransaction) this.endedBy = e
+      throw e
+    }
   }
 
   allSync<T>(text: string, params: readonly Param[] = []): T[] {
@@ -73,9 +94,12 @@ export class SqliteSql implements Sql {
   tx<T>(fn: (q: Sql) => Promise<T>, committed?: (out: T) => void): Promise<T> {
     return this.inTurn(async () => {
       this.sqlite.exec('BEGIN IMMEDIATE')
+      this.endedBy = undefined
       let out: T
       try {
         out = await fn(this.inner)
+        // a body that let a failure pass has nothing left to commit: said as the failure it was
+        if (!this.sqlite.inTransaction) throw this.rolledBack()
         this.sqlite.exec('COMMIT')
       } catch (e) {
         if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK')

@@ -29,3 +29,32 @@ test('after SQLite rolled a transaction back itself, the statements sent after t
   })
   expect((db.query('SELECT n FROM u').get() as { n: number }).n).toBe(11)
 })
+
+test('the refusals after such a failure carry it: whichever statement the body sees first, a full disk reads as one', async () => {
+  const { isStoreFull } = await import('../../src/db/unavailable.ts')
+  const db = new Database(':memory:')
+  db.exec('CREATE TABLE t (x BLOB); CREATE TABLE u (n INTEGER); INSERT INTO u VALUES (0)')
+  const pages = (db.query('PRAGMA page_count').get() as { page_count: number }).page_count
+  db.exec(`PRAGMA max_page_count = ${pages + 2}`)
+  const sql = new SqliteSql(db)
+  // the failing statement's refusal reaches Promise.all a step later than the next one's, as
+  // when the record write's spend statement (awaited inside a function of its own) fills the disk
+  const seen = await sql
+    .tx(async (q) => {
+      const full = q.run('INSERT INTO t VALUES (randomblob(100000))').then(() => {})
+      await Promise.all([full, q.run('UPDATE u SET n = n + 1')])
+    })
+    .catch((e) => e)
+  expect(String(seen)).toContain('rolled back by an earlier failure')
+  expect(isStoreFull(seen)).toBe(true)
+  // a body that swallows the failure does not commit half of itself, and says why
+  const swallowed = await sql
+    .tx(async (q) => {
+      await q.run('UPDATE u SET n = n + 1')
+      await q.run('INSERT INTO t VALUES (randomblob(100000))').catch(() => {})
+    })
+    .catch((e) => e)
+  expect(String(swallowed)).toContain('rolled back by an earlier failure')
+  expect(isStoreFull(swallowed)).toBe(true)
+  expect((db.query('SELECT n FROM u').get() as { n: number }).n).toBe(0)
+})
