@@ -142,7 +142,6 @@ export function thinkingToIR(thinking: MessagesThinking, req: GenerationRequest,
   if (model.family === 'anthropic' && (thinking.type !== 'enabled' || thinking.display != null)) carry(req, 'anthropic', 'thinking', thinking)
 }
 
-/** The client's tools: custom ones in the IR; server tools have no IR form, so a Claude-family upstream gets the list as it came. */
 /** A server tool by its type where that reads as one of Anthropic's (`web_search_20250305`), else by its place. */
 const serverToolName = (t: { type?: unknown }, i: number): string =>
   typeof t.type === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(t.type) ? `tools.${t.type}` : `tools[${i}]`

@@ -173,14 +173,14 @@ export function mcpConnector(servers: Obj[]): Obj[] {
   })
 }
 
+/** Input items that ask for something of this turn (compact the context, change settings), which the IR path cannot do: left out, and named. */
+const ASKING_ITEMS: ReadonlySet<string> = new Set(['compaction_trigger', 'configuration_update'])
+
 /**
  * What a turn's reshaped parameters become in the IR: its items (the thread's first), its
  * instructions, tools and tool choice, reasoning and output format. The table's rows add the
  * rest (params.ts). `dropped` collects what the IR could not carry.
  */
-/** Input items that ask for something of this turn (compact the context, change settings), which the IR path cannot do: left out, and named. */
-const ASKING_ITEMS: ReadonlySet<string> = new Set(['compaction_trigger', 'configuration_update'])
-
 export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, model: CatalogModel, dropped: string[]): GenerationRequest {
   const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
   for (const it of turn.items) if (ASKING_ITEMS.has(it.type)) dropped.push(`input.${it.type}`)
