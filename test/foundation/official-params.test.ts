@@ -19,20 +19,22 @@ import { PARAMS as RESPONSES } from '../../src/surfaces/responses/params.ts'
 
 const modules = join(import.meta.dir, '..', '..', 'node_modules')
 
+/** The lines of an interface body at its own level (not inside a nested type), from its declaration at `at`. */
+function* ownLines(text: string, at: number): Generator<string> {
+  let depth = 0
+  for (const line of text.slice(text.indexOf('{', at)).split('\n')) {
+    if (depth === 1) yield line
+    for (const c of line) depth += c === '{' ? 1 : c === '}' ? -1 : 0
+    if (depth === 0) return
+  }
+}
+
 /** The top-level field names of `export interface NAME { … }` in a declaration file. */
 function fieldsOf(file: string, name: string): string[] {
   const text = readFileSync(join(modules, file), 'utf8')
   const start = text.indexOf(`export interface ${name} {`)
   if (start < 0) throw new Error(`${name} is not declared in ${file}`)
-  const fields: string[] = []
-  let depth = 0
-  for (const line of text.slice(text.indexOf('{', start)).split('\n')) {
-    const m = depth === 1 ? /^\s*([a-z_][a-z0-9_]*)\??:/.exec(line) : null
-    if (m) fields.push(m[1]!)
-    for (const c of line) depth += c === '{' ? 1 : c === '}' ? -1 : 0
-    if (depth === 0) break
-  }
-  return fields
+  return [...ownLines(text, start)].flatMap((line) => /^\s*([a-z_][a-z0-9_]*)\??:/.exec(line)?.[1] ?? [])
 }
 
 const CASES: [string, ParamTable, string, string][] = [
@@ -69,12 +71,9 @@ function unionTypes(union: string, file = RESPONSES_TYPES): string[] {
     if (/^\s*'[a-z_]+'\s*$/.test(member)) return [member.trim().slice(1, -1)]
     const [ns, name] = member.trim().includes('.') ? member.trim().split('.') : [undefined, member.trim()]
     const at = ns ? text.indexOf(`interface ${name} {`, text.indexOf(`export declare namespace ${ns} {`)) : text.indexOf(`export interface ${name} {`)
-    let depth = 0
-    for (const line of text.slice(at).split('\n')) {
-      const m = depth === 1 ? /^\s*type\??: ('[a-z_0-9]+'(?: \| '[a-z_0-9]+')*)(?: \| null)?;/.exec(line) : null
+    for (const line of at < 0 ? [] : ownLines(text, at)) {
+      const m = /^\s*type\??: ('[a-z_0-9]+'(?: \| '[a-z_0-9]+')*)(?: \| null)?;/.exec(line)
       if (m) return m[1]!.split(' | ').map((t) => t.slice(1, -1))
-      for (const c of line) depth += c === '{' ? 1 : c === '}' ? -1 : 0
-      if (depth === 0 && line.includes('}')) break
     }
     throw new Error(`no type literal for ${member.trim()} in ${file}`)
   })

@@ -5,7 +5,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
-import type { ChatFunction, ChatMessage, ChatRefusalPart, ChatResponseFormat, ChatTextPart, ChatTool, ChatToolChoice, ChatUserPart } from './schema.ts'
+import { toolName, type ChatFunction, type ChatMessage, type ChatRefusalPart, type ChatResponseFormat, type ChatTextPart, type ChatTool, type ChatToolChoice, type ChatUserPart } from './schema.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
 
@@ -118,9 +118,12 @@ export function toolsToIR(tools: ChatTool[], req: GenerationRequest): void {
   }
 }
 
-/** The custom tools' names: their calls go back to the client as custom tool calls. */
-export function customToolNames(tools: ChatTool[] | undefined): Set<string> {
-  return new Set((tools ?? []).flatMap((t) => (t.type === 'custom' ? [t.custom.name] : [])))
+const NO_CUSTOM_TOOLS: ReadonlySet<string> = new Set()
+
+/** The custom tools' names: their calls go back to the client as custom tool calls (none, the usual case, costs no allocation). */
+export function customToolNames(tools: ChatTool[] | undefined): ReadonlySet<string> {
+  if (!tools?.some((t) => t.type === 'custom')) return NO_CUSTOM_TOOLS
+  return new Set(tools.flatMap((t) => (t.type === 'custom' ? [t.custom.name] : [])))
 }
 
 /** Legacy `functions`, after the tools. */
@@ -143,7 +146,7 @@ export function toolChoiceOf(tc: ChatToolChoice | { name: string }): ToolChoice 
 export function toolChoiceToIR(tc: ChatToolChoice, req: GenerationRequest): void {
   req.toolChoice = toolChoiceOf(tc)
   if (typeof tc !== 'object' || !('allowed_tools' in tc)) return
-  const allowed = new Set(tc.allowed_tools.tools.map((t) => (t.type === 'custom' ? t.custom.name : t.function.name)))
+  const allowed = new Set(tc.allowed_tools.tools.map(toolName))
   req.tools = req.tools?.filter((t) => allowed.has(t.name))
 }
 

@@ -161,6 +161,10 @@ export const AllowedToolsChoice = Obj({
 
 export const FunctionCallObject = Obj({ name: Str({ errorMessage: 'expected a string' }) })
 
+/** A tool's name, whichever its kind: of a tool in `tools`, an assistant's tool call, or a tool a choice names. */
+export const toolName = (t: { type: 'function'; function: { name: string } } | { type: 'custom'; custom: { name: string } }): string =>
+  t.type === 'custom' ? t.custom.name : t.function.name
+
 /** A tool, a legacy function and a tool choice as their checks leave them. */
 export type ChatTool = Static<typeof FunctionTool> | Static<typeof CustomTool>
 export type ChatFunction = Static<typeof LegacyFunction>

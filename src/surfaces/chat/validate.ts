@@ -21,6 +21,7 @@ import {
   PARTS_BY_ROLE,
   RESPONSE_FORMATS,
   ToolChoiceObject,
+  toolName,
   type ChatFunction,
   type ChatMessage,
   type ChatResponseFormat,
@@ -139,9 +140,6 @@ function validateResponseFormat(rf: unknown): asserts rf is ChatResponseFormat {
   checkValue(schema, rf, 'response_format')
 }
 
-/** A tool's name, whichever its kind. */
-export const toolName = (t: ChatTool): string => (t.type === 'custom' ? t.custom.name : t.function.name)
-
 /** Function and custom tools; a tool name twice is a 400. */
 function validateTools(tools: unknown[]): asserts tools is ChatTool[] {
   const names: string[] = []
@@ -184,11 +182,7 @@ function validateToolChoice(tc: unknown, tools: ChatTool[]): asserts tc is ChatT
       return among('custom', tc.custom.name, 'tool_choice.custom.name')
     case 'allowed_tools':
       checkValue(AllowedToolsChoice, tc, 'tool_choice')
-      tc.allowed_tools.tools.forEach((t, i) => {
-        const at = `tool_choice.allowed_tools.tools[${i}]`
-        if (t.type === 'custom') among('custom', t.custom.name, `${at}.custom.name`)
-        else among('function', t.function.name, `${at}.function.name`)
-      })
+      tc.allowed_tools.tools.forEach((t, i) => among(t.type, toolName(t), `tool_choice.allowed_tools.tools[${i}].${t.type}.name`))
       return
     default:
       throw badRequest(`tool_choice: ${CHOICES}`)
