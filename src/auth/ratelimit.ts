@@ -36,6 +36,14 @@ const FIRST_CAPACITY = 4
  */
 export const MAX_BUCKETS = 100_000
 
+/** `l` under a new limit or window: its newest times, as many as the new limit holds. */
+function resized(l: Log, limit: number, windowMs: number): Log {
+  const keep = Math.min(l.size, limit)
+  const times = new Float64Array(Math.min(limit, Math.max(FIRST_CAPACITY, keep)))
+  for (let i = 0; i < keep; i++) times[i] = l.times[(l.head + l.size - keep + i) % l.times.length]!
+  return { times, head: 0, size: keep, limit, windowMs }
+}
+
 export class MemoryStore implements RateLimitStore {
   private logs = new Map<string, Log>()
 
@@ -54,9 +62,14 @@ export class MemoryStore implements RateLimitStore {
 
   private log(bucket: string, limit: number, windowMs: number, now: number): Log {
     let l = this.logs.get(bucket)
-    if (!l || l.limit !== limit || l.windowMs !== windowMs) {
+    if (!l) {
       l = { times: new Float64Array(Math.min(limit, FIRST_CAPACITY)), head: 0, size: 0, limit, windowMs }
       if (this.logs.size >= this.maxBuckets) this.evict(now)
+      this.logs.set(bucket, l)
+    } else if (l.limit !== limit || l.windowMs !== windowMs) {
+      // a key's rpm changed: its requests so far still count (a fresh window would hand a key
+      // whose rpm was just lowered a whole new minute)
+      l = resized(l, limit, windowMs)
       this.logs.set(bucket, l)
     } else if (this.evictable(bucket)) {
       // most recently used last, so eviction takes the least recently used first (only

@@ -86,6 +86,30 @@ test('200 concurrent requests from 20 keys across their limit: none gets more, h
   }
 })
 
+test('changing a key\'s rpm keeps the requests it made: lowering it never hands the key a fresh window', async () => {
+  gw = await startGateway()
+  const { key, record } = await gw.services.keys.create({ name: 'rpm5', rpm: 5 })
+  for (let i = 0; i < 5; i++) expect((await models(key)).status).toBe(200)
+  expect((await models(key)).status).toBe(429)
+  await gw.services.keys.update(record.id, { rpm: 6 })
+  expect((await models(key)).status).toBe(200)
+  expect((await models(key)).status).toBe(429)
+  await gw.services.keys.update(record.id, { rpm: 5 })
+  const r = await models(key)
+  expect(r.status).toBe(429)
+  expect(limitHeaders(r)).toMatchObject({ limit: 5, remaining: 0 })
+})
+
+test('a log resized to a smaller limit keeps its newest times, so its slot frees when the oldest kept one leaves', () => {
+  const s = new MemoryStore()
+  const t0 = 1_000_000
+  for (let i = 0; i < 4; i++) s.hit('b', 4, 1000, t0 + i * 100)
+  const d = s.peek('b', 2, 1000, t0 + 350)
+  expect(d).toMatchObject({ allowed: false, remaining: 0, resetAt: t0 + 1200 })
+  // raised again, it counts the one kept time still in the window
+  expect(s.peek('b', 8, 1000, t0 + 1200)).toMatchObject({ allowed: true, remaining: 7 })
+})
+
 test('the sliding log frees a slot exactly when the oldest request leaves the window', () => {
   const s = new MemoryStore()
   const t0 = 1_000_000
