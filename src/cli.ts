@@ -11,6 +11,7 @@ import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
 import { ensureStartEnv } from './runtime/start-env.ts'
 import { watchBatch } from './batches/watch.ts'
+import { HttpError } from './http/errors.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
@@ -202,7 +203,7 @@ export async function main(argv: string[]) {
         throw new UsageError(`unknown command "${command}"`)
     }
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof UsageError) {
+    if (e instanceof ConfigError || e instanceof UsageError || e instanceof HttpError) {
       console.error(`switchyard: ${e.message}`)
       return process.exit(e instanceof UsageError ? 2 : 1)
     }

@@ -9,13 +9,14 @@ import type { Services } from '../services.ts'
 import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
+import { MAX_CREDITS } from './keys.ts'
 
 const Create = TypeCompiler.Compile(
   t.Object(
     {
       name: t.String({ minLength: 1, maxLength: 200 }),
       account: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-      credits: t.Optional(t.Union([t.Number({ minimum: 0 }), t.Null()])),
+      credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()])),
       rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
     },
     { additionalProperties: false },
@@ -28,14 +29,14 @@ const Update = TypeCompiler.Compile(
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
       account: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
       status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
-      credits: t.Optional(t.Union([t.Number({ minimum: 0 }), t.Null()])),
+      credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()])),
       rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
     },
     { additionalProperties: false },
   ),
 )
 
-const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }))
+const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0, maximum: MAX_CREDITS }) }, { additionalProperties: false }))
 
 function check<T>(v: { Check(x: unknown): x is T; Errors(x: unknown): { First(): { path: string; message: string } | undefined } }, body: unknown): T {
   if (v.Check(body)) return body

@@ -10,6 +10,7 @@ import type { Param } from '../db/sql.ts'
 import { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
+import { HttpError } from '../http/errors.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -82,6 +83,9 @@ function newKey(input: KeyInput): { key: string; row: Row } {
 }
 
 const NEGATIVE_CACHE_MAX = 10_000
+
+/** The most a key's credits may be, in USD: far past any real grant, far below where a double loses cents. */
+export const MAX_CREDITS = 1e12
 
 export class KeyStore {
   /** Every known key by hash, and hashes known to be no key (null). */
@@ -212,14 +216,22 @@ export class KeyStore {
     return r ? this.changed(r) : undefined
   }
 
-  /** Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). */
+  /**
+   * Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). A
+   * grant that would take the key past MAX_CREDITS is a 400: a sum that overflowed to Infinity
+   * would read as unlimited (and PostgreSQL refuses the overflow outright).
+   */
   async credit(id: string, amount: number): Promise<ApiKey | undefined> {
+    const total = sql`coalesce(${this.t.credits}, 0) + ${amount}`
     const [r] = (await this.db
       .update(this.t)
-      .set({ credits: sql`coalesce(${this.t.credits}, 0) + ${amount}`, updatedAt: Date.now() })
-      .where(eq(this.t.id, id))
+      .set({ credits: total, updatedAt: Date.now() })
+      .where(sql`${this.t.id} = ${id} AND ${total} <= ${MAX_CREDITS}`)
       .returning()) as Row[]
-    return r ? this.changed(r) : undefined
+    if (r) return this.changed(r)
+    const k = await this.get(id)
+    if (k) throw new HttpError(400, `amount: the key's credits would pass the most a key may hold ($${MAX_CREDITS}); it holds $${k.credits ?? 0}`)
+    return undefined
   }
 
   /** Told of every change made through this store (another instance may cache the key). */

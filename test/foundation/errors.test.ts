@@ -88,6 +88,26 @@ test('admin routes: token required; create, list, update, disable, credit', asyn
   expect((await fetch(gw.url + '/admin/v1/keys/key_nope', { headers: admin })).status).toBe(404)
 })
 
+test('a grant that would take a key past the most it may hold is a 400, never credits of Infinity (which would read as unlimited)', async () => {
+  const c = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'rich', credits: 1 }) })
+  const { id } = (await c.json()) as { id: string }
+  const grant = (amount: number) => fetch(gw.url + `/admin/v1/keys/${id}/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount }) })
+  // one grant past the bound, and two that only pass it together
+  const big = await grant(1e308)
+  expect(big.status).toBe(400)
+  expect(((await big.json()) as { error: string }).error).toStartWith('amount')
+  expect((await grant(6e11)).status).toBe(200)
+  const over = await grant(6e11)
+  expect(over.status).toBe(400)
+  expect(over.headers.get('x-request-id')).toBeTruthy()
+  expect(((await over.json()) as { error: string }).error).toContain('would pass')
+  const k = (await (await fetch(gw.url + `/admin/v1/keys/${id}`, { headers: admin })).json()) as { credits: number | null }
+  expect(k.credits).toBe(6e11 + 1)
+  const set = await fetch(gw.url + `/admin/v1/keys/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ credits: 1e300 }) })
+  expect(set.status).toBe(400)
+  expect((await fetch(gw.url + `/admin/v1/keys/key_nope/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 1 }) })).status).toBe(404)
+})
+
 test('admin routes answer 404 when no admin token is configured', async () => {
   const plain = await startGateway()
   try {
