@@ -13,6 +13,8 @@ export interface AdmitInput {
   promptTokens: number | (() => number)
   /** The request's output cap, or undefined when it gave none (the model's default applies). */
   maxOutputTokens: number | undefined
+  /** How many answers it asks for, each up to the cap (chat's `n`); 1 when absent. */
+  choices?: number
 }
 
 /** A reservation to settle when the request ends (undefined when nothing was held). */
@@ -25,19 +27,19 @@ export type Admission = { reservationId: string } | undefined
  */
 export function worstCase(catalog: Catalog, input: AdmitInput): number | null {
   const { model } = input
-  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input.maxOutputTokens)
+  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input.maxOutputTokens, input.choices)
   if (usd === null && model.unlisted && model.provider !== 'mock') {
     throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
   }
   return usd
 }
 
-function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, maxOut: number | undefined): number | null {
+function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, maxOut: number | undefined, choices = 1): number | null {
   const prompt = sane(promptTokens) ?? 0
   // a cap above the model's own (or none) cannot produce more than the model's own; with no
   // known cap, the output cannot outgrow the context window
   const most = model.maxOutputTokens ?? model.contextWindow
-  const cap = Math.min(sane(maxOut) ?? most, most)
+  const cap = Math.min(sane(maxOut) ?? most, most) * Math.max(1, sane(choices) ?? 1)
   try {
     const usd = catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 })
     return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null

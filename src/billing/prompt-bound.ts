@@ -5,7 +5,10 @@
 // Claude's) make at least one byte of each token, so a text's UTF-8 byte length bounds its
 // tokens from above; characters ÷ 4 undercounts CJK up to 8×. The JSON around the text (keys,
 // roles) stands in for the per-message overhead a provider adds. Images are billed by their
-// pixels, not their bytes: a base64 image counts as the most one image costs.
+// pixels, not their bytes: a base64 image counts as the most one image costs, and so does an
+// image named by URL (the upstream fetches it). A document named by URL is fetched and put in
+// the prompt after admission (by the gateway, or by OpenAI for a `file_url`), so its size is
+// not known here: the request counts the largest prompt any model takes.
 //
 // It walks the value with a stack of its own (no recursion: any depth), once, in time linear
 // in the body; Buffer.byteLength is native.
@@ -14,6 +17,14 @@
 export const IMAGE_TOKENS = 2_600
 /** A document (PDF) is billed per page as an image plus its text: a floor for one whose bytes say little. */
 export const DOCUMENT_TOKENS = 3_000
+/**
+ * A request with a document named by URL: no upstream takes a prompt longer than its model's
+ * context window (1,047,576 tokens at most, GPT-4.1; Claude's 1M beta), and a refused one costs
+ * nothing, so this many tokens bound whatever the documents hold.
+ */
+export const URL_DOCUMENT_TOKENS = 2 ** 20
+
+const isUrl = (v: unknown): v is string => typeof v === 'string' && /^https?:/i.test(v)
 
 const BASE64_URL = /^data:([\w.+-]+\/[\w.+-]+)?[^,]*;base64,/
 
@@ -38,8 +49,27 @@ function binaryBound(o: Record<string, unknown>): number | undefined {
   return undefined
 }
 
+/**
+ * What an image named by URL can cost beyond its text: Anthropic's `{type: 'image', source:
+ * {type: 'url'}}`, chat's `image_url: {url}`, responses' `input_image` with an `image_url`.
+ */
+function imageUrlBound(o: Record<string, unknown>): number {
+  const t = o.type
+  if (t === 'image') return isUrl((o.source as Record<string, unknown> | undefined)?.url) ? IMAGE_TOKENS : 0
+  if (t === 'image_url') return isUrl((o.image_url as Record<string, unknown> | undefined)?.url) ? IMAGE_TOKENS : 0
+  if (t === 'input_image') return isUrl(o.image_url) ? IMAGE_TOKENS : 0
+  return 0
+}
+
+/** A document named by URL: Anthropic's `{type: 'document', source: {type: 'url'}}`, responses' `input_file` with a `file_url`. */
+function isUrlDocument(o: Record<string, unknown>): boolean {
+  if (o.type === 'document') return isUrl((o.source as Record<string, unknown> | undefined)?.url)
+  return o.type === 'input_file' && isUrl(o.file_url)
+}
+
 export function promptTokenBound(...values: unknown[]): number {
   let total = 0
+  let urlDocument = false
   const stack: unknown[] = [...values]
   while (stack.length > 0) {
     const v = stack.pop()
@@ -55,6 +85,10 @@ export function promptTokenBound(...values: unknown[]): number {
         total += binary
         continue
       }
+      if (typeof o.type === 'string') {
+        total += imageUrlBound(o)
+        urlDocument ||= isUrlDocument(o)
+      }
       for (const k in o) {
         if (!Object.hasOwn(o, k)) continue
         total += k.length + 2
@@ -62,7 +96,7 @@ export function promptTokenBound(...values: unknown[]): number {
       }
     }
   }
-  return total
+  return urlDocument ? total + URL_DOCUMENT_TOKENS : total
 }
 
 /** At most this many file references of one request are looked up for the bound. */

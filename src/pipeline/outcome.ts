@@ -142,9 +142,11 @@ export class GenerationOutcome {
     // recorded inside the call (a JSON reply): the call that served is one of the attempts too
     this.endAttempt(this.httpStatus)
     this.onRecord?.(this.error === null)
-    // A stream that failed or was dropped after output is billed for what was produced;
-    // the count runs in the token worker, so the record follows it by a few ms.
-    const billDropped = this.error !== null && this.ttftMs !== null
+    // A stream that failed or was dropped after output is billed for what was produced, and a
+    // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
+    // before its first event) for that prompt, which the upstream bills; the count runs in the
+    // token worker, so the record follows it by a few ms.
+    const billDropped = this.error !== null && (this.ttftMs !== null || (this.httpStatus === 499 && this.promptText !== NO_TEXT))
     const input: GenerationInput = {
       id: this.id,
       apiKey: this.base.apiKey,

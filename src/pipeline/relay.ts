@@ -101,6 +101,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
   // batch item, which reads its records as soon as it has the reply, read it first.
   // A failure before the upstream answered is thrown unrecorded: the caller may try another
   // deployment, and records the generation when it gives up (generate.ts).
+  out.promptText = () => pt.promptText(body)
   const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
     const tap = new GuardedTap(pt.tap(tapOptions), onTapError ?? ignore)
     const text = await res.text()
@@ -218,11 +219,11 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
 export async function relayStream(input: RelayInput & { sse: SseOptions }): Promise<Response> {
   const { pt, body, tapOptions, ctx, out, headers, sse } = input
   // a failure before the first event is thrown unrecorded, as in relayJson
+  out.promptText = () => pt.promptText(body)
   const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore))
   const { reads, reader } = c
   const tap = reads.tap
   out.producedText = () => tap.producedText()
-  out.promptText = () => pt.promptText(body)
   if (tap.state.produced) out.firstToken()
 
   // The upstream's own error event is relayed as it came; the stream ends after it.

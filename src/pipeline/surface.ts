@@ -31,8 +31,10 @@ export interface Plan {
   compat: string[]
   /** Writes the IR's answer in the surface's wire, for this request. */
   encoder: SurfaceCodec
-  /** The request's output cap, for admission (undefined: the model's default). */
+  /** The most output one answer can be billed for, for admission: the cap the upstream is sent (undefined: the model's default). */
   maxOutputTokens: number | undefined
+  /** How many answers the request asks for, each up to that cap (chat's `n`). */
+  choices?: number
   /** The prompt's upper bound in tokens (its body and what the surface loaded for it, a thread's history). */
   promptTokens(): number
   /** Stop the reply at the first tool call. */

@@ -28,6 +28,7 @@ export interface TranslatedInput {
  * may try another deployment, and records the generation when it gives up (generate.ts).
  */
 export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pauseAtTool }: TranslatedInput): Promise<JsonReply> {
+  out.promptText = () => requestText(ir)
   let r = await adapter.generate(ir, ctx)
   try {
     if (pauseAtTool) r = pauseResponseAtFirstTool(r)
@@ -53,6 +54,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   let first!: IteratorResult<StreamEvent>
   // Commit late: nothing is written until the upstream has produced its first event, so
   // a failure up to here is still an ordinary status code (thrown unrecorded, as above).
+  out.promptText = () => requestText(ir)
   const source = await adapter.stream(ir, ctx)
   events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
   first = await events.next()
@@ -63,7 +65,6 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   }
   const produced = new ProducedText()
   out.producedText = () => produced.text()
-  out.promptText = () => requestText(ir)
   const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true })
   // One event's frames, block boundaries included; an error event is the last of its frames.
   let text = ''

@@ -142,7 +142,7 @@ interface ThinkingPlan {
  *   capped by the model's output limit (the budget then shrinks to fit below it).
  * Models without thinking support get none.
  */
-export function thinkingPlan(req: GenerationRequest, model: CatalogModel, maxTokens: number): ThinkingPlan {
+export function thinkingPlan(req: Pick<GenerationRequest, 'reasoning'>, model: CatalogModel, maxTokens: number): ThinkingPlan {
   const r = req.reasoning
   if (!model.reasoning || !r || r.effort === 'none' || (r.effort === undefined && r.budgetTokens === undefined)) return { maxTokens }
   let budget = Math.max(MIN_THINKING_BUDGET, r.budgetTokens ?? EFFORT_BUDGET[r.effort as keyof typeof EFFORT_BUDGET] ?? EFFORT_BUDGET.medium)

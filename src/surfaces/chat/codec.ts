@@ -2,6 +2,7 @@
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
 import { PARAMS } from './params.ts'
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
+import { budgetOf, outputCap } from '../../billing/output-bound.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { toIR } from './params.ts'
@@ -42,7 +43,8 @@ export const chatSurface: SurfaceSpec = {
     return {
       ...planBase(body, model, rules),
       encoder: customTools.size === 0 ? chatCodec : chatCodecWith(customTools),
-      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
+      maxOutputTokens: outputCap(model, body.max_completion_tokens ?? body.max_tokens, { effort: body.reasoning_effort, budgetTokens: budgetOf(body.thinking) }),
+      choices: body.n,
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),

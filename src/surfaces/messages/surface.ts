@@ -1,6 +1,7 @@
 // The messages surface as the pipeline sees it. Claude-family models with an upstream get
 // the checked body as is (pass-through); every other model goes through the IR.
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
+import { budgetOf, outputCap } from '../../billing/output-bound.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR, PARAMS } from './params.ts'
@@ -56,7 +57,7 @@ export const messagesSurface: SurfaceSpec = {
     return {
       ...planBase(body, model, rules),
       encoder: messagesCodec,
-      maxOutputTokens: body.max_tokens,
+      maxOutputTokens: outputCap(model, body.max_tokens, { effort: body.reasoning_effort, budgetTokens: budgetOf(body.thinking) }),
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: body.pause_on_call_tools_start === true,
       ir: () => messagesToIR(body, model, rules),

@@ -4,6 +4,7 @@
 // its checked turn and its own codec, which stores the thread before the reply's terminal event.
 import { PARAMS } from './params.ts'
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
+import { outputCap } from '../../billing/output-bound.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
@@ -155,7 +156,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         stream: body.stream === true,
         compat: rules.compat,
         encoder: codec,
-        maxOutputTokens: body.max_output_tokens,
+        // a summary asked for without an effort thinks at medium (turnToIR)
+        maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
         promptTokens: () => promptTokenBound(body, turn.history),
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
