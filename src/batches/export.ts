@@ -5,7 +5,7 @@
 // fflate writes the gzip and the ZIP; tests read them back with other libraries.
 import { Gzip, Zip, ZipDeflate } from 'fflate'
 import { itemResultText } from './shapes.ts'
-import type { BatchStore } from './store.ts'
+import type { BatchStore, ItemRow } from './store.ts'
 import type { BatchRow } from './types.ts'
 
 const ROWS = 200
@@ -18,15 +18,26 @@ export interface ExportRange {
   to: number
 }
 
+/**
+ * The batch's item results with index in `range`, in index order, a page of rows at a time.
+ * A batch deleted while they are read (its row goes first, then its items in chunks) ends the
+ * download with an error, never with a short answer that looks whole: each page is read, then
+ * the batch is checked to be still there.
+ */
+export async function* resultPages(store: Pick<BatchStore, 'results' | 'byId'>, batchId: string, range: ExportRange, status?: 'succeeded' | 'failed'): AsyncGenerator<ItemRow[]> {
+  for (let from = range.from; from < range.to; ) {
+    const rows = await store.results(batchId, from, range.to, ROWS, status)
+    if (!(await store.byId(batchId))) throw new Error(`batch ${batchId} was deleted while its results were read`)
+    if (rows.length === 0) return
+    yield rows
+    from = rows.at(-1)!.idx + 1
+  }
+}
+
 /** Item results with index in `range`, as NDJSON, a chunk of rows at a time. */
 export async function* ndjson(store: BatchStore, b: BatchRow, range: ExportRange, status?: 'succeeded' | 'failed'): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
-  for (let from = range.from; from < range.to; ) {
-    const rows = await store.results(b.id, from, range.to, ROWS, status)
-    if (rows.length === 0) return
-    yield enc.encode(rows.map(itemResultText).join('\n') + '\n')
-    from = rows.at(-1)!.idx + 1
-  }
+  for await (const rows of resultPages(store, b.id, range, status)) yield enc.encode(rows.map(itemResultText).join('\n') + '\n')
 }
 
 export async function* gzipped(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {

@@ -91,3 +91,34 @@ test('an export is a stream: a client that reads one chunk and leaves does not g
   expect(first.done).toBe(false)
   await reader.cancel()
 })
+
+test('a batch deleted while its results download ends the download with an error, never a short answer that looks whole', async () => {
+  // results of about 20 MB, more than the sockets and the client hold, so the download is still
+  // under way when the delete comes
+  const text = 'lorem ipsum '.repeat(800)
+  const requests = Array.from({ length: 2_000 }, (_, i) => ({ custom_id: `d${i}`, params: { model: 'mock-claude', max_tokens: 4_000, messages: [{ role: 'user', content: `mock: text ${i} ${text}` }] } }))
+  const created = await rig.call('POST', '/api/beta/v1/messages/batches', { requests })
+  expect(created.status).toBe(200)
+  const batch = ((await created.json()) as { id: string }).id
+  await rig.ended(batch, undefined, 60_000)
+  // the whole set, read before the delete
+  const whole = new Uint8Array(await (await rig.call('GET', `/api/beta/v1/messages/batches/${batch}/results`)).arrayBuffer())
+  expect(new TextDecoder().decode(whole).split('\n').filter((l) => l !== '')).toHaveLength(2_000)
+  const res = await rig.call('GET', `/api/beta/v1/messages/batches/${batch}/results`)
+  expect(res.status).toBe(200)
+  const reader = res.body!.getReader()
+  let received = (await reader.read()).value!.byteLength
+  const del = await rig.call('DELETE', `/api/beta/v1/messages/batches/${batch}`)
+  expect(del.status).toBe(200)
+  const rest = (async () => {
+    for (;;) {
+      const r = await reader.read()
+      if (r.done) return 'ended cleanly'
+      received += r.value.byteLength
+    }
+  })().catch(() => 'failed')
+  // either it failed, or it had already been sent whole before the delete took hold
+  const how = await rest
+  if (how === 'ended cleanly') expect(received).toBe(whole.byteLength)
+  else expect(how).toBe('failed')
+}, 90_000)

@@ -8,23 +8,17 @@ import { badRequest, echo, HttpError } from '../../http/errors.ts'
 import { idParam, intParam } from '../params.ts'
 import type { BatchService } from '../service.ts'
 import type { Services } from '../../services.ts'
-import { pullStream } from '../export.ts'
+import { pullStream, resultPages } from '../export.ts'
 import { messageResultText, toMessageBatch, toMessageBatchList } from './shapes.ts'
 
 export const MESSAGE_BATCHES_ROOT = '/api/beta/v1/messages/batches'
 const LIST_LIMIT = { dflt: 20, max: 1000 }
-const ROWS = 200
 
 const originOf = (request: Request) => new URL(request.url).origin
 
 async function* resultLines(batches: BatchService, id: string): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
-  for (let from = 0; ; ) {
-    const rows = await batches.store.results(id, from, Number.MAX_SAFE_INTEGER, ROWS)
-    if (rows.length === 0) return
-    yield enc.encode(rows.map(messageResultText).join('\n') + '\n')
-    from = rows.at(-1)!.idx + 1
-  }
+  for await (const rows of resultPages(batches.store, id, { from: 0, to: Number.MAX_SAFE_INTEGER })) yield enc.encode(rows.map(messageResultText).join('\n') + '\n')
 }
 
 export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchService) {
