@@ -12,6 +12,12 @@ export const MAX_JSON_DEPTH = 64
  * the request thread for a quarter of a second to decode.
  */
 export const MAX_BODY_NODES = 200_000
+/**
+ * Strings in one generation body, its keys included. JSON.parse makes each one (about half a
+ * microsecond to a microsecond apiece): a body of 2.5 million keys in one object held the request
+ * thread for five seconds. A session at a million tokens of context holds tens of thousands.
+ */
+export const MAX_BODY_STRINGS = 250_000
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 /**
  * A forbidden key can only be in the text spelled out or behind a `\u` escape: bodies with
@@ -23,16 +29,17 @@ type Node = Record<string, unknown> | unknown[]
 
 /**
  * Whether `root` breaks a rule: 'rule' (depth, a forbidden key), 'crowded' (more than
- * `maxNodes` objects and arrays), or false. The hot path: iterative (a body 20,000 levels deep
- * must not overflow the checker itself), no allocation per node but the stack, cost by the
- * number of objects and arrays, not of bytes, and never past `maxNodes` of them.
+ * `maxNodes` objects and arrays, or more than `maxStrings` strings and keys), or false. The hot
+ * path: iterative (a body 20,000 levels deep must not overflow the checker itself), no
+ * allocation per node but the stack, and never past either bound.
  */
-function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number): 'rule' | 'crowded' | false {
+function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number, maxStrings: number): 'rule' | 'crowded' | false {
   if (typeof root !== 'object' || root === null) return false
   const nodes: Node[] = [root as Node]
   const depths: number[] = [0]
   // counted as they are found, so an array of a million objects stops the walk at the bound
   let found = 1
+  let strings = 0
   while (nodes.length > 0) {
     const v = nodes.pop()!
     const depth = depths.pop()!
@@ -44,18 +51,19 @@ function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number): 'rule
           if (++found > maxNodes) return 'crowded'
           nodes.push(c as Node)
           depths.push(depth + 1)
-        }
+        } else if (typeof c === 'string' && ++strings > maxStrings) return 'crowded'
       }
       continue
     }
     for (const k in v) {
       if (checkKeys && FORBIDDEN_KEYS.has(k)) return 'rule'
+      if (++strings > maxStrings) return 'crowded'
       const c = v[k]
       if (typeof c === 'object' && c !== null) {
         if (++found > maxNodes) return 'crowded'
         nodes.push(c as Node)
         depths.push(depth + 1)
-      }
+      } else if (typeof c === 'string' && ++strings > maxStrings) return 'crowded'
     }
   }
   return false
@@ -86,17 +94,18 @@ function violation(root: unknown, checkKeys: boolean): HttpError | undefined {
 }
 
 /**
- * The 400 for a body of too many parts, naming its largest array among the first `maxNodes`
- * objects and arrays (where a million tiny parts are), found without walking the rest.
+ * The 400 for a body of too many parts, naming its largest array or object among the first
+ * `maxNodes` objects and arrays (where a million tiny parts, or keys, are), found without
+ * walking the rest.
  */
-function crowded(root: unknown, maxNodes: number): HttpError {
+function crowded(root: unknown, maxNodes: number, maxStrings: number): HttpError {
   const stack: [unknown, string][] = [[root, '']]
   let found = 1
-  let largest = { place: '', length: -1 }
+  let largest = { place: '', length: -1, keys: false }
   walk: while (stack.length > 0) {
     const [v, place] = stack.pop()!
     if (Array.isArray(v)) {
-      if (v.length > largest.length) largest = { place, length: v.length }
+      if (v.length > largest.length) largest = { place, length: v.length, keys: false }
       for (let i = 0; i < v.length; i++) {
         if (typeof v[i] !== 'object' || v[i] === null) continue
         if (++found > maxNodes) break walk
@@ -104,15 +113,18 @@ function crowded(root: unknown, maxNodes: number): HttpError {
       }
       continue
     }
+    let keys = 0
     for (const k in v as Record<string, unknown>) {
+      keys++
       const c = (v as Record<string, unknown>)[k]
       if (typeof c !== 'object' || c === null) continue
       if (++found > maxNodes) break walk
       stack.push([c, placeOf(place, k)])
     }
+    if (keys > largest.length) largest = { place, length: keys, keys: true }
   }
-  const where = largest.length >= 0 ? `${largest.place || 'Request body'}: ${largest.length} items; ` : ''
-  return new HttpError(400, `${where}a request body may hold at most ${maxNodes} JSON objects and arrays in all`)
+  const where = largest.length >= 0 ? `${largest.place || 'Request body'}: ${largest.length} ${largest.keys ? 'keys' : 'items'}; ` : ''
+  return new HttpError(400, `${where}a request body may hold at most ${maxNodes} JSON objects and arrays, and ${maxStrings} strings and keys, in all`)
 }
 
 /**
@@ -120,26 +132,27 @@ function crowded(root: unknown, maxNodes: number): HttpError {
  * the largest array of a body with more than `maxNodes` objects and arrays. Given the text
  * `root` was parsed from, the key check is skipped when the text cannot hold a forbidden key.
  */
-export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity): void {
+export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity, maxStrings = Infinity): void {
   const checkKeys = text === undefined || MAY_HOLD_FORBIDDEN_KEY.test(text)
-  const broken = breaksARule(root, checkKeys, maxNodes)
+  const broken = breaksARule(root, checkKeys, maxNodes, maxStrings)
   if (!broken) return
-  if (broken === 'crowded') throw crowded(root, maxNodes)
+  if (broken === 'crowded') throw crowded(root, maxNodes, maxStrings)
   throw violation(root, checkKeys) ?? new HttpError(400, 'Request body breaks the JSON rules')
 }
 
 /**
  * JSON.parse, then the checks above (prototype keys, depth, parts): for every JSON a client sends (bodies, JSONL lines).
- * `maxNodes` bounds its objects and arrays (generation bodies: MAX_BODY_NODES), so what
- * decodes it afterwards never walks a million tiny parts on the request thread.
+ * `maxNodes` bounds its objects and arrays and `maxStrings` its strings and keys (generation
+ * bodies: MAX_BODY_NODES, MAX_BODY_STRINGS), so what decodes it afterwards never walks a million
+ * tiny parts on the request thread.
  */
-export function parseJsonSafe(text: string, what = 'JSON body', maxNodes = Infinity): unknown {
+export function parseJsonSafe(text: string, what = 'JSON body', maxNodes = Infinity, maxStrings = Infinity): unknown {
   let v: unknown
   try {
     v = JSON.parse(text)
   } catch (e) {
     throw new HttpError(400, `Malformed ${what}: ${(e as Error).message}`)
   }
-  checkJsonValue(v, text, maxNodes)
+  checkJsonValue(v, text, maxNodes, maxStrings)
   return v
 }

@@ -7,16 +7,16 @@ import { parseJsonSafe } from './json-safe.ts'
 
 declare const self: Worker
 
-export type PartsJob = { id: number; text: string; maxNodes: number; what: string }
+export type PartsJob = { id: number; text: string; maxNodes: number; maxStrings: number; what: string }
 /** `error`: the 400's message, when the body breaks a rule; nothing when it may be parsed. */
 export type PartsReply = { id: number; error?: string }
 
 lowerThreadPriority()
 
 self.onmessage = (e: MessageEvent<PartsJob>) => {
-  const { id, text, maxNodes, what } = e.data
+  const { id, text, maxNodes, maxStrings, what } = e.data
   try {
-    parseJsonSafe(text, what, maxNodes)
+    parseJsonSafe(text, what, maxNodes, maxStrings)
     self.postMessage({ id } satisfies PartsReply)
   } catch (err) {
     // parseJsonSafe throws only its 400s; anything else is this worker's trouble, not the body's
