@@ -77,7 +77,21 @@ class ByteReader {
   }
 }
 
+/**
+ * Why a part's header block is not one (a bare CR or LF, a line that is no `name: value`), or
+ * undefined. A raw line break inside a quoted filename ends its header line early: read as
+ * given, `filename="a<LF>b.txt"` was stored as `"a`.
+ */
+function malformedHead(raw: Uint8Array): string | undefined {
+  const head = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('latin1')
+  if (/\r(?!\n)|(?<!\r)\n/.test(head)) return 'a bare CR or LF in a header'
+  for (const line of head.split('\r\n')) if (line !== '' && !/^[!#$%&'*+.^`|~\w-]+:/.test(line)) return `a header line that is not "name: value": ${JSON.stringify(line.slice(0, 60))}`
+  return undefined
+}
+
 function decodeHead(raw: Uint8Array): PartHead {
+  const bad = malformedHead(raw)
+  if (bad) throw new MultipartParseError(`Multipart part headers are malformed: ${bad}`)
   const msg = Buffer.concat([Buffer.from(`--${HEAD_BOUNDARY}\r\n`), raw, Buffer.from(`\r\n\r\n\r\n--${HEAD_BOUNDARY}--`)])
   try {
     for (const part of parseMultipart(msg, { boundary: HEAD_BOUNDARY })) {

@@ -81,3 +81,13 @@ test('a JSON upload whose decoded content is over the limit → 413', async () =
   expect((await res.json()).error).toBe(`File exceeds the upload limit of ${LIMIT} bytes`)
   await nothingStored()
 })
+
+test('a raw CR or LF inside a part header (a filename that breaks its line) is a 400, not a file stored under half its name', async () => {
+  for (const name of ['a\nb.txt', 'a\rb.txt', 'a\r\nb.txt']) {
+    const res = await post(new Blob([head(name), 'hello', tail]))
+    expect(res.status).toBe(400)
+    expect(res.headers.get('x-request-id')).toBeTruthy()
+    expect(((await res.json()) as { error: string }).error).toContain('Multipart part headers are malformed')
+  }
+  await nothingStored()
+})
