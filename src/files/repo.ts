@@ -61,10 +61,13 @@ export class FilesRepo {
     return { data: rows.slice(0, q.limit), hasMore: rows.length > q.limit }
   }
 
-  /** Removes the owner's record; the removed record, or null when there was none. */
-  async remove(owner: string, id: string): Promise<FileRecord | null> {
+  /**
+   * Removes the owner's live record; the removed record, or null when there was none. An
+   * expired one reads as missing here too (the expiry sweep removes it with its bytes).
+   */
+  async remove(owner: string, id: string, now: number): Promise<FileRecord | null> {
     const files = this.storage.t.files
-    const [r] = await this.db.delete(files).where(and(eq(files.id, id), eq(files.apiKeyId, owner))).returning()
+    const [r] = await this.db.delete(files).where(and(eq(files.id, id), eq(files.apiKeyId, owner), this.live(now))).returning()
     return r ?? null
   }
 

@@ -122,7 +122,7 @@ export class FilesService {
 
   /** Removes the record, tells the hooks, then removes the bytes. null when not the owner's. */
   async delete(owner: string, id: string): Promise<FileRecord | null> {
-    const rec = await this.repo.remove(owner, id)
+    const rec = await this.repo.remove(owner, id, Date.now())
     if (!rec) return null
     await this.forget(rec, 'deleted')
     return rec
