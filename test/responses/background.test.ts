@@ -55,6 +55,18 @@ describe('background: true is answered in the foreground', () => {
     expect(compatOf(response.headers)).toEqual(expect.arrayContaining(['background', 'background_options']))
     // a client's poll loop ends at once
     expect((await client().responses.retrieve(r.id)).status).toBe('completed')
+    expect((await client().responses.retrieve(r.id, { include: ['message.output_text.logprobs'], stream: false })).status).toBe('completed')
+    // a client that would resume the events of a background run is told there are none, not
+    // handed the object where it reads events (the SDK's stream then yields nothing and ends)
+    const resumed = await client().responses.retrieve(r.id, { stream: true }).then(async (s) => {
+      for await (const _ of s) return 'an event'
+      return 'no events'
+    }, (e: InstanceType<typeof OpenAI.APIError>) => `${e.status}: ${e.message}`)
+    expect(resumed).toStartWith('400: ')
+    expect(resumed).toContain('stream: a stored response is retrieved whole here')
+    const odd = await fetch(`${gw.url}/api/alpha/v1/responses/${r.id}?expand=all`, { headers: { authorization: `Bearer ${gw.key}` } })
+    expect(odd.status).toBe(400)
+    expect(((await odd.json()) as { error: string }).error).toStartWith('expand: unknown query parameter')
     const g = await generation(r.id)
     expect(g.status).toBe('completed')
     expect(g.usage.prompt_tokens).toBeGreaterThan(0)

@@ -37,6 +37,21 @@ function listQuery(q: URLSearchParams) {
   return { limit, order, after: q.get('after') ?? undefined, before: q.get('before') ?? undefined }
 }
 
+const RETRIEVE_QUERY = ['include', 'include[]', 'include_obfuscation', 'stream', 'starting_after']
+
+/**
+ * A retrieve's query: OpenAI's parameters. `stream=true` replays a background response's events
+ * as it runs; here every response is answered in the foreground and stored complete, so there
+ * is nothing to replay: a 400 saying so, not the object where a client waits for events.
+ */
+function retrieveQuery(q: URLSearchParams): void {
+  for (const name of q.keys()) if (!RETRIEVE_QUERY.includes(name)) throw badRequest(`${echo(name)}: unknown query parameter; retrieving a response takes ${RETRIEVE_QUERY.filter((n) => !n.endsWith('[]')).join(', ')}`)
+  const stream = q.get('stream')
+  if (stream === null || stream === 'false') return
+  if (stream !== 'true') throw badRequest('stream: must be true or false')
+  throw badRequest('stream: a stored response is retrieved whole here: the gateway answers every response (background ones too) in the foreground, so it is complete when stored; retrieve it without stream')
+}
+
 export function responseObjectRoutes(threads: ThreadStore) {
   const app = new Elysia({ name: 'responses-objects' })
   for (const prefix of PREFIXES) {
@@ -46,6 +61,7 @@ export function responseObjectRoutes(threads: ThreadStore) {
         throw new HttpError(404, 'POST /responses/compact (standalone compaction) is not offered by this gateway: send context_management: [{ type: "compaction", compact_threshold }] with a responses request instead (a GPT model\'s upstream compacts; for a Claude model it is left out and named in x-switchyard-compat)')
       })
       .get(`${prefix}/responses/:id`, async ({ request, params }) => {
+        retrieveQuery(new URL(request.url).searchParams)
         const r = await threads.retrieve(keyOf(request).id, params.id)
         if (!r) throw missing(params.id)
         return r
