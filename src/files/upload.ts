@@ -3,7 +3,7 @@
 // inline. Either way the record is written only after every byte is stored.
 import { getMultipartBoundary } from '@remix-run/multipart-parser'
 import { HttpError, badRequest } from '../http/errors.ts'
-import { readJsonBody } from '../http/body.ts'
+import { decodedBody, readJsonBody } from '../http/body.ts'
 import type { StoredBlob } from './blob-store.ts'
 import { jsonUpload } from './json-upload.ts'
 import { MultipartParseError, readMultipart, type PartHead } from './multipart-stream.ts'
@@ -52,13 +52,15 @@ async function receiveMultipart(
   if (!boundary) throw badRequest('Content-Type: multipart/form-data needs a boundary parameter')
   const declared = Number(request.headers.get('content-length') ?? NaN)
   if (declared > limits.maxUploadBytes + FRAMING_BYTES) throw tooLarge(limits.maxUploadBytes)
-  if (!request.body) throw badRequest('file: required (a multipart part named "file")')
+  // a compressed upload is read as it decompresses, within the same limits
+  const { body, encoding } = decodedBody(request)
+  if (!body) throw badRequest('file: required (a multipart part named "file")')
   const createdAt = files.now()
   const fields: Record<string, string> = {}
   let head: PartHead | undefined
   let blob: StoredBlob | undefined
   try {
-    for await (const part of readMultipart(request.body, boundary, LIMITS)) {
+    for await (const part of readMultipart(body, boundary, LIMITS)) {
       const name = part.name
       if (name === 'file') {
         if (head) throw badRequest('file: give exactly one part named "file"')
@@ -76,6 +78,8 @@ async function receiveMultipart(
   } catch (e) {
     if (blob) await files.discard(blob)
     if (e instanceof MultipartParseError) throw badRequest(`Malformed multipart body: ${e.message}`)
+    // DecompressionStream fails with a TypeError (a storage failure is never one)
+    if (encoding && e instanceof TypeError) throw badRequest(`Content-Encoding: ${encoding}: the body could not be decompressed (${e.message})`)
     throw e
   }
 }

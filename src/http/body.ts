@@ -11,8 +11,32 @@ function tooLarge(limit: number) {
   return new HttpError(413, `Request body exceeds the limit of ${limit} bytes`)
 }
 
+/** Content-Encoding → the format of DecompressionStream that reads it. */
+const DECODERS: Record<string, CompressionFormat> = { gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate', br: 'brotli' as CompressionFormat, zstd: 'zstd' as CompressionFormat }
+
+/**
+ * A request's body as the client meant it: a compressed one (Content-Encoding gzip, deflate,
+ * br or zstd, as Codex sends with request compression on) decompressed as it is read, so every
+ * bound on its size holds for what it decompresses to. Another encoding is a 415 naming the header.
+ */
+export function decodedBody(request: Request): { body: ReadableStream<Uint8Array> | null; encoding?: string } {
+  const enc = request.headers.get('content-encoding')?.trim().toLowerCase()
+  if (!enc || enc === 'identity') return { body: request.body }
+  const format = Object.hasOwn(DECODERS, enc) ? DECODERS[enc] : undefined
+  if (!format) throw new HttpError(415, `Content-Encoding: ${enc.slice(0, 40)} is not one this gateway reads; send gzip, deflate, br, zstd or an uncompressed body`)
+  return { body: request.body && request.body.pipeThrough(new DecompressionStream(format)), encoding: enc }
+}
+
 /** A body's text, refused (413) past `limit` bytes. Not itself async: the usual body, of a declared length, costs no frame of its own. */
 export function readBodyText(request: Request, limit: number): Promise<string> {
+  if (request.headers.has('content-encoding')) {
+    try {
+      const { body, encoding } = decodedBody(request)
+      if (encoding) return readStream(body, limit, encoding)
+    } catch (e) {
+      return Promise.reject(e)
+    }
+  }
   const declared = request.headers.get('content-length')
   if (declared !== null) {
     const n = Number(declared)
@@ -20,16 +44,24 @@ export function readBodyText(request: Request, limit: number): Promise<string> {
     // Bun holds a body to its declared length, so it cannot grow past the limit.
     if (Number.isFinite(n)) return request.text()
   }
-  return readUndeclared(request, limit)
+  return readStream(request.body, limit)
 }
 
-async function readUndeclared(request: Request, limit: number): Promise<string> {
-  if (!request.body) return ''
-  const reader = request.body.getReader()
+/** A body read to its end, refused (413) once past `limit` bytes; a compressed one's failure to decompress is a 400 naming its encoding. */
+async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, encoding?: string): Promise<string> {
+  if (!body) return ''
+  const reader = body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
-    const { done, value } = await reader.read()
+    let step: Awaited<ReturnType<typeof reader.read>>
+    try {
+      step = await reader.read()
+    } catch (e) {
+      if (encoding === undefined) throw e
+      throw new HttpError(400, `Content-Encoding: ${encoding}: the body could not be decompressed (${(e as Error)?.message ?? String(e)})`)
+    }
+    const { done, value } = step
     if (done) break
     size += value.byteLength
     if (size > limit) {

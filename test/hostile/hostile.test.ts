@@ -178,6 +178,48 @@ describe('hostile clients, one gateway', () => {
     }
   })
 
+  test('a compressed body (gzip, deflate, br, zstd, as Codex sends with request compression on) is read as it decompresses; anything else is a clear 4xx', async () => {
+    const json = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text squeezed' }] })
+    // HTTP's deflate is the zlib format (node:zlib's deflateSync; Bun.deflateSync makes raw deflate)
+    const { brotliCompressSync, deflateSync } = await import('node:zlib')
+    const send = async (path: string, encoding: string, body: BodyInit, type = 'application/json') => {
+      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': type, 'content-encoding': encoding }, body })
+      const text = await res.text()
+      checkAnswer(res, text)
+      // the books at the end count every generation served
+      if (res.status === 200 && path.includes('/chat/')) noteGeneration(text, gw.key)
+      return { status: res.status, text }
+    }
+    for (const [encoding, body] of [['gzip', Bun.gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)], ['zstd', Bun.zstdCompressSync(json)]] as const) {
+      const r = await send('/api/alpha/v1/chat/completions', encoding, body)
+      expect({ encoding, status: r.status, text: r.status === 200 ? '' : r.text }).toEqual({ encoding, status: 200, text: '' })
+      expect(JSON.parse(r.text).choices[0].message.content).toBe('squeezed')
+    }
+    // a bomb is bounded by the body limit as it decompresses
+    const bomb = Bun.zstdCompressSync(new Uint8Array(gw.services.config.limits.maxBodyBytes + 1024 * 1024).fill(32))
+    expect((await send('/api/alpha/v1/chat/completions', 'zstd', bomb)).status).toBe(413)
+    // bytes that are not what the header says, an encoding nobody reads, a plain body that says br
+    const bad = await send('/api/beta/v1/messages', 'gzip', json)
+    expect(bad.status).toBe(400)
+    expect(JSON.parse(bad.text).error).toStartWith('Content-Encoding: gzip: the body could not be decompressed')
+    const odd = await send('/api/alpha/v1/chat/completions', 'compress', json)
+    expect(odd.status).toBe(415)
+    expect(JSON.parse(odd.text).error).toStartWith('Content-Encoding: compress is not one this gateway reads')
+    expect((await send('/api/alpha/v1/chat/completions', 'br', json)).status).toBe(400)
+    // uploads too, JSON and multipart
+    const up = await send('/api/v1/files', 'gzip', Bun.gzipSync(JSON.stringify({ content: 'packed', filename: 'a.txt', purpose: 'user_data' })))
+    expect(up.status).toBe(200)
+    const B = 'zz-boundary'
+    const form = `--${B}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nuser_data\r\n--${B}\r\nContent-Disposition: form-data; name="file"; filename="b.txt"\r\n\r\npacked too\r\n--${B}--\r\n`
+    const multi = await send('/api/v1/files', 'zstd', Bun.zstdCompressSync(form), `multipart/form-data; boundary=${B}`)
+    expect(multi).toMatchObject({ status: 200 })
+    const id = JSON.parse(multi.text).id
+    expect(await (await fetch(`${gw.url}/api/v1/files/${id}/content`, { headers: { authorization: `Bearer ${gw.key}` } })).text()).toBe('packed too')
+    const broken = await send('/api/v1/files', 'zstd', form, `multipart/form-data; boundary=${B}`)
+    expect(broken.status).toBe(400)
+    expect(JSON.parse(broken.text).error).toStartWith('Content-Encoding: zstd: the body could not be decompressed')
+  })
+
   test('streams that fail or are dropped mid-way are billed for what went out', async () => {
     expect((await chat({ model: 'mock-gpt', stream: true, messages: [{ role: 'user', content: 'mock: text a b c d\nmock: fail-midstream' }] })).text).toContain('"error"')
     expect((await messages({ model: 'mock-claude', stream: true, max_tokens: 50, messages: [{ role: 'user', content: 'mock: text a b c d\nmock: fail-midstream' }] })).text).toContain('event: error')
