@@ -55,6 +55,33 @@ describe('responses/input_tokens', () => {
     expect(((await res.json()) as { error: string }).error).toContain('previous_response_id')
   })
 
+  test("a file named by id is read with the caller's key and counted, on both count routes; another key's id is the 400 a request gets", async () => {
+    const words = Array.from({ length: 2_000 }, (_, i) => `word${i % 50}`).join(' ')
+    const form = new FormData()
+    form.set('purpose', 'user_data')
+    form.set('file', new File([words], 'notes.txt', { type: 'text/plain' }))
+    const up = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: form })
+    const fileId = ((await up.json()) as { id: string }).id
+    const withFile = { model: 'gpt-4o-mini', input: [{ role: 'user', content: [{ type: 'input_text', text: 'read it' }, { type: 'input_file', file_id: fileId }] }] }
+    const r = await count(withFile)
+    expect(r.status).toBe(200)
+    expect(((await r.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(2_000)
+    const theirs = await count(withFile, other)
+    expect(theirs.status).toBe(400)
+    expect(((await theirs.json()) as { error: string }).error).toContain('no such file')
+    const messages = (key: string, id: string) =>
+      fetch(`${gw.url}/api/beta/v1/messages/count_tokens`, {
+        method: 'POST', headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-claude', messages: [{ role: 'user', content: [{ type: 'text', text: 'read it' }, { type: 'document', source: { type: 'file', file_id: id } }] }] }),
+      })
+    const m = await messages(gw.key, fileId)
+    expect(m.status).toBe(200)
+    expect(((await m.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(2_000)
+    const missing = await messages(gw.key, 'file-nope')
+    expect(missing.status).toBe(400)
+    expect(((await missing.json()) as { error: string }).error).toContain('no such file')
+  })
+
   test('personality is accepted; bad bodies are 400s naming the field', async () => {
     const ok = await count({ model: 'gpt-4o-mini', input: 'hello world', personality: 'pragmatic' })
     expect(await ok.json()).toEqual({ object: 'response.input_tokens', input_tokens: 2 })

@@ -9,7 +9,7 @@ import { resolveModel } from '../../routing/router.ts'
 import type { Services } from '../../services.ts'
 import { messagesSurface } from './surface.ts'
 
-export async function countMessageTokens(s: Pick<Services, 'catalog' | 'config' | 'providers'>, raw: unknown, rc: RequestContext): Promise<number> {
+export async function countMessageTokens(s: Pick<Services, 'catalog' | 'config' | 'providers' | 'media'>, raw: unknown, rc: RequestContext): Promise<number> {
   const given = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined
   // count_tokens takes a body without `max_tokens`: the model's own cap stands in for it, so a
   // thinking budget still fits below it (an unknown model is the decoder's 400 or 404)

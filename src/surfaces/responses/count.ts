@@ -7,7 +7,7 @@ import type { RequestContext } from '../../pipeline/context.ts'
 import { decodeContext, type SurfaceSpec } from '../../pipeline/surface.ts'
 import type { Services } from '../../services.ts'
 
-export async function countResponseTokens(s: Pick<Services, 'catalog' | 'config' | 'providers'>, surface: SurfaceSpec, raw: unknown, rc: RequestContext): Promise<number> {
+export async function countResponseTokens(s: Pick<Services, 'catalog' | 'config' | 'providers' | 'media'>, surface: SurfaceSpec, raw: unknown, rc: RequestContext): Promise<number> {
   const plan = await surface.decode(withoutPersonality(raw), decodeContext(s.catalog, s.config.compat.crossFamily, rc))
   return countPromptTokens(s, plan, rc)
 }
