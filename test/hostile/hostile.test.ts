@@ -182,8 +182,9 @@ describe('hostile clients, one gateway', () => {
     const json = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text squeezed' }] })
     // HTTP's deflate is the zlib format (node:zlib's deflateSync; Bun.deflateSync makes raw deflate)
     const { brotliCompressSync, deflateSync } = await import('node:zlib')
-    const send = async (path: string, encoding: string, body: BodyInit, type = 'application/json') => {
-      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': type, 'content-encoding': encoding }, body })
+    const send = async (path: string, encoding: string, body: Uint8Array | string, type = 'application/json') => {
+      const sent = typeof body === 'string' ? body : new Blob([new Uint8Array(body)])
+      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': type, 'content-encoding': encoding }, body: sent })
       const text = await res.text()
       checkAnswer(res, text)
       // the books at the end count every generation served
