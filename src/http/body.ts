@@ -1,11 +1,11 @@
 // Generation bodies: the size limit is decided from Content-Length up front, or while
 // reading a chunked body, without reading the rest; malformed JSON is a 400 that says why.
 import { HttpError } from './errors.ts'
-import { MAX_BODY_NODES, MAX_BODY_STRINGS, parseJsonSafe } from './json-safe.ts'
+import { MAX_BODY_NODES, MAX_BODY_VALUES, parseJsonSafe } from './json-safe.ts'
 import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
 import { turnOfItsOwn } from '../lib/turn.ts'
 
-export { checkJsonValue, MAX_BODY_NODES, MAX_BODY_STRINGS, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
+export { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
 function tooLarge(limit: number) {
   return new HttpError(413, `Request body exceeds the limit of ${limit} bytes`)
@@ -76,9 +76,9 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
 /** Past this many characters a body's parse, checks and decoding wait for a turn of their own. */
 const LARGE_BODY = 64 * 1024
 
-const BODY_PARTS = { nodes: MAX_BODY_NODES, strings: MAX_BODY_STRINGS }
+const BODY_PARTS = { nodes: MAX_BODY_NODES, values: MAX_BODY_VALUES }
 
-/** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES, MAX_BODY_STRINGS). */
+/** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES, MAX_BODY_VALUES). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const text = await readBodyText(request, limit)
   if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
@@ -86,5 +86,5 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   // a body of a megabyte or less is scanned at once: no promise to wait for
   const more = mayHoldMorePartsSoon(text, BODY_PARTS)
   if (more === true || (more !== false && (await more))) await checkElsewhere(text, BODY_PARTS, 'JSON body')
-  return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_STRINGS)
+  return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_VALUES)
 }

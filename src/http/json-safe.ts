@@ -13,11 +13,12 @@ export const MAX_JSON_DEPTH = 64
  */
 export const MAX_BODY_NODES = 200_000
 /**
- * Strings in one generation body, its keys included. JSON.parse makes each one (about half a
- * microsecond to a microsecond apiece): a body of 2.5 million keys in one object held the request
- * thread for five seconds. A session at a million tokens of context holds tens of thousands.
+ * Keys and array items in one generation body (an object's key counts with its value). JSON.parse
+ * makes each one (a key about half a microsecond to a microsecond): a body of 2.5 million keys in
+ * one object held the request thread for five seconds, and 16 million numbers fit in the body
+ * limit. A session at a million tokens of context holds tens of thousands.
  */
-export const MAX_BODY_STRINGS = 250_000
+export const MAX_BODY_VALUES = 250_000
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 /**
  * A forbidden key can only be in the text spelled out or behind a `\u` escape: bodies with
@@ -29,17 +30,17 @@ type Node = Record<string, unknown> | unknown[]
 
 /**
  * Whether `root` breaks a rule: 'rule' (depth, a forbidden key), 'crowded' (more than
- * `maxNodes` objects and arrays, or more than `maxStrings` strings and keys), or false. The hot
+ * `maxNodes` objects and arrays, or more than `maxValues` keys and array items), or false. The hot
  * path: iterative (a body 20,000 levels deep must not overflow the checker itself), no
  * allocation per node but the stack, and never past either bound.
  */
-function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number, maxStrings: number): 'rule' | 'crowded' | false {
+function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number, maxValues: number): 'rule' | 'crowded' | false {
   if (typeof root !== 'object' || root === null) return false
   const nodes: Node[] = [root as Node]
   const depths: number[] = [0]
   // counted as they are found, so an array of a million objects stops the walk at the bound
   let found = 1
-  let strings = 0
+  let values = 0
   while (nodes.length > 0) {
     const v = nodes.pop()!
     const depth = depths.pop()!
@@ -47,23 +48,24 @@ function breaksARule(root: unknown, checkKeys: boolean, maxNodes: number, maxStr
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const c = v[i]
+        if (++values > maxValues) return 'crowded'
         if (typeof c === 'object' && c !== null) {
           if (++found > maxNodes) return 'crowded'
           nodes.push(c as Node)
           depths.push(depth + 1)
-        } else if (typeof c === 'string' && ++strings > maxStrings) return 'crowded'
+        }
       }
       continue
     }
     for (const k in v) {
       if (checkKeys && FORBIDDEN_KEYS.has(k)) return 'rule'
-      if (++strings > maxStrings) return 'crowded'
+      if (++values > maxValues) return 'crowded'
       const c = v[k]
       if (typeof c === 'object' && c !== null) {
         if (++found > maxNodes) return 'crowded'
         nodes.push(c as Node)
         depths.push(depth + 1)
-      } else if (typeof c === 'string' && ++strings > maxStrings) return 'crowded'
+      }
     }
   }
   return false
@@ -98,7 +100,7 @@ function violation(root: unknown, checkKeys: boolean): HttpError | undefined {
  * `maxNodes` objects and arrays (where a million tiny parts, or keys, are), found without
  * walking the rest.
  */
-function crowded(root: unknown, maxNodes: number, maxStrings: number): HttpError {
+export function crowded(root: unknown, maxNodes: number, maxValues: number): HttpError {
   const stack: [unknown, string][] = [[root, '']]
   let found = 1
   let largest = { place: '', length: -1, keys: false }
@@ -123,8 +125,10 @@ function crowded(root: unknown, maxNodes: number, maxStrings: number): HttpError
     }
     if (keys > largest.length) largest = { place, length: keys, keys: true }
   }
-  const where = largest.length >= 0 ? `${largest.place || 'Request body'}: ${largest.length} ${largest.keys ? 'keys' : 'items'}; ` : ''
-  return new HttpError(400, `${where}a request body may hold at most ${maxNodes} JSON objects and arrays, and ${maxStrings} strings and keys, in all`)
+  // a place is named where it holds much of the excess (a body of many duplicate keys has none)
+  const named = largest.length > maxNodes / 10 || largest.length > maxValues / 10
+  const where = named ? `${largest.place || 'Request body'}: ${largest.length} ${largest.keys ? 'keys' : 'items'}; ` : ''
+  return new HttpError(400, `${where}a request body may hold at most ${maxNodes} JSON objects and arrays, and ${maxValues} keys and array items, in all`)
 }
 
 /**
@@ -132,27 +136,27 @@ function crowded(root: unknown, maxNodes: number, maxStrings: number): HttpError
  * the largest array of a body with more than `maxNodes` objects and arrays. Given the text
  * `root` was parsed from, the key check is skipped when the text cannot hold a forbidden key.
  */
-export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity, maxStrings = Infinity): void {
+export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity, maxValues = Infinity): void {
   const checkKeys = text === undefined || MAY_HOLD_FORBIDDEN_KEY.test(text)
-  const broken = breaksARule(root, checkKeys, maxNodes, maxStrings)
+  const broken = breaksARule(root, checkKeys, maxNodes, maxValues)
   if (!broken) return
-  if (broken === 'crowded') throw crowded(root, maxNodes, maxStrings)
+  if (broken === 'crowded') throw crowded(root, maxNodes, maxValues)
   throw violation(root, checkKeys) ?? new HttpError(400, 'Request body breaks the JSON rules')
 }
 
 /**
  * JSON.parse, then the checks above (prototype keys, depth, parts): for every JSON a client sends (bodies, JSONL lines).
- * `maxNodes` bounds its objects and arrays and `maxStrings` its strings and keys (generation
- * bodies: MAX_BODY_NODES, MAX_BODY_STRINGS), so what decodes it afterwards never walks a million
+ * `maxNodes` bounds its objects and arrays and `maxValues` its keys and array items (generation
+ * bodies: MAX_BODY_NODES, MAX_BODY_VALUES), so what decodes it afterwards never walks a million
  * tiny parts on the request thread.
  */
-export function parseJsonSafe(text: string, what = 'JSON body', maxNodes = Infinity, maxStrings = Infinity): unknown {
+export function parseJsonSafe(text: string, what = 'JSON body', maxNodes = Infinity, maxValues = Infinity): unknown {
   let v: unknown
   try {
     v = JSON.parse(text)
   } catch (e) {
     throw new HttpError(400, `Malformed ${what}: ${(e as Error).message}`)
   }
-  checkJsonValue(v, text, maxNodes, maxStrings)
+  checkJsonValue(v, text, maxNodes, maxValues)
   return v
 }

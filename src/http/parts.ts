@@ -1,29 +1,45 @@
 // Bodies that may hold more parts than a generation body may (MAX_BODY_NODES objects and
-// arrays, MAX_BODY_STRINGS strings and keys) are checked by a worker before the request thread
-// parses them. Counting `{` and `[` characters, and `"` characters (two a string), is a bound
-// from above (some may sit inside strings, or be escaped) found at memchr speed, so nearly every
-// body skips the worker; a body past it is parsed there first, and only parsed here once it is
-// known to keep the rules. So a million tiny parts or keys cost the request thread a scan, not a
-// parse.
+// arrays, MAX_BODY_VALUES keys and array items) are checked by a worker before the request
+// thread parses them. The counts of `{` and `[`, and of `,` characters, bound those from above
+// (a container holds its first entry and one more after each comma; some may sit inside
+// strings), found at memchr speed, so nearly every body skips the worker; a body past them is
+// counted and parsed there first, and only parsed here once it is known to keep the rules. So a
+// million tiny parts, keys or numbers cost the request thread a scan, not a parse.
 import { workerUrl } from '../lib/worker-url.ts'
 import { HttpError } from './errors.ts'
 import type { PartsJob, PartsReply } from './parts-worker.ts'
 
-/** What a body may hold: objects and arrays, strings and keys. */
+/** What a body may hold: objects and arrays; keys and array items (duplicate keys included). */
 export interface PartBounds {
   nodes: number
-  strings: number
+  values: number
 }
 
-/** Whether `text` holds more than `nodes` `{` and `[` characters, or more than two `"` a string (each count stops there). */
+/** `{` and `[` (containers), then `,`: how the scan goes, a character at a time. */
+const SCANNED = ['{', '[', ','] as const
+
+/** Whether `text` may hold more than the bounds allow (the count stops once past them). */
 export function mayHoldMoreParts(text: string, max: PartBounds): boolean {
-  let n = 0
-  for (const open of ['{', '[']) {
-    for (let i = text.indexOf(open); i !== -1; i = text.indexOf(open, i + 1)) if (++n > max.nodes) return true
+  return scanUpTo(text, max, { opens: 0, commas: 0 }, SCANNED.map((ch) => text.indexOf(ch)), text.length) === true
+}
+
+/**
+ * One slice of the scan, up to `until`: true once past a bound (more containers than `nodes`, or
+ * more entries than `values`, each container holding its first and one after each comma); else
+ * where each scanned character's next one is.
+ */
+function scanUpTo(text: string, max: PartBounds, n: { opens: number; commas: number }, next: number[], until: number): true | number[] {
+  for (let i = 0; i < SCANNED.length; i++) {
+    const ch = SCANNED[i]!
+    let at = next[i]!
+    for (; at !== -1 && at < until; at = text.indexOf(ch, at + 1)) {
+      if (ch === ',') n.commas++
+      else if (++n.opens > max.nodes) return true
+      if (n.commas + n.opens > max.values) return true
+    }
+    next[i] = at
   }
-  let quotes = 0
-  for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i + 1)) if (++quotes > 2 * max.strings) return true
-  return false
+  return next
 }
 
 /** Text scanned between two turns of the event loop: about a millisecond of the densest body. */
@@ -37,15 +53,11 @@ const SCAN_SLICE = 1 << 20
 export function mayHoldMorePartsSoon(text: string, max: PartBounds): boolean | Promise<boolean> {
   if (text.length <= SCAN_SLICE) return mayHoldMoreParts(text, max)
   return (async () => {
-    let n = 0
-    let quotes = 0
-    let curly = text.indexOf('{')
-    let square = text.indexOf('[')
-    let quote = text.indexOf('"')
+    const n = { opens: 0, commas: 0 }
+    let next: true | number[] = SCANNED.map((ch) => text.indexOf(ch))
     for (let until = SCAN_SLICE; ; until += SCAN_SLICE) {
-      for (; curly !== -1 && curly < until; curly = text.indexOf('{', curly + 1)) if (++n > max.nodes) return true
-      for (; square !== -1 && square < until; square = text.indexOf('[', square + 1)) if (++n > max.nodes) return true
-      for (; quote !== -1 && quote < until; quote = text.indexOf('"', quote + 1)) if (++quotes > 2 * max.strings) return true
+      next = scanUpTo(text, max, n, next, until)
+      if (next === true) return true
       if (until >= text.length) return false
       await new Promise<void>((r) => setImmediate(r))
     }
@@ -98,6 +110,6 @@ export function checkElsewhere(text: string, max: PartBounds, what: string): Pro
   return new Promise<void>((resolve, reject) => {
     owed.set(id, { resolve, reject })
     w.ref()
-    w.postMessage({ id, text, maxNodes: max.nodes, maxStrings: max.strings, what } satisfies PartsJob)
+    w.postMessage({ id, text, maxNodes: max.nodes, maxValues: max.values, what } satisfies PartsJob)
   })
 }

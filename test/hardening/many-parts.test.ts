@@ -1,11 +1,11 @@
 // A generation body is bounded in parts as well as in bytes: a million tiny content parts fit
 // in 25 MiB, and decoding them held the request thread for a quarter of a second each (four
-// at once: over a second). Past 200,000 objects and arrays, or 250,000 strings and keys (2.5
+// at once: over a second). Past 200,000 objects and arrays, or 250,000 keys and values (2.5
 // million keys in one object held it for five seconds in JSON.parse alone), the body is a 400
 // naming its largest array or object, before any decoding; a long real session stays well under
 // that.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { MAX_BODY_NODES, MAX_BODY_STRINGS } from '../../src/http/json-safe.ts'
+import { MAX_BODY_NODES, MAX_BODY_VALUES } from '../../src/http/json-safe.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let gw: Gateway
@@ -42,16 +42,20 @@ test('a million content parts on chat, messages and responses: a 400 naming the 
   }
 }, 60_000)
 
-test('a million keys in one object, or a million strings in one array, on each surface: a 400 naming the place, decided off the request thread', async () => {
+test('a million keys in one object, a million strings or numbers in one array, or a million duplicate keys, on each surface: a 400 decided off the request thread', async () => {
   const keys = Object.fromEntries(Array.from({ length: 1_000_000 }, (_, i) => [`k${i}`, 1]))
   const strings = Array.from({ length: 1_000_000 }, (_, i) => `v${i}`)
+  const numbers = Array.from({ length: 1_000_000 }, (_, i) => i)
+  const duplicates = `{"model":"mock-gpt","messages":[{"role":"user","content":"hi"}],${'"temperature":1,'.repeat(1_000_000)}"top_p":1}`
   const cases: [string, unknown, string][] = [
     ['/api/alpha/v1/chat/completions', { model: 'mock-gpt', metadata: keys, messages: [{ role: 'user', content: 'hi' }] }, 'metadata: 1000000 keys'],
     ['/api/beta/v1/messages', { model: 'mock-claude', max_tokens: 10, stop_sequences: strings, messages: [{ role: 'user', content: 'hi' }] }, 'stop_sequences: 1000000 items'],
     ['/api/alpha/v1/responses', { model: 'mock-gpt', metadata: keys, input: 'hi' }, 'metadata: 1000000 keys'],
+    ['/api/alpha/v1/chat/completions', { model: 'mock-gpt', metadata: { n: numbers }, messages: [{ role: 'user', content: 'hi' }] }, 'metadata.n: 1000000 items'],
+    ['/api/alpha/v1/chat/completions', duplicates, 'a request body may hold'],
   ]
   for (const [path, body, named] of cases) {
-    const text = JSON.stringify(body)
+    const text = typeof body === 'string' ? body : JSON.stringify(body)
     // a timer that should fire every few ms: its longest wait is how long the request thread was held
     let last = performance.now()
     let longest = 0
@@ -66,7 +70,7 @@ test('a million keys in one object, or a million strings in one array, on each s
     expect(r.headers.get('x-request-id')).toBeTruthy()
     const error = ((await r.json()) as { error: string }).error
     expect(error).toContain(named)
-    expect(error).toContain(`${MAX_BODY_STRINGS} strings and keys`)
+    expect(error).toContain(`${MAX_BODY_VALUES} keys and array items`)
     // the gateway runs in this process: parsing a million keys here takes most of a second
     expect(longest).toBeLessThan(400)
   }
@@ -102,19 +106,20 @@ test('a large body is scanned for parts a slice at a time: the same answer as on
   let ticks = 0
   const timer = setInterval(() => ticks++, 0)
   try {
-    const strings = JSON.stringify({ stop: Array.from({ length: 400_000 }, (_, i) => `v${i}`), text: 'x'.repeat(2 << 20) })
-    const cases: [string, { nodes: number; strings: number }][] = [
-      [dense, { nodes: MAX_BODY_NODES, strings: Infinity }], [dense, { nodes: 700_000, strings: Infinity }], [sparse, { nodes: 1_500, strings: Infinity }], [sparse, { nodes: 1_000, strings: Infinity }],
-      [strings, { nodes: 10, strings: MAX_BODY_STRINGS }], [strings, { nodes: 10, strings: 500_000 }],
+    const items = JSON.stringify({ stop: Array.from({ length: 400_000 }, (_, i) => `v${i}`), text: 'x'.repeat(2 << 20) })
+    const cases: [string, { nodes: number; values: number }][] = [
+      [dense, { nodes: MAX_BODY_NODES, values: Infinity }], [dense, { nodes: 700_000, values: Infinity }], [sparse, { nodes: 1_500, values: Infinity }], [sparse, { nodes: 1_000, values: Infinity }],
+      [items, { nodes: 10, values: MAX_BODY_VALUES }], [items, { nodes: 10, values: 500_000 }],
     ]
     for (const [text, bound] of cases) expect(await mayHoldMorePartsSoon(text, bound)).toBe(mayHoldMoreParts(text, bound))
-    expect(mayHoldMoreParts(strings, { nodes: 10, strings: MAX_BODY_STRINGS })).toBe(true)
-    expect(mayHoldMoreParts(strings, { nodes: 10, strings: 500_000 })).toBe(false)
+    expect(mayHoldMoreParts(items, { nodes: 10, values: MAX_BODY_VALUES })).toBe(true)
+    expect(mayHoldMoreParts(items, { nodes: 10, values: 500_000 })).toBe(false)
   } finally {
     clearInterval(timer)
   }
   expect(ticks).toBeGreaterThan(0)
   // a small body is answered at once, with no turn of the loop
-  expect(mayHoldMorePartsSoon('{"a":[1,2]}', { nodes: 1, strings: 10 })).toBe(true)
-  expect(mayHoldMorePartsSoon('{"a":"b"}', { nodes: 10, strings: 1 })).toBe(true)
+  expect(mayHoldMorePartsSoon('{"a":[1,2]}', { nodes: 1, values: 10 })).toBe(true)
+  expect(mayHoldMorePartsSoon('{"a":[1,2,3]}', { nodes: 10, values: 3 })).toBe(true)
+  expect(mayHoldMorePartsSoon('{"a":[1,2,3]}', { nodes: 10, values: 4 })).toBe(false)
 })
