@@ -71,9 +71,30 @@ describe('gpt model, non-streaming', () => {
     expect(b.tool_choice).toBe('required')
     expect(b.parallel_tool_calls).toBe(false)
     expect(b.user).toBe('user-7')
+    // OpenAI refuses metadata without store: true; the user id travels as `user` alone
+    expect(b).not.toHaveProperty('metadata')
     const tool = b.messages.find((m: any) => m.role === 'tool')
     expect(tool).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' })
     expect(b.messages.at(-1)).toMatchObject({ role: 'user' })
+  })
+
+  test("a failed tool's result (is_error) says so in the tool message's text, which is all chat has for it", async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const turn = (result: Record<string, unknown>) => rig.anthropic.messages.create({
+      model: 'gpt-4o-mini', max_tokens: 300, tools: [weather],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', ...result }] },
+      ],
+    } as any)
+    const toolMessage = () => rig.up.requests.at(-1)!.json().messages.find((m: any) => m.role === 'tool')
+    await turn({ content: 'geo service unreachable', is_error: true })
+    expect(toolMessage()).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'Error: geo service unreachable' })
+    await turn({ content: [{ type: 'text', text: 'timed out' }, { type: 'text', text: 'after 30 s' }], is_error: true })
+    expect(toolMessage().content).toEqual([{ type: 'text', text: 'Error:' }, { type: 'text', text: 'timed out' }, { type: 'text', text: 'after 30 s' }])
+    await turn({ content: 'sunny' })
+    expect(toolMessage().content).toBe('sunny')
   })
 
   test('Anthropic-only parameters for a GPT model are a 400 naming each (reject mode)', async () => {

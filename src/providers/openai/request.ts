@@ -49,6 +49,16 @@ function toolResultContent(c: string | Part[], where: string): { text: string | 
   return { text, media }
 }
 
+/**
+ * A failed tool's result (`is_error`): a chat `tool` message has no field for it, so its text
+ * says so, where the model reads it, rather than the failure being lost.
+ */
+const ERROR_MARK = 'Error: '
+function errorText(text: string | Json[]): string | Json[] {
+  if (typeof text === 'string') return text.startsWith(ERROR_MARK) ? text : ERROR_MARK + text
+  return [{ type: 'text', text: ERROR_MARK.trim() }, ...text]
+}
+
 function assistantMessage(m: Message, where: string): Json {
   const texts = m.content.filter((p) => p.type === 'text')
   const calls = m.content.filter((p) => p.type === 'tool-call')
@@ -76,7 +86,7 @@ function messages(m: Message, i: number): Json[] {
   for (const p of m.content) {
     if (p.type !== 'tool-result') continue
     const r = toolResultContent(p.content, `${where}.tool_result`)
-    out.push({ role: 'tool', tool_call_id: p.toolCallId, content: r.text })
+    out.push({ role: 'tool', tool_call_id: p.toolCallId, content: p.isError ? errorText(r.text) : r.text })
     media.push(...r.media)
   }
   const rest = m.content.filter((p) => p.type !== 'tool-result')
@@ -130,7 +140,9 @@ export function toOpenAIChat(req: GenerationRequest, upstreamModel: string): Jso
   if (req.reasoning?.effort) body.reasoning_effort = req.reasoning.effort
   if (req.responseFormat) body.response_format = responseFormat(req.responseFormat)
   if (req.user !== undefined) body.user = req.user
-  if (req.metadata !== undefined) body.metadata = req.metadata
+  // Chat Completions takes metadata only with `store: true` (a 400 otherwise): Claude Code's
+  // metadata.user_id on every request is `user` above, and goes no further
+  if (req.metadata !== undefined && req.providerData?.openai?.store === true) body.metadata = req.metadata
   const merged: Json = { ...body, ...req.providerData?.openai }
   if (req.stream) {
     merged.stream = true
