@@ -172,7 +172,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     ...conv.system,
   ]
 
-  const plan = thinkingPlan(req, model, req.maxTokens ?? defaultMaxTokens(model))
+  const lost = lostThinking(conv.turns)
+  const plan = lost ? { maxTokens: req.maxTokens ?? defaultMaxTokens(model) } : thinkingPlan(req, model, req.maxTokens ?? defaultMaxTokens(model))
   const body: Json = { model: model.upstreamId, max_tokens: plan.maxTokens, messages: conv.turns }
   if (system.length) body.system = system
   if (req.stop?.length) body.stop_sequences = req.stop
@@ -206,5 +207,22 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     if (req.topK !== undefined) body.top_k = req.topK
   }
   if (req.stream) body.stream = true
-  return { body: { ...body, ...req.providerData?.anthropic }, betas: [...betas] }
+  const out = { ...body, ...req.providerData?.anthropic }
+  // a thinking setting carried as it came (adaptive) goes too
+  if (lost) delete out.thinking
+  return { body: out, betas: [...betas] }
+}
+
+/**
+ * Whether a tool loop's last assistant turn lost its thinking: it calls tools but does not begin
+ * with a thinking block, as a chat client sends it back (chat has no field for the signed
+ * block). Anthropic refuses such a turn with thinking on ("a final assistant message must start
+ * with a thinking block"), so the request goes without thinking: the loop goes on, unthought,
+ * where it would otherwise fail on its second call.
+ */
+function lostThinking(turns: { role: string; content: Json[] }[]): boolean {
+  const last = turns.findLast((t) => t.role === 'assistant')
+  if (!last?.content.some((b) => b.type === 'tool_use')) return false
+  const first = last.content[0]?.type
+  return first !== 'thinking' && first !== 'redacted_thinking'
 }
