@@ -4,7 +4,7 @@ import type { GenerationRequest, Message } from '../../src/ir/types.ts'
 import { toOpenAIChat } from '../../src/providers/openai/request.ts'
 import { request, user } from './support.ts'
 
-const wire = (over: Partial<GenerationRequest>) => toOpenAIChat(request(over), 'gpt-4o-2024-08-06')
+const wire = (over: Partial<GenerationRequest>, reasoning = true) => toOpenAIChat(request(over), { upstreamId: 'gpt-4o-2024-08-06', reasoning })
 const weather = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true }
 
 describe('openai chat request', () => {
@@ -91,6 +91,11 @@ describe('openai chat request', () => {
       temperature: 0.3,
     })
     expect(wire({ tools: [weather], toolChoice: { type: 'required' } }).tool_choice).toBe('required')
+  })
+
+  test('a model that does not reason gets no reasoning effort (Claude thinking translated for gpt-4o would be a 400)', () => {
+    expect(wire({ reasoning: { effort: 'low' } }, false)).not.toHaveProperty('reasoning_effort')
+    expect(wire({ reasoning: { effort: 'low' } }, true).reasoning_effort).toBe('low')
   })
 
   test('holds here too; top_k refused', () => {

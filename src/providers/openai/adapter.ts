@@ -75,12 +75,12 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    const body = toOpenAIChat({ ...req, stream: false }, ctx.model.upstreamId)
+    const body = toOpenAIChat({ ...req, stream: false }, ctx.model)
     return this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion), (json) => ({ json }))
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const body = toOpenAIChat({ ...req, stream: true }, ctx.model.upstreamId)
+    const body = toOpenAIChat({ ...req, stream: true }, ctx.model)
     return this.call(CHAT, body, ctx, async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))), (json) => ({ json }))
   }
 

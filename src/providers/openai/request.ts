@@ -1,5 +1,6 @@
 // IR GenerationRequest → OpenAI chat-completions body. Pure; throws a 400 UpstreamError
 // for content the chat wire cannot carry rather than dropping it.
+import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
 
@@ -113,14 +114,17 @@ function responseFormat(f: ResponseFormat): Json {
   return { type: 'json_schema', json_schema: js }
 }
 
-export function toOpenAIChat(req: GenerationRequest, upstreamModel: string): Json {
+/** What the body needs to know of the model: its upstream id, and whether it reasons (a reasoning effort is refused by the others). */
+export type ChatTarget = Pick<CatalogModel, 'upstreamId' | 'reasoning'>
+
+export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): Json {
   checkToolChoice(req)
   if (req.topK !== undefined) throw badRequest('top_k is not supported by OpenAI models')
   const msgs: Json[] = []
   if (req.system?.length) msgs.push({ role: 'system', content: content(req.system, 'system') })
   req.messages.forEach((m, i) => msgs.push(...messages(m, i)))
 
-  const body: Json = { model: upstreamModel, messages: msgs }
+  const body: Json = { model: target.upstreamId, messages: msgs }
   if (req.maxTokens !== undefined) body.max_completion_tokens = req.maxTokens
   if (req.temperature !== undefined) body.temperature = req.temperature
   if (req.topP !== undefined) body.top_p = req.topP
@@ -137,7 +141,8 @@ export function toOpenAIChat(req: GenerationRequest, upstreamModel: string): Jso
   const disableParallel = req.toolChoice && 'disableParallel' in req.toolChoice && req.toolChoice.disableParallel
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls
   else if (disableParallel && req.tools?.length) body.parallel_tool_calls = false
-  if (req.reasoning?.effort) body.reasoning_effort = req.reasoning.effort
+  // Claude's thinking translated for a model that does not reason (gpt-4o) would be OpenAI's 400
+  if (req.reasoning?.effort && target.reasoning) body.reasoning_effort = req.reasoning.effort
   if (req.responseFormat) body.response_format = responseFormat(req.responseFormat)
   if (req.user !== undefined) body.user = req.user
   // Chat Completions takes metadata only with `store: true` (a 400 otherwise): Claude Code's
