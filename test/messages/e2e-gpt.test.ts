@@ -97,6 +97,26 @@ describe('gpt model, non-streaming', () => {
     expect(toolMessage().content).toBe('sunny')
   })
 
+  test("the SDK's toolRunner: a message thread, which only Anthropic holds, is a 400 saying how to go on; without one the loop runs with the whole conversation each turn", async () => {
+    const tools = [{ ...weather, run: async (input: { location: string }) => `sunny in ${input.location}` }]
+    const ask = [{ role: 'user' as const, content: 'Weather in Paris?' }]
+    const threaded = await (async () => {
+      for await (const _ of rig.anthropic.beta.messages.toolRunner({ model: 'gpt-4o-mini', max_tokens: 300, tools, messages: ask, max_iterations: 3 } as any)) return 'a turn'
+      return 'no turn'
+    })().catch((e: Error) => e.message)
+    expect(threaded).toContain('thread: message threads are held by Anthropic')
+    rig.up.script({ sse: fixture('openai/chat/stream-tool-call-single.sse') }, { sse: fixture('openai/chat/stream-text-include-usage.sse') })
+    const sent = rig.up.requests.length
+    const turns: string[] = []
+    for await (const m of rig.anthropic.beta.messages.toolRunner({ model: 'gpt-4o-mini', max_tokens: 300, tools, messages: ask, max_iterations: 3, thread: false, stream: true } as any)) {
+      turns.push((await (m as any).finalMessage()).stop_reason)
+    }
+    expect(turns).toEqual(['tool_use', 'end_turn'])
+    // the second turn carried the whole conversation: the question, the call and its result
+    const second = rig.up.requests[sent + 1]!.json().messages
+    expect(second.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool'])
+  })
+
   test('Anthropic-only parameters for a GPT model are a 400 naming each (reject mode)', async () => {
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 2000, messages: ask, top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 } })
     expect(res.status).toBe(400)

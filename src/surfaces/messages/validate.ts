@@ -80,7 +80,16 @@ export function validateMessages(body: Body, model: CatalogModel, headerBetas: r
   if (body.tools !== undefined) validateTools(body.tools)
   if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools?.map((t) => t.name) ?? [])
   if (body.thinking !== undefined) validateThinking(body.thinking, max, [...headerBetas, ...(body.betas ?? [])])
+  if (body.thread != null && model.family === 'openai') throw badRequest(THREAD_REFUSED)
 }
+
+/**
+ * A message thread is the conversation Anthropic holds between turns, each turn sending only its
+ * new messages. An OpenAI-family model has no such store: left out, the next turn would reach it
+ * without the conversation, so it is refused in every mode, saying how to go on.
+ */
+const THREAD_REFUSED =
+  "thread: message threads are held by Anthropic, and an OpenAI-family model has nowhere to keep one; send the whole conversation each turn instead (the SDK's toolRunner does with `thread: false`)"
 
 /** Each parameter against its row's schema. */
 function checkParams(body: Body): asserts body is Body & MessagesBody {
