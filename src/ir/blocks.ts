@@ -1,6 +1,7 @@
 // Block boundaries, derived once for every encoder: each run of text or reasoning is
 // bracketed by `*-start` / `*-end`, a signature ends its thinking block, tool inputs that
-// were never closed are closed, and nothing stays open past `finish` or `error`.
+// were never closed are closed (at the next tool's start at the latest: one block is open at a
+// time), and nothing stays open past `finish` or `error`.
 // Boundaries an adapter already sent are kept, never doubled.
 import type { StreamEvent } from './types.ts'
 
@@ -51,8 +52,12 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
         close()
         return emit(ev)
       case 'tool-input-start':
-        tools.add(ev.index)
         close()
+        // one block at a time, as Anthropic streams them: a tool input that another follows is
+        // complete (OpenAI streams parallel calls one after the other too)
+        for (const index of tools) if (index !== ev.index) emit({ type: 'tool-input-end', index })
+        tools.clear()
+        tools.add(ev.index)
         return emit(ev)
       case 'tool-input-end':
         if (tools.delete(ev.index)) emit(ev)

@@ -149,12 +149,14 @@ describe('gpt model, streaming', () => {
       expect(frames[0]!.data.message).toMatchObject({ role: 'assistant', content: [], model: expect.any(String) })
       expect(frames.at(-1)!.event).toBe('message_stop')
       expect(frames.at(-2)!.event).toBe('message_delta')
-      // blocks: start, deltas, stop, with indexes in order and never a delta to a block not started
+      // blocks: start, deltas, stop, with indexes in order, one open at a time (as Anthropic
+      // streams them, parallel tool calls too), and never a delta to a block not started
       const open = new Set<number>()
       let next = 0
       for (const f of frames) {
         if (f.event === 'content_block_start') {
           expect(f.data.index).toBe(next++)
+          expect([...open]).toEqual([])
           open.add(f.data.index)
         } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
         else if (f.event === 'content_block_stop') {
