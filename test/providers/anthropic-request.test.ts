@@ -15,6 +15,11 @@ const toolTurn = (ids: string[]): Message => ({
 const toolResult = (id: string, content: string): Message => ({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, content }] })
 
 describe('messages and tool results', () => {
+  test("a temperature past Anthropic's 1 (OpenAI's range is 0-2) is a 400 naming it, before the call", () => {
+    expect(() => wire({ temperature: 1.5 })).toThrow(/temperature: Claude-family models take 0 to 1; got 1.5/)
+    expect(wire({ temperature: 1 }).body.temperature).toBe(1)
+  })
+
   test('system parts → system blocks; max_tokens defaults to the catalog output limit', () => {
     const { body } = wire({ system: [{ type: 'text', text: 'Be brief.', cacheControl: { type: 'ephemeral' } }] })
     expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }])

@@ -98,9 +98,11 @@ describe('openai chat request', () => {
     expect(wire({ reasoning: { effort: 'low' } }, true).reasoning_effort).toBe('low')
   })
 
-  test('holds here too; top_k refused', () => {
+  test('holds here too; top_k refused; more than 4 stop sequences refused (Claude has no such limit)', () => {
     expect(() => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'nope' } })).toThrow(/not among the request's tools/)
     expect(() => wire({ topK: 3 })).toThrow(/top_k/)
+    expect(() => wire({ stop: ['a', 'b', 'c', 'd', 'e'] })).toThrow(/at most 4; got 5/)
+    expect(wire({ stop: ['a', 'b', 'c', 'd'] }).stop).toEqual(['a', 'b', 'c', 'd'])
   })
 
   test('providerData.openai merged as is, but include_usage stays on for streams', () => {

@@ -164,6 +164,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (req.responseFormat && req.responseFormat.type !== 'text') {
     throw badRequest(`response_format ${req.responseFormat.type} is not supported for Anthropic models`)
   }
+  // OpenAI's range is 0–2: past 1 Anthropic refuses it, said here before the call
+  if (req.temperature !== undefined && req.temperature > 1) throw badRequest(`temperature: Claude-family models take 0 to 1; got ${req.temperature}`)
   const betas = new Set(req.betas ?? [])
   const ids = toolIdMapper()
   const conv = turns(req.messages, ids, betas)

@@ -6,6 +6,8 @@ import { badRequest, checkToolChoice } from '../checks.ts'
 
 type Json = Record<string, unknown>
 
+const MAX_STOPS = 4
+
 function dataUrl(mediaType: string, data: string): string {
   return `data:${mediaType};base64,${data}`
 }
@@ -128,7 +130,11 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): Json {
   if (req.maxTokens !== undefined) body.max_completion_tokens = req.maxTokens
   if (req.temperature !== undefined) body.temperature = req.temperature
   if (req.topP !== undefined) body.top_p = req.topP
-  if (req.stop?.length) body.stop = req.stop
+  if (req.stop?.length) {
+    // Claude's stop_sequences have no count limit; Chat Completions refuses more than 4
+    if (req.stop.length > MAX_STOPS) throw badRequest(`stop sequences: OpenAI models take at most ${MAX_STOPS}; got ${req.stop.length}`)
+    body.stop = req.stop
+  }
   if (req.tools?.length) {
     body.tools = req.tools.map((t) => {
       const fn: Json = { name: t.name, parameters: t.parameters }
