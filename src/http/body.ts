@@ -16,7 +16,7 @@ const DECODERS: Record<string, CompressionFormat> = { gzip: 'gzip', 'x-gzip': 'g
 
 /**
  * A request's body as the client meant it: a compressed one (Content-Encoding gzip, deflate,
- * br or zstd, as Codex sends with request compression on) decompressed as it is read, so every
+ * br or zstd; Codex's request compression sends zstd) decompressed as it is read, so every
  * bound on its size holds for what it decompresses to. Another encoding is a 415 naming the header.
  */
 export function decodedBody(request: Request): { body: ReadableStream<Uint8Array> | null; encoding?: string } {
