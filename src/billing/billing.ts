@@ -27,6 +27,8 @@ import { SpendByKey } from './spend.ts'
 /** A key's stored spend grows by a cost (its columns by the table declaration). */
 const k = names(apiKeys)
 const ADD_SPENT = `UPDATE ${k.$table} SET ${k.spent} = ${k.spent} + ? WHERE ${k.id} = ?`
+/** A key's stored spend. */
+const STORED_SPENT = `SELECT ${k.spent} AS spent FROM ${k.$table} WHERE ${k.id} = ?`
 /** PostgreSQL: the same for many keys at once, `[{id, usd}]` as one JSON parameter. */
 const ADD_SPENT_JSON = `UPDATE ${k.$table} AS k SET ${k.spent} = k.${k.spent} + v.usd FROM json_to_recordset(?::text::json) AS v(id text, usd double precision) WHERE k.${k.id} = v.id`
 
@@ -80,6 +82,10 @@ export class Billing {
   ) {
     deps.keys.unwrittenOf = (id) => this.unwrittenSpend.get(id)
     ledger.readUnwritten?.((id) => this.unwrittenSpend.get(id))
+    ledger.readStored?.(async (id) => {
+      const row = await deps.sql.get<{ spent: number }>(STORED_SPENT, [id])
+      return row ? Number(row.spent) : null
+    })
     if (ledger.kind === 'redis') this.fallback = new MemoryLedger()
     if (opts.journal) this.journal = new SpendByKey()
   }

@@ -47,6 +47,8 @@ export interface Ledger {
   figures?(keyId: string): Promise<{ spent: number | null; reserved: number }>
   /** PostgreSQL: how to read what this instance charged and has not stored yet (billing's figure). */
   readUnwritten?(of: (keyId: string) => number): void
+  /** Redis: how to read a key's spent as the database stores it (for a seed that missed other instances' spend). */
+  readStored?(of: (keyId: string) => Promise<number | null>): void
   /** Stop background work (shutdown). */
   stop?(): Promise<void>
 }

@@ -22,7 +22,7 @@
 import type { Logger } from '../http/log.ts'
 import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, PACE_MS, turns } from '../cluster/ahead.ts'
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
-import { FIGURES, SETTLE, TURN } from '../cluster/scripts.ts'
+import { FIGURES, RAISE_SEED, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
 
 /** An admission waiting for its key's call of this turn. */
@@ -216,8 +216,9 @@ export class RedisLedger implements Ledger {
           weight: part.length,
           resolve: (out) => {
             if (p) this.settling -= p.n
-            const answers = out as [number, string, string][]
-            for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]!)
+            const answers = out as [number, string, string, number?][]
+            if (answers[0]?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]))
+            for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]! as [number, string, string])
           },
           reject: (e) => {
             if (p) this.unsent(keyId, p, false, e)
@@ -225,6 +226,33 @@ export class RedisLedger implements Ledger {
           },
         })
       }
+    }
+  }
+
+  /** A key's spent as the database stores it (Billing's). */
+  private storedSpent?: (keyId: string) => Promise<number | null>
+
+  readStored(of: (keyId: string) => Promise<number | null>): void {
+    this.storedSpent = of
+  }
+
+  /**
+   * Redis had no spent for the key (a restart without persistence, a flush, an eviction) and took
+   * `seed`, this instance's cached figure: it counts what this instance charged, but only what
+   * others had stored when it last read the key. Where the database's figure is larger, Redis's
+   * is raised by the difference within a few ms, and never lowered this way. What stays uncounted
+   * is what other instances charged and had not stored yet (a few ms of their costs); the
+   * database's figure is not added to this instance's unwritten costs, which reach Redis as
+   * they settle and would then count twice.
+   */
+  private async reseeded(keyId: string, seed: number): Promise<void> {
+    try {
+      const stored = await this.storedSpent?.(keyId)
+      if (stored == null || !(stored > seed)) return
+      await this.redis.eval(RAISE_SEED, keysOf(this.redis.settings.prefix, keyId).slice(0, 1), [String(stored - seed)])
+      this.log.info('redis: a key\'s spent was seeded again; raised to the database\'s figure', { key_id: keyId, seed, stored })
+    } catch (e) {
+      this.log.warn('redis: a key\'s spent seeded again could not be checked against the database', { key_id: keyId, error: String(e) })
     }
   }
 

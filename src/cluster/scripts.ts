@@ -160,7 +160,8 @@ end
 // reservation id. The key's settlements waiting on the instance count first, as they happened
 // first, then the holds past their time lapse. Its admissions are decided in the order asked,
 // as separate calls would decide them: the spent and the sum of live holds are read once and
-// carried from one to the next. Answers per admission { admitted (1/0), spent, reserved }.
+// carried from one to the next. Answers per admission { admitted (1/0), spent, reserved }, the
+// first with a fourth element, 1, when this call seeded the key's spent (RAISE_SEED follows).
 const RESERVE = `
 local function reserve(k, a, last)
   local cr, rsv, rsvx = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
@@ -171,7 +172,8 @@ local function reserve(k, a, last)
     unhold(h, rsvx, lapsed, redis.call('HMGET', rsv, unpack(lapsed)), 0)
     lapsed = redis.call('ZRANGEBYSCORE', rsvx, '-inf', now, 'LIMIT', 0, 1000)
   end
-  if not spent then
+  local seeded = not spent
+  if seeded then
     spent = ARGV[after + 1]
     redis.call('HSET', cr, 'spent', spent)
   end
@@ -195,6 +197,7 @@ local function reserve(k, a, last)
       end
     end
   end
+  if seeded and out[1] then out[1][4] = 1 end
   keep(h, fields)
   if #lapses > 0 then
     redis.call('ZADD', rsvx, unpack(lapses))
@@ -254,4 +257,11 @@ local reserved = 0
 local live = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')
 for i = 1, #live do reserved = reserved + (tonumber(redis.call('HGET', KEYS[2], live[i])) or 0) end
 return { redis.call('HGET', KEYS[1], 'spent'), tostring(reserved) }
+`)
+
+// KEYS: cr. ARGV: usd. A key's spent, seeded from one instance's figure, raised by what the
+// database holds beyond it; nothing when the hash has gone again (the next admission seeds it).
+export const RAISE_SEED = script(`
+if redis.call('HEXISTS', KEYS[1], 'spent') == 1 then redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[1]) end
+return 1
 `)
