@@ -154,7 +154,14 @@ describe('messagesToIR', () => {
 
   test('thinking: enabled → reasoning.budgetTokens; reasoning_effort → effort; adaptive carried for Claude', () => {
     expect(decode(body({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 } })).ir.reasoning).toEqual({ budgetTokens: 2048 })
-    expect(decode(body({ reasoning_effort: 'low' }, GPT)).ir.reasoning).toEqual({ effort: 'low' })
+    expect(decode(body({ reasoning_effort: 'low' }, 'o3')).ir.reasoning).toEqual({ effort: 'low' })
+    // a GPT model that does not reason would refuse an effort: left out, and named
+    const plain = decode(body({ reasoning_effort: 'low' }, GPT))
+    expect(plain.ir.reasoning).toBeUndefined()
+    expect(plain.rules.compat).toContain('reasoning_effort')
+    const thought = decode(body({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 } }, GPT), 'translate')
+    expect(thought.ir.reasoning).toBeUndefined()
+    expect(thought.rules.compat).toContain('thinking')
     const adaptive = decode(body({ thinking: { type: 'adaptive' } })).ir
     expect(adaptive.reasoning).toBeUndefined()
     expect(adaptive.providerData?.anthropic?.thinking).toEqual({ type: 'adaptive' })

@@ -67,5 +67,19 @@ type Obj = Record<string, unknown>
 
 /** A checked body → IR: each parameter by its row, with the family rules' outcome applied. */
 export function messagesToIR(checked: MessagesBody, model: CatalogModel, rules: RulesOutcome): GenerationRequest {
-  return rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules)
+  const req = rowsToIR(withoutRemoved(checked, rules), PARAMS, model, rules)
+  if (model.family === 'openai' && !model.reasoning && req.reasoning?.effort !== undefined) withoutEffort(req, checked, rules)
+  return req
+}
+
+/**
+ * A GPT model that does not reason (gpt-4o) refuses a reasoning effort with a 400: whatever
+ * asked for one (`reasoning_effort`, or thinking and output_config translated) is left out, and
+ * named as dropped rather than as translated.
+ */
+function withoutEffort(req: GenerationRequest, checked: MessagesBody, rules: RulesOutcome): void {
+  delete req.reasoning!.effort
+  if (Object.keys(req.reasoning!).length === 0) delete req.reasoning
+  for (let i = 0; i < rules.compat.length; i++) if (rules.compat[i]!.endsWith('->reasoning')) rules.compat[i] = rules.compat[i]!.slice(0, -'->reasoning'.length)
+  if (checked.reasoning_effort !== undefined) rules.compat.push('reasoning_effort')
 }
