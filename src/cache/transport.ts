@@ -10,10 +10,23 @@ import { matchKey } from '../replay/match.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
 import type { CacheStore, CachedAnswer } from './store.ts'
 
-/** The store's key of an exchange: its match key within its scope (an account, or `*`). */
-export function cacheKey(exchange: Pick<Exchange, 'path' | 'body'>, scope: string): string {
+/**
+ * The store's key of an exchange: its match key within its scope (an account, or `*`), and the
+ * beta features it asks for. Anthropic's betas go in a header, not the body (a body's `betas`
+ * is moved there), and change the answer: a longer context, a larger output, other tools.
+ */
+export function cacheKey(exchange: Pick<Exchange, 'path' | 'body'>, scope: string, betas = ''): string {
   const body = typeof exchange.body === 'string' ? parsed(exchange.body) : exchange.body.json
-  return new Bun.CryptoHasher('sha256').update(scope).update('\n').update(matchKey({ path: exchange.path, body })).digest('hex')
+  const h = new Bun.CryptoHasher('sha256').update(scope).update('\n').update(matchKey({ path: exchange.path, body }))
+  if (betas) h.update('\nanthropic-beta: ').update(betas)
+  return h.digest('hex')
+}
+
+/** The `anthropic-beta` header a call sends ('' when none), its tokens sorted: their order says nothing. */
+function betasOf(headers: HeadersInit | undefined): string {
+  const raw = headers ? new Headers(headers).get('anthropic-beta') : null
+  if (!raw) return ''
+  return [...new Set(raw.split(',').map((t) => t.trim()).filter(Boolean))].sort().join(',')
 }
 
 function parsed(text: string): unknown {
@@ -28,7 +41,7 @@ export function withCache(store: CacheStore, log: Pick<Logger, 'warn'>, next: Tr
   return async (url, init, exchange) => {
     const use = exchange.ctx?.cache
     if (!use) return next(url, init, exchange)
-    const key = cacheKey(exchange, use.scope)
+    const key = cacheKey(exchange, use.scope, betasOf(init.headers))
     // a store that cannot answer is a miss: the request goes upstream as if uncached
     const found = await store.get(key, use.ttlMs).catch((e) => void told(log, 'cache: a lookup failed; the request goes upstream', e))
     use.looked(found !== undefined)

@@ -185,6 +185,18 @@ describe('the exact response cache', () => {
     expect(m2.response.headers.get('x-switchyard-cache')).toBe('hit')
     expect(m2.data).toEqual(m1)
     expect(claude.requests.length).toBe(2)
+
+    // beta features change the answer and go upstream as a header: each set its own entry, in any order
+    const beta = async (betas: string) =>
+      (await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }, { headers: { ...cached().headers, 'anthropic-beta': betas } }).withResponse()).response.headers.get('x-switchyard-cache')
+    expect(await beta('context-1m-2025-08-07')).toBe('miss')
+    expect(claude.requests.at(-1)!.headers['anthropic-beta']).toBe('context-1m-2025-08-07')
+    await storedAtLeast(3)
+    expect(await beta('context-1m-2025-08-07')).toBe('hit')
+    expect(await beta('context-1m-2025-08-07,output-128k-2025-02-19')).toBe('miss')
+    await storedAtLeast(4)
+    expect(await beta('output-128k-2025-02-19, context-1m-2025-08-07')).toBe('hit')
+    expect(claude.requests.length).toBe(4)
   })
 
   test('the responses surface: a hit answers the same response, JSON and streamed', async () => {
