@@ -3,6 +3,7 @@
 // except for credential failures, whose text can echo part of our key.
 import { own } from '../lib/own.ts'
 import { UpstreamError } from './types.ts'
+import { withoutSecrets } from './secrets.ts'
 
 interface StatusRule {
   /** Status the gateway answers with. */
@@ -80,8 +81,9 @@ export function parseErrorBody(text: string): ParsedErrorBody {
 
 /** Removes our own key from any text that is about to leave the adapter. */
 export function redact(text: string, secret?: string): string {
-  if (!secret || secret.length < 4) return text
-  return text.split(secret).join('[redacted]')
+  const known = withoutSecrets(text)
+  if (!secret || secret.length < 4) return known
+  return known.split(secret).join('[redacted]')
 }
 
 export interface UpstreamFailure {

@@ -6,6 +6,7 @@
 import { maskKey } from '../config/providers.ts'
 import type { Logger } from '../http/log.ts'
 import { MemoryPoolPosition, type PoolPosition } from '../routing/pool-position.ts'
+import { rememberSecrets } from './secrets.ts'
 
 export class KeyPool {
   private readonly live: string[]
@@ -20,6 +21,7 @@ export class KeyPool {
   ) {
     this.live = [...new Set(keys)]
     this.configured = this.live.length > 0
+    rememberSecrets(this.live)
   }
 
   /** Keys still in the pool. */

@@ -9,6 +9,7 @@ import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
+import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
@@ -30,7 +31,7 @@ function errorInfo(e: Obj | undefined, fallbackStatus = 500) {
   const kind = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : undefined
   // OpenAI's quota and rate errors arrive as codes, not statuses.
   const status = kind === 'insufficient_quota' || kind === 'rate_limit_exceeded' ? 429 : statusRule(code).status
-  return { status, message: typeof e?.message === 'string' ? e.message : 'upstream response failed', type: kind }
+  return { status, message: typeof e?.message === 'string' ? withoutSecrets(e.message) : 'upstream response failed', type: kind }
 }
 
 /** The events whose only news for the record is a piece of produced text in `delta`. */
@@ -124,11 +125,12 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
           return raw
         case 'error':
           pendingError = errorInfo(j.error ?? j)
-          return raw
+          // relayed as it came, but never with one of our keys in it
+          return withoutSecrets(raw)
         case 'response.failed': {
           state.error = pendingError ?? errorInfo(j.response?.error)
           const r = final({ ...j.response, status: 'failed' })
-          return raw + (hooks ? hooks.terminal(j.type, { ...j, response: r }, seq) : '')
+          return withoutSecrets(raw) + (hooks ? hooks.terminal(j.type, { ...j, response: r }, seq) : '')
         }
         case 'response.completed':
         case 'response.incomplete': {

@@ -6,6 +6,7 @@ import { parseErrorBody } from '../errors.ts'
 import type { SseMessage } from '../sse.ts'
 import { finishFromOpenAI } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
+import { withoutSecrets } from '../secrets.ts'
 
 interface ChunkToolCall {
   index?: number
@@ -81,7 +82,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
       }
       if (chunk.error) {
         const e = parseErrorBody(JSON.stringify(chunk))
-        yield { type: 'error', error: { status: 502, message: e.message ?? 'upstream stream error', type: e.type } }
+        yield { type: 'error', error: { status: 502, message: e.message === undefined ? 'upstream stream error' : withoutSecrets(e.message), type: e.type } }
         return
       }
       if (!started) {

@@ -9,13 +9,14 @@ import { bytesWithin, closesAfter as closesAfterBytes, found, needle, stringOrNu
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import { statusRule } from '../errors.ts'
+import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
 
 /** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */
 function chunkError(e: Record<string, any>) {
   const code = typeof e.code === 'number' ? e.code : Number(e.status) || 500
-  return { status: statusRule(code).status, message: typeof e.message === 'string' ? e.message : 'upstream stream failed', type: typeof e.type === 'string' ? e.type : undefined }
+  return { status: statusRule(code).status, message: typeof e.message === 'string' ? withoutSecrets(e.message) : 'upstream stream failed', type: typeof e.type === 'string' ? e.type : undefined }
 }
 
 /** The usage a chunk carries when the client asked for none: a top-level member, cut out when stripping. */
@@ -195,7 +196,8 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
       if (!j) return raw
       if (j.error && typeof j.error === 'object') {
         state.error = chunkError(j.error)
-        return raw
+        // relayed as it came, but never with one of our keys in it
+        return withoutSecrets(raw)
       }
       readChunk(j)
       if (!opts.stripUsage || !('usage' in j)) return raw
