@@ -5,7 +5,7 @@ import { publicKey } from './auth/admin.ts'
 import { KeyStore } from './auth/keys.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
 import { buildCatalog, deploymentTable } from './config/catalog.ts'
-import { ConfigError, loadConfig, maskedConfig, storesOf, type Config } from './config/load.ts'
+import { ConfigError, loadConfig, maskedConfig, maskUrl, storesOf, type Config } from './config/load.ts'
 import { familyProvider } from './config/providers.ts'
 import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
@@ -66,7 +66,7 @@ async function serve(config: Config) {
   const { services: s } = running
   const served = (family: 'openai' | 'anthropic') => {
     const p = familyProvider(config.providers, family)
-    return p ? `upstream ${p.baseUrl}${p.id === family ? '' : ` (${p.id})`}` : 'the built-in mock provider (no upstream configured)'
+    return p ? `upstream ${maskUrl(p.baseUrl)}${p.id === family ? '' : ` (${p.id})`}` : 'the built-in mock provider (no upstream configured)'
   }
   const lines = [
     `switchyard ${pkg.version} listening on ${running.url}`,

@@ -350,7 +350,8 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
 }
 
 /** A URL with its password masked (`redis://user:…@host`). */
-function maskUrl(u: string): string {
+/** A URL as it may be shown: a password in it masked (the user kept). */
+export function maskUrl(u: string): string {
   try {
     const url = new URL(u)
     if (!url.password) return url.toString()
@@ -389,7 +390,7 @@ export function maskedConfig(c: Config): Record<string, unknown> {
     bootstrapKey: mask(c.bootstrapKey),
     database: { url: c.database.url && maskDatabaseUrl(c.database.url) },
     providers: Object.fromEntries(
-      Object.entries(c.providers).map(([id, p]) => [id, { ...p, apiKey: p.apiKey && maskKey(p.apiKey), apiKeys: p.apiKeys.map(maskKey) }]),
+      Object.entries(c.providers).map(([id, p]) => [id, { ...p, baseUrl: maskUrl(p.baseUrl), apiKey: p.apiKey && maskKey(p.apiKey), apiKeys: p.apiKeys.map(maskKey) }]),
     ),
     redis: c.redis && { ...c.redis, url: maskUrl(c.redis.url) },
     tracing: maskedTracing(c.tracing),

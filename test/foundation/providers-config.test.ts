@@ -25,7 +25,7 @@ const SEVERAL = `
 providers:
   - { id: openai-a, kind: openai, base_url: "http://127.0.0.1:9/v1/", api_keys: [sk-one-0000000000000001, sk-two-0000000000000002] }
   - { id: openai-b, kind: openai, base_url: "http://127.0.0.1:9/b/v1", api_key: "\${OPENAI_B_KEY}" }
-  - { id: local, kind: openai-compatible, base_url: "http://127.0.0.1:8000/v1" }
+  - { id: local, kind: openai-compatible, base_url: "http://proxyuser:pw-secret-in-url@127.0.0.1:8000/v1" }
   - { id: azure, kind: azure-openai, base_url: "https://name.openai.azure.com", api_key: az-key-00000000000000000, api_version: 2024-10-21 }
   - { id: claude-a, kind: anthropic, base_url: "http://127.0.0.1:9", api_key: sk-ant-000000000000000000, timeout_ms: 1000, max_retries: 0 }
 models:
@@ -179,7 +179,9 @@ test('switchyard config prints the providers with their keys masked and each con
   expect(Object.keys(cfg.providers)).toEqual(['openai-a', 'openai-b', 'local', 'azure', 'claude-a'])
   expect(cfg.providers['openai-a']).toMatchObject({ kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeys: ['…0001 (23 chars)', '…0002 (23 chars)'] })
   expect(cfg.providers.azure).toMatchObject({ kind: 'azure-openai', apiVersion: '2024-10-21' })
-  for (const secret of ['sk-one-0000000000000001', 'sk-two-0000000000000002', 'sk-b-secret-from-env-0000', 'az-key-00000000000000000', 'sk-ant-000000000000000000']) expect(r.stdout).not.toContain(secret)
+  // a password written into a base URL is a secret too
+  expect(cfg.providers.local.baseUrl).toBe('http://proxyuser:***@127.0.0.1:8000/v1')
+  for (const secret of ['sk-one-0000000000000001', 'sk-two-0000000000000002', 'sk-b-secret-from-env-0000', 'az-key-00000000000000000', 'sk-ant-000000000000000000', 'pw-secret-in-url']) expect(r.stdout).not.toContain(secret)
   expect(cfg.routing).toEqual({ cooldownMs: 12_500, failuresToCool: 5, retryOn: [429, 500, 'timeout'], deadlineMs: 90_000 })
   expect(cfg.deployments.models['gpt-4o-mini']).toEqual({
     deployments: [
