@@ -55,6 +55,13 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
   return n
 }
 
+/** `--account`: one a report can name again (not blank). */
+function accountOf(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined
+  if (v.trim() === '') throw new UsageError('--account: must not be blank')
+  return v
+}
+
 async function serve(config: Config) {
   // returns only once the limit and the start settings are in force (the process re-executes
   // itself to set them) or cannot be
@@ -119,7 +126,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         if (typeof name !== 'string' || name === '') throw new UsageError('keys create: --name is required')
         const { key, record } = await keys.create({
           name,
-          account: typeof v.account === 'string' ? v.account : undefined,
+          account: accountOf(v.account),
           credits: positiveNumber(v.credits as string | undefined, 'credits'),
           rpm: positiveNumber(v.rpm as string | undefined, 'rpm', true),
         })

@@ -11,11 +11,14 @@ import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
 import { MAX_CREDITS } from './keys.ts'
 
+/** An account a report or listing can name again: blank ones could never be filtered on. */
+const Account = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', errorMessage: 'expected 1 to 200 characters, not all of them blank' })
+
 const Create = TypeCompiler.Compile(
   t.Object(
     {
       name: t.String({ minLength: 1, maxLength: 200 }),
-      account: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      account: t.Optional(Account),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()])),
       rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
     },
@@ -27,7 +30,7 @@ const Update = TypeCompiler.Compile(
   t.Object(
     {
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-      account: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      account: t.Optional(Account),
       status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()])),
       rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),

@@ -108,6 +108,18 @@ test('a grant that would take a key past the most it may hold is a 400, never cr
   expect((await fetch(gw.url + `/admin/v1/keys/key_nope/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 1 }) })).status).toBe(404)
 })
 
+test('an account name that is all blanks is a 400 (no report or listing could name it again); one with blanks inside is kept', async () => {
+  for (const account of [' ', '\t', '  \n ']) {
+    const r = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'blank', account }) })
+    expect(r.status).toBe(400)
+    expect(((await r.json()) as { error: string }).error).toStartWith('account:')
+  }
+  const ok = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'spaced', account: ' acme corp ' }) })
+  expect(ok.status).toBe(201)
+  const { id } = (await ok.json()) as { id: string }
+  expect((await fetch(gw.url + `/admin/v1/keys/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ account: ' ' }) })).status).toBe(400)
+})
+
 test('admin routes answer 404 when no admin token is configured', async () => {
   const plain = await startGateway()
   try {
