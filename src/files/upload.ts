@@ -78,7 +78,7 @@ async function receiveMultipart(
   } catch (e) {
     if (blob) await files.discard(blob)
     if (e instanceof MultipartParseError) throw badRequest(`Malformed multipart body: ${e.message}`)
-    // DecompressionStream fails with a TypeError (a storage failure is never one)
+    // DecompressionStream fails with a TypeError: with a compressed body, one is taken to be that
     if (encoding && e instanceof TypeError) throw badRequest(`Content-Encoding: ${encoding}: the body could not be decompressed (${e.message})`)
     throw e
   }
