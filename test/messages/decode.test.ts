@@ -2,6 +2,7 @@
 // no field for rides in providerData.anthropic for Claude-family models only.
 import { describe, expect, test } from 'bun:test'
 import { body, CLAUDE, decode, GPT } from './helpers.ts'
+import { messagesToIR } from '../../src/surfaces/messages/params.ts'
 
 const fTool = { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }
 
@@ -159,6 +160,8 @@ describe('messagesToIR', () => {
     const plain = decode(body({ reasoning_effort: 'low' }, GPT))
     expect(plain.ir.reasoning).toBeUndefined()
     expect(plain.rules.compat).toContain('reasoning_effort')
+    messagesToIR(plain.body as never, plain.model, plain.rules)
+    expect(plain.rules.compat.filter((c) => c === 'reasoning_effort')).toHaveLength(1)
     const thought = decode(body({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 } }, GPT), 'translate')
     expect(thought.ir.reasoning).toBeUndefined()
     expect(thought.rules.compat).toContain('thinking')

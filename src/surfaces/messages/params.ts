@@ -81,5 +81,6 @@ function withoutEffort(req: GenerationRequest, checked: MessagesBody, rules: Rul
   delete req.reasoning!.effort
   if (Object.keys(req.reasoning!).length === 0) delete req.reasoning
   for (let i = 0; i < rules.compat.length; i++) if (rules.compat[i]!.endsWith('->reasoning')) rules.compat[i] = rules.compat[i]!.slice(0, -'->reasoning'.length)
-  if (checked.reasoning_effort !== undefined) rules.compat.push('reasoning_effort')
+  // named once, however often the request's IR is built
+  if (checked.reasoning_effort !== undefined && !rules.compat.includes('reasoning_effort')) rules.compat.push('reasoning_effort')
 }
