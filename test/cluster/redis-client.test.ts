@@ -112,7 +112,8 @@ describe.skipIf(!!skip)('Redis health check', () => {
     // quiet for as long: the check asks the server itself
     await Bun.sleep(2_500)
     expect(await pings()).toBeGreaterThanOrEqual(before + 1)
-  })
+    // five seconds of sleeps alone: more than bun's default limit of a test leaves room for
+  }, 15_000)
 })
 
 describe.skipIf(!!skip)('Redis batches of one turn', () => {
