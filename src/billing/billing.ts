@@ -74,6 +74,12 @@ export class Billing {
   private readonly fallback?: MemoryLedger
   /** A batch worker's: what it stored, for the main thread. */
   private readonly journal?: SpendByKey
+  /**
+   * Charges the recorder has taken for the next turn of the loop (a reply it read after handing
+   * it over): run before an admission, so that a client's next request, sent the moment the last
+   * one ended, never finds the last one's hold still open.
+   */
+  chargesDue: () => void = () => {}
 
   constructor(
     private readonly deps: BillingDeps,
@@ -100,6 +106,7 @@ export class Billing {
     // the cached key is the one charges move; the request's copy may predate a reload
     const key = this.deps.keys.current(input.apiKey.id) ?? input.apiKey
     if (key.credits === null) return undefined
+    this.chargesDue()
     const funded = key as ApiKey & { credits: number }
     const usd = worstCase(this.deps.catalog, input)
     let hold: Hold | Promise<Hold>

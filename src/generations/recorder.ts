@@ -81,6 +81,7 @@ export class Recorder implements GenerationSink {
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
     this.maxBacklog = opts.maxBacklog ?? 10_000
     this.pruneChunk = opts.pruneChunk ?? PRUNE_CHUNK
+    deps.billing.chargesDue = this.recordAllSoon
   }
 
   /**
