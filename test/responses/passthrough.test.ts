@@ -243,6 +243,27 @@ describe('reasoning items on a continued thread', () => {
   })
 })
 
+describe("a Claude model's thinking, continued by a GPT model", () => {
+  // The thinking rides in a reasoning item sealed by the gateway: OpenAI cannot decrypt it and
+  // refuses content it cannot, so it stays behind, on a thread and in a replayed input alike.
+  test('the sealed reasoning item never reaches OpenAI; the text of the turn does', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
+    const first: any = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'how do I cross a street?', reasoning: { effort: 'low' } })
+    const sealed = first.output.find((o: any) => o.type === 'reasoning')
+    expect(sealed.encrypted_content.startsWith('sy1.')).toBe(true)
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.2', previous_response_id: first.id, input: 'and at night?' })
+    const threaded = rig.up.requests.at(-1)!.json()
+    expect(threaded.input.some((i: any) => i.type === 'reasoning')).toBe(false)
+    expect(JSON.stringify(threaded.input)).toContain('and at night?')
+    expect(threaded.input.filter((i: any) => i.role === 'assistant')).toHaveLength(1)
+    await rig.client.responses.create({ model: 'gpt-5.2', store: false, input: [{ role: 'user', content: 'how do I cross a street?' }, ...first.output, { role: 'user', content: 'and at night?' }] })
+    const replayed = rig.up.requests.at(-1)!.json()
+    expect(replayed.input.some((i: any) => i.type === 'reasoning')).toBe(false)
+    expect(replayed.input).toHaveLength(3)
+  })
+})
+
 describe('files: gateway file ids are read with the caller key', () => {
   test('input_file with a gateway file id is inlined for the Responses upstream; another key gets a 400 naming it', async () => {
     const { toFile } = await import('openai')

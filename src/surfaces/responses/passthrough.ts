@@ -3,10 +3,13 @@
 // `reasoning_effort`/`reasoning_summary` → `reasoning`, `response_format` → `text.format`,
 // `mcp_servers` → MCP tools), the gateway's own state parameters taken out. When the
 // gateway's thread is involved the whole input goes up with `store: false`, item ids
-// stripped; otherwise the client's input goes as it came.
+// stripped; otherwise the client's input goes as it came. Either way a Claude model's thinking,
+// which the gateway sealed, stays behind.
 import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'
+import { sealedByGateway } from './reasoning.ts'
+import { isObj } from '../../lib/json.ts'
 import { copiedAsIs } from '../../routing/params.ts'
 import { PARAMS } from './params.ts'
 
@@ -27,11 +30,18 @@ function mcpTools(servers: Obj[]): Obj[] {
 
 /**
  * Reasoning items the upstream never stored can only go back with their encrypted content
- * (and keep their id, which that content is bound to); every other item loses its id.
+ * (and keep their id, which that content is bound to); every other item loses its id. A Claude
+ * model's thinking, sealed by the gateway, stays behind: OpenAI refuses content it cannot
+ * decrypt, as Anthropic would refuse OpenAI's.
  */
 function forUpstream(items: Item[]): Item[] {
-  const kept = items.filter((it) => it.type !== 'reasoning' || typeof it.encrypted_content === 'string')
+  const kept = items.filter((it) => it.type !== 'reasoning' || (typeof it.encrypted_content === 'string' && !sealedByGateway(it)))
   return kept.map((it) => (it.type === 'reasoning' ? it : withoutIds([it])[0]))
+}
+
+/** A stateless input as the client sent it, but for the reasoning the gateway sealed. */
+function withoutSealed(input: unknown): unknown {
+  return Array.isArray(input) && input.some((it) => isObj(it) && sealedByGateway(it)) ? input.filter((it) => !(isObj(it) && sealedByGateway(it))) : input
 }
 
 export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
@@ -41,7 +51,7 @@ export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
     out.input = forUpstream([...turn.history, ...turn.items])
     out.store = false
   } else {
-    out.input = body.input !== undefined ? body.input : turn.items
+    out.input = body.input !== undefined ? withoutSealed(body.input) : withoutSealed(turn.items)
     if (body.store !== undefined) out.store = body.store
   }
   if (turn.instructions) out.instructions = turn.instructions

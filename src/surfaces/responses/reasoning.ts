@@ -11,6 +11,10 @@ type Reasoning = Extract<Part, { type: 'reasoning' }>
 
 const ENVELOPE = 'sy1.'
 
+/** A reasoning item the gateway sealed (a Claude model's thinking): no other provider can read it. */
+export const sealedByGateway = (it: { type?: unknown; encrypted_content?: unknown }): boolean =>
+  it.type === 'reasoning' && typeof it.encrypted_content === 'string' && it.encrypted_content.startsWith(ENVELOPE)
+
 export function sealReasoning(p: Reasoning): string | undefined {
   if (p.redacted !== undefined) return ENVELOPE + Buffer.from(JSON.stringify({ r: p.redacted })).toString('base64url')
   if (p.signature !== undefined) return ENVELOPE + Buffer.from(JSON.stringify({ t: p.text, s: p.signature })).toString('base64url')
