@@ -17,6 +17,8 @@ export type PlainCheck = (b: Uint8Array) => number
 // text's index or -1] each. Shared by every read (a read is taken at once, on one thread).
 const FIELDS = 6
 const events: number[] = []
+/** How many events the last readPlainEvents that returned bytes read. */
+export const plainEventsRead = (): number => events.length / FIELDS
 const decoded: string[] = []
 
 /**

@@ -87,12 +87,13 @@ export interface TapOptions {
   stripUsage?: boolean
   /**
    * Responses wire: the surface's hand on the lifecycle. `observe` sees each response
-   * snapshot with its sequence number; `finalize` gets the final response object (JSON
-   * reply or terminal event) and returns it completed — the gateway's extras added and
-   * its thread stored before the event goes out.
+   * snapshot with its sequence number, and is handed once a reader of the number of the last
+   * event relayed (read or not); `finalize` gets the final response object (JSON reply or
+   * terminal event) and returns it completed — the gateway's extras added and its thread
+   * stored before the event goes out.
    */
   responses?: {
-    observe?(response: Record<string, unknown>, sequence: number): void
+    observe?(response: Record<string, unknown>, sequence: number, lastSequence: () => number): void
     finalize(response: Record<string, unknown>): Record<string, unknown>
     /**
      * The frames that end the relayed stream, in the surface's own terms, for the upstream's

@@ -185,6 +185,19 @@ describe('streams', () => {
     expect(g.status).toBe('failed')
   })
 
+  test('a stream the upstream cuts after some text: the events the gateway adds are numbered on from the last one relayed', async () => {
+    // the deltas pass unread (only their text is taken): their numbers count all the same
+    rig.up.script({ sse: fixture(F('stream-incomplete-max-output-tokens.sse')), dropAfterEvents: 10 })
+    const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })
+    expect(res.status).toBe(200)
+    const got = frames(await res.text())
+    const deltas = got.filter((f) => f.data.type === 'response.output_text.delta')
+    expect(deltas.length).toBeGreaterThan(1)
+    expect(types(got).slice(-3)).toEqual(['response.error', 'response.failed', 'response.completed'])
+    const numbers = got.map((f) => f.data.sequence_number)
+    expect(numbers).toEqual(numbers.map((_, i) => i))
+  })
+
   test('the whole failing stream as the first read is an ordinary status (commit late): 429', async () => {
     rig.up.script({ body: fixture(F('stream-error-insufficient-quota.sse')), headers: { 'content-type': 'text/event-stream' } })
     const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })

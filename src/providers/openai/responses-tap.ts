@@ -11,7 +11,7 @@ import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
 import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
-import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
+import { AS_IS, NOT_PLAIN, plainEventsRead, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 
 type Obj = Record<string, any>
@@ -72,6 +72,11 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
   const produced = new ProducedText()
   let pendingError: ReturnType<typeof errorInfo> | null = null
   const hooks = opts.responses
+  // the number of the last event relayed: the last one read, and the deltas relayed unread since
+  // (OpenAI numbers its events one by one), for the events a failure adds after them
+  let lastRead = -1
+  let unreadSince = 0
+  const lastSequence = () => lastRead + unreadSince
 
   /** The final response, completed; a failed one does not end the stream properly (the relay fails it). */
   function final(r: Obj): Obj {
@@ -89,7 +94,10 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
     bytes(b) {
       const sent = readPlainEvents(b, produced, plainResponsesDeltaBytes)
       // a delta, even an empty one, is output begun
-      if (sent) state.produced = true
+      if (sent) {
+        state.produced = true
+        unreadSince += plainEventsRead()
+      }
       return sent
     },
     event(raw) {
@@ -98,6 +106,7 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       if (delta !== undefined) {
         if (delta !== '') produced.push(delta)
         state.produced = true
+        unreadSince++
         return raw
       }
       const { data } = eventFields(raw)
@@ -106,12 +115,16 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       if (!j || typeof j.type !== 'string') return raw
       // Recordings from before sequence numbers existed have none: then neither do added events.
       const seq = typeof j.sequence_number === 'number' ? j.sequence_number : undefined
+      if (seq !== undefined) {
+        lastRead = seq
+        unreadSince = 0
+      } else unreadSince++
       switch (j.type) {
         case 'response.created':
         case 'response.in_progress':
         case 'response.queued':
           if (typeof j.response?.id === 'string') state.id = j.response.id
-          if (j.response) hooks?.observe?.(j.response, seq ?? 0)
+          if (j.response) hooks?.observe?.(j.response, seq ?? 0, lastSequence)
           return raw
         case 'response.output_item.added':
           state.produced = true

@@ -88,7 +88,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body })
     let enc: ResponsesStreamEncoder | undefined
     // What the pass-through stream has shown so far, for a failure the upstream did not report.
-    let seen: { response: Obj; sequence: number } | undefined
+    let seen: { response: Obj; sequence: number; last: () => number } | undefined
     const codec: SurfaceCodec = {
       endpoint: 'openai.responses',
       fallbackId: () => newId('resp'),
@@ -106,7 +106,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // The pass-through stream failed without the upstream saying so (it closed early).
         const err = e as { message?: string; type?: string }
         const error = { code: err?.type ?? 'server_error', message: err?.message ?? 'stream failed' }
-        let seq = (seen?.sequence ?? -1) + 1
+        // numbered on from the last event relayed, deltas included: numbers only ever grow
+        let seq = (seen ? Math.max(seen.sequence, seen.last()) : -1) + 1
         const ev = (type: string, payload: Obj) => sse(type, { sequence_number: seq++, ...payload })
         const r = { ...(seen?.response ?? { id: 'resp_unknown', object: 'response', output: [] }), status: 'failed', error }
         return failureEvents(ev, error, r, rc.knownEventsOnly === true)
@@ -114,8 +115,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
       durable,
     }
     const hooks: Run['hooks'] = {
-      observe(response, sequence) {
-        seen = { response, sequence }
+      observe(response, sequence, last) {
+        seen = { response, sequence, last }
       },
       finalize(r) {
         if (turn.stateful) {
