@@ -71,6 +71,19 @@ describe('the response object routes', () => {
     expect(((await cont.json()) as { error: string }).error).toContain(r.id)
   })
 
+  test('an input with one item id twice is a 400 naming both places: paging by that id would never end', async () => {
+    const openai = client(g)
+    const input = [0, 1, 2].map((i) => ({ type: 'message' as const, id: i === 1 ? 'msg_own' : 'msg_dup', role: 'user' as const, content: `mock: text ${i}` }))
+    const err = await openai.responses.create({ model: 'mock-gpt', input }).catch((e) => e)
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(String(err.error)).toContain('input[2].id: duplicate item id "msg_dup" (input[0] has it too)')
+    // distinct ids page through once each
+    const r = await openai.responses.create({ model: 'mock-gpt', input: input.map((it, i) => ({ ...it, id: `msg_${i}` })) })
+    const ids: string[] = []
+    for await (const it of openai.responses.inputItems.list(r.id, { limit: 1, order: 'asc' })) ids.push(it.id)
+    expect(ids).toEqual(['msg_0', 'msg_1', 'msg_2'])
+  })
+
   test("another key's response is a 404 on every route", async () => {
     const r = await client(g).responses.create({ model: 'mock-gpt', input: 'mine' })
     const them = client(g, other)

@@ -2,7 +2,7 @@
 // `input` as a string, an array of items or of content parts, an object with `content`, or
 // the chat-style `messages` alternative (content arrays normalised, `input_text` → `text`).
 // Items are the one shape the surface keeps, stores in threads and sends upstream.
-import { badRequest } from '../../http/errors.ts'
+import { badRequest, echo } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -178,7 +178,24 @@ export function inputItems(input: unknown): Item[] {
   // An array of bare content parts is one user message.
   const parts = input.length > 0 && input.every((p) => isObj(p) && typeof p.type === 'string' && PART_TYPES.has(p.type) && p.role === undefined)
   if (parts) return [{ type: 'message', role: 'user', content: content(input, 'input', 'user') }]
-  return input.map((v, i) => item(v, `input[${i}]`))
+  const items = input.map((v, i) => item(v, `input[${i}]`))
+  uniqueIds(items)
+  return items
+}
+
+/**
+ * An item id names one item (as OpenAI requires): the listing of a response's input items
+ * pages by them, and a second item of one id would send a client's paging round for ever.
+ */
+function uniqueIds(items: Item[]): void {
+  const seen = new Map<string, number>()
+  items.forEach((it, i) => {
+    const id = (it as { id?: unknown }).id
+    if (typeof id !== 'string') return
+    const first = seen.get(id)
+    if (first !== undefined) throw badRequest(`input[${i}].id: duplicate item id "${echo(id)}" (input[${first}] has it too); remove duplicate items from the input`)
+    seen.set(id, i)
+  })
 }
 
 /** The chat-style `messages` alternative → items (tool calls and tool results included). */
