@@ -16,7 +16,8 @@ export class HttpError extends Error {
 const MAX_QUOTED = 80
 /** No gateway message needs more; lists of client names (tools) are cut there. */
 const MAX_MESSAGE = 900
-const LONG_QUOTED = /"([^"]{81,})"/g
+// quotes taken in pairs, in order: the text between two short quoted values is not one
+const QUOTED = /"([^"]*)"/g
 
 /**
  * Every message the gateway writes quotes client values ("name", "id"): a quoted value over
@@ -25,7 +26,7 @@ const LONG_QUOTED = /"([^"]{81,})"/g
  */
 export function bounded(message: string): string {
   if (message.length <= MAX_QUOTED) return message
-  const cut = message.replace(LONG_QUOTED, (_, v: string) => `"${v.slice(0, 64)}…"`)
+  const cut = message.replace(QUOTED, (whole, v: string) => (v.length > MAX_QUOTED ? `"${v.slice(0, 64)}…"` : whole))
   return cut.length > MAX_MESSAGE ? `${cut.slice(0, MAX_MESSAGE)}…` : cut
 }
 

@@ -1,6 +1,7 @@
 // Error bodies, request ids, 404/405, the doubled /v1/v1/ hint, malformed JSON, 413.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { bounded } from '../../src/http/errors.ts'
 
 let gw: Gateway
 beforeAll(async () => {
@@ -36,6 +37,16 @@ test('a doubled /v1/v1/ gets a 404 naming the base URL to configure', async () =
   expect(((await r.json()) as { error: string }).error).toContain(`${gw.url}/api/beta`)
   const o = await fetch(gw.url + '/api/alpha/v1/v1/chat/completions', { method: 'POST', headers: auth() })
   expect(((await o.json()) as { error: string }).error).toContain(`${gw.url}/api/alpha/v1`)
+})
+
+test("a long quoted client value is cut in a message; the gateway's own words between two short ones are not", async () => {
+  const long = 'x'.repeat(200)
+  expect(bounded(`model: "${long}" is not known`)).toBe(`model: "${'x'.repeat(64)}…" is not known`)
+  const ours = `reasoning.summary: "auto" needs a GPT-5-family model; Claude-family model mock-claude has no reasoning summaries (use "none")`
+  expect(bounded(ours)).toBe(ours)
+  const r = await fetch(gw.url + '/api/alpha/v1/responses', { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-claude', input: 'hi', reasoning: { summary: 'auto' } }) })
+  expect(r.status).toBe(400)
+  expect(((await r.json()) as { error: string }).error).toEndWith('(use "none")')
 })
 
 test('malformed JSON is a 400 that names the parse problem', async () => {
