@@ -6,11 +6,16 @@ export type Family = 'openai' | 'anthropic'
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool'
 
+/**
+ * Where a media part came from. `at`, on a source the gateway resolves (a file id, a URL), is
+ * where the client's request names it, for an error that must name the field as it was sent
+ * (a surface whose items are not the IR's messages one for one); without it, the IR's path.
+ */
 export type MediaSource =
   | { kind: 'base64'; mediaType: string; data: string }
-  | { kind: 'url'; url: string }
+  | { kind: 'url'; url: string; at?: string }
   | { kind: 'text'; mediaType: string; data: string }
-  | { kind: 'file'; fileId: string }
+  | { kind: 'file'; fileId: string; at?: string }
 
 /** Provider-only data rides here and goes back only to its own family. */
 export type ProviderData = Partial<Record<Family, Record<string, unknown>>>

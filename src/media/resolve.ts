@@ -31,8 +31,8 @@ const needsWork = (p: Part, t: MediaTarget): boolean => {
 const KIND_WORDS = { pdf: 'a PDF', text: 'text', image: 'an image' } as const
 
 async function inline(src: MediaSource, at: string, s: Scope): Promise<Inlined> {
-  if (src.kind === 'file') return s.run(() => inlineFile(src.fileId, s.deps, `${at}.source.file_id`))
-  if (src.kind === 'url') return s.run(() => inlineUrl(src.url, s.deps, `${at}.source.url`))
+  if (src.kind === 'file') return s.run(() => inlineFile(src.fileId, s.deps, src.at ?? `${at}.source.file_id`))
+  if (src.kind === 'url') return s.run(() => inlineUrl(src.url, s.deps, src.at ?? `${at}.source.url`))
   throw new Error(`inline: a ${src.kind} source needs no work`)
 }
 
@@ -42,7 +42,7 @@ async function resolvePart(p: Part, at: string, t: MediaTarget, s: Scope): Promi
   if (p.type !== 'document' && p.type !== 'image') return p
   const got = await inline(p.source, at, s)
   if (p.type === 'image') {
-    if (got.kind !== 'image') throw badRequest(`${at}.source: expected an image, got ${KIND_WORDS[got.kind]}`)
+    if (got.kind !== 'image') throw badRequest(`${'at' in p.source && p.source.at !== undefined ? p.source.at : `${at}.source`}: expected an image, got ${KIND_WORDS[got.kind]}`)
     return { ...p, source: got.source }
   }
   if (got.kind === 'image') {

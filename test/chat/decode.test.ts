@@ -151,7 +151,8 @@ describe('wire → IR', () => {
     }))
     expect(ir.system).toEqual([{ type: 'text', text: 'be brief' }, { type: 'text', text: 'and kind' }])
     expect(ir.messages[0]!.content[1]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'low' })
-    expect(ir.messages[0]!.content[2]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' }, detail: undefined })
+    // IR message 0 is wire message 2 (the system ones went to system): the source says where it was sent
+    expect(ir.messages[0]!.content[2]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg', at: 'messages[2].content[2].image_url.url' }, detail: undefined })
     // No empty text part beside tool calls
     expect(ir.messages[1]!.content.map((p) => p.type)).toEqual(['tool-call', 'tool-call'])
     expect(ir.messages[2]).toEqual({ role: 'tool', content: [

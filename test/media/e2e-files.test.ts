@@ -72,6 +72,23 @@ describe('a document that references an uploaded file', () => {
   })
 })
 
+describe('an unknown file id on the chat and responses surfaces', () => {
+  // their items are not the IR's messages one for one (system messages leave them, a thread is
+  // put before them): the error names the field where the request sent it
+  const post = (path: string, body: unknown) => fetch(`${rig.gw.url}/api/alpha/v1/${path}`, { method: 'POST', headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const refusal = async (r: Response) => [r.status, ((await r.json()) as { error: string }).error]
+  test('the path is the one the client sent, for a Claude model (translated) and the mock', async () => {
+    for (const model of ['claude-sonnet-4-5', 'mock-gpt']) {
+      const chat = { model, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file: { file_id: 'file-nope' } }] }] }
+      expect(await refusal(await post('chat/completions', chat))).toEqual([400, 'messages[1].content[1].file.file_id: no such file file-nope'])
+      const responses = { model, instructions: 'be brief', input: [{ role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', file_id: 'file-nope' }] }] }
+      expect(await refusal(await post('responses', responses))).toEqual([400, 'input[0].content[1].file_id: no such file file-nope'])
+      const doc = { model, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-nope' }] }] }
+      expect(await refusal(await post('responses', doc))).toEqual([400, 'input[0].content[0].file_id: no such file file-nope'])
+    }
+  })
+})
+
 describe('an image file', () => {
   const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')
   test('named in an image or a document block, it goes upstream as a base64 image block', async () => {

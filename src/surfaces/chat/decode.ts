@@ -15,7 +15,7 @@ const DATA_URL = /^data:([^;,]+)((?:;[^;,]+)*);base64,(.*)$/s
 
 /** An image / file URL as an IR media source, or a 400 naming `at`. */
 export function mediaSource(url: string, at: string): MediaSource {
-  if (url.startsWith('https://')) return { kind: 'url', url }
+  if (url.startsWith('https://')) return { kind: 'url', url, at }
   const m = DATA_URL.exec(url)
   if (!m) throw badRequest(`${at}: expected a base64 data URL (data:<media type>;base64,<data>) or an https:// URL`)
   return { kind: 'base64', mediaType: m[1]!, data: m[3]! }
@@ -47,7 +47,7 @@ function userParts(content: string | ChatUserPart[], at: string, model: CatalogM
         const f = p.file
         const title = f.filename
         if (typeof f.file_data === 'string') return withCache({ type: 'document', source: mediaSource(f.file_data, `${pat}.file.file_data`), title }, p)
-        if (typeof f.file_id === 'string') return withCache({ type: 'document', source: { kind: 'file', fileId: f.file_id }, title }, p)
+        if (typeof f.file_id === 'string') return withCache({ type: 'document', source: { kind: 'file', fileId: f.file_id, at: `${pat}.file.file_id` }, title }, p)
         throw badRequest(`${pat}.file: one of file_data or file_id is required`)
       }
       case 'input_audio':

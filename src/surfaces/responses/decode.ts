@@ -36,14 +36,14 @@ function irPart(p: ContentPart, at: string): Part | undefined {
     case 'refusal':
       return { type: 'text', text: String(p.refusal ?? '') }
     case 'input_image': {
-      const source = p.file_id !== undefined ? { kind: 'file' as const, fileId: p.file_id } : mediaSource(p.image_url, `${at}.image_url`)
+      const source = p.file_id !== undefined ? { kind: 'file' as const, fileId: p.file_id, at: `${at}.file_id` } : mediaSource(p.image_url, `${at}.image_url`)
       return { type: 'image', source, detail: p.detail === 'low' || p.detail === 'high' ? p.detail : undefined }
     }
     case 'input_file': {
       const title = typeof p.filename === 'string' ? p.filename : undefined
-      if (typeof p.file_id === 'string') return { type: 'document', source: { kind: 'file', fileId: p.file_id }, title }
+      if (typeof p.file_id === 'string') return { type: 'document', source: { kind: 'file', fileId: p.file_id, at: `${at}.file_id` }, title }
       if (typeof p.file_data === 'string') return { type: 'document', source: mediaSource(p.file_data, `${at}.file_data`), title }
-      if (typeof p.file_url === 'string') return { type: 'document', source: { kind: 'url', url: p.file_url } }
+      if (typeof p.file_url === 'string') return { type: 'document', source: { kind: 'url', url: p.file_url, at: `${at}.file_url` } }
       return undefined
     }
     default:
