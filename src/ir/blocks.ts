@@ -1,11 +1,22 @@
 // Block boundaries, derived once for every encoder: each run of text or reasoning is
-// bracketed by `*-start` / `*-end`, a signature ends its thinking block, tool inputs that
-// were never closed are closed (at the next tool's start at the latest: one block is open at a
-// time), and nothing stays open past `finish` or `error`.
+// bracketed by `*-start` / `*-end`, a signature ends its thinking block, one tool input is open
+// at a time (as Anthropic streams them), tool inputs that were never closed are closed, and
+// nothing stays open past `finish` or `error`.
+// A tool call that starts while another is open waits, its argument pieces kept, until that one
+// ends: OpenAI streams parallel calls one after the other, but its wire numbers each piece by
+// call and an upstream may interleave them; a piece is never lost to a block already closed.
 // Boundaries an adapter already sent are kept, never doubled.
 import type { StreamEvent } from './types.ts'
 
 type Open = 'text' | 'reasoning' | null
+type ToolStart = Extract<StreamEvent, { type: 'tool-input-start' }>
+
+/** A tool call that waits for the open one to end: its start, its pieces so far, whether it ended. */
+interface Waiting {
+  start: ToolStart
+  pieces: string[]
+  ended: boolean
+}
 
 /**
  * One stream's normalizer: each event goes to `emit` with the boundaries it implies, in order.
@@ -13,7 +24,24 @@ type Open = 'text' | 'reasoning' | null
  */
 export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEvent) => void {
   let open: Open = null
-  const tools = new Set<number>()
+  /** The tool input open now, and those that wait for it, in the order they started. */
+  let tool: number | null = null
+  const waiting = new Map<number, Waiting>()
+  /** The open tool input is complete: the next that waits opens, with its pieces so far; at the end, all do. */
+  const endTool = (all: boolean) => {
+    if (tool !== null) emit({ type: 'tool-input-end', index: tool })
+    tool = null
+    for (const [index, w] of waiting) {
+      waiting.delete(index)
+      emit(w.start)
+      if (w.pieces.length > 0) emit({ type: 'tool-input-delta', index, delta: w.pieces.join('') })
+      if (!w.ended && !all) {
+        tool = index
+        return
+      }
+      emit({ type: 'tool-input-end', index })
+    }
+  }
   const close = () => {
     const was = open
     open = null
@@ -53,20 +81,29 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
         return emit(ev)
       case 'tool-input-start':
         close()
-        // one block at a time, as Anthropic streams them: a tool input that another follows is
-        // complete (OpenAI streams parallel calls one after the other too)
-        for (const index of tools) if (index !== ev.index) emit({ type: 'tool-input-end', index })
-        tools.clear()
-        tools.add(ev.index)
+        if (tool !== null && tool !== ev.index) {
+          if (!waiting.has(ev.index)) waiting.set(ev.index, { start: ev, pieces: [], ended: false })
+          return
+        }
+        if (tool === ev.index) return
+        tool = ev.index
         return emit(ev)
-      case 'tool-input-end':
-        if (tools.delete(ev.index)) emit(ev)
+      case 'tool-input-delta': {
+        const w = waiting.get(ev.index)
+        if (w) w.pieces.push(ev.delta)
+        else emit(ev)
         return
+      }
+      case 'tool-input-end': {
+        if (ev.index === tool) return endTool(false)
+        const w = waiting.get(ev.index)
+        if (w) w.ended = true
+        return
+      }
       case 'finish':
       case 'error':
         close()
-        for (const index of tools) emit({ type: 'tool-input-end', index })
-        tools.clear()
+        endTool(true)
         return emit(ev)
       default:
         return emit(ev)

@@ -182,4 +182,35 @@ describe('gpt model, streaming', () => {
       expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
     })
   }
+
+  test("parallel tool calls whose argument pieces come interleaved: each call's input whole, one block open at a time", async () => {
+    // the recording, its two calls' pieces alternated: chat numbers each piece by call, and an
+    // upstream may interleave them (OpenAI sends one call after the other)
+    const recorded = fixture('openai/chat/stream-parallel-tool-calls.sse')
+    const want = fromOpenAISse(recorded)
+    const events = recorded.split('\n\n').filter((e) => e.startsWith('data: '))
+    const of = (i: number) => events.filter((e) => e.includes(`"tool_calls":[{"index":${i},`))
+    const [first, second] = [of(0), of(1)]
+    expect(first.length).toBeGreaterThan(2)
+    expect(second.length).toBeGreaterThan(2)
+    const rest = events.filter((e) => !first.includes(e) && !second.includes(e))
+    const alternated = Array.from({ length: Math.max(first.length, second.length) - 1 }, (_, i) => [first[i + 1], second[i + 1]]).flat().filter((e) => e !== undefined)
+    const sse = [rest[0], first[0], second[0], ...alternated, ...rest.slice(1)].join('\n\n') + '\n\n'
+    rig.up.script({ sse })
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 1000, stream: true, messages: ask, tools: [weather] })
+    const frames = messageFrames(await res.text())
+    const open = new Set<number>()
+    for (const f of frames) {
+      if (f.event === 'content_block_start') {
+        expect([...open]).toEqual([])
+        open.add(f.data.index)
+      } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
+      else if (f.event === 'content_block_stop') expect(open.delete(f.data.index)).toBe(true)
+    }
+    rig.up.script({ sse })
+    const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 1000, messages: ask, tools: [weather] }).finalMessage()
+    const uses = final.content.filter((b) => b.type === 'tool_use') as any[]
+    expect(uses.map((u) => ({ id: u.id, name: u.name, input: u.input }))).toEqual(want.toolCalls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.arguments) })))
+    expect(final.stop_reason).toBe('tool_use')
+  })
 })
