@@ -2,6 +2,7 @@
 // reply goes back as it came — JSON whole, SSE event by event as the bytes arrive — through
 // the tap of that wire (beside its adapter), which reads id, usage and finish for the record.
 import { firstEventFailure } from '../ir/errors.ts'
+import { withoutSecrets } from '../providers/secrets.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
 import { wholeLfEvents } from '../routing/sse-bytes.ts'
@@ -161,10 +162,13 @@ export class EventReads {
     return pass(this.tap, events)
   }
 
-  /** What is left when the upstream closes, read as the last event (undefined for nothing). */
+  /**
+   * What is left when the upstream closes, read as the last event (undefined for nothing), ended
+   * with its blank line: a client's parser only dispatches an event that has one.
+   */
   end(): string | undefined {
     const rest = this.split.rest() + this.dec.decode()
-    return rest.trim() === '' ? undefined : pass(this.tap, [rest])
+    return rest.trim() === '' ? undefined : pass(this.tap, [rest.replace(/[\r\n]*$/, '\n\n')])
   }
 }
 
@@ -194,6 +198,7 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
     const reads = new EventReads(new GuardedTap(pt.tap(tapOptions), onTapError))
     const tap = reads.tap
     if (!res.body) throw firstEventFailure({ done: true })!
+    await notAnEventStream(res)
     const reader = res.body.getReader()
     try {
       let firstFrames: string | Uint8Array = ''
@@ -214,6 +219,31 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
       throw e
     }
   }
+}
+
+/** At most this much of a body that is not an event stream is read, for its message. */
+const NOT_SSE_READ = 16 * 1024
+
+/**
+ * A 200 that is a JSON or HTML page (a proxy's error, an upstream's body sent without its
+ * status) where an event stream was asked for: a failure before the first event, as on the
+ * translated path, with the message the body gives; never relayed as a stream's bytes.
+ */
+async function notAnEventStream(res: Response): Promise<void> {
+  const type = res.headers.get('content-type')?.toLowerCase() ?? ''
+  if (!type.startsWith('application/json') && !type.startsWith('text/html')) return
+  const reader = res.body!.getReader()
+  let text = ''
+  const dec = new TextDecoder()
+  for (let r = await reader.read(); !r.done && text.length < NOT_SSE_READ; r = await reader.read()) text += dec.decode(r.value, STREAM)
+  reader.cancel().catch(() => {})
+  let said: string | undefined
+  try {
+    const e = (JSON.parse(text) as { error?: { message?: unknown } | string }).error
+    said = typeof e === 'string' ? e : typeof e?.message === 'string' ? e.message : undefined
+  } catch {}
+  const message = `upstream answered a stream request with ${type.split(';')[0]}, not an event stream${said ? `: ${withoutSecrets(said).slice(0, 500)}` : ''}`
+  throw firstEventFailure({ error: { status: 502, message, type: 'not_an_event_stream' } })!
 }
 
 export async function relayStream(input: RelayInput & { sse: SseOptions }): Promise<Response> {

@@ -152,6 +152,32 @@ describe('failures on the pass-through path', () => {
     expect((await failed.json()).error).toContain('Overloaded')
   })
 
+  test("a last event the upstream ends without its blank line gets one: the SDK's stream helper needs message_stop", async () => {
+    // this recording ends so: `data: {"type":"message_stop"}` and the connection's close
+    const sse = fixture('anthropic/messages/stream-tool-use.sse')
+    expect(sse.endsWith('}')).toBe(true)
+    rig.up.script({ sse })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(await res.text()).toBe(sse + '\n\n')
+    rig.up.script({ sse })
+    const final = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: ask }).finalMessage()
+    expect(final.stop_reason).toBe('tool_use')
+  })
+
+  test('a 200 that is a JSON error body, not an event stream, is an ordinary status naming what it said, and retried', async () => {
+    const n = rig.up.requests.length
+    const notSse = { headers: { 'content-type': 'application/json' }, json: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }
+    rig.up.script(notSse, { sse: fixture('anthropic/messages/stream-text.sse') })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(res.status).toBe(200)
+    expect(rig.up.requests.length - n).toBe(2)
+    await res.text()
+    rig.up.script(notSse)
+    const failed = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(failed.status).toBe(502)
+    expect((await failed.json()).error).toContain('not an event stream: Overloaded')
+  })
+
   test('an upstream 429 keeps its Retry-After', async () => {
     rig.up.script({ status: 429, headers: { 'retry-after': '30' }, json: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } })
     const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: ask })

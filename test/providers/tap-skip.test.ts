@@ -26,8 +26,9 @@ function relay(make: () => WireTap, sse: string, at?: number) {
   let out = ''
   const pieces = at === undefined ? [sse] : [sse.slice(0, at), sse.slice(at)]
   for (const p of pieces) for (const ev of split.push(p)) out += tap.event(ev) ?? ''
+  // a last event the upstream left without its blank line goes on with one, as the relay sends it
   const rest = split.rest()
-  if (rest) out += tap.event(rest) ?? ''
+  if (rest) out += tap.event(rest.replace(/[\r\n]*$/, '\n\n')) ?? ''
   return { out, state: { ...tap.state }, produced: tap.producedText() }
 }
 
