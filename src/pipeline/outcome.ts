@@ -147,6 +147,9 @@ export class GenerationOutcome {
     // before its first event) for that prompt, which the upstream bills; the count runs in the
     // token worker, so the record follows it by a few ms.
     const billDropped = this.error !== null && (this.ttftMs !== null || (this.httpStatus === 499 && this.promptText !== NO_TEXT))
+    // An upstream that answered without usage (a stream whose usage never came, one that ignores
+    // include_usage) is billed on the same estimate, never recorded as free: no prompt is 0 tokens.
+    const unreported = this.error === null && !this.cached && this.replayed === undefined && this.promptText !== NO_TEXT && this.usage.inputTokens + this.usage.cacheReadTokens + this.usage.cacheWriteTokens === 0
     const input: GenerationInput = {
       id: this.id,
       apiKey: this.base.apiKey,
@@ -172,11 +175,13 @@ export class GenerationOutcome {
     }
     const watch = this.base.watch
     const reply = () => this.reply ?? this.producedText()
-    if (!billDropped) {
+    if (!billDropped && !unreported) {
       watch?.end(input, reply)
       return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
     }
-    const counted = billedUsage(this.usage, this.producedText(), this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input)
+    // a JSON reply's text is its body: more than the output, never less
+    const produced = this.producedText !== NO_TEXT ? this.producedText() : typeof this.reply === 'string' ? this.reply : this.reply ? JSON.stringify(this.reply) : ''
+    const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input)
     if (watch) void counted.then((final) => watch.end(final, reply))
     this.sink.recordLater(counted)
   }

@@ -84,6 +84,22 @@ describe('gpt model, streaming', () => {
     expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
   })
 
+  test('an upstream that sends no usage at all (include_usage ignored) is billed on the estimate, never recorded as free', async () => {
+    const recorded = fixture('openai/chat/stream-text-include-usage.sse')
+    const want = fromOpenAISse(recorded)
+    const sse = recorded.split('\n\n').filter((e) => !e.includes('"usage":{')).join('\n\n')
+    expect(sse).not.toContain('prompt_tokens')
+    rig.up.script({ sse })
+    const res = await rig.post({ model: 'gpt-4o-mini', messages: ask, stream: true })
+    expect((await res.text()).endsWith('data: [DONE]\n\n')).toBe(true)
+    const g = await rig.generation(want.id)
+    expect(g.finish_reason).toBe('stop')
+    // the o200k count of the prompt sent (this test's, not the recording's) and of the text relayed
+    expect(g.usage.prompt_tokens).toBeGreaterThan(0)
+    expect(g.usage.completion_tokens).toBeGreaterThanOrEqual(want.usage.completion_tokens - 2)
+    expect(g.cost).toBeGreaterThan(0)
+  })
+
   test('cached tokens and finish length come through (stream-cached-tokens-length)', async () => {
     const sse = fixture('openai/chat/stream-cached-tokens-length.sse')
     const want = fromOpenAISse(sse)
