@@ -53,5 +53,9 @@ export function midStreamFailure(e: unknown, signal: AbortSignal): MidStreamErro
   if (signal.aborted) return new MidStreamError('client disconnected', 499)
   if (e instanceof MidStreamError) return e
   if (e instanceof UpstreamError) return new MidStreamError(e.message, e.status, e.type)
+  // a read that failed on the socket (a reset, a close): said as the translated path says it,
+  // with the code, never the fetch client's own advice
+  const code = (e as { code?: unknown })?.code
+  if (typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code)) return new MidStreamError(`upstream connection closed mid-stream (${code})`, 502)
   return new MidStreamError(`upstream stream failed: ${(e as Error)?.message ?? String(e)}`, 502)
 }
