@@ -142,6 +142,8 @@ export class EventReads {
   private readonly split = new EventSplitter()
   private readonly dec = new TextDecoder()
   private aligned = true
+  /** The last read ended in a CR: whether it was a line's end or a CRLF's start, the next read tells. */
+  private cr = false
   /** Whether the last read completed an event. */
   completed = false
 
@@ -155,7 +157,7 @@ export class EventReads {
         return sent
       }
     }
-    const events = this.split.push(this.dec.decode(value, STREAM))
+    const events = this.split.push(this.lines(this.dec.decode(value, STREAM)))
     const n = value.length
     this.aligned = this.split.empty && n >= 2 && value[n - 1] === LF && value[n - 2] === LF
     this.completed = events.length > 0
@@ -163,12 +165,33 @@ export class EventReads {
   }
 
   /**
+   * A line may end in CR alone (SSE allows CRLF, LF or CR; no real upstream sends a bare CR):
+   * such a CR is read as LF, so that the events split where the client's parser splits them. A CR
+   * that ends a read waits for the next, which may begin with the LF of its CRLF.
+   */
+  private lines(text: string, last = false): string {
+    if (this.cr) {
+      text = '\r' + text
+      this.cr = false
+    }
+    if (!text.includes('\r')) return text
+    if (!last && text.endsWith('\r')) {
+      this.cr = true
+      text = text.slice(0, -1)
+    }
+    return text.replace(/\r(?!\n)/g, '\n')
+  }
+
+  /**
    * What is left when the upstream closes, read as the last event (undefined for nothing), ended
    * with its blank line: a client's parser only dispatches an event that has one.
    */
   end(): string | undefined {
-    const rest = this.split.rest() + this.dec.decode()
-    return rest.trim() === '' ? undefined : pass(this.tap, [rest.replace(/[\r\n]*$/, '\n\n')])
+    // (a CR the last read held may complete an event)
+    const events = this.split.push(this.lines(this.dec.decode(), true))
+    const rest = this.split.rest()
+    if (rest.trim() !== '') events.push(rest.replace(/[\r\n]*$/, '\n\n'))
+    return events.length === 0 ? undefined : pass(this.tap, events)
   }
 }
 

@@ -100,6 +100,33 @@ describe('gpt model, streaming', () => {
     expect(g.cost).toBeGreaterThan(0)
   })
 
+  test('lines ended by CR alone, or by CRLF, cut anywhere between reads: the same stream and record as LF', async () => {
+    // SSE allows all three line ends; a CR at the end of a read may be a CRLF's first half
+    const recorded = fixture('openai/chat/stream-text-include-usage.sse')
+    const want = fromOpenAISse(recorded)
+    for (const end of ['\r', '\r\n']) {
+      const bytes = new TextEncoder().encode(recorded.replaceAll('\n', end))
+      rig.up.script(() => new Response(new ReadableStream({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += 7) c.enqueue(bytes.slice(i, i + 7))
+          c.close()
+        },
+      }), { headers: { 'content-type': 'text/event-stream' } }))
+      const stream = await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: ask, stream: true, stream_options: { include_usage: true } })
+      let text = ''
+      let usage: unknown
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta?.content ?? ''
+        if (chunk.usage) usage = chunk.usage
+      }
+      expect(text).toBe(want.text)
+      expect(usage).toMatchObject({ prompt_tokens: want.usage.prompt_tokens, completion_tokens: want.usage.completion_tokens })
+      const g = await rig.generation(want.id)
+      expect(g.finish_reason).toBe('stop')
+      expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
+    }
+  })
+
   test('cached tokens and finish length come through (stream-cached-tokens-length)', async () => {
     const sse = fixture('openai/chat/stream-cached-tokens-length.sse')
     const want = fromOpenAISse(sse)
