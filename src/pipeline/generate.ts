@@ -119,6 +119,11 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       signal, deadline, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: attempt.headers, cache: c.plan.pauseAtTool ? undefined : cache,
       // cassettes: the client's own file, and whether a recording answered
       cassette: rc.cassette, replayed: (how) => (out.replayed = how),
+      // what the upstream's request leaves out is named as what the surface's rules left out is
+      leftOut: (names) => {
+        for (const n of names) if (!c.plan.compat.includes(n)) c.plan.compat.push(n)
+        nameCompat(c.plan, headers)
+      },
     }
     if (prepared?.plan !== c.plan) prepared = { plan: c.plan }
     const p = prepared

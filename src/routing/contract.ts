@@ -34,6 +34,12 @@ export interface CallContext {
    * the call (and whether it is billed) or it went upstream.
    */
   replayed?: (how: { billed: boolean } | undefined) => void
+  /**
+   * Told the parameters the adapter's request leaves out though the client set them (thinking
+   * forbids a forced tool choice and the sampling ones), by the client's names: the compat
+   * header names them.
+   */
+  leftOut?: (names: string[]) => void
 }
 
 /** The wire a surface speaks and an upstream may speak too: then the body passes through. */

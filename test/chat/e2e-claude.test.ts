@@ -102,6 +102,27 @@ describe('claude model, non-streaming', () => {
     expect(r.choices[0]!.message.content).toBe(want.text)
   })
 
+  test('what thinking forbids (a forced tool choice, temperature, top_p below 0.95) is left out and named in x-switchyard-compat, streamed or not', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
+    for (const stream of [false, true]) {
+      rig.up.script(stream ? { sse: fixture('anthropic/messages/stream-text.sse') } : { json: fixture('anthropic/messages/nonstream-thinking.json') })
+      const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, reasoning_effort: 'low', max_tokens: 600, tools, tool_choice: 'required', temperature: 0.3, top_p: 0.5, stream })
+      expect(res.status).toBe(200)
+      await res.text()
+      const sent = rig.up.requests.at(-1)!.json()
+      expect(sent.thinking.type).toBe('enabled')
+      expect(sent.tool_choice).toEqual({ type: 'auto' })
+      expect(sent).not.toHaveProperty('temperature')
+      expect(sent).not.toHaveProperty('top_p')
+      expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(expect.arrayContaining(['tool_choice', 'temperature', 'top_p']))
+    }
+    // without thinking, each goes as it came and nothing is named
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const plain = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, max_tokens: 600, tools, tool_choice: 'required', temperature: 0.3, top_p: 0.5 })
+    expect(plain.headers.get('x-switchyard-compat')).toBeNull()
+    expect(rig.up.requests.at(-1)!.json()).toMatchObject({ tool_choice: { type: 'any' }, temperature: 0.3, top_p: 0.5 })
+  })
+
   test("a tool loop with reasoning_effort goes on: the turn after a tool call, whose thinking chat could not carry back, is sent without thinking, as Anthropic requires", async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]

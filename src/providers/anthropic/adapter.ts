@@ -37,7 +37,8 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    const { body, betas } = toAnthropicMessages({ ...req, stream: false }, ctx.model)
+    const { body, betas, leftOut } = toAnthropicMessages({ ...req, stream: false }, ctx.model)
+    if (leftOut.length > 0) ctx.leftOut?.(leftOut)
     return callUpstream({
       provider: this.config,
       path: '/v1/messages',
@@ -52,7 +53,8 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const { body, betas } = toAnthropicMessages({ ...req, stream: true }, ctx.model)
+    const { body, betas, leftOut } = toAnthropicMessages({ ...req, stream: true }, ctx.model)
+    if (leftOut.length > 0) ctx.leftOut?.(leftOut)
     return callUpstream({
       provider: this.config,
       path: '/v1/messages',

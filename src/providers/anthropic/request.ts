@@ -157,6 +157,8 @@ export interface AnthropicRequest {
   body: Json
   /** Tokens for the `anthropic-beta` header. */
   betas: string[]
+  /** Parameters the client set that the body leaves out (thinking forbids them), by their names. */
+  leftOut: string[]
 }
 
 export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
@@ -191,18 +193,23 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   }
   const c = req.toolChoice
   const disableParallel = req.parallelToolCalls === false || (c && 'disableParallel' in c && c.disableParallel === true)
+  const leftOut: string[] = []
   if (req.tools?.length) {
-    // Thinking forbids a forced tool choice; it becomes auto (the tools stay available).
+    // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is named.
     const forced = c?.type === 'required' || c?.type === 'tool'
+    if (forced && plan.thinking) leftOut.push('tool_choice')
     const choice: Json =
       !c || (forced && plan.thinking) ? { type: 'auto' } : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
     if (disableParallel && choice.type !== 'none') choice.disable_parallel_tool_use = true
     if (c || disableParallel) body.tool_choice = choice
   }
   if (plan.thinking) {
-    // Thinking forbids temperature and top_k, and top_p below 0.95: those are left out.
+    // Thinking forbids temperature and top_k, and top_p below 0.95: those are left out, and named.
     body.thinking = plan.thinking
     if (req.topP !== undefined && req.topP >= 0.95) body.top_p = req.topP
+    if (req.temperature !== undefined) leftOut.push('temperature')
+    if (req.topP !== undefined && req.topP < 0.95) leftOut.push('top_p')
+    if (req.topK !== undefined) leftOut.push('top_k')
   } else {
     if (req.temperature !== undefined) body.temperature = req.temperature
     if (req.topP !== undefined) body.top_p = req.topP
@@ -212,7 +219,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const out = { ...body, ...req.providerData?.anthropic }
   // a thinking setting carried as it came (adaptive) goes too
   if (lost) delete out.thinking
-  return { body: out, betas: [...betas] }
+  return { body: out, betas: [...betas], leftOut }
 }
 
 /**
