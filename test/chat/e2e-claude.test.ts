@@ -102,6 +102,16 @@ describe('claude model, non-streaming', () => {
     expect(r.choices[0]!.message.content).toBe(want.text)
   })
 
+  test('a stop sequence of whitespace only, which Anthropic refuses, is a 400 naming it before any call', async () => {
+    const n = rig.up.requests.length
+    for (const stop of ['\n', ['END', ' '], '']) {
+      const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, max_tokens: 100, stop })
+      expect(res.status).toBe(400)
+      expect((await res.json()).error).toMatch(/^stop\[\d\]: Claude-family models take no stop sequence that is empty or whitespace only/)
+    }
+    expect(rig.up.requests.length).toBe(n)
+  })
+
   test('what thinking forbids (a forced tool choice, temperature, top_p below 0.95) is left out and named in x-switchyard-compat, streamed or not', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
     for (const stream of [false, true]) {

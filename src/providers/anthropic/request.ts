@@ -168,6 +168,9 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   }
   // OpenAI's range is 0–2: past 1 Anthropic refuses it, said here before the call
   if (req.temperature !== undefined && req.temperature > 1) throw badRequest(`temperature: Claude-family models take 0 to 1; got ${req.temperature}`)
+  // Anthropic refuses a stop sequence of whitespace only (a chat client's "\n" among them)
+  const blank = req.stop?.findIndex((s) => s.trim() === '') ?? -1
+  if (blank >= 0) throw badRequest(`stop[${blank}]: Claude-family models take no stop sequence that is empty or whitespace only; got ${JSON.stringify(req.stop![blank]).slice(0, 40)}`)
   const betas = new Set(req.betas ?? [])
   const ids = toolIdMapper()
   const conv = turns(req.messages, ids, betas)
