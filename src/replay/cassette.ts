@@ -26,7 +26,7 @@ export interface RecordedEvent {
 export type BodyPart =
   | JsonBody
   | { text: string }
-  | { events: RecordedEvent[]; error?: string }
+  | { events: RecordedEvent[]; error?: string; code?: string }
 
 /** JSON as the upstream wrote it: indented by `indent`, non-ASCII as `\uXXXX` (`ascii`), a newline at the end (`eol`). */
 export interface JsonBody {

@@ -51,8 +51,9 @@ export async function recordCall(dir: CassetteDir, req: CassetteRequest, url: st
 interface Gathered {
   chunks: { ms: number; bytes: Uint8Array }[]
   text(): string
-  /** The body failed after these chunks. */
+  /** The body failed after these chunks, and the failure's code (a socket's `ECONNRESET`), if it had one. */
   error?: string
+  code?: string
 }
 
 /**
@@ -70,10 +71,10 @@ function tee(res: Response, done: (got: Gathered) => void): Response {
   const t0 = performance.now()
   const chunks: Gathered['chunks'] = []
   let finished = false
-  const finish = (error?: string) => {
+  const finish = (error?: string, code?: string) => {
     if (finished) return
     finished = true
-    done(gathered(chunks, error))
+    done({ ...gathered(chunks, error), ...(code !== undefined && { code }) })
   }
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -86,7 +87,8 @@ function tee(res: Response, done: (got: Gathered) => void): Response {
         chunks.push({ ms: Math.round(performance.now() - t0), bytes: r.value })
         controller.enqueue(r.value)
       } catch (e) {
-        finish((e as Error)?.message ?? String(e))
+        const code = (e as { code?: unknown })?.code
+        finish((e as Error)?.message ?? String(e), typeof code === 'string' ? code : undefined)
         controller.error(e)
       }
     },
@@ -114,5 +116,6 @@ function eventsOf(got: Gathered, scrub: Scrub): BodyPart {
   }
   const rest = split.rest() + dec.decode()
   if (rest !== '') events.push({ ms: last, text: scrub(rest) })
-  return got.error !== undefined ? { events, error: got.error } : { events }
+  if (got.error === undefined) return { events }
+  return got.code !== undefined ? { events, error: got.error, code: got.code } : { events, error: got.error }
 }

@@ -67,7 +67,8 @@ async function answerOf(dir: CassetteDir, e: CassetteEntry, speed: number | unde
       async pull(controller) {
         const ev = part.events[i++]
         if (!ev) {
-          if (part.error !== undefined) controller.error(new Error(part.error))
+          // the failure as it came, its code too (a socket's reset is said by its code)
+          if (part.error !== undefined) controller.error(Object.assign(new Error(part.error), part.code === undefined ? {} : { code: part.code }))
           else controller.close()
           return
         }
