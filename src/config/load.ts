@@ -349,15 +349,19 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
   }
 }
 
-/** A URL with its password masked (`redis://user:…@host`). */
-/** A URL as it may be shown: a password in it masked (the user kept). */
+/**
+ * A URL as it may be shown (`redis://user:***@host`, `https://proxy/v1?token=***`): a password in
+ * it masked (the user kept), and the values of its query, where a proxy's token may ride.
+ */
 export function maskUrl(u: string): string {
   try {
     const url = new URL(u)
-    if (!url.password) return url.toString()
+    if (!url.password && !url.search) return url.toString()
     // built by hand: URL would percent-encode the mask
     const user = url.username ? decodeURIComponent(url.username) : ''
-    return `${url.protocol}//${user}:***@${url.host}${url.pathname === '/' ? '' : url.pathname}`
+    const auth = url.password ? `${user}:***@` : user ? `${user}@` : ''
+    const query = url.search ? `?${[...new Set(url.searchParams.keys())].map((k) => `${encodeURIComponent(k)}=***`).join('&')}` : ''
+    return `${url.protocol}//${auth}${url.host}${url.pathname === '/' ? '' : url.pathname}${query}`
   } catch {
     return '(unparsable URL)'
   }

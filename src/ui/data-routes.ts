@@ -17,6 +17,7 @@ import { exportResponse } from '../batches/routes.ts'
 import type { BatchService } from '../batches/service.ts'
 import { toOpenAIBatch } from '../batches/shapes.ts'
 import type { BatchRow } from '../batches/types.ts'
+import { maskUrl } from '../config/load.ts'
 import { familyProvider } from '../config/providers.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
 import type { DashboardServices } from '../services.ts'
@@ -68,7 +69,7 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
       const families: { family: string; served_by: 'upstream' | 'mock'; base_url: string | null }[] = (['openai', 'anthropic'] as const).map((family) => {
         const p = familyProvider(s.config.providers, family)
         // the upstream's address is the operator's business; a key sees only that there is one
-        return { family, served_by: p ? 'upstream' : 'mock', base_url: p && v.admin ? p.baseUrl : null }
+        return { family, served_by: p ? 'upstream' : 'mock', base_url: p && v.admin ? maskUrl(p.baseUrl) : null }
       })
       families.push({ family: 'mock-* models', served_by: 'mock', base_url: null })
       await s.recorder.flush()

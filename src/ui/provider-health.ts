@@ -3,6 +3,7 @@
 // from memory only (the config, the catalog, the health counters), so it costs no query.
 // Never a key: a provider shows how many keys its pool holds, and only to the admin.
 import type { Catalog } from '../config/catalog.ts'
+import { maskUrl } from '../config/load.ts'
 import { MOCK_ID, type Deployment, type ProviderConfig, type ProviderKind } from '../config/providers.ts'
 import { deploymentKey, type DeploymentHealth, type DeploymentReport } from '../routing/health.ts'
 
@@ -78,7 +79,8 @@ export function providerHealth(providers: Record<string, ProviderConfig>, catalo
   const view = (id: string, kind: ProviderKind, p?: ProviderConfig): ProviderView => ({
     id,
     kind,
-    base_url: admin && p ? p.baseUrl : null,
+    // as the banner shows it: a password or a query token in it masked
+    base_url: admin && p ? maskUrl(p.baseUrl) : null,
     keys: admin && p ? p.apiKeys.length : null,
     deployments: (rows.get(id) ?? []).map((r) => deploymentView(r, reports.get(deploymentKey(r.d)), admin)),
   })

@@ -26,7 +26,7 @@ async function create(key: string, n: number): Promise<string> {
 
 beforeAll(async () => {
   // an upstream configured for one family (never called here), the mock for the other; batches paced
-  g = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' }, yaml: 'batches:\n  max_items_per_second: 5\n' })
+  g = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: 'http://proxy:pw-in-url@127.0.0.1:9/v1?token=tok-in-url' }, yaml: 'batches:\n  max_items_per_second: 5\n' })
   other = (await g.services.keys.create({ name: 'other' })).key
   mineId = await create(g.key, 3)
   othersId = await create(other, 200)
@@ -68,8 +68,14 @@ test('the admin cancels another key\'s running batch and exports it; a key canno
 
 test('providers: the admin sees the upstream\'s address, a key only that there is one; session says who', async () => {
   const admin = (await (await call('GET', '/api/v1/dashboard/providers', ADMIN)).json()) as any
+  // a password or a token in the address is masked, as the banner masks it
+  for (const path of ['/api/v1/dashboard/providers', '/api/v1/dashboard/deployments']) {
+    const text = await (await call('GET', path, ADMIN)).text()
+    expect(text).toContain('http://proxy:***@127.0.0.1:9/v1?token=***')
+    for (const secret of ['pw-in-url', 'tok-in-url']) expect(text).not.toContain(secret)
+  }
   expect(admin.families).toEqual([
-    { family: 'openai', served_by: 'upstream', base_url: 'http://127.0.0.1:9/v1' },
+    { family: 'openai', served_by: 'upstream', base_url: 'http://proxy:***@127.0.0.1:9/v1?token=***' },
     { family: 'anthropic', served_by: 'mock', base_url: null },
     { family: 'mock-* models', served_by: 'mock', base_url: null },
   ])
