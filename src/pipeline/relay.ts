@@ -1,7 +1,7 @@
 // The pass-through path: an upstream that speaks the surface's own wire answers, and its
 // reply goes back as it came — JSON whole, SSE event by event as the bytes arrive — through
 // the tap of that wire (beside its adapter), which reads id, usage and finish for the record.
-import { firstEventFailure } from '../ir/errors.ts'
+import { firstEventFailure, UpstreamError } from '../ir/errors.ts'
 import { withoutSecrets } from '../providers/secrets.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
@@ -106,6 +106,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
   const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
     const tap = new GuardedTap(pt.tap(tapOptions), onTapError ?? ignore)
     const text = await res.text()
+    notAReply(res, text)
     if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
     return { text, status: res.status, tap, unread: true }
   })
@@ -242,6 +243,28 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
       throw e
     }
   }
+}
+
+/** The start of a JSON object whose first key is `error`: an error body, whatever the status said. */
+const ERROR_FIRST = /^\s*\{\s*"error"\s*:/
+
+/**
+ * A 200 whose body is no reply (a proxy's HTML page, an error object sent without its status):
+ * a failure before the first byte, retried and failed over as the translated path's is, with
+ * what the body said; never handed to the client as a success, nor billed as one.
+ */
+function notAReply(res: Response, text: string): void {
+  const type = res.headers.get('content-type')?.toLowerCase() ?? ''
+  let said: string | undefined
+  if (ERROR_FIRST.test(text)) {
+    let e: unknown
+    try {
+      e = (JSON.parse(text) as { error?: unknown }).error
+    } catch {}
+    said = typeof e === 'string' ? e : typeof (e as { message?: unknown })?.message === 'string' ? (e as { message: string }).message : 'an error'
+  } else if (!type.startsWith('text/html') && /^\s*\{/.test(text)) return
+  const what = said !== undefined ? `an error with status ${res.status}: ${withoutSecrets(said).slice(0, 500)}` : `${type.split(';')[0] || 'a body'} that is not a JSON reply`
+  throw new UpstreamError({ status: 502, message: `upstream answered ${what}`, type: 'invalid_body' }, { retryable: true })
 }
 
 /** At most this much of a body that is not an event stream is read, for its message. */

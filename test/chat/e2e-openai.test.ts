@@ -275,6 +275,23 @@ describe('gpt model, streaming', () => {
 })
 
 describe('gpt model, upstream errors before any output are ordinary statuses', () => {
+  test('a 200 that is an HTML page or an error object is no reply: tried again, then a 502 saying what it was, never a success', async () => {
+    const html = { headers: { 'content-type': 'text/html' }, body: '<html>gateway error page</html>' }
+    const error = { json: { error: { message: 'You exceeded your current quota', type: 'insufficient_quota' } } }
+    for (const bad of [html, error]) {
+      const n = rig.up.requests.length
+      rig.up.script(bad, { json: fixture('openai/chat/nonstream-text.json') })
+      const ok = await rig.post({ model: 'gpt-4o', messages: ask })
+      expect(ok.status).toBe(200)
+      expect(((await ok.json()) as { choices: unknown[] }).choices).toHaveLength(1)
+      expect(rig.up.requests.length - n).toBe(2)
+      rig.up.script(bad)
+      const res = await rig.post({ model: 'gpt-4o', messages: ask })
+      expect(res.status).toBe(502)
+      expect(((await res.json()) as { error: string }).error).toMatch(bad === html ? /text\/html that is not a JSON reply/ : /an error with status 200: You exceeded your current quota/)
+    }
+  })
+
   test('400 from upstream keeps its message', async () => {
     rig.up.script({ status: 400, json: fixture('openai/chat/error-400-unsupported-value.json') })
     const res = await rig.post({ model: 'gpt-4o', messages: ask })
