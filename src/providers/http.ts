@@ -8,6 +8,7 @@ import { upstreamErrorFrom } from './errors.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
 import { UpstreamError, type CallContext, type ProviderConfig } from './types.ts'
+import { withoutSecrets } from './secrets.ts'
 
 /** Backoff: BASE · 2^attempt, capped, with jitter in [½, 1] of that. */
 export const RETRY = {
@@ -235,9 +236,18 @@ export function bodyOf(res: Response, provider: string): ReadableStream<Uint8Arr
 
 export async function readJson(res: Response, provider: string): Promise<unknown> {
   const text = await res.text()
+  let j: unknown
   try {
-    return JSON.parse(text)
+    j = JSON.parse(text)
   } catch {
     throw new UpstreamError({ status: 502, message: `upstream ${provider} sent a body that is not JSON`, type: 'invalid_body' }, { retryable: true })
   }
+  // an error object sent with a 2xx status is an error all the same, never an empty reply
+  const o = j as { error?: unknown; choices?: unknown; content?: unknown; output?: unknown } | null
+  if (o !== null && typeof o === 'object' && o.error != null && !Array.isArray(o.choices) && !Array.isArray(o.content) && !Array.isArray(o.output)) {
+    const e = o.error as { message?: unknown } | string
+    const said = typeof e === 'string' ? e : typeof e.message === 'string' ? e.message : 'an error'
+    throw new UpstreamError({ status: 502, message: `upstream ${provider} answered an error with status ${res.status}: ${withoutSecrets(said).slice(0, 500)}`, type: 'invalid_body' }, { retryable: true })
+  }
+  return j
 }

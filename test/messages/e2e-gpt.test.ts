@@ -117,6 +117,18 @@ describe('gpt model, non-streaming', () => {
     expect(second.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool'])
   })
 
+  test('an error object sent with status 200 is a failure (tried again, then a 502 with its message), never an empty message', async () => {
+    const error = { json: { error: { message: 'You exceeded your current quota', type: 'insufficient_quota' } } }
+    rig.up.script(error, { json: fixture('openai/chat/nonstream-text.json') })
+    const ok = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: ask })
+    expect(ok.status).toBe(200)
+    expect(((await ok.json()) as { content: unknown[] }).content.length).toBeGreaterThan(0)
+    rig.up.script(error)
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: ask })
+    expect(res.status).toBe(502)
+    expect(JSON.stringify(await res.json())).toContain('answered an error with status 200: You exceeded your current quota')
+  })
+
   test('Anthropic-only parameters for a GPT model are a 400 naming each (reject mode)', async () => {
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 2000, messages: ask, top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 } })
     expect(res.status).toBe(400)
