@@ -26,6 +26,36 @@ export interface OutcomeBase {
 
 const NO_TEXT = () => ''
 
+/** Where a JSON reply of any wire keeps what the model wrote: text, tool arguments and inputs, thinking. */
+const WRITTEN = new Set(['content', 'text', 'arguments', 'refusal', 'thinking', 'input'])
+
+/** The text a JSON reply holds (relayed as text, or built): what its output tokens are counted from. */
+function replyText(reply: string | Record<string, unknown> | undefined): string {
+  if (reply === undefined) return ''
+  if (typeof reply === 'string') {
+    try {
+      return replyText(JSON.parse(reply) as Record<string, unknown>)
+    } catch {
+      return reply
+    }
+  }
+  const out: string[] = []
+  const walk = (v: unknown, key: string | undefined, depth: number): void => {
+    if (depth > 32) return
+    if (typeof v === 'string') {
+      if (key !== undefined && WRITTEN.has(key)) out.push(v)
+    } else if (Array.isArray(v)) {
+      for (const x of v) walk(x, key, depth + 1)
+    } else if (v !== null && typeof v === 'object') {
+      // a tool's input object is written by the model whole
+      if (key === 'input') return void out.push(JSON.stringify(v))
+      for (const [k, x] of Object.entries(v)) walk(x, k, depth + 1)
+    }
+  }
+  walk(reply, undefined, 0)
+  return out.join('')
+}
+
 export class GenerationOutcome {
   private named?: string
   usage: Usage = emptyUsage()
@@ -179,9 +209,10 @@ export class GenerationOutcome {
       watch?.end(input, reply)
       return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
     }
-    // a JSON reply's text is its body: more than the output, never less
-    const produced = this.producedText !== NO_TEXT ? this.producedText() : typeof this.reply === 'string' ? this.reply : this.reply ? JSON.stringify(this.reply) : ''
-    const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage }), () => input)
+    const produced = this.producedText !== NO_TEXT ? this.producedText() : replyText(this.reply)
+    // the upstream said nothing of the prompt: what the record holds is the gateway's count, and says so
+    const noInput = this.usage.inputTokens + this.usage.cacheReadTokens + this.usage.cacheWriteTokens === 0
+    const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage: noInput ? { ...usage, counted: true as const } : usage }), () => input)
     if (watch) void counted.then((final) => watch.end(final, reply))
     this.sink.recordLater(counted)
   }

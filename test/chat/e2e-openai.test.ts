@@ -97,7 +97,20 @@ describe('gpt model, streaming', () => {
     // the o200k count of the prompt sent (this test's, not the recording's) and of the text relayed
     expect(g.usage.prompt_tokens).toBeGreaterThan(0)
     expect(g.usage.completion_tokens).toBeGreaterThanOrEqual(want.usage.completion_tokens - 2)
+    expect(g.usage.counted_by_gateway).toBe(true)
     expect(g.cost).toBeGreaterThan(0)
+
+    // a JSON reply without usage: its output is counted from the text it holds, not its whole body
+    const json = fixtureJson('openai/chat/nonstream-text.json')
+    const { usage: _, ...bare } = json
+    rig.up.script({ json: bare })
+    const r = await rig.post({ model: 'gpt-4o-mini', messages: ask })
+    expect(r.status).toBe(200)
+    const j = await rig.generation(json.id)
+    expect(j.usage.counted_by_gateway).toBe(true)
+    expect(j.usage.prompt_tokens).toBeGreaterThan(0)
+    expect(j.usage.completion_tokens).toBeGreaterThan(0)
+    expect(j.usage.completion_tokens).toBeLessThanOrEqual(json.usage.completion_tokens + 2)
   })
 
   test('lines ended by CR alone, or by CRLF, cut anywhere between reads: the same stream and record as LF', async () => {
