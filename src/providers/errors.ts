@@ -76,6 +76,9 @@ export function parseErrorBody(text: string): ParsedErrorBody {
     }
   }
   if (typeof err === 'string') return { message: err }
+  // vLLM and others of its kind: {"object": "error", "message": …, "type": …}
+  const flat = v as { message?: unknown; type?: unknown } | null
+  if (flat && typeof flat === 'object' && typeof flat.message === 'string') return { message: flat.message, type: typeof flat.type === 'string' ? flat.type : undefined }
   return {}
 }
 

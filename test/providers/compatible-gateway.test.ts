@@ -67,6 +67,16 @@ test('chat: the compatible server gets the deployment\'s model id and no key; it
   expect(g.cost).toBe(0)
 })
 
+test("a vLLM-style error body ({object: \"error\", message}) keeps its message for the client", async () => {
+  const said = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
+  for (const path of ['/api/alpha/v1/chat/completions', '/api/beta/v1/messages']) {
+    up.script({ status: 400, json: { object: 'error', message: said, type: 'BadRequestError', param: null, code: 400 } })
+    const res = await post(path, { model: 'llama-3.1-8b', max_tokens: 10, messages: [{ role: 'user', content: QUESTION }] })
+    expect(res.status).toBe(400)
+    expect(JSON.stringify(await res.json())).toContain(said)
+  }
+})
+
 test('chat, streamed: the counted usage reaches the record, and the client only when it asked for it', async () => {
   up.script({ sse: stream })
   const res = await post('/api/alpha/v1/chat/completions', { model: 'llama-3.1-8b', stream: true, messages: [{ role: 'user', content: QUESTION }] })
