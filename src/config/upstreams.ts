@@ -92,7 +92,23 @@ export function resolveRouting(r: ConfigFile['routing']): RoutingSettings {
  * model's family. Returns the models as given.
  */
 export function checkDeployments(models: ModelEntry[], providers: Record<string, ProviderConfig>): ModelEntry[] {
+  // one name, one model: a second entry of an id (or an alias another entry has) would replace
+  // the first, or be ignored, without a word
+  const named = new Map<string, string>()
+  const name = (n: string, field: string) => {
+    const first = named.get(n)
+    if (first !== undefined) throw new ConfigError(`${field}: "${n}" is given twice (${first} has it too)`)
+    named.set(n, field)
+  }
   models.forEach((m, i) => {
+    name(m.id, `models[${i}].id`)
+    m.aliases?.forEach((a, j) => name(a, `models[${i}].aliases[${j}]`))
+    const served = new Set<string>()
+    m.deployments?.forEach((d, j) => {
+      const where = `${d.provider}/${d.upstream_id ?? m.upstream_id ?? m.id}`
+      if (served.has(where)) throw new ConfigError(`models[${i}].deployments[${j}]: provider "${d.provider}" serving "${d.upstream_id ?? m.upstream_id ?? m.id}" is given twice`)
+      served.add(where)
+    })
     m.deployments?.forEach((d, j) => {
       const field = `models[${i}].deployments[${j}].provider`
       if (d.provider === MOCK_ID) return
