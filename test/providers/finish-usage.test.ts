@@ -18,6 +18,8 @@ describe('finish reasons', () => {
     expect(['stop', 'length', 'tool_calls', 'function_call', 'content_filter', 'weird'].map((r) => finishFromOpenAI(r).reason)).toEqual([
       'stop', 'length', 'tool_calls', 'tool_calls', 'content_filter', 'other',
     ])
+    // servers that speak the chat wire name the same ends their own way; an end_turn, not an unknown
+    expect(['eos', 'eos_token', 'stop_sequence', 'max_tokens'].map((r) => finishFromOpenAI(r).reason)).toEqual(['stop', 'stop', 'stop', 'length'])
   })
 })
 

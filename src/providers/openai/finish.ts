@@ -9,6 +9,11 @@ const FROM_OPENAI: Record<string, FinishReason> = {
   tool_calls: 'tool_calls',
   function_call: 'tool_calls',
   content_filter: 'content_filter',
+  // what servers speaking the chat wire say for the same ends (vLLM, TGI, llama.cpp and others)
+  eos: 'stop',
+  eos_token: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
 }
 
 export function finishFromOpenAI(raw: string | null | undefined): Finish {
