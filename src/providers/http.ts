@@ -221,7 +221,7 @@ export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
       }
       if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
       const hinted = retryAfterMs(e.retryAfter)
-      if (hinted !== undefined && hinted > RETRY.maxRetryAfterMs) throw e
+      if (hinted !== undefined && (hinted > RETRY.maxRetryAfterMs || req.ctx?.alternatives === true)) throw e
       // a wait past the request's deadline is cut short: the attempt after it fails at once
       const deadline = req.ctx?.deadline
       await sleep(Math.min(hinted ?? backoffMs(n), deadline ? Math.max(0, deadline.at - performance.now()) : Infinity), req.signal)

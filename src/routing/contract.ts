@@ -27,6 +27,11 @@ export interface CallContext {
    * over, and none starts after it. Undefined: only the provider's own timeout applies.
    */
   deadline?: { at: number; ms: number }
+  /**
+   * Another deployment or a fallback model may take the call: an upstream that says when to come
+   * back (429 or 503 with Retry-After) is left for it at once, not waited for.
+   */
+  alternatives?: boolean
   /** The cassette the client named (`x-switchyard-cassette`): its exchanges are recorded there, not in the model's file. */
   cassette?: string
   /**

@@ -247,6 +247,26 @@ models:
     expect(b.requests.length).toBe(0)
   })
 
+  test('an upstream that says when to come back (429 with Retry-After) is left for the next deployment at once, not waited for by its own retries', async () => {
+    a.script({ status: 429, headers: { 'retry-after': '2' }, json: { error: { message: 'slow down', type: 'rate_limit_error' } } })
+    b.script({ json: TEXT })
+    gw = await startGateway({ yaml: `
+providers:
+  - { id: first, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 2 }
+  - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
+models:
+  - id: gpt-4o-mini
+    family: openai
+    deployments: [{ provider: first, priority: 1 }, { provider: openai-b, priority: 2 }]
+` })
+    const client = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+    const t0 = performance.now()
+    const res = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).withResponse()
+    expect(res.response.headers.get('x-switchyard-provider')).toBe('openai-b')
+    expect(performance.now() - t0).toBeLessThan(1_500)
+    expect(a.requests.length).toBe(1)
+  })
+
   test('a stream that fails after its first byte ends in band; it is never switched to another deployment', async () => {
     a.script({ sse: STREAM, dropAfterEvents: 2 })
     b.script({ sse: STREAM })
