@@ -53,9 +53,10 @@ describe('key pools', () => {
     expect(lines[0]).not.toContain(KEY_B)
   })
 
-  test('the last key stays: its 401 reaches the caller as a 502 naming the provider, and it is sent again', async () => {
+  test('the last key stays: its 401 reaches the caller as a 502 naming the provider, and it is sent again; the log says so once a minute', async () => {
     up.script({ status: 403, json: fixture('openai/chat/error-401-invalid-api-key.json') })
-    const adapter = new OpenAIAdapter(providerConfig('openai', up.url, { id: 'solo', name: 'solo', apiKeys: [KEY_A] }))
+    const lines: string[] = []
+    const adapter = new OpenAIAdapter(providerConfig('openai', up.url, { id: 'solo', name: 'solo', apiKeys: [KEY_A] }), { log: createLogger('debug', (l) => lines.push(l)) })
     const before = up.requests.length
     for (let i = 0; i < 2; i++) {
       const err = (await adapter.generate(request(), ctx()).catch((e) => e)) as UpstreamError
@@ -64,6 +65,10 @@ describe('key pools', () => {
       expect(err.message).toContain('upstream solo rejected')
     }
     expect(since(before).map((r) => r.headers.authorization)).toEqual([`Bearer ${KEY_A}`, `Bearer ${KEY_A}`])
+    // the operator's to fix: told, not once a call
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', provider: 'solo', status: 403, key: '…aaaa (34 chars)' })
+    expect(lines[0]).not.toContain(KEY_A)
   })
 
   test('a provider without keys sends no credentials', async () => {
