@@ -179,8 +179,10 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         return reply
       } catch (e) {
         failure = e
-        out.endAttempt(statusOf(e))
-        attempt.end(statusOf(e), (e as Error)?.message ?? String(e))
+        // a call the client left is no upstream failure: 499, as its record says
+        const status = signal.aborted ? 499 : statusOf(e)
+        out.endAttempt(status)
+        attempt.end(status, (e as Error)?.message ?? String(e))
         // a client that left, the deadline passed, or a failure that is not the deployment's (a request it refused): no other call
         if (signal.aborted || pastDeadline(e) || !retryable(e, s.config.routing.retryOn)) {
           s.health.abandoned(key)

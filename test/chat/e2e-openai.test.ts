@@ -237,6 +237,8 @@ describe('gpt model, streaming', () => {
     }
     expect(found).toMatchObject({ http_status: 499, error: 'client disconnected', stream: false })
     expect(found.usage.prompt_tokens).toBeGreaterThan(0)
+    // the call the client left is no upstream failure (the metrics take the same status)
+    expect(found.attempts.map((a: { status: number }) => a.status)).toEqual([499])
   })
 
   test('a mid-stream failure ends the stream without [DONE]', async () => {
