@@ -1,8 +1,8 @@
 // The pass-through path: an upstream that speaks the surface's own wire answers, and its
 // reply goes back as it came — JSON whole, SSE event by event as the bytes arrive — through
 // the tap of that wire (beside its adapter), which reads id, usage and finish for the record.
-import { firstEventFailure, UpstreamError } from '../ir/errors.ts'
-import { withoutSecrets } from '../providers/secrets.ts'
+import { firstEventFailure } from '../ir/errors.ts'
+import { errorSaid, notAReplyError } from '../providers/errors.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
 import { wholeLfEvents } from '../routing/sse-bytes.ts'
@@ -254,17 +254,10 @@ const ERROR_FIRST = /^\s*\{\s*"error"\s*:/
  * what the body said; never handed to the client as a success, nor billed as one.
  */
 function notAReply(res: Response, text: string): void {
+  if (ERROR_FIRST.test(text)) throw notAReplyError(`an error with status ${res.status}: ${errorSaid(text) ?? 'an error'}`)
   const type = res.headers.get('content-type')?.toLowerCase() ?? ''
-  let said: string | undefined
-  if (ERROR_FIRST.test(text)) {
-    let e: unknown
-    try {
-      e = (JSON.parse(text) as { error?: unknown }).error
-    } catch {}
-    said = typeof e === 'string' ? e : typeof (e as { message?: unknown })?.message === 'string' ? (e as { message: string }).message : 'an error'
-  } else if (!type.startsWith('text/html') && /^\s*\{/.test(text)) return
-  const what = said !== undefined ? `an error with status ${res.status}: ${withoutSecrets(said).slice(0, 500)}` : `${type.split(';')[0] || 'a body'} that is not a JSON reply`
-  throw new UpstreamError({ status: 502, message: `upstream answered ${what}`, type: 'invalid_body' }, { retryable: true })
+  if (!type.startsWith('text/html') && /^\s*\{/.test(text)) return
+  throw notAReplyError(`${type.split(';')[0] || 'a body'} that is not a JSON reply`)
 }
 
 /** At most this much of a body that is not an event stream is read, for its message. */
@@ -283,12 +276,8 @@ async function notAnEventStream(res: Response): Promise<void> {
   const dec = new TextDecoder()
   for (let r = await reader.read(); !r.done && text.length < NOT_SSE_READ; r = await reader.read()) text += dec.decode(r.value, STREAM)
   reader.cancel().catch(() => {})
-  let said: string | undefined
-  try {
-    const e = (JSON.parse(text) as { error?: { message?: unknown } | string }).error
-    said = typeof e === 'string' ? e : typeof e?.message === 'string' ? e.message : undefined
-  } catch {}
-  const message = `upstream answered a stream request with ${type.split(';')[0]}, not an event stream${said ? `: ${withoutSecrets(said).slice(0, 500)}` : ''}`
+  const said = errorSaid(text)
+  const message = `upstream answered a stream request with ${type.split(';')[0]}, not an event stream${said ? `: ${said}` : ''}`
   throw firstEventFailure({ error: { status: 502, message, type: 'not_an_event_stream' } })!
 }
 

@@ -82,6 +82,21 @@ export function parseErrorBody(text: string): ParsedErrorBody {
   return {}
 }
 
+/** What a JSON error body says, with no key of ours in it and cut to 500 characters; undefined for other text. */
+export function errorSaid(text: string): string | undefined {
+  if (!/^\s*\{/.test(text)) return undefined
+  const m = parseErrorBody(text).message
+  return m === undefined ? undefined : withoutSecrets(m).slice(0, 500)
+}
+
+/**
+ * A 2xx answer that is no reply (an error object sent without its status, a proxy's page): a
+ * failure before the first byte, retried and failed over, saying `what` it was.
+ */
+export function notAReplyError(what: string, provider?: string): UpstreamError {
+  return new UpstreamError({ status: 502, message: `upstream ${provider === undefined ? '' : `${provider} `}answered ${what}`, type: 'invalid_body' }, { retryable: true })
+}
+
 /** Removes our own key from any text that is about to leave the adapter. */
 export function redact(text: string, secret?: string): string {
   const known = withoutSecrets(text)

@@ -4,11 +4,10 @@
 // has been handed back, and every failure mapped through errors.ts. Each attempt takes the
 // next key of the provider's pool; a key refused with 401/403 leaves it, and the call goes on
 // at once with the next key while one is left.
-import { upstreamErrorFrom } from './errors.ts'
+import { errorSaid, notAReplyError, upstreamErrorFrom } from './errors.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
 import { UpstreamError, type CallContext, type ProviderConfig } from './types.ts'
-import { withoutSecrets } from './secrets.ts'
 
 /** Backoff: BASE · 2^attempt, capped, with jitter in [½, 1] of that. */
 export const RETRY = {
@@ -245,9 +244,7 @@ export async function readJson(res: Response, provider: string): Promise<unknown
   // an error object sent with a 2xx status is an error all the same, never an empty reply
   const o = j as { error?: unknown; choices?: unknown; content?: unknown; output?: unknown } | null
   if (o !== null && typeof o === 'object' && o.error != null && !Array.isArray(o.choices) && !Array.isArray(o.content) && !Array.isArray(o.output)) {
-    const e = o.error as { message?: unknown } | string
-    const said = typeof e === 'string' ? e : typeof e.message === 'string' ? e.message : 'an error'
-    throw new UpstreamError({ status: 502, message: `upstream ${provider} answered an error with status ${res.status}: ${withoutSecrets(said).slice(0, 500)}`, type: 'invalid_body' }, { retryable: true })
+    throw notAReplyError(`an error with status ${res.status}: ${errorSaid(text) ?? 'an error'}`, provider)
   }
   return j
 }
