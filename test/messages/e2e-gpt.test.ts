@@ -129,6 +129,28 @@ describe('gpt model, non-streaming', () => {
     expect(JSON.stringify(await res.json())).toContain('answered an error with status 200: You exceeded your current quota')
   })
 
+  test("sampling a reasoning model refuses (Claude Code's temperature on o3) is left out and named in x-switchyard-compat, streamed or not; gpt-4o keeps it", async () => {
+    for (const stream of [false, true]) {
+      rig.up.script(stream ? { sse: fixture('openai/chat/stream-text-include-usage.sse') } : { json: fixture('openai/chat/nonstream-text.json') })
+      const res = await rig.postMessages({ model: 'o3', max_tokens: 100, messages: ask, temperature: 0.5, top_p: 0.9, stream })
+      expect(res.status).toBe(200)
+      await res.text()
+      const sent = rig.up.requests.at(-1)!.json()
+      expect(sent).not.toHaveProperty('temperature')
+      expect(sent).not.toHaveProperty('top_p')
+      expect(sent.max_completion_tokens).toBe(100)
+      expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(expect.arrayContaining(['temperature', 'top_p']))
+    }
+    // its default is no change, and is not named
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const one = await rig.postMessages({ model: 'o3', max_tokens: 100, messages: ask, temperature: 1 })
+    expect(one.headers.get('x-switchyard-compat')).toBeNull()
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const plain = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: ask, temperature: 0.5, top_p: 0.9 })
+    expect(plain.headers.get('x-switchyard-compat')).toBeNull()
+    expect(rig.up.requests.at(-1)!.json()).toMatchObject({ temperature: 0.5, top_p: 0.9 })
+  })
+
   test('Anthropic-only parameters for a GPT model are a 400 naming each (reject mode)', async () => {
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 2000, messages: ask, top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 } })
     expect(res.status).toBe(400)

@@ -101,6 +101,9 @@ test('messages and responses: translated to chat completions for the compatible 
   expect(msg.content).toEqual([{ type: 'text', text: ANSWER }])
   expect(msg.usage.output_tokens).toBe(encode(ANSWER).length)
   expect(last().path).toBe('/v1/chat/completions')
+  // the output cap under the name every compatible server reads
+  expect(last().json().max_tokens).toBe(100)
+  expect(last().json()).not.toHaveProperty('max_completion_tokens')
   // the record of a translated call says the count is the gateway's too
   expect((await record(msg.id)).usage.counted_by_gateway).toBe(true)
 

@@ -4,7 +4,7 @@ import type { GenerationRequest, Message } from '../../src/ir/types.ts'
 import { toOpenAIChat } from '../../src/providers/openai/request.ts'
 import { request, user } from './support.ts'
 
-const wire = (over: Partial<GenerationRequest>, reasoning = true) => toOpenAIChat(request(over), { upstreamId: 'gpt-4o-2024-08-06', reasoning })
+const wire = (over: Partial<GenerationRequest>, reasoning = true) => toOpenAIChat(request(over), { upstreamId: 'gpt-4o-2024-08-06', reasoning }).body
 const weather = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true }
 
 describe('openai chat request', () => {
@@ -88,9 +88,32 @@ describe('openai chat request', () => {
       response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
       stop: ['END'],
       max_completion_tokens: 99,
-      temperature: 0.3,
     })
     expect(wire({ tools: [weather], toolChoice: { type: 'required' } }).tool_choice).toBe('required')
+  })
+
+  test("a reasoning model refuses sampling other than its default: left out and named; kept for the others and at effort none", () => {
+    const at = (over: Partial<GenerationRequest>, reasoning: boolean, compatible = false) =>
+      toOpenAIChat(request(over), { upstreamId: 'm', reasoning, compatible })
+    const sampled = { temperature: 0.3, topP: 0.5 }
+    expect(at(sampled, true)).toMatchObject({ leftOut: ['temperature', 'top_p'] })
+    expect(at(sampled, true).body).not.toHaveProperty('temperature')
+    expect(at(sampled, true).body).not.toHaveProperty('top_p')
+    // the default itself is no change: not named
+    expect(at({ temperature: 1, topP: 1 }, true).leftOut).toEqual([])
+    // GPT-5.1 and later sample at effort none
+    expect(at({ ...sampled, reasoning: { effort: 'none' } }, true)).toMatchObject({ body: { temperature: 0.3, top_p: 0.5 }, leftOut: [] })
+    expect(at(sampled, false)).toMatchObject({ body: { temperature: 0.3, top_p: 0.5 }, leftOut: [] })
+    // another server's reasoning model (a DeepSeek R1 on vLLM) samples as asked
+    expect(at(sampled, true, true)).toMatchObject({ body: { temperature: 0.3, top_p: 0.5 }, leftOut: [] })
+  })
+
+  test('a compatible server gets its output cap as max_tokens, which they all read; OpenAI gets max_completion_tokens', () => {
+    const cap = (compatible: boolean) => toOpenAIChat(request({ maxTokens: 64 }), { upstreamId: 'm', reasoning: false, compatible }).body
+    expect(cap(true)).toMatchObject({ max_tokens: 64 })
+    expect(cap(true)).not.toHaveProperty('max_completion_tokens')
+    expect(cap(false)).toMatchObject({ max_completion_tokens: 64 })
+    expect(cap(false)).not.toHaveProperty('max_tokens')
   })
 
   test('a model that does not reason gets no reasoning effort (Claude thinking translated for gpt-4o would be a 400)', () => {

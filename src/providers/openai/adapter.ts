@@ -75,13 +75,19 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    const body = toOpenAIChat({ ...req, stream: false }, ctx.model)
+    const body = this.chatBody({ ...req, stream: false }, ctx)
     return this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion), (json) => ({ json }))
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const body = toOpenAIChat({ ...req, stream: true }, ctx.model)
+    const body = this.chatBody({ ...req, stream: true }, ctx)
     return this.call(CHAT, body, ctx, async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))), (json) => ({ json }))
+  }
+
+  private chatBody(req: GenerationRequest, ctx: CallContext): Record<string, unknown> {
+    const { body, leftOut } = toOpenAIChat(req, { upstreamId: ctx.model.upstreamId, reasoning: ctx.model.reasoning, compatible: this.kind === 'openai-compatible' })
+    if (leftOut.length > 0) ctx.leftOut?.(leftOut)
+    return body
   }
 
   private call<T>(

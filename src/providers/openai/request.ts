@@ -116,10 +116,33 @@ function responseFormat(f: ResponseFormat): Json {
   return { type: 'json_schema', json_schema: js }
 }
 
-/** What the body needs to know of the model: its upstream id, and whether it reasons (a reasoning effort is refused by the others). */
-export type ChatTarget = Pick<CatalogModel, 'upstreamId' | 'reasoning'>
+/**
+ * What the body needs to know of the model: its upstream id, whether it reasons (a reasoning
+ * effort is refused by the others), and whether it sits on another server that speaks the chat
+ * wire (`openai-compatible`), where the output cap is still `max_tokens`.
+ */
+export interface ChatTarget extends Pick<CatalogModel, 'upstreamId' | 'reasoning'> {
+  compatible?: boolean
+}
 
-export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): Json {
+export interface OpenAIChatRequest {
+  body: Json
+  /** Parameters the model would refuse, left out: named to the client in x-switchyard-compat. */
+  leftOut: string[]
+}
+
+/**
+ * Sampling a reasoning model refuses: OpenAI's reasoning models take temperature and top_p only
+ * at their default of 1 (GPT-5.1 and later also with reasoning effort `none`). A request
+ * translated from the other family is not the client's own OpenAI call, so the parameter is
+ * left out and named, as the AI SDK does, rather than sent to be refused.
+ */
+const REASONING_SAMPLING = [
+  ['temperature', 'temperature'],
+  ['topP', 'top_p'],
+] as const
+
+export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAIChatRequest {
   checkToolChoice(req)
   if (req.topK !== undefined) throw badRequest('top_k is not supported by OpenAI models')
   const msgs: Json[] = []
@@ -127,9 +150,17 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): Json {
   req.messages.forEach((m, i) => msgs.push(...messages(m, i)))
 
   const body: Json = { model: target.upstreamId, messages: msgs }
-  if (req.maxTokens !== undefined) body.max_completion_tokens = req.maxTokens
-  if (req.temperature !== undefined) body.temperature = req.temperature
-  if (req.topP !== undefined) body.top_p = req.topP
+  // OpenAI's own name since the reasoning models; compatible servers (vLLM, Ollama, llama.cpp,
+  // LM Studio) all read `max_tokens`, and some read only that
+  if (req.maxTokens !== undefined) body[target.compatible ? 'max_tokens' : 'max_completion_tokens'] = req.maxTokens
+  const leftOut: string[] = []
+  const sampled = !target.reasoning || target.compatible || req.reasoning?.effort === 'none'
+  for (const [field, wire] of REASONING_SAMPLING) {
+    const v = req[field]
+    if (v === undefined) continue
+    if (sampled) body[wire] = v
+    else if (v !== 1) leftOut.push(wire)
+  }
   if (req.stop?.length) {
     // Claude's stop_sequences have no count limit; Chat Completions refuses more than 4
     if (req.stop.length > MAX_STOPS) throw badRequest(`stop sequences: OpenAI models take at most ${MAX_STOPS}; got ${req.stop.length}`)
@@ -163,5 +194,5 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): Json {
     delete merged.stream
     delete merged.stream_options
   }
-  return merged
+  return { body: merged, leftOut }
 }
