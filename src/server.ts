@@ -2,6 +2,7 @@
 import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
 import { createApp, directTable, generationHandlers } from './app.ts'
 import { directRoutes } from './http/direct.ts'
+import { setBodyPace } from './http/body-deadline.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { BatchService } from './batches/service.ts'
 import { assembleServices } from './assemble.ts'
@@ -75,6 +76,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
   // database); the poll stays for writers that do not publish: slower when the database is shared
   await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
+  setBodyPace(config.limits.bodyGraceS, config.limits.bodyMinBytesPerS)
   const handlers = generationHandlers(services)
   const app = createApp(services, handlers)
   const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log, KNOWN_FAILURES))

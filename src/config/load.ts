@@ -43,7 +43,16 @@ export interface Config {
   providers: Record<string, ProviderConfig>
   /** How requests move between a model's deployments and on to its fallbacks. */
   routing: RoutingSettings
-  limits: { keyRpm: number; ipRpm: number; keyBurstRps: number; maxBodyBytes: number; maxUploadBytes: number }
+  limits: {
+    keyRpm: number
+    ipRpm: number
+    keyBurstRps: number
+    maxBodyBytes: number
+    maxUploadBytes: number
+    /** A request body's pace: the seconds it may take before it must average `bodyMinBytesPerS` (else 408). */
+    bodyGraceS: number
+    bodyMinBytesPerS: number
+  }
   pricing: { discount: number; overrides: Record<string, PriceEntry> }
   models: ModelEntry[]
   compat: { crossFamily: 'reject' | 'translate' }
@@ -199,6 +208,11 @@ function num(v: string | undefined, name: string): number | undefined {
   return n
 }
 
+function positive(n: number | undefined, name: string): number | undefined {
+  if (n === 0) throw new ConfigError(`${name}: expected a number above 0, got 0`)
+  return n
+}
+
 /** Bun reads its fetch limit as a 16-bit count. */
 function fetchLimit(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > MAX_FETCH_LIMIT) throw new ConfigError(`server.max_upstream_connections: expected an integer 1-${MAX_FETCH_LIMIT}, got ${n}`)
@@ -260,6 +274,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       keyBurstRps: num(env.SWITCHYARD_KEY_BURST_RPS, 'SWITCHYARD_KEY_BURST_RPS') ?? f.limits?.key_burst_rps ?? 50,
       maxBodyBytes: num(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES') ?? f.limits?.max_body_bytes ?? 32 * MiB,
       maxUploadBytes: num(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES') ?? f.limits?.max_upload_bytes ?? 512 * MiB,
+      bodyGraceS: positive(num(env.SWITCHYARD_BODY_GRACE_S, 'SWITCHYARD_BODY_GRACE_S'), 'SWITCHYARD_BODY_GRACE_S') ?? f.limits?.body_grace_s ?? 30,
+      bodyMinBytesPerS: positive(num(env.SWITCHYARD_BODY_MIN_BYTES_PER_S, 'SWITCHYARD_BODY_MIN_BYTES_PER_S'), 'SWITCHYARD_BODY_MIN_BYTES_PER_S') ?? f.limits?.body_min_bytes_per_s ?? 16 * 1024,
     },
     pricing: {
       discount: num(env.SWITCHYARD_DISCOUNT, 'SWITCHYARD_DISCOUNT') ?? f.pricing?.discount ?? 0,

@@ -136,6 +136,8 @@ export const ConfigFileSchema = t.Object(
           key_burst_rps: t.Optional(t.Integer({ minimum: 1 })),
           max_body_bytes: t.Optional(t.Integer({ minimum: 1024 })),
           max_upload_bytes: t.Optional(t.Integer({ minimum: 1024 })),
+          body_grace_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+          body_min_bytes_per_s: t.Optional(t.Integer({ minimum: 1 })),
         },
         { additionalProperties: false },
       ),

@@ -4,6 +4,7 @@
 import { getMultipartBoundary } from '@remix-run/multipart-parser'
 import { HttpError, badRequest } from '../http/errors.ts'
 import { decodedBody, readJsonBody } from '../http/body.ts'
+import { timedBody } from '../http/body-deadline.ts'
 import type { StoredBlob } from './blob-store.ts'
 import { jsonUpload } from './json-upload.ts'
 import { MultipartParseError, readMultipart, type PartHead } from './multipart-stream.ts'
@@ -53,8 +54,10 @@ async function receiveMultipart(
   const declared = Number(request.headers.get('content-length') ?? NaN)
   if (declared > limits.maxUploadBytes + FRAMING_BYTES) throw tooLarge(limits.maxUploadBytes)
   // a compressed upload is read as it decompresses, within the same limits
-  const { body, encoding } = decodedBody(request)
-  if (!body) throw badRequest('file: required (a multipart part named "file")')
+  const { body: raw, encoding } = decodedBody(request)
+  if (!raw) throw badRequest('file: required (a multipart part named "file")')
+  // one that trickles in is cut (408), not held open for ever
+  const { body, done } = timedBody(raw)
   const createdAt = files.now()
   const fields: Record<string, string> = {}
   let head: PartHead | undefined
@@ -81,6 +84,8 @@ async function receiveMultipart(
     // DecompressionStream fails with a TypeError: with a compressed body, one is taken to be that
     if (encoding && e instanceof TypeError) throw badRequest(`Content-Encoding: ${encoding}: the body could not be decompressed (${e.message})`)
     throw e
+  } finally {
+    done()
   }
 }
 

@@ -4,6 +4,7 @@ import { HttpError } from './errors.ts'
 import { MAX_BODY_NODES, MAX_BODY_VALUES, parseJsonSafe } from './json-safe.ts'
 import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
 import { turnOfItsOwn } from '../lib/turn.ts'
+import { bodyClock, tooSlow, withinBodyTime } from './body-deadline.ts'
 
 export { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
@@ -41,34 +42,50 @@ export function readBodyText(request: Request, limit: number): Promise<string> {
   if (declared !== null) {
     const n = Number(declared)
     if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit))
-    // Bun holds a body to its declared length, so it cannot grow past the limit.
-    if (Number.isFinite(n)) return request.text()
+    // Bun holds a body to its declared length, so it cannot grow past the limit. A short one is
+    // read whole, with the time its length earns; a long one is read in parts, each earning its own.
+    if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.text(), n, () => {})
   }
   return readStream(request.body, limit)
 }
+
+/** Bodies up to this declared length are read in one call: the time they may take is known up front. */
+const WHOLE_READ = 256 * 1024
 
 /** A body read to its end, refused (413) once past `limit` bytes; a compressed one's failure to decompress is a 400 naming its encoding. */
 async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, encoding?: string): Promise<string> {
   if (!body) return ''
   const reader = body.getReader()
+  let late = false
+  const clock = bodyClock(() => {
+    late = true
+    reader.cancel().catch(() => {})
+  })
   const chunks: Uint8Array[] = []
   let size = 0
-  for (;;) {
-    let step: Awaited<ReturnType<typeof reader.read>>
-    try {
-      step = await reader.read()
-    } catch (e) {
-      if (encoding === undefined) throw e
-      throw new HttpError(400, `Content-Encoding: ${encoding}: the body could not be decompressed (${(e as Error)?.message ?? String(e)})`)
+  try {
+    for (;;) {
+      let step: Awaited<ReturnType<typeof reader.read>>
+      try {
+        step = await reader.read()
+      } catch (e) {
+        if (late) throw tooSlow()
+        if (encoding === undefined) throw e
+        throw new HttpError(400, `Content-Encoding: ${encoding}: the body could not be decompressed (${(e as Error)?.message ?? String(e)})`)
+      }
+      const { done, value } = step
+      if (late) throw tooSlow()
+      if (done) break
+      size += value.byteLength
+      if (size > limit) {
+        reader.cancel().catch(() => {})
+        throw tooLarge(limit)
+      }
+      clock.arrived(value.byteLength)
+      chunks.push(value)
     }
-    const { done, value } = step
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      reader.cancel().catch(() => {})
-      throw tooLarge(limit)
-    }
-    chunks.push(value)
+  } finally {
+    clock.done()
   }
   return Buffer.concat(chunks).toString('utf8')
 }

@@ -103,6 +103,9 @@ describe('providers', () => {
       ['providers:\n  - { id: a, kind: openai, base_url: "ftp://x" }\n', 'providers[0].base_url: '],
       ['routing: { retry_on: [500, later] }\n', 'routing.retry_on[1]: expected one of an integer 100-599, "timeout", "connect"'],
       ['routing: { failures_to_cool: 0 }\n', 'routing.failures_to_cool: '],
+      // a body's pace: no grace, or no pace, would cut every body or none
+      ['limits: { body_grace_s: 0 }\n', 'limits.body_grace_s: '],
+      ['limits: { body_min_bytes_per_s: 0 }\n', 'limits.body_min_bytes_per_s: '],
       ['providers:\n  - { id: a, kind: openai }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: a }, { provider: x }] }\n', 'models[0].deployments[1].provider: unknown provider "x" (configured: "a", "mock")'],
       ['providers:\n  - { id: c, kind: anthropic }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: c }] }\n', 'models[0].deployments[0].provider: "c" is a provider of kind anthropic, which cannot serve m, a model of the openai family'],
       ['models:\n  - { id: m, family: openai, deployments: [{ provider: mock, weight: 0 }] }\n', 'models[0].deployments[0].weight: '],
