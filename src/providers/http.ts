@@ -80,6 +80,14 @@ export function withCallHeaders(own: Record<string, string>, ctx: { headers?: Re
 /** Failures of a key the pool has just let go while others remain: tried again at once with the next. */
 const refusedKey = new WeakSet<UpstreamError>()
 
+/** Failures of the last credentials a provider holds (its only key, or none): the deployment, not the request, is at fault. */
+const refusedCredentials = new WeakSet<UpstreamError>()
+
+/** Whether the upstream refused every credential the provider holds (401/403 with no other key left): no call of this deployment can succeed. */
+export function credentialsRefused(e: unknown): boolean {
+  return e instanceof UpstreamError && refusedCredentials.has(e)
+}
+
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
   const exp = Math.min(RETRY.capMs, RETRY.baseMs * 2 ** attempt)
   return Math.round(exp * (0.5 + random() / 2))
@@ -164,7 +172,10 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
         retryAfter: res.headers.get('retry-after'),
         apiKey: key ?? provider.apiKey,
       })
-      if (key !== undefined && (res.status === 401 || res.status === 403) && auth!.pool.reject(key, res.status)) refusedKey.add(err)
+      if (res.status === 401 || res.status === 403) {
+        if (key !== undefined && auth!.pool.reject(key, res.status)) refusedKey.add(err)
+        else refusedCredentials.add(err)
+      }
       throw err
     }
     let out: T

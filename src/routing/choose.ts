@@ -8,6 +8,7 @@
 // caller sends to it without asking maySend, recording the outcome as usual.
 import type { Deployment, RetryOn } from '../config/providers.ts'
 import { statusRule } from '../providers/errors.ts'
+import { credentialsRefused } from '../providers/http.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import { deploymentKey, type DeploymentHealth } from './health.ts'
 
@@ -60,7 +61,8 @@ export function lastResort(deployments: readonly Deployment[], health: Pick<Depl
 
 /**
  * Whether an upstream failure before the first byte is worth the next deployment, per
- * `retry_on`: `timeout` and `connect` match the transport's failures; numbers match the
+ * `retry_on`, or a deployment whose every key the upstream refused (401/403 with none left):
+ * `timeout` and `connect` match the transport's failures; numbers match the
  * upstream's own HTTP status. An error that carries that status (`upstreamStatus`) is matched
  * on it; otherwise the statuses the mapping could have come from are: the upstream statuses
  * that map to the client's status with the same retryability (a 502 that is retryable came
@@ -68,6 +70,9 @@ export function lastResort(deployments: readonly Deployment[], health: Pick<Depl
  */
 export function retryable(error: unknown, retryOn: readonly RetryOn[]): boolean {
   if (!(error instanceof UpstreamError)) return false
+  // the deployment's own credentials refused, every key of them: the deployment is down for
+  // every request (an operator's mistake, a revoked key), whatever `retry_on` lists
+  if (credentialsRefused(error)) return true
   const own = (error as { upstreamStatus?: unknown }).upstreamStatus
   if (typeof own === 'number') return retryOn.includes(own)
   if (error.type === 'timeout') return retryOn.includes('timeout')

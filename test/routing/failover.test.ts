@@ -162,6 +162,40 @@ models:
     expect(rec.attempts.map((x: { provider: string }) => x.provider)).toEqual(expect.arrayContaining(['openai-a', 'openai-b', 'claude-a']))
   })
 
+  test("a deployment whose only key the upstream refuses (401) is failed over and rests, though retry_on has no 401; the request's own 4xx is not", async () => {
+    const refused = fixture('openai/chat/error-401-invalid-api-key.json')
+    a.script({ status: 401, json: refused })
+    b.script({ json: TEXT })
+    const { gw, client } = await gateway({ priorities: [1, 2], failures: 2 })
+    for (let i = 0; i < 4; i++) {
+      const res = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).withResponse()
+      expect(res.response.headers.get('x-switchyard-provider')).toBe('openai-b')
+    }
+    // two refusals in a row, then it rests
+    expect(a.requests.length).toBe(2)
+    const list = await fetch(`${gw.url}/api/v1/generations?limit=1`, { headers: { authorization: `Bearer ${gw.key}` } }).then((r) => r.json() as Promise<{ data: Record<string, any>[] }>)
+    expect(list.data[0]!.attempts.map((x: { provider: string; status: number }) => x.provider)).toEqual(['openai-b'])
+    // a request the upstream refuses as a request (400) is no deployment's fault: no other call
+    await gw.stop()
+    a.requests.length = 0
+    b.requests.length = 0
+    a.script({ status: 400, json: fixture('openai/chat/error-400-unsupported-value.json') })
+    const again = await gateway({ priorities: [1, 2] })
+    const err = await again.client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
+    expect(err.status).toBe(400)
+    expect(b.requests.length).toBe(0)
+  })
+
+  test("every deployment's key refused: the client gets the 502 naming the credentials, each deployment tried once", async () => {
+    a.script({ status: 401, json: fixture('openai/chat/error-401-invalid-api-key.json') })
+    b.script({ status: 401, json: fixture('openai/chat/error-401-invalid-api-key.json') })
+    const { client } = await gateway({ priorities: [1, 2] })
+    const err = await client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }).catch((e) => e)
+    expect(err.status).toBe(502)
+    expect(String(err.message)).toContain("rejected the gateway's credentials")
+    expect(a.requests.length + b.requests.length).toBe(2)
+  })
+
   test('without fallbacks the client gets the last upstream status, and one record', async () => {
     a.script({ status: 503, json: { error: { message: 'overloaded' } } })
     b.script({ status: 429, headers: { 'retry-after': '0' }, json: { error: { message: 'slow down' } } })
