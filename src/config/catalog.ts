@@ -204,7 +204,7 @@ export class Catalog {
     const r = entry.rates
     if (r === null) return null
     if (r === 'tiered') return libraryPrice(model, libraryUsage(u), at)?.total_price ?? null
-    return r.perRequest + u.inputTokens * r.input + u.outputTokens * r.output + u.cacheReadTokens * r.cacheRead + u.cacheWriteTokens * r.cacheWrite
+    return linearCost(r, u)
   }
 
   list(): CatalogModel[] {
@@ -217,39 +217,72 @@ export class Catalog {
    */
   cost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date = new Date()): number | null {
     const o = this.overrides[model.id] ?? this.overrides[model.upstreamId]
-    let total: number | null = null
-    if (o && o.input_mtok !== undefined && o.output_mtok !== undefined) {
-      total =
-        (u.inputTokens * o.input_mtok +
-          u.cacheReadTokens * (o.cache_read_mtok ?? o.input_mtok) +
-          u.cacheWriteTokens * (o.cache_write_mtok ?? o.input_mtok) +
-          u.outputTokens * o.output_mtok) /
-        1e6
-    } else {
-      total = this.libraryCost(model, u, at)
-    }
+    const total = o ? linearCost(overrideRates(o), u) : this.libraryCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
     return total * (1 - this.discount)
   }
 }
 
-/** USD per token of each disjoint bucket, plus any per-request fee. */
+/** USD per token of each bucket (audio and an hour's writes in place of their part of input, output and writes), per search, plus any per-request fee. */
 interface Rates {
   perRequest: number
   input: number
   output: number
   cacheRead: number
   cacheWrite: number
+  cacheWrite1h: number
+  inputAudio: number
+  outputAudio: number
+  webSearch: number
 }
 
-/** The library counts cache tokens as part of input_tokens. */
-function libraryUsage(u: Usage) {
+function overrideRates(o: PriceEntry): Rates {
+  const M = 1e6
+  const write = o.cache_write_mtok ?? o.input_mtok
   return {
+    perRequest: 0,
+    input: o.input_mtok / M,
+    output: o.output_mtok / M,
+    cacheRead: (o.cache_read_mtok ?? o.input_mtok) / M,
+    cacheWrite: write / M,
+    cacheWrite1h: (o.cache_write_1h_mtok ?? write) / M,
+    inputAudio: (o.input_audio_mtok ?? o.input_mtok) / M,
+    outputAudio: (o.output_audio_mtok ?? o.output_mtok) / M,
+    webSearch: (o.web_searches_kcount ?? 0) / 1000,
+  }
+}
+
+/** Cost is linear in the counts: each bucket at its rate, the parts priced apart taken out of the bucket they belong to. */
+function linearCost(r: Rates, u: Usage): number {
+  const hour = Math.min(u.cacheWrite1hTokens ?? 0, u.cacheWriteTokens)
+  const audioIn = Math.min(u.inputAudioTokens ?? 0, u.inputTokens)
+  const audioOut = Math.min(u.outputAudioTokens ?? 0, u.outputTokens)
+  return (
+    r.perRequest +
+    (u.inputTokens - audioIn) * r.input +
+    audioIn * r.inputAudio +
+    (u.outputTokens - audioOut) * r.output +
+    audioOut * r.outputAudio +
+    u.cacheReadTokens * r.cacheRead +
+    (u.cacheWriteTokens - hour) * r.cacheWrite +
+    hour * r.cacheWrite1h +
+    (u.webSearches ?? 0) * r.webSearch
+  )
+}
+
+/** The library counts cache tokens as part of input_tokens, audio as part of input and output, an hour's writes as part of the writes. */
+function libraryUsage(u: Usage) {
+  const usage: Record<string, number> = {
     input_tokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens,
     cache_read_tokens: u.cacheReadTokens,
     cache_write_tokens: u.cacheWriteTokens,
     output_tokens: u.outputTokens,
   }
+  if (u.cacheWrite1hTokens) usage.cache_write_1h_tokens = Math.min(u.cacheWrite1hTokens, u.cacheWriteTokens)
+  if (u.inputAudioTokens) usage.input_audio_tokens = Math.min(u.inputAudioTokens, u.inputTokens)
+  if (u.outputAudioTokens) usage.output_audio_tokens = Math.min(u.outputAudioTokens, u.outputTokens)
+  if (u.webSearches) usage.web_searches = u.webSearches
+  return usage
 }
 
 function libraryPrice(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, usage: Record<string, number>, at: Date) {
@@ -264,13 +297,18 @@ function deriveRates(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, 
   if (!base) return null
   if (Object.values(base.model_price).some((v) => typeof v === 'object' && v !== null)) return 'tiered'
   const M = 1_000_000
-  const per = (u: Usage) => ((libraryPrice(model, libraryUsage(u), at)?.total_price ?? 0) - base.total_price) / M
+  const none: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  const per = (u: Partial<Usage>) => ((libraryPrice(model, libraryUsage({ ...none, ...u }), at)?.total_price ?? 0) - base.total_price) / M
   return {
     perRequest: base.total_price,
-    input: per({ inputTokens: M, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }),
-    output: per({ inputTokens: 0, outputTokens: M, cacheReadTokens: 0, cacheWriteTokens: 0 }),
-    cacheRead: per({ inputTokens: 0, outputTokens: 0, cacheReadTokens: M, cacheWriteTokens: 0 }),
-    cacheWrite: per({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: M }),
+    input: per({ inputTokens: M }),
+    output: per({ outputTokens: M }),
+    cacheRead: per({ cacheReadTokens: M }),
+    cacheWrite: per({ cacheWriteTokens: M }),
+    cacheWrite1h: per({ cacheWriteTokens: M, cacheWrite1hTokens: M }),
+    inputAudio: per({ inputTokens: M, inputAudioTokens: M }),
+    outputAudio: per({ outputTokens: M, outputAudioTokens: M }),
+    webSearch: per({ webSearches: M }),
   }
 }
 

@@ -5,12 +5,22 @@ import { CacheSchema } from './cache.ts'
 import { ReplaySchema } from './replay.ts'
 import { RecordsSchema } from './records.ts'
 
+/**
+ * A model's prices, in place of the price library's: all of them, so input and output are
+ * required (a part would leave the rest to guess). The others default to the input price
+ * (cache reads, writes, audio in), the write price (an hour's writes), the output price (audio
+ * out), or nothing (web searches, USD per thousand).
+ */
 const Price = t.Object(
   {
-    input_mtok: t.Optional(t.Number({ minimum: 0 })),
-    output_mtok: t.Optional(t.Number({ minimum: 0 })),
+    input_mtok: t.Number({ minimum: 0 }),
+    output_mtok: t.Number({ minimum: 0 }),
     cache_read_mtok: t.Optional(t.Number({ minimum: 0 })),
     cache_write_mtok: t.Optional(t.Number({ minimum: 0 })),
+    cache_write_1h_mtok: t.Optional(t.Number({ minimum: 0 })),
+    input_audio_mtok: t.Optional(t.Number({ minimum: 0 })),
+    output_audio_mtok: t.Optional(t.Number({ minimum: 0 })),
+    web_searches_kcount: t.Optional(t.Number({ minimum: 0 })),
   },
   { additionalProperties: false },
 )

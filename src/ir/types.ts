@@ -103,6 +103,13 @@ export interface Usage {
   cacheReadTokens: number
   cacheWriteTokens: number
   reasoningTokens?: number
+  /** Of cacheWriteTokens, those written to last an hour (Anthropic's `ttl: "1h"`): priced above the 5-minute ones. */
+  cacheWrite1hTokens?: number
+  /** Of inputTokens and of outputTokens, audio (OpenAI's audio models): priced apart from text. */
+  inputAudioTokens?: number
+  outputAudioTokens?: number
+  /** Web searches the upstream ran for the request (Anthropic's server tool, OpenAI's web_search_call): priced per search. */
+  webSearches?: number
   /** The upstream reported none: the gateway counted these with its own tokenizer. */
   counted?: true
 }

@@ -4,6 +4,7 @@ import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig, parseConfigFile } from '../../src/config/load.ts'
 
 const config = (env: Record<string, string> = {}) => loadConfig({ env, flags: {}, cwd: '/nonexistent' })
+const loadFrom = (yaml: string) => parseConfigFile(yaml, {}, 'test.yaml')
 const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite })
 
 test('aliases resolve to the canonical entry but go upstream as the client named them', () => {
@@ -95,4 +96,51 @@ test('the derived per-token rates agree with the price library on random usage, 
       expect(c.cost(m, u)).toBeCloseTo(lib, 9)
     }
   }
+})
+
+test('the parts priced apart agree with the price library: an hour of cache writes, audio, web searches', async () => {
+  const { calcPrice } = await import('@pydantic/genai-prices')
+  const c = buildCatalog(config())
+  let seed = 11
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+  for (const id of ['gpt-4o', 'gpt-5', 'gpt-audio', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']) {
+    const m = c.resolve(id)!
+    for (let i = 0; i < 25; i++) {
+      const u = { ...usage(rnd(150_000), rnd(20_000), rnd(50_000), rnd(30_000)) }
+      u.cacheWrite1hTokens = rnd(u.cacheWriteTokens + 1)
+      u.inputAudioTokens = rnd(u.inputTokens + 1)
+      u.outputAudioTokens = rnd(u.outputTokens + 1)
+      u.webSearches = rnd(20)
+      const lib = calcPrice(
+        {
+          input_tokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens,
+          cache_read_tokens: u.cacheReadTokens,
+          cache_write_tokens: u.cacheWriteTokens,
+          cache_write_1h_tokens: u.cacheWrite1hTokens,
+          input_audio_tokens: u.inputAudioTokens,
+          output_audio_tokens: u.outputAudioTokens,
+          output_tokens: u.outputTokens,
+          web_searches: u.webSearches,
+        },
+        m.upstreamId,
+        { providerId: m.family },
+      )!.total_price
+      expect(c.cost(m, u)).toBeCloseTo(lib, 9)
+    }
+  }
+  // by hand, for one of each: Sonnet 4.5 writes for an hour at $6 (5 minutes: $3.75), a search at $0.01
+  const sonnet = c.resolve('claude-sonnet-4-5')!
+  expect(c.cost(sonnet, { ...usage(10, 100, 0, 10_000), cacheWrite1hTokens: 10_000 })).toBeCloseTo((10 * 3 + 100 * 15 + 10_000 * 6) / 1e6, 12)
+  expect(c.cost(sonnet, { ...usage(1000, 200, 0, 0), webSearches: 3 })).toBeCloseTo((1000 * 3 + 200 * 15) / 1e6 + 0.03, 12)
+})
+
+test('a price override must give input and output; the parts it leaves out default to them', () => {
+  expect(() => loadFrom('pricing:\n  overrides:\n    gpt-4o: { cache_read_mtok: 0.01 }\n')).toThrow(/pricing\.overrides\.gpt-4o\.input_mtok/)
+  expect(() => loadFrom('models:\n  - { id: mine, family: openai, price: { output_mtok: 1 } }\n')).toThrow(/models\[0\]\.price\.input_mtok/)
+  const file = loadFrom('pricing:\n  overrides:\n    gpt-4o: { input_mtok: 2, output_mtok: 8, cache_write_mtok: 3, web_searches_kcount: 25 }\n')
+  const c = buildCatalog({ ...config(), models: [], pricing: { discount: 0, overrides: file.pricing!.overrides! } })
+  const m = c.resolve('gpt-4o')!
+  // cache reads and audio at the input price, an hour's writes at the write price, a search at $0.025
+  const u = { ...usage(1000, 100, 500, 200), cacheWrite1hTokens: 50, inputAudioTokens: 300, outputAudioTokens: 10, webSearches: 2 }
+  expect(c.cost(m, u)).toBeCloseTo((1000 * 2 + 100 * 8 + 500 * 2 + 200 * 3) / 1e6 + 0.05, 12)
 })

@@ -7,15 +7,20 @@ export interface AnthropicUsage {
   output_tokens?: number | null
   cache_creation_input_tokens?: number | null
   cache_read_input_tokens?: number | null
+  /** The cache writes by how long they last: the hour's are priced higher. */
+  cache_creation?: { ephemeral_1h_input_tokens?: number | null; ephemeral_5m_input_tokens?: number | null } | null
+  /** Server tools run for the request, each priced per use. */
+  server_tool_use?: { web_search_requests?: number | null } | null
 }
 
 export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage {
-  return {
+  const out: Usage = {
     inputTokens: u?.input_tokens ?? 0,
     outputTokens: u?.output_tokens ?? 0,
     cacheReadTokens: u?.cache_read_input_tokens ?? 0,
     cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
   }
+  return u ? withPriced(out, u) : out
 }
 
 /**
@@ -24,10 +29,29 @@ export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage 
  */
 export function overwriteUsage(running: Usage, u: AnthropicUsage | null | undefined): Usage {
   if (!u) return running
-  return {
-    inputTokens: u.input_tokens ?? running.inputTokens,
-    outputTokens: u.output_tokens ?? running.outputTokens,
-    cacheReadTokens: u.cache_read_input_tokens ?? running.cacheReadTokens,
-    cacheWriteTokens: u.cache_creation_input_tokens ?? running.cacheWriteTokens,
+  return withPriced(
+    {
+      ...running,
+      inputTokens: u.input_tokens ?? running.inputTokens,
+      outputTokens: u.output_tokens ?? running.outputTokens,
+      cacheReadTokens: u.cache_read_input_tokens ?? running.cacheReadTokens,
+      cacheWriteTokens: u.cache_creation_input_tokens ?? running.cacheWriteTokens,
+    },
+    u,
+  )
+}
+
+/** The counts priced apart from the four buckets, where the usage has them (and they are not 0). */
+function withPriced(out: Usage, u: AnthropicUsage): Usage {
+  const hour = u.cache_creation?.ephemeral_1h_input_tokens
+  if (typeof hour === 'number') {
+    if (hour > 0) out.cacheWrite1hTokens = hour
+    else delete out.cacheWrite1hTokens
   }
+  const searches = u.server_tool_use?.web_search_requests
+  if (typeof searches === 'number') {
+    if (searches > 0) out.webSearches = searches
+    else delete out.webSearches
+  }
+  return out
 }

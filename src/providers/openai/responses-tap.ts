@@ -82,7 +82,12 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
   function final(r: Obj): Obj {
     const done = hooks ? hooks.finalize(r) : r
     if (typeof done.id === 'string') state.id = done.id
-    if (done.usage) state.usage = usageFromResponses(done.usage)
+    if (done.usage) {
+      state.usage = usageFromResponses(done.usage)
+      // each web search the model ran is an item of the output, priced per search
+      const searches = Array.isArray(done.output) ? (done.output as Obj[]).filter((it) => it?.type === 'web_search_call').length : 0
+      if (searches > 0) state.usage.webSearches = searches
+    }
     state.status = typeof done.status === 'string' ? done.status : null
     state.finishReason = state.status
     state.done = state.status !== 'failed'

@@ -6,8 +6,8 @@ export interface OpenAIUsage {
   prompt_tokens?: number
   completion_tokens?: number
   total_tokens?: number
-  prompt_tokens_details?: { cached_tokens?: number | null } | null
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null
+  prompt_tokens_details?: { cached_tokens?: number | null; audio_tokens?: number | null } | null
+  completion_tokens_details?: { reasoning_tokens?: number | null; audio_tokens?: number | null } | null
   /** Set by the gateway on usage it counted for an upstream that sent none (counted-usage.ts). */
   switchyard_counted?: boolean
 }
@@ -23,6 +23,11 @@ export function usageFromOpenAI(u: OpenAIUsage | null | undefined): Usage {
   }
   const reasoning = u?.completion_tokens_details?.reasoning_tokens
   if (typeof reasoning === 'number') out.reasoningTokens = reasoning
+  // audio is priced apart from text; the cached part of a prompt is taken to be its text
+  const audioIn = Math.min(u?.prompt_tokens_details?.audio_tokens ?? 0, out.inputTokens)
+  if (audioIn > 0) out.inputAudioTokens = audioIn
+  const audioOut = Math.min(u?.completion_tokens_details?.audio_tokens ?? 0, out.outputTokens)
+  if (audioOut > 0) out.outputAudioTokens = audioOut
   if (u?.switchyard_counted === true) out.counted = true
   return out
 }
