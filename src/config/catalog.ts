@@ -89,12 +89,16 @@ function mockFamily(id: string): Family {
   return id.includes('claude') ? 'anthropic' : 'openai'
 }
 
+/** Ids resolved on the way and kept for the next request (and their prices): a client naming new ids each time must not grow memory. */
+const LEARNED = 2048
+
 export class Catalog {
   private byId = new Map<string, CatalogModel>()
   private canonical: CatalogModel[] = []
   private overrides: Record<string, PriceEntry>
   private discount: number
   private rates = new Map<string, { hour: number; rates: Rates | 'tiered' | null }>()
+  private learned = new Map<string, CatalogModel>()
 
   constructor(rows: ModelRow[], private readonly providers: Record<string, ProviderConfig>, pricing: Config['pricing'], configPrices: Record<string, PriceEntry> = {}) {
     this.overrides = { ...configPrices, ...pricing.overrides }
@@ -115,6 +119,23 @@ export class Catalog {
   }
 
   private add(row: ModelRow) {
+    const m = this.entry(row)
+    const existing = this.canonical.findIndex((c) => c.id === m.id)
+    if (existing >= 0) this.canonical[existing] = m
+    else this.canonical.push(m)
+    this.byId.set(m.id, m)
+    const specs = this.specsOf(row)
+    for (const a of m.aliases) this.byId.set(a, { ...m, upstreamId: a, ...this.placed(specs, a) })
+  }
+
+  /** An id met on the way (a `mock-` one, one the price library knows): kept for the next request, never listed, and at most LEARNED of them. */
+  private learn(m: CatalogModel): CatalogModel {
+    if (this.learned.size >= LEARNED) this.learned.delete(this.learned.keys().next().value!)
+    this.learned.set(m.id, m)
+    return m
+  }
+
+  private entry(row: ModelRow): CatalogModel {
     const specs = this.specsOf(row)
     const upstreamId = row.upstreamId ?? row.id
     const m: CatalogModel = {
@@ -131,39 +152,35 @@ export class Catalog {
       surfaces: row.surfaces ?? ALL_SURFACES,
       created: CREATED,
     }
-    const existing = this.canonical.findIndex((c) => c.id === m.id)
-    if (existing >= 0) this.canonical[existing] = m
-    else this.canonical.push(m)
-    this.byId.set(m.id, m)
-    for (const a of m.aliases) this.byId.set(a, { ...m, upstreamId: a, ...this.placed(specs, a) })
+    return m
   }
 
   /** The catalog entry for an id or alias; ids the price library knows are accepted too. */
   resolve(id: string): CatalogModel | undefined {
-    const hit = this.byId.get(id)
+    const hit = this.byId.get(id) ?? this.learned.get(id)
     if (hit) return hit
     if (typeof id !== 'string' || id.length === 0 || id.length > 256) return undefined
     if (id.startsWith('mock-')) {
       const family = mockFamily(id)
       const base = this.byId.get(family === 'anthropic' ? 'mock-claude' : 'mock-gpt')!
-      const m = { ...base, id, upstreamId: id, aliases: [], ...this.placed(this.specsOf({ id, family }), id) }
-      this.byId.set(id, m)
-      return m
+      return this.learn({ ...base, id, upstreamId: id, aliases: [], ...this.placed(this.specsOf({ id, family }), id) })
     }
     if (!FAMILY_ID.test(id)) return undefined
     const family: Family = id.startsWith('claude-') ? 'anthropic' : 'openai'
     const info = libraryInfo(id, family)
     if (!info) return this.unlisted(id, family)
-    // the library knows context windows, not output caps: none is invented here
-    this.add({
-      id,
-      family,
-      contextWindow: info.contextWindow ?? 128_000,
-      maxOutputTokens: undefined,
-      reasoning: reasons(id, family),
-      summaries: summarises(id),
-    })
-    return this.byId.get(id)
+    // the library knows context windows, not output caps: none is invented here. The library
+    // matches loosely (any `claude-sonnet-4-5-…`), so what a client names is not listed for others
+    return this.learn(
+      this.entry({
+        id,
+        family,
+        contextWindow: info.contextWindow ?? 128_000,
+        maxOutputTokens: undefined,
+        reasoning: reasons(id, family),
+        summaries: summarises(id),
+      }),
+    )
   }
 
   /** A new entry each time: a client naming random ids must not grow the catalog. */
@@ -199,6 +216,8 @@ export class Catalog {
     let entry = this.rates.get(key)
     if (!entry || entry.hour !== hour) {
       entry = { hour, rates: deriveRates(model, at) }
+      // ids clients name are many: derived again rather than kept past a bound
+      if (this.rates.size >= LEARNED) this.rates.clear()
       this.rates.set(key, entry)
     }
     const r = entry.rates

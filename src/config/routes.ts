@@ -27,7 +27,8 @@ const anthropicModel = (m: CatalogModel) => ({
 
 export function modelRoutes(s: Pick<Services, 'catalog'>) {
   const find = (id: string) => {
-    const m = s.catalog.resolve(decodeURIComponent(id))
+    // the router has decoded the id once (a slash sent as %2F); decoding again would fail on a bare %
+    const m = s.catalog.resolve(id)
     if (!m) throw notFound(`Model ${echo(id)} not found`)
     return m
   }

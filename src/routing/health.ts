@@ -74,6 +74,11 @@ export interface HealthOptions {
   probeLeaseMs?: number
 }
 
+/** Deployments whose state one instance keeps. */
+const MAX_ENTRIES = 4096
+/** How far eviction looks for an entry that is not resting before it takes the oldest. */
+const EVICT_SCAN = 64
+
 export class MemoryHealth implements DeploymentHealth {
   private entries = new Map<string, Entry>()
   readonly now: () => number
@@ -84,8 +89,26 @@ export class MemoryHealth implements DeploymentHealth {
 
   private entry(key: string): Entry {
     let e = this.entries.get(key)
-    if (!e) this.entries.set(key, (e = { until: 0, probeAt: null, failures: 0, stats: new HourStats() }))
+    if (!e) {
+      if (this.entries.size >= MAX_ENTRIES) this.evict()
+      this.entries.set(key, (e = { until: 0, probeAt: null, failures: 0, stats: new HourStats() }))
+    }
     return e
+  }
+
+  /**
+   * A deployment is met for every model id a client names (`mock-…`, an unlisted id), so the
+   * entries are bounded: the oldest one that is not resting goes (its last hour's figures with
+   * it), else one of the oldest.
+   */
+  private evict() {
+    let n = 0
+    for (const [key, e] of this.entries) {
+      if (e.until === 0 || ++n > EVICT_SCAN) {
+        this.entries.delete(key)
+        return
+      }
+    }
   }
 
   state(key: string): HealthState {

@@ -75,7 +75,9 @@ function deploymentView(r: Row, report: DeploymentReport | undefined, admin: boo
 
 export function providerHealth(providers: Record<string, ProviderConfig>, catalog: Catalog, health: DeploymentHealth, admin: boolean): { providers: ProviderView[] } {
   const reports = new Map(health.snapshot().map((r) => [r.key, r]))
-  const rows = rowsByProvider(catalog, reports.keys())
+  // the deployments health has met beyond the catalog's are the ids clients named (another
+  // account's fine-tune, an alias): the admin's to see, not every key's
+  const rows = rowsByProvider(catalog, admin ? reports.keys() : [])
   const view = (id: string, kind: ProviderKind, p?: ProviderConfig): ProviderView => ({
     id,
     kind,

@@ -2,6 +2,7 @@
 import { expect, test } from 'bun:test'
 import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig, parseConfigFile } from '../../src/config/load.ts'
+import type { Usage } from '../../src/ir/types.ts'
 
 const config = (env: Record<string, string> = {}) => loadConfig({ env, flags: {}, cwd: '/nonexistent' })
 const loadFrom = (yaml: string) => parseConfigFile(yaml, {}, 'test.yaml')
@@ -37,6 +38,19 @@ test('ids the price library knows are accepted with its context window', () => {
   const m = c.resolve('gpt-4-turbo')
   expect(m?.family).toBe('openai')
   expect(m!.contextWindow).toBeGreaterThan(1000)
+})
+
+test("what one client names is not listed for the others, however many: the library's loose matches and mock- ids", () => {
+  const c = buildCatalog(config())
+  const listed = c.list().map((m) => m.id)
+  for (let i = 0; i < 5000; i++) {
+    expect(c.resolve(`claude-sonnet-4-5-tenant-probe-${i}`)?.family).toBe('anthropic')
+    expect(c.resolve(`mock-random-${i}`)?.provider).toBe('mock')
+  }
+  expect(c.list().map((m) => m.id)).toEqual(listed)
+  // still resolved the same on the next request, and priced
+  expect(c.resolve('claude-sonnet-4-5-tenant-probe-4999')!.id).toBe('claude-sonnet-4-5-tenant-probe-4999')
+  expect(c.cost(c.resolve('claude-sonnet-4-5-tenant-probe-1')!, usage(100_000, 0))).toBeCloseTo(0.3, 6)
 })
 
 test('cost: catalog prices (input, output, cache, tiers) × (1 − discount); unpriced is null, never 0', () => {
@@ -106,7 +120,7 @@ test('the parts priced apart agree with the price library: an hour of cache writ
   for (const id of ['gpt-4o', 'gpt-5', 'gpt-audio', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']) {
     const m = c.resolve(id)!
     for (let i = 0; i < 25; i++) {
-      const u = { ...usage(rnd(150_000), rnd(20_000), rnd(50_000), rnd(30_000)) }
+      const u: Usage = usage(rnd(150_000), rnd(20_000), rnd(50_000), rnd(30_000))
       u.cacheWrite1hTokens = rnd(u.cacheWriteTokens + 1)
       u.inputAudioTokens = rnd(u.inputTokens + 1)
       u.outputAudioTokens = rnd(u.outputTokens + 1)

@@ -183,3 +183,17 @@ test('the memory pool position goes round each provider on its own', () => {
   expect([p.next('a', 2), p.next('a', 2), p.next('a', 2), p.next('b', 3), p.next('b', 3), p.next('b', 3), p.next('b', 3)]).toEqual([0, 1, 0, 0, 1, 2, 0])
   expect(p.next('c', 1)).toBe(0)
 })
+
+describe('bounded', () => {
+  test('a deployment for every model id clients name does not grow the state for ever; a resting one is kept over healthy ones', () => {
+    const { h } = clocked(1)
+    h.failed(K)
+    expect(h.state(K).kind).toBe('cooling')
+    for (let i = 0; i < 10_000; i++) h.succeeded(deploymentKey({ provider: 'mock', upstreamId: `mock-random-${i}` }), 1)
+    const kept = h.snapshot()
+    expect(kept.length).toBeLessThanOrEqual(4096)
+    expect(h.state(K).kind).toBe('cooling')
+    // the newest are there, with their hour
+    expect(kept.find((r) => r.key === 'mock/mock-random-9999')?.lastHour.requests).toBe(1)
+  })
+})

@@ -77,6 +77,17 @@ test('a deployment health has seen that no catalog entry names (a dated alias) i
   expect(deployment(body, 'mock', 'mock-gpt').last_hour).toMatchObject({ requests: 1, errors: 0 })
 })
 
+test("a key sees the catalog's deployments only: not a model id another account named, nor its state", async () => {
+  // another account's private fine-tune, failing on the mock
+  for (let i = 0; i < 3; i++) await chat('mock-acme-private-finetune-7')
+  const admin = await get(ADMIN)
+  expect(admin.text).toContain('mock-acme-private-finetune-7')
+  const key = await get(p.gw.key)
+  expect(key.text).not.toContain('mock-acme-private-finetune-7')
+  expect(key.text).not.toContain('gpt-4o-2024-08-06')
+  expect(deployment(key.body, 'mock', 'mock-gpt')).toMatchObject({ state: 'ok' })
+})
+
 test('without a token: refused', async () => {
   expect((await fetch(`${p.gw.url}/api/v1/dashboard/deployments`)).status).toBe(401)
 })

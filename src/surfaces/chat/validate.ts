@@ -142,14 +142,14 @@ function validateResponseFormat(rf: unknown): asserts rf is ChatResponseFormat {
 
 /** Function and custom tools; a tool name twice is a 400. */
 function validateTools(tools: unknown[]): asserts tools is ChatTool[] {
-  const names: string[] = []
+  const names = new Set<string>()
   tools.forEach((tool, i) => {
     if (!isObj(tool)) throw badRequest(`tools[${i}]: expected a tool object, got ${typeName(tool)}`)
     if (tool.type !== 'function' && tool.type !== 'custom') throw badRequest(`tools[${i}].type: expected "function" or "custom"`)
     checkValue(tool.type === 'custom' ? CustomTool : FunctionTool, tool, `tools[${i}]`)
     const name = toolName(tool as ChatTool)
-    if (names.includes(name)) throw badRequest(`tools[${i}].${tool.type}.name: duplicate tool name "${name}"`)
-    names.push(name)
+    if (names.has(name)) throw badRequest(`tools[${i}].${tool.type}.name: duplicate tool name "${name}"`)
+    names.add(name)
   })
 }
 

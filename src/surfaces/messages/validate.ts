@@ -185,14 +185,14 @@ function validateToolResult(b: Extract<MessagesBlock, { type: 'tool_result' }>, 
 
 /** Custom tools and Anthropic server tools; a tool name twice is a 400. */
 function validateTools(tools: unknown[]): asserts tools is MessagesTool[] {
-  const names: string[] = []
+  const names = new Set<string>()
   tools.forEach((tool, i) => {
     const at = `tools[${i}]`
     if (!isObj(tool)) throw badRequest(`${at}: expected a tool object, got ${typeName(tool)}`)
     if (isServerTool(tool)) checkValue(ServerTool, tool, at)
     else checkValue(CustomTool, tool, at)
-    if (names.includes(tool.name)) throw badRequest(`${at}.name: duplicate tool name "${tool.name}"`)
-    names.push(tool.name)
+    if (names.has(tool.name)) throw badRequest(`${at}.name: duplicate tool name "${tool.name}"`)
+    names.add(tool.name)
   })
 }
 
