@@ -84,6 +84,19 @@ describe('on the mock (no upstream configured)', () => {
     expect(text.length).toBeLessThan(500)
     expect(text).toContain('not found')
   })
+
+  test('a model id with a percent sign in it is a 404 naming it, on every surface; one sent as %2F is read once', async () => {
+    for (const path of ['/api/v1/models/100%25', '/api/alpha/v1/models/%25', '/api/beta/v1/models/%25zz', '/api/v1/models/a%252Fb']) {
+      const r = await fetch(`${g.url}${path}`, { headers: { authorization: `Bearer ${g.key}` } })
+      expect(r.status).toBe(404)
+      expect(r.headers.get('x-request-id')).toBeTruthy()
+      expect(((await r.json()) as { error: string }).error).toContain('not found')
+    }
+    const r = await fetch(`${g.url}/api/v1/models/a%252Fb`, { headers: { authorization: `Bearer ${g.key}` } })
+    expect(((await r.json()) as { error: string }).error).toContain('a%2Fb')
+    const known = await fetch(`${g.url}/api/v1/models/gpt-4o%2Dmini`, { headers: { authorization: `Bearer ${g.key}` } })
+    expect(((await known.json()) as { id: string }).id).toBe('gpt-4o-mini')
+  })
 })
 
 describe('on a fake upstream', () => {
