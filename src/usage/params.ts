@@ -1,6 +1,6 @@
 // The usage query string → a report window. Every bad value is a 400 naming it.
 import { own } from '../lib/own.ts'
-import { HttpError } from '../http/errors.ts'
+import { echo, HttpError } from '../http/errors.ts'
 import { BUCKET_MS, type Granularity, type ReportWindow } from './report.ts'
 
 const TIMEFRAMES: Record<string, { ms: number; granularity: Granularity }> = {
@@ -13,6 +13,10 @@ const GRANULARITIES: Granularity[] = ['hour', 'day']
 
 /** A series longer than this is a mistake (hourly over years), not a report. */
 export const MAX_BUCKETS = 10_000
+/** With a series per model (at most MAX_MODEL_SERIES of them), the series are shorter. */
+export const MAX_BREAKDOWN_BUCKETS = 2_500
+
+const PARAMS: ReadonlySet<string> = new Set(['timeframe', 'from', 'to', 'granularity', 'model', 'breakdown', 'account'])
 
 // Date, or date and time with an optional offset. Date.parse alone would accept "March 7".
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i
@@ -53,6 +57,11 @@ function instant(q: URLSearchParams, field: 'from' | 'to'): number | undefined {
  * (for `from`) or one timeframe earlier (for `to`). `model` is mapped to its canonical id.
  */
 export function parseUsageQuery(q: URLSearchParams, now: number, canonicalModel: (id: string) => string = (id) => id): ReportWindow {
+  // a misspelt parameter (granulariy=day) would be a report of something else, without a word
+  for (const name of new Set(q.keys())) {
+    if (!PARAMS.has(name)) throw bad(echo(name), `unknown query parameter; the usage report takes ${[...PARAMS].join(', ')}`)
+    if (q.getAll(name).length > 1) throw bad(name, 'given more than once')
+  }
   const tfName = q.get('timeframe') ?? '24h'
   const tf = own(TIMEFRAMES, tfName)
   if (!tf) throw bad('timeframe', `must be one of ${Object.keys(TIMEFRAMES).join(', ')}, got "${tfName.slice(0, 64)}"`)
@@ -80,6 +89,9 @@ export function parseUsageQuery(q: URLSearchParams, now: number, canonicalModel:
   if (mq !== null && mq.trim() === '') throw bad('model', 'must not be empty')
   const bq = q.get('breakdown')
   if (bq !== null && bq !== 'model') throw bad('breakdown', `must be model (a series per model beside the total), got "${bq.slice(0, 64)}"`)
+  if (bq === 'model' && buckets > MAX_BREAKDOWN_BUCKETS) {
+    throw bad('breakdown', `a series per model over ${buckets} buckets is too long a report; with breakdown=model, a window may hold at most ${MAX_BREAKDOWN_BUCKETS} (use day, or a shorter window)`)
+  }
   const w: ReportWindow = { from, to, granularity, model: mq === null ? undefined : canonicalModel(mq) }
   if (bq === 'model') w.breakdown = 'model'
   return w

@@ -61,7 +61,7 @@ export interface UsageReport {
   }
   series: SeriesPoint[]
   top_models: TopModel[]
-  /** With `breakdown=model`: each model's series, in the order of `top_models`. */
+  /** With `breakdown=model`: the series of the first MAX_MODEL_SERIES models of `top_models`, in that order. */
   series_by_model?: { model: string; series: SeriesPoint[] }[]
 }
 
@@ -101,15 +101,6 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
     p.input_tokens += r.inputTokens
     p.output_tokens += r.outputTokens
     p.cost += r.cost
-    if (w.breakdown === 'model') {
-      let ms = byModel.get(r.model)
-      if (!ms) byModel.set(r.model, (ms = starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 }))))
-      const mp = ms[i]!
-      mp.requests += r.requests
-      mp.input_tokens += r.inputTokens
-      mp.output_tokens += r.outputTokens
-      mp.cost += r.cost
-    }
     totals.total_requests += r.requests
     totals.input_tokens += r.inputTokens
     totals.output_tokens += r.outputTokens
@@ -140,7 +131,20 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
     top_models: top,
   }
   if (w.breakdown === 'model') {
-    report.series_by_model = top.map((m) => {
+    // the first models of top_models only: the rest of each bucket is the total less these
+    const shown = top.slice(0, MAX_MODEL_SERIES)
+    for (const m of shown) byModel.set(m.model, starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 })))
+    for (const r of rows) {
+      const ms = byModel.get(r.model)
+      const i = index.get(bucketStart(r.at, w.granularity))
+      if (!ms || i === undefined) continue
+      const mp = ms[i]!
+      mp.requests += r.requests
+      mp.input_tokens += r.inputTokens
+      mp.output_tokens += r.outputTokens
+      mp.cost += r.cost
+    }
+    report.series_by_model = shown.map((m) => {
       const ms = byModel.get(m.model)!
       for (const p of ms) p.cost = money(p.cost)
       return { model: m.model, series: ms }
@@ -148,3 +152,6 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
   }
   return report
 }
+
+/** Models given a series of their own with `breakdown=model`, however many the window holds. */
+export const MAX_MODEL_SERIES = 20

@@ -75,6 +75,13 @@ describe('parseUsageQuery', () => {
     ['model=', 'model:'],
     ['from=1990-01-01&granularity=hour', 'granularity:'],
     ['from=1900-01-01', 'granularity:'],
+    // a misspelt or repeated parameter would be a report of something else
+    ['granulariy=day', 'granulariy: unknown query parameter'],
+    ['limit=5', 'limit: unknown query parameter'],
+    ['timeframe=24h&timeframe=7d', 'timeframe: given more than once'],
+    ['from=2026-01-01&from=2026-02-01', 'from: given more than once'],
+    // a series per model over a long window is too long a report
+    ['from=2000-01-01&to=2027-01-01&granularity=day&breakdown=model', 'breakdown:'],
   ])('%s → 400 naming the field', (s, field) => {
     const e = err(s)
     expect(e).toBeInstanceOf(HttpError)

@@ -66,6 +66,17 @@ describe('buildReport', () => {
     expect(r.totals.unpriced_requests).toBe(5)
   })
 
+  test('a series per model for the first 20 models only, however many the window holds; each equal to its rows', () => {
+    const rows = Array.from({ length: 300 }, (_, i) => row('2026-01-05T11:00:00Z', `mock-m${i}`, 1 + (i % 7), (i + 1) / 1000))
+    const r = buildReport({ ...w, breakdown: 'model' }, rows)
+    expect(r.top_models.length).toBe(300)
+    expect(r.series_by_model!.map((s) => s.model)).toEqual(r.top_models.slice(0, 20).map((m) => m.model))
+    for (const s of r.series_by_model!) {
+      const mine = rows.filter((x) => x.model === s.model)
+      expect(s.series.reduce((n, p) => n + p.requests, 0)).toBe(mine.reduce((n, x) => n + x.requests, 0))
+    }
+  })
+
   test('money sums do not show float noise', () => {
     const r = buildReport(w, [row('2026-01-05T11:00:00Z', 'a', 1, 0.1), row('2026-01-05T11:30:00Z', 'a', 1, 0.2)])
     expect(r.totals.total_cost).toBe(0.3)
