@@ -3,7 +3,7 @@
 // response carries and one access-log line. Kept outside Elysia so refusals cost no
 // routing and every response (errors included) gets the same treatment.
 import type { Server } from 'bun'
-import { authenticate, authenticateKnown } from './auth/guard.ts'
+import { authenticate, authenticateKnown, CreditsExhausted } from './auth/guard.ts'
 import { setRequestInfo, type PendingLimits, type RequestInfo } from './http/context.ts'
 import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
@@ -26,6 +26,8 @@ export type FetchHandler = (req: Request, server: Server<unknown>) => Promise<Re
  */
 const ROUTER_PATH_FROM = 11
 const CANONICAL_ORIGIN = 'http://localhost'
+/** Methods that only read. */
+const READS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
 
 /**
  * Index of the path's first '/' in a request URL (after `scheme://authority`), or -1.
@@ -117,7 +119,10 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     return then(rateLimits.take(ipLimits, now), (ipOutcome): Guarded | Promise<Guarded> => {
       if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
       // a key in memory answers at once; only a key unknown here is looked up (a promise)
-      return then(authenticate(req.headers, beta, keys), (key): Guarded | Promise<Guarded> => {
+      return then(authenticate(req.headers, beta, keys), (found): Guarded | Promise<Guarded> => {
+        // a key that spent its credit still reads what it spent it on: the record of the very
+        // request that crossed zero, its usage, its files (nothing read costs anything)
+        const key = found instanceof CreditsExhausted && READS.has(req.method) ? found.key : found
         if (key instanceof HttpError) {
           // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
           if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding

@@ -56,8 +56,13 @@ function admitKey(key: ApiKey | undefined): ApiKey | HttpError {
   if (key.credits === 0) return new HttpError(401, 'API key has zero credits')
   // `spent` counts costs settled in memory, not yet written; reservations of requests in
   // progress are weighed at admission (billing/billing.ts), once the model and caps are known
-  if (key.credits !== null && key.spent >= key.credits) {
-    return new HttpError(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits; add credits, then resend`)
-  }
+  if (key.credits !== null && key.spent >= key.credits) return new CreditsExhausted(key)
   return key
+}
+
+/** A funded key whose spend reached its credit: refused (402) for what spends, let through to read what it spent (its records, usage, files). */
+export class CreditsExhausted extends HttpError {
+  constructor(readonly key: ApiKey) {
+    super(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits; add credits, then resend`)
+  }
 }

@@ -137,14 +137,16 @@ describe('upstream failures', () => {
     const key = await rig.gw.services.keys.create({ name: 'nearly-broke', credits: 0.000001 })
     const res = await rig.call('POST', '/api/v1/batches', { requests: [chat('gpt-4o-mini', 'p0'), chat('gpt-4o-mini', 'p1')], settings: { concurrency: 2 } }, key.key)
     const b = (await res.json()) as any
-    // once spent, the key is refused at the door (402), its batch too: read it as the operator
+    // once spent, the key is refused at the door (402) for what spends
     const store = rig.gw.services.batches!.store
     for (let i = 0; i < 500 && !(await store.byId(b.id))!.endedAt; i++) await Bun.sleep(10)
     expect(await store.byId(b.id)).toMatchObject({ status: 'completed', total: 2, succeeded: 1, failed: 1 })
     const [ok, refused] = await store.results(b.id, 0, 2, 2)
     expect(ok!.status).toBe('succeeded')
     expect(JSON.parse(refused!.error!)).toMatchObject({ status: 402, code: 'insufficient_credits', message: expect.stringContaining('Credits exhausted') })
-    expect((await rig.call('GET', `/api/v1/batches/${b.id}`, undefined, key.key)).status).toBe(402)
+    // the key may still read its batch: nothing read costs anything
+    expect((await rig.call('GET', `/api/v1/batches/${b.id}`, undefined, key.key)).status).toBe(200)
+    expect((await rig.call('POST', '/api/v1/batches', { requests: [chat('gpt-4o-mini', 'p2')] }, key.key)).status).toBe(402)
     expect(seen.get('p0')).toBe(1)
     expect(seen.has('p1')).toBe(false)
     // the refused item left no reservation behind, the admitted one was settled

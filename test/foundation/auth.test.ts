@@ -46,14 +46,28 @@ describe('401 kinds', () => {
   })
 })
 
-test('402 when a funded key has spent its credits', async () => {
+test('402 when a funded key has spent its credits, for what spends; what it spent them on it can still read', async () => {
   const { key, record } = await gw.services.keys.create({ name: 'funded', credits: 0.01 })
-  expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
+  const chat = () =>
+    fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+  const first = await chat()
+  expect(first.status).toBe(200)
+  const id = ((await first.json()) as { id: string }).id
   await gw.services.billing.addSpent(record.id, 0.01)
-  const msg = await expectError(await get('/api/v1/models', { authorization: `Bearer ${key}` }), 402, /Credits exhausted/)
+  const msg = await expectError(await chat(), 402, /Credits exhausted/)
   expect(msg).not.toContain(key)
+  const upload = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: new FormData() })
+  expect(upload.status).toBe(402)
+  // the record of what it spent, its usage and the models stay readable
+  for (const path of [`/api/v1/generations?id=${id}`, '/api/v1/usage', '/api/v1/models', '/api/v1/files']) {
+    expect((await get(path, { authorization: `Bearer ${key}` })).status).toBe(200)
+  }
   await gw.services.keys.credit(record.id, 1)
-  expect((await get('/api/v1/models', { authorization: `Bearer ${key}` })).status).toBe(200)
+  expect((await chat()).status).toBe(200)
 })
 
 test('beta routes take x-api-key or Bearer, and ignore the query string', async () => {
