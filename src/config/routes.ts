@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import type { CatalogModel } from './catalog.ts'
 import type { Services } from '../services.ts'
-import { echo, notFound } from '../http/errors.ts'
+import { badRequest, echo, notFound } from '../http/errors.ts'
 
 // Beside each family's own fields: the context window and the output cap the gateway checks
 // requests against. A cap of null is one the gateway does not know (a model known only from
@@ -25,6 +25,28 @@ const anthropicModel = (m: CatalogModel) => ({
   max_tokens: m.maxOutputTokens ?? null,
 })
 
+/** Anthropic pages its model list: `limit` (1–1000, default 20), then `after_id` or `before_id`. */
+function anthropicPage(all: ReturnType<typeof anthropicModel>[], q: URLSearchParams) {
+  const lq = q.get('limit')
+  const limit = lq === null ? 20 : Number(lq)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest(`limit: expected an integer 1-1000, got ${echo(lq ?? '')}`)
+  const after = q.get('after_id')
+  const before = q.get('before_id')
+  if (after !== null && before !== null) throw badRequest('after_id, before_id: give one of them, not both')
+  const at = (id: string, field: string) => {
+    const i = all.findIndex((m) => m.id === id)
+    if (i < 0) throw badRequest(`${field}: no model ${echo(id)} in the list`)
+    return i
+  }
+  let start = 0
+  let end = all.length
+  if (after !== null) start = at(after, 'after_id') + 1
+  if (before !== null) end = at(before, 'before_id')
+  const data = before !== null ? all.slice(Math.max(0, end - limit), end) : all.slice(start, start + limit)
+  const has_more = before !== null ? end - limit > 0 : start + limit < all.length
+  return { data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }
+}
+
 export function modelRoutes(s: Pick<Services, 'catalog'>) {
   const find = (id: string) => {
     // the router has decoded the id once (a slash sent as %2F); decoding again would fail on a bare %
@@ -38,9 +60,6 @@ export function modelRoutes(s: Pick<Services, 'catalog'>) {
     .get('/api/alpha/v1/models', openaiList)
     .get('/api/v1/models/:id', ({ params }) => openaiModel(find(params.id)))
     .get('/api/alpha/v1/models/:id', ({ params }) => openaiModel(find(params.id)))
-    .get('/api/beta/v1/models', () => {
-      const data = s.catalog.list().map(anthropicModel)
-      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }
-    })
+    .get('/api/beta/v1/models', ({ request }) => anthropicPage(s.catalog.list().map(anthropicModel), new URL(request.url).searchParams))
     .get('/api/beta/v1/models/:id', ({ params }) => anthropicModel(find(params.id)))
 }

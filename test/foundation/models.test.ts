@@ -31,4 +31,21 @@ test('anthropic models.list() on /api/beta returns the catalog in its shape', as
     ids.push(m.id)
   }
   expect(ids).toContain('claude-haiku-4-5')
+  // page by page, as Anthropic pages it: the SDK walks every page, and each has what was asked
+  expect(ids).toEqual(gw.services.catalog.list().map((m) => m.id))
+  const first = await client.models.list({ limit: 2 })
+  expect(first.data.map((m) => m.id)).toEqual(ids.slice(0, 2))
+  expect(first.has_more).toBe(true)
+  const next = await client.models.list({ limit: 3, after_id: ids[1] })
+  expect(next.data.map((m) => m.id)).toEqual(ids.slice(2, 5))
+  const back = await client.models.list({ limit: 2, before_id: ids[4] })
+  expect(back.data.map((m) => m.id)).toEqual(ids.slice(2, 4))
+  const last = await client.models.list({ limit: 1000, after_id: ids.at(-2) })
+  expect(last.data.map((m) => m.id)).toEqual([ids.at(-1)])
+  expect(last.has_more).toBe(false)
+  for (const q of ['limit=0', 'limit=abc', 'limit=1001', 'after_id=nope']) {
+    const res = await fetch(`${gw.url}/api/beta/v1/models?${q}`, { headers: { 'x-api-key': gw.key } })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: string }).error).toMatch(/^(limit|after_id)/)
+  }
 })
