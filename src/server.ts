@@ -15,6 +15,8 @@ import { openStorage } from './db/client.ts'
 import { checkCluster, storageOptions } from './db/options.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './front.ts'
+import { lockDataDir, type DataDirLock } from './db/data-dir-lock.ts'
+import { ConfigError } from './config/errors.ts'
 import type { Services } from './services.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
@@ -66,13 +68,18 @@ export async function ensureBootstrapKey(s: Pick<Services, 'config' | 'keys'>): 
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
   const logger = log ?? createLogger(config.logLevel, undefined, config.logFormat)
-  const cluster = await createCluster(config, logger)
+  // one serving gateway per embedded data dir (db/data-dir-lock.ts)
+  const lock = config.database.url ? undefined : lockDataDir(config.dataDir)
+  const cluster = await createCluster(config, logger).catch((e) => {
+    lock?.release()
+    throw e
+  })
   const services = await buildServices(config, logger, cluster).catch((e) => {
     cluster.close()
+    lock?.release()
     throw e
   })
   services.onClose.push(await startCheckpointer(services.storage, services.log))
-  const bootstrapKey = await ensureBootstrapKey(services)
   // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
   // database); the poll stays for writers that do not publish: slower when the database is shared
   await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
@@ -80,7 +87,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   const handlers = generationHandlers(services)
   const app = createApp(services, handlers)
   const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log, KNOWN_FAILURES))
-  const server = Bun.serve({
+  const server = serveOrClose(services, cluster, lock, {
     hostname: config.host,
     port: config.port,
     // Bun's own cap answers a bare 413 (no JSON, no request id) before any handler runs, so
@@ -102,6 +109,8 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       })
     },
   })
+  // made once the port is ours: a start that fails before it leaves no key no one was shown
+  const bootstrapKey = await ensureBootstrapKey(services)
   // the token tables (tens of MiB) load now, off the request thread, not mid-way through the
   // first interrupted stream's recording (peak memory)
   if (config.tokenWorkers !== undefined) setTokenWorkers(config.tokenWorkers)
@@ -113,18 +122,35 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       const graceful = server.stop(false)
       const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.shutdownGraceMs).unref?.())
       if ((await Promise.race([graceful.then(() => 'done' as const), timer])) === 'timeout') await server.stop(true)
-      for (const close of services.onClose) {
-        try {
-          await close()
-        } catch (e) {
-          services.log.warn('close hook failed', { error: String(e) })
-        }
-      }
-      await services.keys.stop()
-      await services.billing.stop()
-      cluster.close()
-      await services.storage.close()
+      await closeServices(services, cluster, lock)
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return { url: `http://${host}:${server.port}`, port: server.port!, services, bootstrapKey, stop }
+}
+
+/** Everything start-up opened, closed in turn: the close hooks, keys, billing, the cluster, the database, and last the data dir's lock. */
+async function closeServices(services: ServerServices, cluster: Cluster, lock: DataDirLock | undefined) {
+  for (const close of services.onClose) {
+    try {
+      await close()
+    } catch (e) {
+      services.log.warn('close hook failed', { error: String(e) })
+    }
+  }
+  await services.keys.stop()
+  await services.billing.stop()
+  cluster.close()
+  await services.storage.close()
+  lock?.release()
+}
+
+/** Bun.serve, or, when the address cannot be had (a port in use), everything start-up opened closed again and the failure said plainly. */
+function serveOrClose(services: ServerServices, cluster: Cluster, lock: DataDirLock | undefined, options: Parameters<typeof Bun.serve>[0]) {
+  try {
+    return Bun.serve(options)
+  } catch (e) {
+    void closeServices(services, cluster, lock)
+    const where = `${(options as { hostname?: string }).hostname}:${(options as { port?: number }).port}`
+    throw new ConfigError(`could not listen on ${where}: ${(e as Error)?.message ?? String(e)}${(e as { code?: string })?.code ? ` (${(e as { code: string }).code})` : ''}`)
+  }
 }

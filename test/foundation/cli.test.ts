@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import pkg from '../../package.json'
 import { cleanup, runCli, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+import { onPostgres } from '../helpers/database.ts'
 
 const dirs: string[] = []
 const procs: Spawned[] = []
@@ -115,4 +116,42 @@ test('version and usage errors', async () => {
   const u = await runCli(['frobnicate'])
   expect(u.code).toBe(2)
   expect(u.stderr).toContain('unknown command')
+})
+
+// Two serving gateways on one embedded data dir would each hold the credits, limits and batch
+// leases in memory of their own: a key would spend its credit twice over and a batch's items
+// would run twice. The CLI's commands still run beside the one that serves.
+test.skipIf(onPostgres)('one serving gateway per data dir: a second is refused naming it; the CLI runs beside; after a kill -9 the dir is free again', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const first = await spawnGateway({ dataDir: dir })
+  procs.push(first)
+  const second = await runCli(['serve', '--port', '0', '--data-dir', dir])
+  expect(second.code).toBe(1)
+  expect(second.stderr).toContain(`data dir ${dir}: another gateway is serving from it`)
+  expect(second.stderr).not.toContain('    at ')
+  expect((await runCli(['keys', 'create', '--name', 'beside', '--data-dir', dir])).code).toBe(0)
+  first.kill('SIGKILL')
+  await first.exited
+  const after = await spawnGateway({ dataDir: dir })
+  procs.push(after)
+  expect((await fetch(after.url + '/api/v1/models', { headers: { authorization: `Bearer ${first.key}` } })).status).toBe(200)
+  after.kill('SIGTERM')
+  expect(await after.exited).toBe(0)
+})
+
+test('a start that cannot listen (its port in use) says so in one line, and leaves no key no one was shown', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const busy = Bun.serve({ port: 0, fetch: () => new Response('') })
+  try {
+    const r = await runCli(['serve', '--port', String(busy.port), '--data-dir', dir])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`switchyard: could not listen on 127.0.0.1:${busy.port}`)
+    expect(r.stderr).not.toContain('    at ')
+  } finally {
+    busy.stop(true)
+  }
+  const list = await runCli(['keys', 'list', '--json', '--data-dir', dir])
+  expect(JSON.parse(list.stdout)).toEqual([])
 })

@@ -40,8 +40,8 @@ test('anthropic models.list() on /api/beta returns the catalog in its shape', as
   expect(next.data.map((m) => m.id)).toEqual(ids.slice(2, 5))
   const back = await client.models.list({ limit: 2, before_id: ids[4] })
   expect(back.data.map((m) => m.id)).toEqual(ids.slice(2, 4))
-  const last = await client.models.list({ limit: 1000, after_id: ids.at(-2) })
-  expect(last.data.map((m) => m.id)).toEqual([ids.at(-1)])
+  const last = await client.models.list({ limit: 1000, after_id: ids.at(-2)! })
+  expect(last.data.map((m) => m.id)).toEqual([ids.at(-1)!])
   expect(last.has_more).toBe(false)
   for (const q of ['limit=0', 'limit=abc', 'limit=1001', 'after_id=nope']) {
     const res = await fetch(`${gw.url}/api/beta/v1/models?${q}`, { headers: { 'x-api-key': gw.key } })

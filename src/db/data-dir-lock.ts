@@ -1,0 +1,46 @@
+// One serving gateway per embedded data dir. Two `serve` processes on one SQLite data dir each
+// keep their own credit holds, rate limits and batch leases in memory: a key spent its credit
+// twice over, a batch's items ran twice, and one instance's start-up swept the other's uploads
+// in progress away. The second is refused at start. The lock is SQLite's own (a POSIX lock on
+// a file of its own, `serve.lock`): the system lets it go with the process, kill -9 included,
+// and it holds across containers that share the volume. The CLI's commands take no lock: they
+// are meant to run beside the server. Instances that share PostgreSQL are the cluster's to
+// coordinate, and take none either.
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ConfigError } from '../config/errors.ts'
+
+export interface DataDirLock {
+  release(): void
+}
+
+export function lockDataDir(dataDir: string): DataDirLock {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const file = join(dataDir, 'serve.lock')
+  const db = new Database(file, { create: true })
+  try {
+    db.exec('PRAGMA locking_mode = EXCLUSIVE')
+    db.exec('BEGIN EXCLUSIVE')
+  } catch (e) {
+    db.close()
+    const code = (e as { code?: string })?.code
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+      throw new ConfigError(`data dir ${dataDir}: another gateway is serving from it (${file} is locked); stop it first, or give this one a data dir of its own (SWITCHYARD_DATA_DIR)`)
+    }
+    throw e
+  }
+  let held = true
+  return {
+    release() {
+      if (!held) return
+      held = false
+      try {
+        db.exec('ROLLBACK')
+      } catch {
+        // nothing to roll back
+      }
+      db.close()
+    },
+  }
+}
