@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
-import { KeyStore } from './auth/keys.ts'
+import { KeyStore, MAX_CREDITS } from './auth/keys.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
 import { buildCatalog, deploymentTable } from './config/catalog.ts'
 import { ConfigError, loadConfig, maskedConfig, maskUrl, storesOf, type Config } from './config/load.ts'
@@ -55,6 +55,12 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
   return n
 }
 
+/** USD a key may hold, as the admin API takes it. */
+function credits(n: number | undefined, name: string): number | undefined {
+  if (n !== undefined && n > MAX_CREDITS) throw new UsageError(`--${name}: at most ${MAX_CREDITS} USD, got ${n}`)
+  return n
+}
+
 /** `--account`: one a report can name again (not blank). */
 function accountOf(v: unknown): string | undefined {
   if (typeof v !== 'string') return undefined
@@ -101,6 +107,8 @@ async function serve(config: Config) {
   // before the banner: whoever reads "listening on" may send SIGTERM at once
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
+  // a closed terminal or SSH session: the same graceful stop, not a cut that loses the last records
+  process.once('SIGHUP', () => void shutdown('SIGHUP'))
   process.stdout.write(lines.join('\n') + '\n')
 }
 
@@ -127,7 +135,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         const { key, record } = await keys.create({
           name,
           account: accountOf(v.account),
-          credits: positiveNumber(v.credits as string | undefined, 'credits'),
+          credits: credits(positiveNumber(v.credits as string | undefined, 'credits'), 'credits'),
           rpm: positiveNumber(v.rpm as string | undefined, 'rpm', true),
         })
         if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
@@ -147,7 +155,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
       case 'enable':
         return show(await keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
       case 'credit': {
-        const n = positiveNumber(need(amount, 'AMOUNT'), 'amount')!
+        const n = credits(positiveNumber(need(amount, 'AMOUNT'), 'amount'), 'amount')!
         if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')
         return show(await keys.credit(need(id, 'ID'), n), id!)
       }

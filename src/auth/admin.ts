@@ -19,7 +19,7 @@ const Create = TypeCompiler.Compile(
     {
       name: t.String({ minLength: 1, maxLength: 200 }),
       account: t.Optional(Account),
-      credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()])),
+      credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
       rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
     },
     { additionalProperties: false },
@@ -32,20 +32,21 @@ const Update = TypeCompiler.Compile(
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
       account: t.Optional(Account),
       status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
-      credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()])),
+      credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
       rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
     },
     { additionalProperties: false },
   ),
 )
 
-const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0, maximum: MAX_CREDITS }) }, { additionalProperties: false }))
+const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0, maximum: MAX_CREDITS, errorMessage: `expected USD above 0, at most ${MAX_CREDITS}` }) }, { additionalProperties: false }))
 
 function check<T>(v: { Check(x: unknown): x is T; Errors(x: unknown): { First(): { path: string; message: string } | undefined } }, body: unknown): T {
   if (v.Check(body)) return body
-  const e = v.Errors(body).First()
+  const e = v.Errors(body).First() as { path: string; message: string; schema?: { errorMessage?: string } } | undefined
   const field = e?.path.replace(/^\//, '').replaceAll('/', '.') || 'body'
-  throw new HttpError(400, `${field}: ${e?.message ?? 'invalid'}`)
+  // a rule's own words where it has them ("Expected union value" says nothing of the range)
+  throw new HttpError(400, `${field}: ${e?.schema?.errorMessage ?? e?.message ?? 'invalid'}`)
 }
 
 export const publicKey = (k: ApiKey) => ({

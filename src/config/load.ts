@@ -201,11 +201,44 @@ function expected(s: Expected): string {
   return `a ${s.type ?? 'value'}${range}`
 }
 
+/** A number from the environment or a flag: plain decimal digits only (not `0x50`, `1e3` or `Infinity`), never negative. */
 function num(v: string | undefined, name: string): number | undefined {
   if (v === undefined || v === '') return undefined
-  const n = Number(v)
+  const n = /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN
   if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name}: expected a non-negative number, got "${v}"`)
   return n
+}
+
+/** An environment number held to the range its file setting has: a whole number from `min` (to `max`). */
+function int(v: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const n = num(v, name)
+  if (n === undefined) return undefined
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name}: expected an integer ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `${min}-${max}`}, got "${v}"`)
+  return n
+}
+
+const TRUE = new Set(['true', '1', 'yes', 'on'])
+const FALSE = new Set(['false', '0', 'no', 'off'])
+
+/** An on/off setting from the environment: a clear yes or no, else an error (`SWITCHYARD_CLUSTER=TRUE` turned nothing on). */
+function flag(v: string | undefined, name: string): boolean | undefined {
+  if (v === undefined || v.trim() === '') return undefined
+  const w = v.trim().toLowerCase()
+  if (TRUE.has(w)) return true
+  if (FALSE.has(w)) return false
+  throw new ConfigError(`${name}: expected true or false, got "${v.slice(0, 40)}"`)
+}
+
+/** A share from the environment: 0 to 1 (a discount of 10 meant 10 % made everything free). */
+function fraction(n: number | undefined, name: string): number | undefined {
+  if (n !== undefined && n > 1) throw new ConfigError(`${name}: expected a fraction 0-1 (0.1 for 10 %), got ${n}`)
+  return n
+}
+
+function crossFamily(v: string | undefined): 'reject' | 'translate' | undefined {
+  if (v === undefined) return undefined
+  if (v === 'reject' || v === 'translate') return v
+  throw new ConfigError(`SWITCHYARD_CROSS_FAMILY: expected reject or translate, got "${v.slice(0, 40)}"`)
 }
 
 function positive(n: number | undefined, name: string): number | undefined {
@@ -269,47 +302,47 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     providers,
     routing: resolveRouting(f.routing),
     limits: {
-      keyRpm: num(env.SWITCHYARD_KEY_RPM, 'SWITCHYARD_KEY_RPM') ?? f.limits?.key_rpm ?? 600,
-      ipRpm: num(env.SWITCHYARD_IP_RPM, 'SWITCHYARD_IP_RPM') ?? f.limits?.ip_rpm ?? 3000,
-      keyBurstRps: num(env.SWITCHYARD_KEY_BURST_RPS, 'SWITCHYARD_KEY_BURST_RPS') ?? f.limits?.key_burst_rps ?? 50,
-      maxBodyBytes: num(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES') ?? f.limits?.max_body_bytes ?? 32 * MiB,
-      maxUploadBytes: num(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES') ?? f.limits?.max_upload_bytes ?? 512 * MiB,
+      keyRpm: int(env.SWITCHYARD_KEY_RPM, 'SWITCHYARD_KEY_RPM', 1) ?? f.limits?.key_rpm ?? 600,
+      ipRpm: int(env.SWITCHYARD_IP_RPM, 'SWITCHYARD_IP_RPM', 1) ?? f.limits?.ip_rpm ?? 3000,
+      keyBurstRps: int(env.SWITCHYARD_KEY_BURST_RPS, 'SWITCHYARD_KEY_BURST_RPS', 1) ?? f.limits?.key_burst_rps ?? 50,
+      maxBodyBytes: int(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES', 1024) ?? f.limits?.max_body_bytes ?? 32 * MiB,
+      maxUploadBytes: int(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES', 1024) ?? f.limits?.max_upload_bytes ?? 512 * MiB,
       bodyGraceS: positive(num(env.SWITCHYARD_BODY_GRACE_S, 'SWITCHYARD_BODY_GRACE_S'), 'SWITCHYARD_BODY_GRACE_S') ?? f.limits?.body_grace_s ?? 30,
-      bodyMinBytesPerS: positive(num(env.SWITCHYARD_BODY_MIN_BYTES_PER_S, 'SWITCHYARD_BODY_MIN_BYTES_PER_S'), 'SWITCHYARD_BODY_MIN_BYTES_PER_S') ?? f.limits?.body_min_bytes_per_s ?? 16 * 1024,
+      bodyMinBytesPerS: int(env.SWITCHYARD_BODY_MIN_BYTES_PER_S, 'SWITCHYARD_BODY_MIN_BYTES_PER_S', 1) ?? f.limits?.body_min_bytes_per_s ?? 16 * 1024,
     },
     pricing: {
-      discount: num(env.SWITCHYARD_DISCOUNT, 'SWITCHYARD_DISCOUNT') ?? f.pricing?.discount ?? 0,
+      discount: fraction(num(env.SWITCHYARD_DISCOUNT, 'SWITCHYARD_DISCOUNT'), 'SWITCHYARD_DISCOUNT') ?? f.pricing?.discount ?? 0,
       overrides: f.pricing?.overrides ?? {},
     },
     models: checkDeployments(f.models ?? [], providers),
-    compat: { crossFamily: (str(env.SWITCHYARD_CROSS_FAMILY) as 'reject' | 'translate' | undefined) ?? f.compat?.cross_family ?? 'reject' },
+    compat: { crossFamily: crossFamily(str(env.SWITCHYARD_CROSS_FAMILY)) ?? f.compat?.cross_family ?? 'reject' },
     generations: recordSettings(f.records, f.generations, env),
     cache: cacheSettings(f.cache),
     replay,
-    responses: { maxThreadBytes: count(num(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES') ?? f.responses?.max_thread_bytes ?? 32 * MiB, 1024) },
+    responses: { maxThreadBytes: int(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES', 1024) ?? f.responses?.max_thread_bytes ?? 32 * MiB },
     metrics: {
-      public: (str(env.SWITCHYARD_METRICS_PUBLIC) ?? String(f.metrics?.public ?? false)) === 'true',
-      perKey: (str(env.SWITCHYARD_METRICS_PER_KEY) ?? String(f.metrics?.per_key ?? false)) === 'true',
+      public: flag(env.SWITCHYARD_METRICS_PUBLIC, 'SWITCHYARD_METRICS_PUBLIC') ?? f.metrics?.public ?? false,
+      perKey: flag(env.SWITCHYARD_METRICS_PER_KEY, 'SWITCHYARD_METRICS_PER_KEY') ?? f.metrics?.per_key ?? false,
     },
     media: {
-      allowPrivateUrls: (str(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS) ?? String(f.media?.allow_private_urls ?? false)) === 'true',
-      maxBytes: num(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES') ?? f.media?.max_bytes ?? 20 * MiB,
-      timeoutMs: num(env.SWITCHYARD_MEDIA_TIMEOUT_MS, 'SWITCHYARD_MEDIA_TIMEOUT_MS') ?? f.media?.timeout_ms ?? 10_000,
+      allowPrivateUrls: flag(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS, 'SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS') ?? f.media?.allow_private_urls ?? false,
+      maxBytes: int(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES', 1) ?? f.media?.max_bytes ?? 20 * MiB,
+      timeoutMs: int(env.SWITCHYARD_MEDIA_TIMEOUT_MS, 'SWITCHYARD_MEDIA_TIMEOUT_MS', 1) ?? f.media?.timeout_ms ?? 10_000,
     },
     batches: {
-      workers: count(num(env.SWITCHYARD_BATCH_WORKERS, 'SWITCHYARD_BATCH_WORKERS') ?? f.batches?.workers ?? availableParallelism(), 1),
-      maxConcurrency: count(num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64, 1),
-      maxInFlight: count(num(env.SWITCHYARD_BATCH_MAX_IN_FLIGHT, 'SWITCHYARD_BATCH_MAX_IN_FLIGHT') ?? f.batches?.max_in_flight ?? 2 * (num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64), 1),
-      maxRetries: count(num(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES') ?? f.batches?.max_retries ?? 4, 0),
-      maxItemsPerSecond: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND') ?? f.batches?.max_items_per_second ?? 1000, 0),
-      maxItems: count(num(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS') ?? f.batches?.max_items ?? 50_000, 1),
-      leaseMs: count(num(env.SWITCHYARD_BATCH_LEASE_MS, 'SWITCHYARD_BATCH_LEASE_MS') ?? f.batches?.lease_ms ?? 10_000, 1_000),
+      workers: count(int(env.SWITCHYARD_BATCH_WORKERS, 'SWITCHYARD_BATCH_WORKERS', 1, 256) ?? f.batches?.workers ?? availableParallelism(), 1),
+      maxConcurrency: count(int(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY', 1, 10_000) ?? f.batches?.max_concurrency ?? 64, 1),
+      maxInFlight: count(int(env.SWITCHYARD_BATCH_MAX_IN_FLIGHT, 'SWITCHYARD_BATCH_MAX_IN_FLIGHT', 1, 100_000) ?? f.batches?.max_in_flight ?? 2 * (num(env.SWITCHYARD_BATCH_MAX_CONCURRENCY, 'SWITCHYARD_BATCH_MAX_CONCURRENCY') ?? f.batches?.max_concurrency ?? 64), 1),
+      maxRetries: count(int(env.SWITCHYARD_BATCH_MAX_RETRIES, 'SWITCHYARD_BATCH_MAX_RETRIES', 0, 20) ?? f.batches?.max_retries ?? 4, 0),
+      maxItemsPerSecond: count(int(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND', 0) ?? f.batches?.max_items_per_second ?? 1000, 0),
+      maxItems: count(int(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS', 1, 10_000_000) ?? f.batches?.max_items ?? 50_000, 1),
+      leaseMs: count(int(env.SWITCHYARD_BATCH_LEASE_MS, 'SWITCHYARD_BATCH_LEASE_MS', 1000) ?? f.batches?.lease_ms ?? 10_000, 1_000),
     },
     database: {
       url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)),
-      takeAhead: (str(env.SWITCHYARD_DATABASE_TAKE_AHEAD) ?? String(f.database?.take_ahead ?? true)) === 'true',
+      takeAhead: flag(env.SWITCHYARD_DATABASE_TAKE_AHEAD, 'SWITCHYARD_DATABASE_TAKE_AHEAD') ?? f.database?.take_ahead ?? true,
     },
-    cluster: (str(env.SWITCHYARD_CLUSTER) ?? String(f.cluster ?? false)) === 'true',
+    cluster: flag(env.SWITCHYARD_CLUSTER, 'SWITCHYARD_CLUSTER') ?? f.cluster ?? false,
     redis: redisSettings(f, env),
     s3: s3Settings(f, env),
     source: file,
@@ -334,7 +367,7 @@ function redisSettings(f: ConfigFile, env: Record<string, string | undefined>): 
     onError,
     timeoutMs: count(num(env.SWITCHYARD_REDIS_TIMEOUT_MS, 'SWITCHYARD_REDIS_TIMEOUT_MS') ?? f.redis?.timeout_ms ?? 500, 50),
     prefix: str(env.SWITCHYARD_REDIS_PREFIX) ?? f.redis?.prefix ?? 'switchyard:',
-    takeAhead: (str(env.SWITCHYARD_REDIS_TAKE_AHEAD) ?? String(f.redis?.take_ahead ?? true)) === 'true',
+    takeAhead: flag(env.SWITCHYARD_REDIS_TAKE_AHEAD, 'SWITCHYARD_REDIS_TAKE_AHEAD') ?? f.redis?.take_ahead ?? true,
   }
 }
 
@@ -349,7 +382,7 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
   }
   const endpoint = pick(c?.endpoint, 'ENDPOINT')
   if (endpoint && !/^https?:\/\//.test(endpoint)) throw new ConfigError(`blobs.s3.endpoint: expected an http(s):// URL`)
-  const redirect = str(env.SWITCHYARD_S3_REDIRECT_DOWNLOADS) ?? String(c?.redirect_downloads ?? false)
+  const redirect = flag(env.SWITCHYARD_S3_REDIRECT_DOWNLOADS, 'SWITCHYARD_S3_REDIRECT_DOWNLOADS') ?? c?.redirect_downloads ?? false
   return {
     bucket,
     endpoint,
@@ -358,7 +391,7 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
     secretAccessKey: pick(c?.secret_access_key, 'SECRET_ACCESS_KEY'),
     sessionToken: pick(c?.session_token, 'SESSION_TOKEN'),
     prefix: (c?.prefix ?? str(env.SWITCHYARD_S3_PREFIX) ?? '').replace(/^\/+/, ''),
-    redirectDownloads: redirect === 'true',
+    redirectDownloads: redirect,
     presignTtlS: c?.presign_ttl_s ?? 300,
     // a custom endpoint is nearly always a self-hosted server that wants path-style URLs
     pathStyle: c?.path_style ?? endpoint !== undefined,

@@ -97,7 +97,7 @@ export const ConfigFileSchema = t.Object(
           port: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
           data_dir: t.Optional(t.String()),
           trusted_proxies: t.Optional(t.Array(t.String())),
-          shutdown_grace_ms: t.Optional(t.Integer({ minimum: 0 })),
+          shutdown_grace_ms: t.Optional(t.Integer({ minimum: 0, maximum: 86_400_000 })),
           max_upstream_connections: t.Optional(t.Integer({ minimum: 1, maximum: 65535 })),
           token_workers: t.Optional(t.Integer({ minimum: 1, maximum: 256 })),
           admin_token: t.Optional(t.String()),

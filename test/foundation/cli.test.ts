@@ -155,3 +155,24 @@ test('a start that cannot listen (its port in use) says so in one line, and leav
   const list = await runCli(['keys', 'list', '--json', '--data-dir', dir])
   expect(JSON.parse(list.stdout)).toEqual([])
 })
+
+test('a closed terminal (SIGHUP) stops the gateway as SIGTERM does: gracefully, its records written', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const gw = await spawnGateway({ dataDir: dir })
+  procs.push(gw)
+  const res = await fetch(gw.url + '/api/alpha/v1/chat/completions', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  const { id } = (await res.json()) as { id: string }
+  gw.kill('SIGHUP')
+  expect(await gw.exited).toBe(0)
+  expect(gw.output()).toContain('"signal":"SIGHUP"')
+  const after = await spawnGateway({ dataDir: dir })
+  procs.push(after)
+  expect((await fetch(`${after.url}/api/v1/generations?id=${id}`, { headers: { authorization: `Bearer ${gw.key}` } })).status).toBe(200)
+  after.kill('SIGTERM')
+  expect(await after.exited).toBe(0)
+})

@@ -1,6 +1,6 @@
 // Error bodies, request ids, 404/405, the doubled /v1/v1/ hint, malformed JSON, 413.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startGateway, type Gateway } from '../helpers/server.ts'
+import { runCli, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 import { bounded } from '../../src/http/errors.ts'
 
 let gw: Gateway
@@ -116,6 +116,12 @@ test('a grant that would take a key past the most it may hold is a 400, never cr
   expect(k.credits).toBe(6e11 + 1)
   const set = await fetch(gw.url + `/admin/v1/keys/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ credits: 1e300 }) })
   expect(set.status).toBe(400)
+  // the bound is said, not TypeBox's "Expected union value"
+  expect(((await set.json()) as { error: string }).error).toBe('credits: expected null (unlimited) or USD 0 to 1000000000000')
+  // the CLI holds to the same bound
+  const cli = await runCli(['keys', 'create', '--name', 'rich', '--credits', '1e300', '--data-dir', tempDir()])
+  expect(cli.code).toBe(2)
+  expect(cli.stderr).toContain('--credits: at most 1000000000000 USD')
   expect((await fetch(gw.url + `/admin/v1/keys/key_nope/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 1 }) })).status).toBe(404)
 })
 

@@ -128,6 +128,38 @@ describe('providers', () => {
     }
   })
 
+  test('the environment is held to what the file is held to: ranges, a clear yes or no, known words', () => {
+    const refused: [Record<string, string>, string][] = [
+      // a typo of "reject" turned the permissive mode on; a discount of 10 (meaning 10 %) made everything free
+      [{ SWITCHYARD_CROSS_FAMILY: 'REJECT' }, 'SWITCHYARD_CROSS_FAMILY: expected reject or translate'],
+      [{ SWITCHYARD_DISCOUNT: '10' }, 'SWITCHYARD_DISCOUNT: expected a fraction 0-1'],
+      [{ SWITCHYARD_KEY_RPM: '0' }, 'SWITCHYARD_KEY_RPM: expected an integer of at least 1'],
+      [{ SWITCHYARD_KEY_RPM: '0.5' }, 'SWITCHYARD_KEY_RPM: expected an integer'],
+      [{ SWITCHYARD_MAX_BODY_BYTES: '0' }, 'SWITCHYARD_MAX_BODY_BYTES: expected an integer of at least 1024'],
+      [{ SWITCHYARD_BATCH_WORKERS: '100000' }, 'SWITCHYARD_BATCH_WORKERS: expected an integer 1-256'],
+      [{ SWITCHYARD_MEDIA_TIMEOUT_MS: '0' }, 'SWITCHYARD_MEDIA_TIMEOUT_MS: '],
+      [{ SWITCHYARD_MAX_THREAD_BYTES: '5' }, 'SWITCHYARD_MAX_THREAD_BYTES: '],
+      [{ PORT: '0x50' }, 'port: expected a non-negative number'],
+      [{ PORT: '1e3' }, 'port: expected a non-negative number'],
+      [{ SWITCHYARD_CLUSTER: 'maybe' }, 'SWITCHYARD_CLUSTER: expected true or false'],
+      [{ SWITCHYARD_METRICS_PUBLIC: 'ja' }, 'SWITCHYARD_METRICS_PUBLIC: expected true or false'],
+    ]
+    for (const [env, message] of refused) {
+      let err: unknown
+      try {
+        load('', env)
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(ConfigError)
+      expect((err as Error).message).toContain(message)
+    }
+    expect(load('', { SWITCHYARD_METRICS_PUBLIC: 'TRUE', SWITCHYARD_DATABASE_TAKE_AHEAD: 'no' })).toMatchObject({ metrics: { public: true }, database: { takeAhead: false } })
+    expect(load('', { SWITCHYARD_CROSS_FAMILY: 'translate', SWITCHYARD_DISCOUNT: '0.1' })).toMatchObject({ compat: { crossFamily: 'translate' }, pricing: { discount: 0.1 } })
+    // a grace no timer can hold would be none at all
+    expect(() => load('server: { shutdown_grace_ms: 99999999999 }\n')).toThrow(/server\.shutdown_grace_ms/)
+  })
+
   test('a fallback must be a model the catalog serves, and not the model itself', () => {
     const bad = (fallbacks: string) => () => buildCatalog(load(`models:\n  - { id: my-model, family: openai, fallbacks: ${fallbacks} }\n`))
     expect(bad('[gpt-4o, no-such-model]')).toThrow('models[0].fallbacks[1]: unknown model "no-such-model"')
