@@ -197,8 +197,9 @@ export async function main(argv: string[]) {
   const [command = 'serve', ...rest] = positionals
   if (v.help) return console.log(USAGE)
   if (command === 'version') return console.log(pkg.version)
+  let config: Config | undefined
   try {
-    const config = loadConfig({ flags: v })
+    config = loadConfig({ flags: v })
     switch (command) {
       case 'serve':
         return await serve(config)
@@ -222,7 +223,38 @@ export async function main(argv: string[]) {
       console.error(`switchyard: ${e.message}`)
       return process.exit(e instanceof UsageError ? 2 : 1)
     }
+    const said = startFailure(e, config)
+    if (said) {
+      console.error(`switchyard: ${said}`)
+      return process.exit(1)
+    }
     throw e
   }
+}
+
+/** What the system or SQLite said when the data dir or a file cannot be had, by its code: what it means for the operator. */
+const FAILURES: Record<string, string> = {
+  SQLITE_NOTADB: 'its database file is not a SQLite database',
+  SQLITE_CORRUPT: 'its database file is damaged; restore it from a backup',
+  SQLITE_CANTOPEN: 'its database file cannot be opened (a directory that is read-only or not there?)',
+  SQLITE_READONLY: 'its database file is read-only',
+  SQLITE_FULL: 'the disk is full',
+  SQLITE_IOERR: 'reading or writing its database file failed',
+  EEXIST: 'a file stands where a directory must be',
+  ENOTDIR: 'a file stands where a directory must be',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'the disk is full',
+  EISDIR: 'a directory where a file was expected',
+}
+
+/** A start that failed on the data dir or a file: one line naming it, not a stack trace. */
+function startFailure(e: unknown, config: Config | undefined): string | undefined {
+  const code = (e as { code?: unknown })?.code
+  if (typeof code !== 'string' || !Object.hasOwn(FAILURES, code)) return undefined
+  const where = code.startsWith('SQLITE_') && config ? `data dir ${config.dataDir}: ` : ''
+  const message = String((e as Error)?.message ?? '')
+  return `${where}${FAILURES[code]} (${message.startsWith(code) ? message : `${code}: ${message}`})`
 }
 

@@ -176,3 +176,25 @@ test('a closed terminal (SIGHUP) stops the gateway as SIGTERM does: gracefully, 
   after.kill('SIGTERM')
   expect(await after.exited).toBe(0)
 })
+
+test('a data dir or config the gateway cannot use stops it with one line saying what is wrong, never a stack trace', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const file = join(dir, 'a-file')
+  writeFileSync(file, 'x')
+  const garbage = join(dir, 'garbage')
+  const { mkdirSync } = await import('node:fs')
+  mkdirSync(garbage)
+  writeFileSync(join(garbage, 'switchyard.db'), Buffer.alloc(4096, 7))
+  const cases: [string[], string][] = [
+    [['serve', '--port', '0', '--data-dir', file], 'switchyard: a file stands where a directory must be'],
+    [['serve', '--port', '0', '--data-dir', garbage], `switchyard: data dir ${garbage}: its database file is not a SQLite database`],
+    [['serve', '--port', '0', '--data-dir', join(dir, 'ok'), '--config', dir], 'switchyard: a directory where a file was expected'],
+  ]
+  for (const [args, said] of cases) {
+    const r = await runCli(args)
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(r.stderr).toStartWith(said)
+  }
+})
