@@ -103,6 +103,9 @@ describe('providers', () => {
       ['providers:\n  - { id: a, kind: openai, base_url: "ftp://x" }\n', 'providers[0].base_url: '],
       ['routing: { retry_on: [500, later] }\n', 'routing.retry_on[1]: expected one of an integer 100-599, "timeout", "connect"'],
       ['routing: { failures_to_cool: 0 }\n', 'routing.failures_to_cool: '],
+      // a key twice in one mapping: the parser would keep the second without a word
+      ['limits: { key_rpm: 5 }\nlimits: { key_rpm: 7 }\n', 'line 2: "limits" is given twice in one mapping (line 1 has it too)'],
+      ['providers:\n  - id: a\n    kind: openai\n    base_url: http://x\n    kind: anthropic\n', 'line 5: "kind" is given twice'],
       // a body's pace: no grace, or no pace, would cut every body or none
       ['limits: { body_grace_s: 0 }\n', 'limits.body_grace_s: '],
       ['limits: { body_min_bytes_per_s: 0 }\n', 'limits.body_min_bytes_per_s: '],
