@@ -3,8 +3,8 @@
 // connection, and the request's read, for ever: a few thousand such clients hold every socket.
 // The rule: a body has a grace (30 s), and beyond it the time a minimum pace (16 KiB/s) gives
 // what it has sent. A client sending 20 MiB at 100 KiB/s is never near it; one that trickles is
-// cut within a sweep of its deadline. One shared timer checks every waiting read, so a body that is already
-// there (the usual case) costs a set entry, not a timer of its own.
+// cut within a sweep of its deadline. One shared timer checks every waiting read, so a body
+// that is already there (the usual case) costs a set entry, not a timer of its own.
 import { HttpError } from './errors.ts'
 
 const SWEEP_MS = 1_000
@@ -18,7 +18,7 @@ export function setBodyPace(graceS: number, minBytesPerS: number) {
 }
 
 /** How long `bytes` of body may take to arrive. */
-export function bodyTime(bytes: number): number {
+function bodyTime(bytes: number): number {
   return pace.graceMs + (bytes / pace.minBytesPerS) * 1000
 }
 
@@ -73,13 +73,14 @@ export function bodyClock(expire: () => void, declared = 0): BodyClock {
   }
 }
 
-/** `read` (a body read that cannot see its progress, of `declared` bytes), or a 408 once it is past their time; `cancel` lets the read go. */
-export function withinBodyTime<T>(read: Promise<T>, declared: number, cancel: () => void): Promise<T> {
+/**
+ * `read` (a body read that cannot see its progress, of `declared` bytes), or a 408 once it is
+ * past their time. The read itself is left to end with the connection, which Bun closes once
+ * the 408 is answered with the body unread.
+ */
+export function withinBodyTime<T>(read: Promise<T>, declared: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const clock = bodyClock(() => {
-      cancel()
-      reject(tooSlow())
-    }, declared)
+    const clock = bodyClock(() => reject(tooSlow()), declared)
     read.then(
       (v) => {
         clock.done()

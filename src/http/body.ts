@@ -44,7 +44,7 @@ export function readBodyText(request: Request, limit: number): Promise<string> {
     if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit))
     // Bun holds a body to its declared length, so it cannot grow past the limit. A short one is
     // read whole, with the time its length earns; a long one is read in parts, each earning its own.
-    if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.text(), n, () => {})
+    if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.text(), n)
   }
   return readStream(request.body, limit)
 }
