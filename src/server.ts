@@ -68,8 +68,9 @@ export async function ensureBootstrapKey(s: Pick<Services, 'config' | 'keys'>): 
 
 export async function startServer(config: Config, log?: Logger): Promise<Running> {
   const logger = log ?? createLogger(config.logLevel, undefined, config.logFormat)
-  // one serving gateway per embedded data dir (db/data-dir-lock.ts)
-  const lock = config.database.url ? undefined : lockDataDir(config.dataDir)
+  // one serving gateway per embedded data dir, when it shares no store with others (a database,
+  // Redis, a bucket): db/data-dir-lock.ts
+  const lock = config.database.url || config.redis || config.s3 ? undefined : lockDataDir(config.dataDir)
   const cluster = await createCluster(config, logger).catch((e) => {
     lock?.release()
     throw e

@@ -4,8 +4,8 @@
 // in progress away. The second is refused at start. The lock is SQLite's own (a POSIX lock on
 // a file of its own, `serve.lock`): the system lets it go with the process, kill -9 included,
 // and it holds across containers that share the volume. The CLI's commands take no lock: they
-// are meant to run beside the server. Instances that share PostgreSQL are the cluster's to
-// coordinate, and take none either.
+// are meant to run beside the server. Instances configured to share stores (PostgreSQL, Redis,
+// a bucket) are set up to run beside each other, and take none either.
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'

@@ -10,14 +10,11 @@ import { S3BlobStore } from './s3-blob-store.ts'
 import { FilesRepo } from './repo.ts'
 import { FilesService } from './service.ts'
 
-/** On a shared database, another gateway's upload may be under way on a shared disk: an hour, as for S3's orphans. */
-const SHARED_GRACE_MS = 60 * 60_000
-
 export function createFilesService(deps: { config: Config; storage: Storage; log: Logger }): FilesService {
   return new FilesService({
     repo: new FilesRepo(deps.storage),
     // S3 when configured (several gateways share it), the data dir's disk otherwise
-    blobs: deps.config.s3 ? new S3BlobStore(deps.config.s3) : new DiskBlobStore(join(deps.config.dataDir, 'blobs'), undefined, deps.storage.pg ? SHARED_GRACE_MS : 0),
+    blobs: deps.config.s3 ? new S3BlobStore(deps.config.s3) : new DiskBlobStore(join(deps.config.dataDir, 'blobs')),
     log: deps.log,
   })
 }

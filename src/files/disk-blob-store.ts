@@ -19,12 +19,7 @@ function randomHex(): string {
 export class DiskBlobStore implements BlobStore {
   private readonly tmpDir: string
 
-  /**
-   * `sharedGraceMs`: on a database other gateways share, they may share this disk too (one
-   * volume): what is left of an upload, or bytes without a record, may be another gateway's
-   * at work, so the start-up sweep takes only what is older than this before the start.
-   */
-  constructor(private readonly root: string, private readonly viewTtlMs = VIEW_TTL_MS, private readonly sharedGraceMs = 0) {
+  constructor(private readonly root: string, private readonly viewTtlMs = VIEW_TTL_MS) {
     this.tmpDir = join(root, TMP)
     mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 })
     // a blob dir made by an older version may be 0755: closing the root closes every blob in it
@@ -108,8 +103,7 @@ export class DiskBlobStore implements BlobStore {
     return st?.isFile() ? { size: st.size } : null
   }
 
-  async sweep(isReferenced: (key: string) => boolean, startedAt: number) {
-    const olderThan = startedAt - this.sharedGraceMs
+  async sweep(isReferenced: (key: string) => boolean, olderThan: number) {
     let temp = 0
     let orphans = 0
     for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {

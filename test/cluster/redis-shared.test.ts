@@ -26,6 +26,27 @@ async function cluster(n: number, env: Record<string, string> = {}, yaml?: strin
   return gws
 }
 
+/**
+ * `n` instances without Redis. On PostgreSQL they share the database; on SQLite each has a data
+ * dir of its own (a second serving gateway on one SQLite data dir that shares no store is
+ * refused at start), so each holds its own copy of the key.
+ */
+async function unshared(n: number, extra: Record<string, string> = {}): Promise<Gateway[]> {
+  const out: Gateway[] = []
+  if (onPostgres) dataDir = tempDir()
+  // no Redis in the shared-store run either (it would hand these gateways one)
+  for (let i = 0; i < n; i++) out.push(await startGateway({ dataDir: onPostgres ? dataDir : undefined, env: { ...extra, REDIS_URL: undefined } }))
+  for (const g of out) expect(g.services.config.redis).toBeNull()
+  return out
+}
+
+/** One key on every database of `gws`: once on a shared one, the same secret on each of their own. */
+async function sameKey(input: { name: string; rpm?: number; credits?: number }): Promise<string> {
+  const key = (await gws[0]!.services.keys.create(input)).key
+  if (!onPostgres) for (const g of gws.slice(1)) await g.services.keys.create({ ...input, key })
+  return key
+}
+
 afterEach(async () => {
   for (const g of gws) await g.stop()
   gws = []
@@ -91,12 +112,8 @@ describe.skipIf(!!skip)('three instances on one Redis', () => {
 
   test('alone, each instance would have its own window: the same burst without Redis gets 90', async () => {
     // the contrast that shows the test above measures the sharing (three separate memories)
-    dataDir = tempDir()
-    gws = []
-    // no Redis in the shared-store run either (it would hand these gateways one)
-    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: { REDIS_URL: undefined } }))
-    for (const g of gws) expect(g.services.config.redis).toBeNull()
-    const { key } = await gws[0]!.services.keys.create({ name: 'rpm30', rpm: 30 })
+    gws = await unshared(3)
+    const key = await sameKey({ name: 'rpm30', rpm: 30 })
     const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key)))
     expect(res.filter((r) => r.status === 200).length).toBe(90)
   }, 30_000)
@@ -211,12 +228,8 @@ describe.skipIf(!!skip)('credits across three instances', () => {
   }, 30_000)
 
   test('without Redis: on SQLite each instance passes the whole balance (on PostgreSQL the database holds it for all)', async () => {
-    dataDir = tempDir()
-    gws = []
-    // no Redis in the shared-store run either (it would hand these gateways one)
-    for (let i = 0; i < 3; i++) gws.push(await startGateway({ dataDir, env: { ...env(), REDIS_URL: undefined } }))
-    for (const g of gws) expect(g.services.config.redis).toBeNull()
-    const { key } = await gws[0]!.services.keys.create({ name: 'ten', credits: UP_COST * 10 })
+    gws = await unshared(3, env())
+    const key = await sameKey({ name: 'ten', credits: UP_COST * 10 })
     const res = await Promise.all(Array.from({ length: 90 }, (_, i) => chat(gws[i % 3]!, key, { model: 'gpt-4o', max_tokens: 5 })))
     const served = res.filter((r) => r.status === 200).length
     // on PostgreSQL without Redis the database holds the reservations (billing/pg-ledger.ts):
