@@ -95,13 +95,14 @@ const LEARNED = 2048
 export class Catalog {
   private byId = new Map<string, CatalogModel>()
   private canonical: CatalogModel[] = []
-  private overrides: Record<string, PriceEntry>
+  /** Configured prices, as rates: derived once, read for every record. */
+  private overrides: Map<string, Rates>
   private discount: number
   private rates = new Map<string, { hour: number; rates: Rates | 'tiered' | null }>()
   private learned = new Map<string, CatalogModel>()
 
   constructor(rows: ModelRow[], private readonly providers: Record<string, ProviderConfig>, pricing: Config['pricing'], configPrices: Record<string, PriceEntry> = {}) {
-    this.overrides = { ...configPrices, ...pricing.overrides }
+    this.overrides = new Map(Object.entries({ ...configPrices, ...pricing.overrides }).map(([id, p]) => [id, overrideRates(p)]))
     this.discount = pricing.discount
     for (const row of rows) this.add(row)
   }
@@ -235,8 +236,8 @@ export class Catalog {
    * has no known price (recorded as unpriced, never as $0).
    */
   cost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date = new Date()): number | null {
-    const o = this.overrides[model.id] ?? this.overrides[model.upstreamId]
-    const total = o ? linearCost(overrideRates(o), u) : this.libraryCost(model, u, at)
+    const o = this.overrides.get(model.id) ?? this.overrides.get(model.upstreamId)
+    const total = o ? linearCost(o, u) : this.libraryCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
     return total * (1 - this.discount)
   }

@@ -6,6 +6,7 @@ import { Elysia } from 'elysia'
 import { viewerOf, type Viewer } from '../auth/viewer.ts'
 import { intParam } from '../batches/params.ts'
 import { echo, HttpError } from '../http/errors.ts'
+import { onlyKnownParams } from '../http/query.ts'
 import type { Services } from '../services.ts'
 import { ENDPOINTS, GenerationList, STATUSES, type ListFilter } from './list.ts'
 import { toWire } from './row.ts'
@@ -37,7 +38,7 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
   const canonical = (id: string) => s.catalog.list().find((c) => c.id === id || c.aliases.includes(id))?.id ?? id
 
   async function listing(q: URLSearchParams, v: Viewer) {
-    for (const name of q.keys()) if (!LIST_PARAMS.has(name)) throw new HttpError(400, `${echo(name)}: unknown query parameter; the listing takes ${[...LIST_PARAMS].join(', ')} (or id alone for one record)`)
+    onlyKnownParams(q, LIST_PARAMS, `the listing takes ${[...LIST_PARAMS].join(', ')} (or id alone for one record)`)
     const key = text(q, 'key')
     const account = text(q, 'account')
     // a key asking for another key's or account's records finds nothing to list, as for a missing one

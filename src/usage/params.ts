@@ -1,6 +1,7 @@
 // The usage query string → a report window. Every bad value is a 400 naming it.
 import { own } from '../lib/own.ts'
-import { echo, HttpError } from '../http/errors.ts'
+import { HttpError } from '../http/errors.ts'
+import { onlyKnownParams } from '../http/query.ts'
 import { BUCKET_MS, type Granularity, type ReportWindow } from './report.ts'
 
 const TIMEFRAMES: Record<string, { ms: number; granularity: Granularity }> = {
@@ -58,10 +59,8 @@ function instant(q: URLSearchParams, field: 'from' | 'to'): number | undefined {
  */
 export function parseUsageQuery(q: URLSearchParams, now: number, canonicalModel: (id: string) => string = (id) => id): ReportWindow {
   // a misspelt parameter (granulariy=day) would be a report of something else, without a word
-  for (const name of new Set(q.keys())) {
-    if (!PARAMS.has(name)) throw bad(echo(name), `unknown query parameter; the usage report takes ${[...PARAMS].join(', ')}`)
-    if (q.getAll(name).length > 1) throw bad(name, 'given more than once')
-  }
+  onlyKnownParams(q, PARAMS, `the usage report takes ${[...PARAMS].join(', ')}`)
+  for (const name of new Set(q.keys())) if (q.getAll(name).length > 1) throw bad(name, 'given more than once')
   const tfName = q.get('timeframe') ?? '24h'
   const tf = own(TIMEFRAMES, tfName)
   if (!tf) throw bad('timeframe', `must be one of ${Object.keys(TIMEFRAMES).join(', ')}, got "${tfName.slice(0, 64)}"`)

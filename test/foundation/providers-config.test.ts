@@ -20,6 +20,18 @@ function load(yaml: string, env: Record<string, string> = {}) {
   return loadConfig({ flags: { config: file }, env, cwd: dir })
 }
 
+/** The config is refused at start with a ConfigError whose message holds `message`. */
+function expectRefused(yaml: string, env: Record<string, string>, message: string) {
+  let err: unknown
+  try {
+    load(yaml, env)
+  } catch (e) {
+    err = e
+  }
+  expect(err).toBeInstanceOf(ConfigError)
+  expect((err as Error).message).toContain(message)
+}
+
 /** The issue's example, on local addresses. */
 const SEVERAL = `
 providers:
@@ -119,16 +131,7 @@ describe('providers', () => {
       ['providers:\n  - { id: a, kind: openai }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: a }, { provider: a }] }\n', 'models[0].deployments[1]: provider "a" serving "m" is given twice'],
       ['providers:\n  - { id: a, kind: openai, api_key: "${NOT_SET_ANYWHERE}" }\n', 'providers[0].api_key: environment variable NOT_SET_ANYWHERE is not set'],
     ]
-    for (const [yaml, message] of cases) {
-      let err: unknown
-      try {
-        load(yaml)
-      } catch (e) {
-        err = e
-      }
-      expect(err).toBeInstanceOf(ConfigError)
-      expect((err as Error).message).toContain(message)
-    }
+    for (const [yaml, message] of cases) expectRefused(yaml, {}, message)
   })
 
   test('the environment is held to what the file is held to: ranges, a clear yes or no, known words', () => {
@@ -147,16 +150,7 @@ describe('providers', () => {
       [{ SWITCHYARD_CLUSTER: 'maybe' }, 'SWITCHYARD_CLUSTER: expected true or false'],
       [{ SWITCHYARD_METRICS_PUBLIC: 'ja' }, 'SWITCHYARD_METRICS_PUBLIC: expected true or false'],
     ]
-    for (const [env, message] of refused) {
-      let err: unknown
-      try {
-        load('', env)
-      } catch (e) {
-        err = e
-      }
-      expect(err).toBeInstanceOf(ConfigError)
-      expect((err as Error).message).toContain(message)
-    }
+    for (const [env, message] of refused) expectRefused('', env, message)
     expect(load('', { SWITCHYARD_METRICS_PUBLIC: 'TRUE', SWITCHYARD_DATABASE_TAKE_AHEAD: 'no' })).toMatchObject({ metrics: { public: true }, database: { takeAhead: false } })
     expect(load('', { SWITCHYARD_CROSS_FAMILY: 'translate', SWITCHYARD_DISCOUNT: '0.1' })).toMatchObject({ compat: { crossFamily: 'translate' }, pricing: { discount: 0.1 } })
     // a grace no timer can hold would be none at all

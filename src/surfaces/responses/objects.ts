@@ -4,6 +4,7 @@
 import { Elysia } from 'elysia'
 import { keyOf } from '../../http/context.ts'
 import { badRequest, echo, HttpError, notFound } from '../../http/errors.ts'
+import { onlyKnownParams } from '../../http/query.ts'
 import type { Item } from './items.ts'
 import type { ThreadStore } from './thread.ts'
 
@@ -28,7 +29,7 @@ function listed(it: Item, responseId: string, i: number): Obj {
 }
 
 function listQuery(q: URLSearchParams) {
-  for (const name of q.keys()) if (!['limit', 'after', 'before', 'order', 'include', 'include[]'].includes(name)) throw badRequest(`${echo(name)}: unknown query parameter; input_items takes limit, after, before, order, include`)
+  onlyKnownParams(q, LIST_QUERY, 'input_items takes limit, after, before, order, include')
   const raw = q.get('limit')
   const limit = raw === null ? LIMIT.dflt : /^\d+$/.test(raw) ? Number(raw) : NaN
   if (!Number.isInteger(limit) || limit < LIMIT.min || limit > LIMIT.max) throw badRequest(`limit: must be an integer from ${LIMIT.min} to ${LIMIT.max}`)
@@ -37,7 +38,8 @@ function listQuery(q: URLSearchParams) {
   return { limit, order, after: q.get('after') ?? undefined, before: q.get('before') ?? undefined }
 }
 
-const RETRIEVE_QUERY = ['include', 'include[]', 'include_obfuscation', 'stream', 'starting_after']
+const LIST_QUERY: ReadonlySet<string> = new Set(['limit', 'after', 'before', 'order', 'include', 'include[]'])
+const RETRIEVE_QUERY: ReadonlySet<string> = new Set(['include', 'include[]', 'include_obfuscation', 'stream', 'starting_after'])
 
 /**
  * A retrieve's query: OpenAI's parameters. `stream=true` replays a background response's events
@@ -45,7 +47,7 @@ const RETRIEVE_QUERY = ['include', 'include[]', 'include_obfuscation', 'stream',
  * is nothing to replay: a 400 saying so, not the object where a client waits for events.
  */
 function retrieveQuery(q: URLSearchParams): void {
-  for (const name of q.keys()) if (!RETRIEVE_QUERY.includes(name)) throw badRequest(`${echo(name)}: unknown query parameter; retrieving a response takes ${RETRIEVE_QUERY.filter((n) => !n.endsWith('[]')).join(', ')}`)
+  onlyKnownParams(q, RETRIEVE_QUERY, `retrieving a response takes ${[...RETRIEVE_QUERY].filter((n) => !n.endsWith('[]')).join(', ')}`)
   const stream = q.get('stream')
   if (stream === null || stream === 'false') return
   if (stream !== 'true') throw badRequest('stream: must be true or false')
