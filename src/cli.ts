@@ -1,4 +1,6 @@
 // The CLI: serve (default) | keys … | batches watch ID | config | migrate | version. Run by main.ts.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
@@ -112,13 +114,27 @@ async function serve(config: Config) {
   process.stdout.write(lines.join('\n') + '\n')
 }
 
+/**
+ * The SQLite database a command that reads or changes what is there must find: a mistyped data
+ * dir would otherwise get a new empty database, and `keys list` would answer "no keys".
+ */
+function existingDatabase(config: Config, command: string): void {
+  if (config.database.url) return
+  const file = join(config.dataDir, 'switchyard.db')
+  if (!existsSync(file)) throw new UsageError(`${command}: data dir ${config.dataDir} has no database (${file}); is the path right? serve, migrate or keys create makes one`)
+}
+
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
+  const [sub, id, amount] = args
+  if (!['create', 'list', 'disable', 'enable', 'credit'].includes(sub ?? '')) throw new UsageError(`unknown keys command "${sub ?? ''}"`)
+  if (sub === 'create') {
+    if (!config.database.url && !existsSync(join(config.dataDir, 'switchyard.db'))) console.error(`switchyard: a new database in data dir ${config.dataDir}`)
+  } else existingDatabase(config, `keys ${sub ?? ''}`.trim())
   const storage = await openStorage(storageOptions(config))
   const keys = new KeyStore(storage)
   // running instances hear of the change at once on their bus (Redis, or LISTEN/NOTIFY)
   const told: Promise<void>[] = []
   keys.onChange = (keyId) => void told.push(announceKeyChange(config, storage, keyId).catch(() => {}))
-  const [sub, id, amount] = args
   const need = (x: string | undefined, what: string) => {
     if (!x) throw new UsageError(`keys ${sub}: missing ${what}`)
     return x
@@ -172,6 +188,7 @@ async function batchesCommand(config: Config, args: string[]) {
   const [sub, id] = args
   if (sub !== 'watch') throw new UsageError(`unknown batches command "${sub ?? ''}" (batches watch ID)`)
   if (!id) throw new UsageError('batches watch: missing ID')
+  existingDatabase(config, 'batches watch')
   const storage = await openStorage(storageOptions(config))
   try {
     const code = await watchBatch({ storage, id, tty: process.stdout.isTTY === true, write: (t) => void process.stdout.write(t) })

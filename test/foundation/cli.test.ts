@@ -118,6 +118,25 @@ test('version and usage errors', async () => {
   expect(u.stderr).toContain('unknown command')
 })
 
+// A mistyped data dir must not answer "no keys" from a new empty database it just made.
+test.skipIf(onPostgres)('keys and batches commands on a data dir with no database are refused naming it; keys create says it makes one', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const typo = join(dir, 'nope')
+  for (const args of [['keys', 'list'], ['keys', 'credit', 'key_x', '5'], ['batches', 'watch', 'batch_x']]) {
+    const r = await runCli([...args, '--data-dir', typo])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain(`data dir ${typo} has no database`)
+  }
+  expect((await runCli(['keys', 'frob', '--data-dir', typo])).stderr).toContain('unknown keys command "frob"')
+  const made = await runCli(['keys', 'create', '--name', 'first', '--data-dir', typo])
+  expect(made.code).toBe(0)
+  expect(made.stderr).toContain(`a new database in data dir ${typo}`)
+  const again = await runCli(['keys', 'create', '--name', 'second', '--data-dir', typo])
+  expect(again.stderr).not.toContain('a new database')
+  expect(JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', typo])).stdout)).toHaveLength(2)
+})
+
 // Two serving gateways on one embedded data dir would each hold the credits, limits and batch
 // leases in memory of their own: a key would spend its credit twice over and a batch's items
 // would run twice. The CLI's commands still run beside the one that serves.
