@@ -3,6 +3,7 @@
 // routes do not exist (404).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia, t } from 'elysia'
+import { Int } from '../lib/int.ts'
 import { echo, HttpError } from '../http/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import type { Services } from '../services.ts'
@@ -20,7 +21,7 @@ const Create = TypeCompiler.Compile(
       name: t.String({ minLength: 1, maxLength: 200 }),
       account: t.Optional(Account),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
-      rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
+      rpm: t.Optional(t.Union([Int({ minimum: 1 }), t.Null()])),
     },
     { additionalProperties: false },
   ),
@@ -33,7 +34,7 @@ const Update = TypeCompiler.Compile(
       account: t.Optional(Account),
       status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
-      rpm: t.Optional(t.Union([t.Integer({ minimum: 1 }), t.Null()])),
+      rpm: t.Optional(t.Union([Int({ minimum: 1 }), t.Null()])),
     },
     { additionalProperties: false },
   ),

@@ -2,8 +2,9 @@
 // its own header (`x-switchyard-cache: TTL-seconds`, `cache-control: max-age=N`); the config
 // may opt in every request to a model, or of a key, with a TTL of its own.
 import { t, type Static } from 'elysia'
+import { Int } from '../lib/int.ts'
 
-const Ttls = t.Record(t.String({ minLength: 1 }), t.Integer({ minimum: 0 }))
+const Ttls = t.Record(t.String({ minLength: 1 }), Int({ minimum: 0 }))
 
 export const CacheSchema = t.Object(
   {
@@ -14,11 +15,11 @@ export const CacheSchema = t.Object(
     /** `account` (the default): an answer is served only to keys of the account that asked it first; `global`: to any key. */
     scope: t.Optional(t.Union([t.Literal('account'), t.Literal('global')])),
     /** The store's bound: past it, the answers used longest ago are dropped. */
-    max_bytes: t.Optional(t.Integer({ minimum: 1024 })),
+    max_bytes: t.Optional(Int({ minimum: 1024 })),
     /** No answer is kept longer than this, whatever a request asks. */
-    max_ttl_s: t.Optional(t.Integer({ minimum: 1 })),
+    max_ttl_s: t.Optional(Int({ minimum: 1 })),
     /** With Redis and `blobs.s3`: answers larger than this keep their body in S3, not in Redis. */
-    s3_above_bytes: t.Optional(t.Integer({ minimum: 0 })),
+    s3_above_bytes: t.Optional(Int({ minimum: 0 })),
   },
   { additionalProperties: false },
 )

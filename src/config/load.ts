@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import { maskUrl as maskDatabaseUrl } from '../db/pg-url.ts'
 import { ConfigError } from './errors.ts'
+import { numbersFromStrings } from './numbers.ts'
 import { duplicateKey } from './duplicate-keys.ts'
 import { maskKey, type ProviderConfig, type RoutingSettings } from './providers.ts'
 import { ConfigFileSchema, FamilyProviders, ProviderList, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
@@ -163,7 +164,8 @@ export function parseConfigFile(text: string, env: Record<string, string | undef
   // the parser keeps the last of a key given twice, without a word
   const twice = duplicateKey(text)
   if (twice) throw new ConfigError(`config ${file}: line ${twice.again}: "${twice.key.slice(0, 80)}" is given twice in one mapping (line ${twice.first} has it too); the second would silently replace the first`)
-  const expanded = expandEnv(raw, env)
+  // `key_rpm: "60"` or `port: ${PORT}`: numbers and on/off values written as strings, read as such
+  const expanded = numbersFromStrings(ConfigFileSchema, expandEnv(raw, env))
   // `providers` is a list or the shorthand object: checked as the one it is, so the error names its field
   const providers = (expanded as { providers?: unknown } | null)?.providers
   if (providers !== undefined && providers !== null) {

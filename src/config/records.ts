@@ -3,6 +3,7 @@
 // and SWITCHYARD_RETENTION_DAYS the older name of SWITCHYARD_RECORDS_RETENTION_DAYS: both still
 // work, the new name winning when both are given.
 import { t, type Static } from 'elysia'
+import { Int } from '../lib/int.ts'
 import { ConfigError } from './errors.ts'
 
 /** Records must be kept at least this long: a shorter retention is refused at start. */
@@ -14,7 +15,7 @@ export const RecordsSchema = t.Object(
     /** Days a record is kept before it is pruned (the hourly usage rollup is kept). */
     retention_days: t.Optional(t.Number({ minimum: MIN_RETENTION_DAYS })),
     /** Records waiting for a database that cannot take them: past this, new generations get 507. */
-    max_backlog: t.Optional(t.Integer({ minimum: 1 })),
+    max_backlog: t.Optional(Int({ minimum: 1 })),
   },
   { additionalProperties: false },
 )

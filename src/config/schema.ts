@@ -1,6 +1,7 @@
 // The config file's shape, validated at start with TypeBox. Field names are snake_case
 // as users write them in YAML; `load.ts` turns the result into the typed Config.
 import { t, type Static } from 'elysia'
+import { Int } from '../lib/int.ts'
 import { CacheSchema } from './cache.ts'
 import { ReplaySchema } from './replay.ts'
 import { RecordsSchema } from './records.ts'
@@ -31,8 +32,8 @@ const reach = {
   /** A key pool, used round-robin per call. */
   api_keys: t.Optional(t.Array(t.String())),
   base_url: t.Optional(t.String({ pattern: '^https?://' })),
-  timeout_ms: t.Optional(t.Integer({ minimum: 1 })),
-  max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 10 })),
+  timeout_ms: t.Optional(Int({ minimum: 1 })),
+  max_retries: t.Optional(Int({ minimum: 0, maximum: 10 })),
 }
 
 /** The shorthand `providers: { openai: {...}, anthropic: {...} }`: one provider per family, named after it. */
@@ -58,13 +59,13 @@ const Deployment = t.Object(
   {
     provider: t.String({ minLength: 1 }),
     weight: t.Optional(t.Number({ exclusiveMinimum: 0 })),
-    priority: t.Optional(t.Integer({ minimum: 1 })),
+    priority: t.Optional(Int({ minimum: 1 })),
     upstream_id: t.Optional(t.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 )
 
-const RetryOn = t.Union([t.Integer({ minimum: 100, maximum: 599 }), t.Literal('timeout'), t.Literal('connect')])
+const RetryOn = t.Union([Int({ minimum: 100, maximum: 599 }), t.Literal('timeout'), t.Literal('connect')])
 
 const Surface = t.Union([t.Literal('chat'), t.Literal('responses'), t.Literal('messages')])
 
@@ -74,8 +75,8 @@ const Model = t.Object(
     family: t.Union([t.Literal('openai'), t.Literal('anthropic')]),
     aliases: t.Optional(t.Array(t.String())),
     upstream_id: t.Optional(t.String()),
-    context_window: t.Optional(t.Integer({ minimum: 1 })),
-    max_output_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    context_window: t.Optional(Int({ minimum: 1 })),
+    max_output_tokens: t.Optional(Int({ minimum: 1 })),
     reasoning: t.Optional(t.Boolean()),
     reasoning_summaries: t.Optional(t.Boolean()),
     surfaces: t.Optional(t.Array(Surface)),
@@ -94,12 +95,12 @@ export const ConfigFileSchema = t.Object(
       t.Object(
         {
           host: t.Optional(t.String()),
-          port: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
+          port: t.Optional(Int({ minimum: 0, maximum: 65535 })),
           data_dir: t.Optional(t.String()),
           trusted_proxies: t.Optional(t.Array(t.String())),
-          shutdown_grace_ms: t.Optional(t.Integer({ minimum: 0, maximum: 86_400_000 })),
-          max_upstream_connections: t.Optional(t.Integer({ minimum: 1, maximum: 65535 })),
-          token_workers: t.Optional(t.Integer({ minimum: 1, maximum: 256 })),
+          shutdown_grace_ms: t.Optional(Int({ minimum: 0, maximum: 86_400_000 })),
+          max_upstream_connections: t.Optional(Int({ minimum: 1, maximum: 65535 })),
+          token_workers: t.Optional(Int({ minimum: 1, maximum: 256 })),
           admin_token: t.Optional(t.String()),
         },
         { additionalProperties: false },
@@ -124,7 +125,7 @@ export const ConfigFileSchema = t.Object(
       t.Object(
         {
           cooldown_s: t.Optional(t.Number({ minimum: 0 })),
-          failures_to_cool: t.Optional(t.Integer({ minimum: 1 })),
+          failures_to_cool: t.Optional(Int({ minimum: 1 })),
           retry_on: t.Optional(t.Array(RetryOn)),
           deadline_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),
         },
@@ -135,19 +136,19 @@ export const ConfigFileSchema = t.Object(
     cache: t.Optional(CacheSchema),
     /** Cassettes: record upstream exchanges, or answer from them (config/replay.ts). */
     replay: t.Optional(ReplaySchema),
-    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(t.Integer({ minimum: 1024 })) }, { additionalProperties: false })),
+    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(Int({ minimum: 1024 })) }, { additionalProperties: false })),
     /** GET /metrics: `public` needs no token (a private network's port); `per_key` adds key id and account labels. */
     metrics: t.Optional(t.Object({ public: t.Optional(t.Boolean()), per_key: t.Optional(t.Boolean()) }, { additionalProperties: false })),
     limits: t.Optional(
       t.Object(
         {
-          key_rpm: t.Optional(t.Integer({ minimum: 1 })),
-          ip_rpm: t.Optional(t.Integer({ minimum: 1 })),
-          key_burst_rps: t.Optional(t.Integer({ minimum: 1 })),
-          max_body_bytes: t.Optional(t.Integer({ minimum: 1024 })),
-          max_upload_bytes: t.Optional(t.Integer({ minimum: 1024 })),
+          key_rpm: t.Optional(Int({ minimum: 1 })),
+          ip_rpm: t.Optional(Int({ minimum: 1 })),
+          key_burst_rps: t.Optional(Int({ minimum: 1 })),
+          max_body_bytes: t.Optional(Int({ minimum: 1024 })),
+          max_upload_bytes: t.Optional(Int({ minimum: 1024 })),
           body_grace_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),
-          body_min_bytes_per_s: t.Optional(t.Integer({ minimum: 1 })),
+          body_min_bytes_per_s: t.Optional(Int({ minimum: 1 })),
         },
         { additionalProperties: false },
       ),
@@ -175,18 +176,18 @@ export const ConfigFileSchema = t.Object(
       t.Object(
         {
           /** Bun Workers that parse, validate, translate and run batch items (default: the CPU count). */
-          workers: t.Optional(t.Integer({ minimum: 1, maximum: 256 })),
+          workers: t.Optional(Int({ minimum: 1, maximum: 256 })),
           /** Items of one batch in flight at once: the cap on `settings.concurrency`, and its default. */
-          max_concurrency: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
-          max_in_flight: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
+          max_concurrency: t.Optional(Int({ minimum: 1, maximum: 10_000 })),
+          max_in_flight: t.Optional(Int({ minimum: 1, maximum: 100_000 })),
           /** Further attempts of an item whose upstream answered 429 or 5xx, with backoff. */
-          max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
+          max_retries: t.Optional(Int({ minimum: 0, maximum: 20 })),
           /** Items started per second across all batches (large batches may be throttled), so that batch work never crowds out interactive traffic; 0: no limit. */
-          max_items_per_second: t.Optional(t.Integer({ minimum: 0 })),
+          max_items_per_second: t.Optional(Int({ minimum: 0 })),
           /** Instances sharing a database: how long an item one claimed stays its own without renewal (ms). */
-          lease_ms: t.Optional(t.Integer({ minimum: 1000 })),
+          lease_ms: t.Optional(Int({ minimum: 1000 })),
           /** Items per batch (50,000 is the usual limit of the official APIs; higher on request). */
-          max_items: t.Optional(t.Integer({ minimum: 1, maximum: 10_000_000 })),
+          max_items: t.Optional(Int({ minimum: 1, maximum: 10_000_000 })),
         },
         { additionalProperties: false },
       ),
@@ -199,7 +200,7 @@ export const ConfigFileSchema = t.Object(
           /** Redis down: `deny` answers 503 to requests that need it; `allow` serves on per-instance limits. */
           on_error: t.Optional(t.Union([t.Literal('deny'), t.Literal('allow')])),
           /** How long a command may wait for a connection or an answer before the request is refused. */
-          timeout_ms: t.Optional(t.Integer({ minimum: 50, maximum: 60_000 })),
+          timeout_ms: t.Optional(Int({ minimum: 50, maximum: 60_000 })),
           /** Every Redis key and channel starts with this (one Redis for several deployments). */
           prefix: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
           /** A busy key far from its limits and balance: its next request's slot and hold taken while the current one is served (default true). */
@@ -225,7 +226,7 @@ export const ConfigFileSchema = t.Object(
                 /** Downloads answer with a redirect to a short-lived presigned URL instead of streaming through the gateway. */
                 redirect_downloads: t.Optional(t.Boolean()),
                 /** How long a presigned download URL stays valid. */
-                presign_ttl_s: t.Optional(t.Integer({ minimum: 1, maximum: 604_800 })),
+                presign_ttl_s: t.Optional(Int({ minimum: 1, maximum: 604_800 })),
                 /** Path-style URLs (`endpoint/bucket/key`), as most self-hosted S3 servers need. */
                 path_style: t.Optional(t.Boolean()),
               },
@@ -240,8 +241,8 @@ export const ConfigFileSchema = t.Object(
       t.Object(
         {
           allow_private_urls: t.Optional(t.Boolean()),
-          max_bytes: t.Optional(t.Integer({ minimum: 1 })),
-          timeout_ms: t.Optional(t.Integer({ minimum: 1 })),
+          max_bytes: t.Optional(Int({ minimum: 1 })),
+          timeout_ms: t.Optional(Int({ minimum: 1 })),
         },
         { additionalProperties: false },
       ),

@@ -125,6 +125,19 @@ test('a grant that would take a key past the most it may hold is a 400, never cr
   expect((await fetch(gw.url + `/admin/v1/keys/key_nope/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 1 }) })).status).toBe(404)
 })
 
+// a string of digits passed as an integer, past its bound: "0" requests a minute was stored
+test('a key\'s rpm must be an integer of at least 1, not a string of one', async () => {
+  for (const rpm of ['0', '60', '-5']) {
+    const r = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'rpm', rpm }) })
+    expect(r.status).toBe(400)
+    expect(((await r.json()) as { error: string }).error).toStartWith('rpm')
+  }
+  const ok = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'rpm', rpm: 60 }) })
+  const { id, rpm } = (await ok.json()) as { id: string; rpm: number }
+  expect(rpm).toBe(60)
+  expect((await fetch(gw.url + `/admin/v1/keys/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ rpm: '0' }) })).status).toBe(400)
+})
+
 test('an account name that is all blanks is a 400 (no report or listing could name it again); one with blanks inside is kept', async () => {
   for (const account of [' ', '\t', '  \n ']) {
     const r = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'blank', account }) })

@@ -157,6 +157,24 @@ describe('providers', () => {
     expect(() => load('server: { shutdown_grace_ms: 99999999999 }\n')).toThrow(/server\.shutdown_grace_ms/)
   })
 
+  // `port: ${PORT}` and `key_rpm: "60"` are strings to the YAML parser: read as the numbers they
+  // spell, and held to the same bounds; a string went through as a string, "0" and "-5" included
+  test('numbers and on/off values written as strings are read as such, and held to their bounds', () => {
+    const c = load('server: { port: "${P}" }\nlimits: { key_rpm: "60", body_grace_s: "2.5" }\nmetrics: { public: "true" }\nrecords: { max_backlog: "100" }\n', { P: '8080' })
+    expect(c.port).toBe(8080)
+    expect(c.limits.keyRpm).toBe(60)
+    expect(c.limits.bodyGraceS).toBe(2.5)
+    expect(c.metrics.public).toBe(true)
+    for (const [yaml, message] of [
+      ['limits: { key_rpm: "0" }\n', 'limits.key_rpm: Expected integer to be greater or equal to 1'],
+      ['limits: { key_rpm: "-5" }\n', 'limits.key_rpm: '],
+      ['limits: { key_rpm: "1.5" }\n', 'limits.key_rpm: Expected integer'],
+      ['limits: { key_rpm: "0x50" }\n', 'limits.key_rpm: '],
+      ['server: { port: "80 " }\nlimits: { max_body_bytes: "1e9" }\n', 'limits.max_body_bytes: '],
+      ['metrics: { public: "ja" }\n', 'metrics.public: '],
+    ] as const) expectRefused(yaml, {}, message)
+  })
+
   test('a fallback must be a model the catalog serves, and not the model itself', () => {
     const bad = (fallbacks: string) => () => buildCatalog(load(`models:\n  - { id: my-model, family: openai, fallbacks: ${fallbacks} }\n`))
     expect(bad('[gpt-4o, no-such-model]')).toThrow('models[0].fallbacks[1]: unknown model "no-such-model"')
