@@ -239,7 +239,8 @@ export class Catalog {
     const o = this.overrides.get(model.id) ?? this.overrides.get(model.upstreamId)
     const total = o ? linearCost(o, u) : this.libraryCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
-    return total * (1 - this.discount)
+    // 15 significant digits: a sum of products' float noise (0.006255999999999999) is not a price
+    return Number((total * (1 - this.discount)).toPrecision(15))
   }
 }
 

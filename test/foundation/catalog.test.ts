@@ -82,6 +82,10 @@ test('config adds models and overrides prices', () => {
   expect(c.cost(local, usage(1_000_000, 1_000_000))).toBeCloseTo(3, 6)
   expect(c.cost(c.resolve('gpt-4o')!, usage(1_000_000, 0))).toBeCloseTo(100, 6)
   expect(c.list().map((m) => m.id)).toContain('my-local')
+  // a record's cost is the price, not the float sum's noise (0.00037529999999999996)
+  const cheap = buildCatalog({ ...base, pricing: { discount: 0, overrides: { 'gpt-4o-mini': { input_mtok: 0.15, output_mtok: 0.6 } } } })
+  expect(cheap.cost(cheap.resolve('gpt-4o-mini')!, usage(1234, 317))).toBe(0.0003753)
+  expect(cheap.cost(cheap.resolve('gpt-4o-mini')!, usage(33, 77))).toBe(0.00005115)
 })
 
 test('env configures upstreams without any file; flags beat env', () => {
