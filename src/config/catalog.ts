@@ -95,6 +95,8 @@ const LEARNED = 2048
 export class Catalog {
   private byId = new Map<string, CatalogModel>()
   private canonical: CatalogModel[] = []
+  /** Where each id stands in `canonical`: a config's later row for an id takes its place, found without a scan. */
+  private placeOf = new Map<string, number>()
   /** Configured prices, as rates: derived once, read for every record. */
   private overrides: Map<string, Rates>
   private discount: number
@@ -121,9 +123,9 @@ export class Catalog {
 
   private add(row: ModelRow) {
     const m = this.entry(row)
-    const existing = this.canonical.findIndex((c) => c.id === m.id)
-    if (existing >= 0) this.canonical[existing] = m
-    else this.canonical.push(m)
+    const existing = this.placeOf.get(m.id)
+    if (existing !== undefined) this.canonical[existing] = m
+    else this.placeOf.set(m.id, this.canonical.push(m) - 1)
     this.byId.set(m.id, m)
     const specs = this.specsOf(row)
     for (const a of m.aliases) this.byId.set(a, { ...m, upstreamId: a, ...this.placed(specs, a) })
