@@ -236,7 +236,10 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
         }
         firstFrames = reads.read(value)
       }
-      if (tap.state.error && !tap.state.produced) throw firstEventFailure({ error: tap.state.error })!
+      if (!tap.state.produced) {
+        if (tap.state.error) throw firstEventFailure({ error: tap.state.error })!
+        if (tap.state.unreadable) throw firstEventFailure({ error: UNREADABLE })!
+      }
       return { reads, reader, firstFrames }
     } catch (e) {
       reader.cancel().catch(() => {})
@@ -244,6 +247,9 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
     }
   }
 }
+
+/** What a stream that sent an event whose data is not JSON fails with, as the translated path's does. */
+const UNREADABLE = { status: 502, message: 'upstream sent a stream event that is not JSON', type: 'stream_error' }
 
 /** The start of a JSON object whose first key is `error`: an error body, whatever the status said. */
 const ERROR_FIRST = /^\s*\{\s*"error"\s*:/
@@ -291,9 +297,10 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   out.producedText = () => tap.producedText()
   if (tap.state.produced) out.firstToken()
 
-  // The upstream's own error event is relayed as it came; the stream ends after it.
+  // The upstream's own error event is relayed as it came; the stream ends after it, as it does
+  // after an event that is not JSON (which is not sent on)
   const failed = () => {
-    const e = tap.state.error
+    const e = tap.state.error ?? (tap.state.unreadable ? UNREADABLE : null)
     return e ? new MidStreamError(e.message, e.status, e.type) : undefined
   }
   // the frames that end the stream wait until what the tap stored is durable
@@ -312,7 +319,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
           }
           // An upstream that closed without its terminator failed mid-stream: so must we, in band.
           // (A broken tap read nothing more: the upstream's own events, its end included, went on.)
-          if (!tap.state.done && !tap.broken) throw failed() ?? new MidStreamError('upstream stream ended early', 502)
+          if (!tap.state.done && !tap.broken) throw (tap.state.error && failed()) || new MidStreamError('upstream stream ended early', 502)
           return
         }
         const text = reads.read(value)

@@ -62,6 +62,11 @@ export interface TapState {
   produced: boolean
   /** An in-band error event went by. */
   error: UpstreamErrorInfo | null
+  /**
+   * An event whose data is not JSON went by: not sent on (a client's parser would fail on it with
+   * no word of why), and the stream fails there as a translated one does.
+   */
+  unreadable?: boolean
   /** Responses-style status of the final response, when the wire has one. */
   status?: string | null
 }

@@ -3,6 +3,7 @@
 // (The adapters' own parsing goes through eventsource-parser, which does not hand back
 // the raw bytes a relay must forward.)
 
+import type { TapState } from './contract.ts'
 /** Index just past the first blank line (event end) in `buf`, or -1. */
 export function eventEnd(buf: string): number {
   const a = buf.indexOf('\n\n')
@@ -57,4 +58,10 @@ export function parseJsonObject(text: string): Record<string, any> | null {
   } catch {
     return null
   }
+}
+
+/** A relayed event whose data is not a JSON object: noted on the tap's state and not sent on (relay.ts fails the stream there). */
+export function unreadable(state: TapState): null {
+  state.unreadable = true
+  return null
 }

@@ -4,7 +4,7 @@
 // tool input produced (to bill a dropped stream). A plain content_block_delta (most of a
 // stream) has only its text read, without a parse. Nothing is rewritten.
 import { own } from '../../lib/own.ts'
-import { eventFields, parseJsonObject } from '../../routing/sse-events.ts'
+import { eventFields, parseJsonObject, unreadable } from '../../routing/sse-events.ts'
 import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import { anthropicEventError } from '../errors.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
@@ -89,7 +89,7 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
       const { event, data } = eventFields(raw)
       if (data === null) return raw
       const j = parseJsonObject(data)
-      if (!j) return raw
+      if (!j) return unreadable(state)
       switch (j.type ?? event) {
         case 'message_start':
           state.id = typeof j.message?.id === 'string' ? j.message.id : state.id
