@@ -110,6 +110,8 @@ export interface TapOptions {
    */
   responses?: {
     observe?(response: Record<string, unknown>, sequence: number, lastSequence: () => number): void
+    /** Each output item the upstream completed (`response.output_item.done`), at its index: what a failure after it still shows. */
+    itemDone?(item: Record<string, unknown>, outputIndex: number): void
     finalize(response: Record<string, unknown>): Record<string, unknown>
     /**
      * The frames that end the relayed stream, in the surface's own terms, for the upstream's

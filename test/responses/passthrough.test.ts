@@ -198,6 +198,19 @@ describe('streams', () => {
     expect(numbers).toEqual(numbers.map((_, i) => i))
   })
 
+  test('a stream cut after an output item was done: the failed response the gateway adds still holds that item', async () => {
+    const sse = fixture(F('stream-reasoning-summary-function-call.sse'))
+    const done = sse.split('\n\n').filter((e) => e.startsWith('event: response.output_item.done')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)).item)
+    // the reasoning item done, the function call begun: then the connection drops
+    rig.up.script({ sse, dropAfterEvents: 45 })
+    const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })
+    const got = frames(await res.text())
+    expect(types(got).slice(-3)).toEqual(['response.error', 'response.failed', 'response.completed'])
+    const failed = got.at(-1)!.data.response
+    expect(failed.status).toBe('failed')
+    expect(failed.output).toEqual([done[0]])
+  })
+
   test('the whole failing stream as the first read is an ordinary status (commit late): 429', async () => {
     rig.up.script({ body: fixture(F('stream-error-insufficient-quota.sse')), headers: { 'content-type': 'text/event-stream' } })
     const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })

@@ -135,6 +135,9 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
         case 'response.output_item.added':
           state.produced = true
           return raw
+        case 'response.output_item.done':
+          if (j.item && typeof j.item === 'object' && Number.isInteger(j.output_index)) hooks?.itemDone?.(j.item, j.output_index)
+          return raw
         case 'response.output_text.delta':
         case 'response.function_call_arguments.delta':
         case 'response.reasoning_summary_text.delta':

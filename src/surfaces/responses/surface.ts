@@ -89,6 +89,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     let enc: ResponsesStreamEncoder | undefined
     // What the pass-through stream has shown so far, for a failure the upstream did not report.
     let seen: { response: Obj; sequence: number; last: () => number } | undefined
+    // and the output items it completed, by index, which the failed response still holds
+    const items: Obj[] = []
     const codec: SurfaceCodec = {
       endpoint: 'openai.responses',
       fallbackId: () => newId('resp'),
@@ -109,7 +111,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // numbered on from the last event relayed, deltas included: numbers only ever grow
         let seq = (seen ? Math.max(seen.sequence, seen.last()) : -1) + 1
         const ev = (type: string, payload: Obj) => sse(type, { sequence_number: seq++, ...payload })
-        const r = { ...(seen?.response ?? { id: 'resp_unknown', object: 'response', output: [] }), status: 'failed', error }
+        const r = { ...(seen?.response ?? { id: 'resp_unknown', object: 'response' }), output: items.filter(Boolean), status: 'failed', error }
         return failureEvents(ev, error, r, rc.knownEventsOnly === true)
       },
       durable,
@@ -117,6 +119,10 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     const hooks: Run['hooks'] = {
       observe(response, sequence, last) {
         seen = { response, sequence, last }
+      },
+      itemDone(item, index) {
+        // an index a stream gives once (a bound against one that sends a huge one)
+        if (index >= 0 && index <= items.length + 64) items[index] = item
       },
       finalize(r) {
         if (turn.stateful) {
