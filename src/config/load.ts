@@ -69,7 +69,7 @@ export interface Config {
   /** GET /metrics: without the admin token when public; key id and account labels with perKey. */
   metrics: { public: boolean; perKey: boolean }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
-  media: { allowPrivateUrls: boolean; maxBytes: number; timeoutMs: number }
+  media: { allowPrivateUrls: boolean; maxBytes: number; maxRequestBytes: number; timeoutMs: number }
   /** Batches: the worker pool and the limits of one batch. */
   batches: {
     workers: number
@@ -333,6 +333,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     media: {
       allowPrivateUrls: flag(env.SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS, 'SWITCHYARD_MEDIA_ALLOW_PRIVATE_URLS') ?? f.media?.allow_private_urls ?? false,
       maxBytes: int(env.SWITCHYARD_MEDIA_MAX_BYTES, 'SWITCHYARD_MEDIA_MAX_BYTES', 1) ?? f.media?.max_bytes ?? 20 * MiB,
+      // what both upstreams take in one request (Anthropic's whole request is at most 32 MB)
+      maxRequestBytes: int(env.SWITCHYARD_MEDIA_MAX_REQUEST_BYTES, 'SWITCHYARD_MEDIA_MAX_REQUEST_BYTES', 1) ?? f.media?.max_request_bytes ?? 32 * MiB,
       timeoutMs: int(env.SWITCHYARD_MEDIA_TIMEOUT_MS, 'SWITCHYARD_MEDIA_TIMEOUT_MS', 1) ?? f.media?.timeout_ms ?? 10_000,
     },
     batches: {

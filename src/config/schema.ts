@@ -242,6 +242,7 @@ export const ConfigFileSchema = t.Object(
         {
           allow_private_urls: t.Optional(t.Boolean()),
           max_bytes: t.Optional(Int({ minimum: 1 })),
+          max_request_bytes: t.Optional(Int({ minimum: 1 })),
           timeout_ms: t.Optional(Int({ minimum: 1 })),
         },
         { additionalProperties: false },

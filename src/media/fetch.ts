@@ -19,6 +19,8 @@ export interface FetchPolicy {
   /** Skip the address check (an operator whose documents live on a private network). */
   allowPrivate: boolean
   maxBytes: number
+  /** The most one request inlines, all its sources together (undefined: no bound past each source's). */
+  maxRequestBytes?: number
   timeoutMs: number
   /** Name → addresses; the system resolver by default (tests inject names of their own). */
   lookup?: (host: string) => Promise<string[]>
@@ -41,7 +43,7 @@ export interface Fetched {
 export const MAX_REDIRECTS = 5
 
 export function fetchPolicy(config: Pick<Config, 'media'>): FetchPolicy {
-  return { allowPrivate: config.media.allowPrivateUrls, maxBytes: config.media.maxBytes, timeoutMs: config.media.timeoutMs }
+  return { allowPrivate: config.media.allowPrivateUrls, maxBytes: config.media.maxBytes, maxRequestBytes: config.media.maxRequestBytes, timeoutMs: config.media.timeoutMs }
 }
 
 const clip = (s: string, n = 100) => (s.length > n ? s.slice(0, n) + '…' : s)
