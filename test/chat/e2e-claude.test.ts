@@ -133,6 +133,23 @@ describe('claude model, non-streaming', () => {
     expect(rig.up.requests.at(-1)!.json()).toMatchObject({ tool_choice: { type: 'any' }, temperature: 0.3, top_p: 0.5 })
   })
 
+  test("what Claude has no place for (a message's name, a tool's strict, an image's detail) is named in x-switchyard-compat, not dropped without a word", async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', strict: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } }]
+    const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    const messages = [{ role: 'user', name: 'alice', content: [{ type: 'text', text: 'What is in it?' }, { type: 'image_url', image_url: { url: png, detail: 'high' } }] }]
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const res = await rig.post({ model: 'claude-sonnet-4-5', messages, tools, max_tokens: 100 })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(expect.arrayContaining(['messages[].name', 'tools[].strict', 'detail']))
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.tools[0]).not.toHaveProperty('strict')
+    expect(sent.messages[0]).not.toHaveProperty('name')
+    // none of them asked: nothing named
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const plain = await rig.post({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: png, detail: 'auto' } }] }], max_tokens: 100 })
+    expect(plain.headers.get('x-switchyard-compat')).toBeNull()
+  })
+
   test("a tool loop with reasoning_effort goes on: the turn after a tool call, whose thinking chat could not carry back, is sent without thinking, as Anthropic requires", async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]

@@ -153,6 +153,10 @@ export function thinkingPlan(req: Pick<GenerationRequest, 'reasoning'>, model: C
   return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max }
 }
 
+/** An image with a detail other than auto, here or in a tool result's content. */
+const detailed = (p: Part): boolean =>
+  (p.type === 'image' && p.detail !== undefined && p.detail !== 'auto') || (p.type === 'tool-result' && Array.isArray(p.content) && p.content.some(detailed))
+
 export interface AnthropicRequest {
   body: Json
   /** Tokens for the `anthropic-beta` header. */
@@ -197,6 +201,12 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const c = req.toolChoice
   const disableParallel = req.parallelToolCalls === false || (c && 'disableParallel' in c && c.disableParallel === true)
   const leftOut: string[] = []
+  // what Claude has no place for, named rather than dropped without a word: a message's
+  // author name, a tool's strict schema (its arguments are not held to the schema), an image's
+  // detail
+  if (req.messages.some((m) => m.name)) leftOut.push('messages[].name')
+  if (req.tools?.some((t) => t.strict === true)) leftOut.push('tools[].strict')
+  if (req.messages.some((m) => m.content.some(detailed))) leftOut.push('detail')
   if (req.tools?.length) {
     // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is named.
     const forced = c?.type === 'required' || c?.type === 'tool'
