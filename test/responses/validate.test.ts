@@ -59,6 +59,9 @@ describe('400 naming the field', () => {
     ['gpt-5-codex is fine here but a Claude-family parameter is not', { model: 'gpt-5-codex', input: 'hi', thinking: { type: 'enabled' } }, /Unknown parameter: thinking/],
     // Claude-family models reject the OpenAI-only parameters (reject mode, the default)
     ['parallel_tool_calls for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', parallel_tool_calls: true }, /Claude-family model claude-sonnet-4-5: parallel_tool_calls/],
+    // audio has no place in a translation: refused as chat's is, never dropped
+    ['input_audio for a Claude model', { model: 'claude-sonnet-4-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, /^input\[0\]\.content\[1\]: input_audio parts are not supported here/],
+    ['input_audio in a tool output, for a Claude model', { model: 'claude-sonnet-4-5', input: [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, /^input\[1\]\.output\[0\]: input_audio parts are not supported here/],
     ['seed and response_format for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', seed: 1, response_format: { type: 'json_object' } }, /Claude-family model claude-sonnet-4-5: response_format, seed|seed, response_format/],
   ]
   for (const [name, body, pattern] of cases) test(name, () => rejects(body, pattern))

@@ -46,6 +46,9 @@ function irPart(p: ContentPart, at: string): Part | undefined {
       if (typeof p.file_url === 'string') return { type: 'document', source: { kind: 'url', url: p.file_url, at: `${at}.file_url` } }
       return undefined
     }
+    case 'input_audio':
+      // the translation has no audio to carry it in: refused as chat's input_audio is, never dropped
+      throw badRequest(`${at}: input_audio parts are not supported here: only a GPT model's own Responses API takes them`)
     default:
       return undefined
   }
