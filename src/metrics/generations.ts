@@ -50,6 +50,8 @@ export class GenerationSeries {
   private readonly rows = new Map<number, Row>()
   /** per_key: each key id's index (bounded by the keys that exist), a new one when its account changes. */
   private readonly keys = new Map<string, { index: number; account: string }>()
+  /** The next index given: never one given before (the map's size is not, once an account changed). */
+  private nextKey = 0
 
   constructor(registry: Registry, private readonly labels: Labels, private readonly perKey: boolean) {
     const base = ['surface', 'model', 'provider', 'family']
@@ -80,7 +82,7 @@ export class GenerationSeries {
   counts(row: Row, key: KeyRef): Counts {
     if (!this.perKey) return (row.counts ??= this.makeCounts(row.values))
     let k = this.keys.get(key.id)
-    if (!k || k.account !== key.account) this.keys.set(key.id, (k = { index: this.keys.size, account: key.account }))
+    if (!k || k.account !== key.account) this.keys.set(key.id, (k = { index: this.nextKey++, account: key.account }))
     const byKey = (row.byKey ??= new Map())
     let c = byKey.get(k.index)
     if (!c) byKey.set(k.index, (c = this.makeCounts([...row.values, key.id, key.account])))

@@ -283,4 +283,30 @@ describe('metrics settings', () => {
       await open.stop()
     }
   })
+
+  // a key whose account changed got a new series at an index the next new key was given too,
+  // so that key's requests, tokens and cost were counted under the first key and its account
+  test('per_key: a key whose account changed and a key made after it keep series of their own', async () => {
+    const token = 'adm-' + crypto.randomUUID()
+    const g = await startGateway({ env: { SWITCHYARD_ADMIN_TOKEN: token }, yaml: 'metrics: { per_key: true }\n' })
+    try {
+      const call = (path: string, method: string, body: unknown) => fetch(g.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string; key: string }>)
+      const ask1 = (key: string) => new OpenAI({ apiKey: key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 }).chat.completions.create({ model: 'mock-gpt', ...ask })
+      const alice = await call('/admin/v1/keys', 'POST', { name: 'alice', account: 'tenant-a' })
+      await ask1(alice.key)
+      await call(`/admin/v1/keys/${alice.id}`, 'PATCH', { account: 'tenant-a2' })
+      await ask1(alice.key)
+      const carol = await call('/admin/v1/keys', 'POST', { name: 'carol', account: 'tenant-c' })
+      for (let i = 0; i < 3; i++) await ask1(carol.key)
+      const want = { [`key_id=${alice.id},account=tenant-a,status=200`]: 1, [`key_id=${alice.id},account=tenant-a2,status=200`]: 1, [`key_id=${carol.id},account=tenant-c,status=200`]: 3 }
+      let got: Record<string, number> = {}
+      for (const deadline = Date.now() + 5_000; JSON.stringify(got) !== JSON.stringify(want) && Date.now() < deadline; await Bun.sleep(20)) {
+        const text = await (await fetch(g.url + '/metrics', { headers: { authorization: `Bearer ${token}` } })).text()
+        got = byLabels(parseMetrics(text), 'switchyard_requests_total', ['key_id', 'account', 'status'])
+      }
+      expect(got).toEqual(want)
+    } finally {
+      await g.stop()
+    }
+  })
 })
