@@ -26,8 +26,11 @@ export type FetchHandler = (req: Request, server: Server<unknown>) => Promise<Re
  */
 const ROUTER_PATH_FROM = 11
 const CANONICAL_ORIGIN = 'http://localhost'
-/** Methods that only read. */
-const READS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
+/** Methods that only read, or take away. */
+const SPEND_NOTHING: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE'])
+
+/** What a key that spent its credit may still do: read, delete its own things, cancel a batch or response (which stops spending). */
+const spendsNothing = (method: string, path: string): boolean => SPEND_NOTHING.has(method) || (method === 'POST' && path.endsWith('/cancel'))
 
 /**
  * Index of the path's first '/' in a request URL (after `scheme://authority`), or -1.
@@ -121,8 +124,9 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       // a key in memory answers at once; only a key unknown here is looked up (a promise)
       return then(authenticate(req.headers, beta, keys), (found): Guarded | Promise<Guarded> => {
         // a key that spent its credit still reads what it spent it on: the record of the very
-        // request that crossed zero, its usage, its files (nothing read costs anything)
-        const key = found instanceof CreditsExhausted && READS.has(req.method) ? found.key : found
+        // request that crossed zero, its usage, its files (nothing read costs anything); and it
+        // can still stop a batch or delete its data
+        const key = found instanceof CreditsExhausted && spendsNothing(req.method, path) ? found.key : found
         if (key instanceof HttpError) {
           // the dashboard's admin view: a few GET routes also take the admin token (auth/viewer.ts)
           if (adminRead(req, path)) return (info.admin = true), ipOutcome.binding

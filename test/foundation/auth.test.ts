@@ -46,7 +46,7 @@ describe('401 kinds', () => {
   })
 })
 
-test('402 when a funded key has spent its credits, for what spends; what it spent them on it can still read', async () => {
+test('402 when a funded key has spent its credits, for what spends; what it spent them on it can still read, cancel and delete', async () => {
   const { key, record } = await gw.services.keys.create({ name: 'funded', credits: 0.01 })
   const chat = () =>
     fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
@@ -57,6 +57,8 @@ test('402 when a funded key has spent its credits, for what spends; what it spen
   const first = await chat()
   expect(first.status).toBe(200)
   const id = ((await first.json()) as { id: string }).id
+  const uploaded = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'notes', filename: 'n.txt' }) })
+  const fileId = ((await uploaded.json()) as { id: string }).id
   await gw.services.billing.addSpent(record.id, 0.01)
   const msg = await expectError(await chat(), 402, /Credits exhausted/)
   expect(msg).not.toContain(key)
@@ -66,6 +68,10 @@ test('402 when a funded key has spent its credits, for what spends; what it spen
   for (const path of [`/api/v1/generations?id=${id}`, '/api/v1/usage', '/api/v1/models', '/api/v1/files']) {
     expect((await get(path, { authorization: `Bearer ${key}` })).status).toBe(200)
   }
+  // nor does stopping a batch or deleting its data spend anything: a 404 for what is not there, never 402
+  const cancel = await fetch(`${gw.url}/api/alpha/v1/batches/batch_none/cancel`, { method: 'POST', headers: { authorization: `Bearer ${key}` } })
+  expect(cancel.status).toBe(404)
+  expect((await fetch(`${gw.url}/api/v1/files/${fileId}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
   await gw.services.keys.credit(record.id, 1)
   expect((await chat()).status).toBe(200)
 })
