@@ -2,6 +2,7 @@
 // documents), and whether prompts and completions go with them (the config file's
 // `tracing.capture_content`). No endpoint, no tracing: nothing is watched.
 import { ConfigError } from './errors.ts'
+import { maskUrl } from './load.ts'
 
 export type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
 
@@ -59,11 +60,21 @@ export function keyValues(text: string | undefined, name: string): Record<string
 function tracesUrl(env: Env): string | null {
   const own = str(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
   const base = str(env.OTEL_EXPORTER_OTLP_ENDPOINT)
-  // the signal's own endpoint is used as it is; the base one gets the signal's path
-  const url = own ?? (base && base.replace(/\/+$/, '') + '/v1/traces')
+  const url = own ?? base
   if (!url) return null
-  if (!/^https?:\/\//.test(url)) throw new ConfigError(`${own ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'}: expected an http:// or https:// URL (OTLP over HTTP)`)
-  return url
+  const name = own ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'
+  if (!/^https?:\/\//.test(url)) throw new ConfigError(`${name}: expected an http:// or https:// URL (OTLP over HTTP)`)
+  if (own) return own
+  // the signal's own endpoint is used as it is; the base one gets the signal's path, on its path
+  // (not after a query string)
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    throw new ConfigError(`${name}: not a valid URL`)
+  }
+  u.pathname = u.pathname.replace(/\/+$/, '') + '/v1/traces'
+  return u.toString()
 }
 
 function ratio(env: Env): number {
@@ -103,5 +114,6 @@ export function tracingSettings(file: { capture_content?: boolean } | undefined,
 
 /** For `switchyard config`: header values are a collector's credentials. */
 export function maskedTracing(t: TracingSettings): TracingSettings {
-  return { ...t, headers: Object.fromEntries(Object.keys(t.headers).map((k) => [k, `***(${t.headers[k]!.length} chars)`])) }
+  // and the URL's password and query values too (a token in `?token=`)
+  return { ...t, url: t.url && maskUrl(t.url), headers: Object.fromEntries(Object.keys(t.headers).map((k) => [k, `***(${t.headers[k]!.length} chars)`])) }
 }

@@ -24,8 +24,14 @@ interface Entry {
 
 const json = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
 
-/** A value bare when it is one word, else as JSON (quoted, escaped): a line stays one line. */
-const textValue = (v: unknown) => (typeof v === 'string' && /^[^\s"=]+$/.test(v) ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v))
+/** A word with no space, quote, `=` or control character (a terminal's escapes start with one). */
+const BARE = /^[^\s"=\x00-\x1f\x7f-\x9f]+$/
+/** What JSON leaves as it is of the control characters: DEL and the C1 set (0x9b opens an escape on some terminals). */
+const C1 = /[\x7f-\x9f]/g
+const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+
+/** A value bare when it is one word, else as JSON (quoted, escaped): a line stays one line, and a client's text never drives the terminal. */
+const textValue = (v: unknown) => (typeof v === 'string' && BARE.test(v) ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)?.replace(C1, escaped))
 
 function text(e: Entry): string {
   let line = `${new Date(e.at).toISOString()} ${e.level.toUpperCase().padEnd(5)} ${e.msg}`

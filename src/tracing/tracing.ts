@@ -10,6 +10,7 @@ import { isMainThread } from 'node:worker_threads'
 import type { Catalog } from '../config/catalog.ts'
 import type { ProviderConfig } from '../config/providers.ts'
 import type { TracingSettings } from '../config/tracing.ts'
+import { maskUrl } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import type { RequestContext } from '../pipeline/context.ts'
 import type { GenerationObserver } from '../pipeline/observe.ts'
@@ -68,8 +69,8 @@ export function startTracing(settings: TracingSettings, deps: TracingDeps): Trac
     delayMs: settings.delayMs,
     onHealth: (ok, error) =>
       ok
-        ? log.info('traces: exporting again', { url: settings.url })
-        : log.warn('traces: export failed; spans are dropped (and counted) until the collector answers', { url: settings.url, error }),
+        ? log.info('traces: exporting again', { url: maskUrl(settings.url!) })
+        : log.warn('traces: export failed; spans are dropped (and counted) until the collector answers', { url: maskUrl(settings.url!), error }),
   })
   const sampler = samplerOf(settings)
   const ids = new Ids()

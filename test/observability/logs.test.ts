@@ -75,3 +75,15 @@ test('text lines stay one line: values with spaces, quotes or newlines are quote
   expect(lines).toHaveLength(1)
   expect(lines[0]!.split('\n')).toEqual([expect.stringMatching(/ WARN  close hook failed error="Error: boom\\n  at x" n=3 ok=true$/), ''])
 })
+
+// a model id a client chose goes into the access log: on a terminal, its escapes would erase
+// and rewrite the line
+test('text lines never carry a control character: ESC, DEL and the C1 set are escaped', () => {
+  const lines: string[] = []
+  const log = createLogger('info', (l) => lines.push(l), 'text')
+  log.info('request', { model: 'mock-\x1b[2K\x1b[1Gfake\x1b[31mERROR', c1: 'a\x9bb', del: 'a\x7f', plain: 'mock-gpt' })
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/)
+  expect(lines[0]).toContain('model="mock-\\u001b[2K\\u001b[1Gfake\\u001b[31mERROR" c1="a\\u009bb" del="a\\u007f" plain=mock-gpt')
+})
+

@@ -72,4 +72,11 @@ test('switchyard config masks the headers sent to the collector', () => {
   const shown = JSON.stringify(maskedConfig(c))
   expect(shown).not.toContain('secret-token')
   expect((maskedConfig(c).tracing as any).headers.authorization).toBe('***(19 chars)')
+  // and the URL's credentials; the signal's path goes on the base URL's path, before its query
+  const u = config({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://user:hunter2pass@c:4318/otlp?token=QUERYSECRET' })
+  expect(u.tracing.url).toBe('http://user:hunter2pass@c:4318/otlp/v1/traces?token=QUERYSECRET')
+  const masked = JSON.stringify(maskedConfig(u))
+  expect(masked).not.toContain('hunter2pass')
+  expect(masked).not.toContain('QUERYSECRET')
+  expect((maskedConfig(u).tracing as any).url).toBe('http://user:***@c:4318/otlp/v1/traces?token=***')
 })
