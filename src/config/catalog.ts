@@ -212,8 +212,9 @@ export class Catalog {
    * change on a date) and applied directly; tiered models still go through the library.
    */
   private libraryCost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date): number | null {
-    // an unlisted model has no price, and its id must not grow the cache
-    if (!this.byId.has(model.id) && this.resolve(model.id)?.unlisted) return null
+    // an unlisted model has no price, and its id must not grow the cache; nor has a mock one,
+    // whatever the library's loose match would make of it (`mock-claude-v2x` as Claude 2)
+    if (model.id.startsWith('mock-') || (!this.byId.has(model.id) && this.resolve(model.id)?.unlisted)) return null
     const key = `${model.family}:${model.upstreamId}:${model.id}`
     const hour = Math.floor(at.getTime() / 3_600_000)
     let entry = this.rates.get(key)

@@ -68,6 +68,13 @@ test('cost: catalog prices (input, output, cache, tiers) × (1 − discount); un
   expect(discounted.cost(discounted.resolve('gpt-4o')!, usage(1_000_000, 1_000_000))).toBeCloseTo(12.5 * 0.8, 6)
 })
 
+test('a mock id is unpriced, however closely the price library matches it; a configured price still holds', () => {
+  const c = buildCatalog(config())
+  for (const id of ['mock-gpt', 'mock-claude', 'mock-claude-v2x', 'mock-claude-3-opus', 'mock-gpt-4o']) expect(c.cost(c.resolve(id)!, usage(1000, 1000))).toBeNull()
+  const priced = buildCatalog({ ...config(), pricing: { discount: 0, overrides: { 'mock-gpt': { input_mtok: 1, output_mtok: 2 } } } })
+  expect(priced.cost(priced.resolve('mock-gpt')!, usage(1_000_000, 1_000_000))).toBe(3)
+})
+
 test('config adds models and overrides prices', () => {
   const file = parseConfigFile(
     'models:\n  - id: my-local\n    family: openai\n    context_window: 8192\n    price: { input_mtok: 1, output_mtok: 2 }\npricing:\n  overrides:\n    gpt-4o: { input_mtok: 100, output_mtok: 200 }\n',
