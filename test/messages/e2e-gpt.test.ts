@@ -36,6 +36,25 @@ describe('gpt model, non-streaming', () => {
     expect(g.usage.completion_tokens).toBe(want.usage.completion_tokens)
   })
 
+  // OpenAI says a refusal in `refusal` and ends with `stop`; read as an answer, a structured-output
+  // client would take its text for JSON
+  test("a refusal: its text, with Anthropic's stop_reason refusal, streamed or not", async () => {
+    const said = "I'm sorry, I can't help with that."
+    const base = { id: 'chatcmpl-refused-1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 } }
+    rig.up.script({ json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: said }, logprobs: null, finish_reason: 'stop' }] } })
+    const r = await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask })
+    expect(r.content).toEqual([{ type: 'text', text: said }] as any)
+    expect(r.stop_reason).toBe('refusal')
+    const chunk = (delta: object, finish: string | null = null, usage: object | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-refused-2', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage })}\n\n`
+    rig.up.script({ sse: chunk({ role: 'assistant', content: null, refusal: '' }) + chunk({ refusal: "I'm sorry, " }) + chunk({ refusal: "I can't help with that." }) + chunk({}, 'stop') + chunk({}, null, base.usage) + 'data: [DONE]\n\n' })
+    const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask }).finalMessage()
+    expect(final.content).toEqual([{ type: 'text', text: said }] as any)
+    expect(final.stop_reason).toBe('refusal')
+    // an answer is still an answer
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    expect((await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask })).stop_reason).toBe('end_turn')
+  })
+
   test('tool calls: tool_use blocks with parsed input and stop_reason tool_use', async () => {
     const want = fixtureJson('openai/chat/nonstream-tool-calls.json')
     rig.up.script({ json: fixture('openai/chat/nonstream-tool-calls.json') })

@@ -16,6 +16,14 @@ const FROM_OPENAI: Record<string, FinishReason> = {
   max_tokens: 'length',
 }
 
+/**
+ * A reply that is a refusal ends with `stop`; told apart (as Anthropic's `refusal` stop
+ * reason), so that a client of the other family does not read it as an answer.
+ */
+export function refusedFinish(f: Finish, refused: boolean): Finish {
+  return refused && f.reason === 'stop' ? { reason: 'refusal', raw: f.raw } : f
+}
+
 export function finishFromOpenAI(raw: string | null | undefined): Finish {
   if (!raw) return { reason: 'other', raw: raw ?? undefined }
   return { reason: own(FROM_OPENAI, raw) ?? 'other', raw }

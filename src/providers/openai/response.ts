@@ -1,6 +1,6 @@
 // chat.completion JSON → IR GenerationResponse (pure).
 import type { GenerationResponse, Part } from '../../ir/types.ts'
-import { finishFromOpenAI } from './finish.ts'
+import { finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 
 interface ChatToolCall {
@@ -50,7 +50,7 @@ export function fromOpenAIChat(body: ChatCompletion): GenerationResponse {
     model: body.model ?? '',
     created: body.created ?? Math.floor(Date.now() / 1000),
     content,
-    finish: finishFromOpenAI(choice?.finish_reason),
+    finish: refusedFinish(finishFromOpenAI(choice?.finish_reason), !msg.content && !!msg.refusal),
     usage: usageFromOpenAI(body.usage),
     ...(Object.keys(providerData).length ? { providerData: { openai: providerData } } : {}),
   }

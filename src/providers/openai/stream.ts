@@ -4,7 +4,7 @@
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
 import type { SseMessage } from '../sse.ts'
-import { finishFromOpenAI } from './finish.ts'
+import { finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 import { withoutSecrets } from '../secrets.ts'
 
@@ -43,6 +43,7 @@ const midStream = (message: string, type = 'stream_error'): StreamEvent => ({ ty
 export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): AsyncGenerator<StreamEvent> {
   let started = false
   let finish: Finish | undefined
+  let refused = false
   let usage: Usage = emptyUsage()
   const tools = new Map<number, ToolState>()
 
@@ -93,11 +94,14 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
       const d = choice?.delta
       if (d?.reasoning_content) yield { type: 'reasoning-delta', text: d.reasoning_content }
       if (d?.content) yield { type: 'text-delta', text: d.content }
-      if (d?.refusal) yield { type: 'text-delta', text: d.refusal }
+      if (d?.refusal) {
+        refused = true
+        yield { type: 'text-delta', text: d.refusal }
+      }
       if (d?.tool_calls) for (const call of d.tool_calls) yield* toolDelta(call.index ?? 0, call, `call_${chunk.id ?? ''}_${call.index ?? 0}`)
       if (d?.function_call) yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call }, `call_${chunk.id ?? 'legacy'}`)
       if (choice?.finish_reason) {
-        finish = finishFromOpenAI(choice.finish_reason)
+        finish = refusedFinish(finishFromOpenAI(choice.finish_reason), refused)
         yield* closeTools()
       }
       if (chunk.usage) {
