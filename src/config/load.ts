@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path'
 import { maskUrl as maskDatabaseUrl } from '../db/pg-url.ts'
 import { ConfigError } from './errors.ts'
 import { numbersFromStrings } from './numbers.ts'
+import { maskUrl } from './mask-url.ts'
 import { duplicateKey } from './duplicate-keys.ts'
 import { maskKey, type ProviderConfig, type RoutingSettings } from './providers.ts'
 import { ConfigFileSchema, FamilyProviders, ProviderList, type ConfigFile, type ModelEntry, type PriceEntry } from './schema.ts'
@@ -125,7 +126,7 @@ export interface S3Settings {
   pathStyle: boolean
 }
 
-export { ConfigError }
+export { ConfigError, maskUrl }
 
 export interface ConfigInputs {
   flags?: Record<string, string | boolean | undefined>
@@ -406,23 +407,6 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
   }
 }
 
-/**
- * A URL as it may be shown (`redis://user:***@host`, `https://proxy/v1?token=***`): a password in
- * it masked (the user kept), and the values of its query, where a proxy's token may ride.
- */
-export function maskUrl(u: string): string {
-  try {
-    const url = new URL(u)
-    if (!url.password && !url.search) return url.toString()
-    // built by hand: URL would percent-encode the mask
-    const user = url.username ? decodeURIComponent(url.username) : ''
-    const auth = url.password ? `${user}:***@` : user ? `${user}@` : ''
-    const query = url.search ? `?${[...new Set(url.searchParams.keys())].map((k) => `${encodeURIComponent(k)}=***`).join('&')}` : ''
-    return `${url.protocol}//${auth}${url.host}${url.pathname === '/' ? '' : url.pathname}${query}`
-  } catch {
-    return '(unparsable URL)'
-  }
-}
 
 /** Which store each shared concern uses, for the banner and `switchyard config`. */
 export function storesOf(c: Config): Record<'database' | 'rate_limits' | 'credits' | 'change_bus' | 'blobs', string> {

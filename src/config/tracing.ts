@@ -2,7 +2,7 @@
 // documents), and whether prompts and completions go with them (the config file's
 // `tracing.capture_content`). No endpoint, no tracing: nothing is watched.
 import { ConfigError } from './errors.ts'
-import { maskUrl } from './load.ts'
+import { maskUrl } from './mask-url.ts'
 
 export type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
 
