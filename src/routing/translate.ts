@@ -45,7 +45,33 @@ export const thinkingToEffort: Translate = (v) => {
 
 /** Anthropic's JSON-schema output format as OpenAI's json_schema response format (strict, as Anthropic's is). */
 export function claudeFormat(f: unknown): ResponseFormat | undefined {
-  return isObj(f) && f.type === 'json_schema' ? { type: 'json_schema', name: 'output', schema: isObj(f.schema) ? f.schema : undefined, strict: true } : undefined
+  if (!isObj(f) || f.type !== 'json_schema') return undefined
+  const schema = isObj(f.schema) ? f.schema : undefined
+  return { type: 'json_schema', name: 'output', schema, strict: schema !== undefined && strictFits(schema) }
+}
+
+/** How deep strictFits looks (a schema deeper than this is sent without strict). */
+const STRICT_DEPTH = 64
+
+/**
+ * Whether OpenAI's strict mode takes `schema`: every object closed (`additionalProperties:
+ * false`) with all its properties required. A schema Anthropic takes may leave a property
+ * optional, which strict mode refuses with a 400; such a schema is sent without strict, and
+ * OpenAI follows it without the guarantee.
+ */
+export function strictFits(schema: unknown, depth = 0): boolean {
+  if (depth > STRICT_DEPTH) return false
+  if (Array.isArray(schema)) return schema.every((s) => strictFits(s, depth + 1))
+  if (!isObj(schema)) return true
+  if (schema.type === 'object' || isObj(schema.properties)) {
+    if (schema.additionalProperties !== false) return false
+    const props = isObj(schema.properties) ? Object.keys(schema.properties) : []
+    const required = Array.isArray(schema.required) ? schema.required : []
+    if (!props.every((p) => required.includes(p))) return false
+  }
+  for (const k of ['properties', '$defs', 'definitions']) if (isObj(schema[k]) && !Object.values(schema[k]).every((s) => strictFits(s, depth + 1))) return false
+  for (const k of ['items', 'anyOf', 'allOf', 'oneOf', 'prefixItems']) if (schema[k] !== undefined && !strictFits(schema[k], depth + 1)) return false
+  return true
 }
 
 /**

@@ -191,7 +191,12 @@ describe('messagesToIR', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } }
     const { ir, rules } = decode(body({ output_config: { effort: 'low', format: { type: 'json_schema', schema } } }, 'gpt-5'), 'translate')
     expect(ir.reasoning).toEqual({ effort: 'low' })
-    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema, strict: true })
+    // an optional property, which OpenAI's strict mode refuses: sent without strict
+    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema, strict: false })
     expect(rules.compat).toEqual(['output_config->reasoning+responseFormat'])
+    const closed = { type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } }, required: ['b'], additionalProperties: false } } }, required: ['a'], additionalProperties: false }
+    expect(decode(body({ output_config: { format: { type: 'json_schema', schema: closed } } }, 'gpt-5'), 'translate').ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema: closed, strict: true })
+    const openInside = { ...closed, properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } } } } } }
+    expect(decode(body({ output_format: { type: 'json_schema', schema: openInside } }, 'gpt-5'), 'translate').ir.responseFormat).toMatchObject({ strict: false })
   })
 })

@@ -125,6 +125,10 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['service_tier number', body({ service_tier: 1 }), 'service_tier: expected a string'],
   ['output_config.effort for a GPT model', body({ output_config: { effort: 'huge' } }, GPT), 'output_config.effort'],
   ['output_config not object', body({ output_config: 'x' }), 'output_config: expected an object'],
+  // json_schema is the one output format: any other was dropped for a GPT model without a word
+  ['output_format of another type', body({ output_format: { type: 'xml', schema: {} } }, GPT), 'output_format.type: expected "json_schema"'],
+  ['output_format without its schema', body({ output_format: { type: 'json_schema' } }, GPT), 'output_format.schema: required'],
+  ['output_config.format of another type', body({ output_config: { format: { type: 'xml' } } }), 'output_config.format: expected { type: "json_schema", schema }'],
   ['context_management array', body({ context_management: [] }), 'context_management: expected an object'],
   ['mcp_servers object', body({ mcp_servers: {} }), 'mcp_servers: expected an array'],
   ['container number', body({ container: 5 }), 'container: expected a container id (string) or an object'],

@@ -13,6 +13,12 @@ import { paramSchemas } from '../checks.ts'
 import { content, messages, metadataToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
 import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray, type MessagesBlock, type MessagesMessage, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 
+/** Anthropic's one structured output format (`output_format`, `output_config.format`): any other was dropped for a GPT model without a word. */
+const JsonSchemaFormat = Obj(
+  { type: T.Literal('json_schema', { errorMessage: 'expected "json_schema" (the one output format)' }), schema: AnyObject },
+  { errorMessage: 'expected { type: "json_schema", schema }' },
+)
+
 export const PARAMS = {
   family: 'anthropic',
   rows: {
@@ -39,10 +45,10 @@ export const PARAMS = {
     system: { schema: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }), ir: (v: string | MessagesBlock[], req) => { req.system = content(v) } },
     context_management: { schema: AnyObject, openai: foreign(drop), ir: carried('anthropic') },
     output_config: { schema: Obj(
-      { effort: Opt(OrNull(Str(), 'expected a string')), format: Opt(OrNull(AnyObject, 'expected an object')) },
+      { effort: Opt(OrNull(Str(), 'expected a string')), format: Opt(OrNull(JsonSchemaFormat, 'expected { type: "json_schema", schema }')) },
       { errorMessage: 'expected an object { effort?, format? }' },
     ), openai: foreign(outputConfigToOpenAI), owned: { effort: CLAUDE_EFFORTS }, ir: carried('anthropic') },
-    output_format: { schema: AnyObject, ir: outputFormatToIR },
+    output_format: { schema: JsonSchemaFormat, ir: outputFormatToIR },
     container: { schema: T.Union([Str(), AnyObject], { errorMessage: 'expected a container id (string) or an object' }), openai: foreign(drop), ir: carried('anthropic') },
     mcp_servers: { schema: T.Array(AnyObject, { errorMessage: 'expected an array of MCP server objects' }), openai: foreign(drop), ir: carried('anthropic') },
     inference_geo: { schema: Str(), openai: foreign(drop), ir: carried('anthropic') },
