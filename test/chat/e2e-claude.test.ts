@@ -150,6 +150,29 @@ describe('claude model, non-streaming', () => {
     expect(plain.headers.get('x-switchyard-compat')).toBeNull()
   })
 
+  test('inline files go as Claude takes them: a PDF as a document, text as a text source, an image as an image; another type or an image format Claude refuses is a 400 naming the part', async () => {
+    const b64 = (t: string) => Buffer.from(t).toString('base64')
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    const file = (type: string, data: string) => ({ type: 'file', file: { filename: 'f', file_data: `data:${type};base64,${data}` } })
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const ok = await rig.post({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'text', text: 'Read these.' }, file('text/csv', b64('a,b\n1,2')), file('image/png', png), file('application/pdf', b64('%PDF-1.4'))] }] })
+    expect(ok.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json().messages[0].content
+    expect(sent[1]).toEqual({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'a,b\n1,2' }, title: 'f' })
+    expect(sent[2]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } })
+    expect(sent[3].source).toEqual({ type: 'base64', media_type: 'application/pdf', data: b64('%PDF-1.4') })
+    const before = rig.up.requests.length
+    for (const [part, message] of [
+      [file('application/zip', b64('PK')), 'messages[0].content[1]: a "application/zip" document cannot go to a Claude model'],
+      [{ type: 'image_url', image_url: { url: `data:image/svg+xml;base64,${b64('<svg/>')}` } }, 'messages[0].content[1]: "image/svg+xml" is not an image format Claude takes'],
+    ] as const) {
+      const res = await rig.post({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'text', text: 'Read it.' }, part] }] })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { error: string }).error).toStartWith(message)
+    }
+    expect(rig.up.requests.length).toBe(before)
+  })
+
   test("a tool loop with reasoning_effort goes on: the turn after a tool call, whose thinking chat could not carry back, is sent without thinking, as Anthropic requires", async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]

@@ -73,6 +73,9 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['image source type', body({ messages: [img({ type: 'text', media_type: 'text/plain', data: 'x' })] }), 'messages[0].content[1].source.type: expected one of "base64", "url", "file" for an image, got "text"'],
   ['image base64 no data', body({ messages: [img({ type: 'base64', media_type: 'image/png' })] }), 'messages[0].content[1].source.data: required'],
   ['image url no url', body({ messages: [img({ type: 'url' })] }), 'messages[0].content[1].source.url: required'],
+  // Anthropic's API takes these and no other: another reached a GPT model unchecked
+  ['image base64 of a format Claude does not take', body({ messages: [img({ type: 'base64', media_type: 'image/bmp', data: 'Qk0=' })] }), 'messages[0].content[1].source.media_type: expected one of "image/jpeg", "image/png", "image/gif", "image/webp"'],
+  ['document base64 that is not a PDF', body({ messages: [doc({ type: 'base64', media_type: 'text/plain', data: 'aGk=' })] }), 'messages[0].content[1].source.media_type: expected "application/pdf"'],
   ['document text wrong media type', body({ messages: [doc({ type: 'text', media_type: 'text/html', data: 'x' })] }), 'messages[0].content[1].source.media_type: expected "text/plain"'],
   ['document file no id', body({ messages: [doc({ type: 'file' })] }), 'messages[0].content[1].source.file_id: required'],
   ['document source unknown', body({ messages: [doc({ type: 'ftp' })] }), 'messages[0].content[1].source.type: expected one of "base64", "url", "text", "file", "content" for a document, got "ftp"'],

@@ -59,6 +59,10 @@ function source(s: MediaSource, where: string, betas: Set<string>): Json {
   }
 }
 
+/** The image formats Claude takes as base64. */
+const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
+const clipType = (t: string) => JSON.stringify(t.slice(0, 64))
+
 const withCache = (block: Json, cacheControl: unknown): Json => (cacheControl === undefined ? block : { ...block, cache_control: cacheControl })
 
 /** One IR part → one Anthropic block, or nothing for parts Anthropic must not see. */
@@ -69,8 +73,19 @@ function block(p: Part, where: string, ids: (id: string) => string, betas: Set<s
       return p.text === '' ? undefined : withCache({ type: 'text', text: p.text }, p.cacheControl)
     case 'image':
       if (p.source.kind === 'text') throw badRequest(`${where}: an image cannot have a text source`)
+      if (p.source.kind === 'base64' && !IMAGE_TYPES.has(p.source.mediaType.toLowerCase())) throw badRequest(`${where}: ${clipType(p.source.mediaType)} is not an image format Claude takes (PNG, JPEG, GIF, WebP)`)
       return withCache({ type: 'image', source: source(p.source, where, betas) }, p.cacheControl)
     case 'document': {
+      // inline bytes as Claude takes them: a base64 document is a PDF; an image is an image
+      // block, text a text source (a file id or URL is sorted out so when it is fetched)
+      if (p.source.kind === 'base64' && p.source.mediaType.toLowerCase() !== 'application/pdf') {
+        const t = p.source.mediaType.toLowerCase()
+        if (IMAGE_TYPES.has(t)) return withCache({ type: 'image', source: { type: 'base64', media_type: t, data: p.source.data } }, p.cacheControl)
+        if (!t.startsWith('text/')) throw badRequest(`${where}: a ${clipType(t)} document cannot go to a Claude model (a PDF, text or an image can)`)
+        const text: Json = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.source.data, 'base64').toString('utf8') } }
+        if (p.title !== undefined) text.title = p.title
+        return withCache(text, p.cacheControl)
+      }
       const d: Json = { type: 'document', source: source(p.source, where, betas) }
       if (p.title !== undefined) d.title = p.title
       return withCache(d, p.cacheControl)

@@ -29,12 +29,13 @@ const Cache = Opt(OrNull(CacheControl, 'expected { type: "ephemeral", ttl? }'))
 /** Media sources per block type, by `source.type`: what an image or a document block may name. */
 export const SOURCES: Record<'image' | 'document', Record<string, TSchema>> = {
   image: {
-    base64: Obj({ type: T.Literal('base64'), media_type: NonEmpty(), data: NonEmpty() }),
+    // what Anthropic's API takes, here for both families: another went to a GPT model unchecked
+    base64: Obj({ type: T.Literal('base64'), media_type: OneOf(['image/jpeg', 'image/png', 'image/gif', 'image/webp']), data: NonEmpty() }),
     url: Obj({ type: T.Literal('url'), url: NonEmpty() }),
     file: Obj({ type: T.Literal('file'), file_id: NonEmpty() }),
   },
   document: {
-    base64: Obj({ type: T.Literal('base64'), media_type: NonEmpty(), data: NonEmpty() }),
+    base64: Obj({ type: T.Literal('base64'), media_type: T.Literal('application/pdf', { errorMessage: 'expected "application/pdf" (a text document is a text source)' }), data: NonEmpty() }),
     url: Obj({ type: T.Literal('url'), url: NonEmpty() }),
     text: Obj({ type: T.Literal('text'), media_type: T.Literal('text/plain', { errorMessage: 'expected "text/plain"' }), data: Str() }),
     file: Obj({ type: T.Literal('file'), file_id: NonEmpty() }),
