@@ -122,7 +122,10 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       // stop accepting, let in-flight requests finish within the grace period
       const graceful = server.stop(false)
       const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.shutdownGraceMs).unref?.())
-      if ((await Promise.race([graceful.then(() => 'done' as const), timer])) === 'timeout') await server.stop(true)
+      if ((await Promise.race([graceful.then(() => 'done' as const), timer])) === 'timeout') {
+        services.cutting = true
+        await server.stop(true)
+      }
       await closeServices(services, cluster, lock)
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

@@ -52,6 +52,8 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
   media?: MediaResolver
   /** The exact response cache's store (DELETE /admin/v1/cache empties it). */
   cache?: CacheStore
+  /** Set when a stop's grace has run out and the streams still open are cut: theirs is not a client's leaving. */
+  cutting?: boolean
 }
 
 /** The responses surface's stored threads (surfaces/responses; its routes and batch items on /v1/responses take it). */

@@ -21,7 +21,7 @@ import { UpstreamError } from '../ir/errors.ts'
 import type { GenerationRequest } from '../ir/types.ts'
 import { pastDeadline, retryAfterMs } from '../providers/http.ts'
 import { relayJson, relayStream } from './relay.ts'
-import { failureOf, jsonResponse, type JsonReply } from './reply.ts'
+import { failureOf, jsonResponse, MidStreamError, type JsonReply } from './reply.ts'
 import type { SseOptions } from './sse.ts'
 import { translatedJson, translatedStream } from './translated.ts'
 import { cacheFor } from '../cache/ask.ts'
@@ -102,7 +102,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   // alive past their request (about 10 KB a request, and a third of the throughput, in a closed loop).
   const abort = stream ? new AbortController() : undefined
   if (abort) {
-    const onClient = () => abort.abort(rc.signal.reason)
+    // when the gateway's stop cuts the connection, the reason says so (the stream's record)
+    const onClient = () => abort.abort(s.cutting ? stopCut() : rc.signal.reason)
     if (rc.signal.aborted) onClient()
     else rc.signal.addEventListener('abort', onClient, { once: true })
   }
@@ -138,12 +139,12 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       nameCompat(c.plan, headers)
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
       const relay = { pt, body, tapOptions: p.passthrough.plan.tap, ctx, out, headers, onTapError }
-      return stream ? relayStream({ ...relay, sse: sseOptions(rc, codec, out, abort!) }) : relayJson(relay)
+      return stream ? relayStream({ ...relay, sse: sseOptions(s, rc, codec, out, abort!) }) : relayJson(relay)
     }
     const ir = await (p.ir ??= media.ir(c.plan.ir(), rc, c.plan.model))
     nameCompat(c.plan, headers)
     const translated = { adapter, ir, codec: c.plan.encoder, ctx, out, headers, pauseAtTool: c.plan.pauseAtTool }
-    return stream ? translatedStream({ ...translated, sse: sseOptions(rc, codec, out, abort!) }) : translatedJson(translated)
+    return stream ? translatedStream({ ...translated, sse: sseOptions(s, rc, codec, out, abort!) }) : translatedJson(translated)
   }
 
   let failure: unknown = NOTHING_TRIED
@@ -207,14 +208,25 @@ function beginWatch(s: GenerationServices, spec: SurfaceSpec, plan: Plan, rc: Re
   return s.observe?.begin({ surface: spec.surface, model, stream, rc, maxTokens: plan.maxOutputTokens, temperature: numberOr(body.temperature), body }) ?? NO_WATCH
 }
 
-/** A stream's options: its pings, its error frame, and a client that hung up (recorded as 499; the upstream call aborted). */
-function sseOptions(rc: RequestContext, codec: SurfaceCodec, out: GenerationOutcome, abort: AbortController): SseOptions {
+/** What a stream still open when the stop's grace ran out ends with. */
+const stopCut = () => new MidStreamError('the gateway stopped: its shutdown grace ran out before the stream ended', 503)
+
+/**
+ * A stream's options: its pings, its error frame, and a client that hung up (recorded as 499; the
+ * upstream call aborted), or a stream the gateway cut at the end of its stop's grace (503).
+ */
+function sseOptions(s: Pick<GenerationServices, 'cutting'>, rc: RequestContext, codec: SurfaceCodec, out: GenerationOutcome, abort: AbortController): SseOptions {
   return {
     pingMs: rc.pingMs,
     errorFrame: codec.errorFrame,
     onCancel: () => {
-      out.fail(499, 'client disconnected')
-      abort.abort()
+      if (!s.cutting) {
+        out.fail(499, 'client disconnected')
+        return abort.abort()
+      }
+      const cut = stopCut()
+      out.fail(cut.status, cut.message)
+      abort.abort(cut)
     },
   }
 }

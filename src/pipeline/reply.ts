@@ -49,8 +49,9 @@ export function failureOf(e: unknown, out: GenerationOutcome): Error {
 
 /** A failure met while streaming, as the MidStreamError that ends the stream. */
 export function midStreamFailure(e: unknown, signal: AbortSignal): MidStreamError {
-  // Once the client has gone, whatever the source reports is the echo of our abort.
-  if (signal.aborted) return new MidStreamError('client disconnected', 499)
+  // Once the client has gone (or the gateway cut the stream, which it gives as the reason),
+  // whatever the source reports is the echo of our abort.
+  if (signal.aborted) return signal.reason instanceof MidStreamError ? signal.reason : new MidStreamError('client disconnected', 499)
   if (e instanceof MidStreamError) return e
   if (e instanceof UpstreamError) return new MidStreamError(e.message, e.status, e.type)
   // a read that failed on the socket (a reset, a close): said as the translated path says it,

@@ -1,5 +1,9 @@
 // Process-level behaviour: the access log, and graceful shutdown with a request in flight.
 import { afterAll, expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fixture, startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { cleanup, spawnGateway, type Spawned } from '../helpers/server.ts'
 
 const procs: Spawned[] = []
@@ -61,3 +65,45 @@ test('SIGTERM lets an in-flight request finish, then exits 0; new connections ar
   expect(await gw.exited).toBe(0)
   expect(await fetch(gw.url + '/health').then(() => 'answered', () => 'refused')).toBe('refused')
 })
+
+// a stream still open when the stop's grace runs out is cut by the gateway, not by its client:
+// its record says so (503), not "client disconnected" (499)
+test('a stream cut when the shutdown grace runs out is recorded as the gateway\'s stop, not a client that left', async () => {
+  const up = await startFakeUpstream()
+  try {
+    const events = fixture('openai/chat/stream-text-include-usage.sse').replaceAll('chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc', 'chatcmpl-cut-at-stop').split('\n\n')
+    // two events, then the upstream holds the stream open
+    up.script({ sse: events.slice(0, 2).join('\n\n') + '\n\n', hold: true })
+    const env = { SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-cut-' + crypto.randomUUID(), OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url }
+    const gw = await spawnGateway({ env, args: ['--config', writeConfig('server: { shutdown_grace_ms: 300 }\n')] })
+    procs.push(gw)
+    const res = await fetch(gw.url + '/api/alpha/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    const reader = res.body!.getReader()
+    await reader.read()
+    gw.kill('SIGTERM')
+    expect(await gw.exited).toBe(0)
+    await reader.cancel().catch(() => {})
+    const after = await spawnGateway({ dataDir: gw.dataDir, env })
+    procs.push(after)
+    const g = (await (await fetch(`${after.url}/api/v1/generations?id=chatcmpl-cut-at-stop`, { headers: { authorization: `Bearer ${gw.key}` } })).json()) as { generation: { error: string } }
+    expect(g.generation.error).toBe('the gateway stopped: its shutdown grace ran out before the stream ended')
+    const listed = (await (await fetch(`${after.url}/api/v1/generations?limit=5`, { headers: { authorization: `Bearer ${gw.key}` } })).json()) as { data: { id: string; http_status: number }[] }
+    expect(listed.data.find((r) => r.id === 'chatcmpl-cut-at-stop')?.http_status).toBe(503)
+    after.kill('SIGTERM')
+    expect(await after.exited).toBe(0)
+  } finally {
+    await up.stop()
+  }
+})
+
+/** A config file of its own for one gateway. */
+function writeConfig(yaml: string): string {
+  const file = join(tmpdir(), `switchyard-lifecycle-${crypto.randomUUID()}.yaml`)
+  writeFileSync(file, yaml)
+  return file
+}
+
