@@ -1,7 +1,8 @@
 // Prompts and completions as the GenAI conventions' message lists (`{role, parts: [{type,
 // content}…]}`), only for spans of a gateway configured with `tracing.capture_content: true`.
 // Text and tool calls are carried; images, documents and audio are named by their type only.
-// Each attribute is cut at MAX_CHARS: a span must stay small enough to export.
+// Each attribute is at most MAX_BYTES of UTF-8 and still JSON: its longest strings are cut,
+// marked, until it fits (a span must stay small enough for a collector to take).
 import type { Surface } from '../config/catalog.ts'
 
 interface Part {
@@ -19,7 +20,8 @@ interface Message {
   finish_reason?: string
 }
 
-export const MAX_CHARS = 128 * 1024
+export const MAX_BYTES = 32 * 1024
+const CUT = '…[cut]'
 
 type Block = Record<string, unknown> | null | undefined
 
@@ -58,10 +60,35 @@ function messageOf(m: Block): Message {
 
 const messagesOf = (list: unknown): Message[] => (Array.isArray(list) ? list.map((m) => messageOf(m as Block)) : [])
 
+/** `v` as JSON of at most MAX_BYTES: strings longer than a limit cut (the limit halved until it fits), then, if that is not enough, its last entries left out. */
 export const capped = (v: unknown): string => {
-  const text = JSON.stringify(v)
-  return text.length > MAX_CHARS ? text.slice(0, MAX_CHARS) : text
+  const text = JSON.stringify(v) ?? 'null'
+  if (Buffer.byteLength(text) <= MAX_BYTES) return text
+  for (let limit = MAX_BYTES / 2; limit >= 16; limit = Math.floor(limit / 2)) {
+    const cut = JSON.stringify(cutStrings(v, limit, 0)) ?? 'null'
+    if (Buffer.byteLength(cut) <= MAX_BYTES) return cut
+  }
+  // many small parts: as many of the messages as fit, whole
+  const list = Array.isArray(v) ? (cutStrings(v, 16, 0) as unknown[]) : []
+  while (list.length > 0 && Buffer.byteLength(JSON.stringify([...list, CUT])) > MAX_BYTES) list.length = Math.floor(list.length / 2)
+  return JSON.stringify([...list, CUT])
 }
+
+/** Strings longer than `limit` characters cut to it, marked; at most 32 levels deep, past which a value is only marked. */
+function cutStrings(v: unknown, limit: number, depth: number): unknown {
+  if (typeof v === 'string') return v.length > limit ? safeSlice(v, limit) + CUT : v
+  if (depth > 32) return CUT
+  if (Array.isArray(v)) return v.map((x) => cutStrings(x, limit, depth + 1))
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, x] of Object.entries(v)) out[k] = cutStrings(x, limit, depth + 1)
+    return out
+  }
+  return v
+}
+
+/** The first `n` UTF-16 units, never half of a surrogate pair. */
+const safeSlice = (s: string, n: number) => (/[\uD800-\uDBFF]/.test(s.charAt(n - 1)) ? s.slice(0, n - 1) : s.slice(0, n))
 
 /** The request's messages and its system instructions (messages' `system`, responses' `instructions`). */
 export function inputContent(surface: Surface, body: Record<string, unknown>): { messages: string; system?: string } {

@@ -1,6 +1,8 @@
 // Ended spans wait here and go to the exporter in batches, one export at a time, off the
-// request's path. The queue is bounded: past it a span is dropped and counted, never held, so a
-// collector that is down or slow costs memory up to the bound and a counter, nothing more.
+// request's path. The queue is bounded, in spans and in bytes (spans that carry prompts are
+// large): past it a span is dropped and counted, never held, so a collector that is down or slow
+// costs memory up to the bound and a counter, nothing more. A batch is bounded the same way, so
+// that an export stays one a collector takes (theirs refuse bodies past 20 MiB or so).
 // (The SDK's BatchSpanProcessor also bounds and drops, but keeps its count to itself.)
 import type { Context } from '@opentelemetry/api'
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
@@ -15,8 +17,26 @@ export interface BoundedOptions {
   onHealth?: (ok: boolean, error?: string) => void
 }
 
+/** Bytes of spans queued, and of one export, at most (a span's own fields, without its attributes, counted as SPAN_BYTES). */
+export const MAX_QUEUE_BYTES = 64 * 1024 * 1024
+export const MAX_BATCH_BYTES = 8 * 1024 * 1024
+const SPAN_BYTES = 512
+
+/** About what a span weighs in an export: its long strings (captured content) in UTF-8. */
+export function spanBytes(span: ReadableSpan): number {
+  let n = SPAN_BYTES
+  for (const k in span.attributes) {
+    const v = span.attributes[k]
+    n += k.length + (typeof v === 'string' ? (v.length > 1024 ? Buffer.byteLength(v) : v.length) : 16)
+  }
+  return n
+}
+
 export class BoundedBatchProcessor implements SpanProcessor {
   private queue: ReadableSpan[] = []
+  /** Each queued span's weight, in the queue's order, and their sum. */
+  private weights: number[] = []
+  private queuedBytes = 0
   private timer: ReturnType<typeof setTimeout> | undefined
   private exporting: Promise<void> | undefined
   /** Spans of the export on its way. */
@@ -29,12 +49,15 @@ export class BoundedBatchProcessor implements SpanProcessor {
   onStart(_span: Span, _parent: Context): void {}
 
   onEnd(span: ReadableSpan): void {
-    if (this.closed || this.queue.length >= this.opts.maxQueue) {
+    const bytes = spanBytes(span)
+    if (this.closed || this.queue.length >= this.opts.maxQueue || this.queuedBytes + bytes > MAX_QUEUE_BYTES) {
       countDropped(1)
       return
     }
     this.queue.push(span)
-    if (this.queue.length >= this.opts.maxBatch) this.kick()
+    this.weights.push(bytes)
+    this.queuedBytes += bytes
+    if (this.queue.length >= this.opts.maxBatch || this.queuedBytes >= MAX_BATCH_BYTES) this.kick()
     else if (this.timer === undefined && this.exporting === undefined) this.schedule()
   }
 
@@ -48,10 +71,16 @@ export class BoundedBatchProcessor implements SpanProcessor {
     clearTimeout(this.timer)
     this.timer = undefined
     if (this.exporting || this.queue.length === 0) return
-    const batch = this.queue.splice(0, this.opts.maxBatch)
+    // as many as the batch holds, in count and in bytes (one at least)
+    let n = 0
+    let bytes = 0
+    while (n < this.queue.length && n < this.opts.maxBatch && (n === 0 || bytes + this.weights[n]! <= MAX_BATCH_BYTES)) bytes += this.weights[n++]!
+    const batch = this.queue.splice(0, n)
+    this.weights.splice(0, n)
+    this.queuedBytes -= bytes
     this.exporting = this.send(batch).then(() => {
       this.exporting = undefined
-      if (this.queue.length >= this.opts.maxBatch) this.kick()
+      if (this.queue.length >= this.opts.maxBatch || this.queuedBytes >= MAX_BATCH_BYTES) this.kick()
       else if (this.queue.length > 0 && !this.closed) this.schedule()
     })
   }
@@ -94,6 +123,8 @@ export class BoundedBatchProcessor implements SpanProcessor {
     clearTimeout(timer)
     countDropped(this.queue.length + this.inFlight)
     this.queue = []
+    this.weights = []
+    this.queuedBytes = 0
     this.inFlight = 0
     await this.exporter.shutdown().catch(() => {})
   }
