@@ -95,12 +95,18 @@ class Watch implements GenerationWatch {
 }
 
 class Attempt implements AttemptWatch {
-  private readonly t0 = performance.now()
+  private t0 = performance.now()
 
   constructor(
     private readonly watch: Watch,
     private readonly provider: number,
   ) {}
+
+  /** A failed send is an upstream call of its own, by its status; the next one's time starts now. */
+  resent(status: number, _error: string, ms: number): void {
+    this.watch.o.upstream.ended(this.provider, status, ms)
+    this.t0 = performance.now()
+  }
 
   end(status: number, error?: string): void {
     this.watch.o.upstream.ended(this.provider, status, performance.now() - this.t0)

@@ -15,7 +15,7 @@ export class UpstreamSeries {
   private readonly failed: Counter
 
   constructor(registry: Registry, private readonly providers: LabelSet) {
-    this.calls = registry.counter('switchyard_upstream_requests', 'Upstream calls of interactive requests, by provider and HTTP status (200: accepted)', ['provider', 'status'])
+    this.calls = registry.counter('switchyard_upstream_requests', 'Upstream sends of interactive requests, by provider and HTTP status (200: accepted; a call sent again counts each send)', ['provider', 'status'])
     this.duration = registry.histogram('switchyard_upstream_duration_seconds', "Time from an upstream call to its answer's first byte (or its failure)", ['provider'], LATENCY_BUCKETS)
     this.failed = registry.counter('switchyard_failovers', 'Requests moved on to another deployment or model after a failure, by the provider that failed', ['provider'])
     this.byStatus = providers.values.map(() => new Map())

@@ -118,6 +118,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     const adapter = s.providers.adapterFor(c.deployment.provider)
     const ctx: CallContext = {
       signal, deadline, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: attempt.headers, cache: c.plan.pauseAtTool ? undefined : cache,
+      resent: attempt.resent && ((status, error, ms) => attempt.resent!(status, error, ms)),
       alternatives: plan.model.deployments.length > 1 || plan.model.fallbacks.length > 0,
       // cassettes: the client's own file, and whether a recording answered
       cassette: rc.cassette, replayed: (how) => (out.replayed = how),

@@ -30,6 +30,8 @@ export interface AttemptWatch {
   readonly headers?: Record<string, string>
   /** The call answered (its HTTP status: 200 once the upstream accepted it) or failed before its first byte. */
   end(status: number, error?: string): void
+  /** A send of the call failed (`ms` long) and it is sent again: one call, several sends. */
+  resent?(status: number, error: string, ms: number): void
 }
 
 export interface GenerationWatch {
@@ -63,7 +65,7 @@ export function observers(list: readonly GenerationObserver[]): GenerationObserv
         attempt(call) {
           const attempts = watches.map((w) => w.attempt(call))
           const headers = Object.assign({}, ...attempts.map((a) => a.headers ?? {})) as Record<string, string>
-          return { headers, end: (status, error) => attempts.forEach((a) => a.end(status, error)) }
+          return { headers, end: (status, error) => attempts.forEach((a) => a.end(status, error)), resent: (status, error, ms) => attempts.forEach((a) => a.resent?.(status, error, ms)) }
         },
         end: (record, reply) => watches.forEach((w) => w.end(record, reply)),
         refused: (status, error) => watches.forEach((w) => w.refused(status, error)),

@@ -219,17 +219,24 @@ function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSign
  * caller aborted, with the abort reason.
  */
 export async function callUpstream<T>(req: UpstreamRequest<T>): Promise<T> {
+  let failed: { status: number; error: string; ms: number } | undefined
   for (let n = 0; ; n++) {
+    const sent = performance.now()
     try {
+      // the send before this one failed: said now, its time not counting the wait since
+      if (failed) req.ctx?.resent?.(failed.status, failed.error, failed.ms)
+      failed = undefined
       // a body sent in parts lets each part go as it is sent: a retry encodes it again
       return await attempt(req, typeof req.body === 'string' ? req.body : await encodeJson(req.body.json))
     } catch (e) {
       // another key of the pool, at once: the refusal was the key's, not the upstream's (the pool shrinks each time)
       if (e instanceof UpstreamError && refusedKey.has(e) && !req.signal.aborted) {
+        failed = { status: e.status, error: e.message, ms: performance.now() - sent }
         n--
         continue
       }
       if (!(e instanceof UpstreamError) || !e.retryable || n >= req.provider.maxRetries || req.signal.aborted) throw e
+      failed = { status: e.status, error: e.message, ms: performance.now() - sent }
       const hinted = retryAfterMs(e.retryAfter)
       if (hinted !== undefined && (hinted > RETRY.maxRetryAfterMs || req.ctx?.alternatives === true)) throw e
       // a wait past the request's deadline is cut short: the attempt after it fails at once

@@ -32,6 +32,11 @@ export interface CallContext {
    * back (429 or 503 with Retry-After) is left for it at once, not waited for.
    */
   alternatives?: boolean
+  /**
+   * Told of each send of the call that failed and is sent again (a 503, a reset): its status,
+   * what failed and how long it took, just before the next send goes.
+   */
+  resent?: (status: number, error: string, ms: number) => void
   /** The cassette the client named (`x-switchyard-cassette`): its exchanges are recorded there, not in the model's file. */
   cassette?: string
   /**

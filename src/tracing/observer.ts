@@ -91,8 +91,14 @@ export function tracingObserver(d: ObserverDeps): GenerationObserver {
             },
             within,
           )
+          let resends = 0
           return {
             headers: d.headersOf(client),
+            // a send that failed and went again: an event on the call's span, and the count (OpenTelemetry's HTTP conventions)
+            resent(status, error) {
+              client.addEvent('http.request.resend', { [HTTP.status]: status, 'error.message': error })
+              client.setAttribute('http.request.resend_count', ++resends)
+            },
             end(status, error) {
               client.setAttribute(HTTP.status, status)
               if (error !== undefined || status >= 400) {
