@@ -137,6 +137,35 @@ describe('threads', () => {
     expect(second.previous_response_id).toBe(first.id)
   })
 
+  // two turns at once would both continue from the same latest response, and the conversation
+  // would keep only one of them: the second is a 409 while the first is in progress
+  test('conversation: a second turn while one is in progress is a 409; once it has ended (or was saved) the next one goes', async () => {
+    const conv = 'conv-' + crypto.randomUUID()
+    const events = fixture('openai/responses/stream-text.sse').split('\n\n')
+    rig.up.script({ sse: events.slice(0, 3).join('\n\n') + '\n\n', hold: true })
+    const first = await rig.postResponses({ model: 'gpt-4.1', conversation: conv, input: 'slow one', stream: true })
+    expect(first.status).toBe(200)
+    const reader = first.body!.getReader()
+    await reader.read()
+    const busy = await rig.postResponses({ model: 'mock-gpt', conversation: conv, input: 'at once' })
+    expect(busy.status).toBe(409)
+    expect((await busy.json()).error).toStartWith(`conversation: a response of conversation "${conv}" is still in progress`)
+    // another conversation, or the same one named by previous_response_id or unstored, is not held
+    expect((await rig.postResponses({ model: 'mock-gpt', conversation: conv + '-b', input: 'elsewhere' })).status).toBe(200)
+    expect((await rig.postResponses({ model: 'mock-gpt', conversation: conv, input: 'unstored', store: false })).status).toBe(200)
+    await reader.cancel()
+    let after: Response | undefined
+    for (let i = 0; i < 40 && (after?.status ?? 409) === 409; i++) {
+      await Bun.sleep(50)
+      after = await rig.postResponses({ model: 'mock-gpt', conversation: conv, input: 'after it' })
+    }
+    expect(after!.status).toBe(200)
+    // turns one after another go at once: each is let go when it is saved, before its reply ends
+    for (let i = 0; i < 5; i++) expect((await rig.postResponses({ model: 'mock-gpt', conversation: conv, input: `turn ${i}` })).status).toBe(200)
+    // (the key's burst of requests a second has been used: the next test starts with it back)
+    await Bun.sleep(1000)
+  })
+
   test('store:false is not stored; another key cannot continue this key\'s thread (400 naming the id)', async () => {
     const r = await rig.client.responses.create({ model: 'mock-gpt', input: 'x', store: false })
     const res = await rig.postResponses({ model: 'mock-gpt', input: 'y', previous_response_id: r.id })

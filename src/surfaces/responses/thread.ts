@@ -15,7 +15,7 @@
 import { insertList, names, selectList } from '../../db/columns.ts'
 import { storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
-import { badRequest } from '../../http/errors.ts'
+import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 import { nextTurn } from '../../lib/turn.ts'
 
@@ -99,6 +99,9 @@ function collectAfterLongReads(threadBytes: number) {
 
 const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
 
+/** A conversation's hold on a turn gives way after this long (a turn that never ended). */
+const TURN_HOLD_MS = 30 * 60_000
+
 export class ThreadStore {
   /** Saved, not yet written: read before the database by every lookup (by row id). */
   private readonly pending = new Map<string, Pending>()
@@ -114,6 +117,29 @@ export class ThreadStore {
 
   /** The write in progress: one at a time. */
   private writing: Promise<void> = Promise.resolve()
+
+  /** Conversations with a turn in progress (key id and name), and since when. */
+  private readonly turns = new Map<string, number>()
+
+  /**
+   * Holds `conversation` for a turn that continues it, until the turn's response is saved or the
+   * request ends (the returned release, which may be called more than once). A second turn while
+   * one is in progress is a 409: it would continue from the same response, and one of the two
+   * would be lost from the conversation. Held in this instance; a hold older than TURN_HOLD_MS
+   * (a request that never ended) gives way.
+   */
+  claimTurn(apiKeyId: string, conversation: string): () => void {
+    const key = `${apiKeyId}\0${conversation}`
+    const since = this.turns.get(key)
+    if (since !== undefined && performance.now() - since < TURN_HOLD_MS) {
+      throw new HttpError(409, `conversation: a response of conversation "${conversation.slice(0, 64)}" is still in progress; send the next turn once it has ended`)
+    }
+    const mine = performance.now()
+    this.turns.set(key, mine)
+    return () => {
+      if (this.turns.get(key) === mine) this.turns.delete(key)
+    }
+  }
 
   constructor(
     private readonly sql: Sql,
