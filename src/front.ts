@@ -205,7 +205,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       }
     }
 
-    const extra: Record<string, string> = { 'x-request-id': info.requestId }
+    // `request-id` is the name the Anthropic SDK reads (`_request_id`, an error's requestID)
+    const extra: Record<string, string> = { 'x-request-id': info.requestId, 'request-id': info.requestId }
     if (limits && res.status < 300) Object.assign(extra, rateLimitHeaders(limits, false))
     res = withHeaders(res, extra)
 

@@ -38,6 +38,16 @@ describe('claude model, non-streaming pass-through', () => {
   }
 })
 
+// the Anthropic SDK reads `request-id` (the name Anthropic sends), not `x-request-id`
+test("the Anthropic SDK sees the request's id: the reply's _request_id and an error's requestID", async () => {
+  rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+  const r = await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: ask })
+  expect(r._request_id).toBeTruthy()
+  const err = await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', messages: ask } as any).catch((e) => e)
+  expect(err.status).toBe(400)
+  expect(err.requestID).toBe(err.headers.get('x-request-id'))
+})
+
 describe('claude model, streaming pass-through', () => {
   for (const name of ['stream-text', 'stream-tool-use-with-request', 'stream-thinking', 'stream-cache-read']) {
     test(`${name}: bytes relayed as recorded; the SDK's stream helper builds the message; record from the tap`, async () => {
