@@ -30,7 +30,9 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       const q = query(request)
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after')
-      const page = await batches.store.list(keyOf(request).id, { limit, after })
+      // the OpenAI SDK's root lists OpenAI-shaped batches only: a message batch there has no
+      // input file and no output file, which its client would go looking for (the unified root lists both)
+      const page = await batches.store.list(keyOf(request).id, { limit, after, family: root.startsWith('/api/alpha/') ? 'openai' : undefined })
       if (!page) throw badRequest(`after: no batch ${echo(after)}`)
       return toOpenAIList(page)
     })

@@ -37,9 +37,10 @@ export function anthropicListQuery(q: URLSearchParams): AnthropicListQuery {
   let after = nonEmpty('after_id', q.get('after_id'))
   let before = nonEmpty('before_id', q.get('before_id'))
   const page = nonEmpty('page', q.get('page'))
-  const given = [after && 'after_id', before && 'before_id', page && 'page'].filter(Boolean)
-  if (given.length > 1) throw badRequest(`${given.join(', ')}: give at most one of after_id, before_id and page`)
+  if (after && before) throw badRequest('after_id, before_id: give at most one of them')
   let cursorParam: AnthropicListQuery['cursorParam'] = after ? 'after_id' : before ? 'before_id' : undefined
+  // a page token goes on from where the list it came from was: the Anthropic SDK sends it beside
+  // the query it began with (after_id or before_id included), and the token wins
   if (page) {
     const t = decodePageToken(page)
     if (!t) throw badRequest('page: not a page token from a previous list response')

@@ -78,6 +78,15 @@ test('list pages newest first with limit, after_id and before_id; another key se
   // only message batches are listed here
   await rig.call('POST', '/api/v1/batches', { requests: [{ model: 'mock-gpt', messages: [{ role: 'user', content: 'x' }] }] })
   expect((await client.messages.batches.list({ limit: 1000 })).data.every((b) => b.id.startsWith('msgbatch_'))).toBe(true)
+  // and the OpenAI SDK's root lists OpenAI batches only (a message batch has no input or output
+  // file, which its client would look for); the unified root lists both
+  const listed: string[] = []
+  for await (const b of rig.openai(undefined, 'alpha/v1').batches.list({ limit: 100 })) listed.push(b.id)
+  expect(listed.length).toBeGreaterThan(0)
+  expect(listed.some((id) => id.startsWith('msgbatch_'))).toBe(false)
+  const unified: string[] = []
+  for await (const b of rig.openai(undefined, 'v1').batches.list({ limit: 100 })) unified.push(b.id)
+  expect(unified).toEqual(expect.arrayContaining([...ids, ...listed]))
 })
 
 test('cancel: canceling while in-flight items finish, then ended with canceled results; results before the end are refused', async () => {
