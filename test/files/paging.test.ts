@@ -126,7 +126,7 @@ describe('Anthropic lists (/api/beta)', () => {
     expect(next.data.map((f: { id: string }) => f.id)).toEqual(all.slice(N - 5, N - 3))
     // the SDK sends the page token beside the query it began with: the token goes on from there
     const fromCursor: string[] = []
-    for await (const f of an.beta.files.list({ limit: 3, after_id: all[1], betas: [BETA] })) fromCursor.push(f.id)
+    for await (const f of an.beta.files.list({ limit: 3, after_id: all[1], betas: [BETA] } as any)) fromCursor.push((f as { id: string }).id)
     expect(fromCursor).toEqual(all.slice(2))
     const again = await get(`/api/beta/v1/files?limit=2&before_id=${all[N - 1]}&page=${page.next_page}`)
     expect(again.data).toEqual(next.data)

@@ -55,6 +55,18 @@ describe('gpt model, non-streaming', () => {
     expect((await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask })).stop_reason).toBe('end_turn')
   })
 
+  // the Anthropic SDK's structured output helper sends output_config.format: for a GPT model,
+  // OpenAI's json_schema response format, and the SDK parses the reply's JSON text
+  test("messages.parse with output_config.format: OpenAI's json_schema response format upstream, the parsed output back", async () => {
+    const { jsonSchemaOutputFormat } = await import('@anthropic-ai/sdk/helpers/json-schema')
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } as const
+    const base = { id: 'chatcmpl-json-1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }
+    rig.up.script({ json: { ...base, choices: [{ index: 0, message: { role: 'assistant', content: '{"city":"Paris"}', refusal: null }, logprobs: null, finish_reason: 'stop' }] } })
+    const m = await rig.anthropic.messages.parse({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_config: { format: jsonSchemaOutputFormat(schema) } } as any)
+    expect((m as any).parsed_output).toEqual({ city: 'Paris' })
+    expect(rig.up.requests.at(-1)!.json().response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } })
+  })
+
   test('tool calls: tool_use blocks with parsed input and stop_reason tool_use', async () => {
     const want = fixtureJson('openai/chat/nonstream-tool-calls.json')
     rig.up.script({ json: fixture('openai/chat/nonstream-tool-calls.json') })

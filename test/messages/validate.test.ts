@@ -222,10 +222,14 @@ describe('OpenAI-family models refuse the Anthropic-style parameters (reject mod
     const raw = body({ top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 1024 }, cache_control: { type: 'ephemeral' }, max_tokens: 2048 }, GPT)
     expect(rejection(raw)).toBe('Parameters not supported for OpenAI-family model gpt-4o: top_k, stop_sequences, thinking, cache_control')
   })
-  test('Claude Code’s context_management and output_config too', () => {
-    expect(rejection({ ...CLAUDE_CODE_BODY, model: GPT, max_tokens: 1000 })).toBe(
-      'Parameters not supported for OpenAI-family model gpt-4o: thinking, context_management, output_config',
-    )
+  // output_config is translated in every mode: its effort is OpenAI's, its format OpenAI's
+  // json_schema (the Anthropic SDK's messages.parse sends it)
+  test('Claude Code’s context_management too; not its output_config', () => {
+    expect(rejection({ ...CLAUDE_CODE_BODY, model: GPT, max_tokens: 1000 })).toBe('Parameters not supported for OpenAI-family model gpt-4o: thinking, context_management')
+    const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false }
+    const { ir } = decode(body({ output_config: { effort: 'low', format: { type: 'json_schema', schema } } }, 'gpt-5'))
+    expect(ir.reasoning).toEqual({ effort: 'low' })
+    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema, strict: true })
   })
   test('translate mode: thinking → effort, stop_sequences → stop, the rest dropped', () => {
     const raw = body({ top_k: 5, stop_sequences: ['x'], thinking: { type: 'enabled', budget_tokens: 20_000 }, max_tokens: 30_000 }, 'gpt-5')

@@ -6,7 +6,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, Tool, ToolChoice } from '../../ir/types.ts'
 import type { IRContext } from '../../routing/params.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
-import { claudeFormat } from '../../routing/translate.ts'
+import { claudeFormat, outputConfigToOpenAI } from '../../routing/translate.ts'
 import { isServerTool, type MessagesBlock, type MessagesCustomTool, type MessagesMessage, type MessagesSource, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 
@@ -165,6 +165,20 @@ export function outputFormatToIR(format: Obj, req: GenerationRequest, cx: IRCont
   if (!rf) return
   req.responseFormat = rf
   cx.compat.push('output_format->response_format')
+}
+
+/**
+ * `output_config`: as it came for a Claude model; for a GPT model its effort is OpenAI's
+ * reasoning effort and its JSON-schema format the json_schema response format, in every mode
+ * (the Anthropic SDK's `messages.parse` asks for structured output this way).
+ */
+export function outputConfigToIR(config: Obj, req: GenerationRequest, cx: IRContext): void {
+  if (cx.model.family === 'anthropic') return carry(req, 'anthropic', 'output_config', config)
+  const c = outputConfigToOpenAI(config)
+  if (!c) return
+  if (c.reasoning) reasoningOf(req).effort = c.reasoning.effort
+  if (c.responseFormat) req.responseFormat = c.responseFormat
+  cx.compat.push(`output_config->${[c.reasoning && 'reasoning', c.responseFormat && 'responseFormat'].filter(Boolean).join('+')}`)
 }
 
 /** `metadata`: kept whole, and its `user_id` is the end user. */

@@ -8,9 +8,9 @@ import type { GenerationRequest, ReasoningEffort } from '../../ir/types.ts'
 import { carried, foreign, IGNORED, type BodyOf, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
 import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
-import { drop, outputConfigToOpenAI, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
+import { drop, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { content, messages, metadataToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
+import { content, messages, metadataToIR, outputConfigToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
 import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray, type MessagesBlock, type MessagesMessage, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 
 /** Anthropic's one structured output format (`output_format`, `output_config.format`): any other was dropped for a GPT model without a word. */
@@ -47,7 +47,7 @@ export const PARAMS = {
     output_config: { schema: Obj(
       { effort: Opt(OrNull(Str(), 'expected a string')), format: Opt(OrNull(JsonSchemaFormat, 'expected { type: "json_schema", schema }')) },
       { errorMessage: 'expected an object { effort?, format? }' },
-    ), openai: foreign(outputConfigToOpenAI), owned: { effort: CLAUDE_EFFORTS }, ir: carried('anthropic') },
+    ), owned: { effort: CLAUDE_EFFORTS }, ir: outputConfigToIR },
     output_format: { schema: JsonSchemaFormat, ir: outputFormatToIR },
     container: { schema: T.Union([Str(), AnyObject], { errorMessage: 'expected a container id (string) or an object' }), openai: foreign(drop), ir: carried('anthropic') },
     mcp_servers: { schema: T.Array(AnyObject, { errorMessage: 'expected an array of MCP server objects' }), openai: foreign(drop), ir: carried('anthropic') },
