@@ -66,7 +66,7 @@ export interface Config {
   /** Cassettes: upstream exchanges recorded to a directory or answered from it (src/replay); null: every call goes upstream. */
   replay: ReplaySettings | null
   /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
-  responses: { maxThreadBytes: number }
+  responses: { maxThreadBytes: number; toolCallsStatus: 'requires_action' | 'completed' }
   /** GET /metrics: without the admin token when public; key id and account labels with perKey. */
   metrics: { public: boolean; perKey: boolean }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
@@ -242,6 +242,12 @@ function fraction(n: number | undefined, name: string): number | undefined {
   return n
 }
 
+function toolCallsStatus(v: string | undefined): 'requires_action' | 'completed' | undefined {
+  if (v === undefined) return undefined
+  if (v === 'requires_action' || v === 'completed') return v
+  throw new ConfigError(`SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS: expected requires_action or completed, got "${v.slice(0, 40)}"`)
+}
+
 function crossFamily(v: string | undefined): 'reject' | 'translate' | undefined {
   if (v === undefined) return undefined
   if (v === 'reject' || v === 'translate') return v
@@ -326,7 +332,10 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     generations: recordSettings(f.records, f.generations, env),
     cache: cacheSettings(f.cache),
     replay,
-    responses: { maxThreadBytes: int(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES', 1024) ?? f.responses?.max_thread_bytes ?? 32 * MiB },
+    responses: {
+      maxThreadBytes: int(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES', 1024) ?? f.responses?.max_thread_bytes ?? 32 * MiB,
+      toolCallsStatus: toolCallsStatus(str(env.SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS)) ?? f.responses?.tool_calls_status ?? 'requires_action',
+    },
     metrics: {
       public: flag(env.SWITCHYARD_METRICS_PUBLIC, 'SWITCHYARD_METRICS_PUBLIC') ?? f.metrics?.public ?? false,
       perKey: flag(env.SWITCHYARD_METRICS_PER_KEY, 'SWITCHYARD_METRICS_PER_KEY') ?? f.metrics?.per_key ?? false,

@@ -136,7 +136,8 @@ export const ConfigFileSchema = t.Object(
     cache: t.Optional(CacheSchema),
     /** Cassettes: record upstream exchanges, or answer from them (config/replay.ts). */
     replay: t.Optional(ReplaySchema),
-    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(Int({ minimum: 1024 })) }, { additionalProperties: false })),
+    /** `tool_calls_status: completed`: a reply that calls tools says `completed`, as OpenAI's does (the openai SDK's tool runner and parse helper need it), not the spec's `requires_action`. */
+    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(Int({ minimum: 1024 })), tool_calls_status: t.Optional(t.Union([t.Literal('requires_action'), t.Literal('completed')], { errorMessage: 'expected "requires_action" or "completed"' })) }, { additionalProperties: false })),
     /** GET /metrics: `public` needs no token (a private network's port); `per_key` adds key id and account labels. */
     metrics: t.Optional(t.Object({ public: t.Optional(t.Boolean()), per_key: t.Optional(t.Boolean()) }, { additionalProperties: false })),
     limits: t.Optional(

@@ -66,6 +66,8 @@ export interface ResponseFrame {
   createdAt: number
   turn: Turn
   body: Obj
+  /** A reply that called tools says `requires_action` (the spec's) or `completed` (OpenAI's). */
+  toolCallsStatus?: 'requires_action' | 'completed'
 }
 
 /** The Response object's fixed fields (everything but output, status and usage). */
@@ -105,7 +107,7 @@ export function responseShell(f: ResponseFrame, status: string): Obj {
  * `output_text`, `reasoning.summaries`, and for a reply that called tools the
  * `requires_action` status with its `required_action`.
  */
-export function completeResponse(r: Obj): Obj {
+export function completeResponse(r: Obj, toolCallsStatus: 'requires_action' | 'completed' = 'requires_action'): Obj {
   const output = Array.isArray(r.output) ? (r.output as Obj[]) : []
   const texts: string[] = []
   const summaries: Obj[] = []
@@ -120,8 +122,8 @@ export function completeResponse(r: Obj): Obj {
   const reasoning = typeof r.reasoning === 'object' && r.reasoning !== null ? (r.reasoning as Obj) : {}
   r.reasoning = { ...reasoning, summaries }
   if (calls.length > 0 && r.status === 'completed') {
-    r.status = 'requires_action'
     r.required_action = { type: 'submit_tool_outputs', submit_tool_outputs: { tool_calls: calls } }
+    if (toolCallsStatus === 'requires_action') r.status = 'requires_action'
   }
   return r
 }
@@ -153,5 +155,5 @@ export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTo
   out.output = outputItems(r.content, f.turn, customTools)
   if (incomplete) out.incomplete_details = incomplete
   out.usage = responsesUsage(r.usage)
-  return completeResponse(out)
+  return completeResponse(out, f.toolCallsStatus)
 }

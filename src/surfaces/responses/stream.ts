@@ -112,7 +112,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     const r = snapshot(status)
     if (incomplete) r.incomplete_details = incomplete
     r.usage = responsesUsage(state.usage)
-    completeResponse(r)
+    completeResponse(r, f.toolCallsStatus)
     state.status = r.status as string
     state.finishReason = state.status
     onFinal(r)

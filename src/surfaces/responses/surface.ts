@@ -42,6 +42,7 @@ export function threadStoreOf(s: ThreadServices): ThreadStore {
 }
 
 export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)): SurfaceSpec {
+  const toolCallsStatus = s.config.responses.toolCallsStatus
   s.onClose.push(() => threads.flush())
   /**
    * Stores a finished response of a stored turn (failed ones are not part of a thread), once;
@@ -87,7 +88,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     // only the IR path's encoders need them (the pass-through upstream names its own items)
     let custom: Set<string> | undefined
     const customs = () => (custom ??= customNames(turn))
-    const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body })
+    const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body, toolCallsStatus })
     let enc: ResponsesStreamEncoder | undefined
     // What the pass-through stream has shown so far, for a failure the upstream did not report.
     let seen: { response: Obj; sequence: number; last: () => number } | undefined
@@ -131,7 +132,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
           r.previous_response_id = turn.previousResponseId ?? null
           r.store = turn.store
         }
-        completeResponse(r)
+        completeResponse(r, toolCallsStatus)
         store(r)
         return r
       },
