@@ -53,6 +53,16 @@ describe('mock provider through the chat surface', () => {
     })
   }
 
+  test('stop: the text ends before the first stop sequence met, finish stop, streamed or not', async () => {
+    const params = { model: 'mock-gpt', stop: ['STOP', 'never'], messages: [{ role: 'user' as const, content: 'mock: text one two STOP three' }] }
+    const plain = await client.chat.completions.create(params)
+    expect(plain.choices[0]!.message.content).toBe('one two ')
+    expect(plain.choices[0]!.finish_reason).toBe('stop')
+    let text = ''
+    for await (const c of await client.chat.completions.create({ ...params, stream: true })) text += c.choices[0]?.delta.content ?? ''
+    expect(text).toBe('one two ')
+  })
+
   test('mock tool call arrives as tool_calls with JSON-string arguments', async () => {
     const r = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'mock: tool get_weather {"city":"Oslo"}' }], tools })
     expect(r.choices[0]!.finish_reason).toBe('tool_calls')

@@ -34,6 +34,17 @@ for (const model of ['mock-claude', 'mock-gpt']) {
       expect(plain.stop_reason).toBe('end_turn')
     })
 
+    test.skipIf(model !== 'mock-claude')('stop_sequences: the text ends before the first one met, with stop_reason stop_sequence naming it, streamed or not', async () => {
+      const params = { model, max_tokens: 100, stop_sequences: ['never', 'STOP'], messages: [{ role: 'user' as const, content: 'mock: text one two STOP three' }] }
+      const plain = await client.messages.create(params)
+      const streamed = await client.messages.stream(params).finalMessage()
+      for (const m of [plain, streamed]) {
+        expect(m.content).toEqual([{ type: 'text', text: 'one two ' }] as any)
+        expect(m.stop_reason).toBe('stop_sequence')
+        expect(m.stop_sequence).toBe('STOP')
+      }
+    })
+
     test('a tool round trip as Claude Code makes it: tool_use, then the tool_result is answered', async () => {
       const first = await client.messages.stream({
         model, max_tokens: 1000, tools: [bash],

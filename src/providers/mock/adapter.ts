@@ -27,7 +27,7 @@
  *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
  */
 import { collect } from '../../ir/collect.ts'
-import type { GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../../ir/types.ts'
+import type { Finish, GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../../ir/types.ts'
 import { upstreamErrorFrom } from '../errors.ts'
 import type { CallContext, ProviderAdapter } from '../types.ts'
 import { plan, type Plan } from './script.ts'
@@ -67,14 +67,28 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
     yield { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_calls' }, usage }
     return
   }
-  const { text, cut } = req.maxTokens !== undefined ? await truncateTokensAsync(p.text, req.maxTokens, ctx.lane) : { text: p.text, cut: false }
+  // a stop sequence ends the text where it first appears (the sequence itself left out), as upstreams do
+  const stopped = stopAt(p.text, req.stop)
+  const full = stopped ? p.text.slice(0, stopped.at) : p.text
+  const { text, cut } = req.maxTokens !== undefined ? await truncateTokensAsync(full, req.maxTokens, ctx.lane) : { text: full, cut: false }
   for (const [i, delta] of textChunks(text).entries()) {
     yield { type: 'text-delta', text: delta }
     if (i === 0 && p.failMidstream) return yield MIDSTREAM
   }
   usage.outputTokens = await countTokensAsync(text, ctx.lane)
   yield { type: 'usage', usage }
-  yield { type: 'finish', finish: cut ? { reason: 'length', raw: 'length' } : { reason: 'stop', raw: 'stop' }, usage }
+  const finish: Finish = cut ? { reason: 'length', raw: 'length' } : stopped ? { reason: 'stop', raw: claude ? 'stop_sequence' : 'stop', stopSequence: stopped.sequence } : { reason: 'stop', raw: 'stop' }
+  yield { type: 'finish', finish, usage }
+}
+
+/** Where the first of the stop sequences appears in `text`, and which one (the earliest; at one place, the longest). */
+function stopAt(text: string, stop: readonly string[] | undefined): { at: number; sequence: string } | undefined {
+  let found: { at: number; sequence: string } | undefined
+  for (const sequence of stop ?? []) {
+    const at = sequence === '' ? -1 : text.indexOf(sequence)
+    if (at >= 0 && (!found || at < found.at || (at === found.at && sequence.length > found.sequence.length))) found = { at, sequence }
+  }
+  return found
 }
 
 export class MockAdapter implements ProviderAdapter {
