@@ -67,6 +67,18 @@ describe('gpt model, non-streaming', () => {
     expect(rig.up.requests.at(-1)!.json().response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } })
   })
 
+  test("a document's context and citations, which chat has no place for, are named in x-switchyard-compat; a document of chunks keeps them apart", async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const doc = { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'chunk A' }, { type: 'text', text: 'chunk B' }] }, title: 'Q3 report', context: 'internal', citations: { enabled: true } }
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: [doc, { type: 'text', text: 'Summarise.' }] }] })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(expect.arrayContaining(['document.context', 'document.citations']))
+    expect(JSON.stringify(rig.up.requests.at(-1)!.json().messages)).toContain('chunk A\\n\\nchunk B')
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const plain = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: [{ ...doc, context: undefined, citations: undefined }, { type: 'text', text: 'Summarise.' }] }] })
+    expect(plain.headers.get('x-switchyard-compat')).toBeNull()
+  })
+
   test('tool calls: tool_use blocks with parsed input and stop_reason tool_use', async () => {
     const want = fixtureJson('openai/chat/nonstream-tool-calls.json')
     rig.up.script({ json: fixture('openai/chat/nonstream-tool-calls.json') })

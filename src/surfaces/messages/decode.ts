@@ -18,8 +18,30 @@ function withCache<P extends Part>(part: P, wire: { cache_control?: unknown }): 
   return part
 }
 
-const textOf = (blocks: unknown[]): string =>
-  blocks.map((b) => (isObj(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('')
+const textOf = (blocks: unknown[], between = ''): string =>
+  blocks.flatMap((b) => (isObj(b) && b.type === 'text' && typeof b.text === 'string' ? [b.text] : [])).join(between)
+
+/**
+ * What a document block asks that a GPT model has no place for, named rather than dropped
+ * without a word: its `context` (what the document is, beside its title) and its citations.
+ */
+export function documentExtras(wire: MessagesMessage[], compat: string[]): void {
+  let context = false
+  let citations = false
+  const look = (blocks: unknown) => {
+    if (!Array.isArray(blocks)) return
+    for (const b of blocks) {
+      if (!isObj(b)) continue
+      if (b.type === 'document') {
+        context ||= typeof b.context === 'string' && b.context !== ''
+        citations ||= isObj(b.citations) && b.citations.enabled === true
+      } else if (b.type === 'tool_result') look(b.content)
+    }
+  }
+  for (const m of wire) look(m.content)
+  if (context) compat.push('document.context')
+  if (citations) compat.push('document.citations')
+}
 
 /** A wire `source` → IR media source (validated before: one of SOURCES' shapes, schema.ts). */
 function mediaSource(s: MessagesSource): MediaSource {
@@ -32,7 +54,8 @@ function mediaSource(s: MessagesSource): MediaSource {
       return { kind: 'file', fileId: s.file_id }
     case 'content':
       // A document made of blocks: its text is what a model can read.
-      return { kind: 'text', mediaType: 'text/plain', data: typeof s.content === 'string' ? s.content : textOf(s.content) }
+      // (its chunks apart, as paragraphs)
+      return { kind: 'text', mediaType: 'text/plain', data: typeof s.content === 'string' ? s.content : textOf(s.content, '\n\n') }
     default:
       return { kind: 'text', mediaType: s.media_type ?? 'text/plain', data: s.data }
   }

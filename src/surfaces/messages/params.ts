@@ -10,7 +10,7 @@ import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/t
 import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
 import { drop, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { content, messages, metadataToIR, outputConfigToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
+import { content, documentExtras, messages, metadataToIR, outputConfigToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
 import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray, type MessagesBlock, type MessagesMessage, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 
 /** Anthropic's one structured output format (`output_format`, `output_config.format`): any other was dropped for a GPT model without a word. */
@@ -23,7 +23,10 @@ export const PARAMS = {
   family: 'anthropic',
   rows: {
     model: { schema: NonEmpty() },
-    messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }), ir: (v: MessagesMessage[], req) => { req.messages = messages(v) } },
+    messages: { schema: T.Array(T.Unknown(), { minItems: 1, errorMessage: 'expected a non-empty array of messages' }), ir: (v: MessagesMessage[], req, cx) => {
+      req.messages = messages(v)
+      if (cx.model.family === 'openai') documentExtras(v, cx.compat)
+    } },
     stream: { schema: Bool(), ir: 'stream' },
     max_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer greater than 0' }), ir: 'maxTokens' },
     temperature: { schema: T.Number({ minimum: 0, maximum: 1, errorMessage: 'expected a number from 0 to 1' }), ir: 'temperature' },
