@@ -182,8 +182,10 @@ export interface AnthropicRequest {
 
 export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
   checkToolChoice(req)
-  if (req.responseFormat && req.responseFormat.type !== 'text') {
-    throw badRequest(`response_format ${req.responseFormat.type} is not supported for Anthropic models`)
+  // a JSON schema is Claude's structured output (`output_config.format`); JSON mode has no counterpart
+  const rf = req.responseFormat
+  if (rf && rf.type !== 'text' && (rf.type !== 'json_schema' || !rf.schema)) {
+    throw badRequest(`response_format ${rf.type}${rf.type === 'json_schema' ? ' without a schema' : ''} is not supported for Anthropic models (they take a json_schema format with its schema)`)
   }
   // OpenAI's range is 0–2: past 1 Anthropic refuses it, said here before the call
   if (req.temperature !== undefined && req.temperature > 1) throw badRequest(`temperature: Claude-family models take 0 to 1; got ${req.temperature}`)
@@ -243,6 +245,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     if (req.topP !== undefined) body.top_p = req.topP
     if (req.topK !== undefined) body.top_k = req.topK
   }
+  if (rf?.type === 'json_schema' && rf.schema) body.output_config = { format: { type: 'json_schema', schema: rf.schema } }
   if (req.stream) body.stream = true
   const out = { ...body, ...req.providerData?.anthropic }
   // a thinking setting carried as it came (adaptive) goes too
