@@ -50,6 +50,8 @@ async function resolvePart(p: Part, at: string, t: MediaTarget, s: Scope): Promi
     if (p.cacheControl !== undefined) img.cacheControl = p.cacheControl
     return img
   }
+  // a GPT model's file part (a PDF) is named: the stored file's name, not a made-up `document.pdf`
+  if (t.family === 'openai' && p.title === undefined && got.source.kind === 'base64' && 'filename' in got && typeof got.filename === 'string') return { ...p, source: got.source, title: got.filename }
   return { ...p, source: got.source }
 }
 

@@ -54,7 +54,8 @@ describe('a document that references an uploaded file', () => {
     rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
     await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 100, messages: docMessage({ type: 'file', file_id: pdfId }) })
     const parts = rig.up.requests.at(-1)!.json().messages[0].content
-    expect(parts[0]).toEqual({ type: 'file', file: { filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF.toString('base64')}` } })
+    // named as it was stored, not a made-up document.pdf
+    expect(parts[0]).toEqual({ type: 'file', file: { filename: 'notes.pdf', file_data: `data:application/pdf;base64,${PDF.toString('base64')}` } })
     rig.up.script({ sse: fixture('openai/chat/stream-text-include-usage.sse') })
     const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 100, messages: docMessage({ type: 'file', file_id: textId }) }).finalMessage()
     expect(final.role).toBe('assistant')

@@ -34,7 +34,8 @@ describe('file ids, with the caller key', () => {
       const before = structuredClone(r)
       const out = await resolveMedia(r, rig.deps(rig.key1), target)
       expect(out.messages[1]!.content.slice(1)).toEqual([
-        { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: PDF.toString('base64') } },
+        // for a GPT model the PDF keeps its stored name (its file part's filename)
+        { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: PDF.toString('base64') }, ...(target.family === 'openai' ? { title: 'notes.pdf' } : {}) },
         { type: 'document', source: { kind: 'text', mediaType: 'text/plain', data: TEXT } },
         { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: PNG.toString('base64') }, cacheControl: { type: 'ephemeral' } },
       ])
