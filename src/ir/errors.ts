@@ -7,6 +7,8 @@ export class UpstreamError extends Error {
   readonly status: number
   readonly type?: string
   readonly retryAfter?: string
+  /** What the upstream answered with, when it answered at all. */
+  readonly answeredWith?: number
   /**
    * Worth another attempt (connect error, upstream 429 / 5xx, an error before the first
    * event). Decided from the upstream's own status, not the mapped one: a 401 upstream is
@@ -19,6 +21,7 @@ export class UpstreamError extends Error {
     this.status = info.status
     this.type = info.type
     this.retryAfter = info.retryAfter
+    this.answeredWith = info.answeredWith
     this.retryable = opts.retryable ?? false
   }
   get info(): UpstreamErrorInfo {

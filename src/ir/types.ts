@@ -153,6 +153,11 @@ export interface UpstreamErrorInfo {
   /** Provider error type/code, e.g. `overloaded_error`, `invalid_request_error`. */
   type?: string
   retryAfter?: string
+  /**
+   * The HTTP status the upstream answered with, when it answered (a trace's
+   * `http.response.status_code`). Not read by `retry_on`, which matches by the mapping.
+   */
+  answeredWith?: number
 }
 
 /**

@@ -185,7 +185,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         // a call the client left is no upstream failure: 499, as its record says
         const status = signal.aborted ? 499 : statusOf(e)
         out.endAttempt(status)
-        attempt.end(status, (e as Error)?.message ?? String(e))
+        attempt.end(status, (e as Error)?.message ?? String(e), e instanceof UpstreamError ? { status: e.answeredWith, type: e.type } : undefined)
         // a client that left, the deadline passed, or a failure that is not the deployment's (a request it refused): no other call
         if (signal.aborted || pastDeadline(e) || !retryable(e, s.config.routing.retryOn)) {
           s.health.abandoned(key)

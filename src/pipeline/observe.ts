@@ -28,8 +28,12 @@ export interface UpstreamCall {
 export interface AttemptWatch {
   /** Headers the upstream request carries for the observer (a `traceparent`). */
   readonly headers?: Record<string, string>
-  /** The call answered (its HTTP status: 200 once the upstream accepted it) or failed before its first byte. */
-  end(status: number, error?: string): void
+  /**
+   * The call answered (its HTTP status: 200 once the upstream accepted it) or failed before its
+   * first byte: the status the client is answered with, and what the upstream itself answered
+   * (none when it never did: a refused connection, a timeout) and the error's kind.
+   */
+  end(status: number, error?: string, upstream?: { status?: number; type?: string }): void
   /** A send of the call failed (`ms` long) and it is sent again: one call, several sends. */
   resent?(status: number, error: string, ms: number): void
 }
@@ -65,7 +69,7 @@ export function observers(list: readonly GenerationObserver[]): GenerationObserv
         attempt(call) {
           const attempts = watches.map((w) => w.attempt(call))
           const headers = Object.assign({}, ...attempts.map((a) => a.headers ?? {})) as Record<string, string>
-          return { headers, end: (status, error) => attempts.forEach((a) => a.end(status, error)), resent: (status, error, ms) => attempts.forEach((a) => a.resent?.(status, error, ms)) }
+          return { headers, end: (status, error, upstream) => attempts.forEach((a) => a.end(status, error, upstream)), resent: (status, error, ms) => attempts.forEach((a) => a.resent?.(status, error, ms)) }
         },
         end: (record, reply) => watches.forEach((w) => w.end(record, reply)),
         refused: (status, error) => watches.forEach((w) => w.refused(status, error)),

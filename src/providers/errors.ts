@@ -120,7 +120,7 @@ export function upstreamErrorFrom(f: UpstreamFailure): UpstreamError {
     ? rule.message(f.provider)
     : redact(parsed.message ?? `upstream ${f.provider} answered HTTP ${f.upstreamStatus}`, f.apiKey)
   return new UpstreamError(
-    { status: rule.status, message, type: parsed.type, retryAfter: f.retryAfter ?? undefined },
+    { status: rule.status, message, type: parsed.type, retryAfter: f.retryAfter ?? undefined, answeredWith: f.upstreamStatus },
     { retryable: rule.retryable },
   )
 }

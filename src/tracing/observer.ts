@@ -23,8 +23,9 @@ export interface ObserverDeps {
   headersOf(span: Span): Record<string, string>
 }
 
-function failed(span: Span, status: number, error: string | null | undefined, isError: boolean) {
-  span.setAttribute(HTTP.errorType, String(status))
+/** `error.type`: the kind of a failure that had no HTTP answer (`connection_error`, `timeout`), else the status. */
+function failed(span: Span, status: number, error: string | null | undefined, isError: boolean, kind?: string) {
+  span.setAttribute(HTTP.errorType, kind ?? String(status))
   if (isError) span.setStatus({ code: SpanStatusCode.ERROR, message: error ?? undefined })
 }
 
@@ -99,10 +100,12 @@ export function tracingObserver(d: ObserverDeps): GenerationObserver {
               client.addEvent('http.request.resend', { [HTTP.status]: status, 'error.message': error })
               client.setAttribute('http.request.resend_count', ++resends)
             },
-            end(status, error) {
-              client.setAttribute(HTTP.status, status)
+            end(status, error, upstream) {
+              // the upstream's own status (none when it never answered), not the one the client got
+              const answered = error === undefined && status < 400 ? status : upstream?.status
+              if (answered !== undefined) client.setAttribute(HTTP.status, answered)
               if (error !== undefined || status >= 400) {
-                failed(client, status, error, true)
+                failed(client, status, error, true, answered === undefined ? upstream?.type : undefined)
                 client.end()
               } else if (finish) finish(client)
               else serving = client

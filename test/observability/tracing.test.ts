@@ -178,10 +178,23 @@ describe('spans over OTLP/HTTP protobuf (the default)', () => {
     const g = await gateway()
     const res = await chat(g, ask)
     expect(res.status).toBeGreaterThanOrEqual(500)
-    const { server } = await requestSpans(2)
+    const { server, clients } = await requestSpans(2)
     expect(server.attributes['http.response.status_code']).toBe(res.status)
     expect(server.attributes['error.type']).toBe(String(res.status))
     expect(server.status.code).toBe(2)
+    // each call's span says what its upstream answered (500), not what the client got (502)
+    for (const c of clients) expect(c.attributes['http.response.status_code']).toBe(500)
+  })
+
+  test('a call that got no answer at all (a refused connection): no response status on its span, the failure\'s kind as error.type', async () => {
+    const g = await gateway({}, '')
+    g.services.config.providers['openai-a']!.baseUrl = 'http://127.0.0.1:9/v1'
+    b.script({ json: TEXT })
+    expect((await chat(g, ask)).status).toBe(200)
+    const { clients } = await requestSpans(2)
+    expect(clients[0]!.attributes['http.response.status_code']).toBeUndefined()
+    expect(clients[0]!.attributes['error.type']).toBe('connection_error')
+    expect(clients[1]!.attributes['http.response.status_code']).toBe(200)
   })
 
   test('a request refused at admission (its credit held by one in progress): its span ends there, with the status and no call under it', async () => {
