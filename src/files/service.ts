@@ -19,12 +19,20 @@ export interface FilesServiceDeps {
   now?: () => number
 }
 
+/** Expiries a gateway keeps a timer's worth of account for; more are left to the regular pass. */
+const MAX_EXPIRIES = 10_000
+
 export class FilesService {
   readonly repo: FilesRepo
   readonly blobs: BlobStore
   private readonly log: Logger
   private readonly hooks = new DeletionHooks()
   readonly now: () => number
+  /** A prune pass, once `start` runs; and the one timer set for the soonest expiry this instance knows. */
+  private pruneNow?: () => void
+  private nextPrune?: { at: number; timer: ReturnType<typeof setTimeout> }
+  /** Expiries of files made here and not yet passed, soonest first (bounded: past it the regular pass takes them). */
+  private expiries: number[] = []
 
   constructor(deps: FilesServiceDeps) {
     this.repo = deps.repo
@@ -67,7 +75,35 @@ export class FilesService {
       await this.discard(blob)
       throw e
     }
+    if (rec.expiresAt !== null) this.expiresAt(rec.expiresAt)
     return rec
+  }
+
+  /**
+   * A file expires at `at`: a pass runs then, not up to a minute later (a batch reading the file
+   * fails when it is removed, and must not run on meanwhile).
+   */
+  private expiresAt(at: number): void {
+    if (this.expiries.length < MAX_EXPIRIES) {
+      const i = this.expiries.findIndex((x) => x > at)
+      this.expiries.splice(i < 0 ? this.expiries.length : i, 0, at)
+    }
+    this.schedule()
+  }
+
+  private schedule(): void {
+    const now = this.now()
+    while (this.expiries.length > 0 && this.expiries[0]! <= now) this.expiries.shift()
+    const at = this.expiries[0]
+    if (!this.pruneNow || at === undefined || (this.nextPrune && this.nextPrune.at <= at)) return
+    if (this.nextPrune) clearTimeout(this.nextPrune.timer)
+    // a moment after: the pass takes what is due by then
+    const timer = setTimeout(() => {
+      this.nextPrune = undefined
+      this.pruneNow?.()
+    }, Math.min(Math.max(0, at - now) + 50, 2 ** 31 - 1))
+    timer.unref?.()
+    this.nextPrune = { at, timer }
   }
 
   /** Drops stored bytes that will not become a file (the upload was refused after all). */
@@ -168,7 +204,10 @@ export class FilesService {
         (n) => n > 0 && this.log.info('expired files removed', { count: n }),
         (e) => this.log.error('pruning expired files failed', { error: String(e) }),
       )
+      // then the next expiry known here
+      void running.then(() => !closed && this.schedule())
     }
+    this.pruneNow ??= prune
     running = this.sweep(startedAt)
       .then(
         (r) => (r.temp > 0 || r.orphans > 0) && this.log.info('removed unfinished uploads', r),
@@ -180,6 +219,11 @@ export class FilesService {
     onClose.push(async () => {
       closed = true
       clearInterval(timer)
+      if (this.pruneNow === prune) {
+        if (this.nextPrune) clearTimeout(this.nextPrune.timer)
+        this.nextPrune = undefined
+        this.pruneNow = undefined
+      }
       // the database closes after this hook; let a pass in flight finish first
       for (let seen: Promise<unknown> | undefined; seen !== running; ) await (seen = running)
     })

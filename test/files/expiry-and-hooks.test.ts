@@ -91,3 +91,22 @@ test('the background pruner runs on its own timer', async () => {
     for (const c of onClose) await c()
   }
 })
+
+// a batch reading a file fails when the file is removed: at its expiry, not up to a minute later
+// (the regular pass runs every minute), while the batch ran on and billed its items
+test('a file made with an expiry is removed when it expires, its hooks told then', async () => {
+  const heard: string[] = []
+  const off = gw.services.files.onFileDeleted((file, reason) => void heard.push(`${file.id} ${reason}`))
+  try {
+    const res = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'brief', filename: 'brief.txt', expires_in_seconds: 1 }) })
+    const { id } = (await res.json()) as { id: string }
+    const row = () => gw.services.storage.sql.get('SELECT 1 AS one FROM files WHERE id = ?', [id])
+    expect(await row()).not.toBeNull()
+    for (let i = 0; i < 60 && (await row()); i++) await Bun.sleep(50)
+    expect(await row()).toBeNull()
+    expect(heard).toEqual([`${id} expired`])
+  } finally {
+    off()
+  }
+})
+
