@@ -35,6 +35,11 @@ export interface RequestContext {
    */
   knownEventsOnly?: boolean
   /**
+   * A responses turn that continues a conversation by name holds it (responses/route.ts): let go
+   * once its response is saved, so that the next turn finds it (the route lets go at the end too).
+   */
+  releaseTurn?: () => void
+  /**
    * The front door's shared rate limits, not yet decided when the handler started: nothing goes
    * upstream before they allow the request. Undefined: they were taken before the handler ran.
    */

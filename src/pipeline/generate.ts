@@ -84,13 +84,12 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     if (rc.limits && !(await rc.limits.allowed())) throw e
     watch ??= beginWatch(s, spec, plan, rc)
     watch.refused(statusOf(e), (e as Error)?.message ?? String(e))
-    plan.ended?.()
     throw e
   }
   watch ??= beginWatch(s, spec, plan, rc)
   const out = new GenerationOutcome(sink, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId,
-    reservationId: admission?.reservationId, batchId: rc.batchId, watch, ended: plan.ended,
+    reservationId: admission?.reservationId, batchId: rc.batchId, watch,
   })
   // the response cache, when the request or the config asks for it: its transport may answer each call
   const cache = cacheFor(s.config.cache, rc, model, body, { headers, out })

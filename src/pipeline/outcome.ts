@@ -22,8 +22,6 @@ export interface OutcomeBase {
   batchId?: string
   /** Told the record once it is final (metrics, traces). */
   watch?: GenerationWatch
-  /** Told when the record is made: the request has ended (the plan's `ended`). */
-  ended?: () => void
 }
 
 const NO_TEXT = () => ''
@@ -171,7 +169,6 @@ export class GenerationOutcome {
   record() {
     if (this.recorded || !this.sink) return
     this.recorded = true
-    this.base.ended?.()
     // recorded inside the call (a JSON reply): the call that served is one of the attempts too
     this.endAttempt(this.httpStatus)
     this.onRecord?.(this.error === null)

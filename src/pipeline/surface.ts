@@ -43,8 +43,6 @@ export interface Plan {
   ir(): GenerationRequest
   /** The body for an upstream that speaks the surface's wire, or undefined when it must be translated. */
   passthrough(): PassthroughPlan | undefined
-  /** Told when the request has ended (its record made, or refused before one), perhaps more than once: what its decode holds is let go. */
-  ended?: () => void
 }
 
 /** What a surface is, to the pipeline. */

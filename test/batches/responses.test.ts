@@ -27,6 +27,18 @@ describe('responses items', () => {
     expect((await recordsOf(rig, b.id)).map((r) => r.endpoint)).toEqual(['openai.responses', 'openai.responses'])
   })
 
+  // (an interactive turn holds its conversation while it runs; checking a batch's items, or
+  // running one, takes no such hold, which would have stayed taken)
+  test('an item that continues a conversation runs, and so does the next batch naming it', async () => {
+    const conversation = 'conv-batch-' + crypto.randomUUID()
+    for (let i = 0; i < 2; i++) {
+      const res = await rig.call('POST', '/api/v1/batches', { endpoint: '/v1/responses', requests: [{ ...item('mock-gpt', `turn ${i}`), conversation }] })
+      expect(res.status).toBe(200)
+      const done = await rig.ended(((await res.json()) as any).id)
+      expect(done.request_counts).toEqual({ total: 1, completed: 1, failed: 0 })
+    }
+  })
+
   test('a JSONL file of OpenAI batch lines for /v1/responses, read back with the openai SDK', async () => {
     const file = await rig.upload([
       { custom_id: 'a', method: 'POST', url: '/v1/responses', body: item('mock-gpt', 'file-a') },

@@ -150,9 +150,16 @@ describe('threads', () => {
     const busy = await rig.postResponses({ model: 'mock-gpt', conversation: conv, input: 'at once' })
     expect(busy.status).toBe(409)
     expect((await busy.json()).error).toStartWith(`conversation: a response of conversation "${conv}" is still in progress`)
-    // another conversation, or the same one named by previous_response_id or unstored, is not held
+    // another conversation, or the same one unstored, is not held; counting a turn's tokens holds nothing
     expect((await rig.postResponses({ model: 'mock-gpt', conversation: conv + '-b', input: 'elsewhere' })).status).toBe(200)
     expect((await rig.postResponses({ model: 'mock-gpt', conversation: conv, input: 'unstored', store: false })).status).toBe(200)
+    const count = await fetch(`${rig.gw.url}/api/alpha/v1/responses/input_tokens`, { method: 'POST', headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', conversation: conv + '-b', input: 'how long?' }) })
+    expect(count.status).toBe(200)
+    expect((await rig.postResponses({ model: 'mock-gpt', conversation: conv + '-b', input: 'after counting' })).status).toBe(200)
+    // a conversation and a previous_response_id together: OpenAI's 400 (the one continues from its own latest)
+    const both = await rig.postResponses({ model: 'mock-gpt', conversation: conv + '-b', previous_response_id: 'resp_x', input: 'x' })
+    expect(both.status).toBe(400)
+    expect((await both.json()).error).toStartWith('previous_response_id, conversation: give one of them')
     await reader.cancel()
     let after: Response | undefined
     for (let i = 0; i < 40 && (after?.status ?? 409) === 409; i++) {

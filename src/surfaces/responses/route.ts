@@ -26,10 +26,62 @@ function surfaceOf(s: GenerationServices & ThreadServices): SurfaceSpec {
 
 export function responsesHandler(s: GenerationServices & ThreadServices): Handler {
   const surface = surfaceOf(s)
+  const threads = threadStoreOf(s)
   return async (request) => {
     const knownEventsOnly = request.headers.get('x-stainless-helper-method') === 'stream'
-    return generate(s, surface, await readJsonBody(request, s.config.limits.maxBodyBytes), contextOf(request, { knownEventsOnly }))
+    const raw = await readJsonBody(request, s.config.limits.maxBodyBytes)
+    const rc = contextOf(request, { knownEventsOnly })
+    // a stored turn that continues a conversation by its name holds it from before its latest
+    // response is read until it is saved itself (or the request ends): two at once would both
+    // continue from that one, and the conversation would keep only one of them
+    const name = conversationOf(raw)
+    if (name === undefined) return generate(s, surface, raw, rc)
+    const release = threads.claimTurn(rc.apiKey.id, name)
+    rc.releaseTurn = release
+    let res: Response
+    try {
+      res = await generate(s, surface, raw, rc)
+    } catch (e) {
+      release()
+      throw e
+    }
+    if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      release()
+      return res
+    }
+    return new Response(whenEnded(res.body, release), { status: res.status, headers: res.headers })
   }
+}
+
+/** `body` as it is, `fn` told once it has ended: read to its end, failed, or cancelled by the client. */
+function whenEnded(body: ReadableStream<Uint8Array>, fn: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(c) {
+      try {
+        const { done, value } = await reader.read()
+        if (!done) return c.enqueue(value)
+        fn()
+        c.close()
+      } catch (e) {
+        fn()
+        c.error(e)
+      }
+    },
+    cancel(reason) {
+      fn()
+      return reader.cancel(reason)
+    },
+  })
+}
+
+/** The conversation a stored turn continues by its name (not by a previous_response_id), if any. */
+function conversationOf(raw: unknown): string | undefined {
+  const b = raw as { conversation?: unknown; previous_response_id?: unknown; store?: unknown } | null
+  if (!b || typeof b !== 'object' || b.previous_response_id !== undefined || b.store === false) return undefined
+  const c = b.conversation
+  const name = typeof c === 'string' ? c : c && typeof c === 'object' ? (c as { id?: unknown }).id : undefined
+  return typeof name === 'string' ? name : undefined
 }
 
 export function responsesRoutes(s: GenerationServices & ThreadServices, handle = responsesHandler(s)) {

@@ -66,7 +66,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         response: r,
       })
       // saved (the lookups read it before it is written): the conversation's next turn may go
-      turn.release?.()
+      rc.releaseTurn?.()
     }
     const durable = async () => {
       if (!saved) return
@@ -157,23 +157,10 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     async decode(raw, cx) {
       const body = normalizeResponsesBody(raw)
       const model = cx.model(body.model, 'responses')
-      // a stored turn that continues a conversation by its name holds it from before its latest
-      // response is read until it is saved itself: two at once would both continue from that one
-      const conversation = typeof body.conversation === 'string' ? body.conversation : (body.conversation as { id?: unknown } | undefined)?.id
-      const release = typeof conversation === 'string' && body.previous_response_id === undefined && body.store !== false ? threads.claimTurn(cx.rc.apiKey.id, conversation) : undefined
-      let turn: Turn
-      let rules: ReturnType<typeof cx.rules>
-      try {
-        turn = await validateResponses(body, model, { apiKeyId: cx.rc.apiKey.id, threads, mode: cx.crossFamily })
-        rules = cx.rules(body, PARAMS, model)
-      } catch (e) {
-        release?.()
-        throw e
-      }
-      turn.release = release
+      const turn = await validateResponses(body, model, { apiKeyId: cx.rc.apiKey.id, threads, mode: cx.crossFamily })
+      const rules = cx.rules(body, PARAMS, model)
       const { codec, hooks } = run(body, turn, model, cx.rc)
       return {
-        ended: release,
         model,
         body,
         stream: body.stream === true,

@@ -28,6 +28,4 @@ export interface Turn {
   maxToolCalls?: number
   /** The gateway's state is involved: the upstream gets the whole input and `store: false`. */
   stateful: boolean
-  /** Lets go of the conversation this turn holds (once saved, or when the request ends); none when it holds none. */
-  release?: () => void
 }

@@ -82,6 +82,8 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   const where2 = body.tool_choice !== undefined ? 'tool_choice' : 'function_call'
 
   const conversation = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id
+  // as OpenAI's: a conversation continues from its own latest response, not another one named
+  if (conversation !== undefined && body.previous_response_id !== undefined) throw badRequest('previous_response_id, conversation: give one of them; a conversation continues from its own latest response')
   let previous = body.previous_response_id
   let field = 'previous_response_id'
   if (previous === undefined && conversation !== undefined) {
