@@ -202,12 +202,13 @@ interface Committed {
   firstFrames: string | Uint8Array
 }
 
-/** Feeds whole events through the tap; returns what to send on. */
+/** Feeds whole events through the tap; returns what to send on: nothing past an event that is not JSON, where the stream fails. */
 function pass(tap: WireTap, events: string[]): string {
   let text = ''
   for (const ev of events) {
     const sent = tap.event(ev)
     if (sent !== null) text += sent
+    if (tap.state.unreadable) break
   }
   return text
 }

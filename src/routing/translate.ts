@@ -66,8 +66,9 @@ export function strictFits(schema: unknown, depth = 0): boolean {
   if (schema.type === 'object' || isObj(schema.properties)) {
     if (schema.additionalProperties !== false) return false
     const props = isObj(schema.properties) ? Object.keys(schema.properties) : []
-    const required = Array.isArray(schema.required) ? schema.required : []
-    if (!props.every((p) => required.includes(p))) return false
+    // a set: a schema of many properties is linear to check, not quadratic
+    const required = new Set(Array.isArray(schema.required) ? schema.required : [])
+    if (!props.every((p) => required.has(p))) return false
   }
   for (const k of ['properties', '$defs', 'definitions']) if (isObj(schema[k]) && !Object.values(schema[k]).every((s) => strictFits(s, depth + 1))) return false
   for (const k of ['items', 'anyOf', 'allOf', 'oneOf', 'prefixItems']) if (schema[k] !== undefined && !strictFits(schema[k], depth + 1)) return false

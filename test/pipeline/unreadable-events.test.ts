@@ -99,3 +99,33 @@ describe('an upstream event that is not JSON, on the pass-through path', () => {
     })
   }
 })
+
+describe('around an event that is not JSON', () => {
+  test('what follows it in the same read is not sent on either: no [DONE] after it, only the error', async () => {
+    const events = fixture('openai/chat/stream-text-include-usage.sse').replaceAll(cases[0]!.from, 'chatcmpl-one-read').split('\n\n')
+    events.splice(2, 0, BROKEN.slice(0, -2))
+    // the whole stream as one body: one read holds the bad event and everything after it
+    rig.up.script({ body: events.join('\n\n'), headers: { 'content-type': 'text/event-stream' } })
+    const res = await cases[0]!.send({})
+    const body = await res.text()
+    expect(body).toContain(MESSAGE)
+    expect(body).not.toContain('[DONE]')
+    expect(body).not.toContain('"finish_reason":"stop"')
+  })
+
+  test('what clients take is not cut: an empty event (left out), [DONE] with a trailing space, a ping whose data is empty', async () => {
+    const chat = fixture('openai/chat/stream-text-include-usage.sse').replaceAll(cases[0]!.from, 'chatcmpl-tolerated').replace('data: [DONE]', 'data: [DONE] ').split('\n\n')
+    chat.splice(2, 0, 'data:')
+    rig.up.script({ sse: chat.join('\n\n') })
+    let text = ''
+    for await (const c of await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true })) text += c.choices[0]?.delta.content ?? ''
+    expect(text).toBe('The capital of the UK is London.')
+    const messages = fixture('anthropic/messages/stream-text.sse').replace('event: ping\ndata: {"type": "ping"}', 'event: ping\ndata:')
+    rig.up.script({ sse: messages })
+    const final = await anthropic.messages.stream({ model: 'claude-3-opus-20240229', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage()
+    // the recorded stream's own end
+    expect(final.stop_reason).toBe('max_tokens')
+    expect((final.content[0] as { text: string }).text).toStartWith('The')
+  })
+})
+

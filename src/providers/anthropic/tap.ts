@@ -87,7 +87,10 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
         return raw
       }
       const { event, data } = eventFields(raw)
-      if (data === null) return raw
+      // a ping is a ping whatever its data (the SDK skips it)
+      if (data === null || event === 'ping') return raw
+      // an empty event says nothing, and a client's parser would fail on it: not sent on
+      if (data.trim() === '') return null
       const j = parseJsonObject(data)
       if (!j) return unreadable(state)
       switch (j.type ?? event) {

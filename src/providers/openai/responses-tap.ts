@@ -116,6 +116,8 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       }
       const { data } = eventFields(raw)
       if (data === null) return raw
+      // an empty event says nothing, and a client's parser would fail on it: not sent on
+      if (data.trim() === '') return null
       const j = parseJsonObject(data)
       if (!j) return unreadable(state)
       if (typeof j.type !== 'string') return raw

@@ -188,10 +188,13 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
       }
       const { data } = eventFields(raw)
       if (data === null) return raw
-      if (data === '[DONE]') {
+      // the end, however spelled after it (`[DONE] `), goes on as the SDKs read it: exactly `[DONE]`
+      if (data.startsWith('[DONE]')) {
         state.done = true
-        return raw
+        return data === '[DONE]' ? raw : 'data: [DONE]\n\n'
       }
+      // an empty event says nothing, and a client's parser would fail on it: not sent on
+      if (data.trim() === '') return null
       const j = parseJsonObject(data)
       if (!j) return unreadable(state)
       if (j.error && typeof j.error === 'object') {
