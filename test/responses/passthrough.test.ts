@@ -219,6 +219,30 @@ describe('streams', () => {
   })
 })
 
+describe("file ids in a tool's output", () => {
+  // the upstream knows no gateway file id, and one of the operator's own upstream account must
+  // not be reachable through the gateway: inlined as in a message, or refused
+  test('a gateway file id in a function_call_output is inlined; an unknown one is a 400 naming it', async () => {
+    const up = await fetch(`${rig.gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'the tool read this', filename: 'out.txt' }) })
+    const fileId = ((await up.json()) as { id: string }).id
+    const input = (id: string) => [
+      { type: 'function_call', call_id: 'c1', name: 'read', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_file', file_id: id }] },
+    ]
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const res = await rig.postResponses({ model: 'gpt-4.1', input: input(fileId), store: false })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!
+    expect(sent.body).not.toContain(fileId)
+    expect(sent.json().input[1].output).toEqual([{ type: 'input_text', text: 'the tool read this' }])
+    const before = rig.up.requests.length
+    const bad = await rig.postResponses({ model: 'gpt-4.1', input: input('file-OPERATORS-OWN'), store: false })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error).toStartWith('input[1].output[0].file_id: no such file file-OPERATORS-OWN')
+    expect(rig.up.requests.length).toBe(before)
+  })
+})
+
 describe('threads on the pass-through path', () => {
   test('previous_response_id: the upstream gets the whole input with store:false and no item ids; the reply names the previous id', async () => {
     rig.up.script({ json: fixture(F('nonstream-function-call.json')) })

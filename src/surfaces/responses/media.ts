@@ -1,5 +1,6 @@
 // A Responses body on the pass-through path: input parts that name a gateway file id (an
-// `input_file` or `input_image` with `file_id`) are read with the caller's key and inlined,
+// `input_file` or `input_image` with `file_id`, in a message or in a tool's output) are read
+// with the caller's key and inlined,
 // as the chat body's are: the upstream does not know gateway ids, and an id of the
 // operator's own upstream account must not be reachable through the gateway. A PDF becomes
 // `file_data`, text an `input_text` part, an image an `input_image` data URL.
@@ -10,7 +11,13 @@ type Obj = Record<string, unknown>
 
 const isFileIdPart = (p: unknown): p is Obj & { file_id: string } =>
   isObj(p) && (p.type === 'input_file' || p.type === 'input_image') && typeof p.file_id === 'string'
-const itemNeedsWork = (it: unknown): it is Obj & { content: unknown[] } => isObj(it) && Array.isArray(it.content) && it.content.some(isFileIdPart)
+/** Where an item holds parts: a message's `content`, a tool output's `output` (a list of parts there too). */
+const partsField = (it: Obj): 'content' | 'output' | undefined => (Array.isArray(it.content) ? 'content' : it.type === 'function_call_output' || it.type === 'custom_tool_call_output' ? (Array.isArray(it.output) ? 'output' : undefined) : undefined)
+const itemNeedsWork = (it: unknown): it is Obj => {
+  if (!isObj(it)) return false
+  const field = partsField(it)
+  return field !== undefined && (it[field] as unknown[]).some(isFileIdPart)
+}
 
 async function inlinePart(p: Obj & { file_id: string }, at: string, s: Scope): Promise<Obj> {
   const { file_id, ...rest } = p
@@ -32,8 +39,9 @@ export async function resolveResponsesBodyFiles(body: Obj, deps: MediaDeps): Pro
     const out = await Promise.all(
       input.map(async (it: unknown, i) => {
         if (!itemNeedsWork(it)) return it
-        const content = await Promise.all(it.content.map((p, j) => (isFileIdPart(p) ? inlinePart(p, `input[${i}].content[${j}]`, s) : p)))
-        return { ...it, content }
+        const field = partsField(it)!
+        const parts = await Promise.all((it[field] as unknown[]).map((p, j) => (isFileIdPart(p) ? inlinePart(p, `input[${i}].${field}[${j}]`, s) : p)))
+        return { ...it, [field]: parts }
       }),
     )
     return { ...body, input: out }
