@@ -48,10 +48,11 @@ export class GenerationSeries {
   private readonly tokens: Counter
   private readonly cost: Counter
   private readonly rows = new Map<number, Row>()
-  /** per_key: each key id's index (bounded by the keys that exist), a new one when its account changes. */
-  private readonly keys = new Map<string, { index: number; account: string }>()
-  /** The next index given: never one given before (the map's size is not, once an account changed). */
-  private nextKey = 0
+  /**
+   * per_key: the index of each key id with each account it has had (bounded by the keys that
+   * exist and their accounts), so one pair is one series however often an account changes back.
+   */
+  private readonly keys = new Map<string, number>()
 
   constructor(registry: Registry, private readonly labels: Labels, private readonly perKey: boolean) {
     const base = ['surface', 'model', 'provider', 'family']
@@ -81,11 +82,12 @@ export class GenerationSeries {
 
   counts(row: Row, key: KeyRef): Counts {
     if (!this.perKey) return (row.counts ??= this.makeCounts(row.values))
-    let k = this.keys.get(key.id)
-    if (!k || k.account !== key.account) this.keys.set(key.id, (k = { index: this.nextKey++, account: key.account }))
+    const pair = `${key.id}\0${key.account}`
+    let index = this.keys.get(pair)
+    if (index === undefined) this.keys.set(pair, (index = this.keys.size))
     const byKey = (row.byKey ??= new Map())
-    let c = byKey.get(k.index)
-    if (!c) byKey.set(k.index, (c = this.makeCounts([...row.values, key.id, key.account])))
+    let c = byKey.get(index)
+    if (!c) byKey.set(index, (c = this.makeCounts([...row.values, key.id, key.account])))
     return c
   }
 
