@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
-import { KeyStore, MAX_CREDITS } from './auth/keys.ts'
+import { KeyStore, MAX_CREDITS, MAX_RPM } from './auth/keys.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
 import { buildCatalog, deploymentTable } from './config/catalog.ts'
 import { ConfigError, loadConfig, maskedConfig, maskUrl, storesOf, type Config } from './config/load.ts'
@@ -51,7 +51,8 @@ class UsageError extends Error {}
 function positiveNumber(v: string | undefined, name: string, integer = false): number | undefined {
   if (v === undefined) return undefined
   const n = Number(v)
-  if (!Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n < 1))) {
+  // an integer in plain digits (`1e3` or ` 5` is no count of requests)
+  if (!Number.isFinite(n) || n < 0 || (integer && (!/^\d+$/.test(v) || n < 1))) {
     throw new UsageError(`--${name}: expected a ${integer ? 'positive integer' : 'non-negative number'}, got "${v}"`)
   }
   return n
@@ -60,6 +61,12 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
 /** USD a key may hold, as the admin API takes it. */
 function credits(n: number | undefined, name: string): number | undefined {
   if (n !== undefined && n > MAX_CREDITS) throw new UsageError(`--${name}: at most ${MAX_CREDITS} USD, got ${n}`)
+  return n
+}
+
+/** Requests a minute, as the admin API takes them. */
+function rpmOf(n: number | undefined): number | undefined {
+  if (n !== undefined && n > MAX_RPM) throw new UsageError(`--rpm: at most ${MAX_RPM}, got ${n}`)
   return n
 }
 
@@ -152,7 +159,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
           name,
           account: accountOf(v.account),
           credits: credits(positiveNumber(v.credits as string | undefined, 'credits'), 'credits'),
-          rpm: positiveNumber(v.rpm as string | undefined, 'rpm', true),
+          rpm: rpmOf(positiveNumber(v.rpm as string | undefined, 'rpm', true)),
         })
         if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
         else console.log(`${key}\n  id ${record.id}, account ${record.account}, credits ${record.credits ?? 'unlimited'}; the key is shown once`)

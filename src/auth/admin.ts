@@ -10,7 +10,7 @@ import type { Services } from '../services.ts'
 import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
-import { MAX_CREDITS } from './keys.ts'
+import { MAX_CREDITS, MAX_RPM } from './keys.ts'
 
 /** An account a report or listing can name again: blank ones could never be filtered on. */
 const Account = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', errorMessage: 'expected 1 to 200 characters, not all of them blank' })
@@ -21,7 +21,7 @@ const Create = TypeCompiler.Compile(
       name: t.String({ minLength: 1, maxLength: 200 }),
       account: t.Optional(Account),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
-      rpm: t.Optional(t.Union([Int({ minimum: 1 }), t.Null()])),
+      rpm: t.Optional(t.Union([Int({ minimum: 1, maximum: MAX_RPM }), t.Null()], { errorMessage: `expected null (the default) or an integer 1 to ${MAX_RPM}` })),
     },
     { additionalProperties: false },
   ),
@@ -34,7 +34,7 @@ const Update = TypeCompiler.Compile(
       account: t.Optional(Account),
       status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
-      rpm: t.Optional(t.Union([Int({ minimum: 1 }), t.Null()])),
+      rpm: t.Optional(t.Union([Int({ minimum: 1, maximum: MAX_RPM }), t.Null()], { errorMessage: `expected null (the default) or an integer 1 to ${MAX_RPM}` })),
     },
     { additionalProperties: false },
   ),

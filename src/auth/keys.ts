@@ -86,6 +86,8 @@ const NEGATIVE_CACHE_MAX = 10_000
 
 /** The most a key's credits may be, in USD: far past any real grant, far below where a double loses cents. */
 export const MAX_CREDITS = 1e12
+/** Requests a minute a key may be given, at most: past it a number no column holds (and no limit means anything). */
+export const MAX_RPM = 1_000_000_000
 
 export class KeyStore {
   /** Every known key by hash, and hashes known to be no key (null). */

@@ -136,6 +136,15 @@ test('a key\'s rpm must be an integer of at least 1, not a string of one', async
   const { id, rpm } = (await ok.json()) as { id: string; rpm: number }
   expect(rpm).toBe(60)
   expect((await fetch(gw.url + `/admin/v1/keys/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ rpm: '0' }) })).status).toBe(400)
+  // nor past what a column holds: the bound is said
+  const huge = await fetch(gw.url + `/admin/v1/keys/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ rpm: 1e300 }) })
+  expect(huge.status).toBe(400)
+  expect(((await huge.json()) as { error: string }).error).toBe('rpm: expected null (the default) or an integer 1 to 1000000000')
+  for (const rpm of ['1e3', ' 5', '5000000000']) {
+    const cli = await runCli(['keys', 'create', '--name', 'r', '--rpm', rpm, '--data-dir', tempDir()])
+    expect(cli.code).toBe(2)
+    expect(cli.stderr).toContain('--rpm')
+  }
 })
 
 test('an account name that is all blanks is a 400 (no report or listing could name it again); one with blanks inside is kept', async () => {
