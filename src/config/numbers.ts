@@ -9,6 +9,7 @@ const SWITCH: Record<string, boolean> = { true: true, false: false }
 
 interface Shape {
   type?: string
+  const?: unknown
   anyOf?: Shape[]
   properties?: Record<string, Shape>
   patternProperties?: Record<string, Shape>
@@ -23,8 +24,10 @@ export function numbersFromStrings(schema: TSchema, value: unknown): unknown {
 
 function read(s: Shape, value: unknown): unknown {
   if (typeof value === 'string') {
-    const types = s.anyOf ? s.anyOf.map((b) => b.type) : [s.type]
-    if (types.includes('string')) return value
+    const branches = s.anyOf ?? [s]
+    const types = branches.map((b) => b.type)
+    // a string the schema takes as it is (any string, or one of its words: `retry_on: [timeout]`)
+    if (branches.some((b) => b.type === 'string' && (b.const === undefined || b.const === value))) return value
     if ((types.includes('integer') || types.includes('number')) && DECIMAL.test(value.trim())) return Number(value)
     if (types.includes('boolean') && Object.hasOwn(SWITCH, value)) return SWITCH[value]
     return value

@@ -165,6 +165,8 @@ describe('providers', () => {
     expect(c.limits.keyRpm).toBe(60)
     expect(c.limits.bodyGraceS).toBe(2.5)
     expect(c.metrics.public).toBe(true)
+    // a list of statuses and words: the numbers read as numbers, the words as they are
+    expect(load('routing: { retry_on: ["503", timeout, 429] }\n').routing.retryOn).toEqual([503, 'timeout', 429])
     for (const [yaml, message] of [
       ['limits: { key_rpm: "0" }\n', 'limits.key_rpm: Expected integer to be greater or equal to 1'],
       ['limits: { key_rpm: "-5" }\n', 'limits.key_rpm: '],
