@@ -416,7 +416,6 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
   }
 }
 
-
 /** Which store each shared concern uses, for the banner and `switchyard config`. */
 export function storesOf(c: Config): Record<'database' | 'rate_limits' | 'credits' | 'change_bus' | 'blobs', string> {
   const redis = c.redis ? `redis ${maskUrl(c.redis.url)} (on_error: ${c.redis.onError})` : null

@@ -40,12 +40,13 @@ function read(s: Shape, value: unknown): unknown {
     const o = s.type === 'object' ? s : s.anyOf?.find((b) => b.type === 'object')
     if (!o) return value
     const rest = o.patternProperties ? Object.values(o.patternProperties)[0] : typeof o.additionalProperties === 'object' ? o.additionalProperties : undefined
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) {
-      const field = (o.properties && Object.hasOwn(o.properties, k) ? o.properties[k] : undefined) ?? rest
-      out[k] = field ? read(field, v) : v
-    }
-    return out
+    // own properties whatever their names (a `__proto__` key stays a key, for the check to name)
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => {
+        const field = (o.properties && Object.hasOwn(o.properties, k) ? o.properties[k] : undefined) ?? rest
+        return [k, field ? read(field, v) : v]
+      }),
+    )
   }
   return value
 }

@@ -4,6 +4,7 @@
 // the raw bytes a relay must forward.)
 
 import type { TapState } from './contract.ts'
+
 /** Index just past the first blank line (event end) in `buf`, or -1. */
 export function eventEnd(buf: string): number {
   const a = buf.indexOf('\n\n')
