@@ -79,11 +79,7 @@ function cutStrings(v: unknown, limit: number, depth: number): unknown {
   if (typeof v === 'string') return v.length > limit ? safeSlice(v, limit) + CUT : v
   if (depth > 32) return CUT
   if (Array.isArray(v)) return v.map((x) => cutStrings(x, limit, depth + 1))
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, x] of Object.entries(v)) out[k] = cutStrings(x, limit, depth + 1)
-    return out
-  }
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cutStrings(x, limit, depth + 1)]))
   return v
 }
 
