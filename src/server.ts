@@ -18,11 +18,15 @@ import { createPipeline } from './front.ts'
 import { lockDataDir, type DataDirLock } from './db/data-dir-lock.ts'
 import { ConfigError } from './config/errors.ts'
 import type { Services } from './services.ts'
+import { stopCut } from './pipeline/generate.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 
 /** Every service, and the batches built on them: what start-up holds (and tests reach into). */
 export type ServerServices = Services & { batches: BatchService }
+
+/** At the end of a stop's grace, how long the streams still open have to send their error frames. */
+const CUT_FRAMES_MS = 250
 
 export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel, undefined, config.logFormat), cluster?: Cluster): Promise<ServerServices> {
   checkCluster(config)
@@ -48,7 +52,7 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   const prune = setInterval(() => store.prune(Date.now()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
-  return Object.assign(s, { batches })
+  return Object.assign(s, { batches, streams: new Set<AbortController>() })
 }
 
 export interface Running {
@@ -124,6 +128,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.shutdownGraceMs).unref?.())
       if ((await Promise.race([graceful.then(() => 'done' as const), timer])) === 'timeout') {
         services.cutting = true
+        // each stream still open ends with its surface's error frame, then the connections close
+        for (const open of services.streams ?? []) open.abort(stopCut())
+        if (services.streams?.size) await Promise.race([graceful, Bun.sleep(CUT_FRAMES_MS)])
         await server.stop(true)
       }
       await closeServices(services, cluster, lock)

@@ -54,6 +54,8 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
   cache?: CacheStore
   /** Set when a stop's grace has run out and the streams still open are cut: theirs is not a client's leaving. */
   cutting?: boolean
+  /** The streams open now (their calls' controllers): a stop whose grace ran out ends each with its error frame before it closes the connections. */
+  streams?: Set<AbortController>
 }
 
 /** The responses surface's stored threads (surfaces/responses; its routes and batch items on /v1/responses take it). */

@@ -106,6 +106,11 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     const onClient = () => abort.abort(s.cutting ? stopCut() : rc.signal.reason)
     if (rc.signal.aborted) onClient()
     else rc.signal.addEventListener('abort', onClient, { once: true })
+    // open until its record: a stop whose grace runs out ends it with its error frame first
+    if (s.streams) {
+      s.streams.add(abort)
+      out.ended = () => s.streams!.delete(abort)
+    }
   }
   const signal = abort?.signal ?? rc.signal
 
@@ -210,7 +215,7 @@ function beginWatch(s: GenerationServices, spec: SurfaceSpec, plan: Plan, rc: Re
 }
 
 /** What a stream still open when the stop's grace ran out ends with. */
-const stopCut = () => new MidStreamError('the gateway stopped: its shutdown grace ran out before the stream ended', 503)
+export const stopCut = () => new MidStreamError('the gateway stopped: its shutdown grace ran out before the stream ended', 503)
 
 /**
  * A stream's options: its pings, its error frame, and a client that hung up (recorded as 499; the

@@ -83,6 +83,8 @@ export class GenerationOutcome {
   replayed?: { billed: boolean }
   /** Told once, at the record, whether the generation succeeded (the response cache keeps an answer only then). */
   onRecord?: (ok: boolean) => void
+  /** Told once, at the record: the generation has ended (the gateway's list of open streams). */
+  ended?: () => void
   private recorded = false
   private completed = false
   private readonly createdAt = Date.now()
@@ -172,6 +174,7 @@ export class GenerationOutcome {
     // recorded inside the call (a JSON reply): the call that served is one of the attempts too
     this.endAttempt(this.httpStatus)
     this.onRecord?.(this.error === null)
+    this.ended?.()
     // A stream that failed or was dropped after output is billed for what was produced, and a
     // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
     // before its first event) for that prompt, which the upstream bills; the count runs in the

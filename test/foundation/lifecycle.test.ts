@@ -85,8 +85,16 @@ test('a stream cut when the shutdown grace runs out is recorded as the gateway\'
     const reader = res.body!.getReader()
     await reader.read()
     gw.kill('SIGTERM')
+    // the client is told in band before the connection closes, in the surface's error shape
+    let rest = ''
+    for (;;) {
+      const r = await reader.read().catch(() => ({ done: true, value: undefined }))
+      if (r.done) break
+      rest += new TextDecoder().decode(r.value)
+    }
+    expect(rest).toContain('the gateway stopped: its shutdown grace ran out before the stream ended')
+    expect(rest).not.toContain('[DONE]')
     expect(await gw.exited).toBe(0)
-    await reader.cancel().catch(() => {})
     const after = await spawnGateway({ dataDir: gw.dataDir, env })
     procs.push(after)
     const g = (await (await fetch(`${after.url}/api/v1/generations?id=chatcmpl-cut-at-stop`, { headers: { authorization: `Bearer ${gw.key}` } })).json()) as { generation: { error: string } }
