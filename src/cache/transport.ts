@@ -9,6 +9,7 @@ import type { Logger } from '../http/log.ts'
 import { matchKey } from '../replay/match.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
 import type { CacheStore, CachedAnswer } from './store.ts'
+import { watchedResponse } from '../lib/watched-body.ts'
 
 /**
  * The store's key of an exchange: its match key within its scope (an account, or `*`), and the
@@ -75,39 +76,18 @@ function answerOf(a: CachedAnswer): Response {
  * stopped early because the client left ends failed, and is not kept.
  */
 function kept(res: Response, limit: number, done: (text: string) => void): Response {
-  const reader = res.body!.getReader()
   let chunks: Uint8Array[] | null = []
   let size = 0
-  const finish = () => {
-    if (chunks) done(Buffer.concat(chunks).toString('utf8'))
-    chunks = null
-  }
-  let cancelled = false
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const r = await reader.read()
-        if (cancelled) return
-        if (r.done) {
-          controller.close()
-          return finish()
-        }
-        if (chunks) {
-          size += r.value.byteLength
-          if (size > limit) chunks = null
-          else chunks.push(r.value)
-        }
-        controller.enqueue(r.value)
-      } catch (e) {
-        chunks = null
-        if (!cancelled) controller.error(e)
-      }
+  return watchedResponse(res, {
+    chunk(b) {
+      if (!chunks) return
+      size += b.byteLength
+      if (size > limit) chunks = null
+      else chunks.push(b)
     },
-    cancel(reason) {
-      cancelled = true
-      finish()
-      return reader.cancel(reason)
+    end({ error }) {
+      if (chunks && error === undefined) done(Buffer.concat(chunks).toString('utf8'))
+      chunks = null
     },
   })
-  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers })
 }

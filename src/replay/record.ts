@@ -10,6 +10,7 @@ import { EventSplitter } from '../routing/sse-events.ts'
 import { jsonPart, type BodyPart, type CassetteEntry, type RecordedEvent } from './cassette.ts'
 import type { CassetteDir, CassetteRequest } from './cassette-dir.ts'
 import { recordedHeaders, type Scrub } from './cassette-scrub.ts'
+import { watchedResponse } from '../lib/watched-body.ts'
 
 /** Response headers a replay gives back: how to read the body, and how long to wait after a 429. */
 const KEPT_HEADERS = ['content-type', 'retry-after']
@@ -67,37 +68,16 @@ function tee(res: Response, done: (got: Gathered) => void): Response {
     done(gathered([]))
     return res
   }
-  const reader = res.body.getReader()
   const t0 = performance.now()
   const chunks: Gathered['chunks'] = []
-  let finished = false
-  const finish = (error?: string, code?: string) => {
-    if (finished) return
-    finished = true
-    done({ ...gathered(chunks, error), ...(code !== undefined && { code }) })
-  }
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const r = await reader.read()
-        if (r.done) {
-          finish()
-          return controller.close()
-        }
-        chunks.push({ ms: Math.round(performance.now() - t0), bytes: r.value })
-        controller.enqueue(r.value)
-      } catch (e) {
-        const code = (e as { code?: unknown })?.code
-        finish((e as Error)?.message ?? String(e), typeof code === 'string' ? code : undefined)
-        controller.error(e)
-      }
-    },
-    cancel(reason) {
-      finish()
-      return reader.cancel(reason)
+  return watchedResponse(res, {
+    chunk: (bytes) => void chunks.push({ ms: Math.round(performance.now() - t0), bytes }),
+    end({ error }) {
+      if (error === undefined) return done(gathered(chunks))
+      const code = (error as { code?: unknown })?.code
+      done({ ...gathered(chunks, (error as Error)?.message ?? String(error)), ...(typeof code === 'string' && { code }) })
     },
   })
-  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers })
 }
 
 function gathered(chunks: Gathered['chunks'], error?: string): Gathered {

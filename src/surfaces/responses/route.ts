@@ -4,6 +4,7 @@
 // responses/input_tokens, the prompt's token count (the openai SDK's responses.inputTokens.count).
 import { Elysia } from 'elysia'
 import { readJsonBody } from '../../http/body.ts'
+import { watchedResponse } from '../../lib/watched-body.ts'
 import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { GenerationServices, ThreadServices } from '../../services.ts'
@@ -49,30 +50,8 @@ export function responsesHandler(s: GenerationServices & ThreadServices): Handle
       release()
       return res
     }
-    return new Response(whenEnded(res.body, release), { status: res.status, headers: res.headers })
+    return watchedResponse(res, { end: release })
   }
-}
-
-/** `body` as it is, `fn` told once it has ended: read to its end, failed, or cancelled by the client. */
-function whenEnded(body: ReadableStream<Uint8Array>, fn: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader()
-  return new ReadableStream<Uint8Array>({
-    async pull(c) {
-      try {
-        const { done, value } = await reader.read()
-        if (!done) return c.enqueue(value)
-        fn()
-        c.close()
-      } catch (e) {
-        fn()
-        c.error(e)
-      }
-    },
-    cancel(reason) {
-      fn()
-      return reader.cancel(reason)
-    },
-  })
 }
 
 /** The conversation a stored turn continues by its name (not by a previous_response_id), if any. */
