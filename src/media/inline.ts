@@ -15,6 +15,9 @@ const TEXT_TYPES = new Set([
 ])
 const TEXT_NAMES = /\.(txt|text|md|markdown|csv|tsv|json|jsonl|ndjson|xml|ya?ml|toml|ini|cfg|html?|log|py|ts|tsx|js|jsx|go|rs|java|c|h|cc|cpp|hpp|rb|sh|sql|css)$/i
 
+/** The image formats both upstreams take (Anthropic's list; OpenAI's is these and more). */
+export const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const
+
 /** Image formats the upstreams take, by their signatures. */
 function sniffImage(b: Uint8Array): string | null {
   const at = (i: number, ...xs: number[]) => xs.every((x, k) => b[i + k] === x)

@@ -3,6 +3,7 @@
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
+import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 
 type Json = Record<string, unknown>
 
@@ -60,7 +61,7 @@ function source(s: MediaSource, where: string, betas: Set<string>): Json {
 }
 
 /** The image formats Claude takes as base64. */
-const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
+const IMAGE_TYPES: ReadonlySet<string> = new Set(IMAGES)
 const clipType = (t: string) => JSON.stringify(t.slice(0, 64))
 
 const withCache = (block: Json, cacheControl: unknown): Json => (cacheControl === undefined ? block : { ...block, cache_control: cacheControl })

@@ -6,6 +6,7 @@
 // as it is, so unknown *nested* fields are the upstream's to judge.
 import { Type as T, type ObjectOptions, type Static, type TProperties, type TSchema } from '@sinclair/typebox'
 import { firstError } from '../checks.ts'
+import { IMAGE_TYPES } from '../../media/inline.ts'
 
 export { firstError }
 
@@ -30,7 +31,7 @@ const Cache = Opt(OrNull(CacheControl, 'expected { type: "ephemeral", ttl? }'))
 export const SOURCES: Record<'image' | 'document', Record<string, TSchema>> = {
   image: {
     // what Anthropic's API takes, here for both families: another went to a GPT model unchecked
-    base64: Obj({ type: T.Literal('base64'), media_type: OneOf(['image/jpeg', 'image/png', 'image/gif', 'image/webp']), data: NonEmpty() }),
+    base64: Obj({ type: T.Literal('base64'), media_type: OneOf([...IMAGE_TYPES]), data: NonEmpty() }),
     url: Obj({ type: T.Literal('url'), url: NonEmpty() }),
     file: Obj({ type: T.Literal('file'), file_id: NonEmpty() }),
   },
