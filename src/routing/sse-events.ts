@@ -61,8 +61,14 @@ export function parseJsonObject(text: string): Record<string, any> | null {
   }
 }
 
-/** A relayed event whose data is not a JSON object: noted on the tap's state and not sent on (relay.ts fails the stream there). */
-export function unreadable(state: TapState): null {
-  state.unreadable = true
-  return null
+/**
+ * A relayed event's data as a JSON object, for a tap; null for an event not to send on: one of
+ * empty data (it says nothing, and a client's parser would fail on it), or one that is not a
+ * JSON object, which is noted on the tap's state (relay.ts fails the stream there).
+ */
+export function eventJson(data: string, state: TapState): Record<string, any> | null {
+  if (data.trim() === '') return null
+  const j = parseJsonObject(data)
+  if (!j) state.unreadable = true
+  return j
 }

@@ -4,7 +4,7 @@
 // tool input produced (to bill a dropped stream). A plain content_block_delta (most of a
 // stream) has only its text read, without a parse. Nothing is rewritten.
 import { own } from '../../lib/own.ts'
-import { eventFields, parseJsonObject, unreadable } from '../../routing/sse-events.ts'
+import { eventFields, eventJson, parseJsonObject } from '../../routing/sse-events.ts'
 import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import { anthropicEventError } from '../errors.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
@@ -89,10 +89,8 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
       const { event, data } = eventFields(raw)
       // a ping is a ping whatever its data (the SDK skips it)
       if (data === null || event === 'ping') return raw
-      // an empty event says nothing, and a client's parser would fail on it: not sent on
-      if (data.trim() === '') return null
-      const j = parseJsonObject(data)
-      if (!j) return unreadable(state)
+      const j = eventJson(data, state)
+      if (!j) return null
       switch (j.type ?? event) {
         case 'message_start':
           state.id = typeof j.message?.id === 'string' ? j.message.id : state.id

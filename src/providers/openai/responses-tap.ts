@@ -4,7 +4,7 @@
 // final response — the JSON reply, or the terminal event's — goes through the surface's
 // `finalize`, which completes it, and the frames that end the stream are the surface's
 // (`terminal`): the events the gateway adds around a completion or a failure are its to say.
-import { eventFields, parseJsonObject, unreadable } from '../../routing/sse-events.ts'
+import { eventFields, eventJson, parseJsonObject } from '../../routing/sse-events.ts'
 import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
@@ -116,10 +116,8 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
       }
       const { data } = eventFields(raw)
       if (data === null) return raw
-      // an empty event says nothing, and a client's parser would fail on it: not sent on
-      if (data.trim() === '') return null
-      const j = parseJsonObject(data)
-      if (!j) return unreadable(state)
+      const j = eventJson(data, state)
+      if (!j) return null
       if (typeof j.type !== 'string') return raw
       // Recordings from before sequence numbers existed have none: then neither do added events.
       const seq = typeof j.sequence_number === 'number' ? j.sequence_number : undefined

@@ -3,7 +3,7 @@
 // text and tool arguments produced (to bill a dropped stream). A plain text chunk after the
 // first (most of a stream) has only its text read, without a parse. When the gateway
 // forced `include_usage` to bill, the usage the client did not ask for is stripped.
-import { eventFields, parseJsonObject, unreadable } from '../../routing/sse-events.ts'
+import { eventFields, eventJson, parseJsonObject } from '../../routing/sse-events.ts'
 import { closesAfter, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import { bytesWithin, closesAfter as closesAfterBytes, found, needle, stringOrNullAt } from '../../routing/sse-bytes.ts'
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
@@ -193,10 +193,8 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
         state.done = true
         return data === '[DONE]' ? raw : 'data: [DONE]\n\n'
       }
-      // an empty event says nothing, and a client's parser would fail on it: not sent on
-      if (data.trim() === '') return null
-      const j = parseJsonObject(data)
-      if (!j) return unreadable(state)
+      const j = eventJson(data, state)
+      if (!j) return null
       if (j.error && typeof j.error === 'object') {
         state.error = chunkError(j.error)
         // relayed as it came, but never with one of our keys in it
