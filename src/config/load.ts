@@ -192,7 +192,6 @@ function schemaError(check: { Errors(v: unknown): { First(): { path: string; mes
 interface Expected {
   const?: unknown
   type?: string
-  format?: string
   minimum?: number
   maximum?: number
   anyOf?: Expected[]
@@ -202,8 +201,7 @@ interface Expected {
 function expected(s: Expected): string {
   if (s.const !== undefined) return JSON.stringify(s.const)
   const range = s.minimum !== undefined && s.maximum !== undefined ? ` ${s.minimum}-${s.maximum}` : s.minimum !== undefined ? ` of at least ${s.minimum}` : ''
-  // elysia's integer is a union of an integer and an integer's text
-  if (s.type === 'integer' || s.anyOf?.some((o) => o.format === 'integer')) return `an integer${range}`
+  if (s.type === 'integer') return `an integer${range}`
   if (s.anyOf) return `one of ${s.anyOf.map(expected).join(', ')}`
   return `a ${s.type ?? 'value'}${range}`
 }
@@ -242,16 +240,11 @@ function fraction(n: number | undefined, name: string): number | undefined {
   return n
 }
 
-function toolCallsStatus(v: string | undefined): 'requires_action' | 'completed' | undefined {
+/** A setting from the environment that is one of a few words, exactly (`REJECT` for `reject` turned the permissive mode on). */
+function word<W extends string>(v: string | undefined, name: string, words: readonly W[]): W | undefined {
   if (v === undefined) return undefined
-  if (v === 'requires_action' || v === 'completed') return v
-  throw new ConfigError(`SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS: expected requires_action or completed, got "${v.slice(0, 40)}"`)
-}
-
-function crossFamily(v: string | undefined): 'reject' | 'translate' | undefined {
-  if (v === undefined) return undefined
-  if (v === 'reject' || v === 'translate') return v
-  throw new ConfigError(`SWITCHYARD_CROSS_FAMILY: expected reject or translate, got "${v.slice(0, 40)}"`)
+  if ((words as readonly string[]).includes(v)) return v as W
+  throw new ConfigError(`${name}: expected ${words.join(' or ')}, got "${v.slice(0, 40)}"`)
 }
 
 function positive(n: number | undefined, name: string): number | undefined {
@@ -328,13 +321,13 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       overrides: f.pricing?.overrides ?? {},
     },
     models: checkDeployments(f.models ?? [], providers),
-    compat: { crossFamily: crossFamily(str(env.SWITCHYARD_CROSS_FAMILY)) ?? f.compat?.cross_family ?? 'reject' },
+    compat: { crossFamily: word(str(env.SWITCHYARD_CROSS_FAMILY), 'SWITCHYARD_CROSS_FAMILY', ['reject', 'translate']) ?? f.compat?.cross_family ?? 'reject' },
     generations: recordSettings(f.records, f.generations, env),
     cache: cacheSettings(f.cache),
     replay,
     responses: {
       maxThreadBytes: int(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES', 1024) ?? f.responses?.max_thread_bytes ?? 32 * MiB,
-      toolCallsStatus: toolCallsStatus(str(env.SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS)) ?? f.responses?.tool_calls_status ?? 'requires_action',
+      toolCallsStatus: word(str(env.SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS), 'SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS', ['requires_action', 'completed']) ?? f.responses?.tool_calls_status ?? 'requires_action',
     },
     metrics: {
       public: flag(env.SWITCHYARD_METRICS_PUBLIC, 'SWITCHYARD_METRICS_PUBLIC') ?? f.metrics?.public ?? false,
