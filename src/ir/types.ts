@@ -167,7 +167,8 @@ export interface UpstreamErrorInfo {
  * every encoder (messages `content_block_start/stop`, responses `output_item.added/done`).
  */
 export type StreamEvent =
-  | { type: 'start'; id: string; model: string; created: number }
+  /** `usage`: what the upstream counted before any output (Anthropic's `message_start`), when it says. */
+  | { type: 'start'; id: string; model: string; created: number; usage?: Usage }
   | { type: 'text-start' }
   | { type: 'text-delta'; text: string }
   | { type: 'text-end' }

@@ -46,10 +46,24 @@ describe('encodeMessagesResponse', () => {
   test('the Message shape; usage buckets disjoint', () => {
     expect(encodeMessagesResponse(response(), 'gpt-4o')).toEqual({
       id: 'msg_chatcmplAbC1', type: 'message', role: 'assistant', model: 'gpt-4o',
-      content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null,
-      usage: { input_tokens: 5, output_tokens: 7, cache_creation_input_tokens: 20, cache_read_input_tokens: 100 },
+      content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, stop_details: null,
+      usage: {
+        input_tokens: 5, output_tokens: 7, cache_creation_input_tokens: 20, cache_read_input_tokens: 100,
+        cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 }, service_tier: null, inference_geo: null,
+      },
     })
     expect(messagesUsage(usage)).toEqual({ input_tokens: 5, output_tokens: 7, cache_creation_input_tokens: 20, cache_read_input_tokens: 100 })
+  })
+  // The SDK's types declare these present (nullable); a typed client reads them.
+  test('cache writes by lifetime, searches run, and a refusal in stop_details', () => {
+    const r = encodeMessagesResponse(response({
+      usage: { ...usage, cacheWrite1hTokens: 15, webSearches: 2 }, finish: { reason: 'refusal' },
+    }), 'gpt-4o')
+    expect(r.usage).toMatchObject({
+      cache_creation: { ephemeral_5m_input_tokens: 5, ephemeral_1h_input_tokens: 15 }, server_tool_use: { web_search_requests: 2 },
+    })
+    expect(r.stop_reason).toBe('refusal')
+    expect(r.stop_details).toEqual({ type: 'refusal', category: null, explanation: null })
   })
   test('tool_use input parsed ({} when empty); thinking with signature; redacted; empty text left out', () => {
     const r = encodeMessagesResponse(response({

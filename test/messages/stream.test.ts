@@ -144,7 +144,17 @@ describe('stream exactness', () => {
     const out = enc.push({ type: 'finish', finish: { reason: 'stop' }, usage })
     const md = frames(out).find((f) => f.event === 'message_delta')!.data
     expect(md.usage).toEqual({ input_tokens: 10, output_tokens: 3, cache_creation_input_tokens: 2, cache_read_input_tokens: 7 })
-    expect(md.delta).toEqual({ stop_reason: 'end_turn', stop_sequence: null })
+    expect(md.delta).toEqual({ stop_reason: 'end_turn', stop_sequence: null, stop_details: null })
+  })
+
+  test('a refusal says so in stop_details, which the SDK copies from the delta', () => {
+    const enc = createMessagesStreamEncoder({ id: 'x', model: 'm' })
+    const out = enc.push({ type: 'start', id: 'chatcmpl-1', model: 'm', created: 0 }) + enc.push({ type: 'text-delta', text: 'no' }) +
+      enc.push({ type: 'finish', finish: { reason: 'refusal' }, usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 } })
+    const start = frames(out).find((f) => f.event === 'message_start')!.data.message
+    expect(start.stop_details).toBeNull()
+    const md = frames(out).find((f) => f.event === 'message_delta')!.data
+    expect(md.delta).toEqual({ stop_reason: 'refusal', stop_sequence: null, stop_details: { type: 'refusal', category: null, explanation: null } })
   })
 
   test('no start event: message_start comes before the first content, with the given id', () => {

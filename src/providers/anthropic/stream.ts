@@ -76,8 +76,8 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
       }
       switch (e.type ?? m.event) {
         case 'message_start':
-          yield { type: 'start', id: e.message?.id ?? '', model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000) }
           usage = usageFromAnthropic(e.message?.usage)
+          yield { type: 'start', id: e.message?.id ?? '', model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
           yield { type: 'usage', usage }
           break
         case 'content_block_start': {

@@ -52,16 +52,46 @@ export interface MessagesUsage {
   output_tokens: number
   cache_creation_input_tokens: number
   cache_read_input_tokens: number
+  server_tool_use?: { web_search_requests: number }
 }
 
-/** The IR buckets are disjoint already: input_tokens excludes cache reads and writes. */
+/**
+ * The counters (`message_delta`'s usage): the IR buckets are disjoint already, input_tokens
+ * excludes cache reads and writes. Searches only when some ran, as Anthropic sends them.
+ */
 export function messagesUsage(u: Usage): MessagesUsage {
-  return {
+  const out: MessagesUsage = {
     input_tokens: u.inputTokens,
     output_tokens: u.outputTokens,
     cache_creation_input_tokens: u.cacheWriteTokens,
     cache_read_input_tokens: u.cacheReadTokens,
   }
+  if (u.webSearches) out.server_tool_use = { web_search_requests: u.webSearches }
+  return out
+}
+
+/**
+ * A Message's own usage (the reply's and `message_start`'s), with the fields Anthropic's API
+ * sends there beside the counters, which the SDK's types declare present: the cache writes by
+ * lifetime, and the service tier and inference region, which are Anthropic's and unknown
+ * (`null`) for a reply this gateway made from another upstream's or the mock's.
+ */
+export function messageUsage(u: Usage): Record<string, unknown> {
+  const hour = Math.min(u.cacheWrite1hTokens ?? 0, u.cacheWriteTokens)
+  return {
+    ...messagesUsage(u),
+    cache_creation: { ephemeral_5m_input_tokens: u.cacheWriteTokens - hour, ephemeral_1h_input_tokens: hour },
+    service_tier: null,
+    inference_geo: null,
+  }
+}
+
+/**
+ * `stop_details`: what Anthropic says of a refusal (its category and explanation, which no
+ * other upstream gives: `null`), and `null` for every other stop.
+ */
+export function messagesStopDetails(stopReason: string): Record<string, unknown> | null {
+  return stopReason === 'refusal' ? { type: 'refusal', category: null, explanation: null } : null
 }
 
 /** Tool arguments as the `input` object: the model's JSON text parsed; `{}` when empty or not an object. */
@@ -110,6 +140,7 @@ export function encodeMessagesResponse(r: GenerationResponse, model: string): Re
     content,
     stop_reason: messagesStopReason(r.finish),
     stop_sequence: messagesStopSequence(r.finish),
-    usage: messagesUsage(r.usage),
+    stop_details: messagesStopDetails(messagesStopReason(r.finish)),
+    usage: messageUsage(r.usage),
   }
 }

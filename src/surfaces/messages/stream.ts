@@ -6,7 +6,7 @@
 // `messagesErrorFrame` and closes, with no message_delta / message_stop after it.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
-import { messagesId, messagesStopReason, messagesStopSequence, messagesUsage } from './encode.ts'
+import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, messagesStopSequence, messagesUsage } from './encode.ts'
 
 export { messagesErrorFrame } from './errors.ts'
 
@@ -61,7 +61,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     started = true
     const message = {
       id: state.id, type: 'message', role: 'assistant', model: state.model, content: [],
-      stop_reason: null, stop_sequence: null, usage: messagesUsage(state.usage),
+      stop_reason: null, stop_sequence: null, stop_details: null, usage: messageUsage(state.usage),
     }
     return sseFrame('message_start', { message })
   }
@@ -103,6 +103,8 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
   const HANDLERS: { [K in StreamEvent['type']]: (ev: Extract<StreamEvent, { type: K }>) => string } = {
     start: (ev) => {
       if (!started && ev.id) state.id = messagesId(ev.id)
+      // The cache writes go out in message_start only: the SDK never reads them from a delta.
+      if (!started && ev.usage) state.usage = ev.usage
       return messageStart()
     },
     'text-start': () => messageStart() + closeFlow(),
@@ -149,7 +151,10 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       const out = messageStart() + closeAll()
       // The input counters are repeated here; the SDK's stream helper reads usage from it.
       const md = sseFrame('message_delta', {
-        delta: { stop_reason: state.stopReason, stop_sequence: messagesStopSequence(ev.finish) },
+        delta: {
+          stop_reason: state.stopReason, stop_sequence: messagesStopSequence(ev.finish),
+          stop_details: messagesStopDetails(state.stopReason),
+        },
         usage: messagesUsage(state.usage),
       })
       return out + md + sseFrame('message_stop', {})
