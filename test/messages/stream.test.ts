@@ -263,3 +263,54 @@ describe('mid-stream failure: an in-band error, then nothing', () => {
     expect(enc.push({ type: 'finish', finish: { reason: 'stop' }, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } })).toBe('')
   })
 })
+
+/** A chat-completions stream of the given chunks' deltas, as an OpenAI-compatible server sends it. */
+function chatChunks(deltas: Record<string, unknown>[], finish = 'tool_calls'): string {
+  const chunk = (choice: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'chatcmpl-t', model: 'gpt-4o', created: 1, choices: [choice] })}\n\n`
+  return deltas.map((delta) => chunk({ index: 0, delta })).join('') + chunk({ index: 0, delta: {}, finish_reason: finish }) + 'data: [DONE]\n\n'
+}
+
+async function chatEvents(sse: string): Promise<StreamEvent[]> {
+  const out: StreamEvent[] = []
+  for await (const e of withBlocks(openAIChatEvents(parseSse(new Response(sse).body!)))) out.push(e)
+  return out
+}
+
+describe('tool arguments from another family, streamed as the JSON reply says them', () => {
+  const call = (args: string[]) => [
+    { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] },
+    ...args.map((a) => ({ tool_calls: [{ index: 0, function: { arguments: a } }] })),
+  ]
+  // cut by the token limit, an array, prose: Messages' `input` is an object, and the SDK's
+  // parser throws on text that is no JSON
+  for (const [name, args, finish] of [
+    ['cut by the token limit', ['{"city": ', '"Par'], 'length'],
+    ['an array', ['["a"', ']'], 'tool_calls'],
+    ['not JSON', ['call f ', 'please'], 'tool_calls'],
+    ['an object, whitespace and big numbers kept', ['{"n": 12345678901234567890', ' }'], 'tool_calls'],
+  ] as const) {
+    test(name, async () => {
+      const evs = await chatEvents(chatChunks(call([...args]), finish))
+      const { sse } = encode(evs)
+      const plain = encodeMessagesResponse(await collect(replay(evs)), MODEL)
+      const streamed = await finalMessage(sse)
+      expect(JSON.parse(JSON.stringify(streamed))).toEqual(plain)
+      expect(typeof (plain.content as { input: unknown }[])[0]!.input).toBe('object')
+      if (name.startsWith('an object')) expect(sse).toContain('"partial_json":"{\\"n\\": 12345678901234567890 }"')
+    })
+  }
+
+  test('calls a server sends without an index are told apart by their ids', async () => {
+    const evs = await chatEvents(chatChunks([
+      { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":' } }] },
+      { tool_calls: [{ function: { arguments: '1}' } }] },
+      { tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'g', arguments: '{"a":2}' } }] },
+    ]))
+    const plain = encodeMessagesResponse(await collect(replay(evs)), MODEL)
+    expect(plain.content).toEqual([
+      { type: 'tool_use', id: 'call_1', name: 'f', input: { a: 1 } },
+      { type: 'tool_use', id: 'call_2', name: 'g', input: { a: 2 } },
+    ])
+    expect(JSON.parse(JSON.stringify(await finalMessage(encode(evs).sse)))).toEqual(plain)
+  })
+})

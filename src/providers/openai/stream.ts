@@ -1,5 +1,5 @@
 // chat.completion.chunk SSE → IR stream events. State lives in the generator: tool calls
-// are keyed by `tool_calls[].index`; `tool_calls: []` next to text is text;
+// are keyed by `tool_calls[].index` (by id when a server sends none); `tool_calls: []` next to text is text;
 // the finish waits for the usage chunk and `[DONE]`.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
@@ -57,6 +57,15 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
     }
   }
 
+  // Some OpenAI-compatible servers send no `index`: a call with an id of its own is a new call,
+  // and pieces with neither continue the last such call (keyed apart from every real index).
+  let unindexed: { key: number; id?: string } | undefined
+  const keyOf = (call: ChunkToolCall): number => {
+    if (call.index !== undefined) return call.index
+    if (!unindexed || (call.id && call.id !== unindexed.id)) unindexed = { key: -2 - tools.size, id: call.id }
+    return unindexed.key
+  }
+
   function* toolDelta(key: number, call: ChunkToolCall, fallbackId: string): Generator<StreamEvent> {
     let t = tools.get(key)
     if (!t) {
@@ -98,7 +107,12 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
         refused = true
         yield { type: 'text-delta', text: d.refusal }
       }
-      if (d?.tool_calls) for (const call of d.tool_calls) yield* toolDelta(call.index ?? 0, call, `call_${chunk.id ?? ''}_${call.index ?? 0}`)
+      if (d?.tool_calls) {
+        for (const call of d.tool_calls) {
+          const key = keyOf(call)
+          yield* toolDelta(key, call, `call_${chunk.id ?? ''}_${key}`)
+        }
+      }
       if (d?.function_call) yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call }, `call_${chunk.id ?? 'legacy'}`)
       if (choice?.finish_reason) {
         finish = refusedFinish(finishFromOpenAI(choice.finish_reason), refused)

@@ -6,7 +6,7 @@
 // `messagesErrorFrame` and closes, with no message_delta / message_stop after it.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
-import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, messagesStopSequence, messagesUsage } from './encode.ts'
+import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, messagesStopSequence, messagesUsage, toolInput } from './encode.ts'
 
 export { messagesErrorFrame } from './errors.ts'
 
@@ -53,8 +53,13 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
   let next = 0
   /** The open text or thinking block (at most one: a new block of any kind closes it). */
   let flow: OpenFlow | null = null
-  /** Tool ordinal → content block index; a tool stays open until its end or finish. */
-  const tools = new Map<number, { index: number; open: boolean }>()
+  /**
+   * Tool ordinal → content block index; a tool stays open until its end or finish. Its arguments
+   * are held until then and go out as one delta: an upstream of another family may send text
+   * that is no JSON object (cut by the token limit, an array, prose), which the SDK's parser
+   * throws on. Sent whole, they are what the JSON reply says (`toolInput`): streamed and plain agree.
+   */
+  const tools = new Map<number, { index: number; open: boolean; args: string }>()
 
   const messageStart = () => {
     if (started) return ''
@@ -90,13 +95,16 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     flow = { kind, index: next }
     return out + blockStart(kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' })
   }
+  const closeTool = (t: { index: number; open: boolean; args: string }) => {
+    t.open = false
+    if (t.args.trim() === '') return stop(t.index)
+    const args = t.args
+    t.args = ''
+    return delta(t.index, { type: 'input_json_delta', partial_json: isJsonObject(args) ? args : JSON.stringify(toolInput(args)) }) + stop(t.index)
+  }
   const closeAll = () => {
     let out = closeFlow()
-    for (const t of tools.values()) {
-      if (!t.open) continue
-      t.open = false
-      out += stop(t.index)
-    }
+    for (const t of tools.values()) if (t.open) out += closeTool(t)
     return out
   }
 
@@ -124,21 +132,19 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       let out = messageStart() + closeFlow()
       // The same ordinal started again: the earlier block is finished, never left open.
       const was = tools.get(ev.index)
-      if (was?.open) out += stop(was.index)
-      tools.set(ev.index, { index: next, open: true })
+      if (was?.open) out += closeTool(was)
+      tools.set(ev.index, { index: next, open: true, args: '' })
       return out + blockStart({ type: 'tool_use', id: ev.id, name: ev.name, input: {} })
     },
     'tool-input-delta': (ev) => {
       const t = tools.get(ev.index)
-      // Never a delta to a block that was not started or is closed; skip empty pieces.
-      if (!t?.open || ev.delta === '') return ''
-      return delta(t.index, { type: 'input_json_delta', partial_json: ev.delta })
+      // Never a delta to a block that was not started or is closed.
+      if (t?.open) t.args += ev.delta
+      return ''
     },
     'tool-input-end': (ev) => {
       const t = tools.get(ev.index)
-      if (!t?.open) return ''
-      t.open = false
-      return stop(t.index)
+      return t?.open ? closeTool(t) : ''
     },
     usage: (ev) => {
       state.usage = ev.usage
@@ -171,4 +177,14 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     return h ? h(ev) : ''
   }
   return { state, push }
+}
+
+/** The text is one JSON object (what `input` must be), to go out as it came. */
+function isJsonObject(text: string): boolean {
+  try {
+    const v = JSON.parse(text)
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+  } catch {
+    return false
+  }
 }
