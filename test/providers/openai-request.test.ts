@@ -71,6 +71,33 @@ describe('openai chat request', () => {
     expect(body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather.parameters, strict: true } }])
   })
 
+  // a screenshot tool answers with an image alone: the tool message must still say something,
+  // and the images that follow must say whose they are
+  test('tool results of media: a tool message that points to them, the media of each call under its name', () => {
+    const png = { type: 'image' as const, source: { kind: 'base64' as const, mediaType: 'image/png', data: 'iVBOR' } }
+    const results: Message = {
+      role: 'user',
+      content: [
+        { type: 'tool-result', toolCallId: 'toolu_1', content: [png] },
+        { type: 'tool-result', toolCallId: 'toolu_2', content: [{ type: 'text', text: 'page 2' }, png], isError: true },
+      ],
+    }
+    const body = wire({ messages: [user('look'), results] })
+    expect(body.messages.slice(1)).toEqual([
+      { role: 'tool', tool_call_id: 'toolu_1', content: '(the result is the media in the next user message)' },
+      { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: page 2' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Media of the result of tool call toolu_1:' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBOR' } },
+          { type: 'text', text: 'Media of the result of tool call toolu_2:' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBOR' } },
+        ],
+      },
+    ])
+  })
+
   test('tool_choice, parallel calls, effort, response format, stop, max tokens', () => {
     const body = wire({
       tools: [weather],

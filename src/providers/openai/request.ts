@@ -62,6 +62,9 @@ function errorText(text: string | Json[]): string | Json[] {
   return [{ type: 'text', text: ERROR_MARK.trim() }, ...text]
 }
 
+const MEDIA_FOLLOW = '(the result is the media in the next user message)'
+const MEDIA_OF = 'Media of the result of tool call'
+
 function assistantMessage(m: Message, where: string): Json {
   const texts = m.content.filter((p) => p.type === 'text')
   const calls = m.content.filter((p) => p.type === 'tool-call')
@@ -79,21 +82,28 @@ function assistantMessage(m: Message, where: string): Json {
 /**
  * Tool results become `tool` messages, in order, before whatever else the same IR message
  * holds (an Anthropic-style user turn mixes both). Media in a tool result follow as a user
- * message, since chat `tool` messages carry text only.
+ * message, since chat `tool` messages carry text only: each result's media there under a line
+ * naming its call, and a result of media alone says where they went (an empty `tool` content
+ * is no answer the model can read, and an empty array is refused).
  */
 function messages(m: Message, i: number): Json[] {
   const where = `messages[${i}]`
   if (m.role === 'assistant') return [assistantMessage(m, where)]
   const out: Json[] = []
-  const media: Part[] = []
+  const media: Json[] = []
   for (const p of m.content) {
     if (p.type !== 'tool-result') continue
     const r = toolResultContent(p.content, `${where}.tool_result`)
-    out.push({ role: 'tool', tool_call_id: p.toolCallId, content: p.isError ? errorText(r.text) : r.text })
-    media.push(...r.media)
+    let text = r.text
+    if (r.media.length) {
+      if (text.length === 0) text = MEDIA_FOLLOW
+      media.push({ type: 'text', text: `${MEDIA_OF} ${p.toolCallId}:` })
+      for (const part of r.media) media.push(contentPart(part, `${where}.tool_result[${media.length}]`))
+    }
+    out.push({ role: 'tool', tool_call_id: p.toolCallId, content: p.isError ? errorText(text) : text })
   }
   const rest = m.content.filter((p) => p.type !== 'tool-result')
-  if (media.length) out.push({ role: 'user', content: media.map((p, k) => contentPart(p, `${where}.tool_result[${k}]`)) })
+  if (media.length) out.push({ role: 'user', content: media })
   if (rest.length) {
     const role = m.role === 'tool' ? 'user' : m.role
     const msg: Json = { role, content: content(rest, where) }
