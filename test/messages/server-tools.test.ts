@@ -58,3 +58,23 @@ test('a GPT model given only server tools gets none, and is told which', async (
   expect(r.sent.tools).toBeUndefined()
   expect(r.compat).toEqual(['tools.web_search_20260318'])
 })
+
+// bash and the text editor run at the client: a GPT model can call them as functions, and the
+// client runs the call as it would Claude's
+test('a GPT model gets bash and the text editor as the function tools they stand for, under their names', async () => {
+  const own = [
+    { type: 'bash_20250124', name: 'bash' },
+    { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool', max_characters: 1000 },
+  ]
+  const r = await send('gpt-4o', { tools: [...own, tools[1]], tool_choice: { type: 'tool', name: 'bash' } })
+  expect(r.status).toBe(200)
+  const sent = r.sent.tools as { type: string; function: { name: string; parameters: { properties: Record<string, unknown>; required?: string[] } } }[]
+  expect(sent.map((t) => [t.type, t.function.name])).toEqual([['function', 'bash'], ['function', 'str_replace_based_edit_tool']])
+  expect(Object.keys(sent[0]!.function.parameters.properties)).toEqual(['command', 'restart'])
+  expect(sent[1]!.function.parameters.required).toEqual(['command', 'path'])
+  expect(r.sent.tool_choice).toEqual({ type: 'function', function: { name: 'bash' } })
+  expect(r.compat).toEqual(expect.arrayContaining(['tools.bash_20250124->function', 'tools.text_editor_20250728->function', 'tools.web_search_20260318']))
+  // a Claude model still gets them as they came
+  const c = await send('claude-haiku-4-5', { tools: own })
+  expect(c.sent.tools).toEqual(own)
+})

@@ -83,7 +83,7 @@ describe('openai chat request', () => {
       ],
     }
     const body = wire({ messages: [user('look'), results] })
-    expect(body.messages.slice(1)).toEqual([
+    expect((body.messages as unknown[]).slice(1)).toEqual([
       { role: 'tool', tool_call_id: 'toolu_1', content: '(the result is the media in the next user message)' },
       { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: page 2' },
       {

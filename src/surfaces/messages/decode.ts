@@ -9,6 +9,7 @@ import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import { claudeFormat, outputConfigToOpenAI } from '../../routing/translate.ts'
 import { isServerTool, type MessagesBlock, type MessagesCustomTool, type MessagesMessage, type MessagesSource, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
+import { clientTool } from './client-tools.ts'
 
 type Obj = Record<string, unknown>
 
@@ -170,15 +171,23 @@ const serverToolName = (t: { type?: unknown }, i: number): string =>
   typeof t.type === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(t.type) ? `tools.${t.type}` : `tools[${i}]`
 
 /**
- * `tools`: custom tools become IR tools. Server tools run at Anthropic: a Claude-family model
- * gets the list as it came; any other model does without them, and each is named.
+ * `tools`: custom tools become IR tools. Tools of Anthropic's own types: a Claude-family model
+ * gets the list as it came. For any other model, those that run at the client (bash, the text
+ * editor) are the function tools they stand for, and named as such; those that run at
+ * Anthropic (web search, code execution …) it does without, and each is named.
  */
 export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: CatalogModel, compat: string[]): void {
   const custom = tools(wire)
   if (custom.length > 0) req.tools = custom
   if (!wire.some(isServerTool)) return
-  if (model.family === 'anthropic') carry(req, 'anthropic', 'tools', wire)
-  else wire.forEach((t, i) => isServerTool(t) && compat.push(serverToolName(t, i)))
+  if (model.family === 'anthropic') return carry(req, 'anthropic', 'tools', wire)
+  wire.forEach((t, i) => {
+    if (!isServerTool(t)) return
+    const fn = clientTool(t)
+    if (!fn) return compat.push(serverToolName(t, i))
+    ;(req.tools ??= []).push(fn)
+    compat.push(`${serverToolName(t, i)}->function`)
+  })
 }
 
 /** Structured output: for a GPT model, Anthropic's output format is OpenAI's json_schema response format. */
