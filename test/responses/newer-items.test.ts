@@ -80,3 +80,27 @@ test('allowed_tools: a GPT upstream gets it as it came; a Claude model is offere
   const bad = await post('claude-haiku-4-5', { ...choice, mode: 'sometimes' })
   expect([bad.status, ((await bad.json()) as { error: string }).error]).toEqual([400, expect.stringContaining('tool_choice.mode')])
 })
+
+// the model may then answer without the call that was asked for: never unsaid
+test('a tool_choice for a hosted tool a Claude model does without, or required with only such tools: named', async () => {
+  const post = async (tools: unknown[], tool_choice: unknown) => {
+    const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-haiku-4-5', input: 'hi', tools, tool_choice }),
+    })
+    return { status: res.status, compat: (res.headers.get('x-switchyard-compat') ?? '').split(', '), sent: up.requests.at(-1)!.json() }
+  }
+  const fn = { type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }
+  const hosted = { type: 'file_search', vector_store_ids: ['vs_1'] }
+  const a = await post([fn, hosted], { type: 'file_search' })
+  expect([a.status, a.sent.tool_choice]).toEqual([200, undefined])
+  expect(a.compat).toEqual(expect.arrayContaining(['tool_choice']))
+  const b = await post([hosted], 'required')
+  expect([b.status, b.sent.tools]).toEqual([200, undefined])
+  expect(b.compat).toEqual(expect.arrayContaining(['tool_choice']))
+  // a choice that carried over is not named
+  const c = await post([fn, hosted], 'required')
+  expect(c.sent.tool_choice).toMatchObject({ type: 'any' })
+  expect(c.compat).not.toContain('tool_choice')
+})

@@ -195,12 +195,15 @@ export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, 
   dropped.push(...t.dropped)
   const allowed = allowedNames(turn.toolChoice)
   const offered = allowed ? t.tools.filter((x) => allowed.has(x.name)) : t.tools
-  if (allowed && offered.length === 0) dropped.push('tool_choice')
   if (offered.length > 0) {
     req.tools = offered
     const choice = irToolChoice(turn.toolChoice, new Set(offered.map((x) => x.name)))
     if (choice) req.toolChoice = choice
   }
+  // a choice that asked for a tool (a hosted one, or any when none is left) and did not carry
+  // over: the model may answer without a call, so it is named
+  const asked = turn.toolChoice !== undefined && turn.toolChoice !== 'auto' && turn.toolChoice !== 'none'
+  if (asked && !req.toolChoice) dropped.push('tool_choice')
 
   if (turn.effort || turn.summary) {
     req.reasoning = {}
