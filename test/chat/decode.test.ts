@@ -166,6 +166,25 @@ describe('wire → IR', () => {
     expect(ir.reasoning).toEqual({ effort: 'high' })
     expect(ir.maxTokens).toBe(100)
   })
+  // joined, 'one-a' and 'one-b' read as 'one-aone-b'; a part's cache breakpoint was lost
+  test('a tool message of several text parts keeps them apart; a lone part with a breakpoint keeps it', () => {
+    const { ir } = decode(claude({
+      messages: [
+        ...user(),
+        { role: 'assistant', content: null, tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'a', arguments: '{}' } },
+          { id: 'call_2', type: 'function', function: { name: 'a', arguments: '{}' } },
+        ] },
+        { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'one-a' }, { type: 'text', text: 'one-b' }] },
+        { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: 'two', cache_control: { type: 'ephemeral' } }] },
+      ],
+      tools: [{ type: 'function', function: { name: 'a' } }],
+    }))
+    expect(ir.messages[2]!.content).toEqual([
+      { type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'one-a' }, { type: 'text', text: 'one-b' }] },
+      { type: 'tool-result', toolCallId: 'call_2', content: [{ type: 'text', text: 'two', cacheControl: { type: 'ephemeral' } }] },
+    ])
+  })
   test('legacy function messages pair with their call', () => {
     const { ir } = decode(gpt({
       messages: [...user(), { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }, { role: 'function', name: 'f', content: 'done' }],

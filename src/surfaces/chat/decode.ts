@@ -92,8 +92,10 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
       case 'tool':
       case 'function': {
         const toolCallId = m.role === 'tool' ? m.tool_call_id : (fnCallIds.get(m.name) ?? `call_fn_${m.name}`)
-        const text = typeof m.content === 'string' ? m.content : textParts(m.content).map((p) => p.text).join('')
-        const part: Part = { type: 'tool-result', toolCallId, content: text }
+        // parts stay apart (a Claude model gets one text block each, as from a messages client)
+        const parts = typeof m.content === 'string' ? m.content : textParts(m.content)
+        const content = typeof parts === 'string' || parts.length > 1 || parts[0]?.cacheControl ? parts : (parts[0]?.text ?? '')
+        const part: Part = { type: 'tool-result', toolCallId, content }
         const last = messages[messages.length - 1]
         // Consecutive results answer one assistant turn: keep them in one message.
         if (last?.role === 'tool') last.content.push(part)
