@@ -135,6 +135,16 @@ describe('openai chat request', () => {
     expect(at(sampled, true, true)).toMatchObject({ body: { temperature: 0.3, top_p: 0.5 }, leftOut: [] })
   })
 
+  test("a Claude tool's cache breakpoint and fields a function has none for are named, once each", () => {
+    const tools = [
+      { ...weather, cacheControl: { type: 'ephemeral' as const }, providerData: { anthropic: { input_examples: [{ city: 'Paris' }] } } },
+      { ...weather, name: 'w2', cacheControl: { type: 'ephemeral' as const } },
+    ]
+    const r = toOpenAIChat(request({ tools }), { upstreamId: 'm', reasoning: false })
+    expect(r.leftOut).toEqual(['tools[].cache_control', 'tools[].input_examples'])
+    expect(JSON.stringify(r.body.tools)).not.toContain('input_examples')
+  })
+
   test('a compatible server gets its output cap as max_tokens, which they all read; OpenAI gets max_completion_tokens', () => {
     const cap = (compatible: boolean) => toOpenAIChat(request({ maxTokens: 64 }), { upstreamId: 'm', reasoning: false, compatible }).body
     expect(cap(true)).toMatchObject({ max_tokens: 64 })

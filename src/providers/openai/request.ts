@@ -177,6 +177,13 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAI
     body.stop = req.stop
   }
   if (req.tools?.length) {
+    // what a Claude tool says that a function has no field for: named, never dropped unsaid
+    const claudeOnly = new Set<string>()
+    for (const t of req.tools) {
+      if (t.cacheControl) claudeOnly.add('tools[].cache_control')
+      for (const k of Object.keys(t.providerData?.anthropic ?? {})) claudeOnly.add(`tools[].${k}`)
+    }
+    leftOut.push(...claudeOnly)
     body.tools = req.tools.map((t) => {
       const fn: Json = { name: t.name, parameters: t.parameters }
       if (t.description !== undefined) fn.description = t.description
