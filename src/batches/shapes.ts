@@ -63,7 +63,7 @@ export function toOpenAIList(page: { data: BatchRow[]; hasMore: boolean }) {
 
 /** One item result: `{index, status, result, error?, usage?, custom_id?}`, as JSON text. */
 export function itemResultText(r: ItemRow): string {
-  let out = `{"index":${r.idx},"status":"${r.status}","result":${r.status === 'succeeded' && r.response !== null ? r.response : 'null'}`
+  let out = `{"index":${r.idx},"status":"${r.status}","result":${r.status === 'succeeded' && r.response !== null ? oneLine(r.response) : 'null'}`
   if (r.status === 'failed' && r.error !== null) out += `,"error":${r.error}`
   if (r.usage !== null) out += `,"usage":${r.usage}`
   if (r.customId !== null) out += `,"custom_id":${JSON.stringify(r.customId)}`
@@ -90,9 +90,19 @@ const ENDED_CODES = new Set<string>(Object.values(ITEM_CODES))
 export function outputLineText(b: BatchRow, r: ItemRow): string {
   const head = `{"id":"${batchRequestId(b, r.idx)}","custom_id":${JSON.stringify(r.customId)}`
   const rid = JSON.stringify(r.requestId)
-  if (r.status === 'succeeded') return `${head},"response":{"status_code":200,"request_id":${rid},"body":${r.response ?? 'null'}},"error":null}`
+  if (r.status === 'succeeded') return `${head},"response":{"status_code":200,"request_id":${rid},"body":${r.response === null ? 'null' : oneLine(r.response)}},"error":null}`
   const e = JSON.parse(r.error ?? '{}') as { message?: string; code?: string; status?: number }
   if (e.code && ENDED_CODES.has(e.code)) return `${head},"response":null,"error":${JSON.stringify({ code: e.code, message: e.message ?? '' })}}`
   const body = { error: { message: e.message ?? '', type: e.code ?? 'error', param: null, code: e.code ?? null } }
   return `${head},"response":{"status_code":${e.status ?? 500},"request_id":${rid},"body":${JSON.stringify(body)}},"error":null}`
+}
+
+/**
+ * A stored reply as part of one line of an output file or export (JSONL), whatever the
+ * upstream's layout: OpenAI pretty-prints its JSON. A JSON string never holds a raw line break,
+ * so each one, with the indentation after it, is whitespace between tokens: taken out, nothing
+ * else changes (no number is read and written again).
+ */
+export function oneLine(json: string): string {
+  return json.includes('\n') || json.includes('\r') ? json.replace(/[\r\n]+[ \t]*/g, '') : json
 }

@@ -3,6 +3,7 @@
 // lines at `results_url`. Pure.
 import { messagesErrorType } from '../../surfaces/messages/errors.ts'
 import type { ItemRow } from '../store.ts'
+import { oneLine } from '../shapes.ts'
 import { ITEM_CODES, type BatchRow } from '../types.ts'
 
 const rfc3339 = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
@@ -46,7 +47,7 @@ export function toMessageBatchList(page: { data: BatchRow[]; hasMore: boolean },
 /** One line of the results file: `{custom_id, result: {type: succeeded|errored|canceled|expired, …}}`. */
 export function messageResultText(r: ItemRow): string {
   const head = `{"custom_id":${JSON.stringify(r.customId)},"result":`
-  if (r.status === 'succeeded') return `${head}{"type":"succeeded","message":${r.response ?? 'null'}}}`
+  if (r.status === 'succeeded') return `${head}{"type":"succeeded","message":${r.response === null ? 'null' : oneLine(r.response)}}}`
   const e = JSON.parse(r.error ?? '{}') as { message?: string; code?: string; status?: number }
   if (e.code === ITEM_CODES.cancelled) return `${head}{"type":"canceled"}}`
   if (e.code === ITEM_CODES.expired) return `${head}{"type":"expired"}}`
