@@ -48,7 +48,7 @@ export class BatchService {
     const createdAt = Date.now()
     let result
     try {
-      result = await this.pool.ingest({ batchId: id, family, apiKey: { ...key, credits: null }, text, maxItems: this.s.config.batches.maxItems })
+      result = await this.pool.ingest({ batchId: id, family, apiKey: key, text, maxItems: this.s.config.batches.maxItems })
     } catch (e) {
       void this.store.deleteItems(id).catch(() => {})
       throw new HttpError(503, `batch workers are unavailable: ${(e as Error).message}`)

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson } from '../helpers/fake-upstream.ts'
 import { chat, heldAfter, msg, recordsOf, replayFixtures, startBatchRig, type BatchRig } from './helpers.ts'
+import { toFile } from 'openai'
 
 let rig: BatchRig
 beforeAll(async () => {
@@ -151,6 +152,30 @@ describe('upstream failures', () => {
     expect(seen.has('p1')).toBe(false)
     // the refused item left no reservation behind, the admitted one was settled
     expect(await heldAfter(rig, key.record.id)).toBe(0)
+  })
+})
+
+describe('credit and the files items name', () => {
+  // an item that names a stored file by id is held to the file's size at admission, as an
+  // interactive request is: otherwise a funded key's batch runs far past its credit
+  test("items naming a large file: the key's credit admits what it covers (one past, as interactive), the rest get 402", async () => {
+    // the upstream counts the file's text, as a real one does
+    const reply = fixtureJson('openai/chat/nonstream-text.json')
+    rig.up.script(() => ({ json: { ...reply, usage: { prompt_tokens: 400_160, completion_tokens: 5, total_tokens: 400_165 } } }))
+    const key = await rig.gw.services.keys.create({ name: 'file-heavy', credits: 0.08 })
+    // 400 KB: bounded at 400,000 prompt tokens, about $0.06 at gpt-4o-mini's price
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(400_000, 'x')])
+    const file = await rig.openai(key.key).files.create({ file: await toFile(pdf, 'doc.pdf', { type: 'application/pdf' }), purpose: 'user_data' })
+    const item = (p: string) => ({ model: 'gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: file.id } }, { type: 'text', text: p }] }] })
+    const res = await rig.call('POST', '/api/v1/batches', { requests: [0, 1, 2, 3].map((i) => item(`f${i}`)), settings: { concurrency: 4 } }, key.key)
+    expect(res.status).toBe(200)
+    const b = (await res.json()) as any
+    const store = rig.gw.services.batches!.store
+    for (let i = 0; i < 500 && !(await store.byId(b.id))!.endedAt; i++) await Bun.sleep(10)
+    // held at $0.06 each against $0.08: the first two are admitted, the spend then passes the credit
+    expect(await store.byId(b.id)).toMatchObject({ total: 4, succeeded: 2, failed: 2 })
+    const errors = (await store.results(b.id, 0, 4, 4)).filter((r) => r.status === 'failed')
+    for (const e of errors) expect(JSON.parse(e.error!)).toMatchObject({ status: 402, code: 'insufficient_credits' })
   })
 })
 
