@@ -158,6 +158,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     let res: Response | undefined
     let limits: Outcome['binding'] | undefined
     let later: Later | undefined
+    let routed = req
     const handle = req.method === 'POST' ? direct?.post(path) : undefined
     try {
       if (path.startsWith('/admin/') || path === '/metrics') {
@@ -180,7 +181,6 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         }
       }
       if (!res) {
-        let routed = req
         if (start < ROUTER_PATH_FROM) {
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
@@ -208,6 +208,10 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     // `request-id` is the name the Anthropic SDK reads (`_request_id`, an error's requestID)
     const extra: Record<string, string> = { 'x-request-id': info.requestId, 'request-id': info.requestId }
     if (limits && res.status < 300) Object.assign(extra, rateLimitHeaders(limits, false))
+    // answered without reading the whole body the request declares (no key, a limit, no route,
+    // too slow, too large): the connection closes, else Bun keeps it to take the rest of that
+    // body in, as slowly as the client likes, and a client with no key could hold every socket
+    if (res.status === 408 || res.status === 413 || (!req.bodyUsed && !routed.bodyUsed && declaresBody(req))) extra.connection = 'close'
     res = withHeaders(res, extra)
 
     if (log.level === 'debug' || log.level === 'info') {
@@ -275,6 +279,11 @@ class Later implements PendingLimits {
 // (made once, not two closures a request)
 const isAllowed = (g: Guarded) => !(g instanceof Response)
 const notAllowed = () => false
+
+function declaresBody(req: Request): boolean {
+  const length = req.headers.get('content-length')
+  return (length !== null && length !== '0') || req.headers.has('transfer-encoding')
+}
 
 function withHeaders(res: Response, extra: Record<string, string>): Response {
   try {

@@ -72,6 +72,44 @@ const chatBody = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', 
 const head = (path: string, extra: string) =>
   `POST ${path} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${'KEY'}\r\nContent-Type: application/json\r\n${extra}\r\n`
 
+/** Whether the server closes the socket within `ms` of its answer. */
+function closedAfterAnswer(head: string, first: string, ms: number): Promise<{ status: number; connection: string | undefined; closed: boolean }> {
+  return new Promise((resolve) => {
+    let buf = ''
+    let closed = false
+    const sock = connect(port, '127.0.0.1', () => sock.write(head + first))
+    sock.on('data', (d) => (buf += d.toString('utf8')))
+    sock.on('close', () => (closed = true))
+    sock.on('error', () => {})
+    setTimeout(() => {
+      sock.destroy()
+      resolve({ status: Number(buf.split(' ')[1]), connection: /\r\nconnection: *([^\r]+)/i.exec(buf)?.[1]?.toLowerCase(), closed })
+    }, ms)
+  })
+}
+
+// a client with no key that declares a body and sends it a byte at a time must not keep the
+// socket: a few thousand such hold every one the gateway has, and it reads no body for them
+describe('an answer given before the declared body was read closes the connection', () => {
+  test('no key, a large declared body: 401, and the socket is closed', async () => {
+    const h = head('/api/alpha/v1/chat/completions', 'Content-Length: 50000000\r\n').replace('KEY', 'sk-not-a-key')
+    const r = await closedAfterAnswer(h, '{', 1500)
+    expect([r.status, r.connection, r.closed]).toEqual([401, 'close', true])
+  })
+  test('no such route: 404, closed', async () => {
+    const h = head('/api/v1/nothing-here', 'Content-Length: 50000000\r\n').replace('KEY', gw.key)
+    const r = await closedAfterAnswer(h, '{', 1500)
+    expect([r.status, r.connection, r.closed]).toEqual([404, 'close', true])
+  })
+  test('a request answered after its body was read keeps its connection', async () => {
+    const h = head('/api/alpha/v1/chat/completions', `Content-Length: ${chatBody.length}\r\n`).replace('KEY', gw.key)
+    const r = await closedAfterAnswer(h, chatBody, 1000)
+    expect([r.status, r.connection, r.closed]).toEqual([200, undefined, false])
+    const bad = await closedAfterAnswer(h, chatBody.replace('"mock-gpt"', '"nope-gpt"'), 1000)
+    expect([bad.status, bad.closed]).toEqual([400, false])
+  })
+})
+
 describe('a request body that trickles in', () => {
   test('of a declared length: a JSON 408 with a request id once its time is past, and the connection is let go', async () => {
     const r = await exchange(head('/api/alpha/v1/chat/completions', `Content-Length: ${chatBody.length}\r\n`).replace('KEY', gw.key), trickle(chatBody, 1, 400))
@@ -81,6 +119,7 @@ describe('a request body that trickles in', () => {
     // 1 s of grace and a few bytes' worth, then the next sweep: well before the body could have come
     expect(r.ms).toBeLessThan(chatBody.length * 400)
     expect(r.ms).toBeGreaterThan(900)
+    expect(r.headers.connection).toBe('close')
   })
 
   test('chunked, without a length: the same 408', async () => {
