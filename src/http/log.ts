@@ -58,8 +58,27 @@ export function bufferedStdout(delayMs = 50, maxQueued = 512, format: (e: Entry)
     queued = []
     return text
   }
-  // the stream keeps what a full pipe cannot take yet; at exit there is no later, so write through
-  const flush = () => void (queued.length > 0 && process.stdout.write(take()))
+  // the stream keeps what a full pipe cannot take yet, up to MAX_PENDING; past that (a reader
+  // that stopped reading) lines are dropped and counted, and said once it reads again. A write
+  // that fails (the reader gone: EPIPE; the log's disk full: ENOSPC) loses its lines, never the
+  // process: an 'error' event with no listener would end it
+  let dropped = 0
+  const flush = () => {
+    if (queued.length === 0) return
+    const text = take()
+    if (process.stdout.writableLength > MAX_PENDING) {
+      dropped += text.split('\n').length - 1
+      return
+    }
+    try {
+      if (dropped > 0) process.stdout.write(format({ at: Date.now(), level: 'warn', msg: 'log: lines dropped while stdout was not taking them', fields: { dropped } }))
+      dropped = 0
+      process.stdout.write(text)
+    } catch {
+      // stdout closed or failing: there is nowhere to log to now
+    }
+  }
+  listenForErrors()
   process.once('exit', () => {
     if (queued.length === 0) return
     try {
@@ -76,6 +95,17 @@ export function bufferedStdout(delayMs = 50, maxQueued = 512, format: (e: Entry)
       timer.unref?.()
     }
   }
+}
+
+/** Bytes a slow stdout may hold unwritten before log lines are dropped. */
+const MAX_PENDING = 8 * 1024 * 1024
+
+let listening = false
+/** A failed write to stdout is an 'error' event; with no listener it would end the process. */
+function listenForErrors() {
+  if (listening) return
+  listening = true
+  process.stdout.on('error', () => {})
 }
 
 const stdoutWriters: Partial<Record<LogFormat, ReturnType<typeof bufferedStdout>>> = {}
