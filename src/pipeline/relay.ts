@@ -3,6 +3,7 @@
 // the tap of that wire (beside its adapter), which reads id, usage and finish for the record.
 import { firstEventFailure } from '../ir/errors.ts'
 import { errorSaid, notAReplyError } from '../providers/errors.ts'
+import type { Watch } from '../providers/idle.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
 import { wholeLfEvents } from '../routing/sse-bytes.ts'
@@ -200,6 +201,8 @@ interface Committed {
   reads: EventReads
   reader: ReadableStreamDefaultReader<Uint8Array>
   firstFrames: string | Uint8Array
+  /** Held to the provider's timeout between two reads, from here on. */
+  idle: Watch
 }
 
 /** Feeds whole events through the tap; returns what to send on: nothing past an event that is not JSON, where the stream fails. */
@@ -219,12 +222,13 @@ function pass(tap: WireTap, events: string[]): string {
  * ordinary status (retried when retryable), never 200 plus an error frame.
  */
 function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
-  return async (res: Response): Promise<Committed> => {
+  return async (res: Response, idle: Watch): Promise<Committed> => {
     const reads = new EventReads(new GuardedTap(pt.tap(tapOptions), onTapError))
     const tap = reads.tap
     if (!res.body) throw firstEventFailure({ done: true })!
     await notAnEventStream(res)
     const reader = res.body.getReader()
+    idle.streaming = true
     try {
       let firstFrames: string | Uint8Array = ''
       while (!reads.completed) {
@@ -241,8 +245,9 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
         if (tap.state.error) throw firstEventFailure({ error: tap.state.error })!
         if (tap.state.unreadable) throw firstEventFailure({ error: UNREADABLE })!
       }
-      return { reads, reader, firstFrames }
+      return { reads, reader, firstFrames, idle }
     } catch (e) {
+      idle.end()
       reader.cancel().catch(() => {})
       throw e
     }
@@ -293,7 +298,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   // a failure before the first event is thrown unrecorded, as in relayJson
   out.promptText = () => pt.promptText(body)
   const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore))
-  const { reads, reader } = c
+  const { reads, reader, idle } = c
   const tap = reads.tap
   out.producedText = () => tap.producedText()
   if (tap.state.produced) out.firstToken()
@@ -312,6 +317,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
       yield c.firstFrames
       for (let f = failed(); !f; f = failed()) {
         const { done, value } = await reader.read()
+        idle.touch()
         if (done) {
           const last = reads.end()
           if (last !== undefined) {
@@ -337,6 +343,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
       out.fail(err.status, err.message)
       throw err
     } finally {
+      idle.end()
       noteTap(tap, out)
       reader.cancel().catch(() => {})
       out.record()

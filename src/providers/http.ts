@@ -5,6 +5,7 @@
 // next key of the provider's pool; a key refused with 401/403 leaves it, and the call goes on
 // at once with the next key while one is left.
 import { errorSaid, notAReplyError, upstreamErrorFrom } from './errors.ts'
+import { Idle, type Watch } from './idle.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
 import { UpstreamError, type CallContext, type ProviderConfig } from './types.ts'
@@ -29,9 +30,11 @@ export interface UpstreamRequest<T> {
   /**
    * Turns a 2xx answer into the result. It runs inside the attempt — still under the
    * timeout, and a retryable UpstreamError it throws (e.g. an error as the first stream
-   * event) is retried like an HTTP 5xx. Once it resolves, the timeout stops applying.
+   * event) is retried like an HTTP 5xx. Once it resolves, the timeout stops applying to the
+   * whole call; a stream's reader that notes its reads on `idle` is still held to it between
+   * two reads (idle.ts).
    */
-  accept: (res: Response) => Promise<T>
+  accept: (res: Response, idle: Watch) => Promise<T>
   /** The provider's key pool and how a key is sent; absent: `headers` carry the credentials, if any. */
   auth?: UpstreamAuth
   /** What sends the request: fetch, unless cassettes or the response cache stand in (src/replay). */
@@ -149,6 +152,7 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
   signal.addEventListener('abort', onCallerAbort, ONCE)
   const timer = left < provider.timeoutMs ? setTimeout(deadlinePassed, left, controller) : setTimeout(timedOut, provider.timeoutMs, controller)
   let committed = false
+  const idle = new Idle(controller, provider.name, provider.timeoutMs)
   try {
     let res: Response
     try {
@@ -180,12 +184,13 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
     }
     let out: T
     try {
-      out = await req.accept(res)
+      out = await req.accept(res, idle)
     } catch (e) {
       if (e instanceof UpstreamError) throw e
       throw transportError(provider, controller.signal, signal, e, deadline)
     }
     committed = true
+    idle.start()
     return out
   } finally {
     clearTimeout(timer)

@@ -2,6 +2,9 @@
 // does the framing (split chunks, CRLF, comments, multi-line data); nothing is buffered
 // beyond the chunk being read.
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
+import type { StreamEvent } from '../ir/types.ts'
+import { UNWATCHED, type Watch } from './idle.ts'
+import { UpstreamError } from './types.ts'
 
 export interface SseMessage {
   event?: string
@@ -13,7 +16,7 @@ export interface SseMessage {
  * delivered (several real recordings end that way). Stopping the iteration early (break /
  * return) cancels the body, which closes the upstream connection.
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+export async function* parseSse(body: ReadableStream<Uint8Array>, idle: Watch = UNWATCHED): AsyncGenerator<SseMessage> {
   const pending: SseMessage[] = []
   const parser = createParser({
     // the parser's own message (its id too, which no reader uses): no second object an event
@@ -22,9 +25,11 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
   const reader = body.getReader()
   const decoder = new TextDecoder()
   let done = false
+  idle.streaming = true
   try {
     while (!done) {
       const r = await reader.read()
+      idle.touch()
       if (r.done) {
         done = true
         // Ending the (possibly unterminated) last line and event; a no-op when nothing is pending.
@@ -33,6 +38,16 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
       while (pending.length) yield pending.shift()!
     }
   } finally {
+    idle.end()
     if (!done) await reader.cancel().catch(() => {})
   }
+}
+
+/**
+ * The error event for a read of the body that failed: the upstream's silence past its timeout
+ * (idle.ts) as it was said, anything else (a reset, a close) as a connection closed.
+ */
+export function readFailure(e: unknown): StreamEvent {
+  if (e instanceof UpstreamError) return { type: 'error', error: { status: e.status, message: e.message, type: e.type } }
+  return { type: 'error', error: { status: 502, message: 'upstream connection closed mid-stream', type: 'connection_error' } }
 }

@@ -5,6 +5,7 @@ import type { CatalogModel } from '../config/catalog.ts'
 import type { ProviderKind } from '../config/providers.ts'
 import type { GenerationRequest, GenerationResponse, StreamEvent, UpstreamErrorInfo, Usage } from '../ir/types.ts'
 import type { CacheUse } from '../cache/ask.ts'
+import type { Watch } from '../providers/idle.ts'
 
 export type { ProviderConfig, ProviderKind } from '../config/providers.ts'
 
@@ -138,7 +139,7 @@ export interface Passthrough {
    * mapping; `accept` turns the 2xx Response into the result inside the attempt, so a
    * retryable UpstreamError it throws (an error as the first event) is retried like a 5xx.
    */
-  call<T>(body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): Promise<T>
+  call<T>(body: Record<string, unknown>, ctx: CallContext, accept: (res: Response, idle: Watch) => Promise<T>): Promise<T>
   tap(opts?: TapOptions): WireTap
   /** The prompt of a body as text, to bill a dropped stream whose upstream never said. */
   promptText(body: Record<string, unknown>): string

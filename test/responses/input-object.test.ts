@@ -11,6 +11,7 @@ import { relayJson, relayStream } from '../../src/pipeline/relay.ts'
 import { GenerationOutcome } from '../../src/pipeline/outcome.ts'
 import { jsonText } from '../../src/pipeline/reply.ts'
 import type { Passthrough, WireTap } from '../../src/routing/contract.ts'
+import { UNWATCHED } from '../../src/providers/idle.ts'
 
 const ONE = { role: 'user', content: 'hi' }
 
@@ -88,7 +89,7 @@ describe('a tap that throws never costs the client the reply', () => {
     producedText: () => '',
   }
   const pt = (reply: () => Response): Passthrough => ({
-    call: (_body, _ctx, accept) => accept(reply()),
+    call: (_body, _ctx, accept) => accept(reply(), UNWATCHED),
     tap: () => throwing,
     promptText: () => '',
   })

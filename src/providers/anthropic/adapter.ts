@@ -64,7 +64,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       auth: this.auth,
       transport: this.transport,
       ctx,
-      accept: async (res) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name)), this.config.name)),
+      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name)),
     })
   }
 

@@ -3,7 +3,7 @@
 // becomes an IR error event, never a fake end_turn.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { anthropicEventError } from '../errors.ts'
-import type { SseMessage } from '../sse.ts'
+import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
 import type { AnthropicBlock } from './response.ts'
@@ -123,8 +123,8 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           break
       }
     }
-  } catch {
-    yield streamError('upstream connection closed mid-stream', 'connection_error')
+  } catch (e) {
+    yield readFailure(e)
     return
   }
   yield streamError('upstream stream ended before message_stop', 'incomplete_stream')

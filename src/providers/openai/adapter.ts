@@ -6,6 +6,7 @@
 import type { GenerationRequest, GenerationResponse, StreamEvent } from '../../ir/types.ts'
 import { commitFirst } from '../commit.ts'
 import { bodyOf, callUpstream, readJson, withCallHeaders, type Transport, type UpstreamAuth, type UpstreamRequest } from '../http.ts'
+import type { Watch } from '../idle.ts'
 import { KeyPool } from '../key-pool.ts'
 import type { AdapterOptions } from '../options.ts'
 import { parseSse } from '../sse.ts'
@@ -69,9 +70,9 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   /** A compatible server's chat reply without usage gets the gateway's count before it is read. */
-  private counting<T>(api: Api, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response) => Promise<T>): (res: Response) => Promise<T> {
+  private counting<T>(api: Api, body: Record<string, unknown>, ctx: CallContext, accept: (res: Response, idle: Watch) => Promise<T>): (res: Response, idle: Watch) => Promise<T> {
     if (this.kind !== 'openai-compatible' || api !== CHAT) return accept
-    return async (res) => accept(await withCountedUsage(res, () => chatPromptText(body), ctx.lane))
+    return async (res, idle) => accept(await withCountedUsage(res, () => chatPromptText(body), ctx.lane), idle)
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
@@ -81,7 +82,7 @@ export class OpenAIAdapter implements ProviderAdapter {
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
     const body = this.chatBody({ ...req, stream: true }, ctx)
-    return this.call(CHAT, body, ctx, async (res) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name)))), (json) => ({ json }))
+    return this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle))), (json) => ({ json }))
   }
 
   private chatBody(req: GenerationRequest, ctx: CallContext): Record<string, unknown> {
@@ -94,7 +95,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     api: Api,
     body: Record<string, unknown>,
     ctx: CallContext,
-    accept: (res: Response) => Promise<T>,
+    accept: (res: Response, idle: Watch) => Promise<T>,
     encode: (json: Record<string, unknown>) => UpstreamRequest<T>['body'],
   ): Promise<T> {
     return callUpstream({

@@ -3,7 +3,7 @@
 // the finish waits for the usage chunk and `[DONE]`.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
-import type { SseMessage } from '../sse.ts'
+import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 import { withoutSecrets } from '../secrets.ts'
@@ -123,8 +123,8 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
         yield { type: 'usage', usage }
       }
     }
-  } catch {
-    yield midStream('upstream connection closed mid-stream', 'connection_error')
+  } catch (e) {
+    yield readFailure(e)
     return
   }
   if (!finish) {
