@@ -4,7 +4,7 @@
 // costs the stream one assignment (a coarse clock, not a timer re-armed per chunk). A stream
 // silent for longer is cut: the upstream call is aborted with a mid-stream 504 the client
 // gets in band and the record keeps, instead of the stream (and its socket) held forever.
-import { UpstreamError } from './types.ts'
+import { UpstreamError } from '../ir/errors.ts'
 
 const SWEEP_MS = 1_000
 
