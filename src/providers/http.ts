@@ -202,6 +202,9 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
   }
 }
 
+/** Errors of the gateway's own process, not of the network or the upstream. */
+const OWN_RESOURCES: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE', 'ENOMEM', 'ENOBUFS'])
+
 /** A fetch or body-read failure: the caller's abort passes through as is; the rest become UpstreamErrors. */
 function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown, deadline?: { ms: number }): unknown {
   if (callers.aborted) return callers.reason
@@ -212,6 +215,11 @@ function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSign
     return new UpstreamError({ status: 504, message: `upstream ${p.name} did not answer within ${p.timeoutMs} ms`, type: 'timeout' })
   }
   const code = (e as { code?: string })?.code
+  // the gateway's own machine is out of descriptors or memory: no fault of the upstream's, so
+  // no other deployment is tried and none is rested; the client may try again shortly
+  if (code !== undefined && OWN_RESOURCES.has(code)) {
+    return new UpstreamError({ status: 503, message: `the gateway could not open a connection to upstream ${p.name}: it is out of resources (${code}); retry shortly`, type: 'gateway_resources', retryAfter: '1' })
+  }
   return new UpstreamError(
     { status: 502, message: `could not reach upstream ${p.name}${code ? ` (${code})` : ''}`, type: 'connection_error' },
     { retryable: true },

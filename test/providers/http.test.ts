@@ -7,6 +7,8 @@ import { AnthropicAdapter } from '../../src/providers/anthropic/adapter.ts'
 import { backoffMs, RETRY, retryAfterMs } from '../../src/providers/http.ts'
 import { statusRule, upstreamErrorFrom } from '../../src/providers/errors.ts'
 import { UpstreamError } from '../../src/providers/types.ts'
+import { retryable } from '../../src/routing/choose.ts'
+import { DEFAULT_ROUTING } from '../../src/config/providers.ts'
 import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { claude, ctx, model, providerConfig, request, TEST_KEY } from './support.ts'
 
@@ -90,6 +92,24 @@ describe('retries', () => {
     expect(err.status).toBe(502)
     expect(err.message).toMatch(/could not reach upstream openai/)
     expect(err.message).not.toContain(TEST_KEY)
+  })
+
+  test("the gateway's own machine out of descriptors (EMFILE) is a 503 to retry, tried once, and no fault of the deployment's", async () => {
+    let sends = 0
+    // what Bun's fetch throws at the open-files limit
+    const transport = async (): Promise<Response> => {
+      sends++
+      throw Object.assign(new TypeError('EMFILE: Was there a typo in the url or port?'), { code: 'EMFILE' })
+    }
+    const adapter = new OpenAIAdapter(providerConfig('openai', up.url, { maxRetries: 2 }), { transport })
+    const err = await adapter.generate(request(), ctx()).catch((e) => e)
+    expect(err).toBeInstanceOf(UpstreamError)
+    expect(err.status).toBe(503)
+    expect(err.retryAfter).toBe('1')
+    expect(err.message).toContain('out of resources (EMFILE)')
+    expect(sends).toBe(1)
+    // not a connect failure of the upstream's: no other deployment, no rest for this one
+    expect(retryable(err, DEFAULT_ROUTING.retryOn)).toBe(false)
   })
 
   test('backoff grows exponentially, capped, with jitter', () => {
