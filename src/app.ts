@@ -16,7 +16,7 @@ import { RESPONSES_PATHS, responsesHandler, responsesRoutes } from './surfaces/r
 import type { Handler } from './http/direct.ts'
 import { batchRoutes } from './batches/routes.ts'
 import { messageBatchRoutes } from './batches/anthropic/routes.ts'
-import { STORE_DOWN_MESSAGE, storeHealth } from './db/unavailable.ts'
+import { STORE_DOWN_MESSAGE } from './db/unavailable.ts'
 import { dashboardDataRoutes } from './ui/data-routes.ts'
 import { uiRoutes } from './ui/plugin.ts'
 import { metricsRoutes } from './metrics/route.ts'
@@ -40,13 +40,12 @@ export type AppServices = BaseServices & GenerationServices & Pick<AdmissionServ
 
 export function createApp(s: AppServices, handlers = generationHandlers(s)) {
   const batches = s.batches
-  const health = storeHealth(s.storage)
   const app = new Elysia({ name: 'switchyard' })
   const allowed = methodMatcher(() => app.routes.map((r) => ({ method: r.method, path: r.path })))
   return app
     .onError({ as: 'global' }, ({ code, error, request }) => renderError(code, error, request, s.log, allowed, KNOWN_FAILURES))
     .get('/health', () => {
-      const store = health()
+      const store = s.storeHealth()
       // Redis away is named but stays a 200: every instance shares it, a balancer would drop them all
       const redis = s.cluster?.redis ? { redis: s.cluster.redis.downSince === null ? 'up' : 'down' } : {}
       if (store.database === 'up') return { status: 'ok', ...redis }

@@ -27,6 +27,7 @@ import { observers } from './pipeline/observe.ts'
 import { createCacheStore } from './cache/create.ts'
 import { withCache } from './cache/transport.ts'
 import { cassetteTransport } from './replay/replay.ts'
+import { storeHealth } from './db/unavailable.ts'
 
 export interface AssembleOptions {
   ledger: Ledger
@@ -60,9 +61,12 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   // the response cache answers in front of whatever sends upstream (fetch, cassettes)
   const cache = createCacheStore(config, storage, log, opts.cluster)
   const upstream = config.replay ? cassetteTransport(config.replay, config, log) : fetch
+  const storeHealth_ = storeHealth(storage, (why) => log.error('the database is down: nothing that writes is taken until it is back', { why }))
   return {
     config,
     storage,
+    storeHealth: storeHealth_,
+    storeLost: storage.dialect === 'sqlite' ? () => storeHealth_().database === 'down' : undefined,
     catalog,
     keys,
     billing,

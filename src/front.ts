@@ -29,6 +29,10 @@ const CANONICAL_ORIGIN = 'http://localhost'
 /** Methods that only read, or take away. */
 const SPEND_NOTHING: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE'])
 
+/** Methods that change nothing: still answered when the database cannot be written. */
+const READS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'])
+const STORE_LOST_MESSAGE = 'Service unavailable: the database cannot be written (its file was deleted or replaced under the running gateway, or cannot be read); nothing was taken or changed'
+
 /** What a key that spent its credit may still do: read, delete its own things, cancel a batch or response (which stops spending). */
 const spendsNothing = (method: string, path: string): boolean => SPEND_NOTHING.has(method) || (method === 'POST' && path.endsWith('/cancel'))
 
@@ -69,7 +73,7 @@ function doubledV1(path: string, url: string): Response | undefined {
 }
 
 export function createPipeline(s: AdmissionServices, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
-  const { config, keys, limiter, log } = s
+  const { config, keys, limiter, log, storeLost } = s
   const trusted = new Set(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)
 
@@ -161,7 +165,9 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     let routed = req
     const handle = req.method === 'POST' ? direct?.post(path) : undefined
     try {
-      if (path.startsWith('/admin/') || path === '/metrics') {
+      if (storeLost !== undefined && !READS.has(req.method) && (path.startsWith('/api/') || path.startsWith('/admin/')) && storeLost()) {
+        res = errorResponse(503, STORE_LOST_MESSAGE, { 'retry-after': '5' })
+      } else if (path.startsWith('/admin/') || path === '/metrics') {
         // Admin routes (and /metrics, which takes the admin token) count toward the IP limit too: wrong tokens cannot be tried at line rate.
         const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
         const ip = await rateLimits.take([ipLimit], Date.now())

@@ -27,6 +27,8 @@ export interface BaseServices {
   config: Config
   log: Logger
   storage: Storage
+  /** The database's health for /health (db/unavailable.ts): from the last probe, at most one a second. */
+  storeHealth: () => { database: 'up' | 'down' }
   /** Background timers and resources to stop on shutdown (each capability registers its own). */
   onClose: (() => void | Promise<void>)[]
   /** This thread's traces of generations and batches (OTEL_* variables); none: nothing is traced. */
@@ -63,6 +65,12 @@ export type ThreadServices = Pick<BaseServices, 'config' | 'storage' | 'onClose'
 
 /** Admission at the front (src/auth's keys and limits; front.ts takes it): who calls, how often, what instances share. */
 export interface AdmissionServices extends Pick<BaseServices, 'config' | 'log' | 'metrics'> {
+  /**
+   * The embedded database's files are gone or were replaced under the running gateway (or it
+   * cannot be read): every write would go where no one reads it, so nothing that writes is
+   * taken. Absent on PostgreSQL, whose failures each statement reports itself.
+   */
+  storeLost?: () => boolean
   keys: KeyStore
   limiter: RateLimiter
   /** What this instance shares with others (Redis); absent when built without one (tests of one part). */

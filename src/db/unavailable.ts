@@ -48,7 +48,7 @@ const PROBE_TIMEOUT_MS = 2_000
  * opened (same inode). An outside process that deleted the WAL under the gateway leaves its
  * connections writing to a file no one else will ever read, while new ones start a fresh WAL.
  */
-function sqliteHealth(storage: Storage): () => { database: 'up' | 'down' } {
+function sqliteHealth(storage: Storage, onDown?: (why: string) => void): () => { database: 'up' | 'down' } {
   let up = true
   let checkedAt = 0
   const files = storage.file ? [storage.file, `${storage.file}-wal`, `${storage.file}-shm`] : []
@@ -61,17 +61,23 @@ function sqliteHealth(storage: Storage): () => { database: 'up' | 'down' } {
   return () => {
     if (Date.now() - checkedAt < PROBE_EVERY_MS) return { database: up ? 'up' : 'down' }
     checkedAt = Date.now()
+    const was = up
+    let why = ''
     try {
       storage.sqlite?.query('PRAGMA schema_version').get()
       storage.sqlite?.query(READ_PAGE).get()
-      up = files.every((f) => {
+      const gone = files.find((f) => {
         const now = inode(f)
         if (!opened.has(f) && now !== undefined) opened.set(f, now)
-        return now !== undefined && now === opened.get(f)
+        return now === undefined || now !== opened.get(f)
       })
-    } catch {
+      up = gone === undefined
+      if (gone) why = `${gone} was deleted or replaced under the running gateway: restart it`
+    } catch (e) {
       up = false
+      why = `it cannot be read (${(e as Error)?.message ?? e})`
     }
+    if (was && !up) onDown?.(why)
     return { database: up ? 'up' : 'down' }
   }
 }
@@ -80,8 +86,8 @@ function sqliteHealth(storage: Storage): () => { database: 'up' | 'down' } {
  * The store's health for /health, answered from the last probe so that /health never waits
  * on the database; a probe runs at most once a second, when asked. SQLite is in-process: up.
  */
-export function storeHealth(storage: Storage): () => { database: 'up' | 'down' } {
-  if (storage.dialect === 'sqlite') return sqliteHealth(storage)
+export function storeHealth(storage: Storage, onDown?: (why: string) => void): () => { database: 'up' | 'down' } {
+  if (storage.dialect === 'sqlite') return sqliteHealth(storage, onDown)
   let up = true
   let checkedAt = 0
   let probing = false

@@ -124,4 +124,29 @@ describe.skipIf(onPostgres)('/health reads the SQLite store', () => {
       await gw.stop()
     }
   })
+
+  test('a data dir deleted under the gateway: nothing that writes is taken (its record would be lost), reads still answer', async () => {
+    const gw = await startGateway()
+    const auth = { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }
+    const chat = () => fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }] }) })
+    try {
+      expect((await chat()).status).toBe(200)
+      rmSync(gw.dataDir, { recursive: true, force: true })
+      let res = await chat()
+      for (const until = Date.now() + 3_000; res.status === 200 && Date.now() < until; await Bun.sleep(100)) res = await chat()
+      expect(res.status).toBe(503)
+      const body = (await res.json()) as { error: string }
+      expect(body.error).toContain('database cannot be written')
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      // an upload and an admin write are refused the same way; a read is not
+      const form = new FormData()
+      form.set('purpose', 'batch')
+      form.set('file', new File(['{}\n'], 'a.jsonl'))
+      expect((await fetch(`${gw.url}/api/alpha/v1/files`, { method: 'POST', headers: { authorization: auth.authorization }, body: form })).status).toBe(503)
+      expect((await fetch(`${gw.url}/api/v1/generations?limit=1`, { headers: { authorization: auth.authorization } })).status).toBe(200)
+      expect((await fetch(gw.url + '/health')).status).toBe(503)
+    } finally {
+      await gw.stop()
+    }
+  })
 })
