@@ -1,7 +1,8 @@
 // Block boundaries, derived once for every encoder: each run of text or reasoning is
 // bracketed by `*-start` / `*-end`, a signature ends its thinking block, one tool input is open
-// at a time (as Anthropic streams them), tool inputs that were never closed are closed, and
-// nothing stays open past `finish` or `error`.
+// at a time (as Anthropic streams them), tool inputs that were never closed are closed at the
+// finish, and nothing stays open past `finish` or `error` (a call an error cut off is dropped,
+// not ended).
 // A tool call that starts while another is open waits, its argument pieces kept, until that one
 // ends: OpenAI streams parallel calls one after the other, but its wire numbers each piece by
 // call and an upstream may interleave them; a piece is never lost to a block already closed.
@@ -101,9 +102,15 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
         return
       }
       case 'finish':
-      case 'error':
         close()
         endTool(true)
+        return emit(ev)
+      case 'error':
+        // A call cut off by the failure is not ended: its end would tell the client (an agent
+        // that runs a tool when its block stops) that the arguments so far are the call's
+        close()
+        tool = null
+        waiting.clear()
         return emit(ev)
       default:
         return emit(ev)

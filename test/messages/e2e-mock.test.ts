@@ -99,5 +99,16 @@ for (const model of ['mock-claude', 'mock-gpt']) {
       const err = await client.messages.stream({ model, max_tokens: 100, messages: [{ role: 'user', content: 'mock: text one two three\nmock: fail-midstream' }] }).finalMessage().catch((e) => e)
       expect(err).toBeInstanceOf(Error)
     })
+
+    test('a failure in the middle of a tool call never ends its block: no arguments made whole, no content_block_stop before the error', async () => {
+      const res = await post({ model, max_tokens: 100, stream: true, tools: [bash], messages: [{ role: 'user', content: 'mock: tool Bash {"command":"rm -rf build && make"}\nmock: fail-midstream' }] })
+      const frames = messageFrames(await res.text())
+      expect(frames.at(-1)!.event).toBe('error')
+      const opened = frames.findIndex((f) => f.event === 'content_block_start' && (f.data as any).content_block.type === 'tool_use')
+      expect(opened).toBeGreaterThanOrEqual(0)
+      const after = frames.slice(opened + 1)
+      expect(after.some((f) => f.event === 'content_block_stop')).toBe(false)
+      expect(JSON.stringify(after)).not.toContain('_raw_arguments')
+    })
   })
 }
