@@ -151,6 +151,25 @@ export async function countBoundedAsync(text: string, budget: CountBudget = ASYN
   }
 }
 
+/** The token bytes as the library gives them: a string, or the UTF-8 of part of one. */
+type TokenParts = { bytePairEncodingCoreProcessor: { decodeNativeGenerator(tokens: number[]): Iterable<string | Uint8Array> } }
+
+/**
+ * Tokens → the text of the whole characters they hold. A cut may end inside a character; the
+ * library's own decode keeps those bytes in a decoder it shares across calls, so they would
+ * start the next text it decodes (another request's reply). Here the bytes go through a
+ * decoder of this call's own, and what is left of a character at the end is dropped with it.
+ */
+function decodeWhole(tokens: number[]): string {
+  const { bytePairEncodingCoreProcessor: core } = (tokenizer() as unknown as { default: TokenParts }).default
+  const dec = new TextDecoder()
+  let out = ''
+  for (const part of core.decodeNativeGenerator(tokens)) out += typeof part === 'string' ? part : dec.decode(part, STREAM)
+  return out
+}
+
+const STREAM = { stream: true }
+
 /** `text` cut to at most `max` tokens, encoding only as much of it as that needs. */
 export function truncateBounded(text: string, max: number): { text: string; cut: boolean } {
   return finish(truncateSteps(text, max))
@@ -158,7 +177,7 @@ export function truncateBounded(text: string, max: number): { text: string; cut:
 
 /** truncateBounded as steps, yielding after every `slice` of cost. */
 export function* truncateSteps(text: string, max: number, slice = Infinity): Generator<void, { text: string; cut: boolean }> {
-  const { encode, decode } = tokenizer()
+  const { encode } = tokenizer()
   const kept: number[] = []
   let sinceTurn = 0
   for (const seg of segments(text)) {
@@ -170,7 +189,7 @@ export function* truncateSteps(text: string, max: number, slice = Infinity): Gen
     const t = encode(seg)
     if (kept.length + t.length > max) {
       for (let i = 0; kept.length < max; i++) kept.push(t[i]!)
-      return { text: decode(kept), cut: true }
+      return { text: decodeWhole(kept), cut: true }
     }
     for (const x of t) kept.push(x)
   }
