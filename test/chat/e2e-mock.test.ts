@@ -133,3 +133,46 @@ describe('compat.cross_family: translate', () => {
     }
   })
 })
+
+describe('mock replies are whole characters, the same every time', () => {
+  const ask = (content: string, max: number) => ({ model: 'mock-gpt', max_completion_tokens: max, messages: [{ role: 'user' as const, content }] })
+
+  test('a cut inside a character ends before it, whatever an earlier request cut', async () => {
+    const first = await client.chat.completions.create(ask('mock: text 🦄 unicorn', 3))
+    expect(first.choices[0]!.message.content).toBe('🦄')
+    // a cut that ends inside the emoji: its bytes once stayed in the tokenizer and began the next reply
+    const mid = await client.chat.completions.create(ask('mock: text 🦄 unicorn', 1))
+    expect(mid.choices[0]!.message.content ?? '').not.toContain('\ufffd')
+    const again = await client.chat.completions.create(ask('mock: text 🦄 unicorn', 3))
+    expect(again.choices[0]!.message.content).toBe('🦄')
+    expect(again.usage!.completion_tokens).toBe(first.usage!.completion_tokens)
+  })
+
+  test("a one-word stream comes in two halves that never split a character's surrogate pair", async () => {
+    const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-gpt', stream: true, messages: [{ role: 'user', content: 'mock: text a😀' }] }),
+    })
+    const deltas = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.content).filter((c) => typeof c === 'string')
+    expect(deltas.join('')).toBe('a😀')
+    for (const d of deltas) expect(d).not.toMatch(/^[\udc00-\udfff]|[\ud800-\udbff]$/)
+  })
+
+  test('scripts that contradict the request are 400s naming why; an empty reply still fails mid-stream where asked', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'f', parameters: { type: 'object', properties: {} } } }]
+    const refused = async (body: object) => {
+      const e = await client.chat.completions.create(body as never).catch((x) => x)
+      expect(e.status).toBe(400)
+      return String(e.message)
+    }
+    expect(await refused({ model: 'mock-gpt', tools, tool_choice: 'none', messages: [{ role: 'user', content: 'mock: tool f {}' }] })).toContain('tool_choice is none')
+    expect(await refused({ model: 'mock-gpt', tools, messages: [{ role: 'user', content: 'mock: tool f [1,2]' }] })).toContain('must be a JSON object')
+    expect(await refused({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: error 4e2' }] })).toContain('needs an HTTP status')
+    // a lone CR ends a directive as a line feed does
+    const cr = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text CR\r' }] })
+    expect(cr.choices[0]!.message.content).toBe('CR')
+    const empty = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text \nmock: fail-midstream' }] }).catch((x) => x)
+    expect(empty.status).toBe(502)
+  })
+})

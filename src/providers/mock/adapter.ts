@@ -38,15 +38,29 @@ const randomId = () => crypto.randomUUID().replaceAll('-', '').slice(0, 24)
 /** Text → word-sized deltas (at least two when there are two characters to split). */
 export function textChunks(text: string): string[] {
   const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : [])
-  if (words.length === 1 && text.length > 1) return [text.slice(0, Math.ceil(text.length / 2)), text.slice(Math.ceil(text.length / 2))]
-  return words
+  if (words.length !== 1 || text.length < 2) return words
+  const half = whole(text, Math.ceil(text.length / 2))
+  return half === text.length ? [text] : [text.slice(0, half), text.slice(half)]
+}
+
+/**
+ * `i`, moved past the second half of a surrogate pair it would split: a chunk is whole
+ * characters (a client that decodes each delta on its own, Python's or Go's, gets no halves).
+ */
+function whole(s: string, i: number): number {
+  const c = s.charCodeAt(i - 1)
+  return c >= 0xd800 && c <= 0xdbff ? i + 1 : i
 }
 
 /** JSON text → three pieces (fewer when it is shorter). */
 export function argumentChunks(args: string): string[] {
   const size = Math.max(1, Math.ceil(args.length / 3))
   const out: string[] = []
-  for (let i = 0; i < args.length; i += size) out.push(args.slice(i, i + size))
+  for (let i = 0; i < args.length; ) {
+    const end = Math.min(args.length, whole(args, i + size))
+    out.push(args.slice(i, end))
+    i = end
+  }
   return out
 }
 
@@ -71,10 +85,13 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
   const stopped = stopAt(p.text, req.stop)
   const full = stopped ? p.text.slice(0, stopped.at) : p.text
   const { text, cut } = req.maxTokens !== undefined ? await truncateTokensAsync(full, req.maxTokens, ctx.lane) : { text: full, cut: false }
-  for (const [i, delta] of textChunks(text).entries()) {
+  const chunks = textChunks(text)
+  for (const [i, delta] of chunks.entries()) {
     yield { type: 'text-delta', text: delta }
     if (i === 0 && p.failMidstream) return yield MIDSTREAM
   }
+  // nothing to say still fails where asked, before its end
+  if (chunks.length === 0 && p.failMidstream) return yield MIDSTREAM
   usage.outputTokens = await countTokensAsync(text, ctx.lane)
   yield { type: 'usage', usage }
   const finish: Finish = cut ? { reason: 'length', raw: 'length' } : stopped ? { reason: 'stop', raw: claude ? 'stop_sequence' : 'stop', stopSequence: stopped.sequence } : { reason: 'stop', raw: 'stop' }

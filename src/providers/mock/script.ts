@@ -21,7 +21,8 @@ export interface Directives {
 /** Lines of the form `mock: <verb> …` anywhere in the message; the first of each verb counts. */
 export function parseDirectives(text: string): Directives {
   const d: Directives = { failMidstream: false }
-  for (const line of text.split(/\r?\n/)) {
+  // any line break a text may hold: a lone CR, or a line or paragraph separator, ends a directive too
+  for (const line of text.split(/\r\n|[\r\n\u2028\u2029]/)) {
     const m = DIRECTIVE.exec(line)
     if (!m) continue
     const [, verb, rest] = m
@@ -52,19 +53,23 @@ export function plan(req: GenerationRequest): Plan {
   const d = results.length === 0 && last?.role === 'user' ? parseDirectives(textOf(last.content)) : { failMidstream: false } as Directives
 
   if (d.error !== undefined) {
-    const status = Number(d.error)
-    if (!Number.isInteger(status) || status < 400 || status > 599) throw badRequest(`mock: error needs an HTTP status from 400 to 599, got "${d.error}"`)
+    const status = /^\d{3}$/.test(d.error) ? Number(d.error) : NaN
+    if (!(status >= 400 && status <= 599)) throw badRequest(`mock: error needs an HTTP status from 400 to 599, got "${d.error}"`)
     return { kind: 'error', status }
   }
   if (d.tool) {
     if (!(req.tools ?? []).some((t) => t.name === d.tool!.name)) {
       throw badRequest(`mock: tool "${d.tool.name}" is not among the request's tools (${(req.tools ?? []).map((t) => t.name).join(', ') || 'none'})`)
     }
+    if (req.toolChoice?.type === 'none') throw badRequest(`mock: tool ${d.tool.name}: the request's tool_choice is none, under which no model calls a tool`)
+    let args: unknown
     try {
-      JSON.parse(d.tool.args)
+      args = JSON.parse(d.tool.args)
     } catch {
       throw badRequest(`mock: tool ${d.tool.name}: arguments are not valid JSON: ${d.tool.args}`)
     }
+    // a tool's arguments are an object on every surface (a messages block's `input` is one)
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw badRequest(`mock: tool ${d.tool.name}: arguments must be a JSON object, got ${d.tool.args}`)
     return { kind: 'tool', name: d.tool.name, arguments: d.tool.args, failMidstream: d.failMidstream }
   }
   if (d.text !== undefined) return { kind: 'text', text: d.text, failMidstream: d.failMidstream }
