@@ -6,7 +6,7 @@
 // - Chat's `n` asks for that many choices, each up to the cap (the admission multiplies).
 import { defaultMaxTokens, type CatalogModel } from '../config/catalog.ts'
 import type { ReasoningConfig, ReasoningEffort } from '../ir/types.ts'
-import { thinkingPlan } from '../providers/anthropic/request.ts'
+import { thinkingPlan } from '../providers/anthropic/thinking.ts'
 
 /** What a request asks of thinking, in the IR's terms (effort, or a budget of tokens). */
 export interface ThinkingAsk {

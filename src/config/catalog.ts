@@ -37,6 +37,12 @@ export interface CatalogModel {
   maxOutputTokens: number | undefined
   reasoning: boolean
   reasoningSummaries: boolean
+  /**
+   * How a Claude model thinks when asked to: `adaptive` alone (Opus 4.7 and later, the Claude 5
+   * models: a budget is refused), `preferred` where both forms work (the 4.6 models), or
+   * absent: a budget (`enabled`), the only form of the models before.
+   */
+  adaptiveThinking?: 'only' | 'preferred'
   surfaces: Surface[]
   /** Epoch seconds, for list shapes. */
   created: number
@@ -55,6 +61,23 @@ const UNLISTED_CONTEXT = 10_000_000
 const FAMILY_ID = /^(claude-|gpt-|o\d|chatgpt-|codex-)[A-Za-z0-9._:-]*$/
 const reasons = (id: string, family: Family) => family === 'anthropic' || /^(o\d|gpt-([5-9]|\d\d))/.test(id)
 const summarises = (id: string) => /^(o\d|gpt-([5-9]|\d\d))/.test(id)
+
+/** `claude-<name>-<major>[-<minor>]…`: a minor of one or two digits (not a date's eight). */
+const CLAUDE_VERSION = /^claude-[a-z]+-(\d{1,2})(?:[-.](\d{1,2}))?(?![0-9])/
+
+/** The thinking form of a Claude model, from its id's version (catalog `adaptiveThinking`). */
+export function adaptiveThinkingOf(id: string): CatalogModel['adaptiveThinking'] {
+  const m = CLAUDE_VERSION.exec(id)
+  if (!m) return undefined
+  const version = Number(m[1]) + Number(m[2] ?? 0) / 100
+  return version >= 4.07 ? 'only' : version >= 4.06 ? 'preferred' : undefined
+}
+
+/** The field as an entry holds it: set only where there is one. */
+const thinkingForm = (upstreamId: string) => {
+  const form = adaptiveThinkingOf(upstreamId)
+  return form ? { adaptiveThinking: form } : {}
+}
 
 /**
  * max_tokens sent to a Claude upstream (which requires one) when neither the request nor the
@@ -152,6 +175,7 @@ export class Catalog {
       maxOutputTokens: row.maxOutputTokens,
       reasoning: row.reasoning ?? false,
       reasoningSummaries: row.summaries ?? false,
+      ...(row.family === 'anthropic' ? thinkingForm(upstreamId) : {}),
       surfaces: row.surfaces ?? ALL_SURFACES,
       created: CREATED,
     }
@@ -199,6 +223,7 @@ export class Catalog {
       maxOutputTokens: undefined,
       reasoning: reasons(id, family),
       reasoningSummaries: summarises(id),
+      ...(family === 'anthropic' ? thinkingForm(id) : {}),
       surfaces: ALL_SURFACES,
       created: CREATED,
       unlisted: true,

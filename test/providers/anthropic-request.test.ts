@@ -1,7 +1,9 @@
 // IR → Anthropic wire, for each translation pitfall other gateways fell into.
 import { describe, expect, test } from 'bun:test'
 import type { GenerationRequest, Message } from '../../src/ir/types.ts'
-import { FILES_BETA, thinkingPlan, toAnthropicMessages } from '../../src/providers/anthropic/request.ts'
+import { FILES_BETA, toAnthropicMessages } from '../../src/providers/anthropic/request.ts'
+import { thinkingPlan } from '../../src/providers/anthropic/thinking.ts'
+import { adaptiveThinkingOf } from '../../src/config/catalog.ts'
 import { UpstreamError } from '../../src/providers/types.ts'
 import { claude, request, user } from './support.ts'
 
@@ -179,6 +181,47 @@ describe('thinking', () => {
     expect(thinkingPlan(request({ reasoning: { effort: 'high' } }), claude(), 1000).maxTokens).toBe(17_384)
     const capped = thinkingPlan(request({ reasoning: { effort: 'xhigh' } }), claude({ maxOutputTokens: 8192 }), 4000)
     expect(capped).toEqual({ thinking: { type: 'enabled', budget_tokens: 8191 }, maxTokens: 8192 })
+  })
+
+  test('a model that takes no budget (Opus 4.7, the Claude 5 models) thinks adaptively: the effort as output_config.effort, sampling left out', () => {
+    const opus = claude({ id: 'claude-opus-4-7', upstreamId: 'claude-opus-4-7', adaptiveThinking: 'only' })
+    const { body, leftOut } = wire({ reasoning: { effort: 'high' }, maxTokens: 2000, temperature: 0.2, tools: [weather], toolChoice: { type: 'required' } }, opus)
+    expect(body.thinking).toEqual({ type: 'adaptive' })
+    expect(body.output_config).toEqual({ effort: 'high' })
+    // no budget to make room for: max_tokens is what was asked
+    expect(body.max_tokens).toBe(2000)
+    expect(body.temperature).toBeUndefined()
+    expect(body.tool_choice).toEqual({ type: 'auto' })
+    expect(leftOut).toEqual(expect.arrayContaining(['temperature', 'tool_choice']))
+    // a budget it would refuse goes as the effort nearest it, and is named; a json schema format stays beside the effort
+    const budget = wire({ reasoning: { budgetTokens: 4000 }, responseFormat: { type: 'json_schema', name: 'o', schema: { type: 'object' } } }, opus)
+    expect(budget.body.thinking).toEqual({ type: 'adaptive' })
+    expect(budget.body.output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object' } }, effort: 'medium' })
+    expect(budget.leftOut).toContain('thinking.budget_tokens->output_config.effort')
+    expect(wire({ reasoning: { effort: 'minimal' } }, opus).body.output_config).toEqual({ effort: 'low' })
+  })
+
+  test('a 4.6 model thinks adaptively on an effort, and keeps a budget it was given (it takes both)', () => {
+    const sonnet = claude({ id: 'claude-sonnet-4-6', upstreamId: 'claude-sonnet-4-6', adaptiveThinking: 'preferred' })
+    expect(wire({ reasoning: { effort: 'xhigh' } }, sonnet).body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } })
+    expect(wire({ reasoning: { budgetTokens: 4000 } }, sonnet).body.thinking).toEqual({ type: 'enabled', budget_tokens: 4000 })
+  })
+
+  test('adaptive thinking the client gave as it is still leaves out what thinking forbids', () => {
+    const { body, leftOut } = wire({ providerData: { anthropic: { thinking: { type: 'adaptive' } } }, temperature: 0.3, topK: 5 })
+    expect(body.thinking).toEqual({ type: 'adaptive' })
+    expect(body.temperature).toBeUndefined()
+    expect(body.top_k).toBeUndefined()
+    expect(leftOut).toEqual(expect.arrayContaining(['temperature', 'top_k']))
+  })
+
+  test('which Claude models think adaptively, by their id', () => {
+    const cases: Record<string, string | undefined> = {
+      'claude-opus-4-5': undefined, 'claude-sonnet-4-5-20250929': undefined, 'claude-opus-4-20250514': undefined, 'claude-3-7-sonnet': undefined,
+      'claude-opus-4-6': 'preferred', 'claude-sonnet-4-6': 'preferred',
+      'claude-opus-4-7': 'only', 'claude-opus-4-8': 'only', 'claude-sonnet-5': 'only', 'claude-opus-5-5': 'only', 'claude-haiku-5-5-20261001': 'only',
+    }
+    for (const [id, form] of Object.entries(cases)) expect([id, adaptiveThinkingOf(id)]).toEqual([id, form])
   })
 
   test('no thinking for effort none or a model without reasoning', () => {

@@ -1,6 +1,6 @@
 // IR → OpenAI chat wire.
 import { describe, expect, test } from 'bun:test'
-import type { GenerationRequest, Message } from '../../src/ir/types.ts'
+import type { GenerationRequest, Message, ReasoningEffort } from '../../src/ir/types.ts'
 import { toOpenAIChat } from '../../src/providers/openai/request.ts'
 import { request, user } from './support.ts'
 
@@ -151,6 +151,20 @@ describe('openai chat request', () => {
     expect(cap(true)).not.toHaveProperty('max_completion_tokens')
     expect(cap(false)).toMatchObject({ max_completion_tokens: 64 })
     expect(cap(false)).not.toHaveProperty('max_tokens')
+  })
+
+  test("an effort goes as the model's own tiers: the o-series and GPT-5 have no `none`, only some have a tier above high", () => {
+    const at = (upstreamId: string, effort: ReasoningEffort, more: Partial<GenerationRequest> = {}) => toOpenAIChat(request({ reasoning: { effort }, ...more }), { upstreamId, reasoning: true })
+    // thinking disabled on the messages surface: o3 always thinks, so no effort, and sampling stays left out
+    expect(at('o3', 'none', { temperature: 0.3 })).toMatchObject({ leftOut: ['reasoning_effort.none', 'temperature'] })
+    expect(at('o3', 'none').body).not.toHaveProperty('reasoning_effort')
+    expect(at('gpt-5-mini', 'none')).toMatchObject({ body: { reasoning_effort: 'minimal' }, leftOut: ['reasoning_effort.none->minimal'] })
+    expect(at('gpt-5.1', 'none')).toMatchObject({ body: { reasoning_effort: 'none' }, leftOut: [] })
+    expect(at('o4-mini', 'minimal').body.reasoning_effort).toBe('low')
+    // Claude's max: the top tier the model has
+    expect(at('gpt-5.2', 'max').body.reasoning_effort).toBe('xhigh')
+    expect(at('gpt-5', 'max').body.reasoning_effort).toBe('high')
+    expect(at('o3', 'xhigh').body.reasoning_effort).toBe('high')
   })
 
   test('a model that does not reason gets no reasoning effort (Claude thinking translated for gpt-4o would be a 400)', () => {

@@ -1,27 +1,15 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
-import type { GenerationRequest, MediaSource, Message, Part, ReasoningEffort } from '../../ir/types.ts'
+import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
+import { thinkingPlan, thinks, type ThinkingPlan } from './thinking.ts'
 
 type Json = Record<string, unknown>
 
 export const FILES_BETA = 'files-api-2025-04-14'
 
-/** reasoning effort → thinking budget_tokens. */
-export const EFFORT_BUDGET: Record<Exclude<ReasoningEffort, 'none'>, number> = {
-  minimal: 1024,
-  low: 2048,
-  medium: 8192,
-  high: 16_384,
-  xhigh: 32_768,
-  // the most a model may think: capped below its output limit by thinkingPlan
-  max: 65_536,
-}
-
-/** Anthropic rejects a thinking budget under this. */
-export const MIN_THINKING_BUDGET = 1024
 
 /**
  * Tool ids must match ^[a-zA-Z0-9_-]+$. One mapper per request rewrites a
@@ -144,31 +132,6 @@ function turns(messages: Message[], ids: (id: string) => string, betas: Set<stri
   return { turns: out, system }
 }
 
-interface ThinkingPlan {
-  thinking?: Json
-  maxTokens: number
-}
-
-/**
- * reasoning → `thinking`. The budget is at least 1024 and below max_tokens:
- * - a smaller budget (Claude Code sometimes sends 500) is RAISED to 1024, not dropped —
- *   the client asked for thinking, and 1024 is the least Anthropic gives;
- * - when max_tokens does not exceed the budget, max_tokens is raised to budget + the
- *   max_tokens asked for, so the visible answer keeps the room the client wanted; both are
- *   capped by the model's output limit (the budget then shrinks to fit below it).
- * Models without thinking support get none.
- */
-export function thinkingPlan(req: Pick<GenerationRequest, 'reasoning'>, model: CatalogModel, maxTokens: number): ThinkingPlan {
-  const r = req.reasoning
-  if (!model.reasoning || !r || r.effort === 'none' || (r.effort === undefined && r.budgetTokens === undefined)) return { maxTokens }
-  let budget = Math.max(MIN_THINKING_BUDGET, r.budgetTokens ?? EFFORT_BUDGET[r.effort as keyof typeof EFFORT_BUDGET] ?? EFFORT_BUDGET.medium)
-  let max = maxTokens
-  if (max <= budget) max = Math.min(budget + maxTokens, defaultMaxTokens(model))
-  if (budget >= max) budget = max - 1
-  if (budget < MIN_THINKING_BUDGET) return { maxTokens }
-  return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max }
-}
-
 /** An image with a detail other than auto, here or in a tool result's content. */
 const detailed = (p: Part): boolean =>
   (p.type === 'image' && p.detail !== undefined && p.detail !== 'auto') || (p.type === 'tool-result' && Array.isArray(p.content) && p.content.some(detailed))
@@ -202,7 +165,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   ]
 
   const lost = lostThinking(conv.turns)
-  const plan = lost ? { maxTokens: req.maxTokens ?? defaultMaxTokens(model) } : thinkingPlan(req, model, req.maxTokens ?? defaultMaxTokens(model))
+  const plan: ThinkingPlan = lost ? { maxTokens: req.maxTokens ?? defaultMaxTokens(model) } : thinkingPlan(req, model, req.maxTokens ?? defaultMaxTokens(model))
   const body: Json = { model: model.upstreamId, max_tokens: plan.maxTokens, messages: conv.turns }
   if (system.length) body.system = system
   if (req.stop?.length) body.stop_sequences = req.stop
@@ -225,18 +188,21 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (req.messages.some((m) => m.name)) leftOut.push('messages[].name')
   if (req.tools?.some((t) => t.strict === true)) leftOut.push('tools[].strict')
   if (req.messages.some((m) => m.content.some(detailed))) leftOut.push('detail')
+  // thinking on: as planned, or as the client gave it (adaptive thinking carried as it came)
+  const thinking = plan.thinking !== undefined || (!lost && thinks(req.providerData?.anthropic?.thinking))
   if (req.tools?.length) {
     // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is named.
     const forced = c?.type === 'required' || c?.type === 'tool'
-    if (forced && plan.thinking) leftOut.push('tool_choice')
+    if (forced && thinking) leftOut.push('tool_choice')
     const choice: Json =
-      !c || (forced && plan.thinking) ? { type: 'auto' } : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
+      !c || (forced && thinking) ? { type: 'auto' } : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
     if (disableParallel && choice.type !== 'none') choice.disable_parallel_tool_use = true
     if (c || disableParallel) body.tool_choice = choice
   }
-  if (plan.thinking) {
+  if (thinking) {
     // Thinking forbids temperature and top_k, and top_p below 0.95: those are left out, and named.
-    body.thinking = plan.thinking
+    if (plan.thinking) body.thinking = plan.thinking
+    if (plan.budgetAsEffort) leftOut.push('thinking.budget_tokens->output_config.effort')
     if (req.topP !== undefined && req.topP >= 0.95) body.top_p = req.topP
     if (req.temperature !== undefined) leftOut.push('temperature')
     if (req.topP !== undefined && req.topP < 0.95) leftOut.push('top_p')
@@ -246,9 +212,19 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     if (req.topP !== undefined) body.top_p = req.topP
     if (req.topK !== undefined) body.top_k = req.topK
   }
-  if (rf?.type === 'json_schema' && rf.schema) body.output_config = { format: { type: 'json_schema', schema: rf.schema } }
+  const config: Json = {}
+  if (rf?.type === 'json_schema' && rf.schema) config.format = { type: 'json_schema', schema: rf.schema }
+  if (plan.effort) config.effort = plan.effort
+  // the client's own output_config (carried as it came) adds to the gateway's, and wins a conflict
+  const own = req.providerData?.anthropic?.output_config
+  if (own !== null && typeof own === 'object' && !Array.isArray(own)) Object.assign(config, own)
+  if (Object.keys(config).length > 0) body.output_config = config
   if (req.stream) body.stream = true
   const out = { ...body, ...req.providerData?.anthropic }
+  if (body.output_config) out.output_config = body.output_config
+  // a budget's thinking carried for its display, on a model that takes no budget: adaptive, its display kept
+  const carried = req.providerData?.anthropic?.thinking as { type?: unknown; display?: unknown } | undefined
+  if (plan.thinking?.type === 'adaptive' && carried?.type === 'enabled') out.thinking = { ...plan.thinking, ...(carried.display !== undefined ? { display: carried.display } : {}) }
   // a thinking setting carried as it came (adaptive) goes too
   if (lost) delete out.thinking
   return { body: out, betas: [...betas], leftOut }

@@ -1,7 +1,7 @@
 // IR GenerationRequest → OpenAI chat-completions body. Pure; throws a 400 UpstreamError
 // for content the chat wire cannot carry rather than dropping it.
 import type { CatalogModel } from '../../config/catalog.ts'
-import type { GenerationRequest, Message, Part, ResponseFormat, ToolChoice } from '../../ir/types.ts'
+import type { GenerationRequest, Message, Part, ReasoningEffort, ResponseFormat, ToolChoice } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
 
 type Json = Record<string, unknown>
@@ -152,6 +152,28 @@ const REASONING_SAMPLING = [
   ['topP', 'top_p'],
 ] as const
 
+/** GPT-5.1 and later think not at all on `none`; the models before have no such tier. */
+const NONE_TIER = /^gpt-(5\.[1-9]|[6-9]|\d\d)/
+/** The models with a tier above high. */
+const XHIGH_TIER = /^gpt-(5\.1-codex-max|5\.[2-9]|[6-9]|\d\d)/
+const O_SERIES = /^o\d/
+/** GPT-5 before 5.1: its least is `minimal`. */
+const GPT5 = /^gpt-5(-|$)/
+
+/**
+ * An effort (Claude's `max` among them) as the model's own tiers: the o-series take low to
+ * high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
+ * GPT-5.1 on `none` too, a tier above high only where the model has one. null: sent without.
+ * A model the gateway cannot place gets the effort as it is.
+ */
+function effortFor(id: string, effort: ReasoningEffort): string | null {
+  const o = O_SERIES.test(id)
+  if (effort === 'none') return o ? null : GPT5.test(id) ? 'minimal' : 'none'
+  if (effort === 'minimal') return o ? 'low' : effort
+  if (effort === 'xhigh' || effort === 'max') return XHIGH_TIER.test(id) ? 'xhigh' : o || GPT5.test(id) || NONE_TIER.test(id) ? 'high' : effort
+  return effort
+}
+
 export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAIChatRequest {
   checkToolChoice(req)
   if (req.topK !== undefined) throw badRequest('top_k is not supported by OpenAI models')
@@ -164,7 +186,9 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAI
   // LM Studio) all read `max_tokens`, and some read only that
   if (req.maxTokens !== undefined) body[target.compatible ? 'max_tokens' : 'max_completion_tokens'] = req.maxTokens
   const leftOut: string[] = []
-  const sampled = !target.reasoning || target.compatible || req.reasoning?.effort === 'none'
+  const effort = req.reasoning?.effort && target.reasoning ? effortFor(target.upstreamId, req.reasoning.effort) : undefined
+  if (effort !== undefined && effort !== req.reasoning!.effort) leftOut.push(`reasoning_effort.${req.reasoning!.effort}${effort === null ? '' : `->${effort}`}`)
+  const sampled = !target.reasoning || target.compatible || effort === 'none'
   for (const [field, wire] of REASONING_SAMPLING) {
     const v = req[field]
     if (v === undefined) continue
@@ -196,7 +220,7 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAI
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls
   else if (disableParallel && req.tools?.length) body.parallel_tool_calls = false
   // Claude's thinking translated for a model that does not reason (gpt-4o) would be OpenAI's 400
-  if (req.reasoning?.effort && target.reasoning) body.reasoning_effort = req.reasoning.effort
+  if (effort) body.reasoning_effort = effort
   if (req.responseFormat) body.response_format = responseFormat(req.responseFormat)
   if (req.user !== undefined) body.user = req.user
   // Chat Completions takes metadata only with `store: true` (a 400 otherwise): Claude Code's

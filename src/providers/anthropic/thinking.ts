@@ -1,0 +1,81 @@
+// A request's reasoning in Claude's terms. Models before 4.6 think on a budget
+// (`thinking: {type: "enabled", budget_tokens}`); Opus 4.7 and later, and the Claude 5 models,
+// refuse a budget and think adaptively, their depth set by `output_config.effort`; the 4.6
+// models take both (adaptive preferred). The catalog says which (`adaptiveThinking`). Pure.
+import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
+import type { GenerationRequest, ReasoningEffort } from '../../ir/types.ts'
+
+type Json = Record<string, unknown>
+type Effort = Exclude<ReasoningEffort, 'none'>
+
+/** reasoning effort → thinking budget_tokens. */
+export const EFFORT_BUDGET: Record<Effort, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 32_768,
+  // the most a model may think: capped below its output limit by thinkingPlan
+  max: 65_536,
+}
+
+/** Anthropic rejects a thinking budget under this. */
+export const MIN_THINKING_BUDGET = 1024
+
+/**
+ * reasoning effort → Claude's `output_config.effort` (low, medium, high, max; xhigh from Opus
+ * 4.7 on): `minimal` has no tier below low; on a 4.6 model xhigh is high.
+ */
+const CLAUDE_EFFORT: Record<'only' | 'preferred', Record<Effort, string>> = {
+  only: { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' },
+  preferred: { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'max' },
+}
+
+/** A budget → the effort whose budget first holds it (past high: high). */
+function effortOfBudget(budget: number): Effort {
+  for (const e of ['low', 'medium', 'high'] as const) if (budget <= EFFORT_BUDGET[e]) return e
+  return 'high'
+}
+
+export interface ThinkingPlan {
+  thinking?: Json
+  /** `output_config.effort` of adaptive thinking. */
+  effort?: string
+  maxTokens: number
+  /** A budget the model does not take, sent as the effort nearest it: named for the client. */
+  budgetAsEffort?: true
+}
+
+/**
+ * reasoning → `thinking`. Adaptive where the model takes no budget, or where no budget was
+ * asked on a model that prefers it: the effort (or the budget's nearest) goes as
+ * `output_config.effort`, and max_tokens stays as asked. A budget is at least 1024 and below
+ * max_tokens:
+ * - a smaller budget (Claude Code sometimes sends 500) is RAISED to 1024, not dropped —
+ *   the client asked for thinking, and 1024 is the least Anthropic gives;
+ * - when max_tokens does not exceed the budget, max_tokens is raised to budget + the
+ *   max_tokens asked for, so the visible answer keeps the room the client wanted; both are
+ *   capped by the model's output limit (the budget then shrinks to fit below it).
+ * Models without thinking support get none.
+ */
+export function thinkingPlan(req: Pick<GenerationRequest, 'reasoning'>, model: CatalogModel, maxTokens: number): ThinkingPlan {
+  const r = req.reasoning
+  if (!model.reasoning || !r || r.effort === 'none' || (r.effort === undefined && r.budgetTokens === undefined)) return { maxTokens }
+  const form = model.adaptiveThinking
+  if (form === 'only' || (form === 'preferred' && r.budgetTokens === undefined)) {
+    const effort = (r.effort as Effort | undefined) ?? effortOfBudget(r.budgetTokens!)
+    return { thinking: { type: 'adaptive' }, effort: CLAUDE_EFFORT[form][effort] ?? 'medium', maxTokens, ...(r.effort === undefined ? { budgetAsEffort: true as const } : {}) }
+  }
+  let budget = Math.max(MIN_THINKING_BUDGET, r.budgetTokens ?? EFFORT_BUDGET[r.effort as Effort] ?? EFFORT_BUDGET.medium)
+  let max = maxTokens
+  if (max <= budget) max = Math.min(budget + maxTokens, defaultMaxTokens(model))
+  if (budget >= max) budget = max - 1
+  if (budget < MIN_THINKING_BUDGET) return { maxTokens }
+  return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max }
+}
+
+/** Whether a `thinking` value the client gave as it is (adaptive, a display) turns thinking on. */
+export function thinks(carried: unknown): boolean {
+  const type = (carried as { type?: unknown } | undefined)?.type
+  return type === 'enabled' || type === 'adaptive'
+}
