@@ -101,7 +101,7 @@ describe('server tools pass through', () => {
   })
 })
 
-describe('gateway parameters a Claude upstream does not take are spelled through the IR', () => {
+describe('gateway parameters a Claude upstream does not take are spelled in its own terms', () => {
   const add = { name: 'add', input_schema: { type: 'object' as const, properties: { a: { type: 'number' }, b: { type: 'number' } } } }
   const twoCalls = () => {
     const m = fixtureJson('anthropic/messages/nonstream-tool-use-sdk.json')
@@ -128,6 +128,34 @@ describe('gateway parameters a Claude upstream does not take are spelled through
     expect(sent.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
     const m = await res.json()
     expect(m.content[0]).toMatchObject({ type: 'tool_use', name: 'add', input: { a: 1, b: 2 } })
+  })
+
+  test("the gateway's own parameters keep the pass-through: citations, search results and a server tool's history reach Claude as they came", async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'The sky is blue.' }, title: 'Sky', context: 'a note', citations: { enabled: true } }
+    const found = { type: 'search_result', source: 'https://ex.com', title: 'SR', content: [{ type: 'text', text: 'alpha' }], citations: { enabled: true } }
+    const history = [
+      { type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'weather' } },
+      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [] },
+      { type: 'text', text: 'Sunny', citations: [{ type: 'char_location', cited_text: 'x', document_index: 0, document_title: 'Sky', start_char_index: 0, end_char_index: 1 }] },
+    ]
+    const messages = [
+      { role: 'user', content: [doc, found, { type: 'text', text: 'What colour is the sky?' }] },
+      { role: 'assistant', content: history },
+      { role: 'user', content: 'And tomorrow?' },
+    ]
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 500, tools: [add], parallel_tool_calls: false, reasoning_effort: 'low', temperature: 0.5, messages })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.messages).toEqual(messages)
+    expect(sent.parallel_tool_calls).toBeUndefined()
+    expect(sent.reasoning_effort).toBeUndefined()
+    // the effort is a budget for this model, with room kept for the answer; thinking forbids temperature, named
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 })
+    expect(sent.max_tokens).toBe(2548)
+    expect(sent.temperature).toBeUndefined()
+    expect(sent.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
+    expect(res.headers.get('x-switchyard-compat')).toContain('temperature')
   })
 })
 

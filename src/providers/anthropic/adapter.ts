@@ -4,6 +4,7 @@ import { commitFirst } from '../commit.ts'
 import { bodyOf, callUpstream, readJson, withCallHeaders, type Transport, type UpstreamAuth } from '../http.ts'
 import { KeyPool } from '../key-pool.ts'
 import type { AdapterOptions } from '../options.ts'
+import { spellGatewayParams } from './gateway-params.ts'
 import { parseSse } from '../sse.ts'
 import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter, type ProviderConfig, type Wire } from '../types.ts'
 import { anthropicMessagesTap } from './tap.ts'
@@ -72,11 +73,14 @@ export class AnthropicAdapter implements ProviderAdapter {
    * The messages wire's fast path: the validated body goes upstream as is (model replaced
    * by the upstream id). The client's beta tokens (`anthropic-beta`, or a body `betas` list,
    * which Anthropic itself does not accept in the body) become the header; the version and
-   * the key are the gateway's.
+   * the key are the gateway's. The surface's own parameters are spelled in Anthropic's terms
+   * (gateway-params.ts).
    */
   readonly passthrough: Partial<Record<Wire, Passthrough>> = {
     'anthropic.messages': {
-      call: (body, ctx, accept) => {
+      call: (given, ctx, accept) => {
+        const { body, leftOut } = spellGatewayParams(given, ctx.model)
+        if (leftOut.length > 0) ctx.leftOut?.(leftOut)
         const { betas: bodyBetas, ...rest } = body
         const betas = [...(ctx.betas ?? [])]
         if (Array.isArray(bodyBetas)) betas.push(...bodyBetas.filter((b): b is string => typeof b === 'string'))

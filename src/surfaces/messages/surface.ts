@@ -10,9 +10,6 @@ import { encodeMessagesResponse, messagesId, messagesStopReason } from './encode
 import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'
 import { normalizeMessagesBody, validateMessages } from './validate.ts'
 
-/** Gateway parameters an Anthropic upstream does not take; a body with them goes through the IR, which spells them. */
-const SPELLED_BY_IR = ['parallel_tool_calls', 'reasoning_effort'] as const
-
 export const messagesCodec: SurfaceCodec = {
   endpoint: 'anthropic.messages',
   fallbackId: () => 'msg_' + crypto.randomUUID().replaceAll('-', '').slice(0, 24),
@@ -62,7 +59,7 @@ export const messagesSurface: SurfaceSpec = {
       pauseAtTool: body.pause_on_call_tools_start === true,
       ir: () => messagesToIR(body, model, rules),
       passthrough() {
-        if (SPELLED_BY_IR.some((k) => body[k] !== undefined)) return undefined
+        // (the gateway's own parameters, parallel_tool_calls and reasoning_effort, the adapter spells)
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
         return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
