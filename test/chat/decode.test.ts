@@ -79,7 +79,7 @@ describe('every 400 names its field', () => {
     expect(rejection(gpt({ top_p: 0 }))).toStartWith('top_p:')
     expect(rejection(gpt({ frequency_penalty: -3 }))).toStartWith('frequency_penalty:')
     expect(rejection(gpt({ presence_penalty: 3 }))).toStartWith('presence_penalty:')
-    expect(rejection(gpt({ stop: 5 }))).toStartWith('stop: expected a string or an array of strings')
+    expect(rejection(gpt({ stop: 5 }))).toStartWith('stop: expected a string or an array of at most 64 strings')
     // a provider-owned value set: GPT models get any effort as it is, a translation must know it
     expect(() => decode(gpt({ reasoning_effort: 'extreme' }))).not.toThrow()
     expect(rejection(claude({ reasoning_effort: 'extreme' }))).toStartWith('reasoning_effort: "extreme" cannot be translated')

@@ -114,6 +114,20 @@ describe('mock provider through the chat surface', () => {
     res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: '{"model":' })
     expect(res.status).toBe(400)
   })
+
+  test("maps of OpenAI's own bounds are held to them, not parsed and checked key by key by the hundred thousand", async () => {
+    const post = (body: unknown) => fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'x' }], ...(body as object) }) })
+    const many = (n: number, v: unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), v]))
+    let res = await post({ metadata: many(17, 'v') })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toStartWith('metadata: expected an object of at most 16 keys')
+    res = await post({ logit_bias: many(2000, 1) })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toStartWith('logit_bias: expected an object of at most 1024 token ids')
+    res = await post({ stop: Array.from({ length: 65 }, (_, i) => `s${i}`) })
+    expect(((await res.json()) as any).error).toBe('stop: expected a string or an array of at most 64 strings')
+    expect((await post({ metadata: many(16, 'v'), logit_bias: many(300, -1) })).status).toBe(200)
+  })
 })
 
 describe('compat.cross_family: translate', () => {

@@ -27,7 +27,7 @@ export const PARAMS = {
     max_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), ir: 'maxTokens' },
     max_completion_tokens: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), anthropic: foreign(maxCompletionToMax), ir: 'maxTokens' },
     top_p: { schema: T.Number({ exclusiveMinimum: 0, maximum: 1, errorMessage: 'expected a number greater than 0 and at most 1' }), ir: 'topP' },
-    stop: { schema: T.Union([Str(), T.Array(Str(), { maxItems: 64 })], { errorMessage: 'expected a string or an array of strings' }), ir: (v: string | string[], req) => addStops(req, toStops(v)) },
+    stop: { schema: T.Union([Str(), T.Array(Str(), { maxItems: 64 })], { errorMessage: 'expected a string or an array of at most 64 strings' }), ir: (v: string | string[], req) => addStops(req, toStops(v)) },
     frequency_penalty: { schema: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }), anthropic: foreign(drop), ir: carried('openai') },
     presence_penalty: { schema: T.Number({ minimum: -2, maximum: 2, errorMessage: 'expected a number from -2 to 2' }), anthropic: IGNORED, ir: carried('openai') },
     // response_format: checked by the decoder (a tagged union)
@@ -44,11 +44,12 @@ export const PARAMS = {
     n: { schema: T.Integer({ minimum: 1, maximum: 128, errorMessage: 'expected an integer from 1 to 128' }), anthropic: foreign(drop), ir: carried('openai') },
     seed: { schema: T.Integer({ errorMessage: 'expected an integer' }), anthropic: foreign(drop), ir: carried('openai') },
     user: { schema: Str({ errorMessage: 'expected a string' }), anthropic: foreign(userToUser), ir: 'user' },
-    logit_bias: { schema: T.Record(Str(), T.Number({ minimum: -100, maximum: 100 }), { errorMessage: 'expected an object of token id → number from -100 to 100' }), anthropic: foreign(drop), ir: carried('openai') },
+    // OpenAI takes 300 entries; a server of its wire (vLLM, llama.cpp) may take more, though not a body's worth
+    logit_bias: { schema: T.Record(Str(), T.Number({ minimum: -100, maximum: 100 }), { maxProperties: 1024, errorMessage: 'expected an object of at most 1024 token ids → a number from -100 to 100' }), anthropic: foreign(drop), ir: carried('openai') },
     parallel_tool_calls: { schema: T.Boolean({ errorMessage: 'expected a boolean' }), anthropic: foreign(parallelToDisable), ir: 'parallelToolCalls' },
     service_tier: { schema: Str({ errorMessage: 'expected a string' }), anthropic: IGNORED, owned: OPENAI_TIERS, ir: carried('openai') },
     store: { schema: T.Boolean({ errorMessage: 'expected a boolean' }), anthropic: foreign(drop), ir: carried('openai') },
-    metadata: { schema: T.Record(Str(), Str({ maxLength: 512 }), { errorMessage: 'expected an object of string values' }), anthropic: partly((v) => typeof v === 'object' && v !== null && Object.keys(v).some((k) => k !== 'user_id')), ir: 'metadata' },
+    metadata: { schema: T.Record(Str({ maxLength: 64 }), Str({ maxLength: 512 }), { maxProperties: 16, errorMessage: 'expected an object of at most 16 keys of at most 64 characters, each a string of at most 512' }), anthropic: partly((v) => typeof v === 'object' && v !== null && Object.keys(v).some((k) => k !== 'user_id')), ir: 'metadata' },
     stream_options: { schema: Obj(
       { include_usage: Opt(T.Boolean({ errorMessage: 'expected a boolean' })), include_obfuscation: Opt(T.Boolean({ errorMessage: 'expected a boolean' })) },
       { additionalProperties: false, errorMessage: 'expected { include_usage?: boolean, include_obfuscation?: boolean }' },
