@@ -190,3 +190,15 @@ describe('mock replies are whole characters, the same every time', () => {
     expect(empty.status).toBe(502)
   })
 })
+
+describe('structured output from the mock', () => {
+  test("a json_schema reply is JSON built from the schema: the SDK's parse() and the responses surface's output_text agree", async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'array', items: { type: 'integer', minimum: 1 }, minItems: 1 } }, required: ['city', 'days'], additionalProperties: false }
+    const parsed = await client.chat.completions.parse({ model: 'mock-gpt', messages: [{ role: 'user', content: 'weather?' }], response_format: { type: 'json_schema', json_schema: { name: 'w', schema, strict: true } } })
+    expect(parsed.choices[0]!.message.parsed).toEqual({ city: 'example', days: [1] })
+    const r = await client.responses.create({ model: 'mock-claude', input: 'weather?', text: { format: { type: 'json_schema', name: 'w', schema, strict: true } } })
+    expect(JSON.parse(r.output_text)).toEqual({ city: 'example', days: [1] })
+    const obj = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } })
+    expect(JSON.parse(obj.choices[0]!.message.content!)).toEqual({})
+  })
+})

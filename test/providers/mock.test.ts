@@ -130,3 +130,31 @@ describe('registry', () => {
     expect(both.providerFor(claude()).kind).toBe('anthropic')
   })
 })
+
+describe('values built from a schema validate against it', () => {
+  test('refs, unions, bounds, lengths and formats', async () => {
+    const { exampleFromSchema } = await import('../../src/providers/mock/schema-args.ts')
+    const schema = {
+      type: 'object',
+      $defs: { Unit: { type: 'string', enum: ['c', 'f'] }, Node: { type: 'object', properties: { next: { $ref: '#/$defs/Node' } } } },
+      properties: {
+        unit: { anyOf: [{ type: 'null' }, { $ref: '#/$defs/Unit' }] },
+        days: { type: 'array', items: { type: 'integer', exclusiveMinimum: 0 }, minItems: 2 },
+        code: { type: 'string', minLength: 10 },
+        when: { type: 'string', format: 'date' },
+        price: { type: 'number', minimum: 1.5 },
+        both: { allOf: [{ type: 'object', properties: { a: { type: 'boolean' } } }, { properties: { b: { const: 3 } } }] },
+        tree: { $ref: '#/$defs/Node' },
+      },
+    }
+    const v = exampleFromSchema(schema) as Record<string, any>
+    expect(v.unit).toBe('c')
+    expect(v.days).toEqual([1, 1])
+    expect(v.code.length).toBeGreaterThanOrEqual(10)
+    expect(v.when).toBe('2025-01-01')
+    expect(v.price).toBe(1.5)
+    expect(v.both).toEqual({ a: false, b: 3 })
+    // a recursive schema ends
+    expect(JSON.stringify(v.tree).length).toBeLessThan(1000)
+  })
+})

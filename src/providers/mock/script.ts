@@ -78,6 +78,10 @@ export function plan(req: GenerationRequest): Plan {
     const tool = c.type === 'tool' ? req.tools!.find((t) => t.name === c.name)! : req.tools![0]
     return { kind: 'tool', name: tool.name, arguments: JSON.stringify(exampleFromSchema(tool.parameters)), failMidstream: d.failMidstream }
   }
+  // a reply held to JSON is JSON: built from the schema, as a forced call's arguments are
+  const rf = req.responseFormat
+  if (rf?.type === 'json_schema') return { kind: 'text', text: JSON.stringify(exampleFromSchema(rf.schema ?? {})), failMidstream: d.failMidstream }
+  if (rf?.type === 'json_object') return { kind: 'text', text: '{}', failMidstream: d.failMidstream }
   if (results.length) return { kind: 'text', text: results.map((r) => `tool result: ${r}`).join('\n'), failMidstream: false }
   return { kind: 'text', text: lastUser ? textOf(lastUser.content) : '', failMidstream: d.failMidstream }
 }
