@@ -77,6 +77,13 @@ describe('gpt model, non-streaming', () => {
     rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
     const plain = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: [{ ...doc, context: undefined, citations: undefined }, { type: 'text', text: 'Summarise.' }] }] })
     expect(plain.headers.get('x-switchyard-compat')).toBeNull()
+    // an image among a document's blocks, and a search result's citations, have no place either: named
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const png = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }
+    const found = { type: 'search_result', source: 'https://ex.com', title: 'SR', content: [{ type: 'text', text: 'alpha' }], citations: { enabled: true } }
+    const mixed = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: [{ ...doc, context: undefined, citations: undefined, source: { type: 'content', content: [{ type: 'text', text: 'chunk A' }, png] } }, found, { type: 'text', text: 'Summarise.' }] }] })
+    expect(mixed.status).toBe(200)
+    expect(mixed.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(['document.source.content[].image', 'search_result.citations'])
   })
 
   test('tool calls: tool_use blocks with parsed input and stop_reason tool_use', async () => {

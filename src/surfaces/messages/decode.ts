@@ -24,11 +24,15 @@ const textOf = (blocks: unknown[], between = ''): string =>
 
 /**
  * What a document block asks that a GPT model has no place for, named rather than dropped
- * without a word: its `context` (what the document is, beside its title) and its citations.
+ * without a word: its `context` (what the document is, beside its title), its citations, and
+ * the blocks other than text of a document made of blocks (its text is what the model reads);
+ * a search result's citations too.
  */
 export function documentExtras(wire: MessagesMessage[], compat: string[]): void {
   let context = false
   let citations = false
+  let searchCitations = false
+  let notText = false
   const look = (blocks: unknown) => {
     if (!Array.isArray(blocks)) return
     for (const b of blocks) {
@@ -36,12 +40,17 @@ export function documentExtras(wire: MessagesMessage[], compat: string[]): void 
       if (b.type === 'document') {
         context ||= typeof b.context === 'string' && b.context !== ''
         citations ||= isObj(b.citations) && b.citations.enabled === true
-      } else if (b.type === 'tool_result') look(b.content)
+        const s = b.source
+        notText ||= isObj(s) && s.type === 'content' && Array.isArray(s.content) && s.content.some((c) => !isObj(c) || c.type !== 'text')
+      } else if (b.type === 'search_result') searchCitations ||= isObj(b.citations) && b.citations.enabled === true
+      else if (b.type === 'tool_result') look(b.content)
     }
   }
   for (const m of wire) look(m.content)
   if (context) compat.push('document.context')
   if (citations) compat.push('document.citations')
+  if (notText) compat.push('document.source.content[].image')
+  if (searchCitations) compat.push('search_result.citations')
 }
 
 /** A wire `source` → IR media source (validated before: one of SOURCES' shapes, schema.ts). */
