@@ -97,9 +97,25 @@ describe('claude model, non-streaming', () => {
     expect(sent.thinking.type).toBe('enabled')
     expect(sent.thinking.budget_tokens).toBeGreaterThanOrEqual(1024)
     expect(sent.max_tokens).toBeGreaterThan(sent.thinking.budget_tokens)
-    // the thinking text stays out of the chat reply; the answer text comes through
+    // the answer text comes through; the thinking as other gateways give it, beside it
     const want = fromAnthropicJson(fixtureJson('anthropic/messages/nonstream-thinking.json'))
     expect(r.choices[0]!.message.content).toBe(want.text)
+    const block = fixtureJson('anthropic/messages/nonstream-thinking.json').content[0]
+    const message = r.choices[0]!.message as any
+    expect(message.reasoning_content).toBe(block.thinking)
+    expect(message.thinking_blocks).toEqual([{ type: 'thinking', thinking: block.thinking, signature: block.signature }])
+  })
+
+  test('a streamed reply gives the thinking as reasoning_content deltas, then the signed block whole', async () => {
+    rig.up.script({ sse: fixture('anthropic/messages/stream-thinking.sse') })
+    const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, reasoning_effort: 'low', max_tokens: 600, stream: true })
+    const deltas = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta ?? {})
+    const reasoning = deltas.map((d) => d.reasoning_content ?? '').join('')
+    const blocks = deltas.flatMap((d) => d.thinking_blocks ?? [])
+    expect(reasoning.length).toBeGreaterThan(0)
+    expect(blocks).toHaveLength(1)
+    expect(blocks[0].thinking).toBe(reasoning)
+    expect(blocks[0].signature.length).toBeGreaterThan(10)
   })
 
   test('a stop sequence of whitespace only, which Anthropic refuses, is a 400 naming it before any call', async () => {
@@ -194,6 +210,28 @@ describe('claude model, non-streaming', () => {
       messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'Weather in Paris?' }],
     })
     expect(rig.up.requests.at(-1)!.json().thinking?.type).toBe('enabled')
+  })
+
+  test('thinking_blocks sent back on the assistant turn go to Claude signed, first in the turn, and the loop keeps thinking', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
+    const signed = { type: 'thinking', thinking: 'Paris: ask the tool.', signature: 'EqQBsig==' }
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBredacted' }
+    await rig.client.chat.completions.create({
+      model: 'claude-sonnet-4-5', reasoning_effort: 'low', max_tokens: 600, tools,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, reasoning_content: 'Paris: ask the tool.', thinking_blocks: [signed, redacted], tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } as any,
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+      ],
+    })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.thinking?.type).toBe('enabled')
+    expect(sent.messages[1].content).toEqual([{ type: 'thinking', thinking: signed.thinking, signature: signed.signature }, { type: 'redacted_thinking', data: redacted.data }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }])
+    // a block of another shape is a 400 naming it
+    const bad = await rig.post({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b', thinking_blocks: [{ type: 'thinking', thinking: 'x' }] }, { role: 'user', content: 'c' }] })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error).toStartWith('messages[1].thinking_blocks')
   })
 })
 

@@ -42,6 +42,17 @@ describe('gpt model, non-streaming (chat.completions.create)', () => {
   }
 })
 
+test("a conversation begun with a Claude model goes on with a GPT one: the thinking its assistant turns carry, which OpenAI's schema refuses, stays behind", async () => {
+  rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+  const messages = [
+    { role: 'user', content: 'a' },
+    { role: 'assistant', content: 'b', reasoning_content: 'thought', thinking_blocks: [{ type: 'thinking', thinking: 'thought', signature: 'sig' }] },
+    { role: 'user', content: 'c' },
+  ]
+  await rig.client.chat.completions.create({ model: 'gpt-4o', messages } as any)
+  expect(rig.up.requests.at(-1)!.json().messages).toEqual([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }])
+})
+
 describe('gpt model, streaming', () => {
   test('include_usage: every text delta, the finish and the usage chunk before [DONE]', async () => {
     const sse = fixture('openai/chat/stream-text-include-usage.sse')

@@ -24,6 +24,8 @@ describe('encode', () => {
       choices: [{ index: 0, logprobs: null, finish_reason: 'tool_calls', message: {
         role: 'assistant', content: 'Hello world', refusal: null,
         tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get', arguments: '{"a":1}' } }],
+        reasoning_content: 'hmm',
+        thinking_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }],
       } }],
       usage: { prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 3 } },
     })

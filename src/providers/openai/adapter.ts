@@ -40,7 +40,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       // model is replaced by the upstream id), with the same retries and error mapping.
       'openai.chat': {
         // the client's own body: one string, as it came (the hot path pays for no size check)
-        call: (body, ctx, accept) => this.call(CHAT, { ...body, model: ctx.model.upstreamId }, ctx, accept, JSON.stringify),
+        call: (body, ctx, accept) => this.call(CHAT, { ...body, messages: withoutThinking(body.messages, this.kind), model: ctx.model.upstreamId }, ctx, accept, JSON.stringify),
         tap: (opts) => openAIChatTap(opts),
         promptText: chatPromptText,
       },
@@ -115,3 +115,24 @@ export class OpenAIAdapter implements ProviderAdapter {
 const CHAT = '/chat/completions'
 const RESPONSES = '/responses'
 type Api = typeof CHAT | typeof RESPONSES
+
+/**
+ * The messages without the fields a chat reply gives a Claude model's thinking, when a
+ * conversation begun with one goes on here: OpenAI's schema has neither and refuses them; a
+ * compatible server may read `reasoning_content` (DeepSeek's own field) but none knows
+ * `thinking_blocks`. As they are when no message carries them (the usual case: nothing copied).
+ */
+function withoutThinking(messages: unknown, kind: ProviderKind): unknown {
+  const fields = kind === 'openai-compatible' ? COMPATIBLE_UNKNOWN : OPENAI_UNKNOWN
+  const has = (m: unknown) => typeof m === 'object' && m !== null && fields.some((k) => Object.hasOwn(m, k))
+  if (!Array.isArray(messages) || !messages.some(has)) return messages
+  return messages.map((m) => {
+    if (!has(m)) return m
+    const out = { ...(m as Record<string, unknown>) }
+    for (const k of fields) delete out[k]
+    return out
+  })
+}
+
+const OPENAI_UNKNOWN = ['reasoning_content', 'thinking_blocks'] as const
+const COMPATIBLE_UNKNOWN = ['thinking_blocks'] as const

@@ -75,7 +75,9 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
         return
       case 'assistant': {
         // `content: ""` beside tool calls is no text at all.
-        const content: Part[] = textParts(m.content ?? m.refusal).filter((p) => p.text !== '')
+        // a Claude model's signed thinking first, where its turn began
+        const content: Part[] = (m.thinking_blocks ?? []).map((b) => (b.type === 'thinking' ? { type: 'reasoning', text: b.thinking, signature: b.signature } : { type: 'reasoning', text: '', redacted: b.data }))
+        content.push(...textParts(m.content ?? m.refusal).filter((p) => p.text !== ''))
         for (const tc of m.tool_calls ?? []) {
           if (tc.type === 'custom') content.push({ type: 'tool-call', id: tc.id, name: tc.custom.name, arguments: customArguments(tc.custom.input) })
           else content.push({ type: 'tool-call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments })

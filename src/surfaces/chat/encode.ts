@@ -55,22 +55,35 @@ export type ChatToolCall =
 
 const NO_CUSTOM_TOOLS: ReadonlySet<string> = new Set()
 
+/** A Claude thinking block as a chat reply carries it (LiteLLM's `thinking_blocks`). */
+export type ChatThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string }
+
 /**
- * The chat.completion reply. Reasoning parts have no place in the chat wire and are
- * left out (their token count stays in usage); text parts are joined in order. A call of
- * one of `customTools` goes out as a custom tool call, its input unwrapped.
+ * The chat.completion reply. Reasoning has no place in OpenAI's chat wire; it goes as the
+ * fields other gateways give it: its text as `reasoning_content`, a Claude model's signed
+ * blocks as `thinking_blocks` (sent back on the assistant message, they let the next turn of a
+ * tool loop think). Text parts are joined in order. A call of one of `customTools` goes out as
+ * a custom tool call, its input unwrapped.
  */
 export function encodeChatResponse(r: GenerationResponse, model: string, customTools = NO_CUSTOM_TOOLS): Record<string, unknown> {
   let text: string | null = null
+  let reasoning: string | undefined
+  const blocks: ChatThinkingBlock[] = []
   const toolCalls: ChatToolCall[] = []
   for (const p of r.content) {
     if (p.type === 'text') text = (text ?? '') + p.text
-    else if (p.type !== 'tool-call') continue
+    else if (p.type === 'reasoning') {
+      if (p.text !== '') reasoning = (reasoning ?? '') + p.text
+      if (p.signature !== undefined) blocks.push({ type: 'thinking', thinking: p.text, signature: p.signature })
+      else if (p.redacted !== undefined) blocks.push({ type: 'redacted_thinking', data: p.redacted })
+    } else if (p.type !== 'tool-call') continue
     else if (customTools.has(p.name)) toolCalls.push({ id: p.id, type: 'custom', custom: { name: p.name, input: customInputOf(p.arguments) } })
     else toolCalls.push({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments || '{}' } })
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null }
   if (toolCalls.length > 0) message.tool_calls = toolCalls
+  if (reasoning !== undefined) message.reasoning_content = reasoning
+  if (blocks.length > 0) message.thinking_blocks = blocks
   return {
     id: r.id,
     object: 'chat.completion',

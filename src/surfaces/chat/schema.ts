@@ -72,12 +72,21 @@ export const CustomToolCall = Obj({
 const ToolCall = T.Union([FunctionToolCall, CustomToolCall], { errorMessage: 'expected { id, type: "function", function: { name, arguments } } or { id, type: "custom", custom: { name, input } }' })
 
 /** Message fields other than `content`, per role (content is checked part by part). */
+/** A Claude thinking block as a chat reply carries it, signed (or redacted) to go back as it came. */
+const ThinkingBlock = T.Union(
+  [Obj({ type: T.Literal('thinking'), thinking: Str(), signature: Str() }), Obj({ type: T.Literal('redacted_thinking'), data: Str() })],
+  { errorMessage: 'expected {type: "thinking", thinking, signature} or {type: "redacted_thinking", data}' },
+)
+
 export const MESSAGE_BY_ROLE = {
   system: Obj({ name: Opt(Str()) }),
   developer: Obj({ name: Opt(Str()) }),
   user: Obj({ name: Opt(Str()) }),
   assistant: Obj({
     name: Opt(Str()),
+    // what the gateway gives a Claude model's thinking (as LiteLLM does): sent back, the signed blocks go back to Claude
+    reasoning_content: Opt(T.Union([T.Null(), Str()], { errorMessage: 'expected a string or null' })),
+    thinking_blocks: Opt(T.Array(ThinkingBlock, { errorMessage: 'expected an array of {type: "thinking", thinking, signature} or {type: "redacted_thinking", data}' })),
     tool_calls: Opt(T.Array(ToolCall, { errorMessage: 'expected an array of tool calls' })),
     function_call: Opt(T.Union([T.Null(), Obj({ name: Str(), arguments: Str() })], { errorMessage: 'expected { name, arguments } or null' })),
     refusal: Opt(T.Union([T.Null(), Str()], { errorMessage: 'expected a string or null' })),

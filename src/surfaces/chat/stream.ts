@@ -49,6 +49,8 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
     finishReason: null, produced: false, done: false, failed: false,
   }
   let roleSent = false
+  /** The thinking block open now, its text so far (a signed block goes whole with its signature). */
+  let thinking = ''
   // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
   const toolIndex = new Map<number, number>()
   // A custom tool's call, by IR index: its arguments (`{"input": …}`) gathered, the input sent when the call ends
@@ -137,11 +139,25 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         }
         return out + DONE_FRAME
       }
+      case 'reasoning-start':
+        thinking = ''
+        return ''
+      case 'reasoning-delta':
+        if (ev.text === '') return ''
+        thinking += ev.text
+        return open() + chunk({ reasoning_content: ev.text })
+      case 'reasoning-signature': {
+        // the block whole, signed, once it ends: what a client sends back on the assistant message
+        const block = { type: 'thinking', thinking, signature: ev.signature }
+        thinking = ''
+        return open() + chunk({ thinking_blocks: [block] })
+      }
+      case 'reasoning-redacted':
+        return open() + chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: ev.data }] })
       case 'error':
         state.failed = true
         return ''
       default:
-        // reasoning deltas, signatures: no chat wire form
         return ''
     }
   }
