@@ -47,6 +47,8 @@ describe('Codex driving a Claude model', () => {
     expect(compat).toContain('tools.namespace')
     expect(compat).not.toContain('multi_agent_v1')
     expect(compat).not.toContain('apply_patch')
+    // the thinking is sealed into encrypted_content as asked: nothing of include goes unserved
+    expect(compat.split(', ')).not.toContain('include')
     const fs = frames(await res.text())
     const final = fs.at(-1)!.data.response
     expect(final.status).toBe('requires_action')

@@ -56,7 +56,8 @@ export const PARAMS = {
     stream: { schema: Bool(), ir: 'stream' },
     web_search_options: { schema: AnyObject, anthropic: foreign(drop), shaped: true },
     prompt_cache_retention: { schema: Str(), anthropic: IGNORED, owned: CACHE_RETENTION },
-    include: { schema: T.Union([Str(), T.Array(Str())], { errorMessage: 'expected a string or an array of strings' }), anthropic: IGNORED },
+    // a Claude model's thinking is sealed into encrypted_content whether asked or not: only what else is asked goes unserved
+    include: { schema: T.Union([Str(), T.Array(Str())], { errorMessage: 'expected a string or an array of strings' }), anthropic: ignoredNamedIf((v) => (Array.isArray(v) ? v : [v]).some((x) => x !== 'reasoning.encrypted_content')) },
     previous_response_id: { schema: Id(), shaped: true },
     tool_outputs: { schema: Arr('tool outputs'), shaped: true },
     max_tool_calls: { schema: Int(1) },
