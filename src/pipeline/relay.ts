@@ -316,6 +316,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
       if (tap.state.done) await durable?.()
       yield c.firstFrames
       for (let f = failed(); !f; f = failed()) {
+        idle.asking()
         const { done, value } = await reader.read()
         idle.touch()
         if (done) {

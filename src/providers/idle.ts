@@ -1,7 +1,9 @@
 // An upstream stream that stops sending: once a stream is handed back, the provider's
 // `timeout_ms` no longer bounds the whole call (a long answer may take minutes), but it still
 // bounds the silence between two reads. One sweep a second looks at every open stream; a read
-// costs the stream one assignment (a coarse clock, not a timer re-armed per chunk). A stream
+// costs the stream two assignments (a coarse clock, not a timer re-armed per chunk). Only the
+// time a read waits on the upstream counts: a client slow to take what came is not the
+// upstream's silence (its backpressure holds the reads). A stream
 // silent for longer is cut: the upstream call is aborted with a mid-stream 504 the client
 // gets in band and the record keeps, instead of the stream (and its socket) held forever.
 import { UpstreamError } from '../ir/errors.ts'
@@ -16,7 +18,7 @@ let sweeper: ReturnType<typeof setInterval> | undefined
 function sweep(): void {
   tick++
   // a read noted at `seen` came at least (tick - seen - 1) whole sweeps ago: silent that long for sure
-  for (const w of watched) if ((tick - w.seen - 1) * SWEEP_MS >= w.limitMs) w.stall()
+  for (const w of watched) if (w.waiting && (tick - w.seen - 1) * SWEEP_MS >= w.limitMs) w.stall()
   if (watched.size === 0) {
     clearInterval(sweeper)
     sweeper = undefined
@@ -27,6 +29,8 @@ function sweep(): void {
 export interface Watch {
   /** Set by a reader of the body that notes its reads; a call that reads its whole body in the attempt leaves it unset. */
   streaming: boolean
+  /** A read is asked of the upstream: from now its silence counts (not while the client is slow to take what came). */
+  asking(): void
   /** A read came: the stream is alive. */
   touch(): void
   /** The stream ended (read to its end, failed, or left by the client). */
@@ -37,6 +41,7 @@ export interface Watch {
 export class Idle implements Watch {
   seen = tick
   streaming = false
+  waiting = false
 
   constructor(
     private readonly controller: AbortController,
@@ -44,8 +49,14 @@ export class Idle implements Watch {
     readonly limitMs: number,
   ) {}
 
+  asking(): void {
+    this.seen = tick
+    this.waiting = true
+  }
+
   touch(): void {
     this.seen = tick
+    this.waiting = false
   }
 
   /** The attempt has handed the stream back: from now on the silence is watched. */
@@ -69,4 +80,4 @@ export class Idle implements Watch {
 }
 
 /** What a reader is handed outside an attempt (a test, a body read on its own): watches nothing. */
-export const UNWATCHED: Watch = { streaming: false, touch() {}, end() {} }
+export const UNWATCHED: Watch = { streaming: false, asking() {}, touch() {}, end() {} }

@@ -28,6 +28,7 @@ export async function* parseSse(body: ReadableStream<Uint8Array>, idle: Watch = 
   idle.streaming = true
   try {
     while (!done) {
+      idle.asking()
       const r = await reader.read()
       idle.touch()
       if (r.done) {

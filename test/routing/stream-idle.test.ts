@@ -3,6 +3,7 @@
 // the upstream connection is closed, and the record says why — on the pass-through path and
 // on a translated one. A stream that keeps talking slower than the timeout as a whole is not cut.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
+import { connect } from 'node:net'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
@@ -105,4 +106,29 @@ test('a stream that keeps sending, each gap under timeout_ms, runs longer than t
   expect(performance.now() - started).toBeGreaterThan(1_500)
   expect(msg.stop_reason).toBe('max_tokens')
   expect(msg.content.length).toBeGreaterThan(0)
+})
+
+test("a client slow to take a long stream is not the upstream's silence: nothing is cut while the reads wait on the client", async () => {
+  // a stream of 20 MB, sent at once: the client's socket fills, and the gateway's reads wait on it
+  const event = (i: number) => `data: {"id":"chatcmpl-slow","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"${String(i).padStart(6, '0')}${'x'.repeat(1000)}"},"finish_reason":null}]}\n\n`
+  const events = Array.from({ length: 20_000 }, (_, i) => event(i)).join('')
+  const end = 'data: {"id":"chatcmpl-slow","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":8000,"total_tokens":8001}}\n\ndata: [DONE]\n\n'
+  up.script({ body: events + end, headers: { 'content-type': 'text/event-stream' } })
+  const port = new URL(gw.url).port
+  const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: ask })
+  const socket = connect(Number(port), '127.0.0.1')
+  let received = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (d: string) => (received += d))
+  socket.write(`POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${gw.key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+  await Bun.sleep(200)
+  socket.pause()
+  // well past timeout_ms and the sweep's second, the client reading nothing
+  await Bun.sleep(3_000)
+  socket.resume()
+  const until = Date.now() + 20_000
+  while (!received.includes('[DONE]') && !received.includes('sent nothing') && Date.now() < until) await Bun.sleep(50)
+  socket.destroy()
+  expect(received).not.toContain('sent nothing')
+  expect(received).toContain('data: [DONE]')
 })
