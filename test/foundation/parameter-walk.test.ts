@@ -29,7 +29,7 @@ const STRUCTURAL = new Set(['model', 'messages', 'input', 'stream'])
 /** Fields a parameter means something only beside (a tool choice needs tools): sent with it, and in its baseline. */
 const COMPANIONS: Record<Surface, Record<string, Record<string, unknown>>> = {
   chat: { tool_choice: { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }] } },
-  messages: { tool_choice: { tools: [{ name: 'f', input_schema: { type: 'object', properties: {} } }] } },
+  messages: { tool_choice: { tools: [{ name: 'f', input_schema: { type: 'object', properties: {} } }] }, parallel_tool_calls: { tools: [{ name: 'f', input_schema: { type: 'object', properties: {} } }] } },
   responses: { tool_choice: { tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }] } },
 }
 
@@ -75,7 +75,7 @@ const SAMPLES: Record<Surface, Record<string, unknown>> = {
     instructions: 'be brief', system: 'be brief', tools: [{ type: 'function', name: 'f', parameters: fn }], tool_choice: 'none',
     temperature: 0.5, top_p: 0.9, max_output_tokens: 50, response_format: { type: 'json_object' }, reasoning_effort: 'low',
     reasoning_summary: 'auto', reasoning: { effort: 'low' }, mcp_servers: mcp, web_search_options: {},
-    prompt_cache_retention: '24h', include: ['reasoning.encrypted_content'], previous_response_id: 'resp_unknown',
+    prompt_cache_retention: '24h', include: ['reasoning.encrypted_content', 'message.output_text.logprobs'], previous_response_id: 'resp_unknown',
     tool_outputs: [{ tool_call_id: 'call_1', output: 'x' }], truncation: 'auto', max_tool_calls: 3,
     audio: { voice: 'alloy', format: 'mp3' }, modalities: ['text'], prediction: { type: 'content', content: 'x' }, strict: true,
     verbosity: 'low', metadata: { k: 'v' }, store: false, conversation: 'conv_1', n: 1, seed: 1, user: 'u1',

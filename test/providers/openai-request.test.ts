@@ -161,10 +161,12 @@ describe('openai chat request', () => {
     expect(at('gpt-5-mini', 'none')).toMatchObject({ body: { reasoning_effort: 'minimal' }, leftOut: ['reasoning_effort.none->minimal'] })
     expect(at('gpt-5.1', 'none')).toMatchObject({ body: { reasoning_effort: 'none' }, leftOut: [] })
     expect(at('o4-mini', 'minimal').body.reasoning_effort).toBe('low')
-    // Claude's max: the top tier the model has
-    expect(at('gpt-5.2', 'max').body.reasoning_effort).toBe('xhigh')
-    expect(at('gpt-5', 'max').body.reasoning_effort).toBe('high')
+    // no model before gpt-5.1-codex-max has a tier above high; a later one gets the effort as asked
+    expect(at('gpt-5', 'max')).toMatchObject({ body: { reasoning_effort: 'high' }, leftOut: ['reasoning_effort.max->high'] })
+    expect(at('gpt-5.1', 'xhigh').body.reasoning_effort).toBe('high')
     expect(at('o3', 'xhigh').body.reasoning_effort).toBe('high')
+    expect(at('gpt-5.1-codex-max', 'xhigh').body.reasoning_effort).toBe('xhigh')
+    expect(at('gpt-5.2', 'max').body.reasoning_effort).toBe('max')
   })
 
   test('a model that does not reason gets no reasoning effort (Claude thinking translated for gpt-4o would be a 400)', () => {

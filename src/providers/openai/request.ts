@@ -152,25 +152,23 @@ const REASONING_SAMPLING = [
   ['topP', 'top_p'],
 ] as const
 
-/** GPT-5.1 and later think not at all on `none`; the models before have no such tier. */
-const NONE_TIER = /^gpt-(5\.[1-9]|[6-9]|\d\d)/
-/** The models with a tier above high. */
-const XHIGH_TIER = /^gpt-(5\.1-codex-max|5\.[2-9]|[6-9]|\d\d)/
+/** The models with no tier above high: all before gpt-5.1-codex-max. */
+const HIGH_TOPS = /^(o\d|gpt-5(-|$)|gpt-5\.1(?!-codex-max))/
 const O_SERIES = /^o\d/
 /** GPT-5 before 5.1: its least is `minimal`. */
 const GPT5 = /^gpt-5(-|$)/
 
 /**
- * An effort (Claude's `max` among them) as the model's own tiers: the o-series take low to
- * high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
- * GPT-5.1 on `none` too, a tier above high only where the model has one. null: sent without.
- * A model the gateway cannot place gets the effort as it is.
+ * An effort as the model's own tiers, where they are known to be fewer: the o-series take low
+ * to high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
+ * and no model before gpt-5.1-codex-max has a tier above high (`xhigh`, `max`). null: sent
+ * without. A later model gets the effort as it is: its upstream knows its tiers.
  */
 function effortFor(id: string, effort: ReasoningEffort): string | null {
   const o = O_SERIES.test(id)
   if (effort === 'none') return o ? null : GPT5.test(id) ? 'minimal' : 'none'
   if (effort === 'minimal') return o ? 'low' : effort
-  if (effort === 'xhigh' || effort === 'max') return XHIGH_TIER.test(id) ? 'xhigh' : o || GPT5.test(id) || NONE_TIER.test(id) ? 'high' : effort
+  if (effort === 'xhigh' || effort === 'max') return HIGH_TOPS.test(id) ? 'high' : effort
   return effort
 }
 
