@@ -157,6 +157,26 @@ describe('gateway parameters a Claude upstream does not take are spelled in its 
     expect(sent.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
     expect(res.headers.get('x-switchyard-compat')).toContain('temperature')
   })
+
+  test('reasoning_effort on a tool loop turn whose thinking was not sent back goes without thinking, as Anthropic requires', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const messages = [
+      { role: 'user', content: 'add 1 and 2' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'add', input: { a: 1, b: 2 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '3' }] },
+    ]
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 1000, tools: [add], reasoning_effort: 'high', messages })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.thinking).toBeUndefined()
+    expect(sent.max_tokens).toBe(1000)
+    // a model that thinks adaptively keeps its effort, which needs no thinking block
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    await rig.postMessages({ model: 'claude-opus-4-7', max_tokens: 1000, tools: [add], reasoning_effort: 'high', messages })
+    const adaptive = rig.up.requests.at(-1)!.json()
+    expect(adaptive.thinking).toBeUndefined()
+    expect(adaptive.output_config).toEqual({ effort: 'high' })
+  })
 })
 
 describe('failures on the pass-through path', () => {

@@ -5,7 +5,7 @@
 // `reasoning_effort` is thinking as thinkingPlan makes it for the translated path. Pure.
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { ReasoningEffort } from '../../ir/types.ts'
-import { thinkingPlan, thinks } from './thinking.ts'
+import { lostThinking, thinkingPlan, thinks, withoutThinking } from './thinking.ts'
 
 type Json = Record<string, unknown>
 
@@ -22,7 +22,11 @@ export function spellGatewayParams(body: Json, model: CatalogModel): { body: Jso
   }
   if (typeof effort !== 'string') return { body: out, leftOut }
   if (out.thinking === undefined) {
-    const plan = thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, typeof out.max_tokens === 'number' ? out.max_tokens : defaultMaxTokens(model))
+    const asked = typeof out.max_tokens === 'number' ? out.max_tokens : defaultMaxTokens(model)
+    const planned = thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, asked)
+    // a tool loop's turn whose thinking the client did not send back goes without (Anthropic refuses it with)
+    const plan = Array.isArray(out.messages) && lostThinking(out.messages) ? withoutThinking(planned, asked) : planned
+    if (plan.effort && !plan.thinking) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
     if (!plan.thinking) return { body: out, leftOut }
     out.thinking = plan.thinking
     out.max_tokens = plan.maxTokens

@@ -4,7 +4,7 @@ import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
-import { thinkingPlan, thinks, type ThinkingPlan } from './thinking.ts'
+import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 
 type Json = Record<string, unknown>
 
@@ -165,7 +165,9 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   ]
 
   const lost = lostThinking(conv.turns)
-  const plan: ThinkingPlan = lost ? { maxTokens: req.maxTokens ?? defaultMaxTokens(model) } : thinkingPlan(req, model, req.maxTokens ?? defaultMaxTokens(model))
+  const asked = req.maxTokens ?? defaultMaxTokens(model)
+  const planned = thinkingPlan(req, model, asked)
+  const plan: ThinkingPlan = lost ? withoutThinking(planned, asked) : planned
   const body: Json = { model: model.upstreamId, max_tokens: plan.maxTokens, messages: conv.turns }
   if (system.length) body.system = system
   if (req.stop?.length) body.stop_sequences = req.stop
@@ -228,18 +230,4 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   // a thinking setting carried as it came (adaptive) goes too
   if (lost) delete out.thinking
   return { body: out, betas: [...betas], leftOut }
-}
-
-/**
- * Whether a tool loop's last assistant turn lost its thinking: it calls tools but does not begin
- * with a thinking block, as a chat client sends it back (chat has no field for the signed
- * block). Anthropic refuses such a turn with thinking on ("a final assistant message must start
- * with a thinking block"), so the request goes without thinking: the loop goes on, unthought,
- * where it would otherwise fail on its second call.
- */
-function lostThinking(turns: { role: string; content: Json[] }[]): boolean {
-  const last = turns.findLast((t) => t.role === 'assistant')
-  if (!last?.content.some((b) => b.type === 'tool_use')) return false
-  const first = last.content[0]?.type
-  return first !== 'thinking' && first !== 'redacted_thinking'
 }

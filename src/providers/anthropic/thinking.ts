@@ -79,3 +79,26 @@ export function thinks(carried: unknown): boolean {
   const type = (carried as { type?: unknown } | undefined)?.type
   return type === 'enabled' || type === 'adaptive'
 }
+
+/**
+ * Whether a tool loop's last assistant turn lost its thinking: it calls tools but does not begin
+ * with a thinking block, as a client sends it back that keeps no signed blocks (a chat client
+ * that drops `thinking_blocks`, a messages client that strips them). Anthropic refuses such a turn with thinking on ("a final assistant message must start
+ * with a thinking block"), so the request goes without thinking: the loop goes on, unthought,
+ * where it would otherwise fail on its second call.
+ */
+export function lostThinking(turns: readonly { role?: unknown; content?: unknown }[]): boolean {
+  const last = turns.findLast((t) => t.role === 'assistant')
+  const content = Array.isArray(last?.content) ? (last.content as { type?: unknown }[]) : []
+  if (!content.some((b) => b?.type === 'tool_use')) return false
+  const first = content[0]?.type
+  return first !== 'thinking' && first !== 'redacted_thinking'
+}
+
+/**
+ * A plan for a turn whose thinking was lost: no thinking, max_tokens as asked; an adaptive
+ * model's effort still goes (it sets the depth of the answer with or without thinking).
+ */
+export function withoutThinking(plan: ThinkingPlan, maxTokens: number): ThinkingPlan {
+  return plan.effort !== undefined ? { effort: plan.effort, maxTokens } : { maxTokens }
+}
