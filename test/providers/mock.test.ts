@@ -158,3 +158,15 @@ describe('values built from a schema validate against it', () => {
     expect(JSON.stringify(v.tree).length).toBeLessThan(1000)
   })
 })
+
+test('an example of nested minItems stays small: its values are bounded, not multiplied level by level', async () => {
+  const { exampleFromSchema } = await import('../../src/providers/mock/schema-args.ts')
+  let schema: Record<string, unknown> = { type: 'string', minLength: 100_000 }
+  for (let i = 0; i < 6; i++) schema = { type: 'array', minItems: 64, items: schema }
+  // 64^6 strings of 100,000 characters as asked; at most 10,000 values of 1,000 as built
+  const text = JSON.stringify(exampleFromSchema(schema))
+  expect(text.length).toBeLessThan(11_000_000)
+  // a self-referencing array ends too
+  const loop = { $defs: { A: { type: 'array', minItems: 64, items: { $ref: '#/$defs/A' } } }, $ref: '#/$defs/A' }
+  expect(JSON.stringify(exampleFromSchema(loop)).length).toBeLessThan(1_000_000)
+})

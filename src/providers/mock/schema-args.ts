@@ -4,6 +4,19 @@ type Schema = Record<string, unknown>
 
 /** Deeper than this, an object is given no properties and an array no items (a recursive schema ends). */
 const MAX_DEPTH = 16
+/**
+ * The most values one example holds, and the most characters a string is padded to: a schema
+ * of nested `minItems` multiplies its counts level by level, and an example past these would
+ * hold the loop and fill memory for one small request. Past them, arrays and strings are as
+ * short as what is left allows.
+ */
+const MAX_VALUES = 10_000
+const MAX_PAD = 1_000
+
+/** What is left of one example's values. */
+interface Budget {
+  left: number
+}
 
 const FORMATS: Record<string, string> = {
   'date-time': '2025-01-01T00:00:00Z',
@@ -25,14 +38,19 @@ const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null &
  * array → minItems items; object → its properties; a local `$ref` is followed, `anyOf`/`oneOf`
  * take their first branch that is not null, `allOf` its branches together.
  */
-export function exampleFromSchema(schema: unknown, root: unknown = schema, depth = 0): unknown {
+export function exampleFromSchema(schema: unknown): unknown {
+  return example(schema, schema, 0, { left: MAX_VALUES })
+}
+
+function example(schema: unknown, root: unknown, depth: number, budget: Budget): unknown {
+  budget.left--
   let s: Schema = isObj(schema) ? schema : {}
   const ref = typeof s.$ref === 'string' ? resolveRef(root, s.$ref) : undefined
-  if (ref && depth < MAX_DEPTH) return exampleFromSchema(ref, root, depth + 1)
+  if (ref && depth < MAX_DEPTH) return example(ref, root, depth + 1, budget)
   if (Array.isArray(s.enum) && s.enum.length) return s.enum[0]
   if ('const' in s) return s.const
   const branches = (Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined)?.filter(isObj)
-  if (branches?.length && depth < MAX_DEPTH) return exampleFromSchema(branches.find((b) => b.type !== 'null') ?? branches[0], root, depth + 1)
+  if (branches?.length && depth < MAX_DEPTH) return example(branches.find((b) => b.type !== 'null') ?? branches[0], root, depth + 1, budget)
   if (Array.isArray(s.allOf) && s.allOf.length) {
     const parts = s.allOf.filter(isObj)
     const properties = Object.assign({}, ...parts.map((b) => (isObj(b.properties) ? b.properties : {})), isObj(s.properties) ? s.properties : {})
@@ -50,14 +68,16 @@ export function exampleFromSchema(schema: unknown, root: unknown = schema, depth
     case 'array': {
       const n = typeof s.minItems === 'number' && s.minItems > 0 && depth < MAX_DEPTH ? Math.min(s.minItems, 64) : 0
       const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : []
-      return Array.from({ length: Math.max(n, depth < MAX_DEPTH ? prefix.length : 0) }, (_, i) => exampleFromSchema(prefix[i] ?? s.items, root, depth + 1))
+      const out: unknown[] = []
+      for (let i = 0; i < Math.max(n, depth < MAX_DEPTH ? prefix.length : 0) && budget.left > 0; i++) out.push(example(prefix[i] ?? s.items, root, depth + 1, budget))
+      return out
     }
     case 'null':
       return null
     default: {
       const props = isObj(s.properties) ? s.properties : {}
-      if (depth >= MAX_DEPTH) return {}
-      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, exampleFromSchema(v, root, depth + 1)]))
+      if (depth >= MAX_DEPTH || budget.left <= 0) return {}
+      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, example(v, root, depth + 1, budget)]))
     }
   }
 }
@@ -77,7 +97,7 @@ function resolveRef(root: unknown, ref: string): unknown {
 function stringFor(s: Schema): string {
   let out = (typeof s.format === 'string' && FORMATS[s.format]) || 'example'
   const min = typeof s.minLength === 'number' ? s.minLength : 0
-  if (out.length < min) out = out + 'x'.repeat(Math.min(min, 10_000) - out.length)
+  if (out.length < min) out = out + 'x'.repeat(Math.max(0, Math.min(min, MAX_PAD) - out.length))
   if (typeof s.maxLength === 'number' && out.length > s.maxLength) out = out.slice(0, Math.max(0, s.maxLength))
   return out
 }
