@@ -59,7 +59,8 @@ const ALL_SURFACES: Surface[] = ['chat', 'responses', 'messages']
 const UNLISTED_CONTEXT = 10_000_000
 /** Ids of the families' own naming; an unlisted one must look like an id, nothing more. */
 const FAMILY_ID = /^(claude-|gpt-|o\d|chatgpt-|codex-)[A-Za-z0-9._:-]*$/
-const reasons = (id: string, family: Family) => family === 'anthropic' || /^(o\d|gpt-([5-9]|\d\d))/.test(id)
+/** The chat models of a reasoning generation (`gpt-5-chat-latest`) take no reasoning effort. */
+const reasons = (id: string, family: Family) => family === 'anthropic' || (/^(o\d|gpt-([5-9]|\d\d))/.test(id) && !/-chat(-|$)/.test(id))
 const summarises = (id: string) => /^(o\d|gpt-([5-9]|\d\d))/.test(id)
 
 /** `claude-<name>-<major>[-<minor>]…`: a minor of one or two digits (not a date's eight). */

@@ -40,6 +40,14 @@ test('ids the price library knows are accepted with its context window', () => {
   expect(m!.contextWindow).toBeGreaterThan(1000)
 })
 
+test('a model known by its id alone reasons by its generation, except the chat models of one; a Claude model says how it thinks', () => {
+  const c = buildCatalog(config())
+  expect(c.resolve('gpt-5.3')!.reasoning).toBe(true)
+  expect(c.resolve('gpt-5-chat-latest')!.reasoning).toBe(false)
+  expect(c.resolve('claude-opus-4-7')!.adaptiveThinking).toBe('only')
+  expect(c.resolve('claude-sonnet-4-5')!.adaptiveThinking).toBeUndefined()
+})
+
 test("what one client names is not listed for the others, however many: the library's loose matches and mock- ids", () => {
   const c = buildCatalog(config())
   const listed = c.list().map((m) => m.id)

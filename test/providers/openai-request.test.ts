@@ -167,6 +167,10 @@ describe('openai chat request', () => {
     expect(at('o3', 'xhigh').body.reasoning_effort).toBe('high')
     expect(at('gpt-5.1-codex-max', 'xhigh').body.reasoning_effort).toBe('xhigh')
     expect(at('gpt-5.2', 'max').body.reasoning_effort).toBe('max')
+    // GPT-5.1 on has no minimal (none is below low); a pro model thinks at high alone
+    expect(at('gpt-5.1', 'minimal').body.reasoning_effort).toBe('low')
+    expect(at('gpt-5-pro', 'low').body.reasoning_effort).toBe('high')
+    expect(at('o3-pro', 'none').body.reasoning_effort).toBe('high')
   })
 
   test('a model that does not reason gets no reasoning effort (Claude thinking translated for gpt-4o would be a 400)', () => {
