@@ -7,6 +7,7 @@ import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import { MIGRATIONS } from './migrations.gen.ts'
+import { refuseNewerSchema } from './newer-schema.ts'
 import * as schema from './schema.ts'
 import { embedded, type Db, type Storage, type StorageOptions } from './storage.ts'
 import { SqliteSql } from './sqlite-sql.ts'
@@ -43,6 +44,13 @@ export function openSqlite(dataDir: string): Storage {
   sqlite.exec('PRAGMA synchronous = NORMAL')
   sqlite.exec('PRAGMA foreign_keys = ON')
   const db = drizzle({ client: sqlite, schema })
+  try {
+    const recorded = sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+    if (recorded) refuseNewerSchema((sqlite.query('SELECT max(created_at) AS at FROM __drizzle_migrations').get() as { at: unknown }).at, MIGRATIONS, `the database ${file}`)
+  } catch (e) {
+    sqlite.close()
+    throw e
+  }
   migrate(db)
   return {
     dialect: 'sqlite',

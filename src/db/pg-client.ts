@@ -5,6 +5,7 @@ import { SQL } from 'bun'
 import { drizzle } from 'drizzle-orm/bun-sql'
 import { embedded, type Db, type Storage, type Tables } from './storage.ts'
 import { PG_MIGRATIONS } from './migrations.gen.ts'
+import { refuseNewerSchema } from './newer-schema.ts'
 import * as pgSchema from './pg-schema.ts'
 import { PgSql } from './pg-sql.ts'
 import { maskUrl } from './pg-url.ts'
@@ -49,6 +50,11 @@ export async function migratePg(client: SQL): Promise<void> {
     if (!schema) throw new Error('the search_path names no schema that exists: create it, or leave search_path unset for public')
     await conn.unsafe(`SELECT pg_advisory_lock(${LOCK_KEY})`)
     try {
+      const [{ table }] = (await conn.unsafe(`SELECT to_regclass($1) AS table`, [`"${schema.replaceAll('"', '""')}".__drizzle_migrations`])) as { table: string | null }[]
+      if (table) {
+        const [{ at }] = (await conn.unsafe(`SELECT max(created_at) AS at FROM ${table}`)) as { at: unknown }[]
+        refuseNewerSchema(at, PG_MIGRATIONS, `the PostgreSQL schema ${schema}`)
+      }
       const db = drizzle({ client: conn as unknown as SQL })
       // dialect and session are drizzle internals with no public type
       const anyDb = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown }
