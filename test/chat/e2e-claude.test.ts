@@ -106,16 +106,22 @@ describe('claude model, non-streaming', () => {
     expect(message.thinking_blocks).toEqual([{ type: 'thinking', thinking: block.thinking, signature: block.signature }])
   })
 
-  test('a streamed reply gives the thinking as reasoning_content deltas, then the signed block whole', async () => {
+  test('a streamed reply gives the thinking as reasoning_content deltas, and the signed blocks whole in one delta before the finish', async () => {
     rig.up.script({ sse: fixture('anthropic/messages/stream-thinking.sse') })
     const res = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, reasoning_effort: 'low', max_tokens: 600, stream: true })
     const deltas = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices[0]?.delta ?? {})
     const reasoning = deltas.map((d) => d.reasoning_content ?? '').join('')
-    const blocks = deltas.flatMap((d) => d.thinking_blocks ?? [])
+    const carrying = deltas.filter((d) => d.thinking_blocks)
     expect(reasoning.length).toBeGreaterThan(0)
+    expect(carrying).toHaveLength(1)
+    const blocks = carrying[0].thinking_blocks
     expect(blocks).toHaveLength(1)
     expect(blocks[0].thinking).toBe(reasoning)
     expect(blocks[0].signature.length).toBeGreaterThan(10)
+    // the openai SDK's stream helper keeps a field's last delta: the blocks reach its final message whole
+    rig.up.script({ sse: fixture('anthropic/messages/stream-thinking.sse') })
+    const final = await rig.client.chat.completions.stream({ model: 'claude-sonnet-4-5', messages: ask, reasoning_effort: 'low', max_tokens: 600 }).finalChatCompletion()
+    expect((final.choices[0]!.message as any).thinking_blocks).toEqual(blocks)
   })
 
   test('a stop sequence of whitespace only, which Anthropic refuses, is a 400 naming it before any call', async () => {

@@ -7,7 +7,7 @@ import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
 import type { StreamEncoderState } from '../../pipeline/codec.ts'
 import { customInputOf } from '../custom-tools.ts'
-import { chatFinishReason, chatUsage } from './encode.ts'
+import { chatFinishReason, chatUsage, type ChatThinkingBlock } from './encode.ts'
 
 export const DONE_FRAME = 'data: [DONE]\n\n'
 
@@ -49,8 +49,9 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
     finishReason: null, produced: false, done: false, failed: false,
   }
   let roleSent = false
-  /** The thinking block open now, its text so far (a signed block goes whole with its signature). */
+  /** The thinking block open now, its text so far; the turn's signed blocks, sent whole before the finish. */
   let thinking = ''
+  const blocks: ChatThinkingBlock[] = []
   // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
   const toolIndex = new Map<number, number>()
   // A custom tool's call, by IR index: its arguments (`{"input": …}`) gathered, the input sent when the call ends
@@ -132,8 +133,9 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         state.usage = ev.usage
         state.finishReason = chatFinishReason(ev.finish)
         state.done = true
-        // a custom call whose end never came still gets its input
-        let out = [...customCalls.keys()].map(customInput).join('') + open() + chunk({}, state.finishReason)
+        // a custom call whose end never came still gets its input; the signed thinking goes in one
+        // delta, whole (the openai SDK's stream helper keeps a field's last delta, not their sum)
+        let out = [...customCalls.keys()].map(customInput).join('') + open() + (blocks.length > 0 ? chunk({ thinking_blocks: blocks }) : '') + chunk({}, state.finishReason)
         if (o.includeUsage) {
           out += frame({ id: state.id, object: 'chat.completion.chunk', created: state.created, model: state.model, choices: [], usage: chatUsage(state.usage) })
         }
@@ -146,14 +148,13 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         if (ev.text === '') return ''
         thinking += ev.text
         return open() + chunk({ reasoning_content: ev.text })
-      case 'reasoning-signature': {
-        // the block whole, signed, once it ends: what a client sends back on the assistant message
-        const block = { type: 'thinking', thinking, signature: ev.signature }
+      case 'reasoning-signature':
+        blocks.push({ type: 'thinking', thinking, signature: ev.signature })
         thinking = ''
-        return open() + chunk({ thinking_blocks: [block] })
-      }
+        return ''
       case 'reasoning-redacted':
-        return open() + chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: ev.data }] })
+        blocks.push({ type: 'redacted_thinking', data: ev.data })
+        return ''
       case 'error':
         state.failed = true
         return ''
