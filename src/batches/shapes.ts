@@ -29,8 +29,13 @@ export function usageText(u: Usage | undefined): string | null {
   return JSON.stringify(out)
 }
 
-/** OpenAI's Batch object, plus `settings` (the concurrency asked for). */
+/**
+ * OpenAI's Batch object, plus `settings` (the concurrency asked for). A cancelled batch is
+ * `cancelling` until its items in flight have landed and its output files are written (its
+ * `cancelled_at` then), as OpenAI's is.
+ */
 export function toOpenAIBatch(b: BatchRow) {
+  const cancelling = b.status === 'cancelled' && b.endedAt === null
   return {
     id: b.id,
     object: 'batch' as const,
@@ -38,7 +43,7 @@ export function toOpenAIBatch(b: BatchRow) {
     errors: b.errors ? { object: 'list', data: JSON.parse(b.errors) as unknown[] } : null,
     input_file_id: b.inputFileId,
     completion_window: b.completionWindow,
-    status: b.status,
+    status: cancelling ? ('cancelling' as const) : b.status,
     output_file_id: b.outputFileId,
     error_file_id: b.errorFileId,
     created_at: sec(b.createdAt)!,
@@ -48,8 +53,8 @@ export function toOpenAIBatch(b: BatchRow) {
     completed_at: sec(b.completedAt),
     failed_at: sec(b.failedAt),
     expired_at: sec(b.expiredAt),
-    cancelling_at: null,
-    cancelled_at: sec(b.cancelledAt),
+    cancelling_at: sec(b.cancelledAt),
+    cancelled_at: cancelling ? null : sec(b.endedAt ?? b.cancelledAt),
     request_counts: { total: b.total, completed: b.succeeded, failed: b.failed },
     metadata: b.metadata ? (JSON.parse(b.metadata) as Record<string, unknown>) : null,
     settings: { concurrency: b.concurrency },

@@ -46,11 +46,14 @@ describe('cancel', () => {
     const b = (await res.json()) as any
     await until('three items in flight', () => g.started.length === 3)
     const cancelled = (await (await rig.call('POST', `/api/v1/batches/${b.id}/cancel`)).json()) as any
-    expect(cancelled.status).toBe('cancelled')
-    expect(cancelled.cancelled_at).toBeGreaterThan(0)
+    // cancelling while its items in flight still land, as OpenAI's is; cancelled once they have
+    expect(cancelled.status).toBe('cancelling')
+    expect(cancelled.cancelling_at).toBeGreaterThan(0)
+    expect(cancelled.cancelled_at).toBeNull()
     g.release()
     const done = await rig.ended(b.id)
     expect(done.status).toBe('cancelled')
+    expect(done.cancelled_at).toBeGreaterThanOrEqual(done.cancelling_at)
     expect(done.request_counts).toEqual({ total: 30, completed: 3, failed: 27 })
     expect(g.started.sort()).toEqual(['k0', 'k1', 'k2'])
     const results = await rig.allResults(b.id)
@@ -70,7 +73,7 @@ describe('cancel', () => {
     const res = await rig.call('POST', '/api/v1/batches', { requests: [chat('gpt-4o-mini', 'q0')], settings: { concurrency: 1 } })
     const b = (await res.json()) as any
     const c = (await (await rig.call('POST', `/api/v1/batches/${b.id}/cancel`)).json()) as any
-    expect(c.status).toBe('cancelled')
+    expect(c.status).toBe('cancelling')
     g.release()
     await rig.ended(b.id)
     expect((await s.store.byId(b.id))!.status).toBe('cancelled')

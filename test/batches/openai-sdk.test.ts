@@ -93,14 +93,14 @@ test('batches.list pages newest first with limit and after, on both roots', asyn
   expect((await rig.openai(rig.otherKey).batches.list()).data).toEqual([])
 })
 
-test('batches.cancel on a processing batch returns it cancelled; again is a 400', async () => {
+test('batches.cancel on a processing batch returns it cancelling, then it is cancelled; again is a 400', async () => {
   replayFixtures(rig.up, { delayMs: 200 })
   const client = rig.openai()
   const b = await client.batches.create({ requests: Array.from({ length: 20 }, (_, i) => chat('gpt-4o-mini', `slow ${i}`)), settings: { concurrency: 2 } } as any)
   await until('processing', () => client.batches.retrieve(b.id), (x) => (x.status as string) === 'processing')
   const c = await client.batches.cancel(b.id)
-  expect(c.status).toBe('cancelled')
-  expect(c.cancelled_at).toBeGreaterThan(0)
+  expect(c.status).toBe('cancelling')
+  expect(c.cancelling_at).toBeGreaterThan(0)
   expect(await client.batches.cancel(b.id).then(() => 200, (e) => e.status)).toBe(400)
   const ended = await rig.ended(b.id)
   expect(ended.status).toBe('cancelled')
