@@ -27,7 +27,8 @@ async function writeFile(files: FilesService, store: BatchStore, b: BatchRow, st
     filename: `${b.id}_${status === 'succeeded' ? 'output' : 'error'}.jsonl`,
     purpose: 'batch_output',
     mimeType: 'application/jsonl',
-    expiresAt: b.outputExpiresAfter !== null ? b.createdAt + b.outputExpiresAfter * 1000 : null,
+    // anchored at the file's own creation, not the batch's (OpenAI: "the anchor is the file creation time")
+    expiresAt: b.outputExpiresAfter !== null ? now + b.outputExpiresAfter * 1000 : null,
   })
   return rec.id
 }

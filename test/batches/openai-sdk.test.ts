@@ -107,3 +107,13 @@ test('batches.cancel on a processing batch returns it cancelling, then it is can
   expect(ended.request_counts.total).toBe(20)
   expect(ended.request_counts.completed + ended.request_counts.failed).toBe(20)
 })
+
+test("output_expires_after counts from the output file's creation, not the batch's", async () => {
+  replayFixtures(rig.up, { delayMs: 1_500 })
+  const client = rig.openai()
+  const b = await client.batches.create({ requests: [chat('gpt-4o-mini', 'expiring')], output_expires_after: { anchor: 'created_at', seconds: 3600 } } as any)
+  const ended = await rig.ended(b.id)
+  const file = await client.files.retrieve(ended.output_file_id)
+  expect(file.created_at).toBeGreaterThan(b.created_at)
+  expect(file.expires_at).toBe(file.created_at + 3600)
+})
