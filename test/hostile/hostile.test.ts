@@ -219,6 +219,13 @@ describe('hostile clients, one gateway', () => {
     const broken = await send('/api/v1/files', 'zstd', form, `multipart/form-data; boundary=${B}`)
     expect(broken.status).toBe(400)
     expect(JSON.parse(broken.text).error).toStartWith('Content-Encoding: zstd: the body could not be decompressed')
+    // a leading byte-order mark is left out whatever way the body is read: small, large, compressed
+    const bom = '\ufeff' + json
+    const large = '\ufeff' + JSON.stringify({ model: 'mock-gpt', metadata: { pad: 'x'.repeat(400) }, messages: [{ role: 'user', content: 'mock: text squeezed ' + 'y'.repeat(300_000) }] })
+    for (const [encoding, body] of [['identity', bom], ['identity', large], ['gzip', Bun.gzipSync(bom)]] as const) {
+      const r = await send('/api/alpha/v1/chat/completions', encoding, body)
+      expect({ encoding, size: body.length, status: r.status }).toEqual({ encoding, size: body.length, status: 200 })
+    }
   })
 
   test('streams that fail or are dropped mid-way are billed for what went out', async () => {
