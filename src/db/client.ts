@@ -46,7 +46,8 @@ export function openSqlite(dataDir: string): Storage {
   const db = drizzle({ client: sqlite, schema })
   try {
     const recorded = sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
-    if (recorded) refuseNewerSchema((sqlite.query('SELECT max(created_at) AS at FROM __drizzle_migrations').get() as { at: unknown }).at, MIGRATIONS, `the database ${file}`)
+    // (numbers only: SQLite sorts a text value above every number)
+    if (recorded) refuseNewerSchema((sqlite.query("SELECT max(created_at) AS at FROM __drizzle_migrations WHERE typeof(created_at) IN ('integer', 'real')").get() as { at: unknown }).at, MIGRATIONS, `the database ${file}`)
   } catch (e) {
     sqlite.close()
     throw e

@@ -102,10 +102,13 @@ async function receiveJson(request: Request, files: FilesService, family: Family
  * blob's disk and the database's may fill up separately (SQLITE_FULL: the record's insert).
  */
 const NO_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL'])
+/** The data dir may not be written at all (mounted read-only, its mode or owner changed): the operator's to mend. */
+const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM', 'SQLITE_READONLY'])
 
 function storageFailure(e: unknown): unknown {
   const code = (e as { code?: unknown })?.code
   if (typeof code === 'string' && NO_ROOM.has(code)) return new HttpError(507, 'Insufficient storage: the gateway has no room for this file; nothing was kept')
+  if (typeof code === 'string' && NOT_WRITABLE.has(code)) return new HttpError(503, `Service unavailable: the gateway's data dir cannot be written (${code}); nothing was kept`, { 'retry-after': '5' })
   return e
 }
 

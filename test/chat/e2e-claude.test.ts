@@ -234,6 +234,19 @@ describe('claude model, non-streaming', () => {
     const sent = rig.up.requests.at(-1)!.json()
     expect(sent.thinking?.type).toBe('enabled')
     expect(sent.messages[1].content).toEqual([{ type: 'thinking', thinking: signed.thinking, signature: signed.signature }, { type: 'redacted_thinking', data: redacted.data }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }])
+    // a block with an empty signature is no signed block: the turn goes as thinking lost
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
+    await rig.client.chat.completions.create({
+      model: 'claude-sonnet-4-5', reasoning_effort: 'low', max_tokens: 600, tools,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, thinking_blocks: [{ ...signed, signature: '' }], tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } as any,
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+      ],
+    })
+    const unsigned = rig.up.requests.at(-1)!.json()
+    expect(unsigned.thinking).toBeUndefined()
+    expect(unsigned.messages[1].content.map((b: any) => b.type)).toEqual(['tool_use'])
     // a block of another shape is a 400 naming it
     const bad = await rig.post({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b', thinking_blocks: [{ type: 'thinking', thinking: 'x' }] }, { role: 'user', content: 'c' }] })
     expect(bad.status).toBe(400)

@@ -23,6 +23,8 @@ test('SQLite: a database migrated past this version is refused at start, and lef
   expect((await runCli(['migrate', '--data-dir', dataDir], embedded)).code).toBe(0)
   const db = new Database(join(dataDir, 'switchyard.db'))
   db.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', ['from-a-newer-version', MIGRATIONS.at(-1)!.when + 1000])
+  // a text value (SQLite sorts text above every number) hides nothing
+  db.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', ['garbled', 'abc'])
   db.close()
   for (const command of ['migrate', 'serve']) {
     const r = await runCli([command, '--data-dir', dataDir, '--port', '0'], embedded)
@@ -31,7 +33,7 @@ test('SQLite: a database migrated past this version is refused at start, and lef
     expect(r.stderr).toContain(MIGRATIONS.at(-1)!.tag)
   }
   const after = new Database(join(dataDir, 'switchyard.db'))
-  expect((after.query('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(MIGRATIONS.length + 1)
+  expect((after.query('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(MIGRATIONS.length + 2)
   after.close()
 })
 
@@ -46,4 +48,7 @@ test.skipIf(!onPostgres)('PostgreSQL: a schema migrated past this version is ref
   const r = await runCli(['migrate', '--data-dir', dataDir], { SWITCHYARD_DATABASE_URL: url })
   expect(r.code).toBe(1)
   expect(r.stderr).toContain(`the PostgreSQL schema ${schema} was migrated by a newer Switchyard`)
+  // one line, as an operator's error is said, not a stack
+  expect(r.stderr.trim()).toStartWith('switchyard: PostgreSQL at')
+  expect(r.stderr).not.toContain('pg-client.ts')
 })

@@ -75,8 +75,11 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
         return
       case 'assistant': {
         // `content: ""` beside tool calls is no text at all.
-        // a Claude model's signed thinking first, where its turn began
-        const content: Part[] = (m.thinking_blocks ?? []).map((b) => (b.type === 'thinking' ? { type: 'reasoning', text: b.thinking, signature: b.signature } : { type: 'reasoning', text: '', redacted: b.data }))
+        // a Claude model's signed thinking first, where its turn began; a block with no signature
+        // (or data) is no signed block, and stays behind (the turn then goes as thinking lost)
+        const content: Part[] = (m.thinking_blocks ?? []).flatMap((b): Part[] =>
+          b.type === 'thinking' ? (b.signature === '' ? [] : [{ type: 'reasoning', text: b.thinking, signature: b.signature }]) : b.data === '' ? [] : [{ type: 'reasoning', text: '', redacted: b.data }],
+        )
         content.push(...textParts(m.content ?? m.refusal).filter((p) => p.text !== ''))
         for (const tc of m.tool_calls ?? []) {
           if (tc.type === 'custom') content.push({ type: 'tool-call', id: tc.id, name: tc.custom.name, arguments: customArguments(tc.custom.input) })
