@@ -392,6 +392,20 @@ describe('hostile clients, one gateway', () => {
     expect(readdirSync(join(gw.dataDir, 'blobs', '.tmp')).filter((n) => n.endsWith('.part'))).toEqual([])
     const list = await fetch(`${gw.url}/api/v1/files?limit=100`, { headers: { authorization: `Bearer ${gw.key}` } })
     expect(((await list.json()) as { data: { filename: string }[] }).data.map((f) => f.filename)).not.toContain('full.txt')
+    // a data dir mounted read-only (root writes through a mode, so the mount is what a test can stand for)
+    blobs.openTemp = async () => {
+      throw Object.assign(new Error('EROFS: read-only file system, open'), { code: 'EROFS', errno: -30 })
+    }
+    try {
+      const form = new FormData()
+      form.append('purpose', 'user_data')
+      form.append('file', new Blob(['x']), 'ro.txt')
+      const res = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: form })
+      expect(res.status).toBe(503)
+      expect(((await res.json()) as { error: string }).error).toBe("Service unavailable: the gateway's data dir cannot be written (EROFS); nothing was kept")
+    } finally {
+      blobs.openTemp = realOpen
+    }
   })
 
   test('afterwards: /health is fast, the database is intact, and the books balance', async () => {
