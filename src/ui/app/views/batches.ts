@@ -32,7 +32,7 @@ export function batchesView(root: HTMLElement, session: Session): () => void {
     setWidth(failedFill, p.total ? p.failed / p.total : 0)
     const rate = p.items_per_second === null ? '' : ` · ${p.items_per_second.toFixed(1)} items/s`
     const eta = p.ended ? '' : p.eta_seconds === null ? ' · time left unknown' : ` · about ${duration(p.eta_seconds)} left`
-    const open = !['completed', 'cancelled', 'expired', 'failed'].includes(b.status)
+    const open = !['completed', 'cancelling', 'cancelled', 'expired', 'failed'].includes(b.status)
     return h('section', { class: 'batch', 'data-batch': b.id, 'data-status': b.status, 'data-percent': Math.round(p.fraction * 100) },
       h('header', null, h('b', { class: 'mono' }, b.id), h('span', { class: `badge ${b.status}` }, b.status), h('span', { class: 'muted' }, `${b.endpoint} · created ${time(b.created_at)}` + (session.role === 'admin' ? ` · key ${b.api_key_id}` : ''))),
       h('div', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.round(p.fraction * 100) }, fill, failedFill),
