@@ -26,11 +26,10 @@ export function spellGatewayParams(body: Json, model: CatalogModel): { body: Jso
     const planned = thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, asked)
     // a tool loop's turn whose thinking the client did not send back goes without (Anthropic refuses it with)
     const plan = Array.isArray(out.messages) && lostThinking(out.messages) ? withoutThinking(planned, asked) : planned
-    if (plan.effort && !plan.thinking) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
+    if (plan.effort) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
     if (!plan.thinking) return { body: out, leftOut }
     out.thinking = plan.thinking
     out.max_tokens = plan.maxTokens
-    if (plan.effort) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
     withoutWhatThinkingForbids(out, leftOut)
   } else if (thinks(out.thinking) && (out.thinking as Json).type === 'adaptive' && effort !== 'none') {
     // adaptive thinking the client gave: the effort is its depth, unless output_config says one

@@ -82,10 +82,11 @@ export function thinks(carried: unknown): boolean {
 
 /**
  * Whether a tool loop's last assistant turn lost its thinking: it calls tools but does not begin
- * with a thinking block, as a client sends it back that keeps no signed blocks (a chat client
- * that drops `thinking_blocks`, a messages client that strips them). Anthropic refuses such a turn with thinking on ("a final assistant message must start
- * with a thinking block"), so the request goes without thinking: the loop goes on, unthought,
- * where it would otherwise fail on its second call.
+ * with a thinking block, as a client that keeps no signed blocks sends it back (a chat client
+ * that drops `thinking_blocks`, a messages client that strips them). Anthropic refuses such a
+ * turn with thinking on ("a final assistant message must start with a thinking block"), so the
+ * request goes without thinking: the loop goes on, unthought, where it would otherwise fail on
+ * its second call.
  */
 export function lostThinking(turns: readonly { role?: unknown; content?: unknown }[]): boolean {
   const last = turns.findLast((t) => t.role === 'assistant')
