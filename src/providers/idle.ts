@@ -3,9 +3,9 @@
 // bounds the silence between two reads. One sweep a second looks at every open stream; a read
 // costs the stream two assignments (a coarse clock, not a timer re-armed per chunk). Only the
 // time a read waits on the upstream counts: a client slow to take what came is not the
-// upstream's silence (its backpressure holds the reads). A stream
-// silent for longer is cut: the upstream call is aborted with a mid-stream 504 the client
-// gets in band and the record keeps, instead of the stream (and its socket) held forever.
+// upstream's silence (its backpressure holds the reads). A stream silent for longer is cut:
+// the upstream call is aborted with a mid-stream 504 the client gets in band and the record
+// keeps, instead of the stream (and its socket) held forever.
 import { UpstreamError } from '../ir/errors.ts'
 
 const SWEEP_MS = 1_000

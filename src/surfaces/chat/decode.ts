@@ -8,6 +8,7 @@ import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import { toolName, type ChatFunction, type ChatMessage, type ChatRefusalPart, type ChatResponseFormat, type ChatTextPart, type ChatTool, type ChatToolChoice, type ChatUserPart } from './schema.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
+import type { ChatThinkingBlock } from './encode.ts'
 
 type TextPart = Extract<Part, { type: 'text' }>
 
@@ -75,11 +76,8 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
         return
       case 'assistant': {
         // `content: ""` beside tool calls is no text at all.
-        // a Claude model's signed thinking first, where its turn began; a block with no signature
-        // (or data) is no signed block, and stays behind (the turn then goes as thinking lost)
-        const content: Part[] = (m.thinking_blocks ?? []).flatMap((b): Part[] =>
-          b.type === 'thinking' ? (b.signature === '' ? [] : [{ type: 'reasoning', text: b.thinking, signature: b.signature }]) : b.data === '' ? [] : [{ type: 'reasoning', text: '', redacted: b.data }],
-        )
+        // a Claude model's signed thinking first, where its turn began
+        const content: Part[] = (m.thinking_blocks ?? []).flatMap(signedThinking)
         content.push(...textParts(m.content ?? m.refusal).filter((p) => p.text !== ''))
         for (const tc of m.tool_calls ?? []) {
           if (tc.type === 'custom') content.push({ type: 'tool-call', id: tc.id, name: tc.custom.name, arguments: customArguments(tc.custom.input) })
@@ -183,6 +181,15 @@ export function streamToIR(stream: boolean, req: GenerationRequest, body: { stre
 }
 
 /** `thinking`: a budget the IR has a field for; a Claude-family upstream gets any other form as it came. */
+/**
+ * A thinking block a chat client sent back, as the IR's reasoning part; one with no signature (or
+ * no data) is no signed block and stays behind (the turn then goes as thinking lost).
+ */
+function signedThinking(b: ChatThinkingBlock): Part[] {
+  if (b.type === 'thinking') return b.signature === '' ? [] : [{ type: 'reasoning', text: b.thinking, signature: b.signature }]
+  return b.data === '' ? [] : [{ type: 'reasoning', text: '', redacted: b.data }]
+}
+
 export function thinkingToIR(thinking: { type: string; budget_tokens?: number }, req: GenerationRequest, model: CatalogModel): void {
   if (thinking.type === 'enabled') reasoningOf(req).budgetTokens = thinking.budget_tokens
   else if (model.family === 'anthropic') carry(req, 'anthropic', 'thinking', thinking)
