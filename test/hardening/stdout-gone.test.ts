@@ -10,24 +10,27 @@ const KEY = 'sk-sy-stdout-0123456789abcdef'
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 test('stdout closed by its reader: requests are still answered, and /health', async () => {
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'serve'], {
-    env: { ...process.env, SWITCHYARD_DATA_DIR: join(dir, 'data'), SWITCHYARD_BOOTSTRAP_KEY: KEY, PORT: String(port), SWITCHYARD_LOG_LEVEL: 'info' },
+  // port 0: the system gives a free one (a port picked at random may be another test's), read from the banner
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'serve', '--port', '0'], {
+    env: { ...process.env, SWITCHYARD_DATA_DIR: join(dir, 'data'), SWITCHYARD_BOOTSTRAP_KEY: KEY, SWITCHYARD_LOG_LEVEL: 'info' },
     stdout: 'pipe',
-    stderr: 'ignore',
+    stderr: 'pipe',
   })
   try {
-    // the first lines (the banner) are read, then the reader goes away, as `serve | head -1`
+    // the lines up to the banner are read, then the reader goes away, as `serve | head -1`
     const reader = proc.stdout.getReader()
-    await reader.read()
-    await reader.cancel()
+    let out = ''
     // a cold start (every module compiled, the database made) on a loaded 2-core machine may take seconds
-    let up = false
-    for (const until = Date.now() + 30_000; !up && proc.exitCode === null && Date.now() < until; ) {
-      up = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)
-      if (!up) await Bun.sleep(50)
+    for (const until = Date.now() + 30_000; !/listening on http:\/\/\S+/.test(out) && Date.now() < until; ) {
+      const { done, value } = await reader.read()
+      if (done) break
+      out += new TextDecoder().decode(value)
     }
-    expect({ up, exitCode: proc.exitCode }).toEqual({ up: true, exitCode: null })
+    await reader.cancel()
+    const port = /listening on http:\/\/[^\s:]+:(\d+)/.exec(out)?.[1]
+    if (!port) throw new Error(`the gateway did not start: ${out}\n${await new Response(proc.stderr).text()}`)
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+    expect(proc.exitCode).toBeNull()
     // each request logs a line: the writes fail from here on
     for (let i = 0; i < 20; i++) {
       const res = await fetch(`http://127.0.0.1:${port}/api/alpha/v1/chat/completions`, {
