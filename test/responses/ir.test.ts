@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
+import { sealReasoning } from '../../src/surfaces/responses/reasoning.ts'
 import { frames, startResponsesRig, types, WEATHER, type ResponsesRig } from './e2e-helpers.ts'
 
 let rig: ResponsesRig
@@ -247,5 +248,42 @@ describe('a Claude model on the Anthropic upstream (recorded traffic)', () => {
     const sig = want.filter((f) => f.data.delta?.type === 'signature_delta').map((f) => f.data.delta.signature).join('')
     const text = want.filter((f) => f.data.delta?.type === 'thinking_delta').map((f) => f.data.delta.thinking).join('')
     expect(thinking).toEqual({ type: 'thinking', thinking: text, signature: sig })
+  })
+
+  test("a thinking turn's parallel calls sent back interleaved with their outputs stay one Claude turn, its thinking first", async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const thought = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: sealReasoning({ type: 'reasoning', text: 'two cities', signature: 'sig-1' }) }
+    const call = (id: string, city: string) => ({ type: 'function_call', call_id: id, name: 'get_weather', arguments: JSON.stringify({ city }) })
+    const output = (id: string, text: string) => ({ type: 'function_call_output', call_id: id, output: text })
+    const res = await rig.postResponses({
+      model: 'claude-sonnet-4-5', reasoning: { effort: 'low' }, store: false, tools: [WEATHER],
+      input: [{ role: 'user', content: 'Oslo and Bergen?' }, thought, call('toolu_a', 'Oslo'), output('toolu_a', 'rain'), call('toolu_b', 'Bergen'), output('toolu_b', 'sun')],
+    })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.thinking).toMatchObject({ type: 'enabled' })
+    expect(sent.messages.map((m: any) => [m.role, m.content.map((b: any) => b.type)])).toEqual([
+      ['user', ['text']],
+      ['assistant', ['thinking', 'tool_use', 'tool_use']],
+      ['user', ['tool_result', 'tool_result']],
+    ])
+    expect(sent.messages[2].content.map((b: any) => [b.tool_use_id, b.content])).toEqual([['toolu_a', 'rain'], ['toolu_b', 'sun']])
+  })
+
+  test('calls of turns that each thought first stay turns of their own', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const thought = (n: number) => ({ type: 'reasoning', id: `rs_${n}`, summary: [], encrypted_content: sealReasoning({ type: 'reasoning', text: `step ${n}`, signature: `sig-${n}` }) })
+    const res = await rig.postResponses({
+      model: 'claude-sonnet-4-5', reasoning: { effort: 'low' }, store: false, tools: [WEATHER],
+      input: [
+        { role: 'user', content: 'Oslo, then Bergen' },
+        thought(1), { type: 'function_call', call_id: 'toolu_a', name: 'get_weather', arguments: '{"city":"Oslo"}' }, { type: 'function_call_output', call_id: 'toolu_a', output: 'rain' },
+        thought(2), { type: 'function_call', call_id: 'toolu_b', name: 'get_weather', arguments: '{"city":"Bergen"}' }, { type: 'function_call_output', call_id: 'toolu_b', output: 'sun' },
+      ],
+    })
+    expect(res.status).toBe(200)
+    expect(rig.up.requests.at(-1)!.json().messages.map((m: any) => m.content.map((b: any) => b.type))).toEqual([
+      ['text'], ['thinking', 'tool_use'], ['tool_result'], ['thinking', 'tool_use'], ['tool_result'],
+    ])
   })
 })

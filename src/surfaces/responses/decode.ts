@@ -60,12 +60,23 @@ function parts(content: string | (ContentPart | undefined)[], at: string): Part[
   return content.flatMap((p, i) => (p ? userPart(p, `${at}[${i}]`) : undefined) ?? [])
 }
 
-/** Items → IR messages: consecutive assistant-side items join one assistant turn, tool outputs one tool turn. */
+/** A Claude turn's signed (or redacted) thinking: that model begins every turn of a tool loop with it. */
+const thoughtBySigned = (m: Message | undefined): boolean =>
+  m?.role === 'assistant' && m.content.some((p) => p.type === 'reasoning' && (p.signature !== undefined || p.redacted !== undefined))
+
+/**
+ * Items → IR messages: consecutive assistant-side items join one assistant turn, tool outputs one
+ * tool turn. A call that follows a tool output with no thinking of its own, where the turn before
+ * began with a Claude model's signed thinking, is one of that turn's parallel calls sent back
+ * interleaved with their outputs (call, output, call, output): a turn of its own it would lack the
+ * thinking Claude asks of the last turn of a tool loop, so it joins that turn, its output the tool turn.
+ */
 export function itemsToMessages(items: Item[], at = 'input'): Message[] {
   const out: Message[] = []
   const push = (role: Message['role'], part: Part) => {
     const last = out[out.length - 1]
     if (last?.role === role && (role === 'assistant' || role === 'tool')) last.content.push(part)
+    else if (part.type === 'tool-call' && last?.role === 'tool' && thoughtBySigned(out[out.length - 2])) out[out.length - 2]!.content.push(part)
     else out.push({ role, content: [part] })
   }
   items.forEach((it, i) => {
