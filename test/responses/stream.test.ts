@@ -74,6 +74,28 @@ describe('responses stream encoder', () => {
     expect(enc.state.status).toBe('failed')
   })
 
+  test('a failure mid-call: the failed response holds what was sent of the text and the arguments, incomplete', () => {
+    const { enc, text } = run([
+      { type: 'start', id: 'x', model: 'm', created: 1 },
+      { type: 'text-delta', text: 'checking' },
+      { type: 'tool-input-start', index: 0, id: 'call_a', name: 'f' },
+      { type: 'tool-input-delta', index: 0, delta: '{"city":"Os' },
+    ])
+    const fs = frames(text + enc.failure({ message: 'upstream died', type: 'overloaded_error' }))
+    const sent = fs.filter((f) => f.data.type === 'response.function_call_arguments.delta').map((f) => f.data.delta).join('')
+    const failed = fs.find((f) => f.data.type === 'response.failed')!.data.response
+    expect(failed.output.map((o: any) => [o.type, o.status])).toEqual([['message', 'completed'], ['function_call', 'incomplete']])
+    expect(failed.output[0].content[0].text).toBe('checking')
+    expect(failed.output[1]).toMatchObject({ call_id: 'call_a', name: 'f', arguments: sent })
+    expect(sent).toBe('{"city":"Os')
+  })
+
+  test('a failure mid-text: the message holds the text sent so far, incomplete', () => {
+    const { enc, text } = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'text-delta', text: 'par' }, { type: 'text-delta', text: 'tial' }])
+    const failed = frames(text + enc.failure({ message: 'x' })).find((f) => f.data.type === 'response.failed')!.data.response
+    expect(failed.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ type: 'output_text', text: 'partial' })] })])
+  })
+
   test('for the SDK stream helper (known events only): no response.requires_action, OpenAI `error` on failure', () => {
     const enc = createResponsesStreamEncoder(frame(), new Set(), () => {}, true)
     const blocks = createBlockNormalizer()

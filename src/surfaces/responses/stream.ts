@@ -108,6 +108,20 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     return s + done(o, item)
   }
 
+  /**
+   * The output of a stream cut mid-item: the items still open hold what was sent of them (a
+   * message's text so far, a call's arguments so far), `incomplete`, as their deltas showed.
+   */
+  function cut(): Item[] {
+    const out = [...output]
+    if (open?.kind === 'text') out[open.index] = messageItem(open.item.id as string, open.text.text(), 'incomplete')
+    if (open?.kind === 'reasoning') out[open.index] = { ...reasoningItem(open.item.id as string, { type: 'reasoning', text: open.text.text() }, summaries), status: 'incomplete' }
+    for (const o of tools.values()) {
+      out[o.index] = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text(), o.custom === true, 'incomplete')
+    }
+    return out
+  }
+
   function finish(status: string, incomplete: Obj | undefined): string {
     const r = snapshot(status)
     if (incomplete) r.incomplete_details = incomplete
@@ -217,6 +231,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
       const err = e as MidStreamError
       const error = { code: err?.type ?? 'server_error', message: err?.message ?? 'stream failed' }
       const r = snapshot('failed')
+      r.output = cut()
       r.error = error
       r.usage = responsesUsage(state.usage)
       state.status = 'failed'
