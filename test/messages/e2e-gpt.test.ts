@@ -298,3 +298,43 @@ describe('gpt model, streaming', () => {
     expect(final.stop_reason).toBe('tool_use')
   })
 })
+
+// Claude takes tool names of 128 characters, OpenAI of 64: Claude Code's MCP tools
+// (`mcp__{server}__{tool}`) are often longer, and OpenAI would refuse the whole request
+describe('gpt model, a tool name past OpenAI’s 64 characters', () => {
+  const long = `mcp__github-enterprise-server__${'list_pull_request_review_comments_'.repeat(2)}all` // 102 characters
+  const other = `mcp__github-enterprise-server__${'list_pull_request_review_comments_'.repeat(2)}one` // the same 99 first ones
+  const tools = [long, other].map((name) => ({ name, description: 'a tool', input_schema: { type: 'object' as const, properties: { n: { type: 'number' } } } }))
+  const history = [
+    { role: 'user' as const, content: 'comments?' },
+    { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 'call_before', name: long, input: { n: 1 } }] },
+    { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'call_before', content: 'none' }] },
+  ]
+  // the fake model calls the first tool under the name it was given
+  const calling = (stream: boolean) => (req: { json(): any }) => {
+    const name = req.json().tools[0].function.name
+    const call = { id: 'call_next', type: 'function', function: { name, arguments: '{"n":2}' } }
+    const usage = { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 }
+    const head = { id: 'chatcmpl-long', created: 1, model: 'gpt-4o-mini' }
+    if (!stream) return { json: { ...head, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }], usage } }
+    const chunk = (choices: object[], u: object | null = null) => `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices, usage: u })}\n\n`
+    return { sse: chunk([{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, ...call }] }, finish_reason: null }]) + chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]) + chunk([], usage) + 'data: [DONE]\n\n' }
+  }
+
+  test('the names go upstream short, one apiece and the same on every turn; the call comes back under the client’s name', async () => {
+    for (const stream of [false, true]) {
+      rig.up.script(calling(stream))
+      const params = { model: 'gpt-4o-mini', max_tokens: 200, tools, tool_choice: { type: 'tool' as const, name: long }, messages: history }
+      const r = stream ? await rig.anthropic.messages.stream(params).finalMessage() : await rig.anthropic.messages.create(params)
+      const sent = rig.up.requests.at(-1)!.json()
+      const names = sent.tools.map((t: any) => t.function.name)
+      expect(names.every((n: string) => /^[a-zA-Z0-9_-]{1,64}$/.test(n))).toBe(true)
+      expect(new Set(names).size).toBe(2)
+      expect(sent.tool_choice).toEqual({ type: 'function', function: { name: names[0] } })
+      expect(sent.messages[1].tool_calls[0].function.name).toBe(names[0])
+      expect(r.content).toEqual([{ type: 'tool_use', id: 'call_next', name: long, input: { n: 2 } }] as any)
+    }
+    // the same short names on a second request: a conversation's turns agree
+    expect(rig.up.requests.at(-1)!.json().tools).toEqual(rig.up.requests.at(-2)!.json().tools)
+  })
+})

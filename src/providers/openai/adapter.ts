@@ -17,6 +17,7 @@ import { openAIResponsesTap, responsesPromptText } from './responses-tap.ts'
 import { toOpenAIChat } from './request.ts'
 import { fromOpenAIChat, type ChatCompletion } from './response.ts'
 import { openAIChatEvents } from './stream.ts'
+import { longNamesIn, longNamesOf, shortToolNames } from './tool-names.ts'
 
 export class OpenAIAdapter implements ProviderAdapter {
   readonly kind: ProviderKind
@@ -76,13 +77,17 @@ export class OpenAIAdapter implements ProviderAdapter {
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    const body = this.chatBody({ ...req, stream: false }, ctx)
-    return this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion), (json) => ({ json }))
+    const named = shortToolNames(req)
+    const body = this.chatBody({ ...named.req, stream: false }, ctx)
+    const res = await this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion), (json) => ({ json }))
+    return named.back ? longNamesIn(res, named.back) : res
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const body = this.chatBody({ ...req, stream: true }, ctx)
-    return this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle))), (json) => ({ json }))
+    const named = shortToolNames(req)
+    const body = this.chatBody({ ...named.req, stream: true }, ctx)
+    const events = await this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle))), (json) => ({ json }))
+    return named.back ? longNamesOf(events, named.back) : events
   }
 
   private chatBody(req: GenerationRequest, ctx: CallContext): Record<string, unknown> {

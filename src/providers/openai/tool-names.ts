@@ -1,0 +1,40 @@
+// Tool names an OpenAI model takes. A function name there is at most 64 characters, where Claude
+// takes 128: Claude Code names an MCP server's tools `mcp__{server}__{tool}`, often past 64, and
+// OpenAI refuses the whole request. A longer name goes upstream as its first 55 characters, `_`
+// and 8 hex digits of its hash (one name, one short name, the same on every turn of a
+// conversation), and the model's calls come back under the name the client gave.
+import type { GenerationRequest, GenerationResponse, Message, StreamEvent } from '../../ir/types.ts'
+
+export const OPENAI_NAME_MAX = 64
+
+const short = (name: string): string =>
+  `${name.slice(0, OPENAI_NAME_MAX - 9)}_${new Bun.CryptoHasher('sha256').update(name).digest('hex').slice(0, 8)}`
+
+/** The request with every name past the limit shortened, and the way back (short → the client's); `back` is undefined when none was. */
+export function shortToolNames(req: GenerationRequest): { req: GenerationRequest; back?: Map<string, string> } {
+  const long = new Set<string>()
+  for (const t of req.tools ?? []) if (t.name.length > OPENAI_NAME_MAX) long.add(t.name)
+  for (const m of req.messages) for (const p of m.content) if (p.type === 'tool-call' && p.name.length > OPENAI_NAME_MAX) long.add(p.name)
+  if (req.toolChoice?.type === 'tool' && req.toolChoice.name.length > OPENAI_NAME_MAX) long.add(req.toolChoice.name)
+  if (long.size === 0) return { req }
+  const to = new Map([...long].map((n) => [n, short(n)]))
+  const rename = (n: string) => to.get(n) ?? n
+  const messages = req.messages.map((m): Message => {
+    if (!m.content.some((p) => p.type === 'tool-call' && to.has(p.name))) return m
+    return { ...m, content: m.content.map((p) => (p.type === 'tool-call' ? { ...p, name: rename(p.name) } : p)) }
+  })
+  const out: GenerationRequest = { ...req, messages }
+  if (req.tools) out.tools = req.tools.map((t) => (to.has(t.name) ? { ...t, name: rename(t.name) } : t))
+  if (req.toolChoice?.type === 'tool') out.toolChoice = { ...req.toolChoice, name: rename(req.toolChoice.name) }
+  return { req: out, back: new Map([...to].map(([n, s]) => [s, n])) }
+}
+
+/** A reply's calls under the client's names. */
+export function longNamesIn(res: GenerationResponse, back: Map<string, string>): GenerationResponse {
+  return { ...res, content: res.content.map((p) => (p.type === 'tool-call' && back.has(p.name) ? { ...p, name: back.get(p.name)! } : p)) }
+}
+
+/** A stream's calls under the client's names. */
+export async function* longNamesOf(events: AsyncIterable<StreamEvent>, back: Map<string, string>): AsyncIterable<StreamEvent> {
+  for await (const e of events) yield e.type === 'tool-input-start' && back.has(e.name) ? { ...e, name: back.get(e.name)! } : e
+}
