@@ -337,4 +337,19 @@ describe('gpt model, a tool name past OpenAI’s 64 characters', () => {
     // the same short names on a second request: a conversation's turns agree
     expect(rig.up.requests.at(-1)!.json().tools).toEqual(rig.up.requests.at(-2)!.json().tools)
   })
+
+  // OpenAI refuses a history call id past 40 characters; another agent's or gateway's ids may be longer
+  test('a call id past 40 characters goes upstream short, the same in the call and in its result', async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const id = `toolu_${'0123456789'.repeat(5)}`
+    await rig.anthropic.messages.create({
+      model: 'gpt-4o-mini', max_tokens: 200, tools: [weather],
+      messages: [ask[0]!, { role: 'assistant', content: [{ type: 'tool_use', id, name: 'get_weather', input: { location: 'Paris' } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'sunny' }] }],
+    })
+    const sent = rig.up.requests.at(-1)!.json().messages
+    const callId = sent[1].tool_calls[0].id
+    expect(callId.length).toBeLessThanOrEqual(40)
+    expect(sent[2]).toMatchObject({ role: 'tool', tool_call_id: callId, content: 'sunny' })
+    expect(sent[1].tool_calls[0].function.name).toBe('get_weather')
+  })
 })

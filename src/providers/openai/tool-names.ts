@@ -2,31 +2,51 @@
 // takes 128: Claude Code names an MCP server's tools `mcp__{server}__{tool}`, often past 64, and
 // OpenAI refuses the whole request. A longer name goes upstream as its first 55 characters, `_`
 // and 8 hex digits of its hash (one name, one short name, the same on every turn of a
-// conversation), and the model's calls come back under the name the client gave.
+// conversation), and the model's calls come back under the name the client gave. A call id past
+// OpenAI's 40 characters (another agent's, a gateway's) is shortened the same way in the history.
 import type { GenerationRequest, GenerationResponse, Message, StreamEvent } from '../../ir/types.ts'
 
 export const OPENAI_NAME_MAX = 64
+/** A call id in the history: OpenAI refuses one past 40 characters (`messages[i].tool_calls[j].id`). */
+export const OPENAI_CALL_ID_MAX = 40
 
-const short = (name: string): string =>
-  `${name.slice(0, OPENAI_NAME_MAX - 9)}_${new Bun.CryptoHasher('sha256').update(name).digest('hex').slice(0, 8)}`
+const hash = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex')
+const short = (name: string): string => `${name.slice(0, OPENAI_NAME_MAX - 9)}_${hash(name).slice(0, 8)}`
+/** A call and its result name one id: the same short id for both (none comes back: the model's new calls have OpenAI's own). */
+const shortId = (id: string): string => (id.length > OPENAI_CALL_ID_MAX ? `call_${hash(id).slice(0, 32)}` : id)
 
 /** The request with every name past the limit shortened, and the way back (short → the client's); `back` is undefined when none was. */
 export function shortToolNames(req: GenerationRequest): { req: GenerationRequest; back?: Map<string, string> } {
   const long = new Set<string>()
+  let longIds = false
   for (const t of req.tools ?? []) if (t.name.length > OPENAI_NAME_MAX) long.add(t.name)
-  for (const m of req.messages) for (const p of m.content) if (p.type === 'tool-call' && p.name.length > OPENAI_NAME_MAX) long.add(p.name)
+  for (const m of req.messages) {
+    for (const p of m.content) {
+      if (p.type === 'tool-call' && p.name.length > OPENAI_NAME_MAX) long.add(p.name)
+      if ((p.type === 'tool-call' ? p.id : p.type === 'tool-result' ? p.toolCallId : '').length > OPENAI_CALL_ID_MAX) longIds = true
+    }
+  }
   if (req.toolChoice?.type === 'tool' && req.toolChoice.name.length > OPENAI_NAME_MAX) long.add(req.toolChoice.name)
-  if (long.size === 0) return { req }
+  if (long.size === 0 && !longIds) return { req }
   const to = new Map([...long].map((n) => [n, short(n)]))
   const rename = (n: string) => to.get(n) ?? n
+  const renamed = (p: Message['content'][number]) =>
+    (p.type === 'tool-call' && (to.has(p.name) || p.id.length > OPENAI_CALL_ID_MAX)) || (p.type === 'tool-result' && p.toolCallId.length > OPENAI_CALL_ID_MAX)
   const messages = req.messages.map((m): Message => {
-    if (!m.content.some((p) => p.type === 'tool-call' && to.has(p.name))) return m
-    return { ...m, content: m.content.map((p) => (p.type === 'tool-call' ? { ...p, name: rename(p.name) } : p)) }
+    if (!m.content.some(renamed)) return m
+    return {
+      ...m,
+      content: m.content.map((p) => {
+        if (p.type === 'tool-call') return { ...p, id: shortId(p.id), name: rename(p.name) }
+        if (p.type === 'tool-result') return { ...p, toolCallId: shortId(p.toolCallId) }
+        return p
+      }),
+    }
   })
   const out: GenerationRequest = { ...req, messages }
   if (req.tools) out.tools = req.tools.map((t) => (to.has(t.name) ? { ...t, name: rename(t.name) } : t))
   if (req.toolChoice?.type === 'tool') out.toolChoice = { ...req.toolChoice, name: rename(req.toolChoice.name) }
-  return { req: out, back: new Map([...to].map(([n, s]) => [s, n])) }
+  return { req: out, back: to.size > 0 ? new Map([...to].map(([n, s]) => [s, n])) : undefined }
 }
 
 /** A reply's calls under the client's names. */
