@@ -301,7 +301,7 @@ describe('gpt model, streaming', () => {
 
 // Claude takes tool names of 128 characters, OpenAI of 64: Claude Code's MCP tools
 // (`mcp__{server}__{tool}`) are often longer, and OpenAI would refuse the whole request
-describe('gpt model, a tool name past OpenAI’s 64 characters', () => {
+describe('gpt model, tool names and call ids past OpenAI’s limits', () => {
   const long = `mcp__github-enterprise-server__${'list_pull_request_review_comments_'.repeat(2)}all` // 102 characters
   const other = `mcp__github-enterprise-server__${'list_pull_request_review_comments_'.repeat(2)}one` // the same 99 first ones
   const tools = [long, other].map((name) => ({ name, description: 'a tool', input_schema: { type: 'object' as const, properties: { n: { type: 'number' } } } }))
