@@ -407,7 +407,7 @@ export class Scheduler {
       const { retryAfter: _, ...error } = itemErrorOf(e)
       this.land(a, item.idx, requestId, error)
     }
-    const input = { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined }
+    const input = { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined, choices: item.choices ?? undefined }
     let admission: Admission | Promise<Admission>
     try {
       // behind an admission still waiting for a shared ledger: items are admitted in input order

@@ -15,6 +15,8 @@ export interface ClaimedItem {
   model: string
   promptEstimate: number
   maxOutputTokens: number | null
+  /** null: one (an item stored before the column was). */
+  choices: number | null
 }
 
 /** An item's stored result, as the results route, exports and output files read it. */
@@ -47,7 +49,7 @@ const item = names(batchItems)
 const batch = names(batchTable)
 const ingest = names(batchIngests)
 const ITEM_COLUMNS = selectList(batchItems, ['idx', 'customId', 'status', 'response', 'error', 'usage', 'requestId'])
-const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens'])
+const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices'])
 /** The ingest marker of a batch goes: its items are owned now, or gone. */
 const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 /** A result, stored only if the item has none yet. */

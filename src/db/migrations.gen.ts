@@ -10,6 +10,7 @@ import m7 from '../../db/migrations/0007_drop_responses.sql' with { type: 'text'
 import m8 from '../../db/migrations/0008_generation_deployments.sql' with { type: 'text' }
 import m9 from '../../db/migrations/0009_response_cache.sql' with { type: 'text' }
 import m10 from '../../db/migrations/0010_generation_replayed.sql' with { type: 'text' }
+import m11 from '../../db/migrations/0011_batch_item_choices.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -18,6 +19,7 @@ import p4 from '../../db/pg-migrations/0004_drop_responses.sql' with { type: 'te
 import p5 from '../../db/pg-migrations/0005_generation_deployments.sql' with { type: 'text' }
 import p6 from '../../db/pg-migrations/0006_response_cache.sql' with { type: 'text' }
 import p7 from '../../db/pg-migrations/0007_generation_replayed.sql' with { type: 'text' }
+import p8 from '../../db/pg-migrations/0008_batch_item_choices.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -34,6 +36,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0008_generation_deployments", when: 1795598164352, breakpoints: true, sql: m8 },
   { tag: "0009_response_cache", when: 1795600041982, breakpoints: true, sql: m9 },
   { tag: "0010_generation_replayed", when: 1795602208053, breakpoints: true, sql: m10 },
+  { tag: "0011_batch_item_choices", when: 1796337403776, breakpoints: true, sql: m11 },
 ]
 
 /** PostgreSQL. */
@@ -46,4 +49,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0005_generation_deployments", when: 1795598165260, breakpoints: true, sql: p5 },
   { tag: "0006_response_cache", when: 1795600042669, breakpoints: true, sql: p6 },
   { tag: "0007_generation_replayed", when: 1795602208668, breakpoints: true, sql: p7 },
+  { tag: "0008_batch_item_choices", when: 1796337404887, breakpoints: true, sql: p8 },
 ]

@@ -246,6 +246,8 @@ export function declareTables(k: ColumnKit) {
       model: k.text('model').notNull(),
       promptEstimate: k.int('prompt_estimate').notNull(),
       maxOutputTokens: k.int('max_output_tokens'),
+      /** Chat's `n`: each of the choices may take the whole output cap (null: one). */
+      choices: k.int('choices'),
       status: k.text('status', { enum: ['succeeded', 'failed'] }),
       /** The endpoint's JSON reply (succeeded). */
       response: k.text('response'),

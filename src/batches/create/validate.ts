@@ -21,6 +21,8 @@ export interface CheckedItem {
   /** Admission's estimates, by the pipeline's own rule. */
   promptEstimate: number
   maxOutputTokens: number | null
+  /** Chat's `n` past one: each choice may take the whole cap. */
+  choices: number | null
 }
 
 type Obj = Record<string, unknown>
@@ -71,7 +73,8 @@ export class ItemChecker {
     const plan = await spec.decode(raw, this.cx)
     const cap = plan.maxOutputTokens
     const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan.body, this.rc) : 0
-    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null }
+    const choices = typeof plan.choices === 'number' && plan.choices > 1 ? plan.choices : null
+    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices }
   }
 
   private customId(v: unknown, max: number): string {
