@@ -54,7 +54,8 @@ export function toOpenAIBatch(b: BatchRow) {
     failed_at: sec(b.failedAt),
     expired_at: sec(b.expiredAt),
     cancelling_at: sec(b.cancelledAt),
-    cancelled_at: cancelling ? null : sec(b.endedAt ?? b.cancelledAt),
+    // only a batch that ended cancelled was: a completed, failed or expired one ends without it
+    cancelled_at: b.status === 'cancelled' && !cancelling ? sec(b.endedAt ?? b.cancelledAt) : null,
     request_counts: { total: b.total, completed: b.succeeded, failed: b.failed },
     metadata: b.metadata ? (JSON.parse(b.metadata) as Record<string, unknown>) : null,
     settings: { concurrency: b.concurrency },

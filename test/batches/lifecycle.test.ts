@@ -96,6 +96,8 @@ describe('failed', () => {
     const done = await rig.ended(b.id)
     expect(done.status).toBe('failed')
     expect(done.failed_at).toBeGreaterThan(0)
+    // a batch that ended otherwise than cancelled has no cancelled_at
+    expect(done.cancelled_at).toBeNull()
     expect(done.errors.data[0]).toMatchObject({ code: 'input_file_deleted', message: expect.stringContaining(file) })
     expect(done.request_counts).toEqual({ total: 10, completed: 2, failed: 8 })
     expect((await rig.allResults(b.id)).slice(2).every((r) => r.error.code === 'batch_failed')).toBe(true)
@@ -106,7 +108,7 @@ describe('failed', () => {
     replayFixtures(rig.up)
     const file = await rig.upload([chat('gpt-4o-mini', 'f0')])
     const b = (await (await rig.call('POST', '/api/v1/batches', { input_file_id: file })).json()) as any
-    await rig.ended(b.id)
+    expect(await rig.ended(b.id)).toMatchObject({ status: 'completed', cancelled_at: null, cancelling_at: null })
     await rig.openai().files.delete(file)
     expect((await row(b.id)).status).toBe('completed')
   })
@@ -150,6 +152,7 @@ describe('expired', () => {
     const done = await rig.ended(b.id)
     expect(done.status).toBe('expired')
     expect(done.expired_at).toBeGreaterThan(0)
+    expect(done.cancelled_at).toBeNull()
     expect(done.request_counts).toEqual({ total: 5, completed: 1, failed: 4 })
     const results = await rig.allResults(b.id)
     expect(results.slice(1).map((r) => r.error.code)).toEqual(Array(4).fill('batch_expired'))
