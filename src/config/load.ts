@@ -385,7 +385,9 @@ function redisSettings(f: ConfigFile, env: Record<string, string | undefined>): 
 /** `blobs.s3`, or the names Bun's S3Client reads (`S3_*`, then `AWS_*`). A bucket turns it on. */
 function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3Settings | null {
   const c = f.blobs?.s3
-  const pick = (field: string | undefined, name: string) => str(field) ?? str(env[`S3_${name}`]) ?? str(env[`AWS_${name}`])
+  // the gateway's own S3_* variables over the file, as every other setting's; the ambient AWS_*
+  // ones (a machine's region or credentials, set for other tools too) only where both are silent
+  const pick = (field: string | undefined, name: string) => str(env[`S3_${name}`]) ?? str(field) ?? str(env[`AWS_${name}`])
   const bucket = pick(c?.bucket, 'BUCKET')
   if (!bucket) {
     if (c) throw new ConfigError('blobs.s3.bucket: required (or S3_BUCKET) when blobs.s3 is set')
@@ -401,7 +403,7 @@ function s3Settings(f: ConfigFile, env: Record<string, string | undefined>): S3S
     accessKeyId: pick(c?.access_key_id, 'ACCESS_KEY_ID'),
     secretAccessKey: pick(c?.secret_access_key, 'SECRET_ACCESS_KEY'),
     sessionToken: pick(c?.session_token, 'SESSION_TOKEN'),
-    prefix: (c?.prefix ?? str(env.SWITCHYARD_S3_PREFIX) ?? '').replace(/^\/+/, ''),
+    prefix: (str(env.SWITCHYARD_S3_PREFIX) ?? c?.prefix ?? '').replace(/^\/+/, ''),
     redirectDownloads: redirect,
     presignTtlS: c?.presign_ttl_s ?? 300,
     // a custom endpoint is nearly always a self-hosted server that wants path-style URLs

@@ -55,6 +55,17 @@ test('from the environment: REDIS_URL and the S3_* / AWS_* names; passwords and 
   expect(cfg.stores.blobs).toBe('s3 bucket sy-files at http://minio:9000')
 }, 30_000)
 
+test("blobs.s3: the S3_* variables win over the file, as every setting's; the ambient AWS_* ones only fill what both leave out", () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const file = join(dir, 'switchyard.yaml')
+  writeFileSync(file, 'blobs:\n  s3:\n    bucket: file-bucket\n    endpoint: http://file:9000\n    region: auto\n    prefix: fromfile\n')
+  const env = { S3_BUCKET: 'env-bucket', S3_ENDPOINT: 'http://env:9000', SWITCHYARD_S3_PREFIX: 'fromenv', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIAAMBIENT' }
+  expect(loadConfig({ flags: { config: file }, env, cwd: dir }).s3).toMatchObject({ bucket: 'env-bucket', endpoint: 'http://env:9000', prefix: 'fromenv', region: 'auto', accessKeyId: 'AKIAAMBIENT' })
+  expect(loadConfig({ flags: { config: file }, env: { ...env, S3_REGION: 'eu-west-3' }, cwd: dir }).s3?.region).toBe('eu-west-3')
+  expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).s3).toMatchObject({ bucket: 'file-bucket', endpoint: 'http://file:9000', prefix: 'fromfile', region: 'auto' })
+})
+
 test('from the file: redis and blobs.s3; a bad value names its field', () => {
   const dir = tempDir()
   dirs.push(dir)
