@@ -30,7 +30,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { CatalogModel } from '../config/catalog.ts'
 import { badRequest, echo } from '../http/errors.ts'
 import type { Family, GenerationRequest } from '../ir/types.ts'
-import type { Counterpart, Translate } from './translate.ts'
+import { COUNTERPART_WIRE, type Counterpart, type Translate } from './translate.ts'
 
 export type CrossFamilyMode = 'reject' | 'translate'
 
@@ -119,7 +119,7 @@ export function applyFamilyRules(body: Record<string, unknown>, table: ParamTabl
     out.removed.push(name)
     if (c) {
       mergeCounterpart(out.counterpart, c)
-      out.compat.push(`${name}->${Object.keys(c).join('+')}`)
+      out.compat.push(`${name}->${(Object.keys(c) as (keyof Counterpart)[]).map((k) => COUNTERPART_WIRE[family][k]).join('+')}`)
     } else out.compat.push(name)
   }
   for (const name of present) {

@@ -2,7 +2,7 @@
 // `translate`: its counterpart in IR terms, or nothing (dropped, and named in the
 // `x-switchyard-compat` header). The surfaces' parameter tables (src/surfaces/*/params.ts)
 // name these per row.
-import type { ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
+import type { Family, ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
 import { isObj } from '../lib/json.ts'
 
 /**
@@ -18,6 +18,22 @@ export interface Counterpart {
   user?: string
   tools?: Tool[]
   toolChoice?: ToolChoice
+}
+
+/**
+ * A counterpart's fields in the wire of the family it goes to, as x-switchyard-compat names them
+ * (`max_completion_tokens->max_tokens`): a Claude model is sent Messages parameters, a GPT model
+ * translated from the messages surface chat parameters.
+ */
+export const COUNTERPART_WIRE: Record<Family, Record<keyof Counterpart, string>> = {
+  anthropic: {
+    maxTokens: 'max_tokens', stop: 'stop_sequences', reasoning: 'thinking', responseFormat: 'output_config.format',
+    disableParallel: 'tool_choice.disable_parallel_tool_use', user: 'metadata.user_id', tools: 'tools', toolChoice: 'tool_choice',
+  },
+  openai: {
+    maxTokens: 'max_completion_tokens', stop: 'stop', reasoning: 'reasoning_effort', responseFormat: 'response_format',
+    disableParallel: 'parallel_tool_calls', user: 'user', tools: 'tools', toolChoice: 'tool_choice',
+  },
 }
 
 /** null = no counterpart: the parameter is dropped (and named in the compat header). */

@@ -140,7 +140,7 @@ describe('compat.cross_family: translate', () => {
         body: JSON.stringify({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi there' }], max_completion_tokens: 50, seed: 4 }),
       })
       expect(res.status).toBe(200)
-      expect(res.headers.get('x-switchyard-compat')).toBe('max_completion_tokens->maxTokens, seed')
+      expect(res.headers.get('x-switchyard-compat')).toBe('max_completion_tokens->max_tokens, seed')
       expect(((await res.json()) as any).choices[0].message.content).toBe('hi there')
     } finally {
       await t.stop()

@@ -44,7 +44,7 @@ describe('translate mode (compat.cross_family: translate)', () => {
     expect(ir.maxTokens).toBe(300)
     expect(ir.toolChoice).toEqual({ type: 'auto', disableParallel: true })
     expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true, description: undefined })
-    expect(rules.compat).toEqual(['max_completion_tokens->maxTokens', 'parallel_tool_calls->disableParallel', 'seed', 'logit_bias', 'response_format->responseFormat'])
+    expect(rules.compat).toEqual(['max_completion_tokens->max_tokens', 'parallel_tool_calls->tool_choice.disable_parallel_tool_use', 'seed', 'logit_bias', 'response_format->output_config.format'])
   })
   test('OpenAI model: thinking / output_config.effort → reasoning_effort, stop_sequences → stop, top_k dropped', () => {
     const { body, rules } = decode({ model: 'gpt-4o', messages: user(), thinking: { type: 'enabled', budget_tokens: 20_000 }, stop_sequences: ['X'], stop: 'Y', top_k: 3 }, 'translate')
@@ -53,7 +53,7 @@ describe('translate mode (compat.cross_family: translate)', () => {
     expect(pt.stop).toEqual(['Y', 'X'])
     expect(pt.top_k).toBeUndefined()
     expect(pt.thinking).toBeUndefined()
-    expect(rules.compat).toEqual(['thinking->reasoning', 'stop_sequences->stop', 'top_k'])
+    expect(rules.compat).toEqual(['thinking->reasoning_effort', 'stop_sequences->stop', 'top_k'])
     const oc = decode({ model: 'gpt-4o', messages: user(), output_config: { effort: 'low' } }, 'translate')
     expect(passthroughBody(oc.body, oc.rules).body.reasoning_effort).toBe('low')
   })

@@ -193,7 +193,7 @@ describe('messagesToIR', () => {
     expect(ir.reasoning).toEqual({ effort: 'low' })
     // an optional property, which OpenAI's strict mode refuses: sent without strict
     expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema, strict: false })
-    expect(rules.compat).toEqual(['output_config->reasoning+responseFormat'])
+    expect(rules.compat).toEqual(['output_config->reasoning_effort+response_format'])
     const closed = { type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } }, required: ['b'], additionalProperties: false } } }, required: ['a'], additionalProperties: false }
     expect(decode(body({ output_config: { format: { type: 'json_schema', schema: closed } } }, 'gpt-5'), 'translate').ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema: closed, strict: true })
     const openInside = { ...closed, properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } } } } } }

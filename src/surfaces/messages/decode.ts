@@ -219,7 +219,7 @@ export function outputConfigToIR(config: Obj, req: GenerationRequest, cx: IRCont
   if (!c) return
   if (c.reasoning) reasoningOf(req).effort = c.reasoning.effort
   if (c.responseFormat) req.responseFormat = c.responseFormat
-  cx.compat.push(`output_config->${[c.reasoning && 'reasoning', c.responseFormat && 'responseFormat'].filter(Boolean).join('+')}`)
+  cx.compat.push(`output_config->${[c.reasoning && 'reasoning_effort', c.responseFormat && 'response_format'].filter(Boolean).join('+')}`)
 }
 
 /** `metadata`: kept whole, and its `user_id` is the end user. */

@@ -8,7 +8,7 @@ import type { GenerationRequest, ReasoningEffort } from '../../ir/types.ts'
 import { carried, foreign, IGNORED, type BodyOf, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
 import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
-import { drop, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
+import { COUNTERPART_WIRE, drop, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
 import { content, documentExtras, messages, metadataToIR, outputConfigToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
 import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray, type MessagesBlock, type MessagesMessage, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
@@ -81,6 +81,14 @@ export function messagesToIR(checked: MessagesBody, model: CatalogModel, rules: 
   return req
 }
 
+/** `thinking->reasoning_effort` → `thinking`; `output_config->reasoning_effort+response_format` → `output_config->response_format`. */
+function withoutEffortNamed(entry: string): string {
+  const [name, to] = entry.split('->')
+  if (to === undefined) return entry
+  const left = to.split('+').filter((f) => f !== COUNTERPART_WIRE.openai.reasoning)
+  return left.length > 0 ? `${name}->${left.join('+')}` : name!
+}
+
 /**
  * A GPT model that does not reason (gpt-4o) refuses a reasoning effort with a 400: whatever
  * asked for one (`reasoning_effort`, or thinking and output_config translated) is left out, and
@@ -89,7 +97,7 @@ export function messagesToIR(checked: MessagesBody, model: CatalogModel, rules: 
 function withoutEffort(req: GenerationRequest, checked: MessagesBody, rules: RulesOutcome): void {
   delete req.reasoning!.effort
   if (Object.keys(req.reasoning!).length === 0) delete req.reasoning
-  for (let i = 0; i < rules.compat.length; i++) if (rules.compat[i]!.endsWith('->reasoning')) rules.compat[i] = rules.compat[i]!.slice(0, -'->reasoning'.length)
+  rules.compat.forEach((entry, i) => (rules.compat[i] = withoutEffortNamed(entry)))
   // named once, however often the request's IR is built
   if (checked.reasoning_effort !== undefined && !rules.compat.includes('reasoning_effort')) rules.compat.push('reasoning_effort')
 }
