@@ -113,10 +113,20 @@ describe('openai chat request', () => {
       parallel_tool_calls: false,
       reasoning_effort: 'high',
       response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
-      stop: ['END'],
       max_completion_tokens: 99,
     })
+    // a model that does not reason takes stop sequences (a reasoning one refuses them: below)
+    expect(wire({ stop: ['END'] }, false).stop).toEqual(['END'])
     expect(wire({ tools: [weather], toolChoice: { type: 'required' } }).tool_choice).toBe('required')
+  })
+
+  test('a reasoning model refuses stop sequences (o3, gpt-5: "Unsupported parameter"): left out and named; kept for the others and at effort none', () => {
+    const at = (over: Partial<GenerationRequest>, reasoning: boolean, compatible = false) => toOpenAIChat(request({ stop: ['END'], ...over }), { upstreamId: 'm', reasoning, compatible })
+    expect(at({}, true)).toMatchObject({ leftOut: ['stop'] })
+    expect(at({}, true).body).not.toHaveProperty('stop')
+    expect(at({ reasoning: { effort: 'none' } }, true)).toMatchObject({ body: { stop: ['END'] }, leftOut: [] })
+    expect(at({}, false)).toMatchObject({ body: { stop: ['END'] }, leftOut: [] })
+    expect(at({}, true, true)).toMatchObject({ body: { stop: ['END'] }, leftOut: [] })
   })
 
   test("a reasoning model refuses sampling other than its default: left out and named; kept for the others and at effort none", () => {
@@ -181,8 +191,8 @@ describe('openai chat request', () => {
   test('holds here too; top_k refused; more than 4 stop sequences refused (Claude has no such limit)', () => {
     expect(() => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'nope' } })).toThrow(/not among the request's tools/)
     expect(() => wire({ topK: 3 })).toThrow(/top_k/)
-    expect(() => wire({ stop: ['a', 'b', 'c', 'd', 'e'] })).toThrow(/at most 4; got 5/)
-    expect(wire({ stop: ['a', 'b', 'c', 'd'] }).stop).toEqual(['a', 'b', 'c', 'd'])
+    expect(() => wire({ stop: ['a', 'b', 'c', 'd', 'e'] }, false)).toThrow(/at most 4; got 5/)
+    expect(wire({ stop: ['a', 'b', 'c', 'd'] }, false).stop).toEqual(['a', 'b', 'c', 'd'])
   })
 
   test('providerData.openai merged as is, but include_usage stays on for streams', () => {
