@@ -270,6 +270,48 @@ describe('a Claude model on the Anthropic upstream (recorded traffic)', () => {
     expect(sent.messages[2].content.map((b: any) => [b.tool_use_id, b.content])).toEqual([['toolu_a', 'rain'], ['toolu_b', 'sun']])
   })
 
+  // the AI SDK with store on sends a stored reply's reasoning and text as item_reference
+  test("item_reference to a stored reply's items: the items themselves reach Claude, signed thinking included, streamed or not", async () => {
+    for (const stream of [false, true]) {
+      if (stream) rig.up.script({ sse: fixture('anthropic/messages/stream-thinking.sse') })
+      else rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
+      const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'think', reasoning: { effort: 'low' }, stream })
+      const first = stream ? frames(await res.text()).at(-1)!.data.response : await res.json()
+      const [rs, msg] = first.output
+      expect([rs.type, msg.type]).toEqual(['reasoning', 'message'])
+      rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+      const again = await rig.postResponses({
+        model: 'claude-sonnet-4-5', reasoning: { effort: 'low' },
+        input: [{ role: 'user', content: 'think' }, { type: 'item_reference', id: rs.id }, { type: 'item_reference', id: msg.id }, { role: 'user', content: 'more' }],
+      })
+      expect(again.status).toBe(200)
+      const sent = rig.up.requests.at(-1)!.json().messages
+      expect(sent.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user'])
+      expect(sent[1].content.map((b: any) => b.type)).toEqual(['thinking', 'text'])
+      expect(sent[1].content[0].signature).toBeTruthy()
+      expect(sent[1].content[1].text).toBe(msg.content[0].text)
+      // a GPT model on OpenAI's Responses API: the text goes as an item without the gateway's id (OpenAI's store
+      // would look it up), the thinking sealed for Claude stays behind
+      rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+      const gpt = await rig.postResponses({ model: 'gpt-5.2', input: [{ role: 'user', content: 'think' }, { type: 'item_reference', id: rs.id }, { type: 'item_reference', id: msg.id }, { role: 'user', content: 'more' }] })
+      expect(gpt.status).toBe(200)
+      const up = rig.up.requests.at(-1)!
+      expect(up.path).toEndWith('/responses')
+      expect(up.json().input).toEqual([{ type: 'message', role: 'user', content: 'think' }, { type: 'message', role: 'assistant', status: 'completed', content: msg.content }, { type: 'message', role: 'user', content: 'more' }])
+    }
+  })
+
+  test("item_reference the gateway cannot find is a 400 naming it, on a Claude model: an unknown id, another key's item", async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const made = await (await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi' })).json()
+    const other = await rig.gw.services.keys.create({ name: 'reference elsewhere' })
+    for (const [id, key] of [['msg_68b1b2c0aa1181939fb11dd2f5c2ae0a0c3b4f1d9e2a5b6c', rig.gw.key], [made.output[0].id, other.key]] as const) {
+      const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id }] }, { key })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as any).error).toContain(`input[1]: item_reference "${id}"`)
+    }
+  })
+
   test('calls of turns that each thought first stay turns of their own', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     const thought = (n: number) => ({ type: 'reasoning', id: `rs_${n}`, summary: [], encrypted_content: sealReasoning({ type: 'reasoning', text: `step ${n}`, signature: `sig-${n}` }) })

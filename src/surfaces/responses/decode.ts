@@ -104,7 +104,12 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
         if (r) push('assistant', r)
         return
       }
-      // Hosted-tool records and item references mean something only to OpenAI's own store.
+      case 'item_reference':
+        // one the gateway's store held was replaced by its item (validate.ts): this one only
+        // OpenAI's store knows. A thread's earlier turn may hold one OpenAI resolved: left out
+        if (at !== 'input') return
+        throw badRequest(`${where}: item_reference "${String(it.id).slice(0, 80)}" names no item this gateway stored for this key (an item of OpenAI's own store, of a response stored with store: false, or deleted); send the item itself`)
+      // Hosted-tool records mean something only to OpenAI's own store.
       default:
         return
     }

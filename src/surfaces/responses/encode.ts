@@ -15,6 +15,24 @@ type Obj = Record<string, unknown>
 const hex = (n: number) => crypto.randomUUID().replaceAll('-', '').slice(0, n)
 export const newId = (prefix: string) => `${prefix}_${hex(32)}`
 
+/**
+ * An output item's id names the response it is in (its 32 hex digits, then the item's place): an
+ * `item_reference` a client sends later (the AI SDK's, with `store`) is found by reading that
+ * one stored response. A response id of another shape gives a random one.
+ */
+export function itemId(prefix: string, responseId: string, index: number): string {
+  const m = GATEWAY_RESPONSE.exec(responseId)
+  return m ? `${prefix}_${m[1]}${index.toString(16).padStart(4, '0')}` : newId(prefix)
+}
+const GATEWAY_RESPONSE = /^resp_([0-9a-f]{32})$/
+const GATEWAY_ITEM = /^[a-z]+_([0-9a-f]{32})[0-9a-f]{4}$/
+
+/** The response an item id names (itemId), or undefined for an id the gateway did not make so. */
+export const responseOfItem = (id: string): string | undefined => {
+  const m = GATEWAY_ITEM.exec(id)
+  return m ? `resp_${m[1]}` : undefined
+}
+
 export function responsesUsage(u: Usage): Obj {
   const input = promptTokens(u)
   return {
@@ -129,20 +147,21 @@ export function completeResponse(r: Obj, toolCallsStatus: 'requires_action' | 'c
 }
 
 /** IR content → output items, in the order the model produced them (at most `maxToolCalls` calls). */
-export function outputItems(content: Part[], turn: Turn, customTools: Set<string>): Item[] {
+export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string): Item[] {
   const out: Item[] = []
+  const id = (prefix: string) => itemId(prefix, responseId, out.length)
   let calls = 0
   for (const p of content) {
     if (p.type === 'text') {
       const last = out[out.length - 1]
       if (last?.type === 'message') ((last.content as Obj[])[0] as { text: string }).text += p.text
-      else out.push(messageItem(newId('msg'), p.text))
+      else out.push(messageItem(id('msg'), p.text))
     } else if (p.type === 'reasoning') {
-      out.push(reasoningItem(newId('rs'), p, turn.summary !== undefined))
+      out.push(reasoningItem(id('rs'), p, turn.summary !== undefined))
     } else if (p.type === 'tool-call') {
       if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) continue
       calls++
-      out.push(callItem(newId('fc'), p.id, p.name, p.arguments, customTools.has(p.name)))
+      out.push(callItem(id('fc'), p.id, p.name, p.arguments, customTools.has(p.name)))
     }
   }
   return out
@@ -152,7 +171,7 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
 export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTools: Set<string>): Obj {
   const { status, incomplete } = statusOf(r.finish)
   const out = responseShell(f, status)
-  out.output = outputItems(r.content, f.turn, customTools)
+  out.output = outputItems(r.content, f.turn, customTools, f.id)
   if (incomplete) out.incomplete_details = incomplete
   out.usage = responsesUsage(r.usage)
   return completeResponse(out, f.toolCallsStatus)

@@ -51,7 +51,8 @@ export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
     out.input = forUpstream([...turn.history, ...turn.items])
     out.store = false
   } else {
-    out.input = body.input !== undefined ? withoutSealed(body.input) : withoutSealed(turn.items)
+    // the client's input as it came, unless the gateway replaced references to its own items
+    out.input = body.input !== undefined && !turn.referenced ? withoutSealed(body.input) : withoutSealed(turn.items)
     if (body.store !== undefined) out.store = body.store
   }
   if (turn.instructions) out.instructions = turn.instructions

@@ -8,7 +8,7 @@
 import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
-import { callItem, completeResponse, messageItem, newId, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
+import { callItem, completeResponse, itemId, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 
@@ -143,7 +143,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
         case 'start':
           return ev('response.created', { response: snapshot('in_progress') }) + ev('response.in_progress', { response: snapshot('in_progress') })
         case 'text-start': {
-          const [o, s] = add('text', { id: newId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] })
+          const [o, s] = add('text', { id: itemId('msg', f.id, output.length), type: 'message', status: 'in_progress', role: 'assistant', content: [] })
           open = o
           return s + ev('response.content_part.added', { ...at(o), content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })
         }
@@ -160,7 +160,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           return o?.kind === 'text' ? finalText(o) : ''
         }
         case 'reasoning-start': {
-          const [o, s] = add('reasoning', { id: newId('rs'), type: 'reasoning', summary: [] })
+          const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
           open = o
           return s + (summaries ? ev('response.reasoning_summary_part.added', { ...at(o), summary_index: 0, part: { type: 'summary_text', text: '' } }) : '')
         }
@@ -173,7 +173,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           if (open?.kind === 'reasoning') open.signature = e.signature
           return ''
         case 'reasoning-redacted': {
-          const [o, s] = add('reasoning', { id: newId('rs'), type: 'reasoning', summary: [] })
+          const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
           o.redacted = e.data
           return s + done(o, reasoningItem(o.item.id as string, { type: 'reasoning', text: '', redacted: e.data }, false))
         }
@@ -190,7 +190,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           calls++
           state.produced = true
           const custom = customTools.has(e.name)
-          const item = callItem(newId(custom ? 'ctc' : 'fc'), e.id, e.name, '', custom, 'in_progress')
+          const item = callItem(itemId(custom ? 'ctc' : 'fc', f.id, output.length), e.id, e.name, '', custom, 'in_progress')
           const [o, s] = add('tool', item)
           o.custom = custom
           tools.set(e.index, o)

@@ -17,6 +17,7 @@ import { storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
 import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
+import { responseOfItem } from './encode.ts'
 import { nextTurn } from '../../lib/turn.ts'
 
 type Obj = Record<string, unknown>
@@ -276,6 +277,19 @@ export class ThreadStore {
     if (row.response) return { ...(JSON.parse(row.response) as Obj), output }
     // rows stored before the object was kept: what the row knows
     return { id: row.id, object: 'response', created_at: Math.floor(row.createdAt / 1000), status: row.status, model: row.model, previous_response_id: row.previousResponseId, output }
+  }
+
+  /**
+   * A key's stored item by the id an `item_reference` gives, or undefined: the item of a reply the
+   * gateway made names its response (encode.ts itemId), whose stored output (or input) holds it.
+   */
+  async item(apiKeyId: string, itemId: string): Promise<Item | undefined> {
+    const response = responseOfItem(itemId)
+    if (response === undefined) return undefined
+    const row = await this.byId(apiKeyId, response)
+    if (!row) return undefined
+    const named = (items: string) => (JSON.parse(items) as Item[]).find((it) => it.id === itemId)
+    return named(row.outputItems) ?? named(row.inputItems)
   }
 
   /** The input items a key's stored response added, oldest first, or undefined. */

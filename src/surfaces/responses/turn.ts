@@ -28,4 +28,6 @@ export interface Turn {
   maxToolCalls?: number
   /** The gateway's state is involved: the upstream gets the whole input and `store: false`. */
   stateful: boolean
+  /** Some `item_reference` was one of the gateway's own items, replaced in `items` by it. */
+  referenced?: boolean
 }

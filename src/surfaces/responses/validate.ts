@@ -7,7 +7,7 @@ import { PARAMS, PARAM_SCHEMAS, type ResponsesBody } from './params.ts'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { firstError, knownParams } from '../checks.ts'
-import { inputItems, messagesItems, toolOutputItems } from './items.ts'
+import { inputItems, messagesItems, toolOutputItems, withoutIds, type Item } from './items.ts'
 import { legacyFunctions, tool, toolChoice } from './tools.ts'
 import type { ThreadStore } from './thread.ts'
 import type { Turn } from './turn.ts'
@@ -45,6 +45,29 @@ export function normalizeResponsesBody(raw: unknown): Body & ResponsesBody {
   return body
 }
 
+/** Referenced items at most a request resolves (each one stored response read). */
+const MAX_REFERENCES = 1_000
+
+/**
+ * `item_reference`s to items of the gateway's own replies, replaced by the stored items: a model
+ * served through the IR reads nothing else, and OpenAI's store does not know them. Any other is
+ * left as it came (an OpenAI-stored item, for OpenAI's own Responses API; refused on the IR path).
+ */
+async function referencedItems(items: Item[], vc: ValidateContext): Promise<boolean> {
+  let n = 0
+  let found = false
+  for (const [i, it] of items.entries()) {
+    if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
+    if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
+    const item = await vc.threads.item(vc.apiKeyId, it.id)
+    if (!item) continue
+    // its id is the gateway's, which an OpenAI upstream would look up in its own store
+    items[i] = withoutIds([item])[0]!
+    found = true
+  }
+  return found
+}
+
 export interface ValidateContext {
   apiKeyId: string
   threads: ThreadStore
@@ -60,6 +83,7 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     if (body.previous_response_id === undefined && body.conversation === undefined) throw badRequest('tool_outputs: needs previous_response_id (the response that asked for them)')
     items.push(...toolOutputItems(body.tool_outputs))
   }
+  const referenced = await referencedItems(items, vc)
   if (items.length === 0 && body.previous_response_id === undefined) throw badRequest('input: required (a string, an array of items or content parts, or an object with content)')
 
   const r = body.reasoning
@@ -110,5 +134,6 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     conversation,
     maxToolCalls: body.max_tool_calls,
     stateful: previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined,
+    referenced,
   }
 }
