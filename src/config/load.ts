@@ -436,7 +436,7 @@ export function maskedConfig(c: Config): Record<string, unknown> {
     ...c,
     adminToken: mask(c.adminToken),
     bootstrapKey: mask(c.bootstrapKey),
-    database: { url: c.database.url && maskDatabaseUrl(c.database.url) },
+    database: { ...c.database, url: c.database.url && maskDatabaseUrl(c.database.url) },
     providers: Object.fromEntries(
       Object.entries(c.providers).map(([id, p]) => [id, { ...p, baseUrl: maskUrl(p.baseUrl), apiKey: p.apiKey && maskKey(p.apiKey), apiKeys: p.apiKeys.map(maskKey) }]),
     ),

@@ -23,6 +23,8 @@ test('unset: memory and disk, as a single gateway always was', async () => {
   const cfg = JSON.parse(r.stdout)
   expect(cfg.redis).toBeNull()
   expect(cfg.s3).toBeNull()
+  // every database setting is shown, not only its (masked) URL
+  expect(cfg.database).toMatchObject({ takeAhead: true })
   // the suites' PostgreSQL run gives every CLI a database: then credits and the bus are on it
   const pg = onPostgres ? cfg.stores.database : null
   if (onPostgres) expect(pg).toStartWith('postgresql postgres://')
