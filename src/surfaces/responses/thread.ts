@@ -280,16 +280,20 @@ export class ThreadStore {
   }
 
   /**
-   * A key's stored item by the id an `item_reference` gives, or undefined: the item of a reply the
-   * gateway made names its response (encode.ts itemId), whose stored output (or input) holds it.
+   * The items by id of the key's stored response an `item_reference` names, or undefined: the item
+   * of a reply the gateway made names its response (encode.ts itemId). `seen` holds the responses
+   * a request read already: each is read and parsed once, however many items it references.
    */
-  async item(apiKeyId: string, itemId: string): Promise<Item | undefined> {
+  async referenced(apiKeyId: string, itemId: string, seen: Map<string, Map<unknown, Item> | null>): Promise<Item | undefined> {
     const response = responseOfItem(itemId)
     if (response === undefined) return undefined
-    const row = await this.byId(apiKeyId, response)
-    if (!row) return undefined
-    const named = (items: string) => (JSON.parse(items) as Item[]).find((it) => it.id === itemId)
-    return named(row.outputItems) ?? named(row.inputItems)
+    let items = seen.get(response)
+    if (items === undefined) {
+      const row = await this.byId(apiKeyId, response)
+      items = row && new Map([...(JSON.parse(row.inputItems) as Item[]), ...(JSON.parse(row.outputItems) as Item[])].map((it) => [it.id, it]))
+      seen.set(response, items)
+    }
+    return items?.get(itemId)
   }
 
   /** The input items a key's stored response added, oldest first, or undefined. */

@@ -45,7 +45,7 @@ export function normalizeResponsesBody(raw: unknown): Body & ResponsesBody {
   return body
 }
 
-/** Referenced items at most a request resolves (each one stored response read). */
+/** Referenced items at most a request resolves. */
 const MAX_REFERENCES = 1_000
 
 /**
@@ -56,10 +56,11 @@ const MAX_REFERENCES = 1_000
 async function referencedItems(items: Item[], vc: ValidateContext): Promise<boolean> {
   let n = 0
   let found = false
+  const seen = new Map<string, Map<unknown, Item> | null>()
   for (const [i, it] of items.entries()) {
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
     if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
-    const item = await vc.threads.item(vc.apiKeyId, it.id)
+    const item = await vc.threads.referenced(vc.apiKeyId, it.id, seen)
     if (!item) continue
     // its id is the gateway's, which an OpenAI upstream would look up in its own store
     items[i] = withoutIds([item])[0]!
