@@ -188,6 +188,17 @@ describe('openai chat request', () => {
     expect(wire({ reasoning: { effort: 'low' } }, true).reasoning_effort).toBe('low')
   })
 
+  test("an assistant turn's text: adjacent blocks (cut by citations) join as they are; text either side of a tool call keeps a blank line between", () => {
+    const assistant: Message = { role: 'assistant', content: [
+      { type: 'text', text: 'The answer is ' }, { type: 'text', text: '42' }, { type: 'text', text: '. Let me check' },
+      { type: 'tool-call', id: 'call_1', name: 'get_weather', arguments: '{}' },
+      { type: 'text', text: 'and also' },
+    ] }
+    const sent = (wire({ messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, assistant] }).messages as Record<string, unknown>[])[1]!
+    expect(sent.content).toBe('The answer is 42. Let me check\n\nand also')
+    expect(sent.tool_calls).toHaveLength(1)
+  })
+
   test('holds here too; top_k refused; more than 4 stop sequences refused (Claude has no such limit)', () => {
     expect(() => wire({ tools: [weather], toolChoice: { type: 'tool', name: 'nope' } })).toThrow(/not among the request's tools/)
     expect(() => wire({ topK: 3 })).toThrow(/top_k/)

@@ -65,10 +65,28 @@ function errorText(text: string | Json[]): string | Json[] {
 const MEDIA_FOLLOW = '(the result is the media in the next user message)'
 const MEDIA_OF = 'Media of the result of tool call'
 
+/**
+ * An assistant turn's text, the one string chat has for it. Adjacent text blocks are one text
+ * cut (by citations) and join as they are; text on either side of a tool call is two passages,
+ * which a blank line keeps apart once the calls move to `tool_calls`.
+ */
+function assistantText(content: Message['content']): string | null {
+  let text: string | null = null
+  let apart = false
+  for (const p of content) {
+    if (p.type !== 'text') {
+      apart = text !== null
+      continue
+    }
+    text = text === null ? p.text : text + (apart ? '\n\n' : '') + p.text
+    apart = false
+  }
+  return text
+}
+
 function assistantMessage(m: Message, where: string): Json {
-  const texts = m.content.filter((p) => p.type === 'text')
   const calls = m.content.filter((p) => p.type === 'tool-call')
-  const out: Json = { role: 'assistant', content: texts.length ? texts.map((p) => p.text).join('') : null }
+  const out: Json = { role: 'assistant', content: assistantText(m.content) }
   if (calls.length) {
     out.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } }))
   }
