@@ -84,7 +84,7 @@ const TRANSLATED = 10
  * What the gateway stamps on an answer it makes itself: the time it made it, and (responses)
  * the ids it mints for the response and its items.
  */
-const stamped = (s: string) => s.replace(/"(created|created_at)":\s*\d+/g, '"$1":0').replace(/\b(resp|msg)_[0-9a-f]{32}\b/g, '$1_minted')
+const stamped = (s: string) => s.replace(/"(created|created_at)":\s*\d+/g, '"$1":0').replace(/\b(resp|msg)_[0-9a-f]{32}(?:[0-9a-f]{4})?\b/g, '$1_minted')
 
 let openai: FakeUpstream
 let anthropic: FakeUpstream

@@ -8,30 +8,10 @@ import { promptTokens } from '../../ir/types.ts'
 import { customInputOf } from '../custom-tools.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
+import { itemId } from './item-ids.ts'
 import type { Turn } from './validate.ts'
 
 type Obj = Record<string, unknown>
-
-const hex = (n: number) => crypto.randomUUID().replaceAll('-', '').slice(0, n)
-export const newId = (prefix: string) => `${prefix}_${hex(32)}`
-
-/**
- * An output item's id names the response it is in (its 32 hex digits, then the item's place): an
- * `item_reference` a client sends later (the AI SDK's, with `store`) is found by reading that
- * one stored response. A response id of another shape gives a random one.
- */
-export function itemId(prefix: string, responseId: string, index: number): string {
-  const m = GATEWAY_RESPONSE.exec(responseId)
-  return m ? `${prefix}_${m[1]}${index.toString(16).padStart(4, '0')}` : newId(prefix)
-}
-const GATEWAY_RESPONSE = /^resp_([0-9a-f]{32})$/
-const GATEWAY_ITEM = /^[a-z]+_([0-9a-f]{32})[0-9a-f]{4}$/
-
-/** The response an item id names (itemId), or undefined for an id the gateway did not make so. */
-export const responseOfItem = (id: string): string | undefined => {
-  const m = GATEWAY_ITEM.exec(id)
-  return m ? `resp_${m[1]}` : undefined
-}
 
 export function responsesUsage(u: Usage): Obj {
   const input = promptTokens(u)

@@ -8,7 +8,8 @@
 import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
-import { callItem, completeResponse, itemId, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
+import { itemId } from './item-ids.ts'
+import { callItem, completeResponse, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 

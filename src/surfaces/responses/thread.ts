@@ -17,7 +17,7 @@ import { storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
 import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
-import { responseOfItem } from './encode.ts'
+import { responseOfItem } from './item-ids.ts'
 import { nextTurn } from '../../lib/turn.ts'
 
 type Obj = Record<string, unknown>
