@@ -177,6 +177,23 @@ describe('gateway parameters a Claude upstream does not take are spelled in its 
     expect(adaptive.thinking).toBeUndefined()
     expect(adaptive.output_config).toEqual({ effort: 'high' })
   })
+
+  test("reasoning_effort beside the client's own thinking budget goes unused, and is named", async () => {
+    const messages = [{ role: 'user', content: 'think' }]
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const budget = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2000 }, reasoning_effort: 'low', messages })
+    expect(rig.up.requests.at(-1)!.json()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2000 }, max_tokens: 3000 })
+    expect(budget.headers.get('x-switchyard-compat')).toBe('reasoning_effort')
+    // adaptive thinking takes it as its depth, unless output_config names one
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const depth = await rig.postMessages({ model: 'claude-opus-4-7', max_tokens: 3000, thinking: { type: 'adaptive' }, reasoning_effort: 'low', messages })
+    expect(rig.up.requests.at(-1)!.json().output_config).toEqual({ effort: 'low' })
+    expect(depth.headers.get('x-switchyard-compat')).toBeNull()
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const named = await rig.postMessages({ model: 'claude-opus-4-7', max_tokens: 3000, thinking: { type: 'adaptive' }, output_config: { effort: 'max' }, reasoning_effort: 'low', messages })
+    expect(rig.up.requests.at(-1)!.json().output_config).toEqual({ effort: 'max' })
+    expect(named.headers.get('x-switchyard-compat')).toBe('reasoning_effort')
+  })
 })
 
 describe('failures on the pass-through path', () => {

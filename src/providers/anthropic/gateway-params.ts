@@ -31,10 +31,14 @@ export function spellGatewayParams(body: Json, model: CatalogModel): { body: Jso
     out.thinking = plan.thinking
     out.max_tokens = plan.maxTokens
     withoutWhatThinkingForbids(out, leftOut)
-  } else if (thinks(out.thinking) && (out.thinking as Json).type === 'adaptive' && effort !== 'none') {
-    // adaptive thinking the client gave: the effort is its depth, unless output_config says one
-    const plan = thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, 1)
-    if (plan.effort) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
+  } else {
+    // thinking the client gave says how much: an effort beside it counts only as the depth of
+    // adaptive thinking, where output_config names none. Otherwise it goes unused, and is named
+    const adaptive = thinks(out.thinking) && (out.thinking as Json).type === 'adaptive' && effort !== 'none'
+    const plan = adaptive ? thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, 1) : undefined
+    const config = isObj(out.output_config) ? out.output_config : {}
+    if (plan?.effort && config.effort === undefined) out.output_config = { effort: plan.effort, ...config }
+    else leftOut.push('reasoning_effort')
   }
   return { body: out, leftOut }
 }
