@@ -43,11 +43,11 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
       emit({ type: 'tool-input-end', index })
     }
   }
-  const close = () => {
+  const close = (cut = false) => {
     const was = open
     open = null
-    if (was === 'text') emit({ type: 'text-end' })
-    else if (was === 'reasoning') emit({ type: 'reasoning-end' })
+    if (was === 'text') emit(cut ? { type: 'text-end', cut } : { type: 'text-end' })
+    else if (was === 'reasoning') emit(cut ? { type: 'reasoning-end', cut } : { type: 'reasoning-end' })
   }
   const enter = (kind: 'text' | 'reasoning') => {
     if (open === kind) return
@@ -107,8 +107,9 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
         return emit(ev)
       case 'error':
         // A call cut off by the failure is not ended: its end would tell the client (an agent
-        // that runs a tool when its block stops) that the arguments so far are the call's
-        close()
+        // that runs a tool when its block stops) that the arguments so far are the call's. Text
+        // or thinking it cut ends marked so: an encoder may show it cut rather than whole
+        close(true)
         tool = null
         waiting.clear()
         return emit(ev)

@@ -171,10 +171,11 @@ export type StreamEvent =
   | { type: 'start'; id: string; model: string; created: number; usage?: Usage }
   | { type: 'text-start' }
   | { type: 'text-delta'; text: string }
-  | { type: 'text-end' }
+  /** `cut`: ended by the stream's failure, not by the model (blocks.ts). */
+  | { type: 'text-end'; cut?: true }
   | { type: 'reasoning-start' }
   | { type: 'reasoning-delta'; text: string }
-  | { type: 'reasoning-end' }
+  | { type: 'reasoning-end'; cut?: true }
   | { type: 'reasoning-signature'; signature: string }
   | { type: 'reasoning-redacted'; data: string }
   | { type: 'tool-input-start'; index: number; id: string; name: string }

@@ -80,6 +80,7 @@ describe('responses stream encoder', () => {
       { type: 'text-delta', text: 'checking' },
       { type: 'tool-input-start', index: 0, id: 'call_a', name: 'f' },
       { type: 'tool-input-delta', index: 0, delta: '{"city":"Os' },
+      { type: 'error', error: { status: 502, message: 'upstream died', type: 'overloaded_error' } },
     ])
     const fs = frames(text + enc.failure({ message: 'upstream died', type: 'overloaded_error' }))
     const sent = fs.filter((f) => f.data.type === 'response.function_call_arguments.delta').map((f) => f.data.delta).join('')
@@ -91,9 +92,13 @@ describe('responses stream encoder', () => {
   })
 
   test('a failure mid-text: the message holds the text sent so far, incomplete', () => {
-    const { enc, text } = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'text-delta', text: 'par' }, { type: 'text-delta', text: 'tial' }])
-    const failed = frames(text + enc.failure({ message: 'x' })).find((f) => f.data.type === 'response.failed')!.data.response
+    // as the pipeline sends it: the error event (which ends the open text, marked cut) before the failure
+    const { enc, text } = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'text-delta', text: 'par' }, { type: 'text-delta', text: 'tial' }, { type: 'error', error: { status: 502, message: 'x' } }])
+    const fs = frames(text + enc.failure({ message: 'x' }))
+    const failed = fs.find((f) => f.data.type === 'response.failed')!.data.response
     expect(failed.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ type: 'output_text', text: 'partial' })] })])
+    // not shown done (completed) before the failure
+    expect(types(fs)).not.toContain('response.output_item.done')
   })
 
   test('for the SDK stream helper (known events only): no response.requires_action, OpenAI `error` on failure', () => {

@@ -156,6 +156,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           open.deltaHead ??= `,"item_id":${JSON.stringify(open.item.id)},"output_index":${open.index},"content_index":0,"delta":`
           return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++}${open.deltaHead}${JSON.stringify(e.text)},"logprobs":[]}\n\n`
         case 'text-end': {
+          // cut by the failure: left open, for the failed response to hold as incomplete
+          if (e.cut) return ''
           const o = open
           open = undefined
           return o?.kind === 'text' ? finalText(o) : ''
@@ -179,6 +181,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           return s + done(o, reasoningItem(o.item.id as string, { type: 'reasoning', text: '', redacted: e.data }, false))
         }
         case 'reasoning-end': {
+          if (e.cut) return ''
           const o = open
           open = undefined
           return o?.kind === 'reasoning' ? finalReasoning(o) : ''
