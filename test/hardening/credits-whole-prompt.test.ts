@@ -15,6 +15,9 @@ import { expectBurstBounded as burst } from '../helpers/burst.ts'
 const WORDS = Array.from({ length: 20_000 }, (_, i) => `word${i % 97}`).join(' ')
 const CJK = '漢字仮名交じり文は情報量が多い。'.repeat(2_000)
 
+/** A Claude prompt with this in it is answered with WORDS. */
+const LONG_REPLY = 'answer-at-length'
+
 let g: Gateway
 let up: FakeUpstream
 const tokensOf = new Map<string, number>()
@@ -28,7 +31,8 @@ function billed(req: RecordedRequest): number {
 function reply(req: RecordedRequest) {
   const input = billed(req)
   if (req.path.endsWith('/messages')) {
-    return { waitMs: 150, json: { id: `msg_${crypto.randomUUID()}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: input, output_tokens: 5 } } }
+    const text = req.body.includes(LONG_REPLY) ? WORDS : 'ok'
+    return { waitMs: 150, json: { id: `msg_${crypto.randomUUID()}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: input, output_tokens: 5 } } }
   }
   if (req.path.endsWith('/responses')) {
     return {
@@ -171,6 +175,23 @@ test('batch items: 100 items with a long system on a key funded for 5.5 succeed 
   expect(row).toMatchObject({ status: 'completed', total: 100 })
   expect(row.succeeded).toBeGreaterThanOrEqual(6)
   expect(row.succeeded).toBeLessThanOrEqual(7)
+}, 60_000)
+
+// the AI SDK with store on sends a stored reply's items back as item_reference: the gateway
+// replaces them by the items, whose text is the prompt's
+test("a responses item_reference counts by the item it names: a burst citing a long stored reply on a key funded for 5.5 serves at most 7", async () => {
+  const { key, record } = await g.services.keys.create({ name: 'references', credits: 100 })
+  const made = await post(key, '/api/alpha/v1/responses', { model: 'claude-sonnet-4-5', input: LONG_REPLY })
+  expect(made.status).toBe(200)
+  const item = ((await made.json()) as { output: { id: string }[] }).output[0]!.id
+  const body = { model: 'claude-sonnet-4-5', max_output_tokens: 16, store: false, input: [{ role: 'user', content: 'again' }, { type: 'item_reference', id: item }] }
+  const probe = await post(key, '/api/alpha/v1/responses', body)
+  expect(probe.status).toBe(200)
+  const unit = await costOf(key, ((await probe.json()) as { id: string }).id)
+  expect(unit).toBeGreaterThan(0.02)
+  const spent = g.services.keys.current(record.id)!.spent
+  await g.services.keys.update(record.id, { credits: spent + unit * 5.5 })
+  await expectBurstBounded(key, '/api/alpha/v1/responses', body)
 }, 60_000)
 
 test('a file named by id counts by its size: a burst citing a 200 KB document on a key funded for 5.5 requests serves at most 7', async () => {

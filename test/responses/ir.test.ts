@@ -301,16 +301,30 @@ describe('a Claude model on the Anthropic upstream (recorded traffic)', () => {
     }
   })
 
-  test("item_reference the gateway cannot find is a 400 naming it, on a Claude model: an unknown id, another key's item", async () => {
+  test("item_reference to a gateway item it cannot find is a 400 naming it, on a Claude model (another key's, one of a reply never stored); OpenAI's own store's is left out as before", async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     const made = await (await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi' })).json()
+    const unstored = await (await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi', store: false })).json()
     const other = await rig.gw.services.keys.create({ name: 'reference elsewhere' })
-    for (const [id, key] of [['msg_68b1b2c0aa1181939fb11dd2f5c2ae0a0c3b4f1d9e2a5b6c', rig.gw.key], [made.output[0].id, other.key]] as const) {
+    for (const [id, key] of [[made.output[0].id, other.key], [unstored.output[0].id, rig.gw.key]] as const) {
       const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id }] }, { key })
       expect(res.status).toBe(400)
       expect(((await res.json()) as any).error).toContain(`input[1]: item_reference "${id}"`)
     }
+    const openai = await rig.postResponses({ model: 'claude-sonnet-4-5', input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'msg_68b1b2c0aa1181939fb11dd2f5c2ae0a0c3b4f1d9e2a5b6c' }] })
+    expect(openai.status).toBe(200)
+    expect(rig.up.requests.at(-1)!.json().messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }])
   })
+
+  test('item references are bounded: the same item twice in the messages form is a 400, as in input', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const made = await (await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi' })).json()
+    const ref = { type: 'item_reference', id: made.output[0].id }
+    const res = await rig.postResponses({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }, ref, ref] })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toContain('duplicate item id')
+  })
+
 
   test('calls of turns that each thought first stay turns of their own', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })

@@ -158,6 +158,14 @@ test("a thread over responses.max_thread_bytes is refused naming the limit", asy
     const error = ((await res.json()) as { error: string }).error
     expect(error).toContain('previous_response_id')
     expect(error).toContain('responses.max_thread_bytes')
+    // item references read stored replies too: what one request reads so is bounded the same way
+    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => openai.responses.create({ model: 'mock-gpt', input: `mock: text ${i} ${'w '.repeat(6_000)}` })))
+    const refer = (n: number) =>
+      fetch(`${g.url}/api/alpha/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', input: [...replies.slice(0, n).map((x) => ({ type: 'item_reference', id: x.output[0]!.id })), { role: 'user', content: 'more' }] }) })
+    expect((await refer(2)).status).toBe(200)
+    const over = await refer(5)
+    expect(over.status).toBe(400)
+    expect(((await over.json()) as { error: string }).error).toContain('responses.max_thread_bytes')
   } finally {
     await g.stop()
   }

@@ -9,6 +9,7 @@ import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
+import { responseOfItem } from './item-ids.ts'
 import { openReasoning } from './reasoning.ts'
 import type { Turn } from './turn.ts'
 import { isCallable, isTool, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
@@ -105,10 +106,11 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
         return
       }
       case 'item_reference':
-        // one the gateway's store held was replaced by its item (validate.ts): this one only
-        // OpenAI's store knows. A thread's earlier turn may hold one OpenAI resolved: left out
-        if (at !== 'input') return
-        throw badRequest(`${where}: item_reference "${String(it.id).slice(0, 80)}" names no item this gateway stored for this key (an item of OpenAI's own store, of a response stored with store: false, or deleted); send the item itself`)
+        // one the gateway's store held was replaced by its item (validate.ts). One in its form
+        // that it did not find (another key's, a store: false reply's, deleted) is refused; one
+        // of OpenAI's store, or made before items named their response, is left out as ever
+        if (at !== 'input' || typeof it.id !== 'string' || responseOfItem(it.id) === undefined) return
+        throw badRequest(`${where}: item_reference "${it.id.slice(0, 80)}" names no item this gateway stored for this key (a reply stored with store: false, deleted, or another key's); send the item itself`)
       // Hosted-tool records mean something only to OpenAI's own store.
       default:
         return

@@ -220,6 +220,7 @@ export function messagesItems(messages: unknown): Item[] {
       out.push({ type: 'function_call', call_id: String(c.id ?? `call_${j}`), name: f.name, arguments: typeof f.arguments === 'string' ? f.arguments : '{}' })
     })
   })
+  uniqueIds(out)
   return out
 }
 

@@ -169,7 +169,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         encoder: codec,
         // a summary asked for without an effort thinks at medium (turnToIR)
         maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
-        promptTokens: () => promptTokenBound(body, turn.history),
+        // the items references were replaced by count, not the references the body holds
+        promptTokens: () => promptTokenBound(body, turn.history, turn.referenced ? turn.items : []),
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
         passthrough() {

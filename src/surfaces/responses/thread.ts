@@ -22,6 +22,13 @@ import { nextTurn } from '../../lib/turn.ts'
 
 type Obj = Record<string, unknown>
 
+/** What one request's item references have read (ThreadStore.referenced). */
+export interface References {
+  seen: Map<string, Map<unknown, Item> | null>
+  bytes: number
+  missed: boolean
+}
+
 export interface StoredResponse {
   id: string
   apiKeyId: string
@@ -75,6 +82,7 @@ const META_KEYS = ['rowId', 'id', 'apiKeyId', 'status', 'previousRowId', 'previo
 const META = selectList(storedResponses, META_KEYS)
 const META_BY_ROW = `SELECT ${META} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const META_BY_ID = `SELECT ${META} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
+const OUTPUT_BY_ID = `SELECT ${selectList(storedResponses, [...META_KEYS, 'outputItems'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.conversation} = ? ${LATEST}`
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
@@ -205,15 +213,15 @@ export class ThreadStore {
     }
   }
 
-  /** A key's latest row of a response id: pending ones first. `query` picks the columns read. */
-  private async byId<R extends Meta = Row>(apiKeyId: string, id: string, query = BY_ID): Promise<R | null> {
+  /** A key's latest row of a response id: pending ones first. `query` picks the columns read; `retries`, how often a miss is read again. */
+  private async byId<R extends Meta = Row>(apiKeyId: string, id: string, query = BY_ID, retries = SHARED_MISS_RETRIES): Promise<R | null> {
     let newest: Row | null = null
     for (const p of this.pending.values()) if (p.row.id === id && p.row.apiKeyId === apiKeyId) newest = p.row
     if (newest) return newest as unknown as R
     let row = await this.sql.get<R>(query, [apiKeyId, id])
     // another instance on the shared database writes a response a few ms after its client
     // has it: a continuation sent here at once may arrive first, so a miss is read again
-    for (let i = 0; i < SHARED_MISS_RETRIES && !row && this.sql.dialect === 'pg'; i++) {
+    for (let i = 0; i < retries && !row && this.sql.dialect === 'pg'; i++) {
       await Bun.sleep(SHARED_MISS_WAIT_MS)
       row = await this.sql.get<R>(query, [apiKeyId, id])
     }
@@ -280,18 +288,25 @@ export class ThreadStore {
   }
 
   /**
-   * The items by id of the key's stored response an `item_reference` names, or undefined: the item
-   * of a reply the gateway made names its response (encode.ts itemId). `seen` holds the responses
-   * a request read already: each is read and parsed once, however many items it references.
+   * The output item of the key's stored reply an `item_reference` names, or undefined: the item of
+   * a reply the gateway made names its response (item-ids.ts). `refs` is the request's: each
+   * response is read and parsed once, however many of its items are named; what the request
+   * reads so is bounded as a thread is (`responses.max_thread_bytes`); and only its first miss
+   * is read again on a shared database (another instance's reply a few ms late), not each one.
    */
-  async referenced(apiKeyId: string, itemId: string, seen: Map<string, Map<unknown, Item> | null>): Promise<Item | undefined> {
+  async referenced(apiKeyId: string, itemId: string, refs: References): Promise<Item | undefined> {
     const response = responseOfItem(itemId)
     if (response === undefined) return undefined
-    let items = seen.get(response)
+    let items = refs.seen.get(response)
     if (items === undefined) {
-      const row = await this.byId(apiKeyId, response)
-      items = row && new Map([...(JSON.parse(row.inputItems) as Item[]), ...(JSON.parse(row.outputItems) as Item[])].map((it) => [it.id, it]))
-      seen.set(response, items)
+      const row = await this.byId<Meta & Pick<Row, 'outputItems'>>(apiKeyId, response, OUTPUT_BY_ID, refs.missed ? 0 : SHARED_MISS_RETRIES)
+      if (!row) refs.missed = true
+      refs.bytes += row?.outputItems.length ?? 0
+      if (refs.bytes > this.maxThreadBytes) {
+        throw badRequest(`input: the items it references hold more than this gateway's limit of ${this.maxThreadBytes} bytes (responses.max_thread_bytes); send fewer, or previous_response_id`)
+      }
+      items = row && new Map((JSON.parse(row.outputItems) as Item[]).map((it) => [it.id, it]))
+      refs.seen.set(response, items)
     }
     return items?.get(itemId)
   }

@@ -9,7 +9,7 @@ import { badRequest } from '../../http/errors.ts'
 import { firstError, knownParams } from '../checks.ts'
 import { inputItems, messagesItems, toolOutputItems, withoutIds, type Item } from './items.ts'
 import { legacyFunctions, tool, toolChoice } from './tools.ts'
-import type { ThreadStore } from './thread.ts'
+import type { References, ThreadStore } from './thread.ts'
 import type { Turn } from './turn.ts'
 import type { ResponsesFormat } from './schema.ts'
 
@@ -56,11 +56,11 @@ const MAX_REFERENCES = 1_000
 async function referencedItems(items: Item[], vc: ValidateContext): Promise<boolean> {
   let n = 0
   let found = false
-  const seen = new Map<string, Map<unknown, Item> | null>()
+  const refs: References = { seen: new Map(), bytes: 0, missed: false }
   for (const [i, it] of items.entries()) {
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
     if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
-    const item = await vc.threads.referenced(vc.apiKeyId, it.id, seen)
+    const item = await vc.threads.referenced(vc.apiKeyId, it.id, refs)
     if (!item) continue
     // its id is the gateway's, which an OpenAI upstream would look up in its own store
     items[i] = withoutIds([item])[0]!
