@@ -54,6 +54,12 @@ describe('translate mode (compat.cross_family: translate)', () => {
     expect(pt.top_k).toBeUndefined()
     expect(pt.thinking).toBeUndefined()
     expect(rules.compat).toEqual(['thinking->reasoning_effort', 'stop_sequences->stop', 'top_k'])
+    // a model that reasons refuses `stop` (but at effort none): the translated sequences stay out, named
+    const o3 = decode({ model: 'o3', messages: user(), stop_sequences: ['X'] }, 'translate')
+    expect(passthroughBody(o3.body, o3.rules, true).body.stop).toBeUndefined()
+    expect(o3.rules.compat).toEqual(['stop_sequences'])
+    const none = decode({ model: 'gpt-5.1', messages: user(), stop_sequences: ['X'], reasoning_effort: 'none' }, 'translate')
+    expect(passthroughBody(none.body, none.rules, true).body.stop).toEqual(['X'])
     const oc = decode({ model: 'gpt-4o', messages: user(), output_config: { effort: 'low' } }, 'translate')
     expect(passthroughBody(oc.body, oc.rules).body.reasoning_effort).toBe('low')
   })

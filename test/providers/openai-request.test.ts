@@ -124,6 +124,8 @@ describe('openai chat request', () => {
     const at = (over: Partial<GenerationRequest>, reasoning: boolean, compatible = false) => toOpenAIChat(request({ stop: ['END'], ...over }), { upstreamId: 'm', reasoning, compatible })
     expect(at({}, true)).toMatchObject({ leftOut: ['stop'] })
     expect(at({}, true).body).not.toHaveProperty('stop')
+    // left out, their count does not matter (OpenAI's limit of 4 is for what it is sent)
+    expect(at({ stop: ['a', 'b', 'c', 'd', 'e'] }, true)).toMatchObject({ leftOut: ['stop'] })
     expect(at({ reasoning: { effort: 'none' } }, true)).toMatchObject({ body: { stop: ['END'] }, leftOut: [] })
     expect(at({}, false)).toMatchObject({ body: { stop: ['END'] }, leftOut: [] })
     expect(at({}, true, true)).toMatchObject({ body: { stop: ['END'] }, leftOut: [] })

@@ -218,12 +218,12 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAI
     else if (v !== 1) leftOut.push(wire)
   }
   if (req.stop?.length) {
-    // Claude's stop_sequences have no count limit; Chat Completions refuses more than 4
-    if (req.stop.length > MAX_STOPS) throw badRequest(`stop sequences: OpenAI models take at most ${MAX_STOPS}; got ${req.stop.length}`)
     // the reasoning models refuse `stop` as they refuse sampling (o3, gpt-5: "Unsupported
     // parameter"): left out and named, as temperature is
-    if (sampled) body.stop = req.stop
-    else leftOut.push('stop')
+    if (!sampled) leftOut.push('stop')
+    // Claude's stop_sequences have no count limit; Chat Completions refuses more than 4
+    else if (req.stop.length > MAX_STOPS) throw badRequest(`stop sequences: OpenAI models take at most ${MAX_STOPS}; got ${req.stop.length}`)
+    else body.stop = req.stop
   }
   if (req.tools?.length) {
     // what a Claude tool says that a function has no field for: named, never dropped unsaid

@@ -49,7 +49,7 @@ export const chatSurface: SurfaceSpec = {
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough() {
-        const pt = passthroughBody(body, rules)
+        const pt = passthroughBody(body, rules, model.reasoning === true)
         return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }

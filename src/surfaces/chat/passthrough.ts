@@ -15,13 +15,19 @@ export interface PassthroughBody {
 /**
  * What goes upstream: the body less what the family rules removed (`prompt_cache_key` among
  * them: prompt-cache scoping is internal to the gateway). Translated foreign parameters are
- * spelled in chat terms.
+ * spelled in chat terms; translated stop sequences stay out for a model that `reasons` (o3,
+ * gpt-5 refuse `stop` but at effort none), named as left out.
  */
-export function passthroughBody(checked: Body, rules: RulesOutcome): PassthroughBody {
+export function passthroughBody(checked: Body, rules: RulesOutcome, reasons = false): PassthroughBody {
   const body: Body = { ...checked }
   for (const k of rules.removed) delete body[k]
   const c = rules.counterpart
-  if (c.stop?.length) {
+  const effort = body.reasoning_effort ?? c.reasoning?.effort
+  if (c.stop?.length && reasons && effort !== 'none') {
+    rules.compat.forEach((entry, i) => {
+      if (entry.startsWith('stop_sequences->')) rules.compat[i] = 'stop_sequences'
+    })
+  } else if (c.stop?.length) {
     const own = body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : (body.stop as string[])
     body.stop = [...own, ...c.stop]
   }
