@@ -11,7 +11,8 @@ export const OPENAI_NAME_MAX = 64
 export const OPENAI_CALL_ID_MAX = 40
 
 const hash = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex')
-const short = (name: string): string => `${name.slice(0, OPENAI_NAME_MAX - 9)}_${hash(name).slice(0, 8)}`
+/** A name's short form; `round` moves it past one another name of the request holds already. */
+const short = (name: string, round = 0): string => `${name.slice(0, OPENAI_NAME_MAX - 9)}_${hash(round === 0 ? name : `${name}\u0000${round}`).slice(0, 8)}`
 /** A call and its result name one id: the same short id for both (none comes back: the model's new calls have OpenAI's own). */
 const shortId = (id: string): string => (id.length > OPENAI_CALL_ID_MAX ? `call_${hash(id).slice(0, 32)}` : id)
 
@@ -28,7 +29,15 @@ export function shortToolNames(req: GenerationRequest): { req: GenerationRequest
   }
   if (req.toolChoice?.type === 'tool' && req.toolChoice.name.length > OPENAI_NAME_MAX) long.add(req.toolChoice.name)
   if (long.size === 0 && !longIds) return { req }
-  const to = new Map([...long].map((n) => [n, short(n)]))
+  // every name the request holds, so that no short one is also a name the client gave
+  const names = new Set<string>([...(req.tools ?? []).map((t) => t.name), ...req.messages.flatMap((m) => m.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])))])
+  const to = new Map<string, string>()
+  for (const n of long) {
+    let s = short(n)
+    for (let round = 1; names.has(s); round++) s = short(n, round)
+    names.add(s)
+    to.set(n, s)
+  }
   const rename = (n: string) => to.get(n) ?? n
   const renamed = (p: Message['content'][number]) =>
     (p.type === 'tool-call' && (to.has(p.name) || p.id.length > OPENAI_CALL_ID_MAX)) || (p.type === 'tool-result' && p.toolCallId.length > OPENAI_CALL_ID_MAX)
