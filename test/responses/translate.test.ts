@@ -82,6 +82,32 @@ describe('Codex driving a Claude model', () => {
     expect(rig.up.requests.at(-1)!.json().thinking).toMatchObject({ type: 'enabled', budget_tokens: expect.any(Number) })
   })
 
+  // Codex's sub-agent tools come in a namespace; a member named as another tool is offered as namespace__name
+  test("a namespace's tools are offered to Claude as functions; a call comes back with its namespace, and goes back to the model under the name it was offered by", async () => {
+    const fn = (name: string) => ({ type: 'function', name, description: name, parameters: { type: 'object', properties: { id: { type: 'string' } } } })
+    const tools = [fn('wait'), { type: 'namespace', name: 'multi_agent_v1', description: 'sub-agents', tools: [fn('spawn_agent'), fn('wait')] }]
+    const mock = await rig.postResponses({ model: 'mock-claude', tools, input: 'mock: tool multi_agent_v1__wait {"id":"a1"}' })
+    expect((await mock.json()).output[0]).toMatchObject({ type: 'function_call', name: 'wait', namespace: 'multi_agent_v1', arguments: '{"id":"a1"}' })
+    const streamed = frames(await (await rig.postResponses({ model: 'mock-claude', tools, stream: true, input: 'mock: tool spawn_agent {"id":"a2"}' })).text())
+    expect(streamed.at(-1)!.data.response.output[0]).toMatchObject({ type: 'function_call', name: 'spawn_agent', namespace: 'multi_agent_v1' })
+    expect(streamed.find((f) => f.data.type === 'response.output_item.added')!.data.item).toMatchObject({ name: 'spawn_agent', namespace: 'multi_agent_v1' })
+    // on the Anthropic upstream: the members as tools; a namespaced call in the history under the offered name
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const res = await rig.postResponses({
+      model: 'claude-sonnet-4-5', tools, store: false,
+      input: [
+        { role: 'user', content: 'spawn and wait' },
+        { type: 'function_call', call_id: 'toolu_w', name: 'wait', namespace: 'multi_agent_v1', arguments: '{"id":"a1"}' },
+        { type: 'function_call_output', call_id: 'toolu_w', output: 'done' },
+      ],
+    })
+    expect(res.status).toBe(200)
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.tools.map((t: any) => t.name)).toEqual(['wait', 'spawn_agent', 'multi_agent_v1__wait'])
+    expect(sent.messages[1].content[0]).toMatchObject({ type: 'tool_use', id: 'toolu_w', name: 'multi_agent_v1__wait' })
+    expect(res.headers.get('x-switchyard-compat') ?? '').not.toContain('namespace')
+  })
+
   test('mcp_servers → Anthropic MCP connector with its beta header', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi', mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'ex', authorization_token: 'tok' }] })

@@ -11,8 +11,9 @@ import { breakpointCache } from '../openai-options.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem } from './item-ids.ts'
 import { openReasoning } from './reasoning.ts'
+import { flatName, openTools, type OpenedTools } from './namespaces.ts'
 import type { Turn } from './turn.ts'
-import { isCallable, isTool, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
+import { isCallable, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
 import { isObj } from '../../lib/json.ts'
 
 type Obj = Record<string, unknown>
@@ -72,7 +73,9 @@ const thoughtBySigned = (m: Message | undefined): boolean =>
  * interleaved with their outputs (call, output, call, output): a turn of its own it would lack the
  * thinking Claude asks of the last turn of a tool loop, so it joins that turn, its output the tool turn.
  */
-export function itemsToMessages(items: Item[], at = 'input'): Message[] {
+export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTools): Message[] {
+  // a call of a namespace's tool goes under the name that tool is offered by
+  const nameOf = (it: Item & { name: string }) => (opened ? flatName(opened, it) : it.name)
   const out: Message[] = []
   const push = (role: Message['role'], part: Part) => {
     const last = out[out.length - 1]
@@ -92,9 +95,9 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
         return
       }
       case 'function_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: it.arguments })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: it.arguments })
       case 'custom_tool_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: it.name, arguments: customArguments(it.input) })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: customArguments(it.input) })
       case 'function_call_output':
       case 'custom_tool_call_output': {
         const content = typeof it.output === 'string' ? it.output : parts(it.output.map(outputPart), `${where}.output`)
@@ -116,23 +119,6 @@ export function itemsToMessages(items: Item[], at = 'input'): Message[] {
         return
     }
   })
-  return out
-}
-
-/**
- * Tools an `additional_tools` input item hands over, namespaces opened: on the IR path they
- * join the request's tools (the Responses upstream reads the item itself).
- */
-function handedOver(items: Item[]): ResponsesTool[] {
-  const out: ResponsesTool[] = []
-  for (const it of items) {
-    if (it.type !== 'additional_tools') continue
-    for (const t of it.tools) {
-      if (!isTool(t)) continue
-      if (t.type === 'namespace' && Array.isArray(t.tools)) out.push(...t.tools.filter(isTool))
-      else out.push(t)
-    }
-  }
   return out
 }
 
@@ -203,13 +189,13 @@ const ASKING_ITEMS: ReadonlySet<string> = new Set(['compaction_trigger', 'config
  * rest (params.ts). `dropped` collects what the IR could not carry.
  */
 export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, model: CatalogModel, dropped: string[]): GenerationRequest {
-  const messages = [...itemsToMessages(turn.history, 'previous_response_id'), ...itemsToMessages(turn.items)]
+  const opened = openTools(turn)
+  const messages = [...itemsToMessages(turn.history, 'previous_response_id', opened), ...itemsToMessages(turn.items, 'input', opened)]
   for (const it of turn.items) if (ASKING_ITEMS.has(it.type)) dropped.push(`input.${it.type}`)
   const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: false }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
 
-  const own = turn.tools.length
-  const t = irTools([...turn.tools, ...handedOver([...turn.history, ...turn.items])], (i) => (i < own ? `tools[${i}]` : 'input.additional_tools'), model)
+  const t = irTools(opened.tools.map((x) => x.tool), (i) => opened.tools[i]!.at, model)
   dropped.push(...t.dropped)
   const allowed = allowedNames(turn.toolChoice)
   const offered = allowed ? t.tools.filter((x) => allowed.has(x.name)) : t.tools

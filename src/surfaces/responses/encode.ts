@@ -9,6 +9,7 @@ import { customInputOf } from '../custom-tools.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 import { itemId } from './item-ids.ts'
+import type { Member } from './namespaces.ts'
 import type { Turn } from './validate.ts'
 
 type Obj = Record<string, unknown>
@@ -52,9 +53,15 @@ export function messageItem(id: string, text: string, status = 'completed'): Ite
 }
 
 /** A tool call → a function_call item, or a custom_tool_call for a custom tool (its one string input unwrapped). */
-export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status = 'completed'): Item {
-  if (custom) return { id, type: 'custom_tool_call', status, call_id: callId, name, input: customInputOf(args) }
-  return { id, type: 'function_call', status, arguments: args, call_id: callId, name }
+export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status = 'completed', namespace?: string): Item {
+  const ns = namespace === undefined ? {} : { namespace }
+  if (custom) return { id, type: 'custom_tool_call', status, call_id: callId, name, ...ns, input: customInputOf(args) }
+  return { id, type: 'function_call', status, arguments: args, call_id: callId, name, ...ns }
+}
+
+/** The name and namespace a call the model made by `name` is shown under: a namespace member's own, with its namespace. */
+export function calledAs(f: Pick<ResponseFrame, 'members'>, name: string): { name: string; namespace?: string } {
+  return f.members?.get(name) ?? { name }
 }
 
 /** The per-request facts an encoded Response echoes. */
@@ -66,6 +73,8 @@ export interface ResponseFrame {
   body: Obj
   /** A reply that called tools says `requires_action` (the spec's) or `completed` (OpenAI's). */
   toolCallsStatus?: 'requires_action' | 'completed'
+  /** The tools offered for namespaces' members, by the name the model calls them by (namespaces.ts). */
+  members?: Map<string, Member>
 }
 
 /** The Response object's fixed fields (everything but output, status and usage). */
@@ -127,7 +136,7 @@ export function completeResponse(r: Obj, toolCallsStatus: 'requires_action' | 'c
 }
 
 /** IR content → output items, in the order the model produced them (at most `maxToolCalls` calls). */
-export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string): Item[] {
+export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>): Item[] {
   const out: Item[] = []
   const id = (prefix: string) => itemId(prefix, responseId, out.length)
   let calls = 0
@@ -141,7 +150,8 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
     } else if (p.type === 'tool-call') {
       if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) continue
       calls++
-      out.push(callItem(id('fc'), p.id, p.name, p.arguments, customTools.has(p.name)))
+      const as = calledAs({ members }, p.name)
+      out.push(callItem(id(customTools.has(p.name) ? 'ctc' : 'fc'), p.id, as.name, p.arguments, customTools.has(p.name), 'completed', as.namespace))
     }
   }
   return out
@@ -151,7 +161,7 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
 export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTools: Set<string>): Obj {
   const { status, incomplete } = statusOf(r.finish)
   const out = responseShell(f, status)
-  out.output = outputItems(r.content, f.turn, customTools, f.id)
+  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members)
   if (incomplete) out.incomplete_details = incomplete
   out.usage = responsesUsage(r.usage)
   return completeResponse(out, f.toolCallsStatus)

@@ -9,7 +9,7 @@ import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { itemId } from './item-ids.ts'
-import { callItem, completeResponse, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
+import { callItem, calledAs, completeResponse, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 
@@ -118,7 +118,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     if (open?.kind === 'text') out[open.index] = messageItem(open.item.id as string, open.text.text(), 'incomplete')
     if (open?.kind === 'reasoning') out[open.index] = { ...reasoningItem(open.item.id as string, { type: 'reasoning', text: open.text.text() }, summaries), status: 'incomplete' }
     for (const o of tools.values()) {
-      out[o.index] = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text(), o.custom === true, 'incomplete')
+      out[o.index] = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text(), o.custom === true, 'incomplete', o.item.namespace as string | undefined)
     }
     return out
   }
@@ -194,7 +194,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           calls++
           state.produced = true
           const custom = customTools.has(e.name)
-          const item = callItem(itemId(custom ? 'ctc' : 'fc', f.id, output.length), e.id, e.name, '', custom, 'in_progress')
+          const as = calledAs(f, e.name)
+          const item = callItem(itemId(custom ? 'ctc' : 'fc', f.id, output.length), e.id, as.name, '', custom, 'in_progress', as.namespace)
           const [o, s] = add('tool', item)
           o.custom = custom
           tools.set(e.index, o)
@@ -211,7 +212,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
           const o = tools.get(e.index)
           if (!o) return ''
           tools.delete(e.index)
-          const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text() || '{}', o.custom === true)
+          const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text() || '{}', o.custom === true, 'completed', o.item.namespace as string | undefined)
           if (o.custom) {
             return ev('response.custom_tool_call_input.delta', { ...at(o), delta: item.input }) + ev('response.custom_tool_call_input.done', { ...at(o), input: item.input }) + done(o, item)
           }

@@ -20,15 +20,12 @@ import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamE
 import { ThreadStore } from './thread.ts'
 import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
 import type { Item } from './items.ts'
+import { openTools, type OpenedTools } from './namespaces.ts'
 
 type Obj = Record<string, unknown>
 
-/** Custom tools (their calls come back as custom_tool_call items), also those handed over in the input. */
-const customNames = (turn: Turn) => {
-  const handed = [...turn.history, ...turn.items].flatMap((it) => (it.type === 'additional_tools' && Array.isArray(it.tools) ? (it.tools as Obj[]) : []))
-  const all = [...turn.tools, ...handed, ...handed.flatMap((t) => (t?.type === 'namespace' && Array.isArray(t.tools) ? (t.tools as Obj[]) : []))]
-  return new Set(all.filter((t) => t?.type === 'custom' && typeof t.name === 'string').map((t) => t.name as string))
-}
+/** Custom tools (their calls come back as custom_tool_call items), by the names they are offered by: those of namespaces and handed over in the input too. */
+const customNames = (opened: OpenedTools) => new Set(opened.tools.flatMap(({ tool }) => (tool.type === 'custom' && typeof tool.name === 'string' ? [tool.name] : [])))
 
 /** A reply holds its last bytes this long at most for its thread row (a store that cannot write). */
 const DURABLE_WAIT_MS = 5_000
@@ -87,9 +84,11 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
   function run(body: Obj, turn: Turn, model: CatalogModel, rc: RequestContext): Run {
     const { store, durable } = storer(turn, model, rc)
     // only the IR path's encoders need them (the pass-through upstream names its own items)
+    let opened: OpenedTools | undefined
     let custom: Set<string> | undefined
-    const customs = () => (custom ??= customNames(turn))
-    const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body, toolCallsStatus })
+    const tools = () => (opened ??= openTools(turn))
+    const customs = () => (custom ??= customNames(tools()))
+    const frame = (id: string, modelName: string): ResponseFrame => ({ id, model: modelName, createdAt: Math.floor(Date.now() / 1000), turn, body, toolCallsStatus, members: tools().members })
     let enc: ResponsesStreamEncoder | undefined
     // What the pass-through stream has shown so far, for a failure the upstream did not report.
     let seen: { response: Obj; sequence: number; last: () => number } | undefined

@@ -1,0 +1,66 @@
+// Namespace tools (`{type: 'namespace', name, tools}`: Codex's `multi_agent_v1`, the functions a
+// code-mode model is handed in `additional_tools`) for a model served through the IR, which
+// knows flat tools only. Each function or custom member is offered under its own name, or as
+// `{namespace}__{name}` where that name is taken; the model's call comes back under the member's
+// name with its `namespace`, as OpenAI's own calls of a namespaced tool do, and a call sent back
+// with its namespace goes to the model under the name it was offered by.
+import type { Item } from './items.ts'
+import { isCallable, isTool, type ResponsesTool } from './tools.ts'
+import type { Turn } from './turn.ts'
+
+/** What a flat tool name stands for: a member of a namespace. */
+export interface Member {
+  namespace: string
+  name: string
+}
+
+export interface OpenedTools {
+  /** The turn's tools flat, each with where it came from (for errors): a namespace's callable members in its place. */
+  tools: { tool: ResponsesTool; at: string }[]
+  /** A flat name → the member it stands for. */
+  members: Map<string, Member>
+  /** A member (`namespace` NUL `name`) → its flat name. */
+  flat: Map<string, string>
+}
+
+const isNamespace = (t: ResponsesTool): t is ResponsesTool & { name: string; tools: unknown[] } =>
+  t.type === 'namespace' && typeof t.name === 'string' && Array.isArray(t.tools)
+
+const key = (namespace: string, name: string) => `${namespace}\u0000${name}`
+
+/**
+ * The tools a turn offers, namespaces opened: its own (`tools[i]`), then those its input's
+ * `additional_tools` items hand over. A namespace with no function or custom member stays as it
+ * is (a tool type the IR has no form for, named where it is left out).
+ */
+export function openTools(turn: Pick<Turn, 'tools' | 'history' | 'items'>): OpenedTools {
+  const handed: ResponsesTool[] = []
+  for (const it of [...turn.history, ...turn.items]) {
+    if (it.type !== 'additional_tools') continue
+    for (const t of it.tools) if (isTool(t)) handed.push(t)
+  }
+  const listed = [...turn.tools.map((tool, i) => ({ tool, at: `tools[${i}]` })), ...handed.map((tool) => ({ tool, at: 'input.additional_tools' }))]
+  const taken = new Set(listed.flatMap(({ tool }) => (isCallable(tool) ? [tool.name] : [])))
+  const out: OpenedTools = { tools: [], members: new Map(), flat: new Map() }
+  for (const { tool, at } of listed) {
+    const callable = isNamespace(tool) ? tool.tools.filter((m): m is ResponsesTool => isTool(m) && isCallable(m as ResponsesTool)) : []
+    if (!isNamespace(tool) || callable.length === 0) {
+      out.tools.push({ tool, at })
+      continue
+    }
+    for (const m of callable as (ResponsesTool & { name: string })[]) {
+      const name = taken.has(m.name) ? `${tool.name}__${m.name}` : m.name
+      if (taken.has(name)) continue // the same member twice
+      taken.add(name)
+      out.members.set(name, { namespace: tool.name, name: m.name })
+      out.flat.set(key(tool.name, m.name), name)
+      out.tools.push({ tool: { ...m, name }, at: `${at}.tools` })
+    }
+  }
+  return out
+}
+
+/** The flat name a call sent back goes to the model under: its member's, when it names a namespace. */
+export function flatName(opened: OpenedTools, it: Item & { name: string }): string {
+  return typeof it.namespace === 'string' ? (opened.flat.get(key(it.namespace, it.name)) ?? it.name) : it.name
+}
