@@ -27,7 +27,7 @@ describe('encode', () => {
         reasoning_content: 'hmm',
         thinking_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }],
       } }],
-      usage: { prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 3 } },
+      usage: { prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 50 }, completion_tokens_details: { reasoning_tokens: 3 } },
     })
   })
   test('finish table maps refusal, pause, context window; unknown never silently stop', () => {
@@ -76,7 +76,7 @@ describe('stream encoder bytes, as OpenAI writes them', () => {
       head + '{"tool_calls":[{"index":1,"function":{"arguments":"{\\"t\\":\\"AAPL\\"}"}}]}' + tail('null'),
       head + '{"tool_calls":[{"index":0,"function":{"arguments":"\\"Paris\\"}"}}]}' + tail('null'),
       head + '{}' + tail('"tool_calls"'),
-      '{"id":"msg_9","object":"chat.completion.chunk","created":1700000000,"model":"claude-x","choices":[],"usage":{"prompt_tokens":160,"completion_tokens":7,"total_tokens":167,"prompt_tokens_details":{"cached_tokens":100},"completion_tokens_details":{"reasoning_tokens":3}}}',
+      '{"id":"msg_9","object":"chat.completion.chunk","created":1700000000,"model":"claude-x","choices":[],"usage":{"prompt_tokens":160,"completion_tokens":7,"total_tokens":167,"prompt_tokens_details":{"cached_tokens":100,"cache_write_tokens":50},"completion_tokens_details":{"reasoning_tokens":3}}}',
       '[DONE]',
     ])
     expect(out.endsWith('data: [DONE]\n\n')).toBe(true)

@@ -250,6 +250,15 @@ describe('a Claude model on the Anthropic upstream (recorded traffic)', () => {
     expect(thinking).toEqual({ type: 'thinking', thinking: text, signature: sig })
   })
 
+  // Codex reads input_tokens_details.cache_write_tokens (OpenAI's own field) for what it shows of cost
+  test("a Claude reply's cache reads and writes both show in input_tokens_details; input_tokens counts them all", async () => {
+    const want = JSON.parse(fixture('anthropic/messages/nonstream-cache-read-and-write.json')).usage
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-cache-read-and-write.json') })
+    const r = await (await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi' })).json()
+    expect(r.usage.input_tokens_details).toEqual({ cached_tokens: want.cache_read_input_tokens, cache_write_tokens: want.cache_creation_input_tokens })
+    expect(r.usage.input_tokens).toBe(want.input_tokens + want.cache_read_input_tokens + want.cache_creation_input_tokens)
+  })
+
   test("a thinking turn's parallel calls sent back interleaved with their outputs stay one Claude turn, its thinking first", async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     const thought = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: sealReasoning({ type: 'reasoning', text: 'two cities', signature: 'sig-1' }) }

@@ -38,7 +38,7 @@ describe('responses stream encoder', () => {
     const fs = frames(text)
     expect(types(fs).filter((t) => t === 'response.output_item.done')).toHaveLength(3)
     expect(final.required_action.submit_tool_outputs.tool_calls.map((c: any) => c.id)).toEqual(['call_a', 'call_b'])
-    expect(final.usage).toEqual({ input_tokens: 7, input_tokens_details: { cached_tokens: 2 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 14 })
+    expect(final.usage).toEqual({ input_tokens: 7, input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 14 })
     expect(final.output_text).toBe('calling')
   })
 

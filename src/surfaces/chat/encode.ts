@@ -32,18 +32,18 @@ export interface ChatUsage {
   prompt_tokens: number
   completion_tokens: number
   total_tokens: number
-  prompt_tokens_details: { cached_tokens: number }
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number }
   completion_tokens_details?: { reasoning_tokens: number }
 }
 
-/** `prompt_tokens` counts cache reads and writes too; cached_tokens = reads. */
+/** `prompt_tokens` counts cache reads and writes too; cached_tokens = reads, cache_write_tokens (where there were any) = writes. */
 export function chatUsage(u: Usage): ChatUsage {
   const prompt = promptTokens(u)
   const out: ChatUsage = {
     prompt_tokens: prompt,
     completion_tokens: u.outputTokens,
     total_tokens: prompt + u.outputTokens,
-    prompt_tokens_details: { cached_tokens: u.cacheReadTokens },
+    prompt_tokens_details: u.cacheWriteTokens > 0 ? { cached_tokens: u.cacheReadTokens, cache_write_tokens: u.cacheWriteTokens } : { cached_tokens: u.cacheReadTokens },
   }
   if (u.reasoningTokens !== undefined) out.completion_tokens_details = { reasoning_tokens: u.reasoningTokens }
   return out

@@ -18,7 +18,8 @@ export function responsesUsage(u: Usage): Obj {
   const input = promptTokens(u)
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u.cacheReadTokens },
+    // OpenAI's own since its cache writes are counted: a Claude model's show here (Codex reads them)
+    input_tokens_details: { cached_tokens: u.cacheReadTokens, cache_write_tokens: u.cacheWriteTokens },
     output_tokens: u.outputTokens,
     output_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0 },
     total_tokens: input + u.outputTokens,
