@@ -110,5 +110,14 @@ for (const model of ['mock-claude', 'mock-gpt']) {
       expect(after.some((f) => f.event === 'content_block_stop')).toBe(false)
       expect(JSON.stringify(after)).not.toContain('_raw_arguments')
     })
+
+    test('a failure in the middle of text leaves its block open, as Anthropic does: no content_block_stop before the error', async () => {
+      const res = await post({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'mock: text a few words of text here\nmock: fail-midstream' }] })
+      const frames = messageFrames(await res.text())
+      expect(frames.at(-1)!.event).toBe('error')
+      const opened = frames.findIndex((f) => f.event === 'content_block_start' && (f.data as any).content_block.type === 'text')
+      expect(opened).toBeGreaterThanOrEqual(0)
+      expect(frames.slice(opened + 1).some((f) => f.event === 'content_block_stop')).toBe(false)
+    })
   })
 }

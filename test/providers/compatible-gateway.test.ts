@@ -19,7 +19,10 @@ providers:
   - { id: azure, kind: azure-openai, base_url: "${up.url}", api_key: "\${AZURE_KEY}", api_version: "2024-10-21", max_retries: 0 }
 models:
   - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: meta-llama/Llama-3.1-8B-Instruct }], price: { input_mtok: 0, output_mtok: 0 } }
+  - { id: qwq-32b, family: openai, reasoning: true, deployments: [{ provider: local, upstream_id: Qwen/QwQ-32B }], price: { input_mtok: 0, output_mtok: 0 } }
   - { id: gpt-4o-eu, family: openai, deployments: [{ provider: azure, upstream_id: my-gpt-4o }] }
+compat:
+  cross_family: translate
 `,
     env: { AZURE_KEY },
   })
@@ -91,6 +94,16 @@ test('chat, streamed: the counted usage reaches the record, and the client only 
   up.script({ sse: stream })
   const asked = await post('/api/alpha/v1/chat/completions', { model: 'llama-3.1-8b', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: QUESTION }] })
   expect(await asked.text()).toContain(`"usage":{"prompt_tokens":${encode(QUESTION).length},"completion_tokens":${encode(ANSWER).length}`)
+})
+
+// OpenAI's reasoning models refuse `stop`; another server's (a QwQ on vLLM) takes it
+test('a reasoning model on the compatible server gets the stop sequences translated for it, on the chat pass-through and the IR path', async () => {
+  up.script({ json: completion })
+  expect((await post('/api/alpha/v1/chat/completions', { model: 'qwq-32b', messages: [{ role: 'user', content: QUESTION }], stop_sequences: ['END'] })).status).toBe(200)
+  expect(last().json().stop).toEqual(['END'])
+  up.script({ json: completion })
+  expect((await post('/api/beta/v1/messages', { model: 'qwq-32b', max_tokens: 50, messages: [{ role: 'user', content: QUESTION }], stop_sequences: ['END'] })).status).toBe(200)
+  expect(last().json().stop).toEqual(['END'])
 })
 
 test('messages and responses: translated to chat completions for the compatible server', async () => {

@@ -323,6 +323,7 @@ describe('a Claude model on the Anthropic upstream (recorded traffic)', () => {
     const openai = await rig.postResponses({ model: 'claude-sonnet-4-5', input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'msg_68b1b2c0aa1181939fb11dd2f5c2ae0a0c3b4f1d9e2a5b6c' }] })
     expect(openai.status).toBe(200)
     expect(rig.up.requests.at(-1)!.json().messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }])
+    expect(openai.headers.get('x-switchyard-compat')).toContain('input.item_reference')
   })
 
   test('item references are bounded: the same item twice in the messages form is a 400, as in input', async () => {

@@ -108,6 +108,28 @@ describe('Codex driving a Claude model', () => {
     expect(res.headers.get('x-switchyard-compat') ?? '').not.toContain('namespace')
   })
 
+  test('a namespace given twice offers its members once; a choice or allowed_tools names a member with its namespace; hosted members are named as left out; a bad member name is a 400', async () => {
+    const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } })
+    const ns = { type: 'namespace', name: 'agents', description: 'sub-agents', tools: [fn('spawn'), fn('wait'), { type: 'web_search' }] }
+    const send = async (body: Record<string, unknown>) => {
+      rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+      const res = await rig.postResponses({ model: 'claude-sonnet-4-5', store: false, input: [{ type: 'additional_tools', tools: [ns] }, { role: 'user', content: 'go' }], ...body })
+      return { res, sent: res.status === 200 ? rig.up.requests.at(-1)!.json() : await res.json() }
+    }
+    const twice = await send({ tools: [fn('wait'), ns] })
+    expect(twice.sent.tools.map((t: any) => t.name)).toEqual(['wait', 'spawn', 'agents__wait'])
+    expect(twice.res.headers.get('x-switchyard-compat')).toContain('tools.namespace.web_search')
+    const chosen = await send({ tools: [fn('wait'), ns], tool_choice: { type: 'function', name: 'wait', namespace: 'agents' } })
+    expect(chosen.sent.tool_choice).toEqual({ type: 'tool', name: 'agents__wait' })
+    const allowed = await send({ tools: [fn('wait'), ns], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'namespace', name: 'agents' }] } })
+    expect(allowed.sent.tools.map((t: any) => t.name)).toEqual(['spawn', 'agents__wait'])
+    const missing = await send({ tools: [ns], tool_choice: { type: 'function', name: 'spawn', namespace: 'other' } })
+    expect(missing.res.status).toBe(400)
+    const bad = await send({ tools: [{ ...ns, tools: [fn('has space')] }] })
+    expect(bad.res.status).toBe(400)
+    expect(bad.sent.error).toContain('tools[0].tools[0].name')
+  })
+
   test('mcp_servers → Anthropic MCP connector with its beta header', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     const res = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'hi', mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'ex', authorization_token: 'tok' }] })

@@ -49,7 +49,8 @@ export const chatSurface: SurfaceSpec = {
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough() {
-        const pt = passthroughBody(body, rules, model.reasoning === true)
+        // another server of the chat wire (a QwQ on vLLM) takes stop sequences, reasoning or not
+        const pt = passthroughBody(body, rules, model.reasoning === true && model.provider !== 'openai-compatible')
         return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }

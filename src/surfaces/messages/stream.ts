@@ -117,12 +117,13 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     },
     'text-start': () => messageStart() + closeFlow(),
     'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + textDelta(flow!, ev.text)),
-    'text-end': () => (flow?.kind === 'text' ? closeFlow() : ''),
+    // a block a failure cut is not stopped: Anthropic's stream ends with the error event alone
+    'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
     'reasoning-start': () => messageStart() + closeFlow(),
     'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + textDelta(flow!, ev.text)),
     // A signature is the last thing of its thinking block (as the fold in collect.ts reads it).
     'reasoning-signature': (ev) => enter('thinking') + delta(flow!.index, { type: 'signature_delta', signature: ev.signature }) + closeFlow(),
-    'reasoning-end': () => (flow?.kind === 'thinking' ? closeFlow() : ''),
+    'reasoning-end': (ev) => (flow?.kind === 'thinking' && !ev.cut ? closeFlow() : ''),
     'reasoning-redacted': (ev) => {
       const out = messageStart() + closeFlow()
       const index = next

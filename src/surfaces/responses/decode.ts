@@ -11,7 +11,7 @@ import { breakpointCache } from '../openai-options.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem } from './item-ids.ts'
 import { openReasoning } from './reasoning.ts'
-import { flatName, openTools, type OpenedTools } from './namespaces.ts'
+import { allowedFlat, flatName, openTools, type OpenedTools } from './namespaces.ts'
 import type { Turn } from './turn.ts'
 import { isCallable, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
 import { isObj } from '../../lib/json.ts'
@@ -157,17 +157,19 @@ export function irTools(tools: ResponsesTool[], where: (i: number) => string, mo
   return { tools: out, dropped }
 }
 
-/** The tools an `allowed_tools` choice lists by name (the IR has no list of allowed ones: the others are not offered), or undefined. */
-function allowedNames(c: ResponsesToolChoice | undefined): Set<string> | undefined {
+/** The tools an `allowed_tools` choice lists (the IR has no list of allowed ones: the others are not offered), by the names they are offered by, or undefined. */
+function allowedNames(c: ResponsesToolChoice | undefined, opened: OpenedTools): Set<string> | undefined {
   if (typeof c !== 'object' || c.type !== 'allowed_tools' || !Array.isArray(c.tools)) return undefined
-  return new Set(c.tools.flatMap((t) => (isObj(t) && typeof t.name === 'string' ? [t.name] : [])))
+  return new Set(c.tools.flatMap((t) => (isObj(t) ? allowedFlat(opened, t) : [])))
 }
 
-function irToolChoice(c: ResponsesToolChoice | undefined, names: Set<string>): ToolChoice | undefined {
+function irToolChoice(c: ResponsesToolChoice | undefined, names: Set<string>, opened: OpenedTools): ToolChoice | undefined {
   if (typeof c === 'string') return { type: c }
   if (c?.type === 'allowed_tools') return c.mode === 'required' ? { type: 'required' } : { type: 'auto' }
-  if (c && typeof c.name === 'string' && names.has(c.name)) return { type: 'tool', name: c.name }
-  return undefined
+  if (!c || typeof c.name !== 'string') return undefined
+  // a namespace's tool by the name it is offered by
+  const name = flatName(opened, { name: c.name, namespace: (c as { namespace?: unknown }).namespace })
+  return names.has(name) ? { type: 'tool', name } : undefined
 }
 
 /** `mcp_servers` for Anthropic's MCP connector. */
@@ -192,16 +194,18 @@ export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, 
   const opened = openTools(turn)
   const messages = [...itemsToMessages(turn.history, 'previous_response_id', opened), ...itemsToMessages(turn.items, 'input', opened)]
   for (const it of turn.items) if (ASKING_ITEMS.has(it.type)) dropped.push(`input.${it.type}`)
+  // a reference to OpenAI's own store (or one made before items named their reply): left out, and named
+  if (turn.items.some((it) => it.type === 'item_reference')) dropped.push('input.item_reference')
   const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: false }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
 
   const t = irTools(opened.tools.map((x) => x.tool), (i) => opened.tools[i]!.at, model)
-  dropped.push(...t.dropped)
-  const allowed = allowedNames(turn.toolChoice)
+  dropped.push(...t.dropped, ...opened.dropped)
+  const allowed = allowedNames(turn.toolChoice, opened)
   const offered = allowed ? t.tools.filter((x) => allowed.has(x.name)) : t.tools
   if (offered.length > 0) {
     req.tools = offered
-    const choice = irToolChoice(turn.toolChoice, new Set(offered.map((x) => x.name)))
+    const choice = irToolChoice(turn.toolChoice, new Set(offered.map((x) => x.name)), opened)
     if (choice) req.toolChoice = choice
   }
   // a choice that asked for a tool (a hosted one, or any when none is left) and did not carry

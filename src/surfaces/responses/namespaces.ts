@@ -3,8 +3,8 @@
 // knows flat tools only. Each function or custom member is offered under its own name, or as
 // `{namespace}__{name}` where that name is taken; the model's call comes back under the member's
 // name with its `namespace`, as OpenAI's own calls of a namespaced tool do, and a call sent back
-// with its namespace goes to the model under the name it was offered by.
-import type { Item } from './items.ts'
+// with its namespace goes to the model under the name it was offered by. A namespace given
+// twice (in `tools` and handed over again on a later turn) offers its members once.
 import { isCallable, isTool, type ResponsesTool } from './tools.ts'
 import type { Turn } from './turn.ts'
 
@@ -21,12 +21,27 @@ export interface OpenedTools {
   members: Map<string, Member>
   /** A member (`namespace` NUL `name`) → its flat name. */
   flat: Map<string, string>
+  /** A namespace's members the IR has no form for (hosted types), by type: left out, to be named. */
+  dropped: string[]
 }
 
 const isNamespace = (t: ResponsesTool): t is ResponsesTool & { name: string; tools: unknown[] } =>
   t.type === 'namespace' && typeof t.name === 'string' && Array.isArray(t.tools)
 
 const key = (namespace: string, name: string) => `${namespace}\u0000${name}`
+
+/** The longest tool name a Claude model takes. */
+const MAX_NAME = 128
+
+/** A member's flat name: its own where free, else `{namespace}__{name}` (numbered, or hashed past MAX_NAME, until free). */
+function flatNameFor(namespace: string, name: string, taken: Set<string>): string {
+  if (!taken.has(name)) return name
+  for (let n = 0; ; n++) {
+    let flat = `${namespace}__${name}${n === 0 ? '' : `_${n}`}`
+    if (flat.length > MAX_NAME) flat = `${flat.slice(0, MAX_NAME - 9)}_${new Bun.CryptoHasher('sha256').update(`${namespace}\u0000${name}\u0000${n}`).digest('hex').slice(0, 8)}`
+    if (!taken.has(flat)) return flat
+  }
+}
 
 /**
  * The tools a turn offers, namespaces opened: its own (`tools[i]`), then those its input's
@@ -41,16 +56,19 @@ export function openTools(turn: Pick<Turn, 'tools' | 'history' | 'items'>): Open
   }
   const listed = [...turn.tools.map((tool, i) => ({ tool, at: `tools[${i}]` })), ...handed.map((tool) => ({ tool, at: 'input.additional_tools' }))]
   const taken = new Set(listed.flatMap(({ tool }) => (isCallable(tool) ? [tool.name] : [])))
-  const out: OpenedTools = { tools: [], members: new Map(), flat: new Map() }
+  const out: OpenedTools = { tools: [], members: new Map(), flat: new Map(), dropped: [] }
   for (const { tool, at } of listed) {
-    const callable = isNamespace(tool) ? tool.tools.filter((m): m is ResponsesTool => isTool(m) && isCallable(m as ResponsesTool)) : []
+    const members = isNamespace(tool) ? tool.tools.filter((m): m is ResponsesTool => isTool(m)) : []
+    const callable = members.filter((m): m is ResponsesTool & { name: string } => isCallable(m))
     if (!isNamespace(tool) || callable.length === 0) {
       out.tools.push({ tool, at })
       continue
     }
-    for (const m of callable as (ResponsesTool & { name: string })[]) {
-      const name = taken.has(m.name) ? `${tool.name}__${m.name}` : m.name
-      if (taken.has(name)) continue // the same member twice
+    for (const m of members) if (!isCallable(m)) out.dropped.push(`tools.namespace.${typeof m.type === 'string' ? m.type.slice(0, 40) : 'unknown'}`)
+    for (const m of callable) {
+      // the same member again (its namespace given twice): offered once, under one name
+      if (out.flat.has(key(tool.name, m.name))) continue
+      const name = flatNameFor(tool.name, m.name, taken)
       taken.add(name)
       out.members.set(name, { namespace: tool.name, name: m.name })
       out.flat.set(key(tool.name, m.name), name)
@@ -61,6 +79,13 @@ export function openTools(turn: Pick<Turn, 'tools' | 'history' | 'items'>): Open
 }
 
 /** The flat name a call sent back goes to the model under: its member's, when it names a namespace. */
-export function flatName(opened: OpenedTools, it: Item & { name: string }): string {
+export function flatName(opened: OpenedTools, it: { name: string; namespace?: unknown }): string {
   return typeof it.namespace === 'string' ? (opened.flat.get(key(it.namespace, it.name)) ?? it.name) : it.name
+}
+
+/** The flat names an `allowed_tools` entry stands for: a namespace's members, a member named with its namespace, or a tool by its name. */
+export function allowedFlat(opened: OpenedTools, entry: { type?: unknown; name?: unknown; namespace?: unknown }): string[] {
+  if (typeof entry.name !== 'string') return []
+  if (entry.type === 'namespace') return [...opened.members].flatMap(([flat, m]) => (m.namespace === entry.name ? [flat] : []))
+  return [flatName(opened, { name: entry.name, namespace: entry.namespace })]
 }

@@ -168,8 +168,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         encoder: codec,
         // a summary asked for without an effort thinks at medium (turnToIR)
         maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
-        // the items references were replaced by count, not the references the body holds
-        promptTokens: () => promptTokenBound(body, turn.history, turn.referenced ? turn.items : []),
+        // where references were replaced by the items they name, those count, not the body's input
+        promptTokens: () => (turn.referenced ? promptTokenBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptTokenBound(body, turn.history)),
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
         passthrough() {

@@ -14,7 +14,7 @@ export type OtherTool = Obj & { type?: unknown }
 export type ResponsesTool = FunctionTool | CustomTool | OtherTool
 
 /** A tool choice as toolChoice() leaves it: a mode, a tool among the tools, or another type as it came. */
-export type ResponsesToolChoice = 'auto' | 'none' | 'required' | { type: 'function' | 'custom'; name: string } | (Obj & { type: string })
+export type ResponsesToolChoice = 'auto' | 'none' | 'required' | { type: 'function' | 'custom'; name: string; namespace?: string } | (Obj & { type: string })
 
 const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
@@ -35,6 +35,14 @@ export function tool(t: unknown, at: string): ResponsesTool {
   if (type === 'function' && isObj(t.function)) {
     const { function: f, ...rest } = t
     out = { ...rest, ...f, type }
+  }
+  if (type === 'namespace' && Array.isArray(out.tools)) {
+    // its function and custom members are offered by name where the upstream has no namespaces
+    out.tools.forEach((m, j) => {
+      if (isObj(m) && (m.type === 'function' || m.type === 'custom') && (typeof m.name !== 'string' || !FUNCTION_NAME.test(m.name))) {
+        throw badRequest(`${at}.tools[${j}].name: expected a name of letters, digits, _ . or - (at most 128), got ${quote(m.name)}`)
+      }
+    })
   }
   if (type !== 'function' && type !== 'custom') return { ...out, type }
   const name = out.name
@@ -68,6 +76,13 @@ export function toolChoice(c: unknown, tools: ResponsesTool[], at: string): Resp
   if (type !== 'function' && type !== 'custom') return { ...c, type }
   const name = isObj(c.function) ? c.function.name : c.name
   if (typeof name !== 'string') throw badRequest(`${at}.name: required`)
+  // a namespace's tool is named with its namespace
+  if (typeof c.namespace === 'string') {
+    const ns = tools.find((t) => t.type === 'namespace' && t.name === c.namespace)
+    const member = Array.isArray(ns?.tools) && ns.tools.some((m) => isObj(m) && m.type === type && m.name === name)
+    if (!member) throw badRequest(`${at}: names ${type} tool "${name.slice(0, 64)}" of namespace "${c.namespace.slice(0, 64)}", which is not among the tools`)
+    return { type, name, namespace: c.namespace }
+  }
   if (!tools.some((t) => t.type === type && t.name === name)) throw badRequest(`${at}: names ${type} tool "${name.slice(0, 64)}", which is not among the tools`)
   return { type, name }
 }
