@@ -14,7 +14,8 @@ export const VOLATILE: readonly string[] = [
   // the Responses API's client bookkeeping (Codex sends its turn ids there, new each run)
   'client_metadata',
   // ids a client gives its own input items (Codex: `msg_<uuid>`, `fco_<uuid>`, new each run); the
-  // ids of items the model made come back the same from a replay, and say nothing of the request
+  // ids of items the model made come back the same from a replay, and say nothing of the request.
+  // An `item_reference`'s id is all it says: that one is kept (strip)
   'input.*.id',
 ]
 
@@ -38,8 +39,9 @@ function strip(v: unknown, paths: string[][]): unknown {
   if (Array.isArray(v)) return v.map((item, i) => strip(item, below(paths, String(i))))
   if (typeof v !== 'object' || v === null) return v
   const out: Record<string, unknown> = {}
+  const reference = (v as { type?: unknown }).type === 'item_reference'
   for (const k of Object.keys(v).sort()) {
-    if (paths.some((p) => p.length === 1 && (p[0] === k || p[0] === '*'))) continue
+    if (!(reference && k === 'id') && paths.some((p) => p.length === 1 && (p[0] === k || p[0] === '*'))) continue
     out[k] = strip((v as Record<string, unknown>)[k], below(paths, k))
   }
   return out

@@ -4,7 +4,10 @@ import { PARAMS } from '../../src/surfaces/chat/params.ts'
 import { PARAMS as MESSAGES } from '../../src/surfaces/messages/params.ts'
 import { PARAMS as RESPONSES } from '../../src/surfaces/responses/params.ts'
 import { passthroughBody } from '../../src/surfaces/chat/passthrough.ts'
-import { decode, rejection, user } from './helpers.ts'
+import { catalog, decode, rejection, user } from './helpers.ts'
+import { chatSurface } from '../../src/surfaces/chat/codec.ts'
+import { resolveModel } from '../../src/routing/router.ts'
+import type { CrossFamilyMode } from '../../src/routing/params.ts'
 
 describe('family rules table', () => {
   test("a parameter one surface calls foreign is another surface's own: messages carries parallel_tool_calls and service_tier to Claude", () => {
@@ -80,5 +83,15 @@ describe('pass-through body', () => {
     const extra = { verbosity: 'low', modalities: ['text'], prediction: { type: 'content', content: 'x' }, safety_identifier: 's', logprobs: true, top_logprobs: 2 }
     const { body, rules } = decode({ model: 'gpt-4o', messages: user(), ...extra })
     expect(passthroughBody(body, rules).body).toMatchObject(extra)
+  })
+})
+
+describe('the plan of a chat request', () => {
+  const plan = (raw: Record<string, unknown>, mode: CrossFamilyMode) =>
+    chatSurface.decode(raw, { model: (id: unknown, s: never) => resolveModel(catalog, id as string, s), rules: (b: never, p: never, m: { family: 'openai' | 'anthropic'; id: string }) => applyFamilyRules(b, p, m.family, mode, m.id) } as never) as { choices?: number }
+  // admission holds each choice's cap: n the family rules took out (a Claude model answers once) holds one
+  test("n counts for a GPT model's choices, not for a Claude model's, which answers once", async () => {
+    expect((await plan({ model: 'gpt-4o', n: 16, messages: user() }, 'reject')).choices).toBe(16)
+    expect((await plan({ model: 'claude-sonnet-4-5', n: 16, messages: user() }, 'translate')).choices).toBeUndefined()
   })
 })

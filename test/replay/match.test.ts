@@ -26,6 +26,12 @@ describe('match key', () => {
     expect(matchKey({ path: '/v1/responses', body: other })).not.toBe(matchKey({ path: '/v1/responses', body: turn('a') }))
   })
 
+  test("an item_reference's id is what it asks for: two references to different items are different requests (the cache and cassettes key on it)", () => {
+    const ref = (id: string) => ({ ...base, input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id }, { role: 'user', content: 'what did you say?' }] })
+    expect(matchKey({ path: '/v1/responses', body: ref('msg_a') })).not.toBe(matchKey({ path: '/v1/responses', body: ref('msg_b') }))
+    expect(matchKey({ path: '/v1/responses', body: ref('msg_a') })).toBe(matchKey({ path: '/v1/responses', body: ref('msg_a') }))
+  })
+
   test('what the model is asked, and where, changes it', () => {
     const k = matchKey({ path: '/v1/chat/completions', body: base })
     expect(matchKey({ path: '/v1/chat/completions', body: { ...base, messages: [{ role: 'user', content: 'hello' }] } })).not.toBe(k)

@@ -44,7 +44,8 @@ export const chatSurface: SurfaceSpec = {
       ...planBase(body, model, rules),
       encoder: customTools.size === 0 ? chatCodec : chatCodecWith(customTools),
       maxOutputTokens: outputCap(model, body.max_completion_tokens ?? body.max_tokens, { effort: body.reasoning_effort, budgetTokens: budgetOf(body.thinking) }),
-      choices: body.n,
+      // n the family rules took out (a Claude model answers once) holds no more than one choice
+      choices: rules.removed.includes('n') ? undefined : body.n,
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
