@@ -51,7 +51,8 @@ const MAX_REFERENCES = 1_000
 /**
  * `item_reference`s to items of the gateway's own replies, replaced by the stored items: a model
  * served through the IR reads nothing else, and OpenAI's store does not know them. Any other is
- * left as it came (an OpenAI-stored item, for OpenAI's own Responses API; refused on the IR path).
+ * left as it came: for OpenAI's own Responses API (its store's items); on the IR path one in the
+ * gateway's form is refused (decode.ts), another left out and named.
  */
 async function referencedItems(items: Item[], vc: ValidateContext): Promise<boolean> {
   let n = 0
