@@ -1,7 +1,8 @@
 // A burst of 100 identical requests on a key funded for 5.5 of them: every answer is a 200 or a
-// 402, and at most 7 are served (the covered ones, and one past the credit). What the credit
-// tests of every kind of hidden cost share.
+// 402, and at most 7 are served (the covered ones, and one past the credit); and the same bound
+// for a batch of 100 items. What the credit tests of every kind of hidden cost share.
 import { expect } from 'bun:test'
+import type { Gateway } from './server.ts'
 
 export async function expectBurstBounded(send: () => Promise<Response>): Promise<void> {
   const statuses = await Promise.all(Array.from({ length: 100 }, async () => {
@@ -13,4 +14,20 @@ export async function expectBurstBounded(send: () => Promise<Response>): Promise
   const served = statuses.filter((s) => s === 200).length
   expect(served).toBeGreaterThanOrEqual(1)
   expect(served).toBeLessThanOrEqual(7)
+}
+
+/**
+ * A batch of 100 items on a key funded for 5.5 of them, made by `created`: it completes, and 6 or 7
+ * items succeed (the covered ones, and one past the credit). Read as the operator: once spent, the
+ * key is refused at the door (402), its batch too.
+ */
+export async function expectBatchBounded(gw: Gateway, created: Response): Promise<void> {
+  expect(created.status).toBe(200)
+  const id = ((await created.json()) as { id: string }).id
+  const store = gw.services.batches!.store
+  for (let i = 0; i < 4_500 && !(await store.byId(id))!.endedAt; i++) await Bun.sleep(10)
+  const row = (await store.byId(id))!
+  expect(row).toMatchObject({ status: 'completed', total: 100 })
+  expect(row.succeeded).toBeGreaterThanOrEqual(6)
+  expect(row.succeeded).toBeLessThanOrEqual(7)
 }

@@ -5,14 +5,15 @@
 // conversation), and the model's calls come back under the name the client gave. A call id past
 // OpenAI's 40 characters (another agent's, a gateway's) is shortened the same way in the history.
 import type { GenerationRequest, GenerationResponse, Message, StreamEvent } from '../../ir/types.ts'
+import { shortName } from '../../lib/short-name.ts'
 
 export const OPENAI_NAME_MAX = 64
 /** A call id in the history: OpenAI refuses one past 40 characters (`messages[i].tool_calls[j].id`). */
 export const OPENAI_CALL_ID_MAX = 40
 
 const hash = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex')
-/** A name's short form; `round` moves it past one another name of the request holds already. */
-const short = (name: string, round = 0): string => `${name.slice(0, OPENAI_NAME_MAX - 9)}_${hash(round === 0 ? name : `${name}\u0000${round}`).slice(0, 8)}`
+/** A long name's short form; `round` moves it past one another name of the request holds already. */
+const short = (name: string, round = 0): string => shortName(name, OPENAI_NAME_MAX, round === 0 ? name : `${name}\u0000${round}`)
 /** A call and its result name one id: the same short id for both (none comes back: the model's new calls have OpenAI's own). */
 const shortId = (id: string): string => (id.length > OPENAI_CALL_ID_MAX ? `call_${hash(id).slice(0, 32)}` : id)
 

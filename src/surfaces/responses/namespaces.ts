@@ -5,6 +5,7 @@
 // name with its `namespace`, as OpenAI's own calls of a namespaced tool do, and a call sent back
 // with its namespace goes to the model under the name it was offered by. A namespace given
 // twice (in `tools` and handed over again on a later turn) offers its members once.
+import { shortName } from '../../lib/short-name.ts'
 import { isCallable, isTool, type ResponsesTool } from './tools.ts'
 import type { Turn } from './turn.ts'
 
@@ -37,8 +38,7 @@ const MAX_NAME = 128
 function flatNameFor(namespace: string, name: string, taken: Set<string>): string {
   if (!taken.has(name)) return name
   for (let n = 0; ; n++) {
-    let flat = `${namespace}__${name}${n === 0 ? '' : `_${n}`}`
-    if (flat.length > MAX_NAME) flat = `${flat.slice(0, MAX_NAME - 9)}_${new Bun.CryptoHasher('sha256').update(`${namespace}\u0000${name}\u0000${n}`).digest('hex').slice(0, 8)}`
+    const flat = shortName(`${namespace}__${name}${n === 0 ? '' : `_${n}`}`, MAX_NAME, `${namespace}\u0000${name}\u0000${n}`)
     if (!taken.has(flat)) return flat
   }
 }
