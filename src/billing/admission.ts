@@ -5,6 +5,7 @@ import type { Catalog, CatalogModel } from '../config/catalog.ts'
 import type { RedisUnavailable } from '../cluster/redis.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
+import type { Usage } from '../ir/types.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -15,6 +16,8 @@ export interface AdmitInput {
   maxOutputTokens: number | undefined
   /** How many answers it asks for, each up to the cap (chat's `n`); 1 when absent. */
   choices?: number
+  /** The processing tier it is held at, where that is priced apart (OpenAI's priority). */
+  serviceTier?: Usage['serviceTier']
 }
 
 /** A reservation to settle when the request ends (undefined when nothing was held). */
@@ -27,21 +30,21 @@ export type Admission = { reservationId: string } | undefined
  */
 export function worstCase(catalog: Catalog, input: AdmitInput): number | null {
   const { model } = input
-  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input.maxOutputTokens, input.choices)
+  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input.maxOutputTokens, input.choices, input.serviceTier)
   if (usd === null && model.unlisted && model.provider !== 'mock') {
     throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
   }
   return usd
 }
 
-function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, maxOut: number | undefined, choices = 1): number | null {
+function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, maxOut: number | undefined, choices = 1, serviceTier?: Usage['serviceTier']): number | null {
   const prompt = sane(promptTokens) ?? 0
   // a cap above the model's own (or none) cannot produce more than the model's own; with no
   // known cap, the output cannot outgrow the context window
   const most = model.maxOutputTokens ?? model.contextWindow
   const cap = Math.min(sane(maxOut) ?? most, most) * Math.max(1, sane(choices) ?? 1)
   try {
-    const usd = catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 })
+    const usd = catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0, ...(serviceTier ? { serviceTier } : {}) })
     return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null
   } catch {
     return null

@@ -7,6 +7,7 @@ import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfi
 import type { Config } from './load.ts'
 import { MODELS, type DeploymentSpec, type ModelRow, type Surface } from './models.ts'
 import { checkDeployments } from './upstreams.ts'
+import { tierFactor } from './service-tiers.ts'
 import type { PriceEntry } from './schema.ts'
 
 export type { Surface } from './models.ts'
@@ -265,11 +266,19 @@ export class Catalog {
    * has no known price (recorded as unpriced, never as $0).
    */
   cost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date = new Date()): number | null {
-    const o = this.overrides.get(model.id) ?? this.overrides.get(model.upstreamId)
-    const total = o ? linearCost(o, u) : this.libraryCost(model, u, at)
+    let total = this.standardCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
+    // a tier priced apart (OpenAI's flex, priority) scales the tokens' price, not a search's
+    const factor = tierFactor(model.upstreamId, u.serviceTier)
+    if (factor !== 1) total += (factor - 1) * (u.webSearches ? (this.standardCost(model, { ...u, webSearches: 0 }, at) ?? total) : total)
     // 15 significant digits: a sum of products' float noise (0.006255999999999999) is not a price
     return Number((total * (1 - this.discount)).toPrecision(15))
+  }
+
+  /** At the standard tier's prices: the operator's own, or the library's. */
+  private standardCost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date): number | null {
+    const o = this.overrides.get(model.id) ?? this.overrides.get(model.upstreamId)
+    return o ? linearCost(o, u) : this.libraryCost(model, u, at)
   }
 }
 

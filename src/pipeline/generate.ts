@@ -72,7 +72,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()
-    const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens, choices: plan.choices })
+    const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens, choices: plan.choices, serviceTier: plan.serviceTier })
     // both are under way; the limits' wait never rejects (PendingLimits), so it is awaited after
     // the admission, with no Promise.all around the two
     admission = admitting instanceof Promise ? await admitting : admitting

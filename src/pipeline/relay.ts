@@ -82,6 +82,7 @@ function noteTap(tap: WireTap, out: GenerationOutcome, reply?: string) {
   out.reply = reply
   if (tap.state.id) out.id = tap.state.id
   if (tap.state.usage) out.usage = tap.state.usage
+  else if (tap.state.serviceTier) out.usage = { ...out.usage, serviceTier: tap.state.serviceTier }
   out.finishReason = tap.state.finishReason
   if (tap.state.status !== undefined) out.status = tap.state.status
 }

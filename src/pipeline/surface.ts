@@ -3,7 +3,7 @@
 // again; generate() then runs admission, the provider call, relay or encode, and the record,
 // and never calls back into the surface except through the plan it was given.
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
-import type { GenerationRequest } from '../ir/types.ts'
+import type { GenerationRequest, Usage } from '../ir/types.ts'
 import type { TapOptions, Wire } from '../routing/contract.ts'
 import type { CrossFamilyMode, ParamTable, RulesOutcome } from '../routing/params.ts'
 import { applyFamilyRules } from '../routing/params.ts'
@@ -35,6 +35,8 @@ export interface Plan {
   maxOutputTokens: number | undefined
   /** How many answers the request asks for, each up to that cap (chat's `n`). */
   choices?: number
+  /** The processing tier it is held at (OpenAI's priority costs more than standard). */
+  serviceTier?: Usage['serviceTier']
   /** The prompt's upper bound in tokens (its body and what the surface loaded for it, a thread's history). */
   promptTokens(): number
   /** Stop the reply at the first tool call. */

@@ -75,6 +75,8 @@ export interface TapState {
   unreadable?: boolean
   /** Responses-style status of the final response, when the wire has one. */
   status?: string | null
+  /** The tier that served the reply, where it is priced apart (OpenAI's flex, priority): a stream dropped before its usage is billed at it too. */
+  serviceTier?: Usage['serviceTier']
 }
 
 /**

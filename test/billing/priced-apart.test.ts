@@ -1,7 +1,8 @@
 // What an upstream bills beside the four token buckets is billed here too: Anthropic's cache
 // writes made to last an hour (at 1.6× the 5-minute price), web searches (Anthropic's server
-// tool and OpenAI's web_search_call, $10 a thousand) and OpenAI's audio tokens. Each was billed
-// as plain tokens, or not at all, so a key could run up searches no one paid for.
+// tool and OpenAI's web_search_call, $10 a thousand), OpenAI's audio tokens, and OpenAI's
+// processing tiers (priority at a premium, flex at half). Each was billed as plain tokens, or not
+// at all, so a key could run up searches, or priority tokens, no one paid for.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
 import { startMessagesRig, type MessagesRig } from '../messages/e2e-helpers.ts'
@@ -82,5 +83,40 @@ describe('billed beside the tokens', () => {
     rig.up.script({ json: JSON.stringify(completion) })
     const c = await rig.client.chat.completions.create({ model: 'gpt-audio', messages: ask })
     expect((await rig.generation(c.id)).cost).toBeCloseTo((500 * 2.5 + 1000 * 32 + 500 * 10 + 2000 * 64) / 1e6, 12)
+  })
+
+  test("OpenAI's priority and flex tiers, as the reply names the tier that served it, on every path", async () => {
+    // USD per million at the standard tier: gpt-4.1 input 2, output 8; gpt-4o-mini 0.15, 0.6.
+    // Priority is 1.75× for gpt-4.1 (3.50 / 14 on OpenAI's priority page); flex half of standard.
+    const gpt41 = (input: number, output: number) => (input * 2 + output * 8) / 1e6
+    const completion = fixtureJson('openai/chat/nonstream-text.json')
+    completion.id = 'chatcmpl-priority'
+    completion.service_tier = 'priority'
+    completion.usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 }
+    rig.up.script({ json: JSON.stringify(completion) })
+    const c = await rig.client.chat.completions.create({ model: 'gpt-4.1', messages: ask, service_tier: 'priority' })
+    expect((await rig.generation(c.id)).cost).toBeCloseTo(gpt41(1000, 100) * 1.75, 12)
+
+    // asked for priority, served at default (a prompt past 128k tokens is): the standard price
+    rig.up.script({ json: JSON.stringify({ ...completion, id: 'chatcmpl-default', service_tier: 'default' }) })
+    const d = await rig.client.chat.completions.create({ model: 'gpt-4.1', messages: ask, service_tier: 'priority' })
+    expect((await rig.generation(d.id)).cost).toBeCloseTo(gpt41(1000, 100), 12)
+
+    // a relayed stream: the usage chunk names the tier, as every chunk does
+    const flex = fixture('openai/chat/stream-text-include-usage.sse').replaceAll('"service_tier":"default"', '"service_tier":"flex"')
+    rig.up.script({ sse: flex })
+    let id = ''
+    for await (const chunk of await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: ask, stream: true, service_tier: 'flex' })) id = chunk.id
+    expect((await rig.generation(id)).cost).toBeCloseTo(((78 * 0.15 + 9 * 0.6) / 1e6) * 0.5, 12)
+
+    // the Responses API relayed: response.completed names it (the dated snapshot priced as its model)
+    rig.up.script({ sse: fixture('openai/responses/stream-text.sse').replaceAll('"service_tier":"default"', '"service_tier":"priority"') })
+    const final = await rig.client.responses.stream({ model: 'gpt-4.1', input: 'hi', service_tier: 'priority', store: false }).finalResponse()
+    expect((await rig.generation(final.id)).cost).toBeCloseTo(gpt41(9, 12) * 1.75, 12)
+
+    // translated: an Anthropic client's request to a GPT model, answered at priority
+    rig.up.script({ json: JSON.stringify({ ...completion, id: 'chatcmpl-translated' }) })
+    const m = await rig.anthropic.messages.create({ model: 'gpt-4.1', max_tokens: 100, messages: ask })
+    expect((await rig.generation(m.id)).cost).toBeCloseTo(gpt41(1000, 100) * 1.75, 12)
   })
 })

@@ -1,9 +1,10 @@
 // A funded key's reservation must hold what the upstream can bill, also where that is more than
 // the body shows: a document named by URL (fetched and put in the prompt after admission), chat's
-// `n` (each choice up to the cap), and a Claude model asked to think (its max_tokens raised to
-// hold the budget). And a client that leaves while the upstream has its prompt pays for that
-// prompt, as it would on a stream. The fake upstream bills as the real ones do: the o200k tokens
-// of what it was sent, n choices of the cap each, the whole max_tokens it was sent.
+// `n` (each choice up to the cap), OpenAI's priority tier (a premium over the standard price),
+// and a Claude model asked to think (its max_tokens raised to hold the budget). And a client that
+// leaves while the upstream has its prompt pays for that prompt, as it would on a stream. The fake
+// upstream bills as the real ones do: the o200k tokens of what it was sent, n choices of the cap
+// each, the whole max_tokens it was sent, at the tier it served.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { encode } from 'gpt-tokenizer'
 import { NO_LIMITS } from '../batches/helpers.ts'
@@ -31,7 +32,9 @@ function reply(req: RecordedRequest) {
   const n = (body.n as number | undefined) ?? 1
   const output = n * ((body.max_completion_tokens ?? body.max_tokens) as number)
   const choices = Array.from({ length: n }, (_, index) => ({ index, message: { role: 'assistant', content: 'ok' }, finish_reason: 'length' }))
-  return { waitMs, json: { id: `chatcmpl-${crypto.randomUUID()}`, object: 'chat.completion', created: 1, model: 'gpt-4o', choices, usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } } }
+  // served at priority when asked for it, as OpenAI's reply says
+  const tier = body.service_tier === 'priority' ? 'priority' : 'default'
+  return { waitMs, json: { id: `chatcmpl-${crypto.randomUUID()}`, object: 'chat.completion', created: 1, model: 'gpt-4o', choices, service_tier: tier, usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } } }
 }
 
 beforeAll(async () => {
@@ -90,6 +93,16 @@ test('a document named by URL counts: the gateway fetches it into the prompt aft
 
 test("chat's n counts: each of the n choices may use the whole cap", async () => {
   await expectBurstBounded('/api/alpha/v1/chat/completions', { model: 'gpt-4o', n: 16, max_tokens: 1_000, messages: [{ role: 'user', content: 'hi' }] })
+}, 60_000)
+
+test("OpenAI's priority tier counts: held and billed at its premium (1.7× for gpt-4o)", async () => {
+  const body = { model: 'gpt-4o', max_tokens: 1_000, messages: [{ role: 'user', content: 'hi' }] }
+  const priority = { ...body, service_tier: 'priority' }
+  const r = await post(g.key, '/api/alpha/v1/chat/completions', priority)
+  const { cost, usage } = await generation(g.key, ((await r.json()) as { id: string }).id)
+  // gpt-4o at the standard tier, USD per million: input 2.5, output 10
+  expect(cost).toBeCloseTo(((usage.prompt_tokens * 2.5 + usage.completion_tokens * 10) / 1e6) * 1.7, 12)
+  await expectBurstBounded('/api/alpha/v1/chat/completions', priority)
 }, 60_000)
 
 test("a batch item's n counts: 100 items of n 16 on a key funded for 5.5 succeed 6 or 7 times", async () => {

@@ -51,7 +51,7 @@ export function fromOpenAIChat(body: ChatCompletion): GenerationResponse {
     created: body.created ?? Math.floor(Date.now() / 1000),
     content,
     finish: refusedFinish(finishFromOpenAI(choice?.finish_reason), !msg.content && !!msg.refusal),
-    usage: usageFromOpenAI(body.usage),
+    usage: usageFromOpenAI(body.usage, body.service_tier),
     ...(Object.keys(providerData).length ? { providerData: { openai: providerData } } : {}),
   }
 }

@@ -11,6 +11,7 @@ import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
 import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
+import { pricedTier } from '../../config/service-tiers.ts'
 import { AS_IS, NOT_PLAIN, plainEventsRead, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 
@@ -84,6 +85,8 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
     if (typeof done.id === 'string') state.id = done.id
     if (done.usage) {
       state.usage = usageFromResponses(done.usage)
+      const tier = pricedTier(done.service_tier)
+      if (tier) state.usage.serviceTier = state.serviceTier = tier
       // each web search the model ran is an item of the output, priced per search
       const searches = Array.isArray(done.output) ? (done.output as Obj[]).filter((it) => it?.type === 'web_search_call').length : 0
       if (searches > 0) state.usage.webSearches = searches

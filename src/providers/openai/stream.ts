@@ -29,6 +29,8 @@ interface ChatChunk {
     finish_reason?: string | null
   }[]
   usage?: OpenAIUsage | null
+  /** The tier that served it: priced apart when flex or priority. */
+  service_tier?: string | null
   error?: unknown
 }
 
@@ -119,7 +121,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
         yield* closeTools()
       }
       if (chunk.usage) {
-        usage = usageFromOpenAI(chunk.usage)
+        usage = usageFromOpenAI(chunk.usage, chunk.service_tier)
         yield { type: 'usage', usage }
       }
     }

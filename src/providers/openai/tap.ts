@@ -12,6 +12,7 @@ import { statusRule } from '../errors.ts'
 import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
+import { pricedTier } from '../../config/service-tiers.ts'
 
 /** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */
 function chunkError(e: Record<string, any>) {
@@ -146,7 +147,10 @@ export function openAIChatTap(opts: TapOptions = {}): WireTap {
 
   function readChunk(j: Record<string, any>) {
     if (state.id === null && typeof j.id === 'string') state.id = j.id
-    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage)
+    // the tier that served it prices the tokens, usage reported or counted (a dropped stream)
+    const tier = pricedTier(j.service_tier)
+    if (tier) state.serviceTier = tier
+    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage, j.service_tier)
     for (const c of Array.isArray(j.choices) ? j.choices : []) {
       const d = c?.delta ?? c?.message ?? {}
       if (typeof d.content === 'string' && d.content !== '') produced.push(d.content)

@@ -1,6 +1,7 @@
 // OpenAI usage → IR disjoint buckets: prompt_tokens includes the cached
 // tokens, so the uncached input is the difference.
 import type { Usage } from '../../ir/types.ts'
+import { pricedTier } from '../../config/service-tiers.ts'
 
 export interface OpenAIUsage {
   prompt_tokens?: number
@@ -12,7 +13,8 @@ export interface OpenAIUsage {
   switchyard_counted?: boolean
 }
 
-export function usageFromOpenAI(u: OpenAIUsage | null | undefined): Usage {
+/** `tier`: the reply's `service_tier`, which prices its tokens (flex, priority). */
+export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknown): Usage {
   const prompt = u?.prompt_tokens ?? 0
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0
   const out: Usage = {
@@ -29,5 +31,7 @@ export function usageFromOpenAI(u: OpenAIUsage | null | undefined): Usage {
   const audioOut = Math.min(u?.completion_tokens_details?.audio_tokens ?? 0, out.outputTokens)
   if (audioOut > 0) out.outputAudioTokens = audioOut
   if (u?.switchyard_counted === true) out.counted = true
+  const serviceTier = pricedTier(tier)
+  if (serviceTier) out.serviceTier = serviceTier
   return out
 }

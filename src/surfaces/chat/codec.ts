@@ -12,6 +12,7 @@ import { customToolNames } from './decode.ts'
 import { resolveChatBodyFiles } from './media.ts'
 import { passthroughBody } from './passthrough.ts'
 import { chatErrorFrame, createChatStreamEncoder } from './stream.ts'
+import { heldTier } from '../../config/service-tiers.ts'
 
 export const chatCodec: SurfaceCodec = {
   endpoint: 'openai.chat.completions',
@@ -46,6 +47,7 @@ export const chatSurface: SurfaceSpec = {
       maxOutputTokens: outputCap(model, body.max_completion_tokens ?? body.max_tokens, { effort: body.reasoning_effort, budgetTokens: budgetOf(body.thinking) }),
       // n the family rules took out (a Claude model answers once) holds no more than one choice
       choices: rules.removed.includes('n') ? undefined : body.n,
+      serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),

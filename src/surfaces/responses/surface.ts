@@ -21,6 +21,7 @@ import { ThreadStore } from './thread.ts'
 import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
 import type { Item } from './items.ts'
 import { openTools, type OpenedTools } from './namespaces.ts'
+import { heldTier } from '../../config/service-tiers.ts'
 
 type Obj = Record<string, unknown>
 
@@ -168,6 +169,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         encoder: codec,
         // a summary asked for without an effort thinks at medium (turnToIR)
         maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
+        serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
         // where references were replaced by the items they name, those count, not the body's input
         promptTokens: () => (turn.referenced ? promptTokenBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptTokenBound(body, turn.history)),
         pauseAtTool: false,

@@ -1,0 +1,59 @@
+// OpenAI's processing tiers priced apart from its standard rates: what a request served at
+// one costs, as a factor of the standard price of its tokens. The price library knows only the
+// standard rates; the reply says which tier served it (`service_tier`), and a request that asks
+// for `priority` is held at priority's price.
+//
+// Flex is billed at Batch API rates, half the standard price, for every model that offers it.
+// Priority's premium differs by model, and is the same for input, cached input and output:
+// OpenAI's priority processing page (openai.com/api-priority-processing), priority price over
+// standard price. A model missing here is held and billed at the highest premium listed.
+import type { Usage } from '../ir/types.ts'
+
+/** Priority price ÷ standard price, by upstream model id (a dated snapshot reads its base id). */
+const PRIORITY = new Map<string, number>(Object.entries({
+  'gpt-5.5': 2.5,
+  'gpt-5.4': 2,
+  'gpt-5.4-mini': 2,
+  'gpt-5.2': 2,
+  'gpt-5.1': 2,
+  'gpt-5.1-codex': 2,
+  'gpt-5': 2,
+  'gpt-5-codex': 2,
+  'gpt-5-mini': 1.8,
+  'gpt-4.1': 1.75,
+  'gpt-4.1-mini': 1.75,
+  'gpt-4.1-nano': 2,
+  'gpt-4o': 1.7,
+  'gpt-4o-2024-05-13': 1.75,
+  'gpt-4o-mini': 0.25 / 0.15,
+  o3: 1.75,
+  'o4-mini': 2 / 1.1,
+}))
+
+const UNLISTED_PRIORITY = Math.max(...PRIORITY.values())
+const FLEX = 0.5
+
+/** The tiers priced apart: the value a reply's `service_tier` names them by. */
+export type PricedTier = NonNullable<Usage['serviceTier']>
+
+/** A reply's (or a request's) `service_tier`, when it is one priced apart from standard. */
+export function pricedTier(v: unknown): PricedTier | undefined {
+  return v === 'priority' || v === 'flex' ? v : undefined
+}
+
+/**
+ * The tier a request is held at, by the `service_tier` it asks for: priority's price when it
+ * asks for priority; standard's otherwise (a flex request too: the hold is a worst case).
+ */
+export function heldTier(asked: unknown): PricedTier | undefined {
+  return asked === 'priority' ? 'priority' : undefined
+}
+
+const DATED = /-\d{4}-\d{2}-\d{2}$/
+
+/** What tokens served at `tier` cost against the standard price, for the model OpenAI was sent. */
+export function tierFactor(upstreamId: string, tier: PricedTier | undefined): number {
+  if (tier === undefined) return 1
+  if (tier === 'flex') return FLEX
+  return PRIORITY.get(upstreamId) ?? PRIORITY.get(upstreamId.replace(DATED, '')) ?? UNLISTED_PRIORITY
+}
