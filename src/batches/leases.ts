@@ -16,7 +16,7 @@ import { batchItems, batches } from '../db/schema.ts'
 const item = names(batchItems)
 const batch = names(batches)
 /** A claimed item's columns, under their TypeScript names. */
-const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices'], 'b.')
+const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier'], 'b.')
 
 export class ItemLeases {
   /** This process, as lease_owner. */

@@ -17,6 +17,8 @@ export interface ClaimedItem {
   maxOutputTokens: number | null
   /** null: one (an item stored before the column was). */
   choices: number | null
+  /** The tier it is held at (null: standard, and an item stored before the column was). */
+  serviceTier: string | null
 }
 
 /** An item's stored result, as the results route, exports and output files read it. */
@@ -49,7 +51,7 @@ const item = names(batchItems)
 const batch = names(batchTable)
 const ingest = names(batchIngests)
 const ITEM_COLUMNS = selectList(batchItems, ['idx', 'customId', 'status', 'response', 'error', 'usage', 'requestId'])
-const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices'])
+const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier'])
 /** The ingest marker of a batch goes: its items are owned now, or gone. */
 const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 /** A result, stored only if the item has none yet. */

@@ -248,6 +248,8 @@ export function declareTables(k: ColumnKit) {
       maxOutputTokens: k.int('max_output_tokens'),
       /** Chat's `n`: each of the choices may take the whole output cap (null: one). */
       choices: k.int('choices'),
+      /** The processing tier it is held at where that is priced apart (OpenAI's `priority`; null: standard). */
+      serviceTier: k.text('service_tier'),
       status: k.text('status', { enum: ['succeeded', 'failed'] }),
       /** The endpoint's JSON reply (succeeded). */
       response: k.text('response'),

@@ -103,6 +103,9 @@ test("OpenAI's priority tier counts: held and billed at its premium (1.7× for g
   // gpt-4o at the standard tier, USD per million: input 2.5, output 10
   expect(cost).toBeCloseTo(((usage.prompt_tokens * 2.5 + usage.completion_tokens * 10) / 1e6) * 1.7, 12)
   await expectBurstBounded('/api/alpha/v1/chat/completions', priority)
+  // and a batch's items asking for it
+  const { key } = await g.services.keys.create({ name: 'batch priority', credits: cost * 5.5 })
+  await expectBatchBounded(g, await post(key, '/api/v1/batches', { requests: Array.from({ length: 100 }, (_, i) => ({ custom_id: `p${i}`, ...priority })) }))
 }, 60_000)
 
 test("a batch item's n counts: 100 items of n 16 on a key funded for 5.5 succeed 6 or 7 times", async () => {

@@ -23,6 +23,8 @@ export interface CheckedItem {
   maxOutputTokens: number | null
   /** Chat's `n` past one: each choice may take the whole cap. */
   choices: number | null
+  /** The tier it is held at, where that is priced apart (null: standard). */
+  serviceTier: string | null
 }
 
 type Obj = Record<string, unknown>
@@ -74,7 +76,7 @@ export class ItemChecker {
     const cap = plan.maxOutputTokens
     const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan.body, this.rc) : 0
     const choices = typeof plan.choices === 'number' && plan.choices > 1 ? plan.choices : null
-    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices }
+    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices, serviceTier: plan.serviceTier ?? null }
   }
 
   private customId(v: unknown, max: number): string {
