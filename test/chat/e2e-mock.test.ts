@@ -2,6 +2,7 @@
 // model through the IR, with its documented deterministic replies (docs/mock-provider.md).
 // Also the compat translate mode and the never-a-500 fuzz over HTTP.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { chatFrames } from './e2e-helpers.ts'
@@ -200,5 +201,15 @@ describe('structured output from the mock', () => {
     expect(JSON.parse(r.output_text)).toEqual({ city: 'example', days: [1] })
     const obj = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } })
     expect(JSON.parse(obj.choices[0]!.message.content!)).toEqual({})
+  })
+
+  test("a messages client's output_config.format holds the reply to the schema on both families' models", async () => {
+    const anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api/beta`, maxRetries: 0 })
+    const schema = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false }
+    for (const model of ['mock-claude', 'mock-gpt']) {
+      const m = await anthropic.messages.create({ model, max_tokens: 200, messages: [{ role: 'user', content: 'Alice is 30' }], output_config: { format: { type: 'json_schema', schema } } } as any)
+      expect(m.content[0]).toMatchObject({ type: 'text' })
+      expect(JSON.parse((m.content[0] as { text: string }).text)).toEqual({ name: 'example', age: 0 })
+    }
   })
 })

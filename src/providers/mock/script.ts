@@ -79,9 +79,16 @@ export function plan(req: GenerationRequest): Plan {
     return { kind: 'tool', name: tool.name, arguments: JSON.stringify(exampleFromSchema(tool.parameters)), failMidstream: d.failMidstream }
   }
   // a reply held to JSON is JSON: built from the schema, as a forced call's arguments are
-  const rf = req.responseFormat
+  const rf = req.responseFormat ?? claudeFormat(req)
   if (rf?.type === 'json_schema') return { kind: 'text', text: JSON.stringify(exampleFromSchema(rf.schema ?? {})), failMidstream: d.failMidstream }
   if (rf?.type === 'json_object') return { kind: 'text', text: '{}', failMidstream: d.failMidstream }
   if (results.length) return { kind: 'text', text: results.map((r) => `tool result: ${r}`).join('\n'), failMidstream: false }
   return { kind: 'text', text: lastUser ? textOf(lastUser.content) : '', failMidstream: d.failMidstream }
+}
+
+/** A Claude model's own structured output, carried as the client gave it (`output_config.format`), in IR terms. */
+function claudeFormat(req: GenerationRequest): GenerationRequest['responseFormat'] {
+  const format = (req.providerData?.anthropic?.output_config as { format?: { type?: unknown; schema?: unknown } } | undefined)?.format
+  if (format?.type !== 'json_schema' || typeof format.schema !== 'object' || format.schema === null) return undefined
+  return { type: 'json_schema', name: 'output', schema: format.schema as Record<string, unknown> }
 }
