@@ -36,7 +36,13 @@ export interface SurfaceCodec {
   /** A stand-in id until the upstream names the generation. */
   fallbackId: () => string
   encodeJson(r: GenerationResponse, model: string): EncodedReply
-  streamEncoder(o: { id: string; model: string; created: number; includeUsage: boolean }): StreamEncoder
+  /** `promptTokens`: the gateway's count of the prompt, where the codec asks for one (promptAtStart). */
+  streamEncoder(o: { id: string; model: string; created: number; includeUsage: boolean; promptTokens?: number }): StreamEncoder
+  /**
+   * The wire says the prompt's size as the reply begins (messages' `message_start`): where the
+   * upstream says it only at its end (another family's), the gateway's count stands in there.
+   */
+  promptAtStart?: boolean
   /** The surface's in-band frame for a failure after the first byte. */
   errorFrame(e: unknown): string
   /**

@@ -2,6 +2,7 @@
 // events in the surface's wire. Streams get their block boundaries once (blockBoundaries).
 import { ProducedText } from '../lib/produced-text.ts'
 import { requestText } from '../ir/tokens.ts'
+import { countTokensAsync } from '../tokens/count.ts'
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
@@ -55,6 +56,9 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   // Commit late: nothing is written until the upstream has produced its first event, so
   // a failure up to here is still an ordinary status code (thrown unrecorded, as above).
   out.promptText = () => requestText(ir)
+  // a wire that says the prompt's size as the reply begins, from an upstream that says it only at
+  // its end (not Claude's): counted while the upstream works
+  const counting = codec.promptAtStart && ctx.model.family !== 'anthropic' ? countTokensAsync(requestText(ir), ctx.lane).catch(() => undefined) : undefined
   const source = await adapter.stream(ir, ctx)
   events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
   first = await events.next()
@@ -65,7 +69,8 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   }
   const produced = new ProducedText()
   out.producedText = () => produced.text()
-  const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true })
+  const promptTokens = counting && !(first.value.type === 'start' && first.value.usage) ? await counting : undefined
+  const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true, promptTokens })
   // One event's frames, block boundaries included; an error event is the last of its frames.
   let text = ''
   let failed: MidStreamError | undefined

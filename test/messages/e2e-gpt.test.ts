@@ -231,6 +231,9 @@ describe('gpt model, streaming', () => {
       for (const f of frames) expect(f.event).toBe(f.data.type)
       expect(frames[0]!.event).toBe('message_start')
       expect(frames[0]!.data.message).toMatchObject({ role: 'assistant', content: [], model: expect.any(String) })
+      // the prompt's size as the stream begins, where Anthropic says it (LangChain reads it only
+      // there): the gateway's count, as OpenAI says it only at the end
+      expect(frames[0]!.data.message.usage.input_tokens).toBeGreaterThan(0)
       expect(frames.at(-1)!.event).toBe('message_stop')
       expect(frames.at(-2)!.event).toBe('message_delta')
       // blocks: start, deltas, stop, with indexes in order, one open at a time (as Anthropic
@@ -260,6 +263,8 @@ describe('gpt model, streaming', () => {
       const uses = final.content.filter((b) => b.type === 'tool_use') as any[]
       expect(uses.map((u) => ({ id: u.id, name: u.name, input: u.input }))).toEqual(want.toolCalls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.arguments) })))
       expect(final.stop_reason as string).toBe(({ stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' } as Record<string, string>)[want.finish]!)
+      // the upstream's own count replaces it at the end, and is what the record keeps
+      expect(final.usage.input_tokens).toBe(want.usage.prompt_tokens - want.usage.cached_tokens)
       const g = await rig.generation(final.id)
       expect(g.endpoint).toBe('anthropic.messages')
       expect(g.stream).toBe(true)

@@ -32,6 +32,9 @@ for (const model of ['mock-claude', 'mock-gpt']) {
       expect(streamed.usage.input_tokens).toBe(plain.usage.input_tokens)
       expect(streamed.usage.output_tokens).toBe(plain.usage.output_tokens)
       expect(plain.stop_reason).toBe('end_turn')
+      // message_start says the prompt's size, as Claude's does (LangChain reads it only there)
+      const frames = messageFrames(await (await post({ model, max_tokens: 100, stream: true, messages })).text())
+      expect(frames[0]!.data.message.usage.input_tokens).toBe(plain.usage.input_tokens)
     })
 
     test.skipIf(model !== 'mock-claude')('stop_sequences: the text ends before the first one met, with stop_reason stop_sequence naming it, streamed or not', async () => {

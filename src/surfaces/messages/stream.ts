@@ -14,6 +14,12 @@ export interface MessagesStreamOptions {
   /** The reply id (a `start` event's id replaces it) and the model id the client asked for. */
   id: string
   model: string
+  /**
+   * The prompt's size for `message_start` where the upstream's start says none (another
+   * family's upstream says it at the end): the SDKs and LangChain read input_tokens there.
+   * Not the record's usage; `message_delta` carries the upstream's own count.
+   */
+  promptTokens?: number
 }
 
 export interface MessagesStreamState {
@@ -61,12 +67,13 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
    */
   const tools = new Map<number, { index: number; open: boolean; args: string }>()
 
+  const startUsage = () => (o.promptTokens && state.usage.inputTokens + state.usage.cacheReadTokens + state.usage.cacheWriteTokens === 0 ? { ...state.usage, inputTokens: o.promptTokens } : state.usage)
   const messageStart = () => {
     if (started) return ''
     started = true
     const message = {
       id: state.id, type: 'message', role: 'assistant', model: state.model, content: [],
-      stop_reason: null, stop_sequence: null, stop_details: null, usage: messageUsage(state.usage),
+      stop_reason: null, stop_sequence: null, stop_details: null, usage: messageUsage(startUsage()),
     }
     return sseFrame('message_start', { message })
   }

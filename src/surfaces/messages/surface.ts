@@ -17,8 +17,9 @@ export const messagesCodec: SurfaceCodec = {
     const body = encodeMessagesResponse(r, model)
     return { body, id: body.id as string, finishReason: messagesStopReason(r.finish) }
   },
+  promptAtStart: true,
   streamEncoder: (o) => {
-    const enc = createMessagesStreamEncoder({ id: messagesId(o.id), model: o.model })
+    const enc = createMessagesStreamEncoder({ id: messagesId(o.id), model: o.model, promptTokens: o.promptTokens })
     // The record keeps the surface's own stop reason, as the chat encoder's finishReason.
     const state = {
       get id() {
