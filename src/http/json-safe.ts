@@ -1,7 +1,10 @@
-// JSON from clients, parsed safely: keys that reach an object's prototype when
-// a body is copied key by key (`__proto__`, `constructor`, `prototype`) are refused anywhere
-// in it, and so is nesting past MAX_JSON_DEPTH, which recursive code (schemas, encoders)
-// would overflow on. Every JSON a client sends (bodies, JSONL lines) goes through here.
+// JSON from clients, parsed safely: a `__proto__` key, which sets an object's prototype when a
+// body is copied key by key, is refused anywhere in it, and so is nesting past MAX_JSON_DEPTH,
+// which recursive code (schemas, encoders) would overflow on. Every JSON a client sends
+// (bodies, JSONL lines) goes through here. `constructor` and `prototype` are ordinary keys: a
+// copy sets them as its own, and they are words of real data (a tool schema's property, a
+// model's tool input that comes back next turn); where the gateway looks a client's key or name
+// up in a table of its own, it asks for own properties only.
 import { HttpError } from './errors.ts'
 
 /** Nothing a real client sends nests this far. */
@@ -19,12 +22,12 @@ export const MAX_BODY_NODES = 200_000
  * limit. A session at a million tokens of context holds tens of thousands.
  */
 export const MAX_BODY_VALUES = 250_000
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+const FORBIDDEN_KEYS = new Set(['__proto__'])
 /**
  * A forbidden key can only be in the text spelled out or behind a `\u` escape: bodies with
  * neither (nearly all) skip the key check and pay only for the depth walk.
  */
-const MAY_HOLD_FORBIDDEN_KEY = /__proto__|constructor|prototype|\\u/
+const MAY_HOLD_FORBIDDEN_KEY = /__proto__|\\u/
 
 type Node = Record<string, unknown> | unknown[]
 

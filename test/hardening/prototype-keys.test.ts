@@ -1,6 +1,7 @@
-// `__proto__`, `constructor` and `prototype` keys anywhere in a body are a 400 naming
-// them, on every surface; Object.prototype's own names (`toString`, `hasOwnProperty`) are
-// just unknown parameters; nesting past 64 levels is a 400, never a stack overflow.
+// A `__proto__` key anywhere in a body is a 400 naming it, on every surface; `constructor`,
+// `prototype` and Object.prototype's own names (`toString`, `hasOwnProperty`) are unknown
+// parameters at the top level and ordinary keys inside data (a tool schema's property, a
+// model's tool input sent back); nesting past 64 levels is a 400, never a stack overflow.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
@@ -28,7 +29,7 @@ async function post(path: string, raw: string) {
 describe('prototype keys', () => {
   for (const s of SURFACES) {
     for (const model of ['mock-claude', 'mock-gpt']) {
-      test(`${s.name}, ${model}: __proto__ / constructor / prototype at the top level are a 400 naming them`, async () => {
+      test(`${s.name}, ${model}: __proto__ / constructor / prototype at the top level are a 400 naming them (unknown parameters, but for __proto__)`, async () => {
         for (const [key, value] of [['__proto__', '{"seed":1,"n":3}'], ['__proto__', '{"foo":1}'], ['__proto__', '{"stream":true}'], ['constructor', '{"name":"x"}'], ['prototype', '1']]) {
           const r = await post(s.path, s.body(model) + `,"${key}":${value}}`)
           expect(r.status).toBe(400)
@@ -53,6 +54,24 @@ describe('prototype keys', () => {
       })
     }
   }
+
+  test("constructor and prototype inside data are its own keys: a tool schema's properties, a tool input sent back, metadata", async () => {
+    const schema = { type: 'object', properties: { constructor: { type: 'string' }, prototype: { type: 'object', properties: { toString: { type: 'integer' } }, required: ['toString'] } }, required: ['constructor', 'prototype'] }
+    for (const model of ['mock-gpt', 'mock-claude']) {
+      // the mock builds the forced call's input from the schema: the keys come back as the model's
+      const first = await post('/api/beta/v1/messages', JSON.stringify({ model, max_tokens: 100, messages: [{ role: 'user', content: 'Who built the car?' }], tools: [{ name: 'team', input_schema: schema }], tool_choice: { type: 'any' }, metadata: { user_id: 'u' } }))
+      expect(first.status).toBe(200)
+      const use = JSON.parse(first.text).content[0]
+      expect(use).toMatchObject({ type: 'tool_use', name: 'team', input: { constructor: 'example', prototype: { toString: 0 } } })
+      // and go back in the next turn, as a tool loop sends them
+      const next = await post('/api/beta/v1/messages', JSON.stringify({ model, max_tokens: 100, tools: [{ name: 'team', input_schema: schema }], messages: [{ role: 'user', content: 'Who built the car?' }, { role: 'assistant', content: [use] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'Ferrari' }] }] }))
+      expect(next.status).toBe(200)
+      expect(JSON.parse(next.text).content[0].text).toBe('tool result: Ferrari')
+      const chat = await post('/api/alpha/v1/chat/completions', JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], metadata: { constructor: 'x', prototype: 'y' }, tools: [{ type: 'function', function: { name: 'team', parameters: schema } }], tool_choice: 'required' }))
+      expect(chat.status).toBe(200)
+      expect(JSON.parse(JSON.parse(chat.text).choices[0].message.tool_calls[0].function.arguments)).toEqual({ constructor: 'example', prototype: { toString: 0 } })
+    }
+  })
 
   test('a key spelled with \\u escapes is caught too; the words inside string values are not keys', async () => {
     const escaped = await post('/api/alpha/v1/chat/completions', `{"model":"mock-gpt","messages":[{"role":"user","content":"hi"}],"__pro\\u0074o__":{"n":3}}`)
