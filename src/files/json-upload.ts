@@ -2,7 +2,7 @@
 // (`data:<mime>;base64,<data>`) whose bytes are decoded before storing, so a download
 // returns the raw bytes with the URL's type. Pure.
 import { badRequest } from '../http/errors.ts'
-import { checkFilename, checkMime, checkPurpose, expiry, guessMime, type UploadMeta } from './upload-params.ts'
+import { checkFilename, checkMime, checkPurpose, expiry, guessMime, wellFormed, type UploadMeta } from './upload-params.ts'
 
 const FIELDS = new Set(['content', 'filename', 'mime_type', 'purpose', 'expires_after', 'expires_in_seconds'])
 
@@ -17,7 +17,10 @@ export interface DecodedContent {
 
 export function decodeContent(content: string): DecodedContent {
   const m = DATA_URL.exec(content)
-  if (!m) return { bytes: new TextEncoder().encode(content) }
+  if (!m) {
+    if (!wellFormed(content)) throw badRequest('content: holds half of a surrogate pair (a \\ud800–\\udfff escape alone), which is no text; send the file as a base64 data URL if it is bytes')
+    return { bytes: new TextEncoder().encode(content) }
+  }
   const params = m[1].split(';').map((p) => p.trim())
   const isBase64 = params.length > 1 && params[params.length - 1].toLowerCase() === 'base64'
   const mediaParts = isBase64 ? params.slice(0, -1) : params

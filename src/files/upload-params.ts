@@ -57,8 +57,12 @@ export function checkFilename(name: unknown, field = 'filename'): string {
   if (typeof name !== 'string' || name.length === 0) throw badRequest(`${field}: must be a non-empty string`)
   if (name.length > MAX_FILENAME) throw badRequest(`${field}: longer than ${MAX_FILENAME} characters`)
   if (CONTROL.test(name)) throw badRequest(`${field}: must not contain control characters`)
+  if (!wellFormed(name)) throw badRequest(`${field}: holds half of a surrogate pair (a \\ud800–\\udfff escape alone), which is no character`)
   return name
 }
+
+/** No lone surrogate: the text has a UTF-8 form (stored, a lone one would become U+FFFD). */
+export const wellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed()
 
 export function checkMime(mime: unknown, field: string): string {
   if (typeof mime !== 'string' || !MIME.test(mime.trim())) {

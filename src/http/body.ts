@@ -1,5 +1,6 @@
 // Generation bodies: the size limit is decided from Content-Length up front, or while
 // reading a chunked body, without reading the rest; malformed JSON is a 400 that says why.
+import { isUtf8 } from 'node:buffer'
 import { HttpError } from './errors.ts'
 import { MAX_BODY_NODES, MAX_BODY_VALUES, parseJsonSafe } from './json-safe.ts'
 import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
@@ -33,7 +34,7 @@ export function readBodyText(request: Request, limit: number): Promise<string> {
   if (request.headers.has('content-encoding')) {
     try {
       const { body, encoding } = decodedBody(request)
-      if (encoding) return readStream(body, limit, encoding)
+      if (encoding) return readStream(body, limit, encoding, request)
     } catch (e) {
       return Promise.reject(e)
     }
@@ -44,16 +45,51 @@ export function readBodyText(request: Request, limit: number): Promise<string> {
     if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit))
     // Bun holds a body to its declared length, so it cannot grow past the limit. A short one is
     // read whole, with the time its length earns; a long one is read in parts, each earning its own.
-    if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.text(), n)
+    if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.bytes(), n).then((b) => utf8Text(b, request))
   }
-  return readStream(request.body, limit)
+  return readStream(request.body, limit, undefined, request)
+}
+
+/**
+ * A body's bytes as text: JSON is UTF-8, and bytes that are not (Latin-1 text, a stray byte, an
+ * encoded surrogate) are a 400 saying where, never replaced by U+FFFD on the way upstream.
+ */
+function utf8Text(bytes: Uint8Array, request: Request): string {
+  if (!isUtf8(bytes)) throw notUtf8(bytes, request)
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+  // a leading byte-order mark is left out, as Request.text() leaves it out
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+}
+
+function notUtf8(bytes: Uint8Array, request: Request): HttpError {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers.get('content-type') ?? '')?.[1]
+  const said = charset && !/^utf-?8$/i.test(charset) ? ` (the Content-Type says charset=${charset.slice(0, 40)}; send UTF-8)` : ''
+  return new HttpError(400, `Request body is not valid UTF-8 at byte ${firstInvalidUtf8(bytes)}${said}`)
+}
+
+/** Where the first byte that is no part of well-formed UTF-8 is (run only on a body known to hold one). */
+function firstInvalidUtf8(b: Uint8Array): number {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i]!
+    const n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0
+    if (n === 0) return i
+    // the second byte's range is narrower after E0, ED, F0 and F4 (no overlongs, surrogates, or past U+10FFFF)
+    const lo = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80
+    const hi = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf
+    for (let k = 1; k < n; k++) {
+      const d = b[i + k]
+      if (d === undefined || d < (k === 1 ? lo : 0x80) || d > (k === 1 ? hi : 0xbf)) return i
+    }
+    i += n
+  }
+  return b.length
 }
 
 /** Bodies up to this declared length are read in one call: the time they may take is known up front. */
 const WHOLE_READ = 256 * 1024
 
 /** A body read to its end, refused (413) once past `limit` bytes; a compressed one's failure to decompress is a 400 naming its encoding. */
-async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, encoding?: string): Promise<string> {
+async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, encoding: string | undefined, request: Request): Promise<string> {
   if (!body) return ''
   const reader = body.getReader()
   let late = false
@@ -87,9 +123,7 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
   } finally {
     clock.done()
   }
-  const text = Buffer.concat(chunks).toString('utf8')
-  // a leading byte-order mark is left out, as Request.text() leaves it out of a body read whole
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+  return utf8Text(Buffer.concat(chunks), request)
 }
 
 /** Past this many characters a body's parse, checks and decoding wait for a turn of their own. */

@@ -228,6 +228,38 @@ describe('hostile clients, one gateway', () => {
     }
   })
 
+  test('a body that is not UTF-8 is a 400 saying where, never text changed on its way upstream', async () => {
+    const bytes = (s: string) => new Uint8Array([...s].map((c) => c.charCodeAt(0)))
+    const post = async (body: Uint8Array, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', ...headers }, body: new Blob([new Uint8Array(body)]) })
+      const text = await res.text()
+      checkAnswer(res, text)
+      return { status: res.status, error: res.status === 200 ? '' : (JSON.parse(text).error as string) }
+    }
+    const head = '{"model":"mock-gpt","messages":[{"role":"user","content":"'
+    // a stray byte, Latin-1 text, an encoded surrogate, an overlong NUL, a character cut short
+    for (const bad of ['a\xff\xfeb', 'caf\xe9', 'a\xed\xa0\x80b', 'a\xc0\x80b', 'a\xf0\x9f\x98']) {
+      const body = bytes(head + bad + '"}]}')
+      for (const [name, sent, headers] of [['plain', body, {}], ['gzip', Bun.gzipSync(body), { 'content-encoding': 'gzip' }], ['large', bytes(head + 'y'.repeat(300_000) + bad + '"}]}'), {}]] as const) {
+        const r = await post(sent, headers)
+        expect({ name, bad, status: r.status, error: r.error.replace(/byte \d+/, 'byte N') }).toEqual({ name, bad, status: 400, error: 'Request body is not valid UTF-8 at byte N' })
+      }
+    }
+    expect((await post(bytes(head + 'a\xffb"}]}'))).error).toBe(`Request body is not valid UTF-8 at byte ${head.length + 1}`)
+    expect((await post(bytes(head + 'caf\xe9"}]}'), { 'content-type': 'application/json; charset=ISO-8859-1' })).error).toEndWith('(the Content-Type says charset=ISO-8859-1; send UTF-8)')
+    // UTF-8 of every length goes through as it came
+    const fine = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text café ✓ 😀 👩‍👩‍👧' }] }) })
+    const reply = await fine.json() as { choices: { message: { content: string } }[] }
+    noteGeneration(JSON.stringify(reply), gw.key)
+    expect(reply.choices[0]!.message.content).toBe('café ✓ 😀 👩‍👩‍👧')
+    // a JSON file upload whose text holds a lone surrogate, in its content or its name
+    for (const body of [{ content: 'a\ud800b', filename: 'a.txt' }, { content: 'ok', filename: 'x\udc00.txt' }]) {
+      const res = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { error: string }).error).toContain('surrogate')
+    }
+  })
+
   test('streams that fail or are dropped mid-way are billed for what went out', async () => {
     expect((await chat({ model: 'mock-gpt', stream: true, messages: [{ role: 'user', content: 'mock: text a b c d\nmock: fail-midstream' }] })).text).toContain('"error"')
     expect((await messages({ model: 'mock-claude', stream: true, max_tokens: 50, messages: [{ role: 'user', content: 'mock: text a b c d\nmock: fail-midstream' }] })).text).toContain('event: error')
