@@ -192,6 +192,16 @@ describe('mock replies are whole characters, the same every time', () => {
   })
 })
 
+test("chat's n past 1: one choice, and n named as left out, streamed or not", async () => {
+  for (const stream of [false, true]) {
+    const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', n: 3, stream, messages: [{ role: 'user', content: 'hi' }] }) })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/)).toContain('n')
+    const text = await res.text()
+    expect(text).not.toContain('"index":1')
+  }
+})
+
 describe('structured output from the mock', () => {
   test("a json_schema reply is JSON built from the schema: the SDK's parse() and the responses surface's output_text agree", async () => {
     const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'array', items: { type: 'integer', minimum: 1 }, minItems: 1 } }, required: ['city', 'days'], additionalProperties: false }

@@ -23,6 +23,7 @@
  * - Usage is counted with a real tokenizer (o200k): input = the request's system, message
  *   and tool text; output = the reply. maxTokens is honoured: the reply is cut to that many
  *   tokens and finishes with `length`.
+ * - One answer: chat's `n` past 1 is named in x-switchyard-compat as left out.
  * - Ids are unique per request (`chatcmpl-mock-…`, or `msg_mock_…` for Claude-family
  *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
  */
@@ -113,7 +114,10 @@ export class MockAdapter implements ProviderAdapter {
   readonly kind = 'mock' as const
   readonly name = 'mock'
 
-  private planFor(req: GenerationRequest): Exclude<Plan, { kind: 'error' }> {
+  private planFor(req: GenerationRequest, ctx: CallContext): Exclude<Plan, { kind: 'error' }> {
+    // one answer, whatever chat's n asks: named as left out, as an upstream's request names what it drops
+    const n = req.providerData?.openai?.n
+    if (typeof n === 'number' && n > 1) ctx.leftOut?.(['n'])
     const p = plan(req)
     if (p.kind !== 'error') return p
     throw upstreamErrorFrom({
@@ -125,11 +129,11 @@ export class MockAdapter implements ProviderAdapter {
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    return events(this.planFor(req), req, ctx)
+    return events(this.planFor(req, ctx), req, ctx)
   }
 
   /** The fold of the stream, so the two can never disagree. */
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    return collect(events(this.planFor(req), req, ctx))
+    return collect(events(this.planFor(req, ctx), req, ctx))
   }
 }
