@@ -56,9 +56,10 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   // Commit late: nothing is written until the upstream has produced its first event, so
   // a failure up to here is still an ordinary status code (thrown unrecorded, as above).
   out.promptText = () => requestText(ir)
-  // a wire that says the prompt's size as the reply begins, from an upstream that says it only at
-  // its end (not Claude's): counted while the upstream works
-  const counting = codec.promptAtStart && ctx.model.family !== 'anthropic' ? countTokensAsync(requestText(ir), ctx.lane).catch(() => undefined) : undefined
+  // a wire that says the prompt's size as the reply begins, from an upstream whose start says none:
+  // counted while the upstream works where that is known (another family's), else once it is
+  const count = () => countTokensAsync(requestText(ir), ctx.lane).catch(() => undefined)
+  const counting = codec.promptAtStart && ctx.model.family !== 'anthropic' ? count() : undefined
   const source = await adapter.stream(ir, ctx)
   events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
   first = await events.next()
@@ -69,7 +70,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   }
   const produced = new ProducedText()
   out.producedText = () => produced.text()
-  const promptTokens = counting && !(first.value.type === 'start' && first.value.usage) ? await counting : undefined
+  const promptTokens = codec.promptAtStart && !(first.value.type === 'start' && first.value.usage) ? await (counting ?? count()) : undefined
   const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true, promptTokens })
   // One event's frames, block boundaries included; an error event is the last of its frames.
   let text = ''
