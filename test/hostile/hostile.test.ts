@@ -240,12 +240,13 @@ describe('hostile clients, one gateway', () => {
     // a stray byte, Latin-1 text, an encoded surrogate, an overlong NUL, a character cut short
     for (const bad of ['a\xff\xfeb', 'caf\xe9', 'a\xed\xa0\x80b', 'a\xc0\x80b', 'a\xf0\x9f\x98']) {
       const body = bytes(head + bad + '"}]}')
-      for (const [name, sent, headers] of [['plain', body, {}], ['gzip', Bun.gzipSync(body), { 'content-encoding': 'gzip' }], ['large', bytes(head + 'y'.repeat(300_000) + bad + '"}]}'), {}]] as const) {
+      const at = head.length + bad.search(/[\x80-\xff]/)
+      // the large one's bad byte lies past the first 64 KiB steps the position is looked for in
+      for (const [name, sent, headers, where] of [['plain', body, {}, at], ['gzip', Bun.gzipSync(body), { 'content-encoding': 'gzip' }, at], ['large', bytes(head + 'y'.repeat(300_000) + bad + '"}]}'), {}, at + 300_000]] as const) {
         const r = await post(sent, headers)
-        expect({ name, bad, status: r.status, error: r.error.replace(/byte \d+/, 'byte N') }).toEqual({ name, bad, status: 400, error: 'Request body is not valid UTF-8 at byte N' })
+        expect({ name, bad, status: r.status, error: r.error }).toEqual({ name, bad, status: 400, error: `Request body is not valid UTF-8 at byte ${where}` })
       }
     }
-    expect((await post(bytes(head + 'a\xffb"}]}'))).error).toBe(`Request body is not valid UTF-8 at byte ${head.length + 1}`)
     expect((await post(bytes(head + 'caf\xe9"}]}'), { 'content-type': 'application/json; charset=ISO-8859-1' })).error).toEndWith('(the Content-Type says charset=ISO-8859-1; send UTF-8)')
     // UTF-8 of every length goes through as it came
     const fine = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text café ✓ 😀 👩‍👩‍👧' }] }) })
