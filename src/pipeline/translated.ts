@@ -3,6 +3,10 @@
 import { ProducedText } from '../lib/produced-text.ts'
 import { requestText } from '../ir/tokens.ts'
 import { countTokensAsync } from '../tokens/count.ts'
+import { roughCount } from '../ir/bounded-bpe.ts'
+
+/** The longest prompt text a stream's start counts exactly (about 16,000 tokens of English). */
+const START_COUNT = 64 * 1024
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
@@ -57,8 +61,13 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   // a failure up to here is still an ordinary status code (thrown unrecorded, as above).
   out.promptText = () => requestText(ir)
   // a wire that says the prompt's size as the reply begins, from an upstream whose start says none:
-  // counted while the upstream works where that is known (another family's), else once it is
-  const count = () => countTokensAsync(requestText(ir), ctx.lane).catch(() => undefined)
+  // counted while the upstream works where that is known (another family's), else once it is; a
+  // prompt past START_COUNT characters is estimated (a quarter token a character), so that neither
+  // the first byte nor the token worker waits long on a number the upstream gives at the end
+  const count = () => {
+    const text = requestText(ir)
+    return text.length > START_COUNT ? Promise.resolve(roughCount(text)) : countTokensAsync(text, ctx.lane).catch(() => undefined)
+  }
   const counting = codec.promptAtStart && ctx.model.family !== 'anthropic' ? count() : undefined
   const source = await adapter.stream(ir, ctx)
   events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
