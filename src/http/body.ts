@@ -81,10 +81,11 @@ function firstInvalidUtf8(b: Uint8Array): number {
     decoder.decode()
     return b.length
   } catch {
-    // back to the start of the character the step may begin inside
-    let from = Math.min(at, b.length)
+    // what the decoder still held of a character begun before this step (at most 3 bytes), from
+    // that character's start: everything before it was well-formed
+    let from = Math.max(0, Math.min(at, b.length) - 3)
     for (let k = 0; k < 3 && from > 0 && (b[from]! & 0xc0) === 0x80; k++) from--
-    return scanUtf8(b, from, Math.min(b.length, at + STEP + 4))
+    return scanUtf8(b, from, Math.min(b.length, at + STEP))
   }
 }
 

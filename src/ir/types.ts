@@ -170,7 +170,8 @@ export interface UpstreamErrorInfo {
  */
 export type StreamEvent =
   /** `usage`: what the upstream counted before any output (Anthropic's `message_start`), when it says. */
-  | { type: 'start'; id: string; model: string; created: number; usage?: Usage }
+  /** `usage`: what the upstream says at its start (Claude: the prompt's); `serviceTier`: the tier serving it, where said then (OpenAI's chunks). */
+  | { type: 'start'; id: string; model: string; created: number; usage?: Usage; serviceTier?: Usage['serviceTier'] }
   | { type: 'text-start' }
   | { type: 'text-delta'; text: string }
   /** `cut`: ended by the stream's failure, not by the model (blocks.ts). */

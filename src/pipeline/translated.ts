@@ -10,7 +10,7 @@ const START_COUNT = 64 * 1024
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
-import type { GenerationRequest, StreamEvent } from '../ir/types.ts'
+import type { GenerationRequest, StreamEvent, Usage } from '../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { GenerationOutcome } from './outcome.ts'
@@ -60,15 +60,16 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   // Commit late: nothing is written until the upstream has produced its first event, so
   // a failure up to here is still an ordinary status code (thrown unrecorded, as above).
   out.promptText = () => requestText(ir)
-  // a wire that says the prompt's size as the reply begins, from an upstream whose start says none:
-  // counted while the upstream works where that is known (another family's), else once it is; a
-  // prompt past START_COUNT characters is estimated (a quarter token a character), so that neither
-  // the first byte nor the token worker waits long on a number the upstream gives at the end
-  const count = () => {
+  // a wire that says the prompt's size as the reply begins, from an upstream whose start says none
+  // (another family's): counted while the upstream works, and used if ready when the upstream
+  // answers (nearly always), else estimated; never waited for. A prompt past START_COUNT
+  // characters is estimated (a quarter token a character): the token worker is not kept long
+  // for a number the upstream gives at the end.
+  let counted: number | undefined
+  if (codec.promptAtStart && ctx.model.family !== 'anthropic' && ctx.model.provider !== 'mock') {
     const text = requestText(ir)
-    return text.length > START_COUNT ? Promise.resolve(roughCount(text)) : countTokensAsync(text, ctx.lane).catch(() => undefined)
+    if (text.length <= START_COUNT) void countTokensAsync(text, ctx.lane).then((n) => (counted = n), () => {})
   }
-  const counting = codec.promptAtStart && ctx.model.family !== 'anthropic' ? count() : undefined
   const source = await adapter.stream(ir, ctx)
   events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
   first = await events.next()
@@ -79,7 +80,8 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   }
   const produced = new ProducedText()
   out.producedText = () => produced.text()
-  const promptTokens = codec.promptAtStart && !(first.value.type === 'start' && first.value.usage) ? await (counting ?? count()) : undefined
+  const start = first.value.type === 'start' ? first.value : undefined
+  const promptTokens = codec.promptAtStart && !start?.usage ? (counted ?? roughCount(requestText(ir))) : undefined
   const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true, promptTokens })
   // One event's frames, block boundaries included; an error event is the last of its frames.
   let text = ''
@@ -118,7 +120,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
       throw err
     } finally {
       out.id = enc.state.id
-      out.usage = enc.state.usage
+      out.usage = withStart(enc.state.usage, start)
       out.finishReason = enc.state.finishReason
       if (enc.state.status !== undefined) out.status = enc.state.status
       await events.return?.(undefined)?.catch(() => {})
@@ -126,4 +128,20 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     }
   })()
   return new Response(sseBody(frames, sse), { status: 200, headers: { ...SSE_HEADERS, ...headers } })
+}
+
+/**
+ * A stream's usage: the encoder's, with what the upstream said at its start where its end never
+ * came (a stream cut short): the prompt's counts (Claude's message_start), the tier serving it.
+ */
+function withStart(u: Usage, start: Extract<StreamEvent, { type: 'start' }> | undefined): Usage {
+  if (!start) return u
+  let out = u
+  const said = start.usage
+  if (said && out.inputTokens + out.cacheReadTokens + out.cacheWriteTokens === 0) {
+    out = { ...out, inputTokens: said.inputTokens, cacheReadTokens: said.cacheReadTokens, cacheWriteTokens: said.cacheWriteTokens }
+    if (said.cacheWrite1hTokens) out.cacheWrite1hTokens = said.cacheWrite1hTokens
+  }
+  if (start.serviceTier && !out.serviceTier) out = { ...out, serviceTier: start.serviceTier }
+  return out
 }

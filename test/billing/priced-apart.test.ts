@@ -119,4 +119,28 @@ describe('billed beside the tokens', () => {
     const m = await rig.anthropic.messages.create({ model: 'gpt-4.1', max_tokens: 100, messages: ask })
     expect((await rig.generation(m.id)).cost).toBeCloseTo(gpt41(1000, 100) * 1.75, 12)
   })
+
+  test('a stream cut short is billed at the tier its start said, translated or relayed', async () => {
+    // the same cut stream at the tier named and at default: the counted usage is the same, the price 1.75× (gpt-4.1)
+    const costOf = async (tier: string, path: string, body: Record<string, unknown>, sse: string, idOf: (text: string) => string) => {
+      rig.up.script({ sse: sse.replaceAll(/"service_tier":"[a-z]+"/g, `"service_tier":"${tier}"`), dropAfterEvents: 3 })
+      const res = await fetch(`${rig.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ ...body, stream: true }) })
+      return (await rig.generation(idOf(await res.text()))).cost as number
+    }
+    const chat = fixture('openai/chat/stream-text-include-usage.sse')
+    const firstData = (text: string) => JSON.parse(text.slice(text.indexOf('data: ') + 6, text.indexOf('\n', text.indexOf('data: '))))
+    // an Anthropic client's stream from a GPT model: the chunks name the tier, the usage chunk never comes
+    const messages = { model: 'gpt-4.1', max_tokens: 100, messages: ask }
+    const msgId = (text: string) => firstData(text).message.id
+    const [priority, standard] = [await costOf('priority', '/api/beta/v1/messages', messages, chat, msgId), await costOf('default', '/api/beta/v1/messages', messages, chat, msgId)]
+    expect(standard).toBeGreaterThan(0)
+    expect(priority / standard).toBeCloseTo(1.75, 9)
+    // the Responses API relayed: response.created says the tier asked for, the end that would say the one served never comes
+    const responses = { model: 'gpt-4.1', input: 'hi', store: false }
+    const respId = (text: string) => firstData(text).response.id
+    const sse = fixture('openai/responses/stream-text.sse')
+    const [asked, plain] = [await costOf('priority', '/api/alpha/v1/responses', { ...responses, service_tier: 'priority' }, sse, respId), await costOf('auto', '/api/alpha/v1/responses', responses, sse, respId)]
+    expect(plain).toBeGreaterThan(0)
+    expect(asked / plain).toBeCloseTo(1.75, 9)
+  })
 })

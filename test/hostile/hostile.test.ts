@@ -247,6 +247,12 @@ describe('hostile clients, one gateway', () => {
         expect({ name, bad, status: r.status, error: r.error }).toEqual({ name, bad, status: 400, error: `Request body is not valid UTF-8 at byte ${where}` })
       }
     }
+    // a character cut short by the body's end, and one begun just before a 64 KiB step whose next byte is no part of it
+    expect((await post(bytes(head + 'abc\xe2'))).error).toBe(`Request body is not valid UTF-8 at byte ${head.length + 3}`)
+    for (const at of [65_535, 65_534, 131_071]) {
+      const r = await post(bytes(head + 'y'.repeat(at - head.length) + '\xf0\x9fA' + 'z'.repeat(1000) + '"}]}'))
+      expect(r.error).toBe(`Request body is not valid UTF-8 at byte ${at}`)
+    }
     expect((await post(bytes(head + 'caf\xe9"}]}'), { 'content-type': 'application/json; charset=ISO-8859-1' })).error).toEndWith('(the Content-Type says charset=ISO-8859-1; send UTF-8)')
     // UTF-8 of every length goes through as it came
     const fine = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text café ✓ 😀 👩‍👩‍👧' }] }) })

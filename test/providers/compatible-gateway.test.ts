@@ -21,6 +21,7 @@ models:
   - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: meta-llama/Llama-3.1-8B-Instruct }], price: { input_mtok: 0, output_mtok: 0 } }
   - { id: qwq-32b, family: openai, reasoning: true, deployments: [{ provider: local, upstream_id: Qwen/QwQ-32B }], price: { input_mtok: 0, output_mtok: 0 } }
   - { id: gpt-4o-eu, family: openai, deployments: [{ provider: azure, upstream_id: my-gpt-4o }] }
+  - { id: groq-llama, family: openai, deployments: [{ provider: local, upstream_id: llama-3.3-70b }], price: { input_mtok: 1, output_mtok: 1 } }
 compat:
   cross_family: translate
 `,
@@ -129,6 +130,23 @@ test('messages and responses: translated to chat completions for the compatible 
   expect(resp.usage.output_tokens).toBe(encode(ANSWER).length)
   // the compatible server has no /responses unless the provider says so
   expect(last().path).toBe('/v1/chat/completions')
+})
+
+test("another server's service_tier (Groq's flex) is not OpenAI's price: its tokens cost the model's own, relayed or translated", async () => {
+  const usage = { prompt_tokens: 1000, completion_tokens: 1000, total_tokens: 2000 }
+  // groq-llama is priced at $1 a million tokens each way: $0.002 whatever tier the server names
+  for (const tier of ['flex', 'priority']) {
+    up.script({ json: { ...completion, id: `chatcmpl-tier-${tier}`, service_tier: tier, usage } })
+    const r = (await (await post('/api/alpha/v1/chat/completions', { model: 'groq-llama', messages: [{ role: 'user', content: QUESTION }] })).json()) as { id: string }
+    expect((await record(r.id)).cost).toBeCloseTo(0.002, 12)
+    const last = `data: ${JSON.stringify({ id: `chatcmpl-tier-s-${tier}`, object: 'chat.completion.chunk', created: 1, model: 'llama', service_tier: tier, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage })}\n\n`
+    up.script({ sse: `data: ${JSON.stringify({ id: `chatcmpl-tier-s-${tier}`, object: 'chat.completion.chunk', created: 1, model: 'llama', service_tier: tier, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] })}\n\n` + last + 'data: [DONE]\n\n' })
+    await (await post('/api/alpha/v1/chat/completions', { model: 'groq-llama', stream: true, messages: [{ role: 'user', content: QUESTION }] })).text()
+    expect((await record(`chatcmpl-tier-s-${tier}`)).cost).toBeCloseTo(0.002, 12)
+    up.script({ json: { ...completion, id: `chatcmpl-tier-m-${tier}`, service_tier: tier, usage } })
+    const m = (await (await post('/api/beta/v1/messages', { model: 'groq-llama', max_tokens: 100, messages: [{ role: 'user', content: QUESTION }] })).json()) as { id: string }
+    expect((await record(m.id)).cost).toBeCloseTo(0.002, 12)
+  }
 })
 
 test('azure-openai: the deployment path, api-version and api-key, never an Authorization header', async () => {

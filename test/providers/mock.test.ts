@@ -156,6 +156,8 @@ describe('values built from a schema validate against it', () => {
     expect(v.both).toEqual({ a: false, b: 3 })
     // a recursive schema ends
     expect(JSON.stringify(v.tree).length).toBeLessThan(1000)
+    // a format named like Object.prototype's members is no format the mock knows: a string still
+    expect(exampleFromSchema({ type: 'object', properties: { a: { type: 'string', format: 'constructor', maxLength: 0 }, b: { type: 'string', format: 'toString' } }, required: ['a', 'b'] })).toEqual({ a: '', b: 'example' })
   })
 })
 

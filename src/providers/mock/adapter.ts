@@ -69,8 +69,9 @@ const MIDSTREAM: StreamEvent = { type: 'error', error: { status: 502, message: '
 
 async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationRequest, ctx: CallContext): AsyncGenerator<StreamEvent> {
   const claude = ctx.model.family === 'anthropic'
-  yield { type: 'start', id: claude ? `msg_mock_${randomId()}` : `chatcmpl-mock-${randomId()}`, model: ctx.model.upstreamId, created: Math.floor(Date.now() / 1000) }
   const usage: Usage = { inputTokens: await inputTokens(req, ctx.lane), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  // the prompt's size at the start, as Claude's message_start says it
+  yield { type: 'start', id: claude ? `msg_mock_${randomId()}` : `chatcmpl-mock-${randomId()}`, model: ctx.model.upstreamId, created: Math.floor(Date.now() / 1000), usage: { ...usage } }
   if (p.kind === 'tool') {
     yield { type: 'tool-input-start', index: 0, id: claude ? `toolu_mock_${randomId()}` : `call_mock_${randomId()}`, name: p.name }
     for (const [i, delta] of argumentChunks(p.arguments).entries()) {

@@ -95,7 +95,7 @@ function resolveRef(root: unknown, ref: string): unknown {
 }
 
 function stringFor(s: Schema): string {
-  let out = (typeof s.format === 'string' && FORMATS[s.format]) || 'example'
+  let out = (typeof s.format === 'string' && Object.hasOwn(FORMATS, s.format) && FORMATS[s.format]) || 'example'
   const min = typeof s.minLength === 'number' ? s.minLength : 0
   if (out.length < min) out = out + 'x'.repeat(Math.max(0, Math.min(min, MAX_PAD) - out.length))
   if (typeof s.maxLength === 'number' && out.length > s.maxLength) out = out.slice(0, Math.max(0, s.maxLength))

@@ -42,7 +42,7 @@ export class OpenAIAdapter implements ProviderAdapter {
       'openai.chat': {
         // the client's own body: one string, as it came (the hot path pays for no size check)
         call: (body, ctx, accept) => this.call(CHAT, { ...body, messages: withoutThinking(body.messages, this.kind), model: ctx.model.upstreamId }, ctx, accept, JSON.stringify),
-        tap: (opts) => openAIChatTap(opts),
+        tap: (opts) => openAIChatTap(opts, this.kind === 'openai'),
         promptText: chatPromptText,
       },
     }
@@ -51,7 +51,7 @@ export class OpenAIAdapter implements ProviderAdapter {
     if (config.responses) {
       passthrough['openai.responses'] = {
         call: (body, ctx, accept) => this.call(RESPONSES, { ...body, model: ctx.model.upstreamId }, ctx, accept, (json) => ({ json })),
-        tap: (opts) => openAIResponsesTap(opts),
+        tap: (opts) => openAIResponsesTap(opts, this.kind === 'openai'),
         promptText: responsesPromptText,
       }
     }
@@ -79,14 +79,14 @@ export class OpenAIAdapter implements ProviderAdapter {
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
     const named = shortToolNames(req)
     const body = this.chatBody({ ...named.req, stream: false }, ctx)
-    const res = await this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion), (json) => ({ json }))
+    const res = await this.call(CHAT, body, ctx, async (res) => fromOpenAIChat((await readJson(res, this.config.name)) as ChatCompletion, this.kind === 'openai'), (json) => ({ json }))
     return named.back ? longNamesIn(res, named.back) : res
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
     const named = shortToolNames(req)
     const body = this.chatBody({ ...named.req, stream: true }, ctx)
-    const events = await this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle))), (json) => ({ json }))
+    const events = await this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle), this.kind === 'openai')), (json) => ({ json }))
     return named.back ? longNamesOf(events, named.back) : events
   }
 

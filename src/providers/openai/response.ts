@@ -28,7 +28,8 @@ export interface ChatCompletion {
   service_tier?: string | null
 }
 
-export function fromOpenAIChat(body: ChatCompletion): GenerationResponse {
+/** `tiers`: as openAIChatEvents'. */
+export function fromOpenAIChat(body: ChatCompletion, tiers = false): GenerationResponse {
   const choice = body.choices?.[0]
   const msg = choice?.message ?? {}
   const content: Part[] = []
@@ -51,7 +52,7 @@ export function fromOpenAIChat(body: ChatCompletion): GenerationResponse {
     created: body.created ?? Math.floor(Date.now() / 1000),
     content,
     finish: refusedFinish(finishFromOpenAI(choice?.finish_reason), !msg.content && !!msg.refusal),
-    usage: usageFromOpenAI(body.usage, body.service_tier),
+    usage: usageFromOpenAI(body.usage, tiers ? body.service_tier : undefined),
     ...(Object.keys(providerData).length ? { providerData: { openai: providerData } } : {}),
   }
 }

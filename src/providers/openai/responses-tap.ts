@@ -68,7 +68,8 @@ export function plainResponsesDeltaBytes(b: Uint8Array): number {
 
 const frame = (type: string, event: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, ...event })}\n\n`
 
-export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
+/** `tiers`: the upstream is OpenAI's own, whose `service_tier` prices the reply. */
+export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null, status: null }
   const produced = new ProducedText()
   let pendingError: ReturnType<typeof errorInfo> | null = null
@@ -85,7 +86,7 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
     if (typeof done.id === 'string') state.id = done.id
     if (done.usage) {
       state.usage = usageFromResponses(done.usage)
-      const tier = pricedTier(done.service_tier)
+      const tier = tiers ? pricedTier(done.service_tier) : undefined
       if (tier) state.usage.serviceTier = state.serviceTier = tier
       // each web search the model ran is an item of the output, priced per search
       const searches = Array.isArray(done.output) ? (done.output as Obj[]).filter((it) => it?.type === 'web_search_call').length : 0
@@ -133,6 +134,8 @@ export function openAIResponsesTap(opts: TapOptions = {}): WireTap {
         case 'response.in_progress':
         case 'response.queued':
           if (typeof j.response?.id === 'string') state.id = j.response.id
+          // the tier asked for (a stream dropped before its end is billed at it; the end says the one served)
+          if (tiers && !state.usage) state.serviceTier = pricedTier(j.response?.service_tier) ?? state.serviceTier
           if (j.response) hooks?.observe?.(j.response, seq ?? 0, lastSequence)
           return raw
         case 'response.output_item.added':

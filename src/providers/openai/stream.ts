@@ -6,6 +6,7 @@ import { parseErrorBody } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
+import { pricedTier } from '../../config/service-tiers.ts'
 import { withoutSecrets } from '../secrets.ts'
 
 interface ChunkToolCall {
@@ -42,7 +43,8 @@ interface ToolState {
 
 const midStream = (message: string, type = 'stream_error'): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): AsyncGenerator<StreamEvent> {
+/** `tiers`: the upstream is OpenAI's own, whose `service_tier` prices the reply (a compatible server's says nothing of OpenAI's prices). */
+export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tiers = false): AsyncGenerator<StreamEvent> {
   let started = false
   let finish: Finish | undefined
   let refused = false
@@ -99,7 +101,8 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
       }
       if (!started) {
         started = true
-        yield { type: 'start', id: chunk.id ?? '', model: chunk.model ?? '', created: chunk.created ?? Math.floor(Date.now() / 1000) }
+        const serviceTier = tiers ? pricedTier(chunk.service_tier) : undefined
+        yield { type: 'start', id: chunk.id ?? '', model: chunk.model ?? '', created: chunk.created ?? Math.floor(Date.now() / 1000), ...(serviceTier ? { serviceTier } : {}) }
       }
       const choice = chunk.choices?.[0]
       const d = choice?.delta
@@ -121,7 +124,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>): As
         yield* closeTools()
       }
       if (chunk.usage) {
-        usage = usageFromOpenAI(chunk.usage, chunk.service_tier)
+        usage = usageFromOpenAI(chunk.usage, tiers ? chunk.service_tier : undefined)
         yield { type: 'usage', usage }
       }
     }

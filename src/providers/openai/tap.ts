@@ -141,16 +141,17 @@ export function plainChatBytes(b: Uint8Array, stripUsage: boolean): number {
 const plainKept = (b: Uint8Array) => plainChatBytes(b, false)
 const plainStripped = (b: Uint8Array) => plainChatBytes(b, true)
 
-export function openAIChatTap(opts: TapOptions = {}): WireTap {
+/** `tiers`: the upstream is OpenAI's own, whose `service_tier` prices the reply. */
+export function openAIChatTap(opts: TapOptions = {}, tiers = false): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
   const produced = new ProducedText()
 
   function readChunk(j: Record<string, any>) {
     if (state.id === null && typeof j.id === 'string') state.id = j.id
     // the tier that served it prices the tokens, usage reported or counted (a dropped stream)
-    const tier = pricedTier(j.service_tier)
+    const tier = tiers ? pricedTier(j.service_tier) : undefined
     if (tier) state.serviceTier = tier
-    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage, j.service_tier)
+    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage, tier)
     for (const c of Array.isArray(j.choices) ? j.choices : []) {
       const d = c?.delta ?? c?.message ?? {}
       if (typeof d.content === 'string' && d.content !== '') produced.push(d.content)
