@@ -85,14 +85,19 @@ export class ItemLeases {
     await this.sql.run(text, [batchId, this.owner, ...keep])
   }
 
-  /** Whether this instance may write the batch's output files and end it (no other one is). */
-  async finalizer(batchId: string): Promise<boolean> {
+  /**
+   * Whether this instance may write the batch's output files and end it: `mine`; `other` while
+   * another one is; `ended` once one has (or the batch is gone), when this one has nothing left to do for it.
+   */
+  async finalizer(batchId: string): Promise<'mine' | 'other' | 'ended'> {
     const now = Date.now()
     const rows = await this.sql.all(
       `UPDATE ${batch.$table} SET ${batch.finalizer} = ?, ${batch.finalizerUntil} = ? WHERE ${batch.id} = ? AND ${batch.endedAt} IS NULL
        AND (${batch.finalizer} IS NULL OR ${batch.finalizerUntil} < ? OR ${batch.finalizer} = ?) RETURNING ${batch.id}`,
       [this.owner, now + this.leaseMs, batchId, now, this.owner],
     )
-    return rows.length === 1
+    if (rows.length === 1) return 'mine'
+    const row = await this.sql.get<{ ended: number | null }>(`SELECT ${batch.endedAt} AS ended FROM ${batch.$table} WHERE ${batch.id} = ?`, [batchId])
+    return !row || row.ended !== null ? 'ended' : 'other'
   }
 }

@@ -537,11 +537,21 @@ export class Scheduler {
       if (this.leases) return void setTimeout(() => this.fill(a), RECHECK_MS).unref?.()
       return this.fillLater(a)
     }
-    // shared: one instance writes the output files; another one doing so keeps this one out
-    if (this.leases && !(await this.leases.finalizer(a.id))) return void setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
+    // shared: one instance writes the output files; another one doing so keeps this one out, and
+    // once it has ended the batch, this one lets it go (looking again would go on for ever)
+    if (this.leases) {
+      const who = await this.leases.finalizer(a.id)
+      if (who === 'ended') return void this.forget(a)
+      if (who === 'other') return void setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
+    }
     a.finalizing = true
     const done = this.finalize(a).finally(() => this.finalizing.delete(done))
     this.finalizing.add(done)
+  }
+
+  /** A batch another instance ended: nothing of it is left to run or write here. */
+  private forget(a: Active): void {
+    if (this.active.get(a.id) === a) this.active.delete(a.id)
   }
 
   private async finalize(a: Active): Promise<void> {
