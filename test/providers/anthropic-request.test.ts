@@ -22,6 +22,19 @@ describe('messages and tool results', () => {
     expect(wire({ temperature: 1 }).body.temperature).toBe(1)
   })
 
+  test("temperature and top_p together: the later Claude models refuse the pair, so top_p is left out and named; the 3s, Sonnet 4 and Opus 4 take both", () => {
+    for (const id of ['claude-sonnet-4-5', 'claude-haiku-4-5-20251001', 'claude-opus-4-1', 'claude-sonnet-4-6', 'claude-opus-4-7']) {
+      const out = wire({ temperature: 0.1, topP: 1 }, claude({ id, upstreamId: id }))
+      expect({ id, temperature: out.body.temperature, top_p: out.body.top_p, leftOut: out.leftOut }).toEqual({ id, temperature: 0.1, top_p: undefined, leftOut: ['top_p'] })
+      // either alone goes as it came
+      expect(wire({ topP: 0.9 }, claude({ id, upstreamId: id })).body.top_p).toBe(0.9)
+    }
+    for (const id of ['claude-3-5-haiku-20241022', 'claude-3-7-sonnet-20250219', 'claude-sonnet-4-20250514', 'claude-opus-4', 'claude-sonnet-4-0']) {
+      const out = wire({ temperature: 0.1, topP: 0.9 }, claude({ id, upstreamId: id }))
+      expect({ id, temperature: out.body.temperature, top_p: out.body.top_p, leftOut: out.leftOut }).toEqual({ id, temperature: 0.1, top_p: 0.9, leftOut: [] })
+    }
+  })
+
   test('system parts → system blocks; max_tokens defaults to the catalog output limit', () => {
     const { body } = wire({ system: [{ type: 'text', text: 'Be brief.', cacheControl: { type: 'ephemeral' } }] })
     expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }])

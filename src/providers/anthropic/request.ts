@@ -144,6 +144,9 @@ export interface AnthropicRequest {
   leftOut: string[]
 }
 
+/** The Claude models that take temperature and top_p together: the 3s, and Sonnet 4 and Opus 4 (later ones take one or the other). */
+const BOTH_SAMPLERS = /^claude-(3-|(sonnet|opus)-4(-0|-\d{8})?$)/
+
 export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
   checkToolChoice(req)
   // a JSON schema is Claude's structured output (`output_config.format`); JSON mode has no counterpart
@@ -211,7 +214,12 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     if (req.topK !== undefined) leftOut.push('top_k')
   } else {
     if (req.temperature !== undefined) body.temperature = req.temperature
-    if (req.topP !== undefined) body.top_p = req.topP
+    // Claude's models since Opus 4.1 refuse temperature and top_p together (an OpenAI client may
+    // send both: LlamaIndex always does): top_p is left out, and named
+    if (req.topP !== undefined) {
+      if (req.temperature !== undefined && !BOTH_SAMPLERS.test(model.upstreamId)) leftOut.push('top_p')
+      else body.top_p = req.topP
+    }
     if (req.topK !== undefined) body.top_k = req.topK
   }
   const config: Json = {}
