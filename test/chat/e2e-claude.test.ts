@@ -148,11 +148,16 @@ describe('claude model, non-streaming', () => {
       expect(sent).not.toHaveProperty('top_p')
       expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(expect.arrayContaining(['tool_choice', 'temperature', 'top_p']))
     }
-    // without thinking, each goes as it came and nothing is named
+    // without thinking, each goes as it came and nothing is named; but temperature and top_p
+    // together, which Claude since Opus 4.1 refuses: top_p is left out, and named
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
-    const plain = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, max_tokens: 600, tools, tool_choice: 'required', temperature: 0.3, top_p: 0.5 })
+    const plain = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, max_tokens: 600, tools, tool_choice: 'required', temperature: 0.3 })
     expect(plain.headers.get('x-switchyard-compat')).toBeNull()
-    expect(rig.up.requests.at(-1)!.json()).toMatchObject({ tool_choice: { type: 'any' }, temperature: 0.3, top_p: 0.5 })
+    expect(rig.up.requests.at(-1)!.json()).toMatchObject({ tool_choice: { type: 'any' }, temperature: 0.3 })
+    const both = await rig.post({ model: 'claude-sonnet-4-5', messages: ask, max_tokens: 600, temperature: 0.3, top_p: 0.5 })
+    expect(both.headers.get('x-switchyard-compat')).toBe('top_p')
+    expect(rig.up.requests.at(-1)!.json()).toMatchObject({ temperature: 0.3 })
+    expect(rig.up.requests.at(-1)!.json()).not.toHaveProperty('top_p')
   })
 
   test("what Claude has no place for (a message's name, a tool's strict, an image's detail) is named in x-switchyard-compat, not dropped without a word", async () => {

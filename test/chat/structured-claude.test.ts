@@ -1,7 +1,8 @@
 // A JSON schema response format for a Claude model is Claude's structured output
 // (`output_config.format`): on the chat surface under `compat.cross_family: translate` (in reject
 // mode `response_format` is the spec's 400 for a Claude model), and on the responses surface's
-// own `text.format`. JSON mode has no counterpart: left out and named.
+// own `text.format`; what Claude's structured output does not compile moves into descriptions.
+// JSON mode has no counterpart: left out and named.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { startRig, type Rig } from './e2e-helpers.ts'
@@ -44,4 +45,45 @@ test('JSON mode has no Claude counterpart: left out and named in x-switchyard-co
   const sent = rig.up.requests.at(-1)!.json()
   expect(sent).not.toHaveProperty('output_config')
   expect(sent).not.toHaveProperty('response_format')
+})
+
+test("what Claude's structured output does not compile (a zod .min(), .max(), .int().min(0)) moves into descriptions, each keyword named; the rest goes as it came", async () => {
+  // as the openai SDK's zodTextFormat writes z.object({ name: z.string().min(1).max(40), age: z.number().int().min(0), tags: z.array(z.string()).max(5), when: z.string().datetime(), site: z.string().url() })
+  const zodSchema = {
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 40, description: 'Who' },
+      age: { type: 'integer', minimum: 0 },
+      tags: { type: 'array', items: { type: 'string', pattern: '^[a-z]+$' }, maxItems: 5, minItems: 1 },
+      when: { type: 'string', format: 'date-time' },
+      site: { type: 'string', format: 'url' },
+      kind: { oneOf: [{ type: 'string', const: 'a' }, { type: 'number', exclusiveMaximum: 10 }] },
+    },
+    required: ['name', 'age', 'tags', 'when', 'site', 'kind'],
+    additionalProperties: false,
+    $schema: 'http://json-schema.org/draft-07/schema#',
+  }
+  rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+  const res = await fetch(`${rig.gw.url}/api/alpha/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', input: 'Who?', store: false, text: { format: { type: 'json_schema', name: 'person', schema: zodSchema, strict: true } } }),
+  })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('x-switchyard-compat')?.split(/,\s*/).sort()).toEqual(
+    ['exclusiveMaximum', 'format', 'maxItems', 'maxLength', 'minLength', 'minimum', 'pattern'].map((k) => `schema.${k}->description`),
+  )
+  expect(rig.up.requests.at(-1)!.json().output_config.format.schema).toEqual({
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'Who\n\n{minLength: 1, maxLength: 40}' },
+      age: { type: 'integer', description: '{minimum: 0}' },
+      tags: { type: 'array', items: { type: 'string', description: '{pattern: "^[a-z]+$"}' }, minItems: 1, description: '{maxItems: 5}' },
+      when: { type: 'string', format: 'date-time' },
+      site: { type: 'string', description: '{format: "url"}' },
+      kind: { anyOf: [{ type: 'string', const: 'a' }, { type: 'number', description: '{exclusiveMaximum: 10}' }] },
+    },
+    required: ['name', 'age', 'tags', 'when', 'site', 'kind'],
+    additionalProperties: false,
+  })
 })

@@ -209,7 +209,7 @@ describe('thinking', () => {
     // a budget it would refuse goes as the effort nearest it, and is named; a json schema format stays beside the effort
     const budget = wire({ reasoning: { budgetTokens: 4000 }, responseFormat: { type: 'json_schema', name: 'o', schema: { type: 'object' } } }, opus)
     expect(budget.body.thinking).toEqual({ type: 'adaptive' })
-    expect(budget.body.output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object' } }, effort: 'medium' })
+    expect(budget.body.output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } }, effort: 'medium' })
     expect(budget.leftOut).toContain('thinking.budget_tokens->output_config.effort')
     expect(wire({ reasoning: { effort: 'minimal' } }, opus).body.output_config).toEqual({ effort: 'low' })
   })

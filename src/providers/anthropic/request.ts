@@ -5,6 +5,7 @@ import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/typ
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
+import { claudeSchema } from './schema.ts'
 
 type Json = Record<string, unknown>
 
@@ -223,7 +224,12 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     if (req.topK !== undefined) body.top_k = req.topK
   }
   const config: Json = {}
-  if (rf?.type === 'json_schema' && rf.schema) config.format = { type: 'json_schema', schema: rf.schema }
+  if (rf?.type === 'json_schema' && rf.schema) {
+    // what Claude does not compile moves into descriptions (schema.ts), each keyword named
+    const held = claudeSchema(rf.schema)
+    config.format = { type: 'json_schema', schema: held.schema }
+    for (const k of held.moved) leftOut.push(`schema.${k}->description`)
+  }
   if (plan.effort) config.effort = plan.effort
   // the client's own output_config (carried as it came) adds to the gateway's, and wins a conflict
   const own = req.providerData?.anthropic?.output_config
