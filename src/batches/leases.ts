@@ -28,14 +28,30 @@ export class ItemLeases {
   ) {}
 
   /**
-   * Up to `n` pending items no live lease holds, in input order, now this instance's. Its own
-   * live claims are not picked again: they are in flight here, or waiting (scheduler.ts).
+   * Up to `n` pending items no live lease holds, in input order, now this instance's, and no more
+   * than leaves the batch's claims, every instance's, within `cap` (its concurrency is the
+   * batch's, not each instance's). Its own live claims are not picked again: they are in flight
+   * here, or waiting (scheduler.ts). `limited`: fewer than `n` for want of room, not of items.
    */
-  claim(batchId: string, n: number): Promise<ClaimedItem[]> {
+  claim(batchId: string, n: number, cap: number): Promise<{ items: ClaimedItem[]; limited: boolean }> {
+    return this.sql.tx(async (q) => {
+      // one claim of a batch at a time, so that the count below holds every other one's
+      await q.all(`SELECT ${batch.id} FROM ${batch.$table} WHERE ${batch.id} = ? FOR UPDATE`, [batchId])
+      const held = await q.get<{ n: number | string }>(
+        `SELECT count(*) AS n FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL`,
+        [batchId],
+      )
+      const room = Math.min(n, cap - Number(held?.n ?? 0))
+      const items = room > 0 ? await this.pick(q, batchId, room) : []
+      return { items, limited: room < n && items.length === Math.max(0, room) }
+    })
+  }
+
+  private pick(q: Sql, batchId: string, n: number): Promise<ClaimedItem[]> {
     const now = Date.now()
     // the rows are picked (and locked) once, in a CTE: as an IN (…LIMIT…) subquery PostgreSQL
     // may evaluate the pick per row and claim every pending item
-    return this.sql
+    return q
       .all<ClaimedItem>(
         `WITH picked AS (
            SELECT ${item.batchId}, ${item.idx} FROM ${item.$table}

@@ -318,7 +318,17 @@ export class Scheduler {
         // shared: claimed (leased) here, wherever they are, only as many as run now (what one
         // instance holds ahead, the others cannot take); alone: read ahead from the cursor on
         const want = this.leases ? n - items.length : READ_AHEAD
-        a.ahead = this.leases ? await this.leases.claim(a.id, want) : await this.store.pending(a.id, a.cursor, READ_AHEAD)
+        if (this.leases) {
+          // the batch's other places are other instances': look again when one may be free, or
+          // when an item of this one ends
+          const { items: claimed, limited } = await this.leases.claim(a.id, want, a.cap)
+          a.ahead = claimed
+          if (limited) {
+            if (a.inflight.size === 0 && items.length + claimed.length === 0) setTimeout(() => this.fill(a), RECHECK_MS).unref?.()
+            items.push(...a.ahead.splice(0))
+            break
+          }
+        } else a.ahead = await this.store.pending(a.id, a.cursor, READ_AHEAD)
         if (a.ahead.length < want) a.exhausted = true
         if (a.ahead.length > 0) a.cursor = a.ahead.at(-1)!.idx + 1
         if (a.ahead.length === 0) break
