@@ -75,6 +75,20 @@ export class WorkerPool {
     return this.slots.filter((s) => !s.dead).length
   }
 
+  /**
+   * The workers started, where they are not, and ready to take a job: what the scheduler waits
+   * for before it claims items on a shared database, where a claim is taken for sent (leases.ts).
+   * A worker that cannot start fails the jobs later sent to it, as ever.
+   */
+  warm(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    this.pick()
+    return Promise.all([this.writer?.ready, ...this.slots.map((s) => s.ready)]).then(
+      () => {},
+      () => {},
+    )
+  }
+
   ingest(job: IngestJob): Promise<IngestResult> {
     return this.send({ type: 'ingest', id: 0, job }) as Promise<IngestResult>
   }

@@ -382,6 +382,9 @@ export class Scheduler {
     const grant = this.pace.take(free)
     if (grant < room) this.fillLater(a)
     if (grant === 0) return
+    // shared: a claim is taken for sent when this instance dies, so none is made before the
+    // workers can take it at once (a new instance's take a moment to start)
+    if (this.leases) await this.pool.warm()
     const items = await this.next(a, grant)
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
