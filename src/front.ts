@@ -4,6 +4,7 @@
 // routing and every response (errors included) gets the same treatment.
 import type { Server } from 'bun'
 import { authenticate, authenticateKnown, CreditsExhausted } from './auth/guard.ts'
+import { IDLE_MAX_S } from './config/load.ts'
 import { setRequestInfo, type PendingLimits, type RequestInfo } from './http/context.ts'
 import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
@@ -187,6 +188,10 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         }
       }
       if (!res) {
+        // a key's request (or the admin's) may wait minutes in silence: a long generation's first
+        // byte, a JSON reply; the connection is held that long for it (config limits.idle_timeout_s
+        // for every other)
+        if (info.key || info.admin) server.timeout(req, IDLE_MAX_S)
         if (start < ROUTER_PATH_FROM) {
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)

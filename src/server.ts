@@ -101,8 +101,10 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     // length, or while a chunked body arrives (http/body.ts, files/upload.ts); a body no
     // route reads is discarded by Bun as it arrives, never held.
     maxRequestBodySize: 2 ** 64 - 1,
-    // long generations stream for minutes; Bun's default idle timeout is 10 s
-    idleTimeout: 255,
+    // a connection no key holds (keep-alive between requests, a request not yet authenticated,
+    // /health) may sit idle this long; a request of a key, which may wait minutes for a long
+    // generation's first byte, gets the longest Bun allows (front.ts)
+    idleTimeout: config.limits.idleTimeoutS,
     fetch,
     error(e) {
       // Outside the pipeline: no request id was given out yet, so one is made here.

@@ -55,6 +55,8 @@ export interface Config {
     /** A request body's pace: the seconds it may take before it must average `bodyMinBytesPerS` (else 408). */
     bodyGraceS: number
     bodyMinBytesPerS: number
+    /** Seconds a connection may sit idle before a request of a key (or the admin token) holds it: keep-alive, a half-sent request. */
+    idleTimeoutS: number
   }
   pricing: { discount: number; overrides: Record<string, PriceEntry> }
   models: ModelEntry[]
@@ -137,6 +139,8 @@ export interface ConfigInputs {
 const validator = TypeCompiler.Compile(ConfigFileSchema)
 
 const MiB = 1024 * 1024
+/** Bun's longest idle timeout: what a request of a key may sit silent (a long generation before its first byte). */
+export const IDLE_MAX_S = 255
 
 /** `${VAR}` and `${VAR:-default}` in every string value of the parsed file. */
 export function expandEnv(value: unknown, env: Record<string, string | undefined>, path = ''): unknown {
@@ -315,6 +319,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxUploadBytes: int(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES', 1024) ?? f.limits?.max_upload_bytes ?? 512 * MiB,
       bodyGraceS: positive(num(env.SWITCHYARD_BODY_GRACE_S, 'SWITCHYARD_BODY_GRACE_S'), 'SWITCHYARD_BODY_GRACE_S') ?? f.limits?.body_grace_s ?? 30,
       bodyMinBytesPerS: int(env.SWITCHYARD_BODY_MIN_BYTES_PER_S, 'SWITCHYARD_BODY_MIN_BYTES_PER_S', 1) ?? f.limits?.body_min_bytes_per_s ?? 16 * 1024,
+      idleTimeoutS: Math.min(IDLE_MAX_S, int(env.SWITCHYARD_IDLE_TIMEOUT_S, 'SWITCHYARD_IDLE_TIMEOUT_S', 1) ?? f.limits?.idle_timeout_s ?? 30),
     },
     pricing: {
       discount: fraction(num(env.SWITCHYARD_DISCOUNT, 'SWITCHYARD_DISCOUNT'), 'SWITCHYARD_DISCOUNT') ?? f.pricing?.discount ?? 0,

@@ -150,6 +150,7 @@ export const ConfigFileSchema = t.Object(
           max_upload_bytes: t.Optional(Int({ minimum: 1024 })),
           body_grace_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),
           body_min_bytes_per_s: t.Optional(Int({ minimum: 1 })),
+          idle_timeout_s: t.Optional(Int({ minimum: 1, maximum: 255 })),
         },
         { additionalProperties: false },
       ),
