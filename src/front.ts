@@ -7,7 +7,7 @@ import { authenticate, authenticateKnown, CreditsExhausted } from './auth/guard.
 import { IDLE_MAX_S } from './config/load.ts'
 import { setRequestInfo, type PendingLimits, type RequestInfo } from './http/context.ts'
 import { adminReader } from './auth/viewer.ts'
-import { RateLimiter, rateLimitHeaders, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
+import { RateLimiter, rateLimitHeaders, steadyNow, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
 import type { AdmissionServices } from './services.ts'
 import type { DirectRoutes } from './http/direct.ts'
 import type { Logger } from './http/log.ts'
@@ -101,6 +101,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
    */
   function guard(req: Request, path: string, info: RequestInfo, overlap: boolean): Guarded | Promise<Guarded> | Later {
     const now = Date.now()
+    // the windows' clock: one a step of the system clock does not move (ratelimit.ts)
+    const at = steadyNow()
     const ipLimits: Limit[] = [{ bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }]
     const beta = path.startsWith('/api/beta/')
     // shared limits and a key this instance knows (nearly every request): the address's
@@ -110,10 +112,10 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       if (known !== undefined && !(known instanceof HttpError)) {
         const take = () =>
           rateLimits.takeBoth!(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
-            if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
+            if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, at)
             info.key = known
             keys.touch(known.id, now)
-            if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, now)
+            if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, at)
             return RateLimiter.tighter(ipOutcome.binding, keyOutcome!.binding)
           })
         if (!overlap) return take()
@@ -124,8 +126,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         return later
       }
     }
-    return then(rateLimits.take(ipLimits, now), (ipOutcome): Guarded | Promise<Guarded> => {
-      if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, now)
+    return then(rateLimits.take(ipLimits, at), (ipOutcome): Guarded | Promise<Guarded> => {
+      if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, at)
       // a key in memory answers at once; only a key unknown here is looked up (a promise)
       return then(authenticate(req.headers, beta, keys), (found): Guarded | Promise<Guarded> => {
         // a key that spent its credit still reads what it spent it on: the record of the very
@@ -141,8 +143,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         }
         info.key = key
         keys.touch(key.id, now)
-        return then(rateLimits.take(keyLimitsOf(key), now), (keyOutcome) => {
-          if (!keyOutcome.allowed) return limited('key', keyOutcome.binding, now)
+        return then(rateLimits.take(keyLimitsOf(key), at), (keyOutcome) => {
+          if (!keyOutcome.allowed) return limited('key', keyOutcome.binding, at)
           return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
         })
       })
@@ -171,8 +173,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       } else if (path.startsWith('/admin/') || path === '/metrics') {
         // Admin routes (and /metrics, which takes the admin token) count toward the IP limit too: wrong tokens cannot be tried at line rate.
         const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
-        const ip = await rateLimits.take([ipLimit], Date.now())
-        if (!ip.allowed) res = limited('ip', ip.binding, Date.now())
+        const ip = await rateLimits.take([ipLimit], steadyNow())
+        if (!ip.allowed) res = limited('ip', ip.binding, steadyNow())
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {

@@ -8,7 +8,7 @@ import { BatchService } from './batches/service.ts'
 import { assembleServices } from './assemble.ts'
 import { MemoryLedger } from './billing/ledger.ts'
 import { PgLedger } from './billing/pg-ledger.ts'
-import { MemoryStore, RateLimiter } from './auth/ratelimit.ts'
+import { MemoryStore, RateLimiter, steadyNow } from './auth/ratelimit.ts'
 import type { Config } from './config/load.ts'
 import { startCheckpointer } from './db/checkpointer.ts'
 import { openStorage } from './db/client.ts'
@@ -49,7 +49,7 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   const batches = await new BatchService(s).start(s.onClose)
   // instances on one database hear of each other's new batches at once
   if (cluster && storage.pg) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
-  const prune = setInterval(() => store.prune(Date.now()), 60_000)
+  const prune = setInterval(() => store.prune(steadyNow()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
   return Object.assign(s, { batches, streams: new Set<AbortController>() })

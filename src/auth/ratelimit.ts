@@ -186,11 +186,18 @@ export interface RateLimitBackend {
   takeBoth?(first: Limit[], then: Limit[]): Promise<[Outcome, Outcome | undefined]>
 }
 
+/**
+ * The rate-limit windows' clock: the wall clock as it was when the process started, moved on by a
+ * monotonic one. A step of the system clock (NTP, a VM restored) neither stretches a window (a
+ * step back of an hour refused every key already counted, for the hour) nor empties one.
+ */
+export const steadyNow = (): number => performance.timeOrigin + performance.now()
+
 export class RateLimiter implements RateLimitBackend {
   constructor(readonly store: RateLimitStore = new MemoryStore()) {}
 
   /** All-or-nothing: counted against every limit only when every limit allows it. */
-  take(limits: Limit[], now = Date.now()): Outcome {
+  take(limits: Limit[], now = steadyNow()): Outcome {
     if (this.store instanceof MemoryStore) return this.store.take(limits, now)
     const peeks = limits.map((l) => ({ ...this.store.peek(l.bucket, l.limit, l.windowMs, now), scope: l.scope }))
     const refused = peeks.find((p) => !p.allowed)
@@ -209,7 +216,7 @@ export class RateLimiter implements RateLimitBackend {
   }
 }
 
-export function rateLimitHeaders(d: Decision, refused: boolean, now = Date.now()): Record<string, string> {
+export function rateLimitHeaders(d: Decision, refused: boolean, now = steadyNow()): Record<string, string> {
   const h: Record<string, string> = {
     'x-ratelimit-limit': String(d.limit),
     'x-ratelimit-remaining': String(refused ? 0 : d.remaining),

@@ -1,6 +1,6 @@
 // Rate limits over real HTTP: key and IP windows, the burst guard, exact headers.
-import { afterEach, expect, test } from 'bun:test'
-import { MemoryStore } from '../../src/auth/ratelimit.ts'
+import { afterEach, expect, setSystemTime, test } from 'bun:test'
+import { MemoryStore, RateLimiter, rateLimitHeaders } from '../../src/auth/ratelimit.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let gw: Gateway | undefined
@@ -138,4 +138,25 @@ test('X-Forwarded-For is honoured only from a trusted proxy', async () => {
     expect((await asClient(ip)).status).toBe(200)
   }
   expect((await asClient('198.51.100.1')).status).toBe(429)
+})
+
+test("a step of the system clock neither stretches a window nor empties it: Retry-After stays within the window's length", () => {
+  const limiter = new RateLimiter()
+  const limits = [{ bucket: 'key:stepped', limit: 2, windowMs: 60_000, scope: 'key' as const }]
+  expect(limiter.take(limits).allowed).toBe(true)
+  expect(limiter.take(limits).allowed).toBe(true)
+  try {
+    // an hour back (NTP, a VM restored from a snapshot), then an hour on
+    for (const step of [-3_600_000, 3_600_000]) {
+      setSystemTime(new Date(Date.now() + step))
+      const refused = limiter.take(limits)
+      expect(refused.allowed).toBe(false)
+      const retry = Number(rateLimitHeaders(refused.binding, true)['retry-after'])
+      expect(retry).toBeGreaterThanOrEqual(1)
+      expect(retry).toBeLessThanOrEqual(60)
+      setSystemTime()
+    }
+  } finally {
+    setSystemTime()
+  }
 })
