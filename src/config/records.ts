@@ -32,8 +32,9 @@ function fromEnv(env: Record<string, string | undefined>, names: string[], min: 
   for (const name of names) {
     const v = env[name]
     if (v === undefined || v === '') continue
-    const n = Number(v)
-    if (!Number.isFinite(n) || n < min) throw new ConfigError(`${name}: expected a number ≥ ${min}, got "${v}"`)
+    // plain decimal, as every other number of the environment (0x10, 1e3 and " 8" are no days)
+    const n = /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN
+    if (!Number.isFinite(n) || n < min) throw new ConfigError(`${name}: expected a plain decimal number ≥ ${min}, got "${v}"`)
     return n
   }
   return undefined

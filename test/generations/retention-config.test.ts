@@ -41,8 +41,11 @@ describe('records.retention_days', () => {
   test('less than 7 days is refused, naming the setting', () => {
     expect(() => load({}, 'records:\n  retention_days: 6\n')).toThrow(/records\.retention_days: .*7/)
     expect(() => load({}, 'generations:\n  retention_days: 3\n')).toThrow(/generations\.retention_days: .*7/)
-    expect(() => load({ SWITCHYARD_RECORDS_RETENTION_DAYS: '6.5' })).toThrow(/SWITCHYARD_RECORDS_RETENTION_DAYS: expected a number ≥ 7, got "6.5"/)
-    expect(() => load({ SWITCHYARD_RETENTION_DAYS: '1' })).toThrow(/SWITCHYARD_RETENTION_DAYS: expected a number ≥ 7, got "1"/)
+    expect(() => load({ SWITCHYARD_RECORDS_RETENTION_DAYS: '6.5' })).toThrow(/SWITCHYARD_RECORDS_RETENTION_DAYS: expected a plain decimal number ≥ 7, got "6.5"/)
+    expect(() => load({ SWITCHYARD_RETENTION_DAYS: '1' })).toThrow(/SWITCHYARD_RETENTION_DAYS: expected a plain decimal number ≥ 7, got "1"/)
+    // plain decimal only, as every number of the environment: a hex, binary or exponent form is no number of days
+    for (const v of ['0x10', '0b111', '1e3', ' 8', '+8']) expect(() => load({ SWITCHYARD_RECORDS_RETENTION_DAYS: v })).toThrow(/SWITCHYARD_RECORDS_RETENTION_DAYS: expected a plain decimal number/)
+    expect(() => load({ SWITCHYARD_RECORDS_MAX_BACKLOG: '0x10' })).toThrow(/SWITCHYARD_RECORDS_MAX_BACKLOG/)
     expect(() => load({ SWITCHYARD_RETENTION_DAYS: 'forever' })).toThrow(/SWITCHYARD_RETENTION_DAYS/)
     expect(load({ SWITCHYARD_RETENTION_DAYS: '7' }).retentionDays).toBe(7)
   })
