@@ -39,6 +39,8 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
 
   async function listing(q: URLSearchParams, v: Viewer) {
     onlyKnownParams(q, LIST_PARAMS, `the listing takes ${[...LIST_PARAMS].join(', ')} (or id alone for one record)`)
+    // one value each, as the usage report takes them: a second one was ignored without a word
+    for (const name of new Set(q.keys())) if (q.getAll(name).length > 1) throw new HttpError(400, `${name}: given more than once`)
     const key = text(q, 'key')
     const account = text(q, 'account')
     // a key asking for another key's or account's records finds nothing to list, as for a missing one

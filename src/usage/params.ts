@@ -82,7 +82,7 @@ export function parseUsageQuery(q: URLSearchParams, now: number, canonicalModel:
     throw bad('granularity', `must be hour or day, got "${gq.slice(0, 64)}"`)
   }
   const buckets = Math.ceil((to - from) / BUCKET_MS[granularity]) + 1
-  if (buckets > MAX_BUCKETS) throw bad('granularity', `${granularity} over this window gives ${buckets} buckets, more than ${MAX_BUCKETS}; use a shorter window or day`)
+  if (buckets > MAX_BUCKETS) throw bad('granularity', `${granularity} over this window gives ${buckets} buckets, more than ${MAX_BUCKETS}; use a shorter window${granularity === 'hour' ? ' or day' : ''}`)
 
   const mq = q.get('model')
   if (mq !== null && mq.trim() === '') throw bad('model', 'must not be empty')

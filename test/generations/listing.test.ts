@@ -137,7 +137,7 @@ describe('GET /api/v1/generations (listing)', () => {
   })
 
   test('bad parameters are 400s naming them', async () => {
-    for (const [q, field] of [['limit=0', 'limit'], ['limit=201', 'limit'], ['status=failed', 'status'], ['endpoint=openai.chat', 'endpoint'], ['model=', 'model'], ['after=gen-nope', 'after'], ['colour=red', 'colour']]) {
+    for (const [q, field] of [['limit=0', 'limit'], ['limit=201', 'limit'], ['status=failed', 'status'], ['endpoint=openai.chat', 'endpoint'], ['model=', 'model'], ['after=gen-nope', 'after'], ['colour=red', 'colour'], ['limit=2&limit=3', 'limit'], ['status=ok&status=error', 'status']]) {
       const r = await get(`/api/v1/generations?${q}`)
       expect(r.status).toBe(400)
       expect(r.headers.get('x-request-id')).toBeTruthy()
