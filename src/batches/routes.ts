@@ -63,7 +63,10 @@ export function exportResponse(store: BatchStore, b: BatchRow, q: URLSearchParam
       : gzip
         ? [gzipped(ndjson(store, b, range)), 'application/gzip', 'jsonl.gz']
         : [ndjson(store, b, range), 'application/x-ndjson', 'jsonl']
-  return new Response(pullStream(body), { headers: { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`) } })
+  // the batch's status as the export began: a running batch's holds the items ended so far
+  // (the ZIP's batch.json says so too)
+  const headers = { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`), 'x-switchyard-batch-status': b.status }
+  return new Response(pullStream(body), { headers })
 }
 
 export function batchRoutes(s: Pick<Services, 'config'>, batches: BatchService) {

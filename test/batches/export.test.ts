@@ -28,6 +28,8 @@ test('NDJSON is the default: one item result per line, equal to the results rout
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toBe('application/x-ndjson')
   expect(res.headers.get('content-disposition')).toContain(`${id}_results.jsonl`)
+  // the batch's status as the export began: a running one's export holds only the items ended so far
+  expect(res.headers.get('x-switchyard-batch-status')).toBe('completed')
   const text = await res.text()
   expect(text.endsWith('\n')).toBe(true)
   expect(lines(text)).toEqual(results)
