@@ -79,9 +79,9 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   const adminRead = adminReader(config.adminToken)
 
   /** A 429, counted for the metrics by the limit that refused. */
-  const limited = (scope: 'key' | 'ip', binding: Outcome['binding'], now: number) => {
+  const limited = (scope: 'key' | 'ip', binding: Outcome['binding']) => {
     s.metrics?.rateLimited(scope)
-    return errorResponse(429, `Rate limit exceeded (${scope})`, rateLimitHeaders(binding, true, now))
+    return errorResponse(429, `Rate limit exceeded (${scope})`, rateLimitHeaders(binding, true))
   }
 
   /** Takes limits: from memory at once, or (several instances, Redis) as a round trip. */
@@ -112,10 +112,10 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       if (known !== undefined && !(known instanceof HttpError)) {
         const take = () =>
           rateLimits.takeBoth!(ipLimits, keyLimitsOf(known)).then(([ipOutcome, keyOutcome]) => {
-            if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, at)
+            if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding)
             info.key = known
             keys.touch(known.id, now)
-            if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding, at)
+            if (!keyOutcome!.allowed) return limited('key', keyOutcome!.binding)
             return RateLimiter.tighter(ipOutcome.binding, keyOutcome!.binding)
           })
         if (!overlap) return take()
@@ -127,7 +127,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
       }
     }
     return then(rateLimits.take(ipLimits, at), (ipOutcome): Guarded | Promise<Guarded> => {
-      if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding, at)
+      if (!ipOutcome.allowed) return limited('ip', ipOutcome.binding)
       // a key in memory answers at once; only a key unknown here is looked up (a promise)
       return then(authenticate(req.headers, beta, keys), (found): Guarded | Promise<Guarded> => {
         // a key that spent its credit still reads what it spent it on: the record of the very
@@ -144,7 +144,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         info.key = key
         keys.touch(key.id, now)
         return then(rateLimits.take(keyLimitsOf(key), at), (keyOutcome) => {
-          if (!keyOutcome.allowed) return limited('key', keyOutcome.binding, at)
+          if (!keyOutcome.allowed) return limited('key', keyOutcome.binding)
           return RateLimiter.tighter(ipOutcome.binding, keyOutcome.binding)
         })
       })
@@ -174,7 +174,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         // Admin routes (and /metrics, which takes the admin token) count toward the IP limit too: wrong tokens cannot be tried at line rate.
         const ipLimit: Limit = { bucket: 'ip:' + info.ip, limit: config.limits.ipRpm, windowMs: 60_000, scope: 'ip' }
         const ip = await rateLimits.take([ipLimit], steadyNow())
-        if (!ip.allowed) res = limited('ip', ip.binding, steadyNow())
+        if (!ip.allowed) res = limited('ip', ip.binding)
       } else if (path.startsWith('/api/')) {
         res = doubledV1(path, req.url)
         if (!res) {

@@ -7,8 +7,10 @@ export interface Decision {
   allowed: boolean
   limit: number
   remaining: number
-  /** Epoch ms when a slot frees up (the oldest request in the window leaves it). */
+  /** Epoch ms when a slot frees up (the oldest request in the window leaves it), on the decision's clock. */
   resetAt: number
+  /** The decision's clock when it was made, where it is not this process's steady one (shared limits: Redis's). */
+  now?: number
 }
 
 export interface RateLimitStore {
@@ -216,12 +218,17 @@ export class RateLimiter implements RateLimitBackend {
   }
 }
 
-export function rateLimitHeaders(d: Decision, refused: boolean, now = steadyNow()): Record<string, string> {
+/**
+ * The headers of a decision. Its time left is read on its own clock (this process's steady one,
+ * or Redis's for shared limits), and the reset given as this machine's epoch seconds from now.
+ */
+export function rateLimitHeaders(d: Decision, refused: boolean): Record<string, string> {
+  const left = Math.max(0, d.resetAt - (d.now ?? steadyNow()))
   const h: Record<string, string> = {
     'x-ratelimit-limit': String(d.limit),
     'x-ratelimit-remaining': String(refused ? 0 : d.remaining),
-    'x-ratelimit-reset': String(Math.ceil(d.resetAt / 1000)),
+    'x-ratelimit-reset': String(Math.ceil((Date.now() + left) / 1000)),
   }
-  if (refused) h['retry-after'] = String(Math.max(1, Math.ceil((d.resetAt - now) / 1000)))
+  if (refused) h['retry-after'] = String(Math.max(1, Math.ceil(left / 1000)))
   return h
 }

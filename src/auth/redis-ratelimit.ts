@@ -211,6 +211,8 @@ function outcome(limits: Limit[], raw: number[], at: number): Outcome {
       limit: l.limit,
       remaining: Math.max(0, remaining),
       resetAt: Number(raw[at + 2 + 2 * i]),
+      // Redis's clock, which the reset is on (the script's first answer)
+      now: Number(raw[0]),
       scope: l.scope,
     }
     const refusing = !allowed && !d.allowed

@@ -151,12 +151,27 @@ test("a step of the system clock neither stretches a window nor empties it: Retr
       setSystemTime(new Date(Date.now() + step))
       const refused = limiter.take(limits)
       expect(refused.allowed).toBe(false)
-      const retry = Number(rateLimitHeaders(refused.binding, true)['retry-after'])
+      const headers = rateLimitHeaders(refused.binding, true)
+      const retry = Number(headers['retry-after'])
       expect(retry).toBeGreaterThanOrEqual(1)
       expect(retry).toBeLessThanOrEqual(60)
+      // the reset in this machine's epoch seconds as the clock reads now: within the window from it
+      const inSeconds = Number(headers['x-ratelimit-reset']) - Date.now() / 1000
+      expect(inSeconds).toBeGreaterThan(0)
+      expect(inSeconds).toBeLessThanOrEqual(61)
       setSystemTime()
     }
   } finally {
     setSystemTime()
   }
+})
+
+test("a shared limit's decision is read on Redis's clock, which its reset is on, whatever this machine's says", () => {
+  // Redis's clock an hour ahead of this process's (or this one stepped): 30 s left is 30 s
+  const redisNow = Date.now() + 3_600_000
+  const headers = rateLimitHeaders({ allowed: false, limit: 2, remaining: 0, resetAt: redisNow + 30_000, now: redisNow }, true)
+  expect(headers['retry-after']).toBe('30')
+  const inSeconds = Number(headers['x-ratelimit-reset']) - Date.now() / 1000
+  expect(inSeconds).toBeGreaterThan(29)
+  expect(inSeconds).toBeLessThanOrEqual(31)
 })
