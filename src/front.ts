@@ -166,6 +166,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     let limits: Outcome['binding'] | undefined
     let later: Later | undefined
     let routed = req
+    let held = false
     const handle = req.method === 'POST' ? direct?.post(path) : undefined
     try {
       if (storeLost !== undefined && !READS.has(req.method) && (path.startsWith('/api/') || path.startsWith('/admin/')) && storeLost()) {
@@ -190,10 +191,14 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         }
       }
       if (!res) {
-        // a key's request (or the admin's) may wait minutes in silence: a long generation's first
-        // byte, a JSON reply; the connection is held that long for it (config limits.idle_timeout_s
-        // for every other)
-        if (info.key || info.admin) server.timeout(req, IDLE_MAX_S)
+        // a key's request (or a dashboard read of the admin's) may wait minutes in silence: a long
+        // generation's first byte, a JSON reply; the connection is held that long for it, and
+        // given back to limits.idle_timeout_s once the answer is on its way (a stream pings
+        // every 15 s of silence), so that keep-alive after it is not held 255 s
+        if (info.key || info.admin) {
+          server.timeout(req, IDLE_MAX_S)
+          held = true
+        }
         if (start < ROUTER_PATH_FROM) {
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
@@ -226,6 +231,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     // body in, as slowly as the client likes, and a client with no key could hold every socket
     if (res.status === 408 || res.status === 413 || (!req.bodyUsed && !routed.bodyUsed && declaresBody(req))) extra.connection = 'close'
     res = withHeaders(res, extra)
+    if (held) server.timeout(req, config.limits.idleTimeoutS)
 
     if (log.level === 'debug' || log.level === 'info') {
       log.info('request', {

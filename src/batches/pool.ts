@@ -83,6 +83,12 @@ export class WorkerPool {
   warm(): Promise<void> {
     if (this.closed) return Promise.resolve()
     this.pick()
+    // started for a claim that may find nothing (another instance holds the batch's places): they
+    // stop after idleMs without a job, as after one
+    if (this.inFlight === 0 && !this.idleTimer) {
+      this.idleTimer = setTimeout(() => this.stopIdle(), this.idleMs)
+      this.idleTimer.unref?.()
+    }
     return Promise.all([this.writer?.ready, ...this.slots.map((s) => s.ready)]).then(
       () => {},
       () => {},

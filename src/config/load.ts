@@ -55,7 +55,7 @@ export interface Config {
     /** A request body's pace: the seconds it may take before it must average `bodyMinBytesPerS` (else 408). */
     bodyGraceS: number
     bodyMinBytesPerS: number
-    /** Seconds a connection may sit idle before a request of a key (or the admin token) holds it: keep-alive, a half-sent request. */
+    /** Seconds a connection may sit idle but while a request of a key waits for its answer: keep-alive, a half-sent request, /health. */
     idleTimeoutS: number
   }
   pricing: { discount: number; overrides: Record<string, PriceEntry> }

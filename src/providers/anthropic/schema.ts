@@ -25,6 +25,7 @@ function node(s: unknown, moved: Set<string>): unknown {
   if (!isNode(s)) return s
   const out: Node = {}
   const rest: Node = {}
+  let oneOf: unknown
   for (const [k, v] of Object.entries(s)) {
     switch (k) {
       case '$defs':
@@ -41,9 +42,10 @@ function node(s: unknown, moved: Set<string>): unknown {
       case 'allOf':
         out[k] = Array.isArray(v) ? v.map((b) => node(b, moved)) : v
         break
-      // one of several branches: Claude takes anyOf, and a value meets both where the branches do not overlap
+      // one of several branches: Claude takes anyOf, and a value meets both where the branches do
+      // not overlap (beside an anyOf of its own, the two go in an allOf, so that neither is lost)
       case 'oneOf':
-        out.anyOf = Array.isArray(v) ? v.map((b) => node(b, moved)) : v
+        oneOf = Array.isArray(v) ? v.map((b) => node(b, moved)) : v
         break
       case 'enum':
         if (Array.isArray(v) && v.every(primitive)) out[k] = v
@@ -61,15 +63,19 @@ function node(s: unknown, moved: Set<string>): unknown {
         if (v === 0 || v === 1) out[k] = v
         else rest[k] = v
         break
-      // an object takes no properties beyond its own: Claude's rule, whatever the schema said
+      // an object takes no properties beyond its own: Claude's rule; what the schema said instead
+      // (true, a schema for a map's values) is described
       case 'additionalProperties':
-        if (v !== false) moved.add(k)
+        if (v !== false) rest[k] = v
+        break
+      case '$ref':
+        // a reference into a oneOf follows it to its anyOf
+        out[k] = typeof v === 'string' && v.startsWith('#') ? v.replaceAll('/oneOf/', '/anyOf/') : v
         break
       case 'type':
       case 'required':
       case 'description':
       case 'title':
-      case '$ref':
         out[k] = v
         break
       // the dialect's name constrains nothing
@@ -77,6 +83,13 @@ function node(s: unknown, moved: Set<string>): unknown {
         break
       default:
         rest[k] = v
+    }
+  }
+  if (oneOf !== undefined) {
+    if (out.anyOf === undefined) out.anyOf = oneOf
+    else {
+      out.allOf = [...(Array.isArray(out.allOf) ? out.allOf : []), { anyOf: out.anyOf }, { anyOf: oneOf }]
+      delete out.anyOf
     }
   }
   if (out.type === 'object' || (Array.isArray(out.type) && out.type.includes('object')) || isNode(out.properties)) out.additionalProperties = false
