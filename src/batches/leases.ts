@@ -15,6 +15,8 @@ import { batchItems, batches } from '../db/schema.ts'
 
 const item = names(batchItems)
 const batch = names(batches)
+/** How long an instance kept out of a batch's places counts as waiting for them: two of its tries (scheduler.ts's RECHECK_MS). */
+const WAITER_MS = 1_200
 /** A claimed item's columns, under their TypeScript names. */
 const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier'], 'b.')
 
@@ -35,15 +37,29 @@ export class ItemLeases {
    */
   claim(batchId: string, n: number, cap: number): Promise<{ items: ClaimedItem[]; limited: boolean }> {
     return this.sql.tx(async (q) => {
+      const now = Date.now()
       // one claim of a batch at a time, so that the count below holds every other one's
-      await q.all(`SELECT ${batch.id} FROM ${batch.$table} WHERE ${batch.id} = ? FOR UPDATE`, [batchId])
-      const held = await q.get<{ n: number | string }>(
-        `SELECT count(*) AS n FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL`,
+      const row = await q.get<{ waiter: string | null; until: number | string | null }>(
+        `SELECT ${batch.claimWaiter} AS waiter, ${batch.claimWaiterUntil} AS until FROM ${batch.$table} WHERE ${batch.id} = ? FOR UPDATE`,
         [batchId],
       )
-      const room = Math.min(n, cap - Number(held?.n ?? 0))
+      const held = await q.get<{ n: number | string; mine: number | string }>(
+        `SELECT count(*) AS n, count(*) FILTER (WHERE ${item.leaseOwner} = ?) AS mine FROM ${item.$table}
+         WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL`,
+        [this.owner, batchId],
+      )
+      let room = Math.min(n, cap - Number(held?.n ?? 0))
+      // another instance was kept out lately: this one keeps to half the places, so that the ones
+      // its items give back go to the other (it would take each again the moment it is free)
+      const shared = row?.waiter != null && row.waiter !== this.owner && Number(row.until) > now
+      if (shared) room = Math.min(room, Math.ceil(cap / 2) - Number(held?.mine ?? 0))
       const items = room > 0 ? await this.pick(q, batchId, room) : []
-      return { items, limited: room < n && items.length === Math.max(0, room) }
+      const limited = room < n && items.length === Math.max(0, room)
+      // kept out with nothing here: said on the batch row for the others' next claims
+      if (limited && items.length === 0 && Number(held?.mine ?? 0) === 0) {
+        await q.run(`UPDATE ${batch.$table} SET ${batch.claimWaiter} = ?, ${batch.claimWaiterUntil} = ? WHERE ${batch.id} = ?`, [this.owner, now + WAITER_MS, batchId])
+      }
+      return { items, limited }
     })
   }
 

@@ -89,6 +89,8 @@ export class BatchService {
       endedAt: null,
       finalizer: null,
       finalizerUntil: null,
+      claimWaiter: null,
+      claimWaiterUntil: null,
     }
     await this.store.insert(row)
     this.scheduler.add(row)

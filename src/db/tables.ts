@@ -5,6 +5,7 @@
 // a boolean. A column added here is in both, and the stores' types (the SQLite tables' types,
 // storage.ts) check every use of it. drizzle-kit generates each dialect's migrations from
 // its file.
+import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /** SQLite's columns; its types are the kit's type (PostgreSQL's kit builds the same shapes). */
@@ -225,6 +226,9 @@ export function declareTables(k: ColumnKit) {
       /** Instances sharing a database: the one writing the output files, until when (epoch ms). */
       finalizer: k.text('finalizer'),
       finalizerUntil: k.int('finalizer_until'),
+      /** Instances sharing a database: one kept out of the batch's places (leases.ts), until when (epoch ms). */
+      claimWaiter: k.text('claim_waiter'),
+      claimWaiterUntil: k.int('claim_waiter_until'),
     },
     (t) => [k.index('batches_key_created').on(t.apiKeyId, t.createdAt), k.index('batches_open').on(t.endedAt), k.index('batches_input_file').on(t.inputFileId)],
   )
@@ -263,8 +267,14 @@ export function declareTables(k: ColumnKit) {
       leaseOwner: k.text('lease_owner'),
       leaseUntil: k.int('lease_until'),
     },
-    // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports)
-    (t) => [k.primaryKey({ columns: [t.batchId, t.idx] }), k.index('batch_items_status').on(t.batchId, t.status, t.idx)],
+    // (batch, status, idx): the pending items in order (status null), and each kind of result in order (exports);
+    // (batch) of the items claimed and not ended: a claim counts them (leases.ts) under the batch row's
+    // lock, at most the batch's concurrency of them, where the pending ones are every item not run yet
+    (t) => [
+      k.primaryKey({ columns: [t.batchId, t.idx] }),
+      k.index('batch_items_status').on(t.batchId, t.status, t.idx),
+      k.index('batch_items_claimed').on(t.batchId).where(sql`${t.status} IS NULL AND ${t.leaseOwner} IS NOT NULL`),
+    ],
   )
 
   /**
