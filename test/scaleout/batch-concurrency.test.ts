@@ -3,11 +3,9 @@
 // items at the upstream at once (each kept its own, so two instances doubled it). Needs
 // SWITCHYARD_TEST_DATABASE_URL.
 import { afterAll, expect, test } from 'bun:test'
-import { SQL } from 'bun'
-import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
-import { startFakeUpstream } from '../helpers/fake-upstream.ts'
-import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
-import { chat, NO_LIMITS, replayFixtures } from '../batches/helpers.ts'
+import { dropSchema, onPostgres } from '../helpers/database.ts'
+import { chat, replayFixtures } from '../batches/helpers.ts'
+import { twoInstances } from './two-instances.ts'
 
 if (!onPostgres) console.log('test/scaleout/batch-concurrency.test.ts: skipped, SWITCHYARD_TEST_DATABASE_URL is not set')
 
@@ -15,14 +13,8 @@ const schema = 'sy_t_batch_conc_' + process.pid
 afterAll(() => dropSchema(schema))
 
 test.skipIf(!onPostgres)("two instances keep a batch's concurrency between them, and run every item once", async () => {
-  const url = await freshSchema(schema)
-  const db = new SQL({ url, max: 1 })
-  const up = await startFakeUpstream()
-  const dataDir = tempDir('switchyard-batch-conc-')
-  const key = 'sk-sy-batch-conc-' + crypto.randomUUID().replaceAll('-', '')
-  const env = { ...NO_LIMITS, SWITCHYARD_DATABASE_URL: url, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_BATCH_LEASE_MS: '2000' }
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-  const gateways: Spawned[] = []
+  const pair = await twoInstances(schema)
+  const { db, up, headers } = pair
   try {
     // each answer takes 80 ms (the batch runs about 5 s: the other instance finds it on its own);
     // the fake counts the items it holds at once
@@ -36,11 +28,10 @@ test.skipIf(!onPostgres)("two instances keep a batch's concurrency between them,
       },
       delayMs: 80,
     })
-    const [a, b] = await Promise.all([spawnGateway({ env, dataDir }), spawnGateway({ env, dataDir })])
-    gateways.push(a!, b!)
+    const [a, b] = await pair.start()
     const N = 240
     const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `conc ${i}`) }))
-    const created = await fetch(`${a!.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 4 } }) })
+    const created = await fetch(`${a.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 4 } }) })
     expect(created.status).toBe(200)
     const id = ((await created.json()) as { id: string }).id
     for (let i = 0; i < 3000; i++) {
@@ -48,7 +39,7 @@ test.skipIf(!onPostgres)("two instances keep a batch's concurrency between them,
       if (row!.ended_at !== null) break
       await Bun.sleep(20)
     }
-    const batch = (await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any
+    const batch = (await (await fetch(`${b.url}/api/v1/batches/${id}`, { headers })).json()) as any
     expect(batch).toMatchObject({ status: 'completed', request_counts: { total: N, completed: N, failed: 0 } })
     // both instances ran items of it, and never more than 4 at once between them
     const owners = (await db.unsafe('SELECT count(DISTINCT lease_owner)::int AS n FROM batch_items WHERE batch_id = $1', [id])) as { n: number }[]
@@ -58,12 +49,6 @@ test.skipIf(!onPostgres)("two instances keep a batch's concurrency between them,
     expect([...sent.values()].every((n) => n === 1)).toBe(true)
     expect(sent.size).toBe(N)
   } finally {
-    for (const g of gateways) {
-      g.kill('SIGTERM')
-      await g.exited
-    }
-    await db.close()
-    await up.stop()
-    cleanup(dataDir)
+    await pair.stop()
   }
 }, 120_000)

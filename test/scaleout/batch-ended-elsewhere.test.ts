@@ -3,11 +3,9 @@
 // for ever, whether it might end it itself (an idle instance's CPU grew with every such batch).
 // Needs SWITCHYARD_TEST_DATABASE_URL.
 import { afterAll, expect, test } from 'bun:test'
-import { SQL } from 'bun'
-import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
-import { startFakeUpstream } from '../helpers/fake-upstream.ts'
-import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
-import { chat, NO_LIMITS, replayFixtures } from '../batches/helpers.ts'
+import { dropSchema, onPostgres } from '../helpers/database.ts'
+import { chat, replayFixtures } from '../batches/helpers.ts'
+import { twoInstances } from './two-instances.ts'
 
 if (!onPostgres) console.log('test/scaleout/batch-ended-elsewhere.test.ts: skipped, SWITCHYARD_TEST_DATABASE_URL is not set')
 
@@ -15,23 +13,16 @@ const schema = 'sy_t_batch_end_' + process.pid
 afterAll(() => dropSchema(schema))
 
 test.skipIf(!onPostgres)('a batch another instance ended is let go: no instance keeps asking about it', async () => {
-  const url = await freshSchema(schema)
-  const db = new SQL({ url, max: 1 })
-  const up = await startFakeUpstream()
-  const dataDir = tempDir('switchyard-batch-end-')
-  const key = 'sk-sy-batch-end-' + crypto.randomUUID().replaceAll('-', '')
-  const env = { ...NO_LIMITS, SWITCHYARD_DATABASE_URL: url, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_BATCH_LEASE_MS: '2000' }
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-  const gateways: Spawned[] = []
+  const pair = await twoInstances(schema)
+  const { db, up, headers } = pair
   try {
     replayFixtures(up, { delayMs: 30 })
-    const [a, b] = await Promise.all([spawnGateway({ env, dataDir }), spawnGateway({ env, dataDir })])
-    gateways.push(a!, b!)
+    const [a, b] = await pair.start()
     // a few batches, so that each instance has some that the other one ends
     const ids: string[] = []
     for (let n = 0; n < 4; n++) {
       const requests = Array.from({ length: 60 }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `batch ${n} item ${i}`) }))
-      const created = await fetch(`${(n % 2 ? b : a)!.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 4 } }) })
+      const created = await fetch(`${(n % 2 ? b : a).url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 4 } }) })
       expect(created.status).toBe(200)
       ids.push(((await created.json()) as { id: string }).id)
     }
@@ -59,12 +50,6 @@ test.skipIf(!onPostgres)('a batch another instance ended is let go: no instance 
     // a sweep reads each table a few times; asking about 4 batches every half second, 2 ways, is dozens
     expect(after - before).toBeLessThan(30)
   } finally {
-    for (const g of gateways) {
-      g.kill('SIGTERM')
-      await g.exited
-    }
-    await db.close()
-    await up.stop()
-    cleanup(dataDir)
+    await pair.stop()
   }
 }, 120_000)

@@ -4,11 +4,9 @@
 // upstream) fails with batch_item_lost once its lease runs out; the rest runs on the other
 // instance; each stored result is billed once. Needs SWITCHYARD_TEST_DATABASE_URL.
 import { afterAll, expect, test } from 'bun:test'
-import { SQL } from 'bun'
-import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
-import { startFakeUpstream } from '../helpers/fake-upstream.ts'
-import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
-import { chat, NO_LIMITS, replayFixtures } from '../batches/helpers.ts'
+import { dropSchema, onPostgres } from '../helpers/database.ts'
+import { chat, replayFixtures } from '../batches/helpers.ts'
+import { twoInstances } from './two-instances.ts'
 
 if (!onPostgres) console.log('test/scaleout/batch-shared.test.ts: skipped, SWITCHYARD_TEST_DATABASE_URL is not set')
 
@@ -26,30 +24,22 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 30
 }
 
 test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill -9 halfway: one result per item, none sent twice, each billed once', async () => {
-  const url = await freshSchema(schema)
-  const db = new SQL({ url, max: 1 })
-  const up = await startFakeUpstream()
-  // one data dir for both: the output files' bytes on a shared volume
-  const dataDir = tempDir('switchyard-batch-shared-')
-  const key = 'sk-sy-shared-batch-' + crypto.randomUUID().replaceAll('-', '')
-  const env = { ...NO_LIMITS, SWITCHYARD_DATABASE_URL: url, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_BATCH_LEASE_MS: '2000' }
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-  const gateways: Spawned[] = []
+  const pair = await twoInstances(schema)
+  const { db, up, headers } = pair
   try {
     // each upstream answer takes 40 ms: the batch runs for a few seconds
     const sent = replayFixtures(up, { delayMs: 40 })
-    const [a, b] = await Promise.all([spawnGateway({ env, dataDir }), spawnGateway({ env, dataDir })])
-    gateways.push(a!, b!)
+    const [a, b] = await pair.start()
     const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `shared ${i}`) }))
-    const created = await fetch(`${a!.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: CONCURRENCY } }) })
+    const created = await fetch(`${a.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: CONCURRENCY } }) })
     expect(created.status).toBe(200)
     const id = ((await created.json()) as any).id as string
     const owners = async () => (await db.unsafe('SELECT lease_owner AS o, count(*)::int AS n FROM batch_items WHERE batch_id = $1 AND status IS NOT NULL GROUP BY 1', [id])) as { o: string; n: number }[]
     // both instances store results of this batch (b found it on its own)
     await until('both instances working', async () => (await owners()).filter((r) => r.n > 5).length === 2)
 
-    a!.kill('SIGKILL')
-    expect(await a!.exited).not.toBe(0)
+    a.kill('SIGKILL')
+    expect(await a.exited).not.toBe(0)
     // one statement, one snapshot: b goes on storing results (with their records) meanwhile
     const [snap] = (await db.unsafe(
       `SELECT (SELECT coalesce(json_agg(idx), '[]') FROM batch_items WHERE batch_id = $1 AND status IS NOT NULL)::text AS stored,
@@ -62,8 +52,8 @@ test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill 
     expect(recordsBefore).toBe(stored.length)
     const sentBefore = new Map(sent)
 
-    await until('the batch completes', async () => ((await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any).output_file_id != null, 60_000)
-    const batch = (await (await fetch(`${b!.url}/api/v1/batches/${id}`, { headers })).json()) as any
+    await until('the batch completes', async () => ((await (await fetch(`${b.url}/api/v1/batches/${id}`, { headers })).json()) as any).output_file_id != null, 60_000)
+    const batch = (await (await fetch(`${b.url}/api/v1/batches/${id}`, { headers })).json()) as any
     expect(batch.status).toBe('completed')
     const lost = batch.request_counts.failed as number
     expect(batch.request_counts.total).toBe(N)
@@ -72,10 +62,10 @@ test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill 
     expect(lost).toBeLessThanOrEqual(CONCURRENCY)
 
     // every index exactly once, in the results and in the output and error files
-    const page = (await (await fetch(`${b!.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any
+    const page = (await (await fetch(`${b.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any
     expect(page.results.map((r: any) => r.index)).toEqual(Array.from({ length: N }, (_, i) => i))
     const lines = async (file: string | null) =>
-      file ? (await (await fetch(`${b!.url}/api/v1/files/${file}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l)) : []
+      file ? (await (await fetch(`${b.url}/api/v1/files/${file}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l)) : []
     const out = await lines(batch.output_file_id)
     const errors = await lines(batch.error_file_id)
     expect([...out, ...errors].map((l) => l.custom_id).sort()).toEqual(requests.map((r) => r.custom_id).sort())
@@ -83,7 +73,7 @@ test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill 
 
     // no worker died on b (its items would run again: an item worker once ran items before the
     // results writer had started, and the writer, failing on their outcomes, took the pool down)
-    expect(b!.output()).not.toContain('lost its worker')
+    expect(b.output()).not.toContain('lost its worker')
     // a stored item never went upstream again; no item went twice; every succeeded one went once
     for (const idx of stored) expect(sent.get(`shared ${idx}`)).toBe(sentBefore.get(`shared ${idx}`))
     for (const n of sent.values()) expect(n).toBe(1)
@@ -95,12 +85,6 @@ test.skipIf(!onPostgres)('a batch worked by two instances, one killed with kill 
     expect(recs!.n).toBe(N - lost)
     expect(spent).toBeCloseTo(recs!.usd, 10)
   } finally {
-    for (const g of gateways) {
-      g.kill('SIGTERM')
-      await g.exited
-    }
-    await db.close()
-    await up.stop()
-    cleanup(dataDir)
+    await pair.stop()
   }
 }, 120_000)
