@@ -23,15 +23,19 @@ function limitHeaders(r: Response) {
 test('per-key limit: exact remaining counts, then 429 (key) with every header', async () => {
   gw = await startGateway()
   const { key } = await gw.services.keys.create({ name: 'rpm5', rpm: 5 })
-  const before = Math.floor(Date.now() / 1000)
+  // The window opens when the first request is counted, somewhere between these two instants;
+  // every reset is that moment plus a minute, in whole seconds rounded up.
+  let opened: [number, number] | undefined
   for (let i = 4; i >= 0; i--) {
+    const sent = Date.now()
     const r = await models(key)
+    opened ??= [sent, Date.now()]
     expect(r.status).toBe(200)
     const h = limitHeaders(r)
     expect(h.limit).toBe(5)
     expect(h.remaining).toBe(i)
-    expect(h.reset).toBeGreaterThanOrEqual(before + 59)
-    expect(h.reset).toBeLessThanOrEqual(before + 61)
+    expect(h.reset).toBeGreaterThanOrEqual(Math.floor(opened[0] / 1000) + 60)
+    expect(h.reset).toBeLessThanOrEqual(Math.ceil(opened[1] / 1000) + 60)
     expect(h.retryAfter).toBeNull()
   }
   const r = await models(key)
