@@ -67,10 +67,16 @@ interface Pending {
   urgent: boolean
 }
 
-/** A settlement's ARGV (scripts.ts's settle); none: 0, 0. */
-function settlementArgs(p: Pick<Pending, 'rids' | 'amount'> | undefined): string[] {
-  return p ? [String(p.amount), String(p.rids.length), ...p.rids] : ['0', '0']
+/**
+ * A settlement's ARGV (scripts.ts's settle); none: 0, '', 0. `seed`: the seed of the key's spent
+ * its cost was charged under, counted only while that seed lasts; '' counts under any.
+ */
+function settlementArgs(p: Pick<Pending, 'rids' | 'amount'> | undefined, seed = ''): string[] {
+  return p ? [String(p.amount), seed, String(p.rids.length), ...p.rids] : ['0', '', '0']
 }
+
+/** A script's answer to a key's first admission of a call: the figures, whether it seeded, and the seed's name. */
+type Answer = [admitted: number, spent: string, reserved: string, seeded?: number, seed?: string]
 
 function keysOf(prefix: string, keyId: string): string[] {
   // the hash tag keeps a key's three entries on one node of a Redis Cluster
@@ -103,8 +109,15 @@ export class RedisLedger implements Ledger {
   readonly kind = 'redis'
   /** Settlements under way, counted so that `open` (tests, shutdown) sees them to the end. */
   private settling = 0
-  /** Spend that could not be settled while Redis was away: added when it returns. */
-  private owed = new Map<string, number>()
+  /**
+   * Spend that could not be settled while Redis was away, by key and then by the seed of the
+   * key's spent it was charged under: added when it returns, unless Redis lost that seed
+   * meanwhile. A new seed was read from the database (and an instance's own figure) after these
+   * costs were stored: added to it, they would count twice.
+   */
+  private owed = new Map<string, Map<string, number>>()
+  /** The seed of each key's spent in Redis as this instance last saw it (scripts.ts's RESERVE). */
+  private seeds = new Map<string, string>()
   /**
    * Holds to end that could not be sent while Redis was away, by key: ended when it returns.
    * Left alone, each would count against its key until it lapses (15 minutes), next to the cost
@@ -216,8 +229,10 @@ export class RedisLedger implements Ledger {
           weight: part.length,
           resolve: (out) => {
             if (p) this.settling -= p.n
-            const answers = out as [number, string, string, number?][]
-            if (answers[0]?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]))
+            const answers = out as Answer[]
+            const first = answers[0]
+            if (first?.[4] !== undefined) this.seeds.set(keyId, first[4])
+            if (first?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]), first[4] ?? '')
             for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]! as [number, string, string])
           },
           reject: (e) => {
@@ -245,11 +260,11 @@ export class RedisLedger implements Ledger {
    * database's figure is not added to this instance's unwritten costs, which reach Redis as
    * they settle and would then count twice.
    */
-  private async reseeded(keyId: string, seed: number): Promise<void> {
+  private async reseeded(keyId: string, seed: number, name: string): Promise<void> {
     try {
       const stored = await this.storedSpent?.(keyId)
       if (stored == null || !(stored > seed)) return
-      await this.redis.eval(RAISE_SEED, keysOf(this.redis.settings.prefix, keyId).slice(0, 1), [String(stored - seed)])
+      await this.redis.eval(RAISE_SEED, keysOf(this.redis.settings.prefix, keyId).slice(0, 1), [String(stored - seed), name])
       this.log.info('redis: a key\'s spent was seeded again; raised to the database\'s figure', { key_id: keyId, seed, stored })
     } catch (e) {
       this.log.warn('redis: a key\'s spent seeded again could not be checked against the database', { key_id: keyId, error: String(e) })
@@ -348,7 +363,7 @@ export class RedisLedger implements Ledger {
 
   /** A settlement's call failed: the reservations lapse by themselves; the cost (or its taking back) must not be lost. */
   private unsent(keyId: string, p: Pending, costSent: boolean, e: unknown) {
-    if (!costSent && p.amount !== 0) this.owed.set(keyId, (this.owed.get(keyId) ?? 0) + p.amount)
+    if (!costSent && p.amount !== 0) this.owe(keyId, this.seeds.get(keyId) ?? '', p.amount)
     // kept only for Redis away (its return sends them); ending a hold twice does nothing: all
     // of them go again, sent or not. An error Redis answered would only answer it again.
     if (e instanceof RedisUnavailable && p.rids.length > 0 && this.unreleasedCount + p.rids.length <= MAX_UNRELEASED) {
@@ -371,10 +386,29 @@ export class RedisLedger implements Ledger {
     while (this.settling > 0 && Date.now() < until) await Bun.sleep(2)
   }
 
+  private owe(keyId: string, seed: string, usd: number) {
+    let bySeed = this.owed.get(keyId)
+    if (!bySeed) this.owed.set(keyId, (bySeed = new Map()))
+    bySeed.set(seed, (bySeed.get(seed) ?? 0) + usd)
+  }
+
+  /** What a key owes under one seed, sent on its own: counted only if Redis still has that seed. */
+  private async payOwedUnder(keyId: string, seed: string, usd: number): Promise<void> {
+    this.settling++
+    try {
+      await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs({ rids: [], amount: usd }, seed))
+    } catch (e) {
+      this.owe(keyId, seed, usd)
+      if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
+    } finally {
+      this.settling--
+    }
+  }
+
   private payOwed() {
     const owed = this.owed
     this.owed = new Map()
-    for (const [keyId, usd] of owed) this.move(undefined, keyId, usd)
+    for (const [keyId, bySeed] of owed) for (const [seed, usd] of bySeed) void this.payOwedUnder(keyId, seed, usd)
     const unreleased = this.unreleased
     this.unreleased = new Map()
     this.unreleasedCount = 0

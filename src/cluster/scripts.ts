@@ -139,19 +139,24 @@ local function keep(h, fields)
 end
 `
 
-// A key's settlement: ARGV from `at`: usd (negative: a cost taken back), the number of
-// reservations it ends, then their ids (the key's settlements of a few ms go together).
-// `spent`: the key's spent as read (false: unseeded). An unseeded key is left unseeded: its
-// first admission reads the database, which will have this cost (or not have it) by then.
+// A key's settlement: ARGV from `at`: usd (negative: a cost taken back), the seed it was
+// charged under ('' when any), the number of reservations it ends, then their ids (the key's
+// settlements of a few ms go together). `spent`, `seed`: the key's spent and seed as read
+// (false: unseeded). An unseeded key is left unseeded: its first admission reads the database,
+// which will have this cost (or not have it) by then. A cost charged under another seed is left
+// out too: that seed was read after it (a cost owed while Redis was away, and Redis lost the key).
 // Returns where the ARGV after it begins, the key's holds (the caller keeps them), and the spent.
 const SETTLE_FN = `${HELD}
-local function settle(cr, rsv, rsvx, at, spent)
-  local n = tonumber(ARGV[at + 1])
-  local ids = { unpack(ARGV, at + 2, at + 1 + n) }
+local function settle(cr, rsv, rsvx, at, spent, seed)
+  local n = tonumber(ARGV[at + 2])
+  local ids = { unpack(ARGV, at + 3, at + 2 + n) }
   local h, f = holdsOf(rsv, ids)
   if n > 0 then unhold(h, rsvx, ids, f, 2) end
-  if spent and tonumber(ARGV[at]) ~= 0 then spent = redis.call('HINCRBYFLOAT', cr, 'spent', ARGV[at]) end
-  return at + 2 + n, h, spent
+  local under = ARGV[at + 1]
+  if spent and tonumber(ARGV[at]) ~= 0 and (under == '' or under == seed) then
+    spent = redis.call('HINCRBYFLOAT', cr, 'spent', ARGV[at])
+  end
+  return at + 3 + n, h, spent
 end
 `
 
@@ -161,12 +166,16 @@ end
 // first, then the holds past their time lapse. Its admissions are decided in the order asked,
 // as separate calls would decide them: the spent and the sum of live holds are read once and
 // carried from one to the next. Answers per admission { admitted (1/0), spent, reserved }, the
-// first with a fourth element, 1, when this call seeded the key's spent (RAISE_SEED follows).
+// first with two more: 1 when this call seeded the key's spent (RAISE_SEED follows), else 0, and
+// the seed's name (the first admission's reservation id when it was made; '' for a seed made
+// before seeds were named). Costs charged under one seed are left out of the next (settle).
 const RESERVE = `
 local function reserve(k, a, last)
   local cr, rsv, rsvx = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local ttl = tonumber(ARGV[a])
-  local after, h, spent = settle(cr, rsv, rsvx, a + 1, redis.call('HGET', cr, 'spent'))
+  local figures = redis.call('HMGET', cr, 'spent', 'seed')
+  local seed = figures[2] or ''
+  local after, h, spent = settle(cr, rsv, rsvx, a + 1, figures[1], seed)
   local lapsed = redis.call('ZRANGEBYSCORE', rsvx, '-inf', now, 'LIMIT', 0, 1000)
   while #lapsed > 0 do
     unhold(h, rsvx, lapsed, redis.call('HMGET', rsv, unpack(lapsed)), 0)
@@ -175,7 +184,8 @@ local function reserve(k, a, last)
   local seeded = not spent
   if seeded then
     spent = ARGV[after + 1]
-    redis.call('HSET', cr, 'spent', spent)
+    seed = ARGV[after + 3]
+    redis.call('HSET', cr, 'spent', spent, 'seed', seed)
   end
   spent = tonumber(spent)
   -- the new holds go in keep's one HSET, and in one ZADD
@@ -197,7 +207,10 @@ local function reserve(k, a, last)
       end
     end
   end
-  if seeded and out[1] then out[1][4] = 1 end
+  if out[1] then
+    out[1][4] = seeded and 1 or 0
+    out[1][5] = seed
+  end
   keep(h, fields)
   if #lapses > 0 then
     redis.call('ZADD', rsvx, unpack(lapses))
@@ -246,7 +259,8 @@ return answers
 // KEYS: cr, rsv, rsvx. ARGV: a settlement (settle), when no admission of its key came to take
 // it along.
 export const SETTLE = script(`${SETTLE_FN}
-local _, h = settle(KEYS[1], KEYS[2], KEYS[3], 1, redis.call('HGET', KEYS[1], 'spent'))
+local figures = redis.call('HMGET', KEYS[1], 'spent', 'seed')
+local _, h = settle(KEYS[1], KEYS[2], KEYS[3], 1, figures[1], figures[2] or '')
 keep(h, {})
 return 1
 `)
@@ -259,9 +273,10 @@ for i = 1, #live do reserved = reserved + (tonumber(redis.call('HGET', KEYS[2], 
 return { redis.call('HGET', KEYS[1], 'spent'), tostring(reserved) }
 `)
 
-// KEYS: cr. ARGV: usd. A key's spent, seeded from one instance's figure, raised by what the
-// database holds beyond it; nothing when the hash has gone again (the next admission seeds it).
+// KEYS: cr. ARGV: usd, the seed's name. A key's spent, seeded from one instance's figure, raised
+// by what the database holds beyond it; nothing when that seed has gone (the hash lost again:
+// the next admission seeds it and raises its own).
 export const RAISE_SEED = script(`
-if redis.call('HEXISTS', KEYS[1], 'spent') == 1 then redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[1]) end
+if redis.call('HGET', KEYS[1], 'seed') == ARGV[2] then redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[1]) end
 return 1
 `)

@@ -5,8 +5,9 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { createLogger } from '../../src/http/log.ts'
+import { startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { ownRedis, redisSkipReason, type OwnRedis } from '../helpers/redis.ts'
-import { startGateway, type Gateway } from '../helpers/server.ts'
+import { startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 
 // the server binary comes with the test Redis (CI installs both)
 const skip = redisSkipReason() ?? (Bun.which('redis-server') ? undefined : 'redis-server is not installed: the Redis fault tests are skipped')
@@ -65,6 +66,82 @@ describe.skipIf(!!skip)('Redis down', () => {
     expect(await untilServed(g.key, 5_000)).toBeLessThan(5_000)
     expect((await chat(funded)).status).toBe(200)
     expect(await (await fetch(`${g.url}/health`)).json()).toEqual({ status: 'ok', redis: 'up' })
+  }, 20_000)
+
+  /**
+   * A funded key served 3 requests, then 4 on this instance's figures while Redis is away
+   * (killed; `kept`: restarted from a snapshot of that moment), then one more once it is back:
+   * its spent in Redis once every cost is sent and no hold is left (holds made ahead are ended
+   * when idle).
+   */
+  async function spentAfterAnOutage(kept: boolean): Promise<{ spent: number; cost: number }> {
+    // gpt-4o at list prices on a fake upstream: each request costs the same
+    const cost = (10 * 2.5 + 5 * 10) / 1e6
+    const up = await startFakeUpstream()
+    up.script({ json: { id: 'chatcmpl-o', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } })
+    try {
+      redis = await ownRedis({ dir: kept ? tempDir() : undefined })
+      g = await startGateway({
+        yaml: `redis:\n  url: ${redis.url}\n  on_error: allow\n`,
+        env: { REDIS_URL: '', OPENAI_API_KEY: 'sk-upstream', OPENAI_BASE_URL: up.url },
+        logLevel: 'silent',
+      })
+      const { key, record } = await g.services.keys.create({ name: 'owed', credits: cost * 1000 })
+      const gpt = async () => {
+        const r = await fetch(`${g!.url}/api/alpha/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+        })
+        expect(r.status).toBe(200)
+        await r.arrayBuffer()
+      }
+      const settled = async () => {
+        await g!.services.recorder.settled()
+        let figures = (await g!.services.billing.figures(record.id))!
+        for (let i = 0; i < 300 && (figures.reserved !== 0 || g!.services.billing.open > 0); i++) {
+          await Bun.sleep(10)
+          figures = (await g!.services.billing.figures(record.id))!
+        }
+        expect(figures.reserved).toBe(0)
+        return figures.spent!
+      }
+      for (let i = 0; i < 3; i++) await gpt()
+      expect(await settled()).toBeCloseTo(3 * cost, 12)
+      if (kept) {
+        const admin = new RedisClient(redis.url)
+        await admin.send('SAVE', [])
+        admin.close()
+      }
+      await redis.stop()
+      for (let i = 0; i < 4; i++) await gpt()
+      await g.services.recorder.settled()
+      await redis.start()
+      if (kept) {
+        // it came back with the key's spent as it was: the three costs
+        const admin = new RedisClient(redis.url)
+        const [name] = (await admin.send('KEYS', [`*cr:{${record.id}}`])) as string[]
+        expect(Number(await admin.send('HGET', [name!, 'spent']))).toBeCloseTo(3 * cost, 12)
+        admin.close()
+      }
+      await Bun.sleep(250) // past the wait before it is tried again
+      await gpt()
+      return { spent: await settled(), cost }
+    } finally {
+      await up.stop()
+    }
+  }
+
+  test('costs owed while Redis was away count once in the spent it seeds again after a restart that lost it', async () => {
+    // the first command the new Redis answers is likely the admission, which seeds the key's
+    // spent from this instance's figure, the four owed costs in it: they are not added again
+    const { spent, cost } = await spentAfterAnOutage(false)
+    expect(spent).toBeCloseTo(8 * cost, 12)
+  }, 20_000)
+
+  test('costs owed while Redis was away are added to the spent it kept', async () => {
+    const { spent, cost } = await spentAfterAnOutage(true)
+    expect(spent).toBeCloseTo(8 * cost, 12)
   }, 20_000)
 
   test('a hung Redis (not closed, just silent) is also answered within 1 s', async () => {

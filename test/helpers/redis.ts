@@ -37,7 +37,8 @@ export interface OwnRedis {
   stop(): Promise<void>
 }
 
-export async function ownRedis(): Promise<OwnRedis> {
+/** `dir`: where it keeps a snapshot (`SAVE`), loaded again when it restarts; none by default. */
+export async function ownRedis(opts: { dir?: string } = {}): Promise<OwnRedis> {
   const bin = Bun.which('redis-server')
   if (!bin) throw new Error('redis-server is not installed')
   const port = await freePort()
@@ -49,7 +50,9 @@ export async function ownRedis(): Promise<OwnRedis> {
       return proc?.pid
     },
     async start() {
-      proc = Bun.spawn([bin, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
+      const args = [bin, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+      if (opts.dir) args.push('--dir', opts.dir)
+      proc = Bun.spawn(args, { stdout: 'ignore', stderr: 'ignore' })
       for (let i = 0; i < 100; i++) {
         const ok = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then((s) => (s.end(), true), () => false)
         if (ok) return
