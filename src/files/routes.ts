@@ -72,6 +72,10 @@ function familyRoutes(root: string, wire: Wire, files: FilesService, limits: Upl
           'content-type': rec.mimeType,
           'content-length': String(blob.size),
           'content-disposition': contentDisposition(rec.filename),
+          // served as the type its uploader named, which may be text/html: never sniffed or
+          // run as a page of the gateway's origin, whatever a browser does with it
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': 'sandbox',
         },
       })
     })

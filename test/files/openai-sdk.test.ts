@@ -35,6 +35,9 @@ for (const root of ['v1', 'alpha/v1'] as const) {
       expect(res.headers.get('content-type')).toBe('application/jsonl')
       expect(res.headers.get('content-length')).toBe(String(JSONL.length))
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="input.jsonl"; filename*=UTF-8''input.jsonl`)
+      // whatever type an uploader named, a browser neither sniffs it nor runs it as a page of this origin
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('content-security-policy')).toBe('sandbox')
       expect(await res.text()).toBe(JSONL)
 
       const deleted = await oa.files.delete(created.id)
