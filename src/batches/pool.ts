@@ -84,15 +84,14 @@ export class WorkerPool {
     if (this.closed) return Promise.resolve()
     this.pick()
     // started for a claim that may find nothing (another instance holds the batch's places): they
-    // stop after idleMs without a job, as after one
-    if (this.inFlight === 0 && !this.idleTimer) {
+    // stop after idleMs without a job once ready, as after one (counted from their start, a slow
+    // start on a busy machine stopped them before the claim they were started for)
+    const idle = () => {
+      if (this.closed || this.inFlight > 0 || this.idleTimer) return
       this.idleTimer = setTimeout(() => this.stopIdle(), this.idleMs)
       this.idleTimer.unref?.()
     }
-    return Promise.all([this.writer?.ready, ...this.slots.map((s) => s.ready)]).then(
-      () => {},
-      () => {},
-    )
+    return Promise.all([this.writer?.ready, ...this.slots.map((s) => s.ready)]).then(idle, idle)
   }
 
   ingest(job: IngestJob): Promise<IngestResult> {
