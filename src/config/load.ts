@@ -52,6 +52,8 @@ export interface Config {
     keyBurstRps: number
     maxBodyBytes: number
     maxUploadBytes: number
+    /** The bytes of live files one key may keep (its uploads; what the gateway writes for it counts, and is never refused); null: no limit. */
+    keyFileBytes: number | null
     /** A request body's pace: the seconds it may take before it must average `bodyMinBytesPerS` (else 408). */
     bodyGraceS: number
     bodyMinBytesPerS: number
@@ -317,6 +319,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       keyBurstRps: int(env.SWITCHYARD_KEY_BURST_RPS, 'SWITCHYARD_KEY_BURST_RPS', 1) ?? f.limits?.key_burst_rps ?? 50,
       maxBodyBytes: int(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES', 1024) ?? f.limits?.max_body_bytes ?? 32 * MiB,
       maxUploadBytes: int(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES', 1024) ?? f.limits?.max_upload_bytes ?? 512 * MiB,
+      keyFileBytes: int(env.SWITCHYARD_KEY_FILE_BYTES, 'SWITCHYARD_KEY_FILE_BYTES', 0) ?? f.limits?.key_file_bytes ?? null,
       bodyGraceS: positive(num(env.SWITCHYARD_BODY_GRACE_S, 'SWITCHYARD_BODY_GRACE_S'), 'SWITCHYARD_BODY_GRACE_S') ?? f.limits?.body_grace_s ?? 30,
       bodyMinBytesPerS: int(env.SWITCHYARD_BODY_MIN_BYTES_PER_S, 'SWITCHYARD_BODY_MIN_BYTES_PER_S', 1) ?? f.limits?.body_min_bytes_per_s ?? 16 * 1024,
       idleTimeoutS: Math.min(IDLE_MAX_S, int(env.SWITCHYARD_IDLE_TIMEOUT_S, 'SWITCHYARD_IDLE_TIMEOUT_S', 1) ?? f.limits?.idle_timeout_s ?? 30),

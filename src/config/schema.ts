@@ -148,6 +148,7 @@ export const ConfigFileSchema = t.Object(
           key_burst_rps: t.Optional(Int({ minimum: 1 })),
           max_body_bytes: t.Optional(Int({ minimum: 1024 })),
           max_upload_bytes: t.Optional(Int({ minimum: 1024 })),
+          key_file_bytes: t.Optional(Int({ minimum: 0 })),
           body_grace_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),
           body_min_bytes_per_s: t.Optional(Int({ minimum: 1 })),
           idle_timeout_s: t.Optional(Int({ minimum: 1, maximum: 255 })),

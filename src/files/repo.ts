@@ -1,6 +1,6 @@
 // The files table. Every read is scoped to the owning key, and expired files read as
 // missing whether or not the pruner has removed them yet.
-import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, or, type SQL } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import type { FileRecord, ListPage } from './types.ts'
 
@@ -69,6 +69,16 @@ export class FilesRepo {
     const files = this.storage.t.files
     const [r] = await this.db.delete(files).where(and(eq(files.id, id), eq(files.apiKeyId, owner), this.live(now))).returning()
     return r ?? null
+  }
+
+  /** The bytes of the owner's live files. */
+  async usedBytes(owner: string, now: number): Promise<number> {
+    const files = this.storage.t.files
+    const [r] = await this.db
+      .select({ n: sql<number | string | null>`sum(${files.bytes})` })
+      .from(files)
+      .where(and(eq(files.apiKeyId, owner), this.live(now)))
+    return Number(r?.n ?? 0)
   }
 
   /** Removes up to `limit` expired records and returns them. */

@@ -86,7 +86,7 @@ function familyRoutes(root: string, wire: Wire, files: FilesService, limits: Upl
 }
 
 export function filesRoutes(s: Pick<Services, 'config' | 'files'>) {
-  const limits: UploadLimits = { maxUploadBytes: s.config.limits.maxUploadBytes, maxJsonBytes: s.config.limits.maxBodyBytes }
+  const limits: UploadLimits = { maxUploadBytes: s.config.limits.maxUploadBytes, maxJsonBytes: s.config.limits.maxBodyBytes, keyFileBytes: s.config.limits.keyFileBytes }
   return new Elysia({ name: 'files' })
     .use(familyRoutes('/api/v1/files', OPENAI, s.files, limits))
     .use(familyRoutes('/api/alpha/v1/files', OPENAI, s.files, limits))

@@ -111,6 +111,11 @@ export class FilesService {
     await this.blobs.delete(blob.key).catch(() => {})
   }
 
+  /** The bytes of the owner's live files (its quota's use). */
+  usedBytes(owner: string): Promise<number> {
+    return this.repo.usedBytes(owner, this.now())
+  }
+
   get(owner: string, id: string): Promise<FileRecord | null> {
     return this.repo.find(owner, id, this.now())
   }

@@ -17,6 +17,8 @@ export interface UploadLimits {
   maxUploadBytes: number
   /** Largest JSON upload body; JSON is parsed in memory, so it has the JSON body limit. */
   maxJsonBytes: number
+  /** The bytes of live files one key may keep; null: no limit. */
+  keyFileBytes: number | null
 }
 
 /** Room for the multipart boundaries, part headers and small fields around the file. */
@@ -25,6 +27,35 @@ const MAX_FIELD_BYTES = 1024
 const LIMITS = { maxHeaderSize: 8 * 1024, maxParts: 16 }
 
 const tooLarge = (limit: number) => new HttpError(413, `File exceeds the upload limit of ${limit} bytes`)
+
+/** The owner's quota, its files' bytes and what it has left when the upload began. */
+interface Room {
+  quota: number
+  used: number
+  left: number
+}
+
+const noRoom = (r: Room) =>
+  new HttpError(413, `File exceeds the room left for this key's files: ${r.used} of ${r.quota} bytes are kept (limits.key_file_bytes); delete files it no longer needs, then upload again`)
+
+async function roomOf(files: FilesService, owner: string, limits: UploadLimits): Promise<Room | undefined> {
+  if (limits.keyFileBytes === null) return undefined
+  const used = await files.usedBytes(owner)
+  return { quota: limits.keyFileBytes, used, left: Math.max(0, limits.keyFileBytes - used) }
+}
+
+/**
+ * The record, kept only if the owner's files still fit its quota with it: uploads of one key at
+ * once each fit alone, and together may not (each checked with the others it can see; two that
+ * cross the quota together may both be refused, never both kept).
+ */
+async function kept(files: FilesService, owner: string, rec: FileRecord, room: Room | undefined): Promise<FileRecord> {
+  if (!room) return rec
+  const used = await files.usedBytes(owner)
+  if (used <= room.quota) return rec
+  await files.delete(owner, rec.id)
+  throw noRoom({ ...room, used: used - rec.bytes })
+}
 
 async function* capped(source: AsyncIterable<Uint8Array>, limit: number, error: () => Error) {
   let n = 0
@@ -53,6 +84,11 @@ async function receiveMultipart(
   if (!boundary) throw badRequest('Content-Type: multipart/form-data needs a boundary parameter')
   const declared = Number(request.headers.get('content-length') ?? NaN)
   if (declared > limits.maxUploadBytes + FRAMING_BYTES) throw tooLarge(limits.maxUploadBytes)
+  const room = await roomOf(files, owner, limits)
+  if (room && declared > room.left + FRAMING_BYTES) throw noRoom(room)
+  // the file's bytes are cut at whichever limit comes first
+  const cap = room && room.left < limits.maxUploadBytes ? room.left : limits.maxUploadBytes
+  const over = room && room.left < limits.maxUploadBytes ? () => noRoom(room) : () => tooLarge(limits.maxUploadBytes)
   // a compressed upload is read as it decompresses, within the same limits
   const { body: raw, encoding } = decodedBody(request)
   if (!raw) throw badRequest('file: required (a multipart part named "file")')
@@ -68,7 +104,7 @@ async function receiveMultipart(
       if (name === 'file') {
         if (head) throw badRequest('file: give exactly one part named "file"')
         head = part
-        blob = await files.store(capped(part.body, limits.maxUploadBytes, () => tooLarge(limits.maxUploadBytes)))
+        blob = await files.store(capped(part.body, cap, over))
       } else if (name !== undefined && MULTIPART_FIELDS.has(name)) {
         if (name in fields) throw badRequest(`${name}: given more than once`)
         fields[name] = await fieldText(name, part.body)
@@ -77,7 +113,9 @@ async function receiveMultipart(
       }
     }
     if (!head || !blob) throw badRequest('file: required (a multipart part named "file")')
-    return await files.commit(owner, family, createdAt, blob, multipartMeta(fields, head, createdAt))
+    const rec = await files.commit(owner, family, createdAt, blob, multipartMeta(fields, head, createdAt))
+    blob = undefined // the record owns it now: removed with it
+    return await kept(files, owner, rec, room)
   } catch (e) {
     if (blob) await files.discard(blob)
     if (e instanceof MultipartParseError) throw badRequest(`Malformed multipart body: ${e.message}`)
@@ -93,8 +131,10 @@ async function receiveJson(request: Request, files: FilesService, family: Family
   const createdAt = files.now()
   const { meta, bytes } = jsonUpload(await readJsonBody(request, limits.maxJsonBytes), createdAt)
   if (bytes.byteLength > limits.maxUploadBytes) throw tooLarge(limits.maxUploadBytes)
+  const room = await roomOf(files, owner, limits)
+  if (room && bytes.byteLength > room.left) throw noRoom(room)
   const blob = await files.store([bytes])
-  return files.commit(owner, family, createdAt, blob, meta)
+  return kept(files, owner, await files.commit(owner, family, createdAt, blob, meta), room)
 }
 
 /**
