@@ -97,6 +97,14 @@ export function notAReplyError(what: string, provider?: string): UpstreamError {
   return new UpstreamError({ status: 502, message: `upstream ${provider === undefined ? '' : `${provider} `}answered ${what}`, type: 'invalid_body' }, { retryable: true })
 }
 
+/** An upstream that answered with a redirect: not followed (its target is not said: it may be an address inside the operator's network). */
+export function redirectRefused(provider: string, status: number): UpstreamError {
+  return new UpstreamError(
+    { status: 502, message: `upstream ${provider} answered a redirect (HTTP ${status}), which the gateway does not follow: set the provider's base_url to the address it names`, type: 'redirect', answeredWith: status },
+    { retryable: false },
+  )
+}
+
 /** Removes our own key from any text that is about to leave the adapter. */
 export function redact(text: string, secret?: string): string {
   const known = withoutSecrets(text)

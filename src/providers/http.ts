@@ -4,7 +4,7 @@
 // has been handed back, and every failure mapped through errors.ts. Each attempt takes the
 // next key of the provider's pool; a key refused with 401/403 leaves it, and the call goes on
 // at once with the next key while one is left.
-import { errorSaid, notAReplyError, upstreamErrorFrom } from './errors.ts'
+import { errorSaid, notAReplyError, redirectRefused, upstreamErrorFrom } from './errors.ts'
 import { Idle, type Watch } from './idle.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
@@ -163,10 +163,14 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
           ? { headers, body }
           : { headers: { ...headers, 'content-length': String(body.length) }, body: chunkStream(body), duplex: 'half' }),
         signal: controller.signal,
+        // a redirect would take the provider's key (Anthropic's x-api-key, Azure's api-key) and
+        // the prompt to wherever it points: answered as the failure it is, never followed
+        redirect: 'manual',
       } as RequestInit, { provider: provider.id, path: req.path, body: req.body, ctx: req.ctx })
     } catch (e) {
       throw transportError(provider, controller.signal, signal, e, deadline)
     }
+    if (res.status >= 300 && res.status < 400) throw redirectRefused(provider.name, res.status)
     if (res.status < 200 || res.status > 299) {
       const bodyText = await res.text().catch(() => '')
       const err = upstreamErrorFrom({
