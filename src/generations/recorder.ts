@@ -15,7 +15,7 @@ import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
 import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
-import { newGenerationId, toRow, type GenerationRow } from './row.ts'
+import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore, isNotWhole } from './store.ts'
 import { costsNothing, type GenerationInput, type GenerationSink } from './types.ts'
 
@@ -151,6 +151,11 @@ export class Recorder implements GenerationSink {
     const billing = this.deps.billing
     let row: GenerationRow
     try {
+      const sane = plausibleUsage(input.usage)
+      if (sane.implausible.length > 0) {
+        this.deps.log.warn('recorder: usage no reply can have, counted as 0', { model: input.model.id, counts: sane.implausible.join(',') })
+        input = { ...input, usage: sane.usage }
+      }
       // cost is computed here, once, at the prices in force when the request was made; it is
       // stored, so a later price change never rewrites history
       row = toRow(input, this.costOf(input), input.recordId ?? newGenerationId())

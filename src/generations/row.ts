@@ -1,6 +1,7 @@
 // Pure mappings around a generation record: what the recorder stores (GenerationInput →
 // row), what the hourly rollup adds for it, and what the lookup route shows (row → wire).
 import type { generations } from '../db/schema.ts'
+import type { Usage } from '../ir/types.ts'
 import type { GenerationInput, UpstreamAttempt } from './types.ts'
 
 export type GenerationRow = typeof generations.$inferSelect
@@ -10,6 +11,33 @@ export const HOUR_MS = 3_600_000
 /** A counter from a surface may be missing, fractional or negative after a bad upstream; store a sane integer. */
 function count(n: number | undefined | null): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0
+}
+
+/** Tokens one bucket of one reply may count: past any model's context (the largest are a few million). */
+const MOST_TOKENS = 10_000_000
+/** Web searches one reply may have run. */
+const MOST_SEARCHES = 10_000
+
+const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'cacheWrite1hTokens', 'inputAudioTokens', 'outputAudioTokens', 'webSearches'] as const
+
+/**
+ * The usage an upstream reported, with each count no reply can have (not a finite number,
+ * negative, or past MOST_TOKENS: an upstream's `1e308` made one reply cost 7.5e301 and its key
+ * spent for ever) taken as 0, named in `implausible`; the same object when every count is sane.
+ */
+export function plausibleUsage(u: Usage): { usage: Usage; implausible: string[] } {
+  const implausible: string[] = []
+  let out: Usage | undefined
+  for (const k of COUNTS) {
+    const v = u[k]
+    if (v === undefined) continue
+    const most = k === 'webSearches' ? MOST_SEARCHES : MOST_TOKENS
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= most) continue
+    implausible.push(k)
+    out ??= { ...u }
+    out[k] = 0
+  }
+  return { usage: out ?? u, implausible }
 }
 
 /**

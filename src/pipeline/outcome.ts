@@ -6,7 +6,7 @@ import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from 
 import { billedUsage } from '../tokens/count.ts'
 import { emptyUsage, type Usage } from '../ir/types.ts'
 import type { GenerationWatch } from './observe.ts'
-import { newGenerationId } from '../generations/row.ts'
+import { newGenerationId, plausibleUsage } from '../generations/row.ts'
 
 export interface OutcomeBase {
   apiKey: ApiKey
@@ -175,6 +175,9 @@ export class GenerationOutcome {
     this.endAttempt(this.httpStatus)
     this.onRecord?.(this.error === null)
     this.ended?.()
+    // usage no reply can have (an upstream's 1e308, a negative count) is not the upstream's word:
+    // counted as one that said none, on the gateway's own count below
+    if (plausibleUsage(this.usage).implausible.length > 0) this.usage = this.usage.serviceTier ? { ...emptyUsage(), serviceTier: this.usage.serviceTier } : emptyUsage()
     // A stream that failed or was dropped after output is billed for what was produced, and a
     // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
     // before its first event) for that prompt, which the upstream bills; the count runs in the
