@@ -5,35 +5,73 @@
 
 import type { TapState } from './contract.ts'
 
-/** Index just past the first blank line (event end) in `buf`, or -1. */
-export function eventEnd(buf: string): number {
-  const a = buf.indexOf('\n\n')
-  const b = buf.indexOf('\r\n\r\n')
+/** Index just past the first blank line (event end) in `buf` at or after `from`, or -1. */
+export function eventEnd(buf: string, from = 0): number {
+  const a = buf.indexOf('\n\n', from)
+  const b = buf.indexOf('\r\n\r\n', from)
   if (a < 0) return b < 0 ? -1 : b + 4
   if (b < 0 || a < b) return a + 2
   return b + 4
 }
 
-/** Splits upstream text into whole SSE events as they complete; nothing waits for the rest. */
+/** The largest SSE event an upstream may send (a generated image's partial in base64 is a few MB). */
+export const MAX_EVENT_CHARS = 64 * 1024 * 1024
+
+/**
+ * Splits upstream text into whole SSE events as they complete; nothing waits for the rest. The
+ * part of an event read so far is kept in pieces and only the new text is searched for its end
+ * (with the 3 characters before it, where a blank line may begin): a 20 MB event arriving in
+ * 64 KiB reads was searched and copied whole at every read. An event past `max` characters is
+ * refused (an upstream that never ends one held memory until the process had none).
+ */
 export class EventSplitter {
-  private buf = ''
+  private parts: string[] = []
+  private size = 0
+  /** The last 3 characters of what waits (no event's end is in it). */
+  private tail = ''
+  constructor(private readonly max = MAX_EVENT_CHARS) {}
+
   push(text: string): string[] {
-    this.buf += text
     const out: string[] = []
-    for (let end = eventEnd(this.buf); end >= 0; end = eventEnd(this.buf)) {
-      out.push(this.buf.slice(0, end))
-      this.buf = this.buf.slice(end)
+    if (text === '') return out
+    const first = eventEnd(this.tail + text)
+    if (first < 0) {
+      this.keep(text)
+      return out
     }
+    // the blank line ends in the new text: the event is what waited and the text up to it
+    const cut = first - this.tail.length
+    this.parts.push(text.slice(0, cut))
+    out.push(this.parts.length === 1 ? this.parts[0]! : this.parts.join(''))
+    this.parts = []
+    this.size = 0
+    this.tail = ''
+    let at = cut
+    for (let end = eventEnd(text, at); end >= 0; end = eventEnd(text, at)) {
+      out.push(text.slice(at, end))
+      at = end
+    }
+    if (at < text.length) this.keep(text.slice(at))
     return out
   }
+
+  private keep(text: string) {
+    this.size += text.length
+    if (this.size > this.max) throw new Error(`upstream sent an SSE event of more than ${this.max} characters`)
+    this.parts.push(text)
+    this.tail = text.length >= 3 ? text.slice(-3) : (this.tail + text).slice(-3)
+  }
+
   /** Whether no part of an event waits for the rest. */
   get empty(): boolean {
-    return this.buf === ''
+    return this.parts.length === 0
   }
   /** Whatever is left when the upstream closes (a last event with no blank line). */
   rest(): string {
-    const r = this.buf
-    this.buf = ''
+    const r = this.parts.join('')
+    this.parts = []
+    this.size = 0
+    this.tail = ''
     return r
   }
 }
