@@ -1,0 +1,79 @@
+// An upstream that misbehaves: the gateway keeps its key, its books and its clients' streams
+// whatever the provider (or whatever sits at its base URL) answers.
+import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
+import Anthropic from '@anthropic-ai/sdk'
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+let up: FakeUpstream
+let elsewhere: FakeUpstream
+let gw: Gateway
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  elsewhere = await startFakeUpstream()
+  elsewhere.script({ json: { id: 'chatcmpl-elsewhere', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'from elsewhere' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } })
+  gw = await startGateway({
+    env: { OPENAI_API_KEY: 'sk-upstream-openai-secret', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-ant-upstream-secret', ANTHROPIC_BASE_URL: up.url },
+  })
+})
+afterAll(async () => {
+  await gw.stop()
+  await up.stop()
+  await elsewhere.stop()
+})
+afterEach(() => {
+  up.requests.length = 0
+  elsewhere.requests.length = 0
+})
+
+const post = (key: string, path: string, body: unknown) =>
+  fetch(gw.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+test('a redirect is not followed: the key and the prompt never reach where it points; the client gets a 502 saying why', async () => {
+  for (const status of [301, 302, 307, 308]) {
+    up.script(() => new Response(null, { status, headers: { location: `${elsewhere.url}/v1/messages` } }))
+    const claude = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api/beta`, maxRetries: 0 })
+    const err = await claude.messages.create({ model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'secret prompt' }] }).then(
+      () => null,
+      (e) => e as { status: number; error: unknown; headers: Headers },
+    )
+    expect(err?.status).toBe(502)
+    expect(JSON.stringify(err?.error)).toContain(`answered a redirect (HTTP ${status}), which the gateway does not follow`)
+    expect(JSON.stringify(err?.error)).not.toContain(elsewhere.url)
+    const chat = await post(gw.key, '/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'secret prompt' }] })
+    expect(chat.status).toBe(502)
+    expect(chat.headers.get('x-request-id')).toBeTruthy()
+  }
+  expect(elsewhere.requests.length).toBe(0)
+})
+
+test('usage no reply can have (1e308, negative) is counted by the gateway instead: the key is charged a sane cost and served on', async () => {
+  const { key, record } = await gw.services.keys.create({ name: 'absurd', credits: 1 })
+  const reply = (usage: string, id = 'chatcmpl-absurd') =>
+    `{"id":"${id}","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":${usage}}`
+  for (const [i, usage] of ['{"prompt_tokens":1e308,"completion_tokens":1e308,"total_tokens":1e308}', '{"prompt_tokens":-5,"completion_tokens":3,"total_tokens":-2}'].entries()) {
+    up.script({ json: reply(usage, `chatcmpl-absurd-${i}`) })
+    const r = await post(key, '/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hello there' }] })
+    expect(r.status).toBe(200)
+    await r.arrayBuffer()
+    // the gateway's count runs in the token workers: the record follows the reply by a few ms
+    let row = await gw.services.recorder.get(`chatcmpl-absurd-${i}`, record.id)
+    for (let n = 0; n < 100 && !row; n++) {
+      await Bun.sleep(20)
+      row = await gw.services.recorder.get(`chatcmpl-absurd-${i}`, record.id)
+    }
+    expect(row).toBeDefined()
+    // the gateway's own count of the prompt and the reply: a few tokens, marked as counted
+    expect(row!.promptTokens).toBeGreaterThan(0)
+    expect(row!.promptTokens).toBeLessThan(50)
+    expect(row!.completionTokens).toBeLessThan(50)
+    expect(row!.cost).toBeGreaterThan(0)
+    expect(row!.cost!).toBeLessThan(0.001)
+  }
+  await gw.services.recorder.settled()
+  const spent = (await gw.services.keys.get(record.id))?.spent ?? NaN
+  expect(spent).toBeLessThan(0.002)
+  // and the key is still served
+  up.script({ json: reply('{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}') })
+  expect((await post(key, '/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'again' }] })).status).toBe(200)
+})
