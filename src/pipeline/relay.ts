@@ -1,6 +1,7 @@
 // The pass-through path: an upstream that speaks the surface's own wire answers, and its
 // reply goes back as it came — JSON whole, SSE event by event as the bytes arrive — through
 // the tap of that wire (beside its adapter), which reads id, usage and finish for the record.
+import { bodyPrefix } from '../http/body-prefix.ts'
 import { firstEventFailure } from '../ir/errors.ts'
 import { errorSaid, notAReplyError } from '../providers/errors.ts'
 import type { Watch } from '../providers/idle.ts'
@@ -269,8 +270,19 @@ const ERROR_FIRST = /^\s*\{\s*"error"\s*:/
 function notAReply(res: Response, text: string): void {
   if (ERROR_FIRST.test(text)) throw notAReplyError(`an error with status ${res.status}: ${errorSaid(text) ?? 'an error'}`)
   const type = res.headers.get('content-type')?.toLowerCase() ?? ''
-  if (!type.startsWith('text/html') && /^\s*\{/.test(text)) return
-  throw notAReplyError(`${type.split(';')[0] || 'a body'} that is not a JSON reply`)
+  if (type.startsWith('text/html') || !/^\s*\{/.test(text)) throw notAReplyError(`${type.split(';')[0] || 'a body'} that is not a JSON reply`)
+  // a body cut short (a connection closed early, a Content-Length that lied) ends inside the object
+  if (!endsAnObject(text)) throw notAReplyError('a JSON reply cut short')
+}
+
+/** Whether `text`'s last character but whitespace closes an object (read from the end: a reply is not parsed here). */
+function endsAnObject(text: string): boolean {
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i)
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue
+    return c === 0x7d
+  }
+  return false
 }
 
 /** At most this much of a body that is not an event stream is read, for its message. */
@@ -284,12 +296,7 @@ const NOT_SSE_READ = 16 * 1024
 async function notAnEventStream(res: Response): Promise<void> {
   const type = res.headers.get('content-type')?.toLowerCase() ?? ''
   if (!type.startsWith('application/json') && !type.startsWith('text/html')) return
-  const reader = res.body!.getReader()
-  let text = ''
-  const dec = new TextDecoder()
-  for (let r = await reader.read(); !r.done && text.length < NOT_SSE_READ; r = await reader.read()) text += dec.decode(r.value, STREAM)
-  reader.cancel().catch(() => {})
-  const said = errorSaid(text)
+  const said = errorSaid(await bodyPrefix(res, NOT_SSE_READ))
   const message = `upstream answered a stream request with ${type.split(';')[0]}, not an event stream${said ? `: ${said}` : ''}`
   throw firstEventFailure({ error: { status: 502, message, type: 'not_an_event_stream' } })!
 }

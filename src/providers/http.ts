@@ -5,6 +5,7 @@
 // next key of the provider's pool; a key refused with 401/403 leaves it, and the call goes on
 // at once with the next key while one is left.
 import { errorSaid, notAReplyError, redirectRefused, upstreamErrorFrom } from './errors.ts'
+import { bodyPrefix } from '../http/body-prefix.ts'
 import { Idle, type Watch } from './idle.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
@@ -139,6 +140,9 @@ function deadlineError(deadline: { ms: number }): UpstreamError {
   return e
 }
 
+/** The characters of an upstream's error body read for its message. */
+const ERROR_BODY_READ = 64 * 1024
+
 async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): Promise<T> {
   const { provider, signal, auth } = req
   // the request's deadline, when it comes before the provider's timeout, ends the attempt instead
@@ -172,7 +176,8 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
     }
     if (res.status >= 300 && res.status < 400) throw redirectRefused(provider.name, res.status)
     if (res.status < 200 || res.status > 299) {
-      const bodyText = await res.text().catch(() => '')
+      // only its message is wanted: an error body of any size (or one that inflates to gigabytes) costs at most this much
+      const bodyText = await bodyPrefix(res, ERROR_BODY_READ).catch(() => '')
       const err = upstreamErrorFrom({
         provider: provider.name,
         upstreamStatus: res.status,

@@ -77,3 +77,32 @@ test('usage no reply can have (1e308, negative) is counted by the gateway instea
   up.script({ json: reply('{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}') })
   expect((await post(key, '/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'again' }] })).status).toBe(200)
 })
+
+test('a JSON reply cut short is a 502 on every pass-through surface, never a 200 the client cannot parse', async () => {
+  up.script({ json: '{"id":"chatcmpl-cut","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hel' })
+  const cases: [string, unknown][] = [
+    ['/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }],
+    ['/api/alpha/v1/responses', { model: 'gpt-4o', input: 'hi' }],
+    ['/api/beta/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }],
+  ]
+  for (const [path, body] of cases) {
+    const r = await post(gw.key, path, body)
+    expect(r.status).toBe(502)
+    expect(((await r.json()) as { error: string }).error).toContain('a JSON reply cut short')
+  }
+})
+
+test("an error body that inflates to hundreds of MB is read only for its message", async () => {
+  // an error object, 256 MiB of spaces and a stray byte at the very end, gzipped to a few hundred
+  // KB: read whole, the body is not JSON (its message would be the raw text); read for its
+  // message, it is the object
+  const inflated = new Uint8Array(256 * 1024 * 1024).fill(0x20)
+  inflated.set(new TextEncoder().encode('{"error":{"message":"busy","type":"server_error"}}'))
+  inflated[inflated.length - 1] = 0x78
+  const bomb = Bun.gzipSync(inflated)
+  up.script(() => new Response(bomb, { status: 400, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }))
+  const r = await post(gw.key, '/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
+  expect(r.status).toBe(400)
+  expect(r.headers.get('x-request-id')).toBeTruthy()
+  expect(await r.json()).toEqual({ error: 'busy' })
+})
