@@ -213,7 +213,9 @@ function pass(tap: WireTap, events: string[]): string {
   for (const ev of events) {
     const sent = tap.event(ev)
     if (sent !== null) text += sent
-    if (tap.state.unreadable) break
+    // nothing after the stream's end ([DONE], message_stop, response.completed) is the reply's:
+    // an SDK that reads on would take it in (the record, which stops there, would not)
+    if (tap.state.unreadable || tap.state.done) break
   }
   return text
 }
@@ -323,6 +325,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
     try {
       if (tap.state.done) await durable?.()
       yield c.firstFrames
+      if (tap.state.done) return
       for (let f = failed(); !f; f = failed()) {
         idle.asking()
         const { done, value } = await reader.read()
@@ -345,6 +348,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
           await durable?.()
         }
         yield text
+        // ended: what an upstream sends after its end is not read (nor relayed)
+        if (tap.state.done) return
       }
       throw failed()
     } catch (e) {

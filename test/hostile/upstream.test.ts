@@ -2,7 +2,7 @@
 // whatever the provider (or whatever sits at its base URL) answers.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
-import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 let up: FakeUpstream
@@ -105,4 +105,25 @@ test("an error body that inflates to hundreds of MB is read only for its message
   expect(r.status).toBe(400)
   expect(r.headers.get('x-request-id')).toBeTruthy()
   expect(await r.json()).toEqual({ error: 'busy' })
+})
+
+test("what an upstream sends after its stream's end is not relayed, in the same read or a later one", async () => {
+  const extra = (sse: string, event: string) => sse.trimEnd() + '\n\n' + event
+  const cases: [string, unknown, string, string][] = [
+    ['/api/alpha/v1/chat/completions', { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }, fixture('openai/chat/stream-text-include-usage.sse'), 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"AFTER-END"}}]}\n\n'],
+    ['/api/alpha/v1/responses', { model: 'gpt-4o', stream: true, input: 'hi' }, fixture('openai/responses/stream-text.sse'), 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"AFTER-END"}\n\n'],
+    ['/api/beta/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] }, fixture('anthropic/messages/stream-text.sse'), 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"AFTER-END"}}\n\n'],
+  ]
+  for (const [path, body, sse, after] of cases) {
+    const whole = extra(sse, after)
+    // event by event (later reads), then all in one read
+    for (const reply of [{ sse: whole }, () => new Response(whole, { headers: { 'content-type': 'text/event-stream' } })]) {
+      up.script(reply as never)
+      const r = await post(gw.key, path, body)
+      expect(r.status).toBe(200)
+      const text = await r.text()
+      expect(text.length).toBeGreaterThan(100)
+      expect(text).not.toContain('AFTER-END')
+    }
+  }
 })
