@@ -246,7 +246,8 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
         firstFrames = reads.read(value)
       }
       if (!tap.state.produced) {
-        if (tap.state.error) throw firstEventFailure({ error: tap.state.error })!
+        const error = tap.state.error ?? tap.state.errorSaid
+        if (error) throw firstEventFailure({ error })!
         if (tap.state.unreadable) throw firstEventFailure({ error: UNREADABLE })!
       }
       return { reads, reader, firstFrames, idle }
@@ -338,7 +339,9 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
           }
           // An upstream that closed without its terminator failed mid-stream: so must we, in band.
           // (A broken tap read nothing more: the upstream's own events, its end included, went on.)
-          if (!tap.state.done && !tap.broken) throw (tap.state.error && failed()) || new MidStreamError('upstream stream ended early', 502)
+          // (with the upstream's own word when it sent an error event first)
+          const said = tap.state.errorSaid
+          if (!tap.state.done && !tap.broken) throw (tap.state.error && failed()) || (said ? new MidStreamError(said.message, said.status, said.type) : new MidStreamError('upstream stream ended early', 502))
           return
         }
         const text = reads.read(value)

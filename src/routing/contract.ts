@@ -69,6 +69,11 @@ export interface TapState {
   /** An in-band error event went by. */
   error: UpstreamErrorInfo | null
   /**
+   * An error event went by whose stream goes on to its failed end (Responses: `error`, then
+   * `response.failed`): what the stream failed with if it ends without that end, or stops there.
+   */
+  errorSaid?: UpstreamErrorInfo
+  /**
    * An event whose data is not JSON went by: not sent on (a client's parser would fail on it with
    * no word of why), and the stream fails there as a translated one does.
    */

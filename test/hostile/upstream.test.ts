@@ -127,3 +127,26 @@ test("what an upstream sends after its stream's end is not relayed, in the same 
     }
   }
 })
+
+test("a Responses stream's error event is the failure: first, an ordinary status; later, with no end after it, the record says the upstream's word", async () => {
+  const error = 'event: error\ndata: {"type":"error","code":"server_error","message":"boom at the upstream"}\n\n'
+  up.script({ sse: error })
+  const first = await post(gw.key, '/api/alpha/v1/responses', { model: 'gpt-4o', stream: true, input: 'hi' })
+  expect(first.status).toBeGreaterThanOrEqual(500)
+  expect(((await first.json()) as { error: string }).error).toContain('boom at the upstream')
+
+  const { key, record } = await gw.services.keys.create({ name: 'error-event' })
+  const created = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_err1","object":"response","status":"in_progress","output":[]}}\n\n'
+  up.script({ sse: created + error })
+  const later = await post(key, '/api/alpha/v1/responses', { model: 'gpt-4o', stream: true, input: 'hi' })
+  expect(later.status).toBe(200)
+  expect(await later.text()).toContain('boom at the upstream')
+  let rows: { error: string | null }[] = []
+  for (let i = 0; i < 100 && rows.length === 0; i++) {
+    await gw.services.recorder.flush()
+    rows = (await gw.services.storage.sql.all('SELECT error FROM generations WHERE api_key_id = ?', [record.id])) as { error: string | null }[]
+    if (rows.length === 0) await Bun.sleep(20)
+  }
+  expect(rows.length).toBe(1)
+  expect(rows[0]!.error).toContain('boom at the upstream')
+})

@@ -152,7 +152,7 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
           state.produced = true
           return raw
         case 'error':
-          pendingError = errorInfo(j.error ?? j)
+          pendingError = state.errorSaid = errorInfo(j.error ?? j)
           // relayed as it came, but never with one of our keys in it
           return withoutSecrets(raw)
         case 'response.failed': {
