@@ -3,7 +3,7 @@
 // once (another instance may have made it). A change by the CLI (another process), another
 // instance or the admin routes bumps `updated_at`, which running servers poll, so the cache
 // never serves a stale key for more than about a second.
-import { eq, sql } from 'drizzle-orm'
+import { eq, gte, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import { names } from '../db/columns.ts'
 import type { Param } from '../db/sql.ts'
@@ -16,6 +16,11 @@ export const KEY_PREFIX = 'sk-sy-'
 
 const ak = names(apiKeys)
 const ANY_KEY = `SELECT 1 AS one FROM ${ak.$table} LIMIT 1`
+
+/** How far before the latest change read a change's read begins (another writer's clock may be behind this one's). */
+const CHANGE_MARGIN_MS = 60_000
+/** How often every key is read again all the same. */
+const FULL_RELOAD_MS = 5 * 60_000
 
 export function hashKey(key: string): string {
   // the one-shot form: no hasher object a request (about a sixth of the cost, measured in a loop)
@@ -98,6 +103,7 @@ export class KeyStore {
   private timer?: ReturnType<typeof setInterval>
   private reloading?: Promise<void>
   private reloadAgain = false
+  private reloadFull = false
   private bus?: Bus
   /**
    * Costs charged by this instance and not stored yet, which every `spent` shown here includes
@@ -126,20 +132,46 @@ export class KeyStore {
     return k
   }
 
-  /** Loads every key into memory (at start, and after a change anywhere). */
+  /** The latest `updated_at` of the rows read so far: a change reads the rows changed since (CHANGE_MARGIN_MS before it). */
+  private readUpTo = 0
+  private fullAt = 0
+
+  /** Loads every key into memory (at start, now and then, and when unknown secrets crowd the cache). */
   async load(): Promise<void> {
+    this.fullAt = Date.now()
     await this.read(
       () => this.db.select().from(this.t),
       (rows) => {
         const byHash = new Map<string, ApiKey | null>()
         const byId = new Map<string, ApiKey>()
+        let upTo = 0
         for (const r of rows) {
           const k = this.toKey(r)
           byHash.set(r.keyHash, k)
           byId.set(k.id, k)
+          if (r.updatedAt > upTo) upTo = r.updatedAt
         }
         this.byHash = byHash
         this.byId = byId
+        this.readUpTo = upTo
+      },
+    )
+  }
+
+  /**
+   * The keys changed lately, read again: a change costs what changed, not every key ever made (a
+   * gateway that makes a key a CI job read thousands of rows at each, on the thread that serves).
+   * The margin covers writers whose clocks are behind this one's.
+   */
+  private async loadChanged(): Promise<void> {
+    const since = this.readUpTo - CHANGE_MARGIN_MS
+    await this.read(
+      () => this.db.select().from(this.t).where(gte(this.t.updatedAt, since)),
+      (rows) => {
+        for (const r of rows) {
+          this.remember(r)
+          if (r.updatedAt > this.readUpTo) this.readUpTo = r.updatedAt
+        }
       },
     )
   }
@@ -270,7 +302,7 @@ export class KeyStore {
       ([r]) => (r ? this.remember(r) : undefined),
     )
     if (r) return r
-    if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate()
+    if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate(true)
     this.byHash.set(h, null)
     return undefined
   }
@@ -318,17 +350,25 @@ export class KeyStore {
     return bus.subscribe('keys', () => void this.invalidate())
   }
 
-  /** Something changed: every key is read again (at most one reload at a time, and one more after it). */
-  invalidate(): Promise<void> {
+  /**
+   * Something changed: the keys changed lately are read again (`full`: every key), at most one
+   * reload at a time, and one more after it. Every FULL_RELOAD_MS the reload is a full one, for
+   * what the margin of a change's read cannot see (a row edited by hand with an old time).
+   */
+  invalidate(full = false): Promise<void> {
     if (this.reloading) {
       this.reloadAgain = true
+      this.reloadFull ||= full
       return this.reloading
     }
+    this.reloadFull = full
     this.reloading = (async () => {
       try {
         do {
           this.reloadAgain = false
-          await this.load()
+          const whole = this.reloadFull || Date.now() - this.fullAt >= FULL_RELOAD_MS
+          this.reloadFull = false
+          await (whole ? this.load() : this.loadChanged())
         } while (this.reloadAgain)
       } catch {
         // the store is down or closing: the cache stays as it was, the next change tries again
@@ -356,7 +396,7 @@ export class KeyStore {
       if (latest !== this.lastSeenUpdate) {
         this.lastSeenUpdate = latest
         await this.invalidate()
-      }
+      } else if (Date.now() - this.fullAt >= FULL_RELOAD_MS) await this.invalidate(true)
       await this.flushTouches()
     } catch {
       // the database may be down, or closing during shutdown
