@@ -56,6 +56,8 @@ export const ANTHROPIC_ERROR_STATUS: Record<string, number> = {
 export interface ParsedErrorBody {
   message?: string
   type?: string
+  /** The body was an HTML page: `message` says what it was, not what it held. */
+  html?: boolean
 }
 
 /** OpenAI `{error:{message,type,code}}` and Anthropic `{type:"error",error:{type,message}}`. */
@@ -65,6 +67,7 @@ export function parseErrorBody(text: string): ParsedErrorBody {
     v = JSON.parse(text)
   } catch {
     const t = text.trim()
+    if (t.startsWith('<')) return { message: htmlSaid(t), html: true }
     return t ? { message: t.slice(0, 500) } : {}
   }
   const err = (v as { error?: unknown })?.error
@@ -80,6 +83,15 @@ export function parseErrorBody(text: string): ParsedErrorBody {
   const flat = v as { message?: unknown; type?: unknown } | null
   if (flat && typeof flat === 'object' && typeof flat.message === 'string') return { message: flat.message, type: typeof flat.type === 'string' ? flat.type : undefined }
   return {}
+}
+
+/**
+ * An HTML page (a proxy's or load balancer's 502 or 503) is not handed on as it came: its markup
+ * may name the operator's hosts and addresses. Its title says what it was.
+ */
+function htmlSaid(page: string): string {
+  const title = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(page.slice(0, 16 * 1024))?.[1]?.replace(/\s+/g, ' ').trim()
+  return title ? `an HTML page titled "${title.slice(0, 100)}"` : 'an HTML page'
 }
 
 /** What a JSON error body says, with no key of ours in it and cut to 500 characters; undefined for other text. */
@@ -124,9 +136,8 @@ export interface UpstreamFailure {
 export function upstreamErrorFrom(f: UpstreamFailure): UpstreamError {
   const rule = statusRule(f.upstreamStatus)
   const parsed = parseErrorBody(f.bodyText)
-  const message = rule.message
-    ? rule.message(f.provider)
-    : redact(parsed.message ?? `upstream ${f.provider} answered HTTP ${f.upstreamStatus}`, f.apiKey)
+  const said = parsed.html ? `upstream ${f.provider} answered HTTP ${f.upstreamStatus} with ${parsed.message}` : parsed.message
+  const message = rule.message ? rule.message(f.provider) : redact(said ?? `upstream ${f.provider} answered HTTP ${f.upstreamStatus}`, f.apiKey)
   return new UpstreamError(
     { status: rule.status, message, type: parsed.type, retryAfter: f.retryAfter ?? undefined, answeredWith: f.upstreamStatus },
     { retryable: rule.retryable },

@@ -184,7 +184,14 @@ describe('status table', () => {
   test('our key never survives into a message', () => {
     const e = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: `bad key ${TEST_KEY} here` } }), apiKey: TEST_KEY })
     expect(e.message).toBe('bad key [redacted] here')
-    const plain = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 502, bodyText: '<html>Bad gateway</html>' })
-    expect(plain.message).toBe('<html>Bad gateway</html>')
+    const plain = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 502, bodyText: 'Bad gateway' })
+    expect(plain.message).toBe('Bad gateway')
+  })
+
+  test("a proxy's HTML page is named by its title, never handed on with its markup (it may name the operator's hosts)", () => {
+    const page = '<html><head><title>502 Bad Gateway</title></head><body><h1>502</h1><p>upstream 10.0.3.17:8443 refused</p><hr>nginx/1.25</body></html>'
+    const e = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 502, bodyText: page })
+    expect(e.message).toBe('upstream openai answered HTTP 502 with an HTML page titled "502 Bad Gateway"')
+    expect(upstreamErrorFrom({ provider: 'openai', upstreamStatus: 503, bodyText: '<!DOCTYPE html><body>down at 10.0.3.17</body>' }).message).toBe('upstream openai answered HTTP 503 with an HTML page')
   })
 })
