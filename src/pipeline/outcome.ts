@@ -68,6 +68,8 @@ export class GenerationOutcome {
   /** What a stream relayed so far, and the prompt: read only when it ends early. */
   producedText: () => string = NO_TEXT
   promptText: () => string = NO_TEXT
+  /** The upstream answered (a stream's first event came) and did not report a failure of its own: it has the prompt, whatever follows. */
+  accepted = false
   /** A JSON reply as it went out: what an observer exporting content reads (a stream's is producedText). */
   reply?: string | Record<string, unknown>
   /** Which deployment serves (set as each is tried), and the calls tried before it. */
@@ -180,9 +182,10 @@ export class GenerationOutcome {
     if (plausibleUsage(this.usage).implausible.length > 0) this.usage = this.usage.serviceTier ? { ...emptyUsage(), serviceTier: this.usage.serviceTier } : emptyUsage()
     // A stream that failed or was dropped after output is billed for what was produced, and a
     // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
-    // before its first event) for that prompt, which the upstream bills; the count runs in the
-    // token worker, so the record follows it by a few ms.
-    const billDropped = this.error !== null && (this.ttftMs !== null || (this.httpStatus === 499 && this.promptText !== NO_TEXT))
+    // before its first event), or a stream that failed after its upstream answered but before
+    // any output (a Responses stream stalled after response.created), for that prompt, which
+    // the upstream bills; the count runs in the token worker, so the record follows it by a few ms.
+    const billDropped = this.error !== null && (this.ttftMs !== null || ((this.httpStatus === 499 || this.accepted) && this.promptText !== NO_TEXT))
     // An upstream that answered without usage (a stream whose usage never came, one that ignores
     // include_usage) is billed on the same estimate, never recorded as free: no prompt is 0 tokens.
     const unreported = this.error === null && !this.cached && this.replayed === undefined && this.promptText !== NO_TEXT && this.usage.inputTokens + this.usage.cacheReadTokens + this.usage.cacheWriteTokens === 0

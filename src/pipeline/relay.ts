@@ -309,6 +309,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   // a failure before the first event is thrown unrecorded, as in relayJson
   out.promptText = () => pt.promptText(body)
   const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore))
+  // a stream that fails from here on is billed for its prompt, as the upstream bills it
+  out.accepted = true
   const { reads, reader, idle } = c
   const tap = reads.tap
   out.producedText = () => tap.producedText()
@@ -357,6 +359,9 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
       throw failed()
     } catch (e) {
       const err = midStreamFailure(e, ctx.signal)
+      // a failure the upstream reported itself (insufficient quota) is billed as it reports it;
+      // a stall or a cut, for the prompt it had
+      if (tap.state.error ?? tap.state.errorSaid) out.accepted = false
       out.fail(err.status, err.message)
       throw err
     } finally {

@@ -150,3 +150,33 @@ test("a Responses stream's error event is the failure: first, an ordinary status
   expect(rows.length).toBe(1)
   expect(rows[0]!.error).toContain('boom at the upstream')
 })
+
+test('a Responses stream that stalls after response.created is billed for its prompt, as a chat stream that stalls is', async () => {
+  const stalling = await startGateway({
+    yaml: `providers:\n  openai:\n    base_url: ${up.url}\n    api_key: sk-upstream-openai-secret\n    timeout_ms: 300\n    max_retries: 0\n`,
+    env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' },
+  })
+  try {
+    const { key, record } = await stalling.services.keys.create({ name: 'stalled', credits: 1 })
+    const created = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_stall","object":"response","status":"in_progress","output":[]}}\n\n'
+    up.script({ sse: created, hold: true })
+    const r = await fetch(`${stalling.url}/api/alpha/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, input: 'a prompt the upstream has read' }),
+    })
+    expect(r.status).toBe(200)
+    expect(await r.text()).toContain('error')
+    let rows: { prompt_tokens: number; cost: number | null }[] = []
+    for (let i = 0; i < 100 && rows.length === 0; i++) {
+      await stalling.services.recorder.flush()
+      rows = (await stalling.services.storage.sql.all('SELECT prompt_tokens, cost FROM generations WHERE api_key_id = ?', [record.id])) as typeof rows
+      if (rows.length === 0) await Bun.sleep(20)
+    }
+    expect(rows.length).toBe(1)
+    expect(rows[0]!.prompt_tokens).toBeGreaterThan(0)
+    expect(rows[0]!.cost).toBeGreaterThan(0)
+  } finally {
+    await stalling.stop()
+  }
+})
