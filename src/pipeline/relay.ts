@@ -259,6 +259,34 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
   }
 }
 
+/** What is read of an upstream's body after its stream's end, at most, before it is cancelled. */
+const DRAIN_BYTES = 64 * 1024
+const DRAIN_MS = 1_000
+
+/**
+ * The rest of a body whose stream has ended (its close, usually a moment after the last event),
+ * read and dropped so that its connection goes back to the pool; cancelled (the socket closed)
+ * past DRAIN_BYTES or DRAIN_MS. Cancelling at once made every streamed request a new connection
+ * (and a TLS handshake) when the close came in a later segment than the last event.
+ */
+async function drained(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), DRAIN_MS)
+  try {
+    let n = 0
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      n += r.value.byteLength
+      if (n > DRAIN_BYTES) {
+        await reader.cancel()
+        return
+      }
+    }
+  } catch {
+    // cancelled at the deadline, or the upstream went away: nothing to drain
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** What a stream that sent an event whose data is not JSON fails with, as the translated path's does. */
 const UNREADABLE = { status: 502, message: 'upstream sent a stream event that is not JSON', type: 'stream_error' }
 
@@ -324,11 +352,13 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   }
   // the frames that end the stream wait until what the tap stored is durable
   const durable = tapOptions?.responses?.durable
+  /** The stream's end was read: the rest of the upstream's body is drained aside, not cancelled. */
+  let ended = false
   const frames = (async function* () {
     try {
       if (tap.state.done) await durable?.()
       yield c.firstFrames
-      if (tap.state.done) return
+      if ((ended = tap.state.done)) return
       for (let f = failed(); !f; f = failed()) {
         idle.asking()
         const { done, value } = await reader.read()
@@ -353,8 +383,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
           await durable?.()
         }
         yield text
-        // ended: what an upstream sends after its end is not read (nor relayed)
-        if (tap.state.done) return
+        // ended: what an upstream sends after its end is not relayed
+        if ((ended = tap.state.done)) return
       }
       throw failed()
     } catch (e) {
@@ -367,7 +397,8 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
     } finally {
       idle.end()
       noteTap(tap, out)
-      reader.cancel().catch(() => {})
+      if (ended) void drained(reader)
+      else reader.cancel().catch(() => {})
       out.record()
     }
   })()
