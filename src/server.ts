@@ -19,6 +19,7 @@ import { lockDataDir, type DataDirLock } from './db/data-dir-lock.ts'
 import { ConfigError } from './config/errors.ts'
 import type { Services } from './services.ts'
 import { stopCut } from './pipeline/generate.ts'
+import { drainsEnded } from './pipeline/relay.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 
@@ -135,6 +136,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         if (services.streams?.size) await Promise.race([graceful, Bun.sleep(CUT_FRAMES_MS)])
         await server.stop(true)
       }
+      await drainsEnded()
       await closeServices(services, cluster, lock)
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

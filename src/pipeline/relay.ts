@@ -269,6 +269,18 @@ const DRAIN_MS = 1_000
  * past DRAIN_BYTES or DRAIN_MS. Cancelling at once made every streamed request a new connection
  * (and a TLS handshake) when the close came in a later segment than the last event.
  */
+const draining = new Set<Promise<void>>()
+
+function drain(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  const d = drained(reader).finally(() => draining.delete(d))
+  draining.add(d)
+}
+
+/** The bodies being drained (each DRAIN_MS at most), ended: a stop waits for them (a cassette is written at its body's end). */
+export async function drainsEnded(): Promise<void> {
+  await Promise.all(draining)
+}
+
 async function drained(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
   const timer = setTimeout(() => reader.cancel().catch(() => {}), DRAIN_MS)
   try {
@@ -397,7 +409,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
     } finally {
       idle.end()
       noteTap(tap, out)
-      if (ended) void drained(reader)
+      if (ended) drain(reader)
       else reader.cancel().catch(() => {})
       out.record()
     }
