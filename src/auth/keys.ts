@@ -98,7 +98,7 @@ export class KeyStore {
   /** Every known key by hash, and hashes known to be no key (null). */
   private byHash = new Map<string, ApiKey | null>()
   private byId = new Map<string, ApiKey>()
-  private lastSeenUpdate = 0
+  private lastSeenUpdate = { m: 0, n: 0 }
   private pendingTouch = new Map<string, number>()
   private timer?: ReturnType<typeof setInterval>
   private reloading?: Promise<void>
@@ -153,7 +153,7 @@ export class KeyStore {
         }
         this.byHash = byHash
         this.byId = byId
-        this.readUpTo = upTo
+        this.readUpTo = Math.min(upTo, Date.now())
       },
     )
   }
@@ -168,9 +168,11 @@ export class KeyStore {
     await this.read(
       () => this.db.select().from(this.t).where(gte(this.t.updatedAt, since)),
       (rows) => {
+        // never past this clock: a writer whose clock is ahead must not hide the others' changes
+        const now = Date.now()
         for (const r of rows) {
           this.remember(r)
-          if (r.updatedAt > this.readUpTo) this.readUpTo = r.updatedAt
+          if (r.updatedAt > this.readUpTo) this.readUpTo = Math.min(r.updatedAt, now)
         }
       },
     )
@@ -393,9 +395,11 @@ export class KeyStore {
     this.polling = true
     try {
       const latest = await this.latestUpdate()
-      if (latest !== this.lastSeenUpdate) {
+      const seen = this.lastSeenUpdate
+      if (latest.m !== seen.m || latest.n !== seen.n) {
         this.lastSeenUpdate = latest
-        await this.invalidate()
+        // fewer rows (a key deleted by hand): only a full read drops it
+        await this.invalidate(latest.n < seen.n)
       } else if (Date.now() - this.fullAt >= FULL_RELOAD_MS) await this.invalidate(true)
       await this.flushTouches()
     } catch {
@@ -410,9 +414,9 @@ export class KeyStore {
     await this.flushTouches().catch(() => {})
   }
 
-  private async latestUpdate(): Promise<number> {
-    const r = (await this.storage.sql.get<{ m: number; n: number }>(`SELECT coalesce(max(${ak.updatedAt}), 0) AS m, count(*) AS n FROM ${ak.$table}`))!
-    // count catches a deletion, which leaves max(updated_at) unchanged
-    return r.m * 1000 + r.n
+  /** The latest change and the number of keys (which catches a deletion, leaving the latest change as it was). */
+  private async latestUpdate(): Promise<{ m: number; n: number }> {
+    const r = (await this.storage.sql.get<{ m: number | string; n: number | string }>(`SELECT coalesce(max(${ak.updatedAt}), 0) AS m, count(*) AS n FROM ${ak.$table}`))!
+    return { m: Number(r.m), n: Number(r.n) }
   }
 }

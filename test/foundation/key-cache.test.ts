@@ -42,3 +42,36 @@ test("a change elsewhere reads the keys it changed: the others' cached objects s
   expect(mine.current(b.id)).not.toBe(cachedB)
   expect(mine.current(b.id)!.status).toBe('inactive')
 })
+
+test('a key deleted by hand stops authenticating at the next poll, which reads every key when there are fewer', async () => {
+  const { key, record } = await t.s.keys.create({ name: 'gone' })
+  const mine = new KeyStore(t.s.storage)
+  await mine.watch(20)
+  try {
+    expect(await mine.authenticate(key)).toBeDefined()
+    await t.s.storage.sql.run('DELETE FROM api_keys WHERE id = ?', [record.id])
+    let found = await mine.authenticate(key)
+    for (let i = 0; i < 100 && found; i++) {
+      await Bun.sleep(20)
+      found = await mine.authenticate(key)
+    }
+    expect(found).toBeUndefined()
+  } finally {
+    await mine.stop()
+  }
+})
+
+test("a writer whose clock is ahead does not hide the others' changes", async () => {
+  const a = (await t.s.keys.create({ name: 'ahead' })).record
+  const b = (await t.s.keys.create({ name: 'behind it' })).record
+  const mine = new KeyStore(t.s.storage)
+  await mine.load()
+  // a writer two minutes ahead renames a
+  await t.s.storage.sql.run('UPDATE api_keys SET name = ?, updated_at = ? WHERE id = ?', ['ahead renamed', Date.now() + 120_000, a.id])
+  await mine.invalidate()
+  expect(mine.current(a.id)!.name).toBe('ahead renamed')
+  // one on time disables b
+  await t.s.keys.update(b.id, { status: 'inactive' })
+  await mine.invalidate()
+  expect(mine.current(b.id)!.status).toBe('inactive')
+})
