@@ -68,15 +68,16 @@ interface Pending {
 }
 
 /**
- * A settlement's ARGV (scripts.ts's settle); none: 0, '', 0. `seed`: the seed of the key's spent
- * its cost was charged under, counted only while that seed lasts; '' counts under any.
+ * A settlement's ARGV (scripts.ts's settle); none: 0, '', 0. `charged`: on Redis's clock, when its
+ * cost was charged at the latest ('' now); a cost charged before its key's spent was seeded again
+ * is dropped there (the seed has it), and the instance raises the spent to the database's figure.
  */
-function settlementArgs(p: Pick<Pending, 'rids' | 'amount'> | undefined, seed = ''): string[] {
-  return p ? [String(p.amount), seed, String(p.rids.length), ...p.rids] : ['0', '', '0']
+function settlementArgs(p: Pick<Pending, 'rids' | 'amount'> | undefined, charged = ''): string[] {
+  return p ? [String(p.amount), charged, String(p.rids.length), ...p.rids] : ['0', '', '0']
 }
 
-/** A script's answer to a key's first admission of a call: the figures, whether it seeded, and the seed's name. */
-type Answer = [admitted: number, spent: string, reserved: string, seeded?: number, seed?: string]
+/** A script's answer to a key's first admission of a call: the figures, whether it seeded, the seed's name, and Redis's time. */
+type Answer = [admitted: number, spent: string, reserved: string, seeded?: number, seed?: string, now?: number]
 
 function keysOf(prefix: string, keyId: string): string[] {
   // the hash tag keeps a key's three entries on one node of a Redis Cluster
@@ -110,14 +111,15 @@ export class RedisLedger implements Ledger {
   /** Settlements under way, counted so that `open` (tests, shutdown) sees them to the end. */
   private settling = 0
   /**
-   * Spend that could not be settled while Redis was away, by key and then by the seed of the
-   * key's spent it was charged under: added when it returns, unless Redis lost that seed
-   * meanwhile. A new seed was read from the database (and an instance's own figure) after these
-   * costs were stored: added to it, they would count twice.
+   * Spend that could not be settled while Redis was away, by key and then by Redis's time when
+   * this instance last heard from it (the costs were charged after): added when it returns to a
+   * spent seeded before that time. One seeded after (Redis lost the key meanwhile) was read from
+   * the database and an instance's own figure, which hold these costs: added to it, they counted
+   * twice. Then the spent is raised to the database's figure instead, never lowered.
    */
   private owed = new Map<string, Map<string, number>>()
-  /** The seed of each key's spent in Redis as this instance last saw it (scripts.ts's RESERVE). */
-  private seeds = new Map<string, string>()
+  /** Redis's time in its last answer to an admission (ms; 0: none yet). */
+  private lastHeard = 0
   /**
    * Holds to end that could not be sent while Redis was away, by key: ended when it returns.
    * Left alone, each would count against its key until it lapses (15 minutes), next to the cost
@@ -231,7 +233,7 @@ export class RedisLedger implements Ledger {
             if (p) this.settling -= p.n
             const answers = out as Answer[]
             const first = answers[0]
-            if (first?.[4] !== undefined) this.seeds.set(keyId, first[4])
+            if (first?.[5] !== undefined && first[5] > this.lastHeard) this.lastHeard = first[5]
             if (first?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]), first[4] ?? '')
             for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]! as [number, string, string])
           },
@@ -363,7 +365,10 @@ export class RedisLedger implements Ledger {
 
   /** A settlement's call failed: the reservations lapse by themselves; the cost (or its taking back) must not be lost. */
   private unsent(keyId: string, p: Pending, costSent: boolean, e: unknown) {
-    if (!costSent && p.amount !== 0) this.owe(keyId, this.seeds.get(keyId) ?? '', p.amount)
+    if (!costSent && p.amount !== 0) {
+      const heard = Math.max(this.lastHeard, this.redis.heardAt)
+      this.owe(keyId, heard > 0 ? String(heard) : '', p.amount)
+    }
     // kept only for Redis away (its return sends them); ending a hold twice does nothing: all
     // of them go again, sent or not. An error Redis answered would only answer it again.
     if (e instanceof RedisUnavailable && p.rids.length > 0 && this.unreleasedCount + p.rids.length <= MAX_UNRELEASED) {
@@ -386,19 +391,23 @@ export class RedisLedger implements Ledger {
     while (this.settling > 0 && Date.now() < until) await Bun.sleep(2)
   }
 
-  private owe(keyId: string, seed: string, usd: number) {
-    let bySeed = this.owed.get(keyId)
-    if (!bySeed) this.owed.set(keyId, (bySeed = new Map()))
-    bySeed.set(seed, (bySeed.get(seed) ?? 0) + usd)
+  private owe(keyId: string, charged: string, usd: number) {
+    let byTime = this.owed.get(keyId)
+    if (!byTime) this.owed.set(keyId, (byTime = new Map()))
+    byTime.set(charged, (byTime.get(charged) ?? 0) + usd)
   }
 
-  /** What a key owes under one seed, sent on its own: counted only if Redis still has that seed. */
-  private async payOwedUnder(keyId: string, seed: string, usd: number): Promise<void> {
+  /**
+   * What a key owes since `charged`, sent on its own: added to a spent seeded before; left out of
+   * one seeded after, which is then raised to the database's figure where that is larger.
+   */
+  private async payOwedUnder(keyId: string, charged: string, usd: number): Promise<void> {
     this.settling++
     try {
-      await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs({ rids: [], amount: usd }, seed))
+      const [dropped, seed, spent] = (await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs({ rids: [], amount: usd }, charged))) as [number, string, string]
+      if (dropped === 1) await this.reseeded(keyId, Number(spent), seed)
     } catch (e) {
-      this.owe(keyId, seed, usd)
+      this.owe(keyId, charged, usd)
       if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
     } finally {
       this.settling--
@@ -408,7 +417,7 @@ export class RedisLedger implements Ledger {
   private payOwed() {
     const owed = this.owed
     this.owed = new Map()
-    for (const [keyId, bySeed] of owed) for (const [seed, usd] of bySeed) void this.payOwedUnder(keyId, seed, usd)
+    for (const [keyId, byTime] of owed) for (const [charged, usd] of byTime) void this.payOwedUnder(keyId, charged, usd)
     const unreleased = this.unreleased
     this.unreleased = new Map()
     this.unreleasedCount = 0

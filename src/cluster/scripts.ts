@@ -139,43 +139,53 @@ local function keep(h, fields)
 end
 `
 
-// A key's settlement: ARGV from `at`: usd (negative: a cost taken back), the seed it was
-// charged under ('' when any), the number of reservations it ends, then their ids (the key's
-// settlements of a few ms go together). `spent`, `seed`: the key's spent and seed as read
-// (false: unseeded). An unseeded key is left unseeded: its first admission reads the database,
-// which will have this cost (or not have it) by then. A cost charged under another seed is left
-// out too: that seed was read after it (a cost owed while Redis was away, and Redis lost the key).
-// Returns where the ARGV after it begins, the key's holds (the caller keeps them), and the spent.
+// A key's settlement: ARGV from `at`: usd (negative: a cost taken back), when it was charged at
+// the latest on Redis's clock ('' when now: a settlement of the last few ms), the number of
+// reservations it ends, then their ids (the key's settlements of a few ms go together).
+// `spent`, `seededAt`: the key's spent and when it was seeded, as read (spent false: unseeded).
+// An unseeded key is left unseeded: its first admission reads the database, which will have this
+// cost (or not have it) by then. A cost owed while Redis was away, under a seed made after its
+// time, is left out too (dropped): that seed was read from the database and an instance's figure
+// after it (Redis lost the key meanwhile), and adding it counted it twice; the instance raises
+// the spent to the database's figure instead. Under a seed made before, it is added.
+// Returns where the ARGV after it begins, the key's holds (the caller keeps them), the spent,
+// and whether a cost was dropped.
 const SETTLE_FN = `${HELD}
-local function settle(cr, rsv, rsvx, at, spent, seed)
+local function settle(cr, rsv, rsvx, at, spent, seededAt)
   local n = tonumber(ARGV[at + 2])
   local ids = { unpack(ARGV, at + 3, at + 2 + n) }
   local h, f = holdsOf(rsv, ids)
   if n > 0 then unhold(h, rsvx, ids, f, 2) end
-  local under = ARGV[at + 1]
-  if spent and tonumber(ARGV[at]) ~= 0 and (under == '' or under == seed) then
-    spent = redis.call('HINCRBYFLOAT', cr, 'spent', ARGV[at])
+  local charged = ARGV[at + 1]
+  local dropped = false
+  if spent and tonumber(ARGV[at]) ~= 0 then
+    if charged == '' or (tonumber(seededAt) or 0) <= tonumber(charged) then
+      spent = redis.call('HINCRBYFLOAT', cr, 'spent', ARGV[at])
+    else
+      dropped = true
+    end
   end
-  return at + 3 + n, h, spent
+  return at + 3 + n, h, spent, dropped
 end
 `
 
 // A key's admissions: KEYS k + 1 .. k + 3: cr, rsv, rsvx; ARGV from a to last: the holds' ttl
-// in ms, then a settlement (settle; none: 0, 0), then per admission: credits, seed spent, usd,
+// in ms, then a settlement (settle; none: 0, '', 0), then per admission: credits, seed spent, usd,
 // reservation id. The key's settlements waiting on the instance count first, as they happened
 // first, then the holds past their time lapse. Its admissions are decided in the order asked,
 // as separate calls would decide them: the spent and the sum of live holds are read once and
 // carried from one to the next. Answers per admission { admitted (1/0), spent, reserved }, the
-// first with two more: 1 when this call seeded the key's spent (RAISE_SEED follows), else 0, and
+// first with three more: 1 when this call seeded the key's spent (RAISE_SEED follows), else 0;
 // the seed's name (the first admission's reservation id when it was made; '' for a seed made
-// before seeds were named). Costs charged under one seed are left out of the next (settle).
+// before seeds were named); and Redis's time (the instance's last word from Redis, which dates
+// the costs it owes should Redis go away: settle). A seed says when it was made (`seeded_at`).
 const RESERVE = `
 local function reserve(k, a, last)
   local cr, rsv, rsvx = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local ttl = tonumber(ARGV[a])
-  local figures = redis.call('HMGET', cr, 'spent', 'seed')
+  local figures = redis.call('HMGET', cr, 'spent', 'seed', 'seeded_at')
   local seed = figures[2] or ''
-  local after, h, spent = settle(cr, rsv, rsvx, a + 1, figures[1], seed)
+  local after, h, spent = settle(cr, rsv, rsvx, a + 1, figures[1], figures[3])
   local lapsed = redis.call('ZRANGEBYSCORE', rsvx, '-inf', now, 'LIMIT', 0, 1000)
   while #lapsed > 0 do
     unhold(h, rsvx, lapsed, redis.call('HMGET', rsv, unpack(lapsed)), 0)
@@ -185,7 +195,7 @@ local function reserve(k, a, last)
   if seeded then
     spent = ARGV[after + 1]
     seed = ARGV[after + 3]
-    redis.call('HSET', cr, 'spent', spent, 'seed', seed)
+    redis.call('HSET', cr, 'spent', spent, 'seed', seed, 'seeded_at', now)
   end
   spent = tonumber(spent)
   -- the new holds go in keep's one HSET, and in one ZADD
@@ -210,6 +220,7 @@ local function reserve(k, a, last)
   if out[1] then
     out[1][4] = seeded and 1 or 0
     out[1][5] = seed
+    out[1][6] = now
   end
   keep(h, fields)
   if #lapses > 0 then
@@ -257,12 +268,12 @@ return answers
 `)
 
 // KEYS: cr, rsv, rsvx. ARGV: a settlement (settle), when no admission of its key came to take
-// it along.
+// it along. Answers { 1 when a cost was dropped, else 0; the seed's name; the spent ('' unseeded) }.
 export const SETTLE = script(`${SETTLE_FN}
-local figures = redis.call('HMGET', KEYS[1], 'spent', 'seed')
-local _, h = settle(KEYS[1], KEYS[2], KEYS[3], 1, figures[1], figures[2] or '')
+local figures = redis.call('HMGET', KEYS[1], 'spent', 'seed', 'seeded_at')
+local _, h, spent, dropped = settle(KEYS[1], KEYS[2], KEYS[3], 1, figures[1], figures[3])
 keep(h, {})
-return 1
+return { dropped and 1 or 0, figures[2] or '', spent and tostring(spent) or '' }
 `)
 
 // KEYS: cr, rsv, rsvx. The spent (false when unseeded) and the sum of live reservations.

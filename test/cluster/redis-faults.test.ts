@@ -5,6 +5,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { createLogger } from '../../src/http/log.ts'
+import { RedisLedger } from '../../src/billing/redis-ledger.ts'
+import { SharedRedis } from '../../src/cluster/redis.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { ownRedis, redisSkipReason, type OwnRedis } from '../helpers/redis.ts'
 import { startGateway, tempDir, type Gateway } from '../helpers/server.ts'
@@ -143,6 +145,51 @@ describe.skipIf(!!skip)('Redis down', () => {
     const { spent, cost } = await spentAfterAnOutage(true)
     expect(spent).toBeCloseTo(8 * cost, 12)
   }, 20_000)
+
+  test('a cost owed after another instance seeded the key again is added to that seed, not dropped', async () => {
+    redis = await ownRedis({ dir: tempDir() })
+    const log = createLogger('silent')
+    const settings = { url: redis.url, onError: 'allow', timeoutMs: 300, prefix: 'owed:', takeAhead: false } as ConstructorParameters<typeof SharedRedis>[0]
+    const [ra, rb] = [new SharedRedis(settings, log), new SharedRedis(settings, log)]
+    const [a, b] = [new RedisLedger(ra, log), new RedisLedger(rb, log)]
+    const key = { id: 'k' + crypto.randomUUID().slice(0, 6), credits: 100, spent: 0 }
+    const sent = async (l: RedisLedger) => {
+      for (let i = 0; i < 400 && l.open > 0; i++) await Bun.sleep(5)
+    }
+    try {
+      // A admits the key (its seed) and charges 1
+      const ha = await a.reserve(key, 1)
+      a.settle(ha.admitted ? ha.reservationId : undefined, key.id, 1)
+      await sent(a)
+      // Redis loses the key; B admits it first (a new seed, from its figure: 1) and charges 1
+      const admin = new RedisClient(redis.url)
+      await admin.send('FLUSHALL', [])
+      const hb = await b.reserve({ ...key, spent: 1 }, 1)
+      b.settle(hb.admitted ? hb.reservationId : undefined, key.id, 1)
+      await sent(b)
+      expect((await b.figures(key.id)).spent).toBeCloseTo(2, 9)
+      // A hears from Redis after that seed (its health check, idle), then Redis goes away, kept
+      // on disk, and A charges 5 on its own figures
+      // (a quiet connection's check runs within two periods of its last command)
+      for (let i = 0; i < 40 && ra.heardAt <= Number(await admin.send('HGET', [`owed:cr:{${key.id}}`, 'seeded_at'])); i++) await Bun.sleep(100)
+      await admin.send('SAVE', [])
+      admin.close()
+      await redis.stop()
+      a.settle(undefined, key.id, 5)
+      await sent(a)
+      await redis.start()
+      // A pays what it owes once Redis is back: the seed B made before A's last word has none of it
+      let spent = 0
+      for (let i = 0; i < 60 && spent < 6.5; i++) {
+        await Bun.sleep(100)
+        spent = (await b.figures(key.id).catch(() => ({ spent: 0 }))).spent ?? 0
+      }
+      expect(spent).toBeCloseTo(7, 9)
+    } finally {
+      ra.close()
+      rb.close()
+    }
+  }, 30_000)
 
   test('a hung Redis (not closed, just silent) is also answered within 1 s', async () => {
     redis = await ownRedis()
