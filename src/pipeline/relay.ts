@@ -263,14 +263,15 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
 const DRAIN_BYTES = 64 * 1024
 const DRAIN_MS = 1_000
 
+/** The bodies being drained after their stream's end. */
+const draining = new Set<Promise<void>>()
+
 /**
  * The rest of a body whose stream has ended (its close, usually a moment after the last event),
  * read and dropped so that its connection goes back to the pool; cancelled (the socket closed)
  * past DRAIN_BYTES or DRAIN_MS. Cancelling at once made every streamed request a new connection
  * (and a TLS handshake) when the close came in a later segment than the last event.
  */
-const draining = new Set<Promise<void>>()
-
 function drain(reader: ReadableStreamDefaultReader<Uint8Array>) {
   const d = drained(reader).finally(() => draining.delete(d))
   draining.add(d)
