@@ -5,6 +5,8 @@ import { directRoutes } from './http/direct.ts'
 import { setBodyPace } from './http/body-deadline.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { BatchService } from './batches/service.ts'
+import { Retention } from './retention.ts'
+import { threadStoreOf } from './surfaces/responses/surface.ts'
 import { assembleServices } from './assemble.ts'
 import { MemoryLedger } from './billing/ledger.ts'
 import { PgLedger } from './billing/pg-ledger.ts'
@@ -24,7 +26,7 @@ import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 
 
 /** Every service, and the batches built on them: what start-up holds (and tests reach into). */
-export type ServerServices = Services & { batches: BatchService }
+export type ServerServices = Services & { batches: BatchService; retention: Retention }
 
 /** At the end of a stop's grace, how long the streams still open have to send their error frames. */
 const CUT_FRAMES_MS = 250
@@ -48,12 +50,13 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
   const batches = await new BatchService(s).start(s.onClose)
+  const retention = new Retention({ config, log, threads: threadStoreOf(s), batches: batches.store }).start(s.onClose)
   // instances on one database hear of each other's new batches at once
   if (cluster && storage.pg) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
   const prune = setInterval(() => store.prune(steadyNow()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
-  return Object.assign(s, { batches, streams: new Set<AbortController>() })
+  return Object.assign(s, { batches, retention, streams: new Set<AbortController>() })
 }
 
 export interface Running {

@@ -4,6 +4,7 @@
 // time, only when the client has taken what came before, so no export is ever held whole.
 // fflate writes the gzip and the ZIP; tests read them back with other libraries.
 import { Gzip, Zip, ZipDeflate } from 'fflate'
+import { HttpError } from '../http/errors.ts'
 import { itemResultText } from './shapes.ts'
 import type { BatchStore, ItemRow } from './store.ts'
 import type { BatchRow } from './types.ts'
@@ -27,11 +28,20 @@ export interface ExportRange {
 export async function* resultPages(store: Pick<BatchStore, 'results' | 'byId'>, batchId: string, range: ExportRange, status?: 'succeeded' | 'failed'): AsyncGenerator<ItemRow[]> {
   for (let from = range.from; from < range.to; ) {
     const rows = await store.results(batchId, from, range.to, ROWS, status)
-    if (!(await store.byId(batchId))) throw new Error(`batch ${batchId} was deleted while its results were read`)
+    const now = await store.byId(batchId)
+    if (!now) throw new Error(`batch ${batchId} was deleted while its results were read`)
+    if (now.itemsPrunedAt !== null) throw new Error(`batch ${batchId}: its results were removed (batches.retention_days) while they were read`)
     if (rows.length === 0) return
     yield rows
     from = rows.at(-1)!.idx + 1
   }
+}
+
+/** A 404 for the results of a batch the retention has emptied (its row, counts and output files stay). */
+export function resultsKept(b: BatchRow): BatchRow {
+  if (b.itemsPrunedAt === null) return b
+  const on = new Date(b.itemsPrunedAt).toISOString()
+  throw new HttpError(404, `batch ${b.id}: its results are no longer kept; they were removed on ${on}, past this gateway's batches.retention_days after the batch ended`)
 }
 
 /** Item results with index in `range`, as NDJSON, a chunk of rows at a time. */

@@ -7,7 +7,7 @@ import { readBodyText } from '../http/body.ts'
 import { badRequest, echo } from '../http/errors.ts'
 import { contentDisposition } from '../files/shapes.ts'
 import type { Services } from '../services.ts'
-import { gzipped, ndjson, pullStream, zipExport } from './export.ts'
+import { gzipped, ndjson, pullStream, resultsKept, zipExport } from './export.ts'
 import { boolParam, enumParam, idParam, intParam } from './params.ts'
 import type { BatchService } from './service.ts'
 import type { BatchStore } from './store.ts'
@@ -39,7 +39,7 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
     .get(`${root}/:id`, async ({ request, params }) => toOpenAIBatch(await find(request, params.id)))
     .post(`${root}/:id/cancel`, async ({ request, params }) => toOpenAIBatch(await batches.cancel(keyOf(request).id, params.id)), { parse: 'none' })
     .get(`${root}/:id/results`, async ({ request, params }) => {
-      const b = await find(request, params.id)
+      const b = resultsKept(await find(request, params.id))
       const q = query(request)
       const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
       const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
@@ -51,6 +51,7 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
 
 /** A batch's results as a download (export query: format, gzip, offset, limit). */
 export function exportResponse(store: BatchStore, b: BatchRow, q: URLSearchParams): Response {
+  resultsKept(b)
   const format = enumParam(q, 'format', ['ndjson', 'zip'] as const, 'ndjson')
   const gzip = boolParam(q, 'gzip')
   if (gzip && format === 'zip') throw badRequest('gzip: applies to format=ndjson only (a ZIP is compressed already)')

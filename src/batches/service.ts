@@ -91,6 +91,7 @@ export class BatchService {
       finalizerUntil: null,
       claimWaiter: null,
       claimWaiterUntil: null,
+      itemsPrunedAt: null,
     }
     await this.store.insert(row)
     this.scheduler.add(row)

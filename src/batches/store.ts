@@ -8,6 +8,7 @@ import { names, selectList } from '../db/columns.ts'
 import { batchIngests, batchItems, batches as batchTable } from '../db/schema.ts'
 import { DIALECT, type Param, type Sql } from '../db/sql.ts'
 import type { BatchFamily, BatchRow, BatchStatus, ItemError } from './types.ts'
+import type { PruneStep } from '../lib/prune-steps.ts'
 
 /** A pending item as the scheduler admits it (its body stays in the database for the worker). */
 export interface ClaimedItem {
@@ -57,6 +58,10 @@ const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 /** A result, stored only if the item has none yet. */
 const STORE_RESULT = `UPDATE ${item.$table} SET ${item.status} = ?, ${item.response} = ?, ${item.error} = ?, ${item.usage} = ?, ${item.requestId} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
 const BODY = `SELECT ${selectList(batchItems, ['body'])} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} = ?`
+/** Retention: a batch whose items are being removed, and the next whose end is past the retention. */
+const MARKED_WITH_ITEMS = `SELECT ${batch.id} AS "id" FROM ${batch.$table} b WHERE ${batch.itemsPrunedAt} IS NOT NULL AND EXISTS (SELECT 1 FROM ${item.$table} i WHERE i.${item.batchId} = b.${batch.id}) LIMIT 1`
+const ENDED_BEFORE = `SELECT ${batch.id} AS "id" FROM ${batch.$table} WHERE ${batch.endedAt} < ? AND ${batch.itemsPrunedAt} IS NULL ORDER BY ${batch.endedAt} LIMIT 1`
+const MARK_PRUNED = `UPDATE ${batch.$table} SET ${batch.itemsPrunedAt} = ? WHERE ${batch.id} = ? AND ${batch.itemsPrunedAt} IS NULL`
 const COUNT_RESULTS = `UPDATE ${batch.$table} SET ${batch.succeeded} = ${batch.succeeded} + ?, ${batch.failed} = ${batch.failed} + ? WHERE ${batch.id} = ?`
 
 export class BatchStore {
@@ -226,6 +231,29 @@ export class BatchStore {
     const del = `DELETE FROM ${item.$table} WHERE ${this.rowid} IN (SELECT ${this.rowid} FROM ${item.$table} WHERE ${item.batchId} = ? LIMIT 2000)`
     while ((await this.sql.run(del, [batchId])) > 0) await new Promise((r) => setImmediate(r))
     await this.sql.run(UNMARK, [batchId])
+  }
+
+  /** The batch whose items the pruner is removing; null: none; undefined: not looked for since the start. */
+  private emptying?: string | null
+
+  /**
+   * One step of removing the items of batches that ended before `before`: marks the batch
+   * whose end is oldest (its results are gone from then on, for readers too), then deletes up to
+   * `limit` of its items a step. A batch marked and not emptied (a stop between steps) goes first.
+   */
+  async pruneItemsSome(before: number, now: number, limit: number): Promise<PruneStep> {
+    let id = this.emptying === undefined ? (await this.sql.get<{ id: string }>(MARKED_WITH_ITEMS))?.id : (this.emptying ?? undefined)
+    if (id === undefined) {
+      id = (await this.sql.get<{ id: string }>(ENDED_BEFORE, [before]))?.id
+      if (id === undefined) {
+        this.emptying = null
+        return { deleted: 0, more: false }
+      }
+      await this.sql.run(MARK_PRUNED, [now, id])
+    }
+    const deleted = await this.sql.run(`DELETE FROM ${item.$table} WHERE ${this.rowid} IN (SELECT ${this.rowid} FROM ${item.$table} WHERE ${item.batchId} = ? LIMIT ?)`, [id, limit])
+    this.emptying = deleted < limit ? null : id
+    return { deleted, more: true }
   }
 
   /** Removes an ended batch and its results. */

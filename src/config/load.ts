@@ -69,8 +69,8 @@ export interface Config {
   cache: CacheSettings
   /** Cassettes: upstream exchanges recorded to a directory or answered from it (src/replay); null: every call goes upstream. */
   replay: ReplaySettings | null
-  /** Stored responses threads: the most stored bytes a thread may hold and still be continued. */
-  responses: { maxThreadBytes: number; toolCallsStatus: 'requires_action' | 'completed' }
+  /** Stored responses threads: the most stored bytes a thread may hold and still be continued; days a response no later one continues is kept (0: until deleted). */
+  responses: { maxThreadBytes: number; retentionDays: number; toolCallsStatus: 'requires_action' | 'completed' }
   /** GET /metrics: without the admin token when public; key id and account labels with perKey. */
   metrics: { public: boolean; perKey: boolean }
   /** Fetching media URLs named in requests (documents, images): guarded against private addresses. */
@@ -86,6 +86,8 @@ export interface Config {
     maxItems: number
     /** Instances sharing a database: how long a claimed item stays theirs without a renewal. */
     leaseMs: number
+    /** Days an ended batch's items are kept (0: until the batch is deleted). */
+    retentionDays: number
   }
   /**
    * PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. `takeAhead`:
@@ -335,6 +337,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     replay,
     responses: {
       maxThreadBytes: int(env.SWITCHYARD_MAX_THREAD_BYTES, 'SWITCHYARD_MAX_THREAD_BYTES', 1024) ?? f.responses?.max_thread_bytes ?? 32 * MiB,
+      // OpenAI keeps a response 30 days
+      retentionDays: num(env.SWITCHYARD_RESPONSES_RETENTION_DAYS, 'SWITCHYARD_RESPONSES_RETENTION_DAYS') ?? f.responses?.retention_days ?? 30,
       toolCallsStatus: word(str(env.SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS), 'SWITCHYARD_RESPONSES_TOOL_CALLS_STATUS', ['requires_action', 'completed']) ?? f.responses?.tool_calls_status ?? 'requires_action',
     },
     metrics: {
@@ -356,6 +360,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       maxItemsPerSecond: count(int(env.SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND, 'SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND', 0) ?? f.batches?.max_items_per_second ?? 1000, 0),
       maxItems: count(int(env.SWITCHYARD_BATCH_MAX_ITEMS, 'SWITCHYARD_BATCH_MAX_ITEMS', 1, 10_000_000) ?? f.batches?.max_items ?? 50_000, 1),
       leaseMs: count(int(env.SWITCHYARD_BATCH_LEASE_MS, 'SWITCHYARD_BATCH_LEASE_MS', 1000) ?? f.batches?.lease_ms ?? 10_000, 1_000),
+      // Anthropic keeps a message batch's results 29 days
+      retentionDays: num(env.SWITCHYARD_BATCH_RETENTION_DAYS, 'SWITCHYARD_BATCH_RETENTION_DAYS') ?? f.batches?.retention_days ?? 29,
     },
     database: {
       url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)),

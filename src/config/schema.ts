@@ -137,7 +137,7 @@ export const ConfigFileSchema = t.Object(
     /** Cassettes: record upstream exchanges, or answer from them (config/replay.ts). */
     replay: t.Optional(ReplaySchema),
     /** `tool_calls_status: completed`: a reply that calls tools says `completed`, as OpenAI's does (the openai SDK's tool runner and parse helper need it), not the spec's `requires_action`. */
-    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(Int({ minimum: 1024 })), tool_calls_status: t.Optional(t.Union([t.Literal('requires_action'), t.Literal('completed')], { errorMessage: 'expected "requires_action" or "completed"' })) }, { additionalProperties: false })),
+    responses: t.Optional(t.Object({ max_thread_bytes: t.Optional(Int({ minimum: 1024 })), retention_days: t.Optional(t.Number({ minimum: 0 })), tool_calls_status: t.Optional(t.Union([t.Literal('requires_action'), t.Literal('completed')], { errorMessage: 'expected "requires_action" or "completed"' })) }, { additionalProperties: false })),
     /** GET /metrics: `public` needs no token (a private network's port); `per_key` adds key id and account labels. */
     metrics: t.Optional(t.Object({ public: t.Optional(t.Boolean()), per_key: t.Optional(t.Boolean()) }, { additionalProperties: false })),
     limits: t.Optional(
@@ -191,6 +191,8 @@ export const ConfigFileSchema = t.Object(
           lease_ms: t.Optional(Int({ minimum: 1000 })),
           /** Items per batch (50,000 is the usual limit of the official APIs; higher on request). */
           max_items: t.Optional(Int({ minimum: 1, maximum: 10_000_000 })),
+          /** Days an ended batch's items (request bodies and results) are kept; its row, counts and output files stay (0: until it is deleted). */
+          retention_days: t.Optional(t.Number({ minimum: 0 })),
         },
         { additionalProperties: false },
       ),

@@ -13,6 +13,7 @@ import m10 from '../../db/migrations/0010_generation_replayed.sql' with { type: 
 import m11 from '../../db/migrations/0011_batch_item_choices.sql' with { type: 'text' }
 import m12 from '../../db/migrations/0012_batch_item_service_tier.sql' with { type: 'text' }
 import m13 from '../../db/migrations/0013_batch_claims.sql' with { type: 'text' }
+import m14 from '../../db/migrations/0014_retention.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -24,6 +25,7 @@ import p7 from '../../db/pg-migrations/0007_generation_replayed.sql' with { type
 import p8 from '../../db/pg-migrations/0008_batch_item_choices.sql' with { type: 'text' }
 import p9 from '../../db/pg-migrations/0009_batch_item_service_tier.sql' with { type: 'text' }
 import p10 from '../../db/pg-migrations/0010_batch_claims.sql' with { type: 'text' }
+import p11 from '../../db/pg-migrations/0011_retention.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -43,6 +45,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0011_batch_item_choices", when: 1796337403776, breakpoints: true, sql: m11 },
   { tag: "0012_batch_item_service_tier", when: 1796349464912, breakpoints: true, sql: m12 },
   { tag: "0013_batch_claims", when: 1796354844448, breakpoints: true, sql: m13 },
+  { tag: "0014_retention", when: 1796387213888, breakpoints: true, sql: m14 },
 ]
 
 /** PostgreSQL. */
@@ -58,4 +61,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0008_batch_item_choices", when: 1796337404887, breakpoints: true, sql: p8 },
   { tag: "0009_batch_item_service_tier", when: 1796349466120, breakpoints: true, sql: p9 },
   { tag: "0010_batch_claims", when: 1796354845583, breakpoints: true, sql: p10 },
+  { tag: "0011_retention", when: 1796387214515, breakpoints: true, sql: p11 },
 ]

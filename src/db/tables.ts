@@ -178,7 +178,13 @@ export function declareTables(k: ColumnKit) {
       /** Stored bytes of the thread ending here (this row and every earlier one): its size bound. */
       threadBytes: k.int('thread_bytes').notNull().default(0),
     },
-    (t) => [k.index('stored_responses_key_id').on(t.apiKeyId, t.id, t.createdAt), k.index('stored_responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt)],
+    // (previous row): the continuations of a row, which keep it from being pruned; (created): the oldest rows, which may be
+    (t) => [
+      k.index('stored_responses_key_id').on(t.apiKeyId, t.id, t.createdAt),
+      k.index('stored_responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt),
+      k.index('stored_responses_previous').on(t.previousRowId),
+      k.index('stored_responses_created').on(t.createdAt),
+    ],
   )
 
   /**
@@ -229,6 +235,8 @@ export function declareTables(k: ColumnKit) {
       /** Instances sharing a database: one kept out of the batch's places (leases.ts), until when (epoch ms). */
       claimWaiter: k.text('claim_waiter'),
       claimWaiterUntil: k.int('claim_waiter_until'),
+      /** Its items (bodies and results) were removed then, `batches.retention_days` after it ended (epoch ms). */
+      itemsPrunedAt: k.int('items_pruned_at'),
     },
     (t) => [k.index('batches_key_created').on(t.apiKeyId, t.createdAt), k.index('batches_open').on(t.endedAt), k.index('batches_input_file').on(t.inputFileId)],
   )

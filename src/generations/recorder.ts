@@ -18,6 +18,7 @@ import type { Logger } from '../http/log.ts'
 import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore, isNotWhole } from './store.ts'
 import { costsNothing, type GenerationInput, type GenerationSink } from './types.ts'
+import { pruneInSteps } from '../lib/prune-steps.ts'
 
 export interface RecorderDeps {
   storage: Storage
@@ -364,15 +365,11 @@ export class Recorder implements GenerationSink {
     let total = 0
     try {
       const before = now - this.retentionDays * DAY_MS
-      for (;;) {
-        const started = performance.now()
-        const n = await this.store.pruneSome(before, this.pruneChunk)
-        total += n
-        if (n < this.pruneChunk || this.stopped) break
-        await Bun.sleep(Math.max(1, performance.now() - started))
-        // stopped during the pause: no step after it (a record written since may be old)
-        if (this.stopped) break
+      const step = async () => {
+        const deleted = await this.store.pruneSome(before, this.pruneChunk)
+        return { deleted, more: deleted >= this.pruneChunk }
       }
+      total = await pruneInSteps(step, () => this.stopped)
       if (total > 0) this.deps.log.info('recorder: pruned old generation records', { records: total, retention_days: this.retentionDays })
     } catch (e) {
       this.deps.log.error('recorder: pruning failed', { error: (e as Error).message })

@@ -8,7 +8,7 @@ import { badRequest, echo, HttpError } from '../../http/errors.ts'
 import { idParam, intParam } from '../params.ts'
 import type { BatchService } from '../service.ts'
 import type { Services } from '../../services.ts'
-import { pullStream, resultPages } from '../export.ts'
+import { pullStream, resultPages, resultsKept } from '../export.ts'
 import { messageResultText, toMessageBatch, toMessageBatchList } from './shapes.ts'
 
 export const MESSAGE_BATCHES_ROOT = '/api/beta/v1/messages/batches'
@@ -43,6 +43,7 @@ export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchSe
     .get(`${root}/:id/results`, async ({ request, params }) => {
       const b = await find(request, params.id)
       if (b.endedAt === null) throw badRequest(`Message batch ${b.id} has not ended yet; its results are available once processing_status is "ended"`)
+      resultsKept(b)
       return new Response(pullStream(resultLines(batches, b.id)), { headers: { 'content-type': 'application/binary' } })
     })
     .delete(`${root}/:id`, async ({ request, params }) => {

@@ -19,6 +19,7 @@ import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 import { responseOfItem } from './item-ids.ts'
 import { nextTurn } from '../../lib/turn.ts'
+import type { PruneStep } from '../../lib/prune-steps.ts'
 
 type Obj = Record<string, unknown>
 
@@ -88,6 +89,11 @@ const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FR
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
 
 const DELETE = `DELETE FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?`
+// past the retention, the rows no other row continues, oldest first: a thread goes from its
+// newest turn back, and one whose newest turn is recent is kept whole
+const NOT_CONTINUED = `NOT EXISTS (SELECT 1 FROM ${s.$table} c WHERE c.${s.previousRowId} = ${s.$table}.${s.rowId})`
+const EXPIRED = `SELECT ${s.rowId} AS "rowId" FROM ${s.$table} WHERE ${s.createdAt} < ? AND ${NOT_CONTINUED} ORDER BY ${s.createdAt} LIMIT ?`
+const pruneRows = (n: number) => `DELETE FROM ${s.$table} WHERE ${s.rowId} IN (${Array(n).fill('?').join(', ')}) AND ${NOT_CONTINUED}`
 
 /**
  * Reading a thread leaves its stored text behind as garbage as large as the thread, which the
@@ -110,6 +116,8 @@ const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
 
 /** A conversation's hold on a turn gives way after this long (a turn that never ended). */
 const TURN_HOLD_MS = 30 * 60_000
+/** Rows held from the pruner by turns in progress: past this many, those of ended turns are forgotten. */
+const MAX_CONTINUED = 10_000
 
 export class ThreadStore {
   /** Saved, not yet written: read before the database by every lookup (by row id). */
@@ -129,6 +137,10 @@ export class ThreadStore {
 
   /** Conversations with a turn in progress (key id and name), and since when. */
   private readonly turns = new Map<string, number>()
+
+  /** Rows a turn in progress continues (row id), and since when: the pruner leaves them alone. */
+  private readonly continued = new Map<string, number>()
+  private sweepAt = MAX_CONTINUED
 
   /**
    * Holds `conversation` for a turn that continues it, until the turn's response is saved or the
@@ -176,6 +188,8 @@ export class ThreadStore {
       response,
       threadBytes: (r.previous?.threadBytes ?? 0) + own,
     }
+    // its pending row holds what it continues from the pruner now, and its written row then
+    if (r.previous) this.continued.delete(r.previous.rowId)
     let commit!: () => void
     const committed = new Promise<void>((resolve) => (commit = resolve))
     this.pending.set(row.rowId, { row, committed, commit })
@@ -251,7 +265,7 @@ export class ThreadStore {
    */
   async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string; head: ThreadHead }> {
     const head = await this.byId<Meta>(apiKeyId, id, META_BY_ID)
-    if (!head) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, or not this key's)`)
+    if (!head) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, expired, or not this key's)`)
     if (head.threadBytes > this.maxThreadBytes) {
       throw badRequest(`${field}: the thread of "${id}" holds ${head.threadBytes} bytes, over this gateway's limit of ${this.maxThreadBytes} (responses.max_thread_bytes); start a new thread, or send the context again as input`)
     }
@@ -274,7 +288,37 @@ export class ThreadStore {
       if (i > 0) await nextTurn()
     }
     collectAfterLongReads(head.threadBytes)
+    this.continued.set(head.rowId, performance.now())
+    if (this.continued.size > this.sweepAt) {
+      this.forgetEndedTurns()
+      // as many turns in progress again before the next look
+      this.sweepAt = Math.max(MAX_CONTINUED, 2 * this.continued.size)
+    }
     return { items, status: head.status, head: { rowId: head.rowId, threadBytes: head.threadBytes } }
+  }
+
+  /**
+   * Deletes at most `limit` stored responses made before `before` that no response continues (a
+   * thread goes from its newest turn back; one whose newest turn is recent is kept whole), but
+   * those a turn in progress here continues.
+   */
+  async pruneSome(before: number, limit: number): Promise<PruneStep> {
+    const found = await this.sql.all<{ rowId: string }>(EXPIRED, [before, limit])
+    // read once the candidates are: a turn that began meanwhile holds its row too
+    this.forgetEndedTurns()
+    const held = new Set(this.continued.keys())
+    for (const p of this.pending.values()) if (p.row.previousRowId !== null) held.add(p.row.previousRowId)
+    const ids = found.map((r) => r.rowId).filter((id) => !held.has(id))
+    const deleted = ids.length > 0 ? await this.sql.run(pruneRows(ids.length), ids) : 0
+    // what these continued may be removable now; a step that deletes nothing (rows held by
+    // turns, or continued meanwhile) leaves the rest to the next pass
+    return { deleted, more: deleted > 0 }
+  }
+
+  /** Turns that never saved (failed, or never ended) hold their row for TURN_HOLD_MS at most. */
+  private forgetEndedTurns() {
+    const now = performance.now()
+    for (const [rowId, since] of this.continued) if (now - since >= TURN_HOLD_MS) this.continued.delete(rowId)
   }
 
   /** A key's stored response object (its output included), or undefined. */

@@ -1,0 +1,3 @@
+ALTER TABLE "batches" ADD COLUMN "items_pruned_at" bigint;--> statement-breakpoint
+CREATE INDEX "stored_responses_previous" ON "stored_responses" USING btree ("previous_row_id");--> statement-breakpoint
+CREATE INDEX "stored_responses_created" ON "stored_responses" USING btree ("created_at");

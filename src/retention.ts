@@ -1,0 +1,83 @@
+// What the gateway keeps for a while and then removes, beside records (the recorder prunes
+// those): stored responses, `responses.retention_days` after the last response of their thread
+// (OpenAI keeps a response 30 days), and the items of ended batches (their request bodies and
+// results), `batches.retention_days` after the batch ended (Anthropic keeps a message batch's
+// results 29 days); the batch's row, counts and output files stay. 0 days keeps them until they
+// are deleted. Removed in small steps off the request path, soon after start and then hourly.
+import type { BatchStore } from './batches/store.ts'
+import type { Config } from './config/load.ts'
+import type { Logger } from './http/log.ts'
+import { pruneInSteps, type PruneStep } from './lib/prune-steps.ts'
+import type { ThreadStore } from './surfaces/responses/thread.ts'
+
+const DAY_MS = 86_400_000
+/** Stored responses one step deletes (each a row of a thread's text, and its three indexes). */
+const RESPONSES_CHUNK = 100
+/** Batch items one step deletes. */
+const ITEMS_CHUNK = 500
+
+interface Job {
+  what: string
+  days: number
+  step(before: number, now: number): Promise<PruneStep>
+}
+
+export interface RetentionDeps {
+  config: Pick<Config, 'responses' | 'batches'>
+  log: Logger
+  threads: ThreadStore
+  batches: BatchStore
+}
+
+export class Retention {
+  private readonly jobs: Job[]
+  private running?: Promise<void>
+  private stopped = false
+  private timers: ReturnType<typeof setTimeout>[] = []
+
+  constructor(private readonly deps: RetentionDeps) {
+    const { config, threads, batches } = deps
+    const jobs: Job[] = [
+      { what: 'stored responses', days: config.responses.retentionDays, step: (before) => threads.pruneSome(before, RESPONSES_CHUNK) },
+      { what: 'batch items', days: config.batches.retentionDays, step: (before, now) => batches.pruneItemsSome(before, now, ITEMS_CHUNK) },
+    ]
+    this.jobs = jobs.filter((j) => j.days > 0)
+  }
+
+  /** One pass over every job (one at a time; a pass asked for while one runs is that one). */
+  prune(now = Date.now()): Promise<void> {
+    this.running ??= this.pass(now).finally(() => (this.running = undefined))
+    return this.running
+  }
+
+  private async pass(now: number): Promise<void> {
+    for (const job of this.jobs) {
+      if (this.stopped) return
+      const before = now - job.days * DAY_MS
+      try {
+        const n = await pruneInSteps(() => job.step(before, now), () => this.stopped)
+        if (n > 0) this.deps.log.info(`retention: removed ${job.what}`, { rows: n, retention_days: job.days })
+      } catch (e) {
+        this.deps.log.error(`retention: removing ${job.what} failed`, { error: (e as Error).message })
+      }
+    }
+  }
+
+  /** A pass soon after start, then every `everyMs`; `onClose` stops them and waits for a pass under way. */
+  start(onClose: (() => void | Promise<void>)[], everyMs = 3_600_000): this {
+    if (this.jobs.length === 0) return this
+    const first = setTimeout(() => void this.prune(), 1_000)
+    const every = setInterval(() => void this.prune(), everyMs)
+    first.unref?.()
+    every.unref?.()
+    this.timers = [first, every]
+    onClose.push(() => this.stop())
+    return this
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    for (const t of this.timers) clearTimeout(t)
+    await this.running
+  }
+}
