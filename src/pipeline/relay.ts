@@ -4,6 +4,7 @@
 import { bodyPrefix } from '../http/body-prefix.ts'
 import { firstEventFailure } from '../ir/errors.ts'
 import { errorSaid, notAReplyError } from '../providers/errors.ts'
+import { replyText } from '../providers/reply-text.ts'
 import type { Watch } from '../providers/idle.ts'
 import type { CallContext, Passthrough, TapOptions, WireTap } from '../routing/contract.ts'
 import { EventSplitter } from '../routing/sse-events.ts'
@@ -108,7 +109,7 @@ export async function relayJson({ pt, body, tapOptions, ctx, out, headers, onTap
   out.promptText = () => pt.promptText(body)
   const { text, status, tap, unread } = await pt.call(body, ctx, async (res) => {
     const tap = new GuardedTap(pt.tap(tapOptions), onTapError ?? ignore)
-    const text = await res.text()
+    const text = await replyText(res)
     notAReply(res, text)
     if (tap.rewritesJson || !out.defersRecord) return { text: tap.json(text) ?? text, status: res.status, tap, unread: false }
     return { text, status: res.status, tap, unread: true }

@@ -6,6 +6,7 @@
 // at once with the next key while one is left.
 import { errorSaid, notAReplyError, redirectRefused, upstreamErrorFrom } from './errors.ts'
 import { bodyPrefix } from '../http/body-prefix.ts'
+import { replyText } from './reply-text.ts'
 import { Idle, type Watch } from './idle.ts'
 import { chunkStream, encodeJson, type ChunkedBody } from './json-body.ts'
 import type { KeyPool } from './key-pool.ts'
@@ -274,7 +275,7 @@ export function bodyOf(res: Response, provider: string): ReadableStream<Uint8Arr
 }
 
 export async function readJson(res: Response, provider: string): Promise<unknown> {
-  const text = await res.text()
+  const text = await replyText(res, provider)
   let j: unknown
   try {
     j = JSON.parse(text)

@@ -5,22 +5,34 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser'
 import type { StreamEvent } from '../ir/types.ts'
 import { UNWATCHED, type Watch } from './idle.ts'
 import { UpstreamError } from './types.ts'
+import { MAX_EVENT_CHARS, MAX_STREAM_CHARS } from '../routing/sse-events.ts'
 
 export interface SseMessage {
   event?: string
   data: string
 }
 
+/** The most an upstream stream may send, in all and in one event (routing/sse-events.ts). */
+const LIMITS = { stream: MAX_STREAM_CHARS, event: MAX_EVENT_CHARS }
+
+const tooMuch = (what: string) => new UpstreamError({ status: 502, message: `upstream sent ${what}`, type: 'stream_too_large' }, { retryable: false })
+
 /**
  * Reads `body` as SSE. A last event the upstream did not close with a blank line is still
  * delivered (several real recordings end that way). Stopping the iteration early (break /
  * return) cancels the body, which closes the upstream connection.
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>, idle: Watch = UNWATCHED): AsyncGenerator<SseMessage> {
+export async function* parseSse(body: ReadableStream<Uint8Array>, idle: Watch = UNWATCHED, limits = LIMITS): AsyncGenerator<SseMessage> {
   const pending: SseMessage[] = []
+  // bytes read in all, and since the last event ended (what the parser holds of the next)
+  let total = 0
+  let since = 0
   const parser = createParser({
     // the parser's own message (its id too, which no reader uses): no second object an event
-    onEvent: (m: EventSourceMessage) => pending.push(m),
+    onEvent: (m: EventSourceMessage) => {
+      since = 0
+      pending.push(m)
+    },
   })
   const reader = body.getReader()
   const decoder = new TextDecoder()
@@ -35,7 +47,14 @@ export async function* parseSse(body: ReadableStream<Uint8Array>, idle: Watch = 
         done = true
         // Ending the (possibly unterminated) last line and event; a no-op when nothing is pending.
         parser.feed(decoder.decode() + '\n\n')
-      } else parser.feed(decoder.decode(r.value, { stream: true }))
+      } else {
+        total += r.value.byteLength
+        since += r.value.byteLength
+        if (total > limits.stream) throw tooMuch(`a stream of more than ${limits.stream} bytes`)
+        parser.feed(decoder.decode(r.value, { stream: true }))
+        // what the read brought and no event took (its end, or comments): the next event's
+        if (since > limits.event) throw tooMuch(`an SSE event of more than ${limits.event} bytes`)
+      }
       while (pending.length) yield pending.shift()!
     }
   } finally {

@@ -16,24 +16,37 @@ export function eventEnd(buf: string, from = 0): number {
 
 /** The largest SSE event an upstream may send (a generated image's partial in base64 is a few MB). */
 export const MAX_EVENT_CHARS = 64 * 1024 * 1024
+/**
+ * The most text one upstream stream may send: far past any real one (128k tokens of deltas with
+ * their log probabilities is some tens of MB). A stream that goes on past it (a compressed
+ * stream inflating without end, an upstream that never stops) ends there with an error.
+ */
+export const MAX_STREAM_CHARS = 1024 * 1024 * 1024
 
 /**
  * Splits upstream text into whole SSE events as they complete; nothing waits for the rest. The
  * part of an event read so far is kept in pieces and only the new text is searched for its end
  * (with the 3 characters before it, where a blank line may begin): a 20 MB event arriving in
  * 64 KiB reads was searched and copied whole at every read. An event past `max` characters is
- * refused (an upstream that never ends one held memory until the process had none).
+ * refused (an upstream that never ends one held memory until the process had none), and so is
+ * a stream past `maxTotal` characters.
  */
 export class EventSplitter {
   private parts: string[] = []
   private size = 0
+  private total = 0
   /** The last 3 characters of what waits (no event's end is in it). */
   private tail = ''
-  constructor(private readonly max = MAX_EVENT_CHARS) {}
+  constructor(
+    private readonly max = MAX_EVENT_CHARS,
+    private readonly maxTotal = MAX_STREAM_CHARS,
+  ) {}
 
   push(text: string): string[] {
     const out: string[] = []
     if (text === '') return out
+    this.total += text.length
+    if (this.total > this.maxTotal) throw new Error(`upstream sent a stream of more than ${this.maxTotal} characters`)
     const first = eventEnd(this.tail + text)
     if (first < 0) {
       this.keep(text)

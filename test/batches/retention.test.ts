@@ -3,7 +3,7 @@
 // that says why rather than an empty list that looks whole. One that ended recently is not
 // touched, however long ago it was made.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { chat, msg, startBatchRig, type BatchRig } from './helpers.ts'
+import { chat, startBatchRig, type BatchRig } from './helpers.ts'
 
 const DAY = 86_400_000
 let rig: BatchRig
@@ -50,7 +50,7 @@ test('the items of a batch that ended past the retention go; its row, counts and
 
 test("a message batch's results past the retention: the SDK's results() gets the 404; retrieve and delete still work", async () => {
   const client = rig.anthropic()
-  const batch = await client.messages.batches.create({ requests: [{ custom_id: 'a', params: msg('mock-claude', 'mock: text hi') }] })
+  const batch = await client.messages.batches.create({ requests: [{ custom_id: 'a', params: { model: 'mock-claude', max_tokens: 64, messages: [{ role: 'user', content: 'mock: text hi' }] } }] })
   await rig.ended(batch.id)
   await endedDaysAgo(batch.id, 40)
   await rig.gw.services.retention.prune()

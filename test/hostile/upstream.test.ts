@@ -107,6 +107,65 @@ test("an error body that inflates to hundreds of MB is read only for its message
   expect(await r.json()).toEqual({ error: 'busy' })
 })
 
+test('a reply that inflates past what any reply holds is not read whole: a 502 says so, on the pass-through and the translated path', async () => {
+  // a chat reply padded with 130 MiB of spaces (still valid JSON): gzipped to a few hundred KB
+  // with its length declared, and plain with none (chunked)
+  const reply = new TextEncoder().encode('{"id":"chatcmpl-big","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}')
+  const padded = new Uint8Array(130 * 1024 * 1024).fill(0x20)
+  padded.set(reply)
+  const bomb = Bun.gzipSync(padded)
+  const chunked = () =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let at = 0; at < padded.length; at += 4 * 1024 * 1024) c.enqueue(padded.subarray(at, at + 4 * 1024 * 1024))
+        c.close()
+      },
+    })
+  const gzipped = () => new Response(bomb, { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } })
+  const plain = () => new Response(chunked(), { headers: { 'content-type': 'application/json' } })
+  for (const model of ['gpt-4o', 'claude-haiku-4-5']) {
+    for (const answer of [gzipped, plain]) {
+      up.script(answer)
+      const r = await post(gw.key, '/api/alpha/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] })
+      expect(r.status).toBe(502)
+      expect(r.headers.get('x-request-id')).toBeTruthy()
+      expect(JSON.stringify(await r.json())).toContain('sent a reply larger than 134217728 bytes')
+    }
+  }
+  // a reply of ordinary size, compressed or not, is read as before
+  up.script(() => new Response(Bun.gzipSync(reply), { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }))
+  const ok = await post(gw.key, '/api/alpha/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
+  expect(((await ok.json()) as any).choices[0].message.content).toBe('ok')
+})
+
+test('a stream event that never ends is cut at its bound with an in-band error, translated and passed through', async () => {
+  // message_start, then one event of 70 MiB with no blank line after it, in 1 MiB reads
+  const start = fixture('anthropic/messages/stream-text.sse').split('\n\n')[0] + '\n\n'
+  const endless = () =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode(start + 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'))
+          const mib = new Uint8Array(1024 * 1024).fill(0x61)
+          for (let i = 0; i < 70; i++) c.enqueue(mib)
+          c.close()
+        },
+      }),
+      { headers: { 'content-type': 'text/event-stream' } },
+    )
+  for (const [path, body] of [
+    ['/api/alpha/v1/chat/completions', { model: 'claude-haiku-4-5', stream: true, messages: [{ role: 'user', content: 'hi' }] }],
+    ['/api/beta/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] }],
+  ] as const) {
+    up.script(endless)
+    const r = await post(gw.key, path, body)
+    expect(r.status).toBe(200)
+    const text = await r.text()
+    expect(text.length).toBeLessThan(1024 * 1024)
+    expect(text).toContain('SSE event of more than')
+  }
+})
+
 test("what an upstream sends after its stream's end is not relayed, in the same read or a later one", async () => {
   const extra = (sse: string, event: string) => sse.trimEnd() + '\n\n' + event
   const cases: [string, unknown, string, string][] = [

@@ -56,6 +56,31 @@ describe('parseSse', () => {
     ])
   })
 
+  test('a stream past its bound, or an event that never ends, is refused with a 502 that says which, and the body is cancelled', async () => {
+    const limits = { stream: 1000, event: 300 }
+    const read = async (pieces: string[]) => {
+      const b = body(pieces)
+      const got: unknown[] = []
+      const err = await (async () => {
+        for await (const m of parseSse(b.stream, undefined, limits)) got.push(m)
+      })().catch((e) => e)
+      return { got, err, cancelled: b.cancelled() }
+    }
+    // ended events add up past the stream's bound: those before it are delivered
+    const many = await read(Array.from({ length: 20 }, (_, i) => `data: ${i} ${'x'.repeat(90)}\n\n`))
+    expect(many.got.length).toBe(10)
+    expect(many.err).toBeInstanceOf(UpstreamError)
+    expect(many.err.status).toBe(502)
+    expect(many.err.message).toBe('upstream sent a stream of more than 1000 bytes')
+    expect(many.cancelled).toBe(true)
+    // one event that goes on and on, in reads of its own
+    const endless = await read(['data: 1\n\n', ...Array.from({ length: 5 }, () => 'data: ' + 'y'.repeat(100) + '\n')])
+    expect(endless.got).toEqual([{ data: '1' }])
+    expect(endless.err.message).toBe('upstream sent an SSE event of more than 300 bytes')
+    // within both, nothing changes
+    expect((await read(['data: a\n\n', 'data: b\n\n'])).got).toEqual([{ data: 'a' }, { data: 'b' }])
+  })
+
   test('stopping early cancels the body', async () => {
     const b = body(['data: 1\n\n', 'data: 2\n\n', 'data: 3\n\n'])
     for await (const m of parseSse(b.stream)) if (m.data === '1') break

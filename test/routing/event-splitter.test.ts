@@ -54,3 +54,10 @@ test('an event past the bound is refused, saying so', () => {
   const t = new EventSplitter(1000)
   for (let i = 0; i < 100; i++) expect(t.push('data: ' + 'x'.repeat(100) + '\n\n').length).toBe(1)
 })
+
+test('a stream past its bound in all is refused, however small its events', () => {
+  const s = new EventSplitter(1000, 5000)
+  for (let i = 0; i < 50; i++) expect(s.push('data: ' + 'x'.repeat(92) + '\n\n').length).toBe(1)
+  expect(() => s.push('data: ' + 'x'.repeat(92) + '\n\n')).toThrow('upstream sent a stream of more than 5000 characters')
+})
+

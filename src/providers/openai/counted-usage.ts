@@ -7,6 +7,7 @@
 // passes untouched.
 import { eventFields, EventSplitter, parseJsonObject } from '../../routing/sse-events.ts'
 import { countTokensAsync } from '../../tokens/count.ts'
+import { replyText } from '../reply-text.ts'
 
 type Json = Record<string, any>
 
@@ -48,7 +49,7 @@ export async function withCountedUsage(res: Response, promptText: () => string, 
   if (!res.body) return res
   const init = { status: res.status, statusText: res.statusText, headers: headersOf(res) }
   if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) return new Response(completedStream(res.body, promptText, lane), init)
-  const text = await res.text()
+  const text = await replyText(res)
   const j = parseJsonObject(text)
   if (!j || hasUsage(j) || !Array.isArray(j.choices)) return new Response(text, init)
   const out: string[] = []
