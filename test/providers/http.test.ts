@@ -181,6 +181,16 @@ describe('status table', () => {
     ])
   })
 
+  test('nor does part of a key, masked or cut short, nor the shape of one', () => {
+    for (const quoted of [`${TEST_KEY.slice(0, 20)}`, 'sk-proj-abc1**********************xyz9', 'sk-ant-api03-Zx9_part']) {
+      const e = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: `Incorrect API key provided: ${quoted}. You can find your API key at https://platform.openai.com/account/api-keys.` } }), apiKey: TEST_KEY })
+      expect(e.message).toContain('Incorrect API key provided: [redacted]. You can find')
+    }
+    // words that merely hold the letters are left alone
+    const plain = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: 'a risk-free task-list' } }), apiKey: TEST_KEY })
+    expect(plain.message).toContain('a risk-free task-list')
+  })
+
   test('our key never survives into a message', () => {
     const e = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: `bad key ${TEST_KEY} here` } }), apiKey: TEST_KEY })
     expect(e.message).toBe('bad key [redacted] here')
