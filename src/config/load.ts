@@ -26,6 +26,8 @@ export interface Config {
   port: number
   dataDir: string
   trustedProxies: string[]
+  /** The gateway's URL as its clients reach it (behind a proxy that ends TLS, or under a path), for the URLs it hands out; unset: each request's own origin. */
+  publicUrl?: string
   shutdownGraceMs: number
   /** Upstream HTTP calls in flight at once (Bun's fetch client limit, set at start by `serve`). */
   maxUpstreamConnections: number
@@ -255,6 +257,21 @@ function word<W extends string>(v: string | undefined, name: string, words: read
   throw new ConfigError(`${name}: expected ${words.join(' or ')}, got "${v.slice(0, 40)}"`)
 }
 
+/** An http(s) URL with no query or fragment, without its trailing slash. */
+function publicUrl(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined
+  let u: URL
+  try {
+    u = new URL(v)
+  } catch {
+    throw new ConfigError(`server.public_url: expected an http or https URL, got "${v.slice(0, 80)}"`)
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash || u.username || u.password) {
+    throw new ConfigError(`server.public_url: expected an http or https URL with no query, fragment or credentials, got "${v.slice(0, 80)}"`)
+  }
+  return (u.origin + u.pathname).replace(/\/+$/, '')
+}
+
 function positive(n: number | undefined, name: string): number | undefined {
   if (n === 0) throw new ConfigError(`${name}: expected a number above 0, got 0`)
   return n
@@ -305,6 +322,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     port,
     dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
     trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
+    publicUrl: publicUrl(str(env.SWITCHYARD_PUBLIC_URL) ?? str(f.server?.public_url)),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
     maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections ?? num(env[FETCH_LIMIT_VAR], FETCH_LIMIT_VAR) ?? DEFAULT_FETCH_LIMIT),
     tokenWorkers: tokenWorkers(num(env.SWITCHYARD_TOKEN_WORKERS, 'SWITCHYARD_TOKEN_WORKERS') ?? f.server?.token_workers),

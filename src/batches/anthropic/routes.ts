@@ -14,7 +14,6 @@ import { messageResultText, toMessageBatch, toMessageBatchList } from './shapes.
 export const MESSAGE_BATCHES_ROOT = '/api/beta/v1/messages/batches'
 const LIST_LIMIT = { dflt: 20, max: 1000 }
 
-const originOf = (request: Request) => new URL(request.url).origin
 
 async function* resultLines(batches: BatchService, id: string): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
@@ -23,6 +22,9 @@ async function* resultLines(batches: BatchService, id: string): AsyncGenerator<U
 
 export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchService) {
   const root = MESSAGE_BATCHES_ROOT
+  // results_url: under the URL clients reach the gateway by, when it is configured (a proxy that
+  // ends TLS would otherwise make it http://), else the request's own origin
+  const originOf = (request: Request) => s.config.publicUrl ?? new URL(request.url).origin
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id, 'anthropic')
   return new Elysia({ name: 'batches:anthropic' })
     .post(root, async ({ request }) => toMessageBatch(await batches.create('anthropic', keyOf(request), await readBodyText(request, s.config.limits.maxBodyBytes)), originOf(request)), {
