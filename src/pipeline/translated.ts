@@ -2,7 +2,7 @@
 // events in the surface's wire. Streams get their block boundaries once (blockBoundaries).
 import { ProducedText } from '../lib/produced-text.ts'
 import { requestText } from '../ir/tokens.ts'
-import { countTokensAsync } from '../tokens/count.ts'
+import { billedUsage, countTokensAsync } from '../tokens/count.ts'
 import { roughCount } from '../ir/bounded-bpe.ts'
 
 /** The longest prompt text a stream's start counts exactly (about 16,000 tokens of English). */
@@ -10,7 +10,7 @@ const START_COUNT = 64 * 1024
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
-import type { GenerationRequest, StreamEvent, Usage } from '../ir/types.ts'
+import type { GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { GenerationOutcome } from './outcome.ts'
@@ -37,6 +37,7 @@ export async function translatedJson({ adapter, ir, codec, ctx, out, headers, pa
   let r = await adapter.generate(ir, ctx)
   try {
     if (pauseAtTool) r = pauseResponseAtFirstTool(r)
+    if (unsaid(r.usage)) r = { ...r, usage: await countedUsage(r.usage, producedOf(r), ir, ctx) }
     const enc = codec.encodeJson(r, r.model || ir.model)
     out.id = enc.id
     out.reply = enc.body
@@ -99,6 +100,9 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     try {
       for (let r = first; !r.done; r = await events.next()) {
         text = ''
+        // an upstream that said no usage (one that ignores include_usage): the client's last
+        // frames carry the gateway's count, as the record does, never 0 tokens
+        if (r.value.type === 'finish' && unsaid(r.value.usage)) r = { done: false, value: { ...r.value, usage: await countedUsage(r.value.usage, produced.text(), ir, ctx) } }
         blocks(r.value)
         if (failed) {
           if (text) yield text
@@ -128,6 +132,20 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     }
   })()
   return new Response(sseBody(frames, sse), { status: 200, headers: { ...SSE_HEADERS, ...headers } })
+}
+
+/** Usage an upstream did not say: no prompt is 0 tokens (the mock counts its own). */
+const unsaid = (u: Usage) => u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens === 0
+
+/** What a reply's model wrote: its output tokens are counted from it (as a stream's deltas are). */
+function producedOf(r: GenerationResponse): string {
+  return r.content.map((p) => (p.type === 'text' || p.type === 'reasoning' ? p.text : p.type === 'tool-call' ? p.name + p.arguments : '')).join('')
+}
+
+/** The gateway's count of a reply the upstream gave no usage for (the record's, outcome.ts), marked counted. */
+async function countedUsage(u: Usage, produced: string, ir: GenerationRequest, ctx: CallContext): Promise<Usage> {
+  const usage = await billedUsage(u, produced, () => requestText(ir), ctx.lane).catch(() => u)
+  return usage === u ? u : { ...usage, counted: true }
 }
 
 /**

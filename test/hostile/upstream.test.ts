@@ -166,6 +166,27 @@ test('a stream event that never ends is cut at its bound with an in-band error, 
   }
 })
 
+test('a GPT upstream that sends no usage, translated to messages: the client is told the gateway\'s count, as the record holds, never 0 tokens', async () => {
+  const answer = 'The capital of the UK is London.'
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-nousage', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+  up.script({ sse: chunk({ role: 'assistant', content: '' }) + chunk({ content: answer }) + chunk({}, 'stop') + 'data: [DONE]\n\n' })
+  const claude = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api/beta`, maxRetries: 0 })
+  const final = await claude.messages.stream({ model: 'gpt-4o', max_tokens: 50, messages: [{ role: 'user', content: 'What is the capital of the UK?' }] }).finalMessage()
+  expect(final.content.map((b) => (b.type === 'text' ? b.text : b.type))).toEqual([answer])
+  expect(final.usage.output_tokens).toBeGreaterThan(5)
+  expect(final.usage.input_tokens).toBeGreaterThan(5)
+  let row = await gw.services.recorder.get(final.id)
+  for (let i = 0; i < 50 && !row; i++) row = (await Bun.sleep(20), await gw.services.recorder.get(final.id))
+  expect(row!.completionTokens).toBe(final.usage.output_tokens)
+  expect(row!.promptTokens).toBe(final.usage.input_tokens)
+  expect(Boolean(row!.usageCounted)).toBe(true)
+
+  up.script({ json: { id: 'chatcmpl-nousage-json', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }] } })
+  const msg = await claude.messages.create({ model: 'gpt-4o', max_tokens: 50, messages: [{ role: 'user', content: 'What is the capital of the UK?' }] })
+  expect(msg.usage.output_tokens).toBe(final.usage.output_tokens)
+  expect(msg.usage.input_tokens).toBeGreaterThan(5)
+})
+
 test("what an upstream sends after its stream's end is not relayed, in the same read or a later one", async () => {
   const extra = (sse: string, event: string) => sse.trimEnd() + '\n\n' + event
   const cases: [string, unknown, string, string][] = [
