@@ -5,10 +5,28 @@
 
 import type { TapState } from './contract.ts'
 
-/** Index just past the first blank line (event end) in `buf` at or after `from`, or -1. */
-export function eventEnd(buf: string, from = 0): number {
-  const a = buf.indexOf('\n\n', from)
-  const b = buf.indexOf('\r\n\r\n', from)
+/**
+ * The event ends (each index just past a blank line) in `buf` from `from` on, in order. Each kind
+ * of blank line is searched for once past the last end: one that does not occur (a real upstream
+ * never sends CRLF) is not searched for again at every event, which made a read's split
+ * quadratic in its events (a 3.5 MB read of 20,000 events held the thread 1.3 s).
+ */
+function eventEnds(buf: string, from: number, out: number[]): number[] {
+  let a = buf.indexOf('\n\n', from)
+  let b = buf.indexOf('\r\n\r\n', from)
+  while (a >= 0 || b >= 0) {
+    const end = a >= 0 && (b < 0 || a < b) ? a + 2 : b + 4
+    out.push(end)
+    if (a >= 0 && a < end) a = buf.indexOf('\n\n', end)
+    if (b >= 0 && b < end) b = buf.indexOf('\r\n\r\n', end)
+  }
+  return out
+}
+
+/** Index just past the first blank line (event end) in `buf`, or -1. */
+function eventEnd(buf: string): number {
+  const a = buf.indexOf('\n\n')
+  const b = buf.indexOf('\r\n\r\n')
   if (a < 0) return b < 0 ? -1 : b + 4
   if (b < 0 || a < b) return a + 2
   return b + 4
@@ -60,7 +78,7 @@ export class EventSplitter {
     this.size = 0
     this.tail = ''
     let at = cut
-    for (let end = eventEnd(text, at); end >= 0; end = eventEnd(text, at)) {
+    for (const end of eventEnds(text, at, [])) {
       out.push(text.slice(at, end))
       at = end
     }
