@@ -10,6 +10,7 @@ import { matchKey } from '../replay/match.ts'
 import { RedisUnavailable } from '../cluster/redis.ts'
 import type { CacheStore, CachedAnswer } from './store.ts'
 import { watchedResponse } from '../lib/watched-body.ts'
+import { nextTurn } from '../lib/turn.ts'
 
 /**
  * The store's key of an exchange: its match key within its scope (an account, or `*`), and the
@@ -64,8 +65,31 @@ function told(log: Pick<Logger, 'warn'>, what: string, e: unknown): void {
   if (!(e instanceof RedisUnavailable)) log.warn(what, { error: String(e) })
 }
 
+/** A stored stream is handed on this many characters a read, a turn of the loop between reads. */
+const SLICE = 64 * 1024
+
 function answerOf(a: CachedAnswer): Response {
-  return new Response(a.body, { status: a.status, headers: a.contentType ? { 'content-type': a.contentType } : {} })
+  const init: ResponseInit = { status: a.status, headers: a.contentType ? { 'content-type': a.contentType } : {} }
+  if (a.body.length <= SLICE || !a.contentType?.includes('text/event-stream')) return new Response(a.body, init)
+  // a long stream in reads as an upstream's come: handed on whole, its events were split and
+  // read in one stretch of the thread (100,000 events: 340 ms that no other request had)
+  const enc = new TextEncoder()
+  let at = 0
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (at > 0) await nextTurn()
+        let end = Math.min(a.body.length, at + SLICE)
+        // never between the two halves of a character outside the BMP (an emoji)
+        const last = a.body.charCodeAt(end - 1)
+        if (end < a.body.length && last >= 0xd800 && last <= 0xdbff) end++
+        controller.enqueue(enc.encode(a.body.slice(at, end)))
+        at = end
+        if (at >= a.body.length) controller.close()
+      },
+    }),
+    init,
+  )
 }
 
 /**

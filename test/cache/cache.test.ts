@@ -155,6 +155,36 @@ describe('the exact response cache', () => {
     expect(openai.requests.length).toBe(1)
   })
 
+  test('a long stream hit is handed on in reads, and replays the same bytes, a character outside the BMP across a read included', async () => {
+    const { gw } = await gateway()
+    // events of emoji (two UTF-16 units each) past 64 KiB, once with one character more ahead of
+    // them: one of the two puts a character's halves on either side of a read's end
+    const long = (pad: string) => {
+      const chunk = (content: string) => `data: ${JSON.stringify({ id: 'chatcmpl-long', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
+      return chunk(pad) + Array.from({ length: 400 }, () => chunk('😀'.repeat(100))).join('') + `data: ${JSON.stringify({ id: 'chatcmpl-long', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 400, total_tokens: 401 } })}\n\ndata: [DONE]\n\n`
+    }
+    for (const pad of ['a', 'ab']) {
+      const sse = long(pad)
+      openai.script(() => new Response(sse, { headers: { 'content-type': 'text/event-stream' } }))
+      const raw = async () => {
+        const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', 'x-switchyard-cache': '60' },
+          body: JSON.stringify({ ...ask, messages: [{ role: 'user', content: pad }], stream: true, stream_options: { include_usage: true } }),
+        })
+        return { cache: res.headers.get('x-switchyard-cache'), text: await res.text() }
+      }
+      const first = await raw()
+      expect(first.cache).toBe('miss')
+      // (compared as booleans: a failure would print 100 KB)
+      expect(first.text === sse).toBe(true)
+      await storedAtLeast(pad.length)
+      const second = await raw()
+      expect(second.cache).toBe('hit')
+      expect(second.text === sse).toBe(true)
+    }
+  })
+
   test('a translated stream (chat to a Claude upstream) is replayed from the upstream events: the same text and usage', async () => {
     const { client } = await gateway()
     const run = async () => {
