@@ -1,17 +1,18 @@
 // What the gateway keeps for a while and then removes, beside records (the recorder prunes
-// those): stored responses, `responses.retention_days` after the last response of their thread
-// (OpenAI keeps a response 30 days), and the items of ended batches (their request bodies and
-// results), `batches.retention_days` after the batch ended (Anthropic keeps a message batch's
-// results 29 days); the batch's row, counts and output files stay. 0 days keeps them until they
-// are deleted. Removed in small steps off the request path, soon after start and then hourly.
+// those): stored responses, a day past `responses.retention_days` (OpenAI keeps a response 30
+// days; the thread store refuses to continue one past it) unless a later one continues them, and
+// the items of ended batches (their request bodies and results), `batches.retention_days` after
+// the batch ended (Anthropic keeps a message batch's results 29 days); the batch's row, counts
+// and output files stay. 0 days keeps them until they are deleted. Removed in small steps off the
+// request path, soon after start and then hourly.
 import type { BatchStore } from './batches/store.ts'
 import type { Config } from './config/load.ts'
 import type { Logger } from './http/log.ts'
 import { pruneInSteps, type PruneStep } from './lib/prune-steps.ts'
-import type { ThreadStore } from './surfaces/responses/thread.ts'
+import { PRUNE_GRACE_MS, type ThreadStore } from './surfaces/responses/thread.ts'
 
 const DAY_MS = 86_400_000
-/** Stored responses one step deletes (each a row of a thread's text, and its three indexes). */
+/** Stored responses one step reads (each a row of a thread's text, and its indexes). */
 const RESPONSES_CHUNK = 100
 /** Batch items one step deletes. */
 const ITEMS_CHUNK = 500
@@ -19,7 +20,10 @@ const ITEMS_CHUNK = 500
 interface Job {
   what: string
   days: number
-  step(before: number, now: number): Promise<PruneStep>
+  /** Taken this much past the retention. */
+  graceMs: number
+  /** One pass's steps, over what was made (or ended) before `before`. */
+  pass(before: number, now: number): () => Promise<PruneStep>
 }
 
 export interface RetentionDeps {
@@ -38,8 +42,8 @@ export class Retention {
   constructor(private readonly deps: RetentionDeps) {
     const { config, threads, batches } = deps
     const jobs: Job[] = [
-      { what: 'stored responses', days: config.responses.retentionDays, step: (before) => threads.pruneSome(before, RESPONSES_CHUNK) },
-      { what: 'batch items', days: config.batches.retentionDays, step: (before, now) => batches.pruneItemsSome(before, now, ITEMS_CHUNK) },
+      { what: 'stored responses', days: config.responses.retentionDays, graceMs: PRUNE_GRACE_MS, pass: (before) => threads.pruner(before, RESPONSES_CHUNK) },
+      { what: 'batch items', days: config.batches.retentionDays, graceMs: 0, pass: (before, now) => () => batches.pruneItemsSome(before, now, ITEMS_CHUNK) },
     ]
     this.jobs = jobs.filter((j) => j.days > 0)
   }
@@ -53,9 +57,9 @@ export class Retention {
   private async pass(now: number): Promise<void> {
     for (const job of this.jobs) {
       if (this.stopped) return
-      const before = now - job.days * DAY_MS
+      const before = now - job.days * DAY_MS - job.graceMs
       try {
-        const n = await pruneInSteps(() => job.step(before, now), () => this.stopped)
+        const n = await pruneInSteps(job.pass(before, now), () => this.stopped)
         if (n > 0) this.deps.log.info(`retention: removed ${job.what}`, { rows: n, retention_days: job.days })
       } catch (e) {
         this.deps.log.error(`retention: removing ${job.what} failed`, { error: (e as Error).message })

@@ -44,6 +44,8 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
       const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
       const rows = await batches.store.results(b.id, offset, offset + limit, limit)
+      // the retention may have begun removing them while they were read: never a page short of them
+      resultsKept((await batches.store.byId(b.id)) ?? b)
       return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
     })
     .get(`${root}/:id/export`, async ({ request, params }) => exportResponse(batches.store, await find(request, params.id), query(request)))

@@ -45,7 +45,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0011_batch_item_choices", when: 1796337403776, breakpoints: true, sql: m11 },
   { tag: "0012_batch_item_service_tier", when: 1796349464912, breakpoints: true, sql: m12 },
   { tag: "0013_batch_claims", when: 1796354844448, breakpoints: true, sql: m13 },
-  { tag: "0014_retention", when: 1796387213888, breakpoints: true, sql: m14 },
+  { tag: "0014_retention", when: 1796389054034, breakpoints: true, sql: m14 },
 ]
 
 /** PostgreSQL. */
@@ -61,5 +61,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0008_batch_item_choices", when: 1796337404887, breakpoints: true, sql: p8 },
   { tag: "0009_batch_item_service_tier", when: 1796349466120, breakpoints: true, sql: p9 },
   { tag: "0010_batch_claims", when: 1796354845583, breakpoints: true, sql: p10 },
-  { tag: "0011_retention", when: 1796387214515, breakpoints: true, sql: p11 },
+  { tag: "0011_retention", when: 1796389054895, breakpoints: true, sql: p11 },
 ]

@@ -183,7 +183,7 @@ export function declareTables(k: ColumnKit) {
       k.index('stored_responses_key_id').on(t.apiKeyId, t.id, t.createdAt),
       k.index('stored_responses_conversation').on(t.apiKeyId, t.conversation, t.createdAt),
       k.index('stored_responses_previous').on(t.previousRowId),
-      k.index('stored_responses_created').on(t.createdAt),
+      k.index('stored_responses_created').on(t.createdAt, t.rowId),
     ],
   )
 
@@ -238,7 +238,13 @@ export function declareTables(k: ColumnKit) {
       /** Its items (bodies and results) were removed then, `batches.retention_days` after it ended (epoch ms). */
       itemsPrunedAt: k.int('items_pruned_at'),
     },
-    (t) => [k.index('batches_key_created').on(t.apiKeyId, t.createdAt), k.index('batches_open').on(t.endedAt), k.index('batches_input_file').on(t.inputFileId)],
+    // (ended, of those whose items are kept): the retention's next batch, past none it has emptied
+    (t) => [
+      k.index('batches_key_created').on(t.apiKeyId, t.createdAt),
+      k.index('batches_open').on(t.endedAt),
+      k.index('batches_input_file').on(t.inputFileId),
+      k.index('batches_items_kept').on(t.endedAt).where(sql`${t.itemsPrunedAt} IS NULL`),
+    ],
   )
 
   /**

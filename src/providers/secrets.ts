@@ -12,14 +12,24 @@ export function rememberSecrets(keys: Iterable<string>): void {
 }
 
 /**
- * What looks like a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`), whole, cut short
- * or masked (`sk-proj-abc*****xyz1`): an upstream that quotes part of the key it was given tells
- * the client no less than part of the operator's key.
+ * A word that may be a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`), whole, cut short
+ * or masked (`sk-proj-abc*****xyz1`), at the start of a word or after a JSON escape (`\nsk-…`
+ * inside a relayed event's text): an upstream that quotes part of the key it was given tells the
+ * client no less than part of the operator's key.
  */
-const KEY_SHAPED = /\bsk-[A-Za-z0-9_-]{4,}[A-Za-z0-9_*-]*/g
+const KEY_WORD = /(?<=^|[^A-Za-z0-9_-]|\\[nrt])sk-[A-Za-z0-9_*-]{4,}/g
 
-/** `text` with every key this process holds, and whatever looks like one, replaced by `[redacted]`; the text itself when it holds none. */
+/** Whether a `sk-` word is (part of) a key: masked, long with letters and digits as generated keys are, or the start of one this process holds; not a name such as `sk-learn`. */
+function keyLike(word: string): boolean {
+  if (word.includes('*')) return true
+  const rest = word.slice(3)
+  if (rest.length >= 16 && /[0-9]/.test(rest) && /[A-Za-z]/.test(rest)) return true
+  for (const k of known) if (k.startsWith(word)) return true
+  return false
+}
+
+/** `text` with every key this process holds, and whatever is part of one, replaced by `[redacted]`; the text itself when it holds none. */
 export function withoutSecrets(text: string): string {
   for (const k of known) if (text.includes(k)) text = text.split(k).join('[redacted]')
-  return text.includes('sk-') ? text.replace(KEY_SHAPED, '[redacted]') : text
+  return text.includes('sk-') ? text.replace(KEY_WORD, (w) => (keyLike(w) ? '[redacted]' : w)) : text
 }

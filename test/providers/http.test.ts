@@ -11,6 +11,7 @@ import { retryable } from '../../src/routing/choose.ts'
 import { DEFAULT_ROUTING } from '../../src/config/providers.ts'
 import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { claude, ctx, model, providerConfig, request, TEST_KEY } from './support.ts'
+import { withoutSecrets } from '../../src/providers/secrets.ts'
 
 let up: FakeUpstream
 beforeAll(async () => {
@@ -186,9 +187,12 @@ describe('status table', () => {
       const e = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: `Incorrect API key provided: ${quoted}. You can find your API key at https://platform.openai.com/account/api-keys.` } }), apiKey: TEST_KEY })
       expect(e.message).toContain('Incorrect API key provided: [redacted]. You can find')
     }
-    // words that merely hold the letters are left alone
-    const plain = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: 'a risk-free task-list' } }), apiKey: TEST_KEY })
-    expect(plain.message).toContain('a risk-free task-list')
+    // words that merely hold the letters, or name something, are left alone
+    const named = 'a risk-free task-list for tool sk-search-tool and sk-learn-regressor'
+    const plain = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: named } }), apiKey: TEST_KEY })
+    expect(plain.message).toContain(named)
+    // a relayed event's raw JSON: the key right after an escaped line break
+    expect(withoutSecrets('{"error":{"message":"Incorrect API key provided:\\nsk-proj-REALKEY12***XYZ"}}')).toBe('{"error":{"message":"Incorrect API key provided:\\n[redacted]"}}')
   })
 
   test('our key never survives into a message', () => {

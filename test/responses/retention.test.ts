@@ -61,22 +61,44 @@ test('an old response nothing continues is removed; an old one a recent turn con
 
   // once the newest turn is old too, the whole thread goes, newest first, in one pass
   await threadStoreOf(g.services).flush()
-  for (const id of [third.id, fourth.id]) await age(id, 31)
+  for (const id of [third.id, fourth.id]) await age(id, 32)
   await g.services.retention.prune()
   for (const id of [first.id, second.id, third.id, fourth.id]) expect(await kept(id)).toBe(false)
   expect(await kept(young.id)).toBe(true)
 })
 
-test('a turn in progress keeps the old response it continues, though nothing stored continues it yet', async () => {
-  const old = await say('old')
+test('a response past the retention is never continued, pruned or not; one continued just before it is kept by its continuation', async () => {
+  // past the retention, within the pruner's day of grace: still stored, no longer continued
+  const expired = await say('expired')
   await threadStoreOf(g.services).flush()
-  await age(old.id, 45)
-  const threads = threadStoreOf(g.services)
-  // what a continuation reads before it goes upstream
-  const key = await g.services.keys.authenticate(g.key)
-  await threads.history(key!.id, old.id, 'previous_response_id')
+  await age(expired.id, 30.1)
+  const err = await say('again', expired.id).catch((e) => e)
+  expect(err.status).toBe(400)
+  expect(err.message).toContain('expired')
   await g.services.retention.prune()
-  expect(await kept(old.id)).toBe(true)
+  expect(await kept(expired.id)).toBe(true)
+
+  // continued an hour before the retention: the continuation keeps it, past the grace too
+  const early = await say('early')
+  await threadStoreOf(g.services).flush()
+  await age(early.id, 29.9)
+  const next = await say('next', early.id)
+  await threadStoreOf(g.services).flush()
+  await age(early.id, 40)
+  await g.services.retention.prune()
+  expect(await kept(early.id)).toBe(true)
+  expect((await client.responses.create({ model: 'mock-gpt', input: 'mock: echo', previous_response_id: next.id })).status).toBe('completed')
+})
+
+test('a conversation whose last turn is past the retention begins again, whatever the pruner has done', async () => {
+  const turn = (text: string) => client.responses.create({ model: 'mock-gpt', input: `mock: text ${text}`, conversation: 'idle-conv' } as never)
+  const first = await turn('one')
+  const second = await turn('two')
+  expect(second.previous_response_id).toBe(first.id)
+  await threadStoreOf(g.services).flush()
+  for (const id of [first.id, second.id]) await age(id, 30.5)
+  const third = await turn('three')
+  expect(third.previous_response_id ?? null).toBeNull()
 })
 
 test('a gateway removes expired responses by itself soon after it starts; 0 days keeps them', async () => {
@@ -90,7 +112,7 @@ test('a gateway removes expired responses by itself soon after it starts; 0 days
     gw.kill()
     await gw.exited
     const db = new Database(join(dir, 'switchyard.db'))
-    db.run('UPDATE stored_responses SET created_at = ?', [Date.now() - 31 * DAY])
+    db.run('UPDATE stored_responses SET created_at = ?', [Date.now() - 32 * DAY])
     db.close()
 
     gw = await spawnGateway({ dataDir: dir, env: { ...env, SWITCHYARD_RESPONSES_RETENTION_DAYS: '0' } })

@@ -36,7 +36,7 @@ const stores = new WeakMap<ThreadServices, ThreadStore>()
 /** The one thread store of a gateway's services (the surface and the object routes share its pending rows). */
 export function threadStoreOf(s: ThreadServices): ThreadStore {
   let t = stores.get(s)
-  if (!t) stores.set(s, (t = new ThreadStore(s.storage.sql, s.config.responses.maxThreadBytes)))
+  if (!t) stores.set(s, (t = new ThreadStore(s.storage.sql, s.config.responses.maxThreadBytes, s.config.responses.retentionDays)))
   return t
 }
 

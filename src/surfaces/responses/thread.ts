@@ -79,21 +79,27 @@ const INSERT = `INSERT INTO ${s.$table} (${INSERTED.sql}) VALUES (${INSERTED.key
 const LATEST = `ORDER BY ${s.createdAt} DESC, ${s.rowId} DESC LIMIT 1`
 const BY_ID = `SELECT ${COLUMNS} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 // a thread is walked on these alone, and each row's items are read when their turn comes
-const META_KEYS = ['rowId', 'id', 'apiKeyId', 'status', 'previousRowId', 'previousResponseId', 'threadBytes'] as const
+const META_KEYS = ['rowId', 'id', 'apiKeyId', 'status', 'previousRowId', 'previousResponseId', 'threadBytes', 'createdAt'] as const
 const META = selectList(storedResponses, META_KEYS)
 const META_BY_ROW = `SELECT ${META} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const META_BY_ID = `SELECT ${META} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 const OUTPUT_BY_ID = `SELECT ${selectList(storedResponses, [...META_KEYS, 'outputItems'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM ${s.$table} WHERE ${s.rowId} = ?`
-const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.conversation} = ? ${LATEST}`
+const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.conversation} = ? AND ${s.createdAt} >= ? ${LATEST}`
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
 
 const DELETE = `DELETE FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?`
-// past the retention, the rows no other row continues, oldest first: a thread goes from its
-// newest turn back, and one whose newest turn is recent is kept whole
-const NOT_CONTINUED = `NOT EXISTS (SELECT 1 FROM ${s.$table} c WHERE c.${s.previousRowId} = ${s.$table}.${s.rowId})`
-const EXPIRED = `SELECT ${s.rowId} AS "rowId" FROM ${s.$table} WHERE ${s.createdAt} < ? AND ${NOT_CONTINUED} ORDER BY ${s.createdAt} LIMIT ?`
-const pruneRows = (n: number) => `DELETE FROM ${s.$table} WHERE ${s.rowId} IN (${Array(n).fill('?').join(', ')}) AND ${NOT_CONTINUED}`
+// the retention: the rows made before a time, a page at a time in (created, row id) order, each
+// saying whether a row continues it; which of some rows are still old and continued by none; and
+// their deletion, which a row written meanwhile that continues one of them stops
+const CONTINUED = `EXISTS (SELECT 1 FROM ${s.$table} c WHERE c.${s.previousRowId} = ${s.$table}.${s.rowId})`
+const PAGE_COLUMNS = `${s.rowId} AS "rowId", ${s.createdAt} AS "createdAt", CASE WHEN ${CONTINUED} THEN 1 ELSE 0 END AS "continued"`
+const PAGE = `SELECT ${PAGE_COLUMNS} FROM ${s.$table} WHERE ${s.createdAt} < ? ORDER BY ${s.createdAt}, ${s.rowId} LIMIT ?`
+const PAGE_AFTER = `SELECT ${PAGE_COLUMNS} FROM ${s.$table} WHERE ${s.createdAt} < ? AND (${s.createdAt} > ? OR (${s.createdAt} = ? AND ${s.rowId} > ?)) ORDER BY ${s.createdAt}, ${s.rowId} LIMIT ?`
+const marks = (n: number) => Array(n).fill('?').join(', ')
+const leavesAmong = (n: number) =>
+  `SELECT ${s.rowId} AS "rowId", ${s.previousRowId} AS "previousRowId" FROM ${s.$table} WHERE ${s.rowId} IN (${marks(n)}) AND ${s.createdAt} < ? AND NOT ${CONTINUED}`
+const pruneRows = (n: number) => `DELETE FROM ${s.$table} WHERE ${s.rowId} IN (${marks(n)}) AND NOT ${CONTINUED}`
 
 /**
  * Reading a thread leaves its stored text behind as garbage as large as the thread, which the
@@ -114,10 +120,18 @@ function collectAfterLongReads(threadBytes: number) {
 
 const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
 
+const DAY_MS = 86_400_000
+/**
+ * The pruner takes stored responses this much past the retention: a response is continued only
+ * within the retention, and a turn that continued one has stored its own (which keeps it) long
+ * before this, on whichever instance it ran.
+ */
+export const PRUNE_GRACE_MS = DAY_MS
+/** A step of the pruner walks back threads this long at most (then gives the thread back). */
+const STEP_MS = 8
+
 /** A conversation's hold on a turn gives way after this long (a turn that never ended). */
 const TURN_HOLD_MS = 30 * 60_000
-/** Rows held from the pruner by turns in progress: past this many, those of ended turns are forgotten. */
-const MAX_CONTINUED = 10_000
 
 export class ThreadStore {
   /** Saved, not yet written: read before the database by every lookup (by row id). */
@@ -137,10 +151,6 @@ export class ThreadStore {
 
   /** Conversations with a turn in progress (key id and name), and since when. */
   private readonly turns = new Map<string, number>()
-
-  /** Rows a turn in progress continues (row id), and since when: the pruner leaves them alone. */
-  private readonly continued = new Map<string, number>()
-  private sweepAt = MAX_CONTINUED
 
   /**
    * Holds `conversation` for a turn that continues it, until the turn's response is saved or the
@@ -165,7 +175,14 @@ export class ThreadStore {
   constructor(
     private readonly sql: Sql,
     readonly maxThreadBytes = DEFAULT_MAX_THREAD_BYTES,
+    /** `responses.retention_days` (0: kept until deleted). */
+    private readonly retentionDays = 0,
   ) {}
+
+  /** Responses made before this may not be continued (0: every one may). */
+  private keptSince(): number {
+    return this.retentionDays > 0 ? Date.now() - this.retentionDays * DAY_MS : 0
+  }
 
   /** Saves a response; resolves once it is committed (the pending map serves lookups before that). */
   save(r: StoredResponse): Promise<void> {
@@ -188,8 +205,6 @@ export class ThreadStore {
       response,
       threadBytes: (r.previous?.threadBytes ?? 0) + own,
     }
-    // its pending row holds what it continues from the pruner now, and its written row then
-    if (r.previous) this.continued.delete(r.previous.rowId)
     let commit!: () => void
     const committed = new Promise<void>((resolve) => (commit = resolve))
     this.pending.set(row.rowId, { row, committed, commit })
@@ -254,7 +269,8 @@ export class ThreadStore {
   async latestOf(apiKeyId: string, conversation: string): Promise<string | undefined> {
     let newest: string | undefined
     for (const p of this.pending.values()) if (p.row.conversation === conversation && p.row.apiKeyId === apiKeyId) newest = p.row.id
-    return newest ?? (await this.sql.get<{ id: string }>(LATEST_OF_CONVERSATION, [apiKeyId, conversation]))?.id
+    // a conversation whose last turn is past the retention begins again
+    return newest ?? (await this.sql.get<{ id: string }>(LATEST_OF_CONVERSATION, [apiKeyId, conversation, this.keptSince()]))?.id
   }
 
   /**
@@ -265,7 +281,9 @@ export class ThreadStore {
    */
   async history(apiKeyId: string, id: string, field: string): Promise<{ items: Item[]; status: string; head: ThreadHead }> {
     const head = await this.byId<Meta>(apiKeyId, id, META_BY_ID)
-    if (!head) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, expired, or not this key's)`)
+    // a response past the retention is never continued, whether or not the pruner has come by
+    // yet: the pruner takes only rows older still (PRUNE_GRACE_MS), so none a turn continues
+    if (!head || head.createdAt < this.keptSince()) throw badRequest(`${field}: no stored response "${id}" (unknown, not stored — store: false — deleted, expired, or not this key's)`)
     if (head.threadBytes > this.maxThreadBytes) {
       throw badRequest(`${field}: the thread of "${id}" holds ${head.threadBytes} bytes, over this gateway's limit of ${this.maxThreadBytes} (responses.max_thread_bytes); start a new thread, or send the context again as input`)
     }
@@ -288,37 +306,42 @@ export class ThreadStore {
       if (i > 0) await nextTurn()
     }
     collectAfterLongReads(head.threadBytes)
-    this.continued.set(head.rowId, performance.now())
-    if (this.continued.size > this.sweepAt) {
-      this.forgetEndedTurns()
-      // as many turns in progress again before the next look
-      this.sweepAt = Math.max(MAX_CONTINUED, 2 * this.continued.size)
-    }
     return { items, status: head.status, head: { rowId: head.rowId, threadBytes: head.threadBytes } }
   }
 
   /**
-   * Deletes at most `limit` stored responses made before `before` that no response continues (a
-   * thread goes from its newest turn back; one whose newest turn is recent is kept whole), but
-   * those a turn in progress here continues.
+   * One pass of the retention: its steps delete the stored responses made before `before` that no
+   * response continues, oldest first, and then each one's earlier turns as they come to be
+   * continued by none (a thread goes from its newest turn back; one whose newest turn is recent
+   * is kept whole). Each step reads at most `limit` rows: a page of the old ones, past the last
+   * page (the rows a thread keeps are read once a pass, not at every step), or the earlier turns
+   * of those just deleted.
    */
-  async pruneSome(before: number, limit: number): Promise<PruneStep> {
-    const found = await this.sql.all<{ rowId: string }>(EXPIRED, [before, limit])
-    // read once the candidates are: a turn that began meanwhile holds its row too
-    this.forgetEndedTurns()
-    const held = new Set(this.continued.keys())
-    for (const p of this.pending.values()) if (p.row.previousRowId !== null) held.add(p.row.previousRowId)
-    const ids = found.map((r) => r.rowId).filter((id) => !held.has(id))
-    const deleted = ids.length > 0 ? await this.sql.run(pruneRows(ids.length), ids) : 0
-    // what these continued may be removable now; a step that deletes nothing (rows held by
-    // turns, or continued meanwhile) leaves the rest to the next pass
-    return { deleted, more: deleted > 0 }
-  }
-
-  /** Turns that never saved (failed, or never ended) hold their row for TURN_HOLD_MS at most. */
-  private forgetEndedTurns() {
-    const now = performance.now()
-    for (const [rowId, since] of this.continued) if (now - since >= TURN_HOLD_MS) this.continued.delete(rowId)
+  pruner(before: number, limit: number): () => Promise<PruneStep> {
+    let after: [number, string] | undefined
+    let earlier: string[] = []
+    let read = false
+    return async () => {
+      if (earlier.length === 0) {
+        if (read) return { deleted: 0, more: false }
+        const page = await this.sql.all<{ rowId: string; createdAt: number; continued: number }>(after ? PAGE_AFTER : PAGE, after ? [before, after[0], after[0], after[1], limit] : [before, limit])
+        read = page.length < limit
+        const last = page.at(-1)
+        if (last) after = [Number(last.createdAt), last.rowId]
+        earlier = page.filter((r) => Number(r.continued) === 0).map((r) => r.rowId)
+        if (earlier.length === 0) return { deleted: 0, more: !read }
+      }
+      // a thread's turns one level at a time, several levels a step (to `limit` rows, or a few ms)
+      let deleted = 0
+      for (const started = performance.now(); earlier.length > 0 && deleted < limit && performance.now() - started < STEP_MS; ) {
+        const ids = earlier.splice(0, limit)
+        // those still old and continued by none (a turn may have continued one meanwhile)
+        const leaves = await this.sql.all<{ rowId: string; previousRowId: string | null }>(leavesAmong(ids.length), [...ids, before])
+        if (leaves.length > 0) deleted += await this.sql.run(pruneRows(leaves.length), leaves.map((r) => r.rowId))
+        for (const r of leaves) if (r.previousRowId !== null) earlier.push(r.previousRowId)
+      }
+      return { deleted, more: earlier.length > 0 || !read }
+    }
   }
 
   /** A key's stored response object (its output included), or undefined. */
