@@ -5,6 +5,7 @@
 // fflate writes the gzip and the ZIP; tests read them back with other libraries.
 import { Gzip, Zip, ZipDeflate } from 'fflate'
 import { HttpError } from '../http/errors.ts'
+import { nextTurn } from '../lib/turn.ts'
 import { itemResultText } from './shapes.ts'
 import type { BatchStore, ItemRow } from './store.ts'
 import type { BatchRow } from './types.ts'
@@ -34,6 +35,9 @@ export async function* resultPages(store: Pick<BatchStore, 'results' | 'byId'>, 
     if (rows.length === 0) return
     yield rows
     from = rows.at(-1)!.idx + 1
+    // a turn of the loop before the next page: the reads answer at once on SQLite, and a fast
+    // client's pulls chained the whole export into one stretch (50,000 results: 0.4-1.1 s)
+    await nextTurn()
   }
 }
 

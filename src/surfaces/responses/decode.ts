@@ -113,7 +113,7 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
         // that it did not find (another key's, a store: false reply's, deleted) is refused; one
         // of OpenAI's store, or made before items named their response, is left out as ever
         if (at !== 'input' || typeof it.id !== 'string' || responseOfItem(it.id) === undefined) return
-        throw badRequest(`${where}: item_reference "${it.id.slice(0, 80)}" names no item this gateway stored for this key (a reply stored with store: false, deleted, or another key's); send the item itself`)
+        throw badRequest(`${where}: item_reference "${it.id.slice(0, 80)}" names no item this gateway stored for this key (a reply stored with store: false, deleted, expired, or another key's); send the item itself`)
       // Hosted-tool records mean something only to OpenAI's own store.
       default:
         return
