@@ -91,6 +91,14 @@ describe('mock conventions', () => {
     expect(toolEvents.filter((e) => e.type === 'tool-input-delta').length).toBe(3)
   })
 
+  test('a long text (a prompt of megabytes echoed) comes in 1,024 deltas of whole characters, not one a word', async () => {
+    const long = 'a 😀 '.repeat(50_000)
+    const deltas = (await streamOf({ messages: [user(long)] })).flatMap((e) => (e.type === 'text-delta' ? [e.text] : []))
+    expect(deltas.length).toBeLessThanOrEqual(1024)
+    expect(deltas.join('')).toBe(long)
+    for (const d of deltas) expect(d).toBe(Buffer.from(d).toString())
+  })
+
   test('usage counted with o200k; maxTokens honoured with finish length', async () => {
     const long = 'one two three four five six seven eight nine ten'
     const r = await run({ messages: [user(long)], system: [{ type: 'text', text: 'sys' }] })

@@ -36,8 +36,26 @@ import { countTokensAsync, inputTokens, truncateTokensAsync } from './tokens.ts'
 
 const randomId = () => crypto.randomUUID().replaceAll('-', '').slice(0, 24)
 
-/** Text → word-sized deltas (at least two when there are two characters to split). */
+/** A text longer than this goes in LONG_CHUNKS deltas of equal size, not a delta a word. */
+const LONG_TEXT = 16 * 1024
+const LONG_CHUNKS = 1024
+
+/**
+ * Text → word-sized deltas (at least two when there are two characters to split); a long text
+ * (a prompt of megabytes echoed) in LONG_CHUNKS deltas: a delta a word was millions of events,
+ * and the thread held for seconds folding them.
+ */
 export function textChunks(text: string): string[] {
+  if (text.length > LONG_TEXT) {
+    const size = Math.ceil(text.length / LONG_CHUNKS)
+    const out: string[] = []
+    for (let i = 0; i < text.length; ) {
+      const end = Math.min(text.length, whole(text, i + size))
+      out.push(text.slice(i, end))
+      i = end
+    }
+    return out
+  }
   const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : [])
   if (words.length !== 1 || text.length < 2) return words
   const half = whole(text, Math.ceil(text.length / 2))
