@@ -84,6 +84,9 @@ const META = selectList(storedResponses, META_KEYS)
 const META_BY_ROW = `SELECT ${META} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const META_BY_ID = `SELECT ${META} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 const OUTPUT_BY_ID = `SELECT ${selectList(storedResponses, [...META_KEYS, 'outputItems'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
+// a retrieve reads no input items (a turn's input may be megabytes; the object has none of it)
+const OBJECT_KEYS = ['rowId', 'id', 'apiKeyId', 'model', 'createdAt', 'status', 'previousRowId', 'previousResponseId', 'threadBytes', 'outputItems', 'response'] as const
+const OBJECT_BY_ID = `SELECT ${selectList(storedResponses, OBJECT_KEYS)} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.conversation} = ? AND ${s.createdAt} >= ? ${LATEST}`
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
@@ -346,7 +349,7 @@ export class ThreadStore {
 
   /** A key's stored response object (its output included), or undefined. */
   async retrieve(apiKeyId: string, id: string): Promise<Obj | undefined> {
-    const row = await this.byId(apiKeyId, id)
+    const row = await this.byId<Pick<Row, (typeof OBJECT_KEYS)[number]>>(apiKeyId, id, OBJECT_BY_ID)
     if (!row) return undefined
     const output = JSON.parse(row.outputItems) as Item[]
     if (row.response) return { ...(JSON.parse(row.response) as Obj), output }
