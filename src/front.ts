@@ -63,10 +63,11 @@ export function clientIp(req: Request, server: Server<unknown>, trusted: Set<str
   return hops[0] ?? peer
 }
 
-function doubledV1(path: string, url: string): Response | undefined {
+function doubledV1(path: string, url: string, publicUrl?: string): Response | undefined {
   if (!path.includes('/v1/v1/')) return undefined
-  // with an empty Host the URL is a bare path: no origin to quote but the default one
-  const origin = URL.canParse(url) ? new URL(url).origin : 'http://127.0.0.1:4141'
+  // the URL clients reach the gateway by when it is configured; with an empty Host the URL is
+  // a bare path: no origin to quote but the default one
+  const origin = publicUrl ?? (URL.canParse(url) ? new URL(url).origin : 'http://127.0.0.1:4141')
   const hint = path.startsWith('/api/beta')
     ? `set the Anthropic SDK's baseURL or Claude Code's ANTHROPIC_BASE_URL to ${origin}/api/beta (they append /v1/... themselves); @ai-sdk/anthropic takes ${origin}/api/beta/v1`
     : `set the base URL to ${origin}/api/alpha/v1 (OpenAI clients append the path after /v1)`
@@ -177,7 +178,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         const ip = await rateLimits.take([ipLimit], steadyNow())
         if (!ip.allowed) res = limited('ip', ip.binding)
       } else if (path.startsWith('/api/')) {
-        res = doubledV1(path, req.url)
+        res = doubledV1(path, req.url, config.publicUrl)
         if (!res) {
           const guarded = guard(req, path, info, handle !== undefined && smallBody(req))
           if (guarded instanceof Later) {

@@ -23,6 +23,12 @@ test("a message batch's results_url is under the configured public URL", async (
   expect((await r.text()).trim().split('\n')).toHaveLength(1)
 })
 
+test('the 404 of a doubled /v1/v1/ names the base URL under the public URL', async () => {
+  const r = await rig.call('GET', '/api/alpha/v1/v1/models')
+  expect(r.status).toBe(404)
+  expect(JSON.stringify(await r.json())).toContain('https://llm.example.com/gw/api/alpha/v1')
+})
+
 test('a public URL that is no http(s) URL, or carries a query, is refused at start naming the setting', () => {
   for (const bad of ['llm.example.com', 'ftp://llm.example.com', 'https://llm.example.com/?a=1', 'https://user:pw@llm.example.com'])
     expect(() => loadConfig({ flags: {}, env: { SWITCHYARD_PUBLIC_URL: bad }, cwd: '/tmp' })).toThrow('server.public_url')
