@@ -46,16 +46,7 @@ const LONG_CHUNKS = 1024
  * and the thread held for seconds folding them.
  */
 export function textChunks(text: string): string[] {
-  if (text.length > LONG_TEXT) {
-    const size = Math.ceil(text.length / LONG_CHUNKS)
-    const out: string[] = []
-    for (let i = 0; i < text.length; ) {
-      const end = Math.min(text.length, whole(text, i + size))
-      out.push(text.slice(i, end))
-      i = end
-    }
-    return out
-  }
+  if (text.length > LONG_TEXT) return pieces(text, LONG_CHUNKS)
   const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : [])
   if (words.length !== 1 || text.length < 2) return words
   const half = whole(text, Math.ceil(text.length / 2))
@@ -71,17 +62,20 @@ function whole(s: string, i: number): number {
   return c >= 0xd800 && c <= 0xdbff ? i + 1 : i
 }
 
-/** JSON text → three pieces (fewer when it is shorter). */
-export function argumentChunks(args: string): string[] {
-  const size = Math.max(1, Math.ceil(args.length / 3))
+/** `text` in `n` pieces of whole characters and about equal size (fewer when it is shorter). */
+function pieces(text: string, n: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / n))
   const out: string[] = []
-  for (let i = 0; i < args.length; ) {
-    const end = Math.min(args.length, whole(args, i + size))
-    out.push(args.slice(i, end))
+  for (let i = 0; i < text.length; ) {
+    const end = Math.min(text.length, whole(text, i + size))
+    out.push(text.slice(i, end))
     i = end
   }
   return out
 }
+
+/** JSON text → three pieces (fewer when it is shorter). */
+export const argumentChunks = (args: string): string[] => pieces(args, 3)
 
 const MIDSTREAM: StreamEvent = { type: 'error', error: { status: 502, message: 'mock: simulated failure after the first chunk', type: 'mock_midstream_failure' } }
 
