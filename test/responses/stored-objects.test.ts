@@ -47,6 +47,13 @@ describe('the response object routes', () => {
     const next = await openai.responses.inputItems.list(r.id, { limit: 1, after: page.data[0]!.id })
     expect(JSON.stringify(next.data[0])).toContain('mock: text first')
     expect(next.has_more).toBe(false)
+    // before: the items ahead of one, in the order asked; an unknown one is a 400 naming it
+    const ahead = await openai.responses.inputItems.list(r.id, { order: 'asc', before: items.data[1]!.id } as never)
+    expect(ahead.data.map((it) => it.id)).toEqual([items.data[0]!.id])
+    expect(ahead.has_more).toBe(false)
+    const unknown = await fetch(`${g.url}/api/alpha/v1/responses/${r.id}/input_items?before=msg_nope`, { headers: { authorization: `Bearer ${g.key}` } })
+    expect(unknown.status).toBe(400)
+    expect(((await unknown.json()) as { error: string }).error).toContain('before: no input item "msg_nope"')
 
     const cancel = await fetch(`${g.url}/api/v1/responses/${r.id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${g.key}` } })
     expect(cancel.status).toBe(400)

@@ -15,12 +15,18 @@ type Obj = Record<string, unknown>
 
 const missing = (id: string) => notFound(`No response found with id "${echo(id)}"`)
 
-/** An item as the listing shows it: with an id (stored items the client sent without one get a stable one) and message text as parts. */
+/** An item's id in the listing: its own, or a stable one for a stored item the client sent without one. */
+function itemId(it: Item, responseId: string, i: number): string {
+  const o = it as Obj
+  if (typeof o.id === 'string') return o.id
+  return `${typeof o.type !== 'string' || o.type === 'message' ? 'msg' : 'item'}_${responseId.replace(/^resp_/, '')}_${i}`
+}
+
+/** An item as the listing shows it: with its id and message text as parts. */
 function listed(it: Item, responseId: string, i: number): Obj {
   const o = it as Obj
   const type = typeof o.type === 'string' ? o.type : 'message'
-  const id = typeof o.id === 'string' ? o.id : `${type === 'message' ? 'msg' : 'item'}_${responseId.replace(/^resp_/, '')}_${i}`
-  const out: Obj = { ...o, id, type }
+  const out: Obj = { ...o, id: itemId(it, responseId, i), type }
   if (type === 'message') {
     out.status ??= 'completed'
     if (typeof o.content === 'string') out.content = [{ type: o.role === 'assistant' ? 'output_text' : 'input_text', text: o.content }]
@@ -72,21 +78,27 @@ export function responseObjectRoutes(threads: ThreadStore) {
         const q = listQuery(new URL(request.url).searchParams)
         const items = await threads.inputItems(keyOf(request).id, params.id)
         if (!items) throw missing(params.id)
-        let all = items.map((it, i) => listed(it, params.id, i))
-        if (q.order === 'desc') all = all.reverse()
+        // positions in the listing's order; only the page's items are built (a turn may hold 80,000)
+        const n = items.length
+        const indexAt = (k: number) => (q.order === 'desc' ? n - 1 - k : k)
+        const find = (id: string) => {
+          for (let k = 0; k < n; k++) if (itemId(items[indexAt(k)]!, params.id, indexAt(k)) === id) return k
+          return -1
+        }
         let from = 0
         if (q.after !== undefined) {
-          const at = all.findIndex((it) => it.id === q.after)
+          const at = find(q.after)
           if (at < 0) throw badRequest(`after: no input item "${echo(q.after)}" in response "${echo(params.id)}"`)
           from = at + 1
         }
-        let to = all.length
+        let to = n
         if (q.before !== undefined) {
-          const at = all.findIndex((it) => it.id === q.before)
+          const at = find(q.before)
           if (at < 0) throw badRequest(`before: no input item "${echo(q.before)}" in response "${echo(params.id)}"`)
           to = at
         }
-        const page = all.slice(from, Math.min(to, from + q.limit))
+        const page: Obj[] = []
+        for (let k = from; k < Math.min(to, from + q.limit); k++) page.push(listed(items[indexAt(k)]!, params.id, indexAt(k)))
         return { object: 'list', data: page, first_id: (page[0]?.id as string | undefined) ?? null, last_id: (page.at(-1)?.id as string | undefined) ?? null, has_more: from + page.length < to }
       })
       .delete(`${prefix}/responses/:id`, async ({ request, params }) => {
