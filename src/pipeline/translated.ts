@@ -100,9 +100,14 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     try {
       for (let r = first; !r.done; r = await events.next()) {
         text = ''
-        // an upstream that said no usage (one that ignores include_usage): the client's last
-        // frames carry the gateway's count, as the record does, never 0 tokens
-        if (r.value.type === 'finish' && unsaid(r.value.usage)) r = { done: false, value: { ...r.value, usage: await countedUsage(r.value.usage, produced.text(), ir, ctx) } }
+        // the prompt's counts an upstream said at its start only (Claude's message_start, then 0
+        // at its end) are the finish's; one that said none anywhere (one that ignores
+        // include_usage): the client's last frames carry the gateway's count, as the record
+        // does, never 0 tokens
+        if (r.value.type === 'finish') {
+          const usage = withStart(r.value.usage, start)
+          r = { done: false, value: { ...r.value, usage: unsaid(usage) ? await countedUsage(usage, produced.text(), ir, ctx) : usage } }
+        }
         blocks(r.value)
         if (failed) {
           if (text) yield text

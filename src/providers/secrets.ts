@@ -13,11 +13,11 @@ export function rememberSecrets(keys: Iterable<string>): void {
 
 /**
  * A word that may be a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`), whole, cut short
- * or masked (`sk-proj-abc*****xyz1`), at the start of a word or after a JSON escape (`\nsk-…`
+ * or masked (`sk-proj-abc*****xyz1`), after no letter or digit (`key-sk-…`) or a JSON escape (`\nsk-…`
  * inside a relayed event's text): an upstream that quotes part of the key it was given tells the
  * client no less than part of the operator's key.
  */
-const KEY_WORD = /(?<=^|[^A-Za-z0-9_-]|\\[nrt])sk-[A-Za-z0-9_*-]{4,}/g
+const KEY_WORD = /(?<=^|[^A-Za-z0-9]|\\[nrt])sk-[A-Za-z0-9_*-]{4,}/g
 
 /** Whether a `sk-` word is (part of) a key: masked, long with letters and digits as generated keys are, or the start of one this process holds; not a name such as `sk-learn`. */
 function keyLike(word: string): boolean {

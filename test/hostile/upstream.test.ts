@@ -187,6 +187,21 @@ test('a GPT upstream that sends no usage, translated to messages: the client is 
   expect(msg.usage.input_tokens).toBeGreaterThan(5)
 })
 
+test("a Claude upstream that counts the prompt at its start and says 0 at its end: the start's count is the client's and the record's, not the gateway's", async () => {
+  const sse = fixture('anthropic/messages/stream-text.sse').replace(/"usage":\s*\{\s*"output_tokens":\s*(\d+)\s*\}/, '"usage":{"input_tokens":0,"output_tokens":$1}')
+  expect(sse).toContain('"usage":{"input_tokens":0,')
+  up.script({ sse })
+  const r = await post(gw.key, '/api/alpha/v1/chat/completions', { model: 'claude-haiku-4-5', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] })
+  const text = await r.text()
+  const usage = JSON.parse(text.split('\n').filter((l) => l.includes('"usage":{')).at(-1)!.slice(6)).usage
+  expect(usage.prompt_tokens).toBe(27)
+  const id = JSON.parse(text.split('\n')[0]!.slice(6)).id
+  let row = await gw.services.recorder.get(id)
+  for (let i = 0; i < 50 && !row; i++) row = (await Bun.sleep(20), await gw.services.recorder.get(id))
+  expect(row!.promptTokens).toBe(27)
+  expect(Boolean(row!.usageCounted)).toBe(false)
+})
+
 test("what an upstream sends after its stream's end is not relayed, in the same read or a later one", async () => {
   const extra = (sse: string, event: string) => sse.trimEnd() + '\n\n' + event
   const cases: [string, unknown, string, string][] = [

@@ -191,6 +191,7 @@ describe('status table', () => {
     const named = 'a risk-free task-list for tool sk-search-tool and sk-learn-regressor'
     const plain = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: named } }), apiKey: TEST_KEY })
     expect(plain.message).toContain(named)
+    expect(withoutSecrets('key-sk-proj-Abc123def456ghi789jkl, web-sk-lookup')).toBe('key-[redacted], web-sk-lookup')
     // a relayed event's raw JSON: the key right after an escaped line break
     expect(withoutSecrets('{"error":{"message":"Incorrect API key provided:\\nsk-proj-REALKEY12***XYZ"}}')).toBe('{"error":{"message":"Incorrect API key provided:\\n[redacted]"}}')
   })

@@ -75,6 +75,10 @@ test('a response past the retention is never continued, pruned or not; one conti
   const err = await say('again', expired.id).catch((e) => e)
   expect(err.status).toBe(400)
   expect(err.message).toContain('expired')
+  // nor is an item of it referenced
+  const ref = await client.responses.create({ model: 'mock-gpt', input: [{ type: 'item_reference', id: expired.output[0]!.id! }, { role: 'user', content: 'mock: text ok' }] } as never).catch((e) => e)
+  expect(ref.status).toBe(400)
+  expect(ref.message).toContain('expired')
   await g.services.retention.prune()
   expect(await kept(expired.id)).toBe(true)
 

@@ -369,7 +369,9 @@ export class ThreadStore {
     if (response === undefined) return undefined
     let items = refs.seen.get(response)
     if (items === undefined) {
-      const row = await this.byId<Meta & Pick<Row, 'outputItems'>>(apiKeyId, response, OUTPUT_BY_ID, refs.missed ? 0 : SHARED_MISS_RETRIES)
+      const found = await this.byId<Meta & Pick<Row, 'outputItems'>>(apiKeyId, response, OUTPUT_BY_ID, refs.missed ? 0 : SHARED_MISS_RETRIES)
+      // past the retention, as a continuation of it would be: as if it were gone
+      const row = found && found.createdAt >= this.keptSince() ? found : null
       if (!row) refs.missed = true
       refs.bytes += row?.outputItems.length ?? 0
       if (refs.bytes > this.maxThreadBytes) {
