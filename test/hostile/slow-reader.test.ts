@@ -24,6 +24,9 @@ test('a reader that stops holds the stream at the socket; when it leaves, the re
       `POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${g.key}\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     )
+    // the stream opens once the prompt is read and counted (seconds, for 20 MB, on a busy machine)
+    for (const until = Date.now() + 30_000; (await open()) !== 1 && Date.now() < until; ) await Bun.sleep(25)
+    expect(await open()).toBe(1)
     // long enough for the mock to have sent everything, were it not held
     await Bun.sleep(2_000)
     expect(await open()).toBe(1)
