@@ -105,6 +105,28 @@ test('a conversation whose last turn is past the retention begins again, whateve
   expect(third.previous_response_id ?? null).toBeNull()
 })
 
+test('pages of two rows: every old response nothing continues goes, page after page, rows of one ms included; a young thread stays whole', async () => {
+  const singles = []
+  for (let i = 0; i < 7; i++) singles.push(await say(`single ${i}`))
+  const head = await say('head')
+  const tail = await say('tail', head.id)
+  await threadStoreOf(g.services).flush()
+  // three of them made in one ms: the page's order goes on by row id
+  const at = Date.now() - 50 * DAY
+  for (const [i, r] of singles.entries()) await g.services.storage.sql.run('UPDATE stored_responses SET created_at = ? WHERE id = ?', [i < 3 ? at : at + i, r.id])
+  await age(head.id, 50)
+  const step = threadStoreOf(g.services).pruner(Date.now() - 31 * DAY, 2)
+  let removed = 0
+  for (let r = await step(); ; r = await step()) {
+    removed += r.deleted
+    if (!r.more) break
+  }
+  expect(removed).toBe(7)
+  for (const r of singles) expect(await kept(r.id)).toBe(false)
+  expect(await kept(head.id)).toBe(true)
+  expect(await kept(tail.id)).toBe(true)
+})
+
 test('a gateway removes expired responses by itself soon after it starts; 0 days keeps them', async () => {
   const dir = tempDir()
   try {

@@ -98,7 +98,8 @@ const DELETE = `DELETE FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?`
 const CONTINUED = `EXISTS (SELECT 1 FROM ${s.$table} c WHERE c.${s.previousRowId} = ${s.$table}.${s.rowId})`
 const PAGE_COLUMNS = `${s.rowId} AS "rowId", ${s.createdAt} AS "createdAt", CASE WHEN ${CONTINUED} THEN 1 ELSE 0 END AS "continued"`
 const PAGE = `SELECT ${PAGE_COLUMNS} FROM ${s.$table} WHERE ${s.createdAt} < ? ORDER BY ${s.createdAt}, ${s.rowId} LIMIT ?`
-const PAGE_AFTER = `SELECT ${PAGE_COLUMNS} FROM ${s.$table} WHERE ${s.createdAt} < ? AND (${s.createdAt} > ? OR (${s.createdAt} = ? AND ${s.rowId} > ?)) ORDER BY ${s.createdAt}, ${s.rowId} LIMIT ?`
+// (the `>=` is the index range's start: an OR alone was read as a scan from the oldest row, at every page)
+const PAGE_AFTER = `SELECT ${PAGE_COLUMNS} FROM ${s.$table} WHERE ${s.createdAt} < ? AND ${s.createdAt} >= ? AND (${s.createdAt} > ? OR ${s.rowId} > ?) ORDER BY ${s.createdAt}, ${s.rowId} LIMIT ?`
 const marks = (n: number) => Array(n).fill('?').join(', ')
 const leavesAmong = (n: number) =>
   `SELECT ${s.rowId} AS "rowId", ${s.previousRowId} AS "previousRowId" FROM ${s.$table} WHERE ${s.rowId} IN (${marks(n)}) AND ${s.createdAt} < ? AND NOT ${CONTINUED}`
