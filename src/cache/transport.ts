@@ -11,6 +11,7 @@ import { RedisUnavailable } from '../cluster/redis.ts'
 import type { CacheStore, CachedAnswer } from './store.ts'
 import { watchedResponse } from '../lib/watched-body.ts'
 import { nextTurn } from '../lib/turn.ts'
+import { charBoundary } from '../lib/chars.ts'
 
 /**
  * The store's key of an exchange: its match key within its scope (an account, or `*`), and the
@@ -79,10 +80,7 @@ function answerOf(a: CachedAnswer): Response {
     new ReadableStream<Uint8Array>({
       async pull(controller) {
         if (at > 0) await nextTurn()
-        let end = Math.min(a.body.length, at + SLICE)
-        // never between the two halves of a character outside the BMP (an emoji)
-        const last = a.body.charCodeAt(end - 1)
-        if (end < a.body.length && last >= 0xd800 && last <= 0xdbff) end++
+        const end = charBoundary(a.body, Math.min(a.body.length, at + SLICE))
         controller.enqueue(enc.encode(a.body.slice(at, end)))
         at = end
         if (at >= a.body.length) controller.close()

@@ -4,7 +4,7 @@ import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from '../generations/types.ts'
 import { billedUsage } from '../tokens/count.ts'
-import { emptyUsage, type Usage } from '../ir/types.ts'
+import { emptyUsage, promptTokens, type Usage } from '../ir/types.ts'
 import type { GenerationWatch } from './observe.ts'
 import { newGenerationId, plausibleUsage } from '../generations/row.ts'
 
@@ -188,7 +188,7 @@ export class GenerationOutcome {
     const billDropped = this.error !== null && (this.ttftMs !== null || ((this.httpStatus === 499 || this.accepted) && this.promptText !== NO_TEXT))
     // An upstream that answered without usage (a stream whose usage never came, one that ignores
     // include_usage) is billed on the same estimate, never recorded as free: no prompt is 0 tokens.
-    const unreported = this.error === null && !this.cached && this.replayed === undefined && this.promptText !== NO_TEXT && this.usage.inputTokens + this.usage.cacheReadTokens + this.usage.cacheWriteTokens === 0
+    const unreported = this.error === null && !this.cached && this.replayed === undefined && this.promptText !== NO_TEXT && promptTokens(this.usage) === 0
     const input: GenerationInput = {
       id: this.id,
       apiKey: this.base.apiKey,
@@ -220,7 +220,7 @@ export class GenerationOutcome {
     }
     const produced = this.producedText !== NO_TEXT ? this.producedText() : replyText(this.reply)
     // the upstream said nothing of the prompt: what the record holds is the gateway's count, and says so
-    const noInput = this.usage.inputTokens + this.usage.cacheReadTokens + this.usage.cacheWriteTokens === 0
+    const noInput = promptTokens(this.usage) === 0
     const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage: noInput ? { ...usage, counted: true as const } : usage }), () => input)
     if (watch) void counted.then((final) => watch.end(final, reply))
     this.sink.recordLater(counted)

@@ -10,7 +10,7 @@ const START_COUNT = 64 * 1024
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
-import type { GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../ir/types.ts'
+import { promptTokens as promptCount, type GenerationRequest, type GenerationResponse, type StreamEvent, type Usage } from '../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
 import type { SurfaceCodec } from './codec.ts'
 import type { GenerationOutcome } from './outcome.ts'
@@ -140,7 +140,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
 }
 
 /** Usage an upstream did not say: no prompt is 0 tokens (the mock counts its own). */
-const unsaid = (u: Usage) => u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens === 0
+const unsaid = (u: Usage) => promptCount(u) === 0
 
 /** What a reply's model wrote: its output tokens are counted from it (as a stream's deltas are). */
 function producedOf(r: GenerationResponse): string {
@@ -161,7 +161,7 @@ function withStart(u: Usage, start: Extract<StreamEvent, { type: 'start' }> | un
   if (!start) return u
   let out = u
   const said = start.usage
-  if (said && out.inputTokens + out.cacheReadTokens + out.cacheWriteTokens === 0) {
+  if (said && unsaid(out)) {
     out = { ...out, inputTokens: said.inputTokens, cacheReadTokens: said.cacheReadTokens, cacheWriteTokens: said.cacheWriteTokens }
     if (said.cacheWrite1hTokens) out.cacheWrite1hTokens = said.cacheWrite1hTokens
   }

@@ -20,7 +20,7 @@ function boundedByHeaders(res: Response, max: number): boolean {
   return false
 }
 
-export function replyTooLarge(provider: string | undefined, max: number): UpstreamError {
+function replyTooLarge(provider: string | undefined, max: number): UpstreamError {
   const who = provider === undefined ? '' : `${provider} `
   return new UpstreamError({ status: 502, message: `upstream ${who}sent a reply larger than ${max} bytes, which the gateway does not read`, type: 'reply_too_large' }, { retryable: false })
 }

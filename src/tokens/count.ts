@@ -6,7 +6,7 @@
 // worker be available, the same bounded counting runs here, giving the loop back every few ms.
 import { availableParallelism } from 'node:os'
 import { countBoundedAsync, roughCount, truncateBounded } from '../ir/bounded-bpe.ts'
-import { emptyUsage, type Usage } from '../ir/types.ts'
+import { emptyUsage, promptTokens, type Usage } from '../ir/types.ts'
 import type { TokenJob, TokenReply } from './worker.ts'
 import { workerUrl } from '../lib/worker-url.ts'
 
@@ -216,6 +216,6 @@ export async function billedUsage(reported: Usage, producedText: string, promptT
   const u = { ...emptyUsage(), ...reported }
   const produced = await countTokensAsync(producedText, lane)
   if (produced > u.outputTokens) u.outputTokens = produced
-  if (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens === 0) u.inputTokens = await countTokensAsync(promptText(), lane)
+  if (promptTokens(u) === 0) u.inputTokens = await countTokensAsync(promptText(), lane)
   return u
 }

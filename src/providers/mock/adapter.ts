@@ -31,6 +31,7 @@ import { collect } from '../../ir/collect.ts'
 import type { Finish, GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../../ir/types.ts'
 import { upstreamErrorFrom } from '../errors.ts'
 import type { CallContext, ProviderAdapter } from '../types.ts'
+import { charBoundary } from '../../lib/chars.ts'
 import { plan, type Plan } from './script.ts'
 import { countTokensAsync, inputTokens, truncateTokensAsync } from './tokens.ts'
 
@@ -49,25 +50,17 @@ export function textChunks(text: string): string[] {
   if (text.length > LONG_TEXT) return pieces(text, LONG_CHUNKS)
   const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : [])
   if (words.length !== 1 || text.length < 2) return words
-  const half = whole(text, Math.ceil(text.length / 2))
+  const half = charBoundary(text, Math.ceil(text.length / 2))
   return half === text.length ? [text] : [text.slice(0, half), text.slice(half)]
 }
 
-/**
- * `i`, moved past the second half of a surrogate pair it would split: a chunk is whole
- * characters (a client that decodes each delta on its own, Python's or Go's, gets no halves).
- */
-function whole(s: string, i: number): number {
-  const c = s.charCodeAt(i - 1)
-  return c >= 0xd800 && c <= 0xdbff ? i + 1 : i
-}
 
 /** `text` in `n` pieces of whole characters and about equal size (fewer when it is shorter). */
 function pieces(text: string, n: number): string[] {
   const size = Math.max(1, Math.ceil(text.length / n))
   const out: string[] = []
   for (let i = 0; i < text.length; ) {
-    const end = Math.min(text.length, whole(text, i + size))
+    const end = Math.min(text.length, charBoundary(text, i + size))
     out.push(text.slice(i, end))
     i = end
   }

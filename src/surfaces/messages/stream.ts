@@ -5,7 +5,7 @@
 // `message_stop`. A mid-stream error produces nothing here: the pipeline writes
 // `messagesErrorFrame` and closes, with no message_delta / message_stop after it.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
-import { emptyUsage } from '../../ir/types.ts'
+import { emptyUsage, promptTokens } from '../../ir/types.ts'
 import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, messagesStopSequence, messagesUsage, toolInput } from './encode.ts'
 
 export { messagesErrorFrame } from './errors.ts'
@@ -67,7 +67,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
    */
   const tools = new Map<number, { index: number; open: boolean; args: string }>()
 
-  const startUsage = () => (o.promptTokens && state.usage.inputTokens + state.usage.cacheReadTokens + state.usage.cacheWriteTokens === 0 ? { ...state.usage, inputTokens: o.promptTokens } : state.usage)
+  const startUsage = () => (o.promptTokens && promptTokens(state.usage) === 0 ? { ...state.usage, inputTokens: o.promptTokens } : state.usage)
   const messageStart = () => {
     if (started) return ''
     started = true
