@@ -1,23 +1,27 @@
 // Block boundaries, derived once for every encoder: each run of text or reasoning is
-// bracketed by `*-start` / `*-end`, a signature ends its thinking block, one tool input is open
-// at a time (as Anthropic streams them), tool inputs that were never closed are closed at the
+// bracketed by `*-start` / `*-end`, a signature ends its thinking block, one block is open at
+// a time (as Anthropic streams them), tool inputs that were never closed are closed at the
 // finish, and nothing stays open past `finish` or `error` (a call an error cut off is dropped,
 // not ended).
-// A tool call that starts while another is open waits, its argument pieces kept, until that one
-// ends: OpenAI streams parallel calls one after the other, but its wire numbers each piece by
-// call and an upstream may interleave them; a piece is never lost to a block already closed.
+// What starts while a tool input is open waits, in the order it came, until that one ends:
+// another call (its argument pieces kept with it) as well as text or reasoning. OpenAI streams
+// parallel calls one after the other, but its wire numbers each piece by call and may carry
+// text beside a call, so an upstream may interleave them; a piece is never lost to a block
+// already closed, and no block opens inside another.
 // Boundaries an adapter already sent are kept, never doubled.
 import type { StreamEvent } from './types.ts'
 
 type Open = 'text' | 'reasoning' | null
 type ToolStart = Extract<StreamEvent, { type: 'tool-input-start' }>
 
-/** A tool call that waits for the open one to end: its start, its pieces so far, whether it ended. */
-interface Waiting {
+/** A call that waits for the open one: its start, its pieces so far, whether it ended. */
+interface Call {
   start: ToolStart
   pieces: string[]
   ended: boolean
 }
+/** What waits for the open call: calls, and runs of text and reasoning events. */
+type Waiting = Call | StreamEvent[]
 
 /**
  * One stream's normalizer: each event goes to `emit` with the boundaries it implies, in order.
@@ -25,24 +29,10 @@ interface Waiting {
  */
 export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEvent) => void {
   let open: Open = null
-  /** The tool input open now, and those that wait for it, in the order they started. */
+  /** The tool input open now; what waits for it, in the order it came; the calls among that by index. */
   let tool: number | null = null
-  const waiting = new Map<number, Waiting>()
-  /** The open tool input is complete: the next that waits opens, with its pieces so far; at the end, all do. */
-  const endTool = (all: boolean) => {
-    if (tool !== null) emit({ type: 'tool-input-end', index: tool })
-    tool = null
-    for (const [index, w] of waiting) {
-      waiting.delete(index)
-      emit(w.start)
-      if (w.pieces.length > 0) emit({ type: 'tool-input-delta', index, delta: w.pieces.join('') })
-      if (!w.ended && !all) {
-        tool = index
-        return
-      }
-      emit({ type: 'tool-input-end', index })
-    }
-  }
+  let waiting: Waiting[] = []
+  const calls = new Map<number, Call>()
   const close = (cut = false) => {
     const was = open
     open = null
@@ -55,7 +45,8 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
     open = kind
     emit(kind === 'text' ? { type: 'text-start' } : { type: 'reasoning-start' })
   }
-  return (ev) => {
+  /** Text and reasoning, with no tool input open. */
+  const flow = (ev: StreamEvent) => {
     switch (ev.type) {
       case 'text-delta':
         enter('text')
@@ -80,39 +71,91 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
       case 'reasoning-redacted':
         close()
         return emit(ev)
-      case 'tool-input-start':
-        close()
-        if (tool !== null && tool !== ev.index) {
-          if (!waiting.has(ev.index)) waiting.set(ev.index, { start: ev, pieces: [], ended: false })
-          return
+    }
+  }
+  /**
+   * The open tool input is complete: what waited goes out in order, up to a call that has not
+   * ended, which opens with its pieces so far while the rest waits on; at the end (`all`), all of it.
+   */
+  const endTool = (all: boolean) => {
+    if (tool !== null) emit({ type: 'tool-input-end', index: tool })
+    tool = null
+    while (waiting.length > 0) {
+      const w = waiting.shift()!
+      if (Array.isArray(w)) {
+        for (const ev of w) flow(ev)
+        continue
+      }
+      const index = w.start.index
+      calls.delete(index)
+      close()
+      emit(w.start)
+      if (w.pieces.length > 0) emit({ type: 'tool-input-delta', index, delta: w.pieces.join('') })
+      if (!w.ended && !all) {
+        tool = index
+        return
+      }
+      emit({ type: 'tool-input-end', index })
+    }
+  }
+  return (ev) => {
+    switch (ev.type) {
+      case 'text-delta':
+      case 'text-start':
+      case 'text-end':
+      case 'reasoning-delta':
+      case 'reasoning-start':
+      case 'reasoning-end':
+      case 'reasoning-signature':
+      case 'reasoning-redacted': {
+        if (tool === null) return flow(ev)
+        const last = waiting.at(-1)
+        if (Array.isArray(last)) last.push(ev)
+        else waiting.push([ev])
+        return
+      }
+      case 'tool-input-start': {
+        if (tool === null) {
+          close()
+          tool = ev.index
+          return emit(ev)
         }
-        if (tool === ev.index) return
-        tool = ev.index
-        return emit(ev)
+        if (tool === ev.index || calls.has(ev.index)) return
+        const call = { start: ev, pieces: [], ended: false }
+        calls.set(ev.index, call)
+        waiting.push(call)
+        return
+      }
       case 'tool-input-delta': {
-        const w = waiting.get(ev.index)
+        const w = calls.get(ev.index)
         if (w) w.pieces.push(ev.delta)
         else emit(ev)
         return
       }
       case 'tool-input-end': {
         if (ev.index === tool) return endTool(false)
-        const w = waiting.get(ev.index)
+        const w = calls.get(ev.index)
         if (w) w.ended = true
         return
       }
       case 'finish':
-        close()
         endTool(true)
+        close()
         return emit(ev)
-      case 'error':
+      case 'error': {
         // A call cut off by the failure is not ended: its end would tell the client (an agent
-        // that runs a tool when its block stops) that the arguments so far are the call's. Text
-        // or thinking it cut ends marked so: an encoder may show it cut rather than whole
-        close(true)
+        // that runs a tool when its block stops) that the arguments so far are the call's, and
+        // the calls that waited for it are dropped. Text or thinking that waited goes out (it
+        // was produced, and is billed as such); then what is open ends marked cut, so an
+        // encoder may show it cut rather than whole
+        const held = waiting
         tool = null
-        waiting.clear()
+        waiting = []
+        calls.clear()
+        for (const w of held) if (Array.isArray(w)) for (const e of w) flow(e)
+        close(true)
         return emit(ev)
+      }
       default:
         return emit(ev)
     }

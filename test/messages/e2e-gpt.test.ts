@@ -302,6 +302,31 @@ describe('gpt model, streaming', () => {
     expect(uses.map((u) => ({ id: u.id, name: u.name, input: u.input }))).toEqual(want.toolCalls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.arguments) })))
     expect(final.stop_reason).toBe('tool_use')
   })
+
+  test('text a compatible server sends beside an open call: its own block after the call, never inside it', async () => {
+    const chunk = (delta: object, finish: string | null = null, usage: object | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-beside', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }], usage })}\n\n`
+    const call = (index: number, args: string, head?: string) => ({ index, ...(head ? { id: head, type: 'function', function: { name: 'get_weather', arguments: args } } : { function: { arguments: args } }) })
+    const sse = chunk({ role: 'assistant', tool_calls: [call(0, '{"location":', 'call_p')] }) +
+      chunk({ content: 'Checking ' }) +
+      chunk({ content: 'both.', tool_calls: [call(0, '"Paris"}')] }) +
+      chunk({ tool_calls: [call(1, '{"location":"Tokyo"}', 'call_t')] }) +
+      chunk({}, 'tool_calls') + chunk({}, null, { prompt_tokens: 20, completion_tokens: 12, total_tokens: 32 }) + 'data: [DONE]\n\n'
+    rig.up.script({ sse })
+    const frames = messageFrames(await (await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 1000, stream: true, messages: ask, tools: [weather] })).text())
+    const open = new Set<number>()
+    for (const f of frames) {
+      if (f.event === 'content_block_start') {
+        expect([...open]).toEqual([])
+        open.add(f.data.index)
+      } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
+      else if (f.event === 'content_block_stop') expect(open.delete(f.data.index)).toBe(true)
+    }
+    rig.up.script({ sse })
+    const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 1000, messages: ask, tools: [weather] }).finalMessage()
+    expect(final.content.map((b: any) => (b.type === 'text' ? b.text : [b.id, b.input]))).toEqual([['call_p', { location: 'Paris' }], 'Checking both.', ['call_t', { location: 'Tokyo' }]])
+    expect(final.stop_reason).toBe('tool_use')
+  })
 })
 
 // Claude takes tool names of 128 characters, OpenAI of 64: Claude Code's MCP tools

@@ -1,0 +1,89 @@
+// The block normalizer every translated stream goes through: one block open at a time, in the
+// order the upstream produced them, nothing an upstream sent lost to a block already closed.
+import { describe, expect, test } from 'bun:test'
+import { createBlockNormalizer } from '../../src/ir/blocks.ts'
+import type { StreamEvent } from '../../src/ir/types.ts'
+
+const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }
+const start = (index: number, id = `call_${index}`): StreamEvent => ({ type: 'tool-input-start', index, id, name: 'f' })
+const args = (index: number, delta: string): StreamEvent => ({ type: 'tool-input-delta', index, delta })
+const text = (t: string): StreamEvent => ({ type: 'text-delta', text: t })
+
+function normalize(events: StreamEvent[]): StreamEvent[] {
+  const blocks = createBlockNormalizer()
+  return events.flatMap((e) => blocks(e))
+}
+
+/** The blocks as the client sees them: each with its kind and content, and whether any opened inside another. */
+function blocksOf(events: StreamEvent[]) {
+  const out: { kind: string; content: string }[] = []
+  let open: string | null = null
+  let nested = false
+  for (const e of events) {
+    if (e.type === 'text-start' || e.type === 'reasoning-start' || e.type === 'tool-input-start') {
+      if (open !== null) nested = true
+      open = e.type === 'tool-input-start' ? e.id : e.type
+      out.push({ kind: open, content: '' })
+    } else if (e.type === 'text-delta' || e.type === 'reasoning-delta') out.at(-1)!.content += e.text
+    else if (e.type === 'tool-input-delta') out.find((b) => b.kind === `call_${e.index}`)!.content += e.delta
+    else if (e.type === 'text-end' || e.type === 'reasoning-end' || e.type === 'tool-input-end') open = null
+  }
+  return { blocks: out, nested, openAtEnd: open }
+}
+
+describe('text that comes while a tool call is open', () => {
+  test('waits for the call to end, then comes whole, never inside the call', () => {
+    const out = normalize([start(0), args(0, '{"a":'), text('Checking '), args(0, '1}'), text('now.'), { type: 'tool-input-end', index: 0 }, text(' Done.'), { type: 'finish', finish: { reason: 'tool_calls' }, usage }])
+    const { blocks, nested, openAtEnd } = blocksOf(out)
+    expect(nested).toBe(false)
+    expect(openAtEnd).toBe(null)
+    expect(blocks).toEqual([{ kind: 'call_0', content: '{"a":1}' }, { kind: 'text-start', content: 'Checking now. Done.' }])
+    expect(out.at(-1)!.type).toBe('finish')
+  })
+
+  test('keeps its place between parallel calls: a call started after it follows it', () => {
+    const out = normalize([
+      start(0), args(0, '{"a":'), text('between'), start(1), args(1, '{"b":2}'), args(0, '1}'),
+      { type: 'finish', finish: { reason: 'tool_calls' }, usage },
+    ])
+    const { blocks, nested } = blocksOf(out)
+    expect(nested).toBe(false)
+    expect(blocks).toEqual([{ kind: 'call_0', content: '{"a":1}' }, { kind: 'text-start', content: 'between' }, { kind: 'call_1', content: '{"b":2}' }])
+  })
+
+  test('a call that ended while it waited opens and ends in its turn; text after a call that opened waits for it', () => {
+    const out = normalize([
+      start(0), start(1), args(1, '{}'), { type: 'tool-input-end', index: 1 }, text('x'), start(2), args(2, '{"c"'),
+      args(0, '{}'), { type: 'tool-input-end', index: 0 }, text('y'), args(2, ':3}'), { type: 'tool-input-end', index: 2 },
+      { type: 'finish', finish: { reason: 'tool_calls' }, usage },
+    ])
+    const { blocks, nested, openAtEnd } = blocksOf(out)
+    expect(nested).toBe(false)
+    expect(openAtEnd).toBe(null)
+    expect(blocks).toEqual([
+      { kind: 'call_0', content: '{}' }, { kind: 'call_1', content: '{}' }, { kind: 'text-start', content: 'x' },
+      { kind: 'call_2', content: '{"c":3}' }, { kind: 'text-start', content: 'y' },
+    ])
+  })
+
+  test('reasoning and a signature wait as text does, the signature still ending its block', () => {
+    const out = normalize([start(0), { type: 'reasoning-delta', text: 'hm' }, { type: 'reasoning-signature', signature: 'sig' }, text('t'), { type: 'finish', finish: { reason: 'stop' }, usage }])
+    expect(out.map((e) => e.type)).toEqual([
+      'tool-input-start', 'tool-input-end', 'reasoning-start', 'reasoning-delta', 'reasoning-signature', 'reasoning-end',
+      'text-start', 'text-delta', 'text-end', 'finish',
+    ])
+  })
+
+  test('a failure: the open call is cut, not ended, calls that waited are dropped, text that waited goes out cut', () => {
+    const out = normalize([start(0), args(0, '{"a"'), text('part'), start(1), args(1, '{}'), { type: 'error', error: { status: 502, message: 'x' } }])
+    expect(out.map((e) => e.type)).toEqual(['tool-input-start', 'tool-input-delta', 'text-start', 'text-delta', 'text-end', 'error'])
+    expect(out.find((e) => e.type === 'text-end')).toEqual({ type: 'text-end', cut: true })
+  })
+
+  test('with no call open, text goes on at once, a delta as it came', () => {
+    const blocks = createBlockNormalizer()
+    const d = text('a')
+    expect(blocks(d)).toEqual([{ type: 'text-start' }, d])
+    expect(blocks(d)[0]).toBe(d)
+  })
+})
