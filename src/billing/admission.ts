@@ -6,6 +6,7 @@ import type { RedisUnavailable } from '../cluster/redis.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
 import type { Usage } from '../ir/types.ts'
+import { worstUsage, type BeyondPrompt } from './server-tools.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -18,6 +19,8 @@ export interface AdmitInput {
   choices?: number
   /** The processing tier it is held at, where that is priced apart (OpenAI's priority). */
   serviceTier?: Usage['serviceTier']
+  /** What it may be billed for beyond its prompt and output cap (server tools' searches, audio output). */
+  beyond?: BeyondPrompt
 }
 
 /** A reservation to settle when the request ends (undefined when nothing was held). */
@@ -30,21 +33,23 @@ export type Admission = { reservationId: string } | undefined
  */
 export function worstCase(catalog: Catalog, input: AdmitInput): number | null {
   const { model } = input
-  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input.maxOutputTokens, input.choices, input.serviceTier)
+  const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input)
   if (usd === null && model.unlisted && model.provider !== 'mock') {
     throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
   }
   return usd
 }
 
-function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, maxOut: number | undefined, choices = 1, serviceTier?: Usage['serviceTier']): number | null {
+function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, input: AdmitInput): number | null {
   const prompt = sane(promptTokens) ?? 0
   // a cap above the model's own (or none) cannot produce more than the model's own; with no
   // known cap, the output cannot outgrow the context window
   const most = model.maxOutputTokens ?? model.contextWindow
-  const cap = Math.min(sane(maxOut) ?? most, most) * Math.max(1, sane(choices) ?? 1)
+  const cap = Math.min(sane(input.maxOutputTokens) ?? most, most) * Math.max(1, sane(input.choices) ?? 1)
+  const usage = worstUsage(prompt, cap, input.beyond)
+  if (input.serviceTier) usage.serviceTier = input.serviceTier
   try {
-    const usd = catalog.cost(model, { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0, ...(serviceTier ? { serviceTier } : {}) })
+    const usd = catalog.cost(model, usage)
     return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null
   } catch {
     return null

@@ -65,14 +65,16 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   let watch = rc.limits ? undefined : beginWatch(s, spec, plan, rc)
 
   let admission: Admission | undefined
+  // a funded key's reservation counts the files the request names too (their sizes, looked up)
+  let files = 0
+  const admit = (p: Plan) => s.billing.admit({ apiKey: rc.apiKey, model: p.model, promptTokens: () => p.promptTokens() + files, maxOutputTokens: p.maxOutputTokens, choices: p.choices, serviceTier: p.serviceTier, beyond: p.beyond })
   try {
     // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
     if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
-    // a funded key's reservation counts the files the request names too (their sizes, looked up)
-    const files = rc.apiKey.credits !== null ? await filesBound(s, body, rc) : 0
+    if (rc.apiKey.credits !== null) files = await filesBound(s, body, rc)
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()
-    const admitting = s.billing.admit({ apiKey: rc.apiKey, model, promptTokens: () => plan.promptTokens() + files, maxOutputTokens: plan.maxOutputTokens, choices: plan.choices, serviceTier: plan.serviceTier })
+    const admitting = admit(plan)
     // both are under way; the limits' wait never rejects (PendingLimits), so it is awaited after
     // the admission, with no Promise.all around the two
     admission = admitting instanceof Promise ? await admitting : admitting
@@ -154,6 +156,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   }
 
   let failure: unknown = NOTHING_TRIED
+  /** The plan the admission holds for. */
+  let held = plan
   try {
     let failed: { key: string; retryAfterMs?: number } | undefined
     // a model of one deployment and no fallbacks (the usual case) has its call as a list: walked
@@ -167,6 +171,21 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       // the call that failed before is a failover now: this one takes over
       if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs, failover: true })
       failed = undefined
+      // a fallback model is held anew at its own price (it is billed at it): a dearer one is not
+      // served on a hold made for a cheaper one, and one the credit cannot cover ends the request
+      if (c.plan !== held && rc.apiKey.credits !== null) {
+        held = c.plan
+        s.billing.release(admission)
+        admission = undefined
+        try {
+          const again = admit(c.plan)
+          admission = again instanceof Promise ? await again : again
+        } catch (e) {
+          failure = e
+          break
+        }
+        out.holding(admission?.reservationId)
+      }
       out.retryWith(c.plan.model)
       out.provider = c.deployment.provider
       out.deployment = c.deployment.upstreamId

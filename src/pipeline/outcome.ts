@@ -150,6 +150,11 @@ export class GenerationOutcome {
     this.base.model = model
   }
 
+  /** The request's reservation is now this one (a fallback model held anew at its own price). */
+  holding(reservationId: string | undefined) {
+    this.base.reservationId = reservationId
+  }
+
   /** An upstream call begins (one of the attempts). */
   beginAttempt(provider: string) {
     this.currentProvider = provider

@@ -4,6 +4,7 @@
 // and never calls back into the surface except through the plan it was given.
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest, Usage } from '../ir/types.ts'
+import type { BeyondPrompt } from '../billing/server-tools.ts'
 import type { TapOptions, Wire } from '../routing/contract.ts'
 import type { CrossFamilyMode, ParamTable, RulesOutcome } from '../routing/params.ts'
 import { applyFamilyRules } from '../routing/params.ts'
@@ -37,6 +38,8 @@ export interface Plan {
   choices?: number
   /** The processing tier it is held at (OpenAI's priority costs more than standard). */
   serviceTier?: Usage['serviceTier']
+  /** What it may be billed for beyond its prompt and output cap: searches its server tools run, audio output. */
+  beyond?: BeyondPrompt
   /** The prompt's upper bound in tokens (its body and what the surface loaded for it, a thread's history). */
   promptTokens(): number
   /** Stop the reply at the first tool call. */

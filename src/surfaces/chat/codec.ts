@@ -3,6 +3,7 @@
 import { PARAMS } from './params.ts'
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
+import { chatBeyond } from '../../billing/server-tools.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { toIR } from './params.ts'
@@ -48,6 +49,7 @@ export const chatSurface: SurfaceSpec = {
       // n the family rules took out (a Claude model answers once) holds no more than one choice
       choices: rules.removed.includes('n') ? undefined : body.n,
       serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
+      beyond: chatBeyond(body.modalities),
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),

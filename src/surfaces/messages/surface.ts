@@ -2,6 +2,7 @@
 // the checked body as is (pass-through); every other model goes through the IR.
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
+import { messagesBeyond } from '../../billing/server-tools.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR, PARAMS } from './params.ts'
@@ -56,6 +57,7 @@ export const messagesSurface: SurfaceSpec = {
       ...planBase(body, model, rules),
       encoder: messagesCodec,
       maxOutputTokens: outputCap(model, body.max_tokens, { effort: body.reasoning_effort, budgetTokens: budgetOf(body.thinking) }),
+      beyond: messagesBeyond(body.tools),
       promptTokens: () => promptTokenBound(body),
       pauseAtTool: body.pause_on_call_tools_start === true,
       ir: () => messagesToIR(body, model, rules),

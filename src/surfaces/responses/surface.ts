@@ -5,6 +5,7 @@
 import { PARAMS } from './params.ts'
 import { promptTokenBound } from '../../billing/prompt-bound.ts'
 import { outputCap } from '../../billing/output-bound.ts'
+import { responsesBeyond } from '../../billing/server-tools.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
@@ -170,6 +171,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // a summary asked for without an effort thinks at medium (turnToIR)
         maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
         serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
+        beyond: responsesBeyond(body.tools, body.max_tool_calls),
         // where references were replaced by the items they name, those count, not the body's input
         promptTokens: () => (turn.referenced ? promptTokenBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptTokenBound(body, turn.history)),
         pauseAtTool: false,

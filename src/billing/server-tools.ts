@@ -1,0 +1,68 @@
+// What a request may be billed for beyond its prompt and its output cap, for its reservation.
+// Tools the upstream runs itself: a web search is priced apiece, and what a search or a fetch
+// brings back is read by the model as input, which no count of the request's body can see.
+// Output in audio: priced several times text's rate. Held as a worst case like the rest, so a
+// key near its credit is not admitted for a request that searches its way far past it.
+import type { Usage } from '../ir/types.ts'
+
+/** Beyond the prompt and the output cap: searches run upstream, the input tokens their results add, output in audio. */
+export interface BeyondPrompt {
+  webSearches: number
+  inputTokens: number
+  audioOutput: boolean
+}
+
+/** Uses held for a server tool that sets no bound of its own (`max_uses`, `max_tool_calls`). */
+export const USES_UNBOUNDED = 10
+/**
+ * Input tokens held for what one search brings back: OpenAI bills a search's content as a block
+ * of 8,000 input tokens on its mini models, and Claude's search results are of that size.
+ */
+export const TOKENS_A_SEARCH = 8_000
+/** Input tokens held for one fetched page or document when the tool sets no `max_content_tokens`. */
+export const TOKENS_A_FETCH = 25_000
+
+type Obj = Record<string, unknown>
+
+const uses = (n: unknown, most = Infinity): number => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, most) : Math.min(USES_UNBOUNDED, most))
+
+/** Anthropic's server tools in a messages body's `tools`: web search (priced apiece) and web fetch. */
+export function messagesBeyond(tools: unknown): BeyondPrompt | undefined {
+  if (!Array.isArray(tools)) return undefined
+  let webSearches = 0
+  let inputTokens = 0
+  for (const t of tools as Obj[]) {
+    const type = typeof t?.type === 'string' ? t.type : ''
+    if (type.startsWith('web_search_')) {
+      const n = uses(t.max_uses)
+      webSearches += n
+      inputTokens += n * TOKENS_A_SEARCH
+    } else if (type.startsWith('web_fetch_')) {
+      const most = typeof t.max_content_tokens === 'number' && t.max_content_tokens > 0 ? t.max_content_tokens : TOKENS_A_FETCH
+      inputTokens += uses(t.max_uses) * most
+    }
+  }
+  return webSearches > 0 || inputTokens > 0 ? { webSearches, inputTokens, audioOutput: false } : undefined
+}
+
+/** The Responses API's hosted web search in `tools`, each call bounded by `max_tool_calls` when set. */
+export function responsesBeyond(tools: unknown, maxToolCalls: unknown): BeyondPrompt | undefined {
+  if (!Array.isArray(tools) || !(tools as Obj[]).some((t) => typeof t?.type === 'string' && t.type.startsWith('web_search'))) return undefined
+  const webSearches = uses(maxToolCalls)
+  return { webSearches, inputTokens: webSearches * TOKENS_A_SEARCH, audioOutput: false }
+}
+
+/** Chat: an answer asked for in audio (`modalities` naming it) is held at the audio output rate. */
+export function chatBeyond(modalities: unknown): BeyondPrompt | undefined {
+  return Array.isArray(modalities) && modalities.includes('audio') ? { webSearches: 0, inputTokens: 0, audioOutput: true } : undefined
+}
+
+/** The worst-case usage of a prompt bound and an output cap, with what lies beyond them. */
+export function worstUsage(prompt: number, cap: number, beyond: BeyondPrompt | undefined): Usage {
+  const usage: Usage = { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  if (!beyond) return usage
+  usage.inputTokens += beyond.inputTokens
+  if (beyond.webSearches > 0) usage.webSearches = beyond.webSearches
+  if (beyond.audioOutput) usage.outputAudioTokens = cap
+  return usage
+}

@@ -1,0 +1,112 @@
+// A funded key's hold covers what a request may be billed for beyond its prompt and output cap:
+// the searches a server tool runs upstream and the text they bring back, an answer in audio, and
+// a fallback model dearer than the one asked for. Held at the prompt and cap alone, a burst on a
+// nearly spent key was admitted many times over (each request costing 6 to 80 times its hold).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+import { messagesBeyond, responsesBeyond, TOKENS_A_FETCH, TOKENS_A_SEARCH, USES_UNBOUNDED } from '../../src/billing/server-tools.ts'
+
+let up: FakeUpstream
+let g: Gateway
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  g = await startGateway({
+    logLevel: 'silent',
+    yaml: `
+providers:
+  - { id: anth, kind: anthropic, base_url: ${up.url}, api_key: sk-up-a, max_retries: 0 }
+  - { id: oai, kind: openai, base_url: ${up.url}, api_key: sk-up, max_retries: 0 }
+models:
+  - { id: claude-haiku-4-5, family: anthropic, fallbacks: [claude-opus-4-1] }
+routing: { failures_to_cool: 1000 }
+`,
+    env: { SWITCHYARD_KEY_RPM: '1000000', SWITCHYARD_IP_RPM: '1000000', SWITCHYARD_KEY_BURST_RPS: '1000000' },
+  })
+})
+afterAll(async () => {
+  await g?.stop()
+  await up?.stop()
+})
+
+const post = (key: string, path: string, body: unknown) =>
+  fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+/** 20 requests at once on a key with `credits`: how many were served, and what the key spent. */
+async function burst(credits: number, path: string, body: unknown) {
+  const { key, record } = await g.services.keys.create({ name: 'near its credit', credits })
+  const statuses = await Promise.all(Array.from({ length: 20 }, async () => {
+    const r = await post(key, path, body)
+    await r.arrayBuffer()
+    return r.status
+  }))
+  for (let i = 0; i < 200 && g.services.billing.open > 0; i++) await Bun.sleep(10)
+  await g.services.recorder.flush()
+  const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id])
+  // every hold ended with its request: none is left behind (a fallback's first hold released)
+  expect(g.services.billing.ledger.reserved(record.id)).toBe(0)
+  return { served: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length, spent: Number(row!.spent) }
+}
+
+describe('held beyond the prompt and the output cap', () => {
+  test("Claude's web search: its searches and what they bring back are held, so one request is served past the credit, not a dozen", async () => {
+    up.script((req) => {
+      const body = req.json()
+      const usage = { input_tokens: 6039, output_tokens: body.max_tokens, server_tool_use: { web_search_requests: 5 } }
+      if (body.stream) {
+        const sse = fixture('anthropic/messages/stream-web-search.handwritten.sse').replace('"server_tool_use":{"web_search_requests":1}', '"server_tool_use":{"web_search_requests":5}')
+        return { waitMs: 200, sse }
+      }
+      return { waitMs: 200, json: { id: 'msg_ws', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'Sunny.' }], stop_reason: 'end_turn', stop_sequence: null, usage } }
+    })
+    for (const stream of [false, true]) {
+      const r = await burst(0.01, '/api/beta/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, stream, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }], messages: [{ role: 'user', content: 'Weather in Paris?' }] })
+      expect(r).toMatchObject({ served: 1, refused: 19 })
+      expect(r.spent).toBeGreaterThan(0.05)
+    }
+  })
+
+  test('the Responses web search, bounded by max_tool_calls when set', async () => {
+    up.script((req) => {
+      const body = req.json()
+      const base = fixtureJson('openai/responses/nonstream-text.json')
+      const calls = Array.from({ length: 5 }, (_, i) => ({ type: 'web_search_call', id: `ws_${i}`, status: 'completed', action: { type: 'search', query: `q${i}` } }))
+      return { waitMs: 200, json: { ...base, id: `resp_${crypto.randomUUID().replaceAll('-', '')}`, store: false, output: [...calls, ...base.output], usage: { input_tokens: 40_000, input_tokens_details: { cached_tokens: 0 }, output_tokens: body.max_output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 } } }
+    })
+    const r = await burst(0.01, '/api/alpha/v1/responses', { model: 'gpt-4o-mini', max_output_tokens: 100, store: false, tools: [{ type: 'web_search' }], input: 'News from Paris?' })
+    expect(r).toMatchObject({ served: 1, refused: 19 })
+  })
+
+  test('an answer in audio, held at the audio output rate', async () => {
+    up.script((req) => {
+      const cap = req.json().max_completion_tokens
+      return { waitMs: 200, json: { id: 'chatcmpl-audio', object: 'chat.completion', created: 1, model: 'gpt-audio-2025-08-28',
+        choices: [{ index: 0, message: { role: 'assistant', content: null, audio: { id: 'audio_1', data: 'UklGRg==', expires_at: 2e9, transcript: 'Hi' } }, finish_reason: 'length' }],
+        usage: { prompt_tokens: 20, completion_tokens: cap, total_tokens: cap + 20, completion_tokens_details: { audio_tokens: cap - 50 } } } }
+    })
+    const r = await burst(0.05, '/api/alpha/v1/chat/completions', { model: 'gpt-audio', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, max_completion_tokens: 2000, messages: [{ role: 'user', content: 'A story' }] })
+    expect(r).toMatchObject({ served: 1, refused: 19 })
+  })
+
+  test('a fallback model dearer than the one asked for is held anew at its own price', async () => {
+    up.script((req) => {
+      const body = req.json()
+      if (body.model === 'claude-haiku-4-5') return { status: 503, json: { type: 'error', error: { type: 'overloaded_error', message: 'down' } } }
+      return { waitMs: 200, json: { id: 'msg_fb', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'max_tokens', stop_sequence: null, usage: { input_tokens: 10, output_tokens: body.max_tokens } } }
+    })
+    const r = await burst(0.02, '/api/beta/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] })
+    expect(r).toMatchObject({ served: 1, refused: 19 })
+  })
+})
+
+describe('what a request may add, read from its tools', () => {
+  test('uses by max_uses or max_tool_calls, a bound where none is set; a fetch by its max_content_tokens', () => {
+    expect(messagesBeyond([{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }])).toEqual({ webSearches: 3, inputTokens: 3 * TOKENS_A_SEARCH, audioOutput: false })
+    expect(messagesBeyond([{ type: 'web_search_20260209', name: 'web_search' }])!.webSearches).toBe(USES_UNBOUNDED)
+    expect(messagesBeyond([{ type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2, max_content_tokens: 5000 }])).toEqual({ webSearches: 0, inputTokens: 10_000, audioOutput: false })
+    expect(messagesBeyond([{ type: 'web_fetch_20250910', name: 'web_fetch' }])!.inputTokens).toBe(USES_UNBOUNDED * TOKENS_A_FETCH)
+    expect(messagesBeyond([{ name: 'f', input_schema: { type: 'object' } }])).toBeUndefined()
+    expect(responsesBeyond([{ type: 'web_search_preview' }], 2)!.webSearches).toBe(2)
+    expect(responsesBeyond([{ type: 'function', name: 'f' }], undefined)).toBeUndefined()
+  })
+})
