@@ -8,6 +8,7 @@
 import { eventFields, EventSplitter, parseJsonObject } from '../../routing/sse-events.ts'
 import { countTokensAsync } from '../../tokens/count.ts'
 import { replyText } from '../reply-text.ts'
+import { argumentsOf, reasoningOf, textOf } from './compat-fields.ts'
 
 type Json = Record<string, any>
 
@@ -20,14 +21,14 @@ async function counted(promptText: string, outputText: string, lane?: string): P
 /** The text a message or delta produced: content, refusal, reasoning, tool names and arguments. */
 function producedBy(m: Json | undefined, out: string[]): void {
   if (!m || typeof m !== 'object') return
-  for (const k of ['reasoning_content', 'content', 'refusal']) {
-    const v = m[k]
-    if (typeof v === 'string') out.push(v)
-    else if (Array.isArray(v)) for (const p of v) if (typeof p?.text === 'string') out.push(p.text)
-  }
-  for (const t of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+  out.push(reasoningOf(m), textOf(m.content), textOf(m.refusal))
+  const calls: Json[] = Array.isArray(m.tool_calls) ? [...m.tool_calls] : []
+  // the legacy form: one call, in `function_call`
+  if (m.function_call && typeof m.function_call === 'object') calls.push({ function: m.function_call })
+  for (const t of calls) {
     if (typeof t?.function?.name === 'string') out.push(t.function.name)
-    if (typeof t?.function?.arguments === 'string') out.push(t.function.arguments)
+    const args = argumentsOf(t?.function?.arguments)
+    if (args !== undefined) out.push(args)
     // a custom tool's call carries its input as it is
     if (typeof t?.custom?.name === 'string') out.push(t.custom.name)
     if (typeof t?.custom?.input === 'string') out.push(t.custom.input)

@@ -28,3 +28,12 @@ export function finishFromOpenAI(raw: string | null | undefined): Finish {
   if (!raw) return { reason: 'other', raw: raw ?? undefined }
   return { reason: own(FROM_OPENAI, raw) ?? 'other', raw }
 }
+
+/**
+ * A reply that called tools and ended with `stop` (what OpenAI and vLLM say for a call that
+ * `tool_choice` named): its end is the calls', so that a client of the other family runs them
+ * (Anthropic says `tool_use` for a forced call).
+ */
+export function calledFinish(f: Finish, called: boolean): Finish {
+  return called && f.reason === 'stop' ? { reason: 'tool_calls', raw: f.raw } : f
+}

@@ -1,11 +1,12 @@
 // chat.completion JSON → IR GenerationResponse (pure).
 import type { GenerationResponse, Part } from '../../ir/types.ts'
-import { finishFromOpenAI, refusedFinish } from './finish.ts'
+import { argumentsOf, reasoningOf, stringOf, textOf } from './compat-fields.ts'
+import { calledFinish, finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 
 interface ChatToolCall {
-  id?: string
-  function?: { name?: string; arguments?: string }
+  id?: unknown
+  function?: { name?: unknown; arguments?: unknown }
 }
 
 export interface ChatCompletion {
@@ -15,12 +16,14 @@ export interface ChatCompletion {
   choices?: {
     finish_reason?: string | null
     message?: {
-      content?: string | null
-      refusal?: string | null
-      /** Sent by OpenAI-compatible upstreams that expose reasoning text. */
-      reasoning_content?: string | null
-      tool_calls?: ChatToolCall[] | null
-      function_call?: { name?: string; arguments?: string } | null
+      /** A string from OpenAI; other servers of the wire may send what compat-fields.ts reads. */
+      content?: unknown
+      refusal?: unknown
+      /** Sent by OpenAI-compatible upstreams that expose reasoning text (vLLM and OpenRouter: `reasoning`). */
+      reasoning_content?: unknown
+      reasoning?: unknown
+      tool_calls?: unknown
+      function_call?: { name?: unknown; arguments?: unknown } | null
     }
   }[]
   usage?: OpenAIUsage | null
@@ -33,16 +36,22 @@ export function fromOpenAIChat(body: ChatCompletion, tiers = false): GenerationR
   const choice = body.choices?.[0]
   const msg = choice?.message ?? {}
   const content: Part[] = []
-  if (msg.reasoning_content) content.push({ type: 'reasoning', text: msg.reasoning_content })
-  if (msg.content) content.push({ type: 'text', text: msg.content })
+  const reasoning = reasoningOf(msg)
+  if (reasoning) content.push({ type: 'reasoning', text: reasoning })
+  const text = textOf(msg.content)
+  const refusal = textOf(msg.refusal)
+  if (text) content.push({ type: 'text', text })
   // A refusal is what the model said instead of an answer; keep it as the text the user sees.
-  else if (msg.refusal) content.push({ type: 'text', text: msg.refusal })
-  for (const c of msg.tool_calls ?? []) {
-    content.push({ type: 'tool-call', id: c.id ?? '', name: c.function?.name ?? '', arguments: c.function?.arguments || '{}' })
+  else if (refusal) content.push({ type: 'text', text: refusal })
+  const calls = Array.isArray(msg.tool_calls) ? (msg.tool_calls as ChatToolCall[]) : []
+  for (const c of calls) {
+    if (!c || typeof c !== 'object') continue
+    content.push({ type: 'tool-call', id: stringOf(c.id), name: stringOf(c.function?.name), arguments: argumentsOf(c.function?.arguments) || '{}' })
   }
-  if (msg.function_call) {
-    content.push({ type: 'tool-call', id: `call_${body.id ?? 'legacy'}`, name: msg.function_call.name ?? '', arguments: msg.function_call.arguments || '{}' })
+  if (msg.function_call && typeof msg.function_call === 'object') {
+    content.push({ type: 'tool-call', id: `call_${body.id ?? 'legacy'}`, name: stringOf(msg.function_call.name), arguments: argumentsOf(msg.function_call.arguments) || '{}' })
   }
+  const called = content.some((p) => p.type === 'tool-call')
   const providerData: Record<string, unknown> = {}
   if (body.system_fingerprint) providerData.system_fingerprint = body.system_fingerprint
   if (body.service_tier) providerData.service_tier = body.service_tier
@@ -51,7 +60,7 @@ export function fromOpenAIChat(body: ChatCompletion, tiers = false): GenerationR
     model: body.model ?? '',
     created: body.created ?? Math.floor(Date.now() / 1000),
     content,
-    finish: refusedFinish(finishFromOpenAI(choice?.finish_reason), !msg.content && !!msg.refusal),
+    finish: calledFinish(refusedFinish(finishFromOpenAI(choice?.finish_reason), !text && !!refusal), called),
     usage: usageFromOpenAI(body.usage, tiers ? body.service_tier : undefined),
     ...(Object.keys(providerData).length ? { providerData: { openai: providerData } } : {}),
   }

@@ -1,18 +1,21 @@
 // chat.completion.chunk SSE → IR stream events. State lives in the generator: tool calls
-// are keyed by `tool_calls[].index` (by id when a server sends none); `tool_calls: []` next to text is text;
-// the finish waits for the usage chunk and `[DONE]`.
+// are keyed by `tool_calls[].index` (by id when a server sends none, or a new id at an index
+// already used); `tool_calls: []` next to text is text; the finish waits for the usage chunk and
+// `[DONE]`. What other servers of the wire send in other shapes is read by compat-fields.ts.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
-import { finishFromOpenAI, refusedFinish } from './finish.ts'
+import { calledFinish, finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { withoutSecrets } from '../secrets.ts'
+import { argumentsOf, reasoningOf, stringOf, textOf } from './compat-fields.ts'
 
+/** A piece of a call as servers of the chat wire send it (compat-fields.ts reads what is not a string). */
 interface ChunkToolCall {
   index?: number
-  id?: string
-  function?: { name?: string; arguments?: string }
+  id?: unknown
+  function?: { name?: unknown; arguments?: unknown }
 }
 
 interface ChatChunk {
@@ -21,11 +24,13 @@ interface ChatChunk {
   created?: number
   choices?: {
     delta?: {
-      content?: string | null
-      refusal?: string | null
-      reasoning_content?: string | null
-      tool_calls?: ChunkToolCall[] | null
-      function_call?: { name?: string; arguments?: string } | null
+      content?: unknown
+      refusal?: unknown
+      reasoning_content?: unknown
+      /** vLLM's and OpenRouter's name for reasoning_content. */
+      reasoning?: unknown
+      tool_calls?: unknown
+      function_call?: { name?: unknown; arguments?: unknown } | null
     } | null
     finish_reason?: string | null
   }[]
@@ -37,6 +42,11 @@ interface ChatChunk {
 
 interface ToolState {
   ordinal: number
+  /** The upstream's id for the call, once said. */
+  id?: string
+  name: string
+  /** Said to the client: a call starts at its first argument text (or its end), so that an id or a name some servers send in a later piece is the call's. */
+  started: boolean
   sentArgs: boolean
   open: boolean
 }
@@ -49,11 +59,18 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
   let finish: Finish | undefined
   let refused = false
   let usage: Usage = emptyUsage()
+  let replyId = ''
   const tools = new Map<number, ToolState>()
 
+  const begin = (t: ToolState, key: number): StreamEvent => {
+    t.started = true
+    return { type: 'tool-input-start', index: t.ordinal, id: t.id || `call_${replyId}_${key}`, name: t.name }
+  }
+
   function* closeTools(): Generator<StreamEvent> {
-    for (const t of tools.values()) {
+    for (const [key, t] of tools) {
       if (!t.open) continue
+      if (!t.started) yield begin(t, key)
       // A tool without parameters may stream no argument text at all; `{}` is what the non-stream answer says.
       if (!t.sentArgs) yield { type: 'tool-input-delta', index: t.ordinal, delta: '{}' }
       yield { type: 'tool-input-end', index: t.ordinal }
@@ -61,24 +78,41 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
     }
   }
 
-  // Some OpenAI-compatible servers send no `index`: a call with an id of its own is a new call,
-  // and pieces with neither continue the last such call (keyed apart from every real index).
-  let unindexed: { key: number; id?: string } | undefined
+  // A piece's call: by its `index`, unless it brings an id other than the call's there (Ollama
+  // numbers every parallel call 0); some servers send no `index`: a call with an id of its own is
+  // a new call, and pieces with neither continue the last one. Keys other than a real index are
+  // negative, apart from every real one.
+  const moved = new Map<number, number>()
+  let last: number | undefined
   const keyOf = (call: ChunkToolCall): number => {
-    if (call.index !== undefined) return call.index
-    if (!unindexed || (call.id && call.id !== unindexed.id)) unindexed = { key: -2 - tools.size, id: call.id }
-    return unindexed.key
+    const id = stringOf(call.id)
+    let key = call.index === undefined ? last : (moved.get(call.index) ?? call.index)
+    const t = key === undefined ? undefined : tools.get(key)
+    if (key === undefined || (t && id && t.id !== undefined && t.id !== id) || (t && id && t.id === undefined && t.started)) {
+      const fresh = -2 - tools.size
+      if (call.index !== undefined) moved.set(call.index, fresh)
+      key = fresh
+    }
+    last = key
+    return key
   }
 
-  function* toolDelta(key: number, call: ChunkToolCall, fallbackId: string): Generator<StreamEvent> {
+  function* toolDelta(key: number, call: ChunkToolCall): Generator<StreamEvent> {
     let t = tools.get(key)
     if (!t) {
-      t = { ordinal: tools.size, sentArgs: false, open: true }
+      t = { ordinal: tools.size, name: '', started: false, sentArgs: false, open: true }
       tools.set(key, t)
-      yield { type: 'tool-input-start', index: t.ordinal, id: call.id ?? fallbackId, name: call.function?.name ?? '' }
     }
-    const args = call.function?.arguments
+    if (!t.started) {
+      const id = stringOf(call.id)
+      if (id && t.id === undefined) t.id = id
+      // a name in pieces is joined; one repeated whole in every piece is taken once
+      const name = stringOf(call.function?.name)
+      if (name && name !== t.name) t.name += name
+    }
+    const args = argumentsOf(call.function?.arguments)
     if (args) {
+      if (!t.started) yield begin(t, key)
       t.sentArgs = true
       yield { type: 'tool-input-delta', index: t.ordinal, delta: args }
     }
@@ -101,26 +135,27 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
       }
       if (!started) {
         started = true
+        replyId = chunk.id ?? ''
         const serviceTier = tiers ? pricedTier(chunk.service_tier) : undefined
         yield { type: 'start', id: chunk.id ?? '', model: chunk.model ?? '', created: chunk.created ?? Math.floor(Date.now() / 1000), ...(serviceTier ? { serviceTier } : {}) }
       }
       const choice = chunk.choices?.[0]
       const d = choice?.delta
-      if (d?.reasoning_content) yield { type: 'reasoning-delta', text: d.reasoning_content }
-      if (d?.content) yield { type: 'text-delta', text: d.content }
-      if (d?.refusal) {
-        refused = true
-        yield { type: 'text-delta', text: d.refusal }
-      }
-      if (d?.tool_calls) {
-        for (const call of d.tool_calls) {
-          const key = keyOf(call)
-          yield* toolDelta(key, call, `call_${chunk.id ?? ''}_${key}`)
+      if (d && typeof d === 'object') {
+        const reasoning = reasoningOf(d)
+        if (reasoning) yield { type: 'reasoning-delta', text: reasoning }
+        const text = textOf(d.content)
+        if (text) yield { type: 'text-delta', text }
+        const refusal = textOf(d.refusal)
+        if (refusal) {
+          refused = true
+          yield { type: 'text-delta', text: refusal }
         }
+        if (Array.isArray(d.tool_calls)) for (const call of d.tool_calls) if (call && typeof call === 'object') yield* toolDelta(keyOf(call), call)
+        if (d.function_call && typeof d.function_call === 'object') yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call })
       }
-      if (d?.function_call) yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call }, `call_${chunk.id ?? 'legacy'}`)
       if (choice?.finish_reason) {
-        finish = refusedFinish(finishFromOpenAI(choice.finish_reason), refused)
+        finish = calledFinish(refusedFinish(finishFromOpenAI(choice.finish_reason), refused), tools.size > 0)
         yield* closeTools()
       }
       if (chunk.usage) {

@@ -1,0 +1,32 @@
+// What servers of the chat wire put where OpenAI puts a string: reasoning under `reasoning`
+// (vLLM, which renamed `reasoning_content`, and OpenRouter), content as a list of text parts
+// (Mistral's), tool arguments as a JSON object. Read here as OpenAI's strings, so that none is
+// lost, and none reaches code that expects text as something else.
+
+type Obj = Record<string, unknown>
+
+/** A string as it is; a list of parts as their texts joined; anything else as no text. */
+export function textOf(v: unknown): string {
+  if (typeof v === 'string') return v
+  if (!Array.isArray(v)) return ''
+  let out = ''
+  for (const p of v) {
+    if (typeof p === 'string') out += p
+    else if (typeof (p as Obj)?.text === 'string') out += (p as Obj).text as string
+  }
+  return out
+}
+
+/** A message's or delta's reasoning text: `reasoning_content`, else `reasoning` (a server may send both, alike). */
+export function reasoningOf(m: Obj): string {
+  return textOf(m.reasoning_content) || textOf(m.reasoning)
+}
+
+/** Tool arguments as text: a string as it is, an object as its JSON; undefined for none. */
+export function argumentsOf(v: unknown): string | undefined {
+  if (typeof v === 'string') return v
+  return v !== null && typeof v === 'object' ? JSON.stringify(v) : undefined
+}
+
+/** A name or id as text ('' for anything else). */
+export const stringOf = (v: unknown): string => (typeof v === 'string' ? v : '')
