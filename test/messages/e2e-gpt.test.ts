@@ -13,6 +13,18 @@ afterAll(async () => {
   await rig.stop()
 })
 
+/** Anthropic's wire: a block starts only once the one before it stopped, and takes deltas only while open. */
+function expectOneBlockAtATime(frames: { event: string | null; data: any }[]) {
+  const open = new Set<number>()
+  for (const f of frames) {
+    if (f.event === 'content_block_start') {
+      expect([...open]).toEqual([])
+      open.add(f.data.index)
+    } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
+    else if (f.event === 'content_block_stop') expect(open.delete(f.data.index)).toBe(true)
+  }
+}
+
 const ask = [{ role: 'user' as const, content: 'What is the weather in Paris and in Tokyo?' }]
 const weather = { name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } }
 
@@ -288,14 +300,7 @@ describe('gpt model, streaming', () => {
     rig.up.script({ sse })
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 1000, stream: true, messages: ask, tools: [weather] })
     const frames = messageFrames(await res.text())
-    const open = new Set<number>()
-    for (const f of frames) {
-      if (f.event === 'content_block_start') {
-        expect([...open]).toEqual([])
-        open.add(f.data.index)
-      } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
-      else if (f.event === 'content_block_stop') expect(open.delete(f.data.index)).toBe(true)
-    }
+    expectOneBlockAtATime(frames)
     rig.up.script({ sse })
     const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 1000, messages: ask, tools: [weather] }).finalMessage()
     const uses = final.content.filter((b) => b.type === 'tool_use') as any[]
@@ -314,14 +319,7 @@ describe('gpt model, streaming', () => {
       chunk({}, 'tool_calls') + chunk({}, null, { prompt_tokens: 20, completion_tokens: 12, total_tokens: 32 }) + 'data: [DONE]\n\n'
     rig.up.script({ sse })
     const frames = messageFrames(await (await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 1000, stream: true, messages: ask, tools: [weather] })).text())
-    const open = new Set<number>()
-    for (const f of frames) {
-      if (f.event === 'content_block_start') {
-        expect([...open]).toEqual([])
-        open.add(f.data.index)
-      } else if (f.event === 'content_block_delta') expect(open.has(f.data.index)).toBe(true)
-      else if (f.event === 'content_block_stop') expect(open.delete(f.data.index)).toBe(true)
-    }
+    expectOneBlockAtATime(frames)
     rig.up.script({ sse })
     const final = await rig.anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 1000, messages: ask, tools: [weather] }).finalMessage()
     expect(final.content.map((b: any) => (b.type === 'text' ? b.text : [b.id, b.input]))).toEqual([['call_p', { location: 'Paris' }], 'Checking both.', ['call_t', { location: 'Tokyo' }]])

@@ -56,7 +56,7 @@ describe('what other servers of the chat wire send, read as OpenAI would send it
 
   test("a call's name in pieces, or its name or id in a later piece, is the call's", async () => {
     const one = async (pieces: Obj[]) => (await streamed(pieces.map(call), 'tool_calls')).content
-    const want = (id: string) => [{ type: 'tool-call', id, name: 'get_weather', arguments: '{"location":"Paris"}' }]
+    const want = (id: string) => [{ type: 'tool-call' as const, id, name: 'get_weather', arguments: '{"location":"Paris"}' }]
     expect(await one([{ index: 0, id: 'call_1', ...fn('get_', '') }, { index: 0, ...fn('weather', '{"location":"Paris"}') }])).toEqual(want('call_1'))
     expect(await one([{ index: 0, id: 'call_1', ...fn(undefined, '') }, { index: 0, ...fn('get_weather', '{"location":"Paris"}') }])).toEqual(want('call_1'))
     expect(await one([{ index: 0, ...fn('get_weather', '') }, { index: 0, id: 'call_late', ...fn(undefined, '{"location":"Paris"}') }])).toEqual(want('call_late'))

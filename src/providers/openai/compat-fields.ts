@@ -5,6 +5,17 @@
 
 type Obj = Record<string, unknown>
 
+/** A message's or a delta's fields as servers of the wire send them: strings from OpenAI, what this file reads from others. */
+export interface ChatMessageFields {
+  content?: unknown
+  refusal?: unknown
+  reasoning_content?: unknown
+  /** vLLM's and OpenRouter's name for reasoning_content. */
+  reasoning?: unknown
+  tool_calls?: unknown
+  function_call?: { name?: unknown; arguments?: unknown } | null
+}
+
 /** A string as it is; a list of parts as their texts joined; anything else as no text. */
 export function textOf(v: unknown): string {
   if (typeof v === 'string') return v
@@ -18,7 +29,7 @@ export function textOf(v: unknown): string {
 }
 
 /** A message's or delta's reasoning text: `reasoning_content`, else `reasoning` (a server may send both, alike). */
-export function reasoningOf(m: Obj): string {
+export function reasoningOf(m: ChatMessageFields): string {
   return textOf(m.reasoning_content) || textOf(m.reasoning)
 }
 

@@ -1,6 +1,6 @@
 // chat.completion JSON → IR GenerationResponse (pure).
 import type { GenerationResponse, Part } from '../../ir/types.ts'
-import { argumentsOf, reasoningOf, stringOf, textOf } from './compat-fields.ts'
+import { argumentsOf, reasoningOf, stringOf, textOf, type ChatMessageFields } from './compat-fields.ts'
 import { calledFinish, finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 
@@ -15,16 +15,7 @@ export interface ChatCompletion {
   created?: number
   choices?: {
     finish_reason?: string | null
-    message?: {
-      /** A string from OpenAI; other servers of the wire may send what compat-fields.ts reads. */
-      content?: unknown
-      refusal?: unknown
-      /** Sent by OpenAI-compatible upstreams that expose reasoning text (vLLM and OpenRouter: `reasoning`). */
-      reasoning_content?: unknown
-      reasoning?: unknown
-      tool_calls?: unknown
-      function_call?: { name?: unknown; arguments?: unknown } | null
-    }
+    message?: ChatMessageFields
   }[]
   usage?: OpenAIUsage | null
   system_fingerprint?: string | null

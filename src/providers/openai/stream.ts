@@ -9,7 +9,7 @@ import { calledFinish, finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { withoutSecrets } from '../secrets.ts'
-import { argumentsOf, reasoningOf, stringOf, textOf } from './compat-fields.ts'
+import { argumentsOf, reasoningOf, stringOf, textOf, type ChatMessageFields } from './compat-fields.ts'
 
 /** A piece of a call as servers of the chat wire send it (compat-fields.ts reads what is not a string). */
 interface ChunkToolCall {
@@ -23,15 +23,7 @@ interface ChatChunk {
   model?: string
   created?: number
   choices?: {
-    delta?: {
-      content?: unknown
-      refusal?: unknown
-      reasoning_content?: unknown
-      /** vLLM's and OpenRouter's name for reasoning_content. */
-      reasoning?: unknown
-      tool_calls?: unknown
-      function_call?: { name?: unknown; arguments?: unknown } | null
-    } | null
+    delta?: ChatMessageFields | null
     finish_reason?: string | null
   }[]
   usage?: OpenAIUsage | null
