@@ -1,5 +1,5 @@
 // What a request may be billed for beyond its prompt and its output cap, for its reservation.
-// Tools the upstream runs itself: a web search is priced apiece, and what a search or a fetch
+// Tools the upstream runs itself: a web or file search is priced apiece, and what a search or a fetch
 // brings back is read by the model as input, which no count of the request's body can see.
 // Output in audio: priced several times text's rate. Held as a worst case like the rest, so a
 // key near its credit is not admitted for a request that searches its way far past it.
@@ -8,6 +8,7 @@ import type { Usage } from '../ir/types.ts'
 /** Beyond the prompt and the output cap: searches run upstream, the input tokens their results add, output in audio. */
 export interface BeyondPrompt {
   webSearches: number
+  fileSearches?: number
   inputTokens: number
   audioOutput: boolean
 }
@@ -45,11 +46,15 @@ export function messagesBeyond(tools: unknown): BeyondPrompt | undefined {
   return webSearches > 0 || inputTokens > 0 ? { webSearches, inputTokens, audioOutput: false } : undefined
 }
 
-/** The Responses API's hosted web search in `tools`, each call bounded by `max_tool_calls` when set. */
+/** The Responses API's hosted web and file searches in `tools`, their calls bounded by `max_tool_calls` when set. */
 export function responsesBeyond(tools: unknown, maxToolCalls: unknown): BeyondPrompt | undefined {
-  if (!Array.isArray(tools) || !(tools as Obj[]).some((t) => typeof t?.type === 'string' && t.type.startsWith('web_search'))) return undefined
-  const webSearches = uses(maxToolCalls)
-  return { webSearches, inputTokens: webSearches * TOKENS_A_SEARCH, audioOutput: false }
+  if (!Array.isArray(tools)) return undefined
+  const has = (kind: string) => (tools as Obj[]).some((t) => typeof t?.type === 'string' && t.type.startsWith(kind))
+  const web = has('web_search')
+  const file = has('file_search')
+  if (!web && !file) return undefined
+  const n = uses(maxToolCalls)
+  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: n * TOKENS_A_SEARCH, audioOutput: false }
 }
 
 /** Chat: an answer asked for in audio (`modalities` naming it) is held at the audio output rate. */
@@ -63,6 +68,7 @@ export function worstUsage(prompt: number, cap: number, beyond: BeyondPrompt | u
   if (!beyond) return usage
   usage.inputTokens += beyond.inputTokens
   if (beyond.webSearches > 0) usage.webSearches = beyond.webSearches
+  if (beyond.fileSearches) usage.fileSearches = beyond.fileSearches
   if (beyond.audioOutput) usage.outputAudioTokens = cap
   return usage
 }

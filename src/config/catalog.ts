@@ -270,7 +270,8 @@ export class Catalog {
     if (total === null || !Number.isFinite(total)) return null
     // a tier priced apart (OpenAI's flex, priority) scales the tokens' price, not a search's
     const factor = tierFactor(model.upstreamId, u.serviceTier)
-    if (factor !== 1) total += (factor - 1) * (u.webSearches ? (this.standardCost(model, { ...u, webSearches: 0 }, at) ?? total) : total)
+    const searched = u.webSearches || u.fileSearches
+    if (factor !== 1) total += (factor - 1) * (searched ? (this.standardCost(model, { ...u, webSearches: 0, fileSearches: 0 }, at) ?? total) : total)
     // 15 significant digits: a sum of products' float noise (0.006255999999999999) is not a price
     return Number((total * (1 - this.discount)).toPrecision(15))
   }
@@ -293,6 +294,7 @@ interface Rates {
   inputAudio: number
   outputAudio: number
   webSearch: number
+  fileSearch: number
 }
 
 function overrideRates(o: PriceEntry): Rates {
@@ -308,6 +310,7 @@ function overrideRates(o: PriceEntry): Rates {
     inputAudio: (o.input_audio_mtok ?? o.input_mtok) / M,
     outputAudio: (o.output_audio_mtok ?? o.output_mtok) / M,
     webSearch: (o.web_searches_kcount ?? 0) / 1000,
+    fileSearch: (o.file_searches_kcount ?? 0) / 1000,
   }
 }
 
@@ -325,7 +328,8 @@ function linearCost(r: Rates, u: Usage): number {
     u.cacheReadTokens * r.cacheRead +
     (u.cacheWriteTokens - hour) * r.cacheWrite +
     hour * r.cacheWrite1h +
-    (u.webSearches ?? 0) * r.webSearch
+    (u.webSearches ?? 0) * r.webSearch +
+    (u.fileSearches ?? 0) * r.fileSearch
   )
 }
 
@@ -341,6 +345,8 @@ function libraryUsage(u: Usage) {
   if (u.inputAudioTokens) usage.input_audio_tokens = Math.min(u.inputAudioTokens, u.inputTokens)
   if (u.outputAudioTokens) usage.output_audio_tokens = Math.min(u.outputAudioTokens, u.outputTokens)
   if (u.webSearches) usage.web_searches = u.webSearches
+  // the library's name for a search of stored files
+  if (u.fileSearches) usage.storage_searches = u.fileSearches
   return usage
 }
 
@@ -368,6 +374,7 @@ function deriveRates(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, 
     inputAudio: per({ inputTokens: M, inputAudioTokens: M }),
     outputAudio: per({ outputTokens: M, outputAudioTokens: M }),
     webSearch: per({ webSearches: M }),
+    fileSearch: per({ fileSearches: M }),
   }
 }
 

@@ -22,6 +22,7 @@ const Price = t.Object(
     input_audio_mtok: t.Optional(t.Number({ minimum: 0 })),
     output_audio_mtok: t.Optional(t.Number({ minimum: 0 })),
     web_searches_kcount: t.Optional(t.Number({ minimum: 0 })),
+    file_searches_kcount: t.Optional(t.Number({ minimum: 0 })),
   },
   { additionalProperties: false },
 )

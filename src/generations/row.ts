@@ -15,10 +15,10 @@ function count(n: number | undefined | null): number {
 
 /** Tokens one bucket of one reply may count: past any model's context (the largest are a few million). */
 const MOST_TOKENS = 10_000_000
-/** Web searches one reply may have run. */
+/** Web or file searches one reply may have run. */
 const MOST_SEARCHES = 10_000
 
-const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'cacheWrite1hTokens', 'inputAudioTokens', 'outputAudioTokens', 'webSearches'] as const
+const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'cacheWrite1hTokens', 'inputAudioTokens', 'outputAudioTokens', 'webSearches', 'fileSearches'] as const
 
 /**
  * The usage an upstream reported, with each count no reply can have (not a finite number,
@@ -31,7 +31,7 @@ export function plausibleUsage(u: Usage): { usage: Usage; implausible: string[] 
   for (const k of COUNTS) {
     const v = u[k]
     if (v === undefined) continue
-    const most = k === 'webSearches' ? MOST_SEARCHES : MOST_TOKENS
+    const most = k === 'webSearches' || k === 'fileSearches' ? MOST_SEARCHES : MOST_TOKENS
     if (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= most) continue
     implausible.push(k)
     out ??= { ...u }

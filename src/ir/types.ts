@@ -110,6 +110,8 @@ export interface Usage {
   outputAudioTokens?: number
   /** Web searches the upstream ran for the request (Anthropic's server tool, OpenAI's web_search_call): priced per search. */
   webSearches?: number
+  /** File searches the upstream ran (OpenAI's file_search_call): priced per call. */
+  fileSearches?: number
   /** OpenAI's processing tier that served the request, where it is priced apart from standard (config/service-tiers.ts). */
   serviceTier?: 'flex' | 'priority'
   /** The upstream reported none: the gateway counted these with its own tokenizer. */

@@ -77,6 +77,24 @@ describe('held beyond the prompt and the output cap', () => {
     expect(r).toMatchObject({ served: 1, refused: 19 })
   })
 
+  test("the Responses file search: each call is billed (OpenAI's $2.50 a thousand), and held", async () => {
+    up.script((req) => {
+      const body = req.json()
+      const base = fixtureJson('openai/responses/nonstream-text.json')
+      const calls = Array.from({ length: 5 }, (_, i) => ({ type: 'file_search_call', id: `fs_${i}`, status: 'completed', queries: [`q${i}`], results: null }))
+      return { waitMs: 200, json: { ...base, id: `resp_${crypto.randomUUID().replaceAll('-', '')}`, model: 'gpt-4o-mini-2024-07-18', store: false, output: [...calls, ...base.output], usage: { input_tokens: 500, input_tokens_details: { cached_tokens: 0 }, output_tokens: body.max_output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 } } }
+    })
+    const ask = { model: 'gpt-4o-mini', max_output_tokens: 100, store: false, tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }], input: 'What does the contract say?' }
+    const r = await post(g.key, '/api/alpha/v1/responses', ask)
+    expect(r.status).toBe(200)
+    const id = ((await r.json()) as { id: string }).id
+    await g.services.recorder.flush()
+    const rec = await (await fetch(`${g.url}/api/v1/generations?id=${id}`, { headers: { authorization: `Bearer ${g.key}` } })).json()
+    // gpt-4o-mini: $0.15 and $0.60 a million tokens in and out, a file search $0.0025
+    expect(rec.generation.cost).toBeCloseTo(500 * 0.15e-6 + 100 * 0.6e-6 + 5 * 0.0025, 9)
+    expect(await burst(0.005, '/api/alpha/v1/responses', ask)).toMatchObject({ served: 1, refused: 19 })
+  })
+
   test('an answer in audio, held at the audio output rate', async () => {
     up.script((req) => {
       const cap = req.json().max_completion_tokens
@@ -108,5 +126,6 @@ describe('what a request may add, read from its tools', () => {
     expect(messagesBeyond([{ name: 'f', input_schema: { type: 'object' } }])).toBeUndefined()
     expect(responsesBeyond([{ type: 'web_search_preview' }], 2)!.webSearches).toBe(2)
     expect(responsesBeyond([{ type: 'function', name: 'f' }], undefined)).toBeUndefined()
+    expect(responsesBeyond([{ type: 'file_search', vector_store_ids: ['vs_1'] }], undefined)).toEqual({ webSearches: 0, fileSearches: USES_UNBOUNDED, inputTokens: USES_UNBOUNDED * TOKENS_A_SEARCH, audioOutput: false })
   })
 })

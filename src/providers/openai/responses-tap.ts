@@ -88,9 +88,12 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       state.usage = usageFromResponses(done.usage)
       const tier = tiers ? pricedTier(done.service_tier) : undefined
       if (tier) state.usage.serviceTier = state.serviceTier = tier
-      // each web search the model ran is an item of the output, priced per search
-      const searches = Array.isArray(done.output) ? (done.output as Obj[]).filter((it) => it?.type === 'web_search_call').length : 0
+      // each web or file search the model ran is an item of the output, priced per search
+      const output = Array.isArray(done.output) ? (done.output as Obj[]) : []
+      const searches = output.filter((it) => it?.type === 'web_search_call').length
       if (searches > 0) state.usage.webSearches = searches
+      const fileSearches = output.filter((it) => it?.type === 'file_search_call').length
+      if (fileSearches > 0) state.usage.fileSearches = fileSearches
     }
     state.status = typeof done.status === 'string' ? done.status : null
     state.finishReason = state.status
