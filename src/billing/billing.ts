@@ -21,7 +21,7 @@ import { apiKeys } from '../db/schema.ts'
 import type { Piece, Sql } from '../db/sql.ts'
 import type { ApiKey } from '../http/context.ts'
 import { CreditsExhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
-import { MemoryLedger, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
+import { MemoryLedger, RESERVATION_TTL_MS, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
 import { SpendByKey } from './spend.ts'
 
 /** A key's stored spend grows by a cost (its columns by the table declaration). */
@@ -67,7 +67,16 @@ export interface SpendWrite {
   end(committed: boolean, costs?: Map<string, number>): void
 }
 
+/** How often the holds of requests in progress are renewed: well within their lapse. */
+const RENEW_EVERY_MS = RESERVATION_TTL_MS / 3
+/** A request in progress longer than this is taken for one whose end was lost: its hold is left to lapse. */
+const RENEWED_AT_MOST_MS = 24 * 3_600_000
+
 export class Billing {
+  /** Holds of requests in progress, by id, with when they were made: renewed until the request ends (`keep`). */
+  private readonly kept = new Map<string, number>()
+  private renewTimer: ReturnType<typeof setInterval> | undefined
+
   /** Charged here and not stored yet: every `spent` the key cache shows includes it. */
   private readonly unwrittenSpend = new SpendByKey()
   /** With Redis: admission on this instance's figures while it is away (`on_error: allow`). */
@@ -250,6 +259,41 @@ export class Billing {
     return this.ledger.reserved(keyId) + (this.fallback?.reserved(keyId) ?? 0)
   }
 
+  /**
+   * A request's hold stays while the request is in progress, however long (a stream of an hour,
+   * a reply a slow model thinks over): renewed every few minutes until the returned function is
+   * called. Without it, a hold lapsed after RESERVATION_TTL_MS and the key's credit was free to
+   * admit again while the first requests still ran.
+   */
+  keep(admission: Admission): () => void {
+    const id = admission?.reservationId
+    if (id === undefined) return () => {}
+    this.kept.set(id, Date.now())
+    if (!this.renewTimer) {
+      this.renewTimer = setInterval(() => this.renew(), RENEW_EVERY_MS)
+      this.renewTimer.unref?.()
+    }
+    return () => {
+      this.kept.delete(id)
+      if (this.kept.size === 0 && this.renewTimer) {
+        clearInterval(this.renewTimer)
+        this.renewTimer = undefined
+      }
+    }
+  }
+
+  /** Every kept hold lapses a full term from now (tests call it; the timer does every RENEW_EVERY_MS). */
+  renew(now = Date.now()): void {
+    const ids: string[] = []
+    for (const [id, since] of this.kept) {
+      if (now - since > RENEWED_AT_MOST_MS) this.kept.delete(id)
+      else ids.push(id)
+    }
+    if (ids.length === 0) return
+    this.ledger.renew(ids)
+    this.fallback?.renew(ids)
+  }
+
   /** Reservations (and, on Redis, settlements) this instance has open. */
   get open(): number {
     return this.ledger.open + (this.fallback?.open ?? 0)
@@ -261,6 +305,8 @@ export class Billing {
   }
 
   async stop(): Promise<void> {
+    if (this.renewTimer) clearInterval(this.renewTimer)
+    this.renewTimer = undefined
     await this.ledger.stop?.()
   }
 

@@ -33,6 +33,12 @@ export interface Ledger {
   settle(reservationId: string | undefined, keyId: string | undefined, usd: number, unlimited?: boolean): void
   /** A cost settled here that will never be stored (its record was given up). Never throws. */
   unsettle(keyId: string, usd: number): void
+  /**
+   * Reservations of requests still in progress: each lapses RESERVATION_TTL_MS from now (a
+   * stream, or a reply a slow model thinks over, may outlast it). Unknown ids are ignored.
+   * Never throws.
+   */
+  renew(ids: string[]): void
   /** Held against the key by this instance's requests in progress. */
   reserved(keyId: string): number
   /** Reservations this instance holds. */
@@ -103,6 +109,17 @@ export class MemoryLedger implements Ledger {
 
   unsettle(): void {
     // spend is not counted here: billing takes it back from what it shows
+  }
+
+  renew(ids: string[]): void {
+    // made again at the end: insertion order stays age order
+    const at = this.now()
+    for (const id of ids) {
+      const r = this.reservations.get(id)
+      if (!r) continue
+      this.reservations.delete(id)
+      this.reservations.set(id, { ...r, at })
+    }
   }
 
   reserved(keyId: string): number {

@@ -40,6 +40,9 @@ const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} W
 const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
   SELECT h.id, ?, h.usd, ? FROM unnest(string_to_array(?, ','), string_to_array(?, ',')::float8[]) AS h(id, usd)`
 
+/** Rows of requests in progress lapse later: any number of ids in one text. */
+const RENEW = `UPDATE ${r.$table} SET ${r.expiresAt} = ? WHERE ${r.id} = ANY(string_to_array(?, ','))`
+
 /** An admission waiting for its key's next transaction. */
 interface Asked {
   usd: number | null
@@ -224,6 +227,12 @@ export class PgLedger implements Ledger {
 
   unsettle(): void {
     // spend is stored by the recorder, never counted here
+  }
+
+  renew(ids: string[]): void {
+    if (ids.length === 0) return
+    // a renewal that fails is tried again at the next; a row that lapses meanwhile stops counting for the other instances
+    this.sql.run(RENEW, [Date.now() + this.ttlMs, ids.join(',')]).catch(() => {})
   }
 
   reserved(keyId: string): number {

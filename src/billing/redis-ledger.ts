@@ -22,7 +22,7 @@
 import type { Logger } from '../http/log.ts'
 import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, PACE_MS, turns } from '../cluster/ahead.ts'
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
-import { FIGURES, RAISE_SEED, SETTLE, TURN } from '../cluster/scripts.ts'
+import { FIGURES, RAISE_SEED, RENEW, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
 
 /** An admission waiting for its key's call of this turn. */
@@ -282,6 +282,19 @@ export class RedisLedger implements Ledger {
 
   unsettle(keyId: string, usd: number): void {
     if (Number.isFinite(usd) && usd > 0) void this.move(undefined, keyId, -usd)
+  }
+
+  renew(ids: string[]): void {
+    const byKey = new Map<string, string[]>()
+    for (const id of ids) {
+      const keyId = keyOfReservation(id)
+      if (keyId === undefined) continue
+      const list = byKey.get(keyId)
+      if (list) list.push(id)
+      else byKey.set(keyId, [id])
+    }
+    // a renewal that fails (Redis away) is tried again at the next; one that lapses meanwhile stops counting
+    for (const [keyId, list] of byKey) this.redis.eval(RENEW, keysOf(this.redis.settings.prefix, keyId).slice(1), [String(this.ttlMs), ...list]).catch(() => {})
   }
 
   /** Reservations are counted in Redis, not here: see `figures`. */

@@ -284,6 +284,21 @@ for i = 1, #live do reserved = reserved + (tonumber(redis.call('HGET', KEYS[2], 
 return { redis.call('HGET', KEYS[1], 'spent'), tostring(reserved) }
 `)
 
+// KEYS: rsv, rsvx. ARGV: the holds' ttl in ms, then reservation ids of requests still in
+// progress: each lapses the ttl from now (one that ended or lapsed already is left out), and the
+// key's two entries, which a hold made last sets to expire a ttl after it, live as long.
+export const RENEW = script(`${NOW}
+local ttl = tonumber(ARGV[1])
+local n = 0
+for i = 2, #ARGV do n = n + redis.call('ZADD', KEYS[2], 'XX', 'CH', now + ttl, ARGV[i]) end
+if n > 0 then
+  for _, k in ipairs(KEYS) do
+    if redis.call('PTTL', k) < ttl then redis.call('PEXPIRE', k, ttl) end
+  end
+end
+return n
+`)
+
 // KEYS: cr. ARGV: usd, the seed's name. A key's spent, seeded from one instance's figure, raised
 // by what the database holds beyond it; nothing when that seed has gone (the hash lost again:
 // the next admission seeds it and raises its own).

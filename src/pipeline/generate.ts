@@ -93,6 +93,9 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId,
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,
   })
+  // its hold stays while it runs, however long (renewed), and ends with its record
+  let unkeep = s.billing.keep(admission)
+  out.ended = () => unkeep()
   // the response cache, when the request or the config asks for it: its transport may answer each call
   const cache = cacheFor(s.config.cache, rc, model, body, { headers, out })
   // The request's deadline for reaching an upstream, failovers included: each attempt's own
@@ -111,7 +114,10 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     // open until its record: a stop whose grace runs out ends it with its error frame first
     if (s.streams) {
       s.streams.add(abort)
-      out.ended = () => s.streams!.delete(abort)
+      out.ended = () => {
+        unkeep()
+        s.streams!.delete(abort)
+      }
     }
   }
   const signal = abort?.signal ?? rc.signal
@@ -175,6 +181,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       // served on a hold made for a cheaper one, and one the credit cannot cover ends the request
       if (c.plan !== held && rc.apiKey.credits !== null) {
         held = c.plan
+        unkeep()
         s.billing.release(admission)
         admission = undefined
         try {
@@ -185,6 +192,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
           break
         }
         out.holding(admission?.reservationId)
+        unkeep = s.billing.keep(admission)
       }
       out.retryWith(c.plan.model)
       out.provider = c.deployment.provider

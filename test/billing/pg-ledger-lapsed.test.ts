@@ -56,6 +56,23 @@ describe.skipIf(!onPostgres)('PostgreSQL ledger: rows a dead instance left', () 
     await ledger.stop()
   })
 
+  test("a request in progress has its row's lapse moved on, so the other instances go on counting it", async () => {
+    const key = (await t.s.keys.create({ name: 'renewed', credits: 100 })).record
+    const ledger = new PgLedger(t.s.storage.sql, 60_000)
+    const a = await ledger.reserve({ id: key.id, credits: 100, spent: 0 }, 1)
+    const b = await ledger.reserve({ id: key.id, credits: 100, spent: 0 }, 2)
+    const lapse = async (id: string) => Number((await t.s.storage.sql.get<{ expires_at: number }>('SELECT expires_at FROM credit_reservations WHERE id = ?', [id]))!.expires_at)
+    const idA = (a as { reservationId: string }).reservationId
+    const idB = (b as { reservationId: string }).reservationId
+    const before = [await lapse(idA), await lapse(idB)]
+    await Bun.sleep(20)
+    ledger.renew([idA, 'rsv_unknown'])
+    for (let i = 0; i < 100 && (await lapse(idA)) === before[0]; i++) await Bun.sleep(10)
+    expect(await lapse(idA)).toBeGreaterThan(before[0]!)
+    expect(await lapse(idB)).toBe(before[1]!)
+    await ledger.stop()
+  })
+
   test('two instances purging at once delete every lapsed row, none twice', async () => {
     const key = (await t.s.keys.create({ name: 'lapsed twice', credits: 100 })).record
     await leave(key.id, 1_500, 0.25, 1_000)

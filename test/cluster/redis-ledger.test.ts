@@ -45,6 +45,20 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     expect(next.map((h) => h.admitted)).toEqual([true, true, false])
   })
 
+  test('a hold of a request in progress lapses later once renewed; one not renewed lapses when it did', async () => {
+    // holds that lapse in 300 ms, as a stream still running would see them lapse after 15 minutes
+    const ledger = new RedisLedger(redis, log, 300)
+    const key = { id: 'renew-' + crypto.randomUUID().slice(0, 8), credits: 1, spent: 0 }
+    const [a, b] = (await Promise.all([ledger.reserve(key, 0.3), ledger.reserve(key, 0.2)])) as { reservationId: string }[]
+    expect((await ledger.figures(key.id)).reserved).toBeCloseTo(0.5, 12)
+    await Bun.sleep(200)
+    ledger.renew([a!.reservationId, 'rsr:other-key:' + '0'.repeat(32)])
+    await Bun.sleep(200)
+    // past the first lapse: the renewed one counts, the other does not
+    expect((await ledger.figures(key.id)).reserved).toBeCloseTo(0.3, 12)
+    expect(b).toBeDefined()
+  })
+
   test("a settlement goes with its key's next admission: one call a request, the same figures", async () => {
     const key = { id: 'along-' + crypto.randomUUID().slice(0, 8), credits: 0.01, spent: 0 }
     let calls = 0
