@@ -46,11 +46,14 @@ export function messagesBeyond(tools: unknown): BeyondPrompt | undefined {
   return webSearches > 0 || inputTokens > 0 ? { webSearches, inputTokens, audioOutput: false } : undefined
 }
 
-/** The Responses API's hosted web and file searches in `tools`, their calls bounded by `max_tool_calls` when set. */
-export function responsesBeyond(tools: unknown, maxToolCalls: unknown): BeyondPrompt | undefined {
-  if (!Array.isArray(tools)) return undefined
-  const has = (kind: string) => (tools as Obj[]).some((t) => typeof t?.type === 'string' && t.type.startsWith(kind))
-  const web = has('web_search')
+/**
+ * The Responses API's hosted web and file searches in `tools` (and `web_search_options`, which
+ * goes upstream as a web search tool), their calls bounded by `max_tool_calls` when set.
+ */
+export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearchOptions?: unknown): BeyondPrompt | undefined {
+  const list = Array.isArray(tools) ? (tools as Obj[]) : []
+  const has = (kind: string) => list.some((t) => typeof t?.type === 'string' && t.type.startsWith(kind))
+  const web = has('web_search') || webSearchOptions !== undefined
   const file = has('file_search')
   if (!web && !file) return undefined
   const n = uses(maxToolCalls)

@@ -174,26 +174,28 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       const step = next instanceof Promise ? await next : next
       if (step.done) break
       const c = step.value
-      // the call that failed before is a failover now: this one takes over
-      if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs, failover: true })
-      failed = undefined
       // a fallback model is held anew at its own price (it is billed at it): a dearer one is not
-      // served on a hold made for a cheaper one, and one the credit cannot cover ends the request
+      // served on a hold made for a cheaper one. One the credit (or the shared store) cannot hold
+      // is not called: its probe is given back, and the request ends with the failure before it
       if (c.plan !== held && rc.apiKey.credits !== null) {
         held = c.plan
         unkeep()
         s.billing.release(admission)
         admission = undefined
+        out.holding(undefined)
         try {
           const again = admit(c.plan)
           admission = again instanceof Promise ? await again : again
-        } catch (e) {
-          failure = e
+        } catch {
+          s.health.abandoned(deploymentKey(c.deployment))
           break
         }
         out.holding(admission?.reservationId)
         unkeep = s.billing.keep(admission)
       }
+      // the call that failed before is a failover now: this one takes over
+      if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs, failover: true })
+      failed = undefined
       out.retryWith(c.plan.model)
       out.provider = c.deployment.provider
       out.deployment = c.deployment.upstreamId

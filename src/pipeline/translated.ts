@@ -95,7 +95,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     const frame = enc.push(ev)
     if (frame !== '') text = text === '' ? frame : text + frame
     if (ev.type === 'error') failed = new MidStreamError(ev.error.message, ev.error.status, ev.error.type)
-  })
+  }, (unsent) => produced.push(unsent))
   const frames = (async function* () {
     try {
       for (let r = first; !r.done; r = await events.next()) {

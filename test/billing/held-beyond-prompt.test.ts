@@ -45,7 +45,7 @@ async function burst(credits: number, path: string, body: unknown) {
   const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id])
   // every hold ended with its request: none is left behind (a fallback's first hold released)
   expect(g.services.billing.ledger.reserved(record.id)).toBe(0)
-  return { served: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length, spent: Number(row!.spent) }
+  return { served: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length, failed: statuses.filter((s) => s === 503).length, spent: Number(row!.spent) }
 }
 
 describe('held beyond the prompt and the output cap', () => {
@@ -75,6 +75,9 @@ describe('held beyond the prompt and the output cap', () => {
     })
     const r = await burst(0.01, '/api/alpha/v1/responses', { model: 'gpt-4o-mini', max_output_tokens: 100, store: false, tools: [{ type: 'web_search' }], input: 'News from Paris?' })
     expect(r).toMatchObject({ served: 1, refused: 19 })
+    // web_search_options goes upstream as the same tool, and is held as it
+    const o = await burst(0.01, '/api/alpha/v1/responses', { model: 'gpt-4o-mini', max_output_tokens: 100, store: false, web_search_options: {}, input: 'News from Paris?' })
+    expect(o).toMatchObject({ served: 1, refused: 19 })
   })
 
   test("the Responses file search: each call is billed (OpenAI's $2.50 a thousand), and held", async () => {
@@ -113,7 +116,49 @@ describe('held beyond the prompt and the output cap', () => {
       return { waitMs: 200, json: { id: 'msg_fb', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'max_tokens', stop_sequence: null, usage: { input_tokens: 10, output_tokens: body.max_tokens } } }
     })
     const r = await burst(0.02, '/api/beta/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] })
-    expect(r).toMatchObject({ served: 1, refused: 19 })
+    // the rest are refused at the front door (402), or, admitted at the cheap model's price, not
+    // held for the dear one and ended with the primary's failure (503)
+    expect(r.served).toBe(1)
+    expect(r.refused + r.failed).toBe(19)
+  })
+})
+
+describe('a fallback the key cannot be held for', () => {
+  test("is not called: the request ends with the failure before it, and the fallback's probe is given back", async () => {
+    let onPrimary = async () => {}
+    const seen: string[] = []
+    up.script(async (req) => {
+      const body = req.json()
+      seen.push(body.model)
+      if (body.model === 'claude-haiku-4-5') {
+        await onPrimary()
+        return { status: 503, json: { type: 'error', error: { type: 'overloaded_error', message: 'primary down' } } }
+      }
+      return { json: { id: 'msg_fb', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 2 } } }
+    })
+    const ask = { model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }
+    // the fallback's deployment rested; its rest is over, so the next request that reaches it probes it
+    const fallback = g.services.health.snapshot().map((d) => d.key).find((k) => k.includes('opus'))!
+    g.services.health.failed(fallback, { retryAfterMs: 30 })
+    await Bun.sleep(60)
+    expect(g.services.health.state(fallback).kind).toBe('half-open')
+    const { key, record } = await g.services.keys.create({ name: 'spent meanwhile', credits: 0.05 })
+    // while the primary fails, the key's spend passes its credit (another request of it was charged)
+    onPrimary = async () => {
+      onPrimary = async () => {}
+      await g.services.billing.addSpent(record.id, 1)
+    }
+    seen.length = 0
+    const r = await post(key, '/api/beta/v1/messages', ask)
+    expect(r.status).toBe(503)
+    expect(await r.text()).toContain('primary down')
+    expect(seen).toEqual(['claude-haiku-4-5'])
+    expect(g.services.health.state(fallback).kind).not.toBe('probing')
+    expect(g.services.billing.ledger.reserved(record.id)).toBe(0)
+    // a key that can pay still reaches the fallback
+    const other = await post(g.key, '/api/beta/v1/messages', ask)
+    expect(other.status).toBe(200)
+    await other.text()
   })
 })
 

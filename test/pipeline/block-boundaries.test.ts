@@ -1,7 +1,7 @@
 // The block normalizer every translated stream goes through: one block open at a time, in the
 // order the upstream produced them, nothing an upstream sent lost to a block already closed.
 import { describe, expect, test } from 'bun:test'
-import { createBlockNormalizer } from '../../src/ir/blocks.ts'
+import { blockBoundaries, createBlockNormalizer } from '../../src/ir/blocks.ts'
 import type { StreamEvent } from '../../src/ir/types.ts'
 
 const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }
@@ -74,10 +74,15 @@ describe('text that comes while a tool call is open', () => {
     ])
   })
 
-  test('a failure: the open call is cut, not ended, calls that waited are dropped, text that waited goes out cut', () => {
-    const out = normalize([start(0), args(0, '{"a"'), text('part'), start(1), args(1, '{}'), { type: 'error', error: { status: 502, message: 'x' } }])
-    expect(out.map((e) => e.type)).toEqual(['tool-input-start', 'tool-input-delta', 'text-start', 'text-delta', 'text-end', 'error'])
-    expect(out.find((e) => e.type === 'text-end')).toEqual({ type: 'text-end', cut: true })
+  test('a failure: the open call is cut, not ended; what waited for it is not sent (no block inside it), its text told apart', () => {
+    const unsent: string[] = []
+    const out: StreamEvent[] = []
+    const blocks = blockBoundaries((e) => out.push(e), (t) => unsent.push(t))
+    for (const e of [start(0), args(0, '{"a"'), text('part'), { type: 'reasoning-delta', text: 'hm' } as StreamEvent, start(1), args(1, '{}'), { type: 'error', error: { status: 502, message: 'x' } } as StreamEvent]) blocks(e)
+    expect(out.map((e) => e.type)).toEqual(['tool-input-start', 'tool-input-delta', 'error'])
+    expect(unsent).toEqual(['part', 'hm'])
+    // text open at the failure ends marked cut
+    expect(normalize([text('a'), { type: 'error', error: { status: 502, message: 'x' } }]).map((e) => (e.type === 'text-end' ? e : e.type))).toEqual(['text-start', 'text-delta', { type: 'text-end', cut: true }, 'error'])
   })
 
   test('with no call open, text goes on at once, a delta as it came', () => {

@@ -62,6 +62,11 @@ describe('what other servers of the chat wire send, read as OpenAI would send it
     expect(await one([{ index: 0, ...fn('get_weather', '') }, { index: 0, id: 'call_late', ...fn(undefined, '{"location":"Paris"}') }])).toEqual(want('call_late'))
     // no index at all, the id with the arguments: still one call
     expect(await one([{ ...fn('get_weather', '') }, { id: 'call_9', ...fn(undefined, '{"location":"Paris"}') }])).toEqual(want('call_9'))
+    // an id that changes from piece to piece of one call (Poolside: another after the first;
+    // some proxies: a new one each piece) does not begin a call; the first is the call's
+    expect(await one([{ index: 0, id: 'call_1', ...fn('get_weather', '') }, { index: 0, id: 'call_B', ...fn(undefined, '{"location":"Paris"}') }])).toEqual(want('call_1'))
+    expect(await one([{ index: 0, id: 'call_1', ...fn('get_weather', '{"loc') }, { index: 0, id: 'call_2', ...fn(undefined, 'ation":"Paris"}') }])).toEqual(want('call_1'))
+    expect(await one([{ index: 0, ...fn('get_weather', '{"loc') }, { index: 0, id: 'call_late', ...fn(undefined, 'ation":"Paris"}') }])).toEqual(want('call_chatcmpl-c_0'))
     // a name repeated whole in every piece is taken once
     expect(await one([{ index: 0, id: 'call_1', ...fn('get_weather', '') }, { index: 0, ...fn('get_weather', '{"location":"Paris"}') }])).toEqual(want('call_1'))
   })

@@ -70,17 +70,19 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
     }
   }
 
-  // A piece's call: by its `index`, unless it brings an id other than the call's there (Ollama
-  // numbers every parallel call 0); some servers send no `index`: a call with an id of its own is
-  // a new call, and pieces with neither continue the last one. Keys other than a real index are
-  // negative, apart from every real one.
+  // A piece's call: by its `index`; some servers send none, and a piece without one continues the
+  // last call. A piece that names a function under an id other than its call's begins a new call
+  // (Ollama numbers every parallel call 0); an id alone does not, since some servers change the
+  // id from piece to piece of one call (a new one each piece, or another after the first). Keys
+  // other than a real index are negative, apart from every real one.
   const moved = new Map<number, number>()
   let last: number | undefined
   const keyOf = (call: ChunkToolCall): number => {
     const id = stringOf(call.id)
     let key = call.index === undefined ? last : (moved.get(call.index) ?? call.index)
     const t = key === undefined ? undefined : tools.get(key)
-    if (key === undefined || (t && id && t.id !== undefined && t.id !== id) || (t && id && t.id === undefined && t.started)) {
+    const another = t !== undefined && id !== '' && stringOf(call.function?.name) !== '' && (t.id === undefined ? t.started : t.id !== id)
+    if (key === undefined || another) {
       const fresh = -2 - tools.size
       if (call.index !== undefined) moved.set(call.index, fresh)
       key = fresh

@@ -171,7 +171,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // a summary asked for without an effort thinks at medium (turnToIR)
         maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
         serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
-        beyond: responsesBeyond(body.tools, body.max_tool_calls),
+        beyond: responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
         // where references were replaced by the items they name, those count, not the body's input
         promptTokens: () => (turn.referenced ? promptTokenBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptTokenBound(body, turn.history)),
         pauseAtTool: false,
