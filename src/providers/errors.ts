@@ -144,14 +144,18 @@ export function upstreamErrorFrom(f: UpstreamFailure): UpstreamError {
   )
 }
 
-/** An in-band Anthropic `error` event → the same mapping as an HTTP answer with its documented status. */
-export function anthropicEventError(provider: string, error: { type?: string; message?: string } | undefined, apiKey?: string): UpstreamError {
-  const type = error?.type ?? 'api_error'
+/**
+ * An in-band Anthropic `error` event → the same mapping as an HTTP answer with its documented
+ * status. A server of the wire may send the error as its message alone (`"error": "Rate limit…"`).
+ */
+export function anthropicEventError(provider: string, error: { type?: string; message?: string } | string | undefined, apiKey?: string): UpstreamError {
+  const e = typeof error === 'string' ? { message: error } : error
+  const type = typeof e?.type === 'string' ? e.type : 'api_error'
   const upstreamStatus = own(ANTHROPIC_ERROR_STATUS, type) ?? 500
   return upstreamErrorFrom({
     provider,
     upstreamStatus,
-    bodyText: JSON.stringify({ type: 'error', error: { type, message: error?.message ?? type } }),
+    bodyText: JSON.stringify({ type: 'error', error: { type, message: typeof e?.message === 'string' ? e.message : type } }),
     apiKey,
   })
 }

@@ -282,6 +282,9 @@ export async function readJson(res: Response, provider: string): Promise<unknown
   } catch {
     throw new UpstreamError({ status: 502, message: `upstream ${provider} sent a body that is not JSON`, type: 'invalid_body' }, { retryable: true })
   }
+  // a reply is an object: `null`, a list or a number is no reply (read as one, it failed as a
+  // TypeError, taken for a connection lost)
+  if (j === null || typeof j !== 'object' || Array.isArray(j)) throw new UpstreamError({ status: 502, message: `upstream ${provider} sent a body that is not a JSON object`, type: 'invalid_body' }, { retryable: true })
   // an error object sent with a 2xx status is an error all the same, never an empty reply
   const o = j as { error?: unknown; choices?: unknown; content?: unknown; output?: unknown } | null
   if (o !== null && typeof o === 'object' && o.error != null && !Array.isArray(o.choices) && !Array.isArray(o.content) && !Array.isArray(o.output)) {

@@ -11,7 +11,10 @@ describe('finish reasons', () => {
     expect(got).toEqual(['stop', 'length', 'tool_calls', 'refusal', 'pause', 'context_exceeded', 'other'])
     expect(finishFromAnthropic('brand_new_reason').raw).toBe('brand_new_reason')
     expect(finishFromAnthropic('stop_sequence', 'END')).toEqual({ reason: 'stop', raw: 'stop_sequence', stopSequence: 'END' })
-    expect(finishFromAnthropic(null).reason).toBe('other')
+    // a whole message whose server left stop_reason null (a server of the wire, not Anthropic)
+    // ended as its content says: done, or at its calls; both surfaces then agree
+    expect(finishFromAnthropic(null)).toEqual({ reason: 'stop' })
+    expect(finishFromAnthropic(undefined, null, true)).toEqual({ reason: 'tool_calls' })
   })
 
   test('openai', () => {

@@ -1,4 +1,5 @@
 // Messages JSON → IR GenerationResponse (pure).
+import { UpstreamError } from '../../ir/errors.ts'
 import type { GenerationResponse, Part } from '../../ir/types.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { usageFromAnthropic, type AnthropicUsage } from './usage.ts'
@@ -17,7 +18,8 @@ export interface AnthropicBlock {
 export interface AnthropicMessage {
   id?: string
   model?: string
-  content?: AnthropicBlock[]
+  /** Blocks; a server of the wire may send the text alone, or null among them. */
+  content?: AnthropicBlock[] | string | null
   stop_reason?: string | null
   stop_sequence?: string | null
   usage?: AnthropicUsage
@@ -36,20 +38,40 @@ export function partFromBlock(b: AnthropicBlock): Part | undefined {
     case 'redacted_thinking':
       return { type: 'reasoning', text: '', redacted: b.data ?? '' }
     case 'tool_use':
-      return { type: 'tool-call', id: b.id ?? '', name: b.name ?? '', arguments: JSON.stringify(b.input ?? {}) }
+      return { type: 'tool-call', id: b.id || callId('', 0), name: b.name ?? '', arguments: inputText(b.input) }
     default:
       return undefined
   }
 }
 
+/** A call's input as argument text: Anthropic's is an object; a server of its wire may send the JSON text itself. */
+export function inputText(input: unknown): string {
+  if (typeof input === 'string') return input.trim() === '' ? '{}' : input
+  return JSON.stringify(input ?? {})
+}
+
+/** The id of a call a server of the wire sent without one (a client must be able to name it in its result). */
+export const callId = (messageId: string, ordinal: number) => `toolu_${messageId.replace(/^msg_/, '') || 'gw'}_${ordinal}`
+
 export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse {
-  const content = (body.content ?? []).map(partFromBlock).filter((p): p is Part => p !== undefined)
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UpstreamError({ status: 502, message: 'upstream sent a reply that is not a message', type: 'invalid_body' })
+  const blocks: unknown[] = typeof body.content === 'string' ? [{ type: 'text', text: body.content }] : Array.isArray(body.content) ? body.content : []
+  const content: Part[] = []
+  let calls = 0
+  for (const b of blocks) {
+    if (b === null || typeof b !== 'object') continue
+    const p = partFromBlock(b as AnthropicBlock)
+    if (!p) continue
+    if (p.type === 'tool-call' && !(b as AnthropicBlock).id) p.id = callId(body.id ?? '', calls)
+    if (p.type === 'tool-call') calls++
+    content.push(p)
+  }
   return {
     id: body.id ?? '',
     model: body.model ?? '',
     created: Math.floor(Date.now() / 1000),
     content,
-    finish: finishFromAnthropic(body.stop_reason, body.stop_sequence),
+    finish: finishFromAnthropic(body.stop_reason, body.stop_sequence, calls > 0),
     usage: usageFromAnthropic(body.usage),
   }
 }

@@ -1,12 +1,15 @@
 // Messages SSE → IR stream events. Per-block state by content_block index;
 // message_delta usage overwrites, never adds; an `error` event after the 200
-// becomes an IR error event, never a fake end_turn.
+// becomes an IR error event, never a fake end_turn. What servers of the wire other than
+// Anthropic send in other shapes is read as Anthropic's would be: a ping or an empty event
+// skipped whatever its data, no `message_start` (the start is made at the first event), a second
+// one ignored, a call without an id given one, a call's input as JSON text.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { anthropicEventError } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
-import type { AnthropicBlock } from './response.ts'
+import { callId, inputText, type AnthropicBlock } from './response.ts'
 
 type Block =
   | { kind: 'text' }
@@ -21,12 +24,12 @@ interface Event {
   content_block?: AnthropicBlock
   delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null }
   usage?: AnthropicUsage
-  error?: { type?: string; message?: string }
+  error?: { type?: string; message?: string } | string
 }
 
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-function* openBlock(b: AnthropicBlock, ordinal: number): Generator<StreamEvent, Block> {
+function* openBlock(b: AnthropicBlock, ordinal: number, messageId: string): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
@@ -38,7 +41,7 @@ function* openBlock(b: AnthropicBlock, ordinal: number): Generator<StreamEvent, 
       yield { type: 'reasoning-redacted', data: b.data ?? '' }
       return { kind: 'ignored' }
     case 'tool_use':
-      yield { type: 'tool-input-start', index: ordinal, id: b.id ?? '', name: b.name ?? '' }
+      yield { type: 'tool-input-start', index: ordinal, id: b.id || callId(messageId, ordinal), name: b.name ?? '' }
       return { kind: 'tool', ordinal, input: b.input, sentArgs: false, open: true }
     default:
       // Server-side tools (web search …) ran at Anthropic; nothing for the client to execute.
@@ -53,7 +56,7 @@ function* closeBlock(b: Block | undefined): Generator<StreamEvent> {
   }
   if (b?.kind === 'tool' && b.open) {
     // Arguments may come whole in the start block and never as deltas.
-    if (!b.sentArgs) yield { type: 'tool-input-delta', index: b.ordinal, delta: JSON.stringify(b.input ?? {}) }
+    if (!b.sentArgs) yield { type: 'tool-input-delta', index: b.ordinal, delta: inputText(b.input) }
     yield { type: 'tool-input-end', index: b.ordinal }
     b.open = false
   }
@@ -64,9 +67,13 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
   let tools = 0
   let usage: Usage = emptyUsage()
   let stop: { reason?: string | null; sequence?: string | null } = {}
+  let messageId = ''
+  let started = false
 
   try {
     for await (const m of messages) {
+      // as the SDK reads the wire: a ping whatever its data, and an event with none, say nothing
+      if (m.event === 'ping' || m.data === '') continue
       let e: Event
       try {
         e = JSON.parse(m.data)
@@ -74,15 +81,27 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
         yield streamError('upstream sent a stream event that is not JSON', 'stream_error')
         return
       }
-      switch (e.type ?? m.event) {
-        case 'message_start':
-          usage = usageFromAnthropic(e.message?.usage)
-          yield { type: 'start', id: e.message?.id ?? '', model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
-          yield { type: 'usage', usage }
-          break
+      if (e === null || typeof e !== 'object') continue
+      const type = e.type ?? m.event
+      if (type === 'message_start') {
+        // a second start says nothing new to the client (its encoders begin once)
+        if (started) continue
+        started = true
+        messageId = e.message?.id ?? ''
+        usage = usageFromAnthropic(e.message?.usage)
+        yield { type: 'start', id: messageId, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
+        yield { type: 'usage', usage }
+        continue
+      }
+      // a server that sends no message_start: the reply starts at its first event all the same
+      if (!started && type !== 'error' && type !== 'ping') {
+        started = true
+        yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
+      }
+      switch (type) {
         case 'content_block_start': {
           const b = e.content_block ?? { type: 'unknown' }
-          const block = yield* openBlock(b, tools)
+          const block = yield* openBlock(b, tools, messageId)
           if (block.kind === 'tool') tools++
           blocks.set(e.index ?? 0, block)
           break
@@ -111,7 +130,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           break
         case 'message_stop': {
           for (const b of blocks.values()) yield* closeBlock(b)
-          const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence)
+          const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
           yield { type: 'finish', finish, usage }
           return
         }

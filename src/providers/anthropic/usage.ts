@@ -13,12 +13,21 @@ export interface AnthropicUsage {
   server_tool_use?: { web_search_requests?: number | null } | null
 }
 
+/**
+ * A count as a number: Anthropic's are numbers; a server of its wire that sends one as a string
+ * of digits means the same number (read as text, `+` would join them). Anything else: none.
+ */
+function countOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return v
+  return typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : undefined
+}
+
 export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage {
   const out: Usage = {
-    inputTokens: u?.input_tokens ?? 0,
-    outputTokens: u?.output_tokens ?? 0,
-    cacheReadTokens: u?.cache_read_input_tokens ?? 0,
-    cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+    inputTokens: countOf(u?.input_tokens) ?? 0,
+    outputTokens: countOf(u?.output_tokens) ?? 0,
+    cacheReadTokens: countOf(u?.cache_read_input_tokens) ?? 0,
+    cacheWriteTokens: countOf(u?.cache_creation_input_tokens) ?? 0,
   }
   return u ? withPriced(out, u) : out
 }
@@ -32,10 +41,10 @@ export function overwriteUsage(running: Usage, u: AnthropicUsage | null | undefi
   return withPriced(
     {
       ...running,
-      inputTokens: u.input_tokens ?? running.inputTokens,
-      outputTokens: u.output_tokens ?? running.outputTokens,
-      cacheReadTokens: u.cache_read_input_tokens ?? running.cacheReadTokens,
-      cacheWriteTokens: u.cache_creation_input_tokens ?? running.cacheWriteTokens,
+      inputTokens: countOf(u.input_tokens) ?? running.inputTokens,
+      outputTokens: countOf(u.output_tokens) ?? running.outputTokens,
+      cacheReadTokens: countOf(u.cache_read_input_tokens) ?? running.cacheReadTokens,
+      cacheWriteTokens: countOf(u.cache_creation_input_tokens) ?? running.cacheWriteTokens,
     },
     u,
   )
@@ -43,13 +52,13 @@ export function overwriteUsage(running: Usage, u: AnthropicUsage | null | undefi
 
 /** The counts priced apart from the four buckets, where the usage has them (and they are not 0). */
 function withPriced(out: Usage, u: AnthropicUsage): Usage {
-  const hour = u.cache_creation?.ephemeral_1h_input_tokens
-  if (typeof hour === 'number') {
+  const hour = countOf(u.cache_creation?.ephemeral_1h_input_tokens)
+  if (hour !== undefined) {
     if (hour > 0) out.cacheWrite1hTokens = hour
     else delete out.cacheWrite1hTokens
   }
-  const searches = u.server_tool_use?.web_search_requests
-  if (typeof searches === 'number') {
+  const searches = countOf(u.server_tool_use?.web_search_requests)
+  if (searches !== undefined) {
     if (searches > 0) out.webSearches = searches
     else delete out.webSearches
   }
