@@ -119,6 +119,21 @@ describe('what a fast read leaves to the full parse', () => {
     const sly = chunk(JSON.stringify({ content: 'say "usage":{"prompt_tokens":9} and "finish_reason":"stop"' }))
     expect(plainChatChunk(sly, false)?.text).toBe('say "usage":{"prompt_tokens":9} and "finish_reason":"stop"')
   })
+  test("chat: reasoning a server of the wire sends (DeepSeek's reasoning_content, vLLM's reasoning) goes the full way, and counts as produced", () => {
+    expect(plainChatChunk(chunk('{"content":null,"reasoning_content":"Let me"}'), false)).toBeUndefined()
+    expect(plainChatChunk(chunk('{"reasoning":"Let me"}'), false)).toBeUndefined()
+    // beside the answer's text, a null reasoning is no reasoning: still a plain chunk
+    expect(plainChatChunk(chunk('{"content":"Hi","reasoning_content":null}'), false)).toEqual({ text: 'Hi', data: chunk('{"content":"Hi","reasoning_content":null}') })
+    const sse = [chunk('{"role":"assistant","content":null,"reasoning_content":"Think"}'), chunk('{"content":null,"reasoning":"ing."}'), chunk('{"content":"Hi","reasoning_content":null}')].map((c) => `data: ${c}\n\n`).join('')
+    const full = relay(() => openAIChatTap(), sse.replaceAll('\n', '\r\n'))
+    expect(full.produced).toBe('Thinking.Hi')
+    expect(relay(() => openAIChatTap(), sse).produced).toBe('Thinking.Hi')
+    const { inPlace, ...byEvent } = relayReads(() => openAIChatTap(), eventByEvent(sse))
+    expect(byEvent.produced).toBe('Thinking.Hi')
+    expect(byEvent.out).toBe(sse)
+    expect(inPlace).toBeGreaterThan(0)
+  })
+
   test('messages and responses: only their plain deltas', () => {
     expect(plainBlockDelta('{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\nb"}}')).toBe('a\nb')
     expect(plainBlockDelta('{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"x\\""}}')).toBe('{"x"')

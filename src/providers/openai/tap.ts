@@ -13,6 +13,7 @@ import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
+import { argumentsOf, reasoningOf, textOf } from './compat-fields.ts'
 
 /** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */
 function chunkError(e: Record<string, any>) {
@@ -51,6 +52,8 @@ export function plainChatChunk(data: string, stripUsage: boolean): { text: strin
   if (occurrences(data, '"finish_reason":') !== occurrences(data, '"finish_reason":null')) return undefined
   if (data.includes('"error"') || data.includes('"tool_calls"') || data.includes('"function_call"')) return undefined
   if (onlyString(data, 'refusal') !== '') return undefined
+  // reasoning (DeepSeek's and vLLM's names): read by the parse, which counts it as produced
+  if (onlyString(data, 'reasoning_content') !== '' || onlyString(data, 'reasoning') !== '') return undefined
   const text = onlyString(data, 'content')
   if (text === undefined) return undefined
   return { text, data: usageAt >= 0 && stripUsage ? data.slice(0, usageAt) + data.slice(usageAt + NULL_USAGE.length) : data }
@@ -65,6 +68,8 @@ const B = {
   toolCalls: needle('"tool_calls"'),
   functionCall: needle('"function_call"'),
   refusal: needle('"refusal":'),
+  reasoningContent: needle('"reasoning_content":'),
+  reasoning: needle('"reasoning":'),
   content: needle('"content":'),
 }
 const OPEN = 123
@@ -117,6 +122,12 @@ export function plainChatBytes(b: Uint8Array, stripUsage: boolean): number {
         break
       case 114: // r
         if (bytesWithin(b, B.refusal, i, to)) refusals++, (refusal = i)
+        // reasoning text (DeepSeek's and vLLM's names) is read by the parse, which counts it
+        else if (bytesWithin(b, B.reasoningContent, i, to)) {
+          if (!stringOrNullAt(b, i + B.reasoningContent.length, to) || found.textTo !== found.textFrom) return NOT_PLAIN
+        } else if (bytesWithin(b, B.reasoning, i, to)) {
+          if (!stringOrNullAt(b, i + B.reasoning.length, to) || found.textTo !== found.textFrom) return NOT_PLAIN
+        }
         break
     }
   }
@@ -154,11 +165,12 @@ export function openAIChatTap(opts: TapOptions = {}, tiers = false): WireTap {
     if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage, tier)
     for (const c of Array.isArray(j.choices) ? j.choices : []) {
       const d = c?.delta ?? c?.message ?? {}
-      if (typeof d.content === 'string' && d.content !== '') produced.push(d.content)
-      if (typeof d.refusal === 'string' && d.refusal !== '') produced.push(d.refusal)
+      // what the model wrote, reasoning included (billed when a dropped stream has no usage)
+      for (const text of [reasoningOf(d), textOf(d.content), textOf(d.refusal)]) if (text !== '') produced.push(text)
       for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
         if (typeof t?.function?.name === 'string') produced.push(t.function.name)
-        if (typeof t?.function?.arguments === 'string') produced.push(t.function.arguments)
+        const args = argumentsOf(t?.function?.arguments)
+        if (args) produced.push(args)
         // a custom tool's call carries its input as it is
         if (typeof t?.custom?.name === 'string') produced.push(t.custom.name)
         if (typeof t?.custom?.input === 'string') produced.push(t.custom.input)
