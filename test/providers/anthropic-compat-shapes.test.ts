@@ -47,6 +47,28 @@ describe('what other servers of the Messages wire send, read as Anthropic would 
     expect((await collect((async function* () { yield* twice })())).content).toEqual([{ type: 'text', text: 'ab' }])
   })
 
+  test('the reply begins at its first output: an event that says nothing, then an error, is still a failure before the reply', async () => {
+    for (const before of ['data: {}\n\n', 'event: keepalive\ndata: {"type":"keepalive"}\n\n', ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } })]) {
+      const evs = await events(before + 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n')
+      expect(evs.map((e) => e.type)).toEqual(['error'])
+    }
+    // a message_start that comes after the reply began still says the prompt's count
+    const late = await streamed('data: {}\n\n' + text(0, 'Hi') + start({ input_tokens: 377, output_tokens: 1 }) + end('end_turn'))
+    expect(late.usage.inputTokens).toBe(377)
+  })
+
+  test('a delta that carries usage alone leaves the stop reason an earlier one gave; a stop sequence with a null reason is a stop', async () => {
+    const r = await streamed(start() + text(0, 'Hi') + ev('message_delta', { delta: { stop_reason: 'max_tokens' } }) + ev('message_delta', { usage: { output_tokens: 9 } }) + ev('message_stop', {}))
+    expect(r.finish.reason).toBe('length')
+    expect(r.usage.outputTokens).toBe(9)
+    const seq = await streamed(start() + text(0, 'Hi') + ev('message_delta', { delta: { stop_reason: null, stop_sequence: 'END' } }) + ev('message_stop', {}))
+    expect(seq.finish).toMatchObject({ reason: 'stop', stopSequence: 'END' })
+  })
+
+  test('a negative or fractional count is none', () => {
+    expect(fromAnthropicMessage({ content: [], stop_reason: 'end_turn', usage: { input_tokens: -1000000, output_tokens: 2.5 } } as never).usage).toMatchObject({ inputTokens: 0, outputTokens: 0 })
+  })
+
   test('a call without an id is given one of its own; an input sent as JSON text is the arguments', async () => {
     const call = (index: number, input: unknown, id?: string) => ev('content_block_start', { index, content_block: { type: 'tool_use', ...(id ? { id } : {}), name: 'get_weather', input } }) + ev('content_block_stop', { index })
     const r = await streamed(start() + call(0, '{"location":"Paris"}') + call(1, { location: 'Tokyo' }) + call(2, '', 'toolu_x') + end('tool_use'))
@@ -57,6 +79,12 @@ describe('what other servers of the Messages wire send, read as Anthropic would 
     expect(calls[2]!.id).toBe('toolu_x')
     const plain = fromAnthropicMessage({ id: 'msg_j', content: [{ type: 'tool_use', name: 'f', input: '{"a":1}' }, { type: 'tool_use', name: 'f', input: {} }], stop_reason: 'tool_use' } as never)
     expect(plain.content.map((p) => (p.type === 'tool-call' ? [p.id, p.arguments] : p))).toEqual([['toolu_j_0', '{"a":1}'], ['toolu_j_1', '{}']])
+    // replies without a message id: their calls' ids differ from one reply to the next (a
+    // conversation holding both sends them back to Claude, which refuses ids that repeat)
+    const noId = () => (fromAnthropicMessage({ content: [{ type: 'tool_use', name: 'f', input: {} }], stop_reason: 'tool_use' } as never).content[0] as { id: string }).id
+    expect(noId()).not.toBe(noId())
+    const streamedId = async () => ((await streamed(text(0, '') + call(0, {}) + end('tool_use'))).content.find((p) => p.type === 'tool-call') as { id: string }).id
+    expect(await streamedId()).not.toBe(await streamedId())
   })
 
   test('an error event whose error is its message alone keeps the message', async () => {

@@ -10,6 +10,7 @@ import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter
 import { anthropicMessagesTap } from './tap.ts'
 import { FILES_BETA, toAnthropicMessages } from './request.ts'
 import { fromAnthropicMessage, type AnthropicMessage } from './response.ts'
+import { countOf } from './usage.ts'
 import { anthropicEvents } from './stream.ts'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -119,8 +120,9 @@ export class AnthropicAdapter implements ProviderAdapter {
       ctx,
       accept: async (res) => {
         const j = (await readJson(res, this.config.name)) as { input_tokens?: unknown }
-        if (typeof j.input_tokens !== 'number') throw new UpstreamError({ status: 502, message: `upstream ${this.config.name} sent a token count without input_tokens`, type: 'invalid_body' })
-        return j.input_tokens
+        const n = countOf(j.input_tokens)
+        if (n === undefined) throw new UpstreamError({ status: 502, message: `upstream ${this.config.name} sent a token count without input_tokens`, type: 'invalid_body' })
+        return n
       },
     })
   }

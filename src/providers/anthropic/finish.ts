@@ -19,7 +19,7 @@ const FROM_ANTHROPIC: Record<string, FinishReason> = {
  * of the wire that leaves `stop_reason` null) ended as its content says: at its calls, or done.
  */
 export function finishFromAnthropic(raw: string | null | undefined, stopSequence?: string | null, called = false): Finish {
-  if (raw == null && !stopSequence) return { reason: called ? 'tool_calls' : 'stop' }
+  if (raw == null) return stopSequence ? { reason: 'stop', stopSequence } : { reason: called ? 'tool_calls' : 'stop' }
   const f: Finish = { reason: own(FROM_ANTHROPIC, raw) ?? 'other', raw: raw ?? undefined }
   if (raw === 'stop_sequence' || stopSequence) f.stopSequence = stopSequence ?? null
   return f

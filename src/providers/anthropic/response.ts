@@ -38,7 +38,7 @@ export function partFromBlock(b: AnthropicBlock): Part | undefined {
     case 'redacted_thinking':
       return { type: 'reasoning', text: '', redacted: b.data ?? '' }
     case 'tool_use':
-      return { type: 'tool-call', id: b.id || callId('', 0), name: b.name ?? '', arguments: inputText(b.input) }
+      return { type: 'tool-call', id: b.id ?? '', name: b.name ?? '', arguments: inputText(b.input) }
     default:
       return undefined
   }
@@ -50,19 +50,24 @@ export function inputText(input: unknown): string {
   return JSON.stringify(input ?? {})
 }
 
-/** The id of a call a server of the wire sent without one (a client must be able to name it in its result). */
-export const callId = (messageId: string, ordinal: number) => `toolu_${messageId.replace(/^msg_/, '') || 'gw'}_${ordinal}`
+/**
+ * The id of a call a server of the wire sent without one (a client must be able to name it in
+ * its result): from the message's id, or from a token of the reply's own (`reply`), never the
+ * same as another reply's calls.
+ */
+export const callId = (reply: string, ordinal: number) => `toolu_${reply.replace(/^msg_/, '')}_${ordinal}`
 
 export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UpstreamError({ status: 502, message: 'upstream sent a reply that is not a message', type: 'invalid_body' })
   const blocks: unknown[] = typeof body.content === 'string' ? [{ type: 'text', text: body.content }] : Array.isArray(body.content) ? body.content : []
   const content: Part[] = []
   let calls = 0
+  const reply = body.id || crypto.randomUUID().replaceAll('-', '').slice(0, 24)
   for (const b of blocks) {
     if (b === null || typeof b !== 'object') continue
     const p = partFromBlock(b as AnthropicBlock)
     if (!p) continue
-    if (p.type === 'tool-call' && !(b as AnthropicBlock).id) p.id = callId(body.id ?? '', calls)
+    if (p.type === 'tool-call' && !(b as AnthropicBlock).id) p.id = callId(reply, calls)
     if (p.type === 'tool-call') calls++
     content.push(p)
   }

@@ -29,7 +29,7 @@ interface Event {
 
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-function* openBlock(b: AnthropicBlock, ordinal: number, messageId: string): Generator<StreamEvent, Block> {
+function* openBlock(b: AnthropicBlock, ordinal: number, reply: string): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
@@ -41,7 +41,7 @@ function* openBlock(b: AnthropicBlock, ordinal: number, messageId: string): Gene
       yield { type: 'reasoning-redacted', data: b.data ?? '' }
       return { kind: 'ignored' }
     case 'tool_use':
-      yield { type: 'tool-input-start', index: ordinal, id: b.id || callId(messageId, ordinal), name: b.name ?? '' }
+      yield { type: 'tool-input-start', index: ordinal, id: b.id || callId(reply, ordinal), name: b.name ?? '' }
       return { kind: 'tool', ordinal, input: b.input, sentArgs: false, open: true }
     default:
       // Server-side tools (web search …) ran at Anthropic; nothing for the client to execute.
@@ -67,8 +67,11 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
   let tools = 0
   let usage: Usage = emptyUsage()
   let stop: { reason?: string | null; sequence?: string | null } = {}
-  let messageId = ''
-  let started = false
+  /** What makes the ids of calls sent without one: the message's id, else a token of this reply's own. */
+  let reply = ''
+  /** 'said': the upstream's message_start came; 'made': the reply began without one (at its first output). */
+  let started: 'said' | 'made' | undefined
+  const out: StreamEvent[] = []
 
   try {
     for await (const m of messages) {
@@ -84,63 +87,73 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
       if (e === null || typeof e !== 'object') continue
       const type = e.type ?? m.event
       if (type === 'message_start') {
-        // a second start says nothing new to the client (its encoders begin once)
-        if (started) continue
-        started = true
-        messageId = e.message?.id ?? ''
+        if (started === 'said') continue // a second one says nothing new (the encoders begin once)
+        reply = e.message?.id ?? reply
         usage = usageFromAnthropic(e.message?.usage)
-        yield { type: 'start', id: messageId, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
+        // one that comes after the reply began without it still says the prompt's count
+        if (started === undefined) yield { type: 'start', id: reply, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
+        started = 'said'
         yield { type: 'usage', usage }
         continue
       }
-      // a server that sends no message_start: the reply starts at its first event all the same
-      if (!started && type !== 'error' && type !== 'ping') {
-        started = true
-        yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
-      }
+      let ended = false
+      out.length = 0
       switch (type) {
         case 'content_block_start': {
           const b = e.content_block ?? { type: 'unknown' }
-          const block = yield* openBlock(b, tools, messageId)
-          if (block.kind === 'tool') tools++
-          blocks.set(e.index ?? 0, block)
+          if (b.type === 'tool_use' && !b.id) reply ||= crypto.randomUUID().replaceAll('-', '').slice(0, 24)
+          const opened = openBlock(b, tools, reply)
+          let r = opened.next()
+          for (; !r.done; r = opened.next()) out.push(r.value)
+          if (r.value.kind === 'tool') tools++
+          blocks.set(e.index ?? 0, r.value)
           break
         }
         case 'content_block_delta': {
           const b = blocks.get(e.index ?? 0)
           const d = e.delta ?? {}
-          if (d.type === 'text_delta' && d.text) yield { type: 'text-delta', text: d.text }
-          else if (d.type === 'thinking_delta' && d.thinking) yield { type: 'reasoning-delta', text: d.thinking }
+          if (d.type === 'text_delta' && d.text) out.push({ type: 'text-delta', text: d.text })
+          else if (d.type === 'thinking_delta' && d.thinking) out.push({ type: 'reasoning-delta', text: d.thinking })
           else if (d.type === 'signature_delta' && d.signature) {
             if (b?.kind === 'thinking') b.signed = true
-            yield { type: 'reasoning-signature', signature: d.signature }
+            out.push({ type: 'reasoning-signature', signature: d.signature })
           } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
             b.sentArgs = true
-            yield { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
+            out.push({ type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json })
           }
           break
         }
         case 'content_block_stop':
-          yield* closeBlock(blocks.get(e.index ?? 0))
+          out.push(...closeBlock(blocks.get(e.index ?? 0)))
           break
         case 'message_delta':
-          stop = { reason: e.delta?.stop_reason, sequence: e.delta?.stop_sequence }
+          // a delta that carries usage alone leaves the reason an earlier one gave
+          stop = { reason: e.delta?.stop_reason ?? stop.reason, sequence: e.delta?.stop_sequence ?? stop.sequence }
           usage = overwriteUsage(usage, e.usage)
-          yield { type: 'usage', usage }
+          out.push({ type: 'usage', usage })
           break
         case 'message_stop': {
-          for (const b of blocks.values()) yield* closeBlock(b)
+          for (const b of blocks.values()) out.push(...closeBlock(b))
           const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
-          yield { type: 'finish', finish, usage }
-          return
+          out.push({ type: 'finish', finish, usage })
+          ended = true
+          break
         }
         case 'error':
           yield { type: 'error', error: anthropicEventError(provider, e.error).info }
           return
         default:
-          // ping and event types added later carry nothing the IR needs.
+          // event types added later carry nothing the IR needs
           break
       }
+      // a server that sends no message_start: the reply begins at its first output, never
+      // earlier (an error before any output is still a failure before the reply's status)
+      if (out.length > 0 && started === undefined) {
+        started = 'made'
+        yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
+      }
+      for (const ev of out) yield ev
+      if (ended) return
     }
   } catch (e) {
     yield readFailure(e)

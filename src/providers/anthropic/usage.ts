@@ -14,11 +14,12 @@ export interface AnthropicUsage {
 }
 
 /**
- * A count as a number: Anthropic's are numbers; a server of its wire that sends one as a string
- * of digits means the same number (read as text, `+` would join them). Anything else: none.
+ * A count as a number: Anthropic's are whole numbers; a server of its wire that sends one as a
+ * string of digits means the same number (read as text, `+` would join them). Anything else (a
+ * negative or a fraction too): none.
  */
-function countOf(v: unknown): number | undefined {
-  if (typeof v === 'number') return v
+export function countOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined
   return typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : undefined
 }
 
