@@ -71,6 +71,8 @@ export interface SpendWrite {
 const RENEW_EVERY_MS = RESERVATION_TTL_MS / 3
 /** A request in progress longer than this is taken for one whose end was lost: its hold is left to lapse. */
 const RENEWED_AT_MOST_MS = 24 * 3_600_000
+/** What `keep` gives a request that holds nothing (most: keys without credits). */
+const NOTHING_KEPT = () => {}
 
 export class Billing {
   /** Holds of requests in progress, by id, with when they were made: renewed until the request ends (`keep`). */
@@ -267,7 +269,7 @@ export class Billing {
    */
   keep(admission: Admission): () => void {
     const id = admission?.reservationId
-    if (id === undefined) return () => {}
+    if (id === undefined) return NOTHING_KEPT
     this.kept.set(id, Date.now())
     if (!this.renewTimer) {
       this.renewTimer = setInterval(() => this.renew(), RENEW_EVERY_MS)

@@ -95,7 +95,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   })
   // its hold stays while it runs, however long (renewed), and ends with its record
   let unkeep = s.billing.keep(admission)
-  out.ended = () => unkeep()
+  if (rc.apiKey.credits !== null) out.ended = () => unkeep()
   // the response cache, when the request or the config asks for it: its transport may answer each call
   const cache = cacheFor(s.config.cache, rc, model, body, { headers, out })
   // The request's deadline for reaching an upstream, failovers included: each attempt's own
