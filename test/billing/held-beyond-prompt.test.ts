@@ -32,6 +32,21 @@ afterAll(async () => {
 const post = (key: string, path: string, body: unknown) =>
   fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
+/**
+ * What a key's requests in progress hold once their ends have been told, wherever the ledger
+ * keeps it (Redis: there, told a few ms after each end; a hold made ahead is given back unused).
+ */
+async function held(keyId: string): Promise<number> {
+  let usd = 0
+  for (let i = 0; i < 100; i++) {
+    const f = await g.services.billing.figures(keyId)
+    usd = f ? f.reserved : g.services.billing.reserved(keyId)
+    if (usd === 0) break
+    await Bun.sleep(20)
+  }
+  return usd
+}
+
 /** 20 requests at once on a key with `credits`: how many were served, and what the key spent. */
 async function burst(credits: number, path: string, body: unknown) {
   const { key, record } = await g.services.keys.create({ name: 'near its credit', credits })
@@ -44,7 +59,7 @@ async function burst(credits: number, path: string, body: unknown) {
   await g.services.recorder.flush()
   const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id])
   // every hold ended with its request: none is left behind (a fallback's first hold released)
-  expect(g.services.billing.ledger.reserved(record.id)).toBe(0)
+  expect(await held(record.id)).toBe(0)
   return { served: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length, failed: statuses.filter((s) => s === 503).length, spent: Number(row!.spent) }
 }
 
@@ -143,10 +158,10 @@ describe('a fallback the key cannot be held for', () => {
     await Bun.sleep(60)
     expect(g.services.health.state(fallback).kind).toBe('half-open')
     const { key, record } = await g.services.keys.create({ name: 'spent meanwhile', credits: 0.05 })
-    // while the primary fails, the key's spend passes its credit (another request of it was charged)
+    // while the primary fails, the key's credit is taken down to nothing (an operator's change)
     onPrimary = async () => {
       onPrimary = async () => {}
-      await g.services.billing.addSpent(record.id, 1)
+      await g.services.keys.update(record.id, { credits: 0 })
     }
     seen.length = 0
     const r = await post(key, '/api/beta/v1/messages', ask)
@@ -154,7 +169,7 @@ describe('a fallback the key cannot be held for', () => {
     expect(await r.text()).toContain('primary down')
     expect(seen).toEqual(['claude-haiku-4-5'])
     expect(g.services.health.state(fallback).kind).not.toBe('probing')
-    expect(g.services.billing.ledger.reserved(record.id)).toBe(0)
+    expect(await held(record.id)).toBe(0)
     // a key that can pay still reaches the fallback
     const other = await post(g.key, '/api/beta/v1/messages', ask)
     expect(other.status).toBe(200)
