@@ -1,6 +1,6 @@
 // chat.completion.chunk SSE → IR stream events. State lives in the generator: tool calls
-// are keyed by `tool_calls[].index` (by id when a server sends none, or a new id at an index
-// already used); `tool_calls: []` next to text is text; the finish waits for the usage chunk and
+// are keyed by `tool_calls[].index` (the last call when a server sends none; a new call when a
+// piece names a function under another id); `tool_calls: []` next to text is text; the finish waits for the usage chunk and
 // `[DONE]`. What other servers of the wire send in other shapes is read by compat-fields.ts.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
