@@ -57,12 +57,15 @@ export function inputText(input: unknown): string {
  */
 export const callId = (reply: string, ordinal: number) => `toolu_${reply.replace(/^msg_/, '')}_${ordinal}`
 
+/** A reply's own token for its calls' ids, where the message has no id. */
+export const replyToken = () => crypto.randomUUID().replaceAll('-', '').slice(0, 24)
+
 export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UpstreamError({ status: 502, message: 'upstream sent a reply that is not a message', type: 'invalid_body' })
   const blocks: unknown[] = typeof body.content === 'string' ? [{ type: 'text', text: body.content }] : Array.isArray(body.content) ? body.content : []
   const content: Part[] = []
   let calls = 0
-  const reply = body.id || crypto.randomUUID().replaceAll('-', '').slice(0, 24)
+  const reply = body.id || replyToken()
   for (const b of blocks) {
     if (b === null || typeof b !== 'object') continue
     const p = partFromBlock(b as AnthropicBlock)

@@ -9,7 +9,7 @@ import { anthropicEventError } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
-import { callId, inputText, type AnthropicBlock } from './response.ts'
+import { callId, inputText, replyToken, type AnthropicBlock } from './response.ts'
 
 type Block =
   | { kind: 'text' }
@@ -101,7 +101,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
       switch (type) {
         case 'content_block_start': {
           const b = e.content_block ?? { type: 'unknown' }
-          if (b.type === 'tool_use' && !b.id) reply ||= crypto.randomUUID().replaceAll('-', '').slice(0, 24)
+          if (b.type === 'tool_use' && !b.id) reply ||= replyToken()
           const opened = openBlock(b, tools, reply)
           let r = opened.next()
           for (; !r.done; r = opened.next()) out.push(r.value)

@@ -41,3 +41,23 @@ export function argumentsOf(v: unknown): string | undefined {
 
 /** A name or id as text ('' for anything else). */
 export const stringOf = (v: unknown): string => (typeof v === 'string' ? v : '')
+
+/**
+ * What a message or a delta wrote, piece by piece, each non-empty piece to `push`: reasoning,
+ * text, a refusal, each call's name and arguments (a custom tool's input; the legacy
+ * `function_call`). True when it holds a call.
+ */
+export function writtenBy(m: unknown, push: (text: string) => void): boolean {
+  if (!m || typeof m !== 'object') return false
+  const f = m as ChatMessageFields
+  for (const text of [reasoningOf(f), textOf(f.content), textOf(f.refusal)]) if (text !== '') push(text)
+  const calls = Array.isArray(f.tool_calls) ? (f.tool_calls as Obj[]) : []
+  const legacy: Obj[] = f.function_call && typeof f.function_call === 'object' ? [{ function: f.function_call }] : []
+  for (const t of [...calls, ...legacy]) {
+    const fn = t?.function as Obj | undefined
+    const custom = t?.custom as Obj | undefined
+    // a custom tool's call carries its input as it is
+    for (const text of [stringOf(fn?.name), argumentsOf(fn?.arguments) ?? '', stringOf(custom?.name), stringOf(custom?.input)]) if (text !== '') push(text)
+  }
+  return calls.length + legacy.length > 0
+}

@@ -8,7 +8,7 @@
 import { eventFields, EventSplitter, parseJsonObject } from '../../routing/sse-events.ts'
 import { countTokensAsync } from '../../tokens/count.ts'
 import { replyText } from '../reply-text.ts'
-import { argumentsOf, reasoningOf, textOf } from './compat-fields.ts'
+import { writtenBy } from './compat-fields.ts'
 
 type Json = Record<string, any>
 
@@ -16,23 +16,6 @@ type Json = Record<string, any>
 async function counted(promptText: string, outputText: string, lane?: string): Promise<Json> {
   const [prompt, completion] = await Promise.all([countTokensAsync(promptText, lane), countTokensAsync(outputText, lane)])
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, switchyard_counted: true }
-}
-
-/** The text a message or delta produced: content, refusal, reasoning, tool names and arguments. */
-function producedBy(m: Json | undefined, out: string[]): void {
-  if (!m || typeof m !== 'object') return
-  out.push(reasoningOf(m), textOf(m.content), textOf(m.refusal))
-  const calls: Json[] = Array.isArray(m.tool_calls) ? [...m.tool_calls] : []
-  // the legacy form: one call, in `function_call`
-  if (m.function_call && typeof m.function_call === 'object') calls.push({ function: m.function_call })
-  for (const t of calls) {
-    if (typeof t?.function?.name === 'string') out.push(t.function.name)
-    const args = argumentsOf(t?.function?.arguments)
-    if (args !== undefined) out.push(args)
-    // a custom tool's call carries its input as it is
-    if (typeof t?.custom?.name === 'string') out.push(t.custom.name)
-    if (typeof t?.custom?.input === 'string') out.push(t.custom.input)
-  }
 }
 
 const hasUsage = (j: Json) => j.usage !== null && typeof j.usage === 'object'
@@ -54,7 +37,7 @@ export async function withCountedUsage(res: Response, promptText: () => string, 
   const j = parseJsonObject(text)
   if (!j || hasUsage(j) || !Array.isArray(j.choices)) return new Response(text, init)
   const out: string[] = []
-  for (const c of j.choices) producedBy(c?.message, out)
+  for (const c of j.choices) writtenBy(c?.message, (t) => out.push(t))
   j.usage = await counted(promptText(), out.join(''), lane)
   return new Response(JSON.stringify(j), init)
 }
@@ -78,7 +61,7 @@ function completedStream(body: ReadableStream<Uint8Array>, promptText: () => str
       if (j) {
         if (hasUsage(j)) usageSeen = true
         if (head.id === undefined && typeof j.id === 'string') head = { id: j.id, created: j.created, model: j.model }
-        for (const c of Array.isArray(j.choices) ? j.choices : []) producedBy(c?.delta, produced)
+        for (const c of Array.isArray(j.choices) ? j.choices : []) writtenBy(c?.delta, (t) => produced.push(t))
       }
     }
     out.enqueue(enc.encode(raw))

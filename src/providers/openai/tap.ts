@@ -13,7 +13,7 @@ import { withoutSecrets } from '../secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
-import { argumentsOf, reasoningOf, textOf } from './compat-fields.ts'
+import { writtenBy } from './compat-fields.ts'
 
 /** OpenAI's in-band error chunk `{error:{message, type, code}}` → the spec status. */
 function chunkError(e: Record<string, any>) {
@@ -156,6 +156,7 @@ const plainStripped = (b: Uint8Array) => plainChatBytes(b, true)
 export function openAIChatTap(opts: TapOptions = {}, tiers = false): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
   const produced = new ProducedText()
+  const push = (text: string) => produced.push(text)
 
   function readChunk(j: Record<string, any>) {
     if (state.id === null && typeof j.id === 'string') state.id = j.id
@@ -166,16 +167,7 @@ export function openAIChatTap(opts: TapOptions = {}, tiers = false): WireTap {
     for (const c of Array.isArray(j.choices) ? j.choices : []) {
       const d = c?.delta ?? c?.message ?? {}
       // what the model wrote, reasoning included (billed when a dropped stream has no usage)
-      for (const text of [reasoningOf(d), textOf(d.content), textOf(d.refusal)]) if (text !== '') produced.push(text)
-      for (const t of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
-        if (typeof t?.function?.name === 'string') produced.push(t.function.name)
-        const args = argumentsOf(t?.function?.arguments)
-        if (args) produced.push(args)
-        // a custom tool's call carries its input as it is
-        if (typeof t?.custom?.name === 'string') produced.push(t.custom.name)
-        if (typeof t?.custom?.input === 'string') produced.push(t.custom.input)
-        state.produced = true
-      }
+      if (writtenBy(d, push)) state.produced = true
       if (typeof c?.finish_reason === 'string') state.finishReason = c.finish_reason
     }
     if (produced.length > 0) state.produced = true
