@@ -184,7 +184,9 @@ describe('cassette modes', () => {
     const rec = await gateway('record', dir)
     openai.script(
       { status: 503, headers: { 'retry-after': '7' }, json: { error: { message: 'overloaded', type: 'server_error' } } },
-      { sse: fixture('openai/chat/stream-text-include-usage.sse'), dropAfterEvents: 2 },
+      // pieces 10 ms apart: the drop comes well after the events before it, which the gateway must
+      // have read (at 1 ms a loaded machine could see the reset first, and answer 502)
+      { sse: fixture('openai/chat/stream-text-include-usage.sse'), dropAfterEvents: 2, delayMs: 10 },
     )
     const busy = await chat(rec, hi())
     expect(busy.status).toBe(503)
