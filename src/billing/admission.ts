@@ -6,7 +6,7 @@ import type { RedisUnavailable } from '../cluster/redis.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
 import type { Usage } from '../ir/types.ts'
-import { worstUsage, type BeyondPrompt } from './server-tools.ts'
+import { withReplySearches, worstUsage, type BeyondPrompt } from './server-tools.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -45,8 +45,9 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   // a cap above the model's own (or none) cannot produce more than the model's own; with no
   // known cap, the output cannot outgrow the context window
   const most = model.maxOutputTokens ?? model.contextWindow
-  const cap = Math.min(sane(input.maxOutputTokens) ?? most, most) * Math.max(1, sane(input.choices) ?? 1)
-  const usage = worstUsage(prompt, cap, input.beyond)
+  const replies = Math.max(1, sane(input.choices) ?? 1)
+  const cap = Math.min(sane(input.maxOutputTokens) ?? most, most) * replies
+  const usage = worstUsage(prompt, cap, withReplySearches(input.beyond, model, replies))
   if (input.serviceTier) usage.serviceTier = input.serviceTier
   try {
     const usd = catalog.cost(model, usage)

@@ -60,9 +60,28 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
   return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: n * TOKENS_A_SEARCH, audioOutput: false }
 }
 
+/**
+ * OpenAI's chat models that search the web for every reply (`gpt-4o-search-preview`,
+ * `gpt-4o-mini-search-preview`, `gpt-5-search-api`, dated or not): each reply is billed one
+ * search, which no usage of theirs reports.
+ */
+const SEARCHES_EACH_REPLY = /-search-(?:preview|api)(?:-|$)/
+
+/** Searches a reply of `model` is billed for whatever it reports: one for a search model of OpenAI's, else none. */
+export function searchesEachReply(model: { family: string; id: string; upstreamId: string }): number {
+  return model.family === 'openai' && (SEARCHES_EACH_REPLY.test(model.upstreamId) || SEARCHES_EACH_REPLY.test(model.id)) ? 1 : 0
+}
+
 /** Chat: an answer asked for in audio (`modalities` naming it) is held at the audio output rate. */
 export function chatBeyond(modalities: unknown): BeyondPrompt | undefined {
   return Array.isArray(modalities) && modalities.includes('audio') ? { webSearches: 0, inputTokens: 0, audioOutput: true } : undefined
+}
+
+/** `beyond` with the searches `model` runs for each of `replies` whatever the request asks (a search model's), and what they bring back. */
+export function withReplySearches(beyond: BeyondPrompt | undefined, model: { family: string; id: string; upstreamId: string }, replies: number): BeyondPrompt | undefined {
+  const n = searchesEachReply(model) * replies
+  if (n === 0) return beyond
+  return { ...beyond, webSearches: (beyond?.webSearches ?? 0) + n, inputTokens: (beyond?.inputTokens ?? 0) + n * TOKENS_A_SEARCH, audioOutput: beyond?.audioOutput ?? false }
 }
 
 /** The worst-case usage of a prompt bound and an output cap, with what lies beyond them. */

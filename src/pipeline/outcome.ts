@@ -4,6 +4,7 @@ import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from '../generations/types.ts'
 import { billedUsage } from '../tokens/count.ts'
+import { searchesEachReply } from '../billing/server-tools.ts'
 import { emptyUsage, promptTokens, type Usage } from '../ir/types.ts'
 import type { GenerationWatch } from './observe.ts'
 import { newGenerationId, plausibleUsage } from '../generations/row.ts'
@@ -185,6 +186,9 @@ export class GenerationOutcome {
     // usage no reply can have (an upstream's 1e308, a negative count) is not the upstream's word:
     // counted as one that said none, on the gateway's own count below
     if (plausibleUsage(this.usage).implausible.length > 0) this.usage = this.usage.serviceTier ? { ...emptyUsage(), serviceTier: this.usage.serviceTier } : emptyUsage()
+    // a search model's reply is billed its search, which its usage never reports
+    const searches = searchesEachReply(this.base.model)
+    if (searches > 0 && !this.usage.webSearches && !this.cached && this.replayed === undefined && (this.error === null || this.ttftMs !== null)) this.usage = { ...this.usage, webSearches: searches }
     // A stream that failed or was dropped after output is billed for what was produced, and a
     // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
     // before its first event), or a stream that failed after its upstream answered but before

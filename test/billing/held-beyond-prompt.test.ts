@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
-import { messagesBeyond, responsesBeyond, TOKENS_A_FETCH, TOKENS_A_SEARCH, USES_UNBOUNDED } from '../../src/billing/server-tools.ts'
+import { messagesBeyond, responsesBeyond, searchesEachReply, TOKENS_A_FETCH, TOKENS_A_SEARCH, USES_UNBOUNDED } from '../../src/billing/server-tools.ts'
 
 let up: FakeUpstream
 let g: Gateway
@@ -113,6 +113,32 @@ describe('held beyond the prompt and the output cap', () => {
     expect(await burst(0.005, '/api/alpha/v1/responses', ask)).toMatchObject({ served: 1, refused: 19 })
   })
 
+  test("a search model's reply is billed the search it always runs, which its usage never says, and held with it", async () => {
+    up.script((req) => {
+      const body = req.json()
+      const usage = { prompt_tokens: 20, completion_tokens: 100, total_tokens: 120 }
+      if (body.stream) {
+        const chunk = (o: object) => `data: ${JSON.stringify({ id: 'chatcmpl-search', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini-search-preview-2025-03-11', ...o })}\n\n`
+        return { waitMs: 200, sse: chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Sunny.' }, finish_reason: null }] }) + chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) + chunk({ choices: [], usage }) + 'data: [DONE]\n\n' }
+      }
+      return { waitMs: 200, json: { id: 'chatcmpl-search', object: 'chat.completion', created: 1, model: 'gpt-4o-mini-search-preview-2025-03-11',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny.', annotations: [] }, finish_reason: 'stop' }], usage } }
+    })
+    const ask = { model: 'gpt-4o-mini-search-preview', web_search_options: {}, max_completion_tokens: 100, messages: [{ role: 'user', content: 'Weather in Paris?' }] }
+    for (const stream of [false, true]) {
+      const r = await post(g.key, '/api/alpha/v1/chat/completions', { ...ask, stream })
+      expect(r.status).toBe(200)
+      const text = await r.text()
+      expect(text).toContain('Sunny.')
+    }
+    await g.services.recorder.flush()
+    const list = await (await fetch(`${g.url}/api/v1/generations?model=gpt-4o-mini-search-preview&limit=2`, { headers: { authorization: `Bearer ${g.key}` } })).json()
+    expect(list.data).toHaveLength(2)
+    // gpt-4o-mini-search-preview: gpt-4o-mini's $0.15 and $0.60 a million tokens, a search $0.01
+    for (const rec of list.data) expect(rec.cost).toBeCloseTo(20 * 0.15e-6 + 100 * 0.6e-6 + 0.01, 9)
+    expect(await burst(0.005, '/api/alpha/v1/chat/completions', ask)).toMatchObject({ served: 1, refused: 19 })
+  })
+
   test('an answer in audio, held at the audio output rate', async () => {
     up.script((req) => {
       const cap = req.json().max_completion_tokens
@@ -187,5 +213,11 @@ describe('what a request may add, read from its tools', () => {
     expect(responsesBeyond([{ type: 'web_search_preview' }], 2)!.webSearches).toBe(2)
     expect(responsesBeyond([{ type: 'function', name: 'f' }], undefined)).toBeUndefined()
     expect(responsesBeyond([{ type: 'file_search', vector_store_ids: ['vs_1'] }], undefined)).toEqual({ webSearches: 0, fileSearches: USES_UNBOUNDED, inputTokens: USES_UNBOUNDED * TOKENS_A_SEARCH, audioOutput: false })
+  })
+
+  test("a search model's every reply, by the id sent upstream or the one asked for; no other model's", () => {
+    const m = (id: string, family = 'openai', upstreamId = id) => searchesEachReply({ id, family, upstreamId })
+    expect([m('gpt-4o-search-preview'), m('gpt-4o-mini-search-preview-2025-03-11'), m('gpt-5-search-api'), m('web', 'openai', 'gpt-5-search-api-2025-10-14')]).toEqual([1, 1, 1, 1])
+    expect([m('gpt-4o-mini'), m('gpt-4o-search'), m('my-search-preview-x', 'anthropic'), m('gpt-5-search-apiary')]).toEqual([0, 0, 0, 0])
   })
 })
