@@ -51,7 +51,12 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   if (input.serviceTier) usage.serviceTier = input.serviceTier
   try {
     const usd = catalog.cost(model, usage)
-    return usd !== null && Number.isFinite(usd) ? Math.max(0, usd) : null
+    if (usd === null || !Number.isFinite(usd)) return null
+    // The prompt may be billed as cache writes (a Claude breakpoint: 1.25× input for five minutes,
+    // 2× for an hour): held at the dearer of the two readings, since its bytes bound its tokens but
+    // not which price they take. Where a write costs no more than input, input's reading stands.
+    const written = catalog.cost(model, { ...usage, inputTokens: usage.inputTokens - prompt, cacheWriteTokens: prompt, cacheWrite1hTokens: prompt })
+    return Math.max(0, usd, written !== null && Number.isFinite(written) ? written : 0)
   } catch {
     return null
   }

@@ -22,7 +22,23 @@ export function cacheKey(exchange: Pick<Exchange, 'path' | 'body'>, scope: strin
   const body = typeof exchange.body === 'string' ? parsed(exchange.body) : exchange.body.json
   const h = new Bun.CryptoHasher('sha256').update(scope).update('\n').update(matchKey({ path: exchange.path, body }))
   if (betas) h.update('\nanthropic-beta: ').update(betas)
+  const who = whoAsked(body)
+  if (who) h.update('\nasked by: ').update(who)
   return h.digest('hex')
+}
+
+/**
+ * Who a request says it asks for (an end user's id, a cache key of the caller's, metadata's
+ * user): a match leaves them out, since they change from run to run, but the Responses API
+ * echoes them in its answer, so a hit shared between callers who gave other values would hand
+ * one the other's identifiers. Undefined when the request gives none.
+ */
+function whoAsked(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined
+  const b = body as Record<string, unknown>
+  const meta = b.metadata as Record<string, unknown> | undefined
+  const who = [b.user, b.safety_identifier, b.prompt_cache_key, typeof meta === 'object' && meta !== null ? meta.user_id : undefined]
+  return who.every((v) => v === undefined) ? undefined : JSON.stringify(who)
 }
 
 /** The `anthropic-beta` header a call sends ('' when none), its tokens sorted: their order says nothing. */

@@ -139,6 +139,18 @@ describe('held beyond the prompt and the output cap', () => {
     expect(await burst(0.005, '/api/alpha/v1/chat/completions', ask)).toMatchObject({ served: 1, refused: 19 })
   })
 
+  test("a prompt written to Claude's hour-long cache costs twice input: held at that, so a burst is served once, not twice", async () => {
+    const text = '7 '.repeat(20_000)
+    up.script(() => ({ waitMs: 200, json: { ...fixtureJson('anthropic/messages/nonstream-text.json'), usage: { input_tokens: 0, output_tokens: 10, cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 40_000, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 40_000 } } } }))
+    const ask = { model: 'claude-haiku-4-5', max_tokens: 10, system: [{ type: 'text', text, cache_control: { type: 'ephemeral', ttl: '1h' } }], messages: [{ role: 'user', content: 'Hi' }] }
+    // claude-haiku-4-5: $1 a million input tokens, $2 an hour's writes, $5 output; the first reply
+    // costs $0.08005, more than the credit, and its hold is what keeps the second out
+    const r = await burst(0.05, '/api/beta/v1/messages', ask)
+    expect(r).toMatchObject({ served: 1, refused: 19 })
+    expect(r.spent).toBeCloseTo(40_000 * 2e-6 + 10 * 5e-6, 9)
+  })
+
   test('an answer in audio, held at the audio output rate', async () => {
     up.script((req) => {
       const cap = req.json().max_completion_tokens

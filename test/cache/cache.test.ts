@@ -270,6 +270,30 @@ describe('the exact response cache', () => {
     expect(acme.response.headers.get('x-switchyard-cache')).toBe('hit')
   })
 
+  test("a hit never hands one caller the identifiers another gave (the Responses API echoes them): those who gave others miss", async () => {
+    const { client } = await gateway()
+    const echoed = ['user', 'safety_identifier', 'prompt_cache_key', 'metadata'] as const
+    openai.script((r) => {
+      const body = r.json()
+      return { json: { ...JSON.parse(RESPONSES_TEXT), ...Object.fromEntries(echoed.map((k) => [k, body[k] ?? null])) } }
+    })
+    const alice = { model: 'gpt-4o-mini', input: 'hi', user: 'alice@example.com', safety_identifier: 'alice-1', prompt_cache_key: 'alice-k', metadata: { user_id: 'alice' } }
+    await client.responses.create(alice, cached())
+    await storedAtLeast(1)
+    const bob = sdk(await keyOf('default'))
+    const own = await bob.responses.create({ ...alice, user: 'bob@example.com', safety_identifier: 'bob-1', prompt_cache_key: 'bob-k', metadata: { user_id: 'bob' } }, cached()).withResponse()
+    expect(own.response.headers.get('x-switchyard-cache')).toBe('miss')
+    expect(own.data).toMatchObject({ user: 'bob@example.com', safety_identifier: 'bob-1', prompt_cache_key: 'bob-k', metadata: { user_id: 'bob' } })
+    for (const [k, v] of [['safety_identifier', 'bob-2'], ['metadata', { user_id: 'bob' }]] as const) {
+      const one = await bob.responses.create({ ...alice, [k]: v }, cached()).withResponse()
+      expect(one.response.headers.get('x-switchyard-cache')).toBe('miss')
+    }
+    // the same request with the same identifiers is the same answer
+    const same = await bob.responses.create(alice, cached()).withResponse()
+    expect(same.response.headers.get('x-switchyard-cache')).toBe('hit')
+    expect(openai.requests.length).toBe(4)
+  })
+
   test('config opts a model in; tools and temperature > 0 are cached only when the request asks; no-store opts out', async () => {
     const { client } = await gateway('cache: { models: { gpt-4o-mini: 60 } }')
     const header = async (req: Parameters<typeof client.chat.completions.create>[0], opts?: Parameters<typeof client.chat.completions.create>[1]) =>
