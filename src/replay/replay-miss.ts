@@ -1,6 +1,9 @@
-// A request no cassette holds: the client is told where the gateway looked, the request's
-// match key, and the recording nearest to it (same path and model, fewest differing fields)
-// with the first field where the two differ, so a test that changed its request sees what.
+// A request no cassette holds: the client is told which cassette file was looked in, the
+// request's match key, and the first field where it differs from the recording nearest to it
+// (same path and model, fewest differing fields), so a test that changed its request sees what.
+// The log says more: the directory, and the nearest recording's own match key. The answer does
+// not, since the recording may be another key's: its key is a hash of its whole request, which
+// a short secret in it can be guessed back from, and the directory is the server's own path.
 //
 // 424 Failed Dependency: the request is well formed and would be served live; what it depends
 // on, a recording, is missing. No provider answers 424, so it is never mistaken for an
@@ -12,16 +15,16 @@ import { firstDifference } from './match.ts'
 
 export const MISS_STATUS = 424
 
-export function missError(dir: CassetteDir, req: CassetteRequest): UpstreamError {
+/** The miss answered to the client, and the line logged for the operator. */
+export function missError(dir: CassetteDir, req: CassetteRequest): { error: UpstreamError; logged: string } {
   const near = nearest(dir, req)
-  const tail = near
-    ? `; nearest recorded: ${near.key}, which differs at ${near.field}`
+  const what = `has no recording of POST ${req.path} with match key ${req.key}`
+  const told = near
+    ? `; the nearest recorded differs at ${near.field}`
     : `; nothing is recorded there for ${req.path}${req.model ? ` and model ${req.model}` : ''}`
-  return new UpstreamError({
-    status: MISS_STATUS,
-    type: 'cassette_miss',
-    message: `cassette miss: ${dir.dir} (${req.file}) has no recording of POST ${req.path} with match key ${req.key}${tail}`,
-  })
+  const error = new UpstreamError({ status: MISS_STATUS, type: 'cassette_miss', message: `cassette miss: ${req.file} ${what}${told}` })
+  const logged = `cassette miss: ${dir.dir} (${req.file}) ${what}${near ? `; nearest recorded: ${near.key}, which differs at ${near.field}` : told}`
+  return { error, logged }
 }
 
 function nearest(dir: CassetteDir, req: CassetteRequest): { key: string; field: string } | undefined {

@@ -39,8 +39,8 @@ export function cassetteTransport(settings: ReplaySettings, config: Pick<Config,
     }
     unsent(init)
     const miss = missError(dir, req)
-    log.warn(miss.message, { request_id: exchange.ctx?.requestId })
-    throw miss
+    log.warn(miss.logged, { request_id: exchange.ctx?.requestId })
+    throw miss.error
   }
 }
 
