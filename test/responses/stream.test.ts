@@ -91,6 +91,33 @@ describe('responses stream encoder', () => {
     expect(sent).toBe('{"city":"Os')
   })
 
+  test('a call that ended before the failure: its done events, completed, come before the error events', () => {
+    const { enc, text } = run([
+      { type: 'start', id: 'x', model: 'm', created: 1 },
+      { type: 'tool-input-start', index: 0, id: 'call_a', name: 'f' },
+      { type: 'tool-input-delta', index: 0, delta: '{"a":1}' },
+      { type: 'tool-input-end', index: 0 },
+      { type: 'error', error: { status: 502, message: 'upstream died' } },
+    ])
+    const fs = frames(text + enc.failure({ message: 'upstream died' }))
+    expect(types(fs).slice(-5)).toEqual(['response.function_call_arguments.done', 'response.output_item.done', 'response.error', 'response.failed', 'response.completed'])
+    expect(fs.at(-4)!.data.item).toMatchObject({ call_id: 'call_a', status: 'completed', arguments: '{"a":1}' })
+    expect(fs.at(-1)!.data.response.output[0].status).toBe('completed')
+    expect(fs.map((f) => f.data.sequence_number)).toEqual(fs.map((_, i) => i))
+  })
+
+  test('a budget cut: the item written last is incomplete, those before it completed; a call left out by max_tool_calls was not the one shown', () => {
+    const cut: StreamEvent[] = [...twoCalls.slice(0, -1), { type: 'usage', usage }, { type: 'finish', finish: { reason: 'length' }, usage }]
+    const statuses = (t: Partial<Turn>) => {
+      let final: any
+      const done = frames(run(cut, t, (r) => (final = r)).text).filter((f) => f.data.type === 'response.output_item.done').map((f) => f.data.item.status)
+      const json = encodeResponse({ id: 'x', model: 'm', created: 1, content: [{ type: 'text', text: 'calling' }, { type: 'tool-call', id: 'call_a', name: 'f', arguments: '{"a":1}' }, { type: 'tool-call', id: 'call_b', name: 'f', arguments: '{"b":2}' }], finish: { reason: 'length' }, usage }, frame(t), new Set())
+      return { done, final: final.output.map((o: any) => o.status), json: (json.output as any[]).map((o) => o.status) }
+    }
+    expect(statuses({})).toEqual({ done: ['completed', 'completed', 'incomplete'], final: ['completed', 'completed', 'incomplete'], json: ['completed', 'completed', 'incomplete'] })
+    expect(statuses({ maxToolCalls: 1 })).toEqual({ done: ['completed', 'completed'], final: ['completed', 'completed'], json: ['completed', 'completed'] })
+  })
+
   test('a failure mid-text: the message holds the text sent so far, incomplete', () => {
     // as the pipeline sends it: the error event (which ends the open text, marked cut) before the failure
     const { enc, text } = run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'text-delta', text: 'par' }, { type: 'text-delta', text: 'tial' }, { type: 'error', error: { status: 502, message: 'x' } }])

@@ -43,6 +43,12 @@ const STATUS: Record<FinishReason, { status: string; reason?: string }> = {
   other: { status: 'incomplete' },
 }
 
+/**
+ * A budget ran out while the model wrote: the item it was writing (the last) was cut short, and
+ * says `incomplete`, as OpenAI marks it (a call cut so has arguments that are not whole JSON).
+ */
+export const cutShort = (f: Finish): boolean => f.reason === 'length' || f.reason === 'context_exceeded'
+
 export function statusOf(f: Finish): { status: string; incomplete?: Obj } {
   const s = STATUS[f.reason] ?? STATUS.other
   if (s.status !== 'incomplete') return { status: s.status }
@@ -136,25 +142,35 @@ export function completeResponse(r: Obj, toolCallsStatus: 'requires_action' | 'c
   return r
 }
 
-/** IR content → output items, in the order the model produced them (at most `maxToolCalls` calls). */
-export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>): Item[] {
+/**
+ * IR content → output items, in the order the model produced them (at most `maxToolCalls` calls);
+ * `cut`: the last part was cut short (cutShort), and its item is `incomplete`.
+ */
+export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>, cut = false): Item[] {
   const out: Item[] = []
   const id = (prefix: string) => itemId(prefix, responseId, out.length)
   let calls = 0
+  /** The item the last part went to (none when a call past the cap was left out). */
+  let shown: Item | undefined
   for (const p of content) {
+    shown = out[out.length - 1]
     if (p.type === 'text') {
-      const last = out[out.length - 1]
-      if (last?.type === 'message') ((last.content as Obj[])[0] as { text: string }).text += p.text
+      if (shown?.type === 'message') ((shown.content as Obj[])[0] as { text: string }).text += p.text
       else out.push(messageItem(id('msg'), p.text))
     } else if (p.type === 'reasoning') {
       out.push(reasoningItem(id('rs'), p, turn.summary !== undefined))
     } else if (p.type === 'tool-call') {
-      if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) continue
+      if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) {
+        shown = undefined
+        continue
+      }
       calls++
       const as = calledAs({ members }, p.name)
       out.push(callItem(id(customTools.has(p.name) ? 'ctc' : 'fc'), p.id, as.name, p.arguments, customTools.has(p.name), 'completed', as.namespace))
     }
+    shown = out[out.length - 1]
   }
+  if (cut && shown) shown.status = 'incomplete'
   return out
 }
 
@@ -162,7 +178,7 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
 export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTools: Set<string>): Obj {
   const { status, incomplete } = statusOf(r.finish)
   const out = responseShell(f, status)
-  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members)
+  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members, cutShort(r.finish))
   if (incomplete) out.incomplete_details = incomplete
   out.usage = responsesUsage(r.usage)
   return completeResponse(out, f.toolCallsStatus)

@@ -9,7 +9,7 @@ import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { itemId } from './item-ids.ts'
-import { callItem, calledAs, completeResponse, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
+import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 
@@ -74,6 +74,16 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
   let open: Open | undefined
   let calls = 0
   const summaries = f.turn.summary !== undefined
+  /**
+   * The done events of the item ended last, written with the next event: a budget's finish, which
+   * comes after the item's end, makes them say the item was cut (`incomplete`).
+   */
+  let held: ((status: string) => string) | undefined
+  const release = (status = 'completed'): string => {
+    const h = held
+    held = undefined
+    return h ? h(status) : ''
+  }
 
   const ev = (type: string, payload: Obj) => sse(type, { sequence_number: seq++, ...payload })
   const snapshot = (status: string): Obj => ({ ...responseShell(f, status), output: [...output] })
@@ -89,16 +99,16 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
   }
   const at = (o: Open) => ({ item_id: o.item.id, output_index: o.index })
 
-  function finalText(o: Open): string {
+  function finalText(o: Open, status: string): string {
     const text = o.text.text()
     const part = { type: 'output_text', text, annotations: [], logprobs: [] }
     return (
       ev('response.output_text.done', { ...at(o), content_index: 0, text, logprobs: [] }) +
       ev('response.content_part.done', { ...at(o), content_index: 0, part }) +
-      done(o, messageItem(o.item.id as string, text))
+      done(o, messageItem(o.item.id as string, text, status))
     )
   }
-  function finalReasoning(o: Open): string {
+  function finalReasoning(o: Open, status: string): string {
     const text = o.text.text()
     const item = reasoningItem(o.item.id as string, { type: 'reasoning', text, signature: o.signature, redacted: o.redacted }, summaries)
     let s = ''
@@ -106,7 +116,14 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
       s += ev('response.reasoning_summary_text.done', { ...at(o), summary_index: 0, text })
       s += ev('response.reasoning_summary_part.done', { ...at(o), summary_index: 0, part: { type: 'summary_text', text } })
     }
-    return s + done(o, item)
+    return s + done(o, status === 'completed' ? item : { ...item, status })
+  }
+  function finalCall(o: Open, status: string): string {
+    const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text() || '{}', o.custom === true, status, o.item.namespace as string | undefined)
+    if (o.custom) {
+      return ev('response.custom_tool_call_input.delta', { ...at(o), delta: item.input }) + ev('response.custom_tool_call_input.done', { ...at(o), input: item.input }) + done(o, item)
+    }
+    return ev('response.function_call_arguments.done', { ...at(o), name: item.name, arguments: item.arguments }) + done(o, item)
   }
 
   /**
@@ -137,102 +154,110 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     return ev('response.completed', { response: r })
   }
 
+  /** One event's frames (the done events of an item that ends are held: `held`). */
+  function encode(e: StreamEvent): string {
+    switch (e.type) {
+      case 'start':
+        return ev('response.created', { response: snapshot('in_progress') }) + ev('response.in_progress', { response: snapshot('in_progress') })
+      case 'text-start': {
+        const [o, s] = add('text', { id: itemId('msg', f.id, output.length), type: 'message', status: 'in_progress', role: 'assistant', content: [] })
+        open = o
+        return s + ev('response.content_part.added', { ...at(o), content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })
+      }
+      case 'text-delta':
+        if (!open || open.kind !== 'text' || e.text === '') return ''
+        open.text.push(e.text)
+        state.produced = true
+        // most of a stream: the bytes `ev` would write, without the objects
+        open.deltaHead ??= `,"item_id":${JSON.stringify(open.item.id)},"output_index":${open.index},"content_index":0,"delta":`
+        return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++}${open.deltaHead}${JSON.stringify(e.text)},"logprobs":[]}\n\n`
+      case 'text-end': {
+        // cut by the failure: left open, for the failed response to hold as incomplete
+        if (e.cut) return ''
+        const o = open
+        open = undefined
+        if (o?.kind === 'text') held = (status) => finalText(o, status)
+        return ''
+      }
+      case 'reasoning-start': {
+        const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
+        open = o
+        return s + (summaries ? ev('response.reasoning_summary_part.added', { ...at(o), summary_index: 0, part: { type: 'summary_text', text: '' } }) : '')
+      }
+      case 'reasoning-delta':
+        if (!open || open.kind !== 'reasoning') return ''
+        open.text.push(e.text)
+        state.produced = true
+        return summaries && e.text ? ev('response.reasoning_summary_text.delta', { ...at(open), summary_index: 0, delta: e.text }) : ''
+      case 'reasoning-signature':
+        if (open?.kind === 'reasoning') open.signature = e.signature
+        return ''
+      case 'reasoning-redacted': {
+        const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
+        o.redacted = e.data
+        return s + done(o, reasoningItem(o.item.id as string, { type: 'reasoning', text: '', redacted: e.data }, false))
+      }
+      case 'reasoning-end': {
+        if (e.cut) return ''
+        const o = open
+        open = undefined
+        if (o?.kind === 'reasoning') held = (status) => finalReasoning(o, status)
+        return ''
+      }
+      case 'tool-input-start': {
+        if (f.turn.maxToolCalls !== undefined && calls >= f.turn.maxToolCalls) {
+          skipped.add(e.index)
+          return ''
+        }
+        calls++
+        state.produced = true
+        const custom = customTools.has(e.name)
+        const as = calledAs(f, e.name)
+        const item = callItem(itemId(custom ? 'ctc' : 'fc', f.id, output.length), e.id, as.name, '', custom, 'in_progress', as.namespace)
+        const [o, s] = add('tool', item)
+        o.custom = custom
+        tools.set(e.index, o)
+        return s
+      }
+      case 'tool-input-delta': {
+        const o = tools.get(e.index)
+        if (!o || skipped.has(e.index)) return ''
+        o.text.push(e.delta)
+        // A custom tool's input is its arguments' one string, known once they are whole.
+        return o.custom || e.delta === '' ? '' : ev('response.function_call_arguments.delta', { ...at(o), delta: e.delta })
+      }
+      case 'tool-input-end': {
+        const o = tools.get(e.index)
+        if (!o) return ''
+        tools.delete(e.index)
+        held = (status) => finalCall(o, status)
+        return ''
+      }
+      case 'usage':
+        state.usage = e.usage
+        return ''
+      case 'finish': {
+        state.usage = e.usage
+        const { status, incomplete } = statusOf(e.finish)
+        return finish(status, incomplete)
+      }
+      case 'error':
+        // Written by failure(), which the pipeline calls with the error that ends the stream.
+        return ''
+    }
+  }
+
   return {
     state,
     push(e: StreamEvent): string {
-      switch (e.type) {
-        case 'start':
-          return ev('response.created', { response: snapshot('in_progress') }) + ev('response.in_progress', { response: snapshot('in_progress') })
-        case 'text-start': {
-          const [o, s] = add('text', { id: itemId('msg', f.id, output.length), type: 'message', status: 'in_progress', role: 'assistant', content: [] })
-          open = o
-          return s + ev('response.content_part.added', { ...at(o), content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })
-        }
-        case 'text-delta':
-          if (!open || open.kind !== 'text' || e.text === '') return ''
-          open.text.push(e.text)
-          state.produced = true
-          // most of a stream: the bytes `ev` would write, without the objects
-          open.deltaHead ??= `,"item_id":${JSON.stringify(open.item.id)},"output_index":${open.index},"content_index":0,"delta":`
-          return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++}${open.deltaHead}${JSON.stringify(e.text)},"logprobs":[]}\n\n`
-        case 'text-end': {
-          // cut by the failure: left open, for the failed response to hold as incomplete
-          if (e.cut) return ''
-          const o = open
-          open = undefined
-          return o?.kind === 'text' ? finalText(o) : ''
-        }
-        case 'reasoning-start': {
-          const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
-          open = o
-          return s + (summaries ? ev('response.reasoning_summary_part.added', { ...at(o), summary_index: 0, part: { type: 'summary_text', text: '' } }) : '')
-        }
-        case 'reasoning-delta':
-          if (!open || open.kind !== 'reasoning') return ''
-          open.text.push(e.text)
-          state.produced = true
-          return summaries && e.text ? ev('response.reasoning_summary_text.delta', { ...at(open), summary_index: 0, delta: e.text }) : ''
-        case 'reasoning-signature':
-          if (open?.kind === 'reasoning') open.signature = e.signature
-          return ''
-        case 'reasoning-redacted': {
-          const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
-          o.redacted = e.data
-          return s + done(o, reasoningItem(o.item.id as string, { type: 'reasoning', text: '', redacted: e.data }, false))
-        }
-        case 'reasoning-end': {
-          if (e.cut) return ''
-          const o = open
-          open = undefined
-          return o?.kind === 'reasoning' ? finalReasoning(o) : ''
-        }
-        case 'tool-input-start': {
-          if (f.turn.maxToolCalls !== undefined && calls >= f.turn.maxToolCalls) {
-            skipped.add(e.index)
-            return ''
-          }
-          calls++
-          state.produced = true
-          const custom = customTools.has(e.name)
-          const as = calledAs(f, e.name)
-          const item = callItem(itemId(custom ? 'ctc' : 'fc', f.id, output.length), e.id, as.name, '', custom, 'in_progress', as.namespace)
-          const [o, s] = add('tool', item)
-          o.custom = custom
-          tools.set(e.index, o)
-          return s
-        }
-        case 'tool-input-delta': {
-          const o = tools.get(e.index)
-          if (!o || skipped.has(e.index)) return ''
-          o.text.push(e.delta)
-          // A custom tool's input is its arguments' one string, known once they are whole.
-          return o.custom || e.delta === '' ? '' : ev('response.function_call_arguments.delta', { ...at(o), delta: e.delta })
-        }
-        case 'tool-input-end': {
-          const o = tools.get(e.index)
-          if (!o) return ''
-          tools.delete(e.index)
-          const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text() || '{}', o.custom === true, 'completed', o.item.namespace as string | undefined)
-          if (o.custom) {
-            return ev('response.custom_tool_call_input.delta', { ...at(o), delta: item.input }) + ev('response.custom_tool_call_input.done', { ...at(o), input: item.input }) + done(o, item)
-          }
-          return ev('response.function_call_arguments.done', { ...at(o), name: item.name, arguments: item.arguments }) + done(o, item)
-        }
-        case 'usage':
-          state.usage = e.usage
-          return ''
-        case 'finish': {
-          state.usage = e.usage
-          const { status, incomplete } = statusOf(e.finish)
-          return finish(status, incomplete)
-        }
-        case 'error':
-          // Written by failure(), which the pipeline calls with the error that ends the stream.
-          return ''
-      }
+      // usage says nothing of the held item (Claude's comes between a block's end and the finish)
+      if (e.type === 'usage' || e.type === 'error') return encode(e)
+      return release(e.type === 'finish' && cutShort(e.finish) ? 'incomplete' : 'completed') + encode(e)
     },
     failure(e: unknown): string {
       if (state.done) return ''
+      // an item that ended before the failure is whole
+      const ended = release()
       const err = e as MidStreamError
       const error = { code: err?.type ?? 'server_error', message: err?.message ?? 'stream failed' }
       const r = snapshot('failed')
@@ -242,7 +267,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
       state.status = 'failed'
       state.finishReason = 'failed'
       state.done = true
-      return failureEvents(ev, error, r, knownEventsOnly)
+      return ended + failureEvents(ev, error, r, knownEventsOnly)
     },
   }
 }
