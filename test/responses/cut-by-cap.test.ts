@@ -44,6 +44,7 @@ const chatSse =
   chunk({ tool_calls: [{ index: 0, id: 'call_cut', type: 'function', function: { name: 'get_weather', arguments: '' } }] }) +
   chunk({ tool_calls: [{ index: 0, function: { arguments: CUT_ARGS } }] }) +
   chunk({}, 'length') +
+  `data: ${JSON.stringify({ id: 'chatcmpl-cut', object: 'chat.completion.chunk', created: 1, model: 'llama', choices: [], usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 } })}\n\n` +
   'data: [DONE]\n\n'
 const chatJson = {
   id: 'chatcmpl-cut', object: 'chat.completion', created: 1, model: 'llama',
