@@ -8,7 +8,10 @@
 // parallel calls one after the other, but its wire numbers each piece by call and may carry
 // text beside a call, so an upstream may interleave them; a piece is never lost to a block
 // already closed, and no block opens inside another.
-// Boundaries an adapter already sent are kept, never doubled.
+// Boundaries an adapter already sent are kept, never doubled. A delta never comes without its
+// block's start: text and reasoning get one made; a call's piece that no call open or waiting
+// takes (never started, or past its end) is dropped, not given to a call that is not its own,
+// and a call started under the index of one that ended while it waited is a call of its own.
 import type { StreamEvent } from './types.ts'
 
 type Open = 'text' | 'reasoning' | null
@@ -89,7 +92,7 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void, unsent?: (text:
         continue
       }
       const index = w.start.index
-      calls.delete(index)
+      if (calls.get(index) === w) calls.delete(index)
       close()
       emit(w.start)
       if (w.pieces.length > 0) emit({ type: 'tool-input-delta', index, delta: w.pieces.join('') })
@@ -122,7 +125,7 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void, unsent?: (text:
           tool = ev.index
           return emit(ev)
         }
-        if (tool === ev.index || calls.has(ev.index)) return
+        if (tool === ev.index || calls.get(ev.index)?.ended === false) return
         const call = { start: ev, pieces: [], ended: false }
         calls.set(ev.index, call)
         waiting.push(call)
@@ -130,8 +133,9 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void, unsent?: (text:
       }
       case 'tool-input-delta': {
         const w = calls.get(ev.index)
-        if (w) w.pieces.push(ev.delta)
-        else emit(ev)
+        if (w) {
+          if (!w.ended) w.pieces.push(ev.delta)
+        } else if (ev.index === tool) emit(ev)
         return
       }
       case 'tool-input-end': {

@@ -92,3 +92,29 @@ describe('text that comes while a tool call is open', () => {
     expect(blocks(d)[0]).toBe(d)
   })
 })
+
+describe('a delta with no block of its own', () => {
+  const end = (index: number): StreamEvent => ({ type: 'tool-input-end', index })
+  const finish: StreamEvent = { type: 'finish', finish: { reason: 'tool_calls' }, usage }
+
+  test('text and reasoning deltas never started get their block started, each kind a block of its own', () => {
+    const out = normalize([text('a'), { type: 'reasoning-delta', text: 'r' }, text('b'), finish])
+    expect(out.map((e) => e.type)).toEqual(['text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'text-start', 'text-delta', 'text-end', 'finish'])
+  })
+
+  test('a piece of a call never started, or of one that ended, is dropped: no delta goes out without its start', () => {
+    const out = normalize([args(3, '{"lost":1}'), start(0), args(0, '{}'), args(1, 'x'), end(0), args(0, 'late'), finish])
+    expect(out.map((e) => e.type)).toEqual(['tool-input-start', 'tool-input-delta', 'tool-input-end', 'finish'])
+    expect(blocksOf(out).blocks).toEqual([{ kind: 'call_0', content: '{}' }])
+  })
+
+  test('a call that ended while it waited takes no piece after its end; a call started again under its index is a call of its own', () => {
+    const out = normalize([start(0), start(1), args(1, '{"b":1}'), end(1), args(1, 'late'), start(1, 'call_1b'), args(1, '{"c":2}'), args(0, '{}'), end(0), end(1), finish])
+    expect(out).toEqual([
+      start(0), args(0, '{}'), end(0),
+      start(1), args(1, '{"b":1}'), end(1),
+      start(1, 'call_1b'), args(1, '{"c":2}'), end(1),
+      finish,
+    ])
+  })
+})
