@@ -108,7 +108,14 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
           const usage = withStart(r.value.usage, start)
           r = { done: false, value: { ...r.value, usage: unsaid(usage) ? await countedUsage(usage, produced.text(), ir, ctx) : usage } }
         }
-        blocks(r.value)
+        try {
+          blocks(r.value)
+        } catch (e) {
+          // the frames of the events encoded before the one that threw are whole: sent, so that
+          // the failure's frames follow them (a Responses stream numbers its events on from them)
+          if (text) yield text
+          throw e
+        }
         if (failed) {
           if (text) yield text
           throw failed

@@ -250,9 +250,17 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
   return {
     state,
     push(e: StreamEvent): string {
-      // usage says nothing of the held item (Claude's comes between a block's end and the finish)
-      if (e.type === 'usage' || e.type === 'error') return encode(e)
-      return release(e.type === 'finish' && cutShort(e.finish) ? 'incomplete' : 'completed') + encode(e)
+      // An event's numbers are its frames' once they are all made: a throw part way loses them,
+      // so it gives the numbers back, and the failure's events go on from the last frame sent.
+      const first = seq
+      try {
+        // usage says nothing of the held item (Claude's comes between a block's end and the finish)
+        if (e.type === 'usage' || e.type === 'error') return encode(e)
+        return release(e.type === 'finish' && cutShort(e.finish) ? 'incomplete' : 'completed') + encode(e)
+      } catch (err) {
+        seq = first
+        throw err
+      }
     },
     failure(e: unknown): string {
       if (state.done) return ''
