@@ -2,34 +2,91 @@
 // to a client, a record or a log: an error that quotes the key it was given, whether it comes as
 // an HTTP answer or inside a stream (an event the pass-through relays as it came is rewritten).
 const known = new Set<string>()
+/** The same keys in base64 (what of them stays the same however the encoding is aligned). */
+const encoded = new Set<string>()
 
 /** Keys shorter than this are not looked for: too likely to be ordinary text. */
 const SHORTEST = 8
 
 /** The keys of a provider's pool (called as each pool is made). */
 export function rememberSecrets(keys: Iterable<string>): void {
-  for (const k of keys) if (typeof k === 'string' && k.length >= SHORTEST) known.add(k)
+  for (const k of keys) {
+    if (typeof k !== 'string' || k.length < SHORTEST) continue
+    known.add(k)
+    // a proxy that quotes the Basic or Bearer credentials it was sent quotes them in base64
+    for (const b of base64Forms(k)) encoded.add(b)
+  }
 }
 
 /**
- * A word that may be a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`), whole, cut short
- * or masked (`sk-proj-abc*****xyz1`), after no letter or digit (`key-sk-…`) or a JSON escape (`\nsk-…`
- * inside a relayed event's text): an upstream that quotes part of the key it was given tells the
- * client no less than part of the operator's key.
+ * What of `key`'s base64 stays the same wherever it begins in the encoded text (the three
+ * alignments of a byte in a group of three), in the standard and the URL alphabets: the
+ * characters at either end that also encode what is around the key are left out.
  */
-const KEY_WORD = /(?<=^|[^A-Za-z0-9]|\\[nrt])sk-[A-Za-z0-9_*-]{4,}/g
+function base64Forms(key: string): string[] {
+  const out = new Set<string>()
+  for (const pad of ['', 'x', 'xx']) {
+    const inner = Buffer.from(pad + key).toString('base64').slice(4, -4)
+    if (inner.length < 16) continue
+    out.add(inner)
+    out.add(inner.replaceAll('+', '-').replaceAll('/', '_'))
+  }
+  return [...out]
+}
 
-/** Whether a `sk-` word is (part of) a key: masked, long with letters and digits as generated keys are, or the start of one this process holds; not a name such as `sk-learn`. */
+/** Escapes whose last character is a letter or digit: `\nsk-…`, `\u0022sk-…` in a relayed event's JSON text, `%22sk-…` in a URL. */
+const ESCAPE = String.raw`\\[bfnrt]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}`
+
+/**
+ * A word that may be a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`, `sk_live_…`, in
+ * either case) or the gateway's (`sk-sy-…`), whole, cut short or masked (`sk-proj-abc****xyz1`,
+ * `sk-...wxyz`), at the start, after no letter or digit (`key-sk-…`) or after an escape. Dots
+ * are taken in, for a key shown in part (`sk-abc...wxyz`), and those that end it given back.
+ */
+const SK_WORD = new RegExp(`(?<=^|[^A-Za-z0-9]|${ESCAPE})(?:sk|SK)[-_][A-Za-z0-9_*.…-]+`, 'g')
+
+/**
+ * A word masked by a run of asterisks with no `sk` before them (`****wxyz`, `abc1****wxyz`). It
+ * begins only where a word does: begun inside one, the scan of a long word would be repeated
+ * from each of its characters.
+ */
+const STARRED_WORD = new RegExp(`(?<=^|[^A-Za-z0-9_*-]|${ESCAPE})[A-Za-z0-9_-]*\\*{4,}[A-Za-z0-9_*-]*`, 'g')
+
+/** An ellipsis with more of a key after it: what is left out of a key shown in part. */
+const ELLIPSIS_INSIDE = /(?:\.\.\.|…)[A-Za-z0-9*]/
+
+/** Whether a `sk-` word is (part of) a key: masked, long with letters and digits as generated keys are, the gateway's own, or the start of one this process holds; not a name such as `sk-learn`. */
 function keyLike(word: string): boolean {
-  if (word.includes('*')) return true
   const rest = word.slice(3)
+  if (rest.length < 4) return false
+  if (word.includes('*') || ELLIPSIS_INSIDE.test(rest)) return true
+  // the gateway's keys are random base64url, which may hold no digit
+  if (rest.startsWith('sy-') && rest.length >= 7) return true
   if (rest.length >= 16 && /[0-9]/.test(rest) && /[A-Za-z]/.test(rest)) return true
   for (const k of known) if (k.startsWith(word)) return true
   return false
 }
 
+/** A `sk-` word redacted when it is a key; the dots that end a sentence after it are kept. */
+function skWord(w: string): string {
+  let end = w.length
+  while (end > 3 && (w[end - 1] === '.' || w[end - 1] === '…')) end--
+  return keyLike(w.slice(0, end)) ? '[redacted]' + w.slice(end) : w
+}
+
+/** Whether a word with a run of asterisks shows part of a key: some of it is not asterisks. */
+function starredLike(word: string): boolean {
+  let shown = 0
+  for (let i = 0; i < word.length && shown < 4; i++) if (word.charCodeAt(i) !== 42) shown++
+  return shown >= 4
+}
+
 /** `text` with every key this process holds, and whatever is part of one, replaced by `[redacted]`; the text itself when it holds none. */
 export function withoutSecrets(text: string): string {
   for (const k of known) if (text.includes(k)) text = text.split(k).join('[redacted]')
-  return text.includes('sk-') ? text.replace(KEY_WORD, (w) => (keyLike(w) ? '[redacted]' : w)) : text
+  for (const k of encoded) if (text.includes(k)) text = text.split(k).join('[redacted]')
+  // cheap checks first: nearly every text has neither, and its regexes are never run
+  if (text.includes('sk-') || text.includes('sk_') || text.includes('SK-') || text.includes('SK_')) text = text.replace(SK_WORD, skWord)
+  if (text.includes('****')) text = text.replace(STARRED_WORD, (w) => (starredLike(w) ? '[redacted]' : w))
+  return text
 }

@@ -196,6 +196,20 @@ describe('status table', () => {
     expect(withoutSecrets('{"error":{"message":"Incorrect API key provided:\\nsk-proj-REALKEY12***XYZ"}}')).toBe('{"error":{"message":"Incorrect API key provided:\\n[redacted]"}}')
   })
 
+  test('a megabyte of one word is looked through in one pass (no regex starts over at each of its characters)', () => {
+    const mb = (unit: string, end = '') => unit.repeat(Math.ceil(1_000_000 / unit.length)) + end
+    for (const unit of ['sk-', 'SK_', 'a', 'a-', '*', '****a', 'sk-.', '\\u0022a', '%22a', 'a_']) {
+      const t0 = performance.now()
+      withoutSecrets(mb(unit, ' ****'))
+      // a scan that starts over is minutes here; one pass is milliseconds, on a loaded machine tens
+      expect({ unit, slow: performance.now() - t0 > 1000 }).toEqual({ unit, slow: false })
+    }
+    // asterisks that mask nothing, or little, are markdown, not a key
+    expect(withoutSecrets('**bold**, ***both*** and **** alone; abc1****wxyz')).toBe('**bold**, ***both*** and **** alone; [redacted]')
+    // the dots that end a sentence are not the key's
+    expect(withoutSecrets('Incorrect API key provided: sk-abc1...wxyz. Try sk-learn...')).toBe('Incorrect API key provided: [redacted]. Try sk-learn...')
+  })
+
   test('our key never survives into a message', () => {
     const e = upstreamErrorFrom({ provider: 'openai', upstreamStatus: 400, bodyText: JSON.stringify({ error: { message: `bad key ${TEST_KEY} here` } }), apiKey: TEST_KEY })
     expect(e.message).toBe('bad key [redacted] here')
