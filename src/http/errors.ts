@@ -1,5 +1,6 @@
 // Every error leaves the gateway as `{"error": "<message>"}` with a status from the spec's
 // table. Throw HttpError anywhere; the app's one onError hook renders it.
+import { withoutSecrets } from '../providers/secrets.ts'
 
 export class HttpError extends Error {
   readonly status: number
@@ -22,9 +23,11 @@ const QUOTED = /"([^"]*)"/g
 /**
  * Every message the gateway writes quotes client values ("name", "id"): a quoted value over
  * MAX_QUOTED characters is cut to 64, and the whole message to MAX_MESSAGE, so no client
- * string of any size comes back whole, whichever check named it.
+ * string of any size comes back whole, whichever check named it. A key quoted (a client's
+ * sent as a model or an id) is redacted: the message also goes to records and logs.
  */
 export function bounded(message: string): string {
+  message = withoutSecrets(message)
   if (message.length <= MAX_QUOTED) return message
   const cut = message.replace(QUOTED, (whole, v: string) => (v.length > MAX_QUOTED ? `"${v.slice(0, 64)}…"` : whole))
   return cut.length > MAX_MESSAGE ? `${cut.slice(0, MAX_MESSAGE)}…` : cut
@@ -33,8 +36,9 @@ export function bounded(message: string): string {
 export const badRequest = (message: string) => new HttpError(400, message)
 export const notFound = (message = 'Not found') => new HttpError(404, message)
 
+/** The error body; a key in `message` redacted (an echoed path may hold one). */
 export function errorResponse(status: number, message: string, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify({ error: message }), {
+  return new Response(JSON.stringify({ error: withoutSecrets(message) }), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   })

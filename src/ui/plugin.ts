@@ -5,6 +5,7 @@
 import { Elysia } from 'elysia'
 import { gzipSync } from 'node:zlib'
 import { UI_ASSETS, UI_INDEX } from './assets.gen.ts'
+import { withoutSecrets } from '../providers/secrets.ts'
 
 export const CSP = [
   "default-src 'none'",
@@ -48,7 +49,7 @@ export function uiRoutes() {
     return new Response(gz ? f.gzip : f.plain, { headers })
   }
   const notFound = (path: string) =>
-    new Response(JSON.stringify({ error: `No dashboard file ${path.slice(0, 200)}` }), { status: 404, headers: { ...SECURITY, 'content-type': 'application/json' } })
+    new Response(JSON.stringify({ error: `No dashboard file ${withoutSecrets(path.slice(0, 200))}` }), { status: 404, headers: { ...SECURITY, 'content-type': 'application/json' } })
   return new Elysia({ name: 'ui' })
     .get('/ui', ({ request }) => send(index, request))
     .get('/ui/', ({ request }) => send(index, request))
