@@ -1,5 +1,8 @@
-// One JSON line per event on stdout (or, asked for, a plain text line). Never a key, never a body.
+// One JSON line per event on stdout (or, asked for, a plain text line). Never a key, never a body:
+// a line is written with any key in it redacted (a client's key in the path the access log names,
+// an upstream's in an error's text).
 import { writeSync } from 'node:fs'
+import { withoutSecrets } from '../providers/secrets.ts'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 /** `json`: one object per line, for a log pipeline; `text`: `time LEVEL msg key=value…`, for a terminal. */
@@ -112,7 +115,7 @@ const stdoutWriters: Partial<Record<LogFormat, ReturnType<typeof bufferedStdout>
 
 /** `write`: where lines go (tests); default stdout, coalesced. */
 export function createLogger(level: LogLevel, write?: (line: string) => void, format: LogFormat = 'json'): Logger {
-  const render = FORMATS[format]
+  const render = (e: Entry) => withoutSecrets(FORMATS[format](e))
   const out = write ? (e: Entry) => write(render(e)) : (stdoutWriters[format] ??= bufferedStdout(50, 512, render))
   const at = ORDER[level]
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {

@@ -1,5 +1,6 @@
 // A client that sends its API key where a model, an id or a path goes: the gateway's own error
-// message, which quotes that value, does not carry the key back out.
+// message, which quotes that value, does not carry the key back out, nor does the access log
+// line that names the path; nor does any other log line carry a key it was handed.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createLogger } from '../../src/http/log.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -50,4 +51,23 @@ test("a key sent as a model or an id: the gateway's error says what was wrong, w
   expect(leaks).toEqual([])
   expect(said[0]).toBe('model: unknown model "[redacted]"; GET /api/v1/models lists the models this gateway serves')
   expect(said[2]).toBe('No such file: [redacted]')
+})
+
+test('a key in a path: the access log line names the path without it', async () => {
+  const { logged } = await call('GET', `/api/alpha/v1/files/${gw.key}`)
+  expect(logged).toContain('"msg":"request"')
+  expect(logged).not.toContain(gw.key)
+  expect(logged).toContain('/api/alpha/v1/files/[redacted]')
+})
+
+test("a key in a logged error's text or a URL's query is redacted in either log format", () => {
+  for (const format of ['json', 'text'] as const) {
+    const out: string[] = []
+    const log = createLogger('info', (l) => out.push(l), format)
+    log.warn('upstream failed', { url: 'https://proxy.example/v1?key=sk-proj-Abc123def456ghi789jkl&x=1', error: 'Error: bad key sk_live_51HxYzAbCdEf0123456789\n  at y' })
+    expect(out[0]).not.toContain('Abc123def456')
+    expect(out[0]).not.toContain('51HxYzAbCdEf')
+    expect(out[0]).toContain('?key=[redacted]&x=1')
+    if (format === 'json') expect(JSON.parse(out[0]!).error).toBe('Error: bad key [redacted]\n  at y')
+  }
 })
