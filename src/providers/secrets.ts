@@ -1,6 +1,8 @@
 // The upstream keys this process holds, so that no text an upstream sends back carries one on
 // to a client, a record or a log: an error that quotes the key it was given, whether it comes as
 // an HTTP answer or inside a stream (an event the pass-through relays as it came is rewritten).
+// The gateway's own error messages and every log line pass through here too: they quote what a
+// client sent (a model, an id, a path), which may be its own key.
 const known = new Set<string>()
 /** The same keys in base64 (what of them stays the same however the encoding is aligned). */
 const encoded = new Set<string>()
