@@ -18,7 +18,7 @@ const batch = names(batches)
 /** How long an instance kept out of a batch's places counts as waiting for them: two of its tries (scheduler.ts's RECHECK_MS). */
 const WAITER_MS = 1_200
 /** A claimed item's columns, under their TypeScript names. */
-const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier'], 'b.')
+const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier', 'beyond'], 'b.')
 
 export class ItemLeases {
   /** This process, as lease_owner. */

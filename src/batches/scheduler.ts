@@ -27,7 +27,7 @@ import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 import { nextTurn } from '../lib/turn.ts'
-import { pricedTier } from '../config/service-tiers.ts'
+import { itemAdmitInput } from './item-hold.ts'
 
 /** Results are written together, at most this long after the first of them arrived… */
 const FLUSH_MS = 5
@@ -421,9 +421,9 @@ export class Scheduler {
       const { retryAfter: _, ...error } = itemErrorOf(e)
       this.land(a, item.idx, requestId, error)
     }
-    const input = { apiKey: key, model, promptTokens: item.promptEstimate, maxOutputTokens: item.maxOutputTokens ?? undefined, choices: item.choices ?? undefined, serviceTier: pricedTier(item.serviceTier) }
     let admission: Admission | Promise<Admission>
     try {
+      const input = itemAdmitInput(key, model, item)
       // behind an admission still waiting for a shared ledger: items are admitted in input order
       admission = a.admitting ? a.admitting.then(() => this.s.billing.admit(input)) : this.s.billing.admit(input)
     } catch (e) {

@@ -20,6 +20,8 @@ export interface ClaimedItem {
   choices: number | null
   /** The tier it is held at (null: standard, and an item stored before the column was). */
   serviceTier: string | null
+  /** What it may be billed for beyond its prompt and cap, JSON (item-hold.ts; null: nothing, and an item stored before the column was). */
+  beyond: string | null
 }
 
 /** An item's stored result, as the results route, exports and output files read it. */
@@ -52,7 +54,7 @@ const item = names(batchItems)
 const batch = names(batchTable)
 const ingest = names(batchIngests)
 const ITEM_COLUMNS = selectList(batchItems, ['idx', 'customId', 'status', 'response', 'error', 'usage', 'requestId'])
-const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier'])
+const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier', 'beyond'])
 /** The ingest marker of a batch goes: its items are owned now, or gone. */
 const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 /** A result, stored only if the item has none yet. */

@@ -268,6 +268,12 @@ export function declareTables(k: ColumnKit) {
       choices: k.int('choices'),
       /** The processing tier it is held at where that is priced apart (OpenAI's `priority`; null: standard). */
       serviceTier: k.text('service_tier'),
+      /**
+       * What it may be billed for beyond its prompt and output cap (its server tools' searches and
+       * what they bring back, an answer in audio), JSON as billing/server-tools.ts reckons it; null:
+       * nothing (and an item stored before the column was).
+       */
+      beyond: k.text('beyond'),
       status: k.text('status', { enum: ['succeeded', 'failed'] }),
       /** The endpoint's JSON reply (succeeded). */
       response: k.text('response'),

@@ -11,6 +11,7 @@ import { typeName } from '../../routing/router.ts'
 import type { GenerationServices } from '../../services.ts'
 import type { BatchFamily } from '../types.ts'
 import { isObj } from '../../lib/json.ts'
+import { beyondText } from '../item-hold.ts'
 
 export interface CheckedItem {
   customId: string | null
@@ -25,6 +26,8 @@ export interface CheckedItem {
   choices: number | null
   /** The tier it is held at, where that is priced apart (null: standard). */
   serviceTier: string | null
+  /** What its server tools (or an answer in audio) may add beyond its prompt and cap, JSON (item-hold.ts); null: nothing. */
+  beyond: string | null
 }
 
 type Obj = Record<string, unknown>
@@ -76,7 +79,7 @@ export class ItemChecker {
     const cap = plan.maxOutputTokens
     const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan.body, this.rc) : 0
     const choices = typeof plan.choices === 'number' && plan.choices > 1 ? plan.choices : null
-    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices, serviceTier: plan.serviceTier ?? null }
+    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices, serviceTier: plan.serviceTier ?? null, beyond: beyondText(plan.beyond) }
   }
 
   private customId(v: unknown, max: number): string {

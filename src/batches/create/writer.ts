@@ -15,7 +15,7 @@ const DELETE_CHUNK = 2_000
 const item = names(batchItems)
 const ingest = names(batchIngests)
 /** The columns an item is stored with, in the order `flush` gives their values. */
-const ITEM_COLUMNS = [item.batchId, item.idx, item.customId, item.body, item.model, item.promptEstimate, item.maxOutputTokens, item.choices, item.serviceTier]
+const ITEM_COLUMNS = [item.batchId, item.idx, item.customId, item.body, item.model, item.promptEstimate, item.maxOutputTokens, item.choices, item.serviceTier, item.beyond]
 const ITEM_ROW = `(${ITEM_COLUMNS.map(() => '?').join(', ')})`
 const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 
@@ -47,7 +47,7 @@ export class ItemWriter {
       this.sql.tx(async (q) => {
         for (const part of rowParts(rows)) {
           const params: Param[] = []
-          for (const [idx, it] of part) params.push(this.batchId, idx, it.customId, it.body, it.model, it.promptEstimate, it.maxOutputTokens, it.choices, it.serviceTier)
+          for (const [idx, it] of part) params.push(this.batchId, idx, it.customId, it.body, it.model, it.promptEstimate, it.maxOutputTokens, it.choices, it.serviceTier, it.beyond)
           const values = part.map(() => ITEM_ROW).join(', ')
           await q.run(`INSERT INTO ${item.$table} (${ITEM_COLUMNS.join(', ')}) VALUES ${values}`, params)
         }

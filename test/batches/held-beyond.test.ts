@@ -1,0 +1,79 @@
+// A batch item's hold covers what an interactive request's does: the searches its server tools
+// run upstream, and the text they bring back. Held at the item's prompt and cap alone, a batch on
+// a key funded for 5.5 items ran 64 of them, as many as it ran at once.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+import { expectBatchBounded } from '../helpers/burst.ts'
+import { NO_LIMITS } from './helpers.ts'
+
+let up: FakeUpstream
+let g: Gateway
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  g = await startGateway({
+    logLevel: 'silent',
+    yaml: `
+providers:
+  - { id: anth, kind: anthropic, base_url: ${up.url}, api_key: sk-up-a, max_retries: 0 }
+  - { id: oai, kind: openai, base_url: ${up.url}, api_key: sk-up, max_retries: 0 }
+routing: { failures_to_cool: 1000 }
+`,
+    env: NO_LIMITS,
+  })
+})
+afterAll(async () => {
+  await g?.stop()
+  await up?.stop()
+})
+
+const post = (key: string, path: string, body: unknown) =>
+  fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+/** What one request costs, served interactively on the unlimited key. */
+async function unitCost(path: string, body: unknown): Promise<number> {
+  const r = await post(g.key, path, body)
+  expect(r.status).toBe(200)
+  const { id } = (await r.json()) as { id: string }
+  await g.services.recorder.flush()
+  const rec = (await (await fetch(`${g.url}/api/v1/generations?id=${id}`, { headers: { authorization: `Bearer ${g.key}` } })).json()) as { generation: { cost: number } }
+  expect(rec.generation.cost).toBeGreaterThan(0)
+  return rec.generation.cost
+}
+
+/** The key's spend once its batch has ended and every hold is back. */
+async function spentOf(keyId: string): Promise<number> {
+  for (let i = 0; i < 500 && g.services.billing.open > 0; i++) await Bun.sleep(10)
+  await g.services.recorder.flush()
+  const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [keyId])
+  return Number(row!.spent)
+}
+
+describe("a batch item's server tools are held", () => {
+  test("Claude's web search in a message batch: 100 items on a key funded for 5.5 run 6 or 7", async () => {
+    up.script((req) => {
+      const body = req.json()
+      const usage = { input_tokens: 6039, output_tokens: body.max_tokens, server_tool_use: { web_search_requests: 5 } }
+      return { waitMs: 100, json: { id: `msg_${crypto.randomUUID()}`, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'Sunny.' }], stop_reason: 'end_turn', stop_sequence: null, usage } }
+    })
+    const params = { model: 'claude-sonnet-4-5', max_tokens: 100, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }], messages: [{ role: 'user', content: 'Weather in Paris?' }] }
+    const unit = await unitCost('/api/beta/v1/messages', params)
+    const { key, record } = await g.services.keys.create({ name: 'claude searches', credits: unit * 5.5 })
+    await expectBatchBounded(g, await post(key, '/api/beta/v1/messages/batches', { requests: Array.from({ length: 100 }, (_, i) => ({ custom_id: `s${i}`, params })) }))
+    expect(await spentOf(record.id)).toBeLessThanOrEqual(unit * 7.01)
+  }, 60_000)
+
+  test('the Responses web search in a batch: 100 items on a key funded for 5.5 run 6 or 7', async () => {
+    up.script((req) => {
+      const body = req.json()
+      const base = fixtureJson('openai/responses/nonstream-text.json')
+      const calls = Array.from({ length: 5 }, (_, i) => ({ type: 'web_search_call', id: `ws_${i}`, status: 'completed', action: { type: 'search', query: `q${i}` } }))
+      return { waitMs: 100, json: { ...base, id: `resp_${crypto.randomUUID().replaceAll('-', '')}`, store: false, output: [...calls, ...base.output], usage: { input_tokens: 40_000, input_tokens_details: { cached_tokens: 0 }, output_tokens: body.max_output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 } } }
+    })
+    const body = { model: 'gpt-4o-mini', max_output_tokens: 100, store: false, tools: [{ type: 'web_search' }], input: 'News from Paris?' }
+    const unit = await unitCost('/api/alpha/v1/responses', body)
+    const { key, record } = await g.services.keys.create({ name: 'responses searches', credits: unit * 5.5 })
+    await expectBatchBounded(g, await post(key, '/api/v1/batches', { endpoint: '/v1/responses', requests: Array.from({ length: 100 }, (_, i) => ({ custom_id: `r${i}`, ...body })) }))
+    expect(await spentOf(record.id)).toBeLessThanOrEqual(unit * 7.01)
+  }, 60_000)
+})
