@@ -1,10 +1,12 @@
-// What a batch item is held for, on the main thread where the key's ledger is: the worst case an
-// interactive request of the same body would be held for, from the columns its item was stored
-// with as the batch was checked (its prompt bound, output cap, `n`, tier, and what its server
-// tools may add beyond them). Priced when it is admitted, at the catalog's prices then.
-import type { AdmitInput } from '../billing/admission.ts'
+// A batch item's hold, on the main thread where the key's ledger is: the worst case an interactive
+// request of the same body would be held for, from the columns its item was stored with as the
+// batch was checked (its prompt bound, output cap, `n`, tier, and what its server tools may add
+// beyond them), priced when it is admitted; and, as an interactive request's is, held anew at a
+// fallback model's price before its worker calls that model (the worker asks: hold-asks.ts).
+import { worstCase, type Admission, type AdmitAsk, type AdmitInput } from '../billing/admission.ts'
 import type { BeyondPrompt } from '../billing/server-tools.ts'
 import type { CatalogModel } from '../config/catalog.ts'
+import type { BatchServices } from '../services.ts'
 import { pricedTier } from '../config/service-tiers.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { ClaimedItem } from './store.ts'
@@ -33,4 +35,45 @@ export function beyondOf(text: string | null): BeyondPrompt | undefined {
   const o = JSON.parse(text) as Partial<BeyondPrompt>
   const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0)
   return { webSearches: count(o.webSearches), fileSearches: count(o.fileSearches), inputTokens: count(o.inputTokens), audioOutput: o.audioOutput === true }
+}
+
+/** An admitted item's hold while it runs, until it ends. */
+export class ItemHold {
+  private ended = false
+
+  constructor(
+    private readonly s: Pick<BatchServices, 'billing' | 'catalog'>,
+    private input: AdmitInput,
+    private admission: Admission,
+  ) {}
+
+  /**
+   * Held for a fallback model its worker reached (true), or not (false: the worker does not call
+   * it). Unlike an interactive request, the item may run its own model again afterwards (its
+   * retries begin there): it keeps the dearer of the two holds, and gives back the one it had
+   * only once the new one is made, so it is never left holding nothing.
+   */
+  async anew(ask: AdmitAsk): Promise<boolean> {
+    const model = this.s.catalog.resolve(ask.model)
+    if (!model || this.ended) return false
+    if (this.input.apiKey.credits === null) return true
+    const input: AdmitInput = { ...ask, apiKey: this.input.apiKey, model }
+    if ((worstCase(this.s.catalog, input) ?? 0) <= (worstCase(this.s.catalog, this.input) ?? 0)) return true
+    const admitting = this.s.billing.admit(input)
+    const admission = admitting instanceof Promise ? await admitting : admitting
+    if (this.ended) {
+      this.s.billing.release(admission)
+      return false
+    }
+    this.s.billing.release(this.admission)
+    this.admission = admission
+    this.input = input
+    return true
+  }
+
+  /** The item's result is stored (its spend in the ledger already), or its worker died with it. */
+  end(): void {
+    this.ended = true
+    this.s.billing.release(this.admission)
+  }
 }

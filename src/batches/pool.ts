@@ -12,6 +12,7 @@
 // dies fails the jobs it held (the scheduler puts their items back, unless stored); a writer
 // that dies takes the whole pool with it.
 import { tokenPort } from '../tokens/count.ts'
+import type { AdmitAsk } from '../billing/admission.ts'
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
@@ -25,7 +26,11 @@ type BunWorker = Worker & { ref(): void; unref(): void }
 interface Pending {
   resolve(v: unknown): void
   reject(e: Error): void
+  /** An item's: holds a fallback model's price for it when its worker asks (resolves whether it is held). */
+  hold?: ItemHolder
 }
+
+export type ItemHolder = (ask: AdmitAsk) => Promise<boolean>
 
 interface Thread {
   worker: BunWorker
@@ -100,10 +105,12 @@ export class WorkerPool {
 
   /**
    * Items handed out in one turn of the loop go to a worker in one message. Resolves once
-   * the item's result and records are stored, with the item's status.
+   * the item's result and records are stored, with the item's status. `hold` answers its
+   * worker's asks to hold a fallback model for it.
    */
-  run(job: ItemJob, maxRetries: number): Promise<ItemDone['status']> {
+  run(job: ItemJob, maxRetries: number, hold?: ItemHolder): Promise<ItemDone['status']> {
     return this.send((slot, id) => {
+      slot.jobs.get(id)!.hold = hold
       slot.outbox.push({ id, job })
       if (slot.outbox.length > 1) return
       setImmediate(() => {
@@ -200,6 +207,7 @@ export class WorkerPool {
     const slot = this.thread(
       (m) => {
         if (m.type === 'ingested') this.settle(m.id, undefined, m.result)
+        else if (m.type === 'hold') this.hold(slot, m.id, m.n, m.ask)
       },
       (why) => this.kill(slot, why),
     ) as Slot
@@ -214,6 +222,16 @@ export class WorkerPool {
     const tokens = tokenPort() ?? undefined
     slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1, tokens } satisfies ToWorker, tokens ? [ch.port1, tokens] : [ch.port1])
     return slot
+  }
+
+  /** A worker asks to hold a fallback model for its job's item: not held once the job is gone. */
+  private hold(slot: Slot, id: number, n: number, ask: AdmitAsk) {
+    const holder = slot.jobs.get(id)?.hold
+    const answer = (ok: boolean) => {
+      if (!slot.dead) slot.worker.postMessage({ type: 'held', n, ok } satisfies ToWorker)
+    }
+    if (!holder) return answer(false)
+    holder(ask).then(answer, () => answer(false))
   }
 
   private settle(id: number, error?: Error, value?: unknown) {

@@ -13,7 +13,7 @@ import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
-import { CreditsExhausted, type Admission } from '../billing/admission.ts'
+import { CreditsExhausted, type Admission, type AdmitInput } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
 import { sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
@@ -27,7 +27,7 @@ import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 import { nextTurn } from '../lib/turn.ts'
-import { itemAdmitInput } from './item-hold.ts'
+import { itemAdmitInput, ItemHold } from './item-hold.ts'
 
 /** Results are written together, at most this long after the first of them arrived… */
 const FLUSH_MS = 5
@@ -421,9 +421,10 @@ export class Scheduler {
       const { retryAfter: _, ...error } = itemErrorOf(e)
       this.land(a, item.idx, requestId, error)
     }
+    let input: AdmitInput
     let admission: Admission | Promise<Admission>
     try {
-      const input = itemAdmitInput(key, model, item)
+      input = itemAdmitInput(key, model, item)
       // behind an admission still waiting for a shared ledger: items are admitted in input order
       admission = a.admitting ? a.admitting.then(() => this.s.billing.admit(input)) : this.s.billing.admit(input)
     } catch (e) {
@@ -437,18 +438,19 @@ export class Scheduler {
       void settled.then(() => {
         if (a.admitting === settled) a.admitting = undefined
       })
-      admission.then((ad) => this.send(a, workerKey, item, requestId, ad), refused)
-    } else this.send(a, workerKey, item, requestId, admission)
+      admission.then((ad) => this.send(a, workerKey, item, requestId, new ItemHold(this.s, input, ad)), refused)
+    } else this.send(a, workerKey, item, requestId, new ItemHold(this.s, input, admission))
   }
 
-  private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, admission: Admission): void {
-    // the worker runs it with no credit figures: admission was here; its spend comes back (settled)
+  private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, hold: ItemHold): void {
+    // the worker runs it with no credit figures: admission was here (a fallback's too, when its
+    // worker asks); its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
-    this.pool.run(job, this.cfg.maxRetries).then(
+    this.pool.run(job, this.cfg.maxRetries, (ask) => hold.anew(ask)).then(
       (status) => {
         this.ended(status)
         // stored, with its records; the spend they wrote is in the ledger already
-        this.s.billing.release(admission)
+        hold.end()
         a.inflight.delete(item.idx)
         this.fillLater(a)
         this.wakeThrottled()
@@ -456,14 +458,14 @@ export class Scheduler {
       },
       (e: Error) => {
         a.inflight.delete(item.idx)
-        this.lostItem(a, item.idx, admission, e)
+        this.lostItem(a, item.idx, hold, e)
       },
     )
   }
 
   /** The worker died with the item: it runs again, unless that keeps happening. */
-  private lostItem(a: Active, idx: number, admission: Admission, e: Error) {
-    this.s.billing.release(admission)
+  private lostItem(a: Active, idx: number, hold: ItemHold, e: Error) {
+    hold.end()
     // shutting down: it runs after the restart (it has no result, so it is pending there)
     if (this.closed) return
     const n = (a.lost.get(idx) ?? 0) + 1

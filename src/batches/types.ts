@@ -1,6 +1,7 @@
 // What the batch engine knows about a batch and its items, apart from how either API family
 // shows them (shapes.ts, anthropic/shapes.ts), and the messages between the scheduler (main
 // thread) and the worker pool.
+import type { AdmitAsk } from '../billing/admission.ts'
 import type { StoredSpend } from '../billing/billing.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { Config } from '../config/load.ts'
@@ -113,12 +114,16 @@ export type ToWorker =
   | { type: 'outcomes'; port: MessagePort }
   | { type: 'ingest'; id: number; job: IngestJob }
   | { type: 'run'; jobs: { id: number; job: ItemJob }[]; maxRetries: number }
+  /** To an item worker: the answer to its ask `n` (hold-asks.ts). */
+  | { type: 'held'; n: number; ok: boolean }
   | { type: 'stop' }
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: string }
   | { type: 'ingested'; id: number; result: IngestResult }
+  /** An item worker's job `id` reached a fallback model: hold its price for the item (ask `n`). */
+  | { type: 'hold'; id: number; n: number; ask: AdmitAsk }
   /** Items stored, the spend written, and the stored records' tokens and cost (for the metrics). */
   | { type: 'ran'; done: ItemDone[]; settled: Settled; records: RecordTotals[] }
   | { type: 'stopped' }

@@ -11,6 +11,7 @@ import { runItem } from './run-item.ts'
 import { BatchStore } from './store.ts'
 import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './types.ts'
 import { buildWorkerServices } from './worker-services.ts'
+import { HoldAsks } from './hold-asks.ts'
 import type { Services } from '../services.ts'
 
 declare const self: Worker
@@ -23,6 +24,8 @@ let toWriter: MessagePort | undefined
 /** Writer. */
 let writer: ResultsWriter | undefined
 const post = (m: FromWorker) => self.postMessage(m)
+/** Item worker: a fallback's hold, asked of the main thread. */
+const holds = new HoldAsks(post)
 
 const bug = (err: unknown, requestId: string): ItemOutcome => ({
   status: 'failed',
@@ -62,10 +65,13 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'run':
       for (const { id, job } of m.jobs) {
         // runItem turns every failure into a failed item; the catch is for a bug of ours
-        runItem(s!, job, m.maxRetries, store!)
+        runItem(s!, job, m.maxRetries, store!, (ask) => holds.ask(id, ask))
           .catch((err) => bug(err, job.requestId))
           .then((outcome) => handOver(lean(id, job, outcome)))
       }
+      return
+    case 'held':
+      holds.answered(m.n, m.ok)
       return
     case 'stop':
       sendNow()

@@ -23,6 +23,18 @@ export interface AdmitInput {
   beyond?: BeyondPrompt
 }
 
+/**
+ * An admission asked for on another thread than the key's ledger's (a batch worker asks the
+ * main thread): plain values, the model by its id, the prompt counted.
+ */
+export type AdmitAsk = Omit<AdmitInput, 'apiKey' | 'model' | 'promptTokens'> & { model: string; promptTokens: number }
+
+/** The admission as it is asked for from another thread. */
+export function askOf(input: AdmitInput): AdmitAsk {
+  const { apiKey: _, model, promptTokens, ...rest } = input
+  return { ...rest, model: model.id, promptTokens: typeof promptTokens === 'function' ? promptTokens() : promptTokens }
+}
+
 /** A reservation to settle when the request ends (undefined when nothing was held). */
 export type Admission = { reservationId: string } | undefined
 

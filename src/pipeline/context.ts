@@ -2,6 +2,7 @@
 // from its request and the batch worker builds from a batch item. Nothing here reaches
 // back into a `Request`.
 import type { ApiKey, PendingLimits } from '../http/context.ts'
+import type { AdmitAsk } from '../billing/admission.ts'
 
 export interface RequestContext {
   apiKey: ApiKey
@@ -44,4 +45,10 @@ export interface RequestContext {
    * upstream before they allow the request. Undefined: they were taken before the handler ran.
    */
   limits?: PendingLimits
+  /**
+   * A batch item: held on the main thread, where its key's ledger is, before its worker ran it
+   * (its key comes with no credit figures). A fallback model is held anew there, through this, at
+   * its own price before it is called; nothing is held here. Rejects when it cannot be held.
+   */
+  holdAnew?: (ask: AdmitAsk) => Promise<undefined>
 }

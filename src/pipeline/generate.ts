@@ -14,7 +14,7 @@ import { decodeContext, NO_MEDIA, type MediaResolver, type PassthroughPlan, type
 import { candidates, type Candidate } from './failover.ts'
 import { NO_WATCH, type AttemptWatch, type GenerationWatch } from './observe.ts'
 import type { SurfaceCodec } from './codec.ts'
-import type { Admission } from '../billing/admission.ts'
+import { askOf, type Admission, type AdmitInput } from '../billing/admission.ts'
 import { retryable } from '../routing/choose.ts'
 import { deploymentKey } from '../routing/health.ts'
 import { UpstreamError } from '../ir/errors.ts'
@@ -67,11 +67,12 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   let admission: Admission | undefined
   // a funded key's reservation counts the files the request names too (their sizes, looked up)
   let files = 0
-  const admit = (p: Plan) => s.billing.admit({ apiKey: rc.apiKey, model: p.model, promptTokens: () => p.promptTokens() + files, maxOutputTokens: p.maxOutputTokens, choices: p.choices, serviceTier: p.serviceTier, beyond: p.beyond })
+  const holdOf = (p: Plan): AdmitInput => ({ apiKey: rc.apiKey, model: p.model, promptTokens: () => p.promptTokens() + files, maxOutputTokens: p.maxOutputTokens, choices: p.choices, serviceTier: p.serviceTier, beyond: p.beyond })
+  const admit = (p: Plan) => s.billing.admit(holdOf(p))
   try {
     // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
     if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
-    if (rc.apiKey.credits !== null) files = await filesBound(s, body, rc)
+    if (rc.apiKey.credits !== null || rc.holdAnew) files = await filesBound(s, body, rc)
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()
     const admitting = admit(plan)
@@ -176,15 +177,16 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       const c = step.value
       // a fallback model is held anew at its own price (it is billed at it): a dearer one is not
       // served on a hold made for a cheaper one. One the credit (or the shared store) cannot hold
-      // is not called: its probe is given back, and the request ends with the failure before it
-      if (c.plan !== held && rc.apiKey.credits !== null) {
+      // is not called: its probe is given back, and the request ends with the failure before it.
+      // A batch item's is asked of the main thread, which holds the item (rc.holdAnew)
+      if (c.plan !== held && (rc.apiKey.credits !== null || rc.holdAnew)) {
         held = c.plan
         unkeep()
         s.billing.release(admission)
         admission = undefined
         out.holding(undefined)
         try {
-          const again = admit(c.plan)
+          const again = rc.holdAnew ? rc.holdAnew(askOf(holdOf(c.plan))) : admit(c.plan)
           admission = again instanceof Promise ? await again : again
         } catch {
           s.health.abandoned(deploymentKey(c.deployment))

@@ -1,6 +1,7 @@
 // A batch item's hold covers what an interactive request's does: the searches its server tools
-// run upstream, and the text they bring back. Held at the item's prompt and cap alone, a batch on
-// a key funded for 5.5 items ran 64 of them, as many as it ran at once.
+// run upstream (and the text they bring back), and a fallback model dearer than its own, held at
+// that model's price before it is called. Held at the item's prompt, cap and model alone, a batch
+// on a key funded for 5.5 items ran 64 of them, as many as it ran at once.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -17,9 +18,12 @@ beforeAll(async () => {
 providers:
   - { id: anth, kind: anthropic, base_url: ${up.url}, api_key: sk-up-a, max_retries: 0 }
   - { id: oai, kind: openai, base_url: ${up.url}, api_key: sk-up, max_retries: 0 }
+models:
+  - { id: claude-haiku-4-5, family: anthropic, fallbacks: [claude-opus-4-1] }
 routing: { failures_to_cool: 1000 }
 `,
-    env: NO_LIMITS,
+    // an item whose fallback cannot be held ends with its model's failure at once, not after retries
+    env: { ...NO_LIMITS, SWITCHYARD_BATCH_MAX_RETRIES: '0' },
   })
 })
 afterAll(async () => {
@@ -49,6 +53,21 @@ async function spentOf(keyId: string): Promise<number> {
   return Number(row!.spent)
 }
 
+/**
+ * What a key's requests in progress hold once their ends have been told, wherever the ledger keeps
+ * it (Redis: there, told a few ms after each end).
+ */
+async function heldOf(keyId: string): Promise<number> {
+  let usd = 0
+  for (let i = 0; i < 100; i++) {
+    const f = await g.services.billing.figures(keyId)
+    usd = f ? f.reserved : g.services.billing.reserved(keyId)
+    if (usd === 0) break
+    await Bun.sleep(20)
+  }
+  return usd
+}
+
 describe("a batch item's server tools are held", () => {
   test("Claude's web search in a message batch: 100 items on a key funded for 5.5 run 6 or 7", async () => {
     up.script((req) => {
@@ -75,5 +94,38 @@ describe("a batch item's server tools are held", () => {
     const { key, record } = await g.services.keys.create({ name: 'responses searches', credits: unit * 5.5 })
     await expectBatchBounded(g, await post(key, '/api/v1/batches', { endpoint: '/v1/responses', requests: Array.from({ length: 100 }, (_, i) => ({ custom_id: `r${i}`, ...body })) }))
     expect(await spentOf(record.id)).toBeLessThanOrEqual(unit * 7.01)
+  }, 60_000)
+})
+
+describe("a batch item's fallback model", () => {
+  test('dearer than its own is held at its own price before it is called: the spend stays within one item of the credit', async () => {
+    up.script((req) => {
+      const body = req.json()
+      if (body.model === 'claude-haiku-4-5') return { status: 503, json: { type: 'error', error: { type: 'overloaded_error', message: 'down' } } }
+      return { waitMs: 100, json: { id: `msg_${crypto.randomUUID()}`, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'max_tokens', stop_sequence: null, usage: { input_tokens: 10, output_tokens: body.max_tokens } } }
+    })
+    const params = { model: 'claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] }
+    // served by the fallback (claude-opus-4-1: 15 times the price)
+    const unit = await unitCost('/api/beta/v1/messages', params)
+    const { key, record } = await g.services.keys.create({ name: 'falls back', credits: unit * 5.5 })
+    const sent = up.requests.length
+    const created = await post(key, '/api/beta/v1/messages/batches', { requests: Array.from({ length: 100 }, (_, i) => ({ custom_id: `f${i}`, params })) })
+    expect(created.status).toBe(200)
+    const { id } = (await created.json()) as { id: string }
+    const store = g.services.batches!.store
+    for (let i = 0; i < 4_500 && !(await store.byId(id))!.endedAt; i++) await Bun.sleep(10)
+    const row = (await store.byId(id))!
+    expect(row).toMatchObject({ status: 'completed', total: 100 })
+    // held at the cheap model's price only, dozens were served by the dear one
+    expect(row.succeeded).toBeGreaterThanOrEqual(1)
+    expect(row.succeeded).toBeLessThanOrEqual(7)
+    expect(await spentOf(record.id)).toBeLessThanOrEqual(unit * 7.01)
+    // a fallback the key could not be held for was not called: the item ended with its model's failure
+    expect(up.requests.slice(sent).filter((r) => r.json().model === 'claude-opus-4-1')).toHaveLength(row.succeeded)
+    const errors = await g.services.storage.sql.all<{ error: string }>(`SELECT error FROM batch_items WHERE batch_id = ? AND status = 'failed'`, [id])
+    expect(errors).toHaveLength(100 - row.succeeded)
+    for (const e of errors) expect(JSON.parse(e.error)).toMatchObject({ status: 503, message: expect.stringContaining('down') })
+    // and every hold went with its item, the ones moved to the fallback's price too
+    expect(await heldOf(record.id)).toBe(0)
   }, 60_000)
 })
