@@ -37,15 +37,18 @@ export function beyondOf(text: string | null): BeyondPrompt | undefined {
   return { webSearches: count(o.webSearches), fileSearches: count(o.fileSearches), inputTokens: count(o.inputTokens), audioOutput: o.audioOutput === true }
 }
 
-/** An admitted item's hold while it runs, until it ends. */
+/** An admitted item's hold while it runs, however long (renewed, as a request's is), until it ends. */
 export class ItemHold {
   private ended = false
+  private unkeep: () => void
 
   constructor(
     private readonly s: Pick<BatchServices, 'billing' | 'catalog'>,
     private input: AdmitInput,
     private admission: Admission,
-  ) {}
+  ) {
+    this.unkeep = s.billing.keep(admission)
+  }
 
   /**
    * Held for a fallback model its worker reached (true), or not (false: the worker does not call
@@ -65,15 +68,18 @@ export class ItemHold {
       this.s.billing.release(admission)
       return false
     }
+    this.unkeep()
     this.s.billing.release(this.admission)
     this.admission = admission
     this.input = input
+    this.unkeep = this.s.billing.keep(admission)
     return true
   }
 
   /** The item's result is stored (its spend in the ledger already), or its worker died with it. */
   end(): void {
     this.ended = true
+    this.unkeep()
     this.s.billing.release(this.admission)
   }
 }
