@@ -32,7 +32,13 @@ export function beyondText(beyond: BeyondPrompt | undefined): string | null {
 /** The `beyond` column read back; null (nothing, or an item stored before the column was) is undefined. */
 export function beyondOf(text: string | null): BeyondPrompt | undefined {
   if (text === null) return undefined
-  const o = JSON.parse(text) as Partial<BeyondPrompt>
+  let o: Partial<BeyondPrompt>
+  try {
+    o = (JSON.parse(text) ?? {}) as Partial<BeyondPrompt>
+  } catch {
+    // a value the gateway did not write (a row edited by hand) is held as an item stored before the column was
+    return undefined
+  }
   const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0)
   return { webSearches: count(o.webSearches), fileSearches: count(o.fileSearches), inputTokens: count(o.inputTokens), audioOutput: o.audioOutput === true }
 }
