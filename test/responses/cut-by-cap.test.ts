@@ -101,6 +101,33 @@ describe('a tool call cut by max_output_tokens is an incomplete item', () => {
     }
   })
 
+  test("what a cut leaves whole says completed: a custom tool's call (the Vercel AI SDK takes no other status) and redacted thinking, which comes whole", async () => {
+    const ev = anthropicEvent
+    const start = ev('message_start', { message: { ...anthropicJson, content: [], stop_reason: null } })
+    const end = ev('message_delta', { delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 8 } }) + ev('message_stop', {})
+    const custom = start + ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_c', name: 'run_code', input: {} } }) +
+      ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"input": "print(1' } }) + ev('content_block_stop', { index: 0 }) + end
+    const redacted = start + ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) + ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hm.' } }) +
+      ev('content_block_stop', { index: 0 }) + ev('content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'EmwKAhgB' } }) + ev('content_block_stop', { index: 1 }) + end
+    const cases = [
+      { sse: custom, json: { ...anthropicJson, content: [{ type: 'tool_use', id: 'toolu_c', name: 'run_code', input: { input: 'print(1' } }] }, tools: [{ type: 'custom', name: 'run_code' }], want: [['custom_tool_call', 'completed']] },
+      { sse: redacted, json: { ...anthropicJson, content: [{ type: 'text', text: 'Hm.' }, { type: 'redacted_thinking', data: 'EmwKAhgB' }] }, tools: [], want: [['message', 'completed'], ['reasoning', undefined]] },
+    ]
+    for (const c of cases) {
+      const ask = { model: 'claude-sonnet-4-5', input: 'go', tools: c.tools as any, max_output_tokens: 8 }
+      rig.up.script({ sse: c.sse })
+      const s = rig.client.responses.stream(ask)
+      const done: any[] = []
+      for await (const e of s) if (e.type === 'response.output_item.done') done.push(e.item)
+      expect(shape(done)).toEqual(c.want)
+      expect((await s.finalResponse()).status).toBe('incomplete')
+      rig.up.script({ json: c.json })
+      const r: any = await rig.client.responses.create(ask)
+      expect(r.status).toBe('incomplete')
+      expect(shape(r.output)).toEqual(c.want)
+    }
+  })
+
   test('the raw stream: the cut call is announced, then done incomplete, before response.incomplete', async () => {
     rig.up.script({ sse: anthropicSse })
     const res = await rig.postResponses({ ...body('claude-sonnet-4-5'), stream: true })

@@ -50,6 +50,9 @@ describe('an encoder that throws mid-event', () => {
     const fs = await streamed([start, { type: 'text-delta', text: 'hello' }, { type: 'finish', finish: { reason: 'stop' }, usage }])
     expect(types(fs).slice(-3)).toEqual(['response.error', 'response.failed', 'response.completed'])
     expect(fs.map((f) => f.data.sequence_number)).toEqual(fs.map((_, i) => i))
+    // the text ended before the finish: its done events go out, once, before the failure's
+    expect(types(fs).slice(-6)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.error', 'response.failed', 'response.completed'])
+    expect(fs.at(-4)!.data.item).toMatchObject({ type: 'message', status: 'completed', content: [{ text: 'hello' }] })
   })
 
   test('a throw after other events of the same upstream event were encoded: theirs go out before the failure', async () => {

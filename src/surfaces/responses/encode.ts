@@ -159,6 +159,11 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
       else out.push(messageItem(id('msg'), p.text))
     } else if (p.type === 'reasoning') {
       out.push(reasoningItem(id('rs'), p, turn.summary !== undefined))
+      // redacted thinking comes whole, never cut (as the stream says)
+      if (p.redacted !== undefined) {
+        shown = undefined
+        continue
+      }
     } else if (p.type === 'tool-call') {
       if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) {
         shown = undefined
@@ -170,7 +175,8 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
     }
     shown = out[out.length - 1]
   }
-  if (cut && shown) shown.status = 'incomplete'
+  // a custom tool's call stays `completed`, as the stream says it (finalCall in stream.ts)
+  if (cut && shown && shown.type !== 'custom_tool_call') shown.status = 'incomplete'
   return out
 }
 

@@ -79,6 +79,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
    * comes after the item's end, makes them say the item was cut (`incomplete`).
    */
   let held: ((status: string) => string) | undefined
+  /** Done frames released by an event whose encoding then threw: the failure sends them. */
+  let unsent = ''
   const release = (status = 'completed'): string => {
     const h = held
     held = undefined
@@ -119,7 +121,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     return s + done(o, status === 'completed' ? item : { ...item, status })
   }
   function finalCall(o: Open, status: string): string {
-    const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text() || '{}', o.custom === true, status, o.item.namespace as string | undefined)
+    // a custom tool's call stays `completed` (uncut): the Vercel AI SDK takes no other status for one
+    const item = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text() || '{}', o.custom === true, o.custom ? 'completed' : status, o.item.namespace as string | undefined)
     if (o.custom) {
       return ev('response.custom_tool_call_input.delta', { ...at(o), delta: item.input }) + ev('response.custom_tool_call_input.done', { ...at(o), input: item.input }) + done(o, item)
     }
@@ -252,11 +255,20 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     push(e: StreamEvent): string {
       // An event's numbers are its frames' once they are all made: a throw part way loses them,
       // so it gives the numbers back, and the failure's events go on from the last frame sent.
-      const first = seq
+      // The done frames of the item ended before it are whole, and kept with their numbers for
+      // the failure to send first.
+      let first = seq
       try {
         // usage says nothing of the held item (Claude's comes between a block's end and the finish)
         if (e.type === 'usage' || e.type === 'error') return encode(e)
-        return release(e.type === 'finish' && cutShort(e.finish) ? 'incomplete' : 'completed') + encode(e)
+        const ended = release(e.type === 'finish' && cutShort(e.finish) ? 'incomplete' : 'completed')
+        if (ended) {
+          unsent = ended
+          first = seq
+        }
+        const out = ended + encode(e)
+        unsent = ''
+        return out
       } catch (err) {
         seq = first
         throw err
@@ -265,7 +277,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     failure(e: unknown): string {
       if (state.done) return ''
       // an item that ended before the failure is whole
-      const ended = release()
+      const ended = unsent + release()
+      unsent = ''
       const err = e as MidStreamError
       const error = { code: err?.type ?? 'server_error', message: err?.message ?? 'stream failed' }
       const r = snapshot('failed')
