@@ -61,9 +61,10 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
 }
 
 /**
- * OpenAI's chat models that search the web for every reply (`gpt-4o-search-preview`,
- * `gpt-4o-mini-search-preview`, `gpt-5-search-api`, dated or not): each reply is billed one
- * search, which no usage of theirs reports.
+ * OpenAI's chat models that search the web for every request (`gpt-4o-search-preview`,
+ * `gpt-4o-mini-search-preview`, `gpt-5-search-api`, dated or not): each is billed one search,
+ * which no usage of theirs reports. Recorded as one a request; held as one a reply (chat's `n`),
+ * the bound whichever way the upstream counts several choices.
  */
 const SEARCHES_EACH_REPLY = /-search-(?:preview|api)(?:-|$)/
 

@@ -186,15 +186,16 @@ export class GenerationOutcome {
     // usage no reply can have (an upstream's 1e308, a negative count) is not the upstream's word:
     // counted as one that said none, on the gateway's own count below
     if (plausibleUsage(this.usage).implausible.length > 0) this.usage = this.usage.serviceTier ? { ...emptyUsage(), serviceTier: this.usage.serviceTier } : emptyUsage()
-    // a search model's reply is billed its search, which its usage never reports
-    const searches = searchesEachReply(this.base.model)
-    if (searches > 0 && !this.usage.webSearches && !this.cached && this.replayed === undefined && (this.error === null || this.ttftMs !== null)) this.usage = { ...this.usage, webSearches: searches }
     // A stream that failed or was dropped after output is billed for what was produced, and a
     // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
     // before its first event), or a stream that failed after its upstream answered but before
     // any output (a Responses stream stalled after response.created), for that prompt, which
     // the upstream bills; the count runs in the token worker, so the record follows it by a few ms.
     const billDropped = this.error !== null && (this.ttftMs !== null || ((this.httpStatus === 499 || this.accepted) && this.promptText !== NO_TEXT))
+    // a search model's request is billed its search, which its usage never reports (once the
+    // upstream had the request: answered, or dropped while it was at work)
+    const searches = searchesEachReply(this.base.model)
+    if (searches > 0 && !this.usage.webSearches && !this.cached && this.replayed === undefined && (this.error === null || billDropped)) this.usage = { ...this.usage, webSearches: searches }
     // An upstream that answered without usage (a stream whose usage never came, one that ignores
     // include_usage) is billed on the same estimate, never recorded as free: no prompt is 0 tokens.
     const unreported = this.error === null && !this.cached && this.replayed === undefined && this.promptText !== NO_TEXT && promptTokens(this.usage) === 0

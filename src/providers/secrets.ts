@@ -47,6 +47,9 @@ const ESCAPE = String.raw`\\[bfnrt]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}`
  */
 const SK_WORD = new RegExp(`(?<=^|[^A-Za-z0-9]|${ESCAPE})(?:sk|SK)[-_][A-Za-z0-9_*.…-]+`, 'g')
 
+/** A gateway key (`sk-sy-` and its random base64url), glued to what comes before it or not. */
+const GATEWAY_KEY = /sk-sy-[A-Za-z0-9_-]{4,}/g
+
 /**
  * A word masked by a run of asterisks with no `sk` before them (`****wxyz`, `abc1****wxyz`). It
  * begins only where a word does: begun inside one, the scan of a long word would be repeated
@@ -89,6 +92,8 @@ export function withoutSecrets(text: string): string {
   for (const k of encoded) if (text.includes(k)) text = text.split(k).join('[redacted]')
   // cheap checks first: nearly every text has neither, and its regexes are never run
   if (text.includes('sk-') || text.includes('sk_') || text.includes('SK-') || text.includes('SK_')) text = text.replace(SK_WORD, skWord)
+  // the gateway's own keys, whose prefix says what they are wherever they begin (a path's `xsk-sy-…`)
+  if (text.includes('sk-sy-')) text = text.replace(GATEWAY_KEY, '[redacted]')
   if (text.includes('****')) text = text.replace(STARRED_WORD, (w) => (starredLike(w) ? '[redacted]' : w))
   return text
 }

@@ -58,6 +58,10 @@ test('a key in a path: the access log line names the path without it', async () 
   expect(logged).toContain('"msg":"request"')
   expect(logged).not.toContain(gw.key)
   expect(logged).toContain('/api/alpha/v1/files/[redacted]')
+  // glued to the word before it, the gateway's key is still its own prefix's
+  const glued = await call('GET', `/nothing/x${gw.key}`)
+  expect(glued.status).toBe(404)
+  expect(glued.text + glued.logged).not.toContain(gw.key.slice(6))
 })
 
 test("a key in a logged error's text or a URL's query is redacted in either log format", () => {
