@@ -3,6 +3,7 @@ import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
 import { createApp, directTable, generationHandlers } from './app.ts'
 import { directRoutes } from './http/direct.ts'
 import { setBodyPace } from './http/body-deadline.ts'
+import { setBodyBudget } from './http/body-budget.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { BatchService } from './batches/service.ts'
 import { Retention } from './retention.ts'
@@ -93,6 +94,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   // database); the poll stays for writers that do not publish: slower when the database is shared
   await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
   setBodyPace(config.limits.bodyGraceS, config.limits.bodyMinBytesPerS)
+  setBodyBudget(config.limits.bodyBudgetBytes)
   const handlers = generationHandlers(services)
   const app = createApp(services, handlers)
   const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log, KNOWN_FAILURES))

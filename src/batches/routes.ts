@@ -3,7 +3,7 @@
 // calling key only; another key's batch is not found.
 import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
-import { readBodyText } from '../http/body.ts'
+import { withBodyText } from '../http/body.ts'
 import { badRequest, echo } from '../http/errors.ts'
 import { contentDisposition } from '../files/shapes.ts'
 import type { Services } from '../services.ts'
@@ -25,7 +25,7 @@ const query = (request: Request) => new URL(request.url).searchParams
 function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id)
   return new Elysia({ name: `batches:${root}` })
-    .post(root, async ({ request }) => toOpenAIBatch(await batches.create('openai', keyOf(request), await readBodyText(request, maxBodyBytes))), { parse: 'none' })
+    .post(root, async ({ request }) => toOpenAIBatch(await withBodyText(request, maxBodyBytes, (text) => batches.create('openai', keyOf(request), text))), { parse: 'none' })
     .get(root, async ({ request }) => {
       const q = query(request)
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })

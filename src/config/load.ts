@@ -53,6 +53,8 @@ export interface Config {
     ipRpm: number
     keyBurstRps: number
     maxBodyBytes: number
+    /** The bytes of JSON bodies read and parsed at once, all requests together: a large body past it waits its turn (503); http/body-budget.ts. */
+    bodyBudgetBytes: number
     maxUploadBytes: number
     /** The bytes of live files one key may keep (its uploads; what the gateway writes for it counts, and is never refused); null: no limit. */
     keyFileBytes: number | null
@@ -289,6 +291,16 @@ function tokenWorkers(n: number | undefined): number | undefined {
   return n
 }
 
+/**
+ * Bodies read at once: by default room for eight at the body limit (256 MiB at its default); set
+ * lower than the limit, a body near the limit could never be read.
+ */
+function bodyBudget(set: number | undefined, maxBodyBytes: number): number {
+  if (set === undefined) return 8 * maxBodyBytes
+  if (set < maxBodyBytes) throw new ConfigError(`limits.body_budget_bytes: ${set} is less than limits.max_body_bytes (${maxBodyBytes}), so a body near that limit could never be read; set it to at least ${maxBodyBytes}`)
+  return set
+}
+
 function count(n: number, min: number): number {
   return Math.max(min, Math.floor(n))
 }
@@ -317,6 +329,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
   const logFormat = (str(flags['log-format']) ?? str(env.SWITCHYARD_LOG_FORMAT) ?? f.log_format ?? 'json') as LogFormat
   if (logFormat !== 'json' && logFormat !== 'text') throw new ConfigError(`log-format: expected json or text, got "${logFormat}"`)
 
+  const maxBodyBytes = int(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES', 1024) ?? f.limits?.max_body_bytes ?? 32 * MiB
+
   return {
     host: str(flags.host) ?? str(env.HOST) ?? f.server?.host ?? '127.0.0.1',
     port,
@@ -337,7 +351,8 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
       keyRpm: int(env.SWITCHYARD_KEY_RPM, 'SWITCHYARD_KEY_RPM', 1) ?? f.limits?.key_rpm ?? 600,
       ipRpm: int(env.SWITCHYARD_IP_RPM, 'SWITCHYARD_IP_RPM', 1) ?? f.limits?.ip_rpm ?? 3000,
       keyBurstRps: int(env.SWITCHYARD_KEY_BURST_RPS, 'SWITCHYARD_KEY_BURST_RPS', 1) ?? f.limits?.key_burst_rps ?? 50,
-      maxBodyBytes: int(env.SWITCHYARD_MAX_BODY_BYTES, 'SWITCHYARD_MAX_BODY_BYTES', 1024) ?? f.limits?.max_body_bytes ?? 32 * MiB,
+      maxBodyBytes,
+      bodyBudgetBytes: bodyBudget(int(env.SWITCHYARD_BODY_BUDGET_BYTES, 'SWITCHYARD_BODY_BUDGET_BYTES', 1024) ?? f.limits?.body_budget_bytes, maxBodyBytes),
       maxUploadBytes: int(env.SWITCHYARD_MAX_UPLOAD_BYTES, 'SWITCHYARD_MAX_UPLOAD_BYTES', 1024) ?? f.limits?.max_upload_bytes ?? 512 * MiB,
       keyFileBytes: int(env.SWITCHYARD_KEY_FILE_BYTES, 'SWITCHYARD_KEY_FILE_BYTES', 0) ?? f.limits?.key_file_bytes ?? null,
       bodyGraceS: positive(num(env.SWITCHYARD_BODY_GRACE_S, 'SWITCHYARD_BODY_GRACE_S'), 'SWITCHYARD_BODY_GRACE_S') ?? f.limits?.body_grace_s ?? 30,

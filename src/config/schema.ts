@@ -150,6 +150,8 @@ export const ConfigFileSchema = t.Object(
           ip_rpm: t.Optional(Int({ minimum: 1 })),
           key_burst_rps: t.Optional(Int({ minimum: 1 })),
           max_body_bytes: t.Optional(Int({ minimum: 1024 })),
+          /** The bytes of JSON bodies read and parsed at once, all requests together (at least max_body_bytes). */
+          body_budget_bytes: t.Optional(Int({ minimum: 1024 })),
           max_upload_bytes: t.Optional(Int({ minimum: 1024 })),
           key_file_bytes: t.Optional(Int({ minimum: 0 })),
           body_grace_s: t.Optional(t.Number({ exclusiveMinimum: 0 })),

@@ -6,6 +6,7 @@ import { MAX_BODY_NODES, MAX_BODY_VALUES, parseJsonSafe } from './json-safe.ts'
 import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
 import { turnOfItsOwn } from '../lib/turn.ts'
 import { bodyClock, tooSlow, withinBodyTime } from './body-deadline.ts'
+import { BodyShare } from './body-budget.ts'
 
 export { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
@@ -29,25 +30,48 @@ export function decodedBody(request: Request): { body: ReadableStream<Uint8Array
   return { body: request.body && request.body.pipeThrough(new DecompressionStream(format)), encoding: enc }
 }
 
-/** A body's text, refused (413) past `limit` bytes. Not itself async: the usual body, of a declared length, costs no frame of its own. */
-export function readBodyText(request: Request, limit: number): Promise<string> {
-  if (request.headers.has('content-encoding')) {
-    try {
+/**
+ * `use` of a body's text (refused, 413, past `limit` bytes), the body's share of the bytes read
+ * at once (body-budget.ts) held until `use` ends, however it ends.
+ */
+export async function withBodyText<T>(request: Request, limit: number, use: (text: string) => T | Promise<T>): Promise<T> {
+  const share = new BodyShare()
+  try {
+    return await use(await readBodyText(request, limit, share))
+  } finally {
+    share.release()
+  }
+}
+
+/** A body's text, refused (413) past `limit` bytes, its size taken into `share` before it is read. Not itself async: the usual body, of a declared length, costs no frame of its own. */
+function readBodyText(request: Request, limit: number, share: BodyShare): Promise<string> {
+  try {
+    if (request.headers.has('content-encoding')) {
       const { body, encoding } = decodedBody(request)
-      if (encoding) return readStream(body, limit, encoding, request)
-    } catch (e) {
-      return Promise.reject(e)
+      if (encoding) {
+        // what it declares (compressed) is taken now; what it decompresses to past that, as it comes
+        share.reached(Math.min(declaredLength(request), limit))
+        return readStream(body, limit, encoding, request, share)
+      }
     }
+    const declared = request.headers.get('content-length')
+    if (declared !== null) {
+      const n = Number(declared)
+      if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit))
+      if (Number.isFinite(n)) share.reached(n)
+      // Bun holds a body to its declared length, so it cannot grow past the limit. A short one is
+      // read whole, with the time its length earns; a long one is read in parts, each earning its own.
+      if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.bytes(), n).then((b) => utf8Text(b, request))
+    }
+  } catch (e) {
+    return Promise.reject(e)
   }
-  const declared = request.headers.get('content-length')
-  if (declared !== null) {
-    const n = Number(declared)
-    if (Number.isFinite(n) && n > limit) return Promise.reject(tooLarge(limit))
-    // Bun holds a body to its declared length, so it cannot grow past the limit. A short one is
-    // read whole, with the time its length earns; a long one is read in parts, each earning its own.
-    if (Number.isFinite(n) && n <= WHOLE_READ) return withinBodyTime(request.bytes(), n).then((b) => utf8Text(b, request))
-  }
-  return readStream(request.body, limit, undefined, request)
+  return readStream(request.body, limit, undefined, request, share)
+}
+
+function declaredLength(request: Request): number {
+  const n = Number(request.headers.get('content-length') ?? 0)
+  return Number.isFinite(n) ? n : 0
 }
 
 /**
@@ -111,7 +135,7 @@ function scanUtf8(b: Uint8Array, from: number, to: number): number {
 const WHOLE_READ = 256 * 1024
 
 /** A body read to its end, refused (413) once past `limit` bytes; a compressed one's failure to decompress is a 400 naming its encoding. */
-async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, encoding: string | undefined, request: Request): Promise<string> {
+async function readStream(body: ReadableStream<Uint8Array> | null, limit: number, encoding: string | undefined, request: Request, share: BodyShare): Promise<string> {
   if (!body) return ''
   const reader = body.getReader()
   let late = false
@@ -139,6 +163,12 @@ async function readStream(body: ReadableStream<Uint8Array> | null, limit: number
         reader.cancel().catch(() => {})
         throw tooLarge(limit)
       }
+      try {
+        share.reached(size)
+      } catch (e) {
+        reader.cancel().catch(() => {})
+        throw e
+      }
       clock.arrived(value.byteLength)
       chunks.push(value)
     }
@@ -153,13 +183,19 @@ const LARGE_BODY = 64 * 1024
 
 const BODY_PARTS = { nodes: MAX_BODY_NODES, values: MAX_BODY_VALUES }
 
-/** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES, MAX_BODY_VALUES). */
+/** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES, MAX_BODY_VALUES); its share of the bytes read at once held until it is parsed. */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const text = await readBodyText(request, limit)
-  if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
-  if (text.length > LARGE_BODY) await turnOfItsOwn()
-  // a body of a megabyte or less is scanned at once: no promise to wait for
-  const more = mayHoldMorePartsSoon(text, BODY_PARTS)
-  if (more === true || (more !== false && (await more))) await checkElsewhere(text, BODY_PARTS, 'JSON body')
-  return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_VALUES)
+  // withBodyText's work, written out: the hot path pays no callback's promise
+  const share = new BodyShare()
+  try {
+    const text = await readBodyText(request, limit, share)
+    if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')
+    if (text.length > LARGE_BODY) await turnOfItsOwn()
+    // a body of a megabyte or less is scanned at once: no promise to wait for
+    const more = mayHoldMorePartsSoon(text, BODY_PARTS)
+    if (more === true || (more !== false && (await more))) await checkElsewhere(text, BODY_PARTS, 'JSON body')
+    return parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_VALUES)
+  } finally {
+    share.release()
+  }
 }

@@ -109,7 +109,7 @@ test('env configures upstreams without any file; flags beat env', () => {
   expect(c.providers.anthropic).toBeUndefined()
   expect(c.port).toBe(6000)
   expect(c.host).toBe('0.0.0.0')
-  expect(c.limits).toEqual({ keyRpm: 600, ipRpm: 3000, keyBurstRps: 50, maxBodyBytes: 32 * 1024 * 1024, maxUploadBytes: 512 * 1024 * 1024, keyFileBytes: null, bodyGraceS: 30, bodyMinBytesPerS: 16 * 1024, idleTimeoutS: 30 })
+  expect(c.limits).toEqual({ keyRpm: 600, ipRpm: 3000, keyBurstRps: 50, maxBodyBytes: 32 * 1024 * 1024, bodyBudgetBytes: 256 * 1024 * 1024, maxUploadBytes: 512 * 1024 * 1024, keyFileBytes: null, bodyGraceS: 30, bodyMinBytesPerS: 16 * 1024, idleTimeoutS: 30 })
 })
 
 test('the derived per-token rates agree with the price library on random usage, tiered models included', async () => {

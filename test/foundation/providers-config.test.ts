@@ -121,6 +121,8 @@ describe('providers', () => {
       // a body's pace: no grace, or no pace, would cut every body or none
       ['limits: { body_grace_s: 0 }\n', 'limits.body_grace_s: '],
       ['limits: { body_min_bytes_per_s: 0 }\n', 'limits.body_min_bytes_per_s: '],
+      // a budget of bodies read at once below the body limit would refuse a body near that limit for ever
+      ['limits: { max_body_bytes: 4194304, body_budget_bytes: 2097152 }\n', 'limits.body_budget_bytes: 2097152 is less than limits.max_body_bytes (4194304)'],
       ['providers:\n  - { id: a, kind: openai }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: a }, { provider: x }] }\n', 'models[0].deployments[1].provider: unknown provider "x" (configured: "a", "mock")'],
       ['providers:\n  - { id: c, kind: anthropic }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: c }] }\n', 'models[0].deployments[0].provider: "c" is a provider of kind anthropic, which cannot serve m, a model of the openai family'],
       ['models:\n  - { id: m, family: openai, deployments: [{ provider: mock, weight: 0 }] }\n', 'models[0].deployments[0].weight: '],
@@ -151,6 +153,10 @@ describe('providers', () => {
       [{ SWITCHYARD_METRICS_PUBLIC: 'ja' }, 'SWITCHYARD_METRICS_PUBLIC: expected true or false'],
     ]
     for (const [env, message] of refused) expectRefused('', env, message)
+    expect(() => load('', { SWITCHYARD_MAX_BODY_BYTES: '4096', SWITCHYARD_BODY_BUDGET_BYTES: '2048' })).toThrow(/limits\.body_budget_bytes: 2048 is less than limits\.max_body_bytes \(4096\)/)
+    // by default, room for eight bodies at the limit
+    expect(load('', { SWITCHYARD_MAX_BODY_BYTES: '4096' }).limits.bodyBudgetBytes).toBe(8 * 4096)
+    expect(load('limits: { body_budget_bytes: 67108864 }\n', { SWITCHYARD_BODY_BUDGET_BYTES: '134217728' }).limits.bodyBudgetBytes).toBe(134217728)
     expect(load('', { SWITCHYARD_METRICS_PUBLIC: 'TRUE', SWITCHYARD_DATABASE_TAKE_AHEAD: 'no' })).toMatchObject({ metrics: { public: true }, database: { takeAhead: false } })
     expect(load('', { SWITCHYARD_CROSS_FAMILY: 'translate', SWITCHYARD_DISCOUNT: '0.1' })).toMatchObject({ compat: { crossFamily: 'translate' }, pricing: { discount: 0.1 } })
     // a grace no timer can hold would be none at all

@@ -3,7 +3,7 @@
 // results as JSONL at the absolute `results_url` the batch carries once it has ended.
 import { Elysia } from 'elysia'
 import { keyOf } from '../../http/context.ts'
-import { readBodyText } from '../../http/body.ts'
+import { withBodyText } from '../../http/body.ts'
 import { badRequest, echo, HttpError } from '../../http/errors.ts'
 import { idParam, intParam } from '../params.ts'
 import type { BatchService } from '../service.ts'
@@ -27,7 +27,7 @@ export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchSe
   const originOf = (request: Request) => s.config.publicUrl ?? new URL(request.url).origin
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id, 'anthropic')
   return new Elysia({ name: 'batches:anthropic' })
-    .post(root, async ({ request }) => toMessageBatch(await batches.create('anthropic', keyOf(request), await readBodyText(request, s.config.limits.maxBodyBytes)), originOf(request)), {
+    .post(root, async ({ request }) => toMessageBatch(await withBodyText(request, s.config.limits.maxBodyBytes, (text) => batches.create('anthropic', keyOf(request), text)), originOf(request)), {
       parse: 'none',
     })
     .get(root, async ({ request }) => {
