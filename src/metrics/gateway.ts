@@ -6,6 +6,7 @@ import type { Catalog } from '../config/catalog.ts'
 import type { Config } from '../config/load.ts'
 import type { Sql } from '../db/sql.ts'
 import { openStreams } from '../pipeline/sse.ts'
+import { bodyBudgetRefusals, bodyBytesHeld } from '../http/body-budget.ts'
 import { fetchLimitInForce } from '../runtime/start-env.ts'
 import { droppedSpans } from '../tracing/dropped.ts'
 import { deploymentKey, type DeploymentHealth } from '../routing/health.ts'
@@ -42,6 +43,8 @@ export class GatewayMetrics {
   private readonly refused: Cell
   private readonly streams: Cell
   private readonly spansDropped: Cell
+  private readonly bodiesShed: Cell
+  private readonly bodyBytes: Cell
   private readonly cooldown: Gauge
   private readonly ahead?: Record<'slot' | 'hold', Cell>
   private readonly process: ProcessSeries
@@ -61,6 +64,8 @@ export class GatewayMetrics {
       const ahead = r.counter('switchyard_redis_taken_ahead', 'Requests whose rate-limit slot (slot) or credit hold (hold) was taken in Redis ahead of them, so they waited for no round trip', ['kind'])
       this.ahead = { slot: ahead.cell(['slot']), hold: ahead.cell(['hold']) }
     }
+    this.bodiesShed = r.counter('switchyard_body_budget_refused', 'Large request bodies refused unread (503) because the bodies being read and parsed already filled limits.body_budget_bytes').cell()
+    this.bodyBytes = r.gauge('switchyard_body_bytes_reading', 'Bytes of JSON request bodies being read or parsed now (bounded by limits.body_budget_bytes)').cell()
     this.spansDropped = r.counter('switchyard_spans_dropped', 'Trace spans never exported from the request thread: the queue was full, the collector failed, or they were unsent at shutdown').cell()
     this.batches = new BatchSeries(r, generations, (id) => catalog.resolve(id)?.family)
     this.process = new ProcessSeries(r)
@@ -81,6 +86,8 @@ export class GatewayMetrics {
   async scrape(format: Format): Promise<string> {
     this.streams.value = openStreams()
     this.spansDropped.value = droppedSpans()
+    this.bodiesShed.value = bodyBudgetRefusals()
+    this.bodyBytes.value = bodyBytesHeld()
     if (this.ahead) {
       const used = this.deps.takenAhead!()
       this.ahead.slot.value = used.slots
