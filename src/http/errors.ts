@@ -1,6 +1,6 @@
 // Every error leaves the gateway as `{"error": "<message>"}` with a status from the spec's
 // table. Throw HttpError anywhere; the app's one onError hook renders it.
-import { withoutSecrets } from '../providers/secrets.ts'
+import { withoutSecrets } from '../lib/secrets.ts'
 
 export class HttpError extends Error {
   readonly status: number

@@ -2,7 +2,7 @@
 // a line is written with any key in it redacted (a client's key in the path the access log names,
 // an upstream's in an error's text).
 import { writeSync } from 'node:fs'
-import { withoutSecrets } from '../providers/secrets.ts'
+import { withoutSecrets } from '../lib/secrets.ts'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 /** `json`: one object per line, for a log pipeline; `text`: `time LEVEL msg key=value…`, for a terminal. */

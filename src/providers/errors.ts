@@ -3,7 +3,7 @@
 // except for credential failures, whose text can echo part of our key.
 import { own } from '../lib/own.ts'
 import { UpstreamError } from './types.ts'
-import { withoutSecrets } from './secrets.ts'
+import { withoutSecrets } from '../lib/secrets.ts'
 
 interface StatusRule {
   /** Status the gateway answers with. */

@@ -7,7 +7,7 @@
 import { maskKey } from '../config/providers.ts'
 import type { Logger } from '../http/log.ts'
 import { MemoryPoolPosition, type PoolPosition } from '../routing/pool-position.ts'
-import { rememberSecrets } from './secrets.ts'
+import { rememberSecrets } from '../lib/secrets.ts'
 
 /** A provider whose last key is refused is said to be so at most this often. */
 const REFUSAL_LOG_EVERY_MS = 60_000

@@ -5,7 +5,7 @@
 import { Elysia } from 'elysia'
 import { gzipSync } from 'node:zlib'
 import { UI_ASSETS, UI_INDEX } from './assets.gen.ts'
-import { withoutSecrets } from '../providers/secrets.ts'
+import { withoutSecrets } from '../lib/secrets.ts'
 
 export const CSP = [
   "default-src 'none'",

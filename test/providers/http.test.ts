@@ -11,7 +11,7 @@ import { retryable } from '../../src/routing/choose.ts'
 import { DEFAULT_ROUTING } from '../../src/config/providers.ts'
 import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { claude, ctx, model, providerConfig, request, TEST_KEY } from './support.ts'
-import { withoutSecrets } from '../../src/providers/secrets.ts'
+import { withoutSecrets } from '../../src/lib/secrets.ts'
 
 let up: FakeUpstream
 beforeAll(async () => {

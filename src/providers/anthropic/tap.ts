@@ -12,7 +12,7 @@ import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, indexIn, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 import type { TapState, WireTap } from '../types.ts'
 import { overwriteUsage, usageFromAnthropic } from './usage.ts'
-import { withoutSecrets } from '../secrets.ts'
+import { withoutSecrets } from '../../lib/secrets.ts'
 
 const DELTA_TEXT: Record<string, string> = { text_delta: 'text', thinking_delta: 'thinking', input_json_delta: 'partial_json' }
 

@@ -9,7 +9,7 @@ import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
-import { withoutSecrets } from '../secrets.ts'
+import { withoutSecrets } from '../../lib/secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { AS_IS, NOT_PLAIN, plainEventsRead, readPlainEvents } from '../plain-reads.ts'

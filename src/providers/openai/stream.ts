@@ -8,7 +8,7 @@ import { readFailure, type SseMessage } from '../sse.ts'
 import { calledFinish, finishFromOpenAI, refusedFinish } from './finish.ts'
 import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
-import { withoutSecrets } from '../secrets.ts'
+import { withoutSecrets } from '../../lib/secrets.ts'
 import { argumentsOf, reasoningOf, stringOf, textOf, type ChatMessageFields } from './compat-fields.ts'
 
 /** A piece of a call as servers of the chat wire send it (compat-fields.ts reads what is not a string). */

@@ -9,7 +9,7 @@ import { bytesWithin, closesAfter as closesAfterBytes, found, needle, stringOrNu
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import { statusRule } from '../errors.ts'
-import { withoutSecrets } from '../secrets.ts'
+import { withoutSecrets } from '../../lib/secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { usageFromOpenAI } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
