@@ -82,6 +82,11 @@ export class ItemHold {
     return true
   }
 
+  /** Whether the item's key has a credit (holds are made for it). */
+  get funded(): boolean {
+    return this.input.apiKey.credits !== null
+  }
+
   /** The item's result is stored (its spend in the ledger already), or its worker died with it. */
   end(): void {
     this.ended = true

@@ -445,7 +445,7 @@ export class Scheduler {
   private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, hold: ItemHold): void {
     // the worker runs it with no credit figures: admission was here (a fallback's too, when its
     // worker asks); its spend comes back (settled)
-    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId }
+    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId, funded: hold.funded }
     this.pool.run(job, this.cfg.maxRetries, (ask) => hold.anew(ask)).then(
       (status) => {
         this.ended(status)

@@ -56,6 +56,8 @@ export interface ItemJob {
   /** The batch's key, without its credit figures: admission happened on the main thread. */
   apiKey: ApiKey
   requestId: string
+  /** The key has a credit: a fallback model is held before it is called, asked of the main thread. */
+  funded?: boolean
 }
 
 /** What running an item came to, in its worker. */

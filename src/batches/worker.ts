@@ -65,7 +65,8 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'run':
       for (const { id, job } of m.jobs) {
         // runItem turns every failure into a failed item; the catch is for a bug of ours
-        runItem(s!, job, m.maxRetries, store!, (ask) => holds.ask(id, ask))
+        // a key with no credit holds nothing: its fallback asks nothing of the main thread
+        runItem(s!, job, m.maxRetries, store!, job.funded ? (ask) => holds.ask(id, ask) : undefined)
           .catch((err) => bug(err, job.requestId))
           .then((outcome) => handOver(lean(id, job, outcome)))
       }
