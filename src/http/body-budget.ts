@@ -17,6 +17,13 @@ export const ALWAYS_READ_BYTES = 1024 * 1024
 /** One per process, as memory is: set as the gateway starts. */
 const budget = { max: 256 * ALWAYS_READ_BYTES, held: 0, refused: 0 }
 
+/**
+ * What each key's bodies hold. A body takes its declared length before its bytes come, so one
+ * key's connections that declare large bodies and send them slowly (as slowly as the pace rule
+ * lets them) would hold the budget for everyone: one key's large bodies hold half of it at most.
+ */
+const byKey = new Map<string, number>()
+
 export function setBodyBudget(bytes: number) {
   budget.max = bytes
 }
@@ -39,24 +46,36 @@ function busy(): HttpError {
   })
 }
 
-/** One body's share of the budget; `release` gives it all back (once; later calls do nothing). */
+/** One body's share of the budget, of the key that sends it (none: a request without one); `release` gives it all back (once; later calls do nothing). */
 export class BodyShare {
   private held = 0
 
-  /** The body is `size` bytes long so far (or declares so): what it holds grows to that, or it is refused (503) when large and the budget has no room. */
+  constructor(private readonly key?: string) {}
+
+  /** The body is `size` bytes long so far (or declares so): what it holds grows to that, or it is refused (503) when large and the budget (or its key's half) has no room. */
   reached(size: number): void {
     const more = size - this.held
     if (more <= 0) return
-    if (size > ALWAYS_READ_BYTES && budget.held + more > budget.max) {
+    const key = this.key
+    const keyHeld = key === undefined ? 0 : (byKey.get(key) ?? 0)
+    if (size > ALWAYS_READ_BYTES && (budget.held + more > budget.max || (key !== undefined && keyHeld + more > budget.max / 2))) {
       budget.refused++
       throw busy()
     }
     budget.held += more
+    if (key !== undefined) byKey.set(key, keyHeld + more)
     this.held = size
   }
 
   release(): void {
+    if (this.held === 0) return
     budget.held -= this.held
+    const key = this.key
+    if (key !== undefined) {
+      const left = (byKey.get(key) ?? 0) - this.held
+      if (left > 0) byKey.set(key, left)
+      else byKey.delete(key)
+    }
     this.held = 0
   }
 }

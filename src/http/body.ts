@@ -7,6 +7,7 @@ import { checkElsewhere, mayHoldMorePartsSoon } from './parts.ts'
 import { turnOfItsOwn } from '../lib/turn.ts'
 import { bodyClock, tooSlow, withinBodyTime } from './body-deadline.ts'
 import { BodyShare } from './body-budget.ts'
+import { requestInfo } from './context.ts'
 
 export { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
@@ -35,7 +36,7 @@ export function decodedBody(request: Request): { body: ReadableStream<Uint8Array
  * at once (body-budget.ts) held until `use` ends, however it ends.
  */
 export async function withBodyText<T>(request: Request, limit: number, use: (text: string) => T | Promise<T>): Promise<T> {
-  const share = new BodyShare()
+  const share = new BodyShare(requestInfo(request).key?.id)
   try {
     return await use(await readBodyText(request, limit, share))
   } finally {
@@ -186,7 +187,7 @@ const BODY_PARTS = { nodes: MAX_BODY_NODES, values: MAX_BODY_VALUES }
 /** A generation body (or another one-request body): bounded in bytes, and in parts (MAX_BODY_NODES, MAX_BODY_VALUES); its share of the bytes read at once held until it is parsed. */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   // withBodyText's work, written out: the hot path pays no callback's promise
-  const share = new BodyShare()
+  const share = new BodyShare(requestInfo(request).key?.id)
   try {
     const text = await readBodyText(request, limit, share)
     if (text.trim() === '') throw new HttpError(400, 'Request body is empty: expected a JSON object')

@@ -1,6 +1,7 @@
 // Many large bodies at once: the gateway reads and parses no more of them together than
-// limits.body_budget_bytes allows. Here the budget is 4 MiB and the large bodies 1.5 MiB, so two
-// fit at once and a third is refused unread with a JSON 503 (retry-after, a request id); a
+// limits.body_budget_bytes allows, and one key's no more than half of that. Here the budget is
+// 4 MiB and the large bodies 1.5 MiB, so two (of two keys) fit at once and a third is refused
+// unread with a JSON 503 (retry-after, a request id); a
 // small body is read all the same; the budget comes back whole once the bodies end, whether
 // they were answered, cut by their client, or refused mid-way.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -12,12 +13,17 @@ const MiB = 1024 * 1024
 const ADMIN = 'admin-body-budget-token'
 let gw: Gateway
 let port: number
+/** Two more keys: a key's large bodies hold half the budget at most, so the two that fill it are of two keys. */
+let keyA: string
+let keyB: string
 beforeAll(async () => {
   gw = await startGateway({
     env: { SWITCHYARD_ADMIN_TOKEN: ADMIN },
     yaml: `limits: { max_body_bytes: ${2 * MiB}, body_budget_bytes: ${4 * MiB}, key_rpm: 100000, key_burst_rps: 10000, ip_rpm: 100000 }\n`,
   })
   port = Number(new URL(gw.url).port)
+  keyA = (await gw.services.keys.create({ name: 'a' })).key
+  keyB = (await gw.services.keys.create({ name: 'b' })).key
 })
 afterAll(async () => {
   await gw.stop()
@@ -44,7 +50,7 @@ interface Answer {
 }
 
 /** A request on a socket of its own, its body written as the test says: the answer comes when the gateway gives it. */
-function open(path: string, head: Record<string, string>, first: string) {
+function open(path: string, head: Record<string, string>, first: string, key = gw.key) {
   let buf = Buffer.alloc(0)
   let settle: (a: Answer) => void
   const answer = new Promise<Answer>((r) => (settle = r))
@@ -61,7 +67,7 @@ function open(path: string, head: Record<string, string>, first: string) {
   let connected: () => void
   const ready = new Promise<void>((r) => (connected = r))
   const sock: Socket = connect(port, '127.0.0.1', () => {
-    const lines = Object.entries({ host: 'gw', authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', ...head }).map(([k, v]) => `${k}: ${v}`)
+    const lines = Object.entries({ host: 'gw', authorization: `Bearer ${key}`, 'content-type': 'application/json', ...head }).map(([k, v]) => `${k}: ${v}`)
     sock.write(`POST ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`)
     sock.write(first)
     connected()
@@ -78,8 +84,8 @@ function open(path: string, head: Record<string, string>, first: string) {
 }
 
 /** A large body sent up to `sent` bytes, then held there: its share is taken as its read begins. */
-function held(body: string, sent = 64 * 1024) {
-  const r = open('/api/alpha/v1/chat/completions', { 'content-length': String(Buffer.byteLength(body)) }, body.slice(0, sent))
+function held(body: string, key: string, sent = 64 * 1024) {
+  const r = open('/api/alpha/v1/chat/completions', { 'content-length': String(Buffer.byteLength(body)) }, body.slice(0, sent), key)
   return { ...r, finish: () => r.send(body.slice(sent)) }
 }
 
@@ -89,8 +95,8 @@ async function until(ok: () => boolean, what: string) {
 
 /** Two large bodies, each sent in part and held there: once their reads begin they fill the budget. */
 async function fillBudget() {
-  const a = held(BIG)
-  const b = held(BIG)
+  const a = held(BIG, keyA)
+  const b = held(BIG, keyB)
   // (a gateway that keeps no budget never gets there: the checks that follow say what it does instead)
   for (const end = Date.now() + 3000; bodyBytesHeld() < 2 * Buffer.byteLength(BIG) && Date.now() < end; ) await Bun.sleep(10)
   return [a, b] as const
@@ -176,6 +182,21 @@ describe('the bytes of bodies read at once', () => {
     expect((await a.answer).status).toBe(200)
     expect((await b.answer).status).toBe(200)
     await until(() => bodyBytesHeld() === 0, 'the budget given back')
+  })
+
+  test("one key's large bodies hold half the budget at most: its connections that declare large bodies and send them slowly leave room for another key's", async () => {
+    const a = held(BIG, keyA)
+    await until(() => bodyBytesHeld() === Buffer.byteLength(BIG), 'the first body read')
+    // the same key's second large body would take it past half of 4 MiB
+    isBusy(await open('/api/alpha/v1/chat/completions', { 'content-length': String(BIG.length) }, BIG, keyA).answer)
+    // another key's is read, and so is a small one of the first key
+    expect((await bigAtOnce()).status).toBe(200)
+    expect((await open('/api/alpha/v1/chat/completions', { 'content-length': String(SMALL.length) }, SMALL, keyA).answer).status).toBe(200)
+    a.finish()
+    expect((await a.answer).status).toBe(200)
+    await until(() => bodyBytesHeld() === 0, 'the budget given back')
+    // and once it is given back, the key's next large body is read
+    expect((await open('/api/alpha/v1/chat/completions', { 'content-length': String(BIG.length) }, BIG, keyA).answer).status).toBe(200)
   })
 
   test('bodies that fail (too large, not JSON, compressed wrong) give their share back: two large ones are read at once after them', async () => {
