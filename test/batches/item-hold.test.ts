@@ -6,6 +6,7 @@ import { describe, expect, test } from 'bun:test'
 import type { Admission, AdmitAsk, AdmitInput } from '../../src/billing/admission.ts'
 import type { Billing } from '../../src/billing/billing.ts'
 import { beyondOf, beyondText, ItemHold } from '../../src/batches/item-hold.ts'
+import { HoldAsks } from '../../src/batches/hold-asks.ts'
 import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig } from '../../src/config/load.ts'
 import type { ApiKey } from '../../src/http/context.ts'
@@ -89,5 +90,22 @@ describe('the beyond column', () => {
     expect(beyondOf(beyondText(b))).toEqual(b)
     expect(beyondText(undefined)).toBeNull()
     expect(beyondOf(null)).toBeUndefined()
+  })
+})
+
+describe("a worker's ask", () => {
+  test('answered, it resolves or rejects as the main thread says; unanswered in time, it is refused, and a late answer is let go', async () => {
+    const asked: number[] = []
+    const asks = new HoldAsks((m) => void (m.type === 'hold' && asked.push(m.n)), 30)
+    const a = asks.ask(1, ask('claude-opus-4-1'))
+    const b = asks.ask(1, ask('claude-opus-4-1'))
+    asks.answered(asked[0]!, true)
+    asks.answered(asked[1]!, false)
+    expect(await a).toBeUndefined()
+    expect(await b.catch((e: Error) => e.message)).toMatch(/could not be held/)
+    // a main thread that never answers: the item goes on without the fallback, not stuck in its slot
+    const never = asks.ask(1, ask('claude-opus-4-1'))
+    expect(await never.catch((e: Error) => e.message)).toMatch(/could not be held/)
+    asks.answered(asked[2]!, true)
   })
 })
