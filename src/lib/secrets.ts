@@ -47,7 +47,7 @@ const ESCAPE = String.raw`\\[bfnrt]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}`
  */
 const SK_WORD = new RegExp(`(?<=^|[^A-Za-z0-9]|${ESCAPE})(?:sk|SK)[-_][A-Za-z0-9_*.…-]+`, 'g')
 
-/** A gateway key (`sk-sy-` and its random base64url), glued to what comes before it or not. */
+/** A gateway key (`sk-sy-` and its random base64url, which may hold no digit), glued to what comes before it or not. */
 const GATEWAY_KEY = /sk-sy-[A-Za-z0-9_-]{4,}/g
 
 /**
@@ -60,13 +60,11 @@ const STARRED_WORD = new RegExp(`(?<=^|[^A-Za-z0-9_*-]|${ESCAPE})[A-Za-z0-9_-]*\
 /** An ellipsis with more of a key after it: what is left out of a key shown in part. */
 const ELLIPSIS_INSIDE = /(?:\.\.\.|…)[A-Za-z0-9*]/
 
-/** Whether a `sk-` word is (part of) a key: masked, long with letters and digits as generated keys are, the gateway's own, or the start of one this process holds; not a name such as `sk-learn`. */
+/** Whether a `sk-` word is (part of) a key: masked, long with letters and digits as generated keys are, or the start of one this process holds; not a name such as `sk-learn` (the gateway's own, which may hold no digit, are GATEWAY_KEY's). */
 function keyLike(word: string): boolean {
   const rest = word.slice(3)
   if (rest.length < 4) return false
   if (word.includes('*') || ELLIPSIS_INSIDE.test(rest)) return true
-  // the gateway's keys are random base64url, which may hold no digit
-  if (rest.startsWith('sy-') && rest.length >= 7) return true
   if (rest.length >= 16 && /[0-9]/.test(rest) && /[A-Za-z]/.test(rest)) return true
   for (const k of known) if (k.startsWith(word)) return true
   return false

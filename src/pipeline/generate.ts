@@ -65,14 +65,16 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   let watch = rc.limits ? undefined : beginWatch(s, spec, plan, rc)
 
   let admission: Admission | undefined
-  // a funded key's reservation counts the files the request names too (their sizes, looked up)
+  // what it may cost is held: a funded key's request here, a batch item's on the main thread (rc.holdAnew)
+  const holds = rc.apiKey.credits !== null || rc.holdAnew !== undefined
+  // a held reservation counts the files the request names too (their sizes, looked up)
   let files = 0
   const holdOf = (p: Plan): AdmitInput => ({ apiKey: rc.apiKey, model: p.model, promptTokens: () => p.promptTokens() + files, maxOutputTokens: p.maxOutputTokens, choices: p.choices, serviceTier: p.serviceTier, beyond: p.beyond })
   const admit = (p: Plan) => s.billing.admit(holdOf(p))
   try {
     // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
     if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
-    if (rc.apiKey.credits !== null || rc.holdAnew) files = await filesBound(s, body, rc)
+    if (holds) files = await filesBound(s, body, rc)
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()
     const admitting = admit(plan)
@@ -179,7 +181,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       // served on a hold made for a cheaper one. One the credit (or the shared store) cannot hold
       // is not called: its probe is given back, and the request ends with the failure before it.
       // A batch item's is asked of the main thread, which holds the item (rc.holdAnew)
-      if (c.plan !== held && (rc.apiKey.credits !== null || rc.holdAnew)) {
+      if (c.plan !== held && holds) {
         held = c.plan
         unkeep()
         s.billing.release(admission)

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
-import { expectBatchBounded } from '../helpers/burst.ts'
+import { completedBatch, expectBatchBounded } from '../helpers/burst.ts'
 import { NO_LIMITS } from './helpers.ts'
 
 let up: FakeUpstream
@@ -110,12 +110,7 @@ describe("a batch item's fallback model", () => {
     const { key, record } = await g.services.keys.create({ name: 'falls back', credits: unit * 5.5 })
     const sent = up.requests.length
     const created = await post(key, '/api/beta/v1/messages/batches', { requests: Array.from({ length: 100 }, (_, i) => ({ custom_id: `f${i}`, params })) })
-    expect(created.status).toBe(200)
-    const { id } = (await created.json()) as { id: string }
-    const store = g.services.batches!.store
-    for (let i = 0; i < 4_500 && !(await store.byId(id))!.endedAt; i++) await Bun.sleep(10)
-    const row = (await store.byId(id))!
-    expect(row).toMatchObject({ status: 'completed', total: 100 })
+    const row = await completedBatch(g, created)
     // held at the cheap model's price only, dozens were served by the dear one
     expect(row.succeeded).toBeGreaterThanOrEqual(1)
     expect(row.succeeded).toBeLessThanOrEqual(7)
@@ -123,7 +118,7 @@ describe("a batch item's fallback model", () => {
     // a fallback the key could not be held for was not called: the item ended with its model's
     // failure (or, once the key was spent with nothing held, it was refused before it ran)
     expect(up.requests.slice(sent).filter((r) => r.json().model === 'claude-opus-4-1')).toHaveLength(row.succeeded)
-    const errors = await g.services.storage.sql.all<{ error: string }>(`SELECT error FROM batch_items WHERE batch_id = ? AND status = 'failed'`, [id])
+    const errors = await g.services.storage.sql.all<{ error: string }>(`SELECT error FROM batch_items WHERE batch_id = ? AND status = 'failed'`, [row.id])
     expect(errors).toHaveLength(100 - row.succeeded)
     const refusals = errors.map((e) => JSON.parse(e.error) as { status: number; message: string })
     expect(refusals.filter((e) => !(e.status === 503 && e.message.includes('down')) && e.status !== 402)).toEqual([])

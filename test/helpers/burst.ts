@@ -22,12 +22,18 @@ export async function expectBurstBounded(send: () => Promise<Response>): Promise
  * key is refused at the door (402), its batch too.
  */
 export async function expectBatchBounded(gw: Gateway, created: Response): Promise<void> {
+  const row = await completedBatch(gw, created)
+  expect(row.succeeded).toBeGreaterThanOrEqual(6)
+  expect(row.succeeded).toBeLessThanOrEqual(7)
+}
+
+/** The batch of 100 items `created` made, once it has ended: completed. */
+export async function completedBatch(gw: Gateway, created: Response) {
   expect(created.status).toBe(200)
   const id = ((await created.json()) as { id: string }).id
   const store = gw.services.batches!.store
   for (let i = 0; i < 4_500 && !(await store.byId(id))!.endedAt; i++) await Bun.sleep(10)
   const row = (await store.byId(id))!
   expect(row).toMatchObject({ status: 'completed', total: 100 })
-  expect(row.succeeded).toBeGreaterThanOrEqual(6)
-  expect(row.succeeded).toBeLessThanOrEqual(7)
+  return row
 }

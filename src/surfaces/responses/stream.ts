@@ -157,6 +157,16 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     return ev('response.completed', { response: r })
   }
 
+  /** A text or reasoning block ends: its done frames are held (`held`) for the next event. */
+  function blockEnd(cut: boolean | undefined, kind: 'text' | 'reasoning'): string {
+    // cut by the failure: left open, for the failed response to hold as incomplete
+    if (cut) return ''
+    const o = open
+    open = undefined
+    if (o?.kind === kind) held = (status) => (kind === 'text' ? finalText(o, status) : finalReasoning(o, status))
+    return ''
+  }
+
   /** One event's frames (the done events of an item that ends are held: `held`). */
   function encode(e: StreamEvent): string {
     switch (e.type) {
@@ -174,14 +184,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
         // most of a stream: the bytes `ev` would write, without the objects
         open.deltaHead ??= `,"item_id":${JSON.stringify(open.item.id)},"output_index":${open.index},"content_index":0,"delta":`
         return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++}${open.deltaHead}${JSON.stringify(e.text)},"logprobs":[]}\n\n`
-      case 'text-end': {
-        // cut by the failure: left open, for the failed response to hold as incomplete
-        if (e.cut) return ''
-        const o = open
-        open = undefined
-        if (o?.kind === 'text') held = (status) => finalText(o, status)
-        return ''
-      }
+      case 'text-end':
+        return blockEnd(e.cut, 'text')
       case 'reasoning-start': {
         const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
         open = o
@@ -200,13 +204,8 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
         o.redacted = e.data
         return s + done(o, reasoningItem(o.item.id as string, { type: 'reasoning', text: '', redacted: e.data }, false))
       }
-      case 'reasoning-end': {
-        if (e.cut) return ''
-        const o = open
-        open = undefined
-        if (o?.kind === 'reasoning') held = (status) => finalReasoning(o, status)
-        return ''
-      }
+      case 'reasoning-end':
+        return blockEnd(e.cut, 'reasoning')
       case 'tool-input-start': {
         if (f.turn.maxToolCalls !== undefined && calls >= f.turn.maxToolCalls) {
           skipped.add(e.index)
