@@ -42,10 +42,11 @@ const ESCAPE = String.raw`\\[bfnrt]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}`
 /**
  * A word that may be a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`, `sk_live_…`, in
  * either case) or the gateway's (`sk-sy-…`), whole, cut short or masked (`sk-proj-abc****xyz1`,
- * `sk-...wxyz`), at the start, after no letter or digit (`key-sk-…`) or after an escape. Dots
+ * `sk-...wxyz`), at the start, after no letter, digit or underscore (`key-sk-…`, but not an id's `cus_sk_…`)
+ * or after an escape. Dots
  * are taken in, for a key shown in part (`sk-abc...wxyz`), and those that end it given back.
  */
-const SK_WORD = new RegExp(`(?<=^|[^A-Za-z0-9]|${ESCAPE})(?:sk|SK)[-_][A-Za-z0-9_*.…-]+`, 'g')
+const SK_WORD = new RegExp(`(?<=^|[^A-Za-z0-9_]|${ESCAPE})(?:sk|SK)[-_][A-Za-z0-9_*.…-]+`, 'g')
 
 /** A gateway key (`sk-sy-` and its random base64url, which may hold no digit), glued to what comes before it or not. */
 const GATEWAY_KEY = /sk-sy-[A-Za-z0-9_-]{4,}/g
@@ -77,11 +78,24 @@ function skWord(w: string): string {
   return keyLike(w.slice(0, end)) ? '[redacted]' + w.slice(end) : w
 }
 
-/** Whether a word with a run of asterisks shows part of a key: some of it is not asterisks. */
+/** Fewer characters shown around asterisks than this say too little to be a held key's. */
+const SHOWN = 4
+
+/**
+ * Whether a word masked by asterisks shows the start or the end of a key this process holds
+ * (`****wxyz`, `abc1****wxyz`): with no `sk` before it, nothing else tells a masked key from a
+ * masked card number or a word with stars inside (`Hello****world`, `ending ****1234`), which
+ * stay as written. A masked key the process does not hold is no secret of its own.
+ */
 function starredLike(word: string): boolean {
-  let shown = 0
-  for (let i = 0; i < word.length && shown < 4; i++) if (word.charCodeAt(i) !== 42) shown++
-  return shown >= 4
+  const head = word.slice(0, word.indexOf('*'))
+  const tail = word.slice(word.lastIndexOf('*') + 1)
+  if (head.length < SHOWN && tail.length < SHOWN) return false
+  for (const k of known) {
+    if (head.length >= SHOWN && k.startsWith(head)) return true
+    if (tail.length >= SHOWN && k.endsWith(tail)) return true
+  }
+  return false
 }
 
 /** `text` with every key this process holds, and whatever is part of one, replaced by `[redacted]`; the text itself when it holds none. */

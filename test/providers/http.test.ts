@@ -11,7 +11,7 @@ import { retryable } from '../../src/routing/choose.ts'
 import { DEFAULT_ROUTING } from '../../src/config/providers.ts'
 import { fixture, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { claude, ctx, model, providerConfig, request, TEST_KEY } from './support.ts'
-import { withoutSecrets } from '../../src/lib/secrets.ts'
+import { rememberSecrets, withoutSecrets } from '../../src/lib/secrets.ts'
 
 let up: FakeUpstream
 beforeAll(async () => {
@@ -205,7 +205,12 @@ describe('status table', () => {
       expect({ unit, slow: performance.now() - t0 > 1000 }).toEqual({ unit, slow: false })
     }
     // asterisks that mask nothing, or little, are markdown, not a key
-    expect(withoutSecrets('**bold**, ***both*** and **** alone; abc1****wxyz')).toBe('**bold**, ***both*** and **** alone; [redacted]')
+    const azure = '8f3a9c2e1d4b5a6f7e8d9c0b1a2f3e4d'
+    rememberSecrets([TEST_KEY, azure])
+    expect(withoutSecrets('**bold**, ***both*** and **** alone; ****6789')).toBe('**bold**, ***both*** and **** alone; [redacted]')
+    // a masked word that shows no held key's start or end is someone's text, not our secret
+    expect(withoutSecrets('Hello****world, card ending ****1234, ab12****cd34')).toBe('Hello****world, card ending ****1234, ab12****cd34')
+    expect(withoutSecrets(`key ${azure.slice(0, 6)}**********, an id cus_sk_live4eC39HqLyjWDarjtT1zdp7dc`)).toBe('key [redacted], an id cus_sk_live4eC39HqLyjWDarjtT1zdp7dc')
     // the dots that end a sentence are not the key's
     expect(withoutSecrets('Incorrect API key provided: sk-abc1...wxyz. Try sk-learn...')).toBe('Incorrect API key provided: [redacted]. Try sk-learn...')
   })
