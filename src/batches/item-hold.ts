@@ -5,6 +5,7 @@
 // fallback model's price before its worker calls that model (the worker asks: hold-asks.ts).
 import { worstCase, type Admission, type AdmitAsk, type AdmitInput } from '../billing/admission.ts'
 import type { BeyondPrompt } from '../billing/server-tools.ts'
+import type { PromptWrites } from '../billing/prompt-writes.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { BatchServices } from '../services.ts'
 import { pricedTier } from '../config/service-tiers.ts'
@@ -21,12 +22,29 @@ export function itemAdmitInput(apiKey: ApiKey, model: CatalogModel, item: Claime
     choices: item.choices ?? undefined,
     serviceTier: pricedTier(item.serviceTier),
     beyond: beyondOf(item.beyond),
+    promptWrites: promptWritesOf(item.beyond),
   }
 }
 
-/** What lies beyond an item's prompt and cap, as its `beyond` column keeps it (null: nothing). */
-export function beyondText(beyond: BeyondPrompt | undefined): string | null {
-  return beyond ? JSON.stringify(beyond) : null
+/**
+ * What lies beyond an item's prompt and cap, as its `beyond` column keeps it (null: nothing), with
+ * the price its prompt can be billed at when that is below an hour's cache write (what an item
+ * stored without it is held at).
+ */
+export function beyondText(beyond: BeyondPrompt | undefined, writes: PromptWrites = '1h'): string | null {
+  if (writes === '1h') return beyond ? JSON.stringify(beyond) : null
+  return JSON.stringify({ ...beyond, promptWrites: writes })
+}
+
+/** The price an item's prompt can be billed at, as its `beyond` column keeps it: an hour's cache write unless it says less. */
+export function promptWritesOf(text: string | null): PromptWrites {
+  if (text === null) return '1h'
+  try {
+    const w = (JSON.parse(text) as { promptWrites?: unknown } | null)?.promptWrites
+    return w === 'none' || w === '5m' ? w : '1h'
+  } catch {
+    return '1h'
+  }
 }
 
 /** The `beyond` column read back; null (nothing, or an item stored before the column was) is undefined. */
@@ -35,6 +53,8 @@ export function beyondOf(text: string | null): BeyondPrompt | undefined {
   let o: Partial<BeyondPrompt>
   try {
     o = (JSON.parse(text) ?? {}) as Partial<BeyondPrompt>
+    // a column that keeps only its prompt's price: nothing beyond
+    if (o.webSearches === undefined && o.inputTokens === undefined && o.audioOutput === undefined && o.fileSearches === undefined) return undefined
   } catch {
     // a value the gateway did not write (a row edited by hand) is held as an item stored before the column was
     return undefined

@@ -7,12 +7,18 @@ import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
 import type { Usage } from '../ir/types.ts'
 import { withReplySearches, worstUsage, type BeyondPrompt } from './server-tools.ts'
+import type { PromptWrites } from './prompt-writes.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
   model: CatalogModel
   /** Estimated prompt tokens (counted cheaply; bounded for huge prompts), or how to count them when needed (a funded key). */
   promptTokens: number | (() => number)
+  /**
+   * The dearest price its prompt can be billed at, by its cache breakpoints (prompt-writes.ts),
+   * read after promptTokens; undefined (a caller that cannot tell): an hour's cache write, the dearest.
+   */
+  promptWrites?: PromptWrites | (() => PromptWrites)
   /** The request's output cap, or undefined when it gave none (the model's default applies). */
   maxOutputTokens: number | undefined
   /** How many answers it asks for, each up to the cap (chat's `n`); 1 when absent. */
@@ -27,12 +33,12 @@ export interface AdmitInput {
  * An admission asked for on another thread than the key's ledger's (a batch worker asks the
  * main thread): plain values, the model by its id, the prompt counted.
  */
-export type AdmitAsk = Omit<AdmitInput, 'apiKey' | 'model' | 'promptTokens'> & { model: string; promptTokens: number }
+export type AdmitAsk = Omit<AdmitInput, 'apiKey' | 'model' | 'promptTokens' | 'promptWrites'> & { model: string; promptTokens: number; promptWrites?: PromptWrites }
 
 /** The admission as it is asked for from another thread. */
 export function askOf(input: AdmitInput): AdmitAsk {
-  const { apiKey: _, model, promptTokens, ...rest } = input
-  return { ...rest, model: model.id, promptTokens: typeof promptTokens === 'function' ? promptTokens() : promptTokens }
+  const { apiKey: _, model, promptTokens, promptWrites, ...rest } = input
+  return { ...rest, model: model.id, promptTokens: typeof promptTokens === 'function' ? promptTokens() : promptTokens, promptWrites: typeof promptWrites === 'function' ? promptWrites() : promptWrites }
 }
 
 /** A reservation to settle when the request ends (undefined when nothing was held). */
@@ -64,14 +70,31 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   try {
     const usd = catalog.cost(model, usage)
     if (usd === null || !Number.isFinite(usd)) return null
-    // The prompt may be billed as cache writes (a Claude breakpoint: 1.25× input for five minutes,
-    // 2× for an hour): held at the dearer of the two readings, since its bytes bound its tokens but
-    // not which price they take. Where a write costs no more than input, input's reading stands.
-    const written = catalog.cost(model, { ...usage, inputTokens: usage.inputTokens - prompt, cacheWriteTokens: prompt, cacheWrite1hTokens: prompt })
-    return Math.max(0, usd, written !== null && Number.isFinite(written) ? written : 0)
+    // The prompt may be billed as cache writes, at the price its breakpoints allow (a Claude
+    // breakpoint: 1.25× input for five minutes, 2× for an hour; none: input alone): held at the
+    // dearest reading, since its bytes bound its tokens but not which price each takes. Where a
+    // write costs no more than input, input's reading stands.
+    let most = Math.max(0, usd)
+    for (const write of WRITTEN[writesOf(input)]) {
+      const written = catalog.cost(model, { ...usage, inputTokens: usage.inputTokens - prompt, ...write(prompt) })
+      if (written !== null && Number.isFinite(written)) most = Math.max(most, written)
+    }
+    return most
   } catch {
     return null
   }
+}
+
+/** The prompt as written to a cache, by the dearest write its breakpoints allow: each reading the hold weighs. */
+const WRITTEN: Record<PromptWrites, ((prompt: number) => Partial<Usage>)[]> = {
+  none: [],
+  '5m': [(p) => ({ cacheWriteTokens: p })],
+  '1h': [(p) => ({ cacheWriteTokens: p }), (p) => ({ cacheWriteTokens: p, cacheWrite1hTokens: p })],
+}
+
+function writesOf(input: AdmitInput): PromptWrites {
+  const w = typeof input.promptWrites === 'function' ? input.promptWrites() : input.promptWrites
+  return w !== undefined && Object.hasOwn(WRITTEN, w) ? w : '1h'
 }
 
 function sane(n: number | undefined): number | undefined {

@@ -11,7 +11,10 @@
 // not known here: the request counts the largest prompt any model takes.
 //
 // It walks the value with a stack of its own (no recursion: any depth), once, in time linear
-// in the body; Buffer.byteLength is native.
+// in the body; Buffer.byteLength is native. The same walk notes the cache breakpoints it passes
+// (prompt-writes.ts): they say at what price the prompt can be billed.
+
+import { breakpointWrites, dearerWrites, type PromptWrites } from './prompt-writes.ts'
 
 /** The most one image costs on either family (OpenAI high detail tiles, Claude's resize cap), with room. */
 export const IMAGE_TOKENS = 2_600
@@ -67,9 +70,23 @@ function isUrlDocument(o: Record<string, unknown>): boolean {
   return o.type === 'input_file' && isUrl(o.file_url)
 }
 
-export function promptTokenBound(...values: unknown[]): number {
+/** A prompt's bound: its tokens, and the dearest cache write its breakpoints can bill them at. */
+export interface PromptBound {
+  tokens: number
+  writes: PromptWrites
+}
+
+/** The bound of a request's prompt, read in one walk, and read once however often it is asked for (a plan's admission and its fallbacks'). */
+export function boundOnce(walk: () => PromptBound): { promptTokens(): number; promptWrites(): PromptWrites } {
+  let bound: PromptBound | undefined
+  const read = () => (bound ??= walk())
+  return { promptTokens: () => read().tokens, promptWrites: () => read().writes }
+}
+
+export function promptBound(...values: unknown[]): PromptBound {
   let total = 0
   let urlDocument = false
+  let writes: PromptWrites = 'none'
   const stack: unknown[] = [...values]
   while (stack.length > 0) {
     const v = stack.pop()
@@ -80,6 +97,8 @@ export function promptTokenBound(...values: unknown[]): number {
       for (let i = 0; i < v.length; i++) stack.push(v[i])
     } else if (v !== null && typeof v === 'object') {
       const o = v as Record<string, unknown>
+      // a breakpoint (Anthropic's cache_control, at the top level too; OpenAI's, translated for Claude)
+      if (o.cache_control !== undefined || o.prompt_cache_breakpoint !== undefined) writes = dearerWrites(writes, breakpointWrites(o))
       const binary = binaryBound(o)
       if (binary !== undefined) {
         total += binary
@@ -96,7 +115,7 @@ export function promptTokenBound(...values: unknown[]): number {
       }
     }
   }
-  return urlDocument ? total + URL_DOCUMENT_TOKENS : total
+  return { tokens: urlDocument ? total + URL_DOCUMENT_TOKENS : total, writes }
 }
 
 /** At most this many file references of one request are looked up for the bound. */

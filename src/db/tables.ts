@@ -270,8 +270,9 @@ export function declareTables(k: ColumnKit) {
       serviceTier: k.text('service_tier'),
       /**
        * What it may be billed for beyond its prompt and output cap (its server tools' searches and
-       * what they bring back, an answer in audio), JSON as billing/server-tools.ts reckons it; null:
-       * nothing (and an item stored before the column was).
+       * what they bring back, an answer in audio), JSON as billing/server-tools.ts reckons it, with the
+       * price its prompt can be billed at when below an hour's cache write (`promptWrites`,
+       * batches/item-hold.ts); null: nothing (and an item stored before the column was).
        */
       beyond: k.text('beyond'),
       status: k.text('status', { enum: ['succeeded', 'failed'] }),

@@ -5,6 +5,7 @@
 import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest, Usage } from '../ir/types.ts'
 import type { BeyondPrompt } from '../billing/server-tools.ts'
+import type { PromptWrites } from '../billing/prompt-writes.ts'
 import type { TapOptions, Wire } from '../routing/contract.ts'
 import type { CrossFamilyMode, ParamTable, RulesOutcome } from '../routing/params.ts'
 import { applyFamilyRules } from '../routing/params.ts'
@@ -42,6 +43,8 @@ export interface Plan {
   beyond?: BeyondPrompt
   /** The prompt's upper bound in tokens (its body and what the surface loaded for it, a thread's history). */
   promptTokens(): number
+  /** The dearest price its breakpoints let the prompt be billed at (read in the same walk as promptTokens). */
+  promptWrites(): PromptWrites
   /** Stop the reply at the first tool call. */
   pauseAtTool: boolean
   /** The request in IR terms (the translated path). */

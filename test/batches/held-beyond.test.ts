@@ -7,6 +7,7 @@ import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fa
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { completedBatch, expectBatchBounded } from '../helpers/burst.ts'
 import { NO_LIMITS } from './helpers.ts'
+import { promptWritesOf } from '../../src/batches/item-hold.ts'
 
 let up: FakeUpstream
 let g: Gateway
@@ -126,4 +127,21 @@ describe("a batch item's fallback model", () => {
     // and every hold went with its item, the ones moved to the fallback's price too
     expect(await heldOf(record.id)).toBe(0)
   }, 60_000)
+})
+
+describe("a batch item's prompt", () => {
+  test('is held at the price its breakpoints allow, as the batch was checked: none, 5 minutes, an hour', async () => {
+    up.script((req) => ({ waitMs: 10, json: { id: `msg_${crypto.randomUUID()}`, type: 'message', role: 'assistant', model: req.json().model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 2 } } }))
+    const params = (cache_control?: object) => ({ model: 'claude-haiku-4-5', max_tokens: 10, system: [{ type: 'text', text: 'rules', ...(cache_control ? { cache_control } : {}) }], messages: [{ role: 'user', content: 'hi' }] })
+    const { key } = await g.services.keys.create({ name: 'caches some', credits: 1 })
+    const r = await post(key, '/api/beta/v1/messages/batches', { requests: [
+      { custom_id: 'none', params: params() },
+      { custom_id: 'five', params: params({ type: 'ephemeral' }) },
+      { custom_id: 'hour', params: params({ type: 'ephemeral', ttl: '1h' }) },
+    ] })
+    expect(r.status).toBe(200)
+    const { id } = (await r.json()) as { id: string }
+    const rows = await g.services.storage.sql.all<{ custom_id: string; beyond: string | null }>('SELECT custom_id, beyond FROM batch_items WHERE batch_id = ? ORDER BY idx', [id])
+    expect(rows.map((row) => [row.custom_id, promptWritesOf(row.beyond)])).toEqual([['none', 'none'], ['five', '5m'], ['hour', '1h']])
+  })
 })

@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Admission, AdmitAsk, AdmitInput } from '../../src/billing/admission.ts'
 import type { Billing } from '../../src/billing/billing.ts'
-import { beyondOf, beyondText, ItemHold } from '../../src/batches/item-hold.ts'
+import { beyondOf, beyondText, ItemHold, promptWritesOf } from '../../src/batches/item-hold.ts'
 import { HoldAsks } from '../../src/batches/hold-asks.ts'
 import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig } from '../../src/config/load.ts'
@@ -90,6 +90,17 @@ describe('the beyond column', () => {
     expect(beyondOf(beyondText(b))).toEqual(b)
     expect(beyondText(undefined)).toBeNull()
     expect(beyondOf(null)).toBeUndefined()
+  })
+
+  test("keeps the price an item's prompt can take; an item stored without it is held at an hour's cache write", () => {
+    const b = { webSearches: 5, fileSearches: 2, inputTokens: 40_000, audioOutput: false }
+    expect(promptWritesOf(beyondText(b, '5m'))).toBe('5m')
+    expect(beyondOf(beyondText(b, '5m'))).toEqual(b)
+    // nothing beyond, and a prompt that caches nothing: the column keeps that alone
+    expect(promptWritesOf(beyondText(undefined, 'none'))).toBe('none')
+    expect(beyondOf(beyondText(undefined, 'none'))).toBeUndefined()
+    expect(beyondText(undefined, '1h')).toBeNull()
+    expect([promptWritesOf(null), promptWritesOf(beyondText(b)), promptWritesOf('{"promptWrites":"2h"}'), promptWritesOf('not json')]).toEqual(['1h', '1h', '1h', '1h'])
   })
 })
 

@@ -26,7 +26,7 @@ export interface CheckedItem {
   choices: number | null
   /** The tier it is held at, where that is priced apart (null: standard). */
   serviceTier: string | null
-  /** What its server tools (or an answer in audio) may add beyond its prompt and cap, JSON (item-hold.ts); null: nothing. */
+  /** What its server tools (or an answer in audio) may add beyond its prompt and cap, and the price its prompt can take, JSON (item-hold.ts); null: nothing, at most an hour's cache write. */
   beyond: string | null
 }
 
@@ -79,7 +79,7 @@ export class ItemChecker {
     const cap = plan.maxOutputTokens
     const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan.body, this.rc) : 0
     const choices = typeof plan.choices === 'number' && plan.choices > 1 ? plan.choices : null
-    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices, serviceTier: plan.serviceTier ?? null, beyond: beyondText(plan.beyond) }
+    return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices, serviceTier: plan.serviceTier ?? null, beyond: beyondText(plan.beyond, plan.promptWrites()) }
   }
 
   private customId(v: unknown, max: number): string {

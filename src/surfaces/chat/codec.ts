@@ -1,7 +1,7 @@
 // The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
 import { PARAMS } from './params.ts'
-import { promptTokenBound } from '../../billing/prompt-bound.ts'
+import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
 import { chatBeyond } from '../../billing/server-tools.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
@@ -50,7 +50,7 @@ export const chatSurface: SurfaceSpec = {
       choices: rules.removed.includes('n') ? undefined : body.n,
       serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
       beyond: chatBeyond(body.modalities),
-      promptTokens: () => promptTokenBound(body),
+      ...boundOnce(() => promptBound(body)),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough() {

@@ -3,7 +3,7 @@
 // extras); Claude-family models and the mock go through the IR. Each request's plan carries
 // its checked turn and its own codec, which stores the thread before the reply's terminal event.
 import { PARAMS } from './params.ts'
-import { promptTokenBound } from '../../billing/prompt-bound.ts'
+import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { outputCap } from '../../billing/output-bound.ts'
 import { responsesBeyond } from '../../billing/server-tools.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
@@ -173,7 +173,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
         beyond: responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
         // where references were replaced by the items they name, those count, not the body's input
-        promptTokens: () => (turn.referenced ? promptTokenBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptTokenBound(body, turn.history)),
+        ...boundOnce(() => (turn.referenced ? promptBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptBound(body, turn.history))),
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
         passthrough() {
