@@ -63,8 +63,8 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
 /**
  * OpenAI's chat models that search the web for every request (`gpt-4o-search-preview`,
  * `gpt-4o-mini-search-preview`, `gpt-5-search-api`, dated or not): each is billed one search,
- * which no usage of theirs reports. Recorded as one a request; held as one a reply (chat's `n`),
- * the bound whichever way the upstream counts several choices.
+ * which no usage of theirs reports. OpenAI refuses `n` for them, and so does the chat surface
+ * past 1 (validate.ts): one search a request, recorded and held alike.
  */
 const SEARCHES_EACH_REPLY = /-search-(?:preview|api)(?:-|$)/
 

@@ -3,6 +3,7 @@
 // a fallback model dearer than the one asked for. Held at the prompt and cap alone, a burst on a
 // nearly spent key was admitted many times over (each request costing 6 to 80 times its hold).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
 import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { messagesBeyond, responsesBeyond, searchesEachReply, TOKENS_A_FETCH, TOKENS_A_SEARCH, USES_UNBOUNDED } from '../../src/billing/server-tools.ts'
@@ -137,6 +138,27 @@ describe('held beyond the prompt and the output cap', () => {
     // gpt-4o-mini-search-preview: gpt-4o-mini's $0.15 and $0.60 a million tokens, a search $0.01
     for (const rec of list.data) expect(rec.cost).toBeCloseTo(20 * 0.15e-6 + 100 * 0.6e-6 + 0.01, 9)
     expect(await burst(0.005, '/api/alpha/v1/chat/completions', ask)).toMatchObject({ served: 1, refused: 19 })
+  })
+
+  test("a search model takes no n above 1, as OpenAI refuses it: its one search a request is what is held and recorded", async () => {
+    up.script(() => ({ json: { id: 'chatcmpl-search', object: 'chat.completion', created: 1, model: 'gpt-4o-mini-search-preview-2025-03-11',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny.', annotations: [] }, finish_reason: 'stop' }], usage: { prompt_tokens: 20, completion_tokens: 100, total_tokens: 120 } } }))
+    const client = new OpenAI({ baseURL: `${g.url}/api/alpha/v1`, apiKey: g.key, maxRetries: 0 })
+    const sent = up.requests.length
+    const ask = { model: 'gpt-4o-mini-search-preview', max_completion_tokens: 100, messages: [{ role: 'user' as const, content: 'Weather in Paris?' }] }
+    const e = await client.chat.completions.create({ ...ask, n: 3 }).then(() => null, (e: unknown) => e)
+    expect(e).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((e as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('n: gpt-4o-mini-search-preview')
+    expect(up.requests.length).toBe(sent)
+    // a batch line asking it is refused as the batch is checked
+    const batch = await post(g.key, '/api/v1/batches', { endpoint: '/v1/chat/completions', requests: [{ custom_id: 'a', ...ask }, { custom_id: 'b', ...ask, n: 2 }] })
+    expect(batch.status).toBe(400)
+    expect(await batch.text()).toContain('n: gpt-4o-mini-search-preview')
+    // another model's n is sent as it came
+    up.script((req) => ({ json: { ...fixtureJson('openai/chat/nonstream-text.json'), model: req.json().model } }))
+    const other = await client.chat.completions.create({ ...ask, model: 'gpt-4o-mini', n: 3 })
+    expect(other.choices.length).toBeGreaterThan(0)
+    expect(up.requests.at(-1)!.json().n).toBe(3)
   })
 
   test("a prompt written to Claude's hour-long cache costs twice input: held at that, so a burst is served once, not twice", async () => {

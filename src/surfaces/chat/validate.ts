@@ -4,6 +4,7 @@ import { own } from '../../lib/own.ts'
 import { checkOwnedValues } from '../../routing/params.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
+import { searchesEachReply } from '../../billing/server-tools.ts'
 import { typeName } from '../../routing/router.ts'
 import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
 import { checkValue, knownParams } from '../checks.ts'
@@ -63,6 +64,10 @@ export type CheckedChatBody = ChatBody & {
 export function validateChat(body: Body, model: CatalogModel): asserts body is Body & CheckedChatBody {
   checkParams(body)
   checkOwnedValues(PARAMS, body, model)
+  // A search model runs one search for the request and answers once: OpenAI refuses `n` for it
+  // ("Model incompatible request argument supplied: n"), so several answers are never billed
+  // (the record's one search a request, the hold's one a choice, agree)
+  if (typeof body.n === 'number' && body.n > 1 && searchesEachReply(model) > 0) throw badRequest(`n: ${model.id} searches the web and gives one answer a request; n above 1 is not supported for it`)
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = body[k]
     if (typeof v === 'number' && v > model.contextWindow) {
