@@ -3,19 +3,24 @@
 // becomes an IR error event, never a fake end_turn. What servers of the wire other than
 // Anthropic send in other shapes is read as Anthropic's would be: a ping or an empty event
 // skipped whatever its data, no `message_start` (the start is made at the first event), a second
-// one ignored, a call without an id given one, a call's input as JSON text.
+// one ignored, a call without an id given one, a call's input as JSON text. A thinking block's
+// stop ends it (`reasoning-end`), signed or not, so the next one is a block of its own (text
+// blocks in a row stay one run, as the JSON reply's text parts make one message); blocks started
+// while an earlier one is open wait for it (block-order.ts).
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { anthropicEventError } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
 import { callId, inputText, replyToken, type AnthropicBlock } from './response.ts'
+import { blockOrder } from './block-order.ts'
 
+/** `open`: its stop has not come (its end events not yet made). */
 type Block =
-  | { kind: 'text' }
-  | { kind: 'thinking'; startSignature?: string; signed: boolean }
+  | { kind: 'text'; open: boolean }
+  | { kind: 'thinking'; startSignature?: string; signed: boolean; open: boolean }
   | { kind: 'tool'; ordinal: number; input: unknown; sentArgs: boolean; open: boolean }
-  | { kind: 'ignored' }
+  | { kind: 'ignored'; open: boolean }
 
 interface Event {
   type?: string
@@ -33,37 +38,43 @@ function* openBlock(b: AnthropicBlock, ordinal: number, reply: string): Generato
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
-      return { kind: 'text' }
+      return { kind: 'text', open: true }
     case 'thinking':
       if (b.thinking) yield { type: 'reasoning-delta', text: b.thinking }
-      return { kind: 'thinking', startSignature: b.signature || undefined, signed: false }
+      return { kind: 'thinking', startSignature: b.signature || undefined, signed: false, open: true }
     case 'redacted_thinking':
       yield { type: 'reasoning-redacted', data: b.data ?? '' }
-      return { kind: 'ignored' }
+      return { kind: 'ignored', open: true }
     case 'tool_use':
       yield { type: 'tool-input-start', index: ordinal, id: b.id || callId(reply, ordinal), name: b.name ?? '' }
       return { kind: 'tool', ordinal, input: b.input, sentArgs: false, open: true }
     default:
       // Server-side tools (web search …) ran at Anthropic; nothing for the client to execute.
-      return { kind: 'ignored' }
+      return { kind: 'ignored', open: true }
   }
 }
 
-function* closeBlock(b: Block | undefined): Generator<StreamEvent> {
-  if (b?.kind === 'thinking' && !b.signed && b.startSignature) {
-    b.signed = true
-    yield { type: 'reasoning-signature', signature: b.startSignature }
-  }
-  if (b?.kind === 'tool' && b.open) {
-    // Arguments may come whole in the start block and never as deltas.
-    if (!b.sentArgs) yield { type: 'tool-input-delta', index: b.ordinal, delta: inputText(b.input) }
-    yield { type: 'tool-input-end', index: b.ordinal }
-    b.open = false
+/** A block's end events, once (at its stop, or at the message's end for one never stopped). */
+function closeBlock(b: Block | undefined): StreamEvent[] {
+  if (!b?.open) return []
+  b.open = false
+  switch (b.kind) {
+    case 'thinking': {
+      const signed = !b.signed && b.startSignature ? [{ type: 'reasoning-signature', signature: b.startSignature } as const] : []
+      b.signed ||= signed.length > 0
+      return [...signed, { type: 'reasoning-end' }]
+    }
+    case 'tool':
+      // Arguments may come whole in the start block and never as deltas.
+      return [...(b.sentArgs ? [] : [{ type: 'tool-input-delta', index: b.ordinal, delta: inputText(b.input) } as const]), { type: 'tool-input-end', index: b.ordinal }]
+    default:
+      return []
   }
 }
 
 export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic'): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
+  const order = blockOrder<Block>()
   let tools = 0
   let usage: Usage = emptyUsage()
   let stop: { reason?: string | null; sequence?: string | null } = {}
@@ -102,30 +113,39 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
         case 'content_block_start': {
           const b = e.content_block ?? { type: 'unknown' }
           if (b.type === 'tool_use' && !b.id) reply ||= replyToken()
+          // a block started again at the index of one still open: that one can take nothing more, it ended
+          const was = blocks.get(e.index ?? 0)
+          order.stop(was, closeBlock(was), out)
           const opened = openBlock(b, tools, reply)
+          const made: StreamEvent[] = []
           let r = opened.next()
-          for (; !r.done; r = opened.next()) out.push(r.value)
+          for (; !r.done; r = opened.next()) made.push(r.value)
           if (r.value.kind === 'tool') tools++
           blocks.set(e.index ?? 0, r.value)
+          order.start(r.value, made, out)
           break
         }
         case 'content_block_delta': {
           const b = blocks.get(e.index ?? 0)
           const d = e.delta ?? {}
-          if (d.type === 'text_delta' && d.text) out.push({ type: 'text-delta', text: d.text })
-          else if (d.type === 'thinking_delta' && d.thinking) out.push({ type: 'reasoning-delta', text: d.thinking })
+          let ev: StreamEvent | undefined
+          if (d.type === 'text_delta' && d.text) ev = { type: 'text-delta', text: d.text }
+          else if (d.type === 'thinking_delta' && d.thinking) ev = { type: 'reasoning-delta', text: d.thinking }
           else if (d.type === 'signature_delta' && d.signature) {
             if (b?.kind === 'thinking') b.signed = true
-            out.push({ type: 'reasoning-signature', signature: d.signature })
+            ev = { type: 'reasoning-signature', signature: d.signature }
           } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
             b.sentArgs = true
-            out.push({ type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json })
+            ev = { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
           }
+          if (ev) order.events(b, [ev], out)
           break
         }
-        case 'content_block_stop':
-          out.push(...closeBlock(blocks.get(e.index ?? 0)))
+        case 'content_block_stop': {
+          const b = blocks.get(e.index ?? 0)
+          order.stop(b, closeBlock(b), out)
           break
+        }
         case 'message_delta':
           // a delta that carries usage alone leaves the reason an earlier one gave
           stop = { reason: e.delta?.stop_reason ?? stop.reason, sequence: e.delta?.stop_sequence ?? stop.sequence }
@@ -133,7 +153,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           out.push({ type: 'usage', usage })
           break
         case 'message_stop': {
-          for (const b of blocks.values()) out.push(...closeBlock(b))
+          order.drain(closeBlock, out)
           const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
           out.push({ type: 'finish', finish, usage })
           ended = true
