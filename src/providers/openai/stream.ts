@@ -2,6 +2,9 @@
 // are keyed by `tool_calls[].index` (the last call when a server sends none; a new call when a
 // piece names a function under another id); `tool_calls: []` next to text is text; the finish waits for the usage chunk and
 // `[DONE]`. What other servers of the wire send in other shapes is read by compat-fields.ts.
+// A call starts once it is named: argument text some servers send ahead of the piece with the
+// call's id and name waits for it (HELD_MAX at most), so the call is one, not a nameless one
+// and a named one with no arguments.
 import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { parseErrorBody } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
@@ -37,11 +40,22 @@ interface ToolState {
   /** The upstream's id for the call, once said. */
   id?: string
   name: string
-  /** Said to the client: a call starts at its first argument text (or its end), so that an id or a name some servers send in a later piece is the call's. */
+  /**
+   * Said to the client: a call starts at its first argument text once it is named (or at its
+   * end), so that an id or a name some servers send in a later piece is the call's.
+   */
   started: boolean
+  /** Argument text that came before the call's name, waiting for it. */
+  held: string[]
   sentArgs: boolean
   open: boolean
 }
+
+/**
+ * The argument text held for calls not yet named, all calls together. Past it, the call that
+ * holds it starts without its name (as the server left it so far), and its pieces go on as they come.
+ */
+export const HELD_MAX = 64 * 1024
 
 const midStream = (message: string, type = 'stream_error'): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
@@ -53,16 +67,26 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
   let usage: Usage = emptyUsage()
   let replyId = ''
   const tools = new Map<number, ToolState>()
+  /** The length of every call's held text (HELD_MAX). */
+  let held = 0
 
-  const begin = (t: ToolState, key: number): StreamEvent => {
+  /** The call starts, with the argument text it held. */
+  function* begin(t: ToolState, key: number): Generator<StreamEvent> {
     t.started = true
-    return { type: 'tool-input-start', index: t.ordinal, id: t.id || `call_${replyId}_${key}`, name: t.name }
+    yield { type: 'tool-input-start', index: t.ordinal, id: t.id || `call_${replyId}_${key}`, name: t.name }
+    const text = t.held.join('')
+    t.held = []
+    held -= text.length
+    if (text === '') return
+    t.sentArgs = true
+    yield { type: 'tool-input-delta', index: t.ordinal, delta: text }
   }
 
   function* closeTools(): Generator<StreamEvent> {
     for (const [key, t] of tools) {
       if (!t.open) continue
-      if (!t.started) yield begin(t, key)
+      // a call never named comes out at the end with what it held, named '' as the JSON reply names it
+      if (!t.started) yield* begin(t, key)
       // A tool without parameters may stream no argument text at all; `{}` is what the non-stream answer says.
       if (!t.sentArgs) yield { type: 'tool-input-delta', index: t.ordinal, delta: '{}' }
       yield { type: 'tool-input-end', index: t.ordinal }
@@ -94,7 +118,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
   function* toolDelta(key: number, call: ChunkToolCall): Generator<StreamEvent> {
     let t = tools.get(key)
     if (!t) {
-      t = { ordinal: tools.size, name: '', started: false, sentArgs: false, open: true }
+      t = { ordinal: tools.size, name: '', started: false, held: [], sentArgs: false, open: true }
       tools.set(key, t)
     }
     if (!t.started) {
@@ -105,11 +129,20 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
       if (name && name !== t.name) t.name += name
     }
     const args = argumentsOf(call.function?.arguments)
-    if (args) {
-      if (!t.started) yield begin(t, key)
+    if (t.started) {
+      if (!args) return
       t.sentArgs = true
       yield { type: 'tool-input-delta', index: t.ordinal, delta: args }
+      return
     }
+    if (args) {
+      t.held.push(args)
+      held += args.length
+    }
+    // it starts at a piece of argument text once named (a name in pieces is whole by then); a
+    // nameless one waits, past HELD_MAX it starts as it is
+    if (!args || (t.name === '' && held <= HELD_MAX)) return
+    yield* begin(t, key)
   }
 
   try {
