@@ -15,6 +15,7 @@ import m12 from '../../db/migrations/0012_batch_item_service_tier.sql' with { ty
 import m13 from '../../db/migrations/0013_batch_claims.sql' with { type: 'text' }
 import m14 from '../../db/migrations/0014_retention.sql' with { type: 'text' }
 import m15 from '../../db/migrations/0015_batch_item_beyond.sql' with { type: 'text' }
+import m16 from '../../db/migrations/0016_stored_items.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -28,6 +29,7 @@ import p9 from '../../db/pg-migrations/0009_batch_item_service_tier.sql' with { 
 import p10 from '../../db/pg-migrations/0010_batch_claims.sql' with { type: 'text' }
 import p11 from '../../db/pg-migrations/0011_retention.sql' with { type: 'text' }
 import p12 from '../../db/pg-migrations/0012_batch_item_beyond.sql' with { type: 'text' }
+import p13 from '../../db/pg-migrations/0013_stored_items.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -49,6 +51,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0013_batch_claims", when: 1796354844448, breakpoints: true, sql: m13 },
   { tag: "0014_retention", when: 1796389054034, breakpoints: true, sql: m14 },
   { tag: "0015_batch_item_beyond", when: 1796406145093, breakpoints: true, sql: m15 },
+  { tag: "0016_stored_items", when: 1796416380932, breakpoints: true, sql: m16 },
 ]
 
 /** PostgreSQL. */
@@ -66,4 +69,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0010_batch_claims", when: 1796354845583, breakpoints: true, sql: p10 },
   { tag: "0011_retention", when: 1796389054895, breakpoints: true, sql: p11 },
   { tag: "0012_batch_item_beyond", when: 1796406148778, breakpoints: true, sql: p12 },
+  { tag: "0013_stored_items", when: 1796416384379, breakpoints: true, sql: p13 },
 ]

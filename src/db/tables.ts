@@ -188,6 +188,23 @@ export function declareTables(k: ColumnKit) {
   )
 
   /**
+   * The output items of a stored response whose ids its upstream made (a pass-through reply's
+   * `msg_…`, `rs_…`, `fc_…`), one row each: whether a key was given an item, when it names one
+   * by id (`item_reference`) for OpenAI's store to read. The gateway's own item ids name their
+   * response and need no row (item-ids.ts). A row whose response is gone means nothing.
+   */
+  const storedItems = k.table(
+    'stored_items',
+    {
+      apiKeyId: k.text('api_key_id').notNull(),
+      itemId: k.text('item_id').notNull(),
+      /** The stored response (stored_responses.row_id) that holds the item. */
+      rowId: k.text('row_id').notNull(),
+    },
+    (t) => [k.index('stored_items_key_item').on(t.apiKeyId, t.itemId), k.index('stored_items_row').on(t.rowId)],
+  )
+
+  /**
    * Batches (both batch APIs): one row per batch, with its counters kept on write so that a
    * poll reads one row. Times are epoch ms; null until the event happened.
    */
@@ -346,5 +363,5 @@ export function declareTables(k: ColumnKit) {
     },
     (t) => [k.index('response_cache_used').on(t.usedAt)],
   )
-  return { apiKeys, files, generations, usageHourly, storedResponses, batches, batchItems, batchIngests, creditReservations, responseCache }
+  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, batches, batchItems, batchIngests, creditReservations, responseCache }
 }

@@ -13,7 +13,7 @@
 // a response a client has received survives a kill -9. Another key's response is as unknown as
 // a missing one. A thread's stored size is bounded: a continuation past the bound is a 400.
 import { insertList, names, selectList } from '../../db/columns.ts'
-import { storedResponses } from '../../db/schema.ts'
+import { storedItems, storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
 import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
@@ -57,6 +57,8 @@ type Row = typeof storedResponses.$inferSelect
 
 interface Pending {
   row: Row
+  /** Its output items' ids that its upstream made (stored_items). */
+  upstreamIds: string[]
   committed: Promise<void>
   commit(): void
 }
@@ -92,6 +94,17 @@ const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FR
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
 
 const DELETE = `DELETE FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?`
+
+// the upstream's item ids of a stored response (stored_items), and whether a key was given one
+const i = names(storedItems)
+const INSERT_ITEM = `INSERT INTO ${i.$table} (${i.apiKeyId}, ${i.itemId}, ${i.rowId}) VALUES (?, ?, ?)`
+const ownedAmong = (n: number) =>
+  `SELECT DISTINCT i.${i.itemId} AS "itemId" FROM ${i.$table} i JOIN ${s.$table} r ON r.${s.rowId} = i.${i.rowId} WHERE i.${i.apiKeyId} = ? AND r.${s.apiKeyId} = ? AND r.${s.createdAt} >= ? AND i.${i.itemId} IN (${marks(n)})`
+const DELETE_ITEMS = `DELETE FROM ${i.$table} WHERE ${i.rowId} IN (SELECT ${s.rowId} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?)`
+// those of rows that are gone (a pruned row's; one a continuation kept stays)
+const itemsOfGone = (n: number) => `DELETE FROM ${i.$table} WHERE ${i.rowId} IN (${marks(n)}) AND NOT EXISTS (SELECT 1 FROM ${s.$table} r WHERE r.${s.rowId} = ${i.$table}.${i.rowId})`
+/** Ids asked about in one query at most. */
+const OWNED_CHUNK = 500
 // the retention: the rows made before a time, a page at a time in (created, row id) order, each
 // saying whether a row continues it; which of some rows are still old and continued by none; and
 // their deletion, which a row written meanwhile that continues one of them stops
@@ -211,7 +224,8 @@ export class ThreadStore {
     }
     let commit!: () => void
     const committed = new Promise<void>((resolve) => (commit = resolve))
-    this.pending.set(row.rowId, { row, committed, commit })
+    const upstreamIds = r.outputItems.flatMap((it) => (typeof it.id === 'string' && responseOfItem(it.id) === undefined ? [it.id] : []))
+    this.pending.set(row.rowId, { row, upstreamIds, committed, commit })
     // while a failed write waits to be tried again, new saves wait with it (no attempt a turn)
     if (this.timer === undefined) this.soon ??= setImmediate(() => void this.flush())
     return committed
@@ -231,8 +245,9 @@ export class ThreadStore {
     const rows = [...this.pending.values()]
     try {
       await this.sql.tx(async (q) => {
-        for (const { row: w } of rows) {
+        for (const { row: w, upstreamIds } of rows) {
           await q.run(INSERT, INSERTED.keys.map((k) => w[k]))
+          for (const id of upstreamIds) await q.run(INSERT_ITEM, [w.apiKeyId, id, w.rowId])
         }
       })
     } catch {
@@ -341,7 +356,10 @@ export class ThreadStore {
         const ids = earlier.splice(0, limit)
         // those still old and continued by none (a turn may have continued one meanwhile)
         const leaves = await this.sql.all<{ rowId: string; previousRowId: string | null }>(leavesAmong(ids.length), [...ids, before])
-        if (leaves.length > 0) deleted += await this.sql.run(pruneRows(leaves.length), leaves.map((r) => r.rowId))
+        if (leaves.length > 0) {
+          deleted += await this.sql.run(pruneRows(leaves.length), leaves.map((r) => r.rowId))
+          await this.sql.run(itemsOfGone(leaves.length), leaves.map((r) => r.rowId))
+        }
         for (const r of leaves) if (r.previousRowId !== null) earlier.push(r.previousRowId)
       }
       return { deleted, more: earlier.length > 0 || !read }
@@ -384,6 +402,29 @@ export class ThreadStore {
     return items?.get(itemId)
   }
 
+  /**
+   * Which of `ids`, item ids an upstream made, are of a response the gateway stored for this key
+   * (within the retention): the items the key was given, which it may name for OpenAI's store to
+   * read. Another key's item, or one of a reply never stored, is not among them.
+   */
+  async owned(apiKeyId: string, ids: string[]): Promise<Set<string>> {
+    const out = new Set<string>()
+    const wanted = new Set(ids)
+    for (const p of this.pending.values()) if (p.row.apiKeyId === apiKeyId) for (const id of p.upstreamIds) if (wanted.has(id)) out.add(id)
+    // another instance's reply a few ms late (as byId): what is missing is read again, a few times
+    for (let round = 0; round <= SHARED_MISS_RETRIES; round++) {
+      const rest = [...wanted].filter((id) => !out.has(id))
+      if (rest.length === 0 || (round > 0 && this.sql.dialect !== 'pg')) break
+      if (round > 0) await Bun.sleep(SHARED_MISS_WAIT_MS)
+      for (let at = 0; at < rest.length; at += OWNED_CHUNK) {
+        const chunk = rest.slice(at, at + OWNED_CHUNK)
+        const rows = await this.sql.all<{ itemId: string }>(ownedAmong(chunk.length), [apiKeyId, apiKeyId, this.keptSince(), ...chunk])
+        for (const r of rows) out.add(r.itemId)
+      }
+    }
+    return out
+  }
+
   /** The input items a key's stored response added, oldest first, or undefined. */
   async inputItems(apiKeyId: string, id: string): Promise<Item[] | undefined> {
     const row = await this.byId(apiKeyId, id)
@@ -400,6 +441,7 @@ export class ThreadStore {
       p.commit()
       found = true
     }
+    await this.sql.run(DELETE_ITEMS, [apiKeyId, id])
     return (await this.sql.run(DELETE, [apiKeyId, id])) > 0 || found
   }
 }
