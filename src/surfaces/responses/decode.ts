@@ -9,7 +9,7 @@ import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
-import { responseOfItem } from './item-ids.ts'
+import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
 import { openReasoning } from './reasoning.ts'
 import { allowedFlat, flatName, openTools, type OpenedTools } from './namespaces.ts'
 import type { Turn } from './turn.ts'
@@ -113,7 +113,7 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
         // that it did not find (another key's, a store: false reply's, deleted) is refused; one
         // of OpenAI's store, or made before items named their response, is left out as ever
         if (at !== 'input' || typeof it.id !== 'string' || responseOfItem(it.id) === undefined) return
-        throw badRequest(`${where}: item_reference "${it.id.slice(0, 80)}" names no item this gateway stored for this key (a reply stored with store: false, deleted, expired, or another key's); send the item itself`)
+        throw unknownGatewayItem(where, it.id)
       // Hosted-tool records mean something only to OpenAI's own store.
       default:
         return

@@ -2,6 +2,8 @@
 // response it is in (its 32 hex digits, then the item's place), so an `item_reference` a client
 // sends later (the AI SDK's, with `store`) is found by reading that one stored response.
 
+import { badRequest, type HttpError } from '../../http/errors.ts'
+
 const hex = (n: number) => crypto.randomUUID().replaceAll('-', '').slice(0, n)
 export const newId = (prefix: string) => `${prefix}_${hex(32)}`
 
@@ -19,3 +21,7 @@ export const responseOfItem = (id: string): string | undefined => {
   const m = GATEWAY_ITEM.exec(id)
   return m ? `resp_${m[1]}` : undefined
 }
+
+/** The 400 for an `item_reference` in the gateway's form that names no item it stored for this key. */
+export const unknownGatewayItem = (where: string, id: string): HttpError =>
+  badRequest(`${where}: item_reference "${id.slice(0, 80)}" names no item this gateway stored for this key (a reply stored with store: false, deleted, expired, or another key's); send the item itself`)

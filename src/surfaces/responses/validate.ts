@@ -5,12 +5,13 @@
 import { checkOwnedValues, type CrossFamilyMode } from '../../routing/params.ts'
 import { PARAMS, PARAM_SCHEMAS, type ResponsesBody } from './params.ts'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
-import { badRequest } from '../../http/errors.ts'
+import { badRequest, HttpError } from '../../http/errors.ts'
 import { firstError, knownParams } from '../checks.ts'
 import { inputItems, messagesItems, toolOutputItems, withoutIds, type Item } from './items.ts'
 import { legacyFunctions, tool, toolChoice } from './tools.ts'
 import type { References, ThreadStore } from './thread.ts'
 import type { Turn } from './turn.ts'
+import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
 import type { ResponsesFormat } from './schema.ts'
 
 export type { Turn }
@@ -52,22 +53,47 @@ const MAX_REFERENCES = 1_000
  * `item_reference`s to items of the gateway's own replies, replaced by the stored items: a model
  * served through the IR reads nothing else, and OpenAI's store does not know them. Any other is
  * left as it came: for OpenAI's own Responses API (its store's items); on the IR path one in the
- * gateway's form is refused (decode.ts), another left out and named.
+ * gateway's form is refused (decode.ts), another left out and named. Returns the places of those
+ * left, and of reasoning items given by their id alone, which OpenAI's store fills in.
  */
-async function referencedItems(items: Item[], vc: ValidateContext): Promise<boolean> {
+async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ found: boolean; byId: number[] }> {
   let n = 0
   let found = false
+  const byId: number[] = []
   const refs: References = { seen: new Map(), bytes: 0, missed: false }
   for (const [i, it] of items.entries()) {
+    if (it.type === 'reasoning' && typeof it.id === 'string' && typeof it.encrypted_content !== 'string') byId.push(i)
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
     if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
     const item = await vc.threads.referenced(vc.apiKeyId, it.id, refs)
-    if (!item) continue
+    if (!item) {
+      byId.push(i)
+      continue
+    }
     // its id is the gateway's, which an OpenAI upstream would look up in its own store
     items[i] = withoutIds([item])[0]!
     found = true
   }
-  return found
+  return { found, byId }
+}
+
+/**
+ * An OpenAI upstream reads an item named by id alone from its store, which holds the items of
+ * every key of the operator's account: such an id must be of an item the gateway gave this key
+ * (an output item of a response it stored for it), or the request is refused as OpenAI refuses an
+ * id it does not know. `places` are those referencedItems returned; `stateful` turns send no
+ * reasoning by id (passthrough.ts).
+ */
+async function checkOwnership(items: Item[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
+  const asked = places.filter((i) => items[i]!.type === 'item_reference' || !stateful)
+  if (asked.length === 0) return
+  const owned = await vc.threads.owned(vc.apiKeyId, asked.map((i) => items[i]!.id as string))
+  const bad = asked.find((i) => !owned.has(items[i]!.id as string))
+  if (bad === undefined) return
+  const id = String(items[bad]!.id).slice(0, 80)
+  // one in the gateway's own form: as the IR path says it (decode.ts)
+  if (items[bad]!.type === 'item_reference' && responseOfItem(id) !== undefined) throw unknownGatewayItem(`input[${bad}]`, id)
+  throw new HttpError(404, `input[${bad}]: Item with id '${id}' not found: not an item this gateway gave this key (another key's, one of a reply stored with store: false, deleted or expired); send the item itself`)
 }
 
 export interface ValidateContext {
@@ -85,7 +111,7 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     if (body.previous_response_id === undefined && body.conversation === undefined) throw badRequest('tool_outputs: needs previous_response_id (the response that asked for them)')
     items.push(...toolOutputItems(body.tool_outputs))
   }
-  const referenced = await referencedItems(items, vc)
+  const { found: referenced, byId } = await referencedItems(items, vc)
   if (items.length === 0 && body.previous_response_id === undefined) throw badRequest('input: required (a string, an array of items or content parts, or an object with content)')
 
   const r = body.reasoning
@@ -118,6 +144,9 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   }
   const thread = previous !== undefined ? await vc.threads.history(vc.apiKeyId, previous, field) : undefined
   const history = thread?.items ?? []
+  const stateful = previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined
+  // a Claude model's request reads no OpenAI store (the IR leaves such references out)
+  if (model.family === 'openai') await checkOwnership(items, byId, stateful, vc)
 
   const instructions = [body.instructions, body.system].filter((s): s is string => typeof s === 'string' && s !== '').join('\n\n')
   return {
@@ -135,7 +164,7 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     previous: thread?.head ?? null,
     conversation,
     maxToolCalls: body.max_tool_calls,
-    stateful: previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined,
+    stateful,
     referenced,
   }
 }
