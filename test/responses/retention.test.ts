@@ -160,3 +160,20 @@ test('a gateway removes expired responses by itself soon after it starts; 0 days
     cleanup(dir)
   }
 })
+
+test("a removed response's upstream item ids go with it: a key may no longer name them", async () => {
+  const threads = threadStoreOf(g.services)
+  const apiKeyId = (await g.services.storage.sql.get<{ id: string }>('SELECT id FROM api_keys LIMIT 1'))!.id
+  const item = (n: number) => `msg_0b028a7a2aca8d68006942f4e484e08193afa69324a01f67${n}`
+  const save = (id: string, n: number) => threads.save({ id, apiKeyId, model: 'gpt-5.2', status: 'completed', previousResponseId: null, previous: null, conversation: null, inputItems: [], outputItems: [{ type: 'message', id: item(n), role: 'assistant', content: [] }] })
+  await save('resp_upstream_old', 1)
+  await save('resp_upstream_young', 2)
+  await threads.flush()
+  expect(await threads.owned(apiKeyId, [item(1), item(2)])).toEqual(new Set([item(1), item(2)]))
+  await age('resp_upstream_old', 40)
+  // past the retention: not the key's to name, even before the pruner comes by
+  expect(await threads.owned(apiKeyId, [item(1), item(2)])).toEqual(new Set([item(2)]))
+  await g.services.retention.prune()
+  const rows = await g.services.storage.sql.all<{ item_id: string }>('SELECT item_id FROM stored_items WHERE item_id IN (?, ?)', [item(1), item(2)])
+  expect(rows.map((r) => r.item_id)).toEqual([item(2)])
+})
