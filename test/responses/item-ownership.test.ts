@@ -90,6 +90,20 @@ describe('an id another key was given', () => {
     expect(JSON.stringify(sent.input)).not.toContain('secret of the first key')
   })
 
+  test('an mcp_approval_response answering a request neither in its input nor given to this key: a 404; with the request in the input it goes up', async () => {
+    const request = { type: 'mcp_approval_request', id: 'mcpr_68b1b2c0aa1181939fb11dd2f5c2ae0a0c3b4f1d9e2a5b6c', server_label: 'deepwiki', name: 'ask_question', arguments: '{}' }
+    const answer = { type: 'mcp_approval_response', approval_request_id: request.id, approve: true }
+    const before = calls()
+    const res = await rig.postResponses({ model: 'gpt-5.2', input: [answer] }, { key: otherKey })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as any).error).toContain(`input[0]: Item with id '${request.id}' not found`)
+    expect(calls()).toBe(before)
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const ok = await rig.postResponses({ model: 'gpt-5.2', input: [request, answer] }, { key: otherKey })
+    expect(ok.status).toBe(200)
+    expect(rig.up.requests.at(-1)!.json().input).toEqual([request, answer])
+  })
+
   test('a deleted response gives its items back: a reference to one is then a 404', async () => {
     const mine = await storedReply()
     await rig.client.responses.delete(mine.id)

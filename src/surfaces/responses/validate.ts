@@ -82,18 +82,26 @@ async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ fo
  * every key of the operator's account: such an id must be of an item the gateway gave this key
  * (an output item of a response it stored for it), or the request is refused as OpenAI refuses an
  * id it does not know. `places` are those referencedItems returned; `stateful` turns send no
- * reasoning by id (passthrough.ts).
+ * reasoning by id (passthrough.ts). An `mcp_approval_response` names the approval request it
+ * answers: one the request's items or its thread hold is there to read; another, by its id.
  */
-async function checkOwnership(items: Item[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
-  const asked = places.filter((i) => items[i]!.type === 'item_reference' || !stateful)
+async function checkOwnership(items: Item[], history: Item[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
+  const asked: [at: number, id: string][] = places.filter((i) => items[i]!.type === 'item_reference' || !stateful).map((i) => [i, items[i]!.id as string])
+  let requests: Set<unknown> | undefined
+  for (const [i, it] of items.entries()) {
+    if (it.type !== 'mcp_approval_response' || typeof it.approval_request_id !== 'string') continue
+    requests ??= new Set([...history, ...items].filter((x) => x.type === 'mcp_approval_request').map((x) => x.id))
+    if (!requests.has(it.approval_request_id)) asked.push([i, it.approval_request_id])
+  }
   if (asked.length === 0) return
-  const owned = await vc.threads.owned(vc.apiKeyId, asked.map((i) => items[i]!.id as string))
-  const bad = asked.find((i) => !owned.has(items[i]!.id as string))
+  const owned = await vc.threads.owned(vc.apiKeyId, asked.map(([, id]) => id))
+  const bad = asked.find(([, id]) => !owned.has(id))
   if (bad === undefined) return
-  const id = String(items[bad]!.id).slice(0, 80)
+  const [at, full] = bad
+  const id = full.slice(0, 80)
   // one in the gateway's own form: as the IR path says it (decode.ts)
-  if (items[bad]!.type === 'item_reference' && responseOfItem(id) !== undefined) throw unknownGatewayItem(`input[${bad}]`, id)
-  throw new HttpError(404, `input[${bad}]: Item with id '${id}' not found: not an item this gateway gave this key (another key's, one of a reply stored with store: false, deleted or expired); send the item itself`)
+  if (items[at]!.type === 'item_reference' && responseOfItem(full) !== undefined) throw unknownGatewayItem(`input[${at}]`, id)
+  throw new HttpError(404, `input[${at}]: Item with id '${id}' not found: not an item this gateway gave this key (another key's, one of a reply stored with store: false, deleted or expired); send the item itself`)
 }
 
 export interface ValidateContext {
@@ -146,7 +154,7 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   const history = thread?.items ?? []
   const stateful = previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined
   // a Claude model's request reads no OpenAI store (the IR leaves such references out)
-  if (model.family === 'openai') await checkOwnership(items, byId, stateful, vc)
+  if (model.family === 'openai') await checkOwnership(items, history, byId, stateful, vc)
 
   const instructions = [body.instructions, body.system].filter((s): s is string => typeof s === 'string' && s !== '').join('\n\n')
   return {
