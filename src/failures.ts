@@ -15,5 +15,14 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
   (e) => (e instanceof BlobStoreUnavailable ? { status: 503, message: BLOBS_DOWN_MESSAGE, headers: RETRY, warn: 'blob store unavailable' } : undefined),
   (e) => (e instanceof RedisUnavailable ? sharedStoreDown(e) : undefined),
   (e) => (isStoreDown(e) ? { status: 503, message: STORE_DOWN_MESSAGE, headers: RETRY } : undefined),
-  (e) => (e instanceof UpstreamError ? { status: e.status, message: e.message, headers: e.retryAfter ? { 'retry-after': e.retryAfter } : undefined } : undefined),
+  (e) => (e instanceof UpstreamError ? { status: e.status, message: e.message, headers: retryAfterOf(e) } : undefined),
 ]
+
+/**
+ * The upstream's Retry-After as it gave it; a 429 without one still says when to come back (the
+ * gateway has already retried it), so that a client waits instead of guessing.
+ */
+function retryAfterOf(e: UpstreamError): Record<string, string> | undefined {
+  if (e.retryAfter) return { 'retry-after': e.retryAfter }
+  return e.status === 429 ? RETRY : undefined
+}

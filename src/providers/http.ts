@@ -98,6 +98,14 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
   return Math.round(exp * (0.5 + random() / 2))
 }
 
+/** An upstream's Retry-After, or its `retry-after-ms` (Azure OpenAI's) in whole seconds. */
+function retryAfterOfHeaders(h: Headers): string | null {
+  const given = h.get('retry-after')
+  if (given) return given
+  const ms = Number(h.get('retry-after-ms') || NaN)
+  return Number.isFinite(ms) && ms >= 0 ? String(Math.ceil(ms / 1000)) : null
+}
+
 /** Retry-After is seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterMs(value: string | undefined | null, now = Date.now()): number | undefined {
   if (!value) return undefined
@@ -183,7 +191,7 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
         provider: provider.name,
         upstreamStatus: res.status,
         bodyText,
-        retryAfter: res.headers.get('retry-after'),
+        retryAfter: retryAfterOfHeaders(res.headers),
         apiKey: key ?? provider.apiKey,
       })
       if (res.status === 401 || res.status === 403) {
