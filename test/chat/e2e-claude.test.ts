@@ -134,6 +134,28 @@ describe('claude model, non-streaming', () => {
     expect(rig.up.requests.length).toBe(n)
   })
 
+  // OpenAI takes a user turn of empty text; Claude refuses empty text, and with the turn left
+  // out the conversation would end on the assistant's turn, which Claude goes on writing (a
+  // prefill): the client would get more of the last answer, not an answer to its turn
+  test('a last user turn of empty text only is a 400 naming it before any call, on chat and responses, never a continuation of the turn before', async () => {
+    const n = rig.up.requests.length
+    for (const empty of ['', [{ type: 'text' as const, text: '' }]]) {
+      for (const messages of [[{ role: 'user' as const, content: empty }], [...ask, { role: 'assistant' as const, content: 'Paris.' }, { role: 'user' as const, content: empty }]]) {
+        const chat = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages }).catch((e: Error) => e)
+        expect(chat).toBeInstanceOf(OpenAI.BadRequestError)
+        expect((chat as Error).message).toContain('messages: the last user turn holds only empty text')
+        const input = messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : [{ type: 'input_text' as const, text: '' }] }))
+        const responses = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input }).catch((e: Error) => e)
+        expect(responses).toBeInstanceOf(OpenAI.BadRequestError)
+      }
+    }
+    expect(rig.up.requests.length).toBe(n)
+    // an empty turn that another user turn follows, or one beside text, goes as before
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [...ask, { role: 'user', content: '' }] })
+    expect(rig.up.requests.at(-1)!.json().messages).toEqual([{ role: 'user', content: [{ type: 'text', text: ask[0]!.content }] }])
+  })
+
   test('what thinking forbids (a forced tool choice, temperature, top_p below 0.95) is left out and named in x-switchyard-compat, streamed or not', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
     for (const stream of [false, true]) {

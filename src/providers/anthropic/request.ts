@@ -163,6 +163,12 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const betas = new Set(req.betas ?? [])
   const ids = toolIdMapper()
   const conv = turns(req.messages, ids, betas)
+  // a last user turn of empty text only (an OpenAI client may send one) has no block to go as:
+  // without it the conversation ends on the assistant's turn, which Claude would go on writing
+  const asks = req.messages.findLast((m) => m.role !== 'system')
+  if (asks !== undefined && asks.role !== 'assistant' && conv.turns.at(-1)?.role !== 'user') {
+    throw badRequest("messages: the last user turn holds only empty text, which Claude-family models refuse (left out, the model would go on with the assistant's turn before it); send the turn with some text")
+  }
   const system = [
     ...(req.system ?? []).map((p, i) => block(p, `system[${i}]`, ids, betas)).filter((b): b is Json => b !== undefined),
     ...conv.system,
