@@ -63,15 +63,20 @@ export function clientIp(req: Request, server: Server<unknown>, trusted: Set<str
   return hops[0] ?? peer
 }
 
-function doubledV1(path: string, url: string, publicUrl?: string): Response | undefined {
-  if (!path.includes('/v1/v1/')) return undefined
+/** A client's path under /api/alpha or /api/beta without the /v1 every route there has (its base URL lacks it). */
+const LACKS_V1 = /^\/api\/(alpha|beta)\/(chat\/completions|completions|responses|messages|embeddings|files|batches|models)(\/|$)/
+
+/** A base URL set wrong, seen in the path (/v1 twice, or not at all): a 404 naming the one to set. */
+function baseUrlMistake(path: string, url: string, publicUrl?: string): Response | undefined {
+  const what = path.includes('/v1/v1/') ? 'has a doubled /v1/v1/' : LACKS_V1.test(path) ? 'lacks /v1' : undefined
+  if (what === undefined) return undefined
   // the URL clients reach the gateway by when it is configured; with an empty Host the URL is
   // a bare path: no origin to quote but the default one
   const origin = publicUrl ?? (URL.canParse(url) ? new URL(url).origin : 'http://127.0.0.1:4141')
   const hint = path.startsWith('/api/beta')
     ? `set the Anthropic SDK's baseURL or Claude Code's ANTHROPIC_BASE_URL to ${origin}/api/beta (they append /v1/... themselves); @ai-sdk/anthropic takes ${origin}/api/beta/v1`
     : `set the base URL to ${origin}/api/alpha/v1 (OpenAI clients append the path after /v1)`
-  return errorResponse(404, `No route ${echo(path, 200)}: the path has a doubled /v1/v1/ — ${hint}`)
+  return errorResponse(404, `No route ${echo(path, 200)}: the path ${what} — ${hint}`)
 }
 
 export function createPipeline(s: AdmissionServices, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
@@ -178,7 +183,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
         const ip = await rateLimits.take([ipLimit], steadyNow())
         if (!ip.allowed) res = limited('ip', ip.binding)
       } else if (path.startsWith('/api/')) {
-        res = doubledV1(path, req.url, config.publicUrl)
+        res = baseUrlMistake(path, req.url, config.publicUrl)
         if (!res) {
           const guarded = guard(req, path, info, handle !== undefined && smallBody(req))
           if (guarded instanceof Later) {

@@ -1,5 +1,6 @@
-// Error bodies, request ids, 404/405, the doubled /v1/v1/ hint, malformed JSON, 413.
+// Error bodies, request ids, 404/405, the doubled or missing /v1 hint, malformed JSON, 413.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import OpenAI from 'openai'
 import { runCli, startGateway, tempDir, type Gateway } from '../helpers/server.ts'
 import { bounded } from '../../src/http/errors.ts'
 
@@ -37,6 +38,22 @@ test('a doubled /v1/v1/ gets a 404 naming the base URL to configure', async () =
   expect(((await r.json()) as { error: string }).error).toContain(`${gw.url}/api/beta`)
   const o = await fetch(gw.url + '/api/alpha/v1/v1/chat/completions', { method: 'POST', headers: auth() })
   expect(((await o.json()) as { error: string }).error).toContain(`${gw.url}/api/alpha/v1`)
+})
+
+// a base URL without its /v1 (the openai SDK given ROOT/api/alpha, @ai-sdk/anthropic given
+// ROOT/api/beta) reaches a path that is no route: the 404 says which base URL to set
+test('a path that lacks /v1 gets a 404 naming the base URL to configure', async () => {
+  const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/alpha`, maxRetries: 0 })
+  const e = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }] }).catch((e: Error) => e)
+  expect(e).toBeInstanceOf(OpenAI.NotFoundError)
+  expect((e as Error).message).toContain(`set the base URL to ${gw.url}/api/alpha/v1`)
+  const r = await fetch(gw.url + '/api/beta/messages', { method: 'POST', headers: { 'x-api-key': gw.key } })
+  expect(r.status).toBe(404)
+  expect(((await r.json()) as { error: string }).error).toContain(`@ai-sdk/anthropic takes ${gw.url}/api/beta/v1`)
+  // a path under /api/alpha that no client makes stays a plain 404
+  const other = await fetch(gw.url + '/api/alpha/nothing', { headers: auth() })
+  expect(other.status).toBe(404)
+  expect(((await other.json()) as { error: string }).error).not.toContain('/v1')
 })
 
 test("a long quoted client value is cut in a message; the gateway's own words between two short ones are not", async () => {
