@@ -6,8 +6,8 @@ import type { RedisUnavailable } from '../cluster/redis.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
 import type { Usage } from '../ir/types.ts'
-import { withReplySearches, worstUsage, type BeyondPrompt } from './server-tools.ts'
-import type { PromptWrites } from './prompt-writes.ts'
+import { loopCalls, withReplySearches, worstUsage, type BeyondPrompt } from './server-tools.ts'
+import { dearerWrites, type PromptWrites } from './prompt-writes.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -65,7 +65,14 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   const most = model.maxOutputTokens ?? model.contextWindow
   const replies = Math.max(1, sane(input.choices) ?? 1)
   const cap = Math.min(sane(input.maxOutputTokens) ?? most, most) * replies
-  const usage = worstUsage(prompt, cap, withReplySearches(input.beyond, model, replies))
+  const beyond = withReplySearches(input.beyond, model, replies)
+  const loops = model.family === 'anthropic'
+  const usage = worstUsage(prompt, cap, beyond, loops)
+  // Anthropic's loop of calls writes the prompt and what its tools bring back to its cache
+  // (five minutes) whatever breakpoints the request set: all of its input is held as a write
+  const looping = loopCalls(beyond, loops) > 1
+  const writable = looping ? prompt + (beyond?.inputTokens ?? 0) : prompt
+  const writes = looping ? dearerWrites(writesOf(input), '5m') : writesOf(input)
   if (input.serviceTier) usage.serviceTier = input.serviceTier
   try {
     const usd = catalog.cost(model, usage)
@@ -75,8 +82,8 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
     // dearest reading, since its bytes bound its tokens but not which price each takes. Where a
     // write costs no more than input, input's reading stands.
     let most = Math.max(0, usd)
-    for (const write of WRITTEN[writesOf(input)]) {
-      const written = catalog.cost(model, { ...usage, inputTokens: usage.inputTokens - prompt, ...write(prompt) })
+    for (const write of WRITTEN[writes]) {
+      const written = catalog.cost(model, { ...usage, inputTokens: usage.inputTokens - writable, ...write(writable) })
       if (written !== null && Number.isFinite(written)) most = Math.max(most, written)
     }
     return most

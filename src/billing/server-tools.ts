@@ -11,6 +11,13 @@ export interface BeyondPrompt {
   fileSearches?: number
   inputTokens: number
   audioOutput: boolean
+  /**
+   * The model calls the upstream may make for the request: one, and one more after each use of a
+   * tool it runs itself. Anthropic runs its server tools in a loop within the request, each call
+   * up to `max_tokens` (its usage sums them: output past `max_tokens`), reading what the calls
+   * before it wrote to its cache; undefined: one.
+   */
+  calls?: number
 }
 
 /** Uses held for a server tool that sets no bound of its own (`max_uses`, `max_tool_calls`). */
@@ -27,23 +34,29 @@ type Obj = Record<string, unknown>
 
 const uses = (n: unknown, most = Infinity): number => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, most) : Math.min(USES_UNBOUNDED, most))
 
-/** Anthropic's server tools in a messages body's `tools`: web search (priced apiece) and web fetch. */
+/** The tools Anthropic runs itself, by their type's prefix (others, `bash_…`, `text_editor_…`, `computer_…` and custom ones, are the client's to run). */
+const ANTHROPIC_RUNS = ['web_search_', 'web_fetch_', 'code_execution_', 'tool_search_tool_', 'mcp_toolset']
+
+/** Anthropic's server tools in a messages body's `tools`: web search (priced apiece), web fetch, and each one's turn in the loop of model calls. */
 export function messagesBeyond(tools: unknown): BeyondPrompt | undefined {
   if (!Array.isArray(tools)) return undefined
   let webSearches = 0
   let inputTokens = 0
+  let calls = 1
   for (const t of tools as Obj[]) {
     const type = typeof t?.type === 'string' ? t.type : ''
+    if (!ANTHROPIC_RUNS.some((p) => type.startsWith(p))) continue
+    const n = uses(t.max_uses)
+    calls += n
     if (type.startsWith('web_search_')) {
-      const n = uses(t.max_uses)
       webSearches += n
       inputTokens += n * TOKENS_A_SEARCH
     } else if (type.startsWith('web_fetch_')) {
       const most = typeof t.max_content_tokens === 'number' && t.max_content_tokens > 0 ? t.max_content_tokens : TOKENS_A_FETCH
-      inputTokens += uses(t.max_uses) * most
+      inputTokens += n * most
     }
   }
-  return webSearches > 0 || inputTokens > 0 ? { webSearches, inputTokens, audioOutput: false } : undefined
+  return calls > 1 ? { webSearches, inputTokens, audioOutput: false, calls } : undefined
 }
 
 /**
@@ -57,7 +70,8 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
   const file = has('file_search')
   if (!web && !file) return undefined
   const n = uses(maxToolCalls)
-  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: n * TOKENS_A_SEARCH, audioOutput: false }
+  // a Claude model's searches run in Anthropic's loop (calls); OpenAI's bound the reply's output as a whole
+  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: n * TOKENS_A_SEARCH, audioOutput: false, calls: n + 1 }
 }
 
 /**
@@ -85,13 +99,23 @@ export function withReplySearches(beyond: BeyondPrompt | undefined, model: { fam
   return { ...beyond, webSearches: (beyond?.webSearches ?? 0) + n, inputTokens: (beyond?.inputTokens ?? 0) + n * TOKENS_A_SEARCH, audioOutput: beyond?.audioOutput ?? false }
 }
 
-/** The worst-case usage of a prompt bound and an output cap, with what lies beyond them. */
-export function worstUsage(prompt: number, cap: number, beyond: BeyondPrompt | undefined): Usage {
+/** The model calls of a request whose upstream runs its tools in a loop (`loops`: Anthropic's), else one. */
+export const loopCalls = (beyond: BeyondPrompt | undefined, loops: boolean): number => (loops && beyond?.calls !== undefined && beyond.calls > 1 ? beyond.calls : 1)
+
+/**
+ * The worst-case usage of a prompt bound and an output cap, with what lies beyond them. `loops`:
+ * the upstream runs its tools in a loop of model calls (Anthropic's server tools), each up to the
+ * cap, each after the first reading the prompt and what the tools brought back from its cache.
+ */
+export function worstUsage(prompt: number, cap: number, beyond: BeyondPrompt | undefined, loops = false): Usage {
   const usage: Usage = { inputTokens: prompt, outputTokens: cap, cacheReadTokens: 0, cacheWriteTokens: 0 }
   if (!beyond) return usage
+  const calls = loopCalls(beyond, loops)
+  usage.outputTokens = cap * calls
+  usage.cacheReadTokens = (prompt + beyond.inputTokens) * (calls - 1)
   usage.inputTokens += beyond.inputTokens
   if (beyond.webSearches > 0) usage.webSearches = beyond.webSearches
   if (beyond.fileSearches) usage.fileSearches = beyond.fileSearches
-  if (beyond.audioOutput) usage.outputAudioTokens = cap
+  if (beyond.audioOutput) usage.outputAudioTokens = cap * calls
   return usage
 }

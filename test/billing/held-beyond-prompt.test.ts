@@ -82,6 +82,19 @@ describe('held beyond the prompt and the output cap', () => {
     }
   })
 
+  test("Claude's server tools run in a loop of model calls, each up to max_tokens: the hold covers every call's output, so a burst is not served three times its credit", async () => {
+    // five searches, six calls of 4,000 tokens each: output past max_tokens, as Anthropic's usage sums the calls
+    up.script((req) => {
+      const body = req.json()
+      const usage = { input_tokens: 6039, output_tokens: 6 * body.max_tokens, server_tool_use: { web_search_requests: 5 } }
+      return { waitMs: 200, json: { id: 'msg_loop', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'Sunny.' }], stop_reason: 'end_turn', stop_sequence: null, usage } }
+    })
+    const r = await burst(0.5, '/api/beta/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 4000, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }], messages: [{ role: 'user', content: 'Weather in Paris?' }] })
+    // each costs $0.428 (24,000 tokens out, 6,039 in, five searches): one fits in $0.50, a second does not
+    expect(r).toMatchObject({ served: 1, refused: 19 })
+    expect(r.spent).toBeCloseTo(6039 * 3e-6 + 24_000 * 15e-6 + 5 * 0.01, 6)
+  })
+
   test('the Responses web search, bounded by max_tool_calls when set', async () => {
     up.script((req) => {
       const body = req.json()
@@ -239,14 +252,17 @@ describe('a fallback the key cannot be held for', () => {
 
 describe('what a request may add, read from its tools', () => {
   test('uses by max_uses or max_tool_calls, a bound where none is set; a fetch by its max_content_tokens', () => {
-    expect(messagesBeyond([{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }])).toEqual({ webSearches: 3, inputTokens: 3 * TOKENS_A_SEARCH, audioOutput: false })
+    expect(messagesBeyond([{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }])).toEqual({ webSearches: 3, inputTokens: 3 * TOKENS_A_SEARCH, audioOutput: false, calls: 4 })
+    // tools Anthropic runs itself add calls to its loop; the client's own add none
+    expect(messagesBeyond([{ type: 'code_execution_20250825', name: 'code_execution' }])).toEqual({ webSearches: 0, inputTokens: 0, audioOutput: false, calls: 1 + USES_UNBOUNDED })
+    expect(messagesBeyond([{ type: 'bash_20250124', name: 'bash' }, { name: 'get_weather', input_schema: { type: 'object' } }])).toBeUndefined()
     expect(messagesBeyond([{ type: 'web_search_20260209', name: 'web_search' }])!.webSearches).toBe(USES_UNBOUNDED)
-    expect(messagesBeyond([{ type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2, max_content_tokens: 5000 }])).toEqual({ webSearches: 0, inputTokens: 10_000, audioOutput: false })
+    expect(messagesBeyond([{ type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2, max_content_tokens: 5000 }])).toEqual({ webSearches: 0, inputTokens: 10_000, audioOutput: false, calls: 3 })
     expect(messagesBeyond([{ type: 'web_fetch_20250910', name: 'web_fetch' }])!.inputTokens).toBe(USES_UNBOUNDED * TOKENS_A_FETCH)
     expect(messagesBeyond([{ name: 'f', input_schema: { type: 'object' } }])).toBeUndefined()
     expect(responsesBeyond([{ type: 'web_search_preview' }], 2)!.webSearches).toBe(2)
     expect(responsesBeyond([{ type: 'function', name: 'f' }], undefined)).toBeUndefined()
-    expect(responsesBeyond([{ type: 'file_search', vector_store_ids: ['vs_1'] }], undefined)).toEqual({ webSearches: 0, fileSearches: USES_UNBOUNDED, inputTokens: USES_UNBOUNDED * TOKENS_A_SEARCH, audioOutput: false })
+    expect(responsesBeyond([{ type: 'file_search', vector_store_ids: ['vs_1'] }], undefined)).toEqual({ webSearches: 0, fileSearches: USES_UNBOUNDED, inputTokens: USES_UNBOUNDED * TOKENS_A_SEARCH, audioOutput: false, calls: USES_UNBOUNDED + 1 })
   })
 
   test("a search model's every reply, by the id sent upstream or the one asked for; no other model's", () => {
