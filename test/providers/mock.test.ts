@@ -110,6 +110,17 @@ describe('mock conventions', () => {
     expect(text(cut)).toBe('one two three')
   })
 
+  test('a call whose name alone reaches maxTokens keeps its name, with no arguments; stream and generate agree', async () => {
+    const over = { tools: [weather], toolChoice: { type: 'tool' as const, name: 'get_weather' }, maxTokens: 1 }
+    const r = await run(over)
+    expect(r.finish.reason).toBe('length')
+    expect(r.usage.outputTokens).toBe(1)
+    expect(r.content).toMatchObject([{ type: 'tool-call', name: 'get_weather', arguments: '' }])
+    const events = await streamOf(over)
+    expect(events.filter((e) => e.type === 'tool-input-delta')).toEqual([])
+    expect(events.at(-1)).toMatchObject({ type: 'finish', finish: { reason: 'length' }, usage: { outputTokens: 1 } })
+  })
+
   test('ids unique per request, prefix by family; content deterministic; stream folds to generate', async () => {
     const a = await run({})
     const b = await run({})

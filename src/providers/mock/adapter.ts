@@ -21,8 +21,10 @@
  *   one line per result.
  * - Streams come in several chunks: text word by word, tool arguments in three pieces.
  * - Usage is counted with a real tokenizer (o200k): input = the request's system, message
- *   and tool text; output = the reply. maxTokens is honoured: the reply is cut to that many
- *   tokens and finishes with `length`.
+ *   and tool text; output = the reply (a call counts as `NAME ARGUMENTS`). maxTokens is
+ *   honoured: the reply is cut to that many tokens and finishes with `length`; a call past it
+ *   keeps its name and the arguments up to where the cap falls (none when the name alone
+ *   reaches it), finishing with `length`, its usage the cap.
  * - One answer: chat's `n` past 1 is named in x-switchyard-compat as left out.
  * - Ids are unique per request (`chatcmpl-mock-…`, or `msg_mock_…` for Claude-family
  *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
@@ -78,14 +80,15 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
   // the prompt's size at the start, as Claude's message_start says it
   yield { type: 'start', id: claude ? `msg_mock_${randomId()}` : `chatcmpl-mock-${randomId()}`, model: ctx.model.upstreamId, created: Math.floor(Date.now() / 1000), usage: { ...usage } }
   if (p.kind === 'tool') {
+    const call = await cutCall(p.name, p.arguments, req.maxTokens, ctx.lane)
     yield { type: 'tool-input-start', index: 0, id: claude ? `toolu_mock_${randomId()}` : `call_mock_${randomId()}`, name: p.name }
-    for (const [i, delta] of argumentChunks(p.arguments).entries()) {
+    for (const [i, delta] of argumentChunks(call.arguments).entries()) {
       yield { type: 'tool-input-delta', index: 0, delta }
       if (i === 0 && p.failMidstream) return yield MIDSTREAM
     }
     yield { type: 'tool-input-end', index: 0 }
-    usage.outputTokens = await countTokensAsync(`${p.name} ${p.arguments}`, ctx.lane)
-    yield { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_calls' }, usage }
+    usage.outputTokens = call.tokens
+    yield { type: 'finish', finish: call.cut ? { reason: 'length', raw: 'length' } : { reason: 'tool_calls', raw: 'tool_calls' }, usage }
     return
   }
   // a stop sequence ends the text where it first appears (the sequence itself left out), as upstreams do
@@ -103,6 +106,19 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
   yield { type: 'usage', usage }
   const finish: Finish = cut ? { reason: 'length', raw: 'length' } : stopped ? { reason: 'stop', raw: claude ? 'stop_sequence' : 'stop', stopSequence: stopped.sequence } : { reason: 'stop', raw: 'stop' }
   yield { type: 'finish', finish, usage }
+}
+
+/**
+ * A call's arguments under the output cap: the call counts as `NAME ARGUMENTS`, and when that
+ * passes the cap the arguments stop where the cap falls (none when the name alone reaches it),
+ * as a model's call cut by its budget does; the cut spends the whole cap.
+ */
+async function cutCall(name: string, args: string, max: number | undefined, lane?: string): Promise<{ arguments: string; tokens: number; cut: boolean }> {
+  const whole = `${name} ${args}`
+  if (max === undefined) return { arguments: args, tokens: await countTokensAsync(whole, lane), cut: false }
+  const { text, cut } = await truncateTokensAsync(whole, max, lane)
+  if (!cut) return { arguments: args, tokens: await countTokensAsync(whole, lane), cut: false }
+  return { arguments: text.slice(name.length + 1), tokens: max, cut: true }
 }
 
 /** Where the first of the stop sequences appears in `text`, and which one (the earliest; at one place, the longest). */
