@@ -54,6 +54,17 @@ describe('mock provider through the chat surface', () => {
     })
   }
 
+  test("a last message with only an image is answered with what it held, not an earlier message's text, on chat and responses", async () => {
+    const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    const chat = await client.chat.completions.create({
+      model: 'mock-gpt',
+      messages: [{ role: 'user', content: 'What is in the next picture?' }, { role: 'assistant', content: 'Send it.' }, { role: 'user', content: [{ type: 'image_url', image_url: { url: png } }] }],
+    })
+    expect(chat.choices[0]!.message.content).toBe('(no text: 1 image)')
+    const r = await client.responses.create({ model: 'mock-claude', input: [{ role: 'user', content: 'What is in it?' }, { role: 'user', content: [{ type: 'input_image', image_url: png, detail: 'auto' }] }] })
+    expect(r.output_text).toBe('(no text: 1 image)')
+  })
+
   test('stop: the text ends before the first stop sequence met, finish stop, streamed or not', async () => {
     const params = { model: 'mock-gpt', stop: ['STOP', 'never'], messages: [{ role: 'user' as const, content: 'mock: text one two STOP three' }] }
     const plain = await client.chat.completions.create(params)

@@ -22,6 +22,21 @@ const post = (body: unknown) =>
 
 for (const model of ['mock-claude', 'mock-gpt']) {
   describe(model, () => {
+    test("a last message with only an image is answered with what it held, not an earlier message's text, streamed or not", async () => {
+      const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+      const body = {
+        model, max_tokens: 100,
+        messages: [
+          { role: 'user' as const, content: 'Describe the picture I send next.' },
+          { role: 'assistant' as const, content: 'Send it.' },
+          { role: 'user' as const, content: [{ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: png } }] },
+        ],
+      }
+      for (const m of [await client.messages.create(body), await client.messages.stream(body).finalMessage()]) {
+        expect(m.content).toMatchObject([{ type: 'text', text: '(no text: 1 image)' }])
+      }
+    })
+
     test('mock: text — plain and streamed agree', async () => {
       const messages = [{ role: 'user' as const, content: 'mock: text Hello from the mock.' }]
       const plain = await client.messages.create({ model, max_tokens: 100, messages })

@@ -27,6 +27,19 @@ describe('mock conventions', () => {
     expect(r.finish.reason).toBe('stop')
   })
 
+  test('a last user message with no text is said for what it held, not answered with an earlier message\'s text', async () => {
+    const image = { type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/a.png' } }
+    const doc = { type: 'document' as const, source: { kind: 'text' as const, mediaType: 'text/plain', data: 'x' } }
+    const reply = async (last: Message) => text(await run({ messages: [user('an earlier question'), { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, last, sys('reminder')] }))
+    expect(await reply({ role: 'user', content: [image] })).toBe('(no text: 1 image)')
+    expect(await reply({ role: 'user', content: [image, doc, image] })).toBe('(no text: 2 images, 1 document)')
+    expect(await reply({ role: 'user', content: [] })).toBe('(no text)')
+    expect(await reply({ role: 'user', content: [{ type: 'text', text: '' }] })).toBe('(no text)')
+    // an assistant turn after it (a prefill) answers the same user message
+    expect(text(await run({ messages: [user('an earlier question'), { role: 'user', content: [image] }, { role: 'assistant', content: [{ type: 'text', text: 'I see' }] }] }))).toBe('(no text: 1 image)')
+    expect(text(await run({ messages: [sys('only instructions')] }))).toBe('(no user message)')
+  })
+
   test('mock: text <TEXT> → exactly TEXT', async () => {
     expect(text(await run({ messages: [user('please\nmock: text  Exactly this, with two spaces before.')] }))).toBe(' Exactly this, with two spaces before.')
   })

@@ -4,7 +4,9 @@
  * users' CI (also in docs/mock-provider.md — keep the two in step):
  *
  * - Default: the reply is the text of the last user message. Trailing `system` messages
- *   are ignored (Claude Code sends one after the user turn).
+ *   are ignored (Claude Code sends one after the user turn). A last user message with no text
+ *   is said for what it held: `(no text: 1 image)`, `(no text: 2 images, 1 document)`, or
+ *   `(no text)` when it holds nothing; with no user message at all, `(no user message)`.
  * - Directives, read only from the last message when it is a user text turn, one per line:
  *   - `mock: text <TEXT>`            reply exactly TEXT.
  *   - `mock: tool <NAME> <JSON>`     call tool NAME with those arguments (default `{}`); NAME

@@ -49,7 +49,7 @@ export function plan(req: GenerationRequest): Plan {
   const turns = req.messages.filter((m) => m.role !== 'system')
   const last = turns[turns.length - 1]
   const results = last ? toolResults(last) : []
-  const lastUser = [...turns].reverse().find((m) => m.role === 'user' && textOf(m.content) !== '')
+  const lastUser = [...turns].reverse().find((m) => m.role === 'user')
   const d = results.length === 0 && last?.role === 'user' ? parseDirectives(textOf(last.content)) : { failMidstream: false } as Directives
 
   if (d.error !== undefined) {
@@ -83,7 +83,26 @@ export function plan(req: GenerationRequest): Plan {
   if (rf?.type === 'json_schema') return { kind: 'text', text: JSON.stringify(exampleFromSchema(rf.schema ?? {})), failMidstream: d.failMidstream }
   if (rf?.type === 'json_object') return { kind: 'text', text: '{}', failMidstream: d.failMidstream }
   if (results.length) return { kind: 'text', text: results.map((r) => `tool result: ${r}`).join('\n'), failMidstream: false }
-  return { kind: 'text', text: lastUser ? textOf(lastUser.content) : '', failMidstream: d.failMidstream }
+  return { kind: 'text', text: echo(lastUser), failMidstream: d.failMidstream }
+}
+
+/** How a part with no text is named when the default reply says what a message held. */
+const PART_NAMES: Record<string, string> = { image: 'image', document: 'document', 'tool-result': 'tool result', 'tool-call': 'tool call', reasoning: 'reasoning part' }
+
+/**
+ * The default reply: the last user message's text. A message with none (an image alone, empty
+ * content) is said for what it held — `(no text: 1 image)`, `(no text)` — never an earlier
+ * message's text, and never empty (an SDK's helpers take an empty reply for none).
+ */
+export function echo(m: Message | undefined): string {
+  if (!m) return '(no user message)'
+  const text = textOf(m.content)
+  if (text !== '') return text
+  const counts = new Map<string, number>()
+  for (const p of m.content) if (p.type !== 'text') counts.set(p.type, (counts.get(p.type) ?? 0) + 1)
+  if (counts.size === 0) return '(no text)'
+  const held = [...counts].map(([type, n]) => `${n} ${PART_NAMES[type] ?? type}${n === 1 ? '' : 's'}`)
+  return `(no text: ${held.join(', ')})`
 }
 
 /** A Claude model's own structured output, carried as the client gave it (`output_config.format`), in IR terms. */
