@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { check } from '../providers/schema-check.ts'
 import { chatFrames } from './e2e-helpers.ts'
 
 let gw: Gateway
@@ -222,6 +223,30 @@ describe('structured output from the mock', () => {
     expect(JSON.parse(r.output_text)).toEqual({ city: 'example', days: [1] })
     const obj = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } })
     expect(JSON.parse(obj.choices[0]!.message.content!)).toEqual({})
+  })
+
+  test("a schema's pattern, multipleOf, uniqueItems, formats and refs are met: chat and responses parse(), and a forced call's arguments, validate", async () => {
+    const schema = {
+      type: 'object',
+      $defs: { Sku: { type: 'string', pattern: '^[A-Z]{3}-\\d{4}$' } },
+      properties: {
+        sku: { $ref: '#/$defs/Sku' },
+        price: { type: 'number', multipleOf: 0.01, exclusiveMinimum: 0 },
+        qty: { type: 'integer', multipleOf: 6, minimum: 10 },
+        tags: { type: 'array', items: { type: 'string', maxLength: 8 }, minItems: 3, uniqueItems: true },
+        when: { type: 'string', format: 'date-time' },
+        owner: { type: 'string', format: 'email' },
+      },
+      required: ['sku', 'price', 'qty', 'tags', 'when', 'owner'],
+      additionalProperties: false,
+    }
+    const chat = await client.chat.completions.parse({ model: 'mock-gpt', messages: [{ role: 'user', content: 'order?' }], response_format: { type: 'json_schema', json_schema: { name: 'order', schema, strict: true } } })
+    expect(check(chat.choices[0]!.message.parsed, schema)).toEqual([])
+    expect(chat.choices[0]!.message.parsed).toMatchObject({ sku: 'AAA-0000', price: 0.01, qty: 12 })
+    const r = await client.responses.parse({ model: 'mock-claude', input: 'order?', text: { format: { type: 'json_schema', name: 'order', schema, strict: true } } })
+    expect(check(r.output_parsed, schema)).toEqual([])
+    const call = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'order?' }], tools: [{ type: 'function', function: { name: 'order', parameters: schema } }], tool_choice: 'required' })
+    expect(check(JSON.parse((call.choices[0]!.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall).function.arguments), schema)).toEqual([])
   })
 
   test("a messages client's output_config.format holds the reply to the schema on both families' models", async () => {

@@ -17,8 +17,9 @@
  *   - `mock: fail-midstream`         a stream fails with an error event after its first
  *                                    content chunk; a non-streaming call fails with 502.
  * - A forced tool_choice (`required` → the first tool, or a named tool) calls that tool,
- *   with arguments built from its JSON schema: string → enum[0] or "example",
- *   number/integer → minimum or 0, boolean → false, array → [], object → its properties.
+ *   with arguments built from its JSON schema so that they validate (schema-args.ts: enum,
+ *   const, formats, a common subset of patterns, lengths, bounds, multipleOf, minItems,
+ *   maxItems, uniqueItems, required, $ref/$defs, anyOf/oneOf/allOf; bounded in depth and size).
  * - When the last message is a tool result (and no tool is forced): `tool result: <content>`,
  *   one line per result.
  * - Streams come in several chunks: text word by word, tool arguments in three pieces.
