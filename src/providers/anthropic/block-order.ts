@@ -6,6 +6,10 @@
 // block that starts while an earlier one is open wait, in order, until every block before it
 // stopped; then they go on as if it had started there. A stream in Anthropic's own order waits
 // for nothing. At the message's end (`drain`) what waited goes out, block by block.
+// What waits is bounded (HELD_MAX characters): past it, as for a server that never stops a
+// block, everything waiting goes out in order and the rest of the stream goes on as it comes
+// (two blocks' deltas may then run together, as they came). A stream that fails goes out with
+// what waited (`release`): it was produced, and is billed so.
 import type { StreamEvent } from '../../ir/types.ts'
 
 interface Entry<B> {
@@ -14,6 +18,9 @@ interface Entry<B> {
   /** Its events while a block before it is open. */
   held: StreamEvent[]
 }
+
+/** The text that waits for an earlier block, all blocks together, before nothing waits any more. */
+export const HELD_MAX = 64 * 1024
 
 /** `B`: the caller's block (a server that reuses an index starts a new one). */
 export interface BlockOrder<B> {
@@ -25,23 +32,62 @@ export interface BlockOrder<B> {
   stop(block: B | undefined, events: StreamEvent[], out: StreamEvent[]): void
   /** The message ended: every block is stopped (`closing` gives the end events of one still open), what waited goes out. */
   drain(closing: (block: B) => StreamEvent[], out: StreamEvent[]): void
+  /** The stream failed: what waited goes out as it is, in the order the blocks started, their ends not made. */
+  release(out: StreamEvent[]): void
+}
+
+/** What an event weighs against HELD_MAX: its text. */
+function weight(ev: StreamEvent): number {
+  switch (ev.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      return ev.text.length
+    case 'reasoning-signature':
+      return ev.signature.length
+    case 'reasoning-redacted':
+      return ev.data.length
+    case 'tool-input-delta':
+      return ev.delta.length
+    case 'tool-input-start':
+      return ev.name.length + ev.id.length
+    default:
+      return 1
+  }
 }
 
 export function blockOrder<B>(): BlockOrder<B> {
   /** The blocks not yet all sent, in the order they started: the first one's events go straight on. */
   const queue: Entry<B>[] = []
-  const find = (block: B | undefined): Entry<B> | undefined => (block === undefined ? undefined : queue.find((e) => e.block === block))
+  /** The same entries by their block (a stream of many blocks looks each up at once). */
+  const entries = new Map<B, Entry<B>>()
+  /** What waits, weighed; past HELD_MAX, nothing waits any more (`loose`). */
+  let held = 0
+  let loose = false
+  const find = (block: B | undefined): Entry<B> | undefined => (block === undefined ? undefined : entries.get(block))
+  /** Every block's waiting events go out, in the order the blocks started. */
+  const release = (out: StreamEvent[]) => {
+    for (const e of queue) {
+      out.push(...e.held)
+      e.held = []
+    }
+    held = 0
+  }
   const route = (e: Entry<B> | undefined, events: StreamEvent[], out: StreamEvent[]) => {
-    if (e === undefined || e === queue[0]) out.push(...events)
-    else e.held.push(...events)
+    if (loose || e === undefined || e === queue[0]) return void out.push(...events)
+    e.held.push(...events)
+    for (const ev of events) held += weight(ev)
+    if (held <= HELD_MAX) return
+    loose = true
+    release(out)
   }
   /** The first block stopped: the next ones' held events go out, up to one still open, which goes on live. */
   const advance = (out: StreamEvent[]) => {
     while (queue.length > 0 && !queue[0]!.open) {
-      queue.shift()
+      entries.delete(queue.shift()!.block)
       const next = queue[0]
       if (next) {
         out.push(...next.held)
+        for (const ev of next.held) held -= weight(ev)
         next.held = []
       }
     }
@@ -50,6 +96,7 @@ export function blockOrder<B>(): BlockOrder<B> {
     start(block, events, out) {
       const e: Entry<B> = { block, open: true, held: [] }
       queue.push(e)
+      entries.set(block, e)
       route(e, events, out)
     },
     events(block, events, out) {
@@ -70,5 +117,6 @@ export function blockOrder<B>(): BlockOrder<B> {
         advance(out)
       }
     },
+    release,
   }
 }

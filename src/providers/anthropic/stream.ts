@@ -83,6 +83,17 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
   /** 'said': the upstream's message_start came; 'made': the reply began without one (at its first output). */
   let started: 'said' | 'made' | undefined
   const out: StreamEvent[] = []
+  /** A failure: what waited for an earlier block goes out first (it was produced, and is billed so), then the error. */
+  function* failing(error: StreamEvent): Generator<StreamEvent> {
+    const held: StreamEvent[] = []
+    order.release(held)
+    if (held.length > 0 && started === undefined) {
+      started = 'made'
+      yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
+    }
+    yield* held
+    yield error
+  }
 
   try {
     for await (const m of messages) {
@@ -92,7 +103,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
       try {
         e = JSON.parse(m.data)
       } catch {
-        yield streamError('upstream sent a stream event that is not JSON', 'stream_error')
+        yield* failing(streamError('upstream sent a stream event that is not JSON', 'stream_error'))
         return
       }
       if (e === null || typeof e !== 'object') continue
@@ -160,7 +171,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           break
         }
         case 'error':
-          yield { type: 'error', error: anthropicEventError(provider, e.error).info }
+          yield* failing({ type: 'error', error: anthropicEventError(provider, e.error).info })
           return
         default:
           // event types added later carry nothing the IR needs
@@ -176,8 +187,8 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
       if (ended) return
     }
   } catch (e) {
-    yield readFailure(e)
+    yield* failing(readFailure(e))
     return
   }
-  yield streamError('upstream stream ended before message_stop', 'incomplete_stream')
+  yield* failing(streamError('upstream stream ended before message_stop', 'incomplete_stream'))
 }
