@@ -94,6 +94,15 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
     }
   }
 
+  /**
+   * A failure: the argument text of calls not yet named goes out first, as the calls they are
+   * so far (it was produced, and is billed so), then the error.
+   */
+  function* failing(error: StreamEvent): Generator<StreamEvent> {
+    for (const [key, t] of tools) if (t.open && !t.started && t.held.length > 0) yield* begin(t, key)
+    yield error
+  }
+
   // A piece's call: by its `index`; some servers send none, and a piece without one continues the
   // last call. A piece that names a function under an id other than its call's begins a new call
   // (Ollama numbers every parallel call 0); an id alone does not, since some servers change the
@@ -152,12 +161,12 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
       try {
         chunk = JSON.parse(m.data)
       } catch {
-        yield midStream('upstream sent a stream chunk that is not JSON')
+        yield* failing(midStream('upstream sent a stream chunk that is not JSON'))
         return
       }
       if (chunk.error) {
         const e = parseErrorBody(JSON.stringify(chunk))
-        yield { type: 'error', error: { status: 502, message: e.message === undefined ? 'upstream stream error' : withoutSecrets(e.message), type: e.type } }
+        yield* failing({ type: 'error', error: { status: 502, message: e.message === undefined ? 'upstream stream error' : withoutSecrets(e.message), type: e.type } })
         return
       }
       if (!started) {
@@ -191,11 +200,11 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
       }
     }
   } catch (e) {
-    yield readFailure(e)
+    yield* failing(readFailure(e))
     return
   }
   if (!finish) {
-    yield midStream('upstream stream ended before a finish_reason', 'incomplete_stream')
+    yield* failing(midStream('upstream stream ended before a finish_reason', 'incomplete_stream'))
     return
   }
   yield* closeTools()
