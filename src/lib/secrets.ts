@@ -42,11 +42,12 @@ const ESCAPE = String.raw`\\[bfnrt]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}`
 /**
  * A word that may be a provider's key (`sk-…`, `sk-proj-…`, `sk-ant-api03-…`, `sk_live_…`, in
  * either case) or the gateway's (`sk-sy-…`), whole, cut short or masked (`sk-proj-abc****xyz1`,
- * `sk-...wxyz`), at the start, after no letter, digit or underscore (`key-sk-…`, but not an id's `cus_sk_…`)
- * or after an escape. Dots
- * are taken in, for a key shown in part (`sk-abc...wxyz`), and those that end it given back.
+ * `sk-...wxyz`), at the start, after no letter or digit (`key-sk-…`) or after an escape; an `sk_`
+ * not after an underscore either (an id's `cus_sk_…` is no key), an `sk-` after one still
+ * (`OPENAI_API_KEY_sk-…`). Dots are taken in, for a key shown in part (`sk-abc...wxyz`), and those
+ * that end it given back.
  */
-const SK_WORD = new RegExp(`(?<=^|[^A-Za-z0-9_]|${ESCAPE})(?:sk|SK)[-_][A-Za-z0-9_*.…-]+`, 'g')
+const SK_WORD = new RegExp(`(?:(?<=^|[^A-Za-z0-9_]|${ESCAPE})(?:sk|SK)[-_]|(?<=_)(?:sk|SK)-)[A-Za-z0-9_*.…-]+`, 'g')
 
 /** A gateway key (`sk-sy-` and its random base64url, which may hold no digit), glued to what comes before it or not. */
 const GATEWAY_KEY = /sk-sy-[A-Za-z0-9_-]{4,}/g

@@ -21,6 +21,8 @@ const FORMS: Record<string, [string, string]> = {
   'sk_test_': ['sk_test_4eC39HqLyjWDarjtT1zdp7dc', '4eC39HqLyjWD'],
   "the gateway's, with no digit": ['sk-sy-AbCdEfGhIjKlMnOpQrStUvWxYz_-AbCdEfGhIjKlMnOpQ', 'AbCdEfGhIjKlMnOp'],
   'base64 Basic credentials': [Buffer.from(`user:${OPENAI_KEY}`).toString('base64'), Buffer.from(`user:${OPENAI_KEY}`).toString('base64').slice(12, 40)],
+  // glued to a name by an underscore (`OPENAI_API_KEY_sk-…`), cut short: an `sk-` is a key's wherever a word ends
+  'after an underscore, cut short': [`x_${OPENAI_KEY.slice(0, 24)}...`, OPENAI_KEY.slice(8, 24)],
   'after a \\u0022 escape': ['"sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0"', 'Zz9Yy8Xx7Ww6'],
 }
 const NAMES = 'models sk-learn-regressor and sk-search-tool; a risk-free task-list; disk-usage'
