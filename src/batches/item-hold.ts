@@ -6,6 +6,7 @@
 import { worstCase, type Admission, type AdmitAsk, type AdmitInput } from '../billing/admission.ts'
 import type { BeyondPrompt } from '../billing/server-tools.ts'
 import type { PromptWrites } from '../billing/prompt-writes.ts'
+import { premiumsOf, type Premiums } from '../config/claude-premiums.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { BatchServices } from '../services.ts'
 import { pricedTier } from '../config/service-tiers.ts'
@@ -23,6 +24,7 @@ export function itemAdmitInput(apiKey: ApiKey, model: CatalogModel, item: Claime
     serviceTier: pricedTier(item.serviceTier),
     beyond: beyondOf(item.beyond),
     promptWrites: promptWritesOf(item.beyond),
+    premiums: premiumsOfColumn(item.beyond),
   }
 }
 
@@ -31,9 +33,21 @@ export function itemAdmitInput(apiKey: ApiKey, model: CatalogModel, item: Claime
  * the price its prompt can be billed at when that is below an hour's cache write (what an item
  * stored without it is held at).
  */
-export function beyondText(beyond: BeyondPrompt | undefined, writes: PromptWrites = '1h'): string | null {
-  if (writes === '1h') return beyond ? JSON.stringify(beyond) : null
-  return JSON.stringify({ ...beyond, promptWrites: writes })
+export function beyondText(beyond: BeyondPrompt | undefined, writes: PromptWrites = '1h', premiums?: Premiums): string | null {
+  const held = { ...(writes === '1h' ? {} : { promptWrites: writes }), ...(premiums?.speed || premiums?.inferenceGeo ? { premiums } : {}) }
+  if (Object.keys(held).length === 0) return beyond ? JSON.stringify(beyond) : null
+  return JSON.stringify({ ...beyond, ...held })
+}
+
+/** Anthropic's modes priced apart that an item asks for, as its `beyond` column keeps them (none stored: none asked). */
+export function premiumsOfColumn(text: string | null): Premiums | undefined {
+  if (text === null) return undefined
+  try {
+    const p = (JSON.parse(text) as { premiums?: { speed?: unknown; inferenceGeo?: unknown } } | null)?.premiums
+    return p ? premiumsOf({ speed: p.speed, inference_geo: p.inferenceGeo }) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** The price an item's prompt can be billed at, as its `beyond` column keeps it: an hour's cache write unless it says less. */

@@ -8,6 +8,7 @@ import { HttpError } from '../http/errors.ts'
 import type { Usage } from '../ir/types.ts'
 import { loopCalls, withReplySearches, worstUsage, type BeyondPrompt } from './server-tools.ts'
 import { dearerWrites, type PromptWrites } from './prompt-writes.ts'
+import type { Premiums } from '../config/claude-premiums.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -25,6 +26,8 @@ export interface AdmitInput {
   choices?: number
   /** The processing tier it is held at, where that is priced apart (OpenAI's priority). */
   serviceTier?: Usage['serviceTier']
+  /** Anthropic's modes priced apart that it asks for (config/claude-premiums.ts). */
+  premiums?: Premiums
   /** What it may be billed for beyond its prompt and output cap (server tools' searches, audio output). */
   beyond?: BeyondPrompt
 }
@@ -74,6 +77,7 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   const writable = looping ? prompt + (beyond?.inputTokens ?? 0) : prompt
   const writes = looping ? dearerWrites(writesOf(input), '5m') : writesOf(input)
   if (input.serviceTier) usage.serviceTier = input.serviceTier
+  if (input.premiums) Object.assign(usage, input.premiums)
   try {
     const usd = catalog.cost(model, usage)
     if (usd === null || !Number.isFinite(usd)) return null

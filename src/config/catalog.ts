@@ -7,6 +7,7 @@ import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfi
 import type { Config } from './load.ts'
 import { MODELS, type DeploymentSpec, type ModelRow, type Surface } from './models.ts'
 import { checkDeployments } from './upstreams.ts'
+import { premiumFactor } from './claude-premiums.ts'
 import { tierFactor } from './service-tiers.ts'
 import type { PriceEntry } from './schema.ts'
 
@@ -268,8 +269,9 @@ export class Catalog {
   cost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date = new Date()): number | null {
     let total = this.standardCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
-    // a tier priced apart (OpenAI's flex, priority) scales the tokens' price, not a search's
-    const factor = tierFactor(model.upstreamId, u.serviceTier)
+    // a tier priced apart (OpenAI's flex, priority; Anthropic's fast mode, US-only inference)
+    // scales the tokens' price, not a search's
+    const factor = tierFactor(model.upstreamId, u.serviceTier) * (model.family === 'anthropic' ? premiumFactor(model.upstreamId, u) : 1)
     const searched = u.webSearches || u.fileSearches
     if (factor !== 1) total += (factor - 1) * (searched ? (this.standardCost(model, { ...u, webSearches: 0, fileSearches: 0 }, at) ?? total) : total)
     // 15 significant digits: a sum of products' float noise (0.006255999999999999) is not a price

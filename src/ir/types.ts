@@ -114,6 +114,10 @@ export interface Usage {
   fileSearches?: number
   /** OpenAI's processing tier that served the request, where it is priced apart from standard (config/service-tiers.ts). */
   serviceTier?: 'flex' | 'priority'
+  /** Anthropic's fast mode served it (`speed: "fast"`): priced apart (config/claude-premiums.ts). */
+  speed?: 'fast'
+  /** Anthropic ran it in the US only (`inference_geo: "us"`): priced apart on newer models (config/claude-premiums.ts). */
+  inferenceGeo?: 'us'
   /** The upstream reported none: the gateway counted these with its own tokenizer. */
   counted?: true
 }

@@ -69,7 +69,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const holds = rc.apiKey.credits !== null || rc.holdAnew !== undefined
   // a held reservation counts the files the request names too (their sizes, looked up)
   let files = 0
-  const holdOf = (p: Plan): AdmitInput => ({ apiKey: rc.apiKey, model: p.model, promptTokens: () => p.promptTokens() + files, promptWrites: () => p.promptWrites(), maxOutputTokens: p.maxOutputTokens, choices: p.choices, serviceTier: p.serviceTier, beyond: p.beyond })
+  const holdOf = (p: Plan): AdmitInput => ({ apiKey: rc.apiKey, model: p.model, promptTokens: () => p.promptTokens() + files, promptWrites: () => p.promptWrites(), maxOutputTokens: p.maxOutputTokens, choices: p.choices, serviceTier: p.serviceTier, premiums: p.premiums, beyond: p.beyond })
   const admit = (p: Plan) => s.billing.admit(holdOf(p))
   try {
     // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded

@@ -185,7 +185,7 @@ export class GenerationOutcome {
     this.ended?.()
     // usage no reply can have (an upstream's 1e308, a negative count) is not the upstream's word:
     // counted as one that said none, on the gateway's own count below
-    if (plausibleUsage(this.usage).implausible.length > 0) this.usage = this.usage.serviceTier ? { ...emptyUsage(), serviceTier: this.usage.serviceTier } : emptyUsage()
+    if (plausibleUsage(this.usage).implausible.length > 0) this.usage = { ...emptyUsage(), ...servedAs(this.usage) }
     // A stream that failed or was dropped after output is billed for what was produced, and a
     // call the client left while the upstream had its prompt (a JSON reply awaited, a stream
     // before its first event), or a stream that failed after its upstream answered but before
@@ -235,4 +235,13 @@ export class GenerationOutcome {
     if (watch) void counted.then((final) => watch.end(final, reply))
     this.sink.recordLater(counted)
   }
+}
+
+/** How a reply was served where that is priced apart (its tier, fast mode, US-only inference): kept when its counts are not. */
+function servedAs(u: Usage): Partial<Usage> {
+  const out: Partial<Usage> = {}
+  if (u.serviceTier) out.serviceTier = u.serviceTier
+  if (u.speed) out.speed = u.speed
+  if (u.inferenceGeo) out.inferenceGeo = u.inferenceGeo
+  return out
 }

@@ -6,6 +6,7 @@ import type { Catalog, CatalogModel, Surface } from '../config/catalog.ts'
 import type { GenerationRequest, Usage } from '../ir/types.ts'
 import type { BeyondPrompt } from '../billing/server-tools.ts'
 import type { PromptWrites } from '../billing/prompt-writes.ts'
+import type { Premiums } from '../config/claude-premiums.ts'
 import type { TapOptions, Wire } from '../routing/contract.ts'
 import type { CrossFamilyMode, ParamTable, RulesOutcome } from '../routing/params.ts'
 import { applyFamilyRules } from '../routing/params.ts'
@@ -39,6 +40,8 @@ export interface Plan {
   choices?: number
   /** The processing tier it is held at (OpenAI's priority costs more than standard). */
   serviceTier?: Usage['serviceTier']
+  /** Anthropic's modes priced apart that it is held at (fast mode, US-only inference): a Claude model's. */
+  premiums?: Premiums
   /** What it may be billed for beyond its prompt and output cap: searches its server tools run, audio output. */
   beyond?: BeyondPrompt
   /** The prompt's upper bound in tokens (its body and what the surface loaded for it, a thread's history). */

@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Admission, AdmitAsk, AdmitInput } from '../../src/billing/admission.ts'
 import type { Billing } from '../../src/billing/billing.ts'
-import { beyondOf, beyondText, ItemHold, promptWritesOf } from '../../src/batches/item-hold.ts'
+import { beyondOf, beyondText, ItemHold, premiumsOfColumn, promptWritesOf } from '../../src/batches/item-hold.ts'
 import { HoldAsks } from '../../src/batches/hold-asks.ts'
 import { buildCatalog } from '../../src/config/catalog.ts'
 import { loadConfig } from '../../src/config/load.ts'
@@ -101,6 +101,16 @@ describe('the beyond column', () => {
     expect(beyondOf(beyondText(undefined, 'none'))).toBeUndefined()
     expect(beyondText(undefined, '1h')).toBeNull()
     expect([promptWritesOf(null), promptWritesOf(beyondText(b)), promptWritesOf('{"promptWrites":"2h"}'), promptWritesOf('not json')]).toEqual(['1h', '1h', '1h', '1h'])
+  })
+
+  test("keeps Anthropic's dearer modes an item asks for (fast mode, US-only inference), beside the rest", () => {
+    const b = { webSearches: 1, inputTokens: 8_000, audioOutput: false, calls: 2 }
+    const text = beyondText(b, 'none', { speed: 'fast', inferenceGeo: 'us' })
+    expect(premiumsOfColumn(text)).toEqual({ speed: 'fast', inferenceGeo: 'us' })
+    expect(beyondOf(text)).toEqual({ ...b, fileSearches: 0 })
+    expect(promptWritesOf(text)).toBe('none')
+    expect(beyondOf(beyondText(undefined, '1h', { inferenceGeo: 'us' }))).toBeUndefined()
+    expect([premiumsOfColumn(null), premiumsOfColumn(beyondText(b)), premiumsOfColumn('not json')]).toEqual([undefined, undefined, undefined])
   })
 })
 

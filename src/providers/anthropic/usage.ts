@@ -1,6 +1,7 @@
 // Anthropic usage → IR buckets. Anthropic's input_tokens already excludes cache reads and
 // writes, so the buckets map one to one.
 import type { Usage } from '../../ir/types.ts'
+import { premiumsOf } from '../../config/claude-premiums.ts'
 
 export interface AnthropicUsage {
   input_tokens?: number | null
@@ -11,6 +12,9 @@ export interface AnthropicUsage {
   cache_creation?: { ephemeral_1h_input_tokens?: number | null; ephemeral_5m_input_tokens?: number | null } | null
   /** Server tools run for the request, each priced per use. */
   server_tool_use?: { web_search_requests?: number | null } | null
+  /** How it was served, where priced apart (config/claude-premiums.ts): `fast`, `us`. */
+  speed?: string | null
+  inference_geo?: string | null
 }
 
 /**
@@ -57,6 +61,16 @@ function withPriced(out: Usage, u: AnthropicUsage): Usage {
   if (hour !== undefined) {
     if (hour > 0) out.cacheWrite1hTokens = hour
     else delete out.cacheWrite1hTokens
+  }
+  // fast mode, US-only inference: said where the usage says how it was served (a delta that leaves them out keeps them)
+  const premiums = premiumsOf(u)
+  if ('speed' in u) {
+    if (premiums.speed) out.speed = premiums.speed
+    else delete out.speed
+  }
+  if ('inference_geo' in u) {
+    if (premiums.inferenceGeo) out.inferenceGeo = premiums.inferenceGeo
+    else delete out.inferenceGeo
   }
   const searches = countOf(u.server_tool_use?.web_search_requests)
   if (searches !== undefined) {

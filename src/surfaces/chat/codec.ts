@@ -1,5 +1,6 @@
 // The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
+import { heldPremiums } from '../../config/claude-premiums.ts'
 import { PARAMS } from './params.ts'
 import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
@@ -49,6 +50,7 @@ export const chatSurface: SurfaceSpec = {
       // n the family rules took out (a Claude model answers once) holds no more than one choice
       choices: rules.removed.includes('n') ? undefined : body.n,
       serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
+      premiums: model.family === 'anthropic' ? heldPremiums(body) : undefined,
       beyond: chatBeyond(body.modalities),
       ...boundOnce(() => promptBound(body)),
       pauseAtTool: false,

@@ -1,5 +1,6 @@
 // The messages surface as the pipeline sees it. Claude-family models with an upstream get
 // the checked body as is (pass-through); every other model goes through the IR.
+import { heldPremiums } from '../../config/claude-premiums.ts'
 import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
 import { messagesBeyond } from '../../billing/server-tools.ts'
@@ -58,6 +59,7 @@ export const messagesSurface: SurfaceSpec = {
       encoder: messagesCodec,
       maxOutputTokens: outputCap(model, body.max_tokens, { effort: body.reasoning_effort, budgetTokens: budgetOf(body.thinking) }),
       beyond: messagesBeyond(body.tools),
+      premiums: model.family === 'anthropic' ? heldPremiums(body) : undefined,
       ...boundOnce(() => promptBound(body)),
       pauseAtTool: body.pause_on_call_tools_start === true,
       ir: () => messagesToIR(body, model, rules),

@@ -2,6 +2,7 @@
 // to OpenAI's Responses API (pass-through; the final object completed with the spec's
 // extras); Claude-family models and the mock go through the IR. Each request's plan carries
 // its checked turn and its own codec, which stores the thread before the reply's terminal event.
+import { heldPremiums } from '../../config/claude-premiums.ts'
 import { PARAMS } from './params.ts'
 import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { outputCap } from '../../billing/output-bound.ts'
@@ -171,6 +172,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // a summary asked for without an effort thinks at medium (turnToIR)
         maxOutputTokens: outputCap(model, body.max_output_tokens, { effort: turn.effort ?? (turn.summary ? 'medium' : undefined) }),
         serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
+        // the Responses surface asks for neither mode: a Claude model is held as one whose workspace may run it in the US
+        premiums: model.family === 'anthropic' ? heldPremiums({}) : undefined,
         beyond: responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
         // where references were replaced by the items they name, those count, not the body's input
         ...boundOnce(() => (turn.referenced ? promptBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptBound(body, turn.history))),
