@@ -85,12 +85,12 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
     // breakpoint: 1.25× input for five minutes, 2× for an hour; none: input alone): held at the
     // dearest reading, since its bytes bound its tokens but not which price each takes. Where a
     // write costs no more than input, input's reading stands.
-    let most = Math.max(0, usd)
+    let dearest = Math.max(0, usd)
     for (const write of WRITTEN[writes]) {
       const written = catalog.cost(model, { ...usage, inputTokens: usage.inputTokens - writable, ...write(writable) })
-      if (written !== null && Number.isFinite(written)) most = Math.max(most, written)
+      if (written !== null && Number.isFinite(written)) dearest = Math.max(dearest, written)
     }
-    return most
+    return dearest
   } catch {
     return null
   }
