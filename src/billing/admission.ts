@@ -75,7 +75,9 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   // (five minutes) whatever breakpoints the request set: all of its input is held as a write
   const looping = loopCalls(beyond, loops) > 1
   const writable = looping ? prompt + (beyond?.inputTokens ?? 0) : prompt
-  const writes = looping ? dearerWrites(writesOf(input), '5m') : writesOf(input)
+  // OpenAI writes to its cache with no breakpoint asked for (an implicit one, gpt-5.6 and later,
+  // which price a write above input): its prompt is held as a write too
+  const writes = looping || model.family === 'openai' ? dearerWrites(writesOf(input), '5m') : writesOf(input)
   if (input.serviceTier) usage.serviceTier = input.serviceTier
   if (input.premiums) Object.assign(usage, input.premiums)
   try {

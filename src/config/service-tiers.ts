@@ -4,6 +4,8 @@
 // for `priority` is held at priority's price.
 //
 // Flex is billed at Batch API rates, half the standard price, for every model that offers it.
+// Priority was renamed Fast mode on 30 July 2026 (openai.com/api-fast-mode): a request may ask
+// for `fast` or `priority`, and the reply says `priority` either way.
 // Priority's premium differs by model, and is the same for input, cached input and output:
 // OpenAI's priority processing page (openai.com/api-priority-processing), priority price over
 // standard price. A model missing here is held and billed at the highest premium listed.
@@ -38,15 +40,16 @@ export type PricedTier = NonNullable<Usage['serviceTier']>
 
 /** A reply's (or a request's) `service_tier`, when it is one priced apart from standard. */
 export function pricedTier(v: unknown): PricedTier | undefined {
-  return v === 'priority' || v === 'flex' ? v : undefined
+  return v === 'priority' || v === 'fast' ? 'priority' : v === 'flex' ? v : undefined
 }
 
 /**
  * The tier a request is held at, by the `service_tier` it asks for: priority's price when it
- * asks for priority; standard's otherwise (a flex request too: the hold is a worst case).
+ * asks for priority or fast mode (its new name); standard's otherwise (a flex request too: the
+ * hold is a worst case).
  */
 export function heldTier(asked: unknown): PricedTier | undefined {
-  return asked === 'priority' ? 'priority' : undefined
+  return asked === 'priority' || asked === 'fast' ? 'priority' : undefined
 }
 
 const DATED = /-\d{4}-\d{2}-\d{2}$/

@@ -1,5 +1,6 @@
-// OpenAI usage → IR disjoint buckets: prompt_tokens includes the cached
-// tokens, so the uncached input is the difference.
+// OpenAI usage → IR disjoint buckets: prompt_tokens includes the cached tokens and those
+// written to the cache (gpt-5.6 and later price a write above input), so the uncached,
+// unwritten input is what is left.
 import type { Usage } from '../../ir/types.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 
@@ -7,7 +8,7 @@ export interface OpenAIUsage {
   prompt_tokens?: number
   completion_tokens?: number
   total_tokens?: number
-  prompt_tokens_details?: { cached_tokens?: number | null; audio_tokens?: number | null } | null
+  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null; audio_tokens?: number | null } | null
   completion_tokens_details?: { reasoning_tokens?: number | null; audio_tokens?: number | null } | null
   /** Set by the gateway on usage it counted for an upstream that sent none (counted-usage.ts). */
   switchyard_counted?: boolean
@@ -17,11 +18,12 @@ export interface OpenAIUsage {
 export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknown): Usage {
   const prompt = u?.prompt_tokens ?? 0
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0
+  const written = cacheWrites(u?.prompt_tokens_details?.cache_write_tokens, prompt - cached)
   const out: Usage = {
-    inputTokens: Math.max(0, prompt - cached),
+    inputTokens: Math.max(0, prompt - cached - written),
     outputTokens: u?.completion_tokens ?? 0,
     cacheReadTokens: cached,
-    cacheWriteTokens: 0,
+    cacheWriteTokens: written,
   }
   const reasoning = u?.completion_tokens_details?.reasoning_tokens
   if (typeof reasoning === 'number') out.reasoningTokens = reasoning
@@ -34,4 +36,9 @@ export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknow
   const serviceTier = pricedTier(tier)
   if (serviceTier) out.serviceTier = serviceTier
   return out
+}
+
+/** A usage's `cache_write_tokens` (chat and Responses alike): a count, at most the prompt it is part of. */
+export function cacheWrites(v: unknown, most: number): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.min(Math.floor(v), Math.max(0, most)) : 0
 }
