@@ -16,6 +16,7 @@ import m13 from '../../db/migrations/0013_batch_claims.sql' with { type: 'text' 
 import m14 from '../../db/migrations/0014_retention.sql' with { type: 'text' }
 import m15 from '../../db/migrations/0015_batch_item_beyond.sql' with { type: 'text' }
 import m16 from '../../db/migrations/0016_stored_items.sql' with { type: 'text' }
+import m17 from '../../db/migrations/0017_stored_items_backfill.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -30,6 +31,7 @@ import p10 from '../../db/pg-migrations/0010_batch_claims.sql' with { type: 'tex
 import p11 from '../../db/pg-migrations/0011_retention.sql' with { type: 'text' }
 import p12 from '../../db/pg-migrations/0012_batch_item_beyond.sql' with { type: 'text' }
 import p13 from '../../db/pg-migrations/0013_stored_items.sql' with { type: 'text' }
+import p14 from '../../db/pg-migrations/0014_stored_items_backfill.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -52,6 +54,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0014_retention", when: 1796389054034, breakpoints: true, sql: m14 },
   { tag: "0015_batch_item_beyond", when: 1796406145093, breakpoints: true, sql: m15 },
   { tag: "0016_stored_items", when: 1796416380932, breakpoints: true, sql: m16 },
+  { tag: "0017_stored_items_backfill", when: 1796417674312, breakpoints: true, sql: m17 },
 ]
 
 /** PostgreSQL. */
@@ -70,4 +73,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0011_retention", when: 1796389054895, breakpoints: true, sql: p11 },
   { tag: "0012_batch_item_beyond", when: 1796406148778, breakpoints: true, sql: p12 },
   { tag: "0013_stored_items", when: 1796416384379, breakpoints: true, sql: p13 },
+  { tag: "0014_stored_items_backfill", when: 1796417675795, breakpoints: true, sql: p14 },
 ]
