@@ -154,6 +154,18 @@ describe("a key's own items still continue, through the SDK", () => {
     expect(sent.input.map((it: any) => it.id)).toEqual([undefined, undefined, undefined])
   })
 
+  test('a thread that holds a reference (a turn sent with store on) continued by previous_response_id: the reference goes up with its id, not as an item_reference naming nothing', async () => {
+    const mine = await storedReply()
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const ref = { type: 'item_reference' as const, id: mine.output[0]!.id! }
+    const second = await rig.client.responses.create({ model: 'gpt-5.2', input: [{ role: 'user', content: 'hello' }, ref, { role: 'user', content: 'more' }] })
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const third = await rig.client.responses.create({ model: 'gpt-5.2', input: 'and then?', previous_response_id: second.id })
+    expect(third.status).toBe('completed')
+    const sent = rig.up.requests.at(-1)!.json().input
+    expect(sent.filter((it: any) => it.type === 'item_reference')).toEqual([ref])
+  })
+
   test('store as the client gave it on a stateless turn (the operator\'s upstream keeps what it keeps)', async () => {
     for (const store of [false, true]) {
       rig.up.script({ json: fixture(F('nonstream-text.json')) })

@@ -3,7 +3,7 @@
 // `reasoning_effort`/`reasoning_summary` → `reasoning`, `response_format` → `text.format`,
 // `mcp_servers` → MCP tools), the gateway's own state parameters taken out. When the
 // gateway's thread is involved the whole input goes up with `store: false`, item ids
-// stripped; otherwise the client's input goes as it came. Either way a Claude model's thinking,
+// stripped (an item_reference keeps its, which it is); otherwise the client's input goes as it came. Either way a Claude model's thinking,
 // which the gateway sealed, stays behind.
 import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
@@ -30,13 +30,14 @@ function mcpTools(servers: Obj[]): Obj[] {
 
 /**
  * Reasoning items the upstream never stored can only go back with their encrypted content
- * (and keep their id, which that content is bound to); every other item loses its id. A Claude
- * model's thinking, sealed by the gateway, stays behind: OpenAI refuses content it cannot
- * decrypt, as Anthropic would refuse OpenAI's.
+ * (and keep their id, which that content is bound to); an item_reference is its id (one the
+ * gateway did not replace, of an item the key was given: validate.ts); every other item loses
+ * its id. A Claude model's thinking, sealed by the gateway, stays behind: OpenAI refuses content
+ * it cannot decrypt, as Anthropic would refuse OpenAI's.
  */
 function forUpstream(items: Item[]): Item[] {
   const kept = items.filter((it) => it.type !== 'reasoning' || (typeof it.encrypted_content === 'string' && !sealedByGateway(it)))
-  return kept.map((it) => (it.type === 'reasoning' ? it : withoutIds([it])[0]))
+  return kept.map((it) => (it.type === 'reasoning' || it.type === 'item_reference' ? it : withoutIds([it])[0]))
 }
 
 /** A stateless input as the client sent it, but for the reasoning the gateway sealed. */
