@@ -243,6 +243,51 @@ describe("file ids in a tool's output", () => {
   })
 })
 
+describe('file ids outside a message: bare parts, a screenshot', () => {
+  // the same rule as in a message: a gateway file id is inlined, any other (the operator's own
+  // upstream account's) is refused before the upstream is asked
+  const upload = async (content: Blob, filename: string) => {
+    const form = new FormData()
+    form.append('purpose', 'user_data')
+    form.append('file', content, filename)
+    const res = await fetch(`${rig.gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${rig.gw.key}` }, body: form })
+    return ((await res.json()) as { id: string }).id
+  }
+  const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
+
+  test('an input of bare parts (one user message) naming a file: inlined when the key\'s, a 400 naming it otherwise', async () => {
+    const id = await upload(new Blob(['the notes']), 'notes.txt')
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const ok = await rig.postResponses({ model: 'gpt-4.1', input: [{ type: 'input_file', file_id: id }, { type: 'input_text', text: 'summarise' }] })
+    expect(ok.status).toBe(200)
+    expect(rig.up.requests.at(-1)!.json().input).toEqual([{ type: 'input_text', text: 'the notes' }, { type: 'input_text', text: 'summarise' }])
+    const before = rig.up.requests.length
+    for (const type of ['input_file', 'input_image']) {
+      const bad = await rig.postResponses({ model: 'gpt-4.1', input: [{ type, file_id: 'file-OPERATORS-OWN' }] })
+      expect(bad.status).toBe(400)
+      expect((await bad.json()).error).toStartWith('input[0].file_id: no such file file-OPERATORS-OWN')
+    }
+    expect(rig.up.requests.length).toBe(before)
+  })
+
+  test("a computer call's screenshot naming a file: the key's image inlined, another id a 400", async () => {
+    const id = await upload(new Blob([PNG], { type: 'image/png' }), 'shot.png')
+    const input = (file: string) => [
+      { type: 'computer_call', id: 'cu_1', call_id: 'c1', action: { type: 'screenshot' }, pending_safety_checks: [], status: 'completed' },
+      { type: 'computer_call_output', call_id: 'c1', output: { type: 'computer_screenshot', file_id: file } },
+    ]
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const ok = await rig.postResponses({ model: 'gpt-4.1', input: input(id), store: false })
+    expect(ok.status).toBe(200)
+    expect(rig.up.requests.at(-1)!.json().input[1].output).toEqual({ type: 'computer_screenshot', image_url: `data:image/png;base64,${PNG.toString('base64')}` })
+    const before = rig.up.requests.length
+    const bad = await rig.postResponses({ model: 'gpt-4.1', input: input('file-OPERATORS-OWN'), store: false })
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error).toStartWith('input[1].output.file_id: no such file file-OPERATORS-OWN')
+    expect(rig.up.requests.length).toBe(before)
+  })
+})
+
 describe('threads on the pass-through path', () => {
   test('previous_response_id: the upstream gets the whole input with store:false and no item ids; the reply names the previous id', async () => {
     rig.up.script({ json: fixture(F('nonstream-function-call.json')) })
