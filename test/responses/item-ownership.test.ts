@@ -166,6 +166,11 @@ describe("a key's own items still continue, through the SDK", () => {
     expect(sent.filter((it: any) => it.type === 'item_reference')).toEqual([ref])
   })
 
+  test("a reasoning item by an id of the gateway's own form, alone: no store of OpenAI's holds it, so it is not asked after (the IR path leaves it out, as before)", async () => {
+    const res = await rig.postResponses({ model: 'mock-gpt', input: [{ type: 'reasoning', id: 'rs_0123456789abcdef0123456789abcdef0001', summary: [] }, { role: 'user', content: 'go on' }] })
+    expect(res.status).toBe(200)
+  })
+
   test('store as the client gave it on a stateless turn (the operator\'s upstream keeps what it keeps)', async () => {
     for (const store of [false, true]) {
       rig.up.script({ json: fixture(F('nonstream-text.json')) })

@@ -62,7 +62,8 @@ async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ fo
   const byId: number[] = []
   const refs: References = { seen: new Map(), bytes: 0, missed: false }
   for (const [i, it] of items.entries()) {
-    if (it.type === 'reasoning' && typeof it.id === 'string' && typeof it.encrypted_content !== 'string') byId.push(i)
+    // (an id of the gateway's own form is in no store of OpenAI's: nothing to read)
+    if (it.type === 'reasoning' && typeof it.id === 'string' && typeof it.encrypted_content !== 'string' && responseOfItem(it.id) === undefined) byId.push(i)
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
     if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
     const item = await vc.threads.referenced(vc.apiKeyId, it.id, refs)
