@@ -70,3 +70,13 @@ test('a store that cannot write is tried again every 100 ms, with what was saved
   // the one attempt after the wait wrote all twenty
   expect(state.tries).toBe(2)
 })
+
+test("a write's item ids go in statements of many rows, past one statement's worth, every one kept", async () => {
+  const store = new ThreadStore(t.s.storage.sql)
+  const ids = (r: number) => Array.from({ length: 300 }, (_, n) => `msg_many_${r}_${n}`)
+  for (const r of [1, 2]) store.save({ ...response(`resp_many_${r}`), outputItems: ids(r).map((id) => ({ type: 'message', id, role: 'assistant', content: [] })) })
+  await store.flush()
+  const all = [...ids(1), ...ids(2)]
+  expect((await new ThreadStore(t.s.storage.sql).owned('key_thread_writes', all)).size).toBe(600)
+  expect((await store.owned('another key', all)).size).toBe(0)
+})
