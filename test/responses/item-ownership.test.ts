@@ -27,7 +27,7 @@ const REASONING = fixtureJson(F('nonstream-reasoning-summary.json'))
 /** A fresh pass-through reply stored for the rig's key, its upstream's ids renamed so no other test's reply has them. */
 async function storedReply(of = TEXT) {
   const tag = crypto.randomUUID().replaceAll('-', '').slice(0, 12)
-  const json = JSON.parse(JSON.stringify(of).replaceAll(/(resp|msg|rs)_([0-9a-f]{12})/g, `$1_${tag}`))
+  const json = JSON.parse(JSON.stringify(of).replaceAll(/(resp|msg|rs|ig)_([0-9a-f]{12})/g, `$1_${tag}`))
   rig.up.script({ json: JSON.stringify(json) })
   const r = await rig.client.responses.create({ model: 'gpt-5.2', input: 'hello' })
   return r
@@ -71,6 +71,22 @@ describe('an id another key was given', () => {
     const ok = await rig.postResponses({ model: 'gpt-5.2', input: [sealed, { role: 'user', content: 'go on' }] }, { key: otherKey })
     expect(ok.status).toBe(200)
     expect(rig.up.requests.at(-1)!.json().input[0]).toEqual(sealed)
+  })
+
+  test("an image_generation_call given by its id alone (multi-turn image editing, read from OpenAI's store), another key's: a 404; the key's own goes up", async () => {
+    const withImage = { ...TEXT, output: [...TEXT.output, { type: 'image_generation_call', id: 'ig_68c2e8c26114819489dae5b59fceb7bf02e845978fbbb592', status: 'completed', result: 'aW1hZ2U=' }] }
+    const mine = await storedReply(withImage)
+    const ig = { type: 'image_generation_call', id: mine.output.find((o) => o.type === 'image_generation_call')!.id }
+    const input = [{ role: 'user', content: 'make it blue' }, ig]
+    const before = calls()
+    const res = await rig.postResponses({ model: 'gpt-5.2', input }, { key: otherKey })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as any).error).toContain(`input[1]: Item with id '${ig.id}' not found`)
+    expect(calls()).toBe(before)
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const ok = await rig.postResponses({ model: 'gpt-5.2', input })
+    expect(ok.status).toBe(200)
+    expect(rig.up.requests.at(-1)!.json().input).toEqual(input)
   })
 
   test("previous_response_id naming another key's upstream response: a 400, the upstream never asked; a conversation of the same name is the other key's own, new", async () => {

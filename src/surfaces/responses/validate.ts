@@ -50,11 +50,18 @@ export function normalizeResponsesBody(raw: unknown): Body & ResponsesBody {
 const MAX_REFERENCES = 1_000
 
 /**
+ * Item types an OpenAI upstream fills in from its store when one comes by its id without the
+ * field that holds it: a reasoning item without its encrypted content, an image generation
+ * call without its image (multi-turn image editing names the image so).
+ */
+const HELD_BY: Partial<Record<string, string>> = { reasoning: 'encrypted_content', image_generation_call: 'result' }
+
+/**
  * `item_reference`s to items of the gateway's own replies, replaced by the stored items: a model
  * served through the IR reads nothing else, and OpenAI's store does not know them. Any other is
  * left as it came: for OpenAI's own Responses API (its store's items); on the IR path one in the
  * gateway's form is refused (decode.ts), another left out and named. Returns the places of those
- * left, and of reasoning items given by their id alone, which OpenAI's store fills in.
+ * left, and of items given by their id alone (HELD_BY), which OpenAI's store fills in.
  */
 async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ found: boolean; byId: number[] }> {
   let n = 0
@@ -63,7 +70,8 @@ async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ fo
   const refs: References = { seen: new Map(), bytes: 0, missed: false }
   for (const [i, it] of items.entries()) {
     // (an id of the gateway's own form is in no store of OpenAI's: nothing to read)
-    if (it.type === 'reasoning' && typeof it.id === 'string' && typeof it.encrypted_content !== 'string' && responseOfItem(it.id) === undefined) byId.push(i)
+    const held = HELD_BY[it.type]
+    if (held !== undefined && typeof it.id === 'string' && typeof it[held] !== 'string' && responseOfItem(it.id) === undefined) byId.push(i)
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
     if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
     const item = await vc.threads.referenced(vc.apiKeyId, it.id, refs)
@@ -83,7 +91,7 @@ async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ fo
  * every key of the operator's account: such an id must be of an item the gateway gave this key
  * (an output item of a response it stored for it), or the request is refused as OpenAI refuses an
  * id it does not know. `places` are those referencedItems returned; `stateful` turns send no
- * reasoning by id (passthrough.ts). An `mcp_approval_response` names the approval request it
+ * item by its id alone but a reference (passthrough.ts). An `mcp_approval_response` names the approval request it
  * answers: one the request's items or its thread hold is there to read; another, by its id.
  */
 async function checkOwnership(items: Item[], history: Item[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
