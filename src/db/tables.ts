@@ -190,8 +190,9 @@ export function declareTables(k: ColumnKit) {
   /**
    * The output items of a stored response whose ids its upstream made (a pass-through reply's
    * `msg_…`, `rs_…`, `fc_…`), one row each: whether a key was given an item, when it names one
-   * by id (`item_reference`) for OpenAI's store to read. The gateway's own item ids name their
-   * response and need no row (item-ids.ts). A row whose response is gone means nothing.
+   * by id (`item_reference`) for OpenAI's store to read; a code interpreter call's container id
+   * too. The gateway's own item ids name their response and need no row (item-ids.ts). A row
+   * whose response is gone means nothing.
    */
   const storedItems = k.table(
     'stored_items',

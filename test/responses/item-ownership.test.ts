@@ -27,7 +27,7 @@ const REASONING = fixtureJson(F('nonstream-reasoning-summary.json'))
 /** A fresh pass-through reply stored for the rig's key, its upstream's ids renamed so no other test's reply has them. */
 async function storedReply(of = TEXT) {
   const tag = crypto.randomUUID().replaceAll('-', '').slice(0, 12)
-  const json = JSON.parse(JSON.stringify(of).replaceAll(/(resp|msg|rs|ig)_([0-9a-f]{12})/g, `$1_${tag}`))
+  const json = JSON.parse(JSON.stringify(of).replaceAll(/(resp|msg|rs|ig|ci|cntr)_([0-9a-f]{12})/g, `$1_${tag}`))
   rig.up.script({ json: JSON.stringify(json) })
   const r = await rig.client.responses.create({ model: 'gpt-5.2', input: 'hello' })
   return r
@@ -87,6 +87,24 @@ describe('an id another key was given', () => {
     const ok = await rig.postResponses({ model: 'gpt-5.2', input })
     expect(ok.status).toBe(200)
     expect(rig.up.requests.at(-1)!.json().input).toEqual(input)
+  })
+
+  test("a code interpreter's container named by id (it holds the files of the key whose call made it), another key's: a 404; the key's own, or a new one, goes up", async () => {
+    const ran = { type: 'code_interpreter_call', id: 'ci_68c2e8c26114819489dae5b59fceb7bf02e845978fbbb592', container_id: 'cntr_68c2e8c26114819489dae5b59fceb7bf02e845978fbbb592', code: 'print(1)', outputs: null, status: 'completed' }
+    const mine = await storedReply({ ...TEXT, output: [ran, ...TEXT.output] })
+    const container = (mine.output[0] as any).container_id as string
+    const body = { model: 'gpt-5.2', input: 'open the file again', tools: [{ type: 'code_interpreter', container }] }
+    const before = calls()
+    const res = await rig.postResponses(body, { key: otherKey })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as any).error).toContain(`tools[0].container: Container with id '${container}' not found`)
+    expect(calls()).toBe(before)
+    for (const [key, tools] of [[rig.gw.key, body.tools], [otherKey, [{ type: 'code_interpreter', container: { type: 'auto' } }]]] as const) {
+      rig.up.script({ json: fixture(F('nonstream-text.json')) })
+      const ok = await rig.postResponses({ ...body, tools }, { key })
+      expect(ok.status).toBe(200)
+      expect(rig.up.requests.at(-1)!.json().tools).toEqual(tools)
+    }
   })
 
   test("previous_response_id naming another key's upstream response: a 400, the upstream never asked; a conversation of the same name is the other key's own, new", async () => {
