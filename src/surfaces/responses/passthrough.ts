@@ -3,8 +3,8 @@
 // `reasoning_effort`/`reasoning_summary` → `reasoning`, `response_format` → `text.format`,
 // `mcp_servers` → MCP tools), the gateway's own state parameters taken out. When the
 // gateway's thread is involved the whole input goes up with `store: false`, item ids
-// stripped (an item_reference keeps its, which it is); otherwise the client's input goes as it came. Either way a Claude model's thinking,
-// which the gateway sealed, stays behind.
+// stripped (an item_reference keeps its, which it is); otherwise the client's input goes as
+// it came. Either way a Claude model's thinking, which the gateway sealed, stays behind.
 import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'
