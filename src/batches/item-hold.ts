@@ -68,14 +68,16 @@ export function beyondOf(text: string | null): BeyondPrompt | undefined {
   try {
     o = (JSON.parse(text) ?? {}) as Partial<BeyondPrompt>
     // a column that keeps only its prompt's price: nothing beyond
-    if (o.webSearches === undefined && o.inputTokens === undefined && o.audioOutput === undefined && o.fileSearches === undefined && o.calls === undefined) return undefined
+    if (o.webSearches === undefined && o.inputTokens === undefined && o.audioOutput === undefined && o.fileSearches === undefined && o.calls === undefined && o.imageGen === undefined) return undefined
   } catch {
     // a value the gateway did not write (a row edited by hand) is held as an item stored before the column was
     return undefined
   }
   const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0)
   // stored before model calls were counted: one (as it was held then)
-  return { webSearches: count(o.webSearches), fileSearches: count(o.fileSearches), inputTokens: count(o.inputTokens), audioOutput: o.audioOutput === true, ...(count(o.calls) > 1 ? { calls: count(o.calls) } : {}) }
+  const image = o.imageGen && typeof o.imageGen === 'object' ? o.imageGen : undefined
+  const imageGen = image && count(image.images) > 0 ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: count(image.images), outputTokens: count(image.outputTokens) } } : {}
+  return { webSearches: count(o.webSearches), fileSearches: count(o.fileSearches), inputTokens: count(o.inputTokens), audioOutput: o.audioOutput === true, ...(count(o.calls) > 1 ? { calls: count(o.calls) } : {}), ...imageGen }
 }
 
 /** An admitted item's hold while it runs, however long (renewed, as a request's is), until it ends. */

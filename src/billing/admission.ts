@@ -9,6 +9,7 @@ import type { Usage } from '../ir/types.ts'
 import { loopCalls, withReplySearches, worstUsage, type BeyondPrompt } from './server-tools.ts'
 import { dearerWrites, type PromptWrites } from './prompt-writes.ts'
 import type { Premiums } from '../config/claude-premiums.ts'
+import { unpricedTier } from '../config/service-tiers.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -54,6 +55,10 @@ export type Admission = { reservationId: string } | undefined
  */
 export function worstCase(catalog: Catalog, input: AdmitInput): number | null {
   const { model } = input
+  // a tier of no known price would cost the operator what no credit sees, as an unpriced model would
+  if (unpricedTier(input.serviceTier)) {
+    throw new HttpError(400, `service_tier: ${input.serviceTier} has no known price, and this key has a credit limit; ask for another service_tier, or use a key without one`)
+  }
   const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input)
   if (usd === null && model.unlisted && model.provider !== 'mock') {
     throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
@@ -68,7 +73,8 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   const most = model.maxOutputTokens ?? model.contextWindow
   const replies = Math.max(1, sane(input.choices) ?? 1)
   const cap = Math.min(sane(input.maxOutputTokens) ?? most, most) * replies
-  const beyond = withReplySearches(input.beyond, model, replies)
+  // OpenAI's image tool runs on OpenAI's upstream alone (the others' requests leave it out)
+  const beyond = withReplySearches(model.family === 'openai' ? input.beyond : withoutImages(input.beyond), model, replies)
   const loops = model.family === 'anthropic'
   const usage = worstUsage(prompt, cap, beyond, loops)
   // Anthropic's loop of calls writes the prompt and what its tools bring back to its cache
@@ -96,6 +102,12 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   } catch {
     return null
   }
+}
+
+function withoutImages(beyond: BeyondPrompt | undefined): BeyondPrompt | undefined {
+  if (!beyond?.imageGen) return beyond
+  const { imageGen: _, ...rest } = beyond
+  return rest
 }
 
 /** The prompt as written to a cache, by the dearest write its breakpoints allow: each reading the hold weighs. */

@@ -4,6 +4,7 @@
 // Output in audio: priced several times text's rate. Held as a worst case like the rest, so a
 // key near its credit is not admitted for a request that searches its way far past it.
 import type { Usage } from '../ir/types.ts'
+import { imageCallTokens } from './image-tool.ts'
 
 /** Beyond the prompt and the output cap: searches run upstream, the input tokens their results add, output in audio. */
 export interface BeyondPrompt {
@@ -18,6 +19,12 @@ export interface BeyondPrompt {
    * before it wrote to its cache; undefined: one.
    */
   calls?: number
+  /**
+   * OpenAI's image generation tool: the images it may make, the most output tokens each may be
+   * billed (partial images with it), and its image model as the request names it. Each image's
+   * model reads the request's context, its images too: held as the prompt in image tokens.
+   */
+  imageGen?: { model?: string; images: number; outputTokens: number }
 }
 
 /** Uses held for a server tool that sets no bound of its own (`max_uses`, `max_tool_calls`). */
@@ -68,10 +75,12 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
   const has = (kind: string) => list.some((t) => typeof t?.type === 'string' && t.type.startsWith(kind))
   const web = has('web_search') || webSearchOptions !== undefined
   const file = has('file_search')
-  if (!web && !file) return undefined
+  const image = list.find((t) => t?.type === 'image_generation')
+  if (!web && !file && !image) return undefined
   const n = uses(maxToolCalls)
+  const imageGen = image ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: n, outputTokens: imageCallTokens(image) } } : {}
   // a Claude model's searches run in Anthropic's loop (calls); OpenAI's bound the reply's output as a whole
-  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: n * TOKENS_A_SEARCH, audioOutput: false, calls: n + 1 }
+  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? n * TOKENS_A_SEARCH : 0, audioOutput: false, calls: n + 1, ...imageGen }
 }
 
 /**
@@ -117,5 +126,11 @@ export function worstUsage(prompt: number, cap: number, beyond: BeyondPrompt | u
   if (beyond.webSearches > 0) usage.webSearches = beyond.webSearches
   if (beyond.fileSearches) usage.fileSearches = beyond.fileSearches
   if (beyond.audioOutput) usage.outputAudioTokens = cap * calls
+  const image = beyond.imageGen
+  if (image && image.images > 0) {
+    const input = prompt * image.images
+    const output = image.outputTokens * image.images
+    usage.imageGen = { ...(image.model ? { model: image.model } : {}), inputTokens: input, imageInputTokens: input, cachedTokens: 0, cachedImageTokens: 0, outputTokens: output, imageOutputTokens: output }
+  }
   return usage
 }

@@ -1,7 +1,7 @@
 // Model resolution and prices. The built-in table (models.ts) plus config `models`, with
 // context windows and prices from @pydantic/genai-prices; config can override prices.
 import { calcPrice } from '@pydantic/genai-prices'
-import type { Family, Usage } from '../ir/types.ts'
+import type { Family, ImageGenUsage, Usage } from '../ir/types.ts'
 import { ConfigError } from './errors.ts'
 import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfig, type ProviderKind } from './providers.ts'
 import type { Config } from './load.ts'
@@ -10,6 +10,7 @@ import { checkDeployments } from './upstreams.ts'
 import { premiumFactor } from './claude-premiums.ts'
 import { tierFactor } from './service-tiers.ts'
 import type { PriceEntry } from './schema.ts'
+import { imageLibraryUsage, imageModelId, KNOWN_IMAGE_MODELS } from './image-prices.ts'
 
 export type { Surface } from './models.ts'
 
@@ -270,12 +271,31 @@ export class Catalog {
     let total = this.standardCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
     // a tier priced apart (OpenAI's flex, priority; Anthropic's fast mode, US-only inference)
-    // scales the tokens' price, not a search's
-    const factor = tierFactor(model.upstreamId, u.serviceTier) * (model.family === 'anthropic' ? premiumFactor(model.upstreamId, u) : 1)
+    // scales the tokens' price, not a search's; a tier of no known price (ultrafast) leaves the
+    // request unpriced, never priced as standard
+    const tier = tierFactor(model.upstreamId, u.serviceTier)
+    if (tier === null) return null
+    const factor = tier * (model.family === 'anthropic' ? premiumFactor(model.upstreamId, u) : 1)
     const searched = u.webSearches || u.fileSearches
     if (factor !== 1) total += (factor - 1) * (searched ? (this.standardCost(model, { ...u, webSearches: 0, fileSearches: 0 }, at) ?? total) : total)
+    // the image tool's tokens, at its image model's rates
+    if (u.imageGen) total += this.imageCost(u.imageGen, at)
     // 15 significant digits: a sum of products' float noise (0.006255999999999999) is not a price
     return Number((total * (1 - this.discount)).toPrecision(15))
+  }
+
+  /**
+   * The image generation tool's tokens at its image model's rates (the operator's for that id,
+   * else the library's); a model of no known price, or none named, at the dearest known one's.
+   */
+  private imageCost(g: ImageGenUsage, at: Date): number {
+    const priceAs = (id: string): number | null => {
+      const o = this.overrides.get(id)
+      if (o) return linearCost(o, { inputTokens: Math.max(0, g.inputTokens - g.cachedTokens), cacheReadTokens: g.cachedTokens, cacheWriteTokens: 0, outputTokens: g.outputTokens })
+      return libraryPrice({ id, family: 'openai', upstreamId: id }, imageLibraryUsage(g), at)?.total_price ?? null
+    }
+    const own = g.model !== undefined && (this.overrides.has(g.model) || imageModelId(g.model)) ? priceAs(g.model) : null
+    return own ?? Math.max(0, ...KNOWN_IMAGE_MODELS.map((id) => priceAs(id) ?? 0))
   }
 
   /** At the standard tier's prices: the operator's own, or the library's. */

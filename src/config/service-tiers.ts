@@ -9,6 +9,10 @@
 // Priority's premium differs by model, and is the same for input, cached input and output:
 // OpenAI's priority processing page (openai.com/api-priority-processing), priority price over
 // standard price. A model missing here is held and billed at the highest premium listed.
+//
+// Ultrafast (`service_tier: "ultrafast"`, gpt-5.6-sol, access-controlled) has no published price:
+// a reply served at it is recorded unpriced (never at standard's price), and a key with a credit
+// limit is refused a request that asks for it, as it is a model with no known price.
 import type { Usage } from '../ir/types.ts'
 
 /** Priority price ÷ standard price, by upstream model id (a dated snapshot reads its base id). */
@@ -38,25 +42,32 @@ const FLEX = 0.5
 /** The tiers priced apart: the value a reply's `service_tier` names them by. */
 export type PricedTier = NonNullable<Usage['serviceTier']>
 
-/** A reply's (or a request's) `service_tier`, when it is one priced apart from standard. */
+/** The tiers whose price the gateway does not know: a reply served at one is unpriced. */
+const UNPRICED = new Set<PricedTier>(['ultrafast'])
+
+/** A reply's (or a request's) `service_tier`, when it is one priced apart from standard (or one of unknown price). */
 export function pricedTier(v: unknown): PricedTier | undefined {
-  return v === 'priority' || v === 'fast' ? 'priority' : v === 'flex' ? v : undefined
+  return v === 'priority' || v === 'fast' ? 'priority' : v === 'flex' || v === 'ultrafast' ? v : undefined
 }
+
+/** Whether `tier` is one the gateway cannot price. */
+export const unpricedTier = (tier: PricedTier | undefined): boolean => tier !== undefined && UNPRICED.has(tier)
 
 /**
  * The tier a request is held at, by the `service_tier` it asks for: priority's price when it
- * asks for priority or fast mode (its new name); standard's otherwise (a flex request too: the
- * hold is a worst case).
+ * asks for priority or fast mode (its new name); ultrafast, which no hold can price (admission
+ * refuses it a funded key); standard's otherwise (a flex request too: the hold is a worst case).
  */
 export function heldTier(asked: unknown): PricedTier | undefined {
-  return asked === 'priority' || asked === 'fast' ? 'priority' : undefined
+  return asked === 'priority' || asked === 'fast' ? 'priority' : asked === 'ultrafast' ? asked : undefined
 }
 
 const DATED = /-\d{4}-\d{2}-\d{2}$/
 
-/** What tokens served at `tier` cost against the standard price, for the model OpenAI was sent. */
-export function tierFactor(upstreamId: string, tier: PricedTier | undefined): number {
+/** What tokens served at `tier` cost against the standard price, for the model OpenAI was sent; null: a tier of no known price. */
+export function tierFactor(upstreamId: string, tier: PricedTier | undefined): number | null {
   if (tier === undefined) return 1
+  if (unpricedTier(tier)) return null
   if (tier === 'flex') return FLEX
   return PRIORITY.get(upstreamId) ?? PRIORITY.get(upstreamId.replace(DATED, '')) ?? UNLISTED_PRIORITY
 }

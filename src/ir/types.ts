@@ -112,14 +112,35 @@ export interface Usage {
   webSearches?: number
   /** File searches the upstream ran (OpenAI's file_search_call): priced per call. */
   fileSearches?: number
-  /** OpenAI's processing tier that served the request, where it is priced apart from standard (config/service-tiers.ts). */
-  serviceTier?: 'flex' | 'priority'
+  /** OpenAI's image generation tool's tokens (Responses `tool_usage.image_gen`): priced at its image model's rates (config/image-prices.ts). */
+  imageGen?: ImageGenUsage
+  /** OpenAI's processing tier that served the request, where it is priced apart from standard, or not priced at all (ultrafast; config/service-tiers.ts). */
+  serviceTier?: 'flex' | 'priority' | 'ultrafast'
   /** Anthropic's fast mode served it (`speed: "fast"`): priced apart (config/claude-premiums.ts). */
   speed?: 'fast'
   /** Anthropic ran it in the US only (`inference_geo: "us"`): priced apart on newer models (config/claude-premiums.ts). */
   inferenceGeo?: 'us'
   /** The upstream reported none: the gateway counted these with its own tokenizer. */
   counted?: true
+}
+
+/**
+ * The tokens of OpenAI's image model, run by the Responses image generation tool, as its
+ * `tool_usage.image_gen` counts them: each detail a part of its total (not disjoint buckets).
+ */
+export interface ImageGenUsage {
+  /** The image model the tool ran (its `model`), when known: unknown or unpriced, the dearest known rates. */
+  model?: string
+  /** Every input token, text and image, cached or not. */
+  inputTokens: number
+  /** Of inputTokens, image tokens. */
+  imageInputTokens: number
+  /** Of inputTokens, those read from the cache (of them, `cachedImageTokens` image ones). */
+  cachedTokens: number
+  cachedImageTokens: number
+  outputTokens: number
+  /** Of outputTokens, image tokens (all of them when the reply does not say). */
+  imageOutputTokens: number
 }
 
 export type FinishReason =

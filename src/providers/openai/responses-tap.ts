@@ -13,6 +13,7 @@ import { withoutSecrets } from '../../lib/secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { cacheWrites } from './usage.ts'
+import { toolUsageOf } from './tool-usage.ts'
 import { AS_IS, NOT_PLAIN, plainEventsRead, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 
@@ -90,12 +91,8 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       state.usage = usageFromResponses(done.usage)
       const tier = tiers ? pricedTier(done.service_tier) : undefined
       if (tier) state.usage.serviceTier = state.serviceTier = tier
-      // each web or file search the model ran is an item of the output, priced per search
-      const output = Array.isArray(done.output) ? (done.output as Obj[]) : []
-      const searches = output.filter((it) => it?.type === 'web_search_call').length
-      if (searches > 0) state.usage.webSearches = searches
-      const fileSearches = output.filter((it) => it?.type === 'file_search_call').length
-      if (fileSearches > 0) state.usage.fileSearches = fileSearches
+      // the searches and images its hosted tools made, priced apart from its tokens
+      Object.assign(state.usage, toolUsageOf(done))
     }
     state.status = typeof done.status === 'string' ? done.status : null
     state.finishReason = state.status
