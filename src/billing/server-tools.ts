@@ -5,6 +5,7 @@
 // key near its credit is not admitted for a request that searches its way far past it.
 import type { Usage } from '../ir/types.ts'
 import { imageCallTokens } from './image-tool.ts'
+import { MOST_SEARCHES, MOST_TOKENS } from '../generations/row.ts'
 
 /** Beyond the prompt and the output cap: searches run upstream, the input tokens their results add, output in audio. */
 export interface BeyondPrompt {
@@ -39,7 +40,12 @@ export const TOKENS_A_FETCH = 25_000
 
 type Obj = Record<string, unknown>
 
-const uses = (n: unknown, most = Infinity): number => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, most) : Math.min(USES_UNBOUNDED, most))
+/**
+ * A tool's uses, by the client's bound: at most the searches a record believes of one reply. A
+ * bound past it (`1e200`) made the worst case Infinity, which holds nothing, or a sum so large
+ * that the key's other holds were lost in its float rounding when it was given back.
+ */
+const uses = (n: unknown): number => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, MOST_SEARCHES) : USES_UNBOUNDED)
 
 /** The tools Anthropic runs itself, by their type's prefix (others, `bash_…`, `text_editor_…`, `computer_…` and custom ones, are the client's to run). */
 const ANTHROPIC_RUNS = ['web_search_', 'web_fetch_', 'code_execution_', 'tool_search_tool_', 'mcp_toolset']
@@ -59,11 +65,12 @@ export function messagesBeyond(tools: unknown): BeyondPrompt | undefined {
       webSearches += n
       inputTokens += n * TOKENS_A_SEARCH
     } else if (type.startsWith('web_fetch_')) {
-      const most = typeof t.max_content_tokens === 'number' && t.max_content_tokens > 0 ? t.max_content_tokens : TOKENS_A_FETCH
+      // no more than a record believes of one reply's input
+      const most = typeof t.max_content_tokens === 'number' && t.max_content_tokens > 0 ? Math.min(t.max_content_tokens, MOST_TOKENS) : TOKENS_A_FETCH
       inputTokens += n * most
     }
   }
-  return calls > 1 ? { webSearches, inputTokens, audioOutput: false, calls } : undefined
+  return calls > 1 ? { webSearches, inputTokens: Math.min(inputTokens, MOST_TOKENS), audioOutput: false, calls } : undefined
 }
 
 /**
@@ -80,7 +87,7 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
   const n = uses(maxToolCalls)
   const imageGen = image ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: n, outputTokens: imageCallTokens(image) } } : {}
   // a Claude model's searches run in Anthropic's loop (calls); OpenAI's bound the reply's output as a whole
-  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? n * TOKENS_A_SEARCH : 0, audioOutput: false, calls: n + 1, ...imageGen }
+  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? Math.min(n * TOKENS_A_SEARCH, MOST_TOKENS) : 0, audioOutput: false, calls: n + 1, ...imageGen }
 }
 
 /**

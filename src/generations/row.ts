@@ -14,9 +14,9 @@ function count(n: number | undefined | null): number {
 }
 
 /** Tokens one bucket of one reply may count: past any model's context (the largest are a few million). */
-const MOST_TOKENS = 10_000_000
+export const MOST_TOKENS = 10_000_000
 /** Web or file searches one reply may have run. */
-const MOST_SEARCHES = 10_000
+export const MOST_SEARCHES = 10_000
 
 const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'cacheWrite1hTokens', 'inputAudioTokens', 'outputAudioTokens', 'webSearches', 'fileSearches'] as const
 
