@@ -86,8 +86,8 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
   if (!web && !file && !image) return undefined
   const n = uses(maxToolCalls)
   const imageGen = image ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: n, outputTokens: imageCallTokens(image) } } : {}
-  // a Claude model's searches run in Anthropic's loop (calls); OpenAI's bound the reply's output as a whole
-  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? Math.min(n * TOKENS_A_SEARCH, MOST_TOKENS) : 0, audioOutput: false, calls: n + 1, ...imageGen }
+  // OpenAI's searches bound the reply's output as a whole: no loop of calls (a Claude model runs none of them)
+  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? Math.min(n * TOKENS_A_SEARCH, MOST_TOKENS) : 0, audioOutput: false, ...imageGen }
 }
 
 /**

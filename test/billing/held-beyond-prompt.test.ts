@@ -262,7 +262,7 @@ describe('what a request may add, read from its tools', () => {
     expect(messagesBeyond([{ name: 'f', input_schema: { type: 'object' } }])).toBeUndefined()
     expect(responsesBeyond([{ type: 'web_search_preview' }], 2)!.webSearches).toBe(2)
     expect(responsesBeyond([{ type: 'function', name: 'f' }], undefined)).toBeUndefined()
-    expect(responsesBeyond([{ type: 'file_search', vector_store_ids: ['vs_1'] }], undefined)).toEqual({ webSearches: 0, fileSearches: USES_UNBOUNDED, inputTokens: USES_UNBOUNDED * TOKENS_A_SEARCH, audioOutput: false, calls: USES_UNBOUNDED + 1 })
+    expect(responsesBeyond([{ type: 'file_search', vector_store_ids: ['vs_1'] }], undefined)).toEqual({ webSearches: 0, fileSearches: USES_UNBOUNDED, inputTokens: USES_UNBOUNDED * TOKENS_A_SEARCH, audioOutput: false })
   })
 
   test("a search model's every reply, by the id sent upstream or the one asked for; no other model's", () => {

@@ -1,4 +1,8 @@
 // What a request's tools add to its hold, where that is not what its upstream can bill:
+// - A Claude model on the Responses surface goes through the IR, which leaves OpenAI's hosted
+//   tools out (web_search, file_search): Anthropic runs no search and no loop of calls for it, yet
+//   it was held for ten searches and eleven calls of its output cap, dozens of times its price,
+//   so a funded key ran one such request at a time (Codex sends web_search with every turn).
 // - A server tool's `max_uses` or `max_content_tokens` is the client's number: a huge one made the
 //   worst case Infinity, which is held as nothing (a burst all admitted), or a finite sum so large
 //   that the key's other holds were lost in its float rounding when it was given back.
@@ -46,6 +50,18 @@ const claudeReply = (req: { json(): any }) => {
   const body = req.json()
   return { waitMs: 300, json: { id: `msg_${crypto.randomUUID().slice(0, 8)}`, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: 'Fine.' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 20, output_tokens: 5 } } }
 }
+
+describe("a Claude model's hold on the Responses surface", () => {
+  test("OpenAI's hosted search, left out for a Claude model, holds no searches and no loop of calls", async () => {
+    up.script(claudeReply)
+    const ask = { model: 'claude-sonnet-4-5', max_output_tokens: 1000, store: false, input: 'News from Paris?' }
+    const plain = await holdOf('/api/alpha/v1/responses', ask)
+    const searching = await holdOf('/api/alpha/v1/responses', { ...ask, tools: [{ type: 'web_search' }] })
+    expect(plain).toBeGreaterThan(0)
+    // the tool's few bytes count in the prompt's bound; nothing else is added
+    expect(searching).toBeLessThan(plain * 1.1)
+  })
+})
 
 describe("a server tool's bounds as the client gives them", () => {
   test('a max_uses past any count: held at a finite sum, so a burst on a nearly spent key is served once', async () => {

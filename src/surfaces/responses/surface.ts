@@ -174,7 +174,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
         // the Responses surface asks for neither mode: a Claude model is held as one whose workspace may run it in the US
         premiums: model.family === 'anthropic' ? heldPremiums({}) : undefined,
-        beyond: responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
+        // a Claude model's request goes through the IR, which leaves OpenAI's hosted tools out: nothing searches
+        beyond: model.family === 'anthropic' ? undefined : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
         // where references were replaced by the items they name, those count, not the body's input
         ...boundOnce(() => (turn.referenced ? promptBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptBound(body, turn.history))),
         pauseAtTool: false,
