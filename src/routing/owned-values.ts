@@ -9,7 +9,8 @@
 
 export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 export const CLAUDE_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max']
-export const OPENAI_TIERS = ['auto', 'default', 'flex', 'scale', 'priority']
+// `fast`: priority's new name (config/service-tiers.ts)
+export const OPENAI_TIERS = ['auto', 'default', 'flex', 'scale', 'priority', 'fast']
 export const VERBOSITY = ['low', 'medium', 'high']
 export const CACHE_RETENTION = ['in-memory', '24h']
 export const THINKING_DISPLAY = ['summarized', 'omitted']

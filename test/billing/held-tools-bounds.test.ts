@@ -117,3 +117,17 @@ describe("a server tool's bounds as the client gives them", () => {
     expect((await slow).status).toBe(200)
   })
 })
+
+describe("OpenAI's fast mode (priority's new name) asked of a Claude model", () => {
+  test('is passed over as priority is, not refused as a tier the translation does not know', async () => {
+    up.script(claudeReply)
+    for (const [path, body] of [
+      ['/api/alpha/v1/chat/completions', { model: 'claude-sonnet-4-5', max_tokens: 100, service_tier: 'fast', messages: [{ role: 'user', content: 'Hi.' }] }],
+      ['/api/alpha/v1/responses', { model: 'claude-sonnet-4-5', max_output_tokens: 100, service_tier: 'fast', store: false, input: 'Hi.' }],
+    ] as const) {
+      const r = await post(g.key, path, body)
+      expect(r.status).toBe(200)
+      await r.arrayBuffer()
+    }
+  })
+})
