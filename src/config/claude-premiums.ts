@@ -24,7 +24,20 @@ const US_ONLY = 1.1
 /** What of a reply's (or a request's) usage is priced apart here. */
 export type Premiums = Pick<Usage, 'speed' | 'inferenceGeo'>
 
-const DATED = /-\d{8}$/
+/**
+ * A Claude model's id as Anthropic's price list names it: no date (`-20260205`), no Vertex
+ * version (`@20260205`), no context suffix (`[1m]`), no Bedrock region or version
+ * (`us.anthropic.…-v1:0`).
+ */
+export function baseClaudeId(id: string): string {
+  return id
+    .toLowerCase()
+    .replace(/^(?:[a-z]{2,4}\.)?anthropic\./, '')
+    .replace(/\[[^\]]*\]$/, '')
+    .replace(/@.*$/, '')
+    .replace(/-v\d+(?::\d+)?$/, '')
+    .replace(/-\d{8}$/, '')
+}
 /** A Claude model's version (`claude-opus-4-6` → 4.6, `claude-3-5-haiku` → 3.5); undefined when its id says none. */
 function version(id: string): number | undefined {
   const m = /^claude-(?:(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?|(\d+)(?:-(\d{1,2}))?-(?:opus|sonnet|haiku))(?:-|$)/.exec(id)
@@ -37,7 +50,7 @@ function version(id: string): number | undefined {
 /** Tokens served so cost against the standard price, for the model Anthropic was sent. */
 export function premiumFactor(upstreamId: string, u: Premiums): number {
   let f = 1
-  const base = upstreamId.replace(DATED, '')
+  const base = baseClaudeId(upstreamId)
   if (u.speed === 'fast') f *= FAST.get(base) ?? UNLISTED_FAST
   if (u.inferenceGeo === 'us') {
     const v = version(base)

@@ -118,6 +118,10 @@ describe('the factors, read from a table', () => {
     expect(premiumFactor('claude-3-7-sonnet', { inferenceGeo: 'us' })).toBe(1)
     expect(premiumFactor('claude-sonnet-5', { inferenceGeo: 'us' })).toBe(1.1)
     expect(premiumFactor('claude-sonnet-4-6', {})).toBe(1)
+    // the same model however a deployment spells it: dated, Vertex's @version, a context suffix, Bedrock's
+    for (const id of ['claude-opus-4-8-20260601', 'claude-opus-4-8@20260601', 'claude-opus-4-8[1m]', 'us.anthropic.claude-opus-4-8-20260601-v1:0', 'anthropic.claude-opus-4-8-v1']) {
+      expect({ id, factor: premiumFactor(id, { speed: 'fast', inferenceGeo: 'us' }) }).toEqual({ id, factor: 2 * 1.1 })
+    }
   })
 
   test("a request is held at what it asks for, and at the US price unless it asks for global (the workspace's default is not known)", () => {
