@@ -28,6 +28,7 @@ import { createCacheStore } from './cache/create.ts'
 import { withCache } from './cache/transport.ts'
 import { cassetteTransport } from './replay/replay.ts'
 import { storeHealth } from './db/unavailable.ts'
+import { ContainerGrants } from './containers/grants.ts'
 
 export interface AssembleOptions {
   ledger: Ledger
@@ -61,6 +62,9 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   // the response cache answers in front of whatever sends upstream (fetch, cassettes)
   const cache = createCacheStore(config, storage, log, opts.cluster)
   const upstream = config.replay ? cassetteTransport(config.replay, config, log) : fetch
+  // the grants a reply gave are written a turn later: the last ones before a stop too
+  const containers = new ContainerGrants(storage.sql)
+  onClose.push(() => containers.flush())
   const storeHealth_ = storeHealth(storage, (why) => log.error('the database is down: nothing that writes is taken until it is back', { why }))
   return {
     config,
@@ -74,6 +78,7 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
     log,
     providers: createProviders(config, { log, position: redis ? new RedisPoolPosition(redis) : new MemoryPoolPosition(), transport: withCache(cache, log, upstream) }),
     cache,
+    containers,
     health,
     observe: observers([...(metrics ? [metrics.observer] : []), ...(tracing ? [tracing.observer] : [])]),
     metrics,

@@ -3,13 +3,15 @@
 // days; the thread store refuses to continue one past it) unless a later one continues them, and
 // the items of ended batches (their request bodies and results), `batches.retention_days` after
 // the batch ended (Anthropic keeps a message batch's results 29 days); the batch's row, counts
-// and output files stay. 0 days keeps them until they are deleted. Removed in small steps off the
-// request path, soon after start and then hourly.
+// and output files stay. 0 days keeps them until they are deleted. And the grants of containers
+// past their expiry (containers/grants.ts), which name nothing a request may use: whatever the
+// settings. Removed in small steps off the request path, soon after start and then hourly.
 import type { BatchStore } from './batches/store.ts'
 import type { Config } from './config/load.ts'
 import type { Logger } from './http/log.ts'
 import { pruneInSteps, type PruneStep } from './lib/prune-steps.ts'
 import { PRUNE_GRACE_MS, type ThreadStore } from './surfaces/responses/thread.ts'
+import type { ContainerGrants } from './containers/grants.ts'
 
 const DAY_MS = 86_400_000
 /**
@@ -19,12 +21,16 @@ const DAY_MS = 86_400_000
  */
 const RESPONSES_CHUNK = 25
 const ITEMS_CHUNK = 200
+/** Container grants one step deletes (a few dozen bytes each). */
+const GRANTS_CHUNK = 500
 
 interface Job {
   what: string
   days: number
   /** Taken this much past the retention. */
   graceMs: number
+  /** Runs whatever `days` is (0: its rows say themselves when they end). */
+  always?: boolean
   /** One pass's steps, over what was made (or ended) before `before`. */
   pass(before: number, now: number): () => Promise<PruneStep>
 }
@@ -34,6 +40,7 @@ export interface RetentionDeps {
   log: Logger
   threads: ThreadStore
   batches: BatchStore
+  containers?: ContainerGrants
 }
 
 export class Retention {
@@ -43,12 +50,13 @@ export class Retention {
   private timers: ReturnType<typeof setTimeout>[] = []
 
   constructor(private readonly deps: RetentionDeps) {
-    const { config, threads, batches } = deps
+    const { config, threads, batches, containers } = deps
     const jobs: Job[] = [
       { what: 'stored responses', days: config.responses.retentionDays, graceMs: PRUNE_GRACE_MS, pass: (before) => threads.pruner(before, RESPONSES_CHUNK) },
       { what: 'batch items', days: config.batches.retentionDays, graceMs: 0, pass: (before, now) => () => batches.pruneItemsSome(before, now, ITEMS_CHUNK) },
+      ...(containers ? [{ what: 'expired container grants', days: 0, graceMs: 0, always: true, pass: (before: number) => () => containers.pruneSome(before, GRANTS_CHUNK) }] : []),
     ]
-    this.jobs = jobs.filter((j) => j.days > 0)
+    this.jobs = jobs.filter((j) => j.always || j.days > 0)
   }
 
   /** One pass over every job (one at a time; a pass asked for while one runs is that one). */

@@ -51,7 +51,7 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   s.recorder.start(s.onClose)
   s.files.start(s.onClose)
   const batches = await new BatchService(s).start(s.onClose)
-  const retention = new Retention({ config, log, threads: threadStoreOf(s), batches: batches.store }).start(s.onClose)
+  const retention = new Retention({ config, log, threads: threadStoreOf(s), batches: batches.store, containers: s.containers }).start(s.onClose)
   // instances on one database hear of each other's new batches at once
   if (cluster && storage.pg) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
   const prune = setInterval(() => store.prune(steadyNow()), 60_000)

@@ -21,6 +21,7 @@ import type { GenerationObserver } from './pipeline/observe.ts'
 import type { Tracing } from './tracing/tracing.ts'
 import type { GatewayMetrics } from './metrics/gateway.ts'
 import type { CacheStore } from './cache/store.ts'
+import type { ContainerGrants } from './containers/grants.ts'
 
 /** The base every part gets, made at start-up (server.ts, a batch worker): the settings, the log, the database, what to stop on shutdown. */
 export interface BaseServices {
@@ -52,6 +53,8 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
   files: FilesService
   /** Resolves file ids and media URLs before a generation goes upstream. */
   media?: MediaResolver
+  /** The code-execution containers each key was given: a request names only those by id (containers/). Absent: none is checked. */
+  containers?: ContainerGrants
   /** The exact response cache's store (DELETE /admin/v1/cache empties it). */
   cache?: CacheStore
   /** Set when a stop's grace has run out and the streams still open are cut: theirs is not a client's leaving. */

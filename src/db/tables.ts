@@ -190,8 +190,7 @@ export function declareTables(k: ColumnKit) {
   /**
    * The output items of a stored response whose ids its upstream made (a pass-through reply's
    * `msg_…`, `rs_…`, `fc_…`), one row each: whether a key was given an item, when it names one
-   * by id (`item_reference`) for OpenAI's store to read; a code interpreter call's container id
-   * too. The gateway's own item ids name their response and need no row (item-ids.ts). A row
+   * by id (`item_reference`) for OpenAI's store to read. The gateway's own item ids name their response and need no row (item-ids.ts). A row
    * whose response is gone means nothing.
    */
   const storedItems = k.table(
@@ -203,6 +202,25 @@ export function declareTables(k: ColumnKit) {
       rowId: k.text('row_id').notNull(),
     },
     (t) => [k.index('stored_items_key_item').on(t.apiKeyId, t.itemId), k.index('stored_items_row').on(t.rowId)],
+  )
+
+  /**
+   * The code-execution containers a reply handed a key (an OpenAI code interpreter call's
+   * `container_id`, an Anthropic reply's `container`), one row a key and container: a container
+   * lives in the operator's upstream account, which every key shares, and holds the files of the
+   * key whose request made it, so a request may name one by id only when its key was given it
+   * and it has not expired. Each reply that hands it again pushes its expiry on; expired rows
+   * are pruned (retention.ts). Key ids are never reused, so a deactivated key's rows open nothing.
+   */
+  const containerGrants = k.table(
+    'container_grants',
+    {
+      apiKeyId: k.text('api_key_id').notNull(),
+      containerId: k.text('container_id').notNull(),
+      /** Epoch ms: the upstream's own expiry where its reply said it, else the gateway's bound (containers/grants.ts). */
+      expiresAt: k.int('expires_at').notNull(),
+    },
+    (t) => [k.primaryKey({ columns: [t.apiKeyId, t.containerId] }), k.index('container_grants_expires').on(t.expiresAt)],
   )
 
   /**
@@ -364,5 +382,5 @@ export function declareTables(k: ColumnKit) {
     },
     (t) => [k.index('response_cache_used').on(t.usedAt)],
   )
-  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, batches, batchItems, batchIngests, creditReservations, responseCache }
+  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, batches, batchItems, batchIngests, creditReservations, responseCache }
 }
