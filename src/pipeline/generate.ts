@@ -25,6 +25,7 @@ import { failureOf, jsonResponse, MidStreamError, type JsonReply } from './reply
 import type { SseOptions } from './sse.ts'
 import { translatedJson, translatedStream } from './translated.ts'
 import { cacheFor } from '../cache/ask.ts'
+import { checkContainers } from '../containers/check.ts'
 
 type Body = Record<string, unknown>
 
@@ -58,6 +59,8 @@ const NOTHING_TRIED = Symbol('nothing tried')
 async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: RequestContext, media: MediaResolver = s.media ?? NO_MEDIA, sink: GenerationSink = s.recorder): Promise<Response | JsonReply> {
   const cx = decodeContext(s.catalog, s.config.compat.crossFamily, rc)
   const plan = await spec.decode(raw, cx)
+  // a container the key was not given holds another key's files: refused as a bad body is
+  if (plan.containers?.length) await checkContainers(s.containers, rc.apiKey.id, plan.containers)
   const { model, body, stream, encoder: codec } = plan
   const headers: Record<string, string> = {}
   // with the limits still being taken, the watch begins once they allow the request: one they
@@ -124,6 +127,10 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     }
   }
   const signal = abort?.signal ?? rc.signal
+  // a container a reply hands the key becomes its own (one answered from the cache was another
+  // request's, perhaps another key's: it hands none)
+  const grants = s.containers
+  const containerGiven = grants && ((id: string, expiresAt?: number) => void (out.cached || grants.grant(rc.apiKey.id, id, expiresAt)))
 
   // what a plan becomes (its pass-through body, or its IR, with their media) is worked out once,
   // however many deployments it is sent to: they come one plan after another, so the last is kept
@@ -139,6 +146,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       // cassettes: the client's own file, and whether a recording answered
       cassette: rc.cassette, replayed: (how) => (out.replayed = how),
       // what the upstream's request leaves out is named as what the surface's rules left out is
+      containerGiven,
       leftOut: (names) => {
         for (const n of names) if (!c.plan.compat.includes(n)) c.plan.compat.push(n)
         nameCompat(c.plan, headers)
@@ -155,7 +163,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       const body = await p.passthrough.body
       nameCompat(c.plan, headers)
       const onTapError = (e: unknown) => s.log.error('pass-through tap failed; the reply goes on as the upstream sent it', { request_id: rc.requestId, error: String(e) })
-      const relay = { pt, body, tapOptions: p.passthrough.plan.tap, ctx, out, headers, onTapError }
+      const tapOptions = containerGiven ? { ...p.passthrough.plan.tap, containerGiven } : p.passthrough.plan.tap
+      const relay = { pt, body, tapOptions, ctx, out, headers, onTapError }
       return stream ? relayStream({ ...relay, sse: sseOptions(s, rc, codec, out, abort!) }) : relayJson(relay)
     }
     const ir = await (p.ir ??= media.ir(c.plan.ir(), rc, c.plan.model))

@@ -13,6 +13,7 @@ import { applyFamilyRules } from '../routing/params.ts'
 import { resolveModel } from '../routing/router.ts'
 import type { MediaDeps } from '../media/source.ts'
 import type { SurfaceCodec } from './codec.ts'
+import type { NamedContainer } from '../containers/check.ts'
 import type { RequestContext } from './context.ts'
 
 type Body = Record<string, unknown>
@@ -48,6 +49,8 @@ export interface Plan {
   promptTokens(): number
   /** The dearest price its breakpoints let the prompt be billed at (read in the same walk as promptTokens). */
   promptWrites(): PromptWrites
+  /** The code-execution containers the request names by id: each must be one a reply gave its key (containers/check.ts). */
+  containers?: NamedContainer[]
   /** Stop the reply at the first tool call. */
   pauseAtTool: boolean
   /** The request in IR terms (the translated path). */

@@ -51,7 +51,15 @@ export interface CallContext {
    * header names them.
    */
   leftOut?: (names: string[]) => void
+  /** Told of each code-execution container the translated reply says it ran in. */
+  containerGiven?: ContainerGiven
 }
+
+/**
+ * A reply handed the key a code-execution container (its id, and the expiry its upstream said,
+ * epoch ms): the pipeline records it as the key's, the one key that may name it later.
+ */
+export type ContainerGiven = (id: string, expiresAt?: number) => void
 
 /** The wire a surface speaks and an upstream may speak too: then the body passes through. */
 export type Wire = 'openai.chat' | 'anthropic.messages' | 'openai.responses'
@@ -114,6 +122,8 @@ export interface WireTap {
 export interface TapOptions {
   /** Remove usage the client did not ask for (chat `include_usage` forced on for billing). */
   stripUsage?: boolean
+  /** Told of each code-execution container the relayed reply hands the client. */
+  containerGiven?: ContainerGiven
   /**
    * Responses wire: the surface's hand on the lifecycle. `observe` sees each response
    * snapshot with its sequence number, and is handed once a reader of the number of the last

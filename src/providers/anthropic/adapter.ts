@@ -12,6 +12,7 @@ import { FILES_BETA, toAnthropicMessages } from './request.ts'
 import { fromAnthropicMessage, type AnthropicMessage } from './response.ts'
 import { countOf } from './usage.ts'
 import { anthropicEvents } from './stream.ts'
+import { tellContainer } from './container.ts'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -50,7 +51,11 @@ export class AnthropicAdapter implements ProviderAdapter {
       auth: this.auth,
       transport: this.transport,
       ctx,
-      accept: async (res) => fromAnthropicMessage((await readJson(res, this.config.name)) as AnthropicMessage),
+      accept: async (res) => {
+        const j = (await readJson(res, this.config.name)) as AnthropicMessage & { container?: unknown }
+        tellContainer(j?.container, ctx.containerGiven)
+        return fromAnthropicMessage(j)
+      },
     })
   }
 
@@ -66,7 +71,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       auth: this.auth,
       transport: this.transport,
       ctx,
-      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name)),
+      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name, ctx.containerGiven)),
     })
   }
 
@@ -100,7 +105,7 @@ export class AnthropicAdapter implements ProviderAdapter {
           accept,
         })
       },
-      tap: () => anthropicMessagesTap(this.config.name),
+      tap: (opts) => anthropicMessagesTap(this.config.name, opts?.containerGiven),
       promptText: messagesBodyText,
     },
   }

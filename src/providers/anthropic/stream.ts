@@ -14,6 +14,8 @@ import { finishFromAnthropic } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
 import { callId, inputText, replyToken, type AnthropicBlock } from './response.ts'
 import { blockOrder } from './block-order.ts'
+import { tellContainer } from './container.ts'
+import type { ContainerGiven } from '../../routing/contract.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
 type Block =
@@ -25,9 +27,9 @@ type Block =
 interface Event {
   type?: string
   index?: number
-  message?: { id?: string; model?: string; usage?: AnthropicUsage }
+  message?: { id?: string; model?: string; usage?: AnthropicUsage; container?: unknown }
   content_block?: AnthropicBlock
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null }
+  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null; container?: unknown }
   usage?: AnthropicUsage
   error?: { type?: string; message?: string } | string
 }
@@ -72,7 +74,8 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
   }
 }
 
-export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic'): AsyncGenerator<StreamEvent> {
+/** `given`: told of the code execution container the reply says it ran in (container.ts). */
+export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
   const order = blockOrder<Block>()
   let tools = 0
@@ -110,6 +113,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
       const type = e.type ?? m.event
       if (type === 'message_start') {
         if (started === 'said') continue // a second one says nothing new (the encoders begin once)
+        tellContainer(e.message?.container, given)
         reply = e.message?.id ?? reply
         usage = usageFromAnthropic(e.message?.usage)
         // one that comes after the reply began without it still says the prompt's count
@@ -161,6 +165,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           // a delta that carries usage alone leaves the reason an earlier one gave
           stop = { reason: e.delta?.stop_reason ?? stop.reason, sequence: e.delta?.stop_sequence ?? stop.sequence }
           usage = overwriteUsage(usage, e.usage)
+          tellContainer(e.delta?.container, given)
           out.push({ type: 'usage', usage })
           break
         case 'message_stop': {

@@ -1,7 +1,7 @@
 // The tap of a relayed Anthropic messages reply: each event parsed as JSON, reading the id
 // (message_start), usage (message_start, then message_delta's cumulative counts), the
-// stop reason, an in-band `error` event, and the text, thinking and
-// tool input produced (to bill a dropped stream). A plain content_block_delta (most of a
+// stop reason, an in-band `error` event, the code execution container it ran in (message_start,
+// message_delta), and the text, thinking and tool input produced (to bill a dropped stream). A plain content_block_delta (most of a
 // stream) has only its text read, without a parse. Nothing is rewritten.
 import { own } from '../../lib/own.ts'
 import { eventFields, eventJson, parseJsonObject } from '../../routing/sse-events.ts'
@@ -11,6 +11,8 @@ import { ProducedText } from '../../lib/produced-text.ts'
 import { AS_IS, NOT_PLAIN, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, indexIn, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
 import type { TapState, WireTap } from '../types.ts'
+import type { ContainerGiven } from '../../routing/contract.ts'
+import { tellContainer } from './container.ts'
 import { overwriteUsage, usageFromAnthropic } from './usage.ts'
 import { withoutSecrets } from '../../lib/secrets.ts'
 
@@ -53,7 +55,8 @@ export function plainBlockDeltaBytes(b: Uint8Array): number {
   return NOT_PLAIN
 }
 
-export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
+/** `given`: told of the code execution container the reply says it ran in (container.ts). */
+export function anthropicMessagesTap(provider = 'anthropic', given?: ContainerGiven): WireTap {
   const state: TapState = { id: null, usage: null, finishReason: null, done: false, produced: false, error: null }
   const produced = new ProducedText()
 
@@ -95,6 +98,7 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
         case 'message_start':
           state.id = typeof j.message?.id === 'string' ? j.message.id : state.id
           state.usage = usageFromAnthropic(j.message?.usage)
+          tellContainer(j.message?.container, given)
           break
         case 'content_block_start':
           readBlock(j.content_block)
@@ -111,6 +115,7 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
         case 'message_delta':
           state.usage = overwriteUsage(state.usage ?? usageFromAnthropic(undefined), j.usage)
           if (typeof j.delta?.stop_reason === 'string') state.finishReason = j.delta.stop_reason
+          tellContainer(j.delta?.container, given)
           break
         case 'message_stop':
           state.done = true
@@ -128,6 +133,7 @@ export function anthropicMessagesTap(provider = 'anthropic'): WireTap {
       if (typeof j.id === 'string') state.id = j.id
       state.usage = usageFromAnthropic(j.usage)
       state.finishReason = typeof j.stop_reason === 'string' ? j.stop_reason : null
+      tellContainer(j.container, given)
       for (const b of Array.isArray(j.content) ? j.content : []) readBlock(b)
       state.produced = true
       state.done = true

@@ -1,5 +1,6 @@
 // The tap of a relayed OpenAI Responses reply: each event parsed as JSON, reading the id,
-// usage, status, an in-band failure and the text produced (to bill a dropped stream); a plain
+// usage, status, an in-band failure, the code interpreter containers its items hand the client,
+// and the text produced (to bill a dropped stream); a plain
 // delta event (most of a stream) has only its text read, without a parse. The
 // final response — the JSON reply, or the terminal event's — goes through the surface's
 // `finalize`, which completes it, and the frames that end the stream are the surface's
@@ -83,8 +84,14 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
   let unreadSince = 0
   const lastSequence = () => lastRead + unreadSince
 
+  /** A code interpreter call's container, handed to the client (in an item, or the final output). */
+  const container = (it: Obj | undefined) => {
+    if (it?.type === 'code_interpreter_call' && typeof it.container_id === 'string' && it.container_id !== '') opts.containerGiven?.(it.container_id)
+  }
+
   /** The final response, completed; a failed one does not end the stream properly (the relay fails it). */
   function final(r: Obj): Obj {
+    if (opts.containerGiven && Array.isArray(r.output)) for (const it of r.output as Obj[]) container(it)
     const done = hooks ? hooks.finalize(r) : r
     if (typeof done.id === 'string') state.id = done.id
     if (done.usage) {
@@ -142,9 +149,11 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
           return raw
         case 'response.output_item.added':
           state.produced = true
+          container(j.item)
           return raw
         case 'response.output_item.done':
           if (j.item && typeof j.item === 'object' && Number.isInteger(j.output_index)) hooks?.itemDone?.(j.item, j.output_index)
+          container(j.item)
           return raw
         case 'response.output_text.delta':
         case 'response.function_call_arguments.delta':

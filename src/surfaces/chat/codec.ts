@@ -6,6 +6,7 @@ import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
 import { chatBeyond } from '../../billing/server-tools.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
+import { anthropicContainer } from '../../containers/check.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { toIR } from './params.ts'
 import { normalizeBody, validateChat } from './validate.ts'
@@ -53,6 +54,8 @@ export const chatSurface: SurfaceSpec = {
       premiums: model.family === 'anthropic' ? heldPremiums(body) : undefined,
       beyond: chatBeyond(body.modalities),
       ...boundOnce(() => promptBound(body)),
+      // an Anthropic code execution container named by id: the key's own only (containers/check.ts)
+      containers: anthropicContainer(body.container),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough() {

@@ -5,6 +5,7 @@ import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
 import { messagesBeyond } from '../../billing/server-tools.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
+import { anthropicContainer } from '../../containers/check.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
 import { messagesToIR, PARAMS } from './params.ts'
 import { resolveMessagesBodyMedia } from './media.ts'
@@ -61,6 +62,8 @@ export const messagesSurface: SurfaceSpec = {
       beyond: messagesBeyond(body.tools),
       premiums: model.family === 'anthropic' ? heldPremiums(body) : undefined,
       ...boundOnce(() => promptBound(body)),
+      // an Anthropic code execution container named by id: the key's own only (containers/check.ts)
+      containers: anthropicContainer(body.container),
       pauseAtTool: body.pause_on_call_tools_start === true,
       ir: () => messagesToIR(body, model, rules),
       passthrough() {

@@ -178,6 +178,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         beyond: model.family === 'anthropic' ? undefined : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
         // where references were replaced by the items they name, those count, not the body's input
         ...boundOnce(() => (turn.referenced ? promptBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptBound(body, turn.history))),
+        containers: turn.containers,
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
         passthrough() {

@@ -57,7 +57,7 @@ type Row = typeof storedResponses.$inferSelect
 
 interface Pending {
   row: Row
-  /** Its output items' ids that its upstream made, and their code interpreter containers' (stored_items). */
+  /** Its output items' ids that its upstream made (stored_items). */
   upstreamIds: string[]
   committed: Promise<void>
   commit(): void
@@ -228,8 +228,7 @@ export class ThreadStore {
     }
     let commit!: () => void
     const committed = new Promise<void>((resolve) => (commit = resolve))
-    // (and the container a code interpreter call ran in, which a later request may name by id)
-    const upstreamIds = [...new Set(r.outputItems.flatMap((it) => [it.id, it.container_id].filter((id): id is string => typeof id === 'string' && responseOfItem(id) === undefined)))]
+    const upstreamIds = r.outputItems.flatMap((it) => (typeof it.id === 'string' && responseOfItem(it.id) === undefined ? [it.id] : []))
     this.pending.set(row.rowId, { row, upstreamIds, committed, commit })
     // while a failed write waits to be tried again, new saves wait with it (no attempt a turn)
     if (this.timer === undefined) this.soon ??= setImmediate(() => void this.flush())

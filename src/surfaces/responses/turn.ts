@@ -2,6 +2,7 @@
 // (validate.ts makes it). The official Responses spelling of the request, whichever aliases
 // the client used, plus the thread it continues.
 import type { Item } from './items.ts'
+import type { NamedContainer } from '../../containers/check.ts'
 import type { ResponsesFormat } from './schema.ts'
 import type { ThreadHead } from './thread.ts'
 import type { ResponsesTool, ResponsesToolChoice } from './tools.ts'
@@ -30,4 +31,6 @@ export interface Turn {
   stateful: boolean
   /** Some `item_reference` was one of the gateway's own items, replaced in `items` by it. */
   referenced?: boolean
+  /** The code interpreter containers it names by id (the pipeline checks them: containers/check.ts). */
+  containers?: NamedContainer[]
 }

@@ -16,6 +16,7 @@ import type { ResponsesFormat } from './schema.ts'
 
 export type { Turn }
 import { isObj } from '../../lib/json.ts'
+import { codeInterpreterContainer, type NamedContainer } from '../../containers/check.ts'
 
 type Body = Record<string, unknown>
 
@@ -86,17 +87,13 @@ async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ fo
   return { found, byId }
 }
 
-/** An id to ask after: where the request names it, and what OpenAI's store holds under it. */
+/** An id to ask after: where the request names it (an item OpenAI's store holds under it). */
 interface Asked {
   at: string
   id: string
-  what: 'Item' | 'Container'
   /** An item_reference (one in the gateway's own form is refused as decode.ts says it). */
   reference?: boolean
 }
-
-/** A code interpreter's container named by id (not `{ type: 'auto' }`, which makes a new one). */
-const containerOf = (t: unknown): string | undefined => (isObj(t) && t.type === 'code_interpreter' && typeof t.container === 'string' ? t.container : undefined)
 
 /**
  * An OpenAI upstream reads an item named by id alone from its store, which holds the items of
@@ -105,21 +102,18 @@ const containerOf = (t: unknown): string | undefined => (isObj(t) && t.type === 
  * id it does not know. `places` are those referencedItems returned; `stateful` turns send no
  * item by its id alone but a reference (passthrough.ts). An `mcp_approval_response` names the
  * approval request it answers: one the request's items or its thread hold is there to read;
- * another, by its id. A code interpreter's container, named by id, holds the files of the key
- * whose call made it: the key must have been given it (a code_interpreter_call's container_id).
+ * another, by its id. (A code interpreter's container is the grants' to check: containersNamed.)
  */
-async function checkOwnership(items: Item[], history: Item[], tools: unknown[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
+async function checkOwnership(items: Item[], history: Item[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
   const asked: Asked[] = places
     .filter((i) => items[i]!.type === 'item_reference' || !stateful)
-    .map((i) => ({ at: `input[${i}]`, id: items[i]!.id as string, what: 'Item', reference: items[i]!.type === 'item_reference' }))
+    .map((i) => ({ at: `input[${i}]`, id: items[i]!.id as string, reference: items[i]!.type === 'item_reference' }))
   let requests: Set<unknown> | undefined
   for (const [i, it] of items.entries()) {
-    if (it.type === 'additional_tools') it.tools.forEach((t, j) => void (containerOf(t) && asked.push({ at: `input[${i}].tools[${j}].container`, id: containerOf(t)!, what: 'Container' })))
     if (it.type !== 'mcp_approval_response' || typeof it.approval_request_id !== 'string') continue
     requests ??= new Set([...history, ...items].filter((x) => x.type === 'mcp_approval_request').map((x) => x.id))
-    if (!requests.has(it.approval_request_id)) asked.push({ at: `input[${i}]`, id: it.approval_request_id, what: 'Item' })
+    if (!requests.has(it.approval_request_id)) asked.push({ at: `input[${i}]`, id: it.approval_request_id })
   }
-  tools.forEach((t, j) => void (containerOf(t) && asked.push({ at: `tools[${j}].container`, id: containerOf(t)!, what: 'Container' })))
   if (asked.length === 0) return
   const owned = await vc.threads.owned(vc.apiKeyId, asked.map((a) => a.id))
   const bad = asked.find((a) => !owned.has(a.id))
@@ -127,8 +121,18 @@ async function checkOwnership(items: Item[], history: Item[], tools: unknown[], 
   const id = bad.id.slice(0, 80)
   // one in the gateway's own form: as the IR path says it (decode.ts)
   if (bad.reference && responseOfItem(bad.id) !== undefined) throw unknownGatewayItem(bad.at, id)
-  const [given, instead] = bad.what === 'Item' ? ['an item', 'send the item itself'] : ["a code interpreter call's container", "send container: { type: 'auto' } for a new one"]
-  throw new HttpError(404, `${bad.at}: ${bad.what} with id '${id}' not found: not ${given} this gateway gave this key (another key's, one of a reply stored with store: false, deleted or expired); ${instead}`)
+  throw new HttpError(404, `${bad.at}: Item with id '${id}' not found: not an item this gateway gave this key (another key's, one of a reply stored with store: false, deleted or expired); send the item itself`)
+}
+
+/**
+ * The code interpreter containers a request names by id, in its tools and in its items'
+ * `additional_tools`: each holds the files of the key whose call made it, so the pipeline lets
+ * one go only to the key a reply gave it (containers/check.ts), stored or not.
+ */
+function containersNamed(items: Item[], tools: unknown[]): NamedContainer[] {
+  const named = tools.flatMap((t, j) => codeInterpreterContainer(t, `tools[${j}]`))
+  for (const [i, it] of items.entries()) if (it.type === 'additional_tools') it.tools.forEach((t, j) => named.push(...codeInterpreterContainer(t, `input[${i}].tools[${j}]`)))
+  return named
 }
 
 export interface ValidateContext {
@@ -181,7 +185,7 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   const history = thread?.items ?? []
   const stateful = previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined
   // a Claude model's request reads no OpenAI store (the IR leaves such references out)
-  if (model.family === 'openai') await checkOwnership(items, history, tools, byId, stateful, vc)
+  if (model.family === 'openai') await checkOwnership(items, history, byId, stateful, vc)
 
   const instructions = [body.instructions, body.system].filter((s): s is string => typeof s === 'string' && s !== '').join('\n\n')
   return {
@@ -201,5 +205,6 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     maxToolCalls: body.max_tool_calls,
     stateful,
     referenced,
+    containers: containersNamed(items, tools),
   }
 }
