@@ -28,9 +28,11 @@ test("items of responses stored before the upgrade are still their key's to name
   const earlier = await client(first.url, mine.key).responses.create({ model: 'gpt-5.2', input: 'hello' })
   await first.stop()
 
-  // the database as the version before left it: no stored_items, no record of its migration
+  // the database as the version before left it: no stored_items, no record of its migration (nor
+  // of any later one, whose tables go too: they are made again at start)
   const db = await openDatabaseOf(dataDir)
   await db.sql.run('DROP TABLE stored_items')
+  await db.sql.run('DROP TABLE container_grants')
   await db.sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [added.when])
   await db.close()
 
