@@ -2,6 +2,7 @@
 // decode (the surface: checks, model, family rules → a plan) → admission → adapter → media →
 // pass-through relay or IR call → reply or stream → record. A surface brings only its
 // decoder (SurfaceSpec, surface.ts); everything after works from the plan it returns.
+import { premiumsOf } from '../config/claude-premiums.ts'
 import { fileIdsOf, fileTokenBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
@@ -98,6 +99,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const out = new GenerationOutcome(sink, {
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId,
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,
+    asked: model.family === 'anthropic' ? premiumsOf({ speed: body.speed, inference_geo: body.inference_geo }) : undefined,
   })
   // its hold stays while it runs, however long (renewed), and ends with its record
   let unkeep = s.billing.keep(admission)

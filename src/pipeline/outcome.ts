@@ -1,5 +1,6 @@
 // What a generation ended as, gathered while it runs and handed to the recorder once,
 // after the last byte (never before: recording must not delay the response).
+import type { Premiums } from '../config/claude-premiums.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from '../generations/types.ts'
@@ -23,6 +24,8 @@ export interface OutcomeBase {
   batchId?: string
   /** Told the record once it is final (metrics, traces). */
   watch?: GenerationWatch
+  /** How the request asked to be served where that is priced apart (Anthropic's fast mode, US-only inference): a reply that never said is billed so. */
+  asked?: Premiums
 }
 
 const NO_TEXT = () => ''
@@ -199,6 +202,9 @@ export class GenerationOutcome {
     // An upstream that answered without usage (a stream whose usage never came, one that ignores
     // include_usage) is billed on the same estimate, never recorded as free: no prompt is 0 tokens.
     const unreported = this.error === null && !this.cached && this.replayed === undefined && this.promptText !== NO_TEXT && promptTokens(this.usage) === 0
+    // a reply that said nothing of itself (dropped before its usage, or none sent) is billed in the
+    // mode the request asked for, which a Claude model serves or refuses, never serves otherwise
+    if ((billDropped || unreported) && promptTokens(this.usage) === 0 && this.base.model.family === 'anthropic' && this.base.asked) this.usage = { ...this.usage, ...this.base.asked, ...servedAs(this.usage) }
     const input: GenerationInput = {
       id: this.id,
       apiKey: this.base.apiKey,

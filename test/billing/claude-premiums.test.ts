@@ -87,6 +87,30 @@ describe("a reply served in one of Anthropic's dearer modes is recorded at its p
     }
   })
 
+  test('a client that leaves before the reply said how it was served pays for its prompt in the mode it asked for', async () => {
+    up.script(() => ({ waitMs: 3000, json: {} }))
+    const costs: number[] = []
+    for (const speed of ['standard', 'fast']) {
+      const { key } = await g.services.keys.create({ name: `leaves ${speed}` })
+      const sent = up.requests.length
+      const ac = new AbortController()
+      const asked = fetch(`${g.url}/api/beta/v1/messages`, { method: 'POST', signal: ac.signal, headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-opus-4-6', max_tokens: 100, speed, messages: [{ role: 'user', content: 'A long question. '.repeat(200) }] }) }).catch((e) => e)
+      for (let i = 0; i < 300 && up.requests.length === sent; i++) await Bun.sleep(10)
+      ac.abort()
+      await asked
+      let rows: { data: { cost: number; error: string | null }[] } = { data: [] }
+      for (let i = 0; i < 300 && rows.data.length === 0; i++) {
+        await Bun.sleep(10)
+        await g.services.recorder.flush()
+        rows = (await (await fetch(`${g.url}/api/v1/generations`, { headers: { authorization: `Bearer ${key}` } })).json()) as typeof rows
+      }
+      expect(rows.data[0]!.error).toBe('client disconnected')
+      costs.push(rows.data[0]!.cost)
+    }
+    expect(costs[0]).toBeGreaterThan(0)
+    expect(costs[1]! / costs[0]!).toBeCloseTo(6, 6)
+  }, 30_000)
+
   test('a burst in fast mode on a nearly spent key is held at fast-mode prices: served what the key can pay for, not six times it', async () => {
     replying({ speed: 'fast' })
     // one request: 1,000 tokens in, 1,000 out on Opus 4.6 fast, $0.18, held at about $0.17 (its
