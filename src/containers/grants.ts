@@ -10,6 +10,7 @@ import { names } from '../db/columns.ts'
 import { containerGrants } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import type { PruneStep } from '../lib/prune-steps.ts'
+import { SoonWrite } from '../db/soon-write.ts'
 
 /** Where a reply says no expiry (OpenAI's code interpreter), the grant's own: past any idle expiry an upstream gives one it made. */
 export const DEFAULT_GRANT_MS = 24 * 3_600_000
@@ -38,9 +39,7 @@ interface Grant {
 
 export class ContainerGrants {
   private pending = new Map<string, Grant>()
-  private soon?: ReturnType<typeof setImmediate>
-  private timer?: ReturnType<typeof setTimeout>
-  private writing: Promise<void> = Promise.resolve()
+  private readonly writes = new SoonWrite(() => this.write())
 
   constructor(private readonly sql: Sql) {}
 
@@ -51,20 +50,16 @@ export class ContainerGrants {
     const was = this.pending.get(key)
     if (was && was.expiresAt >= expiresAt) return
     this.pending.set(key, { apiKeyId, containerId, expiresAt })
-    if (this.timer === undefined) this.soon ??= setImmediate(() => void this.flush())
+    this.writes.ask()
   }
 
   /** Writes every pending grant; a failed write keeps them pending (and readable) and is tried again. */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer)
-    if (this.soon) clearImmediate(this.soon)
-    this.timer = this.soon = undefined
-    this.writing = this.writing.then(() => this.write())
-    return this.writing
+    return this.writes.flush()
   }
 
-  private async write(): Promise<void> {
-    if (this.pending.size === 0) return
+  private async write(): Promise<boolean> {
+    if (this.pending.size === 0) return true
     const rows = [...this.pending.entries()]
     try {
       await this.sql.tx(async (q) => {
@@ -74,11 +69,11 @@ export class ContainerGrants {
         }
       })
     } catch {
-      this.timer ??= setTimeout(() => void this.flush(), 100)
-      return
+      return false
     }
     // one given again meanwhile (a later expiry) stays for the next write
     for (const [key, g] of rows) if (this.pending.get(key) === g) this.pending.delete(key)
+    return true
   }
 
   /** Which of `ids` the key was given and are not expired. */

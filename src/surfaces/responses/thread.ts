@@ -15,6 +15,7 @@
 import { insertList, names, selectList } from '../../db/columns.ts'
 import { storedItems, storedResponses } from '../../db/schema.ts'
 import type { Sql } from '../../db/sql.ts'
+import { SoonWrite } from '../../db/soon-write.ts'
 import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 import { responseOfItem } from './item-ids.ts'
@@ -157,18 +158,8 @@ const TURN_HOLD_MS = 30 * 60_000
 export class ThreadStore {
   /** Saved, not yet written: read before the database by every lookup (by row id). */
   private readonly pending = new Map<string, Pending>()
-  /** A write tried again after a failure. */
-  private timer?: ReturnType<typeof setTimeout>
-  /**
-   * The next turn's write. A reply's last bytes wait for its save, so whatever a save waits is
-   * added to every stored response: the next turn of the loop already gathers the saves of that
-   * turn, and saves made while a write runs go in the next one. (Waiting 25 ms added about 17 ms
-   * to each reply at 1,000 req/s; a timer of 0 ms, which Bun runs after about 1.1 ms, that much.)
-   */
-  private soon?: ReturnType<typeof setImmediate>
-
-  /** The write in progress: one at a time. */
-  private writing: Promise<void> = Promise.resolve()
+  /** Pending rows written at the next turn, all at once (a reply's last bytes wait for its save). */
+  private readonly writes = new SoonWrite(() => this.write())
 
   /** Conversations with a turn in progress (key id and name), and since when. */
   private readonly turns = new Map<string, number>()
@@ -230,22 +221,17 @@ export class ThreadStore {
     const committed = new Promise<void>((resolve) => (commit = resolve))
     const upstreamIds = r.outputItems.flatMap((it) => (typeof it.id === 'string' && responseOfItem(it.id) === undefined ? [it.id] : []))
     this.pending.set(row.rowId, { row, upstreamIds, committed, commit })
-    // while a failed write waits to be tried again, new saves wait with it (no attempt a turn)
-    if (this.timer === undefined) this.soon ??= setImmediate(() => void this.flush())
+    this.writes.ask()
     return committed
   }
 
   /** Writes every pending response in one transaction. */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer)
-    if (this.soon) clearImmediate(this.soon)
-    this.timer = this.soon = undefined
-    this.writing = this.writing.then(() => this.write())
-    return this.writing
+    return this.writes.flush()
   }
 
-  private async write(): Promise<void> {
-    if (this.pending.size === 0) return
+  private async write(): Promise<boolean> {
+    if (this.pending.size === 0) return true
     const rows = [...this.pending.values()]
     try {
       await this.sql.tx(async (q) => {
@@ -258,13 +244,13 @@ export class ThreadStore {
       })
     } catch {
       // a busy or full disk, a store down: everything stays pending (and readable) and is tried again
-      this.timer ??= setTimeout(() => void this.flush(), 100)
-      return
+      return false
     }
     for (const p of rows) {
       this.pending.delete(p.row.rowId)
       p.commit()
     }
+    return true
   }
 
   /** A key's latest row of a response id: pending ones first. `query` picks the columns read; `retries`, how often a miss is read again. */
