@@ -22,6 +22,17 @@ function run(title: string, env: Record<string, string | undefined>, extra: stri
 // test that sleeps through a few seconds of timers on a busy 2-core machine. How fast things are
 // is for the benchmarks; a hung test still ends here.
 const PER_TEST = ['--timeout', '20000']
+// Files whose subject is the HTTP layer, a wire format or the process, never what a store keeps:
+// the shared run would run the same code again over another database (what they record is
+// checked on the shared stores by the billing, generations and batch suites), so they run once.
+const STORE_AGNOSTIC = [
+  'test/providers/**',
+  'test/hardening/idle-connections.test.ts',
+  'test/hardening/slow-body.test.ts',
+  'test/hardening/many-parts.test.ts',
+  'test/hardening/token-counting.test.ts',
+  'test/hostile/slow-reader.test.ts',
+].map((p) => `--path-ignore-patterns=${p}`)
 const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }, PER_TEST)
 let shared = 0
 if (url) {
@@ -41,7 +52,7 @@ if (url) {
   const stores = ['PostgreSQL', ...(redis ? ['Redis'] : []), ...(s3 ? ['S3'] : [])]
   const missing = [...(redis ? [] : ['Redis: SWITCHYARD_TEST_REDIS_URL']), ...(s3 ? [] : ['S3: SWITCHYARD_TEST_S3_ENDPOINT'])]
   const title = `suites on the shared stores: ${stores.join(' + ')}${missing.length ? ` (not set, so embedded: ${missing.join(', ')})` : ''}`
-  shared = run(title, { ...process.env, SWITCHYARD_TEST_SHARED: redis || s3 ? '1' : '' }, PER_TEST)
+  shared = run(title, { ...process.env, SWITCHYARD_TEST_SHARED: redis || s3 ? '1' : '' }, [...PER_TEST, ...STORE_AGNOSTIC])
 } else {
   console.log('\n== suites on the shared stores: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
 }
