@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { burstAs, heldOnceTold, postAs } from '../helpers/burst.ts'
 import { messagesBeyond, responsesBeyond, searchesEachReply, TOKENS_A_FETCH, TOKENS_A_SEARCH, USES_UNBOUNDED } from '../../src/billing/server-tools.ts'
 
 let up: FakeUpstream
@@ -30,38 +31,14 @@ afterAll(async () => {
   await up?.stop()
 })
 
-const post = (key: string, path: string, body: unknown) =>
-  fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const post = (key: string, path: string, body: unknown) => postAs(g, key, path, body)
 
-/**
- * What a key's requests in progress hold once their ends have been told, wherever the ledger
- * keeps it (Redis: there, told a few ms after each end; a hold made ahead is given back unused).
- */
-async function held(keyId: string): Promise<number> {
-  let usd = 0
-  for (let i = 0; i < 100; i++) {
-    const f = await g.services.billing.figures(keyId)
-    usd = f ? f.reserved : g.services.billing.reserved(keyId)
-    if (usd === 0) break
-    await Bun.sleep(20)
-  }
-  return usd
-}
-
-/** 20 requests at once on a key with `credits`: how many were served, and what the key spent. */
+/** 20 requests at once on a key with `credits`: how many were served, and what the key spent; every hold ended with its request (a fallback's first one released). */
 async function burst(credits: number, path: string, body: unknown) {
   const { key, record } = await g.services.keys.create({ name: 'near its credit', credits })
-  const statuses = await Promise.all(Array.from({ length: 20 }, async () => {
-    const r = await post(key, path, body)
-    await r.arrayBuffer()
-    return r.status
-  }))
-  for (let i = 0; i < 200 && g.services.billing.open > 0; i++) await Bun.sleep(10)
-  await g.services.recorder.flush()
-  const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id])
-  // every hold ended with its request: none is left behind (a fallback's first hold released)
-  expect(await held(record.id)).toBe(0)
-  return { served: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length, failed: statuses.filter((s) => s === 503).length, spent: Number(row!.spent) }
+  const r = await burstAs(g, { key, id: record.id }, path, body)
+  expect(await heldOnceTold(g, record.id)).toBe(0)
+  return r
 }
 
 describe('held beyond the prompt and the output cap', () => {
@@ -242,7 +219,7 @@ describe('a fallback the key cannot be held for', () => {
     expect(await r.text()).toContain('primary down')
     expect(seen).toEqual(['claude-haiku-4-5'])
     expect(g.services.health.state(fallback).kind).not.toBe('probing')
-    expect(await held(record.id)).toBe(0)
+    expect(await heldOnceTold(g, record.id)).toBe(0)
     // a key that can pay still reaches the fallback
     const other = await post(g.key, '/api/beta/v1/messages', ask)
     expect(other.status).toBe(200)

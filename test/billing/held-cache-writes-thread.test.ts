@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { burstAs, postAs } from '../helpers/burst.ts'
 
 let up: FakeUpstream
 let g: Gateway
@@ -43,20 +44,8 @@ afterAll(async () => {
   await up?.stop()
 })
 
-const post = (key: string, path: string, body: unknown) =>
-  fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
-
-async function burst(key: string, keyId: string, path: string, body: unknown) {
-  const statuses = await Promise.all(Array.from({ length: 20 }, async () => {
-    const r = await post(key, path, body)
-    await r.arrayBuffer()
-    return r.status
-  }))
-  for (let i = 0; i < 200 && g.services.billing.open > 0; i++) await Bun.sleep(10)
-  await g.services.recorder.flush()
-  const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [keyId])
-  return { served: statuses.filter((s) => s === 200).length, spent: Number(row!.spent) }
-}
+const post = (key: string, path: string, body: unknown) => postAs(g, key, path, body)
+const burst = (key: string, keyId: string, path: string, body: unknown) => burstAs(g, { key, id: keyId }, path, body)
 
 // claude-haiku-4-5: $1 a million input tokens, $1.25 five minutes' writes, $2 an hour's, $5 output
 const text = '7 '.repeat(2_000)

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixtureJson, startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { burstAs } from '../helpers/burst.ts'
 import { promptBound } from '../../src/billing/prompt-bound.ts'
 import { worstCase } from '../../src/billing/admission.ts'
 import type { ApiKey } from '../../src/http/context.ts'
@@ -41,21 +42,10 @@ afterAll(async () => {
   await up?.stop()
 })
 
-const post = (key: string, path: string, body: unknown) =>
-  fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
-
 /** 20 requests at once on a key with `credits`: how many were served, and what the key spent. */
 async function burst(credits: number, path: string, body: unknown) {
   const { key, record } = await g.services.keys.create({ name: 'near its credit', credits })
-  const statuses = await Promise.all(Array.from({ length: 20 }, async () => {
-    const r = await post(key, path, body)
-    await r.arrayBuffer()
-    return r.status
-  }))
-  for (let i = 0; i < 200 && g.services.billing.open > 0; i++) await Bun.sleep(10)
-  await g.services.recorder.flush()
-  const row = await g.services.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [record.id])
-  return { served: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length, spent: Number(row!.spent) }
+  return burstAs(g, { key, id: record.id }, path, body)
 }
 
 // claude-haiku-4-5: $1 a million input tokens, $1.25 five minutes' writes, $2 an hour's, $5 output
@@ -78,7 +68,7 @@ describe('a Claude prompt is held at the price its breakpoints allow', () => {
     ] as const
     for (const c of cases) {
       const r = await burst(0.02, '/api/beta/v1/messages', c.body)
-      expect({ writes: c.writes, ...r, spent: undefined }).toEqual({ writes: c.writes, served: c.served, refused: 20 - c.served, spent: undefined })
+      expect({ writes: c.writes, ...r, spent: undefined }).toEqual({ writes: c.writes, served: c.served, refused: 20 - c.served, failed: 0, spent: undefined })
       // each reply billed as the upstream said; the key overshoots its credit by less than one of them
       expect(r.spent).toBeCloseTo(c.served * (COST[c.writes] + OUTPUT), 9)
       expect(r.spent).toBeLessThan(0.02 + COST[c.writes] + OUTPUT)

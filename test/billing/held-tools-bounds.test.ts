@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { heldOnceTold, postAs } from '../helpers/burst.ts'
 
 let up: FakeUpstream
 let g: Gateway
@@ -24,23 +25,12 @@ afterAll(async () => {
   await up?.stop()
 })
 
-const post = (key: string, path: string, body: unknown) =>
-  fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const post = (key: string, path: string, body: unknown) => postAs(g, key, path, body)
 
 /** What a key's requests in progress hold, wherever the ledger keeps it. */
 async function reserved(keyId: string): Promise<number> {
   const f = await g.services.billing.figures(keyId)
   return f ? f.reserved : g.services.billing.reserved(keyId)
-}
-
-/** What a key holds once its requests' ends have been told (a shared ledger hears of each a few ms after it). */
-async function settled(keyId: string): Promise<number> {
-  let usd = await reserved(keyId)
-  for (let i = 0; i < 100 && usd !== 0; i++) {
-    await Bun.sleep(20)
-    usd = await reserved(keyId)
-  }
-  return usd
 }
 
 /** The hold of one request while its upstream takes its time (polled until it shows). */
@@ -86,7 +76,7 @@ describe("a server tool's bounds as the client gives them", () => {
     expect(statuses.filter((s) => s === 200).length).toBe(1)
     for (let i = 0; i < 200 && g.services.billing.open > 0; i++) await Bun.sleep(10)
     await g.services.recorder.flush()
-    expect(await settled(record.id)).toBe(0)
+    expect(await heldOnceTold(g, record.id)).toBe(0)
   })
 
   test("a fetch's max_content_tokens past any count, likewise", async () => {
