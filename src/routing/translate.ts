@@ -4,6 +4,7 @@
 // name these per row.
 import type { Family, ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
 import { isObj } from '../lib/json.ts'
+import { refsAlone } from './strict-refs.ts'
 
 /**
  * What a foreign parameter becomes in translate mode, in IR terms. A surface that
@@ -59,10 +60,13 @@ export const thinkingToEffort: Translate = (v) => {
   return { reasoning: { effort: 'medium' } }
 }
 
-/** Anthropic's JSON-schema output format as OpenAI's json_schema response format (strict, as Anthropic's is). */
+/**
+ * Anthropic's JSON-schema output format as OpenAI's json_schema response format (strict, as
+ * Anthropic's is), with no keyword beside a `$ref`, which strict mode refuses.
+ */
 export function claudeFormat(f: unknown): ResponseFormat | undefined {
   if (!isObj(f) || f.type !== 'json_schema') return undefined
-  const schema = isObj(f.schema) ? f.schema : undefined
+  const schema = isObj(f.schema) ? refsAlone(f.schema) : undefined
   return { type: 'json_schema', name: 'output', schema, strict: schema !== undefined && strictFits(schema) }
 }
 

@@ -25,6 +25,10 @@ function expectOneBlockAtATime(frames: { event: string | null; data: any }[]) {
   }
 }
 
+/** A `$ref` with a keyword beside it anywhere in a schema: what OpenAI's strict mode refuses. */
+const refBeside = (s: unknown): boolean =>
+  Array.isArray(s) ? s.some(refBeside) : typeof s === 'object' && s !== null && (('$ref' in s && Object.keys(s).length > 1) || Object.values(s).some(refBeside))
+
 const ask = [{ role: 'user' as const, content: 'What is the weather in Paris and in Tokyo?' }]
 const weather = { name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } }
 
@@ -77,6 +81,49 @@ describe('gpt model, non-streaming', () => {
     const m = await rig.anthropic.messages.parse({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_config: { format: jsonSchemaOutputFormat(schema) } } as any)
     expect((m as any).parsed_output).toEqual({ city: 'Paris' })
     expect(rig.up.requests.at(-1)!.json().response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } })
+  })
+
+  // from 1.17 the SDK's helper keeps a field's description beside the `$ref` to a shared
+  // definition; OpenAI's strict mode refuses any keyword beside a `$ref` with a 400
+  test("messages.parse with a shared definition described where it is used: strict upstream with no keyword beside a $ref, each description kept", async () => {
+    const { jsonSchemaOutputFormat } = await import('@anthropic-ai/sdk/helpers/json-schema')
+    const address = { type: 'object', description: 'A postal address', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } as const
+    const schema = {
+      type: 'object',
+      properties: { home: { $ref: '#/$defs/address', description: 'Where they live' }, work: { $ref: '#/$defs/address', description: 'Where they work' } },
+      required: ['home', 'work'],
+      additionalProperties: false,
+      $defs: { address },
+    } as const
+    const refused = fixture('openai/chat/error-400-ref-keywords.handwritten.json')
+    const answer = { id: 'chatcmpl-json-2', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 }, choices: [{ index: 0, message: { role: 'assistant', content: '{"home":{"city":"Paris"},"work":{"city":"Lyon"}}', refusal: null }, logprobs: null, finish_reason: 'stop' }] }
+    rig.up.script((req) => {
+      const js = req.json().response_format?.json_schema
+      return js?.strict === true && refBeside(js.schema) ? { status: 400, json: refused } : { json: answer }
+    })
+    const m = await rig.anthropic.messages.parse({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_config: { format: jsonSchemaOutputFormat(schema) } } as any)
+    expect((m as any).parsed_output).toEqual({ home: { city: 'Paris' }, work: { city: 'Lyon' } })
+    const sent = rig.up.requests.at(-1)!.json().response_format.json_schema
+    expect(sent.strict).toBe(true)
+    expect(sent.schema.properties.home).toEqual({ ...address, description: 'Where they live' })
+    expect(sent.schema.properties.work).toEqual({ ...address, description: 'Where they work' })
+  })
+
+  test('a recursive definition described where it is used: written out once, its own use inside it a bare $ref', async () => {
+    const { jsonSchemaOutputFormat } = await import('@anthropic-ai/sdk/helpers/json-schema')
+    const node = { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node', description: 'A child' } } }, required: ['name', 'children'], additionalProperties: false }
+    const schema = { type: 'object', properties: { root: { $ref: '#/$defs/node', description: 'The top' } }, required: ['root'], additionalProperties: false, $defs: { node } } as const
+    rig.up.script({ json: { id: 'chatcmpl-json-3', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 }, choices: [{ index: 0, message: { role: 'assistant', content: '{"root":{"name":"a","children":[]}}', refusal: null }, logprobs: null, finish_reason: 'stop' }] } })
+    const m = await rig.anthropic.messages.parse({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_config: { format: jsonSchemaOutputFormat(schema as any) } } as any)
+    expect((m as any).parsed_output).toEqual({ root: { name: 'a', children: [] } })
+    const sent = rig.up.requests.at(-1)!.json().response_format.json_schema
+    expect(sent.strict).toBe(true)
+    const top = sent.schema.properties.root
+    expect(top.description).toBe('The top')
+    expect(top.properties.children.items.$ref).toBe('#/$defs/node')
+    expect(top.properties.children.items.properties).toBeUndefined()
+    expect(refBeside(sent.schema)).toBe(false)
+    expect(sent.schema.$defs.node.properties.children.items.description).toBe('A child')
   })
 
   test("a document's context and citations, which chat has no place for, are named in x-switchyard-compat; a document of chunks keeps them apart", async () => {
