@@ -12,6 +12,11 @@ type Node = Record<string, unknown>
 
 /** Definitions written out in one schema at most: a chain of described uses doubles at each level. */
 const MOST_WRITTEN_OUT = 64
+/**
+ * Nodes the written-out copies may hold in all: each copy is its definition again, so 64 copies
+ * of a large one would multiply the body sent upstream. Past it, refs stay bare.
+ */
+const MOST_COPIED_NODES = 20_000
 /** How deep the walk goes; deeper nodes are left as they are. */
 const MAX_DEPTH = 64
 
@@ -24,12 +29,13 @@ const SUBSCHEMAS: Record<string, 'one' | 'list' | 'map' | 'oneOrList'> = {
 
 interface Walk {
   root: Node
-  budget: { left: number }
+  /** Definitions that may still be written out, and nodes their copies may still hold. */
+  budget: { left: number; nodes: number }
 }
 
 /** `schema` with no keyword beside any `$ref`, as a copy of its subschemas. */
 export function refsAlone(schema: Node): Node {
-  const out = node(schema, { root: schema, budget: { left: MOST_WRITTEN_OUT } }, [], 0)
+  const out = node(schema, { root: schema, budget: { left: MOST_WRITTEN_OUT, nodes: MOST_COPIED_NODES } }, [], 0)
   return isObj(out) ? out : schema
 }
 
@@ -47,17 +53,18 @@ function resolve(root: Node, ref: string): Node | undefined {
 
 function node(s: unknown, w: Walk, open: string[], depth: number): unknown {
   if (!isObj(s) || depth > MAX_DEPTH) return s
+  // a node inside a written-out copy is a new one
+  if (open.length > 0) w.budget.nodes--
   const ref = s.$ref
   if (typeof ref === 'string' && Object.keys(s).length > 1) {
     const { $ref: _, ...beside } = s
-    const target = open.includes(ref) || w.budget.left <= 0 ? undefined : resolve(w.root, ref)
+    const target = open.includes(ref) || w.budget.left <= 0 || w.budget.nodes <= 0 ? undefined : resolve(w.root, ref)
     if (!target) return { $ref: ref }
     w.budget.left--
     return node({ ...target, ...beside }, w, [...open, ref], depth + 1)
   }
-  const out: Node = {}
-  for (const [k, v] of Object.entries(s)) out[k] = sub(SUBSCHEMAS[k], v, w, open, depth + 1)
-  return out
+  // (fromEntries: a `__proto__` property name stays a property, as JSON.parse made it)
+  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, sub(Object.hasOwn(SUBSCHEMAS, k) ? SUBSCHEMAS[k] : undefined, v, w, open, depth + 1)]))
 }
 
 function sub(kind: (typeof SUBSCHEMAS)[string] | undefined, v: unknown, w: Walk, open: string[], depth: number): unknown {
