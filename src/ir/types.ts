@@ -120,8 +120,21 @@ export interface Usage {
   speed?: 'fast'
   /** Anthropic ran it in the US only (`inference_geo: "us"`): priced apart on newer models (config/claude-premiums.ts). */
   inferenceGeo?: 'us'
+  /**
+   * How the reply says it was served, in its own words (OpenAI's `service_tier`, Anthropic's
+   * `speed` and `inference_geo`), also where that costs the standard price (`default`,
+   * `standard`, `global`): shown in its record. The fields above are what prices it.
+   */
+  served?: Served
   /** The upstream reported none: the gateway counted these with its own tokenizer. */
   counted?: true
+}
+
+/** A reply's own words for how it was served (`Usage.served`). */
+export interface Served {
+  serviceTier?: string
+  speed?: string
+  inferenceGeo?: string
 }
 
 /**

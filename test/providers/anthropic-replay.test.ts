@@ -51,7 +51,8 @@ describe('anthropic non-stream recordings', () => {
 
   test('nonstream-cache-read-and-write.json: cache buckets apart from input', async () => {
     const r = await generate('nonstream-cache-read-and-write.json')
-    expect(r.usage).toEqual({ inputTokens: 3, outputTokens: 33, cacheReadTokens: 1111, cacheWriteTokens: 418 })
+    // the recording's `inference_geo` (a model that has no choice of region), kept as said for the record
+    expect(r.usage).toEqual({ inputTokens: 3, outputTokens: 33, cacheReadTokens: 1111, cacheWriteTokens: 418, served: { inferenceGeo: 'not_available' } })
   })
 
   test('nonstream-thinking.json: thinking with signature, then text', async () => {
@@ -88,7 +89,7 @@ describe('anthropic stream recordings', () => {
     const { folded } = await streamFixture('stream-text-vercel.sse')
     expect(textOf(folded.content)).toBe("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?")
     expect(folded.finish).toEqual({ reason: 'stop', raw: 'end_turn' })
-    expect(folded.usage).toEqual({ inputTokens: 12, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 })
+    expect(folded.usage).toEqual({ inputTokens: 12, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, served: { inferenceGeo: 'not_available' } })
   })
 
   test('stream-cache-read.sse / stream-cache-write.sse: cache buckets', async () => {
@@ -114,7 +115,7 @@ describe('anthropic stream recordings', () => {
     expect(sig.endsWith('gb7wwzDvP/UhjfQYAQ==')).toBe(true)
     expect(text.type === 'text' && text.text.length).toBe(1021)
     expect(folded.finish.reason).toBe('stop')
-    expect(folded.usage).toEqual({ inputTokens: 43, outputTokens: 282, cacheReadTokens: 0, cacheWriteTokens: 0 })
+    expect(folded.usage).toEqual({ inputTokens: 43, outputTokens: 282, cacheReadTokens: 0, cacheWriteTokens: 0, served: { inferenceGeo: 'not_available' } })
   })
 
   test('stream-tool-use.sse: text block then tool_use block (index 1 → tool 0)', async () => {

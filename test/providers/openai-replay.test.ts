@@ -38,7 +38,8 @@ describe('openai chat non-stream recordings', () => {
     expect(text.endsWith('inspiring individuals to look up and dream beyond our world.')).toBe(true)
     expect(text.length).toBe(1842)
     expect(r.finish).toEqual({ reason: 'stop', raw: 'stop' })
-    expect(r.usage).toEqual({ inputTokens: 16, outputTokens: 363, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 })
+    // the recording's `service_tier`, kept as said for the record
+    expect(r.usage).toEqual({ inputTokens: 16, outputTokens: 363, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, served: { serviceTier: 'default' } })
   })
 
   test('nonstream-tool-calls.json: content null, one tool call with {} arguments', async () => {
@@ -61,7 +62,7 @@ describe('openai chat non-stream recordings', () => {
     up.script({ json: fixture('openai/chat/nonstream-reasoning-tokens.json') })
     const r = await adapter.generate(request(), ctx())
     expect(textOf(r.content)).toBe('Hello there! How can I help you today?')
-    expect(r.usage).toEqual({ inputTokens: 7, outputTokens: 87, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 64 })
+    expect(r.usage).toEqual({ inputTokens: 7, outputTokens: 87, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 64, served: { serviceTier: 'default' } })
   })
 })
 
@@ -93,7 +94,7 @@ describe('openai chat stream recordings', () => {
   test('stream-cached-tokens-length.sse: length, cached tokens → disjoint buckets', async () => {
     const { folded } = await streamFixture('openai/chat/stream-cached-tokens-length.sse')
     expect(folded.finish).toEqual({ reason: 'length', raw: 'length' })
-    expect(folded.usage).toEqual({ inputTokens: 140, cacheReadTokens: 1280, cacheWriteTokens: 0, outputTokens: 100, reasoningTokens: 0 })
+    expect(folded.usage).toEqual({ inputTokens: 140, cacheReadTokens: 1280, cacheWriteTokens: 0, outputTokens: 100, reasoningTokens: 0, served: { serviceTier: 'default' } })
     expect(textOf(folded.content).endsWith('entities might')).toBe(true)
   })
 

@@ -2,6 +2,7 @@
 // writes, so the buckets map one to one.
 import type { Usage } from '../../ir/types.ts'
 import { premiumsOf } from '../../config/claude-premiums.ts'
+import { saidServed } from '../../ir/served.ts'
 
 export interface AnthropicUsage {
   input_tokens?: number | null
@@ -72,6 +73,9 @@ function withPriced(out: Usage, u: AnthropicUsage): Usage {
     if (premiums.inferenceGeo) out.inferenceGeo = premiums.inferenceGeo
     else delete out.inferenceGeo
   }
+  // and in its own words, standard ones too, for the record
+  if ('speed' in u) out = saidServed(out, 'speed', u.speed)
+  if ('inference_geo' in u) out = saidServed(out, 'inferenceGeo', u.inference_geo)
   const searches = countOf(u.server_tool_use?.web_search_requests)
   if (searches !== undefined) {
     if (searches > 0) out.webSearches = searches

@@ -13,6 +13,7 @@ import { statusRule } from '../errors.ts'
 import { withoutSecrets } from '../../lib/secrets.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
+import { saidServed } from '../../ir/served.ts'
 import { cacheWrites } from './usage.ts'
 import { toolUsageOf } from './tool-usage.ts'
 import { AS_IS, NOT_PLAIN, plainEventsRead, readPlainEvents } from '../plain-reads.ts'
@@ -98,6 +99,7 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       state.usage = usageFromResponses(done.usage)
       const tier = tiers ? pricedTier(done.service_tier) : undefined
       if (tier) state.usage.serviceTier = state.serviceTier = tier
+      if (tiers) state.usage = saidServed(state.usage, 'serviceTier', done.service_tier)
       // the searches and images its hosted tools made, priced apart from its tokens
       Object.assign(state.usage, toolUsageOf(done))
     }

@@ -163,7 +163,7 @@ export function openAIChatTap(opts: TapOptions = {}, tiers = false): WireTap {
     // the tier that served it prices the tokens, usage reported or counted (a dropped stream)
     const tier = tiers ? pricedTier(j.service_tier) : undefined
     if (tier) state.serviceTier = tier
-    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage, tier)
+    if (j.usage && typeof j.usage === 'object') state.usage = usageFromOpenAI(j.usage, tiers ? j.service_tier : undefined)
     for (const c of Array.isArray(j.choices) ? j.choices : []) {
       const d = c?.delta ?? c?.message ?? {}
       // what the model wrote, reasoning included (billed when a dropped stream has no usage)

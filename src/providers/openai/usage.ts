@@ -3,6 +3,7 @@
 // unwritten input is what is left.
 import type { Usage } from '../../ir/types.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
+import { servedWord } from '../../ir/served.ts'
 
 export interface OpenAIUsage {
   prompt_tokens?: number
@@ -14,7 +15,7 @@ export interface OpenAIUsage {
   switchyard_counted?: boolean
 }
 
-/** `tier`: the reply's `service_tier`, which prices its tokens (flex, priority). */
+/** `tier`: the reply's `service_tier`, which prices its tokens (flex, priority) and is kept as said for the record. */
 export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknown): Usage {
   const prompt = u?.prompt_tokens ?? 0
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0
@@ -35,6 +36,8 @@ export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknow
   if (u?.switchyard_counted === true) out.counted = true
   const serviceTier = pricedTier(tier)
   if (serviceTier) out.serviceTier = serviceTier
+  const said = servedWord(tier)
+  if (said) out.served = { serviceTier: said }
   return out
 }
 
