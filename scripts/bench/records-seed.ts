@@ -66,6 +66,9 @@ function columns(keys: string[], accounts: string[]): Record<ColumnKey<typeof ge
     usageCounted: bool('1 = 0'),
     cached: bool('1 = 0'),
     replayed: bool('1 = 0'),
+    serviceTier: `CASE WHEN i % 5 = 2 THEN NULL ELSE 'default' END`,
+    speed: 'NULL',
+    inferenceGeo: 'NULL',
   }
 }
 

@@ -18,6 +18,7 @@ import m15 from '../../db/migrations/0015_batch_item_beyond.sql' with { type: 't
 import m16 from '../../db/migrations/0016_stored_items.sql' with { type: 'text' }
 import m17 from '../../db/migrations/0017_stored_items_backfill.sql' with { type: 'text' }
 import m18 from '../../db/migrations/0018_container_grants.sql' with { type: 'text' }
+import m19 from '../../db/migrations/0019_generation_served.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -34,6 +35,7 @@ import p12 from '../../db/pg-migrations/0012_batch_item_beyond.sql' with { type:
 import p13 from '../../db/pg-migrations/0013_stored_items.sql' with { type: 'text' }
 import p14 from '../../db/pg-migrations/0014_stored_items_backfill.sql' with { type: 'text' }
 import p15 from '../../db/pg-migrations/0015_container_grants.sql' with { type: 'text' }
+import p16 from '../../db/pg-migrations/0016_generation_served.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -58,6 +60,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0016_stored_items", when: 1796416380932, breakpoints: true, sql: m16 },
   { tag: "0017_stored_items_backfill", when: 1796417674312, breakpoints: true, sql: m17 },
   { tag: "0018_container_grants", when: 1796418770505, breakpoints: true, sql: m18 },
+  { tag: "0019_generation_served", when: 1796426970733, breakpoints: true, sql: m19 },
 ]
 
 /** PostgreSQL. */
@@ -78,4 +81,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0013_stored_items", when: 1796416384379, breakpoints: true, sql: p13 },
   { tag: "0014_stored_items_backfill", when: 1796417675795, breakpoints: true, sql: p14 },
   { tag: "0015_container_grants", when: 1796418772172, breakpoints: true, sql: p15 },
+  { tag: "0016_generation_served", when: 1796426972443, breakpoints: true, sql: p16 },
 ]

@@ -117,6 +117,14 @@ export function declareTables(k: ColumnKit) {
       cached: k.bool('cached').notNull().default(false),
       /** Answered from a cassette (src/replay): no upstream call was made; the cost is 0 unless replay.bill. */
       replayed: k.bool('replayed').notNull().default(false),
+      /**
+       * How the reply says it was served, in its words, where the upstream said (null where not,
+       * and on records from before these were kept): OpenAI's `service_tier`, Anthropic's `speed`
+       * and `inference_geo`. The cost already counts them; these say why.
+       */
+      serviceTier: k.text('service_tier'),
+      speed: k.text('speed'),
+      inferenceGeo: k.text('inference_geo'),
     },
     (t) => [
       k.index('generations_key').on(t.apiKeyId, t.createdAt),

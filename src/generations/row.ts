@@ -91,6 +91,11 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     usageCounted: u.counted === true,
     cached: input.cached === true,
     replayed: input.replayed !== undefined,
+    // how it was served, in the reply's words; where it never said (a dropped stream, billed as
+    // the request asked), the mode its cost counts
+    serviceTier: u.served?.serviceTier ?? u.serviceTier ?? null,
+    speed: u.served?.speed ?? u.speed ?? null,
+    inferenceGeo: u.served?.inferenceGeo ?? u.inferenceGeo ?? null,
   }
 }
 
@@ -174,6 +179,10 @@ export function toWire(row: GenerationRow) {
   if (row.status !== null) out.status = row.status
   out.cost = row.cost
   out.unpriced = row.unpriced
+  // how the reply was served, which its cost counts (null: the upstream did not say)
+  out.service_tier = row.serviceTier
+  out.speed = row.speed
+  out.inference_geo = row.inferenceGeo
   out.latency_ms = row.latencyMs
   out.time_to_first_token_ms = row.ttftMs
   if (row.error !== null) out.error = row.error

@@ -29,6 +29,7 @@ test('pending items stored before batch_items.beyond: the database is migrated a
   // what the later migrations made goes too: they run again at start
   await db.sql.run('DROP TABLE stored_items')
   await db.sql.run('DROP TABLE container_grants')
+  for (const c of ['service_tier', 'speed', 'inference_geo']) await db.sql.run(`ALTER TABLE generations DROP COLUMN ${c}`)
   const now = Date.now()
   await db.sql.run(
     `INSERT INTO batches (id, api_key_id, family, endpoint, completion_window, status, total, created_at, expires_at) VALUES (?, ?, 'openai', '/v1/chat/completions', '24h', 'queued', 3, ?, ?)`,

@@ -55,6 +55,10 @@ describe('GET /api/v1/generations', () => {
         // gpt-4o list prices ($2.50 in, $1.25 cached, $10 out per M) × (1 − 0.2)
         cost: expect.closeTo(((1000 * 2.5 + 2000 * 1.25 + 300 * 2.5 + 500 * 10) / 1e6) * 0.8, 12),
         unpriced: false,
+        // how it was served: this usage says nothing of it
+        service_tier: null,
+        speed: null,
+        inference_geo: null,
         latency_ms: 812,
         time_to_first_token_ms: 96,
         // the provider that served (here the mock: no upstream is configured), and no upstream calls recorded

@@ -33,6 +33,7 @@ test("items of responses stored before the upgrade are still their key's to name
   const db = await openDatabaseOf(dataDir)
   await db.sql.run('DROP TABLE stored_items')
   await db.sql.run('DROP TABLE container_grants')
+  for (const c of ['service_tier', 'speed', 'inference_geo']) await db.sql.run(`ALTER TABLE generations DROP COLUMN ${c}`)
   await db.sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [added.when])
   await db.close()
 

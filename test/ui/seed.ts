@@ -18,6 +18,8 @@ export interface Seed {
   /** USD per request; null: unpriced. */
   cost: number | null
   latencyMs?: number
+  /** How the replies were served, as an upstream says it (OpenAI's `service_tier`). */
+  serviceTier?: string
 }
 
 export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()): Promise<GenerationRow[]> {
@@ -55,6 +57,9 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         usageCounted: false,
         cached: false,
         replayed: false,
+        serviceTier: sd.serviceTier ?? null,
+        speed: null,
+        inferenceGeo: null,
       })
     }
   }
