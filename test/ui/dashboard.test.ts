@@ -37,7 +37,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
       ...[1, 3, 4, 9].map((h, i) => ({ keyId: keyA.id, account: 'acme', model: 'claude-sonnet-4-5', provider: 'anthropic', hoursAgo: h, count: 2 + 2 * i, cost: 0.01 })),
       ...[2, 6, 7].map((h) => ({ keyId: keyB.id, account: 'beta', model: 'mock-claude', provider: 'mock', hoursAgo: h, count: 5, cost: null })),
       // the last hour, for the providers view: 2 of 10 failed, latencies 300..309 ms
-      { keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', at: now - 10 * 60_000, count: 10, errors: 2, cost: 0.002, latencyMs: 300 },
+      { keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', at: now - 10 * 60_000, count: 10, errors: 2, cost: 0.002, latencyMs: 300, serviceTier: 'flex' },
       { keyId: keyB.id, account: 'beta', model: 'mock-claude', provider: 'mock', at: now - 5 * 60_000, count: 4, cost: null },
     ])
     // and three real requests of key A through the gateway (the mock provider)
@@ -160,7 +160,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(await page.$$eval('table.generations tbody td:nth-child(5)', (tds) => tds.map((t) => t.textContent))).toEqual(['error', 'error'])
     await page.click('table.generations tbody tr')
     const detail = await page.textContent('aside.detail')
-    for (const part of ['latency', 'time to first token', '50 ms', 'prompt tokens', 'completion tokens', 'cost', '$0.0020', 'finish reason', 'upstream answered 500', 'HTTP status500']) expect(detail).toContain(part)
+    for (const part of ['latency', 'time to first token', '50 ms', 'prompt tokens', 'completion tokens', 'cost', '$0.0020', 'finish reason', 'upstream answered 500', 'HTTP status500', 'service tierflex']) expect(detail).toContain(part)
+    // how it was served shows only where the upstream said
+    expect(detail).not.toContain('speed')
     await screenshot(page, 'generations-detail')
 
     await page.selectOption('select[name=status]', '')

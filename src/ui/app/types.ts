@@ -50,6 +50,10 @@ export interface Generation {
   status?: string
   cost: number | null
   unpriced: boolean
+  /** How the reply was served, as the upstream said (null: it did not). */
+  service_tier: string | null
+  speed: string | null
+  inference_geo: string | null
   latency_ms: number | null
   time_to_first_token_ms: number | null
   error?: string

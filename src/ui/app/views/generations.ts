@@ -62,6 +62,8 @@ export function generationsView(root: HTMLElement, session: Session): () => void
         kv('prompt tokens', num(u.prompt_tokens)), kv('  of which cache read', num(u.cache_read_input_tokens)), kv('  of which cache write', num(u.cache_creation_input_tokens)),
         kv('completion tokens', num(u.completion_tokens)), kv('  of which reasoning', num(u.completion_tokens_details?.reasoning_tokens ?? null)),
         kv('total tokens', num(u.total_tokens)), kv('cost', g.unpriced ? 'unpriced' : usd(g.cost)),
+        // how it was served, which the cost counts (a tier, fast mode, US-only inference): shown where the upstream said
+        g.service_tier ? kv('service tier', g.service_tier) : null, g.speed ? kv('speed', g.speed) : null, g.inference_geo ? kv('inference geo', g.inference_geo) : null,
         kv('finish reason', g.finish_reason ?? '–'), g.status ? kv('status', g.status) : null, g.batch_id ? kv('batch', g.batch_id) : null,
         kv('HTTP status', g.http_status ?? '–'), kv('error', g.error ?? '–')))
     detail.hidden = false
