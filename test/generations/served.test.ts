@@ -1,5 +1,5 @@
 // A generation record says how its reply was served, where the upstream said, in its words:
-// OpenAI's `service_tier`, Anthropic's `speed` and `inference_geo`. The record's cost already
+// OpenAI's `service_tier`, Anthropic's `speed`, `inference_geo` and `service_tier`. The record's cost already
 // counted them (fast mode at up to six times, US-only inference at 1.1×, flex at half, priority
 // at up to 2.5×); without them a user saw the cost and could not tell why it was that.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -50,17 +50,17 @@ function claudeSse(said: string): string {
     .replaceAll('msg_01PgicqXb8hKdXEPHm3LLTGF', `msg_${crypto.randomUUID().replaceAll('-', '')}`)
 }
 
-describe("Anthropic's speed and inference_geo, as the reply's usage says them", () => {
-  test('a JSON reply through the pass-through: fast mode and US-only inference', async () => {
-    up.script({ json: claudeJson({ speed: 'fast', inference_geo: 'us' }) })
+describe("Anthropic's speed, inference_geo and service tier, as the reply's usage says them", () => {
+  test('a JSON reply through the pass-through: fast mode, US-only inference, on priority capacity', async () => {
+    up.script({ json: claudeJson({ speed: 'fast', inference_geo: 'us', service_tier: 'priority' }) })
     const m = await anthropic.messages.create({ model: 'claude-opus-4-7', max_tokens: 50, messages: [{ role: 'user', content: 'Hi.' }] })
-    expect(served(await record(m.id))).toEqual({ service_tier: null, speed: 'fast', inference_geo: 'us' })
+    expect(served(await record(m.id))).toEqual({ service_tier: 'priority', speed: 'fast', inference_geo: 'us' })
   })
 
   test('the standard modes are said too (standard, global): a record at the standard price says why', async () => {
     up.script({ json: claudeJson({ speed: 'standard', inference_geo: 'global' }) })
     const m = await anthropic.messages.create({ model: 'claude-opus-4-7', max_tokens: 50, messages: [{ role: 'user', content: 'Hi.' }] })
-    expect(served(await record(m.id))).toEqual({ service_tier: null, speed: 'standard', inference_geo: 'global' })
+    expect(served(await record(m.id))).toEqual({ service_tier: 'standard', speed: 'standard', inference_geo: 'global' })
   })
 
   test('a stream through the pass-through, and the same stream through the chat surface', async () => {
@@ -80,13 +80,13 @@ describe("Anthropic's speed and inference_geo, as the reply's usage says them", 
   test('a JSON reply through the chat surface', async () => {
     up.script({ json: claudeJson({ speed: 'fast', inference_geo: 'global' }) })
     const c = await openai.chat.completions.create({ model: 'claude-opus-4-7', max_tokens: 50, messages: [{ role: 'user', content: 'Hi.' }] })
-    expect(served(await record(c.id))).toEqual({ service_tier: null, speed: 'fast', inference_geo: 'global' })
+    expect(served(await record(c.id))).toEqual({ service_tier: 'standard', speed: 'fast', inference_geo: 'global' })
   })
 
   test('a reply that says neither: both null, never guessed', async () => {
     up.script({ json: claudeJson({}) })
     const m = await anthropic.messages.create({ model: 'claude-opus-4-7', max_tokens: 50, messages: [{ role: 'user', content: 'Hi.' }] })
-    expect(served(await record(m.id))).toEqual({ service_tier: null, speed: null, inference_geo: null })
+    expect(served(await record(m.id))).toEqual({ service_tier: 'standard', speed: null, inference_geo: null })
   })
 })
 

@@ -39,7 +39,8 @@ describe('anthropic non-stream recordings', () => {
     expect(r.model).toBe('claude-3-opus-20240229')
     expect(r.content).toEqual([{ type: 'text', text: 'The capital of France is Paris.' }])
     expect(r.finish).toEqual({ reason: 'stop', raw: 'end_turn' })
-    expect(r.usage).toEqual({ inputTokens: 20, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 })
+    // the recording's `service_tier`, kept as said for the record
+    expect(r.usage).toEqual({ inputTokens: 20, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, served: { serviceTier: 'standard' } })
   })
 
   test('nonstream-text-max-tokens.json → length', async () => {
@@ -52,7 +53,7 @@ describe('anthropic non-stream recordings', () => {
   test('nonstream-cache-read-and-write.json: cache buckets apart from input', async () => {
     const r = await generate('nonstream-cache-read-and-write.json')
     // the recording's `inference_geo` (a model that has no choice of region), kept as said for the record
-    expect(r.usage).toEqual({ inputTokens: 3, outputTokens: 33, cacheReadTokens: 1111, cacheWriteTokens: 418, served: { inferenceGeo: 'not_available' } })
+    expect(r.usage).toEqual({ inputTokens: 3, outputTokens: 33, cacheReadTokens: 1111, cacheWriteTokens: 418, served: { inferenceGeo: 'not_available', serviceTier: 'standard' } })
   })
 
   test('nonstream-thinking.json: thinking with signature, then text', async () => {
@@ -89,15 +90,15 @@ describe('anthropic stream recordings', () => {
     const { folded } = await streamFixture('stream-text-vercel.sse')
     expect(textOf(folded.content)).toBe("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?")
     expect(folded.finish).toEqual({ reason: 'stop', raw: 'end_turn' })
-    expect(folded.usage).toEqual({ inputTokens: 12, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, served: { inferenceGeo: 'not_available' } })
+    expect(folded.usage).toEqual({ inputTokens: 12, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, served: { inferenceGeo: 'not_available', serviceTier: 'standard' } })
   })
 
   test('stream-cache-read.sse / stream-cache-write.sse: cache buckets', async () => {
     const read = (await streamFixture('stream-cache-read.sse')).folded
-    expect(read.usage).toEqual({ inputTokens: 11, outputTokens: 100, cacheReadTokens: 1031, cacheWriteTokens: 0 })
+    expect(read.usage).toEqual({ inputTokens: 11, outputTokens: 100, cacheReadTokens: 1031, cacheWriteTokens: 0, served: { serviceTier: 'standard' } })
     expect(textOf(read.content).length).toBe(496)
     const write = (await streamFixture('stream-cache-write.sse')).folded
-    expect(write.usage).toEqual({ inputTokens: 18, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 1031 })
+    expect(write.usage).toEqual({ inputTokens: 18, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 1031, served: { serviceTier: 'standard' } })
     expect(textOf(write.content).endsWith('- Minimize dependencies')).toBe(true)
   })
 
@@ -115,7 +116,7 @@ describe('anthropic stream recordings', () => {
     expect(sig.endsWith('gb7wwzDvP/UhjfQYAQ==')).toBe(true)
     expect(text.type === 'text' && text.text.length).toBe(1021)
     expect(folded.finish.reason).toBe('stop')
-    expect(folded.usage).toEqual({ inputTokens: 43, outputTokens: 282, cacheReadTokens: 0, cacheWriteTokens: 0, served: { inferenceGeo: 'not_available' } })
+    expect(folded.usage).toEqual({ inputTokens: 43, outputTokens: 282, cacheReadTokens: 0, cacheWriteTokens: 0, served: { inferenceGeo: 'not_available', serviceTier: 'standard' } })
   })
 
   test('stream-tool-use.sse: text block then tool_use block (index 1 → tool 0)', async () => {

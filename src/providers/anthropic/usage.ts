@@ -16,6 +16,8 @@ export interface AnthropicUsage {
   /** How it was served, where priced apart (config/claude-premiums.ts): `fast`, `us`. */
   speed?: string | null
   inference_geo?: string | null
+  /** `standard`, `priority` (capacity bought ahead, at the same token prices) or `batch`: said, not priced. */
+  service_tier?: string | null
 }
 
 /**
@@ -76,6 +78,7 @@ function withPriced(out: Usage, u: AnthropicUsage): Usage {
   // and in its own words, standard ones too, for the record
   if ('speed' in u) out = saidServed(out, 'speed', u.speed)
   if ('inference_geo' in u) out = saidServed(out, 'inferenceGeo', u.inference_geo)
+  if ('service_tier' in u) out = saidServed(out, 'serviceTier', u.service_tier)
   const searches = countOf(u.server_tool_use?.web_search_requests)
   if (searches !== undefined) {
     if (searches > 0) out.webSearches = searches
