@@ -16,7 +16,7 @@ export interface AnthropicUsage {
   /** How it was served, where priced apart (config/claude-premiums.ts): `fast`, `us`. */
   speed?: string | null
   inference_geo?: string | null
-  /** `standard`, `priority` (capacity bought ahead, at the same token prices) or `batch`: said, not priced. */
+  /** `standard`, `priority` (capacity bought ahead, under a contract's terms) or `batch`: said, not priced. */
   service_tier?: string | null
 }
 
