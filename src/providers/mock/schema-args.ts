@@ -2,7 +2,7 @@
 // reply held to a json_schema response format. Deterministic: the same schema, the same value.
 // Strings are schema-strings.ts's (formats, patterns, lengths), numbers schema-numbers.ts's.
 import { numberFor } from './schema-numbers.ts'
-import { stringFor } from './schema-strings.ts'
+import { stringFor, type Chars } from './schema-strings.ts'
 
 type Schema = Record<string, unknown>
 
@@ -14,10 +14,23 @@ const MAX_DEPTH = 16
  * Past it, arrays are as short as what is left allows (short of their minItems).
  */
 const MAX_VALUES = 10_000
+/**
+ * The most entries one example walks of a schema's lists and copies merging schemas: union
+ * branches, `allOf` branches, `required` names, a `type` list, and what a merge copies (a `$ref`
+ * with keywords beside it, a union's branch with its siblings, `allOf`). A schema is walked
+ * anew wherever it is used (each item of an array, each property that refers to it), and
+ * merges copy all before them: work that grew with the square of the schema's size held the
+ * server's one thread for seconds (a 300 KB schema, 44 s). Past it, a ref is followed and a
+ * branch taken as they are, and those lists are no longer read.
+ */
+const MAX_WORK = 1_000_000
+/** The most characters of strings one example holds (a pattern's, a padding's): past it, strings are plain. */
+const MAX_CHARS = 200_000
 
-/** What is left of one example's values. */
-interface Budget {
+/** What is left of one example's values, walking and characters. */
+interface Budget extends Chars {
   left: number
+  work: number
 }
 
 const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -32,7 +45,31 @@ const count = (v: unknown): number | undefined => (typeof v === 'number' && Numb
  * `allOf` its branches together, each with the keywords beside them.
  */
 export function exampleFromSchema(schema: unknown): unknown {
-  return example(schema, schema, 0, { left: MAX_VALUES }, 0)
+  return example(schema, schema, 0, { left: MAX_VALUES, work: MAX_WORK, chars: MAX_CHARS }, 0)
+}
+
+/** What merging a schema copies: its keywords, properties and required names. */
+const weight = (s: Schema): number => Object.keys(s).length + (isObj(s.properties) ? Object.keys(s.properties).length : 0) + (Array.isArray(s.required) ? s.required.length : 0)
+
+/** Whether `n` more entries may be walked (charged when they may). */
+function spend(budget: Budget, n: number): boolean {
+  if (budget.work <= 0) return false
+  budget.work -= n
+  return true
+}
+
+/** `a` and `b` merged, charged to the budget; undefined once it is spent (the caller takes one of them alone). */
+function joined(a: Schema, b: Schema, budget: Budget): Schema | undefined {
+  return spend(budget, weight(a) + weight(b)) ? merge(a, b) : undefined
+}
+
+/** A list keyword of the schema, when the budget allows walking it. */
+const list = (v: unknown, budget: Budget): unknown[] | undefined => (Array.isArray(v) && v.length > 0 && spend(budget, v.length) ? v : undefined)
+
+/** Whether a schema says anything beside `key` (checked without listing its keywords). */
+function besides(s: Schema, key: string): boolean {
+  for (const k in s) if (k !== key) return true
+  return false
 }
 
 /** Two schemas as one: the second's keywords over the first's, their properties and required names joined. */
@@ -52,23 +89,34 @@ const without = (s: Schema, key: string): Schema => {
 function example(schema: unknown, root: unknown, depth: number, budget: Budget, variant: number): unknown {
   budget.left--
   let s: Schema = isObj(schema) ? schema : {}
-  if (depth < MAX_DEPTH && typeof s.$ref === 'string') {
+  // (a pointer is read anew at each use: its length is walked too)
+  if (depth < MAX_DEPTH && typeof s.$ref === 'string' && spend(budget, s.$ref.length)) {
     const ref = resolveRef(root, s.$ref)
-    if (isObj(ref)) return example(merge(ref, without(s, '$ref')), root, depth + 1, budget, variant)
+    // a ref alone (the common case) is its target as it is: nothing to merge
+    if (isObj(ref)) return example((besides(s, '$ref') && budget.work > 0 && joined(ref, without(s, '$ref'), budget)) || ref, root, depth + 1, budget, variant)
   }
   if (Array.isArray(s.enum) && s.enum.length) return s.enum[variant % s.enum.length]
   if ('const' in s) return s.const
   const union = Array.isArray(s.anyOf) ? 'anyOf' : Array.isArray(s.oneOf) ? 'oneOf' : undefined
-  const branches = union ? (s[union] as unknown[]).filter(isObj) : []
+  const branches = union ? (list(s[union], budget) ?? []).filter(isObj) : []
   if (union && branches.length && depth < MAX_DEPTH) {
     const branch = branches.find((b) => b.type !== 'null') ?? branches[0]!
-    return example(merge(without(s, union), branch), root, depth + 1, budget, variant)
+    return example((besides(s, union) && budget.work > 0 && joined(without(s, union), branch, budget)) || branch, root, depth + 1, budget, variant)
   }
-  if (Array.isArray(s.allOf) && s.allOf.length) s = without(s.allOf.filter(isObj).reduce(merge, s), 'allOf')
-  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type
+  const parts = list(s.allOf, budget)
+  if (parts) {
+    let all = s
+    for (const b of parts) {
+      const both = isObj(b) ? joined(all, b, budget) : all
+      if (both === undefined) break
+      all = both
+    }
+    s = without(all, 'allOf')
+  }
+  const type = Array.isArray(s.type) ? list(s.type, budget)?.find((t) => t !== 'null') : s.type
   switch (type ?? (isObj(s.properties) ? 'object' : s.items !== undefined || s.prefixItems !== undefined ? 'array' : undefined)) {
     case 'string':
-      return stringFor(s, variant)
+      return stringFor(s, variant, budget)
     case 'number':
     case 'integer':
       return numberFor(s, type === 'integer', variant)
@@ -102,7 +150,7 @@ function objectFor(s: Schema, root: unknown, depth: number, budget: Budget, vari
   for (const [k, v] of Object.entries(props)) out[k] = example(v, root, depth + 1, budget, variant)
   // a required name no property describes: a value of the additional properties' schema
   const extra = isObj(s.additionalProperties) ? s.additionalProperties : {}
-  for (const k of Array.isArray(s.required) ? s.required : []) {
+  for (const k of list(s.required, budget) ?? []) {
     if (typeof k === 'string' && !Object.hasOwn(out, k) && budget.left > 0) out[k] = example(extra, root, depth + 1, budget, variant)
   }
   return out

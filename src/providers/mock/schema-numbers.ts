@@ -49,6 +49,11 @@ export function numberFor(s: Schema, integer: boolean, variant: number): number 
     return at(first)
   }
   // no grid point between the bounds: a number between them (a plain number only)
-  if (!integer && !step && lo && hi) return lo.v + ((hi.v - lo.v) * (variant + 1)) / (variant + 2)
+  // (bounds near the ends of the doubles: their difference is Infinity, each share of it is not)
+  if (!integer && !step && lo && hi) {
+    const f = (variant + 1) / (variant + 2)
+    const x = lo.v + (hi.v - lo.v) * f
+    return Number.isFinite(x) ? x : lo.v * (1 - f) + hi.v * f
+  }
   return lo?.v ?? hi?.v ?? 0
 }
