@@ -77,9 +77,9 @@ export const PARAMS = {
     ), openai: foreign(thinkingToEffort), ir: (v: { type: string; budget_tokens?: number }, req, cx) => thinkingToIR(v, req, cx.model) },
     output_config: { schema: AnyObject, openai: foreign(outputConfigToOpenAI), ir: carried('anthropic') },
     context_management: { openai: foreign(drop), ir: carried('anthropic') },
-    container: { openai: foreign(drop), ir: carried('anthropic') },
+    container: { schema: T.Union([Str(), AnyObject], { errorMessage: 'expected a container id (string) or an object' }), openai: foreign(drop), ir: carried('anthropic') },
     mcp_servers: { openai: foreign(drop), ir: carried('anthropic') },
-    inference_geo: { openai: foreign(drop), ir: carried('anthropic') },
+    inference_geo: { schema: Str(), openai: foreign(drop), ir: carried('anthropic') },
   },
 } satisfies ParamTable
 

@@ -55,7 +55,7 @@ export const PARAMS = {
     container: { schema: T.Union([Str(), AnyObject], { errorMessage: 'expected a container id (string) or an object' }), openai: foreign(drop), ir: carried('anthropic') },
     mcp_servers: { schema: T.Array(AnyObject, { errorMessage: 'expected an array of MCP server objects' }), openai: foreign(drop), ir: carried('anthropic') },
     inference_geo: { schema: Str(), openai: foreign(drop), ir: carried('anthropic') },
-    speed: { openai: foreign(drop) },
+    speed: { schema: Str(), openai: foreign(drop) },
     diagnostics: { openai: foreign(drop) },
     user_profile_id: { openai: foreign(drop) },
     workspace_id: { openai: foreign(drop) },
