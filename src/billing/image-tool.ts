@@ -26,8 +26,9 @@ export function imageTokens(model: unknown, quality: unknown, size: unknown): nu
   if (typeof model !== 'string' || !TABLED.test(model)) return IMAGE_TOKENS_MOST
   const qualities = typeof quality === 'string' && Object.hasOwn(TABLE, quality) ? [TABLE[quality]!] : typeof quality === 'string' && quality !== 'auto' ? [] : Object.values(TABLE)
   if (qualities.length === 0) return IMAGE_TOKENS_MOST
-  const sizes = qualities.flatMap((bySize) => (typeof size === 'string' && size !== 'auto' ? [bySize[size]] : Object.values(bySize)))
-  return sizes.every((n) => n !== undefined) ? Math.max(...(sizes as number[])) : IMAGE_TOKENS_MOST
+  // a size is the table's own entry (`constructor` or `toString` read an Object property: a NaN hold, which holds nothing)
+  const sizes = qualities.flatMap((bySize) => (typeof size === 'string' && size !== 'auto' ? [Object.hasOwn(bySize, size) ? bySize[size] : undefined] : Object.values(bySize)))
+  return sizes.every((n) => typeof n === 'number') ? Math.max(...(sizes as number[])) : IMAGE_TOKENS_MOST
 }
 
 /** The most output tokens one call of an `image_generation` tool may be billed: its image and the partial images it asks for. */
