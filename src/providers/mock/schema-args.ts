@@ -60,7 +60,8 @@ function spend(budget: Budget, n: number): boolean {
 
 /** `a` and `b` merged, charged to the budget; undefined once it is spent (the caller takes one of them alone). */
 function joined(a: Schema, b: Schema, budget: Budget): Schema | undefined {
-  return spend(budget, weight(a) + weight(b)) ? merge(a, b) : undefined
+  // (weighed only while the budget lasts: weighing walks them too)
+  return budget.work > 0 && spend(budget, weight(a) + weight(b)) ? merge(a, b) : undefined
 }
 
 /** A list keyword of the schema, when the budget allows walking it. */
