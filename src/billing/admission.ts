@@ -60,13 +60,28 @@ export function worstCase(catalog: Catalog, input: AdmitInput): number | null {
     throw new HttpError(400, `service_tier: ${input.serviceTier} has no known price, and this key has a credit limit; ask for another service_tier, or use a key without one`)
   }
   const usd = estimate(catalog, model, typeof input.promptTokens === 'function' ? input.promptTokens() : input.promptTokens, input)
+  // a priced model whose worst case came out as no number (a NaN or an Infinity from some term
+  // of the request) is held at the key's whole credit, never at nothing: one such request at a time
+  if (usd === UNBOUNDED) return typeof input.apiKey.credits === 'number' && input.apiKey.credits > 0 ? input.apiKey.credits : null
   if (usd === null && model.unlisted && model.provider !== 'mock') {
     throw new HttpError(400, `model: ${model.id} has no known price, and this key has a credit limit; give the model a price (config models[].price or pricing.overrides), or use a key without one`)
   }
   return usd
 }
 
-function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, input: AdmitInput): number | null {
+/** A worst case that is no finite number, of a model that has a price. */
+const UNBOUNDED = Symbol('unbounded')
+
+/** Whether the catalog prices `model` at all (nothing used costs 0, not null). */
+function priced(catalog: Catalog, model: CatalogModel): boolean {
+  try {
+    return catalog.cost(model, { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }) !== null
+  } catch {
+    return false
+  }
+}
+
+function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, input: AdmitInput): number | null | typeof UNBOUNDED {
   const prompt = sane(promptTokens) ?? 0
   // a cap above the model's own (or none) cannot produce more than the model's own; with no
   // known cap, the output cannot outgrow the context window
@@ -86,9 +101,11 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
   const writes = looping || model.family === 'openai' ? dearerWrites(writesOf(input), '5m') : writesOf(input)
   if (input.serviceTier) usage.serviceTier = input.serviceTier
   if (input.premiums) Object.assign(usage, input.premiums)
+  // the catalog answers null for no price and for a cost that is no number alike: told apart here
+  const failed = () => (priced(catalog, model) ? UNBOUNDED : null)
   try {
     const usd = catalog.cost(model, usage)
-    if (usd === null || !Number.isFinite(usd)) return null
+    if (usd === null || !Number.isFinite(usd)) return failed()
     // The prompt may be billed as cache writes, at the price its breakpoints allow (a Claude
     // breakpoint: 1.25× input for five minutes, 2× for an hour; none: input alone): held at the
     // dearest reading, since its bytes bound its tokens but not which price each takes. Where a
@@ -100,7 +117,7 @@ function estimate(catalog: Catalog, model: CatalogModel, promptTokens: number, i
     }
     return dearest
   } catch {
-    return null
+    return failed()
   }
 }
 
