@@ -4,10 +4,12 @@
 // caller's key and inlined,
 // as the chat body's are: the upstream does not know gateway ids, and an id of the
 // operator's own upstream account must not be reachable through the gateway. A PDF becomes
-// `file_data`, text an `input_text` part, an image an `input_image` data URL.
+// `file_data`, text an `input_text` part, an image an `input_image` data URL. The hosted tools'
+// file ids (in `tools` and in an `additional_tools` item) are tool-files.ts's.
 import { badRequest } from '../../http/errors.ts'
 import { clip, inlineFile, inScope, type MediaDeps, type Scope } from '../../media/source.ts'
 import { isObj } from '../../lib/json.ts'
+import { resolveToolFiles, toolNeedsWork } from './tool-files.ts'
 
 type Obj = Record<string, unknown>
 
@@ -18,9 +20,12 @@ const partsField = (it: Obj): 'content' | 'output' | undefined => (Array.isArray
 /** A computer call's output: one screenshot, which may name a file. */
 const isScreenshotOfFile = (it: Obj): it is Obj & { output: Obj & { file_id: string } } =>
   it.type === 'computer_call_output' && isObj(it.output) && typeof it.output.file_id === 'string'
+/** Tools handed over in the input, as the container check reads them (validate.ts containersNamed). */
+const isToolsItem = (it: Obj): it is Obj & { tools: unknown[] } => it.type === 'additional_tools' && Array.isArray(it.tools)
 const itemNeedsWork = (it: unknown): it is Obj => {
   if (!isObj(it)) return false
   if (isFileIdPart(it) || isScreenshotOfFile(it)) return true
+  if (isToolsItem(it)) return it.tools.some(toolNeedsWork)
   const field = partsField(it)
   return field !== undefined && (it[field] as unknown[]).some(isFileIdPart)
 }
@@ -44,21 +49,34 @@ async function inlineScreenshot(shot: Obj & { file_id: string }, at: string, s: 
   return { ...rest, image_url: `data:${got.source.mediaType};base64,${got.source.data}` }
 }
 
-/** `body` with every gateway file id in its input inlined, or `body` itself when it has none. */
+/** The input's items with their file ids inlined (or refused); `seen` counts container file ids (tool-files.ts). */
+function resolveInput(input: unknown[], s: Scope, seen: { n: number }): Promise<unknown[]> {
+  return Promise.all(
+    input.map(async (it: unknown, i) => {
+      if (!itemNeedsWork(it)) return it
+      if (isFileIdPart(it)) return inlinePart(it, `input[${i}]`, s)
+      if (isScreenshotOfFile(it)) return { ...it, output: await inlineScreenshot(it.output, `input[${i}].output`, s) }
+      if (isToolsItem(it)) return { ...it, tools: await resolveToolFiles(it.tools, `input[${i}].tools`, s, seen) }
+      const field = partsField(it)!
+      const parts = await Promise.all((it[field] as unknown[]).map((p, j) => (isFileIdPart(p) ? inlinePart(p, `input[${i}].${field}[${j}]`, s) : p)))
+      return { ...it, [field]: parts }
+    }),
+  )
+}
+
+/** `body` with every gateway file id in its input and tools inlined (or refused), or `body` itself when it has none. */
 export async function resolveResponsesBodyFiles(body: Obj, deps: MediaDeps): Promise<Obj> {
-  const input = body.input
-  if (!Array.isArray(input) || !input.some(itemNeedsWork)) return body
+  const { input, tools } = body
+  const inputWork = Array.isArray(input) && input.some(itemNeedsWork)
+  const toolsWork = Array.isArray(tools) && tools.some(toolNeedsWork)
+  if (!inputWork && !toolsWork) return body
   return inScope(deps, async (s) => {
-    const out = await Promise.all(
-      input.map(async (it: unknown, i) => {
-        if (!itemNeedsWork(it)) return it
-        if (isFileIdPart(it)) return inlinePart(it, `input[${i}]`, s)
-        if (isScreenshotOfFile(it)) return { ...it, output: await inlineScreenshot(it.output, `input[${i}].output`, s) }
-        const field = partsField(it)!
-        const parts = await Promise.all((it[field] as unknown[]).map((p, j) => (isFileIdPart(p) ? inlinePart(p, `input[${i}].${field}[${j}]`, s) : p)))
-        return { ...it, [field]: parts }
-      }),
-    )
-    return { ...body, input: out }
+    // the container file ids the request's tools name, counted all together
+    const seen = { n: 0 }
+    const [outInput, outTools] = await Promise.all([inputWork && resolveInput(input as unknown[], s, seen), toolsWork && resolveToolFiles(tools as unknown[], 'tools', s, seen)])
+    const out = { ...body }
+    if (outInput) out.input = outInput
+    if (outTools) out.tools = outTools
+    return out
   })
 }
