@@ -2,7 +2,7 @@
 // `translate`: its counterpart in IR terms, or nothing (dropped, and named in the
 // `x-switchyard-compat` header). The surfaces' parameter tables (src/surfaces/*/params.ts)
 // name these per row.
-import type { Family, ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
+import type { Family, ProviderData, ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
 import { isObj } from '../lib/json.ts'
 import { refsAlone } from './strict-refs.ts'
 
@@ -68,6 +68,28 @@ export function claudeFormat(f: unknown): ResponseFormat | undefined {
   if (!isObj(f) || f.type !== 'json_schema') return undefined
   const schema = isObj(f.schema) ? refsAlone(f.schema) : undefined
   return { type: 'json_schema', name: 'output', schema, strict: schema !== undefined && strictFits(schema) }
+}
+
+/**
+ * A Claude custom tool for a GPT model. Anthropic holds a strict tool's input to schemas OpenAI's
+ * strict mode refuses, with a 400 for the whole request: a property left optional, an object left
+ * open, a keyword beside a `$ref`. Its schema goes with no keyword beside a `$ref`, and `strict`
+ * only where the result fits; else without it (OpenAI follows the schema without the guarantee),
+ * its `strict` left among what a function has no field for, so the compat header names it.
+ * Making it fit instead (optional as required and nullable) would change the input the model
+ * sends, which the client's schema may not allow. A tool not strict is as it came.
+ */
+export function claudeTool(t: Tool): Tool {
+  if (t.strict !== true) return t
+  const { strict: _, providerData, ...rest } = t
+  const parameters = refsAlone(t.parameters)
+  const fits = strictFits(parameters)
+  // kept, strict is the function's own field; lost, it stays among the Claude-only fields
+  const { strict: __, ...own } = providerData?.anthropic ?? {}
+  const anthropic = fits ? own : { ...own, strict: true }
+  const { anthropic: ___, ...others } = providerData ?? {}
+  const data: ProviderData = Object.keys(anthropic).length > 0 ? { ...others, anthropic } : others
+  return { ...rest, parameters, ...(fits && { strict: true }), ...(Object.keys(data).length > 0 && { providerData: data }) }
 }
 
 /** How deep strictFits looks (a schema deeper than this is sent without strict). */

@@ -6,7 +6,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, Tool, ToolChoice } from '../../ir/types.ts'
 import type { IRContext } from '../../routing/params.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
-import { claudeFormat, outputConfigToOpenAI } from '../../routing/translate.ts'
+import { claudeFormat, claudeTool, outputConfigToOpenAI } from '../../routing/translate.ts'
 import { isServerTool, type MessagesBlock, type MessagesCustomTool, type MessagesMessage, type MessagesSource, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 import { clientTool } from './client-tools.ts'
@@ -187,7 +187,8 @@ const serverToolName = (t: { type?: unknown }, i: number): string =>
  */
 export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: CatalogModel, compat: string[]): void {
   const custom = tools(wire)
-  if (custom.length > 0) req.tools = custom
+  // a strict tool, for a GPT model, is strict only where OpenAI's strict mode takes its schema
+  if (custom.length > 0) req.tools = model.family === 'anthropic' ? custom : custom.map(claudeTool)
   if (!wire.some(isServerTool)) return
   if (model.family === 'anthropic') return carry(req, 'anthropic', 'tools', wire)
   wire.forEach((t, i) => {

@@ -1,0 +1,98 @@
+// A Claude strict tool (`strict: true`) sent to a GPT model through the messages surface, driven
+// by @anthropic-ai/sdk. Anthropic takes strict schemas that OpenAI's strict mode refuses with a 400
+// for the whole request (a property left optional, a keyword beside a `$ref`); the fake OpenAI
+// upstream refuses them as OpenAI does, so a request the gateway would send as it came fails.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { fixture } from '../helpers/fake-upstream.ts'
+import { startMessagesRig, type MessagesRig } from './e2e-helpers.ts'
+
+let rig: MessagesRig
+beforeAll(async () => {
+  rig = await startMessagesRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+/** Why OpenAI's strict mode refuses a schema, as the fake upstream judges it, or null if it takes it. */
+function refusal(s: unknown): 'optional' | 'ref' | null {
+  if (Array.isArray(s)) return s.map(refusal).find((r) => r !== null) ?? null
+  if (typeof s !== 'object' || s === null) return null
+  const o = s as Record<string, any>
+  if ('$ref' in o && Object.keys(o).length > 1) return 'ref'
+  if (o.properties && (o.additionalProperties !== false || !Object.keys(o.properties).every((k) => o.required?.includes(k)))) return 'optional'
+  return refusal(Object.values(o))
+}
+
+const ask = [{ role: 'user' as const, content: 'What is the weather in Paris?' }]
+const call = (name: string, args: object) => ({
+  id: 'chatcmpl-strict-1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+  usage: { prompt_tokens: 40, completion_tokens: 10, total_tokens: 50 },
+  choices: [{ index: 0, logprobs: null, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify(args) } }] } }],
+})
+
+/** The fake OpenAI upstream: a strict function whose schema it would refuse is its 400; else `answer`. */
+function openai(answer: object) {
+  rig.up.script((req) => {
+    for (const t of req.json().tools ?? []) {
+      if (t.function?.strict !== true) continue
+      const why = refusal(t.function.parameters)
+      if (why) return { status: 400, json: fixture(why === 'ref' ? 'openai/chat/error-400-strict-ref-keywords.handwritten.json' : 'openai/chat/error-400-strict-optional.handwritten.json') }
+    }
+    return { json: answer }
+  })
+}
+
+const compat = (r: Response) => r.headers.get('x-switchyard-compat')?.split(/,\s*/) ?? []
+const sentTool = () => rig.up.requests.at(-1)!.json().tools[0].function
+
+describe('a Claude strict tool sent to a GPT model', () => {
+  test("an optional property, which Anthropic's strict tools take and OpenAI's strict mode refuses: sent without strict, the schema as it came, and strict named as left out", async () => {
+    const input_schema = { type: 'object' as const, properties: { location: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['location'], additionalProperties: false }
+    openai(call('get_weather', { location: 'Paris' }))
+    const { data, response } = await rig.anthropic.messages
+      .create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, tools: [{ name: 'get_weather', description: 'Weather of a city', input_schema, strict: true }] as any })
+      .withResponse()
+    expect(data.stop_reason).toBe('tool_use')
+    expect(data.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { location: 'Paris' } })
+    const fn = sentTool()
+    expect(fn.strict).toBeUndefined()
+    expect(fn.parameters).toEqual(input_schema)
+    expect(compat(response)).toContain('tools[].strict')
+  })
+
+  test("a field described where it uses a shared definition: strict kept, the $ref written out with the description over the definition's own", async () => {
+    const address = { type: 'object', description: 'A postal address', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }
+    const input_schema = {
+      type: 'object' as const,
+      properties: { to: { $ref: '#/$defs/address', description: 'Where it goes' }, from: { $ref: '#/$defs/address' } },
+      required: ['to', 'from'],
+      additionalProperties: false,
+      $defs: { address },
+    }
+    openai(call('ship', { to: { city: 'Paris' }, from: { city: 'Lyon' } }))
+    const { data, response } = await rig.anthropic.messages
+      .create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, tools: [{ name: 'ship', input_schema, strict: true }] as any })
+      .withResponse()
+    expect(data.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'ship', input: { to: { city: 'Paris' }, from: { city: 'Lyon' } } })
+    const fn = sentTool()
+    expect(fn.strict).toBe(true)
+    expect(fn.parameters.properties.to).toEqual({ ...address, description: 'Where it goes' })
+    // a bare $ref is what strict mode takes: left as it is
+    expect(fn.parameters.properties.from).toEqual({ $ref: '#/$defs/address' })
+    expect(compat(response)).not.toContain('tools[].strict')
+  })
+
+  test('a schema that already fits: strict stays true, the schema goes as it came, and nothing is named as left out', async () => {
+    const input_schema = { type: 'object' as const, properties: { location: { type: 'string', description: 'A city' }, unit: { type: ['string', 'null'], enum: ['c', 'f', null] } }, required: ['location', 'unit'], additionalProperties: false }
+    openai(call('get_weather', { location: 'Paris', unit: null }))
+    const { data, response } = await rig.anthropic.messages
+      .create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, tools: [{ name: 'get_weather', input_schema, strict: true }] as any })
+      .withResponse()
+    expect(data.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { location: 'Paris', unit: null } })
+    const fn = sentTool()
+    expect(fn.strict).toBe(true)
+    expect(fn.parameters).toEqual(input_schema)
+    expect(compat(response)).not.toContain('tools[].strict')
+  })
+})
