@@ -6,9 +6,10 @@
 // block that starts while an earlier one is open wait, in order, until every block before it
 // stopped; then they go on as if it had started there. A stream in Anthropic's own order waits
 // for nothing. At the message's end (`drain`) what waited goes out, block by block.
-// What waits is bounded (HELD_MAX characters): past it, as for a server that never stops a
-// block, everything waiting goes out in order and the rest of the stream goes on as it comes
-// (two blocks' deltas may then run together, as they came). A stream that fails goes out with
+// What waits is bounded (HELD_MAX characters, BLOCKS_MAX blocks): past it, as for a server that
+// never stops a block, everything waiting goes out in order and the rest of the stream goes on as
+// it comes (two blocks' deltas may then run together, as they came); only the blocks still open
+// are kept then (OPEN_MAX at most), for their ends at the message's end. A stream that fails goes out with
 // what waited (`release`): it was produced, and is billed so.
 import type { StreamEvent } from '../../ir/types.ts'
 
@@ -21,6 +22,10 @@ interface Entry<B> {
 
 /** The text that waits for an earlier block, all blocks together, before nothing waits any more. */
 export const HELD_MAX = 64 * 1024
+/** Blocks in order at once (empty ones weigh nothing against HELD_MAX, and each is an entry). */
+export const BLOCKS_MAX = 1024
+/** Blocks kept open once nothing waits: a server that starts blocks and never stops them is not followed past it. */
+export const OPEN_MAX = 4096
 
 /** `B`: the caller's block (a server that reuses an index starts a new one). */
 export interface BlockOrder<B> {
@@ -28,6 +33,8 @@ export interface BlockOrder<B> {
   start(block: B, events: StreamEvent[], out: StreamEvent[]): void
   /** Events of a block (of none started: they go on at once, as they came). */
   events(block: B | undefined, events: StreamEvent[], out: StreamEvent[]): void
+  /** Blocks it keeps (bounded). */
+  readonly size: number
   /** A block stopped, with the events its end makes. */
   stop(block: B | undefined, events: StreamEvent[], out: StreamEvent[]): void
   /** The message ended: every block is stopped (`closing` gives the end events of one still open), what waited goes out. */
@@ -72,13 +79,18 @@ export function blockOrder<B>(): BlockOrder<B> {
     }
     held = 0
   }
+  /** Nothing waits any more: what waited goes out, and only the open blocks are kept (for their ends). */
+  const loosen = (out: StreamEvent[]) => {
+    loose = true
+    release(out)
+    for (const e of queue) if (!e.open) entries.delete(e.block)
+    queue.length = 0
+  }
   const route = (e: Entry<B> | undefined, events: StreamEvent[], out: StreamEvent[]) => {
     if (loose || e === undefined || e === queue[0]) return void out.push(...events)
     e.held.push(...events)
     for (const ev of events) held += weight(ev)
-    if (held <= HELD_MAX) return
-    loose = true
-    release(out)
+    if (held > HELD_MAX) loosen(out)
   }
   /** The first block stopped: the next ones' held events go out, up to one still open, which goes on live. */
   const advance = (out: StreamEvent[]) => {
@@ -93,9 +105,15 @@ export function blockOrder<B>(): BlockOrder<B> {
     }
   }
   return {
+    get size() {
+      return entries.size
+    },
     start(block, events, out) {
       const e: Entry<B> = { block, open: true, held: [] }
-      queue.push(e)
+      if (!loose && queue.length >= BLOCKS_MAX) loosen(out)
+      // the oldest block still open is forgotten (its end is not made at the message's end)
+      if (loose && entries.size >= OPEN_MAX) entries.delete(entries.keys().next().value as B)
+      if (!loose) queue.push(e)
       entries.set(block, e)
       route(e, events, out)
     },
@@ -107,9 +125,15 @@ export function blockOrder<B>(): BlockOrder<B> {
       const e = find(block)
       route(e, events, out)
       if (e) e.open = false
+      if (loose && e) entries.delete(e.block)
       advance(out)
     },
     drain(closing, out) {
+      if (loose) {
+        for (const e of entries.values()) out.push(...closing(e.block))
+        entries.clear()
+        return
+      }
       while (queue.length > 0) {
         const e = queue[0]!
         if (e.open) out.push(...closing(e.block))
