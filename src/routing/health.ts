@@ -21,6 +21,12 @@ export type HealthState = { kind: 'ok' } | { kind: 'cooling'; until: number } | 
 
 const OK: HealthState = Object.freeze({ kind: 'ok' })
 
+/**
+ * The longest rest a Retry-After sets: an upstream's hint past it (a day's quota spent, or a
+ * number that means nothing: 1e9 seconds) rests the deployment this long, then one probe asks.
+ */
+export const MAX_HINTED_REST_MS = 60 * 60_000
+
 export interface FailureInfo {
   /** A 429's Retry-After, ms: the deployment rests at once for at least this long. */
   retryAfterMs?: number
@@ -150,7 +156,7 @@ export class MemoryHealth implements DeploymentHealth {
     // the probe (or any request after the rest) failing cools it again; during a rest only
     // a Retry-After can lengthen it
     const threshold = this.settings.failuresToCool > 0 && e.failures >= this.settings.failuresToCool
-    let ms = info.retryAfterMs !== undefined && info.retryAfterMs > 0 ? info.retryAfterMs : 0
+    let ms = info.retryAfterMs !== undefined && info.retryAfterMs > 0 ? Math.min(info.retryAfterMs, MAX_HINTED_REST_MS) : 0
     if (!cooling && (e.until > 0 || threshold)) ms = Math.max(ms, this.settings.cooldownMs)
     if (ms <= 0 || now + ms <= e.until) return 0
     e.until = now + ms

@@ -98,6 +98,14 @@ describe('cooldowns', () => {
     expect(h.state(K)).toEqual({ kind: 'ok' })
   })
 
+  test('a Retry-After past an hour rests the deployment an hour (a number that means nothing, 1e9 s, took it out for good)', () => {
+    const { clock, h } = clocked()
+    h.failed(K, { retryAfterMs: 1e12 })
+    expect(h.state(K)).toEqual({ kind: 'cooling', until: clock.t + 3_600_000 })
+    clock.t += 3_600_000
+    expect(h.maySend(K)).toBe(true)
+  })
+
   test('the failure that reaches the count with a short Retry-After rests the full cooldown', () => {
     const { clock, h } = clocked()
     h.failed(K)
