@@ -60,6 +60,8 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
       f.after = await list.cursor(after, v.admin ? undefined : v.key.id)
       if (!f.after) throw new HttpError(400, `after: no generation ${echo(after)} (pass the gateway_id of the last record of the previous page)`)
     }
+    // a stream that just ended early is still being billed, as for a lookup by id
+    await s.recorder.settled()
     await s.recorder.flush()
     const page = await list.page(f)
     const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, http_status: r.httpStatus }))

@@ -27,7 +27,9 @@ export function usageRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'storage'
     // the admin reads one account or all of them; a key reads its own, and another is not found
     if (!v.admin && asked !== undefined && asked !== v.key.account) throw new HttpError(404, `No such account: ${echo(asked)}`)
     const account = v.admin ? asked : v.key.account
-    // a report right after a request must include it
+    // a report right after a request must include it, a stream cut short too (its bill is
+    // still being counted: settled waits for it, at once when nothing is)
+    await s.recorder.settled()
     await s.recorder.flush()
     const rows = await query.rows(account, w, now - s.recorder.retentionDays * DAY_MS, now)
     return Response.json(buildReport(w, rows))
