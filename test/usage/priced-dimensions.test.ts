@@ -211,3 +211,43 @@ test('the usage report right after the traffic: what every record of every price
   const sonnet = of('msg_dims_cache').model
   expectAgrees(await getJson(`/api/v1/usage?model=${encodeURIComponent(sonnet)}&from=${from}&to=${to}`), listed.filter((r) => r.model === sonnet))
 })
+
+test("batch items: in the report of the batch key's account as their records are, each at the price of the same request made at once", async () => {
+  const { key } = await rig.gw.services.keys.create({ name: 'batch books', account: 'batch-books' })
+  const call = (method: string, path: string, body?: unknown, k = key) =>
+    fetch(`${rig.gw.url}${path}`, { method, headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  // each model's reply carries cache reads and writes (an hour's too, on Claude)
+  const written = { ...fixtureJson('openai/chat/nonstream-text.json'), model: 'gpt-5.6-sol', usage: { prompt_tokens: 10_000, completion_tokens: 100, total_tokens: 10_100, prompt_tokens_details: { cached_tokens: 2000, cache_write_tokens: 6000 }, completion_tokens_details: { reasoning_tokens: 40 } } }
+  const claude = fixtureJson('anthropic/messages/nonstream-cache-read-and-write.json')
+  claude.usage.cache_creation = { ephemeral_1h_input_tokens: 300, ephemeral_5m_input_tokens: 118 }
+  let n = 0
+  rig.up.script((req) => (req.json().model.startsWith('claude') ? { json: { ...claude, id: `msg_batch_${n++}` } } : { json: { ...written, id: `chatcmpl-batch-${n++}` } }))
+  const ask = (model: string, i: number) => ({ model, messages: [{ role: 'user', content: `item ${i}` }] })
+  const created = await call('POST', '/api/v1/batches', { requests: [ask('gpt-5.6-sol', 0), ask('claude-sonnet-4-5', 1), ask('gpt-5.6-sol', 2), ask('claude-sonnet-4-5', 3)] })
+  expect(created.status).toBe(200)
+  const id = ((await created.json()) as any).id
+  for (let deadline = Date.now() + 20_000; ; await Bun.sleep(20)) {
+    const b = (await (await call('GET', `/api/v1/batches/${id}`)).json()) as any
+    if (['completed', 'failed', 'cancelled', 'expired'].includes(b.status)) break
+    if (Date.now() > deadline) throw new Error(`batch ${id} did not end: ${b.status}`)
+  }
+  const records = ((await (await call('GET', '/api/v1/generations?limit=200')).json()) as any).data as any[]
+  expect(records).toHaveLength(4)
+  expect(records.every((r) => r.batch_id === id && r.error === undefined)).toBe(true)
+  expectAgrees((await (await call('GET', '/api/v1/usage')).json()) as any, records)
+
+  // the same requests made at once cost what the items did: the gateway calls the interactive
+  // API for them, which bills no batch discount
+  const once = async (model: string) => {
+    const res = await call('POST', '/api/alpha/v1/chat/completions', ask(model, 9))
+    expect(res.status).toBe(200)
+    const record = await call('GET', `/api/v1/generations?id=${((await res.json()) as any).id}`)
+    return ((await record.json()) as any).generation.cost
+  }
+  for (const model of ['gpt-5.6-sol', 'claude-sonnet-4-5']) {
+    const cost = await once(model)
+    const items = records.filter((r) => r.model === model)
+    expect(items).toHaveLength(2)
+    for (const r of items) expect(r.cost).toBeCloseTo(cost, 12)
+  }
+})
