@@ -20,6 +20,11 @@ export interface Seed {
   latencyMs?: number
   /** How the replies were served, as an upstream says it (OpenAI's `service_tier`). */
   serviceTier?: string
+  /** A failed record's error text (default: an upstream's 500). */
+  errorText?: string
+  /** Fast mode, as an upstream says it (Anthropic's `speed`). */
+  speed?: string
+  inferenceGeo?: string
 }
 
 export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()): Promise<GenerationRow[]> {
@@ -49,7 +54,7 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         unpriced: sd.cost === null,
         latencyMs: (sd.latencyMs ?? 200) + i,
         ttftMs: 50,
-        error: failed ? 'upstream answered 500' : null,
+        error: failed ? (sd.errorText ?? 'upstream answered 500') : null,
         httpStatus: failed ? 500 : 200,
         batchId: null,
         deployment: null,
@@ -58,8 +63,8 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         cached: false,
         replayed: false,
         serviceTier: sd.serviceTier ?? null,
-        speed: null,
-        inferenceGeo: null,
+        speed: sd.speed ?? null,
+        inferenceGeo: sd.inferenceGeo ?? null,
       })
     }
   }
