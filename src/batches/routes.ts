@@ -67,8 +67,9 @@ export function exportResponse(store: BatchStore, b: BatchRow, q: URLSearchParam
         ? [gzipped(ndjson(store, b, range)), 'application/gzip', 'jsonl.gz']
         : [ndjson(store, b, range), 'application/x-ndjson', 'jsonl']
   // the batch's status as the export began: a running batch's holds the items ended so far
-  // (the ZIP's batch.json says so too)
-  const headers = { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`), 'x-switchyard-batch-status': b.status }
+  // (the ZIP's batch.json says so too). The items' prompts and replies: no cache, a browser's
+  // included, keeps a copy after the download
+  const headers = { 'content-type': type, 'content-disposition': contentDisposition(`${b.id}_results.${ext}`), 'x-switchyard-batch-status': b.status, 'cache-control': 'no-store' }
   return new Response(pullStream(body), { headers })
 }
 

@@ -30,6 +30,8 @@ test('NDJSON is the default: one item result per line, equal to the results rout
   expect(res.headers.get('content-disposition')).toContain(`${id}_results.jsonl`)
   // the batch's status as the export began: a running one's export holds only the items ended so far
   expect(res.headers.get('x-switchyard-batch-status')).toBe('completed')
+  // the items' prompts and replies: no cache (a browser's too) keeps a copy
+  expect(res.headers.get('cache-control')).toBe('no-store')
   const text = await res.text()
   expect(text.endsWith('\n')).toBe(true)
   expect(lines(text)).toEqual(results)

@@ -101,7 +101,8 @@ export async function send<T>(method: string, path: string, body?: unknown): Pro
 
 /** Fetch with the header, then hand the bytes to the browser as a file. */
 export async function download(path: string, filename: string): Promise<void> {
-  const res = await fetch(path, { headers: headers() })
+  // a key's data (a batch's prompts and replies): never left in the browser's HTTP cache
+  const res = await fetch(path, { headers: headers(), cache: 'no-store' })
   if (!res.ok) return fail(res)
   const url = URL.createObjectURL(await res.blob())
   const a = document.createElement('a')
