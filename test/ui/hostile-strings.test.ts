@@ -19,6 +19,33 @@ const LONG = 'mock-' + 'W'.repeat(3000)
 /** Client-named model ids, served by the mock (so the deployments view meets them too). */
 const MODELS = [`mock-${IMG}`, `mock-${SVG}`, `mock-${JS}`]
 const ERROR = `upstream said: </td><script>alert(4)</script>${IMG}`
+/** A right-to-left override left open: whatever the page writes after it must not come out reversed. */
+const RLO = '\u202E'
+const BIDI_MODEL = `mock-bidi${RLO}`
+
+/** The left edge of each character of `part` within `text` as the browser lays it out on a line. */
+function layout(page: Page, text: string, part: string) {
+  return page.evaluate(
+    ([t, p]) => {
+      const probe = document.createElement('div')
+      probe.textContent = t!
+      probe.style.whiteSpace = 'pre'
+      document.body.append(probe)
+      const at = t!.indexOf(p!)
+      const lefts = [...p!].map((_, i) => {
+        const r = document.createRange()
+        r.setStart(probe.firstChild!, at + i)
+        r.setEnd(probe.firstChild!, at + i + 1)
+        return r.getBoundingClientRect().left
+      })
+      probe.remove()
+      return lefts
+    },
+    [text, part],
+  )
+}
+
+const ascending = (xs: number[]) => xs.length > 1 && xs.every((x, i) => i === 0 || x > xs[i - 1]!)
 
 /** Whatever markup, handler or link the page holds that the app itself never makes. */
 function injected(page: Page) {
@@ -42,17 +69,22 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard with hostile strings in the records',
   let page: Page
   const dialogs: string[] = []
   const hostileKey = { id: '', key: '' }
+  const bidiKey = { id: '', key: '' }
 
   beforeAll(async () => {
     gw = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN } })
     const k = await gw.services.keys.create({ name: IMG, account: SVG, credits: 10 })
     Object.assign(hostileKey, { id: k.record.id, key: k.key })
     await gw.services.billing.addSpent(hostileKey.id, 2.5)
+    const bk = await gw.services.keys.create({ name: `team${RLO}`, account: `acct${RLO}`, credits: 10 })
+    Object.assign(bidiKey, { id: bk.record.id, key: bk.key })
+    await gw.services.billing.addSpent(bidiKey.id, 2.5)
     const openai = new OpenAI({ apiKey: hostileKey.key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
     for (const model of MODELS) await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] })
     await seedRecords(gw.services, [
       { keyId: hostileKey.id, account: SVG, model: MODELS[0]!, provider: 'mock', hoursAgo: 2, count: 3, errors: 1, errorText: ERROR, cost: 0.001, serviceTier: SVG, speed: IMG, inferenceGeo: JS },
       { keyId: hostileKey.id, account: SVG, model: LONG, provider: 'mock', hoursAgo: 3, count: 2, cost: 0.001 },
+      { keyId: bidiKey.id, account: `acct${RLO}`, model: BIDI_MODEL, provider: 'mock', hoursAgo: 2, count: 12, cost: 0.001 },
     ])
     await gw.services.recorder.flush()
     b = await launch()
@@ -95,7 +127,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard with hostile strings in the records',
     for (const s of [ERROR, SVG, IMG, JS, hostileKey.id]) expect(dd).toContain(s)
     expect(await page.$eval('aside.detail h3', (h) => h.firstChild?.textContent)).toBe(MODELS[0]!)
     // the admin's key filter names each key by its name
-    expect(await page.$$eval('select[name=key] option', (os) => os.map((o) => o.textContent))).toContain(`${IMG} (${hostileKey.id})`)
+    expect(await page.$$eval('select[name=key] option', (os) => os.map((o) => o.textContent))).toContain(`\u2068${IMG}\u2069 (${hostileKey.id})`)
     await clean()
   }, 120_000)
 
@@ -120,6 +152,44 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard with hostile strings in the records',
     await signIn(page, gw.url, hostileKey.key)
     await page.waitForSelector('table.top-models')
     expect(await page.textContent('header.top .who')).toContain(`${IMG} (${hostileKey.id}) · account ${SVG}`)
+    await clean()
+  }, 120_000)
+
+  test('a key name and account with a bidi override: the banner still shows the spend in order', async () => {
+    await page.click('button.signout')
+    await signIn(page, gw.url, bidiKey.key)
+    await page.waitForSelector('rect.seg')
+    const lefts = await page.$eval('header.top .who', (who) => {
+      const node = [...who.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.includes('$2.50'))!
+      const at = node.textContent!.indexOf('$2.50 of $10.00')
+      return [...'$2.50 of $10.00'].map((_, i) => {
+        const r = document.createRange()
+        r.setStart(node, at + i)
+        r.setEnd(node, at + i + 1)
+        return r.getBoundingClientRect().left
+      })
+    })
+    expect(ascending(lefts)).toBe(true)
+    await clean()
+  }, 120_000)
+
+  test('a model id with a bidi override: its bars\' tooltips still show the count in order', async () => {
+    const titles = await page.$$eval('rect.seg title', (ts) => ts.map((t) => t.textContent!))
+    const bidi = titles.filter((t) => t.includes(BIDI_MODEL))
+    expect(bidi.length).toBe(1)
+    expect(bidi[0]).toEndWith(': 12')
+    expect(ascending(await layout(page, bidi[0]!, ': 12'))).toBe(true)
+    await clean()
+  }, 120_000)
+
+  test('the admin\'s key filter: the key id after a name with a bidi override reads as it is', async () => {
+    await page.click('button.signout')
+    await signIn(page, gw.url, ADMIN)
+    await page.click('nav a[data-view=generations]')
+    await page.waitForSelector(`select[name=key] option[value="${bidiKey.id}"]`, { state: 'attached' })
+    const option = await page.textContent(`select[name=key] option[value="${bidiKey.id}"]`)
+    expect(option).toEndWith(` (${bidiKey.id})`)
+    expect(ascending(await layout(page, option!, bidiKey.id))).toBe(true)
     await clean()
   }, 120_000)
 })

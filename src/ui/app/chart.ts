@@ -3,6 +3,7 @@
 // drawn can be checked against the records behind it. Past DENSE buckets each model's
 // segments are drawn as one path carrying the model's total.
 import { svg } from './dom.ts'
+import { isolated } from './fmt.ts'
 
 export interface Stack {
   label: string
@@ -55,10 +56,10 @@ export function stackedBars(buckets: string[], stacks: Stack[], format: (v: numb
       else
         root.append(
           svg('rect', { x: x(i), y: top, width: barW, height, fill: s.color, class: 'seg', 'data-bucket': buckets[i], 'data-model': s.label, 'data-value': v },
-            svg('title', null, `${tick(buckets[i]!)} · ${s.label}: ${format(v)}`)),
+            svg('title', null, `${tick(buckets[i]!)} · ${isolated(s.label)}: ${format(v)}`)),
         )
     })
-    if (dense && d) root.append(svg('path', { d, fill: s.color, class: 'seg-path', 'data-model': s.label, 'data-total': total }, svg('title', null, `${s.label}: ${format(total)} in all`)))
+    if (dense && d) root.append(svg('path', { d, fill: s.color, class: 'seg-path', 'data-model': s.label, 'data-total': total }, svg('title', null, `${isolated(s.label)}: ${format(total)} in all`)))
   }
   buckets.forEach((b, i) => {
     if (i % every === 0) root.append(svg('text', { x: x(i) + barW / 2, y: H - 8, 'text-anchor': 'middle', class: 'axis' }, tick(b)))

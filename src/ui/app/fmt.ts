@@ -1,4 +1,13 @@
 // Numbers, money and times as the views show them.
+
+/**
+ * A string someone else chose (a model id, a key's name), set apart for the bidi algorithm
+ * (FSI … PDI) where it shares a line of plain text with figures (a tooltip, an option): a
+ * right-to-left override left open inside it ends with it, not after the count written next.
+ * Where an element may stand, <bdi> does the same.
+ */
+export const isolated = (s: string) => `\u2068${s}\u2069`
+
 const int = new Intl.NumberFormat('en-US')
 
 export const num = (n: number | null | undefined) => (n === null || n === undefined ? '–' : int.format(n))

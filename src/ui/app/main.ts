@@ -66,7 +66,8 @@ function who(s: Session) {
   const k = s.key!
   const fill = h('div', { class: 'fill' })
   setWidth(fill, k.credits ? k.spent / k.credits : 0)
-  return h('span', { class: 'who' }, `${k.name} (${k.id}) · account ${k.account} · read-only · `,
+  // name and account in <bdi>: an override inside them must not turn the figures after them around
+  return h('span', { class: 'who' }, h('bdi', null, k.name), ` (${k.id}) · account `, h('bdi', null, k.account), ' · read-only · ',
     h('span', { class: 'bar small inline' }, fill), ` ${usd(k.spent)} of ${k.credits === null ? 'unlimited' : usd(k.credits)}`)
 }
 

@@ -2,7 +2,7 @@
 // at a time (GET /api/v1/generations without id). A row opens to the record's detail.
 import * as api from '../api.ts'
 import { h, replace } from '../dom.ts'
-import { ms, num, time, usd } from '../fmt.ts'
+import { isolated, ms, num, time, usd } from '../fmt.ts'
 import type { Generation, List, PublicKey, Session } from '../types.ts'
 
 const ENDPOINTS = ['openai.chat.completions', 'openai.responses', 'anthropic.messages']
@@ -32,7 +32,7 @@ export function generationsView(root: HTMLElement, session: Session): () => void
   const choices = (values: string[], any: string) => h('select', null, h('option', { value: '' }, any), values.map((v) => h('option', { value: v }, v)))
   const keySelect = choices([], 'any key')
   if (session.role === 'admin') {
-    void api.get<List<PublicKey>>('/admin/v1/keys').then((l) => keySelect.append(...l.data.map((k) => h('option', { value: k.id }, `${k.name} (${k.id})`)))).catch(() => {})
+    void api.get<List<PublicKey>>('/admin/v1/keys').then((l) => keySelect.append(...l.data.map((k) => h('option', { value: k.id }, `${isolated(k.name)} (${k.id})`)))).catch(() => {})
   }
 
   replace(root,

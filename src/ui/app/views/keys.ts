@@ -30,7 +30,7 @@ export function keysView(root: HTMLElement): () => void {
       form.reset()
       // shown once: only this element holds it, and Done removes it
       replace(secret,
-        h('p', null, h('b', null, `Key "${k.name}" created.`), ' Copy it now: it is shown this once and cannot be shown again.'),
+        h('p', null, h('b', null, 'Key "', h('bdi', null, k.name), '" created.'), ' Copy it now: it is shown this once and cannot be shown again.'),
         h('code', { class: 'key-secret' }, k.key),
         h('button', { onclick: () => void navigator.clipboard?.writeText(k.key).catch(() => {}) }, 'Copy'),
         h('button', { class: 'done', onclick: () => ((secret.hidden = true), secret.replaceChildren()) }, 'Done'))
