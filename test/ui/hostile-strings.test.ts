@@ -110,6 +110,19 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard with hostile strings in the records',
   test('usage: the legend, the bars\' labels and the top models show the ids as text', async () => {
     await signIn(page, gw.url, ADMIN)
     await page.waitForSelector('table.top-models')
+    // a markup sink, should the app ever reach one, refuses a plain string (Trusted Types)
+    const before = b.problems.length
+    expect(await page.evaluate(() => {
+      try {
+        document.createElement('div').innerHTML = '<b>x</b>'
+        return 'taken'
+      } catch (e) {
+        return (e as Error).name
+      }
+    })).toBe('TypeError')
+    // the browser's note of that refusal (it may arrive a moment later) is the probe's own
+    for (let i = 0; i < 100 && b.problems.length === before; i++) await Bun.sleep(20)
+    expect(b.problems.splice(before).every((p) => p.includes('TrustedHTML'))).toBe(true)
     const shown = await page.$$eval('table.top-models tbody td:first-child', (tds) => tds.map((t) => t.textContent))
     for (const m of [...MODELS, LONG]) expect(shown).toContain(m)
     const legend = await page.$$eval('.legend li', (lis) => lis.map((l) => l.textContent))

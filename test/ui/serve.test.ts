@@ -13,7 +13,7 @@ beforeAll(async () => {
 })
 afterAll(() => g.stop())
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
 
 test('GET /ui: the page with a strict CSP (no inline script or style), no-store; its assets by hash, immutable; all same-origin', async () => {
   for (const path of ['/ui', '/ui/']) {
