@@ -35,6 +35,8 @@ const STORE_AGNOSTIC = [
   'test/routing/strict-refs.test.ts',
   'test/replay/scrub.test.ts',
   'test/billing/held-unbounded.test.ts',
+  'test/ui/hostile-strings.test.ts',
+  'test/ui/browser-cache.test.ts',
 ].map((p) => `--path-ignore-patterns=${p}`)
 const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }, PER_TEST)
 let shared = 0
