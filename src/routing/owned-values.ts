@@ -12,5 +12,6 @@ export const CLAUDE_EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max']
 // `fast`: priority's new name (config/service-tiers.ts)
 export const OPENAI_TIERS = ['auto', 'default', 'flex', 'scale', 'priority', 'fast']
 export const VERBOSITY = ['low', 'medium', 'high']
-export const CACHE_RETENTION = ['in-memory', '24h']
+// `in_memory`: the API's spelling (the openai SDK's types, the Agents SDK); `in-memory`: its guide's
+export const CACHE_RETENTION = ['in_memory', 'in-memory', '24h']
 export const THINKING_DISPLAY = ['summarized', 'omitted']
