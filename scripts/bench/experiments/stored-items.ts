@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openSqlite } from '../../../src/db/client.ts'
+import { insertList, names } from '../../../src/db/columns.ts'
+import { storedItems, storedResponses } from '../../../src/db/schema.ts'
 
 const { values } = parseArgs({
   options: {
@@ -27,7 +29,9 @@ const hex = (n: number) => crypto.randomUUID().replaceAll('-', '').slice(0, n)
 // a reply's 64-bit id hash, as a signed integer SQLite stores in 8 bytes
 const hash64 = (s: string) => BigInt.asIntN(64, Bun.hash.xxHash64(s))
 
-const RESPONSE = `INSERT INTO stored_responses (row_id, id, api_key_id, model, created_at, status, previous_row_id, previous_response_id, conversation, input_items, output_items, response, thread_bytes) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?)`
+const INSERTED = insertList(storedResponses)
+const RESPONSE = `INSERT INTO ${names(storedResponses).$table} (${INSERTED.sql}) VALUES (${INSERTED.keys.map(() => '?').join(', ')})`
+const ITEMS = names(storedItems)
 const INPUT = JSON.stringify([{ type: 'message', role: 'user', content: 'What is the capital of France?' }])
 const OBJECT = JSON.stringify({ object: 'response', status: 'completed', model: 'gpt-4.1-mini', usage: { input_tokens: 12, output_tokens: 9, total_tokens: 21 }, tools: [], text: { format: { type: 'text' } } })
 
@@ -41,11 +45,11 @@ const SHAPES: Record<string, Shape> = {
   // the reply alone: what the write cost before the item rows
   none: {},
   // as shipped: a rowid table, an index on (key, item) and one on the reply's row
-  rows: { insert: (n) => rows3(n, 'stored_items', 'api_key_id, item_id, row_id'), params: (k, i, r) => [k, i, r] },
+  rows: { insert: (n) => rows3(n, ITEMS.$table, `${ITEMS.apiKeyId}, ${ITEMS.itemId}, ${ITEMS.rowId}`), params: (k, i, r) => [k, i, r] },
   // the same without the index on the reply's row (deleted by the ids its output holds)
   norowindex: {
     setup: 'DROP INDEX stored_items_row',
-    insert: (n) => rows3(n, 'stored_items', 'api_key_id, item_id, row_id'),
+    insert: (n) => rows3(n, ITEMS.$table, `${ITEMS.apiKeyId}, ${ITEMS.itemId}, ${ITEMS.rowId}`),
     params: (k, i, r) => [k, i, r],
   },
   // one b-tree: the (key, item) key is the table
@@ -83,7 +87,12 @@ for (const name of values.shapes!.split(',')) {
         const rowId = `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
         const item = `msg_${hex(32)}${hex(16)}`
         const output = JSON.stringify([{ id: item, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'The capital of France is Paris.' }] }])
-        reply.run(rowId, `resp_${hex(32)}${hex(16)}`, key, 'gpt-4.1-mini', Date.now(), 'completed', INPUT, output, OBJECT, INPUT.length + output.length + OBJECT.length)
+        const row: Record<string, string | number | null> = {
+          rowId, id: `resp_${hex(32)}${hex(16)}`, apiKeyId: key, model: 'gpt-4.1-mini', createdAt: Date.now(), status: 'completed',
+          previousRowId: null, previousResponseId: null, conversation: null, inputItems: INPUT, outputItems: output, response: OBJECT,
+          threadBytes: INPUT.length + output.length + OBJECT.length,
+        }
+        reply.run(...INSERTED.keys.map((k) => row[k] ?? null))
         if (shape.params) params.push(...shape.params(key, item, rowId))
       }
       if (items) items.run(...params)
