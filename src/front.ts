@@ -236,6 +236,9 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     // too slow, too large): the connection closes, else Bun keeps it to take the rest of that
     // body in, as slowly as the client likes, and a client with no key could hold every socket
     if (res.status === 408 || res.status === 413 || (!req.bodyUsed && !routed.bodyUsed && declaresBody(req))) extra.connection = 'close'
+    // a read of a key's data (records, usage, files, keys): kept by no cache, a browser's
+    // included, unless its route said otherwise (the dashboard's assets do)
+    if (req.method === 'GET' && !res.headers.has('cache-control')) extra['cache-control'] = 'no-store'
     res = withHeaders(res, extra)
     if (held) server.timeout(req, config.limits.idleTimeoutS)
 
