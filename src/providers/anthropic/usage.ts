@@ -30,12 +30,25 @@ export function countOf(v: unknown): number | undefined {
   return typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : undefined
 }
 
+/**
+ * The tokens written to the cache: Anthropic's total, or, from a server of its wire that gives only
+ * the breakdown by lifetime (`cache_creation`), its parts summed (else its hour's writes, priced
+ * within the total, were priced at nothing).
+ */
+function writesOf(u: AnthropicUsage): number | undefined {
+  const total = countOf(u.cache_creation_input_tokens)
+  if (total !== undefined) return total
+  const minutes = countOf(u.cache_creation?.ephemeral_5m_input_tokens)
+  const hour = countOf(u.cache_creation?.ephemeral_1h_input_tokens)
+  return minutes === undefined && hour === undefined ? undefined : (minutes ?? 0) + (hour ?? 0)
+}
+
 export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage {
   const out: Usage = {
     inputTokens: countOf(u?.input_tokens) ?? 0,
     outputTokens: countOf(u?.output_tokens) ?? 0,
     cacheReadTokens: countOf(u?.cache_read_input_tokens) ?? 0,
-    cacheWriteTokens: countOf(u?.cache_creation_input_tokens) ?? 0,
+    cacheWriteTokens: (u && writesOf(u)) ?? 0,
   }
   return u ? withPriced(out, u) : out
 }
@@ -52,7 +65,7 @@ export function overwriteUsage(running: Usage, u: AnthropicUsage | null | undefi
       inputTokens: countOf(u.input_tokens) ?? running.inputTokens,
       outputTokens: countOf(u.output_tokens) ?? running.outputTokens,
       cacheReadTokens: countOf(u.cache_read_input_tokens) ?? running.cacheReadTokens,
-      cacheWriteTokens: countOf(u.cache_creation_input_tokens) ?? running.cacheWriteTokens,
+      cacheWriteTokens: writesOf(u) ?? running.cacheWriteTokens,
     },
     u,
   )
