@@ -3,6 +3,9 @@
 import type { Usage } from '../../ir/types.ts'
 import { premiumsOf } from '../../config/claude-premiums.ts'
 import { saidServed } from '../../ir/served.ts'
+import { countOf } from '../counts.ts'
+
+export { countOf }
 
 export interface AnthropicUsage {
   input_tokens?: number | null
@@ -18,16 +21,6 @@ export interface AnthropicUsage {
   inference_geo?: string | null
   /** `standard`, `priority` (capacity bought ahead, under a contract's terms) or `batch`: said, not priced. */
   service_tier?: string | null
-}
-
-/**
- * A count as a number: Anthropic's are whole numbers; a server of its wire that sends one as a
- * string of digits means the same number (read as text, `+` would join them). Anything else (a
- * negative or a fraction too): none.
- */
-export function countOf(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined
-  return typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : undefined
 }
 
 /**

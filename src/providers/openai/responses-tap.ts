@@ -15,6 +15,7 @@ import { ProducedText } from '../../lib/produced-text.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { saidServed } from '../../ir/served.ts'
 import { cacheWrites } from './usage.ts'
+import { countOf } from '../counts.ts'
 import { toolUsageOf } from './tool-usage.ts'
 import { AS_IS, NOT_PLAIN, plainEventsRead, readPlainEvents } from '../plain-reads.ts'
 import { bytesAt, countIn, found, needle, onlyStringIn } from '../../routing/sse-bytes.ts'
@@ -23,12 +24,12 @@ type Obj = Record<string, any>
 
 /** Responses usage → IR disjoint buckets: input_tokens includes the cached ones and those written to the cache. */
 export function usageFromResponses(u: Obj | null | undefined): Usage {
-  const input = typeof u?.input_tokens === 'number' ? u.input_tokens : 0
-  const cached = u?.input_tokens_details?.cached_tokens ?? 0
+  const input = countOf(u?.input_tokens) ?? 0
+  const cached = Math.min(countOf(u?.input_tokens_details?.cached_tokens) ?? 0, input)
   const written = cacheWrites(u?.input_tokens_details?.cache_write_tokens, input - cached)
-  const out: Usage = { inputTokens: Math.max(0, input - cached - written), outputTokens: u?.output_tokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: written }
-  const reasoning = u?.output_tokens_details?.reasoning_tokens
-  if (typeof reasoning === 'number') out.reasoningTokens = reasoning
+  const out: Usage = { inputTokens: Math.max(0, input - cached - written), outputTokens: countOf(u?.output_tokens) ?? 0, cacheReadTokens: cached, cacheWriteTokens: written }
+  const reasoning = countOf(u?.output_tokens_details?.reasoning_tokens)
+  if (reasoning !== undefined) out.reasoningTokens = reasoning
   return out
 }
 

@@ -4,6 +4,7 @@
 import type { Usage } from '../../ir/types.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { servedWord } from '../../ir/served.ts'
+import { countOf } from '../counts.ts'
 
 export interface OpenAIUsage {
   prompt_tokens?: number
@@ -17,21 +18,21 @@ export interface OpenAIUsage {
 
 /** `tier`: the reply's `service_tier`, which prices its tokens (flex, priority) and is kept as said for the record. */
 export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknown): Usage {
-  const prompt = u?.prompt_tokens ?? 0
-  const cached = u?.prompt_tokens_details?.cached_tokens ?? 0
+  const prompt = countOf(u?.prompt_tokens) ?? 0
+  const cached = Math.min(countOf(u?.prompt_tokens_details?.cached_tokens) ?? 0, prompt)
   const written = cacheWrites(u?.prompt_tokens_details?.cache_write_tokens, prompt - cached)
   const out: Usage = {
     inputTokens: Math.max(0, prompt - cached - written),
-    outputTokens: u?.completion_tokens ?? 0,
+    outputTokens: countOf(u?.completion_tokens) ?? 0,
     cacheReadTokens: cached,
     cacheWriteTokens: written,
   }
-  const reasoning = u?.completion_tokens_details?.reasoning_tokens
-  if (typeof reasoning === 'number') out.reasoningTokens = reasoning
+  const reasoning = countOf(u?.completion_tokens_details?.reasoning_tokens)
+  if (reasoning !== undefined) out.reasoningTokens = reasoning
   // audio is priced apart from text; the cached part of a prompt is taken to be its text
-  const audioIn = Math.min(u?.prompt_tokens_details?.audio_tokens ?? 0, out.inputTokens)
+  const audioIn = Math.min(countOf(u?.prompt_tokens_details?.audio_tokens) ?? 0, out.inputTokens)
   if (audioIn > 0) out.inputAudioTokens = audioIn
-  const audioOut = Math.min(u?.completion_tokens_details?.audio_tokens ?? 0, out.outputTokens)
+  const audioOut = Math.min(countOf(u?.completion_tokens_details?.audio_tokens) ?? 0, out.outputTokens)
   if (audioOut > 0) out.outputAudioTokens = audioOut
   if (u?.switchyard_counted === true) out.counted = true
   const serviceTier = pricedTier(tier)
@@ -43,5 +44,5 @@ export function usageFromOpenAI(u: OpenAIUsage | null | undefined, tier?: unknow
 
 /** A usage's `cache_write_tokens` (chat and Responses alike): a count, at most the prompt it is part of. */
 export function cacheWrites(v: unknown, most: number): number {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.min(Math.floor(v), Math.max(0, most)) : 0
+  return Math.min(countOf(v) ?? 0, Math.max(0, most))
 }
