@@ -27,6 +27,9 @@ const OK: HealthState = Object.freeze({ kind: 'ok' })
  */
 export const MAX_HINTED_REST_MS = 60 * 60_000
 
+/** The longest rest a deployment is given: a Retry-After's bound, or the cooldown if longer. */
+export const longestRest = (settings: { cooldownMs: number }): number => Math.max(MAX_HINTED_REST_MS, settings.cooldownMs)
+
 export interface FailureInfo {
   /** A 429's Retry-After, ms: the deployment rests at once for at least this long. */
   retryAfterMs?: number
@@ -169,12 +172,18 @@ export class MemoryHealth implements DeploymentHealth {
     if (e) e.probeAt = null
   }
 
-  /** What another instance decided (the cluster variant): a longer rest, the shared failure count. */
+  /**
+   * What another instance decided (the cluster variant): a longer rest, the shared failure count.
+   * A rest past the longest this gateway sets (one an instance from before the bound wrote) is
+   * taken as that long.
+   */
   adopt(key: string, shared: { until?: number; failures?: number }) {
     const e = this.entry(key)
     if (shared.failures !== undefined) e.failures = shared.failures
-    if (shared.until !== undefined && shared.until > e.until && shared.until > this.now()) {
-      e.until = shared.until
+    const now = this.now()
+    const until = shared.until === undefined ? undefined : Math.min(shared.until, now + longestRest(this.settings))
+    if (until !== undefined && until > e.until && until > now) {
+      e.until = until
       e.probeAt = null
     }
   }

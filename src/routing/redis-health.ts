@@ -15,7 +15,7 @@ import type { Bus } from '../cluster/bus.ts'
 import { asUnavailable, script, type SharedRedis } from '../cluster/redis.ts'
 import type { RoutingSettings } from '../config/providers.ts'
 import type { Logger } from '../http/log.ts'
-import { MemoryHealth, type DeploymentHealth, type DeploymentReport, type FailureInfo, type HealthOptions, type HealthState } from './health.ts'
+import { longestRest, MemoryHealth, type DeploymentHealth, type DeploymentReport, type FailureInfo, type HealthOptions, type HealthState } from './health.ts'
 
 const HOUR_MS = 3_600_000
 export const REFRESH_MS = 250
@@ -48,10 +48,20 @@ if untilAt <= now then untilAt = 0 end
 return { now, untilAt, n }
 `)
 
-// Returns { now, [deployment, until, …], [deployment, count, …] }.
+// ARGV: the longest rest (ms); one that ends later (written by an instance from before that
+// bound) is cut to it here, in Redis, so that every instance reads the same end and none keeps
+// pushing it on. Returns { now, [deployment, until, …], [deployment, count, …] }.
 const READ = script(`${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-return { now, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES'), redis.call('HGETALL', KEYS[2]) }
+local latest = now + tonumber(ARGV[1])
+local cooling = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #cooling, 2 do
+  if tonumber(cooling[i + 1]) > latest then
+    redis.call('ZADD', KEYS[1], latest, cooling[i])
+    cooling[i + 1] = string.format('%d', latest)
+  end
+end
+return { now, cooling, redis.call('HGETALL', KEYS[2]) }
 `)
 
 export class RedisHealth implements DeploymentHealth {
@@ -150,7 +160,7 @@ export class RedisHealth implements DeploymentHealth {
     this.stale = false
     this.lastRead = performance.now()
     try {
-      const [now, cooling, failures] = (await this.redis.eval(READ, this.keys, [])) as [number, string[], string[]]
+      const [now, cooling, failures] = (await this.redis.eval(READ, this.keys, [String(longestRest(this.local.settings))])) as [number, string[], string[]]
       for (let i = 0; i + 1 < cooling.length; i += 2) this.local.adopt(cooling[i]!, { until: this.toLocal(Number(cooling[i + 1]), Number(now)) })
       const counts = new Map<string, number>()
       for (let i = 0; i + 1 < failures.length; i += 2) counts.set(failures[i]!, Number(failures[i + 1]))

@@ -233,3 +233,38 @@ describe('with Redis unreachable', () => {
     expect(seen).toEqual([0, 1, 0])
   })
 })
+
+describe.skipIf(!!skip)('a rest left in Redis past the longest the gateway sets', () => {
+  // Written by an instance from before a Retry-After's rest was bounded (a hint of 1e9 seconds),
+  // the rest outlived every restart: the instances read it back from Redis and kept the
+  // deployment out of the rotation for good, in a cluster where a single gateway's restart ended it.
+  test('is read as an hour at most, and Redis is told, so that no instance keeps it longer', async () => {
+    const prefix = freshPrefix()
+    const r = redisAt(TEST_REDIS_URL!, prefix)
+    await r.send('ZADD', [`${prefix}health:cooling`, String(Date.now() + 1e12), K])
+    const h = new RedisHealth(r, { ...DEFAULT_ROUTING }, log)
+    open.push(h)
+    await within(1_000, () => h.state(K).kind === 'cooling')
+    const s = h.state(K)
+    expect((s as { until: number }).until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000)
+    expect(Number(await r.send('ZSCORE', [`${prefix}health:cooling`, K]))).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000)
+  })
+
+  test('a failure answered with the long rest Redis holds adopts an hour at most, and a later read does not push it on', async () => {
+    const prefix = freshPrefix()
+    const r = redisAt(TEST_REDIS_URL!, prefix)
+    const h = new RedisHealth(r, { ...DEFAULT_ROUTING, failuresToCool: 0 }, log)
+    open.push(h)
+    await h.refresh()
+    await r.send('ZADD', [`${prefix}health:cooling`, String(Date.now() + 1e12), K])
+    h.failed(K)
+    await within(1_000, () => h.state(K).kind === 'cooling')
+    const first = (h.state(K) as { until: number }).until
+    expect(first).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000)
+    await Bun.sleep(20)
+    await h.refresh()
+    await Bun.sleep(20)
+    await h.refresh()
+    expect((h.state(K) as { until: number }).until - first).toBeLessThan(1_000)
+  })
+})
