@@ -35,6 +35,14 @@ describe('reads of a key’s data are kept by no cache', () => {
     expect(keys.headers.get('cache-control')).toBe('no-store')
   })
 
+  test('a HEAD of the same reads, which their GET routes answer, says no-store as well', async () => {
+    for (const p of ['/api/v1/generations', '/api/v1/usage', '/api/alpha/v1/files']) {
+      const r = await fetch(`${gw.url}${p}`, { method: 'HEAD', headers: { authorization: `Bearer ${gw.key}` } })
+      await r.arrayBuffer()
+      expect([p, r.status, r.headers.get('cache-control')]).toEqual([p, 200, 'no-store'])
+    }
+  })
+
   test('the dashboard’s page keeps the caching its route sets', async () => {
     const r = await fetch(`${gw.url}/ui/`)
     await r.arrayBuffer()
