@@ -13,7 +13,7 @@ import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
 import { callId, inputText, replyToken, type AnthropicBlock } from './response.ts'
-import { blockOrder } from './block-order.ts'
+import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
 import { tellContainer } from './container.ts'
 import type { ContainerGiven } from '../../routing/contract.ts'
 
@@ -33,6 +33,9 @@ interface Event {
   usage?: AnthropicUsage
   error?: { type?: string; message?: string } | string
 }
+
+/** Blocks not yet stopped that the reader keeps: as many as the block order may (in order, then open). */
+const BLOCKS_KEPT = BLOCKS_MAX + OPEN_MAX
 
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
@@ -136,6 +139,9 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           let r = opened.next()
           for (; !r.done; r = opened.next()) made.push(r.value)
           if (r.value.kind === 'tool') tools++
+          // bounded as the order's entries are: the oldest block kept is forgotten (as the order
+          // forgets it, its end is not made at the message's end)
+          if (!blocks.has(e.index ?? 0) && blocks.size >= BLOCKS_KEPT) blocks.delete(blocks.keys().next().value as number)
           blocks.set(e.index ?? 0, r.value)
           order.start(r.value, made, out)
           break
@@ -159,6 +165,8 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
         case 'content_block_stop': {
           const b = blocks.get(e.index ?? 0)
           order.stop(b, closeBlock(b), out)
+          // a stopped block takes nothing more (a late delta goes on as one of no block would)
+          blocks.delete(e.index ?? 0)
           break
         }
         case 'message_delta':
