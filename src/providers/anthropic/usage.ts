@@ -36,7 +36,11 @@ function writesOf(u: AnthropicUsage): number | undefined {
   return minutes === undefined && hour === undefined ? undefined : (minutes ?? 0) + (hour ?? 0)
 }
 
-export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage {
+/** A usage that is an object, else none (a server of the wire may send a number or a string there). */
+const asUsage = (u: unknown): AnthropicUsage | undefined => (typeof u === 'object' && u !== null && !Array.isArray(u) ? (u as AnthropicUsage) : undefined)
+
+export function usageFromAnthropic(given: AnthropicUsage | null | undefined): Usage {
+  const u = asUsage(given)
   const out: Usage = {
     inputTokens: countOf(u?.input_tokens) ?? 0,
     outputTokens: countOf(u?.output_tokens) ?? 0,
@@ -50,7 +54,8 @@ export function usageFromAnthropic(u: AnthropicUsage | null | undefined): Usage 
  * message_delta usage is cumulative and may carry only some fields: the
  * fields it has replace the running ones; nothing is ever added.
  */
-export function overwriteUsage(running: Usage, u: AnthropicUsage | null | undefined): Usage {
+export function overwriteUsage(running: Usage, given: AnthropicUsage | null | undefined): Usage {
+  const u = asUsage(given)
   if (!u) return running
   return withPriced(
     {
