@@ -205,7 +205,7 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
       out = await req.accept(res, idle)
     } catch (e) {
       if (e instanceof UpstreamError) throw e
-      throw transportError(provider, controller.signal, signal, e, deadline)
+      throw ownFault(provider, controller.signal, signal, e) ?? transportError(provider, controller.signal, signal, e, deadline)
     }
     committed = true
     idle.start()
@@ -222,6 +222,19 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
 
 /** Errors of the gateway's own process, not of the network or the upstream. */
 const OWN_RESOURCES: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE', 'ENOMEM', 'ENOBUFS'])
+
+/**
+ * A failure of the gateway's own code while it read a 2xx reply (a TypeError, a RangeError with
+ * no code; the network's come with one, ECONNRESET): the upstream made the reply and bills it, so
+ * it is not sent again (a retry would make and bill another), and no deployment is rested for it.
+ * Undefined for any other failure.
+ */
+function ownFault(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown): UpstreamError | undefined {
+  if (callers.aborted || ours.aborted) return undefined
+  if (!(e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError)) return undefined
+  if ((e as { code?: unknown }).code !== undefined) return undefined
+  return new UpstreamError({ status: 502, message: `the gateway failed reading the reply of upstream ${p.name}`, type: 'gateway_error' })
+}
 
 /** A fetch or body-read failure: the caller's abort passes through as is; the rest become UpstreamErrors. */
 function transportError(p: ProviderConfig, ours: AbortSignal, callers: AbortSignal, e: unknown, deadline?: { ms: number }): unknown {
