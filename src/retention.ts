@@ -20,7 +20,7 @@ const DAY_MS = 86_400_000
  * thread that serves requests (an 11 GB file: steps of 100 responses held it 150-630 ms).
  */
 const RESPONSES_CHUNK = 25
-const ITEMS_CHUNK = 200
+export const ITEMS_CHUNK = 200
 /** Container grants one step deletes (a few dozen bytes each). */
 const GRANTS_CHUNK = 500
 

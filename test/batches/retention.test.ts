@@ -3,6 +3,7 @@
 // that says why rather than an empty list that looks whole. One that ended recently is not
 // touched, however long ago it was made.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { ITEMS_CHUNK } from '../../src/retention.ts'
 import { chat, startBatchRig, type BatchRig } from './helpers.ts'
 
 const DAY = 86_400_000
@@ -17,7 +18,9 @@ const endedDaysAgo = (id: string, days: number) => rig.gw.services.storage.sql.r
 
 test('the items of a batch that ended past the retention go; its row, counts and output file stay; its results are a 404 naming the setting', async () => {
   const client = rig.openai()
-  const lines = Array.from({ length: 1_200 }, (_, i) => ({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: chat('mock-gpt', `mock: text n${i}`) }))
+  // more items than two steps of a pass remove (every step must run), not thousands: each is run first
+  const n = 2 * ITEMS_CHUNK + 50
+  const lines = Array.from({ length: n }, (_, i) => ({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: chat('mock-gpt', `mock: text n${i}`) }))
   const old = await client.batches.create({ input_file_id: await rig.upload(lines), endpoint: '/v1/chat/completions', completion_window: '24h' })
   const recent = await client.batches.create({ input_file_id: await rig.upload(lines.slice(0, 3)), endpoint: '/v1/chat/completions', completion_window: '24h' })
   const done = await rig.ended(old.id, undefined, 60_000)
@@ -28,15 +31,15 @@ test('the items of a batch that ended past the retention go; its row, counts and
   await rig.gw.services.storage.sql.run('UPDATE batches SET created_at = ? WHERE id = ?', [Date.now() - 60 * DAY, recent.id])
 
   await rig.gw.services.retention.prune()
-  // more items than one step removes: every step of the pass ran
+  // every step of the pass ran
   expect(await items(old.id)).toBe(0)
   expect(await items(recent.id)).toBe(3)
 
   const b = await client.batches.retrieve(old.id)
   expect(b.status).toBe('completed')
-  expect(b.request_counts).toEqual({ total: 1_200, completed: 1_200, failed: 0 })
+  expect(b.request_counts).toEqual({ total: n, completed: n, failed: 0 })
   const out = (await (await client.files.content(done.output_file_id)).text()).trim().split('\n')
-  expect(out).toHaveLength(1_200)
+  expect(out).toHaveLength(n)
 
   for (const path of [`/api/v1/batches/${old.id}/results`, `/api/v1/batches/${old.id}/export`, `/api/alpha/v1/batches/${old.id}/export?format=zip`]) {
     const r = await rig.call('GET', path)
