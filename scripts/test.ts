@@ -37,6 +37,37 @@ const STORE_AGNOSTIC = [
   'test/billing/held-unbounded.test.ts',
   'test/ui/hostile-strings.test.ts',
   'test/ui/browser-cache.test.ts',
+  // the process: its environment, its log's stdout, the bodies it reads at once
+  'test/foundation/start-env.test.ts',
+  'test/hardening/stdout-gone.test.ts',
+  'test/hardening/body-budget.test.ts',
+  // wire formats over HTTP: what a body may hold, values the provider owns
+  'test/chat/fuzz.test.ts',
+  'test/foundation/owned-values.test.ts',
+  // no gateway at all: the source's own shape, the bench's scripts, pure functions
+  'test/bench/**',
+  'test/foundation/import-graph.test.ts',
+  'test/foundation/sql-names.test.ts',
+  'test/foundation/install-scripts.test.ts',
+  'test/foundation/catalog.test.ts',
+  'test/foundation/official-params.test.ts',
+  'test/foundation/turn.test.ts',
+  'test/chat/decode.test.ts',
+  'test/chat/rules.test.ts',
+  'test/chat/stream.test.ts',
+  'test/chat/passthrough.test.ts',
+  'test/messages/decode.test.ts',
+  'test/messages/encode.test.ts',
+  'test/messages/stream.test.ts',
+  'test/responses/stream.test.ts',
+  'test/routing/choose.test.ts',
+  'test/routing/event-splitter.test.ts',
+  'test/pipeline/block-boundaries.test.ts',
+  'test/observability/settings.test.ts',
+  'test/observability/span-bounds.test.ts',
+  'test/replay/match.test.ts',
+  'test/metrics/exposition.test.ts',
+  'test/media/config.test.ts',
 ].map((p) => `--path-ignore-patterns=${p}`)
 const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }, PER_TEST)
 let shared = 0
