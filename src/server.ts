@@ -140,12 +140,23 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         for (const open of services.streams ?? []) open.abort(stopCut())
         if (services.streams?.size) await Promise.race([graceful, Bun.sleep(CUT_FRAMES_MS)])
         await server.stop(true)
+        // each cut stream's record is made as its relay ends, which a busy machine may delay past
+        // the frames' wait: the stores close only once they are made (or after a bound)
+        await recordsOfCutStreams(services.streams)
       }
       await drainsEnded()
       await closeServices(services, cluster, lock)
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return { url: `http://${host}:${server.port}`, port: server.port!, services, bootstrapKey, stop }
+}
+
+/** How long a stop waits for the streams it cut to make their records. */
+const CUT_RECORDS_MS = 10_000
+
+async function recordsOfCutStreams(streams: Set<unknown> | undefined): Promise<void> {
+  const until = performance.now() + CUT_RECORDS_MS
+  while (streams?.size && performance.now() < until) await Bun.sleep(10)
 }
 
 /** Everything start-up opened, closed in turn: the close hooks, keys, billing, the cluster, the database, and last the data dir's lock. */

@@ -52,6 +52,9 @@ const MAX_ATTEMPTS = 3
 /** Records one statement takes on PostgreSQL (a larger batch, a backlog written at once, goes in a transaction of parts). */
 const WHOLE_MAX = 1_000
 
+/** How long a stop waits for records still being counted before it takes their cheap bound. */
+const STOP_WAIT_MS = 3_000
+
 export class Recorder implements GenerationSink {
   readonly store: GenerationStore
   private queue: GenerationRow[] = []
@@ -101,10 +104,33 @@ export class Recorder implements GenerationSink {
 
   private readonly pending = new Set<Promise<unknown>>()
 
-  recordLater(input: Promise<GenerationInput>): void {
-    const p = input.then((i) => this.record(i)).catch((e) => this.deps.log.error('recorder: a late record failed', { error: String(e) }))
+  /** Records still being counted, each with its record at the cheap bound (what a stop takes when the count is late). */
+  private readonly rough = new Map<Promise<unknown>, { taken: boolean; rough?: () => GenerationInput }>()
+
+  recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput): void {
+    const late = { taken: false, rough }
+    const p = input
+      .then((i) => {
+        if (late.taken) return
+        late.taken = true
+        return this.record(i)
+      })
+      .catch((e) => this.deps.log.error('recorder: a late record failed', { error: String(e) }))
     this.pending.add(p)
-    void p.finally(() => this.pending.delete(p))
+    this.rough.set(p, late)
+    void p.finally(() => {
+      this.pending.delete(p)
+      this.rough.delete(p)
+    })
+  }
+
+  /** The records still being counted, recorded now at the cheap bound (their counts, when they come, are dropped). */
+  private async recordRough(): Promise<void> {
+    for (const late of this.rough.values()) {
+      if (late.taken || !late.rough) continue
+      late.taken = true
+      await this.record(late.rough())
+    }
   }
 
   /** Waits (at most `maxMs`) for records still being counted; at once when there are none. */
@@ -398,8 +424,13 @@ export class Recorder implements GenerationSink {
     // a prune step under way ends before stop does: none deletes what is recorded after it
     await this.pruning
     await this.flush()
-    // late records write themselves once they arrive (stopped: at once); wait for them
-    await this.settled()
+    // late records write themselves once they arrive (stopped: at once); wait for them a while.
+    // A stream cut at the stop is counted in a worker below the request thread's priority, which
+    // a busy machine may keep waiting for tens of seconds (its tables still loading): past the
+    // wait, such a record is written at the cheap bound, never lost
+    await this.settled(STOP_WAIT_MS)
+    await this.recordRough()
+    await this.flush()
   }
 }
 

@@ -62,7 +62,7 @@ export interface GenerationSink {
    * A record whose usage is still being counted (a dropped stream billed in the token
    * worker). Lookups and shutdown wait for it, so it is found like any other.
    */
-  recordLater(input: Promise<GenerationInput>): void
+  recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput): void
   /**
    * Like record(), on the next turn of the event loop: a request's reply is written before
    * its record is priced and queued. Its credit reservation holds until then, so the next

@@ -4,7 +4,7 @@ import type { Premiums } from '../config/claude-premiums.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { Endpoint, GenerationInput, GenerationSink, UpstreamAttempt } from '../generations/types.ts'
-import { billedUsage } from '../tokens/count.ts'
+import { billedUsage, roughBilledUsage } from '../tokens/count.ts'
 import { searchesEachReply } from '../billing/server-tools.ts'
 import { emptyUsage, promptTokens, type Usage } from '../ir/types.ts'
 import type { GenerationWatch } from './observe.ts'
@@ -237,9 +237,11 @@ export class GenerationOutcome {
     const produced = this.producedText !== NO_TEXT ? this.producedText() : replyText(this.reply)
     // the upstream said nothing of the prompt: what the record holds is the gateway's count, and says so
     const noInput = promptTokens(this.usage) === 0
-    const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then((usage) => ({ ...input, usage: noInput ? { ...usage, counted: true as const } : usage }), () => input)
+    const withCounts = (usage: Usage): GenerationInput => ({ ...input, usage: noInput ? { ...usage, counted: true as const } : usage })
+    const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then(withCounts, () => input)
     if (watch) void counted.then((final) => watch.end(final, reply))
-    this.sink.recordLater(counted)
+    // the same at the cheap bound, for a stop that cannot wait for the count
+    this.sink.recordLater(counted, () => withCounts(roughBilledUsage(this.usage, produced, this.promptText)))
   }
 }
 
