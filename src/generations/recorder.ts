@@ -125,11 +125,15 @@ export class Recorder implements GenerationSink {
   }
 
   /** The records still being counted, recorded now at the cheap bound (their counts, when they come, are dropped). */
-  private async recordRough(): Promise<void> {
+  private recordRough(): void {
     for (const late of this.rough.values()) {
       if (late.taken || !late.rough) continue
       late.taken = true
-      await this.record(late.rough())
+      try {
+        this.record(late.rough())
+      } catch (e) {
+        this.deps.log.error('recorder: a late record failed', { error: String(e) })
+      }
     }
   }
 
@@ -429,7 +433,7 @@ export class Recorder implements GenerationSink {
     // a busy machine may keep waiting for tens of seconds (its tables still loading): past the
     // wait, such a record is written at the cheap bound, never lost
     await this.settled(STOP_WAIT_MS)
-    await this.recordRough()
+    this.recordRough()
     await this.flush()
   }
 }
