@@ -212,19 +212,19 @@ export async function truncateTokensAsync(text: string, max: number, lane = ''):
  * what was visibly produced, with the prompt counted when the upstream never said.
  * Never lower than reported.
  */
+export async function billedUsage(reported: Usage, producedText: string, promptText: () => string, lane = ''): Promise<Usage> {
+  const u = { ...emptyUsage(), ...reported }
+  const produced = await countTokensAsync(producedText, lane)
+  if (produced > u.outputTokens) u.outputTokens = produced
+  if (promptTokens(u) === 0) u.inputTokens = await countTokensAsync(promptText(), lane)
+  return u
+}
+
 /** billedUsage at the cheap bound, at once: for a record that cannot wait for the workers (a stop). */
 export function roughBilledUsage(reported: Usage, producedText: string, promptText: () => string): Usage {
   const u = { ...emptyUsage(), ...reported }
   const produced = roughCount(producedText)
   if (produced > u.outputTokens) u.outputTokens = produced
   if (promptTokens(u) === 0) u.inputTokens = roughCount(promptText())
-  return u
-}
-
-export async function billedUsage(reported: Usage, producedText: string, promptText: () => string, lane = ''): Promise<Usage> {
-  const u = { ...emptyUsage(), ...reported }
-  const produced = await countTokensAsync(producedText, lane)
-  if (produced > u.outputTokens) u.outputTokens = produced
-  if (promptTokens(u) === 0) u.inputTokens = await countTokensAsync(promptText(), lane)
   return u
 }
