@@ -34,55 +34,21 @@
 // ~/.cache/switchyard-agents-sdk), never into package.json. The gateway runs as `bun src/main.ts
 // serve` on a free port, with a temp data dir, a known key and no upstream. AGENTS_SDK_DEBUG=1
 // prints every request body the SDK sends. PASS/FAIL a line; the exit status is 1 when any failed.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { install, startGateway } from './harness.ts'
 
-const root = join(import.meta.dir, '..', '..')
 const cache = process.env.AGENTS_SDK_DIR ?? join(homedir(), '.cache', 'switchyard-agents-sdk')
 const versions = (process.env.AGENTS_SDK_VERSIONS ?? '@openai/agents@0.20.0 zod@4.6.7').split(/\s+/).filter(Boolean)
 
-async function install() {
-  mkdirSync(cache, { recursive: true })
-  const want = versions.join(' ')
-  if ((await Bun.file(join(cache, 'installed.txt')).text().catch(() => '')) === want) return
-  console.log(`installing ${want} into ${cache}`)
-  if (!(await Bun.file(join(cache, 'package.json')).exists())) await Bun.write(join(cache, 'package.json'), '{"private":true}\n')
-  const p = Bun.spawnSync(['npm', 'install', '--no-audit', '--no-fund', '--loglevel=error', ...versions], { cwd: cache, stdout: 'inherit', stderr: 'inherit' })
-  if (p.exitCode !== 0) throw new Error('npm install failed')
-  await Bun.write(join(cache, 'installed.txt'), want)
-}
-
-async function startGateway(key: string) {
-  const data = mkdtempSync(join(tmpdir(), 'sy-agents-sdk-'))
-  // a config of its own: none of the caller's directory applies
-  await Bun.write(join(data, 'switchyard.yaml'), 'log_level: warn\n')
-  const env: Record<string, string | undefined> = { ...process.env, SWITCHYARD_BOOTSTRAP_KEY: key, SWITCHYARD_CONFIG: join(data, 'switchyard.yaml'),
-    SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '100000' }
-  for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'SWITCHYARD_CROSS_FAMILY']) delete env[k]
-  const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', join(data, 'data')], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' })
-  const reader = proc.stdout.getReader()
-  let seen = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the gateway exited before listening:\n${seen}`)
-    seen += new TextDecoder().decode(value)
-    const url = /listening on (http:\/\/[0-9.:]+)/.exec(seen)?.[1]
-    if (url) {
-      void (async () => { while (!(await reader.read()).done); })()
-      return { url, stop: () => { proc.kill(); rmSync(data, { recursive: true, force: true }) } }
-    }
-  }
-}
-
-await install()
+await install(cache, versions)
 const sdk = await import(join(cache, 'node_modules', '@openai', 'agents', 'dist', 'index.mjs'))
 const { Agent, run, tool, user, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } = sdk
 const { z } = await import(join(cache, 'node_modules', 'zod', 'index.js'))
 const { default: OpenAI } = await import(join(cache, 'node_modules', 'openai', 'index.mjs'))
 
 const key = `sk-sy-agents-sdk-${crypto.randomUUID().replaceAll('-', '')}`
-const gw = await startGateway(key)
+const gw = await startGateway(key, 'agents-sdk')
 const debugFetch = async (input: string | URL | Request, init?: RequestInit) => {
   if (process.env.AGENTS_SDK_DEBUG) console.log(`  → ${init?.method ?? 'GET'} ${String(input)} ${typeof init?.body === 'string' ? init.body.slice(0, 4000) : ''}`)
   return fetch(input, init)

@@ -16,49 +16,14 @@
 // ~/.cache/switchyard-ai-sdk), never into package.json. The gateway runs as `bun src/main.ts
 // serve` on a free port, with a temp data dir, a known key and no upstream. PASS/FAIL a line;
 // the exit status is 1 when any failed.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { install, startGateway } from './harness.ts'
 
-const root = join(import.meta.dir, '..', '..')
 const cache = process.env.AI_SDK_DIR ?? join(homedir(), '.cache', 'switchyard-ai-sdk')
 const versions = (process.env.AI_SDK_VERSIONS ?? 'ai@7.0.173 @ai-sdk/openai@4.0.118 @ai-sdk/anthropic@4.0.105').split(/\s+/).filter(Boolean)
 
-async function install() {
-  mkdirSync(cache, { recursive: true })
-  const want = versions.join(' ')
-  if ((await Bun.file(join(cache, 'installed.txt')).text().catch(() => '')) === want) return
-  console.log(`installing ${want} into ${cache}`)
-  if (!(await Bun.file(join(cache, 'package.json')).exists())) await Bun.write(join(cache, 'package.json'), '{"private":true}\n')
-  const p = Bun.spawnSync(['npm', 'install', '--no-audit', '--no-fund', '--loglevel=error', ...versions], { cwd: cache, stdout: 'inherit', stderr: 'inherit' })
-  if (p.exitCode !== 0) throw new Error('npm install failed')
-  await Bun.write(join(cache, 'installed.txt'), want)
-}
-
-async function startGateway(key: string) {
-  const data = mkdtempSync(join(tmpdir(), 'sy-ai-sdk-'))
-  // a config of its own: none of the caller's directory applies
-  await Bun.write(join(data, 'switchyard.yaml'), 'log_level: warn\n')
-  const env: Record<string, string | undefined> = { ...process.env, SWITCHYARD_BOOTSTRAP_KEY: key, SWITCHYARD_CONFIG: join(data, 'switchyard.yaml'),
-    // some 70 calls in a few seconds: past the default limits of one key
-    SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '100000' }
-  for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'SWITCHYARD_CROSS_FAMILY']) delete env[k]
-  const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', join(data, 'data')], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' })
-  const reader = proc.stdout.getReader()
-  let seen = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the gateway exited before listening:\n${seen}`)
-    seen += new TextDecoder().decode(value)
-    const url = /listening on (http:\/\/[0-9.:]+)/.exec(seen)?.[1]
-    if (url) {
-      void (async () => { while (!(await reader.read()).done); })()
-      return { url, stop: () => { proc.kill(); rmSync(data, { recursive: true, force: true }) } }
-    }
-  }
-}
-
-await install()
+await install(cache, versions)
 const { generateText, streamText, generateObject, tool, jsonSchema, stepCountIs, uploadFile, experimental_startBatch: startBatch, experimental_getBatchStatus: getBatchStatus, experimental_getBatchResults: getBatchResults } =
   await import(join(cache, 'node_modules', 'ai', 'dist', 'index.js'))
 const { createOpenAI } = await import(join(cache, 'node_modules', '@ai-sdk', 'openai', 'dist', 'index.js'))
@@ -66,7 +31,7 @@ const { createAnthropic } = await import(join(cache, 'node_modules', '@ai-sdk', 
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 
 const key = `sk-sy-ai-sdk-${crypto.randomUUID().replaceAll('-', '')}`
-const gw = await startGateway(key)
+const gw = await startGateway(key, 'ai-sdk')
 const openai = createOpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1` })
 const anthropic = createAnthropic({ apiKey: key, baseURL: `${gw.url}/api/beta/v1` })
 console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)

@@ -40,49 +40,14 @@
 // ~/.cache/switchyard-langchain), never into package.json. The gateway runs as `bun src/main.ts
 // serve` on a free port, with a temp data dir, a known key and no upstream. PASS/FAIL a line;
 // the exit status is 1 when any failed.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { install, startGateway } from './harness.ts'
 
-const root = join(import.meta.dir, '..', '..')
 const cache = process.env.LANGCHAIN_DIR ?? join(homedir(), '.cache', 'switchyard-langchain')
 const versions = (process.env.LANGCHAIN_VERSIONS ?? '@langchain/openai@1.6.0 @langchain/anthropic@1.5.11 @langchain/core@1.4.0 zod@4.6.7').split(/\s+/).filter(Boolean)
 
-async function install() {
-  mkdirSync(cache, { recursive: true })
-  const want = versions.join(' ')
-  if ((await Bun.file(join(cache, 'installed.txt')).text().catch(() => '')) === want) return
-  console.log(`installing ${want} into ${cache}`)
-  if (!(await Bun.file(join(cache, 'package.json')).exists())) await Bun.write(join(cache, 'package.json'), '{"private":true}\n')
-  const p = Bun.spawnSync(['npm', 'install', '--no-audit', '--no-fund', '--loglevel=error', ...versions], { cwd: cache, stdout: 'inherit', stderr: 'inherit' })
-  if (p.exitCode !== 0) throw new Error('npm install failed')
-  await Bun.write(join(cache, 'installed.txt'), want)
-}
-
-async function startGateway(key: string) {
-  const data = mkdtempSync(join(tmpdir(), 'sy-langchain-'))
-  // a config of its own: none of the caller's directory applies
-  await Bun.write(join(data, 'switchyard.yaml'), 'log_level: warn\n')
-  const env: Record<string, string | undefined> = { ...process.env, SWITCHYARD_BOOTSTRAP_KEY: key, SWITCHYARD_CONFIG: join(data, 'switchyard.yaml'),
-    // some 80 calls in a few seconds: past the default limits of one key
-    SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '100000' }
-  for (const k of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'SWITCHYARD_CROSS_FAMILY']) delete env[k]
-  const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', join(data, 'data')], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' })
-  const reader = proc.stdout.getReader()
-  let seen = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the gateway exited before listening:\n${seen}`)
-    seen += new TextDecoder().decode(value)
-    const url = /listening on (http:\/\/[0-9.:]+)/.exec(seen)?.[1]
-    if (url) {
-      void (async () => { while (!(await reader.read()).done); })()
-      return { url, stop: () => { proc.kill(); rmSync(data, { recursive: true, force: true }) } }
-    }
-  }
-}
-
-await install()
+await install(cache, versions)
 const lib = (...p: string[]) => import(join(cache, 'node_modules', ...p))
 const { ChatOpenAI } = await lib('@langchain', 'openai', 'dist', 'index.js')
 const { ChatAnthropic } = await lib('@langchain', 'anthropic', 'dist', 'index.js')
@@ -91,7 +56,7 @@ const { tool } = await lib('@langchain', 'core', 'dist', 'tools', 'index.js')
 const { z } = await lib('zod', 'index.js')
 
 const key = `sk-sy-langchain-${crypto.randomUUID().replaceAll('-', '')}`
-const gw = await startGateway(key)
+const gw = await startGateway(key, 'langchain')
 console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)
 
 let failed = 0
