@@ -20,8 +20,8 @@ const MAX_VALUES = 10_000
  * with keywords beside it, a union's branch with its siblings, `allOf`). A schema is walked
  * anew wherever it is used (each item of an array, each property that refers to it), and
  * merges copy all before them: work that grew with the square of the schema's size held the
- * server's one thread for seconds (a 300 KB schema, 44 s). Past it, a ref is followed and a
- * branch taken as they are, and those lists are no longer read.
+ * server's one thread for seconds (a 300 KB schema, 44 s). Past it, a ref is no longer followed
+ * (its pointer is walked too), a branch is taken as it is, and those lists are no longer read.
  */
 const MAX_WORK = 1_000_000
 /** The most characters of strings one example holds (a pattern's, a padding's): past it, strings are plain. */
