@@ -36,7 +36,7 @@
 // prints every request body the SDK sends. PASS/FAIL a line; the exit status is 1 when any failed.
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { install, startGateway } from './harness.ts'
+import { checks, install, startGateway } from './harness.ts'
 
 const cache = process.env.AGENTS_SDK_DIR ?? join(homedir(), '.cache', 'switchyard-agents-sdk')
 const versions = (process.env.AGENTS_SDK_VERSIONS ?? '@openai/agents@0.20.0 zod@4.6.7').split(/\s+/).filter(Boolean)
@@ -57,16 +57,7 @@ setDefaultOpenAIClient(new OpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v
 setTracingDisabled(true)
 console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)
 
-let failed = 0
-async function check(name: string, f: () => Promise<string>) {
-  try {
-    console.log(`PASS ${name}: ${(await f()).slice(0, 120)}`)
-  } catch (e) {
-    failed++
-    const err = e as { message?: string; error?: unknown }
-    console.log(`FAIL ${name}: ${String(err.message ?? e).slice(0, 400)}`)
-  }
-}
+const { check, done } = checks(gw)
 const same = (got: unknown, want: unknown) => {
   if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`)
   return typeof got === 'string' ? got : JSON.stringify(got)
@@ -220,6 +211,4 @@ for (const api of ['responses', 'chat_completions'] as const) {
   }
 }
 
-gw.stop()
-console.log(failed ? `${failed} failed` : 'all passed')
-process.exit(failed ? 1 : 0)
+done()

@@ -18,7 +18,7 @@
 // the exit status is 1 when any failed.
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { install, startGateway } from './harness.ts'
+import { checks, install, startGateway } from './harness.ts'
 
 const cache = process.env.AI_SDK_DIR ?? join(homedir(), '.cache', 'switchyard-ai-sdk')
 const versions = (process.env.AI_SDK_VERSIONS ?? 'ai@7.0.173 @ai-sdk/openai@4.0.118 @ai-sdk/anthropic@4.0.105').split(/\s+/).filter(Boolean)
@@ -36,16 +36,7 @@ const openai = createOpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1` })
 const anthropic = createAnthropic({ apiKey: key, baseURL: `${gw.url}/api/beta/v1` })
 console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)
 
-let failed = 0
-async function check(name: string, f: () => Promise<string>) {
-  try {
-    console.log(`PASS ${name}: ${(await f()).slice(0, 120)}`)
-  } catch (e) {
-    failed++
-    const err = e as { message?: string; responseBody?: string }
-    console.log(`FAIL ${name}: ${String(err.message ?? e).slice(0, 300)} ${err.responseBody?.slice(0, 300) ?? ''}`)
-  }
-}
+const { check, done } = checks(gw)
 const same = (got: string, want: string) => {
   if (got !== want) throw new Error(`got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`)
   return got
@@ -130,6 +121,4 @@ for (const [name, provider, id] of [['openai', openai, 'mock-gpt'], ['anthropic'
   })
 }
 
-gw.stop()
-console.log(failed ? `${failed} failed` : 'all passed')
-process.exit(failed ? 1 : 0)
+done()

@@ -44,3 +44,29 @@ export async function startGateway(key: string, tag: string): Promise<{ url: str
     }
   }
 }
+
+/**
+ * PASS/FAIL a line: `check` runs one, `done` stops the gateway, says how many failed and exits
+ * with 1 when any did. A failure shows its message and, where the client gave them, the HTTP
+ * status and the body it got.
+ */
+export function checks(gw: { stop: () => void }) {
+  let failed = 0
+  return {
+    async check(name: string, f: () => Promise<string>): Promise<void> {
+      try {
+        console.log(`PASS ${name}: ${(await f()).slice(0, 120)}`)
+      } catch (e) {
+        failed++
+        const err = e as { message?: string; status?: number; responseBody?: string }
+        const status = typeof err.status === 'number' ? `${err.status} ` : ''
+        console.log(`FAIL ${name}: ${status}${String(err.message ?? e).slice(0, 400)}${err.responseBody ? ` ${err.responseBody.slice(0, 300)}` : ''}`)
+      }
+    },
+    done(): never {
+      gw.stop()
+      console.log(failed ? `${failed} failed` : 'all passed')
+      process.exit(failed ? 1 : 0)
+    },
+  }
+}

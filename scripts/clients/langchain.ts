@@ -42,7 +42,7 @@
 // the exit status is 1 when any failed.
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { install, startGateway } from './harness.ts'
+import { checks, install, startGateway } from './harness.ts'
 
 const cache = process.env.LANGCHAIN_DIR ?? join(homedir(), '.cache', 'switchyard-langchain')
 const versions = (process.env.LANGCHAIN_VERSIONS ?? '@langchain/openai@1.6.0 @langchain/anthropic@1.5.11 @langchain/core@1.4.0 zod@4.6.7').split(/\s+/).filter(Boolean)
@@ -59,16 +59,7 @@ const key = `sk-sy-langchain-${crypto.randomUUID().replaceAll('-', '')}`
 const gw = await startGateway(key, 'langchain')
 console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)
 
-let failed = 0
-async function check(name: string, f: () => Promise<string>) {
-  try {
-    console.log(`PASS ${name}: ${(await f()).slice(0, 120)}`)
-  } catch (e) {
-    failed++
-    const err = e as { message?: string; status?: number }
-    console.log(`FAIL ${name}: ${err.status ?? ''} ${String(err.message ?? e).slice(0, 400)}`)
-  }
-}
+const { check, done } = checks(gw)
 const same = (got: unknown, want: unknown) => {
   const [g, w] = [JSON.stringify(got), JSON.stringify(want)]
   if (g !== w) throw new Error(`got ${g}, want ${w}`)
@@ -178,6 +169,4 @@ for (const [surface, make] of makers) {
   }
 }
 
-gw.stop()
-console.log(failed ? `${failed} failed` : 'all passed')
-process.exit(failed ? 1 : 0)
+done()
