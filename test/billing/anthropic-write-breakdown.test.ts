@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import { fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { generationOf } from '../helpers/records.ts'
 
 let up: FakeUpstream
 let gw: Gateway
@@ -20,11 +21,7 @@ afterAll(async () => {
   await up?.stop()
 })
 
-async function record(id: string): Promise<Record<string, any>> {
-  const r = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${gw.key}` } })
-  expect(r.status).toBe(200)
-  return ((await r.json()) as { generation: Record<string, any> }).generation
-}
+const record = (id: string) => generationOf(gw, id)
 
 function reply(usage: Record<string, unknown>) {
   const body = fixtureJson('anthropic/messages/nonstream-text.json')

@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { fixture, fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { generationOf } from '../helpers/records.ts'
 
 let up: FakeUpstream
 let gw: Gateway
@@ -25,11 +26,7 @@ afterAll(async () => {
 
 const auth = () => ({ authorization: `Bearer ${gw.key}` })
 
-async function record(id: string): Promise<Record<string, unknown>> {
-  const r = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: auth() })
-  expect(r.status).toBe(200)
-  return ((await r.json()) as { generation: Record<string, unknown> }).generation
-}
+const record = (id: string) => generationOf(gw, id)
 
 const served = (g: Record<string, unknown>) => ({ service_tier: g.service_tier, speed: g.speed, inference_geo: g.inference_geo })
 
