@@ -102,10 +102,8 @@ export class Recorder implements GenerationSink {
     return Number.isFinite(d) ? Math.max(MIN_RETENTION_DAYS, d) : DEFAULT_RETENTION_DAYS
   }
 
-  private readonly pending = new Set<Promise<unknown>>()
-
   /** Records still being counted, each with its record at the cheap bound (what a stop takes when the count is late). */
-  private readonly rough = new Map<Promise<unknown>, { taken: boolean; rough?: () => GenerationInput }>()
+  private readonly pending = new Map<Promise<unknown>, { taken: boolean; rough?: () => GenerationInput }>()
 
   recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput): void {
     const late = { taken: false, rough }
@@ -116,17 +114,13 @@ export class Recorder implements GenerationSink {
         return this.record(i)
       })
       .catch((e) => this.deps.log.error('recorder: a late record failed', { error: String(e) }))
-    this.pending.add(p)
-    this.rough.set(p, late)
-    void p.finally(() => {
-      this.pending.delete(p)
-      this.rough.delete(p)
-    })
+    this.pending.set(p, late)
+    void p.finally(() => this.pending.delete(p))
   }
 
   /** The records still being counted, recorded now at the cheap bound (their counts, when they come, are dropped). */
   private recordRough(): void {
-    for (const late of this.rough.values()) {
+    for (const late of this.pending.values()) {
       if (late.taken || !late.rough) continue
       late.taken = true
       try {
@@ -141,7 +135,7 @@ export class Recorder implements GenerationSink {
   async settled(maxMs = 2_000): Promise<void> {
     if (this.pending.size === 0) return
     let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([Promise.allSettled([...this.pending]), new Promise<void>((r) => (timer = setTimeout(r, maxMs)))])
+    await Promise.race([Promise.allSettled([...this.pending.keys()]), new Promise<void>((r) => (timer = setTimeout(r, maxMs)))])
     clearTimeout(timer)
   }
 
