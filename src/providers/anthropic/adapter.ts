@@ -10,7 +10,7 @@ import { UpstreamError, type CallContext, type Passthrough, type ProviderAdapter
 import { anthropicMessagesTap } from './tap.ts'
 import { FILES_BETA, toAnthropicMessages } from './request.ts'
 import { fromAnthropicMessage, type AnthropicMessage } from './response.ts'
-import { countOf } from './usage.ts'
+import { countOf } from '../counts.ts'
 import { anthropicEvents } from './stream.ts'
 import { tellContainer } from './container.ts'
 

@@ -5,8 +5,6 @@ import { premiumsOf } from '../../config/claude-premiums.ts'
 import { saidServed } from '../../ir/served.ts'
 import { countOf } from '../counts.ts'
 
-export { countOf }
-
 export interface AnthropicUsage {
   input_tokens?: number | null
   output_tokens?: number | null
