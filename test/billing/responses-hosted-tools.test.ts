@@ -94,6 +94,12 @@ describe('web searches', () => {
     expect((await rig.generation(r.id)).cost).toBeCloseTo(priced('gpt-4o', { inputTokens: 14, outputTokens: 8, webSearches: 1 }), 12)
   })
 
+  test('a count sent as a string of digits is that count, as the model usage reads it', async () => {
+    rig.up.script({ json: JSON.stringify(reply('resp_search_string', { output: [searchCall(0)], tool_usage: { web_search: { num_requests: '3' } } })) })
+    const r = await rig.client.responses.create({ model: 'gpt-4o', input: 'Search.', tools: [{ type: 'web_search' }], store: false })
+    expect((await rig.generation(r.id)).cost).toBeCloseTo(priced('gpt-4o', { inputTokens: 14, outputTokens: 8, webSearches: 3 }), 12)
+  })
+
   test('a reply without tool_usage: one a web_search_call item', async () => {
     rig.up.script({ json: JSON.stringify(reply('resp_search_items', { output: [searchCall(0), searchCall(1)] })) })
     const r = await rig.client.responses.create({ model: 'gpt-4o', input: 'Search.', tools: [{ type: 'web_search' }], store: false })

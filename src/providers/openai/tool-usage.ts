@@ -5,14 +5,18 @@
 // tool ran (`tool_usage.image_gen`, priced at that model's rates).
 import type { ImageGenUsage, Usage } from '../../ir/types.ts'
 import { imageTokens } from '../../billing/image-tool.ts'
+import { countOf } from '../counts.ts'
 
 type Obj = Record<string, any>
 
 /** Tokens one count may hold: past any model's (a bad upstream's 1e308 is not a bill). */
 const MOST = 10_000_000
 
-/** A count as the reply gives it, or undefined when it gives none a reply can have. */
-const count = (n: unknown): number | undefined => (typeof n === 'number' && Number.isFinite(n) && n >= 0 && n <= MOST ? Math.floor(n) : undefined)
+/** A count as the reply gives it (read as the model's usage is), or undefined past what a reply can have. */
+const count = (n: unknown): number | undefined => {
+  const c = countOf(n)
+  return c !== undefined && c <= MOST ? c : undefined
+}
 
 /** The image generation tool's model as the response echoes its tools, when it names one. */
 function imageModel(tools: unknown): string | undefined {
