@@ -1,0 +1,166 @@
+// A strict schema Anthropic takes, made to fit OpenAI's strict mode where that is faithful.
+// Anthropic's strict mode lets a property be optional and an object be left without
+// `additionalProperties`; OpenAI's wants every property in `required` and every object closed,
+// and says to write an optional property as one that may be null. So: an optional property
+// becomes required and nullable, and an object that said nothing of extra properties is closed.
+// What the model then sends has nulls the client's schema never asked for; `added` says where,
+// and strict-nulls.ts takes them out of its answer. A property the client's own schema lets be
+// null is made required as it is: its null is meant, and stays.
+//
+// What does not fit keeps today's fallback (sent without strict): a root that is not a plain
+// object (a root anyOf), an object the client left open on purpose (additionalProperties true or
+// a schema), a keyword outside OpenAI's documented subset (allOf, oneOf, not, if/then/else,
+// patternProperties, minLength …), a schema node with no type, a `$ref` to anywhere but the root
+// or a definition, more than 10 levels of objects or 5,000 properties (OpenAI's own limits), and
+// a schema past this walk's bounds. Pure.
+import { isObj } from '../lib/json.ts'
+
+type Node = Record<string, unknown>
+
+/** Where nulls were added: each fitted object node, by the properties made nullable in it. */
+export interface AddedNulls {
+  root: Node
+  at: Map<Node, ReadonlySet<string>>
+}
+
+/** Keywords OpenAI's strict mode documents as taken; a node with any other does not fit. */
+const TAKEN = new Set([
+  'type', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', '$ref', '$defs', 'definitions',
+  'description', 'title', 'enum', 'const', 'pattern', 'format',
+  'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'minItems', 'maxItems',
+])
+const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'])
+/** Types a `type: [T, "null"]` is written for (OpenAI's own example); any other is wrapped in anyOf. */
+const PLAIN = new Set(['string', 'number', 'integer', 'boolean'])
+/** OpenAI's limits: objects nested, and properties in all. */
+const MOST_OBJECT_LEVELS = 10
+const MOST_PROPERTIES = 5_000
+/** This walk's own bounds, as refsAlone's (strict-refs.ts). */
+const MAX_DEPTH = 64
+const MOST_NODES = 20_000
+const LOCAL_REF = /^#(?:\/(?:\$defs|definitions)\/[^/]+)?$/
+
+interface Walk {
+  root: Node
+  added: Map<Node, ReadonlySet<string>>
+  nodes: number
+  properties: number
+}
+
+/**
+ * Where a fitted schema added nulls, by the schema object sent: the answer is read far from where
+ * the request was built (the surface's encoder), and the IR tool has no field for it.
+ */
+const ADDED = new WeakMap<Node, AddedNulls>()
+
+/** Where the fitted schema `sent` made the model send nulls the client's schema has no place for, if anywhere. */
+export const addedNullsOf = (sent: unknown): AddedNulls | undefined => (isObj(sent) ? ADDED.get(sent) : undefined)
+
+/** `schema` (with no keyword beside a `$ref`) fitted to OpenAI's strict mode; undefined where it cannot fit. */
+export function fitStrict(schema: Node): Node | undefined {
+  if (schema.type !== 'object' || schema.anyOf !== undefined) return undefined
+  const w: Walk = { root: schema, added: new Map(), nodes: MOST_NODES, properties: 0 }
+  const out = fit(schema, w, 0, 0)
+  if (out && w.added.size > 0) ADDED.set(out, { root: out, at: w.added })
+  return out
+}
+
+function fit(s: unknown, w: Walk, depth: number, levels: number): Node | undefined {
+  if (!isObj(s) || depth > MAX_DEPTH || --w.nodes < 0) return undefined
+  if (!Object.keys(s).every((k) => TAKEN.has(k))) return undefined
+  if (typeof s.$ref === 'string') return LOCAL_REF.test(s.$ref) && Object.keys(s).length === 1 && resolve(w.root, s.$ref) ? s : undefined
+  if (s.$ref !== undefined || !typed(s)) return undefined
+  const out: Node = { ...s }
+  if (s.anyOf !== undefined) {
+    if (!Array.isArray(s.anyOf) || s.anyOf.length === 0) return undefined
+    const branches = s.anyOf.map((b) => fit(b, w, depth + 1, levels))
+    if (branches.some((b) => b === undefined)) return undefined
+    out.anyOf = branches
+  }
+  if (s.items !== undefined) {
+    const items = fit(s.items, w, depth + 1, levels)
+    if (!items) return undefined
+    out.items = items
+  }
+  for (const k of ['$defs', 'definitions'] as const) {
+    if (s[k] === undefined) continue
+    if (!isObj(s[k])) return undefined
+    const defs: [string, Node | undefined][] = Object.entries(s[k]).map(([name, d]) => [name, fit(d, w, depth + 1, 0)])
+    if (defs.some(([, d]) => d === undefined)) return undefined
+    out[k] = Object.fromEntries(defs)
+  }
+  if (s.type === 'object' || s.properties !== undefined || s.required !== undefined || s.additionalProperties !== undefined) return closed(s, out, w, depth, levels + 1)
+  return out
+}
+
+/** A node says what it is: a known type (or list of them), an enum, a const, an anyOf. */
+function typed(s: Node): boolean {
+  if (s.type === undefined) return s.enum !== undefined || 'const' in s || s.anyOf !== undefined
+  const types = Array.isArray(s.type) ? s.type : [s.type]
+  // a list holding object or array alongside another type is not a shape this fits
+  if (types.length === 0 || !types.every((t) => typeof t === 'string' && TYPES.has(t))) return false
+  return types.length === 1 || types.every((t) => PLAIN.has(t) || t === 'null')
+}
+
+/** An object: closed, every property required, each optional one nullable (noted in `added`). */
+function closed(s: Node, out: Node, w: Walk, depth: number, levels: number): Node | undefined {
+  if (s.type !== 'object' || levels > MOST_OBJECT_LEVELS) return undefined
+  if (s.additionalProperties !== undefined && s.additionalProperties !== false) return undefined
+  const props = s.properties ?? {}
+  if (!isObj(props)) return undefined
+  const names = Object.keys(props)
+  w.properties += names.length
+  if (w.properties > MOST_PROPERTIES) return undefined
+  const required = s.required ?? []
+  if (!Array.isArray(required) || !required.every((r) => typeof r === 'string' && Object.hasOwn(props, r))) return undefined
+  const wanted = new Set(required)
+  const added = new Set<string>()
+  const fitted: [string, Node][] = []
+  for (const name of names) {
+    const p = fit(props[name], w, depth + 1, levels)
+    if (!p) return undefined
+    if (wanted.has(name) || nullable(props[name] as Node, w.root, 0)) fitted.push([name, p])
+    else {
+      fitted.push([name, orNull(p)])
+      added.add(name)
+    }
+  }
+  // (fromEntries: a `__proto__` property name stays a property)
+  const obj: Node = { ...out, properties: Object.fromEntries(fitted), required: names, additionalProperties: false }
+  if (added.size > 0) w.added.set(obj, added)
+  return obj
+}
+
+/** Whether the client's own schema lets the value be null (every keyword of the node must). */
+function nullable(s: Node, root: Node, depth: number): boolean {
+  if (depth > MAX_DEPTH) return false
+  if (s.type !== undefined && !(s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')))) return false
+  if (s.enum !== undefined && !(Array.isArray(s.enum) && s.enum.includes(null))) return false
+  if ('const' in s && s.const !== null) return false
+  if (Array.isArray(s.anyOf) && !s.anyOf.some((b) => isObj(b) && nullable(b, root, depth + 1))) return false
+  if (typeof s.$ref === 'string') {
+    const target = resolve(root, s.$ref)
+    if (!target || !nullable(target, root, depth + 1)) return false
+  }
+  return true
+}
+
+/** The node, or null: `[T, "null"]` for a plain type, else one more anyOf branch. */
+function orNull(p: Node): Node {
+  const NULL = { type: 'null' }
+  if (Array.isArray(p.anyOf)) return { ...p, anyOf: [...p.anyOf, NULL] }
+  const plain = p.enum === undefined && !('const' in p) && p.$ref === undefined
+  if (plain && typeof p.type === 'string' && PLAIN.has(p.type)) return { ...p, type: [p.type, 'null'] }
+  if (plain && Array.isArray(p.type)) return { ...p, type: [...p.type, 'null'] }
+  return { anyOf: [p, NULL] }
+}
+
+/** The definition a local ref (`#`, `#/$defs/x`, `#/definitions/x`) names, if any. */
+export function resolve(root: Node, ref: string): Node | undefined {
+  if (ref === '#') return root
+  const m = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref)
+  if (!m) return undefined
+  const defs = root[m[1]!]
+  const name = m[2]!.replaceAll('~1', '/').replaceAll('~0', '~')
+  return isObj(defs) && Object.hasOwn(defs, name) && isObj(defs[name]) ? defs[name] : undefined
+}
