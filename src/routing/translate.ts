@@ -5,6 +5,7 @@
 import type { Family, ProviderData, ReasoningConfig, ReasoningEffort, ResponseFormat, Tool, ToolChoice } from '../ir/types.ts'
 import { isObj } from '../lib/json.ts'
 import { refsAlone } from './strict-refs.ts'
+import { fitStrict } from './strict-fit.ts'
 
 /**
  * What a foreign parameter becomes in translate mode, in IR terms. A surface that
@@ -62,28 +63,46 @@ export const thinkingToEffort: Translate = (v) => {
 
 /**
  * Anthropic's JSON-schema output format as OpenAI's json_schema response format (strict, as
- * Anthropic's is), with no keyword beside a `$ref`, which strict mode refuses.
+ * Anthropic's is), with no keyword beside a `$ref`, which strict mode refuses. `fit`: a schema
+ * strict mode refuses as it is is made to fit where that is faithful (strictFor); only a surface
+ * that takes the added nulls out of the answer asks for it (the messages surface does).
  */
-export function claudeFormat(f: unknown): ResponseFormat | undefined {
+export function claudeFormat(f: unknown, fit = false): ResponseFormat | undefined {
   if (!isObj(f) || f.type !== 'json_schema') return undefined
-  const schema = isObj(f.schema) ? refsAlone(f.schema) : undefined
-  return { type: 'json_schema', name: 'output', schema, strict: schema !== undefined && strictFits(schema) }
+  if (!isObj(f.schema)) return { type: 'json_schema', name: 'output', schema: undefined, strict: false }
+  const { schema, strict } = fit ? strictFor(f.schema) : asItFits(refsAlone(f.schema))
+  return { type: 'json_schema', name: 'output', schema, strict }
 }
+
+/**
+ * A client's strict schema for OpenAI's strict mode: with no keyword beside a `$ref`, as it is
+ * where strict mode takes it, else fitted (optional properties required and nullable, objects
+ * closed: strict-fit.ts), the nulls that adds noted for the answer (`addedNullsOf`). Where it
+ * cannot fit, `strict` is false and the schema goes without the guarantee.
+ */
+export function strictFor(schema: Record<string, unknown>): { schema: Record<string, unknown>; strict: boolean } {
+  const alone = refsAlone(schema)
+  if (strictFits(alone)) return { schema: alone, strict: true }
+  const fitted = fitStrict(alone)
+  return fitted ? { schema: fitted, strict: true } : { schema: alone, strict: false }
+}
+
+const asItFits = (schema: Record<string, unknown>) => ({ schema, strict: strictFits(schema) })
 
 /**
  * A Claude custom tool for a GPT model. Anthropic holds a strict tool's input to schemas OpenAI's
  * strict mode refuses, with a 400 for the whole request: a property left optional, an object left
- * open, a keyword beside a `$ref`. Its schema goes with no keyword beside a `$ref`, and `strict`
- * only where the result fits; else without it (OpenAI follows the schema without the guarantee),
- * its `strict` left among what a function has no field for, so the compat header names it.
- * Making it fit instead (optional as required and nullable) would change the input the model
- * sends, which the client's schema may not allow. A tool not strict is as it came.
+ * open, a keyword beside a `$ref`. Its schema goes with no keyword beside a `$ref`, made to fit
+ * where that is faithful (strictFor: an optional property required and nullable, an object that
+ * said nothing of extra properties closed; the messages surface takes the added nulls out of the
+ * model's arguments), and `strict` where it fits; else without it (OpenAI follows the schema
+ * without the guarantee), its `strict` left among what a function has no field for, so the compat
+ * header names it. A tool not strict is as it came.
  */
 export function claudeTool(t: Tool): Tool {
   if (t.strict !== true) return t
   const { strict: _, providerData, ...rest } = t
-  const parameters = refsAlone(t.parameters)
-  const fits = strictFits(parameters)
+  const { schema: parameters, strict: fits } = strictFor(t.parameters)
   // kept, strict is the function's own field; lost, it stays among the Claude-only fields
   const { strict: __, ...own } = providerData?.anthropic ?? {}
   const anthropic = fits ? own : { ...own, strict: true }
@@ -98,8 +117,8 @@ const STRICT_DEPTH = 64
 /**
  * Whether OpenAI's strict mode takes `schema`: every object closed (`additionalProperties:
  * false`) with all its properties required. A schema Anthropic takes may leave a property
- * optional, which strict mode refuses with a 400; such a schema is sent without strict, and
- * OpenAI follows it without the guarantee.
+ * optional, which strict mode refuses with a 400; such a schema is made to fit where it can
+ * (strictFor), else sent without strict, and OpenAI follows it without the guarantee.
  */
 export function strictFits(schema: unknown, depth = 0): boolean {
   if (depth > STRICT_DEPTH) return false
@@ -119,16 +138,20 @@ export function strictFits(schema: unknown, depth = 0): boolean {
 
 /**
  * Anthropic's `output_config`: its effort is OpenAI's reasoning effort (both have `max`), and
- * a JSON-schema `format` is OpenAI's json_schema response format (strict, as Anthropic's is).
+ * a JSON-schema `format` is OpenAI's json_schema response format (strict, as Anthropic's is;
+ * `fit` as claudeFormat's).
  */
-export const outputConfigToOpenAI: Translate = (v) => {
+export function claudeOutputConfig(v: unknown, fit = false): Counterpart | null {
   if (!isObj(v)) return null
   const out: Counterpart = {}
   if (EFFORTS.includes(v.effort as ReasoningEffort)) out.reasoning = { effort: v.effort as ReasoningEffort }
-  const format = claudeFormat(v.format)
+  const format = claudeFormat(v.format, fit)
   if (format) out.responseFormat = format
   return Object.keys(out).length > 0 ? out : null
 }
+
+/** The chat surface's foreign `output_config`: not fitted, as its answer is not cleaned of added nulls. */
+export const outputConfigToOpenAI: Translate = (v) => claudeOutputConfig(v)
 
 export const stopSequencesToStop: Translate = (v) =>
   Array.isArray(v) && v.every((s) => typeof s === 'string') ? { stop: v as string[] } : null

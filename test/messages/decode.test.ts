@@ -191,12 +191,14 @@ describe('messagesToIR', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } }
     const { ir, rules } = decode(body({ output_config: { effort: 'low', format: { type: 'json_schema', schema } } }, 'gpt-5'), 'translate')
     expect(ir.reasoning).toEqual({ effort: 'low' })
-    // an optional property, which OpenAI's strict mode refuses: sent without strict
-    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema, strict: false })
+    // an optional property, which OpenAI's strict mode refuses: made to fit (required and nullable, the object closed)
+    const fitted = { type: 'object', properties: { a: { type: ['string', 'null'] } }, required: ['a'], additionalProperties: false }
+    expect(ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema: fitted, strict: true })
     expect(rules.compat).toEqual(['output_config->reasoning_effort+response_format'])
     const closed = { type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } }, required: ['b'], additionalProperties: false } } }, required: ['a'], additionalProperties: false }
     expect(decode(body({ output_config: { format: { type: 'json_schema', schema: closed } } }, 'gpt-5'), 'translate').ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema: closed, strict: true })
-    const openInside = { ...closed, properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } } } } } }
-    expect(decode(body({ output_format: { type: 'json_schema', schema: openInside } }, 'gpt-5'), 'translate').ir.responseFormat).toMatchObject({ strict: false })
+    // an object left open on purpose deep inside cannot fit: sent without strict, as it came
+    const openInside = { ...closed, properties: { a: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } }, additionalProperties: true } } } }
+    expect(decode(body({ output_format: { type: 'json_schema', schema: openInside } }, 'gpt-5'), 'translate').ir.responseFormat).toEqual({ type: 'json_schema', name: 'output', schema: openInside, strict: false })
   })
 })

@@ -6,7 +6,7 @@ import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, Tool, ToolChoice } from '../../ir/types.ts'
 import type { IRContext } from '../../routing/params.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
-import { claudeFormat, claudeTool, outputConfigToOpenAI } from '../../routing/translate.ts'
+import { claudeFormat, claudeOutputConfig, claudeTool } from '../../routing/translate.ts'
 import { isServerTool, type MessagesBlock, type MessagesCustomTool, type MessagesMessage, type MessagesSource, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 import { clientTool } from './client-tools.ts'
@@ -187,7 +187,7 @@ const serverToolName = (t: { type?: unknown }, i: number): string =>
  */
 export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: CatalogModel, compat: string[]): void {
   const custom = tools(wire)
-  // a strict tool, for a GPT model, is strict only where OpenAI's strict mode takes its schema
+  // a strict tool, for a GPT model, is strict where its schema fits OpenAI's strict mode or can be made to (claudeTool)
   if (custom.length > 0) req.tools = model.family === 'anthropic' ? custom : custom.map(claudeTool)
   if (!wire.some(isServerTool)) return
   if (model.family === 'anthropic') return carry(req, 'anthropic', 'tools', wire)
@@ -203,7 +203,8 @@ export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: C
 /** Structured output: for a GPT model, Anthropic's output format is OpenAI's json_schema response format. */
 export function outputFormatToIR(format: Obj, req: GenerationRequest, cx: IRContext): void {
   if (cx.model.family === 'anthropic') return carry(req, 'anthropic', 'output_format', format)
-  const rf = claudeFormat(format)
+  // fitted: the messages encoder takes the nulls that adds out of the answer (answer-nulls.ts)
+  const rf = claudeFormat(format, true)
   if (!rf) return
   req.responseFormat = rf
   cx.compat.push('output_format->response_format')
@@ -216,7 +217,7 @@ export function outputFormatToIR(format: Obj, req: GenerationRequest, cx: IRCont
  */
 export function outputConfigToIR(config: Obj, req: GenerationRequest, cx: IRContext): void {
   if (cx.model.family === 'anthropic') return carry(req, 'anthropic', 'output_config', config)
-  const c = outputConfigToOpenAI(config)
+  const c = claudeOutputConfig(config, true)
   if (!c) return
   if (c.reasoning) reasoningOf(req).effort = c.reasoning.effort
   if (c.responseFormat) req.responseFormat = c.responseFormat

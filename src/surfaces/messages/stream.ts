@@ -20,6 +20,12 @@ export interface MessagesStreamOptions {
    * Not the record's usage; `message_delta` carries the upstream's own count.
    */
   promptTokens?: number
+  /**
+   * A tool's whole arguments as they go out (a fitted strict tool's without the nulls its fitting
+   * added: answer-nulls.ts). They are held until the tool's end in any case (see `tools` below),
+   * so what this sees is complete.
+   */
+  toolArgs?: (name: string, args: string) => string
 }
 
 export interface MessagesStreamState {
@@ -44,6 +50,13 @@ export function sseFrame(type: string, data: Record<string, unknown>): string {
 }
 
 type Flow = 'text' | 'thinking'
+/** A tool block: its content block index, its name, and its arguments held until its end. */
+interface HeldTool {
+  index: number
+  name: string
+  open: boolean
+  args: string
+}
 /** The open text or thinking block; `head` is its delta frames' first part, made at its first delta. */
 interface OpenFlow {
   kind: Flow
@@ -64,8 +77,10 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
    * are held until then and go out as one delta: an upstream of another family may send text
    * that is no JSON object (cut by the token limit, an array, prose), which the SDK's parser
    * throws on. Sent whole, they are what the JSON reply says (`toolInput`): streamed and plain agree.
+   * Held whole is also what a fitted strict tool needs: the nulls its fitting added can only be
+   * found in the complete JSON (`toolArgs`), and a client shown the pieces would see them.
    */
-  const tools = new Map<number, { index: number; open: boolean; args: string }>()
+  const tools = new Map<number, HeldTool>()
 
   const startUsage = () => (o.promptTokens && promptTokens(state.usage) === 0 ? { ...state.usage, inputTokens: o.promptTokens } : state.usage)
   const messageStart = () => {
@@ -102,10 +117,10 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     flow = { kind, index: next }
     return out + blockStart(kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' })
   }
-  const closeTool = (t: { index: number; open: boolean; args: string }) => {
+  const closeTool = (t: HeldTool) => {
     t.open = false
     if (t.args.trim() === '') return stop(t.index)
-    const args = t.args
+    const args = o.toolArgs ? o.toolArgs(t.name, t.args) : t.args
     t.args = ''
     return delta(t.index, { type: 'input_json_delta', partial_json: isJsonObject(args) ? args : JSON.stringify(toolInput(args)) }) + stop(t.index)
   }
@@ -141,7 +156,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       // The same ordinal started again: the earlier block is finished, never left open.
       const was = tools.get(ev.index)
       if (was?.open) out += closeTool(was)
-      tools.set(ev.index, { index: next, open: true, args: '' })
+      tools.set(ev.index, { index: next, name: ev.name, open: true, args: '' })
       return out + blockStart({ type: 'tool_use', id: ev.id, name: ev.name, input: {} })
     },
     'tool-input-delta': (ev) => {
