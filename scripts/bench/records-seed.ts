@@ -9,6 +9,7 @@ import { names } from '../../src/db/columns.ts'
 import type { Storage } from '../../src/db/client.ts'
 import { generations, usageHourly } from '../../src/db/schema.ts'
 import { KeyStore } from '../../src/auth/keys.ts'
+import { ROLLUP_COUNTERS } from '../../src/generations/row.ts'
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
@@ -86,12 +87,13 @@ INSERT INTO ${g.$table} (${list}) SELECT ${exprs} FROM (SELECT i, ${time} AS t F
 
 // what the records of [from, to] add to the hourly rollup, as the recorder adds it
 const int = (e: string) => `CAST(${e} AS BIGINT)`
-const ROLLUP = `INSERT INTO ${u.$table} (${u.account}, ${u.model}, ${u.hour}, ${u.requests}, ${u.inputTokens}, ${u.outputTokens}, ${u.totalTokens}, ${u.cost}, ${u.unpricedRequests})
+const ROLLUP = `INSERT INTO ${u.$table} (${u.account}, ${u.model}, ${u.hour}, ${ROLLUP_COUNTERS.map((c) => u[c]).join(', ')})
   SELECT ${g.account}, ${g.model}, (${g.createdAt} / ${HOUR}) * ${HOUR}, count(*), ${int(`sum(${g.promptTokens})`)}, ${int(`sum(${g.completionTokens})`)}, ${int(`sum(${g.totalTokens})`)},
-    coalesce(sum(${g.cost}), 0), ${int(`sum(CASE WHEN ${g.unpriced} THEN 1 ELSE 0 END)`)}
+    coalesce(sum(${g.cost}), 0), ${int(`sum(CASE WHEN ${g.unpriced} THEN 1 ELSE 0 END)`)},
+    ${int(`sum(${g.cacheReadInputTokens})`)}, ${int(`sum(${g.cacheCreationInputTokens})`)}, ${int(`coalesce(sum(${g.reasoningTokens}), 0)`)}
   FROM ${g.$table} WHERE ${g.createdAt} >= ? AND ${g.createdAt} <= ? GROUP BY 1, 2, 3
   ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
-    ${(['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests'] as const).map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(', ')}`
+    ${ROLLUP_COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(', ')}`
 
 export interface Seeded {
   /** The bench key (it made 70 % of the records) and its id. */

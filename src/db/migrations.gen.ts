@@ -19,6 +19,7 @@ import m16 from '../../db/migrations/0016_stored_items.sql' with { type: 'text' 
 import m17 from '../../db/migrations/0017_stored_items_backfill.sql' with { type: 'text' }
 import m18 from '../../db/migrations/0018_container_grants.sql' with { type: 'text' }
 import m19 from '../../db/migrations/0019_generation_served.sql' with { type: 'text' }
+import m20 from '../../db/migrations/0020_usage_details.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -36,6 +37,7 @@ import p13 from '../../db/pg-migrations/0013_stored_items.sql' with { type: 'tex
 import p14 from '../../db/pg-migrations/0014_stored_items_backfill.sql' with { type: 'text' }
 import p15 from '../../db/pg-migrations/0015_container_grants.sql' with { type: 'text' }
 import p16 from '../../db/pg-migrations/0016_generation_served.sql' with { type: 'text' }
+import p17 from '../../db/pg-migrations/0017_usage_details.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -61,6 +63,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0017_stored_items_backfill", when: 1796417674312, breakpoints: true, sql: m17 },
   { tag: "0018_container_grants", when: 1796418770505, breakpoints: true, sql: m18 },
   { tag: "0019_generation_served", when: 1796426970733, breakpoints: true, sql: m19 },
+  { tag: "0020_usage_details", when: 1796437375530, breakpoints: true, sql: m20 },
 ]
 
 /** PostgreSQL. */
@@ -82,4 +85,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0014_stored_items_backfill", when: 1796417675795, breakpoints: true, sql: p14 },
   { tag: "0015_container_grants", when: 1796418772172, breakpoints: true, sql: p15 },
   { tag: "0016_generation_served", when: 1796426972443, breakpoints: true, sql: p16 },
+  { tag: "0017_usage_details", when: 1796437377091, breakpoints: true, sql: p17 },
 ]

@@ -151,6 +151,14 @@ export function declareTables(k: ColumnKit) {
       totalTokens: k.int('total_tokens').notNull().default(0),
       cost: k.real('cost').notNull().default(0),
       unpricedRequests: k.int('unpriced_requests').notNull().default(0),
+      /**
+       * Parts of the tokens above, as the records keep them: cache reads and writes (5-minute
+       * and hour ones together) of the input, reasoning of the output. Hours rolled up before
+       * these were kept count them from the records still stored then, 0 where none was.
+       */
+      cacheReadTokens: k.int('cache_read_tokens').notNull().default(0),
+      cacheWriteTokens: k.int('cache_write_tokens').notNull().default(0),
+      reasoningTokens: k.int('reasoning_tokens').notNull().default(0),
     },
     (t) => [k.uniqueIndex('usage_hourly_pk').on(t.account, t.hour, t.model)],
   )

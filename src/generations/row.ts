@@ -125,6 +125,9 @@ export interface RollupDelta {
   totalTokens: number
   cost: number
   unpricedRequests: number
+  cacheReadTokens: number
+  cacheWriteTokens: number
+  reasoningTokens: number
 }
 
 /** What one stored record adds to `usage_hourly`: input = prompt tokens incl. cache, output = completion. */
@@ -139,16 +142,18 @@ export function toRollup(row: GenerationRow): RollupDelta {
     totalTokens: row.totalTokens,
     cost: row.cost ?? 0,
     unpricedRequests: row.unpriced ? 1 : 0,
+    // parts of the input and output above, so each token still counts once
+    cacheReadTokens: row.cacheReadInputTokens,
+    cacheWriteTokens: row.cacheCreationInputTokens,
+    reasoningTokens: row.reasoningTokens ?? 0,
   }
 }
 
+/** The rollup's counters, which add up; the rest of a delta is its key. */
+export const ROLLUP_COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const
+
 export function addRollup(into: RollupDelta, d: RollupDelta): void {
-  into.requests += d.requests
-  into.inputTokens += d.inputTokens
-  into.outputTokens += d.outputTokens
-  into.totalTokens += d.totalTokens
-  into.cost += d.cost
-  into.unpricedRequests += d.unpricedRequests
+  for (const c of ROLLUP_COUNTERS) into[c] += d[c]
 }
 
 /** The `generation` object of `GET /api/v1/generations` (plus cost and timings). */

@@ -6,7 +6,7 @@ import { insertList, jsonRows, names, selectList, type ColumnKey } from '../db/c
 import { generations as pgGenerations, usageHourly as pgUsageHourly } from '../db/pg-schema.ts'
 import { generations, usageHourly } from '../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Piece, type Sql } from '../db/sql.ts'
-import { addRollup, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
+import { addRollup, ROLLUP_COUNTERS, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
 // The conflict clause only guards a batch against one impossible row (ids are the gateway's
 // own, fresh per record); an ignored row is reported by the caller, never dropped silently.
@@ -31,7 +31,7 @@ const STORED = `SELECT 1 AS one FROM ${g.$table} WHERE ${g.id} = ?`
 // an hour's row: its key, then the counters an upsert adds to; the values go in in this order
 const u = names(usageHourly)
 const HOUR_KEY = ['account', 'model', 'hour'] as const satisfies readonly ColumnKey<typeof usageHourly>[]
-const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests'] as const satisfies readonly ColumnKey<typeof usageHourly>[]
+const COUNTERS = ROLLUP_COUNTERS satisfies readonly ColumnKey<typeof usageHourly>[]
 const HOUR_COLUMNS = [...HOUR_KEY, ...COUNTERS]
 const ADD_TO_HOUR = `ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
     ${COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(',\n    ')}`

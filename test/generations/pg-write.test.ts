@@ -51,7 +51,7 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
     const at = Math.floor(Date.now() / hour) * hour + 1_000
     const ids: string[] = []
     const inputs = Array.from({ length: 25 }, (_, i) =>
-      genInput(t.s.catalog, key, { model: i % 3 === 0 ? 'gpt-4o-mini' : 'gpt-4o', createdAt: at - (i % 2) * hour, usage: { inputTokens: 100 + i, outputTokens: 7 * i, cacheReadTokens: 0, cacheWriteTokens: 0 } }),
+      genInput(t.s.catalog, key, { model: i % 3 === 0 ? 'gpt-4o-mini' : 'gpt-4o', createdAt: at - (i % 2) * hour, usage: { inputTokens: 100 + i, outputTokens: 7 * i, cacheReadTokens: 3 * i, cacheWriteTokens: i % 2, reasoningTokens: i } }),
     )
     for (const g of inputs) ids.push(recorder.record(g)!)
     const before = { ...seen }
@@ -59,8 +59,8 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
     expect(seen.statements - before.statements).toBe(1)
     expect(seen.transactions - before.transactions).toBe(0)
 
-    const rows = await t.s.storage.sql.all<{ id: string; cost: number; created_at: number; model: string; prompt_tokens: number; completion_tokens: number }>(
-      'SELECT id, cost, created_at, model, prompt_tokens, completion_tokens FROM generations ORDER BY created_at, id',
+    const rows = await t.s.storage.sql.all<{ id: string; cost: number; created_at: number; model: string; prompt_tokens: number; completion_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number; reasoning_tokens: number }>(
+      'SELECT id, cost, created_at, model, prompt_tokens, completion_tokens, cache_read_input_tokens, cache_creation_input_tokens, reasoning_tokens FROM generations ORDER BY created_at, id',
     )
     expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort())
     // the rollup: one row per hour and model, each counting its records
@@ -71,6 +71,9 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
       expect(h.requests).toBe(mine.length)
       expect(h.input_tokens).toBe(mine.reduce((n, r) => n + r.prompt_tokens, 0))
       expect(h.output_tokens).toBe(mine.reduce((n, r) => n + r.completion_tokens, 0))
+      expect(h.cache_read_tokens).toBe(mine.reduce((n, r) => n + r.cache_read_input_tokens, 0))
+      expect(h.cache_write_tokens).toBe(mine.reduce((n, r) => n + r.cache_creation_input_tokens, 0))
+      expect(h.reasoning_tokens).toBe(mine.reduce((n, r) => n + r.reasoning_tokens, 0))
       expect(h.cost).toBeCloseTo(mine.reduce((n, r) => n + r.cost, 0), 12)
     }
     // the key's spend is the sum the transaction would have added, to the last bit

@@ -64,7 +64,7 @@ describe('recorder: cost', () => {
     expect(row.unpriced).toBe(true)
     expect((await t.s.keys.get(key.id))!.spent).toBe(0)
     const [h] = (await rollup(t.s))
-    expect(h).toMatchObject({ requests: 1, cost: 0, unpriced_requests: 1, input_tokens: 3300, output_tokens: 500, total_tokens: 3800 })
+    expect(h).toMatchObject({ requests: 1, cost: 0, unpriced_requests: 1, input_tokens: 3300, output_tokens: 500, total_tokens: 3800, cache_read_tokens: 2000, cache_write_tokens: 300, reasoning_tokens: 0 })
   })
 })
 

@@ -7,6 +7,7 @@ import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
 import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
 import { fixtureJson, startFakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
+import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
 
 const dataDir = tempDir('switchyard-served-upgrade-')
 const up = await startFakeUpstream()
@@ -32,8 +33,7 @@ test('records stored before the columns read as not said; the next one says its 
 
   // the database as the version before left it: no columns, no record of their migration
   const db = await openDatabaseOf(dataDir)
-  for (const c of ['service_tier', 'speed', 'inference_geo']) await db.sql.run(`ALTER TABLE generations DROP COLUMN ${c}`)
-  await db.sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [added.when])
+  await undoMigrationsFrom(db.sql, migrations, added)
   await db.close()
 
   const second = await startGateway({ dataDir, env, logLevel: 'silent' })

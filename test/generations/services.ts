@@ -48,5 +48,8 @@ export function rollup(s: Services) {
     total_tokens: number
     cost: number
     unpriced_requests: number
+    cache_read_tokens: number
+    cache_write_tokens: number
+    reasoning_tokens: number
   }[]>
 }

@@ -1,0 +1,25 @@
+// An upgrade test's "database as the version before left it": the migrations from one on undone,
+// and their records gone, so the next start runs them again. Drizzle runs every migration newer
+// than the last one recorded, so an upgrade test of one migration also re-runs each later one:
+// each needs its undo here (one without is an error, not a test that passes by chance).
+import type { Migration } from '../../src/db/migrations.gen.ts'
+import type { Sql } from '../../src/db/sql.ts'
+
+const dropColumns = (table: string, columns: string[]) => columns.map((c) => `ALTER TABLE ${table} DROP COLUMN ${c}`)
+
+// by tag less its number (the two dialects number them apart)
+const UNDO: Record<string, string[]> = {
+  generation_served: dropColumns('generations', ['service_tier', 'speed', 'inference_geo']),
+  usage_details: dropColumns('usage_hourly', ['cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens']),
+}
+
+/** Undo `from` and every later migration of `migrations` on `sql`, newest first. */
+export async function undoMigrationsFrom(sql: Sql, migrations: Migration[], from: Migration): Promise<void> {
+  const later = migrations.filter((m) => m.when >= from.when).reverse()
+  for (const m of later) {
+    const undo = UNDO[m.tag.replace(/^\d+_/, '')]
+    if (!undo) throw new Error(`no undo for migration ${m.tag} in test/helpers/undo-migrations.ts`)
+    for (const s of undo) await sql.run(s)
+  }
+  await sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [from.when])
+}
