@@ -14,19 +14,31 @@ const int = (e: string) => `CAST(${e} AS BIGINT)`
 const u = names(usageHourly)
 const g = names(generations)
 
-const SUMS = `${int(`sum(${u.requests})`)} AS requests, ${int(`sum(${u.inputTokens})`)} AS "inputTokens", ${int(`sum(${u.outputTokens})`)} AS "outputTokens",
-  ${int(`sum(${u.totalTokens})`)} AS "totalTokens", coalesce(sum(${u.cost}), 0) AS cost, ${int(`sum(${u.unpricedRequests})`)} AS "unpricedRequests"`
+// each sum of a report row: from the rollup's column, and from the records' own. Every one is
+// a column the row is read for anyway (the rollup's, or the record's fetched for its model),
+// so more of them cost no more reads.
+const SUMS: [alias: keyof UsageRow, rollup: string, records: string][] = [
+  ['requests', `sum(${u.requests})`, 'count(*)'],
+  ['inputTokens', `sum(${u.inputTokens})`, `sum(${g.promptTokens})`],
+  ['outputTokens', `sum(${u.outputTokens})`, `sum(${g.completionTokens})`],
+  ['totalTokens', `sum(${u.totalTokens})`, `sum(${g.totalTokens})`],
+  ['unpricedRequests', `sum(${u.unpricedRequests})`, `sum(CASE WHEN ${g.unpriced} THEN 1 ELSE 0 END)`],
+  ['cacheReadTokens', `sum(${u.cacheReadTokens})`, `sum(${g.cacheReadInputTokens})`],
+  ['cacheWriteTokens', `sum(${u.cacheWriteTokens})`, `sum(${g.cacheCreationInputTokens})`],
+  // null: the upstream did not say, counted as none
+  ['reasoningTokens', `sum(${u.reasoningTokens})`, `coalesce(sum(${g.reasoningTokens}), 0)`],
+]
+const COST = { rollup: `coalesce(sum(${u.cost}), 0)`, records: `coalesce(sum(${g.cost}), 0)` }
+const sums = (of: 'rollup' | 'records') => [...SUMS.map((s) => `${int(s[of === 'rollup' ? 1 : 2])} AS "${s[0]}"`), `${COST[of]} AS cost`].join(',\n  ')
 
 // grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows.
 // Parameters: size, size[, account], from, to[, model]
-const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (${u.hour} / ?) * ? AS at, ${selectList(usageHourly, ['model'])}, ${SUMS}
+const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (${u.hour} / ?) * ? AS at, ${selectList(usageHourly, ['model'])}, ${sums('rollup')}
   FROM ${u.$table} WHERE ${withAccount ? `${u.account} = ? AND` : ''} ${u.hour} >= ? AND ${u.hour} < ? ${withModel ? `AND ${u.model} = ?` : ''}
   GROUP BY 1, ${u.model}`
 
 // Parameters: from[, account], from, to[, model]
-const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, ${selectList(generations, ['model'])}, count(*) AS requests, ${int(`sum(${g.promptTokens})`)} AS "inputTokens",
-  ${int(`sum(${g.completionTokens})`)} AS "outputTokens", ${int(`sum(${g.totalTokens})`)} AS "totalTokens", coalesce(sum(${g.cost}), 0) AS cost,
-  ${int(`sum(CASE WHEN ${g.unpriced} THEN 1 ELSE 0 END)`)} AS "unpricedRequests"
+const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, ${selectList(generations, ['model'])}, ${sums('records')}
   FROM ${g.$table} WHERE ${withAccount ? `${g.account} = ? AND` : ''} ${g.createdAt} >= ? AND ${g.createdAt} < ? ${withModel ? `AND ${g.model} = ?` : ''}
   GROUP BY ${g.model}`
 

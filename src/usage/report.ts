@@ -27,38 +27,79 @@ export interface UsageRow {
   totalTokens: number
   cost: number
   unpricedRequests: number
+  /** Parts of inputTokens: cache reads, and cache writes (5-minute and hour ones together). */
+  cacheReadTokens: number
+  cacheWriteTokens: number
+  /** Part of outputTokens. */
+  reasoningTokens: number
 }
 
-export interface SeriesPoint {
+type Counter = Exclude<keyof UsageRow, 'at' | 'model'>
+
+/**
+ * The parts of the tokens, in each of totals, models and series: OpenAI's usage API name where
+ * it has one (`input_cached_tokens`), a plain one otherwise. Each is a part of `input_tokens`
+ * or `output_tokens`, never added to them.
+ */
+export interface TokenParts {
+  input_cached_tokens: number
+  input_cache_write_tokens: number
+  reasoning_tokens: number
+}
+
+const PARTS = { input_cached_tokens: 'cacheReadTokens', input_cache_write_tokens: 'cacheWriteTokens', reasoning_tokens: 'reasoningTokens' } as const satisfies Record<keyof TokenParts, Counter>
+
+export interface SeriesPoint extends TokenParts {
   timestamp: string
   requests: number
   input_tokens: number
   output_tokens: number
   cost: number
+  /** Requests of the bucket whose model had no known price: a cost of 0 with these is not free. */
+  unpriced_requests: number
 }
 
-export interface TopModel {
+export interface TopModel extends TokenParts {
   model: string
   requests: number
   tokens: number
+  input_tokens: number
+  output_tokens: number
   cost: number
   unpriced_requests: number
 }
+
+export interface Totals extends TokenParts {
+  total_requests: number
+  total_tokens: number
+  input_tokens: number
+  output_tokens: number
+  total_cost: number
+  /** Requests whose model had no known price: their cost is not in `total_cost`. */
+  unpriced_requests: number
+}
+
+// each report field and the row counter it sums, in the order the report shows them
+const POINT = { requests: 'requests', input_tokens: 'inputTokens', output_tokens: 'outputTokens', cost: 'cost', unpriced_requests: 'unpricedRequests', ...PARTS } as const satisfies Record<Exclude<keyof SeriesPoint, 'timestamp'>, Counter>
+const MODEL = { requests: 'requests', tokens: 'totalTokens', input_tokens: 'inputTokens', output_tokens: 'outputTokens', cost: 'cost', unpriced_requests: 'unpricedRequests', ...PARTS } as const satisfies Record<Exclude<keyof TopModel, 'model'>, Counter>
+const TOTALS = { total_requests: 'requests', total_tokens: 'totalTokens', input_tokens: 'inputTokens', output_tokens: 'outputTokens', total_cost: 'cost', unpriced_requests: 'unpricedRequests', ...PARTS } as const satisfies Record<keyof Totals, Counter>
+
+function zeros<F extends string>(fields: Record<F, Counter>): Record<F, number> {
+  return Object.fromEntries(Object.keys(fields).map((f) => [f, 0])) as Record<F, number>
+}
+
+function add<F extends string>(into: Record<NoInfer<F>, number>, fields: Record<F, Counter>, r: UsageRow): void {
+  for (const f in fields) into[f] += r[fields[f]]
+}
+
+const point = (b: number): SeriesPoint => ({ timestamp: new Date(b).toISOString(), ...zeros(POINT) })
 
 export interface UsageReport {
   from: string
   to: string
   granularity: Granularity
   model: string | null
-  totals: {
-    total_requests: number
-    total_tokens: number
-    input_tokens: number
-    output_tokens: number
-    total_cost: number
-    /** Requests whose model had no known price: their cost is not in `total_cost`. */
-    unpriced_requests: number
-  }
+  totals: Totals
   series: SeriesPoint[]
   top_models: TopModel[]
   /** With `breakdown=model`: the series of the first MAX_MODEL_SERIES models of `top_models`, in that order. */
@@ -87,32 +128,20 @@ function money(x: number): number {
 export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
   const starts = bucketStarts(w)
   const index = new Map(starts.map((b, i) => [b, i]))
-  const series = starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 }))
+  const series = starts.map(point)
   const models = new Map<string, TopModel>()
   const byModel = new Map<string, SeriesPoint[]>()
-  const totals = { total_requests: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0, total_cost: 0, unpriced_requests: 0 }
+  const totals: Totals = zeros(TOTALS)
 
   for (const r of rows) {
     const i = index.get(bucketStart(r.at, w.granularity))
     // a row outside the window is a query bug; it must not leak into the report
     if (i === undefined) continue
-    const p = series[i]
-    p.requests += r.requests
-    p.input_tokens += r.inputTokens
-    p.output_tokens += r.outputTokens
-    p.cost += r.cost
-    totals.total_requests += r.requests
-    totals.input_tokens += r.inputTokens
-    totals.output_tokens += r.outputTokens
-    totals.total_tokens += r.totalTokens
-    totals.total_cost += r.cost
-    totals.unpriced_requests += r.unpricedRequests
+    add(series[i], POINT, r)
+    add(totals, TOTALS, r)
     let m = models.get(r.model)
-    if (!m) models.set(r.model, (m = { model: r.model, requests: 0, tokens: 0, cost: 0, unpriced_requests: 0 }))
-    m.requests += r.requests
-    m.tokens += r.totalTokens
-    m.cost += r.cost
-    m.unpriced_requests += r.unpricedRequests
+    if (!m) models.set(r.model, (m = { model: r.model, ...zeros(MODEL) }))
+    add(m, MODEL, r)
   }
 
   for (const p of series) p.cost = money(p.cost)
@@ -133,16 +162,12 @@ export function buildReport(w: ReportWindow, rows: UsageRow[]): UsageReport {
   if (w.breakdown === 'model') {
     // the first models of top_models only: the rest of each bucket is the total less these
     const shown = top.slice(0, MAX_MODEL_SERIES)
-    for (const m of shown) byModel.set(m.model, starts.map((b) => ({ timestamp: new Date(b).toISOString(), requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 })))
+    for (const m of shown) byModel.set(m.model, starts.map(point))
     for (const r of rows) {
       const ms = byModel.get(r.model)
       const i = index.get(bucketStart(r.at, w.granularity))
       if (!ms || i === undefined) continue
-      const mp = ms[i]!
-      mp.requests += r.requests
-      mp.input_tokens += r.inputTokens
-      mp.output_tokens += r.outputTokens
-      mp.cost += r.cost
+      add(ms[i]!, POINT, r)
     }
     report.series_by_model = shown.map((m) => {
       const ms = byModel.get(m.model)!

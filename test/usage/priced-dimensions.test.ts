@@ -4,7 +4,8 @@
 // flex and priority tiers, an unpriced tier, a response-cache hit, an upstream error and a
 // stream cut short. Whatever the dimensions, the report must say what the records say: its
 // cost the sum of their costs, its requests their count, each token bucket their sum — read
-// from the hourly rollup (a window ending now) and from the records (a window with edges).
+// from the hourly rollup (a window ending now) and from the records (a window with edges); and
+// the parts of those tokens it shows (cache reads, cache writes, reasoning) their parts.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
 import { startMessagesRig, type MessagesRig } from '../messages/e2e-helpers.ts'
@@ -143,8 +144,16 @@ async function makeTraffic(): Promise<string[]> {
   return ids
 }
 
+const sum = (rs: any[], f: (r: any) => number) => rs.reduce((n, r) => n + f(r), 0)
+
+/** The parts of the tokens a report shows, as the records say them (a reasoning count not reported is none). */
+const parts = (rs: any[]) => ({
+  input_cached_tokens: sum(rs, (r) => r.usage.cache_read_input_tokens),
+  input_cache_write_tokens: sum(rs, (r) => r.usage.cache_creation_input_tokens),
+  reasoning_tokens: sum(rs, (r) => r.usage.completion_tokens_details?.reasoning_tokens ?? 0),
+})
+
 function expectAgrees(report: any, records: any[]) {
-  const sum = (rs: any[], f: (r: any) => number) => rs.reduce((n, r) => n + f(r), 0)
   const cost = (rs: any[]) => sum(rs, (r) => r.cost ?? 0)
   expect(report.totals).toMatchObject({
     total_requests: records.length,
@@ -152,23 +161,28 @@ function expectAgrees(report: any, records: any[]) {
     output_tokens: sum(records, (r) => r.usage.completion_tokens),
     total_tokens: sum(records, (r) => r.usage.total_tokens),
     unpriced_requests: records.filter((r) => r.unpriced).length,
+    ...parts(records),
   })
   expect(report.totals.total_cost).toBeCloseTo(cost(records), 12)
-  // the series adds up to the totals
+  // the series adds up to the totals, each bucket saying its unpriced requests
   expect(sum(report.series, (p) => p.requests)).toBe(records.length)
-  expect(sum(report.series, (p) => p.input_tokens)).toBe(report.totals.input_tokens)
-  expect(sum(report.series, (p) => p.output_tokens)).toBe(report.totals.output_tokens)
+  for (const f of ['input_tokens', 'output_tokens', 'unpriced_requests', 'input_cached_tokens', 'input_cache_write_tokens', 'reasoning_tokens']) {
+    expect([f, sum(report.series, (p) => p[f])]).toEqual([f, report.totals[f]])
+  }
   expect(sum(report.series, (p) => p.cost)).toBeCloseTo(report.totals.total_cost, 12)
   // and each model to its records
   const models = [...new Set(records.map((r) => r.model))].sort()
   expect(report.top_models.map((m: any) => m.model).sort()).toEqual(models)
   for (const m of report.top_models) {
     const mine = records.filter((r) => r.model === m.model)
-    expect({ model: m.model, requests: m.requests, tokens: m.tokens, unpriced: m.unpriced_requests }).toEqual({
+    expect(m).toMatchObject({
       model: m.model,
       requests: mine.length,
       tokens: sum(mine, (r) => r.usage.total_tokens),
-      unpriced: mine.filter((r) => r.unpriced).length,
+      input_tokens: sum(mine, (r) => r.usage.prompt_tokens),
+      output_tokens: sum(mine, (r) => r.usage.completion_tokens),
+      unpriced_requests: mine.filter((r) => r.unpriced).length,
+      ...parts(mine),
     })
     expect(m.cost).toBeCloseTo(cost(mine), 12)
   }
@@ -198,6 +212,13 @@ test('the usage report right after the traffic: what every record of every price
   expect(listed.filter((r) => r.id === 'chatcmpl-dims-cacheable').map((r) => [r.cached === true, r.cost > 0]).sort()).toEqual([[false, true], [true, false]])
   expect(listed.filter((r) => r.error !== undefined).length).toBeGreaterThanOrEqual(1)
   for (const g of listed) if (!g.unpriced && !g.cached && g.error === undefined) expect(g.cost).toBeGreaterThan(0)
+
+  // each part is there to be counted: the cache reads and writes, the reasoning asked for above
+  expect(of('chatcmpl-dims-written').usage.completion_tokens_details).toEqual({ reasoning_tokens: 40 })
+  expect(of('resp_dims_tools').usage.completion_tokens_details).toEqual({ reasoning_tokens: 30 })
+  expect(parts(listed).input_cached_tokens).toBeGreaterThanOrEqual(1111 + 2000 + 100 + 250)
+  expect(parts(listed).input_cache_write_tokens).toBeGreaterThanOrEqual(418 + 6000)
+  expect(parts(listed).reasoning_tokens).toBeGreaterThanOrEqual(40 + 30)
 
   // a window ending now: read from the hourly rollup
   expectAgrees(now, listed)

@@ -22,7 +22,7 @@ let k2: { key: string; record: ApiKey }
 let k3: { key: string; record: ApiKey }
 
 const T = (s: string) => Date.parse(s)
-const u = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0) => ({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens })
+const u = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0, reasoningTokens = 0) => ({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens })
 
 interface Seed {
   name: string
@@ -43,7 +43,7 @@ const SEEDS: Seed[] = [
     key: () => k1.record,
     model: 'claude-sonnet-4-5',
     at: '2026-01-05T11:45:00.000Z',
-    usage: u(400, 50, 1000, 200),
+    usage: u(400, 50, 1000, 200, 20),
     cost: ((400 * 3 + 1000 * 0.3 + 200 * 3.75 + 50 * 15) / 1e6) * 0.5,
   },
   { name: 'r5', key: () => k2.record, model: 'mock-unpriced', at: '2026-01-05T13:10:00.000Z', usage: u(500, 60), cost: null },
@@ -83,6 +83,9 @@ function expected(names: string[]) {
     total_tokens: input + output,
     total_cost: ss.reduce((n, s) => n + (s.cost ?? 0), 0),
     unpriced_requests: ss.filter((s) => s.cost === null).length,
+    input_cached_tokens: ss.reduce((n, s) => n + s.usage.cacheReadTokens, 0),
+    input_cache_write_tokens: ss.reduce((n, s) => n + s.usage.cacheWriteTokens, 0),
+    reasoning_tokens: ss.reduce((n, s) => n + s.usage.reasoningTokens, 0),
   }
 }
 
@@ -111,14 +114,19 @@ describe('GET /api/v1/usage: totals, buckets, models', () => {
     expect(body.series).toHaveLength(24)
     expect(body.series[0].timestamp).toBe('2026-01-05T00:00:00.000Z')
     expect(body.series[23].timestamp).toBe('2026-01-05T23:00:00.000Z')
-    const nonEmpty = body.series.filter((p: any) => p.requests > 0).map((p: any) => [p.timestamp.slice(11, 16), p.requests, p.input_tokens, p.output_tokens])
+    const nonEmpty = body.series
+      .filter((p: any) => p.requests > 0)
+      .map((p: any) => [p.timestamp.slice(11, 16), p.requests, p.input_tokens, p.output_tokens, p.input_cached_tokens, p.input_cache_write_tokens, p.reasoning_tokens, p.unpriced_requests])
     expect(nonEmpty).toEqual([
-      ['10:00', 2, 3000, 300],
-      ['11:00', 2, 4600, 350],
-      ['13:00', 1, 500, 60],
+      ['10:00', 2, 3000, 300, 0, 0, 0, 0],
+      ['11:00', 2, 4600, 350, 1000, 200, 20, 0],
+      ['13:00', 1, 500, 60, 0, 0, 0, 1],
     ])
     expect(body.series[10].cost).toBeCloseTo(SEEDS[0]!.cost! + SEEDS[1]!.cost!, 12)
-    expect(body.series[12]).toEqual({ timestamp: '2026-01-05T12:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0 })
+    expect(body.series[12]).toEqual({
+      timestamp: '2026-01-05T12:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0,
+      unpriced_requests: 0, input_cached_tokens: 0, input_cache_write_tokens: 0, reasoning_tokens: 0,
+    })
   })
 
   test('top models ordered by cost, then requests, unpriced last', async () => {
@@ -130,6 +138,7 @@ describe('GET /api/v1/usage: totals, buckets, models', () => {
       ['mock-unpriced', 1, 560],
     ])
     expect(body.top_models[0].cost).toBeCloseTo(SEEDS[0]!.cost! + SEEDS[1]!.cost!, 12)
+    expect(body.top_models[2]).toMatchObject({ input_tokens: 1600, output_tokens: 50, input_cached_tokens: 1000, input_cache_write_tokens: 200, reasoning_tokens: 20, unpriced_requests: 0 })
     expect(body.top_models[3]).toMatchObject({ cost: 0, unpriced_requests: 1 })
   })
 
