@@ -79,6 +79,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(await page.textContent('[data-total=requests]')).toBe(total.toLocaleString('en-US'))
     expect(await page.textContent('[data-total=unpriced]')).toBe(String(5 * 3 + 4 + 3)) // mock-claude and mock-gpt have no price
     expect(await page.$$eval('table.top-models tbody td:first-child', (tds) => tds.map((t) => t.textContent).sort())).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini', 'mock-claude', 'mock-gpt'])
+    // the parts of a model's tokens a provider's usage page shows beside them
+    expect(await page.$$eval('table.top-models thead th', (ths) => ths.map((t) => t.textContent))).toEqual(['model', 'requests', 'tokens', 'of which cached input', 'of which reasoning', 'cost', 'unpriced'])
     await screenshot(page, 'usage-admin')
 
     // one account: only its bars

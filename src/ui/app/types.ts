@@ -22,7 +22,7 @@ export interface UsageReport {
   granularity: 'hour' | 'day'
   totals: { total_requests: number; total_tokens: number; input_tokens: number; output_tokens: number; total_cost: number; unpriced_requests: number }
   series: { timestamp: string; requests: number; input_tokens: number; output_tokens: number; cost: number }[]
-  top_models: { model: string; requests: number; tokens: number; cost: number; unpriced_requests: number }[]
+  top_models: { model: string; requests: number; tokens: number; cost: number; unpriced_requests: number; input_cached_tokens: number; reasoning_tokens: number }[]
   series_by_model?: { model: string; series: UsageReport['series'] }[]
 }
 
