@@ -139,6 +139,7 @@ export class Scheduler {
     for (const row of await this.store.open()) {
       const a = this.track(row)
       if (row.succeeded + row.failed > 0 && !a.stopped) this.s.log.info('batches: resuming', { batch_id: row.id, done: row.succeeded + row.failed, total: row.total })
+      await this.failIfInputGone(row)
     }
     void this.checkExpiry()
     this.expiryTimer = setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
@@ -686,6 +687,18 @@ export class Scheduler {
       if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue
       await this.fail(row.id, 'input_file_deleted', `the input file ${file.id} was ${reason === 'expired' ? 'removed when it expired' : 'deleted'}`)
     }
+  }
+
+  /**
+   * A delete removes the file's record, then fails the batches reading it (onFileDeleted): a
+   * crash between the two leaves one open on a file that is gone, failed here at the next start.
+   * An expired file reads as gone too; its pass would fail the batch all the same.
+   */
+  private async failIfInputGone(row: BatchRow): Promise<void> {
+    if (row.inputFileId === null || FINAL.has(row.status)) return
+    if (await this.s.files.get(row.apiKeyId, row.inputFileId)) return
+    this.s.log.warn('batches: the input file of an open batch is gone; failing it', { batch_id: row.id, file_id: row.inputFileId })
+    await this.fail(row.id, 'input_file_deleted', `the input file ${row.inputFileId} was deleted`)
   }
 
   /** Resolves once every batch that can end has ended (tests, shutdown). */
