@@ -29,10 +29,9 @@ type Waiting = Call | StreamEvent[]
 /**
  * One stream's normalizer: each event goes to `emit` with the boundaries it implies, in order.
  * A delta inside the run already open (most of a stream) is handed on as it is, nothing made.
- * `unsent`: told the text and reasoning that waited for a call a failure cut off, which are not
- * sent (produced all the same, and billed so).
+ * (What it holds back is billed all the same: a stream's output is counted before it, translated.ts.)
  */
-export function blockBoundaries(emit: (ev: StreamEvent) => void, unsent?: (text: string) => void): (ev: StreamEvent) => void {
+export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEvent) => void {
   let open: Open = null
   /** The tool input open now; what waits for it, in the order it came; the calls among that by index. */
   let tool: number | null = null
@@ -151,10 +150,9 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void, unsent?: (text:
       case 'error': {
         // A call cut off by the failure is not ended: its end would tell the client (an agent
         // that runs a tool when its block stops) that the arguments so far are the call's, and
-        // what waited for it is not sent, since it would open inside the call: the calls are
-        // dropped, and the text and thinking told to `unsent` (they were produced). Text or
-        // thinking open at the failure ends marked cut, so an encoder may show it cut
-        for (const w of waiting) if (Array.isArray(w)) for (const e of w) if (e.type === 'text-delta' || e.type === 'reasoning-delta') unsent?.(e.text)
+        // what waited for it is not sent, since it would open inside the call: the calls, text
+        // and thinking are dropped (they were produced, and are billed so). Text or thinking
+        // open at the failure ends marked cut, so an encoder may show it cut
         tool = null
         waiting = []
         calls.clear()

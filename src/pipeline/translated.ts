@@ -9,6 +9,7 @@ import { roughCount } from '../ir/bounded-bpe.ts'
 const START_COUNT = 64 * 1024
 import { firstEventFailure } from '../ir/errors.ts'
 import { blockBoundaries } from '../ir/blocks.ts'
+import { eventText } from '../ir/event-text.ts'
 import { pauseAtFirstTool, pauseResponseAtFirstTool } from '../ir/pause.ts'
 import { promptTokens as promptCount, type GenerationRequest, type GenerationResponse, type StreamEvent, type Usage } from '../ir/types.ts'
 import type { CallContext, ProviderAdapter } from '../routing/contract.ts'
@@ -71,7 +72,11 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     const text = requestText(ir)
     if (text.length <= START_COUNT) void countTokensAsync(text, ctx.lane).then((n) => (counted = n), () => {})
   }
-  const source = await adapter.stream(ir, ctx)
+  // what the upstream sent is billed whether or not it reached the client: each event as it
+  // comes from the adapter (before a block boundary holds any back), and what the adapter itself
+  // held when the client left (`unsent`)
+  const produced = new ProducedText()
+  const source = await adapter.stream(ir, { ...ctx, unsent: (t) => produced.push(t) })
   events = (input.pauseAtTool ? pauseAtFirstTool(source) : source)[Symbol.asyncIterator]()
   first = await events.next()
   const failure = first.done ? firstEventFailure({ done: true }) : first.value.type === 'error' ? firstEventFailure({ error: first.value.error }) : undefined
@@ -79,7 +84,6 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
     await events.return?.(undefined)?.catch(() => {})
     throw failure
   }
-  const produced = new ProducedText()
   out.producedText = () => produced.text()
   const start = first.value.type === 'start' ? first.value : undefined
   const promptTokens = codec.promptAtStart && !start?.usage ? (counted ?? roughCount(requestText(ir))) : undefined
@@ -88,14 +92,11 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   let text = ''
   let failed: MidStreamError | undefined
   const blocks = blockBoundaries((ev) => {
-    if (ev.type === 'text-delta' || ev.type === 'reasoning-delta') produced.push(ev.text)
-    else if (ev.type === 'tool-input-delta') produced.push(ev.delta)
-    else if (ev.type === 'tool-input-start') produced.push(ev.name)
     // (an event's one frame is taken as it is: `'' + frame` would make a rope of it here)
     const frame = enc.push(ev)
     if (frame !== '') text = text === '' ? frame : text + frame
     if (ev.type === 'error') failed = new MidStreamError(ev.error.message, ev.error.status, ev.error.type)
-  }, (unsent) => produced.push(unsent))
+  })
   const frames = (async function* () {
     try {
       for (let r = first; !r.done; r = await events.next()) {
@@ -108,6 +109,8 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
           const usage = withStart(r.value.usage, start)
           r = { done: false, value: { ...r.value, usage: unsaid(usage) ? await countedUsage(usage, produced.text(), ir, ctx) : usage } }
         }
+        const said = eventText(r.value)
+        if (said !== '') produced.push(said)
         try {
           blocks(r.value)
         } catch (e) {

@@ -53,6 +53,12 @@ export interface CallContext {
   leftOut?: (names: string[]) => void
   /** Told of each code-execution container the translated reply says it ran in. */
   containerGiven?: ContainerGiven
+  /**
+   * Told, when a stream's reader leaves it early (a client gone), the text and tool input its
+   * adapter had read from the upstream but not yet handed on (held for a block or a call's name):
+   * the upstream produced it, and it is billed so.
+   */
+  unsent?: (text: string) => void
 }
 
 /**

@@ -16,6 +16,7 @@ import { callId, inputText, replyToken, type AnthropicBlock } from './response.t
 import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
 import { tellContainer } from './container.ts'
 import type { ContainerGiven } from '../../routing/contract.ts'
+import { tellText } from '../../ir/event-text.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
 type Block =
@@ -77,8 +78,11 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
   }
 }
 
-/** `given`: told of the code execution container the reply says it ran in (container.ts). */
-export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven): AsyncGenerator<StreamEvent> {
+/**
+ * `given`: told of the code execution container the reply says it ran in (container.ts).
+ * `unsent`: told, when the reader leaves early, the text of what was read and not yet handed on.
+ */
+export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
   const order = blockOrder<Block>()
   let tools = 0
@@ -88,120 +92,131 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
   let reply = ''
   /** 'said': the upstream's message_start came; 'made': the reply began without one (at its first output). */
   let started: 'said' | 'made' | undefined
+  /** The events one upstream event made, handed on in order: `handed` of them so far. */
   const out: StreamEvent[] = []
+  let handed = 0
   /** A failure: what waited for an earlier block goes out first (it was produced, and is billed so), then the error. */
   function* failing(error: StreamEvent): Generator<StreamEvent> {
-    const held: StreamEvent[] = []
-    order.release(held)
-    if (held.length > 0 && started === undefined) {
+    out.length = handed = 0
+    order.release(out)
+    if (out.length > 0 && started === undefined) {
       started = 'made'
       yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
     }
-    yield* held
+    while (handed < out.length) yield out[handed++]!
     yield error
   }
 
   try {
-    for await (const m of messages) {
-      // as the SDK reads the wire: a ping whatever its data, and an event with none, say nothing
-      if (m.event === 'ping' || m.data === '') continue
-      let e: Event
-      try {
-        e = JSON.parse(m.data)
-      } catch {
-        yield* failing(streamError('upstream sent a stream event that is not JSON', 'stream_error'))
-        return
-      }
-      if (e === null || typeof e !== 'object') continue
-      const type = e.type ?? m.event
-      if (type === 'message_start') {
-        if (started === 'said') continue // a second one says nothing new (the encoders begin once)
-        tellContainer(e.message?.container, given)
-        reply = e.message?.id ?? reply
-        usage = usageFromAnthropic(e.message?.usage)
-        // one that comes after the reply began without it still says the prompt's count
-        if (started === undefined) yield { type: 'start', id: reply, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
-        started = 'said'
-        yield { type: 'usage', usage }
-        continue
-      }
-      let ended = false
-      out.length = 0
-      switch (type) {
-        case 'content_block_start': {
-          const b = e.content_block ?? { type: 'unknown' }
-          if (b.type === 'tool_use' && !b.id) reply ||= replyToken()
-          // a block started again at the index of one still open: that one can take nothing more, it ended
-          const was = blocks.get(e.index ?? 0)
-          order.stop(was, closeBlock(was), out)
-          const opened = openBlock(b, tools, reply)
-          const made: StreamEvent[] = []
-          let r = opened.next()
-          for (; !r.done; r = opened.next()) made.push(r.value)
-          if (r.value.kind === 'tool') tools++
-          // bounded as the order's entries are: the oldest block kept is forgotten (as the order
-          // forgets it, its end is not made at the message's end)
-          if (!blocks.has(e.index ?? 0) && blocks.size >= BLOCKS_KEPT) blocks.delete(blocks.keys().next().value as number)
-          blocks.set(e.index ?? 0, r.value)
-          order.start(r.value, made, out)
-          break
-        }
-        case 'content_block_delta': {
-          const b = blocks.get(e.index ?? 0)
-          const d = e.delta ?? {}
-          let ev: StreamEvent | undefined
-          if (d.type === 'text_delta' && d.text) ev = { type: 'text-delta', text: d.text }
-          else if (d.type === 'thinking_delta' && d.thinking) ev = { type: 'reasoning-delta', text: d.thinking }
-          else if (d.type === 'signature_delta' && d.signature) {
-            if (b?.kind === 'thinking') b.signed = true
-            ev = { type: 'reasoning-signature', signature: d.signature }
-          } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
-            b.sentArgs = true
-            ev = { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
-          }
-          if (ev) order.events(b, [ev], out)
-          break
-        }
-        case 'content_block_stop': {
-          const b = blocks.get(e.index ?? 0)
-          order.stop(b, closeBlock(b), out)
-          // a stopped block takes nothing more (a late delta goes on as one of no block would)
-          blocks.delete(e.index ?? 0)
-          break
-        }
-        case 'message_delta':
-          // a delta that carries usage alone leaves the reason an earlier one gave
-          stop = { reason: e.delta?.stop_reason ?? stop.reason, sequence: e.delta?.stop_sequence ?? stop.sequence }
-          usage = overwriteUsage(usage, e.usage)
-          tellContainer(e.delta?.container, given)
-          out.push({ type: 'usage', usage })
-          break
-        case 'message_stop': {
-          order.drain(closeBlock, out)
-          const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
-          out.push({ type: 'finish', finish, usage })
-          ended = true
-          break
-        }
-        case 'error':
-          yield* failing({ type: 'error', error: anthropicEventError(provider, e.error).info })
+    try {
+      for await (const m of messages) {
+        // as the SDK reads the wire: a ping whatever its data, and an event with none, say nothing
+        if (m.event === 'ping' || m.data === '') continue
+        let e: Event
+        try {
+          e = JSON.parse(m.data)
+        } catch {
+          yield* failing(streamError('upstream sent a stream event that is not JSON', 'stream_error'))
           return
-        default:
-          // event types added later carry nothing the IR needs
-          break
+        }
+        if (e === null || typeof e !== 'object') continue
+        const type = e.type ?? m.event
+        if (type === 'message_start') {
+          if (started === 'said') continue // a second one says nothing new (the encoders begin once)
+          tellContainer(e.message?.container, given)
+          reply = e.message?.id ?? reply
+          usage = usageFromAnthropic(e.message?.usage)
+          // one that comes after the reply began without it still says the prompt's count
+          if (started === undefined) yield { type: 'start', id: reply, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
+          started = 'said'
+          yield { type: 'usage', usage }
+          continue
+        }
+        let ended = false
+        out.length = handed = 0
+        switch (type) {
+          case 'content_block_start': {
+            const b = e.content_block ?? { type: 'unknown' }
+            if (b.type === 'tool_use' && !b.id) reply ||= replyToken()
+            // a block started again at the index of one still open: that one can take nothing more, it ended
+            const was = blocks.get(e.index ?? 0)
+            order.stop(was, closeBlock(was), out)
+            const opened = openBlock(b, tools, reply)
+            const made: StreamEvent[] = []
+            let r = opened.next()
+            for (; !r.done; r = opened.next()) made.push(r.value)
+            if (r.value.kind === 'tool') tools++
+            // bounded as the order's entries are: the oldest block kept is forgotten (as the order
+            // forgets it, its end is not made at the message's end)
+            if (!blocks.has(e.index ?? 0) && blocks.size >= BLOCKS_KEPT) blocks.delete(blocks.keys().next().value as number)
+            blocks.set(e.index ?? 0, r.value)
+            order.start(r.value, made, out)
+            break
+          }
+          case 'content_block_delta': {
+            const b = blocks.get(e.index ?? 0)
+            const d = e.delta ?? {}
+            let ev: StreamEvent | undefined
+            if (d.type === 'text_delta' && d.text) ev = { type: 'text-delta', text: d.text }
+            else if (d.type === 'thinking_delta' && d.thinking) ev = { type: 'reasoning-delta', text: d.thinking }
+            else if (d.type === 'signature_delta' && d.signature) {
+              if (b?.kind === 'thinking') b.signed = true
+              ev = { type: 'reasoning-signature', signature: d.signature }
+            } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
+              b.sentArgs = true
+              ev = { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
+            }
+            if (ev) order.events(b, [ev], out)
+            break
+          }
+          case 'content_block_stop': {
+            const b = blocks.get(e.index ?? 0)
+            order.stop(b, closeBlock(b), out)
+            // a stopped block takes nothing more (a late delta goes on as one of no block would)
+            blocks.delete(e.index ?? 0)
+            break
+          }
+          case 'message_delta':
+            // a delta that carries usage alone leaves the reason an earlier one gave
+            stop = { reason: e.delta?.stop_reason ?? stop.reason, sequence: e.delta?.stop_sequence ?? stop.sequence }
+            usage = overwriteUsage(usage, e.usage)
+            tellContainer(e.delta?.container, given)
+            out.push({ type: 'usage', usage })
+            break
+          case 'message_stop': {
+            order.drain(closeBlock, out)
+            const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
+            out.push({ type: 'finish', finish, usage })
+            ended = true
+            break
+          }
+          case 'error':
+            yield* failing({ type: 'error', error: anthropicEventError(provider, e.error).info })
+            return
+          default:
+            // event types added later carry nothing the IR needs
+            break
+        }
+        // a server that sends no message_start: the reply begins at its first output, never
+        // earlier (an error before any output is still a failure before the reply's status)
+        if (out.length > 0 && started === undefined) {
+          started = 'made'
+          yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
+        }
+        while (handed < out.length) yield out[handed++]!
+        if (ended) return
       }
-      // a server that sends no message_start: the reply begins at its first output, never
-      // earlier (an error before any output is still a failure before the reply's status)
-      if (out.length > 0 && started === undefined) {
-        started = 'made'
-        yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
-      }
-      for (const ev of out) yield ev
-      if (ended) return
+    } catch (e) {
+      yield* failing(readFailure(e))
+      return
     }
-  } catch (e) {
-    yield* failing(readFailure(e))
-    return
+    yield* failing(streamError('upstream stream ended before message_stop', 'incomplete_stream'))
+  } finally {
+    // a reader that left early (its client gone) never took these: the upstream produced them
+    if (unsent) {
+      const rest = out.slice(handed)
+      order.release(rest)
+      tellText(rest, unsent)
+    }
   }
-  yield* failing(streamError('upstream stream ended before message_stop', 'incomplete_stream'))
 }

@@ -86,7 +86,7 @@ export class OpenAIAdapter implements ProviderAdapter {
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
     const named = shortToolNames(req)
     const body = this.chatBody({ ...named.req, stream: true }, ctx)
-    const events = await this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle), this.kind === 'openai')), (json) => ({ json }))
+    const events = await this.call(CHAT, body, ctx, async (res, idle) => commitFirst(openAIChatEvents(parseSse(bodyOf(res, this.config.name), idle), this.kind === 'openai', ctx.unsent)), (json) => ({ json }))
     return named.back ? longNamesOf(events, named.back) : events
   }
 

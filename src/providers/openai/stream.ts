@@ -59,8 +59,11 @@ export const HELD_MAX = 64 * 1024
 
 const midStream = (message: string, type = 'stream_error'): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-/** `tiers`: the upstream is OpenAI's own, whose `service_tier` prices the reply (a compatible server's says nothing of OpenAI's prices). */
-export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tiers = false): AsyncGenerator<StreamEvent> {
+/**
+ * `tiers`: the upstream is OpenAI's own, whose `service_tier` prices the reply (a compatible server's says nothing of OpenAI's prices).
+ * `unsent`: told, when the reader leaves early, the name and argument text of calls read and not yet handed on.
+ */
+export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tiers = false, unsent?: (text: string) => void): AsyncGenerator<StreamEvent> {
   let started = false
   let finish: Finish | undefined
   let refused = false
@@ -155,58 +158,68 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
   }
 
   try {
-    for await (const m of messages) {
-      if (m.data === '[DONE]') break
-      let chunk: ChatChunk
-      try {
-        chunk = JSON.parse(m.data)
-      } catch {
-        yield* failing(midStream('upstream sent a stream chunk that is not JSON'))
-        return
-      }
-      if (chunk.error) {
-        const e = parseErrorBody(JSON.stringify(chunk))
-        yield* failing({ type: 'error', error: { status: 502, message: e.message === undefined ? 'upstream stream error' : withoutSecrets(e.message), type: e.type } })
-        return
-      }
-      if (!started) {
-        started = true
-        replyId = chunk.id ?? ''
-        const serviceTier = tiers ? pricedTier(chunk.service_tier) : undefined
-        yield { type: 'start', id: chunk.id ?? '', model: chunk.model ?? '', created: chunk.created ?? Math.floor(Date.now() / 1000), ...(serviceTier ? { serviceTier } : {}) }
-      }
-      const choice = chunk.choices?.[0]
-      const d = choice?.delta
-      if (d && typeof d === 'object') {
-        const reasoning = reasoningOf(d)
-        if (reasoning) yield { type: 'reasoning-delta', text: reasoning }
-        const text = textOf(d.content)
-        if (text) yield { type: 'text-delta', text }
-        const refusal = textOf(d.refusal)
-        if (refusal) {
-          refused = true
-          yield { type: 'text-delta', text: refusal }
+    try {
+      for await (const m of messages) {
+        if (m.data === '[DONE]') break
+        let chunk: ChatChunk
+        try {
+          chunk = JSON.parse(m.data)
+        } catch {
+          yield* failing(midStream('upstream sent a stream chunk that is not JSON'))
+          return
         }
-        if (Array.isArray(d.tool_calls)) for (const call of d.tool_calls) if (call && typeof call === 'object') yield* toolDelta(keyOf(call), call)
-        if (d.function_call && typeof d.function_call === 'object') yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call })
+        if (chunk.error) {
+          const e = parseErrorBody(JSON.stringify(chunk))
+          yield* failing({ type: 'error', error: { status: 502, message: e.message === undefined ? 'upstream stream error' : withoutSecrets(e.message), type: e.type } })
+          return
+        }
+        if (!started) {
+          started = true
+          replyId = chunk.id ?? ''
+          const serviceTier = tiers ? pricedTier(chunk.service_tier) : undefined
+          yield { type: 'start', id: chunk.id ?? '', model: chunk.model ?? '', created: chunk.created ?? Math.floor(Date.now() / 1000), ...(serviceTier ? { serviceTier } : {}) }
+        }
+        const choice = chunk.choices?.[0]
+        const d = choice?.delta
+        if (d && typeof d === 'object') {
+          const reasoning = reasoningOf(d)
+          if (reasoning) yield { type: 'reasoning-delta', text: reasoning }
+          const text = textOf(d.content)
+          if (text) yield { type: 'text-delta', text }
+          const refusal = textOf(d.refusal)
+          if (refusal) {
+            refused = true
+            yield { type: 'text-delta', text: refusal }
+          }
+          if (Array.isArray(d.tool_calls)) for (const call of d.tool_calls) if (call && typeof call === 'object') yield* toolDelta(keyOf(call), call)
+          if (d.function_call && typeof d.function_call === 'object') yield* toolDelta(-1, { id: `call_${chunk.id ?? 'legacy'}`, function: d.function_call })
+        }
+        if (choice?.finish_reason) {
+          finish = calledFinish(refusedFinish(finishFromOpenAI(choice.finish_reason), refused), tools.size > 0)
+          yield* closeTools()
+        }
+        if (chunk.usage) {
+          usage = usageFromOpenAI(chunk.usage, tiers ? chunk.service_tier : undefined)
+          yield { type: 'usage', usage }
+        }
       }
-      if (choice?.finish_reason) {
-        finish = calledFinish(refusedFinish(finishFromOpenAI(choice.finish_reason), refused), tools.size > 0)
-        yield* closeTools()
-      }
-      if (chunk.usage) {
-        usage = usageFromOpenAI(chunk.usage, tiers ? chunk.service_tier : undefined)
-        yield { type: 'usage', usage }
+    } catch (e) {
+      yield* failing(readFailure(e))
+      return
+    }
+    if (!finish) {
+      yield* failing(midStream('upstream stream ended before a finish_reason', 'incomplete_stream'))
+      return
+    }
+    yield* closeTools()
+    yield { type: 'finish', finish, usage }
+  } finally {
+    // a reader that left early (its client gone) never took these: the upstream produced them
+    if (unsent) {
+      for (const t of tools.values()) {
+        const rest = (t.started ? '' : t.name) + t.held.join('')
+        if (rest !== '') unsent(rest)
       }
     }
-  } catch (e) {
-    yield* failing(readFailure(e))
-    return
   }
-  if (!finish) {
-    yield* failing(midStream('upstream stream ended before a finish_reason', 'incomplete_stream'))
-    return
-  }
-  yield* closeTools()
-  yield { type: 'finish', finish, usage }
 }
