@@ -1,6 +1,7 @@
 // chat.completion.chunk SSE → IR stream events. State lives in the generator: tool calls
 // are keyed by `tool_calls[].index` (the last call when a server sends none; a new call when a
-// piece names a function under another id); `tool_calls: []` next to text is text; the finish waits for the usage chunk and
+// piece names a function under another id, or brings argument text under another id after its
+// call's whole arguments); `tool_calls: []` next to text is text; the finish waits for the usage chunk and
 // `[DONE]`. What other servers of the wire send in other shapes is read by compat-fields.ts.
 // A call starts once it is named: argument text some servers send ahead of the piece with the
 // call's id and name waits for it (HELD_MAX at most), so the call is one, not a nameless one
@@ -13,6 +14,7 @@ import { usageFromOpenAI, type OpenAIUsage } from './usage.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { withoutSecrets } from '../../lib/secrets.ts'
 import { argumentsOf, reasoningOf, stringOf, textOf, type ChatMessageFields } from './compat-fields.ts'
+import { WholeJson } from './whole-json.ts'
 
 /** A piece of a call as servers of the chat wire send it (compat-fields.ts reads what is not a string). */
 interface ChunkToolCall {
@@ -47,6 +49,8 @@ interface ToolState {
   started: boolean
   /** Argument text that came before the call's name, waiting for it. */
   held: string[]
+  /** Whether its argument text so far is a whole JSON value (a new id's text after it is another call's). */
+  args: WholeJson
   sentArgs: boolean
   open: boolean
 }
@@ -58,6 +62,16 @@ interface ToolState {
 export const HELD_MAX = 64 * 1024
 
 const midStream = (message: string, type = 'stream_error'): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
+
+/**
+ * A piece under an id other than its call's that begins another call: one that names a function,
+ * or one with argument text once the call's arguments are whole (keyOf below says why).
+ */
+function another(t: ToolState, call: ChunkToolCall, id: string): boolean {
+  if (id === '') return false
+  if (stringOf(call.function?.name) !== '') return t.id === undefined ? t.started : t.id !== id
+  return t.id !== id && t.args.whole && (argumentsOf(call.function?.arguments) ?? '').trim() !== ''
+}
 
 /**
  * `tiers`: the upstream is OpenAI's own, whose `service_tier` prices the reply (a compatible server's says nothing of OpenAI's prices).
@@ -108,8 +122,10 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
 
   // A piece's call: by its `index`; some servers send none, and a piece without one continues the
   // last call. A piece that names a function under an id other than its call's begins a new call
-  // (Ollama numbers every parallel call 0); an id alone does not, since some servers change the
-  // id from piece to piece of one call (a new one each piece, or another after the first). Keys
+  // (Ollama numbers every parallel call 0), and so does one with argument text under another id
+  // once its call's arguments are a whole JSON value (no text can continue them: the new call's
+  // first arguments, ahead of its name); an id alone does not, since some servers change the id
+  // from piece to piece of one call (a new one each piece, or another after the first). Keys
   // other than a real index are negative, apart from every real one.
   const moved = new Map<number, number>()
   let last: number | undefined
@@ -117,8 +133,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
     const id = stringOf(call.id)
     let key = call.index === undefined ? last : (moved.get(call.index) ?? call.index)
     const t = key === undefined ? undefined : tools.get(key)
-    const another = t !== undefined && id !== '' && stringOf(call.function?.name) !== '' && (t.id === undefined ? t.started : t.id !== id)
-    if (key === undefined || another) {
+    if (key === undefined || (t !== undefined && another(t, call, id))) {
       const fresh = -2 - tools.size
       if (call.index !== undefined) moved.set(call.index, fresh)
       key = fresh
@@ -130,7 +145,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
   function* toolDelta(key: number, call: ChunkToolCall): Generator<StreamEvent> {
     let t = tools.get(key)
     if (!t) {
-      t = { ordinal: tools.size, name: '', started: false, held: [], sentArgs: false, open: true }
+      t = { ordinal: tools.size, name: '', started: false, held: [], args: new WholeJson(), sentArgs: false, open: true }
       tools.set(key, t)
     }
     if (!t.started) {
@@ -141,6 +156,7 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
       if (name && name !== t.name) t.name += name
     }
     const args = argumentsOf(call.function?.arguments)
+    if (args) t.args.feed(args)
     if (t.started) {
       if (!args) return
       t.sentArgs = true
