@@ -20,6 +20,7 @@ import m17 from '../../db/migrations/0017_stored_items_backfill.sql' with { type
 import m18 from '../../db/migrations/0018_container_grants.sql' with { type: 'text' }
 import m19 from '../../db/migrations/0019_generation_served.sql' with { type: 'text' }
 import m20 from '../../db/migrations/0020_usage_details.sql' with { type: 'text' }
+import m21 from '../../db/migrations/0021_conversations.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -38,6 +39,7 @@ import p14 from '../../db/pg-migrations/0014_stored_items_backfill.sql' with { t
 import p15 from '../../db/pg-migrations/0015_container_grants.sql' with { type: 'text' }
 import p16 from '../../db/pg-migrations/0016_generation_served.sql' with { type: 'text' }
 import p17 from '../../db/pg-migrations/0017_usage_details.sql' with { type: 'text' }
+import p18 from '../../db/pg-migrations/0018_conversations.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -64,6 +66,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0018_container_grants", when: 1796418770505, breakpoints: true, sql: m18 },
   { tag: "0019_generation_served", when: 1796426970733, breakpoints: true, sql: m19 },
   { tag: "0020_usage_details", when: 1796437375530, breakpoints: true, sql: m20 },
+  { tag: "0021_conversations", when: 1796438071581, breakpoints: true, sql: m21 },
 ]
 
 /** PostgreSQL. */
@@ -86,4 +89,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0015_container_grants", when: 1796418772172, breakpoints: true, sql: p15 },
   { tag: "0016_generation_served", when: 1796426972443, breakpoints: true, sql: p16 },
   { tag: "0017_usage_details", when: 1796437377091, breakpoints: true, sql: p17 },
+  { tag: "0018_conversations", when: 1796438072972, breakpoints: true, sql: p18 },
 ]

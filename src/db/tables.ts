@@ -240,6 +240,36 @@ export function declareTables(k: ColumnKit) {
   )
 
   /**
+   * Conversations made through the Conversations API (`conv_…`), one row each: the key that made
+   * it (another key's lookups never find it) and its metadata. Its items are conversation_items.
+   */
+  const conversations = k.table('conversations', {
+    id: k.text('id').primaryKey(),
+    apiKeyId: k.text('api_key_id').notNull(),
+    /** Epoch ms. */
+    createdAt: k.int('created_at').notNull(),
+    /** JSON object of string pairs, or null. */
+    metadata: k.text('metadata'),
+  })
+
+  /**
+   * A conversation's items, in `seq` order (a time-ordered id, then the item's place in what was
+   * added at once): those added through its items route and each turn's input and output. An
+   * item id names one item of a conversation.
+   */
+  const conversationItems = k.table(
+    'conversation_items',
+    {
+      conversationId: k.text('conversation_id').notNull(),
+      seq: k.text('seq').notNull(),
+      itemId: k.text('item_id').notNull(),
+      /** JSON: the item as it is listed (with its id). */
+      item: k.text('item').notNull(),
+    },
+    (t) => [k.primaryKey({ columns: [t.conversationId, t.seq] }), k.uniqueIndex('conversation_items_item').on(t.conversationId, t.itemId)],
+  )
+
+  /**
    * Batches (both batch APIs): one row per batch, with its counters kept on write so that a
    * poll reads one row. Times are epoch ms; null until the event happened.
    */
@@ -398,5 +428,5 @@ export function declareTables(k: ColumnKit) {
     },
     (t) => [k.index('response_cache_used').on(t.usedAt)],
   )
-  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, batches, batchItems, batchIngests, creditReservations, responseCache }
+  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache }
 }

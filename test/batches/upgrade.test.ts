@@ -4,6 +4,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
 import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
 import { chat, NO_LIMITS } from './helpers.ts'
 
@@ -24,12 +25,8 @@ test('pending items stored before batch_items.beyond: the database is migrated a
   // the database as the version before left it: no column, no record of its migration (nor of any
   // later one), and a batch whose items were stored with the columns there were
   const db = await openDatabaseOf(dataDir)
-  await db.sql.run('ALTER TABLE batch_items DROP COLUMN beyond')
-  await db.sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [added.when])
-  // what the later migrations made goes too: they run again at start
-  await db.sql.run('DROP TABLE stored_items')
-  await db.sql.run('DROP TABLE container_grants')
-  for (const c of ['service_tier', 'speed', 'inference_geo']) await db.sql.run(`ALTER TABLE generations DROP COLUMN ${c}`)
+  // (what the later migrations made goes too: they run again at start)
+  await undoMigrationsFrom(db.sql, migrations, added)
   const now = Date.now()
   await db.sql.run(
     `INSERT INTO batches (id, api_key_id, family, endpoint, completion_window, status, total, created_at, expires_at) VALUES (?, ?, 'openai', '/v1/chat/completions', '24h', 'queued', 3, ?, ?)`,

@@ -9,8 +9,14 @@ const dropColumns = (table: string, columns: string[]) => columns.map((c) => `AL
 
 // by tag less its number (the two dialects number them apart)
 const UNDO: Record<string, string[]> = {
+  batch_item_beyond: dropColumns('batch_items', ['beyond']),
+  stored_items: ['DROP TABLE stored_items'],
+  // (data only, into the table the undo above drops)
+  stored_items_backfill: [],
+  container_grants: ['DROP TABLE container_grants'],
   generation_served: dropColumns('generations', ['service_tier', 'speed', 'inference_geo']),
   usage_details: dropColumns('usage_hourly', ['cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens']),
+  conversations: ['DROP TABLE conversation_items', 'DROP TABLE conversations'],
 }
 
 /** Undo `from` and every later migration of `migrations` on `sql`, newest first. */

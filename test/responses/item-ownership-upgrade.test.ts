@@ -5,6 +5,7 @@ import { afterAll, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
 import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
 import { fixture, startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
 
@@ -17,7 +18,8 @@ afterAll(async () => {
 })
 
 const env = { OPENAI_API_KEY: 'sk-upstream-openai-secret', OPENAI_BASE_URL: up.url }
-const added = (onPostgres ? PG_MIGRATIONS : MIGRATIONS).find((m) => m.tag.endsWith('_stored_items'))!
+const migrations = onPostgres ? PG_MIGRATIONS : MIGRATIONS
+const added = migrations.find((m) => m.tag.endsWith('_stored_items'))!
 const client = (url: string, key: string) => new OpenAI({ apiKey: key, baseURL: `${url}/api/alpha/v1`, maxRetries: 0 })
 
 test("items of responses stored before the upgrade are still their key's to name; another key's are not", async () => {
@@ -31,10 +33,7 @@ test("items of responses stored before the upgrade are still their key's to name
   // the database as the version before left it: no stored_items, no record of its migration (nor
   // of any later one, whose tables go too: they are made again at start)
   const db = await openDatabaseOf(dataDir)
-  await db.sql.run('DROP TABLE stored_items')
-  await db.sql.run('DROP TABLE container_grants')
-  for (const c of ['service_tier', 'speed', 'inference_geo']) await db.sql.run(`ALTER TABLE generations DROP COLUMN ${c}`)
-  await db.sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [added.when])
+  await undoMigrationsFrom(db.sql, migrations, added)
   await db.close()
 
   const second = await startGateway({ dataDir, env, logLevel: 'silent' })
