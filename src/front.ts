@@ -64,7 +64,7 @@ export function clientIp(req: Request, server: Server<unknown>, trusted: Set<str
 }
 
 /** A client's path under /api/alpha or /api/beta without the /v1 every route there has (its base URL lacks it). */
-const LACKS_V1 = /^\/api\/(alpha|beta)\/(chat\/completions|completions|responses|messages|embeddings|files|batches|models)(\/|$)/
+const LACKS_V1 = /^\/api\/(alpha|beta)\/(chat\/completions|completions|responses|conversations|messages|embeddings|files|batches|models)(\/|$)/
 
 /** A base URL set wrong, seen in the path (/v1 twice, or not at all): a 404 naming the one to set. */
 function baseUrlMistake(path: string, url: string, publicUrl?: string): Response | undefined {

@@ -178,8 +178,13 @@ export function inputItems(input: unknown): Item[] {
   // An array of bare content parts is one user message.
   const parts = input.length > 0 && input.every((p) => isObj(p) && typeof p.type === 'string' && PART_TYPES.has(p.type) && p.role === undefined)
   if (parts) return [{ type: 'message', role: 'user', content: content(input, 'input', 'user') }]
-  const items = input.map((v, i) => item(v, `input[${i}]`))
-  uniqueIds(items)
+  return listOfItems(input, 'input')
+}
+
+/** A list of items under `field` (a conversation's `items`), each checked as an input item is. */
+export function listOfItems(list: unknown[], field: string): Item[] {
+  const items = list.map((v, i) => item(v, `${field}[${i}]`))
+  uniqueIds(items, field)
   return items
 }
 
@@ -187,13 +192,13 @@ export function inputItems(input: unknown): Item[] {
  * An item id names one item (as OpenAI requires): the listing of a response's input items
  * pages by them, and a second item of one id would send a client's paging round for ever.
  */
-function uniqueIds(items: Item[]): void {
+function uniqueIds(items: Item[], field = 'input'): void {
   const seen = new Map<string, number>()
   items.forEach((it, i) => {
     const id = (it as { id?: unknown }).id
     if (typeof id !== 'string') return
     const first = seen.get(id)
-    if (first !== undefined) throw badRequest(`input[${i}].id: duplicate item id "${echo(id)}" (input[${first}] has it too); remove duplicate items from the input`)
+    if (first !== undefined) throw badRequest(`${field}[${i}].id: duplicate item id "${echo(id)}" (${field}[${first}] has it too); remove duplicate items from the ${field}`)
     seen.set(id, i)
   })
 }

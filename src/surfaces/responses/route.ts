@@ -13,6 +13,7 @@ import type { SurfaceSpec } from '../../pipeline/surface.ts'
 import { countResponseTokens } from './count.ts'
 import { responseObjectRoutes } from './objects.ts'
 import { responsesSurface, threadStoreOf } from './surface.ts'
+import { conversationRoutes } from './conversations/routes.ts'
 
 export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
 
@@ -73,5 +74,5 @@ export function responsesRoutes(s: GenerationServices & ThreadServices, handle =
       return { object: 'response.input_tokens', input_tokens: await countResponseTokens(s, counting, raw, contextOf(request)) }
     })
   }
-  return app.use(responseObjectRoutes(threadStoreOf(s)))
+  return app.use(responseObjectRoutes(threadStoreOf(s))).use(conversationRoutes(s))
 }

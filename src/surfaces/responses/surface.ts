@@ -24,6 +24,8 @@ import { normalizeResponsesBody, validateResponses, type Turn } from './validate
 import type { Item } from './items.ts'
 import { openTools, type OpenedTools } from './namespaces.ts'
 import { heldTier } from '../../config/service-tiers.ts'
+import { conversationStoreOf } from './conversations/store.ts'
+import { appendTurn } from './conversations/turn.ts'
 
 type Obj = Record<string, unknown>
 
@@ -43,6 +45,7 @@ export function threadStoreOf(s: ThreadServices): ThreadStore {
 }
 
 export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)): SurfaceSpec {
+  const conversations = conversationStoreOf(s)
   const toolCallsStatus = s.config.responses.toolCallsStatus
   s.onClose.push(() => threads.flush())
   /**
@@ -66,6 +69,14 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         outputItems: Array.isArray(r.output) ? (r.output as Item[]) : [],
         response: r,
       })
+      if (turn.conversationId !== undefined) {
+        // the turn joins its conversation before the reply's last bytes go out (durable), and
+        // the conversation's next turn waits until it has
+        const output = Array.isArray(r.output) ? (r.output as Item[]) : []
+        const added = appendTurn(conversations, turn.conversationId, turn.items, output)
+        saved = Promise.all([saved, added]).then(() => rc.releaseTurn?.())
+        return
+      }
       // saved (the lookups read it before it is written): the conversation's next turn may go
       rc.releaseTurn?.()
     }
@@ -160,7 +171,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     async decode(raw, cx) {
       const body = normalizeResponsesBody(raw)
       const model = cx.model(body.model, 'responses')
-      const turn = await validateResponses(body, model, { apiKeyId: cx.rc.apiKey.id, threads, mode: cx.crossFamily })
+      const turn = await validateResponses(body, model, { apiKeyId: cx.rc.apiKey.id, threads, conversations, mode: cx.crossFamily })
       const rules = cx.rules(body, PARAMS, model)
       const { codec, hooks } = run(body, turn, model, cx.rc)
       return {

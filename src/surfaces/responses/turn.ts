@@ -26,6 +26,8 @@ export interface Turn {
   /** The stored row it continues (a new row links it). */
   previous?: ThreadHead | null
   conversation?: string
+  /** The Conversations API's conversation (`conv_…`) the turn is in: its input and output are added to it. */
+  conversationId?: string
   maxToolCalls?: number
   /** The gateway's state is involved: the upstream gets the whole input and `store: false`. */
   stateful: boolean

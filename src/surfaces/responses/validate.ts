@@ -17,6 +17,9 @@ import type { ResponsesFormat } from './schema.ts'
 export type { Turn }
 import { isObj } from '../../lib/json.ts'
 import { codeInterpreterContainer, type NamedContainer } from '../../containers/check.ts'
+import type { ConversationStore } from './conversations/store.ts'
+import { isConversationId } from './conversations/shapes.ts'
+import { conversationHistory } from './conversations/turn.ts'
 
 type Body = Record<string, unknown>
 
@@ -138,6 +141,8 @@ function containersNamed(items: Item[], tools: unknown[]): NamedContainer[] {
 export interface ValidateContext {
   apiKeyId: string
   threads: ThreadStore
+  /** The Conversations API's store: a `conv_…` conversation is read from it (none: every name is a thread's). */
+  conversations?: ConversationStore
   mode: CrossFamilyMode
 }
 
@@ -177,12 +182,14 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   if (conversation !== undefined && body.previous_response_id !== undefined) throw badRequest('previous_response_id, conversation: give one of them; a conversation continues from its own latest response')
   let previous = body.previous_response_id
   let field = 'previous_response_id'
-  if (previous === undefined && conversation !== undefined) {
+  // one made through the Conversations API holds its items itself; another name is a thread's
+  const made = conversation !== undefined && vc.conversations !== undefined && isConversationId(conversation) ? conversation : undefined
+  if (previous === undefined && conversation !== undefined && made === undefined) {
     previous = await vc.threads.latestOf(vc.apiKeyId, conversation)
     field = 'conversation'
   }
   const thread = previous !== undefined ? await vc.threads.history(vc.apiKeyId, previous, field) : undefined
-  const history = thread?.items ?? []
+  const history = made !== undefined ? await conversationHistory(vc.conversations!, vc.apiKeyId, made, vc.threads.maxThreadBytes) : (thread?.items ?? [])
   const stateful = previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined
   // a Claude model's request reads no OpenAI store (the IR leaves such references out)
   if (model.family === 'openai') await checkOwnership(items, history, byId, stateful, vc)
@@ -202,6 +209,7 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     previousResponseId: previous,
     previous: thread?.head ?? null,
     conversation,
+    conversationId: made,
     maxToolCalls: body.max_tool_calls,
     stateful,
     referenced,

@@ -1,0 +1,158 @@
+// Conversations made through the Conversations API (`conv_…`) and their items. Every read of a
+// conversation names its key: another key's conversation is as unknown as a missing one. A
+// conversation's items are kept in the order they were added (`seq`: a time-ordered id, then
+// the place in what was added at once); each has an id no other item of it has.
+import { names, selectList } from '../../../db/columns.ts'
+import { conversationItems, conversations } from '../../../db/schema.ts'
+import type { Sql } from '../../../db/sql.ts'
+import type { ThreadServices } from '../../../services.ts'
+import type { Item } from '../items.ts'
+import { listedItem, newConversationId, newItemId } from './shapes.ts'
+
+type Obj = Record<string, unknown>
+export type Metadata = Record<string, string>
+
+export interface Conversation {
+  id: string
+  object: 'conversation'
+  created_at: number
+  metadata: Metadata
+}
+
+export interface Page {
+  data: Obj[]
+  hasMore: boolean
+}
+
+const c = names(conversations)
+const i = names(conversationItems)
+const ROW = `SELECT ${selectList(conversations)} FROM ${c.$table} WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
+const INSERT = `INSERT INTO ${c.$table} (${c.id}, ${c.apiKeyId}, ${c.createdAt}, ${c.metadata}) VALUES (?, ?, ?, ?)`
+const SET_METADATA = `UPDATE ${c.$table} SET ${c.metadata} = ? WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
+const DELETE = `DELETE FROM ${c.$table} WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
+const DELETE_ITEMS = `DELETE FROM ${i.$table} WHERE ${i.conversationId} = ?`
+const insertItems = (n: number) => `INSERT INTO ${i.$table} (${i.conversationId}, ${i.seq}, ${i.itemId}, ${i.item}) VALUES ${Array(n).fill('(?, ?, ?, ?)').join(', ')}`
+const marks = (n: number) => Array(n).fill('?').join(', ')
+const takenAmong = (n: number) => `SELECT ${i.itemId} AS "itemId" FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} IN (${marks(n)})`
+const ITEM = `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
+const SEQ_OF = `SELECT ${i.seq} AS "seq" FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
+const DELETE_ITEM = `DELETE FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
+const ALL = `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? ORDER BY ${i.seq}`
+const page = (order: 'asc' | 'desc', after: boolean) =>
+  `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${i.seq} ${order === 'asc' ? '>' : '<'} ?` : ''} ORDER BY ${i.seq} ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`
+
+/** Rows one INSERT writes at most (4 parameters each). */
+const PER_INSERT = 100
+
+const objectOf = (r: { id: string; createdAt: number; metadata: string | null }): Conversation => ({
+  id: r.id,
+  object: 'conversation',
+  created_at: Math.floor(Number(r.createdAt) / 1000),
+  metadata: r.metadata ? (JSON.parse(r.metadata) as Metadata) : {},
+})
+
+export class ConversationStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** A new conversation of the key, with its first items (listed as they were stored). */
+  async create(apiKeyId: string, metadata: Metadata | null, items: Item[]): Promise<Conversation> {
+    const id = newConversationId()
+    const createdAt = Date.now()
+    await this.sql.tx(async (q) => {
+      await q.run(INSERT, [id, apiKeyId, createdAt, metadata ? JSON.stringify(metadata) : null])
+      await this.insert(q, id, items)
+    })
+    return objectOf({ id, createdAt, metadata: metadata ? JSON.stringify(metadata) : null })
+  }
+
+  /** The key's conversation, or undefined (unknown, deleted or another key's). */
+  async get(apiKeyId: string, id: string): Promise<Conversation | undefined> {
+    const r = await this.sql.get<{ id: string; createdAt: number; metadata: string | null }>(ROW, [id, apiKeyId])
+    return r ? objectOf(r) : undefined
+  }
+
+  /** Replaces the key's conversation's metadata; the conversation, or undefined. */
+  async setMetadata(apiKeyId: string, id: string, metadata: Metadata | null): Promise<Conversation | undefined> {
+    if ((await this.sql.run(SET_METADATA, [metadata ? JSON.stringify(metadata) : null, id, apiKeyId])) === 0) return undefined
+    return this.get(apiKeyId, id)
+  }
+
+  /** Deletes the key's conversation and its items; whether there was one. */
+  async delete(apiKeyId: string, id: string): Promise<boolean> {
+    return this.sql.tx(async (q) => {
+      if ((await q.run(DELETE, [id, apiKeyId])) === 0) return false
+      await q.run(DELETE_ITEMS, [id])
+      return true
+    })
+  }
+
+  /** Adds items at the end of a conversation (whose key was checked); them as listed, with their ids. */
+  append(conversationId: string, items: Item[]): Promise<Obj[]> {
+    return this.sql.tx((q) => this.insert(q, conversationId, items))
+  }
+
+  private async insert(q: Sql, conversationId: string, items: Item[]): Promise<Obj[]> {
+    if (items.length === 0) return []
+    // an id the conversation holds already (an item sent again) is given a new one: an id names one item
+    const own = [...new Set(items.map((it) => it.id).filter((id): id is string => typeof id === 'string'))]
+    const taken = new Set<string>()
+    for (let at = 0; at < own.length; at += PER_INSERT) {
+      const chunk = own.slice(at, at + PER_INSERT)
+      for (const r of await q.all<{ itemId: string }>(takenAmong(chunk.length), [conversationId, ...chunk])) taken.add(r.itemId)
+    }
+    const base = Bun.randomUUIDv7().replaceAll('-', '')
+    const listed = items.map((it) => {
+      const id = typeof it.id === 'string' && !taken.has(it.id) ? it.id : newItemId(it)
+      taken.add(id)
+      return listedItem(it, id)
+    })
+    for (let at = 0; at < listed.length; at += PER_INSERT) {
+      const chunk = listed.slice(at, at + PER_INSERT)
+      const params = chunk.flatMap((it, k) => [conversationId, base + (at + k).toString(16).padStart(6, '0'), it.id as string, JSON.stringify(it)])
+      await q.run(insertItems(chunk.length), params)
+    }
+    return listed
+  }
+
+  /** Every item of a conversation, oldest first (the history a turn in it continues), and their stored bytes. */
+  async items(conversationId: string): Promise<{ items: Item[]; bytes: number }> {
+    let bytes = 0
+    const items = (await this.sql.all<{ item: string }>(ALL, [conversationId])).map((r) => {
+      bytes += r.item.length
+      return JSON.parse(r.item) as Item
+    })
+    return { items, bytes }
+  }
+
+  /** A page of a conversation's items after the item `after` (undefined when that item is not in it). */
+  async page(conversationId: string, q: { limit: number; order: 'asc' | 'desc'; after?: string }): Promise<Page | undefined> {
+    let seq: string | undefined
+    if (q.after !== undefined) {
+      seq = (await this.sql.get<{ seq: string }>(SEQ_OF, [conversationId, q.after]))?.seq
+      if (seq === undefined) return undefined
+    }
+    const params = seq === undefined ? [conversationId, q.limit + 1] : [conversationId, seq, q.limit + 1]
+    const rows = await this.sql.all<{ item: string }>(page(q.order, seq !== undefined), params)
+    return { data: rows.slice(0, q.limit).map((r) => JSON.parse(r.item) as Obj), hasMore: rows.length > q.limit }
+  }
+
+  /** One item of a conversation, or undefined. */
+  async item(conversationId: string, itemId: string): Promise<Obj | undefined> {
+    const r = await this.sql.get<{ item: string }>(ITEM, [conversationId, itemId])
+    return r ? (JSON.parse(r.item) as Obj) : undefined
+  }
+
+  /** Deletes one item of a conversation; whether it was there. */
+  async deleteItem(conversationId: string, itemId: string): Promise<boolean> {
+    return (await this.sql.run(DELETE_ITEM, [conversationId, itemId])) > 0
+  }
+}
+
+const stores = new WeakMap<ThreadServices, ConversationStore>()
+
+/** The one conversation store of a gateway's services (the routes and the responses surface share it). */
+export function conversationStoreOf(s: ThreadServices): ConversationStore {
+  let store = stores.get(s)
+  if (!store) stores.set(s, (store = new ConversationStore(s.storage.sql)))
+  return store
+}

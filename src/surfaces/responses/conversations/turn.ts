@@ -1,0 +1,29 @@
+// A responses turn in a conversation made through the Conversations API (`conversation:
+// "conv_…"`): the model sees the conversation's items (those added through its items route and
+// every earlier turn's input and output), and the turn's input and output are added to it once
+// its response is stored. A conversation named otherwise is the gateway's by-name thread
+// (thread.ts), as before.
+import { badRequest, echo, HttpError } from '../../../http/errors.ts'
+import type { Item } from '../items.ts'
+import type { ConversationStore } from './store.ts'
+
+/** The items a turn in the key's conversation `id` continues from: a 404 when it has none of that id, a 400 past the thread bound. */
+export async function conversationHistory(store: ConversationStore, apiKeyId: string, id: string, maxBytes: number): Promise<Item[]> {
+  if (!(await store.get(apiKeyId, id))) throw new HttpError(404, `conversation: Conversation with id '${echo(id)}' not found.`)
+  const { items, bytes } = await store.items(id)
+  if (bytes > maxBytes) {
+    throw badRequest(`conversation: "${echo(id)}" holds ${bytes} bytes of items, over this gateway's limit of ${maxBytes} (responses.max_thread_bytes); delete some of its items or start a new conversation`)
+  }
+  return items
+}
+
+/**
+ * Adds a stored turn's input and output to its conversation; resolves once written. A failed
+ * write leaves the conversation without the turn (the reply has gone out whole): not thrown.
+ */
+export function appendTurn(store: ConversationStore, id: string, input: Item[], output: Item[]): Promise<void> {
+  return store.append(id, [...input, ...output]).then(
+    () => undefined,
+    () => undefined,
+  )
+}
