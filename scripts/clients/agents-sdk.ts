@@ -5,8 +5,10 @@
 // `run(agent, …)`, a streamed run read with `toTextStream()`, a function tool round trip
 // (streamed too), structured output (`outputType` a zod object), a handoff to a second agent
 // (streamed too), an agent as a tool, a stream failing midway, every model setting the SDK
-// maps, `store: false`, and multi-turn through `result.history`; on the responses API also through
-// `previousResponseId` and `conversationId`.
+// maps, `store: false`, multi-turn through `result.history` and through an `OpenAIConversationsSession`
+// (the Conversations API keeps the items; a tool round trip, popItem, clearSession); on the
+// responses API also through `previousResponseId` and `conversationId` (a name of its own, and a
+// conversation made through the Conversations API first, whose items then hold each turn).
 //
 // How the mock drives the agent loop (docs/mock-provider.md): a line `mock: tool NAME ARGS`
 // in the last user message makes it call that tool, and a request whose last item is a tool
@@ -43,7 +45,7 @@ const versions = (process.env.AGENTS_SDK_VERSIONS ?? '@openai/agents@0.20.0 zod@
 
 await install(cache, versions)
 const sdk = await import(join(cache, 'node_modules', '@openai', 'agents', 'dist', 'index.mjs'))
-const { Agent, run, tool, user, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } = sdk
+const { Agent, run, tool, user, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled, OpenAIConversationsSession, startOpenAIConversationsSession } = sdk
 const { z } = await import(join(cache, 'node_modules', 'zod', 'index.js'))
 const { default: OpenAI } = await import(join(cache, 'node_modules', 'openai', 'index.mjs'))
 
@@ -53,7 +55,8 @@ const debugFetch = async (input: string | URL | Request, init?: RequestInit) => 
   if (process.env.AGENTS_SDK_DEBUG) console.log(`  → ${init?.method ?? 'GET'} ${String(input)} ${typeof init?.body === 'string' ? init.body.slice(0, 4000) : ''}`)
   return fetch(input, init)
 }
-setDefaultOpenAIClient(new OpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0, fetch: debugFetch }))
+const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0, fetch: debugFetch })
+setDefaultOpenAIClient(client)
 setTracingDisabled(true)
 console.log(`gateway on ${gw.url}; ${versions.join(', ')}`)
 
@@ -186,6 +189,32 @@ for (const api of ['responses', 'chat_completions'] as const) {
       same(first.finalOutput, 'tool result: echoed hi')
       return same((await run(unstored, [...first.history, user('mock: text after')])).finalOutput, 'after')
     })
+    // a session kept by the Conversations API: each run reads its items and adds its own
+    await check(`${at} OpenAIConversationsSession across two runs`, async () => {
+      const session = new OpenAIConversationsSession({ client })
+      same((await run(agent, 'mock: text one', { session })).finalOutput, 'one')
+      const alone = await run(agent, 'mock: text two')
+      const r = await run(agent, 'mock: text two', { session })
+      if (!(inputTokens(r) > inputTokens(alone))) throw new Error(`input tokens ${inputTokens(r)} in the session, ${inputTokens(alone)} alone`)
+      const id = await session.getSessionId()
+      const listed = (await client.conversations.items.list(id, { order: 'asc' })).data as { role?: string; content?: { text?: string }[] }[]
+      same(listed.map((it) => `${it.role}: ${it.content?.map((c) => c.text).join('')}`), ['user: mock: text one', 'assistant: one', 'user: mock: text two', 'assistant: two'])
+      return `${same(r.finalOutput, 'two')} (${id}: ${inputTokens(r)} input tokens, ${inputTokens(alone)} alone)`
+    })
+    await check(`${at} OpenAIConversationsSession: a tool round trip, a run after it, popItem and clearSession`, async () => {
+      const session = new OpenAIConversationsSession({ client })
+      same((await run(withTool, 'mock: tool echo {"text":"hi"}', { session })).finalOutput, 'tool result: echoed hi')
+      same((await run(withTool, 'mock: text after', { session })).finalOutput, 'after')
+      const items = (await session.getItems()) as { type?: string; role?: string }[]
+      same(items.map((it) => it.type === 'message' ? it.role : it.type), ['user', 'function_call', 'function_call_result', 'assistant', 'user', 'assistant'])
+      const popped = (await session.popItem()) as { role?: string }
+      same(popped.role, 'assistant')
+      same((await session.getItems()).length, 5)
+      const id = await session.getSessionId()
+      await session.clearSession()
+      const gone = await client.conversations.retrieve(id).then(() => 200, (e: { status?: number }) => e.status)
+      return `${same(gone, 404)} after clearSession`
+    })
     if (api !== 'responses') continue
     await check(`${at} multi-turn with previousResponseId`, async () => {
       const first = await run(agent, 'mock: text one')
@@ -201,6 +230,17 @@ for (const api of ['responses', 'chat_completions'] as const) {
       const alone = await run(agent, 'mock: text two')
       const r = await run(agent, 'mock: text two', { conversationId })
       if (!(inputTokens(r) > inputTokens(alone))) throw new Error(`input tokens ${inputTokens(r)} continued, ${inputTokens(alone)} alone`)
+      return `${same(r.finalOutput, 'two')} (${inputTokens(r)} input tokens, ${inputTokens(alone)} alone)`
+    })
+    // a conversation made by the Conversations API first: each turn in it is added to it
+    await check(`${at} multi-turn with conversationId of a conversation made first`, async () => {
+      const conversationId = await startOpenAIConversationsSession(client)
+      await run(agent, 'mock: text one', { conversationId })
+      const alone = await run(agent, 'mock: text two')
+      const r = await run(agent, 'mock: text two', { conversationId })
+      if (!(inputTokens(r) > inputTokens(alone))) throw new Error(`input tokens ${inputTokens(r)} continued, ${inputTokens(alone)} alone`)
+      const listed = (await client.conversations.items.list(conversationId, { order: 'asc' })).data as { role?: string }[]
+      same(listed.map((it) => it.role), ['user', 'assistant', 'user', 'assistant'])
       return `${same(r.finalOutput, 'two')} (${inputTokens(r)} input tokens, ${inputTokens(alone)} alone)`
     })
     await check(`${at} tool round trip with previousResponseId`, async () => {
