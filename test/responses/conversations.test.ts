@@ -79,6 +79,12 @@ describe('conversations and their items', () => {
     expect(after).toEqual(conv)
     expect(await status(client.conversations.items.retrieve(added.data[0]!.id!, { conversation_id: conv.id }))).toBe(404)
     expect((await client.conversations.items.list(conv.id)).data.length).toBe(3)
+
+    // an id names one item of a conversation: an item sent again under an id it holds gets a new one
+    const kept = asc.data[0]!.id as string
+    const again = await client.conversations.items.create(conv.id, { items: [{ ...user('one again'), id: kept } as never] })
+    expect(again.data[0]!.id).not.toBe(kept)
+    expect(await client.conversations.items.retrieve(kept, { conversation_id: conv.id })).toMatchObject({ content: [{ text: 'one' }] })
   })
 
   test('bad input is a 400 naming the field', async () => {

@@ -27,6 +27,7 @@ export interface Page {
 const c = names(conversations)
 const i = names(conversationItems)
 const ROW = `SELECT ${selectList(conversations)} FROM ${c.$table} WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
+const EXISTS = `SELECT 1 AS "one" FROM ${c.$table} WHERE ${c.id} = ?`
 const INSERT = `INSERT INTO ${c.$table} (${c.id}, ${c.apiKeyId}, ${c.createdAt}, ${c.metadata}) VALUES (?, ?, ?, ?)`
 const SET_METADATA = `UPDATE ${c.$table} SET ${c.metadata} = ? WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
 const DELETE = `DELETE FROM ${c.$table} WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
@@ -86,9 +87,12 @@ export class ConversationStore {
     })
   }
 
-  /** Adds items at the end of a conversation (whose key was checked); them as listed, with their ids. */
+  /**
+   * Adds items at the end of a conversation (whose key was checked); them as listed, with their
+   * ids. One deleted meanwhile (a turn in progress as it was) gets none: nothing is left of it.
+   */
   append(conversationId: string, items: Item[]): Promise<Obj[]> {
-    return this.sql.tx((q) => this.insert(q, conversationId, items))
+    return this.sql.tx(async (q) => ((await q.get(EXISTS, [conversationId])) ? this.insert(q, conversationId, items) : []))
   }
 
   private async insert(q: Sql, conversationId: string, items: Item[]): Promise<Obj[]> {
