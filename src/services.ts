@@ -64,7 +64,7 @@ export interface GenerationServices extends Pick<BaseServices, 'config' | 'log'>
 }
 
 /** The responses surface's stored threads (surfaces/responses; its routes and batch items on /v1/responses take it). */
-export type ThreadServices = Pick<BaseServices, 'config' | 'storage' | 'onClose'>
+export type ThreadServices = Pick<BaseServices, 'config' | 'storage' | 'onClose' | 'log'>
 
 /** Admission at the front (src/auth's keys and limits; front.ts takes it): who calls, how often, what instances share. */
 export interface AdmissionServices extends Pick<BaseServices, 'config' | 'log' | 'metrics'> {

@@ -202,3 +202,21 @@ describe('responses turns in a conversation', () => {
     expect(await status(client.conversations.retrieve(name))).toBe(404)
   })
 })
+
+test('a conversation past responses.max_thread_bytes is refused naming the limit, and one item deleted lets it go on', async () => {
+  const { NO_LIMITS } = await import('../batches/helpers.ts')
+  const { startGateway } = await import('../helpers/server.ts')
+  const g = await startGateway({ env: NO_LIMITS, yaml: 'responses:\n  max_thread_bytes: 50000\n' })
+  try {
+    const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+    const big = await openai.conversations.create({ items: [user(`one ${'w '.repeat(15_000)}`), user(`two ${'w '.repeat(15_000)}`)] })
+    const over = await errorOf(openai.responses.create({ model: 'mock-gpt', conversation: big.id, input: 'mock: text more' }))
+    expect(over.status).toBe(400)
+    expect(over.message).toContain('responses.max_thread_bytes')
+    const first = (await openai.conversations.items.list(big.id, { order: 'asc' })).data[0]!
+    await openai.conversations.items.delete(first.id!, { conversation_id: big.id })
+    expect((await openai.responses.create({ model: 'mock-gpt', conversation: big.id, input: 'mock: text more' })).status).toBe('completed')
+  } finally {
+    await g.stop()
+  }
+})

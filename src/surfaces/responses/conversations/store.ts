@@ -38,6 +38,7 @@ const takenAmong = (n: number) => `SELECT ${i.itemId} AS "itemId" FROM ${i.$tabl
 const ITEM = `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
 const SEQ_OF = `SELECT ${i.seq} AS "seq" FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
 const DELETE_ITEM = `DELETE FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
+const SIZE = `SELECT coalesce(sum(length(${i.item})), 0) AS "bytes" FROM ${i.$table} WHERE ${i.conversationId} = ?`
 const ALL = `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? ORDER BY ${i.seq}`
 const page = (order: 'asc' | 'desc', after: boolean) =>
   `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${i.seq} ${order === 'asc' ? '>' : '<'} ?` : ''} ORDER BY ${i.seq} ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`
@@ -126,6 +127,11 @@ export class ConversationStore {
       return JSON.parse(r.item) as Item
     })
     return { items, bytes }
+  }
+
+  /** The characters a conversation's stored items hold, without reading them out. */
+  async size(conversationId: string): Promise<number> {
+    return Number((await this.sql.get<{ bytes: number | string }>(SIZE, [conversationId]))?.bytes ?? 0)
   }
 
   /** A page of a conversation's items after the item `after` (undefined when that item is not in it). */

@@ -10,20 +10,22 @@ import type { ConversationStore } from './store.ts'
 /** The items a turn in the key's conversation `id` continues from: a 404 when it has none of that id, a 400 past the thread bound. */
 export async function conversationHistory(store: ConversationStore, apiKeyId: string, id: string, maxBytes: number): Promise<Item[]> {
   if (!(await store.get(apiKeyId, id))) throw new HttpError(404, `conversation: Conversation with id '${echo(id)}' not found.`)
-  const { items, bytes } = await store.items(id)
+  // sized before it is read: a conversation grown past the bound is not loaded to be refused
+  const bytes = await store.size(id)
   if (bytes > maxBytes) {
     throw badRequest(`conversation: "${echo(id)}" holds ${bytes} bytes of items, over this gateway's limit of ${maxBytes} (responses.max_thread_bytes); delete some of its items or start a new conversation`)
   }
-  return items
+  return (await store.items(id)).items
 }
 
 /**
  * Adds a stored turn's input and output to its conversation; resolves once written. A failed
- * write leaves the conversation without the turn (the reply has gone out whole): not thrown.
+ * write leaves the conversation without the turn (the reply has gone out whole): not thrown,
+ * told to `failed` (the log), so an operator learns of it.
  */
-export function appendTurn(store: ConversationStore, id: string, input: Item[], output: Item[]): Promise<void> {
+export function appendTurn(store: ConversationStore, id: string, input: Item[], output: Item[], failed: (e: unknown) => void): Promise<void> {
   return store.append(id, [...input, ...output]).then(
     () => undefined,
-    () => undefined,
+    (e) => failed(e),
   )
 }
