@@ -45,6 +45,9 @@ function layout(page: Page, text: string, part: string) {
   )
 }
 
+/** Whether the table is no wider than the page's own width (a long id does not stretch it). */
+const fitsThePage = (page: Page, selector: string) => page.$eval(selector, (t) => t.getBoundingClientRect().width <= document.documentElement.clientWidth + 1)
+
 const ascending = (xs: number[]) => xs.length > 1 && xs.every((x, i) => i === 0 || x > xs[i - 1]!)
 
 /** Whatever markup, handler or link the page holds that the app itself never makes. */
@@ -125,6 +128,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard with hostile strings in the records',
     expect(b.problems.splice(before).every((p) => p.includes('TrustedHTML'))).toBe(true)
     const shown = await page.$$eval('table.top-models tbody td:first-child', (tds) => tds.map((t) => t.textContent))
     for (const m of [...MODELS, LONG]) expect(shown).toContain(m)
+    // a model id of 3,000 characters takes its share of the table, not the page's width many times over
+    expect(await fitsThePage(page, 'table.top-models')).toBe(true)
     const legend = await page.$$eval('.legend li', (lis) => lis.map((l) => l.textContent))
     for (const m of MODELS) expect(legend).toContain(m)
     const labels = await page.$$eval('rect.seg', (rs) => rs.map((r) => r.getAttribute('data-model')))
@@ -135,6 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard with hostile strings in the records',
   test('generations: the row and its detail show the model, the error, the tier, speed and geo as text', async () => {
     await page.click('nav a[data-view=generations]')
     await page.waitForSelector('table.generations tbody tr.failed')
+    expect(await fitsThePage(page, 'table.generations')).toBe(true)
     await page.click('table.generations tbody tr.failed')
     const dd = await page.$$eval('aside.detail dd', (ds) => ds.map((d) => d.textContent))
     for (const s of [ERROR, SVG, IMG, JS, hostileKey.id]) expect(dd).toContain(s)

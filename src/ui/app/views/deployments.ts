@@ -23,7 +23,7 @@ function provider(p: ProviderDeployments['providers'][number], counts: boolean) 
       ? h('tr', null, h('td', { colspan: span, class: 'muted' }, 'No model is served here.'))
       : p.deployments.map((d) =>
           h('tr', { 'data-deployment': `${p.id}/${d.upstream_id}`, 'data-state': d.state },
-            h('td', null, d.model), h('td', { class: 'mono' }, d.upstream_id), h('td', { class: 'n' }, num(d.weight)), h('td', { class: 'n' }, num(d.priority)),
+            h('td', { class: 'name', title: d.model }, d.model), h('td', { class: 'mono' }, d.upstream_id), h('td', { class: 'n' }, num(d.weight)), h('td', { class: 'n' }, num(d.priority)),
             h('td', null, h('span', { class: `badge ${d.state}`, title: `${num(d.consecutive_failures)} failures in a row` }, stateText(d))),
             counts && d.last_hour && [
               h('td', { class: 'n' }, num(d.last_hour.requests)), h('td', { class: 'n' }, num(d.last_hour.errors)),

@@ -101,7 +101,7 @@ export function generationsView(root: HTMLElement, session: Session): () => void
 
   function row(g: Generation) {
     return h('tr', { class: 'row' + (g.error ? ' failed' : ''), tabindex: 0, onclick: () => open(g), onkeydown: (e: KeyboardEvent) => e.key === 'Enter' && open(g) },
-      h('td', null, time(g.created_at)), h('td', null, g.model), h('td', null, g.endpoint), h('td', { class: 'mono' }, g.api_key_id),
+      h('td', null, time(g.created_at)), h('td', { class: 'name', title: g.model }, g.model), h('td', null, g.endpoint), h('td', { class: 'mono' }, g.api_key_id),
       h('td', null, g.error ? 'error' : 'ok'), h('td', { class: 'n' }, num(g.usage.total_tokens)), h('td', { class: 'n' }, g.unpriced ? 'unpriced' : usd(g.cost)), h('td', { class: 'n' }, ms(g.latency_ms)))
   }
 

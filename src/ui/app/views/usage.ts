@@ -77,7 +77,7 @@ export function usageView(root: HTMLElement, session: Session): () => void {
         : h('table', { class: 'top-models' },
             h('thead', null, h('tr', null, h('th', null, 'model'), ['requests', 'tokens', 'of which cached input', 'of which reasoning', 'cost', 'unpriced'].map((c) => h('th', { class: 'n' }, c)))),
             h('tbody', null, report.top_models.map((r) =>
-              h('tr', null, h('td', null, r.model), h('td', { class: 'n' }, num(r.requests)), h('td', { class: 'n' }, num(r.tokens)), h('td', { class: 'n' }, num(r.input_cached_tokens)),
+              h('tr', null, h('td', { class: 'name', title: r.model }, r.model), h('td', { class: 'n' }, num(r.requests)), h('td', { class: 'n' }, num(r.tokens)), h('td', { class: 'n' }, num(r.input_cached_tokens)),
                 h('td', { class: 'n' }, num(r.reasoning_tokens)), h('td', { class: 'n' }, usd(r.cost)), h('td', { class: 'n' }, num(r.unpriced_requests)))))))
     // swatch colours through the CSSOM (a style attribute would be refused by the CSP)
     for (const i of body.querySelectorAll<HTMLElement>('.swatch')) i.style.background = i.dataset.color ?? OTHER
