@@ -19,10 +19,10 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
 ]
 
 /**
- * The upstream's Retry-After as it gave it, and none when it gave none: the SDKs take a
- * Retry-After over their own backoff (exactly, no jitter), so one the gateway made up would have
- * its clients retry in step at that pace however long the limit lasts.
+ * The upstream's Retry-After as it gave it; a 429 without one still says when to come back (the
+ * gateway has already retried it), so that a client waits instead of guessing.
  */
 function retryAfterOf(e: UpstreamError): Record<string, string> | undefined {
-  return e.retryAfter ? { 'retry-after': e.retryAfter } : undefined
+  if (e.retryAfter) return { 'retry-after': e.retryAfter }
+  return e.status === 429 ? RETRY : undefined
 }
