@@ -4,7 +4,7 @@
 // items are its key's alone; a responses turn in one sees its items and adds its own to it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { fixture } from '../helpers/fake-upstream.ts'
+import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
 
 let rig: ResponsesRig
@@ -129,6 +129,49 @@ describe('conversations and their items', () => {
     }
     expect(await client.conversations.retrieve(conv.id)).toEqual(conv)
     expect(texts((await client.conversations.items.list(conv.id)).data)).toEqual(['user: secret'])
+  })
+})
+
+describe("items of another key's", () => {
+  /** A reply stored for `openai` through the pass-through path, its output item under an id of OpenAI's no other test was given. */
+  const upstreamReply = async (openai: OpenAI) => {
+    const reply = fixtureJson('openai/responses/nonstream-text.json')
+    reply.output[0].id = `msg_${crypto.randomUUID().replaceAll('-', '')}`
+    rig.up.script({ json: reply })
+    return openai.responses.create({ model: 'gpt-5.2', input: 'hi' })
+  }
+
+  test('an item_reference added to a conversation must name an item this key was given: every turn in it sends it for OpenAI to read', async () => {
+    const theirs = (await upstreamReply(other)).output[0]!.id!
+    const ref = { type: 'item_reference', id: theirs } as never
+    const conv = await client.conversations.create()
+    for (const call of [() => client.conversations.create({ items: [ref] }), () => client.conversations.items.create(conv.id, { items: [user('x'), ref] })]) {
+      const e = await errorOf(call())
+      expect(e.status).toBe(404)
+      expect(e.message).toContain('items[')
+    }
+    expect((await client.conversations.items.list(conv.id)).data).toEqual([])
+    // so no turn in it sends another key's item to be read from OpenAI's store
+    rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+    await client.responses.create({ model: 'gpt-5.2', conversation: conv.id, input: 'what did they say?' })
+    expect(JSON.stringify(rig.up.requests.at(-1)!.json().input)).not.toContain(theirs)
+
+    // the key's own: one OpenAI gave it stays a reference; one of the gateway's replies is that item
+    const mine = (await upstreamReply(client)).output[0]!.id!
+    const own = (await client.responses.create({ model: 'mock-gpt', input: 'mock: text kept' })).output[0]!.id!
+    const added = await client.conversations.items.create(conv.id, { items: [{ type: 'item_reference', id: mine }, { type: 'item_reference', id: own }] as never })
+    expect(added.data[0]).toMatchObject({ type: 'item_reference', id: mine })
+    expect(added.data[1]).toMatchObject({ type: 'message', role: 'assistant', content: [{ text: 'kept' }] })
+  })
+
+  test("an item id of another key's conversation is no item of this one: retrieve and delete are a 404, after a 400", async () => {
+    const mine = await client.conversations.create({ items: [user('mine')] })
+    const theirs = await other.conversations.create({ items: [user('theirs')] })
+    const [their] = (await other.conversations.items.list(theirs.id)).data
+    expect(await status(client.conversations.items.retrieve(their!.id!, { conversation_id: mine.id }))).toBe(404)
+    expect(await status(client.conversations.items.delete(their!.id!, { conversation_id: mine.id }))).toBe(404)
+    expect(await status(client.conversations.items.list(mine.id, { after: their!.id! }))).toBe(400)
+    expect(texts((await other.conversations.items.list(theirs.id)).data)).toEqual(['user: theirs'])
   })
 })
 

@@ -74,5 +74,5 @@ export function responsesRoutes(s: GenerationServices & ThreadServices, handle =
       return { object: 'response.input_tokens', input_tokens: await countResponseTokens(s, counting, raw, contextOf(request)) }
     })
   }
-  return app.use(responseObjectRoutes(threadStoreOf(s))).use(conversationRoutes(s))
+  return app.use(responseObjectRoutes(threadStoreOf(s))).use(conversationRoutes(s, threadStoreOf(s)))
 }

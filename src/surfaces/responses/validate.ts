@@ -67,7 +67,7 @@ const HELD_BY: Partial<Record<string, string>> = { reasoning: 'encrypted_content
  * gateway's form is refused (decode.ts), another left out and named. Returns the places of those
  * left, and of items given by their id alone (HELD_BY), which OpenAI's store fills in.
  */
-async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ found: boolean; byId: number[] }> {
+async function referencedItems(items: Item[], vc: Owner, field = 'input'): Promise<{ found: boolean; byId: number[] }> {
   let n = 0
   let found = false
   const byId: number[] = []
@@ -77,7 +77,7 @@ async function referencedItems(items: Item[], vc: ValidateContext): Promise<{ fo
     const held = HELD_BY[it.type]
     if (held !== undefined && typeof it.id === 'string' && typeof it[held] !== 'string' && responseOfItem(it.id) === undefined) byId.push(i)
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
-    if (++n > MAX_REFERENCES) throw badRequest(`input[${i}]: more than ${MAX_REFERENCES} item references in one request`)
+    if (++n > MAX_REFERENCES) throw badRequest(`${field}[${i}]: more than ${MAX_REFERENCES} item references in one request`)
     const item = await vc.threads.referenced(vc.apiKeyId, it.id, refs)
     if (!item) {
       byId.push(i)
@@ -107,15 +107,15 @@ interface Asked {
  * approval request it answers: one the request's items or its thread hold is there to read;
  * another, by its id. (A code interpreter's container is the grants' to check: containersNamed.)
  */
-async function checkOwnership(items: Item[], history: Item[], places: number[], stateful: boolean, vc: ValidateContext): Promise<void> {
+async function checkOwnership(items: Item[], history: Item[], places: number[], stateful: boolean, vc: Owner, field = 'input'): Promise<void> {
   const asked: Asked[] = places
     .filter((i) => items[i]!.type === 'item_reference' || !stateful)
-    .map((i) => ({ at: `input[${i}]`, id: items[i]!.id as string, reference: items[i]!.type === 'item_reference' }))
+    .map((i) => ({ at: `${field}[${i}]`, id: items[i]!.id as string, reference: items[i]!.type === 'item_reference' }))
   let requests: Set<unknown> | undefined
   for (const [i, it] of items.entries()) {
     if (it.type !== 'mcp_approval_response' || typeof it.approval_request_id !== 'string') continue
     requests ??= new Set([...history, ...items].filter((x) => x.type === 'mcp_approval_request').map((x) => x.id))
-    if (!requests.has(it.approval_request_id)) asked.push({ at: `input[${i}]`, id: it.approval_request_id })
+    if (!requests.has(it.approval_request_id)) asked.push({ at: `${field}[${i}]`, id: it.approval_request_id })
   }
   if (asked.length === 0) return
   const owned = await vc.threads.owned(vc.apiKeyId, asked.map((a) => a.id))
@@ -128,6 +128,18 @@ async function checkOwnership(items: Item[], history: Item[], places: number[], 
 }
 
 /**
+ * Items added to a conversation outside a turn (the Conversations API's create and items
+ * routes), checked as a turn's input is: each of its turns sends them upstream as its history,
+ * where an item_reference is read from OpenAI's store, which holds every key's items. A
+ * reference to an item of the gateway's own replies is replaced by that item (in place); any
+ * other must name an item this key was given, or it is refused as a turn's input would be.
+ */
+export async function checkAddedItems(items: Item[], vc: Owner): Promise<void> {
+  const { byId } = await referencedItems(items, vc, 'items')
+  await checkOwnership(items, [], byId, true, vc, 'items')
+}
+
+/**
  * The code interpreter containers a request names by id, in its tools and in its items'
  * `additional_tools`: each holds the files of the key whose call made it, so the pipeline lets
  * one go only to the key a reply gave it (containers/check.ts), stored or not.
@@ -137,6 +149,9 @@ function containersNamed(items: Item[], tools: unknown[]): NamedContainer[] {
   for (const [i, it] of items.entries()) if (it.type === 'additional_tools') it.tools.forEach((t, j) => named.push(...codeInterpreterContainer(t, `input[${i}].tools[${j}]`)))
   return named
 }
+
+/** Whose items a request may name, and where they are kept. */
+type Owner = Pick<ValidateContext, 'apiKeyId' | 'threads'>
 
 export interface ValidateContext {
   apiKeyId: string

@@ -9,6 +9,9 @@ import { badRequest, echo, HttpError, notFound } from '../../../http/errors.ts'
 import type { ThreadServices } from '../../../services.ts'
 import { createBody, includeOnly, itemsBody, listQuery, updateBody } from './params.ts'
 import { conversationStoreOf, type Conversation } from './store.ts'
+import type { ThreadStore } from '../thread.ts'
+import { checkAddedItems } from '../validate.ts'
+import type { Item } from '../items.ts'
 
 const PREFIXES = ['/api/alpha/v1', '/api/v1'] as const
 
@@ -27,9 +30,14 @@ async function optionalBody(request: Request, limit: number): Promise<unknown> {
 
 const query = (request: Request) => new URL(request.url).searchParams
 
-export function conversationRoutes(s: ThreadServices) {
+export function conversationRoutes(s: ThreadServices, threads: ThreadStore) {
   const store = conversationStoreOf(s)
   const maxBody = s.config.limits.maxBodyBytes
+  /** Items the key adds, their references checked (and its own replies' resolved) as a turn's input's are. */
+  const checked = async (request: Request, items: Item[]): Promise<Item[]> => {
+    await checkAddedItems(items, { apiKeyId: keyOf(request).id, threads })
+    return items
+  }
   /** The key's conversation, or its 404. */
   const owned = async (request: Request, id: string): Promise<Conversation> => {
     const conv = await store.get(keyOf(request).id, id)
@@ -42,7 +50,7 @@ export function conversationRoutes(s: ThreadServices) {
     app
       .post(root, async ({ request }) => {
         const { items, metadata } = createBody(await optionalBody(request, maxBody))
-        return store.create(keyOf(request).id, metadata, items)
+        return store.create(keyOf(request).id, metadata, await checked(request, items))
       })
       .get(`${root}/:id`, ({ request, params }) => owned(request, params.id))
       .post(`${root}/:id`, async ({ request, params }) => {
@@ -66,7 +74,7 @@ export function conversationRoutes(s: ThreadServices) {
       .post(`${root}/:id/items`, async ({ request, params }) => {
         includeOnly(query(request))
         await owned(request, params.id)
-        const data = await store.append(params.id, itemsBody(await readJsonBody(request, maxBody)))
+        const data = await store.append(params.id, await checked(request, itemsBody(await readJsonBody(request, maxBody))))
         const ids = data.map((it) => it.id as string)
         return { object: 'list', data, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
       })
