@@ -4,7 +4,7 @@
 // the place in what was added at once); each has an id no other item of it has.
 import { names, selectList } from '../../../db/columns.ts'
 import { conversationItems, conversations } from '../../../db/schema.ts'
-import type { Sql } from '../../../db/sql.ts'
+import type { Dialect, Sql } from '../../../db/sql.ts'
 import type { ThreadServices } from '../../../services.ts'
 import type { Item } from '../items.ts'
 import { listedItem, newConversationId, newItemId } from './shapes.ts'
@@ -27,7 +27,10 @@ export interface Page {
 const c = names(conversations)
 const i = names(conversationItems)
 const ROW = `SELECT ${selectList(conversations)} FROM ${c.$table} WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
-const EXISTS = `SELECT 1 AS "one" FROM ${c.$table} WHERE ${c.id} = ?`
+// the conversation's row held until the items are added (PostgreSQL): its delete waits for them
+// and then deletes them too, or comes first and they are not added; and two adds take turns, so
+// an id one of them checked as free is still free when it writes
+const exists = (dialect: Dialect) => `SELECT 1 AS "one" FROM ${c.$table} WHERE ${c.id} = ?${dialect === 'pg' ? ' FOR UPDATE' : ''}`
 const INSERT = `INSERT INTO ${c.$table} (${c.id}, ${c.apiKeyId}, ${c.createdAt}, ${c.metadata}) VALUES (?, ?, ?, ?)`
 const SET_METADATA = `UPDATE ${c.$table} SET ${c.metadata} = ? WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
 const DELETE = `DELETE FROM ${c.$table} WHERE ${c.id} = ? AND ${c.apiKeyId} = ?`
@@ -39,9 +42,15 @@ const ITEM = `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversation
 const SEQ_OF = `SELECT ${i.seq} AS "seq" FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
 const DELETE_ITEM = `DELETE FROM ${i.$table} WHERE ${i.conversationId} = ? AND ${i.itemId} = ?`
 const SIZE = `SELECT coalesce(sum(length(${i.item})), 0) AS "bytes" FROM ${i.$table} WHERE ${i.conversationId} = ?`
-const ALL = `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? ORDER BY ${i.seq}`
-const page = (order: 'asc' | 'desc', after: boolean) =>
-  `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${i.seq} ${order === 'asc' ? '>' : '<'} ?` : ''} ORDER BY ${i.seq} ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`
+/**
+ * `seq` compared as bytes (hex digits in the order they were added): on PostgreSQL the column
+ * has the database's collation, which may not be byte order (an ICU one that orders digits as
+ * numbers puts "…700000a" before "…7000009"), so it is told; SQLite's text compares as bytes.
+ */
+const seqOf = (dialect: Dialect) => (dialect === 'pg' ? `${i.seq} COLLATE "C"` : i.seq)
+const all = (dialect: Dialect) => `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? ORDER BY ${seqOf(dialect)}`
+const page = (dialect: Dialect, order: 'asc' | 'desc', after: boolean) =>
+  `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${seqOf(dialect)} ${order === 'asc' ? '>' : '<'} ?` : ''} ORDER BY ${seqOf(dialect)} ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`
 
 /** Rows one INSERT writes at most (4 parameters each). */
 const PER_INSERT = 100
@@ -54,7 +63,16 @@ const objectOf = (r: { id: string; createdAt: number; metadata: string | null })
 })
 
 export class ConversationStore {
-  constructor(private readonly sql: Sql) {}
+  private readonly exists: string
+  private readonly all: string
+  private readonly pages: Record<'asc' | 'desc', [string, string]>
+
+  constructor(private readonly sql: Sql) {
+    const d = sql.dialect
+    this.exists = exists(d)
+    this.all = all(d)
+    this.pages = { asc: [page(d, 'asc', false), page(d, 'asc', true)], desc: [page(d, 'desc', false), page(d, 'desc', true)] }
+  }
 
   /** A new conversation of the key, with its first items (listed as they were stored). */
   async create(apiKeyId: string, metadata: Metadata | null, items: Item[]): Promise<Conversation> {
@@ -93,7 +111,7 @@ export class ConversationStore {
    * ids. One deleted meanwhile (a turn in progress as it was) gets none: nothing is left of it.
    */
   append(conversationId: string, items: Item[]): Promise<Obj[]> {
-    return this.sql.tx(async (q) => ((await q.get(EXISTS, [conversationId])) ? this.insert(q, conversationId, items) : []))
+    return this.sql.tx(async (q) => ((await q.get(this.exists, [conversationId])) ? this.insert(q, conversationId, items) : []))
   }
 
   private async insert(q: Sql, conversationId: string, items: Item[]): Promise<Obj[]> {
@@ -122,7 +140,7 @@ export class ConversationStore {
   /** Every item of a conversation, oldest first (the history a turn in it continues), and their stored bytes. */
   async items(conversationId: string): Promise<{ items: Item[]; bytes: number }> {
     let bytes = 0
-    const items = (await this.sql.all<{ item: string }>(ALL, [conversationId])).map((r) => {
+    const items = (await this.sql.all<{ item: string }>(this.all, [conversationId])).map((r) => {
       bytes += r.item.length
       return JSON.parse(r.item) as Item
     })
@@ -142,7 +160,7 @@ export class ConversationStore {
       if (seq === undefined) return undefined
     }
     const params = seq === undefined ? [conversationId, q.limit + 1] : [conversationId, seq, q.limit + 1]
-    const rows = await this.sql.all<{ item: string }>(page(q.order, seq !== undefined), params)
+    const rows = await this.sql.all<{ item: string }>(this.pages[q.order][seq === undefined ? 0 : 1], params)
     return { data: rows.slice(0, q.limit).map((r) => JSON.parse(r.item) as Obj), hasMore: rows.length > q.limit }
   }
 
