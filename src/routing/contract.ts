@@ -139,6 +139,12 @@ export interface TapOptions {
    */
   responses?: {
     observe?(response: Record<string, unknown>, sequence: number, lastSequence: () => number): void
+    /**
+     * Each snapshot the stream opens with (`response.created`, `.in_progress`, `.queued`) as the
+     * client is to see it: the response in the upstream's place, or undefined to relay the event
+     * as it came. (observe then sees the one relayed.)
+     */
+    opened?(response: Record<string, unknown>): Record<string, unknown> | undefined
     /** Each output item the upstream completed (`response.output_item.done`), at its index: what a failure after it still shows. */
     itemDone?(item: Record<string, unknown>, outputIndex: number): void
     finalize(response: Record<string, unknown>): Record<string, unknown>

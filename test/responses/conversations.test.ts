@@ -236,6 +236,39 @@ describe('responses turns in a conversation', () => {
     expect(unknown.message).toContain('conversation:')
   })
 
+  test('the response says the conversation it ran in, as OpenAI\'s does: JSON and stream, pass-through and translated, and when retrieved', async () => {
+    const conv = await client.conversations.create()
+    const said = { id: conv.id }
+    const runs: [string, () => void, boolean][] = [
+      ['gpt-5.2', () => rig.up.script({ json: fixture('openai/responses/nonstream-text.json') }), false],
+      ['gpt-5.2', () => rig.up.script({ sse: fixture('openai/responses/stream-text.sse') }), true],
+      ['claude-sonnet-4-5', () => rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') }), false],
+      ['claude-sonnet-4-5', () => rig.up.script({ sse: fixture('anthropic/messages/stream-text.sse') }), true],
+    ]
+    for (const [model, script, stream] of runs) {
+      script()
+      let id: string
+      if (stream) {
+        const events: any[] = []
+        for await (const ev of await client.responses.create({ model, conversation: conv.id, input: 'hi', stream: true })) events.push(ev)
+        const opening = events.filter((ev) => ev.type === 'response.created' || ev.type === 'response.in_progress')
+        expect(opening.length).toBeGreaterThan(0)
+        expect({ model, opening: opening.map((ev) => ev.response.conversation) }).toEqual({ model, opening: opening.map(() => said) })
+        const last = events.findLast((ev) => ev.type === 'response.completed' || ev.type === 'response.incomplete')
+        expect({ model, last: last.response.conversation }).toEqual({ model, last: said })
+        id = last.response.id
+      } else {
+        const r = await client.responses.create({ model, conversation: conv.id, input: 'hi' })
+        expect({ model, conversation: r.conversation }).toEqual({ model, conversation: said })
+        id = r.id
+      }
+      expect({ model, stream, retrieved: (await client.responses.retrieve(id)).conversation }).toEqual({ model, stream, retrieved: said })
+    }
+    // a turn in none says none
+    rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+    expect((await client.responses.create({ model: 'gpt-5.2', input: 'hi' })).conversation ?? null).toBeNull()
+  })
+
   test('a conversation by a name of its own is still the gateway thread of that name', async () => {
     const name = `named-${crypto.randomUUID()}`
     await client.responses.create({ model: 'mock-gpt', conversation: name, input: 'mock: text one' })

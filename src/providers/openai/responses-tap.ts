@@ -148,8 +148,12 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
           if (typeof j.response?.id === 'string') state.id = j.response.id
           // the tier asked for (a stream dropped before its end is billed at it; the end says the one served)
           if (tiers && !state.usage) state.serviceTier = pricedTier(j.response?.service_tier) ?? state.serviceTier
-          if (j.response) hooks?.observe?.(j.response, seq ?? 0, lastSequence)
-          return raw
+          if (!j.response) return raw
+          {
+            const shown = hooks?.opened?.(j.response)
+            hooks?.observe?.(shown ?? j.response, seq ?? 0, lastSequence)
+            return shown ? frame(j.type, { ...j, response: shown }) : raw
+          }
         case 'response.output_item.added':
           state.produced = true
           container(j.item)

@@ -102,6 +102,8 @@ export function responseShell(f: ResponseFrame, status: string): Obj {
     output: [],
     parallel_tool_calls: body.parallel_tool_calls !== false,
     previous_response_id: turn.previousResponseId ?? null,
+    // the Conversations API's conversation the turn ran in (its items were added to it)
+    ...(turn.conversationId !== undefined ? { conversation: { id: turn.conversationId } } : {}),
     reasoning: { effort: turn.effort ?? null, summary: turn.summary ?? null },
     store: turn.store,
     temperature: body.temperature ?? 1,

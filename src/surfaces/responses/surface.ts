@@ -143,11 +143,14 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // an index a stream gives once (a bound against one that sends a huge one)
         if (index >= 0 && index <= items.length + 64) items[index] = item
       },
+      // the conversation it ran in, as OpenAI's response says it, from its first snapshot on
+      opened: (r) => (turn.conversationId === undefined ? undefined : { ...r, conversation: { id: turn.conversationId } }),
       finalize(r) {
         if (turn.stateful) {
           r.previous_response_id = turn.previousResponseId ?? null
           r.store = turn.store
         }
+        if (turn.conversationId !== undefined) r.conversation = { id: turn.conversationId }
         completeResponse(r, toolCallsStatus)
         store(r)
         return r
