@@ -308,6 +308,19 @@ describe('threads on the pass-through path', () => {
     expect(second.previous_response_id).toBe(first.id)
     expect(second.status).toBe('completed')
   })
+
+  test('streamed: the opening snapshots name the previous reply and the store the client asked for, as the final one does', async () => {
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    const first = await rig.client.responses.create({ model: 'gpt-4.1', input: 'hello' })
+    rig.up.script({ sse: fixture(F('stream-text.sse')) })
+    const stream = await rig.client.responses.create({ model: 'gpt-4.1', previous_response_id: first.id, input: 'again', stream: true })
+    const snapshots: { type: string; previous: unknown; store: unknown }[] = []
+    for await (const ev of stream) if ('response' in ev) snapshots.push({ type: ev.type, previous: ev.response.previous_response_id, store: (ev.response as { store?: unknown }).store })
+    // upstream it went with its history and store:false; the client sees its own turn throughout
+    expect(rig.up.requests.at(-1)!.json().store).toBe(false)
+    expect(snapshots.map((x) => x.type)).toContain('response.created')
+    for (const x of snapshots) expect(x).toEqual({ type: x.type, previous: first.id, store: true })
+  })
 })
 
 describe('reasoning items on a continued thread', () => {

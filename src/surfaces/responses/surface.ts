@@ -135,6 +135,15 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
       },
       durable,
     }
+    /** `r` saying what the client's turn was, not what went upstream: its previous reply, its store, its conversation. */
+    const asTurn = (r: Obj): Obj => {
+      if (turn.stateful) {
+        r.previous_response_id = turn.previousResponseId ?? null
+        r.store = turn.store
+      }
+      if (turn.conversationId !== undefined) r.conversation = { id: turn.conversationId }
+      return r
+    }
     const hooks: Run['hooks'] = {
       observe(response, sequence, last) {
         seen = { response, sequence, last }
@@ -143,14 +152,11 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // an index a stream gives once (a bound against one that sends a huge one)
         if (index >= 0 && index <= items.length + 64) items[index] = item
       },
-      // the conversation it ran in, as OpenAI's response says it, from its first snapshot on
-      opened: (r) => (turn.conversationId === undefined ? undefined : { ...r, conversation: { id: turn.conversationId } }),
+      // the turn as the client sent it, from the first snapshot on (the final one says the same):
+      // upstream, a stateful turn went with store false and its history, not its previous reply
+      opened: (r) => (turn.stateful || turn.conversationId !== undefined ? asTurn({ ...r }) : undefined),
       finalize(r) {
-        if (turn.stateful) {
-          r.previous_response_id = turn.previousResponseId ?? null
-          r.store = turn.store
-        }
-        if (turn.conversationId !== undefined) r.conversation = { id: turn.conversationId }
+        asTurn(r)
         completeResponse(r, toolCallsStatus)
         store(r)
         return r
