@@ -38,6 +38,11 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   // reservations: in Redis when instances share one; in the database when they share
   // PostgreSQL and no Redis; in memory on one instance
   const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql, undefined, undefined, config.database.takeAhead) : new MemoryLedger())
+  // holds left by a gateway killed with requests open (this one before a restart) go before any admission
+  if (ledger instanceof PgLedger && storage.pg) {
+    const released = await ledger.own(storage.pg)
+    if (released > 0) log.info('credit holds of gateways no longer running released', { holds: released })
+  }
   const store = new MemoryStore()
   const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog }, cluster, metrics: true })
   const keys = s.keys

@@ -18,14 +18,22 @@ import { names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
+import { OWNER_LOCKS, PgOwner } from './pg-owner.ts'
+import type { SQL } from 'bun'
 import { SpendByKey } from './spend.ts'
 
 /** Releases no write has taken along within this long are ended on their own. */
 const ORPHAN_MS = 1_000
 const SWEEP_MS = 250
 const WRITE_GUARD_MS = 5_000
-/** How often lapsed rows (an instance that died with requests open) are looked for. */
-const PURGE_EVERY_MS = 60_000
+/**
+ * How often rows of an instance that died with requests open are looked for: those of a gateway
+ * whose lock is gone (pg-owner.ts), and those past their lapse. This instance's lock is checked
+ * then too.
+ */
+const PURGE_EVERY_MS = 10_000
+/** A refusal looks for dead gateways' holds at most this often (each of them may be what refused it). */
+const ORPHANS_ON_REFUSAL_MS = 1_000
 /** Lapsed rows deleted by one statement, and statements a purge at most: small steps, off the request path. */
 const PURGE_CHUNK = 500
 const PURGE_STEPS = 20
@@ -39,6 +47,19 @@ const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} W
 // so PostgreSQL prepares it once per connection
 const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
   SELECT h.id, ?, h.usd, ? FROM unnest(string_to_array(?, ','), string_to_array(?, ',')::float8[]) AS h(id, usd)`
+
+/** This instance's rows again, after its lock was lost for a while (another may have deleted them meanwhile). */
+const REWRITE = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
+  SELECT h.id, h.k, h.usd, ? FROM json_to_recordset(?::json) AS h(id text, k text, usd float8) ON CONFLICT (${r.id}) DO NOTHING`
+
+/**
+ * Rows whose id names an owner (rsv_<owner>_…) no live gateway holds: that owner's lock can be
+ * taken (for this statement's transaction only). Never this instance's own, nor ids without an owner.
+ */
+const OWNER_OF_ID = `split_part(${r.id}, '_', 2)`
+const RELEASE_ORPHANS = `DELETE FROM ${r.$table} WHERE ${OWNER_OF_ID} IN (
+  SELECT o FROM (SELECT DISTINCT ${OWNER_OF_ID} AS o FROM ${r.$table}) d
+  WHERE CASE WHEN o ~ '^[1-9][0-9]{0,8}$' AND o <> ? THEN pg_try_advisory_xact_lock(${OWNER_LOCKS}, o::int) ELSE false END)`
 
 /** Rows of requests in progress lapse later: any number of ids in one text. */
 const RENEW = `UPDATE ${r.$table} SET ${r.expiresAt} = ? WHERE ${r.id} = ANY(string_to_array(?, ','))`
@@ -90,6 +111,11 @@ export class PgLedger implements Ledger {
   private readonly deciding = new Map<string, Promise<void>>()
 
   private readonly purgeTimer: ReturnType<typeof setInterval>
+  /** This gateway's number among those sharing the database, once taken (`own`): its holds' ids carry it. */
+  private owner?: PgOwner
+  /** The last look for dead gateways' holds that a refusal asked for. */
+  private orphansLooked = 0
+  private orphansLooking?: Promise<number>
   /** Holds made ahead, by key; none when taking ahead is off. Given back: ended, as a request's. */
   readonly ahead?: Ahead<HeldAhead>
 
@@ -102,7 +128,7 @@ export class PgLedger implements Ledger {
     if (takeAhead) this.ahead = new Ahead((h) => this.settle(h.id))
     this.timer = setInterval(() => void this.sweep(), SWEEP_MS)
     this.timer.unref?.()
-    this.purgeTimer = setInterval(() => void this.purgeLapsed(), purgeEveryMs)
+    this.purgeTimer = setInterval(() => void this.tidy(), purgeEveryMs)
     this.purgeTimer.unref?.()
   }
 
@@ -110,7 +136,44 @@ export class PgLedger implements Ledger {
     this.unwritten = of
   }
 
+  /**
+   * Take this gateway's owner number, then delete the holds of gateways that are gone (this one
+   * before a restart, killed with requests open): their requests died with them. Call before
+   * admitting anything. Returns how many holds were deleted.
+   */
+  async own(client: SQL): Promise<number> {
+    this.owner = await PgOwner.take(client)
+    return this.releaseOrphans()
+  }
+
+  /** Deletes the holds of gateways no longer running (see pg-owner.ts); how many. */
+  async releaseOrphans(): Promise<number> {
+    const me = this.owner?.id
+    if (me === undefined) return 0
+    return this.sql.run(RELEASE_ORPHANS, [String(me)])
+  }
+
   async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
+    const hold = await this.reserveOnce(key, usd)
+    // refused: the holds that refused it may be those of a gateway that died; if any were, asked again
+    if (hold.admitted || !(hold.reserved > 0) || !(await this.orphansGone())) return hold
+    return this.ask(key.id, usd, false).hold
+  }
+
+  /** Whether a look for dead gateways' holds (at most one a second) deleted any. */
+  private async orphansGone(): Promise<boolean> {
+    if (!this.owner) return false
+    if (!this.orphansLooking) {
+      if (performance.now() - this.orphansLooked < ORPHANS_ON_REFUSAL_MS) return false
+      this.orphansLooked = performance.now()
+      this.orphansLooking = this.releaseOrphans()
+        .catch(() => 0)
+        .finally(() => (this.orphansLooking = undefined))
+    }
+    return (await this.orphansLooking) > 0
+  }
+
+  private async reserveOnce(key: KeyFigures, usd: number | null): Promise<Hold> {
     const amount = usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
     const ahead = this.ahead
     // each funded request is counted once a turn (no Redis limits count them here)
@@ -197,7 +260,7 @@ export class PgLedger implements Ledger {
         const roomy = room - usd >= HOLD_HEADROOM * usd
         // a hold ahead is parked only far from the end of the balance
         if (a.ahead && !roomy) return { admitted: false, spent, reserved }
-        const id = 'rsv_' + Bun.randomUUIDv7().replaceAll('-', '')
+        const id = this.newId()
         made.push({ id, usd })
         reserved += usd
         a.roomy = roomy
@@ -216,6 +279,11 @@ export class PgLedger implements Ledger {
     return holds
   }
 
+  private newId(): string {
+    const hex = Bun.randomUUIDv7().replaceAll('-', '')
+    return this.owner ? `rsv_${this.owner.id}_${hex}` : `rsv_${hex}`
+  }
+
   settle(id: string | undefined): void {
     const h = id === undefined ? undefined : this.held.get(id)
     if (h && h.endedAt === null) {
@@ -230,9 +298,12 @@ export class PgLedger implements Ledger {
   }
 
   renew(ids: string[]): void {
-    if (ids.length === 0) return
+    // and the rows of ended requests still waiting for their record's write: their cost is not
+    // stored yet, so the row is what the other instances count it by
+    const all = [...ids, ...this.ended()]
+    if (all.length === 0) return
     // a renewal that fails is tried again at the next; a row that lapses meanwhile stops counting for the other instances
-    this.sql.run(RENEW, [Date.now() + this.ttlMs, ids.join(',')]).catch(() => {})
+    this.sql.run(RENEW, [Date.now() + this.ttlMs, all.join(',')]).catch(() => {})
   }
 
   reserved(keyId: string): number {
@@ -324,6 +395,23 @@ export class PgLedger implements Ledger {
     }
   }
 
+  /** Every few seconds: this instance's lock kept, dead gateways' holds and lapsed rows deleted. */
+  private async tidy() {
+    try {
+      if (this.owner && !(await this.owner.keep())) await this.rewrite()
+      await this.releaseOrphans()
+    } catch {
+      // the database is away: the next time
+    }
+    await this.purgeLapsed()
+  }
+
+  /** This instance's rows, written again (its lock was lost a while, and may have been taken meanwhile). */
+  private async rewrite() {
+    const rows = [...this.held].map(([id, h]) => ({ id, k: h.keyId, usd: h.usd }))
+    if (rows.length > 0) await this.sql.run(REWRITE, [Date.now() + this.ttlMs, JSON.stringify(rows)])
+  }
+
   private purging = false
 
   /**
@@ -357,6 +445,7 @@ export class PgLedger implements Ledger {
     // holds made ahead still on their way end as they come back (closed), before the rows go
     await Promise.allSettled([...this.deciding.values()])
     await deleteIds(this.sql, this.ended()).catch(() => {})
+    this.owner?.close()
   }
 }
 
