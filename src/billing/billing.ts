@@ -263,7 +263,7 @@ export class Billing {
 
   /**
    * A request's hold stays while the request is in progress, however long (a stream of an hour,
-   * a reply a slow model thinks over): renewed every few minutes until the returned function is
+   * a reply a slow model thinks over): renewed every RENEW_EVERY_MS until the returned function is
    * called. Without it, a hold lapsed after RESERVATION_TTL_MS and the key's credit was free to
    * admit again while the first requests still ran.
    */

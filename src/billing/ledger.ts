@@ -7,8 +7,13 @@
 import type { Piece, Sql } from '../db/sql.ts'
 import { SpendByKey } from './spend.ts'
 
-/** A reservation not settled within this long is dropped, so a request that died without a record cannot lock its key out for good. */
-export const RESERVATION_TTL_MS = 15 * 60_000
+/**
+ * A reservation not renewed within this long is dropped, so a request that died without a record
+ * (its gateway killed outright) does not hold its key's credit for long. A request in progress has
+ * its hold renewed every third of this (Billing.keep: one statement or script call a key for all
+ * of an instance's requests, off the request path), however long it runs.
+ */
+export const RESERVATION_TTL_MS = 60_000
 
 /** A key as this instance sees it at admission. */
 export interface KeyFigures {

@@ -122,7 +122,7 @@ export class RedisLedger implements Ledger {
   private lastHeard = 0
   /**
    * Holds to end that could not be sent while Redis was away, by key: ended when it returns.
-   * Left alone, each would count against its key until it lapses (15 minutes), next to the cost
+   * Left alone, each would count against its key until it lapses (a minute), next to the cost
    * that replaced it, or for nothing at all (an admission that timed out here, run by Redis once
    * it resumed). Bounded: past MAX_UNRELEASED they are left to lapse.
    */

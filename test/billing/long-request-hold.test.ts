@@ -1,11 +1,12 @@
 // A request's hold lasts as long as the request: a stream of a long reply may run past the
-// fifteen minutes after which a hold nobody settled lapses (a request that died without a
-// record). Its hold is renewed while it runs; before, the key's whole credit could be admitted
-// again every fifteen minutes while the first streams still ran, and each was billed in full.
+// minute after which a hold nobody renewed lapses (a request that died without a record). Its
+// hold is renewed while it runs; before, the key's whole credit could be admitted again each
+// time the holds lapsed while the first streams still ran, and each was billed in full.
 // The clock is moved by hand: Date.now is replaced before the gateway starts (the ledger and
-// billing read it), and the renewal the gateway's timer makes every few minutes is called as
+// billing read it), and the renewal the gateway's timer makes every 20 seconds is called as
 // the timer would call it.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { RESERVATION_TTL_MS } from '../../src/billing/ledger.ts'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
@@ -71,10 +72,11 @@ test('a stream that runs past the lapse of a forgotten hold keeps its hold, and 
   const held = async () => (await g.services.billing.figures(record.id))?.reserved ?? g.services.billing.reserved(record.id)
   expect(await held()).toBeGreaterThan(0.05)
 
-  // twenty minutes of streaming, the renewal every ten (the gateway's timer: every five)
-  for (let minutes = 0; minutes < 20; minutes += 10) {
-    offset += 10 * 60_000
+  // twenty minutes of streaming, the renewal every two thirds of a lapse (the gateway's timer: every third)
+  for (let ms = 0; ms < 20 * 60_000; ms += (RESERVATION_TTL_MS * 2) / 3) {
+    offset += (RESERVATION_TTL_MS * 2) / 3
     g.services.billing.renew()
+    expect(await held()).toBeGreaterThan(0.05)
   }
   expect(await held()).toBeGreaterThan(0.05)
   const refusedLater = await ask()
