@@ -45,6 +45,8 @@ interface Walk {
   added: Map<Node, ReadonlySet<string>>
   nodes: number
   properties: number
+  /** Whether each node the client's schema may be null at was found so (nullable). */
+  nulls: Map<Node, boolean>
 }
 
 /**
@@ -59,7 +61,7 @@ export const addedNullsOf = (sent: unknown): AddedNulls | undefined => (isObj(se
 /** `schema` (with no keyword beside a `$ref`) fitted to OpenAI's strict mode; undefined where it cannot fit. */
 export function fitStrict(schema: Node): Node | undefined {
   if (schema.type !== 'object' || schema.anyOf !== undefined) return undefined
-  const w: Walk = { root: schema, added: new Map(), nodes: MOST_NODES, properties: 0 }
+  const w: Walk = { root: schema, added: new Map(), nodes: MOST_NODES, properties: 0, nulls: new Map() }
   const out = fit(schema, w, 0, 0)
   if (out && w.added.size > 0) ADDED.set(out, { root: out, at: w.added })
   return out
@@ -119,7 +121,7 @@ function closed(s: Node, out: Node, w: Walk, depth: number, levels: number): Nod
   for (const name of names) {
     const p = fit(props[name], w, depth + 1, levels)
     if (!p) return undefined
-    if (wanted.has(name) || nullable(props[name] as Node, w.root, 0)) fitted.push([name, p])
+    if (wanted.has(name) || nullable(props[name] as Node, w, 0)) fitted.push([name, p])
     else {
       fitted.push([name, orNull(p)])
       added.add(name)
@@ -131,16 +133,32 @@ function closed(s: Node, out: Node, w: Walk, depth: number, levels: number): Nod
   return obj
 }
 
-/** Whether the client's own schema lets the value be null (every keyword of the node must). */
-function nullable(s: Node, root: Node, depth: number): boolean {
+/**
+ * Whether the client's own schema lets the value be null (every keyword of the node must). Each
+ * node is judged once a walk (`w.nulls`): definitions whose unions name each other would
+ * otherwise be walked once a path, twice as many with each definition. A node met again while it
+ * is being judged (a ref back into itself) is taken as not null there, so a definition nullable
+ * only by way of such a loop may be judged not nullable: its optional property's null is then
+ * taken out of the answer, which the client's schema allows all the same.
+ */
+function nullable(s: Node, w: Walk, depth: number): boolean {
+  const known = w.nulls.get(s)
+  if (known !== undefined) return known
   if (depth > MAX_DEPTH) return false
+  w.nulls.set(s, false)
+  const out = nullableHere(s, w, depth)
+  w.nulls.set(s, out)
+  return out
+}
+
+function nullableHere(s: Node, w: Walk, depth: number): boolean {
   if (s.type !== undefined && !(s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')))) return false
   if (s.enum !== undefined && !(Array.isArray(s.enum) && s.enum.includes(null))) return false
   if ('const' in s && s.const !== null) return false
-  if (Array.isArray(s.anyOf) && !s.anyOf.some((b) => isObj(b) && nullable(b, root, depth + 1))) return false
+  if (Array.isArray(s.anyOf) && !s.anyOf.some((b) => isObj(b) && nullable(b, w, depth + 1))) return false
   if (typeof s.$ref === 'string') {
-    const target = resolve(root, s.$ref)
-    if (!target || !nullable(target, root, depth + 1)) return false
+    const target = resolve(w.root, s.$ref)
+    if (!target || !nullable(target, w, depth + 1)) return false
   }
   return true
 }
