@@ -6,6 +6,7 @@ import type { Family, ProviderData, ReasoningConfig, ReasoningEffort, ResponseFo
 import { isObj } from '../lib/json.ts'
 import { refsAlone } from './strict-refs.ts'
 import { fitStrict } from './strict-fit.ts'
+import { withinStrictLimits } from './strict-limits.ts'
 
 /**
  * What a foreign parameter becomes in translate mode, in IR terms. A surface that
@@ -78,16 +79,18 @@ export function claudeFormat(f: unknown, fit = false): ResponseFormat | undefine
  * A client's strict schema for OpenAI's strict mode: with no keyword beside a `$ref`, as it is
  * where strict mode takes it, else fitted (optional properties required and nullable, objects
  * closed: strict-fit.ts), the nulls that adds noted for the answer (`addedNullsOf`). Where it
- * cannot fit, `strict` is false and the schema goes without the guarantee.
+ * cannot fit, or is past the size strict mode takes (strict-limits.ts), `strict` is false and the
+ * schema goes without the guarantee.
  */
 export function strictFor(schema: Record<string, unknown>): { schema: Record<string, unknown>; strict: boolean } {
   const alone = refsAlone(schema)
+  if (!withinStrictLimits(alone)) return { schema: alone, strict: false }
   if (strictFits(alone)) return { schema: alone, strict: true }
   const fitted = fitStrict(alone)
   return fitted ? { schema: fitted, strict: true } : { schema: alone, strict: false }
 }
 
-const asItFits = (schema: Record<string, unknown>) => ({ schema, strict: strictFits(schema) })
+const asItFits = (schema: Record<string, unknown>) => ({ schema, strict: strictFits(schema) && withinStrictLimits(schema) })
 
 /**
  * A Claude custom tool for a GPT model. Anthropic holds a strict tool's input to schemas OpenAI's

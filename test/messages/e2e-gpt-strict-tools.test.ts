@@ -153,6 +153,19 @@ describe('a Claude strict tool sent to a GPT model', () => {
     expect(compat(response)).toContain('tools[].strict')
   })
 
+  test("a schema past strict mode's size (more than 1,000 enum values in all, which OpenAI refuses with a 400) is not fitted: sent without strict, as it came, strict named as left out", async () => {
+    const cities = Array.from({ length: 1_001 }, (_, i) => `city-${i}`)
+    const input_schema = { type: 'object' as const, properties: { location: { type: 'string', enum: cities }, unit: { type: 'string' } }, required: ['location'], additionalProperties: false }
+    openai(call('get_weather', { location: 'city-7' }))
+    const { data, response } = await rig.anthropic.messages
+      .create({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, tools: [{ name: 'get_weather', input_schema, strict: true }] as any })
+      .withResponse()
+    expect(data.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { location: 'city-7' } })
+    expect(sentTool().strict).toBeUndefined()
+    expect(sentTool().parameters).toEqual(input_schema)
+    expect(compat(response)).toContain('tools[].strict')
+  })
+
   test("a field described where it uses a shared definition: strict kept, the $ref written out with the description over the definition's own", async () => {
     const address = { type: 'object', description: 'A postal address', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }
     const input_schema = {

@@ -1,10 +1,12 @@
-// A strict schema fitted for OpenAI (strict-fit.ts) against what a hostile schema can do:
-// definitions that branch into each other must not make the walk (or the answer's cleaning) take
-// time exponential in their number; and the branch of a union told apart by a discriminating
-// const must be found, so its added nulls come out.
+// A strict schema fitted for OpenAI (strict-fit.ts, strictFor) against what a hostile or merely
+// large schema can do: definitions that branch into each other must not make the walk (or the
+// answer's cleaning) take time exponential in their number; a schema past OpenAI's documented
+// size limits must go without strict rather than be refused with a 400; and the branch of a
+// union told apart by a discriminating const must be found, so its added nulls come out.
 import { describe, expect, test } from 'bun:test'
 import { addedNullsOf, fitStrict } from '../../src/routing/strict-fit.ts'
 import { withoutAddedNulls } from '../../src/routing/strict-nulls.ts'
+import { strictFor } from '../../src/routing/translate.ts'
 
 const obj = (properties: object, required: string[] = [], more: object = {}) => ({ type: 'object', properties, required, ...more })
 
@@ -45,6 +47,39 @@ describe('a schema of definitions that branch into each other', () => {
     const [text, ms] = timed(() => withoutAddedNulls('{"x":5,"note":null}', addedNullsOf(out)!))
     expect(ms).toBeLessThan(2_000)
     expect(JSON.parse(text)).toEqual({ x: 5 })
+  })
+})
+
+describe("OpenAI's documented size limits", () => {
+  const many = (n: number, width = 4) => Array.from({ length: n }, (_, i) => `v${String(i).padStart(width, '0')}`)
+
+  test('more than 1,000 enum values in all: sent without strict, as it came', () => {
+    const within = obj({ a: { type: 'string', enum: many(500) }, b: { type: 'string', enum: many(500) } })
+    expect(strictFor(within).strict).toBe(true)
+    const past = obj({ a: { type: 'string', enum: many(500) }, b: { type: 'string', enum: many(501) } })
+    const r = strictFor(past)
+    expect(r.strict).toBe(false)
+    expect(r.schema).toEqual(past)
+  })
+
+  test('a schema that already fits as it is is held to them too', () => {
+    const past = obj({ a: { type: 'string', enum: many(1_001) } }, ['a'], { additionalProperties: false })
+    expect(strictFor(past).strict).toBe(false)
+  })
+
+  test('more than 120,000 characters of property names, definition names, enum and const values: sent without strict', () => {
+    const long = (c: string) => c.repeat(30_000)
+    const within = obj({ [long('a')]: { type: 'string' }, b: { const: long('b') }, c: { enum: [long('c')] } })
+    expect(strictFor(within).strict).toBe(true)
+    const past = { ...obj({ [long('a')]: { type: 'string' }, b: { const: long('b') }, c: { enum: [long('c')] } }), $defs: { [long('d') + 'd'.repeat(10_000)]: { type: 'string' } } }
+    expect(strictFor(past).strict).toBe(false)
+  })
+
+  test('one enum of more than 250 strings: at most 15,000 characters of them', () => {
+    // 251 values of 59 characters (14,809) fit; of 60 (15,060) do not
+    const of = (len: number) => obj({ a: { type: 'string', enum: Array.from({ length: 251 }, (_, i) => String(i).padStart(len, 'x')) } })
+    expect(strictFor(of(59)).strict).toBe(true)
+    expect(strictFor(of(60)).strict).toBe(false)
   })
 })
 
