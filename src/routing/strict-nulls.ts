@@ -6,7 +6,8 @@
 // sends every property, so an object's keys, and the consts and enums of its properties, name its
 // branch), and where none or several fit the value is left as it came. The walk is bounded in
 // steps (a schema whose unions name each other branches at every level): past them the whole
-// answer goes as it came. Pure.
+// answer goes as it came. A number is written back as the model wrote it (an id past 2^53, a
+// price written 1.50), not as a double reads it. Pure.
 import { isObj } from '../lib/json.ts'
 import { resolve, type AddedNulls } from './strict-fit.ts'
 
@@ -24,6 +25,17 @@ const STEPS_A_CHARACTER = 10
 /** Thrown when the steps ran out: the answer goes as it came. */
 const OUT_OF_STEPS = new Error('strict-nulls: out of steps')
 
+/** JSON.rawJSON and JSON.isRawJSON (JSON.parse source text access), not yet in TypeScript's lib. */
+const RAW = JSON as unknown as { rawJSON(text: string): object; isRawJSON(v: unknown): v is { readonly rawJSON: string } }
+
+/** A number a double would write back otherwise (digits past its precision, 1.50, 1e3) kept as its text. */
+function asWritten(_key: string, v: unknown, context?: { source?: string }): unknown {
+  return typeof v === 'number' && context?.source !== undefined && JSON.stringify(v) !== context.source ? RAW.rawJSON(context.source) : v
+}
+
+/** The value, a number kept as its text read as a number. */
+const plain = (v: unknown): unknown => (RAW.isRawJSON(v) ? Number(v.rawJSON) : v)
+
 interface Walk {
   a: AddedNulls
   steps: number
@@ -35,7 +47,7 @@ interface Walk {
 export function withoutAddedNulls(text: string, added: AddedNulls): string {
   let v: unknown
   try {
-    v = JSON.parse(text)
+    v = JSON.parse(text, asWritten)
   } catch {
     return text
   }
@@ -55,7 +67,7 @@ function step(w: Walk): void {
 
 /** The value without the added nulls: the same value where nothing was taken. */
 function strip(v: unknown, s: Node, w: Walk, depth: number): unknown {
-  if (depth > MAX_DEPTH) return v
+  if (depth > MAX_DEPTH || RAW.isRawJSON(v)) return v
   step(w)
   const a = w.a
   if (typeof s.$ref === 'string') {
@@ -89,8 +101,10 @@ function strip(v: unknown, s: Node, w: Walk, depth: number): unknown {
   return changed ? Object.fromEntries(kept) : v
 }
 
-const typeOf = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v
+const typeOf = (raw: unknown): string => {
+  const v = plain(raw)
+  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v
+}
 
 /**
  * Whether `v` may be of branch `b`: its type, its enum or const, an object's keys and, in turn,
@@ -133,7 +147,9 @@ function shapeFitsHere(v: unknown, b: Node, w: Walk, depth: number): boolean {
 }
 
 /** Whether two JSON values are equal (an object's keys in any order), as JSON Schema's enum and const compare them. */
-function same(x: unknown, y: unknown, w: Walk, depth: number): boolean {
+function same(rx: unknown, ry: unknown, w: Walk, depth: number): boolean {
+  const x = plain(rx)
+  const y = plain(ry)
   if (x === y) return true
   if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null || Array.isArray(x) !== Array.isArray(y)) return false
   // a value past the depth is not told apart: the branch may be the value's

@@ -71,6 +71,15 @@ describe('a structured output with an optional property, for a GPT model', () =>
     expect(sentFormat()).toEqual({ name: 'output', schema: closed, strict: true })
   })
 
+  test('the numbers of a text a null is taken out of keep the digits the model wrote: an id past 2^53, a price written 1.50', async () => {
+    const order = { type: 'object', properties: { id: { type: 'integer' }, price: { type: 'number' }, zip: { type: 'string' } }, required: ['id', 'price'] } as const
+    rig.up.script({ json: answer('{"id":12345678901234567890,"price":1.50,"zip":null}') })
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_config: { format: { type: 'json_schema', schema: order } } })
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as any
+    expect(body.content[0].text).toBe('{"id":12345678901234567890,"price":1.50}')
+  })
+
   test('the older output_format parameter too: fitted, and the null taken out of the text', async () => {
     rig.up.script({ json: answer('{"city":"Paris","zip":null,"note":null}') })
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_format: { type: 'json_schema', schema: place } })

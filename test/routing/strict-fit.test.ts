@@ -114,6 +114,12 @@ describe('fitStrict and the answer cleaned', () => {
     expect(withoutAddedNulls('[null]', added)).toBe('[null]')
   })
 
+  test('the numbers of an answer a null is taken out of are written as the model wrote them, not as a double reads them', () => {
+    const { schema } = fitted(obj({ id: { type: 'integer' }, ids: { type: 'array', items: { type: 'integer' } }, x: { type: 'number' }, kind: { enum: [1.5, 2] }, note: { type: 'string' } }, ['id', 'ids', 'x', 'kind']))
+    const text = '{"id":12345678901234567890,"ids":[9007199254740993,1],"x":0.1000000000000000055,"kind":1.50,"note":null}'
+    expect(withoutAddedNulls(text, addedNullsOf(schema)!)).toBe('{"id":12345678901234567890,"ids":[9007199254740993,1],"x":0.1000000000000000055,"kind":1.50}')
+  })
+
   test('a schema with nothing optional but an object left unclosed adds no nulls: nothing to clean', () => {
     const out = fitStrict(obj({ a: { type: 'string' } }, ['a']))
     expect(out).toEqual({ ...obj({ a: { type: 'string' } }, ['a']), additionalProperties: false })
