@@ -84,13 +84,16 @@ export function claudeFormat(f: unknown, fit = false): ResponseFormat | undefine
  */
 export function strictFor(schema: Record<string, unknown>): { schema: Record<string, unknown>; strict: boolean } {
   const alone = refsAlone(schema)
-  if (!withinStrictLimits(alone)) return { schema: alone, strict: false }
+  if (!strictRoot(alone) || !withinStrictLimits(alone)) return { schema: alone, strict: false }
   if (strictFits(alone)) return { schema: alone, strict: true }
   const fitted = fitStrict(alone)
   return fitted ? { schema: fitted, strict: true } : { schema: alone, strict: false }
 }
 
-const asItFits = (schema: Record<string, unknown>) => ({ schema, strict: strictFits(schema) && withinStrictLimits(schema) })
+const asItFits = (schema: Record<string, unknown>) => ({ schema, strict: strictRoot(schema) && strictFits(schema) && withinStrictLimits(schema) })
+
+/** OpenAI's strict mode takes a root that is an object, never a root anyOf (a 400 for the whole request). */
+const strictRoot = (schema: Record<string, unknown>) => schema.type === 'object' && schema.anyOf === undefined
 
 /**
  * A Claude custom tool for a GPT model. Anthropic holds a strict tool's input to schemas OpenAI's

@@ -83,6 +83,24 @@ describe("OpenAI's documented size limits", () => {
   })
 })
 
+describe("OpenAI's rule for a strict schema's root", () => {
+  const closed = (name: string) => obj({ [name]: { type: 'string' } }, [name], { additionalProperties: false })
+
+  test('a root anyOf of closed objects, which strict mode refuses ("root must be an object, not anyOf"): sent without strict', () => {
+    const schema = { anyOf: [closed('a'), closed('b')] }
+    expect(strictFor(schema)).toEqual({ schema, strict: false })
+    expect(strictFor({ type: 'object', ...schema }).strict).toBe(false)
+  })
+
+  test('a root that is no object: sent without strict', () => {
+    expect(strictFor({ type: 'array', items: closed('a') }).strict).toBe(false)
+  })
+
+  test('a closed object root stays strict', () => {
+    expect(strictFor(closed('a')).strict).toBe(true)
+  })
+})
+
 describe('a union whose branches have the same properties', () => {
   test('the branch a discriminating const names is followed, and its added nulls come out', () => {
     const a = obj({ kind: { const: 'a' }, x: { type: 'string' } }, ['kind'])
