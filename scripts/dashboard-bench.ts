@@ -58,7 +58,7 @@ for (let done = 0; done < N; done += CHUNK) {
       createdAt: Math.floor(now - 29 * DAY + (i / N) * 29 * DAY),
       promptTokens: prompt, completionTokens: completion, totalTokens: prompt + completion, cacheCreationInputTokens: 0, cacheReadInputTokens: 0,
       reasoningTokens: null, finishReason: failed ? null : 'stop', status: null, cost: usd, unpriced: usd === null,
-      latencyMs: 150 + Math.floor(rand() * 3000), ttftMs: 80, error: failed ? 'upstream answered 500' : null, httpStatus: failed ? 500 : 200, batchId: null, deployment: null, attempts: null, usageCounted: false, cached: false, replayed: false, serviceTier: null, speed: null, inferenceGeo: null,
+      latencyMs: 150 + Math.floor(rand() * 3000), ttftMs: 80, error: failed ? 'upstream answered 500' : null, httpStatus: failed ? 500 : 200, batchId: null, deployment: null, attempts: null, usageCounted: false, cached: false, replayed: false, serviceTier: null, speed: null, inferenceGeo: null, usageExtras: null,
     })
   }
   await storage.sql.tx((q) => store.insertRows(rows, q))

@@ -70,6 +70,7 @@ function columns(keys: string[], accounts: string[]): Record<ColumnKey<typeof ge
     serviceTier: `CASE WHEN i % 5 = 2 THEN NULL ELSE 'default' END`,
     speed: 'NULL',
     inferenceGeo: 'NULL',
+    usageExtras: 'NULL',
   }
 }
 

@@ -125,6 +125,12 @@ export function declareTables(k: ColumnKit) {
       serviceTier: k.text('service_tier'),
       speed: k.text('speed'),
       inferenceGeo: k.text('inference_geo'),
+      /**
+       * The priced parts of the usage beyond the token columns, as JSON in the record's words
+       * (generations/extras.ts): hour-long cache writes, audio tokens, web and file searches, the
+       * image tool's tokens. Null when the reply had none (most), and on records from before.
+       */
+      usageExtras: k.text('usage_extras'),
     },
     (t) => [
       k.index('generations_key').on(t.apiKeyId, t.createdAt),

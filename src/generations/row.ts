@@ -2,6 +2,7 @@
 // row), what the hourly rollup adds for it, and what the lookup route shows (row → wire).
 import type { generations } from '../db/schema.ts'
 import type { Usage } from '../ir/types.ts'
+import { extrasOf, extrasWire } from './extras.ts'
 import type { GenerationInput, UpstreamAttempt } from './types.ts'
 
 export type GenerationRow = typeof generations.$inferSelect
@@ -96,6 +97,8 @@ export function toRow(input: GenerationInput, cost: number | null, id: string = 
     serviceTier: u.served?.serviceTier ?? u.serviceTier ?? null,
     speed: u.served?.speed ?? u.speed ?? null,
     inferenceGeo: u.served?.inferenceGeo ?? u.inferenceGeo ?? null,
+    // what else its cost counts (searches, audio, the image tool…); null for a reply with none
+    usageExtras: extrasOf(u),
   }
 }
 
@@ -166,6 +169,9 @@ export function toWire(row: GenerationRow) {
     cache_read_input_tokens: row.cacheReadInputTokens,
   }
   if (row.reasoningTokens !== null) usage.completion_tokens_details = { reasoning_tokens: row.reasoningTokens }
+  // what else the cost counts, where the reply had any: absent otherwise
+  const extras = extrasWire(row.usageExtras)
+  if (extras) Object.assign(usage, extras)
   // the upstream reported none: these are the gateway's own count
   if (row.usageCounted) usage.counted_by_gateway = true
   const out: Record<string, unknown> = {

@@ -17,6 +17,7 @@ const UNDO: Record<string, string[]> = {
   generation_served: dropColumns('generations', ['service_tier', 'speed', 'inference_geo']),
   usage_details: dropColumns('usage_hourly', ['cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens']),
   conversations: ['DROP TABLE conversation_items', 'DROP TABLE conversations'],
+  generation_usage_extras: dropColumns('generations', ['usage_extras']),
 }
 
 /** Undo `from` and every later migration of `migrations` on `sql`, newest first. */

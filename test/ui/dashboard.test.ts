@@ -37,7 +37,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
       ...[1, 3, 4, 9].map((h, i) => ({ keyId: keyA.id, account: 'acme', model: 'claude-sonnet-4-5', provider: 'anthropic', hoursAgo: h, count: 2 + 2 * i, cost: 0.01 })),
       ...[2, 6, 7].map((h) => ({ keyId: keyB.id, account: 'beta', model: 'mock-claude', provider: 'mock', hoursAgo: h, count: 5, cost: null })),
       // the last hour, for the providers view: 2 of 10 failed, latencies 300..309 ms
-      { keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', at: now - 10 * 60_000, count: 10, errors: 2, cost: 0.002, latencyMs: 300, serviceTier: 'flex' },
+      { keyId: keyA.id, account: 'acme', model: 'gpt-4o-mini', provider: 'openai', at: now - 10 * 60_000, count: 10, errors: 2, cost: 0.002, latencyMs: 300, serviceTier: 'flex',
+        usageExtras: JSON.stringify({ web_searches: 2, audio_output_tokens: 7, image_tool: { model: 'gpt-image-1', input_tokens: 50, image_input_tokens: 10, output_tokens: 4160, image_output_tokens: 4160 } }) },
       { keyId: keyB.id, account: 'beta', model: 'mock-claude', provider: 'mock', at: now - 5 * 60_000, count: 4, cost: null },
     ])
     // and three real requests of key A through the gateway (the mock provider)
@@ -165,6 +166,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     for (const part of ['latency', 'time to first token', '50 ms', 'prompt tokens', 'completion tokens', 'cost', '$0.0020', 'finish reason', 'upstream answered 500', 'HTTP status500', 'service tierflex']) expect(detail).toContain(part)
     // how it was served shows only where the upstream said
     expect(detail).not.toContain('speed')
+    // what else its cost counts, where it has any
+    for (const part of ['web searches2', 'of which audio7', 'image tool\u2068gpt-image-1\u2069: 50 in (10 image, 0 cached), 4,160 out (4,160 image)']) expect(detail).toContain(part)
+    expect(detail).not.toContain('file searches')
     await screenshot(page, 'generations-detail')
 
     await page.selectOption('select[name=status]', '')

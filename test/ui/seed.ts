@@ -25,6 +25,8 @@ export interface Seed {
   /** Fast mode, as an upstream says it (Anthropic's `speed`). */
   speed?: string
   inferenceGeo?: string
+  /** The priced extras of its usage, as the column stores them (generations/extras.ts). */
+  usageExtras?: string
 }
 
 export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()): Promise<GenerationRow[]> {
@@ -65,6 +67,7 @@ export async function seedRecords(s: Services, seeds: Seed[], now = Date.now()):
         serviceTier: sd.serviceTier ?? null,
         speed: sd.speed ?? null,
         inferenceGeo: sd.inferenceGeo ?? null,
+        usageExtras: sd.usageExtras ?? null,
       })
     }
   }

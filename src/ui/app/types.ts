@@ -45,6 +45,13 @@ export interface Generation {
     cache_creation_input_tokens: number
     cache_read_input_tokens: number
     completion_tokens_details?: { reasoning_tokens: number }
+    /** What else the cost counts, present only where the reply had any. */
+    cache_write_1h_tokens?: number
+    audio_input_tokens?: number
+    audio_output_tokens?: number
+    web_searches?: number
+    file_searches?: number
+    image_tool?: { model: string | null; input_tokens: number; image_input_tokens: number; cached_tokens: number; cached_image_tokens: number; output_tokens: number; image_output_tokens: number }
   }
   finish_reason: string | null
   status?: string

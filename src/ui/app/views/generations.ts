@@ -60,8 +60,14 @@ export function generationsView(root: HTMLElement, session: Session): () => void
         kv('key', g.api_key_id), kv('account', g.account), kv('provider', g.provider),
         kv('latency', ms(g.latency_ms)), kv('time to first token', ms(g.time_to_first_token_ms)),
         kv('prompt tokens', num(u.prompt_tokens)), kv('  of which cache read', num(u.cache_read_input_tokens)), kv('  of which cache write', num(u.cache_creation_input_tokens)),
+        // what else the cost counts, where the reply had any
+        some(u.cache_write_1h_tokens, (n) => kv('    of which for 1 hour', num(n))), some(u.audio_input_tokens, (n) => kv('  of which audio', num(n))),
         kv('completion tokens', num(u.completion_tokens)), kv('  of which reasoning', num(u.completion_tokens_details?.reasoning_tokens ?? null)),
-        kv('total tokens', num(u.total_tokens)), kv('cost', g.unpriced ? 'unpriced' : usd(g.cost)),
+        some(u.audio_output_tokens, (n) => kv('  of which audio', num(n))),
+        kv('total tokens', num(u.total_tokens)),
+        some(u.web_searches, (n) => kv('web searches', num(n))), some(u.file_searches, (n) => kv('file searches', num(n))),
+        u.image_tool ? kv('image tool', imageTool(u.image_tool)) : null,
+        kv('cost', g.unpriced ? 'unpriced' : usd(g.cost)),
         // how it was served, which the cost counts (a tier, fast mode, US-only inference): shown where the upstream said
         g.service_tier ? kv('service tier', g.service_tier) : null, g.speed ? kv('speed', g.speed) : null, g.inference_geo ? kv('inference geo', g.inference_geo) : null,
         kv('finish reason', g.finish_reason ?? '–'), g.status ? kv('status', g.status) : null, g.batch_id ? kv('batch', g.batch_id) : null,
@@ -110,4 +116,14 @@ export function generationsView(root: HTMLElement, session: Session): () => void
     ++seq
     clearTimeout(typing)
   }
+}
+
+/** `show(n)` for a count the record has (present and above 0), else nothing. */
+const some = <T>(n: number | undefined, show: (n: number) => T): T | null => (n ? show(n) : null)
+
+/** The image tool's tokens on one line: its model, input (image and cached parts), output (image part). */
+function imageTool(t: NonNullable<Generation['usage']['image_tool']>): string {
+  const input = `${num(t.input_tokens)} in (${num(t.image_input_tokens)} image, ${num(t.cached_tokens)} cached)`
+  const output = `${num(t.output_tokens)} out (${num(t.image_output_tokens)} image)`
+  return `${t.model ? isolated(t.model) + ': ' : ''}${input}, ${output}`
 }

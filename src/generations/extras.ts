@@ -1,0 +1,69 @@
+// The priced parts of a reply's usage beyond the record's token columns: hour-long cache writes,
+// audio tokens, web and file searches, the image tool's tokens. Its cost counts them, so the
+// record keeps them to explain it. Most replies have none: the record then stores null, and
+// only a reply with at least one keeps a small JSON object (in the words the record shows).
+import type { ImageGenUsage, Usage } from '../ir/types.ts'
+
+/** A count as stored: a finite positive integer, else none. */
+const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
+
+/** The counts kept, by their name in the record, with the most of each the cost counts (its part of a bucket). */
+const COUNTS: [name: string, of: (u: Usage) => number][] = [
+  ['cache_write_1h_tokens', (u) => Math.min(count(u.cacheWrite1hTokens), count(u.cacheWriteTokens))],
+  ['audio_input_tokens', (u) => Math.min(count(u.inputAudioTokens), count(u.inputTokens))],
+  ['audio_output_tokens', (u) => Math.min(count(u.outputAudioTokens), count(u.outputTokens))],
+  ['web_searches', (u) => count(u.webSearches)],
+  ['file_searches', (u) => count(u.fileSearches)],
+]
+
+/** The image tool's counts, by their name in the record's `image_tool`. */
+const IMAGE_COUNTS: [name: string, key: Exclude<keyof ImageGenUsage, 'model'>][] = [
+  ['input_tokens', 'inputTokens'],
+  ['image_input_tokens', 'imageInputTokens'],
+  ['cached_tokens', 'cachedTokens'],
+  ['cached_image_tokens', 'cachedImageTokens'],
+  ['output_tokens', 'outputTokens'],
+  ['image_output_tokens', 'imageOutputTokens'],
+]
+
+/** The stored column: null when the usage has none of the extras (the common record: no object is made). */
+export function extrasOf(u: Usage): string | null {
+  if (u.cacheWrite1hTokens === undefined && u.inputAudioTokens === undefined && u.outputAudioTokens === undefined && u.webSearches === undefined && u.fileSearches === undefined && u.imageGen === undefined) return null
+  const out: Record<string, unknown> = {}
+  for (const [name, of] of COUNTS) {
+    const n = of(u)
+    if (n > 0) out[name] = n
+  }
+  const g = u.imageGen
+  if (g) {
+    const tool: Record<string, unknown> = {}
+    for (const [name, key] of IMAGE_COUNTS) {
+      const n = count(g[key])
+      if (n > 0) tool[name] = n
+    }
+    if (Object.keys(tool).length > 0) out.image_tool = { model: typeof g.model === 'string' ? g.model : null, ...tool }
+  }
+  return Object.keys(out).length > 0 ? JSON.stringify(out) : null
+}
+
+/** What the record shows of a stored column: its known counts only (nothing for null, or text that is not one). */
+export function extrasWire(stored: string | null): Record<string, unknown> | undefined {
+  if (stored === null) return undefined
+  let v: unknown
+  try {
+    v = JSON.parse(stored)
+  } catch {
+    return undefined
+  }
+  if (typeof v !== 'object' || v === null) return undefined
+  const o = v as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const [name] of COUNTS) if (count(o[name]) > 0) out[name] = count(o[name])
+  const t = o.image_tool as Record<string, unknown> | undefined
+  if (typeof t === 'object' && t !== null) {
+    const tool: Record<string, unknown> = { model: typeof t.model === 'string' ? t.model : null }
+    for (const [name] of IMAGE_COUNTS) tool[name] = count(t[name])
+    out.image_tool = tool
+  }
+  return Object.keys(out).length > 0 ? out : undefined
+}
