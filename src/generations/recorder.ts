@@ -17,7 +17,7 @@ import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore, isNotWhole } from './store.ts'
-import { costsNothing, type GenerationInput, type GenerationSink } from './types.ts'
+import { costsNothing, type GenerationInput, type GenerationSink, type Whose } from './types.ts'
 import { pruneInSteps } from '../lib/prune-steps.ts'
 
 export interface RecorderDeps {
@@ -103,10 +103,10 @@ export class Recorder implements GenerationSink {
   }
 
   /** Records still being counted, each with its record at the cheap bound (what a stop takes when the count is late). */
-  private readonly pending = new Map<Promise<unknown>, { taken: boolean; rough?: () => GenerationInput }>()
+  private readonly pending = new Map<Promise<unknown>, { taken: boolean; rough?: () => GenerationInput; whose?: Whose }>()
 
-  recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput): void {
-    const late = { taken: false, rough }
+  recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput, whose?: Whose): void {
+    const late = { taken: false, rough, whose }
     const p = input
       .then((i) => {
         if (late.taken) return
@@ -131,11 +131,18 @@ export class Recorder implements GenerationSink {
     }
   }
 
-  /** Waits (at most `maxMs`) for records still being counted; at once when there are none. */
-  async settled(maxMs = 2_000): Promise<void> {
+  /**
+   * Waits (at most `maxMs`) for records still being counted: those of one key or account when
+   * `of` says (a key's lookup does not wait for another's cut streams; one of unknown owner is
+   * waited for all the same), else every one; at once when there are none.
+   */
+  async settled(maxMs = 2_000, of?: Partial<Whose>): Promise<void> {
     if (this.pending.size === 0) return
+    const mine = (w?: Whose) => !of || !w || ((of.keyId === undefined || of.keyId === w.keyId) && (of.account === undefined || of.account === w.account))
+    const waiting = [...this.pending].filter(([, late]) => mine(late.whose)).map(([p]) => p)
+    if (waiting.length === 0) return
     let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([Promise.allSettled([...this.pending.keys()]), new Promise<void>((r) => (timer = setTimeout(r, maxMs)))])
+    await Promise.race([Promise.allSettled(waiting), new Promise<void>((r) => (timer = setTimeout(r, maxMs)))])
     clearTimeout(timer)
   }
 

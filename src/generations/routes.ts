@@ -61,7 +61,7 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
       if (!f.after) throw new HttpError(400, `after: no generation ${echo(after)} (pass the gateway_id of the last record of the previous page)`)
     }
     // a stream that just ended early is still being billed, as for a lookup by id
-    await s.recorder.settled()
+    await s.recorder.settled(undefined, v.admin ? undefined : { keyId: v.key.id })
     await s.recorder.flush()
     const page = await list.page(f)
     const data = page.rows.map((r) => ({ ...toWire(r), api_key_id: r.apiKeyId, account: r.account, http_status: r.httpStatus }))
@@ -77,8 +77,8 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
       if (id === null) return listing(q, v)
       if (id === '') throw new HttpError(400, 'id: must not be empty (the generation id; leave it out to list records)')
       // a stream that just ended early is still being billed: its record is a few ms away
-      await s.recorder.settled()
       const owner = v.admin ? undefined : v.key.id
+      await s.recorder.settled(undefined, owner === undefined ? undefined : { keyId: owner })
       const row = await s.recorder.get(id, owner)
       // another key's record is reported exactly like a missing one, so ids cannot be probed
       if (!row || (owner !== undefined && row.apiKeyId !== owner)) throw new HttpError(404, `generation not found: ${id.slice(0, ECHO_MAX)}`)

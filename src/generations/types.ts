@@ -46,6 +46,12 @@ export function costsNothing(g: Pick<GenerationInput, 'cached' | 'replayed'>): b
   return g.cached === true || (g.replayed !== undefined && !g.replayed.billed)
 }
 
+/** Whose a record is: what a lookup waits for when it waits for records of one key or account only. */
+export interface Whose {
+  keyId: string
+  account: string
+}
+
 /** One upstream call of a request: which provider, what it answered (an HTTP status; 200 when it served), how long it took. */
 export interface UpstreamAttempt {
   provider: string
@@ -62,7 +68,7 @@ export interface GenerationSink {
    * A record whose usage is still being counted (a dropped stream billed in the token
    * worker). Lookups and shutdown wait for it, so it is found like any other.
    */
-  recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput): void
+  recordLater(input: Promise<GenerationInput>, rough?: () => GenerationInput, whose?: Whose): void
   /**
    * Like record(), on the next turn of the event loop: a request's reply is written before
    * its record is priced and queued. Its credit reservation holds until then, so the next

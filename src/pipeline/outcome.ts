@@ -241,7 +241,7 @@ export class GenerationOutcome {
     const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then(withCounts, () => input)
     if (watch) void counted.then((final) => watch.end(final, reply))
     // the same at the cheap bound, for a stop that cannot wait for the count
-    this.sink.recordLater(counted, () => withCounts(roughBilledUsage(this.usage, produced, this.promptText)))
+    this.sink.recordLater(counted, () => withCounts(roughBilledUsage(this.usage, produced, this.promptText)), { keyId: this.base.apiKey.id, account: this.base.apiKey.account })
   }
 }
 

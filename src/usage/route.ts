@@ -29,7 +29,7 @@ export function usageRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'storage'
     const account = v.admin ? asked : v.key.account
     // a report right after a request must include it, a stream cut short too (its bill is
     // still being counted: settled waits for it, at once when nothing is)
-    await s.recorder.settled()
+    await s.recorder.settled(undefined, account === undefined ? undefined : { account })
     await s.recorder.flush()
     const rows = await query.rows(account, w, now - s.recorder.retentionDays * DAY_MS, now)
     return Response.json(buildReport(w, rows))

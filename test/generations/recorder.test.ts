@@ -390,3 +390,29 @@ describe('recorder: retention', () => {
     void r
   })
 })
+
+describe('recorder: waiting for records still being counted', () => {
+  // a key's lookup waits for its own cut streams' bills, never for another tenant's (each wait up to 2 s)
+  test("one key's or account's wait passes over another's pending record; an unnamed wait waits for all", async () => {
+    t = await testServices()
+    const mine = await keyOf(t, 'ours')
+    const theirs = await keyOf(t, 'theirs')
+    let release!: (i: ReturnType<typeof genInput>) => void
+    const late = new Promise<ReturnType<typeof genInput>>((r) => (release = r))
+    t.s.recorder.recordLater(late, undefined, { keyId: theirs.id, account: theirs.account })
+    const waited = async (of?: { keyId?: string; account?: string }) => {
+      const start = performance.now()
+      await t.s.recorder.settled(300, of)
+      return performance.now() - start
+    }
+    expect(await waited({ keyId: mine.id })).toBeLessThan(100)
+    expect(await waited({ account: mine.account })).toBeLessThan(100)
+    expect(await waited({ keyId: theirs.id })).toBeGreaterThanOrEqual(250)
+    expect(await waited({ account: theirs.account })).toBeGreaterThanOrEqual(250)
+    expect(await waited()).toBeGreaterThanOrEqual(250)
+    release(genInput(t.s.catalog, theirs))
+    await t.s.recorder.settled()
+    await t.s.recorder.flush()
+    expect(await count(t)).toBe(1)
+  })
+})
