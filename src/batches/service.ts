@@ -3,6 +3,7 @@
 import type { ApiKey } from '../http/context.ts'
 import { echo, HttpError, notFound } from '../http/errors.ts'
 import type { BatchServices } from '../services.ts'
+import { goneHow, INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import { WorkerPool } from './pool.ts'
 import { Scheduler } from './scheduler.ts'
 import { BatchStore } from './store.ts'
@@ -56,9 +57,11 @@ export class BatchService {
     if (!result.ok) throw new HttpError(result.status, result.message)
     const env = result.envelope
     // the file may have gone while its lines were read: then the batch is never made
-    if (env.inputFileId !== null && !(await this.s.files.get(key.id, env.inputFileId))) {
+    const file = env.inputFileId === null ? null : await this.s.files.get(key.id, env.inputFileId)
+    if (env.inputFileId !== null && !file) {
       void this.store.deleteItems(id).catch(() => {})
-      throw new HttpError(400, `input_file_id: the file ${echo(env.inputFileId)} was deleted while the batch was being created`)
+      const why = await inputFileGone(this.s.files, key.id, env.inputFileId)
+      throw new HttpError(400, `input_file_id: the file ${echo(env.inputFileId)} ${goneHow(why ?? 'unknown')}, while the batch was being created`)
     }
     const row: BatchRow = {
       id,
@@ -94,7 +97,12 @@ export class BatchService {
       itemsPrunedAt: null,
     }
     await this.store.insert(row)
-    this.scheduler.add(row)
+    // A delete of the file (here or on another instance) that came after the look above looked
+    // for the batches reading it before this row was in, and missed it. Each side looks after its
+    // own write: that delete's look finds the batch, or this one finds the file gone.
+    const why = file ? await inputFileGone(this.s.files, key.id, file.id, file.expiresAt) : null
+    if (why) await this.scheduler.fail(id, INPUT_GONE, inputGoneMessage(file!.id, why))
+    else this.scheduler.add(row)
     return (await this.store.byId(id)) ?? row
   }
 

@@ -104,6 +104,33 @@ describe('failed', () => {
     expect(g.started).toHaveLength(2)
   })
 
+  test('a file deleted after the create looked at it and before the batch was stored: the batch fails at once, no item runs', async () => {
+    const g = gate()
+    const s = rig.gw.services.batches!
+    const file = await rig.upload(Array.from({ length: 3 }, (_, i) => chat('gpt-4o-mini', `r${i}`)))
+    // the delete lands in the create's gap: it looks for the batches reading the file before
+    // this one is stored, and finds none
+    const insert = s.store.insert
+    s.store.insert = async (row) => {
+      expect(await rig.gw.services.files.delete(row.apiKeyId, file)).not.toBeNull()
+      return insert.call(s.store, row)
+    }
+    let res: Response
+    try {
+      res = await rig.call('POST', '/api/v1/batches', { input_file_id: file })
+    } finally {
+      delete (s.store as { insert?: unknown }).insert
+    }
+    expect(res.status).toBe(200)
+    const b = (await res.json()) as any
+    expect(b.status).toBe('failed')
+    expect(b.errors.data[0]).toMatchObject({ code: 'input_file_deleted', message: `the input file ${file} was deleted` })
+    const done = await rig.ended(b.id)
+    expect(done.request_counts).toEqual({ total: 3, completed: 0, failed: 3 })
+    g.release()
+    expect(g.started).toHaveLength(0)
+  })
+
   test('deleting the input file of a finished batch leaves the batch as it was', async () => {
     replayFixtures(rig.up)
     const file = await rig.upload([chat('gpt-4o-mini', 'f0')])
