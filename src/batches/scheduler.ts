@@ -11,7 +11,7 @@
 // evenly between keys, then between one key's batches (fair-share.ts).
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
-import type { FileRecord } from '../files/types.ts'
+import type { DeleteReason, FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
 import { CreditsExhausted, type Admission, type AdmitInput } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
@@ -23,6 +23,7 @@ import { Pace } from './pace.ts'
 import type { WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
+import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import { ItemLeases } from './leases.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
@@ -682,23 +683,25 @@ export class Scheduler {
   }
 
   /** The files service's delete hook: a queued or processing batch reading the file fails. */
-  async onFileDeleted(file: FileRecord, reason: string): Promise<void> {
+  async onFileDeleted(file: FileRecord, reason: DeleteReason): Promise<void> {
     for (const row of await this.store.readingFile(file.id)) {
       if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue
-      await this.fail(row.id, 'input_file_deleted', `the input file ${file.id} was ${reason === 'expired' ? 'removed when it expired' : 'deleted'}`)
+      await this.fail(row.id, INPUT_GONE, inputGoneMessage(file.id, reason))
     }
   }
 
   /**
    * A delete removes the file's record, then fails the batches reading it (onFileDeleted): a
    * crash between the two leaves one open on a file that is gone, failed here at the next start.
-   * An expired file reads as gone too; its pass would fail the batch all the same.
+   * A file that expired while the gateway was down is failed here too, before the expiry pass
+   * removes its record: the message says it expired.
    */
   private async failIfInputGone(row: BatchRow): Promise<void> {
     if (row.inputFileId === null || FINAL.has(row.status)) return
-    if (await this.s.files.get(row.apiKeyId, row.inputFileId)) return
-    this.s.log.warn('batches: the input file of an open batch is gone; failing it', { batch_id: row.id, file_id: row.inputFileId })
-    await this.fail(row.id, 'input_file_deleted', `the input file ${row.inputFileId} was deleted`)
+    const why = await inputFileGone(this.s.files, row.apiKeyId, row.inputFileId)
+    if (!why) return
+    this.s.log.warn('batches: the input file of an open batch is gone; failing it', { batch_id: row.id, file_id: row.inputFileId, why })
+    await this.fail(row.id, INPUT_GONE, inputGoneMessage(row.inputFileId, why))
   }
 
   /** Resolves once every batch that can end has ended (tests, shutdown). */

@@ -33,8 +33,10 @@ export class BatchService {
 
   /** Resume open batches, hear about deleted files, stop with the gateway. */
   async start(onClose: (() => void | Promise<void>)[]): Promise<this> {
-    await this.scheduler.start()
+    // heard from before the start-up look at the open batches' files: a file the expiry pass
+    // removes while that look goes on is failed by the one or the other
     const off = this.s.files.onFileDeleted((file, reason) => this.scheduler.onFileDeleted(file, reason))
+    await this.scheduler.start()
     onClose.push(async () => {
       off()
       await this.scheduler.close(Math.min(this.s.config.shutdownGraceMs, 10_000))

@@ -1,7 +1,9 @@
 // A file's delete removes its record, then fails the batches still reading it. A kill -9 between
 // the two leaves a batch running on a file that no longer exists; the next start must fail it
-// as the delete would have (input_file_deleted), not let it run on and bill for it.
+// as the delete would have (input_file_deleted), not let it run on and bill for it. A file that
+// expired while the gateway was down fails its batch at the next start too, said as expired.
 import { expect, test } from 'bun:test'
+import type { Sql } from '../../src/db/sql.ts'
 import { openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { cleanup, spawnGateway, tempDir } from '../helpers/server.ts'
@@ -15,7 +17,8 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 8_
   }
 }
 
-test('a batch whose input file was deleted as the gateway died is failed at the next start', async () => {
+/** A batch at work on a file, the gateway killed, `meanwhile` done to its database, a start: the failed batch's errors. */
+async function restartedAfter(meanwhile: (sql: Sql, fileId: string) => Promise<unknown>): Promise<{ fileId: string; errors: any }> {
   const up = await startFakeUpstream()
   // the upstream never answers in time: the batch is still processing at the kill
   up.script({ waitMs: 60_000, json: {} })
@@ -41,16 +44,15 @@ test('a batch whose input file was deleted as the gateway died is failed at the 
 
     first.kill('SIGKILL')
     expect(await first.exited).not.toBe(0)
-    // what a kill between the delete's two steps leaves: the file's record gone, the batch still open
     const db = await openDatabaseOf(dataDir)
-    await db.sql.run('DELETE FROM files WHERE id = ?', [file.id])
+    await meanwhile(db.sql, file.id)
     await db.close()
 
     const second = await spawnGateway({ env, dataDir })
     try {
       const batch = async () => (await (await fetch(`${second.url}/api/alpha/v1/batches/${id}`, { headers: auth })).json()) as any
       await until('the batch failed', async () => (await batch()).status === 'failed')
-      expect(JSON.stringify((await batch()).errors)).toContain('input_file_deleted')
+      return { fileId: file.id, errors: (await batch()).errors }
     } finally {
       second.kill('SIGTERM')
       await second.exited
@@ -59,4 +61,17 @@ test('a batch whose input file was deleted as the gateway died is failed at the 
     await up.stop()
     cleanup(dataDir)
   }
+}
+
+test('a batch whose input file was deleted as the gateway died is failed at the next start', async () => {
+  // what a kill between the delete's two steps leaves: the file's record gone, the batch still open
+  const { fileId, errors } = await restartedAfter((sql, id) => sql.run('DELETE FROM files WHERE id = ?', [id]))
+  // nothing is left to tell a delete from an expiry the expiry pass had begun removing
+  expect(errors.data).toEqual([{ code: 'input_file_deleted', message: `the input file ${fileId} is gone (deleted, or removed when it expired)`, line: null, param: null }])
+}, 30_000)
+
+test('a batch whose input file expired while the gateway was down is failed at the next start, said as expired', async () => {
+  // its record is still there, its expiry past, until the expiry pass removes it
+  const { fileId, errors } = await restartedAfter((sql, id) => sql.run('UPDATE files SET expires_at = ? WHERE id = ?', [Date.now() - 1_000, id]))
+  expect(errors.data).toEqual([{ code: 'input_file_deleted', message: `the input file ${fileId} was removed when it expired`, line: null, param: null }])
 }, 30_000)
