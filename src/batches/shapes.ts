@@ -2,6 +2,7 @@
 // object the `openai` SDK reads, the list, the results page, one item result, and the lines
 // of the output and error files in OpenAI's batch output format. Pure. Results are stored as
 // JSON text and go out by concatenation: a page of results is never parsed again.
+import { extrasOf, extrasWire } from '../generations/extras.ts'
 import type { Usage } from '../ir/types.ts'
 import type { ItemRow } from './store.ts'
 import { ITEM_CODES, type BatchRow } from './types.ts'
@@ -26,6 +27,9 @@ export function usageText(u: Usage | undefined): string | null {
     cache_read_input_tokens: read,
   }
   if (u.reasoningTokens !== undefined) out.completion_tokens_details = { reasoning_tokens: count(u.reasoningTokens) }
+  // what else its cost counts, as the record shows it (hour writes, audio, searches, the image tool)
+  const extras = extrasWire(extrasOf(u))
+  if (extras) Object.assign(out, extras)
   return JSON.stringify(out)
 }
 
