@@ -63,7 +63,7 @@ export class BatchService {
     if (env.inputFileId !== null && !file) {
       void this.store.deleteItems(id).catch(() => {})
       const why = await inputFileGone(this.s.files, key.id, env.inputFileId)
-      throw new HttpError(400, `input_file_id: the file ${echo(env.inputFileId)} ${goneHow(why ?? 'unknown')}, while the batch was being created`)
+      throw new HttpError(400, `input_file_id: while the batch was being created, the file ${echo(env.inputFileId)} ${goneHow(why ?? 'unknown')}`)
     }
     const row: BatchRow = {
       id,

@@ -131,6 +131,27 @@ describe('failed', () => {
     expect(g.started).toHaveLength(0)
   })
 
+  test('a file that expired while its lines were read: the create is a 400 that says it expired, and leaves no batch', async () => {
+    const s = rig.gw.services.batches!
+    const file = await rig.upload([chat('gpt-4o-mini', 'x0')])
+    const ingest = s.pool.ingest
+    s.pool.ingest = async (job) => {
+      const out = await ingest.call(s.pool, job)
+      // its expiry passed meanwhile; the expiry pass has not removed it yet
+      await rig.gw.services.storage.sql.run('UPDATE files SET expires_at = ? WHERE id = ?', [Date.now() - 1, file])
+      return out
+    }
+    let res: Response
+    try {
+      res = await rig.call('POST', '/api/v1/batches', { input_file_id: file })
+    } finally {
+      delete (s.pool as { ingest?: unknown }).ingest
+    }
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toBe(`input_file_id: while the batch was being created, the file ${file} was removed when it expired`)
+    expect((await (await rig.call('GET', '/api/v1/batches?limit=100')).json() as any).data.some((b: any) => b.input_file_id === file)).toBe(false)
+  })
+
   test('deleting the input file of a finished batch leaves the batch as it was', async () => {
     replayFixtures(rig.up)
     const file = await rig.upload([chat('gpt-4o-mini', 'f0')])
