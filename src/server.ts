@@ -1,4 +1,5 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
+import { SQL } from 'bun'
 import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
 import { createApp, directTable, generationHandlers } from './app.ts'
 import { directRoutes } from './http/direct.ts'
@@ -38,9 +39,16 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   // reservations: in Redis when instances share one; in the database when they share
   // PostgreSQL and no Redis; in memory on one instance
   const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql, undefined, undefined, config.database.takeAhead) : new MemoryLedger())
-  // holds left by a gateway killed with requests open (this one before a restart) go before any admission
-  if (ledger instanceof PgLedger && storage.pg) {
-    const released = await ledger.own(storage.pg)
+  // holds left by a gateway killed with requests open (this one before a restart) are looked for
+  // before any admission, and go once their lock has been free a few seconds
+  if (ledger instanceof PgLedger && storage.pg && config.database.url) {
+    // the lock's session on a connection of its own: the pool's stay the requests', and taking
+    // the lock again after a cut session never waits behind them
+    const lockClient = new SQL({ url: config.database.url, max: 1, connectionTimeout: 5, idleTimeout: 0 })
+    const released = await ledger.own(lockClient, true).catch(async (e) => {
+      await lockClient.close().catch(() => {})
+      throw e
+    })
     if (released > 0) log.info('credit holds of gateways no longer running released', { holds: released })
   }
   const store = new MemoryStore()

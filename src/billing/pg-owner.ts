@@ -7,6 +7,10 @@
 // cannot be taken, so no instance ever deletes a live one's holds. A gateway whose death
 // PostgreSQL has not noticed (a host gone without closing its sockets) keeps its lock until
 // its session times out; its holds lapse meanwhile, as any hold nobody renews.
+// A lock is also free a moment while a live gateway's session was cut (its backend terminated,
+// PostgreSQL restarted, a proxy dropped it): the gateway takes it again within a second
+// (PgLedger checks it every second), and a sweeper deletes an owner's holds only once it has
+// seen the lock free for a few seconds (pg-ledger.ts), so a live gateway's holds stay.
 import type { ReservedSQL, SQL } from 'bun'
 
 /** The advisory locks' first key: the second is the owner's number. Apart from the one-key locks (migrations). */
@@ -19,15 +23,20 @@ export class PgOwner {
     private readonly client: SQL,
     private conn: ReservedSQL | undefined,
     readonly id: number,
+    private readonly closeClient: boolean,
   ) {}
 
-  /** A number no live gateway holds, locked for as long as this process keeps its session. */
-  static async take(client: SQL): Promise<PgOwner> {
+  /**
+   * A number no live gateway holds, locked for as long as this process keeps its session.
+   * `closeClient`: the client is the lock's alone (a connection apart from the pool the requests
+   * use), closed with it.
+   */
+  static async take(client: SQL, closeClient = false): Promise<PgOwner> {
     const conn = await client.reserve()
     try {
       for (let tries = 0; tries < 20; tries++) {
         const id = 1 + Math.floor(Math.random() * MAX_OWNER)
-        if (await locked(conn, id)) return new PgOwner(client, conn, id)
+        if (await locked(conn, id)) return new PgOwner(client, conn, id, closeClient)
       }
     } catch (e) {
       void conn.close().catch(() => {})
@@ -67,6 +76,7 @@ export class PgOwner {
   /** Stop: the lock goes with its session. */
   close(): void {
     this.drop()
+    if (this.closeClient) void this.client.close({ timeout: 1 }).catch(() => {})
   }
 
   private drop() {
