@@ -58,7 +58,7 @@ const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.exp
 
 /** This instance's rows again, after its lock was lost for a while (another may have deleted them meanwhile). */
 const REWRITE = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
-  SELECT h.id, h.k, h.usd, ? FROM json_to_recordset(?::json) AS h(id text, k text, usd float8) ON CONFLICT (${r.id}) DO NOTHING`
+  SELECT h.id, h.k, h.usd, ? FROM json_to_recordset(?::text::json) AS h(id text, k text, usd float8) ON CONFLICT (${r.id}) DO NOTHING`
 
 /**
  * The owners named by rows' ids (rsv_<owner>_…) whose lock is free this moment: that owner's lock
