@@ -12,6 +12,7 @@ import type { GenerationServices } from '../../services.ts'
 import type { BatchFamily } from '../types.ts'
 import { isObj } from '../../lib/json.ts'
 import { beyondText } from '../item-hold.ts'
+import { conversationOf } from '../../surfaces/responses/conversation-of.ts'
 
 export interface CheckedItem {
   customId: string | null
@@ -38,10 +39,21 @@ const BATCH_LINE_FIELDS = new Set(['custom_id', 'method', 'url', 'body'])
 
 class Bad extends Error {}
 
+/**
+ * What an item of an endpoint continues that takes one turn at a time (a responses turn's
+ * conversation): a batch's items run at once and in no order, so two of one batch would both
+ * continue it from the same turn, neither seeing the other, and be added to it in any order.
+ */
+const ONE_TURN_PER_BATCH: Partial<Record<string, (body: Obj) => string | undefined>> = {
+  '/v1/responses': conversationOf,
+}
+
 
 export class ItemChecker {
   /** custom_id → where it was first seen: ids are unique within a batch. */
   private readonly seen = new Map<string, string>()
+  /** conversation → the item that continues it (ONE_TURN_PER_BATCH). */
+  private readonly turns = new Map<string, string>()
 
   constructor(
     private readonly s: Pick<GenerationServices, 'catalog' | 'config' | 'files'>,
@@ -65,12 +77,23 @@ export class ItemChecker {
         if (first !== undefined) throw new Bad(`custom_id "${customId.slice(0, 64)}" is already used by ${first}`)
         this.seen.set(customId, where)
       }
+      this.oneTurn(body, where)
       return { customId, body: JSON.stringify(body), ...(await this.surfaceCheck(body)) }
     } catch (e) {
       if (e instanceof Bad) throw new HttpError(400, `${where}: ${e.message}`)
       if (e instanceof HttpError) throw new HttpError(e.status, `${where}: ${e.message}`)
       throw new HttpError(400, `${where}: could not be checked: ${(e as Error)?.message ?? String(e)}`)
     }
+  }
+
+  private oneTurn(body: Obj, where: string): void {
+    const conversation = ONE_TURN_PER_BATCH[this.endpoint]?.(body)
+    if (conversation === undefined) return
+    const first = this.turns.get(conversation)
+    if (first !== undefined) {
+      throw new Bad(`conversation: ${first} continues "${conversation.slice(0, 80)}" too; a batch's items run at once and in no order, so each would continue it from the same turn: send one turn of a conversation per batch (the next once this one has ended)`)
+    }
+    this.turns.set(conversation, where)
   }
 
   private async surfaceCheck(raw: Obj): Promise<Omit<CheckedItem, 'customId' | 'body'>> {

@@ -14,6 +14,7 @@ import { countResponseTokens } from './count.ts'
 import { responseObjectRoutes } from './objects.ts'
 import { responsesSurface, threadStoreOf } from './surface.ts'
 import { conversationRoutes } from './conversations/routes.ts'
+import { conversationOf } from './conversation-of.ts'
 
 export const RESPONSES_PATHS = ['/api/alpha/v1/responses'] as const
 
@@ -53,15 +54,6 @@ export function responsesHandler(s: GenerationServices & ThreadServices): Handle
     }
     return watchedResponse(res, { end: release })
   }
-}
-
-/** The conversation a stored turn continues by its name (not by a previous_response_id), if any. */
-function conversationOf(raw: unknown): string | undefined {
-  const b = raw as { conversation?: unknown; previous_response_id?: unknown; store?: unknown } | null
-  if (!b || typeof b !== 'object' || b.previous_response_id !== undefined || b.store === false) return undefined
-  const c = b.conversation
-  const name = typeof c === 'string' ? c : c && typeof c === 'object' ? (c as { id?: unknown }).id : undefined
-  return typeof name === 'string' ? name : undefined
 }
 
 export function responsesRoutes(s: GenerationServices & ThreadServices, handle = responsesHandler(s)) {
