@@ -63,6 +63,8 @@ const objectOf = (r: { id: string; createdAt: number; metadata: string | null })
 })
 
 export class ConversationStore {
+  /** Turns' writes under way, which a stop waits for before the database closes (settled). */
+  private readonly writing = new Set<Promise<unknown>>()
   private readonly exists: string
   private readonly all: string
   private readonly pages: Record<'asc' | 'desc', [string, string]>
@@ -112,6 +114,19 @@ export class ConversationStore {
    */
   append(conversationId: string, items: Item[]): Promise<Obj[]> {
     return this.sql.tx(async (q) => ((await q.get(this.exists, [conversationId])) ? this.insert(q, conversationId, items) : []))
+  }
+
+  /** `write`, waited for by a stop (a turn's reply may have gone out before it was done). */
+  track<T>(write: Promise<T>): Promise<T> {
+    this.writing.add(write)
+    const done = () => void this.writing.delete(write)
+    write.then(done, done)
+    return write
+  }
+
+  /** Once every tracked write has ended. */
+  async settled(): Promise<void> {
+    while (this.writing.size > 0) await Promise.allSettled([...this.writing])
   }
 
   private async insert(q: Sql, conversationId: string, items: Item[]): Promise<Obj[]> {
@@ -181,6 +196,11 @@ const stores = new WeakMap<ThreadServices, ConversationStore>()
 /** The one conversation store of a gateway's services (the routes and the responses surface share it). */
 export function conversationStoreOf(s: ThreadServices): ConversationStore {
   let store = stores.get(s)
-  if (!store) stores.set(s, (store = new ConversationStore(s.storage.sql)))
+  if (!store) {
+    stores.set(s, (store = new ConversationStore(s.storage.sql)))
+    // before the database closes (the close hooks come first)
+    const made = store
+    s.onClose.push(() => made.settled())
+  }
   return store
 }

@@ -24,7 +24,8 @@ export async function conversationHistory(store: ConversationStore, apiKeyId: st
  * told to `failed` (the log), so an operator learns of it.
  */
 export function appendTurn(store: ConversationStore, id: string, input: Item[], output: Item[], failed: (e: unknown) => void): Promise<void> {
-  return store.append(id, [...input, ...output]).then(
+  // tracked: a stop lets it end before the database closes, though the reply has gone out
+  return store.track(store.append(id, [...input, ...output])).then(
     () => undefined,
     (e) => failed(e),
   )
