@@ -156,12 +156,43 @@ describe("items of another key's", () => {
     await client.responses.create({ model: 'gpt-5.2', conversation: conv.id, input: 'what did they say?' })
     expect(JSON.stringify(rig.up.requests.at(-1)!.json().input)).not.toContain(theirs)
 
-    // the key's own: one OpenAI gave it stays a reference; one of the gateway's replies is that item
+    // the key's own: one OpenAI gave it (the gateway stored its reply) and one of the gateway's replies are that item
     const mine = (await upstreamReply(client)).output[0]!.id!
     const own = (await client.responses.create({ model: 'mock-gpt', input: 'mock: text kept' })).output[0]!.id!
     const added = await client.conversations.items.create(conv.id, { items: [{ type: 'item_reference', id: mine }, { type: 'item_reference', id: own }] as never })
-    expect(added.data[0]).toMatchObject({ type: 'item_reference', id: mine })
+    expect(added.data[0]).toMatchObject({ type: 'message', id: mine, role: 'assistant', content: [{ text: 'The capital of France is Paris.' }] })
     expect(added.data[1]).toMatchObject({ type: 'message', role: 'assistant', content: [{ text: 'kept' }] })
+  })
+
+  // a conversation is kept until deleted, the replies it was given items of are not (deleted,
+  // or past responses.retention_days), and a turn in a conversation went to OpenAI with store
+  // false: a reference kept as such would have named an item OpenAI never stored, or no longer
+  // has, in every later turn (a 404 upstream each time; on a Claude model the item left out)
+  test('an item_reference to an item OpenAI gave this key is added as that item: later turns send it whole, after its reply is gone too', async () => {
+    const a = await client.conversations.create()
+    rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+    const turn = await client.responses.create({ model: 'gpt-5.2', conversation: a.id, input: 'capital?' })
+    const said = turn.output[0]!.id!
+    const ref = { type: 'item_reference', id: said } as never
+    const b = await client.conversations.create({ items: [ref] })
+    const c = await client.conversations.create()
+    // and in a turn's own input, which the conversation keeps too
+    rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+    await client.responses.create({ model: 'gpt-5.2', conversation: c.id, input: [ref, user('go on')] })
+    expect(texts(rig.up.requests.at(-1)!.json().input)).toEqual(['assistant: The capital of France is Paris.', 'user: go on'])
+    await client.responses.delete(turn.id)
+    for (const conv of [b, c]) {
+      const listed = await client.conversations.items.list(conv.id, { order: 'asc' })
+      expect(listed.data[0]).toMatchObject({ type: 'message', role: 'assistant', content: [{ text: 'The capital of France is Paris.' }] })
+      rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+      await client.responses.create({ model: 'gpt-5.2', conversation: conv.id, input: 'more?' })
+      const sent = rig.up.requests.at(-1)!.json().input
+      expect(JSON.stringify(sent)).not.toContain('item_reference')
+      expect(texts(sent)[0]).toBe('assistant: The capital of France is Paris.')
+    }
+    // a reference that names no item this key was given is still refused
+    const gone = await errorOf(client.conversations.create({ items: [{ type: 'item_reference', id: `msg_${'e'.repeat(32)}` } as never] }))
+    expect(gone.status).toBe(404)
   })
 
   test("an item id of another key's conversation is no item of this one: retrieve and delete are a 404, after a 400", async () => {

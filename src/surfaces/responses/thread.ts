@@ -105,6 +105,8 @@ const insertItems = (n: number) => `INSERT INTO ${i.$table} (${i.apiKeyId}, ${i.
 const ITEMS_PER_INSERT = 500
 const ownedAmong = (n: number) =>
   `SELECT DISTINCT i.${i.itemId} AS "itemId" FROM ${i.$table} i JOIN ${s.$table} r ON r.${s.rowId} = i.${i.rowId} WHERE i.${i.apiKeyId} = ? AND r.${s.apiKeyId} = ? AND r.${s.createdAt} >= ? AND i.${i.itemId} IN (${marks(n)})`
+// the output items of the key's newest stored response an upstream item of that id is of
+const OUTPUT_OF_ITEM = `SELECT r.${s.outputItems} AS "outputItems" FROM ${i.$table} i JOIN ${s.$table} r ON r.${s.rowId} = i.${i.rowId} WHERE i.${i.apiKeyId} = ? AND r.${s.apiKeyId} = ? AND r.${s.createdAt} >= ? AND i.${i.itemId} = ? ORDER BY r.${s.createdAt} DESC, r.${s.rowId} DESC LIMIT 1`
 const DELETE_ITEMS = `DELETE FROM ${i.$table} WHERE ${i.rowId} IN (SELECT ${s.rowId} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ?)`
 // those of rows that are gone (a pruned row's; one a continuation kept stays)
 const itemsOfGone = (n: number) => `DELETE FROM ${i.$table} WHERE ${i.rowId} IN (${marks(n)}) AND NOT EXISTS (SELECT 1 FROM ${s.$table} r WHERE r.${s.rowId} = ${i.$table}.${i.rowId})`
@@ -392,6 +394,23 @@ export class ThreadStore {
       refs.seen.set(response, items)
     }
     return items?.get(itemId)
+  }
+
+  /**
+   * The item an upstream made under `itemId` (one of its own ids, not the gateway's), as the
+   * key's stored response holds it (within the retention), or undefined; counted in `refs` as
+   * `referenced` counts.
+   */
+  async upstreamItem(apiKeyId: string, itemId: string, refs: References): Promise<Item | undefined> {
+    let outputItems: string | undefined
+    for (const p of this.pending.values()) if (p.row.apiKeyId === apiKeyId && p.upstreamIds.includes(itemId)) outputItems = p.row.outputItems
+    outputItems ??= (await this.sql.get<{ outputItems: string }>(OUTPUT_OF_ITEM, [apiKeyId, apiKeyId, this.keptSince(), itemId]))?.outputItems
+    if (outputItems === undefined) return undefined
+    refs.bytes += outputItems.length
+    if (refs.bytes > this.maxThreadBytes) {
+      throw badRequest(`input: the items it references hold more than this gateway's limit of ${this.maxThreadBytes} bytes (responses.max_thread_bytes); send fewer, or previous_response_id`)
+    }
+    return (JSON.parse(outputItems) as Item[]).find((it) => it.id === itemId)
   }
 
   /**

@@ -67,7 +67,7 @@ const HELD_BY: Partial<Record<string, string>> = { reasoning: 'encrypted_content
  * gateway's form is refused (decode.ts), another left out and named. Returns the places of those
  * left, and of items given by their id alone (HELD_BY), which OpenAI's store fills in.
  */
-async function referencedItems(items: Item[], vc: Owner, field = 'input'): Promise<{ found: boolean; byId: number[] }> {
+async function referencedItems(items: Item[], vc: Owner, field = 'input', kept = false): Promise<{ found: boolean; byId: number[] }> {
   let n = 0
   let found = false
   const byId: number[] = []
@@ -79,15 +79,27 @@ async function referencedItems(items: Item[], vc: Owner, field = 'input'): Promi
     if (it.type !== 'item_reference' || typeof it.id !== 'string') continue
     if (++n > MAX_REFERENCES) throw badRequest(`${field}[${i}]: more than ${MAX_REFERENCES} item references in one request`)
     const item = await vc.threads.referenced(vc.apiKeyId, it.id, refs)
-    if (!item) {
-      byId.push(i)
+    if (item) {
+      // its id is the gateway's, which an OpenAI upstream would look up in its own store
+      items[i] = withoutIds([item])[0]!
+      found = true
       continue
     }
-    // its id is the gateway's, which an OpenAI upstream would look up in its own store
-    items[i] = withoutIds([item])[0]!
-    found = true
+    const upstream = kept && responseOfItem(it.id) === undefined ? await vc.threads.upstreamItem(vc.apiKeyId, it.id, refs) : undefined
+    if (upstream && whole(upstream)) {
+      items[i] = upstream
+      found = true
+      continue
+    }
+    byId.push(i)
   }
   return { found, byId }
+}
+
+/** Whether an item holds what an upstream's store would fill in for it (HELD_BY). */
+const whole = (it: Item) => {
+  const held = HELD_BY[it.type]
+  return held === undefined || typeof it[held] === 'string'
 }
 
 /** An id to ask after: where the request names it (an item OpenAI's store holds under it). */
@@ -135,7 +147,7 @@ async function checkOwnership(items: Item[], history: Item[], places: number[], 
  * other must name an item this key was given, or it is refused as a turn's input would be.
  */
 export async function checkAddedItems(items: Item[], vc: Owner): Promise<void> {
-  const { byId } = await referencedItems(items, vc, 'items')
+  const { byId } = await referencedItems(items, vc, 'items', true)
   await checkOwnership(items, [], byId, true, vc, 'items')
 }
 
@@ -170,7 +182,11 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
     if (body.previous_response_id === undefined && body.conversation === undefined) throw badRequest('tool_outputs: needs previous_response_id (the response that asked for them)')
     items.push(...toolOutputItems(body.tool_outputs))
   }
-  const { found: referenced, byId } = await referencedItems(items, vc)
+  const conversation = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id
+  // one made through the Conversations API holds its items itself; another name is a thread's
+  const made = conversation !== undefined && vc.conversations !== undefined && isConversationId(conversation) ? conversation : undefined
+  // a stored turn's input joins its conversation, kept until deleted: the items it references go in whole
+  const { found: referenced, byId } = await referencedItems(items, vc, 'input', made !== undefined && body.store !== false)
   if (items.length === 0 && body.previous_response_id === undefined) throw badRequest('input: required (a string, an array of items or content parts, or an object with content)')
 
   const r = body.reasoning
@@ -192,13 +208,10 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   const choice = body.tool_choice ?? (body.function_call === undefined ? undefined : typeof body.function_call === 'string' ? body.function_call : { type: 'function', name: body.function_call.name })
   const where2 = body.tool_choice !== undefined ? 'tool_choice' : 'function_call'
 
-  const conversation = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id
   // as OpenAI's: a conversation continues from its own latest response, not another one named
   if (conversation !== undefined && body.previous_response_id !== undefined) throw badRequest('previous_response_id, conversation: give one of them; a conversation continues from its own latest response')
   let previous = body.previous_response_id
   let field = 'previous_response_id'
-  // one made through the Conversations API holds its items itself; another name is a thread's
-  const made = conversation !== undefined && vc.conversations !== undefined && isConversationId(conversation) ? conversation : undefined
   if (previous === undefined && conversation !== undefined && made === undefined) {
     previous = await vc.threads.latestOf(vc.apiKeyId, conversation)
     field = 'conversation'
