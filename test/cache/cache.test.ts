@@ -251,6 +251,35 @@ describe('the exact response cache', () => {
     expect((await record(first.id)).cached).toBe(true)
   })
 
+  // the cache keys on the upstream request, which holds the conversation's items: a turn is
+  // served from it only where the history is the same, and a hit is a turn like another
+  test('a turn in a conversation: a hit only on the same items, the hit turn added to its own conversation; another account (global scope) is told its own', async () => {
+    const { client } = await gateway('cache: { scope: global }')
+    openai.script(() => ({ json: RESPONSES_TEXT }))
+    const items = async (id: string) => (await client.conversations.items.list(id, { order: 'asc' })).data.map((it: any) => `${it.role}: ${it.content[0].text}`)
+    const a = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my name is Ada' }] })
+    const b = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my name is Ada' }] })
+    const other = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my name is Bob' }] })
+    await client.responses.create({ model: 'gpt-4o-mini', conversation: a.id, input: 'hi' }, cached())
+    await storedAtLeast(1)
+    const hit = await client.responses.create({ model: 'gpt-4o-mini', conversation: b.id, input: 'hi' }, cached()).withResponse()
+    expect(hit.response.headers.get('x-switchyard-cache')).toBe('hit')
+    expect(hit.data.conversation).toEqual({ id: b.id })
+    expect(await items(b.id)).toEqual(['user: my name is Ada', 'user: hi', 'assistant: The capital of France is Paris.'])
+    const miss = await client.responses.create({ model: 'gpt-4o-mini', conversation: other.id, input: 'hi' }, cached()).withResponse()
+    expect(miss.response.headers.get('x-switchyard-cache')).toBe('miss')
+    // a's next turn has a's longer history: not b's answer to the first
+    const next = await client.responses.create({ model: 'gpt-4o-mini', conversation: a.id, input: 'hi' }, cached()).withResponse()
+    expect(next.response.headers.get('x-switchyard-cache')).toBe('miss')
+    const acme = sdk(await keyOf('acme'))
+    const theirs = await acme.conversations.create({ items: [{ type: 'message', role: 'user', content: 'my name is Ada' }] })
+    const shared = await acme.responses.create({ model: 'gpt-4o-mini', conversation: theirs.id, input: 'hi' }, cached()).withResponse()
+    expect(shared.response.headers.get('x-switchyard-cache')).toBe('hit')
+    expect(shared.data.conversation).toEqual({ id: theirs.id })
+    expect(JSON.stringify(shared.data)).not.toContain(a.id)
+    expect(openai.requests.length).toBe(3)
+  })
+
   test('another account misses; another key of the same account hits; scope global shares across accounts', async () => {
     const { client } = await gateway()
     await client.chat.completions.create(ask, cached())

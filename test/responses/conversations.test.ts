@@ -300,6 +300,15 @@ describe('responses turns in a conversation', () => {
     expect((await client.responses.create({ model: 'gpt-5.2', input: 'hi' })).conversation ?? null).toBeNull()
   })
 
+  test("a turn's input_items are its own input, as OpenAI lists them, not the conversation before it", async () => {
+    const conv = await client.conversations.create({ items: [user('earlier')] })
+    await client.responses.create({ model: 'mock-gpt', conversation: conv.id, input: 'mock: text one' })
+    const second = await client.responses.create({ model: 'mock-gpt', conversation: conv.id, input: [user('mock: text two'), user('and three')] })
+    const listed = await client.responses.inputItems.list(second.id, { order: 'asc' })
+    expect(texts(listed.data)).toEqual(['user: mock: text two', 'user: and three'])
+    expect((await client.conversations.items.list(conv.id)).data.length).toBe(6)
+  })
+
   test('a conversation by a name of its own is still the gateway thread of that name', async () => {
     const name = `named-${crypto.randomUUID()}`
     await client.responses.create({ model: 'mock-gpt', conversation: name, input: 'mock: text one' })
