@@ -7,12 +7,19 @@
 // and strict-nulls.ts takes them out of its answer. A property the client's own schema lets be
 // null is made required as it is: its null is meant, and stays.
 //
+// Annotations, which constrain nothing, are left out of the copy sent (the client's own schema is
+// not touched): `default` (OpenAI refuses it: "'default' is not permitted"), `examples`,
+// `$comment`, `deprecated`, `readOnly`, `writeOnly`, and the root's `$schema` and `$id` (zod 4's
+// toJSONSchema writes `$schema` on every schema, the AI SDK keeps `default`). A `oneOf` whose
+// branches are objects told apart by a const of one property they all require (a zod
+// discriminated union) is an `anyOf`: no value can match two of them.
+//
 // What does not fit keeps today's fallback (sent without strict): a root that is not a plain
 // object (a root anyOf), an object the client left open on purpose (additionalProperties true or
-// a schema), a keyword outside OpenAI's documented subset (allOf, oneOf, not, if/then/else,
-// patternProperties, minLength …), a schema node with no type, a `$ref` to anywhere but the root
-// or a definition, more than 10 levels of objects or 5,000 properties (OpenAI's own limits), and
-// a schema past this walk's bounds. Pure.
+// a schema), a keyword outside OpenAI's documented subset (allOf, any other oneOf, not,
+// if/then/else, patternProperties, minLength …), a `format` OpenAI does not list (uri), a schema
+// node with no type, a `$ref` to anywhere but the root or a definition, more than 10 levels of
+// objects or 5,000 properties (OpenAI's own limits), and a schema past this walk's bounds. Pure.
 import { isObj } from '../lib/json.ts'
 
 type Node = Record<string, unknown>
@@ -29,6 +36,12 @@ const TAKEN = new Set([
   'description', 'title', 'enum', 'const', 'pattern', 'format',
   'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'minItems', 'maxItems',
 ])
+/** Annotations: they constrain nothing, and are left out of the copy sent. */
+const ANNOTATIONS = new Set(['default', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly'])
+/** The root's own annotations, left out there only (a nested `$id` would move what its refs point at). */
+const ROOT_ANNOTATIONS = ['$schema', '$id'] as const
+/** The string formats OpenAI's strict mode lists; any other is refused ("'uri' is not a valid format"). */
+const FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid'])
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'])
 /** Types a `type: [T, "null"]` is written for (OpenAI's own example); any other is wrapped in anyOf. */
 const PLAIN = new Set(['string', 'number', 'integer', 'boolean'])
@@ -59,8 +72,10 @@ const ADDED = new WeakMap<Node, AddedNulls>()
 export const addedNullsOf = (sent: unknown): AddedNulls | undefined => (isObj(sent) ? ADDED.get(sent) : undefined)
 
 /** `schema` (with no keyword beside a `$ref`) fitted to OpenAI's strict mode; undefined where it cannot fit. */
-export function fitStrict(schema: Node): Node | undefined {
-  if (schema.type !== 'object' || schema.anyOf !== undefined) return undefined
+export function fitStrict(client: Node): Node | undefined {
+  if (client.type !== 'object' || client.anyOf !== undefined) return undefined
+  const schema = { ...client }
+  for (const k of ROOT_ANNOTATIONS) if (typeof schema[k] === 'string') delete schema[k]
   const w: Walk = { root: schema, added: new Map(), nodes: MOST_NODES, properties: 0, nulls: new Map() }
   const out = fit(schema, w, 0, 0)
   if (out && w.added.size > 0) ADDED.set(out, { root: out, at: w.added })
@@ -69,9 +84,54 @@ export function fitStrict(schema: Node): Node | undefined {
 
 function fit(s: unknown, w: Walk, depth: number, levels: number): Node | undefined {
   if (!isObj(s) || depth > MAX_DEPTH || --w.nodes < 0) return undefined
-  if (!Object.keys(s).every((k) => TAKEN.has(k))) return undefined
-  if (typeof s.$ref === 'string') return LOCAL_REF.test(s.$ref) && Object.keys(s).length === 1 && resolve(w.root, s.$ref) ? s : undefined
-  if (s.$ref !== undefined || !typed(s)) return undefined
+  const u = unionOf(withoutAnnotations(s), w)
+  if (!u || !Object.keys(u).every((k) => TAKEN.has(k))) return undefined
+  if (typeof u.$ref === 'string') return LOCAL_REF.test(u.$ref) && Object.keys(u).length === 1 && resolve(w.root, u.$ref) ? u : undefined
+  if (u.$ref !== undefined || !typed(u) || (u.format !== undefined && !FORMATS.has(u.format as string))) return undefined
+  return fitTyped(u, w, depth, levels)
+}
+
+/** The node without its annotations (itself where it has none). */
+function withoutAnnotations(s: Node): Node {
+  if (!Object.keys(s).some((k) => ANNOTATIONS.has(k))) return s
+  // (fromEntries: a `__proto__` keyword stays a key, and is then refused as no keyword taken)
+  return Object.fromEntries(Object.entries(s).filter(([k]) => !ANNOTATIONS.has(k)))
+}
+
+/** The node with a `oneOf` no value can match two branches of written as an `anyOf`; undefined for any other oneOf. */
+function unionOf(s: Node, w: Walk): Node | undefined {
+  if (s.oneOf === undefined) return s
+  if (s.anyOf !== undefined || !Array.isArray(s.oneOf) || !disjoint(s.oneOf, w)) return undefined
+  const { oneOf, ...rest } = s
+  return { ...rest, anyOf: oneOf }
+}
+
+/**
+ * Whether no value can match two of `branches`: each an object (or a ref to one) requiring one
+ * same property, whose value each fixes to a const (or a one-value enum) of its own.
+ */
+function disjoint(branches: unknown[], w: Walk): boolean {
+  const objects = branches.map((b) => (isObj(b) && typeof b.$ref === 'string' ? resolve(w.root, b.$ref) : b))
+  if (objects.length < 2 || !objects.every((o) => isObj(o) && o.type === 'object' && isObj(o.properties) && Array.isArray(o.required))) return false
+  const nodes = objects as Node[]
+  const first = nodes[0]!.required as unknown[]
+  return first.some((name) => {
+    if (typeof name !== 'string') return false
+    const fixed = nodes.map((o) => (o.required as unknown[]).includes(name) && Object.hasOwn(o.properties as Node, name) ? fixedValue((o.properties as Node)[name]) : undefined)
+    if (fixed.some((v) => v === undefined)) return false
+    return new Set(fixed.map((v) => JSON.stringify(v))).size === fixed.length
+  })
+}
+
+/** The one value a property's schema allows (its const, a one-value enum), as a box; undefined if none. */
+function fixedValue(p: unknown): { v: unknown } | undefined {
+  if (!isObj(p)) return undefined
+  if ('const' in p && (p.const === null || typeof p.const !== 'object')) return { v: p.const }
+  if (Array.isArray(p.enum) && p.enum.length === 1 && (p.enum[0] === null || typeof p.enum[0] !== 'object')) return { v: p.enum[0] }
+  return undefined
+}
+
+function fitTyped(s: Node, w: Walk, depth: number, levels: number): Node | undefined {
   const out: Node = { ...s }
   if (s.anyOf !== undefined) {
     if (!Array.isArray(s.anyOf) || s.anyOf.length === 0) return undefined
@@ -155,7 +215,10 @@ function nullableHere(s: Node, w: Walk, depth: number): boolean {
   if (s.type !== undefined && !(s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')))) return false
   if (s.enum !== undefined && !(Array.isArray(s.enum) && s.enum.includes(null))) return false
   if ('const' in s && s.const !== null) return false
-  if (Array.isArray(s.anyOf) && !s.anyOf.some((b) => isObj(b) && nullable(b, w, depth + 1))) return false
+  for (const k of ['anyOf', 'oneOf'] as const) {
+    const branches = s[k]
+    if (Array.isArray(branches) && !branches.some((b) => isObj(b) && nullable(b, w, depth + 1))) return false
+  }
   if (typeof s.$ref === 'string') {
     const target = resolve(w.root, s.$ref)
     if (!target || !nullable(target, w, depth + 1)) return false

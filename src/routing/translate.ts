@@ -76,16 +76,17 @@ export function claudeFormat(f: unknown, fit = false): ResponseFormat | undefine
 }
 
 /**
- * A client's strict schema for OpenAI's strict mode: with no keyword beside a `$ref`, as it is
- * where strict mode takes it, else fitted (optional properties required and nullable, objects
- * closed: strict-fit.ts), the nulls that adds noted for the answer (`addedNullsOf`). Where it
+ * A client's strict schema for OpenAI's strict mode: with no keyword beside a `$ref`, without its
+ * annotations, and fitted (optional properties required and nullable, objects closed: strict-fit.ts),
+ * the nulls that adds noted for the answer (`addedNullsOf`). Where it
  * cannot fit, or is past the size strict mode takes (strict-limits.ts), `strict` is false and the
  * schema goes without the guarantee.
  */
 export function strictFor(schema: Record<string, unknown>): { schema: Record<string, unknown>; strict: boolean } {
   const alone = refsAlone(schema)
   if (!strictRoot(alone) || !withinStrictLimits(alone)) return { schema: alone, strict: false }
-  if (strictFits(alone)) return { schema: alone, strict: true }
+  // a schema that fits as it is goes the same way: fitStrict leaves it as it is but for its
+  // annotations, and refuses a keyword strict mode would (a 400 for the whole request)
   const fitted = fitStrict(alone)
   return fitted ? { schema: fitted, strict: true } : { schema: alone, strict: false }
 }

@@ -26,7 +26,6 @@ describe('fitStrict: what cannot fit keeps the fallback', () => {
     ['if/then/else', obj({ a: { type: 'string', if: { const: 'x' }, then: {} } })],
     ['patternProperties', obj({}, [], { patternProperties: { '^x': { type: 'string' } } })],
     ['minLength', obj({ a: { type: 'string', minLength: 2 } })],
-    ['a default', obj({ a: { type: 'string', default: 'x' } })],
     ['a node with no type', obj({ a: { description: 'anything' } })],
     ['a tuple of items', obj({ a: { type: 'array', items: [{ type: 'string' }] } })],
     ['a type list with object in it', obj({ a: { type: ['object', 'string'] } })],
