@@ -125,11 +125,21 @@ describe('the Anthropic SDK over zod 4 schemas, for a GPT model', () => {
     expect(compat(response)).toContain('tools[].strict')
   })
 
-  test("zodOutputFormat's schema with a URL (the SDK keeps format uri, which OpenAI refuses): sent without strict, not refused", async () => {
+  test("zodOutputFormat's schema with a URL (the SDK keeps format uri, which OpenAI refuses): sent without strict, not refused, and named as left out", async () => {
     const refusals = openai(text('{"title":"Hi","tags":["a"]}'))
     const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_config: { format: { type: 'json_schema', schema: zod.lengths.format } } })
     expect(res.status).toBe(200)
     expect(refusals).toEqual([])
     expect(rig.up.requests.at(-1)!.json().response_format.json_schema.strict).toBe(false)
+    // the guarantee Anthropic's output format always has is named as left out
+    expect(compat(res)).toContain('output_config.format.strict')
+  })
+
+  test('an output format that fits keeps strict and names no loss', async () => {
+    openai(text('{"at":"2026-01-02T03:04:05Z","when":"2026-01-03T00:00:00Z"}'))
+    const res = await rig.postMessages({ model: 'gpt-4o-mini', max_tokens: 200, messages: ask, output_format: { type: 'json_schema', schema: zod.dates.format } })
+    expect(res.status).toBe(200)
+    expect(compat(res)).toContain('output_format->response_format')
+    expect(compat(res)).not.toContain('output_format.strict')
   })
 })

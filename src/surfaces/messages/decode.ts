@@ -207,8 +207,15 @@ export function outputFormatToIR(format: Obj, req: GenerationRequest, cx: IRCont
   const rf = claudeFormat(format, true)
   if (!rf) return
   req.responseFormat = rf
-  cx.compat.push('output_format->response_format')
+  cx.compat.push('output_format->response_format', ...strictLost(rf, 'output_format'))
 }
+
+/**
+ * Anthropic's output format is always strict; one whose schema OpenAI's strict mode cannot take
+ * goes without it (OpenAI follows the schema without the guarantee), and that is named as a
+ * strict tool's loss is (`tools[].strict`).
+ */
+const strictLost = (rf: GenerationRequest['responseFormat'], param: string): string[] => (rf?.type === 'json_schema' && rf.strict === false ? [`${param}.strict`] : [])
 
 /**
  * `output_config`: as it came for a Claude model; for a GPT model its effort is OpenAI's
@@ -221,7 +228,7 @@ export function outputConfigToIR(config: Obj, req: GenerationRequest, cx: IRCont
   if (!c) return
   if (c.reasoning) reasoningOf(req).effort = c.reasoning.effort
   if (c.responseFormat) req.responseFormat = c.responseFormat
-  cx.compat.push(`output_config->${[c.reasoning && 'reasoning_effort', c.responseFormat && 'response_format'].filter(Boolean).join('+')}`)
+  cx.compat.push(`output_config->${[c.reasoning && 'reasoning_effort', c.responseFormat && 'response_format'].filter(Boolean).join('+')}`, ...strictLost(c.responseFormat, 'output_config.format'))
 }
 
 /** `metadata`: kept whole, and its `user_id` is the end user. */
