@@ -2,7 +2,8 @@
 // gateway, offline, on the built-in mock (the key and address limits raised for its ~70 calls): every way the SDK reaches a model (`openai(m)` → the
 // responses surface, `openai.chat(m)` → chat, `anthropic(m)` → messages), each with a GPT and
 // a Claude model, through generateText, streamText, a tool round trip (generate and stream),
-// a system prompt with earlier turns, and generateObject; then uploadFile and a file part that
+// a system prompt with earlier turns, and generateObject; a zod generateObject (output format and
+// json tool) and a `strict: true` tool through the anthropic provider to a GPT model; then uploadFile and a file part that
 // refers to the upload (text and image), and experimental_startBatch → getBatchStatus →
 // getBatchResults, on both providers.
 //
@@ -91,6 +92,33 @@ for (const [surface, make] of ways) {
     })
   }
 }
+
+// Structured output and strict tools with zod through the anthropic provider to a GPT model. The
+// provider sends `output_config.format` only for a Claude model it knows, or when asked
+// (`structuredOutputMode: 'outputFormat'`); its schema keeps zod's `$schema` and `default`s, which
+// the gateway leaves out of the copy it sends with strict (OpenAI refuses `default`). The optional
+// field's null the fitted schema makes the model write is taken out, so zod's `.optional()` takes
+// the object. A tool's `strict: true` the provider drops itself for a model it does not know as a
+// Claude model (a warning): no strict tool reaches the gateway that way.
+const { z } = await import(join(cache, 'node_modules', 'zod', 'index.js'))
+const note = z.object({ title: z.string(), note: z.string().optional(), unit: z.enum(['c', 'f']).default('c') })
+await check('messages mock-gpt generateObject (zod, outputFormat): strict kept, the added null taken out', async () => {
+  const r = await generateObject({ model: anthropic('mock-gpt'), schema: note, prompt: 'mock: text {"title":"x","note":null,"unit":"f"}', maxRetries: 0, providerOptions: { anthropic: { structuredOutputMode: 'outputFormat' } } })
+  const compat = r.response?.headers?.['x-switchyard-compat'] ?? ''
+  if (compat.includes('output_config.format.strict')) throw new Error(`strict left out: ${compat}`)
+  return `${same(JSON.stringify(r.object), '{"title":"x","unit":"f"}')} (${compat})`
+})
+await check('messages mock-gpt generateObject (zod, default json tool): the object', async () => {
+  const r = await generateObject({ model: anthropic('mock-gpt'), schema: note, prompt: 'mock: tool json {"title":"x","unit":"f"}', maxRetries: 0 })
+  return same(JSON.stringify(r.object), '{"title":"x","unit":"f"}')
+})
+await check('messages mock-gpt tool strict: true: the provider drops strict itself (a warning), the call still made', async () => {
+  const strictEcho = tool({ description: 'echo the text back', inputSchema: z.object({ text: z.string() }), strict: true, execute: async ({ text }: { text: string }) => `echoed ${text}` })
+  const r = await generateText({ model: anthropic('mock-gpt'), prompt: 'mock: tool echo {"text":"hi"}', tools: { echo: strictEcho }, stopWhen: stepCountIs(3), maxRetries: 0 })
+  const warned = (r.steps[0]?.warnings ?? r.warnings ?? []).some((w: { feature?: string }) => w.feature === 'strict')
+  if (!warned) throw new Error(`no strict warning: ${JSON.stringify(r.warnings)}`)
+  return same(r.text, 'tool result: echoed hi')
+})
 
 const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
 const files: [string, Uint8Array][] = [['text/plain', new TextEncoder().encode('hello file')], ['image/png', png]]
