@@ -35,9 +35,11 @@ const STORE_AGNOSTIC = [
   'test/routing/strict-refs.test.ts',
   'test/routing/strict-fit.test.ts',
   'test/routing/strict-fit-bounds.test.ts',
+  'test/routing/strict-fit-clients.test.ts',
   // a schema's translation and its answer's cleanup: what the store holds plays no part
   'test/messages/e2e-gpt-strict-tools.test.ts',
   'test/messages/e2e-gpt-strict-output.test.ts',
+  'test/messages/e2e-gpt-strict-zod.test.ts',
   'test/replay/scrub.test.ts',
   'test/billing/held-unbounded.test.ts',
   'test/ui/hostile-strings.test.ts',
