@@ -150,9 +150,9 @@ export class CreditsExhausted extends HttpError {
     spent: number,
     readonly held: number,
   ) {
-    // a gateway killed outright leaves its requests' holds behind: on PostgreSQL they are deleted
-    // once it is seen gone (at once, as a rule); elsewhere they lapse within RESERVATION_TTL_MS
-    const holds = held > 0 ? ` and $${held.toFixed(6)} is held by requests in progress (or, for up to a minute, by those of a gateway that was stopped outright)` : ''
+    // a gateway killed outright leaves its requests' holds behind: they are deleted once it is
+    // seen gone for a few seconds (pg-owner.ts, redis-owner.ts), at the latest they lapse within RESERVATION_TTL_MS
+    const holds = held > 0 ? ` and $${held.toFixed(6)} is held by requests in progress (or, for a few seconds, by those of a gateway that was stopped outright)` : ''
     super(402, `Credits exhausted: this key has spent $${spent.toFixed(6)} of its $${credits} credits${holds}; add credits, then resend`)
   }
 }

@@ -24,6 +24,7 @@ import { Ahead, HOLD_HEADROOM, HOLD_MARGIN, PACE_MS, turns } from '../cluster/ah
 import { asUnavailable, RedisUnavailable, type SharedRedis } from '../cluster/redis.ts'
 import { FIGURES, RAISE_SEED, RENEW, SETTLE, TURN } from '../cluster/scripts.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger } from './ledger.ts'
+import { RedisOwner, type OwnHold } from './redis-owner.ts'
 
 /** An admission waiting for its key's call of this turn. */
 interface Asked {
@@ -96,8 +97,10 @@ function roomy(credits: number, r: [number, string, string], usd: number): boole
   return credits - Number(r[1]) - Number(r[2]) - usd >= HOLD_HEADROOM * usd
 }
 
-function reservationIdOf(keyId: string): string {
-  return `rsr:${keyId}:${crypto.randomUUID().replaceAll('-', '')}`
+/** A hold's id: its key, then 32 hex digits, the first 12 of them its gateway's id when it has one (redis-owner.ts). */
+function reservationIdOf(keyId: string, owner: string | undefined): string {
+  const hex = crypto.randomUUID().replaceAll('-', '')
+  return `rsr:${keyId}:${owner ? owner + hex.slice(0, 20) : hex}`
 }
 
 /** Reservation ids carry their key, so that settling needs nothing else. */
@@ -132,9 +135,34 @@ export class RedisLedger implements Ledger {
   /** Holds made ahead, by key (see cluster/ahead.ts); none without `take_ahead`. */
   readonly ahead?: Ahead<HeldAhead>
 
+  /** This gateway among those sharing Redis, once `own` (its holds carry its id; a dead one's are swept). */
+  private owner?: RedisOwner
+  /**
+   * This gateway's holds, from their admission's asking to their settlement's: written again
+   * should a sweep take them while it lives (`made`: Redis admitted them).
+   */
+  private readonly mine = new Map<string, { keyId: string; usd: number; made: boolean }>()
+
   constructor(private readonly redis: SharedRedis, private readonly log: Logger, private readonly ttlMs = RESERVATION_TTL_MS) {
     redis.onRecover(() => this.payOwed())
     if (redis.settings.takeAhead) this.ahead = new Ahead((h) => this.move(h.id, h.keyId, 0))
+  }
+
+  /**
+   * Take this gateway's id among those sharing Redis, and beat (redis-owner.ts): from now on its
+   * holds carry the id, and a request refused while holds count has a dead gateway's deleted.
+   * Call before admitting anything. Never throws (Redis away: the beats go on trying).
+   */
+  async own(): Promise<void> {
+    if (this.owner) return
+    this.owner = new RedisOwner(this.redis, this.log, () => this.liveHolds(), this.ttlMs)
+    await this.owner.start()
+  }
+
+  private liveHolds(): OwnHold[] {
+    const out: OwnHold[] = []
+    for (const [id, h] of this.mine) if (h.made) out.push({ id, keyId: h.keyId, usd: h.usd })
+    return out
   }
 
   /**
@@ -161,19 +189,24 @@ export class RedisLedger implements Ledger {
         return { admitted: true, reservationId: got.id }
       }
     }
-    const id = reservationIdOf(key.id)
-    let r: [number, string, string]
+    let id = reservationIdOf(key.id, this.owner?.id)
+    let r = await this.admitOnce(key, amount, id)
+    // refused while holds count: they may be a dead gateway's; if any were deleted, asked again
+    if (r[0] !== 1 && Number(r[2]) > 0 && this.owner && (await this.owner.refused(key.id))) r = await this.admitOnce(key, amount, (id = reservationIdOf(key.id, this.owner.id)))
+    if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
+    if (busy && roomy(key.credits, r, amount)) this.holdAhead(key, amount * HOLD_MARGIN)
+    return { admitted: true, reservationId: amount > 0 ? id : undefined }
+  }
+
+  private async admitOnce(key: KeyFigures, amount: number, id: string): Promise<[number, string, string]> {
     try {
-      r = await this.ask(key, amount, id)
+      return await this.ask(key, amount, id)
     } catch (e) {
       // no answer is not no hold: a stalled Redis runs the call once it resumes. The hold's
       // id is ours, so it is ended (nothing, if it was never made).
       if (amount > 0) this.move(id, key.id, 0)
       throw asUnavailable(e, this.log)
     }
-    if (r[0] !== 1) return { admitted: false, spent: Number(r[1]), reserved: Number(r[2]) }
-    if (busy && roomy(key.credits, r, amount)) this.holdAhead(key, amount * HOLD_MARGIN)
-    return { admitted: true, reservationId: amount > 0 ? id : undefined }
   }
 
   /** One admission, in this turn's call: { admitted (1/0), spent, reserved before it }. */
@@ -183,6 +216,7 @@ export class RedisLedger implements Ledger {
     let list = this.asked.get(key.id)
     if (!list) this.asked.set(key.id, (list = []))
     list.push({ args: [String(key.credits), String(key.spent), String(amount), id], resolve: answer.resolve, reject: answer.reject })
+    if (amount > 0) this.mine.set(id, { keyId: key.id, usd: amount, made: false })
     if (this.asked.size === 1 && list.length === 1) this.redis.soon(this.sendAsked)
     return answer.promise
   }
@@ -194,7 +228,7 @@ export class RedisLedger implements Ledger {
 
   private holdOneAhead(key: KeyFigures, usd: number) {
     const ahead = this.ahead!
-    const id = reservationIdOf(key.id)
+    const id = reservationIdOf(key.id, this.owner?.id)
     this.ask(key, usd, id).then(
       (r) => {
         const kept = r[0] === 1 && roomy(key.credits, r, usd)
@@ -235,7 +269,15 @@ export class RedisLedger implements Ledger {
             const first = answers[0]
             if (first?.[5] !== undefined && first[5] > this.lastHeard) this.lastHeard = first[5]
             if (first?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]), first[4] ?? '')
-            for (let j = 0; j < part.length; j++) part[j]!.resolve(answers[j]! as [number, string, string])
+            for (let j = 0; j < part.length; j++) {
+              const a = answers[j]! as [number, string, string]
+              const mine = this.mine.get(part[j]!.args[3])
+              if (mine) {
+                if (a[0] === 1) mine.made = true
+                else this.mine.delete(part[j]!.args[3])
+              }
+              part[j]!.resolve(a)
+            }
           },
           reject: (e) => {
             if (p) this.unsent(keyId, p, false, e)
@@ -326,6 +368,8 @@ export class RedisLedger implements Ledger {
   private move(reservationId: string | undefined, keyId: string, amount: number, unlimited = false): void {
     const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
+    // ended: never written again, even before its settlement reaches Redis
+    if (rid) this.mine.delete(rid)
     let p = this.pending.get(keyId)
     if (!p) this.pending.set(keyId, (p = { rids: [], amount: 0, n: 0, urgent: false }))
     if (rid) p.rids.push(rid)
@@ -396,6 +440,7 @@ export class RedisLedger implements Ledger {
 
   /** Shutdown: holds made ahead are ended, and the waiting settlements go now, and are waited for (bounded by the store's timeout). */
   async stop(): Promise<void> {
+    this.owner?.stop()
     this.ahead?.close()
     clearTimeout(this.flushTimer)
     this.flushTimer = undefined

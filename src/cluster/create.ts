@@ -40,6 +40,9 @@ export async function createCluster(config: Config, log: Logger): Promise<Cluste
   await Promise.all([redis.send('PING', []).catch(() => {}), bus.ready()])
   const limiter = new RedisRateLimiter(redis, log)
   const ledger = new RedisLedger(redis, log)
+  // its holds carry this gateway's id from the first, and its beat says it is running (a killed
+  // gateway's holds are deleted by the others within seconds)
+  await ledger.own()
   return {
     bus,
     limiter,

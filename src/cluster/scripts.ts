@@ -13,7 +13,7 @@
 //   <prefix>rsvx:{id}    zset  reservation id → when it lapses (a request that died unsettled)
 import { script } from './redis.ts'
 
-const NOW = `
+export const NOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
@@ -89,7 +89,7 @@ end
 // not match the hash (holds written or ended by an older gateway) is summed again from the
 // holds. As the memory ledger's sum, within a trillionth of a dollar of zero counts as zero.
 // Stored with 17 digits: a double read back is the same double.
-const HELD = `
+export const HELD = `
 -- the key's holds (their sum and count), with the amounts of the holds ids in the same
 -- read: f[3], f[4], ...
 local function holdsOf(rsv, ids)
