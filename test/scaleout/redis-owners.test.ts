@@ -146,14 +146,17 @@ describe.skipIf(skip)('gateways sharing Redis, one killed with requests holding 
 
     // b stopped outright for less than a dead gateway is given (SIGSTOP): c is refused on its
     // hold meanwhile, and deletes nothing
+    // (resumed on a timer of its own: a refusal may wait seconds for a second look, and the
+    // stop must not last that much longer)
     b.kill('SIGSTOP')
+    const resumed = Bun.sleep(4_500).then(() => b.kill('SIGCONT'))
     try {
       for (const until = performance.now() + 4_500; performance.now() < until; await Bun.sleep(300)) {
         expect((await chat(c, key, false)).status).toBe(402)
         expect(await holds()).toEqual(expect.arrayContaining(live))
       }
     } finally {
-      b.kill('SIGCONT')
+      await resumed
     }
     for (const until = performance.now() + 6_000; performance.now() < until; await Bun.sleep(300)) {
       expect([(await chat(b, key, false)).status, (await chat(c, key, false)).status]).toEqual([402, 402])
