@@ -18,7 +18,7 @@ import { names, selectList } from '../db/columns.ts'
 import { apiKeys, creditReservations } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
 import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type LedgerWrite } from './ledger.ts'
-import { OWNER_LOCKS, PgOwner } from './pg-owner.ts'
+import { PgOrphans } from './pg-orphans.ts'
 import type { SQL } from 'bun'
 import { SpendByKey } from './spend.ts'
 
@@ -28,20 +28,9 @@ const SWEEP_MS = 250
 const WRITE_GUARD_MS = 5_000
 /**
  * How often rows of an instance that died with requests open are looked for: those of a gateway
- * whose lock is gone (pg-owner.ts), and those past their lapse.
+ * whose lock is gone (pg-orphans.ts), and those past their lapse.
  */
 const PURGE_EVERY_MS = 10_000
-/** How often this instance's lock is checked, and taken again when its session was lost. */
-const KEEP_EVERY_MS = 1_000
-/**
- * An owner's holds are deleted only once its lock was seen free this long, at looks no further
- * apart than twice this: a live gateway whose session was cut (a terminated backend, PostgreSQL
- * restarted) has its lock again well within it, so its holds stay while its requests run and
- * no other instance spends the credit they hold. A dead gateway's go this much later.
- */
-const FREE_FOR_MS = 5_000
-/** A refusal looks for dead gateways' holds at most this often (each of them may be what refused it). */
-const ORPHANS_ON_REFUSAL_MS = 1_000
 /** Lapsed rows deleted by one statement, and statements a purge at most: small steps, off the request path. */
 const PURGE_CHUNK = 500
 const PURGE_STEPS = 20
@@ -55,22 +44,6 @@ const OPEN_OF_KEY = `SELECT coalesce(sum(${r.usd}), 0) AS usd FROM ${r.$table} W
 // so PostgreSQL prepares it once per connection
 const HOLD = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
   SELECT h.id, ?, h.usd, ? FROM unnest(string_to_array(?, ','), string_to_array(?, ',')::float8[]) AS h(id, usd)`
-
-/** This instance's rows again, after its lock was lost for a while (another may have deleted them meanwhile). */
-const REWRITE = `INSERT INTO ${r.$table} (${r.id}, ${r.apiKeyId}, ${r.usd}, ${r.expiresAt})
-  SELECT h.id, h.k, h.usd, ? FROM json_to_recordset(?::text::json) AS h(id text, k text, usd float8) ON CONFLICT (${r.id}) DO NOTHING`
-
-/**
- * The owners named by rows' ids (rsv_<owner>_…) whose lock is free this moment: that owner's lock
- * could be taken (for this statement's transaction only). Never this instance's own, nor ids
- * without an owner.
- */
-const OWNER_OF_ID = `split_part(${r.id}, '_', 2)`
-const FREE_OWNERS = `SELECT o FROM (SELECT DISTINCT ${OWNER_OF_ID} AS o FROM ${r.$table}) d
-  WHERE CASE WHEN o ~ '^[1-9][0-9]{0,8}$' AND o <> ? THEN pg_try_advisory_xact_lock(${OWNER_LOCKS}, o::int) ELSE false END`
-/** The rows of these owners ($1: numbers, comma-separated) whose lock is still free. */
-const DELETE_OF_FREE_OWNERS = `DELETE FROM ${r.$table} WHERE ${OWNER_OF_ID} IN (
-  SELECT o FROM unnest(string_to_array(?, ',')) AS o WHERE pg_try_advisory_xact_lock(${OWNER_LOCKS}, o::int))`
 
 /** Rows of requests in progress lapse later: any number of ids in one text. */
 const RENEW = `UPDATE ${r.$table} SET ${r.expiresAt} = ? WHERE ${r.id} = ANY(string_to_array(?, ','))`
@@ -122,19 +95,8 @@ export class PgLedger implements Ledger {
   private readonly deciding = new Map<string, Promise<void>>()
 
   private readonly purgeTimer: ReturnType<typeof setInterval>
-  /** This gateway's number among those sharing the database, once taken (`own`): its holds' ids carry it. */
-  private owner?: PgOwner
-  /** The last look for dead gateways' holds that a refusal asked for. */
-  private orphansLooked = -Infinity
-  private orphansLooking?: Promise<number>
-  /** Owners whose lock was free at the last looks: since when, and when last seen so. */
-  private readonly freeOwners = new Map<string, { since: number; seen: number }>()
-  /** A look due once an owner seen free has been free for FREE_FOR_MS. */
-  private lookingAgain?: { done: Promise<number>; cancel(): void }
-  private keepTimer?: ReturnType<typeof setInterval>
-  private keeping = false
-  /** The lock was taken again on a new session: this instance's rows are written again (until that succeeds). */
-  private rewriteDue = false
+  /** This gateway's number among those sharing the database, once taken (`own`), and the looks for dead ones' holds. */
+  private orphans?: PgOrphans
   /** Holds made ahead, by key; none when taking ahead is off. Given back: ended, as a request's. */
   readonly ahead?: Ahead<HeldAhead>
 
@@ -156,104 +118,26 @@ export class PgLedger implements Ledger {
   }
 
   /**
-   * Take this gateway's owner number, kept from now on (checked every second), then look for the
-   * holds of gateways that are gone (this one before a restart, killed with requests open):
-   * their requests died with them, and they are deleted once their lock has been free for
-   * FREE_FOR_MS (a refusal they cause meanwhile waits for that). Call before admitting anything.
-   * `closeClient`: the client is the lock's alone, closed at stop. Returns how many holds were deleted.
+   * Take this gateway's owner number, kept from now on, then look for the holds of gateways that
+   * are gone (this one before a restart, killed with requests open): pg-orphans.ts. Call before
+   * admitting anything. `closeClient`: the client is the lock's alone, closed at stop. Returns
+   * how many holds were deleted.
    */
   async own(client: SQL, closeClient = false): Promise<number> {
-    this.owner = await PgOwner.take(client, closeClient)
-    this.keepTimer = setInterval(() => void this.keepOwner(), KEEP_EVERY_MS)
-    this.keepTimer.unref?.()
-    return this.releaseOrphans()
+    this.orphans = await PgOrphans.take(this.sql, client, closeClient, () => [...this.held].map(([id, h]) => ({ id, k: h.keyId, usd: h.usd })), this.ttlMs)
+    return this.orphans.release()
   }
 
-  /**
-   * Deletes the holds of gateways no longer running (see pg-owner.ts): those whose lock has been
-   * seen free for FREE_FOR_MS. Returns how many. An owner seen free for less has a look of its
-   * own when its time comes.
-   */
-  async releaseOrphans(): Promise<number> {
-    return (await this.lookForOrphans()).deleted
-  }
-
-  private async lookForOrphans(): Promise<{ deleted: number; again?: Promise<number> }> {
-    const me = this.owner?.id
-    if (me === undefined) return { deleted: 0 }
-    const free = new Set((await this.sql.all<{ o: string }>(FREE_OWNERS, [String(me)])).map((row) => row.o))
-    const now = performance.now()
-    const ripe: string[] = []
-    let ripeIn: number | undefined
-    for (const o of this.freeOwners.keys()) if (!free.has(o)) this.freeOwners.delete(o)
-    for (const o of free) {
-      let f = this.freeOwners.get(o)
-      // seen free long ago and not since: whatever happened between, its clock starts now
-      if (!f || now - f.seen > 2 * FREE_FOR_MS) this.freeOwners.set(o, (f = { since: now, seen: now }))
-      f.seen = now
-      const wait = f.since + FREE_FOR_MS - now
-      if (wait <= 0) ripe.push(o)
-      else ripeIn = Math.min(ripeIn ?? wait, wait)
-    }
-    const deleted = ripe.length > 0 ? await this.sql.run(DELETE_OF_FREE_OWNERS, [ripe.join(',')]) : 0
-    for (const o of ripe) this.freeOwners.delete(o)
-    if (ripeIn !== undefined) this.lookAgainIn(ripeIn + 50)
-    return { deleted, again: this.lookingAgain?.done }
-  }
-
-  /** One look due later (owners seen free not long enough yet): what it deleted, 0 when it failed or the ledger stopped. */
-  private lookAgainIn(ms: number) {
-    if (this.lookingAgain) return
-    const w = Promise.withResolvers<number>()
-    const timer = setTimeout(() => {
-      this.lookingAgain = undefined
-      this.releaseOrphans().then(w.resolve, () => w.resolve(0))
-    }, ms)
-    timer.unref?.()
-    this.lookingAgain = { done: w.promise, cancel: () => (clearTimeout(timer), w.resolve(0)) }
-  }
-
-  /** A refusal's look: an owner seen free and not long enough yet is waited for (a few seconds at most), and looked at again. */
-  private async releaseOrphansForRefusal(): Promise<number> {
-    const first = await this.lookForOrphans()
-    return first.deleted > 0 || !first.again ? first.deleted : first.again
-  }
-
-  /** Every second: this instance's lock is its own still, or taken again and its rows written again. */
-  private async keepOwner() {
-    if (!this.owner || this.keeping) return
-    this.keeping = true
-    try {
-      if (!(await this.owner.keep())) this.rewriteDue = true
-      if (this.rewriteDue) {
-        await this.rewrite()
-        this.rewriteDue = false
-      }
-    } catch {
-      // the database is away, or the lock is held by a sweep this moment: the next second
-    } finally {
-      this.keeping = false
-    }
+  /** Deletes the holds of gateways no longer running, once seen gone long enough (pg-orphans.ts); how many. */
+  releaseOrphans(): Promise<number> {
+    return this.orphans?.release() ?? Promise.resolve(0)
   }
 
   async reserve(key: KeyFigures, usd: number | null): Promise<Hold> {
     const hold = await this.reserveOnce(key, usd)
     // refused: the holds that refused it may be those of a gateway that died; if any were, asked again
-    if (hold.admitted || !(hold.reserved > 0) || !(await this.orphansGone())) return hold
+    if (hold.admitted || !(hold.reserved > 0) || !(await this.orphans?.refused())) return hold
     return this.ask(key.id, usd, false).hold
-  }
-
-  /** Whether a look for dead gateways' holds (at most one a second) deleted any. */
-  private async orphansGone(): Promise<boolean> {
-    if (!this.owner) return false
-    if (!this.orphansLooking) {
-      if (performance.now() - this.orphansLooked < ORPHANS_ON_REFUSAL_MS) return false
-      this.orphansLooked = performance.now()
-      this.orphansLooking = this.releaseOrphansForRefusal()
-        .catch(() => 0)
-        .finally(() => (this.orphansLooking = undefined))
-    }
-    return (await this.orphansLooking) > 0
   }
 
   private async reserveOnce(key: KeyFigures, usd: number | null): Promise<Hold> {
@@ -364,7 +248,7 @@ export class PgLedger implements Ledger {
 
   private newId(): string {
     const hex = Bun.randomUUIDv7().replaceAll('-', '')
-    return this.owner ? `rsv_${this.owner.id}_${hex}` : `rsv_${hex}`
+    return this.orphans ? `rsv_${this.orphans.ownerId}_${hex}` : `rsv_${hex}`
   }
 
   settle(id: string | undefined): void {
@@ -488,12 +372,6 @@ export class PgLedger implements Ledger {
     await this.purgeLapsed()
   }
 
-  /** This instance's rows, written again (its lock was lost a while, and may have been taken meanwhile). */
-  private async rewrite() {
-    const rows = [...this.held].map(([id, h]) => ({ id, k: h.keyId, usd: h.usd }))
-    if (rows.length > 0) await this.sql.run(REWRITE, [Date.now() + this.ttlMs, JSON.stringify(rows)])
-  }
-
   private purging = false
 
   /**
@@ -524,12 +402,11 @@ export class PgLedger implements Ledger {
     this.ahead?.close()
     clearInterval(this.timer)
     clearInterval(this.purgeTimer)
-    clearInterval(this.keepTimer)
-    this.lookingAgain?.cancel()
+    this.orphans?.stopLooking()
     // holds made ahead still on their way end as they come back (closed), before the rows go
     await Promise.allSettled([...this.deciding.values()])
     await deleteIds(this.sql, this.ended()).catch(() => {})
-    this.owner?.close()
+    this.orphans?.close()
   }
 }
 
