@@ -4,7 +4,12 @@
 
 import { badRequest, type HttpError } from '../../http/errors.ts'
 
-const hex = (n: number) => crypto.randomUUID().replaceAll('-', '').slice(0, n)
+/** `n` random hex digits (a UUID's 32 at a time). */
+export function hex(n: number): string {
+  let out = ''
+  while (out.length < n) out += crypto.randomUUID().replaceAll('-', '')
+  return out.slice(0, n)
+}
 export const newId = (prefix: string) => `${prefix}_${hex(32)}`
 
 const GATEWAY_RESPONSE = /^resp_([0-9a-f]{32})$/

@@ -2,10 +2,10 @@
 // conversation's id (`conv_` and 48 hex digits), an item's id where it came without one, and an
 // item as it is stored and listed (a message's text as content parts, with a status).
 import type { Item } from '../items.ts'
+import { hex } from '../item-ids.ts'
 
 type Obj = Record<string, unknown>
 
-const hex = (n: number) => (crypto.randomUUID() + crypto.randomUUID()).replaceAll('-', '').slice(0, n)
 
 export const newConversationId = () => `conv_${hex(48)}`
 
