@@ -10,7 +10,9 @@
 // Workers start with the first batch work and stop after a minute without any, so an idle
 // gateway carries none. A job goes to the item worker with the fewest jobs; a worker that
 // dies fails the jobs it held (the scheduler puts their items back, unless stored); a writer
-// that dies takes the whole pool with it.
+// that dies takes the whole pool with it. A worker that cannot start (its database refuses
+// another connection, say) fails its jobs with a WorkerStartError: none of them reached a
+// worker, and the next start waits a little longer each time, up to START_BACKOFF_MAX_MS.
 import { tokenPort } from '../tokens/count.ts'
 import type { AdmitAsk } from '../billing/admission.ts'
 import type { Config } from '../config/load.ts'
@@ -18,6 +20,12 @@ import type { Logger } from '../http/log.ts'
 import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
 import { workerUrl } from '../lib/worker-url.ts'
 import type { RecordTotals } from '../metrics/batches.ts'
+
+/** The jobs of a worker that never started: none of them ran, so none counts as lost with its worker. */
+export class WorkerStartError extends Error {}
+
+/** How long the start after a failed one waits: 250 ms, doubled at each failure in a row, at most this. */
+const START_BACKOFF_MAX_MS = 5_000
 
 /** Bun's Worker can be unref'd: an idle pool never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
@@ -35,6 +43,8 @@ export type ItemHolder = (ask: AdmitAsk) => Promise<boolean>
 interface Thread {
   worker: BunWorker
   ready: Promise<void>
+  /** Ready came: a job given to it may have run. */
+  started: boolean
   dead: boolean
 }
 
@@ -65,6 +75,9 @@ export class WorkerPool {
   private idleTimer?: ReturnType<typeof setTimeout>
   private closed = false
   private readonly idleMs: number
+  /** Starts that failed in a row, and when the next may begin. */
+  private startFailures = 0
+  private nextStartAt = 0
 
   constructor(private readonly opts: PoolOptions) {
     this.idleMs = opts.idleMs ?? 60_000
@@ -83,10 +96,10 @@ export class WorkerPool {
   /**
    * The workers started, where they are not, and ready to take a job: what the scheduler waits
    * for before it claims items on a shared database, where a claim is taken for sent (leases.ts).
-   * A worker that cannot start fails the jobs later sent to it, as ever.
+   * Resolves whether they did: a worker that cannot start fails the jobs later sent to it.
    */
-  warm(): Promise<void> {
-    if (this.closed) return Promise.resolve()
+  warm(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false)
     this.pick()
     // started for a claim that may find nothing (another instance holds the batch's places): they
     // stop after idleMs without a job once ready, as after one (counted from their start, a slow
@@ -96,7 +109,10 @@ export class WorkerPool {
       this.idleTimer = setTimeout(() => this.stopIdle(), this.idleMs)
       this.idleTimer.unref?.()
     }
-    return Promise.all([this.writer?.ready, ...this.slots.map((s) => s.ready)]).then(idle, idle)
+    return Promise.all([this.writer?.ready, ...this.slots.map((s) => s.ready)]).then(
+      () => (idle(), true),
+      () => (idle(), false),
+    )
   }
 
   ingest(job: IngestJob): Promise<IngestResult> {
@@ -155,14 +171,19 @@ export class WorkerPool {
     const worker = new Worker(workerUrl(import.meta.url, 'batches/worker.ts')) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
-    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), dead: false }
+    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), started: false, dead: false }
     t.ready.catch(() => {})
     worker.onmessage = (e: MessageEvent<FromWorker>) => {
       const m = e.data
-      if (m.type === 'ready') ready()
-      else if (m.type === 'init-failed') {
-        this.opts.log.error('batch worker could not start', { error: m.error })
-        failed(new Error(`batch worker could not start: ${m.error.split('\n')[0]}`))
+      if (m.type === 'ready') {
+        this.startFailures = 0
+        ready()
+      } else if (m.type === 'init-failed') {
+        this.startFailures++
+        const wait = Math.min(START_BACKOFF_MAX_MS, 250 * 2 ** (this.startFailures - 1))
+        this.nextStartAt = Date.now() + wait
+        this.opts.log.error('batch worker could not start; the next start waits', { error: m.error, wait_ms: wait })
+        failed(new WorkerStartError(`batch worker could not start: ${m.error.split('\n')[0]}`))
         onDeath('could not start')
       } else onMessage(m)
     }
@@ -198,7 +219,7 @@ export class WorkerPool {
         for (const s of this.slots) this.kill(s, `results writer ${why}`)
       },
     )
-    t.worker.postMessage({ type: 'init', config: this.opts.config, role: 'writer' } satisfies ToWorker)
+    this.whenMayStart(() => t.worker.postMessage({ type: 'init', config: this.opts.config, role: 'writer' } satisfies ToWorker))
     return t
   }
 
@@ -215,13 +236,20 @@ export class WorkerPool {
     slot.outbox = []
     // no item runs before the writer can take its outcome (its start, a database connection,
     // may take longer than the item worker's): an outcome it dropped would send the item again
-    slot.ready = Promise.all([slot.ready, writer.ready]).then(() => {})
+    slot.ready = Promise.all([slot.ready, writer.ready]).then(() => void (slot.started = true))
     slot.ready.catch(() => {})
     writer.worker.postMessage({ type: 'outcomes', port: ch.port2 } satisfies ToWorker, [ch.port2])
     // one set of token tables a process: the item worker counts through the token worker
     const tokens = tokenPort() ?? undefined
-    slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1, tokens } satisfies ToWorker, tokens ? [ch.port1, tokens] : [ch.port1])
+    this.whenMayStart(() => slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1, tokens } satisfies ToWorker, tokens ? [ch.port1, tokens] : [ch.port1]))
     return slot
+  }
+
+  /** A start right away, unless the last one failed: then once its wait is over. */
+  private whenMayStart(start: () => void) {
+    const wait = this.nextStartAt - Date.now()
+    if (wait <= 0) return start()
+    setTimeout(start, wait)
   }
 
   /** A worker asks to hold a fallback model for its job's item: not held once the job is gone. */
@@ -260,7 +288,9 @@ export class WorkerPool {
   private kill(slot: Slot, why: string) {
     if (slot.dead) return
     slot.dead = true
-    for (const id of [...slot.jobs.keys()]) this.settle(id, new Error(`batch worker ${why}`))
+    // a worker that never started was given none of them
+    const error = slot.started ? new Error(`batch worker ${why}`) : new WorkerStartError(`batch worker ${why}`)
+    for (const id of [...slot.jobs.keys()]) this.settle(id, error)
     slot.worker.terminate()
   }
 

@@ -20,7 +20,7 @@ import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
 import { batchShares, roundRobin } from './fair-share.ts'
 import { Pace } from './pace.ts'
-import type { WorkerPool } from './pool.ts'
+import { WorkerStartError, type WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
@@ -386,7 +386,7 @@ export class Scheduler {
     if (grant === 0) return
     // shared: a claim is taken for sent when this instance dies, so none is made before the
     // workers can take it at once (a new instance's take a moment to start)
-    if (this.leases) await this.pool.warm()
+    if (this.leases && !(await this.pool.warm())) return this.fillLater(a)
     const items = await this.next(a, grant)
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
@@ -470,6 +470,12 @@ export class Scheduler {
     hold.end()
     // shutting down: it runs after the restart (it has no result, so it is pending there)
     if (this.closed) return
+    // its worker never started (the pool said why, and waits before the next start): the item
+    // never ran, so this is no mark against it
+    if (e instanceof WorkerStartError) {
+      a.again.push(idx)
+      return this.fillLater(a)
+    }
     const n = (a.lost.get(idx) ?? 0) + 1
     a.lost.set(idx, n)
     if (n > this.cfg.maxRetries) return this.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message })

@@ -8,6 +8,8 @@ export interface Proxy {
   port: number
   /** Drop every connection and refuse new ones. */
   cut(): void
+  /** Refuse new connections (or take them again), keeping those open: a database at its connection limit. */
+  refuseNew(on: boolean): void
   restore(): void
   stop(): void
 }
@@ -50,6 +52,7 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
   const pairs = new Set<Pair>()
   // also checked on each new connection: a listener's stop may let one more in
   let down = false
+  let full = false
   type Data = { pair: Pair }
   const listen = (port: number): TCPSocketListener<Data> =>
     Bun.listen<Data>({
@@ -57,7 +60,7 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
       port,
       socket: {
         async open(client) {
-          if (down) return void client.terminate()
+          if (down || full) return void client.terminate()
           const toClient = new Outbox()
           toClient.socket = client as Socket<unknown>
           const pair: Pair = { client: client as Socket<unknown>, toClient, toUpstream: new Outbox() }
@@ -114,6 +117,9 @@ export function startTcpProxy(targetHost: string, targetPort: number): Proxy {
         p.upstream?.terminate()
       }
       pairs.clear()
+    },
+    refuseNew(on) {
+      full = on
     },
     restore() {
       down = false
