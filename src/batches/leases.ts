@@ -17,6 +17,19 @@ const item = names(batchItems)
 const batch = names(batches)
 /** How long an instance kept out of a batch's places counts as waiting for them: two of its tries (scheduler.ts's RECHECK_MS). */
 const WAITER_MS = 1_200
+/**
+ * A batch's items that `where` picks and no other transaction has locked, locked (`?`: the
+ * batch, then `where`'s own). A statement that updates claimed items waits for none: a locked one
+ * is being stored by the results writer, whose transaction goes on to other items (in its own
+ * order) and to the keys' and the batch's rows, so waiting on it from a statement that holds some
+ * of them already ended in a deadlock, PostgreSQL aborting one side after a second (renewals beside
+ * a busy writer did, every few seconds).
+ */
+const lockFree = (where: string) => `SELECT ${item.batchId}, ${item.idx} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${where} FOR UPDATE SKIP LOCKED`
+/** The rows of `cte` (the CTE of lockFree's) in an `UPDATE … AS b … FROM cte`. */
+const same = (cte: string) => `WHERE b.${item.batchId} = ${cte}.${item.batchId} AND b.${item.idx} = ${cte}.${item.idx}`
+/** This instance's pending claims on a batch, a lease longer (one a writer holds locked is ending: not waited for). */
+const RENEW = `WITH mine AS (${lockFree(`${item.leaseOwner} = ? AND ${item.status} IS NULL`)}) UPDATE ${item.$table} AS b SET ${item.leaseUntil} = ? FROM mine ${same('mine')}`
 /** A claimed item's columns, under their TypeScript names. */
 const CLAIMED = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier', 'beyond'], 'b.')
 
@@ -89,10 +102,12 @@ export class ItemLeases {
   failLost(batchId: string, error: ItemError): Promise<number> {
     const now = Date.now()
     return this.sql.tx(async (q) => {
+      // a row locked now is being stored by its owner, which is alive after all
       const n = await q.run(
-        `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ?, ${item.leaseOwner} = NULL, ${item.leaseUntil} = NULL
-         WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL AND ${item.leaseOwner} <> ? AND ${item.leaseUntil} < ?`,
-        [JSON.stringify(error), now, batchId, this.owner, now],
+        `WITH lost AS (${lockFree(`${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL AND ${item.leaseOwner} <> ? AND ${item.leaseUntil} < ?`)})
+         UPDATE ${item.$table} AS b SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ?, ${item.leaseOwner} = NULL, ${item.leaseUntil} = NULL
+         FROM lost ${same('lost')}`,
+        [batchId, this.owner, now, JSON.stringify(error), now],
       )
       if (n > 0) await q.run(`UPDATE ${batch.$table} SET ${batch.failed} = ${batch.failed} + ? WHERE ${batch.id} = ?`, [n, batchId])
       return n
@@ -101,8 +116,7 @@ export class ItemLeases {
 
   /** Keeps this instance's claims on a batch's items alive. */
   async renew(batchId: string): Promise<void> {
-    const text = `UPDATE ${item.$table} SET ${item.leaseUntil} = ? WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL`
-    await this.sql.run(text, [Date.now() + this.leaseMs, batchId, this.owner])
+    await this.sql.run(RENEW, [batchId, this.owner, Date.now() + this.leaseMs])
   }
 
   /** Gives up this instance's claims on a batch's items that it will not run (shutdown). */
@@ -113,7 +127,9 @@ export class ItemLeases {
   /** Gives up this instance's claims on a batch's items, but those in `keep` (in flight). */
   async dropExcept(batchId: string, keep: number[]): Promise<void> {
     const except = keep.length > 0 ? ` AND ${item.idx} NOT IN (${keep.map(() => '?').join(', ')})` : ''
-    const text = `UPDATE ${item.$table} SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL${except}`
+    // one locked now is being stored: it is not given back
+    const text = `WITH mine AS (${lockFree(`${item.leaseOwner} = ? AND ${item.status} IS NULL${except}`)})
+      UPDATE ${item.$table} AS b SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL FROM mine ${same('mine')}`
     await this.sql.run(text, [batchId, this.owner, ...keep])
   }
 

@@ -58,6 +58,7 @@ const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate'
 /** The ingest marker of a batch goes: its items are owned now, or gone. */
 const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
 /** A result, stored only if the item has none yet. */
+const cmp = (a: ResultWrite, b: ResultWrite) => (a.batchId < b.batchId ? -1 : a.batchId > b.batchId ? 1 : a.idx - b.idx)
 const STORE_RESULT = `UPDATE ${item.$table} SET ${item.status} = ?, ${item.response} = ?, ${item.error} = ?, ${item.usage} = ?, ${item.requestId} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
 const BODY = `SELECT ${selectList(batchItems, ['body'])} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} = ?`
 /** Retention: a batch whose items are being removed, and the next whose end is past the retention. */
@@ -180,8 +181,14 @@ export class BatchStore {
    */
   async writeResults(results: ResultWrite[], q: Sql): Promise<boolean[]> {
     const counts = new Map<string, { ok: number; failed: number }>()
-    const stored: boolean[] = []
-    for (const r of results) stored.push((await q.run(STORE_RESULT, [r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx])) === 1)
+    const stored: boolean[] = new Array(results.length).fill(false)
+    // in one order, the claims' (by batch, then index): two transactions that store or fail items
+    // of a batch take their rows' locks in the same order, and so never wait on each other in a ring
+    const order = results.map((_, i) => i).sort((a, b) => cmp(results[a]!, results[b]!))
+    for (const i of order) {
+      const r = results[i]!
+      stored[i] = (await q.run(STORE_RESULT, [r.status, r.response, r.error, r.usage, r.requestId, r.finishedAt, r.batchId, r.idx])) === 1
+    }
     results.forEach((r, i) => {
       if (!stored[i]) return
       let c = counts.get(r.batchId)
