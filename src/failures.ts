@@ -7,6 +7,7 @@ import { BLOBS_DOWN_MESSAGE, BlobStoreUnavailable } from './files/blob-store.ts'
 import type { KnownFailure } from './http/onerror.ts'
 import { UpstreamError } from './ir/errors.ts'
 import { sharedStoreDown } from './billing/admission.ts'
+import { retryHeaders } from './http/retry-after.ts'
 
 const RETRY = { 'retry-after': '1' }
 
@@ -24,5 +25,5 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
  */
 function retryAfterOf(e: UpstreamError): Record<string, string> | undefined {
   if (e.retryAfter) return { 'retry-after': e.retryAfter }
-  return e.status === 429 ? RETRY : undefined
+  return e.status === 429 ? retryHeaders(1_000) : undefined
 }

@@ -2,6 +2,7 @@
 // of the last `limit` request times: a request is allowed when fewer than `limit` fall in
 // the window. Amortised O(1) per request; the store is an interface so a shared store
 // (Redis) can replace the memory one for several instances.
+import { retryHeaders } from '../http/retry-after.ts'
 
 export interface Decision {
   allowed: boolean
@@ -229,6 +230,6 @@ export function rateLimitHeaders(d: Decision, refused: boolean): Record<string, 
     'x-ratelimit-remaining': String(refused ? 0 : d.remaining),
     'x-ratelimit-reset': String(Math.ceil((Date.now() + left) / 1000)),
   }
-  if (refused) h['retry-after'] = String(Math.max(1, Math.ceil(left / 1000)))
+  if (refused) Object.assign(h, retryHeaders(left))
   return h
 }

@@ -179,3 +179,17 @@ test("a shared limit's decision is read on Redis's clock, which its reset is on,
   expect(inSeconds).toBeGreaterThan(29)
   expect(inSeconds).toBeLessThanOrEqual(31)
 })
+
+test("clients refused together are told to come back at different moments: retry-after-ms, the SDKs' exact sleep, is the wait plus a varying share of it", async () => {
+  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '2' } })
+  const refused = (await Promise.all(Array.from({ length: 24 }, () => models(gw!.key)))).filter((r) => r.status === 429)
+  expect(refused.length).toBeGreaterThanOrEqual(20)
+  const waits = refused.map((r) => ({ s: Number(r.headers.get('retry-after')), ms: Number(r.headers.get('retry-after-ms')) }))
+  for (const w of waits) {
+    // Retry-After in whole seconds still covers the window; the ms at most a second past it
+    expect(w.s).toBe(1)
+    expect(w.ms).toBeGreaterThan(0)
+    expect(w.ms).toBeLessThanOrEqual(1_500)
+  }
+  expect(new Set(waits.map((w) => w.ms)).size).toBeGreaterThan(refused.length / 2)
+})

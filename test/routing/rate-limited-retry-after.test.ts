@@ -57,3 +57,16 @@ test("an upstream's own Retry-After is passed on as it is", async () => {
   const e = await refusal(() => rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask }))
   expect(e.retryAfter).toBe('30')
 })
+
+test("a 429 that named no wait gets one from the gateway that differs from client to client: the SDKs sleep exactly retry-after-ms, and would otherwise all come back together", async () => {
+  const waits: number[] = []
+  for (let i = 0; i < 8; i++) {
+    rig.up.script(anthropic429)
+    const res = await fetch(`${rig.gw.url}/api/alpha/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${rig.gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', messages: ask }) })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('1')
+    waits.push(Number(res.headers.get('retry-after-ms')))
+  }
+  for (const ms of waits) expect(ms >= 1_000 && ms <= 1_500).toBe(true)
+  expect(new Set(waits).size).toBeGreaterThan(4)
+})
