@@ -4,7 +4,7 @@ import type { ApiKey } from '../http/context.ts'
 import { echo, HttpError, notFound } from '../http/errors.ts'
 import type { BatchServices } from '../services.ts'
 import { goneHow, INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
-import { WorkerPool } from './pool.ts'
+import { WorkerPool, WorkerStartError } from './pool.ts'
 import { Scheduler } from './scheduler.ts'
 import { BatchStore } from './store.ts'
 import type { BatchFamily, BatchRow } from './types.ts'
@@ -54,7 +54,10 @@ export class BatchService {
       result = await this.pool.ingest({ batchId: id, family, apiKey: key, text, maxItems: this.s.config.batches.maxItems })
     } catch (e) {
       void this.store.deleteItems(id).catch(() => {})
-      throw new HttpError(503, `batch workers are unavailable: ${(e as Error).message}`)
+      // a worker that cannot start is tried again within 5 s (pool.ts); why is in the log, not
+      // for the client (it names the database's host)
+      const why = e instanceof WorkerStartError ? 'a batch worker could not start' : (e as Error).message
+      throw new HttpError(503, `batch workers are unavailable: ${why}; nothing was created, retry shortly`, { 'retry-after': '5' })
     }
     if (!result.ok) throw new HttpError(result.status, result.message)
     const env = result.envelope
