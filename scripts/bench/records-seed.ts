@@ -10,6 +10,7 @@ import type { Storage } from '../../src/db/client.ts'
 import { generations, usageHourly } from '../../src/db/schema.ts'
 import { KeyStore } from '../../src/auth/keys.ts'
 import { ROLLUP_COUNTERS } from '../../src/generations/row.ts'
+import { EXTRAS_SUMS } from '../../src/generations/extras.ts'
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
@@ -86,12 +87,14 @@ INSERT INTO ${g.$table} (${list}) SELECT ${exprs} FROM (SELECT i, ${time} AS t F
   return `INSERT INTO ${g.$table} (${list}) SELECT ${exprs} FROM (SELECT i::bigint AS i, (${start}::bigint + (i::bigint * ${SPAN_MS}::bigint / ${n})) AS t FROM generate_series(?::int, ?::int - 1) AS i) s`
 }
 
-// what the records of [from, to] add to the hourly rollup, as the recorder adds it
+// what the records of [from, to] add to the hourly rollup, as the recorder adds it (they keep
+// no usage extras: those sums are 0)
 const int = (e: string) => `CAST(${e} AS BIGINT)`
 const ROLLUP = `INSERT INTO ${u.$table} (${u.account}, ${u.model}, ${u.hour}, ${ROLLUP_COUNTERS.map((c) => u[c]).join(', ')})
   SELECT ${g.account}, ${g.model}, (${g.createdAt} / ${HOUR}) * ${HOUR}, count(*), ${int(`sum(${g.promptTokens})`)}, ${int(`sum(${g.completionTokens})`)}, ${int(`sum(${g.totalTokens})`)},
     coalesce(sum(${g.cost}), 0), ${int(`sum(CASE WHEN ${g.unpriced} THEN 1 ELSE 0 END)`)},
-    ${int(`sum(${g.cacheReadInputTokens})`)}, ${int(`sum(${g.cacheCreationInputTokens})`)}, ${int(`coalesce(sum(${g.reasoningTokens}), 0)`)}
+    ${int(`sum(${g.cacheReadInputTokens})`)}, ${int(`sum(${g.cacheCreationInputTokens})`)}, ${int(`coalesce(sum(${g.reasoningTokens}), 0)`)},
+    ${Object.keys(EXTRAS_SUMS).map(() => '0').join(', ')}
   FROM ${g.$table} WHERE ${g.createdAt} >= ? AND ${g.createdAt} <= ? GROUP BY 1, 2, 3
   ON CONFLICT (${u.account}, ${u.hour}, ${u.model}) DO UPDATE SET
     ${ROLLUP_COUNTERS.map((c) => `${u[c]} = ${u.$table}.${u[c]} + excluded.${u[c]}`).join(', ')}`

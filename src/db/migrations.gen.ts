@@ -22,6 +22,7 @@ import m19 from '../../db/migrations/0019_generation_served.sql' with { type: 't
 import m20 from '../../db/migrations/0020_usage_details.sql' with { type: 'text' }
 import m21 from '../../db/migrations/0021_conversations.sql' with { type: 'text' }
 import m22 from '../../db/migrations/0022_generation_usage_extras.sql' with { type: 'text' }
+import m23 from '../../db/migrations/0023_usage_hourly_extras.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -42,6 +43,7 @@ import p16 from '../../db/pg-migrations/0016_generation_served.sql' with { type:
 import p17 from '../../db/pg-migrations/0017_usage_details.sql' with { type: 'text' }
 import p18 from '../../db/pg-migrations/0018_conversations.sql' with { type: 'text' }
 import p19 from '../../db/pg-migrations/0019_generation_usage_extras.sql' with { type: 'text' }
+import p20 from '../../db/pg-migrations/0020_usage_hourly_extras.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -70,6 +72,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0020_usage_details", when: 1796437375530, breakpoints: true, sql: m20 },
   { tag: "0021_conversations", when: 1796438071581, breakpoints: true, sql: m21 },
   { tag: "0022_generation_usage_extras", when: 1796438899638, breakpoints: true, sql: m22 },
+  { tag: "0023_usage_hourly_extras", when: 1796449008252, breakpoints: true, sql: m23 },
 ]
 
 /** PostgreSQL. */
@@ -94,4 +97,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0017_usage_details", when: 1796437377091, breakpoints: true, sql: p17 },
   { tag: "0018_conversations", when: 1796438072972, breakpoints: true, sql: p18 },
   { tag: "0019_generation_usage_extras", when: 1796438900963, breakpoints: true, sql: p19 },
+  { tag: "0020_usage_hourly_extras", when: 1796449009521, breakpoints: true, sql: p20 },
 ]

@@ -165,6 +165,19 @@ export function declareTables(k: ColumnKit) {
       cacheReadTokens: k.int('cache_read_tokens').notNull().default(0),
       cacheWriteTokens: k.int('cache_write_tokens').notNull().default(0),
       reasoningTokens: k.int('reasoning_tokens').notNull().default(0),
+      /**
+       * What else the costs count, as the records' `usage_extras` keep it: of the cache writes,
+       * those made to last an hour; of the input and output, audio tokens; web and file
+       * searches run; the image tool's model's tokens (its input and output, beside the
+       * model's own). Hours rolled up before these were kept count them from the records
+       * still stored then, 0 where none was.
+       */
+      cacheWrite1hTokens: k.int('cache_write_1h_tokens').notNull().default(0),
+      inputAudioTokens: k.int('input_audio_tokens').notNull().default(0),
+      outputAudioTokens: k.int('output_audio_tokens').notNull().default(0),
+      webSearchRequests: k.int('web_search_requests').notNull().default(0),
+      fileSearchRequests: k.int('file_search_requests').notNull().default(0),
+      imageToolTokens: k.int('image_tool_tokens').notNull().default(0),
     },
     (t) => [k.uniqueIndex('usage_hourly_pk').on(t.account, t.hour, t.model)],
   )

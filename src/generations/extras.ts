@@ -67,3 +67,30 @@ export function extrasWire(stored: string | null): Record<string, unknown> | und
   }
   return Object.keys(out).length > 0 ? out : undefined
 }
+
+/**
+ * What the hourly rollup sums of the column, by its name there: each the stored counts at these
+ * paths added up (the image tool's input and output tokens together, beside the model's own).
+ * The report's records query reads the same paths in SQL (usage/query.ts).
+ */
+export const EXTRAS_SUMS = {
+  cacheWrite1hTokens: [['cache_write_1h_tokens']],
+  inputAudioTokens: [['audio_input_tokens']],
+  outputAudioTokens: [['audio_output_tokens']],
+  webSearchRequests: [['web_searches']],
+  fileSearchRequests: [['file_searches']],
+  imageToolTokens: [['image_tool', 'input_tokens'], ['image_tool', 'output_tokens']],
+} as const satisfies Record<string, readonly (readonly string[])[]>
+
+export type ExtrasSum = keyof typeof EXTRAS_SUMS
+
+/** The rollup's sums of a stored column: 0 each for null (the common record, not parsed). */
+export function extrasSums(stored: string | null): Record<ExtrasSum, number> {
+  const shown = extrasWire(stored)
+  const out = {} as Record<ExtrasSum, number>
+  for (const [sum, paths] of Object.entries(EXTRAS_SUMS) as [ExtrasSum, readonly (readonly string[])[]][]) {
+    out[sum] = 0
+    if (shown) for (const path of paths) out[sum] += count(path.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], shown))
+  }
+  return out
+}

@@ -2,7 +2,7 @@
 // row), what the hourly rollup adds for it, and what the lookup route shows (row → wire).
 import type { generations } from '../db/schema.ts'
 import type { Usage } from '../ir/types.ts'
-import { extrasOf, extrasWire } from './extras.ts'
+import { extrasOf, extrasSums, extrasWire, type ExtrasSum } from './extras.ts'
 import type { GenerationInput, UpstreamAttempt } from './types.ts'
 
 export type GenerationRow = typeof generations.$inferSelect
@@ -118,7 +118,7 @@ export function hourStart(ms: number): number {
   return Math.floor(ms / HOUR_MS) * HOUR_MS
 }
 
-export interface RollupDelta {
+export interface RollupDelta extends Record<ExtrasSum, number> {
   account: string
   model: string
   hour: number
@@ -149,11 +149,14 @@ export function toRollup(row: GenerationRow): RollupDelta {
     cacheReadTokens: row.cacheReadInputTokens,
     cacheWriteTokens: row.cacheCreationInputTokens,
     reasoningTokens: row.reasoningTokens ?? 0,
+    // what else its cost counts: parts of the above (hour writes, audio) or beside them
+    ...extrasSums(row.usageExtras),
   }
 }
 
 /** The rollup's counters, which add up; the rest of a delta is its key. */
-export const ROLLUP_COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const
+export const ROLLUP_COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'totalTokens', 'cost', 'unpricedRequests', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens',
+  'cacheWrite1hTokens', 'inputAudioTokens', 'outputAudioTokens', 'webSearchRequests', 'fileSearchRequests', 'imageToolTokens'] as const satisfies readonly (keyof RollupDelta)[]
 
 export function addRollup(into: RollupDelta, d: RollupDelta): void {
   for (const c of ROLLUP_COUNTERS) into[c] += d[c]

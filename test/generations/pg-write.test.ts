@@ -51,7 +51,7 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
     const at = Math.floor(Date.now() / hour) * hour + 1_000
     const ids: string[] = []
     const inputs = Array.from({ length: 25 }, (_, i) =>
-      genInput(t.s.catalog, key, { model: i % 3 === 0 ? 'gpt-4o-mini' : 'gpt-4o', createdAt: at - (i % 2) * hour, usage: { inputTokens: 100 + i, outputTokens: 7 * i, cacheReadTokens: 3 * i, cacheWriteTokens: i % 2, reasoningTokens: i } }),
+      genInput(t.s.catalog, key, { model: i % 3 === 0 ? 'gpt-4o-mini' : 'gpt-4o', createdAt: at - (i % 2) * hour, usage: { inputTokens: 100 + i, outputTokens: 7 * i, cacheReadTokens: 3 * i, cacheWriteTokens: i % 2, reasoningTokens: i, cacheWrite1hTokens: i % 2, inputAudioTokens: i % 4, outputAudioTokens: i % 5, webSearches: 1 + (i % 3), fileSearches: i % 2 } }),
     )
     for (const g of inputs) ids.push(recorder.record(g)!)
     const before = { ...seen }
@@ -59,8 +59,8 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
     expect(seen.statements - before.statements).toBe(1)
     expect(seen.transactions - before.transactions).toBe(0)
 
-    const rows = await t.s.storage.sql.all<{ id: string; cost: number; created_at: number; model: string; prompt_tokens: number; completion_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number; reasoning_tokens: number }>(
-      'SELECT id, cost, created_at, model, prompt_tokens, completion_tokens, cache_read_input_tokens, cache_creation_input_tokens, reasoning_tokens FROM generations ORDER BY created_at, id',
+    const rows = await t.s.storage.sql.all<{ id: string; cost: number; created_at: number; model: string; prompt_tokens: number; completion_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number; reasoning_tokens: number; usage_extras: string | null }>(
+      'SELECT id, cost, created_at, model, prompt_tokens, completion_tokens, cache_read_input_tokens, cache_creation_input_tokens, reasoning_tokens, usage_extras FROM generations ORDER BY created_at, id',
     )
     expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort())
     // the rollup: one row per hour and model, each counting its records
@@ -74,6 +74,12 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
       expect(h.cache_read_tokens).toBe(mine.reduce((n, r) => n + r.cache_read_input_tokens, 0))
       expect(h.cache_write_tokens).toBe(mine.reduce((n, r) => n + r.cache_creation_input_tokens, 0))
       expect(h.reasoning_tokens).toBe(mine.reduce((n, r) => n + r.reasoning_tokens, 0))
+      // and what else the costs count, as each record keeps it
+      const extra = (name: string) => mine.reduce((n, r) => n + (r.usage_extras === null ? 0 : (JSON.parse(r.usage_extras)[name] ?? 0)), 0)
+      expect([h.cache_write_1h_tokens, h.input_audio_tokens, h.output_audio_tokens, h.web_search_requests, h.file_search_requests]).toEqual(
+        ['cache_write_1h_tokens', 'audio_input_tokens', 'audio_output_tokens', 'web_searches', 'file_searches'].map(extra),
+      )
+      expect(h.web_search_requests).toBeGreaterThan(0)
       expect(h.cost).toBeCloseTo(mine.reduce((n, r) => n + r.cost, 0), 12)
     }
     // the key's spend is the sum the transaction would have added, to the last bit

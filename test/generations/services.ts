@@ -51,5 +51,11 @@ export function rollup(s: Services) {
     cache_read_tokens: number
     cache_write_tokens: number
     reasoning_tokens: number
+    cache_write_1h_tokens: number
+    input_audio_tokens: number
+    output_audio_tokens: number
+    web_search_requests: number
+    file_search_requests: number
+    image_tool_tokens: number
   }[]>
 }
