@@ -4,6 +4,7 @@
 import { names, selectList } from '../db/columns.ts'
 import { generations, usageHourly } from '../db/schema.ts'
 import type { Sql } from '../db/sql.ts'
+import { EXTRAS_SUMS, type ExtrasSum } from '../generations/extras.ts'
 import { BUCKET_MS, type ReportWindow, type UsageRow } from './report.ts'
 
 const HOUR = BUCKET_MS.hour
@@ -29,16 +30,31 @@ const SUMS: [alias: keyof UsageRow, rollup: string, records: string][] = [
   ['reasoningTokens', `sum(${u.reasoningTokens})`, `coalesce(sum(${g.reasoningTokens}), 0)`],
 ]
 const COST = { rollup: `coalesce(sum(${u.cost}), 0)`, records: `coalesce(sum(${g.cost}), 0)` }
-const sums = (of: 'rollup' | 'records') => [...SUMS.map((s) => `${int(s[of === 'rollup' ? 1 : 2])} AS "${s[0]}"`), `${COST[of]} AS cost`].join(',\n  ')
+
+// A count the records keep in their `usage_extras` JSON (null for most: nothing to read), at a
+// path of EXTRAS_SUMS, in each dialect's words.
+const EXTRA_AT: Record<Sql['dialect'], (path: readonly string[]) => string> = {
+  sqlite: (path) => `json_extract(${g.usageExtras}, '$.${path.join('.')}')`,
+  pg: (path) => `CAST(CAST(${g.usageExtras} AS jsonb) #>> '{${path.join(',')}}' AS BIGINT)`,
+}
+const extraSums = (d: Sql['dialect']): typeof SUMS =>
+  (Object.entries(EXTRAS_SUMS) as [ExtrasSum, readonly (readonly string[])[]][]).map(([k, paths]) => [
+    k,
+    `sum(${u[k]})`,
+    paths.map((p) => `coalesce(sum(${EXTRA_AT[d](p)}), 0)`).join(' + '),
+  ])
+
+const sums = (of: 'rollup' | 'records', d: Sql['dialect']) =>
+  [...[...SUMS, ...extraSums(d)].map((s) => `${int(s[of === 'rollup' ? 1 : 2])} AS "${s[0]}"`), `${COST[of]} AS cost`].join(',\n  ')
 
 // grouped by report bucket in SQL, so a 30-day daily report returns ~30 × models rows.
 // Parameters: size, size[, account], from, to[, model]
-const ROLLUP = (withModel: boolean, withAccount: boolean) => `SELECT (${u.hour} / ?) * ? AS at, ${selectList(usageHourly, ['model'])}, ${sums('rollup')}
+const ROLLUP = (d: Sql['dialect'], withModel: boolean, withAccount: boolean) => `SELECT (${u.hour} / ?) * ? AS at, ${selectList(usageHourly, ['model'])}, ${sums('rollup', d)}
   FROM ${u.$table} WHERE ${withAccount ? `${u.account} = ? AND` : ''} ${u.hour} >= ? AND ${u.hour} < ? ${withModel ? `AND ${u.model} = ?` : ''}
   GROUP BY 1, ${u.model}`
 
 // Parameters: from[, account], from, to[, model]
-const EXACT = (withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, ${selectList(generations, ['model'])}, ${sums('records')}
+const EXACT = (d: Sql['dialect'], withModel: boolean, withAccount: boolean) => `SELECT CAST(? AS BIGINT) AS at, ${selectList(generations, ['model'])}, ${sums('records', d)}
   FROM ${g.$table} WHERE ${withAccount ? `${g.account} = ? AND` : ''} ${g.createdAt} >= ? AND ${g.createdAt} < ? ${withModel ? `AND ${g.model} = ?` : ''}
   GROUP BY ${g.model}`
 
@@ -88,8 +104,8 @@ export class UsageQuery {
       const acc = withAccount ? [account] : []
       const size = BUCKET_MS[w.granularity]
       const rows = seg.exact
-        ? await this.sql.all<UsageRow>(EXACT(withModel, withAccount), [seg.from, ...acc, seg.from, seg.to, ...tail])
-        : await this.sql.all<UsageRow>(ROLLUP(withModel, withAccount), [size, size, ...acc, seg.from, seg.to, ...tail])
+        ? await this.sql.all<UsageRow>(EXACT(this.sql.dialect, withModel, withAccount), [seg.from, ...acc, seg.from, seg.to, ...tail])
+        : await this.sql.all<UsageRow>(ROLLUP(this.sql.dialect, withModel, withAccount), [size, size, ...acc, seg.from, seg.to, ...tail])
       for (const r of rows) out.push(r)
     }
     return out

@@ -1,5 +1,6 @@
 // The usage report as pure functions: a window cut into UTC-aligned buckets, and aggregated
 // rows folded into totals, a series with every bucket (empty ones as zeros) and top models.
+import type { ExtrasSum } from '../generations/extras.ts'
 
 export type Granularity = 'hour' | 'day'
 
@@ -17,8 +18,12 @@ export interface ReportWindow {
   breakdown?: 'model'
 }
 
-/** One aggregate of records: `at` is any instant inside the bucket it belongs to. */
-export interface UsageRow {
+/**
+ * One aggregate of records: `at` is any instant inside the bucket it belongs to. With the sums
+ * of what else the costs count (ExtrasSum: hour cache writes, audio tokens, searches, the image
+ * tool's tokens).
+ */
+export interface UsageRow extends Record<ExtrasSum, number> {
   at: number
   model: string
   requests: number
@@ -37,17 +42,44 @@ export interface UsageRow {
 type Counter = Exclude<keyof UsageRow, 'at' | 'model'>
 
 /**
+ * What else the costs count, summed as the records keep it, in each of totals, models and
+ * series: OpenAI's usage API name where it has one (`input_audio_tokens`,
+ * `output_audio_tokens`), else one in its style. Counts only: the hour cache writes are a part
+ * of `input_cache_write_tokens` and the audio tokens of `input_tokens` / `output_tokens`, never
+ * added to them; searches and the image tool's model's tokens are beside the model's tokens,
+ * in no token bucket of the report.
+ */
+export interface ExtrasParts {
+  input_cache_write_1h_tokens: number
+  input_audio_tokens: number
+  output_audio_tokens: number
+  web_search_requests: number
+  file_search_requests: number
+  image_tool_tokens: number
+}
+
+/**
  * The parts of the tokens, in each of totals, models and series: OpenAI's usage API name where
  * it has one (`input_cached_tokens`), a plain one otherwise. Each is a part of `input_tokens`
- * or `output_tokens`, never added to them.
+ * or `output_tokens`, never added to them. And what else the costs count (ExtrasParts).
  */
-export interface TokenParts {
+export interface TokenParts extends ExtrasParts {
   input_cached_tokens: number
   input_cache_write_tokens: number
   reasoning_tokens: number
 }
 
-const PARTS = { input_cached_tokens: 'cacheReadTokens', input_cache_write_tokens: 'cacheWriteTokens', reasoning_tokens: 'reasoningTokens' } as const satisfies Record<keyof TokenParts, Counter>
+const PARTS = {
+  input_cached_tokens: 'cacheReadTokens',
+  input_cache_write_tokens: 'cacheWriteTokens',
+  reasoning_tokens: 'reasoningTokens',
+  input_cache_write_1h_tokens: 'cacheWrite1hTokens',
+  input_audio_tokens: 'inputAudioTokens',
+  output_audio_tokens: 'outputAudioTokens',
+  web_search_requests: 'webSearchRequests',
+  file_search_requests: 'fileSearchRequests',
+  image_tool_tokens: 'imageToolTokens',
+} as const satisfies Record<keyof TokenParts, Counter>
 
 export interface SeriesPoint extends TokenParts {
   timestamp: string

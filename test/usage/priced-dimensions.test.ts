@@ -146,12 +146,24 @@ async function makeTraffic(): Promise<string[]> {
 
 const sum = (rs: any[], f: (r: any) => number) => rs.reduce((n, r) => n + f(r), 0)
 
-/** The parts of the tokens a report shows, as the records say them (a reasoning count not reported is none). */
+/**
+ * The parts of the tokens a report shows, as the records say them (a reasoning count not
+ * reported is none), and what else their costs count, summed from each record's usage (a
+ * record with none shows none): hour cache writes, audio tokens, web and file searches, the
+ * image tool's input and output tokens.
+ */
 const parts = (rs: any[]) => ({
   input_cached_tokens: sum(rs, (r) => r.usage.cache_read_input_tokens),
   input_cache_write_tokens: sum(rs, (r) => r.usage.cache_creation_input_tokens),
   reasoning_tokens: sum(rs, (r) => r.usage.completion_tokens_details?.reasoning_tokens ?? 0),
+  input_cache_write_1h_tokens: sum(rs, (r) => r.usage.cache_write_1h_tokens ?? 0),
+  input_audio_tokens: sum(rs, (r) => r.usage.audio_input_tokens ?? 0),
+  output_audio_tokens: sum(rs, (r) => r.usage.audio_output_tokens ?? 0),
+  web_search_requests: sum(rs, (r) => r.usage.web_searches ?? 0),
+  file_search_requests: sum(rs, (r) => r.usage.file_searches ?? 0),
+  image_tool_tokens: sum(rs, (r) => (r.usage.image_tool?.input_tokens ?? 0) + (r.usage.image_tool?.output_tokens ?? 0)),
 })
+const PARTS = Object.keys(parts([]))
 
 function expectAgrees(report: any, records: any[]) {
   const cost = (rs: any[]) => sum(rs, (r) => r.cost ?? 0)
@@ -166,7 +178,7 @@ function expectAgrees(report: any, records: any[]) {
   expect(report.totals.total_cost).toBeCloseTo(cost(records), 12)
   // the series adds up to the totals, each bucket saying its unpriced requests
   expect(sum(report.series, (p) => p.requests)).toBe(records.length)
-  for (const f of ['input_tokens', 'output_tokens', 'unpriced_requests', 'input_cached_tokens', 'input_cache_write_tokens', 'reasoning_tokens']) {
+  for (const f of ['input_tokens', 'output_tokens', 'unpriced_requests', ...PARTS]) {
     expect([f, sum(report.series, (p) => p[f])]).toEqual([f, report.totals[f]])
   }
   expect(sum(report.series, (p) => p.cost)).toBeCloseTo(report.totals.total_cost, 12)
@@ -219,6 +231,12 @@ test('the usage report right after the traffic: what every record of every price
   expect(parts(listed).input_cached_tokens).toBeGreaterThanOrEqual(1111 + 2000 + 100 + 250)
   expect(parts(listed).input_cache_write_tokens).toBeGreaterThanOrEqual(418 + 6000)
   expect(parts(listed).reasoning_tokens).toBeGreaterThanOrEqual(40 + 30)
+  // and what else the costs count: the hour writes, the audio, the searches, the image tool
+  expect(of('chatcmpl-dims-audio').usage).toMatchObject({ audio_input_tokens: 1000, audio_output_tokens: 2000 })
+  expect(of('resp_dims_tools').usage).toMatchObject({ web_searches: 1, file_searches: 1, image_tool: { input_tokens: 50, output_tokens: 4160 } })
+  expect(parts(listed)).toMatchObject({ input_audio_tokens: 1000, output_audio_tokens: 2000, file_search_requests: 1, image_tool_tokens: 50 + 4160 })
+  expect(parts(listed).input_cache_write_1h_tokens).toBeGreaterThanOrEqual(300)
+  expect(parts(listed).web_search_requests).toBeGreaterThanOrEqual(1 + 1)
 
   // a window ending now: read from the hourly rollup
   expectAgrees(now, listed)
@@ -241,6 +259,7 @@ test("batch items: in the report of the batch key's account as their records are
   const written = { ...fixtureJson('openai/chat/nonstream-text.json'), model: 'gpt-5.6-sol', usage: { prompt_tokens: 10_000, completion_tokens: 100, total_tokens: 10_100, prompt_tokens_details: { cached_tokens: 2000, cache_write_tokens: 6000 }, completion_tokens_details: { reasoning_tokens: 40 } } }
   const claude = fixtureJson('anthropic/messages/nonstream-cache-read-and-write.json')
   claude.usage.cache_creation = { ephemeral_1h_input_tokens: 300, ephemeral_5m_input_tokens: 118 }
+  claude.usage.server_tool_use = { web_search_requests: 2 }
   let n = 0
   rig.up.script((req) => (req.json().model.startsWith('claude') ? { json: { ...claude, id: `msg_batch_${n++}` } } : { json: { ...written, id: `chatcmpl-batch-${n++}` } }))
   const ask = (model: string, i: number) => ({ model, messages: [{ role: 'user', content: `item ${i}` }] })
@@ -255,6 +274,8 @@ test("batch items: in the report of the batch key's account as their records are
   const records = ((await (await call('GET', '/api/v1/generations?limit=200')).json()) as any).data as any[]
   expect(records).toHaveLength(4)
   expect(records.every((r) => r.batch_id === id && r.error === undefined)).toBe(true)
+  // the items' records keep what else their costs count, and the report sums it as theirs
+  expect(parts(records)).toMatchObject({ input_cache_write_1h_tokens: 600, web_search_requests: 4 })
   expectAgrees((await (await call('GET', '/api/v1/usage')).json()) as any, records)
 
   // the same requests made at once cost what the items did: the gateway calls the interactive

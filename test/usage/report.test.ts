@@ -16,9 +16,18 @@ const row = (at: string, model: string, requests: number, cost: number, unpriced
   cacheReadTokens: requests * 3,
   cacheWriteTokens: requests * 4,
   reasoningTokens: requests,
+  cacheWrite1hTokens: requests * 2,
+  inputAudioTokens: requests * 5,
+  outputAudioTokens: requests,
+  webSearchRequests: requests,
+  fileSearchRequests: 0,
+  imageToolTokens: requests * 100,
 })
 
-const none = { unpriced_requests: 0, input_cached_tokens: 0, input_cache_write_tokens: 0, reasoning_tokens: 0 }
+/** What else the costs count, as `row` gives it for `n` requests: each a count of its own, in no token bucket. */
+const extras = (n: number) => ({ input_cache_write_1h_tokens: 2 * n, input_audio_tokens: 5 * n, output_audio_tokens: n, web_search_requests: n, file_search_requests: 0, image_tool_tokens: 100 * n })
+
+const none = { unpriced_requests: 0, input_cached_tokens: 0, input_cache_write_tokens: 0, reasoning_tokens: 0, ...extras(0) }
 
 describe('bucketStarts', () => {
   test('hour buckets aligned to UTC hour starts, partial first and last', () => {
@@ -47,12 +56,12 @@ describe('buildReport', () => {
   test('every bucket present, empty ones with zeros; rows land in their bucket', () => {
     const r = buildReport(w, [row('2026-01-05T10:30:00Z', 'a', 2, 0.5), row('2026-01-05T12:00:00Z', 'a', 1, 0.25)])
     expect(r.series).toEqual([
-      { timestamp: '2026-01-05T10:00:00.000Z', requests: 2, input_tokens: 20, output_tokens: 4, cost: 0.5, ...none, input_cached_tokens: 6, input_cache_write_tokens: 8, reasoning_tokens: 2 },
+      { timestamp: '2026-01-05T10:00:00.000Z', requests: 2, input_tokens: 20, output_tokens: 4, cost: 0.5, ...none, input_cached_tokens: 6, input_cache_write_tokens: 8, reasoning_tokens: 2, ...extras(2) },
       { timestamp: '2026-01-05T11:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0, ...none },
-      { timestamp: '2026-01-05T12:00:00.000Z', requests: 1, input_tokens: 10, output_tokens: 2, cost: 0.25, ...none, input_cached_tokens: 3, input_cache_write_tokens: 4, reasoning_tokens: 1 },
+      { timestamp: '2026-01-05T12:00:00.000Z', requests: 1, input_tokens: 10, output_tokens: 2, cost: 0.25, ...none, input_cached_tokens: 3, input_cache_write_tokens: 4, reasoning_tokens: 1, ...extras(1) },
       { timestamp: '2026-01-05T13:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0, ...none },
     ])
-    expect(r.totals).toEqual({ total_requests: 3, total_tokens: 36, input_tokens: 30, output_tokens: 6, total_cost: 0.75, ...none, input_cached_tokens: 9, input_cache_write_tokens: 12, reasoning_tokens: 3 })
+    expect(r.totals).toEqual({ total_requests: 3, total_tokens: 36, input_tokens: 30, output_tokens: 6, total_cost: 0.75, ...none, input_cached_tokens: 9, input_cache_write_tokens: 12, reasoning_tokens: 3, ...extras(3) })
     expect(r.from).toBe('2026-01-05T10:30:00.000Z')
     expect(r.to).toBe('2026-01-05T13:15:00.000Z')
   })
@@ -67,7 +76,7 @@ describe('buildReport', () => {
       row('2026-01-05T12:00:00Z', 'a-cheap-few', 2, 0.1),
     ])
     expect(r.top_models.map((m) => m.model)).toEqual(['dear', 'cheap-many', 'a-cheap-few', 'b-cheap-few', 'unpriced'])
-    expect(r.top_models[0]).toEqual({ model: 'dear', requests: 2, tokens: 24, input_tokens: 20, output_tokens: 4, cost: 3, ...none, input_cached_tokens: 6, input_cache_write_tokens: 8, reasoning_tokens: 2 })
+    expect(r.top_models[0]).toEqual({ model: 'dear', requests: 2, tokens: 24, input_tokens: 20, output_tokens: 4, cost: 3, ...none, input_cached_tokens: 6, input_cache_write_tokens: 8, reasoning_tokens: 2, ...extras(2) })
     expect(r.totals.unpriced_requests).toBe(5)
   })
 

@@ -53,6 +53,10 @@ const SEEDS: Seed[] = [
 ]
 const seeded = new Map<string, GenerationInput>()
 
+// what else the costs count (searches, audio, hour writes, the image tool): these seeds have
+// none (test/usage/extras.test.ts sums them)
+const NO_EXTRAS = { input_cache_write_1h_tokens: 0, input_audio_tokens: 0, output_audio_tokens: 0, web_search_requests: 0, file_search_requests: 0, image_tool_tokens: 0 }
+
 beforeAll(async () => {
   g = await startGateway({ yaml: YAML })
   k1 = await g.services.keys.create({ name: 'k1', account: 'acme' })
@@ -86,6 +90,7 @@ function expected(names: string[]) {
     input_cached_tokens: ss.reduce((n, s) => n + s.usage.cacheReadTokens, 0),
     input_cache_write_tokens: ss.reduce((n, s) => n + s.usage.cacheWriteTokens, 0),
     reasoning_tokens: ss.reduce((n, s) => n + s.usage.reasoningTokens, 0),
+    ...NO_EXTRAS,
   }
 }
 
@@ -125,7 +130,7 @@ describe('GET /api/v1/usage: totals, buckets, models', () => {
     expect(body.series[10].cost).toBeCloseTo(SEEDS[0]!.cost! + SEEDS[1]!.cost!, 12)
     expect(body.series[12]).toEqual({
       timestamp: '2026-01-05T12:00:00.000Z', requests: 0, input_tokens: 0, output_tokens: 0, cost: 0,
-      unpriced_requests: 0, input_cached_tokens: 0, input_cache_write_tokens: 0, reasoning_tokens: 0,
+      unpriced_requests: 0, input_cached_tokens: 0, input_cache_write_tokens: 0, reasoning_tokens: 0, ...NO_EXTRAS,
     })
   })
 
