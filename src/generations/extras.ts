@@ -84,8 +84,11 @@ export const EXTRAS_SUMS = {
 
 export type ExtrasSum = keyof typeof EXTRAS_SUMS
 
-/** The rollup's sums of a stored column: 0 each for null (the common record, not parsed). */
-export function extrasSums(stored: string | null): Record<ExtrasSum, number> {
+const NO_EXTRAS: Readonly<Record<ExtrasSum, number>> = Object.freeze(Object.fromEntries(Object.keys(EXTRAS_SUMS).map((k) => [k, 0])) as Record<ExtrasSum, number>)
+
+/** The rollup's sums of a stored column: 0 each for null (the common record: one shared object, nothing parsed). */
+export function extrasSums(stored: string | null): Readonly<Record<ExtrasSum, number>> {
+  if (stored === null) return NO_EXTRAS
   const shown = extrasWire(stored)
   const out = {} as Record<ExtrasSum, number>
   for (const [sum, paths] of Object.entries(EXTRAS_SUMS) as [ExtrasSum, readonly (readonly string[])[]][]) {
