@@ -137,6 +137,8 @@ export class Recorder implements GenerationSink {
    * waited for all the same), else every one; at once when there are none.
    */
   async settled(maxMs = 2_000, of?: Partial<Whose>): Promise<void> {
+    // what was to begin on the next turn (a cut stream's tap read, then its count) begins now
+    this.recordAllSoon()
     if (this.pending.size === 0) return
     const mine = (w?: Whose) => !of || !w || ((of.keyId === undefined || of.keyId === w.keyId) && (of.account === undefined || of.account === w.account))
     const waiting = [...this.pending].filter(([, late]) => mine(late.whose)).map(([p]) => p)
