@@ -40,6 +40,10 @@ export class DbCacheStore implements CacheStore {
   ) {}
 
   async get(key: string, maxAgeMs: number): Promise<CachedAnswer | undefined> {
+    // stored by this instance a moment ago, its write still under way (a few round trips on
+    // PostgreSQL): the client that asks again at once is answered as it will be after
+    const writing = this.unwritten.get(key)
+    if (writing) return writing
     const row = await this.sql.get<Row>(GET, [key])
     if (!row) return undefined
     const now = Date.now()
@@ -55,10 +59,16 @@ export class DbCacheStore implements CacheStore {
 
   /** Stores one after another: each makes its room before it goes in, so the table never holds more than its bound. */
   put(key: string, answer: CachedAnswer, ttlMs: number): Promise<void> {
-    const p = this.writing.then(() => this.store(key, answer, ttlMs))
+    if (bytesOf(answer) <= this.maxBytes) this.unwritten.set(key, answer)
+    const p = this.writing.then(() => this.store(key, answer, ttlMs)).finally(() => {
+      if (this.unwritten.get(key) === answer) this.unwritten.delete(key)
+    })
     this.writing = p.catch(() => {})
     return p
   }
+
+  /** Answers put and not yet written (their writes go one after another), by key. */
+  private readonly unwritten = new Map<string, CachedAnswer>()
 
   private writing: Promise<void> = Promise.resolve()
   private lastUse = 0
@@ -98,6 +108,7 @@ export class DbCacheStore implements CacheStore {
   }
 
   async clear(): Promise<number> {
+    this.unwritten.clear()
     const n = await this.sql.run(CLEAR)
     this.total = 0
     return n

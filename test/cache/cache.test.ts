@@ -448,3 +448,27 @@ cache: { keys: { ${keys.data[0]!.id}: 60 } }
     expect(anon.status).toBe(401)
   })
 })
+
+describe('the database store', () => {
+  // an answer is put once its record is made, after the reply went out: the client that asks
+  // again at once, while the write is still going (a few round trips on PostgreSQL), is answered
+  // as it would be a moment later
+  test('an answer put and not yet written is served to the next lookup', async () => {
+    const { DbCacheStore } = await import('../../src/cache/db-store.ts')
+    const { openSqlite } = await import('../../src/db/client.ts')
+    const dir = tempDir('switchyard-cache-store-')
+    const storage = openSqlite(dir)
+    try {
+      const store = new DbCacheStore(storage.sql, 1 << 20)
+      const answer = { status: 200, contentType: 'application/json', body: TEXT }
+      const written = store.put('k', answer, 60_000)
+      expect(await store.get('k', 60_000)).toEqual(answer)
+      await written
+      expect(await store.get('k', 60_000)).toEqual(answer)
+      expect((await store.stats()).entries).toBe(1)
+    } finally {
+      storage.close?.()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
