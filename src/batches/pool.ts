@@ -249,7 +249,8 @@ export class WorkerPool {
   private whenMayStart(start: () => void) {
     const wait = this.nextStartAt - Date.now()
     if (wait <= 0) return start()
-    setTimeout(start, wait)
+    // (a stop meanwhile terminates the worker: the start then goes nowhere)
+    setTimeout(() => this.closed || start(), wait).unref?.()
   }
 
   /** A worker asks to hold a fallback model for its job's item: not held once the job is gone. */
