@@ -210,16 +210,18 @@ export class BatchStore {
     const text = JSON.stringify(error)
     const now = Date.now()
     const rowid = this.rowid
+    // an item a results writer is storing now (its row locked) ends with its result, not this
+    const skipLocked = DIALECT[this.sql.dialect].skipLocked
     return this.sql.tx(async (q) => {
       let n = 0
       if (only) {
-        const one = `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
+        const one = `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL${skipLocked})`
         for (const idx of only) n += await q.run(one, [text, now, batchId, idx])
       } else {
         // instances sharing the database: items another one holds under a live lease finish there
         const unleased = unleasedAt === undefined ? '' : ` AND (${item.leaseUntil} IS NULL OR ${item.leaseUntil} < ?)`
         n = await q.run(
-          `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.idx} >= ?${unleased} ORDER BY ${item.idx} LIMIT ?)`,
+          `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.idx} >= ?${unleased} ORDER BY ${item.idx} LIMIT ?${skipLocked})`,
           unleasedAt === undefined ? [text, now, batchId, from, chunk] : [text, now, batchId, from, unleasedAt, chunk],
         )
       }

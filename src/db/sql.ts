@@ -40,11 +40,14 @@ export interface Sql {
  * on SQLite `OR IGNORE`, which cannot abort, so a statement of many rows keeps no statement
  * journal (ON CONFLICT DO NOTHING leaves a NOT NULL able to abort it halfway, and SQLite then
  * journals every page it changes, spilling to a temporary file past 64 KiB). OR IGNORE skips a
- * row that breaks any constraint, so the caller checks what it skipped.
+ * row that breaks any constraint, so the caller checks what it skipped. `skipLocked` ends a
+ * subquery's SELECT of rows to change that another transaction is changing now: PostgreSQL's
+ * row locks (waiting on one while holding others can close a ring with that transaction);
+ * SQLite has one writer at a time, nothing to skip.
  */
 export const DIALECT = {
-  sqlite: { rowid: 'rowid', total: 'total', insertSkipping: 'INSERT OR IGNORE INTO', skipConflicts: '' },
-  pg: { rowid: 'ctid', total: 'sum', insertSkipping: 'INSERT INTO', skipConflicts: 'ON CONFLICT DO NOTHING' },
+  sqlite: { rowid: 'rowid', total: 'total', insertSkipping: 'INSERT OR IGNORE INTO', skipConflicts: '', skipLocked: '' },
+  pg: { rowid: 'ctid', total: 'sum', insertSkipping: 'INSERT INTO', skipConflicts: 'ON CONFLICT DO NOTHING', skipLocked: ' FOR UPDATE SKIP LOCKED' },
 } as const
 
 /**

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { ItemLeases } from '../../src/batches/leases.ts'
+import { BatchStore } from '../../src/batches/store.ts'
 import { openPg } from '../../src/db/pg-client.ts'
 import type { Storage } from '../../src/db/storage.ts'
 import { dropSchema, freshSchema, onPostgres } from '../helpers/database.ts'
@@ -118,5 +119,22 @@ describe.skipIf(!onPostgres)('claimed batch items touched by a writer and a leas
     // 1 given back; 3 kept (in flight); 0 and 2 stored by the writer, their claims as they were
     expect(rows[1]!.o).toBeNull()
     expect(rows[3]!.o).toBe(leases.owner)
+  })
+
+  test("a cancel failing a batch's pending items beside a writer storing some fails the rest and waits for none", async () => {
+    const id = await batchOf(6)
+    const store = new BatchStore(storage)
+    const error = { message: 'cancelled', code: 'batch_cancelled', status: 499 }
+    // the items put back (one by one), then the rest (in chunks)
+    const r = await storeAround(id, 2, 0, async () => {
+      await store.failPending(id, 'cancelled', error, 100, 0, [1, 2])
+      await store.failPending(id, 'cancelled', error, 100, 0, undefined, Date.now())
+    })
+    expect(r.error).toBeUndefined()
+    expect(r.besideDone).toBe(true)
+    const rows = (await writer.unsafe('SELECT idx, status FROM batch_items WHERE batch_id = $1 ORDER BY idx', [id])) as { idx: number; status: string }[]
+    expect(rows.map((x) => x.status)).toEqual(['failed', 'failed', 'succeeded', 'failed', 'failed', 'failed'])
+    const [b] = (await writer.unsafe('SELECT failed, cancelled_items AS c FROM batches WHERE id = $1', [id])) as { failed: number; c: number }[]
+    expect([Number(b!.failed), Number(b!.c)]).toEqual([5, 5])
   })
 })
