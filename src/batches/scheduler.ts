@@ -5,8 +5,10 @@
 // exactly once, when it completes. The costs those records stored come back to billing
 // (fromWorker, on the pool's message) before the item's reservation is released.
 //
-// State lives in the database; what is in flight is known only here, so a restart runs it
-// again. A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
+// State lives in the database. What is in flight is marked there as it is handed out (on
+// PostgreSQL a claim under a lease, leases.ts; on SQLite a mark, marks.ts), and an item marked by
+// a process that died may have reached the upstream: it fails with LOST_ITEM, never sent twice.
+// A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
 import type { Bus } from '../cluster/bus.ts'
@@ -25,6 +27,7 @@ import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import { ItemLeases } from './leases.ts'
+import { InFlightMarks } from './marks.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 import { nextTurn } from '../lib/turn.ts'
@@ -82,6 +85,8 @@ interface Active {
   finalizing: boolean
   /** Times an index was lost with its worker. */
   lost: Map<number, number>
+  /** Indexes a worker held when the pool closed: they may have been sent, and keep their marks. */
+  cut: number[]
   fillSoon: boolean
   /** The batch's fills and end checks, one after another (each reads the database). */
   chain: Promise<void>
@@ -109,6 +114,8 @@ export class Scheduler {
   private tick?: ReturnType<typeof setTimeout>
   /** Instances sharing a database: items are claimed under a lease (leases.ts); else none. */
   private readonly leases?: ItemLeases
+  /** Alone on SQLite: items are marked in flight as they are handed out (marks.ts). */
+  private readonly marks?: InFlightMarks
   private shareTimer?: ReturnType<typeof setInterval>
   /** The other instances' word of batches made or ended: looked for at once, not at the next share. */
   private bus?: Bus
@@ -127,17 +134,22 @@ export class Scheduler {
   ) {
     this.pace = new Pace(s.config.batches.maxItemsPerSecond)
     if (s.storage.dialect === 'pg') this.leases = new ItemLeases(store.sql, s.config.batches.leaseMs)
+    else this.marks = new InFlightMarks(store.sql)
   }
 
   private get cfg() {
     return this.s.config.batches
   }
 
-  /** Resume after a start: sweep half-made batches, put handed-out items back, carry on. */
+  /** Resume after a start: sweep half-made batches, fail what a killed process had in flight, carry on. */
   async start(): Promise<void> {
     const swept = await sweepIngests(this.store.sql)
     if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
     for (const row of await this.store.open()) {
+      // alone: what the last process marked and did not store may have reached the upstream
+      const lost = this.marks ? await this.marks.failLost(row.id, LOST_ITEM) : 0
+      this.ended('failed', lost)
+      if (lost > 0) this.s.log.warn('batches: items in flight when the last process stopped failed, not sent again', { batch_id: row.id, items: lost })
       const a = this.track(row)
       if (row.succeeded + row.failed > 0 && !a.stopped) this.s.log.info('batches: resuming', { batch_id: row.id, done: row.succeeded + row.failed, total: row.total })
       await this.failIfInputGone(row)
@@ -239,6 +251,7 @@ export class Scheduler {
       ending: false,
       finalizing: false,
       lost: new Map(),
+      cut: [],
       fillSoon: false,
       chain: Promise.resolve(),
     }
@@ -388,6 +401,8 @@ export class Scheduler {
     // workers can take it at once (a new instance's take a moment to start)
     if (this.leases && !(await this.pool.warm())) return this.fillLater(a)
     const items = await this.next(a, grant)
+    // alone: marked in flight, in one statement, before any of them can reach the upstream
+    if (this.marks) await this.marks.mark(a.id, items.map((i) => i.idx))
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
       await this.store.transition(a.id, ['queued'], { status: 'processing', inProgressAt: Date.now() })
@@ -445,6 +460,11 @@ export class Scheduler {
   }
 
   private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, hold: ItemHold): void {
+    // shutting down: never sent, so its mark goes back at the close and it runs after the restart
+    if (this.closed) {
+      a.inflight.delete(item.idx)
+      return hold.end()
+    }
     // the worker runs it with no credit figures: admission was here (a fallback's too, when its
     // worker asks); its spend comes back (settled)
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId, funded: hold.funded }
@@ -468,8 +488,12 @@ export class Scheduler {
   /** The worker died with the item: it runs again, unless that keeps happening. */
   private lostItem(a: Active, idx: number, hold: ItemHold, e: Error) {
     hold.end()
-    // shutting down: it runs after the restart (it has no result, so it is pending there)
-    if (this.closed) return
+    // shutting down: a worker that had it may have sent it, so it stays marked (lost after the
+    // restart); one that never started did not, and it runs after the restart
+    if (this.closed) {
+      if (!(e instanceof WorkerStartError)) a.cut.push(idx)
+      return
+    }
     // its worker never started (the pool said why, and waits before the next start): the item
     // never ran, so this is no mark against it
     if (e instanceof WorkerStartError) {
@@ -731,5 +755,7 @@ export class Scheduler {
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
     // what this instance claimed and will not run goes back to the others at once
     if (this.leases) for (const a of this.active.values()) await this.leases.drop(a.id).catch(() => {})
+    // alone: the marks of items never sent go, so they run after the restart
+    if (this.marks) for (const a of this.active.values()) await this.marks.giveBack(a.id, a.cut).catch(() => {})
   }
 }

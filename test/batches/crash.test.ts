@@ -1,16 +1,17 @@
-// Durability: kill -9 while a batch is processing, restart on the same data
-// dir: the batch completes, every index has exactly one result, no item whose result had been
-// stored is sent upstream again, and each item is recorded (billed) exactly once. What the dead
-// process had in flight: on SQLite (one instance; claims are not written) it runs again after
-// the restart; on PostgreSQL its claims are in the database, and like any instance's that
-// died they fail with batch_item_lost once their lease runs out, never sent twice.
+// Durability: a gateway stopped mid-batch, restarted on the same data dir. kill -9: the batch
+// completes, every index has exactly one result, no item reaches the upstream twice, and each
+// is recorded (billed) once. What the dead process had in flight may have reached the upstream:
+// it was marked so in the database before it was sent (SQLite: one statement a round; PostgreSQL:
+// a claim under a lease), and it fails with batch_item_lost rather than being sent again.
+// SIGTERM: the items in flight land, the marks of those never sent go back, and every one of
+// those runs after the restart: nothing lost, nothing sent twice.
 import { expect, test } from 'bun:test'
 import { onPostgres, openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
-import { cleanup, spawnGateway, tempDir } from '../helpers/server.ts'
+import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
 import { chat, NO_LIMITS, replayFixtures } from './helpers.ts'
 
-const N = 200
+const ADMIN = 'admin-token-crash-tests'
 
 async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20_000) {
   const deadline = Date.now() + ms
@@ -20,72 +21,158 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20
   }
 }
 
-test('kill -9 mid-batch, restart: the batch completes, each index once, no stored item sent again, each billed once', async () => {
+/**
+ * A fake upstream that takes `delayMs` an answer and counts each prompt it is sent (and how many
+ * it is answering now), and a data dir.
+ */
+async function rig(delayMs: number) {
   const up = await startFakeUpstream()
   const dataDir = tempDir('switchyard-batch-crash-')
   const key = 'sk-sy-crash-' + crypto.randomUUID().replaceAll('-', '')
   // a short lease: on a shared database the dead instance's claims are taken over once it runs out
-  const env = { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: key, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_BATCH_LEASE_MS: '2000' }
+  const env = { ...NO_LIMITS, SWITCHYARD_BOOTSTRAP_KEY: key, SWITCHYARD_ADMIN_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_BATCH_LEASE_MS: '2000' }
+  let answered = 0
+  // called as each answer goes, after its delay (and answering with the fixture)
+  const sent = replayFixtures(up, { delayMs, special: () => void answered++ })
+  const answering = () => [...sent.values()].reduce((a, b) => a + b, 0) - answered
+  return { up, dataDir, key, env, sent, answering }
+}
+
+/** A batch of `n` chat items (prompt `crash i`), made on `gw` with `key`. */
+async function createBatch(gw: Spawned, key: string, n: number, extra: Record<string, unknown> = {}) {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const requests = Array.from({ length: n }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `crash ${i}`, extra) }))
+  const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 6 } }) })
+  expect(created.status).toBe(200)
+  const id = ((await created.json()) as any).id as string
+  const batch = async (url: string) => (await (await fetch(`${url}/api/v1/batches/${id}`, { headers })).json()) as any
+  return { id, batch }
+}
+
+/** The indexes with a result, and those marked (SQLite) or claimed (PostgreSQL) in flight without one. */
+async function itemsOf(dataDir: string, id: string) {
+  const db = await openDatabaseOf(dataDir, { readonly: true })
+  const idx = async (where: string) => (await db.sql.all<{ idx: number }>(`SELECT idx FROM batch_items WHERE batch_id = ? AND ${where} ORDER BY idx`, [id])).map((r) => r.idx)
+  const out = { stored: await idx('status IS NOT NULL'), marked: await idx('status IS NULL AND lease_owner IS NOT NULL') }
+  await db.close()
+  return out
+}
+
+/** The batch's results, output and error files, as the restarted gateway serves them, and its billing. */
+async function outcome(gw: Spawned, dataDir: string, key: string, id: string, batch: any) {
+  const headers = { authorization: `Bearer ${key}` }
+  const page = (await (await fetch(`${gw.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any
+  const lines = async (file: string | null) =>
+    file ? (await (await fetch(`${gw.url}/api/v1/files/${file}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l)) : []
+  const out = await lines(batch.output_file_id)
+  const errors = await lines(batch.error_file_id)
+  const db = await openDatabaseOf(dataDir)
+  const records = (await db.sql.get<{ n: number; usd: number }>('SELECT count(*) AS n, sum(cost) AS usd FROM generations WHERE batch_id = ?', [id]))!
+  const spent = (await db.sql.all<{ spent: number }>('SELECT spent FROM api_keys')).reduce((s, r) => s + r.spent, 0)
+  await db.close()
+  const idxOf = (l: any) => Number(l.custom_id.slice(5))
+  return { indexes: page.results.map((r: any) => r.index), out: out.map(idxOf).sort((a, b) => a - b), errors, lost: errors.map(idxOf).sort((a, b) => a - b), records, spent }
+}
+
+test('kill -9 with items at the upstream, restart: the batch completes, no item is sent twice, those in flight fail batch_item_lost, each billed once', async () => {
+  const N = 120
+  // each answer takes 100 ms: with 6 at once, some are always at the upstream
+  const { up, dataDir, key, env, sent, answering } = await rig(100)
   try {
-    // each upstream answer takes 40 ms: with 6 at once the batch runs for over a second
-    const sent = replayFixtures(up, { delayMs: 40 })
     const first = await spawnGateway({ env, dataDir })
-    const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `crash ${i}`) }))
-    const created = await fetch(`${first.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 6 } }) })
-    expect(created.status).toBe(200)
-    const id = ((await created.json()) as any).id as string
-    const counts = async (url: string) => ((await (await fetch(`${url}/api/v1/batches/${id}`, { headers })).json()) as any).request_counts
-    await until('a quarter of the items done', async () => (await counts(first.url)).completed >= N / 4)
+    const { id, batch } = await createBatch(first, key, N)
+    await until('a quarter of the items done', async () => (await batch(first.url)).request_counts.completed >= N / 4)
+    // items go out in waves: killed while one is at the upstream, not between two
+    await until('items at the upstream', () => answering() > 0)
 
     first.kill('SIGKILL')
     expect(await first.exited).not.toBe(0)
 
-    // what the dead process had stored: those items must never be sent again
-    const db = await openDatabaseOf(dataDir)
-    const stored = (await db.sql.all<{ idx: number }>('SELECT idx FROM batch_items WHERE batch_id = ? AND status IS NOT NULL', [id])).map((r) => r.idx)
-    const recordsBefore = (await db.sql.get<{ n: number }>('SELECT count(*) AS n FROM generations WHERE batch_id = ?', [id]))!.n
-    await db.close()
+    const { stored, marked } = await itemsOf(dataDir, id)
     expect(stored.length).toBeGreaterThanOrEqual(N / 4)
     expect(stored.length).toBeLessThan(N)
-    // a stored result and its generation record were written together
-    expect(recordsBefore).toBe(stored.length)
+    // the items the upstream had been sent and whose result was not stored: in flight at the kill,
+    // every one of them marked so in the database, and no more than run at once
+    const atUpstream = [...sent.keys()].map((p) => Number(p.slice(6))).filter((i) => !stored.includes(i))
+    expect(atUpstream.length).toBeGreaterThan(0)
+    expect(marked).toEqual(expect.arrayContaining(atUpstream))
+    expect(marked.length).toBeLessThanOrEqual(6)
     const sentBefore = new Map(sent)
 
     const second = await spawnGateway({ env, dataDir })
     try {
-      await until('the batch completes', async () => (await (await fetch(`${second.url}/api/v1/batches/${id}`, { headers })).json() as any).output_file_id != null)
-      const batch = (await (await fetch(`${second.url}/api/v1/batches/${id}`, { headers })).json()) as any
-      expect(batch.status).toBe('completed')
-      const lost = onPostgres ? (batch.request_counts.failed as number) : 0
-      expect(batch.request_counts).toEqual({ total: N, completed: N - lost, failed: lost })
-      // at most what it had claimed: its concurrency
-      expect(lost).toBeLessThanOrEqual(6)
-      expect(await second.waitForOutput('batches: resuming')).toContain('batches: resuming')
-
-      // every index exactly once, in the results route and in the output file
-      const page = (await (await fetch(`${second.url}/api/v1/batches/${id}/results?limit=1000`, { headers })).json()) as any
-      expect(page.results.map((r: any) => r.index)).toEqual(Array.from({ length: N }, (_, i) => i))
-      const lines = async (file: string | null) =>
-        file ? (await (await fetch(`${second.url}/api/v1/files/${file}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l)) : []
-      const out = await lines(batch.output_file_id)
-      const errors = await lines(batch.error_file_id)
-      expect([...out, ...errors].map((l) => l.custom_id).sort()).toEqual(requests.map((r) => r.custom_id).sort())
-      for (const e of errors) expect(e.error.code).toBe('batch_item_lost')
-
-      // no stored item went upstream again; every succeeded item went; on PostgreSQL none twice
+      await until('the batch completes', async () => (await batch(second.url)).output_file_id != null)
+      // no item went upstream twice: a stored one not again, a lost one not again, the rest once
+      for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
       for (const idx of stored) expect(sent.get(`crash ${idx}`)).toBe(sentBefore.get(`crash ${idx}`))
-      for (const idx of stored) expect(sent.get(`crash ${idx}`)).toBe(1)
-      for (const l of out) expect(sent.get(`crash ${l.custom_id.slice(5)}`)).toBeGreaterThanOrEqual(1)
-      if (onPostgres) for (const n of sent.values()) expect(n).toBe(1)
+      const b = await batch(second.url)
+      expect(b.status).toBe('completed')
+      expect(b.request_counts).toEqual({ total: N, completed: N - marked.length, failed: marked.length })
+      expect((await second.waitForOutput('batches: resuming')).includes('batches: resuming')).toBe(true)
+      expect(second.output().includes('not sent again')).toBe(true)
 
-      // billed exactly once: one record per item, and the key's spend is their sum
-      const check = await openDatabaseOf(dataDir)
-      const recs = (await check.sql.get<{ n: number; usd: number }>('SELECT count(*) AS n, sum(cost) AS usd FROM generations WHERE batch_id = ?', [id]))!
-      const spent = (await check.sql.get<{ spent: number }>('SELECT spent FROM api_keys'))!.spent
-      await check.close()
-      expect(recs.n).toBe(N - lost)
-      expect(spent).toBeCloseTo(recs.usd, 10)
+      const o = await outcome(second, dataDir, key, id, b)
+      expect(o.indexes).toEqual(Array.from({ length: N }, (_, i) => i))
+      // exactly those marked in flight at the kill are lost; every other item ran
+      expect(o.lost).toEqual(marked)
+      for (const e of o.errors) expect(e.error.code).toBe('batch_item_lost')
+      expect(o.out).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => !marked.includes(i)))
+      for (const idx of o.out) expect(sent.get(`crash ${idx}`)).toBe(1)
+
+      // billed exactly once: one record per item that ran, and the key's spend is their sum
+      expect(o.records.n).toBe(N - marked.length)
+      expect(o.spent).toBeCloseTo(o.records.usd, 10)
+    } finally {
+      second.kill('SIGTERM')
+      await second.exited
+    }
+  } finally {
+    await up.stop()
+    cleanup(dataDir)
+  }
+}, 60_000)
+
+test('SIGTERM mid-batch with items waiting for credit, restart: nothing is lost, the items not sent run after it, none twice, each billed once', async () => {
+  const N = 30
+  const { up, dataDir, env, sent } = await rig(100)
+  try {
+    const first = await spawnGateway({ env, dataDir })
+    // credit for about three items' worst case at once (16,000 output tokens each): of the six
+    // places, the others wait for it, handed out (marked) and not sent
+    const made = await fetch(`${first.url}/admin/v1/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'three at once', credits: 0.03 }),
+    })
+    expect(made.status).toBe(201)
+    const key = ((await made.json()) as { key: string }).key
+    const { id, batch } = await createBatch(first, key, N, { max_tokens: 16_000 })
+    await until('a few items done', async () => (await batch(first.url)).request_counts.completed >= 5)
+    // more items handed out than the credit lets run: some wait, marked, never sent
+    await until('items waiting for credit', async () => (await itemsOf(dataDir, id)).marked.length > 3, 5_000)
+
+    first.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
+
+    // every item handed out either landed or was given back
+    const { stored, marked } = await itemsOf(dataDir, id)
+    expect(marked).toEqual([])
+    expect(stored.length).toBeLessThan(N)
+    for (const idx of stored) expect(sent.get(`crash ${idx}`)).toBe(1)
+
+    const second = await spawnGateway({ env, dataDir })
+    try {
+      await until('the batch completes', async () => (await batch(second.url)).output_file_id != null)
+      const b = await batch(second.url)
+      expect(b.status).toBe('completed')
+      expect(b.request_counts).toEqual({ total: N, completed: N, failed: 0 })
+      const o = await outcome(second, dataDir, key, id, b)
+      expect(o.indexes).toEqual(Array.from({ length: N }, (_, i) => i))
+      expect(o.errors).toEqual([])
+      expect(sent.size).toBe(N)
+      for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
+      expect(o.records.n).toBe(N)
+      expect(o.spent).toBeCloseTo(o.records.usd, 10)
     } finally {
       second.kill('SIGTERM')
       await second.exited
