@@ -6,7 +6,7 @@
 // LOST_ITEM rather than send them again — every item goes upstream at most once and ends with
 // exactly one result. Claims an instance gives back (shutdown, cancel) run elsewhere. One
 // instance at a time writes a batch's output files, under a lease of the same kind on the
-// batch row. (SQLite: one instance, no leases.)
+// batch row. (SQLite: one instance, no leases; its items in flight are marked, marks.ts.)
 import type { Sql } from '../db/sql.ts'
 import type { ClaimedItem } from './store.ts'
 import type { ItemError } from './types.ts'
