@@ -401,8 +401,7 @@ export class Scheduler {
     // workers can take it at once (a new instance's take a moment to start)
     if (this.leases && !(await this.pool.warm())) return this.fillLater(a)
     const items = await this.next(a, grant)
-    // alone: marked in flight, in one statement, before any of them can reach the upstream
-    if (this.marks) await this.marks.mark(a.id, items.map((i) => i.idx))
+    if (this.marks && !(await this.marked(a, items))) return
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
       await this.store.transition(a.id, ['queued'], { status: 'processing', inProgressAt: Date.now() })
@@ -411,6 +410,22 @@ export class Scheduler {
     const workerKey = { ...key, credits: null }
     for (const item of items) this.dispatch(a, key, workerKey, item)
     if (items.length === 0) await this.endCheck(a)
+  }
+
+  /**
+   * Alone: a round is marked in flight, in one statement, before any of it can reach the upstream.
+   * One the database would not mark waits, unsent, and is tried again in a second.
+   */
+  private async marked(a: Active, items: ClaimedItem[]): Promise<boolean> {
+    try {
+      await this.marks!.mark(a.id, items.map((i) => i.idx))
+      return true
+    } catch (e) {
+      this.s.log.warn('batches: marking items in flight failed; trying again', { batch_id: a.id, error: (e as Error).message })
+      a.again.unshift(...items.map((i) => i.idx))
+      setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
+      return false
+    }
   }
 
   private dispatch(a: Active, key: ApiKey, workerKey: ApiKey, item: ClaimedItem): void {
