@@ -133,7 +133,7 @@ test('kill -9 with items at the upstream, restart: the batch completes, no item 
 }, 60_000)
 
 test('SIGTERM mid-batch with items waiting for credit, restart: nothing is lost, the items not sent run after it, none twice, each billed once', async () => {
-  const N = 30
+  const N = 40
   const { up, dataDir, env, sent } = await rig(100)
   try {
     const first = await spawnGateway({ env, dataDir })
