@@ -85,7 +85,7 @@ interface Active {
   finalizing: boolean
   /** Times an index was lost with its worker. */
   lost: Map<number, number>
-  /** Indexes a worker held when the pool closed: they may have been sent, and keep their marks. */
+  /** Indexes a worker held when the pool closed: they may have been sent, and keep their marks (their claims on PostgreSQL). */
   cut: number[]
   fillSoon: boolean
   /** The batch's fills and end checks, one after another (each reads the database). */
@@ -768,8 +768,10 @@ export class Scheduler {
       if (this.landed.length >= n) break
     }
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
-    // what this instance claimed and will not run goes back to the others at once
-    if (this.leases) for (const a of this.active.values()) await this.leases.drop(a.id).catch(() => {})
+    // what this instance claimed and never sent goes back to the others at once; what a worker
+    // held when the grace ran out may have reached the upstream: its claim stays, to run out
+    // and fail it as lost there, never sent again
+    if (this.leases) for (const a of this.active.values()) await this.leases.dropExcept(a.id, a.cut).catch(() => {})
     // alone: the marks of items never sent go, so they run after the restart
     if (this.marks) for (const a of this.active.values()) await this.marks.giveBack(a.id, a.cut).catch(() => {})
   }
