@@ -31,9 +31,31 @@ export function openAIListQuery(q: URLSearchParams): ListQuery {
 export interface AnthropicListQuery extends ListQuery {
   /** Which parameter named the cursor, for the error when it names no file. */
   cursorParam?: 'after_id' | 'before_id' | 'page'
+  /** `ids`: only these files, in one page (Anthropic's `files.list({ ids })`). */
+  ids?: string[]
+}
+
+/** Anthropic takes at most this many distinct ids a list. */
+const MAX_IDS = 100
+
+/**
+ * `ids` as the SDK sends it (`ids[]=a&ids[]=b`) or repeated plainly; de-duplicated. It asks for
+ * one page of exactly those files, so a cursor or limit beside it is a 400 naming them.
+ */
+function idsQuery(q: URLSearchParams): string[] | undefined {
+  const given = [...q.getAll('ids[]'), ...q.getAll('ids')]
+  if (given.length === 0) return undefined
+  if (given.some((id) => id === '')) throw badRequest('ids: must not hold an empty id')
+  const ids = [...new Set(given)]
+  if (ids.length > MAX_IDS) throw badRequest(`ids: at most ${MAX_IDS} distinct ids, got ${ids.length}`)
+  const beside = ['page', 'limit', 'after_id', 'before_id'].filter((p) => q.has(p))
+  if (beside.length) throw badRequest(`ids, ${beside.join(', ')}: ids asks for one page of those files; give ${beside.join(' or ')} without it`)
+  return ids
 }
 
 export function anthropicListQuery(q: URLSearchParams): AnthropicListQuery {
+  const ids = idsQuery(q)
+  if (ids) return { limit: ids.length, order: 'desc', ids }
   let after = nonEmpty('after_id', q.get('after_id'))
   let before = nonEmpty('before_id', q.get('before_id'))
   const page = nonEmpty('page', q.get('page'))

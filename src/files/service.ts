@@ -120,6 +120,12 @@ export class FilesService {
     return this.repo.find(owner, id, this.now())
   }
 
+  /** The owner's live files among `ids`, newest first; an id naming none is left out. */
+  async some(owner: string, ids: string[]): Promise<FileRecord[]> {
+    const found = (await Promise.all(ids.map((id) => this.get(owner, id)))).filter((f): f is FileRecord => f !== null)
+    return found.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+  }
+
   /** The file `fileId` if `apiKey` may read it: the same check as the file routes. */
   resolveForKey(fileId: string, apiKey: ApiKey): Promise<FileRecord | null> {
     return this.get(apiKey.id, fileId)
