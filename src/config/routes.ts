@@ -23,10 +23,33 @@ const anthropicModel = (m: CatalogModel) => ({
   created_at: new Date(m.created * 1000).toISOString(),
   max_input_tokens: m.unlisted ? null : m.contextWindow,
   max_tokens: m.maxOutputTokens ?? null,
+  // a model the gateway serves is callable: active, with no deprecation or retirement dated;
+  // capabilities and line are what the gateway does not know (null, as Anthropic allows)
+  lifecycle: 'active' as const,
+  deprecated_at: null,
+  retires_at: null,
+  capabilities: null,
+  line: null,
 })
+
+const STAGES = ['active', 'deprecated', 'retired']
+
+/**
+ * Anthropic's `lifecycle` filter (`lifecycle[]=…`, up to 3 stages): whether the gateway's
+ * models, all active, are listed at all.
+ */
+function activeListed(q: URLSearchParams): boolean {
+  const asked = [...q.getAll('lifecycle[]'), ...q.getAll('lifecycle')]
+  if (asked.length === 0) return true
+  const bad = asked.find((v) => !STAGES.includes(v))
+  if (bad !== undefined) throw badRequest(`lifecycle: expected ${STAGES.join(', ')}, got ${echo(bad)}`)
+  if (asked.length > STAGES.length) throw badRequest(`lifecycle: at most ${STAGES.length} values`)
+  return asked.includes('active')
+}
 
 /** Anthropic pages its model list: `limit` (1–1000, default 20), then `after_id` or `before_id`. */
 function anthropicPage(all: ReturnType<typeof anthropicModel>[], q: URLSearchParams) {
+  const listed = activeListed(q)
   const lq = q.get('limit')
   const limit = lq === null ? 20 : Number(lq)
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest(`limit: expected an integer 1-1000, got ${echo(lq ?? '')}`)
@@ -42,6 +65,7 @@ function anthropicPage(all: ReturnType<typeof anthropicModel>[], q: URLSearchPar
   let end = all.length
   if (after !== null) start = at(after, 'after_id') + 1
   if (before !== null) end = at(before, 'before_id')
+  if (!listed) return { data: [], has_more: false, first_id: null, last_id: null }
   const data = before !== null ? all.slice(Math.max(0, end - limit), end) : all.slice(start, start + limit)
   const has_more = before !== null ? end - limit > 0 : start + limit < all.length
   return { data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }

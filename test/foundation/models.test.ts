@@ -49,3 +49,24 @@ test('anthropic models.list() on /api/beta returns the catalog in its shape', as
     expect(((await res.json()) as { error: string }).error).toMatch(/^(limit|after_id)/)
   }
 })
+
+// The SDK's ModelInfo has lifecycle, deprecated_at, retires_at, capabilities and line on every
+// model (nullable, never absent), and `models.list({ lifecycle })` filters by stage: a model the
+// gateway serves is callable, so it is `active`, and a list of only deprecated or retired ones
+// is empty rather than the whole catalog.
+test('anthropic models carry the lifecycle fields and models.list({ lifecycle }) filters by them', async () => {
+  const client = new Anthropic({ apiKey: gw.key, baseURL: gw.url + '/api/beta', maxRetries: 0 })
+  const m = await client.models.retrieve('claude-haiku-4-5')
+  expect(m).toMatchObject({ lifecycle: 'active', deprecated_at: null, retires_at: null, capabilities: null, line: null })
+  const page = await client.models.list({ limit: 1 })
+  expect(page.data[0]).toMatchObject({ lifecycle: 'active', deprecated_at: null, retires_at: null })
+
+  const all = await client.models.list({ limit: 1000 })
+  expect((await client.models.list({ limit: 1000, lifecycle: ['active'] })).data.length).toBe(all.data.length)
+  const gone = await client.models.list({ lifecycle: ['deprecated', 'retired'] })
+  expect(gone.data).toEqual([])
+  expect(gone.has_more).toBe(false)
+  const err = await client.models.list({ lifecycle: ['sunset' as 'active'] }).then(() => null, (e: { status: number; error: unknown }) => e)
+  expect(err?.status).toBe(400)
+  expect(JSON.stringify(err?.error)).toContain('lifecycle')
+})
