@@ -53,6 +53,7 @@ export interface MessagesUsage {
   cache_creation_input_tokens: number
   cache_read_input_tokens: number
   server_tool_use?: { web_search_requests: number }
+  output_tokens_details?: { thinking_tokens: number }
 }
 
 /**
@@ -67,22 +68,29 @@ export function messagesUsage(u: Usage): MessagesUsage {
     cache_read_input_tokens: u.cacheReadTokens,
   }
   if (u.webSearches) out.server_tool_use = { web_search_requests: u.webSearches }
+  // the upstream's reasoning count where it gave one (thinking tokens are Anthropic's name for it)
+  if (u.reasoningTokens !== undefined) out.output_tokens_details = { thinking_tokens: u.reasoningTokens }
   return out
 }
 
 /**
  * A Message's own usage (the reply's and `message_start`'s), with the fields Anthropic's API
  * sends there beside the counters, which the SDK's types declare present: the cache writes by
- * lifetime, and the service tier and inference region, which are Anthropic's and unknown
- * (`null`) for a reply this gateway made from another upstream's or the mock's.
+ * lifetime, the reasoning tokens and server tool uses where counted, and the service tier,
+ * inference region and speed, which are Anthropic's and unknown (`null`) for a reply this
+ * gateway made from another upstream's or the mock's.
  */
 export function messageUsage(u: Usage): Record<string, unknown> {
   const hour = Math.min(u.cacheWrite1hTokens ?? 0, u.cacheWriteTokens)
+  const counters = messagesUsage(u)
   return {
-    ...messagesUsage(u),
+    ...counters,
     cache_creation: { ephemeral_5m_input_tokens: u.cacheWriteTokens - hour, ephemeral_1h_input_tokens: hour },
+    output_tokens_details: counters.output_tokens_details ?? null,
+    server_tool_use: counters.server_tool_use ?? null,
     service_tier: null,
     inference_geo: null,
+    speed: null,
   }
 }
 
@@ -141,6 +149,9 @@ export function encodeMessagesResponse(r: GenerationResponse, model: string): Re
     stop_reason: messagesStopReason(r.finish),
     stop_sequence: messagesStopSequence(r.finish),
     stop_details: messagesStopDetails(messagesStopReason(r.finish)),
+    // declared on every Message by the SDK: no container tool ran here, no diagnostics asked
+    container: null,
+    diagnostics: null,
     usage: messageUsage(r.usage),
   }
 }
