@@ -93,6 +93,8 @@ export function responseShell(f: ResponseFrame, status: string): Obj {
     created_at: f.createdAt,
     status,
     background: false,
+    // which OpenAI access program served the reply: none here (the SDK declares it on every Response)
+    access_programs: null,
     error: null,
     incomplete_details: null,
     instructions: turn.instructions ?? null,
