@@ -46,10 +46,10 @@ describe('encodeMessagesResponse', () => {
   test('the Message shape; usage buckets disjoint', () => {
     expect(encodeMessagesResponse(response(), 'gpt-4o')).toEqual({
       id: 'msg_chatcmplAbC1', type: 'message', role: 'assistant', model: 'gpt-4o',
-      content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null, diagnostics: null,
+      content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, stop_details: null, container: null, diagnostics: null, context_management: null,
       usage: {
         input_tokens: 5, output_tokens: 7, cache_creation_input_tokens: 20, cache_read_input_tokens: 100,
-        cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 }, output_tokens_details: null, server_tool_use: null,
+        cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 }, output_tokens_details: null, server_tool_use: null, iterations: null,
         service_tier: null, inference_geo: null, speed: null,
       },
     })

@@ -22,4 +22,16 @@ for (const model of ['mock-gpt', 'mock-claude']) {
       expect({ container: m.container, diagnostics: m.diagnostics }).toEqual({ container: null, diagnostics: null })
     }
   })
+
+  // the beta Message (`client.beta.messages`, Claude Code's) adds context_management, and its
+  // usage iterations; its usage's fallback_credit is absent, as Anthropic leaves it, when the
+  // request carried no fallback credit token
+  test(`${model}: the beta Message and its usage carry every field the SDK declares, plain and streamed`, async () => {
+    const client = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api/beta`, maxRetries: 0 })
+    const body = { model, max_tokens: 50, messages: [{ role: 'user' as const, content: 'mock: text hi' }] }
+    for (const m of [await client.beta.messages.create(body), await client.beta.messages.stream(body).finalMessage()]) {
+      expect(missingFields(m, '@anthropic-ai/sdk', 'beta/messages/messages.d.ts', 'BetaMessage')).toEqual([])
+      expect(missingFields(m.usage, '@anthropic-ai/sdk', 'beta/messages/messages.d.ts', 'BetaUsage')).toEqual(['fallback_credit'])
+    }
+  })
 }

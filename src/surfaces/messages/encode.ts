@@ -88,6 +88,8 @@ export function messageUsage(u: Usage): Record<string, unknown> {
     cache_creation: { ephemeral_5m_input_tokens: u.cacheWriteTokens - hour, ephemeral_1h_input_tokens: hour },
     output_tokens_details: counters.output_tokens_details ?? null,
     server_tool_use: counters.server_tool_use ?? null,
+    // the beta usage's per-iteration (compaction) counts: no compaction ran here
+    iterations: null,
     service_tier: null,
     inference_geo: null,
     speed: null,
@@ -149,9 +151,11 @@ export function encodeMessagesResponse(r: GenerationResponse, model: string): Re
     stop_reason: messagesStopReason(r.finish),
     stop_sequence: messagesStopSequence(r.finish),
     stop_details: messagesStopDetails(messagesStopReason(r.finish)),
-    // declared on every Message by the SDK: no container tool ran here, no diagnostics asked
+    // declared on every Message by the SDK (context_management on the beta one): no container
+    // tool ran here, no diagnostics were asked, no context was edited
     container: null,
     diagnostics: null,
+    context_management: null,
     usage: messageUsage(r.usage),
   }
 }

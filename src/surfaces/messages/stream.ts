@@ -88,7 +88,7 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     started = true
     const message = {
       id: state.id, type: 'message', role: 'assistant', model: state.model, content: [],
-      stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, usage: messageUsage(startUsage()),
+      stop_reason: null, stop_sequence: null, stop_details: null, container: null, diagnostics: null, context_management: null, usage: messageUsage(startUsage()),
     }
     return sseFrame('message_start', { message })
   }
