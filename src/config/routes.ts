@@ -30,6 +30,8 @@ const anthropicModel = (m: CatalogModel) => ({
   retires_at: null,
   capabilities: null,
   line: null,
+  // the beta model's fallbacks it takes: not said here (null; an empty list would say none)
+  allowed_fallback_models: null,
 })
 
 const STAGES = ['active', 'deprecated', 'retired']

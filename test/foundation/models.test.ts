@@ -3,6 +3,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { missingFields } from '../helpers/sdk-required.ts'
 
 let gw: Gateway
 beforeAll(async () => {
@@ -69,4 +70,16 @@ test('anthropic models carry the lifecycle fields and models.list({ lifecycle })
   const err = await client.models.list({ lifecycle: ['sunset' as 'active'] }).then(() => null, (e: { status: number; error: unknown }) => e)
   expect(err?.status).toBe(400)
   expect(JSON.stringify(err?.error)).toContain('lifecycle')
+})
+
+// Every field the SDK's ModelInfo and BetaModelInfo (client.beta.models) declare required is on
+// the gateway's model objects, listed or retrieved.
+test('anthropic models carry every field ModelInfo and BetaModelInfo declare', async () => {
+  const client = new Anthropic({ apiKey: gw.key, baseURL: gw.url + '/api/beta', maxRetries: 0 })
+  for (const m of [await client.models.retrieve('claude-haiku-4-5'), (await client.models.list({ limit: 1 })).data[0]!]) {
+    expect(missingFields(m, '@anthropic-ai/sdk', 'models.d.ts', 'ModelInfo')).toEqual([])
+  }
+  for (const m of [await client.beta.models.retrieve('claude-haiku-4-5'), (await client.beta.models.list({ limit: 1 })).data[0]!]) {
+    expect(missingFields(m, '@anthropic-ai/sdk', 'beta/models.d.ts', 'BetaModelInfo')).toEqual([])
+  }
 })
