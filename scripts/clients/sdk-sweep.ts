@@ -7,9 +7,25 @@
 // usage. Helpers too: `.stream()`, `.parse()`, `runTools`, `toFile`, auto-pagination with
 // `for await`, `withResponse()` (x-request-id) and `.asResponse()`.
 //
-// Methods of a served resource that the specification does not serve (stored chat
-// completions, model deletion) are checked to be a clear JSON error (4xx naming what is not
-// served), never a 500 or an HTML page.
+// Every reply and stream event (and the items, blocks and lists inside them) is checked to carry
+// each field the SDKs' types declare without `?`, read from their .d.ts: a typed client reads
+// those as present. Not checked so: the responses reply's `required_action` (the
+// specification's own extra) and the beta usage's `fallback_credit` (Anthropic leaves it out
+// without a fallback credit token).
+//
+// Methods the gateway does not serve are checked to be a clear JSON 4xx (never a 500 or an
+// HTML page): stored chat completions (retrieve, update, list, delete, messages.list), model
+// deletion, `responses.compact` (context_management on a request instead), a retrieve's
+// `stream: true` and `responses.cancel` (every response is answered in the foreground, so there
+// is nothing queued to cancel or replay), and the resources outside the specification
+// (embeddings, images, audio, vector stores, uploads, containers, fine-tuning, Anthropic's
+// skills, agents, sessions).
+//
+// By the specification, not the SDKs' defaults: a Claude model on chat takes `max_tokens`
+// (`max_completion_tokens` and `response_format` are §8's 400 for it); a responses reply that
+// called tools says `status: "requires_action"` (§4.5), in which the openai SDK's `.parse()`
+// leaves `parsed_arguments` null (it parses only a `completed` reply's calls; the config's
+// `responses.tool_calls_status: completed` gives OpenAI's); errors are `{ error: <message> }`.
 //
 // Not run in CI; run it by hand: `bun scripts/clients/sdk-sweep.ts`. The gateway runs as
 // `bun src/main.ts serve` on a free port, with a temp data dir, a known key and no upstream.
@@ -737,6 +753,10 @@ await check('shape: OpenAI FileDeleted, ConversationDeletedResource, ResponseIte
   const r = await oa.responses.create({ model: GPT, input: 'shape' })
   const items = await oa.responses.inputItems.list(r.id)
   shaped(items.data[0]!, O, 'responses/responses.d.ts', 'ResponseInputMessageItem')
+  shaped(await oa.responses.inputItems.list(r.id).asResponse().then((x) => x.json()), O, 'responses/input-items.d.ts', 'ResponseItemList')
+  const c2 = await oa.conversations.create({})
+  shaped(await oa.conversations.items.create(c2.id, { items: [{ type: 'message', role: 'user', content: 'y' }] }), O, 'conversations/items.d.ts', 'ConversationItemList')
+  shaped(await oa.conversations.items.list(c2.id).asResponse().then((x) => x.json()), O, 'conversations/items.d.ts', 'ConversationItemList')
   return 'all whole'
 })
 
@@ -846,6 +866,27 @@ await check('chat.completions.stream mock-gpt with response_format → parsed', 
   ok((final.choices[0]?.message.parsed as { name?: string } | null)?.name === 'example', JSON.stringify(final.choices[0]?.message))
   return JSON.stringify(final.choices[0]?.message.parsed)
 })
+
+
+// ---------------------------------------------------------------- resources the specification does not serve
+// Each is a clear JSON 4xx (never a 500 or an HTML page), whatever its method.
+const unserved: [string, () => Promise<unknown>][] = [
+  ['embeddings.create', () => oa.embeddings.create({ model: 'text-embedding-3-small', input: 'x' })],
+  ['moderations.create', () => oa.moderations.create({ input: 'x' })],
+  ['images.generate', () => oa.images.generate({ model: 'gpt-image-1', prompt: 'x' })],
+  ['audio.speech.create', () => oa.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'x' })],
+  ['completions.create (legacy)', () => oa.completions.create({ model: GPT, prompt: 'x' })],
+  ['vectorStores.list', () => oa.vectorStores.list()],
+  ['uploads.create', () => oa.uploads.create({ bytes: 1, filename: 'x.txt', mime_type: 'text/plain', purpose: 'user_data' })],
+  ['containers.list', () => oa.containers.list()],
+  ['fineTuning.jobs.list', () => oa.fineTuning.jobs.list()],
+  ['videos.list', () => oa.videos.list()],
+  ['anthropic skills.list', () => an.skills.list()],
+  ['anthropic beta.skills.list', () => an.beta.skills.list()],
+  ['anthropic beta.agents.list', () => an.beta.agents.list()],
+  ['anthropic beta.sessions.list', () => an.beta.sessions.list()],
+]
+for (const [name, call] of unserved) await check(`${name} → clear JSON error`, () => refused(call, /./))
 
 // ---------------------------------------------------------------- generation records and usage
 await check('generations (by a chat id) and usage', async () => {
