@@ -33,6 +33,8 @@ export interface AnthropicListQuery extends ListQuery {
   cursorParam?: 'after_id' | 'before_id' | 'page'
   /** `ids`: only these files, in one page (Anthropic's `files.list({ ids })`). */
   ids?: string[]
+  /** `scope_id`: the files of a scope such as a session, which no file of this gateway is in. */
+  scoped?: boolean
 }
 
 /** Anthropic takes at most this many distinct ids a list. */
@@ -56,6 +58,7 @@ function idsQuery(q: URLSearchParams): string[] | undefined {
 export function anthropicListQuery(q: URLSearchParams): AnthropicListQuery {
   const ids = idsQuery(q)
   if (ids) return { limit: ids.length, order: 'desc', ids }
+  if (nonEmpty('scope_id', q.get('scope_id')) !== undefined) return { limit: 1, order: 'desc', scoped: true }
   let after = nonEmpty('after_id', q.get('after_id'))
   let before = nonEmpty('before_id', q.get('before_id'))
   const page = nonEmpty('page', q.get('page'))

@@ -44,6 +44,7 @@ const ANTHROPIC: Wire = {
   async list(files, owner, params) {
     const q = anthropicListQuery(params)
     if (q.ids) return toAnthropicList({ data: await files.some(owner, q.ids), hasMore: false }, 'after')
+    if (q.scoped) return toAnthropicList({ data: [], hasMore: false }, 'after')
     const page = await files.list(owner, q)
     if (!page) throw badRequest(`${q.cursorParam}: no file ${echo(q.after ?? q.before)}`)
     return toAnthropicList(page, q.before !== undefined ? 'before' : 'after')

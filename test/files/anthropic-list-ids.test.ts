@@ -43,3 +43,15 @@ describe('anthropic files.list with ids', () => {
     }
   })
 })
+
+// `scope_id` (beta.files.list) asks for the files of a scope such as a session; the gateway
+// holds no sessions, so none of its files is in one: an empty page, not every file of the key.
+describe('anthropic beta.files.list with scope_id', () => {
+  test('an empty page', async () => {
+    const an = gw.anthropic()
+    await upload(an, 'scoped.txt')
+    const page = await an.beta.files.list({ scope_id: 'sesn_011CZkZaBF1tNoB5wlCeusgy' })
+    expect(page.data).toEqual([])
+    expect(page.hasNextPage()).toBe(false)
+  })
+})
