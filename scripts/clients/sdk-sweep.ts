@@ -651,13 +651,15 @@ await check('models.list after_id / before_id, lifecycle', async () => {
   ok(after.data[0]?.id !== first.data[0]!.id && life.data.length > 0, 'pages')
   return `${first.data[0]!.id} → ${after.data[0]?.id}`
 })
-await check('files.list (Anthropic) ids, page cursor', async () => {
+await check('files.list (Anthropic) ids, page cursor, scope_id', async () => {
   const a = await an.files.upload({ file: await Anthropic.toFile(Buffer.from('1'), 'one.txt') })
   const b = await an.files.upload({ file: await Anthropic.toFile(Buffer.from('2'), 'two.txt') })
   const byIds = await an.files.list({ ids: [a.id] })
   const page = await an.beta.files.list({ limit: 1 })
   ok(byIds.data.length === 1 && byIds.data[0]!.id === a.id, JSON.stringify(byIds.data.map((x) => x.id)))
   ok(page.data.length === 1 && page.hasNextPage(), 'next page')
+  const scoped = await an.beta.files.list({ scope_id: 'sesn_x' })
+  ok(scoped.data.length === 0, `${scoped.data.length} files in a session scope`)
   await an.files.delete(a.id)
   await an.files.delete(b.id)
   return 'ok'
