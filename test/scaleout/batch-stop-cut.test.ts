@@ -34,7 +34,7 @@ test.skipIf(!onPostgres)('items at the upstream when a stop cut them fail as los
   try {
     const a = await spawnGateway({ env, dataDir, args: ['--config', `${dataDir}/c.yaml`] })
     gws.push(a)
-    const N = 8
+    const N = 6
     const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `cut ${i}`) }))
     const created = await fetch(`${a.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 3 } }) })
     expect(created.status).toBe(200)

@@ -38,7 +38,7 @@ test.skipIf(!onPostgres)('an instance whose batch workers the database refuses l
     expect(listed.every((s) => s === 200)).toBe(true)
     proxy.refuseNew(true)
 
-    const N = 1000
+    const N = 600
     const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `refused ${i}`) }))
     const created = await fetch(`${a.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 64 } }) })
     expect(created.status).toBe(200)
