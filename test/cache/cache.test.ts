@@ -472,3 +472,26 @@ describe('the database store', () => {
     }
   })
 })
+
+describe('the database store, cleared', () => {
+  // a clear empties the cache: an answer put just before it (its write still queued behind
+  // others) must not be written after the clear and come back
+  test('an answer put just before a clear is gone after it', async () => {
+    const { DbCacheStore } = await import('../../src/cache/db-store.ts')
+    const { openSqlite } = await import('../../src/db/client.ts')
+    const dir = tempDir('switchyard-cache-clear-')
+    const storage = openSqlite(dir)
+    try {
+      const store = new DbCacheStore(storage.sql, 1 << 20)
+      const answer = { status: 200, contentType: 'application/json', body: TEXT }
+      const written = store.put('k', answer, 60_000).catch(() => {})
+      await store.clear()
+      await written
+      expect(await store.get('k', 60_000)).toBeUndefined()
+      expect((await store.stats()).entries).toBe(0)
+    } finally {
+      storage.close?.()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
