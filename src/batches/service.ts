@@ -59,7 +59,7 @@ export class BatchService {
       const why = e instanceof WorkerStartError ? 'a batch worker could not start' : (e as Error).message
       throw new HttpError(503, `batch workers are unavailable: ${why}; nothing was created, retry shortly`, { 'retry-after': '5' })
     }
-    if (!result.ok) throw new HttpError(result.status, result.message)
+    if (!result.ok) throw new HttpError(result.status, result.message, result.status === 503 ? { 'retry-after': '5' } : undefined)
     const env = result.envelope
     // the file may have gone while its lines were read: then the batch is never made
     const file = env.inputFileId === null ? null : await this.s.files.get(key.id, env.inputFileId)

@@ -68,6 +68,9 @@ export async function ingest(s: ThreadServices & Pick<GenerationServices, 'catal
   } catch (e) {
     await writer?.discard().catch(() => {})
     if (e instanceof HttpError) return { ok: false, status: e.status, message: e.message }
-    return { ok: false, status: 500, message: `batch could not be read: ${(e as Error)?.message ?? String(e)}` }
+    // not the client's doing (the database refused the items, the file's store is away): its
+    // words are for the log (a database's can name its host), a retry for the client
+    s.log.error('batches: a create could not store its items', { batch_id: job.batchId, error: (e as Error)?.message ?? String(e) })
+    return { ok: false, status: 503, message: 'the batch could not be stored now; nothing was created, retry shortly' }
   }
 }
