@@ -46,6 +46,8 @@ interface Thread {
   /** Ready came: a job given to it may have run. */
   started: boolean
   dead: boolean
+  /** Fails `ready` (nothing once it came): a thread stopped or gone before it started must still answer whoever waits for it. */
+  abort(e: Error): void
 }
 
 interface Slot extends Thread {
@@ -171,7 +173,7 @@ export class WorkerPool {
     const worker = new Worker(workerUrl(import.meta.url, 'batches/worker.ts')) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
-    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), started: false, dead: false }
+    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), started: false, dead: false, abort: (e) => failed(e) }
     t.ready.catch(() => {})
     worker.onmessage = (e: MessageEvent<FromWorker>) => {
       const m = e.data
@@ -214,12 +216,13 @@ export class WorkerPool {
       (why) => {
         if (t.dead) return
         t.dead = true
+        t.abort(new WorkerStartError(`batch results writer ${why}`))
         t.worker.terminate()
         // what it had not stored is lost with it: every item worker goes too, and their items run again
         for (const s of this.slots) this.kill(s, `results writer ${why}`)
       },
     )
-    this.whenMayStart(() => t.worker.postMessage({ type: 'init', config: this.opts.config, role: 'writer' } satisfies ToWorker))
+    this.whenMayStart(t, () => t.worker.postMessage({ type: 'init', config: this.opts.config, role: 'writer' } satisfies ToWorker))
     return t
   }
 
@@ -241,16 +244,16 @@ export class WorkerPool {
     writer.worker.postMessage({ type: 'outcomes', port: ch.port2 } satisfies ToWorker, [ch.port2])
     // one set of token tables a process: the item worker counts through the token worker
     const tokens = tokenPort() ?? undefined
-    this.whenMayStart(() => slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1, tokens } satisfies ToWorker, tokens ? [ch.port1, tokens] : [ch.port1]))
+    this.whenMayStart(slot, () => slot.worker.postMessage({ type: 'init', config: this.opts.config, role: 'items', port: ch.port1, tokens } satisfies ToWorker, tokens ? [ch.port1, tokens] : [ch.port1]))
     return slot
   }
 
   /** A start right away, unless the last one failed: then once its wait is over. */
-  private whenMayStart(start: () => void) {
+  private whenMayStart(t: Thread, start: () => void) {
     const wait = this.nextStartAt - Date.now()
     if (wait <= 0) return start()
-    // (a stop meanwhile terminates the worker: the start then goes nowhere)
-    setTimeout(() => this.closed || start(), wait).unref?.()
+    // (a stop meanwhile terminates the worker, and fails its ready: the start is not made)
+    setTimeout(() => this.closed || t.dead || start(), wait).unref?.()
   }
 
   /** A worker asks to hold a fallback model for its job's item: not held once the job is gone. */
@@ -291,6 +294,7 @@ export class WorkerPool {
     slot.dead = true
     // a worker that never started was given none of them
     const error = slot.started ? new Error(`batch worker ${why}`) : new WorkerStartError(`batch worker ${why}`)
+    slot.abort(error)
     for (const id of [...slot.jobs.keys()]) this.settle(id, error)
     slot.worker.terminate()
   }
@@ -324,6 +328,7 @@ export class WorkerPool {
     if (writer) {
       await this.stop(writer)
       writer.dead = true
+      writer.abort(new WorkerStartError('batch results writer stopped'))
       writer.worker.terminate()
     }
   }

@@ -26,3 +26,22 @@ test('workers started by warm() with no job to follow stop after the idle time',
     storage.close?.()
   }
 })
+
+// The workers' database refuses them: warm() says so, and the next start waits (pool.ts). The
+// idle stop may come while that start waits: warm() must still answer (it stood unanswered for
+// good, and the batch's fills, chained behind it, with it).
+test('warm() answers when the idle stop comes while a start waits after a failed one', async () => {
+  const refusedDir = tempDir('switchyard-pool-refused-')
+  const env = { SWITCHYARD_DATA_DIR: refusedDir, SWITCHYARD_DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none' }
+  const config = loadConfig({ flags: { 'data-dir': refusedDir } as any, env, cwd: refusedDir })
+  const pool = new WorkerPool({ size: 1, config, log: createLogger('error'), idleMs: 100 })
+  try {
+    expect(await pool.warm()).toBe(false)
+    // the next start waits 250 ms or more; the idle stop comes 100 ms after the first answer
+    const answer = await Promise.race([pool.warm(), Bun.sleep(5_000).then(() => 'no answer')])
+    expect(answer).toBe(false)
+  } finally {
+    await pool.close(100)
+    cleanup(refusedDir)
+  }
+}, 20_000)
