@@ -177,10 +177,8 @@ export class WorkerPool {
     t.ready.catch(() => {})
     worker.onmessage = (e: MessageEvent<FromWorker>) => {
       const m = e.data
-      if (m.type === 'ready') {
-        this.startFailures = 0
-        ready()
-      } else if (m.type === 'init-failed') {
+      if (m.type === 'ready') ready()
+      else if (m.type === 'init-failed') {
         this.startFailures++
         const wait = Math.min(START_BACKOFF_MAX_MS, 250 * 2 ** (this.startFailures - 1))
         this.nextStartAt = Date.now() + wait
@@ -239,7 +237,12 @@ export class WorkerPool {
     slot.outbox = []
     // no item runs before the writer can take its outcome (its start, a database connection,
     // may take longer than the item worker's): an outcome it dropped would send the item again
-    slot.ready = Promise.all([slot.ready, writer.ready]).then(() => void (slot.started = true))
+    // (the waits between starts end only once a worker and the writer both started: one that
+    // starts beside one the database keeps refusing does not bring them back to 250 ms)
+    slot.ready = Promise.all([slot.ready, writer.ready]).then(() => {
+      slot.started = true
+      this.startFailures = 0
+    })
     slot.ready.catch(() => {})
     writer.worker.postMessage({ type: 'outcomes', port: ch.port2 } satisfies ToWorker, [ch.port2])
     // one set of token tables a process: the item worker counts through the token worker

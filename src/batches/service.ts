@@ -56,7 +56,8 @@ export class BatchService {
       void this.store.deleteItems(id).catch(() => {})
       // a worker that cannot start is tried again within 5 s (pool.ts); why is in the log, not
       // for the client (it names the database's host)
-      const why = e instanceof WorkerStartError ? 'a batch worker could not start' : (e as Error).message
+      const why = e instanceof WorkerStartError ? 'a batch worker could not start' : 'a batch worker failed'
+      if (!(e instanceof WorkerStartError)) this.s.log.error('batches: a create lost its worker', { batch_id: id, error: (e as Error).message })
       throw new HttpError(503, `batch workers are unavailable: ${why}; nothing was created, retry shortly`, { 'retry-after': '5' })
     }
     if (!result.ok) throw new HttpError(result.status, result.message, result.status === 503 ? { 'retry-after': '5' } : undefined)
