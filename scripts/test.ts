@@ -56,6 +56,7 @@ const STORE_AGNOSTIC = [
   'test/observability/**',
   'test/metrics/prometheus.test.ts',
   'test/hostile/upstream.test.ts',
+  'test/routing/rate-limited-retry-after.test.ts',
   // the process: its environment, its log's stdout, the bodies it reads at once
   'test/foundation/start-env.test.ts',
   'test/hardening/stdout-gone.test.ts',

@@ -27,19 +27,23 @@ function open(): Promise<{ socket: Socket; text: () => string; closedAfter: () =
   })
 }
 
-test('an idle keep-alive connection is closed after the idle timeout, after /health and after a request of a key', async () => {
-  for (const request of ['GET /health HTTP/1.1\r\nHost: x\r\n\r\n', `GET /api/alpha/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${rig.gw.key}\r\n\r\n`]) {
-    const c = await open()
-    c.socket.write(request)
-    for (let i = 0; i < 400 && c.closedAfter() === null; i++) await Bun.sleep(20)
-    expect(c.text()).toStartWith('HTTP/1.1 200')
-    const closed = c.closedAfter()
-    expect(closed).not.toBeNull()
-    expect(closed!).toBeLessThan(7_000)
-  }
+// (the two tests, and the two connections of the first, wait side by side: each is mostly waiting)
+test.concurrent('an idle keep-alive connection is closed after the idle timeout, after /health and after a request of a key', async () => {
+  const requests = ['GET /health HTTP/1.1\r\nHost: x\r\n\r\n', `GET /api/alpha/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${rig.gw.key}\r\n\r\n`]
+  await Promise.all(
+    requests.map(async (request) => {
+      const c = await open()
+      c.socket.write(request)
+      for (let i = 0; i < 400 && c.closedAfter() === null; i++) await Bun.sleep(20)
+      expect(c.text()).toStartWith('HTTP/1.1 200')
+      const closed = c.closedAfter()
+      expect(closed).not.toBeNull()
+      expect(closed!).toBeLessThan(7_000)
+    }),
+  )
 })
 
-test("a key's request waits past the idle timeout for a slow upstream, JSON and streamed", async () => {
+test.concurrent("a key's request waits past the idle timeout for a slow upstream, JSON and streamed", async () => {
   const reply = fixtureJson('openai/chat/nonstream-text.json')
   rig.up.script({ waitMs: 6_000, json: reply })
   const r = await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] })

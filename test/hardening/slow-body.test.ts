@@ -1,6 +1,7 @@
 // A body that trickles in is cut with a 408, not held open: Bun's idle timeout restarts at every
 // byte, so one byte every few seconds would hold a connection, and its request, for ever. The
 // gateway here allows 1 s, then 1 KiB/s; a body at a slow but honest pace still gets through.
+// (Each test is a connection of its own, mostly waiting: they run side by side.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'
 import { setBodyPace } from '../../src/http/body-deadline.ts'
@@ -91,17 +92,17 @@ function closedAfterAnswer(head: string, first: string, ms: number): Promise<{ s
 // a client with no key that declares a body and sends it a byte at a time must not keep the
 // socket: a few thousand such hold every one the gateway has, and it reads no body for them
 describe('an answer given before the declared body was read closes the connection', () => {
-  test('no key, a large declared body: 401, and the socket is closed', async () => {
+  test.concurrent('no key, a large declared body: 401, and the socket is closed', async () => {
     const h = head('/api/alpha/v1/chat/completions', 'Content-Length: 50000000\r\n').replace('KEY', 'sk-not-a-key')
     const r = await closedAfterAnswer(h, '{', 1500)
     expect([r.status, r.connection, r.closed]).toEqual([401, 'close', true])
   })
-  test('no such route: 404, closed', async () => {
+  test.concurrent('no such route: 404, closed', async () => {
     const h = head('/api/v1/nothing-here', 'Content-Length: 50000000\r\n').replace('KEY', gw.key)
     const r = await closedAfterAnswer(h, '{', 1500)
     expect([r.status, r.connection, r.closed]).toEqual([404, 'close', true])
   })
-  test('a request answered after its body was read keeps its connection', async () => {
+  test.concurrent('a request answered after its body was read keeps its connection', async () => {
     const h = head('/api/alpha/v1/chat/completions', `Content-Length: ${chatBody.length}\r\n`).replace('KEY', gw.key)
     const r = await closedAfterAnswer(h, chatBody, 1000)
     expect([r.status, r.connection, r.closed]).toEqual([200, undefined, false])
@@ -111,7 +112,7 @@ describe('an answer given before the declared body was read closes the connectio
 })
 
 describe('a request body that trickles in', () => {
-  test('of a declared length: a JSON 408 with a request id once its time is past, and the connection is let go', async () => {
+  test.concurrent('of a declared length: a JSON 408 with a request id once its time is past, and the connection is let go', async () => {
     const r = await exchange(head('/api/alpha/v1/chat/completions', `Content-Length: ${chatBody.length}\r\n`).replace('KEY', gw.key), trickle(chatBody, 1, 400))
     expect(r.status).toBe(408)
     expect(r.headers['x-request-id']).toBeTruthy()
@@ -122,7 +123,7 @@ describe('a request body that trickles in', () => {
     expect(r.headers.connection).toBe('close')
   })
 
-  test('chunked, without a length: the same 408', async () => {
+  test.concurrent('chunked, without a length: the same 408', async () => {
     const chunked = async (sock: Socket) => {
       for (let i = 0; i < chatBody.length && !sock.destroyed; i += 2) {
         const piece = chatBody.slice(i, i + 2)
@@ -136,14 +137,14 @@ describe('a request body that trickles in', () => {
     expect(JSON.parse(r.body).error).toMatch(/Request body not received in time/)
   })
 
-  test('a long declared body, read in parts: the same 408', async () => {
+  test.concurrent('a long declared body, read in parts: the same 408', async () => {
     const long = JSON.stringify({ model: 'mock-gpt', input: 'y'.repeat(300 * 1024) })
     const r = await exchange(head('/api/alpha/v1/responses', `Content-Length: ${long.length}\r\n`).replace('KEY', gw.key), trickle(long.slice(0, 2000), 100, 300))
     expect(r.status).toBe(408)
     expect(JSON.parse(r.body).error).toMatch(/Request body not received in time/)
   })
 
-  test('a file upload: the same 408, and no file is left behind', async () => {
+  test.concurrent('a file upload: the same 408, and no file is left behind', async () => {
     const boundary = 'sy-slow'
     const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n${'{"a":1}\n'.repeat(400)}\r\n--${boundary}--\r\n`
     const r = await exchange(
@@ -156,7 +157,7 @@ describe('a request body that trickles in', () => {
     expect(((await list.json()) as { data: unknown[] }).data).toEqual([])
   })
 
-  test('a body at a slow but honest pace (2 KiB/s, past the grace) is answered', async () => {
+  test.concurrent('a body at a slow but honest pace (2 KiB/s, past the grace) is answered', async () => {
     const big = JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'z'.repeat(3000) }] })
     const r = await exchange(head('/api/alpha/v1/chat/completions', `Content-Length: ${big.length}\r\nConnection: close\r\n`).replace('KEY', gw.key), trickle(big, 200, 100))
     expect(r.status).toBe(200)

@@ -1,5 +1,5 @@
 // The pass-through taps read a plain text delta without parsing it (sse-fast.ts). On every
-// recorded stream, split at every byte boundary (800 cuts spread over the long ones), what they read —
+// recorded stream, split at every byte boundary (300 cuts spread over those past 4,000 bytes), what they read —
 // id, usage, finish, status, the produced text — and what they relay must be what the full
 // parse of every event gives. The full way is forced by CRLF line endings, which the fast
 // reads leave to eventFields.
@@ -82,7 +82,7 @@ describe('pass-through taps: the fast reads of a delta agree with the full parse
         const full = relay(make, sse.replaceAll('\n', '\r\n'))
         const expected = { ...full, out: full.out.replaceAll('\r\n', '\n') }
         expect(relay(make, sse)).toEqual(expected)
-        const stride = sse.length > 8000 ? Math.ceil(sse.length / 800) : 1
+        const stride = sse.length > 4000 ? Math.ceil(sse.length / 300) : 1
         for (let at = 1; at < sse.length; at += stride) {
           const r = relay(make, sse, at)
           if (r.out !== expected.out || r.produced !== expected.produced) throw new Error(`${name} cut at ${at}: relayed or produced text differs`)
@@ -94,7 +94,7 @@ describe('pass-through taps: the fast reads of a delta agree with the full parse
         // a stream of text deltas is read where it lies, in part at least
         if (name.includes('text')) expect(inPlace).toBeGreaterThan(0)
         const length = enc.encode(sse).length
-        const byteStride = length > 8000 ? Math.ceil(length / 800) : 1
+        const byteStride = length > 4000 ? Math.ceil(length / 300) : 1
         for (let at = 1; at < length; at += byteStride) {
           const { inPlace: _, ...r } = relayReads(make, cutAt(sse, at))
           if (r.out !== expected.out || r.produced !== expected.produced) throw new Error(`${name} bytes cut at ${at}: relayed or produced text differs`)

@@ -206,7 +206,12 @@ describe.skipIf(skip)('three gateway processes on PostgreSQL + Redis + S3', () =
     const owners = async () => (await db.unsafe('SELECT lease_owner AS o, count(*)::int AS n FROM batch_items WHERE batch_id = $1 AND status IS NOT NULL GROUP BY 1', [batch.id])) as { o: string | null; n: number }[]
     const done = async () => (await owners()).reduce((s, r) => s + r.n, 0)
     // all three store results of it (b and c found it on their own), and about half is done
-    await until('three instances working', async () => (await owners()).filter((r) => r.o && r.n > 20).length === 3, 90_000)
+    // (on a failure, who worked it and what the gateways warned of say why)
+    await until('three instances working', async () => (await owners()).filter((r) => r.o && r.n > 20).length === 3, 90_000).catch(async (e) => {
+      console.log(JSON.stringify(await owners()), JSON.stringify(await sdk(a).batches.retrieve(batch.id)))
+      for (const g of gws) console.log(g.output().split('\n').filter((l) => /warn|error|batch/i.test(l)).slice(0, 30).join('\n'))
+      throw e
+    })
     await until('half the batch', async () => (await done()) >= N / 2, 120_000)
 
     c.kill('SIGKILL')
