@@ -45,11 +45,17 @@ test.concurrent('an idle keep-alive connection is closed after the idle timeout,
 
 test.concurrent("a key's request waits past the idle timeout for a slow upstream, JSON and streamed", async () => {
   const reply = fixtureJson('openai/chat/nonstream-text.json')
-  rig.up.script({ waitMs: 6_000, json: reply })
-  const r = await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] })
-  expect(r.choices[0]!.message.content).toBe(reply.choices[0].message.content)
-  rig.up.script({ waitMs: 6_000, sse: `data: ${JSON.stringify({ id: 'chatcmpl-slow', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n` })
-  let text = ''
-  for await (const chunk of await rig.client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'slow' }] })) text += chunk.choices[0]?.delta.content ?? ''
-  expect(text).toBe('late')
+  const sse = `data: ${JSON.stringify({ id: 'chatcmpl-slow', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`
+  // both at once: the upstream answers each after 6 s, in the shape it asked for
+  rig.up.script((req) => (req.json().stream ? { waitMs: 6_000, sse } : { waitMs: 6_000, json: reply }))
+  const json = async () => {
+    const r = await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] })
+    expect(r.choices[0]!.message.content).toBe(reply.choices[0].message.content)
+  }
+  const streamed = async () => {
+    let text = ''
+    for await (const chunk of await rig.client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'slow' }] })) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('late')
+  }
+  await Promise.all([json(), streamed()])
 }, 30_000)
