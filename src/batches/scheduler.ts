@@ -745,6 +745,8 @@ export class Scheduler {
     if (row.inputFileId === null || FINAL.has(row.status)) return
     const why = await inputFileGone(this.s.files, row.apiKeyId, row.inputFileId)
     if (!why) return
+    // its record just removed here (the expiry pass at start): the hook fails it, saying how
+    if (why === 'unknown' && this.s.files.telling(row.inputFileId)) return
     this.s.log.warn('batches: the input file of an open batch is gone; failing it', { batch_id: row.id, file_id: row.inputFileId, why })
     await this.fail(row.id, INPUT_GONE, inputGoneMessage(row.inputFileId, why))
   }

@@ -171,14 +171,27 @@ export class FilesService {
   async delete(owner: string, id: string): Promise<FileRecord | null> {
     const rec = await this.repo.remove(owner, id, Date.now())
     if (!rec) return null
+    this.untold.add(rec.id)
     await this.forget(rec, 'deleted')
     return rec
   }
 
+  /** Files whose record this instance removed and whose hooks it has not told yet. */
+  private readonly untold = new Set<string>()
+
+  /** Whether this instance removed the file's record and is about to tell the hooks why (they say it better than a look now can). */
+  telling(id: string): boolean {
+    return this.untold.has(id)
+  }
+
   private async forget(rec: FileRecord, reason: DeleteReason) {
-    await this.hooks.fire(rec, reason, (e) =>
-      this.log.error('file deletion hook failed', { file_id: rec.id, reason, error: String(e) }),
-    )
+    try {
+      await this.hooks.fire(rec, reason, (e) =>
+        this.log.error('file deletion hook failed', { file_id: rec.id, reason, error: String(e) }),
+      )
+    } finally {
+      this.untold.delete(rec.id)
+    }
     await this.blobs.delete(rec.blobKey).catch((e) =>
       this.log.warn('file bytes not removed', { file_id: rec.id, error: String(e) }),
     )
@@ -189,6 +202,7 @@ export class FilesService {
     let n = 0
     for (;;) {
       const due = await this.repo.takeExpired(this.now(), 500)
+      for (const rec of due) this.untold.add(rec.id)
       for (const rec of due) await this.forget(rec, 'expired')
       n += due.length
       if (due.length < 500) return n
