@@ -88,8 +88,9 @@ const STORE_AGNOSTIC = [
   'test/media/config.test.ts',
 ].map((p) => `--path-ignore-patterns=${p}`)
 // Files whose subject is Redis or S3 failing or shared, not the database beside them: run once,
-// on the shared stores, when those are there (the embedded run keeps them otherwise).
-const SHARED_ONLY = url ? ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts'].map((p) => `--path-ignore-patterns=${p}`) : []
+// on the shared stores, when those are there (the embedded run keeps them otherwise). Limits and
+// credits shared on Redis are the same code whichever database keeps the records.
+const SHARED_ONLY = url ? ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts', 'test/cluster/redis-shared.test.ts'].map((p) => `--path-ignore-patterns=${p}`) : []
 const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }, [...PER_TEST, ...SHARED_ONLY])
 let shared = 0
 if (url) {
