@@ -6,6 +6,7 @@
 import { SQL } from 'bun'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
+import { migratePg } from '../../src/db/pg-client.ts'
 import { PgSql } from '../../src/db/pg-sql.ts'
 import type { Sql } from '../../src/db/sql.ts'
 import { SqliteSql } from '../../src/db/sqlite-sql.ts'
@@ -53,11 +54,45 @@ export async function freshSchema(name: string): Promise<string> {
   return urlWithSchema(name)
 }
 
-/** The database URL for a gateway on `dataDir` (its schema created the first time), or undefined on SQLite. */
+/**
+ * Schemas migrated ahead, while the tests wait on other things: a new schema's tables take
+ * PostgreSQL a few hundred milliseconds to make, and the shared-store run starts hundreds of
+ * gateways. One is renamed to the name a data dir asks for (its tables go with it); the gateway
+ * then finds nothing to migrate, as on a restart. Those left at the end are swept by the next run.
+ */
+const AHEAD = 2
+const ahead: Promise<string | undefined>[] = []
+function migrateAhead(): Promise<string | undefined> {
+  const name = 'sy_t_ahead_' + crypto.randomUUID().replaceAll('-', '').slice(0, 16)
+  return (async () => {
+    const url = await freshSchema(name)
+    const client = new SQL({ url, max: 1 })
+    try {
+      await migratePg(client)
+      return name
+    } finally {
+      await client.close()
+    }
+  })().catch(() => undefined)
+}
+
+/** A schema named `name` with every migration applied: one migrated ahead if there is one. */
+async function migratedSchema(name: string): Promise<string> {
+  while (ahead.length < AHEAD) ahead.push(migrateAhead())
+  const ready = await ahead.shift()!
+  ahead.push(migrateAhead())
+  if (!ready) return freshSchema(name)
+  const sql = adminSql()
+  await sql.unsafe(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
+  await sql.unsafe(`ALTER SCHEMA ${ready} RENAME TO ${name}`)
+  return urlWithSchema(name)
+}
+
+/** The database URL for a gateway on `dataDir` (its schema made and migrated the first time), or undefined on SQLite. */
 export async function databaseFor(dataDir: string): Promise<string | undefined> {
   if (!TEST_DATABASE_URL) return undefined
   let p = made.get(dataDir)
-  if (!p) made.set(dataDir, (p = freshSchema(nameFor(dataDir))))
+  if (!p) made.set(dataDir, (p = migratedSchema(nameFor(dataDir))))
   return p
 }
 
