@@ -118,38 +118,54 @@ export function promptBound(...values: unknown[]): PromptBound {
   return { tokens: urlDocument ? total + URL_DOCUMENT_TOKENS : total, writes }
 }
 
-/** At most this many file references of one request are looked up for the bound. */
+/** At most this many distinct files of one request are looked up for the bound. */
 const MAX_FILE_REFS = 100
 
-/** The gateway file ids a request names (`file_id` anywhere in it): their bytes are prompt too. */
-export function fileIdsOf(...values: unknown[]): string[] {
-  const ids = new Set<string>()
+/**
+ * The gateway files a request names (`file_id` anywhere in it), each with how many times: every
+ * copy is read and sent upstream. `more`: it names other files past those looked up.
+ */
+export interface FileRefs {
+  counts: Map<string, number>
+  more: boolean
+}
+
+export function fileRefsOf(...values: unknown[]): FileRefs {
+  const counts = new Map<string, number>()
+  let more = false
   const stack: unknown[] = [...values]
-  while (stack.length > 0 && ids.size < MAX_FILE_REFS) {
+  while (stack.length > 0) {
     const v = stack.pop()
     if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i])
     else if (v !== null && typeof v === 'object') {
       const o = v as Record<string, unknown>
       for (const k in o) {
         if (!Object.hasOwn(o, k)) continue
-        if (k === 'file_id' && typeof o[k] === 'string') ids.add(o[k] as string)
-        else if (typeof o[k] === 'object') stack.push(o[k])
+        const x = o[k]
+        if (k === 'file_id' && typeof x === 'string') {
+          const n = counts.get(x)
+          if (n !== undefined) counts.set(x, n + 1)
+          else if (counts.size < MAX_FILE_REFS) counts.set(x, 1)
+          else more = true
+        } else if (typeof x === 'object') stack.push(x)
       }
     }
   }
-  return [...ids]
+  return { counts, more }
 }
 
 /**
  * Tokens the files a request names can cost, from their sizes (the files are read later, when
  * the request is sent): an image at the most one image costs, anything else by its bytes with a
- * document's floor. A file the key cannot read counts nothing (the request fails on it later).
+ * document's floor, once for each time it is named. A file the key cannot read counts nothing
+ * (the request fails on it later). Files past those looked up count as the largest prompt any
+ * model takes, as a document named by URL does.
  */
-export async function fileTokenBound(ids: string[], sizeOf: (id: string) => Promise<{ bytes: number; image: boolean } | null>): Promise<number> {
-  let total = 0
-  for (const id of ids) {
+export async function fileTokenBound(refs: FileRefs, sizeOf: (id: string) => Promise<{ bytes: number; image: boolean } | null>): Promise<number> {
+  let total = refs.more ? URL_DOCUMENT_TOKENS : 0
+  for (const [id, times] of refs.counts) {
     const f = await sizeOf(id)
-    if (f) total += f.image ? IMAGE_TOKENS : Math.max(DOCUMENT_TOKENS, f.bytes)
+    if (f) total += times * (f.image ? IMAGE_TOKENS : Math.max(DOCUMENT_TOKENS, f.bytes))
   }
   return total
 }

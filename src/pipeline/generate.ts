@@ -3,7 +3,7 @@
 // pass-through relay or IR call → reply or stream → record. A surface brings only its
 // decoder (SurfaceSpec, surface.ts); everything after works from the plan it returns.
 import { premiumsOf } from '../config/claude-premiums.ts'
-import { fileIdsOf, fileTokenBound } from '../billing/prompt-bound.ts'
+import { fileRefsOf, fileTokenBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
 import { compatHeader } from '../routing/params.ts'
@@ -30,11 +30,11 @@ import { checkContainers } from '../containers/check.ts'
 
 type Body = Record<string, unknown>
 
-/** The token bound of the gateway files a body names, readable by the caller's key. */
-export async function filesBound(s: Pick<Services, 'files'>, body: Body, rc: RequestContext): Promise<number> {
-  const ids = fileIdsOf(body)
-  if (ids.length === 0 || !s.files) return 0
-  return fileTokenBound(ids, async (id) => {
+/** The token bound of the gateway files a plan's prompt names (its body and what it loaded), readable by the caller's key. */
+export async function filesBound(s: Pick<Services, 'files'>, plan: Pick<Plan, 'body' | 'prompt'>, rc: RequestContext): Promise<number> {
+  const refs = fileRefsOf(...(plan.prompt ?? [plan.body]))
+  if ((refs.counts.size === 0 && !refs.more) || !s.files) return 0
+  return fileTokenBound(refs, async (id) => {
     const f = await s.files.resolveForKey(id, rc.apiKey).catch(() => null)
     return f ? { bytes: f.bytes, image: f.mimeType.startsWith('image/') } : null
   })
@@ -78,7 +78,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   try {
     // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
     if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
-    if (holds) files = await filesBound(s, body, rc)
+    if (holds) files = await filesBound(s, plan, rc)
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()
     const admitting = admit(plan)

@@ -49,6 +49,8 @@ export interface Plan {
   promptTokens(): number
   /** The dearest price its breakpoints let the prompt be billed at (read in the same walk as promptTokens). */
   promptWrites(): PromptWrites
+  /** What the prompt is read from where it is not the body alone (a thread's history it loaded): the files they name are held for too. */
+  prompt?: unknown[]
   /** The code-execution containers the request names by id: each must be one a reply gave its key (containers/check.ts). */
   containers?: NamedContainer[]
   /** Stop the reply at the first tool call. */

@@ -100,7 +100,7 @@ export class ItemChecker {
     const { spec, s } = this
     const plan = await spec.decode(raw, this.cx)
     const cap = plan.maxOutputTokens
-    const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan.body, this.rc) : 0
+    const files = this.rc.apiKey.credits !== null ? await filesBound(s, plan, this.rc) : 0
     const choices = typeof plan.choices === 'number' && plan.choices > 1 ? plan.choices : null
     return { model: plan.body.model as string, promptEstimate: plan.promptTokens() + files, maxOutputTokens: typeof cap === 'number' ? cap : null, choices, serviceTier: plan.serviceTier ?? null, beyond: beyondText(plan.beyond, plan.promptWrites(), plan.premiums) }
   }

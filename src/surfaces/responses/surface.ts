@@ -185,6 +185,9 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
       const turn = await validateResponses(body, model, { apiKeyId: cx.rc.apiKey.id, threads, conversations, mode: cx.crossFamily })
       const rules = cx.rules(body, PARAMS, model)
       const { codec, hooks } = run(body, turn, model, cx.rc)
+      // its prompt: the body and the history it continues; where references were replaced by the
+      // items they name, those count, not the body's input
+      const prompt = turn.referenced ? [{ ...body, input: undefined, messages: undefined }, turn.history, turn.items] : [body, turn.history]
       return {
         model,
         body,
@@ -198,8 +201,9 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         premiums: model.family === 'anthropic' ? heldPremiums({}) : undefined,
         // a Claude model's request goes through the IR, which leaves OpenAI's hosted tools out: nothing searches
         beyond: model.family === 'anthropic' ? undefined : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
-        // where references were replaced by the items they name, those count, not the body's input
-        ...boundOnce(() => (turn.referenced ? promptBound({ ...body, input: undefined, messages: undefined }, turn.history, turn.items) : promptBound(body, turn.history))),
+        // the files its prompt names are held for as its text is (pipeline/generate.ts: filesBound)
+        prompt,
+        ...boundOnce(() => promptBound(...prompt)),
         containers: turn.containers,
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
