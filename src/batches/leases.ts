@@ -4,7 +4,8 @@
 // at once, so a claim is as good as sent: when an instance dies (kill -9), its claimed items
 // may have reached the upstream, and once their lease has run out the others fail them with
 // LOST_ITEM rather than send them again — every item goes upstream at most once and ends with
-// exactly one result. Claims an instance gives back (shutdown, cancel) run elsewhere. One
+// exactly one result. Claims an instance gives back (shutdown, cancel, an item refused for now
+// at admission that would otherwise wait claimed and unsent) run elsewhere, or here again. One
 // instance at a time writes a batch's output files, under a lease of the same kind on the
 // batch row. (SQLite: one instance, no leases; its items in flight are marked, marks.ts.)
 import type { Sql } from '../db/sql.ts'
@@ -131,6 +132,17 @@ export class ItemLeases {
     const text = `WITH mine AS (${lockFree(`${item.leaseOwner} = ? AND ${item.status} IS NULL${except}`)})
       UPDATE ${item.$table} AS b SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL FROM mine ${same('mine')}`
     await this.sql.run(text, [batchId, this.owner, ...keep])
+  }
+
+  /**
+   * Gives up this instance's claims on some of a batch's items (refused for now at admission,
+   * never sent): any instance may claim them again, this one too.
+   */
+  async release(batchId: string, idxs: number[]): Promise<void> {
+    if (idxs.length === 0) return
+    const text = `WITH mine AS (${lockFree(`${item.leaseOwner} = ? AND ${item.status} IS NULL AND ${item.idx} IN (${idxs.map(() => '?').join(', ')})`)})
+      UPDATE ${item.$table} AS b SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL FROM mine ${same('mine')}`
+    await this.sql.run(text, [batchId, this.owner, ...idxs])
   }
 
   /**

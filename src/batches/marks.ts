@@ -4,7 +4,9 @@
 // them) before any can reach the upstream. A process killed with items marked may have sent
 // them, so the next start fails them with LOST_ITEM instead of sending them again, as another
 // instance fails a dead one's claims on PostgreSQL (leases.ts): every item goes upstream at most
-// once. A graceful stop gives back the marks of the items it never sent, and those run after the
+// once. An item handed out and then kept waiting unsent (for credit, or for the shared store)
+// has its mark taken off again (one statement a turn, unmark), so a kill -9 does not count it
+// lost; a graceful stop gives back the marks of the items it never sent, and those run after the
 // restart. A stored result ends its item's mark: every statement here looks at items with none.
 import type { Sql } from '../db/sql.ts'
 import type { ItemError } from './types.ts'
@@ -19,6 +21,8 @@ const MARK = `UPDATE ${item.$table} SET ${item.leaseOwner} = ? WHERE ${item.batc
 const FAIL_LOST = `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ?, ${item.leaseOwner} = NULL
   WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL AND ${item.leaseOwner} <> ?`
 const COUNT_FAILED = `UPDATE ${batch.$table} SET ${batch.failed} = ${batch.failed} + ? WHERE ${batch.id} = ?`
+const UNMARK = `UPDATE ${item.$table} SET ${item.leaseOwner} = NULL
+  WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL AND ${item.idx} IN ${IDXS}`
 const GIVE_BACK = `UPDATE ${item.$table} SET ${item.leaseOwner} = NULL
   WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL AND ${item.idx} NOT IN ${IDXS}`
 
@@ -32,6 +36,12 @@ export class InFlightMarks {
   async mark(batchId: string, idxs: number[]): Promise<void> {
     if (idxs.length === 0) return
     await this.sql.tx((q) => q.run(MARK, [this.owner, batchId, JSON.stringify(idxs)]))
+  }
+
+  /** Items of a round that wait here unsent (refused for now at admission): their marks go, in one statement. */
+  async unmark(batchId: string, idxs: number[]): Promise<void> {
+    if (idxs.length === 0) return
+    await this.sql.tx((q) => q.run(UNMARK, [batchId, this.owner, JSON.stringify(idxs)]))
   }
 
   /**

@@ -8,6 +8,10 @@
 // State lives in the database. What is in flight is marked there as it is handed out (on
 // PostgreSQL a claim under a lease, leases.ts; on SQLite a mark, marks.ts), and an item marked by
 // a process that died may have reached the upstream: it fails with LOST_ITEM, never sent twice.
+// A round is marked before its admission; an item admission refuses for now (credit the key's
+// other requests hold, the shared store away) waits unsent, so its mark goes again (on SQLite it
+// waits here; on PostgreSQL its claim goes back to every instance): one statement a turn for
+// all those, in the batch's chain, so that it never takes the mark of an item handed out again.
 // A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
@@ -87,6 +91,10 @@ interface Active {
   lost: Map<number, number>
   /** Indexes a worker held when the pool closed: they may have been sent, and keep their marks (their claims on PostgreSQL). */
   cut: number[]
+  /** Indexes refused for now at admission, never sent, whose marks (claims) are to go. */
+  back: number[]
+  /** A step taking those marks off is in the batch's chain. */
+  backDue: boolean
   fillSoon: boolean
   /** The batch's fills and end checks, one after another (each reads the database). */
   chain: Promise<void>
@@ -252,6 +260,8 @@ export class Scheduler {
       finalizing: false,
       lost: new Map(),
       cut: [],
+      back: [],
+      backDue: false,
       fillSoon: false,
       chain: Promise.resolve(),
     }
@@ -438,14 +448,14 @@ export class Scheduler {
       a.inflight.delete(item.idx)
       // the shared store (Redis) is away: the item waits for it rather than fail
       if (e instanceof HttpError && e.status === 503) {
-        a.again.push(item.idx)
+        this.waitUnsent(a, item.idx)
         return void setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
       }
       // 402 while the key's requests in progress hold its credit (this batch's other items among
       // them): they end at their real cost, below what they hold, and may leave room. The item
       // waits for them; an item that ends wakes the batch, the key's other requests do not
       if (e instanceof CreditsExhausted && e.held > 0) {
-        a.again.push(item.idx)
+        this.waitUnsent(a, item.idx)
         if (a.inflight.size === 0) setTimeout(() => this.fill(a), CREDIT_HELD_RETRY_MS).unref?.()
         return
       }
@@ -472,6 +482,53 @@ export class Scheduler {
       })
       admission.then((ad) => this.send(a, workerKey, item, requestId, new ItemHold(this.s, input, ad)), refused)
     } else this.send(a, workerKey, item, requestId, new ItemHold(this.s, input, admission))
+  }
+
+  /**
+   * An item refused for now waits, never sent: not in flight, so its mark (claim) goes, with the
+   * others of the turn, in one statement. Alone it waits here; shared, its claim goes back to
+   * every instance (this one's next claim takes it again, in input order).
+   */
+  private waitUnsent(a: Active, idx: number): void {
+    if (!this.leases) a.again.push(idx)
+    a.back.push(idx)
+    this.backSoon(a)
+  }
+
+  private backSoon(a: Active): void {
+    if (a.backDue) return
+    a.backDue = true
+    this.serial(a, () => this.giveBackWaiting(a))
+  }
+
+  /**
+   * In the batch's chain, so no fill is half done: only the items waiting now lose their marks.
+   * One handed out again meanwhile (in flight, read ahead, put back) was marked again, to be sent.
+   */
+  private async giveBackWaiting(a: Active): Promise<void> {
+    a.backDue = false
+    const back = new Set(a.back.splice(0))
+    const again = new Set(a.again)
+    const out = new Set([...a.inflight, ...a.ahead.map((i) => i.idx)])
+    // alone an item waiting is put back here; shared it is nowhere here once its claim is back
+    const waiting = [...back].filter((i) => !out.has(i) && (this.leases ? !again.has(i) : again.has(i)))
+    if (waiting.length === 0) return
+    try {
+      if (this.marks) await this.marks.unmark(a.id, waiting)
+      else {
+        await this.leases!.release(a.id, waiting)
+        // the claims let go may be this instance's next
+        a.exhausted = false
+      }
+    } catch (e) {
+      this.s.log.warn('batches: giving back the marks of items waiting unsent failed', { batch_id: a.id, error: (e as Error).message })
+      // alone they keep their marks: lost after a kill -9, never sent twice. Shared they would
+      // stay claimed here and never run: tried again (a release that did land is a no-op then)
+      if (this.leases && !this.closed) {
+        a.back.push(...waiting)
+        setTimeout(() => this.backSoon(a), SHARED_DOWN_RETRY_MS).unref?.()
+      }
+    }
   }
 
   private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, hold: ItemHold): void {

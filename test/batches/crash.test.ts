@@ -4,7 +4,9 @@
 // it was marked so in the database before it was sent (SQLite: one statement a round; PostgreSQL:
 // a claim under a lease), and it fails with batch_item_lost rather than being sent again.
 // SIGTERM: the items in flight land, the marks of those never sent go back, and every one of
-// those runs after the restart: nothing lost, nothing sent twice.
+// those runs after the restart: nothing lost, nothing sent twice. Items handed out and then kept
+// waiting for credit are not in flight: their marks (claims) go back as they start to wait, so a
+// kill -9 does not count them lost.
 import { expect, test } from 'bun:test'
 import { onPostgres, openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
@@ -25,7 +27,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20
  * A fake upstream that takes `delayMs` an answer and counts each prompt it is sent (and how many
  * it is answering now), and a data dir.
  */
-async function rig(delayMs: number) {
+async function rig(delayMs: number | (() => number)) {
   const up = await startFakeUpstream()
   const dataDir = tempDir('switchyard-batch-crash-')
   const key = 'sk-sy-crash-' + crypto.randomUUID().replaceAll('-', '')
@@ -138,7 +140,7 @@ test('SIGTERM mid-batch with items waiting for credit, restart: nothing is lost,
   try {
     const first = await spawnGateway({ env, dataDir })
     // credit for about three items' worst case at once (16,000 output tokens each): of the six
-    // places, the others wait for it, handed out (marked) and not sent
+    // places, the others wait for it, handed out and not sent
     const made = await fetch(`${first.url}/admin/v1/keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
@@ -148,8 +150,9 @@ test('SIGTERM mid-batch with items waiting for credit, restart: nothing is lost,
     const key = ((await made.json()) as { key: string }).key
     const { id, batch } = await createBatch(first, key, N, { max_tokens: 16_000 })
     await until('a few items done', async () => (await batch(first.url)).request_counts.completed >= 5)
-    // more items handed out than the credit lets run: some wait, marked, never sent
-    await until('items waiting for credit', async () => (await itemsOf(dataDir, id)).marked.length > 3, 5_000)
+    // more items handed out than the credit lets run: some wait, never sent (each round marks
+    // them as it hands them out, and their marks go as they start to wait)
+    await Bun.sleep(300)
 
     first.kill('SIGTERM')
     expect(await first.exited).toBe(0)
@@ -172,6 +175,65 @@ test('SIGTERM mid-batch with items waiting for credit, restart: nothing is lost,
       expect(sent.size).toBe(N)
       for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
       expect(o.records.n).toBe(N)
+      expect(o.spent).toBeCloseTo(o.records.usd, 10)
+    } finally {
+      second.kill('SIGTERM')
+      await second.exited
+    }
+  } finally {
+    await up.stop()
+    cleanup(dataDir)
+  }
+}, 60_000)
+
+test('kill -9 with items waiting for credit behind items at the upstream, restart with credit added: the waiting ones run, only those sent are lost, none twice', async () => {
+  const N = 12
+  // the first gateway's items stay at the upstream 3 s: long enough to kill it while they are
+  // there and the others wait for their credit; after the restart answers come at once
+  let delay = 3_000
+  const { up, dataDir, env, sent } = await rig(() => delay)
+  try {
+    const first = await spawnGateway({ env, dataDir })
+    const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
+    // credit for about three items' worst case at once (16,000 output tokens each): of the six
+    // places, the others are handed out and wait for it, never sent
+    const made = await fetch(`${first.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'three at once', credits: 0.03 }) })
+    expect(made.status).toBe(201)
+    const { key, id: keyId } = (await made.json()) as { key: string; id: string }
+    const { id, batch } = await createBatch(first, key, N, { max_tokens: 16_000 })
+    await until('items at the upstream', () => sent.size > 0)
+    // the others have been handed out, refused for want of credit, and wait
+    await Bun.sleep(700)
+    const atUpstream = [...sent.keys()].map((p) => Number(p.slice(6))).sort((a, b) => a - b)
+    expect(atUpstream.length).toBeGreaterThan(0)
+    expect(atUpstream.length).toBeLessThan(6)
+
+    first.kill('SIGKILL')
+    expect(await first.exited).not.toBe(0)
+
+    // marked (claimed) in flight: exactly the items that reached the upstream, not those waiting
+    const { stored, marked } = await itemsOf(dataDir, id)
+    expect(stored).toEqual([])
+    expect(marked).toEqual(atUpstream)
+
+    delay = 0
+    const second = await spawnGateway({ env, dataDir })
+    try {
+      const credited = await fetch(`${second.url}/admin/v1/keys/${keyId}/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 10 }) })
+      expect(credited.status).toBe(200)
+      await until('the batch completes', async () => (await batch(second.url)).output_file_id != null, 30_000)
+      const b = await batch(second.url)
+      expect(b.status).toBe('completed')
+      expect(b.request_counts).toEqual({ total: N, completed: N - atUpstream.length, failed: atUpstream.length })
+      const o = await outcome(second, dataDir, key, id, b)
+      // only the items that had reached the upstream are lost; the waiting ones ran after the restart
+      expect(o.lost).toEqual(atUpstream)
+      for (const e of o.errors) expect(e.error.code).toBe('batch_item_lost')
+      expect(o.out).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => !atUpstream.includes(i)))
+      // none went upstream twice
+      expect(sent.size).toBe(N)
+      for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
+      expect(o.records.n).toBe(N - atUpstream.length)
       expect(o.spent).toBeCloseTo(o.records.usd, 10)
     } finally {
       second.kill('SIGTERM')

@@ -120,10 +120,11 @@ export function promptOf(body: any): string {
 
 /**
  * Scripts the fake upstream to replay the recorded non-streaming replies (OpenAI chat and
- * Anthropic messages fixtures), each with an id of its own, after `delayMs`; `special` may
+ * Anthropic messages fixtures), each with an id of its own, after `delayMs` (or what it says as
+ * each request comes); `special` may
  * answer a prompt otherwise (an error, say). Returns how often each prompt was sent.
  */
-export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number; special?: (prompt: string, n: number) => Reply | undefined } = {}): Map<string, number> {
+export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number | (() => number); special?: (prompt: string, n: number) => Reply | undefined } = {}): Map<string, number> {
   const seen = new Map<string, number>()
   const openai = fixtureJson('openai/chat/nonstream-text.json')
   const anthropic = fixtureJson('anthropic/messages/nonstream-text.json')
@@ -134,7 +135,8 @@ export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number; speci
     const prompt = promptOf(body)
     const count = (seen.get(prompt) ?? 0) + 1
     seen.set(prompt, count)
-    if (opts.delayMs) await Bun.sleep(opts.delayMs)
+    const delay = typeof opts.delayMs === 'function' ? opts.delayMs() : opts.delayMs
+    if (delay) await Bun.sleep(delay)
     const special = opts.special?.(prompt, count)
     if (special) return special
     n++
