@@ -13,6 +13,9 @@
 // that dies takes the whole pool with it. A worker that cannot start (its database refuses
 // another connection, say) fails its jobs with a WorkerStartError: none of them reached a
 // worker, and the next start waits a little longer each time, up to START_BACKOFF_MAX_MS.
+// A job is the worker's once posted to it (it takes its messages in order, so a job posted before
+// the stop runs); one still in a slot's outbox when its worker goes (stopped, or waiting for its
+// start) fails with a NotTakenError: it never ran, and its item keeps no mark of having been sent.
 import { tokenPort } from '../tokens/count.ts'
 import type { AdmitAsk } from '../billing/admission.ts'
 import type { Config } from '../config/load.ts'
@@ -21,8 +24,11 @@ import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, T
 import { workerUrl } from '../lib/worker-url.ts'
 import type { RecordTotals } from '../metrics/batches.ts'
 
+/** A job its worker never took (still in the outbox when it went): it never ran, so it does not count as lost with its worker. */
+export class NotTakenError extends Error {}
+
 /** The jobs of a worker that never started: none of them ran, so none counts as lost with its worker. */
-export class WorkerStartError extends Error {}
+export class WorkerStartError extends NotTakenError {}
 
 /** How long the start after a failed one waits: 250 ms, doubled at each failure in a row, at most this. */
 const START_BACKOFF_MAX_MS = 5_000
@@ -36,6 +42,8 @@ interface Pending {
   reject(e: Error): void
   /** An item's: holds a fallback model's price for it when its worker asks (resolves whether it is held). */
   hold?: ItemHolder
+  /** Posted to its worker: it may have run. */
+  posted?: boolean
 }
 
 export type ItemHolder = (ask: AdmitAsk) => Promise<boolean>
@@ -54,6 +62,8 @@ interface Slot extends Thread {
   jobs: Map<number, Pending>
   /** Items to send with the next message. */
   outbox: { id: number; job: ItemJob }[]
+  /** Told to stop: it is posted nothing more. */
+  stopping: boolean
 }
 
 export interface PoolOptions {
@@ -135,7 +145,12 @@ export class WorkerPool {
         const jobs = slot.outbox
         slot.outbox = []
         slot.ready.then(
-          () => slot.worker.postMessage({ type: 'run', jobs, maxRetries } satisfies ToWorker),
+          () => {
+            // a worker told to stop meanwhile would take them after its stop: never sent
+            if (slot.stopping || slot.dead) return jobs.forEach((j) => this.settle(j.id, new NotTakenError('batch worker stopped before it took the item')))
+            this.posted(slot, jobs)
+            slot.worker.postMessage({ type: 'run', jobs, maxRetries } satisfies ToWorker)
+          },
           (e: Error) => jobs.forEach((j) => this.settle(j.id, e)),
         )
       })
@@ -154,10 +169,20 @@ export class WorkerPool {
       slot.worker.ref()
       if (typeof dispatch === 'function') return dispatch(slot, id)
       slot.ready.then(
-        () => slot.worker.postMessage({ ...dispatch, id }),
+        () => {
+          this.posted(slot, [{ id }])
+          slot.worker.postMessage({ ...dispatch, id })
+        },
         (e: Error) => this.settle(id, e),
       )
     })
+  }
+
+  private posted(slot: Slot, jobs: { id: number }[]) {
+    for (const j of jobs) {
+      const job = slot.jobs.get(j.id)
+      if (job) job.posted = true
+    }
   }
 
   private pick(): Slot {
@@ -235,6 +260,7 @@ export class WorkerPool {
     ) as Slot
     slot.jobs = new Map()
     slot.outbox = []
+    slot.stopping = false
     // no item runs before the writer can take its outcome (its start, a database connection,
     // may take longer than the item worker's): an outcome it dropped would send the item again
     // (the waits between starts end only once a worker and the writer both started: one that
@@ -295,10 +321,11 @@ export class WorkerPool {
   private kill(slot: Slot, why: string) {
     if (slot.dead) return
     slot.dead = true
-    // a worker that never started was given none of them
+    // a worker that never started was given none of them; one that did, those it was posted
     const error = slot.started ? new Error(`batch worker ${why}`) : new WorkerStartError(`batch worker ${why}`)
+    const notTaken = new NotTakenError(`batch worker ${why} before it took the item`)
     slot.abort(error)
-    for (const id of [...slot.jobs.keys()]) this.settle(id, error)
+    for (const [id, job] of [...slot.jobs]) this.settle(id, !slot.started || job.posted ? error : notTaken)
     slot.worker.terminate()
   }
 
@@ -326,6 +353,7 @@ export class WorkerPool {
     const writer = this.writer
     this.slots = []
     this.writer = undefined
+    for (const s of slots) s.stopping = true
     await Promise.all(slots.map((s) => this.stop(s)))
     for (const s of slots) this.kill(s, 'stopped')
     if (writer) {

@@ -26,7 +26,7 @@ import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
 import { batchShares, roundRobin } from './fair-share.ts'
 import { Pace } from './pace.ts'
-import { WorkerStartError, type WorkerPool } from './pool.ts'
+import { NotTakenError, type WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
@@ -561,14 +561,15 @@ export class Scheduler {
   private lostItem(a: Active, idx: number, hold: ItemHold, e: Error) {
     hold.end()
     // shutting down: a worker that had it may have sent it, so it stays marked (lost after the
-    // restart); one that never started did not, and it runs after the restart
+    // restart); one that never took it (never started, or stopped with it still in the outbox)
+    // did not, and it runs after the restart
     if (this.closed) {
-      if (!(e instanceof WorkerStartError)) a.cut.push(idx)
+      if (!(e instanceof NotTakenError)) a.cut.push(idx)
       return
     }
-    // its worker never started (the pool said why, and waits before the next start): the item
-    // never ran, so this is no mark against it
-    if (e instanceof WorkerStartError) {
+    // its worker never took it (never started: the pool said why, and waits before the next
+    // start): the item never ran, so this is no mark against it
+    if (e instanceof NotTakenError) {
       a.again.push(idx)
       return this.fillLater(a)
     }
