@@ -66,6 +66,10 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     return Number(await page.evaluate(() => document.body.dataset.usageRenderedMs))
   }
   const undraw = () => page.evaluate(() => delete document.body.dataset.usageRenderedMs)
+  /** The totals' cards after the four every report has: [field, number, label]. */
+  const extraCards = () => page.$$eval('.cards .card', (cs) => cs.slice(4).map((c) => [c.querySelector('b')?.getAttribute('data-total'), c.querySelector('b')?.textContent, c.querySelector('span')?.textContent]))
+  /** The top models' extra columns, by model. */
+  const extraCells = async () => Object.fromEntries(await page.$$eval('table.top-models tbody tr', (trs) => trs.map((tr) => [tr.querySelector('td')!.textContent, [...tr.querySelectorAll('td[data-extra]')].map((td) => td.textContent)])))
   const bars = () => page.$$eval('rect.seg', (rs) => rs.map((r) => [r.getAttribute('data-bucket'), r.getAttribute('data-model'), Number(r.getAttribute('data-value'))] as const))
 
   test('admin token: every account; the usage bars match the seeded records, bucket by bucket and model by model', async () => {
@@ -81,7 +85,15 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(await page.textContent('[data-total=unpriced]')).toBe(String(5 * 3 + 4 + 3)) // mock-claude and mock-gpt have no price
     expect(await page.$$eval('table.top-models tbody td:first-child', (tds) => tds.map((t) => t.textContent).sort())).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini', 'mock-claude', 'mock-gpt'])
     // the parts of a model's tokens a provider's usage page shows beside them
-    expect(await page.$$eval('table.top-models thead th', (ths) => ths.map((t) => t.textContent))).toEqual(['model', 'requests', 'tokens', 'of which cached input', 'of which reasoning', 'cost', 'unpriced'])
+    // and what else the costs count, only those the window has (gpt-4o-mini's last ten records:
+    // 7 audio output tokens, 2 web searches, the image tool's 50 + 4,160 tokens each)
+    expect(await page.$$eval('table.top-models thead th', (ths) => ths.map((t) => t.textContent))).toEqual(['model', 'requests', 'tokens', 'of which cached input', 'of which reasoning', 'of which audio output', 'web searches', 'image tool tokens', 'cost', 'unpriced'])
+    expect(await extraCards()).toEqual([
+      ['output_audio_tokens', '70', 'audio output tokens (part of the output)'],
+      ['web_search_requests', '20', 'web searches'],
+      ['image_tool_tokens', '42,100', 'image tool tokens (its own model, in and out)'],
+    ])
+    expect(await extraCells()).toEqual({ 'claude-sonnet-4-5': ['0', '0', '0'], 'gpt-4o-mini': ['70', '20', '42,100'], 'mock-claude': ['0', '0', '0'], 'mock-gpt': ['0', '0', '0'] })
     await screenshot(page, 'usage-admin')
 
     // one account: only its bars
@@ -92,6 +104,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(beta.length).toBe(4)
     expect(new Set(beta.map(([, m]) => m))).toEqual(new Set(['mock-claude']))
     expect(beta.reduce((n, [, , v]) => n + v, 0)).toBe(19)
+    // an account whose records have none of the extras: the totals and the table as without them
+    expect(await extraCards()).toEqual([])
+    expect(await page.$$eval('table.top-models thead th', (ths) => ths.map((t) => t.textContent))).toEqual(['model', 'requests', 'tokens', 'of which cached input', 'of which reasoning', 'cost', 'unpriced'])
 
     // 30 days by the hour (720 buckets): one path per model, carrying the model's total
     await undraw()

@@ -18,11 +18,21 @@ export interface PublicKey {
   last_used_at: number | null
 }
 
+/** What else the costs count, summed in the report's totals and per model (0 where none). */
+export interface UsageExtras {
+  input_cache_write_1h_tokens: number
+  input_audio_tokens: number
+  output_audio_tokens: number
+  web_search_requests: number
+  file_search_requests: number
+  image_tool_tokens: number
+}
+
 export interface UsageReport {
   granularity: 'hour' | 'day'
-  totals: { total_requests: number; total_tokens: number; input_tokens: number; output_tokens: number; total_cost: number; unpriced_requests: number }
+  totals: UsageExtras & { total_requests: number; total_tokens: number; input_tokens: number; output_tokens: number; total_cost: number; unpriced_requests: number }
   series: { timestamp: string; requests: number; input_tokens: number; output_tokens: number; cost: number }[]
-  top_models: { model: string; requests: number; tokens: number; cost: number; unpriced_requests: number; input_cached_tokens: number; reasoning_tokens: number }[]
+  top_models: (UsageExtras & { model: string; requests: number; tokens: number; cost: number; unpriced_requests: number; input_cached_tokens: number; reasoning_tokens: number })[]
   series_by_model?: { model: string; series: UsageReport['series'] }[]
 }
 

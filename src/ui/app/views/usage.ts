@@ -1,11 +1,11 @@
 // Usage: requests, tokens or cost per hour or day, stacked by model; totals, the unpriced
-// count and the top models table. Everything comes from one GET /api/v1/usage with
+// count, what else the costs count where the window has any, and the top models table. Everything comes from one GET /api/v1/usage with
 // `breakdown=model` (a series per model beside the total).
 import * as api from '../api.ts'
 import { stackedBars, type Stack } from '../chart.ts'
 import { h, replace } from '../dom.ts'
 import { num, usd } from '../fmt.ts'
-import type { Session, UsageReport } from '../types.ts'
+import type { Session, UsageExtras, UsageReport } from '../types.ts'
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f']
 const OTHER = '#bab0ac'
@@ -15,6 +15,19 @@ const METRICS = {
   cost: { label: 'Cost', of: (p: UsageReport['series'][number]) => p.cost, fmt: usd },
 } as const
 type Metric = keyof typeof METRICS
+
+/**
+ * What else the costs count, each as a card of the totals and a column of the top models, in
+ * plain words: shown only when the window has some (most have none, and look as without them).
+ */
+const EXTRAS: [field: keyof UsageExtras, card: string, column: string][] = [
+  ['input_cache_write_1h_tokens', 'input tokens cached for 1 hour (part of the cache writes)', 'of which cached for 1 hour'],
+  ['input_audio_tokens', 'audio input tokens (part of the input)', 'of which audio input'],
+  ['output_audio_tokens', 'audio output tokens (part of the output)', 'of which audio output'],
+  ['web_search_requests', 'web searches', 'web searches'],
+  ['file_search_requests', 'file searches', 'file searches'],
+  ['image_tool_tokens', 'image tool tokens (its own model, in and out)', 'image tool tokens'],
+]
 
 /** The report the view asks for first (main.ts starts it at page load). */
 export const FIRST_USAGE = { timeframe: '24h', granularity: '', account: '' }
@@ -61,12 +74,14 @@ export function usageView(root: HTMLElement, session: Session): () => void {
     // hours of one day by the time; of several days, with the date
     const tick = (iso: string) => (report.granularity === 'day' ? iso.slice(5, 10) : buckets.length > 48 ? `${iso.slice(5, 10)} ${iso.slice(11, 13)}h` : iso.slice(11, 16))
     const t = report.totals
+    const extras = EXTRAS.filter(([f]) => t[f] > 0)
     replace(body,
       h('div', { class: 'cards' },
         h('div', { class: 'card' }, h('b', { 'data-total': 'requests' }, num(t.total_requests)), h('span', null, 'requests')),
         h('div', { class: 'card' }, h('b', { 'data-total': 'tokens' }, num(t.total_tokens)), h('span', null, `tokens (${num(t.input_tokens)} in, ${num(t.output_tokens)} out)`)),
         h('div', { class: 'card' }, h('b', { 'data-total': 'cost' }, usd(t.total_cost)), h('span', null, 'cost')),
-        h('div', { class: 'card' + (t.unpriced_requests ? ' warn' : '') }, h('b', { 'data-total': 'unpriced' }, num(t.unpriced_requests)), h('span', null, 'unpriced requests (no known price; not in the cost)'))),
+        h('div', { class: 'card' + (t.unpriced_requests ? ' warn' : '') }, h('b', { 'data-total': 'unpriced' }, num(t.unpriced_requests)), h('span', null, 'unpriced requests (no known price; not in the cost)')),
+        extras.map(([f, label]) => h('div', { class: 'card' }, h('b', { 'data-total': f }, num(t[f])), h('span', null, label)))),
       h('figure', null,
         h('figcaption', null, `${m.label} per ${report.granularity} (UTC), stacked by model`),
         stackedBars(buckets, stacks, m.fmt, tick),
@@ -75,10 +90,10 @@ export function usageView(root: HTMLElement, session: Session): () => void {
       report.top_models.length === 0
         ? h('p', { class: 'muted' }, 'No requests in this window.')
         : h('table', { class: 'top-models' },
-            h('thead', null, h('tr', null, h('th', null, 'model'), ['requests', 'tokens', 'of which cached input', 'of which reasoning', 'cost', 'unpriced'].map((c) => h('th', { class: 'n' }, c)))),
+            h('thead', null, h('tr', null, h('th', null, 'model'), ['requests', 'tokens', 'of which cached input', 'of which reasoning', ...extras.map(([, , c]) => c), 'cost', 'unpriced'].map((c) => h('th', { class: 'n' }, c)))),
             h('tbody', null, report.top_models.map((r) =>
               h('tr', null, h('td', { class: 'name', title: r.model }, r.model), h('td', { class: 'n' }, num(r.requests)), h('td', { class: 'n' }, num(r.tokens)), h('td', { class: 'n' }, num(r.input_cached_tokens)),
-                h('td', { class: 'n' }, num(r.reasoning_tokens)), h('td', { class: 'n' }, usd(r.cost)), h('td', { class: 'n' }, num(r.unpriced_requests)))))))
+                h('td', { class: 'n' }, num(r.reasoning_tokens)), extras.map(([f]) => h('td', { class: 'n', 'data-extra': f }, num(r[f]))), h('td', { class: 'n' }, usd(r.cost)), h('td', { class: 'n' }, num(r.unpriced_requests)))))))
     // swatch colours through the CSSOM (a style attribute would be refused by the CSP)
     for (const i of body.querySelectorAll<HTMLElement>('.swatch')) i.style.background = i.dataset.color ?? OTHER
     document.body.dataset.usageRenderedMs = String(Math.round(performance.now()))
