@@ -73,7 +73,7 @@ describe('counting', () => {
 })
 
 describe('the gateway stays responsive', () => {
-  test('/health p99 < 100 ms while 10 clients each send a 1 MB one-word prompt; a 30 MB prompt is answered within 5 s; SIGTERM still exits in its grace period', async () => {
+  test('/health p99 < 500 ms while 10 clients each send a 1 MB one-word prompt; a 30 MB prompt is answered within 5 s; SIGTERM still exits in its grace period', async () => {
     const dir = tempDir()
     dirs.push(dir)
     const key = 'sk-sy-d1-bootstrap-0123456789abcdef'
@@ -100,8 +100,9 @@ describe('the gateway stays responsive', () => {
     // The stall this guards against lasted seconds. What is left is the machine's: the ten
     // prompts allocate some 40 MB at once, and on a shared 2-core VM the collections and page
     // faults that costs put one or two answers of a run past 50 ms (51 and 75 ms in a CI run of
-    // 2026-12-02; 18-36 ms on a quiet minute).
-    expect(p99).toBeLessThan(100)
+    // 2026-12-02; 18-36 ms on a quiet minute), and on a machine busy with other work up to 274 ms
+    // (2026-12-05): the bound is set well under the stall, not at a quiet machine's figure.
+    expect(p99).toBeLessThan(500)
 
     // 30 MB: answered (or refused) within 5 s
     const t0 = performance.now()
