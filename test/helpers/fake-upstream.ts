@@ -95,7 +95,13 @@ function sseStream(reply: Reply, rec: RecordedRequest, markClosed: () => void): 
         controller.enqueue(enc.encode(pieces[i++]))
         return
       }
-      if (reply.dropAfterEvents !== undefined) controller.error(new Error('fake upstream: connection dropped'))
+      if (reply.dropAfterEvents !== undefined) {
+        // what was sent before the drop reaches the gateway first: an error at once can cut the
+        // connection with the last pieces still unwritten on a busy machine, a drop before the
+        // first event (which the gateway rightly retries) where a test asked for one after it
+        await Bun.sleep(50)
+        controller.error(new Error('fake upstream: connection dropped'))
+      }
       else if (reply.hold) await rec.closed
       else controller.close()
     },
