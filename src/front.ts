@@ -23,7 +23,9 @@ export type FetchHandler = (req: Request, server: Server<unknown>) => Promise<Re
  * Elysia's router takes the path from `indexOf('/', 11)` of the URL: right for any authority
  * of four characters or more, wrong for a shorter Host (`x`, `gw`, an empty one), where it
  * skips part of the path. Auth, limits and logging must see the path the router routes, so
- * such a request reaches the app with its URL rebuilt on a long authority.
+ * such a request reaches the app with its URL rebuilt on a long authority. So does one whose
+ * Host makes a URL that does not parse (a port past 65535, an unclosed `[`), which every route
+ * reading its query string would throw on.
  */
 const ROUTER_PATH_FROM = 11
 const CANONICAL_ORIGIN = 'http://localhost'
@@ -205,7 +207,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
           server.timeout(req, IDLE_MAX_S)
           held = true
         }
-        if (start < ROUTER_PATH_FROM) {
+        if (start < ROUTER_PATH_FROM || !URL.canParse(req.url)) {
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
         }
