@@ -5,6 +5,7 @@ import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
 import { withBodyText } from '../http/body.ts'
 import { badRequest, echo } from '../http/errors.ts'
+import { takesOnly } from '../http/query.ts'
 import { contentDisposition } from '../files/shapes.ts'
 import type { Services } from '../services.ts'
 import { gzipped, ndjson, pullStream, resultsKept, zipExport } from './export.ts'
@@ -20,14 +21,27 @@ export const BATCH_ROOTS = ['/api/v1/batches', '/api/alpha/v1/batches'] as const
 export const RESULTS_LIMIT = { dflt: 100, max: 1000 }
 const LIST_LIMIT = { dflt: 20, max: 100 }
 
-const query = (request: Request) => new URL(request.url).searchParams
+/** The query each route takes, as OpenAI's Batch API and the spec name it; any other, or one twice, is a 400 naming it. */
+const TAKES = {
+  list: { what: 'listing batches', names: ['limit', 'after'] },
+  one: { what: 'retrieving a batch', names: [] },
+  cancel: { what: 'cancelling a batch', names: [] },
+  results: { what: "a batch's results", names: ['offset', 'limit'] },
+  export: { what: "a batch's export", names: ['format', 'gzip', 'offset', 'limit'] },
+} as const satisfies Record<string, { what: string; names: readonly string[] }>
+
+const query = (request: Request, route: keyof typeof TAKES) => {
+  const q = new URL(request.url).searchParams
+  takesOnly(q, TAKES[route].what, TAKES[route].names)
+  return q
+}
 
 function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id)
   return new Elysia({ name: `batches:${root}` })
     .post(root, async ({ request }) => toOpenAIBatch(await withBodyText(request, maxBodyBytes, (text) => batches.create('openai', keyOf(request), text))), { parse: 'none' })
     .get(root, async ({ request }) => {
-      const q = query(request)
+      const q = query(request, 'list')
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after')
       // the OpenAI SDK's root lists OpenAI-shaped batches only: a message batch there has no
@@ -36,11 +50,11 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       if (!page) throw badRequest(`after: no batch ${echo(after)}`)
       return toOpenAIList(page)
     })
-    .get(`${root}/:id`, async ({ request, params }) => toOpenAIBatch(await find(request, params.id)))
-    .post(`${root}/:id/cancel`, async ({ request, params }) => toOpenAIBatch(await batches.cancel(keyOf(request).id, params.id)), { parse: 'none' })
+    .get(`${root}/:id`, async ({ request, params }) => (query(request, 'one'), toOpenAIBatch(await find(request, params.id))))
+    .post(`${root}/:id/cancel`, async ({ request, params }) => (query(request, 'cancel'), toOpenAIBatch(await batches.cancel(keyOf(request).id, params.id))), { parse: 'none' })
     .get(`${root}/:id/results`, async ({ request, params }) => {
+      const q = query(request, 'results')
       const b = resultsKept(await find(request, params.id))
-      const q = query(request)
       const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
       const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
       const rows = await batches.store.results(b.id, offset, offset + limit, limit)
@@ -48,7 +62,10 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       resultsKept((await batches.store.byId(b.id)) ?? b)
       return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
     })
-    .get(`${root}/:id/export`, async ({ request, params }) => exportResponse(batches.store, await find(request, params.id), query(request)))
+    .get(`${root}/:id/export`, async ({ request, params }) => {
+      const q = query(request, 'export')
+      return exportResponse(batches.store, await find(request, params.id), q)
+    })
 }
 
 /** A batch's results as a download (export query: format, gzip, offset, limit). */

@@ -1,5 +1,6 @@
 // List query parameters per family: the limits and cursor names differ, the rules do not.
 import { badRequest } from '../http/errors.ts'
+import { takesOnly } from '../http/query.ts'
 import { decodePageToken } from './shapes.ts'
 import type { Family, ListQuery } from './types.ts'
 
@@ -22,7 +23,11 @@ function nonEmpty(name: string, raw: string | null): string | undefined {
   return raw
 }
 
+/** What OpenAI's files.list sends. */
+const OPENAI_LIST = ['limit', 'after', 'order', 'purpose']
+
 export function openAIListQuery(q: URLSearchParams): ListQuery {
+  takesOnly(q, 'listing files', OPENAI_LIST)
   const order = q.get('order') ?? 'desc'
   if (order !== 'asc' && order !== 'desc') throw badRequest('order: must be "asc" or "desc"')
   return { limit: limit('openai', q.get('limit')), after: nonEmpty('after', q.get('after')), purpose: nonEmpty('purpose', q.get('purpose')), order }

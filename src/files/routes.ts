@@ -4,6 +4,7 @@
 import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
+import { takesOnly } from '../http/query.ts'
 import type { Services } from '../services.ts'
 import { anthropicListQuery, openAIListQuery } from './list-params.ts'
 import type { FilesService } from './service.ts'
@@ -24,6 +25,8 @@ interface Wire {
   file(f: FileRecord): unknown
   list(files: FilesService, owner: string, q: URLSearchParams): unknown
   deleted(id: string): unknown
+  /** The query a file's own routes (metadata, content, delete) take; undefined: not checked. */
+  fileQuery?: readonly string[]
 }
 
 const OPENAI: Wire = {
@@ -36,6 +39,8 @@ const OPENAI: Wire = {
     return toOpenAIList(page)
   },
   deleted: openAIDeleted,
+  // OpenAI's retrieve, content and delete take none
+  fileQuery: [],
 }
 
 const ANTHROPIC: Wire = {
@@ -56,7 +61,11 @@ const ANTHROPIC: Wire = {
 const missing = (id: string) => notFound(`No such file: ${echo(id)}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
-  const find = async (request: Request, id: string) => (await files.get(keyOf(request).id, id)) ?? (() => { throw missing(id) })()
+  const checkQuery = (request: Request) => wire.fileQuery && takesOnly(new URL(request.url).searchParams, "a file's own route", wire.fileQuery)
+  const find = async (request: Request, id: string) => {
+    checkQuery(request)
+    return (await files.get(keyOf(request).id, id)) ?? (() => { throw missing(id) })()
+  }
   return new Elysia({ name: `files:${root}` })
     .post(root, async ({ request }) => wire.file(await receiveUpload(request, files, wire.family, keyOf(request).id, limits)), {
       // the body is read here as a stream; Elysia must not read it first
@@ -82,6 +91,7 @@ function familyRoutes(root: string, wire: Wire, files: FilesService, limits: Upl
       })
     })
     .delete(`${root}/:id`, async ({ request, params }) => {
+      checkQuery(request)
       if (!(await files.delete(keyOf(request).id, params.id))) throw missing(params.id)
       return wire.deleted(params.id)
     })

@@ -6,7 +6,7 @@ import { Elysia } from 'elysia'
 import { viewerOf, type Viewer } from '../auth/viewer.ts'
 import { intParam } from '../batches/params.ts'
 import { echo, HttpError } from '../http/errors.ts'
-import { onlyKnownParams } from '../http/query.ts'
+import { eachOnce, onlyKnownParams, takesOnly } from '../http/query.ts'
 import type { Services } from '../services.ts'
 import { ENDPOINTS, GenerationList, STATUSES, type ListFilter } from './list.ts'
 import { toWire } from './row.ts'
@@ -40,7 +40,7 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
   async function listing(q: URLSearchParams, v: Viewer) {
     onlyKnownParams(q, LIST_PARAMS, `the listing takes ${[...LIST_PARAMS].join(', ')} (or id alone for one record)`)
     // one value each, as the usage report takes them: a second one was ignored without a word
-    for (const name of new Set(q.keys())) if (q.getAll(name).length > 1) throw new HttpError(400, `${name}: given more than once`)
+    eachOnce(q)
     const key = text(q, 'key')
     const account = text(q, 'account')
     // a key asking for another key's or account's records finds nothing to list, as for a missing one
@@ -75,6 +75,8 @@ export function generationRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'sto
       const v = viewerOf(request)
       const id = q.get('id')
       if (id === null) return listing(q, v)
+      // a lookup is of one record: a filter beside it, or a second id, would be ignored
+      takesOnly(q, 'a lookup by id', ['id'])
       if (id === '') throw new HttpError(400, 'id: must not be empty (the generation id; leave it out to list records)')
       // a stream that just ended early is still being billed: its record is a few ms away
       const owner = v.admin ? undefined : v.key.id
