@@ -142,6 +142,28 @@ test('a grant that would take a key past the most it may hold is a 400, never cr
   expect((await fetch(gw.url + `/admin/v1/keys/key_nope/credit`, { method: 'POST', headers: admin, body: JSON.stringify({ amount: 1 }) })).status).toBe(404)
 })
 
+// the admin routes take no query: a filter the listing does not have answered every key as if
+// it were the filtered list, and a second parameter was as silent
+test('admin routes: a query parameter is a 400 naming it, after the token is checked', async () => {
+  expect((await fetch(gw.url + '/admin/v1/keys?status=inactive')).status).toBe(401)
+  const c = await fetch(gw.url + '/admin/v1/keys', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'q' }) })
+  const { id } = (await c.json()) as { id: string }
+  for (const [method, path, name] of [
+    ['GET', '/admin/v1/keys?status=inactive', 'status'],
+    ['GET', '/admin/v1/keys?account=acme', 'account'],
+    ['GET', `/admin/v1/keys/${id}?verbose=1`, 'verbose'],
+    ['POST', `/admin/v1/keys/${id}/disable?force=1`, 'force'],
+    ['GET', '/admin/v1/cache?__proto__=1', '__proto__'],
+  ] as const) {
+    const r = await fetch(gw.url + path, { method, headers: admin })
+    expect(r.status).toBe(400)
+    expect(r.headers.get('x-request-id')).toBeTruthy()
+    expect(((await r.json()) as { error: string }).error).toStartWith(`${name}: unknown query parameter`)
+  }
+  // the refused disable changed nothing
+  expect(((await (await fetch(gw.url + `/admin/v1/keys/${id}`, { headers: admin })).json()) as { status: string }).status).toBe('active')
+})
+
 // a string of digits passed as an integer, past its bound: "0" requests a minute was stored
 test('a key\'s rpm must be an integer of at least 1, not a string of one', async () => {
   for (const rpm of ['0', '60', '-5']) {
