@@ -60,7 +60,11 @@ function idsQuery(q: URLSearchParams): string[] | undefined {
   return ids
 }
 
+/** What Anthropic's files.list sends, older SDKs' cursors and `beta=true` included, and `purpose` as on OpenAI's list. */
+const ANTHROPIC_LIST = ['limit', 'after_id', 'before_id', 'page', 'ids', 'ids[]', 'scope_id', 'purpose', 'beta']
+
 export function anthropicListQuery(q: URLSearchParams): AnthropicListQuery {
+  takesOnly(q, 'listing files', ANTHROPIC_LIST, ['ids', 'ids[]'])
   const ids = idsQuery(q)
   if (ids) return { limit: ids.length, order: 'desc', ids }
   if (nonEmpty('scope_id', q.get('scope_id')) !== undefined) return { limit: 1, order: 'desc', scoped: true }

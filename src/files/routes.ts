@@ -25,8 +25,8 @@ interface Wire {
   file(f: FileRecord): unknown
   list(files: FilesService, owner: string, q: URLSearchParams): unknown
   deleted(id: string): unknown
-  /** The query a file's own routes (metadata, content, delete) take; undefined: not checked. */
-  fileQuery?: readonly string[]
+  /** The query a file's own routes (metadata, content, delete) take. */
+  fileQuery: readonly string[]
 }
 
 const OPENAI: Wire = {
@@ -55,13 +55,15 @@ const ANTHROPIC: Wire = {
     return toAnthropicList(page, q.before !== undefined ? 'before' : 'after')
   },
   deleted: anthropicDeleted,
+  // the `beta=true` older Anthropic SDKs add to a beta resource's path
+  fileQuery: ['beta'],
 }
 
 // An id is echoed cut: a 10 KB id must not make a 10 KB error.
 const missing = (id: string) => notFound(`No such file: ${echo(id)}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
-  const checkQuery = (request: Request) => wire.fileQuery && takesOnly(new URL(request.url).searchParams, "a file's own route", wire.fileQuery)
+  const checkQuery = (request: Request) => takesOnly(new URL(request.url).searchParams, "a file's own route", wire.fileQuery)
   const find = async (request: Request, id: string) => {
     checkQuery(request)
     return (await files.get(keyOf(request).id, id)) ?? (() => { throw missing(id) })()

@@ -7,13 +7,16 @@ export function onlyKnownParams(q: URLSearchParams, known: ReadonlySet<string>, 
   for (const name of q.keys()) if (!known.has(name)) throw new HttpError(400, `${echo(name)}: unknown query parameter; ${takes}`)
 }
 
-/** Throws a 400 for the first parameter given more than once: a route reads one value, and the other was ignored without a word. */
-export function eachOnce(q: URLSearchParams): void {
-  for (const name of new Set(q.keys())) if (q.getAll(name).length > 1) throw new HttpError(400, `${echo(name)}: given more than once`)
+/**
+ * Throws a 400 for the first parameter given more than once: a route reads one value, and the
+ * other was ignored without a word. `repeatable`: the ones a list is given in (`ids[]=a&ids[]=b`).
+ */
+export function eachOnce(q: URLSearchParams, repeatable: readonly string[] = []): void {
+  for (const name of new Set(q.keys())) if (q.getAll(name).length > 1 && !repeatable.includes(name)) throw new HttpError(400, `${echo(name)}: given more than once`)
 }
 
 /** `onlyKnownParams` and `eachOnce` for a route that takes `names` (none: no query at all), `what` naming it in the message. */
-export function takesOnly(q: URLSearchParams, what: string, names: readonly string[]): void {
+export function takesOnly(q: URLSearchParams, what: string, names: readonly string[], repeatable: readonly string[] = []): void {
   onlyKnownParams(q, new Set(names), names.length ? `${what} takes ${names.join(', ')}` : `${what} takes no query parameters`)
-  eachOnce(q)
+  eachOnce(q, repeatable)
 }

@@ -5,6 +5,7 @@ import { Elysia } from 'elysia'
 import { keyOf } from '../../http/context.ts'
 import { withBodyText } from '../../http/body.ts'
 import { badRequest, echo, HttpError } from '../../http/errors.ts'
+import { takesOnly } from '../../http/query.ts'
 import { idParam, intParam } from '../params.ts'
 import type { BatchService } from '../service.ts'
 import type { Services } from '../../services.ts'
@@ -14,6 +15,20 @@ import { messageResultText, toMessageBatch, toMessageBatchList } from './shapes.
 export const MESSAGE_BATCHES_ROOT = '/api/beta/v1/messages/batches'
 const LIST_LIMIT = { dflt: 20, max: 1000 }
 
+/**
+ * The query each route takes, as Anthropic's API names it, and the `beta=true` older SDKs add;
+ * any other, or one twice, is a 400 naming it.
+ */
+const TAKES = {
+  list: { what: 'listing message batches', names: ['limit', 'after_id', 'before_id', 'beta'] },
+  one: { what: 'a message batch', names: ['beta'] },
+} as const satisfies Record<string, { what: string; names: readonly string[] }>
+
+const query = (request: Request, route: keyof typeof TAKES) => {
+  const q = new URL(request.url).searchParams
+  takesOnly(q, TAKES[route].what, TAKES[route].names)
+  return q
+}
 
 async function* resultLines(batches: BatchService, id: string): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
@@ -25,13 +40,13 @@ export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchSe
   // results_url: under the URL clients reach the gateway by, when it is configured (a proxy that
   // ends TLS would otherwise make it http://), else the request's own origin
   const originOf = (request: Request) => s.config.publicUrl ?? new URL(request.url).origin
-  const find = (request: Request, id: string) => batches.find(keyOf(request).id, id, 'anthropic')
+  const find = (request: Request, id: string) => (query(request, 'one'), batches.find(keyOf(request).id, id, 'anthropic'))
   return new Elysia({ name: 'batches:anthropic' })
     .post(root, async ({ request }) => toMessageBatch(await withBodyText(request, s.config.limits.maxBodyBytes, (text) => batches.create('anthropic', keyOf(request), text)), originOf(request)), {
       parse: 'none',
     })
     .get(root, async ({ request }) => {
-      const q = new URL(request.url).searchParams
+      const q = query(request, 'list')
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after_id')
       const before = idParam(q, 'before_id')
@@ -41,7 +56,7 @@ export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchSe
       return toMessageBatchList(page, originOf(request))
     })
     .get(`${root}/:id`, async ({ request, params }) => toMessageBatch(await find(request, params.id), originOf(request)))
-    .post(`${root}/:id/cancel`, async ({ request, params }) => toMessageBatch(await batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request)), { parse: 'none' })
+    .post(`${root}/:id/cancel`, async ({ request, params }) => (query(request, 'one'), toMessageBatch(await batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request))), { parse: 'none' })
     .get(`${root}/:id/results`, async ({ request, params }) => {
       const b = await find(request, params.id)
       if (b.endedAt === null) throw badRequest(`Message batch ${b.id} has not ended yet; its results are available once processing_status is "ended"`)
