@@ -53,7 +53,8 @@ function activeListed(q: URLSearchParams): boolean {
 function anthropicPage(all: ReturnType<typeof anthropicModel>[], q: URLSearchParams) {
   const listed = activeListed(q)
   const lq = q.get('limit')
-  const limit = lq === null ? 20 : Number(lq)
+  // digits only, as the other lists take it: Number() reads 1e3, 0x10 and " 5" as integers
+  const limit = lq === null ? 20 : /^\d+$/.test(lq) ? Number(lq) : NaN
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest(`limit: expected an integer 1-1000, got ${echo(lq ?? '')}`)
   const after = q.get('after_id')
   const before = q.get('before_id')

@@ -44,7 +44,9 @@ test('anthropic models.list() on /api/beta returns the catalog in its shape', as
   const last = await client.models.list({ limit: 1000, after_id: ids.at(-2)! })
   expect(last.data.map((m) => m.id)).toEqual([ids.at(-1)!])
   expect(last.has_more).toBe(false)
-  for (const q of ['limit=0', 'limit=abc', 'limit=1001', 'after_id=nope']) {
+  // a limit is written in digits, as on the gateway's other lists: Number() read 1e3, 0x10, " 5"
+  // and 2.0 as integers
+  for (const q of ['limit=0', 'limit=abc', 'limit=1001', 'after_id=nope', 'limit=1e3', 'limit=0x10', 'limit=%205', 'limit=2.0', 'limit=']) {
     const res = await fetch(`${gw.url}/api/beta/v1/models?${q}`, { headers: { 'x-api-key': gw.key } })
     expect(res.status).toBe(400)
     expect(((await res.json()) as { error: string }).error).toMatch(/^(limit|after_id)/)
