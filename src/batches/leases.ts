@@ -136,12 +136,16 @@ export class ItemLeases {
 
   /**
    * Gives up this instance's claims on some of a batch's items (refused for now at admission,
-   * never sent): any instance may claim them again, this one too.
+   * never sent): any instance may claim them again, this one too. It waits for a row another
+   * statement holds: skipped, as the statements above skip them, its claim would stay, renewed
+   * here for ever, and the item never run anywhere (this instance's renewal holds its rows a moment
+   * every second). Nothing stores these items (never sent) and the statements that lock them all
+   * skip locked rows, so the wait is short and closes no ring.
    */
   async release(batchId: string, idxs: number[]): Promise<void> {
     if (idxs.length === 0) return
-    const text = `WITH mine AS (${lockFree(`${item.leaseOwner} = ? AND ${item.status} IS NULL AND ${item.idx} IN (${idxs.map(() => '?').join(', ')})`)})
-      UPDATE ${item.$table} AS b SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL FROM mine ${same('mine')}`
+    const text = `UPDATE ${item.$table} SET ${item.leaseUntil} = NULL, ${item.leaseOwner} = NULL
+      WHERE ${item.batchId} = ? AND ${item.leaseOwner} = ? AND ${item.status} IS NULL AND ${item.idx} IN (${idxs.map(() => '?').join(', ')})`
     await this.sql.run(text, [batchId, this.owner, ...idxs])
   }
 

@@ -121,6 +121,33 @@ describe.skipIf(!onPostgres)('claimed batch items touched by a writer and a leas
     expect(rows[3]!.o).toBe(leases.owner)
   })
 
+  test('an item refused for now, given back while a renewal holds its row, is given back once it is free (kept claimed, it never ran anywhere)', async () => {
+    const id = await batchOf(3)
+    const leases = new ItemLeases(storage.sql, 60_000)
+    await leases.claim(id, 3, 100)
+    let released = false
+    let error: string | undefined
+    // the instance's own renewal (every second) holds item 1's row the moment its claim goes back
+    await writer.begin(async (tx) => {
+      await tx.unsafe('SELECT idx FROM batch_items WHERE batch_id = $1 AND idx = 1 FOR UPDATE', [id])
+      void leases.release(id, [1]).then(
+        () => void (released = true),
+        (e: Error) => void (error = e.message),
+      )
+      await Bun.sleep(200)
+    })
+    for (let i = 0; i < 100 && !released && !error; i++) await Bun.sleep(20)
+    expect(error).toBeUndefined()
+    expect(released).toBe(true)
+    const rows = (await writer.unsafe('SELECT idx, lease_owner AS o, lease_until AS u FROM batch_items WHERE batch_id = $1 ORDER BY idx', [id])) as { idx: number; o: string | null; u: unknown }[]
+    // no claim left on it: any instance takes it again (its renewals would have kept it here for ever)
+    expect([rows[1]!.o, rows[1]!.u]).toEqual([null, null])
+    expect(rows[0]!.o).toBe(leases.owner)
+    expect(rows[2]!.o).toBe(leases.owner)
+    const other = new ItemLeases(storage.sql, 60_000)
+    expect((await other.claim(id, 3, 100)).items.map((i) => i.idx)).toEqual([1])
+  })
+
   test("a cancel failing a batch's pending items beside a writer storing some fails the rest and waits for none", async () => {
     const id = await batchOf(6)
     const store = new BatchStore(storage)
