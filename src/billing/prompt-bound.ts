@@ -122,33 +122,51 @@ export function promptBound(...values: unknown[]): PromptBound {
 const MAX_FILE_REFS = 100
 
 /**
- * The gateway files a request names (`file_id` anywhere in it), each with how many times: every
- * copy is read and sent upstream. `more`: it names other files past those looked up.
+ * The gateway files a request names where their bytes go upstream, each with how many times:
+ * every copy is read and sent. `more`: it names other files past those looked up.
  */
 export interface FileRefs {
   counts: Map<string, number>
   more: boolean
 }
 
+type Obj = Record<string, unknown>
+const fileIdIn = (v: unknown): unknown => (v !== null && typeof v === 'object' ? (v as Obj).file_id : undefined)
+
+/**
+ * The file ids an object of each type has read and inlined (the surfaces' media.ts and
+ * tool-files.ts), where it is found. Any other `file_id` (a citation's in a reply's text, a file
+ * search's result, a container's upload) names a file whose bytes are never sent as prompt.
+ */
+const SENT_FILES: Record<string, (o: Obj) => unknown[]> = {
+  // Responses parts, in a message, a tool's output or bare in the input
+  input_file: (o) => [o.file_id],
+  input_image: (o) => [o.file_id],
+  // Messages: a document's or an image's source; chat: a file part's `file`
+  file: (o) => [o.file_id, fileIdIn(o.file)],
+  // Responses: a computer call's screenshot; the image tool's mask
+  computer_call_output: (o) => [fileIdIn(o.output)],
+  image_generation: (o) => [fileIdIn(o.input_image_mask)],
+}
+
 export function fileRefsOf(...values: unknown[]): FileRefs {
   const counts = new Map<string, number>()
   let more = false
+  const count = (x: unknown) => {
+    if (typeof x !== 'string') return
+    const n = counts.get(x)
+    if (n !== undefined) counts.set(x, n + 1)
+    else if (counts.size < MAX_FILE_REFS) counts.set(x, 1)
+    else more = true
+  }
   const stack: unknown[] = [...values]
   while (stack.length > 0) {
     const v = stack.pop()
     if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i])
     else if (v !== null && typeof v === 'object') {
-      const o = v as Record<string, unknown>
-      for (const k in o) {
-        if (!Object.hasOwn(o, k)) continue
-        const x = o[k]
-        if (k === 'file_id' && typeof x === 'string') {
-          const n = counts.get(x)
-          if (n !== undefined) counts.set(x, n + 1)
-          else if (counts.size < MAX_FILE_REFS) counts.set(x, 1)
-          else more = true
-        } else if (typeof x === 'object') stack.push(x)
-      }
+      const o = v as Obj
+      if (typeof o.type === 'string' && Object.hasOwn(SENT_FILES, o.type)) SENT_FILES[o.type]!(o).forEach(count)
+      for (const k in o) if (Object.hasOwn(o, k) && typeof o[k] === 'object') stack.push(o[k])
     }
   }
   return { counts, more }
