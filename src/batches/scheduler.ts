@@ -407,9 +407,10 @@ export class Scheduler {
     const grant = this.pace.take(free)
     if (grant < room) this.fillLater(a)
     if (grant === 0) return
-    // shared: a claim is taken for sent when this instance dies, so none is made before the
-    // workers can take it at once (a new instance's take a moment to start)
-    if (this.leases && !(await this.pool.warm())) return this.fillLater(a)
+    // a claim (a mark, alone) is taken for sent when this process dies, so none is made before
+    // the workers can take it at once: a new process's take a second or more to start, and a
+    // kill -9 meanwhile failed as lost the items they had not been posted
+    if (!(await this.pool.warm())) return this.fillLater(a)
     const items = await this.next(a, grant)
     if (this.marks && !(await this.marked(a, items))) return
     if (items.length > 0 && a.status === 'queued') {

@@ -244,3 +244,47 @@ test('kill -9 with items waiting for credit behind items at the upstream, restar
     cleanup(dataDir)
   }
 }, 60_000)
+
+test('kill -9 while a restarted gateway starts its batch workers: nothing is handed out before they can take it, so only items that reached the upstream fail as lost', async () => {
+  const N = 12
+  const { up, dataDir, key, env, sent } = await rig(3_000)
+  try {
+    const first = await spawnGateway({ env, dataDir })
+    const { id, batch } = await createBatch(first, key, N)
+    // all six places at the upstream: those lost with this first process all went
+    await until('items at the upstream', () => sent.size >= 6)
+    first.kill('SIGKILL')
+    expect(await first.exited).not.toBe(0)
+    const sentFirst = new Set(sent.keys())
+
+    // the second start resumes the batch: its workers take a while to start (a second or more);
+    // killed as its items reach the upstream, or half a second after it handed them out
+    const second = await spawnGateway({ env, dataDir })
+    await until('the resumed batch handed out', async () => (await itemsOf(dataDir, id)).marked.some((i) => !sentFirst.has(`crash ${i}`)) || sent.size > sentFirst.size)
+    // posted to started workers, they reach the upstream within a few tens of ms; a worker still
+    // starting takes a second or more
+    const by = Date.now() + 500
+    await until('the resumed items at the upstream', () => sent.size >= 12 || Date.now() > by)
+    second.kill('SIGKILL')
+    expect(await second.exited).not.toBe(0)
+
+    const third = await spawnGateway({ env, dataDir })
+    try {
+      await until('the batch completes', async () => (await batch(third.url)).completed_at != null, 30_000)
+      const b = await batch(third.url)
+      expect(b.status).toBe('completed')
+      const o = await outcome(third, dataDir, key, id, b)
+      expect(o.indexes).toEqual(Array.from({ length: N }, (_, i) => i))
+      // only an item that reached the upstream may be failed as lost; none went twice
+      expect(o.lost.filter((i) => !sent.has(`crash ${i}`))).toEqual([])
+      for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
+      expect(o.records.n).toBe(N - o.lost.length)
+    } finally {
+      third.kill('SIGTERM')
+      await third.exited
+    }
+  } finally {
+    await up.stop()
+    cleanup(dataDir)
+  }
+}, 90_000)
