@@ -20,7 +20,8 @@ const batch = names(batches)
 const WAITER_MS = 1_200
 /**
  * A batch's items that `where` picks and no other transaction has locked, locked (`?`: the
- * batch, then `where`'s own). A statement that updates claimed items waits for none: a locked one
+ * batch, then `where`'s own). A statement that updates claimed items waits for none (but
+ * `release`, of items never sent, which nothing stores): a locked one
  * is being stored by the results writer, whose transaction goes on to other items (in its own
  * order) and to the keys' and the batch's rows, so waiting on it from a statement that holds some
  * of them already ended in a deadlock, PostgreSQL aborting one side after a second (renewals beside
