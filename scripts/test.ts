@@ -61,9 +61,20 @@ const STORE_AGNOSTIC = [
   'test/foundation/start-env.test.ts',
   'test/hardening/stdout-gone.test.ts',
   'test/hardening/body-budget.test.ts',
-  // wire formats over HTTP: what a body may hold, values the provider owns
+  // wire formats over HTTP: what a body may hold, values the provider owns, error bodies,
+  // translations each way (what they record is checked on both stores by the matrix)
   'test/chat/fuzz.test.ts',
   'test/foundation/owned-values.test.ts',
+  'test/foundation/errors.test.ts',
+  'test/foundation/parameter-walk.test.ts',
+  'test/chat/e2e-claude.test.ts',
+  'test/chat/e2e-openai.test.ts',
+  'test/messages/e2e-claude.test.ts',
+  // cassettes live in files of their own (blobs beside them), whatever the gateway's stores
+  'test/replay/cassette-modes.test.ts',
+  // the token workers' fairness, and the batch pool's messages to its threads
+  'test/hardening/token-fairness.test.ts',
+  'test/batches/pool-outbox.test.ts',
   // no gateway at all: the source's own shape, the bench's scripts, pure functions
   'test/bench/**',
   'test/foundation/import-graph.test.ts',
