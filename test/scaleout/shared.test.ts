@@ -152,8 +152,9 @@ describe.skipIf(!onPostgres)('two gateways, one database', () => {
       c.kill('SIGTERM')
       await c.exited
       // whoever held the places first (the maker, or one of the others if told sooner), the
-      // batch is held by a live instance within about one try after the maker is gone
-      expect(await within(1_500, async () => (await holders()).length > 0)).toBeLessThan(1_500)
+      // batch is held by a live instance within a few tries after the maker is gone, before a
+      // quiet instance's own look (every 5 s): 1.5 s was missed on a 2-core machine now and then
+      expect(await within(3_000, async () => (await holders()).length > 0)).toBeLessThan(3_000)
     } finally {
       c.kill('SIGKILL')
       await db.close()
