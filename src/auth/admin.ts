@@ -6,7 +6,7 @@ import { Elysia, t } from 'elysia'
 import { Int } from '../lib/int.ts'
 import { echo, HttpError } from '../http/errors.ts'
 import { readJsonBody } from '../http/body.ts'
-import { takesOnly } from '../http/query.ts'
+import { queryTaking } from '../http/query.ts'
 import type { Services } from '../services.ts'
 import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
@@ -78,7 +78,7 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
       const m = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')
       if (!m || !sameToken(m[1]!, token)) throw new HttpError(401, 'Admin routes need Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>')
       // none of these routes takes a query: a filter the listing lacks would list every key unsaid
-      takesOnly(new URL(request.url).searchParams, 'an admin route', [])
+      queryTaking(request, { what: 'an admin route', names: [] })
     })
     .get('/admin/v1/keys', async () => ({ object: 'list', data: (await s.keys.list()).map(publicKey) }))
     .post('/admin/v1/keys', async ({ request, set }) => {

@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
 import { withBodyText } from '../http/body.ts'
 import { badRequest, echo } from '../http/errors.ts'
-import { takesOnly } from '../http/query.ts'
+import { queryTaking, type RouteQuery } from '../http/query.ts'
 import { contentDisposition } from '../files/shapes.ts'
 import type { Services } from '../services.ts'
 import { gzipped, ndjson, pullStream, resultsKept, zipExport } from './export.ts'
@@ -28,20 +28,15 @@ const TAKES = {
   cancel: { what: 'cancelling a batch', names: [] },
   results: { what: "a batch's results", names: ['offset', 'limit'] },
   export: { what: "a batch's export", names: ['format', 'gzip', 'offset', 'limit'] },
-} as const satisfies Record<string, { what: string; names: readonly string[] }>
+} as const satisfies Record<string, RouteQuery>
 
-const query = (request: Request, route: keyof typeof TAKES) => {
-  const q = new URL(request.url).searchParams
-  takesOnly(q, TAKES[route].what, TAKES[route].names)
-  return q
-}
 
 function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id)
   return new Elysia({ name: `batches:${root}` })
     .post(root, async ({ request }) => toOpenAIBatch(await withBodyText(request, maxBodyBytes, (text) => batches.create('openai', keyOf(request), text))), { parse: 'none' })
     .get(root, async ({ request }) => {
-      const q = query(request, 'list')
+      const q = queryTaking(request, TAKES.list)
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after')
       // the OpenAI SDK's root lists OpenAI-shaped batches only: a message batch there has no
@@ -50,10 +45,10 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       if (!page) throw badRequest(`after: no batch ${echo(after)}`)
       return toOpenAIList(page)
     })
-    .get(`${root}/:id`, async ({ request, params }) => (query(request, 'one'), toOpenAIBatch(await find(request, params.id))))
-    .post(`${root}/:id/cancel`, async ({ request, params }) => (query(request, 'cancel'), toOpenAIBatch(await batches.cancel(keyOf(request).id, params.id))), { parse: 'none' })
+    .get(`${root}/:id`, async ({ request, params }) => (queryTaking(request, TAKES.one), toOpenAIBatch(await find(request, params.id))))
+    .post(`${root}/:id/cancel`, async ({ request, params }) => (queryTaking(request, TAKES.cancel), toOpenAIBatch(await batches.cancel(keyOf(request).id, params.id))), { parse: 'none' })
     .get(`${root}/:id/results`, async ({ request, params }) => {
-      const q = query(request, 'results')
+      const q = queryTaking(request, TAKES.results)
       const b = resultsKept(await find(request, params.id))
       const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
       const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
@@ -63,7 +58,7 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
     })
     .get(`${root}/:id/export`, async ({ request, params }) => {
-      const q = query(request, 'export')
+      const q = queryTaking(request, TAKES.export)
       return exportResponse(batches.store, await find(request, params.id), q)
     })
 }

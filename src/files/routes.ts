@@ -4,7 +4,7 @@
 import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
-import { takesOnly } from '../http/query.ts'
+import { queryTaking } from '../http/query.ts'
 import type { Services } from '../services.ts'
 import { anthropicListQuery, openAIListQuery } from './list-params.ts'
 import type { FilesService } from './service.ts'
@@ -63,7 +63,7 @@ const ANTHROPIC: Wire = {
 const missing = (id: string) => notFound(`No such file: ${echo(id)}`)
 
 function familyRoutes(root: string, wire: Wire, files: FilesService, limits: UploadLimits) {
-  const checkQuery = (request: Request) => takesOnly(new URL(request.url).searchParams, "a file's own route", wire.fileQuery)
+  const checkQuery = (request: Request) => queryTaking(request, { what: "a file's own route", names: wire.fileQuery })
   const find = async (request: Request, id: string) => {
     checkQuery(request)
     return (await files.get(keyOf(request).id, id)) ?? (() => { throw missing(id) })()

@@ -20,3 +20,16 @@ export function takesOnly(q: URLSearchParams, what: string, names: readonly stri
   onlyKnownParams(q, new Set(names), names.length ? `${what} takes ${names.join(', ')}` : `${what} takes no query parameters`)
   eachOnce(q, repeatable)
 }
+
+/** What a route takes in its query, `what` naming the route in the message. */
+export interface RouteQuery {
+  what: string
+  names: readonly string[]
+}
+
+/** The request's query, held to what `route` takes (`takesOnly`). */
+export function queryTaking(request: Request, route: RouteQuery): URLSearchParams {
+  const q = new URL(request.url).searchParams
+  takesOnly(q, route.what, route.names)
+  return q
+}

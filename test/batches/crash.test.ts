@@ -76,6 +76,15 @@ async function outcome(gw: Spawned, dataDir: string, key: string, id: string, ba
   return { indexes: page.results.map((r: any) => r.index), out: out.map(idxOf).sort((a, b) => a - b), errors, lost: errors.map(idxOf).sort((a, b) => a - b), records, spent }
 }
 
+/** Exactly the items `lost` failed as lost, every other one answered, and each billed once (one record an answer, the key's spend their sum). */
+function expectOnlyLost(o: Awaited<ReturnType<typeof outcome>>, n: number, lost: number[]) {
+  expect(o.lost).toEqual(lost)
+  for (const e of o.errors) expect(e.error.code).toBe('batch_item_lost')
+  expect(o.out).toEqual(Array.from({ length: n }, (_, i) => i).filter((i) => !lost.includes(i)))
+  expect(o.records.n).toBe(n - lost.length)
+  expect(o.spent).toBeCloseTo(o.records.usd, 10)
+}
+
 test('kill -9 with items at the upstream, restart: the batch completes, no item is sent twice, those in flight fail batch_item_lost, each billed once', async () => {
   const N = 120
   // each answer takes 100 ms: with 6 at once, some are always at the upstream
@@ -116,14 +125,8 @@ test('kill -9 with items at the upstream, restart: the batch completes, no item 
       const o = await outcome(second, dataDir, key, id, b)
       expect(o.indexes).toEqual(Array.from({ length: N }, (_, i) => i))
       // exactly those marked in flight at the kill are lost; every other item ran
-      expect(o.lost).toEqual(marked)
-      for (const e of o.errors) expect(e.error.code).toBe('batch_item_lost')
-      expect(o.out).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => !marked.includes(i)))
+      expectOnlyLost(o, N, marked)
       for (const idx of o.out) expect(sent.get(`crash ${idx}`)).toBe(1)
-
-      // billed exactly once: one record per item that ran, and the key's spend is their sum
-      expect(o.records.n).toBe(N - marked.length)
-      expect(o.spent).toBeCloseTo(o.records.usd, 10)
     } finally {
       second.kill('SIGTERM')
       await second.exited
@@ -227,14 +230,10 @@ test('kill -9 with items waiting for credit behind items at the upstream, restar
       expect(b.request_counts).toEqual({ total: N, completed: N - atUpstream.length, failed: atUpstream.length })
       const o = await outcome(second, dataDir, key, id, b)
       // only the items that had reached the upstream are lost; the waiting ones ran after the restart
-      expect(o.lost).toEqual(atUpstream)
-      for (const e of o.errors) expect(e.error.code).toBe('batch_item_lost')
-      expect(o.out).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => !atUpstream.includes(i)))
+      expectOnlyLost(o, N, atUpstream)
       // none went upstream twice
       expect(sent.size).toBe(N)
       for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
-      expect(o.records.n).toBe(N - atUpstream.length)
-      expect(o.spent).toBeCloseTo(o.records.usd, 10)
     } finally {
       second.kill('SIGTERM')
       await second.exited

@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import { keyOf } from '../../http/context.ts'
 import { withBodyText } from '../../http/body.ts'
 import { badRequest, echo, HttpError } from '../../http/errors.ts'
-import { takesOnly } from '../../http/query.ts'
+import { queryTaking, type RouteQuery } from '../../http/query.ts'
 import { idParam, intParam } from '../params.ts'
 import type { BatchService } from '../service.ts'
 import type { Services } from '../../services.ts'
@@ -22,13 +22,8 @@ const LIST_LIMIT = { dflt: 20, max: 1000 }
 const TAKES = {
   list: { what: 'listing message batches', names: ['limit', 'after_id', 'before_id', 'beta'] },
   one: { what: 'a message batch', names: ['beta'] },
-} as const satisfies Record<string, { what: string; names: readonly string[] }>
+} as const satisfies Record<string, RouteQuery>
 
-const query = (request: Request, route: keyof typeof TAKES) => {
-  const q = new URL(request.url).searchParams
-  takesOnly(q, TAKES[route].what, TAKES[route].names)
-  return q
-}
 
 async function* resultLines(batches: BatchService, id: string): AsyncGenerator<Uint8Array> {
   const enc = new TextEncoder()
@@ -40,13 +35,13 @@ export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchSe
   // results_url: under the URL clients reach the gateway by, when it is configured (a proxy that
   // ends TLS would otherwise make it http://), else the request's own origin
   const originOf = (request: Request) => s.config.publicUrl ?? new URL(request.url).origin
-  const find = (request: Request, id: string) => (query(request, 'one'), batches.find(keyOf(request).id, id, 'anthropic'))
+  const find = (request: Request, id: string) => (queryTaking(request, TAKES.one), batches.find(keyOf(request).id, id, 'anthropic'))
   return new Elysia({ name: 'batches:anthropic' })
     .post(root, async ({ request }) => toMessageBatch(await withBodyText(request, s.config.limits.maxBodyBytes, (text) => batches.create('anthropic', keyOf(request), text)), originOf(request)), {
       parse: 'none',
     })
     .get(root, async ({ request }) => {
-      const q = query(request, 'list')
+      const q = queryTaking(request, TAKES.list)
       const limit = intParam(q, 'limit', { min: 1, max: LIST_LIMIT.max, dflt: LIST_LIMIT.dflt })
       const after = idParam(q, 'after_id')
       const before = idParam(q, 'before_id')
@@ -56,7 +51,7 @@ export function messageBatchRoutes(s: Pick<Services, 'config'>, batches: BatchSe
       return toMessageBatchList(page, originOf(request))
     })
     .get(`${root}/:id`, async ({ request, params }) => toMessageBatch(await find(request, params.id), originOf(request)))
-    .post(`${root}/:id/cancel`, async ({ request, params }) => (query(request, 'one'), toMessageBatch(await batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request))), { parse: 'none' })
+    .post(`${root}/:id/cancel`, async ({ request, params }) => (queryTaking(request, TAKES.one), toMessageBatch(await batches.cancel(keyOf(request).id, params.id, 'anthropic'), originOf(request))), { parse: 'none' })
     .get(`${root}/:id/results`, async ({ request, params }) => {
       const b = await find(request, params.id)
       if (b.endedAt === null) throw badRequest(`Message batch ${b.id} has not ended yet; its results are available once processing_status is "ended"`)
