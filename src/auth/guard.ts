@@ -3,6 +3,7 @@
 import { HttpError } from '../http/errors.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { KeyStore } from './keys.ts'
+import { usd } from '../lib/usd.ts'
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i
 const MAX_KEY_LENGTH = 512
@@ -63,6 +64,6 @@ function admitKey(key: ApiKey | undefined): ApiKey | HttpError {
 /** A funded key whose spend reached its credit: refused (402) for what spends, let through to read what it spent (its records, usage, files). */
 export class CreditsExhausted extends HttpError {
   constructor(readonly key: ApiKey) {
-    super(402, `Credits exhausted: this key has spent $${key.spent.toFixed(6)} of its $${key.credits} credits; add credits, then resend`)
+    super(402, `Credits exhausted: this key has spent ${usd(key.spent)} of its ${usd(key.credits ?? 0)} credits; add credits, then resend`)
   }
 }

@@ -11,6 +11,7 @@ import { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
+import { usd } from '../lib/usd.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -266,7 +267,7 @@ export class KeyStore {
       .returning()) as Row[]
     if (r) return this.changed(r)
     const k = await this.get(id)
-    if (k) throw new HttpError(400, `amount: the key's credits would pass the most a key may hold ($${MAX_CREDITS}); it holds $${k.credits ?? 0}`)
+    if (k) throw new HttpError(400, `amount: the key's credits would pass the most a key may hold (${usd(MAX_CREDITS)}); it holds ${usd(k.credits ?? 0)}`)
     return undefined
   }
 

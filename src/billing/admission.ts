@@ -10,6 +10,7 @@ import { loopCalls, withReplySearches, worstUsage, type BeyondPrompt } from './s
 import { dearerWrites, type PromptWrites } from './prompt-writes.ts'
 import type { Premiums } from '../config/claude-premiums.ts'
 import { unpricedTier } from '../config/service-tiers.ts'
+import { usd } from '../lib/usd.ts'
 
 export interface AdmitInput {
   apiKey: ApiKey
@@ -152,8 +153,8 @@ export class CreditsExhausted extends HttpError {
   ) {
     // a gateway killed outright leaves its requests' holds behind: they are deleted once it is
     // seen gone for a few seconds (pg-owner.ts, redis-owner.ts), at the latest they lapse within RESERVATION_TTL_MS
-    const holds = held > 0 ? ` and $${held.toFixed(6)} is held by requests in progress (or, for a few seconds, by those of a gateway that was stopped outright)` : ''
-    super(402, `Credits exhausted: this key has spent $${spent.toFixed(6)} of its $${credits} credits${holds}; add credits, then resend`)
+    const holds = held > 0 ? ` and ${usd(held)} is held by requests in progress (or, for a few seconds, by those of a gateway that was stopped outright)` : ''
+    super(402, `Credits exhausted: this key has spent ${usd(spent)} of its ${usd(credits)} credits${holds}; add credits, then resend`)
   }
 }
 

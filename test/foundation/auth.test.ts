@@ -76,6 +76,22 @@ test('402 when a funded key has spent its credits, for what spends; what it spen
   expect((await chat()).status).toBe(200)
 })
 
+test('a 402 prints a tiny credit and spend as plain dollars, as a person reads them', async () => {
+  const { key, record } = await gw.services.keys.create({ name: 'tiny', credits: 0.0000001 })
+  await gw.services.billing.addSpent(record.id, 0.0000002)
+  const msg = await expectError(
+    await fetch(`${gw.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }] }),
+    }),
+    402,
+    /Credits exhausted/,
+  )
+  expect(msg).toContain('spent $0.0000002 of its $0.0000001 credits')
+  expect(msg).not.toMatch(/\de-\d/)
+})
+
 test('beta routes take x-api-key or Bearer, and ignore the query string', async () => {
   const variants: Record<string, string>[] = [{ 'x-api-key': gw.key }, { authorization: `Bearer ${gw.key}` }]
   for (const h of variants) {
