@@ -6,6 +6,7 @@
 import type { Usage } from '../ir/types.ts'
 import { imageCallTokens } from './image-tool.ts'
 import { MOST_SEARCHES, MOST_TOKENS } from '../generations/row.ts'
+import { dearestNewTier, type ContainerCounts } from './containers.ts'
 
 /** Beyond the prompt and the output cap: searches run upstream, the input tokens their results add, output in audio. */
 export interface BeyondPrompt {
@@ -26,6 +27,8 @@ export interface BeyondPrompt {
    * model reads the request's context, its images too: held as the prompt in image tokens.
    */
   imageGen?: { model?: string; images: number; outputTokens: number }
+  /** OpenAI's code interpreter in auto mode: the new container it may make, held a session at its memory tier's price. */
+  containers?: ContainerCounts
 }
 
 /** Uses held for a server tool that sets no bound of its own (`max_uses`, `max_tool_calls`). */
@@ -83,11 +86,14 @@ export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearch
   const web = has('web_search') || webSearchOptions !== undefined
   const file = has('file_search')
   const image = list.find((t) => t?.type === 'image_generation')
-  if (!web && !file && !image) return undefined
+  // a code interpreter in auto mode makes a container (or takes up one the key has): one, at the dearest tier asked for
+  const tier = dearestNewTier(list)
+  if (!web && !file && !image && !tier) return undefined
   const n = uses(maxToolCalls)
   const imageGen = image ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: n, outputTokens: imageCallTokens(image) } } : {}
+  const containers = tier ? { containers: { [tier]: 1 } } : {}
   // OpenAI's searches bound the reply's output as a whole: no loop of calls (a Claude model runs none of them)
-  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? Math.min(n * TOKENS_A_SEARCH, MOST_TOKENS) : 0, audioOutput: false, ...imageGen }
+  return { webSearches: web ? n : 0, ...(file ? { fileSearches: n } : {}), inputTokens: web || file ? Math.min(n * TOKENS_A_SEARCH, MOST_TOKENS) : 0, audioOutput: false, ...imageGen, ...containers }
 }
 
 /**
@@ -133,6 +139,7 @@ export function worstUsage(prompt: number, cap: number, beyond: BeyondPrompt | u
   if (beyond.webSearches > 0) usage.webSearches = beyond.webSearches
   if (beyond.fileSearches) usage.fileSearches = beyond.fileSearches
   if (beyond.audioOutput) usage.outputAudioTokens = cap * calls
+  if (beyond.containers) usage.containers = beyond.containers
   const image = beyond.imageGen
   if (image && image.images > 0) {
     const input = prompt * image.images

@@ -11,6 +11,7 @@ import { premiumFactor } from './claude-premiums.ts'
 import { tierFactor } from './service-tiers.ts'
 import type { PriceEntry } from './schema.ts'
 import { imageLibraryUsage, imageModelId, KNOWN_IMAGE_MODELS } from './image-prices.ts'
+import { containersUsd } from '../billing/containers.ts'
 
 export type { Surface } from './models.ts'
 
@@ -280,6 +281,8 @@ export class Catalog {
     if (factor !== 1) total += (factor - 1) * (searched ? (this.standardCost(model, { ...u, webSearches: 0, fileSearches: 0 }, at) ?? total) : total)
     // the image tool's tokens, at its image model's rates
     if (u.imageGen) total += this.imageCost(u.imageGen, at)
+    // new code-interpreter containers, a session each at their memory tier's price
+    if (u.containers) total += containersUsd(u.containers)
     // 15 significant digits: a sum of products' float noise (0.006255999999999999) is not a price
     return Number((total * (1 - this.discount)).toPrecision(15))
   }

@@ -76,13 +76,17 @@ export class ContainerGrants {
     return true
   }
 
-  /** Which of `ids` the key was given and are not expired. */
-  async given(apiKeyId: string, ids: readonly string[], now = Date.now()): Promise<Set<string>> {
+  /**
+   * Which of `ids` the key was given and are not expired. `once`: read once, with no second look
+   * for another instance's grant still being written (asked as a reply hands a container, whose
+   * own grant, written a moment later, must not be taken for an earlier one).
+   */
+  async given(apiKeyId: string, ids: readonly string[], now = Date.now(), once = false): Promise<Set<string>> {
     const out = new Set<string>()
     for (const id of ids) if ((this.pending.get(`${apiKeyId}\0${id}`)?.expiresAt ?? 0) > now) out.add(id)
     for (let round = 0; round <= SHARED_MISS_RETRIES; round++) {
       const rest = [...new Set(ids)].filter((id) => !out.has(id))
-      if (rest.length === 0 || (round > 0 && this.sql.dialect !== 'pg')) break
+      if (rest.length === 0 || (round > 0 && (once || this.sql.dialect !== 'pg'))) break
       if (round > 0) await Bun.sleep(SHARED_MISS_WAIT_MS)
       for (let at = 0; at < rest.length; at += PER_STATEMENT) {
         const chunk = rest.slice(at, at + PER_STATEMENT)

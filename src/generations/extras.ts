@@ -1,8 +1,9 @@
 // The priced parts of a reply's usage beyond the record's token columns: hour-long cache writes,
-// audio tokens, web and file searches, the image tool's tokens. Its cost counts them, so the
+// audio tokens, web and file searches, the image tool's tokens, new code-interpreter containers. Its cost counts them, so the
 // record keeps them to explain it. Most replies have none: the record then stores null, and
 // only a reply with at least one keeps a small JSON object (in the words the record shows).
 import type { ImageGenUsage, Usage } from '../ir/types.ts'
+import { containerCount, TIERS } from '../billing/containers.ts'
 
 /** A count as stored: a finite positive integer, else none. */
 const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
@@ -28,7 +29,7 @@ const IMAGE_COUNTS: [name: string, key: Exclude<keyof ImageGenUsage, 'model'>][]
 
 /** The stored column: null when the usage has none of the extras (the common record: no object is made). */
 export function extrasOf(u: Usage): string | null {
-  if (u.cacheWrite1hTokens === undefined && u.inputAudioTokens === undefined && u.outputAudioTokens === undefined && u.webSearches === undefined && u.fileSearches === undefined && u.imageGen === undefined) return null
+  if (u.cacheWrite1hTokens === undefined && u.inputAudioTokens === undefined && u.outputAudioTokens === undefined && u.webSearches === undefined && u.fileSearches === undefined && u.imageGen === undefined && u.containers === undefined) return null
   const out: Record<string, unknown> = {}
   for (const [name, of] of COUNTS) {
     const n = of(u)
@@ -43,7 +44,20 @@ export function extrasOf(u: Usage): string | null {
     }
     if (Object.keys(tool).length > 0) out.image_tool = { model: typeof g.model === 'string' ? g.model : null, ...tool }
   }
+  const made = containersShown(u.containers)
+  if (made) out.code_interpreter_containers = made
   return Object.keys(out).length > 0 ? JSON.stringify(out) : null
+}
+
+/** New containers by memory tier, as the record shows them (`{ "1g": 1 }`): known tiers, sane counts; none: undefined. */
+function containersShown(v: unknown): Record<string, number> | undefined {
+  if (typeof v !== 'object' || v === null) return undefined
+  const out: Record<string, number> = {}
+  for (const tier of TIERS) {
+    const n = containerCount((v as Record<string, unknown>)[tier])
+    if (n > 0) out[tier] = n
+  }
+  return Object.keys(out).length > 0 ? out : undefined
 }
 
 /** What the record shows of a stored column: its known counts only (nothing for null, or text that is not one). */
@@ -65,6 +79,8 @@ export function extrasWire(stored: string | null): Record<string, unknown> | und
     for (const [name] of IMAGE_COUNTS) tool[name] = count(t[name])
     out.image_tool = tool
   }
+  const made = containersShown(o.code_interpreter_containers)
+  if (made) out.code_interpreter_containers = made
   return Object.keys(out).length > 0 ? out : undefined
 }
 

@@ -2,6 +2,7 @@
 // its result, and its stream of events. Surfaces decode into it and encode out of it;
 // provider adapters translate it to and from their wire. Plain data, no I/O.
 
+import type { ContainerCounts } from '../billing/containers.ts'
 export type Family = 'openai' | 'anthropic'
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool'
@@ -114,6 +115,8 @@ export interface Usage {
   fileSearches?: number
   /** OpenAI's image generation tool's tokens (Responses `tool_usage.image_gen`): priced at its image model's rates (config/image-prices.ts). */
   imageGen?: ImageGenUsage
+  /** New code-interpreter containers the reply made, by memory tier (billing/containers.ts): priced a session each. */
+  containers?: ContainerCounts
   /** OpenAI's processing tier that served the request, where it is priced apart from standard, or not priced at all (ultrafast; config/service-tiers.ts). */
   serviceTier?: 'flex' | 'priority' | 'ultrafast'
   /** Anthropic's fast mode served it (`speed: "fast"`): priced apart (config/claude-premiums.ts). */

@@ -27,6 +27,7 @@ import type { SseOptions } from './sse.ts'
 import { translatedJson, translatedStream } from './translated.ts'
 import { cacheFor } from '../cache/ask.ts'
 import { checkContainers } from '../containers/check.ts'
+import { TIERS, type ContainerCounts, type ContainerTier } from '../billing/containers.ts'
 
 type Body = Record<string, unknown>
 
@@ -130,9 +131,18 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   }
   const signal = abort?.signal ?? rc.signal
   // a container a reply hands the key becomes its own (one answered from the cache was another
-  // request's, perhaps another key's: it hands none)
+  // request's, perhaps another key's: it hands none). One the key did not have yet was made for
+  // this request, at the memory tier its code interpreter asked for: billed a session (its
+  // record waits for the look at the grants, taken before this reply's own grant)
   const grants = s.containers
-  const containerGiven = grants && ((id: string, expiresAt?: number) => void (out.cached || grants.grant(rc.apiKey.id, id, expiresAt)))
+  const tier = heldTier(plan.beyond?.containers)
+  const containerGiven =
+    grants &&
+    ((id: string, expiresAt?: number) => {
+      if (out.cached) return
+      if (tier) out.handedContainer(id, tier, () => grants.given(rc.apiKey.id, [id], Date.now(), true).then((had) => had.has(id)))
+      grants.grant(rc.apiKey.id, id, expiresAt)
+    })
 
   // what a plan becomes (its pass-through body, or its IR, with their media) is worked out once,
   // however many deployments it is sent to: they come one plan after another, so the last is kept
@@ -280,6 +290,9 @@ function sseOptions(s: Pick<GenerationServices, 'cutting'>, rc: RequestContext, 
     },
   }
 }
+
+/** The tier of the new container a request was held for (its code interpreter's in auto mode), if any. */
+const heldTier = (held: ContainerCounts | undefined): ContainerTier | undefined => (held ? TIERS.find((t) => (held[t] ?? 0) > 0) : undefined)
 
 /** The compat header is named once the body or IR is built: building them may add to it. */
 function nameCompat(plan: Plan, headers: Record<string, string>) {

@@ -9,6 +9,7 @@ import { searchesEachReply } from '../billing/server-tools.ts'
 import { emptyUsage, promptTokens, type Usage } from '../ir/types.ts'
 import type { GenerationWatch } from './observe.ts'
 import { newGenerationId, plausibleUsage } from '../generations/row.ts'
+import { addContainer, type ContainerTier } from '../billing/containers.ts'
 
 export interface OutcomeBase {
   apiKey: ApiKey
@@ -92,6 +93,32 @@ export class GenerationOutcome {
   /** Told once, at the record: the generation has ended (the gateway's list of open streams). */
   ended?: () => void
   private recorded = false
+  /**
+   * The code-interpreter containers the reply handed the key, each with whether the key had it
+   * before (asked of its grants as it was handed): one it had was reused, and costs nothing more.
+   */
+  private handed?: Map<string, Promise<boolean>>
+  /** The memory tier a new container of the request is made at (its auto code interpreter's). */
+  private containerTier?: ContainerTier
+
+  /** A reply handed container `id`; `before`: whether the key had been given it already. Asked once an id. */
+  handedContainer(id: string, tier: ContainerTier, before: () => Promise<boolean>): void {
+    this.handed ??= new Map()
+    if (this.handed.has(id)) return
+    this.containerTier = tier
+    this.handed.set(id, before().catch(() => false))
+  }
+
+  /** How many of the containers handed were new (one whose check failed counts as new): undefined when none was handed or none is billed. */
+  private newContainers(): Promise<number> | undefined {
+    if (!this.handed?.size || this.cached || (this.replayed !== undefined && !this.replayed.billed)) return undefined
+    return Promise.all(this.handed.values()).then((had) => had.filter((h) => !h).length)
+  }
+
+  /** `input` with `n` new containers counted in its usage. */
+  private withContainers(input: GenerationInput, n: number): GenerationInput {
+    return n > 0 && this.containerTier ? { ...input, usage: { ...input.usage, containers: addContainer(input.usage.containers, this.containerTier, n) } } : input
+  }
   private completed = false
   private readonly createdAt = Date.now()
   private readonly t0 = performance.now()
@@ -230,18 +257,29 @@ export class GenerationOutcome {
     }
     const watch = this.base.watch
     const reply = () => this.reply ?? this.producedText()
+    const whose = { keyId: this.base.apiKey.id, account: this.base.apiKey.account }
+    // a container the reply made is billed a session: whether the key had it is read from its grants first
+    const fresh = this.newContainers()
+    const every = this.handed?.size ?? 0
     if (!billDropped && !unreported) {
-      watch?.end(input, reply)
-      return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
+      if (!fresh) {
+        watch?.end(input, reply)
+        return this.sink.recordSoon ? this.sink.recordSoon(input) : this.sink.record(input)
+      }
+      const later = fresh.then((n) => this.withContainers(input, n))
+      if (watch) void later.then((final) => watch.end(final, reply))
+      // a stop that cannot wait counts each as new, the dearer reading
+      return this.sink.recordLater(later, () => this.withContainers(input, every), whose)
     }
     const produced = this.producedText !== NO_TEXT ? this.producedText() : replyText(this.reply)
     // the upstream said nothing of the prompt: what the record holds is the gateway's count, and says so
     const noInput = promptTokens(this.usage) === 0
     const withCounts = (usage: Usage): GenerationInput => ({ ...input, usage: noInput ? { ...usage, counted: true as const } : usage })
-    const counted = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then(withCounts, () => input)
+    const tokens = billedUsage(this.usage, produced, this.promptText, this.base.apiKey.id).then(withCounts, () => input)
+    const counted = fresh ? Promise.all([tokens, fresh]).then(([i, n]) => this.withContainers(i, n)) : tokens
     if (watch) void counted.then((final) => watch.end(final, reply))
     // the same at the cheap bound, for a stop that cannot wait for the count
-    this.sink.recordLater(counted, () => withCounts(roughBilledUsage(this.usage, produced, this.promptText)), { keyId: this.base.apiKey.id, account: this.base.apiKey.account })
+    this.sink.recordLater(counted, () => this.withContainers(withCounts(roughBilledUsage(this.usage, produced, this.promptText)), fresh ? every : 0), whose)
   }
 }
 
