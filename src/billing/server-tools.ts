@@ -78,16 +78,18 @@ export function messagesBeyond(tools: unknown): BeyondPrompt | undefined {
 
 /**
  * The Responses API's hosted web and file searches in `tools` (and `web_search_options`, which
- * goes upstream as a web search tool), their calls bounded by `max_tool_calls` when set.
+ * goes upstream as a web search tool), their calls bounded by `max_tool_calls` when set, its
+ * image generation, and the container a code interpreter in auto mode makes.
  */
-export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearchOptions?: unknown): BeyondPrompt | undefined {
+export function responsesBeyond(tools: unknown, maxToolCalls: unknown, webSearchOptions?: unknown, handedTools: readonly unknown[] = []): BeyondPrompt | undefined {
   const list = Array.isArray(tools) ? (tools as Obj[]) : []
   const has = (kind: string) => list.some((t) => typeof t?.type === 'string' && t.type.startsWith(kind))
   const web = has('web_search') || webSearchOptions !== undefined
   const file = has('file_search')
   const image = list.find((t) => t?.type === 'image_generation')
-  // a code interpreter in auto mode makes a container (or takes up one the key has): one, at the dearest tier asked for
-  const tier = dearestNewTier(list)
+  // a code interpreter in auto mode makes a container (or takes up one the key has): one, at the
+  // dearest tier asked for, in `tools` or in the input's `additional_tools` items (`handedTools`)
+  const tier = dearestNewTier([...list, ...handedTools])
   if (!web && !file && !image && !tier) return undefined
   const n = uses(maxToolCalls)
   const imageGen = image ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: n, outputTokens: imageCallTokens(image) } } : {}

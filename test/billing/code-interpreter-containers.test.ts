@@ -52,6 +52,18 @@ describe('a new container is billed a session at its memory tier', () => {
   })
 })
 
+test('a code interpreter handed over in an additional_tools item: the same', async () => {
+  const { text } = reply('nonstream-code-interpreter.handwritten.json', 'resp_container_handed')
+  rig.up.script({ json: text })
+  const res = await fetch(`${rig.gw.url}/api/alpha/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${rig.client.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-5.2', store: false, input: [{ type: 'additional_tools', tools: auto('4g') }, { role: 'user', content: 'sqrt 2?' }] }),
+  })
+  expect(res.status).toBe(200)
+  expect((await rig.generation('resp_container_handed')).cost).toBeCloseTo(tokens() + 0.12, 12)
+})
+
 describe('a container the key already has is not new', () => {
   test('named by id, or handed again in auto mode: the tokens alone', async () => {
     const first = reply('nonstream-code-interpreter.handwritten.json', 'resp_container_first')

@@ -33,6 +33,10 @@ type Obj = Record<string, unknown>
 const customNames = (opened: OpenedTools) => new Set(opened.tools.flatMap(({ tool }) => (tool.type === 'custom' && typeof tool.name === 'string' ? [tool.name] : [])))
 
 /** A reply holds its last bytes this long at most for its thread row (a store that cannot write). */
+/** The tools the input's `additional_tools` items hand over (a code interpreter's new container there is held too). */
+const handedTools = (input: unknown): unknown[] =>
+  Array.isArray(input) ? input.flatMap((it) => (it?.type === 'additional_tools' && Array.isArray(it.tools) ? (it.tools as unknown[]) : [])) : []
+
 const DURABLE_WAIT_MS = 5_000
 
 const stores = new WeakMap<ThreadServices, ThreadStore>()
@@ -200,7 +204,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // the Responses surface asks for neither mode: a Claude model is held as one whose workspace may run it in the US
         premiums: model.family === 'anthropic' ? heldPremiums({}) : undefined,
         // a Claude model's request goes through the IR, which leaves OpenAI's hosted tools out: nothing searches
-        beyond: model.family === 'anthropic' ? undefined : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options),
+        beyond: model.family === 'anthropic' ? undefined : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options, handedTools(body.input)),
         // the files its prompt names are held for as its text is (pipeline/generate.ts: filesBound)
         prompt,
         ...boundOnce(() => promptBound(...prompt)),
