@@ -32,11 +32,11 @@ type Obj = Record<string, unknown>
 /** Custom tools (their calls come back as custom_tool_call items), by the names they are offered by: those of namespaces and handed over in the input too. */
 const customNames = (opened: OpenedTools) => new Set(opened.tools.flatMap(({ tool }) => (tool.type === 'custom' && typeof tool.name === 'string' ? [tool.name] : [])))
 
-/** A reply holds its last bytes this long at most for its thread row (a store that cannot write). */
 /** The tools the input's `additional_tools` items hand over (a code interpreter's new container there is held too). */
 const handedTools = (input: unknown): unknown[] =>
   Array.isArray(input) ? input.flatMap((it) => (it?.type === 'additional_tools' && Array.isArray(it.tools) ? (it.tools as unknown[]) : [])) : []
 
+/** A reply holds its last bytes this long at most for its thread row (a store that cannot write). */
 const DURABLE_WAIT_MS = 5_000
 
 const stores = new WeakMap<ThreadServices, ThreadStore>()
