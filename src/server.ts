@@ -19,7 +19,7 @@ import { openStorage } from './db/client.ts'
 import { checkCluster, storageOptions } from './db/options.ts'
 import { createLogger, type Logger } from './http/log.ts'
 import { createPipeline } from './front.ts'
-import { lockDataDir, type DataDirLock } from './db/data-dir-lock.ts'
+import { lockDataDir, sharesDataDir, type DataDirLock } from './db/data-dir-lock.ts'
 import { ConfigError } from './config/errors.ts'
 import type { Services } from './services.ts'
 import { stopCut } from './pipeline/generate.ts'
@@ -65,8 +65,9 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   s.files.start(s.onClose)
   const batches = await new BatchService(s).start(s.onClose)
   const retention = new Retention({ config, log, threads: threadStoreOf(s), batches: batches.store, containers: s.containers }).start(s.onClose)
-  // instances on one database hear of each other's new batches at once
-  if (cluster && storage.pg) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
+  // instances on one database hear of each other's new batches at once; on one SQLite data dir
+  // sharing Redis, the one that runs them hears of those the others stored (and of their cancels)
+  if (cluster && (storage.pg || cluster.redis)) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
   const prune = setInterval(() => store.prune(steadyNow()), 60_000)
   prune.unref?.()
   s.onClose.push(() => clearInterval(prune))
@@ -92,7 +93,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   const logger = log ?? createLogger(config.logLevel, undefined, config.logFormat)
   // one serving gateway per embedded data dir, when it shares no store with others (a database,
   // Redis, a bucket): db/data-dir-lock.ts
-  const lock = config.database.url || config.redis || config.s3 ? undefined : lockDataDir(config.dataDir)
+  const lock = sharesDataDir(config) ? undefined : lockDataDir(config.dataDir)
   const cluster = await createCluster(config, logger).catch((e) => {
     lock?.release()
     throw e

@@ -8,6 +8,9 @@
 // has its mark taken off again (one statement a turn, unmark), so a kill -9 does not count it
 // lost; a graceful stop gives back the marks of the items it never sent, and those run after the
 // restart. A stored result ends its item's mark: every statement here looks at items with none.
+// Several gateways may serve from one data dir (sharing Redis): only the holder of the batch
+// runner lock (runner-lock.ts) runs batches and marks, so its start still takes every other mark
+// for a dead process's. An item another gateway failed (a cancel there) is not marked, nor sent.
 import type { Sql } from '../db/sql.ts'
 import type { ItemError } from './types.ts'
 import { names } from '../db/columns.ts'
@@ -17,7 +20,7 @@ const item = names(batchItems)
 const batch = names(batches)
 /** The indexes of a round, as one JSON parameter: one prepared statement whatever their number. */
 const IDXS = `(SELECT value FROM json_each(?))`
-const MARK = `UPDATE ${item.$table} SET ${item.leaseOwner} = ? WHERE ${item.batchId} = ? AND ${item.idx} IN ${IDXS} AND ${item.status} IS NULL`
+const MARK = `UPDATE ${item.$table} SET ${item.leaseOwner} = ? WHERE ${item.batchId} = ? AND ${item.idx} IN ${IDXS} AND ${item.status} IS NULL RETURNING ${item.idx} AS idx`
 const FAIL_LOST = `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ?, ${item.leaseOwner} = NULL
   WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.leaseOwner} IS NOT NULL AND ${item.leaseOwner} <> ?`
 const COUNT_FAILED = `UPDATE ${batch.$table} SET ${batch.failed} = ${batch.failed} + ? WHERE ${batch.id} = ?`
@@ -32,10 +35,14 @@ export class InFlightMarks {
 
   constructor(private readonly sql: Sql) {}
 
-  /** Marks a round of a batch's items in flight here: one statement, before any is sent. */
-  async mark(batchId: string, idxs: number[]): Promise<void> {
-    if (idxs.length === 0) return
-    await this.sql.tx((q) => q.run(MARK, [this.owner, batchId, JSON.stringify(idxs)]))
+  /**
+   * Marks a round of a batch's items in flight here: one statement, before any is sent. → the
+   * indexes marked: not one that has a result already (failed by a cancel on another gateway).
+   */
+  async mark(batchId: string, idxs: number[]): Promise<Set<number>> {
+    if (idxs.length === 0) return new Set()
+    const rows = await this.sql.tx((q) => q.all<{ idx: number }>(MARK, [this.owner, batchId, JSON.stringify(idxs)]))
+    return new Set(rows.map((r) => r.idx))
   }
 
   /** Items of a round that wait here unsent (refused for now at admission): their marks go, in one statement. */

@@ -15,6 +15,12 @@
 // A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
+//
+// Several gateways on one SQLite data dir (sharing Redis): one runs the batches, the holder of
+// the runner lock (runner-lock.ts). The others store the batches they are given and tell it (the
+// bus, and its look at the open batches); a cancel there fails the items it has not marked, and
+// it sees the end at its next look. One that takes the lock later starts as the runner, as a
+// restart does.
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { DeleteReason, FileRecord } from '../files/types.ts'
@@ -32,6 +38,8 @@ import { batchRequestId } from './shapes.ts'
 import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import { ItemLeases } from './leases.ts'
 import { InFlightMarks } from './marks.ts'
+import { RunnerLock } from './runner-lock.ts'
+import { sharesDataDir } from '../db/data-dir-lock.ts'
 import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
 import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
 import { nextTurn } from '../lib/turn.ts'
@@ -62,6 +70,15 @@ const RECHECK_MS = 500
 const SHARED_DOWN_RETRY_MS = 1_000
 /** An item refused while only the key's other requests held its credit: looked at again this soon. */
 const CREDIT_HELD_RETRY_MS = 100
+/** One SQLite data dir, another gateway running its batches: how often this one tries the runner lock. */
+const TAKE_OVER_MS = 2_000
+
+/** What the items not yet run of a batch ended early fail with. */
+const END_ERRORS: Record<EndKind, ItemError> = {
+  cancelled: { code: ITEM_CODES.cancelled, status: 499, message: 'the batch was cancelled before this item ran' },
+  expired: { code: ITEM_CODES.expired, status: 408, message: 'the batch expired before this item ran' },
+  failed: { code: ITEM_CODES.failed, status: 410, message: 'the batch failed before this item ran' },
+}
 
 interface Active {
   id: string
@@ -124,6 +141,12 @@ export class Scheduler {
   private readonly leases?: ItemLeases
   /** Alone on SQLite: items are marked in flight as they are handed out (marks.ts). */
   private readonly marks?: InFlightMarks
+  /** SQLite: this process runs the batches while it holds this (runner-lock.ts). */
+  private readonly runner?: RunnerLock
+  /** SQLite, other gateways may serve from the data dir: the runner looks at the open batches they store. */
+  private readonly looks: boolean = false
+  /** The open batches were resumed here: a look may take up new ones (before, it would pass over a dead runner's marks). */
+  private resumed = false
   private shareTimer?: ReturnType<typeof setInterval>
   /** The other instances' word of batches made or ended: looked for at once, not at the next share. */
   private bus?: Bus
@@ -142,7 +165,16 @@ export class Scheduler {
   ) {
     this.pace = new Pace(s.config.batches.maxItemsPerSecond)
     if (s.storage.dialect === 'pg') this.leases = new ItemLeases(store.sql, s.config.batches.leaseMs)
-    else this.marks = new InFlightMarks(store.sql)
+    else {
+      this.marks = new InFlightMarks(store.sql)
+      this.runner = new RunnerLock(s.config.dataDir, s.log)
+      this.looks = sharesDataDir(s.config)
+    }
+  }
+
+  /** Another gateway on this SQLite data dir runs the batches: this one stores them and tells it. */
+  private get standby(): boolean {
+    return this.runner !== undefined && !this.runner.held
   }
 
   private get cfg() {
@@ -151,10 +183,37 @@ export class Scheduler {
 
   /** Resume after a start: sweep half-made batches, fail what a killed process had in flight, carry on. */
   async start(): Promise<void> {
+    // one SQLite data dir: another gateway runs its batches; this one runs them once it stops
+    if (this.runner && !this.runner.take()) {
+      this.s.log.info('batches: another gateway on this data dir runs the batches; this one stores those it is given, and takes over if that one stops')
+      this.runner.wait(TAKE_OVER_MS, () => void this.takeOver())
+      return
+    }
     const swept = await sweepIngests(this.store.sql)
     if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
+    await this.resume()
+  }
+
+  /**
+   * The runner of this SQLite data dir stopped (or was killed): this process runs the batches now,
+   * and what that one marked in flight fails as lost, as at a restart. Creations in progress on the
+   * gateways still running are not swept (they may be this one's).
+   */
+  private async takeOver(again = false): Promise<void> {
+    if (this.closed) return
+    if (!again) this.s.log.info('batches: this process runs the batches now (the gateway that ran them stopped)')
+    try {
+      await this.resume()
+    } catch (e) {
+      this.s.log.error('batches: taking over the batches failed; trying again', { error: (e as Error).message })
+      if (!this.closed) setTimeout(() => void this.takeOver(true), SHARED_DOWN_RETRY_MS).unref?.()
+    }
+  }
+
+  private async resume(): Promise<void> {
     for (const row of await this.store.open()) {
-      // alone: what the last process marked and did not store may have reached the upstream
+      if (this.active.has(row.id)) continue
+      // what the last process to run the batches marked and did not store may have reached the upstream
       const lost = this.marks ? await this.marks.failLost(row.id, LOST_ITEM) : 0
       this.ended('failed', lost)
       if (lost > 0) this.s.log.warn('batches: items in flight when the last process stopped failed, not sent again', { batch_id: row.id, items: lost })
@@ -163,26 +222,29 @@ export class Scheduler {
       await this.failIfInputGone(row)
     }
     void this.checkExpiry()
-    this.expiryTimer = setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
+    this.expiryTimer ??= setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
     this.expiryTimer.unref?.()
-    if (this.leases) {
-      this.shareTimer = setInterval(this.shareTick, Math.min(SHARE_MS, this.leases.leaseMs / 3))
+    if (this.leases || this.looks) {
+      this.shareTimer ??= setInterval(this.shareTick, this.leases ? Math.min(SHARE_MS, this.leases.leaseMs / 3) : SHARE_MS)
       this.shareTimer.unref?.()
     }
+    this.resumed = true
     for (const a of this.active.values()) this.fill(a)
   }
 
   /**
    * Instances sharing a database, every second or so: renew this instance's leases, take up
-   * batches made or resumed elsewhere, stop those another instance ended or cancelled.
+   * batches made or resumed elsewhere, stop those another instance ended or cancelled. The runner
+   * of a SQLite data dir other gateways serve from: take up the batches they stored, stop those
+   * they cancelled (no leases).
    */
   private sharing = false
   private shareAgain = false
   private async share(): Promise<void> {
-    if (this.sharing || this.closed || !this.leases) return
+    if (this.sharing || this.closed || !(this.leases || (this.looks && this.resumed))) return
     this.sharing = true
     try {
-      for (const a of this.active.values()) {
+      if (this.leases) for (const a of this.active.values()) {
         await this.leases.renew(a.id)
         if (a.stopped) continue
         const lost = await this.leases.failLost(a.id, LOST_ITEM)
@@ -234,9 +296,9 @@ export class Scheduler {
     }
   }
 
-  /** A batch just created. */
+  /** A batch just created (stored only, when another gateway on the data dir runs the batches: it is told). */
   add(row: BatchRow): void {
-    this.fill(this.track(row))
+    if (!this.standby) this.fill(this.track(row))
     void this.bus?.publish(TOPIC, row.id)
   }
 
@@ -411,8 +473,13 @@ export class Scheduler {
     // the workers can take it at once: a new process's take a second or more to start, and a
     // kill -9 meanwhile failed as lost the items they had not been posted
     if (!(await this.pool.warm())) return this.fillLater(a)
-    const items = await this.next(a, grant)
-    if (this.marks && !(await this.marked(a, items))) return
+    let items = await this.next(a, grant)
+    if (this.marks) {
+      const marked = await this.marked(a, items)
+      if (!marked) return
+      // one that would not take its mark has a result: failed by an end on another gateway
+      items = items.filter((i) => marked.has(i.idx))
+    }
     if (items.length > 0 && a.status === 'queued') {
       a.status = 'processing'
       await this.store.transition(a.id, ['queued'], { status: 'processing', inProgressAt: Date.now() })
@@ -427,15 +494,14 @@ export class Scheduler {
    * Alone: a round is marked in flight, in one statement, before any of it can reach the upstream.
    * One the database would not mark waits, unsent, and is tried again in a second.
    */
-  private async marked(a: Active, items: ClaimedItem[]): Promise<boolean> {
+  private async marked(a: Active, items: ClaimedItem[]): Promise<Set<number> | null> {
     try {
-      await this.marks!.mark(a.id, items.map((i) => i.idx))
-      return true
+      return await this.marks!.mark(a.id, items.map((i) => i.idx))
     } catch (e) {
       this.s.log.warn('batches: marking items in flight failed; trying again', { batch_id: a.id, error: (e as Error).message })
       a.again.unshift(...items.map((i) => i.idx))
       setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
-      return false
+      return null
     }
   }
 
@@ -703,6 +769,10 @@ export class Scheduler {
     const row = await this.store.byId(id)
     if (!row || FINAL.has(row.status)) return row
     if (!(await this.store.transition(id, ['queued', 'processing'], { status, ...set }))) return this.store.byId(id)
+    if (this.standby) {
+      await this.endElsewhere(id, status)
+      return this.store.byId(id)
+    }
     const a = this.track({ ...row, status })
     a.status = status
     a.stopped = true
@@ -710,15 +780,24 @@ export class Scheduler {
     return this.store.byId(id)
   }
 
+  /**
+   * An early end on a gateway that does not run the batches of its SQLite data dir: the items the
+   * runner has not marked fail now; those it marked are in flight there and end with their results.
+   * The runner, told, sees the end at its next look, stops and writes the output files.
+   */
+  private async endElsewhere(id: string, kind: EndKind): Promise<void> {
+    let failed
+    while ((failed = await this.store.failPending(id, kind, END_ERRORS[kind], END_CHUNK, 0, undefined, undefined, true)) > 0) {
+      this.ended('failed', failed)
+      await nextTurn()
+    }
+    void this.bus?.publish(TOPIC, id)
+  }
+
   private endItems(a: Active, kind: EndKind) {
     if (a.ending) return
     a.ending = true
-    const error: ItemError =
-      kind === 'cancelled'
-        ? { code: ITEM_CODES.cancelled, status: 499, message: 'the batch was cancelled before this item ran' }
-        : kind === 'expired'
-          ? { code: ITEM_CODES.expired, status: 408, message: 'the batch expired before this item ran' }
-          : { code: ITEM_CODES.failed, status: 410, message: 'the batch failed before this item ran' }
+    const error = END_ERRORS[kind]
     // items put back after their worker died have smaller indexes than the cursor
     const again = a.again
     const from = this.firstUnsent(a)
@@ -835,5 +914,7 @@ export class Scheduler {
     if (this.leases) for (const a of this.active.values()) await this.leases.dropExcept(a.id, a.cut).catch(() => {})
     // alone: the marks of items never sent go, so they run after the restart
     if (this.marks) for (const a of this.active.values()) await this.marks.giveBack(a.id, a.cut).catch(() => {})
+    // last: another gateway on the data dir takes over once its marks are as they stay
+    this.runner?.release()
   }
 }

@@ -203,9 +203,10 @@ export class BatchStore {
   /**
    * Fails up to `chunk` pending items with index `from` or later (those never handed out) of
    * an ended batch with `error`, and counts them; returns how many (0: none left). In chunks,
-   * so the loop is never held long; `only` limits it to these indexes (items put back).
+   * so the loop is never held long; `only` limits it to these indexes (items put back);
+   * `unmarked` leaves out the items marked in flight (SQLite).
    */
-  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[], unleasedAt?: number): Promise<number> {
+  failPending(batchId: string, kind: EndKind, error: ItemError, chunk: number, from: number, only?: number[], unleasedAt?: number, unmarked = false): Promise<number> {
     const column = kind === 'cancelled' ? batch.cancelledItems : kind === 'expired' ? batch.expiredItems : null
     const text = JSON.stringify(error)
     const now = Date.now()
@@ -220,8 +221,10 @@ export class BatchStore {
       } else {
         // instances sharing the database: items another one holds under a live lease finish there
         const unleased = unleasedAt === undefined ? '' : ` AND (${item.leaseUntil} IS NULL OR ${item.leaseUntil} < ?)`
+        // one SQLite data dir, another gateway runs the batch: the items it marked in flight end there, with their results
+        const free = unmarked ? ` AND ${item.leaseOwner} IS NULL` : ''
         n = await q.run(
-          `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.idx} >= ?${unleased} ORDER BY ${item.idx} LIMIT ?${skipLocked})`,
+          `UPDATE ${item.$table} SET ${item.status} = 'failed', ${item.error} = ?, ${item.finishedAt} = ? WHERE ${rowid} IN (SELECT ${rowid} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.status} IS NULL AND ${item.idx} >= ?${unleased}${free} ORDER BY ${item.idx} LIMIT ?${skipLocked})`,
           unleasedAt === undefined ? [text, now, batchId, from, chunk] : [text, now, batchId, from, unleasedAt, chunk],
         )
       }
