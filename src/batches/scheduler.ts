@@ -27,7 +27,7 @@ import type { DeleteReason, FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
 import { CreditsExhausted, type Admission, type AdmitInput } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
-import { sweepIngests } from './create/writer.ts'
+import { STALE_INGEST_MS, sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
 import { batchShares, roundRobin } from './fair-share.ts'
@@ -189,15 +189,25 @@ export class Scheduler {
       this.runner.wait(TAKE_OVER_MS, () => void this.takeOver())
       return
     }
-    const swept = await sweepIngests(this.store.sql)
-    if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
+    await this.sweep()
     await this.resume()
+  }
+
+  /**
+   * The items of creates a crash cut short go: every one when this process is alone on its store
+   * (at its start), else only those older than any create takes (other gateways may be creating
+   * batches now: create/writer.ts).
+   */
+  private async sweep(now = Date.now()): Promise<void> {
+    const shared = this.leases !== undefined || this.looks
+    const swept = await sweepIngests(this.store.sql, shared ? now - STALE_INGEST_MS : Infinity)
+    if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
   }
 
   /**
    * The runner of this SQLite data dir stopped (or was killed): this process runs the batches now,
    * and what that one marked in flight fails as lost, as at a restart. Creations in progress on the
-   * gateways still running are not swept (they may be this one's).
+   * gateways still running are not swept (they may be this one's): only those a crash left long ago.
    */
   private async takeOver(again = false): Promise<void> {
     if (this.closed) return
@@ -855,6 +865,8 @@ export class Scheduler {
   /** Batches past their completion window expire; their items not yet run fail with batch_expired. */
   async checkExpiry(now = Date.now()): Promise<void> {
     try {
+      // shared: a create another gateway's crash cut short goes once it is old enough
+      if (this.leases || this.looks) await this.sweep()
       for (const a of [...this.active.values()]) {
         if (a.stopped) continue
         const row = await this.store.byId(a.id)

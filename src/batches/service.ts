@@ -6,7 +6,7 @@ import type { BatchServices } from '../services.ts'
 import { goneHow, INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import { WorkerPool, WorkerStartError } from './pool.ts'
 import { Scheduler } from './scheduler.ts'
-import { BatchStore } from './store.ts'
+import { BatchStore, IngestSwept } from './store.ts'
 import type { BatchFamily, BatchRow } from './types.ts'
 
 const DAY_MS = 86_400_000
@@ -102,7 +102,14 @@ export class BatchService {
       claimWaiterUntil: null,
       itemsPrunedAt: null,
     }
-    await this.store.insert(row)
+    try {
+      await this.store.insert(row)
+    } catch (e) {
+      if (!(e instanceof IngestSwept)) throw e
+      void this.store.deleteItems(id).catch(() => {})
+      this.s.log.warn('batches: a create outlived its marker (taken for a crash\'s by a sweep); refused', { batch_id: id })
+      throw new HttpError(503, 'the batch could not be stored now; nothing was created, retry shortly', { 'retry-after': '5' })
+    }
     // A delete of the file (here or on another instance) that came after the look above looked
     // for the batches reading it before this row was in, and missed it. Each side looks after its
     // own write: that delete's look finds the batch, or this one finds the file gone.

@@ -57,6 +57,8 @@ const ITEM_COLUMNS = selectList(batchItems, ['idx', 'customId', 'status', 'respo
 const CLAIMED_COLUMNS = selectList(batchItems, ['idx', 'model', 'promptEstimate', 'maxOutputTokens', 'choices', 'serviceTier', 'beyond'])
 /** The ingest marker of a batch goes: its items are owned now, or gone. */
 const UNMARK = `DELETE FROM ${ingest.$table} WHERE ${ingest.batchId} = ?`
+/** A create whose items another gateway's sweep took for a crash's leftovers (create/writer.ts): it is refused. */
+export class IngestSwept extends Error {}
 /** A result, stored only if the item has none yet. */
 const cmp = (a: ResultWrite, b: ResultWrite) => (a.batchId < b.batchId ? -1 : a.batchId > b.batchId ? 1 : a.idx - b.idx)
 const STORE_RESULT = `UPDATE ${item.$table} SET ${item.status} = ?, ${item.response} = ?, ${item.error} = ?, ${item.usage} = ?, ${item.requestId} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
@@ -90,13 +92,17 @@ export class BatchStore {
     return DIALECT[this.sql.dialect].rowid
   }
 
-  /** The batch row, and its items now owned by it (the ingest marker goes). */
+  /**
+   * The batch row, and its items now owned by it (the ingest marker goes). Throws IngestSwept,
+   * making nothing, when the marker is gone: another gateway's sweep took the create for a
+   * crash's and may have removed some of its items.
+   */
   async insert(row: BatchRow): Promise<void> {
     // drizzle writes the statement in this dialect; it runs on the transaction's connection
     const insert = this.db.insert(this.t).values(row).toSQL()
     await this.sql.tx(async (q) => {
+      if ((await q.run(UNMARK, [row.id])) === 0) throw new IngestSwept()
       await q.run(insert.sql, insert.params as Param[])
-      await q.run(UNMARK, [row.id])
     })
   }
 

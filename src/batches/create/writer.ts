@@ -2,7 +2,10 @@
 // a few MB), so the main thread's own writes never wait long for SQLite's one write lock.
 // While it runs, a row in batch_ingests marks the items as not yet owned by a batch: the
 // main thread removes it when it creates the batch, and a start after a crash removes the
-// items it names.
+// items it names. Where other gateways may be creating batches in the same database (PostgreSQL,
+// or a SQLite data dir several serve from), only markers older than any create takes are taken
+// for a crash's (STALE_INGEST_MS), at the start and every half minute; a create whose marker was
+// taken all the same is refused at its end (store.ts insert), never made with half its items.
 import { names } from '../../db/columns.ts'
 import { batchIngests, batchItems } from '../../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Sql } from '../../db/sql.ts'
@@ -67,9 +70,21 @@ export class ItemWriter {
   }
 }
 
-/** What a crash in the middle of a create left: items no batch owns. Main thread, at start. */
-export async function sweepIngests(sql: Sql): Promise<number> {
-  const left = await sql.all<{ id: string }>(`SELECT ${ingest.batchId} AS id FROM ${ingest.$table}`)
+/**
+ * A create's marker older than this is a crash's: a create of the largest file (50,000 items,
+ * 200 MB) stores its items in well under a minute, so this is many times the longest one.
+ */
+export const STALE_INGEST_MS = 15 * 60_000
+
+/**
+ * What a crash in the middle of a create left: items no batch owns. Main thread. `before`: only
+ * creates begun before this time (epoch ms), where other gateways may be creating batches now;
+ * every one when this process is alone on its store (a start).
+ */
+export async function sweepIngests(sql: Sql, before = Infinity): Promise<number> {
+  const left = Number.isFinite(before)
+    ? await sql.all<{ id: string }>(`SELECT ${ingest.batchId} AS id FROM ${ingest.$table} WHERE ${ingest.startedAt} < ?`, [before])
+    : await sql.all<{ id: string }>(`SELECT ${ingest.batchId} AS id FROM ${ingest.$table}`)
   let removed = 0
   for (const { id } of left) {
     removed += await sql.run(`DELETE FROM ${item.$table} WHERE ${item.batchId} = ?`, [id])
