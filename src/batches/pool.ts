@@ -8,14 +8,18 @@
 // request thread's own writes would wait behind it).
 //
 // Workers start with the first batch work and stop after a minute without any, so an idle
-// gateway carries none. A job goes to the item worker with the fewest jobs; a worker that
-// dies fails the jobs it held (the scheduler puts their items back, unless stored); a writer
-// that dies takes the whole pool with it. A worker that cannot start (its database refuses
-// another connection, say) fails its jobs with a WorkerStartError: none of them reached a
-// worker, and the next start waits a little longer each time, up to START_BACKOFF_MAX_MS.
-// A job is the worker's once posted to it (it takes its messages in order, so a job posted before
-// the stop runs); one still in a slot's outbox when its worker goes (stopped, or waiting for its
-// start) fails with a NotTakenError: it never ran, and its item keeps no mark of having been sent.
+// gateway carries none. A job goes to the item worker with the fewest jobs. A worker that cannot
+// start (its database refuses another connection, say) fails its jobs with a WorkerStartError:
+// none of them reached a worker, and the next start waits a little longer each time, up to
+// START_BACKOFF_MAX_MS. A job is the worker's once posted to it (it takes its messages in order,
+// so a job posted before the stop runs); one still in a slot's outbox when its worker goes
+// (stopped, or waiting for its start) fails with a NotTakenError: it never ran.
+// An item worker says, one message a turn, which of its jobs are about to make their first
+// upstream call, before any of them makes it. One that dies (crashed, exited, or terminated at a
+// stop) is answered for once its thread has closed (Bun delivers what a thread posted before its
+// close event; its onerror may come before some of it): a job whose call may have begun fails
+// with a CallStartedError (it may have reached the upstream: never sent again), one whose call
+// never began with a NotTakenError (it never left). A writer that dies takes the whole pool with it.
 import { tokenPort } from '../tokens/count.ts'
 import type { AdmitAsk } from '../billing/admission.ts'
 import type { Config } from '../config/load.ts'
@@ -24,14 +28,22 @@ import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, T
 import { workerUrl } from '../lib/worker-url.ts'
 import type { RecordTotals } from '../metrics/batches.ts'
 
-/** A job its worker never took (still in the outbox when it went): it never ran, so it does not count as lost with its worker. */
+/** A job its worker never took (still in the outbox when it went), or an item whose upstream call it never began: it never left, and runs again. */
 export class NotTakenError extends Error {}
 
 /** The jobs of a worker that never started: none of them ran, so none counts as lost with its worker. */
 export class WorkerStartError extends NotTakenError {}
 
+/** An item job whose worker died after its upstream call may have begun: it may have reached the upstream. */
+export class CallStartedError extends Error {}
+
 /** How long the start after a failed one waits: 250 ms, doubled at each failure in a row, at most this. */
 const START_BACKOFF_MAX_MS = 5_000
+/**
+ * How long a worker that died or was terminated is given to close (a few ms, measured): until then
+ * what it said of its jobs may still be on its way. Past it, every job posted to it counts as called.
+ */
+const CLOSE_WAIT_MS = 2_000
 
 /** Bun's Worker can be unref'd: an idle pool never keeps the process alive. */
 type BunWorker = Worker & { ref(): void; unref(): void }
@@ -44,6 +56,9 @@ interface Pending {
   hold?: ItemHolder
   /** Posted to its worker: it may have run. */
   posted?: boolean
+  /** An item's: its worker said its first upstream call was about to begin. */
+  called?: boolean
+  item?: boolean
 }
 
 export type ItemHolder = (ask: AdmitAsk) => Promise<boolean>
@@ -54,6 +69,8 @@ interface Thread {
   /** Ready came: a job given to it may have run. */
   started: boolean
   dead: boolean
+  /** Its close event came: nothing more of what it posted is on its way. */
+  closed: Promise<void>
   /** Fails `ready` (nothing once it came): a thread stopped or gone before it started must still answer whoever waits for it. */
   abort(e: Error): void
 }
@@ -64,6 +81,8 @@ interface Slot extends Thread {
   outbox: { id: number; job: ItemJob }[]
   /** Told to stop: it is posted nothing more. */
   stopping: boolean
+  /** Dead: resolves once its jobs are answered (kill). */
+  gone?: Promise<void>
 }
 
 export interface PoolOptions {
@@ -138,7 +157,9 @@ export class WorkerPool {
    */
   run(job: ItemJob, maxRetries: number, hold?: ItemHolder): Promise<ItemDone['status']> {
     return this.send((slot, id) => {
-      slot.jobs.get(id)!.hold = hold
+      const pending = slot.jobs.get(id)!
+      pending.hold = hold
+      pending.item = true
       slot.outbox.push({ id, job })
       if (slot.outbox.length > 1) return
       setImmediate(() => {
@@ -198,7 +219,8 @@ export class WorkerPool {
     const worker = new Worker(workerUrl(import.meta.url, 'batches/worker.ts')) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
-    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), started: false, dead: false, abort: (e) => failed(e) }
+    const closed = new Promise<void>((res) => worker.addEventListener('close', () => res()))
+    const t: Thread = { worker, ready: new Promise<void>((res, rej) => ((ready = res), (failed = rej))), started: false, dead: false, closed, abort: (e) => failed(e) }
     t.ready.catch(() => {})
     worker.onmessage = (e: MessageEvent<FromWorker>) => {
       const m = e.data
@@ -214,7 +236,8 @@ export class WorkerPool {
     }
     worker.onerror = (e) => {
       this.opts.log.error('batch worker failed', { error: e.message })
-      failed(new Error(`batch worker failed: ${e.message}`))
+      // seen only by those waiting for a start that never came: none of their jobs ran
+      failed(new WorkerStartError(`batch worker failed: ${e.message}`))
       onDeath(e.message)
     }
     worker.addEventListener('close', () => onDeath('exited'))
@@ -241,8 +264,9 @@ export class WorkerPool {
         t.dead = true
         t.abort(new WorkerStartError(`batch results writer ${why}`))
         t.worker.terminate()
-        // what it had not stored is lost with it: every item worker goes too, and their items run again
-        for (const s of this.slots) this.kill(s, `results writer ${why}`)
+        // what it had not stored is lost with it: every item worker goes too (their items whose
+        // upstream call had begun fail as lost, the others run again)
+        for (const s of this.slots) void this.kill(s, `results writer ${why}`)
       },
     )
     this.whenMayStart(t, () => t.worker.postMessage({ type: 'init', config: this.opts.config, role: 'writer' } satisfies ToWorker))
@@ -254,9 +278,10 @@ export class WorkerPool {
     const slot = this.thread(
       (m) => {
         if (m.type === 'ingested') this.settle(m.id, undefined, m.result)
+        else if (m.type === 'calling') this.calling(slot, m.ids)
         else if (m.type === 'hold') this.hold(slot, m.id, m.n, m.ask)
       },
-      (why) => this.kill(slot, why),
+      (why) => void this.kill(slot, why),
     ) as Slot
     slot.jobs = new Map()
     slot.outbox = []
@@ -283,6 +308,14 @@ export class WorkerPool {
     if (wait <= 0) return start()
     // (a stop meanwhile terminates the worker, and fails its ready: the start is not made)
     setTimeout(() => this.closed || t.dead || start(), wait).unref?.()
+  }
+
+  /** Jobs whose first upstream call their worker is about to make: from now on they may have reached the upstream. */
+  private calling(slot: Slot, ids: number[]) {
+    for (const id of ids) {
+      const job = slot.jobs.get(id)
+      if (job) job.called = true
+    }
   }
 
   /** A worker asks to hold a fallback model for its job's item: not held once the job is gone. */
@@ -317,16 +350,31 @@ export class WorkerPool {
     return job
   }
 
-  /** An item worker that is gone fails what it held. */
-  private kill(slot: Slot, why: string) {
-    if (slot.dead) return
+  /**
+   * An item worker that is gone (or going) fails what it held, once its thread has closed: what
+   * it posted before is heard by then, so a job it said it was calling upstream for is known.
+   */
+  private kill(slot: Slot, why: string): Promise<void> {
+    if (slot.dead) return slot.gone!
     slot.dead = true
-    // a worker that never started was given none of them; one that did, those it was posted
-    const error = slot.started ? new Error(`batch worker ${why}`) : new WorkerStartError(`batch worker ${why}`)
-    const notTaken = new NotTakenError(`batch worker ${why} before it took the item`)
-    slot.abort(error)
-    for (const [id, job] of [...slot.jobs]) this.settle(id, !slot.started || job.posted ? error : notTaken)
+    // a worker that never started was given none of them
+    slot.abort(new WorkerStartError(`batch worker ${why}`))
     slot.worker.terminate()
+    const closed = slot.closed.then(() => true)
+    const late = Bun.sleep(CLOSE_WAIT_MS).then(() => false)
+    slot.gone = Promise.race([closed, late]).then((heard) => {
+      // unheard from (no close in time): any job posted to it may have been called for
+      if (!heard) this.opts.log.warn('batch worker did not close in time; its items posted count as sent', { wait_ms: CLOSE_WAIT_MS })
+      const error = (job: Pending): Error => {
+        if (!slot.started) return new WorkerStartError(`batch worker ${why}`)
+        if (!job.posted) return new NotTakenError(`batch worker ${why} before it took the item`)
+        if (!job.item) return new Error(`batch worker ${why}`)
+        if (job.called || !heard) return new CallStartedError(`batch worker ${why} with the item's upstream call begun`)
+        return new NotTakenError(`batch worker ${why} before the item's upstream call began`)
+      }
+      for (const [id, job] of [...slot.jobs]) this.settle(id, error(job))
+    })
+    return slot.gone
   }
 
   private stopIdle() {
@@ -355,7 +403,7 @@ export class WorkerPool {
     this.writer = undefined
     for (const s of slots) s.stopping = true
     await Promise.all(slots.map((s) => this.stop(s)))
-    for (const s of slots) this.kill(s, 'stopped')
+    await Promise.all(slots.map((s) => this.kill(s, 'stopped')))
     if (writer) {
       await this.stop(writer)
       writer.dead = true

@@ -54,8 +54,18 @@ export function itemErrorOf(e: unknown): ItemError & { retryAfter?: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** `holdAnew`: a fallback model's hold, asked of the main thread (which holds the item). */
-export async function runItem(s: GenerationServices & ThreadServices, job: ItemJob, maxRetries: number, store: BatchStore, holdAnew?: RequestContext['holdAnew']): Promise<ItemOutcome> {
+/**
+ * `holdAnew`: a fallback model's hold, asked of the main thread (which holds the item).
+ * `calling`: awaited before the item's first upstream call (its worker tells the main thread).
+ */
+export async function runItem(
+  s: GenerationServices & ThreadServices,
+  job: ItemJob,
+  maxRetries: number,
+  store: BatchStore,
+  holdAnew?: RequestContext['holdAnew'],
+  calling?: () => Promise<void>,
+): Promise<ItemOutcome> {
   const records: GenerationInput[] = []
   const late: Promise<unknown>[] = []
   const sink: GenerationSink = {
@@ -68,6 +78,7 @@ export async function runItem(s: GenerationServices & ThreadServices, job: ItemJ
   }
   const body = await store.body(job.batchId, job.idx)
   if (body === null) return done({ status: 'failed', error: { status: 500, code: 'item_missing', message: `batch item ${job.idx} is not in the database` }, usage: null })
+  await calling?.()
   for (let attempt = 0; ; attempt++) {
     const rc: RequestContext = { apiKey: job.apiKey, requestId: job.requestId, signal: new AbortController().signal, batchId: job.batchId, betas: [], holdAnew }
     try {

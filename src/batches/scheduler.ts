@@ -12,6 +12,8 @@
 // other requests hold, the shared store away) waits unsent, so its mark goes again (on SQLite it
 // waits here; on PostgreSQL its claim goes back to every instance): one statement a turn for
 // all those, in the batch's chain, so that it never takes the mark of an item handed out again.
+// An item whose worker died runs again if its upstream call never began (no mark against it); if
+// its call may have begun, it fails with LOST_ITEM at once, never sent twice.
 // A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
@@ -32,7 +34,7 @@ import { endpointAvailable } from './endpoints.ts'
 import { writeOutputFiles } from './output-files.ts'
 import { batchShares, roundRobin } from './fair-share.ts'
 import { Pace } from './pace.ts'
-import { NotTakenError, type WorkerPool } from './pool.ts'
+import { CallStartedError, NotTakenError, type WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
 import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
@@ -104,8 +106,6 @@ interface Active {
   /** Failing the pending items of an early end, chunk by chunk. */
   ending: boolean
   finalizing: boolean
-  /** Times an index was lost with its worker. */
-  lost: Map<number, number>
   /** Indexes a worker held when the pool closed: they may have been sent, and keep their marks (their claims on PostgreSQL). */
   cut: number[]
   /** Indexes refused for now at admission, never sent, whose marks (claims) are to go. */
@@ -330,7 +330,6 @@ export class Scheduler {
       stopped: FINAL.has(row.status),
       ending: false,
       finalizing: false,
-      lost: new Map(),
       cut: [],
       back: [],
       backDue: false,
@@ -634,31 +633,31 @@ export class Scheduler {
     )
   }
 
-  /** The worker died with the item: it runs again, unless that keeps happening. */
+  /** The worker died with the item: one that never left runs again; one that may have, fails as lost. */
   private lostItem(a: Active, idx: number, hold: ItemHold, e: Error) {
     hold.end()
     // shutting down: a worker that had it may have sent it, so it stays marked (lost after the
     // restart); one that never took it (never started, or stopped with it still in the outbox)
-    // did not, and it runs after the restart
+    // or never began its call did not, and it runs after the restart
     if (this.closed) {
       if (!(e instanceof NotTakenError)) a.cut.push(idx)
       return
     }
-    // its worker never took it (never started: the pool said why, and waits before the next
-    // start): the item never ran, so this is no mark against it
+    // it never left (its worker never started, never took it, or died before its call began):
+    // no mark against it
     if (e instanceof NotTakenError) {
       a.again.push(idx)
       return this.fillLater(a)
     }
-    const n = (a.lost.get(idx) ?? 0) + 1
-    a.lost.set(idx, n)
-    if (n > this.cfg.maxRetries) return this.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), { status: 500, code: 'worker_failed', message: e.message })
-    this.s.log.warn('batches: an item lost its worker; it runs again', { batch_id: a.id, index: idx, error: e.message })
-    a.again.push(idx)
-    setTimeout(() => this.fill(a), 100 * n).unref?.()
+    // its upstream call may have begun (a CallStartedError; anything else its worker cannot have
+    // said otherwise): it may have reached the upstream, and been billed there, so it fails as
+    // lost at once, as a restart fails a killed process's marks, and is never sent again
+    const why = e instanceof CallStartedError ? e.message : `batch worker: ${e.message}`
+    this.s.log.warn('batches: an item lost its worker after its upstream call may have begun; failed, not sent again', { batch_id: a.id, index: idx, error: why })
+    this.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), LOST_ITEM)
   }
 
-  /** An item that failed before reaching a worker (admission, an unknown model, a worker lost too often): queued for the next write. */
+  /** An item that failed outside a worker (admission, an unknown model, lost with its worker): queued for the next write. */
   private land(a: Active, idx: number, requestId: string, error: ItemError): void {
     this.ended('failed')
     this.landed.push({

@@ -124,6 +124,8 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: string }
   | { type: 'ingested'; id: number; result: IngestResult }
+  /** An item worker's jobs about to make their first upstream call (said before any makes it). */
+  | { type: 'calling'; ids: number[] }
   /** An item worker's job `id` reached a fallback model: hold its price for the item (ask `n`). */
   | { type: 'hold'; id: number; n: number; ask: AdmitAsk }
   /** Items stored, the spend written, and the stored records' tokens and cost (for the metrics). */

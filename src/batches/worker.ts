@@ -13,6 +13,7 @@ import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './type
 import { buildWorkerServices } from './worker-services.ts'
 import { HoldAsks } from './hold-asks.ts'
 import type { Services } from '../services.ts'
+import { crashIfAsked } from './test-crash.ts'
 
 declare const self: Worker
 
@@ -63,10 +64,11 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       return
     }
     case 'run':
+      crashIfAsked()
       for (const { id, job } of m.jobs) {
         // runItem turns every failure into a failed item; the catch is for a bug of ours
         // a key with no credit holds nothing: its fallback asks nothing of the main thread
-        runItem(s!, job, m.maxRetries, store!, job.funded ? (ask) => holds.ask(id, ask) : undefined)
+        runItem(s!, job, m.maxRetries, store!, job.funded ? (ask) => holds.ask(id, ask) : undefined, () => calling(id))
           .catch((err) => bug(err, job.requestId))
           .then((outcome) => handOver(lean(id, job, outcome)))
       }
@@ -90,6 +92,22 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       post({ type: 'stopped' })
       return
   }
+}
+
+/**
+ * Item worker: jobs about to make their first upstream call, said to the main thread in one
+ * message a turn. Each job goes on once the message that names it is posted: should this thread
+ * die, the main thread knows which jobs may have reached the upstream (pool.ts).
+ */
+let aboutToCall: number[] = []
+let told: Promise<void> | undefined
+function calling(id: number): Promise<void> {
+  aboutToCall.push(id)
+  return (told ??= Promise.resolve().then(() => {
+    post({ type: 'calling', ids: aboutToCall })
+    aboutToCall = []
+    told = undefined
+  }))
 }
 
 /** What the writer needs of an outcome: records without their model and key objects. */

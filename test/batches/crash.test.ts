@@ -6,8 +6,12 @@
 // SIGTERM: the items in flight land, the marks of those never sent go back, and every one of
 // those runs after the restart: nothing lost, nothing sent twice. Items handed out and then kept
 // waiting for credit are not in flight: their marks (claims) go back as they start to wait, so a
-// kill -9 does not count them lost.
+// kill -9 does not count them lost. A batch worker thread that crashes is the same: the items
+// whose upstream call it had begun fail batch_item_lost, never sent again; those it had not begun
+// run, once.
 import { expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { onPostgres, openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
@@ -27,7 +31,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20
  * A fake upstream that takes `delayMs` an answer and counts each prompt it is sent (and how many
  * it is answering now), and a data dir.
  */
-async function rig(delayMs: number | (() => number)) {
+async function rig(delayMs: number | ((prompt: string) => number)) {
   const up = await startFakeUpstream()
   const dataDir = tempDir('switchyard-batch-crash-')
   const key = 'sk-sy-crash-' + crypto.randomUUID().replaceAll('-', '')
@@ -287,3 +291,57 @@ test('kill -9 while a restarted gateway starts its batch workers: nothing is han
     cleanup(dataDir)
   }
 }, 90_000)
+
+/**
+ * One item worker, six items at once: items 0-4 stay at the upstream 4 s, item 5 answers after
+ * 1.5 s, the rest at once. Once the six are at the upstream the crash file is made: item 5's end
+ * hands item 6 to the worker in a message of its own, and the worker crashes as it takes it (the
+ * test hook, src/batches/test-crash.ts), with 0-4 mid-call and 6 never begun.
+ */
+async function crashRig() {
+  const r = await rig((prompt) => {
+    const i = Number(prompt.slice(6))
+    return i < 5 ? 4_000 : i === 5 ? 1_500 : 0
+  })
+  const crashFile = join(r.dataDir, 'crash-batch-worker')
+  const env = { ...r.env, SWITCHYARD_BATCH_WORKERS: '1', SWITCHYARD_TEST_BATCH_WORKER_CRASH_FILE: crashFile }
+  const crashWhenSixAreOut = async (gw: Spawned) => {
+    await until('six items at the upstream', () => r.sent.size >= 6)
+    expect(r.sent.has('crash 6')).toBe(false)
+    await Bun.write(crashFile, '')
+    await until('the worker crashed', () => !existsSync(crashFile) && gw.output().includes('batch worker failed'))
+  }
+  return { ...r, env, crashWhenSixAreOut }
+}
+
+const MID_CALL = [0, 1, 2, 3, 4]
+
+test('a batch worker thread that crashes with items at the upstream: those fail batch_item_lost, sent once; the one it had not begun runs once', async () => {
+  const N = 12
+  const { up, dataDir, key, env, sent, crashWhenSixAreOut } = await crashRig()
+  try {
+    const gw = await spawnGateway({ env, dataDir })
+    try {
+      const { id, batch } = await createBatch(gw, key, N)
+      await crashWhenSixAreOut(gw)
+      await until('the batch completes', async () => (await batch(gw.url)).output_file_id != null, 30_000)
+      const b = await batch(gw.url)
+      expect(b.status).toBe('completed')
+      expect(b.request_counts).toEqual({ total: N, completed: N - MID_CALL.length, failed: MID_CALL.length })
+      const o = await outcome(gw, dataDir, key, id, b)
+      expect(o.indexes).toEqual(Array.from({ length: N }, (_, i) => i))
+      // the items mid-call are lost, as after a kill -9 (they may have been billed upstream); no
+      // item went upstream twice, and item 6, handed to the worker as it crashed, ran once
+      expectOnlyLost(o, N, MID_CALL)
+      expect(sent.size).toBe(N)
+      for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
+      expect(gw.output().includes('failed, not sent again')).toBe(true)
+    } finally {
+      gw.kill('SIGTERM')
+      await gw.exited
+    }
+  } finally {
+    await up.stop()
+    cleanup(dataDir)
+  }
+}, 60_000)

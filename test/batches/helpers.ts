@@ -121,10 +121,10 @@ export function promptOf(body: any): string {
 /**
  * Scripts the fake upstream to replay the recorded non-streaming replies (OpenAI chat and
  * Anthropic messages fixtures), each with an id of its own, after `delayMs` (or what it says as
- * each request comes); `special` may
+ * each request comes, given its prompt); `special` may
  * answer a prompt otherwise (an error, say). Returns how often each prompt was sent.
  */
-export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number | (() => number); special?: (prompt: string, n: number) => Reply | undefined } = {}): Map<string, number> {
+export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number | ((prompt: string) => number); special?: (prompt: string, n: number) => Reply | undefined } = {}): Map<string, number> {
   const seen = new Map<string, number>()
   const openai = fixtureJson('openai/chat/nonstream-text.json')
   const anthropic = fixtureJson('anthropic/messages/nonstream-text.json')
@@ -135,7 +135,7 @@ export function replayFixtures(up: FakeUpstream, opts: { delayMs?: number | (() 
     const prompt = promptOf(body)
     const count = (seen.get(prompt) ?? 0) + 1
     seen.set(prompt, count)
-    const delay = typeof opts.delayMs === 'function' ? opts.delayMs() : opts.delayMs
+    const delay = typeof opts.delayMs === 'function' ? opts.delayMs(prompt) : opts.delayMs
     if (delay) await Bun.sleep(delay)
     const special = opts.special?.(prompt, count)
     if (special) return special
