@@ -5,7 +5,8 @@
 // may have reached the upstream, and once their lease has run out the others fail them with
 // LOST_ITEM rather than send them again — every item goes upstream at most once and ends with
 // exactly one result. Claims an instance gives back (shutdown, cancel, an item refused for now
-// at admission that would otherwise wait claimed and unsent) run elsewhere, or here again. One
+// at admission, or one whose worker died before its upstream call began, that would otherwise
+// wait claimed and unsent) run elsewhere, or here again. One
 // instance at a time writes a batch's output files, under a lease of the same kind on the
 // batch row. (SQLite: one instance, no leases; its items in flight are marked, marks.ts.)
 import type { Sql } from '../db/sql.ts'

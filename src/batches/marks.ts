@@ -4,10 +4,11 @@
 // them) before any can reach the upstream. A process killed with items marked may have sent
 // them, so the next start fails them with LOST_ITEM instead of sending them again, as another
 // instance fails a dead one's claims on PostgreSQL (leases.ts): every item goes upstream at most
-// once. An item handed out and then kept waiting unsent (for credit, or for the shared store)
-// has its mark taken off again (one statement a turn, unmark), so a kill -9 does not count it
-// lost; a graceful stop gives back the marks of the items it never sent, and those run after the
-// restart. A stored result ends its item's mark: every statement here looks at items with none.
+// once. An item handed out and then kept waiting unsent (for credit, for the shared store, or for
+// a worker: its own died or never started before its upstream call began) has its mark taken off
+// again (one statement a turn, unmark), so a kill -9 does not count it lost; a graceful stop gives
+// back the marks of the items it never sent, and those run after the restart. A stored result
+// ends its item's mark: every statement here looks at items with none.
 // Several gateways may serve from one data dir (sharing Redis): only the holder of the batch
 // runner lock (runner-lock.ts) runs batches and marks, so its start still takes every other mark
 // for a dead process's. An item another gateway failed (a cancel there) is not marked, nor sent.

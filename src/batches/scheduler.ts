@@ -12,8 +12,8 @@
 // other requests hold, the shared store away) waits unsent, so its mark goes again (on SQLite it
 // waits here; on PostgreSQL its claim goes back to every instance): one statement a turn for
 // all those, in the batch's chain, so that it never takes the mark of an item handed out again.
-// An item whose worker died runs again if its upstream call never began (no mark against it); if
-// its call may have begun, it fails with LOST_ITEM at once, never sent twice.
+// An item whose worker died is one of those if its upstream call never began (it runs again, no
+// mark against it); if its call may have begun, it fails with LOST_ITEM at once, never sent twice.
 // A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
@@ -644,9 +644,10 @@ export class Scheduler {
       return
     }
     // it never left (its worker never started, never took it, or died before its call began):
-    // no mark against it
+    // no mark against it, and it waits unsent as an item refused for now does, its mark (claim)
+    // given back meanwhile, so a kill -9 before it is handed out again does not count it lost
     if (e instanceof NotTakenError) {
-      a.again.push(idx)
+      this.waitUnsent(a, idx)
       return this.fillLater(a)
     }
     // its upstream call may have begun (a CallStartedError; anything else its worker cannot have

@@ -8,7 +8,7 @@
 // waiting for credit are not in flight: their marks (claims) go back as they start to wait, so a
 // kill -9 does not count them lost. A batch worker thread that crashes is the same: the items
 // whose upstream call it had begun fail batch_item_lost, never sent again; those it had not begun
-// run, once.
+// run, once, and wait for the next worker without their marks.
 import { expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -339,6 +339,44 @@ test('a batch worker thread that crashes with items at the upstream: those fail 
     } finally {
       gw.kill('SIGTERM')
       await gw.exited
+    }
+  } finally {
+    await up.stop()
+    cleanup(dataDir)
+  }
+}, 60_000)
+
+test('a batch worker crash, then kill -9 while the next worker starts: the item never begun waits unmarked, and runs after the restart instead of failing as lost', async () => {
+  const N = 12
+  const { up, dataDir, key, env, sent, crashWhenSixAreOut } = await crashRig()
+  try {
+    const first = await spawnGateway({ env, dataDir })
+    const { id, batch } = await createBatch(first, key, N)
+    await crashWhenSixAreOut(first)
+    // the items mid-call are stored lost at once; item 6 waits for the next worker (whose start
+    // takes a while) without its mark (claim), or, kept marked, until it is sent
+    let seen = { stored: [] as number[], marked: [] as number[] }
+    const waitingUnmarked = () => MID_CALL.every((i) => seen.stored.includes(i)) && !seen.marked.includes(6) && !seen.stored.includes(6)
+    await until('item 6 unmarked, or sent', async () => ((seen = await itemsOf(dataDir, id)), waitingUnmarked() || sent.has('crash 6')), 10_000)
+    expect(seen.marked).not.toContain(6)
+    expect(waitingUnmarked()).toBe(true)
+    first.kill('SIGKILL')
+    expect(await first.exited).not.toBe(0)
+
+    const second = await spawnGateway({ env, dataDir })
+    try {
+      await until('the batch completes', async () => (await batch(second.url)).output_file_id != null, 30_000)
+      const b = await batch(second.url)
+      expect(b.status).toBe('completed')
+      const o = await outcome(second, dataDir, key, id, b)
+      expect(o.indexes).toEqual(Array.from({ length: N }, (_, i) => i))
+      // only the items that were mid-call are lost; item 6 ran, once
+      expectOnlyLost(o, N, MID_CALL)
+      expect(sent.get('crash 6')).toBe(1)
+      for (const [prompt, n] of sent) expect([prompt, n]).toEqual([prompt, 1])
+    } finally {
+      second.kill('SIGTERM')
+      await second.exited
     }
   } finally {
     await up.stop()
