@@ -6,16 +6,20 @@
 import type { CatalogModel } from '../config/catalog.ts'
 import type { CacheSettings } from '../config/cache.ts'
 import type { RequestContext } from '../pipeline/context.ts'
+import { HttpError } from '../http/errors.ts'
 
 /**
  * The client's ask in seconds (0: not from the cache, not into it); undefined when it said
- * nothing the cache reads. Our own header wins over `cache-control`.
+ * nothing the cache reads. Our own header wins over `cache-control`, and is seconds in digits
+ * or `no-cache`/`no-store`: anything else (`5m`, `-1`, `0x10`) is a 400, not a request quietly
+ * served uncached (or cached on the config's TTL when it meant to stay out).
  */
 export function cacheHeader(headers: Headers): number | undefined {
-  const own = headers.get('x-switchyard-cache')?.trim()
+  const own = headers.get('x-switchyard-cache')?.trim().toLowerCase()
   if (own) {
-    const n = Number(own)
-    if (Number.isFinite(n) && n >= 0) return Math.floor(n)
+    if (/^\d+$/.test(own)) return Number(own)
+    if (own === 'no-cache' || own === 'no-store') return 0
+    throw new HttpError(400, 'x-switchyard-cache: expected the seconds an answer may be cached, in digits (0, no-cache or no-store: not cached)')
   }
   const cc = headers.get('cache-control')?.toLowerCase()
   if (!cc) return undefined

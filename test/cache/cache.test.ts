@@ -355,6 +355,37 @@ describe('the exact response cache', () => {
     expect(openai.requests.length).toBe(sent + 4)
   })
 
+  // a client that wrote `5m` or `-1` asked for caching (or to stay out of it): served silently
+  // uncached, or cached on the config's TTL though it said no-store, it would never know
+  test('x-switchyard-cache takes seconds in digits, or no-cache/no-store; anything else is a 400 naming it, before any call', async () => {
+    const { gw } = await gateway('cache: { models: { gpt-4o-mini: 60 } }')
+    const send = (value: string) =>
+      fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', 'x-switchyard-cache': value },
+        body: JSON.stringify(ask),
+      })
+    for (const bad of ['5m', '-1', '0x10', '1.5', '1e3', 'yes']) {
+      const res = await send(bad)
+      expect(res.status).toBe(400)
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      expect(((await res.json()) as { error: string }).error).toContain('x-switchyard-cache')
+    }
+    expect(openai.requests.length).toBe(0)
+    const first = await send('60')
+    expect(first.headers.get('x-switchyard-cache')).toBe('miss')
+    await first.text()
+    await storedAtLeast(1)
+    // the header's own no-store keeps out a request the config caches
+    for (const out of ['no-store', 'No-Cache']) {
+      const res = await send(out)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-switchyard-cache')).toBeNull()
+      await res.text()
+    }
+    expect(openai.requests.length).toBe(3)
+  })
+
   test('a key opted in by config is cached; an upstream error is never kept', async () => {
     // the key's id is the store's: a first start makes it, the config names it on the next
     const dataDir = tempDir()
