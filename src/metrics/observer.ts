@@ -108,7 +108,10 @@ class Attempt implements AttemptWatch {
     this.t0 = performance.now()
   }
 
-  end(status: number, error?: string): void {
+  end(status: number, error?: string, upstream?: { cached?: boolean }): void {
+    // an answer from the response cache is no upstream call: not counted or timed as one, and
+    // it holds no connection
+    if (upstream?.cached) return this.watch.release()
     this.watch.o.upstream.ended(this.provider, status, performance.now() - this.t0)
     if (error !== undefined) this.watch.failed = this.provider
     if (status !== 200 || error !== undefined) this.watch.release()

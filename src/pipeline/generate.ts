@@ -54,6 +54,9 @@ export async function generateJson(s: GenerationServices, spec: SurfaceSpec, raw
   return r
 }
 
+/** What an attempt's watch is told of a call the response cache answered. */
+const FROM_CACHE = { cached: true }
+
 /** `sink` takes the generation's record (a batch item collects its own). */
 /** No call was tried; its error is made only then (an error captures a stack, too dear for every request). */
 const NOTHING_TRIED = Symbol('nothing tried')
@@ -233,7 +236,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         const reply = await call(c, attempt)
         const ms = Math.round(performance.now() - t0)
         out.endAttempt(reply.status)
-        attempt.end(reply.status)
+        attempt.end(reply.status, undefined, out.cached ? FROM_CACHE : undefined)
         // an answer from the response cache says nothing of the deployment
         if (out.cached) s.health.abandoned(key)
         else s.health.succeeded(key, ms)

@@ -31,9 +31,10 @@ export interface AttemptWatch {
   /**
    * The call answered (its HTTP status: 200 once the upstream accepted it) or failed before its
    * first byte: the status the client is answered with, and what the upstream itself answered
-   * (none when it never did: a refused connection, a timeout) and the error's kind.
+   * (none when it never did: a refused connection, a timeout) and the error's kind. `cached`:
+   * the response cache answered it, and no upstream was called.
    */
-  end(status: number, error?: string, upstream?: { status?: number; type?: string }): void
+  end(status: number, error?: string, upstream?: { status?: number; type?: string; cached?: boolean }): void
   /** A send of the call failed (`ms` long) and it is sent again: one call, several sends. */
   resent?(status: number, error: string, ms: number): void
 }
