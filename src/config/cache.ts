@@ -4,6 +4,9 @@
 import { t, type Static } from 'elysia'
 import { Int } from '../lib/int.ts'
 
+/** The longest `max_ttl_s`: ten years, for good as far as a cache goes. */
+const MAX_TTL_S = 10 * 365 * 86_400
+
 const Ttls = t.Record(t.String({ minLength: 1 }), Int({ minimum: 0 }))
 
 export const CacheSchema = t.Object(
@@ -16,8 +19,11 @@ export const CacheSchema = t.Object(
     scope: t.Optional(t.Union([t.Literal('account'), t.Literal('global')])),
     /** The store's bound: past it, the answers used longest ago are dropped. */
     max_bytes: t.Optional(Int({ minimum: 1024 })),
-    /** No answer is kept longer than this, whatever a request asks. */
-    max_ttl_s: t.Optional(Int({ minimum: 1 })),
+    /**
+     * No answer is kept longer than this, whatever a request asks. Ten years at most: past about
+     * 10^16 s an entry's expiry is no PostgreSQL bigint nor a Redis TTL, and every store failed.
+     */
+    max_ttl_s: t.Optional(Int({ minimum: 1, maximum: MAX_TTL_S })),
     /** With Redis and `blobs.s3`: answers larger than this keep their body in S3, not in Redis. */
     s3_above_bytes: t.Optional(Int({ minimum: 0 })),
   },
