@@ -16,7 +16,7 @@ import { Recorder, type RecorderOptions } from './generations/recorder.ts'
 import type { Logger } from './http/log.ts'
 import { createMediaResolver, fetchPolicy } from './media/resolve.ts'
 import { createProviders } from './providers/registry.ts'
-import { MemoryHealth, type DeploymentHealth } from './routing/health.ts'
+import { deploymentKey, MemoryHealth, type DeploymentHealth } from './routing/health.ts'
 import { RedisHealth } from './routing/redis-health.ts'
 import { MemoryPoolPosition } from './routing/pool-position.ts'
 import { RedisPoolPosition } from './routing/redis-pool-position.ts'
@@ -52,7 +52,9 @@ export function assembleServices(config: Config, storage: Storage, log: Logger, 
   const files = createFilesService({ config, storage, log })
   // deployments' rests and key pools' rounds are shared by the instances of a cluster, so they stop sending together
   const redis = opts.cluster?.redis
-  const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log, { bus: opts.cluster?.bus }) : new MemoryHealth(config.routing)
+  // those the config and the built-in table name, that is: one a client's model id makes stays each instance's
+  const named = new Set(catalog.list().flatMap((m) => m.deployments.map(deploymentKey)))
+  const health: DeploymentHealth = redis ? new RedisHealth(redis, config.routing, log, { bus: opts.cluster?.bus, shares: (key) => named.has(key) }) : new MemoryHealth(config.routing)
   const onClose: Services['onClose'] = [() => health.close()]
   // each thread (a batch worker too) exports its own spans
   const tracing = startTracing(config.tracing, { catalog, providers: config.providers, log })

@@ -82,8 +82,18 @@ export class RedisHealth implements DeploymentHealth {
   /** This instance's mark on what it announces, so that it does not read again on its own word. */
   private readonly self = crypto.randomUUID()
 
-  constructor(private readonly redis: SharedRedis, settings: RoutingSettings, private readonly log: Logger, opts: HealthOptions & { refreshMs?: number; bus?: Bus } = {}) {
+  /** Whether a deployment's health is shared; every one's when not told. */
+  private readonly shares: (key: string) => boolean
+
+  /**
+   * `shares`: the deployments whose health the instances share (the config's and the built-in
+   * table's). One a client's model id makes (a random `mock-…`, an unlisted id) stays this
+   * instance's, bounded as its memory view is: shared, each id a client named and failed left a
+   * field in Redis, read by every instance at each refresh, and an entry in `shared` for good.
+   */
+  constructor(private readonly redis: SharedRedis, settings: RoutingSettings, private readonly log: Logger, opts: HealthOptions & { refreshMs?: number; bus?: Bus; shares?: (key: string) => boolean } = {}) {
     this.local = new MemoryHealth(settings, opts)
+    this.shares = opts.shares ?? (() => true)
     const p = redis.settings.prefix + 'health:'
     this.keys = [p + 'cooling', p + 'failures']
     this.bus = opts.bus
@@ -142,6 +152,7 @@ export class RedisHealth implements DeploymentHealth {
 
   failed(key: string, info: FailureInfo = {}) {
     const until = this.local.failed(key, info)
+    if (!this.shares(key)) return
     const wants = until > 0 ? until - this.local.now() : 0
     const s = this.local.settings
     const args = [key, String(s.failuresToCool), String(s.cooldownMs), String(wants), String(HOUR_MS)]
