@@ -2,9 +2,9 @@
 // `x-switchyard-cassette`, or its model's), the match key of a request, the recordings of each
 // key in order with a cursor per key, and the writing of new ones.
 //
-// Files are read once, when first needed, and written synchronously, line by line: an
-// exchange is on disk by the time its last byte reaches the client, so a gateway stopped
-// right after a test has written everything the test saw. A `record` run starts each file it
+// Files are read once, when first needed (one not there is looked for again until it is), and
+// written synchronously, line by line: an exchange is on disk by the time its last byte reaches
+// the client, so a gateway stopped right after a test has written everything the test saw. A `record` run starts each file it
 // writes afresh (keeping only what was recorded since the run began: a batch worker thread
 // may have written there first); `record-missing` adds to it.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -121,17 +121,27 @@ export class CassetteDir {
     if (since !== undefined && !f.written) writeFileSync(path, linesSince(path, since) + line)
     else appendFileSync(path, line)
     f.written = true
+    this.files.set(req.file, f)
     index(f, entry)
     f.used.set(entry.key, (f.used.get(entry.key) ?? 0) + 1)
+  }
+
+  /** How many files' recordings are held in memory. */
+  get held(): number {
+    return this.files.size
   }
 
   private load(file: string): FileIndex {
     let f = this.files.get(file)
     if (f) return f
     f = { entries: [], byKey: new Map(), used: new Map(), written: false }
-    this.files.set(file, f)
     const path = join(this.dir, file)
-    if (this.opts.writeOnly || !existsSync(path)) return f
+    // a file that is not there is looked for again next time, not held as empty: its name is
+    // whatever a client sent (x-switchyard-cassette, a model id of its own), and each such
+    // miss held an index for good
+    if (!this.opts.writeOnly && !existsSync(path)) return f
+    this.files.set(file, f)
+    if (this.opts.writeOnly) return f
     for (const [i, line] of readFileSync(path, 'utf8').split('\n').entries()) {
       if (line.trim() === '') continue
       let e: CassetteEntry
