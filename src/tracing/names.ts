@@ -37,6 +37,8 @@ export const SWITCHYARD = {
   attempts: 'switchyard.attempts',
   ttftMs: 'switchyard.ttft_ms',
   countedUsage: 'switchyard.usage.counted_by_gateway',
+  /** Answered from the response cache: on the request's span, and on its call, which reached no upstream. */
+  cached: 'switchyard.cached',
 } as const
 
 /**

@@ -101,6 +101,7 @@ export function tracingObserver(d: ObserverDeps): GenerationObserver {
               client.setAttribute('http.request.resend_count', ++resends)
             },
             end(status, error, upstream) {
+              if (upstream?.cached) client.setAttribute(SWITCHYARD.cached, true)
               // the upstream's own status (none when it never answered), not the one the client got
               const answered = error === undefined && status < 400 ? status : upstream?.status
               if (answered !== undefined) client.setAttribute(HTTP.status, answered)
@@ -168,6 +169,7 @@ function gatewayAttributes(r: GenerationInput, d: ObserverDeps): Attributes {
   if (r.recordId) a[SWITCHYARD.generationId] = r.recordId
   if (r.ttftMs !== null) a[SWITCHYARD.ttftMs] = r.ttftMs
   if (r.usage.counted) a[SWITCHYARD.countedUsage] = true
+  if (r.cached) a[SWITCHYARD.cached] = true
   let cost: number | null = null
   try {
     cost = d.catalog.cost(r.model, r.usage, new Date(r.createdAt))

@@ -172,6 +172,25 @@ describe('spans over OTLP/HTTP protobuf (the default)', () => {
     expect(b.requests[0]!.headers.traceparent).toContain(clients[1]!.spanId)
   })
 
+  // a hit's call went to no upstream: a trace that showed it as the provider's answer (in no
+  // time) made the provider look faster than it was
+  test('a response-cache hit: its request span and its call say switchyard.cached; the miss before does not', async () => {
+    a.script({ json: TEXT })
+    const g = await gateway()
+    const cached = { 'x-switchyard-cache': '60' }
+    expect((await chat(g, ask, cached)).headers.get('x-switchyard-cache')).toBe('miss')
+    const miss = await requestSpans(1)
+    expect(miss.server.attributes['switchyard.cached']).toBeUndefined()
+    expect(miss.clients[0]!.attributes['switchyard.cached']).toBeUndefined()
+    otlp.spans.length = 0
+    for (const end = Date.now() + 10_000; (await g.services.cache!.stats()).entries < 1 && Date.now() < end; ) await Bun.sleep(10)
+    expect((await chat(g, ask, cached)).headers.get('x-switchyard-cache')).toBe('hit')
+    const hit = await requestSpans(1)
+    expect(hit.server.attributes['switchyard.cached']).toBe(true)
+    expect(hit.clients[0]!.attributes['switchyard.cached']).toBe(true)
+    expect(a.requests.length).toBe(1)
+  })
+
   test('a request that fails upstream: the request span is an error with the status the client got', async () => {
     a.script({ status: 500, json: { error: { message: 'down', type: 'server_error' } } })
     b.script({ status: 500, json: { error: { message: 'down too', type: 'server_error' } } })
