@@ -59,7 +59,8 @@ export const ProviderList = t.Array(ProviderEntry)
 const Deployment = t.Object(
   {
     provider: t.String({ minLength: 1 }),
-    weight: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+    // a million at most: two of 1e308 made the weighted draw's sum Infinity, and one of them never served
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
     priority: t.Optional(Int({ minimum: 1 })),
     upstream_id: t.Optional(t.String({ minLength: 1 })),
   },

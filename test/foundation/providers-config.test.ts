@@ -126,6 +126,7 @@ describe('providers', () => {
       ['providers:\n  - { id: a, kind: openai }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: a }, { provider: x }] }\n', 'models[0].deployments[1].provider: unknown provider "x" (configured: "a", "mock")'],
       ['providers:\n  - { id: c, kind: anthropic }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: c }] }\n', 'models[0].deployments[0].provider: "c" is a provider of kind anthropic, which cannot serve m, a model of the openai family'],
       ['models:\n  - { id: m, family: openai, deployments: [{ provider: mock, weight: 0 }] }\n', 'models[0].deployments[0].weight: '],
+      ['models:\n  - { id: m, family: openai, deployments: [{ provider: mock, weight: 1e308 }, { provider: mock, weight: 1e308 }] }\n', 'models[0].deployments[0].weight: '],
       ['models:\n  - { id: m, family: openai, deployments: [] }\n', 'models[0].deployments: '],
       // one name, one model: the second would replace the first, or be ignored, without a word
       ['models:\n  - { id: m, family: openai }\n  - { id: m, family: openai }\n', 'models[1].id: "m" is given twice (models[0].id has it too)'],
