@@ -6,6 +6,7 @@
 // model's tool input that comes back next turn); where the gateway looks a client's key or name
 // up in a table of its own, it asks for own properties only.
 import { HttpError } from './errors.ts'
+import { checkNulInIds } from './nul.ts'
 
 /** Nothing a real client sends nests this far. */
 export const MAX_JSON_DEPTH = 64
@@ -142,9 +143,10 @@ export function crowded(root: unknown, maxNodes: number, maxValues: number): Htt
 export function checkJsonValue(root: unknown, text?: string, maxNodes = Infinity, maxValues = Infinity): void {
   const checkKeys = text === undefined || MAY_HOLD_FORBIDDEN_KEY.test(text)
   const broken = breaksARule(root, checkKeys, maxNodes, maxValues)
-  if (!broken) return
   if (broken === 'crowded') throw crowded(root, maxNodes, maxValues)
-  throw violation(root, checkKeys) ?? new HttpError(400, 'Request body breaks the JSON rules')
+  if (broken) throw violation(root, checkKeys) ?? new HttpError(400, 'Request body breaks the JSON rules')
+  // an id holding a NUL character: only a text with the escape can carry one
+  if (checkKeys && (text === undefined || text.includes('\\u0000'))) checkNulInIds(root)
 }
 
 /**
