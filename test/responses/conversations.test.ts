@@ -87,6 +87,24 @@ describe('conversations and their items', () => {
     expect(await client.conversations.items.retrieve(kept, { conversation_id: conv.id })).toMatchObject({ content: [{ text: 'one' }] })
   })
 
+  test('an item id no item route could name (empty, or longer than 256 characters) is given a new one, so the item can be retrieved and deleted', async () => {
+    const ids = ['', 'x'.repeat(257), 'x'.repeat(20_000)]
+    const conv = await client.conversations.create({ items: ids.slice(0, 1).map((id) => ({ ...user('first'), id }) as never) })
+    const added = await client.conversations.items.create(conv.id, { items: ids.slice(1).map((id, k) => ({ ...user(`next ${k}`), id }) as never) })
+    // and a stored turn's input item under such an id, added to the conversation with its output
+    await client.responses.create({ model: 'mock-gpt', conversation: conv.id, input: [{ ...user('mock: text turn'), id: '' } as never] })
+    const items = (await client.conversations.items.list(conv.id, { order: 'asc' })).data
+    expect(items.length).toBe(5)
+    expect(added.data.map((it) => it.id)).toEqual(items.slice(1, 3).map((it) => it.id))
+    for (const it of items) {
+      expect(it.id!.length).toBeGreaterThan(0)
+      expect(it.id!.length).toBeLessThanOrEqual(256)
+      expect(await client.conversations.items.retrieve(it.id!, { conversation_id: conv.id })).toEqual(it)
+      await client.conversations.items.delete(it.id!, { conversation_id: conv.id })
+    }
+    expect((await client.conversations.items.list(conv.id)).data).toEqual([])
+  })
+
   test('bad input is a 400 naming the field', async () => {
     const conv = await client.conversations.create()
     // each made when it is awaited: a refusal is never left unhandled meanwhile

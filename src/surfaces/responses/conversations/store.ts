@@ -52,6 +52,9 @@ const all = (dialect: Dialect) => `SELECT ${i.item} AS "item" FROM ${i.$table} W
 const page = (dialect: Dialect, order: 'asc' | 'desc', after: boolean) =>
   `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${seqOf(dialect)} ${order === 'asc' ? '>' : '<'} ?` : ''} ORDER BY ${seqOf(dialect)} ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`
 
+/** An item id of its own that `GET` / `DELETE …/items/{item_id}` can name: 1 to 256 characters, as other ids. */
+const nameable = (id: unknown): id is string => typeof id === 'string' && id.length >= 1 && id.length <= 256
+
 /** Rows one INSERT writes at most (4 parameters each). */
 const PER_INSERT = 100
 
@@ -131,8 +134,9 @@ export class ConversationStore {
 
   private async insert(q: Sql, conversationId: string, items: Item[]): Promise<Obj[]> {
     if (items.length === 0) return []
-    // an id the conversation holds already (an item sent again) is given a new one: an id names one item
-    const own = [...new Set(items.map((it) => it.id).filter((id): id is string => typeof id === 'string'))]
+    // an id the conversation holds already (an item sent again) is given a new one: an id names one
+    // item; so is one no item route could name (empty, or past what a URL path holds)
+    const own = [...new Set(items.map((it) => it.id).filter(nameable))]
     const taken = new Set<string>()
     for (let at = 0; at < own.length; at += PER_INSERT) {
       const chunk = own.slice(at, at + PER_INSERT)
@@ -140,7 +144,7 @@ export class ConversationStore {
     }
     const base = Bun.randomUUIDv7().replaceAll('-', '')
     const listed = items.map((it) => {
-      const id = typeof it.id === 'string' && !taken.has(it.id) ? it.id : newItemId(it)
+      const id = nameable(it.id) && !taken.has(it.id) ? it.id : newItemId(it)
       taken.add(id)
       return listedItem(it, id)
     })
