@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { onPostgres } from '../helpers/database.ts'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
+import { conversationStoreOf } from '../../src/surfaces/responses/conversations/store.ts'
 
 let rig: ResponsesRig
 let client: OpenAI
@@ -79,6 +80,34 @@ test('a conversation deleted while items are added and turns run: nothing of it 
     await Promise.all([...adds, gone])
   }
   expect(await orphans()).toBe(0)
+}, 60_000)
+
+test('items added as their conversation is deleted: each add is a 200 listing every item sent, or a 404; never a 200 listing none', async () => {
+  // the delete lands between an add's finding the conversation and its writing the items (as it
+  // did for about a third of the adds racing a delete on PostgreSQL)
+  const store = conversationStoreOf(rig.gw.services)
+  const keyId = (await rig.gw.services.keys.list()).find((k) => k.name === 'bootstrap')!.id
+  const append = store.append
+  const conv = await client.conversations.create()
+  store.append = async (id, items) => {
+    await store.delete(keyId, id)
+    return append.call(store, id, items)
+  }
+  try {
+    const e = (await client.conversations.items.create(conv.id, { items: [user('lost')] }).then(() => undefined, (err) => err)) as { status?: number; message?: string }
+    expect(e?.status).toBe(404)
+    expect(e?.message).toContain(`Conversation with id '${conv.id}' not found.`)
+  } finally {
+    store.append = append
+  }
+  // and under a real race every 200 lists what was sent
+  for (let round = 0; round < 5; round++) {
+    const c = await client.conversations.create()
+    const adds = Array.from({ length: 20 }, (_, k) => client.conversations.items.create(c.id, { items: [user(`a${k}`), user(`b${k}`)] }).then((l) => l.data.length, (err) => (err as { status: number }).status))
+    await Bun.sleep(round)
+    await client.conversations.delete(c.id)
+    for (const got of await Promise.all(adds)) expect([2, 404]).toContain(got)
+  }
 }, 60_000)
 
 test('items are listed in the order they were added under a collation that orders digits as numbers (PostgreSQL)', async () => {

@@ -75,6 +75,8 @@ export function conversationRoutes(s: ThreadServices, threads: ThreadStore) {
         includeOnly(query(request))
         await owned(request, params.id)
         const data = await store.append(params.id, await checked(request, itemsBody(await readJsonBody(request, maxBody))))
+        // deleted since it was found: its 404, not a 200 listing none of the items sent
+        if (!data) throw missing(params.id)
         const ids = data.map((it) => it.id as string)
         return { object: 'list', data, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
       })

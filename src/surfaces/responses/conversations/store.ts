@@ -113,10 +113,11 @@ export class ConversationStore {
 
   /**
    * Adds items at the end of a conversation (whose key was checked); them as listed, with their
-   * ids. One deleted meanwhile (a turn in progress as it was) gets none: nothing is left of it.
+   * ids. One deleted meanwhile (a turn in progress as it was) gets none, and undefined says so:
+   * nothing is left of it.
    */
-  append(conversationId: string, items: Item[]): Promise<Obj[]> {
-    return this.sql.tx(async (q) => ((await q.get(this.exists, [conversationId])) ? this.insert(q, conversationId, items) : []))
+  append(conversationId: string, items: Item[]): Promise<Obj[] | undefined> {
+    return this.sql.tx(async (q) => ((await q.get(this.exists, [conversationId])) ? this.insert(q, conversationId, items) : undefined))
   }
 
   /** `write`, waited for by a stop (a turn's reply may have gone out before it was done). */
