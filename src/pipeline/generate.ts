@@ -104,6 +104,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     apiKey: rc.apiKey, model, stream, endpoint: codec.endpoint, fallbackId: codec.fallbackId,
     reservationId: admission?.reservationId, batchId: rc.batchId, watch,
     asked: model.family === 'anthropic' ? premiumsOf({ speed: body.speed, inference_geo: body.inference_geo }) : undefined,
+    inside: (e) => s.log.error('a generation failed inside the gateway', { request_id: rc.requestId, error: (e as Error)?.message ?? String(e) }),
   })
   // its hold stays while it runs, however long (renewed), and ends with its record
   let unkeep = s.billing.keep(admission)

@@ -27,6 +27,8 @@ export interface OutcomeBase {
   watch?: GenerationWatch
   /** How the request asked to be served where that is priced apart (Anthropic's fast mode, US-only inference): a reply that never said is billed so. */
   asked?: Premiums
+  /** Told of a failure inside the gateway (a bug, a database's error): its words go to the log, never to the client or the record. */
+  inside?: (e: unknown) => void
 }
 
 const NO_TEXT = () => ''
@@ -198,6 +200,11 @@ export class GenerationOutcome {
     if (provider === undefined) return
     this.currentProvider = undefined
     this.attempts.push({ provider, status, ms: Math.round(performance.now() - this.currentT0) })
+  }
+
+  /** A failure inside the gateway, for the log (what the client is told says only that it happened). */
+  failedInside(e: unknown) {
+    this.base.inside?.(e)
   }
 
   fail(status: number, message: string) {

@@ -402,7 +402,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
       }
       throw failed()
     } catch (e) {
-      const err = midStreamFailure(e, ctx.signal)
+      const err = midStreamFailure(e, ctx.signal, out)
       // a failure the upstream reported itself (insufficient quota) is billed as it reports it;
       // a stall or a cut, for the prompt it had
       if (tap.state.error ?? tap.state.errorSaid) out.accepted = false

@@ -42,13 +42,26 @@ export function failureOf(e: unknown, out: GenerationOutcome): Error {
     return new UpstreamError(e)
   }
   const aborted = (e as Error)?.name === 'AbortError'
-  const message = aborted ? 'client disconnected' : `upstream call failed: ${(e as Error)?.message ?? String(e)}`
+  if (!aborted) out.failedInside(e)
+  const message = aborted ? 'client disconnected' : inGateway(e, 'upstream call failed in the gateway')
   out.fail(aborted ? 499 : 502, message)
   return new HttpError(aborted ? 499 : 502, message)
 }
 
-/** A failure met while streaming, as the MidStreamError that ends the stream. */
-export function midStreamFailure(e: unknown, signal: AbortSignal): MidStreamError {
+/**
+ * What the client and the record are told of a failure that is neither the upstream's answer nor a
+ * refusal (the provider's transport turns its own into UpstreamErrors): never its own words,
+ * which may be a database's (its SQL and parameters) or a bug's; the log has them (the outcome
+ * was told). A socket's code is named; a database's is not.
+ */
+function inGateway(e: unknown, what: string): string {
+  const code = (e as { code?: unknown })?.code
+  const named = typeof code === 'string' && /^[A-Za-z_]{2,40}$/.test(code) && !/^(ERR_POSTGRES|ERR_REDIS|SQLITE)/i.test(code)
+  return `${what}${named ? ` (${code})` : ''}; the gateway's log has what happened, under this request's id`
+}
+
+/** A failure met while streaming, as the MidStreamError that ends the stream (`out` is told of one inside the gateway). */
+export function midStreamFailure(e: unknown, signal: AbortSignal, out?: GenerationOutcome): MidStreamError {
   // Once the client has gone (or the gateway cut the stream, which it gives as the reason),
   // whatever the source reports is the echo of our abort.
   if (signal.aborted) return signal.reason instanceof MidStreamError ? signal.reason : new MidStreamError('client disconnected', 499)
@@ -58,5 +71,6 @@ export function midStreamFailure(e: unknown, signal: AbortSignal): MidStreamErro
   // with the code, never the fetch client's own advice
   const code = (e as { code?: unknown })?.code
   if (typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code)) return new MidStreamError(`upstream connection closed mid-stream (${code})`, 502)
-  return new MidStreamError(`upstream stream failed: ${(e as Error)?.message ?? String(e)}`, 502)
+  out?.failedInside(e)
+  return new MidStreamError(inGateway(e, 'upstream stream failed in the gateway'), 502)
 }

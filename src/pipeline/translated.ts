@@ -134,7 +134,7 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
       // The adapter ended without a finish: as much a failure as an error event.
       if (!enc.state.done) throw new MidStreamError('upstream stream ended before it finished', 502)
     } catch (e) {
-      const err = midStreamFailure(e, ctx.signal)
+      const err = midStreamFailure(e, ctx.signal, out)
       out.fail(err.status, err.message)
       throw err
     } finally {

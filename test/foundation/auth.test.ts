@@ -80,7 +80,7 @@ test('a 402 prints a tiny credit and spend as plain dollars, as a person reads t
   const { key, record } = await gw.services.keys.create({ name: 'tiny', credits: 0.0000001 })
   await gw.services.billing.addSpent(record.id, 0.0000002)
   const msg = await expectError(
-    await fetch(`${gw.url}/api/v1/chat/completions`, {
+    await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'hi' }] }),
