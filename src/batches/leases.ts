@@ -17,7 +17,7 @@ import { batchItems, batches } from '../db/schema.ts'
 
 const item = names(batchItems)
 const batch = names(batches)
-/** How long an instance kept out of a batch's places counts as waiting for them: two of its tries (scheduler.ts's RECHECK_MS). */
+/** How long an instance kept out of a batch's places counts as waiting for them: two of its tries (active.ts's RECHECK_MS). */
 const WAITER_MS = 1_200
 /**
  * A batch's items that `where` picks and no other transaction has locked, locked (`?`: the

@@ -3,7 +3,8 @@
 // hands it to the worker pool, whose results writer stores the item's result with the
 // generation records of its attempts in one transaction (results-writer.ts): an item is billed
 // exactly once, when it completes. The costs those records stored come back to billing
-// (fromWorker, on the pool's message) before the item's reservation is released.
+// (fromWorker, on the pool's message) before the item's reservation is released. An item that
+// ran nowhere (refused, an unknown model, lost) has its result written here (landing.ts).
 //
 // State lives in the database. What is in flight is marked there as it is handed out (on
 // PostgreSQL a claim under a lease, leases.ts; on SQLite a mark, marks.ts), and an item marked by
@@ -18,121 +19,44 @@
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
 //
-// Several gateways on one SQLite data dir (sharing Redis): one runs the batches, the holder of
-// the runner lock (runner-lock.ts). The others store the batches they are given and tell it (the
-// bus, and its look at the open batches); a cancel there fails the items it has not marked, and
-// it sees the end at its next look. One that takes the lock later starts as the runner, as a
-// restart does.
+// This file hands items out, and is what the batch service calls. A batch's state here is
+// active.ts; how it ends (completed, or cancelled, expired, failed early), ending.ts; which
+// batches this instance runs (at its start, beside other instances on its database, or as the
+// runner of a SQLite data dir other gateways serve from), sharing.ts.
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { DeleteReason, FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
 import { CreditsExhausted, type Admission, type AdmitInput } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
-import { STALE_INGEST_MS, sweepIngests } from './create/writer.ts'
 import { endpointAvailable } from './endpoints.ts'
-import { writeOutputFiles } from './output-files.ts'
 import { batchShares, roundRobin } from './fair-share.ts'
 import { Pace } from './pace.ts'
 import { CallStartedError, NotTakenError, type WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
-import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import { ItemLeases } from './leases.ts'
 import { InFlightMarks } from './marks.ts'
 import { RunnerLock } from './runner-lock.ts'
 import { sharesDataDir } from '../db/data-dir-lock.ts'
-import type { BatchStore, ClaimedItem, EndKind, ResultWrite } from './store.ts'
-import { FINAL, ITEM_CODES, LOST_ITEM, type BatchRow, type BatchStatus, type ItemError, type Settled } from './types.ts'
-import { nextTurn } from '../lib/turn.ts'
+import type { BatchStore, ClaimedItem, EndKind } from './store.ts'
+import { LOST_ITEM, type BatchRow } from './types.ts'
 import { itemAdmitInput, ItemHold } from './item-hold.ts'
+import { newActive, RECHECK_MS, serial, SHARED_DOWN_RETRY_MS, wants, type Active } from './active.ts'
+import { Landing } from './landing.ts'
+import { Ending } from './ending.ts'
+import { Sharing } from './sharing.ts'
 
-/** Results are written together, at most this long after the first of them arrived… */
-const FLUSH_MS = 5
-/** …at most this many per transaction, with a turn of the loop between two (interactive requests go first). */
-const FLUSH_CHUNK = 32
-/** Pending items failed per transaction when a batch ends early. */
-const END_CHUNK = 2_000
-const EXPIRY_CHECK_MS = 30_000
 /** Pending items read at once, ahead of need. */
 const READ_AHEAD = 64
 /** Under a pace, the time between two rounds of handing out. */
 const TICK_MS = 5
-/** Instances sharing a database: how often leases are renewed and other instances' batches looked for. */
-const SHARE_MS = 1_000
-/**
- * …and, with no batch open here and a change bus that tells of new ones, how many of those
- * periods go by between two looks (for a message the bus lost).
- */
-const QUIET_SHARES = 5
-const TOPIC = 'batches'
-/** …and how soon items held elsewhere, or an end another instance is writing, are looked at again. */
-const RECHECK_MS = 500
-/** An item whose admission found the shared store away, or a fill the database could not answer, tries again after this. */
-const SHARED_DOWN_RETRY_MS = 1_000
 /** An item refused while only the key's other requests held its credit: looked at again this soon. */
 const CREDIT_HELD_RETRY_MS = 100
-/** One SQLite data dir, another gateway running its batches: how often this one tries the runner lock. */
-const TAKE_OVER_MS = 2_000
-
-/** What the items not yet run of a batch ended early fail with. */
-const END_ERRORS: Record<EndKind, ItemError> = {
-  cancelled: { code: ITEM_CODES.cancelled, status: 499, message: 'the batch was cancelled before this item ran' },
-  expired: { code: ITEM_CODES.expired, status: 408, message: 'the batch expired before this item ran' },
-  failed: { code: ITEM_CODES.failed, status: 410, message: 'the batch failed before this item ran' },
-}
-
-interface Active {
-  id: string
-  keyId: string
-  endpoint: string
-  status: BatchStatus
-  /** Items run at once. */
-  cap: number
-  /** Indexes handed to a worker and not yet answered. */
-  inflight: Set<number>
-  /** Results waiting for the next write. */
-  queued: number
-  /** Every item with a smaller index has been handed out (or has a result). */
-  cursor: number
-  /** Items put back when their worker died: handed out again first. */
-  again: number[]
-  /** Pending items read ahead of the cursor's past, not handed out yet. */
-  ahead: ClaimedItem[]
-  /** No pending row was left past the cursor at the last read. */
-  exhausted: boolean
-  /** Ended early (cancel, expiry, failure): nothing more is handed out. */
-  stopped: boolean
-  /** Failing the pending items of an early end, chunk by chunk. */
-  ending: boolean
-  finalizing: boolean
-  /** Indexes a worker held when the pool closed: they may have been sent, and keep their marks (their claims on PostgreSQL). */
-  cut: number[]
-  /** Indexes refused for now at admission, never sent, whose marks (claims) are to go. */
-  back: number[]
-  /** A step taking those marks off is in the batch's chain. */
-  backDue: boolean
-  fillSoon: boolean
-  /** The batch's fills and end checks, one after another (each reads the database). */
-  chain: Promise<void>
-  /** The last admission that waits for a shared ledger: the next one waits for it (input order). */
-  admitting?: Promise<void>
-}
-
-interface Landed {
-  a: Active
-  write: ResultWrite
-}
-
 
 export class Scheduler {
   private readonly active = new Map<string, Active>()
-  private landed: Landed[] = []
-  private flushTimer?: ReturnType<typeof setTimeout>
-  private flushNext = false
-  private expiryTimer?: ReturnType<typeof setInterval>
   private closed = false
-  private finalizing = new Set<Promise<void>>()
   private readonly pace: Pace
   /** Batches waiting for the pace to grant starts. */
   private readonly paced = new Set<Active>()
@@ -141,22 +65,18 @@ export class Scheduler {
   private readonly leases?: ItemLeases
   /** Alone on SQLite: items are marked in flight as they are handed out (marks.ts). */
   private readonly marks?: InFlightMarks
-  /** SQLite: this process runs the batches while it holds this (runner-lock.ts). */
-  private readonly runner?: RunnerLock
-  /** SQLite, other gateways may serve from the data dir: the runner looks at the open batches they store. */
-  private readonly looks: boolean = false
-  /** The open batches were resumed here: a look may take up new ones (before, it would pass over a dead runner's marks). */
-  private resumed = false
-  private shareTimer?: ReturnType<typeof setInterval>
-  /** The other instances' word of batches made or ended: looked for at once, not at the next share. */
-  private bus?: Bus
-  private quietTicks = 0
   /** Each batch's places while several run (fair-share.ts): worked out once per turn of the loop. */
   private shares?: Map<string, number>
   /** Batches held below their own concurrency by their share: filled again when any item ends. */
   private readonly throttled = new Set<Active>()
   /** Pace ticks so far: where the next one starts handing out (fair-share.ts roundRobin). */
   private ticks = 0
+  /** Results of items that ran nowhere, queued and written in chunks. */
+  private readonly landing: Landing
+  /** How batches end. */
+  private readonly ending: Ending
+  /** Which batches run here, and keeping them in step with other instances. */
+  private readonly sharing: Sharing
 
   constructor(
     private readonly s: BatchServices,
@@ -164,17 +84,42 @@ export class Scheduler {
     private readonly pool: WorkerPool,
   ) {
     this.pace = new Pace(s.config.batches.maxItemsPerSecond)
+    /** SQLite: this process runs the batches while it holds this (runner-lock.ts). */
+    let runner: RunnerLock | undefined
+    /** SQLite, other gateways may serve from the data dir: the runner looks at the open batches they store. */
+    let looks = false
     if (s.storage.dialect === 'pg') this.leases = new ItemLeases(store.sql, s.config.batches.leaseMs)
     else {
       this.marks = new InFlightMarks(store.sql)
-      this.runner = new RunnerLock(s.config.dataDir, s.log)
-      this.looks = sharesDataDir(s.config)
+      runner = new RunnerLock(s.config.dataDir, s.log)
+      looks = sharesDataDir(s.config)
     }
-  }
-
-  /** Another gateway on this SQLite data dir runs the batches: this one stores them and tells it. */
-  private get standby(): boolean {
-    return this.runner !== undefined && !this.runner.held
+    const base = { s, store, leases: this.leases, active: this.active, closed: () => this.closed, ended: (status: 'succeeded' | 'failed', n?: number) => this.ended(status, n) }
+    const fill = (a: Active) => this.fill(a)
+    const maybeEnd = (a: Active) => this.ending.maybeEnd(a)
+    const track = (row: BatchRow) => this.track(row)
+    this.landing = new Landing({ ...base, fillLater: (a) => this.fillLater(a), maybeEnd })
+    this.ending = new Ending({
+      ...base,
+      fill,
+      fillLater: (a) => this.fillLater(a),
+      track,
+      standby: () => this.sharing.standby,
+      tell: (id) => this.sharing.tell(id),
+      shared: this.leases !== undefined || looks,
+      sweep: () => this.sharing.sweep(),
+    })
+    this.sharing = new Sharing({
+      ...base,
+      marks: this.marks,
+      runner,
+      looks,
+      fill,
+      track,
+      maybeEnd,
+      failIfInputGone: (row) => this.ending.failIfInputGone(row),
+      checkExpiry: () => this.ending.checkExpiry(),
+    })
   }
 
   private get cfg() {
@@ -182,164 +127,84 @@ export class Scheduler {
   }
 
   /** Resume after a start: sweep half-made batches, fail what a killed process had in flight, carry on. */
-  async start(): Promise<void> {
-    // one SQLite data dir: another gateway runs its batches; this one runs them once it stops
-    if (this.runner && !this.runner.take()) {
-      this.s.log.info('batches: another gateway on this data dir runs the batches; this one stores those it is given, and takes over if that one stops')
-      this.runner.wait(TAKE_OVER_MS, () => void this.takeOver())
-      return
-    }
-    await this.sweep()
-    await this.resume()
-  }
-
-  /**
-   * The items of creates a crash cut short go: every one when this process is alone on its store
-   * (at its start), else only those older than any create takes (other gateways may be creating
-   * batches now: create/writer.ts).
-   */
-  private async sweep(now = Date.now()): Promise<void> {
-    const shared = this.leases !== undefined || this.looks
-    const swept = await sweepIngests(this.store.sql, shared ? now - STALE_INGEST_MS : Infinity)
-    if (swept > 0) this.s.log.info('batches: removed items of batches whose creation did not finish', { items: swept })
-  }
-
-  /**
-   * The runner of this SQLite data dir stopped (or was killed): this process runs the batches now,
-   * and what that one marked in flight fails as lost, as at a restart. Creations in progress on the
-   * gateways still running are not swept (they may be this one's): only those a crash left long ago.
-   */
-  private async takeOver(again = false): Promise<void> {
-    if (this.closed) return
-    if (!again) this.s.log.info('batches: this process runs the batches now (the gateway that ran them stopped)')
-    try {
-      await this.resume()
-    } catch (e) {
-      this.s.log.error('batches: taking over the batches failed; trying again', { error: (e as Error).message })
-      if (!this.closed) setTimeout(() => void this.takeOver(true), SHARED_DOWN_RETRY_MS).unref?.()
-    }
-  }
-
-  private async resume(): Promise<void> {
-    for (const row of await this.store.open()) {
-      if (this.active.has(row.id)) continue
-      // what the last process to run the batches marked and did not store may have reached the upstream
-      const lost = this.marks ? await this.marks.failLost(row.id, LOST_ITEM) : 0
-      this.ended('failed', lost)
-      if (lost > 0) this.s.log.warn('batches: items in flight when the last process stopped failed, not sent again', { batch_id: row.id, items: lost })
-      const a = this.track(row)
-      if (row.succeeded + row.failed > 0 && !a.stopped) this.s.log.info('batches: resuming', { batch_id: row.id, done: row.succeeded + row.failed, total: row.total })
-      await this.failIfInputGone(row)
-    }
-    void this.checkExpiry()
-    this.expiryTimer ??= setInterval(() => void this.checkExpiry(), EXPIRY_CHECK_MS)
-    this.expiryTimer.unref?.()
-    if (this.leases || this.looks) {
-      this.shareTimer ??= setInterval(this.shareTick, this.leases ? Math.min(SHARE_MS, this.leases.leaseMs / 3) : SHARE_MS)
-      this.shareTimer.unref?.()
-    }
-    this.resumed = true
-    for (const a of this.active.values()) this.fill(a)
-  }
-
-  /**
-   * Instances sharing a database, every second or so: renew this instance's leases, take up
-   * batches made or resumed elsewhere, stop those another instance ended or cancelled. The runner
-   * of a SQLite data dir other gateways serve from: take up the batches they stored, stop those
-   * they cancelled (no leases).
-   */
-  private sharing = false
-  private shareAgain = false
-  private async share(): Promise<void> {
-    if (this.sharing || this.closed || !(this.leases || (this.looks && this.resumed))) return
-    this.sharing = true
-    try {
-      if (this.leases) for (const a of this.active.values()) {
-        await this.leases.renew(a.id)
-        if (a.stopped) continue
-        const lost = await this.leases.failLost(a.id, LOST_ITEM)
-        this.ended('failed', lost)
-        if (lost > 0) this.s.log.warn('batches: items of a stopped instance failed, not sent again', { batch_id: a.id, items: lost })
-      }
-      const open = new Map((await this.store.open()).map((r) => [r.id, r]))
-      for (const [id, a] of this.active) {
-        const row = open.get(id)
-        // ended by another instance (its files written): nothing left here
-        if (!row) {
-          if (!a.finalizing && a.inflight.size === 0 && a.queued === 0) this.active.delete(id)
-          continue
-        }
-        if (FINAL.has(row.status) && !a.stopped) {
-          a.status = row.status
-          a.stopped = true
-          this.maybeEnd(a)
-        }
-      }
-      for (const row of open.values()) {
-        if (this.active.has(row.id)) continue
-        this.fill(this.track(row))
-      }
-    } catch (e) {
-      this.s.log.warn('batches: sharing work with other instances failed; trying again', { error: (e as Error).message })
-    } finally {
-      this.sharing = false
-      if (this.shareAgain) {
-        this.shareAgain = false
-        void this.share()
-      }
-    }
-  }
-
-  /** Leases to renew every period; with nothing open here and a bus to say otherwise, a look every few. */
-  private readonly shareTick = () => {
-    if (this.active.size > 0 || !this.bus || ++this.quietTicks % QUIET_SHARES === 0) void this.share()
+  start(): Promise<void> {
+    return this.sharing.start()
   }
 
   /** Instances sharing a database hear of each other's new and ended batches on the bus. Returns the unsubscribe. */
   attachBus(bus: Bus): () => void {
-    this.bus = bus
-    // a look under way may have read the open batches before this one was made: another after it
-    const off = bus.subscribe(TOPIC, () => (this.sharing ? (this.shareAgain = true) : void this.share()))
-    return () => {
-      off()
-      this.bus = undefined
-    }
+    return this.sharing.attachBus(bus)
   }
 
   /** A batch just created (stored only, when another gateway on the data dir runs the batches: it is told). */
   add(row: BatchRow): void {
-    if (!this.standby) this.fill(this.track(row))
-    void this.bus?.publish(TOPIC, row.id)
+    if (!this.sharing.standby) this.fill(this.track(row))
+    this.sharing.tell(row.id)
   }
 
+  /** Cancel: a queued or processing batch → cancelled; a finished one → 400. */
+  cancel(row: BatchRow): Promise<BatchRow> {
+    return this.ending.cancel(row)
+  }
+
+  /** → failed, with the reason in `errors`. */
+  fail(id: string, code: string, message: string): Promise<void> {
+    return this.ending.fail(id, code, message)
+  }
+
+  /** Batches past their completion window expire; their items not yet run fail with batch_expired. */
+  checkExpiry(now = Date.now()): Promise<void> {
+    return this.ending.checkExpiry(now)
+  }
+
+  /** The files service's delete hook: a queued or processing batch reading the file fails. */
+  onFileDeleted(file: FileRecord, reason: DeleteReason): Promise<void> {
+    return this.ending.onFileDeleted(file, reason)
+  }
+
+  /** Stores landed results (nothing ran for them: no records). */
+  flush(): Promise<void> {
+    return this.landing.flush()
+  }
+
+  /** Resolves once every batch that can end has ended (tests, shutdown). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.active.values()].map((a) => a.chain))
+    while (this.ending.finalizing.size > 0) await Promise.allSettled([...this.ending.finalizing])
+  }
+
+  /** Stop handing out items; let those in flight land (bounded by the pool), store them, stop. */
+  async close(graceMs: number): Promise<void> {
+    this.closed = true
+    this.sharing.stop()
+    if (this.tick) clearTimeout(this.tick)
+    await this.pool.close(graceMs)
+    await this.landing.drain()
+    await Promise.race([this.idle(), Bun.sleep(graceMs)])
+    // what this instance claimed and never sent goes back to the others at once; what a worker
+    // held when the grace ran out may have reached the upstream: its claim stays, to run out
+    // and fail it as lost there, never sent again
+    if (this.leases) for (const a of this.active.values()) await this.leases.dropExcept(a.id, a.cut).catch(() => {})
+    // alone: the marks of items never sent go, so they run after the restart
+    if (this.marks) for (const a of this.active.values()) await this.marks.giveBack(a.id, a.cut).catch(() => {})
+    // last: another gateway on the data dir takes over once its marks are as they stay
+    this.sharing.release()
+  }
+
+  /** The batch's state here, made once. */
   private track(row: BatchRow): Active {
     let a = this.active.get(row.id)
     if (a) return a
-    a = {
-      id: row.id,
-      keyId: row.apiKeyId,
-      endpoint: row.endpoint,
-      status: row.status,
-      cap: Math.max(1, Math.min(row.concurrency ?? this.cfg.maxConcurrency, this.cfg.maxConcurrency)),
-      inflight: new Set(),
-      queued: 0,
-      cursor: 0,
-      again: [],
-      ahead: [],
-      exhausted: false,
-      stopped: FINAL.has(row.status),
-      ending: false,
-      finalizing: false,
-      cut: [],
-      back: [],
-      backDue: false,
-      fillSoon: false,
-      chain: Promise.resolve(),
-    }
+    a = newActive(row, this.cfg.maxConcurrency)
     this.active.set(row.id, a)
     // an end that a crash interrupted: finish failing what had not run
-    if (a.stopped && row.status !== 'completed') this.endItems(a, row.status as EndKind)
+    if (a.stopped && row.status !== 'completed') this.ending.endItems(a, row.status as EndKind)
     return a
+  }
+
+  /** Items that ended here (ran, refused, lost or failed by their batch's end), for the metrics. */
+  private ended(status: 'succeeded' | 'failed', n = 1): void {
+    if (n > 0) this.s.metrics?.batches.item(status, n)
   }
 
   /** Items in flight across all batches. */
@@ -390,16 +255,6 @@ export class Scheduler {
     return this.closed ? null : this.s.keys.current(a.keyId)
   }
 
-  /** The index from which nothing has been handed out (items read ahead included). */
-  private firstUnsent(a: Active): number {
-    return a.ahead[0]?.idx ?? a.cursor
-  }
-
-  /** Runs `step` after the batch's earlier steps: a fill or an end check never sees another half done. */
-  private serial(a: Active, step: () => Promise<void>): void {
-    a.chain = a.chain.then(step).catch((e) => this.s.log.error('batches: scheduling failed', { batch_id: a.id, error: (e as Error)?.message ?? String(e) }))
-  }
-
   /** The next `n` items to hand out: put-back ones first, then in input order, read ahead in chunks. */
   private async next(a: Active, n: number): Promise<ClaimedItem[]> {
     const items: ClaimedItem[] = []
@@ -434,14 +289,10 @@ export class Scheduler {
     return items
   }
 
-  private wants(a: Active): boolean {
-    return !a.stopped && !(a.exhausted && a.ahead.length === 0 && a.again.length === 0)
-  }
-
   /** The batch's places while others run too: its own concurrency when it runs alone. */
   private shareOf(a: Active): number {
     if (!this.shares) {
-      const wanting = [...this.active.values()].filter((b) => this.wants(b))
+      const wanting = [...this.active.values()].filter((b) => wants(b))
       this.shares = batchShares(this.cfg.maxInFlight, wanting)
       setImmediate(() => (this.shares = undefined))
     }
@@ -458,12 +309,12 @@ export class Scheduler {
 
   /** Hands out items up to the batch's places (and the pace, of which it may take `budget`). */
   private fill(a: Active, budget?: number): void {
-    this.serial(a, () => this.fillNow(a, budget))
+    serial(a, this.s.log, () => this.fillNow(a, budget))
   }
 
   private async fillNow(a: Active, budget = Infinity): Promise<void> {
     if (this.closed) return
-    if (!this.wants(a)) return this.endCheck(a)
+    if (!wants(a)) return this.ending.endCheck(a)
     const share = this.shareOf(a)
     const limit = Math.min(a.cap, share)
     if (share < a.cap) this.throttled.add(a)
@@ -496,7 +347,7 @@ export class Scheduler {
     // one object for every job of this round: a message carries it once
     const workerKey = { ...key, credits: null }
     for (const item of items) this.dispatch(a, key, workerKey, item)
-    if (items.length === 0) await this.endCheck(a)
+    if (items.length === 0) await this.ending.endCheck(a)
   }
 
   /**
@@ -517,7 +368,7 @@ export class Scheduler {
   private dispatch(a: Active, key: ApiKey, workerKey: ApiKey, item: ClaimedItem): void {
     const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
     const model = this.s.catalog.resolve(item.model)
-    if (!model) return this.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
+    if (!model) return this.landing.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
     // in flight from here: an admission that waits for a shared ledger still holds its place
     a.inflight.add(item.idx)
     const refused = (e: unknown) => {
@@ -537,7 +388,7 @@ export class Scheduler {
       }
       // 402: the key's credit is spent; the item fails as an interactive request would
       const { retryAfter: _, ...error } = itemErrorOf(e)
-      this.land(a, item.idx, requestId, error)
+      this.landing.land(a, item.idx, requestId, error)
     }
     let input: AdmitInput
     let admission: Admission | Promise<Admission>
@@ -574,7 +425,7 @@ export class Scheduler {
   private backSoon(a: Active): void {
     if (a.backDue) return
     a.backDue = true
-    this.serial(a, () => this.giveBackWaiting(a))
+    serial(a, this.s.log, () => this.giveBackWaiting(a))
   }
 
   /**
@@ -624,7 +475,7 @@ export class Scheduler {
         a.inflight.delete(item.idx)
         this.fillLater(a)
         this.wakeThrottled()
-        this.maybeEnd(a)
+        this.ending.maybeEnd(a)
       },
       (e: Error) => {
         a.inflight.delete(item.idx)
@@ -655,278 +506,6 @@ export class Scheduler {
     // lost at once, as a restart fails a killed process's marks, and is never sent again
     const why = e instanceof CallStartedError ? e.message : `batch worker: ${e.message}`
     this.s.log.warn('batches: an item lost its worker after its upstream call may have begun; failed, not sent again', { batch_id: a.id, index: idx, error: why })
-    this.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), LOST_ITEM)
-  }
-
-  /** An item that failed outside a worker (admission, an unknown model, lost with its worker): queued for the next write. */
-  private land(a: Active, idx: number, requestId: string, error: ItemError): void {
-    this.ended('failed')
-    this.landed.push({
-      a,
-      write: { batchId: a.id, idx, status: 'failed', response: null, error: JSON.stringify(error), usage: null, requestId, finishedAt: Date.now() },
-    })
-    a.queued++
-    this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS)
-    this.fillLater(a)
-  }
-
-  /** Items that ended here (ran, refused, lost or failed by their batch's end), for the metrics. */
-  private ended(status: 'succeeded' | 'failed', n = 1): void {
-    if (n > 0) this.s.metrics?.batches.item(status, n)
-  }
-
-  /** The write in progress: one at a time. */
-  private writing: Promise<void> = Promise.resolve()
-
-  /** Stores landed results (nothing ran for them: no records). */
-  flush(): Promise<void> {
-    this.writing = this.writing.then(() => this.flushChunk())
-    return this.writing
-  }
-
-  private async flushChunk(): Promise<void> {
-    if (this.flushTimer) clearTimeout(this.flushTimer)
-    this.flushTimer = undefined
-    if (this.landed.length === 0) return
-    const batch = this.landed.splice(0, FLUSH_CHUNK)
-    if (this.landed.length > 0 && !this.flushNext) {
-      this.flushNext = true
-      setImmediate(() => {
-        this.flushNext = false
-        void this.flush()
-      })
-    }
-    try {
-      await this.store.sql.tx((q) => this.store.writeResults(batch.map((l) => l.write), q))
-    } catch (e) {
-      this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
-      this.landed = batch.concat(this.landed)
-      if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), 500)
-      return
-    }
-    const touched = new Set<Active>()
-    for (const l of batch) {
-      l.a.queued--
-      touched.add(l.a)
-    }
-    for (const a of touched) this.maybeEnd(a)
-  }
-
-  /** When nothing of the batch is pending, running or waiting to be written: its end. */
-  private maybeEnd(a: Active): void {
-    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
-    this.serial(a, () => this.endCheck(a))
-  }
-
-  private async endCheck(a: Active): Promise<void> {
-    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
-    if (!a.stopped && !(a.exhausted && a.ahead.length === 0 && a.again.length === 0)) return
-    const left = await this.store.unfinished(a.id)
-    if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
-    if (left > 0) {
-      // nothing is in flight: whatever has no result yet is pending, wherever it is
-      a.cursor = 0
-      a.again = []
-      a.ahead = []
-      if (a.stopped) return this.endItems(a, a.status as EndKind)
-      a.exhausted = false
-      // shared: those may be another instance's, in flight there; look again a little later
-      if (this.leases) return void setTimeout(() => this.fill(a), RECHECK_MS).unref?.()
-      return this.fillLater(a)
-    }
-    // shared: one instance writes the output files; another one doing so keeps this one out, and
-    // once it has ended the batch, this one lets it go (looking again would go on for ever)
-    if (this.leases) {
-      const who = await this.leases.finalizer(a.id)
-      if (who === 'ended') return void this.forget(a)
-      if (who === 'other') return void setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
-    }
-    a.finalizing = true
-    const done = this.finalize(a).finally(() => this.finalizing.delete(done))
-    this.finalizing.add(done)
-  }
-
-  /** A batch another instance ended: nothing of it is left to run or write here. */
-  private forget(a: Active): void {
-    if (this.active.get(a.id) === a) this.active.delete(a.id)
-  }
-
-  private async finalize(a: Active): Promise<void> {
-    try {
-      const row = await this.store.byId(a.id)
-      if (!row) return
-      const files = row.family === 'openai' ? await writeOutputFiles(this.s.files, this.store, row) : { outputFileId: null, errorFileId: null }
-      // a cancel may have come while the files were written (here or elsewhere): its status stands
-      const now = Date.now()
-      let status: BatchRow['status'] = 'completed'
-      if (!(await this.store.transition(a.id, ['queued', 'processing'], { ...files, status, endedAt: now, completedAt: now }))) {
-        await this.store.update(a.id, { ...files, endedAt: now })
-        status = (await this.store.byId(a.id))?.status ?? a.status
-      }
-      a.status = status
-      this.active.delete(a.id)
-      this.s.log.info('batches: ended', { batch_id: a.id, status, total: row.total, succeeded: row.succeeded, failed: row.failed })
-      this.s.tracing?.batchEnded({ ...row, status })
-    } catch (e) {
-      this.s.log.error('batches: writing the output files failed; retrying', { batch_id: a.id, error: (e as Error).message })
-      a.finalizing = false
-      if (!this.closed) setTimeout(() => this.maybeEnd(a), 1_000).unref?.()
-    }
-  }
-
-  /** An early end: the batch takes `status`, and its items not yet run fail with `kind`'s code. */
-  private async end(id: string, status: 'cancelled' | 'expired' | 'failed', set: Partial<BatchRow>): Promise<BatchRow | null> {
-    const row = await this.store.byId(id)
-    if (!row || FINAL.has(row.status)) return row
-    if (!(await this.store.transition(id, ['queued', 'processing'], { status, ...set }))) return this.store.byId(id)
-    if (this.standby) {
-      await this.endElsewhere(id, status)
-      return this.store.byId(id)
-    }
-    const a = this.track({ ...row, status })
-    a.status = status
-    a.stopped = true
-    this.endItems(a, status)
-    return this.store.byId(id)
-  }
-
-  /**
-   * An early end on a gateway that does not run the batches of its SQLite data dir: the items the
-   * runner has not marked fail now; those it marked are in flight there and end with their results.
-   * The runner, told, sees the end at its next look, stops and writes the output files.
-   */
-  private async endElsewhere(id: string, kind: EndKind): Promise<void> {
-    let failed
-    while ((failed = await this.store.failPending(id, kind, END_ERRORS[kind], END_CHUNK, 0, undefined, undefined, true)) > 0) {
-      this.ended('failed', failed)
-      await nextTurn()
-    }
-    void this.bus?.publish(TOPIC, id)
-  }
-
-  private endItems(a: Active, kind: EndKind) {
-    if (a.ending) return
-    a.ending = true
-    const error = END_ERRORS[kind]
-    // items put back after their worker died have smaller indexes than the cursor
-    const again = a.again
-    const from = this.firstUnsent(a)
-    a.again = []
-    a.ahead = []
-    a.cursor = from
-    const leases = this.leases
-    let failed = 0
-    void (async () => {
-      try {
-        if (leases) {
-          // shared: every pending item no live lease holds (in flight here or elsewhere, an
-          // item finishes); what this instance claimed and will not run is let go first
-          await leases.dropExcept(a.id, [...a.inflight])
-          while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, 0, undefined, Date.now())) > 0) {
-            this.ended('failed', failed)
-            await nextTurn()
-          }
-          return
-        }
-        if (again.length > 0) this.ended('failed', await this.store.failPending(a.id, kind, error, END_CHUNK, from, again))
-        while ((failed = await this.store.failPending(a.id, kind, error, END_CHUNK, from)) > 0) {
-          this.ended('failed', failed)
-          await nextTurn()
-        }
-      } catch (e) {
-        this.s.log.error('batches: failing the items of an ended batch failed', { batch_id: a.id, error: (e as Error).message })
-      } finally {
-        a.ending = false
-        // shared: items another instance runs are waited for, not spun on
-        if (leases && failed === 0) setTimeout(() => this.maybeEnd(a), RECHECK_MS).unref?.()
-        else this.maybeEnd(a)
-      }
-    })()
-  }
-
-  /** Cancel: a queued or processing batch → cancelled; a finished one → 400. */
-  async cancel(row: BatchRow): Promise<BatchRow> {
-    if (FINAL.has(row.status)) throw new HttpError(400, `Batch ${row.id} is ${row.status}; only a queued or processing batch can be cancelled`)
-    if (this.active.get(row.id)?.finalizing) throw new HttpError(400, `Batch ${row.id} has run every item; it is completed once its output files are written`)
-    const ended = (await this.end(row.id, 'cancelled', { cancelledAt: Date.now() })) ?? row
-    void this.bus?.publish(TOPIC, row.id)
-    return ended
-  }
-
-  /** → failed, with the reason in `errors`. */
-  async fail(id: string, code: string, message: string): Promise<void> {
-    try {
-      await this.end(id, 'failed', { failedAt: Date.now(), errors: JSON.stringify([{ code, message, line: null, param: null }]) })
-    } catch (e) {
-      this.s.log.error('batches: failing a batch failed', { batch_id: id, code, error: (e as Error).message })
-    }
-  }
-
-  /** Batches past their completion window expire; their items not yet run fail with batch_expired. */
-  async checkExpiry(now = Date.now()): Promise<void> {
-    try {
-      // shared: a create another gateway's crash cut short goes once it is old enough
-      if (this.leases || this.looks) await this.sweep()
-      for (const a of [...this.active.values()]) {
-        if (a.stopped) continue
-        const row = await this.store.byId(a.id)
-        if (row && !FINAL.has(row.status) && row.expiresAt <= now) await this.end(a.id, 'expired', { expiredAt: now })
-      }
-    } catch (e) {
-      this.s.log.error('batches: checking expiry failed', { error: (e as Error).message })
-    }
-  }
-
-  /** The files service's delete hook: a queued or processing batch reading the file fails. */
-  async onFileDeleted(file: FileRecord, reason: DeleteReason): Promise<void> {
-    for (const row of await this.store.readingFile(file.id)) {
-      if (row.apiKeyId !== file.apiKeyId || FINAL.has(row.status)) continue
-      await this.fail(row.id, INPUT_GONE, inputGoneMessage(file.id, reason))
-    }
-  }
-
-  /**
-   * A delete removes the file's record, then fails the batches reading it (onFileDeleted): a
-   * crash between the two leaves one open on a file that is gone, failed here at the next start.
-   * A file that expired while the gateway was down is failed here too, before the expiry pass
-   * removes its record: the message says it expired.
-   */
-  private async failIfInputGone(row: BatchRow): Promise<void> {
-    if (row.inputFileId === null || FINAL.has(row.status)) return
-    const why = await inputFileGone(this.s.files, row.apiKeyId, row.inputFileId)
-    if (!why) return
-    // its record just removed here (the expiry pass at start): the hook fails it, saying how
-    if (why === 'unknown' && this.s.files.telling(row.inputFileId)) return
-    this.s.log.warn('batches: the input file of an open batch is gone; failing it', { batch_id: row.id, file_id: row.inputFileId, why })
-    await this.fail(row.id, INPUT_GONE, inputGoneMessage(row.inputFileId, why))
-  }
-
-  /** Resolves once every batch that can end has ended (tests, shutdown). */
-  async idle(): Promise<void> {
-    await Promise.allSettled([...this.active.values()].map((a) => a.chain))
-    while (this.finalizing.size > 0) await Promise.allSettled([...this.finalizing])
-  }
-
-  /** Stop handing out items; let those in flight land (bounded by the pool), store them, stop. */
-  async close(graceMs: number): Promise<void> {
-    this.closed = true
-    if (this.expiryTimer) clearInterval(this.expiryTimer)
-    if (this.shareTimer) clearInterval(this.shareTimer)
-    if (this.tick) clearTimeout(this.tick)
-    await this.pool.close(graceMs)
-    for (let n = this.landed.length; n > 0; n = this.landed.length) {
-      await this.flush()
-      // a write that failed keeps its results: give up on them, they run again after the restart
-      if (this.landed.length >= n) break
-    }
-    await Promise.race([this.idle(), Bun.sleep(graceMs)])
-    // what this instance claimed and never sent goes back to the others at once; what a worker
-    // held when the grace ran out may have reached the upstream: its claim stays, to run out
-    // and fail it as lost there, never sent again
-    if (this.leases) for (const a of this.active.values()) await this.leases.dropExcept(a.id, a.cut).catch(() => {})
-    // alone: the marks of items never sent go, so they run after the restart
-    if (this.marks) for (const a of this.active.values()) await this.marks.giveBack(a.id, a.cut).catch(() => {})
-    // last: another gateway on the data dir takes over once its marks are as they stay
-    this.runner?.release()
+    this.landing.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), LOST_ITEM)
   }
 }
