@@ -1,8 +1,9 @@
 // A batch open on this instance, as the scheduler keeps it in memory while it runs: what it has
-// handed out, read ahead, put back or queued for a write, and whether it is ending. The database
-// holds the rest (scheduler.ts). Every part of the scheduler (handing out, landing.ts, ending.ts,
-// sharing.ts) reads and changes this one object, each step in the batch's chain (serial), so that
-// a fill never sees an end check half done, nor the other way round.
+// handed out, read ahead, put back or queued for a write, and whether it is ending; the database
+// holds the rest (scheduler.ts). Every part of the scheduler (dispatch.ts, unsent.ts, landing.ts,
+// ending.ts, sharing.ts) reads and changes this one object, and the steps that read the database
+// (fills, end checks, marks given back) run one after another in the batch's chain (serial), so
+// that none sees another half done. Also the times to look again that those parts share.
 import type { Logger } from '../http/log.ts'
 import type { ClaimedItem } from './store.ts'
 import { FINAL, type BatchRow, type BatchStatus } from './types.ts'

@@ -3,8 +3,7 @@
 // hands it to the worker pool, whose results writer stores the item's result with the
 // generation records of its attempts in one transaction (results-writer.ts): an item is billed
 // exactly once, when it completes. The costs those records stored come back to billing
-// (fromWorker, on the pool's message) before the item's reservation is released. An item that
-// ran nowhere (refused, an unknown model, lost) has its result written here (landing.ts).
+// (fromWorker, on the pool's message) before the item's reservation is released.
 //
 // State lives in the database. What is in flight is marked there as it is handed out (on
 // PostgreSQL a claim under a lease, leases.ts; on SQLite a mark, marks.ts), and an item marked by
@@ -19,40 +18,38 @@
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
 //
-// This file hands items out, and is what the batch service calls. A batch's state here is
-// active.ts; how it ends (completed, or cancelled, expired, failed early), ending.ts; which
-// batches this instance runs (at its start, beside other instances on its database, or as the
-// runner of a SQLite data dir other gateways serve from), sharing.ts.
+// This file is what the batch service calls, and decides what is handed out and when: a batch's
+// places and the pace, reading ahead (claiming, on PostgreSQL), marking a round. Its parts, each
+// given what it needs of the others: a batch's state here (active.ts); one item handed out,
+// admitted and sent to a worker (dispatch.ts); items kept waiting unsent, whose marks go
+// (unsent.ts); the results of items that ran nowhere (landing.ts); how a batch ends, completed or
+// early (ending.ts); which batches this instance runs, at its start and beside other instances
+// or gateways on its store (sharing.ts).
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { DeleteReason, FileRecord } from '../files/types.ts'
-import { HttpError } from '../http/errors.ts'
-import { CreditsExhausted, type Admission, type AdmitInput } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
 import { endpointAvailable } from './endpoints.ts'
 import { batchShares, roundRobin } from './fair-share.ts'
 import { Pace } from './pace.ts'
-import { CallStartedError, NotTakenError, type WorkerPool } from './pool.ts'
-import { itemErrorOf } from './run-item.ts'
-import { batchRequestId } from './shapes.ts'
+import type { WorkerPool } from './pool.ts'
 import { ItemLeases } from './leases.ts'
 import { InFlightMarks } from './marks.ts'
 import { RunnerLock } from './runner-lock.ts'
 import { sharesDataDir } from '../db/data-dir-lock.ts'
 import type { BatchStore, ClaimedItem, EndKind } from './store.ts'
-import { LOST_ITEM, type BatchRow } from './types.ts'
-import { itemAdmitInput, ItemHold } from './item-hold.ts'
+import type { BatchRow } from './types.ts'
 import { newActive, RECHECK_MS, serial, SHARED_DOWN_RETRY_MS, wants, type Active } from './active.ts'
 import { Landing } from './landing.ts'
 import { Ending } from './ending.ts'
 import { Sharing } from './sharing.ts'
+import { Unsent } from './unsent.ts'
+import { Dispatch } from './dispatch.ts'
 
 /** Pending items read at once, ahead of need. */
 const READ_AHEAD = 64
 /** Under a pace, the time between two rounds of handing out. */
 const TICK_MS = 5
-/** An item refused while only the key's other requests held its credit: looked at again this soon. */
-const CREDIT_HELD_RETRY_MS = 100
 
 export class Scheduler {
   private readonly active = new Map<string, Active>()
@@ -77,6 +74,10 @@ export class Scheduler {
   private readonly ending: Ending
   /** Which batches run here, and keeping them in step with other instances. */
   private readonly sharing: Sharing
+  /** Items handed out and kept waiting, never sent: their marks go. */
+  private readonly unsent: Unsent
+  /** One item handed out: admitted, sent to a worker, and what comes of it. */
+  private readonly dispatching: Dispatch
 
   constructor(
     private readonly s: BatchServices,
@@ -84,9 +85,9 @@ export class Scheduler {
     private readonly pool: WorkerPool,
   ) {
     this.pace = new Pace(s.config.batches.maxItemsPerSecond)
-    /** SQLite: this process runs the batches while it holds this (runner-lock.ts). */
+    // SQLite: this process runs the batches while it holds the runner lock (runner-lock.ts), and
+    // when other gateways may serve from the data dir it looks at the open batches they store
     let runner: RunnerLock | undefined
-    /** SQLite, other gateways may serve from the data dir: the runner looks at the open batches they store. */
     let looks = false
     if (s.storage.dialect === 'pg') this.leases = new ItemLeases(store.sql, s.config.batches.leaseMs)
     else {
@@ -94,31 +95,33 @@ export class Scheduler {
       runner = new RunnerLock(s.config.dataDir, s.log)
       looks = sharesDataDir(s.config)
     }
-    const base = { s, store, leases: this.leases, active: this.active, closed: () => this.closed, ended: (status: 'succeeded' | 'failed', n?: number) => this.ended(status, n) }
+    // each part is given what it needs of the others, called when it needs it
+    const closed = () => this.closed
+    const ended = (status: 'succeeded' | 'failed', n?: number) => this.ended(status, n)
     const fill = (a: Active) => this.fill(a)
+    const fillLater = (a: Active) => this.fillLater(a)
     const maybeEnd = (a: Active) => this.ending.maybeEnd(a)
     const track = (row: BatchRow) => this.track(row)
-    this.landing = new Landing({ ...base, fillLater: (a) => this.fillLater(a), maybeEnd })
+    const { leases, marks, active } = this
+    this.landing = new Landing({ s, store, closed, ended, fillLater, maybeEnd })
     this.ending = new Ending({
-      ...base,
-      fill,
-      fillLater: (a) => this.fillLater(a),
-      track,
+      s, store, leases, active, closed, ended, fill, fillLater, track,
       standby: () => this.sharing.standby,
       tell: (id) => this.sharing.tell(id),
-      shared: this.leases !== undefined || looks,
+      shared: leases !== undefined || looks,
       sweep: () => this.sharing.sweep(),
     })
     this.sharing = new Sharing({
-      ...base,
-      marks: this.marks,
-      runner,
-      looks,
-      fill,
-      track,
-      maybeEnd,
+      s, store, leases, marks, runner, looks, active, closed, ended, fill, track, maybeEnd,
       failIfInputGone: (row) => this.ending.failIfInputGone(row),
       checkExpiry: () => this.ending.checkExpiry(),
+    })
+    this.unsent = new Unsent({ s, leases, marks, closed })
+    this.dispatching = new Dispatch({
+      s, pool, closed, ended, fill, fillLater, maybeEnd,
+      land: (a, idx, requestId, error) => this.landing.land(a, idx, requestId, error),
+      waitUnsent: (a, idx) => this.unsent.waitUnsent(a, idx),
+      wakeThrottled: () => this.wakeThrottled(),
     })
   }
 
@@ -346,7 +349,7 @@ export class Scheduler {
     }
     // one object for every job of this round: a message carries it once
     const workerKey = { ...key, credits: null }
-    for (const item of items) this.dispatch(a, key, workerKey, item)
+    for (const item of items) this.dispatching.dispatch(a, key, workerKey, item)
     if (items.length === 0) await this.ending.endCheck(a)
   }
 
@@ -363,149 +366,5 @@ export class Scheduler {
       setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
       return null
     }
-  }
-
-  private dispatch(a: Active, key: ApiKey, workerKey: ApiKey, item: ClaimedItem): void {
-    const requestId = batchRequestId({ id: a.id } as BatchRow, item.idx)
-    const model = this.s.catalog.resolve(item.model)
-    if (!model) return this.landing.land(a, item.idx, requestId, { status: 400, message: `model: unknown model "${item.model.slice(0, 80)}"`, code: 'invalid_request' })
-    // in flight from here: an admission that waits for a shared ledger still holds its place
-    a.inflight.add(item.idx)
-    const refused = (e: unknown) => {
-      a.inflight.delete(item.idx)
-      // the shared store (Redis) is away: the item waits for it rather than fail
-      if (e instanceof HttpError && e.status === 503) {
-        this.waitUnsent(a, item.idx)
-        return void setTimeout(() => this.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
-      }
-      // 402 while the key's requests in progress hold its credit (this batch's other items among
-      // them): they end at their real cost, below what they hold, and may leave room. The item
-      // waits for them; an item that ends wakes the batch, the key's other requests do not
-      if (e instanceof CreditsExhausted && e.held > 0) {
-        this.waitUnsent(a, item.idx)
-        if (a.inflight.size === 0) setTimeout(() => this.fill(a), CREDIT_HELD_RETRY_MS).unref?.()
-        return
-      }
-      // 402: the key's credit is spent; the item fails as an interactive request would
-      const { retryAfter: _, ...error } = itemErrorOf(e)
-      this.landing.land(a, item.idx, requestId, error)
-    }
-    let input: AdmitInput
-    let admission: Admission | Promise<Admission>
-    try {
-      input = itemAdmitInput(key, model, item)
-      // behind an admission still waiting for a shared ledger: items are admitted in input order
-      admission = a.admitting ? a.admitting.then(() => this.s.billing.admit(input)) : this.s.billing.admit(input)
-    } catch (e) {
-      return refused(e)
-    }
-    if (admission instanceof Promise) {
-      const settled = (a.admitting = admission.then(
-        () => {},
-        () => {},
-      ))
-      void settled.then(() => {
-        if (a.admitting === settled) a.admitting = undefined
-      })
-      admission.then((ad) => this.send(a, workerKey, item, requestId, new ItemHold(this.s, input, ad)), refused)
-    } else this.send(a, workerKey, item, requestId, new ItemHold(this.s, input, admission))
-  }
-
-  /**
-   * An item refused for now waits, never sent: not in flight, so its mark (claim) goes, with the
-   * others of the turn, in one statement. Alone it waits here; shared, its claim goes back to
-   * every instance (this one's next claim takes it again, in input order).
-   */
-  private waitUnsent(a: Active, idx: number): void {
-    if (!this.leases) a.again.push(idx)
-    a.back.push(idx)
-    this.backSoon(a)
-  }
-
-  private backSoon(a: Active): void {
-    if (a.backDue) return
-    a.backDue = true
-    serial(a, this.s.log, () => this.giveBackWaiting(a))
-  }
-
-  /**
-   * In the batch's chain, so no fill is half done: only the items waiting now lose their marks.
-   * One handed out again meanwhile (in flight, read ahead, put back) was marked again, to be sent.
-   */
-  private async giveBackWaiting(a: Active): Promise<void> {
-    a.backDue = false
-    const back = new Set(a.back.splice(0))
-    const again = new Set(a.again)
-    const out = new Set([...a.inflight, ...a.ahead.map((i) => i.idx)])
-    // alone an item waiting is put back here; shared it is nowhere here once its claim is back
-    const waiting = [...back].filter((i) => !out.has(i) && (this.leases ? !again.has(i) : again.has(i)))
-    if (waiting.length === 0) return
-    try {
-      if (this.marks) await this.marks.unmark(a.id, waiting)
-      else {
-        await this.leases!.release(a.id, waiting)
-        // the claims let go may be this instance's next
-        a.exhausted = false
-      }
-    } catch (e) {
-      this.s.log.warn('batches: giving back the marks of items waiting unsent failed', { batch_id: a.id, error: (e as Error).message })
-      // alone they keep their marks: lost after a kill -9, never sent twice. Shared they would
-      // stay claimed here and never run: tried again (a release that did land is a no-op then)
-      if (this.leases && !this.closed) {
-        a.back.push(...waiting)
-        setTimeout(() => this.backSoon(a), SHARED_DOWN_RETRY_MS).unref?.()
-      }
-    }
-  }
-
-  private send(a: Active, workerKey: ApiKey, item: ClaimedItem, requestId: string, hold: ItemHold): void {
-    // shutting down: never sent, so its mark goes back at the close and it runs after the restart
-    if (this.closed) {
-      a.inflight.delete(item.idx)
-      return hold.end()
-    }
-    // the worker runs it with no credit figures: admission was here (a fallback's too, when its
-    // worker asks); its spend comes back (settled)
-    const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId, funded: hold.funded }
-    this.pool.run(job, this.cfg.maxRetries, (ask) => hold.anew(ask)).then(
-      (status) => {
-        this.ended(status)
-        // stored, with its records; the spend they wrote is in the ledger already
-        hold.end()
-        a.inflight.delete(item.idx)
-        this.fillLater(a)
-        this.wakeThrottled()
-        this.ending.maybeEnd(a)
-      },
-      (e: Error) => {
-        a.inflight.delete(item.idx)
-        this.lostItem(a, item.idx, hold, e)
-      },
-    )
-  }
-
-  /** The worker died with the item: one that never left runs again; one that may have, fails as lost. */
-  private lostItem(a: Active, idx: number, hold: ItemHold, e: Error) {
-    hold.end()
-    // shutting down: a worker that had it may have sent it, so it stays marked (lost after the
-    // restart); one that never took it (never started, or stopped with it still in the outbox)
-    // or never began its call did not, and it runs after the restart
-    if (this.closed) {
-      if (!(e instanceof NotTakenError)) a.cut.push(idx)
-      return
-    }
-    // it never left (its worker never started, never took it, or died before its call began):
-    // no mark against it, and it waits unsent as an item refused for now does, its mark (claim)
-    // given back meanwhile, so a kill -9 before it is handed out again does not count it lost
-    if (e instanceof NotTakenError) {
-      this.waitUnsent(a, idx)
-      return this.fillLater(a)
-    }
-    // its upstream call may have begun (a CallStartedError; anything else its worker cannot have
-    // said otherwise): it may have reached the upstream, and been billed there, so it fails as
-    // lost at once, as a restart fails a killed process's marks, and is never sent again
-    const why = e instanceof CallStartedError ? e.message : `batch worker: ${e.message}`
-    this.s.log.warn('batches: an item lost its worker after its upstream call may have begun; failed, not sent again', { batch_id: a.id, index: idx, error: why })
-    this.landing.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), LOST_ITEM)
   }
 }
