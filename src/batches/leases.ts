@@ -49,7 +49,7 @@ export class ItemLeases {
    * Up to `n` pending items no live lease holds, in input order, now this instance's, and no more
    * than leaves the batch's claims, every instance's, within `cap` (its concurrency is the
    * batch's, not each instance's). Its own live claims are not picked again: they are in flight
-   * here, or waiting (scheduler.ts). `limited`: fewer than `n` for want of room, not of items.
+   * here, or waiting (scheduler.ts, unsent.ts). `limited`: fewer than `n` for want of room, not of items.
    */
   claim(batchId: string, n: number, cap: number): Promise<{ items: ClaimedItem[]; limited: boolean }> {
     return this.sql.tx(async (q) => {
