@@ -35,8 +35,6 @@ interface Grant {
   apiKeyId: string
   containerId: string
   expiresAt: number
-  /** Not written yet: a look that must not read it is under way (grant's `after`). */
-  held?: boolean
 }
 
 export class ContainerGrants {
@@ -45,25 +43,14 @@ export class ContainerGrants {
 
   constructor(private readonly sql: Sql) {}
 
-  /**
-   * A reply handed `containerId` to the key, good until `expiresAt` (epoch ms; undefined: the
-   * default bound). `after`: the grant is read here at once, but written only once that has
-   * settled (a look at whether the key had it before, which must not read this grant: on
-   * PostgreSQL the write could reach the database first, on another connection).
-   */
-  grant(apiKeyId: string, containerId: string, expiresAt = Date.now() + DEFAULT_GRANT_MS, after?: Promise<unknown>): void {
+  /** A reply handed `containerId` to the key, good until `expiresAt` (epoch ms; undefined: the default bound). */
+  grant(apiKeyId: string, containerId: string, expiresAt = Date.now() + DEFAULT_GRANT_MS): void {
     if (containerId === '' || !Number.isFinite(expiresAt)) return
     const key = `${apiKeyId}\0${containerId}`
     const was = this.pending.get(key)
     if (was && was.expiresAt >= expiresAt) return
-    const g: Grant = { apiKeyId, containerId, expiresAt, held: after !== undefined }
-    this.pending.set(key, g)
-    if (!after) return this.writes.ask()
-    const release = () => {
-      g.held = false
-      this.writes.ask()
-    }
-    void after.then(release, release)
+    this.pending.set(key, { apiKeyId, containerId, expiresAt })
+    this.writes.ask()
   }
 
   /** Writes every pending grant; a failed write keeps them pending (and readable) and is tried again. */
@@ -72,8 +59,8 @@ export class ContainerGrants {
   }
 
   private async write(): Promise<boolean> {
-    const rows = [...this.pending.entries()].filter(([, g]) => !g.held)
-    if (rows.length === 0) return true
+    if (this.pending.size === 0) return true
+    const rows = [...this.pending.entries()]
     try {
       await this.sql.tx(async (q) => {
         for (let at = 0; at < rows.length; at += PER_STATEMENT) {

@@ -144,10 +144,8 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     grants &&
     ((id: string, expiresAt?: number) => {
       if (out.cached) return
-      // whether the key had it is read before this reply's own grant is written
-      const had = tier ? grants.given(rc.apiKey.id, [id], Date.now(), true).then((ids) => ids.has(id)) : undefined
-      if (had) out.handedContainer(id, tier!, () => had)
-      grants.grant(rc.apiKey.id, id, expiresAt, had)
+      if (tier) out.handedContainer(id, tier, () => grants.given(rc.apiKey.id, [id], Date.now(), true).then((had) => had.has(id)))
+      grants.grant(rc.apiKey.id, id, expiresAt)
     })
 
   // what a plan becomes (its pass-through body, or its IR, with their media) is worked out once,
