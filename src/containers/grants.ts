@@ -39,28 +39,46 @@ interface Grant {
 
 export class ContainerGrants {
   private pending = new Map<string, Grant>()
+  /**
+   * Pending grants not written before a read of whether the key had the container ends (`grant`'s
+   * `after`): written first, the grant would be read as the key's already (on PostgreSQL the read
+   * and the write go on different connections of the pool, in no set order).
+   */
+  private readonly held = new Map<string, Promise<unknown>>()
   private readonly writes = new SoonWrite(() => this.write())
 
   constructor(private readonly sql: Sql) {}
 
-  /** A reply handed `containerId` to the key, good until `expiresAt` (epoch ms; undefined: the default bound). */
-  grant(apiKeyId: string, containerId: string, expiresAt = Date.now() + DEFAULT_GRANT_MS): void {
+  /**
+   * A reply handed `containerId` to the key, good until `expiresAt` (epoch ms; undefined: the
+   * default bound). Readable here at once; `after`: not written before it settles.
+   */
+  grant(apiKeyId: string, containerId: string, expiresAt = Date.now() + DEFAULT_GRANT_MS, after?: Promise<unknown>): void {
     if (containerId === '' || !Number.isFinite(expiresAt)) return
     const key = `${apiKeyId}\0${containerId}`
+    if (after) {
+      this.held.set(key, after)
+      const go = () => {
+        if (this.held.get(key) === after) this.held.delete(key)
+        this.writes.ask()
+      }
+      after.then(go, go)
+    }
     const was = this.pending.get(key)
     if (was && was.expiresAt >= expiresAt) return
     this.pending.set(key, { apiKeyId, containerId, expiresAt })
     this.writes.ask()
   }
 
-  /** Writes every pending grant; a failed write keeps them pending (and readable) and is tried again. */
-  flush(): Promise<void> {
+  /** Writes every pending grant (those held, once their reads end); a failed write keeps them pending (and readable) and is tried again. */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.held.values()])
     return this.writes.flush()
   }
 
   private async write(): Promise<boolean> {
-    if (this.pending.size === 0) return true
-    const rows = [...this.pending.entries()]
+    const rows = [...this.pending.entries()].filter(([key]) => !this.held.has(key))
+    if (rows.length === 0) return true
     try {
       await this.sql.tx(async (q) => {
         for (let at = 0; at < rows.length; at += PER_STATEMENT) {

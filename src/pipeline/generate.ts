@@ -144,8 +144,10 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     grants &&
     ((id: string, expiresAt?: number) => {
       if (out.cached) return
-      if (tier) out.handedContainer(id, tier, () => grants.given(rc.apiKey.id, [id], Date.now(), true).then((had) => had.has(id)))
-      grants.grant(rc.apiKey.id, id, expiresAt)
+      // the reply's own grant is written only once that read has ended, never seen by it
+      let read: Promise<Set<string>> | undefined
+      if (tier) out.handedContainer(id, tier, () => (read = grants.given(rc.apiKey.id, [id], Date.now(), true)).then((had) => had.has(id)))
+      grants.grant(rc.apiKey.id, id, expiresAt, read)
     })
 
   // what a plan becomes (its pass-through body, or its IR, with their media) is worked out once,

@@ -110,3 +110,15 @@ describe('held at admission', () => {
     expect(held - plain).toBeLessThan(1.92 + 0.01)
   })
 })
+
+// whether the key had a container is read before this reply's own grant of it is written: on a
+// shared database, with requests at once, the grant's write (a turn later, on another of the
+// pool's connections) could land before that read, and a new container was taken for an old one
+test('many at once, each with a new container: every one is billed its session', async () => {
+  const n = 40
+  const made = Array.from({ length: n }, (_, i) => reply('nonstream-code-interpreter.handwritten.json', `resp_container_many_${i}_${crypto.randomUUID().slice(0, 8)}`))
+  let next = 0
+  rig.up.script(() => ({ json: made[next++ % n]!.text }))
+  const rs = await Promise.all(made.map(() => rig.client.responses.create({ model: 'gpt-5.2', input: 'sqrt 2?', store: false, tools: auto('4g') })))
+  for (const r of rs) expect((await rig.generation(r.id)).usage.code_interpreter_containers).toEqual({ '4g': 1 })
+})
