@@ -72,12 +72,14 @@ export async function runItem(
     record: (i) => void records.push(i),
     recordLater: (p) => void late.push(p.then((i) => records.push(i))),
   }
-  const done = async (o: Omit<ItemOutcome, 'records' | 'requestId'>): Promise<ItemOutcome> => {
+  // the usage is the last record's once every record is in: one may come late (its count, or
+  // the look at the key's grants of a container its reply made)
+  const done = async (o: Omit<ItemOutcome, 'records' | 'requestId' | 'usage'>): Promise<ItemOutcome> => {
     await Promise.allSettled(late)
-    return { ...o, requestId: job.requestId, records }
+    return { ...o, usage: usageText(records.at(-1)?.usage), requestId: job.requestId, records }
   }
   const body = await store.body(job.batchId, job.idx)
-  if (body === null) return done({ status: 'failed', error: { status: 500, code: 'item_missing', message: `batch item ${job.idx} is not in the database` }, usage: null })
+  if (body === null) return done({ status: 'failed', error: { status: 500, code: 'item_missing', message: `batch item ${job.idx} is not in the database` } })
   await calling?.()
   for (let attempt = 0; ; attempt++) {
     const rc: RequestContext = { apiKey: job.apiKey, requestId: job.requestId, signal: new AbortController().signal, batchId: job.batchId, betas: [], holdAnew }
@@ -87,7 +89,7 @@ export async function runItem(
       // this item's records come to its sink, stored with its result
       const reply = await generateJson(s, spec, JSON.parse(body) as Record<string, unknown>, rc, sink)
       const text = jsonText(reply)
-      if (reply.status < 300) return done({ status: 'succeeded', response: text, usage: usageText(records.at(-1)?.usage) })
+      if (reply.status < 300) return done({ status: 'succeeded', response: text })
       throw { status: reply.status, message: text.slice(0, 2000) }
     } catch (e) {
       const { retryAfter, ...error } = itemErrorOf(e)
@@ -95,7 +97,7 @@ export async function runItem(
         await sleep(itemBackoffMs(attempt, retryAfter))
         continue
       }
-      return done({ status: 'failed', error, usage: usageText(records.at(-1)?.usage) })
+      return done({ status: 'failed', error })
     }
   }
 }

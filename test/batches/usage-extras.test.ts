@@ -4,6 +4,7 @@
 // explain says why.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startBatchRig, type BatchRig } from './helpers.ts'
+import { fixture } from '../helpers/fake-upstream.ts'
 
 let rig: BatchRig
 beforeAll(async () => {
@@ -44,4 +45,24 @@ test('an item whose reply has none of them: its usage shows none', async () => {
   await rig.ended(b.id)
   const [item] = await rig.allResults(b.id)
   expect(item.usage).toEqual({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 })
+})
+
+// a reply that made a new code-interpreter container is recorded once its key's grants were read
+// (was the container the key's already?): the item's usage must wait for that record too, not be
+// taken from the records of the moment (none then: the usage was null, the container unsaid)
+test('an item whose reply made a new code-interpreter container: its usage counts it, as its record does', async () => {
+  const container = `cntr_${crypto.randomUUID().replaceAll('-', '')}`
+  const text = fixture('openai/responses/nonstream-code-interpreter.handwritten.json').replaceAll('cntr_68f1c0de9a8c8190b2c3d4e5f60718293a4b5c6d7e8f9012', container)
+  rig.up.script({ json: text })
+  const params = { model: 'gpt-5.2', input: 'sqrt 2?', store: false, tools: [{ type: 'code_interpreter', container: { type: 'auto', memory_limit: '4g' } }] }
+  const res = await rig.call('POST', '/api/v1/batches', { endpoint: '/v1/responses', requests: [{ custom_id: 'container', ...params }] })
+  expect(res.status).toBe(200)
+  const b = (await res.json()) as any
+  await rig.ended(b.id)
+  const [item] = await rig.allResults(b.id)
+  expect(item.status).toBe('succeeded')
+  expect(item.usage).toMatchObject({ prompt_tokens: 312, completion_tokens: 41, code_interpreter_containers: { '4g': 1 } })
+  await rig.gw.services.recorder.flush()
+  const listed = (await (await rig.call('GET', '/api/v1/generations?limit=200')).json()) as { data: any[] }
+  expect(item.usage).toEqual(listed.data.find((d) => d.batch_id === b.id).usage)
 })
