@@ -19,7 +19,8 @@ import { SoonWrite } from '../../db/soon-write.ts'
 import { badRequest, HttpError } from '../../http/errors.ts'
 import type { Item } from './items.ts'
 import { responseOfItem } from './item-ids.ts'
-import { nextTurn } from '../../lib/turn.ts'
+import { nextTurn, turnOfItsOwn } from '../../lib/turn.ts'
+import { InputCache, KEPT_FROM_CHARS } from './input-cache.ts'
 import type { PruneStep } from '../../lib/prune-steps.ts'
 
 type Obj = Record<string, unknown>
@@ -91,6 +92,7 @@ const OUTPUT_BY_ID = `SELECT ${selectList(storedResponses, [...META_KEYS, 'outpu
 const OBJECT_KEYS = ['rowId', 'id', 'apiKeyId', 'model', 'createdAt', 'status', 'previousRowId', 'previousResponseId', 'threadBytes', 'outputItems', 'response'] as const
 const OBJECT_BY_ID = `SELECT ${selectList(storedResponses, OBJECT_KEYS)} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 const ITEMS_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems', 'outputItems'])} FROM ${s.$table} WHERE ${s.rowId} = ?`
+const INPUT_OF_ROW = `SELECT ${selectList(storedResponses, ['inputItems'])} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const LATEST_OF_CONVERSATION = `SELECT ${selectList(storedResponses, ['id'])} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.conversation} = ? AND ${s.createdAt} >= ? ${LATEST}`
 type Meta = Pick<Row, (typeof META_KEYS)[number]>
 
@@ -165,6 +167,9 @@ export class ThreadStore {
 
   /** Conversations with a turn in progress (key id and name), and since when. */
   private readonly turns = new Map<string, number>()
+
+  /** Large inputs parsed for their listing, by row (input-cache.ts). */
+  private readonly inputs = new InputCache()
 
   /**
    * Holds `conversation` for a turn that continues it, until the turn's response is saved or the
@@ -314,6 +319,8 @@ export class ThreadStore {
     for (let i = chain.length - 1; i >= 0; i--) {
       const row = await this.itemsOfRow(chain[i]!.rowId)
       if (!row) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
+      // a large row's text is parsed in a turn of its own (the read was one hold, the parse another)
+      if (row.inputItems.length + row.outputItems.length >= KEPT_FROM_CHARS) await turnOfItsOwn()
       for (const it of JSON.parse(row.inputItems) as Item[]) items.push(it)
       for (const it of JSON.parse(row.outputItems) as Item[]) items.push(it)
       if (i > 0) await nextTurn()
@@ -436,15 +443,27 @@ export class ThreadStore {
     return out
   }
 
-  /** The input items a key's stored response added, oldest first, or undefined. */
+  /**
+   * The input items a key's stored response added, oldest first, or undefined. The row is found
+   * on its few small columns; a large input is kept parsed a while (a listing is paged through),
+   * and its text, once read, is parsed in a turn of its own.
+   */
   async inputItems(apiKeyId: string, id: string): Promise<Item[] | undefined> {
-    const row = await this.byId(apiKeyId, id)
-    return row ? (JSON.parse(row.inputItems) as Item[]) : undefined
+    const head = await this.byId<Meta>(apiKeyId, id, META_BY_ID)
+    if (!head) return undefined
+    return this.inputs.get(head.rowId, `${apiKeyId}\0${id}`, async () => {
+      const text = this.pending.get(head.rowId)?.row.inputItems ?? (await this.sql.get<Pick<Row, 'inputItems'>>(INPUT_OF_ROW, [head.rowId]))?.inputItems
+      // deleted between the two reads: as if it had not been found
+      if (text === undefined) return undefined
+      if (text.length >= KEPT_FROM_CHARS) await turnOfItsOwn()
+      return { chars: text.length, items: JSON.parse(text) as Item[] }
+    })
   }
 
   /** Deletes every row a key stored under a response id; whether there was one. */
   async delete(apiKeyId: string, id: string): Promise<boolean> {
     let found = false
+    this.inputs.forget(`${apiKeyId}\0${id}`)
     for (const [rowId, p] of this.pending) {
       if (p.row.id !== id || p.row.apiKeyId !== apiKeyId) continue
       // never written now; whoever waits on it goes on
