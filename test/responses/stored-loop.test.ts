@@ -1,8 +1,11 @@
 // Large stored state must not hold the event loop: a response of 60,000 input items paged through
 // (`GET /responses/{id}/input_items`) read and parsed its whole stored input at every page, so 20
-// pages asked for at once held the loop for a second or more.
+// pages asked for at once held the loop for a second or more; and a conversation's items, which
+// a turn in it continues from, are read a slice at a time (the slices must join to the whole
+// conversation, in order).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import OpenAI from 'openai'
+import { fixture } from '../helpers/fake-upstream.ts'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
 
 let rig: ResponsesRig
@@ -55,4 +58,16 @@ test('20 pages of a 60,000-item response at once: the loop is held for one read 
   // deleted: gone from the listing too, kept or not
   await client.responses.delete(r.id)
   expect(await page().then(() => 200, (e) => (e as { status?: number }).status)).toBe(404)
+}, 120_000)
+
+test('a turn in a conversation of more items than one slice reads them all, in the order they were added', async () => {
+  const conv = await client.conversations.create()
+  const items = Array.from({ length: 700 }, (_, i) => user(`said ${i}`))
+  // added 20 at a time as the items route takes them, then a turn continues from them all
+  for (let at = 0; at < items.length; at += 20) await client.conversations.items.create(conv.id, { items: items.slice(at, at + 20) })
+  rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+  await client.responses.create({ model: 'gpt-5.2', conversation: conv.id, input: 'go on' })
+  const sent = rig.up.requests.at(-1)!.json().input as { content: unknown }[]
+  const texts = sent.map((it) => (typeof it.content === 'string' ? it.content : (it.content as { text: string }[]).map((p) => p.text).join('')))
+  expect(texts).toEqual([...items.map((it) => it.content), 'go on'])
 }, 120_000)

@@ -8,6 +8,7 @@ import type { Dialect, Sql } from '../../../db/sql.ts'
 import type { ThreadServices } from '../../../services.ts'
 import type { Item } from '../items.ts'
 import { listedItem, newConversationId, newItemId } from './shapes.ts'
+import { nextTurn } from '../../../lib/turn.ts'
 
 type Obj = Record<string, unknown>
 export type Metadata = Record<string, string>
@@ -48,7 +49,9 @@ const SIZE = `SELECT coalesce(sum(length(${i.item})), 0) AS "bytes" FROM ${i.$ta
  * numbers puts "…700000a" before "…7000009"), so it is told; SQLite's text compares as bytes.
  */
 const seqOf = (dialect: Dialect) => (dialect === 'pg' ? `${i.seq} COLLATE "C"` : i.seq)
-const all = (dialect: Dialect) => `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ? ORDER BY ${seqOf(dialect)}`
+// a conversation's items in order, a slice at a time after the last one read
+const slice = (dialect: Dialect, after: boolean) =>
+  `SELECT ${i.seq} AS "seq", ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${seqOf(dialect)} > ?` : ''} ORDER BY ${seqOf(dialect)} LIMIT ?`
 const page = (dialect: Dialect, order: 'asc' | 'desc', after: boolean) =>
   `SELECT ${i.item} AS "item" FROM ${i.$table} WHERE ${i.conversationId} = ?${after ? ` AND ${seqOf(dialect)} ${order === 'asc' ? '>' : '<'} ?` : ''} ORDER BY ${seqOf(dialect)} ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`
 
@@ -57,6 +60,12 @@ const nameable = (id: unknown): id is string => typeof id === 'string' && id.len
 
 /** Rows one INSERT writes at most (4 parameters each). */
 const PER_INSERT = 100
+
+/**
+ * Items a turn's history reads at once, then a turn of the loop: a conversation of 10,000 items
+ * (10 MB) read and parsed in one go held the loop for a few hundred ms.
+ */
+const PER_READ = 256
 
 const objectOf = (r: { id: string; createdAt: number; metadata: string | null }): Conversation => ({
   id: r.id,
@@ -69,13 +78,13 @@ export class ConversationStore {
   /** Turns' writes under way, which a stop waits for before the database closes (settled). */
   private readonly writing = new Set<Promise<unknown>>()
   private readonly exists: string
-  private readonly all: string
+  private readonly slices: [string, string]
   private readonly pages: Record<'asc' | 'desc', [string, string]>
 
   constructor(private readonly sql: Sql) {
     const d = sql.dialect
     this.exists = exists(d)
-    this.all = all(d)
+    this.slices = [slice(d, false), slice(d, true)]
     this.pages = { asc: [page(d, 'asc', false), page(d, 'asc', true)], desc: [page(d, 'desc', false), page(d, 'desc', true)] }
   }
 
@@ -160,11 +169,19 @@ export class ConversationStore {
   /** Every item of a conversation, oldest first (the history a turn in it continues), and their stored bytes. */
   async items(conversationId: string): Promise<{ items: Item[]; bytes: number }> {
     let bytes = 0
-    const items = (await this.sql.all<{ item: string }>(this.all, [conversationId])).map((r) => {
-      bytes += r.item.length
-      return JSON.parse(r.item) as Item
-    })
-    return { items, bytes }
+    const items: Item[] = []
+    // a slice at a time, each after the last item read, with a turn of the loop between: items
+    // added meanwhile come after every one read, as they would after a read at once
+    for (let after: string | undefined; ; ) {
+      const rows = await this.sql.all<{ seq: string; item: string }>(this.slices[after === undefined ? 0 : 1], after === undefined ? [conversationId, PER_READ] : [conversationId, after, PER_READ])
+      for (const r of rows) {
+        bytes += r.item.length
+        items.push(JSON.parse(r.item) as Item)
+      }
+      if (rows.length < PER_READ) return { items, bytes }
+      after = rows.at(-1)!.seq
+      await nextTurn()
+    }
   }
 
   /** The characters a conversation's stored items hold, without reading them out. */
