@@ -50,9 +50,12 @@ function flatNameFor(namespace: string, name: string, taken: Set<string>): strin
  */
 export function openTools(turn: Pick<Turn, 'tools' | 'history' | 'items'>): OpenedTools {
   const handed: ResponsesTool[] = []
-  for (const it of [...turn.history, ...turn.items]) {
-    if (it.type !== 'additional_tools') continue
-    for (const t of it.tools) if (isTool(t)) handed.push(t)
+  // the two lists walked in place, not spread into one: a thread's history may hold 60,000 items
+  for (const list of [turn.history, turn.items]) {
+    for (const it of list) {
+      if (it.type !== 'additional_tools') continue
+      for (const t of it.tools) if (isTool(t)) handed.push(t)
+    }
   }
   const listed = [...turn.tools.map((tool, i) => ({ tool, at: `tools[${i}]` })), ...handed.map((tool) => ({ tool, at: 'input.additional_tools' }))]
   const taken = new Set(listed.flatMap(({ tool }) => (isCallable(tool) ? [tool.name] : [])))
