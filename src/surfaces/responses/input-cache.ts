@@ -27,6 +27,8 @@ export class InputCache {
   private readonly kept = new Map<string, Kept>()
   private readonly reading = new Map<string, Promise<Item[] | undefined>>()
   private chars = 0
+  /** A sweep to come, so what is kept goes when listings stop too (never keeps the process alive). */
+  private sweeping: ReturnType<typeof setTimeout> | undefined
 
   /** The items of row `rowId`, kept or read by `read` (its stored text's length and the items; undefined when the row is gone). */
   async get(rowId: string, owner: string, read: () => Promise<{ chars: number; items: Item[] } | undefined>): Promise<Item[] | undefined> {
@@ -59,6 +61,7 @@ export class InputCache {
   private keep(rowId: string, k: Kept) {
     this.kept.set(rowId, k)
     this.chars += k.chars
+    this.sweepLater()
     for (const [oldest, o] of this.kept) {
       if (this.chars <= MAX_KEPT_CHARS) break
       this.drop(oldest, o)
@@ -71,6 +74,16 @@ export class InputCache {
       if (k.used >= old) break
       this.drop(rowId, k)
     }
+  }
+
+  private sweepLater() {
+    if (this.sweeping !== undefined) return
+    this.sweeping = setTimeout(() => {
+      this.sweeping = undefined
+      this.sweep()
+      if (this.kept.size > 0) this.sweepLater()
+    }, KEPT_MS)
+    this.sweeping.unref()
   }
 
   private drop(rowId: string, k: Kept) {
