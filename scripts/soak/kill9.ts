@@ -18,6 +18,8 @@
 // (300; a killed gateway's Redis holds go 7-9 s after the kill, docs/scale-out.md).
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
+import { names } from '../../src/db/columns.ts'
+import { apiKeys, creditReservations, generations, usageHourly } from '../../src/db/schema.ts'
 import { fixture, startFakeUpstream, upstreamEnv } from '../../test/helpers/fake-upstream.ts'
 import { cleanup, spawnGateway, tempDir, type Spawned } from '../../test/helpers/server.ts'
 import { databaseEnv, dropDatabaseFor } from '../../test/helpers/database.ts'
@@ -225,18 +227,21 @@ for (let round = 1; round <= ROUNDS; round++) {
   console.log(`round ${round} done: ${problems.length} problems so far`)
 }
 
+/** The tables the books are read from, by their declared names. */
+const T = { keys: names(apiKeys).$table, records: names(generations).$table, hourly: names(usageHourly).$table, holds: names(creditReservations).$table }
+
 async function readBooks(dataDir: string, drainFrom: number) {
   const q = await queryer(dataDir)
-  const spent = new Map<string, number>((await q(`SELECT id, spent FROM api_keys`)).map((r: any) => [r.id, Number(r.spent)]))
-  const costs = new Map<string, number>((await q(`SELECT api_key_id AS id, SUM(COALESCE(cost,0)) AS c FROM generations GROUP BY api_key_id`)).map((r: any) => [r.id, Number(r.c)]))
-  const dupes = (await q(`SELECT reply_id FROM generations GROUP BY reply_id HAVING COUNT(*) > 1`)).map((r: any) => r.reply_id)
+  const spent = new Map<string, number>((await q(`SELECT id, spent FROM ${T.keys}`)).map((r: any) => [r.id, Number(r.spent)]))
+  const costs = new Map<string, number>((await q(`SELECT api_key_id AS id, SUM(COALESCE(cost,0)) AS c FROM ${T.records} GROUP BY api_key_id`)).map((r: any) => [r.id, Number(r.c)]))
+  const dupes = (await q(`SELECT reply_id FROM ${T.records} GROUP BY reply_id HAVING COUNT(*) > 1`)).map((r: any) => r.reply_id)
   // records by account, leaving out the drain's (made after the report was read): those are the last chat records of acct0
   const byAccountBefore = new Map<string, { requests: number; tokens: number; cost: number }>()
-  for (const r of await q(`SELECT account, COUNT(*) AS n, SUM(total_tokens) AS t, SUM(COALESCE(cost,0)) AS c FROM generations WHERE NOT (account = 'acct0' AND created_at >= ${drainFrom}) GROUP BY account`)) byAccountBefore.set(r.account, { requests: Number(r.n), tokens: Number(r.t), cost: Number(r.c) })
-  const rec = (await q(`SELECT account, model, COUNT(*) AS n, SUM(total_tokens) AS t, SUM(COALESCE(cost,0)) AS c FROM generations GROUP BY account, model ORDER BY account, model`)).map((r: any) => `${r.account}/${r.model}:${r.n}/${r.t}/${Number(r.c).toFixed(12)}`)
-  const roll = (await q(`SELECT account, model, SUM(requests) AS n, SUM(total_tokens) AS t, SUM(cost) AS c FROM usage_hourly GROUP BY account, model ORDER BY account, model`)).map((r: any) => `${r.account}/${r.model}:${r.n}/${r.t}/${Number(r.c).toFixed(12)}`)
-  const lastCost = Number((await q(`SELECT cost FROM generations WHERE account = 'acct0' ORDER BY created_at DESC LIMIT 1`))[0]?.cost ?? 0)
-  const holds = q.pg ? (await q(`SELECT COUNT(*) FILTER (WHERE expires_at > ${Date.now()}) AS live, COUNT(*) FILTER (WHERE expires_at <= ${Date.now()}) AS lapsed, COALESCE(MAX(expires_at), 0) AS latest FROM credit_reservations`)).map((r: any) => ({ live: Number(r.live), lapsed: Number(r.lapsed), latest: Number(r.latest) }))[0] : undefined
+  for (const r of await q(`SELECT account, COUNT(*) AS n, SUM(total_tokens) AS t, SUM(COALESCE(cost,0)) AS c FROM ${T.records} WHERE NOT (account = 'acct0' AND created_at >= ${drainFrom}) GROUP BY account`)) byAccountBefore.set(r.account, { requests: Number(r.n), tokens: Number(r.t), cost: Number(r.c) })
+  const rec = (await q(`SELECT account, model, COUNT(*) AS n, SUM(total_tokens) AS t, SUM(COALESCE(cost,0)) AS c FROM ${T.records} GROUP BY account, model ORDER BY account, model`)).map((r: any) => `${r.account}/${r.model}:${r.n}/${r.t}/${Number(r.c).toFixed(12)}`)
+  const roll = (await q(`SELECT account, model, SUM(requests) AS n, SUM(total_tokens) AS t, SUM(cost) AS c FROM ${T.hourly} GROUP BY account, model ORDER BY account, model`)).map((r: any) => `${r.account}/${r.model}:${r.n}/${r.t}/${Number(r.c).toFixed(12)}`)
+  const lastCost = Number((await q(`SELECT cost FROM ${T.records} WHERE account = 'acct0' ORDER BY created_at DESC LIMIT 1`))[0]?.cost ?? 0)
+  const holds = q.pg ? (await q(`SELECT COUNT(*) FILTER (WHERE expires_at > ${Date.now()}) AS live, COUNT(*) FILTER (WHERE expires_at <= ${Date.now()}) AS lapsed, COALESCE(MAX(expires_at), 0) AS latest FROM ${T.holds}`)).map((r: any) => ({ live: Number(r.live), lapsed: Number(r.lapsed), latest: Number(r.latest) }))[0] : undefined
   await q.close()
   return { holds, lastCost, spent, costs, dupes, byAccountBefore, rollupMatches: rec.join(' ') === roll.join(' '), rollupDetail: rec.join(' ') === roll.join(' ') ? `${rec.length} rows` : `records ${rec.join(' ')} | rollup ${roll.join(' ')}` }
 }

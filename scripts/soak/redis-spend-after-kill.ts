@@ -3,6 +3,8 @@
 // spent: Redis counts the costs of the requests whose records were lost (docs/scale-out.md).
 // Usage: SWITCHYARD_TEST_DATABASE_URL=… SWITCHYARD_TEST_REDIS_URL=… bun scripts/soak/redis-spend-after-kill.ts
 import { SQL, RedisClient } from 'bun'
+import { names } from '../../src/db/columns.ts'
+import { apiKeys, generations } from '../../src/db/schema.ts'
 import { fixture, startFakeUpstream, upstreamEnv } from '../../test/helpers/fake-upstream.ts'
 import { spawnGateway, tempDir } from '../../test/helpers/server.ts'
 import { databaseEnv, dropDatabaseFor } from '../../test/helpers/database.ts'
@@ -31,8 +33,8 @@ await Bun.sleep(200)
 gw.kill('SIGKILL'); await gw.exited
 proxy.restore()
 const sql = new SQL({ url: dbUrl, max: 1 })
-const [k] = await sql.unsafe(`SELECT spent FROM api_keys WHERE id = '${made.id}'`)
-const [g] = await sql.unsafe(`SELECT COUNT(*) AS n, COALESCE(SUM(cost),0) AS c FROM generations WHERE api_key_id = '${made.id}'`)
+const [k] = await sql.unsafe(`SELECT spent FROM ${names(apiKeys).$table} WHERE id = '${made.id}'`)
+const [g] = await sql.unsafe(`SELECT COUNT(*) AS n, COALESCE(SUM(cost),0) AS c FROM ${names(generations).$table} WHERE api_key_id = '${made.id}'`)
 const redis = new RedisClient(process.env.SWITCHYARD_TEST_REDIS_URL!)
 const rspent = await redis.hget(`${prefix}cr:{${made.id}}`, 'spent')
 console.log(JSON.stringify({ dbSpent: Number(k.spent), records: Number(g.n), recordsCost: Number(g.c), redisSpent: Number(rspent) }))

@@ -42,22 +42,25 @@ export function failureOf(e: unknown, out: GenerationOutcome): Error {
     return new UpstreamError(e)
   }
   const aborted = (e as Error)?.name === 'AbortError'
-  if (!aborted) out.failedInside(e)
-  const message = aborted ? 'client disconnected' : inGateway(e, 'upstream call failed in the gateway')
+  const code = aborted ? undefined : socketCode(e)
+  if (!aborted && !code) out.failedInside(e)
+  const message = aborted ? 'client disconnected' : code ? `upstream connection failed (${code})` : inGateway('upstream call failed in the gateway')
   out.fail(aborted ? 499 : 502, message)
   return new HttpError(aborted ? 499 : 502, message)
 }
 
 /**
- * What the client and the record are told of a failure that is neither the upstream's answer nor a
- * refusal (the provider's transport turns its own into UpstreamErrors): never its own words,
- * which may be a database's (its SQL and parameters) or a bug's; the log has them (the outcome
- * was told). A socket's code is named; a database's is not.
+ * A failure that is neither the upstream's answer, a refusal nor a socket's (the provider's
+ * transport turns its own into UpstreamErrors) is the gateway's: a database's error (its SQL and
+ * parameters) or a bug. The client and the record are told only that; the log has its words (the
+ * outcome was told).
  */
-function inGateway(e: unknown, what: string): string {
+const inGateway = (what: string): string => `${what}; the gateway's log has what happened, under this request's id`
+
+/** The code of a socket's failure (ECONNRESET, ConnectionClosed), never a database's (SQLITE_…, ERR_POSTGRES_…). */
+function socketCode(e: unknown): string | undefined {
   const code = (e as { code?: unknown })?.code
-  const named = typeof code === 'string' && /^[A-Za-z_]{2,40}$/.test(code) && !/^(ERR_POSTGRES|ERR_REDIS|SQLITE)/i.test(code)
-  return `${what}${named ? ` (${code})` : ''}; the gateway's log has what happened, under this request's id`
+  return typeof code === 'string' && /^[A-Za-z_]{2,40}$/.test(code) && !/^(ERR_POSTGRES|ERR_REDIS|SQLITE)/i.test(code) ? code : undefined
 }
 
 /** A failure met while streaming, as the MidStreamError that ends the stream (`out` is told of one inside the gateway). */
@@ -69,8 +72,8 @@ export function midStreamFailure(e: unknown, signal: AbortSignal, out?: Generati
   if (e instanceof UpstreamError) return new MidStreamError(e.message, e.status, e.type)
   // a read that failed on the socket (a reset, a close): said as the translated path says it,
   // with the code, never the fetch client's own advice
-  const code = (e as { code?: unknown })?.code
-  if (typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code)) return new MidStreamError(`upstream connection closed mid-stream (${code})`, 502)
+  const code = socketCode(e)
+  if (code) return new MidStreamError(`upstream connection closed mid-stream (${code})`, 502)
   out?.failedInside(e)
-  return new MidStreamError(inGateway(e, 'upstream stream failed in the gateway'), 502)
+  return new MidStreamError(inGateway('upstream stream failed in the gateway'), 502)
 }

@@ -4,6 +4,7 @@
 // the raw bytes a relay must forward.)
 
 import type { TapState } from './contract.ts'
+import { UpstreamError } from '../ir/errors.ts'
 
 /**
  * The event ends (each index just past a blank line) in `buf` from `from` on, in order. Each kind
@@ -64,7 +65,7 @@ export class EventSplitter {
     const out: string[] = []
     if (text === '') return out
     this.total += text.length
-    if (this.total > this.maxTotal) throw new Error(`upstream sent a stream of more than ${this.maxTotal} characters`)
+    if (this.total > this.maxTotal) throw new UpstreamError({ status: 502, message: `upstream sent a stream of more than ${this.maxTotal} characters`, type: 'stream_too_large' }, { retryable: false })
     const first = eventEnd(this.tail + text)
     if (first < 0) {
       this.keep(text)
@@ -88,7 +89,7 @@ export class EventSplitter {
 
   private keep(text: string) {
     this.size += text.length
-    if (this.size > this.max) throw new Error(`upstream sent an SSE event of more than ${this.max} characters`)
+    if (this.size > this.max) throw new UpstreamError({ status: 502, message: `upstream sent an SSE event of more than ${this.max} characters`, type: 'stream_too_large' }, { retryable: false })
     this.parts.push(text)
     this.tail = text.length >= 3 ? text.slice(-3) : (this.tail + text).slice(-3)
   }
