@@ -4,29 +4,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { loadConfig, parseConfigFile } from '../../src/config/load.ts'
 import { recordsOf, startBatchRig, type BatchRig } from './helpers.ts'
+import { worstGap } from '../helpers/loop-gap.ts'
 
 let rig: BatchRig
 beforeAll(async () => {
   rig = await startBatchRig({ upstream: false, env: { SWITCHYARD_BATCH_WORKERS: '2', SWITCHYARD_BATCH_MAX_ITEMS_PER_SECOND: '0' } })
 })
 afterAll(() => rig.stop())
-
-/** The worst delay of a 1 ms timer on this thread while `work` runs. */
-async function worstGap(work: () => Promise<unknown>): Promise<number> {
-  let worst = 0
-  let last = performance.now()
-  const t = setInterval(() => {
-    const now = performance.now()
-    worst = Math.max(worst, now - last - 1)
-    last = now
-  }, 1)
-  try {
-    await work()
-  } finally {
-    clearInterval(t)
-  }
-  return worst
-}
 
 test('a 10,000-line file is checked and run off the request thread: its loop never stops for long', async () => {
   const lines = Array.from({ length: 10_000 }, (_, i) => ({ custom_id: `c${i}`, model: 'mock-gpt', messages: [{ role: 'system', content: 'Be brief. '.repeat(20) }, { role: 'user', content: `mock: text ${i}` }] }))

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
+import { worstGap } from '../helpers/loop-gap.ts'
 
 let rig: ResponsesRig
 let client: OpenAI
@@ -15,23 +16,6 @@ beforeAll(async () => {
   client = rig.client
 })
 afterAll(() => rig.stop())
-
-/** The longest the event loop went without running a 1 ms interval while `work` ran. */
-async function worstGap(work: () => Promise<unknown>): Promise<number> {
-  let worst = 0
-  let last = performance.now()
-  const t = setInterval(() => {
-    const now = performance.now()
-    worst = Math.max(worst, now - last - 1)
-    last = now
-  }, 1)
-  try {
-    await work()
-  } finally {
-    clearInterval(t)
-  }
-  return worst
-}
 
 const user = (text: string) => ({ type: 'message' as const, role: 'user' as const, content: text })
 
