@@ -6,7 +6,7 @@
 import { worstCase, type Admission, type AdmitAsk, type AdmitInput } from '../billing/admission.ts'
 import type { BeyondPrompt } from '../billing/server-tools.ts'
 import type { PromptWrites } from '../billing/prompt-writes.ts'
-import { containerCount, TIERS, type ContainerCounts } from '../billing/containers.ts'
+import { containerCounts } from '../billing/containers.ts'
 import { premiumsOf, type Premiums } from '../config/claude-premiums.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { BatchServices } from '../services.ts'
@@ -78,19 +78,8 @@ export function beyondOf(text: string | null): BeyondPrompt | undefined {
   // stored before model calls were counted: one (as it was held then)
   const image = o.imageGen && typeof o.imageGen === 'object' ? o.imageGen : undefined
   const imageGen = image && count(image.images) > 0 ? { imageGen: { ...(typeof image.model === 'string' ? { model: image.model } : {}), images: count(image.images), outputTokens: count(image.outputTokens) } } : {}
-  const containers = heldContainers(o.containers)
+  const containers = containerCounts(o.containers)
   return { webSearches: count(o.webSearches), fileSearches: count(o.fileSearches), inputTokens: count(o.inputTokens), audioOutput: o.audioOutput === true, ...(count(o.calls) > 1 ? { calls: count(o.calls) } : {}), ...imageGen, ...(containers ? { containers } : {}) }
-}
-
-/** The new containers a stored `beyond` holds, by tier (known tiers and sane counts only). */
-function heldContainers(v: unknown): ContainerCounts | undefined {
-  if (typeof v !== 'object' || v === null) return undefined
-  let out: ContainerCounts | undefined
-  for (const tier of TIERS) {
-    const n = containerCount((v as ContainerCounts)[tier])
-    if (n > 0) out = { ...out, [tier]: n }
-  }
-  return out
 }
 
 /** An admitted item's hold while it runs, however long (renewed, as a request's is), until it ends. */

@@ -56,6 +56,17 @@ export function dearestNewTier(tools: unknown): ContainerTier | undefined {
 /** A count as kept: a whole number from 1 to MOST_CONTAINERS, else 0. */
 export const containerCount = (n: unknown): number => (typeof n === 'number' && Number.isInteger(n) && n > 0 ? Math.min(n, MOST_CONTAINERS) : 0)
 
+/** The counts a stored or received value holds, by known tier and sane count only; none: undefined. */
+export function containerCounts(v: unknown): ContainerCounts | undefined {
+  if (typeof v !== 'object' || v === null) return undefined
+  let out: ContainerCounts | undefined
+  for (const tier of TIERS) {
+    const n = containerCount((v as Record<string, unknown>)[tier])
+    if (n > 0) out = { ...out, [tier]: n }
+  }
+  return out
+}
+
 /** USD of the new containers counted. */
 export function containersUsd(counts: ContainerCounts | undefined): number {
   if (!counts) return 0

@@ -3,7 +3,7 @@
 // record keeps them to explain it. Most replies have none: the record then stores null, and
 // only a reply with at least one keeps a small JSON object (in the words the record shows).
 import type { ImageGenUsage, Usage } from '../ir/types.ts'
-import { containerCount, TIERS } from '../billing/containers.ts'
+import { containerCounts } from '../billing/containers.ts'
 
 /** A count as stored: a finite positive integer, else none. */
 const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
@@ -44,20 +44,9 @@ export function extrasOf(u: Usage): string | null {
     }
     if (Object.keys(tool).length > 0) out.image_tool = { model: typeof g.model === 'string' ? g.model : null, ...tool }
   }
-  const made = containersShown(u.containers)
+  const made = containerCounts(u.containers)
   if (made) out.code_interpreter_containers = made
   return Object.keys(out).length > 0 ? JSON.stringify(out) : null
-}
-
-/** New containers by memory tier, as the record shows them (`{ "1g": 1 }`): known tiers, sane counts; none: undefined. */
-function containersShown(v: unknown): Record<string, number> | undefined {
-  if (typeof v !== 'object' || v === null) return undefined
-  const out: Record<string, number> = {}
-  for (const tier of TIERS) {
-    const n = containerCount((v as Record<string, unknown>)[tier])
-    if (n > 0) out[tier] = n
-  }
-  return Object.keys(out).length > 0 ? out : undefined
 }
 
 /** What the record shows of a stored column: its known counts only (nothing for null, or text that is not one). */
@@ -79,7 +68,7 @@ export function extrasWire(stored: string | null): Record<string, unknown> | und
     for (const [name] of IMAGE_COUNTS) tool[name] = count(t[name])
     out.image_tool = tool
   }
-  const made = containersShown(o.code_interpreter_containers)
+  const made = containerCounts(o.code_interpreter_containers)
   if (made) out.code_interpreter_containers = made
   return Object.keys(out).length > 0 ? out : undefined
 }
