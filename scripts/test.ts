@@ -3,8 +3,12 @@
 // PostgreSQL (every gateway a test starts gets a schema of its own: test/helpers/database.ts),
 // with Redis and S3 as well when SWITCHYARD_TEST_REDIS_URL / SWITCHYARD_TEST_S3_ENDPOINT are
 // set (SWITCHYARD_TEST_SHARED=1: a key prefix and a bucket per data dir, helpers/server.ts).
-// Arguments go to both runs.
+// Arguments go to both runs. With none, the shared stores' scale-out suites run beside the
+// embedded run (below).
 import { SQL } from 'bun'
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { RUN_LOCK } from '../test/helpers/database.ts'
 const args = process.argv.slice(2)
 const url = process.env.SWITCHYARD_TEST_DATABASE_URL
@@ -15,6 +19,21 @@ function run(title: string, env: Record<string, string | undefined>, extra: stri
   console.log(`\n== ${title}\n`)
   const p = Bun.spawnSync([process.execPath, 'test', ...extra, ...args], { env, stdio: ['inherit', 'inherit', 'inherit'] })
   return p.exitCode ?? 1
+}
+
+/** A run started beside another, its output kept in a file and shown whole once it ends. */
+function runBeside(title: string, env: Record<string, string | undefined>, extra: string[]): () => Promise<number> {
+  const out = join(tmpdir(), `switchyard-test-${process.pid}-${Date.now()}.log`)
+  const fd = openSync(out, 'w')
+  const p = Bun.spawn([process.execPath, 'test', ...extra], { env, stdio: ['ignore', fd, fd] })
+  return async () => {
+    const code = await p.exited
+    closeSync(fd)
+    console.log(`\n== ${title}\n`)
+    process.stdout.write(readFileSync(out))
+    rmSync(out, { force: true })
+    return code ?? 1
+  }
 }
 
 // (the Redis and S3 variables stay set: the scale-out suites of test/cluster use them in both runs)
@@ -105,8 +124,18 @@ const STORE_AGNOSTIC = [
 // on the shared stores, when those are there (the embedded run keeps them otherwise). Limits and
 // credits shared on Redis are the same code whichever database keeps the records.
 const SHARED_ONLY = url ? ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts', 'test/cluster/redis-shared.test.ts'].map((p) => `--path-ignore-patterns=${p}`) : []
-const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }, [...PER_TEST, ...SHARED_ONLY])
-let shared = 0
+// The scale-out suites on the shared stores (several gateways sharing PostgreSQL, Redis and S3)
+// spend most of their time waiting out leases, beats and a stopped process's silence, not on
+// the CPU: with no file filter given they run beside the embedded run, each in a process of its
+// own (every test has its own schema, Redis key prefix or Redis, so neither sees the other's).
+const BESIDE = ['test/scaleout/', 'test/cluster/']
+const beside = url && args.length === 0
+const embeddedEnv = { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }
+const sharedEnv = { ...process.env, SWITCHYARD_TEST_SHARED: redis || s3 ? '1' : '' }
+const stores = ['PostgreSQL', ...(redis ? ['Redis'] : []), ...(s3 ? ['S3'] : [])]
+const missing = [...(redis ? [] : ['Redis: SWITCHYARD_TEST_REDIS_URL']), ...(s3 ? [] : ['S3: SWITCHYARD_TEST_S3_ENDPOINT'])]
+const sharedTitle = `suites on the shared stores: ${stores.join(' + ')}${missing.length ? ` (not set, so embedded: ${missing.join(', ')})` : ''}`
+
 if (url) {
   // schemas a killed or crashed earlier run left behind (tests name theirs sy_t_…); only when
   // no other test run holds the run lock (test/helpers/database.ts): theirs are in use
@@ -121,10 +150,14 @@ if (url) {
   } finally {
     await admin.close()
   }
-  const stores = ['PostgreSQL', ...(redis ? ['Redis'] : []), ...(s3 ? ['S3'] : [])]
-  const missing = [...(redis ? [] : ['Redis: SWITCHYARD_TEST_REDIS_URL']), ...(s3 ? [] : ['S3: SWITCHYARD_TEST_S3_ENDPOINT'])]
-  const title = `suites on the shared stores: ${stores.join(' + ')}${missing.length ? ` (not set, so embedded: ${missing.join(', ')})` : ''}`
-  shared = run(title, { ...process.env, SWITCHYARD_TEST_SHARED: redis || s3 ? '1' : '' }, [...PER_TEST, ...STORE_AGNOSTIC])
+}
+const scaleOut = beside ? runBeside(`${sharedTitle}: the scale-out part, run beside the embedded run`, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC, ...BESIDE]) : undefined
+const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', embeddedEnv, [...PER_TEST, ...SHARED_ONLY])
+let shared = scaleOut ? await scaleOut() : 0
+if (url) {
+  const rest = beside ? BESIDE.map((d) => `--path-ignore-patterns=${d}**`) : []
+  const code = run(beside ? `${sharedTitle}: the rest` : sharedTitle, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC, ...rest])
+  shared ||= code
 } else {
   console.log('\n== suites on the shared stores: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
 }
