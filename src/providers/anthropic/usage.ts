@@ -14,6 +14,8 @@ export interface AnthropicUsage {
   cache_creation?: { ephemeral_1h_input_tokens?: number | null; ephemeral_5m_input_tokens?: number | null } | null
   /** Server tools run for the request, each priced per use. */
   server_tool_use?: { web_search_requests?: number | null } | null
+  /** Of output_tokens, those spent thinking: OpenAI's reasoning tokens. */
+  output_tokens_details?: { thinking_tokens?: number | null } | null
   /** How it was served, where priced apart (config/claude-premiums.ts): `fast`, `us`. */
   speed?: string | null
   inference_geo?: string | null
@@ -88,6 +90,9 @@ function withPriced(out: Usage, u: AnthropicUsage): Usage {
   if ('speed' in u) out = saidServed(out, 'speed', u.speed)
   if ('inference_geo' in u) out = saidServed(out, 'inferenceGeo', u.inference_geo)
   if ('service_tier' in u) out = saidServed(out, 'serviceTier', u.service_tier)
+  // a part of the output tokens, as OpenAI's reasoning tokens are (a delta that leaves it out keeps it)
+  const thinking = countOf(u.output_tokens_details?.thinking_tokens)
+  if (thinking !== undefined) out.reasoningTokens = thinking
   const searches = countOf(u.server_tool_use?.web_search_requests)
   if (searches !== undefined) {
     if (searches > 0) out.webSearches = searches
