@@ -3,6 +3,8 @@
 // here and OpenAI's own 400 comes back for one it does not know.
 import { Type as T } from '@sinclair/typebox'
 import type { GenerationRequest, Part } from '../ir/types.ts'
+import type { IRContext } from '../routing/params.ts'
+import { carry } from '../routing/to-ir.ts'
 
 const Str = () => T.String({ errorMessage: 'expected a string' })
 const Obj = T.Object({}, { additionalProperties: true, errorMessage: 'expected an object' })
@@ -71,4 +73,15 @@ export function keepLastBreakpoints<R extends GenerationRequest>(req: R): R {
   const over = translated.length - Math.max(0, MAX_BREAKPOINTS - own)
   for (const p of translated.slice(0, Math.max(0, over))) delete p.cacheControl
   return req
+}
+
+/**
+ * `safety_identifier`, the end user's stable id that OpenAI reads for abuse detection (it
+ * supersedes `user`): a Claude model's counterpart is `metadata.user_id`, said for the same
+ * purpose, so it goes there (the IR's `user`; a `user` the client also sent wins). An OpenAI
+ * upstream gets it as it came.
+ */
+export function safetyIdentifierToIR(v: string, req: GenerationRequest, cx: IRContext): void {
+  if (cx.model.family === 'anthropic') req.user ??= v
+  else carry(req, 'openai', 'safety_identifier', v)
 }

@@ -13,7 +13,7 @@ import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/t
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToOpenAI, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { keepLastBreakpoints, Moderation, PromptCacheOptions } from '../openai-options.ts'
+import { keepLastBreakpoints, Moderation, PromptCacheOptions, safetyIdentifierToIR } from '../openai-options.ts'
 import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolChoiceToIR, toolsToIR, toResponseFormat, toStops } from './decode.ts'
 import { AnyObject, type ChatMessage, type ChatResponseFormat, Obj, OneOf, Opt, Str } from './schema.ts'
 
@@ -65,7 +65,7 @@ export const PARAMS = {
     verbosity: { schema: Str({ errorMessage: 'expected a string' }), anthropic: IGNORED, owned: VERBOSITY, ir: carried('openai') },
     logprobs: { schema: T.Boolean({ errorMessage: 'expected a boolean' }), anthropic: foreign(drop), ir: carried('openai') },
     top_logprobs: { schema: T.Integer({ minimum: 0, maximum: 20, errorMessage: 'expected an integer from 0 to 20' }), anthropic: foreign(drop), ir: carried('openai') },
-    safety_identifier: { schema: Str({ errorMessage: 'expected a string' }), anthropic: IGNORED, ir: carried('openai') },
+    safety_identifier: { schema: Str({ errorMessage: 'expected a string' }), ir: safetyIdentifierToIR },
     prompt_cache_retention: { schema: Str({ errorMessage: 'expected a string' }), anthropic: IGNORED, owned: CACHE_RETENTION, ir: carried('openai') },
     // Anthropic-style extensions, honoured for Claude-family models only (their `openai` rule).
     top_k: { schema: T.Integer({ minimum: 1, errorMessage: 'expected an integer of at least 1' }), openai: foreign(drop), ir: 'topK' },

@@ -11,7 +11,7 @@ import { carry, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, parallelToDisable, responseFormatToStructured, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { AccessPrograms, ImageOptions, keepLastBreakpoints, Moderation, PromptCacheOptions } from '../openai-options.ts'
+import { AccessPrograms, ImageOptions, keepLastBreakpoints, Moderation, PromptCacheOptions, safetyIdentifierToIR } from '../openai-options.ts'
 import { MCP_BETA, mcpConnector, turnStart } from './decode.ts'
 import type { Turn } from './turn.ts'
 import { AnyObject, Arr, Bool, Id, Int, JsonSchemaFormat, NonEmpty, Num, OneOf, SUMMARIES, Str } from './schema.ts'
@@ -92,7 +92,7 @@ export const PARAMS = {
     moderation: { schema: Moderation, anthropic: foreign(drop) },
     access_programs: { schema: AccessPrograms, anthropic: IGNORED },
     image: { schema: ImageOptions, anthropic: IGNORED },
-    safety_identifier: { schema: Str(), anthropic: IGNORED },
+    safety_identifier: { schema: Str(), ir: safetyIdentifierToIR },
     service_tier: { schema: Str(), anthropic: IGNORED, owned: OPENAI_TIERS },
     stream_options: { schema: AnyObject },
     top_logprobs: { schema: T.Integer({ minimum: 0, maximum: 20, errorMessage: 'expected an integer from 0 to 20' }), anthropic: foreign(drop) },
