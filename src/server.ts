@@ -1,5 +1,6 @@
 // Start-up and shutdown: config → services → app → Bun.serve, and back down again.
 import { SQL } from 'bun'
+import { join } from 'node:path'
 import { preloadTokenizer, setTokenWorkers } from './tokens/count.ts'
 import { createApp, directTable, generationHandlers } from './app.ts'
 import { directRoutes } from './http/direct.ts'
@@ -52,8 +53,11 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
     if (released > 0) log.info('credit holds of gateways no longer running released', { holds: released })
   }
   const store = new MemoryStore()
-  const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog }, cluster, metrics: true })
+  const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog, spoolDir: join(config.dataDir, 'spool') }, cluster, metrics: true })
   const keys = s.keys
+  // records a gateway killed while its database was away kept on disk, written before the keys'
+  // spend is read (a spool the database cannot take yet is tried again in the background)
+  await s.recorder.replaySpools()
   // every key in memory before anything admits (batches resume below)
   await keys.load()
   if (cluster) {

@@ -74,6 +74,13 @@ const RENEWED_AT_MOST_MS = 24 * 3_600_000
 /** What `keep` gives a request that holds nothing (most: keys without credits). */
 const NOTHING_KEPT = () => {}
 
+/** Costs onto their keys' stored spend, in the transaction `q`, all sent at once (a negative amount takes back). */
+async function addSpent(q: Sql, costs: Map<string, number>): Promise<void> {
+  const runs: Promise<number>[] = []
+  for (const [keyId, usd] of costs) if (usd !== 0) runs.push(q.run(ADD_SPENT, [usd, keyId]))
+  await Promise.all(runs)
+}
+
 export class Billing {
   /** Holds of requests in progress, by id, with when they were made: renewed until the request ends (`keep`). */
   private readonly kept = new Map<string, number>()
@@ -177,11 +184,7 @@ export class Billing {
       begin: async (q) => {
         await ledgerWrite?.begin(q)
       },
-      store: async (q, costs) => {
-        const runs: Promise<number>[] = []
-        for (const [keyId, usd] of costs) if (usd !== 0) runs.push(q.run(ADD_SPENT, [usd, keyId]))
-        await Promise.all(runs)
-      },
+      store: addSpent,
       inline: (costs) => {
         const pieces: Piece[] = []
         const first = ledgerWrite?.inline()
@@ -203,6 +206,26 @@ export class Billing {
         }
         ledgerWrite?.end(committed)
       },
+    }
+  }
+
+  /**
+   * A write of records no charge of this process counted (the spool of a gateway killed while its
+   * database was away, whose charges died with it, or live on in a shared ledger): their costs
+   * go onto the keys' rows only. After its commit, `reread` their keys.
+   */
+  storeOnly(): Pick<SpendWrite, 'store'> {
+    return { store: addSpent }
+  }
+
+  /** Keys whose stored spend another write moved (`storeOnly`): the cache reads their rows again. */
+  async reread(keyIds: Iterable<string>): Promise<void> {
+    for (const id of keyIds) {
+      try {
+        await this.deps.keys.reloadOne(id)
+      } catch {
+        // the database did not answer: the next reload of the keys reads it
+      }
     }
   }
 

@@ -6,6 +6,8 @@
 // request still finds it. Not sooner: at a few requests a second each flush is a wake-up of
 // the loop and a commit of its own, whose page writes cost more than the request.
 // Each record gets the gateway's own id, so none is lost to a reused reply id.
+// While the database is away, the records waiting for it are kept on the local disk too
+// (spool.ts): a process killed then loses none, and the next start writes them.
 import type { Billing, SpendWrite } from '../billing/billing.ts'
 import { costsByKey } from '../billing/spend.ts'
 import type { Catalog } from '../config/catalog.ts'
@@ -19,6 +21,8 @@ import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './ro
 import { GenerationStore, isNotWhole } from './store.ts'
 import { costsNothing, type GenerationInput, type GenerationSink, type Whose } from './types.ts'
 import { pruneInSteps } from '../lib/prune-steps.ts'
+import { Spool, type Orphan } from './spool.ts'
+import { killIfAsked } from './test-kill.ts'
 
 export interface RecorderDeps {
   storage: Storage
@@ -39,6 +43,8 @@ export interface RecorderOptions {
   maxBacklog?: number
   /** Records one pruning step deletes. */
   pruneChunk?: number
+  /** Where records waiting for a database that is away are kept on disk (the data dir's `spool/`); none: in memory only. */
+  spoolDir?: string
 }
 
 const DAY_MS = 86_400_000
@@ -54,6 +60,9 @@ const WHOLE_MAX = 1_000
 
 /** How long a stop waits for records still being counted before it takes their cheap bound. */
 const STOP_WAIT_MS = 3_000
+/** How often a spool the local disk could not take, or a dead gateway's spool the database could not, is tried again. */
+const SPOOL_RETRY_MS = 1_000
+const REPLAY_RETRY_MS = 5_000
 
 export class Recorder implements GenerationSink {
   readonly store: GenerationStore
@@ -77,6 +86,18 @@ export class Recorder implements GenerationSink {
   private readonly pruneChunk: number
   /** Records of the write in progress (out of the queue until it commits or fails). */
   private writingRows = 0
+  private readonly spool?: Spool
+  /** A write failed with the database away or full: every record waiting is in the spool, or about to be. */
+  private spooling = false
+  /** Queued while spooling and not in the spool yet: appended one flush delay after the first of them. */
+  private unspooled: GenerationRow[] = []
+  private spoolTimer?: ReturnType<typeof setTimeout>
+  /** The last append to the spool failed (the local disk full): new generations are refused. */
+  private spoolFailing = false
+  /** Records of spools left by gateways no longer running, not written yet: they count toward the backlog. */
+  private orphanRows = 0
+  private replaying?: Promise<void>
+  private replayTimer?: ReturnType<typeof setTimeout>
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
@@ -85,6 +106,7 @@ export class Recorder implements GenerationSink {
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
     this.maxBacklog = opts.maxBacklog ?? 10_000
     this.pruneChunk = opts.pruneChunk ?? PRUNE_CHUNK
+    if (opts.spoolDir) this.spool = new Spool(opts.spoolDir)
     deps.billing.chargesDue = this.recordAllSoon
   }
 
@@ -93,7 +115,16 @@ export class Recorder implements GenerationSink {
    * be served unrecorded, so new ones are refused (507) until the backlog is written.
    */
   get backlogged(): boolean {
-    return this.failures > 0 && this.queue.length + this.writingRows >= this.maxBacklog
+    // a record that could not be kept on disk would be lost to a kill: none is served meanwhile
+    if (this.spoolFailing) return true
+    // a dead gateway's spool not written yet waits for the database as this one's records do
+    const waiting = this.queue.length + this.writingRows + this.orphanRows
+    return (this.failures > 0 || this.orphanRows > 0) && waiting >= this.maxBacklog
+  }
+
+  /** Why generations are refused, when it is not the bound (`backlogged`). */
+  get backlogNote(): string | undefined {
+    return this.spoolFailing ? 'generation records are waiting for the database and the local disk cannot keep them (full?)' : undefined
   }
 
   get retentionDays(): number {
@@ -201,6 +232,7 @@ export class Recorder implements GenerationSink {
     }
     billing.charge(row.apiKeyId, input.reservationId, row.cost)
     this.queue.push(row)
+    if (this.spooling) this.toSpool(row)
     // after shutdown began, nothing will flush later: write now
     // while writes fail, the retry timer paces them: not one attempt per new record
     if (this.stopped || (this.queue.length >= this.maxQueue && this.failures === 0)) void this.flush()
@@ -236,6 +268,8 @@ export class Recorder implements GenerationSink {
       // generations are refused with 507 while the backlog is past its bound (`backlogged`)
       const waited = isStoreDown(e) || isStoreFull(e)
       if (!waited) this.errors++
+      // and kept on the local disk meanwhile: a kill now loses none of them
+      if (waited) this.startSpool(batch)
       const retry = (waited || this.errors < MAX_ATTEMPTS) && !this.stopped
       this.deps.log.error('recorder: writing generation records failed', {
         error: (e as Error).message,
@@ -243,7 +277,12 @@ export class Recorder implements GenerationSink {
         retry,
       })
       if (retry) this.retryLater(batch)
-      else {
+      else if (waited && this.spooledAll()) {
+        // stopping with the database away: the next start writes them from the spool. Not
+        // given up, so their costs stay counted where they were (Redis's running spend)
+        this.deps.log.warn('recorder: generation records kept in the spool for the next start', { records: batch.length })
+        return
+      } else {
         this.failures = 0
         this.errors = 0
         // one record the database refuses must not take the rest of its batch with it
@@ -257,6 +296,127 @@ export class Recorder implements GenerationSink {
     } finally {
       this.writingRows = 0
     }
+    // every record of the spool is stored (committed, or given up): the spool goes
+    if (this.spooling && this.failures === 0) this.endSpool()
+  }
+
+  /** The first write the database could not take: everything waiting goes to the spool, and each record queued after it. */
+  private startSpool(batch: GenerationRow[]) {
+    if (!this.spool || this.spooling) return
+    this.spooling = true
+    this.unspooled = batch.concat(this.queue)
+    this.spoolNow()
+  }
+
+  private toSpool(row: GenerationRow) {
+    this.unspooled.push(row)
+    // after shutdown began, no timer will fire
+    if (this.stopped) this.spoolNow()
+    else this.spoolTimer ??= setTimeout(() => this.spoolNow(), this.flushDelayMs)
+  }
+
+  /** Appends what is not in the spool yet; false when the disk would not take it (tried again in a while, 507 meanwhile). */
+  private spoolNow(): boolean {
+    if (this.spoolTimer) clearTimeout(this.spoolTimer)
+    this.spoolTimer = undefined
+    if (!this.spool || this.unspooled.length === 0) return true
+    try {
+      this.spool.append(this.unspooled)
+    } catch (e) {
+      if (!this.spoolFailing) this.deps.log.error('recorder: records waiting for the database could not be kept on the local disk; new generations are refused (507) until they can', { error: (e as Error).message, records: this.unspooled.length })
+      this.spoolFailing = true
+      if (!this.stopped) this.spoolTimer = setTimeout(() => this.spoolNow(), SPOOL_RETRY_MS)
+      return false
+    }
+    if (this.spoolFailing) this.deps.log.info('recorder: records waiting for the database are kept on the local disk again', { records: this.unspooled.length })
+    this.unspooled = []
+    this.spoolFailing = false
+    return true
+  }
+
+  /** Whether every record waiting is in the spool (what is not yet is appended now). */
+  private spooledAll(): boolean {
+    return this.spooling && this.spoolNow()
+  }
+
+  /** The database took every record the spool holds: it goes. Records queued meanwhile wait in memory, as any while the database is there. */
+  private endSpool() {
+    // a test's kill here: records stored and still in the spool (the next start counts none twice)
+    killIfAsked()
+    this.spooling = false
+    this.unspooled = []
+    this.spoolFailing = false
+    if (this.spoolTimer) clearTimeout(this.spoolTimer)
+    this.spoolTimer = undefined
+    try {
+      this.spool?.clear()
+    } catch (e) {
+      this.deps.log.error('recorder: removing the records spool failed', { error: (e as Error).message })
+    }
+  }
+
+  /**
+   * Spools left by gateways no longer running (killed while their database was away), written
+   * to the database: their records, their rollup and their keys' spend, each record once however
+   * often it is written (an id stored already is skipped, with its cost). Their costs were
+   * charged by the process that died (a shared ledger, Redis, counts them already): only the
+   * database's figures move. A spool the database cannot take yet stays, and is tried again
+   * every few seconds; its records count toward the backlog meanwhile.
+   */
+  replaySpools(): Promise<void> {
+    return (this.replaying ??= this.replayAll().finally(() => (this.replaying = undefined)))
+  }
+
+  private async replayAll(): Promise<void> {
+    if (!this.spool) return
+    if (this.replayTimer) clearTimeout(this.replayTimer)
+    this.replayTimer = undefined
+    let waiting = 0
+    for (const orphan of this.spool.orphans()) {
+      try {
+        const stored = await this.replay(orphan)
+        orphan.done()
+        this.deps.log.info('recorder: spool of a gateway no longer running written', { spool: orphan.id, records: orphan.rows.length, stored, torn: orphan.torn })
+      } catch (e) {
+        orphan.leave()
+        waiting += orphan.rows.length
+        this.deps.log.error('recorder: spool of a gateway no longer running not written yet; trying again', { spool: orphan.id, records: orphan.rows.length, error: (e as Error).message })
+      }
+    }
+    this.orphanRows = waiting
+    if (waiting > 0 && !this.stopped) {
+      this.replayTimer = setTimeout(() => void this.replaySpools(), REPLAY_RETRY_MS)
+      this.replayTimer.unref?.()
+    }
+  }
+
+  /** A dead gateway's records, a transaction per WHOLE_MAX; one the database refuses (not away, not full) is left out alone. Returns how many were stored now. */
+  private async replay(orphan: Orphan): Promise<number> {
+    let stored = 0
+    for (let i = 0; i < orphan.rows.length; i += WHOLE_MAX) {
+      const part = orphan.rows.slice(i, i + WHOLE_MAX)
+      try {
+        stored += await this.storeReplayed(part)
+      } catch (e) {
+        if (isStoreDown(e) || isStoreFull(e)) throw e
+        for (const row of part) {
+          try {
+            stored += await this.storeReplayed([row])
+          } catch (e) {
+            if (isStoreDown(e) || isStoreFull(e)) throw e
+            this.deps.log.error('recorder: a spooled generation record was refused', { spool: orphan.id, id: row.id, error: (e as Error).message })
+          }
+        }
+      }
+    }
+    return stored
+  }
+
+  private async storeReplayed(rows: GenerationRow[]): Promise<number> {
+    const spend = this.deps.billing.storeOnly()
+    const inserted = await this.deps.storage.sql.tx((q) => this.writeIn(q, rows, spend))
+    await this.deps.billing.reread(costsByKey(inserted).keys())
+    return inserted.length
   }
 
   /** The rows go back to the head of the queue, written again after a pause that grows with the failures. */
@@ -283,6 +443,7 @@ export class Recorder implements GenerationSink {
           if (this.stopped) refused.push(...batch.slice(i))
           else {
             this.failures = 1
+            this.startSpool(batch.slice(i))
             this.retryLater(batch.slice(i))
           }
           break
@@ -339,7 +500,7 @@ export class Recorder implements GenerationSink {
   }
 
   /** The records and their keys' spend, in the transaction `q`; the rows actually inserted. */
-  async writeIn(q: Sql, rows: GenerationRow[], spend: SpendWrite): Promise<GenerationRow[]> {
+  async writeIn(q: Sql, rows: GenerationRow[], spend: Pick<SpendWrite, 'store'>): Promise<GenerationRow[]> {
     // the records, their rollup and their keys' spend all issued before any answer is awaited
     const [inserted] = await Promise.all([this.store.insertRows(rows, q), spend.store(q, costsByKey(rows))])
     if (inserted.length < rows.length) {
@@ -438,6 +599,11 @@ export class Recorder implements GenerationSink {
     await this.settled(STOP_WAIT_MS)
     this.recordRough()
     await this.flush()
+    await this.replaying
+    if (this.replayTimer) clearTimeout(this.replayTimer)
+    if (this.spoolTimer) clearTimeout(this.spoolTimer)
+    // a spool still open holds records the database never took: it stays for the next start
+    this.spool?.close()
   }
 }
 

@@ -62,6 +62,8 @@ export interface UpstreamAttempt {
 export interface GenerationSink {
   /** Records are waiting for a database that cannot take them, past the bound: serve nothing more unrecorded. */
   readonly backlogged?: boolean
+  /** Why, when it is not the bound: the local disk cannot keep the records waiting (full). */
+  readonly backlogNote?: string
   /** Never throws and never delays a response: call it after the last byte is sent. */
   record(input: GenerationInput): void
   /**

@@ -81,7 +81,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   const admit = (p: Plan) => s.billing.admit(holdOf(p))
   try {
     // records the database cannot take wait in memory, bounded: past the bound nothing more is served unrecorded
-    if (sink.backlogged) throw new HttpError(507, 'Insufficient storage: generation records are waiting for the database to have room; nothing was sent upstream. Retry shortly')
+    if (sink.backlogged) throw new HttpError(507, `Insufficient storage: ${sink.backlogNote ?? 'generation records are waiting for the database to have room'}; nothing was sent upstream. Retry shortly`)
     if (holds) files = await filesBound(s, plan, rc)
     // the limits first, then the admission: asked in one turn, their calls go to Redis together
     const allowing = rc.limits?.allowed()

@@ -1,0 +1,183 @@
+// The records' spool: generation records waiting for a database that is away (or full) are
+// kept on the local disk too, so a process killed outright during the outage (kill -9, OOM,
+// power loss) loses none of the replies its clients got. One file a process, in the data dir's
+// `spool/`: `<instance>.jsonl`, one record a line, each append flushed (fsync) before it counts.
+// The recorder removes the file once the database has committed the records it holds.
+// A process owns its file through a lock beside it (`<instance>.lock`, the same kind of lock as
+// `serve.lock`: db/data-dir-lock.ts), which the system lets go with the process, kill -9
+// included. So a spool whose lock can be taken belongs to no live gateway: the next start
+// writes it (Recorder.replaySpools), whichever instance sharing the data dir it is. Writing a
+// spool twice counts nothing twice: the records keep their ids, and an id stored already is
+// skipped, its cost and rollup with it (GenerationStore.insertRows).
+import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { tryLockFile, type DataDirLock } from '../db/data-dir-lock.ts'
+import type { GenerationRow } from './row.ts'
+
+const EXT = '.jsonl'
+const LOCK = '.lock'
+
+/** A spool left by a gateway no longer running: its records, and its lock, held until `done` or `leave`. */
+export interface Orphan {
+  id: string
+  rows: GenerationRow[]
+  /** Lines that were no record (the last one cut short by the kill). */
+  torn: number
+  /** Written to the database: the file and its lock go. */
+  done(): void
+  /** Not written yet: the lock is let go, the file stays for a later try. */
+  leave(): void
+}
+
+export class Spool {
+  /** This process's name for its file: time-ordered, never another's. */
+  readonly id = Bun.randomUUIDv7('hex')
+  private lock: DataDirLock | null = null
+  private fd: number | undefined
+  /** Bytes of the file: an append that failed half-way is cut back to it. */
+  private size = 0
+
+  constructor(readonly dir: string) {}
+
+  private get file(): string {
+    return join(this.dir, this.id + EXT)
+  }
+
+  /** Whether this process has a spool file now. */
+  get open(): boolean {
+    return this.fd !== undefined
+  }
+
+  /**
+   * Appends the records, flushed to the disk before it returns. Throws when the disk cannot take
+   * them (full: ENOSPC), leaving the file as it was.
+   */
+  append(rows: readonly GenerationRow[]): void {
+    if (rows.length === 0) return
+    if (!this.lock) {
+      this.lock = tryLockFile(this.dir, this.id + LOCK)
+      if (!this.lock) throw new Error(`records spool ${this.id}: its lock is held by another process`)
+    }
+    if (this.fd === undefined) {
+      this.fd = openSync(this.file, 'a', 0o600)
+      this.size = 0
+      // the file's name in its directory is flushed too, or a power loss could lose the file
+      syncDir(this.dir)
+    }
+    const bytes = Buffer.from(rows.map((r) => JSON.stringify(r) + '\n').join(''))
+    try {
+      for (let at = 0; at < bytes.length; ) at += writeSync(this.fd, bytes, at)
+      fsyncSync(this.fd)
+      this.size += bytes.length
+    } catch (e) {
+      try {
+        ftruncateSync(this.fd, this.size)
+      } catch {
+        // the next append's line may then follow a torn one: a replay skips what does not parse
+      }
+      throw e
+    }
+  }
+
+  /** The database committed every record of the file: it goes (its lock too). */
+  clear(): void {
+    if (this.fd !== undefined) {
+      closeSync(this.fd)
+      this.fd = undefined
+      removeQuietly(this.file)
+    }
+    this.size = 0
+    if (this.lock) {
+      this.lock.release()
+      this.lock = null
+      removeQuietly(join(this.dir, this.id + LOCK))
+    }
+  }
+
+  /** Stop: the file stays for the next start, and the lock goes with this process. */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
+    this.lock?.release()
+    this.lock = null
+  }
+
+  /** Spools of gateways no longer running (their locks free), each locked by this process until `done` or `leave`. */
+  orphans(): Orphan[] {
+    let names: string[]
+    try {
+      names = readdirSync(this.dir)
+    } catch {
+      return [] // no spool was ever written here
+    }
+    const out: Orphan[] = []
+    for (const name of names) {
+      if (!name.endsWith(EXT)) continue
+      const id = name.slice(0, -EXT.length)
+      if (id === this.id) continue
+      const lock = tryLockFile(this.dir, id + LOCK)
+      if (!lock) continue // its gateway is running
+      const file = join(this.dir, name)
+      const lockFile = join(this.dir, id + LOCK)
+      let text: string
+      try {
+        text = readFileSync(file, 'utf8')
+      } catch {
+        // written and removed by another instance just now
+        lock.release()
+        removeQuietly(lockFile)
+        continue
+      }
+      const { rows, torn } = parse(text)
+      out.push({
+        id,
+        rows,
+        torn,
+        done() {
+          removeQuietly(file)
+          lock.release()
+          removeQuietly(lockFile)
+        },
+        leave: () => lock.release(),
+      })
+    }
+    return out
+  }
+}
+
+/** The records of a spool, each id once (an append retried after a failure may repeat some). */
+function parse(text: string): { rows: GenerationRow[]; torn: number } {
+  const byId = new Map<string, GenerationRow>()
+  let torn = 0
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    try {
+      const row = JSON.parse(line) as GenerationRow
+      if (typeof row?.id === 'string') byId.set(row.id, row)
+      else torn++
+    } catch {
+      torn++
+    }
+  }
+  return { rows: [...byId.values()], torn }
+}
+
+function removeQuietly(file: string) {
+  try {
+    unlinkSync(file)
+  } catch {
+    // gone already
+  }
+}
+
+function syncDir(dir: string) {
+  let fd: number | undefined
+  try {
+    fd = openSync(dir, 'r')
+    fsyncSync(fd)
+  } catch {
+    // not every file system lets a directory be flushed
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
