@@ -1,0 +1,121 @@
+// The records' spool on the recorder as the server builds it, on either store: a spool a dead
+// gateway left is written once (records already stored count nothing twice), a live gateway's
+// is left alone, and a local disk that cannot keep the records waiting refuses generations.
+import { afterEach, describe, expect, test } from 'bun:test'
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { tryLockFile } from '../../src/db/data-dir-lock.ts'
+import { newGenerationId, toRow, type GenerationRow } from '../../src/generations/row.ts'
+import { failGenerationWrites } from '../helpers/database.ts'
+import { genInput } from './input.ts'
+import { rollup, testServices, type TestServices } from './services.ts'
+
+let t: TestServices
+afterEach(async () => {
+  await t?.close()
+})
+
+const spoolDir = (t: TestServices) => join(t.s.config.dataDir, 'spool')
+
+async function figures(t: TestServices, keyId: string) {
+  const recs = await t.s.storage.sql.all<{ cost: number }>('SELECT cost FROM generations WHERE api_key_id = ?', [keyId])
+  const key = await t.s.storage.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [keyId])
+  const hours = await rollup(t.s)
+  return {
+    records: recs.length,
+    cost: recs.reduce((s, r) => s + Number(r.cost), 0),
+    spent: Number(key!.spent),
+    rolledUp: hours.reduce((n, h) => n + Number(h.requests), 0),
+    rolledCost: hours.reduce((n, h) => n + Number(h.cost), 0),
+  }
+}
+
+/** A spool as a killed gateway leaves it: a record a line, the last one cut short by the kill. */
+function leaveSpool(t: TestServices, id: string, rows: GenerationRow[]) {
+  mkdirSync(spoolDir(t), { recursive: true })
+  writeFileSync(join(spoolDir(t), `${id}.jsonl`), rows.map((r) => JSON.stringify(r) + '\n').join('') + '{"id":"gen-torn","mod')
+}
+
+describe('records spool', () => {
+  test('a dead gateway’s spool is written once: a record stored already adds nothing to the spend or the rollup', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    // one record reached the database before the kill, one did not; both are in the spool
+    const storedId = t.s.recorder.record(genInput(t.s.catalog, key))!
+    await t.s.recorder.flush()
+    const before = await figures(t, key.id)
+    expect(before.records).toBe(1)
+    const stored = (await t.s.recorder.get(storedId))!
+    const lost = toRow(genInput(t.s.catalog, key), 0.0125, newGenerationId())
+    leaveSpool(t, 'dead-gateway', [stored, lost])
+
+    await t.s.recorder.replaySpools()
+    const after = await figures(t, key.id)
+    expect(after.records).toBe(2)
+    expect(after.cost).toBeCloseTo(before.cost + 0.0125, 12)
+    expect(after.spent).toBeCloseTo(after.cost, 12)
+    expect(after.rolledUp).toBe(2)
+    expect(after.rolledCost).toBeCloseTo(after.cost, 12)
+    // the key's spend as admission sees it follows the stored one
+    expect(t.s.keys.current(key.id)!.spent).toBeCloseTo(after.spent, 12)
+    expect(readdirSync(spoolDir(t)).filter((f) => f.startsWith('dead-gateway'))).toEqual([])
+
+    // written again (a spool left by a kill after its commit): nothing moves
+    leaveSpool(t, 'dead-again', [stored, lost])
+    await t.s.recorder.replaySpools()
+    expect(await figures(t, key.id)).toEqual(after)
+  })
+
+  test('a spool whose gateway is still running (its lock held) is left to it', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    leaveSpool(t, 'live-gateway', [toRow(genInput(t.s.catalog, key), 0.01, newGenerationId())])
+    const lock = tryLockFile(spoolDir(t), 'live-gateway.lock')!
+    try {
+      await t.s.recorder.replaySpools()
+      expect((await figures(t, key.id)).records).toBe(0)
+      expect(existsSync(join(spoolDir(t), 'live-gateway.jsonl'))).toBe(true)
+    } finally {
+      lock.release()
+    }
+    await t.s.recorder.replaySpools()
+    expect((await figures(t, key.id)).records).toBe(1)
+  })
+
+  test('records waiting for the database go to the spool, which goes once they are stored', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    const undo = await failGenerationWrites(t.s.storage.sql, 'full')
+    t.s.recorder.record(genInput(t.s.catalog, key))
+    await t.s.recorder.flush()
+    t.s.recorder.record(genInput(t.s.catalog, key))
+    await Bun.sleep(100)
+    const spooled = readdirSync(spoolDir(t)).filter((f) => f.endsWith('.jsonl'))
+    expect(spooled).toHaveLength(1)
+    expect((await Bun.file(join(spoolDir(t), spooled[0]!)).text()).trim().split('\n')).toHaveLength(2)
+    await undo()
+    await t.s.recorder.flush()
+    expect((await figures(t, key.id)).records).toBe(2)
+    expect(readdirSync(spoolDir(t))).toEqual([])
+  })
+
+  test('a local disk that cannot keep the records waiting: new generations refused (507), never a crash', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    // where the spool goes, a file: every append fails, as on a full disk
+    rmSync(spoolDir(t), { recursive: true, force: true })
+    writeFileSync(spoolDir(t), '')
+    const undo = await failGenerationWrites(t.s.storage.sql, 'full')
+    t.s.recorder.record(genInput(t.s.catalog, key))
+    await t.s.recorder.flush()
+    expect(t.s.recorder.backlogged).toBe(true)
+    expect(t.s.recorder.backlogNote).toContain('local disk')
+    expect(t.logs.join('\n')).toContain('could not be kept on the local disk')
+    // the database back: the record is written from memory, and generations are taken again
+    await undo()
+    await t.s.recorder.flush()
+    expect(t.s.recorder.backlogged).toBe(false)
+    expect((await figures(t, key.id)).records).toBe(1)
+    rmSync(spoolDir(t))
+  })
+})
