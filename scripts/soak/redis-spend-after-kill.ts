@@ -1,6 +1,8 @@
 // PostgreSQL and Redis: requests served while the database is cut off (their records wait in
-// memory), then kill -9. Prints the key's spent in the database, its records, and Redis's running
-// spent: Redis counts the costs of the requests whose records were lost (docs/scale-out.md).
+// memory and in the data dir's spool), then kill -9. Prints the key's spent in the database, its
+// records, and Redis's running spent: right after the kill, Redis counts the costs of the
+// requests whose records are only in the spool; the next start on the data dir writes them
+// (docs/scale-out.md).
 // Usage: SWITCHYARD_TEST_DATABASE_URL=… SWITCHYARD_TEST_REDIS_URL=… bun scripts/soak/redis-spend-after-kill.ts
 import { SQL, RedisClient } from 'bun'
 import { names } from '../../src/db/columns.ts'
