@@ -12,6 +12,7 @@ import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
 import { MAX_CREDITS, MAX_RPM } from './keys.ts'
+import { checkKeyText } from './key-text.ts'
 
 /** An account a report or listing can name again: blank ones could never be filtered on. */
 const Account = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', errorMessage: 'expected 1 to 200 characters, not all of them blank' })
@@ -83,6 +84,7 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
     .get('/admin/v1/keys', async () => ({ object: 'list', data: (await s.keys.list()).map(publicKey) }))
     .post('/admin/v1/keys', async ({ request, set }) => {
       const body = check(Create, await readJsonBody(request, limit))
+      checkKeyText(body)
       const { key, record } = await s.keys.create(body)
       set.status = 201
       return { ...publicKey(record), key }
@@ -90,6 +92,7 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
     .get('/admin/v1/keys/:id', async ({ params }) => found(await s.keys.get(params.id), params.id))
     .patch('/admin/v1/keys/:id', async ({ request, params }) => {
       const body = check(Update, await readJsonBody(request, limit))
+      checkKeyText(body)
       return found(await s.keys.update(params.id, body), params.id)
     }, { parse: 'none' })
     .post('/admin/v1/keys/:id/disable', async ({ params }) => found(await s.keys.update(params.id, { status: 'inactive' }), params.id))
