@@ -20,12 +20,27 @@ import type { BatchRow } from '../batches/types.ts'
 import { maskUrl } from '../config/load.ts'
 import { familyProvider } from '../config/providers.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
+import { queryTaking, type RouteQuery } from '../http/query.ts'
 import type { DashboardServices } from '../services.ts'
 import { providerHealth } from './provider-health.ts'
 import { providerStats } from './stats.ts'
 
 const HOUR_MS = 3_600_000
 const LIST = { dflt: 20, max: 100 }
+
+/**
+ * The query each route takes; any other, or one given twice, is a 400 naming it, as on the batch
+ * routes these mirror (a second `limit` or `format` was taken as the first without a word).
+ */
+const TAKES = {
+  session: { what: 'the session', names: [] },
+  providers: { what: 'the providers view', names: [] },
+  deployments: { what: 'the deployments view', names: [] },
+  batches: { what: 'listing batches', names: ['limit', 'after'] },
+  batch: { what: 'a batch', names: [] },
+  export: { what: "a batch's export", names: ['format', 'gzip', 'offset', 'limit'] },
+  cancel: { what: 'cancelling a batch', names: [] },
+} as const satisfies Record<string, RouteQuery>
 
 function batchView(b: BatchRow, now: number) {
   const p = progressOf(b, now)
@@ -56,6 +71,7 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
 
   return new Elysia({ name: 'dashboard-data' })
     .get('/api/v1/dashboard/session', async ({ request }) => {
+      queryTaking(request, TAKES.session)
       const v = viewerOf(request)
       if (v.admin) {
         const accounts = [...new Set((await s.keys.list()).map((k) => k.account))].sort()
@@ -65,6 +81,7 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
       return { role: 'key', key: publicKey(k), accounts: [k.account] }
     })
     .get('/api/v1/dashboard/providers', async ({ request }) => {
+      queryTaking(request, TAKES.providers)
       const v = viewerOf(request)
       const families: { family: string; served_by: 'upstream' | 'mock'; base_url: string | null }[] = (['openai', 'anthropic'] as const).map((family) => {
         const p = familyProvider(s.config.providers, family)
@@ -77,11 +94,12 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
       return { window: { from: new Date(now - HOUR_MS).toISOString(), to: new Date(now).toISOString() }, families, stats: await providerStats(s.storage.sql, now - HOUR_MS, v.admin ? undefined : v.key.id) }
     })
     .get('/api/v1/dashboard/deployments', ({ request }) => {
+      queryTaking(request, TAKES.deployments)
       const v = viewerOf(request)
       return { at: Math.floor(Date.now() / 1000), ...providerHealth(s.config.providers, s.catalog, s.health, v.admin) }
     })
     .get('/api/v1/dashboard/batches', async ({ request }) => {
-      const q = new URL(request.url).searchParams
+      const q = queryTaking(request, TAKES.batches)
       const v = viewerOf(request)
       const limit = intParam(q, 'limit', { min: 1, max: LIST.max, dflt: LIST.dflt })
       const after = idParam(q, 'after')
@@ -90,10 +108,14 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
       const now = Date.now()
       return { object: 'list', data: page.rows.map((b) => batchView(b, now)), has_more: page.hasMore }
     })
-    .get('/api/v1/dashboard/batches/:id', async ({ request, params }) => batchView(await find(viewerOf(request), params.id), Date.now()))
-    .get('/api/v1/dashboard/batches/:id/export', async ({ request, params }) => exportResponse(batches.store, await find(viewerOf(request), params.id), new URL(request.url).searchParams))
+    .get('/api/v1/dashboard/batches/:id', async ({ request, params }) => (queryTaking(request, TAKES.batch), batchView(await find(viewerOf(request), params.id), Date.now())))
+    .get('/api/v1/dashboard/batches/:id/export', async ({ request, params }) => {
+      const q = queryTaking(request, TAKES.export)
+      return exportResponse(batches.store, await find(viewerOf(request), params.id), q)
+    })
     .post('/admin/v1/batches/:id/cancel', async ({ request, params }) => {
       requireAdmin(request, s.config.adminToken)
+      queryTaking(request, TAKES.cancel)
       const row = await batches.store.byId(params.id)
       if (!row) throw notFound(`No such batch: ${echo(params.id)}`)
       return batchView(await batches.scheduler.cancel(row), Date.now())
