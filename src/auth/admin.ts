@@ -13,6 +13,7 @@ import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
 import { MAX_CREDITS, MAX_RPM } from './keys.ts'
 import { checkKeyText } from './key-text.ts'
+import { keyListResponse } from './key-list.ts'
 
 /** An account a report or listing can name again: blank ones could never be filtered on. */
 const Account = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', errorMessage: 'expected 1 to 200 characters, not all of them blank' })
@@ -81,7 +82,7 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
       // none of these routes takes a query: a filter the listing lacks would list every key unsaid
       queryTaking(request, { what: 'an admin route', names: [] })
     })
-    .get('/admin/v1/keys', async () => ({ object: 'list', data: (await s.keys.list()).map(publicKey) }))
+    .get('/admin/v1/keys', () => keyListResponse(s.keys, publicKey))
     .post('/admin/v1/keys', async ({ request, set }) => {
       const body = check(Create, await readJsonBody(request, limit))
       checkKeyText(body)

@@ -3,7 +3,7 @@
 // once (another instance may have made it). A change by the CLI (another process), another
 // instance or the admin routes bumps `updated_at`, which running servers poll, so the cache
 // never serves a stale key for more than about a second.
-import { eq, gte, sql } from 'drizzle-orm'
+import { eq, gt, gte, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import { names } from '../db/columns.ts'
 import type { Param } from '../db/sql.ts'
@@ -89,6 +89,11 @@ function newKey(input: KeyInput): { key: string; row: Row } {
 }
 
 const NEGATIVE_CACHE_MAX = 10_000
+
+/** Keys read at a time by `pages`: 100,000 read and mapped at once held the loop about two seconds. */
+const PAGE_ROWS = 1000
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** The most a key's credits may be, in USD: far past any real grant, far below where a double loses cents. */
 export const MAX_CREDITS = 1e12
@@ -224,6 +229,35 @@ export class KeyStore {
       () => this.db.select().from(this.t).orderBy(this.t.createdAt),
       (rows) => rows.map((r) => this.toKey(r)),
     )
+  }
+
+  /**
+   * Every key, PAGE_ROWS at a time in the order of their ids (each page a walk of the primary
+   * key's index from where the last ended), with a turn of the loop between pages.
+   */
+  async *pages(): AsyncGenerator<ApiKey[]> {
+    let after = ''
+    for (;;) {
+      const page = await this.read(
+        () => this.db.select().from(this.t).where(gt(this.t.id, after)).orderBy(this.t.id).limit(PAGE_ROWS),
+        (rows) => rows.map((r) => this.toKey(r)),
+      )
+      if (page.length > 0) yield page
+      if (page.length < PAGE_ROWS) return
+      after = page.at(-1)!.id
+      await nextTurn()
+    }
+  }
+
+  /**
+   * The accounts that have keys, each once, sorted (the dashboard's account filter), from the
+   * keys in memory (every key, within a second of a change): a DISTINCT over 100,000 rows held
+   * SQLite's thread 100–200 ms, reading them all near a second.
+   */
+  accounts(): string[] {
+    const seen = new Set<string>()
+    for (const k of this.byId.values()) seen.add(k.account)
+    return [...seen].sort()
   }
 
   get(id: string): Promise<ApiKey | undefined> {

@@ -74,8 +74,7 @@ export function dashboardDataRoutes(s: DashboardServices, batches: BatchService)
       queryTaking(request, TAKES.session)
       const v = viewerOf(request)
       if (v.admin) {
-        const accounts = [...new Set((await s.keys.list()).map((k) => k.account))].sort()
-        return { role: 'admin', accounts }
+        return { role: 'admin', accounts: s.keys.accounts() }
       }
       const k = s.keys.current(v.key.id) ?? v.key
       return { role: 'key', key: publicKey(k), accounts: [k.account] }
