@@ -3,10 +3,9 @@
 // keys goes on serving while it is made (read and written at once, it held the loop ~2 s).
 import type { ApiKey } from '../http/context.ts'
 import type { KeyStore } from './keys.ts'
+import { nextTurn } from '../lib/turn.ts'
 
 const PIECE = 1000
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** Oldest first; keys made in the same second by id, so the order is the same every time. */
 const byCreation = (a: ApiKey, b: ApiKey) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)

@@ -12,6 +12,7 @@ import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
 import { usd } from '../lib/usd.ts'
+import { nextTurn } from '../lib/turn.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -92,8 +93,6 @@ const NEGATIVE_CACHE_MAX = 10_000
 
 /** Keys read at a time by `pages`: 100,000 read and mapped at once held the loop about two seconds. */
 const PAGE_ROWS = 1000
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** The most a key's credits may be, in USD: far past any real grant, far below where a double loses cents. */
 export const MAX_CREDITS = 1e12
