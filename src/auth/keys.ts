@@ -13,6 +13,7 @@ import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
 import { usd } from '../lib/usd.ts'
 import { nextTurn } from '../lib/turn.ts'
+import type { WritesInFlight } from '../billing/writes-in-flight.ts'
 
 export const KEY_PREFIX = 'sk-sy-'
 
@@ -91,6 +92,12 @@ function newKey(input: KeyInput): { key: string; row: Row } {
 
 const NEGATIVE_CACHE_MAX = 10_000
 
+/**
+ * Reads of keys' rows on PostgreSQL, at most, while billing's writes keep crossing them: past
+ * this the last is taken (a write every few ms under load; each retry waits for one to end).
+ */
+const READ_TRIES = 4
+
 /** Keys read at a time by `pages`: 100,000 read and mapped at once held the loop about two seconds. */
 const PAGE_ROWS = 1000
 
@@ -115,6 +122,8 @@ export class KeyStore {
    * (billing sets it, and moves the cached keys' `spent` as it charges; see billing/billing.ts).
    */
   unwrittenOf: (keyId: string) => number = () => 0
+  /** Billing's writes of those costs under way: a row read on PostgreSQL across one is read again. */
+  writes?: WritesInFlight
 
   constructor(private storage: Storage) {}
 
@@ -192,7 +201,14 @@ export class KeyStore {
   private async read<T>(query: () => PromiseLike<unknown[]> & { all(): unknown[] }, use: (rows: Row[]) => T): Promise<T> {
     const sql = this.storage.sql
     if (sql.between) return sql.between(() => use(query().all() as Row[]))
-    return use((await query()) as Row[])
+    // on PostgreSQL the row comes back on a connection of its own, in either order with a
+    // write's commit on another: read across a write (begun or ended meanwhile), it is read again
+    for (let tries = 1; ; tries++) {
+      const before = this.writes?.mark() ?? 0
+      const rows = (await query()) as Row[]
+      if (!this.writes || this.writes.clean(before) || tries === READ_TRIES) return use(rows)
+      await this.writes.settled()
+    }
   }
 
   async create(input: KeyInput): Promise<{ key: string; record: ApiKey }> {

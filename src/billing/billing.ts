@@ -23,6 +23,7 @@ import type { ApiKey } from '../http/context.ts'
 import { CreditsExhausted, sharedStoreDown, worstCase, type Admission, type AdmitInput } from './admission.ts'
 import { MemoryLedger, RESERVATION_TTL_MS, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
 import { SpendByKey } from './spend.ts'
+import { WritesInFlight } from './writes-in-flight.ts'
 
 /** A key's stored spend grows by a cost (its columns by the table declaration). */
 const k = names(apiKeys)
@@ -88,6 +89,8 @@ export class Billing {
 
   /** Charged here and not stored yet: every `spent` the key cache shows includes it. */
   private readonly unwrittenSpend = new SpendByKey()
+  /** Writes of those costs under way: a key's row read across one is read again (KeyStore). */
+  private readonly writes = new WritesInFlight()
   /** With Redis: admission on this instance's figures while it is away (`on_error: allow`). */
   private readonly fallback?: MemoryLedger
   /** A batch worker's: what it stored, for the main thread. */
@@ -105,6 +108,7 @@ export class Billing {
     opts: { journal?: boolean } = {},
   ) {
     deps.keys.unwrittenOf = (id) => this.unwrittenSpend.get(id)
+    deps.keys.writes = this.writes
     ledger.readUnwritten?.((id) => this.unwrittenSpend.get(id))
     ledger.readStored?.(async (id) => {
       const row = await deps.sql.get<{ spent: number }>(STORED_SPENT, [id])
@@ -179,6 +183,7 @@ export class Billing {
   /** Start a write of the records charged so far (call as they are taken, before any await). */
   startWrite(): SpendWrite {
     const ledgerWrite: LedgerWrite | undefined = this.ledger.startWrite?.()
+    const written = this.writes.begin()
     let ended = false
     return {
       begin: async (q) => {
@@ -205,6 +210,7 @@ export class Billing {
           }
         }
         ledgerWrite?.end(committed)
+        written()
       },
     }
   }
