@@ -71,6 +71,23 @@ describe('openai chat request', () => {
     expect(body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather.parameters, strict: true } }])
   })
 
+  // a tool that failed and said nothing: the model still reads that it failed, in a word, not a
+  // mark waiting for a message that never came
+  test('a failed tool result with no content says Error alone', () => {
+    const results: Message = {
+      role: 'user',
+      content: [
+        { type: 'tool-result', toolCallId: 'toolu_1', content: '', isError: true },
+        { type: 'tool-result', toolCallId: 'toolu_2', content: [], isError: true },
+      ],
+    }
+    const body = wire({ messages: [user('look'), results] })
+    expect((body.messages as unknown[]).slice(1)).toEqual([
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'Error' },
+      { role: 'tool', tool_call_id: 'toolu_2', content: 'Error' },
+    ])
+  })
+
   // a screenshot tool answers with an image alone: the tool message must still say something,
   // and the images that follow must say whose they are
   test('tool results of media: a tool message that points to them, the media of each call under its name', () => {

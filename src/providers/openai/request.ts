@@ -57,7 +57,10 @@ function toolResultContent(c: string | Part[], where: string): { text: string | 
  * says so, where the model reads it, rather than the failure being lost.
  */
 const ERROR_MARK = 'Error: '
+/** A failure that said nothing more: the word alone. */
+const ERROR_ALONE = 'Error'
 function errorText(text: string | Json[]): string | Json[] {
+  if (text.length === 0) return ERROR_ALONE
   if (typeof text === 'string') return text.startsWith(ERROR_MARK) ? text : ERROR_MARK + text
   return [{ type: 'text', text: ERROR_MARK.trim() }, ...text]
 }
