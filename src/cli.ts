@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
 import { KeyStore, MAX_CREDITS, MAX_RPM } from './auth/keys.ts'
+import { KEY_TEXT_MAX, keyTextFault } from './auth/key-text.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
 import { buildCatalog, deploymentTable } from './config/catalog.ts'
 import { ConfigError, loadConfig, maskedConfig, maskUrl, storesOf, type Config } from './config/load.ts'
@@ -155,6 +156,13 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
       case 'create': {
         const name = v.name
         if (typeof name !== 'string' || name === '') throw new UsageError('keys create: --name is required')
+        // what the admin routes take, the same rules: text an operator reads back
+        const account = typeof v.account === 'string' ? v.account : undefined
+        const fault = keyTextFault({ name, account })
+        if (fault) throw new UsageError(`keys create: --${fault}`)
+        for (const [flag, text] of [['name', name], ['account', account]] as const) {
+          if (text !== undefined && text.length > KEY_TEXT_MAX) throw new UsageError(`keys create: --${flag}: at most ${KEY_TEXT_MAX} characters`)
+        }
         const { key, record } = await keys.create({
           name,
           account: accountOf(v.account),

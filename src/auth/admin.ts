@@ -12,16 +12,16 @@ import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
 import { MAX_CREDITS, MAX_RPM } from './keys.ts'
-import { checkKeyText } from './key-text.ts'
+import { checkKeyText, KEY_TEXT_MAX } from './key-text.ts'
 import { keyListResponse } from './key-list.ts'
 
 /** An account a report or listing can name again: blank ones could never be filtered on. */
-const Account = t.String({ minLength: 1, maxLength: 200, pattern: '\\S', errorMessage: 'expected 1 to 200 characters, not all of them blank' })
+const Account = t.String({ minLength: 1, maxLength: KEY_TEXT_MAX, pattern: '\\S', errorMessage: `expected 1 to ${KEY_TEXT_MAX} characters, not all of them blank` })
 
 const Create = TypeCompiler.Compile(
   t.Object(
     {
-      name: t.String({ minLength: 1, maxLength: 200 }),
+      name: t.String({ minLength: 1, maxLength: KEY_TEXT_MAX }),
       account: t.Optional(Account),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),
       rpm: t.Optional(t.Union([Int({ minimum: 1, maximum: MAX_RPM }), t.Null()], { errorMessage: `expected null (the default) or an integer 1 to ${MAX_RPM}` })),
@@ -33,7 +33,7 @@ const Create = TypeCompiler.Compile(
 const Update = TypeCompiler.Compile(
   t.Object(
     {
-      name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      name: t.Optional(t.String({ minLength: 1, maxLength: KEY_TEXT_MAX })),
       account: t.Optional(Account),
       status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
       credits: t.Optional(t.Union([t.Number({ minimum: 0, maximum: MAX_CREDITS }), t.Null()], { errorMessage: `expected null (unlimited) or USD 0 to ${MAX_CREDITS}` })),

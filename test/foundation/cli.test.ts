@@ -33,6 +33,12 @@ test('keys create prints the key alone on its first line; --json gives id and ke
   const bad = await runCli(['keys', 'create', '--data-dir', dir])
   expect(bad.code).toBe(2)
   expect(bad.stderr).toContain('--name')
+  // the admin routes' rules for the text an operator reads back: no control characters, 200 at most
+  const tab = await runCli(['keys', 'create', '--name', 'a\tb', '--data-dir', dir])
+  expect({ code: tab.code, named: tab.stderr.includes('--name') && tab.stderr.includes('control') }).toEqual({ code: 2, named: true })
+  const long = await runCli(['keys', 'create', '--name', 'ok', '--account', 'x'.repeat(201), '--data-dir', dir])
+  expect({ code: long.code, named: long.stderr.includes('--account') && long.stderr.includes('200') }).toEqual({ code: 2, named: true })
+  expect((JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', dir])).stdout) as unknown[]).length).toBe(2)
 })
 
 test('a running server sees disable / enable / credit made by the CLI within 2 seconds', async () => {
