@@ -2,6 +2,7 @@
 // missing whether or not the pruner has removed them yet.
 import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
+import type { Param } from '../db/sql.ts'
 import type { FileRecord, ListPage } from './types.ts'
 
 export interface ScanQuery {
@@ -13,6 +14,10 @@ export interface ScanQuery {
   direction: 'desc' | 'asc'
   now: number
 }
+
+/** Held to the end of the transaction; the schema's name keeps databases shared by several gateways' schemas apart. */
+const OWNER_LOCK = "SELECT pg_advisory_xact_lock(hashtext('switchyard files ' || current_schema()), hashtext(?)) AS locked"
+const USED = 'SELECT coalesce(sum(bytes), 0) AS n FROM files WHERE api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)'
 
 export class FilesRepo {
   constructor(private readonly storage: Storage) {}
@@ -28,6 +33,23 @@ export class FilesRepo {
 
   async insert(rec: FileRecord): Promise<void> {
     await this.db.insert(this.storage.t.files).values(rec)
+  }
+
+  /**
+   * Stores the record only if the owner's live files still fit `quota` with it: the check and the
+   * insert are one transaction (SQLite's one writer; on PostgreSQL under a lock on the owner, so
+   * two uploads of one key are decided one after the other). A kill at any moment leaves no
+   * record or one that fits. null when stored; otherwise the bytes the owner's files already take.
+   */
+  async insertWithin(rec: FileRecord, quota: number, now: number): Promise<number | null> {
+    const insert = this.db.insert(this.storage.t.files).values(rec).toSQL()
+    return this.storage.sql.tx(async (q) => {
+      if (q.dialect === 'pg') await q.get(OWNER_LOCK, [rec.apiKeyId])
+      const used = Number((await q.get<{ n: number | string }>(USED, [rec.apiKeyId, now]))!.n)
+      if (used + rec.bytes > quota) return used
+      await q.run(insert.sql, insert.params as Param[])
+      return null
+    })
   }
 
   /** The owner's live file, or null (absent, another key's, or expired). */

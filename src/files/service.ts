@@ -7,6 +7,7 @@ import type { BlobRead, BlobStore, StoredBlob } from './blob-store.ts'
 import { DeletionHooks, type FileDeletedHook } from './deletion-hooks.ts'
 import { FilesRepo } from './repo.ts'
 import type { DeleteReason, Family, FileRecord, ListPage, ListQuery } from './types.ts'
+import { killAfterRecordIfAsked } from './test-kill.ts'
 import type { UploadMeta } from './upload-params.ts'
 
 /** Ids look like each family's own: `file-…` for OpenAI-style uploads, `file_…` for Anthropic's. */
@@ -21,6 +22,13 @@ export interface FilesServiceDeps {
 
 /** Expiries a gateway keeps a timer's worth of account for; more are left to the regular pass. */
 const MAX_EXPIRIES = 10_000
+
+/** An upload refused because the owner's files would pass its quota with it; `used`: the bytes they take. */
+export class NoRoomForFile extends Error {
+  constructor(readonly used: number) {
+    super('the owner has no room left for this file')
+  }
+}
 
 export class FilesService {
   readonly repo: FilesRepo
@@ -55,8 +63,12 @@ export class FilesService {
     return this.blobs.put(source)
   }
 
-  /** Writes the record of stored bytes; if that fails, the bytes go too. */
-  async commit(owner: string, family: Family, createdAt: number, blob: StoredBlob, meta: UploadMeta): Promise<FileRecord> {
+  /**
+   * Writes the record of stored bytes; if that fails, the bytes go too. With a `quota`, only if the
+   * owner's live files fit it with this one, checked in the same step as the write (NoRoomForFile
+   * otherwise): a kill never leaves a file past the quota that its client had no id for.
+   */
+  async commit(owner: string, family: Family, createdAt: number, blob: StoredBlob, meta: UploadMeta, quota?: number): Promise<FileRecord> {
     const rec: FileRecord = {
       id: ID_PREFIX[family] + Bun.randomUUIDv7().replaceAll('-', ''),
       apiKeyId: owner,
@@ -70,11 +82,16 @@ export class FilesService {
       sha256: blob.sha256,
     }
     try {
-      await this.repo.insert(rec)
+      if (quota === undefined) await this.repo.insert(rec)
+      else {
+        const used = await this.repo.insertWithin(rec, quota, this.now())
+        if (used !== null) throw new NoRoomForFile(used)
+      }
     } catch (e) {
       await this.discard(blob)
       throw e
     }
+    killAfterRecordIfAsked(rec.filename)
     if (rec.expiresAt !== null) this.expiresAt(rec.expiresAt)
     return rec
   }

@@ -8,9 +8,9 @@ import { timedBody } from '../http/body-deadline.ts'
 import type { StoredBlob } from './blob-store.ts'
 import { jsonUpload } from './json-upload.ts'
 import { MultipartParseError, readMultipart, type PartHead } from './multipart-stream.ts'
-import type { FilesService } from './service.ts'
+import { NoRoomForFile, type FilesService } from './service.ts'
 import type { Family, FileRecord } from './types.ts'
-import { MULTIPART_FIELDS, multipartMeta } from './upload-params.ts'
+import { MULTIPART_FIELDS, multipartMeta, type UploadMeta } from './upload-params.ts'
 
 export interface UploadLimits {
   /** Largest file stored, in bytes. */
@@ -45,16 +45,17 @@ async function roomOf(files: FilesService, owner: string, limits: UploadLimits):
 }
 
 /**
- * The record, kept only if the owner's files still fit its quota with it: uploads of one key at
- * once each fit alone, and together may not (each checked with the others it can see; two that
- * cross the quota together may both be refused, never both kept).
+ * Writes the record, only if the owner's files still fit its quota with it, in one step with the
+ * check: uploads of one key at once each fit alone, and together may not (the first stored is
+ * kept, the others refused; never both kept, even across a kill). A refused upload's bytes go.
  */
-async function kept(files: FilesService, owner: string, rec: FileRecord, room: Room | undefined): Promise<FileRecord> {
-  if (!room) return rec
-  const used = await files.usedBytes(owner)
-  if (used <= room.quota) return rec
-  await files.delete(owner, rec.id)
-  throw noRoom({ ...room, used: used - rec.bytes })
+async function committed(files: FilesService, owner: string, family: Family, createdAt: number, blob: StoredBlob, meta: UploadMeta, room: Room | undefined): Promise<FileRecord> {
+  try {
+    return await files.commit(owner, family, createdAt, blob, meta, room?.quota)
+  } catch (e) {
+    if (room && e instanceof NoRoomForFile) throw noRoom({ ...room, used: e.used })
+    throw e
+  }
 }
 
 async function* capped(source: AsyncIterable<Uint8Array>, limit: number, error: () => Error) {
@@ -113,9 +114,11 @@ async function receiveMultipart(
       }
     }
     if (!head || !blob) throw badRequest('file: required (a multipart part named "file")')
-    const rec = await files.commit(owner, family, createdAt, blob, multipartMeta(fields, head, createdAt))
-    blob = undefined // the record owns it now: removed with it
-    return await kept(files, owner, rec, room)
+    // the fields are checked before the bytes are handed over (a bad one leaves them ours to drop)
+    const meta = multipartMeta(fields, head, createdAt)
+    const stored = blob
+    blob = undefined // the record owns it now (removed with it), or commit has removed it
+    return await committed(files, owner, family, createdAt, stored, meta, room)
   } catch (e) {
     if (blob) await files.discard(blob)
     if (e instanceof MultipartParseError) throw badRequest(`Malformed multipart body: ${e.message}`)
@@ -134,7 +137,7 @@ async function receiveJson(request: Request, files: FilesService, family: Family
   const room = await roomOf(files, owner, limits)
   if (room && bytes.byteLength > room.left) throw noRoom(room)
   const blob = await files.store([bytes])
-  return kept(files, owner, await files.commit(owner, family, createdAt, blob, meta), room)
+  return committed(files, owner, family, createdAt, blob, meta, room)
 }
 
 /**
