@@ -26,6 +26,7 @@ import type { Services } from './services.ts'
 import { stopCut } from './pipeline/generate.ts'
 import { drainsEnded } from './pipeline/relay.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
+import { failStartIfAsked } from './test-start-failure.ts'
 
 
 /** Every service, and the batches built on them: what start-up holds (and tests reach into). */
@@ -54,28 +55,35 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   }
   const store = new MemoryStore()
   const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog, spoolDir: join(config.dataDir, 'spool') }, cluster, metrics: true })
-  const keys = s.keys
-  // records a gateway killed while its database was away kept on disk, written before the keys'
-  // spend is read (a spool the database cannot take yet is tried again in the background)
-  await s.recorder.replaySpools()
-  // every key in memory before anything admits (batches resume below)
-  await keys.load()
-  if (cluster) {
-    // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
-    if (storage.pg) await busOnPostgres(cluster, storage.pg, log)
-    s.onClose.push(keys.attachBus(cluster.bus))
+  // a step that fails lets go of what the ones before it took (the batch runner's lock, workers,
+  // timers, the database), not only when the process exits
+  try {
+    const keys = s.keys
+    // records a gateway killed while its database was away kept on disk, written before the keys'
+    // spend is read (a spool the database cannot take yet is tried again in the background)
+    await s.recorder.replaySpools()
+    // every key in memory before anything admits (batches resume below)
+    await keys.load()
+    if (cluster) {
+      // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
+      if (storage.pg) await busOnPostgres(cluster, storage.pg, log)
+      s.onClose.push(keys.attachBus(cluster.bus))
+    }
+    s.recorder.start(s.onClose)
+    s.files.start(s.onClose)
+    const batches = await new BatchService(s).start(s.onClose)
+    const retention = new Retention({ config, log, threads: threadStoreOf(s), batches: batches.store, containers: s.containers }).start(s.onClose)
+    // instances on one database hear of each other's new batches at once; on one SQLite data dir
+    // sharing Redis, the one that runs them hears of those the others stored (and of their cancels)
+    if (cluster && (storage.pg || cluster.redis)) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
+    const prune = setInterval(() => store.prune(steadyNow()), 60_000)
+    prune.unref?.()
+    s.onClose.push(() => clearInterval(prune))
+    return Object.assign(s, { batches, retention, streams: new Set<AbortController>() })
+  } catch (e) {
+    await closeServices(s, undefined, undefined)
+    throw e
   }
-  s.recorder.start(s.onClose)
-  s.files.start(s.onClose)
-  const batches = await new BatchService(s).start(s.onClose)
-  const retention = new Retention({ config, log, threads: threadStoreOf(s), batches: batches.store, containers: s.containers }).start(s.onClose)
-  // instances on one database hear of each other's new batches at once; on one SQLite data dir
-  // sharing Redis, the one that runs them hears of those the others stored (and of their cancels)
-  if (cluster && (storage.pg || cluster.redis)) s.onClose.push(batches.scheduler.attachBus(cluster.bus))
-  const prune = setInterval(() => store.prune(steadyNow()), 60_000)
-  prune.unref?.()
-  s.onClose.push(() => clearInterval(prune))
-  return Object.assign(s, { batches, retention, streams: new Set<AbortController>() })
 }
 
 export interface Running {
@@ -107,41 +115,54 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     lock?.release()
     throw e
   })
-  services.onClose.push(await startCheckpointer(services.storage, services.log))
-  // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
-  // database); the poll stays for writers that do not publish: slower when the database is shared
-  await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
-  setBodyPace(config.limits.bodyGraceS, config.limits.bodyMinBytesPerS)
-  setBodyBudget(config.limits.bodyBudgetBytes)
-  const handlers = generationHandlers(services)
-  const app = createApp(services, handlers)
-  const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log, KNOWN_FAILURES))
-  const server = serveOrClose(services, cluster, lock, {
-    hostname: config.host,
-    port: config.port,
-    // Bun's own cap answers a bare 413 (no JSON, no request id) before any handler runs, so
-    // it is set past any Content-Length Bun can parse (2^64 - 1). Every route that reads a
-    // body reads it through a bounded reader that refuses with a JSON 413 from the declared
-    // length, or while a chunked body arrives (http/body.ts, files/upload.ts); a body no
-    // route reads is discarded by Bun as it arrives, never held.
-    maxRequestBodySize: 2 ** 64 - 1,
-    // a connection no key holds (keep-alive between requests, a request not yet authenticated,
-    // /health) may sit idle this long; a request of a key, which may wait minutes for a long
-    // generation's first byte, gets the longest Bun allows (front.ts)
-    idleTimeout: config.limits.idleTimeoutS,
-    fetch,
-    error(e) {
-      // Outside the pipeline: no request id was given out yet, so one is made here.
-      const requestId = crypto.randomUUID()
-      services.log.error('server error', { request_id: requestId, error: e?.stack ?? String(e) })
-      return new Response(JSON.stringify({ error: `Internal error; quote request id ${requestId} to support` }), {
-        status: 500,
-        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
-      })
-    },
-  })
-  // made once the port is ours: a start that fails before it leaves no key no one was shown
-  const bootstrapKey = await ensureBootstrapKey(services)
+  // a start that fails from here on lets go of everything it took first (the port, the batch
+  // runner's lock and workers, timers, the database, the data dir's lock): another gateway on
+  // the data dir may take over at once, not when this process exits
+  let server: ReturnType<typeof Bun.serve> | undefined
+  let bootstrapKey: string | undefined
+  try {
+    services.onClose.push(await startCheckpointer(services.storage, services.log))
+    // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
+    // database); the poll stays for writers that do not publish: slower when the database is shared
+    await services.keys.watch(services.storage.pg ? 5_000 : 1_000)
+    setBodyPace(config.limits.bodyGraceS, config.limits.bodyMinBytesPerS)
+    setBodyBudget(config.limits.bodyBudgetBytes)
+    const handlers = generationHandlers(services)
+    const app = createApp(services, handlers)
+    const fetch = createPipeline(services, (req) => app.handle(req), directRoutes(directTable(handlers), services.log, KNOWN_FAILURES))
+    server = serveOrSay({
+      hostname: config.host,
+      port: config.port,
+      // Bun's own cap answers a bare 413 (no JSON, no request id) before any handler runs, so
+      // it is set past any Content-Length Bun can parse (2^64 - 1). Every route that reads a
+      // body reads it through a bounded reader that refuses with a JSON 413 from the declared
+      // length, or while a chunked body arrives (http/body.ts, files/upload.ts); a body no
+      // route reads is discarded by Bun as it arrives, never held.
+      maxRequestBodySize: 2 ** 64 - 1,
+      // a connection no key holds (keep-alive between requests, a request not yet authenticated,
+      // /health) may sit idle this long; a request of a key, which may wait minutes for a long
+      // generation's first byte, gets the longest Bun allows (front.ts)
+      idleTimeout: config.limits.idleTimeoutS,
+      fetch,
+      error(e) {
+        // Outside the pipeline: no request id was given out yet, so one is made here.
+        const requestId = crypto.randomUUID()
+        services.log.error('server error', { request_id: requestId, error: e?.stack ?? String(e) })
+        return new Response(JSON.stringify({ error: `Internal error; quote request id ${requestId} to support` }), {
+          status: 500,
+          headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        })
+      },
+    })
+    failStartIfAsked()
+    // made once the port is ours: a start that fails before it leaves no key no one was shown
+    bootstrapKey = await ensureBootstrapKey(services)
+  } catch (e) {
+    await server?.stop(true)
+    await closeServices(services, cluster, lock)
+    throw e
+  }
+  const listening = server
   // the token tables (tens of MiB) load now, off the request thread, not mid-way through the
   // first interrupted stream's recording (peak memory)
   if (config.tokenWorkers !== undefined) setTokenWorkers(config.tokenWorkers)
@@ -150,14 +171,14 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   const stop = () =>
     (stopped ??= (async () => {
       // stop accepting, let in-flight requests finish within the grace period
-      const graceful = server.stop(false)
+      const graceful = listening.stop(false)
       const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.shutdownGraceMs).unref?.())
       if ((await Promise.race([graceful.then(() => 'done' as const), timer])) === 'timeout') {
         services.cutting = true
         // each stream still open ends with its surface's error frame, then the connections close
         for (const open of services.streams ?? []) open.abort(stopCut())
         if (services.streams?.size) await Promise.race([graceful, Bun.sleep(CUT_FRAMES_MS)])
-        await server.stop(true)
+        await listening.stop(true)
         // each cut stream's record is made as its relay ends, which a busy machine may delay past
         // the frames' wait: the stores close only once they are made (or after a bound)
         await recordsOfCutStreams(services.streams)
@@ -166,7 +187,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       await closeServices(services, cluster, lock)
     })())
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
-  return { url: `http://${host}:${server.port}`, port: server.port!, services, bootstrapKey, stop }
+  return { url: `http://${host}:${listening.port}`, port: listening.port!, services, bootstrapKey, stop }
 }
 
 /** How long a stop waits for the streams it cut to make their records. */
@@ -178,7 +199,7 @@ async function recordsOfCutStreams(streams: Set<unknown> | undefined): Promise<v
 }
 
 /** Everything start-up opened, closed in turn: the close hooks, keys, billing, the cluster, the database, and last the data dir's lock. */
-async function closeServices(services: ServerServices, cluster: Cluster, lock: DataDirLock | undefined) {
+async function closeServices(services: Services, cluster: Cluster | undefined, lock: DataDirLock | undefined) {
   for (const close of services.onClose) {
     try {
       await close()
@@ -188,17 +209,16 @@ async function closeServices(services: ServerServices, cluster: Cluster, lock: D
   }
   await services.keys.stop()
   await services.billing.stop()
-  cluster.close()
+  cluster?.close()
   await services.storage.close()
   lock?.release()
 }
 
-/** Bun.serve, or, when the address cannot be had (a port in use), everything start-up opened closed again and the failure said plainly. */
-function serveOrClose(services: ServerServices, cluster: Cluster, lock: DataDirLock | undefined, options: Parameters<typeof Bun.serve>[0]) {
+/** Bun.serve, or, when the address cannot be had (a port in use), the failure said plainly. */
+function serveOrSay(options: Parameters<typeof Bun.serve>[0]) {
   try {
     return Bun.serve(options)
   } catch (e) {
-    void closeServices(services, cluster, lock)
     const where = `${(options as { hostname?: string }).hostname}:${(options as { port?: number }).port}`
     throw new ConfigError(`could not listen on ${where}: ${(e as Error)?.message ?? String(e)}${(e as { code?: string })?.code ? ` (${(e as { code: string }).code})` : ''}`)
   }

@@ -36,11 +36,12 @@ export class BatchService {
     // heard from before the start-up look at the open batches' files: a file the expiry pass
     // removes while that look goes on is failed by the one or the other
     const off = this.s.files.onFileDeleted((file, reason) => this.scheduler.onFileDeleted(file, reason))
-    await this.scheduler.start()
+    // before the start: one that fails half-way (the runner's lock taken, a worker begun) is closed too
     onClose.push(async () => {
       off()
       await this.scheduler.close(Math.min(this.s.config.shutdownGraceMs, 10_000))
     })
+    await this.scheduler.start()
     return this
   }
 
