@@ -30,7 +30,7 @@ export interface DispatchDeps {
   /** Counts items ended here, for the metrics. */
   ended(status: 'succeeded' | 'failed', n?: number): void
   /** Queues the result of an item that ran nowhere (landing.ts). */
-  land(a: Active, idx: number, requestId: string, error: ItemError): void
+  land(a: Active, idx: number, requestId: string, error: ItemError, stored?: () => void): void
   /** An item handed out waits, never sent (unsent.ts). */
   waitUnsent(a: Active, idx: number): void
   fill(a: Active): void
@@ -101,7 +101,7 @@ export class Dispatch {
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId, funded: hold.funded }
     this.d.pool.run(job, this.d.s.config.batches.maxRetries, (ask) => hold.anew(ask)).then(
       (status) => {
-        this.d.ended(status)
+        if (status) this.d.ended(status)
         // stored, with its records; the spend they wrote is in the ledger already
         hold.end()
         a.inflight.delete(item.idx)
@@ -137,7 +137,8 @@ export class Dispatch {
     // said otherwise): it may have reached the upstream, and been billed there, so it fails as
     // lost at once, as a restart fails a killed process's marks, and is never sent again
     const why = e instanceof CallStartedError ? e.message : `batch worker: ${e.message}`
-    this.d.s.log.warn('batches: an item lost its worker after its upstream call may have begun; failed, not sent again', { batch_id: a.id, index: idx, error: why })
-    this.d.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), LOST_ITEM)
+    // said once the failure is stored: a result its writer stored meanwhile stands, and is no loss
+    const said = () => this.d.s.log.warn('batches: an item lost its worker after its upstream call may have begun; failed, not sent again', { batch_id: a.id, index: idx, error: why })
+    this.d.land(a, idx, batchRequestId({ id: a.id } as BatchRow, idx), LOST_ITEM, said)
   }
 }

@@ -17,6 +17,8 @@ const FLUSH_CHUNK = 32
 interface Landed {
   a: Active
   write: ResultWrite
+  /** Called once the failure is stored (not when the item had a result already). */
+  stored?: () => void
 }
 
 /** What landing needs of the scheduler. */
@@ -39,12 +41,16 @@ export class Landing {
 
   constructor(private readonly d: LandingDeps) {}
 
-  /** An item that failed outside a worker (admission, an unknown model, lost with its worker): queued for the next write. */
-  land(a: Active, idx: number, requestId: string, error: ItemError): void {
-    this.d.ended('failed')
+  /**
+   * An item that failed outside a worker (admission, an unknown model, lost with its worker): queued
+   * for the next write. Its end is counted once the failure is stored: an item that has a result by
+   * then (its writer stored it just after its worker died) ended with that one, counted there.
+   */
+  land(a: Active, idx: number, requestId: string, error: ItemError, stored?: () => void): void {
     this.landed.push({
       a,
       write: { batchId: a.id, idx, status: 'failed', response: null, error: JSON.stringify(error), usage: null, requestId, finishedAt: Date.now() },
+      stored,
     })
     a.queued++
     this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS)
@@ -78,14 +84,18 @@ export class Landing {
         void this.flush()
       })
     }
+    let stored: boolean[]
     try {
-      await this.d.store.sql.tx((q) => this.d.store.writeResults(batch.map((l) => l.write), q))
+      stored = await this.d.store.sql.tx((q) => this.d.store.writeResults(batch.map((l) => l.write), q))
     } catch (e) {
       this.d.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.landed = batch.concat(this.landed)
       if (!this.d.closed()) this.flushTimer ??= setTimeout(() => void this.flush(), 500)
       return
     }
+    const failed = batch.filter((_, i) => stored[i])
+    this.d.ended('failed', failed.length)
+    for (const l of failed) l.stored?.()
     const touched = new Set<Active>()
     for (const l of batch) {
       l.a.queued--

@@ -95,6 +95,12 @@ export interface PoolOptions {
   onSettled?: (settled: Settled) => void | Promise<void>
   /** The tokens and cost of the records the writer stored (the metrics count batch work too). */
   onRecords?: (records: RecordTotals[]) => void
+  /**
+   * A result the writer stored for an item whose job is no longer held here: its worker died
+   * meanwhile and the job was failed, but the item ended with this result (its lost failure
+   * stores nothing, the item has one): its end, for the metrics.
+   */
+  onStoredLate?: (status: ItemDone['status']) => void
 }
 
 export class WorkerPool {
@@ -152,10 +158,11 @@ export class WorkerPool {
 
   /**
    * Items handed out in one turn of the loop go to a worker in one message. Resolves once
-   * the item's result and records are stored, with the item's status. `hold` answers its
+   * the item's result and records are stored, with the item's status (null: the item had a
+   * result already, stored and counted by whoever stored it). `hold` answers its
    * worker's asks to hold a fallback model for it.
    */
-  run(job: ItemJob, maxRetries: number, hold?: ItemHolder): Promise<ItemDone['status']> {
+  run(job: ItemJob, maxRetries: number, hold?: ItemHolder): Promise<ItemDone['status'] | null> {
     return this.send((slot, id) => {
       const pending = slot.jobs.get(id)!
       pending.hold = hold
@@ -175,7 +182,7 @@ export class WorkerPool {
           (e: Error) => jobs.forEach((j) => this.settle(j.id, e)),
         )
       })
-    }) as Promise<ItemDone['status']>
+    }) as Promise<ItemDone['status'] | null>
   }
 
   private send(dispatch: ToWorker | ((slot: Slot, id: number) => void)): Promise<unknown> {
@@ -252,10 +259,13 @@ export class WorkerPool {
         // the spend first: the reservations of these items go as their jobs resolve
         const shown = m.settled.length > 0 ? this.opts.onSettled?.(m.settled) : undefined
         if (m.records.length > 0) this.opts.onRecords?.(m.records)
-        if (!shown) for (const d of m.done) this.settle(d.id, undefined, d.status)
+        for (const d of m.done) if (d.stored && !this.owner.has(d.id)) this.opts.onStoredLate?.(d.status)
+        // a job resolves with its item's end, or null when this write stored none (another had)
+        const end = (d: ItemDone) => (d.stored ? d.status : null)
+        if (!shown) for (const d of m.done) this.settle(d.id, undefined, end(d))
         else {
           // taken now (a worker that dies meanwhile does not fail them), answered once it is shown
-          const jobs = m.done.map((d) => [this.take(d.id), d.status] as const)
+          const jobs = m.done.map((d) => [this.take(d.id), end(d)] as const)
           void shown.finally(() => jobs.forEach(([job, status]) => job?.resolve(status)))
         }
       },

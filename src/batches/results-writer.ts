@@ -94,10 +94,11 @@ export class ResultsWriter {
     // taken there: this write ends no reservation (admission was the main thread's)
     const spend = billing.startWrite()
     let costs: Map<string, number> | undefined
+    let stored: boolean[] = []
     try {
       await storage.sql.tx(async (q) => {
         await spend.begin(q)
-        const stored = await this.store.writeResults(batch.map((p) => p.write), q)
+        stored = await this.store.writeResults(batch.map((p) => p.write), q)
         batch.forEach((p, i) => {
           if (stored[i]) for (const r of p.from.outcome.records) recorder.record(this.input(p.from, r))
         })
@@ -117,7 +118,7 @@ export class ResultsWriter {
       spend.end(costs !== undefined, costs)
     }
     this.told(
-      batch.map((p) => ({ id: p.id, status: p.write.status })),
+      batch.map((p, i) => ({ id: p.id, status: p.write.status, stored: stored[i] === true })),
       billing.drain(),
       recordTotals(inserted),
     )

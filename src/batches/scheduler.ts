@@ -119,7 +119,7 @@ export class Scheduler {
     this.unsent = new Unsent({ s, leases, marks, closed })
     this.dispatching = new Dispatch({
       s, pool, closed, ended, fill, fillLater, maybeEnd,
-      land: (a, idx, requestId, error) => this.landing.land(a, idx, requestId, error),
+      land: (a, idx, requestId, error, stored) => this.landing.land(a, idx, requestId, error, stored),
       waitUnsent: (a, idx) => this.unsent.waitUnsent(a, idx),
       wakeThrottled: () => this.wakeThrottled(),
     })

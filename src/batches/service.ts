@@ -25,6 +25,7 @@ export class BatchService {
       log: s.log,
       onSettled: (settled) => s.billing.fromWorker(settled),
       onRecords: (records) => s.metrics?.batches.records(records),
+      onStoredLate: (status) => s.metrics?.batches.item(status),
     })
     this.scheduler = new Scheduler(s, this.store, this.pool)
     // each running item holds at most one upstream call

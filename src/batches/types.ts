@@ -80,6 +80,8 @@ export type LeanRecord = Omit<GenerationInput, 'model' | 'apiKey' | 'reservation
 export interface ItemDone {
   id: number
   status: 'succeeded' | 'failed'
+  /** This write stored the result (false: the item had one already, stored and counted elsewhere). */
+  stored: boolean
 }
 
 /** Spend a worker wrote to a key (USD), for the main thread's ledger. */

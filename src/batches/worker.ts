@@ -13,7 +13,7 @@ import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './type
 import { buildWorkerServices } from './worker-services.ts'
 import { HoldAsks } from './hold-asks.ts'
 import type { Services } from '../services.ts'
-import { crashIfAsked } from './test-crash.ts'
+import { AFTER_STORE_TELL_MS, crashAfterStoreAsked, crashIfAsked, crashOnWord } from './test-crash.ts'
 
 declare const self: Worker
 
@@ -46,14 +46,15 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         if (m.role === 'items') lowerThreadPriority()
         s = await buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
         store = new BatchStore(s.storage)
-        if (m.role === 'items') toWriter = m.port
-        else writer = new ResultsWriter(s, store, (done, settled, records) => post({ type: 'ran', done, settled, records }))
+        if (m.role === 'items') crashOnWord((toWriter = m.port))
+        else writer = new ResultsWriter(s, store, (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })))
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
       }
       return
     case 'outcomes':
+      itemPorts.push(m.port)
       m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
         for (const o of ev.data) writer!.add(o)
       }
@@ -108,6 +109,15 @@ function calling(id: number): Promise<void> {
     aboutToCall = []
     told = undefined
   }))
+}
+
+/** Results writer: its item workers' ports (the crash test hook speaks to them). */
+const itemPorts: MessagePort[] = []
+/** Results writer: tells the main thread of a write, at once unless the crash test hook asks otherwise (test-crash.ts). */
+function tellRan(tell: () => void) {
+  if (!crashAfterStoreAsked()) return tell()
+  for (const p of itemPorts) p.postMessage('crash')
+  setTimeout(tell, AFTER_STORE_TELL_MS)
 }
 
 /** What the writer needs of an outcome: records without their model and key objects. */
