@@ -12,6 +12,9 @@ import { readFileSync, unlinkSync } from 'node:fs'
 const FILE = process.env.SWITCHYARD_TEST_BATCH_WORKER_CRASH_FILE
 const AFTER_STORE = 'after-store'
 /** Past the pool's wait for a dead worker's close (pool.ts, 2 s): its jobs are failed by then. */
+/** Whether the hook is set at all (a writer then keeps its item workers' ports, to tell them). */
+export const HOOKED = FILE !== undefined
+
 export const AFTER_STORE_TELL_MS = 2_500
 
 /** Whether the file asks for `mode` now (then it is removed: one crash a file). */

@@ -13,7 +13,7 @@ import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './type
 import { buildWorkerServices } from './worker-services.ts'
 import { HoldAsks } from './hold-asks.ts'
 import type { Services } from '../services.ts'
-import { AFTER_STORE_TELL_MS, crashAfterStoreAsked, crashIfAsked, crashOnWord } from './test-crash.ts'
+import { AFTER_STORE_TELL_MS, crashAfterStoreAsked, crashIfAsked, crashOnWord, HOOKED } from './test-crash.ts'
 
 declare const self: Worker
 
@@ -54,7 +54,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       }
       return
     case 'outcomes':
-      itemPorts.push(m.port)
+      if (HOOKED) itemPorts.push(m.port)
       m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
         for (const o of ev.data) writer!.add(o)
       }
