@@ -3,6 +3,8 @@
 import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import type { Param } from '../db/sql.ts'
+import { names } from '../db/columns.ts'
+import { files } from '../db/schema.ts'
 import type { FileRecord, ListPage } from './types.ts'
 
 export interface ScanQuery {
@@ -17,7 +19,8 @@ export interface ScanQuery {
 
 /** Held to the end of the transaction; the schema's name keeps databases shared by several gateways' schemas apart. */
 const OWNER_LOCK = "SELECT pg_advisory_xact_lock(hashtext('switchyard files ' || current_schema()), hashtext(?)) AS locked"
-const USED = 'SELECT coalesce(sum(bytes), 0) AS n FROM files WHERE api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)'
+const f = names(files)
+const USED = `SELECT coalesce(sum(${f.bytes}), 0) AS n FROM ${f.$table} WHERE ${f.apiKeyId} = ? AND (${f.expiresAt} IS NULL OR ${f.expiresAt} > ?)`
 
 export class FilesRepo {
   constructor(private readonly storage: Storage) {}
