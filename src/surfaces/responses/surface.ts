@@ -20,6 +20,7 @@ import { resolveResponsesBodyFiles } from './media.ts'
 import { upstreamBody } from './passthrough.ts'
 import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamEncoder } from './stream.ts'
 import { ThreadStore } from './thread.ts'
+import { JsonRows } from '../../db/json-rows.ts'
 import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
 import type { Item } from './items.ts'
 import { openTools, type OpenedTools } from './namespaces.ts'
@@ -44,7 +45,7 @@ const stores = new WeakMap<ThreadServices, ThreadStore>()
 /** The one thread store of a gateway's services (the surface and the object routes share its pending rows). */
 export function threadStoreOf(s: ThreadServices): ThreadStore {
   let t = stores.get(s)
-  if (!t) stores.set(s, (t = new ThreadStore(s.storage.sql, s.config.responses.maxThreadBytes, s.config.responses.retentionDays)))
+  if (!t) stores.set(s, (t = new ThreadStore(s.storage.sql, s.config.responses.maxThreadBytes, s.config.responses.retentionDays, new JsonRows(s.storage.file))))
   return t
 }
 

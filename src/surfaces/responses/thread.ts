@@ -21,6 +21,7 @@ import type { Item } from './items.ts'
 import { responseOfItem } from './item-ids.ts'
 import { nextTurn, turnOfItsOwn } from '../../lib/turn.ts'
 import { InputCache, KEPT_FROM_CHARS } from './input-cache.ts'
+import { JsonRows, parsePieces } from '../../db/json-rows.ts'
 import type { PruneStep } from '../../lib/prune-steps.ts'
 
 type Obj = Record<string, unknown>
@@ -133,15 +134,18 @@ const pruneRows = (n: number) => `DELETE FROM ${s.$table} WHERE ${s.rowId} IN ($
  * history has been read since the last time, a full collection runs (13–34 ms measured after
  * a 28 MiB thread): the continuation's memory then grows by about twice its thread, not four or
  * five times (scripts/bench/experiments/thread-limit.ts). It is paid for by the reading: never
- * more often than once per this much text read from the store.
+ * more often than once per this much text read from the store. The text of large rows comes in
+ * pieces from a worker (json-rows.ts), and a full collection here would hold the loop 30–50 ms
+ * itself: for those, one that runs beside the loop (`now` false), which bounded the growth as
+ * well in scripts/bench/experiments/thread-limit.ts (2.1× the thread).
  */
 const COLLECT_AFTER_BYTES = 8 * 1024 * 1024
 let readSinceCollect = 0
-function collectAfterLongReads(threadBytes: number) {
+function collectAfterLongReads(threadBytes: number, now = true) {
   readSinceCollect += threadBytes
   if (readSinceCollect < COLLECT_AFTER_BYTES) return
   readSinceCollect = 0
-  Bun.gc(true)
+  Bun.gc(now)
 }
 
 const newRowId = () => `sr_${Bun.randomUUIDv7().replaceAll('-', '')}`
@@ -196,6 +200,8 @@ export class ThreadStore {
     readonly maxThreadBytes = DEFAULT_MAX_THREAD_BYTES,
     /** `responses.retention_days` (0: kept until deleted). */
     private readonly retentionDays = 0,
+    /** Where large rows are read and cut (the SQLite file's, for a worker's connection to read). */
+    private readonly rows = new JsonRows(),
   ) {}
 
   /** Responses made before this may not be continued (0: every one may). */
@@ -279,6 +285,31 @@ export class ThreadStore {
     return this.pending.get(rowId)?.row ?? (await this.sql.get<Meta>(META_BY_ROW, [rowId]))
   }
 
+  /**
+   * A large row's input then output items, added to `into`; false when the row is gone. Its text
+   * is read and cut into pieces on the worker (a pending row's, or PostgreSQL's, is read here and
+   * cut there), then parsed a piece a turn: no step holds the loop for the whole of it.
+   */
+  private async largeItemsOfRow(rowId: string, into: Item[]): Promise<boolean> {
+    let pieces: Record<'inputItems' | 'outputItems', string[]> | null | undefined
+    const pending = this.pending.get(rowId)?.row
+    if (!pending && this.sql.dialect === 'sqlite' && this.rows.reads) {
+      // a worker that failed: read here, as before it
+      pieces = (await this.rows.read(ITEMS_OF_ROW, [rowId], ['inputItems', 'outputItems']).catch(() => undefined)) as typeof pieces
+    }
+    if (pieces === undefined) {
+      const row = pending ?? (await this.itemsOfRow(rowId))
+      pieces = row && { inputItems: await this.rows.cut(row.inputItems), outputItems: await this.rows.cut(row.outputItems) }
+    }
+    if (!pieces) return false
+    let chars = 0
+    for (const p of [...pieces.inputItems, ...pieces.outputItems]) chars += p.length
+    await parsePieces(pieces.inputItems, into)
+    await parsePieces(pieces.outputItems, into)
+    collectAfterLongReads(chars, false)
+    return true
+  }
+
   private async itemsOfRow(rowId: string): Promise<Pick<Row, 'inputItems' | 'outputItems'> | null> {
     return this.pending.get(rowId)?.row ?? (await this.sql.get<Pick<Row, 'inputItems' | 'outputItems'>>(ITEMS_OF_ROW, [rowId]))
   }
@@ -316,16 +347,22 @@ export class ThreadStore {
     const items: Item[] = []
     // oldest first, one row's text at a time: read, parsed once and let go, then a turn of the
     // loop, so a long thread never holds all its text twice nor the loop for all its rows
+    let inline = 0
     for (let i = chain.length - 1; i >= 0; i--) {
-      const row = await this.itemsOfRow(chain[i]!.rowId)
-      if (!row) throw badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
-      // a large row's text is parsed in a turn of its own (the read was one hold, the parse another)
-      if (row.inputItems.length + row.outputItems.length >= KEPT_FROM_CHARS) await turnOfItsOwn()
-      for (const it of JSON.parse(row.inputItems) as Item[]) items.push(it)
-      for (const it of JSON.parse(row.outputItems) as Item[]) items.push(it)
+      const lost = () => badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
+      // a large row is read and cut off the loop, then parsed a piece a turn (json-rows.ts)
+      if (chain[i]!.threadBytes - (chain[i + 1]?.threadBytes ?? 0) >= KEPT_FROM_CHARS) {
+        if (!(await this.largeItemsOfRow(chain[i]!.rowId, items))) throw lost()
+      } else {
+        const row = await this.itemsOfRow(chain[i]!.rowId)
+        if (!row) throw lost()
+        inline += row.inputItems.length + row.outputItems.length
+        for (const it of JSON.parse(row.inputItems) as Item[]) items.push(it)
+        for (const it of JSON.parse(row.outputItems) as Item[]) items.push(it)
+      }
       if (i > 0) await nextTurn()
     }
-    collectAfterLongReads(head.threadBytes)
+    collectAfterLongReads(inline)
     return { items, status: head.status, head: { rowId: head.rowId, threadBytes: head.threadBytes } }
   }
 
