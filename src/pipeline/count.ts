@@ -3,7 +3,7 @@
 // which provider answers is the pipeline's to choose, as for a generation. Its files and
 // document URLs are resolved first, as for a generation: a file id is read with the caller's key
 // (another key's, or none, is the same 400), and what it holds is counted.
-import { requestText } from '../ir/tokens.ts'
+import { requestTextParts } from '../ir/tokens.ts'
 import type { CallContext } from '../routing/contract.ts'
 import type { Services } from '../services.ts'
 import { countTokensAsync } from '../tokens/count.ts'
@@ -17,5 +17,5 @@ export async function countPromptTokens(s: Pick<Services, 'providers' | 'media'>
     const ctx: CallContext = { signal: rc.signal, model: plan.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id }
     return adapter.countTokens(ir, ctx)
   }
-  return countTokensAsync(requestText(ir), rc.apiKey.id)
+  return countTokensAsync(await requestTextParts(ir), rc.apiKey.id)
 }

@@ -16,13 +16,22 @@ declare const self: Worker
 lowerThreadPriority()
 
 export type TokenJob =
-  | { id: number; op: 'count'; text: string; lane?: string }
+  /**
+   * `parts`: its text came before it in `part` messages of the same id, joined here (a long
+   * prompt's one join held the request thread 30–70 ms). Each part is a message of its own: a
+   * message of flat fields is passed without a copy, one holding an array is copied whole.
+   */
+  | { id: number; op: 'count'; text: string; parts?: true; lane?: string }
+  | { id: number; op: 'part'; text: string }
   | { id: number; op: 'truncate'; text: string; max: number; lane?: string }
   /** Another thread's line to this worker (a batch worker's): jobs come and answers go on it. */
   | { op: 'port'; port: MessagePort }
 export type TokenReply = { id: number; count?: number; text?: string; cut?: boolean; error?: string }
 
-type Work = Exclude<TokenJob, { op: 'port' }>
+type Work = Exclude<TokenJob, { op: 'port' } | { op: 'part' }>
+
+/** The parts of texts sent in parts, by job id, until their count arrives. */
+const parts = new Map<number, string[]>()
 interface Running {
   steps: Generator<void, Omit<TokenReply, 'id'>>
   id: number
@@ -44,7 +53,17 @@ let pumping = false
 /** A text this short costs a slice or two at most: it is answered as it arrives, ahead of every queue. */
 const SHORT = 2 * 1024
 
-function take(job: Work, answer: (r: TokenReply) => void) {
+function take(job: Exclude<TokenJob, { op: 'port' }>, answer: (r: TokenReply) => void) {
+  if (job.op === 'part') {
+    const got = parts.get(job.id)
+    if (got) got.push(job.text)
+    else parts.set(job.id, [job.text])
+    return
+  }
+  if (job.op === 'count' && job.parts) {
+    job.text = (parts.get(job.id) ?? []).join('')
+    parts.delete(job.id)
+  }
   if (job.text.length <= SHORT) return answer(runWhole(job))
   const lane = job.lane ?? ''
   const q = lanes.get(lane)
