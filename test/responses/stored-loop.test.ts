@@ -55,3 +55,22 @@ test('a turn in a conversation of more items than one slice reads them all, in t
   const texts = sent.map((it) => (typeof it.content === 'string' ? it.content : (it.content as { text: string }[]).map((p) => p.text).join('')))
   expect(texts).toEqual([...items.map((it) => it.content), 'go on'])
 }, 120_000)
+
+// A turn continuing a ~10 MB stored thread (one stored response of 10,000 items of ~1 KB): its
+// row is read and cut off the loop and parsed a piece at a time (stored-thread-loop.test.ts
+// bounds the loop's hold); the upstream must still get the whole thread, item for item, in
+// order, as when it was read in one go.
+test('continuing a ~10 MB stored thread by previous_response_id sends the upstream the whole thread', async () => {
+  const input = [...Array.from({ length: 9_999 }, (_, i) => user(`item ${i} ${'x'.repeat(1000)}`)), user('last of the first turn')]
+  rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+  const first = await client.responses.create({ model: 'gpt-5.2', input })
+  rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
+  await client.responses.create({ model: 'gpt-5.2', previous_response_id: first.id, input: 'go on' })
+  const sent = rig.up.requests.at(-1)!.json() as { input: { content: unknown }[] }
+  const texts = sent.input.map((it) => (typeof it.content === 'string' ? it.content : (it.content as { text: string }[]).map((p) => p.text).join('')))
+  // the first turn's input, its reply, then this turn's input
+  expect(texts.length).toBe(10_002)
+  expect(texts.slice(0, 10_000)).toEqual(input.map((it) => it.content))
+  expect(JSON.stringify(fixture('openai/responses/nonstream-text.json'))).toContain(JSON.stringify(texts[10_000]).slice(1, -1))
+  expect(texts.at(-1)).toBe('go on')
+}, 120_000)
