@@ -483,18 +483,37 @@ export class ThreadStore {
   /**
    * The input items a key's stored response added, oldest first, or undefined. The row is found
    * on its few small columns; a large input is kept parsed a while (a listing is paged through),
-   * and its text, once read, is parsed in a turn of its own.
+   * and read and cut by the worker on SQLite, then parsed a piece a turn (elsewhere its text,
+   * once read, is parsed in a turn of its own).
    */
   async inputItems(apiKeyId: string, id: string): Promise<Item[] | undefined> {
     const head = await this.byId<Meta>(apiKeyId, id, META_BY_ID)
     if (!head) return undefined
     return this.inputs.get(head.rowId, `${apiKeyId}\0${id}`, async () => {
+      // a large row on SQLite is read and cut off the loop, as a thread's (json-rows.ts)
+      if (!this.pending.has(head.rowId) && this.sql.dialect === 'sqlite' && (await this.ownBytes(head)) >= KEPT_FROM_CHARS && this.rows.reads) {
+        const row = await this.rows.read(INPUT_OF_ROW, [head.rowId], ['inputItems']).catch(() => undefined)
+        if (row === null) return undefined
+        if (row) {
+          const pieces = row.inputItems as string[]
+          let chars = 0
+          for (const p of pieces) chars += p.length
+          // its pieces' brackets counted too: a few characters a piece
+          return { chars, items: await parsePieces<Item>(pieces) }
+        }
+      }
       const text = this.pending.get(head.rowId)?.row.inputItems ?? (await this.sql.get<Pick<Row, 'inputItems'>>(INPUT_OF_ROW, [head.rowId]))?.inputItems
       // deleted between the two reads: as if it had not been found
       if (text === undefined) return undefined
       if (text.length >= KEPT_FROM_CHARS) await turnOfItsOwn()
       return { chars: text.length, items: JSON.parse(text) as Item[] }
     })
+  }
+
+  /** What a row added to its thread's stored bytes (its own columns). */
+  private async ownBytes(row: Meta): Promise<number> {
+    const previous = row.previousRowId === null ? null : await this.metaOfRow(row.previousRowId)
+    return row.threadBytes - (previous?.threadBytes ?? 0)
   }
 
   /** Deletes every row a key stored under a response id; whether there was one. */
