@@ -13,35 +13,47 @@ export type JsonRowsJob =
   | { id: number; op: 'open'; file: string }
   | { id: number; op: 'read'; query: string; params: (string | number | null)[]; cut: string[]; pieceChars: number }
   | { id: number; op: 'cut'; text: string; pieceChars: number }
-export type JsonRowsReply = { id: number; error?: string; row?: Record<string, unknown> | null; pieces?: string[] }
+/**
+ * The answer to a job: each piece first, a message of its own (`column` is the row's column it
+ * is of; none for a `cut`), then the row's other columns (`done`). A message of flat fields is
+ * passed without a copy; one holding an array is copied whole, on the receiving thread too.
+ */
+export type JsonRowsReply = { id: number; error?: string; piece?: string; column?: string; done?: true; row?: Record<string, unknown> | null }
 
 let db: Database | undefined
 const stmts = new Map<string, Statement>()
 
-function answer(job: JsonRowsJob): JsonRowsReply {
+function answer(job: JsonRowsJob, send: (r: JsonRowsReply) => void) {
   if (job.op === 'open') {
     db = new Database(job.file, { readonly: true, strict: true })
     db.exec('PRAGMA busy_timeout = 5000')
-    return { id: job.id }
+    return send({ id: job.id, done: true })
   }
-  if (job.op === 'cut') return { id: job.id, pieces: cutJsonArray(job.text, job.pieceChars) }
+  if (job.op === 'cut') {
+    for (const piece of cutJsonArray(job.text, job.pieceChars)) send({ id: job.id, piece })
+    return send({ id: job.id, done: true })
+  }
   if (!db) throw new Error('no database open')
   let stmt = stmts.get(job.query)
   if (!stmt) stmts.set(job.query, (stmt = db.prepare(job.query)))
   const row = (stmt.get(...job.params) as Record<string, unknown> | null) ?? null
-  if (row) for (const column of job.cut) if (typeof row[column] === 'string') row[column] = cutJsonArray(row[column] as string, job.pieceChars)
-  return { id: job.id, row }
+  if (row) {
+    for (const column of job.cut) {
+      if (typeof row[column] !== 'string') continue
+      for (const piece of cutJsonArray(row[column] as string, job.pieceChars)) send({ id: job.id, column, piece })
+      delete row[column]
+    }
+  }
+  send({ id: job.id, done: true, row })
 }
 
 self.onmessage = (e: MessageEvent<JsonRowsJob>) => {
-  let reply: JsonRowsReply
   try {
-    reply = answer(e.data)
+    answer(e.data, (r) => self.postMessage(r))
   } catch (err) {
-    reply = { id: e.data.id, error: err instanceof Error ? err.message : String(err) }
+    self.postMessage({ id: e.data.id, error: err instanceof Error ? err.message : String(err) } satisfies JsonRowsReply)
   }
-  self.postMessage(reply)
   // what it read is garbage now, as large as the row: collected at once, here, where it holds
   // no request (else this thread's heap keeps a copy of the largest rows read a while)
-  if (e.data.op !== 'open' && (reply.row || reply.pieces)) Bun.gc(true)
+  if (e.data.op !== 'open') Bun.gc(true)
 }

@@ -11,13 +11,24 @@ import type { JsonRowsJob, JsonRowsReply } from './json-rows-worker.ts'
 export const PIECE_CHARS = 256 * 1024
 
 type BunWorker = Worker & { ref(): void; unref(): void }
+
+/** What a job has been sent so far: its pieces by column ('' for a cut), then its row. */
+interface Answer {
+  pieces: Map<string, string[]>
+  row?: Record<string, unknown> | null
+}
+interface Waiting {
+  answer: Answer
+  resolve: (a: Answer) => void
+  reject: (e: Error) => void
+}
 type Job = JsonRowsJob extends infer J ? (J extends unknown ? Omit<J, 'id'> : never) : never
 
 export class JsonRows {
   private worker: BunWorker | null | undefined
   private opened: Promise<void> | undefined
   private nextId = 1
-  private readonly waiting = new Map<number, { resolve: (r: JsonRowsReply) => void; reject: (e: Error) => void }>()
+  private readonly waiting = new Map<number, Waiting>()
 
   /** `file`: the SQLite database a read is of (none: only text already read is cut). */
   constructor(private readonly file?: string) {}
@@ -27,11 +38,21 @@ export class JsonRows {
     try {
       const w = new Worker(workerUrl(import.meta.url, 'db/json-rows-worker.ts')) as BunWorker
       w.onmessage = (e: MessageEvent<JsonRowsReply>) => {
-        const job = this.waiting.get(e.data.id)
+        const r = e.data
+        const job = this.waiting.get(r.id)
         if (!job) return
-        this.waiting.delete(e.data.id)
+        if (r.piece !== undefined) {
+          const column = r.column ?? ''
+          const got = job.answer.pieces.get(column)
+          if (got) got.push(r.piece)
+          else job.answer.pieces.set(column, [r.piece])
+          return
+        }
+        this.waiting.delete(r.id)
         if (this.waiting.size === 0) w.unref()
-        job.resolve(e.data)
+        if (r.error !== undefined) return job.reject(new Error(r.error))
+        job.answer.row = r.row
+        job.resolve(job.answer)
       }
       w.onerror = (e) => this.fail(`json rows worker failed: ${e.message}`)
       w.unref()
@@ -49,17 +70,14 @@ export class JsonRows {
     this.waiting.clear()
   }
 
-  private post(job: Job): Promise<JsonRowsReply> {
+  private post(job: Job): Promise<Answer> {
     const w = this.start()
     if (!w) return Promise.reject(new Error('no json rows worker'))
     const id = this.nextId++
-    return new Promise<JsonRowsReply>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject })
+    return new Promise<Answer>((resolve, reject) => {
+      this.waiting.set(id, { answer: { pieces: new Map() }, resolve, reject })
       w.ref()
       w.postMessage({ ...job, id })
-    }).then((r) => {
-      if (r.error !== undefined) throw new Error(r.error)
-      return r
     })
   }
 
@@ -77,13 +95,17 @@ export class JsonRows {
     if (!this.file) throw new Error('no database file to read')
     this.opened ??= this.post({ op: 'open', file: this.file }).then(() => {})
     await this.opened
-    return (await this.post({ op: 'read', query, params, cut, pieceChars: PIECE_CHARS })).row ?? null
+    const got = await this.post({ op: 'read', query, params, cut, pieceChars: PIECE_CHARS })
+    if (!got.row) return null
+    for (const column of cut) if (got.pieces.has(column)) got.row[column] = got.pieces.get(column)
+    return got.row
   }
 
   /** `text` (a JSON array) cut into pieces on the worker, or whole when there is none to cut it. */
   async cut(text: string): Promise<string[]> {
     if (text.length < 2 * PIECE_CHARS || !this.start()) return [text]
-    return (await this.post({ op: 'cut', text, pieceChars: PIECE_CHARS }).catch(() => ({ pieces: [text] }))).pieces ?? [text]
+    const got = await this.post({ op: 'cut', text, pieceChars: PIECE_CHARS }).catch(() => undefined)
+    return got?.pieces.get('') ?? [text]
   }
 
   close() {
