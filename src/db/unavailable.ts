@@ -39,6 +39,19 @@ export function isStoreFull(e: unknown, depth = 0): boolean {
   return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100' || errno === '53100' || /database or disk is full|No space left on device/.test(message)
 }
 
+/**
+ * A transaction that lost a race with another (PostgreSQL's class 40: a deadlock, a serialization
+ * failure; 55P03: a lock not had in time; SQLite's BUSY or LOCKED): nothing about its rows, so the
+ * same write may well pass a moment later.
+ */
+export function isStoreContended(e: unknown, depth = 0): boolean {
+  const err = e as { code?: unknown; errno?: unknown; cause?: unknown } | null
+  if (err?.cause !== undefined && depth < 3 && isStoreContended(err.cause, depth + 1)) return true
+  const code = typeof err?.code === 'string' ? err.code : ''
+  const errno = typeof err?.errno === 'string' ? err.errno : ''
+  return /^(40|55P03$)/.test(errno) || /^SQLITE_(BUSY|LOCKED)/.test(code)
+}
+
 const PROBE_EVERY_MS = 1_000
 const PROBE_TIMEOUT_MS = 2_000
 

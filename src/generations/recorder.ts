@@ -15,7 +15,7 @@ import type { Config } from '../config/load.ts'
 import { DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS } from '../config/records.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
-import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
+import { isStoreContended, isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore, isNotWhole } from './store.ts'
@@ -390,7 +390,10 @@ export class Recorder implements GenerationSink {
     }
   }
 
-  /** A dead gateway's records, a transaction per WHOLE_MAX; one the database refuses (not away, not full) is left out alone. Returns how many were stored now. */
+  /**
+   * A dead gateway's records, a transaction per WHOLE_MAX; one the database refuses (not away, not
+   * full, not a race lost to another write) is left out alone. Returns how many were stored now.
+   */
   private async replay(orphan: Orphan): Promise<number> {
     let stored = 0
     for (let i = 0; i < orphan.rows.length; i += WHOLE_MAX) {
@@ -398,12 +401,12 @@ export class Recorder implements GenerationSink {
       try {
         stored += await this.storeReplayed(part)
       } catch (e) {
-        if (isStoreDown(e) || isStoreFull(e)) throw e
+        if (notTheRecords(e)) throw e
         for (const row of part) {
           try {
             stored += await this.storeReplayed([row])
           } catch (e) {
-            if (isStoreDown(e) || isStoreFull(e)) throw e
+            if (notTheRecords(e)) throw e
             this.deps.log.error('recorder: a spooled generation record was refused', { spool: orphan.id, id: row.id, error: (e as Error).message })
           }
         }
@@ -606,6 +609,13 @@ export class Recorder implements GenerationSink {
     this.spool?.close()
   }
 }
+
+/**
+ * A replay's failure that says nothing against its records (the database away or full, or a
+ * deadlock with another write): the spool stays for the next try, as its records may not be given
+ * up for it; the spool is the only copy of them.
+ */
+const notTheRecords = (e: unknown) => isStoreDown(e) || isStoreFull(e) || isStoreContended(e)
 
 /** The rows of a write that its insert skipped. */
 function notStored(rows: GenerationRow[], inserted: GenerationRow[]): GenerationRow[] {
