@@ -60,9 +60,14 @@ const WHOLE_MAX = 1_000
 
 /** How long a stop waits for records still being counted before it takes their cheap bound. */
 const STOP_WAIT_MS = 3_000
-/** How often a spool the local disk could not take, or a dead gateway's spool the database could not, is tried again. */
+/** How often a spool the local disk could not take is tried again. */
 const SPOOL_RETRY_MS = 1_000
-const REPLAY_RETRY_MS = 5_000
+/**
+ * How often a running gateway looks for spools of gateways no longer running (one that died
+ * beside it on a shared data dir, or one the database could not take yet). A look with none to
+ * write is a directory read, and a lock tried for each live gateway's spool.
+ */
+const REPLAY_EVERY_MS = 5_000
 
 export class Recorder implements GenerationSink {
   readonly store: GenerationStore
@@ -96,8 +101,10 @@ export class Recorder implements GenerationSink {
   private spoolFailing = false
   /** Records of spools left by gateways no longer running, not written yet: they count toward the backlog. */
   private orphanRows = 0
-  private replaying?: Promise<void>
-  private replayTimer?: ReturnType<typeof setTimeout>
+  /** The look for dead gateways' spools under way (or the last one), and the one asked after it. */
+  private replaying: Promise<void> = Promise.resolve()
+  private nextLook?: Promise<void>
+  private replayTimer?: ReturnType<typeof setInterval>
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
@@ -360,17 +367,27 @@ export class Recorder implements GenerationSink {
    * to the database: their records, their rollup and their keys' spend, each record once however
    * often it is written (an id stored already is skipped, with its cost). Their costs were
    * charged by the process that died (a shared ledger, Redis, counts them already): only the
-   * database's figures move. A spool the database cannot take yet stays, and is tried again
-   * every few seconds; its records count toward the backlog meanwhile.
+   * database's figures move. A start calls it before it serves; a running gateway every few
+   * seconds too (`start`), for a gateway that dies beside it on a shared data dir. A spool the
+   * database cannot take yet stays, and is tried again then; its records count toward the
+   * backlog meanwhile.
    */
   replaySpools(): Promise<void> {
-    return (this.replaying ??= this.replayAll().finally(() => (this.replaying = undefined)))
+    // one look at a time; one asked while another runs comes after it (that one may have read
+    // the directory before a spool the caller knows of was there)
+    if (!this.nextLook) {
+      const look = this.replaying.then(() => {
+        this.nextLook = undefined
+        return this.replayAll()
+      })
+      this.nextLook = look
+      this.replaying = look.catch(() => {})
+    }
+    return this.nextLook
   }
 
   private async replayAll(): Promise<void> {
     if (!this.spool) return
-    if (this.replayTimer) clearTimeout(this.replayTimer)
-    this.replayTimer = undefined
     let waiting = 0
     for (const orphan of this.spool.orphans()) {
       try {
@@ -384,10 +401,6 @@ export class Recorder implements GenerationSink {
       }
     }
     this.orphanRows = waiting
-    if (waiting > 0 && !this.stopped) {
-      this.replayTimer = setTimeout(() => void this.replaySpools(), REPLAY_RETRY_MS)
-      this.replayTimer.unref?.()
-    }
   }
 
   /**
@@ -583,6 +596,12 @@ export class Recorder implements GenerationSink {
     this.firstPrune.unref?.()
     this.pruneTimer = setInterval(run, this.pruneEveryMs)
     this.pruneTimer.unref?.()
+    // spools left by gateways no longer running: not only at a start (a start replays them before it serves)
+    if (this.spool) {
+      const look = () => this.replaySpools().catch((e) => this.deps.log.error('recorder: looking for spools of gateways no longer running failed', { error: (e as Error).message }))
+      this.replayTimer = setInterval(look, REPLAY_EVERY_MS)
+      this.replayTimer.unref?.()
+    }
     onClose?.push(() => this.stop())
     return this
   }
@@ -591,6 +610,7 @@ export class Recorder implements GenerationSink {
   async stop(): Promise<void> {
     this.stopped = true
     if (this.pruneTimer) clearInterval(this.pruneTimer)
+    if (this.replayTimer) clearInterval(this.replayTimer)
     if (this.firstPrune) clearTimeout(this.firstPrune)
     // a prune step under way ends before stop does: none deletes what is recorded after it
     await this.pruning
@@ -603,7 +623,6 @@ export class Recorder implements GenerationSink {
     this.recordRough()
     await this.flush()
     await this.replaying
-    if (this.replayTimer) clearTimeout(this.replayTimer)
     if (this.spoolTimer) clearTimeout(this.spoolTimer)
     // a spool still open holds records the database never took: it stays for the next start
     this.spool?.close()

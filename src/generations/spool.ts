@@ -115,7 +115,12 @@ export class Spool {
       if (!name.endsWith(EXT)) continue
       const id = name.slice(0, -EXT.length)
       if (id === this.id) continue
-      const lock = tryLockFile(this.dir, id + LOCK)
+      let lock: DataDirLock | null
+      try {
+        lock = tryLockFile(this.dir, id + LOCK)
+      } catch {
+        continue // its lock cannot be had (a file this process may not open): left for another look
+      }
       if (!lock) continue // its gateway is running
       const file = join(this.dir, name)
       const lockFile = join(this.dir, id + LOCK)

@@ -89,6 +89,19 @@ describe('records spool', () => {
     expect(existsSync(join(spoolDir(t), 'dead-gateway.jsonl'))).toBe(false)
   })
 
+  // on a data dir several gateways share, one killed while its database was away leaves a spool
+  // that no start may come for soon: the gateways still running write it
+  test('a spool left by a gateway that died while this one runs is written without waiting for a start', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    leaveSpool(t, 'died-meanwhile', [toRow(genInput(t.s.catalog, key), 0.01, newGenerationId())])
+    let after = await figures(t, key.id)
+    for (const until = Date.now() + 8_000; after.records === 0 && Date.now() < until; after = await figures(t, key.id)) await Bun.sleep(100)
+    expect(after.records).toBe(1)
+    expect(after.spent).toBeCloseTo(0.01, 12)
+    expect(existsSync(join(spoolDir(t), 'died-meanwhile.jsonl'))).toBe(false)
+  }, 20_000)
+
   test('a spool whose gateway is still running (its lock held) is left to it', async () => {
     t = await testServices()
     const key = (await t.s.keys.create({ name: 'k' })).record
