@@ -6,16 +6,22 @@
 // A process owns its file through a lock beside it (`<instance>.lock`, the same kind of lock as
 // `serve.lock`: db/data-dir-lock.ts), which the system lets go with the process, kill -9
 // included. So a spool whose lock can be taken belongs to no live gateway: the next start
-// writes it (Recorder.replaySpools), whichever instance sharing the data dir it is. Writing a
+// writes it (Recorder.replaySpools), whichever instance sharing the data dir it is. The lock,
+// once taken, is held until the process stops, across the outages in between: let go when a
+// spool went, another gateway that listed the file before could take it, and then refuse this
+// one its next spool, or (on the lock file's old inode, once removed and made again) write that
+// spool from under it. Writing a
 // spool twice counts nothing twice: the records keep their ids, and an id stored already is
 // skipped, its cost and rollup with it (GenerationStore.insertRows).
-import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { tryLockFile, type DataDirLock } from '../db/data-dir-lock.ts'
 import type { GenerationRow } from './row.ts'
 
 const EXT = '.jsonl'
 const LOCK = '.lock'
+/** A lock file with no spool beside it is left alone this long after it was made (its process may be about to write one). */
+const STALE_LOCK_MS = 60_000
 
 /** A spool left by a gateway no longer running: its records, and its lock, held until `done` or `leave`. */
 export interface Orphan {
@@ -79,7 +85,7 @@ export class Spool {
     }
   }
 
-  /** The database committed every record of the file: it goes (its lock too). */
+  /** The database committed every record of the file: it goes (its lock stays this process's). */
   clear(): void {
     if (this.fd !== undefined) {
       closeSync(this.fd)
@@ -87,19 +93,17 @@ export class Spool {
       removeQuietly(this.file)
     }
     this.size = 0
-    if (this.lock) {
-      this.lock.release()
-      this.lock = null
-      removeQuietly(join(this.dir, this.id + LOCK))
-    }
   }
 
-  /** Stop: the file stays for the next start, and the lock goes with this process. */
+  /** Stop: a file still open stays for the next start; the lock goes (its file too when no spool is left). */
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd)
+    const left = this.fd !== undefined
+    if (left) closeSync(this.fd!)
     this.fd = undefined
-    this.lock?.release()
+    if (!this.lock) return
+    this.lock.release()
     this.lock = null
+    if (!left) removeQuietly(join(this.dir, this.id + LOCK))
   }
 
   /** Spools of gateways no longer running (their locks free), each locked by this process until `done` or `leave`. */
@@ -112,6 +116,7 @@ export class Spool {
     }
     const out: Orphan[] = []
     for (const name of names) {
+      if (name.endsWith(LOCK) && !names.includes(name.slice(0, -LOCK.length) + EXT)) this.dropStaleLock(name)
       if (!name.endsWith(EXT)) continue
       const id = name.slice(0, -EXT.length)
       if (id === this.id) continue
@@ -147,6 +152,24 @@ export class Spool {
       })
     }
     return out
+  }
+
+  /**
+   * The lock of a gateway killed with no spool left (it had one, written since): removed once
+   * free. Not one made in the last minute (STALE_LOCK_MS).
+   */
+  private dropStaleLock(name: string) {
+    if (name === this.id + LOCK) return
+    const file = join(this.dir, name)
+    try {
+      if (Date.now() - statSync(file).mtimeMs < STALE_LOCK_MS) return
+      const lock = tryLockFile(this.dir, name)
+      if (!lock) return
+      removeQuietly(file)
+      lock.release()
+    } catch {
+      // gone already, or not ours to open: left as it is
+    }
   }
 }
 

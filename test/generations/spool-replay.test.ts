@@ -2,7 +2,7 @@
 // gateway left is written once (records already stored count nothing twice), a live gateway's
 // is left alone, and a local disk that cannot keep the records waiting refuses generations.
 import { afterEach, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tryLockFile } from '../../src/db/data-dir-lock.ts'
 import { newGenerationId, toRow, type GenerationRow } from '../../src/generations/row.ts'
@@ -102,6 +102,53 @@ describe('records spool', () => {
     expect(existsSync(join(spoolDir(t), 'died-meanwhile.jsonl'))).toBe(false)
   }, 20_000)
 
+  // a running gateway's spool is its own for as long as it runs: between one outage's spool and
+  // the next, another gateway looking for dead ones (which listed the file before it went) must
+  // not get its lock, or this one's next spool is refused (507) or written by the other from under it
+  test('a running gateway keeps its spool\'s lock between outages', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    let undo = await failGenerationWrites(t.s.storage.sql, 'full')
+    t.s.recorder.record(genInput(t.s.catalog, key))
+    await t.s.recorder.flush()
+    const [file] = readdirSync(spoolDir(t)).filter((f) => f.endsWith('.jsonl'))
+    const lockName = file!.replace(/\.jsonl$/, '.lock')
+    await undo()
+    await t.s.recorder.flush()
+    expect(readdirSync(spoolDir(t)).filter((f) => f.endsWith('.jsonl'))).toEqual([])
+    // the other gateway's look reaches the lock now, just after the first outage's spool went
+    const other = tryLockFile(spoolDir(t), lockName)
+    try {
+      expect(other).toBeNull()
+      undo = await failGenerationWrites(t.s.storage.sql, 'full')
+      t.s.recorder.record(genInput(t.s.catalog, key))
+      await t.s.recorder.flush()
+      expect(t.s.recorder.backlogged).toBe(false)
+      expect(readdirSync(spoolDir(t))).toContain(file)
+      await undo()
+      await t.s.recorder.flush()
+      expect((await figures(t, key.id)).records).toBe(2)
+    } finally {
+      other?.release()
+    }
+  })
+
+  // that lock outlives the spool, so one killed with none left stays behind: removed once free
+  // (and not just made: its process may be about to take it for its first spool)
+  test('the lock of a gateway killed with no spool left is removed; a fresh one is not', async () => {
+    t = await testServices()
+    mkdirSync(spoolDir(t), { recursive: true })
+    const old = join(spoolDir(t), 'killed-long-ago.lock')
+    const fresh = join(spoolDir(t), 'just-made.lock')
+    writeFileSync(old, '')
+    writeFileSync(fresh, '')
+    const hourAgo = (Date.now() - 3_600_000) / 1000
+    utimesSync(old, hourAgo, hourAgo)
+    await t.s.recorder.replaySpools()
+    expect(existsSync(old)).toBe(false)
+    expect(existsSync(fresh)).toBe(true)
+  })
+
   test('a spool whose gateway is still running (its lock held) is left to it', async () => {
     t = await testServices()
     const key = (await t.s.keys.create({ name: 'k' })).record
@@ -132,7 +179,8 @@ describe('records spool', () => {
     await undo()
     await t.s.recorder.flush()
     expect((await figures(t, key.id)).records).toBe(2)
-    expect(readdirSync(spoolDir(t))).toEqual([])
+    // the spool goes; its lock stays this gateway's until it stops
+    expect(readdirSync(spoolDir(t)).filter((f) => f.endsWith('.jsonl'))).toEqual([])
   })
 
   test('a local disk that cannot keep the records waiting: new generations refused (507), never a crash', async () => {
