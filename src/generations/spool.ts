@@ -10,9 +10,8 @@
 // once taken, is held until the process stops, across the outages in between: let go when a
 // spool went, another gateway that listed the file before could take it, and then refuse this
 // one its next spool, or (on the lock file's old inode, once removed and made again) write that
-// spool from under it. Writing a
-// spool twice counts nothing twice: the records keep their ids, and an id stored already is
-// skipped, its cost and rollup with it (GenerationStore.insertRows).
+// spool from under it. Writing a spool twice counts nothing twice: the records keep their ids,
+// and an id stored already is skipped, its cost and rollup with it (GenerationStore.insertRows).
 import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { tryLockFile, type DataDirLock } from '../db/data-dir-lock.ts'
@@ -115,8 +114,9 @@ export class Spool {
       return [] // no spool was ever written here
     }
     const out: Orphan[] = []
+    const present = new Set(names)
     for (const name of names) {
-      if (name.endsWith(LOCK) && !names.includes(name.slice(0, -LOCK.length) + EXT)) this.dropStaleLock(name)
+      if (name.endsWith(LOCK) && !present.has(name.slice(0, -LOCK.length) + EXT)) this.dropStaleLock(name)
       if (!name.endsWith(EXT)) continue
       const id = name.slice(0, -EXT.length)
       if (id === this.id) continue
