@@ -202,11 +202,12 @@ export class KeyStore {
     const sql = this.storage.sql
     if (sql.between) return sql.between(() => use(query().all() as Row[]))
     // on PostgreSQL the row comes back on a connection of its own, in either order with a
-    // write's commit on another: read across a write (begun or ended meanwhile), it is read again
+    // write's commit on another: read across a write (begun or ended meanwhile), it is read again.
+    // No row (a secret no key has) holds no spent a write could make wrong: final at once
     for (let tries = 1; ; tries++) {
       const before = this.writes?.mark() ?? 0
       const rows = (await query()) as Row[]
-      if (!this.writes || this.writes.clean(before) || tries === READ_TRIES) return use(rows)
+      if (!this.writes || rows.length === 0 || this.writes.clean(before) || tries === READ_TRIES) return use(rows)
       await this.writes.settled()
     }
   }
