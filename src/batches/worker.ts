@@ -5,6 +5,7 @@
 // (results-writer.ts) at normal priority. So the parsing, checking, translating and recording
 // of batch work never holds the loop that serves interactive traffic.
 import { lowerThreadPriority } from '../lib/priority.ts'
+import { boundHeap } from '../lib/heap-bound.ts'
 import { ingest } from './create/ingest.ts'
 import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
@@ -16,6 +17,10 @@ import type { Services } from '../services.ts'
 import { AFTER_STORE_TELL_MS, crashAfterStoreAsked, crashIfAsked, crashOnWord, HOOKED } from './test-crash.ts'
 
 declare const self: Worker
+
+// an item worker's garbage (its items' objects once they are handed over) is collected as it
+// grows, not left to add up beside the other threads' (lib/heap-bound.ts)
+boundHeap()
 
 /** The worker's services, whole: ingest, item runs and the results writer each take their slice. */
 let s: Services | undefined

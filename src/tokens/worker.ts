@@ -8,12 +8,15 @@
 // new jobs between rounds; a short text is answered as it arrives. One key's ten 1 MB
 // prompts then cost another key's small count one slice at most, not the ten counts.
 import { lowerThreadPriority } from '../lib/priority.ts'
+import { boundHeap } from '../lib/heap-bound.ts'
 import { ASYNC_BUDGET, countSteps, finish, truncateSteps } from '../ir/bounded-bpe.ts'
 
 declare const self: Worker
 
 // counting is background work: the request thread gets the CPU first
 lowerThreadPriority()
+// short counts' garbage collected as it grows (lib/heap-bound.ts)
+boundHeap()
 
 export type TokenJob =
   /**
