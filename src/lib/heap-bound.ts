@@ -4,8 +4,8 @@
 // 20 MiB more of its strings' memory), and the process's peak was the sum of every thread's.
 // A look at the heap's size costs tens of µs; a collection of a heap this small, a few ms of
 // CPU, on a thread no request waits for. Not on the request thread: a forced collection there
-// stops its loop for the whole of it (the batch engine's loop-gap test saw 146 ms where it
-// sees about 70 without), where JSC's own marks beside the running code.
+// stops its loop for the whole of it (the batch engine's loop-gap test saw 146 ms, 67 without,
+// one run each), where JSC's own marks beside the running code.
 
 /** How often the heap's size is looked at. */
 const CHECK_MS = 250

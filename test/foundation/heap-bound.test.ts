@@ -1,6 +1,6 @@
 // A thread's heap is collected once it has grown a bound past what the last collection left
-// alive, and not before: the batch workers', token worker's and request thread's garbage no
-// longer adds up to the process's peak (lib/heap-bound.ts).
+// alive, and not before: the batch workers' and the token worker's garbage no longer adds up
+// to the process's peak (lib/heap-bound.ts).
 import { expect, test } from 'bun:test'
 import { heapLook } from '../../src/lib/heap-bound.ts'
 
