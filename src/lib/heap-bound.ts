@@ -3,7 +3,8 @@
 // 50,000-item batch bench a batch worker with about 8 MiB alive held 50-70 MiB of heap (and
 // 20 MiB more of its strings' memory), and the process's peak was the sum of every thread's.
 // A look at the heap's size costs tens of µs; a collection of a heap this small, a few ms of
-// CPU, on a thread no request waits for. Not on the request thread: a forced collection there
+// CPU on a worker's own thread (a count the token worker is asked for meanwhile waits those
+// few ms; no request's loop does). Not on the request thread: a forced collection there
 // stops its loop for the whole of it (the batch engine's loop-gap test saw 146 ms, 67 without,
 // one run each), where JSC's own marks beside the running code.
 
