@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { spawnGateway, startGateway, tempDir, cleanup, type Spawned } from '../helpers/server.ts'
 import { dropDatabaseFor, onPostgres } from '../helpers/database.ts'
+import { slowestHealth } from '../helpers/loop-gap.ts'
 
 const ADMIN = 'admin-many-keys-' + crypto.randomUUID()
 const N = 100_000
@@ -44,25 +45,7 @@ afterAll(async () => {
 const admin = (path: string) => fetch(gw.url + path, { headers: { authorization: `Bearer ${ADMIN}` } })
 
 /** The slowest answer to a ping every 5 ms while `work` runs: how long the gateway's loop was held. */
-async function slowestPing(work: () => Promise<void>): Promise<number> {
-  let done = false
-  let slowest = 0
-  const pings = (async () => {
-    while (!done) {
-      const t = performance.now()
-      await (await fetch(`${gw.url}/health`)).arrayBuffer()
-      slowest = Math.max(slowest, performance.now() - t)
-      await Bun.sleep(5)
-    }
-  })()
-  try {
-    await work()
-  } finally {
-    done = true
-    await pings
-  }
-  return slowest
-}
+const slowestPing = (work: () => Promise<void>) => slowestHealth(gw.url, work, 5)
 
 test('GET /admin/v1/keys lists all 100,000 keys, oldest first, while the gateway goes on answering', async () => {
   // once, for what a first run of each statement costs

@@ -1,5 +1,9 @@
-// How long this thread's event loop went without running a 1 ms interval while `work` ran: what
-// a request on the same thread would have waited (an in-process gateway's loop is the test's).
+// How long an event loop is held while some work runs.
+
+/**
+ * How long this thread's event loop went without running a 1 ms interval while `work` ran: what
+ * a request on the same thread would have waited (an in-process gateway's loop is the test's).
+ */
 export async function worstGap(work: () => Promise<unknown>): Promise<number> {
   let worst = 0
   let last = performance.now()
@@ -12,6 +16,30 @@ export async function worstGap(work: () => Promise<unknown>): Promise<number> {
     await work()
   } finally {
     clearInterval(t)
+  }
+  return worst
+}
+
+/**
+ * The slowest `/health` of a gateway in another process while `work` runs, asked every `everyMs`
+ * from this one: how long that gateway's loop was held (its own loop is not this thread's).
+ */
+export async function slowestHealth(url: string, work: () => Promise<unknown>, everyMs = 2): Promise<number> {
+  let probing = true
+  let worst = 0
+  const probes = (async () => {
+    while (probing) {
+      const t0 = performance.now()
+      await (await fetch(`${url}/health`)).arrayBuffer()
+      worst = Math.max(worst, performance.now() - t0)
+      await Bun.sleep(everyMs)
+    }
+  })()
+  try {
+    await work()
+  } finally {
+    probing = false
+    await probes
   }
   return worst
 }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { spawnGateway, type Spawned } from '../helpers/server.ts'
 import { TEST_DATABASE_URL } from '../helpers/database.ts'
+import { slowestHealth } from '../helpers/loop-gap.ts'
 
 const KEY = 'sk-sy-stored-thread-loop-0123456789abcdef'
 let gw: Spawned
@@ -27,27 +28,8 @@ const call = async (path: string, body: unknown) => {
   return j
 }
 
-/** The worst /health latency while `work` runs, probed every 2 ms. */
-async function healthDuring(work: () => Promise<unknown>): Promise<number> {
-  let probing = true
-  let worst = 0
-  const probes = (async () => {
-    while (probing) {
-      const t0 = performance.now()
-      await (await fetch(`${gw.url}/health`)).arrayBuffer()
-      worst = Math.max(worst, performance.now() - t0)
-      await Bun.sleep(2)
-    }
-  })()
-  await Bun.sleep(20)
-  try {
-    await work()
-  } finally {
-    probing = false
-    await probes
-  }
-  return worst
-}
+/** The worst /health latency while `work` runs, probed every 2 ms (the probes under way first). */
+const healthDuring = (work: () => Promise<unknown>) => slowestHealth(gw.url, async () => (await Bun.sleep(20), await work()))
 
 test('a turn and its input_tokens continuing a ~10 MB stored thread leave /health answered', async () => {
   const input = [...Array.from({ length: 9_999 }, (_, i) => ({ role: 'user', content: `item ${i} ${'x'.repeat(1000)}` })), { role: 'user', content: 'mock: text ok' }]
