@@ -23,6 +23,7 @@ import { costsNothing, type GenerationInput, type GenerationSink, type Whose } f
 import { pruneInSteps } from '../lib/prune-steps.ts'
 import { Spool, type Orphan } from './spool.ts'
 import { killIfAsked } from './test-kill.ts'
+import { loseAnswerIfAsked } from './test-lost-answer.ts'
 
 export interface RecorderDeps {
   storage: Storage
@@ -105,6 +106,12 @@ export class Recorder implements GenerationSink {
   private replaying: Promise<void> = Promise.resolve()
   private nextLook?: Promise<void>
   private replayTimer?: ReturnType<typeof setInterval>
+  /**
+   * Rows of a write that failed: its COMMIT may have taken effect with its answer lost (the
+   * connection dropped in between). A later write that finds one of them stored finds it stored
+   * by that attempt (ids are the gateway's own, fresh per record): its charge ends as stored.
+   */
+  private readonly tried = new WeakSet<GenerationRow>()
 
   constructor(private deps: RecorderDeps, opts: RecorderOptions = {}) {
     this.store = new GenerationStore(deps.storage)
@@ -476,8 +483,11 @@ export class Recorder implements GenerationSink {
     let costs: Map<string, number> | undefined
     try {
       const inserted = await this.writeRows(rows, spend)
-      costs = costsByKey(inserted)
+      costs = costsByKey(this.storedBy(rows, inserted))
       this.committed(rows, inserted)
+    } catch (e) {
+      for (const r of rows) this.tried.add(r)
+      throw e
     } finally {
       // the database only moved: if the transaction rolled back, nothing in memory has
       spend.end(costs !== undefined, costs)
@@ -494,6 +504,8 @@ export class Recorder implements GenerationSink {
     if (sql.dialect === 'pg' && rows.length <= WHOLE_MAX) {
       try {
         await this.store.insertWhole(rows, spend.inline(costsByKey(rows)), sql)
+        // a test's lost answer here: the records stored, and the write failing as the database away
+        loseAnswerIfAsked()
         return rows
       } catch (e) {
         if (isStoreDown(e) || isStoreFull(e)) throw e
@@ -502,7 +514,7 @@ export class Recorder implements GenerationSink {
     }
     return sql.tx(
       async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1],
-      (inserted) => spend.end(true, costsByKey(inserted)),
+      (inserted) => spend.end(true, costsByKey(this.storedBy(rows, inserted))),
     )
   }
 
@@ -527,12 +539,28 @@ export class Recorder implements GenerationSink {
     return inserted
   }
 
-  /** After the transaction of `writeIn` committed: records it did not store are given up. */
+  /**
+   * After the transaction of `writeIn` committed: records it did not store are given up, but
+   * for those an earlier attempt of the same write stored (`tried`): their charge ended as stored.
+   */
   committed(rows: GenerationRow[], inserted: GenerationRow[]) {
     if (inserted.length === rows.length) return
-    const lost = notStored(rows, inserted)
+    const skipped = notStored(rows, inserted)
+    const lost = skipped.filter((r) => !this.tried.has(r))
+    if (lost.length < skipped.length) this.deps.log.info('recorder: generation records found stored by a write whose answer was lost', { records: skipped.length - lost.length })
+    if (lost.length === 0) return
     this.abandon(lost)
     this.deps.log.error('recorder: generation records were not stored (id conflict)', { records: lost.length, ids: lost.map((r) => r.id).slice(0, 10) })
+  }
+
+  /**
+   * The rows a write leaves stored: those it inserted, and those it skipped that an earlier
+   * attempt of it stored (its commit's answer lost). Their costs are the write's stored costs:
+   * `writeIn` took back from the keys' rows only what this attempt added for them.
+   */
+  private storedBy(rows: GenerationRow[], inserted: GenerationRow[]): GenerationRow[] {
+    if (inserted.length === rows.length) return inserted
+    return inserted.concat(notStored(rows, inserted).filter((r) => this.tried.has(r)))
   }
 
   /** Records that will never be stored: their charged costs are taken back. */
