@@ -41,20 +41,30 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
   // reservations: in Redis when instances share one; in the database when they share
   // PostgreSQL and no Redis; in memory on one instance
   const ledger = cluster?.ledger ?? (storage.pg ? new PgLedger(storage.sql, undefined, undefined, config.database.takeAhead) : new MemoryLedger())
-  // holds left by a gateway killed with requests open (this one before a restart) are looked for
-  // before any admission, and go once their lock has been free a few seconds
-  if (ledger instanceof PgLedger && storage.pg && config.database.url) {
-    // the lock's session on a connection of its own: the pool's stay the requests', and taking
-    // the lock again after a cut session never waits behind them
-    const lockClient = new SQL({ url: config.database.url, max: 1, connectionTimeout: 5, idleTimeout: 0 })
-    const released = await ledger.own(lockClient, true).catch(async (e) => {
-      await lockClient.close().catch(() => {})
-      throw e
-    })
-    if (released > 0) log.info('credit holds of gateways no longer running released', { holds: released })
-  }
   const store = new MemoryStore()
-  const s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog, spoolDir: join(config.dataDir, 'spool') }, cluster, metrics: true })
+  let s: Services
+  // until the services hold them, a step that fails closes what was opened here (the ledger's
+  // lock session and timers, the database): a start retried in-process leaves no pool behind
+  try {
+    // holds left by a gateway killed with requests open (this one before a restart) are looked for
+    // before any admission, and go once their lock has been free a few seconds
+    if (ledger instanceof PgLedger && storage.pg && config.database.url) {
+      // the lock's session on a connection of its own: the pool's stay the requests', and taking
+      // the lock again after a cut session never waits behind them
+      const lockClient = new SQL({ url: config.database.url, max: 1, connectionTimeout: 5, idleTimeout: 0 })
+      const released = await ledger.own(lockClient, true).catch(async (e) => {
+        await lockClient.close().catch(() => {})
+        throw e
+      })
+      if (released > 0) log.info('credit holds of gateways no longer running released', { holds: released })
+    }
+    s = assembleServices(config, storage, log, { ledger, limiter: new RateLimiter(store), recorder: { maxBacklog: config.generations.maxBacklog, spoolDir: join(config.dataDir, 'spool') }, cluster, metrics: true })
+  } catch (e) {
+    // the PostgreSQL ledger's timers and lock session (a cluster's ledger is closed with the cluster, by the caller)
+    if (ledger instanceof PgLedger && ledger !== cluster?.ledger) await ledger.stop().catch(() => {})
+    await storage.close().catch(() => {})
+    throw e
+  }
   // a step that fails lets go of what the ones before it took (the batch runner's lock, workers,
   // timers, the database), not only when the process exits
   try {

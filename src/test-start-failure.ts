@@ -5,3 +5,13 @@
 export function failStartIfAsked(): void {
   if (process.env.SWITCHYARD_TEST_FAIL_START_AFTER_LISTEN) throw new Error('start failed on purpose (SWITCHYARD_TEST_FAIL_START_AFTER_LISTEN)')
 }
+
+/**
+ * A test-only hook: the PostgreSQL ledger's `own` refused at a start, after the database was
+ * opened and before the services hold it, as a lock session that cannot be had would refuse it.
+ * Only with SWITCHYARD_TEST_FAIL_LEDGER_OWN set, read at each start (in-process tests set it
+ * around one start).
+ */
+export function failOwnIfAsked(): void {
+  if (process.env.SWITCHYARD_TEST_FAIL_LEDGER_OWN) throw new Error('credit holds owner refused on purpose (SWITCHYARD_TEST_FAIL_LEDGER_OWN)')
+}

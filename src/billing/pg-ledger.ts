@@ -21,6 +21,7 @@ import { RESERVATION_TTL_MS, type Hold, type KeyFigures, type Ledger, type Ledge
 import { PgOrphans } from './pg-orphans.ts'
 import type { SQL } from 'bun'
 import { SpendByKey } from './spend.ts'
+import { failOwnIfAsked } from '../test-start-failure.ts'
 
 /** Releases no write has taken along within this long are ended on their own. */
 const ORPHAN_MS = 1_000
@@ -124,6 +125,8 @@ export class PgLedger implements Ledger {
    * how many holds were deleted.
    */
   async own(client: SQL, closeClient = false): Promise<number> {
+    // a test's refusal here: a start that fails with the database open
+    failOwnIfAsked()
     this.orphans = await PgOrphans.take(this.sql, client, closeClient, () => [...this.held].map(([id, h]) => ({ id, k: h.keyId, usd: h.usd })), this.ttlMs)
     return this.orphans.release()
   }

@@ -48,11 +48,12 @@ export function openSqlite(dataDir: string): Storage {
     const recorded = sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
     // (numbers only: SQLite sorts a text value above every number)
     if (recorded) refuseNewerSchema((sqlite.query("SELECT max(created_at) AS at FROM __drizzle_migrations WHERE typeof(created_at) IN ('integer', 'real')").get() as { at: unknown }).at, MIGRATIONS, `the database ${file}`)
+    // a migration that fails closes the file too, as openPg closes its pool
+    migrate(db)
   } catch (e) {
     sqlite.close()
     throw e
   }
-  migrate(db)
   return {
     dialect: 'sqlite',
     db,
