@@ -54,6 +54,11 @@ export interface KeyPatch {
 
 type Row = typeof apiKeys.$inferSelect
 
+interface Loading {
+  byHash: Map<string, ApiKey | null>
+  byId: Map<string, ApiKey>
+}
+
 /** `unwritten`: costs charged and not yet stored (billing's). */
 function toKey(r: Row, unwritten = 0): ApiKey {
   return {
@@ -116,6 +121,8 @@ export class KeyStore {
   private reloading?: Promise<void>
   private reloadAgain = false
   private reloadFull = false
+  /** The maps a full load is filling, page by page, until it swaps them in. */
+  private loading?: Loading
   private bus?: Bus
   /**
    * Costs charged by this instance and not stored yet, which every `spent` shown here includes
@@ -143,6 +150,9 @@ export class KeyStore {
     const k = this.toKey(r)
     this.byHash.set(r.keyHash, k)
     this.byId.set(k.id, k)
+    // a full load under way may have read the row before this: it would swap in the older one
+    this.loading?.byHash.set(r.keyHash, k)
+    this.loading?.byId.set(k.id, k)
     return k
   }
 
@@ -150,26 +160,36 @@ export class KeyStore {
   private readUpTo = 0
   private fullAt = 0
 
-  /** Loads every key into memory (at start, now and then, and when unknown secrets crowd the cache). */
+  /**
+   * Loads every key into memory (at start, now and then, and when unknown secrets crowd the
+   * cache): read a page at a time into maps of its own, swapped in at the end, so 100,000 keys do
+   * not hold the loop (read at once, 1–3 s). Meanwhile lookups are served from the maps they
+   * replace, and what changes a key (a charge, a key made or read again) moves the new maps' copy
+   * too (`current`, `remember`). A key changed once the read began may be read by its page before
+   * or after the change: what it read up to is its start, so the next change's read takes it.
+   */
   async load(): Promise<void> {
-    this.fullAt = Date.now()
-    await this.read(
-      () => this.db.select().from(this.t),
-      (rows) => {
-        const byHash = new Map<string, ApiKey | null>()
-        const byId = new Map<string, ApiKey>()
-        let upTo = 0
+    const began = Date.now()
+    this.fullAt = began
+    const next: Loading = { byHash: new Map(), byId: new Map() }
+    let upTo = 0
+    this.loading = next
+    try {
+      const pages = this.rowPages((rows) => {
         for (const r of rows) {
           const k = this.toKey(r)
-          byHash.set(r.keyHash, k)
-          byId.set(k.id, k)
+          next.byHash.set(r.keyHash, k)
+          next.byId.set(k.id, k)
           if (r.updatedAt > upTo) upTo = r.updatedAt
         }
-        this.byHash = byHash
-        this.byId = byId
-        this.readUpTo = Math.min(upTo, Date.now())
-      },
-    )
+      })
+      for await (const _ of pages);
+    } finally {
+      this.loading = undefined
+    }
+    this.byHash = next.byHash
+    this.byId = next.byId
+    this.readUpTo = Math.min(upTo, began)
   }
 
   /**
@@ -252,15 +272,24 @@ export class KeyStore {
    * key's index from where the last ended), with a turn of the loop between pages.
    */
   async *pages(): AsyncGenerator<ApiKey[]> {
+    yield* this.rowPages((rows) => rows.map((r) => this.toKey(r)))
+  }
+
+  /** Every row, PAGE_ROWS at a time by id, each page handed to `use` as `read` hands rows, a turn of the loop between. */
+  private async *rowPages<T>(use: (rows: Row[]) => T): AsyncGenerator<T> {
     let after = ''
     for (;;) {
+      let n = 0
       const page = await this.read(
         () => this.db.select().from(this.t).where(gt(this.t.id, after)).orderBy(this.t.id).limit(PAGE_ROWS),
-        (rows) => rows.map((r) => this.toKey(r)),
+        (rows) => {
+          n = rows.length
+          if (n > 0) after = rows[n - 1]!.id
+          return use(rows)
+        },
       )
-      if (page.length > 0) yield page
-      if (page.length < PAGE_ROWS) return
-      after = page.at(-1)!.id
+      if (n > 0) yield page
+      if (n < PAGE_ROWS) return
       await nextTurn()
     }
   }
@@ -365,7 +394,8 @@ export class KeyStore {
    * place). A request may hold an older object from before a reload, whose `spent` no longer moves.
    */
   current(id: string): ApiKey | undefined {
-    return this.byId.get(id)
+    // during a full load, the copy it has read is the one that will stay
+    return this.loading?.byId.get(id) ?? this.byId.get(id)
   }
 
   /**
@@ -380,8 +410,7 @@ export class KeyStore {
   /** Note a use; written to the database in the background, not on the hot path. */
   touch(id: string, now = Date.now()) {
     this.pendingTouch.set(id, now)
-    const k = this.byId.get(id)
-    if (k) k.lastUsedAt = Math.floor(now / 1000)
+    for (const k of [this.byId.get(id), this.loading?.byId.get(id)]) if (k) k.lastUsedAt = Math.floor(now / 1000)
   }
 
   async flushTouches() {
