@@ -1,6 +1,7 @@
 // The admin's listing of every key, oldest first: read a page at a time (KeyStore.pages) and
-// written as JSON a page at a time, a turn of the loop after each, so a gateway with 100,000
-// keys goes on serving while it is made (read and written at once, it held the loop ~2 s).
+// sent as JSON a piece at a time, each piece made when the connection asks for more, so a
+// gateway with 100,000 keys goes on serving while it is made (read and written at once, it held
+// the loop ~2 s; its 18 MB joined into one Blob at the end, 70–115 ms more).
 import type { ApiKey } from '../http/context.ts'
 import type { KeyStore } from './keys.ts'
 import { nextTurn } from '../lib/turn.ts'
@@ -17,14 +18,19 @@ export async function keyListResponse(keys: KeyStore, shown: (k: ApiKey) => unkn
   // ids are not in creation order; a sort of 100,000 keys takes a few tens of ms
   all.sort(byCreation)
   await nextTurn()
-  const parts: string[] = ['{"object":"list","data":[']
-  for (let i = 0; i < all.length; i += PIECE) {
-    if (i > 0) {
-      parts.push(',')
-      await nextTurn()
-    }
-    parts.push(all.slice(i, i + PIECE).map((k) => JSON.stringify(shown(k))).join(','))
-  }
-  parts.push(']}')
-  return new Response(new Blob(parts), { headers: { 'content-type': 'application/json' } })
+  const encoder = new TextEncoder()
+  let i = 0
+  const body = new ReadableStream<Uint8Array>({
+    // one piece a pull, a turn of the loop before each but the first: however fast the
+    // connection takes them, other work runs between
+    async pull(out) {
+      if (i > 0) await nextTurn()
+      const head = i === 0 ? '{"object":"list","data":[' : ','
+      const piece = all.slice(i, (i += PIECE)).map((k) => JSON.stringify(shown(k))).join(',')
+      const last = i >= all.length
+      out.enqueue(encoder.encode(head + piece + (last ? ']}' : '')))
+      if (last) out.close()
+    },
+  })
+  return new Response(body, { headers: { 'content-type': 'application/json' } })
 }
