@@ -410,7 +410,12 @@ export class KeyStore {
   /** Note a use; written to the database in the background, not on the hot path. */
   touch(id: string, now = Date.now()) {
     this.pendingTouch.set(id, now)
-    for (const k of [this.byId.get(id), this.loading?.byId.get(id)]) if (k) k.lastUsedAt = Math.floor(now / 1000)
+    const at = Math.floor(now / 1000)
+    const k = this.byId.get(id)
+    if (k) k.lastUsedAt = at
+    // a full load under way keeps its own copy (on every request: no array made for the two)
+    const next = this.loading?.byId.get(id)
+    if (next) next.lastUsedAt = at
   }
 
   async flushTouches() {
