@@ -1,7 +1,7 @@
 // The batch worker pool (main thread): `size` item workers (config `batches.workers`, the
 // CPU count by default) that check new batches and run items, at a lower CPU priority than
 // the request thread, and one results writer at normal priority that stores their outcomes
-// (results-writer.ts). Each item worker hands its outcomes straight to the writer over a
+// (writer-worker.ts, results-writer.ts). Each item worker hands its outcomes straight to the writer over a
 // MessageChannel; the writer tells this thread which items are stored and what spend it
 // wrote. Keeping every batch write on one thread that is never deprioritised means a write
 // transaction is never left holding SQLite's write lock while its thread waits for a CPU (the
@@ -222,8 +222,9 @@ export class WorkerPool {
     return best
   }
 
-  private thread(onMessage: (m: FromWorker) => void, onDeath: (why: string) => void): Thread {
-    const worker = new Worker(workerUrl(import.meta.url, 'batches/worker.ts')) as BunWorker
+  /** `entry`: the item worker's (worker.ts) or the results writer's (writer-worker.ts), each loading only the modules of its role. */
+  private thread(entry: string, onMessage: (m: FromWorker) => void, onDeath: (why: string) => void): Thread {
+    const worker = new Worker(workerUrl(import.meta.url, entry)) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
     const closed = new Promise<void>((res) => worker.addEventListener('close', () => res()))
@@ -254,6 +255,7 @@ export class WorkerPool {
 
   private spawnWriter(): Thread {
     const t: Thread = this.thread(
+      'batches/writer-worker.ts',
       (m) => {
         if (m.type !== 'ran') return
         // the spend first: the reservations of these items go as their jobs resolve
@@ -286,6 +288,7 @@ export class WorkerPool {
   private spawnItems(writer: Thread): Slot {
     const ch = new MessageChannel()
     const slot = this.thread(
+      'batches/worker.ts',
       (m) => {
         if (m.type === 'ingested') this.settle(m.id, undefined, m.result)
         else if (m.type === 'calling') this.calling(slot, m.ids)

@@ -1,20 +1,19 @@
-// Runs in a Bun Worker of the batch pool (pool.ts), in one of two roles. An item worker checks
-// and stores the items of a new batch (create/ingest.ts) and runs items through the
-// generation pipeline (run-item.ts), at a lower CPU priority than the request thread; it hands
-// each outcome to the results writer, which stores results with their generation records
-// (results-writer.ts) at normal priority. So the parsing, checking, translating and recording
-// of batch work never holds the loop that serves interactive traffic.
+// Runs in a Bun Worker of the batch pool (pool.ts): an item worker. It checks and stores the
+// items of a new batch (create/ingest.ts) and runs items through the generation pipeline
+// (run-item.ts), at a lower CPU priority than the request thread; it hands each outcome to the
+// results writer, a thread of its own (writer-worker.ts), which stores results with their
+// generation records. So the parsing, checking, translating and recording of batch work never
+// holds the loop that serves interactive traffic.
 import { lowerThreadPriority } from '../lib/priority.ts'
 import { boundHeap } from '../lib/heap-bound.ts'
 import { ingest } from './create/ingest.ts'
-import { ResultsWriter } from './results-writer.ts'
 import { runItem } from './run-item.ts'
 import { BatchStore } from './store.ts'
 import type { FromWorker, ItemJob, ItemOutcome, Outcome, ToWorker } from './types.ts'
 import { buildWorkerServices } from './worker-services.ts'
 import { HoldAsks } from './hold-asks.ts'
 import type { Services } from '../services.ts'
-import { AFTER_STORE_TELL_MS, crashAfterStoreAsked, crashIfAsked, crashOnWord, HOOKED } from './test-crash.ts'
+import { crashIfAsked, crashOnWord } from './test-crash.ts'
 
 declare const self: Worker
 
@@ -22,15 +21,13 @@ declare const self: Worker
 // grows, not left to add up beside the other threads' (lib/heap-bound.ts)
 boundHeap()
 
-/** The worker's services, whole: ingest, item runs and the results writer each take their slice. */
+/** The worker's services, whole: ingest and item runs each take their slice. */
 let s: Services | undefined
 let store: BatchStore | undefined
-/** Item worker: where outcomes go. */
+/** Where outcomes go. */
 let toWriter: MessagePort | undefined
-/** Writer. */
-let writer: ResultsWriter | undefined
 const post = (m: FromWorker) => self.postMessage(m)
-/** Item worker: a fallback's hold, asked of the main thread. */
+/** A fallback's hold, asked of the main thread. */
 const holds = new HoldAsks(post)
 
 const bug = (err: unknown, requestId: string): ItemOutcome => ({
@@ -46,22 +43,15 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
   switch (m.type) {
     case 'init':
       try {
-        // item work yields the CPU to the request thread; never the writer's: a transaction
-        // must not wait for a CPU while it holds SQLite's write lock
-        if (m.role === 'items') lowerThreadPriority()
-        s = await buildWorkerServices(m.config, m.role === 'items' ? m.tokens : undefined)
+        if (m.role !== 'items') throw new Error('an item worker was started as the results writer (writer-worker.ts is its entry)')
+        // item work yields the CPU to the request thread
+        lowerThreadPriority()
+        s = await buildWorkerServices(m.config, m.tokens)
         store = new BatchStore(s.storage)
-        if (m.role === 'items') crashOnWord((toWriter = m.port))
-        else writer = new ResultsWriter(s, store, (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })))
+        crashOnWord((toWriter = m.port))
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
-      }
-      return
-    case 'outcomes':
-      if (HOOKED) itemPorts.push(m.port)
-      m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
-        for (const o of ev.data) writer!.add(o)
       }
       return
     case 'ingest': {
@@ -84,7 +74,6 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       return
     case 'stop':
       sendNow()
-      await writer?.writeAll()
       // what the worker's services keep to write later (the responses surface's pending threads)
       for (const close of s?.onClose ?? []) {
         try {
@@ -101,7 +90,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
 }
 
 /**
- * Item worker: jobs about to make their first upstream call, said to the main thread in one
+ * Jobs about to make their first upstream call, said to the main thread in one
  * message a turn. Each job goes on once the message that names it is posted: should this thread
  * die, the main thread knows which jobs may have reached the upstream (pool.ts).
  */
@@ -114,15 +103,6 @@ function calling(id: number): Promise<void> {
     aboutToCall = []
     told = undefined
   }))
-}
-
-/** Results writer: its item workers' ports (the crash test hook speaks to them). */
-const itemPorts: MessagePort[] = []
-/** Results writer: tells the main thread of a write, at once unless the crash test hook asks otherwise (test-crash.ts). */
-function tellRan(tell: () => void) {
-  if (!crashAfterStoreAsked()) return tell()
-  for (const p of itemPorts) p.postMessage('crash')
-  setTimeout(tell, AFTER_STORE_TELL_MS)
 }
 
 /** What the writer needs of an outcome: records without their model and key objects. */

@@ -5,10 +5,7 @@
 import { t, type Static } from 'elysia'
 import { Int } from '../lib/int.ts'
 import { ConfigError } from './errors.ts'
-
-/** Records must be kept at least this long: a shorter retention is refused at start. */
-export const MIN_RETENTION_DAYS = 7
-export const DEFAULT_RETENTION_DAYS = 90
+import { DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS } from './retention.ts'
 
 export const RecordsSchema = t.Object(
   {

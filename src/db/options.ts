@@ -2,7 +2,7 @@
 // data dir. The cluster rule lives here too: one of several instances must share its stores.
 import { join } from 'node:path'
 import type { Config } from '../config/load.ts'
-import { ConfigError } from '../config/load.ts'
+import { ConfigError } from '../config/errors.ts'
 import type { StorageOptions } from './client.ts'
 import { maskUrl } from './pg-url.ts'
 

@@ -1,0 +1,58 @@
+// Runs in a Bun Worker of the batch pool (pool.ts): the results writer. It takes the outcomes
+// of every item worker (worker.ts) over a port of each, stores them with their generation
+// records (results-writer.ts) at normal priority, and tells the main thread what it stored.
+// A thread of its own, apart from the item worker's module: it imports only what storing uses.
+import { boundHeap } from '../lib/heap-bound.ts'
+import { ResultsWriter } from './results-writer.ts'
+import { BatchStore } from './store.ts'
+import type { FromWorker, Outcome, ToWorker } from './types.ts'
+import { buildWriterServices, type WriterServices } from './writer-services.ts'
+import { AFTER_STORE_TELL_MS, crashAfterStoreAsked, HOOKED } from './test-crash.ts'
+
+declare const self: Worker
+
+// the writer's garbage (the outcomes once stored) is collected as it grows (lib/heap-bound.ts)
+boundHeap()
+
+let s: WriterServices | undefined
+let writer: ResultsWriter | undefined
+const post = (m: FromWorker) => self.postMessage(m)
+
+self.onmessage = async (e: MessageEvent<ToWorker>) => {
+  const m = e.data
+  switch (m.type) {
+    case 'init':
+      try {
+        // never at a lower priority: a transaction must not wait for a CPU while it holds SQLite's write lock
+        s = await buildWriterServices(m.config)
+        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })))
+        post({ type: 'ready' })
+      } catch (err) {
+        post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
+      }
+      return
+    case 'outcomes':
+      if (HOOKED) itemPorts.push(m.port)
+      m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
+        for (const o of ev.data) writer!.add(o)
+      }
+      return
+    case 'stop':
+      await writer?.writeAll()
+      try {
+        await s?.storage.close()
+      } catch {}
+      s = undefined
+      post({ type: 'stopped' })
+      return
+  }
+}
+
+/** Its item workers' ports (the crash test hook speaks to them). */
+const itemPorts: MessagePort[] = []
+/** Tells the main thread of a write, at once unless the crash test hook asks otherwise (test-crash.ts). */
+function tellRan(tell: () => void) {
+  if (!crashAfterStoreAsked()) return tell()
+  for (const p of itemPorts) p.postMessage('crash')
+  setTimeout(tell, AFTER_STORE_TELL_MS)
+}
