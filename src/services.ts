@@ -1,6 +1,6 @@
 // The services, grouped by who owns them: each slice below is named once, with who owns it and
 // who takes it. They are built together in one place (assemble.ts) on the request thread
-// (server.ts) and in a batch worker (batches/worker-services.ts); only those hold the whole
+// (server.ts) and in a batch item worker (batches/worker-services.ts); only those hold the whole
 // `Services`, every other module takes the slice it uses (one of these, or a `Pick`).
 // Tests build them on a temp data dir. The batch service is built on top of these (it runs
 // items through the pipeline), so it is not among them: the app takes it beside (app.ts).
