@@ -13,6 +13,7 @@ import type { ItemDone, LeanRecord, Outcome, Settled } from './types.ts'
 import type { Services } from '../services.ts'
 import { costsByKey } from '../billing/spend.ts'
 import { recordTotals, type RecordTotals } from '../metrics/batches.ts'
+import { loseAnswerIfAsked } from '../generations/test-lost-answer.ts'
 
 /** Outcomes wait at most this long, or until this many are ready, to be stored together: a transaction of
  * 32 items holds the write lock well under a millisecond and costs a third of the CPU per item of one of 4. */
@@ -105,6 +106,8 @@ export class ResultsWriter {
         records = recorder.take()
         inserted = await recorder.writeIn(q, records, spend)
       })
+      // a test's lost answer here: the results stored, and the write failing as the database away
+      loseAnswerIfAsked('results')
       costs = costsByKey(inserted)
       recorder.committed(records, inserted)
     } catch (e) {

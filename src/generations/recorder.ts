@@ -514,7 +514,11 @@ export class Recorder implements GenerationSink {
     }
     return sql.tx(
       async (q) => (await Promise.all([spend.begin(q), this.writeIn(q, rows, spend)]))[1],
-      (inserted) => spend.end(true, costsByKey(this.storedBy(rows, inserted))),
+      (inserted) => {
+        // a test's lost answer here: the records stored, and the write failing as the database away
+        loseAnswerIfAsked('records-tx')
+        spend.end(true, costsByKey(this.storedBy(rows, inserted)))
+      },
     )
   }
 
