@@ -9,6 +9,7 @@ import type { BatchStore, ResultWrite } from './store.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
 import type { GenerationInput } from '../generations/types.ts'
+import type { GenerationRow } from '../generations/row.ts'
 import type { ItemDone, LeanRecord, Outcome, Settled } from './types.ts'
 import type { Services } from '../services.ts'
 import { costsByKey } from '../billing/spend.ts'
@@ -25,6 +26,12 @@ interface Pending {
   id: number
   write: ResultWrite
   from: Outcome
+  /**
+   * The records a failed write stored with this result (the last that stored it): its COMMIT may
+   * have taken effect with its answer lost (the connection dropped in between), and a retry that
+   * finds the result stored as this one then finds these stored with it.
+   */
+  tried?: GenerationRow[]
 }
 
 export class ResultsWriter {
@@ -96,22 +103,43 @@ export class ResultsWriter {
     const spend = billing.startWrite()
     let costs: Map<string, number> | undefined
     let stored: boolean[] = []
+    let byItem: GenerationRow[][] = []
+    let found: Pending[] = []
+    /** The records this write leaves stored: those it inserted, and those found stored with their results. */
+    let storedRows: GenerationRow[] = []
     try {
       await storage.sql.tx(async (q) => {
         await spend.begin(q)
         stored = await this.store.writeResults(batch.map((p) => p.write), q)
-        batch.forEach((p, i) => {
-          if (stored[i]) for (const r of p.from.outcome.records) recorder.record(this.input(p.from, r))
-        })
+        const ids = batch.map((p, i) => (stored[i] ? p.from.outcome.records.map((r) => recorder.record(this.input(p.from, r))) : []))
         records = recorder.take()
+        const byId = new Map(records.map((r) => [r.id, r]))
+        byItem = ids.map((list) => list.flatMap((id) => (id === undefined ? [] : (byId.get(id) ?? []))))
         inserted = await recorder.writeIn(q, records, spend)
+        // results this write did not store that an earlier attempt of it may have: is the one stored theirs?
+        const again = batch.filter((p, i) => !stored[i] && p.tried)
+        if (again.length > 0) {
+          const mine = await this.store.storedAs(again.map((p) => p.write), q)
+          found = again.filter((_, j) => mine[j])
+        }
       })
       // a test's lost answer here: the results stored, and the write failing as the database away
       loseAnswerIfAsked('results')
-      costs = costsByKey(inserted)
+      // stored by the attempt whose answer was lost, with their records: their costs, given up when
+      // it failed, are charged again and end as stored (told to the main thread), not lost
+      const earlier = found.flatMap((p) => p.tried!)
+      for (const r of earlier) billing.charge(r.apiKeyId, undefined, r.cost)
+      if (found.length > 0) this.s.log.info('batches: results found stored by a write whose answer was lost', { results: found.length, records: earlier.length })
       recorder.committed(records, inserted)
+      storedRows = inserted.concat(earlier)
+      costs = costsByKey(storedRows)
     } catch (e) {
-      // nothing was stored: what was charged in that transaction is void
+      // stored by this attempt, if its commit took effect and only its answer was lost
+      const kept = new Set(inserted)
+      batch.forEach((p, i) => {
+        if (stored[i]) p.tried = (byItem[i] ?? []).filter((r) => kept.has(r))
+      })
+      // nothing was stored, or it is found so by the retry: what was charged in that transaction is void
       recorder.abandon(records)
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.queue = batch.concat(this.queue)
@@ -120,10 +148,11 @@ export class ResultsWriter {
     } finally {
       spend.end(costs !== undefined, costs)
     }
+    const ours = new Set(found)
     this.told(
-      batch.map((p, i) => ({ id: p.id, status: p.write.status, stored: stored[i] === true })),
+      batch.map((p, i) => ({ id: p.id, status: p.write.status, stored: stored[i] === true || ours.has(p) })),
       billing.drain(),
-      recordTotals(inserted),
+      recordTotals(storedRows),
     )
     if (this.queue.length > 0) this.timer = setTimeout(() => void this.write(), 0)
   }

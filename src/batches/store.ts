@@ -62,6 +62,8 @@ export class IngestSwept extends Error {}
 /** A result, stored only if the item has none yet. */
 const cmp = (a: ResultWrite, b: ResultWrite) => (a.batchId < b.batchId ? -1 : a.batchId > b.batchId ? 1 : a.idx - b.idx)
 const STORE_RESULT = `UPDATE ${item.$table} SET ${item.status} = ?, ${item.response} = ?, ${item.error} = ?, ${item.usage} = ?, ${item.requestId} = ?, ${item.finishedAt} = ? WHERE ${item.batchId} = ? AND ${item.idx} = ? AND ${item.status} IS NULL`
+/** An item's result as stored, to tell one stored by an earlier attempt of the same write (`storedAs`). */
+const STORED_RESULT = `SELECT ${selectList(batchItems, ['status', 'error', 'requestId', 'finishedAt'])} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} = ?`
 const BODY = `SELECT ${selectList(batchItems, ['body'])} FROM ${item.$table} WHERE ${item.batchId} = ? AND ${item.idx} = ?`
 /** Retention: a batch whose items are being removed, and the next whose end is past the retention. */
 const MARKED_WITH_ITEMS = `SELECT ${batch.id} AS "id" FROM ${batch.$table} b WHERE ${batch.itemsPrunedAt} IS NOT NULL AND EXISTS (SELECT 1 FROM ${item.$table} i WHERE i.${item.batchId} = b.${batch.id}) LIMIT 1`
@@ -204,6 +206,21 @@ export class BatchStore {
     })
     for (const [id, c] of counts) await q.run(COUNT_RESULTS, [c.ok, c.failed, id])
     return stored
+  }
+
+  /**
+   * Of results `writeResults` did not store (the item had one), whether the one it has is this
+   * one: stored by an earlier attempt of the same write whose COMMIT took effect with its answer
+   * lost. Told by the item's status, error, request id and finish time (taken when the result was
+   * queued, the same for every attempt); pass the transaction (`q`).
+   */
+  async storedAs(results: ResultWrite[], q: Sql): Promise<boolean[]> {
+    const out: boolean[] = []
+    for (const r of results) {
+      const row = await q.get<{ status: string | null; error: string | null; requestId: string | null; finishedAt: number | string | null }>(STORED_RESULT, [r.batchId, r.idx])
+      out.push(row !== null && row.status === r.status && row.error === r.error && row.requestId === r.requestId && Number(row.finishedAt) === r.finishedAt)
+    }
+    return out
   }
 
   /**

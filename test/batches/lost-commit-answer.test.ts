@@ -1,0 +1,124 @@
+// A batch results writer's transaction (item results, their generation records, the keys' spend
+// and the batch's counters) whose COMMIT took effect but whose answer never came (the connection
+// to PostgreSQL dropped in between) fails as "database away" and is tried again; the retry finds
+// the results stored already. They were stored by that first attempt: each is counted once, as
+// stored, and its cost reaches the main thread's figures (the key's cached spend, Redis's running
+// spend), so the key's credit holds and the item ends as it did, not as one another stored. A real
+// gateway on PostgreSQL; the lost answer is a test hook (SWITCHYARD_TEST_LOSE_RESULTS_ANSWER)
+// that fails the writer's first transaction after it committed, the way a cut connection does.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
+import { rmSync } from 'node:fs'
+import { names } from '../../src/db/columns.ts'
+import { apiKeys, batchItems, generations } from '../../src/db/schema.ts'
+import { fixture, startFakeUpstream, upstreamEnv, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { TEST_REDIS_URL } from '../helpers/redis.ts'
+import { spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+import { chat, NO_LIMITS } from './helpers.ts'
+
+const ADMIN = 'adm-lost-results-answer'
+const g = names(generations)
+const k = names(apiKeys)
+const it = names(batchItems)
+
+let up: FakeUpstream
+const dirs: string[] = []
+afterAll(async () => {
+  await up?.stop()
+  for (const d of dirs) {
+    await dropDatabaseFor(d)
+    rmSync(d, { recursive: true, force: true })
+  }
+})
+
+const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
+
+async function ask(gw: Spawned, key: string): Promise<number> {
+  const r = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  await r.text()
+  return r.status
+}
+
+/** The key's records, the batch's results and the key's stored spend, read from the database directly. */
+async function stored(dataDir: string, keyId: string, batchId: string) {
+  const db = await openDatabaseOf(dataDir)
+  try {
+    const recs = await db.sql.all<{ cost: number }>(`SELECT ${g.cost} AS cost FROM ${g.$table} WHERE ${g.apiKeyId} = ?`, [keyId])
+    const results = await db.sql.all<{ status: string }>(`SELECT ${it.status} AS status FROM ${it.$table} WHERE ${it.batchId} = ? AND ${it.status} IS NOT NULL`, [batchId])
+    const key = await db.sql.get<{ spent: number }>(`SELECT ${k.spent} AS spent FROM ${k.$table} WHERE ${k.id} = ?`, [keyId])
+    return { records: recs.length, cost: recs.reduce((s, r) => s + Number(r.cost), 0), results: results.map((r) => r.status), spent: Number(key!.spent) }
+  } finally {
+    await db.close()
+  }
+}
+
+describe.skipIf(!onPostgres)('a batch results write committed, its answer lost', () => {
+  const variants = [{ redis: false }, ...(TEST_REDIS_URL ? [{ redis: true }] : [])]
+  for (const { redis } of variants) {
+    test(`the retry finds the result stored: counted once, its cost in every figure, the credit holds${redis ? ' (Redis: its running spend agrees)' : ''}`, async () => {
+      if (!up) {
+        up = await startFakeUpstream()
+        up.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
+      }
+      const dataDir = tempDir('lost-results-answer-')
+      dirs.push(dataDir)
+      const prefix = `lostres:${crypto.randomUUID().slice(0, 8)}:`
+      const env: Record<string, string> = { ...NO_LIMITS, ...upstreamEnv(up), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_TEST_LOSE_RESULTS_ANSWER: '1' }
+      if (redis) Object.assign(env, { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix })
+      const gw = await spawnGateway({ env, dataDir })
+      try {
+        // a credit any one request spends past: the batch's one item is admitted, nothing after it
+        const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'lost', credits: 1e-9 }) })
+        expect(r.status).toBe(201)
+        const made = (await r.json()) as { id: string; key: string }
+        const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
+        const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: [{ custom_id: 'only', ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) }] }) })
+        expect(created.status).toBe(200)
+        const id = ((await created.json()) as { id: string }).id
+        let batch: any
+        for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
+          batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
+          if (batch.ended_at || ['completed', 'ended', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
+        }
+        // the writer's first transaction failed after its commit, and was tried again
+        expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_RESULTS_ANSWER')
+        expect(gw.output()).toContain('results found stored by a write whose answer was lost')
+        // nothing accepted lost, nothing stored twice: one result, one record, its cost once
+        const after = await stored(dataDir, made.id, id)
+        expect(after.results).toEqual(['succeeded'])
+        expect(after.records).toBe(1)
+        expect(after.cost).toBeGreaterThan(1e-9)
+        expect(after.spent).toBeCloseTo(after.cost, 12)
+        expect(batch.request_counts).toEqual({ total: 1, completed: 1, failed: 0 })
+        // the usage report counts it once, at its cost
+        const usage = (await (await fetch(`${gw.url}/api/v1/usage`, { headers })).json()) as { totals: { total_requests: number; total_cost: number } }
+        expect(usage.totals.total_requests).toBe(1)
+        expect(usage.totals.total_cost).toBeCloseTo(after.cost, 6)
+        // what the gateway shows of the key: its stored spend
+        const shown = await fetch(`${gw.url}/admin/v1/keys/${made.id}`, { headers: admin })
+        expect(((await shown.json()) as { spent: number }).spent).toBeCloseTo(after.spent, 12)
+        if (redis) {
+          const client = new RedisClient(TEST_REDIS_URL!)
+          try {
+            expect(Number(await client.hget(`${prefix}cr:{${made.id}}`, 'spent'))).toBeCloseTo(after.spent, 12)
+          } finally {
+            client.close()
+          }
+        }
+        // the item ended here as it did (succeeded), once
+        const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text()
+        expect(Number(/^switchyard_batch_items_total\{status="succeeded"\} (\S+)$/m.exec(metrics)?.[1] ?? 0)).toBe(1)
+        // the credit is spent: the next request is refused, not admitted on figures that lost the cost
+        expect(await ask(gw, made.key)).toBe(402)
+      } finally {
+        gw.kill('SIGKILL')
+        await gw.exited
+      }
+    }, 60_000)
+  }
+})
