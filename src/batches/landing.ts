@@ -8,6 +8,7 @@ import type { BatchServices } from '../services.ts'
 import type { Active } from './active.ts'
 import type { BatchStore, ResultWrite } from './store.ts'
 import type { ItemError } from './types.ts'
+import { loseAnswerIfAsked } from '../generations/test-lost-answer.ts'
 
 /** Results are written together, at most this long after the first of them arrived… */
 const FLUSH_MS = 5
@@ -19,6 +20,8 @@ interface Landed {
   write: ResultWrite
   /** Called once the failure is stored (not when the item had a result already). */
   stored?: () => void
+  /** A write of it failed: its COMMIT may have taken effect with its answer lost, and stored it. */
+  tried?: boolean
 }
 
 /** What landing needs of the scheduler. */
@@ -86,8 +89,17 @@ export class Landing {
     }
     let stored: boolean[]
     try {
-      stored = await this.d.store.sql.tx((q) => this.d.store.writeResults(batch.map((l) => l.write), q))
+      stored = await this.d.store.sql.tx(async (q) => {
+        const done = await this.d.store.writeResults(batch.map((l) => l.write), q)
+        // one an earlier attempt stored, its answer lost, is stored as this one: counted here once
+        const again = batch.map((l, i) => i).filter((i) => !done[i] && batch[i]!.tried)
+        if (again.length > 0) (await this.d.store.storedAs(again.map((i) => batch[i]!.write), q)).forEach((mine, j) => (done[again[j]!] = mine))
+        return done
+      })
+      // a test's lost answer here: the results stored, and the write failing as the database away
+      loseAnswerIfAsked('landing')
     } catch (e) {
+      for (const l of batch) l.tried = true
       this.d.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.landed = batch.concat(this.landed)
       if (!this.d.closed()) this.flushTimer ??= setTimeout(() => void this.flush(), 500)

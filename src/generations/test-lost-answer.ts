@@ -10,6 +10,8 @@ const PLACES = {
   'records-tx': 'SWITCHYARD_TEST_LOSE_RECORDS_TX_ANSWER',
   /** A batch results writer's transaction of item results and their records. */
   results: 'SWITCHYARD_TEST_LOSE_RESULTS_ANSWER',
+  /** The main thread's transaction of batch results that ran nowhere (batches/landing.ts). */
+  landing: 'SWITCHYARD_TEST_LOSE_LANDING_ANSWER',
 } as const
 
 type Place = keyof typeof PLACES

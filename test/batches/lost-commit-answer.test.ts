@@ -6,6 +6,8 @@
 // spend), so the key's credit holds and the item ends as it did, not as one another stored. A real
 // gateway on PostgreSQL; the lost answer is a test hook (SWITCHYARD_TEST_LOSE_RESULTS_ANSWER)
 // that fails the writer's first transaction after it committed, the way a cut connection does.
+// The same for a result that ran nowhere (an item its key's credit refused), which the main thread stores
+// itself (landing.ts): SWITCHYARD_TEST_LOSE_LANDING_ANSWER.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { rmSync } from 'node:fs'
@@ -77,13 +79,13 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
         expect(r.status).toBe(201)
         const made = (await r.json()) as { id: string; key: string }
         const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
-        const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: [{ custom_id: 'only', ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) }] }) })
+        const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: ['first', 'second'].map((custom_id) => ({ custom_id, ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) })) }) })
         expect(created.status).toBe(200)
         const id = ((await created.json()) as { id: string }).id
         let batch: any
         for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
           batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
-          if (batch.ended_at || ['completed', 'ended', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
+          if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
         }
         // the writer's first transaction failed after its commit, and was tried again
         expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_RESULTS_ANSWER')
@@ -121,4 +123,39 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
       }
     }, 60_000)
   }
+})
+
+describe.skipIf(!onPostgres)('a result that ran nowhere, its write committed and its answer lost', () => {
+  test('the retry finds it stored: the item its credit refused ended once, as failed', async () => {
+    if (!up) {
+      up = await startFakeUpstream()
+      up.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
+    }
+    const dataDir = tempDir('lost-landing-answer-')
+    dirs.push(dataDir)
+    const env: Record<string, string> = { ...NO_LIMITS, ...upstreamEnv(up), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_TEST_LOSE_LANDING_ANSWER: '1' }
+    const gw = await spawnGateway({ env, dataDir })
+    try {
+      // a credit the first item spends past: the second is refused (402), and fails without running
+      const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'lost-landing', credits: 1e-9 }) })
+      const made = (await r.json()) as { id: string; key: string }
+      const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
+      const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: ['first', 'second'].map((custom_id) => ({ custom_id, ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) })) }) })
+      expect(created.status).toBe(200)
+      const id = ((await created.json()) as { id: string }).id
+      let batch: any
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
+        batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
+        if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
+      }
+      expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_LANDING_ANSWER')
+      expect((await stored(dataDir, made.id, id)).results.sort()).toEqual(['failed', 'succeeded'])
+      expect(batch.request_counts).toEqual({ total: 2, completed: 1, failed: 1 })
+      const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text()
+      expect(Number(/^switchyard_batch_items_total\{status="failed"\} (\S+)$/m.exec(metrics)?.[1] ?? 0)).toBe(1)
+    } finally {
+      gw.kill('SIGKILL')
+      await gw.exited
+    }
+  }, 60_000)
 })
