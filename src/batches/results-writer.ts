@@ -5,6 +5,9 @@
 // a crash keeps both or neither, and then the item runs again. Records are
 // taken only for a result that was stored; an item that already had one is not billed twice.
 // Once committed, the main thread hears which items are done and what spend was written.
+// A write whose COMMIT took effect with its answer lost (PostgreSQL's connection dropped in
+// between) is tried again, and finds its results stored: those it stored as they are queued
+// (`storedAs`) are told as stored then, their records' costs with them, counted once.
 import type { BatchStore, ResultWrite } from './store.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
