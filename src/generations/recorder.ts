@@ -100,8 +100,6 @@ export class Recorder implements GenerationSink {
   private spoolTimer?: ReturnType<typeof setTimeout>
   /** The last append to the spool failed (the local disk full): new generations are refused. */
   private spoolFailing = false
-  /** Records of spools left by gateways no longer running, not written yet: they count toward the backlog. */
-  private orphanRows = 0
   /** The look for dead gateways' spools under way (or the last one), and the one asked after it. */
   private replaying: Promise<void> = Promise.resolve()
   private nextLook?: Promise<void>
@@ -131,9 +129,9 @@ export class Recorder implements GenerationSink {
   get backlogged(): boolean {
     // a record that could not be kept on disk would be lost to a kill: none is served meanwhile
     if (this.spoolFailing) return true
-    // a dead gateway's spool not written yet waits for the database as this one's records do
-    const waiting = this.queue.length + this.writingRows + this.orphanRows
-    return (this.failures > 0 || this.orphanRows > 0) && waiting >= this.maxBacklog
+    // this process's records only: a spool a dead gateway left is on the disk already, whoever
+    // writes it, and a peer's outage backlog must not refuse this one's generations sooner
+    return this.failures > 0 && this.queue.length + this.writingRows >= this.maxBacklog
   }
 
   /** Why generations are refused, when it is not the bound (`backlogged`). */
@@ -376,8 +374,8 @@ export class Recorder implements GenerationSink {
    * charged by the process that died (a shared ledger, Redis, counts them already): only the
    * database's figures move. A start calls it before it serves; a running gateway every few
    * seconds too (`start`), for a gateway that dies beside it on a shared data dir. A spool the
-   * database cannot take yet stays, and is tried again then; its records count toward the
-   * backlog meanwhile.
+   * database cannot take yet stays, and is tried again then (its records, on the disk, are not
+   * this gateway's backlog: `backlogged`).
    */
   replaySpools(): Promise<void> {
     // one look at a time; one asked while another runs comes after it (that one may have read
@@ -395,7 +393,6 @@ export class Recorder implements GenerationSink {
 
   private async replayAll(): Promise<void> {
     if (!this.spool) return
-    let waiting = 0
     for (const orphan of this.spool.orphans()) {
       try {
         const stored = await this.replay(orphan)
@@ -403,11 +400,9 @@ export class Recorder implements GenerationSink {
         this.deps.log.info('recorder: spool of a gateway no longer running written', { spool: orphan.id, records: orphan.rows.length, stored, torn: orphan.torn })
       } catch (e) {
         orphan.leave()
-        waiting += orphan.rows.length
         this.deps.log.error('recorder: spool of a gateway no longer running not written yet; trying again', { spool: orphan.id, records: orphan.rows.length, error: (e as Error).message })
       }
     }
-    this.orphanRows = waiting
   }
 
   /**

@@ -203,3 +203,23 @@ describe('records spool', () => {
     rmSync(spoolDir(t))
   })
 })
+
+describe('records spool, its edge cases', () => {
+  // the bound is this gateway's memory of records waiting: a dead peer's spool is on the disk
+  // already, and written by whichever gateway gets to it
+  test('a dead peer’s spool waiting for the database does not count toward this gateway’s backlog bound', async () => {
+    t = await testServices({ SWITCHYARD_RECORDS_MAX_BACKLOG: '3' })
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    const undo = await failGenerationWrites(t.s.storage.sql, 'full')
+    leaveSpool(t, 'dead-peer', [0, 1, 2, 3].map(() => toRow(genInput(t.s.catalog, key), 0.01, newGenerationId())))
+    await t.s.recorder.replaySpools()
+    expect(existsSync(join(spoolDir(t), 'dead-peer.jsonl'))).toBe(true)
+    t.s.recorder.record(genInput(t.s.catalog, key))
+    await t.s.recorder.flush()
+    expect(t.s.recorder.backlogged).toBe(false)
+    await undo()
+    await t.s.recorder.flush()
+    await t.s.recorder.replaySpools()
+    expect((await figures(t, key.id)).records).toBe(5)
+  })
+})
