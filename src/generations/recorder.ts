@@ -22,6 +22,7 @@ import { GenerationStore, isNotWhole } from './store.ts'
 import { costsNothing, type GenerationInput, type GenerationSink, type Whose } from './types.ts'
 import { pruneInSteps } from '../lib/prune-steps.ts'
 import { Spool, type Orphan } from './spool.ts'
+import type { Aside } from './spool-rows.ts'
 import { killIfAsked } from './test-kill.ts'
 import { loseAnswerIfAsked } from './test-lost-answer.ts'
 
@@ -395,9 +396,13 @@ export class Recorder implements GenerationSink {
     if (!this.spool) return
     for (const orphan of this.spool.orphans()) {
       try {
-        const stored = await this.replay(orphan)
-        orphan.done()
+        const { stored, aside } = await this.replay(orphan)
+        const keptIn = orphan.done(aside)
         this.deps.log.info('recorder: spool of a gateway no longer running written', { spool: orphan.id, records: orphan.rows.length, stored, torn: orphan.torn })
+        if (keptIn) {
+          const reasons = [...new Set(aside.map((a) => a.reason))]
+          this.deps.log.error('recorder: spooled generation records not stored, kept beside the spool and not counted', { spool: orphan.id, file: keptIn, records: aside.length, reasons: reasons.slice(0, 3).join(' | ') })
+        }
       } catch (e) {
         orphan.leave()
         this.deps.log.error('recorder: spool of a gateway no longer running not written yet; trying again', { spool: orphan.id, records: orphan.rows.length, error: (e as Error).message })
@@ -407,12 +412,15 @@ export class Recorder implements GenerationSink {
 
   /**
    * A dead gateway's records, a transaction per WHOLE_MAX; one the database refuses (not away, not
-   * full, not a race lost to another write) is left out alone. Returns how many were stored now.
+   * full, not a race lost to another write) is left out alone, and kept aside with the reason.
+   * Returns how many were stored now.
    */
-  private async replay(orphan: Orphan): Promise<number> {
+  private async replay(orphan: Orphan): Promise<{ stored: number; aside: Aside[] }> {
+    const aside = [...orphan.aside]
+    const rows = orphan.rows
     let stored = 0
-    for (let i = 0; i < orphan.rows.length; i += WHOLE_MAX) {
-      const part = orphan.rows.slice(i, i + WHOLE_MAX)
+    for (let i = 0; i < rows.length; i += WHOLE_MAX) {
+      const part = rows.slice(i, i + WHOLE_MAX)
       try {
         stored += await this.storeReplayed(part)
       } catch (e) {
@@ -422,12 +430,12 @@ export class Recorder implements GenerationSink {
             stored += await this.storeReplayed([row])
           } catch (e) {
             if (notTheRecords(e)) throw e
-            this.deps.log.error('recorder: a spooled generation record was refused', { spool: orphan.id, id: row.id, error: (e as Error).message })
+            aside.push({ record: row, reason: `refused by the database: ${(e as Error).message}` })
           }
         }
       }
     }
-    return stored
+    return { stored, aside }
   }
 
   private async storeReplayed(rows: GenerationRow[]): Promise<number> {

@@ -12,13 +12,18 @@
 // one its next spool, or (on the lock file's old inode, once removed and made again) write that
 // spool from under it. Writing a spool twice counts nothing twice: the records keep their ids,
 // and an id stored already is skipped, its cost and rollup with it (GenerationStore.insertRows).
+// A record a replay cannot store is never dropped with the file: it is kept beside it, in
+// `<instance>.rejected` (a line each, `{reason, record}`), for a person to look at.
 import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { tryLockFile, type DataDirLock } from '../db/data-dir-lock.ts'
 import type { GenerationRow } from './row.ts'
+import { spooledRow, type Aside } from './spool-rows.ts'
 
 const EXT = '.jsonl'
 const LOCK = '.lock'
+/** Records of a spool that were not stored, kept once the spool goes. */
+export const REJECTED = '.rejected'
 /** A lock file with no spool beside it is left alone this long after it was made (its process may be about to write one). */
 const STALE_LOCK_MS = 60_000
 
@@ -26,10 +31,15 @@ const STALE_LOCK_MS = 60_000
 export interface Orphan {
   id: string
   rows: GenerationRow[]
+  /** Lines that parsed but are no record that can be stored (a value it needs is missing). */
+  aside: Aside[]
   /** Lines that were no record (the last one cut short by the kill). */
   torn: number
-  /** Written to the database: the file and its lock go. */
-  done(): void
+  /**
+   * Written to the database: the records it did not store (`aside`, flushed to the disk first,
+   * in `<id>.rejected`) are kept, and the file and its lock go. Returns the kept file's name.
+   */
+  done(aside: readonly Aside[]): string | undefined
   /** Not written yet: the lock is let go, the file stays for a later try. */
   leave(): void
 }
@@ -138,15 +148,20 @@ export class Spool {
         removeQuietly(lockFile)
         continue
       }
-      const { rows, torn } = parse(text)
+      const { rows, aside, torn } = parse(text)
+      const dir = this.dir
       out.push({
         id,
         rows,
+        aside,
         torn,
-        done() {
+        done(kept) {
+          // the spool is the only copy of these: they are on the disk before it goes
+          const keptIn = kept.length > 0 ? writeDurably(dir, id + REJECTED, kept.map((a) => JSON.stringify(a) + '\n').join('')) : undefined
           removeQuietly(file)
           lock.release()
           removeQuietly(lockFile)
+          return keptIn
         },
         leave: () => lock.release(),
       })
@@ -174,20 +189,40 @@ export class Spool {
 }
 
 /** The records of a spool, each id once (an append retried after a failure may repeat some). */
-function parse(text: string): { rows: GenerationRow[]; torn: number } {
-  const byId = new Map<string, GenerationRow>()
+function parse(text: string): { rows: GenerationRow[]; aside: Aside[]; torn: number } {
+  const byId = new Map<string, ReturnType<typeof spooledRow>>()
   let torn = 0
   for (const line of text.split('\n')) {
     if (line === '') continue
+    let v: unknown
     try {
-      const row = JSON.parse(line) as GenerationRow
-      if (typeof row?.id === 'string') byId.set(row.id, row)
-      else torn++
+      v = JSON.parse(line)
     } catch {
       torn++
+      continue
     }
+    const id = (v as { id?: unknown } | null)?.id
+    if (typeof id === 'string' && id !== '') byId.set(id, spooledRow(v as Record<string, unknown>))
+    else torn++
   }
-  return { rows: [...byId.values()], torn }
+  const rows: GenerationRow[] = []
+  const aside: Aside[] = []
+  for (const r of byId.values()) 'row' in r ? rows.push(r.row) : aside.push(r.aside)
+  return { rows, aside, torn }
+}
+
+/** Writes a file whole and flushes it, with its name, to the disk. Returns its name. */
+function writeDurably(dir: string, name: string, text: string): string {
+  const fd = openSync(join(dir, name), 'w', 0o600)
+  try {
+    const bytes = Buffer.from(text)
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  syncDir(dir)
+  return name
 }
 
 function removeQuietly(file: string) {

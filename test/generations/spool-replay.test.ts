@@ -2,7 +2,7 @@
 // gateway left is written once (records already stored count nothing twice), a live gateway's
 // is left alone, and a local disk that cannot keep the records waiting refuses generations.
 import { afterEach, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tryLockFile } from '../../src/db/data-dir-lock.ts'
 import { newGenerationId, toRow, type GenerationRow } from '../../src/generations/row.ts'
@@ -204,7 +204,56 @@ describe('records spool', () => {
   })
 })
 
+// what a spool keeps, as the gateway that wrote it knew its records: one from before a column
+// was added lacks it, and the start after the upgrade still writes it
 describe('records spool, its edge cases', () => {
+  test('a spool written before a column was added: its records are written with the default a fresh record has', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    const row = toRow(genInput(t.s.catalog, key), 0.0125, newGenerationId())
+    // as an older version wrote it: none of the columns added since
+    const old: Partial<GenerationRow> = { ...row }
+    for (const c of ['usageExtras', 'serviceTier', 'speed', 'inferenceGeo', 'replayed', 'cached', 'usageCounted', 'deployment', 'attempts'] as const) delete old[c]
+    leaveSpool(t, 'older-version', [old as GenerationRow])
+    await t.s.recorder.replaySpools()
+    const after = await figures(t, key.id)
+    expect(after.records).toBe(1)
+    expect(after.spent).toBeCloseTo(0.0125, 12)
+    expect(after.rolledCost).toBeCloseTo(0.0125, 12)
+    const stored = (await t.s.recorder.get(row.id))!
+    expect(stored.replayed).toBeFalsy()
+    expect(stored.usageExtras).toBeNull()
+    expect(readdirSync(spoolDir(t)).filter((f) => f.startsWith('older-version'))).toEqual([])
+  })
+
+  test('a spooled record the database refuses is kept beside the spool with the reason, never dropped', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    const good = toRow(genInput(t.s.catalog, key), 0.01, newGenerationId())
+    // no key, no model: nothing a record can be stored without
+    const bad = { ...toRow(genInput(t.s.catalog, key), 0.02, newGenerationId()), apiKeyId: null, model: undefined } as unknown as GenerationRow
+    // and one the database itself refuses
+    const refused = toRow(genInput(t.s.catalog, key), 0.03, newGenerationId())
+    const undo = await failGenerationWrites(t.s.storage.sql, 'error', refused.replyId)
+    leaveSpool(t, 'with-bad', [good, bad, refused])
+    await t.s.recorder.replaySpools()
+    await undo()
+    const after = await figures(t, key.id)
+    expect(after.records).toBe(1)
+    expect(after.spent).toBeCloseTo(0.01, 12)
+    const left = readdirSync(spoolDir(t)).filter((f) => f.startsWith('with-bad'))
+    expect(left).toEqual(['with-bad.rejected'])
+    const kept = readFileSync(join(spoolDir(t), 'with-bad.rejected'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(kept.map((k) => k.record.id)).toEqual([bad.id, refused.id])
+    expect(kept[0].reason).toContain('apiKeyId')
+    expect(kept[1].reason).toContain('simulated write failure')
+    const said = t.logs.filter((l) => l.includes('with-bad') && l.includes('rejected'))
+    expect(said).toHaveLength(1)
+    // looked at again: the kept record is not a spool, and nothing is said twice
+    await t.s.recorder.replaySpools()
+    expect(t.logs.filter((l) => l.includes('with-bad') && l.includes('rejected'))).toHaveLength(1)
+  })
+
   // the bound is this gateway's memory of records waiting: a dead peer's spool is on the disk
   // already, and written by whichever gateway gets to it
   test('a dead peer’s spool waiting for the database does not count toward this gateway’s backlog bound', async () => {
