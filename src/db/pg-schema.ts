@@ -16,4 +16,4 @@ const pgKit = {
 }
 
 // typed as the SQLite tables, as every store uses them (storage.ts): the shapes are the same
-export const { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache } = declareTables(pgKit as unknown as ColumnKit)
+export const { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache, pruneMarks } = declareTables(pgKit as unknown as ColumnKit)

@@ -2,4 +2,4 @@
 // generates db/migrations from this file.
 import { declareTables, sqliteKit } from './tables.ts'
 
-export const { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache } = declareTables(sqliteKit)
+export const { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache, pruneMarks } = declareTables(sqliteKit)

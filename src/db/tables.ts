@@ -447,5 +447,16 @@ export function declareTables(k: ColumnKit) {
     },
     (t) => [k.index('response_cache_used').on(t.usedAt)],
   )
-  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache }
+
+  /**
+   * How far pruning has reached, per table (`generations`): every row made before `pruned_before`
+   * (epoch ms) may have been deleted, none made at or after it was. Written before the deletes it
+   * allows, and only ever raised. A spool written again after its records were pruned tells
+   * them by it (Recorder.replaySpools): the id check cannot see a deleted row.
+   */
+  const pruneMarks = k.table('prune_marks', {
+    what: k.text('what').primaryKey(),
+    prunedBefore: k.int('pruned_before').notNull(),
+  })
+  return { apiKeys, files, generations, usageHourly, storedResponses, storedItems, containerGrants, conversations, conversationItems, batches, batchItems, batchIngests, creditReservations, responseCache, pruneMarks }
 }

@@ -412,12 +412,12 @@ export class Recorder implements GenerationSink {
 
   /**
    * A dead gateway's records, a transaction per WHOLE_MAX; one the database refuses (not away, not
-   * full, not a race lost to another write) is left out alone, and kept aside with the reason.
-   * Returns how many were stored now.
+   * full, not a race lost to another write) is left out alone, and kept aside with the reason, as
+   * is one that may have been stored and pruned since (`unpruned`). Returns how many were stored now.
    */
   private async replay(orphan: Orphan): Promise<{ stored: number; aside: Aside[] }> {
     const aside = [...orphan.aside]
-    const rows = orphan.rows
+    const rows = await this.unpruned(orphan.rows, aside)
     let stored = 0
     for (let i = 0; i < rows.length; i += WHOLE_MAX) {
       const part = rows.slice(i, i + WHOLE_MAX)
@@ -436,6 +436,24 @@ export class Recorder implements GenerationSink {
       }
     }
     return { stored, aside }
+  }
+
+  /**
+   * The records retention cannot have pruned, and those stored still (the id check skips them).
+   * One made before the prune mark (GenerationStore.prunedBefore) whose id is not stored was
+   * either stored and pruned since (a kill between a commit and the spool's removal, and no
+   * replay until past the retention) or never stored: nothing tells which, so it is kept aside,
+   * uncounted, rather than maybe counted twice. With no mark (a database pruned by a version
+   * that kept none), the mark is this gateway's retention.
+   */
+  private async unpruned(rows: GenerationRow[], aside: Aside[]): Promise<GenerationRow[]> {
+    const mark = (await this.store.prunedBefore()) ?? Date.now() - this.retentionDays * DAY_MS
+    const out: GenerationRow[] = []
+    for (const r of rows) {
+      if (!(r.createdAt < mark)) out.push(r)
+      else if (!(await this.store.has(r.id))) aside.push({ record: r, reason: `made before ${new Date(mark).toISOString()}, where records have been pruned: stored and pruned since, or never stored (nothing tells which), so not counted` })
+    }
+    return out
   }
 
   private async storeReplayed(rows: GenerationRow[]): Promise<number> {
@@ -610,6 +628,9 @@ export class Recorder implements GenerationSink {
     let total = 0
     try {
       const before = now - this.retentionDays * DAY_MS
+      // said before any record goes: a spool written again later tells the records it may hold
+      // that were stored and then pruned (their ids gone) from those never stored
+      await this.store.markPruned(before)
       const step = async () => {
         const deleted = await this.store.pruneSome(before, this.pruneChunk)
         return { deleted, more: deleted >= this.pruneChunk }

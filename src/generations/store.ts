@@ -4,7 +4,7 @@
 import type { Storage } from '../db/client.ts'
 import { insertList, jsonRows, names, selectList, type ColumnKey } from '../db/columns.ts'
 import { generations as pgGenerations, usageHourly as pgUsageHourly } from '../db/pg-schema.ts'
-import { generations, usageHourly } from '../db/schema.ts'
+import { generations, pruneMarks, usageHourly } from '../db/schema.ts'
 import { DIALECT, rowParts, type Param, type Piece, type Sql } from '../db/sql.ts'
 import { addRollup, ROLLUP_COUNTERS, toRollup, type GenerationRow, type RollupDelta } from './row.ts'
 
@@ -76,6 +76,12 @@ function rollupsOf(rows: GenerationRow[]): RollupDelta[] {
   }
   return [...sums.values()]
 }
+
+// how far pruning of the records has reached: raised before a prune deletes, never lowered
+const pm = names(pruneMarks)
+const MARK_PRUNED = `INSERT INTO ${pm.$table} (${pm.what}, ${pm.prunedBefore}) VALUES (?, ?)
+  ON CONFLICT (${pm.what}) DO UPDATE SET ${pm.prunedBefore} = excluded.${pm.prunedBefore} WHERE ${pm.$table}.${pm.prunedBefore} < excluded.${pm.prunedBefore}`
+const PRUNED = `SELECT ${pm.prunedBefore} AS before FROM ${pm.$table} WHERE ${pm.what} = ?`
 
 /** A whole record, each column under its TypeScript name. */
 export const COLUMNS = selectList(generations)
@@ -156,6 +162,22 @@ export class GenerationStore {
     r ??= keyId === undefined ? await sql.get<Raw>(this.byReply, [id]) : await sql.get<Raw>(this.byReplyOfKey, [id, keyId])
     // SQLite keeps booleans as 0/1
     return r ? { ...r, stream: !!r.stream, unpriced: !!r.unpriced } : undefined
+  }
+
+  /** Says, before any is deleted, that records created before `before` may be (`prunedBefore`). */
+  async markPruned(before: number): Promise<void> {
+    await this.storage.sql.run(MARK_PRUNED, [g.$table, before])
+  }
+
+  /** Records created before this (epoch ms) may have been pruned; none at or after it was. Undefined: no prune said. */
+  async prunedBefore(): Promise<number | undefined> {
+    const r = await this.storage.sql.get<{ before: number | string }>(PRUNED, [g.$table])
+    return r ? Number(r.before) : undefined
+  }
+
+  /** Whether a record of this id is stored. */
+  async has(id: string): Promise<boolean> {
+    return !!(await this.storage.sql.get(STORED, [id]))
   }
 
   /** Delete up to `limit` records created before `before` (epoch ms); the rollup stays. Returns how many went. */

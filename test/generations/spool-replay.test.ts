@@ -254,6 +254,33 @@ describe('records spool, its edge cases', () => {
     expect(t.logs.filter((l) => l.includes('with-bad') && l.includes('rejected'))).toHaveLength(1)
   })
 
+  // the id check cannot see a record that retention pruned: a spool written again after that
+  // (a kill between the commit and the file's removal, and no gateway on its data dir since)
+  // must not count it again
+  test('a spooled record stored and then pruned is not counted again; one never stored still is', async () => {
+    t = await testServices()
+    const key = (await t.s.keys.create({ name: 'k' })).record
+    const longAgo = Date.now() - 200 * 86_400_000
+    const storedId = t.s.recorder.record(genInput(t.s.catalog, key, { createdAt: longAgo }))!
+    await t.s.recorder.flush()
+    const stored = (await t.s.recorder.get(storedId))!
+    expect(await t.s.recorder.prune()).toBe(1)
+    const before = await figures(t, key.id)
+    expect(before.records).toBe(0)
+    expect(before.spent).toBeGreaterThan(0)
+    const fresh = toRow(genInput(t.s.catalog, key), 0.01, newGenerationId())
+    leaveSpool(t, 'after-prune', [stored, fresh])
+    await t.s.recorder.replaySpools()
+    const after = await figures(t, key.id)
+    expect(after.records).toBe(1)
+    expect(after.spent).toBeCloseTo(before.spent + 0.01, 12)
+    expect(after.rolledCost).toBeCloseTo(before.rolledCost + 0.01, 12)
+    // kept beside, not counted, and said why
+    const kept = readFileSync(join(spoolDir(t), 'after-prune.rejected'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(kept.map((k) => k.record.id)).toEqual([stored.id])
+    expect(kept[0].reason).toContain('prun')
+  })
+
   // the bound is this gateway's memory of records waiting: a dead peer's spool is on the disk
   // already, and written by whichever gateway gets to it
   test('a dead peer’s spool waiting for the database does not count toward this gateway’s backlog bound', async () => {

@@ -19,6 +19,7 @@ const UNDO: Record<string, string[]> = {
   conversations: ['DROP TABLE conversation_items', 'DROP TABLE conversations'],
   generation_usage_extras: dropColumns('generations', ['usage_extras']),
   usage_hourly_extras: dropColumns('usage_hourly', ['cache_write_1h_tokens', 'input_audio_tokens', 'output_audio_tokens', 'web_search_requests', 'file_search_requests', 'image_tool_tokens']),
+  prune_marks: ['DROP TABLE prune_marks'],
 }
 
 /** Undo `from` and every later migration of `migrations` on `sql`, newest first. */

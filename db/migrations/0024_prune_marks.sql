@@ -1,0 +1,4 @@
+CREATE TABLE `prune_marks` (
+	`what` text PRIMARY KEY NOT NULL,
+	`pruned_before` integer NOT NULL
+);
