@@ -11,7 +11,8 @@
 // spool went, another gateway that listed the file before could take it, and then refuse this
 // one its next spool, or (on the lock file's old inode, once removed and made again) write that
 // spool from under it. Writing a spool twice counts nothing twice: the records keep their ids,
-// and an id stored already is skipped, its cost and rollup with it (GenerationStore.insertRows).
+// and an id stored already is skipped, its cost and rollup with it (GenerationStore.insertRows);
+// one retention may have pruned since is kept aside uncounted (Recorder.replaySpools).
 // A record a replay cannot store is never dropped with the file: it is kept beside it, in
 // `<instance>.rejected` (a line each, `{reason, record}`), for a person to look at.
 import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
