@@ -28,17 +28,22 @@ export function responsesUsage(u: Usage): Obj {
 
 /**
  * The IR finish → the response status and its incomplete_details (every reason
- * explicit; one the table does not know is never a silent `completed`).
+ * explicit; one the table does not know is never a silent `completed`). OpenAI documents two
+ * incomplete reasons, `max_output_tokens` and `content_filter`, and typed clients (the openai
+ * SDK's types, Codex) know no other: Claude's full context window and its pause_turn (a server
+ * tool loop stopped at its iteration budget, to be continued) are budgets that cut the turn, so
+ * they say `max_output_tokens`, as chat says `length` for them. Only a reason the gateway does not
+ * know shows its raw value, which says more than a guess would.
  */
 const STATUS: Record<FinishReason, { status: string; reason?: string }> = {
   stop: { status: 'completed' },
   // a reply that called tools is made `requires_action` by completeResponse
   tool_calls: { status: 'completed' },
   length: { status: 'incomplete', reason: 'max_output_tokens' },
-  context_exceeded: { status: 'incomplete', reason: 'model_context_window_exceeded' },
+  context_exceeded: { status: 'incomplete', reason: 'max_output_tokens' },
   content_filter: { status: 'incomplete', reason: 'content_filter' },
   refusal: { status: 'incomplete', reason: 'content_filter' },
-  pause: { status: 'incomplete', reason: 'pause_turn' },
+  pause: { status: 'incomplete', reason: 'max_output_tokens' },
   error: { status: 'failed' },
   other: { status: 'incomplete' },
 }
