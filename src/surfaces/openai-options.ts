@@ -85,3 +85,17 @@ export function safetyIdentifierToIR(v: string, req: GenerationRequest, cx: IRCo
   if (cx.model.family === 'anthropic') req.user ??= v
   else carry(req, 'openai', 'safety_identifier', v)
 }
+
+/** The longest end-user id OpenAI takes: `user` over 64 characters is its 400, and OpenAI-compatible upstreams hold `safety_identifier` to the same. */
+const END_USER_MAX = 64
+
+/**
+ * Anthropic's `metadata.user_id` for a GPT model: the end user's id said for abuse detection,
+ * which is what OpenAI's `safety_identifier` is (`user`, deprecated, is also a cache-bucketing
+ * hint). Claude Code sends a JSON text of about 150 characters; one over the limit goes as its
+ * SHA-256 in hex (64 characters): opaque, as both providers ask, and the same for the same id.
+ */
+export function userIdToSafetyIdentifier(userId: string, req: GenerationRequest): void {
+  const id = userId.length <= END_USER_MAX ? userId : new Bun.CryptoHasher('sha256').update(userId).digest('hex')
+  carry(req, 'openai', 'safety_identifier', id)
+}

@@ -155,7 +155,7 @@ describe('gpt model, non-streaming', () => {
     expect(r.stop_reason).toBe('tool_use')
   })
 
-  test('the request is translated: system, tools (input_schema → parameters), tool_choice any → required, parallel_tool_calls false, metadata.user_id → user, tool_result turns', async () => {
+  test('the request is translated: system, tools (input_schema → parameters), tool_choice any → required, parallel_tool_calls false, metadata.user_id → safety_identifier, tool_result turns', async () => {
     rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
     await rig.anthropic.messages.create({
       model: 'gpt-4o-mini',
@@ -179,12 +179,32 @@ describe('gpt model, non-streaming', () => {
     expect(b.tools[0]).toMatchObject({ type: 'function', function: { name: 'get_weather', parameters: weather.input_schema } })
     expect(b.tool_choice).toBe('required')
     expect(b.parallel_tool_calls).toBe(false)
-    expect(b.user).toBe('user-7')
-    // OpenAI refuses metadata without store: true; the user id travels as `user` alone
+    // Anthropic's user_id is said for abuse detection, which is OpenAI's safety_identifier (`user`
+    // is deprecated for it); OpenAI refuses metadata without store: true, so it travels alone
+    expect(b.safety_identifier).toBe('user-7')
+    expect(b).not.toHaveProperty('user')
     expect(b).not.toHaveProperty('metadata')
     const tool = b.messages.find((m: any) => m.role === 'tool')
     expect(tool).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' })
     expect(b.messages.at(-1)).toMatchObject({ role: 'user' })
+  })
+
+  // Claude Code's user_id is a JSON text of about 150 characters; OpenAI refuses a `user` over 64
+  // ("Invalid 'user': string too long"), so every Claude Code request to a GPT model failed
+  test("Claude Code's long metadata.user_id goes as a safety_identifier of at most 64 characters, the same for the same id", async () => {
+    const userId = JSON.stringify({ device_id: 'd'.repeat(64), account_uuid: '7b0a5a8e-8d1c-4c3b-9a55-0b1f6f4a2c11', session_id: '5d3c2b1a-0f9e-4d8c-b7a6-958473625140' })
+    expect(userId.length).toBeGreaterThan(128)
+    const sent: any[] = []
+    for (let i = 0; i < 2; i++) {
+      rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+      const r = await rig.anthropic.messages.create({ model: 'gpt-4o-mini', max_tokens: 50, metadata: { user_id: userId }, messages: ask })
+      expect(r.type).toBe('message')
+      sent.push(rig.up.requests.at(-1)!.json())
+    }
+    expect(sent[0]).not.toHaveProperty('user')
+    expect(sent[0].safety_identifier).toMatch(/^[0-9a-f]{64}$/)
+    expect(sent[1].safety_identifier).toBe(sent[0].safety_identifier)
+    expect(sent[0].safety_identifier).not.toContain(userId.slice(0, 20))
   })
 
   test("a failed tool's result (is_error) says so in the tool message's text, which is all chat has for it", async () => {

@@ -10,6 +10,7 @@ import { claudeFormat, claudeOutputConfig, claudeTool } from '../../routing/tran
 import { isServerTool, type MessagesBlock, type MessagesCustomTool, type MessagesMessage, type MessagesSource, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 import { clientTool } from './client-tools.ts'
+import { userIdToSafetyIdentifier } from '../openai-options.ts'
 
 type Obj = Record<string, unknown>
 
@@ -231,8 +232,10 @@ export function outputConfigToIR(config: Obj, req: GenerationRequest, cx: IRCont
   cx.compat.push(`output_config->${[c.reasoning && 'reasoning_effort', c.responseFormat && 'response_format'].filter(Boolean).join('+')}`, ...strictLost(c.responseFormat, 'output_config.format'))
 }
 
-/** `metadata`: kept whole, and its `user_id` is the end user. */
-export function metadataToIR(metadata: Obj, req: GenerationRequest): void {
+/** `metadata`: kept whole, and its `user_id` is the end user (a GPT model's safety_identifier). */
+export function metadataToIR(metadata: Obj, req: GenerationRequest, cx: IRContext): void {
   req.metadata = metadata
-  if (typeof metadata.user_id === 'string') req.user = metadata.user_id
+  if (typeof metadata.user_id !== 'string') return
+  if (cx.model.family === 'openai') userIdToSafetyIdentifier(metadata.user_id, req)
+  else req.user = metadata.user_id
 }
