@@ -90,6 +90,7 @@ const STORE_AGNOSTIC = [
   'test/chat/e2e-openai.test.ts',
   'test/messages/e2e-claude.test.ts',
   'test/responses/claude-stop-reasons.test.ts',
+  'test/responses/claude-citations.test.ts',
   // cassettes live in files of their own (blobs beside them), whatever the gateway's stores
   'test/replay/cassette-modes.test.ts',
   // the token workers' fairness, and the batch pool's messages to its threads

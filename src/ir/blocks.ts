@@ -72,6 +72,10 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
       case 'reasoning-end':
         if (open === (ev.type === 'text-end' ? 'text' : 'reasoning')) close()
         return
+      case 'text-citations':
+        // it points into the text run open now; with none, there is nothing for it to point into
+        if (open === 'text') emit(ev)
+        return
       case 'reasoning-redacted':
         close()
         return emit(ev)
@@ -107,6 +111,7 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
       case 'text-delta':
       case 'text-start':
       case 'text-end':
+      case 'text-citations':
       case 'reasoning-delta':
       case 'reasoning-start':
       case 'reasoning-end':

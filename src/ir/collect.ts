@@ -46,6 +46,14 @@ export function createFolder(): Folder {
         case 'text-end':
         case 'reasoning-end':
           break
+        case 'text-citations': {
+          const p = last()
+          if (p?.type !== 'text') break
+          const end = p.text.length
+          const start = Math.max(0, end - e.span)
+          ;(p.citations ??= []).push(...e.sources.map((s) => ({ ...s, start, end })))
+          break
+        }
         case 'text-delta': {
           const p = last()
           if (p?.type === 'text') p.text += e.text

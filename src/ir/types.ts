@@ -21,8 +21,17 @@ export type MediaSource =
 /** Provider-only data rides here and goes back only to its own family. */
 export type ProviderData = Partial<Record<Family, Record<string, unknown>>>
 
+/** A source the model cited (a Claude web search's result): OpenAI's `url_citation`. */
+export interface WebSource {
+  url: string
+  title?: string
+}
+
+/** A source cited for the characters `start` to `end` of its text part. */
+export type UrlCitation = WebSource & { start: number; end: number }
+
 export type Part =
-  | { type: 'text'; text: string; cacheControl?: unknown }
+  | { type: 'text'; text: string; cacheControl?: unknown; citations?: UrlCitation[] }
   | { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high'; cacheControl?: unknown }
   | { type: 'document'; source: MediaSource; title?: string; cacheControl?: unknown }
   /** `arguments` is the JSON text exactly as the model produced it. */
@@ -219,6 +228,8 @@ export type StreamEvent =
   | { type: 'text-delta'; text: string }
   /** `cut`: ended by the stream's failure, not by the model (blocks.ts). */
   | { type: 'text-end'; cut?: true }
+  /** The last `span` characters of the text so far cite `sources` (a cited Claude text block, at its end). */
+  | { type: 'text-citations'; sources: WebSource[]; span: number }
   | { type: 'reasoning-start' }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'reasoning-end'; cut?: true }

@@ -3,6 +3,7 @@ import { UpstreamError } from '../../ir/errors.ts'
 import type { GenerationResponse, Part } from '../../ir/types.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { usageFromAnthropic, type AnthropicUsage } from './usage.ts'
+import { webSources } from './citations.ts'
 
 export interface AnthropicBlock {
   type: string
@@ -13,6 +14,7 @@ export interface AnthropicBlock {
   id?: string
   name?: string
   input?: unknown
+  citations?: unknown
 }
 
 export interface AnthropicMessage {
@@ -31,8 +33,11 @@ export interface AnthropicMessage {
  */
 export function partFromBlock(b: AnthropicBlock): Part | undefined {
   switch (b.type) {
-    case 'text':
-      return { type: 'text', text: b.text ?? '' }
+    case 'text': {
+      const text = b.text ?? ''
+      const cited = webSources(b.citations)
+      return cited.length > 0 ? { type: 'text', text, citations: cited.map((s) => ({ ...s, start: 0, end: text.length })) } : { type: 'text', text }
+    }
     case 'thinking':
       return b.signature !== undefined ? { type: 'reasoning', text: b.thinking ?? '', signature: b.signature } : { type: 'reasoning', text: b.thinking ?? '' }
     case 'redacted_thinking':

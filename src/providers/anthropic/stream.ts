@@ -7,7 +7,7 @@
 // stop ends it (`reasoning-end`), signed or not, so the next one is a block of its own (text
 // blocks in a row stay one run, as the JSON reply's text parts make one message); blocks started
 // while an earlier one is open wait for it (block-order.ts).
-import { emptyUsage, type Finish, type StreamEvent, type Usage } from '../../ir/types.ts'
+import { emptyUsage, type Finish, type StreamEvent, type Usage, type WebSource } from '../../ir/types.ts'
 import { anthropicEventError } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
 import { finishFromAnthropic } from './finish.ts'
@@ -17,10 +17,12 @@ import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
 import { tellContainer } from './container.ts'
 import type { ContainerGiven } from '../../routing/contract.ts'
 import { tellText } from '../../ir/event-text.ts'
+import { webSource, webSources } from './citations.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
+/** A text block's `chars` so far and the web sources it cites (said at its end, for all of it). */
 type Block =
-  | { kind: 'text'; open: boolean }
+  | { kind: 'text'; open: boolean; chars: number; sources: WebSource[] }
   | { kind: 'thinking'; startSignature?: string; signed: boolean; open: boolean }
   | { kind: 'tool'; ordinal: number; input: unknown; sentArgs: boolean; open: boolean }
   | { kind: 'ignored'; open: boolean }
@@ -30,7 +32,7 @@ interface Event {
   index?: number
   message?: { id?: string; model?: string; usage?: AnthropicUsage; container?: unknown }
   content_block?: AnthropicBlock
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null; container?: unknown }
+  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; citation?: unknown; stop_reason?: string | null; stop_sequence?: string | null; container?: unknown }
   usage?: AnthropicUsage
   error?: { type?: string; message?: string } | string
 }
@@ -38,13 +40,16 @@ interface Event {
 /** Blocks not yet stopped that the reader keeps: as many as the block order may (in order, then open). */
 const BLOCKS_KEPT = BLOCKS_MAX + OPEN_MAX
 
+/** The sources one text block may cite that are kept (a block cites a few; an upstream that sends more is not held). */
+const SOURCES_MAX = 64
+
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
 function* openBlock(b: AnthropicBlock, ordinal: number, reply: string): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
-      return { kind: 'text', open: true }
+      return { kind: 'text', open: true, chars: b.text?.length ?? 0, sources: webSources(b.citations) }
     case 'thinking':
       if (b.thinking) yield { type: 'reasoning-delta', text: b.thinking }
       return { kind: 'thinking', startSignature: b.signature || undefined, signed: false, open: true }
@@ -70,6 +75,8 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
       b.signed ||= signed.length > 0
       return [...signed, { type: 'reasoning-end' }]
     }
+    case 'text':
+      return b.sources.length > 0 && b.chars > 0 ? [{ type: 'text-citations', sources: b.sources, span: b.chars }] : []
     case 'tool':
       // Arguments may come whole in the start block and never as deltas.
       return [...(b.sentArgs ? [] : [{ type: 'tool-input-delta', index: b.ordinal, delta: inputText(b.input) } as const]), { type: 'tool-input-end', index: b.ordinal }]
@@ -157,7 +164,13 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             const b = blocks.get(e.index ?? 0)
             const d = e.delta ?? {}
             let ev: StreamEvent | undefined
-            if (d.type === 'text_delta' && d.text) ev = { type: 'text-delta', text: d.text }
+            if (d.type === 'text_delta' && d.text) {
+              if (b?.kind === 'text') b.chars += d.text.length
+              ev = { type: 'text-delta', text: d.text }
+            } else if (d.type === 'citations_delta' && b?.kind === 'text') {
+              const s = webSource(d.citation)
+              if (s && b.sources.length < SOURCES_MAX) b.sources.push(s)
+            }
             else if (d.type === 'thinking_delta' && d.thinking) ev = { type: 'reasoning-delta', text: d.thinking }
             else if (d.type === 'signature_delta' && d.signature) {
               if (b?.kind === 'thinking') b.signed = true

@@ -1,5 +1,5 @@
 // IR → chat-style wire: the finish-reason table, usage, and the chat.completion reply.
-import type { Finish, FinishReason, GenerationResponse, Usage } from '../../ir/types.ts'
+import type { Finish, FinishReason, GenerationResponse, UrlCitation, Usage } from '../../ir/types.ts'
 import { promptTokens } from '../../ir/types.ts'
 import { customInputOf } from '../custom-tools.ts'
 
@@ -55,6 +55,16 @@ export type ChatToolCall =
 
 const NO_CUSTOM_TOOLS: ReadonlySet<string> = new Set()
 
+export interface ChatAnnotation {
+  type: 'url_citation'
+  url_citation: { start_index: number; end_index: number; url: string; title: string }
+}
+
+/** A cited source as OpenAI's search models show one on a chat message (`offset`: where the part's text begins in the message). */
+export function chatAnnotation(c: UrlCitation, offset = 0): ChatAnnotation {
+  return { type: 'url_citation', url_citation: { start_index: offset + c.start, end_index: offset + c.end, url: c.url, title: c.title ?? '' } }
+}
+
 /** A Claude thinking block as a chat reply carries it (LiteLLM's `thinking_blocks`). */
 export type ChatThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string }
 
@@ -70,8 +80,12 @@ export function encodeChatResponse(r: GenerationResponse, model: string, customT
   let reasoning: string | undefined
   const blocks: ChatThinkingBlock[] = []
   const toolCalls: ChatToolCall[] = []
+  const annotations: ChatAnnotation[] = []
   for (const p of r.content) {
-    if (p.type === 'text') text = (text ?? '') + p.text
+    if (p.type === 'text') {
+      for (const c of p.citations ?? []) annotations.push(chatAnnotation(c, text?.length ?? 0))
+      text = (text ?? '') + p.text
+    }
     else if (p.type === 'reasoning') {
       if (p.text !== '') reasoning = (reasoning ?? '') + p.text
       if (p.signature !== undefined) blocks.push({ type: 'thinking', thinking: p.text, signature: p.signature })
@@ -82,6 +96,7 @@ export function encodeChatResponse(r: GenerationResponse, model: string, customT
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text, refusal: null }
   if (toolCalls.length > 0) message.tool_calls = toolCalls
+  if (annotations.length > 0) message.annotations = annotations
   if (reasoning !== undefined) message.reasoning_content = reasoning
   if (blocks.length > 0) message.thinking_blocks = blocks
   return {

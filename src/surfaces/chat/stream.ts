@@ -7,7 +7,7 @@ import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
 import type { StreamEncoderState } from '../../pipeline/codec.ts'
 import { customInputOf } from '../custom-tools.ts'
-import { chatFinishReason, chatUsage, type ChatThinkingBlock } from './encode.ts'
+import { chatAnnotation, chatFinishReason, chatUsage, type ChatThinkingBlock } from './encode.ts'
 
 export const DONE_FRAME = 'data: [DONE]\n\n'
 
@@ -51,6 +51,8 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
   let roleSent = false
   /** The thinking block open now, its text so far; the turn's signed blocks, sent whole before the finish. */
   let thinking = ''
+  /** The message's characters so far: where a cited span ends. */
+  let chars = 0
   const blocks: ChatThinkingBlock[] = []
   // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
   const toolIndex = new Map<number, number>()
@@ -102,7 +104,11 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
       case 'text-delta':
         if (ev.text === '') return open()
         state.produced = true
+        chars += ev.text.length
         return open() + textChunk(ev.text)
+      case 'text-citations':
+        // after the text it points into, as OpenAI's search models send theirs
+        return open() + chunk({ annotations: ev.sources.map((s) => chatAnnotation({ ...s, start: Math.max(0, chars - ev.span), end: chars })) })
       case 'tool-input-start': {
         const idx = toolIndex.size
         toolIndex.set(ev.index, idx)

@@ -141,6 +141,8 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + textDelta(flow!, ev.text)),
     // a block a failure cut is not stopped: Anthropic's stream ends with the error event alone
     'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
+    // web sources come from a Claude upstream, which this surface is the pass-through to
+    'text-citations': () => '',
     'reasoning-start': () => messageStart() + closeFlow(),
     'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + textDelta(flow!, ev.text)),
     // A signature is the last thing of its thinking block (as the fold in collect.ts reads it).

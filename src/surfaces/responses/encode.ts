@@ -3,7 +3,7 @@
 // called tools, `incomplete_details` when a budget cut the output, and `reasoning.summaries`
 // holding the summary text. `completeResponse` adds the extras to any Response object —
 // one built here from the IR, or one an OpenAI upstream sent (the pass-through path).
-import type { Finish, FinishReason, GenerationResponse, Part, Usage } from '../../ir/types.ts'
+import type { Finish, FinishReason, GenerationResponse, Part, UrlCitation, Usage } from '../../ir/types.ts'
 import { promptTokens } from '../../ir/types.ts'
 import { customInputOf } from '../custom-tools.ts'
 import type { Item } from './items.ts'
@@ -60,8 +60,13 @@ export function statusOf(f: Finish): { status: string; incomplete?: Obj } {
   return { status: s.status, incomplete: { reason: s.reason ?? f.raw ?? 'unknown' } }
 }
 
-export function messageItem(id: string, text: string, status = 'completed'): Item {
-  return { id, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] }
+export function messageItem(id: string, text: string, status = 'completed', annotations: Obj[] = []): Item {
+  return { id, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text, annotations, logprobs: [] }] }
+}
+
+/** A cited source as OpenAI's web search shows one: a url_citation over characters of the output text (`offset`: where the part's text begins in it). */
+export function urlAnnotation(c: UrlCitation, offset = 0): Obj {
+  return { type: 'url_citation', start_index: offset + c.start, end_index: offset + c.end, url: c.url, title: c.title ?? '' }
 }
 
 /** A tool call → a function_call item, or a custom_tool_call for a custom tool (its one string input unwrapped). */
@@ -164,8 +169,13 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
   for (const p of content) {
     shown = out[out.length - 1]
     if (p.type === 'text') {
-      if (shown?.type === 'message') ((shown.content as Obj[])[0] as { text: string }).text += p.text
-      else out.push(messageItem(id('msg'), p.text))
+      const part = shown?.type === 'message' ? ((shown.content as Obj[])[0] as { text: string; annotations: Obj[] }) : undefined
+      const offset = part?.text.length ?? 0
+      const annotations = (p.citations ?? []).map((c) => urlAnnotation(c, offset))
+      if (part) {
+        part.text += p.text
+        part.annotations.push(...annotations)
+      } else out.push(messageItem(id('msg'), p.text, 'completed', annotations))
     } else if (p.type === 'reasoning') {
       out.push(reasoningItem(id('rs'), p, turn.summary !== undefined))
       // redacted thinking comes whole, never cut (as the stream says)

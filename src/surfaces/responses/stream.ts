@@ -9,7 +9,7 @@ import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { itemId } from './item-ids.ts'
-import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, statusOf, type ResponseFrame } from './encode.ts'
+import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, statusOf, urlAnnotation, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 
@@ -43,6 +43,9 @@ interface Open {
   custom?: boolean
   /** A text delta's JSON from its item id to its text, made at the item's first delta. */
   deltaHead?: string
+  /** A message's characters so far, and the url_citation annotations on them. */
+  chars?: number
+  annotations?: Obj[]
 }
 
 export interface ResponsesStreamState {
@@ -103,11 +106,11 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
 
   function finalText(o: Open, status: string): string {
     const text = o.text.text()
-    const part = { type: 'output_text', text, annotations: [], logprobs: [] }
+    const part = { type: 'output_text', text, annotations: o.annotations ?? [], logprobs: [] }
     return (
       ev('response.output_text.done', { ...at(o), content_index: 0, text, logprobs: [] }) +
       ev('response.content_part.done', { ...at(o), content_index: 0, part }) +
-      done(o, messageItem(o.item.id as string, text, status))
+      done(o, messageItem(o.item.id as string, text, status, o.annotations))
     )
   }
   function finalReasoning(o: Open, status: string): string {
@@ -135,7 +138,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
    */
   function cut(): Item[] {
     const out = [...output]
-    if (open?.kind === 'text') out[open.index] = messageItem(open.item.id as string, open.text.text(), 'incomplete')
+    if (open?.kind === 'text') out[open.index] = messageItem(open.item.id as string, open.text.text(), 'incomplete', open.annotations)
     if (open?.kind === 'reasoning') out[open.index] = { ...reasoningItem(open.item.id as string, { type: 'reasoning', text: open.text.text() }, summaries), status: 'incomplete' }
     for (const o of tools.values()) {
       out[o.index] = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text(), o.custom === true, 'incomplete', o.item.namespace as string | undefined)
@@ -180,12 +183,22 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
       case 'text-delta':
         if (!open || open.kind !== 'text' || e.text === '') return ''
         open.text.push(e.text)
+        open.chars = (open.chars ?? 0) + e.text.length
         state.produced = true
         // most of a stream: the bytes `ev` would write, without the objects
         open.deltaHead ??= `,"item_id":${JSON.stringify(open.item.id)},"output_index":${open.index},"content_index":0,"delta":`
         return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++}${open.deltaHead}${JSON.stringify(e.text)},"logprobs":[]}\n\n`
       case 'text-end':
         return blockEnd(e.cut, 'text')
+      case 'text-citations': {
+        if (!open || open.kind !== 'text') return ''
+        const o = open
+        const end = o.chars ?? 0
+        const citations = e.sources.map((s) => urlAnnotation({ ...s, start: Math.max(0, end - e.span), end }))
+        const first = (o.annotations ??= []).length
+        o.annotations.push(...citations)
+        return citations.map((annotation, i) => ev('response.output_text.annotation.added', { ...at(o), content_index: 0, annotation_index: first + i, annotation })).join('')
+      }
       case 'reasoning-start': {
         const [o, s] = add('reasoning', { id: itemId('rs', f.id, output.length), type: 'reasoning', summary: [] })
         open = o

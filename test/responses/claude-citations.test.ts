@@ -1,0 +1,103 @@
+// A Claude model's web search through the OpenAI surfaces: the search ran at Anthropic (its
+// server_tool_use and result blocks are nothing for the client to run), and the text it cited
+// carries its sources as OpenAI shows a web search's: `url_citation` annotations on the output
+// text (Responses) or on the message (chat), indexed into the text, streamed or not. Upstream
+// traffic hand-written from Anthropic's documented shapes (web_search_result_location).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
+
+let rig: ResponsesRig
+beforeAll(async () => {
+  rig = await startResponsesRig()
+})
+afterAll(async () => {
+  await rig.stop()
+})
+
+const URL_A = 'https://weather.example/paris'
+const cite = { type: 'web_search_result_location', url: URL_A, title: 'Paris weather', encrypted_index: 'Eo8BCioIAhgB', cited_text: 'Sunny, 21 °C' }
+const searched = [
+  { type: 'server_tool_use', id: 'srvtoolu_01Cite', name: 'web_search', input: { query: 'paris weather' } },
+  { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01Cite', content: [{ type: 'web_search_result', title: 'Paris weather', url: URL_A, encrypted_content: 'EqgfCioI', page_age: null }] },
+]
+const usage = { input_tokens: 2107, output_tokens: 41, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, server_tool_use: { web_search_requests: 1 } }
+const reply = {
+  id: 'msg_01CiteJson', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', stop_reason: 'end_turn', stop_sequence: null, usage,
+  content: [...searched, { type: 'text', text: 'Paris is ' }, { type: 'text', text: 'sunny', citations: [cite] }, { type: 'text', text: ' today.' }],
+}
+const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+const stream =
+  ev('message_start', { message: { ...reply, id: 'msg_01CiteStream', content: [], stop_reason: null, usage: { ...usage, output_tokens: 3 } } }) +
+  ev('content_block_start', { index: 0, content_block: { ...searched[0], input: {} } }) +
+  ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"query": "paris weather"}' } }) +
+  ev('content_block_stop', { index: 0 }) +
+  ev('content_block_start', { index: 1, content_block: searched[1] }) +
+  ev('content_block_stop', { index: 1 }) +
+  ev('content_block_start', { index: 2, content_block: { type: 'text', text: '' } }) +
+  ev('content_block_delta', { index: 2, delta: { type: 'text_delta', text: 'Paris is ' } }) +
+  ev('content_block_stop', { index: 2 }) +
+  ev('content_block_start', { index: 3, content_block: { type: 'text', text: '', citations: [] } }) +
+  ev('content_block_delta', { index: 3, delta: { type: 'citations_delta', citation: cite } }) +
+  ev('content_block_delta', { index: 3, delta: { type: 'text_delta', text: 'sun' } }) +
+  ev('content_block_delta', { index: 3, delta: { type: 'text_delta', text: 'ny' } }) +
+  ev('content_block_stop', { index: 3 }) +
+  ev('content_block_start', { index: 4, content_block: { type: 'text', text: '' } }) +
+  ev('content_block_delta', { index: 4, delta: { type: 'text_delta', text: ' today.' } }) +
+  ev('content_block_stop', { index: 4 }) +
+  ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage }) +
+  ev('message_stop', {})
+
+const TEXT = 'Paris is sunny today.'
+// "sunny" is characters 9 to 14 of the text
+const RESPONSES_ANNOTATION = { type: 'url_citation', start_index: 9, end_index: 14, url: URL_A, title: 'Paris weather' }
+const CHAT_ANNOTATION = { type: 'url_citation', url_citation: { start_index: 9, end_index: 14, url: URL_A, title: 'Paris weather' } }
+
+describe('Claude web search citations', () => {
+  test('responses, not streamed: url_citation annotations on the output text', async () => {
+    rig.up.script({ json: reply })
+    const r = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
+    expect(r.output_text).toBe(TEXT)
+    const part = (r.output[0] as any).content[0]
+    expect(part.text.slice(9, 14)).toBe('sunny')
+    expect(part.annotations).toEqual([RESPONSES_ANNOTATION])
+  })
+
+  test('responses, streamed: an annotation.added event, and the same annotations in the final response', async () => {
+    rig.up.script({ sse: stream })
+    const s = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?', stream: true })
+    const events: any[] = []
+    for await (const e of s) events.push(e)
+    const added = events.filter((e) => e.type === 'response.output_text.annotation.added')
+    expect(added.map((e) => [e.annotation_index, e.annotation])).toEqual([[0, RESPONSES_ANNOTATION]])
+    const final = events.at(-1).response
+    expect(final.output[0].content[0].text).toBe(TEXT)
+    expect(final.output[0].content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+    const doneItem = events.find((e) => e.type === 'response.output_item.done')
+    expect(doneItem.item.content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+  })
+
+  test('chat, not streamed: url_citation annotations on the message', async () => {
+    rig.up.script({ json: reply })
+    const c = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }] })
+    expect(c.choices[0]!.message.content).toBe(TEXT)
+    expect(c.choices[0]!.message.annotations).toEqual([CHAT_ANNOTATION] as any)
+  })
+
+  test('chat, streamed: the annotations in a delta once the cited text was sent', async () => {
+    rig.up.script({ sse: stream })
+    const s = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }], stream: true })
+    let text = ''
+    const annotations: unknown[] = []
+    for await (const ch of s) {
+      const d = ch.choices[0]?.delta as any
+      if (d?.content) text += d.content
+      if (d?.annotations) {
+        // sent after the text it points into
+        expect(text.length).toBeGreaterThanOrEqual(14)
+        annotations.push(...d.annotations)
+      }
+    }
+    expect(text).toBe(TEXT)
+    expect(annotations).toEqual([CHAT_ANNOTATION])
+  })
+})
