@@ -77,6 +77,14 @@ export interface ReasoningConfig {
   summary?: 'auto' | 'concise' | 'detailed' | 'none'
 }
 
+/** The model may search the web, the upstream running the searches (OpenAI's web_search tool → Claude's web search tool). */
+export interface WebSearch {
+  allowedDomains?: string[]
+  /** Approximate: city, region, country, timezone. */
+  userLocation?: Record<string, string>
+  maxUses?: number
+}
+
 export interface GenerationRequest {
   /** The model id as the client named it (an alias resolves through the catalog). */
   model: string
@@ -90,6 +98,7 @@ export interface GenerationRequest {
   tools?: Tool[]
   toolChoice?: ToolChoice
   parallelToolCalls?: boolean
+  webSearch?: WebSearch
   reasoning?: ReasoningConfig
   responseFormat?: ResponseFormat
   stream: boolean

@@ -52,14 +52,19 @@ const claudeReply = (req: { json(): any }) => {
 }
 
 describe("a Claude model's hold on the Responses surface", () => {
-  test("OpenAI's hosted search, left out for a Claude model, holds no searches and no loop of calls", async () => {
+  test("OpenAI's hosted search, Claude's web search for a Claude model, holds its searches and their loop of calls as the messages surface's tool does; kept off the live web (left out), nothing", async () => {
     up.script(claudeReply)
     const ask = { model: 'claude-sonnet-4-5', max_output_tokens: 1000, store: false, input: 'News from Paris?' }
     const plain = await holdOf('/api/alpha/v1/responses', ask)
-    const searching = await holdOf('/api/alpha/v1/responses', { ...ask, tools: [{ type: 'web_search' }] })
+    const searching = await holdOf('/api/alpha/v1/responses', { ...ask, max_tool_calls: 2, tools: [{ type: 'web_search' }] })
+    const asMessages = await holdOf('/api/beta/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'News from Paris?' }], tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }] })
+    const offline = await holdOf('/api/alpha/v1/responses', { ...ask, tools: [{ type: 'web_search', external_web_access: false }] })
     expect(plain).toBeGreaterThan(0)
+    expect(searching).toBeGreaterThan(plain * 2)
+    expect(searching).toBeGreaterThan(asMessages * 0.9)
+    expect(searching).toBeLessThan(asMessages * 1.1)
     // the tool's few bytes count in the prompt's bound; nothing else is added
-    expect(searching).toBeLessThan(plain * 1.1)
+    expect(offline).toBeLessThan(plain * 1.1)
   })
 })
 

@@ -1,5 +1,6 @@
-// A Claude model's web search through the OpenAI surfaces: the search ran at Anthropic (its
-// server_tool_use and result blocks are nothing for the client to run), and the text it cited
+// A Claude model's web search through the OpenAI surfaces: a Responses client asks for it with
+// OpenAI's web_search tool; the search runs at Anthropic (its server_tool_use and result blocks
+// are nothing for the client to run), and the text it cited
 // carries its sources as OpenAI shows a web search's: `url_citation` annotations on the output
 // text (Responses) or on the message (chat), indexed into the text, streamed or not. Upstream
 // traffic hand-written from Anthropic's documented shapes (web_search_result_location).
@@ -74,6 +75,24 @@ describe('Claude web search citations', () => {
     expect(final.output[0].content[0].annotations).toEqual([RESPONSES_ANNOTATION])
     const doneItem = events.find((e) => e.type === 'response.output_item.done')
     expect(doneItem.item.content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+  })
+
+  test("responses: OpenAI's web_search tool is Claude's web search (its domains, location and the max_tool_calls bound), and the search is recorded", async () => {
+    rig.up.script({ json: reply })
+    const res = await rig.postResponses({
+      model: 'claude-sonnet-4-5',
+      input: 'weather in Paris?',
+      max_tool_calls: 3,
+      tools: [{ type: 'web_search', filters: { allowed_domains: ['weather.example'] }, user_location: { type: 'approximate', city: 'Paris', country: 'FR' } }],
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-compat') ?? '').not.toContain('web_search')
+    const body = (await res.json()) as any
+    expect(body.output[0].content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+    expect(rig.up.requests.at(-1)!.json().tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search', max_uses: 3, allowed_domains: ['weather.example'], user_location: { type: 'approximate', city: 'Paris', country: 'FR' } },
+    ])
+    expect((await rig.generation(body.id)).usage.web_searches).toBe(1)
   })
 
   test('chat, not streamed: url_citation annotations on the message', async () => {

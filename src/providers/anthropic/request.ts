@@ -6,6 +6,7 @@ import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
+import { webSearchTool } from './web-search.ts'
 
 type Json = Record<string, unknown>
 
@@ -191,6 +192,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
       return { ...withCache(tool, t.cacheControl), ...t.providerData?.anthropic }
     })
   }
+  // the web search Anthropic runs itself, beside the client's tools
+  if (req.webSearch) body.tools = [...((body.tools as Json[] | undefined) ?? []), webSearchTool(req.webSearch)]
   const c = req.toolChoice
   const disableParallel = req.parallelToolCalls === false || (c && 'disableParallel' in c && c.disableParallel === true)
   const leftOut: string[] = []

@@ -4,7 +4,7 @@
 // otherwise dropped and named in the compat header.
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
-import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice } from '../../ir/types.ts'
+import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice, WebSearch } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
@@ -15,6 +15,7 @@ import { allowedFlat, flatName, openTools, type OpenedTools } from './namespaces
 import type { Turn } from './turn.ts'
 import { isCallable, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
 import { isObj } from '../../lib/json.ts'
+import { searchesLive, webSearchOf } from './web-search.ts'
 
 type Obj = Record<string, unknown>
 
@@ -138,14 +139,20 @@ export const HOSTED_TOOLS: ReadonlySet<unknown> = new Set([
  * 400 naming `tools[i].type` (`where` names each tool's place) for a model of the other family;
  * on the surface's own family (the mock) it is dropped and named by its place.
  */
-export function irTools(tools: ResponsesTool[], where: (i: number) => string, model?: CatalogModel): { tools: Tool[]; dropped: string[] } {
+export function irTools(tools: ResponsesTool[], where: (i: number) => string, model?: CatalogModel, maxToolCalls?: unknown): { tools: Tool[]; dropped: string[]; webSearch?: WebSearch } {
   const out: Tool[] = []
   const dropped: string[] = []
+  let webSearch: WebSearch | undefined
   for (const [i, t] of tools.entries()) {
     if (isCallable(t)) {
       const description = typeof t.description === 'string' ? t.description : undefined
       if (t.type === 'function') out.push({ name: t.name, description, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
       else out.push({ name: t.name, description, parameters: customToolParameters(t.name, t.format) })
+    } else if (model?.family === 'anthropic' && searchesLive(t) && webSearch === undefined) {
+      // Claude searches the web too (web-search.ts)
+      const w = webSearchOf(t, maxToolCalls)
+      webSearch = w.search
+      dropped.push(...w.leftOut)
     } else if (typeof t.type === 'string' && HOSTED_TOOLS.has(t.type)) {
       dropped.push(`tools.${t.type}`)
     } else if (model?.family === 'anthropic') {
@@ -154,7 +161,7 @@ export function irTools(tools: ResponsesTool[], where: (i: number) => string, mo
       dropped.push(`${where(i)}`)
     }
   }
-  return { tools: out, dropped }
+  return webSearch ? { tools: out, dropped, webSearch } : { tools: out, dropped }
 }
 
 /** The tools an `allowed_tools` choice lists (the IR has no list of allowed ones: the others are not offered), by the names they are offered by, or undefined. */
@@ -199,8 +206,9 @@ export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, 
   const req: GenerationRequest = { model: body.model ?? model.id, messages, stream: false }
   if (turn.instructions) req.system = [{ type: 'text', text: turn.instructions }]
 
-  const t = irTools(opened.tools.map((x) => x.tool), (i) => opened.tools[i]!.at, model)
+  const t = irTools(opened.tools.map((x) => x.tool), (i) => opened.tools[i]!.at, model, turn.maxToolCalls)
   dropped.push(...t.dropped, ...opened.dropped)
+  if (t.webSearch) req.webSearch = t.webSearch
   const allowed = allowedNames(turn.toolChoice, opened)
   const offered = allowed ? t.tools.filter((x) => allowed.has(x.name)) : t.tools
   if (offered.length > 0) {

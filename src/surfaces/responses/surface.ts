@@ -7,6 +7,7 @@ import { PARAMS } from './params.ts'
 import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { outputCap } from '../../billing/output-bound.ts'
 import { responsesBeyond } from '../../billing/server-tools.ts'
+import { claudeSearchHold } from './web-search.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
@@ -204,8 +205,8 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
         // the Responses surface asks for neither mode: a Claude model is held as one whose workspace may run it in the US
         premiums: model.family === 'anthropic' ? heldPremiums({}) : undefined,
-        // a Claude model's request goes through the IR, which leaves OpenAI's hosted tools out: nothing searches
-        beyond: model.family === 'anthropic' ? undefined : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options, handedTools(body.input)),
+        // a Claude model's request goes through the IR, which keeps of OpenAI's hosted tools the web search only (web-search.ts)
+        beyond: model.family === 'anthropic' ? claudeSearchHold([...(Array.isArray(body.tools) ? body.tools : []), ...handedTools(body.input)], body.max_tool_calls) : responsesBeyond(body.tools, body.max_tool_calls, body.web_search_options, handedTools(body.input)),
         // the files its prompt names are held for as its text is (pipeline/generate.ts: filesBound)
         prompt,
         ...boundOnce(() => promptBound(...prompt)),
