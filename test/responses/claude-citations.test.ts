@@ -16,6 +16,8 @@ afterAll(async () => {
 })
 
 const URL_A = 'https://weather.example/paris'
+const URL_B = 'https://forecast.example/fr'
+const citeB = { type: 'web_search_result_location', url: URL_B, title: 'France forecast', encrypted_index: 'Eo9BCioIAhgC', cited_text: 'Clear all day' }
 const cite = { type: 'web_search_result_location', url: URL_A, title: 'Paris weather', encrypted_index: 'Eo8BCioIAhgB', cited_text: 'Sunny, 21 °C' }
 const searched = [
   { type: 'server_tool_use', id: 'srvtoolu_01Cite', name: 'web_search', input: { query: 'paris weather' } },
@@ -24,7 +26,7 @@ const searched = [
 const usage = { input_tokens: 2107, output_tokens: 41, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, server_tool_use: { web_search_requests: 1 } }
 const reply = {
   id: 'msg_01CiteJson', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', stop_reason: 'end_turn', stop_sequence: null, usage,
-  content: [...searched, { type: 'text', text: 'Paris is ' }, { type: 'text', text: 'sunny', citations: [cite] }, { type: 'text', text: ' today.' }],
+  content: [...searched, { type: 'text', text: 'Paris is ' }, { type: 'text', text: 'sunny', citations: [cite] }, { type: 'text', text: ' today', citations: [citeB] }, { type: 'text', text: '.' }],
 }
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 const stream =
@@ -42,16 +44,23 @@ const stream =
   ev('content_block_delta', { index: 3, delta: { type: 'text_delta', text: 'sun' } }) +
   ev('content_block_delta', { index: 3, delta: { type: 'text_delta', text: 'ny' } }) +
   ev('content_block_stop', { index: 3 }) +
-  ev('content_block_start', { index: 4, content_block: { type: 'text', text: '' } }) +
-  ev('content_block_delta', { index: 4, delta: { type: 'text_delta', text: ' today.' } }) +
+  ev('content_block_start', { index: 4, content_block: { type: 'text', text: '', citations: [] } }) +
+  ev('content_block_delta', { index: 4, delta: { type: 'citations_delta', citation: citeB } }) +
+  ev('content_block_delta', { index: 4, delta: { type: 'text_delta', text: ' today' } }) +
   ev('content_block_stop', { index: 4 }) +
+  ev('content_block_start', { index: 5, content_block: { type: 'text', text: '' } }) +
+  ev('content_block_delta', { index: 5, delta: { type: 'text_delta', text: '.' } }) +
+  ev('content_block_stop', { index: 5 }) +
   ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage }) +
   ev('message_stop', {})
 
 const TEXT = 'Paris is sunny today.'
-// "sunny" is characters 9 to 14 of the text
-const RESPONSES_ANNOTATION = { type: 'url_citation', start_index: 9, end_index: 14, url: URL_A, title: 'Paris weather' }
-const CHAT_ANNOTATION = { type: 'url_citation', url_citation: { start_index: 9, end_index: 14, url: URL_A, title: 'Paris weather' } }
+// "sunny" is characters 9 to 14 of the text, " today" 14 to 20
+const RESPONSES_ANNOTATIONS = [
+  { type: 'url_citation', start_index: 9, end_index: 14, url: URL_A, title: 'Paris weather' },
+  { type: 'url_citation', start_index: 14, end_index: 20, url: URL_B, title: 'France forecast' },
+]
+const CHAT_ANNOTATIONS = RESPONSES_ANNOTATIONS.map(({ type, ...at }) => ({ type, url_citation: at }))
 
 describe('Claude web search citations', () => {
   test('responses, not streamed: url_citation annotations on the output text', async () => {
@@ -60,7 +69,7 @@ describe('Claude web search citations', () => {
     expect(r.output_text).toBe(TEXT)
     const part = (r.output[0] as any).content[0]
     expect(part.text.slice(9, 14)).toBe('sunny')
-    expect(part.annotations).toEqual([RESPONSES_ANNOTATION])
+    expect(part.annotations).toEqual(RESPONSES_ANNOTATIONS)
   })
 
   test('responses, streamed: an annotation.added event, and the same annotations in the final response', async () => {
@@ -69,12 +78,12 @@ describe('Claude web search citations', () => {
     const events: any[] = []
     for await (const e of s) events.push(e)
     const added = events.filter((e) => e.type === 'response.output_text.annotation.added')
-    expect(added.map((e) => [e.annotation_index, e.annotation])).toEqual([[0, RESPONSES_ANNOTATION]])
+    expect(added.map((e) => [e.annotation_index, e.annotation])).toEqual(RESPONSES_ANNOTATIONS.map((a, i) => [i, a]))
     const final = events.at(-1).response
     expect(final.output[0].content[0].text).toBe(TEXT)
-    expect(final.output[0].content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+    expect(final.output[0].content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
     const doneItem = events.find((e) => e.type === 'response.output_item.done')
-    expect(doneItem.item.content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+    expect(doneItem.item.content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
   })
 
   test("responses: OpenAI's web_search tool is Claude's web search (its domains, location and the max_tool_calls bound), and the search is recorded", async () => {
@@ -88,7 +97,7 @@ describe('Claude web search citations', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('x-switchyard-compat') ?? '').not.toContain('web_search')
     const body = (await res.json()) as any
-    expect(body.output[0].content[0].annotations).toEqual([RESPONSES_ANNOTATION])
+    expect(body.output[0].content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
     expect(rig.up.requests.at(-1)!.json().tools).toEqual([
       { type: 'web_search_20250305', name: 'web_search', max_uses: 3, allowed_domains: ['weather.example'], user_location: { type: 'approximate', city: 'Paris', country: 'FR' } },
     ])
@@ -99,7 +108,16 @@ describe('Claude web search citations', () => {
     rig.up.script({ json: reply })
     const c = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }] })
     expect(c.choices[0]!.message.content).toBe(TEXT)
-    expect(c.choices[0]!.message.annotations).toEqual([CHAT_ANNOTATION] as any)
+    expect(c.choices[0]!.message.annotations).toEqual(CHAT_ANNOTATIONS as any)
+  })
+
+  // the SDK's stream helper keeps a delta field's last value, not their sum: all of them in one delta
+  test("chat, streamed: the SDK's stream helper's final message holds every annotation", async () => {
+    rig.up.script({ sse: stream })
+    const s = rig.client.chat.completions.stream({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }] })
+    const final = await s.finalChatCompletion()
+    expect(final.choices[0]!.message.content).toBe(TEXT)
+    expect(final.choices[0]!.message.annotations).toEqual(CHAT_ANNOTATIONS as any)
   })
 
   test('chat, streamed: the annotations in a delta once the cited text was sent', async () => {
@@ -112,11 +130,11 @@ describe('Claude web search citations', () => {
       if (d?.content) text += d.content
       if (d?.annotations) {
         // sent after the text it points into
-        expect(text.length).toBeGreaterThanOrEqual(14)
+        expect(text.length).toBeGreaterThanOrEqual(20)
         annotations.push(...d.annotations)
       }
     }
     expect(text).toBe(TEXT)
-    expect(annotations).toEqual([CHAT_ANNOTATION])
+    expect(annotations).toEqual(CHAT_ANNOTATIONS)
   })
 })

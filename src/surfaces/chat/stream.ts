@@ -7,7 +7,7 @@ import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage } from '../../ir/types.ts'
 import type { StreamEncoderState } from '../../pipeline/codec.ts'
 import { customInputOf } from '../custom-tools.ts'
-import { chatAnnotation, chatFinishReason, chatUsage, type ChatThinkingBlock } from './encode.ts'
+import { chatAnnotation, chatFinishReason, chatUsage, type ChatAnnotation, type ChatThinkingBlock } from './encode.ts'
 
 export const DONE_FRAME = 'data: [DONE]\n\n'
 
@@ -51,8 +51,9 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
   let roleSent = false
   /** The thinking block open now, its text so far; the turn's signed blocks, sent whole before the finish. */
   let thinking = ''
-  /** The message's characters so far: where a cited span ends. */
+  /** The message's characters so far (where a cited span ends), and the sources cited in them. */
   let chars = 0
+  const annotations: ChatAnnotation[] = []
   const blocks: ChatThinkingBlock[] = []
   // IR tool index (e.g. an Anthropic content-block index) → chat tool_calls index 0, 1, 2…
   const toolIndex = new Map<number, number>()
@@ -107,8 +108,8 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         chars += ev.text.length
         return open() + textChunk(ev.text)
       case 'text-citations':
-        // after the text it points into, as OpenAI's search models send theirs
-        return open() + chunk({ annotations: ev.sources.map((s) => chatAnnotation({ ...s, start: Math.max(0, chars - ev.span), end: chars })) })
+        for (const s of ev.sources) annotations.push(chatAnnotation({ ...s, start: Math.max(0, chars - ev.span), end: chars }))
+        return ''
       case 'tool-input-start': {
         const idx = toolIndex.size
         toolIndex.set(ev.index, idx)
@@ -141,7 +142,8 @@ export function createChatStreamEncoder(o: ChatStreamOptions): ChatStreamEncoder
         state.done = true
         // a custom call whose end never came still gets its input; the signed thinking goes in one
         // delta, whole (the openai SDK's stream helper keeps a field's last delta, not their sum)
-        let out = [...customCalls.keys()].map(customInput).join('') + open() + (blocks.length > 0 ? chunk({ thinking_blocks: blocks }) : '') + chunk({}, state.finishReason)
+        // so do the annotations, after the text they point into
+        let out = [...customCalls.keys()].map(customInput).join('') + open() + (blocks.length > 0 ? chunk({ thinking_blocks: blocks }) : '') + (annotations.length > 0 ? chunk({ annotations }) : '') + chunk({}, state.finishReason)
         if (o.includeUsage) {
           out += frame({ id: state.id, object: 'chat.completion.chunk', created: state.created, model: state.model, choices: [], usage: chatUsage(state.usage) })
         }
