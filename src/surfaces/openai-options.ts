@@ -99,3 +99,23 @@ export function userIdToSafetyIdentifier(userId: string, req: GenerationRequest)
   const id = userId.length <= END_USER_MAX ? userId : new Bun.CryptoHasher('sha256').update(userId).digest('hex')
   carry(req, 'openai', 'safety_identifier', id)
 }
+
+const LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const
+
+/**
+ * Chat's `web_search_options`: a search model's own for a GPT model; for a Claude model, Claude's
+ * web search tool, which searches as OpenAI's search models do (and cites what it found: the
+ * sources come back as url_citation annotations). Its approximate location has the same meaning
+ * there; how much context a search brings (`search_context_size`) has no counterpart: named.
+ */
+export function webSearchOptionsToIR(v: Record<string, unknown>, req: GenerationRequest, cx: IRContext): void {
+  if (cx.model.family !== 'anthropic') return carry(req, 'openai', 'web_search_options', v)
+  const loc = v.user_location
+  const approximate = typeof loc === 'object' && loc !== null ? (loc as Record<string, unknown>).approximate : undefined
+  const at: Record<string, string> = {}
+  if (typeof approximate === 'object' && approximate !== null) {
+    for (const k of LOCATION_FIELDS) if (typeof (approximate as Record<string, unknown>)[k] === 'string') at[k] = (approximate as Record<string, string>)[k]!
+  }
+  req.webSearch = Object.keys(at).length > 0 ? { userLocation: at } : {}
+  if (v.search_context_size !== undefined) cx.compat.push('web_search_options.search_context_size')
+}

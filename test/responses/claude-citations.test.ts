@@ -111,6 +111,21 @@ describe('Claude web search citations', () => {
     expect(c.choices[0]!.message.annotations).toEqual(CHAT_ANNOTATIONS as any)
   })
 
+  test("chat: web_search_options is Claude's web search (its approximate location; search_context_size, which has no counterpart, named), and the search is recorded", async () => {
+    rig.up.script({ json: reply })
+    const res = await rig.post({
+      model: 'claude-sonnet-4-5',
+      messages: [{ role: 'user', content: 'weather in Paris?' }],
+      web_search_options: { search_context_size: 'low', user_location: { type: 'approximate', approximate: { city: 'Paris', country: 'FR' } } },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-compat')).toBe('web_search_options.search_context_size')
+    const c = (await res.json()) as any
+    expect(c.choices[0].message.annotations).toEqual(CHAT_ANNOTATIONS)
+    expect(rig.up.requests.at(-1)!.json().tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', user_location: { type: 'approximate', city: 'Paris', country: 'FR' } }])
+    expect((await rig.generation(c.id)).usage.web_searches).toBe(1)
+  })
+
   // the SDK's stream helper keeps a delta field's last value, not their sum: all of them in one delta
   test("chat, streamed: the SDK's stream helper's final message holds every annotation", async () => {
     rig.up.script({ sse: stream })

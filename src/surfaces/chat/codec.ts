@@ -4,7 +4,7 @@ import { heldPremiums } from '../../config/claude-premiums.ts'
 import { PARAMS } from './params.ts'
 import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
 import { budgetOf, outputCap } from '../../billing/output-bound.ts'
-import { chatBeyond } from '../../billing/server-tools.ts'
+import { chatBeyond, messagesBeyond } from '../../billing/server-tools.ts'
 import type { SurfaceCodec } from '../../pipeline/codec.ts'
 import { anthropicContainer } from '../../containers/check.ts'
 import { planBase, type SurfaceSpec } from '../../pipeline/surface.ts'
@@ -52,7 +52,8 @@ export const chatSurface: SurfaceSpec = {
       choices: rules.removed.includes('n') ? undefined : body.n,
       serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
       premiums: model.family === 'anthropic' ? heldPremiums(body) : undefined,
-      beyond: chatBeyond(body.modalities),
+      // a Claude model's web search (web_search_options) is Anthropic's loop of searches
+      beyond: model.family === 'anthropic' && body.web_search_options !== undefined ? messagesBeyond([{ type: 'web_search_20250305' }]) : chatBeyond(body.modalities),
       ...boundOnce(() => promptBound(body)),
       // an Anthropic code execution container named by id: the key's own only (containers/check.ts)
       containers: anthropicContainer(body.container),

@@ -13,7 +13,7 @@ import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/t
 import { CACHE_RETENTION, EFFORTS, OPENAI_TIERS, VERBOSITY } from '../../routing/owned-values.ts'
 import { drop, functionCallToChoice, functionsToTools, maxCompletionToMax, outputConfigToOpenAI, parallelToDisable, responseFormatToStructured, stopSequencesToStop, thinkingToEffort, userToUser } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
-import { keepLastBreakpoints, Moderation, PromptCacheOptions, safetyIdentifierToIR } from '../openai-options.ts'
+import { keepLastBreakpoints, Moderation, PromptCacheOptions, safetyIdentifierToIR, webSearchOptionsToIR } from '../openai-options.ts'
 import { functionsToIR, messagesToIR, streamToIR, thinkingToIR, toolChoiceOf, toolChoiceToIR, toolsToIR, toResponseFormat, toStops } from './decode.ts'
 import { AnyObject, type ChatMessage, type ChatResponseFormat, Obj, OneOf, Opt, Str } from './schema.ts'
 
@@ -54,7 +54,8 @@ export const PARAMS = {
       { include_usage: Opt(T.Boolean({ errorMessage: 'expected a boolean' })), include_obfuscation: Opt(T.Boolean({ errorMessage: 'expected a boolean' })) },
       { additionalProperties: false, errorMessage: 'expected { include_usage?: boolean, include_obfuscation?: boolean }' },
     ) },
-    web_search_options: { schema: AnyObject, anthropic: foreign(drop), ir: carried('openai') },
+    // a Claude model's web search tool (openai-options.ts)
+    web_search_options: { schema: AnyObject, ir: webSearchOptionsToIR },
     prompt_cache_key: { schema: Str({ errorMessage: 'expected a string' }), openai: IGNORED, anthropic: IGNORED },
     prompt_cache_options: { schema: PromptCacheOptions, openai: IGNORED, anthropic: IGNORED },
     // a moderation policy a Claude model would not apply: refused, or dropped and named
