@@ -24,6 +24,7 @@ Usage:
   switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
+  switchyard keys rotate ID [--json]   a new secret for the key (shown once); the old one stops working
   switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
   switchyard config        print the effective config, secrets masked
   switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
@@ -134,7 +135,7 @@ function existingDatabase(config: Config, command: string): void {
 
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
   const [sub, id, amount] = args
-  if (!['create', 'list', 'disable', 'enable', 'credit'].includes(sub ?? '')) throw new UsageError(`unknown keys command "${sub ?? ''}"`)
+  if (!['create', 'list', 'disable', 'enable', 'credit', 'rotate'].includes(sub ?? '')) throw new UsageError(`unknown keys command "${sub ?? ''}"`)
   if (sub === 'create') {
     if (!config.database.url && !existsSync(join(config.dataDir, 'switchyard.db'))) console.error(`switchyard: a new database in data dir ${config.dataDir}`)
   } else existingDatabase(config, `keys ${sub ?? ''}`.trim())
@@ -185,6 +186,14 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
       case 'disable':
       case 'enable':
         return show(await keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
+      case 'rotate': {
+        const made = await keys.rotate(need(id, 'ID'))
+        if (!made) throw new UsageError(`no key with id ${id}`)
+        const { key, record } = made
+        if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
+        else console.log(`${key}\n  id ${record.id}, ${record.status}; the old secret no longer works; the new one is shown once`)
+        return
+      }
       case 'credit': {
         const n = credits(positiveNumber(need(amount, 'AMOUNT'), 'amount'), 'amount')!
         if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')

@@ -1,11 +1,11 @@
-// /admin/v1/keys: create, list, read, update, disable/enable, credit; /admin/v1/cache: what the
+// /admin/v1/keys: create, list, read, update, disable/enable, credit, rotate (a new secret); /admin/v1/cache: what the
 // response cache holds, and emptying it. Guarded by SWITCHYARD_ADMIN_TOKEN; without a token the
 // routes do not exist (404).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia, t } from 'elysia'
 import { Int } from '../lib/int.ts'
 import { echo, HttpError } from '../http/errors.ts'
-import { readJsonBody } from '../http/body.ts'
+import { MAX_BODY_NODES, MAX_BODY_VALUES, parseJsonSafe, readJsonBody, withBodyText } from '../http/body.ts'
 import { queryTaking } from '../http/query.ts'
 import type { Services } from '../services.ts'
 import type { ApiKey } from '../http/context.ts'
@@ -42,6 +42,9 @@ const Update = TypeCompiler.Compile(
     { additionalProperties: false },
   ),
 )
+
+/** Rotation takes no fields yet: a body may be left out, or be `{}`; anything in it is named back. */
+const Rotate = TypeCompiler.Compile(t.Object({}, { additionalProperties: false }))
 
 const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0, maximum: MAX_CREDITS, errorMessage: `expected USD above 0, at most ${MAX_CREDITS}` }) }, { additionalProperties: false }))
 
@@ -101,6 +104,13 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
     .post('/admin/v1/keys/:id/credit', async ({ request, params }) => {
       const body = check(Credit, await readJsonBody(request, limit))
       return found(await s.keys.credit(params.id, body.amount), params.id)
+    }, { parse: 'none' })
+    .post('/admin/v1/keys/:id/rotate', async ({ request, params }) => {
+      check(Rotate, await withBodyText(request, limit, (text) => (text.trim() === '' ? {} : parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_VALUES))))
+      const made = await s.keys.rotate(params.id)
+      if (!made) throw new HttpError(404, `Key ${echo(params.id)} not found`)
+      // as creation answers: the new secret, shown this once
+      return { ...publicKey(made.record), key: made.key }
     }, { parse: 'none' })
     .delete('/admin/v1/keys/:id', async ({ params }) => found(await s.keys.update(params.id, { status: 'inactive' }), params.id))
     .get('/admin/v1/cache', () => cacheStats(s.cache))

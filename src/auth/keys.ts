@@ -2,7 +2,8 @@
 // served from memory: every key is loaded at start, and a key unknown there is looked up
 // once (another instance may have made it). A change by the CLI (another process), another
 // instance or the admin routes bumps `updated_at`, which running servers poll, so the cache
-// never serves a stale key for more than about a second.
+// never serves a stale key for more than about a second. A rotated key's old secret is dropped
+// from memory when its row is read again here.
 import { eq, gt, gte, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import { names } from '../db/columns.ts'
@@ -35,6 +36,9 @@ export function generateKey(): string {
   return KEY_PREFIX + Buffer.from(bytes).toString('base64url')
 }
 
+/** What listings show of a secret: enough to tell keys apart, nothing to use. */
+const prefixOf = (key: string) => key.slice(0, KEY_PREFIX.length + 4)
+
 export interface KeyInput {
   name: string
   account?: string
@@ -57,6 +61,26 @@ type Row = typeof apiKeys.$inferSelect
 interface Loading {
   byHash: Map<string, ApiKey | null>
   byId: Map<string, ApiKey>
+  /** Each key's hash as the maps hold it, and its row's `updated_at` when that hash was read. */
+  hashOf: Map<string, { hash: string; at: number }>
+}
+
+const emptyMaps = (): Loading => ({ byHash: new Map(), byId: new Map(), hashOf: new Map() })
+
+/**
+ * `r` as the maps' entry for its key. A key whose secret was rotated since the maps last held it
+ * has its old hash dropped, so the old secret is refused from then on (looked up, it is no key);
+ * a row older than the rotation read (a lookup begun before it) brings no old hash back.
+ */
+function put(maps: Loading, r: Row, k: ApiKey): void {
+  const before = maps.hashOf.get(r.id)
+  if (before !== undefined && before.hash !== r.keyHash) {
+    if (r.updatedAt < before.at) return
+    if (maps.byHash.get(before.hash)?.id === r.id) maps.byHash.delete(before.hash)
+  }
+  maps.hashOf.set(r.id, { hash: r.keyHash, at: r.updatedAt })
+  maps.byHash.set(r.keyHash, k)
+  maps.byId.set(k.id, k)
 }
 
 /** `unwritten`: costs charged and not yet stored (billing's). */
@@ -83,7 +107,7 @@ function newKey(input: KeyInput): { key: string; row: Row } {
     account: input.account ?? 'default',
     name: input.name,
     keyHash: hashKey(key),
-    keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+    keyPrefix: prefixOf(key),
     status: 'active',
     credits: input.credits ?? null,
     spent: 0,
@@ -113,8 +137,7 @@ export const MAX_RPM = 1_000_000_000
 
 export class KeyStore {
   /** Every known key by hash, and hashes known to be no key (null). */
-  private byHash = new Map<string, ApiKey | null>()
-  private byId = new Map<string, ApiKey>()
+  private maps = emptyMaps()
   private lastSeenUpdate = { m: 0, n: 0 }
   private pendingTouch = new Map<string, number>()
   private timer?: ReturnType<typeof setInterval>
@@ -148,11 +171,9 @@ export class KeyStore {
 
   private remember(r: Row): ApiKey {
     const k = this.toKey(r)
-    this.byHash.set(r.keyHash, k)
-    this.byId.set(k.id, k)
+    put(this.maps, r, k)
     // a full load under way may have read the row before this: it would swap in the older one
-    this.loading?.byHash.set(r.keyHash, k)
-    this.loading?.byId.set(k.id, k)
+    if (this.loading) put(this.loading, r, k)
     return k
   }
 
@@ -171,15 +192,13 @@ export class KeyStore {
   async load(): Promise<void> {
     const began = Date.now()
     this.fullAt = began
-    const next: Loading = { byHash: new Map(), byId: new Map() }
+    const next = emptyMaps()
     let upTo = 0
     this.loading = next
     try {
       const pages = this.rowPages((rows) => {
         for (const r of rows) {
-          const k = this.toKey(r)
-          next.byHash.set(r.keyHash, k)
-          next.byId.set(k.id, k)
+          put(next, r, this.toKey(r))
           if (r.updatedAt > upTo) upTo = r.updatedAt
         }
       })
@@ -187,8 +206,7 @@ export class KeyStore {
     } finally {
       this.loading = undefined
     }
-    this.byHash = next.byHash
-    this.byId = next.byId
+    this.maps = next
     this.readUpTo = Math.min(upTo, began)
   }
 
@@ -301,7 +319,7 @@ export class KeyStore {
    */
   accounts(): string[] {
     const seen = new Set<string>()
-    for (const k of this.byId.values()) seen.add(k.account)
+    for (const k of this.maps.byId.values()) seen.add(k.account)
     return [...seen].sort()
   }
 
@@ -330,6 +348,21 @@ export class KeyStore {
     if (patch.rpm !== undefined) set.rpm = patch.rpm
     const [r] = (await this.db.update(this.t).set(set).where(eq(this.t.id, id)).returning()) as Row[]
     return r ? this.changed(r) : undefined
+  }
+
+  /**
+   * A new secret for the key: the same id (what the key owns and has spent stays with it), a new
+   * hash and prefix; the old secret is refused at once here, and on other instances when they
+   * hear of the change (the bus, else their poll: about a second). A disabled key stays disabled.
+   */
+  async rotate(id: string): Promise<{ key: string; record: ApiKey } | undefined> {
+    const key = generateKey()
+    const [r] = (await this.db
+      .update(this.t)
+      .set({ keyHash: hashKey(key), keyPrefix: prefixOf(key), updatedAt: Date.now() })
+      .where(eq(this.t.id, id))
+      .returning()) as Row[]
+    return r ? { key, record: this.changed(r) } : undefined
   }
 
   /**
@@ -368,14 +401,14 @@ export class KeyStore {
    */
   authenticate(secret: string): ApiKey | undefined | Promise<ApiKey | undefined> {
     const h = hashKey(secret)
-    const cached = this.byHash.get(h)
+    const cached = this.maps.byHash.get(h)
     if (cached !== undefined) return cached ?? undefined
     return this.lookup(h)
   }
 
   /** The key for a secret as memory holds it: null when known to be no key, undefined when not in memory. */
   known(secret: string): ApiKey | null | undefined {
-    return this.byHash.get(hashKey(secret))
+    return this.maps.byHash.get(hashKey(secret))
   }
 
   private async lookup(h: string): Promise<ApiKey | undefined> {
@@ -384,8 +417,8 @@ export class KeyStore {
       ([r]) => (r ? this.remember(r) : undefined),
     )
     if (r) return r
-    if (this.byHash.size >= NEGATIVE_CACHE_MAX + this.byId.size) this.invalidate(true)
-    this.byHash.set(h, null)
+    if (this.maps.byHash.size >= NEGATIVE_CACHE_MAX + this.maps.byId.size) this.invalidate(true)
+    this.maps.byHash.set(h, null)
     return undefined
   }
 
@@ -395,7 +428,7 @@ export class KeyStore {
    */
   current(id: string): ApiKey | undefined {
     // during a full load, the copy it has read is the one that will stay
-    return this.loading?.byId.get(id) ?? this.byId.get(id)
+    return this.loading?.byId.get(id) ?? this.maps.byId.get(id)
   }
 
   /**
@@ -411,7 +444,7 @@ export class KeyStore {
   touch(id: string, now = Date.now()) {
     this.pendingTouch.set(id, now)
     const at = Math.floor(now / 1000)
-    const k = this.byId.get(id)
+    const k = this.maps.byId.get(id)
     if (k) k.lastUsedAt = at
     // a full load under way keeps its own copy (on every request: no array made for the two)
     const next = this.loading?.byId.get(id)

@@ -1,0 +1,126 @@
+// Rotating a key's secret (POST /admin/v1/keys/:id/rotate, `switchyard keys rotate ID`): the old
+// secret is refused at once, the new one works at once, and the key keeps its id, spend, files,
+// records and response threads. On SQLite, or on PostgreSQL with SWITCHYARD_TEST_DATABASE_URL.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { runCli, startGateway, type Gateway } from '../helpers/server.ts'
+import { NO_LIMITS } from '../batches/helpers.ts'
+
+const ADMIN = 'adm-rotate-' + crypto.randomUUID()
+const YAML = 'pricing:\n  overrides:\n    mock-gpt: { input_mtok: 100, output_mtok: 200 }\n'
+
+describe('rotating a key', () => {
+  let gw: Gateway
+  beforeAll(async () => {
+    gw = await startGateway({ env: { ...NO_LIMITS, SWITCHYARD_ADMIN_TOKEN: ADMIN }, yaml: YAML })
+  })
+  afterAll(() => gw.stop())
+
+  const admin = (method: string, path: string, body?: string) =>
+    fetch(gw.url + path, { method, headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body })
+  const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
+  const status = (p: Promise<unknown>) => p.then(() => 200, (e) => (e instanceof OpenAI.APIError ? e.status : Promise.reject(e)))
+  const models = (key: string) => status(client(key).models.list())
+  const make = async (name: string) => (await (await admin('POST', '/admin/v1/keys', JSON.stringify({ name, account: 'acme', credits: 10, rpm: 500 }))).json()) as { id: string; key: string }
+
+  test('the old secret is refused and the new one served at once; spend, files, records and threads stay with the key', async () => {
+    const made = await make('rotated')
+    const old = client(made.key)
+    const chat = await old.chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text before the rotation' }] })
+    const file = await old.files.create({ file: new File(['kept bytes'], 'kept.txt', { type: 'text/plain' }), purpose: 'user_data' })
+    const thread = await old.responses.create({ model: 'mock-gpt', input: 'mock: text a thread' })
+    await gw.services.recorder.flush()
+    const before = (await (await admin('GET', `/admin/v1/keys/${made.id}`)).json()) as { spent: number; key_prefix: string }
+    expect(before.spent).toBeGreaterThan(0)
+
+    const r = await admin('POST', `/admin/v1/keys/${made.id}/rotate`)
+    expect(r.status).toBe(200)
+    const rotated = (await r.json()) as { id: string; key: string; key_prefix: string; name: string; account: string; status: string; credits: number; spent: number; rpm: number }
+    expect(rotated).toMatchObject({ id: made.id, name: 'rotated', account: 'acme', status: 'active', credits: 10, spent: before.spent, rpm: 500 })
+    expect(rotated.key).toMatch(/^sk-sy-[A-Za-z0-9_-]{40,}$/)
+    expect(rotated.key).not.toBe(made.key)
+    expect(rotated.key.startsWith(rotated.key_prefix)).toBe(true)
+
+    // at once: no wait for a poll
+    const refused = await old.models.list().then(() => undefined, (e) => e)
+    expect(refused).toBeInstanceOf(OpenAI.AuthenticationError)
+    expect(refused.status).toBe(401)
+    expect(JSON.stringify(refused.error)).not.toContain(made.key)
+    const now = client(rotated.key)
+    expect(await models(rotated.key)).toBe(200)
+    expect((await now.files.list()).data.map((f) => f.id)).toContain(file.id)
+    expect(await (await now.files.content(file.id)).text()).toBe('kept bytes')
+    expect((await now.responses.retrieve(thread.id)).id).toBe(thread.id)
+    const next = await now.responses.create({ model: 'mock-gpt', input: 'mock: text and on', previous_response_id: thread.id })
+    expect(next.status).toBe('completed')
+    const rec = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(chat.id)}`, { headers: { authorization: `Bearer ${rotated.key}` } })
+    expect(rec.status).toBe(200)
+    expect(((await rec.json()) as { generation: { id: string } }).generation.id).toBe(chat.id)
+    const after = (await (await admin('GET', `/admin/v1/keys/${made.id}`)).json()) as { spent: number; key_prefix: string }
+    expect(after.spent).toBeGreaterThanOrEqual(before.spent)
+    expect(after.key_prefix).toBe(rotated.key_prefix)
+    // the old secret stays refused (looked up once, then known to be no key), and nothing lists either secret
+    expect(await models(made.key)).toBe(401)
+    const listing = await (await admin('GET', '/admin/v1/keys')).text()
+    expect(listing).not.toContain(made.key)
+    expect(listing).not.toContain(rotated.key)
+  }, 30_000)
+
+  test('a disabled key is rotated and stays disabled; enabled, the new secret works and the old does not', async () => {
+    const made = await make('disabled then rotated')
+    expect(await models(made.key)).toBe(200)
+    expect((await admin('POST', `/admin/v1/keys/${made.id}/disable`)).status).toBe(200)
+    const r = await admin('POST', `/admin/v1/keys/${made.id}/rotate`, '{}')
+    expect(r.status).toBe(200)
+    const rotated = (await r.json()) as { key: string; status: string }
+    expect(rotated.status).toBe('inactive')
+    expect(await models(rotated.key)).toBe(401)
+    expect((await admin('POST', `/admin/v1/keys/${made.id}/enable`)).status).toBe(200)
+    expect(await models(rotated.key)).toBe(200)
+    expect(await models(made.key)).toBe(401)
+  })
+
+  test('an unknown id is a 404, an unknown field a 400 naming it, malformed JSON a 400; the key is left as it was', async () => {
+    const made = await make('checked')
+    const cases: [string, string | undefined, number, RegExp][] = [
+      ['/admin/v1/keys/key_nosuchkey/rotate', undefined, 404, /key_nosuchkey/],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"grace":5}', 400, /^grace: /],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"name":"x"}', 400, /^name: /],
+      [`/admin/v1/keys/${made.id}/rotate`, '[1]', 400, /body|expected/i],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"', 400, /JSON/],
+    ]
+    for (const [path, body, code, said] of cases) {
+      const r = await admin('POST', path, body)
+      expect(r.status).toBe(code)
+      expect(r.headers.get('x-request-id')).toBeTruthy()
+      expect((await r.json()).error).toMatch(said)
+    }
+    expect(await models(made.key)).toBe(200)
+    // and only the admin token may rotate: the key itself may not
+    const self = await fetch(`${gw.url}/admin/v1/keys/${made.id}/rotate`, { method: 'POST', headers: { authorization: `Bearer ${made.key}` } })
+    expect(self.status).toBe(401)
+    expect(await models(made.key)).toBe(200)
+  })
+
+  test('switchyard keys rotate ID (another process on the data dir): the new secret printed once works at once, the old one is refused within the poll', async () => {
+    const made = await make('rotated by the CLI')
+    expect(await models(made.key)).toBe(200) // in this server's memory
+    const cli = await runCli(['keys', 'rotate', made.id, '--json', '--data-dir', gw.dataDir])
+    expect(cli.code).toBe(0)
+    const out = JSON.parse(cli.stdout) as { id: string; key: string; status: string }
+    expect(out).toMatchObject({ id: made.id, status: 'active' })
+    expect(cli.stderr).not.toContain(out.key)
+    expect(await models(out.key)).toBe(200) // unknown here: looked up
+    const t0 = performance.now()
+    while ((await models(made.key)) !== 401) {
+      expect(performance.now() - t0).toBeLessThan(2_000)
+      await Bun.sleep(20)
+    }
+    const missing = await runCli(['keys', 'rotate', 'key_nosuchkey', '--data-dir', gw.dataDir])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('no key with id key_nosuchkey')
+    const plain = await runCli(['keys', 'rotate', made.id, '--data-dir', gw.dataDir])
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toMatch(/^sk-sy-\S+\n {2}id key_/)
+  }, 30_000)
+})
