@@ -64,6 +64,23 @@ describe.skipIf(!onPostgres)('two gateways, one database', () => {
     expect(await within(2_000, async () => (await models(a, made.key)) === 200)).toBeLessThan(2_000)
   })
 
+  test('a key rotated on one: the old secret is refused on the other within 2 s, the new one served there; its spend and files stay', async () => {
+    const made = (await (await admin(a, 'POST', '/admin/v1/keys', { name: 'rotated', credits: 1 })).json()) as { id: string; key: string }
+    await client(b, made.key).chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text before' }] })
+    const file = await client(b, made.key).files.create({ file: new File(['kept'], 'kept.txt', { type: 'text/plain' }), purpose: 'user_data' })
+    expect(await models(b, made.key)).toBe(200) // b holds the old secret in memory
+    const r = await admin(a, 'POST', `/admin/v1/keys/${made.id}/rotate`)
+    expect(r.status).toBe(200)
+    const rotated = (await r.json()) as { key: string; spent: number }
+    expect(rotated.spent).toBeGreaterThan(0)
+    expect(await models(a, made.key)).toBe(401)
+    // b is told through LISTEN/NOTIFY (asked the new secret first, it would read the row itself)
+    expect(await within(2_000, async () => (await models(b, made.key)) === 401)).toBeLessThan(2_000)
+    expect(await models(b, rotated.key)).toBe(200)
+    expect((await client(b, rotated.key).files.list()).data.map((f) => f.id)).toContain(file.id)
+    expect(((await (await admin(b, 'GET', `/admin/v1/keys/${made.id}`)).json()) as { spent: number }).spent).toBe(rotated.spent)
+  })
+
   test('a key funded on one and spent on both: credits added on one reach the other within 2 s', async () => {
     const made = (await (await admin(a, 'POST', '/admin/v1/keys', { name: 'funded', credits: 0.0005 })).json()) as { id: string; key: string }
     const chat = (g: Spawned) => client(g, made.key).chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text hi there' }] }).then(() => 200, (e) => e.status as number)
