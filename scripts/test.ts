@@ -64,6 +64,7 @@ const STORE_AGNOSTIC = [
   'test/ui/hostile-strings.test.ts',
   'test/ui/browser-cache.test.ts',
   'test/ui/dashboard.test.ts',
+  'test/ui/keys-rotate.test.ts',
   'test/ui/serve.test.ts',
   // the Redis client and health store against the test Redis itself, whatever the gateway's stores
   'test/cluster/redis-client.test.ts',

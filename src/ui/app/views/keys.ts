@@ -1,5 +1,6 @@
 // Keys (admin): create (the secret is shown once, here, and kept nowhere), disable, enable,
-// add credits, set the per-key rate limit; credits against spend for each key.
+// add credits, set the per-key rate limit, rotate (a new secret, shown once as on creation; the
+// old one stops working); credits against spend for each key.
 import * as api from '../api.ts'
 import { h, replace, setWidth } from '../dom.ts'
 import { time, usd } from '../fmt.ts'
@@ -28,14 +29,27 @@ export function keysView(root: HTMLElement): () => void {
     try {
       const k = await api.send<PublicKey & { key: string }>('POST', '/admin/v1/keys', body)
       form.reset()
-      // shown once: only this element holds it, and Done removes it
-      replace(secret,
-        h('p', null, h('b', null, 'Key "', h('bdi', null, k.name), '" created.'), ' Copy it now: it is shown this once and cannot be shown again.'),
-        h('code', { class: 'key-secret' }, k.key),
-        h('button', { onclick: () => void navigator.clipboard?.writeText(k.key).catch(() => {}) }, 'Copy'),
-        h('button', { class: 'done', onclick: () => ((secret.hidden = true), secret.replaceChildren()) }, 'Done'))
-      secret.hidden = false
-      await load()
+      await shown(k, 'created.')
+    } catch (err) {
+      fail(err)
+    }
+  }
+
+  /** A new secret, shown once: only this element holds it, and Done removes it. */
+  async function shown(k: PublicKey & { key: string }, what: string) {
+    replace(secret,
+      h('p', null, h('b', null, 'Key "', h('bdi', null, k.name), '" ', what), ' Copy it now: it is shown this once and cannot be shown again.'),
+      h('code', { class: 'key-secret' }, k.key),
+      h('button', { onclick: () => void navigator.clipboard?.writeText(k.key).catch(() => {}) }, 'Copy'),
+      h('button', { class: 'done', onclick: () => ((secret.hidden = true), secret.replaceChildren()) }, 'Done'))
+    secret.hidden = false
+    await load()
+  }
+
+  async function rotate(k: PublicKey) {
+    if (!confirm(`Rotate the secret of "${k.name}"? Its current secret stops working at once.`)) return
+    try {
+      await shown(await api.send<PublicKey & { key: string }>('POST', `/admin/v1/keys/${k.id}/rotate`), 'has a new secret; the old one no longer works.')
     } catch (err) {
       fail(err)
     }
@@ -57,7 +71,8 @@ export function keysView(root: HTMLElement): () => void {
         k.status === 'active'
           ? h('button', { onclick: act(`/admin/v1/keys/${k.id}/disable`) }, 'Disable')
           : h('button', { onclick: act(`/admin/v1/keys/${k.id}/enable`) }, 'Enable'),
-        credit, h('button', { onclick: () => (Number(credit.value) > 0 ? act(`/admin/v1/keys/${k.id}/credit`, { amount: Number(credit.value) })() : fail(new Error('credit: enter an amount above 0'))) }, 'Add credit'))))
+        credit, h('button', { onclick: () => (Number(credit.value) > 0 ? act(`/admin/v1/keys/${k.id}/credit`, { amount: Number(credit.value) })() : fail(new Error('credit: enter an amount above 0'))) }, 'Add credit'),
+        h('button', { class: 'rotate', onclick: () => void rotate(k) }, 'Rotate'))))
   }
 
   async function load() {
