@@ -61,24 +61,23 @@ type Row = typeof apiKeys.$inferSelect
 interface Loading {
   byHash: Map<string, ApiKey | null>
   byId: Map<string, ApiKey>
-  /** Each key's hash as the maps hold it, and its row's `updated_at` when that hash was read. */
-  hashOf: Map<string, { hash: string; at: number }>
+  /** Each key's hash as the maps hold it. */
+  hashOf: Map<string, string>
 }
 
 const emptyMaps = (): Loading => ({ byHash: new Map(), byId: new Map(), hashOf: new Map() })
 
 /**
  * `r` as the maps' entry for its key. A key whose secret was rotated since the maps last held it
- * has its old hash dropped, so the old secret is refused from then on (looked up, it is no key);
- * a row older than the rotation read (a lookup begun before it) brings no old hash back.
+ * has its old hash dropped, so the old secret is refused from then on (looked up, it is no key).
+ * Which of two rows of a key is the newer is not told by `updated_at` (writers' clocks differ):
+ * a row read across a rotation is set right by the read that follows the change (`invalidate`
+ * reads again after a read under way), or, for a lookup, by reading the row again (`lookup`).
  */
 function put(maps: Loading, r: Row, k: ApiKey): void {
   const before = maps.hashOf.get(r.id)
-  if (before !== undefined && before.hash !== r.keyHash) {
-    if (r.updatedAt < before.at) return
-    if (maps.byHash.get(before.hash)?.id === r.id) maps.byHash.delete(before.hash)
-  }
-  maps.hashOf.set(r.id, { hash: r.keyHash, at: r.updatedAt })
+  if (before !== undefined && before !== r.keyHash && maps.byHash.get(before)?.id === r.id) maps.byHash.delete(before)
+  maps.hashOf.set(r.id, r.keyHash)
   maps.byHash.set(r.keyHash, k)
   maps.byId.set(k.id, k)
 }
@@ -412,14 +411,25 @@ export class KeyStore {
   }
 
   private async lookup(h: string): Promise<ApiKey | undefined> {
-    const r = await this.read(
+    const found = await this.read(
       () => this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1),
-      ([r]) => (r ? this.remember(r) : undefined),
+      // memory holds another secret of this key: one of the two was read before a rotation
+      // (this lookup, begun before it, would bring the old secret back), so its row is read again
+      ([r]) => (!r ? undefined : this.heldOtherwise(r) ? r.id : this.remember(r)),
     )
-    if (r) return r
+    if (typeof found === 'object') return found
+    if (found !== undefined) {
+      const again = await this.read(this.byIdQuery(found), ([r]) => r && { key: this.remember(r), hash: r.keyHash })
+      if (again?.hash === h) return again.key
+    }
     if (this.maps.byHash.size >= NEGATIVE_CACHE_MAX + this.maps.byId.size) this.invalidate(true)
     this.maps.byHash.set(h, null)
     return undefined
+  }
+
+  private heldOtherwise(r: Row): boolean {
+    const held = this.maps.hashOf.get(r.id)
+    return held !== undefined && held !== r.keyHash
   }
 
   /**
