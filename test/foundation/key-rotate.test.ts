@@ -1,6 +1,6 @@
 // Rotating a key's secret (POST /admin/v1/keys/:id/rotate, `switchyard keys rotate ID`): the old
 // secret is refused at once, the new one works at once, and the key keeps its id, spend, files,
-// records and response threads. On SQLite, or on PostgreSQL with SWITCHYARD_TEST_DATABASE_URL.
+// batches, records and response threads. On SQLite, or on PostgreSQL with SWITCHYARD_TEST_DATABASE_URL.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { runCli, startGateway, type Gateway } from '../helpers/server.ts'
@@ -23,12 +23,15 @@ describe('rotating a key', () => {
   const models = (key: string) => status(client(key).models.list())
   const make = async (name: string) => (await (await admin('POST', '/admin/v1/keys', JSON.stringify({ name, account: 'acme', credits: 10, rpm: 500 }))).json()) as { id: string; key: string }
 
-  test('the old secret is refused and the new one served at once; spend, files, records and threads stay with the key', async () => {
+  test('the old secret is refused and the new one served at once; spend, files, batches, records and threads stay with the key', async () => {
     const made = await make('rotated')
     const old = client(made.key)
     const chat = await old.chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text before the rotation' }] })
     const file = await old.files.create({ file: new File(['kept bytes'], 'kept.txt', { type: 'text/plain' }), purpose: 'user_data' })
     const thread = await old.responses.create({ model: 'mock-gpt', input: 'mock: text a thread' })
+    const line = JSON.stringify({ custom_id: 'one', method: 'POST', url: '/v1/chat/completions', body: { model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text in a batch' }] } })
+    const input = await old.files.create({ file: new File([line + '\n'], 'batch.jsonl', { type: 'application/jsonl' }), purpose: 'batch' })
+    const batch = await old.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })
     await gw.services.recorder.flush()
     const before = (await (await admin('GET', `/admin/v1/keys/${made.id}`)).json()) as { spent: number; key_prefix: string }
     expect(before.spent).toBeGreaterThan(0)
@@ -51,6 +54,8 @@ describe('rotating a key', () => {
     expect((await now.files.list()).data.map((f) => f.id)).toContain(file.id)
     expect(await (await now.files.content(file.id)).text()).toBe('kept bytes')
     expect((await now.responses.retrieve(thread.id)).id).toBe(thread.id)
+    expect((await now.batches.retrieve(batch.id)).id).toBe(batch.id)
+    expect((await now.batches.list()).data.map((x) => x.id)).toContain(batch.id)
     const next = await now.responses.create({ model: 'mock-gpt', input: 'mock: text and on', previous_response_id: thread.id })
     expect(next.status).toBe('completed')
     const rec = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(chat.id)}`, { headers: { authorization: `Bearer ${rotated.key}` } })

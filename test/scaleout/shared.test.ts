@@ -69,6 +69,9 @@ describe.skipIf(!onPostgres)('two gateways, one database', () => {
     await client(b, made.key).chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text before' }] })
     const file = await client(b, made.key).files.create({ file: new File(['kept'], 'kept.txt', { type: 'text/plain' }), purpose: 'user_data' })
     expect(await models(b, made.key)).toBe(200) // b holds the old secret in memory
+    // b's charge written, so that a reads it
+    const spentOn = async (g: Spawned) => ((await (await admin(g, 'GET', `/admin/v1/keys/${made.id}`)).json()) as { spent: number }).spent
+    await within(2_000, async () => (await spentOn(a)) > 0)
     const r = await admin(a, 'POST', `/admin/v1/keys/${made.id}/rotate`)
     expect(r.status).toBe(200)
     const rotated = (await r.json()) as { key: string; spent: number }
@@ -78,7 +81,7 @@ describe.skipIf(!onPostgres)('two gateways, one database', () => {
     expect(await within(2_000, async () => (await models(b, made.key)) === 401)).toBeLessThan(2_000)
     expect(await models(b, rotated.key)).toBe(200)
     expect((await client(b, rotated.key).files.list()).data.map((f) => f.id)).toContain(file.id)
-    expect(((await (await admin(b, 'GET', `/admin/v1/keys/${made.id}`)).json()) as { spent: number }).spent).toBe(rotated.spent)
+    expect(await spentOn(b)).toBe(rotated.spent)
   })
 
   test('a key funded on one and spent on both: credits added on one reach the other within 2 s', async () => {
