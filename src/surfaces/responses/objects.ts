@@ -4,7 +4,7 @@
 import { Elysia } from 'elysia'
 import { keyOf } from '../../http/context.ts'
 import { badRequest, echo, HttpError, notFound } from '../../http/errors.ts'
-import { onlyKnownParams } from '../../http/query.ts'
+import { eachOnce, onlyKnownParams } from '../../http/query.ts'
 import type { Item } from './items.ts'
 import type { ThreadStore } from './thread.ts'
 
@@ -36,6 +36,7 @@ function listed(it: Item, responseId: string, i: number): Obj {
 
 function listQuery(q: URLSearchParams) {
   onlyKnownParams(q, LIST_QUERY, 'input_items takes limit, after, before, order, include')
+  eachOnce(q, INCLUDES)
   const raw = q.get('limit')
   const limit = raw === null ? LIMIT.dflt : /^\d+$/.test(raw) ? Number(raw) : NaN
   if (!Number.isInteger(limit) || limit < LIMIT.min || limit > LIMIT.max) throw badRequest(`limit: must be an integer from ${LIMIT.min} to ${LIMIT.max}`)
@@ -44,7 +45,9 @@ function listQuery(q: URLSearchParams) {
   return { limit, order, after: q.get('after') ?? undefined, before: q.get('before') ?? undefined }
 }
 
-const LIST_QUERY: ReadonlySet<string> = new Set(['limit', 'after', 'before', 'order', 'include', 'include[]'])
+/** `include` is a list (the SDK sends `include[]=a&include[]=b`); every other parameter is read once, so a repeat is a 400. */
+const INCLUDES = ['include', 'include[]']
+const LIST_QUERY: ReadonlySet<string> = new Set(['limit', 'after', 'before', 'order', ...INCLUDES])
 const RETRIEVE_QUERY: ReadonlySet<string> = new Set(['include', 'include[]', 'include_obfuscation', 'stream', 'starting_after'])
 
 /**
@@ -54,6 +57,7 @@ const RETRIEVE_QUERY: ReadonlySet<string> = new Set(['include', 'include[]', 'in
  */
 function retrieveQuery(q: URLSearchParams): void {
   onlyKnownParams(q, RETRIEVE_QUERY, `retrieving a response takes ${[...RETRIEVE_QUERY].filter((n) => !n.endsWith('[]')).join(', ')}`)
+  eachOnce(q, INCLUDES)
   const stream = q.get('stream')
   if (stream === null || stream === 'false') return
   if (stream !== 'true') throw badRequest('stream: must be true or false')

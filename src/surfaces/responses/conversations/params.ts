@@ -1,7 +1,7 @@
 // The bodies and queries of the Conversations API, checked: each problem a 400 naming the
 // field. Items are checked as a responses request's input items are (items.ts).
 import { badRequest } from '../../../http/errors.ts'
-import { onlyKnownParams } from '../../../http/query.ts'
+import { eachOnce, onlyKnownParams } from '../../../http/query.ts'
 import { isObj } from '../../../lib/json.ts'
 import { typeName } from '../../../routing/router.ts'
 import { listOfItems, type Item } from '../items.ts'
@@ -60,12 +60,15 @@ export function itemsBody(raw: unknown): Item[] {
   return itemsOf(body(raw, ['items']).items, true)
 }
 
-const LIST: ReadonlySet<string> = new Set(['limit', 'order', 'after', 'include', 'include[]'])
-const INCLUDE_ONLY: ReadonlySet<string> = new Set(['include', 'include[]'])
+/** `include` is a list (`include[]=a&include[]=b`); every other parameter is read once, so a repeat is a 400. */
+const INCLUDES = ['include', 'include[]']
+const LIST: ReadonlySet<string> = new Set(['limit', 'order', 'after', ...INCLUDES])
+const INCLUDE_ONLY: ReadonlySet<string> = new Set(INCLUDES)
 
 /** The listing's query: `limit` 1 to 100 (20), `order` asc or desc (desc), `after` an item id; `include` is taken and changes nothing. */
 export function listQuery(q: URLSearchParams): { limit: number; order: 'asc' | 'desc'; after?: string } {
   onlyKnownParams(q, LIST, 'listing items takes limit, order, after, include')
+  eachOnce(q, INCLUDES)
   const raw = q.get('limit')
   const limit = raw === null ? LIMIT.dflt : /^\d+$/.test(raw) ? Number(raw) : NaN
   if (!Number.isInteger(limit) || limit < LIMIT.min || limit > LIMIT.max) throw badRequest(`limit: must be an integer from ${LIMIT.min} to ${LIMIT.max}`)
