@@ -8,6 +8,7 @@ import { turnOfItsOwn } from '../lib/turn.ts'
 import { bodyClock, tooSlow, withinBodyTime } from './body-deadline.ts'
 import { BodyShare } from './body-budget.ts'
 import { requestInfo } from './context.ts'
+import { inflated } from './inflate.ts'
 
 export { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES, MAX_JSON_DEPTH, parseJsonSafe } from './json-safe.ts'
 
@@ -15,20 +16,21 @@ function tooLarge(limit: number) {
   return new HttpError(413, `Request body exceeds the limit of ${limit} bytes`)
 }
 
-/** Content-Encoding → the format of DecompressionStream that reads it. */
+/** Content-Encoding → the format of DecompressionStream that reads it (in a worker: inflate.ts). */
 const DECODERS: Record<string, CompressionFormat> = { gzip: 'gzip', 'x-gzip': 'gzip', deflate: 'deflate', br: 'brotli' as CompressionFormat, zstd: 'zstd' as CompressionFormat }
 
 /**
  * A request's body as the client meant it: a compressed one (Content-Encoding gzip, deflate,
  * br or zstd; Codex's request compression sends zstd) decompressed as it is read, so every
- * bound on its size holds for what it decompresses to. Another encoding is a 415 naming the header.
+ * bound on its size holds for what it decompresses to, and the request thread only passes chunks.
+ * Another encoding is a 415 naming the header.
  */
 export function decodedBody(request: Request): { body: ReadableStream<Uint8Array> | null; encoding?: string } {
   const enc = request.headers.get('content-encoding')?.trim().toLowerCase()
   if (!enc || enc === 'identity') return { body: request.body }
   const format = Object.hasOwn(DECODERS, enc) ? DECODERS[enc] : undefined
   if (!format) throw new HttpError(415, `Content-Encoding: ${enc.slice(0, 40)} is not one this gateway reads; send gzip, deflate, br, zstd or an uncompressed body`)
-  return { body: request.body && request.body.pipeThrough(new DecompressionStream(format)), encoding: enc }
+  return { body: request.body && inflated(request.body, format), encoding: enc }
 }
 
 /**
