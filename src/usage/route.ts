@@ -6,6 +6,7 @@ import { echo, HttpError } from '../http/errors.ts'
 import type { Services } from '../services.ts'
 import { parseUsageQuery } from './params.ts'
 import { UsageQuery } from './query.ts'
+import { reportResponse } from './encode.ts'
 import { buildReport } from './report.ts'
 
 const DAY_MS = 86_400_000
@@ -32,6 +33,6 @@ export function usageRoutes(s: Pick<Services, 'catalog' | 'recorder' | 'storage'
     await s.recorder.settled(undefined, account === undefined ? undefined : { account })
     await s.recorder.flush()
     const rows = await query.rows(account, w, now - s.recorder.retentionDays * DAY_MS, now)
-    return Response.json(buildReport(w, rows))
+    return reportResponse(buildReport(w, rows))
   })
 }
