@@ -5,6 +5,7 @@ import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
 import { badRequest, echo, notFound } from '../http/errors.ts'
 import { queryTaking } from '../http/query.ts'
+import { jsonWithLongArray } from '../lib/json-pieces.ts'
 import type { Services } from '../services.ts'
 import { anthropicListQuery, openAIListQuery } from './list-params.ts'
 import type { FilesService } from './service.ts'
@@ -36,7 +37,8 @@ const OPENAI: Wire = {
     const q = openAIListQuery(params)
     const page = await files.list(owner, q)
     if (!page) throw badRequest(`after: no file ${echo(q.after)}`)
-    return toOpenAIList(page)
+    // up to 10,000 files a page: written a slice a turn, not encoded at once
+    return jsonWithLongArray(toOpenAIList(page), 'data')
   },
   deleted: openAIDeleted,
   // OpenAI's retrieve, content and delete take none
