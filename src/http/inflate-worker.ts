@@ -18,7 +18,8 @@ export type InflateJob =
   | { t: 'ack'; id: number; n: number }
   | { t: 'cancel'; id: number }
 
-export type InflateReply = { t: 'out'; id: number; chunk: Uint8Array } | { t: 'end'; id: number } | { t: 'error'; id: number; message: string }
+/** `ready`: the worker is loaded and takes bodies (sent once, first). */
+export type InflateReply = { t: 'ready' } | { t: 'out'; id: number; chunk: Uint8Array } | { t: 'end'; id: number } | { t: 'error'; id: number; message: string }
 
 interface Body {
   writer: WritableStreamDefaultWriter<BufferSource>
@@ -85,3 +86,5 @@ self.onmessage = (e: MessageEvent<InflateJob>) => {
     body.wake?.()
   }
 }
+
+reply({ t: 'ready' })

@@ -1,6 +1,7 @@
 // A compressed request body, decompressed by a worker (inflate-worker.ts) and read here as a
 // stream: the request thread only passes chunks, so a bomb read up to the body limit costs it
-// no more than a plain body of that size. With no worker to be had, it is decompressed here.
+// no more than a plain body of that size. A body waits for the worker to say it is loaded;
+// with no worker to be had (one that cannot start), it is decompressed here, as before.
 import { workerUrl } from '../lib/worker-url.ts'
 import type { InflateJob, InflateReply } from './inflate-worker.ts'
 
@@ -14,14 +15,17 @@ interface Reading {
   failed?: Error
 }
 
-let worker: BunWorker | null | undefined
+/** The worker once it said it is loaded; null when it could not start (bodies are inflated here then). */
+let ready: Promise<BunWorker | null> | undefined
+let worker: BunWorker | undefined
 let nextId = 1
 const readings = new Map<number, Reading>()
 
-/** Every body being read fails as a decompression failure (a TypeError, as DecompressionStream's); the next body starts a new worker. */
+/** A worker that stopped after it started: every body it was reading fails as undecompressable (a TypeError, as DecompressionStream's); the next body starts another. */
 function lose(message: string) {
   worker?.terminate()
   worker = undefined
+  ready = undefined
   for (const r of readings.values()) fail(r, message)
   readings.clear()
 }
@@ -31,29 +35,44 @@ function fail(r: Reading, message: string) {
   if (r.queue.length === 0) r.controller.error(r.failed)
 }
 
-function start(): BunWorker | null {
-  if (worker !== undefined) return worker
-  try {
-    const w = new Worker(workerUrl(import.meta.url, 'http/inflate-worker.ts')) as BunWorker
-    w.onmessage = (e: MessageEvent<InflateReply>) => {
-      const m = e.data
-      const r = readings.get(m.id)
-      if (!r) return
-      if (m.t === 'out') r.queue.push(m.chunk)
-      else {
-        finished(m.id)
-        if (m.t === 'end') r.ended = true
-        else return fail(r, m.message)
-      }
-      deliver(r, m.id)
-    }
-    w.onerror = () => lose('the decompressing worker stopped')
-    w.unref()
-    worker = w
-  } catch {
-    worker = null
+function onReply(e: MessageEvent<InflateReply>) {
+  const m = e.data
+  if (m.t === 'ready') return
+  const r = readings.get(m.id)
+  if (!r) return
+  if (m.t === 'out') r.queue.push(m.chunk)
+  else {
+    finished(m.id)
+    if (m.t === 'end') r.ended = true
+    else return fail(r, m.message)
   }
-  return worker
+  deliver(r, m.id)
+}
+
+function started(): Promise<BunWorker | null> {
+  if (ready) return ready
+  ready = new Promise<BunWorker | null>((resolve) => {
+    let w: BunWorker
+    try {
+      w = new Worker(workerUrl(import.meta.url, 'http/inflate-worker.ts')) as BunWorker
+    } catch {
+      return resolve(null)
+    }
+    w.onmessage = (e: MessageEvent<InflateReply>) => {
+      if (e.data.t !== 'ready') return
+      w.onmessage = onReply
+      w.onerror = () => lose('the decompressing worker stopped')
+      w.unref()
+      worker = w
+      resolve(w)
+    }
+    // it never loaded: bodies are inflated on this thread from now on
+    w.onerror = () => {
+      w.terminate()
+      resolve(null)
+    }
+  })
+  return ready
 }
 
 /** Hands the reader what it has asked for: one chunk a pull (each acknowledged to the worker), then the end. */
@@ -82,23 +101,29 @@ function post(job: InflateJob) {
 
 /** `source` decompressed as `format` says, in a worker when one can be started. */
 export function inflated(source: ReadableStream<Uint8Array<ArrayBuffer>>, format: CompressionFormat): ReadableStream<Uint8Array> {
-  const w = start()
-  if (!w) return source.pipeThrough(new DecompressionStream(format))
   const id = nextId++
-  const input = source.getReader()
-  let reading: Reading
+  let reading: Reading | undefined
+  /** The body inflated on this thread, when no worker could start. */
+  let here: ReadableStreamDefaultReader<Uint8Array> | undefined
+  let input: ReadableStreamDefaultReader<Uint8Array> | undefined
   return new ReadableStream<Uint8Array>(
     {
-      start(controller) {
-        reading = { controller, queue: [], ended: false }
-        readings.set(id, reading)
+      async start(controller) {
+        const w = await started()
+        if (!w) {
+          here = source.pipeThrough(new DecompressionStream(format)).getReader()
+          return
+        }
+        const r: Reading = (reading = { controller, queue: [], ended: false })
+        readings.set(id, r)
         w.ref()
         post({ t: 'start', id, format })
+        const from = (input = source.getReader())
         // the compressed bytes go over as they arrive (they are what the client sent, within its limits)
         void (async () => {
           try {
             for (;;) {
-              const { done, value } = await input.read()
+              const { done, value } = await from.read()
               if (!readings.has(id)) return
               if (done) return post({ t: 'end', id })
               post({ t: 'in', id, chunk: value })
@@ -107,18 +132,22 @@ export function inflated(source: ReadableStream<Uint8Array<ArrayBuffer>>, format
             // the client's body failed (it left): the reader hears it
             if (finished(id)) {
               post({ t: 'cancel', id })
-              reading.failed = e instanceof Error ? e : new Error(String(e))
-              controller.error(reading.failed)
+              r.failed = e instanceof Error ? e : new Error(String(e))
+              controller.error(r.failed)
             }
           }
         })()
       },
-      pull() {
-        deliver(reading, id)
+      async pull(controller) {
+        if (reading) return deliver(reading, id)
+        const { done, value } = await here!.read()
+        if (done) controller.close()
+        else controller.enqueue(value)
       },
-      cancel() {
+      cancel(reason) {
+        if (here) return here.cancel(reason)
         if (finished(id)) post({ t: 'cancel', id })
-        input.cancel().catch(() => {})
+        input?.cancel().catch(() => {})
       },
     },
     { highWaterMark: 1 },

@@ -49,6 +49,12 @@ test('the binary alone creates and migrates a fresh data dir and serves /health,
     })
     expect(crowded.status).toBe(400)
     expect(((await crowded.json()) as { error: string }).error).toContain('messages[0].content: 250000 items')
+    // a compressed body (inflated on the request thread: the binary carries no decompressing worker) is read whole, or refused past the limit
+    const chat = (encoding: string, body: Uint8Array) => fetch(gw.url + '/api/alpha/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': encoding }, body: new Blob([new Uint8Array(body)]) })
+    const squeezed = await chat('gzip', Bun.gzipSync(JSON.stringify({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text squeezed' }] })))
+    expect(squeezed.status).toBe(200)
+    expect(((await squeezed.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe('squeezed')
+    expect((await chat('zstd', Bun.zstdCompressSync(new Uint8Array(64 << 20)))).status).toBe(413)
     // and the CLI's batches watch, on the running server's data dir
     const watch = await runCli(['batches', 'watch', 'batch_none', '--data-dir', join(dir, 'data')], {}, [bin])
     expect(watch.code).toBe(1)
