@@ -53,6 +53,7 @@ const STORE_AGNOSTIC = [
   'test/hostile/slow-reader.test.ts',
   // compressed bodies inflated off the request thread: the HTTP layer alone
   'test/hostile/compressed-bombs.test.ts',
+  'test/hostile/fragment.test.ts',
   'test/routing/strict-refs.test.ts',
   'test/routing/strict-fit.test.ts',
   'test/routing/strict-fit-bounds.test.ts',

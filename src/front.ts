@@ -14,6 +14,7 @@ import type { Logger } from './http/log.ts'
 import { echo, errorResponse, HttpError } from './http/errors.ts'
 import { KNOWN_FAILURES } from './failures.ts'
 import { clientWentAway, knownAnswer, wentAway } from './http/onerror.ts'
+import { fragmentInUrl } from './http/fragment.ts'
 import { nulInUrl } from './http/nul.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
@@ -212,8 +213,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
           routed = new Request(CANONICAL_ORIGIN + (start < 0 ? '/' : req.url.slice(start)), req)
           setRequestInfo(routed, info)
         }
-        const nul = nulInUrl(req.url, start)
-        res = nul ? errorResponse(nul.status, nul.message) : await (handle ? handle(routed) : appFetch(routed))
+        const odd = nulInUrl(req.url, start) ?? fragmentInUrl(req.url, start)
+        res = odd ? errorResponse(odd.status, odd.message) : await (handle ? handle(routed) : appFetch(routed))
       }
     } catch (e) {
       res = failed(e, req, info.requestId, path, log)
