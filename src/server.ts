@@ -27,6 +27,7 @@ import { stopCut } from './pipeline/generate.ts'
 import { drainsEnded } from './pipeline/relay.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 import { failStartIfAsked } from './test-start-failure.ts'
+import { loadPriceLibrary } from './config/price-library.ts'
 
 
 /** Every service, and the batches built on them: what start-up holds (and tests reach into). */
@@ -37,6 +38,8 @@ const CUT_FRAMES_MS = 250
 
 export async function buildServices(config: Config, log: Logger = createLogger(config.logLevel, undefined, config.logFormat), cluster?: Cluster): Promise<ServerServices> {
   checkCluster(config)
+  // the request thread prices requests of most models: the library loads now, not in a request
+  loadPriceLibrary()
   const storage = await openStorage(storageOptions(config))
   // reservations: in Redis when instances share one; in the database when they share
   // PostgreSQL and no Redis; in memory on one instance

@@ -1,6 +1,6 @@
 // Model resolution and prices. The built-in table (models.ts) plus config `models`, with
 // context windows and prices from @pydantic/genai-prices; config can override prices.
-import { calcPrice } from '@pydantic/genai-prices'
+import { calcPrice } from './price-library.ts'
 import type { Family, ImageGenUsage, Usage } from '../ir/types.ts'
 import { ConfigError } from './errors.ts'
 import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfig, type ProviderKind } from './providers.ts'
