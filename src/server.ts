@@ -28,10 +28,14 @@ import { drainsEnded } from './pipeline/relay.ts'
 import { busOnPostgres, createCluster, type Cluster } from './cluster/create.ts'
 import { failStartIfAsked } from './test-start-failure.ts'
 import { loadPriceLibrary } from './config/price-library.ts'
+import { boundHeap } from './lib/heap-bound.ts'
 
 
 /** Every service, and the batches built on them: what start-up holds (and tests reach into). */
 export type ServerServices = Services & { batches: BatchService; retention: Retention }
+
+/** The request thread's garbage allowed past what its last collection left (a batch worker's: 8 MiB). */
+const REQUEST_HEAP_SLACK_BYTES = 16 * 1024 * 1024
 
 /** At the end of a stop's grace, how long the streams still open have to send their error frames. */
 const CUT_FRAMES_MS = 250
@@ -135,6 +139,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   let bootstrapKey: string | undefined
   try {
     services.onClose.push(await startCheckpointer(services.storage, services.log))
+    // this thread's garbage (a batch's bookkeeping beside interactive traffic) is collected as it
+    // grows, beside the running code: never a collection that stops the loop (lib/heap-bound.ts)
+    services.onClose.push(boundHeap(REQUEST_HEAP_SLACK_BYTES, undefined, true))
     // key changes from other instances arrive on the bus (Redis, or LISTEN/NOTIFY on a shared
     // database); the poll stays for writers that do not publish: slower when the database is shared
     await services.keys.watch(services.storage.pg ? 5_000 : 1_000)

@@ -23,3 +23,26 @@ test('collects only past the slack, then counts from what the collection left', 
   expect(look()).toBe(true)
   expect(collections).toBe(2)
 })
+
+test('a collection asked for beside the running code: what it left is read at the next look, which collects nothing', () => {
+  let used = 100
+  let collections = 0
+  const look = heapLook(
+    50,
+    () => used,
+    () => collections++,
+    true,
+  )
+  used = 150
+  expect(look()).toBe(true)
+  // the heap is still 150 when collect returns; by the next look the collection has ended
+  used = 120
+  expect(look()).toBe(false)
+  expect(collections).toBe(1)
+  // the floor is now 120 (what the next look saw), not the 150 collect returned on
+  used = 169
+  expect(look()).toBe(false)
+  used = 170
+  expect(look()).toBe(true)
+  expect(collections).toBe(2)
+})
