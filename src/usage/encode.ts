@@ -2,7 +2,7 @@
 // loop between slices: the widest report (10,000 hourly points, 3.4 MB; with breakdown=model,
 // 20 series of 2,500) encoded at once held the loop for tens to hundreds of milliseconds, eight
 // of them at once for over a second. The bytes are those JSON.stringify would give.
-import { nextTurn } from '../lib/turn.ts'
+import { arrayPieces, piecesResponse } from '../lib/json-pieces.ts'
 import type { SeriesPoint, UsageReport } from './report.ts'
 
 /** Points of a series encoded between two turns of the loop. */
@@ -15,11 +15,11 @@ function* pieces(r: UsageReport): Generator<string> {
     if (v === undefined) continue
     const key = `${head}${JSON.stringify(k)}:`
     head = ','
-    if (k === 'series') yield* seriesPieces(key, v as SeriesPoint[])
+    if (k === 'series') yield* arrayPieces(key, v as SeriesPoint[], SLICE)
     else if (k === 'series_by_model') {
       let open = `${key}[`
       for (const m of v as NonNullable<UsageReport['series_by_model']>) {
-        yield* seriesPieces(`${open}{"model":${JSON.stringify(m.model)},"series":`, m.series)
+        yield* arrayPieces(`${open}{"model":${JSON.stringify(m.model)},"series":`, m.series, SLICE)
         yield '}'
         open = ','
       }
@@ -30,27 +30,10 @@ function* pieces(r: UsageReport): Generator<string> {
   yield '}'
 }
 
-function* seriesPieces(before: string, series: SeriesPoint[]): Generator<string> {
-  if (series.length === 0) return yield `${before}[]`
-  for (let i = 0; i < series.length; i += SLICE) {
-    const json = JSON.stringify(series.slice(i, i + SLICE))
-    yield `${i === 0 ? before + '[' : ','}${json.slice(1, -1)}${i + SLICE >= series.length ? ']' : ''}`
-  }
-}
-
 /** The report as a JSON response, a piece a pull, a turn of the loop before each but the first. */
 export function reportResponse(report: UsageReport): Response {
-  const encoder = new TextEncoder()
-  const it = pieces(report)
-  let first = true
-  const body = new ReadableStream<Uint8Array>({
-    async pull(out) {
-      if (!first) await nextTurn()
-      first = false
-      const next = it.next()
-      if (next.done) return out.close()
-      out.enqueue(encoder.encode(next.value))
-    },
-  })
-  return new Response(body, { headers: { 'content-type': 'application/json;charset=utf-8' } })
+  // a short one (the usual: 24 hours, 30 days) is written whole, with its length, as any other reply
+  const points = report.series.length + (report.series_by_model ?? []).reduce((n, m) => n + m.series.length, 0)
+  if (points <= SLICE) return Response.json(report)
+  return piecesResponse(pieces(report))
 }
