@@ -36,6 +36,19 @@ afterAll(async () => {
 
 const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
 
+/**
+ * Waits, up to 10 s, for `done`: the retry of a write whose answer was lost comes a moment after
+ * the batch has ended (its end is read from the database, which the first attempt wrote).
+ */
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline && !(await done()); ) await Bun.sleep(50)
+}
+
+const itemsEnded = async (gw: Spawned, status: string) => {
+  const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text()
+  return Number(new RegExp(`^switchyard_batch_items_total\\{status="${status}"\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0)
+}
+
 async function ask(gw: Spawned, key: string): Promise<number> {
   const r = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
     method: 'POST',
@@ -88,6 +101,9 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
           if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
         }
         // the writer's first transaction failed after its commit, and was tried again
+        await until(() => gw.output().includes('results found stored by a write whose answer was lost'))
+        // and the main thread has heard of it (the worker's log line may come first)
+        await until(async () => (await itemsEnded(gw, 'succeeded')) > 0)
         expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_RESULTS_ANSWER')
         expect(gw.output()).toContain('results found stored by a write whose answer was lost')
         // nothing accepted lost, nothing stored twice: one result, one record, its cost once
@@ -113,8 +129,7 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
           }
         }
         // the item ended here as it did (succeeded), once
-        const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text()
-        expect(Number(/^switchyard_batch_items_total\{status="succeeded"\} (\S+)$/m.exec(metrics)?.[1] ?? 0)).toBe(1)
+        expect(await itemsEnded(gw, 'succeeded')).toBe(1)
         // the credit is spent: the next request is refused, not admitted on figures that lost the cost
         expect(await ask(gw, made.key)).toBe(402)
       } finally {
@@ -151,8 +166,9 @@ describe.skipIf(!onPostgres)('a result that ran nowhere, its write committed and
       expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_LANDING_ANSWER')
       expect((await stored(dataDir, made.id, id)).results.sort()).toEqual(['failed', 'succeeded'])
       expect(batch.request_counts).toEqual({ total: 2, completed: 1, failed: 1 })
-      const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text()
-      expect(Number(/^switchyard_batch_items_total\{status="failed"\} (\S+)$/m.exec(metrics)?.[1] ?? 0)).toBe(1)
+      // the retry (a moment after the end) finds the failure stored as its own, and counts it once
+      await until(async () => (await itemsEnded(gw, 'failed')) > 0)
+      expect(await itemsEnded(gw, 'failed')).toBe(1)
     } finally {
       gw.kill('SIGKILL')
       await gw.exited
