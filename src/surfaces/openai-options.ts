@@ -102,6 +102,17 @@ export function userIdToSafetyIdentifier(userId: string, req: GenerationRequest)
 
 const LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const
 
+/** An approximate location as Claude's web search takes it (the string fields OpenAI's has too), or undefined when it has none. */
+export function approximateLocation(loc: unknown): Record<string, string> | undefined {
+  if (typeof loc !== 'object' || loc === null) return undefined
+  const at: Record<string, string> = {}
+  for (const k of LOCATION_FIELDS) {
+    const v = (loc as Record<string, unknown>)[k]
+    if (typeof v === 'string') at[k] = v
+  }
+  return Object.keys(at).length > 0 ? at : undefined
+}
+
 /**
  * Chat's `web_search_options`: a search model's own for a GPT model; for a Claude model, Claude's
  * web search tool, which searches as OpenAI's search models do (and cites what it found: the
@@ -111,11 +122,7 @@ const LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const
 export function webSearchOptionsToIR(v: Record<string, unknown>, req: GenerationRequest, cx: IRContext): void {
   if (cx.model.family !== 'anthropic') return carry(req, 'openai', 'web_search_options', v)
   const loc = v.user_location
-  const approximate = typeof loc === 'object' && loc !== null ? (loc as Record<string, unknown>).approximate : undefined
-  const at: Record<string, string> = {}
-  if (typeof approximate === 'object' && approximate !== null) {
-    for (const k of LOCATION_FIELDS) if (typeof (approximate as Record<string, unknown>)[k] === 'string') at[k] = (approximate as Record<string, string>)[k]!
-  }
-  req.webSearch = Object.keys(at).length > 0 ? { userLocation: at } : {}
+  const at = approximateLocation(typeof loc === 'object' && loc !== null ? (loc as Record<string, unknown>).approximate : undefined)
+  req.webSearch = at ? { userLocation: at } : {}
   if (v.search_context_size !== undefined) cx.compat.push('web_search_options.search_context_size')
 }

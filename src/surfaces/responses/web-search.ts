@@ -7,6 +7,7 @@
 // tool is left out, and named, as the other hosted tools are.
 import type { WebSearch } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
+import { approximateLocation } from '../openai-options.ts'
 import { messagesBeyond, type BeyondPrompt } from '../../billing/server-tools.ts'
 
 /** OpenAI's names for its web search tool, dated or not. */
@@ -15,8 +16,6 @@ export const WEB_SEARCH_TOOLS: ReadonlySet<unknown> = new Set(['web_search', 'we
 /** A web search tool a Claude model's web search stands for. */
 export const searchesLive = (t: unknown): t is Record<string, unknown> => isObj(t) && WEB_SEARCH_TOOLS.has(t.type) && t.external_web_access !== false
 
-const LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const
-
 /** A web search tool as its Claude counterpart, and what of it has none. */
 export function webSearchOf(t: Record<string, unknown>, maxToolCalls: unknown): { search: WebSearch; leftOut: string[] } {
   const search: WebSearch = {}
@@ -24,11 +23,8 @@ export function webSearchOf(t: Record<string, unknown>, maxToolCalls: unknown): 
   if (typeof maxToolCalls === 'number' && Number.isInteger(maxToolCalls) && maxToolCalls > 0) search.maxUses = maxToolCalls
   const domains = isObj(t.filters) ? t.filters.allowed_domains : undefined
   if (Array.isArray(domains) && domains.length > 0 && domains.every((d) => typeof d === 'string')) search.allowedDomains = domains as string[]
-  if (isObj(t.user_location)) {
-    const at: Record<string, string> = {}
-    for (const k of LOCATION_FIELDS) if (typeof t.user_location[k] === 'string') at[k] = t.user_location[k] as string
-    if (Object.keys(at).length > 0) search.userLocation = at
-  }
+  const at = approximateLocation(t.user_location)
+  if (at) search.userLocation = at
   if (t.search_context_size !== undefined) leftOut.push(`tools.${String(t.type)}.search_context_size`)
   return { search, leftOut }
 }
