@@ -9,13 +9,17 @@ await $`${process.execPath} ${join(root, 'scripts/gen-migrations.ts')}`.quiet()
 // and the dashboard's bundle, so the binary serves the page built from the current sources
 await $`${process.execPath} ${join(root, 'scripts/build-ui.ts')}`.quiet()
 // workers are entry points of their own, so the binary carries them
-const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/db/json-rows-worker.ts'), join(root, 'src/tokens/worker.ts'), join(root, 'src/batches/worker.ts'), join(root, 'src/batches/writer-worker.ts'), join(root, 'src/http/parts-worker.ts'), join(root, 'src/tracing/export-worker.ts')]
+const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/db/json-rows-worker.ts'), join(root, 'src/tokens/worker.ts'), join(root, 'src/batches/worker.ts'), join(root, 'src/batches/writer-worker.ts'), join(root, 'src/http/parts-worker.ts'), join(root, 'src/tracing/export-worker.ts'), join(root, 'src/http/inflate-worker.ts')]
 const result = await Bun.build({
   entrypoints,
   compile: { outfile: join(root, 'dist/switchyard') },
   minify: true,
   sourcemap: 'linked',
   target: 'bun',
+  // the embedded entries' paths are taken below this root (lib/worker-url.ts counts on src/). Left
+  // to Bun, it is the entries' common directory only up to eight entry points: from nine on, Bun
+  // 1.4 takes the working directory, and every worker then sat at src/… where none was looked for.
+  root: join(root, 'src'),
 })
 if (!result.success) {
   for (const log of result.logs) console.error(log)

@@ -25,7 +25,7 @@ import type { AdmitAsk } from '../billing/admission.ts'
 import type { Config } from '../config/load.ts'
 import type { Logger } from '../http/log.ts'
 import type { FromWorker, IngestJob, IngestResult, ItemDone, ItemJob, Settled, ToWorker } from './types.ts'
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 import type { RecordTotals } from '../metrics/batches.ts'
 
 /** A job its worker never took (still in the outbox when it went), or an item whose upstream call it never began: it never left, and runs again. */
@@ -224,7 +224,7 @@ export class WorkerPool {
 
   /** `entry`: the item worker's (worker.ts) or the results writer's (writer-worker.ts), each loading only the modules of its role. */
   private thread(entry: string, onMessage: (m: FromWorker) => void, onDeath: (why: string) => void): Thread {
-    const worker = new Worker(workerUrl(import.meta.url, entry)) as BunWorker
+    const worker = startWorker(import.meta.url, entry) as BunWorker
     let ready!: () => void
     let failed!: (e: Error) => void
     const closed = new Promise<void>((res) => worker.addEventListener('close', () => res()))

@@ -2,7 +2,7 @@
 // worker reports that it runs, and after it stops, SQLite's automatic checkpoint stays on.
 import type { Logger } from '../http/log.ts'
 import type { Storage } from './client.ts'
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 
 const DEFAULT_AUTOCHECKPOINT = 1000
 
@@ -13,7 +13,7 @@ export async function startCheckpointer(storage: Storage, log: Logger, intervalM
   if (!sqlite || !storage.file) return async () => {}
   let worker: Worker
   try {
-    worker = new Worker(workerUrl(import.meta.url, 'db/checkpoint-worker.ts'))
+    worker = startWorker(import.meta.url, 'db/checkpoint-worker.ts')
   } catch (e) {
     log.warn('checkpoint worker unavailable: SQLite checkpoints inline', { error: String(e) })
     return async () => {}

@@ -4,7 +4,7 @@
 // and never keeps the process alive; should it be unavailable (or fail), the same read and
 // parse run here as before.
 import { nextTurn } from '../lib/turn.ts'
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 import type { JsonRowsJob, JsonRowsReply } from './json-rows-worker.ts'
 
 /** Text is cut into pieces of about this many characters (a piece parses in a few ms). */
@@ -36,7 +36,7 @@ export class JsonRows {
   private start(): BunWorker | null {
     if (this.worker !== undefined) return this.worker
     try {
-      const w = new Worker(workerUrl(import.meta.url, 'db/json-rows-worker.ts')) as BunWorker
+      const w = startWorker(import.meta.url, 'db/json-rows-worker.ts') as BunWorker
       w.onmessage = (e: MessageEvent<JsonRowsReply>) => {
         const r = e.data
         const job = this.waiting.get(r.id)

@@ -2,7 +2,7 @@
 // stream: the request thread only passes chunks, so a bomb read up to the body limit costs it
 // no more than a plain body of that size. A body waits for the worker to say it is loaded;
 // with no worker to be had (one that cannot start), it is decompressed here, as before.
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 import type { InflateJob, InflateReply } from './inflate-worker.ts'
 
 type BunWorker = Worker & { ref(): void; unref(): void }
@@ -54,7 +54,7 @@ function started(): Promise<BunWorker | null> {
   ready = new Promise<BunWorker | null>((resolve) => {
     let w: BunWorker
     try {
-      w = new Worker(workerUrl(import.meta.url, 'http/inflate-worker.ts')) as BunWorker
+      w = startWorker(import.meta.url, 'http/inflate-worker.ts') as BunWorker
     } catch {
       return resolve(null)
     }

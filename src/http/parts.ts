@@ -5,7 +5,7 @@
 // strings), found at memchr speed, so nearly every body skips the worker; a body past them is
 // counted and parsed there first, and only parsed here once it is known to keep the rules. So a
 // million tiny parts, keys or numbers cost the request thread a scan, not a parse.
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 import { HttpError } from './errors.ts'
 import type { PartsJob, PartsReply } from './parts-worker.ts'
 
@@ -81,7 +81,7 @@ function lose() {
 function start(): BunWorker | null {
   if (worker !== undefined) return worker
   try {
-    const w = new Worker(workerUrl(import.meta.url, 'http/parts-worker.ts')) as BunWorker
+    const w = startWorker(import.meta.url, 'http/parts-worker.ts') as BunWorker
     w.onmessage = (e: MessageEvent<PartsReply>) => {
       const job = owed.get(e.data.id)
       if (!job) return

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os'
 import { countBoundedAsync, roughCount, truncateBounded } from '../ir/bounded-bpe.ts'
 import { emptyUsage, promptTokens, type Usage } from '../ir/types.ts'
 import type { TokenJob, TokenReply } from './worker.ts'
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 
 
 /** Bun's Worker can be unref'd: an idle token worker never keeps the process alive. */
@@ -98,7 +98,7 @@ export function countThrough(port: MessagePort): void {
 
 function spawnTokenWorker(): Member | null {
   try {
-    const w = new Worker(workerUrl(import.meta.url, 'tokens/worker.ts')) as BunWorker
+    const w = startWorker(import.meta.url, 'tokens/worker.ts') as BunWorker
     const member = listen(w, w)
     w.onerror = (e) => failMember(member, `token worker failed: ${e.message}`)
     return member

@@ -11,7 +11,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import pkg from '../../package.json' with { type: 'json' }
 import type { TracingSettings } from '../config/tracing.ts'
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 import { toWire } from './wire.ts'
 
 export const SCOPE = { name: 'switchyard', version: pkg.version }
@@ -73,7 +73,7 @@ class WorkerExporter implements SpanExporter {
 export function createExporter(s: TracingSettings, offThread: boolean, onFallback: (error: string) => void): SpanExporter {
   if (!offThread) return otlpExporter(s)
   try {
-    const worker = new Worker(workerUrl(import.meta.url, 'tracing/export-worker.ts'))
+    const worker = startWorker(import.meta.url, 'tracing/export-worker.ts')
     worker.postMessage({ type: 'init', settings: s } satisfies ToExportWorker)
     return new WorkerExporter(worker)
   } catch (e) {
