@@ -1,6 +1,6 @@
 // The process's own series, read at scrape time: resident memory, CPU seconds, start time, and
 // how late the event loop runs a timer (the worst of the last few seconds), which is what every
-// request on this thread waits behind.
+// request on this thread waits behind; and the worker threads whose entry point loaded, by entry.
 import type { Cell, Counter, Registry } from './registry.ts'
 import { workersHeard } from '../lib/worker-url.ts'
 
