@@ -1,5 +1,5 @@
 // Block boundaries, derived once for every encoder: each run of text or reasoning is
-// bracketed by `*-start` / `*-end`, a signature ends its thinking block, one block is open at
+// bracketed by `*-start` / `*-end` (a web search the upstream runs ends the run before it), a signature ends its thinking block, one block is open at
 // a time (as Anthropic streams them), tool inputs that were never closed are closed at the
 // finish, and nothing stays open past `finish` or `error` (a call an error cut off is dropped,
 // not ended).
@@ -77,6 +77,8 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
         if (open === 'text') emit(ev)
         return
       case 'reasoning-redacted':
+      case 'web-search-start':
+      case 'web-search-end':
         close()
         return emit(ev)
     }
@@ -116,7 +118,9 @@ export function blockBoundaries(emit: (ev: StreamEvent) => void): (ev: StreamEve
       case 'reasoning-start':
       case 'reasoning-end':
       case 'reasoning-signature':
-      case 'reasoning-redacted': {
+      case 'reasoning-redacted':
+      case 'web-search-start':
+      case 'web-search-end': {
         if (tool === null) return flow(ev)
         const last = waiting.at(-1)
         if (Array.isArray(last)) last.push(ev)

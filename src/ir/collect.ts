@@ -77,6 +77,18 @@ export function createFolder(): Folder {
           content.push({ type: 'reasoning', text: '', redacted: e.data })
           openReasoning = undefined
           break
+        case 'web-search-start':
+          content.push({ type: 'web-search', id: e.id, query: '', sources: [] })
+          openReasoning = undefined
+          break
+        case 'web-search-end': {
+          const { type: _, ...done } = e
+          const p = content.findLast((q) => q.type === 'web-search' && q.id === e.id)
+          if (p) Object.assign(p, done)
+          else content.push({ type: 'web-search', ...done })
+          openReasoning = undefined
+          break
+        }
         case 'tool-input-start': {
           const part: ToolCallPart = { type: 'tool-call', id: e.id, name: e.name, arguments: '' }
           tools.set(e.index, part)

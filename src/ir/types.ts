@@ -39,6 +39,8 @@ export type Part =
   | { type: 'tool-result'; toolCallId: string; content: string | Part[]; isError?: boolean; cacheControl?: unknown }
   /** Thinking / reasoning. `signature` and `redacted` are Anthropic's and must be echoed byte for byte. */
   | { type: 'reasoning'; text: string; signature?: string; redacted?: string; providerData?: ProviderData }
+  /** A web search the upstream ran itself (Claude's web search server tool): OpenAI's `web_search_call`. `failed`: it answered with an error. */
+  | { type: 'web-search'; id: string; query: string; sources: WebSource[]; failed?: true }
 
 export interface Message {
   role: Role
@@ -244,6 +246,9 @@ export type StreamEvent =
   | { type: 'reasoning-end'; cut?: true }
   | { type: 'reasoning-signature'; signature: string }
   | { type: 'reasoning-redacted'; data: string }
+  /** A web search the upstream runs itself begins (`id`: the upstream's), and ends with its query and what it found. */
+  | { type: 'web-search-start'; id: string }
+  | { type: 'web-search-end'; id: string; query: string; sources: WebSource[]; failed?: true }
   | { type: 'tool-input-start'; index: number; id: string; name: string }
   | { type: 'tool-input-delta'; index: number; delta: string }
   | { type: 'tool-input-end'; index: number }

@@ -62,7 +62,7 @@ export function keepLastBreakpoints<R extends GenerationRequest>(req: R): R {
   }
   const visitParts = (parts: readonly Part[]) => {
     for (const p of parts) {
-      if (p.type === 'tool-call' || p.type === 'reasoning') continue
+      if (p.type === 'tool-call' || p.type === 'reasoning' || p.type === 'web-search') continue
       visit(p)
       if (p.type === 'tool-result' && Array.isArray(p.content)) visitParts(p.content)
     }

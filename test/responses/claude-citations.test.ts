@@ -1,6 +1,7 @@
 // A Claude model's web search through the OpenAI surfaces: a Responses client asks for it with
 // OpenAI's web_search tool; the search runs at Anthropic (its server_tool_use and result blocks
-// are nothing for the client to run), and the text it cited
+// are nothing for the client to run, and show on Responses as OpenAI's web_search_call item, its
+// query and, when asked for, its sources), and the text it cited
 // carries its sources as OpenAI shows a web search's: `url_citation` annotations on the output
 // text (Responses) or on the message (chat), indexed into the text, streamed or not. Upstream
 // traffic hand-written from Anthropic's documented shapes (web_search_result_location).
@@ -67,7 +68,7 @@ describe('Claude web search citations', () => {
     rig.up.script({ json: reply })
     const r = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
     expect(r.output_text).toBe(TEXT)
-    const part = (r.output[0] as any).content[0]
+    const part = (r.output[1] as any).content[0]
     expect(part.text.slice(9, 14)).toBe('sunny')
     expect(part.annotations).toEqual(RESPONSES_ANNOTATIONS)
   })
@@ -80,9 +81,9 @@ describe('Claude web search citations', () => {
     const added = events.filter((e) => e.type === 'response.output_text.annotation.added')
     expect(added.map((e) => [e.annotation_index, e.annotation])).toEqual(RESPONSES_ANNOTATIONS.map((a, i) => [i, a]))
     const final = events.at(-1).response
-    expect(final.output[0].content[0].text).toBe(TEXT)
-    expect(final.output[0].content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
-    const doneItem = events.find((e) => e.type === 'response.output_item.done')
+    expect(final.output[1].content[0].text).toBe(TEXT)
+    expect(final.output[1].content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
+    const doneItem = events.find((e) => e.type === 'response.output_item.done' && e.item.type === 'message')
     expect(doneItem.item.content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
   })
 
@@ -97,11 +98,68 @@ describe('Claude web search citations', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('x-switchyard-compat') ?? '').not.toContain('web_search')
     const body = (await res.json()) as any
-    expect(body.output[0].content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
+    expect(body.output[1].content[0].annotations).toEqual(RESPONSES_ANNOTATIONS)
     expect(rig.up.requests.at(-1)!.json().tools).toEqual([
       { type: 'web_search_20250305', name: 'web_search', max_uses: 3, allowed_domains: ['weather.example'], user_location: { type: 'approximate', city: 'Paris', country: 'FR' } },
     ])
     expect((await rig.generation(body.id)).usage.web_searches).toBe(1)
+  })
+
+  test("responses, not streamed: the search is a web_search_call item before the message, as OpenAI's", async () => {
+    rig.up.script({ json: reply })
+    const r = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
+    expect(r.output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
+    expect(r.output[0]).toEqual({ id: expect.stringMatching(/^ws_/), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'paris weather' } })
+  })
+
+  test('responses: the sources of the search on its item when the request includes them', async () => {
+    rig.up.script({ json: reply })
+    const r = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?', include: ['web_search_call.action.sources'] })
+    expect((r.output[0] as any).action).toEqual({ type: 'search', query: 'paris weather', sources: [{ type: 'url', url: URL_A }] })
+  })
+
+  test('responses: a search Claude answered with an error is a failed web_search_call', async () => {
+    const failed = { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01Cite', content: { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' } }
+    rig.up.script({ json: { ...reply, content: [searched[0], failed, { type: 'text', text: 'No luck.' }] } })
+    const r = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
+    expect(r.output[0]).toMatchObject({ type: 'web_search_call', status: 'failed', action: { type: 'search', query: 'paris weather' } })
+    expect(r.output_text).toBe('No luck.')
+  })
+
+  test("responses, streamed: the web_search_call's events as OpenAI sends them, and the SDK's stream helper's final response holds the item", async () => {
+    rig.up.script({ sse: stream })
+    const s = rig.client.responses.stream({ model: 'claude-sonnet-4-5', input: 'weather in Paris?', include: ['web_search_call.action.sources'] })
+    const events: any[] = []
+    for await (const e of s) events.push(e)
+    const final = await s.finalResponse()
+    const item: any = { id: expect.stringMatching(/^ws_/), type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'paris weather', sources: [{ type: 'url', url: URL_A }] } }
+    expect(final.output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
+    expect(final.output[0]).toEqual(item)
+    expect(final.output_text).toBe(TEXT)
+    const search = events.filter((e) => e.output_index === 0).map((e) => e.type)
+    expect(search).toEqual([
+      'response.output_item.added',
+      'response.web_search_call.in_progress',
+      'response.web_search_call.searching',
+      'response.web_search_call.completed',
+      'response.output_item.done',
+    ])
+    const added = events.find((e) => e.type === 'response.output_item.added')
+    expect(added.item).toEqual({ id: final.output[0]!.id, type: 'web_search_call', status: 'in_progress' })
+    expect(events.find((e) => e.type === 'response.web_search_call.searching').item_id).toBe(final.output[0]!.id)
+    expect(events.find((e) => e.type === 'response.output_item.done').item).toEqual(item)
+  })
+
+  test('responses: a turn after one that searched continues it; the search, which ran at Anthropic, is not sent back', async () => {
+    rig.up.script({ json: reply })
+    const first = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?', store: true })
+    rig.up.script({ json: { ...reply, content: [{ type: 'text', text: 'You are welcome.' }] } })
+    const next = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'thanks', previous_response_id: first.id })
+    expect(next.output_text).toBe('You are welcome.')
+    const sent = rig.up.requests.at(-1)!.json().messages
+    expect(sent.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(JSON.stringify(sent[1])).toContain('Paris is sunny today.')
+    expect(JSON.stringify(sent)).not.toContain('server_tool_use')
   })
 
   test('chat, not streamed: url_citation annotations on the message', async () => {

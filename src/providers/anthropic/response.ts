@@ -3,7 +3,7 @@ import { UpstreamError } from '../../ir/errors.ts'
 import type { GenerationResponse, Part } from '../../ir/types.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { usageFromAnthropic, type AnthropicUsage } from './usage.ts'
-import { webSources } from './citations.ts'
+import { isWebSearchUse, searchQuery, searchResults, webSources } from './citations.ts'
 
 export interface AnthropicBlock {
   type: string
@@ -15,6 +15,8 @@ export interface AnthropicBlock {
   name?: string
   input?: unknown
   citations?: unknown
+  tool_use_id?: string
+  content?: unknown
 }
 
 export interface AnthropicMessage {
@@ -29,7 +31,8 @@ export interface AnthropicMessage {
 
 /**
  * One content block → IR part. Server-side tool blocks (`server_tool_use`, `*_tool_result`)
- * were executed by Anthropic and are not calls for the client to run, so they yield nothing.
+ * were executed by Anthropic and are not calls for the client to run: a web search's becomes
+ * the record of a search (its result joins it, fromAnthropicMessage), the others yield nothing.
  */
 export function partFromBlock(b: AnthropicBlock): Part | undefined {
   switch (b.type) {
@@ -44,6 +47,8 @@ export function partFromBlock(b: AnthropicBlock): Part | undefined {
       return { type: 'reasoning', text: '', redacted: b.data ?? '' }
     case 'tool_use':
       return { type: 'tool-call', id: b.id ?? '', name: b.name ?? '', arguments: inputText(b.input) }
+    case 'server_tool_use':
+      return isWebSearchUse(b) ? { type: 'web-search', id: b.id ?? '', query: searchQuery(b.input), sources: [] } : undefined
     default:
       return undefined
   }
@@ -73,6 +78,11 @@ export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse
   const reply = body.id || replyToken()
   for (const b of blocks) {
     if (b === null || typeof b !== 'object') continue
+    if ((b as AnthropicBlock).type === 'web_search_tool_result') {
+      const search = content.findLast((p) => p.type === 'web-search' && p.id === (b as AnthropicBlock).tool_use_id)
+      if (search) Object.assign(search, searchResults((b as AnthropicBlock).content))
+      continue
+    }
     const p = partFromBlock(b as AnthropicBlock)
     if (!p) continue
     if (p.type === 'tool-call' && !(b as AnthropicBlock).id) p.id = callId(reply, calls)

@@ -17,7 +17,7 @@ import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
 import { tellContainer } from './container.ts'
 import type { ContainerGiven } from '../../routing/contract.ts'
 import { tellText } from '../../ir/event-text.ts'
-import { webSource, webSources } from './citations.ts'
+import { isWebSearchUse, searchQuery, searchResults, webSource, webSources } from './citations.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
 /** A text block's `chars` so far and the web sources it cites (said at its end, for all of it). */
@@ -25,6 +25,8 @@ type Block =
   | { kind: 'text'; open: boolean; chars: number; sources: WebSource[] }
   | { kind: 'thinking'; startSignature?: string; signed: boolean; open: boolean }
   | { kind: 'tool'; ordinal: number; input: unknown; sentArgs: boolean; open: boolean }
+  /** A web search's server_tool_use block: its input, whole or as JSON text so far. */
+  | { kind: 'search'; id: string; input: unknown; json: string; open: boolean }
   | { kind: 'ignored'; open: boolean }
 
 interface Event {
@@ -40,12 +42,16 @@ interface Event {
 /** Blocks not yet stopped that the reader keeps: as many as the block order may (in order, then open). */
 const BLOCKS_KEPT = BLOCKS_MAX + OPEN_MAX
 
+/** The web searches of a reply whose query is kept for their result (Claude runs a few; max_uses bounds them). */
+const SEARCHES_MAX = 64
+
 /** The sources one text block may cite that are kept (a block cites a few; an upstream that sends more is not held). */
 const SOURCES_MAX = 64
 
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-function* openBlock(b: AnthropicBlock, ordinal: number, reply: string): Generator<StreamEvent, Block> {
+/** `queries`: the query of each web search whose block stopped, by its id, for its result to say. */
+function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: Map<string, string>): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
@@ -59,8 +65,20 @@ function* openBlock(b: AnthropicBlock, ordinal: number, reply: string): Generato
     case 'tool_use':
       yield { type: 'tool-input-start', index: ordinal, id: b.id || callId(reply, ordinal), name: b.name ?? '' }
       return { kind: 'tool', ordinal, input: b.input, sentArgs: false, open: true }
+    case 'server_tool_use':
+      // Server-side tools ran at Anthropic; nothing for the client to execute. A web search is told (OpenAI shows its own)
+      if (!isWebSearchUse(b) || !b.id) return { kind: 'ignored', open: true }
+      yield { type: 'web-search-start', id: b.id }
+      return { kind: 'search', id: b.id, input: b.input, json: '', open: true }
+    case 'web_search_tool_result': {
+      const id = b.tool_use_id ?? ''
+      if (queries.has(id)) {
+        yield { type: 'web-search-end', id, query: queries.get(id)!, ...searchResults(b.content) }
+        queries.delete(id)
+      }
+      return { kind: 'ignored', open: true }
+    }
     default:
-      // Server-side tools (web search …) ran at Anthropic; nothing for the client to execute.
       return { kind: 'ignored', open: true }
   }
 }
@@ -91,6 +109,7 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
  */
 export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
+  const queries = new Map<string, string>()
   const order = blockOrder<Block>()
   let tools = 0
   let usage: Usage = emptyUsage()
@@ -148,7 +167,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             // a block started again at the index of one still open: that one can take nothing more, it ended
             const was = blocks.get(e.index ?? 0)
             order.stop(was, closeBlock(was), out)
-            const opened = openBlock(b, tools, reply)
+            const opened = openBlock(b, tools, reply, queries)
             const made: StreamEvent[] = []
             let r = opened.next()
             for (; !r.done; r = opened.next()) made.push(r.value)
@@ -175,6 +194,8 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             else if (d.type === 'signature_delta' && d.signature) {
               if (b?.kind === 'thinking') b.signed = true
               ev = { type: 'reasoning-signature', signature: d.signature }
+            } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'search' && b.open) {
+              b.json += d.partial_json
             } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
               b.sentArgs = true
               ev = { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
@@ -184,6 +205,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           }
           case 'content_block_stop': {
             const b = blocks.get(e.index ?? 0)
+            if (b?.kind === 'search' && b.open && queries.size < SEARCHES_MAX) queries.set(b.id, searchQuery(b.json || b.input))
             order.stop(b, closeBlock(b), out)
             // a stopped block takes nothing more (a late delta goes on as one of no block would)
             blocks.delete(e.index ?? 0)

@@ -143,6 +143,8 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
     // web sources come from a Claude upstream, which this surface is the pass-through to
     'text-citations': () => '',
+    'web-search-start': () => '',
+    'web-search-end': () => '',
     'reasoning-start': () => messageStart() + closeFlow(),
     'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + textDelta(flow!, ev.text)),
     // A signature is the last thing of its thinking block (as the fold in collect.ts reads it).

@@ -69,6 +69,20 @@ export function urlAnnotation(c: UrlCitation, offset = 0): Obj {
   return { type: 'url_citation', start_index: offset + c.start, end_index: offset + c.end, url: c.url, title: c.title ?? '' }
 }
 
+/**
+ * A web search the upstream ran (a Claude model's) as OpenAI shows its own: a web_search_call
+ * whose action says the query, and the sources it found where the request asked for them
+ * (`include: ["web_search_call.action.sources"]`, as OpenAI gives them). `failed`: its error.
+ */
+export function webSearchItem(id: string, p: Extract<Part, { type: 'web-search' }>, sources: boolean, status = p.failed ? 'failed' : 'completed'): Item {
+  const action: Obj = { type: 'search', query: p.query }
+  if (sources) action.sources = p.sources.map((s) => ({ type: 'url', url: s.url }))
+  return { id, type: 'web_search_call', status, action }
+}
+
+/** The request asked for a web search's sources on its item. */
+export const wantsSources = (body: Obj): boolean => Array.isArray(body.include) && body.include.includes('web_search_call.action.sources')
+
 /** A tool call → a function_call item, or a custom_tool_call for a custom tool (its one string input unwrapped). */
 export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status = 'completed', namespace?: string): Item {
   const ns = namespace === undefined ? {} : { namespace }
@@ -160,7 +174,7 @@ export function completeResponse(r: Obj, toolCallsStatus: 'requires_action' | 'c
  * IR content → output items, in the order the model produced them (at most `maxToolCalls` calls);
  * `cut`: the last part was cut short (cutShort), and its item is `incomplete`.
  */
-export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>, cut = false): Item[] {
+export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>, cut = false, sources = false): Item[] {
   const out: Item[] = []
   const id = (prefix: string) => itemId(prefix, responseId, out.length)
   let calls = 0
@@ -183,6 +197,8 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
         shown = undefined
         continue
       }
+    } else if (p.type === 'web-search') {
+      out.push(webSearchItem(id('ws'), p, sources))
     } else if (p.type === 'tool-call') {
       if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) {
         shown = undefined
@@ -203,7 +219,7 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
 export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTools: Set<string>): Obj {
   const { status, incomplete } = statusOf(r.finish)
   const out = responseShell(f, status)
-  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members, cutShort(r.finish))
+  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members, cutShort(r.finish), wantsSources(f.body))
   if (incomplete) out.incomplete_details = incomplete
   out.usage = responsesUsage(r.usage)
   return completeResponse(out, f.toolCallsStatus)

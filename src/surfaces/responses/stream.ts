@@ -9,7 +9,7 @@ import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { itemId } from './item-ids.ts'
-import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, statusOf, urlAnnotation, type ResponseFrame } from './encode.ts'
+import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, statusOf, urlAnnotation, wantsSources, webSearchItem, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 
@@ -73,6 +73,9 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
   const output: Item[] = []
   const skipped = new Set<number>()
   const tools = new Map<number, Open>()
+  /** Web searches begun and not yet ended, by the upstream's id: their place in the output. */
+  const searches = new Map<string, number>()
+  const sources = wantsSources(f.body)
   let seq = 0
   let open: Open | undefined
   let calls = 0
@@ -140,6 +143,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
     const out = [...output]
     if (open?.kind === 'text') out[open.index] = messageItem(open.item.id as string, open.text.text(), 'incomplete', open.annotations)
     if (open?.kind === 'reasoning') out[open.index] = { ...reasoningItem(open.item.id as string, { type: 'reasoning', text: open.text.text() }, summaries), status: 'incomplete' }
+    for (const i of searches.values()) out[i] = { ...out[i]!, status: 'incomplete' }
     for (const o of tools.values()) {
       out[o.index] = callItem(o.item.id as string, o.item.call_id as string, o.item.name as string, o.text.text(), o.custom === true, 'incomplete', o.item.namespace as string | undefined)
     }
@@ -219,6 +223,23 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
       }
       case 'reasoning-end':
         return blockEnd(e.cut, 'reasoning')
+      // OpenAI's own: the item added in progress, said searching, then completed with its action
+      case 'web-search-start': {
+        const [o, s] = add('tool', { id: itemId('ws', f.id, output.length), type: 'web_search_call', status: 'in_progress' })
+        state.produced = true
+        if (searches.size < 64) searches.set(e.id, o.index)
+        return s + ev('response.web_search_call.in_progress', at(o)) + ev('response.web_search_call.searching', at(o))
+      }
+      case 'web-search-end': {
+        const index = searches.get(e.id)
+        if (index === undefined) return ''
+        searches.delete(e.id)
+        const { type: _, ...search } = e
+        const item = webSearchItem(output[index]!.id as string, { type: 'web-search', ...search }, sources)
+        output[index] = item
+        const where = { item_id: item.id, output_index: index }
+        return (item.status === 'completed' ? ev('response.web_search_call.completed', where) : '') + ev('response.output_item.done', { output_index: index, item })
+      }
       case 'tool-input-start': {
         if (f.turn.maxToolCalls !== undefined && calls >= f.turn.maxToolCalls) {
           skipped.add(e.index)
