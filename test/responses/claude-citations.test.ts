@@ -8,6 +8,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
 
+const FIXTURES = new URL('../fixtures/', import.meta.url)
+const fixture = (path: string) => Bun.file(new URL(path, FIXTURES)).text()
+
+/** A web_search_call's events in a stream, each as its type and its fields' names (the item's, its action's, a source's too). */
+function searchShape(events: any[], id: string) {
+  const keys = (o: object | undefined) => (o ? Object.keys(o).sort() : [])
+  return events
+    .filter((e) => e.item_id === id || e.item?.id === id)
+    .map((e) => ({ type: e.type, fields: keys(e), item: keys(e.item), action: keys(e.item?.action), source: keys(e.item?.action?.sources?.[0]) }))
+}
+
 let rig: ResponsesRig
 beforeAll(async () => {
   rig = await startResponsesRig()
@@ -160,6 +171,21 @@ describe('Claude web search citations', () => {
     expect(sent.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user'])
     expect(JSON.stringify(sent[1])).toContain('Paris is sunny today.')
     expect(JSON.stringify(sent)).not.toContain('server_tool_use')
+  })
+
+  test("responses, streamed: the web_search_call's events and fields are those of OpenAI's recorded web search stream", async () => {
+    // OpenAI's (recorded): the first search of a gpt-5-mini reply
+    const recorded = (await fixture('openai/responses/stream-web-search-vercel.chunks.jsonl')).split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const theirs = recorded.find((e) => e.type === 'response.output_item.added' && e.item.type === 'web_search_call').item.id
+    // Claude's (hand-written from Anthropic's documented stream)
+    rig.up.script({ sse: await fixture('anthropic/messages/stream-web-search.handwritten.sse') })
+    const s = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?', include: ['web_search_call.action.sources'], stream: true })
+    const events: any[] = []
+    for await (const e of s) events.push(e)
+    const ours = events.find((e) => e.type === 'response.output_item.added' && e.item.type === 'web_search_call').item.id
+    expect(searchShape(events, ours)).toEqual(searchShape(recorded, theirs))
+    const done = events.find((e) => e.type === 'response.output_item.done' && e.item.id === ours).item
+    expect(done.action).toEqual({ type: 'search', query: 'weather in Paris today', sources: [{ type: 'url', url: 'https://weather.example/paris' }] })
   })
 
   test('chat, not streamed: url_citation annotations on the message', async () => {
