@@ -115,7 +115,14 @@ export function toolInput(args: string): Record<string, unknown> {
   return { _raw_arguments: args }
 }
 
-/** One IR output part → one content block; parts with no Messages form give none. */
+/**
+ * One IR output part → one content block; parts with no Messages form give none. A GPT model's
+ * url_citation annotations have no faithful form here and are left out: Anthropic's
+ * `web_search_result_location` requires the quoted text of the page (`cited_text`), which OpenAI
+ * does not give (its indices point into the model's own text), and an `encrypted_index` that only
+ * Anthropic makes, for Claude to read when the turn is sent back. A web search record is left out
+ * as well: its blocks would carry Anthropic's encrypted results.
+ */
 export function contentBlock(p: Part): Record<string, unknown> | undefined {
   switch (p.type) {
     case 'text':
