@@ -41,13 +41,18 @@ const reply = {
   content: [...searched, { type: 'text', text: 'Paris is ' }, { type: 'text', text: 'sunny', citations: [cite] }, { type: 'text', text: ' today', citations: [citeB] }, { type: 'text', text: '.' }],
 }
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+const streamStart = ev('message_start', { message: { ...reply, id: 'msg_01CiteStream', content: [], stop_reason: null, usage: { ...usage, output_tokens: 3 } } })
+const streamEnd = ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage }) + ev('message_stop', {})
+/** The search's two blocks, at `i` and the next index. */
+const searchBlocks = (i: number) =>
+  ev('content_block_start', { index: i, content_block: { ...searched[0], input: {} } }) +
+  ev('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: '{"query": "paris weather"}' } }) +
+  ev('content_block_stop', { index: i }) +
+  ev('content_block_start', { index: i + 1, content_block: searched[1] }) +
+  ev('content_block_stop', { index: i + 1 })
 const stream =
-  ev('message_start', { message: { ...reply, id: 'msg_01CiteStream', content: [], stop_reason: null, usage: { ...usage, output_tokens: 3 } } }) +
-  ev('content_block_start', { index: 0, content_block: { ...searched[0], input: {} } }) +
-  ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"query": "paris weather"}' } }) +
-  ev('content_block_stop', { index: 0 }) +
-  ev('content_block_start', { index: 1, content_block: searched[1] }) +
-  ev('content_block_stop', { index: 1 }) +
+  streamStart +
+  searchBlocks(0) +
   ev('content_block_start', { index: 2, content_block: { type: 'text', text: '' } }) +
   ev('content_block_delta', { index: 2, delta: { type: 'text_delta', text: 'Paris is ' } }) +
   ev('content_block_stop', { index: 2 }) +
@@ -63,8 +68,7 @@ const stream =
   ev('content_block_start', { index: 5, content_block: { type: 'text', text: '' } }) +
   ev('content_block_delta', { index: 5, delta: { type: 'text_delta', text: '.' } }) +
   ev('content_block_stop', { index: 5 }) +
-  ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage }) +
-  ev('message_stop', {})
+  streamEnd
 
 const TEXT = 'Paris is sunny today.'
 // "sunny" is characters 9 to 14 of the text, " today" 14 to 20
@@ -186,6 +190,23 @@ describe('Claude web search citations', () => {
     expect(searchShape(events, ours)).toEqual(searchShape(recorded, theirs))
     const done = events.find((e) => e.type === 'response.output_item.done' && e.item.id === ours).item
     expect(done.action).toEqual({ type: 'search', query: 'weather in Paris today', sources: [{ type: 'url', url: 'https://weather.example/paris' }] })
+  })
+
+  test("a search between two texts: on Responses a message, the search, a message (as OpenAI's output runs), streamed and not; chat's one message holds both texts", async () => {
+    const text = (t: string, i: number) => ev('content_block_start', { index: i, content_block: { type: 'text', text: '' } }) + ev('content_block_delta', { index: i, delta: { type: 'text_delta', text: t } }) + ev('content_block_stop', { index: i })
+    const sse = streamStart + text('Let me look. ', 0) + searchBlocks(1) + text('Sunny.', 3) + streamEnd
+    const json = { ...reply, content: [{ type: 'text', text: 'Let me look. ' }, ...searched, { type: 'text', text: 'Sunny.' }] }
+    rig.up.script({ sse })
+    const streamed = await rig.client.responses.stream({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' }).finalResponse()
+    rig.up.script({ json })
+    const whole = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
+    for (const r of [streamed, whole]) {
+      expect(r.output.map((it) => it.type)).toEqual(['message', 'web_search_call', 'message'])
+      expect(r.output_text).toBe('Let me look. Sunny.')
+    }
+    rig.up.script({ json })
+    const c = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }] })
+    expect(c.choices[0]!.message.content).toBe('Let me look. Sunny.')
   })
 
   test('chat, not streamed: url_citation annotations on the message', async () => {
