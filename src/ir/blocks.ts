@@ -1,8 +1,8 @@
 // Block boundaries, derived once for every encoder: each run of text or reasoning is
-// bracketed by `*-start` / `*-end` (a web search the upstream runs ends the run before it), a signature ends its thinking block, one block is open at
-// a time (as Anthropic streams them), tool inputs that were never closed are closed at the
-// finish, and nothing stays open past `finish` or `error` (a call an error cut off is dropped,
-// not ended).
+// bracketed by `*-start` / `*-end` (a web search the upstream runs ends the run before it), a
+// signature ends its thinking block, one block is open at a time (as Anthropic streams them),
+// tool inputs that were never closed are closed at the finish, and nothing stays open past
+// `finish` or `error` (a call an error cut off is dropped, not ended).
 // What starts while a tool input is open waits, in the order it came, until that one ends:
 // another call (its argument pieces kept with it) as well as text or reasoning. OpenAI streams
 // parallel calls one after the other, but its wire numbers each piece by call and may carry

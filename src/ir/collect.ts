@@ -78,7 +78,7 @@ export function createFolder(): Folder {
           openReasoning = undefined
           break
         case 'web-search-start':
-          content.push({ type: 'web-search', id: e.id, query: '', sources: [] })
+          content.push({ type: 'web-search', id: e.id, query: '', sources: [], status: 'incomplete' })
           openReasoning = undefined
           break
         case 'web-search-end': {

@@ -27,6 +27,9 @@ export interface WebSource {
   title?: string
 }
 
+/** How a web search the upstream ran ended. */
+export type SearchStatus = 'completed' | 'failed' | 'incomplete'
+
 /** A source cited for the characters `start` to `end` of its text part. */
 export type UrlCitation = WebSource & { start: number; end: number }
 
@@ -39,8 +42,12 @@ export type Part =
   | { type: 'tool-result'; toolCallId: string; content: string | Part[]; isError?: boolean; cacheControl?: unknown }
   /** Thinking / reasoning. `signature` and `redacted` are Anthropic's and must be echoed byte for byte. */
   | { type: 'reasoning'; text: string; signature?: string; redacted?: string; providerData?: ProviderData }
-  /** A web search the upstream ran itself (Claude's web search server tool): OpenAI's `web_search_call`. `failed`: it answered with an error. */
-  | { type: 'web-search'; id: string; query: string; sources: WebSource[]; failed?: true }
+  /**
+   * A web search the upstream ran itself (Claude's web search server tool): OpenAI's
+   * `web_search_call`. `failed`: it answered with an error; `incomplete`: the reply ended before
+   * its result (Claude's pause_turn, to be continued).
+   */
+  | { type: 'web-search'; id: string; query: string; sources: WebSource[]; status: SearchStatus }
 
 export interface Message {
   role: Role
@@ -248,7 +255,7 @@ export type StreamEvent =
   | { type: 'reasoning-redacted'; data: string }
   /** A web search the upstream runs itself begins (`id`: the upstream's), and ends with its query and what it found. */
   | { type: 'web-search-start'; id: string }
-  | { type: 'web-search-end'; id: string; query: string; sources: WebSource[]; failed?: true }
+  | { type: 'web-search-end'; id: string; query: string; sources: WebSource[]; status: SearchStatus }
   | { type: 'tool-input-start'; index: number; id: string; name: string }
   | { type: 'tool-input-delta'; index: number; delta: string }
   | { type: 'tool-input-end'; index: number }

@@ -43,13 +43,13 @@ const reply = {
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 const streamStart = ev('message_start', { message: { ...reply, id: 'msg_01CiteStream', content: [], stop_reason: null, usage: { ...usage, output_tokens: 3 } } })
 const streamEnd = ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage }) + ev('message_stop', {})
-/** The search's two blocks, at `i` and the next index. */
-const searchBlocks = (i: number) =>
+/** The search's server_tool_use block at `i`, its result's at `i`; both, at `i` and the next index. */
+const searchUse = (i: number) =>
   ev('content_block_start', { index: i, content_block: { ...searched[0], input: {} } }) +
   ev('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: '{"query": "paris weather"}' } }) +
-  ev('content_block_stop', { index: i }) +
-  ev('content_block_start', { index: i + 1, content_block: searched[1] }) +
-  ev('content_block_stop', { index: i + 1 })
+  ev('content_block_stop', { index: i })
+const searchResult = (i: number) => ev('content_block_start', { index: i, content_block: searched[1] }) + ev('content_block_stop', { index: i })
+const searchBlocks = (i: number) => searchUse(i) + searchResult(i + 1)
 const stream =
   streamStart +
   searchBlocks(0) +
@@ -207,6 +207,27 @@ describe('Claude web search citations', () => {
     rig.up.script({ json })
     const c = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }] })
     expect(c.choices[0]!.message.content).toBe('Let me look. Sunny.')
+  })
+
+  test('responses: a search whose result the reply paused before (pause_turn) is an incomplete web_search_call with its query, streamed and not', async () => {
+    const paused = { ...reply, stop_reason: 'pause_turn', content: [searched[0]] }
+    rig.up.script({ sse: streamStart + searchUse(0) + ev('message_delta', { delta: { stop_reason: 'pause_turn', stop_sequence: null }, usage }) + ev('message_stop', {}) })
+    const s = rig.client.responses.stream({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
+    const events: any[] = []
+    for await (const e of s) events.push(e)
+    const streamed = await s.finalResponse()
+    rig.up.script({ json: paused })
+    const whole = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input: 'weather in Paris?' })
+    for (const r of [streamed, whole]) {
+      expect(r.status).toBe('incomplete')
+      expect(r.output).toEqual([{ id: expect.stringMatching(/^ws_/), type: 'web_search_call', status: 'incomplete', action: { type: 'search', query: 'paris weather' } } as any])
+    }
+    expect(events.filter((e) => e.output_index === 0).map((e) => e.type)).toEqual([
+      'response.output_item.added',
+      'response.web_search_call.in_progress',
+      'response.web_search_call.searching',
+      'response.output_item.done',
+    ])
   })
 
   test('chat, not streamed: url_citation annotations on the message', async () => {

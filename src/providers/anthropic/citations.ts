@@ -2,7 +2,7 @@
 // search (OpenAI's web_search_call). A web search result's location is what OpenAI's
 // `url_citation` shows; the other kinds (a span of a document, a page, a search result the
 // client gave) point into what the client sent, and OpenAI's wires have no annotation for them.
-import type { WebSource } from '../../ir/types.ts'
+import type { SearchStatus, WebSource } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
 
 export function webSource(c: unknown): WebSource | undefined {
@@ -29,14 +29,14 @@ export function searchQuery(input: unknown): string {
 }
 
 /** The sources a web_search_tool_result block's content found; an error in their place (`web_search_tool_result_error`) is a failed search. */
-export function searchResults(content: unknown): { sources: WebSource[]; failed?: true } {
-  if (!Array.isArray(content)) return isObj(content) && content.type === 'web_search_tool_result_error' ? { sources: [], failed: true } : { sources: [] }
+export function searchResults(content: unknown): { sources: WebSource[]; status: SearchStatus } {
+  if (!Array.isArray(content)) return { sources: [], status: isObj(content) && content.type === 'web_search_tool_result_error' ? 'failed' : 'completed' }
   const sources: WebSource[] = []
   for (const r of content) {
     if (!isObj(r) || r.type !== 'web_search_result' || typeof r.url !== 'string') continue
     sources.push(typeof r.title === 'string' ? { url: r.url, title: r.title } : { url: r.url })
   }
-  return { sources }
+  return { sources, status: 'completed' }
 }
 
 /** A server_tool_use block that is Claude's web search. */

@@ -48,7 +48,7 @@ export function partFromBlock(b: AnthropicBlock): Part | undefined {
     case 'tool_use':
       return { type: 'tool-call', id: b.id ?? '', name: b.name ?? '', arguments: inputText(b.input) }
     case 'server_tool_use':
-      return isWebSearchUse(b) ? { type: 'web-search', id: b.id ?? '', query: searchQuery(b.input), sources: [] } : undefined
+      return isWebSearchUse(b) ? { type: 'web-search', id: b.id ?? '', query: searchQuery(b.input), sources: [], status: 'incomplete' } : undefined
     default:
       return undefined
   }

@@ -220,6 +220,9 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             break
           case 'message_stop': {
             order.drain(closeBlock, out)
+            // a search whose result never came: the reply paused before it (pause_turn)
+            for (const [id, query] of queries) out.push({ type: 'web-search-end', id, query, sources: [], status: 'incomplete' })
+            queries.clear()
             const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
             out.push({ type: 'finish', finish, usage })
             ended = true

@@ -72,12 +72,12 @@ export function urlAnnotation(c: UrlCitation, offset = 0): Obj {
 /**
  * A web search the upstream ran (a Claude model's) as OpenAI shows its own: a web_search_call
  * whose action says the query, and the sources it found where the request asked for them
- * (`include: ["web_search_call.action.sources"]`, as OpenAI gives them). `failed`: its error.
+ * (`include: ["web_search_call.action.sources"]`, as OpenAI gives them); its status, how it ended.
  */
-export function webSearchItem(id: string, p: Extract<Part, { type: 'web-search' }>, sources: boolean, status = p.failed ? 'failed' : 'completed'): Item {
+export function webSearchItem(id: string, p: Extract<Part, { type: 'web-search' }>, sources: boolean): Item {
   const action: Obj = { type: 'search', query: p.query }
   if (sources) action.sources = p.sources.map((s) => ({ type: 'url', url: s.url }))
-  return { id, type: 'web_search_call', status, action }
+  return { id, type: 'web_search_call', status: p.status, action }
 }
 
 /** The request asked for a web search's sources on its item. */
