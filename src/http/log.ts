@@ -25,13 +25,17 @@ interface Entry {
   fields?: Record<string, unknown>
 }
 
-const json = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }) + '\n'
-
 /** A word with no space, quote, `=` or control character (a terminal's escapes start with one). */
 const BARE = /^[^\s"=\x00-\x1f\x7f-\x9f]+$/
-/** What JSON leaves as it is of the control characters: DEL and the C1 set (0x9b opens an escape on some terminals). */
-const C1 = /[\x7f-\x9f]/g
+/**
+ * What JSON leaves as it is of the characters that drive a terminal or break a line: DEL and the
+ * C1 set (0x9b opens an escape on some terminals, 0x85 ends a line to some readers), and U+2028
+ * and U+2029. Escaped, a JSON line still parses back to the same text.
+ */
+const C1 = /[\x7f-\x9f\u2028\u2029]/g
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+
+const json = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }).replace(C1, escaped) + '\n'
 
 /** A value bare when it is one word, else as JSON (quoted, escaped): a line stays one line, and a client's text never drives the terminal. */
 const textValue = (v: unknown) => (typeof v === 'string' && BARE.test(v) ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)?.replace(C1, escaped))
