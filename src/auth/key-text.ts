@@ -3,10 +3,7 @@
 // text cannot, and its insert failed) or half of a surrogate pair (PostgreSQL stored it as U+FFFD,
 // so the account read back was not the one the key was made with).
 import { HttpError } from '../http/errors.ts'
-import { wellFormed } from '../files/upload-params.ts'
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/
+import { CONTROL, wellFormed } from '../files/upload-params.ts'
 
 /** What is wrong with `v` as a key's text, or undefined. */
 function fault(v: string): string | undefined {

@@ -78,13 +78,15 @@ class ByteReader {
 }
 
 /**
- * Why a part's header block is not one (a bare CR or LF, a line that is no `name: value`), or
+ * Why a part's header block is not one (a bare CR or LF, a line separator, a line that is no `name: value`), or
  * undefined. A raw line break inside a quoted filename ends its header line early: read as
  * given, `filename="a<LF>b.txt"` was stored as `"a`.
  */
 function malformedHead(raw: Uint8Array): string | undefined {
   const head = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('latin1')
   if (/\r(?!\n)|(?<!\r)\n/.test(head)) return 'a bare CR or LF in a header'
+  // U+2028 and U+2029 end a line to the library's reading of the head: `filename="a<U+2028>b.txt"` was stored as `"a`
+  if (/\u2028|\u2029/.test(new TextDecoder().decode(raw))) return 'a line separator (U+2028 or U+2029) in a header, which no filename or field name may hold'
   for (const line of head.split('\r\n')) if (line !== '' && !/^[!#$%&'*+.^`|~\w-]+:/.test(line)) return `a header line that is not "name: value": ${JSON.stringify(line.slice(0, 60))}`
   return undefined
 }

@@ -37,8 +37,13 @@ const BY_EXTENSION: Record<string, string> = {
 }
 
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*(\s*;\s*[a-z0-9!#$&^_.+-]+=("[\x20-\x21\x23-\x7e]*"|[a-z0-9!#$&^_.+-]+))*$/i
+/**
+ * What text an operator reads back (a filename, a key's name or account) may not hold: the C0 and
+ * C1 controls (0x9b opens an escape on some terminals, which `keys list` and the logs reach) and
+ * the line and paragraph separators U+2028 and U+2029, which break a line as a newline does.
+ */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 export interface UploadMeta {
   filename: string

@@ -1,0 +1,63 @@
+// What an operator reads back: a key's name and account, an upload's filename.
+//  - a C1 control (0x9b opens an escape on some terminals, `keys list` prints names as they are)
+//    or a line/paragraph separator is refused in a key's name or account and in a filename,
+//    named, like the C0 controls already were; bidi controls stay allowed (the dashboard
+//    isolates them); a line separator in a part's head cut the filename (stored as `"a`)
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { runCli, startGateway, tempDir, cleanup, type Gateway } from '../helpers/server.ts'
+
+const ADMIN = 'admin-operator-text-0123456789'
+let gw: Gateway
+const dirs: string[] = []
+beforeAll(async () => {
+  gw = await startGateway({ env: { SWITCHYARD_ADMIN_TOKEN: ADMIN } })
+})
+afterAll(async () => {
+  await gw?.stop()
+  for (const d of dirs) cleanup(d)
+})
+
+const admin = (path: string, body?: unknown, method = 'POST') =>
+  fetch(`${gw.url}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+
+const BAD = { 'a CSI (0x9b)': 'team\u009b31m', 'a NEL (0x85)': 'team\u0085x', 'U+2028': 'team\u2028x', 'U+2029': 'team\u2029x' }
+
+describe('a key’s name and account', () => {
+  for (const [what, text] of Object.entries(BAD)) {
+    test(`holding ${what} is refused, named, on create and update`, async () => {
+      for (const field of ['name', 'account']) {
+        const r = await admin('/admin/v1/keys', { name: 'ok', [field]: text })
+        const body = (await r.json()) as { error: string }
+        expect({ status: r.status, rid: !!r.headers.get('x-request-id'), named: body.error.startsWith(`${field}:`) }).toEqual({ status: 400, rid: true, named: true })
+      }
+      const made = (await (await admin('/admin/v1/keys', { name: 'plain' })).json()) as { id: string }
+      const r = await admin(`/admin/v1/keys/${made.id}`, { name: text }, 'PATCH')
+      expect([r.status, ((await r.json()) as { error: string }).error.startsWith('name:')]).toEqual([400, true])
+    })
+  }
+
+  test('a bidi control stays allowed (the dashboard shows it isolated)', async () => {
+    const r = await admin('/admin/v1/keys', { name: 'team\u202e', account: 'acct\u2067' })
+    expect(r.status).toBe(201)
+  })
+})
+
+test('an upload’s filename holding a C1 control or U+2028 is refused, named', async () => {
+  for (const name of ['a\u009b31m.txt', 'a\u2028b.txt']) {
+    const fd = new FormData()
+    fd.append('purpose', 'assistants')
+    fd.append('file', new Blob(['x']), name)
+    const r = await fetch(`${gw.url}/api/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: fd })
+    const body = (await r.json()) as { error: string }
+    expect({ status: r.status, named: body.error.includes('filename') }).toEqual({ status: 400, named: true })
+  }
+})
+
+describe('the CLI', () => {
+  test('a name holding a C1 control is refused, naming --name', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const r = await runCli(['keys', 'create', '--name', 'a\u009b31m', '--data-dir', dir])
+    expect([r.code, r.stderr.includes('--name')]).toEqual([2, true])
+  })
+})
