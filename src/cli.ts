@@ -50,11 +50,14 @@ const OPTIONS = {
 
 class UsageError extends Error {}
 
+/** A number as an operator writes one in decimal (`5`, `0.25`, `1e2`): Number() alone took `0x10` as 16 USD, `0b1` and ` 5` too. */
+const DECIMAL = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
+
 function positiveNumber(v: string | undefined, name: string, integer = false): number | undefined {
   if (v === undefined) return undefined
   const n = Number(v)
   // an integer in plain digits (`1e3` or ` 5` is no count of requests)
-  if (!Number.isFinite(n) || n < 0 || (integer && (!/^\d+$/.test(v) || n < 1))) {
+  if (!DECIMAL.test(v) || !Number.isFinite(n) || n < 0 || (integer && (!/^\d+$/.test(v) || n < 1))) {
     throw new UsageError(`--${name}: expected a ${integer ? 'positive integer' : 'non-negative number'}, got "${v}"`)
   }
   return n

@@ -1,8 +1,10 @@
-// What an operator reads back: a key's name and account, an upload's filename.
+// What an operator reads back and types: a key's name and account, an upload's filename, the
+// CLI's amounts.
 //  - a C1 control (0x9b opens an escape on some terminals, `keys list` prints names as they are)
 //    or a line/paragraph separator is refused in a key's name or account and in a filename,
 //    named, like the C0 controls already were; bidi controls stay allowed (the dashboard
 //    isolates them); a line separator in a part's head cut the filename (stored as `"a`)
+//  - the CLI takes amounts in decimal only: `0x10` was 16 USD, `0b1` 1, ` 5` 5
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { runCli, startGateway, tempDir, cleanup, type Gateway } from '../helpers/server.ts'
 
@@ -54,6 +56,27 @@ test('an upload’s filename holding a C1 control or U+2028 is refused, named', 
 })
 
 describe('the CLI', () => {
+  test('amounts are decimal only: hex, binary, octal and padded numbers are refused, naming the flag', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const made = await runCli(['keys', 'create', '--name', 'cli', '--json', '--data-dir', dir])
+    expect(made.code).toBe(0)
+    const { id } = JSON.parse(made.stdout) as { id: string }
+    for (const amount of ['0x10', '0b1', '0o7', ' 5', '5 ', '1_000']) {
+      const r = await runCli(['keys', 'credit', id, amount, '--data-dir', dir])
+      expect([amount, r.code, r.stderr.includes('--amount')]).toEqual([amount, 2, true])
+    }
+    const c = await runCli(['keys', 'create', '--name', 'x', '--credits', '0x10', '--data-dir', dir])
+    expect([c.code, c.stderr.includes('--credits')]).toEqual([2, true])
+    // decimal notation, an exponent included, is still an amount
+    for (const amount of ['5', '0.25', '1e2', '.5']) {
+      const r = await runCli(['keys', 'credit', id, amount, '--data-dir', dir])
+      expect([amount, r.code]).toEqual([amount, 0])
+    }
+    const list = JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', dir])).stdout) as { credits: number }[]
+    expect(list[0]!.credits).toBe(105.75)
+  })
+
   test('a name holding a C1 control is refused, naming --name', async () => {
     const dir = tempDir()
     dirs.push(dir)
