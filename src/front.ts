@@ -243,8 +243,9 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     if (res.status === 408 || res.status === 413 || (!req.bodyUsed && !routed.bodyUsed && declaresBody(req))) extra.connection = 'close'
     // a read of a key's data (records, usage, files, keys): kept by no cache, a browser's
     // included, unless its route said otherwise (the dashboard's assets do); a HEAD is answered
-    // by the GET route, and a cache may keep its answer too
-    if ((req.method === 'GET' || req.method === 'HEAD') && !res.headers.has('cache-control')) extra['cache-control'] = 'no-store'
+    // by the GET route, and a cache may keep its answer too. Every admin answer likewise, whatever
+    // its method: creating or rotating a key answers with its secret
+    if ((req.method === 'GET' || req.method === 'HEAD' || path.startsWith('/admin/')) && !res.headers.has('cache-control')) extra['cache-control'] = 'no-store'
     res = withHeaders(res, extra)
     if (held) server.timeout(req, config.limits.idleTimeoutS)
 

@@ -1,10 +1,11 @@
 // What an operator reads back and types: a key's name and account, an upload's filename, the
-// CLI's amounts.
+// CLI's amounts, and the admin answers that carry a new secret.
 //  - a C1 control (0x9b opens an escape on some terminals, `keys list` prints names as they are)
 //    or a line/paragraph separator is refused in a key's name or account and in a filename,
 //    named, like the C0 controls already were; bidi controls stay allowed (the dashboard
 //    isolates them); a line separator in a part's head cut the filename (stored as `"a`)
 //  - the CLI takes amounts in decimal only: `0x10` was 16 USD, `0b1` 1, ` 5` 5
+//  - creating or rotating a key answers its secret with `cache-control: no-store`
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { runCli, startGateway, tempDir, cleanup, type Gateway } from '../helpers/server.ts'
 
@@ -53,6 +54,14 @@ test('an upload’s filename holding a C1 control or U+2028 is refused, named', 
     const body = (await r.json()) as { error: string }
     expect({ status: r.status, named: body.error.includes('filename') }).toEqual({ status: 400, named: true })
   }
+})
+
+test('creating or rotating a key answers its secret with cache-control: no-store', async () => {
+  const made = await admin('/admin/v1/keys', { name: 'secret-shown-once' })
+  const { id, key } = (await made.json()) as { id: string; key: string }
+  expect([made.status, key.startsWith('sk-sy-'), made.headers.get('cache-control')]).toEqual([201, true, 'no-store'])
+  const rotated = await admin(`/admin/v1/keys/${id}/rotate`)
+  expect([rotated.status, rotated.headers.get('cache-control')]).toEqual([200, 'no-store'])
 })
 
 describe('the CLI', () => {
