@@ -56,6 +56,8 @@ const STORE_AGNOSTIC = [
   'test/hostile/fragment.test.ts',
   // what a log line is made of: the logger alone
   'test/hostile/log-controls.test.ts',
+  // a request's parameters checked before any store is read
+  'test/hostile/stream-options.test.ts',
   'test/routing/strict-refs.test.ts',
   'test/routing/strict-fit.test.ts',
   'test/routing/strict-fit-bounds.test.ts',

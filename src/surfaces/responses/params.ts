@@ -94,7 +94,11 @@ export const PARAMS = {
     image: { schema: ImageOptions, anthropic: IGNORED },
     safety_identifier: { schema: Str(), ir: safetyIdentifierToIR },
     service_tier: { schema: Str(), anthropic: IGNORED, owned: OPENAI_TIERS },
-    stream_options: { schema: AnyObject },
+    // the Responses API's holds this one member (chat's `include_usage` is not one): anything else is named, not dropped
+    stream_options: { schema: T.Object(
+      { include_obfuscation: T.Optional(Bool()) },
+      { additionalProperties: false, errorMessage: 'expected { include_obfuscation?: boolean }' },
+    ) },
     top_logprobs: { schema: T.Integer({ minimum: 0, maximum: 20, errorMessage: 'expected an integer from 0 to 20' }), anthropic: foreign(drop) },
     // the gateway answers every response in the foreground, on either family: an upstream
     // never queues one that nothing would then collect, bill or let the client poll
