@@ -15,6 +15,7 @@ import { storageOptions } from './db/options.ts'
 import { ensureStartEnv } from './runtime/start-env.ts'
 import { watchBatch } from './batches/watch.ts'
 import { HttpError } from './http/errors.ts'
+import { terminalText } from './http/log.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
@@ -182,7 +183,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
         if (all.length === 0) return console.log('no keys')
         for (const k of all) {
-          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${k.account}  name=${k.name}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
+          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${terminalText(k.account)}  name=${terminalText(k.name)}  credits=${k.credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
         }
         return
       }

@@ -25,20 +25,25 @@ interface Entry {
   fields?: Record<string, unknown>
 }
 
-/** A word with no space, quote, `=` or control character (a terminal's escapes start with one). */
-const BARE = /^[^\s"=\x00-\x1f\x7f-\x9f]+$/
 /**
- * What JSON leaves as it is of the characters that drive a terminal or break a line: DEL and the
- * C1 set (0x9b opens an escape on some terminals, 0x85 ends a line to some readers), and U+2028
- * and U+2029. Escaped, a JSON line still parses back to the same text.
+ * What JSON leaves as it is of the characters that drive a terminal, break a line or turn it
+ * around: DEL and the C1 set (0x9b opens an escape on some terminals, 0x85 ends a line to some
+ * readers), U+2028 and U+2029, and the bidi controls (an override left open reverses the rest of
+ * the line). Escaped, a JSON line still parses back to the same text.
  */
-const C1 = /[\x7f-\x9f\u2028\u2029]/g
+const UNSHOWN = '\\x7f-\\x9f\\u2028\\u2029\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069'
+const TO_ESCAPE = new RegExp(`[${UNSHOWN}]`, 'g')
+/** A word with no space, quote, `=`, control character (a terminal's escapes start with one) or bidi control. */
+const BARE = new RegExp(`^[^\\s"=\\x00-\\x1f${UNSHOWN}]+$`)
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
 
-const json = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }).replace(C1, escaped) + '\n'
+const json = (e: Entry) => JSON.stringify({ time: new Date(e.at).toISOString(), level: e.level, msg: e.msg, ...e.fields }).replace(TO_ESCAPE, escaped) + '\n'
 
 /** A value bare when it is one word, else as JSON (quoted, escaped): a line stays one line, and a client's text never drives the terminal. */
-const textValue = (v: unknown) => (typeof v === 'string' && BARE.test(v) ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)?.replace(C1, escaped))
+const textValue = (v: unknown) => (typeof v === 'string' && BARE.test(v) ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)?.replace(TO_ESCAPE, escaped))
+
+/** Text for a terminal line (the CLI's listings), as the text log writes a value: bare when one plain word, else quoted and escaped. */
+export const terminalText = (v: string): string => textValue(v)!
 
 function text(e: Entry): string {
   let line = `${new Date(e.at).toISOString()} ${e.level.toUpperCase().padEnd(5)} ${e.msg}`

@@ -6,6 +6,9 @@
 //    isolates them); a line separator in a part's head cut the filename (stored as `"a`)
 //  - the CLI takes amounts in decimal only: `0x10` was 16 USD, `0b1` 1, ` 5` 5
 //  - creating or rotating a key answers its secret with `cache-control: no-store`
+//  - `keys list` shows a name or account that is not one plain word quoted and escaped, as the
+//    text log does: a bidi control (allowed) reversed the rest of the line in the terminal, and
+//    a C1 control a key got before the rule above drove it
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { runCli, startGateway, tempDir, cleanup, type Gateway } from '../helpers/server.ts'
 
@@ -91,5 +94,22 @@ describe('the CLI', () => {
     dirs.push(dir)
     const r = await runCli(['keys', 'create', '--name', 'a\u009b31m', '--data-dir', dir])
     expect([r.code, r.stderr.includes('--name')]).toEqual([2, true])
+  })
+
+  test('keys list quotes and escapes a name or account that is not one plain word', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const g = await startGateway({ dataDir: dir })
+    // as a key made before C1 controls were refused holds it: the store takes what it is given
+    await g.services.keys.create({ name: 'old\u009b31m', account: 'acct\u202eevil' })
+    await g.services.keys.create({ name: 'two words', account: 'plain' })
+    await g.stop()
+    const r = await runCli(['keys', 'list', '--data-dir', dir])
+    expect(r.code).toBe(0)
+    // eslint-disable-next-line no-control-regex
+    expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
+    expect(r.stdout).toContain('name="old\\u009b31m"')
+    expect(r.stdout).toContain('account="acct\\u202eevil"')
+    expect(r.stdout).toContain('account=plain  name="two words"')
   })
 })
