@@ -376,19 +376,23 @@ export class KeyStore {
   /**
    * Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). A
    * grant that would take the key past MAX_CREDITS is a 400: a sum that overflowed to Infinity
-   * would read as unlimited (and PostgreSQL refuses the overflow outright).
+   * would read as unlimited (and PostgreSQL refuses the overflow outright). So is one too small
+   * to move the sum at all (5e-324, or 1e-11 on a million): it was a 200 that changed nothing.
    */
   async credit(id: string, amount: number): Promise<ApiKey | undefined> {
-    const total = sql`coalesce(${this.t.credits}, 0) + ${amount}`
+    const held = sql`coalesce(${this.t.credits}, 0)`
+    const total = sql`${held} + ${amount}`
     const [r] = (await this.db
       .update(this.t)
       .set({ credits: total, updatedAt: Date.now() })
-      .where(sql`${this.t.id} = ${id} AND ${total} <= ${MAX_CREDITS}`)
+      .where(sql`${this.t.id} = ${id} AND ${total} <= ${MAX_CREDITS} AND ${total} > ${held}`)
       .returning()) as Row[]
     if (r) return this.changed(r)
     const k = await this.get(id)
-    if (k) throw new HttpError(400, `amount: the key's credits would pass the most a key may hold (${usd(MAX_CREDITS)}); it holds ${usd(k.credits ?? 0)}`)
-    return undefined
+    if (!k) return undefined
+    const has = k.credits ?? 0
+    if (has + amount <= MAX_CREDITS) throw new HttpError(400, `amount: ${amount} USD is too small to change the key's credits (${has} USD)`)
+    throw new HttpError(400, `amount: the key's credits would pass the most a key may hold (${usd(MAX_CREDITS)}); it holds ${usd(has)}`)
   }
 
   /** Told of every change made through this store (another instance may cache the key). */

@@ -6,6 +6,8 @@
 //    isolates them); a line separator in a part's head cut the filename (stored as `"a`)
 //  - the CLI takes amounts in decimal only: `0x10` was 16 USD, `0b1` 1, ` 5` 5
 //  - creating or rotating a key answers its secret with `cache-control: no-store`
+//  - a credit too small to move the key's credits (5e-324; 1e-9 on a million) was a 200 that
+//    changed nothing; it is a 400 saying so
 //  - `keys list` shows a name or account that is not one plain word quoted and escaped, as the
 //    text log does: a bidi control (allowed) reversed the rest of the line in the terminal, and
 //    a C1 control a key got before the rule above drove it
@@ -65,6 +67,20 @@ test('creating or rotating a key answers its secret with cache-control: no-store
   expect([made.status, key.startsWith('sk-sy-'), made.headers.get('cache-control')]).toEqual([201, true, 'no-store'])
   const rotated = await admin(`/admin/v1/keys/${id}/rotate`)
   expect([rotated.status, rotated.headers.get('cache-control')]).toEqual([200, 'no-store'])
+})
+
+test('a credit too small to change the key’s credits is a 400 saying so, not a 200 that changed nothing', async () => {
+  const made = (await (await admin('/admin/v1/keys', { name: 'funded', credits: 1_000_000 })).json()) as { id: string }
+  for (const amount of [5e-324, 1e-320, 1e-11]) {
+    const r = await admin(`/admin/v1/keys/${made.id}/credit`, { amount })
+    const body = (await r.json()) as { error?: string }
+    expect([amount, r.status, body.error?.startsWith('amount:')]).toEqual([amount, 400, true])
+  }
+  const ok = await admin(`/admin/v1/keys/${made.id}/credit`, { amount: 0.001 })
+  expect([ok.status, ((await ok.json()) as { credits: number }).credits]).toEqual([200, 1_000_000.001])
+  const unlimited = (await (await admin('/admin/v1/keys', { name: 'unlimited' })).json()) as { id: string }
+  const tiny = await admin(`/admin/v1/keys/${unlimited.id}/credit`, { amount: 5e-324 })
+  expect(tiny.status).toBe(200)
 })
 
 describe('the CLI', () => {
