@@ -65,6 +65,8 @@ export function inlineBytes(bytes: Uint8Array, mediaType: string, name: string, 
   const image = sniffImage(bytes)
   if (image) return { kind: 'image', source: { kind: 'base64', mediaType: image, data: base64() } }
   if (declared === 'application/pdf') throw badRequest(`${at}: declared as a PDF, but the content is not one`)
+  // a format the upstreams take, whose bytes are not one (a Content-Type that lied), or one they do not take
+  if ((IMAGE_TYPES as readonly string[]).includes(declared)) throw badRequest(`${at}: declared as ${declared}, but the content is not a PNG, JPEG, GIF or WebP image`)
   if (declared.startsWith('image/')) throw badRequest(`${at}: ${declared} is not an image format the upstreams take (PNG, JPEG, GIF, WebP)`)
   const texty = declared.startsWith('text/') || TEXT_TYPES.has(declared) || declared.endsWith('+json') || declared.endsWith('+xml') || TEXT_NAMES.test(name)
   const text = asText(bytes, texty, charset)
