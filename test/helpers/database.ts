@@ -78,6 +78,8 @@ function migrateAhead(): Promise<string | undefined> {
 
 /** A schema named `name` with every migration applied: one migrated ahead if there is one. */
 async function migratedSchema(name: string): Promise<string> {
+  // a drop of a schema of that name still under way goes first: it would take the new one with it
+  await dropping.get(name)
   while (ahead.length < AHEAD) ahead.push(migrateAhead())
   const ready = await ahead.shift()!
   ahead.push(migrateAhead())
@@ -102,11 +104,31 @@ export async function databaseEnv(dataDir: string): Promise<Record<string, strin
   return url ? { SWITCHYARD_DATABASE_URL: url } : {}
 }
 
-/** Drops the schema of a data dir that is gone. */
+/**
+ * Drops of schemas whose gateways have stopped, run one at a time on a connection of their own
+ * while the tests go on: a drop of a schema's few dozen tables takes PostgreSQL a few hundred
+ * milliseconds, which each gateway's stop waited for (hundreds of them in the shared-store run).
+ * By name, so that a schema made again under the same name waits for its drop first. Those a
+ * test process's exit cuts short are swept by the next run, as are a killed run's.
+ */
+const dropping = new Map<string, Promise<void>>()
+let dropper: SQL | undefined
+let lastDrop: Promise<unknown> = Promise.resolve()
+
+/** Drops the schema of a data dir that is gone: started here, done in the background (above). */
 export async function dropDatabaseFor(dataDir: string): Promise<void> {
   if (!TEST_DATABASE_URL || !made.has(dataDir)) return
+  const name = nameFor(dataDir)
+  const p = made.get(dataDir)!.catch(() => {})
   made.delete(dataDir)
-  await dropSchema(nameFor(dataDir))
+  dropper ??= new SQL({ url: TEST_DATABASE_URL!, max: 1, idleTimeout: 5 })
+  const sql = dropper
+  const drop = (lastDrop = Promise.all([lastDrop, p]).then(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${name} CASCADE`)).then(
+    () => {},
+    () => {},
+  ))
+  dropping.set(name, drop)
+  void drop.then(() => dropping.get(name) === drop && dropping.delete(name))
 }
 
 export async function dropSchema(name: string): Promise<void> {
