@@ -7,6 +7,7 @@ import { directRoutes } from './http/direct.ts'
 import { setBodyPace } from './http/body-deadline.ts'
 import { setBodyBudget } from './http/body-budget.ts'
 import { KNOWN_FAILURES } from './failures.ts'
+import { replayResultSpools } from './batches/results-replay.ts'
 import { BatchService } from './batches/service.ts'
 import { Retention } from './retention.ts'
 import { threadStoreOf } from './surfaces/responses/surface.ts'
@@ -81,6 +82,9 @@ export async function buildServices(config: Config, log: Logger = createLogger(c
     await s.recorder.replaySpools()
     // every key in memory before anything admits (batches resume below)
     await keys.load()
+    // batch results a gateway killed (or stopped) while its database was away kept on disk:
+    // stored before the batches resume, which would fail their items as lost
+    await replayResultSpools(s)
     if (cluster) {
       // no Redis on a shared PostgreSQL database: the change bus is LISTEN/NOTIFY
       if (storage.pg) await busOnPostgres(cluster, storage.pg, log)

@@ -8,6 +8,9 @@
 // A write whose COMMIT took effect with its answer lost (PostgreSQL's connection dropped in
 // between) is tried again, and finds its results stored: those it stored as they are queued
 // (`storedAs`) are told as stored then, their records' costs with them, counted once.
+// While the database is away (or full), what waits for it is kept on the local disk too
+// (results-spool.ts): a kill -9 or a stop before it comes back loses no result; the next start
+// stores them.
 import type { BatchStore, ResultWrite } from './store.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
@@ -18,6 +21,9 @@ import type { Services } from '../services.ts'
 import { costsByKey } from '../billing/spend.ts'
 import { recordTotals, type RecordTotals } from '../metrics/batches.ts'
 import { loseAnswerIfAsked } from '../generations/test-lost-answer.ts'
+import type { Spool } from '../generations/spool.ts'
+import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
+import type { SpooledResult } from './results-spool.ts'
 
 /** Outcomes wait at most this long, or until this many are ready, to be stored together: a transaction of
  * 32 items holds the write lock well under a millisecond and costs a third of the CPU per item of one of 4. */
@@ -40,15 +46,21 @@ interface Pending {
 export class ResultsWriter {
   private queue: Pending[] = []
   private timer?: ReturnType<typeof setTimeout>
+  /** Results in the spool and not stored yet: while there are any, each one queued goes there too. */
+  private readonly spooled = new Set<Pending>()
+  private closed = false
   constructor(
     private readonly s: Pick<Services, 'catalog' | 'log' | 'recorder' | 'billing' | 'storage'>,
     private readonly store: BatchStore,
     private readonly told: (done: ItemDone[], settled: Settled, records: RecordTotals[]) => void,
+    /** Where results waiting for a database that is away are kept (none: in memory only). */
+    private readonly spool?: Spool<SpooledResult>,
   ) {}
 
-  add(from: Outcome) {
+  /** `finishedAt`: when the item ended (now; a spooled result's, when it is stored at a start). */
+  add(from: Outcome, finishedAt = Date.now()) {
     const o = from.outcome
-    this.queue.push({
+    const p: Pending = {
       id: from.id,
       from,
       write: {
@@ -59,11 +71,41 @@ export class ResultsWriter {
         error: o.status === 'failed' ? JSON.stringify(o.error) : null,
         usage: o.usage,
         requestId: o.requestId,
-        finishedAt: Date.now(),
+        finishedAt,
       },
-    })
+    }
+    this.queue.push(p)
+    if (this.spooled.size > 0) this.toSpool([p])
     if (this.queue.length >= WRITE_MAX) void this.write()
     else this.timer ??= setTimeout(() => void this.write(), WRITE_MS)
+  }
+
+  /** Keeps these on the local disk until they are stored. A disk that cannot take them: they wait in memory, as before. */
+  private toSpool(ps: Pending[]) {
+    const fresh = ps.filter((p) => !this.spooled.has(p))
+    if (!this.spool || fresh.length === 0) return
+    try {
+      this.spool.append(fresh.map(({ from: { id: _, ...rest }, write }) => ({ ...rest, finishedAt: write.finishedAt })))
+      for (const p of fresh) this.spooled.add(p)
+    } catch (e) {
+      this.s.log.error('batches: results waiting for the database could not be kept on the local disk', { error: (e as Error).message, results: fresh.length })
+    }
+  }
+
+  /** Stored: out of the spool's count; the spool goes once none of it waits. */
+  private stored(ps: Pending[]) {
+    if (this.spooled.size === 0) return
+    for (const p of ps) this.spooled.delete(p)
+    if (this.spooled.size === 0) this.spool?.clear()
+  }
+
+  /** No more writes (stop): the spool stays for the next start if results still wait. Returns how many wait. */
+  close(): number {
+    this.closed = true
+    clearTimeout(this.timer)
+    this.timer = undefined
+    this.spool?.close()
+    return this.queue.length
   }
 
   /** A lean record as the recorder takes it: the model from this thread's catalog, the item's key. */
@@ -146,17 +188,20 @@ export class ResultsWriter {
       recorder.abandon(records)
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.queue = batch.concat(this.queue)
-      this.timer = setTimeout(() => void this.write(), RETRY_MS)
+      // the database away or full: what waits for it is kept on the disk meanwhile
+      if (isStoreDown(e) || isStoreFull(e)) this.toSpool(this.queue)
+      if (!this.closed) this.timer = setTimeout(() => void this.write(), RETRY_MS)
       return
     } finally {
       spend.end(costs !== undefined, costs)
     }
+    this.stored(batch)
     const ours = new Set(found)
     this.told(
       batch.map((p, i) => ({ id: p.id, status: p.write.status, stored: stored[i] === true || ours.has(p) })),
       billing.drain(),
       recordTotals(storedRows),
     )
-    if (this.queue.length > 0) this.timer = setTimeout(() => void this.write(), 0)
+    if (this.queue.length > 0 && !this.closed) this.timer = setTimeout(() => void this.write(), 0)
   }
 }

@@ -4,6 +4,7 @@
 // A thread of its own, apart from the item worker's module: it imports only what storing uses.
 import { boundHeap } from '../lib/heap-bound.ts'
 import { ResultsWriter } from './results-writer.ts'
+import { resultsSpool } from './results-spool.ts'
 import { BatchStore } from './store.ts'
 import type { FromWorker, Outcome, ToWorker } from './types.ts'
 import { buildWriterServices, type WriterServices } from './writer-services.ts'
@@ -25,7 +26,8 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       try {
         // never at a lower priority: a transaction must not wait for a CPU while it holds SQLite's write lock
         s = await buildWriterServices(m.config)
-        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })))
+        // results the database cannot take yet are kept on the disk meanwhile (results-spool.ts)
+        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })), resultsSpool(m.config.dataDir))
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
@@ -37,14 +39,18 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         for (const o of ev.data) writer!.add(o)
       }
       return
-    case 'stop':
+    case 'stop': {
       await writer?.writeAll()
+      // what the database did not take stays in the spool: the next start stores it
+      const left = writer?.close() ?? 0
+      if (left > 0) s?.log.warn('batches: results kept in the spool for the next start', { results: left })
       try {
         await s?.storage.close()
       } catch {}
       s = undefined
       post({ type: 'stopped' })
       return
+    }
   }
 }
 

@@ -28,10 +28,17 @@ export const REJECTED = '.rejected'
 /** A lock file with no spool beside it is left alone this long after it was made (its process may be about to write one). */
 const STALE_LOCK_MS = 60_000
 
+/** What a spool's text holds: its entries, those kept aside, and the lines that were none. */
+export interface Parsed<T> {
+  rows: T[]
+  aside: Aside[]
+  torn: number
+}
+
 /** A spool left by a gateway no longer running: its records, and its lock, held until `done` or `leave`. */
-export interface Orphan {
+export interface Orphan<T = GenerationRow> {
   id: string
-  rows: GenerationRow[]
+  rows: T[]
   /** Lines that parsed but are no record that can be stored (a value it needs is missing). */
   aside: Aside[]
   /** Lines that were no record (the last one cut short by the kill). */
@@ -45,7 +52,11 @@ export interface Orphan {
   leave(): void
 }
 
-export class Spool {
+/**
+ * A spool of generation records (the default), or of other entries kept the same way (a batch
+ * results writer's results: batches/results-spool.ts), each a line of JSON that `read` parses back.
+ */
+export class Spool<T = GenerationRow> {
   /** This process's name for its file: time-ordered, never another's. */
   readonly id = Bun.randomUUIDv7('hex')
   private lock: DataDirLock | null = null
@@ -53,7 +64,10 @@ export class Spool {
   /** Bytes of the file: an append that failed half-way is cut back to it. */
   private size = 0
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly read: (text: string) => Parsed<T> = parse as unknown as (text: string) => Parsed<T>,
+  ) {}
 
   private get file(): string {
     return join(this.dir, this.id + EXT)
@@ -68,7 +82,7 @@ export class Spool {
    * Appends the records, flushed to the disk before it returns. Throws when the disk cannot take
    * them (full: ENOSPC), leaving the file as it was.
    */
-  append(rows: readonly GenerationRow[]): void {
+  append(rows: readonly T[]): void {
     if (rows.length === 0) return
     if (!this.lock) {
       this.lock = tryLockFile(this.dir, this.id + LOCK)
@@ -117,14 +131,14 @@ export class Spool {
   }
 
   /** Spools of gateways no longer running (their locks free), each locked by this process until `done` or `leave`. */
-  orphans(): Orphan[] {
+  orphans(): Orphan<T>[] {
     let names: string[]
     try {
       names = readdirSync(this.dir)
     } catch {
       return [] // no spool was ever written here
     }
-    const out: Orphan[] = []
+    const out: Orphan<T>[] = []
     const present = new Set(names)
     for (const name of names) {
       if (name.endsWith(LOCK) && !present.has(name.slice(0, -LOCK.length) + EXT)) this.dropStaleLock(name)
@@ -149,7 +163,7 @@ export class Spool {
         removeQuietly(lockFile)
         continue
       }
-      const { rows, aside, torn } = parse(text)
+      const { rows, aside, torn } = this.read(text)
       const dir = this.dir
       out.push({
         id,
@@ -190,7 +204,7 @@ export class Spool {
 }
 
 /** The records of a spool, each id once (an append retried after a failure may repeat some). */
-function parse(text: string): { rows: GenerationRow[]; aside: Aside[]; torn: number } {
+function parse(text: string): Parsed<GenerationRow> {
   const byId = new Map<string, ReturnType<typeof spooledRow>>()
   let torn = 0
   for (const line of text.split('\n')) {

@@ -1,0 +1,253 @@
+// A running batch's results while its database is away or full. Items answered by the upstream
+// meanwhile wait for it: once it is back, or after a restart (a kill -9 or a graceful stop in the
+// outage), each item ends once with its result stored, each record is stored once, each cost
+// counted once (the key's spend, Redis's running spend, the usage report), and the batch's counts
+// agree with its output file. A real gateway in a subprocess: on PostgreSQL its database cut
+// through a proxy while the batch runs; on either store, full (a trigger that fails the records'
+// inserts as a full disk does) until every item has answered.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
+import { readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { databaseEnv, dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { TEST_REDIS_URL } from '../helpers/redis.ts'
+import { spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+import { startTcpProxy, type Proxy } from '../helpers/tcp-proxy.ts'
+import { chat, NO_LIMITS, replayFixtures } from './helpers.ts'
+
+const ADMIN = 'adm-batch-db-away'
+const N = 24
+
+const dirs: string[] = []
+const ups: FakeUpstream[] = []
+afterAll(async () => {
+  for (const u of ups) await u.stop()
+  for (const d of dirs) {
+    await dropDatabaseFor(d)
+    rmSync(d, { recursive: true, force: true })
+  }
+})
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 20_000) {
+  const deadline = Date.now() + ms
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(25)
+  }
+}
+
+type How = 'cut' | 'full'
+
+/** Makes the records' inserts fail as a full disk does, in the database itself (every connection sees it); returns the undo. */
+async function fill(dataDir: string): Promise<() => Promise<void>> {
+  const db = await openDatabaseOf(dataDir)
+  const message = 'database or disk is full (simulated)'
+  if (db.sql.dialect === 'sqlite') {
+    await db.sql.run(`CREATE TRIGGER test_full BEFORE INSERT ON generations BEGIN SELECT RAISE(ABORT, '${message}'); END`)
+    return async () => {
+      await db.sql.run('DROP TRIGGER test_full')
+      await db.close()
+    }
+  }
+  await db.sql.run(`CREATE FUNCTION test_full() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION '${message}' USING ERRCODE = '53100'; END $$ LANGUAGE plpgsql`)
+  await db.sql.run('CREATE TRIGGER test_full BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION test_full()')
+  return async () => {
+    await db.sql.run('DROP TRIGGER test_full ON generations')
+    await db.sql.run('DROP FUNCTION test_full()')
+    await db.close()
+  }
+}
+
+/** A fake upstream taking 150 ms an answer (counting each prompt), a data dir, and (PostgreSQL) its database through a proxy. */
+async function setup(how: How, redis = false) {
+  const up = await startFakeUpstream()
+  ups.push(up)
+  let answered = 0
+  const sent = replayFixtures(up, { delayMs: 150, special: () => void answered++ })
+  const dataDir = tempDir('batch-db-away-')
+  dirs.push(dataDir)
+  let proxy: Proxy | undefined
+  const via: Record<string, string> = {}
+  if (how === 'cut') {
+    const url = new URL((await databaseEnv(dataDir)).SWITCHYARD_DATABASE_URL!)
+    proxy = startTcpProxy(url.hostname, Number(url.port || 5432))
+    const viaProxy = new URL(url)
+    viaProxy.host = `127.0.0.1:${proxy.port}`
+    via.SWITCHYARD_DATABASE_URL = viaProxy.toString()
+  }
+  const redisPrefix = redis ? `dbaway:${crypto.randomUUID().slice(0, 8)}:` : undefined
+  if (redisPrefix) Object.assign(via, { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: redisPrefix })
+  const env: Record<string, string> = {
+    ...NO_LIMITS,
+    SWITCHYARD_ADMIN_TOKEN: ADMIN,
+    OPENAI_API_KEY: 'sk-up',
+    OPENAI_BASE_URL: up.url,
+    SWITCHYARD_LOG_LEVEL: 'info',
+    SWITCHYARD_BATCH_LEASE_MS: '2000',
+    ...via,
+  }
+  let undo: (() => Promise<void>) | undefined
+  const away = {
+    async start() {
+      if (proxy) proxy.cut()
+      else undo = await fill(dataDir)
+    },
+    async end() {
+      if (proxy) proxy.restore()
+      else await undo?.()
+      undo = undefined
+    },
+    async stop() {
+      proxy?.stop()
+      await undo?.().catch(() => {})
+    },
+  }
+  return { how, dataDir, away, env, key: '', keyId: '', redisPrefix, sent, answered: () => answered }
+}
+
+type Setup = Awaited<ReturnType<typeof setup>>
+
+/** The results spools left in the data dir. */
+function spools(dataDir: string): string[] {
+  try {
+    return readdirSync(join(dataDir, 'spool', 'batch-results')).filter((f) => f.endsWith('.jsonl'))
+  } catch {
+    return []
+  }
+}
+
+/** A key with credit (held in Redis, when there is one), made on the first gateway: the batch's. */
+async function newKey(gw: Spawned, s: Setup) {
+  const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'away', credits: 100 }) })
+  expect(r.status).toBe(201)
+  const made = (await r.json()) as { id: string; key: string }
+  s.key = made.key
+  s.keyId = made.id
+}
+
+async function createBatch(gw: Spawned, s: Setup) {
+  await newKey(gw, s)
+  const key = s.key
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const requests = Array.from({ length: N }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `away ${i}`, { max_tokens: 20 }) }))
+  const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 4 } }) })
+  expect(created.status).toBe(200)
+  return ((await created.json()) as { id: string }).id
+}
+
+const batchOf = async (gw: Spawned, key: string, id: string) => (await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+
+/**
+ * The database goes away once a few items are stored and some are at the upstream; returns once
+ * nothing is at the upstream and what answered waits for the database (no more is handed out:
+ * the items waiting for it take the batch's places).
+ */
+async function awayMidBatch(gw: Spawned, s: Setup, id: string) {
+  const sent = () => [...s.sent.values()].reduce((a, b) => a + b, 0)
+  await until('a few items done', async () => (await batchOf(gw, s.key, id)).request_counts?.completed >= 4)
+  await until('items at the upstream', () => sent() > s.answered())
+  await s.away.start()
+  for (let settled = false; !settled; ) {
+    await until('the items in flight answered', () => s.answered() >= sent())
+    const was = sent()
+    await Bun.sleep(500)
+    settled = sent() === was && s.answered() >= was
+  }
+  // results wait, and are not stored
+  expect(gw.output()).toContain('storing results failed; retrying')
+  expect(sent()).toBeLessThan(N)
+}
+
+/** The batch ended, read through the gateway and the database: every figure agrees, each item once. */
+async function expectAllOnce(gw: Spawned, s: Setup, id: string) {
+  await until('the batch ends', async () => (await batchOf(gw, s.key, id)).output_file_id != null, 30_000)
+  const b = await batchOf(gw, s.key, id)
+  const headers = { authorization: `Bearer ${s.key}` }
+  const lines = async (file: string | null) => (file ? (await (await fetch(`${gw.url}/api/v1/files/${file}/content`, { headers })).text()).trim().split('\n').map((l) => JSON.parse(l)) : [])
+  const out = await lines(b.output_file_id)
+  const errors = await lines(b.error_file_id)
+  // no item failed, none went upstream twice
+  expect(errors.map((e: any) => [e.custom_id, e.error?.code])).toEqual([])
+  expect(b.status).toBe('completed')
+  expect(b.request_counts).toEqual({ total: N, completed: N, failed: 0 })
+  expect(out.map((l: any) => l.custom_id).sort()).toEqual(Array.from({ length: N }, (_, i) => `item-${i}`).sort())
+  for (const [prompt, n] of s.sent) expect([prompt, n]).toEqual([prompt, 1])
+  const db = await openDatabaseOf(s.dataDir)
+  try {
+    const stored = (await db.sql.get<{ n: number }>('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND status IS NOT NULL', [id]))!
+    const recs = (await db.sql.all<{ id: string; cost: number }>('SELECT id, cost FROM generations WHERE batch_id = ?', [id]))
+    const keyId = s.keyId
+    const spent = Number((await db.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [keyId]))!.spent)
+    expect(Number(stored.n)).toBe(N)
+    expect(recs.length).toBe(N)
+    expect(new Set(recs.map((r) => r.id)).size).toBe(N)
+    const cost = recs.reduce((a, r) => a + Number(r.cost), 0)
+    expect(cost).toBeGreaterThan(0)
+    expect(spent).toBeCloseTo(cost, 12)
+    const usage = (await (await fetch(`${gw.url}/api/v1/usage`, { headers })).json()) as { totals: { total_requests: number; total_cost: number } }
+    expect(usage.totals.total_requests).toBe(N)
+    expect(usage.totals.total_cost).toBeCloseTo(cost, 9)
+    // what the gateway shows of the key: its stored spend, counted once
+    const shown = await fetch(`${gw.url}/admin/v1/keys/${keyId}`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    expect(((await shown.json()) as { spent: number }).spent).toBeCloseTo(spent, 12)
+    if (s.redisPrefix) {
+      const redis = new RedisClient(TEST_REDIS_URL!)
+      try {
+        expect(Number(await redis.hget(`${s.redisPrefix}cr:{${keyId}}`, 'spent'))).toBeCloseTo(spent, 12)
+      } finally {
+        redis.close()
+      }
+    }
+  } finally {
+    await db.close()
+  }
+  // nothing waits on the disk any more
+  expect(spools(s.dataDir)).toEqual([])
+}
+
+const cases: { how: How; redis?: boolean }[] = [...(onPostgres ? [{ how: 'cut' as const }] : []), { how: 'full' }, ...(onPostgres && TEST_REDIS_URL ? [{ how: 'cut' as const, redis: true }] : [])]
+const what = (how: How, redis?: boolean) => `${how === 'cut' ? 'the database cut' : 'the database full'}${redis ? ' (Redis: its running spend agrees)' : ''}`
+
+describe('a batch whose database goes away mid-run', () => {
+  for (const { how, redis } of cases) {
+    test(`${what(how, redis)}, then back: each item ends once, stored and counted once`, async () => {
+      const s = await setup(how, redis)
+      const gw = await spawnGateway({ env: s.env, dataDir: s.dataDir })
+      try {
+        const id = await createBatch(gw, s)
+        await awayMidBatch(gw, s, id)
+        await Bun.sleep(1_000)
+        await s.away.end()
+        await expectAllOnce(gw, s, id)
+      } finally {
+        gw.kill('SIGKILL')
+        await gw.exited
+        await s.away.stop()
+      }
+    }, 90_000)
+
+    for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
+      test(`${what(how, redis)}, stopped (${signal}) with results waiting for it, started again once it is back: each item ends once, stored and counted once`, async () => {
+        const s = await setup(how, redis)
+        let gw = await spawnGateway({ env: s.env, dataDir: s.dataDir })
+        try {
+          const id = await createBatch(gw, s)
+          await awayMidBatch(gw, s, id)
+          gw.kill(signal)
+          await gw.exited
+          // kept on the disk for the next start
+          expect(spools(s.dataDir)).toHaveLength(1)
+          await s.away.end()
+          gw = await spawnGateway({ env: s.env, dataDir: s.dataDir })
+          expect(gw.output()).toContain('spooled results of a gateway no longer running written')
+          await expectAllOnce(gw, s, id)
+        } finally {
+          gw.kill('SIGKILL')
+          await gw.exited
+          await s.away.stop()
+        }
+      }, 90_000)
+    }
+  }
+})
