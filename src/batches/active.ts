@@ -44,6 +44,8 @@ export interface Active {
   /** A step taking those marks off is in the batch's chain. */
   backDue: boolean
   fillSoon: boolean
+  /** A fill the database could not answer is to be tried again (one timer a batch). */
+  fillAgain: boolean
   /** The batch's fills and end checks, one after another (each reads the database). */
   chain: Promise<void>
   /** The last admission that waits for a shared ledger: the next one waits for it (input order). */
@@ -71,6 +73,7 @@ export function newActive(row: BatchRow, maxConcurrency: number): Active {
     back: [],
     backDue: false,
     fillSoon: false,
+    fillAgain: false,
     chain: Promise.resolve(),
   }
 }

@@ -37,6 +37,7 @@ import { ItemLeases } from './leases.ts'
 import { InFlightMarks } from './marks.ts'
 import { RunnerLock } from './runner-lock.ts'
 import { sharesDataDir } from '../db/data-dir-lock.ts'
+import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
 import type { BatchStore, ClaimedItem, EndKind } from './store.ts'
 import type { BatchRow } from './types.ts'
 import { newActive, RECHECK_MS, serial, SHARED_DOWN_RETRY_MS, wants, type Active } from './active.ts'
@@ -312,7 +313,20 @@ export class Scheduler {
 
   /** Hands out items up to the batch's places (and the pace, of which it may take `budget`). */
   private fill(a: Active, budget?: number): void {
-    serial(a, this.s.log, () => this.fillNow(a, budget))
+    serial(a, this.s.log, () =>
+      this.fillNow(a, budget).catch((e) => {
+        // the database away or full (a claim, a transition): tried again in a second, not left
+        // until an item's end wakes the batch, as there may be none in flight to end
+        if ((isStoreDown(e) || isStoreFull(e)) && !a.fillAgain) {
+          a.fillAgain = true
+          setTimeout(() => {
+            a.fillAgain = false
+            this.fill(a)
+          }, SHARED_DOWN_RETRY_MS).unref?.()
+        }
+        throw e
+      }),
+    )
   }
 
   private async fillNow(a: Active, budget = Infinity): Promise<void> {
