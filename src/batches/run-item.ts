@@ -12,6 +12,7 @@ import type { GenerationServices, ThreadServices } from '../services.ts'
 import { surfaceFor } from './endpoints.ts'
 import { usageText } from './shapes.ts'
 import type { BatchStore } from './store.ts'
+import { isStoreDown } from '../db/unavailable.ts'
 import type { ItemError, ItemJob, ItemOutcome } from './types.ts'
 
 /** Item-level backoff: BASE · 2^attempt, capped, jittered to [½, 1] of that. */
@@ -54,6 +55,25 @@ export function itemErrorOf(e: unknown): ItemError & { retryAfter?: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** How often an item's body is read again while the database is away. */
+const BODY_RETRY_MS = 500
+
+/**
+ * The item's request body. While the database is away it is read again until it answers: the
+ * item has not been sent, and it must not fail for an outage (a stop meanwhile ends its worker,
+ * and an item whose call had not begun runs after the restart).
+ */
+async function bodyOf(store: BatchStore, job: ItemJob): Promise<string | null> {
+  for (;;) {
+    try {
+      return await store.body(job.batchId, job.idx)
+    } catch (e) {
+      if (!isStoreDown(e)) throw e
+      await sleep(BODY_RETRY_MS)
+    }
+  }
+}
+
 /**
  * `holdAnew`: a fallback model's hold, asked of the main thread (which holds the item).
  * `calling`: awaited before the item's first upstream call (its worker tells the main thread).
@@ -78,7 +98,7 @@ export async function runItem(
     await Promise.allSettled(late)
     return { ...o, usage: usageText(records.at(-1)?.usage), requestId: job.requestId, records }
   }
-  const body = await store.body(job.batchId, job.idx)
+  const body = await bodyOf(store, job)
   if (body === null) return done({ status: 'failed', error: { status: 500, code: 'item_missing', message: `batch item ${job.idx} is not in the database` } })
   await calling?.()
   for (let attempt = 0; ; attempt++) {
