@@ -4,7 +4,7 @@
 import { Elysia } from 'elysia'
 import { keyOf } from '../http/context.ts'
 import { withBodyText } from '../http/body.ts'
-import { badRequest, echo } from '../http/errors.ts'
+import { badRequest, echo, notFound } from '../http/errors.ts'
 import { queryTaking, type RouteQuery } from '../http/query.ts'
 import { contentDisposition } from '../files/shapes.ts'
 import type { Services } from '../services.ts'
@@ -13,7 +13,8 @@ import { boolParam, enumParam, idParam, intParam } from './params.ts'
 import type { BatchService } from './service.ts'
 import type { BatchStore } from './store.ts'
 import type { BatchRow } from './types.ts'
-import { resultsPageText, toOpenAIBatch, toOpenAIList } from './shapes.ts'
+import { resultsPage } from './results-page.ts'
+import { toOpenAIBatch, toOpenAIList } from './shapes.ts'
 
 export const BATCH_ROOTS = ['/api/v1/batches', '/api/alpha/v1/batches'] as const
 
@@ -30,6 +31,10 @@ const TAKES = {
   export: { what: "a batch's export", names: ['format', 'gzip', 'offset', 'limit'] },
 } as const satisfies Record<string, RouteQuery>
 
+/** A batch deleted while its results page was read (a step at a time): not found, as it is now. */
+const gone = (id: string): never => {
+  throw notFound(`No such batch: ${echo(id)}`)
+}
 
 function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
   const find = (request: Request, id: string) => batches.find(keyOf(request).id, id)
@@ -52,10 +57,11 @@ function rootRoutes(root: string, batches: BatchService, maxBodyBytes: number) {
       const b = resultsKept(await find(request, params.id))
       const offset = intParam(q, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER, dflt: 0 })
       const limit = intParam(q, 'limit', { min: 1, max: RESULTS_LIMIT.max, dflt: RESULTS_LIMIT.dflt })
-      const rows = await batches.store.results(b.id, offset, offset + limit, limit)
-      // the retention may have begun removing them while they were read: never a page short of them
-      resultsKept((await batches.store.byId(b.id)) ?? b)
-      return new Response(resultsPageText(b, offset, limit, rows), { headers: { 'content-type': 'application/json' } })
+      const text = await resultsPage(batches.store, b, offset, limit)
+      // the retention may have begun removing them while they were read, or the batch been
+      // deleted (its row first, then its items): never a page short of them
+      resultsKept((await batches.store.byId(b.id)) ?? gone(b.id))
+      return new Response(text, { headers: { 'content-type': 'application/json' } })
     })
     .get(`${root}/:id/export`, async ({ request, params }) => {
       const q = queryTaking(request, TAKES.export)

@@ -80,10 +80,9 @@ export function itemResultText(r: ItemRow): string {
   return out + '}'
 }
 
-/** The results page, as JSON text. */
-export function resultsPageText(b: BatchRow, offset: number, limit: number, rows: ItemRow[]): string {
-  return `{"id":${JSON.stringify(b.id)},"status":"${b.status}","total":${b.total},"offset":${offset},"limit":${limit},"results":[${rows.map(itemResultText).join(',')}]}`
-}
+/** The results page's JSON text before its results (itemResultText's, joined by commas), and after them (results-page.ts). */
+export const resultsPageHead = (b: BatchRow, offset: number, limit: number) => `{"id":${JSON.stringify(b.id)},"status":"${b.status}","total":${b.total},"offset":${offset},"limit":${limit},"results":[`
+export const RESULTS_PAGE_TAIL = ']}'
 
 /** A request id of OpenAI's batch output format: one per item, stable. */
 export function batchRequestId(b: BatchRow, idx: number): string {
