@@ -9,7 +9,7 @@ await $`${process.execPath} ${join(root, 'scripts/gen-migrations.ts')}`.quiet()
 // and the dashboard's bundle, so the binary serves the page built from the current sources
 await $`${process.execPath} ${join(root, 'scripts/build-ui.ts')}`.quiet()
 // workers are entry points of their own, so the binary carries them
-const entrypoints = [join(root, 'src/main.ts'), join(root, 'src/db/checkpoint-worker.ts'), join(root, 'src/db/json-rows-worker.ts'), join(root, 'src/tokens/worker.ts'), join(root, 'src/batches/worker.ts'), join(root, 'src/batches/writer-worker.ts'), join(root, 'src/http/parts-worker.ts'), join(root, 'src/tracing/export-worker.ts'), join(root, 'src/http/inflate-worker.ts')]
+const entrypoints = ['main.ts', 'db/checkpoint-worker.ts', 'db/json-rows-worker.ts', 'tokens/worker.ts', 'batches/worker.ts', 'batches/writer-worker.ts', 'batches/deflate-worker.ts', 'http/parts-worker.ts', 'http/inflate-worker.ts', 'tracing/export-worker.ts'].map((f) => join(root, 'src', f))
 const result = await Bun.build({
   entrypoints,
   compile: { outfile: join(root, 'dist/switchyard') },

@@ -2,16 +2,16 @@
 // gzipped NDJSON; or a ZIP of results.jsonl (succeeded), errors.jsonl (failed) and
 // batch.json. Each is a pull stream: rows are read from the database a few hundred at a
 // time, only when the client has taken what came before, so no export is ever held whole.
-// fflate writes the gzip and the ZIP; tests read them back with other libraries.
-import { Gzip, Zip, ZipDeflate } from 'fflate'
+// fflate writes the gzip and the ZIP, on a worker of its own (deflate.ts); tests read them back
+// with other libraries.
 import { HttpError } from '../http/errors.ts'
-import { nextTurn } from '../lib/turn.ts'
+import { turnOfItsOwn } from '../lib/turn.ts'
+import { deflating } from './deflate.ts'
 import { itemResultText } from './shapes.ts'
 import type { BatchStore, ItemRow } from './store.ts'
 import type { BatchRow } from './types.ts'
 
 const ROWS = 200
-const LEVEL = 6
 
 export interface ExportRange {
   /** First index (inclusive). */
@@ -35,9 +35,10 @@ export async function* resultPages(store: Pick<BatchStore, 'results' | 'byId'>, 
     if (rows.length === 0) return
     yield rows
     from = rows.at(-1)!.idx + 1
-    // a turn of the loop before the next page: the reads answer at once on SQLite, and a fast
-    // client's pulls chained the whole export into one stretch (50,000 results: 0.4-1.1 s)
-    await nextTurn()
+    // a turn of the loop of its own before the next page: the reads answer at once on SQLite, and
+    // a fast client's pulls chained the whole export into one stretch (50,000 results: 0.4-1.1 s);
+    // exports under way together then take a page each in turn, not one each a turn
+    await turnOfItsOwn()
   }
 }
 
@@ -54,15 +55,15 @@ export async function* ndjson(store: BatchStore, b: BatchRow, range: ExportRange
   for await (const rows of resultPages(store, b.id, range, status)) yield enc.encode(rows.map(itemResultText).join('\n') + '\n')
 }
 
+/** The bytes gzipped, a piece at a time (on the compression worker, which each piece is handed to). */
 export async function* gzipped(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const out: Uint8Array[] = []
-  const gz = new Gzip({ level: LEVEL }, (chunk) => void out.push(chunk))
-  for await (const b of source) {
-    gz.push(b)
-    while (out.length > 0) yield out.shift()!
+  const gz = deflating('gzip')
+  try {
+    for await (const data of source) yield* await gz.step({ op: 'data', data, final: false })
+    yield* await gz.step({ op: 'data', data: new Uint8Array(0), final: true })
+  } finally {
+    gz.close()
   }
-  gz.push(new Uint8Array(0), true)
-  while (out.length > 0) yield out.shift()!
 }
 
 export interface ZipEntry {
@@ -70,30 +71,19 @@ export interface ZipEntry {
   data: AsyncIterable<Uint8Array>
 }
 
-/** A ZIP of the entries, each deflated as it streams; entries are written one after another. */
+/** A ZIP of the entries, each deflated as it streams (on the compression worker); entries are written one after another. */
 export async function* zipped(entries: ZipEntry[]): AsyncGenerator<Uint8Array> {
-  const out: Uint8Array[] = []
-  let failure: Error | null = null
-  const zip = new Zip((err, chunk) => {
-    if (err) failure = err
-    else out.push(chunk)
-  })
-  const drain = function* () {
-    if (failure) throw failure
-    while (out.length > 0) yield out.shift()!
-  }
-  for (const e of entries) {
-    const file = new ZipDeflate(e.name, { level: LEVEL })
-    zip.add(file)
-    for await (const b of e.data) {
-      file.push(b)
-      yield* drain()
+  const zip = deflating('zip')
+  try {
+    for (const e of entries) {
+      yield* await zip.step({ op: 'entry', name: e.name })
+      for await (const data of e.data) yield* await zip.step({ op: 'data', data, final: false })
+      yield* await zip.step({ op: 'data', data: new Uint8Array(0), final: true })
     }
-    file.push(new Uint8Array(0), true)
-    yield* drain()
+    yield* await zip.step({ op: 'end' })
+  } finally {
+    zip.close()
   }
-  zip.end()
-  yield* drain()
 }
 
 async function* once(text: string): AsyncGenerator<Uint8Array> {
