@@ -2,7 +2,7 @@
 // every other request (/health) 0.1-0.7 s on 2 busy cores, each page read and written in one
 // stretch. A page is now read and written 100 rows a turn of the loop of its own. The loop's
 // hold is measured against the same loop's while as many small pages are asked (what the
-// machine's own load adds, the median of nine tries), by the least of nine tries: on a loaded
+// machine's own load adds, the median of fifteen tries), by the least of fifteen tries: on a loaded
 // machine any try may be held by the other processes as long as by the pages, but none can be
 // held less than the pages' own work done in one stretch. Forty-eight at once: held together,
 // they held the loop six times as long as eight; a step at a time, no longer than one.
@@ -15,6 +15,8 @@ import { wideBatch } from './wide-batch.ts'
 const ITEMS = 50_000
 /** Pages asked at once: the more, the longer they held the loop in one stretch; now no longer. */
 const AT_ONCE = 48
+/** Tries of each: a burst of the machine's load may hold the loop through several in a row. */
+const TRIES = 15
 let rig: BatchRig
 let id: string
 beforeAll(async () => {
@@ -49,13 +51,15 @@ describe('results pages of a 50,000-item batch', () => {
     }
     const small: number[] = []
     const wide: number[] = []
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < TRIES; i++) {
       small.push(await worstGap(many(10)))
       wide.push(await worstGap(many(1000)))
     }
     if (process.env.SHOW_GAPS) console.log(JSON.stringify({ small: small.map(Math.round), wide: wide.map(Math.round), over: Math.round(Math.min(...wide) - median(small)) }))
-    // the least of nine tries above the small pages' median: before, 160 and 566 ms (2 cores,
-    // load average 13 to 14); now -16 to 2 ms there (load average 11 to 15)
-    expect(Math.round(Math.min(...wide) - median(small))).toBeLessThan(40)
+    // the least of the tries above the small pages' median. Before: 73, 160 and 566 ms in nine
+    // tries (2 cores, load average 5, 13 and 14), 105 ms in fifteen (2.5). Now, nine tries: -69 to
+    // 3 ms in sixteen runs of seventeen (load average 4 to 16) and 42 ms in one (4.4, rising), so
+    // fifteen tries since: -17 to 4 ms in nine runs (2.4 to 5.4)
+    expect(Math.round(Math.min(...wide) - median(small))).toBeLessThan(15)
   }, 120_000)
 })
