@@ -2,7 +2,7 @@
 // hands it bytes and passes on the bytes it answers. The worker starts with the first compressed
 // export and never keeps the process alive; should none start, the streams are compressed here,
 // as before. A worker that stops fails the exports it was compressing (the next starts another).
-import { workerUrl } from '../lib/worker-url.ts'
+import { startWorker } from '../lib/worker-url.ts'
 import { DeflateStream, type DeflateStep } from './deflate-streams.ts'
 import type { DeflateJob, DeflateReply } from './deflate-worker.ts'
 
@@ -23,7 +23,7 @@ const waiting = new Map<number, { resolve: (made: Uint8Array[]) => void; reject:
 function start(): BunWorker | null {
   if (worker !== undefined) return worker
   try {
-    const w = new Worker(workerUrl(import.meta.url, 'batches/deflate-worker.ts')) as BunWorker
+    const w = startWorker(import.meta.url, 'batches/deflate-worker.ts') as BunWorker
     w.onmessage = (e: MessageEvent<DeflateReply>) => {
       const job = waiting.get(e.data.n)
       if (!job) return

@@ -10,7 +10,7 @@ const dir = tempDir('switchyard-bin-')
 const bin = join(dir, 'switchyard')
 const ADMIN = 'adm-binary-' + crypto.randomUUID()
 /** Every worker entry point the binary embeds (scripts/build.ts), as the metrics name them. */
-const WORKERS = ['db/checkpoint-worker.ts', 'db/json-rows-worker.ts', 'tokens/worker.ts', 'batches/worker.ts', 'batches/writer-worker.ts', 'http/parts-worker.ts', 'tracing/export-worker.ts', 'http/inflate-worker.ts']
+const WORKERS = ['db/checkpoint-worker.ts', 'db/json-rows-worker.ts', 'tokens/worker.ts', 'batches/worker.ts', 'batches/writer-worker.ts', 'batches/deflate-worker.ts', 'http/parts-worker.ts', 'tracing/export-worker.ts', 'http/inflate-worker.ts']
 let otlp: OtlpReceiver
 
 beforeAll(async () => {
@@ -87,6 +87,10 @@ test('the binary alone creates and migrates a fresh data dir, serves /health, /a
       b = (await (await fetch(`${gw.url}/api/v1/batches/${batch.id}`, { headers })).json()) as typeof b
     }
     expect(b.status).toBe('completed')
+    // its export, compressed by the embedded compressing worker
+    const exported = await fetch(`${gw.url}/api/v1/batches/${batch.id}/export?gzip=true`, { headers })
+    expect(exported.status).toBe(200)
+    expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await exported.arrayBuffer())))).toContain('"b1"')
     await otlp.waitFor((spans) => spans.length > 0)
     // each embedded worker entry point loaded and answered: its fallback on this thread never counts here
     const metrics = await (await fetch(gw.url + '/metrics', { headers: { authorization: `Bearer ${ADMIN}` } })).text()
