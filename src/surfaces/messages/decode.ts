@@ -194,7 +194,7 @@ export function toolsToIR(wire: MessagesTool[], req: GenerationRequest, model: C
   if (model.family === 'anthropic') return carry(req, 'anthropic', 'tools', wire)
   wire.forEach((t, i) => {
     if (!isServerTool(t)) return
-    const fn = clientTool(t)
+    const fn = 'name' in t ? clientTool(t) : undefined
     if (!fn) return compat.push(serverToolName(t, i))
     ;(req.tools ??= []).push(fn)
     compat.push(`${serverToolName(t, i)}->function`)

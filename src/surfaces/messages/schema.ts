@@ -96,7 +96,26 @@ export type MessagesSource =
 /** A file for the code execution tool's container: meaningful to Anthropic only (another model does without it, as without that tool). */
 const ContainerUploadBlock = Obj({ type: T.Literal('container_upload'), file_id: NonEmpty(), cache_control: Cache })
 
-const USER_BLOCKS = { text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock, container_upload: ContainerUploadBlock }
+/**
+ * The conversation's own bookkeeping (beta): a reply's MCP calls, its tool listing, a compaction
+ * summary and a model fallback, sent back as they came; and a tool made available or taken away
+ * from a point on. Meaningful to Anthropic only: another model continues from the text around them.
+ */
+const ToolChange = T.Union([T.Literal('tool_addition'), T.Literal('tool_removal')])
+const ToolChangeBlock = Obj({ type: ToolChange, tool: AnyObject, cache_control: Cache })
+const BOOKKEEPING = {
+  mcp_tool_use: Obj({ type: T.Literal('mcp_tool_use'), id: NonEmpty(), name: NonEmpty(), server_name: NonEmpty(), input: T.Unknown(), cache_control: Cache }),
+  mcp_tool_listing: Obj({ type: T.Literal('mcp_tool_listing'), mcp_server_name: NonEmpty(), tools: T.Array(AnyObject, { errorMessage: 'expected an array of tool objects' }) }),
+  compaction: Obj({ type: T.Literal('compaction'), content: Opt(OrNull(Str(), 'expected a string')), cache_control: Cache }),
+  fallback: Obj({ type: T.Literal('fallback'), from: AnyObject, to: AnyObject }),
+  tool_addition: ToolChangeBlock,
+  tool_removal: ToolChangeBlock,
+}
+
+const USER_BLOCKS = {
+  text: TextBlock, image: ImageBlock, document: DocumentBlock, tool_result: ToolResultBlock, search_result: SearchResultBlock, container_upload: ContainerUploadBlock,
+  tool_addition: ToolChangeBlock, tool_removal: ToolChangeBlock,
+}
 
 export type MessagesRole = 'user' | 'tool' | 'assistant' | 'system'
 
@@ -104,7 +123,7 @@ export type MessagesRole = 'user' | 'tool' | 'assistant' | 'system'
 export const BLOCKS_BY_ROLE: Record<MessagesRole, Record<string, TSchema>> = {
   user: USER_BLOCKS,
   tool: USER_BLOCKS,
-  assistant: { text: TextBlock, tool_use: ToolUseBlock, thinking: ThinkingBlock, redacted_thinking: RedactedThinkingBlock, server_tool_use: ServerToolUseBlock },
+  assistant: { text: TextBlock, tool_use: ToolUseBlock, thinking: ThinkingBlock, redacted_thinking: RedactedThinkingBlock, server_tool_use: ServerToolUseBlock, ...BOOKKEEPING },
   system: { text: TextBlock },
 }
 
@@ -150,7 +169,7 @@ export const ServerTool = Obj({ type: NonEmpty(), name: NonEmpty(), cache_contro
 
 /** A tool as validate.ts leaves it: a custom or a server tool, told apart by isServerTool. */
 export type MessagesCustomTool = Static<typeof CustomTool>
-export type MessagesTool = MessagesCustomTool | Static<typeof ServerTool>
+export type MessagesTool = MessagesCustomTool | Static<typeof ServerTool> | Static<typeof McpToolset>
 
 const DisableParallel = Opt(Bool())
 /** tool_choice objects by `type`. */
@@ -185,8 +204,11 @@ export const THINKING = {
 export type MessagesThinking = Static<(typeof THINKING)[keyof typeof THINKING]>
 
 
+/** Which tools of an `mcp_servers` entry Claude may call (beta): named by its server, not by a name of its own. */
+export const McpToolset = Obj({ type: T.Literal('mcp_toolset'), mcp_server_name: NonEmpty(), cache_control: Cache })
+
 /** A server tool has a versioned `type` of its own; a custom tool has none (or `custom`). */
-export function isServerTool(tool: MessagesTool): tool is Static<typeof ServerTool>
+export function isServerTool(tool: MessagesTool): tool is Static<typeof ServerTool> | Static<typeof McpToolset>
 export function isServerTool(tool: Record<string, unknown>): boolean
 export function isServerTool(tool: { type?: unknown }): boolean {
   return typeof tool.type === 'string' && tool.type !== 'custom'

@@ -22,6 +22,7 @@ import {
   TOOL_CHOICES,
   TOOL_RESULT_BLOCKS,
   isServerTool,
+  McpToolset,
   type MessagesBlock,
   type MessagesMessage,
   type MessagesRole,
@@ -78,7 +79,7 @@ export function validateMessages(body: Body, model: CatalogModel, headerBetas: r
   if (body.system !== undefined && typeof body.system !== 'string') validateTextBlocks(body.system, 'system')
   validateConversation(body.messages)
   if (body.tools !== undefined) validateTools(body.tools)
-  if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools?.map((t) => t.name) ?? [])
+  if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools?.flatMap((t) => ('name' in t ? [t.name] : [])) ?? [])
   if (body.thinking !== undefined) validateThinking(body.thinking, max, [...headerBetas, ...(body.betas ?? [])])
   if (body.thread != null && model.family === 'openai') throw badRequest(THREAD_REFUSED)
 }
@@ -189,6 +190,7 @@ function validateTools(tools: unknown[]): asserts tools is MessagesTool[] {
   tools.forEach((tool, i) => {
     const at = `tools[${i}]`
     if (!isObj(tool)) throw badRequest(`${at}: expected a tool object, got ${typeName(tool)}`)
+    if (tool.type === 'mcp_toolset') return checkValue(McpToolset, tool, at)
     if (isServerTool(tool)) checkValue(ServerTool, tool, at)
     else checkValue(CustomTool, tool, at)
     if (names.has(tool.name)) throw badRequest(`${at}.name: duplicate tool name "${tool.name}"`)
