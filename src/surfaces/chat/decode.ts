@@ -59,6 +59,9 @@ function userParts(content: string | ChatUserPart[], at: string, model: CatalogM
   })
 }
 
+/** An audio reply is recalled by an id only OpenAI can resolve: a Claude model would get the turn empty, or without what it said. */
+const AUDIO_REPLY = "an earlier audio reply is recalled by an id only OpenAI can resolve; for a Claude-family model send what it said as the assistant's content instead"
+
 function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[]; messages: Message[] } {
   const system: Part[] = []
   const messages: Message[] = []
@@ -75,6 +78,7 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
         messages.push({ role: 'user', content: userParts(m.content, at, model), name: m.name })
         return
       case 'assistant': {
+        if (m.audio != null && model.family === 'anthropic') throw badRequest(`${at}.audio: ${AUDIO_REPLY}`)
         // `content: ""` beside tool calls is no text at all.
         // a Claude model's signed thinking first, where its turn began
         const content: Part[] = (m.thinking_blocks ?? []).flatMap(signedThinking)

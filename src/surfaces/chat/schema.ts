@@ -90,6 +90,8 @@ export const MESSAGE_BY_ROLE = {
     tool_calls: Opt(T.Array(ToolCall, { errorMessage: 'expected an array of tool calls' })),
     function_call: Opt(T.Union([T.Null(), Obj({ name: Str(), arguments: Str() })], { errorMessage: 'expected { name, arguments } or null' })),
     refusal: Opt(T.Union([T.Null(), Str()], { errorMessage: 'expected a string or null' })),
+    // an earlier audio reply, recalled by its id (OpenAI's own: decode.ts)
+    audio: Opt(T.Union([T.Null(), Obj({ id: Str({ minLength: 1, errorMessage: 'expected a non-empty string' }) }, { errorMessage: 'expected { id }' })], { errorMessage: 'expected { id } or null' })),
   }),
   tool: Obj({ tool_call_id: Str({ minLength: 1, errorMessage: 'expected a non-empty string' }) }),
   function: Obj({ name: Str({ minLength: 1, errorMessage: 'expected a non-empty string' }) }),

@@ -117,7 +117,7 @@ function validateMessages(messages: unknown[]): asserts messages is ChatMessage[
 
 function validateContent(m: Obj, role: ChatRole, at: string) {
   const c = m.content
-  const optional = role === 'assistant' && (m.tool_calls !== undefined || m.function_call != null || m.refusal != null)
+  const optional = role === 'assistant' && (m.tool_calls !== undefined || m.function_call != null || m.refusal != null || m.audio != null)
   if (c === undefined || c === null) {
     if (optional || role === 'function') return
     throw badRequest(`${at}.content: required`)
