@@ -136,7 +136,9 @@ function str(o: Obj, key: string, at: string): string {
 function item(v: unknown, at: string): Item {
   if (!isObj(v)) throw badRequest(`${at}: expected an item object, got ${typeName(v)}`)
   const type = v.type
-  if (type === undefined) return message(v, at)
+  // the SDK's item reference may leave its type null or out: an `id` and no role
+  if (type == null && v.role === undefined && typeof v.id === 'string') return { ...v, type: 'item_reference' }
+  if (type == null) return message(v, at)
   if (!isItemType(type)) throw badRequest(`${at}.type: unsupported item type ${quote(type)}`)
   switch (type) {
     case 'message':
