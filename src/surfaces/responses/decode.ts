@@ -74,7 +74,7 @@ const thoughtBySigned = (m: Message | undefined): boolean =>
  * interleaved with their outputs (call, output, call, output): a turn of its own it would lack the
  * thinking Claude asks of the last turn of a tool loop, so it joins that turn, its output the tool turn.
  */
-export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTools): Message[] {
+export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTools, modelId = 'the model'): Message[] {
   // a call of a namespace's tool goes under the name that tool is offered by
   const nameOf = (it: Item & { name: string }) => (opened ? flatName(opened, it) : it.name)
   const out: Message[] = []
@@ -101,6 +101,8 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
         return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: customArguments(it.input) })
       case 'function_call_output':
       case 'custom_tool_call_output': {
+        // one handed back to a program has no call here to answer: the IR's results each name theirs
+        if (it.call_id === undefined) throw badRequest(`${where}.call_id: required for model ${modelId}, whose tool results must each name the call they answer`)
         const content = typeof it.output === 'string' ? it.output : parts(it.output.map(outputPart), `${where}.output`)
         return push('tool', { type: 'tool-result', toolCallId: it.call_id, content })
       }
@@ -199,7 +201,7 @@ const ASKING_ITEMS: ReadonlySet<string> = new Set(['compaction_trigger', 'config
  */
 export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, model: CatalogModel, dropped: string[]): GenerationRequest {
   const opened = openTools(turn)
-  const messages = [...itemsToMessages(turn.history, 'previous_response_id', opened), ...itemsToMessages(turn.items, 'input', opened)]
+  const messages = [...itemsToMessages(turn.history, 'previous_response_id', opened, model.id), ...itemsToMessages(turn.items, 'input', opened, model.id)]
   for (const it of turn.items) if (ASKING_ITEMS.has(it.type)) dropped.push(`input.${it.type}`)
   // a reference to OpenAI's own store (or one made before items named their reply): left out, and named
   if (turn.items.some((it) => it.type === 'item_reference')) dropped.push('input.item_reference')

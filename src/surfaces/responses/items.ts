@@ -52,7 +52,8 @@ export type MessageItem = Obj & { type: 'message'; role: Role; content: string |
 export type FunctionCallItem = Obj & { type: 'function_call'; call_id: string; name: string; arguments: string }
 export type CustomToolCallItem = Obj & { type: 'custom_tool_call'; call_id: string; name: string; input: string }
 /** A tool's output: a string, or content parts not checked one by one. */
-export type CallOutputItem = Obj & { type: 'function_call_output' | 'custom_tool_call_output'; call_id: string; output: string | unknown[] }
+/** A function's output may leave its call out (one handed back to a program that called it); a custom tool's names it. */
+export type CallOutputItem = Obj & { type: 'function_call_output' | 'custom_tool_call_output'; call_id?: string; output: string | unknown[] }
 export type ReasoningItem = Obj & { type: 'reasoning'; summary?: unknown[] }
 /** Tools handed over in the input, not checked one by one. */
 export type AdditionalToolsItem = Obj & { type: 'additional_tools'; tools: unknown[] }
@@ -149,7 +150,7 @@ function item(v: unknown, at: string): Item {
       return { ...v, type, call_id: str(v, 'call_id', at), name: str(v, 'name', at), input: str(v, 'input', at) }
     case 'function_call_output':
     case 'custom_tool_call_output': {
-      const callId = str(v, 'call_id', at)
+      const callId = type === 'function_call_output' && v.call_id == null ? undefined : str(v, 'call_id', at)
       const output = v.output
       if (typeof output !== 'string' && !Array.isArray(output)) throw badRequest(`${at}.output: expected a string or an array of content parts`)
       return { ...v, type, call_id: callId, output }
