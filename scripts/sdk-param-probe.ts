@@ -56,7 +56,7 @@ const RESPONSES: Case[] = [
   top('moderation', { model: 'omni-moderation-latest' }), top('parallel_tool_calls', false), top('previous_response_id', 'resp_1'),
   top('prompt', { id: 'pmpt_1', version: '2', variables: { x: 'y' } }), top('prompt_cache_key', 'k'), top('prompt_cache_options', { mode: 'implicit' }),
   top('prompt_cache_retention', 'in_memory'), top('prompt_cache_retention', '24h'),
-  top('reasoning', { effort: 'low', summary: 'auto' }), top('reasoning', { context: 'all_turns' }), top('reasoning', { mode: 'standard' }),
+  top('reasoning', { effort: 'low', summary: 'auto', context: 'all_turns', mode: 'standard' }), top('reasoning', { context: 'all_turns' }), top('reasoning', { mode: 'standard' }),
   top('safety_identifier', 'u1'), top('service_tier', 'flex'), top('service_tier', 'fast'), top('store', false), top('stream_options', { include_obfuscation: false }),
   top('temperature', 1), top('text', { format: { type: 'json_schema', name: 'x', schema, strict: true }, verbosity: 'low' }),
   top('tool_choice', 'required'), top('top_logprobs', 2), top('top_p', 0.5), top('truncation', 'auto'), top('user', 'u'),
@@ -98,6 +98,24 @@ const RESPONSES: Case[] = [
   ['item shell_call+output', { tools: [{ type: 'shell' }], input: [{ role: 'user', content: 'hi' }, { type: 'shell_call', call_id: 's1', action: { commands: ['ls'] } }, { type: 'shell_call_output', call_id: 's1', output: [{ stdout: 'a', stderr: '', outcome: { type: 'exit', exit_code: 0 } }] }] }],
   ['item apply_patch_call+output', { tools: [{ type: 'apply_patch' }], input: [{ role: 'user', content: 'hi' }, { type: 'apply_patch_call', call_id: 'p1', status: 'completed', operation: { type: 'delete_file', path: 'a' } }, { type: 'apply_patch_call_output', call_id: 'p1', status: 'completed' }] }],
   ['item local_shell_call+output', { tools: [{ type: 'local_shell' }], input: [{ role: 'user', content: 'hi' }, { type: 'local_shell_call', id: 'ls_1', call_id: 'l1', status: 'completed', action: { type: 'exec', command: ['ls'], env: {} } }, { type: 'local_shell_call_output', id: 'l1', output: 'a' }] }],
+  ['tool_choice allowed_tools', { tools: [fn], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'f' }] } }],
+  ['tool_choice hosted web_search_preview', { tools: [{ type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } }],
+  ['tool_choice hosted file_search', { tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }], tool_choice: { type: 'file_search' } }],
+  ['tool_choice hosted computer', { tools: [{ type: 'computer' }], tool_choice: { type: 'computer' } }],
+  ['tool_choice hosted image_generation', { tools: [{ type: 'image_generation' }], tool_choice: { type: 'image_generation' } }],
+  ['tool_choice hosted code_interpreter', { tools: [{ type: 'code_interpreter', container: { type: 'auto' } }], tool_choice: { type: 'code_interpreter' } }],
+  ['tool_choice mcp', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://mcp.example.com/sse' }], tool_choice: { type: 'mcp', server_label: 's' } }],
+  ['tool_choice custom', { tools: [{ type: 'custom', name: 'c' }], tool_choice: { type: 'custom', name: 'c' } }],
+  ['tool_choice apply_patch', { tools: [{ type: 'apply_patch' }], tool_choice: { type: 'apply_patch' } }],
+  ['tool_choice shell', { tools: [{ type: 'shell' }], tool_choice: { type: 'shell' } }],
+  ['tool_choice function in namespace', { tools: [{ type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'function', name: 'g', parameters: schema }] }], tool_choice: { type: 'function', name: 'g', namespace: 'ns' } }],
+  ['item computer_call+output', { tools: [{ type: 'computer' }], input: [{ role: 'user', content: 'hi' }, { type: 'computer_call', id: 'cu_1', call_id: 'k1', status: 'completed', pending_safety_checks: [], action: { type: 'screenshot' } }, { type: 'computer_call_output', call_id: 'k1', output: { type: 'computer_screenshot', image_url: PNG } }] }],
+  ['item image_generation_call', { input: [{ role: 'user', content: 'hi' }, { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: PNG64 }, { role: 'user', content: 'again' }] }],
+  ['item code_interpreter_call', { input: [{ role: 'user', content: 'hi' }, { type: 'code_interpreter_call', id: 'ci_1', status: 'completed', code: '1', container_id: 'cntr_1', outputs: [] }, { role: 'user', content: 'again' }] }],
+  ['item mcp_list_tools+call', { input: [{ role: 'user', content: 'hi' }, { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 's', tools: [] }, { type: 'mcp_call', id: 'mcp_1', server_label: 's', name: 't', arguments: '{}', output: 'ok' }, { role: 'user', content: 'again' }] }],
+  ['item program+output', { tools: [{ type: 'programmatic_tool_calling' }, fn], input: [{ role: 'user', content: 'hi' }, { type: 'program', caller_id: 'prog_1' }, { type: 'program_output', id: 'po_1', call_id: 'prog_1', result: 'ok', status: 'completed' }] }],
+  ['item function_call_output via program (no call_id)', { tools: [{ type: 'programmatic_tool_calling' }, fn], input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', output: 'ok', caller: { type: 'program', caller_id: 'prog_1' }, name: 'f' }] }],
+  ['item item_reference type null', { input: [{ role: 'user', content: 'hi' }, { type: null, id: 'msg_x' }] }],
   ['item mcp_approval_response', { input: [{ role: 'user', content: 'hi' }, { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 's', name: 't', arguments: '{}' }, { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true }] }],
 ]
 
@@ -194,7 +212,7 @@ for (const [surface, cases, models, send] of SURFACES) {
         const res = await send(model, extra)
         const compat = res.headers.get('x-switchyard-compat')
         const own = family(model) === (surface === 'chat' || surface === 'responses' ? 'openai' : 'anthropic')
-        const reached = name && last ? (name in last ? 'forwarded' : own ? 'NOT FORWARDED' : '') : ''
+        const reached = name && last ? (name in last ? `forwarded${process.env.SHOW ? ' ' + JSON.stringify(last[name]) : ''}` : own ? 'NOT FORWARDED' : '') : ''
         line = `ok   ${reached}${compat ? ` compat=${compat}` : ''}`
       } catch (e) {
         const err = e as { status?: number; message?: string }
