@@ -35,7 +35,7 @@ export type UrlCitation = WebSource & { start: number; end: number }
 
 export type Part =
   | { type: 'text'; text: string; cacheControl?: unknown; citations?: UrlCitation[] }
-  | { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high'; cacheControl?: unknown }
+  | { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high' | 'original'; cacheControl?: unknown }
   | { type: 'document'; source: MediaSource; title?: string; cacheControl?: unknown }
   /** `arguments` is the JSON text exactly as the model produced it. */
   | { type: 'tool-call'; id: string; name: string; arguments: string; providerData?: ProviderData }

@@ -27,7 +27,7 @@ const ImagePart = Obj({
   image_url: Obj(
     {
       url: Str({ pattern: '^(https://|data:)', errorMessage: 'expected an https:// URL or a data: URL' }),
-      detail: Opt(OneOf(['auto', 'low', 'high'], '')),
+      detail: Opt(OneOf(['auto', 'low', 'high', 'original'], '')),
     },
     { errorMessage: 'expected { url, detail? }' },
   ),
