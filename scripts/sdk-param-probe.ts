@@ -35,6 +35,8 @@ const CHAT: Case[] = [
   ['tool_choice custom', { tools: [{ type: 'custom', custom: { name: 'c' } }], tool_choice: { type: 'custom', custom: { name: 'c' } } }],
   ['part text', { messages: [user([{ type: 'text', text: 'hi' }])] }],
   ['part image_url', { messages: [user([{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: PNG, detail: 'low' } }])] }],
+  ['part image_url detail original', { messages: [user([{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: PNG, detail: 'original' } }])] }],
+  ['part file (file_id)', { messages: [user([{ type: 'text', text: 'hi' }, { type: 'file', file: { file_id: 'file-abc' } }])] }],
   ['part input_audio', { messages: [user([{ type: 'text', text: 'hi' }, { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }])] }],
   ['part file (data)', { messages: [user([{ type: 'text', text: 'hi' }, { type: 'file', file: { file_data: `data:application/pdf;base64,${PDF64}`, filename: 'a.pdf' } }])] }],
   ['msg developer', { messages: [{ role: 'developer', content: [{ type: 'text', text: 'be brief' }], name: 'd' }, user('hi')] }],
@@ -156,6 +158,9 @@ const MESSAGES: Case[] = [
   ['block code_execution_tool_result', { tools: [{ type: 'code_execution_20250522', name: 'code_execution' }], messages: [userMsg('hi'), { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'code_execution', input: { code: '1' } }, { type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'code_execution_result', stdout: '1', stderr: '', return_code: 0, content: [] } }] }, userMsg('again')] }],
   ['block bash_code_execution_tool_result', { tools: [{ type: 'code_execution_20250825', name: 'code_execution' }], messages: [userMsg('hi'), { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'bash_code_execution', input: { command: 'ls' } }, { type: 'bash_code_execution_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'bash_code_execution_result', stdout: '1', stderr: '', return_code: 0, content: [] } }] }, userMsg('again')] }],
   ['block tool_search_tool_result', { tools: [{ type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' }, { ...tool, defer_loading: true }], messages: [userMsg('hi'), { role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'tool_search_tool_regex', input: { query: 'f' } }, { type: 'tool_search_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'tool_search_tool_search_result', tool_references: [{ type: 'tool_reference', tool_name: 'f' }] } }] }, userMsg('again')] }],
+  top('container', { skills: [{ type: 'anthropic', skill_id: 'pptx', version: 'latest' }] }),
+  top('output_config', { effort: 'xhigh' }),
+  ['block image transformations', { messages: [userMsg([{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG64 }, transformations: {} }])] }],
   ['block text with citations', { messages: [userMsg('hi'), { role: 'assistant', content: [{ type: 'text', text: 'yo', citations: [{ type: 'char_location', cited_text: 'a', document_index: 0, start_char_index: 0, end_char_index: 1, document_title: null }] }] }, userMsg('again')] }],
 ]
 
