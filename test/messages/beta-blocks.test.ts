@@ -2,7 +2,8 @@
 // toolset (a tool with no name of its own, naming an `mcp_servers` entry), and the blocks a
 // reply carries that the client sends back (MCP tool use and result, compaction, fallback, the
 // MCP tool listing) or adds (tool addition and removal). A Claude model gets them as they came;
-// a GPT model continues from the text around them, an MCP toolset named as done without.
+// a GPT model continues from the text around them and a compaction's summary, an MCP toolset
+// named as done without.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { startMessagesRig, type MessagesRig } from './e2e-helpers.ts'
@@ -50,11 +51,11 @@ test('a Claude model gets the MCP toolset and every beta block as the SDK sent t
   expect(r.compat).toEqual([])
 })
 
-test('a GPT model gets the text around the beta blocks, and is told the MCP toolset was done without', async () => {
+test('a GPT model gets the text around the beta blocks and the compaction summary, and is told the MCP toolset was done without', async () => {
   const r = await send('gpt-4.1')
   expect(r.sent.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['lookup'])
   expect(r.compat).toEqual(expect.arrayContaining(['tools.mcp_toolset']))
   const sent = JSON.stringify(r.sent.messages)
-  for (const text of ['look it up', 'the answer is 4', 'thanks']) expect(sent).toContain(text)
+  for (const text of ['earlier: the user asked about rows', 'look it up', 'the answer is 4', 'thanks']) expect(sent).toContain(text)
   for (const type of ['mcp_tool_use', 'mcp_tool_listing', 'tool_addition', 'fallback', 'compaction']) expect(sent).not.toContain(type)
 })

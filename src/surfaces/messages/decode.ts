@@ -88,6 +88,9 @@ function part(b: MessagesBlock): Part | undefined {
       return withCache({ type: 'text', text: `${b.title} (${b.source})\n${textOf(b.content)}` }, b)
     case 'tool_reference':
       return { type: 'text', text: `Tool loaded: ${b.tool_name}` }
+    // the summary of what came before it: what a model other than Claude can go on from (none when compaction failed)
+    case 'compaction':
+      return b.content ? { type: 'text', text: b.content } : undefined
     case 'tool_use': {
       const p: Part = { type: 'tool-call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) }
       if (b.cache_control != null) p.providerData = { anthropic: { cache_control: b.cache_control } }

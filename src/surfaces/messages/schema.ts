@@ -84,6 +84,7 @@ export type MessagesBlock =
   | Static<typeof RedactedThinkingBlock>
   | Static<typeof ServerToolUseBlock>
   | Static<typeof ToolReferenceBlock>
+  | Static<typeof CompactionBlock>
 
 /** A media source as validate.ts leaves it (SOURCES), told apart by `type`. */
 export type MessagesSource =
@@ -103,10 +104,11 @@ const ContainerUploadBlock = Obj({ type: T.Literal('container_upload'), file_id:
  */
 const ToolChange = T.Union([T.Literal('tool_addition'), T.Literal('tool_removal')])
 const ToolChangeBlock = Obj({ type: ToolChange, tool: AnyObject, cache_control: Cache })
+const CompactionBlock = Obj({ type: T.Literal('compaction'), content: Opt(OrNull(Str(), 'expected a string')), cache_control: Cache })
 const BOOKKEEPING = {
   mcp_tool_use: Obj({ type: T.Literal('mcp_tool_use'), id: NonEmpty(), name: NonEmpty(), server_name: NonEmpty(), input: T.Unknown(), cache_control: Cache }),
   mcp_tool_listing: Obj({ type: T.Literal('mcp_tool_listing'), mcp_server_name: NonEmpty(), tools: T.Array(AnyObject, { errorMessage: 'expected an array of tool objects' }) }),
-  compaction: Obj({ type: T.Literal('compaction'), content: Opt(OrNull(Str(), 'expected a string')), cache_control: Cache }),
+  compaction: CompactionBlock,
   fallback: Obj({ type: T.Literal('fallback'), from: AnyObject, to: AnyObject }),
   tool_addition: ToolChangeBlock,
   tool_removal: ToolChangeBlock,
