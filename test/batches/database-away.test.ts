@@ -161,7 +161,7 @@ async function awayMidBatch(gw: Spawned, s: Setup, id: string) {
     settled = sent() === was && s.answered() >= was
   }
   // results wait, and are not stored
-  expect(gw.output()).toContain('storing results failed; retrying')
+  expect(await gw.waitForOutput('storing results failed; retrying', 10_000)).toContain('storing results failed; retrying')
   expect(sent()).toBeLessThan(N)
 }
 
@@ -246,7 +246,8 @@ describe('a batch whose database goes away mid-run', () => {
           expect(spools(s.dataDir)).toHaveLength(1)
           await s.away.end()
           gw = await spawnGateway({ env: s.env, dataDir: s.dataDir })
-          expect(gw.output()).toContain('spooled results of a gateway no longer running written')
+          // log lines go out in batches a few times a second: the banner may come first
+          expect(await gw.waitForOutput('spooled results of a gateway no longer running written', 10_000)).toContain('spooled results of a gateway no longer running written')
           await expectAllOnce(gw, s, id)
         } finally {
           gw.kill('SIGKILL')
