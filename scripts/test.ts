@@ -143,7 +143,7 @@ const SHARED_ONLY = url ? ['test/cluster/redis-faults.test.ts', 'test/cluster/s3
 // second run's gateways beside them pushed past their bounds.
 // With them go the rest's longest files that likewise wait most of their time on PostgreSQL's
 // side of things (a dead process's lease or lock running out, an outage's retries, a lost
-// answer's retry): the rest alone took ~540 s against ~300 s for these suites, so the rest's
+// answer's retry, a database cut mid-batch): the rest alone took ~540 s against ~300 s for these suites, so the rest's
 // last minutes ran alone on a core the scale-out part had left idle.
 const BESIDE = [
   'test/scaleout/',
@@ -153,6 +153,7 @@ const BESIDE = [
   'test/billing/pg-ledger-owners.test.ts',
   'test/generations/spool.test.ts',
   'test/generations/spool-replay.test.ts',
+  'test/batches/database-away.test.ts',
 ]
 const beside = url && args.length === 0
 const embeddedEnv = { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }

@@ -212,7 +212,8 @@ async function expectAllOnce(gw: Spawned, s: Setup, id: string) {
   expect(spools(s.dataDir)).toEqual([])
 }
 
-const cases: { how: How; redis?: boolean }[] = [...(onPostgres ? [{ how: 'cut' as const }] : []), { how: 'full' }, ...(onPostgres && TEST_REDIS_URL ? [{ how: 'cut' as const, redis: true }] : [])]
+// a full database on SQLite; on PostgreSQL a cut one (the full one's trigger is the same writer's path there)
+const cases: { how: How; redis?: boolean }[] = onPostgres ? [{ how: 'cut' }, ...(TEST_REDIS_URL ? [{ how: 'cut' as const, redis: true }] : [])] : [{ how: 'full' }]
 const what = (how: How, redis?: boolean) => `${how === 'cut' ? 'the database cut' : 'the database full'}${redis ? ' (Redis: its running spend agrees)' : ''}`
 
 describe('a batch whose database goes away mid-run', () => {
