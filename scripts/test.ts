@@ -58,6 +58,8 @@ const STORE_AGNOSTIC = [
   'test/hostile/log-controls.test.ts',
   // a request's parameters checked before any store is read
   'test/hostile/stream-options.test.ts',
+  // the CLI's arguments and what it prints: each CLI run on PostgreSQL is a second of waiting
+  'test/hostile/cli-text.test.ts',
   'test/routing/strict-refs.test.ts',
   'test/routing/strict-fit.test.ts',
   'test/routing/strict-fit-bounds.test.ts',
@@ -107,6 +109,9 @@ const STORE_AGNOSTIC = [
   // the request thread kept free while the worker pool checks and runs a large batch (a worker's
   // crash on each store is crash.test.ts's)
   'test/batches/engine.test.ts',
+  // a results page read a step at a time: the loop kept free is the subject (SQLite's reads are
+  // the ones that answer on the loop at once)
+  'test/batches/wide-results.test.ts',
   // no gateway at all: the source's own shape, the bench's scripts, pure functions
   'test/bench/**',
   'test/foundation/import-graph.test.ts',
