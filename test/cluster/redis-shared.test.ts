@@ -326,18 +326,27 @@ describe.skipIf(!!skip)('credits across three instances', () => {
   test('a busy key far from its limits and balance is served from slots and holds taken ahead, and leaves nothing held or taken', async () => {
     const [a] = await cluster(2, env())
     const { key, record } = await a!.services.keys.create({ name: 'busy', credits: UP_COST * 100_000 })
-    const statuses = await steadyLanes(key, 6)
-    expect(statuses.filter((s) => s !== 200)).toEqual([])
-    const text = (await Promise.all(gws.map((g) => fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.text())))).join('\n')
+    // a crowded loop takes nothing ahead, by design (many requests a turn): on a machine busy with
+    // other work the lanes may crowd it for a round, so up to three rounds
+    let served = 0
+    let text = ''
     const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0)
-    expect(sum(/^switchyard_redis_taken_ahead_total\{kind="slot"\} (\d+)/gm)).toBeGreaterThan(0)
-    expect(sum(/^switchyard_redis_taken_ahead_total\{kind="hold"\} (\d+)/gm)).toBeGreaterThan(0)
-    // what was not used went back: the key's window counts the 96 served, the balance holds nothing
+    const slots = () => sum(/^switchyard_redis_taken_ahead_total\{kind="slot"\} (\d+)/gm)
+    const holds = () => sum(/^switchyard_redis_taken_ahead_total\{kind="hold"\} (\d+)/gm)
+    for (let round = 0; round < 3 && (slots() === 0 || holds() === 0); round++) {
+      const statuses = await steadyLanes(key, 6)
+      expect(statuses.filter((s) => s !== 200)).toEqual([])
+      served += statuses.length
+      text = (await Promise.all(gws.map((g) => fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.text())))).join('\n')
+    }
+    expect(slots()).toBeGreaterThan(0)
+    expect(holds()).toBeGreaterThan(0)
+    // what was not used went back: the key's window counts those served, the balance holds nothing
     const figures = await settledFigures(a!, record.id)
     expect(figures.reserved).toBe(0)
-    expect(figures.spent).toBeCloseTo(96 * UP_COST, 12)
+    expect(figures.spent).toBeCloseTo(served * UP_COST, 12)
     const window = a!.services.config.redis!.prefix + 'rl:k:' + record.id
-    expect(Number(await a!.services.cluster!.redis!.send('ZCARD', [window]))).toBe(96)
+    expect(Number(await a!.services.cluster!.redis!.send('ZCARD', [window]))).toBe(served)
   }, 30_000)
 
   test('a busy key drained through the end of its balance on two instances: served past it by one request at most, nothing left held', async () => {
