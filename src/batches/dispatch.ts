@@ -9,7 +9,7 @@
 // again; if it may have, the item fails with LOST_ITEM at once, never sent twice.
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
-import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
+import { isStoreAway } from '../db/unavailable.ts'
 import { CreditsExhausted, type Admission, type AdmitInput } from '../billing/admission.ts'
 import type { BatchServices } from '../services.ts'
 import { SHARED_DOWN_RETRY_MS, type Active } from './active.ts'
@@ -55,7 +55,7 @@ export class Dispatch {
       a.inflight.delete(item.idx)
       // the shared store (Redis) is away, or the database that holds the credit (PostgreSQL):
       // the item waits for it rather than fail
-      if ((e instanceof HttpError && e.status === 503) || isStoreDown(e) || isStoreFull(e)) {
+      if ((e instanceof HttpError && e.status === 503) || isStoreAway(e)) {
         this.d.waitUnsent(a, item.idx)
         return void setTimeout(() => this.d.fill(a), SHARED_DOWN_RETRY_MS).unref?.()
       }

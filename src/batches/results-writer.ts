@@ -22,7 +22,7 @@ import { costsByKey } from '../billing/spend.ts'
 import { recordTotals, type RecordTotals } from '../metrics/batches.ts'
 import { loseAnswerIfAsked } from '../generations/test-lost-answer.ts'
 import type { Spool } from '../generations/spool.ts'
-import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
+import { isStoreAway } from '../db/unavailable.ts'
 import type { SpooledResult } from './results-spool.ts'
 
 /** Outcomes wait at most this long, or until this many are ready, to be stored together: a transaction of
@@ -189,7 +189,7 @@ export class ResultsWriter {
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.queue = batch.concat(this.queue)
       // the database away or full: what waits for it is kept on the disk meanwhile
-      if (isStoreDown(e) || isStoreFull(e)) this.toSpool(this.queue)
+      if (isStoreAway(e)) this.toSpool(this.queue)
       if (!this.closed) this.timer = setTimeout(() => void this.write(), RETRY_MS)
       return
     } finally {

@@ -37,7 +37,7 @@ import { ItemLeases } from './leases.ts'
 import { InFlightMarks } from './marks.ts'
 import { RunnerLock } from './runner-lock.ts'
 import { sharesDataDir } from '../db/data-dir-lock.ts'
-import { isStoreDown, isStoreFull } from '../db/unavailable.ts'
+import { isStoreAway } from '../db/unavailable.ts'
 import type { BatchStore, ClaimedItem, EndKind } from './store.ts'
 import type { BatchRow } from './types.ts'
 import { newActive, RECHECK_MS, serial, SHARED_DOWN_RETRY_MS, wants, type Active } from './active.ts'
@@ -317,7 +317,7 @@ export class Scheduler {
       this.fillNow(a, budget).catch((e) => {
         // the database away or full (a claim, a transition): tried again in a second, not left
         // until an item's end wakes the batch, as there may be none in flight to end
-        if ((isStoreDown(e) || isStoreFull(e)) && !a.fillAgain) {
+        if ((isStoreAway(e)) && !a.fillAgain) {
           a.fillAgain = true
           setTimeout(() => {
             a.fillAgain = false

@@ -39,6 +39,9 @@ export function isStoreFull(e: unknown, depth = 0): boolean {
   return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100' || errno === '53100' || /database or disk is full|No space left on device/.test(message)
 }
 
+/** The database cannot take a write for now (away, or without room): what waits for it is kept and tried again. */
+export const isStoreAway = (e: unknown): boolean => isStoreDown(e) || isStoreFull(e)
+
 /**
  * A transaction that lost a race with another (PostgreSQL's class 40: a deadlock, a serialization
  * failure; 55P03: a lock not had in time; SQLite's BUSY or LOCKED): nothing about its rows, so the

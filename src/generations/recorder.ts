@@ -15,7 +15,7 @@ import type { Config } from '../config/load.ts'
 import { DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS } from '../config/retention.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
-import { isStoreContended, isStoreDown, isStoreFull } from '../db/unavailable.ts'
+import { isStoreContended, isStoreAway } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore, isNotWhole } from './store.ts'
@@ -279,7 +279,7 @@ export class Recorder implements GenerationSink {
       // a database that is away (PostgreSQL restarting) or full is waited for, not given up on:
       // the records stay queued with their spend settled (held against their keys), and new
       // generations are refused with 507 while the backlog is past its bound (`backlogged`)
-      const waited = isStoreDown(e) || isStoreFull(e)
+      const waited = isStoreAway(e)
       if (!waited) this.errors++
       // and kept on the local disk meanwhile: a kill now loses none of them
       if (waited) this.startSpool(batch)
@@ -482,7 +482,7 @@ export class Recorder implements GenerationSink {
       try {
         await this.write([batch[i]!])
       } catch (e) {
-        if (isStoreDown(e) || isStoreFull(e)) {
+        if (isStoreAway(e)) {
           // waited for, as ever; at shutdown nothing waits, and the rest are given up with it
           if (this.stopped) refused.push(...batch.slice(i))
           else {
@@ -529,7 +529,7 @@ export class Recorder implements GenerationSink {
         loseAnswerIfAsked()
         return rows
       } catch (e) {
-        if (isStoreDown(e) || isStoreFull(e)) throw e
+        if (isStoreAway(e)) throw e
         if (!isNotWhole(e)) this.deps.log.warn('recorder: a batch of records went the long way', { records: rows.length, error: (e as Error).message })
       }
     }
@@ -690,7 +690,7 @@ export class Recorder implements GenerationSink {
  * deadlock with another write): the spool stays for the next try, as its records may not be given
  * up for it; the spool is the only copy of them.
  */
-const notTheRecords = (e: unknown) => isStoreDown(e) || isStoreFull(e) || isStoreContended(e)
+const notTheRecords = (e: unknown) => isStoreAway(e) || isStoreContended(e)
 
 /** The rows of a write that its insert skipped. */
 function notStored(rows: GenerationRow[], inserted: GenerationRow[]): GenerationRow[] {

@@ -13,6 +13,9 @@ import { callItem, calledAs, completeResponse, cutShort, messageItem, responseSh
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
 
+/** Web searches of a reply kept open for their end (an upstream runs a few; its max_uses bounds them). */
+const SEARCHES_KEPT = 64
+
 type Obj = Record<string, unknown>
 
 export function sse(type: string, payload: Obj): string {
@@ -227,7 +230,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
       case 'web-search-start': {
         const [o, s] = add('tool', { id: itemId('ws', f.id, output.length), type: 'web_search_call', status: 'in_progress' })
         state.produced = true
-        if (searches.size < 64) searches.set(e.id, o.index)
+        if (searches.size < SEARCHES_KEPT) searches.set(e.id, o.index)
         return s + ev('response.web_search_call.in_progress', at(o)) + ev('response.web_search_call.searching', at(o))
       }
       case 'web-search-end': {
