@@ -75,6 +75,8 @@ const STORE_AGNOSTIC = [
   'test/ui/dashboard.test.ts',
   'test/ui/keys-rotate.test.ts',
   'test/ui/serve.test.ts',
+  // a browser's cross-origin questions and the SDKs in a page: the HTTP layer alone
+  'test/ui/cross-origin.test.ts',
   // the Redis client and health store against the test Redis itself, whatever the gateway's stores
   'test/cluster/redis-client.test.ts',
   'test/cluster/redis-owner-rewrite.test.ts',

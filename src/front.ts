@@ -16,6 +16,7 @@ import { KNOWN_FAILURES } from './failures.ts'
 import { clientWentAway, knownAnswer, wentAway } from './http/onerror.ts'
 import { fragmentInUrl } from './http/fragment.ts'
 import { nulInUrl } from './http/nul.ts'
+import { corsFor } from './http/cors.ts'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
 
@@ -87,6 +88,7 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
   const { config, keys, limiter, log, storeLost } = s
   const trusted = new Set(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)
+  const cors = corsFor(config.corsOrigins)
 
   /** A 429, counted for the metrics by the limit that refused. */
   const limited = (scope: 'key' | 'ip', binding: Outcome['binding']) => {
@@ -179,7 +181,11 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     let held = false
     const handle = req.method === 'POST' ? direct?.post(path) : undefined
     try {
-      if (storeLost !== undefined && !READS.has(req.method) && (path.startsWith('/api/') || path.startsWith('/admin/')) && storeLost()) {
+      // a browser's question before a cross-origin call: answered before any key is asked for
+      const preflight = cors !== undefined && req.method === 'OPTIONS' && path.startsWith('/api/') ? cors.preflight(req) : undefined
+      if (preflight !== undefined) {
+        res = preflight
+      } else if (storeLost !== undefined && !READS.has(req.method) && (path.startsWith('/api/') || path.startsWith('/admin/')) && storeLost()) {
         res = errorResponse(503, STORE_LOST_MESSAGE, { 'retry-after': '5' })
       } else if (path.startsWith('/admin/') || path === '/metrics') {
         // Admin routes (and /metrics, which takes the admin token) count toward the IP limit too: wrong tokens cannot be tried at line rate.
@@ -237,6 +243,8 @@ export function createPipeline(s: AdmissionServices, appFetch: (req: Request) =>
     // `request-id` is the name the Anthropic SDK reads (`_request_id`, an error's requestID)
     const extra: Record<string, string> = { 'x-request-id': info.requestId, 'request-id': info.requestId }
     if (limits && res.status < 300) Object.assign(extra, rateLimitHeaders(limits, false))
+    // a page of another origin reads the answer (its errors included) when that origin is allowed
+    if (cors !== undefined && path.startsWith('/api/') && !res.headers.has('access-control-allow-origin')) Object.assign(extra, cors.headers(req.headers.get('origin')))
     // answered without reading the whole body the request declares (no key, a limit, no route,
     // too slow, too large): the connection closes, else Bun keeps it to take the rest of that
     // body in, as slowly as the client likes, and a client with no key could hold every socket
@@ -322,12 +330,17 @@ function declaresBody(req: Request): boolean {
 
 function withHeaders(res: Response, extra: Record<string, string>): Response {
   try {
-    for (const k in extra) res.headers.set(k, extra[k]!)
+    setAll(res.headers, extra)
     return res
   } catch {
     // a relayed upstream Response has immutable headers
     const copy = new Response(res.body, res)
-    for (const k in extra) copy.headers.set(k, extra[k]!)
+    setAll(copy.headers, extra)
     return copy
   }
+}
+
+function setAll(headers: Headers, extra: Record<string, string>) {
+  // (a Vary the answer had is kept: it is a list)
+  for (const k in extra) k === 'vary' ? headers.append(k, extra[k]!) : headers.set(k, extra[k]!)
 }

@@ -17,6 +17,7 @@ import type { LogFormat, LogLevel } from '../http/log.ts'
 import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.ts'
 import { cacheSettings, type CacheSettings } from './cache.ts'
 import { recordSettings, type RecordSettings } from './records.ts'
+import { corsOriginsProblem } from '../http/cors.ts'
 import { answersOffline, replaySettings, type ReplaySettings } from './replay.ts'
 
 export type { LogLevel }
@@ -26,6 +27,8 @@ export interface Config {
   port: number
   dataDir: string
   trustedProxies: string[]
+  /** Origins whose pages may call the API routes from a browser: `*` (the default), a list, or none. */
+  corsOrigins: string[]
   /** The gateway's URL as its clients reach it (behind a proxy that ends TLS, or under a path), for the URLs it hands out; unset: each request's own origin. */
   publicUrl?: string
   shutdownGraceMs: number
@@ -260,6 +263,14 @@ function word<W extends string>(v: string | undefined, name: string, words: read
 }
 
 /** An http(s) URL with no query or fragment, without its trailing slash. */
+/** `SWITCHYARD_CORS_ORIGINS` (comma-separated; `none` for none) over `server.cors_origins`; `*` when neither is set. */
+function corsOrigins(fromEnv: string | undefined, fromFile: string[] | undefined): string[] {
+  const raw = fromEnv !== undefined && fromEnv.trim() !== '' ? (fromEnv.trim() === 'none' ? [] : fromEnv.split(',').map((s) => s.trim()).filter(Boolean)) : fromFile ?? ['*']
+  const problem = corsOriginsProblem(raw)
+  if (problem) throw new ConfigError(`${fromEnv?.trim() ? 'SWITCHYARD_CORS_ORIGINS' : 'server.cors_origins'}: ${problem}`)
+  return raw
+}
+
 function publicUrl(v: string | undefined): string | undefined {
   if (v === undefined) return undefined
   let u: URL
@@ -337,6 +348,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
     trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
     publicUrl: publicUrl(str(env.SWITCHYARD_PUBLIC_URL) ?? str(f.server?.public_url)),
+    corsOrigins: corsOrigins(env.SWITCHYARD_CORS_ORIGINS, f.server?.cors_origins),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,
     maxUpstreamConnections: fetchLimit(num(env.SWITCHYARD_MAX_UPSTREAM_CONNECTIONS, 'SWITCHYARD_MAX_UPSTREAM_CONNECTIONS') ?? f.server?.max_upstream_connections ?? num(env[FETCH_LIMIT_VAR], FETCH_LIMIT_VAR) ?? DEFAULT_FETCH_LIMIT),
     tokenWorkers: tokenWorkers(num(env.SWITCHYARD_TOKEN_WORKERS, 'SWITCHYARD_TOKEN_WORKERS') ?? f.server?.token_workers),

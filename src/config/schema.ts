@@ -102,6 +102,8 @@ export const ConfigFileSchema = t.Object(
           trusted_proxies: t.Optional(t.Array(t.String())),
           /** The gateway's URL as clients reach it (e.g. https://llm.example.com behind a proxy that ends TLS): the origin of the URLs it hands out. */
           public_url: t.Optional(t.String({ minLength: 1 })),
+          /** Origins whose pages may call the API routes from a browser: ["*"] (the default), a list of origins, or [] for none. */
+          cors_origins: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { maxItems: 1000 })),
           shutdown_grace_ms: t.Optional(Int({ minimum: 0, maximum: 86_400_000 })),
           max_upstream_connections: t.Optional(Int({ minimum: 1, maximum: 65535 })),
           token_workers: t.Optional(Int({ minimum: 1, maximum: 256 })),
