@@ -57,6 +57,8 @@ export function corsFor(origins: CorsOrigins): Cors | undefined {
       }
       // the headers a page asks to send (authorization among them, which a `*` would not cover)
       if (asked !== null && asked.length <= HEADER_LIST_MAX && HEADER_LIST.test(asked.trim())) h['access-control-allow-headers'] = asked.trim()
+      // a public site's page calling a gateway on this machine or network (Chromium's private network access)
+      if (req.headers.get('access-control-request-private-network') === 'true') h['access-control-allow-private-network'] = 'true'
       return new Response(null, { status: 204, headers: h })
     },
     headers(origin) {

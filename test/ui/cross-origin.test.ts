@@ -48,6 +48,12 @@ describe('the answers a browser reads before and after a cross-origin call', () 
     expect(r.headers.get('access-control-allow-methods')).toContain('POST')
     expect(r.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-stainless-os')
     expect(r.headers.get('x-request-id')).toBeTruthy()
+    // a public site's page calling a gateway on the user's machine asks for the private network too
+    const local = await fetch(`${open.url}/api/alpha/v1/chat/completions`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-private-network': 'true' },
+    })
+    expect(local.headers.get('access-control-allow-private-network')).toBe('true')
   })
 
   test('an answer, an error included, names the origin allowed and lets the page read every header', async () => {
