@@ -2,6 +2,8 @@
 // goes to the fake Anthropic upstream as is and its recorded bytes come back as they were,
 // with a tap that reads id, usage and stop reason for the record; driven by @anthropic-ai/sdk.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
 import { fromAnthropicSse } from '../chat/e2e-helpers.ts'
 import { messageFrames, startMessagesRig, type MessagesRig } from './e2e-helpers.ts'
@@ -273,6 +275,38 @@ describe('headers and Claude Code request shapes', () => {
     expect(up.headers['anthropic-beta']!.split(',').sort()).toEqual(['claude-code-20250219', 'context-management-2025-06-27', 'effort-2025-11-24', 'interleaved-thinking-2025-05-14'])
     expect(up.json().betas).toBeUndefined()
     expect(up.headers['x-api-key']).not.toBe(rig.gw.key)
+  })
+
+  test('every beta the installed SDK declares and those Claude Code sends pass through the SDK to the upstream; an oversized or malformed anthropic-beta is a 400 naming the header', async () => {
+    const declared = readFileSync(join(import.meta.dir, '../../node_modules/@anthropic-ai/sdk/resources/beta/beta.d.ts'), 'utf8')
+    const union = /export type AnthropicBeta = ([^;]*);/.exec(declared)![1]!
+    const sdk = [...union.matchAll(/'([^']+)'/g)].map((m) => m[1]!)
+    expect(sdk.length).toBeGreaterThan(20)
+    const claudeCode = ['claude-code-20250219', 'oauth-2025-04-20', 'interleaved-thinking-2025-05-14', 'fine-grained-tool-streaming-2025-05-14', 'context-1m-2025-08-07', 'context-management-2025-06-27', 'structured-outputs-2025-11-13', 'web-search-2025-03-05', 'tool-search-tool-2025-10-19', 'advanced-tool-use-2025-11-20', 'effort-2025-11-24', 'prompt-caching-scope-2026-01-05', 'redact-thinking-2026-02-12']
+    const all = [...new Set([...sdk, ...claudeCode])]
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    await rig.anthropic.beta.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask, betas: all })
+    expect(rig.up.requests.at(-1)!.headers['anthropic-beta']!.split(',').sort()).toEqual(all.sort())
+    const refused: Record<string, string>[] = [
+      { 'anthropic-beta': 'a'.repeat(101) },
+      { 'anthropic-beta': 'files-api-2025-04-14, bad token' },
+      { 'anthropic-beta': 'x;y' },
+      { 'anthropic-beta': Array.from({ length: 200 }, (_, i) => `b${i}`).join(',') },
+      { 'anthropic-beta': Array.from({ length: 100 }, (_, i) => `${'t'.repeat(60)}-${i}`).join(',') },
+      { 'beta-beta': 'ok,' + 'é' },
+    ]
+    for (const headers of refused) {
+      const before = rig.up.requests.length
+      const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask }, { headers })
+      expect(res.status).toBe(400)
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      // answered as a bad anthropic-version is (the test below)
+      expect((await res.json()).error).toContain(Object.keys(headers)[0]!)
+      expect(rig.up.requests.length).toBe(before)
+    }
+    const bodyBetas = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: ask, betas: ['fine', 'not fine'] })
+    expect(bodyBetas.status).toBe(400)
+    expect((await bodyBetas.json()).error).toContain('betas')
   })
 
   test('any anthropic-version date is accepted (2026-10-21 from SDK 1.x, 2023-06-01 from Claude Code); a non-date is a 400 naming the header', async () => {

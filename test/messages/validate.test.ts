@@ -124,6 +124,8 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['parallel_tool_calls string', body({ parallel_tool_calls: 'no' }), 'parallel_tool_calls: expected a boolean'],
   ['pause_on_call_tools_start number', body({ pause_on_call_tools_start: 1 }), 'pause_on_call_tools_start: expected a boolean'],
   ['betas string', body({ betas: 'files-api-2025-04-14' }), 'betas: expected an array of strings'],
+  ['betas token with a space', body({ betas: ['files-api-2025-04-14', 'a b'] }), 'betas[1]: expected a beta token'],
+  ['betas token too long', body({ betas: ['x'.repeat(101)] }), 'betas[0]: expected a beta token'],
   ['reasoning_effort', body({ reasoning_effort: 'extreme' }), 'reasoning_effort: expected one of "none", "minimal", "low", "medium", "high", "xhigh"'],
   ['service_tier number', body({ service_tier: 1 }), 'service_tier: expected a string'],
   ['output_config.effort for a GPT model', body({ output_config: { effort: 'huge' } }, GPT), 'output_config.effort'],

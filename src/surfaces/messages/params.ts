@@ -10,6 +10,7 @@ import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/t
 import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
 import { COUNTERPART_WIRE, drop, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
 import { paramSchemas } from '../checks.ts'
+import { BETA_TOKEN, MAX_BETAS } from './betas.ts'
 import { content, documentExtras, messages, metadataToIR, outputConfigToIR, outputFormatToIR, thinkingToIR, toolChoice, toolsToIR } from './decode.ts'
 import { AnyObject, Bool, CacheControl, NonEmpty, Obj, OneOf, Opt, OrNull, Str, StrArray, type MessagesBlock, type MessagesMessage, type MessagesThinking, type MessagesTool, type MessagesToolChoice } from './schema.ts'
 
@@ -44,7 +45,8 @@ export const PARAMS = {
     pause_on_call_tools_start: { schema: Bool(), openai: IGNORED, gateway: true },
     service_tier: { schema: Str(), openai: IGNORED, ir: carried('anthropic') },
     reasoning_effort: { schema: OneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']), ir: (v: ReasoningEffort, req) => { reasoningOf(req).effort = v } },
-    betas: { schema: StrArray, openai: IGNORED, ir: 'betas' },
+    // the same tokens as the header's (betas.ts): they go upstream in it
+    betas: { schema: T.Array(Str({ pattern: BETA_TOKEN, errorMessage: 'expected a beta token (letters, digits, "-", "_" and "." only, at most 100)' }), { maxItems: MAX_BETAS, errorMessage: `expected an array of strings, at most ${MAX_BETAS} beta tokens` }), openai: IGNORED, ir: 'betas' },
     system: { schema: T.Union([Str(), T.Array(T.Unknown())], { errorMessage: 'expected a string or an array of text blocks' }), ir: (v: string | MessagesBlock[], req) => { req.system = content(v) } },
     context_management: { schema: AnyObject, openai: foreign(drop), ir: carried('anthropic') },
     output_config: { schema: Obj(

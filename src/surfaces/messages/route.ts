@@ -1,7 +1,7 @@
 // POST /api/beta/v1/messages (and the unified /api/v1/messages): the messages codec on the
 // shared generation pipeline; and messages/count_tokens, which Claude Code calls in bursts.
 // Headers: `anthropic-version` / `beta-version` (any date, not checked), and
-// `anthropic-beta` / `beta-beta` lists, forwarded upstream as `anthropic-beta`.
+// `anthropic-beta` / `beta-beta` lists (bounded: betas.ts), forwarded upstream as `anthropic-beta`.
 import { Elysia } from 'elysia'
 import { badRequest } from '../../http/errors.ts'
 import { readJsonBody } from '../../http/body.ts'
@@ -9,6 +9,7 @@ import { generate } from '../../pipeline/generate.ts'
 import { contextOf } from '../../pipeline/http.ts'
 import type { GenerationServices } from '../../services.ts'
 import type { Handler } from '../../http/direct.ts'
+import { betasFault, headerBetas } from './betas.ts'
 import { countMessageTokens } from './count.ts'
 import { messagesSurface } from './surface.ts'
 
@@ -21,8 +22,16 @@ export function messagesHeaders(h: Headers): { betas: string[] } {
     const v = h.get(name)
     if (v !== null && !VERSION.test(v.trim())) throw badRequest(`${name}: expected a date such as 2023-06-01, got "${v.slice(0, 40)}"`)
   }
-  const betas = ['anthropic-beta', 'beta-beta'].flatMap((name) => (h.get(name) ?? '').split(',')).map((s) => s.trim()).filter(Boolean)
-  return { betas: [...new Set(betas)] }
+  const betas: string[] = []
+  for (const name of ['anthropic-beta', 'beta-beta']) {
+    const read = headerBetas(h.get(name) ?? '')
+    if ('fault' in read) throw badRequest(`${name}: ${read.fault}`)
+    betas.push(...read.tokens)
+  }
+  const all = [...new Set(betas)]
+  const fault = betasFault(all)
+  if (fault) throw badRequest(`anthropic-beta: ${fault} (both headers together)`)
+  return { betas: all }
 }
 
 export function messagesHandler(s: GenerationServices): Handler {
