@@ -1,17 +1,8 @@
 // A key's name and account: text an operator reads back (the admin listing, the dashboard, the
-// usage report's account filter). Neither may hold a control character (NUL included: PostgreSQL's
-// text cannot, and its insert failed) or half of a surrogate pair (PostgreSQL stored it as U+FFFD,
-// so the account read back was not the one the key was made with).
+// usage report's account filter): what the rules of lib/operator-text.ts let through (no control
+// or invisible format character, no half of a surrogate pair).
 import { HttpError } from '../http/errors.ts'
-import { CONTROL, wellFormed } from '../files/upload-params.ts'
-
-/** What is wrong with `v` as a key's text, or undefined. */
-function fault(v: string): string | undefined {
-  if (v.includes('\0')) return 'holds a NUL character (\\u0000), which no stored text may'
-  if (CONTROL.test(v)) return 'must not contain control characters (tabs, line breaks, escapes)'
-  if (!wellFormed(v)) return 'holds half of a surrogate pair (a \\ud800–\\udfff escape alone), which is no character'
-  return undefined
-}
+import { operatorTextFault as fault } from '../lib/operator-text.ts'
 
 /** The most characters a key's name or account may have (the admin routes' schema says the same). */
 export const KEY_TEXT_MAX = 200

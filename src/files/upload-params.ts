@@ -1,6 +1,7 @@
 // Upload metadata: what the client may say about a file besides its bytes, and the rules
 // for each field. Pure; every failure is a 400 that names the field.
 import { badRequest } from '../http/errors.ts'
+import { operatorTextFault, wellFormed } from '../lib/operator-text.ts'
 
 /** OpenAI's purposes. An upload that names none is `user_data`, the general-purpose one. */
 export const PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const
@@ -37,13 +38,6 @@ const BY_EXTENSION: Record<string, string> = {
 }
 
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*(\s*;\s*[a-z0-9!#$&^_.+-]+=("[\x20-\x21\x23-\x7e]*"|[a-z0-9!#$&^_.+-]+))*$/i
-/**
- * What text an operator reads back (a filename, a key's name or account) may not hold: the C0 and
- * C1 controls (0x9b opens an escape on some terminals, which `keys list` and the logs reach) and
- * the line and paragraph separators U+2028 and U+2029, which break a line as a newline does.
- */
-// eslint-disable-next-line no-control-regex
-export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 export interface UploadMeta {
   filename: string
@@ -61,13 +55,12 @@ export function guessMime(filename: string): string {
 export function checkFilename(name: unknown, field = 'filename'): string {
   if (typeof name !== 'string' || name.length === 0) throw badRequest(`${field}: must be a non-empty string`)
   if (name.length > MAX_FILENAME) throw badRequest(`${field}: longer than ${MAX_FILENAME} characters`)
-  if (CONTROL.test(name)) throw badRequest(`${field}: must not contain control characters`)
-  if (!wellFormed(name)) throw badRequest(`${field}: holds half of a surrogate pair (a \\ud800–\\udfff escape alone), which is no character`)
+  const fault = operatorTextFault(name)
+  if (fault) throw badRequest(`${field}: ${fault}`)
   return name
 }
 
-/** No lone surrogate: the text has a UTF-8 form (stored, a lone one would become U+FFFD). */
-export const wellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed()
+export { wellFormed }
 
 export function checkMime(mime: unknown, field: string): string {
   if (typeof mime !== 'string' || !MIME.test(mime.trim())) {

@@ -41,6 +41,15 @@ describe('the CLI', () => {
     expect([r.code, r.stderr.includes('--name')]).toEqual([2, true])
   })
 
+  test('a name or account holding an invisible format character (zero-width space, bidi override) is refused, named', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    for (const [flag, text] of [['name', 'ad\u200bmin'], ['account', 'acme\u202e']]) {
+      const r = await runCli(['keys', 'create', '--name', 'plain', `--${flag}`, text!, '--data-dir', dir])
+      expect([flag, r.code, r.stderr.includes(`--${flag}: must not contain invisible`)]).toEqual([flag, 2, true])
+    }
+  })
+
   test('keys list quotes and escapes a name or account that is not one plain word', async () => {
     const dir = tempDir()
     dirs.push(dir)

@@ -2,8 +2,11 @@
 // answers that carry a new secret (the CLI's side: cli-text.test.ts).
 //  - a C1 control (0x9b opens an escape on some terminals, `keys list` prints names as they are)
 //    or a line/paragraph separator is refused in a key's name or account and in a filename,
-//    named, like the C0 controls already were; bidi controls stay allowed (the dashboard
-//    isolates them); a line separator in a part's head cut the filename (stored as `"a`)
+//    named, like the C0 controls already were; a line separator in a part's head cut the
+//    filename (stored as `"a`)
+//  - so is an invisible format character (zero-width space or joiner, BOM, soft hyphen, bidi
+//    control): 'admin' and 'ad<U+200B>min' were two keys' names that read the same; the joiners
+//    and tags that draw an emoji stay allowed
 //  - creating or rotating a key answers its secret with `cache-control: no-store`
 //  - a credit too small to move the key's credits (5e-324; 1e-9 on a million) was a 200 that
 //    changed nothing; it is a 400 saying so
@@ -24,7 +27,20 @@ afterAll(async () => {
 const admin = (path: string, body?: unknown, method = 'POST') =>
   fetch(`${gw.url}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
 
-const BAD = { 'a CSI (0x9b)': 'team\u009b31m', 'a NEL (0x85)': 'team\u0085x', 'U+2028': 'team\u2028x', 'U+2029': 'team\u2029x' }
+const BAD = {
+  'a CSI (0x9b)': 'team\u009b31m',
+  'a NEL (0x85)': 'team\u0085x',
+  'U+2028': 'team\u2028x',
+  'U+2029': 'team\u2029x',
+  'a zero-width space': 'ad\u200bmin',
+  'a zero-width joiner between letters': 'ad\u200dmin',
+  'a byte order mark': '\ufeffadmin',
+  'a soft hyphen': 'ad\u00admin',
+  'a word joiner': 'ad\u2060min',
+  'a right-to-left override': 'team\u202e',
+  'a first-strong isolate': 'acct\u2068x\u2069',
+  'a tag character': 'admin\u{e0041}',
+}
 
 describe('a key’s name and account', () => {
   for (const [what, text] of Object.entries(BAD)) {
@@ -40,14 +56,16 @@ describe('a key’s name and account', () => {
     })
   }
 
-  test('a bidi control stays allowed (the dashboard shows it isolated)', async () => {
-    const r = await admin('/admin/v1/keys', { name: 'team\u202e', account: 'acct\u2067' })
-    expect(r.status).toBe(201)
+  test('emoji drawn with joiners or tags stay allowed', async () => {
+    for (const name of ['dev 👩\u200d💻', 'family 👨\u200d👩\u200d👧', 'flag 🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}']) {
+      const r = await admin('/admin/v1/keys', { name, account: name })
+      expect([name, r.status]).toEqual([name, 201])
+    }
   })
 })
 
-test('an upload’s filename holding a C1 control or U+2028 is refused, named', async () => {
-  for (const name of ['a\u009b31m.txt', 'a\u2028b.txt']) {
+test('an upload’s filename holding a C1 control, U+2028 or an invisible format character is refused, named', async () => {
+  for (const name of ['a\u009b31m.txt', 'a\u2028b.txt', 'a\u200bb.txt', 'invoice\u202etxt.exe']) {
     const fd = new FormData()
     fd.append('purpose', 'assistants')
     fd.append('file', new Blob(['x']), name)
