@@ -4,6 +4,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia, t } from 'elysia'
 import { Int } from '../lib/int.ts'
+import { roundUsd } from '../lib/usd.ts'
 import { echo, HttpError } from '../http/errors.ts'
 import { MAX_BODY_NODES, MAX_BODY_VALUES, parseJsonSafe, readJsonBody, withBodyText } from '../http/body.ts'
 import { queryTaking } from '../http/query.ts'
@@ -56,14 +57,15 @@ function check<T>(v: { Check(x: unknown): x is T; Errors(x: unknown): { First():
   throw new HttpError(400, `${field}: ${e?.schema?.errorMessage ?? e?.message ?? 'invalid'}`)
 }
 
+/** A key as the admin API, the CLI and the dashboard show it: its money rounded as it is kept (lib/usd.ts). */
 export const publicKey = (k: ApiKey) => ({
   id: k.id,
   account: k.account,
   name: k.name,
   key_prefix: k.keyPrefix,
   status: k.status,
-  credits: k.credits,
-  spent: k.spent,
+  credits: k.credits === null ? null : roundUsd(k.credits),
+  spent: roundUsd(k.spent),
   rpm: k.rpm,
   created_at: k.createdAt,
   last_used_at: k.lastUsedAt,

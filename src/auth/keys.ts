@@ -12,7 +12,7 @@ import { apiKeys } from '../db/schema.ts'
 import type { Bus } from '../cluster/bus.ts'
 import type { ApiKey } from '../http/context.ts'
 import { HttpError } from '../http/errors.ts'
-import { usd } from '../lib/usd.ts'
+import { ROUND_USD_SQL, roundUsd, USD_PLACES, usd } from '../lib/usd.ts'
 import { nextTurn } from '../lib/turn.ts'
 import type { WritesInFlight } from '../billing/writes-in-flight.ts'
 
@@ -97,7 +97,7 @@ function toKey(r: Row, unwritten = 0): ApiKey {
     keyPrefix: r.keyPrefix,
     status: r.status,
     credits: r.credits,
-    spent: r.spent + unwritten,
+    spent: unwritten === 0 ? r.spent : roundUsd(r.spent + unwritten),
     rpm: r.rpm,
     createdAt: r.createdAt,
     lastUsedAt: r.lastUsedAt,
@@ -116,7 +116,7 @@ function newKey(input: KeyInput): { key: string; row: Row } {
     keyHash: hashKey(key),
     keyPrefix: prefixOf(key),
     status: 'active',
-    credits: input.credits ?? null,
+    credits: input.credits == null ? null : roundUsd(input.credits),
     spent: 0,
     rpm: input.rpm ?? null,
     createdAt: Math.floor(now / 1000),
@@ -351,7 +351,7 @@ export class KeyStore {
     if (patch.name !== undefined) set.name = patch.name
     if (patch.account !== undefined) set.account = patch.account
     if (patch.status !== undefined) set.status = patch.status
-    if (patch.credits !== undefined) set.credits = patch.credits
+    if (patch.credits !== undefined) set.credits = patch.credits === null ? null : roundUsd(patch.credits)
     if (patch.rpm !== undefined) set.rpm = patch.rpm
     const [r] = (await this.db.update(this.t).set(set).where(eq(this.t.id, id)).returning()) as Row[]
     return r ? this.changed(r) : undefined
@@ -378,10 +378,12 @@ export class KeyStore {
    * grant that would take the key past MAX_CREDITS is a 400: a sum that overflowed to Infinity
    * would read as unlimited (and PostgreSQL refuses the overflow outright). So is one too small
    * to move the sum at all (5e-324, or 1e-11 on a million): it was a 200 that changed nothing.
+   * The sum is rounded as every money sum is (lib/usd.ts), in the statement that adds.
    */
   async credit(id: string, amount: number): Promise<ApiKey | undefined> {
     const held = sql`coalesce(${this.t.credits}, 0)`
-    const total = sql`${held} + ${amount}`
+    const [before, after] = ROUND_USD_SQL[this.storage.sql.dialect]
+    const total = sql`${sql.raw(before)}${held} + ${amount}${sql.raw(after)}`
     const [r] = (await this.db
       .update(this.t)
       .set({ credits: total, updatedAt: Date.now() })
@@ -391,7 +393,7 @@ export class KeyStore {
     const k = await this.get(id)
     if (!k) return undefined
     const has = k.credits ?? 0
-    if (has + amount <= MAX_CREDITS) throw new HttpError(400, `amount: ${amount} USD is too small to change the key's credits (${has} USD)`)
+    if (has + amount <= MAX_CREDITS) throw new HttpError(400, `amount: ${amount} USD is too small to change the key's credits (${k.credits === null ? 'unlimited' : `${has} USD`}), which are kept to ${10 ** -USD_PLACES} USD`)
     throw new HttpError(400, `amount: the key's credits would pass the most a key may hold (${usd(MAX_CREDITS)}); it holds ${usd(has)}`)
   }
 

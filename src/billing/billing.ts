@@ -24,14 +24,18 @@ import { CreditsExhausted, sharedStoreDown, worstCase, type Admission, type Admi
 import { MemoryLedger, RESERVATION_TTL_MS, type Hold, type Ledger, type LedgerWrite } from './ledger.ts'
 import { SpendByKey } from './spend.ts'
 import { WritesInFlight } from './writes-in-flight.ts'
+import { roundUsd, roundUsdSql } from '../lib/usd.ts'
 
-/** A key's stored spend grows by a cost (its columns by the table declaration). */
+/** A key's stored spend grows by a cost, the sum rounded (lib/usd.ts; its columns by the table declaration). */
 const k = names(apiKeys)
-const ADD_SPENT = `UPDATE ${k.$table} SET ${k.spent} = ${k.spent} + ? WHERE ${k.id} = ?`
+const ADD_SPENT = {
+  sqlite: `UPDATE ${k.$table} SET ${k.spent} = ${roundUsdSql('sqlite', `${k.spent} + ?`)} WHERE ${k.id} = ?`,
+  pg: `UPDATE ${k.$table} SET ${k.spent} = ${roundUsdSql('pg', `${k.spent} + ?`)} WHERE ${k.id} = ?`,
+}
 /** A key's stored spend. */
 const STORED_SPENT = `SELECT ${k.spent} AS spent FROM ${k.$table} WHERE ${k.id} = ?`
 /** PostgreSQL: the same for many keys at once, `[{id, usd}]` as one JSON parameter. */
-const ADD_SPENT_JSON = `UPDATE ${k.$table} AS k SET ${k.spent} = k.${k.spent} + v.usd FROM json_to_recordset(?::text::json) AS v(id text, usd double precision) WHERE k.${k.id} = v.id`
+const ADD_SPENT_JSON = `UPDATE ${k.$table} AS k SET ${k.spent} = ${roundUsdSql('pg', `k.${k.spent} + v.usd`)} FROM json_to_recordset(?::text::json) AS v(id text, usd double precision) WHERE k.${k.id} = v.id`
 
 export interface BillingDeps {
   keys: KeyStore
@@ -78,7 +82,7 @@ const NOTHING_KEPT = () => {}
 /** Costs onto their keys' stored spend, in the transaction `q`, all sent at once (a negative amount takes back). */
 async function addSpent(q: Sql, costs: Map<string, number>): Promise<void> {
   const runs: Promise<number>[] = []
-  for (const [keyId, usd] of costs) if (usd !== 0) runs.push(q.run(ADD_SPENT, [usd, keyId]))
+  for (const [keyId, usd] of costs) if (usd !== 0) runs.push(q.run(ADD_SPENT[q.dialect], [usd, keyId]))
   await Promise.all(runs)
 }
 
@@ -276,7 +280,7 @@ export class Billing {
   /** Add to a key's spend at once, stored and shown (operator tools and tests; requests are charged instead). */
   async addSpent(keyId: string, usd: number): Promise<void> {
     if (!(usd > 0)) return
-    await this.deps.sql.run(ADD_SPENT, [usd, keyId])
+    await this.deps.sql.run(ADD_SPENT[this.deps.sql.dialect], [usd, keyId])
     await this.deps.keys.reloadOne(keyId)
   }
 
@@ -344,7 +348,7 @@ export class Billing {
   /** The cached key's spent, which admission reads, moves with every charge. */
   private moveCached(keyId: string, usd: number) {
     const k = this.deps.keys.current(keyId)
-    if (k) k.spent += usd
+    if (k) k.spent = roundUsd(k.spent + usd)
   }
 }
 

@@ -11,6 +11,7 @@
 //   <prefix>rsv:{id}     hash  reservation id → estimated USD of a request in progress;
 //                              `sum` and `n`: their sum and count (see HELD)
 //   <prefix>rsvx:{id}    zset  reservation id → when it lapses (a request that died unsettled)
+import { ROUND_USD_LUA } from '../lib/usd.ts'
 import { script } from './redis.ts'
 
 export const NOW = `
@@ -139,6 +140,17 @@ local function keep(h, fields)
 end
 `
 
+// A key's spent moved by `usd` (signed; text), the sum rounded as every money sum is (lib/usd.ts):
+// HINCRBYFLOAT kept the noise of each sum. Answers the new spent, as text.
+const ADD_SPENT = `
+local function addSpent(cr, usd)
+  local v = (tonumber(redis.call('HGET', cr, 'spent')) or 0) + tonumber(usd)
+  local s = ${ROUND_USD_LUA}
+  redis.call('HSET', cr, 'spent', s)
+  return s
+end
+`
+
 // A key's settlement: ARGV from `at`: usd (negative: a cost taken back), when it was charged at
 // the latest on Redis's clock ('' when now: a settlement of the last few ms), the number of
 // reservations it ends, then their ids (the key's settlements of a few ms go together).
@@ -150,7 +162,7 @@ end
 // the spent to the database's figure instead. Under a seed made before, it is added.
 // Returns where the ARGV after it begins, the key's holds (the caller keeps them), the spent,
 // and whether a cost was dropped.
-const SETTLE_FN = `${HELD}
+const SETTLE_FN = `${HELD}${ADD_SPENT}
 local function settle(cr, rsv, rsvx, at, spent, seededAt)
   local n = tonumber(ARGV[at + 2])
   local ids = { unpack(ARGV, at + 3, at + 2 + n) }
@@ -160,7 +172,7 @@ local function settle(cr, rsv, rsvx, at, spent, seededAt)
   local dropped = false
   if spent and tonumber(ARGV[at]) ~= 0 then
     if charged == '' or (tonumber(seededAt) or 0) <= tonumber(charged) then
-      spent = redis.call('HINCRBYFLOAT', cr, 'spent', ARGV[at])
+      spent = addSpent(cr, ARGV[at])
     else
       dropped = true
     end
@@ -302,7 +314,7 @@ return n
 // KEYS: cr. ARGV: usd, the seed's name. A key's spent, seeded from one instance's figure, raised
 // by what the database holds beyond it; nothing when that seed has gone (the hash lost again:
 // the next admission seeds it and raises its own).
-export const RAISE_SEED = script(`
-if redis.call('HGET', KEYS[1], 'seed') == ARGV[2] then redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[1]) end
+export const RAISE_SEED = script(`${ADD_SPENT}
+if redis.call('HGET', KEYS[1], 'seed') == ARGV[2] then addSpent(KEYS[1], ARGV[1]) end
 return 1
 `)

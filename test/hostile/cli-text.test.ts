@@ -34,6 +34,15 @@ describe('the CLI', () => {
     expect(list[0]!.credits).toBe(105.75)
   })
 
+  test('grants add up to their decimal sum, shown so: 1.001 + 0.005 is 1.006', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const made = await runCli(['keys', 'create', '--name', 'sums', '--credits', '1.001', '--json', '--data-dir', dir])
+    const { id } = JSON.parse(made.stdout) as { id: string }
+    const shown = await runCli(['keys', 'credit', id, '0.005', '--data-dir', dir])
+    expect(shown.stdout).toContain('credits=1.006  spent=0')
+  })
+
   test('a name holding a C1 control is refused, naming --name', async () => {
     const dir = tempDir()
     dirs.push(dir)

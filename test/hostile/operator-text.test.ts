@@ -9,7 +9,7 @@
 //    and tags that draw an emoji stay allowed
 //  - creating or rotating a key answers its secret with `cache-control: no-store`
 //  - a credit too small to move the key's credits (5e-324; 1e-9 on a million) was a 200 that
-//    changed nothing; it is a 400 saying so
+//    changed nothing; it is a 400 saying so (credits are kept to 1e-10 USD: billing/money-sums)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startGateway, cleanup, type Gateway } from '../helpers/server.ts'
 
@@ -93,6 +93,9 @@ test('a credit too small to change the key’s credits is a 400 saying so, not a
   const ok = await admin(`/admin/v1/keys/${made.id}/credit`, { amount: 0.001 })
   expect([ok.status, ((await ok.json()) as { credits: number }).credits]).toEqual([200, 1_000_000.001])
   const unlimited = (await (await admin('/admin/v1/keys', { name: 'unlimited' })).json()) as { id: string }
+  // credits are kept to 1e-10 USD: less than half of that leaves an unlimited key's nothing as it was
   const tiny = await admin(`/admin/v1/keys/${unlimited.id}/credit`, { amount: 5e-324 })
-  expect(tiny.status).toBe(200)
+  expect([tiny.status, ((await tiny.json()) as { error: string }).error]).toEqual([400, "amount: 5e-324 USD is too small to change the key's credits (unlimited), which are kept to 1e-10 USD"])
+  const least = await admin(`/admin/v1/keys/${unlimited.id}/credit`, { amount: 1e-10 })
+  expect([least.status, ((await least.json()) as { credits: number }).credits]).toEqual([200, 1e-10])
 })
