@@ -136,6 +136,7 @@ const STORE_AGNOSTIC = [
   'test/replay/match.test.ts',
   'test/metrics/exposition.test.ts',
   'test/media/config.test.ts',
+  'test/media/inline-data.test.ts',
 ].map((p) => `--path-ignore-patterns=${p}`)
 // Files whose subject is Redis or S3 failing or shared, not the database beside them: run once,
 // on the shared stores, when those are there (the embedded run keeps them otherwise). Limits and

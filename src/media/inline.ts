@@ -19,7 +19,7 @@ const TEXT_NAMES = /\.(txt|text|md|markdown|csv|tsv|json|jsonl|ndjson|xml|ya?ml|
 export const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const
 
 /** Image formats the upstreams take, by their signatures. */
-function sniffImage(b: Uint8Array): string | null {
+export function sniffImage(b: Uint8Array): string | null {
   const at = (i: number, ...xs: number[]) => xs.every((x, k) => b[i + k] === x)
   if (at(0, 0x89, 0x50, 0x4e, 0x47)) return 'image/png'
   if (at(0, 0xff, 0xd8, 0xff)) return 'image/jpeg'
@@ -28,7 +28,7 @@ function sniffImage(b: Uint8Array): string | null {
   return null
 }
 
-const isPdf = (b: Uint8Array) => b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d // %PDF-
+export const isPdf = (b: Uint8Array) => b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46 && b[4] === 0x2d // %PDF-
 
 /**
  * Decoded text, or null when the bytes are not text. Declared text is decoded leniently

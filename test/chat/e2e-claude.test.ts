@@ -212,8 +212,8 @@ describe('claude model, non-streaming', () => {
     expect(sent[3].source).toEqual({ type: 'base64', media_type: 'application/pdf', data: b64('%PDF-1.4') })
     const before = rig.up.requests.length
     for (const [part, message] of [
-      [file('application/zip', b64('PK')), 'messages[0].content[1]: a "application/zip" document cannot go to a Claude model'],
-      [{ type: 'image_url', image_url: { url: `data:image/svg+xml;base64,${b64('<svg/>')}` } }, 'messages[0].content[1]: "image/svg+xml" is not an image format Claude takes'],
+      [file('application/zip', b64('PK')), 'messages[0].content[1].file.file_data: a "application/zip" document cannot go to a Claude model'],
+      [{ type: 'image_url', image_url: { url: `data:image/svg+xml;base64,${b64('<svg/>')}` } }, 'messages[0].content[1].image_url.url: "image/svg+xml" is not an image format the upstreams take'],
     ] as const) {
       const res = await rig.post({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'text', text: 'Read it.' }, part] }] })
       expect(res.status).toBe(400)

@@ -26,9 +26,9 @@ describe('messagesToIR', () => {
         role: 'user',
         content: [
           { type: 'text', text: 'see' },
-          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' }, cache_control: { type: 'ephemeral' } },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }, cache_control: { type: 'ephemeral' } },
           { type: 'image', source: { type: 'url', url: 'https://x/a.png' } },
-          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVB' }, title: 'T' },
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'T' },
           { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } },
           { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain' } },
           { type: 'document', source: { type: 'file', file_id: 'file_1' } },
@@ -37,9 +37,9 @@ describe('messagesToIR', () => {
     }))
     expect(ir.messages[0]!.content).toEqual([
       { type: 'text', text: 'see' },
-      { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'AAA' }, cacheControl: { type: 'ephemeral' } },
+      { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, cacheControl: { type: 'ephemeral' } },
       { type: 'image', source: { kind: 'url', url: 'https://x/a.png' } },
-      { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVB' }, title: 'T' },
+      { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' }, title: 'T' },
       { type: 'document', source: { kind: 'url', url: 'https://x/a.pdf' } },
       { type: 'document', source: { kind: 'text', mediaType: 'text/plain', data: 'plain' } },
       { type: 'document', source: { kind: 'file', fileId: 'file_1' } },

@@ -43,7 +43,7 @@ const RICH = {
     {
       role: 'user',
       content: [
-        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
         { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'doc' }, title: 'T' },
         { type: 'tool_result', tool_use_id: 'toolu_02', content: [{ type: 'text', text: 'r' }, { type: 'image', source: { type: 'url', url: 'https://x' } }] },
       ],

@@ -165,7 +165,7 @@ describe('accepted shapes', () => {
   })
   test('tool results: string, text / image / document blocks, is_error, cache_control; text inside counts as text', () => {
     ok(body({ messages: toolTurns({ content: 'out', is_error: true, cache_control: { type: 'ephemeral' } }) }))
-    ok(body({ messages: toolTurns({ content: [{ type: 'text', text: 'a' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'x' } }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }] }) }))
+    ok(body({ messages: toolTurns({ content: [{ type: 'text', text: 'a' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }] }) }))
     ok(body({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'only a result' }] }] }))
   })
   test('assistant turns with thinking, redacted thinking, server tool blocks (byte for byte)', () => {

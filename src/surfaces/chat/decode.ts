@@ -8,18 +8,15 @@ import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import { toolName, type ChatFunction, type ChatMessage, type ChatRefusalPart, type ChatResponseFormat, type ChatTextPart, type ChatTool, type ChatToolChoice, type ChatUserPart } from './schema.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
+import { parseDataUrl } from '../../media/inline-data.ts'
 import type { ChatThinkingBlock } from './encode.ts'
 
 type TextPart = Extract<Part, { type: 'text' }>
 
-const DATA_URL = /^data:([^;,]+)((?:;[^;,]+)*);base64,(.*)$/s
-
-/** An image / file URL as an IR media source, or a 400 naming `at`. */
+/** An image / file URL as an IR media source, or a 400 naming `at` (the data was checked with the body: validate.ts). */
 export function mediaSource(url: string, at: string): MediaSource {
   if (url.startsWith('https://')) return { kind: 'url', url, at }
-  const m = DATA_URL.exec(url)
-  if (!m) throw badRequest(`${at}: expected a base64 data URL (data:<media type>;base64,<data>) or an https:// URL`)
-  return { kind: 'base64', mediaType: m[1]!, data: m[3]! }
+  return { kind: 'base64', ...parseDataUrl(url, at) }
 }
 
 function textParts(content: string | (ChatTextPart | ChatRefusalPart)[] | null | undefined): TextPart[] {

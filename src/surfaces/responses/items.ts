@@ -5,6 +5,7 @@
 import { badRequest, echo } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { isObj } from '../../lib/json.ts'
+import { checkedDataUrl } from '../../media/inline-data.ts'
 
 type Obj = Record<string, unknown>
 
@@ -72,10 +73,21 @@ function part(p: unknown, at: string, role: Role): ContentPart {
   }
   if (type === 'image_url' || type === 'input_image') {
     const raw = p.image_url
-    const url = typeof raw === 'string' ? raw : isObj(raw) ? raw.url : undefined
+    const given = typeof raw === 'string' ? raw : isObj(raw) ? raw.url : undefined
     const fileId = typeof p.file_id === 'string' ? p.file_id : undefined
     // the next two checks never both fail (one needs a URL, the other none): their order does not matter
-    if (url !== undefined && typeof url !== 'string') throw badRequest(`${at}.image_url.url: expected a string, got ${typeName(url)}`)
+    if (given !== undefined && typeof given !== 'string') throw badRequest(`${at}.image_url.url: expected a string, got ${typeName(given)}`)
+    let url = given
+    if (url?.startsWith('data:')) {
+      // checked before any upstream call; an image declared as another format is set to the
+      // one its bytes are in the body as it came too, which the pass-through path sends
+      const fixed = checkedDataUrl(url, typeof raw === 'string' ? `${at}.image_url` : `${at}.image_url.url`, 'image')
+      if (fixed !== url) {
+        if (typeof raw === 'string') p.image_url = fixed
+        else (raw as Obj).url = fixed
+        url = fixed
+      }
+    }
     const source = url === undefined ? (fileId === undefined ? undefined : { file_id: fileId }) : fileId === undefined ? { image_url: url } : { image_url: url, file_id: fileId }
     if (source === undefined) throw badRequest(`${at}.image_url: expected a URL string or {url, detail?}`)
     const detail = p.detail ?? (isObj(raw) ? raw.detail : undefined)
@@ -86,6 +98,7 @@ function part(p: unknown, at: string, role: Role): ContentPart {
   }
   if (type === 'input_file') {
     if (p.file_id === undefined && p.file_data === undefined && p.file_url === undefined) throw badRequest(`${at}: input_file needs file_id, file_data or file_url`)
+    if (typeof p.file_data === 'string' && p.file_data.startsWith('data:')) p.file_data = checkedDataUrl(p.file_data, `${at}.file_data`, 'document')
   }
   return { ...p, type }
 }

@@ -1,0 +1,72 @@
+// Inline media a client sends as base64 (a chat `data:` URL, a Responses `image_url` or
+// `file_data`, a messages `base64` source), checked before any upstream call: empty data,
+// text that is not base64, an image format no upstream takes, or bytes that are not what
+// they were declared as are a 400 naming the field. The bytes decide as they do for an
+// uploaded file (inline.ts): an image declared as another image format is that format; one
+// declared as an image or a PDF whose bytes are none is refused. The data is never decoded
+// whole: one scan of its characters (about 16 ms for 20 MB, less than parsing the body took)
+// and its first bytes for the type.
+import { badRequest } from '../http/errors.ts'
+import { IMAGE_TYPES, isPdf, sniffImage } from './inline.ts'
+
+/** The first character that is not of the base64 alphabet (padding included). */
+const OUTSIDE = /[^A-Za-z0-9+/]/
+const HEADER = /^data:([^;,]+)((?:;[^;,]*)*);base64$/i
+const IMAGES: ReadonlySet<string> = new Set(IMAGE_TYPES)
+const clip = (s: string) => JSON.stringify(s.length > 64 ? s.slice(0, 64) + '…' : s)
+
+export interface DataUrl {
+  mediaType: string
+  data: string
+}
+
+/** A base64 `data:` URL's media type and data, or a 400 naming `at`; the header is read apart, never the data by a pattern. */
+export function parseDataUrl(url: string, at: string): DataUrl {
+  const comma = url.indexOf(',')
+  const m = comma < 0 || comma > 300 ? null : HEADER.exec(url.slice(0, comma))
+  if (!m) throw badRequest(`${at}: expected a base64 data URL (data:<media type>;base64,<data>) or an https:// URL`)
+  return { mediaType: m[1]!, data: url.slice(comma + 1) }
+}
+
+/** A 400 naming `at` unless `data` is non-empty, padded or unpadded standard base64. */
+export function checkBase64(data: string, at: string): void {
+  if (data.length === 0) throw badRequest(`${at}: the base64 data is empty`)
+  const bad = OUTSIDE.exec(data)
+  const end = bad ? bad.index : data.length
+  const tail = data.slice(end)
+  const ok = (tail === '' && end % 4 !== 1) || ((tail === '=' || tail === '==') && data.length % 4 === 0)
+  if (!ok) {
+    const what = bad && tail !== '=' && tail !== '==' ? `${clip(data[end]!)} at character ${end}` : `a length of ${data.length} characters, which no padding explains`
+    throw badRequest(`${at}: not valid base64 data (${what})`)
+  }
+}
+
+/** The first bytes of base64 `data` (enough for a signature), decoded without the rest. */
+const head = (data: string) => Buffer.from(data.slice(0, 16), 'base64')
+
+/**
+ * The media type inline base64 `data` is to go as, or a 400 naming `at`. An image (an image
+ * part, or a document declared as an image) must be PNG, JPEG, GIF or WebP, and is the one its
+ * bytes are; a document declared as a PDF must be one. Other document types are the target's
+ * to judge (the adapters').
+ */
+export function inlineMediaType(mediaType: string, data: string, at: string, part: 'image' | 'document'): string {
+  checkBase64(data, at)
+  const declared = mediaType.toLowerCase().split(';')[0]!.trim()
+  const bytes = head(data)
+  if (part === 'image' || declared.startsWith('image/')) {
+    if (!IMAGES.has(declared)) throw badRequest(`${at}: ${clip(declared)} is not an image format the upstreams take (PNG, JPEG, GIF, WebP)`)
+    const image = sniffImage(bytes)
+    if (!image) throw badRequest(`${at}: declared as ${declared}, but the content is not a PNG, JPEG, GIF or WebP image`)
+    return image === declared ? mediaType : image
+  }
+  if (declared === 'application/pdf' && !isPdf(bytes)) throw badRequest(`${at}: declared as a PDF, but the content is not one`)
+  return mediaType
+}
+
+/** A base64 `data:` URL checked (inlineMediaType), with the media type its bytes are: `url` itself when it said so. */
+export function checkedDataUrl(url: string, at: string, part: 'image' | 'document'): string {
+  const { mediaType, data } = parseDataUrl(url, at)
+  const type = inlineMediaType(mediaType, data, at, part)
+  return type === mediaType ? url : `data:${type};base64,${data}`
+}
