@@ -92,6 +92,22 @@ describe('responses', () => {
     })
   }
 
+  for (const model of ['gpt-4o-mini', 'claude-sonnet-4-5']) {
+    test(`${model}: a tool output's image, and a screenshot, are checked as a message's are`, async () => {
+      const before = rig.up.requests.length
+      const call = { type: 'function_call' as const, call_id: 'call_1', name: 'look', arguments: '{}' }
+      const output = { type: 'function_call_output' as const, call_id: 'call_1', output: [{ type: 'input_image' as const, detail: 'auto' as const, image_url: 'data:image/png;base64,!!!@@@' }] }
+      const e = await refused(rig.client.responses.create({ model, input: [{ role: 'user', content: 'Look' }, call, output] }))
+      expect(e.status).toBe(400)
+      expect(e.message).toContain('input[2].output[0].image_url: not valid base64 data')
+      const shot = { type: 'computer_call_output' as const, call_id: 'call_2', output: { type: 'computer_screenshot' as const, image_url: `data:image/png;base64,${b64('not a png')}` } }
+      const s = await refused(rig.client.responses.create({ model, input: [{ role: 'user', content: 'Look' }, shot] }))
+      expect(s.status).toBe(400)
+      expect(s.message).toContain('input[1].output.image_url: declared as image/png, but the content is not a PNG, JPEG, GIF or WebP image')
+      expect(rig.up.requests.length).toBe(before)
+    })
+  }
+
   test('a PNG declared as image/jpeg goes as image/png (the body as it came, on the pass-through path)', async () => {
     rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
     await rig.client.responses.create({ model: 'gpt-4o-mini', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is it?' }, { type: 'input_image', detail: 'auto', image_url: `data:image/jpeg;base64,${b64(PNG)}` }] }] })

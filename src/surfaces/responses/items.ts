@@ -166,6 +166,7 @@ function item(v: unknown, at: string): Item {
       const callId = type === 'function_call_output' && v.call_id == null ? undefined : str(v, 'call_id', at)
       const output = v.output
       if (typeof output !== 'string' && !Array.isArray(output)) throw badRequest(`${at}.output: expected a string or an array of content parts`)
+      if (Array.isArray(output)) checkOutputMedia(output, `${at}.output`)
       return { ...v, type, call_id: callId, output }
     }
     case 'reasoning': {
@@ -178,9 +179,26 @@ function item(v: unknown, at: string): Item {
       if (!Array.isArray(tools)) throw badRequest(`${at}.tools: expected an array of tools`)
       return { ...v, type, tools }
     }
+    case 'computer_call_output': {
+      const shot = v.output
+      if (isObj(shot) && typeof shot.image_url === 'string' && shot.image_url.startsWith('data:')) shot.image_url = checkedDataUrl(shot.image_url, `${at}.output.image_url`, 'image')
+      return { ...v, type }
+    }
     default:
       return { ...v, type }
   }
+}
+
+/**
+ * A tool output's inline images and files checked as a message's are (its parts are not
+ * checked one by one: outputPart); an image declared as another format set to the one it is.
+ */
+function checkOutputMedia(output: unknown[], at: string): void {
+  output.forEach((p, k) => {
+    if (!isObj(p)) return
+    if (p.type === 'input_image' && typeof p.image_url === 'string' && p.image_url.startsWith('data:')) p.image_url = checkedDataUrl(p.image_url, `${at}[${k}].image_url`, 'image')
+    if (p.type === 'input_file' && typeof p.file_data === 'string' && p.file_data.startsWith('data:')) p.file_data = checkedDataUrl(p.file_data, `${at}[${k}].file_data`, 'document')
+  })
 }
 
 /** `input` in any of its forms → items. */
