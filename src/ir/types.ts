@@ -8,12 +8,13 @@ export type Family = 'openai' | 'anthropic'
 export type Role = 'system' | 'user' | 'assistant' | 'tool'
 
 /**
- * Where a media part came from. `at`, on a source the gateway resolves (a file id, a URL), is
- * where the client's request names it, for an error that must name the field as it was sent
- * (a surface whose items are not the IR's messages one for one); without it, the IR's path.
+ * Where a media part came from. `at`, on a source the gateway resolves (a file id, a URL) or an
+ * adapter may refuse (inline data of a type the target does not take), is where the client's
+ * request names it, for an error that must name the field as it was sent (a surface whose items
+ * are not the IR's messages one for one); without it, the IR's path.
  */
 export type MediaSource =
-  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'base64'; mediaType: string; data: string; at?: string }
   | { kind: 'url'; url: string; at?: string }
   | { kind: 'text'; mediaType: string; data: string }
   | { kind: 'file'; fileId: string; at?: string }

@@ -150,7 +150,7 @@ describe('wire → IR', () => {
       max_tokens: 100,
     }))
     expect(ir.system).toEqual([{ type: 'text', text: 'be brief' }, { type: 'text', text: 'and kind' }])
-    expect(ir.messages[0]!.content[1]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'low' })
+    expect(ir.messages[0]!.content[1]).toEqual({ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=', at: 'messages[2].content[1].image_url.url' }, detail: 'low' })
     // IR message 0 is wire message 2 (the system ones went to system): the source says where it was sent
     expect(ir.messages[0]!.content[2]).toEqual({ type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg', at: 'messages[2].content[2].image_url.url' }, detail: undefined })
     // No empty text part beside tool calls

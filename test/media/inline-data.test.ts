@@ -108,6 +108,14 @@ describe('responses', () => {
     })
   }
 
+  test('a claude model: an input_file of a type it cannot take is a 400 naming the file_data as sent, not a translated message', async () => {
+    const before = rig.up.requests.length
+    const e = await refused(rig.client.responses.create({ model: 'claude-sonnet-4-5', instructions: 'be brief', input: [{ role: 'developer', content: 'be kind' }, { role: 'user', content: [{ type: 'input_text', text: 'Read it' }, { type: 'input_file', filename: 'a.zip', file_data: `data:application/zip;base64,${b64('PK')}` }] }] }))
+    expect(e.status).toBe(400)
+    expect(e.message).toContain('input[1].content[1].file_data: a "application/zip" document cannot go to a Claude model')
+    expect(rig.up.requests.length).toBe(before)
+  })
+
   test('a PNG declared as image/jpeg goes as image/png (the body as it came, on the pass-through path)', async () => {
     rig.up.script({ json: fixture('openai/responses/nonstream-text.json') })
     await rig.client.responses.create({ model: 'gpt-4o-mini', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is it?' }, { type: 'input_image', detail: 'auto', image_url: `data:image/jpeg;base64,${b64(PNG)}` }] }] })

@@ -64,7 +64,7 @@ function block(p: Part, where: string, ids: (id: string) => string, betas: Set<s
       return p.text === '' ? undefined : withCache({ type: 'text', text: p.text }, p.cacheControl)
     case 'image':
       if (p.source.kind === 'text') throw badRequest(`${where}: an image cannot have a text source`)
-      if (p.source.kind === 'base64' && !IMAGE_TYPES.has(p.source.mediaType.toLowerCase())) throw badRequest(`${where}: ${clipType(p.source.mediaType)} is not an image format Claude takes (PNG, JPEG, GIF, WebP)`)
+      if (p.source.kind === 'base64' && !IMAGE_TYPES.has(p.source.mediaType.toLowerCase())) throw badRequest(`${p.source.at ?? where}: ${clipType(p.source.mediaType)} is not an image format Claude takes (PNG, JPEG, GIF, WebP)`)
       return withCache({ type: 'image', source: source(p.source, where, betas) }, p.cacheControl)
     case 'document': {
       // inline bytes as Claude takes them: a base64 document is a PDF; an image is an image
@@ -72,7 +72,7 @@ function block(p: Part, where: string, ids: (id: string) => string, betas: Set<s
       if (p.source.kind === 'base64' && p.source.mediaType.toLowerCase() !== 'application/pdf') {
         const t = p.source.mediaType.toLowerCase()
         if (IMAGE_TYPES.has(t)) return withCache({ type: 'image', source: { type: 'base64', media_type: t, data: p.source.data } }, p.cacheControl)
-        if (!t.startsWith('text/')) throw badRequest(`${where}: a ${clipType(t)} document cannot go to a Claude model (a PDF, text or an image can)`)
+        if (!t.startsWith('text/')) throw badRequest(`${p.source.at ?? where}: a ${clipType(t)} document cannot go to a Claude model (a PDF, text or an image can)`)
         const text: Json = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.source.data, 'base64').toString('utf8') } }
         if (p.title !== undefined) text.title = p.title
         return withCache(text, p.cacheControl)

@@ -16,7 +16,7 @@ type TextPart = Extract<Part, { type: 'text' }>
 /** An image / file URL as an IR media source, or a 400 naming `at` (the data was checked with the body: validate.ts). */
 export function mediaSource(url: string, at: string): MediaSource {
   if (url.startsWith('https://')) return { kind: 'url', url, at }
-  return { kind: 'base64', ...parseDataUrl(url, at) }
+  return { kind: 'base64', ...parseDataUrl(url, at), at }
 }
 
 function textParts(content: string | (ChatTextPart | ChatRefusalPart)[] | null | undefined): TextPart[] {
