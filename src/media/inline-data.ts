@@ -28,10 +28,16 @@ export function parseDataUrl(url: string, at: string): DataUrl {
   return { mediaType: m[1]!, data: url.slice(comma + 1) }
 }
 
-/** A 400 naming `at` unless `data` is non-empty, padded or unpadded standard base64. */
+/** Line breaks and spaces, as base64 wrapped at 76 characters holds (MIME's form): skipped, as decoders do. */
+const SPACE = /[\t\n\r ]/
+const SPACES = /[\t\n\r ]+/g
+
+/** A 400 naming `at` unless `data` is non-empty, padded or unpadded standard base64 (wrapped or not). */
 export function checkBase64(data: string, at: string): void {
   if (data.length === 0) throw badRequest(`${at}: the base64 data is empty`)
   const bad = OUTSIDE.exec(data)
+  // wrapped: checked again without its line breaks (a copy, only for data sent so)
+  if (bad && SPACE.test(data[bad.index]!)) return checkBase64(data.replace(SPACES, ''), at)
   const end = bad ? bad.index : data.length
   const tail = data.slice(end)
   const ok = (tail === '' && end % 4 !== 1) || ((tail === '=' || tail === '==') && data.length % 4 === 0)
@@ -42,7 +48,7 @@ export function checkBase64(data: string, at: string): void {
 }
 
 /** The first bytes of base64 `data` (enough for a signature), decoded without the rest. */
-const head = (data: string) => Buffer.from(data.slice(0, 16), 'base64')
+const head = (data: string) => Buffer.from(data.slice(0, 64).replace(SPACES, '').slice(0, 16), 'base64')
 
 /**
  * The media type inline base64 `data` is to go as, or a 400 naming `at`. An image (an image

@@ -57,6 +57,16 @@ describe('chat', () => {
     })
   }
 
+  test('base64 wrapped in lines (the MIME form) is base64: it goes upstream', async () => {
+    const wrapped = b64(Buffer.concat([PNG, Buffer.alloc(200)])).replace(/.{76}/g, '$&\r\n')
+    for (const [model, reply] of [['gpt-4o-mini', 'openai/chat/nonstream-text.json'], ['claude-sonnet-4-5', 'anthropic/messages/nonstream-text.json']] as const) {
+      const before = rig.up.requests.length
+      rig.up.script({ json: fixture(reply) })
+      await rig.client.chat.completions.create({ model, max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${wrapped}` } }] }] })
+      expect(rig.up.requests.length).toBe(before + 1)
+    }
+  })
+
   test('a PNG declared as image/jpeg goes as image/png, to either family', async () => {
     rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
     await rig.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${b64(PNG)}` } }] }] })
