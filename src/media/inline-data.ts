@@ -32,11 +32,14 @@ export function parseDataUrl(url: string, at: string): DataUrl {
 const SPACE = /[\t\n\r ]/
 const SPACES = /[\t\n\r ]+/g
 
-/** A 400 naming `at` unless `data` is non-empty, padded or unpadded standard base64 (wrapped or not). */
-export function checkBase64(data: string, at: string): void {
+/**
+ * `data` unless it is not non-empty, padded or unpadded standard base64: a 400 naming `at`.
+ * Wrapped data comes back without its line breaks (a copy, only for data sent so), which is
+ * what goes upstream: a decoder skips them, an upstream's check may not.
+ */
+export function checkBase64(data: string, at: string): string {
   if (data.length === 0) throw badRequest(`${at}: the base64 data is empty`)
   const bad = OUTSIDE.exec(data)
-  // wrapped: checked again without its line breaks (a copy, only for data sent so)
   if (bad && SPACE.test(data[bad.index]!)) return checkBase64(data.replace(SPACES, ''), at)
   const end = bad ? bad.index : data.length
   const tail = data.slice(end)
@@ -45,34 +48,35 @@ export function checkBase64(data: string, at: string): void {
     const what = bad && tail !== '=' && tail !== '==' ? `${clip(data[end]!)} at character ${end}` : `a length of ${data.length} characters, which no padding explains`
     throw badRequest(`${at}: not valid base64 data (${what})`)
   }
+  return data
 }
 
 /** The first bytes of base64 `data` (enough for a signature), decoded without the rest. */
-const head = (data: string) => Buffer.from(data.slice(0, 64).replace(SPACES, '').slice(0, 16), 'base64')
+const head = (data: string) => Buffer.from(data.slice(0, 16), 'base64')
 
 /**
- * The media type inline base64 `data` is to go as, or a 400 naming `at`. An image (an image
+ * The media type and data inline base64 is to go as, or a 400 naming `at`. An image (an image
  * part, or a document declared as an image) must be PNG, JPEG, GIF or WebP, and is the one its
  * bytes are; a document declared as a PDF must be one. Other document types are the target's
  * to judge (the adapters').
  */
-export function inlineMediaType(mediaType: string, data: string, at: string, part: 'image' | 'document'): string {
-  checkBase64(data, at)
+export function inlineMedia(mediaType: string, given: string, at: string, part: 'image' | 'document'): { mediaType: string; data: string } {
+  const data = checkBase64(given, at)
   const declared = mediaType.toLowerCase().split(';')[0]!.trim()
   const bytes = head(data)
   if (part === 'image' || declared.startsWith('image/')) {
     if (!IMAGES.has(declared)) throw badRequest(`${at}: ${clip(declared)} is not an image format the upstreams take (PNG, JPEG, GIF, WebP)`)
     const image = sniffImage(bytes)
     if (!image) throw badRequest(`${at}: declared as ${declared}, but the content is not a PNG, JPEG, GIF or WebP image`)
-    return image === declared ? mediaType : image
+    return { mediaType: image === declared ? mediaType : image, data }
   }
   if (declared === 'application/pdf' && !isPdf(bytes)) throw badRequest(`${at}: declared as a PDF, but the content is not one`)
-  return mediaType
+  return { mediaType, data }
 }
 
-/** A base64 `data:` URL checked (inlineMediaType), with the media type its bytes are: `url` itself when it said so. */
+/** A base64 `data:` URL checked (inlineMedia), with the media type its bytes are and its data unwrapped: `url` itself when it needs neither. */
 export function checkedDataUrl(url: string, at: string, part: 'image' | 'document'): string {
-  const { mediaType, data } = parseDataUrl(url, at)
-  const type = inlineMediaType(mediaType, data, at, part)
-  return type === mediaType ? url : `data:${type};base64,${data}`
+  const given = parseDataUrl(url, at)
+  const { mediaType, data } = inlineMedia(given.mediaType, given.data, at, part)
+  return mediaType === given.mediaType && data === given.data ? url : `data:${mediaType};base64,${data}`
 }

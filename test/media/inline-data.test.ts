@@ -57,13 +57,15 @@ describe('chat', () => {
     })
   }
 
-  test('base64 wrapped in lines (the MIME form) is base64: it goes upstream', async () => {
-    const wrapped = b64(Buffer.concat([PNG, Buffer.alloc(200)])).replace(/.{76}/g, '$&\r\n')
+  test('base64 wrapped in lines (the MIME form) is base64: it goes upstream, unwrapped', async () => {
+    const flat = b64(Buffer.concat([PNG, Buffer.alloc(200)]))
+    const wrapped = flat.replace(/.{76}/g, '$&\r\n')
     for (const [model, reply] of [['gpt-4o-mini', 'openai/chat/nonstream-text.json'], ['claude-sonnet-4-5', 'anthropic/messages/nonstream-text.json']] as const) {
       const before = rig.up.requests.length
       rig.up.script({ json: fixture(reply) })
       await rig.client.chat.completions.create({ model, max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${wrapped}` } }] }] })
       expect(rig.up.requests.length).toBe(before + 1)
+      expect(JSON.stringify(rig.up.requests.at(-1)!.json())).toContain(flat)
     }
   })
 
@@ -135,6 +137,12 @@ describe('responses', () => {
 
 describe('messages', () => {
   const image = (media_type: string, data: string) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: media_type as 'image/png', data } })
+  test('an image block of wrapped base64 goes to a Claude model unwrapped', async () => {
+    const flat = b64(Buffer.concat([PNG, Buffer.alloc(200)]))
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, image('image/png', flat.replace(/.{76}/g, '$&\n'))] }] })
+    expect(rig.up.requests.at(-1)!.json().messages[0].content[1].source.data).toBe(flat)
+  })
   for (const model of ['claude-sonnet-4-5', 'gpt-4o-mini']) {
     for (const [what, type, data, words] of BAD_IMAGES) {
       // the schema has refused an empty one and an SVG all along

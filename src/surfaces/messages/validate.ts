@@ -32,7 +32,7 @@ import {
 } from './schema.ts'
 import { isObj } from '../../lib/json.ts'
 import { own } from '../../lib/own.ts'
-import { inlineMediaType } from '../../media/inline-data.ts'
+import { inlineMedia } from '../../media/inline-data.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
@@ -174,7 +174,11 @@ function validateSource(s: Obj, block: 'image' | 'document', at: string) {
   fail(firstError(schema, s, at))
   // base64 data checked before any upstream call; an image declared as another image format
   // goes as the one its bytes are, as an uploaded file does
-  if (s.type === 'base64') s.media_type = inlineMediaType(s.media_type as string, s.data as string, `${at}.data`, block)
+  if (s.type === 'base64') {
+    const checked = inlineMedia(s.media_type as string, s.data as string, `${at}.data`, block)
+    s.media_type = checked.mediaType
+    s.data = checked.data
+  }
 }
 
 function validateToolResult(b: Extract<MessagesBlock, { type: 'tool_result' }>, at: string): number {
