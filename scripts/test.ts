@@ -60,6 +60,8 @@ const STORE_AGNOSTIC = [
   'test/hostile/stream-options.test.ts',
   // the CLI's arguments and what it prints: each CLI run on PostgreSQL is a second of waiting
   'test/hostile/cli-text.test.ts',
+  // the journal of batch items sent: a file of the data dir's, no store
+  'test/batches/sent-journal.test.ts',
   'test/routing/strict-refs.test.ts',
   'test/routing/strict-fit.test.ts',
   'test/routing/strict-fit-bounds.test.ts',

@@ -67,6 +67,11 @@ export class Spool<T = GenerationRow> {
   constructor(
     readonly dir: string,
     private readonly read: (text: string) => Parsed<T> = parse as unknown as (text: string) => Parsed<T>,
+    /**
+     * Each append flushed (fsync) before it returns; without, it is the system's once written,
+     * which a killed process leaves whole but a power loss may not (batches/sent-journal.ts).
+     */
+    private readonly flush = true,
   ) {}
 
   private get file(): string {
@@ -79,7 +84,7 @@ export class Spool<T = GenerationRow> {
   }
 
   /**
-   * Appends the records, flushed to the disk before it returns. Throws when the disk cannot take
+   * Appends the records, flushed to the disk before it returns (unless made not to). Throws when the disk cannot take
    * them (full: ENOSPC), leaving the file as it was.
    */
   append(rows: readonly T[]): void {
@@ -97,7 +102,7 @@ export class Spool<T = GenerationRow> {
     const bytes = Buffer.from(rows.map((r) => JSON.stringify(r) + '\n').join(''))
     try {
       for (let at = 0; at < bytes.length; ) at += writeSync(this.fd, bytes, at)
-      fsyncSync(this.fd)
+      if (this.flush) fsyncSync(this.fd)
       this.size += bytes.length
     } catch (e) {
       try {
