@@ -17,6 +17,7 @@ import { itemAdmitInput, ItemHold } from './item-hold.ts'
 import { CallStartedError, NotTakenError, type WorkerPool } from './pool.ts'
 import { itemErrorOf } from './run-item.ts'
 import { batchRequestId } from './shapes.ts'
+import type { SentJournal } from './sent-journal.ts'
 import type { ClaimedItem } from './store.ts'
 import { LOST_ITEM, type BatchRow, type ItemError } from './types.ts'
 
@@ -27,6 +28,8 @@ const CREDIT_HELD_RETRY_MS = 100
 export interface DispatchDeps {
   s: BatchServices
   pool: WorkerPool
+  /** Items sent, named before their upstream call (by the pool): those stored need not be any more. */
+  journal: SentJournal
   closed(): boolean
   /** Counts items ended here, for the metrics. */
   ended(status: 'succeeded' | 'failed', n?: number): void
@@ -103,6 +106,7 @@ export class Dispatch {
     const job = { batchId: a.id, idx: item.idx, endpoint: a.endpoint, apiKey: workerKey, requestId, funded: hold.funded }
     this.d.pool.run(job, this.d.s.config.batches.maxRetries, (ask) => hold.anew(ask)).then(
       (status) => {
+        this.d.journal.stored(a.id, item.idx)
         if (status) this.d.ended(status)
         // stored, with its records; the spend they wrote is in the ledger already
         hold.end()

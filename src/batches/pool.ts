@@ -59,9 +59,17 @@ interface Pending {
   /** An item's: its worker said its first upstream call was about to begin. */
   called?: boolean
   item?: boolean
+  /** An item's batch and index, for the journal of items sent. */
+  at?: CalledItem
 }
 
 export type ItemHolder = (ask: AdmitAsk) => Promise<boolean>
+
+/** An item whose first upstream call is about to begin. */
+export interface CalledItem {
+  batchId: string
+  idx: number
+}
 
 interface Thread {
   worker: BunWorker
@@ -115,6 +123,11 @@ export class WorkerPool {
   /** Starts that failed in a row, and when the next may begin. */
   private startFailures = 0
   private nextStartAt = 0
+  /**
+   * Names items in the journal of items sent before their first upstream call (the scheduler's,
+   * sent-journal.ts). → whether it could (a worker fails one it could not, never sent).
+   */
+  journal?: (items: CalledItem[]) => boolean
 
   constructor(private readonly opts: PoolOptions) {
     this.idleMs = opts.idleMs ?? 60_000
@@ -167,6 +180,7 @@ export class WorkerPool {
       const pending = slot.jobs.get(id)!
       pending.hold = hold
       pending.item = true
+      pending.at = { batchId: job.batchId, idx: job.idx }
       slot.outbox.push({ id, job })
       if (slot.outbox.length > 1) return
       setImmediate(() => {
@@ -291,7 +305,7 @@ export class WorkerPool {
       'batches/worker.ts',
       (m) => {
         if (m.type === 'ingested') this.settle(m.id, undefined, m.result)
-        else if (m.type === 'calling') this.calling(slot, m.ids)
+        else if (m.type === 'calling') this.calling(slot, m.ids, m.n)
         else if (m.type === 'hold') this.hold(slot, m.id, m.n, m.ask)
       },
       (why) => void this.kill(slot, why),
@@ -323,12 +337,21 @@ export class WorkerPool {
     setTimeout(() => this.closed || t.dead || start(), wait).unref?.()
   }
 
-  /** Jobs whose first upstream call their worker is about to make: from now on they may have reached the upstream. */
-  private calling(slot: Slot, ids: number[]) {
+  /**
+   * Jobs whose first upstream call their worker is about to make: from now on they may have
+   * reached the upstream. Named in the journal of items sent (`journal`) before the worker is
+   * told to go on.
+   */
+  private calling(slot: Slot, ids: number[], n: number) {
+    const items: CalledItem[] = []
     for (const id of ids) {
       const job = slot.jobs.get(id)
-      if (job) job.called = true
+      if (!job) continue
+      job.called = true
+      if (job.at) items.push(job.at)
     }
+    const ok = items.length === 0 || (this.journal?.(items) ?? true)
+    if (!slot.dead) slot.worker.postMessage({ type: 'journaled', n, ok } satisfies ToWorker)
   }
 
   /** A worker asks to hold a fallback model for its job's item: not held once the job is gone. */

@@ -14,6 +14,8 @@
 // all those, in the batch's chain, so that it never takes the mark of an item handed out again.
 // An item whose worker died is one of those if its upstream call never began (it runs again, no
 // mark against it); if its call may have begun, it fails with LOST_ITEM at once, never sent twice.
+// A mark the database would not take back (away) is read at the next start beside the journal of
+// the items this process sent (sent-journal.ts): one it does not name was never sent, and runs then.
 // A batch runs min(settings.concurrency, batches.max_concurrency) items at once, and
 // batches running together share the instance's places (batches.max_in_flight) and its pace
 // evenly between keys, then between one key's batches (fair-share.ts).
@@ -46,6 +48,7 @@ import { Ending } from './ending.ts'
 import { Sharing } from './sharing.ts'
 import { Unsent } from './unsent.ts'
 import { Dispatch } from './dispatch.ts'
+import { SentJournal, sentJournalDir } from './sent-journal.ts'
 
 /** Pending items read at once, ahead of need. */
 const READ_AHEAD = 64
@@ -79,6 +82,8 @@ export class Scheduler {
   private readonly unsent: Unsent
   /** One item handed out: admitted, sent to a worker, and what comes of it. */
   private readonly dispatching: Dispatch
+  /** Which of this process's claimed (marked) items made their upstream call: a next start gives back the others (sent-journal.ts). */
+  private readonly journal: SentJournal
 
   constructor(
     private readonly s: BatchServices,
@@ -96,6 +101,8 @@ export class Scheduler {
       runner = new RunnerLock(s.config.dataDir, s.log)
       looks = sharesDataDir(s.config)
     }
+    this.journal = new SentJournal(sentJournalDir(s.config.dataDir), (this.leases ?? this.marks)!.owner, s.log)
+    pool.journal = (items) => this.journal.called(items)
     // each part is given what it needs of the others, called when it needs it
     const closed = () => this.closed
     const ended = (status: 'succeeded' | 'failed', n?: number) => this.ended(status, n)
@@ -103,7 +110,7 @@ export class Scheduler {
     const fillLater = (a: Active) => this.fillLater(a)
     const maybeEnd = (a: Active) => this.ending.maybeEnd(a)
     const track = (row: BatchRow) => this.track(row)
-    const { leases, marks, active } = this
+    const { leases, marks, active, journal } = this
     this.landing = new Landing({ s, store, closed, ended, fillLater, maybeEnd })
     this.ending = new Ending({
       s, store, leases, active, closed, ended, fill, fillLater, track,
@@ -119,7 +126,7 @@ export class Scheduler {
     })
     this.unsent = new Unsent({ s, leases, marks, closed })
     this.dispatching = new Dispatch({
-      s, pool, closed, ended, fill, fillLater, maybeEnd,
+      s, pool, journal, closed, ended, fill, fillLater, maybeEnd,
       land: (a, idx, requestId, error, stored) => this.landing.land(a, idx, requestId, error, stored),
       waitUnsent: (a, idx) => this.unsent.waitUnsent(a, idx),
       wakeThrottled: () => this.wakeThrottled(),
@@ -187,10 +194,13 @@ export class Scheduler {
     await Promise.race([this.idle(), Bun.sleep(graceMs)])
     // what this instance claimed and never sent goes back to the others at once; what a worker
     // held when the grace ran out may have reached the upstream: its claim stays, to run out
-    // and fail it as lost there, never sent again
-    if (this.leases) for (const a of this.active.values()) await this.leases.dropExcept(a.id, a.cut).catch(() => {})
-    // alone: the marks of items never sent go, so they run after the restart
-    if (this.marks) for (const a of this.active.values()) await this.marks.giveBack(a.id, a.cut).catch(() => {})
+    // and fail it as lost there, never sent again. Alone: the marks of items never sent go, so
+    // they run after the restart
+    let given = true
+    const notGiven = () => void (given = false)
+    for (const a of this.active.values()) await (this.leases ? this.leases.dropExcept(a.id, a.cut) : this.marks!.giveBack(a.id, a.cut)).catch(notGiven)
+    // claims the database would not take back (away): the journal says at the next start which were never sent
+    this.journal.close(!given)
     // last: another gateway on the data dir takes over once its marks are as they stay
     this.sharing.release()
   }
@@ -350,6 +360,8 @@ export class Scheduler {
     // the workers can take it at once: a new process's take a second or more to start, and a
     // kill -9 meanwhile failed as lost the items they had not been posted
     if (!(await this.pool.warm())) return this.fillLater(a)
+    // the journal names whose claims it holds before the first one
+    this.journal.ready()
     let items = await this.next(a, grant)
     if (this.marks) {
       const marked = await this.marked(a, items)

@@ -14,6 +14,7 @@ import { STALE_INGEST_MS, sweepIngests } from './create/writer.ts'
 import type { ItemLeases } from './leases.ts'
 import type { InFlightMarks } from './marks.ts'
 import type { RunnerLock } from './runner-lock.ts'
+import { releaseNeverSent } from './sent-release.ts'
 import type { BatchStore } from './store.ts'
 import { FINAL, LOST_ITEM, type BatchRow } from './types.ts'
 
@@ -120,7 +121,11 @@ export class Sharing {
   }
 
   private async resume(): Promise<void> {
-    for (const row of await this.d.store.open()) {
+    const open = await this.d.store.open()
+    // before any fails as lost: the items a dead process claimed and, by its journal, never sent
+    // run here (sent-journal.ts)
+    await releaseNeverSent(this.d.store.sql, this.d.s.config.dataDir, open.map((r) => r.id), this.d.s.log)
+    for (const row of open) {
       if (this.d.active.has(row.id)) continue
       // what the last process to run the batches marked and did not store may have reached the upstream
       const lost = this.d.marks ? await this.d.marks.failLost(row.id, LOST_ITEM) : 0

@@ -120,14 +120,16 @@ export type ToWorker =
   | { type: 'run'; jobs: { id: number; job: ItemJob }[]; maxRetries: number }
   /** To an item worker: the answer to its ask `n` (hold-asks.ts). */
   | { type: 'held'; n: number; ok: boolean }
+  /** To an item worker: its jobs of `calling` message `n` are in the journal of items sent (`ok`), or cannot be (sent-journal.ts). */
+  | { type: 'journaled'; n: number; ok: boolean }
   | { type: 'stop' }
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: string }
   | { type: 'ingested'; id: number; result: IngestResult }
-  /** An item worker's jobs about to make their first upstream call (said before any makes it). */
-  | { type: 'calling'; ids: number[] }
+  /** An item worker's jobs about to make their first upstream call (said before any makes it; they wait for `journaled` `n`). */
+  | { type: 'calling'; ids: number[]; n: number }
   /** An item worker's job `id` reached a fallback model: hold its price for the item (ask `n`). */
   | { type: 'hold'; id: number; n: number; ask: AdmitAsk }
   /** Items stored, the spend written, and the stored records' tokens and cost (for the metrics). */

@@ -72,6 +72,10 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
     case 'held':
       holds.answered(m.n, m.ok)
       return
+    case 'journaled':
+      journaled.get(m.n)?.(m.ok)
+      journaled.delete(m.n)
+      return
     case 'stop':
       sendNow()
       // what the worker's services keep to write later (the responses surface's pending threads)
@@ -90,19 +94,28 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
 }
 
 /**
- * Jobs about to make their first upstream call, said to the main thread in one
- * message a turn. Each job goes on once the message that names it is posted: should this thread
- * die, the main thread knows which jobs may have reached the upstream (pool.ts).
+ * Jobs about to make their first upstream call, said to the main thread in one message a turn.
+ * Each job goes on once the main thread has named it in the journal of items sent
+ * (sent-journal.ts: a next start gives back the claims of those it does not name) and answered;
+ * and should this thread die, the main thread knows which jobs may have reached the upstream
+ * (pool.ts). One the journal could not take fails here, never sent.
  */
 let aboutToCall: number[] = []
 let told: Promise<void> | undefined
+let turns = 0
+const journaled = new Map<number, (ok: boolean) => void>()
 function calling(id: number): Promise<void> {
   aboutToCall.push(id)
-  return (told ??= Promise.resolve().then(() => {
-    post({ type: 'calling', ids: aboutToCall })
-    aboutToCall = []
-    told = undefined
-  }))
+  return (told ??= Promise.resolve().then(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const n = ++turns
+        journaled.set(n, (ok) => (ok ? resolve() : reject(new Error('the journal of items sent could not take it; not sent'))))
+        post({ type: 'calling', ids: aboutToCall, n })
+        aboutToCall = []
+        told = undefined
+      }),
+  ))
 }
 
 /** What the writer needs of an outcome: records without their model and key objects. */
