@@ -116,6 +116,8 @@ const STORE_AGNOSTIC = [
   // a results page read a step at a time: the loop kept free is the subject (SQLite's reads are
   // the ones that answer on the loop at once)
   'test/batches/wide-results.test.ts',
+  // exports' pages read a turn of the loop each: the same, for exports under way together
+  'test/batches/wide-exports.test.ts',
   // no gateway at all: the source's own shape, the bench's scripts, pure functions
   'test/bench/**',
   'test/foundation/import-graph.test.ts',

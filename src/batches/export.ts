@@ -1,17 +1,17 @@
 // Exports of a batch's results: NDJSON, one item result per line (the default);
 // gzipped NDJSON; or a ZIP of results.jsonl (succeeded), errors.jsonl (failed) and
-// batch.json. Each is a pull stream: rows are read from the database a few hundred at a
-// time, only when the client has taken what came before, so no export is ever held whole.
+// batch.json. Each is a pull stream: rows are read from the database a hundred at a time
+// (results-page.ts's step), only when the client has taken what came before, so no export is
+// ever held whole.
 // fflate writes the gzip and the ZIP, on a worker of its own (deflate.ts); tests read them back
 // with other libraries.
 import { HttpError } from '../http/errors.ts'
 import { turnOfItsOwn } from '../lib/turn.ts'
 import { deflating } from './deflate.ts'
+import { PAGE_STEP } from './results-page.ts'
 import { itemResultText } from './shapes.ts'
 import type { BatchStore, ItemRow } from './store.ts'
 import type { BatchRow } from './types.ts'
-
-const ROWS = 200
 
 export interface ExportRange {
   /** First index (inclusive). */
@@ -28,17 +28,19 @@ export interface ExportRange {
  */
 export async function* resultPages(store: Pick<BatchStore, 'results' | 'byId'>, batchId: string, range: ExportRange, status?: 'succeeded' | 'failed'): AsyncGenerator<ItemRow[]> {
   for (let from = range.from; from < range.to; ) {
-    const rows = await store.results(batchId, from, range.to, ROWS, status)
+    // a turn of the loop of its own before every page, the first too: the reads answer at once on
+    // SQLite, and a fast client's pulls chained a whole export into one stretch (50,000 results:
+    // 0.4-1.1 s); exports that began together (their requests, or the compression worker's
+    // answers to their ZIP entries, came in one turn) read their first pages back to back, so
+    // the loop's hold grew with the exports under way (sixteen ZIP exports: 17 pages in one stretch)
+    await turnOfItsOwn()
+    const rows = await store.results(batchId, from, range.to, PAGE_STEP, status)
     const now = await store.byId(batchId)
     if (!now) throw new Error(`batch ${batchId} was deleted while its results were read`)
     if (now.itemsPrunedAt !== null) throw new Error(`batch ${batchId}: its results were removed (batches.retention_days) while they were read`)
     if (rows.length === 0) return
     yield rows
     from = rows.at(-1)!.idx + 1
-    // a turn of the loop of its own before the next page: the reads answer at once on SQLite, and
-    // a fast client's pulls chained the whole export into one stretch (50,000 results: 0.4-1.1 s);
-    // exports under way together then take a page each in turn, not one each a turn
-    await turnOfItsOwn()
   }
 }
 
