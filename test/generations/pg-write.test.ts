@@ -7,6 +7,7 @@ import { KeyStore } from '../../src/auth/keys.ts'
 import { Billing } from '../../src/billing/billing.ts'
 import { PgLedger } from '../../src/billing/pg-ledger.ts'
 import { costsByKey } from '../../src/billing/spend.ts'
+import { roundUsd } from '../../src/lib/usd.ts'
 import type { Param, Sql } from '../../src/db/sql.ts'
 import { Recorder } from '../../src/generations/recorder.ts'
 import type { GenerationRow } from '../../src/generations/row.ts'
@@ -82,9 +83,10 @@ describe.skipIf(!onPostgres)('records on PostgreSQL: one statement a write', () 
       expect(h.web_search_requests).toBeGreaterThan(0)
       expect(h.cost).toBeCloseTo(mine.reduce((n, r) => n + r.cost, 0), 12)
     }
-    // the key's spend is the sum the transaction would have added, to the last bit
+    // the key's spend is the sum the transaction would have added, to the last bit of the 1e-10 USD
+    // money sums are kept to
     const costs = costsByKey(inputs.map((g, i) => ({ apiKeyId: key.id, cost: rows.find((r) => r.id === ids[i])!.cost })))
-    expect((await t.s.keys.get(key.id))!.spent).toBe(costs.get(key.id)!)
+    expect((await t.s.keys.get(key.id))!.spent).toBe(roundUsd(costs.get(key.id)!))
     expect(t.s.billing.unwritten(key.id)).toBe(0)
   })
 
