@@ -262,7 +262,6 @@ function word<W extends string>(v: string | undefined, name: string, words: read
   throw new ConfigError(`${name}: expected ${words.join(' or ')}, got "${v.slice(0, 40)}"`)
 }
 
-/** An http(s) URL with no query or fragment, without its trailing slash. */
 /** `SWITCHYARD_CORS_ORIGINS` (comma-separated; `none` for none) over `server.cors_origins`; `*` when neither is set. */
 function corsOrigins(fromEnv: string | undefined, fromFile: string[] | undefined): string[] {
   const raw = fromEnv !== undefined && fromEnv.trim() !== '' ? (fromEnv.trim() === 'none' ? [] : fromEnv.split(',').map((s) => s.trim()).filter(Boolean)) : fromFile ?? ['*']
@@ -271,6 +270,7 @@ function corsOrigins(fromEnv: string | undefined, fromFile: string[] | undefined
   return raw
 }
 
+/** An http(s) URL with no query or fragment, without its trailing slash. */
 function publicUrl(v: string | undefined): string | undefined {
   if (v === undefined) return undefined
   let u: URL
