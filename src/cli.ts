@@ -16,7 +16,6 @@ import { ensureStartEnv } from './runtime/start-env.ts'
 import { watchBatch } from './batches/watch.ts'
 import { HttpError } from './http/errors.ts'
 import { terminalText } from './http/log.ts'
-import { roundUsd } from './lib/usd.ts'
 
 const USAGE = `switchyard ${pkg.version} — a self-hosted model gateway
 
@@ -185,7 +184,7 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
         if (all.length === 0) return console.log('no keys')
         for (const k of all) {
-          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${terminalText(k.account)}  name=${terminalText(k.name)}  credits=${k.credits === null ? 'unlimited' : roundUsd(k.credits)}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
+          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${terminalText(k.account)}  name=${terminalText(k.name)}  credits=${publicKey(k).credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
         }
         return
       }

@@ -2,7 +2,8 @@
 // (`data:<mime>;base64,<data>`) whose bytes are decoded before storing, so a download
 // returns the raw bytes with the URL's type. Pure.
 import { badRequest } from '../http/errors.ts'
-import { checkFilename, checkMime, checkPurpose, expiry, guessMime, wellFormed, type UploadMeta } from './upload-params.ts'
+import { checkFilename, checkMime, checkPurpose, expiry, guessMime, type UploadMeta } from './upload-params.ts'
+import { wellFormed } from '../lib/operator-text.ts'
 
 const FIELDS = new Set(['content', 'filename', 'mime_type', 'purpose', 'expires_after', 'expires_in_seconds'])
 

@@ -1,7 +1,7 @@
 // Upload metadata: what the client may say about a file besides its bytes, and the rules
 // for each field. Pure; every failure is a 400 that names the field.
 import { badRequest } from '../http/errors.ts'
-import { operatorTextFault, wellFormed } from '../lib/operator-text.ts'
+import { operatorTextFault } from '../lib/operator-text.ts'
 
 /** OpenAI's purposes. An upload that names none is `user_data`, the general-purpose one. */
 export const PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const
@@ -60,7 +60,6 @@ export function checkFilename(name: unknown, field = 'filename'): string {
   return name
 }
 
-export { wellFormed }
 
 export function checkMime(mime: unknown, field: string): string {
   if (typeof mime !== 'string' || !MIME.test(mime.trim())) {

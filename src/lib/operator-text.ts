@@ -11,7 +11,7 @@
 
 /** The control characters and line separators. */
 // eslint-disable-next-line no-control-regex
-export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 /**
  * The invisible format characters (Unicode's Cf that draw nothing where they stand), and the

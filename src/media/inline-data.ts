@@ -75,8 +75,17 @@ export function inlineMedia(mediaType: string, given: string, at: string, part: 
 }
 
 /** A base64 `data:` URL checked (inlineMedia), with the media type its bytes are and its data unwrapped: `url` itself when it needs neither. */
-export function checkedDataUrl(url: string, at: string, part: 'image' | 'document'): string {
+function checkedDataUrl(url: string, at: string, part: 'image' | 'document'): string {
   const given = parseDataUrl(url, at)
   const { mediaType, data } = inlineMedia(given.mediaType, given.data, at, part)
   return mediaType === given.mediaType && data === given.data ? url : `data:${mediaType};base64,${data}`
+}
+
+/**
+ * `o[key]`, when it is a `data:` URL, checked (checkedDataUrl) and set to what goes upstream, in
+ * the body itself: the pass-through path sends the body as it came. Anything else is left alone.
+ */
+export function checkDataUrlIn(o: Record<string, unknown>, key: string, at: string, part: 'image' | 'document'): void {
+  const v = o[key]
+  if (typeof v === 'string' && v.startsWith('data:')) o[key] = checkedDataUrl(v, at, part)
 }

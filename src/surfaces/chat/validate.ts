@@ -32,8 +32,7 @@ import {
 } from './schema.ts'
 import type { TSchema } from '@sinclair/typebox'
 import { isObj, type Obj } from '../../lib/json.ts'
-import { checkedDataUrl, parseDataUrl } from '../../media/inline-data.ts'
-import type { Family } from '../../ir/types.ts'
+import { checkDataUrlIn } from '../../media/inline-data.ts'
 
 type Body = Record<string, unknown>
 
@@ -78,7 +77,7 @@ export function validateChat(body: Body, model: CatalogModel): asserts body is B
   }
   // normalizeBody made sure of it; said again for the type checker
   if (body.messages === undefined) throw badRequest('messages: required')
-  validateMessages(body.messages, model.family)
+  validateMessages(body.messages)
   if (body.response_format !== undefined) validateResponseFormat(body.response_format)
   if (body.tools !== undefined) validateTools(body.tools)
   if (body.functions !== undefined) validateFunctions(body.functions)
@@ -98,7 +97,7 @@ function checkParams(body: Body): asserts body is Body & ChatBody {
 
 const isRole = (r: unknown): r is ChatRole => typeof r === 'string' && Object.hasOwn(MESSAGE_BY_ROLE, r)
 
-function validateMessages(messages: unknown[], family: Family): asserts messages is ChatMessage[] {
+function validateMessages(messages: unknown[]): asserts messages is ChatMessage[] {
   let hasUser = false
   messages.forEach((m, i) => {
     const at = `messages[${i}]`
@@ -112,12 +111,12 @@ function validateMessages(messages: unknown[], family: Family): asserts messages
     }
     fail(firstError(MESSAGE_BY_ROLE[role], m, at))
     if (role === 'user') hasUser = true
-    validateContent(m, role, at, family)
+    validateContent(m, role, at)
   })
   if (!hasUser) throw badRequest('messages: at least one message with role "user" is required')
 }
 
-function validateContent(m: Obj, role: ChatRole, at: string, family: Family) {
+function validateContent(m: Obj, role: ChatRole, at: string) {
   const c = m.content
   const optional = role === 'assistant' && (m.tool_calls !== undefined || m.function_call != null || m.refusal != null || m.audio != null)
   if (c === undefined || c === null) {
@@ -137,27 +136,18 @@ function validateContent(m: Obj, role: ChatRole, at: string, family: Family) {
       throw badRequest(`${pat}.type: expected one of ${kinds} in a ${role} message${p.type === undefined ? '' : `, got ${JSON.stringify(p.type).slice(0, 40)}`}`)
     }
     fail(firstError(schema, p, pat))
-    checkInlineMedia(p, pat, family)
+    checkInlineMedia(p, pat)
   })
 }
-
-/** What a Claude model takes as an inline document once translated (the Anthropic adapter's rule). */
-const claudeDocument = (t: string) => t === 'application/pdf' || t.startsWith('text/') || t.startsWith('image/')
 
 /**
  * A part's inline data (an image's or a file's `data:` URL) checked before any upstream call; an
  * image declared as another image format goes as the one its bytes are, as an uploaded file does.
+ * (A document type a Claude model cannot take is the Anthropic adapter's to refuse, naming this field.)
  */
-function checkInlineMedia(p: Obj, pat: string, family: Family) {
-  const img = p.image_url
-  if (p.type === 'image_url' && isObj(img) && typeof img.url === 'string' && img.url.startsWith('data:')) img.url = checkedDataUrl(img.url, `${pat}.image_url.url`, 'image')
-  const file = p.file
-  if (p.type === 'file' && isObj(file) && typeof file.file_data === 'string' && file.file_data.startsWith('data:')) {
-    const at = `${pat}.file.file_data`
-    file.file_data = checkedDataUrl(file.file_data, at, 'document')
-    const t = parseDataUrl(file.file_data as string, at).mediaType.toLowerCase().split(';')[0]!.trim()
-    if (family === 'anthropic' && !claudeDocument(t)) throw badRequest(`${at}: a ${JSON.stringify(t.slice(0, 64))} document cannot go to a Claude model (a PDF, text or an image can)`)
-  }
+function checkInlineMedia(p: Obj, pat: string) {
+  if (p.type === 'image_url' && isObj(p.image_url)) checkDataUrlIn(p.image_url, 'url', `${pat}.image_url.url`, 'image')
+  if (p.type === 'file' && isObj(p.file)) checkDataUrlIn(p.file, 'file_data', `${pat}.file.file_data`, 'document')
 }
 
 function validateResponseFormat(rf: unknown): asserts rf is ChatResponseFormat {

@@ -5,7 +5,7 @@
 import { badRequest, echo } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { isObj } from '../../lib/json.ts'
-import { checkedDataUrl } from '../../media/inline-data.ts'
+import { checkDataUrlIn } from '../../media/inline-data.ts'
 
 type Obj = Record<string, unknown>
 
@@ -73,21 +73,15 @@ function part(p: unknown, at: string, role: Role): ContentPart {
   }
   if (type === 'image_url' || type === 'input_image') {
     const raw = p.image_url
-    const given = typeof raw === 'string' ? raw : isObj(raw) ? raw.url : undefined
+    const given = urlOf(raw)
     const fileId = typeof p.file_id === 'string' ? p.file_id : undefined
     // the next two checks never both fail (one needs a URL, the other none): their order does not matter
     if (given !== undefined && typeof given !== 'string') throw badRequest(`${at}.image_url.url: expected a string, got ${typeName(given)}`)
-    let url = given
-    if (url?.startsWith('data:')) {
-      // checked before any upstream call; an image declared as another format is set to the
-      // one its bytes are in the body as it came too, which the pass-through path sends
-      const fixed = checkedDataUrl(url, typeof raw === 'string' ? `${at}.image_url` : `${at}.image_url.url`, 'image')
-      if (fixed !== url) {
-        if (typeof raw === 'string') p.image_url = fixed
-        else (raw as Obj).url = fixed
-        url = fixed
-      }
-    }
+    // checked before any upstream call; an image declared as another format is set to the one its
+    // bytes are, in the body as it came too
+    if (typeof raw === 'string') checkDataUrlIn(p, 'image_url', `${at}.image_url`, 'image')
+    else if (isObj(raw)) checkDataUrlIn(raw, 'url', `${at}.image_url.url`, 'image')
+    const url = urlOf(p.image_url) as string | undefined
     const source = url === undefined ? (fileId === undefined ? undefined : { file_id: fileId }) : fileId === undefined ? { image_url: url } : { image_url: url, file_id: fileId }
     if (source === undefined) throw badRequest(`${at}.image_url: expected a URL string or {url, detail?}`)
     const detail = p.detail ?? (isObj(raw) ? raw.detail : undefined)
@@ -98,7 +92,7 @@ function part(p: unknown, at: string, role: Role): ContentPart {
   }
   if (type === 'input_file') {
     if (p.file_id === undefined && p.file_data === undefined && p.file_url === undefined) throw badRequest(`${at}: input_file needs file_id, file_data or file_url`)
-    if (typeof p.file_data === 'string' && p.file_data.startsWith('data:')) p.file_data = checkedDataUrl(p.file_data, `${at}.file_data`, 'document')
+    checkDataUrlIn(p, 'file_data', `${at}.file_data`, 'document')
   }
   return { ...p, type }
 }
@@ -181,7 +175,7 @@ function item(v: unknown, at: string): Item {
     }
     case 'computer_call_output': {
       const shot = v.output
-      if (isObj(shot) && typeof shot.image_url === 'string' && shot.image_url.startsWith('data:')) shot.image_url = checkedDataUrl(shot.image_url, `${at}.output.image_url`, 'image')
+      if (isObj(shot)) checkDataUrlIn(shot, 'image_url', `${at}.output.image_url`, 'image')
       return { ...v, type }
     }
     default:
@@ -196,10 +190,13 @@ function item(v: unknown, at: string): Item {
 function checkOutputMedia(output: unknown[], at: string): void {
   output.forEach((p, k) => {
     if (!isObj(p)) return
-    if (p.type === 'input_image' && typeof p.image_url === 'string' && p.image_url.startsWith('data:')) p.image_url = checkedDataUrl(p.image_url, `${at}[${k}].image_url`, 'image')
-    if (p.type === 'input_file' && typeof p.file_data === 'string' && p.file_data.startsWith('data:')) p.file_data = checkedDataUrl(p.file_data, `${at}[${k}].file_data`, 'document')
+    if (p.type === 'input_image') checkDataUrlIn(p, 'image_url', `${at}[${k}].image_url`, 'image')
+    if (p.type === 'input_file') checkDataUrlIn(p, 'file_data', `${at}[${k}].file_data`, 'document')
   })
 }
+
+/** An image part's URL: `image_url` itself (the Responses form) or its `url` (the chat form). */
+const urlOf = (raw: unknown): unknown => (typeof raw === 'string' ? raw : isObj(raw) ? raw.url : undefined)
 
 /** `input` in any of its forms → items. */
 export function inputItems(input: unknown): Item[] {
