@@ -250,8 +250,10 @@ describe('recorder: never delays, never throws', () => {
     t = await testServices()
     const key = await keyOf(t)
     const g = genInput(t.s.catalog, key, { usage: USAGE })
-    t.s.recorder.record(g)
+    // the disk full before the record is queued: its write, a few ms later, may beat the trigger
+    // made after it on a busy machine
     const full = await failGenerationWrites(t.s.storage.sql, 'full')
+    t.s.recorder.record(g)
     // five failures for want of room, each tried again (the retry's pause is 100 ms a failure)
     for (let i = 0; i < 5; i++) await t.s.recorder.flush()
     await full()
