@@ -100,7 +100,7 @@ export interface Config {
    * PostgreSQL instead of the data dir's SQLite file, when a postgres:// URL is set. `takeAhead`:
    * without Redis, a busy funded key's next holds are made while it is served (billing/pg-ledger.ts).
    */
-  database: { url?: string; takeAhead: boolean }
+  database: { url?: string; takeAhead: boolean; poolSize: number }
   /** One of several instances behind a balancer: refuses a store that is not shared. */
   cluster: boolean
   /** Shared state for several instances; null: everything per instance, in memory. */
@@ -411,6 +411,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     database: {
       url: databaseUrl(str(env.SWITCHYARD_DATABASE_URL) ?? str(env.DATABASE_URL) ?? str(f.database?.url)),
       takeAhead: flag(env.SWITCHYARD_DATABASE_TAKE_AHEAD, 'SWITCHYARD_DATABASE_TAKE_AHEAD') ?? f.database?.take_ahead ?? true,
+      poolSize: int(env.SWITCHYARD_DATABASE_POOL_SIZE, 'SWITCHYARD_DATABASE_POOL_SIZE', 1, 1000) ?? f.database?.pool_size ?? 10,
     },
     cluster: flag(env.SWITCHYARD_CLUSTER, 'SWITCHYARD_CLUSTER') ?? f.cluster ?? false,
     redis: redisSettings(f, env),

@@ -118,6 +118,8 @@ export const ConfigFileSchema = t.Object(
           url: t.Optional(t.String()),
           /** Without Redis: a busy funded key far from its balance has its next holds made while it is served (default true). */
           take_ahead: t.Optional(t.Boolean()),
+          /** The request thread's PostgreSQL connections at most (default 10; a batch worker opens at most 4 of its own, never more than this). */
+          pool_size: t.Optional(Int({ minimum: 1, maximum: 1000 })),
         },
         { additionalProperties: false },
       ),

@@ -6,8 +6,10 @@ import { ConfigError } from '../config/errors.ts'
 import type { StorageOptions } from './client.ts'
 import { maskUrl } from './pg-url.ts'
 
+/** `poolSize`: a smaller pool of a thread's own (a batch worker's); never past `database.pool_size`. */
 export function storageOptions(config: Pick<Config, 'dataDir' | 'database'>, poolSize?: number): StorageOptions {
-  return { dataDir: config.dataDir, databaseUrl: config.database.url, poolSize }
+  const most = config.database.poolSize
+  return { dataDir: config.dataDir, databaseUrl: config.database.url, poolSize: poolSize === undefined ? most : Math.min(poolSize, most) }
 }
 
 /** The database in use, as the banner and `switchyard config` name it (password masked). */

@@ -83,7 +83,16 @@ test('from the file: redis and blobs.s3; a bad value names its field', () => {
   // without Redis, the database's ledger takes ahead too: on unless turned off
   expect(c.database.takeAhead).toBe(true)
   writeFileSync(file, 'database:\n  url: postgres://db/sy\n  take_ahead: false\n')
-  expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).database).toEqual({ url: 'postgres://db/sy', takeAhead: false })
+  expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).database).toEqual({ url: 'postgres://db/sy', takeAhead: false, poolSize: 10 })
+  // the request thread's pool: from the file or the environment, a whole number 1-1000
+  writeFileSync(file, 'database:\n  url: postgres://db/sy\n  pool_size: 3\n')
+  expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).database.poolSize).toBe(3)
+  expect(loadConfig({ flags: { config: file }, env: { SWITCHYARD_DATABASE_POOL_SIZE: '25' }, cwd: dir }).database.poolSize).toBe(25)
+  for (const bad of ['0', '2.5', '1001', 'ten']) expect(() => loadConfig({ flags: { config: file }, env: { SWITCHYARD_DATABASE_POOL_SIZE: bad }, cwd: dir })).toThrow(/SWITCHYARD_DATABASE_POOL_SIZE/)
+  for (const bad of ['0', '2.5', '1001']) {
+    writeFileSync(file, `database:\n  pool_size: ${bad}\n`)
+    expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/database\.pool_size/)
+  }
   expect(loadConfig({ flags: { config: file }, env: { SWITCHYARD_DATABASE_TAKE_AHEAD: 'true' }, cwd: dir }).database.takeAhead).toBe(true)
   writeFileSync(file, 'database:\n  take_ahead: 1\n')
   expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/take_ahead/)

@@ -98,10 +98,20 @@ export async function databaseFor(dataDir: string): Promise<string | undefined> 
   return p
 }
 
-/** The environment a gateway or CLI on `dataDir` needs (the database URL), or none on SQLite. */
+/**
+ * A test gateway's pool of connections. Each new PostgreSQL connection is a process of the
+ * server's (~20 ms of its CPU here) that then reads the catalog of every table it touches; a
+ * gateway's start and its first requests fill a pool of the default 10 in bursts, and the
+ * shared-store run starts hundreds of gateways for a second or two each, beside another run on
+ * two cores: 3 took a third off that run's CPU. A test of its own pool sets its own; the
+ * scale-out suites, which compose their own database env, keep the default.
+ */
+const TEST_POOL_SIZE = '3'
+
+/** The environment a gateway or CLI on `dataDir` needs (the database URL and pool), or none on SQLite. */
 export async function databaseEnv(dataDir: string): Promise<Record<string, string>> {
   const url = await databaseFor(dataDir)
-  return url ? { SWITCHYARD_DATABASE_URL: url } : {}
+  return url ? { SWITCHYARD_DATABASE_URL: url, SWITCHYARD_DATABASE_POOL_SIZE: TEST_POOL_SIZE } : {}
 }
 
 /**
