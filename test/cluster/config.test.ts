@@ -84,6 +84,9 @@ test('from the file: redis and blobs.s3; a bad value names its field', () => {
   expect(c.database.takeAhead).toBe(true)
   writeFileSync(file, 'database:\n  url: postgres://db/sy\n  take_ahead: false\n')
   expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).database).toEqual({ url: 'postgres://db/sy', takeAhead: false, poolSize: 10 })
+  expect(loadConfig({ flags: { config: file }, env: { SWITCHYARD_DATABASE_TAKE_AHEAD: 'true' }, cwd: dir }).database.takeAhead).toBe(true)
+  writeFileSync(file, 'database:\n  take_ahead: 1\n')
+  expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/take_ahead/)
   // the request thread's pool: from the file or the environment, a whole number 1-1000
   writeFileSync(file, 'database:\n  url: postgres://db/sy\n  pool_size: 3\n')
   expect(loadConfig({ flags: { config: file }, env: {}, cwd: dir }).database.poolSize).toBe(3)
@@ -93,9 +96,6 @@ test('from the file: redis and blobs.s3; a bad value names its field', () => {
     writeFileSync(file, `database:\n  pool_size: ${bad}\n`)
     expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/database\.pool_size/)
   }
-  expect(loadConfig({ flags: { config: file }, env: { SWITCHYARD_DATABASE_TAKE_AHEAD: 'true' }, cwd: dir }).database.takeAhead).toBe(true)
-  writeFileSync(file, 'database:\n  take_ahead: 1\n')
-  expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/take_ahead/)
   expect(c.s3).toMatchObject({ bucket: 'b1', redirectDownloads: true, presignTtlS: 60, pathStyle: false })
   writeFileSync(file, 'redis:\n  url: http://cache:6379\n')
   expect(() => loadConfig({ flags: { config: file }, env: {}, cwd: dir })).toThrow(/redis\.url/)
