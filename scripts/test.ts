@@ -3,10 +3,10 @@
 // PostgreSQL (every gateway a test starts gets a schema of its own: test/helpers/database.ts),
 // with Redis and S3 as well when SWITCHYARD_TEST_REDIS_URL / SWITCHYARD_TEST_S3_ENDPOINT are
 // set (SWITCHYARD_TEST_SHARED=1: a key prefix and a bucket per data dir, helpers/server.ts).
-// Arguments go to both runs. With none, the shared stores' scale-out suites run beside the
-// rest of the shared run (below).
+// Arguments go to both runs. With none and the shared stores set (CI), the files run in two
+// lanes on the two cores instead, the timing suites alone first (below).
 import { SQL } from 'bun'
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RUN_LOCK } from '../test/helpers/database.ts'
@@ -21,20 +21,36 @@ function run(title: string, env: Record<string, string | undefined>, extra: stri
   return p.exitCode ?? 1
 }
 
-/** A run started beside another, its output kept in a file and shown whole once it ends. */
-function runBeside(title: string, env: Record<string, string | undefined>, extra: string[]): () => Promise<number> {
+/** Runs one after another, started beside the caller's, their output kept in a file and shown whole once they end. */
+function runBeside(steps: [title: string, env: Record<string, string | undefined>, extra: string[]][]): () => Promise<number> {
   const out = join(tmpdir(), `switchyard-test-${process.pid}-${Date.now()}.log`)
   const fd = openSync(out, 'w')
-  const p = Bun.spawn([process.execPath, 'test', ...extra], { env, stdio: ['ignore', fd, fd] })
+  const done = (async () => {
+    let code = 0
+    for (const [title, env, extra] of steps) {
+      writeSync(fd, `\n== ${title}\n\n`)
+      const p = Bun.spawn([process.execPath, 'test', ...extra], { env, stdio: ['ignore', fd, fd] })
+      code = (await p.exited) || code
+    }
+    return code
+  })()
   return async () => {
-    const code = await p.exited
+    const code = await done
     closeSync(fd)
-    console.log(`\n== ${title}\n`)
     process.stdout.write(readFileSync(out))
     rmSync(out, { force: true })
-    return code ?? 1
+    return code
   }
 }
+
+/** Files by the patterns above: a folder (ending in `/`), a glob or a path. */
+function matcher(patterns: string[]): (file: string) => boolean {
+  const globs = patterns.map((p) => new Bun.Glob(p.endsWith('/') ? `${p}**` : p))
+  return (file) => globs.some((g) => g.match(file))
+}
+
+/** Test files as bun test takes a path (`./`: the file itself, not a filter its name contains). */
+const paths = (files: string[]) => files.map((f) => `./${f}`)
 
 // (the Redis and S3 variables stay set: the scale-out suites of test/cluster use them in both runs)
 // A test's own limit, where it gives none: bun's default of 5 s is closer than it looks to a
@@ -44,7 +60,7 @@ const PER_TEST = ['--timeout', '20000']
 // Files whose subject is the HTTP layer, a wire format or the process, never what a store keeps:
 // the shared run would run the same code again over another database (what they record is
 // checked on the shared stores by the billing, generations and batch suites), so they run once.
-const STORE_AGNOSTIC = [
+const AGNOSTIC = [
   'test/providers/**',
   'test/hardening/idle-connections.test.ts',
   'test/hardening/slow-body.test.ts',
@@ -141,22 +157,22 @@ const STORE_AGNOSTIC = [
   'test/metrics/exposition.test.ts',
   'test/media/config.test.ts',
   'test/media/inline-data.test.ts',
-].map((p) => `--path-ignore-patterns=${p}`)
+]
+const STORE_AGNOSTIC = AGNOSTIC.map((p) => `--path-ignore-patterns=${p}`)
 // Files whose subject is Redis or S3 failing or shared, not the database beside them: run once,
 // on the shared stores, when those are there (the embedded run keeps them otherwise). Limits and
 // credits shared on Redis are the same code whichever database keeps the records.
-const SHARED_ONLY = url ? ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts', 'test/cluster/redis-shared.test.ts'].map((p) => `--path-ignore-patterns=${p}`) : []
+const SHARED_ONLY_FILES = ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts', 'test/cluster/redis-shared.test.ts']
+const SHARED_ONLY = url ? SHARED_ONLY_FILES.map((p) => `--path-ignore-patterns=${p}`) : []
 // The scale-out suites on the shared stores (several gateways sharing PostgreSQL, Redis and S3)
 // spend most of their time waiting out leases, beats and a stopped process's silence, not on
-// the CPU: with no file filter given they run beside the rest of the shared run, each in a
-// process of its own (every test has its own schema, Redis key prefix or Redis, so neither sees
-// the other's). Not beside the embedded run: that one holds the suites whose subject is timing
-// on the one machine (the loop kept free, p99 bounds, idle timeouts: STORE_AGNOSTIC), which a
-// second run's gateways beside them pushed past their bounds.
-// With them go the rest's longest files that likewise wait most of their time on PostgreSQL's
-// side of things (a dead process's lease or lock running out, an outage's retries, a lost
-// answer's retry, a database cut mid-batch): the rest alone took ~540 s against ~300 s for these suites, so the rest's
-// last minutes ran alone on a core the scale-out part had left idle.
+// the CPU: with no file filter given they run on a lane of their own, in a process of their own,
+// beside the embedded run's files that also run on the shared stores (every test has its own
+// data dir, schema, Redis key prefix or Redis, so neither sees the other's). Not beside the
+// timing suites (STORE_AGNOSTIC), which a second run's gateways beside them pushed past their
+// bounds. With them go the rest's longest files that likewise wait most of their time on
+// PostgreSQL's side of things (a dead process's lease or lock running out, an outage's
+// retries, a lost answer's retry, a database cut mid-batch).
 const BESIDE = [
   'test/scaleout/',
   'test/cluster/',
@@ -167,7 +183,12 @@ const BESIDE = [
   'test/generations/spool-replay.test.ts',
   'test/batches/database-away.test.ts',
 ]
-const beside = url && args.length === 0
+// The shared run's other files that go on the scale-out part's lane once it ends: with the
+// embedded run's files that also run on the shared stores on the other lane (below), the two
+// lanes end within a minute or so of each other (times of a CI run on 2 cores: embedded files
+// ~400 s, the scale-out part ~490 s, the rest of the shared run ~470 s, these ~190 s of it).
+const REST_BESIDE = ['test/hardening/', 'test/responses/', 'test/foundation/']
+const lanes = url && args.length === 0
 const embeddedEnv = { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }
 const sharedEnv = { ...process.env, SWITCHYARD_TEST_SHARED: redis || s3 ? '1' : '' }
 const stores = ['PostgreSQL', ...(redis ? ['Redis'] : []), ...(s3 ? ['S3'] : [])]
@@ -189,14 +210,34 @@ if (url) {
     await admin.close()
   }
 }
-const embedded = run('suites on the embedded stores (SQLite, local disk, memory)', embeddedEnv, [...PER_TEST, ...SHARED_ONLY])
+let embedded = 0
 let shared = 0
-if (url) {
-  const scaleOut = beside ? runBeside(`${sharedTitle}: the scale-out part, run beside the rest`, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC, ...BESIDE]) : undefined
-  const rest = beside ? BESIDE.map((p) => `--path-ignore-patterns=${p.endsWith('/') ? `${p}**` : p}`) : []
-  const code = run(beside ? `${sharedTitle}: the rest` : sharedTitle, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC, ...rest])
-  shared = (scaleOut ? await scaleOut() : 0) || code
+if (lanes) {
+  // npm test with no file named, the shared stores set (CI): two lanes on two cores. First, alone,
+  // the files whose subject is timing on the one machine (STORE_AGNOSTIC: the loop kept free, p99
+  // bounds, idle timeouts), which another run's gateways beside them pushed past their bounds.
+  // Then the embedded run's other files, then part of the shared run's rest, on one lane; the
+  // scale-out part, then the rest of the rest, on the other. The files of the second phase are
+  // the ones that already ran beside another run (on the shared stores) before it was split so.
+  const files = [...new Bun.Glob('test/**/*.test.{ts,tsx}').scanSync('.')].sort()
+  const agnostic = matcher(AGNOSTIC)
+  const sharedOnly = matcher(SHARED_ONLY_FILES)
+  const besideFiles = matcher(BESIDE)
+  const restBeside = matcher(REST_BESIDE)
+  const onShared = files.filter((f) => !agnostic(f))
+  const rest = onShared.filter((f) => !besideFiles(f))
+  const embeddedTitle = 'suites on the embedded stores (SQLite, local disk, memory)'
+  embedded = run(`${embeddedTitle}: those whose subject is timing, alone`, embeddedEnv, [...PER_TEST, ...paths(files.filter((f) => agnostic(f) && !sharedOnly(f)))])
+  const other = runBeside([
+    [`${sharedTitle}: the scale-out part, run beside the rest`, sharedEnv, [...PER_TEST, ...paths(onShared.filter(besideFiles))]],
+    [`${sharedTitle}: part of the rest, after the scale-out part`, sharedEnv, [...PER_TEST, ...paths(rest.filter(restBeside))]],
+  ])
+  embedded = run(`${embeddedTitle}: the others, beside the scale-out part`, embeddedEnv, [...PER_TEST, ...paths(onShared.filter((f) => !sharedOnly(f)))]) || embedded
+  const code = run(`${sharedTitle}: the rest`, sharedEnv, [...PER_TEST, ...paths(rest.filter((f) => !restBeside(f)))])
+  shared = (await other()) || code
 } else {
-  console.log('\n== suites on the shared stores: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
+  embedded = run('suites on the embedded stores (SQLite, local disk, memory)', embeddedEnv, [...PER_TEST, ...SHARED_ONLY])
+  if (url) shared = run(sharedTitle, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC])
+  else console.log('\n== suites on the shared stores: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
 }
 process.exit(embedded !== 0 ? embedded : shared)
