@@ -15,11 +15,16 @@ const url = process.env.SWITCHYARD_TEST_DATABASE_URL
 const redis = process.env.SWITCHYARD_TEST_REDIS_URL
 const s3 = process.env.SWITCHYARD_TEST_S3_ENDPOINT
 
-function run(title: string, env: Record<string, string | undefined>, extra: string[] = []): number {
+/** A run whose output goes out as it comes; never blocking this process (a lane beside it goes on). */
+async function run(title: string, env: Record<string, string | undefined>, extra: string[] = []): Promise<number> {
   console.log(`\n== ${title}\n`)
-  const p = Bun.spawnSync([process.execPath, 'test', ...extra, ...args], { env, stdio: ['inherit', 'inherit', 'inherit'] })
-  return p.exitCode ?? 1
+  const t0 = performance.now()
+  const code = await Bun.spawn([process.execPath, 'test', ...extra, ...args], { env, stdio: ['inherit', 'inherit', 'inherit'] }).exited
+  console.log(`(${took(t0)})`)
+  return code ?? 1
 }
+
+const took = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(0)} s from start to exit`
 
 /** Runs one after another, started beside the caller's, their output kept in a file and shown whole once they end. */
 function runBeside(steps: [title: string, env: Record<string, string | undefined>, extra: string[]][]): () => Promise<number> {
@@ -29,8 +34,10 @@ function runBeside(steps: [title: string, env: Record<string, string | undefined
     let code = 0
     for (const [title, env, extra] of steps) {
       writeSync(fd, `\n== ${title}\n\n`)
+      const t0 = performance.now()
       const p = Bun.spawn([process.execPath, 'test', ...extra], { env, stdio: ['ignore', fd, fd] })
       code = (await p.exited) || code
+      writeSync(fd, `(${took(t0)})\n`)
     }
     return code
   })()
@@ -183,10 +190,9 @@ const BESIDE = [
   'test/generations/spool-replay.test.ts',
   'test/batches/database-away.test.ts',
 ]
-// The shared run's other files that go on the scale-out part's lane once it ends: with the
-// embedded run's files that also run on the shared stores on the other lane (below), the two
-// lanes end within a minute or so of each other (times of a CI run on 2 cores: embedded files
-// ~400 s, the scale-out part ~490 s, the rest of the shared run ~470 s, these ~190 s of it).
+// The shared run's other files that go on the scale-out part's lane once it ends, so that the
+// two lanes end close together (a CI run on 2 cores: the embedded files ~400 s, then these
+// ~140 s of the rest beside the rest's other ~220 s; the scale-out part ~440 s).
 const REST_BESIDE = ['test/hardening/', 'test/responses/', 'test/foundation/']
 const lanes = url && args.length === 0
 const embeddedEnv = { ...process.env, SWITCHYARD_TEST_DATABASE_URL: '', SWITCHYARD_TEST_SHARED: '' }
@@ -227,17 +233,17 @@ if (lanes) {
   const onShared = files.filter((f) => !agnostic(f))
   const rest = onShared.filter((f) => !besideFiles(f))
   const embeddedTitle = 'suites on the embedded stores (SQLite, local disk, memory)'
-  embedded = run(`${embeddedTitle}: those whose subject is timing, alone`, embeddedEnv, [...PER_TEST, ...paths(files.filter((f) => agnostic(f) && !sharedOnly(f)))])
+  embedded = await run(`${embeddedTitle}: those whose subject is timing, alone`, embeddedEnv, [...PER_TEST, ...paths(files.filter((f) => agnostic(f) && !sharedOnly(f)))])
   const other = runBeside([
     [`${sharedTitle}: the scale-out part, run beside the rest`, sharedEnv, [...PER_TEST, ...paths(onShared.filter(besideFiles))]],
     [`${sharedTitle}: part of the rest, after the scale-out part`, sharedEnv, [...PER_TEST, ...paths(rest.filter(restBeside))]],
   ])
-  embedded = run(`${embeddedTitle}: the others, beside the scale-out part`, embeddedEnv, [...PER_TEST, ...paths(onShared.filter((f) => !sharedOnly(f)))]) || embedded
-  const code = run(`${sharedTitle}: the rest`, sharedEnv, [...PER_TEST, ...paths(rest.filter((f) => !restBeside(f)))])
+  embedded = (await run(`${embeddedTitle}: the others, beside the scale-out part`, embeddedEnv, [...PER_TEST, ...paths(onShared.filter((f) => !sharedOnly(f)))])) || embedded
+  const code = await run(`${sharedTitle}: the rest`, sharedEnv, [...PER_TEST, ...paths(rest.filter((f) => !restBeside(f)))])
   shared = (await other()) || code
 } else {
-  embedded = run('suites on the embedded stores (SQLite, local disk, memory)', embeddedEnv, [...PER_TEST, ...SHARED_ONLY])
-  if (url) shared = run(sharedTitle, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC])
+  embedded = await run('suites on the embedded stores (SQLite, local disk, memory)', embeddedEnv, [...PER_TEST, ...SHARED_ONLY])
+  if (url) shared = await run(sharedTitle, sharedEnv, [...PER_TEST, ...STORE_AGNOSTIC])
   else console.log('\n== suites on the shared stores: skipped, SWITCHYARD_TEST_DATABASE_URL is not set\n')
 }
 process.exit(embedded !== 0 ? embedded : shared)
