@@ -319,13 +319,15 @@ describe.skipIf(!onPostgres)('a batch item admitted while the database that hold
   }, 90_000)
 
   // its claim could not be given back while the database was away: the next start on the data
-  // dir knows it was never sent (the dead process's journal of what it sent), and runs it
-  test('killed (kill -9) while it waits, started again once the database is back: it runs once, not failed as lost', async () => {
+  // dir knows it was never sent (the stopped process's journal of what it sent), and runs it. A
+  // SIGTERM waits out its grace first, the database still away.
+  for (const [signal, how] of [['SIGKILL', 'killed (kill -9)'], ['SIGTERM', 'stopped (SIGTERM)']] as const)
+  test(`${how} while it waits, started again once the database is back: it runs once, not failed as lost`, async () => {
     const s = await setup('cut')
     let gw = await spawnGateway({ env: s.env, dataDir: s.dataDir })
     try {
       const id = await waitingForHolds(gw, s, 3)
-      gw.kill('SIGKILL')
+      gw.kill(signal)
       await gw.exited
       await s.away.end()
       gw = await spawnGateway({ env: s.env, dataDir: s.dataDir })

@@ -66,8 +66,8 @@ let migrator: SQL | undefined
 let lastMigration: Promise<unknown> = Promise.resolve()
 function migrateAhead(): Promise<string | undefined> {
   const name = 'sy_t_ahead_' + crypto.randomUUID().replaceAll('-', '').slice(0, 16)
-  // one connection of its own for every schema made ahead, one schema at a time: a connection
-  // is a server process (~20 ms of its CPU here), and migratePg reserves the pool's only one,
+  // every schema made ahead on the same one connection, one schema at a time: a connection is a
+  // server process (~20 ms of its CPU here); migratePg reserves that pool's only connection,
   // whose search_path is set first
   const made = lastMigration.then(async () => {
     await freshSchema(name)
