@@ -169,7 +169,7 @@ const STORE_AGNOSTIC = AGNOSTIC.map((p) => `--path-ignore-patterns=${p}`)
 // Files whose subject is Redis or S3 failing or shared, not the database beside them: run once,
 // on the shared stores, when those are there (the embedded run keeps them otherwise). Limits and
 // credits shared on Redis are the same code whichever database keeps the records.
-const SHARED_ONLY_FILES = ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts', 'test/cluster/redis-shared.test.ts']
+const SHARED_ONLY_FILES = ['test/cluster/redis-faults.test.ts', 'test/cluster/s3-blobs.test.ts', 'test/cluster/redis-shared.test.ts', 'test/cluster/redis-reseed.test.ts']
 const SHARED_ONLY = url ? SHARED_ONLY_FILES.map((p) => `--path-ignore-patterns=${p}`) : []
 // The scale-out suites on the shared stores (several gateways sharing PostgreSQL, Redis and S3)
 // spend most of their time waiting out leases, beats and a stopped process's silence, not on

@@ -124,6 +124,12 @@ export class RedisLedger implements Ledger {
   /** Redis's time in its last answer to an admission (ms; 0: none yet). */
   private lastHeard = 0
   /**
+   * The costs this instance has settled, by key (signed: a cost taken back counts less), from
+   * its start: what it settled after a seed went to Redis after it, and is left out of what the
+   * seed is raised by (`reseeded`).
+   */
+  private settledByKey = new Map<string, number>()
+  /**
    * Holds to end that could not be sent while Redis was away, by key: ended when it returns.
    * Left alone, each would count against its key until it lapses (a minute), next to the cost
    * that replaced it, or for nothing at all (an admission that timed out here, run by Redis once
@@ -250,6 +256,7 @@ export class RedisLedger implements Ledger {
     const asked = this.asked
     this.asked = new Map()
     for (const [keyId, list] of asked) {
+      const settledBefore = this.settledByKey.get(keyId) ?? 0
       let along = this.pending.get(keyId)
       if (along && along.rids.length <= SETTLE_CHUNK) this.pending.delete(keyId)
       else along = undefined
@@ -268,7 +275,7 @@ export class RedisLedger implements Ledger {
             const answers = out as Answer[]
             const first = answers[0]
             if (first?.[5] !== undefined && first[5] > this.lastHeard) this.lastHeard = first[5]
-            if (first?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]), first[4] ?? '')
+            if (first?.[3] === 1) void this.reseeded(keyId, Number(part[0]!.args[1]), first[4] ?? '', settledBefore)
             for (let j = 0; j < part.length; j++) {
               const a = answers[j]! as [number, string, string]
               const mine = this.mine.get(part[j]!.args[3])
@@ -300,15 +307,19 @@ export class RedisLedger implements Ledger {
    * `seed`, this instance's cached figure: it counts what this instance charged, but only what
    * others had stored when it last read the key. Where the database's figure is larger, Redis's
    * is raised by the difference within a few ms, and never lowered this way. What stays uncounted
-   * is what other instances charged and had not stored yet (a few ms of their costs); the
-   * database's figure is not added to this instance's unwritten costs, which reach Redis as
-   * they settle and would then count twice.
+   * is what other instances charged and had not stored yet (a few ms of their costs). The costs
+   * this instance settled after the seed's call was sent (`settledBefore`: its total then) are
+   * not part of the difference: they reach Redis on their own, after the seed, and those the
+   * database has stored by the time it is read counted twice (a busy database read late).
    */
-  private async reseeded(keyId: string, seed: number, name: string): Promise<void> {
+  private async reseeded(keyId: string, seed: number, name: string, settledBefore: number): Promise<void> {
     try {
       const stored = await this.storedSpent?.(keyId)
-      if (stored == null || !(stored > seed)) return
-      await this.redis.eval(RAISE_SEED, keysOf(this.redis.settings.prefix, keyId).slice(0, 1), [String(stored - seed), name])
+      if (stored == null) return
+      const raise = stored - seed - ((this.settledByKey.get(keyId) ?? 0) - settledBefore)
+      // money is kept to 1e-10 USD: a difference below is the doubles' noise
+      if (!(raise >= 1e-10)) return
+      await this.redis.eval(RAISE_SEED, keysOf(this.redis.settings.prefix, keyId).slice(0, 1), [String(raise), name])
       this.log.info('redis: a key\'s spent was seeded again; raised to the database\'s figure', { key_id: keyId, seed, stored })
     } catch (e) {
       this.log.warn('redis: a key\'s spent seeded again could not be checked against the database', { key_id: keyId, error: String(e) })
@@ -368,6 +379,7 @@ export class RedisLedger implements Ledger {
   private move(reservationId: string | undefined, keyId: string, amount: number, unlimited = false): void {
     const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
+    if (amount !== 0) this.settledByKey.set(keyId, (this.settledByKey.get(keyId) ?? 0) + amount)
     // ended: never written again, even before its settlement reaches Redis
     if (rid) this.mine.delete(rid)
     let p = this.pending.get(keyId)
@@ -461,9 +473,10 @@ export class RedisLedger implements Ledger {
    */
   private async payOwedUnder(keyId: string, charged: string, usd: number): Promise<void> {
     this.settling++
+    const settledBefore = this.settledByKey.get(keyId) ?? 0
     try {
       const [dropped, seed, spent] = (await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs({ rids: [], amount: usd }, charged))) as [number, string, string]
-      if (dropped === 1) await this.reseeded(keyId, Number(spent), seed)
+      if (dropped === 1) await this.reseeded(keyId, Number(spent), seed, settledBefore)
     } catch (e) {
       this.owe(keyId, charged, usd)
       if (!(e instanceof RedisUnavailable)) this.log.error('redis credits: settle failed', { key_id: keyId, error: String(e) })
