@@ -36,6 +36,7 @@ function connectionsTo(pid: number, port: number): number {
   return n
 }
 
+const WORKERS = 2
 const dbPort = TEST_DATABASE_URL ? Number(new URL(TEST_DATABASE_URL).port || 5432) : 0
 
 async function load(gw: Spawned, key: string) {
@@ -55,8 +56,16 @@ async function load(gw: Spawned, key: string) {
           ? client.responses.create({ model: 'mock-gpt', input: `stored ${i}`, store: true }).then((r) => client.responses.retrieve(r.id)).then((r) => r.output_text)
           : client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: `plain ${i}` }] }).then((r) => r.choices[0]!.message.content ?? ''),
     )
+    // a batch beside them: its workers open pools of their own, held to the same size
+    const lines = Array.from({ length: 20 }, (_, i) => JSON.stringify({ custom_id: `b${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'mock-gpt', messages: [{ role: 'user', content: `batch ${i}` }] } }))
+    const file = await client.files.create({ file: new File([lines.join('\n')], 'batch.jsonl'), purpose: 'batch' })
+    const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' })
     const texts = await Promise.all(asks)
     expect(texts.every((x) => x.length > 0)).toBe(true)
+    let ended = await client.batches.retrieve(batch.id)
+    for (const end = Date.now() + 30_000; ended.status !== 'completed' && Date.now() < end; await Bun.sleep(100)) ended = await client.batches.retrieve(batch.id)
+    expect(ended.status).toBe('completed')
+    expect(ended.request_counts).toEqual({ total: 20, completed: 20, failed: 0 })
   } finally {
     clearInterval(watch)
   }
@@ -72,7 +81,7 @@ describe.skipIf(!onPostgres || process.platform !== 'linux')('database.pool_size
     const made = await runCli(['keys', 'create', '--name', 'pool', '--credits', '100', '--json', '--data-dir', dir], { SWITCHYARD_DATABASE_POOL_SIZE: '1' })
     expect(made.code).toBe(0)
     key = (JSON.parse(made.stdout) as { key: string }).key
-    small = await spawnGateway({ dataDir: dir, env: { SWITCHYARD_DATABASE_POOL_SIZE: '1', SWITCHYARD_KEY_BURST_RPS: '1000', SWITCHYARD_KEY_RPM: '100000' } })
+    small = await spawnGateway({ dataDir: dir, env: { SWITCHYARD_DATABASE_POOL_SIZE: '1', SWITCHYARD_BATCH_WORKERS: String(WORKERS), SWITCHYARD_KEY_BURST_RPS: '1000', SWITCHYARD_KEY_RPM: '100000' } })
   })
   afterAll(async () => {
     small?.kill()
@@ -80,11 +89,11 @@ describe.skipIf(!onPostgres || process.platform !== 'linux')('database.pool_size
     if (small) cleanup(small.dataDir)
   })
 
-  test('a pool of one serves concurrent streams, stored responses and funded requests, on at most one connection of its own', async () => {
+  test('a pool of one serves concurrent streams, stored responses, funded requests and a batch, each pool on one connection', async () => {
     const most = await load(small, key)
-    // the pool's one, the credit holds' lock session (no Redis here), and the change bus's
-    // LISTEN connection
+    // the pool's one, the credit holds' lock session (no Redis here), the change bus's LISTEN
+    // connection, and the batch's results writer and item workers, one each
     expect(most).toBeGreaterThan(0)
-    expect(most).toBeLessThanOrEqual(3)
+    expect(most).toBeLessThanOrEqual(3 + 1 + WORKERS)
   })
 })
