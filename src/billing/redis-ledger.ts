@@ -36,6 +36,10 @@ interface Asked {
 /** Admissions of one key in one part at most (Lua's stack and Redis's time). */
 const RESERVE_CHUNK = 256
 
+/** A key's settled total is kept this long after it was last used (`RedisLedger.settledByKey`), looked over every so many settlements. */
+const SETTLED_IDLE_MS = 10 * 60_000
+const SETTLED_SWEEP_EVERY = 4096
+
 /** Holds to end kept while Redis is away, at most (about 60 bytes each). */
 const MAX_UNRELEASED = 100_000
 
@@ -124,11 +128,13 @@ export class RedisLedger implements Ledger {
   /** Redis's time in its last answer to an admission (ms; 0: none yet). */
   private lastHeard = 0
   /**
-   * The costs this instance has settled, by key (signed: a cost taken back counts less), from
-   * its start: what it settled after a seed went to Redis after it, and is left out of what the
-   * seed is raised by (`reseeded`).
+   * The costs this instance has settled, by key (signed: a cost taken back counts less), since
+   * the key was last idle SETTLED_IDLE_MS: what it settled after a seed went to Redis after it,
+   * and is left out of what the seed is raised by (`reseeded`). A key's entry goes once no
+   * settlement or admission has touched it that long (a raise reads the database within seconds).
    */
-  private settledByKey = new Map<string, number>()
+  private settledByKey = new Map<string, { usd: number; at: number }>()
+  private settledSweep = 0
   /**
    * Holds to end that could not be sent while Redis was away, by key: ended when it returns.
    * Left alone, each would count against its key until it lapses (a minute), next to the cost
@@ -256,7 +262,7 @@ export class RedisLedger implements Ledger {
     const asked = this.asked
     this.asked = new Map()
     for (const [keyId, list] of asked) {
-      const settledBefore = this.settledByKey.get(keyId) ?? 0
+      const settledBefore = this.settledOf(keyId)
       let along = this.pending.get(keyId)
       if (along && along.rids.length <= SETTLE_CHUNK) this.pending.delete(keyId)
       else along = undefined
@@ -316,7 +322,7 @@ export class RedisLedger implements Ledger {
     try {
       const stored = await this.storedSpent?.(keyId)
       if (stored == null) return
-      const raise = stored - seed - ((this.settledByKey.get(keyId) ?? 0) - settledBefore)
+      const raise = stored - seed - (this.settledOf(keyId) - settledBefore)
       // money is kept to 1e-10 USD: a difference below is the doubles' noise
       if (!(raise >= 1e-10)) return
       await this.redis.eval(RAISE_SEED, keysOf(this.redis.settings.prefix, keyId).slice(0, 1), [String(raise), name])
@@ -379,7 +385,7 @@ export class RedisLedger implements Ledger {
   private move(reservationId: string | undefined, keyId: string, amount: number, unlimited = false): void {
     const rid = reservationId && keyOfReservation(reservationId) === keyId ? reservationId : ''
     if (!rid && amount === 0) return
-    if (amount !== 0) this.settledByKey.set(keyId, (this.settledByKey.get(keyId) ?? 0) + amount)
+    if (amount !== 0) this.settled(keyId, amount)
     // ended: never written again, even before its settlement reaches Redis
     if (rid) this.mine.delete(rid)
     let p = this.pending.get(keyId)
@@ -461,6 +467,25 @@ export class RedisLedger implements Ledger {
     while (this.settling > 0 && Date.now() < until) await Bun.sleep(2)
   }
 
+  /** What this instance settled of the key's costs so far (its entry kept from going idle). */
+  private settledOf(keyId: string): number {
+    const e = this.settledByKey.get(keyId)
+    if (!e) return 0
+    e.at = performance.now()
+    return e.usd
+  }
+
+  private settled(keyId: string, usd: number) {
+    const now = performance.now()
+    const e = this.settledByKey.get(keyId)
+    if (e) {
+      e.usd += usd
+      e.at = now
+    } else this.settledByKey.set(keyId, { usd, at: now })
+    // the keys idle long enough let go, a look every so many settlements
+    if (++this.settledSweep % SETTLED_SWEEP_EVERY === 0) for (const [k, x] of this.settledByKey) if (now - x.at > SETTLED_IDLE_MS) this.settledByKey.delete(k)
+  }
+
   private owe(keyId: string, charged: string, usd: number) {
     let byTime = this.owed.get(keyId)
     if (!byTime) this.owed.set(keyId, (byTime = new Map()))
@@ -473,7 +498,7 @@ export class RedisLedger implements Ledger {
    */
   private async payOwedUnder(keyId: string, charged: string, usd: number): Promise<void> {
     this.settling++
-    const settledBefore = this.settledByKey.get(keyId) ?? 0
+    const settledBefore = this.settledOf(keyId)
     try {
       const [dropped, seed, spent] = (await this.redis.eval(SETTLE, keysOf(this.redis.settings.prefix, keyId), settlementArgs({ rids: [], amount: usd }, charged))) as [number, string, string]
       if (dropped === 1) await this.reseeded(keyId, Number(spent), seed, settledBefore)
