@@ -60,7 +60,6 @@ export function checkFilename(name: unknown, field = 'filename'): string {
   return name
 }
 
-
 export function checkMime(mime: unknown, field: string): string {
   if (typeof mime !== 'string' || !MIME.test(mime.trim())) {
     throw badRequest(`${field}: must be a MIME type such as "text/plain" or "image/png"`)
