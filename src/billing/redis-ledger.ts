@@ -264,8 +264,10 @@ export class RedisLedger implements Ledger {
     for (const [keyId, list] of asked) {
       const settledBefore = this.settledOf(keyId)
       let along = this.pending.get(keyId)
-      if (along && along.rids.length <= SETTLE_CHUNK) this.pending.delete(keyId)
-      else along = undefined
+      if (along) {
+        this.pending.delete(keyId)
+        if (along.rids.length > SETTLE_CHUNK) along = this.takeChunk(keyId, along)
+      }
       for (let i = 0; i < list.length; i += RESERVE_CHUNK) {
         const part = list.length > RESERVE_CHUNK ? list.slice(i, i + RESERVE_CHUNK) : list
         const p = i === 0 ? along : undefined
@@ -299,6 +301,20 @@ export class RedisLedger implements Ledger {
         })
       }
     }
+  }
+
+  /**
+   * The part of a key's waiting settlements one call can take along: every cost, and a chunk of
+   * the holds they end. The costs must go with the admission: should it seed the key's spent
+   * again, the seed (this instance's figure) counts them, and sent after it they would count
+   * twice. The other holds wait a moment more, for the next call; meanwhile they count against
+   * the key beside their costs (stricter, never looser).
+   */
+  private takeChunk(keyId: string, p: Pending): Pending {
+    this.pending.set(keyId, { rids: p.rids.slice(SETTLE_CHUNK), amount: 0, n: 1, urgent: true })
+    this.settling++
+    this.flushTimer ??= setTimeout(this.flush, SETTLE_WAIT_MS)
+    return { ...p, rids: p.rids.slice(0, SETTLE_CHUNK) }
   }
 
   /** A key's spent as the database stores it (Billing's). */

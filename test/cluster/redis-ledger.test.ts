@@ -3,6 +3,7 @@
 // a turn end exactly the reservations they name, in the key's next admission when one comes
 // soon enough, else in a call of their own.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
 import { MemoryLedger } from '../../src/billing/ledger.ts'
 import { RedisLedger } from '../../src/billing/redis-ledger.ts'
 import { SharedRedis } from '../../src/cluster/redis.ts'
@@ -89,6 +90,30 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     expect(g.reserved).toBe(0)
     expect(g.spent).toBeCloseTo(0.006, 12)
     counted.close()
+  })
+
+  test("costs waiting with more holds than one call ends go with the admission that seeds the key again, and count once", async () => {
+    const prefix = freshPrefix()
+    const own = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix }, log)
+    const ledger = new RedisLedger(own, log)
+    const key = { id: 'many-' + crypto.randomUUID().slice(0, 8), credits: 100, spent: 0 }
+    const holds = (await Promise.all(Array.from({ length: 600 }, () => ledger.reserve(key, 0.01)))) as { admitted: boolean; reservationId: string }[]
+    expect(holds.every((h) => h.admitted)).toBe(true)
+    // Redis loses the key's spent (a restart without persistence, an eviction)
+    const raw = new RedisClient(TEST_REDIS_URL!)
+    await raw.del(`${prefix}cr:{${key.id}}`)
+    raw.close()
+    // 600 requests end at once, and the next admission comes before they were sent: it seeds
+    // the spent from this instance's figure, which counts their costs already
+    for (const h of holds) ledger.settle(h.reservationId, key.id, 0.001)
+    const next = await ledger.reserve({ ...key, spent: 0.6 }, 0.01)
+    expect(next.admitted).toBe(true)
+    for (let i = 0; i < 200 && ledger.open > 0; i++) await Bun.sleep(5)
+    expect(ledger.open).toBe(0)
+    const f = await ledger.figures(key.id)
+    expect(f.spent).toBeCloseTo(0.6, 12)
+    expect(f.reserved).toBeCloseTo(0.01, 12)
+    own.close()
   })
 
   test('a settlement waiting at shutdown is sent before stop() returns', async () => {
