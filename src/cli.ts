@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pkg from '../package.json' with { type: 'json' }
 import { publicKey } from './auth/admin.ts'
-import { KeyStore, MAX_CREDITS, MAX_RPM } from './auth/keys.ts'
+import { KeyStore, MAX_CREDITS, MAX_GRACE_SECONDS, MAX_RPM } from './auth/keys.ts'
 import { KEY_TEXT_MAX, keyTextFault } from './auth/key-text.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
 import { buildCatalog, deploymentTable } from './config/catalog.ts'
@@ -25,7 +25,8 @@ Usage:
   switchyard keys create --name N [--account A] [--credits USD] [--rpm N] [--json]
   switchyard keys list [--json]
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
-  switchyard keys rotate ID [--json]   a new secret for the key (shown once); the old one stops working
+  switchyard keys rotate ID [--grace SECONDS] [--json]   a new secret for the key (shown once); the old one
+                   stops working at once, or after SECONDS (at most 30 days)
   switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
   switchyard config        print the effective config, secrets masked
   switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
@@ -45,6 +46,7 @@ const OPTIONS = {
   account: { type: 'string' },
   credits: { type: 'string' },
   rpm: { type: 'string' },
+  grace: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -61,6 +63,14 @@ function positiveNumber(v: string | undefined, name: string, integer = false): n
   if (!DECIMAL.test(v) || !Number.isFinite(n) || n < 0 || (integer && (!/^\d+$/.test(v) || n < 1))) {
     throw new UsageError(`--${name}: expected a ${integer ? 'positive integer' : 'non-negative number'}, got "${v}"`)
   }
+  return n
+}
+
+/** How long a rotated key's old secret keeps working, in seconds, as the admin API takes it (0: not at all). */
+function graceOf(v: string | undefined): number {
+  if (v === undefined) return 0
+  const n = Number(v)
+  if (!/^\d+$/.test(v) || n > MAX_GRACE_SECONDS) throw new UsageError(`--grace: expected a whole number of seconds, 0 to ${MAX_GRACE_SECONDS} (30 days), got "${v}"`)
   return n
 }
 
@@ -192,11 +202,14 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
       case 'enable':
         return show(await keys.update(need(id, 'ID'), { status: sub === 'disable' ? 'inactive' : 'active' }), id!)
       case 'rotate': {
-        const made = await keys.rotate(need(id, 'ID'))
+        const grace = graceOf(v.grace as string | undefined)
+        const made = await keys.rotate(need(id, 'ID'), grace * 1000)
         if (!made) throw new UsageError(`no key with id ${id}`)
         const { key, record } = made
+        const until = publicKey(record).previous_key_expires_at
+        const old = until === null ? 'the old secret no longer works' : `the old secret works until ${new Date(until * 1000).toISOString()}`
         if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
-        else console.log(`${key}\n  id ${record.id}, ${record.status}; the old secret no longer works; the new one is shown once`)
+        else console.log(`${key}\n  id ${record.id}, ${record.status}; ${old}; the new one is shown once`)
         return
       }
       case 'credit': {

@@ -12,7 +12,7 @@ import type { Services } from '../services.ts'
 import type { ApiKey } from '../http/context.ts'
 import { sameToken } from './viewer.ts'
 import { cacheStats, clearCache } from '../cache/admin.ts'
-import { MAX_CREDITS, MAX_RPM } from './keys.ts'
+import { MAX_CREDITS, MAX_GRACE_SECONDS, MAX_RPM } from './keys.ts'
 import { checkKeyText, KEY_TEXT_MAX } from './key-text.ts'
 import { keyListResponse } from './key-list.ts'
 
@@ -44,8 +44,15 @@ const Update = TypeCompiler.Compile(
   ),
 )
 
-/** Rotation takes no fields yet: a body may be left out, or be `{}`; anything in it is named back. */
-const Rotate = TypeCompiler.Compile(t.Object({}, { additionalProperties: false }))
+/** Rotation's body may be left out, or be `{}`: the old secret then stops working at once. */
+const Rotate = TypeCompiler.Compile(
+  t.Object(
+    {
+      grace_period_seconds: t.Optional(Int({ minimum: 0, maximum: MAX_GRACE_SECONDS, errorMessage: `expected an integer 0 to ${MAX_GRACE_SECONDS} (30 days): how long the old secret keeps working` })),
+    },
+    { additionalProperties: false },
+  ),
+)
 
 const Credit = TypeCompiler.Compile(t.Object({ amount: t.Number({ exclusiveMinimum: 0, maximum: MAX_CREDITS, errorMessage: `expected USD above 0, at most ${MAX_CREDITS}` }) }, { additionalProperties: false }))
 
@@ -69,6 +76,8 @@ export const publicKey = (k: ApiKey) => ({
   rpm: k.rpm,
   created_at: k.createdAt,
   last_used_at: k.lastUsedAt,
+  /** Until when (epoch seconds) the secret the last rotation replaced still works; null when it does not. */
+  previous_key_expires_at: k.previousExpiresAt != null && k.previousExpiresAt > Date.now() ? Math.ceil(k.previousExpiresAt / 1000) : null,
 })
 
 export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
@@ -108,8 +117,8 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
       return found(await s.keys.credit(params.id, body.amount), params.id)
     }, { parse: 'none' })
     .post('/admin/v1/keys/:id/rotate', async ({ request, params }) => {
-      check(Rotate, await withBodyText(request, limit, (text) => (text.trim() === '' ? {} : parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_VALUES))))
-      const made = await s.keys.rotate(params.id)
+      const body = check(Rotate, await withBodyText(request, limit, (text) => (text.trim() === '' ? {} : parseJsonSafe(text, 'JSON body', MAX_BODY_NODES, MAX_BODY_VALUES))))
+      const made = await s.keys.rotate(params.id, (body.grace_period_seconds ?? 0) * 1000)
       if (!made) throw new HttpError(404, `Key ${echo(params.id)} not found`)
       // as creation answers: the new secret, shown this once
       return { ...publicKey(made.record), key: made.key }

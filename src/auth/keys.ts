@@ -3,8 +3,9 @@
 // once (another instance may have made it). A change by the CLI (another process), another
 // instance or the admin routes bumps `updated_at`, which running servers poll, so the cache
 // never serves a stale key for more than about a second. A rotated key's old secret is dropped
-// from memory when its row is read again here.
-import { eq, gt, gte, sql } from 'drizzle-orm'
+// from memory when its row is read again here, or, when the rotation gave it a grace period,
+// once that has passed (checked as it is presented).
+import { eq, gt, gte, or, sql } from 'drizzle-orm'
 import type { Storage } from '../db/client.ts'
 import { names } from '../db/columns.ts'
 import type { Param } from '../db/sql.ts'
@@ -71,8 +72,20 @@ const emptyMaps = (): Loading => ({ byHash: new Map(), byId: new Map() })
  * 6.8 MB, twice that during a full load).
  */
 const HASH = Symbol('hash read')
-type Held = ApiKey & { [HASH]?: string }
+/** Likewise the hash of the secret a rotation replaced, while its grace period lasts. */
+const PREVIOUS = Symbol('previous hash read')
+type Held = ApiKey & { [HASH]?: string; [PREVIOUS]?: string }
 const hashOf = (k: ApiKey | undefined) => (k as Held | undefined)?.[HASH]
+const previousOf = (k: ApiKey | undefined) => (k as Held | undefined)?.[PREVIOUS]
+
+/** Whether the row's previous secret still works at `now`. */
+const previousLive = (r: Row, now = Date.now()) => r.previousKeyHash !== null && r.previousExpiresAt !== null && r.previousExpiresAt > now
+
+/**
+ * Whether `k`, found under hash `h`, may be served by it: by its secret always, by the secret a
+ * rotation replaced only until its grace period ends.
+ */
+const servesBy = (k: ApiKey, h: string) => hashOf(k) === h || (previousOf(k) === h && (k.previousExpiresAt ?? 0) > Date.now())
 
 /**
  * `r` as the maps' entry for its key. A key whose secret was rotated since the maps last held it
@@ -82,9 +95,13 @@ const hashOf = (k: ApiKey | undefined) => (k as Held | undefined)?.[HASH]
  * reads again after a read under way), or, for a lookup, by reading the row again (`lookup`).
  */
 function put(maps: Loading, r: Row, k: ApiKey): void {
-  const before = hashOf(maps.byId.get(r.id))
-  if (before !== undefined && before !== r.keyHash && maps.byHash.get(before)?.id === r.id) maps.byHash.delete(before)
+  const held = maps.byId.get(r.id)
+  const previous = previousLive(r) ? r.previousKeyHash : null
+  for (const before of [hashOf(held), previousOf(held)]) {
+    if (before !== undefined && before !== r.keyHash && before !== previous && maps.byHash.get(before)?.id === r.id) maps.byHash.delete(before)
+  }
   maps.byHash.set(r.keyHash, k)
+  if (previous !== null) maps.byHash.set(previous, k)
   maps.byId.set(k.id, k)
 }
 
@@ -101,8 +118,10 @@ function toKey(r: Row, unwritten = 0): ApiKey {
     rpm: r.rpm,
     createdAt: r.createdAt,
     lastUsedAt: r.lastUsedAt,
+    previousExpiresAt: previousLive(r) ? r.previousExpiresAt : null,
     [HASH]: r.keyHash,
   }
+  if (previousLive(r)) k[PREVIOUS] = r.previousKeyHash!
   return k
 }
 
@@ -122,6 +141,8 @@ function newKey(input: KeyInput): { key: string; row: Row } {
     createdAt: Math.floor(now / 1000),
     lastUsedAt: null,
     updatedAt: now,
+    previousKeyHash: null,
+    previousExpiresAt: null,
   }
   return { key, row }
 }
@@ -139,6 +160,8 @@ const PAGE_ROWS = 1000
 
 /** The most a key's credits may be, in USD: far past any real grant, far below where a double loses cents. */
 export const MAX_CREDITS = 1e12
+/** The longest a rotated key's old secret may keep working, in seconds (30 days). */
+export const MAX_GRACE_SECONDS = 30 * 24 * 3600
 /** Requests a minute a key may be given, at most: past it a number no column holds (and no limit means anything). */
 export const MAX_RPM = 1_000_000_000
 
@@ -359,15 +382,26 @@ export class KeyStore {
 
   /**
    * A new secret for the key: the same id (what the key owns and has spent stays with it), a new
-   * hash and prefix; the old secret is refused at once here, and on other instances when they
-   * hear of the change (the bus, within about a second; else their poll of the database: 1 s on
-   * SQLite, 5 s on PostgreSQL). A disabled key stays disabled.
+   * hash and prefix. With no grace period the old secret is refused at once here, and on other
+   * instances when they hear of the change (the bus, within about a second; else their poll of
+   * the database: 1 s on SQLite, 5 s on PostgreSQL). With one (`graceMs`), the old secret keeps
+   * working until it ends, so that clients can move to the new one without a gap; one previous
+   * secret at most: a rotation replaces the previous one with the secret it replaces (or with
+   * none, without a grace period). A disabled key stays disabled.
    */
-  async rotate(id: string): Promise<{ key: string; record: ApiKey } | undefined> {
+  async rotate(id: string, graceMs = 0): Promise<{ key: string; record: ApiKey } | undefined> {
     const key = generateKey()
+    const now = Date.now()
     const [r] = (await this.db
       .update(this.t)
-      .set({ keyHash: hashKey(key), keyPrefix: prefixOf(key), updatedAt: Date.now() })
+      .set({
+        keyHash: hashKey(key),
+        keyPrefix: prefixOf(key),
+        updatedAt: now,
+        // the right side reads the row as it was: the secret replaced
+        previousKeyHash: graceMs > 0 ? sql`${this.t.keyHash}` : null,
+        previousExpiresAt: graceMs > 0 ? now + graceMs : null,
+      })
       .where(eq(this.t.id, id))
       .returning()) as Row[]
     return r ? { key, record: this.changed(r) } : undefined
@@ -416,26 +450,35 @@ export class KeyStore {
   authenticate(secret: string): ApiKey | undefined | Promise<ApiKey | undefined> {
     const h = hashKey(secret)
     const cached = this.maps.byHash.get(h)
-    if (cached !== undefined) return cached ?? undefined
+    if (cached !== undefined) return cached === null ? undefined : this.served(cached, h)
     return this.lookup(h)
   }
 
   /** The key for a secret as memory holds it: null when known to be no key, undefined when not in memory. */
   known(secret: string): ApiKey | null | undefined {
-    return this.maps.byHash.get(hashKey(secret))
+    const h = hashKey(secret)
+    const cached = this.maps.byHash.get(h)
+    return cached ? (this.served(cached, h) ?? null) : cached
+  }
+
+  /** `k`, held under `h`, if `h` may still serve it; a previous secret whose grace has ended is known to be no key from then on. */
+  private served(k: ApiKey, h: string): ApiKey | undefined {
+    if (servesBy(k, h)) return k
+    if (this.maps.byHash.get(h) === k) this.maps.byHash.set(h, null)
+    return undefined
   }
 
   private async lookup(h: string): Promise<ApiKey | undefined> {
     const found = await this.read(
-      () => this.db.select().from(this.t).where(eq(this.t.keyHash, h)).limit(1),
+      () => this.db.select().from(this.t).where(or(eq(this.t.keyHash, h), eq(this.t.previousKeyHash, h))).limit(1),
       // memory holds another secret of this key: one of the two was read before a rotation
       // (this lookup, begun before it, would bring the old secret back), so its row is read again
       ([r]) => (!r ? undefined : this.heldOtherwise(r) ? r.id : this.remember(r)),
     )
-    if (typeof found === 'object') return found
-    if (found !== undefined) {
-      const again = await this.read(this.byIdQuery(found), ([r]) => r && { key: this.remember(r), hash: r.keyHash })
-      if (again?.hash === h) return again.key
+    if (typeof found === 'object' && servesBy(found, h)) return found
+    if (typeof found === 'string') {
+      const again = await this.read(this.byIdQuery(found), ([r]) => r && this.remember(r))
+      if (again && servesBy(again, h)) return again
     }
     if (this.maps.byHash.size >= NEGATIVE_CACHE_MAX + this.maps.byId.size) this.invalidate(true)
     this.maps.byHash.set(h, null)
@@ -444,7 +487,7 @@ export class KeyStore {
 
   private heldOtherwise(r: Row): boolean {
     const held = hashOf(this.maps.byId.get(r.id))
-    return held !== undefined && held !== r.keyHash
+    return held !== undefined && held !== r.keyHash && held !== r.previousKeyHash
   }
 
   /**

@@ -24,6 +24,7 @@ import m21 from '../../db/migrations/0021_conversations.sql' with { type: 'text'
 import m22 from '../../db/migrations/0022_generation_usage_extras.sql' with { type: 'text' }
 import m23 from '../../db/migrations/0023_usage_hourly_extras.sql' with { type: 'text' }
 import m24 from '../../db/migrations/0024_prune_marks.sql' with { type: 'text' }
+import m25 from '../../db/migrations/0025_key_grace.sql' with { type: 'text' }
 import p0 from '../../db/pg-migrations/0000_init.sql' with { type: 'text' }
 import p1 from '../../db/pg-migrations/0001_credit_reservations.sql' with { type: 'text' }
 import p2 from '../../db/pg-migrations/0002_batch_leases.sql' with { type: 'text' }
@@ -46,6 +47,7 @@ import p18 from '../../db/pg-migrations/0018_conversations.sql' with { type: 'te
 import p19 from '../../db/pg-migrations/0019_generation_usage_extras.sql' with { type: 'text' }
 import p20 from '../../db/pg-migrations/0020_usage_hourly_extras.sql' with { type: 'text' }
 import p21 from '../../db/pg-migrations/0021_prune_marks.sql' with { type: 'text' }
+import p22 from '../../db/pg-migrations/0022_key_grace.sql' with { type: 'text' }
 
 export interface Migration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -76,6 +78,7 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0022_generation_usage_extras", when: 1796438899638, breakpoints: true, sql: m22 },
   { tag: "0023_usage_hourly_extras", when: 1796449008252, breakpoints: true, sql: m23 },
   { tag: "0024_prune_marks", when: 1796492432041, breakpoints: true, sql: m24 },
+  { tag: "0025_key_grace", when: 1796536960973, breakpoints: true, sql: m25 },
 ]
 
 /** PostgreSQL. */
@@ -102,4 +105,5 @@ export const PG_MIGRATIONS: Migration[] = [
   { tag: "0019_generation_usage_extras", when: 1796438900963, breakpoints: true, sql: p19 },
   { tag: "0020_usage_hourly_extras", when: 1796449009521, breakpoints: true, sql: p20 },
   { tag: "0021_prune_marks", when: 1796492437523, breakpoints: true, sql: p21 },
+  { tag: "0022_key_grace", when: 1796536961946, breakpoints: true, sql: p22 },
 ]

@@ -43,8 +43,12 @@ export function declareTables(k: ColumnKit) {
       lastUsedAt: k.int('last_used_at'),
       /** Epoch ms of the last change by a person (CLI/admin), watched by running servers. */
       updatedAt: k.int('updated_at').notNull(),
+      /** The hash of the secret a rotation replaced, while it still works (a grace period); null when none. */
+      previousKeyHash: k.text('previous_key_hash'),
+      /** Epoch ms at which the previous secret stops working. */
+      previousExpiresAt: k.int('previous_expires_at'),
     },
-    (t) => [k.uniqueIndex('api_keys_hash').on(t.keyHash), k.index('api_keys_updated').on(t.updatedAt)],
+    (t) => [k.uniqueIndex('api_keys_hash').on(t.keyHash), k.index('api_keys_updated').on(t.updatedAt), k.index('api_keys_previous_hash').on(t.previousKeyHash)],
   )
 
   const files = k.table(

@@ -14,6 +14,8 @@ export interface ApiKey {
   rpm: number | null
   createdAt: number
   lastUsedAt: number | null
+  /** Epoch ms at which the secret a rotation replaced stops working; null when none works. */
+  previousExpiresAt?: number | null
 }
 
 export interface RequestInfo {

@@ -75,3 +75,60 @@ test("a writer whose clock is ahead does not hide the others' changes", async ()
   await mine.invalidate()
   expect(mine.current(b.id)!.status).toBe('inactive')
 })
+
+test("a rotation's grace period: the old secret works beside the new one, on the instance that rotated and on one that only reads the rows, until it ends", async () => {
+  const { key: first, record } = await t.s.keys.create({ name: 'graced' })
+  const here = t.s.keys
+  // an instance that has never read this key: each secret is looked up
+  const elsewhere = new KeyStore(t.s.storage)
+  // one that held the key before the rotation and reads the change
+  const reading = new KeyStore(t.s.storage)
+  await reading.load()
+  expect(await reading.authenticate(first)).toBeDefined()
+
+  const second = (await here.rotate(record.id, 60_000))!
+  expect(second.record.previousExpiresAt).toBeGreaterThan(Date.now() + 59_000)
+  await reading.invalidate()
+  for (const store of [here, elsewhere, reading]) {
+    expect((await store.authenticate(first))?.id).toBe(record.id)
+    expect((await store.authenticate(second.key))?.id).toBe(record.id)
+    expect(store.known(first)?.id).toBe(record.id)
+  }
+
+  // a second rotation within the grace: the secret it replaces is the previous one now, the first goes
+  const third = (await here.rotate(record.id, 60_000))!
+  await reading.invalidate()
+  const fresh = new KeyStore(t.s.storage)
+  for (const store of [here, reading, fresh]) {
+    expect(await store.authenticate(first)).toBeUndefined()
+    expect((await store.authenticate(second.key))?.id).toBe(record.id)
+    expect((await store.authenticate(third.key))?.id).toBe(record.id)
+  }
+
+  // a short grace ends: refused from memory where it was held, and when looked up where it was not
+  const fourth = (await here.rotate(record.id, 150))!
+  await reading.invalidate()
+  expect((await here.authenticate(third.key))?.id).toBe(record.id)
+  expect((await reading.authenticate(third.key))?.id).toBe(record.id)
+  await Bun.sleep(200)
+  const late = new KeyStore(t.s.storage)
+  for (const store of [here, reading, late]) {
+    expect(await store.authenticate(third.key)).toBeUndefined()
+    expect(store.known(third.key)).toBeNull()
+    expect((await store.authenticate(fourth.key))?.id).toBe(record.id)
+  }
+  expect(here.current(record.id)!.previousExpiresAt).toBeLessThan(Date.now())
+
+  // a rotation without a grace period ends the previous secret at once, wherever it is held
+  const fifth = (await here.rotate(record.id, 60_000))!
+  await reading.invalidate()
+  expect((await reading.authenticate(fourth.key))?.id).toBe(record.id)
+  const sixth = (await here.rotate(record.id))!
+  await reading.invalidate()
+  for (const store of [here, reading, new KeyStore(t.s.storage)]) {
+    expect(await store.authenticate(fourth.key)).toBeUndefined()
+    expect(await store.authenticate(fifth.key)).toBeUndefined()
+    expect((await store.authenticate(sixth.key))?.id).toBe(record.id)
+  }
+  expect(sixth.record.previousExpiresAt).toBeNull()
+})

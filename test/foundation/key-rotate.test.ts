@@ -90,6 +90,11 @@ describe('rotating a key', () => {
     const cases: [string, string | undefined, number, RegExp][] = [
       ['/admin/v1/keys/key_nosuchkey/rotate', undefined, 404, /key_nosuchkey/],
       [`/admin/v1/keys/${made.id}/rotate`, '{"grace":5}', 400, /^grace: /],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":-1}', 400, /^grace_period_seconds: expected an integer 0 to 2592000/],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":1.5}', 400, /^grace_period_seconds: /],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":"60"}', 400, /^grace_period_seconds: /],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":2592001}', 400, /^grace_period_seconds: /],
+      [`/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":null}', 400, /^grace_period_seconds: /],
       [`/admin/v1/keys/${made.id}/rotate`, '{"name":"x"}', 400, /^name: /],
       [`/admin/v1/keys/${made.id}/rotate`, '[1]', 400, /body|expected/i],
       [`/admin/v1/keys/${made.id}/rotate`, '{"', 400, /JSON/],
@@ -106,6 +111,38 @@ describe('rotating a key', () => {
     expect(self.status).toBe(401)
     expect(await models(made.key)).toBe(200)
   })
+
+  test('with a grace period the old secret keeps working beside the new one until it ends, then is refused; the key says until when', async () => {
+    const made = await make('rotated with a grace period')
+    expect(await models(made.key)).toBe(200)
+    const before = Date.now()
+    const r = await admin('POST', `/admin/v1/keys/${made.id}/rotate`, JSON.stringify({ grace_period_seconds: 2 }))
+    expect(r.status).toBe(200)
+    const rotated = (await r.json()) as { key: string; previous_key_expires_at: number | null }
+    expect(rotated.previous_key_expires_at! * 1000).toBeGreaterThanOrEqual(before + 2_000)
+    expect(rotated.previous_key_expires_at! * 1000).toBeLessThanOrEqual(Date.now() + 3_000)
+    // both serve, and what either does is the one key's
+    const chat = await client(made.key).chat.completions.create({ model: 'mock-gpt', max_tokens: 5, messages: [{ role: 'user', content: 'mock: text in the grace' }] })
+    expect(chat.id).toBeTruthy()
+    expect(await models(rotated.key)).toBe(200)
+    const shown = (await (await admin('GET', `/admin/v1/keys/${made.id}`)).json()) as { previous_key_expires_at: number | null }
+    expect(shown.previous_key_expires_at).toBe(rotated.previous_key_expires_at)
+    const listing = (await (await admin('GET', '/admin/v1/keys')).json()) as { data: { id: string; previous_key_expires_at: number | null }[] }
+    expect(listing.data.find((k) => k.id === made.id)!.previous_key_expires_at).toBe(rotated.previous_key_expires_at)
+    while (Date.now() < rotated.previous_key_expires_at! * 1000 + 50) await Bun.sleep(50)
+    expect(await models(made.key)).toBe(401)
+    expect(await models(rotated.key)).toBe(200)
+    const after = (await (await admin('GET', `/admin/v1/keys/${made.id}`)).json()) as { previous_key_expires_at: number | null }
+    expect(after.previous_key_expires_at).toBeNull()
+    // a rotation without one, the previous secret's grace still running, ends it at once
+    const again = (await (await admin('POST', `/admin/v1/keys/${made.id}/rotate`, JSON.stringify({ grace_period_seconds: 600 }))).json()) as { key: string }
+    expect(await models(rotated.key)).toBe(200)
+    const last = (await (await admin('POST', `/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":0}')).json()) as { key: string; previous_key_expires_at: number | null }
+    expect(last.previous_key_expires_at).toBeNull()
+    expect(await models(rotated.key)).toBe(401)
+    expect(await models(again.key)).toBe(401)
+    expect(await models(last.key)).toBe(200)
+  }, 30_000)
 
   test('switchyard keys rotate ID (another process on the data dir): the new secret printed once works at once, the old one is refused within the poll', async () => {
     const made = await make('rotated by the CLI')
@@ -126,6 +163,22 @@ describe('rotating a key', () => {
     expect(missing.stderr).toContain('no key with id key_nosuchkey')
     const plain = await runCli(['keys', 'rotate', made.id, '--data-dir', gw.dataDir])
     expect(plain.code).toBe(0)
-    expect(plain.stdout).toMatch(/^sk-sy-\S+\n {2}id key_/)
+    expect(plain.stdout).toMatch(/^sk-sy-\S+\n {2}id key_.*the old secret no longer works/)
+    const plainKey = plain.stdout.split('\n')[0]!
+    // with a grace period the old secret goes on working here, past the poll that reads the change
+    const graced = await runCli(['keys', 'rotate', made.id, '--grace', '600', '--data-dir', gw.dataDir])
+    expect(graced.code).toBe(0)
+    expect(graced.stdout).toMatch(/the old secret works until 20\d\d-/)
+    const gracedKey = graced.stdout.split('\n')[0]!
+    expect(await models(gracedKey)).toBe(200)
+    await Bun.sleep(1_500)
+    expect(await models(plainKey)).toBe(200)
+    expect(await models(gracedKey)).toBe(200)
+    for (const bad of ['-5', '1.5', 'ten', '2592001']) {
+      const refused = await runCli(['keys', 'rotate', made.id, `--grace=${bad}`, '--data-dir', gw.dataDir])
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain('--grace: expected a whole number of seconds')
+    }
+    expect(await models(gracedKey)).toBe(200)
   }, 30_000)
 })
