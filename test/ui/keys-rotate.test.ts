@@ -1,6 +1,6 @@
 // The Keys view's Rotate button in headless Chromium: the admin confirms, the new secret is shown
 // once (as on creation) and works, the old one is refused; a dashboard tab signed in with the old
-// secret is signed out at its next request.
+// secret is signed out at its next request. With a grace period chosen, the old one goes on working.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -66,7 +66,21 @@ describe.skipIf(!HAVE_CHROMIUM)('rotating a key in the dashboard', () => {
     expect(await (await keyTab.waitForSelector('form.signin .error')).textContent()).toBe('Signed out: Invalid API key: no such key')
     // the only console lines: the browser's own notes of that tab's 401 answers
     expect(b.problems.slice(before).every((p) => p.includes('status of 401'))).toBe(true)
-    for (const u of b.urls) for (const t of [ADMIN, made.key, fresh]) expect(u).not.toContain(t)
     await keyTab.close()
+
+    // with a grace period chosen beside the button, the secret it replaces goes on working, and the row says until when
+    await page.selectOption(`${row} select.grace`, '3600')
+    page.once('dialog', (d) => void ((asked = d.message()), d.accept()))
+    await page.click(`${row} button.rotate`)
+    const third = (await (await page.waitForSelector(`.secret code.key-secret:not(:has-text("${fresh}"))`)).textContent())!
+    expect(asked).toContain('keeps working for 1 hour')
+    expect(await page.textContent('.secret p')).toContain('the old one works until')
+    await page.waitForSelector(`${row} .previous:has-text("old secret until")`)
+    expect(await models(third)).toBe(200)
+    expect(await models(fresh)).toBe(200)
+    const until = (await gw.services.keys.get(made.record.id))!.previousExpiresAt!
+    expect(until - Date.now()).toBeGreaterThan(3_590_000)
+    await page.click('.secret button.done')
+    for (const u of b.urls) for (const t of [ADMIN, made.key, fresh, third]) expect(u).not.toContain(t)
   }, 120_000)
 })

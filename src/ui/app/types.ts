@@ -16,6 +16,8 @@ export interface PublicKey {
   rpm: number | null
   created_at: number
   last_used_at: number | null
+  /** Until when the secret the last rotation replaced still works; null when it does not. */
+  previous_key_expires_at: number | null
 }
 
 /** What else the costs count, summed in the report's totals and per model (0 where none). */

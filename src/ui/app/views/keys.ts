@@ -1,10 +1,14 @@
 // Keys (admin): create (the secret is shown once, here, and kept nowhere), disable, enable,
 // add credits, set the per-key rate limit, rotate (a new secret, shown once as on creation; the
-// old one stops working); credits against spend for each key.
+// old one stops working at once, or after the grace period chosen beside the button); credits
+// against spend for each key.
 import * as api from '../api.ts'
 import { h, replace, setWidth } from '../dom.ts'
 import { time, usd } from '../fmt.ts'
 import type { List, PublicKey } from '../types.ts'
+
+/** How long a rotated key's old secret may keep working, as the dashboard offers it: seconds, words. */
+const GRACES: [number, string][] = [[0, 'at once'], [3600, '1 hour'], [86_400, '1 day'], [7 * 86_400, '7 days']]
 
 export function keysView(root: HTMLElement): () => void {
   const table = h('tbody')
@@ -46,10 +50,12 @@ export function keysView(root: HTMLElement): () => void {
     await load()
   }
 
-  async function rotate(k: PublicKey) {
-    if (!confirm(`Rotate the secret of "${k.name}"? Its current secret stops working at once.`)) return
+  async function rotate(k: PublicKey, grace: number) {
+    const when = grace === 0 ? 'stops working at once' : `keeps working for ${GRACES.find(([s]) => s === grace)?.[1] ?? `${grace} s`}, then stops`
+    if (!confirm(`Rotate the secret of "${k.name}"? Its current secret ${when}.`)) return
     try {
-      await shown(await api.send<PublicKey & { key: string }>('POST', `/admin/v1/keys/${k.id}/rotate`), 'has a new secret; the old one no longer works.')
+      const made = await api.send<PublicKey & { key: string }>('POST', `/admin/v1/keys/${k.id}/rotate`, { grace_period_seconds: grace })
+      await shown(made, made.previous_key_expires_at === null ? 'has a new secret; the old one no longer works.' : `has a new secret; the old one works until ${time(made.previous_key_expires_at)}.`)
     } catch (err) {
       fail(err)
     }
@@ -62,8 +68,10 @@ export function keysView(root: HTMLElement): () => void {
     setWidth(fill, k.credits ? k.spent / k.credits : 0)
     const credit = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'USD', size: 6, 'aria-label': `credit ${k.name}` })
     const rpm = h('input', { type: 'number', min: 1, step: 1, placeholder: 'default', size: 6, value: k.rpm ?? '', 'aria-label': `rpm ${k.name}` })
+    const grace = h('select', { class: 'grace', 'aria-label': `old secret of ${k.name} after a rotation` }, GRACES.map(([s, label]) => h('option', { value: s }, s === 0 ? 'old secret: stops now' : `old secret: ${label} more`)))
     return h('tr', { 'data-key': k.id, class: k.status },
-      h('td', null, k.name), h('td', { class: 'mono' }, k.id, ' ', h('span', { class: 'muted' }, k.key_prefix + '…')), h('td', null, k.account), h('td', null, k.status),
+      h('td', null, k.name), h('td', { class: 'mono' }, k.id, ' ', h('span', { class: 'muted' }, k.key_prefix + '…')), h('td', null, k.account),
+      h('td', null, k.status, k.previous_key_expires_at === null ? null : h('div', { class: 'muted previous' }, `old secret until ${time(k.previous_key_expires_at)}`)),
       h('td', null, h('div', { class: 'bar small' }, fill), h('span', { class: 'spend' }, `${usd(k.spent)} of ${k.credits === null ? 'unlimited' : usd(k.credits)}`)),
       h('td', null, rpm, h('button', { onclick: () => act(`/admin/v1/keys/${k.id}`, { rpm: rpm.value === '' ? null : Number(rpm.value) }, 'PATCH')() }, 'Set')),
       h('td', null, time(k.last_used_at)),
@@ -72,7 +80,7 @@ export function keysView(root: HTMLElement): () => void {
           ? h('button', { onclick: act(`/admin/v1/keys/${k.id}/disable`) }, 'Disable')
           : h('button', { onclick: act(`/admin/v1/keys/${k.id}/enable`) }, 'Enable'),
         credit, h('button', { onclick: () => (Number(credit.value) > 0 ? act(`/admin/v1/keys/${k.id}/credit`, { amount: Number(credit.value) })() : fail(new Error('credit: enter an amount above 0'))) }, 'Add credit'),
-        h('button', { class: 'rotate', onclick: () => void rotate(k) }, 'Rotate'))))
+        grace, h('button', { class: 'rotate', onclick: () => void rotate(k, Number(grace.value)) }, 'Rotate'))))
   }
 
   async function load() {
