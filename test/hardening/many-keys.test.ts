@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { spawnGateway, startGateway, tempDir, cleanup, type Spawned } from '../helpers/server.ts'
 import { dropDatabaseFor, openDatabaseOf } from '../helpers/database.ts'
 import { slowestHealth } from '../helpers/loop-gap.ts'
-import { hashKey } from '../../src/auth/keys.ts'
+import { hashKey } from '../../src/auth/key-rows.ts'
 
 const ADMIN = 'admin-many-keys-' + crypto.randomUUID()
 const N = 100_000
