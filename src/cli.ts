@@ -194,7 +194,9 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         if (v.json) return console.log(JSON.stringify(all.map(publicKey)))
         if (all.length === 0) return console.log('no keys')
         for (const k of all) {
-          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${terminalText(k.account)}  name=${terminalText(k.name)}  credits=${publicKey(k).credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}`)
+          const p = publicKey(k)
+          const previous = p.previous_key_expires_at === null ? '' : `  old secret until ${new Date(p.previous_key_expires_at * 1000).toISOString()}`
+          console.log(`${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(8)}  account=${terminalText(k.account)}  name=${terminalText(k.name)}  credits=${p.credits ?? 'unlimited'}  spent=${k.spent.toFixed(6)}  rpm=${k.rpm ?? 'default'}${previous}`)
         }
         return
       }

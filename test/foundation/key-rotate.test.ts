@@ -174,6 +174,8 @@ describe('rotating a key', () => {
     await Bun.sleep(1_500)
     expect(await models(plainKey)).toBe(200)
     expect(await models(gracedKey)).toBe(200)
+    const listed = await runCli(['keys', 'list', '--data-dir', gw.dataDir])
+    expect(listed.stdout.split('\n').find((l) => l.startsWith(made.id))).toMatch(/ old secret until 20\d\d-\d\d-\d\dT/)
     for (const bad of ['-5', '1.5', 'ten', '2592001']) {
       const refused = await runCli(['keys', 'rotate', made.id, `--grace=${bad}`, '--data-dir', gw.dataDir])
       expect(refused.code).toBe(2)

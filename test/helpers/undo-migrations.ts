@@ -20,6 +20,8 @@ const UNDO: Record<string, string[]> = {
   generation_usage_extras: dropColumns('generations', ['usage_extras']),
   usage_hourly_extras: dropColumns('usage_hourly', ['cache_write_1h_tokens', 'input_audio_tokens', 'output_audio_tokens', 'web_search_requests', 'file_search_requests', 'image_tool_tokens']),
   prune_marks: ['DROP TABLE prune_marks'],
+  // the index first: SQLite drops no column an index names
+  key_grace: ['DROP INDEX api_keys_previous_hash', ...dropColumns('api_keys', ['previous_key_hash', 'previous_expires_at'])],
 }
 
 /** Undo `from` and every later migration of `migrations` on `sql`, newest first. */
