@@ -4,9 +4,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
-import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { dropDatabaseFor, onPostgres } from '../helpers/database.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
-import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
+import { upgradedGateway } from '../helpers/undo-migrations.ts'
 
 const dataDir = tempDir('switchyard-key-grace-upgrade-')
 const ADMIN = 'adm-grace-' + crypto.randomUUID()
@@ -26,14 +26,8 @@ test('a key made before the columns serves after the upgrade, and its rotation k
   await first.stop()
 
   // the database as the version before left it: no columns, no record of their migration
-  const db = await openDatabaseOf(dataDir)
-  await undoMigrationsFrom(db.sql, migrations, added)
-  await db.close()
-
-  const second = await startGateway({ dataDir, env, logLevel: 'silent' })
+  const second = await upgradedGateway(dataDir, env, migrations, added)
   try {
-    const row = await second.services.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM __drizzle_migrations')
-    expect(Number(row!.n)).toBe(migrations.length)
     const models = (k: string) => new OpenAI({ apiKey: k, baseURL: `${second.url}/api/alpha/v1`, maxRetries: 0 }).models.list().then(() => 200, (e) => e.status)
     expect(await models(key)).toBe(200)
     const shown = (await (await fetch(`${second.url}/admin/v1/keys/${record.id}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { previous_key_expires_at: unknown }

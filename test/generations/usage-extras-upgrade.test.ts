@@ -4,10 +4,10 @@
 import { afterAll, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
-import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { dropDatabaseFor, onPostgres } from '../helpers/database.ts'
 import { fixture, startFakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
-import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
+import { upgradedGateway } from '../helpers/undo-migrations.ts'
 
 const dataDir = tempDir('switchyard-usage-extras-upgrade-')
 const up = await startFakeUpstream()
@@ -34,14 +34,8 @@ test('a record stored before the column reads as before; the next one says its s
   await first.stop()
 
   // the database as the version before left it: no column, no record of its migration
-  const db = await openDatabaseOf(dataDir)
-  await undoMigrationsFrom(db.sql, migrations, added)
-  await db.close()
-
-  const second = await startGateway({ dataDir, env, logLevel: 'silent' })
+  const second = await upgradedGateway(dataDir, env, migrations, added)
   try {
-    const row = await second.services.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM __drizzle_migrations')
-    expect(Number(row!.n)).toBe(migrations.length)
     up.script(searched('msg_extras_after'))
     await ask(new Anthropic({ apiKey: key, baseURL: `${second.url}/api/beta`, maxRetries: 0 }))
     const list = (await (await fetch(`${second.url}/api/v1/generations`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any[] }

@@ -2,8 +2,11 @@
 // and their records gone, so the next start runs them again. Drizzle runs every migration newer
 // than the last one recorded, so an upgrade test of one migration also re-runs each later one:
 // each needs its undo here (one without is an error, not a test that passes by chance).
+import { expect } from 'bun:test'
 import type { Migration } from '../../src/db/migrations.gen.ts'
 import type { Sql } from '../../src/db/sql.ts'
+import { openDatabaseOf } from './database.ts'
+import { startGateway, type Gateway } from './server.ts'
 
 const dropColumns = (table: string, columns: string[]) => columns.map((c) => `ALTER TABLE ${table} DROP COLUMN ${c}`)
 
@@ -33,4 +36,23 @@ export async function undoMigrationsFrom(sql: Sql, migrations: Migration[], from
     for (const s of undo) await sql.run(s)
   }
   await sql.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [from.when])
+}
+
+/**
+ * The data dir's database as the version before `from` left it (`from` and every later migration
+ * undone, with their records), then a gateway started on it, which must have run them all again.
+ */
+export async function upgradedGateway(dataDir: string, env: Record<string, string>, migrations: Migration[], from: Migration): Promise<Gateway> {
+  const db = await openDatabaseOf(dataDir)
+  await undoMigrationsFrom(db.sql, migrations, from)
+  await db.close()
+  const gw = await startGateway({ dataDir, env, logLevel: 'silent' })
+  await expectAllMigrated(gw, migrations)
+  return gw
+}
+
+/** Every migration of `migrations` recorded as run on the gateway's database. */
+export async function expectAllMigrated(gw: Gateway, migrations: Migration[]): Promise<void> {
+  const row = await gw.services.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM __drizzle_migrations')
+  expect(Number(row!.n)).toBe(migrations.length)
 }

@@ -5,10 +5,10 @@
 import { afterAll, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
-import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { dropDatabaseFor, onPostgres } from '../helpers/database.ts'
 import { fixtureJson, startFakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
-import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
+import { upgradedGateway } from '../helpers/undo-migrations.ts'
 
 const dataDir = tempDir('switchyard-usage-details-upgrade-')
 const up = await startFakeUpstream()
@@ -43,14 +43,8 @@ test('hours rolled up before the parts were kept report the parts their records 
   await first.stop()
 
   // the database as the version before left it: no columns, no record of their migration
-  const db = await openDatabaseOf(dataDir)
-  await undoMigrationsFrom(db.sql, migrations, added!)
-  await db.close()
-
-  const second = await startGateway({ dataDir, env, logLevel: 'silent' })
+  const second = await upgradedGateway(dataDir, env, migrations, added!)
   try {
-    const row = await second.services.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM __drizzle_migrations')
-    expect(Number(row!.n)).toBe(migrations.length)
     // a window ending now: the hour of the requests is read from the rollup
     const report = (await (await fetch(`${second.url}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
     const parts = { input_cached_tokens: 2500, input_cache_write_tokens: 6000, reasoning_tokens: 47 }

@@ -6,10 +6,10 @@ import { afterAll, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { MIGRATIONS, PG_MIGRATIONS } from '../../src/db/migrations.gen.ts'
-import { dropDatabaseFor, onPostgres, openDatabaseOf } from '../helpers/database.ts'
+import { dropDatabaseFor, onPostgres } from '../helpers/database.ts'
 import { fixture, fixtureJson, startFakeUpstream, upstreamEnv } from '../helpers/fake-upstream.ts'
 import { cleanup, startGateway, tempDir } from '../helpers/server.ts'
-import { undoMigrationsFrom } from '../helpers/undo-migrations.ts'
+import { upgradedGateway } from '../helpers/undo-migrations.ts'
 
 const dataDir = tempDir('switchyard-usage-extras-rollup-upgrade-')
 const up = await startFakeUpstream()
@@ -72,14 +72,8 @@ test('hours rolled up before the extras were summed report the sums their record
   await first.stop()
 
   // the database as the version before left it: no columns, no record of their migration
-  const db = await openDatabaseOf(dataDir)
-  await undoMigrationsFrom(db.sql, migrations, added!)
-  await db.close()
-
-  const second = await startGateway({ dataDir, env, logLevel: 'silent' })
+  const second = await upgradedGateway(dataDir, env, migrations, added!)
   try {
-    const row = await second.services.storage.sql.get<{ n: number }>('SELECT count(*) AS n FROM __drizzle_migrations')
-    expect(Number(row!.n)).toBe(migrations.length)
     const report = async (query = '') => (await (await fetch(`${second.url}/api/v1/usage${query}`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
     const none = { input_cache_write_1h_tokens: 0, input_audio_tokens: 0, output_audio_tokens: 0, web_search_requests: 0, file_search_requests: 0, image_tool_tokens: 0 }
     const byModel = {
