@@ -27,6 +27,7 @@ Usage:
   switchyard keys disable ID | keys enable ID | keys credit ID AMOUNT
   switchyard keys rotate ID [--grace SECONDS] [--json]   a new secret for the key (shown once); the old one
                    stops working at once, or after SECONDS (at most 30 days)
+  switchyard keys revoke-previous ID   the old secret a rotation's grace period keeps stops working now
   switchyard batches watch ID   a batch's progress until it ends (exit 1 if it failed or expired)
   switchyard config        print the effective config, secrets masked
   switchyard migrate       create or migrate the database (the data dir's, or database.url) and exit
@@ -149,7 +150,7 @@ function existingDatabase(config: Config, command: string): void {
 
 async function keysCommand(config: Config, args: string[], v: Record<string, string | boolean | undefined>) {
   const [sub, id, amount] = args
-  if (!['create', 'list', 'disable', 'enable', 'credit', 'rotate'].includes(sub ?? '')) throw new UsageError(`unknown keys command "${sub ?? ''}"`)
+  if (!['create', 'list', 'disable', 'enable', 'credit', 'rotate', 'revoke-previous'].includes(sub ?? '')) throw new UsageError(`unknown keys command "${sub ?? ''}"`)
   if (sub === 'create') {
     if (!config.database.url && !existsSync(join(config.dataDir, 'switchyard.db'))) console.error(`switchyard: a new database in data dir ${config.dataDir}`)
   } else existingDatabase(config, `keys ${sub ?? ''}`.trim())
@@ -214,6 +215,8 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         else console.log(`${key}\n  id ${record.id}, ${record.status}; ${old}; the new one is shown once`)
         return
       }
+      case 'revoke-previous':
+        return show(await keys.revokePrevious(need(id, 'ID')), id!)
       case 'credit': {
         const n = credits(positiveNumber(need(amount, 'AMOUNT'), 'amount'), 'amount')!
         if (!(n > 0)) throw new UsageError('keys credit: AMOUNT must be greater than 0')

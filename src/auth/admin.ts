@@ -1,4 +1,5 @@
-// /admin/v1/keys: create, list, read, update, disable/enable, credit, rotate (a new secret); /admin/v1/cache: what the
+// /admin/v1/keys: create, list, read, update, disable/enable, credit, rotate (a new secret, the old one
+// kept for a grace period if asked), revoke-previous (that grace ended now); /admin/v1/cache: what the
 // response cache holds, and emptying it. Guarded by SWITCHYARD_ADMIN_TOKEN; without a token the
 // routes do not exist (404).
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -123,6 +124,7 @@ export function adminRoutes(s: Pick<Services, 'config' | 'keys' | 'cache'>) {
       // as creation answers: the new secret, shown this once
       return { ...publicKey(made.record), key: made.key }
     }, { parse: 'none' })
+    .post('/admin/v1/keys/:id/revoke-previous', async ({ params }) => found(await s.keys.revokePrevious(params.id), params.id))
     .delete('/admin/v1/keys/:id', async ({ params }) => found(await s.keys.update(params.id, { status: 'inactive' }), params.id))
     .get('/admin/v1/cache', () => cacheStats(s.cache))
     .delete('/admin/v1/cache', () => clearCache(s.cache))

@@ -288,6 +288,20 @@ export class KeyStore {
   }
 
   /**
+   * The secret a rotation replaced stops working now, before its grace period ends (every client
+   * has moved to the new one, or the old one leaked); the key's current secret stays. A key with
+   * no previous secret is answered as it is.
+   */
+  async revokePrevious(id: string): Promise<ApiKey | undefined> {
+    const [r] = (await this.db
+      .update(this.t)
+      .set({ previousKeyHash: null, previousExpiresAt: null, updatedAt: Date.now() })
+      .where(eq(this.t.id, id))
+      .returning()) as Row[]
+    return r ? this.changed(r) : undefined
+  }
+
+  /**
    * Grant more credits: adds to the granted amount (an unlimited key becomes a funded one). A
    * grant that would take the key past MAX_CREDITS is a 400: a sum that overflowed to Infinity
    * would read as unlimited (and PostgreSQL refuses the overflow outright). So is one too small

@@ -119,14 +119,25 @@ test("a rotation's grace period: the old secret works beside the new one, on the
   }
   expect(here.current(record.id)!.previousExpiresAt).toBeLessThan(Date.now())
 
-  // a rotation without a grace period ends the previous secret at once, wherever it is held
-  const fifth = (await here.rotate(record.id, 60_000))!
+  // a grace ended early: refused wherever it was held, once the change is read
+  const ended = (await here.rotate(record.id, 60_000))!
   await reading.invalidate()
   expect((await reading.authenticate(fourth.key))?.id).toBe(record.id)
-  const sixth = (await here.rotate(record.id))!
+  expect((await here.revokePrevious(record.id))!.previousExpiresAt).toBeNull()
   await reading.invalidate()
   for (const store of [here, reading, new KeyStore(t.s.storage)]) {
     expect(await store.authenticate(fourth.key)).toBeUndefined()
+    expect((await store.authenticate(ended.key))?.id).toBe(record.id)
+  }
+
+  // a rotation without a grace period ends the previous secret at once, wherever it is held
+  const fifth = (await here.rotate(record.id, 60_000))!
+  await reading.invalidate()
+  expect((await reading.authenticate(ended.key))?.id).toBe(record.id)
+  const sixth = (await here.rotate(record.id))!
+  await reading.invalidate()
+  for (const store of [here, reading, new KeyStore(t.s.storage)]) {
+    expect(await store.authenticate(ended.key)).toBeUndefined()
     expect(await store.authenticate(fifth.key)).toBeUndefined()
     expect((await store.authenticate(sixth.key))?.id).toBe(record.id)
   }

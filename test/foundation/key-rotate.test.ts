@@ -134,12 +134,26 @@ describe('rotating a key', () => {
     expect(await models(rotated.key)).toBe(200)
     const after = (await (await admin('GET', `/admin/v1/keys/${made.id}`)).json()) as { previous_key_expires_at: number | null }
     expect(after.previous_key_expires_at).toBeNull()
+    // a grace ended early: the old secret is refused from then on, the new one stays
+    const early = (await (await admin('POST', `/admin/v1/keys/${made.id}/rotate`, JSON.stringify({ grace_period_seconds: 600 }))).json()) as { key: string }
+    expect(await models(rotated.key)).toBe(200)
+    const ended = await admin('POST', `/admin/v1/keys/${made.id}/revoke-previous`)
+    expect(ended.status).toBe(200)
+    expect(((await ended.json()) as { previous_key_expires_at: unknown }).previous_key_expires_at).toBeNull()
+    expect(await models(rotated.key)).toBe(401)
+    expect(await models(early.key)).toBe(200)
+    // again, with none left: the key as it is
+    expect((await admin('POST', `/admin/v1/keys/${made.id}/revoke-previous`)).status).toBe(200)
+    expect(await models(early.key)).toBe(200)
+    const unknown = await admin('POST', '/admin/v1/keys/key_nosuchkey/revoke-previous')
+    expect(unknown.status).toBe(404)
+    expect(((await unknown.json()) as { error: string }).error).toContain('key_nosuchkey')
     // a rotation without one, the previous secret's grace still running, ends it at once
     const again = (await (await admin('POST', `/admin/v1/keys/${made.id}/rotate`, JSON.stringify({ grace_period_seconds: 600 }))).json()) as { key: string }
-    expect(await models(rotated.key)).toBe(200)
+    expect(await models(early.key)).toBe(200)
     const last = (await (await admin('POST', `/admin/v1/keys/${made.id}/rotate`, '{"grace_period_seconds":0}')).json()) as { key: string; previous_key_expires_at: number | null }
     expect(last.previous_key_expires_at).toBeNull()
-    expect(await models(rotated.key)).toBe(401)
+    expect(await models(early.key)).toBe(401)
     expect(await models(again.key)).toBe(401)
     expect(await models(last.key)).toBe(200)
   }, 30_000)
@@ -180,6 +194,15 @@ describe('rotating a key', () => {
       const refused = await runCli(['keys', 'rotate', made.id, `--grace=${bad}`, '--data-dir', gw.dataDir])
       expect(refused.code).toBe(2)
       expect(refused.stderr).toContain('--grace: expected a whole number of seconds')
+    }
+    expect(await models(gracedKey)).toBe(200)
+    // the grace ended early by the CLI: the old secret refused within the poll, the new one stays
+    const revoked = await runCli(['keys', 'revoke-previous', made.id, '--data-dir', gw.dataDir])
+    expect(revoked.code).toBe(0)
+    const t1 = performance.now()
+    while ((await models(plainKey)) !== 401) {
+      expect(performance.now() - t1).toBeLessThan(2_000)
+      await Bun.sleep(20)
     }
     expect(await models(gracedKey)).toBe(200)
   }, 30_000)

@@ -1,6 +1,7 @@
 // The Keys view's Rotate button in headless Chromium: the admin confirms, the new secret is shown
 // once (as on creation) and works, the old one is refused; a dashboard tab signed in with the old
-// secret is signed out at its next request. With a grace period chosen, the old one goes on working.
+// secret is signed out at its next request. With a grace period chosen, the old one goes on working
+// until it is ended from the key's row.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -76,11 +77,17 @@ describe.skipIf(!HAVE_CHROMIUM)('rotating a key in the dashboard', () => {
     expect(asked).toContain('keeps working for 1 hour')
     expect(await page.textContent('.secret p')).toContain('the old one works until')
     await page.waitForSelector(`${row} .previous:has-text("old secret until")`)
+    await screenshot(page, 'keys-grace')
     expect(await models(third)).toBe(200)
     expect(await models(fresh)).toBe(200)
     const until = (await gw.services.keys.get(made.record.id))!.previousExpiresAt!
     expect(until - Date.now()).toBeGreaterThan(3_590_000)
     await page.click('.secret button.done')
+    // ended early from the row: the old secret refused, the row no longer says it works
+    await page.click(`${row} button.revoke-previous`)
+    await page.waitForSelector(`${row} .previous`, { state: 'detached' })
+    expect(await models(fresh)).toBe(401)
+    expect(await models(third)).toBe(200)
     for (const u of b.urls) for (const t of [ADMIN, made.key, fresh, third]) expect(u).not.toContain(t)
   }, 120_000)
 })

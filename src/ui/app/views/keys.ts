@@ -1,7 +1,7 @@
 // Keys (admin): create (the secret is shown once, here, and kept nowhere), disable, enable,
 // add credits, set the per-key rate limit, rotate (a new secret, shown once as on creation; the
-// old one stops working at once, or after the grace period chosen beside the button); credits
-// against spend for each key.
+// old one stops working at once, or after the grace period chosen beside the button, which can be
+// ended early); credits against spend for each key.
 import * as api from '../api.ts'
 import { h, replace, setWidth } from '../dom.ts'
 import { time, usd } from '../fmt.ts'
@@ -68,10 +68,11 @@ export function keysView(root: HTMLElement): () => void {
     setWidth(fill, k.credits ? k.spent / k.credits : 0)
     const credit = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'USD', size: 6, 'aria-label': `credit ${k.name}` })
     const rpm = h('input', { type: 'number', min: 1, step: 1, placeholder: 'default', size: 6, value: k.rpm ?? '', 'aria-label': `rpm ${k.name}` })
-    const grace = h('select', { class: 'grace', 'aria-label': `old secret of ${k.name} after a rotation` }, GRACES.map(([s, label]) => h('option', { value: s }, s === 0 ? 'old secret: stops now' : `old secret: ${label} more`)))
+    const grace = h('select', { class: 'grace', 'aria-label': `old secret of ${k.name} after a rotation` }, GRACES.map(([s, label]) => h('option', { value: s }, s === 0 ? 'old: stops' : `old: +${label}`)))
     return h('tr', { 'data-key': k.id, class: k.status },
       h('td', null, k.name), h('td', { class: 'mono' }, k.id, ' ', h('span', { class: 'muted' }, k.key_prefix + '…')), h('td', null, k.account),
-      h('td', null, k.status, k.previous_key_expires_at === null ? null : h('div', { class: 'muted previous' }, `old secret until ${time(k.previous_key_expires_at)}`)),
+      h('td', null, k.status, k.previous_key_expires_at === null ? null : h('div', { class: 'muted previous' }, `old secret until ${time(k.previous_key_expires_at)} `,
+        h('button', { class: 'revoke-previous', onclick: act(`/admin/v1/keys/${k.id}/revoke-previous`) }, 'End now'))),
       h('td', null, h('div', { class: 'bar small' }, fill), h('span', { class: 'spend' }, `${usd(k.spent)} of ${k.credits === null ? 'unlimited' : usd(k.credits)}`)),
       h('td', null, rpm, h('button', { onclick: () => act(`/admin/v1/keys/${k.id}`, { rpm: rpm.value === '' ? null : Number(rpm.value) }, 'PATCH')() }, 'Set')),
       h('td', null, time(k.last_used_at)),
