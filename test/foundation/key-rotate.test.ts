@@ -196,12 +196,13 @@ describe('rotating a key', () => {
       expect(refused.stderr).toContain('--grace: expected a whole number of seconds')
     }
     expect(await models(gracedKey)).toBe(200)
-    // the grace ended early by the CLI: the old secret refused within the poll, the new one stays
+    // the grace ended early by the CLI: the old secret refused within the poll (5 s on PostgreSQL,
+    // whose bus, the rotation's check above, usually tells it in ms), the new one stays
     const revoked = await runCli(['keys', 'revoke-previous', made.id, '--data-dir', gw.dataDir])
     expect(revoked.code).toBe(0)
     const t1 = performance.now()
     while ((await models(plainKey)) !== 401) {
-      expect(performance.now() - t1).toBeLessThan(2_000)
+      expect(performance.now() - t1).toBeLessThan(7_000)
       await Bun.sleep(20)
     }
     expect(await models(gracedKey)).toBe(200)
