@@ -28,6 +28,10 @@ export function parseDataUrl(url: string, at: string): DataUrl {
   return { mediaType: m[1]!, data: url.slice(comma + 1) }
 }
 
+/** The URL-safe alphabet's own characters: data in it is refused as the upstreams refuse it, with what to send instead. */
+const URL_SAFE: ReadonlySet<string> = new Set(['-', '_'])
+const URL_SAFE_HINT = ': the URL-safe alphabet; send standard base64, with + and / for - and _'
+
 /** Line breaks and spaces, as base64 wrapped at 76 characters holds (MIME's form): skipped, as decoders do. */
 const SPACE = /[\t\n\r ]/
 const SPACES = /[\t\n\r ]+/g
@@ -45,7 +49,7 @@ export function checkBase64(data: string, at: string): string {
   const tail = data.slice(end)
   const ok = (tail === '' && end % 4 !== 1) || ((tail === '=' || tail === '==') && data.length % 4 === 0)
   if (!ok) {
-    const what = bad && tail !== '=' && tail !== '==' ? `${clip(data[end]!)} at character ${end}` : `a length of ${data.length} characters, which no padding explains`
+    const what = bad && tail !== '=' && tail !== '==' ? `${clip(data[end]!)} at character ${end}${URL_SAFE.has(data[end]!) ? URL_SAFE_HINT : ''}` : `a length of ${data.length} characters, which no padding explains`
     throw badRequest(`${at}: not valid base64 data (${what})`)
   }
   return data

@@ -7,15 +7,20 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { startMessagesRig, type MessagesRig } from '../messages/e2e-helpers.ts'
 import { PDF, PNG } from './helpers.ts'
+import { NO_LIMITS } from '../batches/helpers.ts'
 
 let rig: MessagesRig
 beforeAll(async () => {
-  rig = await startMessagesRig()
+  // every bad input on every surface and family: more requests a minute than a key's default
+  rig = await startMessagesRig(NO_LIMITS)
 })
 afterAll(() => rig?.stop())
 
 const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64')
 const SVG = b64('<svg xmlns="http://www.w3.org/2000/svg"/>')
+/** A PNG in the URL-safe alphabet (bytes chosen to need its characters), and where the first of them is. */
+const URL_SAFE = Buffer.concat([PNG, Buffer.from([0xfb, 0xff, 0xfe])]).toString('base64url')
+const URL_SAFE_AT = URL_SAFE.search(/[-_]/)
 
 /** [what, media type, data, the refusal's words]: each refused on every surface. */
 const BAD_IMAGES = [
@@ -24,6 +29,7 @@ const BAD_IMAGES = [
   ['an SVG', 'image/svg+xml', SVG, '"image/svg+xml" is not an image format the upstreams take (PNG, JPEG, GIF, WebP)'],
   ['text declared as a PNG', 'image/png', b64('not a png at all'), 'declared as image/png, but the content is not a PNG, JPEG, GIF or WebP image'],
   ['a length no padding explains', 'image/png', b64(PNG.subarray(0, 27)) + 'A', 'not valid base64 data (a length of 37 characters, which no padding explains)'],
+  ['in the URL-safe alphabet', 'image/png', URL_SAFE, `not valid base64 data (${JSON.stringify(URL_SAFE[URL_SAFE_AT])} at character ${URL_SAFE_AT}: the URL-safe alphabet; send standard base64, with + and / for - and _)`],
 ] as const
 
 /** The SDK's error: its status, the gateway's `error` string (the openai SDK gives it as `error`, Anthropic's the body) and the request id. */
