@@ -28,7 +28,7 @@ export function parseDataUrl(url: string, at: string): DataUrl {
   return { mediaType: m[1]!, data: url.slice(comma + 1) }
 }
 
-/** The URL-safe alphabet's own characters: data in it is refused as the upstreams refuse it, with what to send instead. */
+/** The URL-safe alphabet's own characters: data in it is refused (only the standard alphabet is taken), saying what to send instead. */
 const URL_SAFE: ReadonlySet<string> = new Set(['-', '_'])
 const URL_SAFE_HINT = ': the URL-safe alphabet; send standard base64, with + and / for - and _'
 
