@@ -209,9 +209,10 @@ async function keysCommand(config: Config, args: string[], v: Record<string, str
         const made = await keys.rotate(need(id, 'ID'), grace * 1000)
         if (!made) throw new UsageError(`no key with id ${id}`)
         const { key, record } = made
-        const until = publicKey(record).previous_key_expires_at
+        const p = publicKey(record)
+        const until = p.previous_key_expires_at
         const old = until === null ? 'the old secret no longer works' : `the old secret works until ${new Date(until * 1000).toISOString()}`
-        if (v.json) console.log(JSON.stringify({ ...publicKey(record), key }))
+        if (v.json) console.log(JSON.stringify({ ...p, key }))
         else console.log(`${key}\n  id ${record.id}, ${record.status}; ${old}; the new one is shown once`)
         return
       }

@@ -87,6 +87,7 @@ export function put(maps: Loading, r: Row, k: ApiKey): void {
 
 /** `unwritten`: costs charged and not yet stored (billing's). */
 export function toKey(r: Row, unwritten = 0): ApiKey {
+  const live = previousLive(r)
   const k: Held = {
     id: r.id,
     account: r.account,
@@ -98,10 +99,10 @@ export function toKey(r: Row, unwritten = 0): ApiKey {
     rpm: r.rpm,
     createdAt: r.createdAt,
     lastUsedAt: r.lastUsedAt,
-    previousExpiresAt: previousLive(r) ? r.previousExpiresAt : null,
+    previousExpiresAt: live ? r.previousExpiresAt : null,
     [HASH]: r.keyHash,
   }
-  if (previousLive(r)) k[PREVIOUS] = r.previousKeyHash!
+  if (live) k[PREVIOUS] = r.previousKeyHash!
   return k
 }
 

@@ -162,17 +162,13 @@ export class Ahead<T> {
     if (have > (riding ? depth - 1 : depth >> 1)) return 0
     const more = depth - have
     n.coming += more
-    this.coming += more
     return more
   }
 
   /** A take ahead came back: kept for the next request, or given back (`undefined`: refused, nothing to keep). */
   settle(name: string, value: T | undefined, now: number) {
     const n = this.names.get(name)
-    if (n) {
-      n.coming--
-      this.coming--
-    }
+    if (n) n.coming--
     // a request waiting for it takes it first
     const w = n?.waiters.shift()
     if (w) {
@@ -233,7 +229,11 @@ export class Ahead<T> {
   used = 0
 
   /** Takes ahead asked for and not back yet, every name's (tests). */
-  coming = 0
+  get coming(): number {
+    let sum = 0
+    for (const n of this.names.values()) sum += n.coming
+    return sum
+  }
 
   /** Things waiting to be used (tests). */
   get size(): number {
