@@ -46,6 +46,11 @@ export interface Active {
   fillSoon: boolean
   /** A fill the database could not answer is to be tried again (one timer a batch). */
   fillAgain: boolean
+  /**
+   * Shared: a fill failed part way, so this instance may hold claims it does not know of (a claim
+   * that took effect with its answer lost, items claimed and then dropped by a step that failed).
+   */
+  claimsUnsure: boolean
   /** The batch's fills and end checks, one after another (each reads the database). */
   chain: Promise<void>
   /** The last admission that waits for a shared ledger: the next one waits for it (input order). */
@@ -74,6 +79,7 @@ export function newActive(row: BatchRow, maxConcurrency: number): Active {
     backDue: false,
     fillSoon: false,
     fillAgain: false,
+    claimsUnsure: false,
     chain: Promise.resolve(),
   }
 }

@@ -14,6 +14,7 @@ import type { ClaimedItem } from './store.ts'
 import type { ItemError } from './types.ts'
 import { names, selectList } from '../db/columns.ts'
 import { batchItems, batches } from '../db/schema.ts'
+import { loseAnswerIfAsked } from '../generations/test-lost-answer.ts'
 
 const item = names(batchItems)
 const batch = names(batches)
@@ -51,8 +52,8 @@ export class ItemLeases {
    * batch's, not each instance's). Its own live claims are not picked again: they are in flight
    * here, or waiting (scheduler.ts, unsent.ts). `limited`: fewer than `n` for want of room, not of items.
    */
-  claim(batchId: string, n: number, cap: number): Promise<{ items: ClaimedItem[]; limited: boolean }> {
-    return this.sql.tx(async (q) => {
+  async claim(batchId: string, n: number, cap: number): Promise<{ items: ClaimedItem[]; limited: boolean }> {
+    const out = await this.sql.tx(async (q) => {
       const now = Date.now()
       // one claim of a batch at a time, so that the count below holds every other one's
       const row = await q.get<{ waiter: string | null; until: number | string | null }>(
@@ -77,6 +78,9 @@ export class ItemLeases {
       }
       return { items, limited }
     })
+    // a test's lost answer here: the items claimed, and the claim failing as the database away
+    loseAnswerIfAsked('claim')
+    return out
   }
 
   private pick(q: Sql, batchId: string, n: number): Promise<ClaimedItem[]> {

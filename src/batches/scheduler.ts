@@ -269,6 +269,21 @@ export class Scheduler {
     return this.closed ? null : this.s.keys.current(a.keyId)
   }
 
+  /**
+   * Shared, after a fill that failed part way: the claims this instance holds on the batch but
+   * does not know of would be renewed for ever and run nowhere, so all but those of the items it
+   * knows (in flight, read ahead, put back, waiting, cut at a close) are let go, for the next
+   * claim (this one's or another instance's) to take in input order. Not while failures that ran
+   * nowhere wait to be stored: an item lost with its worker keeps its claim until its failure is.
+   */
+  private async letGoUnknownClaims(a: Active): Promise<void> {
+    if (!this.leases || a.queued > 0) return
+    const known = [...a.inflight, ...a.ahead.map((i) => i.idx), ...a.again, ...a.back, ...a.cut]
+    await this.leases.dropExcept(a.id, known)
+    a.claimsUnsure = false
+    a.exhausted = false
+  }
+
   /** The next `n` items to hand out: put-back ones first, then in input order, read ahead in chunks. */
   private async next(a: Active, n: number): Promise<ClaimedItem[]> {
     const items: ClaimedItem[] = []
@@ -325,6 +340,7 @@ export class Scheduler {
   private fill(a: Active, budget?: number): void {
     serial(a, this.s.log, () =>
       this.fillNow(a, budget).catch((e) => {
+        if (this.leases) a.claimsUnsure = true
         // the database away or full (a claim, a transition): tried again in a second, not left
         // until an item's end wakes the batch, as there may be none in flight to end
         if ((isStoreAway(e)) && !a.fillAgain) {
@@ -341,6 +357,7 @@ export class Scheduler {
 
   private async fillNow(a: Active, budget = Infinity): Promise<void> {
     if (this.closed) return
+    if (a.claimsUnsure) await this.letGoUnknownClaims(a)
     if (!wants(a)) return this.ending.endCheck(a)
     const share = this.shareOf(a)
     const limit = Math.min(a.cap, share)

@@ -12,6 +12,8 @@ const PLACES = {
   results: 'SWITCHYARD_TEST_LOSE_RESULTS_ANSWER',
   /** The main thread's transaction of batch results that ran nowhere (batches/landing.ts). */
   landing: 'SWITCHYARD_TEST_LOSE_LANDING_ANSWER',
+  /** A claim of batch items on PostgreSQL (batches/leases.ts). */
+  claim: 'SWITCHYARD_TEST_LOSE_CLAIM_ANSWER',
 } as const
 
 type Place = keyof typeof PLACES

@@ -7,7 +7,9 @@
 // gateway on PostgreSQL; the lost answer is a test hook (SWITCHYARD_TEST_LOSE_RESULTS_ANSWER)
 // that fails the writer's first transaction after it committed, the way a cut connection does.
 // The same for a result that ran nowhere (an item its key's credit refused), which the main thread stores
-// itself (landing.ts): SWITCHYARD_TEST_LOSE_LANDING_ANSWER.
+// itself (landing.ts): SWITCHYARD_TEST_LOSE_LANDING_ANSWER. And for a claim of items to run
+// (leases.ts: SWITCHYARD_TEST_LOSE_CLAIM_ANSWER): the items it claimed are this instance's, which
+// it does not know, and renews; they run once all the same.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { rmSync } from 'node:fs'
@@ -172,6 +174,43 @@ describe.skipIf(!onPostgres)('a result that ran nowhere, its write committed and
     } finally {
       gw.kill('SIGKILL')
       await gw.exited
+    }
+  }, 60_000)
+})
+
+describe.skipIf(!onPostgres)('a claim of batch items committed, its answer lost', () => {
+  test('the items it claimed are given back and run, each once: the batch ends, none failed', async () => {
+    const own = await startFakeUpstream()
+    own.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
+    const dataDir = tempDir('lost-claim-answer-')
+    dirs.push(dataDir)
+    const env: Record<string, string> = { ...NO_LIMITS, ...upstreamEnv(own), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_TEST_LOSE_CLAIM_ANSWER: '1' }
+    const gw = await spawnGateway({ env, dataDir })
+    try {
+      const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'lost-claim', credits: 100 }) })
+      const made = (await r.json()) as { id: string; key: string }
+      const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
+      const requests = Array.from({ length: 6 }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `claim ${i}`, { max_tokens: 50 }) }))
+      const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 2 } }) })
+      expect(created.status).toBe(200)
+      const id = ((await created.json()) as { id: string }).id
+      let batch: any
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
+        batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
+        if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
+      }
+      // the first claim failed after its commit
+      expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_CLAIM_ANSWER')
+      expect(batch.status).toBe('completed')
+      expect(batch.request_counts).toEqual({ total: 6, completed: 6, failed: 0 })
+      expect((await stored(dataDir, made.id, id)).results).toEqual(Array(6).fill('succeeded'))
+      // each item went upstream once
+      const sent = await Promise.all(own.requests.map(async (q) => ((await q.json()) as { messages: { content: string }[] }).messages[0]!.content))
+      expect(sent.sort()).toEqual(requests.map((_, i) => `claim ${i}`).sort())
+    } finally {
+      gw.kill('SIGKILL')
+      await gw.exited
+      await own.stop()
     }
   }, 60_000)
 })
