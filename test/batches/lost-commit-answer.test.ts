@@ -61,6 +61,16 @@ async function ask(gw: Spawned, key: string): Promise<number> {
   return r.status
 }
 
+/** The batch as it stands once it has ended, or after 20 s. */
+async function ended(gw: Spawned, headers: Record<string, string>, id: string): Promise<any> {
+  let batch: any
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
+    batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
+    if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
+  }
+  return batch
+}
+
 /** The key's records, the batch's results and the key's stored spend, read from the database directly. */
 async function stored(dataDir: string, keyId: string, batchId: string) {
   const db = await openDatabaseOf(dataDir)
@@ -97,11 +107,7 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
         const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: [{ custom_id: 'only', ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) }] }) })
         expect(created.status).toBe(200)
         const id = ((await created.json()) as { id: string }).id
-        let batch: any
-        for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
-          batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
-          if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
-        }
+        const batch = await ended(gw, headers, id)
         // the writer's first transaction failed after its commit, and was tried again
         await until(() => gw.output().includes('results found stored by a write whose answer was lost'))
         // and the main thread has heard of it (the worker's log line may come first)
@@ -160,11 +166,7 @@ describe.skipIf(!onPostgres)('a result that ran nowhere, its write committed and
       const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: ['first', 'second'].map((custom_id) => ({ custom_id, ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) })) }) })
       expect(created.status).toBe(200)
       const id = ((await created.json()) as { id: string }).id
-      let batch: any
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
-        batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
-        if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
-      }
+      const batch = await ended(gw, headers, id)
       expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_LANDING_ANSWER')
       expect((await stored(dataDir, made.id, id)).results.sort()).toEqual(['failed', 'succeeded'])
       expect(batch.request_counts).toEqual({ total: 2, completed: 1, failed: 1 })
@@ -194,11 +196,7 @@ describe.skipIf(!onPostgres)('a claim of batch items committed, its answer lost'
       const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 2 } }) })
       expect(created.status).toBe(200)
       const id = ((await created.json()) as { id: string }).id
-      let batch: any
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(50)) {
-        batch = await (await fetch(`${gw.url}/api/v1/batches/${id}`, { headers })).json()
-        if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break
-      }
+      const batch = await ended(gw, headers, id)
       // the first claim failed after its commit
       expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_CLAIM_ANSWER')
       expect(batch.status).toBe('completed')
