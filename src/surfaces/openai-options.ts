@@ -2,7 +2,10 @@
 // inside them (moderation modes, cache lifetimes) are OpenAI's to grow, so any string passes
 // here and OpenAI's own 400 comes back for one it does not know.
 import { Type as T } from '@sinclair/typebox'
+import { badRequest } from '../http/errors.ts'
 import type { GenerationRequest, Part } from '../ir/types.ts'
+import { isObj } from '../lib/json.ts'
+import { typeName } from '../routing/router.ts'
 import type { IRContext } from '../routing/params.ts'
 import { carry } from '../routing/to-ir.ts'
 
@@ -114,12 +117,46 @@ export function approximateLocation(loc: unknown): Record<string, string> | unde
 }
 
 /**
+ * An approximate location in OpenAI's web search settings, checked as OpenAI checks one (its
+ * values are where the search looks from, so one of the wrong type is a 400 naming it, never a
+ * search from nowhere): an object or null, its place fields strings or null.
+ */
+export function checkLocation(loc: unknown, at: string): void {
+  if (loc === undefined || loc === null) return
+  if (!isObj(loc)) throw badRequest(`${at}: expected an object or null, got ${typeName(loc)}`)
+  if (loc.type !== undefined && loc.type !== 'approximate') throw badRequest(`${at}.type: expected "approximate", got ${JSON.stringify(loc.type)?.slice(0, 40)}`)
+  for (const k of LOCATION_FIELDS) {
+    const v = loc[k]
+    if (v !== undefined && v !== null && typeof v !== 'string') throw badRequest(`${at}.${k}: expected a string or null, got ${typeName(v)}`)
+  }
+}
+
+/** How much context a search brings: a string (OpenAI's to grow) or null. */
+export function checkContextSize(v: unknown, at: string): void {
+  if (v !== undefined && v !== null && typeof v !== 'string') throw badRequest(`${at}: expected "low", "medium" or "high", got ${typeName(v)}`)
+}
+
+/** Chat's `web_search_options` checked for what it holds: `user_location` is `{ type: "approximate", approximate: { city?, region?, country?, timezone? } }`. */
+export function checkWebSearchOptions(v: Record<string, unknown>): void {
+  checkContextSize(v.search_context_size, 'web_search_options.search_context_size')
+  const loc = v.user_location
+  if (loc === undefined || loc === null) return
+  if (!isObj(loc)) throw badRequest(`web_search_options.user_location: expected an object or null, got ${typeName(loc)}`)
+  if (loc.type !== undefined && loc.type !== 'approximate') throw badRequest(`web_search_options.user_location.type: expected "approximate", got ${JSON.stringify(loc.type)?.slice(0, 40)}`)
+  if (loc.approximate !== undefined) {
+    if (!isObj(loc.approximate)) throw badRequest(`web_search_options.user_location.approximate: expected an object, got ${typeName(loc.approximate)}`)
+    checkLocation({ ...loc.approximate, type: undefined }, 'web_search_options.user_location.approximate')
+  }
+}
+
+/**
  * Chat's `web_search_options`: a search model's own for a GPT model; for a Claude model, Claude's
  * web search tool, which searches as OpenAI's search models do (and cites what it found: the
  * sources come back as url_citation annotations). Its approximate location has the same meaning
  * there; how much context a search brings (`search_context_size`) has no counterpart: named.
  */
 export function webSearchOptionsToIR(v: Record<string, unknown>, req: GenerationRequest, cx: IRContext): void {
+  checkWebSearchOptions(v)
   if (cx.model.family !== 'anthropic') return carry(req, 'openai', 'web_search_options', v)
   const loc = v.user_location
   const at = approximateLocation(typeof loc === 'object' && loc !== null ? (loc as Record<string, unknown>).approximate : undefined)

@@ -252,6 +252,41 @@ describe('Claude web search citations', () => {
     expect((await rig.generation(c.id)).usage.web_searches).toBe(1)
   })
 
+  // left out, a domain filter or a location of the wrong type would let the search run unfiltered, or from nowhere
+  test('a web search filter or location of the wrong type is a 400 naming it, on either surface and family, before any upstream call', async () => {
+    const before = rig.up.requests.length
+    const responses: [Record<string, unknown>, string][] = [
+      [{ filters: { allowed_domains: 'weather.example' } }, 'tools[0].filters.allowed_domains: expected an array of domains or null, got a string'],
+      [{ filters: { allowed_domains: ['weather.example', 7] } }, 'tools[0].filters.allowed_domains[1]: expected a domain name, got 7'],
+      [{ filters: ['weather.example'] }, 'tools[0].filters: expected an object or null, got an array'],
+      [{ user_location: 'Paris' }, 'tools[0].user_location: expected an object or null, got a string'],
+      [{ user_location: { type: 'approximate', city: 75 } }, 'tools[0].user_location.city: expected a string or null, got a number'],
+      [{ user_location: { type: 'exact', city: 'Paris' } }, 'tools[0].user_location.type: expected "approximate", got "exact"'],
+      [{ search_context_size: 3 }, 'tools[0].search_context_size: expected "low", "medium" or "high", got a number'],
+    ]
+    for (const model of ['claude-sonnet-4-5', 'gpt-4.1']) {
+      for (const [fields, error] of responses) {
+        const res = await rig.postResponses({ model, input: 'weather in Paris?', tools: [{ type: 'web_search', ...fields }] })
+        expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error } })
+      }
+    }
+    const chat: [Record<string, unknown>, string][] = [
+      [{ user_location: { type: 'approximate', approximate: { city: 75 } } }, 'web_search_options.user_location.approximate.city: expected a string or null, got a number'],
+      [{ user_location: { type: 'approximate', approximate: 'Paris' } }, 'web_search_options.user_location.approximate: expected an object, got a string'],
+      [{ user_location: 'Paris' }, 'web_search_options.user_location: expected an object or null, got a string'],
+      [{ search_context_size: true }, 'web_search_options.search_context_size: expected "low", "medium" or "high", got a boolean'],
+    ]
+    for (const [options, error] of chat) {
+      const res = await rig.post({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'weather in Paris?' }], web_search_options: options })
+      expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error } })
+    }
+    // null is OpenAI's "none": accepted
+    rig.up.script({ json: reply })
+    const ok = await rig.postResponses({ model: 'claude-sonnet-4-5', input: 'weather in Paris?', tools: [{ type: 'web_search', filters: { allowed_domains: null }, user_location: null }] })
+    expect(ok.status).toBe(200)
+    expect(rig.up.requests.length).toBe(before + 1)
+  })
+
   // the SDK's stream helper keeps a delta field's last value, not their sum: all of them in one delta
   test("chat, streamed: the SDK's stream helper's final message holds every annotation", async () => {
     rig.up.script({ sse: stream })

@@ -5,6 +5,8 @@
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { isObj, type Obj } from '../../lib/json.ts'
+import { checkContextSize, checkLocation } from '../openai-options.ts'
+import { WEB_SEARCH_TOOLS } from './web-search.ts'
 
 export type FunctionTool = Obj & { type: 'function'; name: string; description?: unknown; parameters?: unknown; strict?: unknown }
 export type CustomTool = Obj & { type: 'custom'; name: string; description?: unknown; format?: unknown }
@@ -44,11 +46,33 @@ export function tool(t: unknown, at: string): ResponsesTool {
       }
     })
   }
+  if (WEB_SEARCH_TOOLS.has(type)) checkWebSearch(out, at)
   if (type !== 'function' && type !== 'custom') return { ...out, type }
   const name = out.name
   if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw badRequest(`${at}.name: expected a name of letters, digits, _ . or - (at most 128), got ${quote(name)}`)
   if (type === 'function' && out.parameters !== undefined && out.parameters !== null && !isObj(out.parameters)) throw badRequest(`${at}.parameters: expected a JSON Schema object`)
   return { ...out, type, name }
+}
+
+/**
+ * A web search tool's settings, checked as OpenAI checks them, for either family: a Claude
+ * model's search reads them (web-search.ts), and a filter or location of the wrong type would
+ * otherwise be left out there, the search running unfiltered or from nowhere.
+ */
+function checkWebSearch(t: Obj, at: string): void {
+  const f = t.filters
+  if (f !== undefined && f !== null) {
+    if (!isObj(f)) throw badRequest(`${at}.filters: expected an object or null, got ${typeName(f)}`)
+    const d = f.allowed_domains
+    if (d !== undefined && d !== null) {
+      if (!Array.isArray(d)) throw badRequest(`${at}.filters.allowed_domains: expected an array of domains or null, got ${typeName(d)}`)
+      d.forEach((x, i) => {
+        if (typeof x !== 'string' || x === '') throw badRequest(`${at}.filters.allowed_domains[${i}]: expected a domain name, got ${quote(x)}`)
+      })
+    }
+  }
+  checkLocation(t.user_location, `${at}.user_location`)
+  checkContextSize(t.search_context_size, `${at}.search_context_size`)
 }
 
 export function legacyFunctions(v: unknown[]): ResponsesTool[] {
