@@ -62,6 +62,10 @@ describe('400 naming the field', () => {
     // audio has no place in a translation: refused as chat's is, never dropped
     ['input_audio for a Claude model', { model: 'claude-sonnet-4-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, /^input\[0\]\.content\[1\]: input_audio parts are not supported here/],
     ['input_audio in a tool output, for a Claude model', { model: 'claude-sonnet-4-5', input: [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] }, /^input\[1\]\.output\[0\]: input_audio parts are not supported here/],
+    // a file named by a number is no file: a Claude model would have gone without it
+    ['input_file whose file_id is a number, for a Claude model', { model: 'claude-sonnet-4-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is in it?' }, { type: 'input_file', file_id: 5 }] }] }, /^input\[0\]\.content\[1\]\.file_id: expected a string, got a number/],
+    ['input_file whose file_data is not a string', { model: 'gpt-4.1', input: [{ role: 'user', content: [{ type: 'input_file', file_data: { pdf: 1 }, filename: 'a.pdf' }] }] }, /^input\[0\]\.content\[0\]\.file_data: expected a string, got an object/],
+    ['input_file whose names are all null', { model: 'claude-sonnet-4-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_file', file_id: null }] }] }, /^input\[0\]\.content\[1\]: input_file needs file_id, file_data or file_url/],
     ['seed and response_format for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', seed: 1, response_format: { type: 'json_object' } }, /Claude-family model claude-sonnet-4-5: response_format, seed|seed, response_format/],
   ]
   for (const [name, body, pattern] of cases) test(name, () => rejects(body, pattern))

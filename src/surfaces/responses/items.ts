@@ -37,6 +37,9 @@ const isRole = (r: unknown): r is Role => ROLES.has(r)
 
 const DETAILS: ReadonlySet<unknown> = new Set(['auto', 'low', 'high', 'original'])
 
+/** What an input_file names its file by, and calls it. */
+const FILE_FIELDS = ['file_id', 'file_data', 'file_url', 'filename'] as const
+
 // Content parts as part() leaves them, told apart by `type`. Items and parts keep the fields
 // the gateway does not read (`Obj &`) as they came: they go upstream.
 export type TextPart = Obj & { type: 'input_text' | 'output_text'; text: string }
@@ -91,7 +94,9 @@ function part(p: unknown, at: string, role: Role): ContentPart {
     return { ...rest, type: 'input_image', ...source, detail: detail ?? 'auto' }
   }
   if (type === 'input_file') {
-    if (p.file_id === undefined && p.file_data === undefined && p.file_url === undefined) throw badRequest(`${at}: input_file needs file_id, file_data or file_url`)
+    // one of another type is no file: a model the gateway translates for would go without it
+    for (const k of FILE_FIELDS) if (p[k] != null && typeof p[k] !== 'string') throw badRequest(`${at}.${k}: expected a string, got ${typeName(p[k])}`)
+    if (p.file_id == null && p.file_data == null && p.file_url == null) throw badRequest(`${at}: input_file needs file_id, file_data or file_url`)
     checkDataUrlIn(p, 'file_data', `${at}.file_data`, 'document')
   }
   return { ...p, type }
