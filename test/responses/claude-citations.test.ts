@@ -21,7 +21,8 @@ function searchShape(events: any[], id: string) {
 
 let rig: ResponsesRig
 beforeAll(async () => {
-  rig = await startResponsesRig()
+  // the refusals' cases go out back to back, more than the default burst of a key a second
+  rig = await startResponsesRig({ SWITCHYARD_KEY_BURST_RPS: '10000', SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_IP_RPM: '100000' })
 })
 afterAll(async () => {
   await rig.stop()

@@ -5,7 +5,8 @@ import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
 
 let rig: ResponsesRig
 beforeAll(async () => {
-  rig = await startResponsesRig()
+  // the cases below go out back to back, more than the default burst of a key a second
+  rig = await startResponsesRig({ SWITCHYARD_KEY_BURST_RPS: '10000', SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_IP_RPM: '100000' })
 })
 afterAll(async () => {
   await rig.stop()
@@ -66,6 +67,12 @@ describe('400 naming the field', () => {
     ['input_file whose file_id is a number, for a Claude model', { model: 'claude-sonnet-4-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is in it?' }, { type: 'input_file', file_id: 5 }] }] }, /^input\[0\]\.content\[1\]\.file_id: expected a string, got a number/],
     ['input_file whose file_data is not a string', { model: 'gpt-4.1', input: [{ role: 'user', content: [{ type: 'input_file', file_data: { pdf: 1 }, filename: 'a.pdf' }] }] }, /^input\[0\]\.content\[0\]\.file_data: expected a string, got an object/],
     ['input_file whose names are all null', { model: 'claude-sonnet-4-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_file', file_id: null }] }] }, /^input\[0\]\.content\[1\]: input_file needs file_id, file_data or file_url/],
+    // what a translation reads of a tool: of another type it would be left out, the model told less
+    ['a function tool whose description is a number, for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', tools: [{ type: 'function', name: 'f', description: 5, parameters: { type: 'object' } }] }, /^tools\[0\]\.description: expected a string, got a number/],
+    ['a function tool whose strict is a string', { model: 'gpt-4.1', input: 'hi', tools: [{ type: 'function', name: 'f', strict: 'yes', parameters: { type: 'object' } }] }, /^tools\[0\]\.strict: expected a boolean/],
+    ['a custom tool whose format is a string', { model: 'claude-sonnet-4-5', input: 'hi', tools: [{ type: 'custom', name: 'f', format: 'lark' }] }, /^tools\[0\]\.format: expected \{ type: "text" \} or/],
+    ['a custom tool whose grammar has no definition', { model: 'claude-sonnet-4-5', input: 'hi', tools: [{ type: 'custom', name: 'f', format: { type: 'grammar', syntax: 'lark' } }] }, /^tools\[0\]\.format\.definition: expected the grammar as a string, got none/],
+    ['a custom tool whose nested grammar has a number for its syntax', { model: 'gpt-4.1', input: 'hi', tools: [{ type: 'custom', name: 'f', format: { type: 'grammar', grammar: { syntax: 1, definition: 'start: /x/' } } }] }, /^tools\[0\]\.format\.grammar\.syntax: expected "lark" or "regex"/],
     ['seed and response_format for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', seed: 1, response_format: { type: 'json_object' } }, /Claude-family model claude-sonnet-4-5: response_format, seed|seed, response_format/],
   ]
   for (const [name, body, pattern] of cases) test(name, () => rejects(body, pattern))

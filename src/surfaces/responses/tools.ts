@@ -51,7 +51,24 @@ export function tool(t: unknown, at: string): ResponsesTool {
   const name = out.name
   if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw badRequest(`${at}.name: expected a name of letters, digits, _ . or - (at most 128), got ${quote(name)}`)
   if (type === 'function' && out.parameters !== undefined && out.parameters !== null && !isObj(out.parameters)) throw badRequest(`${at}.parameters: expected a JSON Schema object`)
+  // read by a translation: one of another type would be left out there, the model told less
+  if (out.description != null && typeof out.description !== 'string') throw badRequest(`${at}.description: expected a string, got ${typeName(out.description)}`)
+  if (type === 'function' && out.strict != null && typeof out.strict !== 'boolean') throw badRequest(`${at}.strict: expected a boolean (true or false), got ${typeName(out.strict)}`)
+  if (type === 'custom') checkCustomFormat(out.format, `${at}.format`)
   return { ...out, type, name }
+}
+
+/** A custom tool's input format: `{ type: "text" }`, or a grammar `{ type: "grammar", syntax, definition }` (its syntaxes OpenAI's to grow; read into a translated tool's description). */
+function checkCustomFormat(f: unknown, at: string): void {
+  if (f === undefined || f === null) return
+  if (!isObj(f)) throw badRequest(`${at}: expected { type: "text" } or { type: "grammar", syntax, definition }, got ${typeName(f)}`)
+  if (f.type === 'text') return
+  if (f.type !== 'grammar') throw badRequest(`${at}.type: expected "text" or "grammar", got ${quote(f.type)}`)
+  // chat's spelling nests the grammar; the gateway reads either (custom-tools.ts)
+  const [g, where] = isObj(f.grammar) ? [f.grammar, `${at}.grammar`] : [f, at]
+  const got = (v: unknown) => (v === undefined ? 'none' : typeName(v))
+  if (typeof g.syntax !== 'string') throw badRequest(`${where}.syntax: expected "lark" or "regex", got ${got(g.syntax)}`)
+  if (typeof g.definition !== 'string') throw badRequest(`${where}.definition: expected the grammar as a string, got ${got(g.definition)}`)
 }
 
 /**
