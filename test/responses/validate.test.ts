@@ -73,6 +73,7 @@ describe('400 naming the field', () => {
     ['a custom tool whose format is a string', { model: 'claude-sonnet-4-5', input: 'hi', tools: [{ type: 'custom', name: 'f', format: 'lark' }] }, /^tools\[0\]\.format: expected \{ type: "text" \} or/],
     ['a custom tool whose grammar has no definition', { model: 'claude-sonnet-4-5', input: 'hi', tools: [{ type: 'custom', name: 'f', format: { type: 'grammar', syntax: 'lark' } }] }, /^tools\[0\]\.format\.definition: expected the grammar as a string, got none/],
     ['a custom tool whose nested grammar has a number for its syntax', { model: 'gpt-4.1', input: 'hi', tools: [{ type: 'custom', name: 'f', format: { type: 'grammar', grammar: { syntax: 1, definition: 'start: /x/' } } }] }, /^tools\[0\]\.format\.grammar\.syntax: expected "lark" or "regex"/],
+    ['a namespace member whose description is an object, for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', tools: [{ type: 'namespace', name: 'ns', description: 'tools', tools: [{ type: 'function', name: 'f', description: { text: 'x' }, parameters: { type: 'object' } }] }] }, /^tools\[0\]\.tools\[0\]\.description: expected a string, got an object/],
     ['seed and response_format for a Claude model', { model: 'claude-sonnet-4-5', input: 'hi', seed: 1, response_format: { type: 'json_object' } }, /Claude-family model claude-sonnet-4-5: response_format, seed|seed, response_format/],
   ]
   for (const [name, body, pattern] of cases) test(name, () => rejects(body, pattern))

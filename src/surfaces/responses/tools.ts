@@ -41,21 +41,23 @@ export function tool(t: unknown, at: string): ResponsesTool {
   if (type === 'namespace' && Array.isArray(out.tools)) {
     // its function and custom members are offered by name where the upstream has no namespaces
     out.tools.forEach((m, j) => {
-      if (isObj(m) && (m.type === 'function' || m.type === 'custom') && (typeof m.name !== 'string' || !FUNCTION_NAME.test(m.name))) {
-        throw badRequest(`${at}.tools[${j}].name: expected a name of letters, digits, _ . or - (at most 128), got ${quote(m.name)}`)
-      }
+      if (isObj(m) && (m.type === 'function' || m.type === 'custom')) checkCallable(m, m.type, `${at}.tools[${j}]`)
     })
   }
   if (WEB_SEARCH_TOOLS.has(type)) checkWebSearch(out, at)
   if (type !== 'function' && type !== 'custom') return { ...out, type }
-  const name = out.name
+  return { ...out, type, name: checkCallable(out, type, at) }
+}
+
+/** A function or custom tool's fields a translation reads (one of another type would be left out there, the model told less) → its name. */
+function checkCallable(t: Obj, type: 'function' | 'custom', at: string): string {
+  const name = t.name
   if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw badRequest(`${at}.name: expected a name of letters, digits, _ . or - (at most 128), got ${quote(name)}`)
-  if (type === 'function' && out.parameters !== undefined && out.parameters !== null && !isObj(out.parameters)) throw badRequest(`${at}.parameters: expected a JSON Schema object`)
-  // read by a translation: one of another type would be left out there, the model told less
-  if (out.description != null && typeof out.description !== 'string') throw badRequest(`${at}.description: expected a string, got ${typeName(out.description)}`)
-  if (type === 'function' && out.strict != null && typeof out.strict !== 'boolean') throw badRequest(`${at}.strict: expected a boolean (true or false), got ${typeName(out.strict)}`)
-  if (type === 'custom') checkCustomFormat(out.format, `${at}.format`)
-  return { ...out, type, name }
+  if (type === 'function' && t.parameters !== undefined && t.parameters !== null && !isObj(t.parameters)) throw badRequest(`${at}.parameters: expected a JSON Schema object`)
+  if (t.description != null && typeof t.description !== 'string') throw badRequest(`${at}.description: expected a string, got ${typeName(t.description)}`)
+  if (type === 'function' && t.strict != null && typeof t.strict !== 'boolean') throw badRequest(`${at}.strict: expected a boolean (true or false), got ${typeName(t.strict)}`)
+  if (type === 'custom') checkCustomFormat(t.format, `${at}.format`)
+  return name
 }
 
 /** A custom tool's input format: `{ type: "text" }`, or a grammar `{ type: "grammar", syntax, definition }` (its syntaxes OpenAI's to grow; read into a translated tool's description). */
