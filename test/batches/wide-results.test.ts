@@ -59,7 +59,8 @@ describe('results pages of a 50,000-item batch', () => {
     // the least of the tries above the small pages' median. Before: 73, 160 and 566 ms in nine
     // tries (2 cores, load average 5, 13 and 14), 105 ms in fifteen (2.5). Now, nine tries: -69 to
     // 3 ms in sixteen runs of seventeen (load average 4 to 16) and 42 ms in one (4.4, rising), so
-    // fifteen tries since: -17 to 4 ms in nine runs (2.4 to 5.4)
-    expect(Math.round(Math.min(...wide) - median(small))).toBeLessThan(15)
+    // fifteen tries since: -17 to 4 ms in nine runs (2.4 to 5.4), and 9 to 17 ms beside other
+    // suites' loops (load average up to 20): the bound sits under half the least held before
+    expect(Math.round(Math.min(...wide) - median(small))).toBeLessThan(30)
   }, 120_000)
 })
