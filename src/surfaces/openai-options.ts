@@ -119,34 +119,25 @@ export function approximateLocation(loc: unknown): Record<string, string> | unde
 /**
  * An approximate location in OpenAI's web search settings, checked as OpenAI checks one (its
  * values are where the search looks from, so one of the wrong type is a 400 naming it, never a
- * search from nowhere): an object or null, its place fields strings or null.
+ * search from nowhere): an object or null, of type "approximate", its place fields strings or
+ * null, in it (Responses) or in its `approximate` object (chat: `nested`).
  */
-export function checkLocation(loc: unknown, at: string): void {
+export function checkLocation(loc: unknown, at: string, nested = false): void {
   if (loc === undefined || loc === null) return
   if (!isObj(loc)) throw badRequest(`${at}: expected an object or null, got ${typeName(loc)}`)
   if (loc.type !== undefined && loc.type !== 'approximate') throw badRequest(`${at}.type: expected "approximate", got ${JSON.stringify(loc.type)?.slice(0, 40)}`)
+  const [place, placeAt] = nested ? [loc.approximate, `${at}.approximate`] : [loc, at]
+  if (place === undefined) return
+  if (!isObj(place)) throw badRequest(`${placeAt}: expected an object, got ${typeName(place)}`)
   for (const k of LOCATION_FIELDS) {
-    const v = loc[k]
-    if (v !== undefined && v !== null && typeof v !== 'string') throw badRequest(`${at}.${k}: expected a string or null, got ${typeName(v)}`)
+    const v = place[k]
+    if (v !== undefined && v !== null && typeof v !== 'string') throw badRequest(`${placeAt}.${k}: expected a string or null, got ${typeName(v)}`)
   }
 }
 
 /** How much context a search brings: a string (OpenAI's to grow) or null. */
 export function checkContextSize(v: unknown, at: string): void {
   if (v !== undefined && v !== null && typeof v !== 'string') throw badRequest(`${at}: expected "low", "medium" or "high", got ${typeName(v)}`)
-}
-
-/** Chat's `web_search_options` checked for what it holds: `user_location` is `{ type: "approximate", approximate: { city?, region?, country?, timezone? } }`. */
-export function checkWebSearchOptions(v: Record<string, unknown>): void {
-  checkContextSize(v.search_context_size, 'web_search_options.search_context_size')
-  const loc = v.user_location
-  if (loc === undefined || loc === null) return
-  if (!isObj(loc)) throw badRequest(`web_search_options.user_location: expected an object or null, got ${typeName(loc)}`)
-  if (loc.type !== undefined && loc.type !== 'approximate') throw badRequest(`web_search_options.user_location.type: expected "approximate", got ${JSON.stringify(loc.type)?.slice(0, 40)}`)
-  if (loc.approximate !== undefined) {
-    if (!isObj(loc.approximate)) throw badRequest(`web_search_options.user_location.approximate: expected an object, got ${typeName(loc.approximate)}`)
-    checkLocation({ ...loc.approximate, type: undefined }, 'web_search_options.user_location.approximate')
-  }
 }
 
 /**
@@ -156,7 +147,8 @@ export function checkWebSearchOptions(v: Record<string, unknown>): void {
  * there; how much context a search brings (`search_context_size`) has no counterpart: named.
  */
 export function webSearchOptionsToIR(v: Record<string, unknown>, req: GenerationRequest, cx: IRContext): void {
-  checkWebSearchOptions(v)
+  checkContextSize(v.search_context_size, 'web_search_options.search_context_size')
+  checkLocation(v.user_location, 'web_search_options.user_location', true)
   if (cx.model.family !== 'anthropic') return carry(req, 'openai', 'web_search_options', v)
   const loc = v.user_location
   const at = approximateLocation(typeof loc === 'object' && loc !== null ? (loc as Record<string, unknown>).approximate : undefined)
