@@ -21,6 +21,17 @@ export async function worstGap(work: () => Promise<unknown>): Promise<number> {
 }
 
 /**
+ * The least of `tries` measures of worstGap over `work`: on a loaded machine (other suites'
+ * gateways beside) any one try may be held by the others as long as the work once held it, but
+ * none less than the work's own longest stretch, which is what the tests bound.
+ */
+export async function leastGap(work: () => Promise<unknown>, tries = 3): Promise<number> {
+  let least = Infinity
+  for (let i = 0; i < tries; i++) least = Math.min(least, await worstGap(work))
+  return least
+}
+
+/**
  * The slowest `/health` of a gateway in another process while `work` runs, asked every `everyMs`
  * from this one: how long that gateway's loop was held (its own loop is not this thread's).
  */
