@@ -61,6 +61,25 @@ async function ask(gw: Spawned, key: string): Promise<number> {
   return r.status
 }
 
+/** A gateway on a data dir of its own in front of `upstream`, the test hook `hook` set (its lost answer). */
+async function hooked(upstream: FakeUpstream, dirPrefix: string, hook: string, extra: Record<string, string> = {}) {
+  const dataDir = tempDir(dirPrefix)
+  dirs.push(dataDir)
+  const env = { ...NO_LIMITS, ...upstreamEnv(upstream), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', [hook]: '1', ...extra }
+  return { dataDir, gw: await spawnGateway({ env, dataDir }) }
+}
+
+/** A key made with `credits` and a batch of its made with `body`: the key, its headers and the batch id. */
+async function keyAndBatch(gw: Spawned, name: string, credits: number, body: Record<string, unknown>) {
+  const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name, credits }) })
+  expect(r.status).toBe(201)
+  const made = (await r.json()) as { id: string; key: string }
+  const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
+  const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify(body) })
+  expect(created.status).toBe(200)
+  return { made, headers, id: ((await created.json()) as { id: string }).id }
+}
+
 /** The batch as it stands once it has ended, or after 20 s. */
 async function ended(gw: Spawned, headers: Record<string, string>, id: string): Promise<any> {
   let batch: any
@@ -92,21 +111,11 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
         up = await startFakeUpstream()
         up.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
       }
-      const dataDir = tempDir('lost-results-answer-')
-      dirs.push(dataDir)
       const prefix = `lostres:${crypto.randomUUID().slice(0, 8)}:`
-      const env: Record<string, string> = { ...NO_LIMITS, ...upstreamEnv(up), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_TEST_LOSE_RESULTS_ANSWER: '1' }
-      if (redis) Object.assign(env, { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix })
-      const gw = await spawnGateway({ env, dataDir })
+      const { dataDir, gw } = await hooked(up, 'lost-results-answer-', 'SWITCHYARD_TEST_LOSE_RESULTS_ANSWER', redis ? { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix } : {})
       try {
         // a credit any one request spends past: the batch's one item is admitted, nothing after it
-        const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'lost', credits: 1e-9 }) })
-        expect(r.status).toBe(201)
-        const made = (await r.json()) as { id: string; key: string }
-        const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
-        const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: [{ custom_id: 'only', ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) }] }) })
-        expect(created.status).toBe(200)
-        const id = ((await created.json()) as { id: string }).id
+        const { made, headers, id } = await keyAndBatch(gw, 'lost', 1e-9, { requests: [{ custom_id: 'only', ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) }] })
         const batch = await ended(gw, headers, id)
         // the writer's first transaction failed after its commit, and was tried again
         await until(() => gw.output().includes('results found stored by a write whose answer was lost'))
@@ -154,18 +163,11 @@ describe.skipIf(!onPostgres)('a result that ran nowhere, its write committed and
       up = await startFakeUpstream()
       up.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
     }
-    const dataDir = tempDir('lost-landing-answer-')
-    dirs.push(dataDir)
-    const env: Record<string, string> = { ...NO_LIMITS, ...upstreamEnv(up), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_TEST_LOSE_LANDING_ANSWER: '1' }
-    const gw = await spawnGateway({ env, dataDir })
+    const { dataDir, gw } = await hooked(up, 'lost-landing-answer-', 'SWITCHYARD_TEST_LOSE_LANDING_ANSWER')
     try {
       // a credit the first item spends past: the second is refused (402), and fails without running
-      const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'lost-landing', credits: 1e-9 }) })
-      const made = (await r.json()) as { id: string; key: string }
-      const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
-      const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: ['first', 'second'].map((custom_id) => ({ custom_id, ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) })) }) })
-      expect(created.status).toBe(200)
-      const id = ((await created.json()) as { id: string }).id
+      const requests = ['first', 'second'].map((custom_id) => ({ custom_id, ...chat('gpt-4o-mini', 'hi', { max_tokens: 50 }) }))
+      const { made, headers, id } = await keyAndBatch(gw, 'lost-landing', 1e-9, { requests })
       const batch = await ended(gw, headers, id)
       expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_LANDING_ANSWER')
       expect((await stored(dataDir, made.id, id)).results.sort()).toEqual(['failed', 'succeeded'])
@@ -184,18 +186,10 @@ describe.skipIf(!onPostgres)('a claim of batch items committed, its answer lost'
   test('the items it claimed are given back and run, each once: the batch ends, none failed', async () => {
     const own = await startFakeUpstream()
     own.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
-    const dataDir = tempDir('lost-claim-answer-')
-    dirs.push(dataDir)
-    const env: Record<string, string> = { ...NO_LIMITS, ...upstreamEnv(own), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_TEST_LOSE_CLAIM_ANSWER: '1' }
-    const gw = await spawnGateway({ env, dataDir })
+    const { dataDir, gw } = await hooked(own, 'lost-claim-answer-', 'SWITCHYARD_TEST_LOSE_CLAIM_ANSWER')
     try {
-      const r = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'lost-claim', credits: 100 }) })
-      const made = (await r.json()) as { id: string; key: string }
-      const headers = { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' }
       const requests = Array.from({ length: 6 }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `claim ${i}`, { max_tokens: 50 }) }))
-      const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ requests, settings: { concurrency: 2 } }) })
-      expect(created.status).toBe(200)
-      const id = ((await created.json()) as { id: string }).id
+      const { made, headers, id } = await keyAndBatch(gw, 'lost-claim', 100, { requests, settings: { concurrency: 2 } })
       const batch = await ended(gw, headers, id)
       // the first claim failed after its commit
       expect(gw.output()).toContain('SWITCHYARD_TEST_LOSE_CLAIM_ANSWER')
