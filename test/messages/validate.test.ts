@@ -138,6 +138,14 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['mcp_servers object', body({ mcp_servers: {} }), 'mcp_servers: expected an array'],
   ['container number', body({ container: 5 }), 'container: expected a container id (string) or an object'],
   ['model number', body({ model: 5 }), 'model: expected a string'],
+  // a GPT model reads a document made of blocks as their text: a block it cannot read was left out
+  ['document content block of no text', body({ messages: [doc({ type: 'content', content: [{ type: 'text', text: 5 }] })] }, GPT), 'messages[0].content[1].source.content[0].text: expected a string'],
+  ['document content block of another type', body({ messages: [doc({ type: 'content', content: [{ type: 'tool_use' }] })] }), 'messages[0].content[1].source.content[0].type: expected one of "text", "image"'],
+  ['document content image source', body({ messages: [doc({ type: 'content', content: [{ type: 'image', source: { type: 'url', url: 5 } }] })] }), 'messages[0].content[1].source.content[0].source.url: expected a non-empty string'],
+  ['document citations not an object', body({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' }, citations: 'on' }] }] }), 'messages[0].content[0].citations: expected { enabled? }'],
+  ['document citations.enabled string', body({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' }, citations: { enabled: 'yes' } }] }] }), 'messages[0].content[0].citations: expected { enabled? }'],
+  ['search result citations string', body({ messages: [{ role: 'user', content: [{ type: 'search_result', source: 's', title: 't', content: [{ type: 'text', text: 'x' }], citations: 'on' }] }] }), 'messages[0].content[0].citations: expected { enabled? }'],
+  ['text block citations string', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: 'b', citations: 'x' }] }, { role: 'user', content: 'c' }] }), 'messages[1].content[0].citations: expected an array of citation objects'],
   ['tool message with bad id', body({ messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 5, content: 'x' }] }), 'messages[1].tool_call_id: expected a non-empty string'],
 ]
 
@@ -162,6 +170,9 @@ describe('accepted shapes', () => {
     ok(body({ messages: [doc({ type: 'text', media_type: 'text/plain', data: 'plain' })] }))
     ok(body({ messages: [doc({ type: 'file', file_id: 'file_1' })] }))
     ok(body({ messages: [doc({ type: 'content', content: [{ type: 'text', text: 'a' }] })] }))
+    ok(body({ messages: [doc({ type: 'content', content: [{ type: 'text', text: 'a', citations: null }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] })] }))
+    ok(body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' }, citations: { enabled: true } }] }] }))
+    ok(body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' }, citations: null }] }] }))
   })
   test('tool results: string, text / image / document blocks, is_error, cache_control; text inside counts as text', () => {
     ok(body({ messages: toolTurns({ content: 'out', is_error: true, cache_control: { type: 'ephemeral' } }) }))

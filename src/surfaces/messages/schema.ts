@@ -45,13 +45,19 @@ export const SOURCES: Record<'image' | 'document', Record<string, TSchema>> = {
   },
 }
 
-export const TextBlock = Obj({ type: T.Literal('text'), text: Str(), cache_control: Cache })
+/** Citations a text block carries back (an assistant's earlier answer); a model that cannot cite reads the text alone. */
+const TextCitations = Opt(OrNull(T.Array(AnyObject, { errorMessage: 'expected an array of citation objects' }), 'expected an array of citation objects'))
+/** Whether a document or search result may be cited (a GPT model cannot, which is named, not refused). */
+const CitationsSetting = Opt(OrNull(Obj({ enabled: Opt(Bool()) }, { errorMessage: 'expected { enabled? }' }), 'expected { enabled? }'))
+
+export const TextBlock = Obj({ type: T.Literal('text'), text: Str(), citations: TextCitations, cache_control: Cache })
 const ImageBlock = Obj({ type: T.Literal('image'), source: AnyObject, cache_control: Cache })
 const DocumentBlock = Obj({
   type: T.Literal('document'),
   source: AnyObject,
   title: Opt(OrNull(Str(), 'expected a string')),
   context: Opt(OrNull(Str(), 'expected a string')),
+  citations: CitationsSetting,
   cache_control: Cache,
 })
 const ToolUseBlock = Obj({ type: T.Literal('tool_use'), id: NonEmpty(), name: NonEmpty(), input: AnyObject, cache_control: Cache })
@@ -62,7 +68,7 @@ const ToolResultBlock = Obj({
   is_error: Opt(Bool()),
   cache_control: Cache,
 })
-const SearchResultBlock = Obj({ type: T.Literal('search_result'), source: Str(), title: Str(), content: T.Array(TextBlock, { errorMessage: 'expected an array of text blocks' }), cache_control: Cache })
+const SearchResultBlock = Obj({ type: T.Literal('search_result'), source: Str(), title: Str(), content: T.Array(TextBlock, { errorMessage: 'expected an array of text blocks' }), citations: CitationsSetting, cache_control: Cache })
 // Thinking blocks go back byte for byte, so both fields must be there.
 const ThinkingBlock = Obj({ type: T.Literal('thinking'), thinking: Str(), signature: Str() })
 const RedactedThinkingBlock = Obj({ type: T.Literal('redacted_thinking'), data: Str() })
@@ -128,6 +134,9 @@ export const BLOCKS_BY_ROLE: Record<MessagesRole, Record<string, TSchema>> = {
   assistant: { text: TextBlock, tool_use: ToolUseBlock, thinking: ThinkingBlock, redacted_thinking: RedactedThinkingBlock, server_tool_use: ServerToolUseBlock, ...BOOKKEEPING },
   system: { text: TextBlock },
 }
+
+/** Blocks a document's `content` source may be made of: its text is what a GPT model reads. */
+export const DOCUMENT_CONTENT_BLOCKS: Record<string, TSchema> = { text: TextBlock, image: ImageBlock }
 
 /** Blocks a tool_result's content array may hold. */
 export const TOOL_RESULT_BLOCKS: Record<string, TSchema> = {

@@ -12,6 +12,7 @@ import {
   BLOCKS_BY_ROLE,
   CHOICE_MODES,
   CustomTool,
+  DOCUMENT_CONTENT_BLOCKS,
   firstError,
   MESSAGE_FIELDS,
   ServerTool,
@@ -172,6 +173,9 @@ function validateSource(s: Obj, block: 'image' | 'document', at: string) {
     throw badRequest(`${at}.type: expected one of ${list} for ${block === 'image' ? 'an image' : 'a document'}${s.type === undefined ? '' : `, got ${quote(s.type)}`}`)
   }
   fail(firstError(schema, s, at))
+  if (s.type === 'content' && Array.isArray(s.content)) {
+    s.content.forEach((b: unknown, k: number) => validateBlock(b, DOCUMENT_CONTENT_BLOCKS, false, "a document's content", `${at}.content[${k}]`))
+  }
   // base64 data checked before any upstream call; an image declared as another image format
   // goes as the one its bytes are, as an uploaded file does
   if (s.type === 'base64') {
