@@ -10,6 +10,9 @@ import { schemasOf, unknownParams, type ParamTable } from '../routing/params.ts'
 
 const cache = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
+/** A value as an error message shows it: its JSON, cut at 40 characters. */
+export const quote = (v: unknown): string => JSON.stringify(v)?.slice(0, 40) ?? String(v)
+
 export function compiled(schema: TSchema): TypeCheck<TSchema> {
   let c = cache.get(schema)
   if (!c) {

@@ -1,7 +1,10 @@
 // OpenAI's custom tools (free-form input, optionally held to a grammar) for a model that knows
 // only functions: the tool becomes a function taking one string, `input`, and its call's
 // arguments are unwrapped back into that string. Chat and responses both use these.
+import { badRequest } from '../http/errors.ts'
 import { isObj } from '../lib/json.ts'
+import { typeName } from '../routing/router.ts'
+import { quote } from './checks.ts'
 
 /**
  * The JSON Schema a custom tool is offered with as a function: one string, described with its
@@ -25,3 +28,16 @@ export function customInputOf(args: string): string {
 
 /** A custom tool call's input → the arguments of the function it is offered as. */
 export const customArguments = (input: string): string => JSON.stringify({ input })
+
+/** A custom tool's input format: `{ type: "text" }`, or a grammar `{ type: "grammar", syntax, definition }` (its syntaxes OpenAI's to grow; read into a translated tool's description). */
+export function checkCustomFormat(f: unknown, at: string): void {
+  if (f === undefined || f === null) return
+  if (!isObj(f)) throw badRequest(`${at}: expected { type: "text" } or { type: "grammar", syntax, definition }, got ${typeName(f)}`)
+  if (f.type === 'text') return
+  if (f.type !== 'grammar') throw badRequest(`${at}.type: expected "text" or "grammar", got ${quote(f.type)}`)
+  // chat's spelling nests the grammar; the gateway reads either (custom-tools.ts)
+  const [g, where] = isObj(f.grammar) ? [f.grammar, `${at}.grammar`] : [f, at]
+  const got = (v: unknown) => (v === undefined ? 'none' : typeName(v))
+  if (typeof g.syntax !== 'string') throw badRequest(`${where}.syntax: expected "lark" or "regex", got ${got(g.syntax)}`)
+  if (typeof g.definition !== 'string') throw badRequest(`${where}.definition: expected the grammar as a string, got ${got(g.definition)}`)
+}

@@ -85,6 +85,10 @@ test('bad custom tools and choices are 400s naming the field', async () => {
     [{ tools, tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'custom', custom: { name: 'f' } }] } } }, 'tool_choice.allowed_tools.tools[0].custom.name'],
     [{ tools, tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'sometimes', tools: [fn] } } }, 'tool_choice.allowed_tools.mode'],
     [{ messages: [...ask('x'), { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'grep' } }] }] }, 'messages[1].tool_calls[0].custom.input'],
+    // a model that knows only functions reads the grammar into the tool's description: one of the wrong shape went without a word
+    [{ tools: [{ type: 'custom', custom: { name: 'g', format: { type: 'regex' } } }] }, 'tools[0].custom.format.type: expected "text" or "grammar"'],
+    [{ tools: [{ type: 'custom', custom: { name: 'g', format: { type: 'grammar', grammar: { syntax: 'lark', definition: 5 } } } }] }, 'tools[0].custom.format.grammar.definition'],
+    [{ tools: [{ type: 'custom', custom: { name: 'g', format: { type: 'grammar' } } }] }, 'tools[0].custom.format.syntax'],
   ]
   for (const [extra, field] of cases) {
     const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {

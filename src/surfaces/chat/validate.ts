@@ -33,6 +33,7 @@ import {
 import type { TSchema } from '@sinclair/typebox'
 import { isObj, type Obj } from '../../lib/json.ts'
 import { checkDataUrlIn } from '../../media/inline-data.ts'
+import { checkCustomFormat } from '../custom-tools.ts'
 
 type Body = Record<string, unknown>
 
@@ -164,6 +165,8 @@ function validateTools(tools: unknown[]): asserts tools is ChatTool[] {
     if (!isObj(tool)) throw badRequest(`tools[${i}]: expected a tool object, got ${typeName(tool)}`)
     if (tool.type !== 'function' && tool.type !== 'custom') throw badRequest(`tools[${i}].type: expected "function" or "custom"`)
     checkValue(tool.type === 'custom' ? CustomTool : FunctionTool, tool, `tools[${i}]`)
+    // a Claude model is offered the grammar in the tool's description (custom-tools.ts); one of the wrong shape was left out
+    if (tool.type === 'custom') checkCustomFormat(tool.custom.format, `tools[${i}].custom.format`)
     const name = toolName(tool as ChatTool)
     if (names.has(name)) throw badRequest(`tools[${i}].${tool.type}.name: duplicate tool name "${name}"`)
     names.add(name)

@@ -7,7 +7,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
-import { checkValue, knownParams } from '../checks.ts'
+import { checkValue, knownParams, quote } from '../checks.ts'
 import {
   BLOCKS_BY_ROLE,
   CHOICE_MODES,
@@ -38,7 +38,6 @@ import { inlineMedia } from '../../media/inline-data.ts'
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 function fail(message: string | null) {
   if (message) throw badRequest(message)

@@ -6,10 +6,10 @@ import { badRequest, echo } from '../../http/errors.ts'
 import { typeName } from '../../routing/router.ts'
 import { isObj } from '../../lib/json.ts'
 import { checkDataUrlIn } from '../../media/inline-data.ts'
+import { quote } from '../checks.ts'
 
 type Obj = Record<string, unknown>
 
-const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 /** Content part types of an input message (chat spellings are coerced to these). */
 const PART_TYPE_NAMES = ['input_text', 'input_image', 'input_file', 'input_audio', 'output_text', 'refusal', 'text', 'image_url'] as const

@@ -7,6 +7,8 @@ import { typeName } from '../../routing/router.ts'
 import { isObj, type Obj } from '../../lib/json.ts'
 import { checkContextSize, checkLocation } from '../openai-options.ts'
 import { WEB_SEARCH_TOOLS } from './web-search.ts'
+import { checkCustomFormat } from '../custom-tools.ts'
+import { quote } from '../checks.ts'
 
 export type FunctionTool = Obj & { type: 'function'; name: string; description?: unknown; parameters?: unknown; strict?: unknown }
 export type CustomTool = Obj & { type: 'custom'; name: string; description?: unknown; format?: unknown }
@@ -18,7 +20,6 @@ export type ResponsesTool = FunctionTool | CustomTool | OtherTool
 /** A tool choice as toolChoice() leaves it: a mode, a tool among the tools, or another type as it came. */
 export type ResponsesToolChoice = 'auto' | 'none' | 'required' | { type: 'function' | 'custom'; name: string; namespace?: string } | (Obj & { type: string })
 
-const quote = (v: unknown) => JSON.stringify(v)?.slice(0, 40) ?? String(v)
 
 const FUNCTION_NAME = /^[a-zA-Z0-9_.-]{1,128}$/
 
@@ -58,19 +59,6 @@ function checkCallable(t: Obj, type: 'function' | 'custom', at: string): string 
   if (type === 'function' && t.strict != null && typeof t.strict !== 'boolean') throw badRequest(`${at}.strict: expected a boolean (true or false), got ${typeName(t.strict)}`)
   if (type === 'custom') checkCustomFormat(t.format, `${at}.format`)
   return name
-}
-
-/** A custom tool's input format: `{ type: "text" }`, or a grammar `{ type: "grammar", syntax, definition }` (its syntaxes OpenAI's to grow; read into a translated tool's description). */
-function checkCustomFormat(f: unknown, at: string): void {
-  if (f === undefined || f === null) return
-  if (!isObj(f)) throw badRequest(`${at}: expected { type: "text" } or { type: "grammar", syntax, definition }, got ${typeName(f)}`)
-  if (f.type === 'text') return
-  if (f.type !== 'grammar') throw badRequest(`${at}.type: expected "text" or "grammar", got ${quote(f.type)}`)
-  // chat's spelling nests the grammar; the gateway reads either (custom-tools.ts)
-  const [g, where] = isObj(f.grammar) ? [f.grammar, `${at}.grammar`] : [f, at]
-  const got = (v: unknown) => (v === undefined ? 'none' : typeName(v))
-  if (typeof g.syntax !== 'string') throw badRequest(`${where}.syntax: expected "lark" or "regex", got ${got(g.syntax)}`)
-  if (typeof g.definition !== 'string') throw badRequest(`${where}.definition: expected the grammar as a string, got ${got(g.definition)}`)
 }
 
 /**
