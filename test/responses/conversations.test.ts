@@ -118,6 +118,8 @@ describe('conversations and their items', () => {
       [() => client.conversations.update(conv.id, {} as never), 'metadata:'],
       [() => client.conversations.items.create(conv.id, {} as never), 'items:'],
       [() => client.conversations.items.create(conv.id, { items: [{ role: 'robot', content: 'x' }] as never }), 'items[0].role:'],
+      // kept, it would go to an OpenAI model with every later turn, and be refused there
+      [() => client.conversations.items.create(conv.id, { items: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'x', annotations: 'y' }] }] as never }), 'items[0].content[0].annotations:'],
       [() => client.conversations.items.list(conv.id, { limit: 0 }), 'limit:'],
       [() => client.conversations.items.list(conv.id, { limit: 101 }), 'limit:'],
       [() => client.conversations.items.list(conv.id, { order: 'up' as never }), 'order:'],

@@ -66,12 +66,23 @@ export type OtherItem = Obj & { type: Exclude<ItemType, Read['type']> }
 export type Item = Read | OtherItem
 
 /** One content part → the Responses spelling (`text` → `input_text`/`output_text`, chat `image_url` → `input_image`). */
+const ANSWER_LISTS = ['annotations', 'logprobs'] as const
+
 function part(p: unknown, at: string, role: Role): ContentPart {
   if (!isObj(p)) throw badRequest(`${at}: expected a content part object, got ${typeName(p)}`)
   const type = p.type
   if (!isPartType(type)) throw badRequest(`${at}.type: unsupported content part type ${quote(type)}`)
   if (type === 'text' || type === 'input_text' || type === 'output_text') {
     if (typeof p.text !== 'string') throw badRequest(`${at}.text: expected a string, got ${typeName(p.text)}`)
+    // an earlier answer's annotations and logprobs go back to an OpenAI model as they came (and are
+    // kept in a conversation): of the wrong type, its upstream refused them a turn later, unnamed
+    for (const k of ANSWER_LISTS) {
+      const v = p[k]
+      if (v == null) continue
+      if (!Array.isArray(v)) throw badRequest(`${at}.${k}: expected an array of objects, got ${typeName(v)}`)
+      const i = v.findIndex((x) => !isObj(x))
+      if (i >= 0) throw badRequest(`${at}.${k}[${i}]: expected an object, got ${typeName(v[i])}`)
+    }
     return { ...p, type: role === 'assistant' ? 'output_text' : 'input_text', text: p.text }
   }
   if (type === 'image_url' || type === 'input_image') {
