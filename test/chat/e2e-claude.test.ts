@@ -225,16 +225,18 @@ describe('claude model, non-streaming', () => {
   test("a tool loop with reasoning_effort goes on: the turn after a tool call, whose thinking chat could not carry back, is sent without thinking, as Anthropic requires", async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
-    await rig.client.chat.completions.create({
+    const { response } = await rig.client.chat.completions.create({
       model: 'claude-sonnet-4-5', reasoning_effort: 'low', max_tokens: 600, tools,
       messages: [
         { role: 'user', content: 'Weather in Paris?' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
         { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
       ],
-    })
+    }).withResponse()
     const sent = rig.up.requests.at(-1)!.json()
     expect(sent).not.toHaveProperty('thinking')
+    // left out, and said so, as the other parameters Claude could not take are
+    expect(response.headers.get('x-switchyard-compat')?.split(/,\s*/)).toContain('thinking')
     expect(sent.max_tokens).toBe(600)
     expect(sent.messages.at(-2).content[0].type).toBe('tool_use')
     // a loop whose last assistant turn only answered keeps thinking
