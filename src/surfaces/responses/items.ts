@@ -7,6 +7,7 @@ import { typeName } from '../../routing/router.ts'
 import { isObj } from '../../lib/json.ts'
 import { checkDataUrlIn } from '../../media/inline-data.ts'
 import { quote } from '../checks.ts'
+import { tool } from './tools.ts'
 
 type Obj = Record<string, unknown>
 
@@ -59,7 +60,7 @@ export type CustomToolCallItem = Obj & { type: 'custom_tool_call'; call_id: stri
 /** A function's output may leave its call out (one handed back to a program that called it); a custom tool's names it. */
 export type CallOutputItem = Obj & { type: 'function_call_output' | 'custom_tool_call_output'; call_id?: string; output: string | unknown[] }
 export type ReasoningItem = Obj & { type: 'reasoning'; summary?: unknown[] }
-/** Tools handed over in the input, not checked one by one. */
+/** Tools handed over in the input: those with a type checked as tool() checks the turn's own, kept as they came. */
 export type AdditionalToolsItem = Obj & { type: 'additional_tools'; tools: unknown[] }
 type Read = MessageItem | FunctionCallItem | CustomToolCallItem | CallOutputItem | ReasoningItem | AdditionalToolsItem
 export type OtherItem = Obj & { type: Exclude<ItemType, Read['type']> }
@@ -187,6 +188,11 @@ function item(v: unknown, at: string): Item {
     case 'additional_tools': {
       const tools = v.tools
       if (!Array.isArray(tools)) throw badRequest(`${at}.tools: expected an array of tools`)
+      // checked as the turn's own tools are (they go as they came): a model the gateway translates
+      // for is offered each function and custom tool, and one with a field of the wrong type went without it
+      tools.forEach((t, j) => {
+        if (isObj(t) && typeof t.type === 'string') tool(t, `${at}.tools[${j}]`)
+      })
       return { ...v, type, tools }
     }
     case 'computer_call_output': {
