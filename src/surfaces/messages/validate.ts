@@ -38,7 +38,6 @@ import { inlineMedia } from '../../media/inline-data.ts'
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
 
-
 function fail(message: string | null) {
   if (message) throw badRequest(message)
 }

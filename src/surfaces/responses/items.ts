@@ -11,7 +11,6 @@ import { tool } from './tools.ts'
 
 type Obj = Record<string, unknown>
 
-
 /** Content part types of an input message (chat spellings are coerced to these). */
 const PART_TYPE_NAMES = ['input_text', 'input_image', 'input_file', 'input_audio', 'output_text', 'refusal', 'text', 'image_url'] as const
 const PART_TYPES: ReadonlySet<unknown> = new Set<(typeof PART_TYPE_NAMES)[number]>(PART_TYPE_NAMES)
@@ -66,9 +65,10 @@ type Read = MessageItem | FunctionCallItem | CustomToolCallItem | CallOutputItem
 export type OtherItem = Obj & { type: Exclude<ItemType, Read['type']> }
 export type Item = Read | OtherItem
 
-/** One content part → the Responses spelling (`text` → `input_text`/`output_text`, chat `image_url` → `input_image`). */
+/** An earlier answer's lists that go back to an OpenAI model as they came. */
 const ANSWER_LISTS = ['annotations', 'logprobs'] as const
 
+/** One content part → the Responses spelling (`text` → `input_text`/`output_text`, chat `image_url` → `input_image`). */
 function part(p: unknown, at: string, role: Role): ContentPart {
   if (!isObj(p)) throw badRequest(`${at}: expected a content part object, got ${typeName(p)}`)
   const type = p.type

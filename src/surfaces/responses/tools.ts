@@ -20,7 +20,6 @@ export type ResponsesTool = FunctionTool | CustomTool | OtherTool
 /** A tool choice as toolChoice() leaves it: a mode, a tool among the tools, or another type as it came. */
 export type ResponsesToolChoice = 'auto' | 'none' | 'required' | { type: 'function' | 'custom'; name: string; namespace?: string } | (Obj & { type: string })
 
-
 const FUNCTION_NAME = /^[a-zA-Z0-9_.-]{1,128}$/
 
 /** A function or custom tool (its name is a string: tool() checked it, isTool for a handed-over one). */
