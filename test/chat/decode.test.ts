@@ -118,6 +118,22 @@ describe('messages, roles and content parts', () => {
     const bad = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: {} } }] }
     expect(rejection(gpt({ messages: [...user(), bad] }))).toStartWith('messages[1].tool_calls[0].function.arguments:')
   })
+  test("each tool message answers a call of the assistant message before it, and each call is answered before the conversation goes on, as OpenAI requires (Claude's refusal would name its own indices)", () => {
+    const call = (id: string) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })
+    const asks = (...ids: string[]) => ({ role: 'assistant', content: null, tool_calls: ids.map(call) })
+    const answer = (id: string) => ({ role: 'tool', tool_call_id: id, content: 'r' })
+    for (const model of [gpt, claude]) {
+      expect(rejection(model({ messages: [...user(), answer('c1')] }))).toBe('messages[1].tool_call_id: "c1" answers no tool call of the assistant message before it')
+      expect(rejection(model({ messages: [...user(), asks('c1'), answer('c2')] }))).toBe('messages[2].tool_call_id: "c2" answers no tool call of the assistant message before it')
+      // a call of an earlier turn is not this one's
+      expect(rejection(model({ messages: [...user(), asks('c1'), answer('c1'), ...user(), answer('c1')] }))).toStartWith('messages[4].tool_call_id: "c1" answers no tool call')
+      expect(rejection(model({ messages: [...user(), asks('c1', 'c2'), answer('c2'), ...user()] }))).toBe('messages[1].tool_calls: "c1" has no tool message answering it before messages[3]')
+      expect(rejection(model({ messages: [...user(), asks('c1', 'c2'), ...user()] }))).toBe('messages[1].tool_calls: "c1", "c2" have no tool message answering them before messages[2]')
+      // answered in any order, one answer given twice, and a last turn of calls not answered yet: as OpenAI takes them
+      expect(() => decode(model({ messages: [...user(), asks('c1', 'c2'), answer('c2'), answer('c1'), answer('c1'), ...user()] }))).not.toThrow()
+      expect(() => decode(model({ messages: [...user(), asks('c1')] }))).not.toThrow()
+    }
+  })
   test('null-valued optional parameters count as absent (the official API does so)', () => {
     const { ir } = decode(gpt({ temperature: null, tools: null, stream: null }))
     expect(ir.temperature).toBeUndefined()

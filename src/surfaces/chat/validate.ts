@@ -3,7 +3,7 @@
 import { own } from '../../lib/own.ts'
 import { checkOwnedValues } from '../../routing/params.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
-import { badRequest } from '../../http/errors.ts'
+import { badRequest, echo } from '../../http/errors.ts'
 import { searchesEachReply } from '../../billing/server-tools.ts'
 import { typeName } from '../../routing/router.ts'
 import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
@@ -115,6 +115,36 @@ function validateMessages(messages: unknown[]): asserts messages is ChatMessage[
     validateContent(m, role, at)
   })
   if (!hasUser) throw badRequest('messages: at least one message with role "user" is required')
+  checkToolAnswers(messages as ChatMessage[])
+}
+
+/**
+ * Each tool message answers a call of the assistant message before it (other tool messages
+ * between), and each call is answered before the conversation goes on, as OpenAI requires.
+ * Claude refuses the same turns too, but in its own terms (a translated turn's indices, not the
+ * client's), and the mock would take them: this names the client's field for every model.
+ */
+function checkToolAnswers(messages: ChatMessage[]): void {
+  let calls: ReadonlySet<string> = new Set()
+  let unanswered = new Set<string>()
+  let callsAt = -1
+  messages.forEach((m, i) => {
+    if (m.role === 'tool') {
+      if (!calls.has(m.tool_call_id)) {
+        throw badRequest(`messages[${i}].tool_call_id: "${echo(m.tool_call_id, 64)}" answers no tool call of the assistant message before it`)
+      }
+      unanswered.delete(m.tool_call_id)
+      return
+    }
+    if (unanswered.size > 0) {
+      const ids = [...unanswered].slice(0, 5).map((id) => `"${echo(id, 64)}"`).join(', ')
+      throw badRequest(`messages[${callsAt}].tool_calls: ${ids} ${unanswered.size > 1 ? 'have' : 'has'} no tool message answering ${unanswered.size > 1 ? 'them' : 'it'} before messages[${i}]`)
+    }
+    const ids = m.role === 'assistant' ? (m.tool_calls ?? []).map((tc) => tc.id) : []
+    calls = new Set(ids)
+    unanswered = new Set(ids)
+    callsAt = i
+  })
 }
 
 function validateContent(m: Obj, role: ChatRole, at: string) {
