@@ -35,7 +35,7 @@ export function checkCustomFormat(f: unknown, at: string): void {
   if (!isObj(f)) throw badRequest(`${at}: expected { type: "text" } or { type: "grammar", syntax, definition }, got ${typeName(f)}`)
   if (f.type === 'text') return
   if (f.type !== 'grammar') throw badRequest(`${at}.type: expected "text" or "grammar", got ${quote(f.type)}`)
-  // chat's spelling nests the grammar; the gateway reads either (custom-tools.ts)
+  // chat's spelling nests the grammar; customToolParameters reads either
   const [g, where] = isObj(f.grammar) ? [f.grammar, `${at}.grammar`] : [f, at]
   const got = (v: unknown) => (v === undefined ? 'none' : typeName(v))
   if (typeof g.syntax !== 'string') throw badRequest(`${where}.syntax: expected "lark" or "regex", got ${got(g.syntax)}`)

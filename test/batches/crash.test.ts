@@ -10,9 +10,9 @@
 // whose upstream call it had begun fail batch_item_lost, never sent again; those it had not begun
 // run, once, and wait for the next worker without their marks.
 import { expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { sentJournalDir } from '../../src/batches/sent-journal.ts'
+import { deadJournals } from '../../src/batches/sent-journal.ts'
 import { onPostgres, openDatabaseOf } from '../helpers/database.ts'
 import { startFakeUpstream } from '../helpers/fake-upstream.ts'
 import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
@@ -21,21 +21,16 @@ import { chat, NO_LIMITS, replayFixtures } from './helpers.ts'
 const ADMIN = 'admin-token-crash-tests'
 
 /**
- * The items of `batchId` that the journals of items sent on the data dir name (sent-journal.ts):
- * those whose first upstream call a process was about to make, which a kill may have cut short of
- * the upstream, and which fail as lost after it (they may have reached it).
+ * The items of `batchId` that the journals of items sent of dead processes on the data dir name,
+ * read as a start reads them (sent-journal.ts) and left for the next start: those whose first
+ * upstream call a process was about to make, which a kill may have cut short of the upstream,
+ * and which fail as lost after it (they may have reached it).
  */
 function journaled(dataDir: string, batchId: string): Set<number> {
-  const dir = sentJournalDir(dataDir)
   const out = new Set<number>()
-  if (!existsSync(dir)) return out
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) {
-    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
-      try {
-        const v = JSON.parse(line) as { b?: unknown; i?: unknown }
-        if (v.b === batchId && Array.isArray(v.i)) for (const i of v.i) out.add(i as number)
-      } catch {}
-    }
+  for (const j of deadJournals(dataDir)) {
+    for (const i of j.sent.get(batchId) ?? []) out.add(i)
+    j.leave()
   }
   return out
 }

@@ -203,10 +203,11 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (req.messages.some((m) => m.name)) leftOut.push('messages[].name')
   if (req.tools?.some((t) => t.strict === true)) leftOut.push('tools[].strict')
   if (req.messages.some((m) => m.content.some(detailed))) leftOut.push('detail')
-  // thinking on: as planned, or as the client gave it (adaptive thinking carried as it came)
-  const thinking = plan.thinking !== undefined || (!lost && thinks(req.providerData?.anthropic?.thinking))
-  // a tool loop whose last call came back without its thinking goes on unthought: named, as the rest
-  if (lost && (planned.thinking !== undefined || thinks(req.providerData?.anthropic?.thinking))) leftOut.push('thinking')
+  // thinking asked for: as planned, or as the client gave it (adaptive thinking carried as it came);
+  // on unless a tool loop's last call came back without its thinking, and then named, as the rest
+  const asksThinking = planned.thinking !== undefined || thinks(req.providerData?.anthropic?.thinking)
+  const thinking = asksThinking && !lost
+  if (asksThinking && lost) leftOut.push('thinking')
   if (req.tools?.length) {
     // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is named.
     const forced = c?.type === 'required' || c?.type === 'tool'
