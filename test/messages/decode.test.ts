@@ -72,8 +72,9 @@ describe('messagesToIR', () => {
   })
 
   test('a role "tool" message naming its call is that call’s result', () => {
-    const { ir } = decode(body({ messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'call_1', content: 'out' }] }))
-    expect(ir.messages[1]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: 'out' }] })
+    const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'f', input: {} }] }
+    const { ir } = decode(body({ messages: [{ role: 'user', content: 'a' }, call, { role: 'tool', tool_call_id: 'call_1', content: 'out' }] }))
+    expect(ir.messages[2]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: 'out' }] })
   })
 
   test('thinking and redacted_thinking → reasoning parts, byte for byte; server blocks are not IR parts', () => {

@@ -86,6 +86,23 @@ for (const model of ['mock-claude', 'mock-gpt']) {
       expect((second.content[0] as Anthropic.TextBlock).text).toBe('tool result: sy-ok')
     })
 
+    test('a tool_result naming no call of the turn before it is refused as Anthropic refuses it, not answered', async () => {
+      const first = await client.messages.create({ model, max_tokens: 1000, tools: [bash], messages: [{ role: 'user', content: 'mock: tool Bash {"command":"ls"}' }] })
+      const turns = (id: string): Anthropic.MessageParam[] => [
+        { role: 'user', content: 'mock: tool Bash {"command":"ls"}' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'a b' }] },
+      ]
+      const err = await client.messages.create({ model, max_tokens: 100, tools: [bash], messages: turns('toolu_other') }).catch((e) => e)
+      expect(err).toBeInstanceOf(Anthropic.BadRequestError)
+      expect(err.error.error).toBe('messages[2].content[0].tool_use_id: "toolu_other" answers no tool_use of the assistant message before it')
+      const use = first.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock
+      const unanswered = [...turns(use.id).slice(0, 2), { role: 'user' as const, content: 'go on' }]
+      const err2 = await client.messages.stream({ model, max_tokens: 100, tools: [bash], messages: unanswered }).finalMessage().catch((e) => e)
+      expect(err2).toBeInstanceOf(Anthropic.BadRequestError)
+      expect(err2.error.error).toBe(`messages[1].content: tool_use "${use.id}" has no tool_result answering it in the next message, messages[2]`)
+    })
+
     test('pause_on_call_tools_start: the reply stops at the first tool_use block', async () => {
       const body = { model, max_tokens: 500, tools: [bash], tool_choice: { type: 'any' }, pause_on_call_tools_start: true, messages: [{ role: 'user', content: 'run it' }] }
       const res = await post(body)

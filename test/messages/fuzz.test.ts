@@ -40,6 +40,7 @@ const RICH = {
   tool_choice: { type: 'tool', name: 'Bash', disable_parallel_tool_use: true },
   messages: [
     ...CLAUDE_CODE_BODY.messages,
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_02', name: 'Bash', input: { command: 'ls' } }] },
     {
       role: 'user',
       content: [

@@ -8,6 +8,7 @@ import { body, CLAUDE, CLAUDE_CODE_BODY, decode, GPT, rejection } from './helper
 const tool = (name: string, extra: Record<string, unknown> = {}) => ({ name, input_schema: { type: 'object', properties: {} }, ...extra })
 const img = (source: unknown) => ({ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', source }] })
 const doc = (source: unknown) => ({ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'document', source }] })
+const CALL_1 = { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'f', input: {} }] }
 const toolTurns = (result: Record<string, unknown>) => [
   { role: 'user', content: 'go' },
   { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] },
@@ -147,6 +148,14 @@ const CASES: [string, Record<string, unknown>, string][] = [
   ['search result citations string', body({ messages: [{ role: 'user', content: [{ type: 'search_result', source: 's', title: 't', content: [{ type: 'text', text: 'x' }], citations: 'on' }] }] }), 'messages[0].content[0].citations: expected { enabled? }'],
   ['text block citations string', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: 'b', citations: 'x' }] }, { role: 'user', content: 'c' }] }), 'messages[1].content[0].citations: expected an array of citation objects'],
   ['tool message with bad id', body({ messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 5, content: 'x' }] }), 'messages[1].tool_call_id: expected a non-empty string'],
+  // Anthropic pairs each result with a call of the turn just before it; a GPT model was sent the
+  // orphan in OpenAI's terms, and the mock took it
+  ['tool_result naming no call before it', body({ messages: toolTurns({ content: 'x', tool_use_id: 'toolu_9' }) }, GPT), 'messages[2].content[0].tool_use_id: "toolu_9" answers no tool_use of the assistant message before it'],
+  ['tool_result in the first message', body({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }] }] }), 'messages[0].content[0].tool_use_id: "toolu_1" answers no tool_use'],
+  ['tool_result answering a call two turns back', body({ messages: [...toolTurns({ content: 'x' }), { role: 'assistant', content: 'ok' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }] }] }), 'messages[4].content[0].tool_use_id: "toolu_1" answers no tool_use'],
+  ['tool message naming no call before it', body({ messages: [{ role: 'user', content: 'a' }, CALL_1, { role: 'tool', tool_use_id: 'call_2', content: 'x' }] }), 'messages[2].tool_use_id: "call_2" answers no tool_use'],
+  ['a call left unanswered as the conversation goes on', body({ messages: [{ role: 'user', content: 'a' }, CALL_1, { role: 'user', content: 'never mind' }] }, GPT), 'messages[1].content: tool_use "call_1" has no tool_result answering it in the next message, messages[2]'],
+  ['one of two calls answered', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }, { type: 'tool_use', id: 'b', name: 'f', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'b' }] }] }), 'messages[1].content: tool_use "a" has no tool_result'],
 ]
 
 describe('validateMessages: a 400 naming the field', () => {
@@ -177,7 +186,7 @@ describe('accepted shapes', () => {
   test('tool results: string, text / image / document blocks, is_error, cache_control; text inside counts as text', () => {
     ok(body({ messages: toolTurns({ content: 'out', is_error: true, cache_control: { type: 'ephemeral' } }) }))
     ok(body({ messages: toolTurns({ content: [{ type: 'text', text: 'a' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }] }) }))
-    ok(body({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'only a result' }] }] }))
+    ok(body({ messages: toolTurns({ content: 'only a result' }).slice(1) }))
   })
   test('assistant turns with thinking, redacted thinking, server tool blocks (byte for byte)', () => {
     ok(body({
@@ -203,8 +212,18 @@ describe('accepted shapes', () => {
       ok(body({ tools, tool_choice }))
     }
   })
+  test('tool results as Anthropic pairs them: one turn of several messages, a system message between, the last turn\'s calls not yet answered', () => {
+    const calls = { role: 'assistant', content: [{ type: 'text', text: 'two' }, { type: 'tool_use', id: 'a', name: 'f', input: {} }, { type: 'tool_use', id: 'b', name: 'f', input: {} }] }
+    const sys = { role: 'system', content: 'env' }
+    ok(body({ messages: [{ role: 'user', content: 'go' }, calls, sys, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'b' }] }, { role: 'tool', tool_use_id: 'a', content: 'x' }] }))
+    ok(body({ messages: [{ role: 'user', content: 'go' }, calls] }))
+    ok(body({ messages: [{ role: 'user', content: 'go' }, calls, sys] }))
+  })
+  test('a message thread\'s first turn may answer a call Anthropic holds', () => {
+    ok(body({ thread: { type: 'continue', previous_message_id: 'msg_1' }, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_held', content: 'x' }] }] }))
+  })
   test('a role "tool" message', () => {
-    ok(body({ messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'call_1', content: 'result' }] }))
+    ok(body({ messages: [{ role: 'user', content: 'a' }, CALL_1, { role: 'tool', tool_call_id: 'call_1', content: 'result' }] }))
   })
   test('a mock model takes max_tokens up to its context window', () => {
     ok(body({ max_tokens: 128_000 }, 'mock-claude'))

@@ -34,6 +34,7 @@ import {
 import { isObj } from '../../lib/json.ts'
 import { own } from '../../lib/own.ts'
 import { inlineMedia } from '../../media/inline-data.ts'
+import { checkToolAnswers } from './tool-answers.ts'
 
 type Body = Record<string, unknown>
 type Obj = Record<string, unknown>
@@ -78,6 +79,8 @@ export function validateMessages(body: Body, model: CatalogModel, headerBetas: r
   if (cap && max > cap.limit) throw badRequest(`max_tokens: ${max} is greater than the ${cap.what} of ${model.id} (${cap.limit} tokens)`)
   if (body.system !== undefined && typeof body.system !== 'string') validateTextBlocks(body.system, 'system')
   validateConversation(body.messages)
+  // a thread that continues holds the calls its first turn may answer
+  checkToolAnswers(body.messages, isObj(body.thread) && body.thread.type !== 'create')
   if (body.tools !== undefined) validateTools(body.tools)
   if (body.tool_choice !== undefined) validateToolChoice(body.tool_choice, body.tools?.flatMap((t) => ('name' in t ? [t.name] : [])) ?? [])
   if (body.thinking !== undefined) validateThinking(body.thinking, max, [...headerBetas, ...(body.betas ?? [])])
