@@ -256,25 +256,36 @@ function uniqueIds(items: Item[], field = 'input'): void {
   })
 }
 
-/** The chat-style `messages` alternative → items (tool calls and tool results included). */
-export function messagesItems(messages: unknown): Item[] {
+/**
+ * The chat-style `messages` alternative → items (tool calls and tool results included).
+ * `places` gets, for each item, the client's field of the call id it holds, or of the message.
+ */
+export function messagesItems(messages: unknown, places: string[] = []): Item[] {
   if (!Array.isArray(messages)) throw badRequest(`messages: expected an array, got ${typeName(messages)}`)
   const out: Item[] = []
   messages.forEach((m, i) => {
     const at = `messages[${i}]`
     if (!isObj(m)) throw badRequest(`${at}: expected a message object, got ${typeName(m)}`)
-    if (m.type !== undefined && m.type !== 'message') return out.push(item(m, at))
+    if (m.type !== undefined && m.type !== 'message') {
+      places.push(`${at}.call_id`)
+      return out.push(item(m, at))
+    }
     if (m.role === 'tool') {
       const c = m.content
+      places.push(`${at}.tool_call_id`)
       out.push({ type: 'function_call_output', call_id: str(m, 'tool_call_id', at), output: typeof c === 'string' ? c : content(c, `${at}.content`, 'user') })
       return
     }
     const calls: unknown[] = m.role === 'assistant' && Array.isArray(m.tool_calls) ? m.tool_calls : []
     const { tool_calls: _t, ...rest } = m
-    if (!(calls.length > 0 && (m.content === null || m.content === undefined || m.content === ''))) out.push(message(rest, at))
+    if (!(calls.length > 0 && (m.content === null || m.content === undefined || m.content === ''))) {
+      places.push(at)
+      out.push(message(rest, at))
+    }
     calls.forEach((c, j) => {
       const f = isObj(c) && isObj(c.function) ? c.function : undefined
       if (!isObj(c) || !f || typeof f.name !== 'string') throw badRequest(`${at}.tool_calls[${j}].function.name: required`)
+      places.push(`${at}.tool_calls[${j}].id`)
       out.push({ type: 'function_call', call_id: String(c.id ?? `call_${j}`), name: f.name, arguments: typeof f.arguments === 'string' ? f.arguments : '{}' })
     })
   })

@@ -7,6 +7,7 @@ import { PARAMS, PARAM_SCHEMAS, type ResponsesBody } from './params.ts'
 import { outputLimit, type CatalogModel } from '../../config/catalog.ts'
 import { badRequest, HttpError } from '../../http/errors.ts'
 import { firstError, knownParams } from '../checks.ts'
+import { checkCallAnswers } from './call-answers.ts'
 import { inputItems, messagesItems, toolOutputItems, withoutIds, type Item } from './items.ts'
 import { legacyFunctions, tool, toolChoice } from './tools.ts'
 import type { References, ThreadStore } from './thread.ts'
@@ -177,7 +178,10 @@ export interface ValidateContext {
 export async function validateResponses(body: Body & ResponsesBody, model: CatalogModel, vc: ValidateContext): Promise<Turn> {
   if (body.input !== undefined && body.messages !== undefined) throw badRequest('input, messages: give one of them, not both')
   checkOwnedValues(PARAMS, body, model)
-  const items = body.input !== undefined ? inputItems(body.input) : body.messages !== undefined ? messagesItems(body.messages) : []
+  // where each item's call id is in the client's body (the chat-style `messages` spell them their own way)
+  const idPlaces: string[] = []
+  const items = body.input !== undefined ? inputItems(body.input) : body.messages !== undefined ? messagesItems(body.messages, idPlaces) : []
+  const given = items.length
   if (body.tool_outputs !== undefined) {
     if (body.previous_response_id === undefined && body.conversation === undefined) throw badRequest('tool_outputs: needs previous_response_id (the response that asked for them)')
     items.push(...toolOutputItems(body.tool_outputs))
@@ -219,6 +223,9 @@ export async function validateResponses(body: Body & ResponsesBody, model: Catal
   const thread = previous !== undefined ? await vc.threads.history(vc.apiKeyId, previous, field) : undefined
   const history = made !== undefined ? await conversationHistory(vc.conversations!, vc.apiKeyId, made, vc.threads.maxThreadBytes) : (thread?.items ?? [])
   const stateful = previous !== undefined || body.tool_outputs !== undefined || conversation !== undefined
+  const idOf = (i: number) =>
+    i >= given ? `tool_outputs[${i - given}].tool_call_id` : (idPlaces[i] ?? (Array.isArray(body.input) && body.input.length === given ? `input[${i}].call_id` : 'input'))
+  checkCallAnswers(history, items, idOf, made !== undefined ? 'conversation' : field)
   // a Claude model's request reads no OpenAI store (the IR leaves such references out)
   if (model.family === 'openai') await checkOwnership(items, history, byId, stateful, vc)
 

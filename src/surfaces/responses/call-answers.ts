@@ -1,0 +1,62 @@
+// Tool outputs and the calls they answer, as OpenAI pairs them on the Responses surface. Checked
+// on the client's items and the thread they continue, so a 400 names the client's field
+// whichever model the turn goes to: a Claude model was handed such a turn in Anthropic's terms
+// (the translated messages' indices), and the mock answered it.
+import { badRequest, echo } from '../../http/errors.ts'
+import type { Item } from './items.ts'
+
+/** Items that may stand for calls the gateway cannot see (OpenAI's store, an encrypted compaction, a program's own calls). */
+const HIDING: ReadonlySet<string> = new Set(['item_reference', 'compaction', 'program', 'program_output'])
+
+const OUTPUTS: ReadonlySet<string> = new Set(['function_call_output', 'custom_tool_call_output'])
+const CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call'])
+
+const callIdOf = (it: Item): string | undefined => (typeof it.call_id === 'string' ? it.call_id : undefined)
+
+/**
+ * Each `function_call_output` / `custom_tool_call_output` names a call of the thread or of the
+ * input, and each call has its output before the conversation goes on past it (a user, system
+ * or developer message after it), as OpenAI requires. Calls not yet answered at the end are the
+ * client's to run next. `idOf(i)` names the client's field of `items[i]`'s call id (`input[3].call_id`,
+ * `messages[2].tool_call_id`; the item's own field if it holds none); `threadField` the parameter
+ * that named the thread (`previous_response_id`, `conversation`).
+ */
+export function checkCallAnswers(history: Item[], items: Item[], idOf: (i: number) => string, threadField: string): void {
+  if (history.some((it) => HIDING.has(it.type)) || items.some((it) => HIDING.has(it.type))) return
+  const calls = new Set<string>()
+  const answered = new Set<string>()
+  for (const it of [...history, ...items]) {
+    const id = callIdOf(it)
+    if (id === undefined) continue
+    // any call a client answers (a hosted tool's too) counts, so only a call named nowhere is refused
+    if (it.type.endsWith('_call')) calls.add(id)
+    if (OUTPUTS.has(it.type)) answered.add(id)
+  }
+  items.forEach((it, i) => {
+    const id = callIdOf(it)
+    if (id !== undefined && OUTPUTS.has(it.type) && !calls.has(id)) {
+      throw badRequest(`${idOf(i)}: "${echo(id, 64)}" answers no call of this input or of the response it continues`)
+    }
+  })
+  const openCall = (it: Item) => {
+    const id = callIdOf(it)
+    return id !== undefined && CALLS.has(it.type) && !answered.has(id) ? id : undefined
+  }
+  // the item itself: its call id's field less the id's own name
+  const itemOf = (i: number) => idOf(i).replace(/\.(call_id|tool_call_id|id)$/, '')
+  const goesOn = (it: Item) => it.type === 'message' && it.role !== 'assistant'
+  let open: { id: string; at: string } | undefined
+  // the thread's own turns were judged when they were sent: only the calls it ends with are open
+  for (const it of history) {
+    if (goesOn(it)) open = undefined
+    const id = openCall(it)
+    if (id !== undefined) open ??= { id, at: threadField }
+  }
+  items.forEach((it, i) => {
+    if (open && goesOn(it)) {
+      throw badRequest(`${open.at}: call "${echo(open.id, 64)}" has no output (a function_call_output or custom_tool_call_output naming it) before ${itemOf(i)}, where the conversation goes on`)
+    }
+    const id = openCall(it)
+    if (id !== undefined) open ??= { id, at: idOf(i) }
+  })
+}
