@@ -11,7 +11,8 @@ import type { DeleteReason, FileRecord } from '../files/types.ts'
 import { HttpError } from '../http/errors.ts'
 import type { BatchServices } from '../services.ts'
 import { nextTurn } from '../lib/turn.ts'
-import { firstUnsent, RECHECK_MS, serial, type Active } from './active.ts'
+import { isStoreAway } from '../db/unavailable.ts'
+import { firstUnsent, RECHECK_MS, serial, SHARED_DOWN_RETRY_MS, type Active } from './active.ts'
 import { INPUT_GONE, inputFileGone, inputGoneMessage } from './input-file.ts'
 import type { ItemLeases } from './leases.ts'
 import { writeOutputFiles } from './output-files.ts'
@@ -58,10 +59,26 @@ export class Ending {
 
   constructor(private readonly d: EndingDeps) {}
 
+  /** Batches whose end check the database could not answer, to be looked at again. */
+  private readonly again = new Set<Active>()
+
   /** When nothing of the batch is pending, running or waiting to be written: its end. */
   maybeEnd(a: Active): void {
     if (a.finalizing || a.ending || a.inflight.size > 0 || a.queued > 0) return
-    serial(a, this.d.s.log, () => this.endCheck(a))
+    serial(a, this.d.s.log, () =>
+      this.endCheck(a).catch((e) => {
+        // the database away: looked at again in a second, as no item may be left whose end
+        // would wake the batch (a fill's end check is tried again with its fill)
+        if (isStoreAway(e) && !this.again.has(a) && !this.d.closed()) {
+          this.again.add(a)
+          setTimeout(() => {
+            this.again.delete(a)
+            this.maybeEnd(a)
+          }, SHARED_DOWN_RETRY_MS).unref?.()
+        }
+        throw e
+      }),
+    )
   }
 
   async endCheck(a: Active): Promise<void> {
