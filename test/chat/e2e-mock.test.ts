@@ -11,7 +11,8 @@ import { chatFrames } from './e2e-helpers.ts'
 let gw: Gateway
 let client: OpenAI
 beforeAll(async () => {
-  gw = await startGateway()
+  // the cases go out back to back, more than a key's default burst a second
+  gw = await startGateway({ env: { SWITCHYARD_KEY_BURST_RPS: '1000' } })
   client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
 })
 afterAll(async () => {
@@ -202,6 +203,21 @@ describe('mock replies are whole characters, the same every time', () => {
     const empty = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'mock: text \nmock: fail-midstream' }] }).catch((x) => x)
     expect(empty.status).toBe(502)
   })
+})
+
+test('JSON mode for a GPT model needs the word json in the request, as OpenAI requires: a 400 without it, on chat and responses', async () => {
+  const err = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'user', content: 'give me an object' }], response_format: { type: 'json_object' } }).catch((e) => e)
+  expect(err.status).toBe(400)
+  expect(err.error).toBe("the messages must contain the word 'json' in some form to use a response format of type json_object (response_format, text.format), as OpenAI requires")
+  const stream = await client.chat.completions.create({ model: 'mock-gpt', stream: true, messages: [{ role: 'user', content: 'give me an object' }], response_format: { type: 'json_object' } }).catch((e) => e)
+  expect(stream.status).toBe(400)
+  const r = await client.responses.create({ model: 'mock-gpt', input: 'an object', text: { format: { type: 'json_object' } } }).catch((e) => e)
+  expect(r.status).toBe(400)
+  // any case, anywhere in its text: the system prompt, instructions, a tool's result
+  const sys = await client.chat.completions.create({ model: 'mock-gpt', messages: [{ role: 'system', content: 'Answer in JSON.' }, { role: 'user', content: 'an object' }], response_format: { type: 'json_object' } })
+  expect(sys.choices[0]!.message.content).toBe('{}')
+  const inst = await client.responses.create({ model: 'mock-gpt', instructions: 'Reply with a Json object', input: 'an object', text: { format: { type: 'json_object' } } })
+  expect(inst.output_text).toBe('{}')
 })
 
 test("chat's n past 1: one choice, and n named as left out, streamed or not", async () => {

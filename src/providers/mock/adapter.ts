@@ -29,6 +29,8 @@
  *   keeps its name and the arguments up to where the cap falls (none when the name alone
  *   reaches it), finishing with `length`, its usage the cap.
  * - One answer: chat's `n` past 1 is named in x-switchyard-compat as left out.
+ * - JSON mode (`json_object`) for a GPT-family model needs the word "json" somewhere in the
+ *   request's text (any case), as OpenAI requires: otherwise a 400.
  * - Ids are unique per request (`chatcmpl-mock-…`, or `msg_mock_…` for Claude-family
  *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
  */
@@ -37,7 +39,7 @@ import type { Finish, GenerationRequest, GenerationResponse, StreamEvent, Usage 
 import { upstreamErrorFrom } from '../errors.ts'
 import type { CallContext, ProviderAdapter } from '../types.ts'
 import { charBoundary } from '../../lib/chars.ts'
-import { plan, type Plan } from './script.ts'
+import { checkJsonMode, plan, type Plan } from './script.ts'
 import { countTokensAsync, inputTokens, truncateTokensAsync } from './tokens.ts'
 
 const randomId = () => crypto.randomUUID().replaceAll('-', '').slice(0, 24)
@@ -142,6 +144,7 @@ export class MockAdapter implements ProviderAdapter {
     // one answer, whatever chat's n asks: named as left out, as an upstream's request names what it drops
     const n = req.providerData?.openai?.n
     if (typeof n === 'number' && n > 1) ctx.leftOut?.(['n'])
+    if (ctx.model.family === 'openai') checkJsonMode(req)
     const p = plan(req)
     if (p.kind !== 'error') return p
     throw upstreamErrorFrom({

@@ -43,6 +43,28 @@ function toolResults(m: Message): string[] {
   return m.content.flatMap((p) => (p.type === 'tool-result' ? [typeof p.content === 'string' ? p.content : textOf(p.content)] : []))
 }
 
+/** Any text the request holds: its system text, its messages' text and their tool results'. */
+function* texts(req: GenerationRequest): Generator<string> {
+  for (const p of req.system ?? []) if (p.type === 'text') yield p.text
+  for (const m of req.messages) {
+    for (const p of m.content) {
+      if (p.type === 'text') yield p.text
+      else if (p.type === 'tool-result') yield typeof p.content === 'string' ? p.content : textOf(p.content)
+    }
+  }
+}
+
+/**
+ * OpenAI answers JSON mode (`json_object`, without a schema) only when the conversation asks for
+ * JSON in words, so the model is not left to emit whitespace for ever; the mock standing in for
+ * a GPT model refuses it the same way, so a pipeline on the mock does not pass what OpenAI refuses.
+ */
+export function checkJsonMode(req: GenerationRequest): void {
+  if (req.responseFormat?.type !== 'json_object') return
+  for (const t of texts(req)) if (/json/i.test(t)) return
+  throw badRequest("the messages must contain the word 'json' in some form to use a response format of type json_object (response_format, text.format), as OpenAI requires")
+}
+
 export function plan(req: GenerationRequest): Plan {
   checkToolChoice(req)
   // Trailing system messages (Claude Code sends one after the user turn) are not the turn to answer.
