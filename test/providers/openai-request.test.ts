@@ -71,6 +71,34 @@ describe('openai chat request', () => {
     expect(body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: weather.parameters, strict: true } }])
   })
 
+  // Anthropic joins consecutive messages of one side into a turn, so a messages-style client may
+  // split one; apart, the first message's calls would reach OpenAI with their answers not next
+  test('a turn split over messages: consecutive assistant messages go as one, and the answers come first in the user-side turn after them', () => {
+    const call = (id: string): Message => ({ role: 'assistant', content: [{ type: 'tool-call', id, name: 'get_weather', arguments: '{}' }] })
+    const body = wire({
+      tools: [weather],
+      messages: [
+        user('weather?'),
+        call('t1'),
+        { role: 'assistant', content: [{ type: 'text', text: 'and' }, { type: 'tool-call', id: 't2', name: 'get_weather', arguments: '{}' }] },
+        { role: 'user', content: [{ type: 'text', text: 'here:' }, { type: 'tool-result', toolCallId: 't1', content: 'sunny' }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't2', content: 'rain' }] },
+        user('thanks'),
+      ],
+    })
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: 'and', tool_calls: [
+        { id: 't1', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+        { id: 't2', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+      ] },
+      { role: 'tool', tool_call_id: 't1', content: 'sunny' },
+      { role: 'tool', tool_call_id: 't2', content: 'rain' },
+      { role: 'user', content: 'here:' },
+      { role: 'user', content: 'thanks' },
+    ])
+  })
+
   // a tool that failed and said nothing: the model still reads that it failed, in a word, not a
   // mark waiting for a message that never came
   test('a failed tool result with no content says Error alone', () => {

@@ -134,6 +134,43 @@ function messages(m: Message, i: number): Json[] {
   return out
 }
 
+/**
+ * The conversation as OpenAI's chat takes it: each call's answer a tool message right after the
+ * assistant message that made it. A turn may come as several messages (Anthropic joins
+ * consecutive messages of one side, and a client may split a turn so): consecutive assistant
+ * messages go as one, and the tool results of consecutive user-side messages go first, the rest
+ * of those messages after them in their order.
+ */
+function chatMessages(list: Message[]): Json[] {
+  const out: Json[] = []
+  // in the user-side turn right after an assistant message: its other messages wait for the answers
+  let answering = false
+  let rest: Json[] = []
+  const flush = () => {
+    out.push(...rest)
+    rest = []
+  }
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i]!
+    if (m.role === 'user' || m.role === 'tool') {
+      for (const x of messages(m, i)) (answering && x.role !== 'tool' ? rest : out).push(x)
+      continue
+    }
+    flush()
+    answering = m.role === 'assistant'
+    if (m.role !== 'assistant') {
+      out.push(...messages(m, i))
+      continue
+    }
+    const at = i
+    const content = [...m.content]
+    while (list[i + 1]?.role === 'assistant') content.push(...list[++i]!.content)
+    out.push(...messages({ ...m, content }, at))
+  }
+  flush()
+  return out
+}
+
 function toolChoice(c: ToolChoice): unknown {
   return c.type === 'tool' ? { type: 'function', function: { name: c.name } } : c.type
 }
@@ -204,7 +241,7 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAI
   if (req.topK !== undefined) throw badRequest('top_k is not supported by OpenAI models')
   const msgs: Json[] = []
   if (req.system?.length) msgs.push({ role: 'system', content: content(req.system, 'system') })
-  req.messages.forEach((m, i) => msgs.push(...messages(m, i)))
+  msgs.push(...chatMessages(req.messages))
 
   const body: Json = { model: target.upstreamId, messages: msgs }
   // OpenAI's own name since the reasoning models; compatible servers (vLLM, Ollama, llama.cpp,

@@ -3,6 +3,7 @@
 // whichever model the turn goes to: a Claude model was handed such a turn in Anthropic's terms
 // (the translated messages' indices), and the mock answered it.
 import { badRequest, echo } from '../../http/errors.ts'
+import type { Message, Part } from '../../ir/types.ts'
 import type { Item } from './items.ts'
 
 /** Items that may stand for calls the gateway cannot see (OpenAI's store, an encrypted compaction, a program's own calls). */
@@ -58,5 +59,31 @@ export function checkCallAnswers(history: Item[], items: Item[], idOf: (i: numbe
     }
     const id = openCall(it)
     if (id !== undefined) open ??= { id, at: idOf(i) }
+  })
+}
+
+const calls = (m: Message | undefined, id: string) => m?.role === 'assistant' && m.content.some((p) => p.type === 'tool-call' && p.id === id)
+const answers = (m: Message | undefined, id: string) => m?.role === 'tool' && m.content.some((p) => p.type === 'tool-result' && p.toolCallId === id)
+
+/**
+ * A model reached through the IR (a Claude model, the mock, a chat-only upstream) is sent a tool
+ * loop as turns: each call's output in the turn right after the one that made it. An output of
+ * the input found elsewhere (after another turn began, or before its call), or a call of the input
+ * whose turn is followed by something other than its outputs, cannot be sent so: a 400 naming the
+ * client's item (`places`). The thread's own turns are not judged again.
+ */
+export function checkTurns(messages: Message[], places: Map<Part, string>, modelId: string): void {
+  if (places.size === 0) return
+  messages.forEach((m, i) => {
+    for (const p of m.content) {
+      const at = places.get(p)
+      if (at === undefined) continue
+      if (p.type === 'tool-result' && !calls(messages[i - 1], p.toolCallId)) {
+        throw badRequest(`${at}.call_id: the output of call "${echo(p.toolCallId, 64)}" is not in the turn right after the one that made the call; ${modelId} takes each output there (send it beside that turn's other outputs, before anything else)`)
+      }
+      if (p.type === 'tool-call' && i + 1 < messages.length && !answers(messages[i + 1], p.id)) {
+        throw badRequest(`${at}.call_id: call "${echo(p.id, 64)}" has no output in the turn right after it; ${modelId} takes each output there (send it beside that turn's other outputs, before anything else)`)
+      }
+    }
   })
 }

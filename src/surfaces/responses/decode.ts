@@ -8,6 +8,7 @@ import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoic
 import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
 import { breakpointCache } from '../openai-options.ts'
+import { checkTurns } from './call-answers.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
 import { openReasoning } from './reasoning.ts'
@@ -74,11 +75,12 @@ const thoughtBySigned = (m: Message | undefined): boolean =>
  * interleaved with their outputs (call, output, call, output): a turn of its own it would lack the
  * thinking Claude asks of the last turn of a tool loop, so it joins that turn, its output the tool turn.
  */
-export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTools, modelId = 'the model'): Message[] {
+export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTools, modelId = 'the model', places?: Map<Part, string>): Message[] {
   // a call of a namespace's tool goes under the name that tool is offered by
   const nameOf = (it: Item & { name: string }) => (opened ? flatName(opened, it) : it.name)
   const out: Message[] = []
-  const push = (role: Message['role'], part: Part) => {
+  const push = (role: Message['role'], part: Part, where?: string) => {
+    if (where !== undefined) places?.set(part, where)
     const last = out[out.length - 1]
     if (last?.role === role && (role === 'assistant' || role === 'tool')) last.content.push(part)
     else if (part.type === 'tool-call' && last?.role === 'tool' && thoughtBySigned(out[out.length - 2])) out[out.length - 2]!.content.push(part)
@@ -96,15 +98,15 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
         return
       }
       case 'function_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: it.arguments })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: it.arguments }, where)
       case 'custom_tool_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: customArguments(it.input) })
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: customArguments(it.input) }, where)
       case 'function_call_output':
       case 'custom_tool_call_output': {
         // one handed back to a program has no call here to answer: the IR's results each name theirs
         if (it.call_id === undefined) throw badRequest(`${where}.call_id: required for model ${modelId}, whose tool results must each name the call they answer`)
         const content = typeof it.output === 'string' ? it.output : parts(it.output.map(outputPart), `${where}.output`)
-        return push('tool', { type: 'tool-result', toolCallId: it.call_id, content })
+        return push('tool', { type: 'tool-result', toolCallId: it.call_id, content }, where)
       }
       case 'reasoning': {
         const r = openReasoning(it)
@@ -201,7 +203,10 @@ const ASKING_ITEMS: ReadonlySet<string> = new Set(['compaction_trigger', 'config
  */
 export function turnStart(body: { model?: string; text?: unknown }, turn: Turn, model: CatalogModel, dropped: string[]): GenerationRequest {
   const opened = openTools(turn)
-  const messages = [...itemsToMessages(turn.history, 'previous_response_id', opened, model.id), ...itemsToMessages(turn.items, 'input', opened, model.id)]
+  // the input's calls and outputs by the client's item, to name one the turns cannot carry
+  const places = new Map<Part, string>()
+  const messages = [...itemsToMessages(turn.history, 'previous_response_id', opened, model.id), ...itemsToMessages(turn.items, 'input', opened, model.id, places)]
+  checkTurns(messages, places, model.id)
   for (const it of turn.items) if (ASKING_ITEMS.has(it.type)) dropped.push(`input.${it.type}`)
   // a reference to OpenAI's own store (or one made before items named their reply): left out, and named
   if (turn.items.some((it) => it.type === 'item_reference')) dropped.push('input.item_reference')
