@@ -147,7 +147,7 @@ function chatMessages(list: Message[]): Json[] {
   let answering = false
   let rest: Json[] = []
   const flush = () => {
-    out.push(...rest)
+    for (const x of rest) out.push(x)
     rest = []
   }
   for (let i = 0; i < list.length; i++) {
@@ -159,13 +159,13 @@ function chatMessages(list: Message[]): Json[] {
     flush()
     answering = m.role === 'assistant'
     if (m.role !== 'assistant') {
-      out.push(...messages(m, i))
+      for (const x of messages(m, i)) out.push(x)
       continue
     }
     const at = i
-    const content = [...m.content]
-    while (list[i + 1]?.role === 'assistant') content.push(...list[++i]!.content)
-    out.push(...messages({ ...m, content }, at))
+    const content = m.content.slice()
+    while (list[i + 1]?.role === 'assistant') for (const p of list[++i]!.content) content.push(p)
+    for (const x of messages({ ...m, content }, at)) out.push(x)
   }
   flush()
   return out

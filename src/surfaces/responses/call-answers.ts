@@ -62,9 +62,6 @@ export function checkCallAnswers(history: Item[], items: Item[], idOf: (i: numbe
   })
 }
 
-const calls = (m: Message | undefined, id: string) => m?.role === 'assistant' && m.content.some((p) => p.type === 'tool-call' && p.id === id)
-const answers = (m: Message | undefined, id: string) => m?.role === 'tool' && m.content.some((p) => p.type === 'tool-result' && p.toolCallId === id)
-
 /**
  * A model reached through the IR (a Claude model, the mock, a chat-only upstream) is sent a tool
  * loop as turns: each call's output in the turn right after the one that made it. An output of
@@ -74,6 +71,15 @@ const answers = (m: Message | undefined, id: string) => m?.role === 'tool' && m.
  */
 export function checkTurns(messages: Message[], places: Map<Part, string>, modelId: string): void {
   if (places.size === 0) return
+  // the call ids each turn makes or answers, read once (a turn may hold thousands)
+  const seen = new Map<Message, Set<string>>()
+  const idsOf = (m: Message) => {
+    let ids = seen.get(m)
+    if (!ids) seen.set(m, (ids = new Set(m.content.flatMap((p) => (p.type === 'tool-call' ? [p.id] : p.type === 'tool-result' ? [p.toolCallId] : [])))))
+    return ids
+  }
+  const calls = (m: Message | undefined, id: string) => m?.role === 'assistant' && idsOf(m).has(id)
+  const answers = (m: Message | undefined, id: string) => m?.role === 'tool' && idsOf(m).has(id)
   messages.forEach((m, i) => {
     for (const p of m.content) {
       const at = places.get(p)
