@@ -4,7 +4,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
-import { badRequest } from '../http/errors.ts'
+import { badRequest, echo } from '../http/errors.ts'
 import { typeName } from '../routing/router.ts'
 import { schemasOf, unknownParams, type ParamTable } from '../routing/params.ts'
 
@@ -12,6 +12,9 @@ const cache = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
 /** A value as an error message shows it: its JSON, cut at 40 characters. */
 export const quote = (v: unknown): string => JSON.stringify(v)?.slice(0, 40) ?? String(v)
+
+/** Client ids (tool calls') as an error message names them: the first five, quoted, each cut at 64 characters. */
+export const quotedIds = (ids: Iterable<string>): string => [...ids].slice(0, 5).map((id) => `"${echo(id, 64)}"`).join(', ')
 
 export function compiled(schema: TSchema): TypeCheck<TSchema> {
   let c = cache.get(schema)

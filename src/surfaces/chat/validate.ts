@@ -3,11 +3,11 @@
 import { own } from '../../lib/own.ts'
 import { checkOwnedValues } from '../../routing/params.ts'
 import type { CatalogModel } from '../../config/catalog.ts'
-import { badRequest, echo } from '../../http/errors.ts'
+import { badRequest } from '../../http/errors.ts'
 import { searchesEachReply } from '../../billing/server-tools.ts'
 import { typeName } from '../../routing/router.ts'
 import { PARAMS, PARAM_SCHEMAS, type ChatBody } from './params.ts'
-import { checkValue, knownParams } from '../checks.ts'
+import { checkValue, knownParams, quotedIds } from '../checks.ts'
 import {
   AllowedToolsChoice,
   CustomTool,
@@ -131,13 +131,13 @@ function checkToolAnswers(messages: ChatMessage[]): void {
   messages.forEach((m, i) => {
     if (m.role === 'tool') {
       if (!calls.has(m.tool_call_id)) {
-        throw badRequest(`messages[${i}].tool_call_id: "${echo(m.tool_call_id, 64)}" answers no tool call of the assistant message before it`)
+        throw badRequest(`messages[${i}].tool_call_id: ${quotedIds([m.tool_call_id])} answers no tool call of the assistant message before it`)
       }
       unanswered.delete(m.tool_call_id)
       return
     }
     if (unanswered.size > 0) {
-      const ids = [...unanswered].slice(0, 5).map((id) => `"${echo(id, 64)}"`).join(', ')
+      const ids = quotedIds(unanswered)
       throw badRequest(`messages[${callsAt}].tool_calls: ${ids} ${unanswered.size > 1 ? 'have' : 'has'} no tool message answering ${unanswered.size > 1 ? 'them' : 'it'} before messages[${i}]`)
     }
     const ids = m.role === 'assistant' ? (m.tool_calls ?? []).map((tc) => tc.id) : []

@@ -1,7 +1,8 @@
 // Tool results and the calls they answer, as Anthropic pairs them. Checked on the client's own
 // messages, so a 400 names the client's field whichever model the request goes to: a GPT model
 // was handed such a turn in OpenAI's terms (the translated turn's indices), and the mock took it.
-import { badRequest, echo } from '../../http/errors.ts'
+import { badRequest } from '../../http/errors.ts'
+import { quotedIds } from '../checks.ts'
 import type { MessagesMessage } from './schema.ts'
 
 interface Answer {
@@ -74,12 +75,12 @@ export function checkToolAnswers(messages: MessagesMessage[], threaded: boolean)
     const calls = before ? callsOf(messages, before) : new Map<string, number>()
     const open = new Map(calls)
     for (const a of answersOf(messages, turn)) {
-      if (!calls.has(a.id)) throw badRequest(`${a.at}: "${echo(a.id, 64)}" answers no tool_use of the assistant message before it`)
+      if (!calls.has(a.id)) throw badRequest(`${a.at}: ${quotedIds([a.id])} answers no tool_use of the assistant message before it`)
       open.delete(a.id)
     }
     if (open.size === 0) return
     const [first] = open.values()
-    const ids = [...open.keys()].slice(0, 5).map((id) => `"${echo(id, 64)}"`).join(', ')
+    const ids = quotedIds(open.keys())
     const one = open.size === 1
     throw badRequest(`messages[${first}].content: tool_use ${ids} ${one ? 'has' : 'have'} no tool_result answering ${one ? 'it' : 'them'} in the next message, messages[${turn.at[0]}]`)
   })

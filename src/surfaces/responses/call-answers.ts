@@ -2,7 +2,8 @@
 // on the client's items and the thread they continue, so a 400 names the client's field
 // whichever model the turn goes to: a Claude model was handed such a turn in Anthropic's terms
 // (the translated messages' indices), and the mock answered it.
-import { badRequest, echo } from '../../http/errors.ts'
+import { badRequest } from '../../http/errors.ts'
+import { quotedIds } from '../checks.ts'
 import type { Message, Part } from '../../ir/types.ts'
 import type { Item } from './items.ts'
 
@@ -36,7 +37,7 @@ export function checkCallAnswers(history: Item[], items: Item[], idOf: (i: numbe
   items.forEach((it, i) => {
     const id = callIdOf(it)
     if (id !== undefined && OUTPUTS.has(it.type) && !calls.has(id)) {
-      throw badRequest(`${idOf(i)}: "${echo(id, 64)}" answers no call of this input or of the response it continues`)
+      throw badRequest(`${idOf(i)}: ${quotedIds([id])} answers no call of this input or of the response it continues`)
     }
   })
   const openCall = (it: Item) => {
@@ -55,7 +56,7 @@ export function checkCallAnswers(history: Item[], items: Item[], idOf: (i: numbe
   }
   items.forEach((it, i) => {
     if (open && goesOn(it)) {
-      throw badRequest(`${open.at}: call "${echo(open.id, 64)}" has no output (a function_call_output or custom_tool_call_output naming it) before ${itemOf(i)}, where the conversation goes on`)
+      throw badRequest(`${open.at}: call ${quotedIds([open.id])} has no output (a function_call_output or custom_tool_call_output naming it) before ${itemOf(i)}, where the conversation goes on`)
     }
     const id = openCall(it)
     if (id !== undefined) open ??= { id, at: idOf(i) }
@@ -85,10 +86,10 @@ export function checkTurns(messages: Message[], places: Map<Part, string>, model
       const at = places.get(p)
       if (at === undefined) continue
       if (p.type === 'tool-result' && !calls(messages[i - 1], p.toolCallId)) {
-        throw badRequest(`${at}.call_id: the output of call "${echo(p.toolCallId, 64)}" is not in the turn right after the one that made the call; ${modelId} takes each output there (send it beside that turn's other outputs, before anything else)`)
+        throw badRequest(`${at}.call_id: the output of call ${quotedIds([p.toolCallId])} is not in the turn right after the one that made the call; ${modelId} takes each output there (send it beside that turn's other outputs, before anything else)`)
       }
       if (p.type === 'tool-call' && i + 1 < messages.length && !answers(messages[i + 1], p.id)) {
-        throw badRequest(`${at}.call_id: call "${echo(p.id, 64)}" has no output in the turn right after it; ${modelId} takes each output there (send it beside that turn's other outputs, before anything else)`)
+        throw badRequest(`${at}.call_id: call ${quotedIds([p.id])} has no output in the turn right after it; ${modelId} takes each output there (send it beside that turn's other outputs, before anything else)`)
       }
     }
   })
