@@ -23,6 +23,10 @@ function partText(p: Part): string {
       return typeof p.content === 'string' ? p.content : p.content.map(partText).join('\n')
     case 'document':
       return p.source.kind === 'text' ? p.source.data : ''
+    case 'web-search':
+      // what a search found goes back to Claude (the pages, encrypted) and is billed as input:
+      // counted as its text, which errs high
+      return p.providerData?.anthropic ? JSON.stringify(p.providerData.anthropic) : ''
     default:
       // Images and binary documents are not counted.
       return ''

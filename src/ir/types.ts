@@ -46,9 +46,11 @@ export type Part =
   /**
    * A web search the upstream ran itself (Claude's web search server tool): OpenAI's
    * `web_search_call`. `failed`: it answered with an error; `incomplete`: the reply ended before
-   * its result (Claude's pause_turn, to be continued).
+   * its result (Claude's pause_turn, to be continued). `providerData.anthropic`: the search's own
+   * blocks as Claude sent them (its input and its result's content, the pages encrypted), which
+   * go back to it in a later turn so it still has what it found.
    */
-  | { type: 'web-search'; id: string; query: string; sources: WebSource[]; status: SearchStatus }
+  | { type: 'web-search'; id: string; query: string; sources: WebSource[]; status: SearchStatus; providerData?: ProviderData }
 
 export interface Message {
   role: Role
@@ -256,7 +258,7 @@ export type StreamEvent =
   | { type: 'reasoning-redacted'; data: string }
   /** A web search the upstream runs itself begins (`id`: the upstream's), and ends with its query and what it found. */
   | { type: 'web-search-start'; id: string }
-  | { type: 'web-search-end'; id: string; query: string; sources: WebSource[]; status: SearchStatus }
+  | { type: 'web-search-end'; id: string; query: string; sources: WebSource[]; status: SearchStatus; providerData?: ProviderData }
   | { type: 'tool-input-start'; index: number; id: string; name: string }
   | { type: 'tool-input-delta'; index: number; delta: string }
   | { type: 'tool-input-end'; index: number }

@@ -39,5 +39,23 @@ export function searchResults(content: unknown): { sources: WebSource[]; status:
   return { sources, status: 'completed' }
 }
 
+/**
+ * A finished search's own blocks, kept for a later turn (`providerData.anthropic` of its IR
+ * part): the server_tool_use's input and the result's content (the pages, encrypted), which
+ * Claude is sent back so it still has what it found. None for a search without its result.
+ */
+export function searchBlocks(input: unknown, content: unknown): { anthropic: { input: unknown; content: unknown } } | undefined {
+  if (content === undefined || content === null) return undefined
+  let i = input
+  if (typeof i === 'string') {
+    try {
+      i = JSON.parse(i)
+    } catch {
+      return undefined
+    }
+  }
+  return isObj(i) ? { anthropic: { input: i, content } } : undefined
+}
+
 /** A server_tool_use block that is Claude's web search. */
 export const isWebSearchUse = (b: { type?: unknown; name?: unknown }): boolean => b.type === 'server_tool_use' && b.name === 'web_search'

@@ -7,6 +7,7 @@ import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
 import { webSearchTool } from './web-search.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Json = Record<string, unknown>
 
@@ -105,16 +106,31 @@ interface Turn {
 }
 
 /**
+ * A web search Claude ran in an earlier turn, as it sent it: its server_tool_use and its result
+ * (the pages encrypted), so it still has what it found. Only in an assistant turn, with the
+ * search's blocks kept (a finished search of Claude's own), and while the request offers the web
+ * search tool (the blocks are the tool's); else left out, as a search of another model's is.
+ */
+function searchAgain(p: Extract<Part, { type: 'web-search' }>, role: Message['role'], searches: boolean): Json[] {
+  const kept = p.providerData?.anthropic
+  if (!searches || role !== 'assistant' || !kept || !isObj(kept.input) || kept.content === undefined || p.id === '') return []
+  return [
+    { type: 'server_tool_use', id: p.id, name: 'web_search', input: kept.input },
+    { type: 'web_search_tool_result', tool_use_id: p.id, content: kept.content },
+  ]
+}
+
+/**
  * Tool results go in a user turn right after the assistant's tool_use turn, all of them in
  * ONE turn and ahead of any other content of that turn; consecutive turns of the
  * same role are merged.
  */
-function turns(messages: Message[], ids: (id: string) => string, betas: Set<string>): { turns: Turn[]; system: Json[] } {
+function turns(messages: Message[], ids: (id: string) => string, betas: Set<string>, searches: boolean): { turns: Turn[]; system: Json[] } {
   const out: Turn[] = []
   const system: Json[] = []
   messages.forEach((m, i) => {
     const where = `messages[${i}]`
-    const blocks = m.content.map((p, k) => block(p, `${where}.content[${k}]`, ids, betas)).filter((b): b is Json => b !== undefined)
+    const blocks = m.content.flatMap((p, k) => (p.type === 'web-search' ? searchAgain(p, m.role, searches) : [block(p, `${where}.content[${k}]`, ids, betas)])).filter((b): b is Json => b !== undefined)
     if (m.role === 'system') {
       // Anthropic has one system prompt; a system message mid-conversation joins it.
       system.push(...blocks.filter((b) => b.type === 'text'))
@@ -163,7 +179,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (blank >= 0) throw badRequest(`stop[${blank}]: Claude-family models take no stop sequence that is empty or whitespace only; got ${JSON.stringify(req.stop![blank]).slice(0, 40)}`)
   const betas = new Set(req.betas ?? [])
   const ids = toolIdMapper()
-  const conv = turns(req.messages, ids, betas)
+  const conv = turns(req.messages, ids, betas, req.webSearch !== undefined)
   // a last user turn of empty text only (an OpenAI client may send one) has no block to go as:
   // without it the conversation ends on the assistant's turn, which Claude would go on writing
   const asks = req.messages.findLast((m) => m.role !== 'system')

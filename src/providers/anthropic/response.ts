@@ -3,7 +3,7 @@ import { UpstreamError } from '../../ir/errors.ts'
 import type { GenerationResponse, Part } from '../../ir/types.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { usageFromAnthropic, type AnthropicUsage } from './usage.ts'
-import { isWebSearchUse, searchQuery, searchResults, webSources } from './citations.ts'
+import { isWebSearchUse, searchBlocks, searchQuery, searchResults, webSources } from './citations.ts'
 
 export interface AnthropicBlock {
   type: string
@@ -76,15 +76,21 @@ export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse
   const content: Part[] = []
   let calls = 0
   const reply = body.id || replyToken()
+  /** Each web search's input, by its id, kept with its result. */
+  const inputs = new Map<string, unknown>()
   for (const b of blocks) {
     if (b === null || typeof b !== 'object') continue
     if ((b as AnthropicBlock).type === 'web_search_tool_result') {
       const search = content.findLast((p) => p.type === 'web-search' && p.id === (b as AnthropicBlock).tool_use_id)
-      if (search) Object.assign(search, searchResults((b as AnthropicBlock).content))
+      if (search?.type !== 'web-search') continue
+      Object.assign(search, searchResults((b as AnthropicBlock).content))
+      const kept = searchBlocks(inputs.get(search.id), (b as AnthropicBlock).content)
+      if (kept) search.providerData = kept
       continue
     }
     const p = partFromBlock(b as AnthropicBlock)
     if (!p) continue
+    if (p.type === 'web-search') inputs.set(p.id, (b as AnthropicBlock).input)
     if (p.type === 'tool-call' && !(b as AnthropicBlock).id) p.id = callId(reply, calls)
     if (p.type === 'tool-call') calls++
     content.push(p)

@@ -17,7 +17,7 @@ import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
 import { tellContainer } from './container.ts'
 import type { ContainerGiven } from '../../routing/contract.ts'
 import { tellText } from '../../ir/event-text.ts'
-import { isWebSearchUse, searchQuery, searchResults, webSource, webSources } from './citations.ts'
+import { isWebSearchUse, searchBlocks, searchQuery, searchResults, webSource, webSources } from './citations.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
 /** A text block's `chars` so far and the web sources it cites (said at its end, for all of it). */
@@ -50,8 +50,14 @@ const SOURCES_MAX = 64
 
 const streamError = (message: string, type: string): StreamEvent => ({ type: 'error', error: { status: 502, message, type } })
 
-/** `queries`: the query of each web search whose block stopped, by its id, for its result to say. */
-function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: Map<string, string>): Generator<StreamEvent, Block> {
+/** A web search whose block stopped: its input (an object, or its JSON text) and the query in it. */
+interface Asked {
+  input: unknown
+  query: string
+}
+
+/** `queries`: each web search whose block stopped, by its id, for its result to say. */
+function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: Map<string, Asked>): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
@@ -72,8 +78,10 @@ function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: 
       return { kind: 'search', id: b.id, input: b.input, json: '', open: true }
     case 'web_search_tool_result': {
       const id = b.tool_use_id ?? ''
-      if (queries.has(id)) {
-        yield { type: 'web-search-end', id, query: queries.get(id)!, ...searchResults(b.content) }
+      const asked = queries.get(id)
+      if (asked) {
+        const kept = searchBlocks(asked.input, b.content)
+        yield { type: 'web-search-end', id, query: asked.query, ...searchResults(b.content), ...(kept ? { providerData: kept } : {}) }
         queries.delete(id)
       }
       return { kind: 'ignored', open: true }
@@ -109,7 +117,7 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
  */
 export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
-  const queries = new Map<string, string>()
+  const queries = new Map<string, Asked>()
   const order = blockOrder<Block>()
   let tools = 0
   let usage: Usage = emptyUsage()
@@ -205,7 +213,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           }
           case 'content_block_stop': {
             const b = blocks.get(e.index ?? 0)
-            if (b?.kind === 'search' && b.open && queries.size < SEARCHES_MAX) queries.set(b.id, searchQuery(b.json || b.input))
+            if (b?.kind === 'search' && b.open && queries.size < SEARCHES_MAX) queries.set(b.id, { input: b.json || b.input, query: searchQuery(b.json || b.input) })
             order.stop(b, closeBlock(b), out)
             // a stopped block takes nothing more (a late delta goes on as one of no block would)
             blocks.delete(e.index ?? 0)
@@ -221,7 +229,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           case 'message_stop': {
             order.drain(closeBlock, out)
             // a search whose result never came: the reply paused before it (pause_turn)
-            for (const [id, query] of queries) out.push({ type: 'web-search-end', id, query, sources: [], status: 'incomplete' })
+            for (const [id, { query }] of queries) out.push({ type: 'web-search-end', id, query, sources: [], status: 'incomplete' })
             queries.clear()
             const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
             out.push({ type: 'finish', finish, usage })

@@ -94,8 +94,9 @@ function assistantMessage(m: Message, where: string): Json {
     out.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } }))
   }
   if (m.name) out.name = m.name
-  // Reasoning parts are provider-tagged data the chat wire has no field for; they stay behind.
-  const other = m.content.find((p) => p.type !== 'text' && p.type !== 'tool-call' && p.type !== 'reasoning')
+  // Reasoning parts are provider-tagged data the chat wire has no field for; they stay behind,
+  // and so does a web search a Claude model ran (its text, which cites it, goes)
+  const other = m.content.find((p) => p.type !== 'text' && p.type !== 'tool-call' && p.type !== 'reasoning' && p.type !== 'web-search')
   if (other) throw badRequest(`${where}: an assistant message cannot carry a ${other.type} part for an OpenAI model`)
   return out
 }

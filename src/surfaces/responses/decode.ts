@@ -12,6 +12,7 @@ import { checkTurns } from './call-answers.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
 import { openReasoning } from './reasoning.ts'
+import { searchOf } from './held-search.ts'
 import { allowedFlat, flatName, openTools, type OpenedTools } from './namespaces.ts'
 import type { Turn } from './turn.ts'
 import { isCallable, type ResponsesTool, type ResponsesToolChoice } from './tools.ts'
@@ -111,6 +112,12 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
       case 'reasoning': {
         const r = openReasoning(it)
         if (r) push('assistant', r)
+        return
+      }
+      case 'web_search_call': {
+        // a Claude model's search of an earlier turn, with what it found where the thread kept it
+        const search = searchOf(it)
+        if (search) push('assistant', search)
         return
       }
       case 'item_reference':

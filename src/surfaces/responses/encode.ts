@@ -8,6 +8,7 @@ import { promptTokens } from '../../ir/types.ts'
 import { customInputOf } from '../custom-tools.ts'
 import type { Item } from './items.ts'
 import { reasoningItem } from './reasoning.ts'
+import { holdSearch } from './held-search.ts'
 import { itemId } from './item-ids.ts'
 import type { Member } from './namespaces.ts'
 import type { Turn } from './validate.ts'
@@ -77,7 +78,10 @@ export function urlAnnotation(c: UrlCitation, offset = 0): Obj {
 export function webSearchItem(id: string, p: Extract<Part, { type: 'web-search' }>, sources: boolean): Item {
   const action: Obj = { type: 'search', query: p.query }
   if (sources) action.sources = p.sources.map((s) => ({ type: 'url', url: s.url }))
-  return { id, type: 'web_search_call', status: p.status, action }
+  const item: Item = { id, type: 'web_search_call', status: p.status, action }
+  // what it found goes with the item into the thread, not to the client (held-search.ts)
+  holdSearch(item, p)
+  return item
 }
 
 /** The request asked for a web search's sources on its item. */

@@ -6,6 +6,7 @@ import { keyOf } from '../../http/context.ts'
 import { badRequest, echo, HttpError, notFound } from '../../http/errors.ts'
 import { eachOnce, onlyKnownParams } from '../../http/query.ts'
 import type { Item } from './items.ts'
+import { shownItem } from './held-search.ts'
 import type { ThreadStore } from './thread.ts'
 
 const PREFIXES = ['/api/alpha/v1', '/api/v1'] as const
@@ -26,7 +27,7 @@ function itemId(it: Item, responseId: string, i: number): string {
 function listed(it: Item, responseId: string, i: number): Obj {
   const o = it as Obj
   const type = typeof o.type === 'string' ? o.type : 'message'
-  const out: Obj = { ...o, id: itemId(it, responseId, i), type }
+  const out: Obj = { ...shownItem(o), id: itemId(it, responseId, i), type }
   if (type === 'message') {
     out.status ??= 'completed'
     if (typeof o.content === 'string') out.content = [{ type: o.role === 'assistant' ? 'output_text' : 'input_text', text: o.content }]

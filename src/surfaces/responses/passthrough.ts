@@ -9,6 +9,7 @@ import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'
 import { sealedByGateway } from './reasoning.ts'
+import { shownItems } from './held-search.ts'
 import { isObj } from '../../lib/json.ts'
 import { copiedAsIs } from '../../routing/params.ts'
 import { PARAMS } from './params.ts'
@@ -49,11 +50,11 @@ export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
   const out: Obj = {}
   for (const k of COPIED) if (body[k] !== undefined) out[k] = body[k]
   if (turn.stateful) {
-    out.input = forUpstream([...turn.history, ...turn.items])
+    out.input = shownItems(forUpstream([...turn.history, ...turn.items]))
     out.store = false
   } else {
     // the client's input as it came, unless the gateway replaced references to its own items
-    out.input = body.input !== undefined && !turn.referenced ? withoutSealed(body.input) : withoutSealed(turn.items)
+    out.input = body.input !== undefined && !turn.referenced ? withoutSealed(body.input) : withoutSealed(shownItems(turn.items))
     if (body.store !== undefined) out.store = body.store
   }
   if (turn.instructions) out.instructions = turn.instructions

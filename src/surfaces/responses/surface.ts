@@ -24,6 +24,7 @@ import { ThreadStore } from './thread.ts'
 import { JsonRows } from '../../db/json-rows.ts'
 import { normalizeResponsesBody, validateResponses, type Turn } from './validate.ts'
 import type { Item } from './items.ts'
+import { withHeld } from './held-search.ts'
 import { openTools, type OpenedTools } from './namespaces.ts'
 import { heldTier } from '../../config/service-tiers.ts'
 import { conversationStoreOf } from './conversations/store.ts'
@@ -72,13 +73,13 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         conversation: turn.conversation ?? null,
         inputItems: turn.items,
         // the reply's own output items: the encoder's, or the upstream's as it sent them
-        outputItems: Array.isArray(r.output) ? (r.output as Item[]) : [],
+        outputItems: Array.isArray(r.output) ? withHeld(r.output as Item[]) : [],
         response: r,
       })
       if (turn.conversationId !== undefined) {
         // the turn joins its conversation before the reply's last bytes go out (durable), and
         // the conversation's next turn waits until it has
-        const output = Array.isArray(r.output) ? (r.output as Item[]) : []
+        const output = Array.isArray(r.output) ? withHeld(r.output as Item[]) : []
         const added = appendTurn(conversations, turn.conversationId, turn.items, output, (e) =>
           s.log.error('conversations: a stored turn was not added to its conversation', { request_id: rc.requestId, conversation_id: turn.conversationId, error: String(e) }),
         )

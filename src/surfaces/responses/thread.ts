@@ -23,6 +23,7 @@ import { nextTurn, turnOfItsOwn } from '../../lib/turn.ts'
 import { InputCache, KEPT_FROM_CHARS } from './input-cache.ts'
 import { JsonRows, parsePieces } from '../../db/json-rows.ts'
 import type { PruneStep } from '../../lib/prune-steps.ts'
+import { shownItems } from './held-search.ts'
 
 type Obj = Record<string, unknown>
 
@@ -408,7 +409,7 @@ export class ThreadStore {
   async retrieve(apiKeyId: string, id: string): Promise<Obj | undefined> {
     const row = await this.byId<Pick<Row, (typeof OBJECT_KEYS)[number]>>(apiKeyId, id, OBJECT_BY_ID)
     if (!row) return undefined
-    const output = JSON.parse(row.outputItems) as Item[]
+    const output = shownItems(JSON.parse(row.outputItems) as Item[])
     if (row.response) return { ...(JSON.parse(row.response) as Obj), output }
     // rows stored before the object was kept: what the row knows
     return { id: row.id, object: 'response', created_at: Math.floor(row.createdAt / 1000), status: row.status, model: row.model, previous_response_id: row.previousResponseId, output }

@@ -9,6 +9,7 @@ import type { ThreadServices } from '../../../services.ts'
 import type { Item } from '../items.ts'
 import { listedItem, newConversationId, newItemId } from './shapes.ts'
 import { nextTurn } from '../../../lib/turn.ts'
+import { shownItem } from '../held-search.ts'
 
 type Obj = Record<string, unknown>
 export type Metadata = Record<string, string>
@@ -198,13 +199,14 @@ export class ConversationStore {
     }
     const params = seq === undefined ? [conversationId, q.limit + 1] : [conversationId, seq, q.limit + 1]
     const rows = await this.sql.all<{ item: string }>(this.pages[q.order][seq === undefined ? 0 : 1], params)
-    return { data: rows.slice(0, q.limit).map((r) => JSON.parse(r.item) as Obj), hasMore: rows.length > q.limit }
+    // as the client is shown them (held-search.ts)
+    return { data: rows.slice(0, q.limit).map((r) => shownItem(JSON.parse(r.item) as Obj)), hasMore: rows.length > q.limit }
   }
 
   /** One item of a conversation, or undefined. */
   async item(conversationId: string, itemId: string): Promise<Obj | undefined> {
     const r = await this.sql.get<{ item: string }>(ITEM, [conversationId, itemId])
-    return r ? (JSON.parse(r.item) as Obj) : undefined
+    return r ? shownItem(JSON.parse(r.item) as Obj) : undefined
   }
 
   /** Deletes one item of a conversation; whether it was there. */

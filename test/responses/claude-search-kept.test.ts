@@ -1,0 +1,167 @@
+// A Claude model's web search on the Responses surface, continued from the gateway's stored
+// thread: Claude is sent its search back (the server_tool_use and its result, the pages
+// encrypted) as Anthropic's own clients send it, so it still has what it found; the client, and
+// an OpenAI model the thread goes on with, only ever see OpenAI's web_search_call item.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { NO_LIMITS } from '../batches/helpers.ts'
+import { fixture, fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+const SEARCH_ID = 'srvtoolu_01HandwrittenA'
+const PAGES = 'EqgfCioIARgBIiQ3YTAw'
+const FIELD = 'switchyard_search'
+
+/** The reply the recorded search stream tells, whole (as a non-streamed request gets it). */
+const searchedJson = {
+  id: 'msg_01WebSearchJson',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5-20250929',
+  content: [
+    { type: 'server_tool_use', id: SEARCH_ID, name: 'web_search', input: { query: 'weather in Paris today' } },
+    { type: 'web_search_tool_result', tool_use_id: SEARCH_ID, content: [{ type: 'web_search_result', title: 'Paris weather', url: 'https://weather.example/paris', encrypted_content: PAGES, page_age: 'November 23, 2026' }] },
+    { type: 'text', text: 'It is sunny in Paris today.' },
+  ],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 2107, output_tokens: 20, server_tool_use: { web_search_requests: 1 } },
+}
+
+let up: FakeUpstream
+let g: Gateway
+/** The first request a test makes to a Claude model searches; every later one is answered with text. */
+let searched = false
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  up.script((req: RecordedRequest) => {
+    if (req.path.includes('/chat/completions')) return { json: fixture('openai/chat/nonstream-text.json') }
+    if (!req.path.includes('/messages')) return { json: fixture('openai/responses/nonstream-text.json') }
+    const stream = req.json().stream === true
+    if (!searched) {
+      searched = true
+      return stream ? { sse: fixture('anthropic/messages/stream-web-search.handwritten.sse') } : { json: searchedJson }
+    }
+    return stream ? { sse: fixture('anthropic/messages/stream-text.sse') } : { json: fixtureJson('anthropic/messages/nonstream-text.json') }
+  })
+  g = await startGateway({
+    env: { ...NO_LIMITS, ...upstreamEnv(up) },
+    // a model of OpenAI's family on the chat wire, reached through the translation
+    yaml: `
+providers:
+  - { id: local, kind: openai-compatible, base_url: "${up.url}/v1" }
+models:
+  - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: llama }], price: { input_mtok: 0, output_mtok: 0 } }
+`,
+  })
+})
+afterAll(async () => {
+  await g.stop()
+  await up.stop()
+})
+
+const client = () => new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
+const search = [{ type: 'web_search' as const }]
+
+/** The upstream bodies of the requests made since `from`. */
+const sentSince = (from: number) => up.requests.slice(from).map((r) => r.json())
+
+/** The assistant message of Claude's earlier turn, as the gateway sent it. */
+const assistantOf = (body: any) => body.messages.find((m: any) => m.role === 'assistant')
+
+async function firstTurn(stream: boolean, extra: Record<string, unknown> = {}): Promise<OpenAI.Responses.Response> {
+  searched = false
+  const openai = client()
+  if (!stream) return openai.responses.create({ model: 'claude-sonnet-4-5', input: 'Weather in Paris?', tools: search, ...extra } as never) as Promise<OpenAI.Responses.Response>
+  const s = openai.responses.stream({ model: 'claude-sonnet-4-5', input: 'Weather in Paris?', tools: search, ...extra } as never)
+  return s.finalResponse()
+}
+
+describe("a Claude model's web search goes back to it in the next turn", () => {
+  for (const stream of [true, false]) {
+    test(`continued by previous_response_id (first turn ${stream ? 'streamed' : 'whole'}); the client never sees the kept blocks`, async () => {
+      const first = await firstTurn(stream)
+      const item = first.output.find((it) => it.type === 'web_search_call')!
+      expect(item).toBeDefined()
+      expect(JSON.stringify(first)).not.toContain(PAGES)
+      expect(JSON.stringify(first)).not.toContain(FIELD)
+
+      const from = up.requests.length
+      const next = await client().responses.create({ model: 'claude-sonnet-4-5', previous_response_id: first.id, input: 'And the second source?', tools: search })
+      expect(next.status).toBe('completed')
+      const [sent] = sentSince(from)
+      const blocks = assistantOf(sent).content
+      expect(blocks.slice(0, 2)).toEqual([
+        { type: 'server_tool_use', id: SEARCH_ID, name: 'web_search', input: { query: 'weather in Paris today' } },
+        { type: 'web_search_tool_result', tool_use_id: SEARCH_ID, content: searchedJson.content[1]!.content },
+      ])
+      expect(blocks[2]).toMatchObject({ type: 'text', text: 'It is sunny in Paris today.' })
+
+      // what the client reads back of the thread is OpenAI's item, as it was given
+      const got = await client().responses.retrieve(first.id)
+      expect(got.output.find((it) => it.type === 'web_search_call')).toEqual(item)
+      expect(JSON.stringify(got)).not.toContain(PAGES)
+    })
+  }
+
+  test('in a conversation; its items as listed hold no kept blocks', async () => {
+    const openai = client()
+    const conv = await openai.conversations.create({})
+    await firstTurn(true, { conversation: conv.id })
+    const from = up.requests.length
+    await openai.responses.create({ model: 'claude-sonnet-4-5', conversation: conv.id, input: 'And tomorrow?', tools: search })
+    expect(assistantOf(sentSince(from)[0]).content[1]).toMatchObject({ type: 'web_search_tool_result', tool_use_id: SEARCH_ID })
+    const items = []
+    for await (const it of openai.conversations.items.list(conv.id)) items.push(it)
+    const ws = items.find((it) => it.type === 'web_search_call')!
+    expect(ws).toBeDefined()
+    expect(JSON.stringify(items)).not.toContain(PAGES)
+    expect(JSON.stringify(await openai.conversations.items.retrieve(ws.id!, { conversation_id: conv.id }))).not.toContain(PAGES)
+  })
+
+  test('by item_reference to its items (a client that keeps its own history of ids)', async () => {
+    const first = await firstTurn(false)
+    const from = up.requests.length
+    const refs = first.output.map((it) => ({ type: 'item_reference' as const, id: it.id! }))
+    const next = await client().responses.create({ model: 'claude-sonnet-4-5', input: [{ role: 'user', content: 'Weather in Paris?' }, ...refs, { role: 'user', content: 'And the second source?' }], tools: search })
+    expect(assistantOf(sentSince(from)[0]).content[0]).toMatchObject({ type: 'server_tool_use', id: SEARCH_ID })
+    const listed = await client().responses.inputItems.list(next.id)
+    expect(listed.data.some((it) => it.type === 'web_search_call')).toBe(true)
+    expect(JSON.stringify(listed)).not.toContain(PAGES)
+  })
+
+  test('not while the request offers no web search (the blocks are the tool\'s): the search is left out as before', async () => {
+    const first = await firstTurn(false)
+    const from = up.requests.length
+    await client().responses.create({ model: 'claude-sonnet-4-5', previous_response_id: first.id, input: 'Thanks' })
+    const body = JSON.stringify(sentSince(from)[0])
+    expect(body).not.toContain('server_tool_use')
+    expect(body).not.toContain(PAGES)
+    expect(body).toContain('It is sunny in Paris today.')
+  })
+
+  test('a model on the chat wire goes on with the thread without the search, its text as before', async () => {
+    const first = await firstTurn(false)
+    const from = up.requests.length
+    const next = await client().responses.create({ model: 'llama-3.1-8b', previous_response_id: first.id, input: 'And tomorrow?' })
+    expect(next.status).toBe('completed')
+    const body = sentSince(from)[0]
+    expect(body.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(body.messages[1].content).toBe('It is sunny in Paris today.')
+    expect(JSON.stringify(body)).not.toContain(PAGES)
+    // the mock too
+    expect((await client().responses.create({ model: 'mock-gpt', previous_response_id: first.id, input: 'mock: text And tomorrow?' })).status).toBe('completed')
+  })
+
+  test('an OpenAI model that goes on with the thread gets OpenAI\'s item only', async () => {
+    const first = await firstTurn(false)
+    const from = up.requests.length
+    const next = await client().responses.create({ model: 'gpt-4.1', previous_response_id: first.id, input: 'And tomorrow?' })
+    expect(next.status).toBe('completed')
+    const body = sentSince(from)[0]
+    const ws = body.input.find((it: any) => it.type === 'web_search_call')
+    expect(ws).toMatchObject({ type: 'web_search_call', action: { type: 'search', query: 'weather in Paris today' } })
+    expect(JSON.stringify(body)).not.toContain(FIELD)
+    expect(JSON.stringify(body)).not.toContain(PAGES)
+  })
+})
