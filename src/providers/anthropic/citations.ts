@@ -45,7 +45,7 @@ export function searchResults(content: unknown): { sources: WebSource[]; status:
  * Claude is sent back so it still has what it found. None for a search without its result.
  */
 export function searchBlocks(input: unknown, content: unknown): { anthropic: { input: unknown; content: unknown } } | undefined {
-  if (content === undefined || content === null) return undefined
+  if (!Array.isArray(content) && !isObj(content)) return undefined
   let i = input
   if (typeof i === 'string') {
     try {

@@ -44,7 +44,8 @@ export function shownItems<T>(items: T[]): T[] {
 /** A stored web_search_call item's search as the IR has it, its blocks with it; undefined for any other item, or one without them. */
 export function searchOf(it: Record<string, unknown>): Search | undefined {
   const h = it[FIELD]
-  if (it.type !== 'web_search_call' || !isObj(h) || typeof h.id !== 'string' || h.id === '' || !isObj(h.input) || h.content === undefined) return undefined
+  // Anthropic's result content: the list of results, or an error object
+  if (it.type !== 'web_search_call' || !isObj(h) || typeof h.id !== 'string' || h.id === '' || !isObj(h.input) || !(Array.isArray(h.content) || isObj(h.content))) return undefined
   const query = isObj(it.action) && typeof it.action.query === 'string' ? it.action.query : ''
   return { type: 'web-search', id: h.id, query, sources: [], status: it.status === 'failed' ? 'failed' : 'completed', providerData: { anthropic: { input: h.input, content: h.content } } }
 }

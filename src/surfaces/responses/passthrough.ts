@@ -54,7 +54,7 @@ export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
     out.store = false
   } else {
     // the client's input as it came, unless the gateway replaced references to its own items
-    out.input = body.input !== undefined && !turn.referenced ? withoutSealed(body.input) : withoutSealed(shownItems(turn.items))
+    out.input = withoutSealed(body.input !== undefined && !turn.referenced ? (Array.isArray(body.input) ? shownItems(body.input) : body.input) : shownItems(turn.items))
     if (body.store !== undefined) out.store = body.store
   }
   if (turn.instructions) out.instructions = turn.instructions
