@@ -77,7 +77,7 @@ describe('messagesToIR', () => {
     expect(ir.messages[2]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: 'out' }] })
   })
 
-  test('thinking and redacted_thinking → reasoning parts, byte for byte; server blocks are not IR parts', () => {
+  test('thinking and redacted_thinking → reasoning parts, byte for byte; a web search with its result is a search holding both blocks; other server blocks are not IR parts', () => {
     const { ir } = decode(body({
       messages: [
         { role: 'user', content: 'a' },
@@ -86,8 +86,12 @@ describe('messagesToIR', () => {
           content: [
             { type: 'thinking', thinking: '', signature: 'Eq+/=sig' },
             { type: 'redacted_thinking', data: 'R3d/+=' },
-            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } },
             { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+            { type: 'server_tool_use', id: 'srvtoolu_2', name: 'code_execution', input: { code: '1' } },
+            { type: 'code_execution_tool_result', tool_use_id: 'srvtoolu_2', content: { type: 'code_execution_result' } },
+            // a paused turn's search, its result never come
+            { type: 'server_tool_use', id: 'srvtoolu_3', name: 'web_search', input: { query: 'r' } },
             { type: 'text', text: 'done' },
           ],
         },
@@ -96,6 +100,7 @@ describe('messagesToIR', () => {
     expect(ir.messages[1]!.content).toEqual([
       { type: 'reasoning', text: '', signature: 'Eq+/=sig' },
       { type: 'reasoning', text: '', redacted: 'R3d/+=' },
+      { type: 'web-search', id: 'srvtoolu_1', query: 'q', sources: [], status: 'completed', providerData: { anthropic: { input: { query: 'q' }, content: [] } } },
       { type: 'text', text: 'done' },
     ])
   })

@@ -111,6 +111,12 @@ interface Turn {
  * search's blocks kept (a finished search of Claude's own), and while the request offers the web
  * search tool (the blocks are the tool's); else left out, as a search of another model's is.
  */
+/** The request offers Claude's web search: the IR's, or one of the tools a messages request carries as they came. */
+function offersSearch(req: GenerationRequest): boolean {
+  const carried = req.providerData?.anthropic?.tools
+  return req.webSearch !== undefined || (Array.isArray(carried) && carried.some((t) => isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')))
+}
+
 function searchAgain(p: Extract<Part, { type: 'web-search' }>, role: Message['role'], searches: boolean): Json[] {
   const kept = p.providerData?.anthropic
   if (!searches || role !== 'assistant' || !kept || !isObj(kept.input) || kept.content === undefined || p.id === '') return []
@@ -179,7 +185,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (blank >= 0) throw badRequest(`stop[${blank}]: Claude-family models take no stop sequence that is empty or whitespace only; got ${JSON.stringify(req.stop![blank]).slice(0, 40)}`)
   const betas = new Set(req.betas ?? [])
   const ids = toolIdMapper()
-  const conv = turns(req.messages, ids, betas, req.webSearch !== undefined)
+  const conv = turns(req.messages, ids, betas, offersSearch(req))
   // a last user turn of empty text only (an OpenAI client may send one) has no block to go as:
   // without it the conversation ends on the assistant's turn, which Claude would go on writing
   const asks = req.messages.findLast((m) => m.role !== 'system')

@@ -4,6 +4,8 @@
 // and an OpenAI-family upstream never sees it.
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, Tool, ToolChoice } from '../../ir/types.ts'
+
+type Search = Extract<Part, { type: 'web-search' }>
 import type { IRContext } from '../../routing/params.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import { claudeFormat, claudeOutputConfig, claudeTool } from '../../routing/translate.ts'
@@ -110,15 +112,42 @@ function part(b: MessagesBlock): Part | undefined {
       return { type: 'reasoning', text: '', redacted: b.data }
     default:
       // server_tool_use and `*_tool_result` blocks ran at Anthropic; no IR part can replay
-      // them. A Claude-family model gets the body untouched (pass-through);
-      // any other model continues from the text around them.
+      // them (but a web search's: content() reads those). A Claude-family model gets the body
+      // untouched (pass-through); any other model continues from the text around them.
       return undefined
   }
 }
 
 export function content(c: string | MessagesBlock[]): Part[] {
   if (typeof c === 'string') return [{ type: 'text', text: c }]
-  return c.map(part).filter((p): p is Part => p !== undefined)
+  const out: Part[] = []
+  // Claude's web searches as a client sends them back (a server_tool_use named web_search, then
+  // its web_search_tool_result): each a search of the IR where its server_tool_use stood, holding
+  // both blocks, which go back to Claude on a path through the IR as they came (so it still has
+  // what it found) and stay behind for any other model
+  let searches: Map<string, { part: Search; input: Record<string, unknown> }> | undefined
+  let unanswered = 0
+  for (const b of c) {
+    const o = b as { type: string; id?: unknown; name?: unknown; input?: unknown; tool_use_id?: unknown; content?: unknown }
+    if (o.type === 'server_tool_use' && o.name === 'web_search' && isObj(o.input) && typeof o.id === 'string') {
+      const search: Search = { type: 'web-search', id: o.id, query: typeof o.input.query === 'string' ? o.input.query : '', sources: [], status: 'incomplete' }
+      ;(searches ??= new Map()).set(o.id, { part: search, input: o.input })
+      out.push(search)
+      unanswered++
+      continue
+    }
+    const asked = o.type === 'web_search_tool_result' && typeof o.tool_use_id === 'string' ? searches?.get(o.tool_use_id) : undefined
+    if (asked && asked.part.providerData === undefined && (Array.isArray(o.content) || isObj(o.content))) {
+      asked.part.status = Array.isArray(o.content) ? 'completed' : 'failed'
+      asked.part.providerData = { anthropic: { input: asked.input, content: o.content } }
+      unanswered--
+      continue
+    }
+    const p = part(b)
+    if (p) out.push(p)
+  }
+  // a search without its result (a paused turn's) is left out, as other server tools' blocks are
+  return unanswered === 0 ? out : out.filter((p) => p.type !== 'web-search' || p.providerData !== undefined)
 }
 
 /**

@@ -116,12 +116,26 @@ export function toolInput(args: string): Record<string, unknown> {
 }
 
 /**
+ * A web search Claude ran, as Anthropic's wire says it: its server_tool_use and its result (the
+ * pages encrypted, for Claude to read when the turn is sent back), as Claude sent them. One
+ * without them (a paused turn's, whose result never came) has no faithful form and gives none.
+ */
+export function searchBlocks(p: Extract<Part, { type: 'web-search' }>): Record<string, unknown>[] {
+  const kept = p.providerData?.anthropic
+  if (!kept || p.id === '') return []
+  return [
+    { type: 'server_tool_use', id: p.id, name: 'web_search', input: kept.input },
+    { type: 'web_search_tool_result', tool_use_id: p.id, content: kept.content },
+  ]
+}
+
+/**
  * One IR output part → one content block; parts with no Messages form give none. A GPT model's
  * url_citation annotations have no faithful form here and are left out: Anthropic's
  * `web_search_result_location` requires the quoted text of the page (`cited_text`), which OpenAI
  * does not give (its indices point into the model's own text), and an `encrypted_index` that only
- * Anthropic makes, for Claude to read when the turn is sent back. A web search record is left out
- * as well: its blocks would carry Anthropic's encrypted results.
+ * Anthropic makes, for Claude to read when the turn is sent back. A web search is two blocks
+ * (searchBlocks).
  */
 export function contentBlock(p: Part): Record<string, unknown> | undefined {
   switch (p.type) {
@@ -146,6 +160,10 @@ export function encodeMessagesResponse(r: GenerationResponse, model: string): Re
   for (const p of r.content) {
     // An empty text part (e.g. OpenAI `content: ""` beside tool calls) is no block.
     if (p.type === 'text' && p.text === '') continue
+    if (p.type === 'web-search') {
+      content.push(...searchBlocks(p))
+      continue
+    }
     const b = contentBlock(p)
     if (b) content.push(b)
   }

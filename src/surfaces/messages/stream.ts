@@ -6,7 +6,7 @@
 // `messagesErrorFrame` and closes, with no message_delta / message_stop after it.
 import type { StreamEvent, Usage } from '../../ir/types.ts'
 import { emptyUsage, promptTokens } from '../../ir/types.ts'
-import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, messagesStopSequence, messagesUsage, toolInput } from './encode.ts'
+import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, messagesStopSequence, messagesUsage, searchBlocks, toolInput } from './encode.ts'
 
 export { messagesErrorFrame } from './errors.ts'
 
@@ -143,8 +143,17 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
     // web sources come from a Claude upstream, which this surface is the pass-through to
     'text-citations': () => '',
+    // Claude's search, told whole once its result came (a paused turn's, without one, is not)
     'web-search-start': () => '',
-    'web-search-end': () => '',
+    'web-search-end': (ev) => {
+      const blocks = searchBlocks({ ...ev, type: 'web-search' })
+      if (blocks.length === 0) return ''
+      let out = messageStart() + closeFlow()
+      const use = next
+      out += blockStart({ ...blocks[0], input: {} }) + delta(use, { type: 'input_json_delta', partial_json: JSON.stringify(blocks[0]!.input) }) + stop(use)
+      const result = next
+      return out + blockStart(blocks[1]!) + stop(result)
+    },
     'reasoning-start': () => messageStart() + closeFlow(),
     'reasoning-delta': (ev) => (ev.text === '' ? '' : enter('thinking') + textDelta(flow!, ev.text)),
     // A signature is the last thing of its thinking block (as the fold in collect.ts reads it).
