@@ -105,18 +105,18 @@ interface Turn {
   content: Json[]
 }
 
-/**
- * A web search Claude ran in an earlier turn, as it sent it: its server_tool_use and its result
- * (the pages encrypted), so it still has what it found. Only in an assistant turn, with the
- * search's blocks kept (a finished search of Claude's own), and while the request offers the web
- * search tool (the blocks are the tool's); else left out, as a search of another model's is.
- */
 /** The request offers Claude's web search: the IR's, or one of the tools a messages request carries as they came. */
 function offersSearch(req: GenerationRequest): boolean {
   const carried = req.providerData?.anthropic?.tools
   return req.webSearch !== undefined || (Array.isArray(carried) && carried.some((t) => isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')))
 }
 
+/**
+ * A web search Claude ran in an earlier turn, as it sent it: its server_tool_use and its result
+ * (the pages encrypted), so it still has what it found. Only in an assistant turn, with the
+ * search's blocks kept (a finished search of Claude's own), and while the request offers the web
+ * search tool (the blocks are the tool's); else left out, as a search of another model's is.
+ */
 function searchAgain(p: Extract<Part, { type: 'web-search' }>, role: Message['role'], searches: boolean): Json[] {
   const kept = p.providerData?.anthropic
   if (!searches || role !== 'assistant' || !kept || !isObj(kept.input) || kept.content === undefined || p.id === '') return []

@@ -4,8 +4,6 @@
 // and an OpenAI-family upstream never sees it.
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part, Tool, ToolChoice } from '../../ir/types.ts'
-
-type Search = Extract<Part, { type: 'web-search' }>
 import type { IRContext } from '../../routing/params.ts'
 import { carry, reasoningOf } from '../../routing/to-ir.ts'
 import { claudeFormat, claudeOutputConfig, claudeTool } from '../../routing/translate.ts'
@@ -117,6 +115,8 @@ function part(b: MessagesBlock): Part | undefined {
       return undefined
   }
 }
+
+type Search = Extract<Part, { type: 'web-search' }>
 
 export function content(c: string | MessagesBlock[]): Part[] {
   if (typeof c === 'string') return [{ type: 'text', text: c }]

@@ -141,7 +141,8 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + textDelta(flow!, ev.text)),
     // a block a failure cut is not stopped: Anthropic's stream ends with the error event alone
     'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
-    // web sources come from a Claude upstream, which this surface is the pass-through to
+    // web sources come from a Claude upstream, which this surface passes through (translated,
+    // as with pause_on_call_tools_start, the text goes without them)
     'text-citations': () => '',
     // Claude's search, told whole once its result came (a paused turn's, without one, is not)
     'web-search-start': () => '',
