@@ -6,7 +6,7 @@ import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
-import { webSearchTool } from './web-search.ts'
+import { offersSearch, webSearchTool } from './web-search.ts'
 import { isObj } from '../../lib/json.ts'
 
 type Json = Record<string, unknown>
@@ -103,12 +103,6 @@ function block(p: Part, where: string, ids: (id: string) => string, betas: Set<s
 interface Turn {
   role: 'user' | 'assistant'
   content: Json[]
-}
-
-/** The request offers Claude's web search: the IR's, or one of the tools a messages request carries as they came. */
-function offersSearch(req: GenerationRequest): boolean {
-  const carried = req.providerData?.anthropic?.tools
-  return req.webSearch !== undefined || (Array.isArray(carried) && carried.some((t) => isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')))
 }
 
 /**

@@ -14,6 +14,8 @@
  *   - `mock: error <STATUS>`         fail like an upstream answering STATUS, through the same
  *                                    status table as real upstreams (429 → 429 with
  *                                    Retry-After: 1, 500 → 502, 529 → 503, 401 → 502 …).
+ *   - `mock: search <QUERY>`         a web search first (a Claude-family model offered one),
+ *                                    as Claude's web search tool tells it; the text cites it.
  *   - `mock: fail-midstream`         a stream fails with an error event after its first
  *                                    content chunk; a non-streaming call fails with 502.
  * - A forced tool_choice (`required` → the first tool, or a named tool) calls that tool,
@@ -35,7 +37,7 @@
  *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
  */
 import { collect } from '../../ir/collect.ts'
-import type { Finish, GenerationRequest, GenerationResponse, StreamEvent, Usage } from '../../ir/types.ts'
+import type { Finish, GenerationRequest, GenerationResponse, StreamEvent, Usage, WebSource } from '../../ir/types.ts'
 import { upstreamErrorFrom } from '../errors.ts'
 import type { CallContext, ProviderAdapter } from '../types.ts'
 import { charBoundary } from '../../lib/chars.ts'
@@ -96,6 +98,8 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
     yield { type: 'finish', finish: call.cut ? { reason: 'length', raw: 'length' } : { reason: 'tool_calls', raw: 'tool_calls' }, usage }
     return
   }
+  const found = p.search !== undefined ? yield* searched(p.search) : undefined
+  if (found) usage.webSearches = 1
   // a stop sequence ends the text where it first appears (the sequence itself left out), as upstreams do
   const stopped = stopAt(p.text, req.stop)
   const full = stopped ? p.text.slice(0, stopped.at) : p.text
@@ -107,10 +111,26 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
   }
   // nothing to say still fails where asked, before its end
   if (chunks.length === 0 && p.failMidstream) return yield MIDSTREAM
+  // the text cites what the search found, as Claude's does
+  if (found && text !== '') yield { type: 'text-citations', sources: [found], span: text.length }
   usage.outputTokens = await countTokensAsync(text, ctx.lane)
   yield { type: 'usage', usage }
   const finish: Finish = cut ? { reason: 'length', raw: 'length' } : stopped ? { reason: 'stop', raw: claude ? 'stop_sequence' : 'stop', stopSequence: stopped.sequence } : { reason: 'stop', raw: 'stop' }
   yield { type: 'finish', finish, usage }
+}
+
+/**
+ * A web search run for `query`, as Claude's web search tool tells one: one result, the same for
+ * the same query, its page "encrypted" as the query's own base64 (Claude's blocks, kept for the
+ * turn to be sent back, as a real search's are).
+ */
+function* searched(query: string): Generator<StreamEvent, WebSource> {
+  const id = `srvtoolu_mock_${randomId()}`
+  const source = { url: `https://example.com/search?q=${encodeURIComponent(query)}`, title: `Result for ${query}` }
+  yield { type: 'web-search-start', id }
+  const result = { type: 'web_search_result', url: source.url, title: source.title, encrypted_content: Buffer.from(query).toString('base64'), page_age: null }
+  yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', providerData: { anthropic: { input: { query }, content: [result] } } }
+  return source
 }
 
 /**

@@ -3,18 +3,21 @@
 import type { GenerationRequest, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
 import { exampleFromSchema } from './schema-args.ts'
+import { offersSearch } from '../anthropic/web-search.ts'
 
 export type Plan =
-  | { kind: 'text'; text: string; failMidstream: boolean }
+  /** `search`: a web search run first, for this query, which the text cites. */
+  | { kind: 'text'; text: string; failMidstream: boolean; search?: string }
   | { kind: 'tool'; name: string; arguments: string; failMidstream: boolean }
   | { kind: 'error'; status: number }
 
-const DIRECTIVE = /^\s*mock:\s*(text|tool|error|fail-midstream)\b[ \t]?(.*)$/
+const DIRECTIVE = /^\s*mock:\s*(text|tool|error|search|fail-midstream)\b[ \t]?(.*)$/
 
 export interface Directives {
   text?: string
   tool?: { name: string; args: string }
   error?: string
+  search?: string
   failMidstream: boolean
 }
 
@@ -29,6 +32,7 @@ export function parseDirectives(text: string): Directives {
     if (verb === 'fail-midstream') d.failMidstream = true
     else if (verb === 'text') d.text ??= rest
     else if (verb === 'error') d.error ??= rest.trim()
+    else if (verb === 'search') d.search ??= rest.trim()
     else if (!d.tool) {
       const t = /^(\S+)\s*(.*)$/.exec(rest.trim())
       d.tool = { name: t?.[1] ?? '', args: t?.[2]?.trim() || '{}' }
@@ -93,6 +97,13 @@ export function plan(req: GenerationRequest): Plan {
     // a tool's arguments are an object on every surface (a messages block's `input` is one)
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw badRequest(`mock: tool ${d.tool.name}: arguments must be a JSON object, got ${d.tool.args}`)
     return { kind: 'tool', name: d.tool.name, arguments: d.tool.args, failMidstream: d.failMidstream }
+  }
+  if (d.search !== undefined) {
+    if (d.search === '') throw badRequest('mock: search needs a query: `mock: search <QUERY>`')
+    if (!offersSearch(req)) {
+      throw badRequest("mock: search needs a web search the gateway runs through Claude's web search tool: a Claude-family model offered the Responses `web_search` tool, chat's `web_search_options`, or Anthropic's `web_search_…` tool")
+    }
+    return { kind: 'text', text: d.text ?? `Results for ${d.search}.`, failMidstream: d.failMidstream, search: d.search }
   }
   if (d.text !== undefined) return { kind: 'text', text: d.text, failMidstream: d.failMidstream }
   const c = req.toolChoice
