@@ -71,6 +71,11 @@ describe('mock: search', () => {
     })
   }
 
+  test('a query holding a lone surrogate searches as its well-formed text', async () => {
+    const c = await openai.chat.completions.create({ model: 'mock-claude', web_search_options: {}, messages: [{ role: 'user', content: 'mock: search a\ud800b' }] })
+    expect(c.choices[0]!.message.annotations?.[0]?.url_citation.url).toBe('https://example.com/search?q=a%EF%BF%BDb')
+  })
+
   test('a Claude model the mock answers (no upstream configured) is charged the search at its price', async () => {
     const m = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'mock: search paris weather' }] })
     const plain = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'mock: text Results for paris weather.' }] })

@@ -126,7 +126,8 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
  */
 function* searched(query: string): Generator<StreamEvent, WebSource> {
   const id = `srvtoolu_mock_${randomId()}`
-  const source = { url: `https://example.com/search?q=${encodeURIComponent(query)}`, title: `Result for ${query}` }
+  // (a lone surrogate the client's text may hold has no URL form: it goes as U+FFFD)
+  const source = { url: `https://example.com/search?q=${encodeURIComponent(query.toWellFormed())}`, title: `Result for ${query}` }
   yield { type: 'web-search-start', id }
   const result = { type: 'web_search_result', url: source.url, title: source.title, encrypted_content: Buffer.from(query).toString('base64'), page_age: null }
   yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', providerData: { anthropic: { input: { query }, content: [result] } } }
