@@ -7,6 +7,7 @@ import type { GenerationRequest, Part } from '../ir/types.ts'
 import { isObj } from '../lib/json.ts'
 import { typeName } from '../routing/router.ts'
 import type { IRContext } from '../routing/params.ts'
+import type { CatalogModel } from '../config/catalog.ts'
 import { carry } from '../routing/to-ir.ts'
 
 const Str = () => T.String({ errorMessage: 'expected a string' })
@@ -141,6 +142,13 @@ export function checkContextSize(v: unknown, at: string): void {
 }
 
 /**
+ * A web search the gateway runs through the IR for this model: Claude's web search tool for a
+ * Claude model, the mock's search (`mock: search`) for any model the mock serves; for a GPT
+ * model of OpenAI's, OpenAI's own (passed through).
+ */
+export const searchesThroughIR = (m: Pick<CatalogModel, 'family' | 'provider'>): boolean => m.family === 'anthropic' || m.provider === 'mock'
+
+/**
  * Chat's `web_search_options`: a search model's own for a GPT model; for a Claude model, Claude's
  * web search tool, which searches as OpenAI's search models do (and cites what it found: the
  * sources come back as url_citation annotations). Its approximate location has the same meaning
@@ -149,7 +157,7 @@ export function checkContextSize(v: unknown, at: string): void {
 export function webSearchOptionsToIR(v: Record<string, unknown>, req: GenerationRequest, cx: IRContext): void {
   checkContextSize(v.search_context_size, 'web_search_options.search_context_size')
   checkLocation(v.user_location, 'web_search_options.user_location', true)
-  if (cx.model.family !== 'anthropic') return carry(req, 'openai', 'web_search_options', v)
+  if (!searchesThroughIR(cx.model)) return carry(req, 'openai', 'web_search_options', v)
   const loc = v.user_location
   const at = approximateLocation(typeof loc === 'object' && loc !== null ? (loc as Record<string, unknown>).approximate : undefined)
   req.webSearch = at ? { userLocation: at } : {}

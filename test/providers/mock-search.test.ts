@@ -1,7 +1,7 @@
 // The mock's web search (`mock: search <QUERY>`), so a CI pipeline can try its web-search flows
-// offline: a Claude-family model offered a web search answers with one, as Claude's web search
-// tool tells one on each surface (a web_search_call item and url_citation annotations, a chat
-// message's annotations, the messages surface's server_tool_use and web_search_tool_result
+// offline: a model offered a web search answers with one, as its provider tells one on each
+// surface (a web_search_call item and url_citation annotations, a chat message's annotations, and
+// for a Claude-family model the messages surface's server_tool_use and web_search_tool_result
 // blocks), counted and priced as one search; a request that offers none is refused saying why.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
@@ -30,9 +30,9 @@ const record = async (id: string) => {
 }
 
 describe('mock: search', () => {
-  for (const stream of [false, true]) {
-    test(`responses, ${stream ? 'streamed' : 'whole'}: a web_search_call, then text citing its source`, async () => {
-      const body = { model: 'mock-claude', tools: [{ type: 'web_search' as const }], include: ['web_search_call.action.sources' as const], input: 'mock: search paris weather' }
+  for (const [model, stream] of [['mock-claude', false], ['mock-claude', true], ['mock-gpt', false], ['mock-gpt', true]] as const) {
+    test(`responses, ${model}, ${stream ? 'streamed' : 'whole'}: a web_search_call, then text citing its source`, async () => {
+      const body = { model, tools: [{ type: 'web_search' as const }], include: ['web_search_call.action.sources' as const], input: 'mock: search paris weather' }
       const r = stream ? await openai.responses.stream(body).finalResponse() : await openai.responses.create(body)
       expect(r.output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
       expect(r.output[0]).toMatchObject({ type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'paris weather', sources: [{ type: 'url', url: URL_OF }] } })
@@ -48,11 +48,14 @@ describe('mock: search', () => {
     expect(next.output_text).toBe('and tomorrow')
   })
 
-  test('chat: the text (`mock: text` beside it) carries the url_citation annotation', async () => {
-    const c = await openai.chat.completions.create({ model: 'mock-claude', web_search_options: {}, messages: [{ role: 'user', content: 'mock: search paris weather\nmock: text It is sunny.' }] })
-    expect(c.choices[0]!.message.content).toBe('It is sunny.')
-    expect(c.choices[0]!.message.annotations).toEqual([{ type: 'url_citation', url_citation: { start_index: 0, end_index: 12, url: URL_OF, title: 'Result for paris weather' } }])
-  })
+  for (const model of ['mock-claude', 'mock-gpt']) {
+    test(`chat, ${model}: the text (\`mock: text\` beside it) carries the url_citation annotation; one search in the record`, async () => {
+      const c = await openai.chat.completions.create({ model, web_search_options: {}, messages: [{ role: 'user', content: 'mock: search paris weather\nmock: text It is sunny.' }] })
+      expect(c.choices[0]!.message.content).toBe('It is sunny.')
+      expect(c.choices[0]!.message.annotations).toEqual([{ type: 'url_citation', url_citation: { start_index: 0, end_index: 12, url: URL_OF, title: 'Result for paris weather' } }])
+      expect((await record(c.id)).usage.web_searches).toBe(1)
+    })
+  }
 
   for (const stream of [false, true]) {
     test(`messages, ${stream ? 'streamed' : 'whole'}: Claude's search blocks, one search in the usage and the record; sent back, the next turn answers`, async () => {
@@ -86,7 +89,7 @@ describe('mock: search', () => {
     expect(searched.cost - not.cost).toBeLessThan(0.0101)
   })
 
-  test('refused, saying why, with no search offered, for a GPT-family model, and without a query', async () => {
+  test('refused, saying why, with no search offered (Anthropic\'s tool is a Claude model\'s), and without a query', async () => {
     const refused = async (p: Promise<unknown>) => {
       try {
         await p
@@ -98,8 +101,9 @@ describe('mock: search', () => {
     }
     const none = await refused(openai.responses.create({ model: 'mock-claude', input: 'mock: search paris weather' }))
     expect(none.status).toBe(400)
-    expect(none.message).toContain('mock: search needs a web search')
-    expect((await refused(openai.responses.create({ model: 'mock-gpt', tools: [{ type: 'web_search' }], input: 'mock: search paris weather' }))).message).toContain('Claude-family')
+    expect(none.message).toContain('mock: search needs the request to offer a web search')
+    const gptMessages = await refused(anthropic.messages.create({ model: 'mock-gpt', max_tokens: 10, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'mock: search paris weather' }] }))
+    expect(gptMessages.message).toContain('Claude-family')
     expect((await refused(anthropic.messages.create({ model: 'mock-claude', max_tokens: 10, messages: [{ role: 'user', content: 'mock: search paris weather' }] }))).status).toBe(400)
     expect((await refused(openai.chat.completions.create({ model: 'mock-claude', web_search_options: {}, messages: [{ role: 'user', content: 'mock: search ' }] }))).message).toContain('needs a query')
   })

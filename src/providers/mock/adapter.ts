@@ -14,8 +14,8 @@
  *   - `mock: error <STATUS>`         fail like an upstream answering STATUS, through the same
  *                                    status table as real upstreams (429 → 429 with
  *                                    Retry-After: 1, 500 → 502, 529 → 503, 401 → 502 …).
- *   - `mock: search <QUERY>`         a web search first (a Claude-family model offered one),
- *                                    as Claude's web search tool tells it; the text cites it.
+ *   - `mock: search <QUERY>`         a web search first (the request offering one), told as
+ *                                    the model's provider tells it; the text cites it.
  *   - `mock: fail-midstream`         a stream fails with an error event after its first
  *                                    content chunk; a non-streaming call fails with 502.
  * - A forced tool_choice (`required` → the first tool, or a named tool) calls that tool,
@@ -98,7 +98,7 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
     yield { type: 'finish', finish: call.cut ? { reason: 'length', raw: 'length' } : { reason: 'tool_calls', raw: 'tool_calls' }, usage }
     return
   }
-  const found = p.search !== undefined ? yield* searched(p.search) : undefined
+  const found = p.search !== undefined ? yield* searched(p.search, claude) : undefined
   if (found) usage.webSearches = 1
   // a stop sequence ends the text where it first appears (the sequence itself left out), as upstreams do
   const stopped = stopAt(p.text, req.stop)
@@ -120,17 +120,17 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
 }
 
 /**
- * A web search run for `query`, as Claude's web search tool tells one: one result, the same for
- * the same query, its page "encrypted" as the query's own base64 (Claude's blocks, kept for the
- * turn to be sent back, as a real search's are).
+ * A web search run for `query`: one result, the same for the same query. For a Claude-family
+ * model, as Claude's web search tool tells one, with its blocks (kept for the turn to be sent
+ * back, as a real search's are), the page "encrypted" as the query's own base64.
  */
-function* searched(query: string): Generator<StreamEvent, WebSource> {
-  const id = `srvtoolu_mock_${randomId()}`
+function* searched(query: string, claude: boolean): Generator<StreamEvent, WebSource> {
+  const id = claude ? `srvtoolu_mock_${randomId()}` : `ws_mock_${randomId()}`
   // (a lone surrogate the client's text may hold has no URL form: it goes as U+FFFD)
   const source = { url: `https://example.com/search?q=${encodeURIComponent(query.toWellFormed())}`, title: `Result for ${query}` }
   yield { type: 'web-search-start', id }
-  const result = { type: 'web_search_result', url: source.url, title: source.title, encrypted_content: Buffer.from(query).toString('base64'), page_age: null }
-  yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', providerData: { anthropic: { input: { query }, content: [result] } } }
+  const blocks = () => ({ anthropic: { input: { query }, content: [{ type: 'web_search_result', url: source.url, title: source.title, encrypted_content: Buffer.from(query).toString('base64'), page_age: null }] } })
+  yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', ...(claude ? { providerData: blocks() } : {}) }
   return source
 }
 

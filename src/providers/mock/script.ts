@@ -101,7 +101,7 @@ export function plan(req: GenerationRequest): Plan {
   if (d.search !== undefined) {
     if (d.search === '') throw badRequest('mock: search needs a query: `mock: search <QUERY>`')
     if (!offersSearch(req)) {
-      throw badRequest("mock: search needs a web search the gateway runs through Claude's web search tool: a Claude-family model offered the Responses `web_search` tool, chat's `web_search_options`, or Anthropic's `web_search_…` tool")
+      throw badRequest("mock: search needs the request to offer a web search: the Responses `web_search` tool, chat's `web_search_options`, or (for a Claude-family model) Anthropic's `web_search_…` tool")
     }
     return { kind: 'text', text: d.text ?? `Results for ${d.search}.`, failMidstream: d.failMidstream, search: d.search }
   }

@@ -16,6 +16,7 @@ import { resolveChatBodyFiles } from './media.ts'
 import { passthroughBody } from './passthrough.ts'
 import { chatErrorFrame, createChatStreamEncoder } from './stream.ts'
 import { heldTier } from '../../config/service-tiers.ts'
+import { searchesThroughIR } from '../openai-options.ts'
 
 export const chatCodec: SurfaceCodec = {
   endpoint: 'openai.chat.completions',
@@ -52,8 +53,8 @@ export const chatSurface: SurfaceSpec = {
       choices: rules.removed.includes('n') ? undefined : body.n,
       serviceTier: model.family === 'openai' ? heldTier(body.service_tier) : undefined,
       premiums: model.family === 'anthropic' ? heldPremiums(body) : undefined,
-      // a Claude model's web search (web_search_options) is Anthropic's loop of searches
-      beyond: model.family === 'anthropic' && body.web_search_options !== undefined ? messagesBeyond([{ type: 'web_search_20250305' }]) : chatBeyond(body.modalities),
+      // a Claude model's web search (web_search_options) is Anthropic's loop of searches (the mock's, held alike)
+      beyond: searchesThroughIR(model) && body.web_search_options !== undefined ? messagesBeyond([{ type: 'web_search_20250305' }]) : chatBeyond(body.modalities),
       ...boundOnce(() => promptBound(body)),
       // an Anthropic code execution container named by id: the key's own only (containers/check.ts)
       containers: anthropicContainer(body.container),

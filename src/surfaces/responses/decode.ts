@@ -7,7 +7,7 @@ import { badRequest } from '../../http/errors.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice, WebSearch } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
-import { breakpointCache } from '../openai-options.ts'
+import { breakpointCache, searchesThroughIR } from '../openai-options.ts'
 import { checkTurns } from './call-answers.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
@@ -159,8 +159,8 @@ export function irTools(tools: ResponsesTool[], where: (i: number) => string, mo
       const description = typeof t.description === 'string' ? t.description : undefined
       if (t.type === 'function') out.push({ name: t.name, description, parameters: isObj(t.parameters) ? t.parameters : { type: 'object', properties: {} }, strict: t.strict === true ? true : undefined })
       else out.push({ name: t.name, description, parameters: customToolParameters(t.name, t.format) })
-    } else if (model?.family === 'anthropic' && searchesLive(t) && webSearch === undefined) {
-      // Claude searches the web too (web-search.ts)
+    } else if (model && searchesThroughIR(model) && searchesLive(t) && webSearch === undefined) {
+      // Claude searches the web too (web-search.ts), and so does the mock
       const w = webSearchOf(t, maxToolCalls)
       webSearch = w.search
       dropped.push(...w.leftOut)
