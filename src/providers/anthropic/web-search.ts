@@ -10,7 +10,7 @@ export function webSearchTool(s: WebSearch): Record<string, unknown> {
   return tool
 }
 
-/** The request offers Claude's web search: the IR's (Responses, chat), or one of the tools a messages request carries as they came. */
+/** The request offers a web search: the IR's (Responses, chat), or one of Anthropic's tools a messages request carries as they came. */
 export function offersSearch(req: GenerationRequest): boolean {
   const carried = req.providerData?.anthropic?.tools
   return req.webSearch !== undefined || (Array.isArray(carried) && carried.some((t) => isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')))

@@ -129,8 +129,8 @@ function* searched(query: string, claude: boolean): Generator<StreamEvent, WebSo
   // (a lone surrogate the client's text may hold has no URL form: it goes as U+FFFD)
   const source = { url: `https://example.com/search?q=${encodeURIComponent(query.toWellFormed())}`, title: `Result for ${query}` }
   yield { type: 'web-search-start', id }
-  const blocks = () => ({ anthropic: { input: { query }, content: [{ type: 'web_search_result', url: source.url, title: source.title, encrypted_content: Buffer.from(query).toString('base64'), page_age: null }] } })
-  yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', ...(claude ? { providerData: blocks() } : {}) }
+  const result = { type: 'web_search_result', url: source.url, title: source.title, encrypted_content: Buffer.from(query).toString('base64'), page_age: null }
+  yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', ...(claude ? { providerData: { anthropic: { input: { query }, content: [result] } } } : {}) }
   return source
 }
 
