@@ -74,6 +74,17 @@ describe('mock: search', () => {
     })
   }
 
+  test('the answer after the search is what the rest of the request asks: a schema\'s JSON, a tool call', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }
+    const json = await openai.responses.create({ model: 'mock-claude', tools: [{ type: 'web_search' }], text: { format: { type: 'json_schema', name: 'w', schema, strict: true } }, input: 'mock: search paris weather' })
+    expect(json.output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
+    expect(JSON.parse(json.output_text)).toEqual({ city: 'example' })
+    const tool = { type: 'function' as const, name: 'save', parameters: { type: 'object', properties: {} }, strict: false }
+    const called = await openai.responses.stream({ model: 'mock-gpt', tools: [{ type: 'web_search' }, tool], input: 'mock: search paris weather\nmock: tool save {}' }).finalResponse()
+    expect(called.output.map((it) => it.type)).toEqual(['web_search_call', 'function_call'])
+    expect((await record(called.id)).usage.web_searches).toBe(1)
+  })
+
   test('a query holding a lone surrogate searches as its well-formed text', async () => {
     const c = await openai.chat.completions.create({ model: 'mock-claude', web_search_options: {}, messages: [{ role: 'user', content: 'mock: search a\ud800b' }] })
     expect(c.choices[0]!.message.annotations?.[0]?.url_citation.url).toBe('https://example.com/search?q=a%EF%BF%BDb')

@@ -86,6 +86,8 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
   const usage: Usage = { inputTokens: await inputTokens(req, ctx.lane), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
   // the prompt's size at the start, as Claude's message_start says it
   yield { type: 'start', id: claude ? `msg_mock_${randomId()}` : `chatcmpl-mock-${randomId()}`, model: ctx.model.upstreamId, created: Math.floor(Date.now() / 1000), usage: { ...usage } }
+  const found = p.search !== undefined ? yield* searched(p.search, claude) : undefined
+  if (found) usage.webSearches = 1
   if (p.kind === 'tool') {
     const call = await cutCall(p.name, p.arguments, req.maxTokens, ctx.lane)
     yield { type: 'tool-input-start', index: 0, id: claude ? `toolu_mock_${randomId()}` : `call_mock_${randomId()}`, name: p.name }
@@ -98,8 +100,6 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
     yield { type: 'finish', finish: call.cut ? { reason: 'length', raw: 'length' } : { reason: 'tool_calls', raw: 'tool_calls' }, usage }
     return
   }
-  const found = p.search !== undefined ? yield* searched(p.search, claude) : undefined
-  if (found) usage.webSearches = 1
   // a stop sequence ends the text where it first appears (the sequence itself left out), as upstreams do
   const stopped = stopAt(p.text, req.stop)
   const full = stopped ? p.text.slice(0, stopped.at) : p.text

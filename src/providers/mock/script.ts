@@ -5,10 +5,10 @@ import { badRequest, checkToolChoice } from '../checks.ts'
 import { exampleFromSchema } from './schema-args.ts'
 import { offersSearch } from '../anthropic/web-search.ts'
 
+/** `search`: a web search run first, for this query (the text cites what it found). */
 export type Plan =
-  /** `search`: a web search run first, for this query, which the text cites. */
   | { kind: 'text'; text: string; failMidstream: boolean; search?: string }
-  | { kind: 'tool'; name: string; arguments: string; failMidstream: boolean }
+  | { kind: 'tool'; name: string; arguments: string; failMidstream: boolean; search?: string }
   | { kind: 'error'; status: number }
 
 const DIRECTIVE = /^\s*mock:\s*(text|tool|error|search|fail-midstream)\b[ \t]?(.*)$/
@@ -83,6 +83,23 @@ export function plan(req: GenerationRequest): Plan {
     if (!(status >= 400 && status <= 599)) throw badRequest(`mock: error needs an HTTP status from 400 to 599, got "${d.error}"`)
     return { kind: 'error', status }
   }
+  const search = searchOf(d, req)
+  const p = answer(req, d, results, lastUser, search)
+  return search === undefined ? p : { ...p, search }
+}
+
+/** The query of a `mock: search` line, where the request offers a web search; else a 400 saying what is missing. */
+function searchOf(d: Directives, req: GenerationRequest): string | undefined {
+  if (d.search === undefined) return undefined
+  if (d.search === '') throw badRequest('mock: search needs a query: `mock: search <QUERY>`')
+  if (!offersSearch(req)) {
+    throw badRequest("mock: search needs the request to offer a web search: the Responses `web_search` tool, chat's `web_search_options`, or (for a Claude-family model) Anthropic's `web_search_…` tool")
+  }
+  return d.search
+}
+
+/** What the reply says or calls (a search the plan runs first aside): the directives, a forced tool, a format, else the echo. */
+function answer(req: GenerationRequest, d: Directives, results: string[], lastUser: Message | undefined, search: string | undefined): Exclude<Plan, { kind: 'error' }> {
   if (d.tool) {
     if (!(req.tools ?? []).some((t) => t.name === d.tool!.name)) {
       throw badRequest(`mock: tool "${d.tool.name}" is not among the request's tools (${(req.tools ?? []).map((t) => t.name).join(', ') || 'none'})`)
@@ -98,13 +115,6 @@ export function plan(req: GenerationRequest): Plan {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw badRequest(`mock: tool ${d.tool.name}: arguments must be a JSON object, got ${d.tool.args}`)
     return { kind: 'tool', name: d.tool.name, arguments: d.tool.args, failMidstream: d.failMidstream }
   }
-  if (d.search !== undefined) {
-    if (d.search === '') throw badRequest('mock: search needs a query: `mock: search <QUERY>`')
-    if (!offersSearch(req)) {
-      throw badRequest("mock: search needs the request to offer a web search: the Responses `web_search` tool, chat's `web_search_options`, or (for a Claude-family model) Anthropic's `web_search_…` tool")
-    }
-    return { kind: 'text', text: d.text ?? `Results for ${d.search}.`, failMidstream: d.failMidstream, search: d.search }
-  }
   if (d.text !== undefined) return { kind: 'text', text: d.text, failMidstream: d.failMidstream }
   const c = req.toolChoice
   if (c?.type === 'required' || c?.type === 'tool') {
@@ -116,7 +126,8 @@ export function plan(req: GenerationRequest): Plan {
   if (rf?.type === 'json_schema') return { kind: 'text', text: JSON.stringify(exampleFromSchema(rf.schema ?? {})), failMidstream: d.failMidstream }
   if (rf?.type === 'json_object') return { kind: 'text', text: '{}', failMidstream: d.failMidstream }
   if (results.length) return { kind: 'text', text: results.map((r) => `tool result: ${r}`).join('\n'), failMidstream: false }
-  return { kind: 'text', text: echo(lastUser), failMidstream: d.failMidstream }
+  // a search with nothing else asked says what it looked for (the echo would be the directive)
+  return { kind: 'text', text: search !== undefined ? `Results for ${search}.` : echo(lastUser), failMidstream: d.failMidstream }
 }
 
 /** How a part with no text is named when the default reply says what a message held. */
