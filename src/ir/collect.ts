@@ -51,7 +51,9 @@ export function createFolder(): Folder {
           if (p?.type !== 'text') break
           const end = p.text.length
           const start = Math.max(0, end - e.span)
-          ;(p.citations ??= []).push(...e.sources.map((s) => ({ ...s, start, end })))
+          if (e.sources.length > 0) (p.citations ??= []).push(...e.sources.map((s) => ({ ...s, start, end })))
+          const own = e.providerData?.anthropic?.citations
+          if (Array.isArray(own)) p.providerData = { anthropic: { citations: [...((p.providerData?.anthropic?.citations as unknown[] | undefined) ?? []), ...own] } }
           break
         }
         case 'text-delta': {

@@ -35,7 +35,8 @@ export type SearchStatus = 'completed' | 'failed' | 'incomplete'
 export type UrlCitation = WebSource & { start: number; end: number }
 
 export type Part =
-  | { type: 'text'; text: string; cacheControl?: unknown; citations?: UrlCitation[] }
+  /** `providerData.anthropic.citations`: Claude's own citations of the text, as it sent them (its web search's and a document's). */
+  | { type: 'text'; text: string; cacheControl?: unknown; citations?: UrlCitation[]; providerData?: ProviderData }
   | { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high' | 'original'; cacheControl?: unknown }
   | { type: 'document'; source: MediaSource; title?: string; cacheControl?: unknown }
   /** `arguments` is the JSON text exactly as the model produced it. */
@@ -250,7 +251,7 @@ export type StreamEvent =
   /** `cut`: ended by the stream's failure, not by the model (blocks.ts). */
   | { type: 'text-end'; cut?: true }
   /** The last `span` characters of the text so far cite `sources` (a cited Claude text block, at its end). */
-  | { type: 'text-citations'; sources: WebSource[]; span: number }
+  | { type: 'text-citations'; sources: WebSource[]; span: number; providerData?: ProviderData }
   | { type: 'reasoning-start' }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'reasoning-end'; cut?: true }

@@ -1,8 +1,8 @@
 // Claude's web search on the messages surface where the reply goes through the IR (the gateway's
 // pause_on_call_tools_start): the client gets the search's blocks as Claude sent them (the
-// server_tool_use and its result, the pages encrypted), streamed or not, as the pass-through gives
-// them; sent back, they reach Claude as they came, so a follow-up still has what it found; a GPT
-// model continues from the text around them.
+// server_tool_use and its result, the pages encrypted) and the text's citations, streamed or not,
+// as the pass-through gives them; sent back, they reach Claude as they came, so a follow-up still
+// has what it found; a GPT model continues from the text around them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import { fixture, fixtureJson, type RecordedRequest } from '../helpers/fake-upstream.ts'
@@ -22,6 +22,27 @@ const searchedJson = {
   stop_sequence: null,
   usage: { input_tokens: 2107, output_tokens: 20, server_tool_use: { web_search_requests: 1 } },
 }
+
+const CITE = { type: 'web_search_result_location' as const, url: 'https://weather.example/paris', title: 'Paris weather', encrypted_index: 'Eo8BCioIAhgB', cited_text: 'Sunny, 21 °C' }
+const cited = { ...searchedJson, content: [USE, RESULT, { type: 'text', text: 'Paris is ' }, { type: 'text', text: 'sunny', citations: [CITE] }, { type: 'text', text: ' today.' }] }
+const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+const textBlock = (i: number, text: string, citation?: object) =>
+  ev('content_block_start', { index: i, content_block: { type: 'text', text: '', ...(citation ? { citations: [] } : {}) } }) +
+  (citation ? ev('content_block_delta', { index: i, delta: { type: 'citations_delta', citation } }) : '') +
+  ev('content_block_delta', { index: i, delta: { type: 'text_delta', text } }) +
+  ev('content_block_stop', { index: i })
+const citedStream =
+  ev('message_start', { message: { ...searchedJson, content: [], stop_reason: null, usage: { input_tokens: 2107, output_tokens: 1 } } }) +
+  ev('content_block_start', { index: 0, content_block: { ...USE, input: {} } }) +
+  ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(USE.input) } }) +
+  ev('content_block_stop', { index: 0 }) +
+  ev('content_block_start', { index: 1, content_block: RESULT }) +
+  ev('content_block_stop', { index: 1 }) +
+  textBlock(2, 'Paris is ') +
+  textBlock(3, 'sunny', CITE) +
+  textBlock(4, ' today.') +
+  ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: searchedJson.usage }) +
+  ev('message_stop', {})
 
 const tools = [{ type: 'web_search_20250305' as const, name: 'web_search' as const }]
 const ask = [{ role: 'user' as const, content: 'Weather in Paris?' }]
@@ -51,6 +72,20 @@ describe('a web search through the IR path of the messages surface', () => {
     expect(m.content.slice(0, 2) as unknown[]).toEqual([USE, RESULT])
     expect(m.content[2]).toMatchObject({ type: 'text', text: 'It is sunny in Paris today.' })
     expect(m.usage.server_tool_use?.web_search_requests).toBe(1)
+  })
+
+  test("the text's citations as Claude sent them: each block with its own whole, a stream's cited block ending with them", async () => {
+    rig.up.script({ json: cited })
+    const m = (await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 500, tools, messages: ask, pause_on_call_tools_start: true } as never)) as Anthropic.Message
+    expect(m.content as unknown[]).toEqual(cited.content)
+    rig.up.script({ sse: citedStream })
+    const s = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 500, tools, messages: ask, pause_on_call_tools_start: true } as never).finalMessage()
+    expect(s.content.slice(0, 2) as unknown[]).toEqual([USE, RESULT])
+    // the stream tells a text block's citations at its end: the text before them joins that block
+    expect(s.content.slice(2).map((b) => (b.type === 'text' ? { text: b.text, citations: b.citations ?? null } : b.type))).toEqual([
+      { text: 'Paris is sunny', citations: [CITE] },
+      { text: ' today.', citations: null },
+    ])
   })
 
   test('sent back, they reach Claude as they came; a search without its result stays behind', async () => {

@@ -68,6 +68,8 @@ describe('mock: search', () => {
       expect(result.tool_use_id).toBe((m.content[0] as Anthropic.ServerToolUseBlock).id)
       expect(result.content).toEqual([{ type: 'web_search_result', url: URL_OF, title: 'Result for paris weather', encrypted_content: Buffer.from('paris weather').toString('base64'), page_age: null }])
       expect(m.usage.server_tool_use?.web_search_requests).toBe(1)
+      // the text cites the result as Claude's does
+      expect((m.content[2] as Anthropic.TextBlock).citations).toEqual([{ type: 'web_search_result_location', url: URL_OF, title: 'Result for paris weather', encrypted_index: Buffer.from(URL_OF).toString('base64'), cited_text: 'Result for paris weather' }])
       expect((await record(m.id)).usage.web_searches).toBe(1)
       const next = await anthropic.messages.create({ ...body, messages: [...body.messages, { role: 'assistant', content: m.content }, { role: 'user', content: 'mock: text thanks' }] })
       expect(next.content.map((b) => b.type === 'text' && b.text)).toEqual(['thanks'])

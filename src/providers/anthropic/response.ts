@@ -39,7 +39,10 @@ export function partFromBlock(b: AnthropicBlock): Part | undefined {
     case 'text': {
       const text = b.text ?? ''
       const cited = webSources(b.citations)
-      return cited.length > 0 ? { type: 'text', text, citations: cited.map((s) => ({ ...s, start: 0, end: text.length })) } : { type: 'text', text }
+      const part: Part = cited.length > 0 ? { type: 'text', text, citations: cited.map((s) => ({ ...s, start: 0, end: text.length })) } : { type: 'text', text }
+      // Claude's own, as it sent them, for a client of its own wire
+      if (Array.isArray(b.citations) && b.citations.length > 0) part.providerData = { anthropic: { citations: b.citations } }
+      return part
     }
     case 'thinking':
       return b.signature !== undefined ? { type: 'reasoning', text: b.thinking ?? '', signature: b.signature } : { type: 'reasoning', text: b.thinking ?? '' }

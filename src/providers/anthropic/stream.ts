@@ -20,9 +20,9 @@ import { tellText } from '../../ir/event-text.ts'
 import { isWebSearchUse, searchBlocks, searchQuery, searchResults, webSource, webSources } from './citations.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
-/** A text block's `chars` so far and the web sources it cites (said at its end, for all of it). */
+/** A text block's `chars` so far, the web sources it cites and its citations as Claude sent them (said at its end, for all of it). */
 type Block =
-  | { kind: 'text'; open: boolean; chars: number; sources: WebSource[] }
+  | { kind: 'text'; open: boolean; chars: number; sources: WebSource[]; cited: unknown[] }
   | { kind: 'thinking'; startSignature?: string; signed: boolean; open: boolean }
   | { kind: 'tool'; ordinal: number; input: unknown; sentArgs: boolean; open: boolean }
   /** A web search's server_tool_use block: its input, whole or as JSON text so far. */
@@ -61,7 +61,7 @@ function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: 
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text }
-      return { kind: 'text', open: true, chars: b.text?.length ?? 0, sources: webSources(b.citations) }
+      return { kind: 'text', open: true, chars: b.text?.length ?? 0, sources: webSources(b.citations), cited: Array.isArray(b.citations) ? b.citations.slice(0, SOURCES_MAX) : [] }
     case 'thinking':
       if (b.thinking) yield { type: 'reasoning-delta', text: b.thinking }
       return { kind: 'thinking', startSignature: b.signature || undefined, signed: false, open: true }
@@ -102,7 +102,8 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
       return [...signed, { type: 'reasoning-end' }]
     }
     case 'text':
-      return b.sources.length > 0 && b.chars > 0 ? [{ type: 'text-citations', sources: b.sources, span: b.chars }] : []
+      if (b.chars === 0 || (b.sources.length === 0 && b.cited.length === 0)) return []
+      return [{ type: 'text-citations', sources: b.sources, span: b.chars, ...(b.cited.length > 0 ? { providerData: { anthropic: { citations: b.cited } } } : {}) }]
     case 'tool':
       // Arguments may come whole in the start block and never as deltas.
       return [...(b.sentArgs ? [] : [{ type: 'tool-input-delta', index: b.ordinal, delta: inputText(b.input) } as const]), { type: 'tool-input-end', index: b.ordinal }]
@@ -197,6 +198,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             } else if (d.type === 'citations_delta' && b?.kind === 'text') {
               const s = webSource(d.citation)
               if (s && b.sources.length < SOURCES_MAX) b.sources.push(s)
+              if (d.citation !== undefined && b.cited.length < SOURCES_MAX) b.cited.push(d.citation)
             }
             else if (d.type === 'thinking_delta' && d.thinking) ev = { type: 'reasoning-delta', text: d.thinking }
             else if (d.type === 'signature_delta' && d.signature) {

@@ -111,8 +111,8 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
   }
   // nothing to say still fails where asked, before its end
   if (chunks.length === 0 && p.failMidstream) return yield MIDSTREAM
-  // the text cites what the search found, as Claude's does
-  if (found && text !== '') yield { type: 'text-citations', sources: [found], span: text.length }
+  // the text cites what the search found, as Claude's does (its own citation too, for its wire)
+  if (found && text !== '') yield { type: 'text-citations', sources: [found], span: text.length, ...(claude ? { providerData: { anthropic: { citations: [claudeCitation(found)] } } } : {}) }
   usage.outputTokens = await countTokensAsync(text, ctx.lane)
   yield { type: 'usage', usage }
   const finish: Finish = cut ? { reason: 'length', raw: 'length' } : stopped ? { reason: 'stop', raw: claude ? 'stop_sequence' : 'stop', stopSequence: stopped.sequence } : { reason: 'stop', raw: 'stop' }
@@ -133,6 +133,9 @@ function* searched(query: string, claude: boolean): Generator<StreamEvent, WebSo
   yield { type: 'web-search-end', id, query, sources: [source], status: 'completed', ...(claude ? { providerData: { anthropic: { input: { query }, content: [result] } } } : {}) }
   return source
 }
+
+/** Claude's citation of a web search result: its location, the quoted text (the title here) and its "encrypted" index. */
+const claudeCitation = (s: WebSource) => ({ type: 'web_search_result_location', url: s.url, title: s.title ?? '', encrypted_index: Buffer.from(s.url).toString('base64'), cited_text: s.title ?? '' })
 
 /**
  * A call's arguments under the output cap: the call counts as `NAME ARGUMENTS`, and when that

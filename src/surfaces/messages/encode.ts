@@ -139,8 +139,11 @@ export function searchBlocks(p: Extract<Part, { type: 'web-search' }>): Record<s
  */
 export function contentBlock(p: Part): Record<string, unknown> | undefined {
   switch (p.type) {
-    case 'text':
-      return { type: 'text', text: p.text }
+    case 'text': {
+      // Claude's own citations, as it sent them (a GPT model's annotations have no faithful form: above)
+      const cited = p.providerData?.anthropic?.citations
+      return Array.isArray(cited) ? { type: 'text', text: p.text, citations: cited } : { type: 'text', text: p.text }
+    }
     case 'tool-call':
       return { type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments) }
     case 'reasoning':

@@ -141,9 +141,15 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
     'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + textDelta(flow!, ev.text)),
     // a block a failure cut is not stopped: Anthropic's stream ends with the error event alone
     'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
-    // web sources come from a Claude upstream, which this surface passes through (translated,
-    // as with pause_on_call_tools_start, the text goes without them)
-    'text-citations': () => '',
+    // Claude's own citations of the text block open now, as it sent them (a GPT model's sources
+    // have no faithful form here: encode.ts). They are told at the end of the block they cite, so
+    // the block ends with them, and text after them is a block of its own, as Claude's was
+    'text-citations': (ev) => {
+      const cited = ev.providerData?.anthropic?.citations
+      if (!Array.isArray(cited) || flow?.kind !== 'text') return ''
+      const at = flow.index
+      return cited.map((citation) => delta(at, { type: 'citations_delta', citation })).join('') + closeFlow()
+    },
     // Claude's search, told whole once its result came (a paused turn's, without one, is not)
     'web-search-start': () => '',
     'web-search-end': (ev) => {
