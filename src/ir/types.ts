@@ -247,7 +247,8 @@ export type StreamEvent =
   /** `usage`: what the upstream says at its start (Claude: the prompt's); `serviceTier`: the tier serving it, where said then (OpenAI's chunks). */
   | { type: 'start'; id: string; model: string; created: number; usage?: Usage; serviceTier?: Usage['serviceTier'] }
   | { type: 'text-start' }
-  | { type: 'text-delta'; text: string }
+  /** `block`: the first text of a text block of the upstream's own (Claude's): a surface of that wire starts a block there, the others read on. */
+  | { type: 'text-delta'; text: string; block?: true }
   /** `cut`: ended by the stream's failure, not by the model (blocks.ts). */
   | { type: 'text-end'; cut?: true }
   /** The last `span` characters of the text so far cite `sources` (a cited Claude text block, at its end). */

@@ -74,16 +74,17 @@ describe('a web search through the IR path of the messages surface', () => {
     expect(m.usage.server_tool_use?.web_search_requests).toBe(1)
   })
 
-  test("the text's citations as Claude sent them: each block with its own whole, a stream's cited block ending with them", async () => {
+  test("the text's citations as Claude sent them, each block with its own, whole or streamed", async () => {
     rig.up.script({ json: cited })
     const m = (await rig.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 500, tools, messages: ask, pause_on_call_tools_start: true } as never)) as Anthropic.Message
     expect(m.content as unknown[]).toEqual(cited.content)
     rig.up.script({ sse: citedStream })
     const s = await rig.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 500, tools, messages: ask, pause_on_call_tools_start: true } as never).finalMessage()
     expect(s.content.slice(0, 2) as unknown[]).toEqual([USE, RESULT])
-    // the stream tells a text block's citations at its end: the text before them joins that block
+    // the same blocks as the whole reply's
     expect(s.content.slice(2).map((b) => (b.type === 'text' ? { text: b.text, citations: b.citations ?? null } : b.type))).toEqual([
-      { text: 'Paris is sunny', citations: [CITE] },
+      { text: 'Paris is ', citations: null },
+      { text: 'sunny', citations: [CITE] },
       { text: ' today.', citations: null },
     ])
   })

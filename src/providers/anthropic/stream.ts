@@ -60,7 +60,7 @@ interface Asked {
 function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: Map<string, Asked>): Generator<StreamEvent, Block> {
   switch (b.type) {
     case 'text':
-      if (b.text) yield { type: 'text-delta', text: b.text }
+      if (b.text) yield { type: 'text-delta', text: b.text, block: true }
       return { kind: 'text', open: true, chars: b.text?.length ?? 0, sources: webSources(b.citations), cited: Array.isArray(b.citations) ? b.citations.slice(0, SOURCES_MAX) : [] }
     case 'thinking':
       if (b.thinking) yield { type: 'reasoning-delta', text: b.thinking }
@@ -193,8 +193,9 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             const d = e.delta ?? {}
             let ev: StreamEvent | undefined
             if (d.type === 'text_delta' && d.text) {
+              // a block's first text says it begins one (a surface of Claude's wire starts a block there)
+              ev = b?.kind === 'text' && b.chars === 0 ? { type: 'text-delta', text: d.text, block: true } : { type: 'text-delta', text: d.text }
               if (b?.kind === 'text') b.chars += d.text.length
-              ev = { type: 'text-delta', text: d.text }
             } else if (d.type === 'citations_delta' && b?.kind === 'text') {
               const s = webSource(d.citation)
               if (s && b.sources.length < SOURCES_MAX) b.sources.push(s)

@@ -138,17 +138,17 @@ export function createMessagesStreamEncoder(o: MessagesStreamOptions): MessagesS
       return messageStart()
     },
     'text-start': () => messageStart() + closeFlow(),
-    'text-delta': (ev) => (ev.text === '' ? '' : enter('text') + textDelta(flow!, ev.text)),
+    // a block of Claude's own begins: one of its own here too (its citations are the block's)
+    'text-delta': (ev) => (ev.text === '' ? '' : (ev.block && flow?.kind === 'text' ? closeFlow() : '') + enter('text') + textDelta(flow!, ev.text)),
     // a block a failure cut is not stopped: Anthropic's stream ends with the error event alone
     'text-end': (ev) => (flow?.kind === 'text' && !ev.cut ? closeFlow() : ''),
-    // Claude's own citations of the text block open now, as it sent them (a GPT model's sources
-    // have no faithful form here: encode.ts). They are told at the end of the block they cite, so
-    // the block ends with them, and text after them is a block of its own, as Claude's was
+    // Claude's own citations of the text block open now, as it sent them, told at its end (a GPT
+    // model's sources have no faithful form here: encode.ts)
     'text-citations': (ev) => {
       const cited = ev.providerData?.anthropic?.citations
       if (!Array.isArray(cited) || flow?.kind !== 'text') return ''
       const at = flow.index
-      return cited.map((citation) => delta(at, { type: 'citations_delta', citation })).join('') + closeFlow()
+      return cited.map((citation) => delta(at, { type: 'citations_delta', citation })).join('')
     },
     // Claude's search, told whole once its result came (a paused turn's, without one, is not)
     'web-search-start': () => '',
