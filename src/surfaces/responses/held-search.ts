@@ -4,9 +4,9 @@
 // gateway keeps those blocks on the item where it stores the thread (a stored response, a
 // conversation), under a field of its own, and never shows the field: the client's copy of the
 // item is OpenAI's shape, every stored item read back for a client or sent to OpenAI loses it,
-// and the IR path reads it back into the search (decode.ts), whose blocks only Claude is sent. A client that keeps
-// the conversation itself (store: false) has no such field, so its searches go back as before:
-// the query alone, which Claude is not sent.
+// and the IR path reads it back into the search (decode.ts), whose blocks only Claude is sent.
+// A client that keeps the conversation itself (store: false) has no such field: its item goes
+// back as before, a query Claude is not sent.
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
 import type { Item } from './items.ts'
