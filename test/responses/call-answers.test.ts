@@ -4,12 +4,13 @@
 // on the mock passed what its real provider would refuse.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
+import { NO_LIMITS } from '../batches/helpers.ts'
 import { startResponsesRig, type ResponsesRig } from './e2e-helpers.ts'
 
 let rig: ResponsesRig
 let client: OpenAI
 beforeAll(async () => {
-  rig = await startResponsesRig({ SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_KEY_BURST_RPS: '100000', SWITCHYARD_IP_RPM: '100000' })
+  rig = await startResponsesRig(NO_LIMITS)
   client = rig.client
 })
 afterAll(() => rig.stop())

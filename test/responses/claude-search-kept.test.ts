@@ -77,6 +77,14 @@ async function firstTurn(stream: boolean, extra: Record<string, unknown> = {}): 
   return s.finalResponse()
 }
 
+/** A whole first turn that searched, continued by `model` through previous_response_id: the reply, and the upstream body the continuation made. */
+async function continued(model: string, input: string, tools?: typeof search) {
+  const first = await firstTurn(false)
+  const from = up.requests.length
+  const next = await client().responses.create({ model, previous_response_id: first.id, input, ...(tools ? { tools } : {}) })
+  return { first, next, body: sentSince(from)[0] }
+}
+
 describe("a Claude model's web search goes back to it in the next turn", () => {
   for (const stream of [true, false]) {
     test(`continued by previous_response_id (first turn ${stream ? 'streamed' : 'whole'}); the client never sees the kept blocks`, async () => {
@@ -131,21 +139,15 @@ describe("a Claude model's web search goes back to it in the next turn", () => {
   })
 
   test('not while the request offers no web search (the blocks are the tool\'s): the search is left out as before', async () => {
-    const first = await firstTurn(false)
-    const from = up.requests.length
-    await client().responses.create({ model: 'claude-sonnet-4-5', previous_response_id: first.id, input: 'Thanks' })
-    const body = JSON.stringify(sentSince(from)[0])
+    const body = JSON.stringify((await continued('claude-sonnet-4-5', 'Thanks')).body)
     expect(body).not.toContain('server_tool_use')
     expect(body).not.toContain(PAGES)
     expect(body).toContain('It is sunny in Paris today.')
   })
 
   test('a model on the chat wire goes on with the thread without the search, its text as before', async () => {
-    const first = await firstTurn(false)
-    const from = up.requests.length
-    const next = await client().responses.create({ model: 'llama-3.1-8b', previous_response_id: first.id, input: 'And tomorrow?' })
+    const { first, next, body } = await continued('llama-3.1-8b', 'And tomorrow?')
     expect(next.status).toBe('completed')
-    const body = sentSince(from)[0]
     expect(body.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user'])
     expect(body.messages[1].content).toBe('It is sunny in Paris today.')
     expect(JSON.stringify(body)).not.toContain(PAGES)
@@ -154,11 +156,8 @@ describe("a Claude model's web search goes back to it in the next turn", () => {
   })
 
   test('an OpenAI model that goes on with the thread gets OpenAI\'s item only', async () => {
-    const first = await firstTurn(false)
-    const from = up.requests.length
-    const next = await client().responses.create({ model: 'gpt-4.1', previous_response_id: first.id, input: 'And tomorrow?' })
+    const { next, body } = await continued('gpt-4.1', 'And tomorrow?')
     expect(next.status).toBe('completed')
-    const body = sentSince(from)[0]
     const ws = body.input.find((it: any) => it.type === 'web_search_call')
     expect(ws).toMatchObject({ type: 'web_search_call', action: { type: 'search', query: 'weather in Paris today' } })
     expect(JSON.stringify(body)).not.toContain(FIELD)

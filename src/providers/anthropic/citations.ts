@@ -44,7 +44,7 @@ export function searchResults(content: unknown): { sources: WebSource[]; status:
  * part): the server_tool_use's input and the result's content (the pages, encrypted), which
  * Claude is sent back so it still has what it found. None for a search without its result.
  */
-export function searchBlocks(input: unknown, content: unknown): { anthropic: { input: unknown; content: unknown } } | undefined {
+export function keptSearch(input: unknown, content: unknown): { anthropic: { input: unknown; content: unknown } } | undefined {
   if (!Array.isArray(content) && !isObj(content)) return undefined
   let i = input
   if (typeof i === 'string') {

@@ -3,7 +3,7 @@ import { UpstreamError } from '../../ir/errors.ts'
 import type { GenerationResponse, Part } from '../../ir/types.ts'
 import { finishFromAnthropic } from './finish.ts'
 import { usageFromAnthropic, type AnthropicUsage } from './usage.ts'
-import { isWebSearchUse, searchBlocks, searchQuery, searchResults, webSources } from './citations.ts'
+import { isWebSearchUse, keptSearch, searchQuery, searchResults, webSources } from './citations.ts'
 
 export interface AnthropicBlock {
   type: string
@@ -87,7 +87,7 @@ export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse
       const search = content.findLast((p) => p.type === 'web-search' && p.id === (b as AnthropicBlock).tool_use_id)
       if (search?.type !== 'web-search') continue
       Object.assign(search, searchResults((b as AnthropicBlock).content))
-      const kept = searchBlocks(inputs.get(search.id), (b as AnthropicBlock).content)
+      const kept = keptSearch(inputs.get(search.id), (b as AnthropicBlock).content)
       if (kept) search.providerData = kept
       continue
     }

@@ -17,7 +17,7 @@ import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
 import { tellContainer } from './container.ts'
 import type { ContainerGiven } from '../../routing/contract.ts'
 import { tellText } from '../../ir/event-text.ts'
-import { isWebSearchUse, searchBlocks, searchQuery, searchResults, webSource, webSources } from './citations.ts'
+import { isWebSearchUse, keptSearch, searchQuery, searchResults, webSource, webSources } from './citations.ts'
 
 /** `open`: its stop has not come (its end events not yet made). */
 /** A text block's `chars` so far, the web sources it cites and its citations as Claude sent them (said at its end, for all of it). */
@@ -80,7 +80,7 @@ function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: 
       const id = b.tool_use_id ?? ''
       const asked = queries.get(id)
       if (asked) {
-        const kept = searchBlocks(asked.input, b.content)
+        const kept = keptSearch(asked.input, b.content)
         yield { type: 'web-search-end', id, query: asked.query, ...searchResults(b.content), ...(kept ? { providerData: kept } : {}) }
         queries.delete(id)
       }

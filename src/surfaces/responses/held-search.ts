@@ -29,16 +29,19 @@ export function withHeld(items: Item[]): Item[] {
   return items.some((it) => held.has(it)) ? items.map((it) => (held.has(it) ? { ...it, [FIELD]: held.get(it) } : it)) : items
 }
 
+/** A stored item holding a search's blocks under the gateway's field. */
+export const holdsSearch = (it: object): boolean => FIELD in it
+
 /** An item as a client or OpenAI is given it: without the gateway's field. */
 export function shownItem<T extends object>(it: T): T {
-  if (!(FIELD in it)) return it
+  if (!holdsSearch(it)) return it
   const { [FIELD]: _, ...rest } = it as Record<string, unknown>
   return rest as T
 }
 
 /** Items as a client or OpenAI is given them (the same list where none holds the field). */
 export function shownItems<T>(items: T[]): T[] {
-  return items.some((it) => isObj(it) && FIELD in it) ? items.map((it) => (isObj(it) ? shownItem(it) : it)) : items
+  return items.some((it) => isObj(it) && holdsSearch(it)) ? items.map((it) => (isObj(it) ? shownItem(it) : it)) : items
 }
 
 /** A stored web_search_call item's search as the IR has it, its blocks with it; undefined for any other item, or one without them. */

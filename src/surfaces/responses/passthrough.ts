@@ -9,7 +9,7 @@ import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'
 import { sealedByGateway } from './reasoning.ts'
-import { shownItems } from './held-search.ts'
+import { holdsSearch, shownItem } from './held-search.ts'
 import { isObj } from '../../lib/json.ts'
 import { copiedAsIs } from '../../routing/params.ts'
 import { PARAMS } from './params.ts'
@@ -33,28 +33,30 @@ function mcpTools(servers: Obj[]): Obj[] {
  * Reasoning items the upstream never stored can only go back with their encrypted content
  * (and keep their id, which that content is bound to); an item_reference is its id (one the
  * gateway did not replace, of an item the key was given: validate.ts); every other item loses
- * its id. A Claude model's thinking, sealed by the gateway, stays behind: OpenAI refuses content
- * it cannot decrypt, as Anthropic would refuse OpenAI's.
+ * its id, and a search the gateway kept for Claude its blocks (held-search.ts). A Claude model's
+ * thinking, sealed by the gateway, stays behind: OpenAI refuses content it cannot decrypt, as
+ * Anthropic would refuse OpenAI's.
  */
 function forUpstream(items: Item[]): Item[] {
   const kept = items.filter((it) => it.type !== 'reasoning' || (typeof it.encrypted_content === 'string' && !sealedByGateway(it)))
-  return kept.map((it) => (it.type === 'reasoning' || it.type === 'item_reference' ? it : withoutIds([it])[0]))
+  return kept.map((it) => (it.type === 'reasoning' || it.type === 'item_reference' ? it : withoutIds([shownItem(it)])[0]))
 }
 
-/** A stateless input as the client sent it, but for the reasoning the gateway sealed. */
-function withoutSealed(input: unknown): unknown {
-  return Array.isArray(input) && input.some((it) => isObj(it) && sealedByGateway(it)) ? input.filter((it) => !(isObj(it) && sealedByGateway(it))) : input
+/** A stateless input as the client sent it, but for the reasoning the gateway sealed and the blocks it keeps on a search. */
+function forOpenAI(input: unknown): unknown {
+  if (!Array.isArray(input) || !input.some((it) => isObj(it) && (sealedByGateway(it) || holdsSearch(it)))) return input
+  return input.flatMap((it) => (!isObj(it) ? [it] : sealedByGateway(it) ? [] : [shownItem(it)]))
 }
 
 export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
   const out: Obj = {}
   for (const k of COPIED) if (body[k] !== undefined) out[k] = body[k]
   if (turn.stateful) {
-    out.input = shownItems(forUpstream([...turn.history, ...turn.items]))
+    out.input = forUpstream([...turn.history, ...turn.items])
     out.store = false
   } else {
     // the client's input as it came, unless the gateway replaced references to its own items
-    out.input = withoutSealed(body.input !== undefined && !turn.referenced ? (Array.isArray(body.input) ? shownItems(body.input) : body.input) : shownItems(turn.items))
+    out.input = forOpenAI(body.input !== undefined && !turn.referenced ? body.input : turn.items)
     if (body.store !== undefined) out.store = body.store
   }
   if (turn.instructions) out.instructions = turn.instructions
