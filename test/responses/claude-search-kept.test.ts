@@ -1,7 +1,9 @@
 // A Claude model's web search on the Responses surface, continued from the gateway's stored
 // thread: Claude is sent its search back (the server_tool_use and its result, the pages
 // encrypted) as Anthropic's own clients send it, so it still has what it found; the client, and
-// an OpenAI model the thread goes on with, only ever see OpenAI's web_search_call item.
+// an OpenAI model the thread goes on with, only ever see OpenAI's web_search_call item. A client
+// that keeps the conversation itself and carries sealed reasoning back (Codex) gets the blocks
+// sealed in a reasoning item of the gateway's, and its next turn brings them back to Claude.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { NO_LIMITS } from '../batches/helpers.ts'
@@ -162,5 +164,56 @@ describe("a Claude model's web search goes back to it in the next turn", () => {
     expect(ws).toMatchObject({ type: 'web_search_call', action: { type: 'search', query: 'weather in Paris today' } })
     expect(JSON.stringify(body)).not.toContain(FIELD)
     expect(JSON.stringify(body)).not.toContain(PAGES)
+  })
+})
+
+describe('a client that keeps the conversation itself (store: false) carries the search back sealed', () => {
+  const own = { store: false, include: ['reasoning.encrypted_content'] }
+
+  /** A first turn that searched, kept by the client, and the next request made of its output: the next reply and the upstream body it made. */
+  async function carried(stream: boolean, model: string, tools: typeof search | null = search) {
+    const first = await firstTurn(stream, own)
+    const from = up.requests.length
+    const input = [{ role: 'user', content: 'Weather in Paris?' }, ...first.output, { role: 'user', content: 'And the second source?' }]
+    const next = await client().responses.create({ model, input, ...own, ...(tools ? { tools } : {}) } as never)
+    return { first, next: next as OpenAI.Responses.Response, body: sentSince(from)[0] }
+  }
+
+  for (const stream of [true, false]) {
+    test(`its output holds the blocks sealed after the search's item, and they go back to Claude as it sent them (first turn ${stream ? 'streamed' : 'whole'})`, async () => {
+      const { first, next, body } = await carried(stream, 'claude-sonnet-4-5')
+      expect(first.output.map((it) => it.type)).toEqual(['web_search_call', 'reasoning', 'message'])
+      const sealed = first.output[1] as OpenAI.Responses.ResponseReasoningItem
+      expect(sealed.summary).toEqual([])
+      expect(sealed.encrypted_content).toStartWith('sy1.')
+      expect(new Set(first.output.map((it) => it.id)).size).toBe(3)
+      expect(JSON.stringify(first)).not.toContain(PAGES)
+      expect(JSON.stringify(first)).not.toContain(FIELD)
+
+      expect(next.status).toBe('completed')
+      expect(assistantOf(body).content).toEqual([
+        { type: 'server_tool_use', id: SEARCH_ID, name: 'web_search', input: { query: 'weather in Paris today' } },
+        { type: 'web_search_tool_result', tool_use_id: SEARCH_ID, content: searchedJson.content[1]!.content },
+        expect.objectContaining({ type: 'text', text: 'It is sunny in Paris today.' }),
+      ])
+    })
+  }
+
+  test('a client that did not ask for sealed reasoning, or a stored turn, gets the output as before', async () => {
+    for (const extra of [{ store: false }, { include: ['reasoning.encrypted_content'] }]) {
+      expect((await firstTurn(true, extra)).output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
+      expect((await firstTurn(false, extra)).output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
+    }
+  })
+
+  test('without the web search tool offered, and for another model, the sealed search stays behind', async () => {
+    expect(JSON.stringify((await carried(false, 'claude-sonnet-4-5', null)).body)).not.toContain('server_tool_use')
+    const toOpenAI = await carried(false, 'gpt-4.1')
+    expect(toOpenAI.next.status).toBe('completed')
+    expect(toOpenAI.body.input.map((it: any) => it.type ?? it.role)).not.toContain('reasoning')
+    expect(JSON.stringify(toOpenAI.body)).not.toContain('sy1.')
+    const chatWire = await carried(false, 'llama-3.1-8b')
+    expect(chatWire.next.status).toBe('completed')
+    expect(chatWire.body.messages[1].content).toBe('It is sunny in Paris today.')
   })
 })

@@ -7,7 +7,7 @@ import type { Finish, FinishReason, GenerationResponse, Part, UrlCitation, Usage
 import { promptTokens } from '../../ir/types.ts'
 import { customInputOf } from '../custom-tools.ts'
 import type { Item } from './items.ts'
-import { reasoningItem } from './reasoning.ts'
+import { reasoningItem, searchReasoningItem } from './reasoning.ts'
 import { holdSearch } from './held-search.ts'
 import { itemId } from './item-ids.ts'
 import type { Member } from './namespaces.ts'
@@ -84,8 +84,23 @@ export function webSearchItem(id: string, p: Extract<Part, { type: 'web-search' 
   return item
 }
 
-/** The request asked for a web search's sources on its item. */
-export const wantsSources = (body: Obj): boolean => Array.isArray(body.include) && body.include.includes('web_search_call.action.sources')
+/**
+ * How the request is shown a web search: with its sources on its item where it asked for them
+ * (`include: ["web_search_call.action.sources"]`), and a Claude search's blocks sealed in a
+ * reasoning item after it where the client keeps the conversation itself and carries sealed
+ * reasoning back (`store: false` and `include: ["reasoning.encrypted_content"]`, as Codex sends).
+ */
+export interface SearchView {
+  sources: boolean
+  sealed: boolean
+}
+
+const includes = (body: Obj, what: string): boolean => Array.isArray(body.include) && body.include.includes(what)
+
+export const searchViewOf = (f: Pick<ResponseFrame, 'body' | 'turn'>): SearchView => ({
+  sources: includes(f.body, 'web_search_call.action.sources'),
+  sealed: !f.turn.store && includes(f.body, 'reasoning.encrypted_content'),
+})
 
 /** A tool call → a function_call item, or a custom_tool_call for a custom tool (its one string input unwrapped). */
 export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status = 'completed', namespace?: string): Item {
@@ -178,7 +193,7 @@ export function completeResponse(r: Obj, toolCallsStatus: 'requires_action' | 'c
  * IR content → output items, in the order the model produced them (at most `maxToolCalls` calls);
  * `cut`: the last part was cut short (cutShort), and its item is `incomplete`.
  */
-export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>, cut = false, sources = false): Item[] {
+export function outputItems(content: Part[], turn: Turn, customTools: Set<string>, responseId: string, members?: Map<string, Member>, cut = false, searches: SearchView = { sources: false, sealed: false }): Item[] {
   const out: Item[] = []
   const id = (prefix: string) => itemId(prefix, responseId, out.length)
   let calls = 0
@@ -202,7 +217,9 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
         continue
       }
     } else if (p.type === 'web-search') {
-      out.push(webSearchItem(id('ws'), p, sources))
+      out.push(webSearchItem(id('ws'), p, searches.sources))
+      const sealed = searches.sealed ? searchReasoningItem(id('rs'), p) : undefined
+      if (sealed) out.push(sealed)
     } else if (p.type === 'tool-call') {
       if (turn.maxToolCalls !== undefined && calls >= turn.maxToolCalls) {
         shown = undefined
@@ -223,7 +240,7 @@ export function outputItems(content: Part[], turn: Turn, customTools: Set<string
 export function encodeResponse(r: GenerationResponse, f: ResponseFrame, customTools: Set<string>): Obj {
   const { status, incomplete } = statusOf(r.finish)
   const out = responseShell(f, status)
-  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members, cutShort(r.finish), wantsSources(f.body))
+  out.output = outputItems(r.content, f.turn, customTools, f.id, f.members, cutShort(r.finish), searchViewOf(f))
   if (incomplete) out.incomplete_details = incomplete
   out.usage = responsesUsage(r.usage)
   return completeResponse(out, f.toolCallsStatus)

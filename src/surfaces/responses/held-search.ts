@@ -5,8 +5,9 @@
 // conversation), under a field of its own, and never shows the field: the client's copy of the
 // item is OpenAI's shape, every stored item read back for a client or sent to OpenAI loses it,
 // and the IR path reads it back into the search (decode.ts), whose blocks only Claude is sent.
-// A client that keeps the conversation itself (store: false) has no such field: its item goes
-// back as before, a query Claude is not sent.
+// A client that keeps the conversation itself (store: false) has no such field; where it carries
+// reasoning's sealed content back (Codex), the blocks ride to it in a reasoning item of the
+// gateway's instead (reasoning.ts), as Claude's thinking does.
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
 import type { Item } from './items.ts'
@@ -15,13 +16,22 @@ type Search = Extract<Part, { type: 'web-search' }>
 
 const FIELD = 'switchyard_search'
 
-/** The blocks of the searches the encoder made items of, by item, until they are stored. */
-const held = new WeakMap<object, { id: string; input: unknown; content: unknown }>()
+/** A search's two blocks as kept: the server_tool_use's id and input, and its result's content. */
+type Kept = { id: string; input: unknown; content: unknown }
 
-/** The search's blocks go with its item when the item is stored (a search of Claude's that ended with its result). */
-export function holdSearch(item: Item, p: Search): void {
+/** The blocks of the searches the encoder made items of, by item, until they are stored. */
+const held = new WeakMap<object, Kept>()
+
+/** A search's blocks as the gateway keeps them: those of a search of Claude's that ended with its result, else undefined. */
+export function keptBlocks(p: Search): Kept | undefined {
   const kept = p.providerData?.anthropic
-  if (kept && p.id !== '' && kept.content !== undefined) held.set(item, { id: p.id, input: kept.input, content: kept.content })
+  return kept && p.id !== '' && kept.content !== undefined ? { id: p.id, input: kept.input, content: kept.content } : undefined
+}
+
+/** The search's blocks go with its item when the item is stored. */
+export function holdSearch(item: Item, p: Search): void {
+  const kept = keptBlocks(p)
+  if (kept) held.set(item, kept)
 }
 
 /** Items as the thread stores them: each search's blocks on its item. */
@@ -46,9 +56,14 @@ export function shownItems<T>(items: T[]): T[] {
 
 /** A stored web_search_call item's search as the IR has it, its blocks with it; undefined for any other item, or one without them. */
 export function searchOf(it: Record<string, unknown>): Search | undefined {
-  const h = it[FIELD]
-  // Anthropic's result content: the list of results, or an error object
-  if (it.type !== 'web_search_call' || !isObj(h) || typeof h.id !== 'string' || h.id === '' || !isObj(h.input) || !(Array.isArray(h.content) || isObj(h.content))) return undefined
+  if (it.type !== 'web_search_call') return undefined
   const query = isObj(it.action) && typeof it.action.query === 'string' ? it.action.query : ''
-  return { type: 'web-search', id: h.id, query, sources: [], status: it.status === 'failed' ? 'failed' : 'completed', providerData: { anthropic: { input: h.input, content: h.content } } }
+  return searchFrom(it[FIELD], query, it.status === 'failed')
+}
+
+/** A search as the IR has it from blocks the gateway kept (`h`, as keptBlocks made them); undefined where `h` is not in their shape. */
+export function searchFrom(h: unknown, query: string, failed: boolean): Search | undefined {
+  // Anthropic's result content: the list of results, or an error object
+  if (!isObj(h) || typeof h.id !== 'string' || h.id === '' || !isObj(h.input) || !(Array.isArray(h.content) || isObj(h.content))) return undefined
+  return { type: 'web-search', id: h.id, query, sources: [], status: failed ? 'failed' : 'completed', providerData: { anthropic: { input: h.input, content: h.content } } }
 }

@@ -2,27 +2,40 @@
 // for byte with its signature, and a Responses client (Codex with store:false)
 // sends reasoning back only as items: so the thinking and its signature ride in the item's
 // `encrypted_content`, in a gateway envelope only the gateway reads. OpenAI's own
-// encrypted reasoning is kept whole for OpenAI and never reaches another family.
+// encrypted reasoning is kept whole for OpenAI and never reaches another family. A Claude web
+// search rides to such a client the same way (its blocks in a reasoning item of its own beside
+// its web_search_call item, which has no field for them; held-search.ts keeps them where the
+// gateway stores the thread instead).
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
+import { keptBlocks, searchFrom } from './held-search.ts'
 import type { ReasoningItem } from './items.ts'
 
 type Reasoning = Extract<Part, { type: 'reasoning' }>
+type Search = Extract<Part, { type: 'web-search' }>
 
 const ENVELOPE = 'sy1.'
+const seal = (j: object): string => ENVELOPE + Buffer.from(JSON.stringify(j)).toString('base64url')
 
-/** A reasoning item the gateway sealed (a Claude model's thinking): no other provider can read it. */
+/** A reasoning item the gateway sealed (a Claude model's thinking or web search): no other provider can read it. */
 export const sealedByGateway = (it: { type?: unknown; encrypted_content?: unknown }): boolean =>
   it.type === 'reasoning' && typeof it.encrypted_content === 'string' && it.encrypted_content.startsWith(ENVELOPE)
 
 export function sealReasoning(p: Reasoning): string | undefined {
-  if (p.redacted !== undefined) return ENVELOPE + Buffer.from(JSON.stringify({ r: p.redacted })).toString('base64url')
-  if (p.signature !== undefined) return ENVELOPE + Buffer.from(JSON.stringify({ t: p.text, s: p.signature })).toString('base64url')
+  if (p.redacted !== undefined) return seal({ r: p.redacted })
+  if (p.signature !== undefined) return seal({ t: p.text, s: p.signature })
   return undefined
 }
 
-/** A reasoning item → an IR part (Claude thinking restored from the envelope), or undefined. */
-export function openReasoning(it: ReasoningItem): Reasoning | undefined {
+/** A Claude web search's blocks, with the query and status its item shows, as a reasoning item; undefined for a search without them. */
+export function searchReasoningItem(id: string, p: Search): ReasoningItem | undefined {
+  const kept = keptBlocks(p)
+  if (!kept) return undefined
+  return { id, type: 'reasoning', summary: [], encrypted_content: seal({ w: { ...kept, q: p.query, f: p.status === 'failed' } }) }
+}
+
+/** A reasoning item → an IR part (Claude's thinking, or its web search, restored from the envelope), or undefined. */
+export function openReasoning(it: ReasoningItem): Reasoning | Search | undefined {
   const enc = it.encrypted_content
   if (typeof enc === 'string' && enc.startsWith(ENVELOPE)) {
     try {
@@ -30,6 +43,7 @@ export function openReasoning(it: ReasoningItem): Reasoning | undefined {
       if (!isObj(j)) return undefined
       if (typeof j.r === 'string') return { type: 'reasoning', text: '', redacted: j.r }
       if (typeof j.t === 'string' && typeof j.s === 'string') return { type: 'reasoning', text: j.t, signature: j.s }
+      if (isObj(j.w)) return searchFrom(j.w, typeof j.w.q === 'string' ? j.w.q : '', j.w.f === true)
     } catch {
       return undefined
     }

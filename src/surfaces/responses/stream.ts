@@ -9,9 +9,9 @@ import { emptyUsage, type StreamEvent, type Usage } from '../../ir/types.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import type { MidStreamError } from '../../pipeline/reply.ts'
 import { itemId } from './item-ids.ts'
-import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, statusOf, urlAnnotation, wantsSources, webSearchItem, type ResponseFrame } from './encode.ts'
+import { callItem, calledAs, completeResponse, cutShort, messageItem, responseShell, responsesUsage, searchViewOf, statusOf, urlAnnotation, webSearchItem, type ResponseFrame } from './encode.ts'
 import type { Item } from './items.ts'
-import { reasoningItem } from './reasoning.ts'
+import { reasoningItem, searchReasoningItem } from './reasoning.ts'
 
 /** Web searches of a reply kept open for their end (an upstream runs a few; its max_uses bounds them). */
 const SEARCHES_KEPT = 64
@@ -78,7 +78,7 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
   const tools = new Map<number, Open>()
   /** Web searches begun and not yet ended, by the upstream's id: their place in the output. */
   const searches = new Map<string, number>()
-  const sources = wantsSources(f.body)
+  const searchView = searchViewOf(f)
   let seq = 0
   let open: Open | undefined
   let calls = 0
@@ -238,10 +238,16 @@ export function createResponsesStreamEncoder(f: ResponseFrame, customTools: Set<
         if (index === undefined) return ''
         searches.delete(e.id)
         const { type: _, ...search } = e
-        const item = webSearchItem(output[index]!.id as string, { type: 'web-search', ...search }, sources)
+        const part = { type: 'web-search' as const, ...search }
+        const item = webSearchItem(output[index]!.id as string, part, searchView.sources)
         output[index] = item
         const where = { item_id: item.id, output_index: index }
-        return (item.status === 'completed' ? ev('response.web_search_call.completed', where) : '') + ev('response.output_item.done', { output_index: index, item })
+        const s = (item.status === 'completed' ? ev('response.web_search_call.completed', where) : '') + ev('response.output_item.done', { output_index: index, item })
+        // its blocks, for a client that keeps the conversation itself: an item of their own after it
+        const sealed = searchView.sealed ? searchReasoningItem(itemId('rs', f.id, output.length), part) : undefined
+        if (!sealed) return s
+        const [o, added] = add('reasoning', sealed)
+        return s + added + done(o, sealed)
       }
       case 'tool-input-start': {
         if (f.turn.maxToolCalls !== undefined && calls >= f.turn.maxToolCalls) {
