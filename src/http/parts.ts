@@ -20,7 +20,14 @@ const SCANNED = ['{', '[', ','] as const
 
 /** Whether `text` may hold more than the bounds allow (the count stops once past them). */
 export function mayHoldMoreParts(text: string, max: PartBounds): boolean {
-  return scanUpTo(text, max, { opens: 0, commas: 0 }, SCANNED.map((ch) => text.indexOf(ch)), text.length) === true
+  return partsOf(text, max) === true
+}
+
+/** What `text` may hold at most, in the bounds' terms; true once past them (the count stops there). */
+export function partsOf(text: string, max: PartBounds): PartBounds | true {
+  const n = { opens: 0, commas: 0 }
+  if (scanUpTo(text, max, n, SCANNED.map((ch) => text.indexOf(ch)), text.length) === true) return true
+  return { nodes: n.opens, values: n.opens + n.commas }
 }
 
 /**

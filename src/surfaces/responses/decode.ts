@@ -11,7 +11,7 @@ import { breakpointCache, searchesThroughIR } from '../openai-options.ts'
 import { checkTurns } from './call-answers.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
-import { openReasoning } from './reasoning.ts'
+import { envelopeBounds, openReasoning } from './reasoning.ts'
 import { searchOf } from './held-search.ts'
 import { allowedFlat, flatName, openTools, type OpenedTools } from './namespaces.ts'
 import type { Turn } from './turn.ts'
@@ -80,6 +80,7 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
   // a call of a namespace's tool goes under the name that tool is offered by
   const nameOf = (it: Item & { name: string }) => (opened ? flatName(opened, it) : it.name)
   const out: Message[] = []
+  const envelopes = envelopeBounds()
   const push = (role: Message['role'], part: Part, where?: string) => {
     if (where !== undefined) places?.set(part, where)
     const last = out[out.length - 1]
@@ -110,7 +111,7 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
         return push('tool', { type: 'tool-result', toolCallId: it.call_id, content }, where)
       }
       case 'reasoning': {
-        const r = openReasoning(it)
+        const r = openReasoning(it, envelopes, where)
         if (r) push('assistant', r)
         return
       }

@@ -6,6 +6,9 @@
 // search rides to such a client the same way (its blocks in a reasoning item of its own beside
 // its web_search_call item, which has no field for them; held-search.ts keeps them where the
 // gateway stores the thread instead).
+import { badRequest } from '../../http/errors.ts'
+import { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES } from '../../http/json-safe.ts'
+import { partsOf, type PartBounds } from '../../http/parts.ts'
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
 import { keptBlocks, searchFrom } from './held-search.ts'
@@ -34,19 +37,41 @@ export function searchReasoningItem(id: string, p: Search): ReasoningItem | unde
   return { id, type: 'reasoning', summary: [], encrypted_content: seal({ w: { ...kept, q: p.query, f: p.status === 'failed' } }) }
 }
 
-/** A reasoning item → an IR part (Claude's thinking, or its web search, restored from the envelope), or undefined. */
-export function openReasoning(it: ReasoningItem): Reasoning | Search | undefined {
+/**
+ * What the envelopes of one list of items may hold in all: what a request body may
+ * (json-safe.ts). A client writes them as it likes, and what is in one is parsed on the request
+ * thread, so a million parts, or a nest a million deep, hidden in them is a 400 as in the body.
+ */
+export const envelopeBounds = (): PartBounds => ({ nodes: MAX_BODY_NODES, values: MAX_BODY_VALUES })
+
+/** An envelope's JSON, its parts taken from `left`; undefined where it is not JSON in the body's rules. */
+function envelopeJson(enc: string, left: PartBounds, where: string): unknown {
+  const text = Buffer.from(enc.slice(ENVELOPE.length), 'base64url').toString('utf8')
+  const n = partsOf(text, left)
+  if (n === true) throw badRequest(`${where}.encrypted_content: holds more than ${MAX_BODY_NODES} JSON objects and arrays, or ${MAX_BODY_VALUES} keys and array items, in this request's reasoning items; the gateway's sealed reasoning holds a few`)
+  left.nodes -= n.nodes
+  left.values -= n.values
+  try {
+    const j: unknown = JSON.parse(text)
+    checkJsonValue(j, text)
+    return j
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A reasoning item → an IR part (Claude's thinking, or its web search, restored from the
+ * envelope), or undefined. `left`: what the request's envelopes may still hold (envelopeBounds).
+ */
+export function openReasoning(it: ReasoningItem, left: PartBounds, where: string): Reasoning | Search | undefined {
   const enc = it.encrypted_content
   if (typeof enc === 'string' && enc.startsWith(ENVELOPE)) {
-    try {
-      const j: unknown = JSON.parse(Buffer.from(enc.slice(ENVELOPE.length), 'base64url').toString('utf8'))
-      if (!isObj(j)) return undefined
-      if (typeof j.r === 'string') return { type: 'reasoning', text: '', redacted: j.r }
-      if (typeof j.t === 'string' && typeof j.s === 'string') return { type: 'reasoning', text: j.t, signature: j.s }
-      if (isObj(j.w)) return searchFrom(j.w, typeof j.w.q === 'string' ? j.w.q : '', j.w.f === true)
-    } catch {
-      return undefined
-    }
+    const j = envelopeJson(enc, left, where)
+    if (!isObj(j)) return undefined
+    if (typeof j.r === 'string') return { type: 'reasoning', text: '', redacted: j.r }
+    if (typeof j.t === 'string' && typeof j.s === 'string') return { type: 'reasoning', text: j.t, signature: j.s }
+    if (isObj(j.w)) return searchFrom(j.w, typeof j.w.q === 'string' ? j.w.q : '', j.w.f === true)
     return undefined
   }
   const summary = Array.isArray(it.summary) ? it.summary.map((s) => (isObj(s) && typeof s.text === 'string' ? s.text : '')).join('\n\n') : ''
