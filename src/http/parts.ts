@@ -49,6 +49,36 @@ function scanUpTo(text: string, max: PartBounds, n: { opens: number; commas: num
   return next
 }
 
+/**
+ * `partsOf` counting only what stands outside JSON strings: exact for JSON text, where partsOf
+ * counts what strings hold too. For text partsOf found past the bounds (a patch in a custom tool
+ * call's one string may hold a million commas). Each character is looked at once or twice.
+ */
+export function jsonPartsOf(text: string, max: PartBounds): PartBounds | true {
+  const n = { opens: 0, commas: 0 }
+  let next: true | number[] = SCANNED.map((ch) => text.indexOf(ch))
+  for (let at = 0; ; ) {
+    const open = text.indexOf('"', at)
+    next = scanUpTo(text, max, n, next, open === -1 ? text.length : open)
+    if (next === true) return true
+    const close = open === -1 ? -1 : stringEnd(text, open)
+    // no more strings (or one never closed, which the parse will refuse): all is counted
+    if (close === -1) return { nodes: n.opens, values: n.opens + n.commas }
+    for (let i = 0; i < SCANNED.length; i++) if (next[i] !== -1 && next[i]! < close) next[i] = text.indexOf(SCANNED[i]!, close + 1)
+    at = close + 1
+  }
+}
+
+/** Where the JSON string opened at `open` ends: its next quote not escaped by a backslash; -1 for none. */
+function stringEnd(text: string, open: number): number {
+  for (let at = text.indexOf('"', open + 1); at !== -1; at = text.indexOf('"', at + 1)) {
+    let slashes = 0
+    while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++
+    if (slashes % 2 === 0) return at
+  }
+  return -1
+}
+
 /** Text scanned between two turns of the event loop: about a millisecond of the densest body. */
 const SCAN_SLICE = 1 << 20
 

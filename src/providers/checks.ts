@@ -1,6 +1,8 @@
 // Request checks both upstream wires need before translating (pure, no I/O).
 import type { GenerationRequest } from '../ir/types.ts'
 import { bounded } from '../http/errors.ts'
+import { crowdedHidden, parseHidden } from '../http/json-safe.ts'
+import type { PartBounds } from '../http/parts.ts'
 import { UpstreamError } from './types.ts'
 
 /** A request the gateway refuses before the call; client values it quotes are cut (http/errors.ts). */
@@ -17,12 +19,18 @@ export function checkToolChoice(req: GenerationRequest): void {
   }
 }
 
-/** Tool-call arguments as a JSON object for wires that take an object (empty text → {}). */
-export function parseArguments(args: string, where: string): Record<string, unknown> {
+/**
+ * Tool-call arguments as a JSON object for wires that take an object (empty text → {}). They are
+ * the client's JSON in a string: parsed under a body's rules, their parts taken from `left`, what
+ * the request's hidden JSON may still hold (json-safe.ts). A nest two million deep in 4 MB held
+ * the loop over a second and overflowed the stack where the request was encoded (a 502).
+ */
+export function parseArguments(args: string, where: string, left: PartBounds): Record<string, unknown> {
   if (args.trim() === '') return {}
-  try {
-    const v = JSON.parse(args)
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>
-  } catch {}
+  const j = parseHidden(args, left)
+  if ('crowded' in j) throw badRequest(`${where}: tool call arguments hold ${crowdedHidden}, with the rest of this request's tool calls`)
+  if ('broken' in j) throw badRequest(`${where}: tool call arguments: ${j.broken}`)
+  const v = 'value' in j ? j.value : undefined
+  if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>
   throw badRequest(`${where}: tool call arguments must be a JSON object`)
 }

@@ -10,7 +10,8 @@ import { collect } from '../../src/ir/collect.ts'
 import type { StreamEvent } from '../../src/ir/types.ts'
 import { anthropicEvents } from '../../src/providers/anthropic/stream.ts'
 import { parseSse } from '../../src/providers/sse.ts'
-import { envelopeBounds, openReasoning } from '../../src/surfaces/responses/reasoning.ts'
+import { hiddenBounds } from '../../src/http/json-safe.ts'
+import { openReasoning } from '../../src/surfaces/responses/reasoning.ts'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { messageFrames, startMessagesRig, type MessagesRig } from '../messages/e2e-helpers.ts'
 
@@ -107,7 +108,7 @@ describe('through the translated surfaces, with the official SDKs', () => {
     const s = rig.client.responses.stream({ model: 'claude-sonnet-4-5', input: 'What is the capital of France?', reasoning: { effort: 'low' }, store: false })
     const r = await s.finalResponse()
     expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'reasoning', 'message'])
-    expect(r.output.slice(0, 2).map((o: any) => openReasoning(o, envelopeBounds(), 'output'))).toEqual(WANT.map((b) => ({ type: 'reasoning', text: b.thinking, signature: b.signature })))
+    expect(r.output.slice(0, 2).map((o: any) => openReasoning(o, hiddenBounds(), 'output'))).toEqual(WANT.map((b) => ({ type: 'reasoning', text: b.thinking, signature: b.signature })))
     expect(r.output_text).toBe(ANSWER)
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     await rig.client.responses.create({ model: 'claude-sonnet-4-5', reasoning: { effort: 'low' }, store: false, input: [{ role: 'user', content: 'What is the capital of France?' }, ...(r.output as any), { role: 'user', content: 'Sure?' }] })

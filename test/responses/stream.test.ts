@@ -4,7 +4,8 @@ import { describe, expect, test } from 'bun:test'
 import { createBlockNormalizer } from '../../src/ir/blocks.ts'
 import type { StreamEvent } from '../../src/ir/types.ts'
 import { encodeResponse } from '../../src/surfaces/responses/encode.ts'
-import { envelopeBounds, openReasoning } from '../../src/surfaces/responses/reasoning.ts'
+import { hiddenBounds } from '../../src/http/json-safe.ts'
+import { openReasoning } from '../../src/surfaces/responses/reasoning.ts'
 import { createResponsesStreamEncoder } from '../../src/surfaces/responses/stream.ts'
 import type { Turn } from '../../src/surfaces/responses/validate.ts'
 import { frames, types } from './e2e-helpers.ts'
@@ -60,7 +61,7 @@ describe('responses stream encoder', () => {
     run([{ type: 'start', id: 'x', model: 'm', created: 1 }, { type: 'reasoning-redacted', data: 'EqQBCgIYAh' }, { type: 'text-delta', text: 'ok' }, { type: 'finish', finish: { reason: 'stop' }, usage }], {}, (r) => (final = r))
     const rs = final.output[0]
     expect(rs.type).toBe('reasoning')
-    expect(openReasoning(rs, envelopeBounds(), 'output[0]')).toEqual({ type: 'reasoning', text: '', redacted: 'EqQBCgIYAh' })
+    expect(openReasoning(rs, hiddenBounds(), 'output[0]')).toEqual({ type: 'reasoning', text: '', redacted: 'EqQBCgIYAh' })
   })
 
   test('a failure mid-item: the open item is in the failed response; nothing is stored', () => {

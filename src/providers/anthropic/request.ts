@@ -8,6 +8,8 @@ import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan 
 import { claudeSchema } from './schema.ts'
 import { offersSearch, webSearchTool } from './web-search.ts'
 import { isObj } from '../../lib/json.ts'
+import { hiddenBounds } from '../../http/json-safe.ts'
+import type { PartBounds } from '../../http/parts.ts'
 
 type Json = Record<string, unknown>
 
@@ -58,7 +60,15 @@ const clipType = (t: string) => JSON.stringify(t.slice(0, 64))
 const withCache = (block: Json, cacheControl: unknown): Json => (cacheControl === undefined ? block : { ...block, cache_control: cacheControl })
 
 /** One IR part → one Anthropic block, or nothing for parts Anthropic must not see. */
-function block(p: Part, where: string, ids: (id: string) => string, betas: Set<string>): Json | undefined {
+/** What encoding one request's blocks shares: its tool ids, the betas its blocks need, what its tool calls' arguments may still hold. */
+interface Blocks {
+  ids: (id: string) => string
+  betas: Set<string>
+  args: PartBounds
+}
+
+function block(p: Part, where: string, cx: Blocks): Json | undefined {
+  const { ids, betas } = cx
   switch (p.type) {
     case 'text':
       // Anthropic rejects empty text blocks (an OpenAI `content: ""` beside tool calls).
@@ -83,11 +93,11 @@ function block(p: Part, where: string, ids: (id: string) => string, betas: Set<s
       return withCache(d, p.cacheControl)
     }
     case 'tool-call':
-      return { type: 'tool_use', id: ids(p.id), name: p.name, input: parseArguments(p.arguments, where), ...p.providerData?.anthropic }
+      return { type: 'tool_use', id: ids(p.id), name: p.name, input: parseArguments(p.arguments, where, cx.args), ...p.providerData?.anthropic }
     case 'tool-result': {
       const r: Json = { type: 'tool_result', tool_use_id: ids(p.toolCallId) }
       if (typeof p.content === 'string') r.content = p.content
-      else r.content = p.content.map((c, i) => block(c, `${where}.content[${i}]`, ids, betas)).filter((b) => b !== undefined)
+      else r.content = p.content.map((c, i) => block(c, `${where}.content[${i}]`, cx)).filter((b) => b !== undefined)
       if (p.isError) r.is_error = true
       return withCache(r, p.cacheControl)
     }
@@ -125,12 +135,12 @@ function searchAgain(p: Extract<Part, { type: 'web-search' }>, role: Message['ro
  * ONE turn and ahead of any other content of that turn; consecutive turns of the
  * same role are merged.
  */
-function turns(messages: Message[], ids: (id: string) => string, betas: Set<string>, searches: boolean): { turns: Turn[]; system: Json[] } {
+function turns(messages: Message[], cx: Blocks, searches: boolean): { turns: Turn[]; system: Json[] } {
   const out: Turn[] = []
   const system: Json[] = []
   messages.forEach((m, i) => {
     const where = `messages[${i}]`
-    const blocks = m.content.flatMap((p, k) => (p.type === 'web-search' ? searchAgain(p, m.role, searches) : [block(p, `${where}.content[${k}]`, ids, betas)])).filter((b): b is Json => b !== undefined)
+    const blocks = m.content.flatMap((p, k) => (p.type === 'web-search' ? searchAgain(p, m.role, searches) : [block(p, `${where}.content[${k}]`, cx)])).filter((b): b is Json => b !== undefined)
     if (m.role === 'system') {
       // Anthropic has one system prompt; a system message mid-conversation joins it.
       system.push(...blocks.filter((b) => b.type === 'text'))
@@ -178,8 +188,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const blank = req.stop?.findIndex((s) => s.trim() === '') ?? -1
   if (blank >= 0) throw badRequest(`stop[${blank}]: Claude-family models take no stop sequence that is empty or whitespace only; got ${JSON.stringify(req.stop![blank]).slice(0, 40)}`)
   const betas = new Set(req.betas ?? [])
-  const ids = toolIdMapper()
-  const conv = turns(req.messages, ids, betas, offersSearch(req))
+  const cx: Blocks = { ids: toolIdMapper(), betas, args: hiddenBounds() }
+  const conv = turns(req.messages, cx, offersSearch(req))
   // a last user turn of empty text only (an OpenAI client may send one) has no block to go as:
   // without it the conversation ends on the assistant's turn, which Claude would go on writing
   const asks = req.messages.findLast((m) => m.role !== 'system')
@@ -187,7 +197,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     throw badRequest("messages: the last user turn holds only empty text, which Claude-family models refuse (left out, the model would go on with the assistant's turn before it); send the turn with some text")
   }
   const system = [
-    ...(req.system ?? []).map((p, i) => block(p, `system[${i}]`, ids, betas)).filter((b): b is Json => b !== undefined),
+    ...(req.system ?? []).map((p, i) => block(p, `system[${i}]`, cx)).filter((b): b is Json => b !== undefined),
     ...conv.system,
   ]
 

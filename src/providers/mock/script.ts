@@ -2,6 +2,7 @@
 // documented in adapter.ts and docs/mock-provider.md.
 import type { GenerationRequest, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
+import { crowdedHidden, hiddenBounds, parseHidden } from '../../http/json-safe.ts'
 import { exampleFromSchema } from './schema-args.ts'
 import { offersSearch } from '../anthropic/web-search.ts'
 
@@ -105,12 +106,12 @@ function answer(req: GenerationRequest, d: Directives, results: string[], lastUs
       throw badRequest(`mock: tool "${d.tool.name}" is not among the request's tools (${(req.tools ?? []).map((t) => t.name).join(', ') || 'none'})`)
     }
     if (req.toolChoice?.type === 'none') throw badRequest(`mock: tool ${d.tool.name}: the request's tool_choice is none, under which no model calls a tool`)
-    let args: unknown
-    try {
-      args = JSON.parse(d.tool.args)
-    } catch {
-      throw badRequest(`mock: tool ${d.tool.name}: arguments are not valid JSON: ${d.tool.args}`)
-    }
+    // the client's JSON in its prompt, parsed under a body's rules (json-safe.ts)
+    const parsed = parseHidden(d.tool.args, hiddenBounds())
+    if ('crowded' in parsed) throw badRequest(`mock: tool ${d.tool.name}: arguments hold ${crowdedHidden}`)
+    if ('broken' in parsed) throw badRequest(`mock: tool ${d.tool.name}: arguments: ${parsed.broken}`)
+    if ('malformed' in parsed) throw badRequest(`mock: tool ${d.tool.name}: arguments are not valid JSON: ${d.tool.args}`)
+    const args = parsed.value
     // a tool's arguments are an object on every surface (a messages block's `input` is one)
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw badRequest(`mock: tool ${d.tool.name}: arguments must be a JSON object, got ${d.tool.args}`)
     return { kind: 'tool', name: d.tool.name, arguments: d.tool.args, failMidstream: d.failMidstream }

@@ -4,6 +4,7 @@
 // otherwise dropped and named in the compat header.
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
+import { hiddenBounds } from '../../http/json-safe.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice, WebSearch } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'
@@ -11,7 +12,7 @@ import { breakpointCache, searchesThroughIR } from '../openai-options.ts'
 import { checkTurns } from './call-answers.ts'
 import { outputPart, type ContentPart, type Item } from './items.ts'
 import { responseOfItem, unknownGatewayItem } from './item-ids.ts'
-import { envelopeBounds, openReasoning } from './reasoning.ts'
+import { openReasoning } from './reasoning.ts'
 import { searchOf } from './held-search.ts'
 import { allowedFlat, flatName, openTools, type OpenedTools } from './namespaces.ts'
 import type { Turn } from './turn.ts'
@@ -80,7 +81,7 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
   // a call of a namespace's tool goes under the name that tool is offered by
   const nameOf = (it: Item & { name: string }) => (opened ? flatName(opened, it) : it.name)
   const out: Message[] = []
-  const envelopes = envelopeBounds()
+  const envelopes = hiddenBounds()
   const push = (role: Message['role'], part: Part, where?: string) => {
     if (where !== undefined) places?.set(part, where)
     const last = out[out.length - 1]

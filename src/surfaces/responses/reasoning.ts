@@ -7,8 +7,8 @@
 // its web_search_call item, which has no field for them; held-search.ts keeps them where the
 // gateway stores the thread instead).
 import { badRequest } from '../../http/errors.ts'
-import { checkJsonValue, MAX_BODY_NODES, MAX_BODY_VALUES } from '../../http/json-safe.ts'
-import { partsOf, type PartBounds } from '../../http/parts.ts'
+import { crowdedHidden, parseHidden } from '../../http/json-safe.ts'
+import type { PartBounds } from '../../http/parts.ts'
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
 import { keptBlocks, searchFrom } from './held-search.ts'
@@ -37,32 +37,16 @@ export function searchReasoningItem(id: string, p: Search): ReasoningItem | unde
   return { id, type: 'reasoning', summary: [], encrypted_content: seal({ w: { ...kept, q: p.query, f: p.status === 'failed' } }) }
 }
 
-/**
- * What the envelopes of one list of items may hold in all: what a request body may
- * (json-safe.ts). A client writes them as it likes, and what is in one is parsed on the request
- * thread, so a million parts, or a nest a million deep, hidden in them is a 400 as in the body.
- */
-export const envelopeBounds = (): PartBounds => ({ nodes: MAX_BODY_NODES, values: MAX_BODY_VALUES })
-
-/** An envelope's JSON, its parts taken from `left`; undefined where it is not JSON in the body's rules. */
+/** An envelope's JSON, its parts taken from `left` (a 400 past it); undefined where it is not JSON in the body's rules. */
 function envelopeJson(enc: string, left: PartBounds, where: string): unknown {
-  const text = Buffer.from(enc.slice(ENVELOPE.length), 'base64url').toString('utf8')
-  const n = partsOf(text, left)
-  if (n === true) throw badRequest(`${where}.encrypted_content: holds more than ${MAX_BODY_NODES} JSON objects and arrays, or ${MAX_BODY_VALUES} keys and array items, in this request's reasoning items; the gateway's sealed reasoning holds a few`)
-  left.nodes -= n.nodes
-  left.values -= n.values
-  try {
-    const j: unknown = JSON.parse(text)
-    checkJsonValue(j, text)
-    return j
-  } catch {
-    return undefined
-  }
+  const j = parseHidden(Buffer.from(enc.slice(ENVELOPE.length), 'base64url').toString('utf8'), left)
+  if ('crowded' in j) throw badRequest(`${where}.encrypted_content: holds ${crowdedHidden}, with the rest of this request's sealed reasoning (the gateway's holds a few)`)
+  return 'value' in j ? j.value : undefined
 }
 
 /**
  * A reasoning item → an IR part (Claude's thinking, or its web search, restored from the
- * envelope), or undefined. `left`: what the request's envelopes may still hold (envelopeBounds).
+ * envelope), or undefined. `left`: what the request's hidden JSON may still hold (hiddenBounds).
  */
 export function openReasoning(it: ReasoningItem, left: PartBounds, where: string): Reasoning | Search | undefined {
   const enc = it.encrypted_content

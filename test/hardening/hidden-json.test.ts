@@ -1,0 +1,150 @@
+// JSON a client hides in a string of its body: a tool call's arguments, which a Claude model
+// takes as an object. The body's checks see the string as text, and the gateway parses it on the
+// request thread when it encodes the request, so it is held to the body's rules there: its parts
+// counted against the body's bounds, for the request's tool calls together, before any parse, and
+// its depth checked after. Arguments nested two million deep in 4 MB held the loop over a second
+// and overflowed the stack as the request was encoded (a 502); fifty thousand deep in 100 KB did
+// the same. The count stands outside the strings: a custom tool's input (a patch, a CSV) may hold
+// a million commas and goes on.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { jsonPartsOf, partsOf } from '../../src/http/parts.ts'
+import { fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream } from '../helpers/fake-upstream.ts'
+import { leastGap } from '../helpers/loop-gap.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+/** Objects and arrays, and keys and array items, of a parsed value: what jsonPartsOf counts of its text. */
+function counted(v: unknown): { nodes: number; values: number } {
+  let nodes = 0
+  let values = 0
+  const stack = [v]
+  while (stack.length > 0) {
+    const x = stack.pop()
+    if (typeof x !== 'object' || x === null) continue
+    nodes++
+    const children = Array.isArray(x) ? x : Object.values(x)
+    // an empty container counts one entry (it has no comma to tell it has none)
+    values += Math.max(1, children.length)
+    stack.push(...children)
+  }
+  return { nodes, values }
+}
+
+describe('counting what stands outside strings', () => {
+  const NONE = { nodes: Infinity, values: Infinity }
+  test('equals the parts of the parsed value, whatever the strings hold', () => {
+    const strings = ['', 'a,b', '[{,}]', 'say \\"[x]\\"', 'back\\\\', '\\\\\\"{', 'ünï,cödé', '"']
+    let seed = 7
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+    const value = (depth: number): unknown => {
+      const r = rnd()
+      if (depth > 4 || r < 0.3) return rnd() < 0.5 ? strings[Math.floor(rnd() * strings.length)] : Math.floor(rnd() * 100)
+      const n = 1 + Math.floor(rnd() * 4)
+      if (r < 0.65) return Array.from({ length: n }, () => value(depth + 1))
+      return Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i},[${strings[i % strings.length]}`, value(depth + 1)]))
+    }
+    for (let i = 0; i < 300; i++) {
+      const v = { a: value(0) }
+      const text = JSON.stringify(v, null, i % 3 === 0 ? 1 : undefined)
+      expect(jsonPartsOf(text, NONE)).toEqual(counted(JSON.parse(text)))
+      // the quick count holds what strings hold too: never fewer
+      const quick = partsOf(text, NONE) as { nodes: number; values: number }
+      expect(quick.nodes).toBeGreaterThanOrEqual(counted(v).nodes)
+    }
+  })
+
+  test('stops once past the bounds, as the quick count does', () => {
+    expect(jsonPartsOf('['.repeat(1000) + ']'.repeat(1000), { nodes: 10, values: 1e9 })).toBe(true)
+    expect(jsonPartsOf(JSON.stringify({ s: ','.repeat(1000) }), { nodes: 10, values: 10 })).toEqual({ nodes: 1, values: 1 })
+  })
+})
+
+let up: FakeUpstream
+let gw: Gateway
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  up.script({ json: fixtureJson('anthropic/messages/nonstream-text.json') })
+  gw = await startGateway({ env: { ...upstreamEnv(up), SWITCHYARD_KEY_RPM: '100000', SWITCHYARD_IP_RPM: '100000' } })
+})
+afterAll(async () => {
+  await gw.stop()
+  await up.stop()
+})
+
+const nested = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`
+const wide = (n: number) => `{"a":[${Array(n).fill('{}').join(',')}]}`
+
+/** A chat request whose history holds one assistant tool call for each of `args`, to a Claude model. */
+async function chat(args: string[]) {
+  const calls = args.map((a, i) => ({ id: `c${i}`, type: 'function', function: { name: 'f', arguments: a } }))
+  const messages = [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: calls }, ...calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'r' })), { role: 'user', content: 'go on' }]
+  const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], messages }),
+  })
+  expect(res.headers.get('x-request-id')).toBeTruthy()
+  return { code: res.status, ...((await res.json()) as { error?: string }) }
+}
+
+describe("a tool call's arguments, for a Claude model", () => {
+  test('nested past the body bounds: a 400 naming the call, before any parse', async () => {
+    const sent = up.requests.length
+    const r = await chat([nested(2_000_000)])
+    expect(r.code).toBe(400)
+    expect(r.error).toStartWith('messages[1].content[0]: tool call arguments hold more than 200000 JSON objects and arrays')
+    expect(await leastGap(() => chat([nested(2_000_000)]))).toBeLessThan(200)
+    expect(up.requests.length).toBe(sent)
+  })
+
+  test('nested past the body depth: a 400 naming the call', async () => {
+    const r = await chat([nested(50_000)])
+    expect(r.code).toBe(400)
+    expect(r.error).toContain('tool call arguments: a[0][0]')
+    expect(r.error).toContain('nested more than 64 levels deep')
+    expect((await chat([nested(60)])).code).toBe(200)
+  })
+
+  test("bounded for the request's tool calls together", async () => {
+    const each = wide(60_000)
+    expect((await chat([each, each])).code).toBe(200)
+    const r = await chat([each, each, each])
+    expect(r.code).toBe(400)
+    expect(r.error).toStartWith('messages[1].content[2]: tool call arguments hold more than')
+  })
+
+  test("a custom tool's input holding a million commas in its string goes to Claude whole", async () => {
+    const patch = 'a,'.repeat(1_000_000)
+    const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        store: false,
+        tools: [{ type: 'custom', name: 'apply_patch' }],
+        input: [{ role: 'user', content: 'q' }, { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: patch }, { type: 'custom_tool_call_output', call_id: 'c1', output: 'done' }, { role: 'user', content: 'go on' }],
+      }),
+    })
+    expect(res.status).toBe(200)
+    const sent = up.requests.at(-1)!.json()
+    expect(sent.messages[1].content[0]).toMatchObject({ type: 'tool_use', name: 'apply_patch', input: { input: patch } })
+  })
+})
+
+test("the mock's tool directive: its JSON is the client's too, held to the same rules", async () => {
+  const ask = async (args: string) => {
+    const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-gpt', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], messages: [{ role: 'user', content: `mock: tool f ${args}` }] }),
+    })
+    return { code: res.status, ...((await res.json()) as { error?: string; choices?: { message: { tool_calls: { function: { arguments: string } }[] } }[] }) }
+  }
+  const crowded = await ask(nested(2_000_000))
+  expect(crowded.code).toBe(400)
+  expect(crowded.error).toStartWith('mock: tool f: arguments hold more than 200000 JSON objects and arrays')
+  const deep = await ask(nested(100))
+  expect(deep.code).toBe(400)
+  expect(deep.error).toContain('nested more than 64 levels deep')
+  const fine = await ask('{"city":"Paris","days":[1,2]}')
+  expect(fine.choices![0]!.message.tool_calls[0]!.function.arguments).toBe('{"city":"Paris","days":[1,2]}')
+})
