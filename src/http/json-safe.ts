@@ -7,7 +7,6 @@
 // up in a table of its own, it asks for own properties only.
 import { HttpError } from './errors.ts'
 import { checkNulInIds } from './nul.ts'
-import { jsonPartsOf, partsOf, type PartBounds } from './parts.ts'
 
 /** Nothing a real client sends nests this far. */
 export const MAX_JSON_DEPTH = 64
@@ -166,40 +165,3 @@ export function parseJsonSafe(text: string, what = 'JSON body', maxNodes = Infin
   checkJsonValue(v, text, maxNodes, maxValues)
   return v
 }
-
-/**
- * What the JSON a client hides in strings of one request may hold in all (a tool call's
- * arguments, the gateway's sealed reasoning sent back): what a body may. The body's checks see
- * such a string as text; what is in it is parsed on the request thread when it is used.
- */
-export const hiddenBounds = (): PartBounds => ({ nodes: MAX_BODY_NODES, values: MAX_BODY_VALUES })
-
-/**
- * JSON hidden in a string, parsed under the body's rules: its objects, arrays and entries counted
- * (at memchr speed) and taken from `left`, what the request's hidden JSON may still hold, before
- * any parse ('crowded' past it); then its depth and keys checked as a body's ('broken', with the
- * place, is JSON that breaks one; 'malformed' is not JSON).
- */
-export function parseHidden(text: string, left: PartBounds): { value: unknown } | { crowded: true } | { broken: string } | { malformed: true } {
-  // the quick count holds what strings hold too: past the bounds, what stands outside them is counted
-  let n = partsOf(text, left)
-  if (n === true) n = jsonPartsOf(text, left)
-  if (n === true) return { crowded: true }
-  left.nodes -= n.nodes
-  left.values -= n.values
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return { malformed: true }
-  }
-  try {
-    checkJsonValue(value, text)
-  } catch (e) {
-    return { broken: (e as Error).message }
-  }
-  return { value }
-}
-
-/** What crowded hidden JSON holds, for its place's 400 ("… hold(s) " + this). */
-export const crowdedHidden = `more than ${MAX_BODY_NODES} JSON objects and arrays, or ${MAX_BODY_VALUES} keys and array items`

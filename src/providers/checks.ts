@@ -1,7 +1,7 @@
 // Request checks both upstream wires need before translating (pure, no I/O).
 import type { GenerationRequest } from '../ir/types.ts'
 import { bounded } from '../http/errors.ts'
-import { crowdedHidden, parseHidden } from '../http/json-safe.ts'
+import { crowdedHidden, parseHidden } from '../http/hidden-json.ts'
 import type { PartBounds } from '../http/parts.ts'
 import { UpstreamError } from './types.ts'
 
@@ -22,7 +22,7 @@ export function checkToolChoice(req: GenerationRequest): void {
 /**
  * Tool-call arguments as a JSON object for wires that take an object (empty text → {}). They are
  * the client's JSON in a string: parsed under a body's rules, their parts taken from `left`, what
- * the request's hidden JSON may still hold (json-safe.ts). A nest two million deep in 4 MB held
+ * the request's hidden JSON may still hold (hidden-json.ts). A nest two million deep in 4 MB held
  * the loop over a second and overflowed the stack where the request was encoded (a 502).
  */
 export function parseArguments(args: string, where: string, left: PartBounds): Record<string, unknown> {

@@ -8,7 +8,7 @@ import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan 
 import { claudeSchema } from './schema.ts'
 import { offersSearch, webSearchTool } from './web-search.ts'
 import { isObj } from '../../lib/json.ts'
-import { hiddenBounds } from '../../http/json-safe.ts'
+import { hiddenBounds } from '../../http/hidden-json.ts'
 import type { PartBounds } from '../../http/parts.ts'
 
 type Json = Record<string, unknown>

@@ -2,7 +2,7 @@
 // documented in adapter.ts and docs/mock-provider.md.
 import type { GenerationRequest, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
-import { crowdedHidden, hiddenBounds, parseHidden } from '../../http/json-safe.ts'
+import { crowdedHidden, hiddenBounds, parseHidden } from '../../http/hidden-json.ts'
 import { exampleFromSchema } from './schema-args.ts'
 import { offersSearch } from '../anthropic/web-search.ts'
 
@@ -106,7 +106,7 @@ function answer(req: GenerationRequest, d: Directives, results: string[], lastUs
       throw badRequest(`mock: tool "${d.tool.name}" is not among the request's tools (${(req.tools ?? []).map((t) => t.name).join(', ') || 'none'})`)
     }
     if (req.toolChoice?.type === 'none') throw badRequest(`mock: tool ${d.tool.name}: the request's tool_choice is none, under which no model calls a tool`)
-    // the client's JSON in its prompt, parsed under a body's rules (json-safe.ts)
+    // the client's JSON in its prompt, parsed under a body's rules (hidden-json.ts)
     const parsed = parseHidden(d.tool.args, hiddenBounds())
     if ('crowded' in parsed) throw badRequest(`mock: tool ${d.tool.name}: arguments hold ${crowdedHidden}`)
     if ('broken' in parsed) throw badRequest(`mock: tool ${d.tool.name}: arguments: ${parsed.broken}`)

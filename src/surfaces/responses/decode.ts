@@ -4,7 +4,7 @@
 // otherwise dropped and named in the compat header.
 import type { CatalogModel } from '../../config/catalog.ts'
 import { badRequest } from '../../http/errors.ts'
-import { hiddenBounds } from '../../http/json-safe.ts'
+import { hiddenBounds } from '../../http/hidden-json.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, Tool, ToolChoice, WebSearch } from '../../ir/types.ts'
 import { mediaSource } from '../chat/decode.ts'
 import { customArguments, customToolParameters } from '../custom-tools.ts'

@@ -7,7 +7,7 @@
 // its web_search_call item, which has no field for them; held-search.ts keeps them where the
 // gateway stores the thread instead).
 import { badRequest } from '../../http/errors.ts'
-import { crowdedHidden, parseHidden } from '../../http/json-safe.ts'
+import { crowdedHidden, parseHidden } from '../../http/hidden-json.ts'
 import type { PartBounds } from '../../http/parts.ts'
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
