@@ -3,7 +3,8 @@
 // responses surface, `openai.chat(m)` → chat, `anthropic(m)` → messages), each with a GPT and
 // a Claude model, through generateText, streamText, a tool round trip (generate and stream),
 // a system prompt with earlier turns, and generateObject; a zod generateObject (output format and
-// json tool) and a `strict: true` tool through the anthropic provider to a GPT model; then uploadFile and a file part that
+// json tool) and a `strict: true` tool through the anthropic provider to a GPT model; a Claude
+// model's web search kept by a `store: false` client; then uploadFile and a file part that
 // refers to the upload (text and image), and experimental_startBatch → getBatchStatus →
 // getBatchResults, on both providers.
 //
@@ -118,6 +119,23 @@ await check('messages mock-gpt tool strict: true: the provider drops strict itse
   const warned = (r.steps[0]?.warnings ?? r.warnings ?? []).some((w: { feature?: string }) => w.feature === 'strict')
   if (!warned) throw new Error(`no strict warning: ${JSON.stringify(r.warnings)}`)
   return same(r.text, 'tool result: echoed hi')
+})
+
+// A Claude model's web search, for a client that keeps the conversation itself (`store: false`
+// with `include: ["reasoning.encrypted_content"]`): the search's blocks come sealed in a
+// reasoning item of the gateway's after its web_search_call, and the SDK sends that back with the
+// next turn (the gateway then gives Claude its search again; tests cover that side).
+await check('responses mock-claude web search, store: false: the sealed search goes back with the next turn', async () => {
+  const bodies: { input?: { type?: string; encrypted_content?: string }[] }[] = []
+  const seen = createOpenAI({ apiKey: key, baseURL: `${gw.url}/api/alpha/v1`, fetch: (url: string, init: RequestInit) => (bodies.push(JSON.parse(String(init.body))), fetch(url, init)) })
+  const providerOptions = { openai: { store: false, include: ['reasoning.encrypted_content'] } }
+  const tools = { web_search: seen.tools.webSearch({}) }
+  const first = await generateText({ model: seen('mock-claude'), prompt: 'mock: search cats', tools, providerOptions, maxRetries: 0 })
+  same(first.text, 'Results for cats.')
+  const messages = [{ role: 'user', content: 'mock: search cats' }, ...first.response.messages, { role: 'user', content: 'mock: text done' }]
+  same((await generateText({ model: seen('mock-claude'), messages, tools, providerOptions, maxRetries: 0 })).text, 'done')
+  const sent = (bodies.at(-1)?.input ?? []).map((it) => (it.type === 'reasoning' ? `reasoning ${it.encrypted_content?.slice(0, 4)}` : (it.type ?? 'message')))
+  return same(sent.join(', '), 'message, web_search_call, reasoning sy1., message, message')
 })
 
 const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
