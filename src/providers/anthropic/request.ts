@@ -59,7 +59,6 @@ const clipType = (t: string) => JSON.stringify(t.slice(0, 64))
 
 const withCache = (block: Json, cacheControl: unknown): Json => (cacheControl === undefined ? block : { ...block, cache_control: cacheControl })
 
-/** One IR part → one Anthropic block, or nothing for parts Anthropic must not see. */
 /** What encoding one request's blocks shares: its tool ids, the betas its blocks need, what its tool calls' arguments may still hold. */
 interface Blocks {
   ids: (id: string) => string
@@ -67,6 +66,7 @@ interface Blocks {
   args: PartBounds
 }
 
+/** One IR part → one Anthropic block, or nothing for parts Anthropic must not see. */
 function block(p: Part, where: string, cx: Blocks): Json | undefined {
   const { ids, betas } = cx
   switch (p.type) {
