@@ -1,11 +1,13 @@
 // JSON a client hides in a string of its body: a tool call's arguments, which a Claude model
-// takes as an object. The body's checks see the string as text, and the gateway parses it on the
-// request thread when it encodes the request, so it is held to the body's rules there: its parts
-// counted against the body's bounds, for the request's tool calls together, before any parse, and
-// its depth checked after. Arguments nested two million deep in 4 MB held the loop over a second
-// and overflowed the stack as the request was encoded (a 502); fifty thousand deep in 100 KB did
-// the same. The count stands outside the strings: a custom tool's input (a patch, a CSV) may hold
-// a million commas and goes on.
+// takes as an object, and the gateway's sealed reasoning sent back (a Claude model's thinking or
+// web search in a reasoning item's `encrypted_content`, for a client that keeps the conversation
+// itself). The body's checks see the string as text, and the gateway parses it on the request
+// thread when it uses it, so it is held to the body's rules there: its parts counted against the
+// body's bounds, for the request's hidden JSON together, before any parse, and its depth checked
+// after. Arguments nested two million deep in 4 MB held the loop over a second and overflowed the
+// stack as the request was encoded (a 502); fifty thousand deep in 100 KB did the same, and so did
+// a sealed search whose content was. The count stands outside the strings: a custom tool's input
+// (a patch, a CSV) may hold a million commas and goes on.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { jsonPartsOf, partsOf } from '../../src/http/parts.ts'
 import { fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream } from '../helpers/fake-upstream.ts'
@@ -73,8 +75,18 @@ afterAll(async () => {
 const nested = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`
 const wide = (n: number) => `{"a":[${Array(n).fill('{}').join(',')}]}`
 
+type Answer = { code: number; error?: string; output_text?: string }
+
+/** Two of `each` in one request are taken; a third is past the bounds, a 400 whose message begins with `named`. */
+async function boundTogether(send: (hidden: string[]) => Promise<Answer>, each: string, named: string) {
+  expect((await send([each, each])).code).toBe(200)
+  const r = await send([each, each, each])
+  expect(r.code).toBe(400)
+  expect(r.error).toStartWith(named)
+}
+
 /** A chat request whose history holds one assistant tool call for each of `args`, to a Claude model. */
-async function chat(args: string[]) {
+async function chat(args: string[]): Promise<Answer> {
   const calls = args.map((a, i) => ({ id: `c${i}`, type: 'function', function: { name: 'f', arguments: a } }))
   const messages = [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: calls }, ...calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'r' })), { role: 'user', content: 'go on' }]
   const res = await fetch(`${gw.url}/api/alpha/v1/chat/completions`, {
@@ -83,7 +95,7 @@ async function chat(args: string[]) {
     body: JSON.stringify({ model: 'claude-sonnet-4-5', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], messages }),
   })
   expect(res.headers.get('x-request-id')).toBeTruthy()
-  return { code: res.status, ...((await res.json()) as { error?: string }) }
+  return { ...((await res.json()) as { error?: string }), code: res.status }
 }
 
 describe("a tool call's arguments, for a Claude model", () => {
@@ -105,11 +117,7 @@ describe("a tool call's arguments, for a Claude model", () => {
   })
 
   test("bounded for the request's tool calls together", async () => {
-    const each = wide(60_000)
-    expect((await chat([each, each])).code).toBe(200)
-    const r = await chat([each, each, each])
-    expect(r.code).toBe(400)
-    expect(r.error).toStartWith('messages[1].content[2]: tool call arguments hold more than')
+    await boundTogether(chat, wide(60_000), 'messages[1].content[2]: tool call arguments hold more than')
   })
 
   test("a custom tool's input holding a million commas in its string goes to Claude whole", async () => {
@@ -137,7 +145,7 @@ test("the mock's tool directive: its JSON is the client's too, held to the same 
       headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock-gpt', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], messages: [{ role: 'user', content: `mock: tool f ${args}` }] }),
     })
-    return { code: res.status, ...((await res.json()) as { error?: string; choices?: { message: { tool_calls: { function: { arguments: string } }[] } }[] }) }
+    return { ...((await res.json()) as { error?: string; choices?: { message: { tool_calls: { function: { arguments: string } }[] } }[] }), code: res.status }
   }
   const crowded = await ask(nested(2_000_000))
   expect(crowded.code).toBe(400)
@@ -147,4 +155,51 @@ test("the mock's tool directive: its JSON is the client's too, held to the same 
   expect(deep.error).toContain('nested more than 64 levels deep')
   const fine = await ask('{"city":"Paris","days":[1,2]}')
   expect(fine.choices![0]!.message.tool_calls[0]!.function.arguments).toBe('{"city":"Paris","days":[1,2]}')
+})
+
+const seal = (json: string) => 'sy1.' + Buffer.from(json).toString('base64url')
+/** A sealed search whose result content is nested `depth` arrays deep. */
+const deepSearch = (depth: number) => seal(`{"w":{"id":"srvtoolu_x","input":{"query":"q"},"content":${'['.repeat(depth)}${']'.repeat(depth)}}}`)
+/** A sealed search whose result content is `n` empty objects. */
+const wideSearch = (n: number) => seal(`{"w":{"id":"srvtoolu_x","input":{"query":"q"},"content":[${Array(n).fill('{}').join(',')}]}}`)
+
+/** A Responses request to a Claude model the mock serves, each envelope sent back in a reasoning item of its own. */
+async function sealed(envelopes: string[]): Promise<Answer> {
+  const input = [{ role: 'user', content: 'q' }, ...envelopes.map((e) => ({ type: 'reasoning', summary: [], encrypted_content: e })), { role: 'user', content: 'mock: text ok' }]
+  const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-claude', store: false, tools: [{ type: 'web_search' }], input }),
+  })
+  expect(res.headers.get('x-request-id')).toBeTruthy()
+  return { ...((await res.json()) as { error?: string; output_text?: string }), code: res.status }
+}
+
+describe('sealed reasoning sent back', () => {
+  test('a million parts in one envelope is a 400 naming it, and holds the loop no longer than a scan', async () => {
+    const r = await sealed([deepSearch(2_000_000)])
+    expect(r.code).toBe(400)
+    expect(r.error).toStartWith('input[1].encrypted_content: holds more than 200000 JSON objects and arrays')
+    expect(await leastGap(() => sealed([deepSearch(2_000_000)]))).toBeLessThan(200)
+  })
+
+  test('the bound is for the envelopes of the request together', async () => {
+    await boundTogether(sealed, wideSearch(60_000), 'input[3].encrypted_content:')
+  })
+
+  test("one nested past the body's depth is left out: the turn goes on without it", async () => {
+    for (const depth of [65, 50_000]) {
+      const r = await sealed([deepSearch(depth)])
+      expect(r.code).toBe(200)
+      expect(r.output_text).toBe('ok')
+    }
+  })
+
+  test("one that is not JSON, or not the gateway's shape, is left out as before", async () => {
+    for (const e of [seal('not json'), seal('[1,2]'), seal('{"w":[]}'), seal('{"__proto__":{"t":"a","s":"b"}}'), 'sy1.@@@']) {
+      const r = await sealed([e])
+      expect(r.code).toBe(200)
+      expect(r.output_text).toBe('ok')
+    }
+  })
 })
