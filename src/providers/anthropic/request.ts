@@ -7,7 +7,7 @@ import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
 import { offersSearch, webSearchTool } from './web-search.ts'
-import { isObj } from '../../lib/json.ts'
+import { anthropicSearchBlocks, keptBlocks } from '../../ir/kept-search.ts'
 import { hiddenBounds } from '../../http/hidden-json.ts'
 import type { PartBounds } from '../../http/parts.ts'
 
@@ -122,12 +122,8 @@ interface Turn {
  * search tool (the blocks are the tool's); else left out, as a search of another model's is.
  */
 function searchAgain(p: Extract<Part, { type: 'web-search' }>, role: Message['role'], searches: boolean): Json[] {
-  const kept = p.providerData?.anthropic
-  if (!searches || role !== 'assistant' || !kept || !isObj(kept.input) || kept.content === undefined || p.id === '') return []
-  return [
-    { type: 'server_tool_use', id: p.id, name: 'web_search', input: kept.input },
-    { type: 'web_search_tool_result', tool_use_id: p.id, content: kept.content },
-  ]
+  const kept = searches && role === 'assistant' ? keptBlocks(p) : undefined
+  return kept ? anthropicSearchBlocks(kept) : []
 }
 
 /**

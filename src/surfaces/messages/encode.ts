@@ -1,6 +1,7 @@
 // IR → messages-style wire: ids, the stop-reason table, usage, content blocks and the
 // Anthropic Message reply. Pure.
 import type { Finish, FinishReason, GenerationResponse, Part, Usage } from '../../ir/types.ts'
+import { anthropicSearchBlocks, keptBlocks } from '../../ir/kept-search.ts'
 
 /**
  * A reply id as a messages client expects it: `msg_…`. An upstream's own `msg_` id is kept;
@@ -121,12 +122,8 @@ export function toolInput(args: string): Record<string, unknown> {
  * without them (a paused turn's, whose result never came) has no faithful form and gives none.
  */
 export function searchBlocks(p: Extract<Part, { type: 'web-search' }>): Record<string, unknown>[] {
-  const kept = p.providerData?.anthropic
-  if (!kept || p.id === '') return []
-  return [
-    { type: 'server_tool_use', id: p.id, name: 'web_search', input: kept.input },
-    { type: 'web_search_tool_result', tool_use_id: p.id, content: kept.content },
-  ]
+  const kept = keptBlocks(p)
+  return kept ? anthropicSearchBlocks(kept) : []
 }
 
 /**

@@ -11,22 +11,14 @@
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
 import type { Item } from './items.ts'
+import { keptBlocks, keptSearchOf, type KeptSearch } from '../../ir/kept-search.ts'
 
 type Search = Extract<Part, { type: 'web-search' }>
 
 const FIELD = 'switchyard_search'
 
-/** A search's two blocks as kept: the server_tool_use's id and input, and its result's content. */
-type Kept = { id: string; input: unknown; content: unknown }
-
 /** The blocks of the searches the encoder made items of, by item, until they are stored. */
-const held = new WeakMap<object, Kept>()
-
-/** A search's blocks as the gateway keeps them: those of a search of Claude's that ended with its result, else undefined. */
-export function keptBlocks(p: Search): Kept | undefined {
-  const kept = p.providerData?.anthropic
-  return kept && p.id !== '' && kept.content !== undefined ? { id: p.id, input: kept.input, content: kept.content } : undefined
-}
+const held = new WeakMap<object, KeptSearch>()
 
 /** The search's blocks go with its item when the item is stored. */
 export function holdSearch(item: Item, p: Search): void {
@@ -63,7 +55,7 @@ export function searchOf(it: Record<string, unknown>): Search | undefined {
 
 /** A search as the IR has it from blocks the gateway kept (`h`, as keptBlocks made them); undefined where `h` is not in their shape. */
 export function searchFrom(h: unknown, query: string, failed: boolean): Search | undefined {
-  // Anthropic's result content: the list of results, or an error object
-  if (!isObj(h) || typeof h.id !== 'string' || h.id === '' || !isObj(h.input) || !(Array.isArray(h.content) || isObj(h.content))) return undefined
-  return { type: 'web-search', id: h.id, query, sources: [], status: failed ? 'failed' : 'completed', providerData: { anthropic: { input: h.input, content: h.content } } }
+  const kept = isObj(h) ? keptSearchOf(h.id, h.input, h.content) : undefined
+  if (!kept) return undefined
+  return { type: 'web-search', id: kept.id, query, sources: [], status: failed ? 'failed' : 'completed', providerData: { anthropic: { input: kept.input, content: kept.content } } }
 }

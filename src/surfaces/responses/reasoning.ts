@@ -11,7 +11,8 @@ import { crowdedHidden, parseHidden } from '../../http/hidden-json.ts'
 import type { PartBounds } from '../../http/parts.ts'
 import type { Part } from '../../ir/types.ts'
 import { isObj } from '../../lib/json.ts'
-import { keptBlocks, searchFrom } from './held-search.ts'
+import { keptBlocks } from '../../ir/kept-search.ts'
+import { searchFrom } from './held-search.ts'
 import type { ReasoningItem } from './items.ts'
 
 type Reasoning = Extract<Part, { type: 'reasoning' }>
