@@ -187,6 +187,8 @@ describe('a client that keeps the conversation itself (store: false) carries the
       expect(sealed.summary).toEqual([])
       expect(sealed.encrypted_content).toStartWith('sy1.')
       expect(new Set(first.output.map((it) => it.id)).size).toBe(3)
+      // `include` as one name alone, as the surface takes it, asks the same
+      expect((await firstTurn(stream, { store: false, include: 'reasoning.encrypted_content' })).output.map((it) => it.type)).toEqual(['web_search_call', 'reasoning', 'message'])
       expect(JSON.stringify(first)).not.toContain(PAGES)
       expect(JSON.stringify(first)).not.toContain(FIELD)
 

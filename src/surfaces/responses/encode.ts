@@ -95,7 +95,8 @@ export interface SearchView {
   sealed: boolean
 }
 
-const includes = (body: Obj, what: string): boolean => Array.isArray(body.include) && body.include.includes(what)
+/** `include` names `what` (a list, or one name alone, as the surface takes it). */
+const includes = (body: Obj, what: string): boolean => (Array.isArray(body.include) ? body.include.includes(what) : body.include === what)
 
 export const searchViewOf = (f: Pick<ResponseFrame, 'body' | 'turn'>): SearchView => ({
   sources: includes(f.body, 'web_search_call.action.sources'),
