@@ -39,8 +39,12 @@ export type Part =
   | { type: 'text'; text: string; cacheControl?: unknown; citations?: UrlCitation[]; providerData?: ProviderData }
   | { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high' | 'original'; cacheControl?: unknown }
   | { type: 'document'; source: MediaSource; title?: string; cacheControl?: unknown }
-  /** `arguments` is the JSON text exactly as the model produced it. */
-  | { type: 'tool-call'; id: string; name: string; arguments: string; providerData?: ProviderData }
+  /**
+   * `arguments` is the JSON text exactly as the model produced it. `at`, on a call a client sent
+   * back as text, is where its request holds that text, for an adapter that must parse it (as a
+   * media source's `at`).
+   */
+  | { type: 'tool-call'; id: string; name: string; arguments: string; at?: string; providerData?: ProviderData }
   | { type: 'tool-result'; toolCallId: string; content: string | Part[]; isError?: boolean; cacheControl?: unknown }
   /** Thinking / reasoning. `signature` and `redacted` are Anthropic's and must be echoed byte for byte. */
   | { type: 'reasoning'; text: string; signature?: string; redacted?: string; providerData?: ProviderData }

@@ -99,11 +99,11 @@ async function chat(args: string[]): Promise<Answer> {
 }
 
 describe("a tool call's arguments, for a Claude model", () => {
-  test('nested past the body bounds: a 400 naming the call, before any parse', async () => {
+  test('nested past the body bounds: a 400 naming the call where the client wrote it, before any parse', async () => {
     const sent = up.requests.length
     const r = await chat([nested(2_000_000)])
     expect(r.code).toBe(400)
-    expect(r.error).toStartWith('messages[1].content[0]: tool call arguments hold more than 200000 JSON objects and arrays')
+    expect(r.error).toStartWith('messages[1].tool_calls[0].function.arguments: tool call arguments hold more than 200000 JSON objects and arrays')
     expect(await leastGap(() => chat([nested(2_000_000)]))).toBeLessThan(200)
     expect(up.requests.length).toBe(sent)
   })
@@ -111,13 +111,37 @@ describe("a tool call's arguments, for a Claude model", () => {
   test('nested past the body depth: a 400 naming the call', async () => {
     const r = await chat([nested(50_000)])
     expect(r.code).toBe(400)
-    expect(r.error).toContain('tool call arguments: a[0][0]')
+    expect(r.error).toStartWith('messages[1].tool_calls[0].function.arguments: tool call arguments: a[0][0]')
     expect(r.error).toContain('nested more than 64 levels deep')
     expect((await chat([nested(60)])).code).toBe(200)
   })
 
   test("bounded for the request's tool calls together", async () => {
-    await boundTogether(chat, wide(60_000), 'messages[1].content[2]: tool call arguments hold more than')
+    await boundTogether(chat, wide(60_000), 'messages[1].tool_calls[2].function.arguments: tool call arguments hold more than')
+  })
+
+  test('a Responses call is named by its input item, which the request to Claude does not keep one for one', async () => {
+    const send = async (item: object) => {
+      const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          store: false,
+          tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }, { type: 'custom', name: 'g' }],
+          input: [{ role: 'user', content: 'q' }, { role: 'user', content: 'more' }, item, { type: 'function_call_output', call_id: 'c1', output: 'r' }, { role: 'user', content: 'go on' }],
+        }),
+      })
+      const body = (await res.json()) as { error?: string }
+      return { status: res.status, error: body.error }
+    }
+    const fn = await send({ type: 'function_call', call_id: 'c1', name: 'f', arguments: '[1]' })
+    expect(fn).toEqual({ status: 400, error: 'input[2].arguments: tool call arguments must be a JSON object' })
+    const deep = await send({ type: 'function_call', call_id: 'c1', name: 'f', arguments: nested(2_000_000) })
+    expect(deep.status).toBe(400)
+    expect(deep.error).toStartWith('input[2].arguments: tool call arguments hold more than')
+    const shallow = await send({ type: 'function_call', call_id: 'c1', name: 'f', arguments: nested(60) })
+    expect(shallow.status).toBe(200)
   })
 
   test("a custom tool's input holding a million commas in its string goes to Claude whole", async () => {

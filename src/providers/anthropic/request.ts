@@ -93,7 +93,7 @@ function block(p: Part, where: string, cx: Blocks): Json | undefined {
       return withCache(d, p.cacheControl)
     }
     case 'tool-call':
-      return { type: 'tool_use', id: ids(p.id), name: p.name, input: parseArguments(p.arguments, where, cx.args), ...p.providerData?.anthropic }
+      return { type: 'tool_use', id: ids(p.id), name: p.name, input: parseArguments(p.arguments, p.at ?? where, cx.args), ...p.providerData?.anthropic }
     case 'tool-result': {
       const r: Json = { type: 'tool_result', tool_use_id: ids(p.toolCallId) }
       if (typeof p.content === 'string') r.content = p.content

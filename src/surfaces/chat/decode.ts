@@ -80,15 +80,16 @@ function toMessages(wire: ChatMessage[], model: CatalogModel): { system: Part[];
         // a Claude model's signed thinking first, where its turn began
         const content: Part[] = (m.thinking_blocks ?? []).flatMap(signedThinking)
         content.push(...textParts(m.content ?? m.refusal).filter((p) => p.text !== ''))
-        for (const tc of m.tool_calls ?? []) {
-          if (tc.type === 'custom') content.push({ type: 'tool-call', id: tc.id, name: tc.custom.name, arguments: customArguments(tc.custom.input) })
-          else content.push({ type: 'tool-call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments })
+        for (const [j, tc] of (m.tool_calls ?? []).entries()) {
+          const call = `${at}.tool_calls[${j}]`
+          if (tc.type === 'custom') content.push({ type: 'tool-call', id: tc.id, name: tc.custom.name, arguments: customArguments(tc.custom.input), at: `${call}.custom.input` })
+          else content.push({ type: 'tool-call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments, at: `${call}.function.arguments` })
         }
         const fc = m.function_call
         if (fc) {
           const id = `call_fn_${i}`
           fnCallIds.set(fc.name, id)
-          content.push({ type: 'tool-call', id, name: fc.name, arguments: fc.arguments })
+          content.push({ type: 'tool-call', id, name: fc.name, arguments: fc.arguments, at: `${at}.function_call.arguments` })
         }
         messages.push({ role: 'assistant', content, name: m.name })
         return

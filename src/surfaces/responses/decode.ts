@@ -101,9 +101,9 @@ export function itemsToMessages(items: Item[], at = 'input', opened?: OpenedTool
         return
       }
       case 'function_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: it.arguments }, where)
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: it.arguments, at: `${where}.arguments` }, where)
       case 'custom_tool_call':
-        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: customArguments(it.input) }, where)
+        return push('assistant', { type: 'tool-call', id: it.call_id, name: nameOf(it), arguments: customArguments(it.input), at: `${where}.input` }, where)
       case 'function_call_output':
       case 'custom_tool_call_output': {
         // one handed back to a program has no call here to answer: the IR's results each name theirs
