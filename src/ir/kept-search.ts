@@ -16,6 +16,13 @@ export interface KeptSearch {
   content: unknown[] | Record<string, unknown>
 }
 
+/**
+ * The id the built-in mock gives a search of its Claude models. Its pages are the mock's own, which
+ * a real Claude would refuse as not its own: a thread the mock began that goes on with a real
+ * Claude model (an Anthropic key configured later) leaves its searches behind.
+ */
+export const MOCK_SEARCH_ID = 'srvtoolu_mock_'
+
 /** The blocks in their shape, else undefined (a search whose result never came, another model's, a client's forgery of another shape). */
 export function keptSearchOf(id: unknown, input: unknown, content: unknown): KeptSearch | undefined {
   if (typeof id !== 'string' || id === '' || !isObj(input) || !(Array.isArray(content) || isObj(content))) return undefined

@@ -167,6 +167,41 @@ describe("a Claude model's web search goes back to it in the next turn", () => {
   })
 })
 
+describe("the built-in mock's searches stay with the mock", () => {
+  // its pages are its own, which a real Claude would refuse: a thread it began that goes on with
+  // Claude (an Anthropic key configured since) leaves them behind, its text going on as ever
+  const mockSearched = (extra: Record<string, unknown> = {}) =>
+    client().responses.create({ model: 'mock-claude', input: 'mock: search cats', tools: search, ...extra } as never) as Promise<OpenAI.Responses.Response>
+
+  test('continued by previous_response_id', async () => {
+    const first = await mockSearched()
+    expect(first.output.map((it) => it.type)).toEqual(['web_search_call', 'message'])
+    searched = true
+    const from = up.requests.length
+    const next = await client().responses.create({ model: 'claude-sonnet-4-5', previous_response_id: first.id, input: 'More?', tools: search })
+    expect(next.status).toBe('completed')
+    const body = sentSince(from)[0]
+    expect(assistantOf(body).content).toEqual([expect.objectContaining({ type: 'text', text: 'Results for cats.' })])
+    expect(JSON.stringify(body)).not.toContain('srvtoolu_mock_')
+    // the mock itself still has its search back
+    expect((await client().responses.create({ model: 'mock-claude', previous_response_id: first.id, input: 'mock: text more', tools: search })).status).toBe('completed')
+  })
+
+  test('carried back sealed by a client that keeps the conversation itself', async () => {
+    const own = { store: false, include: ['reasoning.encrypted_content'] }
+    const first = await mockSearched(own)
+    expect(first.output.map((it) => it.type)).toEqual(['web_search_call', 'reasoning', 'message'])
+    searched = true
+    const from = up.requests.length
+    const input = [{ role: 'user', content: 'mock: search cats' }, ...first.output, { role: 'user', content: 'More?' }]
+    const next = await client().responses.create({ model: 'claude-sonnet-4-5', input, tools: search, ...own } as never)
+    expect((next as OpenAI.Responses.Response).status).toBe('completed')
+    const body = sentSince(from)[0]
+    expect(assistantOf(body).content).toEqual([expect.objectContaining({ type: 'text', text: 'Results for cats.' })])
+    expect(JSON.stringify(body)).not.toContain('srvtoolu_mock_')
+  })
+})
+
 describe('a client that keeps the conversation itself (store: false) carries the search back sealed', () => {
   const own = { store: false, include: ['reasoning.encrypted_content'] }
 

@@ -7,7 +7,7 @@ import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
 import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
 import { offersSearch, webSearchTool } from './web-search.ts'
-import { anthropicSearchBlocks, keptBlocks } from '../../ir/kept-search.ts'
+import { anthropicSearchBlocks, keptBlocks, MOCK_SEARCH_ID } from '../../ir/kept-search.ts'
 import { hiddenBounds } from '../../http/hidden-json.ts'
 import type { PartBounds } from '../../http/parts.ts'
 
@@ -119,11 +119,12 @@ interface Turn {
  * A web search Claude ran in an earlier turn, as it sent it: its server_tool_use and its result
  * (the pages encrypted), so it still has what it found. Only in an assistant turn, with the
  * search's blocks kept (a finished search of Claude's own), and while the request offers the web
- * search tool (the blocks are the tool's); else left out, as a search of another model's is.
+ * search tool (the blocks are the tool's); else left out, as a search of another model's is, and
+ * one of the built-in mock's.
  */
 function searchAgain(p: Extract<Part, { type: 'web-search' }>, role: Message['role'], searches: boolean): Json[] {
   const kept = searches && role === 'assistant' ? keptBlocks(p) : undefined
-  return kept ? anthropicSearchBlocks(kept) : []
+  return kept && !kept.id.startsWith(MOCK_SEARCH_ID) ? anthropicSearchBlocks(kept) : []
 }
 
 /**

@@ -37,6 +37,7 @@
  *   models; tool calls `call_mock_…` / `toolu_mock_…`); the content is deterministic.
  */
 import { collect } from '../../ir/collect.ts'
+import { MOCK_SEARCH_ID } from '../../ir/kept-search.ts'
 import type { Finish, GenerationRequest, GenerationResponse, StreamEvent, Usage, WebSource } from '../../ir/types.ts'
 import { upstreamErrorFrom } from '../errors.ts'
 import type { CallContext, ProviderAdapter } from '../types.ts'
@@ -125,7 +126,7 @@ async function* events(p: Exclude<Plan, { kind: 'error' }>, req: GenerationReque
  * back, as a real search's are), the page "encrypted" as the query's own base64.
  */
 function* searched(query: string, claude: boolean): Generator<StreamEvent, WebSource> {
-  const id = claude ? `srvtoolu_mock_${randomId()}` : `ws_mock_${randomId()}`
+  const id = claude ? `${MOCK_SEARCH_ID}${randomId()}` : `ws_mock_${randomId()}`
   // (a lone surrogate the client's text may hold has no URL form: it goes as U+FFFD)
   const source = { url: `https://example.com/search?q=${encodeURIComponent(query.toWellFormed())}`, title: `Result for ${query}` }
   yield { type: 'web-search-start', id }
