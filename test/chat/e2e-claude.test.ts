@@ -143,7 +143,7 @@ describe('claude model, non-streaming', () => {
       for (const messages of [[{ role: 'user' as const, content: empty }], [...ask, { role: 'assistant' as const, content: 'Paris.' }, { role: 'user' as const, content: empty }]]) {
         const chat = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages }).catch((e: Error) => e)
         expect(chat).toBeInstanceOf(OpenAI.BadRequestError)
-        expect((chat as Error).message).toContain('messages: the last user turn holds only empty text')
+        expect((chat as Error).message).toContain('messages: the last user turn holds only empty text (or whitespace)')
         const input = messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : [{ type: 'input_text' as const, text: '' }] }))
         const responses = await rig.client.responses.create({ model: 'claude-sonnet-4-5', input }).catch((e: Error) => e)
         expect(responses).toBeInstanceOf(OpenAI.BadRequestError)
@@ -154,6 +154,40 @@ describe('claude model, non-streaming', () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
     await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [...ask, { role: 'user', content: '' }] })
     expect(rig.up.requests.at(-1)!.json().messages).toEqual([{ role: 'user', content: [{ type: 'text', text: ask[0]!.content }] }])
+  })
+
+  // Claude refuses a text block of whitespace only where its message has no other text, and a
+  // conversation that ends on an assistant turn (a prefill) whose text ends in whitespace: a
+  // chat client keeps what the model said, "\n\n" before its tool calls included, and sends it back
+  test('whitespace the model or client wrote goes to Claude in a form it takes: alone in a turn left out, a prefill trimmed at its end', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const call = { id: 'toolu_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }
+    await rig.client.chat.completions.create({
+      model: 'claude-sonnet-4-5',
+      tools: [weather],
+      messages: [
+        { role: 'system', content: ' \n' },
+        ...ask,
+        { role: 'assistant', content: '\n\n', tool_calls: [call] },
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+        { role: 'user', content: [{ type: 'text', text: ' ' }, { type: 'text', text: 'And tomorrow?' }] },
+        { role: 'assistant', content: 'Tomorrow it will be \n' },
+      ],
+    })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent).not.toHaveProperty('system')
+    expect(sent.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: ask[0]!.content }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }, { type: 'text', text: 'And tomorrow?' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Tomorrow it will be' }] },
+    ])
+    // a last user turn of whitespace only is refused as one of empty text, before any call
+    const n = rig.up.requests.length
+    const r = await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [...ask, { role: 'assistant', content: 'Paris.' }, { role: 'user', content: ' \n ' }] }).catch((e: Error) => e)
+    expect(r).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((r as Error).message).toContain('messages: the last user turn holds only empty text (or whitespace)')
+    expect(rig.up.requests.length).toBe(n)
   })
 
   test('what thinking forbids (a forced tool choice, temperature, top_p below 0.95) is left out and named in x-switchyard-compat, streamed or not', async () => {

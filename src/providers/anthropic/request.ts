@@ -71,8 +71,10 @@ function block(p: Part, where: string, cx: Blocks): Json | undefined {
   const { ids, betas } = cx
   switch (p.type) {
     case 'text':
-      // Anthropic rejects empty text blocks (an OpenAI `content: ""` beside tool calls).
-      return p.text === '' ? undefined : withCache({ type: 'text', text: p.text }, p.cacheControl)
+      // Anthropic refuses an empty text block (an OpenAI `content: ""` beside tool calls), and one
+      // of whitespace only where its message has no other text (a reply of "\n\n" before tool
+      // calls, sent back: the thread could go no further); whitespace alone says nothing
+      return p.text.trim() === '' ? undefined : withCache({ type: 'text', text: p.text }, p.cacheControl)
     case 'image':
       if (p.source.kind === 'text') throw badRequest(`${where}: an image cannot have a text source`)
       if (p.source.kind === 'base64' && !IMAGE_TYPES.has(p.source.mediaType.toLowerCase())) throw badRequest(`${p.source.at ?? where}: ${clipType(p.source.mediaType)} is not an image format Claude takes (PNG, JPEG, GIF, WebP)`)
@@ -157,6 +159,18 @@ function turns(messages: Message[], cx: Blocks, searches: boolean): { turns: Tur
   return { turns: out, system }
 }
 
+/**
+ * A conversation that ends on an assistant turn has Claude write on from it (a prefill), and
+ * Claude refuses one whose text ends in whitespace: that end is trimmed, as the libraries that
+ * call Claude do.
+ */
+function trimPrefill(turns: Turn[]): void {
+  const last = turns.at(-1)
+  if (last?.role !== 'assistant') return
+  const b = last.content.at(-1)
+  if (b?.type === 'text' && typeof b.text === 'string') last.content[last.content.length - 1] = { ...b, text: b.text.trimEnd() }
+}
+
 /** An image with a detail other than auto, here or in a tool result's content. */
 const detailed = (p: Part): boolean =>
   (p.type === 'image' && p.detail !== undefined && p.detail !== 'auto') || (p.type === 'tool-result' && Array.isArray(p.content) && p.content.some(detailed))
@@ -191,8 +205,9 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   // without it the conversation ends on the assistant's turn, which Claude would go on writing
   const asks = req.messages.findLast((m) => m.role !== 'system')
   if (asks !== undefined && asks.role !== 'assistant' && conv.turns.at(-1)?.role !== 'user') {
-    throw badRequest("messages: the last user turn holds only empty text, which Claude-family models refuse (left out, the model would go on with the assistant's turn before it); send the turn with some text")
+    throw badRequest("messages: the last user turn holds only empty text (or whitespace), which Claude-family models refuse (left out, the model would go on with the assistant's turn before it); send the turn with some text")
   }
+  trimPrefill(conv.turns)
   const system = [
     ...(req.system ?? []).map((p, i) => block(p, `system[${i}]`, cx)).filter((b): b is Json => b !== undefined),
     ...conv.system,
