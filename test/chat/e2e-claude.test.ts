@@ -190,6 +190,33 @@ describe('claude model, non-streaming', () => {
     expect(rig.up.requests.length).toBe(n)
   })
 
+  test("a request with no turn left to send is a 400 before any call, not Claude's refusal of an empty list", async () => {
+    const n = rig.up.requests.length
+    for (const input of [[{ role: 'developer' as const, content: 'Be brief.' }], [{ role: 'user' as const, content: '' }, { role: 'assistant' as const, content: '\n\n' }]]) {
+      const r = await rig.client.responses.create({ model: 'claude-sonnet-4-5', instructions: 'Answer in French.', input }).catch((e: Error) => e)
+      expect(r).toBeInstanceOf(OpenAI.BadRequestError)
+      expect((r as Error).message).toContain('messages: nothing to send as a user or assistant turn')
+    }
+    expect(rig.up.requests.length).toBe(n)
+  })
+
+  test("a tool whose parameters name no type (OpenAI takes `{}`) goes to Claude with the object root its input_schema needs", async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'ping', parameters: {} } },
+      { type: 'function', function: { name: 'find', parameters: { properties: { q: { type: 'string' } }, required: ['q'] } } },
+      { type: 'function', function: { name: 'now' } },
+      weather,
+    ]
+    await rig.client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: ask, tools })
+    expect(rig.up.requests.at(-1)!.json().tools.map((t: any) => t.input_schema)).toEqual([
+      { type: 'object' },
+      { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      { type: 'object', properties: {} },
+      weather.function.parameters,
+    ])
+  })
+
   test('what thinking forbids (a forced tool choice, temperature, top_p below 0.95) is left out and named in x-switchyard-compat, streamed or not', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
     for (const stream of [false, true]) {

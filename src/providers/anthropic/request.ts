@@ -171,6 +171,13 @@ function trimPrefill(turns: Turn[]): void {
   if (b?.type === 'text' && typeof b.text === 'string') last.content[last.content.length - 1] = { ...b, text: b.text.trimEnd() }
 }
 
+/**
+ * A tool's parameters as Claude's `input_schema`, whose root must say `type: "object"`: OpenAI
+ * takes `parameters: {}` (any arguments), which Claude would refuse whole. A root of another
+ * type goes as it came, for Claude to judge.
+ */
+const inputSchema = (params: Json): Json => ('type' in params ? params : { type: 'object', ...params })
+
 /** An image with a detail other than auto, here or in a tool result's content. */
 const detailed = (p: Part): boolean =>
   (p.type === 'image' && p.detail !== undefined && p.detail !== 'auto') || (p.type === 'tool-result' && Array.isArray(p.content) && p.content.some(detailed))
@@ -207,6 +214,9 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (asks !== undefined && asks.role !== 'assistant' && conv.turns.at(-1)?.role !== 'user') {
     throw badRequest("messages: the last user turn holds only empty text (or whitespace), which Claude-family models refuse (left out, the model would go on with the assistant's turn before it); send the turn with some text")
   }
+  // a request whose every turn held nothing Claude takes (empty or whitespace text only, beside a
+  // system prompt) has no turn left: Claude takes none without one
+  if (conv.turns.length === 0) throw badRequest('messages: nothing to send as a user or assistant turn (a system prompt alone, or turns of empty text or whitespace only), and Claude-family models need at least one; send a user turn with some text')
   trimPrefill(conv.turns)
   const system = [
     ...(req.system ?? []).map((p, i) => block(p, `system[${i}]`, cx)).filter((b): b is Json => b !== undefined),
@@ -225,7 +235,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (userId !== undefined) body.metadata = { user_id: userId }
   if (req.tools?.length) {
     body.tools = req.tools.map((t) => {
-      const tool: Json = { name: t.name, input_schema: t.parameters }
+      const tool: Json = { name: t.name, input_schema: inputSchema(t.parameters) }
       if (t.description !== undefined) tool.description = t.description
       return { ...withCache(tool, t.cacheControl), ...t.providerData?.anthropic }
     })
