@@ -433,6 +433,29 @@ describe('gpt model, tool names and call ids past OpenAI’s limits', () => {
     expect(rig.up.requests.at(-1)!.json().tools).toEqual(rig.up.requests.at(-2)!.json().tools)
   })
 
+  test("a history call under a name OpenAI refuses (`search.docs`) goes upstream under one it takes, in the call and among the tools", async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    const r = await rig.anthropic.messages.create({
+      model: 'gpt-4o-mini', max_tokens: 200, tools: [weather],
+      messages: [ask[0]!, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'search.docs', input: { q: 'x' } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' }] }],
+    })
+    expect(r.type).toBe('message')
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.messages[1].tool_calls[0].function.name).toMatch(/^search_docs_[0-9a-f]{8}$/)
+    expect(sent.tools.map((t: any) => t.function.name)).toEqual(['get_weather'])
+  })
+
+  // a turn of Claude's signed thinking alone (its text cut, or a turn that only thought) has
+  // nothing chat carries; OpenAI refuses an assistant message with no content and no calls
+  test('an assistant turn of thinking alone stays behind', async () => {
+    rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })
+    await rig.anthropic.messages.create({
+      model: 'gpt-4o-mini', max_tokens: 200,
+      messages: [ask[0]!, { role: 'assistant', content: [{ type: 'thinking', thinking: 'Hmm.', signature: 'c2ln' }] }, { role: 'user', content: 'Well?' }],
+    })
+    expect(rig.up.requests.at(-1)!.json().messages.map((m: any) => m.role)).toEqual(['user', 'user'])
+  })
+
   // OpenAI refuses a history call id past 40 characters; another agent's or gateway's ids may be longer
   test('a call id past 40 characters goes upstream short, the same in the call and in its result', async () => {
     rig.up.script({ json: fixture('openai/chat/nonstream-text.json') })

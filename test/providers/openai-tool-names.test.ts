@@ -31,3 +31,16 @@ test("a short form that is another tool's own name is moved past it: each call c
   expect(back!.get(a!)).toBe(long)
   expect(back!.has(taken)).toBe(false)
 })
+
+test("a name of characters OpenAI refuses (a history call's `search.docs`) goes as one it takes, the same every time, and back", () => {
+  for (const name of ['search.docs', 'mcp::fs/read', 'wetter_für_heute', `${'d.'.repeat(40)}x`]) {
+    const a = shortToolNames(request({ tools: [tool(name)] }))
+    const up = a.req.tools![0]!.name
+    expect(up).toMatch(/^[a-zA-Z0-9_-]{1,64}$/)
+    expect(shortToolNames(request({ tools: [tool(name)] })).req.tools![0]!.name).toBe(up)
+    expect(a.back!.get(up)).toBe(name)
+  }
+  // two names that differ only where OpenAI refuses a character stay two
+  const two = shortToolNames(request({ tools: [tool('a.b'), tool('a:b')] })).req.tools!.map((t) => t.name)
+  expect(new Set(two).size).toBe(2)
+})

@@ -110,7 +110,12 @@ function assistantMessage(m: Message, where: string): Json {
  */
 function messages(m: Message, i: number): Json[] {
   const where = `messages[${i}]`
-  if (m.role === 'assistant') return [assistantMessage(m, where)]
+  if (m.role === 'assistant') {
+    // a turn of Claude's thinking alone has nothing the chat wire carries, and OpenAI refuses an
+    // assistant message of no content and no calls: the turn stays behind with its thinking
+    const out = assistantMessage(m, where)
+    return out.content === null && out.tool_calls === undefined ? [] : [out]
+  }
   const out: Json[] = []
   const media: Json[] = []
   for (const p of m.content) {

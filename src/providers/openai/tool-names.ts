@@ -1,39 +1,44 @@
-// Tool names an OpenAI model takes. A function name there is at most 64 characters, where Claude
-// takes 128: Claude Code names an MCP server's tools `mcp__{server}__{tool}`, often past 64, and
-// OpenAI refuses the whole request. A longer name goes upstream as its first 55 characters, `_`
-// and 8 hex digits of its hash (one name, one short name, the same on every turn of a
-// conversation), and the model's calls come back under the name the client gave. A call id past
-// OpenAI's 40 characters (another agent's, a gateway's) is shortened the same way in the history.
+// Tool names an OpenAI model takes. A function name there is at most 64 characters of a-z, A-Z,
+// 0-9, `_` and `-`, where Claude takes 128: Claude Code names an MCP server's tools
+// `mcp__{server}__{tool}`, often past 64, and a messages client's history may hold a call under a
+// name of other characters (`search.docs`); OpenAI refuses the whole request for either. Such a
+// name goes upstream as its first 55 characters (each other character as `_`), `_` and 8 hex
+// digits of its hash (one name, one upstream name, the same on every turn of a conversation), and
+// the model's calls come back under the name the client gave. A call id past OpenAI's 40
+// characters (another agent's, a gateway's) is shortened the same way in the history.
 import type { GenerationRequest, GenerationResponse, Message, StreamEvent } from '../../ir/types.ts'
-import { shortName } from '../../lib/short-name.ts'
 
 export const OPENAI_NAME_MAX = 64
+/** A function name OpenAI takes. */
+const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+const taken = (name: string) => OPENAI_NAME.test(name)
 /** A call id in the history: OpenAI refuses one past 40 characters (`messages[i].tool_calls[j].id`). */
 export const OPENAI_CALL_ID_MAX = 40
 
 const hash = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex')
-/** A long name's short form; `round` moves it past one another name of the request holds already. */
-const short = (name: string, round = 0): string => shortName(name, OPENAI_NAME_MAX, round === 0 ? name : `${name}\u0000${round}`)
+/** A name's upstream form; `round` moves it past one another name of the request holds already. */
+const short = (name: string, round = 0): string =>
+  `${name.slice(0, OPENAI_NAME_MAX - 9).replace(/[^a-zA-Z0-9_-]/g, '_')}_${hash(round === 0 ? name : `${name}\u0000${round}`).slice(0, 8)}`
 /** A call and its result name one id: the same short id for both (none comes back: the model's new calls have OpenAI's own). */
 const shortId = (id: string): string => (id.length > OPENAI_CALL_ID_MAX ? `call_${hash(id).slice(0, 32)}` : id)
 
-/** The request with every name past the limit shortened, and the way back (short → the client's); `back` is undefined when none was. */
+/** The request with every name OpenAI would refuse renamed, and the way back (upstream → the client's); `back` is undefined when none was. */
 export function shortToolNames(req: GenerationRequest): { req: GenerationRequest; back?: Map<string, string> } {
-  const long = new Set<string>()
+  const refused = new Set<string>()
   let longIds = false
-  for (const t of req.tools ?? []) if (t.name.length > OPENAI_NAME_MAX) long.add(t.name)
+  for (const t of req.tools ?? []) if (!taken(t.name)) refused.add(t.name)
   for (const m of req.messages) {
     for (const p of m.content) {
-      if (p.type === 'tool-call' && p.name.length > OPENAI_NAME_MAX) long.add(p.name)
+      if (p.type === 'tool-call' && !taken(p.name)) refused.add(p.name)
       if ((p.type === 'tool-call' ? p.id : p.type === 'tool-result' ? p.toolCallId : '').length > OPENAI_CALL_ID_MAX) longIds = true
     }
   }
-  if (req.toolChoice?.type === 'tool' && req.toolChoice.name.length > OPENAI_NAME_MAX) long.add(req.toolChoice.name)
-  if (long.size === 0 && !longIds) return { req }
+  if (req.toolChoice?.type === 'tool' && !taken(req.toolChoice.name)) refused.add(req.toolChoice.name)
+  if (refused.size === 0 && !longIds) return { req }
   // every name the request holds, so that no short one is also a name the client gave
   const names = new Set<string>([...(req.tools ?? []).map((t) => t.name), ...req.messages.flatMap((m) => m.content.flatMap((p) => (p.type === 'tool-call' ? [p.name] : [])))])
   const to = new Map<string, string>()
-  for (const n of long) {
+  for (const n of refused) {
     let s = short(n)
     for (let round = 1; names.has(s); round++) s = short(n, round)
     names.add(s)
