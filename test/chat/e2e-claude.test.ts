@@ -308,6 +308,20 @@ describe('claude model, non-streaming', () => {
     expect(rig.up.requests.at(-1)!.json().thinking?.type).toBe('enabled')
   })
 
+  // Claude writes on from a conversation's last assistant turn (a prefill) only without thinking
+  test('a prefill with reasoning_effort is sent without thinking, and says so', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const { response } = await rig.client.chat.completions.create({
+      model: 'claude-sonnet-4-5', reasoning_effort: 'low', max_tokens: 600,
+      messages: [{ role: 'user', content: 'Name a colour.' }, { role: 'assistant', content: 'The colour is ' }],
+    }).withResponse()
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent).not.toHaveProperty('thinking')
+    expect(sent.max_tokens).toBe(600)
+    expect(sent.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'The colour is' }] })
+    expect(response.headers.get('x-switchyard-compat')?.split(/,\s*/)).toContain('thinking')
+  })
+
   test('thinking_blocks sent back on the assistant turn go to Claude signed, first in the turn, and the loop keeps thinking', async () => {
     rig.up.script({ json: fixture('anthropic/messages/nonstream-thinking.json') })
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]

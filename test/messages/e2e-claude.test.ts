@@ -180,6 +180,17 @@ describe('gateway parameters a Claude upstream does not take are spelled in its 
     expect(adaptive.output_config).toEqual({ effort: 'high' })
   })
 
+  test('reasoning_effort on a prefill (the last turn the assistant\'s, for Claude to write on from) goes without thinking, which Claude refuses beside one', async () => {
+    for (const prefill of ['{"colour":', [{ type: 'text', text: '{"colour":' }]]) {
+      rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+      const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 1000, reasoning_effort: 'high', messages: [{ role: 'user', content: 'A colour as JSON' }, { role: 'assistant', content: prefill }] })
+      expect(res.status).toBe(200)
+      const sent = rig.up.requests.at(-1)!.json()
+      expect(sent.thinking).toBeUndefined()
+      expect(sent.messages.at(-1).content).toEqual(prefill)
+    }
+  })
+
   test("reasoning_effort beside the client's own thinking budget goes unused, and is named", async () => {
     const messages = [{ role: 'user', content: 'think' }]
     rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })

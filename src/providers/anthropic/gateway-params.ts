@@ -5,7 +5,7 @@
 // `reasoning_effort` is thinking as thinkingPlan makes it for the translated path. Pure.
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { ReasoningEffort } from '../../ir/types.ts'
-import { lostThinking, thinkingPlan, thinks, withoutThinking } from './thinking.ts'
+import { lostThinking, prefilled, thinkingPlan, thinks, withoutThinking } from './thinking.ts'
 
 type Json = Record<string, unknown>
 
@@ -24,8 +24,8 @@ export function spellGatewayParams(body: Json, model: CatalogModel): { body: Jso
   if (out.thinking === undefined) {
     const asked = typeof out.max_tokens === 'number' ? out.max_tokens : defaultMaxTokens(model)
     const planned = thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, asked)
-    // a tool loop's turn whose thinking the client did not send back goes without (Anthropic refuses it with)
-    const plan = Array.isArray(out.messages) && lostThinking(out.messages) ? withoutThinking(planned, asked) : planned
+    // a tool loop's turn whose thinking the client did not send back, or a prefill, goes without (Anthropic refuses either with)
+    const plan = Array.isArray(out.messages) && (lostThinking(out.messages) || prefilled(out.messages)) ? withoutThinking(planned, asked) : planned
     if (plan.effort) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
     if (!plan.thinking) return { body: out, leftOut }
     out.thinking = plan.thinking

@@ -4,7 +4,7 @@ import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
-import { lostThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
+import { lostThinking, prefilled, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
 import { offersSearch, webSearchTool } from './web-search.ts'
 import { anthropicSearchBlocks, keptBlocks, MOCK_SEARCH_ID } from '../../ir/kept-search.ts'
@@ -223,7 +223,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     ...conv.system,
   ]
 
-  const lost = lostThinking(conv.turns)
+  // a tool loop's last call back without its thinking, or a prefill: neither goes with thinking on
+  const lost = lostThinking(conv.turns) || prefilled(conv.turns)
   const asked = req.maxTokens ?? defaultMaxTokens(model)
   const planned = thinkingPlan(req, model, asked)
   const plan: ThinkingPlan = lost ? withoutThinking(planned, asked) : planned
@@ -252,7 +253,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (req.tools?.some((t) => t.strict === true)) leftOut.push('tools[].strict')
   if (req.messages.some((m) => m.content.some(detailed))) leftOut.push('detail')
   // thinking asked for: as planned, or as the client gave it (adaptive thinking carried as it came);
-  // on unless a tool loop's last call came back without its thinking, and then named, as the rest
+  // on unless a tool loop's last call came back without its thinking or the request is a prefill,
+  // and then named, as the rest
   const asksThinking = planned.thinking !== undefined || thinks(req.providerData?.anthropic?.thinking)
   const thinking = asksThinking && !lost
   if (asksThinking && lost) leftOut.push('thinking')

@@ -97,6 +97,17 @@ export function lostThinking(turns: readonly { role?: unknown; content?: unknown
 }
 
 /**
+ * Whether the conversation ends on an assistant turn of text for Claude to write on from (a
+ * prefill), which Anthropic does not take with thinking on: the request goes without thinking.
+ */
+export function prefilled(turns: readonly { role?: unknown; content?: unknown }[]): boolean {
+  const last = turns.at(-1)
+  if (last?.role !== 'assistant') return false
+  if (typeof last.content === 'string') return true
+  return Array.isArray(last.content) && (last.content as { type?: unknown }[]).at(-1)?.type === 'text'
+}
+
+/**
  * A plan for a turn whose thinking was lost: no thinking, max_tokens as asked; an adaptive
  * model's effort still goes (it sets the depth of the answer with or without thinking).
  */
