@@ -98,6 +98,14 @@ async function chat(args: string[]): Promise<Answer> {
   return { ...((await res.json()) as { error?: string }), code: res.status }
 }
 
+/** A Responses request to a Claude model, its conversation kept by the client. */
+const responses = (tools: object[], input: object[]) =>
+  fetch(`${gw.url}/api/alpha/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', store: false, tools, input }),
+  })
+
 describe("a tool call's arguments, for a Claude model", () => {
   test('nested past the body bounds: a 400 naming the call where the client wrote it, before any parse', async () => {
     const sent = up.requests.length
@@ -122,16 +130,8 @@ describe("a tool call's arguments, for a Claude model", () => {
 
   test('a Responses call is named by its input item, which the request to Claude does not keep one for one', async () => {
     const send = async (item: object) => {
-      const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: 'claude-sonnet-4-5',
-          store: false,
-          tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }, { type: 'custom', name: 'g' }],
-          input: [{ role: 'user', content: 'q' }, { role: 'user', content: 'more' }, item, { type: 'function_call_output', call_id: 'c1', output: 'r' }, { role: 'user', content: 'go on' }],
-        }),
-      })
+      const tools = [{ type: 'function', name: 'f', parameters: { type: 'object' } }]
+      const res = await responses(tools, [{ role: 'user', content: 'q' }, { role: 'user', content: 'more' }, item, { type: 'function_call_output', call_id: 'c1', output: 'r' }, { role: 'user', content: 'go on' }])
       const body = (await res.json()) as { error?: string }
       return { status: res.status, error: body.error }
     }
@@ -146,16 +146,8 @@ describe("a tool call's arguments, for a Claude model", () => {
 
   test("a custom tool's input holding a million commas in its string goes to Claude whole", async () => {
     const patch = 'a,'.repeat(1_000_000)
-    const res = await fetch(`${gw.url}/api/alpha/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'claude-sonnet-4-5',
-        store: false,
-        tools: [{ type: 'custom', name: 'apply_patch' }],
-        input: [{ role: 'user', content: 'q' }, { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: patch }, { type: 'custom_tool_call_output', call_id: 'c1', output: 'done' }, { role: 'user', content: 'go on' }],
-      }),
-    })
+    const input = [{ role: 'user', content: 'q' }, { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: patch }, { type: 'custom_tool_call_output', call_id: 'c1', output: 'done' }, { role: 'user', content: 'go on' }]
+    const res = await responses([{ type: 'custom', name: 'apply_patch' }], input)
     expect(res.status).toBe(200)
     const sent = up.requests.at(-1)!.json()
     expect(sent.messages[1].content[0]).toMatchObject({ type: 'tool_use', name: 'apply_patch', input: { input: patch } })
