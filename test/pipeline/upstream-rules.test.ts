@@ -20,7 +20,16 @@ beforeAll(async () => {
     if (req.path.includes('/messages')) return stream ? { sse: fixture('anthropic/messages/stream-text.sse') } : { json: fixture('anthropic/messages/nonstream-text.json') }
     return stream ? { sse: fixture('openai/chat/stream-text-include-usage.sse') } : { json: fixture('openai/chat/nonstream-text.json') }
   })
-  gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up) } })
+  gw = await startGateway({
+    env: { ...NO_LIMITS, ...upstreamEnv(up) },
+    // a model of OpenAI's family on the chat wire alone, which a Responses client reaches through the translation
+    yaml: `
+providers:
+  - { id: local, kind: openai-compatible, base_url: "${up.url}/v1" }
+models:
+  - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: llama }], price: { input_mtok: 0, output_mtok: 0 } }
+`,
+  })
 })
 afterAll(async () => {
   await gw.stop()
@@ -67,14 +76,15 @@ function chatBody(r: Random, n: number): object {
 }
 
 /** A Responses input a client that keeps its conversation may send, to a Claude model. */
-function responsesBody(r: Random, n: number): object {
+function responsesBody(r: Random, n: number, model = 'claude-sonnet-4-5'): object {
   const text = () => r.pick(TEXTS)
   const input: object[] = []
   const turns = 1 + r.count(4)
   for (let t = 0; t < turns; t++) {
     input.push({ role: r.pick(['user', 'user', 'developer']), content: r.chance(0.5) ? text() : [{ type: 'input_text', text: text() }] })
     if (t === turns - 1 && r.chance(0.6)) break
-    if (r.chance(0.3)) input.push({ type: 'reasoning', id: `rs_${n}_${t}`, summary: r.chance(0.5) ? [] : [{ type: 'summary_text', text: text() }] })
+    // a reasoning item back by id alone: for an OpenAI-family model, as OpenAI does, only one a store holds
+    if (model.startsWith('claude') && r.chance(0.3)) input.push({ type: 'reasoning', id: `rs_${n}_${t}`, summary: r.chance(0.5) ? [] : [{ type: 'summary_text', text: text() }] })
     if (r.chance(0.6)) input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: text(), annotations: [] }] })
     const calls = Array.from({ length: r.chance(0.5) ? 1 + r.count(3) : 0 }, (_, k) => ({ type: 'function_call', call_id: `call_${n}_${t}_${k}`, name: r.pick(CHAT_TOOLS), arguments: r.pick(['{}', '', '{"q":"x"}']) }))
     const outputs = calls.map((c) => ({ type: 'function_call_output', call_id: c.call_id, output: r.pick(['r', '', ' ']) }))
@@ -82,13 +92,13 @@ function responsesBody(r: Random, n: number): object {
     else input.push(...calls, ...outputs)
   }
   return {
-    model: 'claude-sonnet-4-5',
+    model,
     input,
     store: false,
     stream: r.chance(0.3),
     ...(r.chance(0.4) ? { instructions: text() } : {}),
     ...(r.chance(0.7) ? { tools: CHAT_TOOLS.map((name) => ({ type: 'function', name, parameters: r.pick([{ type: 'object', properties: {} }, {}]) })) } : {}),
-    ...(r.chance(0.3) ? { reasoning: { effort: r.pick(['low', 'medium', 'high']) } } : {}),
+    ...(model.startsWith('claude') && r.chance(0.3) ? { reasoning: { effort: r.pick(['low', 'medium', 'high']) } } : {}),
   }
 }
 
@@ -154,6 +164,10 @@ test('chat to a Claude model: every translated body is one Anthropic takes', asy
 
 test('responses to a Claude model: every translated body is one Anthropic takes', async () => {
   await run('/api/alpha/v1/responses', { authorization: `Bearer ${gw.key}` }, responsesBody, anthropicBreaks, 11)
+})
+
+test('responses to a model on the chat wire: every translated body is one OpenAI takes', async () => {
+  await run('/api/alpha/v1/responses', { authorization: `Bearer ${gw.key}` }, (r, n) => responsesBody(r, n, 'llama-3.1-8b'), openaiChatBreaks, 17)
 })
 
 test('messages to a GPT model: every translated body is one OpenAI takes', async () => {
