@@ -65,6 +65,12 @@ export function anthropicBreaks(b: Json): string[] {
     if ((t.type === undefined || t.type === 'custom') && t.input_schema?.type !== 'object') out.push(`tools[${k}].input_schema.type: ${JSON.stringify(t.input_schema?.type)}`)
   }
   if (!(Number.isInteger(b.max_tokens) && b.max_tokens >= 1)) out.push(`max_tokens: ${b.max_tokens}`)
+  let breakpoints = 0
+  JSON.stringify(b, (k, v) => {
+    if (k === 'cache_control' && v) breakpoints++
+    return v
+  })
+  if (breakpoints > 4) out.push(`${breakpoints} cache_control breakpoints (at most 4)`)
   return out
 }
 
@@ -117,5 +123,6 @@ export function openaiChatBreaks(b: Json): string[] {
   if (Array.isArray(b.stop) && b.stop.length > 4) out.push('stop: more than 4')
   if (b.max_tokens !== undefined && b.max_completion_tokens !== undefined) out.push('max_tokens beside max_completion_tokens')
   if (b.stream_options !== undefined && b.stream !== true) out.push('stream_options without stream')
+  if (typeof b.safety_identifier === 'string' && b.safety_identifier.length > 64) out.push('safety_identifier: past 64 characters')
   return out
 }

@@ -51,11 +51,13 @@ const CHAT_TOOLS = ['get_weather', 'add', 'search_docs']
 /** A chat conversation an OpenAI client may send, to a Claude model. */
 function chatBody(r: Random, n: number): object {
   const text = () => r.pick(TEXTS)
+  // a part marked for Claude's prompt cache, as an OpenAI client of a Claude model may mark one
+  const part = () => ({ type: 'text', text: text(), ...(r.chance(0.2) ? { cache_control: { type: 'ephemeral' } } : {}) })
   const messages: object[] = []
-  if (r.chance(0.5)) messages.push({ role: r.pick(['system', 'developer']), content: r.chance(0.3) ? [{ type: 'text', text: text() }] : text() })
+  if (r.chance(0.5)) messages.push({ role: r.pick(['system', 'developer']), content: r.chance(0.3) ? [part()] : text() })
   const turns = 1 + r.count(4)
   for (let t = 0; t < turns; t++) {
-    const parts = [{ type: 'text', text: text() }, ...(r.chance(0.3) ? [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] : []), ...(r.chance(0.5) ? [{ type: 'text', text: text() }] : [])]
+    const parts = [part(), ...(r.chance(0.3) ? [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] : []), ...(r.chance(0.5) ? [part()] : [])]
     messages.push({ role: 'user', content: r.chance(0.4) ? parts : text() })
     if (t === turns - 1 && r.chance(0.6)) break
     const calls = Array.from({ length: r.chance(0.5) ? 1 + r.count(3) : 0 }, (_, k) => ({ id: `${r.pick(['call_', 'toolu_', 'fc.'])}${n}_${t}_${k}`, type: 'function', function: { name: r.pick(CHAT_TOOLS), arguments: r.pick(['{}', '', ' {"a":1} ']) } }))
@@ -133,7 +135,14 @@ function messagesBody(r: Random, n: number): object {
     messages,
     stream: r.chance(0.3),
     ...(r.chance(0.5) ? { system: r.chance(0.5) ? 'be brief' : [text()] } : {}),
-    ...(r.chance(0.7) ? { tools: tools.map((name) => ({ name, input_schema: { type: 'object', properties: {} } })) } : {}),
+    ...(r.chance(0.7)
+      ? {
+          tools: tools.map((name) => ({ name, input_schema: { type: 'object', properties: {} } })),
+          ...(r.chance(0.4) ? { tool_choice: r.pick([{ type: 'auto' }, { type: 'any' }, { type: 'none' }, { type: 'tool', name: tools[0] }, { type: 'auto', disable_parallel_tool_use: true }]) } : {}),
+        }
+      : {}),
+    ...(r.chance(0.2) ? { metadata: { user_id: r.pick(['u1', JSON.stringify({ device_id: 'd'.repeat(64), session_id: 's' })]) } } : {}),
+    ...(r.chance(0.2) ? { temperature: r.pick([0, 0.7, 1]) } : {}),
   }
 }
 
