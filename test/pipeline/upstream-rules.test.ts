@@ -88,8 +88,11 @@ function responsesBody(r: Random, n: number, model = 'claude-sonnet-4-5'): objec
     // a reasoning item back by id alone: for an OpenAI-family model, as OpenAI does, only one a store holds
     if (model.startsWith('claude') && r.chance(0.3)) input.push({ type: 'reasoning', id: `rs_${n}_${t}`, summary: r.chance(0.5) ? [] : [{ type: 'summary_text', text: text() }] })
     if (r.chance(0.6)) input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: text(), annotations: [] }] })
-    const calls = Array.from({ length: r.chance(0.5) ? 1 + r.count(3) : 0 }, (_, k) => ({ type: 'function_call', call_id: `call_${n}_${t}_${k}`, name: r.pick(CHAT_TOOLS), arguments: r.pick(['{}', '', '{"q":"x"}']) }))
-    const outputs = calls.map((c) => ({ type: 'function_call_output', call_id: c.call_id, output: r.pick(['r', '', ' ']) }))
+    // a function's call or a custom tool's (Codex's apply_patch), its input free text
+    const calls = Array.from({ length: r.chance(0.5) ? 1 + r.count(3) : 0 }, (_, k) =>
+      r.chance(0.8) ? { type: 'function_call', call_id: `call_${n}_${t}_${k}`, name: r.pick(CHAT_TOOLS), arguments: r.pick(['{}', '', '{"q":"x"}']) } : { type: 'custom_tool_call', call_id: `call_${n}_${t}_${k}`, name: 'apply_patch', input: text() },
+    )
+    const outputs = calls.map((c) => ({ type: `${c.type}_output`, call_id: c.call_id, output: r.pick(['r', '', ' ']) }))
     if (r.chance(0.3)) calls.forEach((c, k) => input.push(c, outputs[k]!))
     else input.push(...calls, ...outputs)
   }
@@ -99,7 +102,7 @@ function responsesBody(r: Random, n: number, model = 'claude-sonnet-4-5'): objec
     store: false,
     stream: r.chance(0.3),
     ...(r.chance(0.4) ? { instructions: text() } : {}),
-    ...(r.chance(0.7) ? { tools: CHAT_TOOLS.map((name) => ({ type: 'function', name, parameters: r.pick([{ type: 'object', properties: {} }, {}]) })) } : {}),
+    ...(r.chance(0.7) ? { tools: [...CHAT_TOOLS.map((name) => ({ type: 'function', name, parameters: r.pick([{ type: 'object', properties: {} }, {}]) })), { type: 'custom', name: 'apply_patch' }] } : {}),
     ...(model.startsWith('claude') && r.chance(0.3) ? { reasoning: { effort: r.pick(['low', 'medium', 'high']) } } : {}),
   }
 }
