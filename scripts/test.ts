@@ -126,6 +126,7 @@ const AGNOSTIC = [
   'test/chat/e2e-claude.test.ts',
   'test/chat/e2e-openai.test.ts',
   'test/messages/e2e-claude.test.ts',
+  'test/pipeline/upstream-rules.test.ts',
   'test/responses/claude-stop-reasons.test.ts',
   'test/responses/claude-citations.test.ts',
   // cassettes live in files of their own (blobs beside them), whatever the gateway's stores
