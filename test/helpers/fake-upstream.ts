@@ -175,3 +175,15 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
 
 /** The gateway env that points both families' upstreams at a fake one. */
 export const upstreamEnv = (up: FakeUpstream): Record<string, string> => ({ OPENAI_API_KEY: 'sk-up', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-up', ANTHROPIC_BASE_URL: up.url })
+
+/**
+ * Gateway config adding `llama-3.1-8b`: a model of OpenAI's family served by an
+ * OpenAI-compatible provider on the chat wire alone (so a Responses client reaches it through
+ * the translation), at the fake upstream.
+ */
+export const chatWireModel = (up: FakeUpstream): string => `
+providers:
+  - { id: local, kind: openai-compatible, base_url: "${up.url}/v1" }
+models:
+  - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: llama }], price: { input_mtok: 0, output_mtok: 0 } }
+`

@@ -7,7 +7,7 @@
 // history call named `search.docs`, an assistant turn of thinking alone).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { NO_LIMITS } from '../batches/helpers.ts'
-import { fixture, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
+import { chatWireModel, fixture, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { anthropicBreaks, openaiChatBreaks } from '../helpers/upstream-rules.ts'
 
@@ -20,16 +20,7 @@ beforeAll(async () => {
     if (req.path.includes('/messages')) return stream ? { sse: fixture('anthropic/messages/stream-text.sse') } : { json: fixture('anthropic/messages/nonstream-text.json') }
     return stream ? { sse: fixture('openai/chat/stream-text-include-usage.sse') } : { json: fixture('openai/chat/nonstream-text.json') }
   })
-  gw = await startGateway({
-    env: { ...NO_LIMITS, ...upstreamEnv(up) },
-    // a model of OpenAI's family on the chat wire alone, which a Responses client reaches through the translation
-    yaml: `
-providers:
-  - { id: local, kind: openai-compatible, base_url: "${up.url}/v1" }
-models:
-  - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: llama }], price: { input_mtok: 0, output_mtok: 0 } }
-`,
-  })
+  gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up) }, yaml: chatWireModel(up) })
 })
 afterAll(async () => {
   await gw.stop()

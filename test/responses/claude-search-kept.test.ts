@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { NO_LIMITS } from '../batches/helpers.ts'
-import { fixture, fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
+import { chatWireModel, fixture, fixtureJson, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 const SEARCH_ID = 'srvtoolu_01HandwrittenA'
@@ -46,16 +46,7 @@ beforeAll(async () => {
     }
     return stream ? { sse: fixture('anthropic/messages/stream-text.sse') } : { json: fixtureJson('anthropic/messages/nonstream-text.json') }
   })
-  g = await startGateway({
-    env: { ...NO_LIMITS, ...upstreamEnv(up) },
-    // a model of OpenAI's family on the chat wire, reached through the translation
-    yaml: `
-providers:
-  - { id: local, kind: openai-compatible, base_url: "${up.url}/v1" }
-models:
-  - { id: llama-3.1-8b, family: openai, deployments: [{ provider: local, upstream_id: llama }], price: { input_mtok: 0, output_mtok: 0 } }
-`,
-  })
+  g = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up) }, yaml: chatWireModel(up) })
 })
 afterAll(async () => {
   await g.stop()
