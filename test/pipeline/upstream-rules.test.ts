@@ -2,9 +2,9 @@
 // clients leave it, tool loops, thinking, prefills, names and ids of the other family's forms),
 // translated for the other family: every body the gateway sends must be one the real upstream
 // takes (test/helpers/upstream-rules.ts), and every answer a 200 or a 400 saying what the
-// target cannot take. Each rule of those checkers was broken by some body before the gateway
-// made it fit (a whitespace-only text block, a prefill ending in a space, `parameters: {}`, a
-// history call named `search.docs`, an assistant turn of thinking alone).
+// target cannot take. Bodies the gateway sent broke several of those rules before it made them
+// fit (a whitespace-only text block, a prefill ending in a space, `parameters: {}`, a history
+// call named `search.docs`, an assistant turn of thinking alone).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { NO_LIMITS } from '../batches/helpers.ts'
 import { chatWireModel, fixture, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
