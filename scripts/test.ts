@@ -127,6 +127,7 @@ const AGNOSTIC = [
   'test/chat/e2e-openai.test.ts',
   'test/messages/e2e-claude.test.ts',
   'test/pipeline/upstream-rules.test.ts',
+  'test/pipeline/stream-grammar.test.ts',
   'test/responses/claude-stop-reasons.test.ts',
   'test/responses/claude-citations.test.ts',
   // cassettes live in files of their own (blobs beside them), whatever the gateway's stores

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { NO_LIMITS } from '../batches/helpers.ts'
 import { chatWireModel, fixture, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { seeded, type Seeded } from '../helpers/seeded.ts'
 import { anthropicBreaks, openaiChatBreaks } from '../helpers/upstream-rules.ts'
 
 let up: FakeUpstream
@@ -27,20 +28,13 @@ afterAll(async () => {
   await up.stop()
 })
 
-/** A small seeded generator: the same conversations every run. */
-function random(seed: number) {
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
-  const pick = <T>(a: readonly T[]): T => a[Math.floor(next() * a.length)]!
-  return { pick, chance: (p: number) => next() < p, count: (n: number) => Math.floor(next() * n) }
-}
-type Random = ReturnType<typeof random>
 
 const TEXTS = ['', ' ', '\n', '\n\n', ' \t ', 'hello ', 'ok', 'A question?\n', ' lead'] as const
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
 const CHAT_TOOLS = ['get_weather', 'add', 'search_docs']
 
 /** A chat conversation an OpenAI client may send, to a Claude model. */
-function chatBody(r: Random, n: number): object {
+function chatBody(r: Seeded, n: number): object {
   const text = () => r.pick(TEXTS)
   // a part marked for Claude's prompt cache, as an OpenAI client of a Claude model may mark one
   const part = () => ({ type: 'text', text: text(), ...(r.chance(0.2) ? { cache_control: { type: 'ephemeral' } } : {}) })
@@ -69,7 +63,7 @@ function chatBody(r: Random, n: number): object {
 }
 
 /** A Responses input a client that keeps its conversation may send, to a Claude model. */
-function responsesBody(r: Random, n: number, model = 'claude-sonnet-4-5'): object {
+function responsesBody(r: Seeded, n: number, model = 'claude-sonnet-4-5'): object {
   const text = () => r.pick(TEXTS)
   const input: object[] = []
   const turns = 1 + r.count(4)
@@ -99,7 +93,7 @@ function responsesBody(r: Random, n: number, model = 'claude-sonnet-4-5'): objec
 }
 
 /** A messages conversation an Anthropic client may send, to a GPT model. */
-function messagesBody(r: Random, n: number): object {
+function messagesBody(r: Seeded, n: number): object {
   const text = () => ({ type: 'text', text: r.pick(['hi', 'ok then', 'A question?\n', 'x ']), ...(r.chance(0.1) ? { cache_control: { type: 'ephemeral' } } : {}) })
   const tools = [`mcp__github-enterprise-server__${'list_pull_request_review_comments_'.repeat(2)}all`, 'get_weather', 'add']
   const messages: object[] = []
@@ -143,8 +137,8 @@ function messagesBody(r: Random, n: number): object {
 /** What the gateway may refuse itself, before any call: a turn the target cannot take at all. */
 const REFUSALS = [/^messages: the last user turn holds only empty text/, /^messages: nothing to send as a user or assistant turn/]
 
-async function run(path: string, headers: Record<string, string>, make: (r: Random, n: number) => object, check: (body: unknown) => string[], seed: number) {
-  const r = random(seed)
+async function run(path: string, headers: Record<string, string>, make: (r: Seeded, n: number) => object, check: (body: unknown) => string[], seed: number) {
+  const r = seeded(seed)
   const broken: string[] = []
   let taken = 0
   for (let n = 0; n < 150; n++) {
