@@ -5,7 +5,7 @@
 // of events and add up to what the upstream said (test/helpers/stream-grammar.ts).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { NO_LIMITS } from '../batches/helpers.ts'
-import { startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
+import { chatWireModel, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { seeded, type Seeded } from '../helpers/seeded.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { chatStreamBreaks, messagesStreamBreaks, responsesStreamBreaks, type Said } from '../helpers/stream-grammar.ts'
@@ -26,7 +26,7 @@ let gw: Gateway
 beforeAll(async () => {
   up = await startFakeUpstream()
   up.script((req: RecordedRequest) => sent(req.path.includes('/messages') ? anthropicStream(plan) : openaiStream(plan)))
-  gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up) } })
+  gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up) }, yaml: chatWireModel(up) })
 })
 afterAll(async () => {
   await gw.stop()
@@ -141,4 +141,9 @@ test("a Claude model's streams, to a chat client", async () => {
 test("a Claude model's streams, to a Responses client", async () => {
   const tools = TOOLS.map((name) => ({ type: 'function', name }))
   await run(7, () => post('/api/alpha/v1/responses', { authorization: `Bearer ${gw.key}` }, { model: 'claude-sonnet-4-5', stream: true, store: false, tools, input: 'go' }), responsesStreamBreaks)
+})
+
+test("a chat-wire model's streams, to a Responses client", async () => {
+  const tools = TOOLS.map((name) => ({ type: 'function', name }))
+  await run(11, () => post('/api/alpha/v1/responses', { authorization: `Bearer ${gw.key}` }, { model: 'llama-3.1-8b', stream: true, store: false, tools, input: 'go' }), responsesStreamBreaks)
 })
