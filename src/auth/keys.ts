@@ -87,6 +87,20 @@ export class KeyStore {
     return k
   }
 
+  /**
+   * Keys changed through this store, and when (`performance.now()`): a reload whose read began
+   * before such a change may have read the row as it was, and must not put it back over the
+   * change (an operator's credit cut or disable, undone in memory until the next read; a
+   * fallback's hold was seen made on the credit just cut). Forgotten once a reload begun after
+   * them has ended.
+   */
+  private changedHere = new Map<string, number>()
+  /** Whether `r` was read by a read begun at `began`, before a change made here since. */
+  private readBefore = (r: Row, began: number) => (this.changedHere.get(r.id) ?? -1) > began
+  private forgetChanges(began: number) {
+    for (const [id, at] of this.changedHere) if (at <= began) this.changedHere.delete(id)
+  }
+
   /** The latest `updated_at` of the rows read so far: a change reads the rows changed since (CHANGE_MARGIN_MS before it). */
   private readUpTo = 0
   private fullAt = 0
@@ -101,6 +115,7 @@ export class KeyStore {
    */
   async load(): Promise<void> {
     const began = Date.now()
+    const t0 = performance.now()
     this.fullAt = began
     const next = emptyMaps()
     let upTo = 0
@@ -108,7 +123,8 @@ export class KeyStore {
     try {
       const pages = this.rowPages((rows) => {
         for (const r of rows) {
-          put(next, r, this.toKey(r))
+          // a key changed here since holds its newer row in `next` already (remember)
+          if (!this.readBefore(r, t0)) put(next, r, this.toKey(r))
           if (r.updatedAt > upTo) upTo = r.updatedAt
         }
       })
@@ -118,6 +134,7 @@ export class KeyStore {
     }
     this.maps = next
     this.readUpTo = Math.min(upTo, began)
+    this.forgetChanges(t0)
   }
 
   /**
@@ -127,17 +144,19 @@ export class KeyStore {
    */
   private async loadChanged(): Promise<void> {
     const since = this.readUpTo - CHANGE_MARGIN_MS
+    const t0 = performance.now()
     await this.read(
       () => this.db.select().from(this.t).where(gte(this.t.updatedAt, since)),
       (rows) => {
         // never past this clock: a writer whose clock is ahead must not hide the others' changes
         const now = Date.now()
         for (const r of rows) {
-          this.remember(r)
+          if (!this.readBefore(r, t0)) this.remember(r)
           if (r.updatedAt > this.readUpTo) this.readUpTo = Math.min(r.updatedAt, now)
         }
       },
     )
+    this.forgetChanges(t0)
   }
 
   /**
@@ -330,6 +349,7 @@ export class KeyStore {
 
   /** A key changed here: the cache shows it at once, and is reloaded for whatever else moved. */
   private changed(r: Row): ApiKey {
+    this.changedHere.set(r.id, performance.now())
     const k = this.remember(r)
     void this.invalidate()
     this.onChange?.(r.id)
@@ -399,7 +419,8 @@ export class KeyStore {
    */
   async reloadOne(id: string): Promise<void> {
     await this.reloading
-    await this.read(this.byIdQuery(id), ([r]) => r && this.remember(r))
+    const t0 = performance.now()
+    await this.read(this.byIdQuery(id), ([r]) => r && !this.readBefore(r, t0) && this.remember(r))
   }
 
   /** Note a use; written to the database in the background, not on the hot path. */
