@@ -5,7 +5,7 @@
 // `reasoning_effort` is thinking as thinkingPlan makes it for the translated path. Pure.
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { ReasoningEffort } from '../../ir/types.ts'
-import { lostThinking, prefilled, thinkingPlan, thinks, withoutThinking } from './thinking.ts'
+import { refusesThinking, thinkingPlan, thinks, withoutThinking } from './thinking.ts'
 
 type Json = Record<string, unknown>
 
@@ -25,7 +25,7 @@ export function spellGatewayParams(body: Json, model: CatalogModel): { body: Jso
     const asked = typeof out.max_tokens === 'number' ? out.max_tokens : defaultMaxTokens(model)
     const planned = thinkingPlan({ reasoning: { effort: effort as ReasoningEffort } }, model, asked)
     // a tool loop's turn whose thinking the client did not send back, or a prefill, goes without (Anthropic refuses either with)
-    const plan = Array.isArray(out.messages) && (lostThinking(out.messages) || prefilled(out.messages)) ? withoutThinking(planned, asked) : planned
+    const plan = Array.isArray(out.messages) && refusesThinking(out.messages) ? withoutThinking(planned, asked) : planned
     if (plan.effort) out.output_config = { effort: plan.effort, ...(isObj(out.output_config) ? out.output_config : {}) }
     if (!plan.thinking) return { body: out, leftOut }
     out.thinking = plan.thinking

@@ -4,7 +4,7 @@ import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
 import { IMAGE_TYPES as IMAGES } from '../../media/inline.ts'
-import { lostThinking, prefilled, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
+import { prefilled, refusesThinking, thinkingPlan, thinks, withoutThinking, type ThinkingPlan } from './thinking.ts'
 import { claudeSchema } from './schema.ts'
 import { offersSearch, webSearchTool } from './web-search.ts'
 import { anthropicSearchBlocks, keptBlocks, MOCK_SEARCH_ID } from '../../ir/kept-search.ts'
@@ -165,10 +165,10 @@ function turns(messages: Message[], cx: Blocks, searches: boolean): { turns: Tur
  * call Claude do.
  */
 function trimPrefill(turns: Turn[]): void {
-  const last = turns.at(-1)
-  if (last?.role !== 'assistant') return
-  const b = last.content.at(-1)
-  if (b?.type === 'text' && typeof b.text === 'string') last.content[last.content.length - 1] = { ...b, text: b.text.trimEnd() }
+  if (!prefilled(turns)) return
+  const content = turns.at(-1)!.content
+  const b = content.at(-1)!
+  content[content.length - 1] = { ...b, text: String(b.text).trimEnd() }
 }
 
 /**
@@ -224,7 +224,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   ]
 
   // a tool loop's last call back without its thinking, or a prefill: neither goes with thinking on
-  const lost = lostThinking(conv.turns) || prefilled(conv.turns)
+  const lost = refusesThinking(conv.turns)
   const asked = req.maxTokens ?? defaultMaxTokens(model)
   const planned = thinkingPlan(req, model, asked)
   const plan: ThinkingPlan = lost ? withoutThinking(planned, asked) : planned

@@ -80,6 +80,9 @@ export function thinks(carried: unknown): boolean {
   return type === 'enabled' || type === 'adaptive'
 }
 
+/** Anthropic turns as a request holds them (the gateway's, or a client's on the pass-through). */
+type Turns = readonly { role?: unknown; content?: unknown }[]
+
 /**
  * Whether a tool loop's last assistant turn lost its thinking: it calls tools but does not begin
  * with a thinking block, as a client that keeps no signed blocks sends it back (a chat client
@@ -88,7 +91,7 @@ export function thinks(carried: unknown): boolean {
  * request goes without thinking: the loop goes on, unthought, where it would otherwise fail on
  * its second call.
  */
-export function lostThinking(turns: readonly { role?: unknown; content?: unknown }[]): boolean {
+function lostThinking(turns: Turns): boolean {
   const last = turns.findLast((t) => t.role === 'assistant')
   const content = Array.isArray(last?.content) ? (last.content as { type?: unknown }[]) : []
   if (!content.some((b) => b?.type === 'tool_use')) return false
@@ -100,12 +103,15 @@ export function lostThinking(turns: readonly { role?: unknown; content?: unknown
  * Whether the conversation ends on an assistant turn of text for Claude to write on from (a
  * prefill), which Anthropic does not take with thinking on: the request goes without thinking.
  */
-export function prefilled(turns: readonly { role?: unknown; content?: unknown }[]): boolean {
+export function prefilled(turns: Turns): boolean {
   const last = turns.at(-1)
   if (last?.role !== 'assistant') return false
   if (typeof last.content === 'string') return true
   return Array.isArray(last.content) && (last.content as { type?: unknown }[]).at(-1)?.type === 'text'
 }
+
+/** Whether Anthropic refuses these turns with thinking on: a tool loop's lost thinking, or a prefill. */
+export const refusesThinking = (turns: Turns): boolean => lostThinking(turns) || prefilled(turns)
 
 /**
  * A plan for a turn whose thinking was lost: no thinking, max_tokens as asked; an adaptive

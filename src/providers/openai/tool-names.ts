@@ -9,8 +9,10 @@
 import type { GenerationRequest, GenerationResponse, Message, StreamEvent } from '../../ir/types.ts'
 
 export const OPENAI_NAME_MAX = 64
-/** A function name OpenAI takes. */
-const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+/** A character OpenAI takes in a function name. */
+const NAME_CHAR = 'a-zA-Z0-9_-'
+const OPENAI_NAME = new RegExp(`^[${NAME_CHAR}]{1,${OPENAI_NAME_MAX}}$`)
+const OTHER_CHARS = new RegExp(`[^${NAME_CHAR}]`, 'g')
 const taken = (name: string) => OPENAI_NAME.test(name)
 /** A call id in the history: OpenAI refuses one past 40 characters (`messages[i].tool_calls[j].id`). */
 export const OPENAI_CALL_ID_MAX = 40
@@ -18,7 +20,7 @@ export const OPENAI_CALL_ID_MAX = 40
 const hash = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex')
 /** A name's upstream form; `round` moves it past one another name of the request holds already. */
 const short = (name: string, round = 0): string =>
-  `${name.slice(0, OPENAI_NAME_MAX - 9).replace(/[^a-zA-Z0-9_-]/g, '_')}_${hash(round === 0 ? name : `${name}\u0000${round}`).slice(0, 8)}`
+  `${name.slice(0, OPENAI_NAME_MAX - 9).replace(OTHER_CHARS, '_')}_${hash(round === 0 ? name : `${name}\u0000${round}`).slice(0, 8)}`
 /** A call and its result name one id: the same short id for both (none comes back: the model's new calls have OpenAI's own). */
 const shortId = (id: string): string => (id.length > OPENAI_CALL_ID_MAX ? `call_${hash(id).slice(0, 32)}` : id)
 
