@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
 import { frames, startResponsesRig, types, type ResponsesRig } from './e2e-helpers.ts'
+import { keepsReasoning } from '../../src/surfaces/responses/passthrough.ts'
 
 let rig: ResponsesRig
 beforeAll(async () => {
@@ -338,6 +339,58 @@ describe('reasoning items on a continued thread', () => {
     const others = sent.input.filter((i: any) => i.type !== 'reasoning')
     expect(others.every((i: any) => i.id === undefined)).toBe(true)
     expect(others.map((i: any) => i.type ?? 'message')).toEqual(['message', 'message', 'message'])
+  })
+
+  // OpenAI's own previous_response_id keeps a reasoning model's reasoning between its call and
+  // the call's output; a thread the gateway keeps goes up with store:false, where only the
+  // encrypted content can carry it, so the gateway asks for it on every reply it keeps
+  test('a tool loop continued by previous_response_id: the reasoning before the call goes back whole, asked for though the client did not', async () => {
+    const sse = fixture(F('stream-reasoning-summary-function-call.sse'))
+    // as the final event has them (its encrypted content is not the item's done event's: both OpenAI's)
+    const [reasoning, call] = frames(sse).at(-1)!.data.response.output
+    expect(reasoning.type).toBe('reasoning')
+    expect(call.type).toBe('function_call')
+    rig.up.script({ sse })
+    const res = await rig.postResponses({ model: 'gpt-5.1-codex-max', input: 'calc', tools: [{ type: 'function', name: call.name, parameters: { type: 'object', properties: {} } }], reasoning: { effort: 'high' }, stream: true })
+    const first = frames(await res.text()).at(-1)!.data.response
+    expect(rig.up.requests.at(-1)!.json().include).toEqual(['reasoning.encrypted_content'])
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.1-codex-max', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '19' }] })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.store).toBe(false)
+    expect(sent.include).toEqual(['reasoning.encrypted_content'])
+    const { id: _callId, ...callWithoutId } = call
+    expect(sent.input).toEqual([{ type: 'message', role: 'user', content: 'calc' }, reasoning, callWithoutId, { type: 'function_call_output', call_id: call.call_id, output: '19' }])
+  })
+
+  test("a thread's reasoning goes back to the model it came from only: another may be served where it cannot be read", async () => {
+    const sse = fixture(F('stream-reasoning-summary-function-call.sse'))
+    const [, call] = frames(sse).at(-1)!.data.response.output
+    rig.up.script({ sse })
+    const res = await rig.postResponses({ model: 'gpt-5.1-codex-max', input: 'calc', tools: [{ type: 'function', name: call.name, parameters: { type: 'object', properties: {} } }], stream: true })
+    const first = frames(await res.text()).at(-1)!.data.response
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.2', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '19' }] })
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.input.map((i: any) => i.type)).toEqual(['message', 'function_call', 'function_call_output'])
+  })
+
+  test('a model served by deployments of more than one provider keeps no reasoning for a thread: the next turn may go to the other', () => {
+    const at = (...providers: string[]) => providers.map((provider) => ({ provider, upstreamId: 'gpt-5', weight: 1, priority: 0 }))
+    expect(keepsReasoning({ reasoning: true, deployments: at('openai') })).toBe(true)
+    expect(keepsReasoning({ reasoning: true, deployments: at('openai', 'openai') })).toBe(true)
+    expect(keepsReasoning({ reasoning: true, deployments: at('openai', 'azure') })).toBe(false)
+    expect(keepsReasoning({ reasoning: false, deployments: at('openai') })).toBe(false)
+  })
+
+  test("the include the gateway adds joins the client's own; a turn it keeps nothing of, or of a model that does not reason, goes up without it", async () => {
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.2', input: 'a', include: ['message.output_text.logprobs'] })
+    expect(rig.up.requests.at(-1)!.json().include).toEqual(['message.output_text.logprobs', 'reasoning.encrypted_content'])
+    await rig.client.responses.create({ model: 'gpt-5.2', input: 'a', store: false })
+    expect(rig.up.requests.at(-1)!.json().include).toBeUndefined()
+    await rig.client.responses.create({ model: 'gpt-4.1', input: 'a' })
+    expect(rig.up.requests.at(-1)!.json().include).toBeUndefined()
   })
 
   test('a reasoning item without encrypted content cannot be replayed without the upstream store: it is left out, never an empty message', async () => {

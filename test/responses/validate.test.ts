@@ -169,6 +169,8 @@ describe('accepted', () => {
       tool_choice: { type: 'function', name: 'f' },
       reasoning: { effort: 'low', summary: 'concise' },
       text: { format: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true } },
+      // a reasoning model's reply the gateway keeps: its reasoning asked for whole, to go back next turn
+      include: ['reasoning.encrypted_content'],
     })
   })
 

@@ -8,6 +8,8 @@
 import type { Item } from './items.ts'
 import { withoutIds } from './items.ts'
 import type { Turn } from './validate.ts'
+import type { CatalogModel } from '../../config/catalog.ts'
+import { reasoningModelOf } from './thread.ts'
 import { sealedByGateway } from './reasoning.ts'
 import { holdsSearch, shownItem } from './held-search.ts'
 import { isObj } from '../../lib/json.ts'
@@ -35,10 +37,11 @@ function mcpTools(servers: Obj[]): Obj[] {
  * gateway did not replace, of an item the key was given: validate.ts); every other item loses
  * its id, and a search the gateway kept for Claude its blocks (held-search.ts). A Claude model's
  * thinking, sealed by the gateway, stays behind: OpenAI refuses content it cannot decrypt, as
- * Anthropic would refuse OpenAI's.
+ * Anthropic would refuse OpenAI's. So does a stored turn's reasoning when this turn goes to
+ * another model, which may be served elsewhere (another organisation cannot decrypt it either).
  */
-function forUpstream(items: Item[]): Item[] {
-  const kept = items.filter((it) => it.type !== 'reasoning' || (typeof it.encrypted_content === 'string' && !sealedByGateway(it)))
+function forUpstream(items: Item[], modelId: string): Item[] {
+  const kept = items.filter((it) => it.type !== 'reasoning' || (typeof it.encrypted_content === 'string' && !sealedByGateway(it) && (reasoningModelOf(it) ?? modelId) === modelId))
   return kept.map((it) => (it.type === 'reasoning' || it.type === 'item_reference' ? it : withoutIds([shownItem(it)])[0]))
 }
 
@@ -48,11 +51,40 @@ function forOpenAI(input: unknown): unknown {
   return input.flatMap((it) => (!isObj(it) ? [it] : sealedByGateway(it) ? [] : [shownItem(it)]))
 }
 
-export function upstreamBody(body: Obj, turn: Turn, compat: string[]): Obj {
+/** What a reasoning model's reply must carry for the gateway to send its reasoning back on a later turn. */
+const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
+
+/**
+ * `include` as it goes up. A reply the gateway keeps for a thread (`store` not false) of a model
+ * that reasons asks for the reasoning's encrypted content too: a later turn goes up with
+ * `store: false` and the thread's items, and a reasoning item without it cannot go back, so the
+ * model would lose its reasoning between a call and its output, which OpenAI's own
+ * `previous_response_id` keeps. The client then sees the content, as it sees a Claude model's.
+ */
+function includeFor(include: unknown, keepsReasoning: boolean): unknown {
+  if (!keepsReasoning) return include
+  const asked = include === undefined ? [] : Array.isArray(include) ? include : [include]
+  return asked.includes(ENCRYPTED_REASONING) ? include : [...asked, ENCRYPTED_REASONING]
+}
+
+/**
+ * Whether a reply of the model kept for a thread asks for its reasoning whole: the model reasons,
+ * and every deployment of it is one provider's. OpenAI's encrypted reasoning is read only where it
+ * was made (another organisation, an Azure deployment, refuses it as `invalid_encrypted_content`),
+ * and the next turn may go to another deployment: a thread that broke at every turn is worse than
+ * one without its reasoning.
+ */
+export const keepsReasoning = (model: Pick<CatalogModel, 'reasoning' | 'deployments'>): boolean =>
+  model.reasoning && new Set(model.deployments.map((d) => d.provider)).size === 1
+
+/** `modelId`: the catalog model it goes to; `reasons`: keepsReasoning of it. */
+export function upstreamBody(body: Obj, turn: Turn, compat: string[], modelId: string, reasons = false): Obj {
   const out: Obj = {}
   for (const k of COPIED) if (body[k] !== undefined) out[k] = body[k]
+  const include = includeFor(body.include, reasons && turn.store)
+  if (include !== undefined) out.include = include
   if (turn.stateful) {
-    out.input = forUpstream([...turn.history, ...turn.items])
+    out.input = forUpstream([...turn.history, ...turn.items], modelId)
     out.store = false
   } else {
     // the client's input as it came, unless the gateway replaced references to its own items

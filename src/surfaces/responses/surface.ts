@@ -18,7 +18,7 @@ import { turnToIR } from './params.ts'
 import { completeResponse, encodeResponse, type ResponseFrame } from './encode.ts'
 import { newId } from './item-ids.ts'
 import { resolveResponsesBodyFiles } from './media.ts'
-import { upstreamBody } from './passthrough.ts'
+import { keepsReasoning, upstreamBody } from './passthrough.ts'
 import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamEncoder } from './stream.ts'
 import { ThreadStore } from './thread.ts'
 import { JsonRows } from '../../db/json-rows.ts'
@@ -215,7 +215,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         pauseAtTool: false,
         ir: () => turnToIR(body, turn, model, rules),
         passthrough() {
-          const out = upstreamBody(body, turn, rules.compat)
+          const out = upstreamBody(body, turn, rules.compat, model.id, keepsReasoning(model))
           return { body: out, tap: { responses: hooks }, resolveMedia: (deps) => resolveResponsesBodyFiles(out, deps) }
         },
       }

@@ -56,6 +56,12 @@ export interface ThreadHead {
   threadBytes: number
 }
 
+/** The model of the turn a thread's reasoning item was read from (ThreadStore.history). */
+const reasonedBy = new WeakMap<Item, string>()
+
+/** The model of the stored turn a reasoning item of a thread came with; undefined for one the request brought. */
+export const reasoningModelOf = (it: Item): string | undefined => reasonedBy.get(it)
+
 /** A stored response as the store reads it, each column under its TypeScript name. */
 type Row = typeof storedResponses.$inferSelect
 
@@ -85,7 +91,7 @@ const INSERT = `INSERT INTO ${s.$table} (${INSERTED.sql}) VALUES (${INSERTED.key
 const LATEST = `ORDER BY ${s.createdAt} DESC, ${s.rowId} DESC LIMIT 1`
 const BY_ID = `SELECT ${COLUMNS} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
 // a thread is walked on these alone, and each row's items are read when their turn comes
-const META_KEYS = ['rowId', 'id', 'apiKeyId', 'status', 'previousRowId', 'previousResponseId', 'threadBytes', 'createdAt'] as const
+const META_KEYS = ['rowId', 'id', 'apiKeyId', 'model', 'status', 'previousRowId', 'previousResponseId', 'threadBytes', 'createdAt'] as const
 const META = selectList(storedResponses, META_KEYS)
 const META_BY_ROW = `SELECT ${META} FROM ${s.$table} WHERE ${s.rowId} = ?`
 const META_BY_ID = `SELECT ${META} FROM ${s.$table} WHERE ${s.apiKeyId} = ? AND ${s.id} = ? ${LATEST}`
@@ -350,6 +356,7 @@ export class ThreadStore {
     // loop, so a long thread never holds all its text twice nor the loop for all its rows
     let inline = 0
     for (let i = chain.length - 1; i >= 0; i--) {
+      const from = items.length
       const lost = () => badRequest(`${field}: the thread of "${id}" lost its earlier response "${chain[i]!.id}" (deleted)`)
       // a large row is read and cut off the loop, then parsed a piece a turn (json-rows.ts)
       if (chain[i]!.threadBytes - (chain[i + 1]?.threadBytes ?? 0) >= KEPT_FROM_CHARS) {
@@ -361,6 +368,7 @@ export class ThreadStore {
         for (const it of JSON.parse(row.inputItems) as Item[]) items.push(it)
         for (const it of JSON.parse(row.outputItems) as Item[]) items.push(it)
       }
+      for (let k = from; k < items.length; k++) if (items[k]!.type === 'reasoning') reasonedBy.set(items[k]!, chain[i]!.model)
       if (i > 0) await nextTurn()
     }
     collectAfterLongReads(inline)
