@@ -126,3 +126,57 @@ export function openaiChatBreaks(b: Json): string[] {
   if (typeof b.safety_identifier === 'string' && b.safety_identifier.length > 64) out.push('safety_identifier: past 64 characters')
   return out
 }
+
+const OUTPUT_AFTER_REASONING = new Set(['function_call', 'custom_tool_call', 'web_search_call', 'reasoning'])
+
+/**
+ * The rules an OpenAI Responses body breaks: item ids of each item's own prefix, a call's output
+ * after its call where the input is the whole conversation (no previous_response_id), a reasoning
+ * item followed by the output it came before, and under `store: false` only with its encrypted
+ * content (OpenAI's, `gAAAA…`: it cannot read another provider's), which a reasoning model's
+ * reply kept for later must be asked for (`include`); no reasoning asked of a model without it.
+ */
+export function openaiResponsesBreaks(b: Json): string[] {
+  const out: string[] = []
+  const input: Json[] = typeof b.input === 'string' ? [{ role: 'user', content: b.input }] : Array.isArray(b.input) ? b.input : []
+  const calls = new Set<string>()
+  const typeOf = (it: Json) => it?.type ?? (it?.role ? 'message' : undefined)
+  input.forEach((it, i) => {
+    const at = `input[${i}]`
+    const type = typeOf(it)
+    if (type === 'message') {
+      if (!['user', 'assistant', 'system', 'developer'].includes(it.role)) out.push(`${at}.role: ${it.role}`)
+      if (it.id !== undefined && !String(it.id).startsWith('msg')) out.push(`${at}.id: ${it.id}`)
+      if (Array.isArray(it.content) && it.content.length === 0) out.push(`${at}.content: empty`)
+      for (const p of Array.isArray(it.content) ? it.content : []) {
+        const allowed = it.role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file', 'input_audio']
+        if (!allowed.includes(p.type)) out.push(`${at}: a ${p.type} part in a ${it.role} message`)
+      }
+    } else if (type === 'function_call' || type === 'custom_tool_call') {
+      if (it.id !== undefined && !String(it.id).startsWith(type === 'function_call' ? 'fc' : 'ctc')) out.push(`${at}.id: ${it.id}`)
+      if (!OPENAI_NAME.test(it.name)) out.push(`${at}.name: ${JSON.stringify(it.name)}`)
+      calls.add(it.call_id)
+    } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
+      if (b.previous_response_id === undefined && !calls.has(it.call_id)) out.push(`${at}: answers no call before it`)
+    } else if (type === 'reasoning') {
+      if (!Array.isArray(it.summary)) out.push(`${at}.summary: none`)
+      if (it.id !== undefined && !String(it.id).startsWith('rs_')) out.push(`${at}.id: ${it.id}`)
+      if (b.store === false && typeof it.encrypted_content !== 'string') out.push(`${at}: no encrypted_content under store: false`)
+      if (typeof it.encrypted_content === 'string' && !it.encrypted_content.startsWith('gAAAA')) out.push(`${at}.encrypted_content: not OpenAI's`)
+      const next = input[i + 1]
+      if (!(OUTPUT_AFTER_REASONING.has(typeOf(next)) || (typeOf(next) === 'message' && next.role === 'assistant'))) out.push(`${at}: not followed by its output`)
+    }
+  })
+  const names = new Set<string>()
+  for (const [k, t] of (b.tools ?? []).entries()) {
+    if (t.type !== 'function' && t.type !== 'custom') continue
+    if (!OPENAI_NAME.test(t.name)) out.push(`tools[${k}].name: ${JSON.stringify(t.name)}`)
+    if (names.has(t.name)) out.push(`tools[${k}].name: repeated`)
+    names.add(t.name)
+  }
+  if (b.tool_choice !== undefined && !(b.tools ?? []).length) out.push('tool_choice without tools')
+  const reasons = /^(o\d|gpt-5)/.test(b.model)
+  if (!reasons && b.reasoning !== undefined) out.push(`reasoning: ${b.model} does not reason`)
+  if (reasons && b.store === false && !(b.include ?? []).includes('reasoning.encrypted_content')) out.push('store: false without include reasoning.encrypted_content: the reasoning cannot come back')
+  return out
+}
