@@ -9,6 +9,10 @@ import { chatSurface } from '../../src/surfaces/chat/codec.ts'
 import { resolveModel } from '../../src/routing/router.ts'
 import type { CrossFamilyMode } from '../../src/routing/params.ts'
 
+/** The model a pass-through body goes to: gpt-4o, or an OpenAI model that reasons. */
+const GPT4O = { id: 'gpt-4o', reasons: false, compatible: false }
+const at = (id: string) => ({ id, reasons: true, compatible: false })
+
 describe('family rules table', () => {
   test("a parameter one surface calls foreign is another surface's own: messages carries parallel_tool_calls and service_tier to Claude", () => {
     expect(() => applyFamilyRules({ parallel_tool_calls: false }, PARAMS, 'anthropic', 'reject', 'claude-x')).toThrow('parallel_tool_calls')
@@ -50,21 +54,43 @@ describe('translate mode (compat.cross_family: translate)', () => {
     expect(rules.compat).toEqual(['max_completion_tokens->max_tokens', 'parallel_tool_calls->tool_choice.disable_parallel_tool_use', 'seed', 'logit_bias', 'response_format->output_config.format'])
   })
   test('OpenAI model: thinking / output_config.effort → reasoning_effort, stop_sequences → stop, top_k dropped', () => {
-    const { body, rules } = decode({ model: 'gpt-4o', messages: user(), thinking: { type: 'enabled', budget_tokens: 20_000 }, stop_sequences: ['X'], stop: 'Y', top_k: 3 }, 'translate')
-    const pt = passthroughBody(body, rules).body
+    const thought = decode({ model: 'gpt-5.1', messages: user(), thinking: { type: 'enabled', budget_tokens: 20_000 }, top_k: 3 }, 'translate')
+    const pt = passthroughBody(thought.body, thought.rules, at('gpt-5.1')).body
     expect(pt.reasoning_effort).toBe('high')
-    expect(pt.stop).toEqual(['Y', 'X'])
     expect(pt.top_k).toBeUndefined()
     expect(pt.thinking).toBeUndefined()
-    expect(rules.compat).toEqual(['thinking->reasoning_effort', 'stop_sequences->stop', 'top_k'])
+    expect(thought.rules.compat).toEqual(['thinking->reasoning_effort', 'top_k'])
+    const stops = decode({ model: 'gpt-4o', messages: user(), stop_sequences: ['X'], stop: 'Y' }, 'translate')
+    expect(passthroughBody(stops.body, stops.rules, GPT4O).body.stop).toEqual(['Y', 'X'])
+    expect(stops.rules.compat).toEqual(['stop_sequences->stop'])
     // a model that reasons refuses `stop` (but at effort none): the translated sequences stay out, named
     const o3 = decode({ model: 'o3', messages: user(), stop_sequences: ['X'] }, 'translate')
-    expect(passthroughBody(o3.body, o3.rules, true).body.stop).toBeUndefined()
+    expect(passthroughBody(o3.body, o3.rules, at('o3')).body.stop).toBeUndefined()
     expect(o3.rules.compat).toEqual(['stop_sequences'])
     const none = decode({ model: 'gpt-5.1', messages: user(), stop_sequences: ['X'], reasoning_effort: 'none' }, 'translate')
-    expect(passthroughBody(none.body, none.rules, true).body.stop).toEqual(['X'])
-    const oc = decode({ model: 'gpt-4o', messages: user(), output_config: { effort: 'low' } }, 'translate')
-    expect(passthroughBody(oc.body, oc.rules).body.reasoning_effort).toBe('low')
+    expect(passthroughBody(none.body, none.rules, at('gpt-5.1')).body.stop).toEqual(['X'])
+    const oc = decode({ model: 'gpt-5', messages: user(), output_config: { effort: 'low' } }, 'translate')
+    expect(passthroughBody(oc.body, oc.rules, at('gpt-5')).body.reasoning_effort).toBe('low')
+  })
+  // OpenAI refuses any reasoning_effort for a model that does not reason, and an effort outside a
+  // reasoning model's own tiers: Claude's thinking is spelled as the translated request spells it
+  test("Claude's thinking for a GPT model: left out for one that does not reason, each model's own tier for one that does", () => {
+    const effort = (model: string, thinking: object, target = at(model)) => {
+      const { body, rules } = decode({ model, messages: user(), thinking }, 'translate')
+      return { effort: passthroughBody(body, rules, target).body.reasoning_effort, compat: rules.compat }
+    }
+    expect(effort('gpt-4o', { type: 'enabled', budget_tokens: 20_000 }, GPT4O)).toEqual({ effort: undefined, compat: ['thinking'] })
+    expect(effort('gpt-4.1', { type: 'disabled' }, { ...GPT4O, id: 'gpt-4.1' })).toEqual({ effort: undefined, compat: ['thinking'] })
+    // thinking off: o3 always thinks (sent without), GPT-5's least is minimal, GPT-5.1's none
+    expect(effort('o3', { type: 'disabled' })).toEqual({ effort: undefined, compat: ['thinking'] })
+    expect(effort('gpt-5', { type: 'disabled' }).effort).toBe('minimal')
+    expect(effort('gpt-5.1', { type: 'disabled' }).effort).toBe('none')
+    // another server of the chat wire gets the effort as translated
+    expect(effort('o3', { type: 'disabled' }, { id: 'o3', reasons: true, compatible: true }).effort).toBe('none')
+  })
+  test("stop_sequences beside the client's own stop: more than four together is a 400 before any call", () => {
+    const { body, rules } = decode({ model: 'gpt-4o', messages: user(), stop: ['a', 'b'], stop_sequences: ['X', 'Y', 'Z'] }, 'translate')
+    expect(() => passthroughBody(body, rules, GPT4O)).toThrow('stop_sequences: with stop, 5 stop sequences; OpenAI models take at most 4')
   })
   test('reject mode is the default behaviour of the same body', () => {
     expect(rejection({ model: 'gpt-4o', messages: user(), top_k: 3 })).toContain('top_k')
@@ -74,7 +100,7 @@ describe('translate mode (compat.cross_family: translate)', () => {
 describe('pass-through body', () => {
   test('prompt_cache_key is never forwarded; include_usage is asked for on streams', () => {
     const { body, rules } = decode({ model: 'gpt-4o', messages: user(), stream: true, prompt_cache_key: 'k', stream_options: { include_obfuscation: false } })
-    const pt = passthroughBody(body, rules)
+    const pt = passthroughBody(body, rules, GPT4O)
     expect(pt.body.prompt_cache_key).toBeUndefined()
     expect(pt.body.stream_options).toEqual({ include_obfuscation: false, include_usage: true })
     expect(pt.clientWantsUsage).toBe(false)
@@ -82,7 +108,7 @@ describe('pass-through body', () => {
   test('official parameters the spec does not list go upstream untouched', () => {
     const extra = { verbosity: 'low', modalities: ['text'], prediction: { type: 'content', content: 'x' }, safety_identifier: 's', logprobs: true, top_logprobs: 2 }
     const { body, rules } = decode({ model: 'gpt-4o', messages: user(), ...extra })
-    expect(passthroughBody(body, rules).body).toMatchObject(extra)
+    expect(passthroughBody(body, rules, GPT4O).body).toMatchObject(extra)
   })
 })
 

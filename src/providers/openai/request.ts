@@ -3,10 +3,9 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, Message, Part, ReasoningEffort, ResponseFormat, ToolChoice } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
+import { MAX_STOPS, effortFor } from './limits.ts'
 
 type Json = Record<string, unknown>
-
-const MAX_STOPS = 4
 
 function dataUrl(mediaType: string, data: string): string {
   return `data:${mediaType};base64,${data}`
@@ -215,32 +214,6 @@ const REASONING_SAMPLING = [
   ['temperature', 'temperature'],
   ['topP', 'top_p'],
 ] as const
-
-/** The models with no tier above high: all before gpt-5.1-codex-max. */
-const HIGH_TOPS = /^(o\d|gpt-5(-|$)|gpt-5\.1(?!-codex-max))/
-const O_SERIES = /^o\d/
-/** GPT-5 before 5.1: its least is `minimal`. */
-const GPT5 = /^gpt-5(-|$)/
-/** GPT-5.1 and later: `none` below low, no `minimal`. */
-const NONE_BELOW_LOW = /^gpt-(5\.[1-9]|[6-9]|\d\d)/
-/** The pro models think at high only. */
-const HIGH_ONLY = /^(gpt-5(\.\d+)?-pro|o\d+-pro)(-|$)/
-
-/**
- * An effort as the model's own tiers, where they are known to be fewer: the o-series take low
- * to high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
- * GPT-5.1 and later none, low and up (no minimal), the pro models high alone, and no model
- * before gpt-5.1-codex-max has a tier above high (`xhigh`, `max`). null: sent without. A
- * later model's upper tiers go as asked: its upstream knows them.
- */
-function effortFor(id: string, effort: ReasoningEffort): string | null {
-  const o = O_SERIES.test(id)
-  if (HIGH_ONLY.test(id)) return 'high'
-  if (effort === 'none') return o ? null : GPT5.test(id) ? 'minimal' : 'none'
-  if (effort === 'minimal') return o || NONE_BELOW_LOW.test(id) ? 'low' : effort
-  if (effort === 'xhigh' || effort === 'max') return HIGH_TOPS.test(id) ? 'high' : effort
-  return effort
-}
 
 export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAIChatRequest {
   checkToolChoice(req)

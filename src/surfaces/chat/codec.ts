@@ -61,8 +61,7 @@ export const chatSurface: SurfaceSpec = {
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough() {
-        // another server of the chat wire (a QwQ on vLLM) takes stop sequences, reasoning or not
-        const pt = passthroughBody(body, rules, model.reasoning === true && model.provider !== 'openai-compatible')
+        const pt = passthroughBody(body, rules, { id: model.id, reasons: model.reasoning === true, compatible: model.provider === 'openai-compatible' })
         return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }

@@ -3,6 +3,8 @@
 // the gateway asks upstream for it anyway (to bill), and the OpenAI tap strips the usage
 // the client did not ask for, so the client never sees it.
 import type { RulesOutcome } from '../../routing/params.ts'
+import { MAX_STOPS, effortFor } from '../../providers/openai/limits.ts'
+import { badRequest } from '../../http/errors.ts'
 
 type Body = Record<string, unknown>
 
@@ -12,26 +14,47 @@ export interface PassthroughBody {
   clientWantsUsage: boolean
 }
 
+/** The model a pass-through body goes to, as its foreign parameters' translation reads it. */
+export interface PassthroughTarget {
+  /** The catalog id, whose generation says its reasoning tiers (limits.ts). */
+  id: string
+  /** It takes a reasoning effort at all. */
+  reasons: boolean
+  /** Another server of the chat wire (a QwQ on vLLM): it takes stop sequences, reasoning or not, and any effort. */
+  compatible: boolean
+}
+
+/** A translated foreign parameter left out after all: named alone, not as what it became. */
+function leftOut(rules: RulesOutcome, name: string): void {
+  rules.compat.forEach((entry, i) => {
+    if (entry.startsWith(`${name}->`)) rules.compat[i] = name
+  })
+}
+
 /**
  * What goes upstream: the body less what the family rules removed (`prompt_cache_key` among
  * them: prompt-cache scoping is internal to the gateway). Translated foreign parameters are
- * spelled in chat terms; translated stop sequences stay out for a model that `reasons` (o3,
- * gpt-5 refuse `stop` but at effort none), named as left out.
+ * spelled in chat terms, as the translated request spells them (limits.ts): Claude's thinking
+ * as the model's own effort tier, left out for a model that does not reason (gpt-4o refuses
+ * any effort); stop sequences stay out for a model that reasons (o3, gpt-5 refuse `stop` but at
+ * effort none), and beside the client's own may make no more than four. What is left out is named.
  */
-export function passthroughBody(checked: Body, rules: RulesOutcome, reasons = false): PassthroughBody {
+export function passthroughBody(checked: Body, rules: RulesOutcome, target: PassthroughTarget): PassthroughBody {
   const body: Body = { ...checked }
   for (const k of rules.removed) delete body[k]
   const c = rules.counterpart
-  const effort = body.reasoning_effort ?? c.reasoning?.effort
-  if (c.stop?.length && reasons && effort !== 'none') {
-    rules.compat.forEach((entry, i) => {
-      if (entry.startsWith('stop_sequences->')) rules.compat[i] = 'stop_sequences'
-    })
-  } else if (c.stop?.length) {
-    const own = body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : (body.stop as string[])
-    body.stop = [...own, ...c.stop]
+  if (c.reasoning?.effort && body.reasoning_effort === undefined) {
+    const effort = !target.reasons ? null : target.compatible ? c.reasoning.effort : effortFor(target.id, c.reasoning.effort)
+    if (effort === null) leftOut(rules, 'thinking')
+    else body.reasoning_effort = effort
   }
-  if (c.reasoning?.effort && body.reasoning_effort === undefined) body.reasoning_effort = c.reasoning.effort
+  if (c.stop?.length && target.reasons && !target.compatible && body.reasoning_effort !== 'none') leftOut(rules, 'stop_sequences')
+  else if (c.stop?.length) {
+    const own = body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : (body.stop as string[])
+    const stop = [...own, ...c.stop]
+    if (stop.length > MAX_STOPS) throw badRequest(`stop_sequences: with stop, ${stop.length} stop sequences; OpenAI models take at most ${MAX_STOPS}`)
+    body.stop = stop
+  }
   const so = (body.stream_options ?? {}) as Body
   const clientWantsUsage = so.include_usage === true
   if (body.stream === true && !clientWantsUsage) body.stream_options = { ...so, include_usage: true }

@@ -1,0 +1,33 @@
+// What OpenAI's chat models take of two parameters a translation fills in: reasoning effort (each
+// generation's own tiers) and stop sequences (at most four). The translated request and the
+// pass-through's foreign parameters read the same rules.
+import type { ReasoningEffort } from '../../ir/types.ts'
+
+/** Chat Completions refuses more stop sequences than this (Claude's have no count limit). */
+export const MAX_STOPS = 4
+
+/** The models with no tier above high: all before gpt-5.1-codex-max. */
+const HIGH_TOPS = /^(o\d|gpt-5(-|$)|gpt-5\.1(?!-codex-max))/
+const O_SERIES = /^o\d/
+/** GPT-5 before 5.1: its least is `minimal`. */
+const GPT5 = /^gpt-5(-|$)/
+/** GPT-5.1 and later: `none` below low, no `minimal`. */
+const NONE_BELOW_LOW = /^gpt-(5\.[1-9]|[6-9]|\d\d)/
+/** The pro models think at high only. */
+const HIGH_ONLY = /^(gpt-5(\.\d+)?-pro|o\d+-pro)(-|$)/
+
+/**
+ * An effort as the model's own tiers, where they are known to be fewer: the o-series take low
+ * to high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
+ * GPT-5.1 and later none, low and up (no minimal), the pro models high alone, and no model
+ * before gpt-5.1-codex-max has a tier above high (`xhigh`, `max`). null: sent without. A
+ * later model's upper tiers go as asked: its upstream knows them.
+ */
+export function effortFor(id: string, effort: ReasoningEffort): string | null {
+  const o = O_SERIES.test(id)
+  if (HIGH_ONLY.test(id)) return 'high'
+  if (effort === 'none') return o ? null : GPT5.test(id) ? 'minimal' : 'none'
+  if (effort === 'minimal') return o || NONE_BELOW_LOW.test(id) ? 'low' : effort
+  if (effort === 'xhigh' || effort === 'max') return HIGH_TOPS.test(id) ? 'high' : effort
+  return effort
+}
