@@ -2,7 +2,8 @@
 // `compat.cross_family: translate`: the pass-through spells them in chat terms, and must spell
 // them as OpenAI takes them. Claude's thinking became a `reasoning_effort` for gpt-4o, which
 // refuses any, and an effort outside a reasoning model's tiers (`none` for o3); stop_sequences
-// joined the client's own stop past the four OpenAI takes.
+// joined the client's own stop past the four OpenAI takes; and a structured output format
+// (`output_config.format`) was named as translated but never sent.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { fixture } from '../helpers/fake-upstream.ts'
 import { startRig, type Rig } from './e2e-helpers.ts'
@@ -46,4 +47,16 @@ test('stop_sequences beside stop past four: a 400 naming both, before any call',
   expect(r.error).toContain('stop_sequences: with stop, 5 stop sequences')
   expect(r.sent).toBeUndefined()
   expect((await send({ model: 'gpt-4o', stop: ['a'], stop_sequences: ['X', 'Y', 'Z'] })).sent!.stop).toEqual(['a', 'X', 'Y', 'Z'])
+})
+
+test('a structured output format (output_config.format) goes as the response format; its effort as the model takes it', async () => {
+  const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }
+  const r = await send({ model: 'gpt-4o', output_config: { effort: 'low', format: { type: 'json_schema', schema } } })
+  expect(r.status).toBe(200)
+  expect(r.sent!.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema, strict: true } })
+  expect(r.sent!.reasoning_effort).toBeUndefined()
+  expect(r.compat).toBe('output_config->response_format')
+  const o3 = await send({ model: 'o3', output_config: { effort: 'high', format: { type: 'json_schema', schema } } })
+  expect(o3.sent!.reasoning_effort).toBe('high')
+  expect(o3.compat).toBe('output_config->reasoning_effort+response_format')
 })

@@ -85,6 +85,16 @@ describe('translate mode (compat.cross_family: translate)', () => {
     expect(effort('o3', { type: 'disabled' })).toEqual({ effort: undefined, compat: ['thinking'] })
     expect(effort('gpt-5', { type: 'disabled' }).effort).toBe('minimal')
     expect(effort('gpt-5.1', { type: 'disabled' }).effort).toBe('none')
+    // output_config's effort left out, its format still translated: named as what it still became
+    const oc = decode({ model: 'gpt-4o', messages: user(), output_config: { effort: 'low', format: { type: 'json_schema', schema: { type: 'object' } } } }, 'translate')
+    const sent = passthroughBody(oc.body, oc.rules, GPT4O).body
+    expect(sent.reasoning_effort).toBeUndefined()
+    expect(sent.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' }, strict: false } })
+    expect(oc.rules.compat).toEqual(['output_config->response_format'])
+    // beside the client's own response_format, which stands, it is left out and named alone
+    const both = decode({ model: 'gpt-4o', messages: user(), response_format: { type: 'json_object' }, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } }, 'translate')
+    expect(passthroughBody(both.body, both.rules, GPT4O).body.response_format).toEqual({ type: 'json_object' })
+    expect(both.rules.compat).toEqual(['output_config'])
     // another server of the chat wire gets the effort as translated
     expect(effort('o3', { type: 'disabled' }, { id: 'o3', reasons: true, compatible: true }).effort).toBe('none')
   })

@@ -180,7 +180,8 @@ function toolChoice(c: ToolChoice): unknown {
   return c.type === 'tool' ? { type: 'function', function: { name: c.name } } : c.type
 }
 
-function responseFormat(f: ResponseFormat): Json {
+/** An IR response format as Chat Completions spells it. */
+export function responseFormat(f: ResponseFormat): Json {
   if (f.type !== 'json_schema') return { type: f.type }
   const js: Json = { name: f.name }
   if (f.description !== undefined) js.description = f.description

@@ -4,6 +4,7 @@
 // the client did not ask for, so the client never sees it.
 import type { RulesOutcome } from '../../routing/params.ts'
 import { MAX_STOPS, effortFor } from '../../providers/openai/limits.ts'
+import { responseFormat } from '../../providers/openai/request.ts'
 import { badRequest } from '../../http/errors.ts'
 
 type Body = Record<string, unknown>
@@ -24,10 +25,17 @@ export interface PassthroughTarget {
   compatible: boolean
 }
 
-/** A translated foreign parameter left out after all: named alone, not as what it became. */
-function leftOut(rules: RulesOutcome, name: string): void {
+/**
+ * A counterpart left out after all (`wire`, as chat spells it): a foreign parameter named as what
+ * it became no longer names it (`thinking->reasoning_effort` is `thinking`,
+ * `output_config->reasoning_effort+response_format` is `output_config->response_format`).
+ */
+function leftOut(rules: RulesOutcome, wire: string): void {
   rules.compat.forEach((entry, i) => {
-    if (entry.startsWith(`${name}->`)) rules.compat[i] = name
+    const [name, became] = entry.split('->')
+    if (became === undefined) return
+    const kept = became.split('+').filter((w) => w !== wire)
+    if (kept.length < became.split('+').length) rules.compat[i] = kept.length ? `${name}->${kept.join('+')}` : name!
   })
 }
 
@@ -37,7 +45,8 @@ function leftOut(rules: RulesOutcome, name: string): void {
  * spelled in chat terms, as the translated request spells them (limits.ts): Claude's thinking
  * as the model's own effort tier, left out for a model that does not reason (gpt-4o refuses
  * any effort); stop sequences stay out for a model that reasons (o3, gpt-5 refuse `stop` but at
- * effort none), and beside the client's own may make no more than four. What is left out is named.
+ * effort none), and beside the client's own may make no more than four; a Claude structured
+ * output format is the response format, unless the client gave its own. What is left out is named.
  */
 export function passthroughBody(checked: Body, rules: RulesOutcome, target: PassthroughTarget): PassthroughBody {
   const body: Body = { ...checked }
@@ -45,10 +54,13 @@ export function passthroughBody(checked: Body, rules: RulesOutcome, target: Pass
   const c = rules.counterpart
   if (c.reasoning?.effort && body.reasoning_effort === undefined) {
     const effort = !target.reasons ? null : target.compatible ? c.reasoning.effort : effortFor(target.id, c.reasoning.effort)
-    if (effort === null) leftOut(rules, 'thinking')
+    if (effort === null) leftOut(rules, 'reasoning_effort')
     else body.reasoning_effort = effort
   }
-  if (c.stop?.length && target.reasons && !target.compatible && body.reasoning_effort !== 'none') leftOut(rules, 'stop_sequences')
+  // Claude's structured output (output_config.format): the client's own response_format stands
+  if (c.responseFormat && body.response_format === undefined) body.response_format = responseFormat(c.responseFormat)
+  else if (c.responseFormat) leftOut(rules, 'response_format')
+  if (c.stop?.length && target.reasons && !target.compatible && body.reasoning_effort !== 'none') leftOut(rules, 'stop')
   else if (c.stop?.length) {
     const own = body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : (body.stop as string[])
     const stop = [...own, ...c.stop]
