@@ -95,6 +95,10 @@ describe('translate mode (compat.cross_family: translate)', () => {
     const both = decode({ model: 'gpt-4o', messages: user(), response_format: { type: 'json_object' }, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } }, 'translate')
     expect(passthroughBody(both.body, both.rules, GPT4O).body.response_format).toEqual({ type: 'json_object' })
     expect(both.rules.compat).toEqual(['output_config'])
+    // beside the client's own reasoning_effort, which stands, thinking is left out and named alone
+    const own = decode({ model: 'o3', messages: user(), reasoning_effort: 'low', thinking: { type: 'enabled', budget_tokens: 30_000 } }, 'translate')
+    expect(passthroughBody(own.body, own.rules, at('o3')).body.reasoning_effort).toBe('low')
+    expect(own.rules.compat).toEqual(['thinking'])
     // another server of the chat wire gets the effort as translated
     expect(effort('o3', { type: 'disabled' }, { id: 'o3', reasons: true, compatible: true }).effort).toBe('none')
   })

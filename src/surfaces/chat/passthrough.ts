@@ -52,8 +52,9 @@ export function passthroughBody(checked: Body, rules: RulesOutcome, target: Pass
   const body: Body = { ...checked }
   for (const k of rules.removed) delete body[k]
   const c = rules.counterpart
-  if (c.reasoning?.effort && body.reasoning_effort === undefined) {
-    const effort = !target.reasons ? null : target.compatible ? c.reasoning.effort : effortFor(target.id, c.reasoning.effort)
+  // Claude's thinking (or output_config.effort): the client's own reasoning_effort stands
+  if (c.reasoning?.effort) {
+    const effort = body.reasoning_effort !== undefined || !target.reasons ? null : target.compatible ? c.reasoning.effort : effortFor(target.id, c.reasoning.effort)
     if (effort === null) leftOut(rules, 'reasoning_effort')
     else body.reasoning_effort = effort
   }
