@@ -1,9 +1,9 @@
 // IR GenerationRequest → OpenAI chat-completions body. Pure; throws a 400 UpstreamError
 // for content the chat wire cannot carry rather than dropping it.
 import type { CatalogModel } from '../../config/catalog.ts'
-import type { GenerationRequest, Message, Part, ReasoningEffort, ResponseFormat, ToolChoice } from '../../ir/types.ts'
+import type { GenerationRequest, Message, Part, ToolChoice } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
-import { MAX_STOPS, effortFor } from './limits.ts'
+import { MAX_STOPS, chatResponseFormat, effortFor } from '../../routing/openai-chat.ts'
 
 type Json = Record<string, unknown>
 
@@ -180,15 +180,6 @@ function toolChoice(c: ToolChoice): unknown {
   return c.type === 'tool' ? { type: 'function', function: { name: c.name } } : c.type
 }
 
-/** An IR response format as Chat Completions spells it. */
-export function responseFormat(f: ResponseFormat): Json {
-  if (f.type !== 'json_schema') return { type: f.type }
-  const js: Json = { name: f.name }
-  if (f.description !== undefined) js.description = f.description
-  if (f.schema !== undefined) js.schema = f.schema
-  if (f.strict !== undefined) js.strict = f.strict
-  return { type: 'json_schema', json_schema: js }
-}
 
 /**
  * What the body needs to know of the model: its upstream id, whether it reasons (a reasoning
@@ -266,7 +257,7 @@ export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAI
   else if (disableParallel && req.tools?.length) body.parallel_tool_calls = false
   // Claude's thinking translated for a model that does not reason (gpt-4o) would be OpenAI's 400
   if (effort) body.reasoning_effort = effort
-  if (req.responseFormat) body.response_format = responseFormat(req.responseFormat)
+  if (req.responseFormat) body.response_format = chatResponseFormat(req.responseFormat)
   if (req.user !== undefined) body.user = req.user
   // Chat Completions takes metadata only with `store: true` (a 400 otherwise): Claude Code's
   // metadata.user_id on every request is `user` above, and goes no further

@@ -3,8 +3,8 @@
 // the gateway asks upstream for it anyway (to bill), and the OpenAI tap strips the usage
 // the client did not ask for, so the client never sees it.
 import type { RulesOutcome } from '../../routing/params.ts'
-import { MAX_STOPS, effortFor } from '../../providers/openai/limits.ts'
-import { responseFormat } from '../../providers/openai/request.ts'
+import { MAX_STOPS, chatResponseFormat, effortFor } from '../../routing/openai-chat.ts'
+import { COUNTERPART_WIRE, type Counterpart } from '../../routing/translate.ts'
 import { badRequest } from '../../http/errors.ts'
 
 type Body = Record<string, unknown>
@@ -17,7 +17,7 @@ export interface PassthroughBody {
 
 /** The model a pass-through body goes to, as its foreign parameters' translation reads it. */
 export interface PassthroughTarget {
-  /** The catalog id, whose generation says its reasoning tiers (limits.ts). */
+  /** The catalog id, whose generation says its reasoning tiers (routing/openai-chat.ts). */
   id: string
   /** It takes a reasoning effort at all. */
   reasons: boolean
@@ -26,25 +26,27 @@ export interface PassthroughTarget {
 }
 
 /**
- * A counterpart left out after all (`wire`, as chat spells it): a foreign parameter named as what
- * it became no longer names it (`thinking->reasoning_effort` is `thinking`,
- * `output_config->reasoning_effort+response_format` is `output_config->response_format`).
+ * A counterpart left out after all: a foreign parameter named as what it became no longer names
+ * it (`thinking->reasoning_effort` is `thinking`, `output_config->reasoning_effort+response_format`
+ * is `output_config->response_format`).
  */
-function leftOut(rules: RulesOutcome, wire: string): void {
+function leftOut(rules: RulesOutcome, counterpart: keyof Counterpart): void {
+  const wire = COUNTERPART_WIRE.openai[counterpart]
   rules.compat.forEach((entry, i) => {
     const [name, became] = entry.split('->')
     if (became === undefined) return
-    const kept = became.split('+').filter((w) => w !== wire)
-    if (kept.length < became.split('+').length) rules.compat[i] = kept.length ? `${name}->${kept.join('+')}` : name!
+    const wires = became.split('+')
+    const kept = wires.filter((w) => w !== wire)
+    if (kept.length < wires.length) rules.compat[i] = kept.length ? `${name}->${kept.join('+')}` : name!
   })
 }
 
 /**
  * What goes upstream: the body less what the family rules removed (`prompt_cache_key` among
  * them: prompt-cache scoping is internal to the gateway). Translated foreign parameters are
- * spelled in chat terms, as the translated request spells them (limits.ts): Claude's thinking
- * as the model's own effort tier, left out for a model that does not reason (gpt-4o refuses
- * any effort); stop sequences stay out for a model that reasons (o3, gpt-5 refuse `stop` but at
+ * spelled in chat terms, as the translated request spells them (routing/openai-chat.ts):
+ * Claude's thinking as the model's own effort tier, left out for a model that does not reason
+ * (gpt-4o refuses any effort); stop sequences stay out for a model that reasons (o3, gpt-5 refuse `stop` but at
  * effort none), and beside the client's own may make no more than four; a Claude structured
  * output format is the response format, unless the client gave its own. What is left out is named.
  */
@@ -55,12 +57,12 @@ export function passthroughBody(checked: Body, rules: RulesOutcome, target: Pass
   // Claude's thinking (or output_config.effort): the client's own reasoning_effort stands
   if (c.reasoning?.effort) {
     const effort = body.reasoning_effort !== undefined || !target.reasons ? null : target.compatible ? c.reasoning.effort : effortFor(target.id, c.reasoning.effort)
-    if (effort === null) leftOut(rules, 'reasoning_effort')
+    if (effort === null) leftOut(rules, 'reasoning')
     else body.reasoning_effort = effort
   }
   // Claude's structured output (output_config.format): the client's own response_format stands
-  if (c.responseFormat && body.response_format === undefined) body.response_format = responseFormat(c.responseFormat)
-  else if (c.responseFormat) leftOut(rules, 'response_format')
+  if (c.responseFormat && body.response_format === undefined) body.response_format = chatResponseFormat(c.responseFormat)
+  else if (c.responseFormat) leftOut(rules, 'responseFormat')
   if (c.stop?.length && target.reasons && !target.compatible && body.reasoning_effort !== 'none') leftOut(rules, 'stop')
   else if (c.stop?.length) {
     const own = body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : (body.stop as string[])

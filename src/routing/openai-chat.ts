@@ -1,7 +1,8 @@
-// What OpenAI's chat models take of two parameters a translation fills in: reasoning effort (each
-// generation's own tiers) and stop sequences (at most four). The translated request and the
-// pass-through's foreign parameters read the same rules.
-import type { ReasoningEffort } from '../../ir/types.ts'
+// How OpenAI's chat wire takes three things a translation fills in: reasoning effort (each model
+// generation's own tiers), stop sequences (at most four) and a response format. The provider's
+// translated request and the chat surface's pass-through (the other family's parameters of a
+// chat body) read the same rules, from here: neither imports the other.
+import type { ReasoningEffort, ResponseFormat } from '../ir/types.ts'
 
 /** Chat Completions refuses more stop sequences than this (Claude's have no count limit). */
 export const MAX_STOPS = 4
@@ -30,4 +31,14 @@ export function effortFor(id: string, effort: ReasoningEffort): string | null {
   if (effort === 'minimal') return o || NONE_BELOW_LOW.test(id) ? 'low' : effort
   if (effort === 'xhigh' || effort === 'max') return HIGH_TOPS.test(id) ? 'high' : effort
   return effort
+}
+
+/** An IR response format as Chat Completions spells it. */
+export function chatResponseFormat(f: ResponseFormat): Record<string, unknown> {
+  if (f.type !== 'json_schema') return { type: f.type }
+  const js: Record<string, unknown> = { name: f.name }
+  if (f.description !== undefined) js.description = f.description
+  if (f.schema !== undefined) js.schema = f.schema
+  if (f.strict !== undefined) js.strict = f.strict
+  return { type: 'json_schema', json_schema: js }
 }
