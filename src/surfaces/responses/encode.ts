@@ -11,6 +11,7 @@ import { reasoningItem, searchReasoningItem } from './reasoning.ts'
 import { holdSearch } from './held-search.ts'
 import { itemId } from './item-ids.ts'
 import type { Member } from './namespaces.ts'
+import type { ResponsesTool } from './tools.ts'
 import type { Turn } from './validate.ts'
 
 type Obj = Record<string, unknown>
@@ -128,6 +129,16 @@ export interface ResponseFrame {
   members?: Map<string, Member>
 }
 
+/**
+ * The turn's tools as the Response echoes them. A function tool names whether it was strict, as
+ * OpenAI's echo always does (its schema requires it): here what the translation applied, strict
+ * only where the client asked (decode.ts), so one sent without `strict` is echoed `false`.
+ */
+function echoedTools(tools: ResponsesTool[]): ResponsesTool[] {
+  const loose = (t: ResponsesTool) => t.type === 'function' && t.strict === undefined
+  return tools.some(loose) ? tools.map((t) => (loose(t) ? { ...t, strict: false } : t)) : tools
+}
+
 /** The Response object's fixed fields (everything but output, status and usage). */
 export function responseShell(f: ResponseFrame, status: string): Obj {
   const { turn, body } = f
@@ -155,7 +166,7 @@ export function responseShell(f: ResponseFrame, status: string): Obj {
     temperature: body.temperature ?? 1,
     text: { format: turn.format ?? { type: 'text' }, ...(turn.verbosity ? { verbosity: turn.verbosity } : {}) },
     tool_choice: turn.toolChoice ?? 'auto',
-    tools: turn.tools,
+    tools: echoedTools(turn.tools),
     top_p: body.top_p ?? 1,
     truncation: typeof body.truncation === 'string' ? body.truncation : 'disabled',
     usage: null,

@@ -7,6 +7,7 @@ import { badRequest, echo, HttpError, notFound } from '../../http/errors.ts'
 import { eachOnce, onlyKnownParams } from '../../http/query.ts'
 import type { Item } from './items.ts'
 import { shownItem } from './held-search.ts'
+import { asListed, idPrefixOf } from './listed.ts'
 import type { ThreadStore } from './thread.ts'
 
 const PREFIXES = ['/api/alpha/v1', '/api/v1'] as const
@@ -16,24 +17,15 @@ type Obj = Record<string, unknown>
 
 const missing = (id: string) => notFound(`No response found with id "${echo(id)}"`)
 
-/** An item's id in the listing: its own, or a stable one for a stored item the client sent without one. */
+/** An item's id in the listing: its own, or a stable one (its type's prefix) for a stored item the client sent without one. */
 function itemId(it: Item, responseId: string, i: number): string {
   const o = it as Obj
   if (typeof o.id === 'string') return o.id
-  return `${typeof o.type !== 'string' || o.type === 'message' ? 'msg' : 'item'}_${responseId.replace(/^resp_/, '')}_${i}`
+  return `${idPrefixOf(o.type ?? 'message')}_${responseId.replace(/^resp_/, '')}_${i}`
 }
 
-/** An item as the listing shows it: with its id and message text as parts. */
-function listed(it: Item, responseId: string, i: number): Obj {
-  const o = it as Obj
-  const type = typeof o.type === 'string' ? o.type : 'message'
-  const out: Obj = { ...shownItem(o), id: itemId(it, responseId, i), type }
-  if (type === 'message') {
-    out.status ??= 'completed'
-    if (typeof o.content === 'string') out.content = [{ type: o.role === 'assistant' ? 'output_text' : 'input_text', text: o.content }]
-  }
-  return out
-}
+/** An item as the listing shows it: with its id, in its listed form (listed.ts). */
+const listed = (it: Item, responseId: string, i: number): Obj => ({ ...asListed(shownItem(it as Obj)), id: itemId(it, responseId, i) })
 
 function listQuery(q: URLSearchParams) {
   onlyKnownParams(q, LIST_QUERY, 'input_items takes limit, after, before, order, include')

@@ -12,6 +12,7 @@ import { conversationStoreOf, type Conversation } from './store.ts'
 import type { ThreadStore } from '../thread.ts'
 import { checkAddedItems } from '../validate.ts'
 import type { Item } from '../items.ts'
+import { asListed } from '../listed.ts'
 
 const PREFIXES = ['/api/alpha/v1', '/api/v1'] as const
 
@@ -69,7 +70,7 @@ export function conversationRoutes(s: ThreadServices, threads: ThreadStore) {
         const page = await store.page(params.id, q)
         if (!page) throw badRequest(`after: no item "${echo(q.after)}" in conversation "${echo(params.id)}"`)
         const ids = page.data.map((it) => it.id as string)
-        return { object: 'list', data: page.data, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: page.hasMore }
+        return { object: 'list', data: page.data.map(asListed), first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: page.hasMore }
       })
       .post(`${root}/:id/items`, async ({ request, params }) => {
         includeOnly(query(request))
@@ -78,14 +79,14 @@ export function conversationRoutes(s: ThreadServices, threads: ThreadStore) {
         // deleted since it was found: its 404, not a 200 listing none of the items sent
         if (!data) throw missing(params.id)
         const ids = data.map((it) => it.id as string)
-        return { object: 'list', data, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
+        return { object: 'list', data: data.map(asListed), first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
       })
       .get(`${root}/:id/items/:item`, async ({ request, params }) => {
         includeOnly(query(request))
         await owned(request, params.id)
         const item = await store.item(params.id, params.item)
         if (!item) throw missingItem(params.item, params.id)
-        return item
+        return asListed(item)
       })
       .delete(`${root}/:id/items/:item`, async ({ request, params }) => {
         const conv = await owned(request, params.id)
