@@ -130,6 +130,7 @@ const AGNOSTIC = [
   'test/pipeline/stream-grammar.test.ts',
   'test/pipeline/thread-rules.test.ts',
   'test/pipeline/openai-schema.test.ts',
+  'test/pipeline/whole-and-streamed.test.ts',
   'test/responses/claude-stop-reasons.test.ts',
   'test/responses/claude-citations.test.ts',
   // cassettes live in files of their own (blobs beside them), whatever the gateway's stores

@@ -87,7 +87,8 @@ export async function translatedStream(input: TranslatedInput & { sse: SseOption
   out.producedText = () => produced.text()
   const start = first.value.type === 'start' ? first.value : undefined
   const promptTokens = codec.promptAtStart && !start?.usage ? (counted ?? roughCount(requestText(ir))) : undefined
-  const enc = codec.streamEncoder({ id: out.id, model: ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true, promptTokens })
+  // the model as the upstream names it (a snapshot: `gpt-4o-2024-08-06`), as the JSON reply says it
+  const enc = codec.streamEncoder({ id: out.id, model: start?.model || ir.model, created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage === true, promptTokens })
   // One event's frames, block boundaries included; an error event is the last of its frames.
   let text = ''
   let failed: MidStreamError | undefined

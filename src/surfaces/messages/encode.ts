@@ -154,7 +154,7 @@ export function contentBlock(p: Part): Record<string, unknown> | undefined {
   }
 }
 
-/** The Anthropic Message reply. `model` is the id the client asked for. */
+/** The Anthropic Message reply. `model`: as the upstream named it (the id asked for where it named none). */
 export function encodeMessagesResponse(r: GenerationResponse, model: string): Record<string, unknown> {
   const content: Record<string, unknown>[] = []
   for (const p of r.content) {

@@ -11,7 +11,7 @@ import { messageUsage, messagesId, messagesStopDetails, messagesStopReason, mess
 export { messagesErrorFrame } from './errors.ts'
 
 export interface MessagesStreamOptions {
-  /** The reply id (a `start` event's id replaces it) and the model id the client asked for. */
+  /** The reply id (a `start` event's id replaces it) and the model as the upstream named it (the id asked for where it named none). */
   id: string
   model: string
   /**
