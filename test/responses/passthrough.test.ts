@@ -375,6 +375,29 @@ describe('reasoning items on a continued thread', () => {
     expect(sent.input.map((i: any) => i.type)).toEqual(['message', 'function_call', 'function_call_output'])
   })
 
+  test("a conversation's reasoning goes back to the model whose turn made it only, and its listing shows no more than OpenAI's", async () => {
+    const sse = fixture(F('stream-reasoning-summary-function-call.sse'))
+    const [reasoning, call] = frames(sse).at(-1)!.data.response.output
+    const conversation: any = await rig.client.conversations.create({})
+    rig.up.script({ sse })
+    const tools = [{ type: 'function', name: call.name, parameters: { type: 'object', properties: {} } }]
+    await (await rig.postResponses({ model: 'gpt-5.1-codex-max', conversation: conversation.id, input: 'calc', tools, stream: true })).text()
+    // another model: the call and its output go on, the reasoning stays behind
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.2', conversation: conversation.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '19' }], tools } as any)
+    expect(rig.up.requests.at(-1)!.json().input.map((i: any) => i.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output'])
+    // its own model again: the reasoning goes back whole, as OpenAI gave it
+    rig.up.script({ json: fixture(F('nonstream-text.json')) })
+    await rig.client.responses.create({ model: 'gpt-5.1-codex-max', conversation: conversation.id, input: 'again', tools } as any)
+    const sent = rig.up.requests.at(-1)!.json().input
+    expect(sent.filter((i: any) => i.type === 'reasoning')).toEqual([reasoning])
+    // the conversation lists the item as OpenAI gave it, without the model the gateway keeps beside it
+    const items: any[] = []
+    for await (const it of rig.client.conversations.items.list(conversation.id)) items.push(it)
+    expect(items.filter((i) => i.type === 'reasoning')).toEqual([reasoning])
+    expect(await rig.client.conversations.items.retrieve(reasoning.id, { conversation_id: conversation.id })).toMatchObject(reasoning)
+  })
+
   test('a model served by deployments of more than one provider keeps no reasoning for a thread: the next turn may go to the other', () => {
     const at = (...providers: string[]) => providers.map((provider) => ({ provider, upstreamId: 'gpt-5', weight: 1, priority: 0 }))
     expect(keepsReasoning({ reasoning: true, deployments: at('openai') })).toBe(true)

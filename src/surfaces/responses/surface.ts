@@ -80,7 +80,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // the turn joins its conversation before the reply's last bytes go out (durable), and
         // the conversation's next turn waits until it has
         const output = Array.isArray(r.output) ? withHeld(r.output as Item[]) : []
-        const added = appendTurn(conversations, turn.conversationId, turn.items, output, (e) =>
+        const added = appendTurn(conversations, turn.conversationId, turn.items, output, model.id, (e) =>
           s.log.error('conversations: a stored turn was not added to its conversation', { request_id: rc.requestId, conversation_id: turn.conversationId, error: String(e) }),
         )
         saved = Promise.all([saved, added]).then(() => rc.releaseTurn?.())

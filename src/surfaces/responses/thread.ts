@@ -62,6 +62,9 @@ const reasonedBy = new WeakMap<Item, string>()
 /** The model of the stored turn a reasoning item of a thread came with; undefined for one the request brought. */
 export const reasoningModelOf = (it: Item): string | undefined => reasonedBy.get(it)
 
+/** Marks a reasoning item read from elsewhere (a conversation's items) as made by `model`'s turn. */
+export const markReasonedBy = (it: Item, model: string): void => void reasonedBy.set(it, model)
+
 /** A stored response as the store reads it, each column under its TypeScript name. */
 type Row = typeof storedResponses.$inferSelect
 

@@ -24,3 +24,22 @@ export function listedItem(it: Item, id: string): Obj {
   out.status ??= 'completed'
   return out
 }
+
+/**
+ * A conversation's reasoning item names the model whose turn made it, under a field of the
+ * gateway's that no client or upstream is shown (reasoned / unreasoned). OpenAI's encrypted
+ * reasoning goes back only to the model that made it (passthrough.ts), as a stored response's
+ * row names its model; a conversation's items have no row of their own.
+ */
+const REASONED_BY = 'switchyard_model'
+
+/** A turn's output items as its conversation keeps them: each reasoning item with its model. */
+export const reasoned = (items: Item[], model: string): Item[] =>
+  items.some((it) => it.type === 'reasoning') ? items.map((it) => (it.type === 'reasoning' ? { ...it, [REASONED_BY]: model } : it)) : items
+
+/** A kept item without the field, and the model it names (undefined for an item without it). */
+export function unreasoned<T extends object>(it: T): { item: T; model: string | undefined } {
+  if (!(REASONED_BY in it)) return { item: it, model: undefined }
+  const { [REASONED_BY]: model, ...rest } = it as Record<string, unknown>
+  return { item: rest as T, model: typeof model === 'string' ? model : undefined }
+}

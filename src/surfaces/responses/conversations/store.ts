@@ -7,7 +7,7 @@ import { conversationItems, conversations } from '../../../db/schema.ts'
 import type { Dialect, Sql } from '../../../db/sql.ts'
 import type { ThreadServices } from '../../../services.ts'
 import type { Item } from '../items.ts'
-import { listedItem, newConversationId, newItemId } from './shapes.ts'
+import { listedItem, newConversationId, newItemId, unreasoned } from './shapes.ts'
 import { nextTurn } from '../../../lib/turn.ts'
 import { shownItem } from '../held-search.ts'
 
@@ -25,6 +25,9 @@ export interface Page {
   data: Obj[]
   hasMore: boolean
 }
+
+/** A kept item as the client is shown it: without the fields of the gateway's (held-search.ts, shapes.ts). */
+const shown = (json: string): Obj => shownItem(unreasoned(JSON.parse(json) as Obj).item)
 
 const c = names(conversations)
 const i = names(conversationItems)
@@ -199,14 +202,13 @@ export class ConversationStore {
     }
     const params = seq === undefined ? [conversationId, q.limit + 1] : [conversationId, seq, q.limit + 1]
     const rows = await this.sql.all<{ item: string }>(this.pages[q.order][seq === undefined ? 0 : 1], params)
-    // as the client is shown them (held-search.ts)
-    return { data: rows.slice(0, q.limit).map((r) => shownItem(JSON.parse(r.item) as Obj)), hasMore: rows.length > q.limit }
+    return { data: rows.slice(0, q.limit).map((r) => shown(r.item)), hasMore: rows.length > q.limit }
   }
 
   /** One item of a conversation, or undefined. */
   async item(conversationId: string, itemId: string): Promise<Obj | undefined> {
     const r = await this.sql.get<{ item: string }>(ITEM, [conversationId, itemId])
-    return r ? shownItem(JSON.parse(r.item) as Obj) : undefined
+    return r ? shown(r.item) : undefined
   }
 
   /** Deletes one item of a conversation; whether it was there. */
