@@ -5,6 +5,7 @@
 import OpenAI from 'openai'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { sseEvents } from '../helpers/sse-events.ts'
 
 export interface Rig {
   up: FakeUpstream
@@ -45,19 +46,6 @@ export async function startRig(env: Record<string, string> = {}, yaml?: string):
   }
 }
 
-function dataLines(sse: string): { event?: string; data: string }[] {
-  const out: { event?: string; data: string }[] = []
-  for (const block of sse.split(/\r?\n\r?\n/)) {
-    let event: string | undefined
-    const data: string[] = []
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice(6).trim()
-      else if (line.startsWith('data:')) data.push(line.slice(5).trimStart())
-    }
-    if (data.length) out.push({ event, data: data.join('\n') })
-  }
-  return out
-}
 
 export interface Expected {
   id: string
@@ -70,7 +58,7 @@ export interface Expected {
 /** What an OpenAI chat SSE recording says the model produced. */
 export function fromOpenAISse(sse: string): Expected {
   const e: Expected = { id: '', text: '', toolCalls: [], finish: '', usage: { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 } }
-  for (const { data } of dataLines(sse)) {
+  for (const { data } of sseEvents(sse)) {
     if (data === '[DONE]') continue
     const c = JSON.parse(data)
     e.id ||= c.id
@@ -115,7 +103,7 @@ export function fromAnthropicSse(sse: string): Expected {
   let input = 0
   let cacheRead = 0
   let cacheWrite = 0
-  for (const { data } of dataLines(sse)) {
+  for (const { data } of sseEvents(sse)) {
     const ev = JSON.parse(data)
     if (ev.type === 'message_start') {
       e.id = ev.message.id

@@ -12,6 +12,7 @@
 // - the specification's own values (gateway-spec.md): a Responses reply that called tools is
 //   `requires_action` (event `response.requires_action`), a batch is `queued` or `processing`.
 import { join } from 'node:path'
+import { sseEvents } from './sse-events.ts'
 
 type Json = any
 const SCHEMAS: Record<string, Json> = await Bun.file(join(import.meta.dir, '..', 'fixtures', 'openai', 'schema', 'openapi-subset.json')).json()
@@ -81,20 +82,6 @@ export const schemaBreaks = (name: string, v: unknown, path = '$'): string[] => 
   return breaksOf({ $ref: `#/components/schemas/${name}` }, v, path)
 }
 
-/** Each SSE event's name and data. */
-export function sseEvents(text: string): { event?: string; data: string }[] {
-  const out: { event?: string; data: string }[] = []
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    let event: string | undefined
-    const data: string[] = []
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice(6).trim()
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-    }
-    if (data.length > 0) out.push({ event, data: data.join('\n') })
-  }
-  return out
-}
 
 /** A chat stream's breaks: each chunk checked as a chat completion chunk (an error frame is the spec's, not a chunk). */
 export function chatStreamBreaks(text: string): string[] {
