@@ -17,7 +17,7 @@ export const isConversationId = (id: string) => /^conv_[0-9a-f]{48}$/.test(id)
 export const newItemId = (it: Item) => `${idPrefixOf(it.type)}_${hex(40)}`
 
 /** An item as a conversation keeps it: under `id`, a message's text as parts, with a status. */
-export function listedItem(it: Item, id: string): Obj {
+export function keptItem(it: Item, id: string): Obj {
   const out: Obj = { ...it, id }
   if (it.type !== 'message') return out
   if (typeof it.content === 'string') out.content = [{ type: it.role === 'assistant' ? 'output_text' : 'input_text', text: it.content }]

@@ -7,7 +7,7 @@ import { conversationItems, conversations } from '../../../db/schema.ts'
 import type { Dialect, Sql } from '../../../db/sql.ts'
 import type { ThreadServices } from '../../../services.ts'
 import type { Item } from '../items.ts'
-import { listedItem, newConversationId, newItemId, unreasoned } from './shapes.ts'
+import { keptItem, newConversationId, newItemId, unreasoned } from './shapes.ts'
 import { nextTurn } from '../../../lib/turn.ts'
 import { shownItem } from '../held-search.ts'
 
@@ -160,7 +160,7 @@ export class ConversationStore {
     const listed = items.map((it) => {
       const id = nameable(it.id) && !taken.has(it.id) ? it.id : newItemId(it)
       taken.add(id)
-      return listedItem(it, id)
+      return keptItem(it, id)
     })
     for (let at = 0; at < listed.length; at += PER_INSERT) {
       const chunk = listed.slice(at, at + PER_INSERT)
