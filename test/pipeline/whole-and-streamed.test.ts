@@ -52,7 +52,7 @@ function anthropicReply(p: Plan, model: string, stream: boolean) {
   return sse(out + ev('message_stop', {}))
 }
 
-function chatReply(p: Plan, model: string, b: Json) {
+function chatReply(p: Plan, model: string, c: number, b: Json) {
   const message = { role: 'assistant', content: p.texts.join('') || null, refusal: null, ...(p.calls.length ? { tool_calls: p.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) } : {}) }
   const head = { id: 'chatcmpl-up', created: 1, model: `${model}-2024-08-06` }
   const finish = { tool: 'tool_calls', length: 'length', stop: 'stop' }[p.stop]
@@ -61,10 +61,15 @@ function chatReply(p: Plan, model: string, b: Json) {
   const chunk = (delta: Json, finish_reason: string | null = null) => `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason, logprobs: null }] })}\n\n`
   let out = chunk({ role: 'assistant', content: message.content === null ? null : '' })
   for (const piece of message.content ?? '') out += chunk({ content: piece })
-  p.calls.forEach((c, index) => {
+  // each call begun in order, then their arguments' pieces interleaved, as some compatible servers send parallel calls
+  const pieces = p.calls.map((c, index) => {
     out += chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] })
-    for (let i = 0; i < c.args.length; i += 3) out += chunk({ tool_calls: [{ index, function: { arguments: c.args.slice(i, i + 3) } }] })
+    return Array.from({ length: Math.ceil(c.args.length / 3) }, (_, i) => ({ index, function: { arguments: c.args.slice(i * 3, i * 3 + 3) } }))
   })
+  const r = seeded(c)
+  // now and then the last call's arguments first
+  if (pieces.length > 1 && r.chance(0.5)) out += chunk({ tool_calls: [pieces.at(-1)!.shift()] })
+  for (let left = pieces.filter((q) => q.length > 0); left.length > 0; left = left.filter((q) => q.length > 0)) out += chunk({ tool_calls: [r.pick(left).shift()] })
   out += chunk({}, finish)
   if (b.stream_options?.include_usage) out += `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [], usage })}\n\n`
   return sse(`${out}data: [DONE]\n\n`)
@@ -116,7 +121,7 @@ beforeAll(async () => {
     const b = req.json()
     const c = Number(/case (\d+)/.exec(req.body)?.[1] ?? 0)
     if (req.path.includes('/messages')) return anthropicReply(plan(c, (b.tools ?? []).map((t: Json) => t.name), b.thinking !== undefined && b.thinking.type !== 'disabled'), b.model, b.stream === true)
-    if (req.path.includes('/chat/completions')) return chatReply(plan(c, (b.tools ?? []).map((t: Json) => t.function.name), reasons(b.model)), b.model, b)
+    if (req.path.includes('/chat/completions')) return chatReply(plan(c, (b.tools ?? []).map((t: Json) => t.function.name), reasons(b.model)), b.model, c, b)
     return responsesReply(plan(c, (b.tools ?? []).map((t: Json) => t.name), reasons(b.model)), b.model, c, b.stream === true)
   })
   gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up), SWITCHYARD_CROSS_FAMILY: 'translate' }, yaml: chatWireModel(up) })

@@ -66,6 +66,14 @@ describe('the adapter: argument text ahead of its call\'s id and name', () => {
     expect(await folded(sse)).toEqual([{ type: 'tool-call', id: 'call_b', name: 'g', arguments: '{"b":2}' }, { type: 'tool-call', id: 'call_a', name: 'f', arguments: '{"a":1}' }])
   })
 
+  test("a later call's arguments first: the calls named before it start first, in the order the server began them", async () => {
+    const sse = piece({ index: 0, id: 'call_a', function: { name: 'f', arguments: '' } }) + piece({ index: 1, id: 'call_b', function: { name: 'g', arguments: '' } })
+      + piece({ index: 1, function: { arguments: '{"b":' } }) + piece({ index: 0, function: { arguments: '{"a":1}' } }) + piece({ index: 1, function: { arguments: '2}' } }) + tail
+    const evs = await events(sse)
+    expect(evs.filter((e) => e.type === 'tool-input-start').map((e) => (e as { id: string }).id)).toEqual(['call_a', 'call_b'])
+    expect(await folded(sse)).toEqual([{ type: 'tool-call', id: 'call_a', name: 'f', arguments: '{"a":1}' }, { type: 'tool-call', id: 'call_b', name: 'g', arguments: '{"b":2}' }])
+  })
+
   test('the text held is bounded: past HELD_MAX a nameless call starts as it is, its pieces then stream as they come', async () => {
     const big = 'x'.repeat(HELD_MAX)
     const sse = piece({ index: 0, function: { arguments: '{"a":"' } }) + piece({ index: 0, function: { arguments: big } }) + piece({ index: 0, function: { arguments: '"}' } }) + tail

@@ -170,6 +170,9 @@ export async function* openAIChatEvents(messages: AsyncIterable<SseMessage>, tie
     // it starts at a piece of argument text once named (a name in pieces is whole by then); a
     // nameless one waits, past HELD_MAX it starts as it is
     if (!args || (t.name === '' && held <= HELD_MAX)) return
+    // the calls before it that are named start first, so the calls come out in the order the
+    // server began them (its JSON reply's) when a later one's arguments come first
+    for (const [k, u] of tools) if (u.ordinal < t.ordinal && u.open && !u.started && u.name !== '') yield* begin(u, k)
     yield* begin(t, key)
   }
 
