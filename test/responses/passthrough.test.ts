@@ -396,6 +396,9 @@ describe('reasoning items on a continued thread', () => {
     for await (const it of rig.client.conversations.items.list(conversation.id)) items.push(it)
     expect(items.filter((i) => i.type === 'reasoning')).toEqual([reasoning])
     expect(await rig.client.conversations.items.retrieve(reasoning.id, { conversation_id: conversation.id })).toMatchObject(reasoning)
+    // the field is the gateway's: one a client sends is not shown back either, on any route
+    const added: any = await rig.client.conversations.items.create(conversation.id, { items: [{ ...reasoning, id: 'rs_client', switchyard_model: 'o3' }] } as any)
+    expect(added.data[0]).toEqual({ ...reasoning, id: 'rs_client' })
   })
 
   test('a model served by deployments of more than one provider keeps no reasoning for a thread: the next turn may go to the other', () => {

@@ -8,7 +8,7 @@ import { keyOf } from '../../../http/context.ts'
 import { badRequest, echo, HttpError, notFound } from '../../../http/errors.ts'
 import type { ThreadServices } from '../../../services.ts'
 import { createBody, includeOnly, itemsBody, listQuery, updateBody } from './params.ts'
-import { conversationStoreOf, type Conversation } from './store.ts'
+import { conversationStoreOf, shownKept, type Conversation } from './store.ts'
 import type { ThreadStore } from '../thread.ts'
 import { checkAddedItems } from '../validate.ts'
 import type { Item } from '../items.ts'
@@ -79,7 +79,7 @@ export function conversationRoutes(s: ThreadServices, threads: ThreadStore) {
         // deleted since it was found: its 404, not a 200 listing none of the items sent
         if (!data) throw missing(params.id)
         const ids = data.map((it) => it.id as string)
-        return { object: 'list', data: data.map(asListed), first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
+        return { object: 'list', data: data.map((it) => asListed(shownKept(it))), first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
       })
       .get(`${root}/:id/items/:item`, async ({ request, params }) => {
         includeOnly(query(request))

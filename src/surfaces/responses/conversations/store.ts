@@ -27,7 +27,7 @@ export interface Page {
 }
 
 /** A kept item as the client is shown it: without the fields of the gateway's (held-search.ts, shapes.ts). */
-const shown = (json: string): Obj => shownItem(unreasoned(JSON.parse(json) as Obj).item)
+export const shownKept = (it: Obj): Obj => shownItem(unreasoned(it).item)
 
 const c = names(conversations)
 const i = names(conversationItems)
@@ -202,13 +202,13 @@ export class ConversationStore {
     }
     const params = seq === undefined ? [conversationId, q.limit + 1] : [conversationId, seq, q.limit + 1]
     const rows = await this.sql.all<{ item: string }>(this.pages[q.order][seq === undefined ? 0 : 1], params)
-    return { data: rows.slice(0, q.limit).map((r) => shown(r.item)), hasMore: rows.length > q.limit }
+    return { data: rows.slice(0, q.limit).map((r) => shownKept(JSON.parse(r.item) as Obj)), hasMore: rows.length > q.limit }
   }
 
   /** One item of a conversation, or undefined. */
   async item(conversationId: string, itemId: string): Promise<Obj | undefined> {
     const r = await this.sql.get<{ item: string }>(ITEM, [conversationId, itemId])
-    return r ? shown(r.item) : undefined
+    return r ? shownKept(JSON.parse(r.item) as Obj) : undefined
   }
 
   /** Deletes one item of a conversation; whether it was there. */
