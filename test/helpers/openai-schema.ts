@@ -84,7 +84,7 @@ export const schemaBreaks = (name: string, v: unknown, path = '$'): string[] => 
 
 
 /** A chat stream's breaks: each chunk checked as a chat completion chunk (an error frame is the spec's, not a chunk). */
-export function chatStreamBreaks(text: string): string[] {
+export function chatStreamSchemaBreaks(text: string): string[] {
   return sseEvents(text).flatMap((e, i) => {
     if (e.data === '[DONE]') return []
     const v = JSON.parse(e.data)
@@ -93,7 +93,7 @@ export function chatStreamBreaks(text: string): string[] {
 }
 
 /** A Responses stream's breaks: each event checked as a stream event, its SSE name its type. */
-export function responsesStreamBreaks(text: string): string[] {
+export function responsesStreamSchemaBreaks(text: string): string[] {
   return sseEvents(text).flatMap((e, i) => {
     const v = JSON.parse(e.data)
     const at = `event ${i} (${v.type})`

@@ -9,9 +9,10 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { NO_LIMITS } from '../batches/helpers.ts'
 import { chatWireModel, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
-import { chatStreamBreaks, responsesStreamBreaks, schemaBreaks } from '../helpers/openai-schema.ts'
+import { chatStreamSchemaBreaks, responsesStreamSchemaBreaks, schemaBreaks } from '../helpers/openai-schema.ts'
 import { sseEvents } from '../helpers/sse-events.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
+import { messagesStream } from '../helpers/upstream-streams.ts'
 import { seeded, type Seeded } from '../helpers/seeded.ts'
 
 type Json = any
@@ -42,29 +43,6 @@ function claudeReply(b: Json): Json {
   return { id: `msg_${uid()}`, type: 'message', role: 'assistant', model: b.model, content, stop_reason: stop, stop_sequence: stop === 'stop_sequence' ? 'END' : null, usage }
 }
 
-/** The same reply as Anthropic streams it. */
-function claudeStream(m: Json): string {
-  const ev = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`
-  let out = ev('message_start', { message: { ...m, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } })
-  m.content.forEach((c: Json, index: number) => {
-    if (c.type === 'text') {
-      out += ev('content_block_start', { index, content_block: { type: 'text', text: '' } })
-      if (c.text) out += ev('content_block_delta', { index, delta: { type: 'text_delta', text: c.text } })
-      for (const citation of c.citations ?? []) out += ev('content_block_delta', { index, delta: { type: 'citations_delta', citation } })
-    } else if (c.type === 'thinking') {
-      out += ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } })
-      out += ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: c.thinking } })
-      out += ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: c.signature } })
-    } else if (c.type === 'tool_use' || c.type === 'server_tool_use') {
-      out += ev('content_block_start', { index, content_block: { ...c, input: {} } })
-      out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(c.input) } })
-    } else out += ev('content_block_start', { index, content_block: c })
-    out += ev('content_block_stop', { index })
-  })
-  out += ev('message_delta', { delta: { stop_reason: m.stop_reason, stop_sequence: m.stop_sequence }, usage: m.usage })
-  return out + ev('message_stop', {})
-}
-
 /** A chat completion of an OpenAI-compatible server at random (a Responses client's model on the chat wire), whole or streamed. */
 function chatReply(b: Json): { json: Json } | { sse: string } {
   const calls = b.tools?.length && r.chance(0.5) ? 1 + r.count(2) : 0
@@ -91,7 +69,7 @@ beforeAll(async () => {
     const b = req.json()
     if (req.path.includes('/messages')) {
       const m = claudeReply(b)
-      return b.stream === true ? { sse: claudeStream(m) } : { json: m }
+      return b.stream === true ? { sse: messagesStream(m) } : { json: m }
     }
     return chatReply(b)
   })
@@ -115,7 +93,7 @@ async function json(method: string, path: string, body?: Json): Promise<Json> {
 test("the checker passes OpenAI's own recorded replies and names what a broken one lacks", async () => {
   const whole = await Bun.file(join(FIXTURES, 'chat', 'nonstream-tool-calls.json')).json()
   expect(schemaBreaks('CreateChatCompletionResponse', whole)).toEqual([])
-  expect(chatStreamBreaks(await Bun.file(join(FIXTURES, 'chat', 'stream-parallel-tool-calls.sse')).text())).toEqual([])
+  expect(chatStreamSchemaBreaks(await Bun.file(join(FIXTURES, 'chat', 'stream-parallel-tool-calls.sse')).text())).toEqual([])
   const { logprobs: _, ...choice } = whole.choices[0]
   expect(schemaBreaks('CreateChatCompletionResponse', { ...whole, choices: [{ ...choice, finish_reason: 'end_turn' }] })).toEqual([
     '$.choices[0]: no logprobs, which is required',
@@ -170,8 +148,8 @@ test('every chat completion and Responses reply, whole or streamed, is what Open
     const kind = `${chat ? 'chat' : 'responses'}${body.stream ? ' stream' : ''}`
     answered[kind] = (answered[kind] ?? 0) + 1
     const found = chat
-      ? body.stream ? chatStreamBreaks(text) : schemaBreaks('CreateChatCompletionResponse', JSON.parse(text))
-      : body.stream ? responsesStreamBreaks(text) : schemaBreaks('Response', JSON.parse(text))
+      ? body.stream ? chatStreamSchemaBreaks(text) : schemaBreaks('CreateChatCompletionResponse', JSON.parse(text))
+      : body.stream ? responsesStreamSchemaBreaks(text) : schemaBreaks('Response', JSON.parse(text))
     broken.push(...found.map((b) => `${kind} (${model}): ${b}\n  client: ${JSON.stringify(body)}`))
     if (chat || body.store === false) continue
     // what the client reads back: the stored response and its input items

@@ -11,6 +11,7 @@ import { startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { seeded, type Seeded } from '../helpers/seeded.ts'
 import { anthropicBreaks, openaiResponsesBreaks } from '../helpers/upstream-rules.ts'
+import { responsesStream } from '../helpers/upstream-streams.ts'
 import { messageFrames } from '../messages/e2e-helpers.ts'
 
 type Json = any
@@ -39,18 +40,6 @@ function openaiReply(b: Json): Json {
   return { id: `resp_${uid()}`, object: 'response', created_at: 1, status: 'completed', model: b.model, output, usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } }
 }
 
-/** The same reply as OpenAI streams it: each item added and done, then the response completed. */
-function openaiStream(reply: Json): string {
-  let seq = 0
-  const ev = (type: string, o: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...o })}\n\n`
-  let out = ev('response.created', { response: { ...reply, status: 'in_progress', output: [] } })
-  reply.output.forEach((item: Json, i: number) => {
-    out += ev('response.output_item.added', { output_index: i, item: item.type === 'message' ? { ...item, content: [] } : item })
-    out += ev('response.output_item.done', { output_index: i, item })
-  })
-  return out + ev('response.completed', { response: reply })
-}
-
 /** A Messages reply of Anthropic's: thinking first when it is on, then text and calls. */
 function anthropicReply(b: Json): Json {
   const content: Json[] = []
@@ -67,7 +56,7 @@ beforeAll(async () => {
     const b = req.json()
     if (req.path.endsWith('/messages')) return { json: anthropicReply(b) }
     const reply = openaiReply(b)
-    return b.stream === true ? { sse: openaiStream(reply) } : { json: reply }
+    return b.stream === true ? { sse: responsesStream(reply) } : { json: reply }
   })
   gw = await startGateway({ env: { ...NO_LIMITS, ...upstreamEnv(up) } })
 })

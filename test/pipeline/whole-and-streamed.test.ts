@@ -11,6 +11,7 @@ import { NO_LIMITS } from '../batches/helpers.ts'
 import { chatWireModel, startFakeUpstream, upstreamEnv, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { seeded } from '../helpers/seeded.ts'
+import { messagesStream, responsesStream } from '../helpers/upstream-streams.ts'
 
 type Json = any
 let up: FakeUpstream
@@ -36,20 +37,7 @@ function anthropicReply(p: Plan, model: string, stream: boolean) {
   for (const text of p.texts) content.push({ type: 'text', text })
   for (const c of p.calls) content.push({ type: 'tool_use', id: c.id.replace('call', 'toolu_'), name: c.name, input: JSON.parse(c.args) })
   const m = { id: 'msg_up', type: 'message', role: 'assistant', model: `${model}-20250929`, content, stop_reason: { tool: 'tool_use', length: 'max_tokens', stop: 'end_turn' }[p.stop], stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 2, cache_creation_input_tokens: 0 } }
-  if (!stream) return { json: m }
-  const ev = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`
-  let out = ev('message_start', { message: { ...m, content: [], stop_reason: null, usage: { ...m.usage, output_tokens: 1 } } })
-  content.forEach((b, index) => {
-    out += ev('content_block_start', { index, content_block: b.type === 'tool_use' ? { ...b, input: {} } : { ...b, [b.type]: '', ...(b.signature ? { signature: '' } : {}) } })
-    if (b.type === 'tool_use') {
-      const s = JSON.stringify(b.input)
-      for (let i = 0; i < s.length; i += 3) out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: s.slice(i, i + 3) } })
-    } else for (const piece of b[b.type]) out += ev('content_block_delta', { index, delta: { type: `${b.type}_delta`, [b.type]: piece } })
-    if (b.signature) out += ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: b.signature } })
-    out += ev('content_block_stop', { index })
-  })
-  out += ev('message_delta', { delta: { stop_reason: m.stop_reason, stop_sequence: null }, usage: { output_tokens: 5 } })
-  return sse(out + ev('message_stop', {}))
+  return stream ? sse(messagesStream(m)) : { json: m }
 }
 
 function chatReply(p: Plan, model: string, c: number, b: Json) {
@@ -82,36 +70,7 @@ function responsesReply(p: Plan, model: string, c: number, stream: boolean) {
   p.calls.forEach((k, i) => output.push({ type: 'function_call', id: `fc_${c}_${i}`, call_id: k.id, name: k.name, arguments: k.args, status: 'completed' }))
   const cut = p.stop === 'length'
   const r = { id: `resp_up${c}`, object: 'response', created_at: 1, status: cut ? 'incomplete' : 'completed', incomplete_details: cut ? { reason: 'max_output_tokens' } : null, model: `${model}-2024-08-06`, output, usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15, input_tokens_details: { cached_tokens: 2 }, output_tokens_details: { reasoning_tokens: 1 } }, error: null, tools: [], tool_choice: 'auto', parallel_tool_calls: true, text: { format: { type: 'text' } }, metadata: {}, temperature: 1, top_p: 1, instructions: null, store: true, reasoning: { effort: null, summary: null }, truncation: 'disabled', max_output_tokens: null, previous_response_id: null, user: null, background: false }
-  if (!stream) return { json: r }
-  let seq = 0
-  const ev = (type: string, o: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...o })}\n\n`
-  let out = ev('response.created', { response: { ...r, status: 'in_progress', output: [], usage: null } })
-  output.forEach((it, i) => {
-    const at = { item_id: it.id, output_index: i }
-    if (it.type === 'message') {
-      out += ev('response.output_item.added', { output_index: i, item: { ...it, status: 'in_progress', content: [] } })
-      it.content.forEach((part: Json, j: number) => {
-        out += ev('response.content_part.added', { ...at, content_index: j, part: { ...part, text: '' } })
-        for (const piece of part.text) out += ev('response.output_text.delta', { ...at, content_index: j, delta: piece, logprobs: [] })
-        out += ev('response.output_text.done', { ...at, content_index: j, text: part.text, logprobs: [] })
-        out += ev('response.content_part.done', { ...at, content_index: j, part })
-      })
-    } else if (it.type === 'function_call') {
-      out += ev('response.output_item.added', { output_index: i, item: { ...it, status: 'in_progress', arguments: '' } })
-      out += ev('response.function_call_arguments.delta', { ...at, delta: it.arguments })
-      out += ev('response.function_call_arguments.done', { ...at, arguments: it.arguments, name: it.name })
-    } else {
-      out += ev('response.output_item.added', { output_index: i, item: { ...it, summary: [] } })
-      it.summary.forEach((part: Json, j: number) => {
-        out += ev('response.reasoning_summary_part.added', { ...at, summary_index: j, part: { type: 'summary_text', text: '' } })
-        out += ev('response.reasoning_summary_text.delta', { ...at, summary_index: j, delta: part.text })
-        out += ev('response.reasoning_summary_text.done', { ...at, summary_index: j, text: part.text })
-        out += ev('response.reasoning_summary_part.done', { ...at, summary_index: j, part })
-      })
-    }
-    out += ev('response.output_item.done', { output_index: i, item: it })
-  })
-  return sse(out + ev(cut ? 'response.incomplete' : 'response.completed', { response: r }))
+  return stream ? sse(responsesStream(r)) : { json: r }
 }
 
 const reasons = (model: string) => /^(o\d|gpt-5|llama)/.test(model)

@@ -180,7 +180,6 @@ function toolChoice(c: ToolChoice): unknown {
   return c.type === 'tool' ? { type: 'function', function: { name: c.name } } : c.type
 }
 
-
 /**
  * What the body needs to know of the model: its upstream id, whether it reasons (a reasoning
  * effort is refused by the others), and whether it sits on another server that speaks the chat
