@@ -22,7 +22,7 @@ export interface CatalogModel {
   family: Family
   /** The kind of the first deployment's provider (`mock` when the mock serves it). */
   provider: ProviderKind
-  /** Model id sent upstream: the id the client used (a dated alias stays dated). */
+  /** Model id sent upstream: the model's (config `upstream_id`, else its id); a dated id of the built-in table as the client named it. */
   upstreamId: string
   /**
    * Where it is served, at least one: configured ones, else its family's provider (the first of
@@ -117,6 +117,9 @@ function mockFamily(id: string): Family {
   return id.includes('claude') ? 'anthropic' : 'openai'
 }
 
+/** Every name of the built-in table, its ids and their dated aliases → the id of the model it names. */
+const BUILTIN_NAMES = new Map(MODELS.flatMap((r) => [r.id, ...(r.aliases ?? [])].map((n) => [n, r.id] as const)))
+
 /** Ids resolved on the way and kept for the next request (and their prices): a client naming new ids each time must not grow memory. */
 const LEARNED = 2048
 
@@ -156,7 +159,12 @@ export class Catalog {
     else this.placeOf.set(m.id, this.canonical.push(m) - 1)
     this.byId.set(m.id, m)
     const specs = this.specsOf(row)
-    for (const a of m.aliases) this.byId.set(a, { ...m, upstreamId: a, ...this.placed(specs, a) })
+    for (const a of m.aliases) {
+      // a dated id of the built-in table goes upstream as the client named it; an alias the
+      // config gives is another name of the model, sent as the model is (its upstream_id)
+      const upstreamId = BUILTIN_NAMES.get(a) === m.id ? a : m.upstreamId
+      this.byId.set(a, { ...m, upstreamId, ...this.placed(specs, upstreamId) })
+    }
   }
 
   /** An id met on the way (a `mock-` one, one the price library knows): kept for the next request, never listed, and at most LEARNED of them. */
@@ -424,9 +432,29 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
     })
     if (m.price) prices[m.id] = m.price
   }
+  checkAliases(config.models)
   const catalog = new Catalog(rows, config.providers, config.pricing, prices)
   checkFallbacks(catalog, config.models)
   return catalog
+}
+
+/**
+ * A configured alias names its own model only. One that is a name of another model of the
+ * built-in table (its id, or a dated id it still has) would take that model's requests without a
+ * word, while the listing still showed the model. (Names given twice within the config: checkDeployments.)
+ */
+function checkAliases(models: Config['models']): void {
+  const configured = new Map(models.map((m) => [m.id, m]))
+  const taken = new Map<string, string>()
+  for (const r of MODELS) for (const n of [r.id, ...(configured.get(r.id)?.aliases ?? r.aliases ?? [])]) taken.set(n, r.id)
+  models.forEach((m, i) =>
+    m.aliases?.forEach((a, j) => {
+      const owner = taken.get(a)
+      if (owner === undefined || owner === m.id) return
+      const what = owner === a ? 'a model of the built-in catalog' : `a dated id of the built-in catalog's ${owner}`
+      throw new ConfigError(`models[${i}].aliases[${j}]: "${a}" is ${what}, and an alias names only its own model; to serve ${a} from elsewhere, configure it as a model of its own ({ id: ${a}, … } with its upstream_id or deployments)`)
+    }),
+  )
 }
 
 /** Every fallback names a model the catalog serves, other than the model itself. */

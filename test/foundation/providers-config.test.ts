@@ -184,6 +184,28 @@ describe('providers', () => {
     ] as const) expectRefused(yaml, {}, message)
   })
 
+  // an alias that is another model's name would take that model's requests, the listing still
+  // showing the model; a model's own dated ids, or ones its entry no longer has, are its to name
+  test('an alias may not be a name of another model of the built-in catalog', () => {
+    const catalog = (yaml: string) => () => buildCatalog(load(yaml))
+    expect(catalog('models:\n  - { id: my-model, family: openai, aliases: [gpt-4o] }\n')).toThrow('models[0].aliases[0]: "gpt-4o" is a model of the built-in catalog, and an alias names only its own model; to serve gpt-4o from elsewhere, configure it as a model of its own')
+    expect(catalog('models:\n  - { id: my-model, family: anthropic, aliases: [mine, claude-sonnet-4-5-20250929] }\n')).toThrow('models[0].aliases[1]: "claude-sonnet-4-5-20250929" is a dated id of the built-in catalog\'s claude-sonnet-4-5')
+    expect(catalog('models:\n  - { id: gpt-4o, family: openai, aliases: [gpt-4o-2024-08-06, my-4o] }\n')).not.toThrow()
+    expect(catalog('models:\n  - { id: gpt-4o, family: openai, aliases: [my-4o] }\n  - { id: old-4o, family: openai, aliases: [gpt-4o-2024-05-13] }\n')).not.toThrow()
+  })
+
+  test('a dated id of the built-in catalog goes upstream as named; an alias the config gives as its model does', () => {
+    const c = buildCatalog(load('models:\n  - { id: gpt-4o, family: openai, upstream_id: gpt-4o-2024-11-20, aliases: [gpt-4o-2024-08-06, my-4o] }\n  - { id: tuned, family: openai, upstream_id: "ft:gpt-4o-mini:acme::abc", aliases: [tuned-latest] }\n  - { id: plain, family: openai, aliases: [p] }\n'))
+    const sent = (id: string) => [c.resolve(id)!.id, c.resolve(id)!.upstreamId, ...c.resolve(id)!.deployments.map((d) => d.upstreamId)]
+    expect(sent('gpt-4o')).toEqual(['gpt-4o', 'gpt-4o-2024-11-20', 'gpt-4o-2024-11-20'])
+    expect(sent('gpt-4o-2024-08-06')).toEqual(['gpt-4o', 'gpt-4o-2024-08-06', 'gpt-4o-2024-08-06'])
+    expect(sent('my-4o')).toEqual(['gpt-4o', 'gpt-4o-2024-11-20', 'gpt-4o-2024-11-20'])
+    expect(sent('tuned-latest')).toEqual(['tuned', 'ft:gpt-4o-mini:acme::abc', 'ft:gpt-4o-mini:acme::abc'])
+    expect(sent('p')).toEqual(['plain', 'plain', 'plain'])
+    // the built-in table's own, untouched
+    expect(sent('gpt-4o-mini-2024-07-18')).toEqual(['gpt-4o-mini', 'gpt-4o-mini-2024-07-18', 'gpt-4o-mini-2024-07-18'])
+  })
+
   test('a fallback must be a model the catalog serves, and not the model itself', () => {
     const bad = (fallbacks: string) => () => buildCatalog(load(`models:\n  - { id: my-model, family: openai, fallbacks: ${fallbacks} }\n`))
     expect(bad('[gpt-4o, no-such-model]')).toThrow('models[0].fallbacks[1]: unknown model "no-such-model"')

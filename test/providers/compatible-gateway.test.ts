@@ -22,6 +22,8 @@ models:
   - { id: qwq-32b, family: openai, reasoning: true, deployments: [{ provider: local, upstream_id: Qwen/QwQ-32B }], price: { input_mtok: 0, output_mtok: 0 } }
   - { id: gpt-4o-eu, family: openai, deployments: [{ provider: azure, upstream_id: my-gpt-4o }] }
   - { id: groq-llama, family: openai, deployments: [{ provider: local, upstream_id: llama-3.3-70b }], price: { input_mtok: 1, output_mtok: 1 } }
+  - { id: my-finetune, family: openai, upstream_id: "ft:llama:acme::abc", aliases: [my-finetune-latest], deployments: [{ provider: local }], price: { input_mtok: 0, output_mtok: 0 } }
+  - { id: mistral-small, family: openai, aliases: [mistral], deployments: [{ provider: local }], price: { input_mtok: 0, output_mtok: 0 } }
 compat:
   cross_family: translate
 `,
@@ -69,6 +71,25 @@ test('chat: the compatible server gets the deployment\'s model id and no key; it
   expect(g.model).toBe('llama-3.1-8b')
   expect(g.usage).toMatchObject({ ...counted, counted_by_gateway: true })
   expect(g.cost).toBe(0)
+})
+
+// an alias the config gives is another name for its model: the server knows the model by its
+// upstream id (or its id), not by what a client called it; the record names the model
+test('a configured alias goes to the server as its model does, on every surface', async () => {
+  const cases = [
+    ['my-finetune-latest', 'ft:llama:acme::abc', 'my-finetune'],
+    ['my-finetune', 'ft:llama:acme::abc', 'my-finetune'],
+    ['mistral', 'mistral-small', 'mistral-small'],
+  ] as const
+  for (const [asked, sent, recorded] of cases) {
+    for (const path of ['/api/alpha/v1/chat/completions', '/api/beta/v1/messages', '/api/alpha/v1/responses']) {
+      up.script({ json: { ...completion, id: `chatcmpl-alias-${asked}-${path.length}` } })
+      const res = await post(path, { model: asked, max_tokens: 50, ...(path.endsWith('/responses') ? { input: QUESTION, max_tokens: undefined } : { messages: [{ role: 'user', content: QUESTION }] }) })
+      expect(res.status).toBe(200)
+      expect(last().json().model).toBe(sent)
+    }
+    expect((await record(`chatcmpl-alias-${asked}-${'/api/alpha/v1/chat/completions'.length}`)).model).toBe(recorded)
+  }
 })
 
 test("a vLLM-style error body ({object: \"error\", message}) keeps its message for the client", async () => {
