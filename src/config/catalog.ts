@@ -435,6 +435,7 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
   checkAliases(config.models)
   const catalog = new Catalog(rows, config.providers, config.pricing, prices)
   checkFallbacks(catalog, config.models)
+  checkOverrides(catalog, config)
   return catalog
 }
 
@@ -467,6 +468,22 @@ function checkFallbacks(catalog: Catalog, models: Config['models']): void {
       if (target.id === m.id) throw new ConfigError(`${field}: ${m.id} cannot fall back to itself`)
     }),
   )
+}
+
+/**
+ * A price override names a model a request can name, as its prices are looked up: by the model's
+ * id, or the id it goes upstream as (a dated id, a configured upstream_id). One for no such
+ * model (a typo), or under an alias the config gives, would price nothing, without a word.
+ */
+function checkOverrides(catalog: Catalog, config: Pick<Config, 'models' | 'pricing'>): void {
+  const sentAs = new Set(config.models.flatMap((m) => m.upstream_id ?? []))
+  for (const id of Object.keys(config.pricing.overrides)) {
+    if (sentAs.has(id)) continue
+    const m = catalog.resolve(id)
+    const field = `pricing.overrides.${id}`
+    if (!m) throw new ConfigError(`${field}: unknown model "${id}": neither the catalog, the config's models nor the price library has it, and it is not of a family's naming (gpt-…, o1…, chatgpt-…, codex-…, claude-…, mock-…), so no request could name it`)
+    if (m.id !== id && m.upstreamId !== id) throw new ConfigError(`${field}: "${id}" is an alias of ${m.id}, whose requests are priced under its id: give the price as pricing.overrides.${m.id}, or as the model's own price`)
+  }
 }
 
 /** Where each configured model is served and what it falls back to, and where the families' other models go (`switchyard config`). */

@@ -194,6 +194,16 @@ describe('providers', () => {
     expect(catalog('models:\n  - { id: gpt-4o, family: openai, aliases: [my-4o] }\n  - { id: old-4o, family: openai, aliases: [gpt-4o-2024-05-13] }\n')).not.toThrow()
   })
 
+  test('a price override must name a model a request can name', () => {
+    const catalog = (yaml: string) => () => buildCatalog(load(yaml))
+    expect(catalog('pricing:\n  overrides:\n    gpt4o: { input_mtok: 1, output_mtok: 1 }\n')).toThrow('pricing.overrides.gpt4o: unknown model "gpt4o"')
+    // the catalog's, a dated id, a configured model, an alias, a mock, one of a family's naming the catalog does not list yet
+    // prices are looked up by a model's id, not by an alias the config gives it
+    expect(catalog('models:\n  - { id: local-llama, family: openai, aliases: [ll] }\npricing:\n  overrides:\n    ll: { input_mtok: 1, output_mtok: 1 }\n')).toThrow('pricing.overrides.ll: "ll" is an alias of local-llama, whose requests are priced under its id: give the price as pricing.overrides.local-llama')
+    // the catalog's, a dated id, a configured model and the id it goes upstream as, a mock, one of a family's naming the catalog does not list yet, an image model
+    expect(catalog('models:\n  - { id: local-llama, family: openai, aliases: [ll] }\n  - { id: tuned, family: openai, upstream_id: "ft:gpt-4o-mini:acme::abc" }\npricing:\n  overrides:\n    gpt-4o: { input_mtok: 1, output_mtok: 1 }\n    gpt-4o-2024-08-06: { input_mtok: 1, output_mtok: 1 }\n    local-llama: { input_mtok: 1, output_mtok: 1 }\n    "ft:gpt-4o-mini:acme::abc": { input_mtok: 1, output_mtok: 1 }\n    mock-x: { input_mtok: 1, output_mtok: 1 }\n    gpt-7-preview: { input_mtok: 1, output_mtok: 1 }\n    gpt-image-1: { input_mtok: 1, output_mtok: 1 }\n')).not.toThrow()
+  })
+
   test('a dated id of the built-in catalog goes upstream as named; an alias the config gives as its model does', () => {
     const c = buildCatalog(load('models:\n  - { id: gpt-4o, family: openai, upstream_id: gpt-4o-2024-11-20, aliases: [gpt-4o-2024-08-06, my-4o] }\n  - { id: tuned, family: openai, upstream_id: "ft:gpt-4o-mini:acme::abc", aliases: [tuned-latest] }\n  - { id: plain, family: openai, aliases: [p] }\n'))
     const sent = (id: string) => [c.resolve(id)!.id, c.resolve(id)!.upstreamId, ...c.resolve(id)!.deployments.map((d) => d.upstreamId)]
