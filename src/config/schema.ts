@@ -75,13 +75,14 @@ const Model = t.Object(
   {
     id: t.String({ minLength: 1 }),
     family: t.Union([t.Literal('openai'), t.Literal('anthropic')]),
-    aliases: t.Optional(t.Array(t.String())),
-    upstream_id: t.Optional(t.String()),
+    aliases: t.Optional(t.Array(t.String({ minLength: 1 }))),
+    upstream_id: t.Optional(t.String({ minLength: 1 })),
     context_window: t.Optional(Int({ minimum: 1 })),
     max_output_tokens: t.Optional(Int({ minimum: 1 })),
     reasoning: t.Optional(t.Boolean()),
     reasoning_summaries: t.Optional(t.Boolean()),
-    surfaces: t.Optional(t.Array(Surface)),
+    // none at all would list a model no request could reach
+    surfaces: t.Optional(t.Array(Surface, { minItems: 1 })),
     price: t.Optional(Price),
     /** Where the model is served; unset: its family's provider (or the mock). */
     deployments: t.Optional(t.Array(Deployment, { minItems: 1 })),

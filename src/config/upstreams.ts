@@ -103,6 +103,12 @@ export function checkDeployments(models: ModelEntry[], providers: Record<string,
   models.forEach((m, i) => {
     name(m.id, `models[${i}].id`)
     m.aliases?.forEach((a, j) => name(a, `models[${i}].aliases[${j}]`))
+    // a mock-… id is always the built-in mock's: deployments elsewhere would be ignored without a word
+    const elsewhere = m.id.startsWith('mock-') ? m.deployments?.findIndex((d) => d.provider !== MOCK_ID) ?? -1 : -1
+    if (elsewhere >= 0) throw new ConfigError(`models[${i}].deployments[${elsewhere}]: ${m.id} is served by the built-in mock, as every mock-… id is; give the model another id to serve it from "${m.deployments![elsewhere]!.provider}"`)
+    if (m.max_output_tokens !== undefined && m.context_window !== undefined && m.max_output_tokens > m.context_window) {
+      throw new ConfigError(`models[${i}].max_output_tokens: ${m.max_output_tokens} is more than its context_window (${m.context_window}), which holds the output too`)
+    }
     const served = new Set<string>()
     m.deployments?.forEach((d, j) => {
       const where = `${d.provider}/${d.upstream_id ?? m.upstream_id ?? m.id}`

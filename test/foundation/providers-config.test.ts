@@ -133,6 +133,13 @@ describe('providers', () => {
       ['models:\n  - { id: m, family: openai }\n  - { id: n, family: openai, aliases: [m] }\n', 'models[1].aliases[0]: "m" is given twice (models[0].id has it too)'],
       ['providers:\n  - { id: a, kind: openai }\nmodels:\n  - { id: m, family: openai, deployments: [{ provider: a }, { provider: a }] }\n', 'models[0].deployments[1]: provider "a" serving "m" is given twice'],
       ['providers:\n  - { id: a, kind: openai, api_key: "${NOT_SET_ANYWHERE}" }\n', 'providers[0].api_key: environment variable NOT_SET_ANYWHERE is not set'],
+      // what a model entry says must be what the gateway does: a mock-… id is the mock's whatever
+      // its deployments say, no surface reaches a model of none, an empty name names nothing
+      ['providers:\n  - { id: local, kind: openai-compatible, base_url: "http://127.0.0.1:9/v1" }\nmodels:\n  - { id: mock-local, family: openai, deployments: [{ provider: mock }, { provider: local }] }\n', 'models[0].deployments[1]: mock-local is served by the built-in mock, as every mock-… id is; give the model another id to serve it from "local"'],
+      ['models:\n  - { id: m, family: openai, surfaces: [] }\n', 'models[0].surfaces: '],
+      ['models:\n  - { id: m, family: openai, aliases: [""] }\n', 'models[0].aliases[0]: '],
+      ['models:\n  - { id: m, family: openai, upstream_id: "" }\n', 'models[0].upstream_id: '],
+      ['models:\n  - { id: m, family: openai, context_window: 1000, max_output_tokens: 5000 }\n', 'models[0].max_output_tokens: 5000 is more than its context_window (1000)'],
     ]
     for (const [yaml, message] of cases) expectRefused(yaml, {}, message)
   })
