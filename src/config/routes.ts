@@ -81,12 +81,17 @@ export function modelRoutes(s: Pick<Services, 'catalog'>) {
     if (!m) throw notFound(`Model ${echo(id)} not found`)
     return m
   }
+  // OpenAI's snapshots are models of their own: a dated id (the one its requests go upstream as) is retrieved under it
+  const openaiOne = (id: string) => {
+    const m = find(id)
+    return openaiModel(m.upstreamId === id ? { ...m, id } : m)
+  }
   const openaiList = () => ({ object: 'list', data: s.catalog.list().map(openaiModel) })
   return new Elysia({ name: 'models' })
     .get('/api/v1/models', openaiList)
     .get('/api/alpha/v1/models', openaiList)
-    .get('/api/v1/models/:id', ({ params }) => openaiModel(find(params.id)))
-    .get('/api/alpha/v1/models/:id', ({ params }) => openaiModel(find(params.id)))
+    .get('/api/v1/models/:id', ({ params }) => openaiOne(params.id))
+    .get('/api/alpha/v1/models/:id', ({ params }) => openaiOne(params.id))
     .get('/api/beta/v1/models', ({ request }) => anthropicPage(s.catalog.list().map(anthropicModel), new URL(request.url).searchParams))
     .get('/api/beta/v1/models/:id', ({ params }) => anthropicModel(find(params.id)))
 }

@@ -42,6 +42,15 @@ describe('on the mock (no upstream configured)', () => {
     expect((await get('/api/alpha/v1/models/gpt-5.5')).max_output_tokens).toBeNull()
   })
 
+  // OpenAI lists a snapshot as a model of its own and retrieves it under its dated id
+  test('a dated OpenAI id is retrieved under that id, with its model\'s window and cap', async () => {
+    const get = async (path: string) => (await fetch(g.url + path, { headers: { authorization: `Bearer ${g.key}` } })).json() as Promise<any>
+    for (const root of ['/api/v1', '/api/alpha/v1']) {
+      expect(await get(`${root}/models/gpt-4o-2024-08-06`)).toMatchObject({ id: 'gpt-4o-2024-08-06', object: 'model', owned_by: 'openai', context_window: 128_000, max_output_tokens: 16_384 })
+      expect((await get(`${root}/models/gpt-4o`)).id).toBe('gpt-4o')
+    }
+  })
+
   test("a model newer than the price library (Codex 0.169's default, gpt-6.1-sol) is served by its family's provider, unpriced, and never listed", async () => {
     const openai = new OpenAI({ apiKey: g.key, baseURL: `${g.url}/api/alpha/v1`, maxRetries: 0 })
     const listed = (await openai.models.list()).data.length
