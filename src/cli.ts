@@ -9,6 +9,7 @@ import { KEY_TEXT_MAX, keyTextFault } from './auth/key-text.ts'
 import { announceKeyChange } from './cluster/key-changes.ts'
 import { buildCatalog, deploymentTable } from './config/catalog.ts'
 import { ConfigError, loadConfig, maskedConfig, maskUrl, storesOf, type Config } from './config/load.ts'
+import { StartError } from './config/errors.ts'
 import { familyProvider } from './config/providers.ts'
 import { openStorage } from './db/client.ts'
 import { storageOptions } from './db/options.ts'
@@ -284,7 +285,7 @@ export async function main(argv: string[]) {
         throw new UsageError(`unknown command "${command}"`)
     }
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof UsageError || e instanceof HttpError) {
+    if (e instanceof ConfigError || e instanceof StartError || e instanceof UsageError || e instanceof HttpError) {
       console.error(`switchyard: ${e.message}`)
       return process.exit(e instanceof UsageError ? 2 : 1)
     }

@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/bun-sql'
 import { embedded, type Db, type Storage, type Tables } from './storage.ts'
 import { PG_MIGRATIONS } from './migrations.gen.ts'
 import { refuseNewerSchema } from './newer-schema.ts'
-import { ConfigError } from '../config/errors.ts'
+import { ConfigError, StartError } from '../config/errors.ts'
 import * as pgSchema from './pg-schema.ts'
 import { PgSql } from './pg-sql.ts'
 import { maskUrl } from './pg-url.ts'
@@ -23,7 +23,7 @@ export async function openPg(url: string, poolSize = 10): Promise<Storage> {
     await client.close().catch(() => {})
     // a refusal of the operator's to mend (a schema a newer version migrated) stays one
     if (e instanceof ConfigError) throw new ConfigError(`PostgreSQL at ${maskUrl(url)}: ${e.message}`)
-    throw new Error(`PostgreSQL at ${maskUrl(url)}: ${(e as Error).message}`)
+    throw new StartError(`PostgreSQL at ${maskUrl(url)}: ${(e as Error).message}`, { cause: e })
   }
   const db = drizzle({ client, schema: pgSchema })
   return {

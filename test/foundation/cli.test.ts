@@ -223,4 +223,12 @@ test.skipIf(onPostgres)('a data dir or config the gateway cannot use stops it wi
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
     expect(r.stderr).toStartWith(said)
   }
+  // a database that does not answer: its address said, its password not
+  for (const command of ['serve', 'migrate']) {
+    const r = await runCli([command, '--port', '0', '--data-dir', join(dir, 'pg')], { SWITCHYARD_DATABASE_URL: 'postgres://u:secret-pw-000@127.0.0.1:1/db' })
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(r.stderr).toStartWith('switchyard: PostgreSQL at postgres://u:***@127.0.0.1:1/db: ')
+    expect(r.stderr).not.toContain('secret-pw-000')
+  }
 })
