@@ -109,6 +109,7 @@ const AGNOSTIC = [
   // timeouts, traces, logs, metrics and a misbehaving upstream: what the store holds plays no part
   'test/routing/stream-idle.test.ts',
   'test/routing/failover.test.ts',
+  'test/routing/fallback-fit.test.ts',
   'test/observability/**',
   'test/metrics/prometheus.test.ts',
   'test/hostile/upstream.test.ts',

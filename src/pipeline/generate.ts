@@ -174,7 +174,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
     const p = prepared
     const pt = c.plan.pauseAtTool ? undefined : adapter.passthrough?.[spec.wire]
     if (pt && !('passthrough' in p)) {
-      const plan = c.plan.passthrough()
+      const plan = c.plan.passthrough(c.plan.model)
       p.passthrough = plan && { plan, body: media.passthrough(plan, rc) }
     }
     if (pt && p.passthrough) {

@@ -57,8 +57,12 @@ export interface Plan {
   pauseAtTool: boolean
   /** The request in IR terms (the translated path). */
   ir(): GenerationRequest
-  /** The body for an upstream that speaks the surface's wire, or undefined when it must be translated. */
-  passthrough(): PassthroughPlan | undefined
+  /**
+   * The body for an upstream that speaks the surface's wire, or undefined when it must be
+   * translated. `to`: the model it goes to, the plan's own or a fallback of its family, for
+   * which the client's parameters are fitted (routing/fallback-fit.ts).
+   */
+  passthrough(to: CatalogModel): PassthroughPlan | undefined
 }
 
 /** What a surface is, to the pipeline. */

@@ -60,8 +60,8 @@ export const chatSurface: SurfaceSpec = {
       containers: anthropicContainer(body.container),
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
-      passthrough() {
-        const pt = passthroughBody(body, rules, { id: model.id, reasons: model.reasoning === true, compatible: model.provider === 'openai-compatible' })
+      passthrough(to) {
+        const pt = passthroughBody(body, rules, { id: to.id, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible' }, to.id !== model.id)
         return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }

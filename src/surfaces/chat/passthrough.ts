@@ -6,6 +6,7 @@ import type { RulesOutcome } from '../../routing/params.ts'
 import { MAX_STOPS, chatResponseFormat, effortFor } from '../../routing/openai-chat.ts'
 import { COUNTERPART_WIRE, type Counterpart } from '../../routing/translate.ts'
 import { badRequest } from '../../http/errors.ts'
+import { fitChatFallback } from '../../routing/fallback-fit.ts'
 
 type Body = Record<string, unknown>
 
@@ -50,9 +51,11 @@ function leftOut(rules: RulesOutcome, counterpart: keyof Counterpart): void {
  * effort none), and beside the client's own may make no more than four; a Claude structured
  * output format is the response format, unless the client gave its own. What is left out is named.
  */
-export function passthroughBody(checked: Body, rules: RulesOutcome, target: PassthroughTarget): PassthroughBody {
+export function passthroughBody(checked: Body, rules: RulesOutcome, target: PassthroughTarget, fallback = false): PassthroughBody {
   const body: Body = { ...checked }
   for (const k of rules.removed) delete body[k]
+  // a fallback of the family, not the model the client wrote its parameters for
+  if (fallback) fitChatFallback(body, target, rules.compat)
   const c = rules.counterpart
   // Claude's thinking (or output_config.effort): the client's own reasoning_effort stands
   if (c.reasoning?.effort) {

@@ -14,6 +14,7 @@ import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'
 import { normalizeMessagesBody, validateMessages } from './validate.ts'
 import { cleanReply, fittedAnswers, holdingFormatText, toolArgs as fittedToolArgs, type FittedAnswers } from './answer-nulls.ts'
 import type { StreamEvent } from '../../ir/types.ts'
+import { fitMessagesFallback } from '../../routing/fallback-fit.ts'
 
 /**
  * The codec of a request whose strict schemas may be fitted for a GPT model: `fitted()` says
@@ -84,10 +85,12 @@ export const messagesSurface: SurfaceSpec = {
         fitted = fittedAnswers(req)
         return req
       },
-      passthrough() {
+      passthrough(to) {
         // (the gateway's own parameters, parallel_tool_calls and reasoning_effort, the adapter spells)
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
+        // a fallback of the family, not the model the client wrote its parameters for
+        if (to.id !== model.id) fitMessagesFallback(out, { id: to.id, reasons: to.reasoning === true, compatible: false }, rules.compat)
         return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
       },
     }

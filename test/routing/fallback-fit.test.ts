@@ -1,0 +1,127 @@
+// A fallback model is one the client did not name: the parameters it wrote for its own model go
+// to the fallback only where the fallback takes them (gpt-5's effort is gpt-4o's 400, gpt-4o's
+// temperature o3's), what is left out named in x-switchyard-compat, and a thread's reasoning goes
+// only to the model that made it. The model the client named still gets its body as it sent it.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import Anthropic from '@anthropic-ai/sdk'
+import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
+import { startGateway, type Gateway } from '../helpers/server.ts'
+
+const CHAT = fixture('openai/chat/nonstream-text.json')
+const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
+const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
+/** Models whose every call fails: their fallbacks answer. */
+const DOWN = new Set(['gpt-5', 'gpt-4o', 'claude-opus-4-1'])
+
+let up: FakeUpstream
+let gw: Gateway
+let openai: OpenAI
+let anthropic: Anthropic
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  up.script((req) => {
+    const body = req.json()
+    if (DOWN.has(body.model)) return { status: 500, json: { error: { message: 'overloaded', type: 'server_error' } } }
+    if (req.path.startsWith('/v1/messages')) return { json: CLAUDE }
+    if (req.path.endsWith('/responses')) return { json: { ...REASONED, id: `resp_${up.requests.length}`, model: body.model } }
+    return { json: CHAT }
+  })
+  gw = await startGateway({
+    yaml: `
+providers:
+  - { id: openai, kind: openai, base_url: ${up.url}/v1, api_key: sk-o, max_retries: 0 }
+  - { id: anthropic, kind: anthropic, base_url: ${up.url}, api_key: sk-a, max_retries: 0 }
+models:
+  - { id: gpt-5, family: openai, fallbacks: [gpt-4o-mini] }
+  - { id: gpt-4o, family: openai, fallbacks: [o3] }
+  - { id: claude-opus-4-1, family: anthropic, fallbacks: [claude-3-5-haiku] }
+routing: { failures_to_cool: 1000 }
+`,
+  })
+  openai = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
+  anthropic = new Anthropic({ baseURL: `${gw.url}/api/beta`, apiKey: gw.key, maxRetries: 0 })
+})
+afterAll(async () => {
+  await gw?.stop()
+  await up?.stop()
+})
+
+/** The bodies the upstream got for one request, by model. */
+function sent(from: number): Record<string, any> {
+  return Object.fromEntries(up.requests.slice(from).map((r: RecordedRequest) => [r.json().model, r.json()]))
+}
+
+test('chat: a reasoning model\'s effort is left out for a fallback that does not reason, and named', async () => {
+  const from = up.requests.length
+  const res = await openai.chat.completions.create({ model: 'gpt-5', reasoning_effort: 'low', max_completion_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['gpt-5']).toMatchObject({ reasoning_effort: 'low', max_completion_tokens: 100 })
+  expect(bodies['gpt-4o-mini']).not.toHaveProperty('reasoning_effort')
+  expect(bodies['gpt-4o-mini'].max_completion_tokens).toBe(100)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('reasoning_effort')
+})
+
+test('chat: sampling, stop and max_tokens are fitted for a fallback that reasons', async () => {
+  const from = up.requests.length
+  const res = await openai.chat.completions.create({ model: 'gpt-4o', temperature: 0.2, top_p: 1, max_tokens: 100, stop: ['END'], messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  // the model the client named: as it was sent
+  expect(bodies['gpt-4o']).toMatchObject({ temperature: 0.2, top_p: 1, max_tokens: 100, stop: ['END'] })
+  const o3 = bodies.o3
+  expect(o3).not.toHaveProperty('temperature')
+  expect(o3).not.toHaveProperty('stop')
+  expect(o3).not.toHaveProperty('max_tokens')
+  // the default is taken
+  expect(o3).toMatchObject({ top_p: 1, max_completion_tokens: 100 })
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('temperature, stop')
+})
+
+test('responses: reasoning and its encrypted content are left out for a fallback that does not reason; temperature for one that does', async () => {
+  let from = up.requests.length
+  const res = await openai.responses.create({ model: 'gpt-5', reasoning: { effort: 'minimal', summary: 'auto' }, include: ['reasoning.encrypted_content'], input: 'hi', store: false }).withResponse()
+  expect(res.response.status).toBe(200)
+  let bodies = sent(from)
+  expect(bodies['gpt-5']).toMatchObject({ reasoning: { effort: 'minimal', summary: 'auto' }, include: ['reasoning.encrypted_content'] })
+  expect(bodies['gpt-4o-mini']).not.toHaveProperty('reasoning')
+  expect(bodies['gpt-4o-mini']).not.toHaveProperty('include')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('reasoning, include.reasoning.encrypted_content')
+
+  from = up.requests.length
+  const cool = await openai.responses.create({ model: 'gpt-4o', temperature: 0.3, input: 'hi', store: false }).withResponse()
+  expect(cool.response.status).toBe(200)
+  bodies = sent(from)
+  expect(bodies['gpt-4o'].temperature).toBe(0.3)
+  expect(bodies.o3).not.toHaveProperty('temperature')
+})
+
+test("responses: a thread's reasoning made by the model the client named does not go to its fallback", async () => {
+  DOWN.delete('gpt-5')
+  let first
+  try {
+    first = await openai.responses.create({ model: 'gpt-5', input: 'think about it' })
+  } finally {
+    DOWN.add('gpt-5')
+  }
+  expect(first.output.map((o) => o.type)).toEqual(['reasoning', 'message'])
+  const from = up.requests.length
+  const next = await openai.responses.create({ model: 'gpt-5', previous_response_id: first.id, input: 'and now?' })
+  expect(next.status).toBe('completed')
+  const bodies = sent(from)
+  // its own model would have had it back whole
+  expect(bodies['gpt-5'].input.map((i: any) => i.type ?? i.role)).toContain('reasoning')
+  expect(bodies['gpt-4o-mini'].input.map((i: any) => i.type ?? i.role)).not.toContain('reasoning')
+  expect(JSON.stringify(bodies['gpt-4o-mini'])).not.toContain('encrypted_content')
+})
+
+test("messages: Claude's thinking is left out for a fallback without it", async () => {
+  const from = up.requests.length
+  const res = await anthropic.messages.create({ model: 'claude-opus-4-1', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['claude-opus-4-1'].thinking).toEqual({ type: 'enabled', budget_tokens: 1024 })
+  expect(bodies['claude-3-5-haiku']).not.toHaveProperty('thinking')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('thinking')
+})
