@@ -17,6 +17,8 @@ export interface FallbackTarget {
   reasons: boolean
   /** Another server of the wire (a model on vLLM): it takes what it takes, as it is sent. */
   compatible: boolean
+  /** The most output it gives (undefined: not known to the gateway). */
+  maxOutput?: number
 }
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
@@ -27,6 +29,14 @@ function effortAt(to: FallbackTarget, effort: unknown, left: string[]): unknown 
   const own = effortFor(to.id, effort as ReasoningEffort)
   if (own !== effort) left.push(`reasoning_effort.${effort}${own === null ? '' : `->${own}`}`)
   return own ?? undefined
+}
+
+/** An output cap past the fallback's own is its own (Claude Code's 32,000 would be a 400 of a model that gives 8,192). */
+function capped(body: Obj, field: string, to: FallbackTarget, left: string[]): void {
+  const v = body[field]
+  if (typeof v !== 'number' || to.maxOutput === undefined || v <= to.maxOutput) return
+  body[field] = to.maxOutput
+  left.push(`${field}.${v}->${to.maxOutput}`)
 }
 
 /** OpenAI's reasoning models take temperature and top_p at their default only (and, GPT-5.1 on, at effort none). */
@@ -53,6 +63,7 @@ function named(compat: string[], left: string[]): void {
 export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[]): void {
   const left: string[] = []
   if (to.compatible) return
+  for (const field of ['max_completion_tokens', 'max_tokens']) capped(body, field, to, left)
   if (!to.reasons) {
     if (body.reasoning_effort !== undefined) {
       delete body.reasoning_effort
@@ -76,6 +87,7 @@ export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[])
 export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: string[]): void {
   const left: string[] = []
   if (to.compatible) return
+  capped(body, 'max_output_tokens', to, left)
   const reasoning = body.reasoning as Obj | undefined
   if (!to.reasons) {
     if (reasoning !== undefined) {
@@ -103,8 +115,22 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
 
 /** A Messages body for a Claude fallback, in place; what it leaves out is named in `compat`. */
 export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: string[]): void {
+  const left: string[] = []
+  capped(body, 'max_tokens', to, left)
   const thinking = body.thinking as Obj | undefined
-  if (to.reasons || thinking === undefined || thinking.type === 'disabled') return
-  delete body.thinking
-  named(compat, ['thinking'])
+  if (thinking !== undefined && thinking.type !== 'disabled') {
+    const budget = thinking.budget_tokens
+    const maxTokens = body.max_tokens as number
+    // a budget must be under the cap, and at least 1,024
+    if (to.reasons && typeof budget === 'number' && budget >= maxTokens && maxTokens > MIN_BUDGET) {
+      body.thinking = { ...thinking, budget_tokens: maxTokens - 1 }
+      left.push(`thinking.budget_tokens.${budget}->${maxTokens - 1}`)
+    } else if (!to.reasons || (typeof budget === 'number' && budget >= maxTokens)) {
+      delete body.thinking
+      left.push('thinking')
+    }
+  }
+  named(compat, left)
 }
+
+const MIN_BUDGET = 1024

@@ -12,7 +12,7 @@ const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-4o', 'claude-opus-4-1'])
+const DOWN = new Set(['gpt-5', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -36,11 +36,13 @@ models:
   - { id: gpt-5, family: openai, fallbacks: [gpt-4o-mini] }
   - { id: gpt-4o, family: openai, fallbacks: [o3] }
   - { id: claude-opus-4-1, family: anthropic, fallbacks: [claude-3-5-haiku] }
+  - { id: claude-opus-4-6, family: anthropic, fallbacks: [claude-sonnet-4-5] }
 routing: { failures_to_cool: 1000 }
 `,
   })
   openai = new OpenAI({ baseURL: `${gw.url}/api/alpha/v1`, apiKey: gw.key, maxRetries: 0 })
-  anthropic = new Anthropic({ baseURL: `${gw.url}/api/beta`, apiKey: gw.key, maxRetries: 0 })
+  // a timeout of its own: the SDK asks for a stream where a large max_tokens could take its default 10 minutes
+  anthropic = new Anthropic({ baseURL: `${gw.url}/api/beta`, apiKey: gw.key, maxRetries: 0, timeout: 60_000 })
 })
 afterAll(async () => {
   await gw?.stop()
@@ -124,4 +126,28 @@ test("messages: Claude's thinking is left out for a fallback without it", async 
   expect(bodies['claude-opus-4-1'].thinking).toEqual({ type: 'enabled', budget_tokens: 1024 })
   expect(bodies['claude-3-5-haiku']).not.toHaveProperty('thinking')
   expect(res.response.headers.get('x-switchyard-compat')).toBe('thinking')
+})
+
+// Claude Code asks its model for 32,000 tokens and more; a fallback that gives fewer would refuse the request
+test("an output cap past the fallback's own is its own, and a thinking budget under it", async () => {
+  let from = up.requests.length
+  let res = await openai.chat.completions.create({ model: 'gpt-5', max_completion_tokens: 100_000, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  expect(sent(from)['gpt-5'].max_completion_tokens).toBe(100_000)
+  expect(sent(from)['gpt-4o-mini'].max_completion_tokens).toBe(16_384)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('max_completion_tokens.100000->16384')
+
+  from = up.requests.length
+  const haiku = await anthropic.messages.create({ model: 'claude-opus-4-1', max_tokens: 32_000, thinking: { type: 'enabled', budget_tokens: 31_999 }, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(haiku.response.status).toBe(200)
+  expect(sent(from)['claude-3-5-haiku'].max_tokens).toBe(8_192)
+  expect(sent(from)['claude-3-5-haiku']).not.toHaveProperty('thinking')
+  expect(haiku.response.headers.get('x-switchyard-compat')).toBe('max_tokens.32000->8192, thinking')
+
+  from = up.requests.length
+  const sonnet = await anthropic.messages.create({ model: 'claude-opus-4-6', max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 80_000 }, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(sonnet.response.status).toBe(200)
+  expect(sent(from)['claude-opus-4-6']).toMatchObject({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 80_000 } })
+  expect(sent(from)['claude-sonnet-4-5']).toMatchObject({ max_tokens: 64_000, thinking: { type: 'enabled', budget_tokens: 63_999 } })
+  expect(sonnet.response.headers.get('x-switchyard-compat')).toBe('max_tokens.100000->64000, thinking.budget_tokens.80000->63999')
 })

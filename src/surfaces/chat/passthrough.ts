@@ -6,7 +6,7 @@ import type { RulesOutcome } from '../../routing/params.ts'
 import { MAX_STOPS, chatResponseFormat, effortFor } from '../../routing/openai-chat.ts'
 import { COUNTERPART_WIRE, type Counterpart } from '../../routing/translate.ts'
 import { badRequest } from '../../http/errors.ts'
-import { fitChatFallback } from '../../routing/fallback-fit.ts'
+import { fitChatFallback, type FallbackTarget } from '../../routing/fallback-fit.ts'
 
 type Body = Record<string, unknown>
 
@@ -16,15 +16,8 @@ export interface PassthroughBody {
   clientWantsUsage: boolean
 }
 
-/** The model a pass-through body goes to, as its foreign parameters' translation reads it. */
-export interface PassthroughTarget {
-  /** The catalog id, whose generation says its reasoning tiers (routing/openai-chat.ts). */
-  id: string
-  /** It takes a reasoning effort at all. */
-  reasons: boolean
-  /** Another server of the chat wire (a QwQ on vLLM): it takes stop sequences, reasoning or not, and any effort. */
-  compatible: boolean
-}
+/** The model a pass-through body goes to, as its foreign parameters' translation (and a fallback's fitting) reads it. */
+export type PassthroughTarget = FallbackTarget
 
 /**
  * A counterpart left out after all: a foreign parameter named as what it became no longer names
