@@ -417,6 +417,8 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
   const prices: Record<string, PriceEntry> = {}
   for (const m of config.models) {
     const builtin = MODELS.find((r) => r.id === m.id)
+    // what the gateway would take of the id unconfigured (resolve): a price given is not a model changed
+    const inferred = builtin ?? (FAMILY_ID.test(m.id) ? { reasoning: reasons(m.id, m.family), summaries: summarises(m.id) } : undefined)
     rows.push({
       id: m.id,
       family: m.family,
@@ -424,8 +426,8 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
       upstreamId: m.upstream_id,
       contextWindow: m.context_window ?? builtin?.contextWindow ?? libraryInfo(m.id, m.family)?.contextWindow ?? 128_000,
       maxOutputTokens: m.max_output_tokens ?? builtin?.maxOutputTokens,
-      reasoning: m.reasoning ?? builtin?.reasoning,
-      summaries: m.reasoning_summaries ?? builtin?.summaries,
+      reasoning: m.reasoning ?? inferred?.reasoning,
+      summaries: m.reasoning_summaries ?? inferred?.summaries,
       surfaces: m.surfaces ?? builtin?.surfaces,
       deployments: m.deployments?.map((d) => ({ provider: d.provider, upstreamId: d.upstream_id, weight: d.weight ?? 1, priority: d.priority ?? 1 })),
       fallbacks: m.fallbacks,

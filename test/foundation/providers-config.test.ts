@@ -201,6 +201,20 @@ describe('providers', () => {
     expect(catalog('models:\n  - { id: gpt-4o, family: openai, aliases: [my-4o] }\n  - { id: old-4o, family: openai, aliases: [gpt-4o-2024-05-13] }\n')).not.toThrow()
   })
 
+  // a new model given a price (or fallbacks) in config is called as the same id unconfigured is
+  test('a configured model of a family\'s naming reasons as the id does unconfigured, unless it says', () => {
+    const c = buildCatalog(load('models:\n  - { id: claude-opus-4-7, family: anthropic, price: { input_mtok: 5, output_mtok: 25 } }\n  - { id: gpt-6, family: openai, price: { input_mtok: 1, output_mtok: 1 } }\n  - { id: claude-3-5-haiku, family: anthropic, fallbacks: [claude-haiku-4-5] }\n  - { id: my-llama, family: openai }\n  - { id: gpt-7, family: openai, reasoning: false }\n'))
+    const unconfigured = buildCatalog(load(''))
+    for (const id of ['claude-opus-4-7', 'gpt-6']) {
+      expect(c.resolve(id)).toMatchObject({ reasoning: true, reasoningSummaries: unconfigured.resolve(id)!.reasoningSummaries })
+      expect(unconfigured.resolve(id)!.reasoning).toBe(true)
+    }
+    expect(c.resolve('claude-opus-4-7')!.adaptiveThinking).toBe('only')
+    expect(c.resolve('claude-3-5-haiku')!.reasoning).toBe(false)
+    expect(c.resolve('my-llama')!.reasoning).toBe(false)
+    expect(c.resolve('gpt-7')!.reasoning).toBe(false)
+  })
+
   test('a price override must name a model a request can name', () => {
     const catalog = (yaml: string) => () => buildCatalog(load(yaml))
     expect(catalog('pricing:\n  overrides:\n    gpt4o: { input_mtok: 1, output_mtok: 1 }\n')).toThrow('pricing.overrides.gpt4o: unknown model "gpt4o"')
