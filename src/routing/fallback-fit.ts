@@ -5,6 +5,7 @@
 // out and named, as a request translated from the other family leaves out what its model refuses
 // (providers/openai/request.ts). The model the client named gets its body as it sent it.
 import type { ReasoningEffort } from '../ir/types.ts'
+import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor } from './openai-chat.ts'
 
 type Obj = Record<string, unknown>
@@ -19,6 +20,8 @@ export interface FallbackTarget {
   compatible: boolean
   /** The most output it gives (undefined: not known to the gateway). */
   maxOutput?: number
+  /** A Claude model's thinking form (catalog `adaptiveThinking`): adaptive only, preferred, or budgets only (undefined). */
+  adaptive?: 'only' | 'preferred'
 }
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
@@ -113,24 +116,67 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
   named(compat, left)
 }
 
-/** A Messages body for a Claude fallback, in place; what it leaves out is named in `compat`. */
+/**
+ * A Messages body for a Claude fallback, in place; what it leaves out or changes is named in
+ * `compat`. Its thinking goes in the fallback's own form, as the gateway plans its own thinking
+ * for each model (providers/anthropic/thinking.ts): adaptive with an effort where the fallback
+ * takes no budget (Opus 4.7), a budget where it takes no adaptive thinking (Sonnet 4.5), none
+ * where it does not think; a budget under the output cap, and at least 1,024, or no thinking.
+ */
 export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: string[]): void {
   const left: string[] = []
   capped(body, 'max_tokens', to, left)
+  const config = body.output_config as Obj | undefined
+  const effort = config?.effort
+  const withoutEffort = (why: string) => {
+    const { effort: _, ...rest } = config!
+    if (Object.keys(rest).length > 0) body.output_config = rest
+    else delete body.output_config
+    left.push(why)
+  }
   const thinking = body.thinking as Obj | undefined
-  if (thinking !== undefined && thinking.type !== 'disabled') {
-    const budget = thinking.budget_tokens
-    const maxTokens = body.max_tokens as number
-    // a budget must be under the cap, and at least 1,024
-    if (to.reasons && typeof budget === 'number' && budget >= maxTokens && maxTokens > MIN_BUDGET) {
-      body.thinking = { ...thinking, budget_tokens: maxTokens - 1 }
+  const type = thinking?.type
+  if (!to.reasons) {
+    if (type !== undefined && type !== 'disabled') {
+      delete body.thinking
+      left.push('thinking')
+    }
+    if (effort !== undefined) withoutEffort('output_config.effort')
+    return named(compat, left)
+  }
+  const maxTokens = body.max_tokens as number
+  if (to.adaptive === undefined) {
+    // a model of budgets: an adaptive depth is the budget its effort stands for; it takes no effort
+    if (type === 'adaptive') {
+      const { type: _, ...rest } = thinking!
+      body.thinking = { ...rest, type: 'enabled', budget_tokens: EFFORT_BUDGET[(typeof effort === 'string' && effort in EFFORT_BUDGET ? effort : 'high') as Effort] }
+      left.push('thinking.adaptive->budget_tokens')
+    }
+    if (effort !== undefined) withoutEffort('output_config.effort')
+  } else {
+    if (type === 'enabled' && to.adaptive === 'only') {
+      const { budget_tokens: budget, ...rest } = thinking!
+      body.thinking = { ...rest, type: 'adaptive' }
+      if (effort === undefined) body.output_config = { ...config, effort: CLAUDE_EFFORT.only[effortOfBudget(budget as number)] }
+      left.push('thinking.budget_tokens->adaptive')
+    }
+    const own = typeof effort === 'string' && effort in CLAUDE_EFFORT[to.adaptive] ? CLAUDE_EFFORT[to.adaptive][effort as Effort] : effort
+    if (own !== effort) {
+      body.output_config = { ...config, effort: own }
+      left.push(`output_config.effort.${effort}->${own}`)
+    }
+  }
+  // a budget must be under the cap, and at least 1,024
+  const fitted = body.thinking as Obj | undefined
+  const budget = fitted?.type === 'enabled' ? fitted.budget_tokens : undefined
+  if (typeof budget === 'number' && budget >= maxTokens) {
+    if (maxTokens > MIN_THINKING_BUDGET) {
+      body.thinking = { ...fitted, budget_tokens: maxTokens - 1 }
       left.push(`thinking.budget_tokens.${budget}->${maxTokens - 1}`)
-    } else if (!to.reasons || (typeof budget === 'number' && budget >= maxTokens)) {
+    } else {
       delete body.thinking
       left.push('thinking')
     }
   }
   named(compat, left)
 }
-
-const MIN_BUDGET = 1024

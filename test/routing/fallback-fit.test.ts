@@ -12,7 +12,7 @@ const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6'])
+const DOWN = new Set(['gpt-5', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -37,6 +37,8 @@ models:
   - { id: gpt-4o, family: openai, fallbacks: [o3] }
   - { id: claude-opus-4-1, family: anthropic, fallbacks: [claude-3-5-haiku] }
   - { id: claude-opus-4-6, family: anthropic, fallbacks: [claude-sonnet-4-5] }
+  - { id: claude-sonnet-4, family: anthropic, fallbacks: [claude-opus-4-7] }
+  - { id: claude-opus-4-7, family: anthropic, fallbacks: [claude-opus-4-6] }
 routing: { failures_to_cool: 1000 }
 `,
   })
@@ -150,4 +152,39 @@ test("an output cap past the fallback's own is its own, and a thinking budget un
   expect(sent(from)['claude-opus-4-6']).toMatchObject({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 80_000 } })
   expect(sent(from)['claude-sonnet-4-5']).toMatchObject({ max_tokens: 64_000, thinking: { type: 'enabled', budget_tokens: 63_999 } })
   expect(sonnet.response.headers.get('x-switchyard-compat')).toBe('max_tokens.100000->64000, thinking.budget_tokens.80000->63999')
+})
+
+// Opus 4.6 thinks adaptively by choice, Sonnet 4.5 on a budget only, Opus 4.7 adaptively only
+test("Claude's thinking in a form the fallback refuses goes to it in the fallback's own form", async () => {
+  let from = up.requests.length
+  const adaptive = await anthropic.messages.create({ model: 'claude-opus-4-6', max_tokens: 8000, thinking: { type: 'adaptive' }, output_config: { effort: 'low' }, messages: [{ role: 'user', content: 'hi' }] } as any).withResponse()
+  expect(adaptive.response.status).toBe(200)
+  expect(sent(from)['claude-opus-4-6']).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })
+  // a budget model takes no effort: the effort's budget
+  expect(sent(from)['claude-sonnet-4-5'].thinking).toEqual({ type: 'enabled', budget_tokens: 2048 })
+  expect(sent(from)['claude-sonnet-4-5']).not.toHaveProperty('output_config')
+  expect(adaptive.response.headers.get('x-switchyard-compat')).toBe('thinking.adaptive->budget_tokens, output_config.effort')
+
+  from = up.requests.length
+  const budget = await anthropic.messages.create({ model: 'claude-sonnet-4', max_tokens: 8000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(budget.response.status).toBe(200)
+  expect(sent(from)['claude-sonnet-4'].thinking).toEqual({ type: 'enabled', budget_tokens: 2048 })
+  expect(sent(from)['claude-opus-4-7']).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })
+  expect(sent(from)['claude-opus-4-7'].thinking).toEqual({ type: 'adaptive' })
+  expect(budget.response.headers.get('x-switchyard-compat')).toBe('thinking.budget_tokens->adaptive')
+
+  // Opus 4.7's xhigh is Opus 4.6's high
+  from = up.requests.length
+  DOWN.add('claude-opus-4-7')
+  DOWN.delete('claude-opus-4-6')
+  try {
+    const high = await anthropic.messages.create({ model: 'claude-opus-4-7', max_tokens: 8000, thinking: { type: 'adaptive' }, output_config: { effort: 'xhigh' }, messages: [{ role: 'user', content: 'hi' }] } as any).withResponse()
+    expect(high.response.status).toBe(200)
+    expect(sent(from)['claude-opus-4-7'].output_config).toEqual({ effort: 'xhigh' })
+    expect(sent(from)['claude-opus-4-6']).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } })
+    expect(high.response.headers.get('x-switchyard-compat')).toBe('output_config.effort.xhigh->high')
+  } finally {
+    DOWN.delete('claude-opus-4-7')
+    DOWN.add('claude-opus-4-6')
+  }
 })

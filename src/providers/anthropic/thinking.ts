@@ -3,40 +3,10 @@
 // refuse a budget and think adaptively, their depth set by `output_config.effort`; the 4.6
 // models take both (adaptive preferred). The catalog says which (`adaptiveThinking`). Pure.
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
-import type { GenerationRequest, ReasoningEffort } from '../../ir/types.ts'
+import type { GenerationRequest } from '../../ir/types.ts'
+import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from '../../routing/claude-thinking.ts'
 
 type Json = Record<string, unknown>
-type Effort = Exclude<ReasoningEffort, 'none'>
-
-/** reasoning effort → thinking budget_tokens. */
-export const EFFORT_BUDGET: Record<Effort, number> = {
-  minimal: 1024,
-  low: 2048,
-  medium: 8192,
-  high: 16_384,
-  xhigh: 32_768,
-  // the most a model may think: capped below its output limit by thinkingPlan
-  max: 65_536,
-}
-
-/** Anthropic rejects a thinking budget under this. */
-export const MIN_THINKING_BUDGET = 1024
-
-/**
- * reasoning effort → Claude's `output_config.effort` (low, medium, high, max; xhigh from Opus
- * 4.7 on): `minimal` has no tier below low; on a 4.6 model xhigh is high.
- */
-const CLAUDE_EFFORT: Record<'only' | 'preferred', Record<Effort, string>> = {
-  only: { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' },
-  preferred: { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'max' },
-}
-
-/** A budget → the effort whose budget first holds it (past high: high). */
-function effortOfBudget(budget: number): Effort {
-  for (const e of ['low', 'medium', 'high'] as const) if (budget <= EFFORT_BUDGET[e]) return e
-  return 'high'
-}
-
 export interface ThinkingPlan {
   thinking?: Json
   /** `output_config.effort` of adaptive thinking. */
