@@ -20,6 +20,8 @@ export interface RequestContext {
    * it is resolved, the trace and span ids once its span starts.
    */
   accessLog?: { model?: string; traceId?: string; spanId?: string }
+  /** The catalog id of the model the call under way goes to (a fallback's, when one serves): what a stored response names as its maker. */
+  served?: string
   /**
    * What the client asked of the response cache (`x-switchyard-cache`, `cache-control`), in
    * seconds; 0: not from it, not into it. Undefined: the config decides (cache/ask.ts).

@@ -228,6 +228,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       if (failed) s.health.failed(failed.key, { retryAfterMs: failed.retryAfterMs, failover: true })
       failed = undefined
       out.retryWith(c.plan.model)
+      rc.served = c.plan.model.id
       out.provider = c.deployment.provider
       out.deployment = c.deployment.upstreamId
       headers['x-switchyard-provider'] = c.deployment.provider

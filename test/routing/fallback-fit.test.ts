@@ -188,3 +188,22 @@ test("Claude's thinking in a form the fallback refuses goes to it in the fallbac
     DOWN.add('claude-opus-4-6')
   }
 })
+
+test("responses: the reasoning of a turn a fallback answered goes back to that model only", async () => {
+  // gpt-4o is down: o3 answers, with its reasoning
+  const first = await openai.responses.create({ model: 'gpt-4o', input: 'think about it' })
+  expect(first.model).toBe('o3')
+  expect(first.output.map((o) => o.type)).toEqual(['reasoning', 'message'])
+  DOWN.delete('gpt-4o')
+  let from = up.requests.length
+  try {
+    await openai.responses.create({ model: 'gpt-4o', previous_response_id: first.id, input: 'and now?' })
+  } finally {
+    DOWN.add('gpt-4o')
+  }
+  const kinds = (b: any) => b.input.map((i: any) => i.type ?? i.role)
+  expect(kinds(sent(from)['gpt-4o'])).not.toContain('reasoning')
+  from = up.requests.length
+  await openai.responses.create({ model: 'o3', previous_response_id: first.id, input: 'and now?' })
+  expect(kinds(sent(from).o3)).toContain('reasoning')
+})

@@ -64,10 +64,12 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
     let saved: Promise<void> | undefined
     const store = (r: Obj) => {
       if (saved || !turn.store || r.status === 'failed' || typeof r.id !== 'string') return
+      // the model that answered (a fallback's reasoning goes back to it only)
+      const maker = rc.served ?? model.id
       saved = threads.save({
         id: r.id,
         apiKeyId: rc.apiKey.id,
-        model: model.id,
+        model: maker,
         status: String(r.status),
         previousResponseId: turn.previousResponseId ?? null,
         previous: turn.previous ?? null,
@@ -81,7 +83,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         // the turn joins its conversation before the reply's last bytes go out (durable), and
         // the conversation's next turn waits until it has
         const output = Array.isArray(r.output) ? withHeld(r.output as Item[]) : []
-        const added = appendTurn(conversations, turn.conversationId, turn.items, output, model.id, (e) =>
+        const added = appendTurn(conversations, turn.conversationId, turn.items, output, maker, (e) =>
           s.log.error('conversations: a stored turn was not added to its conversation', { request_id: rc.requestId, conversation_id: turn.conversationId, error: String(e) }),
         )
         saved = Promise.all([saved, added]).then(() => rc.releaseTurn?.())
