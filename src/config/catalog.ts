@@ -188,7 +188,8 @@ export class Catalog {
       maxOutputTokens: row.maxOutputTokens,
       reasoning: row.reasoning ?? false,
       reasoningSummaries: row.summaries ?? false,
-      ...(row.family === 'anthropic' ? thinkingForm(upstreamId) : {}),
+      // the form of the Claude model it is sent as (a deployment's upstream id where only those name it)
+      ...(row.family === 'anthropic' ? thinkingForm(row.upstreamId ?? specs.find((d) => d.upstreamId !== undefined)?.upstreamId ?? row.id) : {}),
       surfaces: row.surfaces ?? ALL_SURFACES,
       created: CREATED,
     }
@@ -417,8 +418,11 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
   const prices: Record<string, PriceEntry> = {}
   for (const m of config.models) {
     const builtin = MODELS.find((r) => r.id === m.id)
-    // what the gateway would take of the id unconfigured (resolve): a price given is not a model changed
-    const inferred = builtin ?? (FAMILY_ID.test(m.id) ? { reasoning: reasons(m.id, m.family), summaries: summarises(m.id) } : undefined)
+    // what the gateway would take of the model it is sent as, unconfigured (resolve): a price given
+    // is not a model changed, nor is a short name of a Claude or GPT model
+    const sentAs = m.upstream_id ?? m.deployments?.find((d) => d.upstream_id !== undefined)?.upstream_id ?? m.id
+    const named = MODELS.find((r) => r.id === BUILTIN_NAMES.get(sentAs))
+    const inferred = builtin ?? named ?? (FAMILY_ID.test(sentAs) ? { reasoning: reasons(sentAs, m.family), summaries: summarises(sentAs) } : undefined)
     rows.push({
       id: m.id,
       family: m.family,

@@ -213,6 +213,13 @@ describe('providers', () => {
     expect(c.resolve('claude-3-5-haiku')!.reasoning).toBe(false)
     expect(c.resolve('my-llama')!.reasoning).toBe(false)
     expect(c.resolve('gpt-7')!.reasoning).toBe(false)
+    // a short name of a Claude or GPT model is that model: its reasoning and Claude's thinking form
+    const short = buildCatalog(load('models:\n  - { id: sonnet, family: anthropic, upstream_id: claude-sonnet-4-5-20250929 }\n  - { id: my-opus, family: anthropic, deployments: [{ provider: mock, upstream_id: claude-opus-4-7 }] }\n  - { id: fast, family: openai, upstream_id: gpt-5-mini }\n  - { id: old, family: anthropic, upstream_id: claude-3-5-haiku-20241022 }\n'))
+    expect(short.resolve('sonnet')).toMatchObject({ reasoning: true })
+    expect(short.resolve('sonnet')!.adaptiveThinking).toBeUndefined()
+    expect(short.resolve('my-opus')).toMatchObject({ reasoning: true, adaptiveThinking: 'only' })
+    expect(short.resolve('fast')).toMatchObject({ reasoning: true, reasoningSummaries: true })
+    expect(short.resolve('old')!.reasoning).toBe(false)
   })
 
   test('a price override must name a model a request can name', () => {
