@@ -12,7 +12,7 @@ type Obj = Record<string, unknown>
 
 /** The fallback as its rules read it. */
 export interface FallbackTarget {
-  /** The catalog id, whose generation says its reasoning tiers. */
+  /** The id it is sent as (a short name's model, a dated snapshot), whose generation says its reasoning tiers. */
   id: string
   /** It takes a reasoning effort (and refuses sampling other than the default). */
   reasons: boolean

@@ -12,7 +12,7 @@ const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4'])
+const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -35,6 +35,8 @@ providers:
 models:
   - { id: gpt-5, family: openai, fallbacks: [gpt-4o-mini] }
   - { id: gpt-4o, family: openai, fallbacks: [o3] }
+  - { id: gpt-5-mini, family: openai, fallbacks: [reasoner] }
+  - { id: reasoner, family: openai, upstream_id: o3 }
   - { id: claude-opus-4-1, family: anthropic, fallbacks: [claude-3-5-haiku] }
   - { id: claude-opus-4-6, family: anthropic, fallbacks: [claude-sonnet-4-5] }
   - { id: claude-sonnet-4, family: anthropic, fallbacks: [claude-opus-4-7] }
@@ -206,4 +208,15 @@ test("responses: the reasoning of a turn a fallback answered goes back to that m
   from = up.requests.length
   await openai.responses.create({ model: 'o3', previous_response_id: first.id, input: 'and now?' })
   expect(kinds(sent(from).o3)).toContain('reasoning')
+})
+
+// a fallback under the operator's own name is read by the model it is sent as
+test("an effort goes in the tiers of the model a fallback is sent as", async () => {
+  const from = up.requests.length
+  const res = await openai.chat.completions.create({ model: 'gpt-5-mini', reasoning_effort: 'minimal', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  expect(sent(from)['gpt-5-mini'].reasoning_effort).toBe('minimal')
+  // o3 has no minimal
+  expect(sent(from).o3.reasoning_effort).toBe('low')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('reasoning_effort.minimal->low')
 })

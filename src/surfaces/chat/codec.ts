@@ -61,7 +61,7 @@ export const chatSurface: SurfaceSpec = {
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough(to) {
-        const pt = passthroughBody(body, rules, { id: to.id, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible', maxOutput: to.maxOutputTokens }, to.id !== model.id)
+        const pt = passthroughBody(body, rules, { id: to.upstreamId, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible', maxOutput: to.maxOutputTokens }, to.id !== model.id)
         return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }

@@ -90,7 +90,7 @@ export const messagesSurface: SurfaceSpec = {
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
         // a fallback of the family, not the model the client wrote its parameters for
-        if (to.id !== model.id) fitMessagesFallback(out, { id: to.id, reasons: to.reasoning === true, compatible: false, maxOutput: to.maxOutputTokens, adaptive: to.adaptiveThinking }, rules.compat)
+        if (to.id !== model.id) fitMessagesFallback(out, { id: to.upstreamId, reasons: to.reasoning === true, compatible: false, maxOutput: to.maxOutputTokens, adaptive: to.adaptiveThinking }, rules.compat)
         return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
       },
     }

@@ -220,7 +220,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         passthrough(to) {
           // a fallback of the family gets the thread's reasoning only if it made it, and the client's parameters fitted for it
           const out = upstreamBody(body, turn, rules.compat, to.id, keepsReasoning(to))
-          if (to.id !== model.id) fitResponsesFallback(out, { id: to.id, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible', maxOutput: to.maxOutputTokens }, rules.compat)
+          if (to.id !== model.id) fitResponsesFallback(out, { id: to.upstreamId, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible', maxOutput: to.maxOutputTokens }, rules.compat)
           return { body: out, tap: { responses: hooks }, resolveMedia: (deps) => resolveResponsesBodyFiles(out, deps) }
         },
       }
