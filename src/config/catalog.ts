@@ -421,18 +421,19 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
     // what the gateway would take of the model it is sent as, unconfigured (resolve): a price given
     // is not a model changed, nor is a short name of a Claude or GPT model
     const sentAs = m.upstream_id ?? m.deployments?.find((d) => d.upstream_id !== undefined)?.upstream_id ?? m.id
-    const named = MODELS.find((r) => r.id === BUILTIN_NAMES.get(sentAs))
-    const inferred = builtin ?? named ?? (FAMILY_ID.test(sentAs) ? { reasoning: reasons(sentAs, m.family), summaries: summarises(sentAs) } : undefined)
+    const known = builtin ?? MODELS.find((r) => r.id === BUILTIN_NAMES.get(sentAs))
+    const inferred = known ?? (FAMILY_ID.test(sentAs) ? { reasoning: reasons(sentAs, m.family), summaries: summarises(sentAs) } : undefined)
     rows.push({
       id: m.id,
       family: m.family,
+      // (the dated ids of a built-in model are its own, never a short name's)
       aliases: m.aliases ?? builtin?.aliases,
       upstreamId: m.upstream_id,
-      contextWindow: m.context_window ?? builtin?.contextWindow ?? libraryInfo(m.id, m.family)?.contextWindow ?? 128_000,
-      maxOutputTokens: m.max_output_tokens ?? builtin?.maxOutputTokens,
+      contextWindow: m.context_window ?? known?.contextWindow ?? libraryInfo(sentAs, m.family)?.contextWindow ?? libraryInfo(m.id, m.family)?.contextWindow ?? 128_000,
+      maxOutputTokens: m.max_output_tokens ?? known?.maxOutputTokens,
       reasoning: m.reasoning ?? inferred?.reasoning,
       summaries: m.reasoning_summaries ?? inferred?.summaries,
-      surfaces: m.surfaces ?? builtin?.surfaces,
+      surfaces: m.surfaces ?? known?.surfaces,
       deployments: m.deployments?.map((d) => ({ provider: d.provider, upstreamId: d.upstream_id, weight: d.weight ?? 1, priority: d.priority ?? 1 })),
       fallbacks: m.fallbacks,
     })

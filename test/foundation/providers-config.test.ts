@@ -215,10 +215,12 @@ describe('providers', () => {
     expect(c.resolve('gpt-7')!.reasoning).toBe(false)
     // a short name of a Claude or GPT model is that model: its reasoning and Claude's thinking form
     const short = buildCatalog(load('models:\n  - { id: sonnet, family: anthropic, upstream_id: claude-sonnet-4-5-20250929 }\n  - { id: my-opus, family: anthropic, deployments: [{ provider: mock, upstream_id: claude-opus-4-7 }] }\n  - { id: fast, family: openai, upstream_id: gpt-5-mini }\n  - { id: old, family: anthropic, upstream_id: claude-3-5-haiku-20241022 }\n'))
-    expect(short.resolve('sonnet')).toMatchObject({ reasoning: true })
+    expect(short.resolve('sonnet')).toMatchObject({ reasoning: true, contextWindow: 200_000, maxOutputTokens: 64_000 })
     expect(short.resolve('sonnet')!.adaptiveThinking).toBeUndefined()
     expect(short.resolve('my-opus')).toMatchObject({ reasoning: true, adaptiveThinking: 'only' })
-    expect(short.resolve('fast')).toMatchObject({ reasoning: true, reasoningSummaries: true })
+    expect(short.resolve('fast')).toMatchObject({ reasoning: true, reasoningSummaries: true, contextWindow: 400_000, maxOutputTokens: 128_000 })
+    // one the price library knows, the catalog not: its window
+    expect(buildCatalog(load('models:\n  - { id: h3, family: anthropic, upstream_id: claude-3-haiku-20240307 }\n')).resolve('h3')!.contextWindow).toBe(200_000)
     expect(short.resolve('old')!.reasoning).toBe(false)
   })
 
