@@ -22,6 +22,8 @@ export interface CatalogModel {
   family: Family
   /** The kind of the first deployment's provider (`mock` when the mock serves it). */
   provider: ProviderKind
+  /** The model a configured one under the operator's own name is sent as, where only its deployments name it: priced as that one when its own ids are not. */
+  pricedAs?: string
   /** Model id sent upstream: the model's (config `upstream_id`, else its id); a dated id of the built-in table as the client named it. */
   upstreamId: string
   /**
@@ -106,6 +108,9 @@ export function outputLimit(m: CatalogModel): { limit: number; what: string } | 
 }
 const CREATED = 1_735_689_600 // 2025-01-01, a stable value for list shapes
 
+/** What a model is priced by. */
+type Priced = Pick<CatalogModel, 'id' | 'family' | 'upstreamId' | 'pricedAs'>
+
 /** genai-prices knows a model → its context window; unknown → undefined. */
 function libraryInfo(id: string, family: Family) {
   const r = calcPrice({ input_tokens: 0, output_tokens: 0 }, id, { providerId: family })
@@ -184,6 +189,7 @@ export class Catalog {
       ...this.placed(specs, upstreamId),
       fallbacks: row.fallbacks ?? [],
       upstreamId,
+      ...(row.pricedAs !== undefined ? { pricedAs: row.pricedAs } : {}),
       contextWindow: row.contextWindow,
       maxOutputTokens: row.maxOutputTokens,
       reasoning: row.reasoning ?? false,
@@ -250,7 +256,7 @@ export class Catalog {
    * so per-token rates are derived from the library once per model per hour (prices can
    * change on a date) and applied directly; tiered models still go through the library.
    */
-  private libraryCost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date): number | null {
+  private libraryCost(model: Priced, u: Usage, at: Date): number | null {
     // an unlisted model has no price, and its id must not grow the cache; nor has a mock one,
     // whatever the library's loose match would make of it (`mock-claude-v2x` as Claude 2)
     if (model.id.startsWith('mock-') || (!this.byId.has(model.id) && this.resolve(model.id)?.unlisted)) return null
@@ -277,7 +283,7 @@ export class Catalog {
    * USD cost of one request at catalog prices × (1 − discount), or null when the model
    * has no known price (recorded as unpriced, never as $0).
    */
-  cost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date = new Date()): number | null {
+  cost(model: Priced, u: Usage, at: Date = new Date()): number | null {
     let total = this.standardCost(model, u, at)
     if (total === null || !Number.isFinite(total)) return null
     // a tier priced apart (OpenAI's flex, priority; Anthropic's fast mode, US-only inference)
@@ -311,7 +317,7 @@ export class Catalog {
   }
 
   /** At the standard tier's prices: the operator's own, or the library's. */
-  private standardCost(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, u: Usage, at: Date): number | null {
+  private standardCost(model: Priced, u: Usage, at: Date): number | null {
     const o = this.overrides.get(model.id) ?? this.overrides.get(model.upstreamId)
     return o ? linearCost(o, u) : this.libraryCost(model, u, at)
   }
@@ -384,14 +390,15 @@ function libraryUsage(u: Usage) {
   return usage
 }
 
-function libraryPrice(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, usage: Record<string, number>, at: Date) {
+function libraryPrice(model: Priced, usage: Record<string, number>, at: Date) {
   return (
     calcPrice(usage, model.upstreamId, { providerId: model.family, timestamp: at }) ??
-    calcPrice(usage, model.id, { providerId: model.family, timestamp: at })
+    calcPrice(usage, model.id, { providerId: model.family, timestamp: at }) ??
+    (model.pricedAs !== undefined ? calcPrice(usage, model.pricedAs, { providerId: model.family, timestamp: at }) : undefined)
   )
 }
 
-function deriveRates(model: Pick<CatalogModel, 'id' | 'family' | 'upstreamId'>, at: Date): Rates | 'tiered' | null {
+function deriveRates(model: Priced, at: Date): Rates | 'tiered' | null {
   const base = libraryPrice(model, { input_tokens: 0, output_tokens: 0 }, at)
   if (!base) return null
   if (Object.values(base.model_price).some((v) => typeof v === 'object' && v !== null)) return 'tiered'
@@ -429,6 +436,7 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
       // (the dated ids of a built-in model are its own, never a short name's)
       aliases: m.aliases ?? builtin?.aliases,
       upstreamId: m.upstream_id,
+      ...(m.upstream_id === undefined && sentAs !== m.id ? { pricedAs: sentAs } : {}),
       contextWindow: m.context_window ?? known?.contextWindow ?? libraryInfo(sentAs, m.family)?.contextWindow ?? libraryInfo(m.id, m.family)?.contextWindow ?? 128_000,
       maxOutputTokens: m.max_output_tokens ?? known?.maxOutputTokens,
       reasoning: m.reasoning ?? inferred?.reasoning,

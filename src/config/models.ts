@@ -12,6 +12,8 @@ export interface ModelRow {
   aliases?: string[]
   /** Sent upstream instead of the id (config `upstream_id`). */
   upstreamId?: string
+  /** Priced as this id when its own are not priced (a deployment's upstream id; catalog `pricedAs`). */
+  pricedAs?: string
   contextWindow: number
   /** Undefined: not known (the upstream decides). */
   maxOutputTokens: number | undefined

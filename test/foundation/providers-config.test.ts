@@ -222,6 +222,11 @@ describe('providers', () => {
     // one the price library knows, the catalog not: its window
     expect(buildCatalog(load('models:\n  - { id: h3, family: anthropic, upstream_id: claude-3-haiku-20240307 }\n')).resolve('h3')!.contextWindow).toBe(200_000)
     expect(short.resolve('old')!.reasoning).toBe(false)
+    // priced as the model its deployment sends, where its own id has no price
+    const usage = { inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+    expect(short.cost(short.resolve('my-opus')!, usage)).toBe(short.cost(short.resolve('claude-opus-4-7')!, usage))
+    expect(short.cost(short.resolve('my-opus')!, usage)).toBeGreaterThan(0)
+    expect(short.cost(short.resolve('sonnet')!, usage)).toBe(short.cost(short.resolve('claude-sonnet-4-5')!, usage))
   })
 
   test('a price override must name a model a request can name', () => {
