@@ -6,6 +6,7 @@ import type { Server } from 'bun'
 import { authenticate, authenticateKnown, CreditsExhausted } from './auth/guard.ts'
 import { IDLE_MAX_S } from './config/load.ts'
 import { setRequestInfo, type PendingLimits, type RequestInfo } from './http/context.ts'
+import { proxyMatcher } from './http/proxies.ts'
 import { adminReader } from './auth/viewer.ts'
 import { RateLimiter, rateLimitHeaders, steadyNow, type Limit, type Outcome, type RateLimitBackend } from './auth/ratelimit.ts'
 import type { AdmissionServices } from './services.ts'
@@ -57,14 +58,14 @@ function pathOf(url: string, start: number): string {
   return q < 0 ? url.slice(start) : url.slice(start, q)
 }
 
-export function clientIp(req: Request, server: Server<unknown>, trusted: Set<string>): string {
+export function clientIp(req: Request, server: Server<unknown>, trusted: (address: string) => boolean): string {
   const peer = server.requestIP(req)?.address ?? ''
-  if (trusted.size === 0 || !trusted.has(peer)) return peer
+  if (!trusted(peer)) return peer
   const xff = req.headers.get('x-forwarded-for')
   if (!xff) return peer
   // the right-most address that is not one of our proxies is the client
   const hops = xff.split(',').map((s) => s.trim()).filter(Boolean)
-  for (let i = hops.length - 1; i >= 0; i--) if (!trusted.has(hops[i]!)) return hops[i]!
+  for (let i = hops.length - 1; i >= 0; i--) if (!trusted(hops[i]!)) return hops[i]!
   return hops[0] ?? peer
 }
 
@@ -86,7 +87,7 @@ function baseUrlMistake(path: string, url: string, publicUrl?: string): Response
 
 export function createPipeline(s: AdmissionServices, appFetch: (req: Request) => Response | Promise<Response>, direct?: DirectRoutes): FetchHandler {
   const { config, keys, limiter, log, storeLost } = s
-  const trusted = new Set(config.trustedProxies)
+  const trusted = proxyMatcher(config.trustedProxies)
   const adminRead = adminReader(config.adminToken)
   const cors = corsFor(config.corsOrigins)
 

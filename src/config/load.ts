@@ -18,6 +18,7 @@ import { maskedTracing, tracingSettings, type TracingSettings } from './tracing.
 import { cacheSettings, type CacheSettings } from './cache.ts'
 import { recordSettings, type RecordSettings } from './records.ts'
 import { corsOriginsProblem } from '../http/cors.ts'
+import { proxyEntryProblem } from '../http/proxies.ts'
 import { answersOffline, replaySettings, type ReplaySettings } from './replay.ts'
 
 export type { LogLevel }
@@ -270,6 +271,17 @@ function corsOrigins(fromEnv: string | undefined, fromFile: string[] | undefined
   return raw
 }
 
+/** `SWITCHYARD_TRUSTED_PROXIES` (comma-separated) over `server.trusted_proxies`: addresses and CIDR ranges, each checked (one that is neither would trust no one, without a word). */
+function trustedProxies(fromEnv: string | undefined, fromFile: string[] | undefined): string[] {
+  const env = str(fromEnv)
+  const list = env !== undefined ? env.split(',').map((s) => s.trim()).filter(Boolean) : fromFile ?? []
+  list.forEach((entry, i) => {
+    const problem = proxyEntryProblem(entry)
+    if (problem) throw new ConfigError(`${env !== undefined ? 'SWITCHYARD_TRUSTED_PROXIES' : `server.trusted_proxies[${i}]`}: ${problem}`)
+  })
+  return list
+}
+
 /** An http(s) URL with no query or fragment, without its trailing slash. */
 function publicUrl(v: string | undefined): string | undefined {
   if (v === undefined) return undefined
@@ -346,7 +358,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     host: str(flags.host) ?? str(env.HOST) ?? f.server?.host ?? '127.0.0.1',
     port,
     dataDir: resolve(cwd, str(flags['data-dir']) ?? str(env.SWITCHYARD_DATA_DIR) ?? f.server?.data_dir ?? './data'),
-    trustedProxies: f.server?.trusted_proxies ?? (str(env.SWITCHYARD_TRUSTED_PROXIES)?.split(',').map((s) => s.trim()) ?? []),
+    trustedProxies: trustedProxies(env.SWITCHYARD_TRUSTED_PROXIES, f.server?.trusted_proxies),
     publicUrl: publicUrl(str(env.SWITCHYARD_PUBLIC_URL) ?? str(f.server?.public_url)),
     corsOrigins: corsOrigins(env.SWITCHYARD_CORS_ORIGINS, f.server?.cors_origins),
     shutdownGraceMs: f.server?.shutdown_grace_ms ?? 10_000,

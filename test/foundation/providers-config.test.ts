@@ -159,8 +159,14 @@ describe('providers', () => {
       [{ PORT: '1e3' }, 'port: expected a non-negative number'],
       [{ SWITCHYARD_CLUSTER: 'maybe' }, 'SWITCHYARD_CLUSTER: expected true or false'],
       [{ SWITCHYARD_METRICS_PUBLIC: 'ja' }, 'SWITCHYARD_METRICS_PUBLIC: expected true or false'],
+      // an entry that is no address would trust no one, and a client's forwarded address never be read
+      [{ SWITCHYARD_TRUSTED_PROXIES: '10.0.0.0/8, proxy.internal' }, 'SWITCHYARD_TRUSTED_PROXIES: expected an IP address or a CIDR range such as 10.0.0.0/8, got "proxy.internal"'],
+      [{ SWITCHYARD_TRUSTED_PROXIES: '10.0.0.0/33' }, 'SWITCHYARD_TRUSTED_PROXIES: expected an IP address or a CIDR range'],
     ]
     for (const [env, message] of refused) expectRefused('', env, message)
+    expectRefused('server: { trusted_proxies: ["10.0.0.1", "10.0.0.0/8/1"] }\n', {}, 'server.trusted_proxies[1]: expected an IP address or a CIDR range')
+    // the environment over the file, as for every other setting
+    expect(load('server: { trusted_proxies: ["10.0.0.1"] }\n', { SWITCHYARD_TRUSTED_PROXIES: '192.168.0.0/16, fd00::/8' }).trustedProxies).toEqual(['192.168.0.0/16', 'fd00::/8'])
     expect(() => load('', { SWITCHYARD_MAX_BODY_BYTES: '4096', SWITCHYARD_BODY_BUDGET_BYTES: '2048' })).toThrow(/limits\.body_budget_bytes: 2048 is less than limits\.max_body_bytes \(4096\)/)
     // by default, room for eight bodies at the limit
     expect(load('', { SWITCHYARD_MAX_BODY_BYTES: '4096' }).limits.bodyBudgetBytes).toBe(8 * 4096)

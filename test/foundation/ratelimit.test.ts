@@ -142,6 +142,14 @@ test('X-Forwarded-For is honoured only from a trusted proxy', async () => {
     expect((await asClient(ip)).status).toBe(200)
   }
   expect((await asClient('198.51.100.1')).status).toBe(429)
+  await gw.stop()
+  // a proxy named by its range (a cluster's pod network), whatever form the socket reports it in
+  gw = await startGateway({ yaml: 'server: { trusted_proxies: ["127.0.0.0/8", "::1/128"] }\n', env: { SWITCHYARD_IP_RPM: '2' } })
+  for (const ip of ['198.51.100.4', '2001:db8::4']) {
+    expect((await asClient(ip)).status).toBe(200)
+    expect((await asClient(ip)).status).toBe(200)
+  }
+  expect((await asClient('198.51.100.4')).status).toBe(429)
 })
 
 test("a step of the system clock neither stretches a window nor empties it: Retry-After stays within the window's length", () => {
