@@ -4,6 +4,7 @@
 // the upstream's, where the fallback was there to answer). What the fallback would refuse is left
 // out and named, as a request translated from the other family leaves out what its model refuses
 // (providers/openai/request.ts). The model the client named gets its body as it sent it.
+import type { CatalogModel } from '../config/catalog.ts'
 import type { ReasoningEffort } from '../ir/types.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor } from './openai-chat.ts'
@@ -23,6 +24,15 @@ export interface FallbackTarget {
   /** A Claude model's thinking form (catalog `adaptiveThinking`): adaptive only, preferred, or budgets only (undefined). */
   adaptive?: 'only' | 'preferred'
 }
+
+/** A catalog model as the rules read it: by the id it is sent as. */
+export const fallbackTarget = (m: CatalogModel): FallbackTarget => ({
+  id: m.upstreamId,
+  reasons: m.reasoning === true,
+  compatible: m.provider === 'openai-compatible',
+  maxOutput: m.maxOutputTokens,
+  adaptive: m.adaptiveThinking,
+})
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
 

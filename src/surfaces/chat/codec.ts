@@ -1,5 +1,6 @@
 // The chat surface as the pipeline sees it: its checks and IR mapping (decode.ts), its
 // pass-through body (passthrough.ts), and its wire encoders (encode.ts, stream.ts).
+import { fallbackTarget } from '../../routing/fallback-fit.ts'
 import { heldPremiums } from '../../config/claude-premiums.ts'
 import { PARAMS } from './params.ts'
 import { boundOnce, promptBound } from '../../billing/prompt-bound.ts'
@@ -61,7 +62,7 @@ export const chatSurface: SurfaceSpec = {
       pauseAtTool: false,
       ir: () => toIR(body, model, rules),
       passthrough(to) {
-        const pt = passthroughBody(body, rules, { id: to.upstreamId, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible', maxOutput: to.maxOutputTokens }, to.id !== model.id)
+        const pt = passthroughBody(body, rules, fallbackTarget(to), to.id !== model.id)
         return { body: pt.body, tap: { stripUsage: !pt.clientWantsUsage }, resolveMedia: (deps) => resolveChatBodyFiles(pt.body, deps) }
       },
     }

@@ -14,7 +14,7 @@ import { createMessagesStreamEncoder, messagesErrorFrame } from './stream.ts'
 import { normalizeMessagesBody, validateMessages } from './validate.ts'
 import { cleanReply, fittedAnswers, holdingFormatText, toolArgs as fittedToolArgs, type FittedAnswers } from './answer-nulls.ts'
 import type { StreamEvent } from '../../ir/types.ts'
-import { fitMessagesFallback } from '../../routing/fallback-fit.ts'
+import { fallbackTarget, fitMessagesFallback } from '../../routing/fallback-fit.ts'
 
 /**
  * The codec of a request whose strict schemas may be fitted for a GPT model: `fitted()` says
@@ -90,7 +90,7 @@ export const messagesSurface: SurfaceSpec = {
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
         // a fallback of the family, not the model the client wrote its parameters for
-        if (to.id !== model.id) fitMessagesFallback(out, { id: to.upstreamId, reasons: to.reasoning === true, compatible: false, maxOutput: to.maxOutputTokens, adaptive: to.adaptiveThinking }, rules.compat)
+        if (to.id !== model.id) fitMessagesFallback(out, fallbackTarget(to), rules.compat)
         return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
       },
     }

@@ -19,7 +19,7 @@ import { completeResponse, encodeResponse, type ResponseFrame } from './encode.t
 import { newId } from './item-ids.ts'
 import { resolveResponsesBodyFiles } from './media.ts'
 import { keepsReasoning, upstreamBody } from './passthrough.ts'
-import { fitResponsesFallback } from '../../routing/fallback-fit.ts'
+import { fallbackTarget, fitResponsesFallback } from '../../routing/fallback-fit.ts'
 import { createResponsesStreamEncoder, failureEvents, sse, type ResponsesStreamEncoder } from './stream.ts'
 import { ThreadStore } from './thread.ts'
 import { JsonRows } from '../../db/json-rows.ts'
@@ -220,7 +220,7 @@ export function responsesSurface(s: ThreadServices, threads = threadStoreOf(s)):
         passthrough(to) {
           // a fallback of the family gets the thread's reasoning only if it made it, and the client's parameters fitted for it
           const out = upstreamBody(body, turn, rules.compat, to.id, keepsReasoning(to))
-          if (to.id !== model.id) fitResponsesFallback(out, { id: to.upstreamId, reasons: to.reasoning === true, compatible: to.provider === 'openai-compatible', maxOutput: to.maxOutputTokens }, rules.compat)
+          if (to.id !== model.id) fitResponsesFallback(out, fallbackTarget(to), rules.compat)
           return { body: out, tap: { responses: hooks }, resolveMedia: (deps) => resolveResponsesBodyFiles(out, deps) }
         },
       }
