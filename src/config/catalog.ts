@@ -492,10 +492,14 @@ function checkFallbacks(catalog: Catalog, models: Config['models']): void {
  */
 function checkOverrides(catalog: Catalog, config: Pick<Config, 'models' | 'pricing'>): void {
   const sentAs = new Set(config.models.flatMap((m) => m.upstream_id ?? []))
+  // a deployment's own upstream id (an Azure deployment's name): its model's id is what prices it
+  const deployed = new Map(config.models.flatMap((m) => (m.deployments ?? []).flatMap((d) => (d.upstream_id === undefined ? [] : [[d.upstream_id, m.id] as const]))))
   for (const id of Object.keys(config.pricing.overrides)) {
     if (sentAs.has(id)) continue
     const m = catalog.resolve(id)
     const field = `pricing.overrides.${id}`
+    const owner = deployed.get(id)
+    if (!m && owner !== undefined) throw new ConfigError(`${field}: "${id}" is a deployment's upstream id, and its requests are priced under their model's id: give the price as pricing.overrides.${owner}, or as the model's own price`)
     if (!m) throw new ConfigError(`${field}: unknown model "${id}": neither the catalog, the config's models nor the price library has it, and it is not of a family's naming (gpt-…, o1…, chatgpt-…, codex-…, claude-…, mock-…), so no request could name it`)
     if (m.id !== id && m.upstreamId !== id) throw new ConfigError(`${field}: "${id}" is an alias of ${m.id}, whose requests are priced under its id: give the price as pricing.overrides.${m.id}, or as the model's own price`)
   }

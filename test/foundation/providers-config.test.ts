@@ -238,6 +238,7 @@ describe('providers', () => {
   test('a price override must name a model a request can name', () => {
     const catalog = (yaml: string) => () => buildCatalog(load(yaml))
     expect(catalog('pricing:\n  overrides:\n    gpt4o: { input_mtok: 1, output_mtok: 1 }\n')).toThrow('pricing.overrides.gpt4o: unknown model "gpt4o"')
+    expect(catalog('models:\n  - { id: gpt-4o-eu, family: openai, deployments: [{ provider: mock, upstream_id: my-4o }] }\npricing:\n  overrides:\n    my-4o: { input_mtok: 1, output_mtok: 1 }\n')).toThrow('pricing.overrides.my-4o: "my-4o" is a deployment\'s upstream id, and its requests are priced under their model\'s id: give the price as pricing.overrides.gpt-4o-eu')
     // the catalog's, a dated id, a configured model, an alias, a mock, one of a family's naming the catalog does not list yet
     // prices are looked up by a model's id, not by an alias the config gives it
     expect(catalog('models:\n  - { id: local-llama, family: openai, aliases: [ll] }\npricing:\n  overrides:\n    ll: { input_mtok: 1, output_mtok: 1 }\n')).toThrow('pricing.overrides.ll: "ll" is an alias of local-llama, whose requests are priced under its id: give the price as pricing.overrides.local-llama')
