@@ -6,7 +6,7 @@ import { premiumsOf } from '../config/claude-premiums.ts'
 import { fileRefsOf, fileTokenBound } from '../billing/prompt-bound.ts'
 import { HttpError } from '../http/errors.ts'
 import type { CallContext } from '../routing/contract.ts'
-import { compatHeader } from '../routing/params.ts'
+import { addCompat, compatHeader } from '../routing/params.ts'
 import type { GenerationSink } from '../generations/types.ts'
 import type { GenerationServices, Services } from '../services.ts'
 import type { RequestContext } from './context.ts'
@@ -166,7 +166,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       // what the upstream's request leaves out is named as what the surface's rules left out is
       containerGiven,
       leftOut: (names) => {
-        for (const n of names) if (!c.plan.compat.includes(n)) c.plan.compat.push(n)
+        addCompat(c.plan.compat, names)
         nameCompat(c.plan, headers)
       },
     }

@@ -7,7 +7,8 @@
 import type { CatalogModel } from '../config/catalog.ts'
 import type { ReasoningEffort } from '../ir/types.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
-import { effortFor } from './openai-chat.ts'
+import { effortFor, REASONING_SAMPLING } from './openai-chat.ts'
+import { addCompat } from './params.ts'
 
 type Obj = Record<string, unknown>
 
@@ -52,10 +53,10 @@ function capped(body: Obj, field: string, to: FallbackTarget, left: string[]): v
   left.push(`${field}.${v}->${to.maxOutput}`)
 }
 
-/** OpenAI's reasoning models take temperature and top_p at their default only (and, GPT-5.1 on, at effort none). */
+/** Sampling a reasoning model refuses (REASONING_SAMPLING), and on the chat wire `stop`, left out unless at effort none. */
 function unsampled(body: Obj, effort: unknown, left: string[], stop: boolean): void {
   if (effort === 'none') return
-  for (const k of ['temperature', 'top_p']) {
+  for (const [, k] of REASONING_SAMPLING) {
     if (body[k] !== undefined && body[k] !== 1) {
       delete body[k]
       left.push(k)
@@ -65,11 +66,6 @@ function unsampled(body: Obj, effort: unknown, left: string[], stop: boolean): v
     delete body.stop
     left.push('stop')
   }
-}
-
-/** Names what was left out in the request's compat list (x-switchyard-compat), each once. */
-function named(compat: string[], left: string[]): void {
-  for (const n of left) if (!compat.includes(n)) compat.push(n)
 }
 
 /** A Chat Completions body for the fallback, in place; what it leaves out is named in `compat`. */
@@ -82,7 +78,7 @@ export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[])
       delete body.reasoning_effort
       left.push('reasoning_effort')
     }
-    return named(compat, left)
+    return addCompat(compat, left)
   }
   const effort = effortAt(to, body.reasoning_effort, left)
   if (effort === undefined) delete body.reasoning_effort
@@ -93,7 +89,7 @@ export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[])
     delete body.max_tokens
   }
   unsampled(body, effort, left, true)
-  named(compat, left)
+  addCompat(compat, left)
 }
 
 /** A Responses body for the fallback, in place; what it leaves out is named in `compat`. */
@@ -114,7 +110,7 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
       else delete body.include
       left.push(`include.${ENCRYPTED_REASONING}`)
     }
-    return named(compat, left)
+    return addCompat(compat, left)
   }
   const effort = effortAt(to, reasoning?.effort, left)
   if (reasoning !== undefined && effort !== reasoning.effort) {
@@ -123,7 +119,7 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
     else body.reasoning = effort === undefined ? rest : { ...rest, effort }
   }
   unsampled(body, effort, left, false)
-  named(compat, left)
+  addCompat(compat, left)
 }
 
 /**
@@ -152,7 +148,7 @@ export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: strin
       left.push('thinking')
     }
     if (effort !== undefined) withoutEffort('output_config.effort')
-    return named(compat, left)
+    return addCompat(compat, left)
   }
   const maxTokens = body.max_tokens as number
   if (to.adaptive === undefined) {
@@ -188,5 +184,5 @@ export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: strin
       left.push('thinking')
     }
   }
-  named(compat, left)
+  addCompat(compat, left)
 }

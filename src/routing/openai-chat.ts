@@ -4,6 +4,18 @@
 // chat body) read the same rules, from here: neither imports the other.
 import type { ReasoningEffort, ResponseFormat } from '../ir/types.ts'
 
+/**
+ * Sampling a reasoning model refuses: OpenAI's reasoning models take temperature and top_p only
+ * at their default of 1 (GPT-5.1 and later also with reasoning effort `none`). A request that is
+ * not the client's own call to that model (translated from the other family, or sent to a
+ * fallback) leaves it out and names it, as the AI SDK does, rather than send it to be refused.
+ * IR field → wire name.
+ */
+export const REASONING_SAMPLING = [
+  ['temperature', 'temperature'],
+  ['topP', 'top_p'],
+] as const
+
 /** Chat Completions refuses more stop sequences than this (Claude's have no count limit). */
 export const MAX_STOPS = 4
 

@@ -189,6 +189,11 @@ function field(v: unknown, k: string): unknown {
 /** The header stays well inside what any HTTP client reads (some stop at 64 KB for all headers). */
 const MAX_COMPAT_HEADER = 1_000
 
+/** Names what was left out or changed in a request's compat list, each once (the list may be walked again: a fallback, an IR built twice). */
+export function addCompat(compat: string[], names: readonly string[]): void {
+  for (const n of names) if (!compat.includes(n)) compat.push(n)
+}
+
 /**
  * The response header value, or undefined when nothing was translated or dropped. Entries are
  * the gateway's own field names; anything outside printable ASCII is left out (a header value

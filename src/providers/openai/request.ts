@@ -3,7 +3,7 @@
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, Message, Part, ToolChoice } from '../../ir/types.ts'
 import { badRequest, checkToolChoice } from '../checks.ts'
-import { MAX_STOPS, chatResponseFormat, effortFor } from '../../routing/openai-chat.ts'
+import { MAX_STOPS, REASONING_SAMPLING, chatResponseFormat, effortFor } from '../../routing/openai-chat.ts'
 
 type Json = Record<string, unknown>
 
@@ -194,17 +194,6 @@ export interface OpenAIChatRequest {
   /** Parameters the model would refuse, left out: named to the client in x-switchyard-compat. */
   leftOut: string[]
 }
-
-/**
- * Sampling a reasoning model refuses: OpenAI's reasoning models take temperature and top_p only
- * at their default of 1 (GPT-5.1 and later also with reasoning effort `none`). A request
- * translated from the other family is not the client's own OpenAI call, so the parameter is
- * left out and named, as the AI SDK does, rather than sent to be refused.
- */
-const REASONING_SAMPLING = [
-  ['temperature', 'temperature'],
-  ['topP', 'top_p'],
-] as const
 
 export function toOpenAIChat(req: GenerationRequest, target: ChatTarget): OpenAIChatRequest {
   checkToolChoice(req)

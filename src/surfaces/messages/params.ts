@@ -5,7 +5,7 @@
 import { Type as T } from '@sinclair/typebox'
 import type { CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, ReasoningEffort } from '../../ir/types.ts'
-import { carried, foreign, IGNORED, type BodyOf, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
+import { addCompat, carried, foreign, IGNORED, type BodyOf, type ParamTable, type RulesOutcome } from '../../routing/params.ts'
 import { addStops, reasoningOf, rowsToIR, withoutRemoved } from '../../routing/to-ir.ts'
 import { CLAUDE_EFFORTS, THINKING_DISPLAY } from '../../routing/owned-values.ts'
 import { COUNTERPART_WIRE, drop, stopSequencesToStop, thinkingToEffort } from '../../routing/translate.ts'
@@ -101,5 +101,5 @@ function withoutEffort(req: GenerationRequest, checked: MessagesBody, rules: Rul
   if (Object.keys(req.reasoning!).length === 0) delete req.reasoning
   rules.compat.forEach((entry, i) => (rules.compat[i] = withoutEffortNamed(entry)))
   // named once, however often the request's IR is built
-  if (checked.reasoning_effort !== undefined && !rules.compat.includes('reasoning_effort')) rules.compat.push('reasoning_effort')
+  if (checked.reasoning_effort !== undefined) addCompat(rules.compat, ['reasoning_effort'])
 }
