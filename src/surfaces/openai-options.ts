@@ -25,7 +25,7 @@ export const PromptCacheOptions = T.Object(
     mode: T.Optional(Str()),
     ttl: T.Optional(Str()),
     prewarm: T.Optional(T.Boolean({ errorMessage: 'expected a boolean (true or false)' })),
-    comparison_response_id: T.Optional(T.Union([Str(), T.Null()])),
+    comparison_response_id: T.Optional(T.Union([Str(), T.Null()], { errorMessage: 'expected a string or null' })),
   },
   { errorMessage: 'expected an object { mode?, ttl?, prewarm?, comparison_response_id? }' },
 )

@@ -72,6 +72,7 @@ const ANSWER_LISTS = ['annotations', 'logprobs'] as const
 function part(p: unknown, at: string, role: Role): ContentPart {
   if (!isObj(p)) throw badRequest(`${at}: expected a content part object, got ${typeName(p)}`)
   const type = p.type
+  if (type === undefined) throw badRequest(`${at}.type: required`)
   if (!isPartType(type)) throw badRequest(`${at}.type: unsupported content part type ${quote(type)}`)
   if (type === 'text' || type === 'input_text' || type === 'output_text') {
     if (typeof p.text !== 'string') throw badRequest(`${at}.text: expected a string, got ${typeName(p.text)}`)

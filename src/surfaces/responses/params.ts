@@ -81,7 +81,7 @@ export const PARAMS = {
       {
         format: T.Optional(T.Union([T.Object({ type: OneOf(['text', 'json_object']) }), JsonSchemaFormat], { errorMessage: 'expected { type: "text" | "json_object" } or { type: "json_schema", name, schema?, strict? }' })),
         // a provider-owned value set: any string here, checked where translated (`owned`)
-        verbosity: T.Optional(T.Union([Str(), T.Null()])),
+        verbosity: T.Optional(T.Union([Str(), T.Null()], { errorMessage: 'expected a string or null' })),
       },
       { errorMessage: 'expected an object { format?, verbosity? }' },
     ), owned: { verbosity: VERBOSITY }, shaped: true },
