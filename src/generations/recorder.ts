@@ -15,14 +15,14 @@ import type { Config } from '../config/load.ts'
 import { DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS } from '../config/retention.ts'
 import type { Storage } from '../db/client.ts'
 import type { Sql } from '../db/sql.ts'
-import { isStoreContended, isStoreAway } from '../db/unavailable.ts'
+import { isStoreAway } from '../db/unavailable.ts'
 import type { Logger } from '../http/log.ts'
 import { newGenerationId, plausibleUsage, toRow, type GenerationRow } from './row.ts'
 import { GenerationStore, isNotWhole } from './store.ts'
 import { costsNothing, type GenerationInput, type GenerationSink, type Whose } from './types.ts'
 import { pruneInSteps } from '../lib/prune-steps.ts'
-import { Spool, type Orphan } from './spool.ts'
-import type { Aside } from './spool-rows.ts'
+import { Spool } from './spool.ts'
+import { SpoolReplay } from './spool-replay.ts'
 import { killIfAsked } from './test-kill.ts'
 import { loseAnswerIfAsked } from './test-lost-answer.ts'
 
@@ -101,9 +101,8 @@ export class Recorder implements GenerationSink {
   private spoolTimer?: ReturnType<typeof setTimeout>
   /** The last append to the spool failed (the local disk full): new generations are refused. */
   private spoolFailing = false
-  /** The look for dead gateways' spools under way (or the last one), and the one asked after it. */
-  private replaying: Promise<void> = Promise.resolve()
-  private nextLook?: Promise<void>
+  /** Writes the spools of gateways no longer running (spool-replay.ts). */
+  private readonly replayer?: SpoolReplay
   private replayTimer?: ReturnType<typeof setInterval>
   /**
    * Rows of a write that failed: its COMMIT may have taken effect with its answer lost (the
@@ -119,7 +118,10 @@ export class Recorder implements GenerationSink {
     this.pruneEveryMs = opts.pruneEveryMs ?? 3_600_000
     this.maxBacklog = opts.maxBacklog ?? 10_000
     this.pruneChunk = opts.pruneChunk ?? PRUNE_CHUNK
-    if (opts.spoolDir) this.spool = new Spool(opts.spoolDir)
+    if (opts.spoolDir) {
+      this.spool = new Spool(opts.spoolDir)
+      this.replayer = new SpoolReplay({ ...deps, spool: this.spool, store: this.store, retentionDays: () => this.retentionDays, writeIn: (q, rows, spend) => this.writeIn(q, rows, spend) })
+    }
     deps.billing.chargesDue = this.recordAllSoon
   }
 
@@ -379,88 +381,7 @@ export class Recorder implements GenerationSink {
    * this gateway's backlog: `backlogged`).
    */
   replaySpools(): Promise<void> {
-    // one look at a time; one asked while another runs comes after it (that one may have read
-    // the directory before a spool the caller knows of was there)
-    if (!this.nextLook) {
-      const look = this.replaying.then(() => {
-        this.nextLook = undefined
-        return this.replayAll()
-      })
-      this.nextLook = look
-      this.replaying = look.catch(() => {})
-    }
-    return this.nextLook
-  }
-
-  private async replayAll(): Promise<void> {
-    if (!this.spool) return
-    for (const orphan of this.spool.orphans()) {
-      try {
-        const { stored, aside } = await this.replay(orphan)
-        const keptIn = orphan.done(aside)
-        this.deps.log.info('recorder: spool of a gateway no longer running written', { spool: orphan.id, records: orphan.rows.length, stored, torn: orphan.torn })
-        if (keptIn) {
-          const reasons = [...new Set(aside.map((a) => a.reason))]
-          this.deps.log.error('recorder: spooled generation records not stored, kept beside the spool and not counted', { spool: orphan.id, file: keptIn, records: aside.length, reasons: reasons.slice(0, 3).join(' | ') })
-        }
-      } catch (e) {
-        orphan.leave()
-        this.deps.log.error('recorder: spool of a gateway no longer running not written yet; trying again', { spool: orphan.id, records: orphan.rows.length, error: (e as Error).message })
-      }
-    }
-  }
-
-  /**
-   * A dead gateway's records, a transaction per WHOLE_MAX; one the database refuses (not away, not
-   * full, not a race lost to another write) is left out alone, and kept aside with the reason, as
-   * is one that may have been stored and pruned since (`unpruned`). Returns how many were stored now.
-   */
-  private async replay(orphan: Orphan): Promise<{ stored: number; aside: Aside[] }> {
-    const aside = [...orphan.aside]
-    const rows = await this.unpruned(orphan.rows, aside)
-    let stored = 0
-    for (let i = 0; i < rows.length; i += WHOLE_MAX) {
-      const part = rows.slice(i, i + WHOLE_MAX)
-      try {
-        stored += await this.storeReplayed(part)
-      } catch (e) {
-        if (notTheRecords(e)) throw e
-        for (const row of part) {
-          try {
-            stored += await this.storeReplayed([row])
-          } catch (e) {
-            if (notTheRecords(e)) throw e
-            aside.push({ record: row, reason: `refused by the database: ${(e as Error).message}` })
-          }
-        }
-      }
-    }
-    return { stored, aside }
-  }
-
-  /**
-   * The records retention cannot have pruned, and those stored still (the id check skips them).
-   * One made before the prune mark (GenerationStore.prunedBefore) whose id is not stored was
-   * either stored and pruned since (a kill between a commit and the spool's removal, and no
-   * replay until past the retention) or never stored: nothing tells which, so it is kept aside,
-   * uncounted, rather than maybe counted twice. With no mark (a database pruned by a version
-   * that kept none), the mark is this gateway's retention.
-   */
-  private async unpruned(rows: GenerationRow[], aside: Aside[]): Promise<GenerationRow[]> {
-    const mark = (await this.store.prunedBefore()) ?? Date.now() - this.retentionDays * DAY_MS
-    const out: GenerationRow[] = []
-    for (const r of rows) {
-      if (!(r.createdAt < mark)) out.push(r)
-      else if (!(await this.store.has(r.id))) aside.push({ record: r, reason: `made before ${new Date(mark).toISOString()}, where records have been pruned: stored and pruned since, or never stored (nothing tells which), so not counted` })
-    }
-    return out
-  }
-
-  private async storeReplayed(rows: GenerationRow[]): Promise<number> {
-    const spend = this.deps.billing.storeOnly()
-    const inserted = await this.deps.storage.sql.tx((q) => this.writeIn(q, rows, spend))
-    await this.deps.billing.reread(costsByKey(inserted).keys())
-    return inserted.length
+    return this.replayer?.look() ?? Promise.resolve()
   }
 
   /** The rows go back to the head of the queue, written again after a pause that grows with the failures. */
@@ -678,19 +599,12 @@ export class Recorder implements GenerationSink {
     await this.settled(STOP_WAIT_MS)
     this.recordRough()
     await this.flush()
-    await this.replaying
+    await this.replayer?.idle()
     if (this.spoolTimer) clearTimeout(this.spoolTimer)
     // a spool still open holds records the database never took: it stays for the next start
     this.spool?.close()
   }
 }
-
-/**
- * A replay's failure that says nothing against its records (the database away or full, or a
- * deadlock with another write): the spool stays for the next try, as its records may not be given
- * up for it; the spool is the only copy of them.
- */
-const notTheRecords = (e: unknown) => isStoreAway(e) || isStoreContended(e)
 
 /** The rows of a write that its insert skipped. */
 function notStored(rows: GenerationRow[], inserted: GenerationRow[]): GenerationRow[] {
