@@ -9,6 +9,7 @@ import type { ReasoningEffort } from '../ir/types.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor, REASONING_SAMPLING } from './openai-chat.ts'
 import { addCompat } from './params.ts'
+import { isObj } from '../lib/json.ts'
 
 type Obj = Record<string, unknown>
 
@@ -37,6 +38,22 @@ export const fallbackTarget = (m: CatalogModel): FallbackTarget => ({
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
 
+/**
+ * Only the GPT-5 generation and later take a verbosity other than medium: gpt-4o answers `low` with
+ * "Unsupported value: 'verbosity' does not support 'low' with this model. Supported values are:
+ * 'medium'", and Codex sends `text.verbosity` for its GPT-5 models.
+ */
+const TAKES_VERBOSITY = /^gpt-([5-9]|\d\d)/
+
+/** A verbosity the fallback refuses, left out of `holder` (the body, or its `text`) and named as `name`. */
+function unverbose(holder: unknown, name: string, to: FallbackTarget, left: string[]): void {
+  if (typeof holder !== 'object' || holder === null || TAKES_VERBOSITY.test(to.id)) return
+  const h = holder as Obj
+  if (h.verbosity === undefined || h.verbosity === null || h.verbosity === 'medium') return
+  delete h.verbosity
+  left.push(name)
+}
+
 /** The effort in the fallback's own tiers (o3 has no `minimal`), or none at all; what changed is named. */
 function effortAt(to: FallbackTarget, effort: unknown, left: string[]): unknown {
   if (typeof effort !== 'string') return effort
@@ -53,8 +70,15 @@ function capped(body: Obj, field: string, to: FallbackTarget, left: string[]): v
   left.push(`${field}.${v}->${to.maxOutput}`)
 }
 
-/** Sampling a reasoning model refuses (REASONING_SAMPLING), and on the chat wire `stop`, left out unless at effort none. */
-function unsampled(body: Obj, effort: unknown, left: string[], stop: boolean): void {
+/**
+ * What the reasoning models refuse on the chat wire beside their sampling: `stop`, the penalties,
+ * log probabilities and logit bias (OpenAI's reasoning guide lists them; the AI SDK leaves the same
+ * out for a reasoning model). A chat client's gpt-4o body carries them; its o3 fallback would 400.
+ */
+const REASONING_CHAT_REFUSED = ['stop', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias'] as const
+
+/** Sampling a reasoning model refuses (REASONING_SAMPLING), and on the chat wire the rest it refuses, left out unless at effort none. */
+function unsampled(body: Obj, effort: unknown, left: string[], chat: boolean): void {
   if (effort === 'none') return
   for (const [, k] of REASONING_SAMPLING) {
     if (body[k] !== undefined && body[k] !== 1) {
@@ -62,9 +86,11 @@ function unsampled(body: Obj, effort: unknown, left: string[], stop: boolean): v
       left.push(k)
     }
   }
-  if (stop && body.stop !== undefined) {
-    delete body.stop
-    left.push('stop')
+  if (!chat) return
+  for (const k of REASONING_CHAT_REFUSED) {
+    if (body[k] === undefined) continue
+    delete body[k]
+    left.push(k)
   }
 }
 
@@ -73,6 +99,7 @@ export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[])
   const left: string[] = []
   if (to.compatible) return
   for (const field of ['max_completion_tokens', 'max_tokens']) capped(body, field, to, left)
+  unverbose(body, 'verbosity', to, left)
   if (!to.reasons) {
     if (body.reasoning_effort !== undefined) {
       delete body.reasoning_effort
@@ -97,6 +124,12 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
   const left: string[] = []
   if (to.compatible) return
   capped(body, 'max_output_tokens', to, left)
+  unverbose(body, 'verbosity', to, left)
+  if (isObj(body.text)) {
+    // a copy: the text object may be the one the client's body holds for the model it named
+    body.text = { ...body.text }
+    unverbose(body.text, 'text.verbosity', to, left)
+  }
   const reasoning = body.reasoning as Obj | undefined
   if (!to.reasons) {
     if (reasoning !== undefined) {

@@ -85,6 +85,39 @@ test('chat: sampling, stop and max_tokens are fitted for a fallback that reasons
   expect(res.response.headers.get('x-switchyard-compat')).toBe('temperature, stop')
 })
 
+test('chat: penalties, log probabilities and logit bias are left out for a fallback that reasons', async () => {
+  const from = up.requests.length
+  const res = await openai.chat.completions
+    .create({ model: 'gpt-4o', presence_penalty: 0.5, frequency_penalty: 0.2, logprobs: true, top_logprobs: 2, logit_bias: { '50256': -100 }, messages: [{ role: 'user', content: 'hi' }] })
+    .withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['gpt-4o']).toMatchObject({ presence_penalty: 0.5, frequency_penalty: 0.2, logprobs: true, top_logprobs: 2, logit_bias: { '50256': -100 } })
+  for (const k of ['presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias']) expect(bodies.o3).not.toHaveProperty(k)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('presence_penalty, frequency_penalty, logprobs, top_logprobs, logit_bias')
+})
+
+test('a verbosity other than medium is left out for a fallback before GPT-5, on chat and responses', async () => {
+  let from = up.requests.length
+  const chat = await openai.chat.completions.create({ model: 'gpt-5', verbosity: 'low', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(chat.response.status).toBe(200)
+  expect(sent(from)['gpt-5'].verbosity).toBe('low')
+  expect(sent(from)['gpt-4o-mini']).not.toHaveProperty('verbosity')
+  expect(chat.response.headers.get('x-switchyard-compat')).toBe('verbosity')
+
+  from = up.requests.length
+  const resp = await openai.responses.create({ model: 'gpt-5', input: 'hi', text: { verbosity: 'high', format: { type: 'text' } } }).withResponse()
+  expect(resp.response.status).toBe(200)
+  expect(sent(from)['gpt-5'].text).toEqual({ verbosity: 'high', format: { type: 'text' } })
+  expect(sent(from)['gpt-4o-mini'].text).toEqual({ format: { type: 'text' } })
+  expect(resp.response.headers.get('x-switchyard-compat')?.split(', ')).toContain('text.verbosity')
+
+  // medium is every model's
+  from = up.requests.length
+  await openai.chat.completions.create({ model: 'gpt-5', verbosity: 'medium', messages: [{ role: 'user', content: 'hi' }] })
+  expect(sent(from)['gpt-4o-mini'].verbosity).toBe('medium')
+})
+
 test('responses: reasoning and its encrypted content are left out for a fallback that does not reason; temperature for one that does', async () => {
   let from = up.requests.length
   const res = await openai.responses.create({ model: 'gpt-5', reasoning: { effort: 'minimal', summary: 'auto' }, include: ['reasoning.encrypted_content'], input: 'hi', store: false }).withResponse()
