@@ -155,6 +155,18 @@ test("responses: a thread's reasoning made by the model the client named does no
   expect(JSON.stringify(bodies['gpt-4o-mini'])).not.toContain('encrypted_content')
 })
 
+test('messages: temperature and top_p together go to a fallback that refuses the two as temperature alone', async () => {
+  const from = up.requests.length
+  const res = await anthropic.messages.create({ model: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.4, top_p: 0.9, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  // Sonnet 4 takes both
+  expect(bodies['claude-sonnet-4']).toMatchObject({ temperature: 0.4, top_p: 0.9 })
+  expect(bodies['claude-opus-4-7'].temperature).toBe(0.4)
+  expect(bodies['claude-opus-4-7']).not.toHaveProperty('top_p')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('top_p')
+})
+
 test("messages: Claude's thinking is left out for a fallback without it", async () => {
   const from = up.requests.length
   const res = await anthropic.messages.create({ model: 'claude-opus-4-1', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'hi' }] }).withResponse()

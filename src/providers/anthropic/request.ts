@@ -1,5 +1,6 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
+import { takesBothSamplers } from '../../routing/claude-sampling.ts'
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
@@ -190,9 +191,6 @@ export interface AnthropicRequest {
   leftOut: string[]
 }
 
-/** The Claude models that take temperature and top_p together: the 3s, and Sonnet 4 and Opus 4 (later ones take one or the other). */
-const BOTH_SAMPLERS = /^claude-(3-|(sonnet|opus)-4(-0|-\d{8})?$)/
-
 export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
   checkToolChoice(req)
   // a JSON schema is Claude's structured output (`output_config.format`); JSON mode has no counterpart
@@ -280,7 +278,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     // Claude's models since Opus 4.1 refuse temperature and top_p together (an OpenAI client may
     // send both: LlamaIndex always does): top_p is left out, and named
     if (req.topP !== undefined) {
-      if (req.temperature !== undefined && !BOTH_SAMPLERS.test(model.upstreamId)) leftOut.push('top_p')
+      if (req.temperature !== undefined && !takesBothSamplers(model.upstreamId)) leftOut.push('top_p')
       else body.top_p = req.topP
     }
     if (req.topK !== undefined) body.top_k = req.topK
