@@ -44,11 +44,37 @@ const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
  * "Unsupported value: 'verbosity' does not support 'low' with this model. Supported values are:
  * 'medium'", and Codex sends `text.verbosity` for its GPT-5 models.
  */
-const TAKES_VERBOSITY = /^gpt-([5-9]|\d\d)/
+
+/** GPT-5 and later; its first chat models (`gpt-5-chat-latest`); the nano ones. */
+const GPT5_ON = /^gpt-([5-9]|\d\d)/
+const GPT_CHAT = /^gpt-\d+-chat/
+const GPT_NANO = /^gpt-\d+(\.\d+)?-nano/
+/** The o-series from o3 on. */
+const O3_ON = /^o([3-9]|\d\d)/
+
+/**
+ * Which OpenAI models a processing tier serves (OpenAI's 400 otherwise: "Unsupported
+ * service_tier: flex"): flex the o3 generation and later and GPT-5 and later but its chat
+ * models; priority (fast mode, its new name) the GPT-4 models too, but not GPT-5's nano and chat
+ * ones. The AI SDK's model catalog says the same.
+ */
+const TIER_SERVES: Record<string, (id: string) => boolean> = {
+  flex: (id) => O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_CHAT.test(id)),
+  priority: (id) => id.startsWith('gpt-4') || O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_NANO.test(id) && !GPT_CHAT.test(id)),
+}
+TIER_SERVES.fast = TIER_SERVES.priority!
+
+/** A processing tier the fallback is not served at, left out (it is served at its default) and named. */
+function untiered(body: Obj, to: FallbackTarget, left: string[]): void {
+  const tier = body.service_tier
+  if (typeof tier !== 'string' || !Object.hasOwn(TIER_SERVES, tier) || TIER_SERVES[tier]!(to.id)) return
+  delete body.service_tier
+  left.push(`service_tier.${tier}`)
+}
 
 /** A verbosity the fallback refuses, left out of `holder` (the body, or its `text`) and named as `name`. */
 function unverbose(holder: unknown, name: string, to: FallbackTarget, left: string[]): void {
-  if (typeof holder !== 'object' || holder === null || TAKES_VERBOSITY.test(to.id)) return
+  if (typeof holder !== 'object' || holder === null || GPT5_ON.test(to.id)) return
   const h = holder as Obj
   if (h.verbosity === undefined || h.verbosity === null || h.verbosity === 'medium') return
   delete h.verbosity
@@ -101,6 +127,7 @@ export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[])
   if (to.compatible) return
   for (const field of ['max_completion_tokens', 'max_tokens']) capped(body, field, to, left)
   unverbose(body, 'verbosity', to, left)
+  untiered(body, to, left)
   if (!to.reasons) {
     if (body.reasoning_effort !== undefined) {
       delete body.reasoning_effort
@@ -126,6 +153,7 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
   if (to.compatible) return
   capped(body, 'max_output_tokens', to, left)
   unverbose(body, 'verbosity', to, left)
+  untiered(body, to, left)
   if (isObj(body.text)) {
     // a copy: the text object may be the one the client's body holds for the model it named
     body.text = { ...body.text }

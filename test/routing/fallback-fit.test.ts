@@ -118,6 +118,27 @@ test('a verbosity other than medium is left out for a fallback before GPT-5, on 
   expect(sent(from)['gpt-4o-mini'].verbosity).toBe('medium')
 })
 
+test('a processing tier the fallback is not served at is left out: flex for gpt-4o-mini, kept for o3', async () => {
+  let from = up.requests.length
+  const res = await openai.chat.completions.create({ model: 'gpt-5', service_tier: 'flex', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  expect(sent(from)['gpt-5'].service_tier).toBe('flex')
+  expect(sent(from)['gpt-4o-mini']).not.toHaveProperty('service_tier')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('service_tier.flex')
+
+  from = up.requests.length
+  const resp = await openai.responses.create({ model: 'gpt-4o', input: 'hi', service_tier: 'flex' }).withResponse()
+  expect(resp.response.status).toBe(200)
+  // o3 is served at flex: the tier goes with the request
+  expect(sent(from).o3.service_tier).toBe('flex')
+  expect(resp.response.headers.get('x-switchyard-compat') ?? '').not.toContain('service_tier')
+
+  // priority serves gpt-4o-mini
+  from = up.requests.length
+  await openai.chat.completions.create({ model: 'gpt-5', service_tier: 'priority', messages: [{ role: 'user', content: 'hi' }] })
+  expect(sent(from)['gpt-4o-mini'].service_tier).toBe('priority')
+})
+
 test('responses: reasoning and its encrypted content are left out for a fallback that does not reason; temperature for one that does', async () => {
   let from = up.requests.length
   const res = await openai.responses.create({ model: 'gpt-5', reasoning: { effort: 'minimal', summary: 'auto' }, include: ['reasoning.encrypted_content'], input: 'hi', store: false }).withResponse()
@@ -157,7 +178,9 @@ test("responses: a thread's reasoning made by the model the client named does no
 
 test('messages: temperature and top_p together go to a fallback that refuses the two as temperature alone', async () => {
   const from = up.requests.length
-  const res = await anthropic.messages.create({ model: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.4, top_p: 0.9, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  // the SDK's types are API version 2026-10-21's, which dropped the samplers; the gateway speaks 2023-06-01, where they stand
+  const params = { model: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.4, top_p: 0.9, messages: [{ role: 'user', content: 'hi' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming
+  const res = await anthropic.messages.create(params).withResponse()
   expect(res.response.status).toBe(200)
   const bodies = sent(from)
   // Sonnet 4 takes both
