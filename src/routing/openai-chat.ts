@@ -28,20 +28,32 @@ const GPT5 = /^gpt-5(-|$)/
 const NONE_BELOW_LOW = /^gpt-(5\.[1-9]|[6-9]|\d\d)/
 /** The pro models think at high only. */
 const HIGH_ONLY = /^(gpt-5(\.\d+)?-pro|o\d+-pro)(-|$)/
+/**
+ * The codex models of GPT-5 and 5.1 think at least at low: "Unsupported value: 'none' is not
+ * supported with the 'gpt-5.1-codex' model. Supported values are: 'low', 'medium', and 'high'."
+ */
+const LOW_LEAST = /^gpt-5(\.1)?-codex/
+/**
+ * GPT-5.2 to 5.5 (and gpt-5.1-codex-max) top out at xhigh: "Supported values are: 'none',
+ * 'low', 'medium', 'high', and 'xhigh'" (gpt-5.2); the AI SDK's catalog gives `max` from 5.6 on.
+ */
+const XHIGH_TOPS = /^(gpt-5\.[2-5](?!\d)|gpt-5\.1-codex-max)/
 
 /**
  * An effort as the model's own tiers, where they are known to be fewer: the o-series take low
  * to high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
- * GPT-5.1 and later none, low and up (no minimal), the pro models high alone, and no model
- * before gpt-5.1-codex-max has a tier above high (`xhigh`, `max`). null: sent without. A
- * later model's upper tiers go as asked: its upstream knows them.
+ * GPT-5.1 and later none, low and up (no minimal), the codex models of 5 and 5.1 low and up, the
+ * pro models high alone; no model before gpt-5.1-codex-max has a tier above high, and none before
+ * 5.6 one above xhigh. null: sent without. A later model's upper tiers go as asked: its upstream
+ * knows them.
  */
 export function effortFor(id: string, effort: ReasoningEffort): string | null {
   const o = O_SERIES.test(id)
   if (HIGH_ONLY.test(id)) return 'high'
+  if ((effort === 'none' || effort === 'minimal') && LOW_LEAST.test(id)) return 'low'
   if (effort === 'none') return o ? null : GPT5.test(id) ? 'minimal' : 'none'
   if (effort === 'minimal') return o || NONE_BELOW_LOW.test(id) ? 'low' : effort
-  if (effort === 'xhigh' || effort === 'max') return HIGH_TOPS.test(id) ? 'high' : effort
+  if (effort === 'xhigh' || effort === 'max') return HIGH_TOPS.test(id) ? 'high' : effort === 'max' && XHIGH_TOPS.test(id) ? 'xhigh' : effort
   return effort
 }
 

@@ -43,9 +43,11 @@ test('chat and responses: a Claude model thinks with more than the xhigh budget,
   }
 })
 
-test("messages: a GPT model gets Anthropic's output_config.effort max as reasoning_effort max; one whose top tier is high gets high", async () => {
-  const sent = await post('/api/beta/v1/messages', { model: 'gpt-5.2', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'max' } })
+test("messages: a GPT model gets Anthropic's output_config.effort max as reasoning_effort max; one whose top tier is xhigh or high gets that", async () => {
+  const sent = await post('/api/beta/v1/messages', { model: 'gpt-5.6', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'max' } })
   expect(sent.reasoning_effort).toBe('max')
+  const xhigh = await post('/api/beta/v1/messages', { model: 'gpt-5.2', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'max' } })
+  expect(xhigh.reasoning_effort).toBe('xhigh')
   const older = await post('/api/beta/v1/messages', { model: 'gpt-5', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'max' } })
   expect(older.reasoning_effort).toBe('high')
 })

@@ -223,7 +223,17 @@ describe('openai chat request', () => {
     expect(at('gpt-5.1', 'xhigh').body.reasoning_effort).toBe('high')
     expect(at('o3', 'xhigh').body.reasoning_effort).toBe('high')
     expect(at('gpt-5.1-codex-max', 'xhigh').body.reasoning_effort).toBe('xhigh')
-    expect(at('gpt-5.2', 'max').body.reasoning_effort).toBe('max')
+    // GPT-5.2 to 5.5 top out at xhigh; a later model gets max as asked
+    expect(at('gpt-5.2', 'max')).toMatchObject({ body: { reasoning_effort: 'xhigh' }, leftOut: ['reasoning_effort.max->xhigh'] })
+    expect(at('gpt-5.4-mini', 'max').body.reasoning_effort).toBe('xhigh')
+    expect(at('gpt-5.1-codex-max', 'max').body.reasoning_effort).toBe('xhigh')
+    expect(at('gpt-5.6', 'max').body.reasoning_effort).toBe('max')
+    // (a minor of two digits is a later model, not 5.2)
+    expect(at('gpt-5.25', 'max').body.reasoning_effort).toBe('max')
+    // the codex models of 5 and 5.1 think at least at low
+    expect(at('gpt-5.1-codex', 'none')).toMatchObject({ body: { reasoning_effort: 'low' }, leftOut: ['reasoning_effort.none->low'] })
+    expect(at('gpt-5-codex', 'minimal').body.reasoning_effort).toBe('low')
+    expect(at('gpt-5.2-codex', 'none').body.reasoning_effort).toBe('none')
     // GPT-5.1 on has no minimal (none is below low); a pro model thinks at high alone
     expect(at('gpt-5.1', 'minimal').body.reasoning_effort).toBe('low')
     expect(at('gpt-5-pro', 'low').body.reasoning_effort).toBe('high')
