@@ -108,10 +108,12 @@ const REASONING_CHAT_REFUSED = ['stop', 'presence_penalty', 'frequency_penalty',
 function unsampled(body: Obj, effort: unknown, left: string[], chat: boolean): void {
   if (effort === 'none') return
   for (const [, k] of REASONING_SAMPLING) {
-    if (body[k] !== undefined && body[k] !== 1) {
-      delete body[k]
-      left.push(k)
-    }
+    if (body[k] === undefined) continue
+    // at its default of 1 too, named only when it was not: gpt-5 refuses `top_p` at any value
+    // ("Unsupported parameter: 'top_p' is not supported with this model"), as the translated
+    // request never sends it (providers/openai/request.ts)
+    if (body[k] !== 1) left.push(k)
+    delete body[k]
   }
   if (!chat) return
   for (const k of REASONING_CHAT_REFUSED) {
