@@ -215,6 +215,7 @@ export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: strin
     if (type !== undefined && type !== 'disabled') {
       delete body.thinking
       left.push('thinking')
+      unthought(body, left)
     }
     if (effort !== undefined) withoutEffort('output_config.effort')
     return addCompat(compat, left)
@@ -251,7 +252,45 @@ export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: strin
     } else {
       delete body.thinking
       left.push('thinking')
+      unthought(body, left)
     }
   }
   addCompat(compat, left)
+}
+
+const THOUGHT = new Set(['thinking', 'redacted_thinking'])
+
+/**
+ * What a Messages body may not keep once its thinking is left out: the thinking blocks of its
+ * assistant turns ("When thinking is disabled, an `assistant` message in the final position
+ * cannot contain `thinking`"; the fallback could read none of them anyway) and a context edit
+ * that clears thinking ("`clear_thinking_20251015` strategy requires `thinking` to be enabled",
+ * as Claude Code sends it). Copies what it changes: the client's body stays the named model's.
+ */
+function unthought(body: Obj, left: string[]): void {
+  if (Array.isArray(body.messages)) {
+    let dropped = false
+    const messages = body.messages.flatMap((m: unknown) => {
+      if (!isObj(m) || m.role !== 'assistant' || !Array.isArray(m.content) || !m.content.some((b) => isObj(b) && THOUGHT.has(b.type as string))) return [m]
+      dropped = true
+      const content = m.content.filter((b) => !(isObj(b) && THOUGHT.has(b.type as string)))
+      // a turn that held only thinking (a prefill of it) says nothing without it
+      return content.length > 0 ? [{ ...m, content }] : []
+    })
+    if (dropped) {
+      body.messages = messages
+      left.push('messages.thinking')
+    }
+  }
+  const cm = body.context_management
+  if (isObj(cm) && Array.isArray(cm.edits)) {
+    const edits = cm.edits.filter((e) => !(isObj(e) && typeof e.type === 'string' && e.type.startsWith('clear_thinking')))
+    if (edits.length < cm.edits.length) {
+      const { edits: _, ...rest } = cm
+      if (edits.length > 0) body.context_management = { ...rest, edits }
+      else if (Object.keys(rest).length > 0) body.context_management = rest
+      else delete body.context_management
+      left.push('context_management.clear_thinking')
+    }
+  }
 }

@@ -201,6 +201,33 @@ test("messages: Claude's thinking is left out for a fallback without it", async 
   expect(res.response.headers.get('x-switchyard-compat')).toBe('thinking')
 })
 
+test("messages: with the thinking left out go the turns' thinking blocks and a context edit that clears thinking", async () => {
+  const from = up.requests.length
+  const params = {
+    model: 'claude-opus-4-1',
+    max_tokens: 4000,
+    thinking: { type: 'enabled', budget_tokens: 1024 },
+    // as Claude Code sends it
+    context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }, { type: 'clear_tool_uses_20250919' }] },
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }, { type: 'text', text: 'hello' }] },
+      { role: 'user', content: 'and?' },
+    ],
+  } as unknown as Anthropic.MessageCreateParamsNonStreaming
+  const res = await anthropic.beta.messages.create(params as never).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  // the model the client named: as sent
+  expect(bodies['claude-opus-4-1'].messages[1].content.map((b: any) => b.type)).toEqual(['thinking', 'text'])
+  expect(bodies['claude-opus-4-1'].context_management.edits).toHaveLength(2)
+  const haiku = bodies['claude-3-5-haiku']
+  expect(haiku).not.toHaveProperty('thinking')
+  expect(haiku.messages[1].content).toEqual([{ type: 'text', text: 'hello' }])
+  expect(haiku.context_management).toEqual({ edits: [{ type: 'clear_tool_uses_20250919' }] })
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('thinking, messages.thinking, context_management.clear_thinking')
+})
+
 // Claude Code asks its model for 32,000 tokens and more; a fallback that gives fewer would refuse the request
 test("an output cap past the fallback's own is its own, and a thinking budget under it", async () => {
   let from = up.requests.length
