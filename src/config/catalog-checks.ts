@@ -2,9 +2,13 @@
 // aliases that take another model's name, fallbacks to no model, prices for no model a request
 // can name. Each names the field and what to configure instead.
 import { ConfigError } from './errors.ts'
-import type { Catalog } from './catalog.ts'
 import type { Config } from './load.ts'
 import { MODELS } from './models.ts'
+
+/** The catalog as the checks read it (config/catalog.ts): the entry a name resolves to. */
+interface Resolves {
+  resolve(id: string): { id: string; upstreamId: string } | undefined
+}
 
 /**
  * A configured alias names its own model only. One that is a name of another model of the
@@ -26,7 +30,7 @@ export function checkAliases(models: Config['models']): void {
 }
 
 /** Every fallback names a model the catalog serves, other than the model itself. */
-export function checkFallbacks(catalog: Catalog, models: Config['models']): void {
+export function checkFallbacks(catalog: Resolves, models: Config['models']): void {
   models.forEach((m, i) =>
     m.fallbacks?.forEach((id, j) => {
       const field = `models[${i}].fallbacks[${j}]`
@@ -42,7 +46,7 @@ export function checkFallbacks(catalog: Catalog, models: Config['models']): void
  * id, or the id it goes upstream as (a dated id, a configured upstream_id). One for no such
  * model (a typo), or under an alias the config gives, would price nothing, without a word.
  */
-export function checkOverrides(catalog: Catalog, config: Pick<Config, 'models' | 'pricing'>): void {
+export function checkOverrides(catalog: Resolves, config: Pick<Config, 'models' | 'pricing'>): void {
   const sentAs = new Set(config.models.flatMap((m) => m.upstream_id ?? []))
   // a deployment's own upstream id (an Azure deployment's name): its model's id is what prices it
   const deployed = new Map(config.models.flatMap((m) => (m.deployments ?? []).flatMap((d) => (d.upstream_id === undefined ? [] : [[d.upstream_id, m.id] as const]))))

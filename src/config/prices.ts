@@ -3,8 +3,7 @@
 // priced apart, plus the image tool's tokens and new containers, less the configured discount.
 // The catalog (catalog.ts) says which model a request is; this says what its usage costs.
 import { calcPrice } from './price-library.ts'
-import type { ImageGenUsage, Usage } from '../ir/types.ts'
-import type { CatalogModel } from './catalog.ts'
+import type { Family, ImageGenUsage, Usage } from '../ir/types.ts'
 import type { Config } from './load.ts'
 import { premiumFactor } from './claude-premiums.ts'
 import { tierFactor } from './service-tiers.ts'
@@ -12,8 +11,15 @@ import type { PriceEntry } from './schema.ts'
 import { imageLibraryUsage, imageModelId, KNOWN_IMAGE_MODELS } from './image-prices.ts'
 import { containersUsd } from '../billing/containers.ts'
 
-/** What a model is priced by. */
-export type Priced = Pick<CatalogModel, 'id' | 'family' | 'upstreamId' | 'pricedAs'>
+/** What a model is priced by (of a catalog entry, config/catalog.ts). */
+export interface Priced {
+  id: string
+  family: Family
+  /** The id it is sent upstream as. */
+  upstreamId: string
+  /** The model it is priced as where its own ids have no price. */
+  pricedAs?: string
+}
 
 /** Models whose library rates are kept (an hour each): ids clients name are many. */
 const RATES_KEPT = 2048
