@@ -72,6 +72,25 @@ function untiered(body: Obj, to: FallbackTarget, left: string[]): void {
   left.push(`service_tier.${tier}`)
 }
 
+/**
+ * The models OpenAI keeps a prompt cache 24 hours for (`prompt_cache_retention: "24h"`), by its
+ * prompt caching guide's list; from GPT-5.6 on the field is refused whatever its value
+ * (`prompt_cache_options.ttl` took its place).
+ */
+const EXTENDED_RETENTION = new Set(['gpt-5.5', 'gpt-5.5-pro', 'gpt-5.4', 'gpt-5.2', 'gpt-5.1-codex-max', 'gpt-5.1', 'gpt-5.1-codex', 'gpt-5.1-codex-mini', 'gpt-5.1-chat-latest', 'gpt-5', 'gpt-5-codex', 'gpt-4.1'])
+const RETENTION_GONE = /^gpt-(5\.([6-9]|\d\d)|[6-9]|\d\d)/
+const SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/
+
+/** A prompt cache retention the fallback does not take, left out and named. */
+function unretained(body: Obj, to: FallbackTarget, left: string[]): void {
+  const v = body.prompt_cache_retention
+  if (v === undefined || v === null) return
+  const keeps = RETENTION_GONE.test(to.id) ? false : v !== '24h' || EXTENDED_RETENTION.has(to.id.replace(SNAPSHOT, ''))
+  if (keeps) return
+  delete body.prompt_cache_retention
+  left.push(typeof v === 'string' ? `prompt_cache_retention.${v}` : 'prompt_cache_retention')
+}
+
 /** A verbosity the fallback refuses, left out of `holder` (the body, or its `text`) and named as `name`. */
 function unverbose(holder: unknown, name: string, to: FallbackTarget, left: string[]): void {
   if (typeof holder !== 'object' || holder === null || GPT5_ON.test(to.id)) return
@@ -130,6 +149,7 @@ export function fitChatFallback(body: Obj, to: FallbackTarget, compat: string[])
   for (const field of ['max_completion_tokens', 'max_tokens']) capped(body, field, to, left)
   unverbose(body, 'verbosity', to, left)
   untiered(body, to, left)
+  unretained(body, to, left)
   if (!to.reasons) {
     if (body.reasoning_effort !== undefined) {
       delete body.reasoning_effort
@@ -156,6 +176,7 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
   capped(body, 'max_output_tokens', to, left)
   unverbose(body, 'verbosity', to, left)
   untiered(body, to, left)
+  unretained(body, to, left)
   if (isObj(body.text)) {
     // a copy: the text object may be the one the client's body holds for the model it named
     body.text = { ...body.text }

@@ -140,6 +140,19 @@ test('a processing tier the fallback is not served at is left out: flex for gpt-
   expect(sent(from)['gpt-4o-mini'].service_tier).toBe('priority')
 })
 
+test("a 24-hour prompt cache is left out for a fallback OpenAI keeps none for", async () => {
+  let from = up.requests.length
+  const res = await openai.chat.completions.create({ model: 'gpt-5', prompt_cache_retention: '24h', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
+  expect(res.response.status).toBe(200)
+  expect(sent(from)['gpt-5'].prompt_cache_retention).toBe('24h')
+  expect(sent(from)['gpt-4o-mini']).not.toHaveProperty('prompt_cache_retention')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('prompt_cache_retention.24h')
+  // the in-memory cache is every model's before GPT-5.6
+  from = up.requests.length
+  await openai.responses.create({ model: 'gpt-5', input: 'hi', prompt_cache_retention: 'in_memory' } as never)
+  expect(sent(from)['gpt-4o-mini'].prompt_cache_retention).toBe('in_memory')
+})
+
 test('responses: reasoning and its encrypted content are left out for a fallback that does not reason; temperature for one that does', async () => {
   let from = up.requests.length
   const res = await openai.responses.create({ model: 'gpt-5', reasoning: { effort: 'minimal', summary: 'auto' }, include: ['reasoning.encrypted_content'], input: 'hi', store: false }).withResponse()
