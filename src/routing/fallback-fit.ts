@@ -10,6 +10,7 @@ import { takesBothSamplers } from './claude-sampling.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor, REASONING_SAMPLING } from './openai-chat.ts'
 import { addCompat } from './params.ts'
+import { servesTier, takesRetention, takesVerbosity } from './openai-models.ts'
 import { isObj } from '../lib/json.ts'
 
 type Obj = Record<string, unknown>
@@ -39,63 +40,27 @@ export const fallbackTarget = (m: CatalogModel): FallbackTarget => ({
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
 
-/**
- * Only the GPT-5 generation and later take a verbosity other than medium: gpt-4o answers `low` with
- * "Unsupported value: 'verbosity' does not support 'low' with this model. Supported values are:
- * 'medium'", and Codex sends `text.verbosity` for its GPT-5 models.
- */
-
-/** GPT-5 and later; its first chat models (`gpt-5-chat-latest`); the nano ones. */
-const GPT5_ON = /^gpt-([5-9]|\d\d)/
-const GPT_CHAT = /^gpt-\d+-chat/
-const GPT_NANO = /^gpt-\d+(\.\d+)?-nano/
-/** The o-series from o3 on. */
-const O3_ON = /^o([3-9]|\d\d)/
-
-/**
- * Which OpenAI models a processing tier serves (OpenAI's 400 otherwise: "Unsupported
- * service_tier: flex"): flex the o3 generation and later and GPT-5 and later but its chat
- * models; priority (fast mode, its new name) the GPT-4 models too, but not GPT-5's nano and chat
- * ones. The AI SDK's model catalog says the same.
- */
-const TIER_SERVES: Record<string, (id: string) => boolean> = {
-  flex: (id) => O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_CHAT.test(id)),
-  priority: (id) => id.startsWith('gpt-4') || O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_NANO.test(id) && !GPT_CHAT.test(id)),
-}
-TIER_SERVES.fast = TIER_SERVES.priority!
-
 /** A processing tier the fallback is not served at, left out (it is served at its default) and named. */
 function untiered(body: Obj, to: FallbackTarget, left: string[]): void {
   const tier = body.service_tier
-  if (typeof tier !== 'string' || !Object.hasOwn(TIER_SERVES, tier) || TIER_SERVES[tier]!(to.id)) return
+  if (typeof tier !== 'string' || servesTier(tier, to.id)) return
   delete body.service_tier
   left.push(`service_tier.${tier}`)
 }
 
-/**
- * The models OpenAI keeps a prompt cache 24 hours for (`prompt_cache_retention: "24h"`), by its
- * prompt caching guide's list; from GPT-5.6 on the field is refused whatever its value
- * (`prompt_cache_options.ttl` took its place).
- */
-const EXTENDED_RETENTION = new Set(['gpt-5.5', 'gpt-5.5-pro', 'gpt-5.4', 'gpt-5.2', 'gpt-5.1-codex-max', 'gpt-5.1', 'gpt-5.1-codex', 'gpt-5.1-codex-mini', 'gpt-5.1-chat-latest', 'gpt-5', 'gpt-5-codex', 'gpt-4.1'])
-const RETENTION_GONE = /^gpt-(5\.([6-9]|\d\d)|[6-9]|\d\d)/
-const SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/
-
 /** A prompt cache retention the fallback does not take, left out and named. */
 function unretained(body: Obj, to: FallbackTarget, left: string[]): void {
   const v = body.prompt_cache_retention
-  if (v === undefined || v === null) return
-  const keeps = RETENTION_GONE.test(to.id) ? false : v !== '24h' || EXTENDED_RETENTION.has(to.id.replace(SNAPSHOT, ''))
-  if (keeps) return
+  if (v === undefined || v === null || takesRetention(v, to.id)) return
   delete body.prompt_cache_retention
   left.push(typeof v === 'string' ? `prompt_cache_retention.${v}` : 'prompt_cache_retention')
 }
 
 /** A verbosity the fallback refuses, left out of `holder` (the body, or its `text`) and named as `name`. */
 function unverbose(holder: unknown, name: string, to: FallbackTarget, left: string[]): void {
-  if (typeof holder !== 'object' || holder === null || GPT5_ON.test(to.id)) return
+  if (typeof holder !== 'object' || holder === null) return
   const h = holder as Obj
-  if (h.verbosity === undefined || h.verbosity === null || h.verbosity === 'medium') return
+  if (h.verbosity === undefined || h.verbosity === null || takesVerbosity(h.verbosity, to.id)) return
   delete h.verbosity
   left.push(name)
 }
