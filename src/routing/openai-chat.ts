@@ -31,8 +31,9 @@ const HIGH_ONLY = /^(gpt-5(\.\d+)?-pro|o\d+-pro)(-|$)/
 /**
  * The codex models of GPT-5 and 5.1 think at least at low: "Unsupported value: 'none' is not
  * supported with the 'gpt-5.1-codex' model. Supported values are: 'low', 'medium', and 'high'."
+ * So does GPT-6 and later, whose tiers are low to max (the AI SDK's model catalog).
  */
-const LOW_LEAST = /^gpt-5(\.1)?-codex/
+const LOW_LEAST = /^(gpt-5(\.1)?-codex|gpt-([6-9]|\d\d))/
 /**
  * GPT-5.2 to 5.5 (and gpt-5.1-codex-max) top out at xhigh: "Supported values are: 'none',
  * 'low', 'medium', 'high', and 'xhigh'" (gpt-5.2); the AI SDK's catalog gives `max` from 5.6 on.
@@ -42,8 +43,8 @@ const XHIGH_TOPS = /^(gpt-5\.[2-5](?!\d)|gpt-5\.1-codex-max)/
 /**
  * An effort as the model's own tiers, where they are known to be fewer: the o-series take low
  * to high (no effort sent for `none`: they always think), GPT-5 before 5.1 minimal to high,
- * GPT-5.1 and later none, low and up (no minimal), the codex models of 5 and 5.1 low and up, the
- * pro models high alone; no model before gpt-5.1-codex-max has a tier above high, and none before
+ * GPT-5.1 and later none, low and up (no minimal), the codex models of 5 and 5.1 and GPT-6 and
+ * later low and up, the pro models high alone; no model before gpt-5.1-codex-max has a tier above high, and none before
  * 5.6 one above xhigh. null: sent without. A later model's upper tiers go as asked: its upstream
  * knows them.
  */

@@ -234,6 +234,9 @@ describe('openai chat request', () => {
     expect(at('gpt-5.1-codex', 'none')).toMatchObject({ body: { reasoning_effort: 'low' }, leftOut: ['reasoning_effort.none->low'] })
     expect(at('gpt-5-codex', 'minimal').body.reasoning_effort).toBe('low')
     expect(at('gpt-5.2-codex', 'none').body.reasoning_effort).toBe('none')
+    // GPT-6 has no none (low to max)
+    expect(at('gpt-6.2-sol', 'none')).toMatchObject({ body: { reasoning_effort: 'low' }, leftOut: ['reasoning_effort.none->low'] })
+    expect(at('gpt-6.2-sol', 'max').body.reasoning_effort).toBe('max')
     // GPT-5.1 on has no minimal (none is below low); a pro model thinks at high alone
     expect(at('gpt-5.1', 'minimal').body.reasoning_effort).toBe('low')
     expect(at('gpt-5-pro', 'low').body.reasoning_effort).toBe('high')
