@@ -64,10 +64,13 @@ export function heldTier(asked: unknown): PricedTier | undefined {
 
 const DATED = /-\d{4}-\d{2}-\d{2}$/
 
+/** An OpenAI id without its snapshot's date (`gpt-4.1-2025-04-14` → `gpt-4.1`). */
+export const undated = (id: string): string => id.replace(DATED, '')
+
 /** What tokens served at `tier` cost against the standard price, for the model OpenAI was sent; null: a tier of no known price. */
 export function tierFactor(upstreamId: string, tier: PricedTier | undefined): number | null {
   if (tier === undefined) return 1
   if (unpricedTier(tier)) return null
   if (tier === 'flex') return FLEX
-  return PRIORITY.get(upstreamId) ?? PRIORITY.get(upstreamId.replace(DATED, '')) ?? UNLISTED_PRIORITY
+  return PRIORITY.get(upstreamId) ?? PRIORITY.get(undated(upstreamId)) ?? UNLISTED_PRIORITY
 }

@@ -3,6 +3,7 @@
 // medium. Read by the id a model is sent as, where a body goes to a model it was not written for
 // (routing/fallback-fit.ts). Facts of OpenAI's guides and 400s; the AI SDK's model catalog says
 // the same of the tiers.
+import { undated } from '../config/service-tiers.ts'
 
 /** GPT-5 and later; GPT-5's first chat models (`gpt-5-chat-latest`); the nano ones; the o-series from o3 on. */
 const GPT5_ON = /^gpt-([5-9]|\d\d)/
@@ -15,11 +16,9 @@ const O3_ON = /^o([3-9]|\d\d)/
  * flex"): flex the o3 generation and later and GPT-5 and later but its chat models; priority
  * (fast mode, its new name) those and the GPT-4 models, but not GPT-5's nano ones.
  */
-const TIER_SERVES: Record<string, (id: string) => boolean> = {
-  flex: (id) => O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_CHAT.test(id)),
-  priority: (id) => id.startsWith('gpt-4') || O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_NANO.test(id) && !GPT_CHAT.test(id)),
-}
-TIER_SERVES.fast = TIER_SERVES.priority!
+const atFlex = (id: string) => O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_CHAT.test(id))
+const atPriority = (id: string) => id.startsWith('gpt-4') || O3_ON.test(id) || (GPT5_ON.test(id) && !GPT_NANO.test(id) && !GPT_CHAT.test(id))
+const TIER_SERVES: Record<string, (id: string) => boolean> = { flex: atFlex, priority: atPriority, fast: atPriority }
 
 /** Whether `id` is served at the processing tier `tier`; true for a tier this table does not know (`auto`, `default`). */
 export const servesTier = (tier: string, id: string): boolean => !Object.hasOwn(TIER_SERVES, tier) || TIER_SERVES[tier]!(id)
@@ -31,10 +30,9 @@ export const servesTier = (tier: string, id: string): boolean => !Object.hasOwn(
  */
 const EXTENDED_RETENTION = new Set(['gpt-5.5', 'gpt-5.5-pro', 'gpt-5.4', 'gpt-5.2', 'gpt-5.1-codex-max', 'gpt-5.1', 'gpt-5.1-codex', 'gpt-5.1-codex-mini', 'gpt-5.1-chat-latest', 'gpt-5', 'gpt-5-codex', 'gpt-4.1'])
 const RETENTION_GONE = /^gpt-(5\.([6-9]|\d\d)|[6-9]|\d\d)/
-const SNAPSHOT = /-\d{4}-\d{2}-\d{2}$/
 
 /** Whether `id` takes the prompt cache retention `value`. */
-export const takesRetention = (value: unknown, id: string): boolean => !RETENTION_GONE.test(id) && (value !== '24h' || EXTENDED_RETENTION.has(id.replace(SNAPSHOT, '')))
+export const takesRetention = (value: unknown, id: string): boolean => !RETENTION_GONE.test(id) && (value !== '24h' || EXTENDED_RETENTION.has(undated(id)))
 
 /**
  * Whether `id` takes the verbosity `value`: medium is every model's, the others GPT-5's and

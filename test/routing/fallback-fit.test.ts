@@ -58,6 +58,15 @@ function sent(from: number): Record<string, any> {
   return Object.fromEntries(up.requests.slice(from).map((r: RecordedRequest) => [r.json().model, r.json()]))
 }
 
+/** A chat request to gpt-5 (down) with `extra`: the bodies gpt-5 and its fallback gpt-4o-mini got, and what was named. */
+async function chatToMini(extra: Record<string, unknown>) {
+  const from = up.requests.length
+  const res = await openai.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }], ...extra } as never).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  return { named: bodies['gpt-5'], fallback: bodies['gpt-4o-mini'], compat: res.response.headers.get('x-switchyard-compat') }
+}
+
 test('chat: a reasoning model\'s effort is left out for a fallback that does not reason, and named', async () => {
   const from = up.requests.length
   const res = await openai.chat.completions.create({ model: 'gpt-5', reasoning_effort: 'low', max_completion_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).withResponse()
@@ -99,14 +108,12 @@ test('chat: penalties, log probabilities and logit bias are left out for a fallb
 })
 
 test('a verbosity other than medium is left out for a fallback before GPT-5, on chat and responses', async () => {
-  let from = up.requests.length
-  const chat = await openai.chat.completions.create({ model: 'gpt-5', verbosity: 'low', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
-  expect(chat.response.status).toBe(200)
-  expect(sent(from)['gpt-5'].verbosity).toBe('low')
-  expect(sent(from)['gpt-4o-mini']).not.toHaveProperty('verbosity')
-  expect(chat.response.headers.get('x-switchyard-compat')).toBe('verbosity')
+  const chat = await chatToMini({ verbosity: 'low' })
+  expect(chat.named.verbosity).toBe('low')
+  expect(chat.fallback).not.toHaveProperty('verbosity')
+  expect(chat.compat).toBe('verbosity')
 
-  from = up.requests.length
+  const from = up.requests.length
   const resp = await openai.responses.create({ model: 'gpt-5', input: 'hi', text: { verbosity: 'high', format: { type: 'text' } } }).withResponse()
   expect(resp.response.status).toBe(200)
   expect(sent(from)['gpt-5'].text).toEqual({ verbosity: 'high', format: { type: 'text' } })
@@ -114,20 +121,16 @@ test('a verbosity other than medium is left out for a fallback before GPT-5, on 
   expect(resp.response.headers.get('x-switchyard-compat')?.split(', ')).toContain('text.verbosity')
 
   // medium is every model's
-  from = up.requests.length
-  await openai.chat.completions.create({ model: 'gpt-5', verbosity: 'medium', messages: [{ role: 'user', content: 'hi' }] })
-  expect(sent(from)['gpt-4o-mini'].verbosity).toBe('medium')
+  expect((await chatToMini({ verbosity: 'medium' })).fallback.verbosity).toBe('medium')
 })
 
 test('a processing tier the fallback is not served at is left out: flex for gpt-4o-mini, kept for o3', async () => {
-  let from = up.requests.length
-  const res = await openai.chat.completions.create({ model: 'gpt-5', service_tier: 'flex', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
-  expect(res.response.status).toBe(200)
-  expect(sent(from)['gpt-5'].service_tier).toBe('flex')
-  expect(sent(from)['gpt-4o-mini']).not.toHaveProperty('service_tier')
-  expect(res.response.headers.get('x-switchyard-compat')).toBe('service_tier.flex')
+  const chat = await chatToMini({ service_tier: 'flex' })
+  expect(chat.named.service_tier).toBe('flex')
+  expect(chat.fallback).not.toHaveProperty('service_tier')
+  expect(chat.compat).toBe('service_tier.flex')
 
-  from = up.requests.length
+  const from = up.requests.length
   const resp = await openai.responses.create({ model: 'gpt-4o', input: 'hi', service_tier: 'flex' }).withResponse()
   expect(resp.response.status).toBe(200)
   // o3 is served at flex: the tier goes with the request
@@ -135,20 +138,16 @@ test('a processing tier the fallback is not served at is left out: flex for gpt-
   expect(resp.response.headers.get('x-switchyard-compat') ?? '').not.toContain('service_tier')
 
   // priority serves gpt-4o-mini
-  from = up.requests.length
-  await openai.chat.completions.create({ model: 'gpt-5', service_tier: 'priority', messages: [{ role: 'user', content: 'hi' }] })
-  expect(sent(from)['gpt-4o-mini'].service_tier).toBe('priority')
+  expect((await chatToMini({ service_tier: 'priority' })).fallback.service_tier).toBe('priority')
 })
 
 test("a 24-hour prompt cache is left out for a fallback OpenAI keeps none for", async () => {
-  let from = up.requests.length
-  const res = await openai.chat.completions.create({ model: 'gpt-5', prompt_cache_retention: '24h', messages: [{ role: 'user', content: 'hi' }] }).withResponse()
-  expect(res.response.status).toBe(200)
-  expect(sent(from)['gpt-5'].prompt_cache_retention).toBe('24h')
-  expect(sent(from)['gpt-4o-mini']).not.toHaveProperty('prompt_cache_retention')
-  expect(res.response.headers.get('x-switchyard-compat')).toBe('prompt_cache_retention.24h')
+  const chat = await chatToMini({ prompt_cache_retention: '24h' })
+  expect(chat.named.prompt_cache_retention).toBe('24h')
+  expect(chat.fallback).not.toHaveProperty('prompt_cache_retention')
+  expect(chat.compat).toBe('prompt_cache_retention.24h')
   // the in-memory cache is every model's before GPT-5.6
-  from = up.requests.length
+  const from = up.requests.length
   await openai.responses.create({ model: 'gpt-5', input: 'hi', prompt_cache_retention: 'in_memory' } as never)
   expect(sent(from)['gpt-4o-mini'].prompt_cache_retention).toBe('in_memory')
 })
