@@ -70,11 +70,16 @@ const summarises = (id: string) => /^(o\d|gpt-([5-9]|\d\d))/.test(id)
 /** `claude-<name>-<major>[-<minor>]…`: a minor of one or two digits (not a date's eight). */
 const CLAUDE_VERSION = /^claude-[a-z]+-(\d{1,2})(?:[-.](\d{1,2}))?(?![0-9])/
 
+/** A Claude model's version from its id, as a number (Opus 4.7: 4.07), or undefined (the 3s' ids name it first). */
+export function claudeVersion(id: string): number | undefined {
+  const m = CLAUDE_VERSION.exec(id)
+  return m ? Number(m[1]) + Number(m[2] ?? 0) / 100 : undefined
+}
+
 /** The thinking form of a Claude model, from its id's version (catalog `adaptiveThinking`). */
 export function adaptiveThinkingOf(id: string): CatalogModel['adaptiveThinking'] {
-  const m = CLAUDE_VERSION.exec(id)
-  if (!m) return undefined
-  const version = Number(m[1]) + Number(m[2] ?? 0) / 100
+  const version = claudeVersion(id)
+  if (version === undefined) return undefined
   return version >= 4.07 ? 'only' : version >= 4.06 ? 'preferred' : undefined
 }
 

@@ -6,7 +6,7 @@
 // (providers/openai/request.ts). The model the client named gets its body as it sent it.
 import type { CatalogModel } from '../config/catalog.ts'
 import type { ReasoningEffort } from '../ir/types.ts'
-import { takesBothSamplers } from './claude-sampling.ts'
+import { SAMPLERS, takesBothSamplers, takesSamplers } from './claude-models.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor, REASONING_SAMPLING } from './openai-chat.ts'
 import { addCompat } from './params.ts'
@@ -182,6 +182,14 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
 export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: string[]): void {
   const left: string[] = []
   capped(body, 'max_tokens', to, left)
+  // a body written for Opus 4.6 or before may carry samplers, which the models after refuse
+  if (!takesSamplers(to.id)) {
+    for (const k of SAMPLERS) {
+      if (body[k] === undefined) continue
+      delete body[k]
+      left.push(k)
+    }
+  }
   // a body written for Sonnet 4 may carry both samplers, which Claude's later models refuse together
   if (body.temperature !== undefined && body.top_p !== undefined && !takesBothSamplers(to.id)) {
     delete body.top_p

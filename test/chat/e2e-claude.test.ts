@@ -243,6 +243,19 @@ describe('claude model, non-streaming', () => {
     expect(rig.up.requests.at(-1)!.json()).not.toHaveProperty('top_p')
   })
 
+  test('an OpenAI client\'s samplers go nowhere on Claude from Opus 4.7 on (each refused there: "`temperature` is deprecated for this model."), named in x-switchyard-compat', async () => {
+    rig.up.script({ json: fixture('anthropic/messages/nonstream-text.json') })
+    const { data, response } = await rig.client.chat.completions
+      .create({ model: 'claude-opus-4-7', messages: ask, max_tokens: 600, temperature: 0.7, top_p: 0.9 })
+      .withResponse()
+    expect(data.choices[0]!.message.content).toBe(fromAnthropicJson(fixtureJson('anthropic/messages/nonstream-text.json')).text)
+    expect(response.headers.get('x-switchyard-compat')).toBe('temperature, top_p')
+    const sent = rig.up.requests.at(-1)!.json()
+    expect(sent.model).toBe('claude-opus-4-7')
+    expect(sent).not.toHaveProperty('temperature')
+    expect(sent).not.toHaveProperty('top_p')
+  })
+
   test("what Claude has no place for (a message's name, a tool's strict, an image's detail) is named in x-switchyard-compat, not dropped without a word", async () => {
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', strict: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } }]
     const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='

@@ -87,3 +87,77 @@ test("what Claude's structured output does not compile (a zod .min(), .max(), .i
     additionalProperties: false,
   })
 })
+
+// The Claude models before Opus 4.1 and Sonnet 4.5 (the 3s, Sonnet 4, Opus 4) have no structured
+// output: a JSON schema goes as a tool the model is made to call, and the call's input comes back
+// as the reply's text, ended as a turn. The recorded reply is the AI SDK's own forced `json` tool,
+// renamed as the gateway offers it.
+const weatherSchema = {
+  type: 'object',
+  properties: { elements: { type: 'array', items: { type: 'object', properties: { location: { type: 'string' }, temperature: { type: 'number' }, condition: { type: 'string' } }, required: ['location', 'temperature', 'condition'], additionalProperties: false } } },
+  required: ['elements'],
+  additionalProperties: false,
+}
+const asReply = (recorded: string, name: string) => recorded.replaceAll('"name": "json"', `"name": "${name}"`).replaceAll('"name":"json"', `"name":"${name}"`)
+
+test('chat: a JSON schema to a Claude model without structured output goes as a forced tool, and its input comes back as the parsed reply, ended as a turn', async () => {
+  rig.up.script({ json: JSON.parse(asReply(fixture('anthropic/messages/nonstream-json-tool-vercel.json'), 'json_reply')) })
+  const { data: r, response } = await rig.client.chat.completions
+    .parse({
+      model: 'claude-sonnet-4',
+      max_tokens: 500,
+      messages: [{ role: 'user', content: 'Weather in four cities?' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'weather', schema: weatherSchema, strict: true } },
+    })
+    .withResponse()
+  const choice = r.choices[0]!
+  expect(choice.message.parsed).toEqual(JSON.parse(fixture('anthropic/messages/nonstream-json-tool-vercel.json')).content[0].input)
+  expect(choice.message.tool_calls ?? []).toEqual([])
+  expect(choice.finish_reason).toBe('stop')
+  expect(response.headers.get('x-switchyard-compat')).toContain('response_format->tool')
+  const sent = rig.up.requests.at(-1)!.json()
+  expect(sent.model).toBe('claude-sonnet-4')
+  expect(sent).not.toHaveProperty('output_config')
+  expect(sent.tools).toEqual([expect.objectContaining({ name: 'json_reply', input_schema: weatherSchema })])
+  expect(sent.tool_choice).toEqual({ type: 'tool', name: 'json_reply' })
+})
+
+test('chat: streamed, the forced tool\'s input arrives as content deltas, with no tool call and a stop finish', async () => {
+  rig.up.script({ sse: asReply(fixture('anthropic/messages/stream-tool-use-vercel.sse'), 'json_reply') })
+  const stream = await rig.client.chat.completions.create({
+    model: 'claude-3-7-sonnet',
+    max_tokens: 500,
+    stream: true,
+    messages: [{ role: 'user', content: 'Weather?' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'weather', schema: weatherSchema } },
+  })
+  let text = ''
+  let finish: string | null = null
+  let calls = 0
+  for await (const chunk of stream) {
+    const c = chunk.choices[0]
+    text += c?.delta.content ?? ''
+    calls += c?.delta.tool_calls?.length ?? 0
+    finish = c?.finish_reason ?? finish
+  }
+  expect(JSON.parse(text)).toEqual({ elements: [{ location: 'San Francisco', temperature: 58, condition: 'sunny' }] })
+  expect(calls).toBe(0)
+  expect(finish).toBe('stop')
+  expect(rig.up.requests.at(-1)!.json().tool_choice).toEqual({ type: 'tool', name: 'json_reply' })
+})
+
+test("responses: text.format to a Claude model without structured output: the client's own tools stay callable beside the reply's (any tool), named apart from them", async () => {
+  rig.up.script({ json: JSON.parse(asReply(fixture('anthropic/messages/nonstream-json-tool-vercel.json'), 'json_reply_2')) })
+  const r = await rig.client.responses.create({
+    model: 'claude-opus-4',
+    input: 'Weather?',
+    tools: [{ type: 'function', name: 'json_reply', parameters: { type: 'object', properties: {} }, strict: false }],
+    text: { format: { type: 'json_schema', name: 'weather', schema: weatherSchema, strict: true } },
+  })
+  expect(r.status).toBe('completed')
+  expect(JSON.parse(r.output_text)).toEqual(JSON.parse(fixture('anthropic/messages/nonstream-json-tool-vercel.json')).content[0].input)
+  expect(r.output.filter((o) => o.type === 'function_call')).toEqual([])
+  const sent = rig.up.requests.at(-1)!.json()
+  expect(sent.tools.map((t: { name: string }) => t.name)).toEqual(['json_reply', 'json_reply_2'])
+  expect(sent.tool_choice).toEqual({ type: 'any' })
+})

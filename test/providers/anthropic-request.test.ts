@@ -23,7 +23,7 @@ describe('messages and tool results', () => {
   })
 
   test("temperature and top_p together: the later Claude models refuse the pair, so top_p is left out and named; the 3s, Sonnet 4 and Opus 4 take both", () => {
-    for (const id of ['claude-sonnet-4-5', 'claude-haiku-4-5-20251001', 'claude-opus-4-1', 'claude-sonnet-4-6', 'claude-opus-4-7']) {
+    for (const id of ['claude-sonnet-4-5', 'claude-haiku-4-5-20251001', 'claude-opus-4-1', 'claude-sonnet-4-6', 'claude-opus-4-6']) {
       const out = wire({ temperature: 0.1, topP: 1 }, claude({ id, upstreamId: id }))
       expect({ id, temperature: out.body.temperature, top_p: out.body.top_p, leftOut: out.leftOut }).toEqual({ id, temperature: 0.1, top_p: undefined, leftOut: ['top_p'] })
       // either alone goes as it came
@@ -32,6 +32,44 @@ describe('messages and tool results', () => {
     for (const id of ['claude-3-5-haiku-20241022', 'claude-3-7-sonnet-20250219', 'claude-sonnet-4-20250514', 'claude-opus-4', 'claude-sonnet-4-0']) {
       const out = wire({ temperature: 0.1, topP: 0.9 }, claude({ id, upstreamId: id }))
       expect({ id, temperature: out.body.temperature, top_p: out.body.top_p, leftOut: out.leftOut }).toEqual({ id, temperature: 0.1, top_p: 0.9, leftOut: [] })
+    }
+  })
+
+  test('from Opus 4.7 on Claude takes no sampler ("`temperature` is deprecated for this model."): each asked for is left out and named, with or without thinking', () => {
+    for (const id of ['claude-opus-4-7', 'claude-opus-4-8', 'claude-sonnet-5', 'claude-opus-5', 'claude-fable-5', 'claude-sonnet-5-5-20270101']) {
+      const m = claude({ id, upstreamId: id, adaptiveThinking: adaptiveThinkingOf(id) })
+      // an OpenAI client's temperature past 1 is not refused either: it goes nowhere
+      const out = wire({ temperature: 1.5, topP: 0.97, topK: 40 }, m)
+      expect({ id, body: [out.body.temperature, out.body.top_p, out.body.top_k], leftOut: out.leftOut }).toEqual({ id, body: [undefined, undefined, undefined], leftOut: ['temperature', 'top_p', 'top_k'] })
+      const thought = wire({ temperature: 0.2, topP: 0.97, reasoning: { effort: 'high' } }, m)
+      expect({ id, body: [thought.body.temperature, thought.body.top_p], thinking: thought.body.thinking, leftOut: thought.leftOut }).toEqual({ id, body: [undefined, undefined], thinking: { type: 'adaptive' }, leftOut: ['temperature', 'top_p'] })
+    }
+    // the models before keep what they take
+    const before = claude({ id: 'claude-opus-4-6', upstreamId: 'claude-opus-4-6', adaptiveThinking: 'preferred' })
+    expect(wire({ temperature: 0.2, topK: 40 }, before).body).toMatchObject({ temperature: 0.2, top_k: 40 })
+    expect(wire({ temperature: 0.2, topP: 0.97, reasoning: { effort: 'high' } }, before).body.top_p).toBe(0.97)
+  })
+
+  test('a JSON schema reply: structured output from Opus 4.1 and Sonnet 4.5 on; before them a tool the model is made to call, chosen beside the client\'s own as it asked', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, additionalProperties: false }
+    const responseFormat = { type: 'json_schema' as const, name: 'place', schema }
+    for (const id of ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5-20251001', 'claude-opus-4-7', 'claude-sonnet-5']) {
+      const out = wire({ responseFormat }, claude({ id, upstreamId: id, adaptiveThinking: adaptiveThinkingOf(id) }))
+      expect({ id, format: (out.body.output_config as { format?: unknown }).format, tools: out.body.tools, replyTool: out.replyTool }).toEqual({ id, format: { type: 'json_schema', schema }, tools: undefined, replyTool: undefined })
+    }
+    for (const id of ['claude-sonnet-4-20250514', 'claude-opus-4', 'claude-3-7-sonnet-20250219', 'claude-3-5-haiku-latest']) {
+      const m = claude({ id, upstreamId: id })
+      const out = wire({ responseFormat }, m)
+      expect({ id, config: out.body.output_config, choice: out.body.tool_choice, replyTool: out.replyTool }).toEqual({ id, config: undefined, choice: { type: 'tool', name: 'json_reply' }, replyTool: 'json_reply' })
+      expect(out.body.tools).toEqual([{ name: 'json_reply', description: expect.stringContaining('(place)'), input_schema: schema }])
+      expect(out.leftOut).toEqual(['response_format->tool'])
+      // the client's tools: any of them or the reply; its named tool; none of its own, the reply
+      expect(wire({ responseFormat, tools: [weather] }, m).body.tool_choice).toEqual({ type: 'any' })
+      expect(wire({ responseFormat, tools: [weather], toolChoice: { type: 'tool', name: 'get_weather' } }, m).body.tool_choice).toEqual({ type: 'tool', name: 'get_weather' })
+      expect(wire({ responseFormat, tools: [weather], toolChoice: { type: 'none' } }, m).body.tool_choice).toEqual({ type: 'tool', name: 'json_reply' })
+      // thinking forbids the forced choice: the reply's tool is offered, the model's to call
+      const thought = wire({ responseFormat, reasoning: { effort: 'low' } }, m)
+      expect({ id, choice: thought.body.tool_choice, leftOut: thought.leftOut }).toEqual({ id, choice: { type: 'auto' }, leftOut: ['response_format->tool'] })
     }
   })
 

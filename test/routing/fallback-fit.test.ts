@@ -12,7 +12,7 @@ const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4'])
+const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -41,6 +41,7 @@ models:
   - { id: claude-opus-4-6, family: anthropic, fallbacks: [claude-sonnet-4-5] }
   - { id: claude-sonnet-4, family: anthropic, fallbacks: [claude-opus-4-7] }
   - { id: claude-opus-4-7, family: anthropic, fallbacks: [claude-opus-4-6] }
+  - { id: claude-3-7-sonnet, family: anthropic, fallbacks: [claude-sonnet-4-5] }
 routing: { failures_to_cool: 1000 }
 `,
   })
@@ -192,15 +193,26 @@ test("responses: a thread's reasoning made by the model the client named does no
 test('messages: temperature and top_p together go to a fallback that refuses the two as temperature alone', async () => {
   const from = up.requests.length
   // the SDK's types are API version 2026-10-21's, which dropped the samplers; the gateway speaks 2023-06-01, where they stand
-  const params = { model: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.4, top_p: 0.9, messages: [{ role: 'user', content: 'hi' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming
+  const params = { model: 'claude-3-7-sonnet', max_tokens: 1000, temperature: 0.4, top_p: 0.9, messages: [{ role: 'user', content: 'hi' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming
   const res = await anthropic.messages.create(params).withResponse()
   expect(res.response.status).toBe(200)
   const bodies = sent(from)
-  // Sonnet 4 takes both
-  expect(bodies['claude-sonnet-4']).toMatchObject({ temperature: 0.4, top_p: 0.9 })
-  expect(bodies['claude-opus-4-7'].temperature).toBe(0.4)
-  expect(bodies['claude-opus-4-7']).not.toHaveProperty('top_p')
+  // Sonnet 3.7 takes both
+  expect(bodies['claude-3-7-sonnet']).toMatchObject({ temperature: 0.4, top_p: 0.9 })
+  expect(bodies['claude-sonnet-4-5'].temperature).toBe(0.4)
+  expect(bodies['claude-sonnet-4-5']).not.toHaveProperty('top_p')
   expect(res.response.headers.get('x-switchyard-compat')).toBe('top_p')
+})
+
+test('messages: no sampler goes to a fallback from Opus 4.7 on, which refuses each ("`temperature` is deprecated for this model.")', async () => {
+  const from = up.requests.length
+  const params = { model: 'claude-sonnet-4', max_tokens: 1000, temperature: 0.4, top_p: 0.9, top_k: 40, messages: [{ role: 'user', content: 'hi' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming
+  const res = await anthropic.messages.create(params).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['claude-sonnet-4']).toMatchObject({ temperature: 0.4, top_p: 0.9, top_k: 40 })
+  for (const k of ['temperature', 'top_p', 'top_k']) expect(bodies['claude-opus-4-7']).not.toHaveProperty(k)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('temperature, top_p, top_k')
 })
 
 test("messages: Claude's thinking is left out for a fallback without it", async () => {

@@ -40,7 +40,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    const { body, betas, leftOut } = toAnthropicMessages({ ...req, stream: false }, ctx.model)
+    const { body, betas, leftOut, replyTool } = toAnthropicMessages({ ...req, stream: false }, ctx.model)
     if (leftOut.length > 0) ctx.leftOut?.(leftOut)
     return callUpstream({
       provider: this.config,
@@ -54,13 +54,13 @@ export class AnthropicAdapter implements ProviderAdapter {
       accept: async (res) => {
         const j = (await readJson(res, this.config.name)) as AnthropicMessage & { container?: unknown }
         tellContainer(j?.container, ctx.containerGiven)
-        return fromAnthropicMessage(j)
+        return fromAnthropicMessage(j, replyTool)
       },
     })
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const { body, betas, leftOut } = toAnthropicMessages({ ...req, stream: true }, ctx.model)
+    const { body, betas, leftOut, replyTool } = toAnthropicMessages({ ...req, stream: true }, ctx.model)
     if (leftOut.length > 0) ctx.leftOut?.(leftOut)
     return callUpstream({
       provider: this.config,
@@ -71,7 +71,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       auth: this.auth,
       transport: this.transport,
       ctx,
-      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name, ctx.containerGiven, ctx.unsent)),
+      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name, ctx.containerGiven, ctx.unsent, replyTool)),
     })
   }
 

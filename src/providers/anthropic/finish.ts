@@ -24,3 +24,7 @@ export function finishFromAnthropic(raw: string | null | undefined, stopSequence
   if (raw === 'stop_sequence' || stopSequence) f.stopSequence = stopSequence ?? null
   return f
 }
+
+/** A stop at the reply tool's call (reply-tool.ts), with no call of the client's beside it, is the turn's end. */
+export const repliedStop = (raw: string | null | undefined, replied: boolean, called: boolean): string | null | undefined =>
+  replied && !called && raw === 'tool_use' ? 'end_turn' : raw

@@ -1,6 +1,7 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
-import { takesBothSamplers } from '../../routing/claude-sampling.ts'
+import { takesBothSamplers, takesFormat, takesSamplers } from '../../routing/claude-models.ts'
+import { replyChoice, replyTool } from './reply-tool.ts'
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
@@ -189,17 +190,22 @@ export interface AnthropicRequest {
   betas: string[]
   /** Parameters the client set that the body leaves out (thinking forbids them), by their names. */
   leftOut: string[]
+  /** The tool whose input is the reply (a JSON schema reply from a model without structured output: reply-tool.ts). */
+  replyTool?: string
 }
 
 export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
   checkToolChoice(req)
-  // a JSON schema is Claude's structured output (`output_config.format`); JSON mode has no counterpart
+  // a JSON schema is Claude's structured output (`output_config.format`), or the input of a tool
+  // the model is made to call where it has none (reply-tool.ts); JSON mode has no counterpart
   const rf = req.responseFormat
   if (rf && rf.type !== 'text' && (rf.type !== 'json_schema' || !rf.schema)) {
     throw badRequest(`response_format ${rf.type}${rf.type === 'json_schema' ? ' without a schema' : ''} is not supported for Anthropic models (they take a json_schema format with its schema)`)
   }
+  // the models from Opus 4.7 on take no sampler: whatever is asked is left out, and named below
+  const samplers = takesSamplers(model.upstreamId)
   // OpenAI's range is 0–2: past 1 Anthropic refuses it, said here before the call
-  if (req.temperature !== undefined && req.temperature > 1) throw badRequest(`temperature: Claude-family models take 0 to 1; got ${req.temperature}`)
+  if (samplers && req.temperature !== undefined && req.temperature > 1) throw badRequest(`temperature: Claude-family models take 0 to 1; got ${req.temperature}`)
   // Anthropic refuses a stop sequence of whitespace only (a chat client's "\n" among them)
   const blank = req.stop?.findIndex((s) => s.trim() === '') ?? -1
   if (blank >= 0) throw badRequest(`stop[${blank}]: Claude-family models take no stop sequence that is empty or whitespace only; got ${JSON.stringify(req.stop![blank]).slice(0, 40)}`)
@@ -232,12 +238,14 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   // Anthropic's metadata takes only user_id; other keys (chat `metadata`) have no home there.
   const userId = req.user ?? (typeof req.metadata?.user_id === 'string' ? req.metadata.user_id : undefined)
   if (userId !== undefined) body.metadata = { user_id: userId }
-  if (req.tools?.length) {
-    body.tools = req.tools.map((t) => {
+  const reply = rf?.type === 'json_schema' && rf.schema && !takesFormat(model.upstreamId) ? replyTool(rf, req.tools) : undefined
+  if (req.tools?.length || reply) {
+    body.tools = (req.tools ?? []).map((t) => {
       const tool: Json = { name: t.name, input_schema: inputSchema(t.parameters) }
       if (t.description !== undefined) tool.description = t.description
       return { ...withCache(tool, t.cacheControl), ...t.providerData?.anthropic }
     })
+    if (reply) (body.tools as Json[]).push(reply.tool)
   }
   // the web search Anthropic runs itself, beside the client's tools
   if (req.webSearch) body.tools = [...((body.tools as Json[] | undefined) ?? []), webSearchTool(req.webSearch)]
@@ -256,19 +264,27 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const asksThinking = planned.thinking !== undefined || thinks(req.providerData?.anthropic?.thinking)
   const thinking = asksThinking && !lost
   if (asksThinking && lost) leftOut.push('thinking')
-  if (req.tools?.length) {
-    // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is named.
-    const forced = c?.type === 'required' || c?.type === 'tool'
-    if (forced && thinking) leftOut.push('tool_choice')
-    const choice: Json =
-      !c || (forced && thinking) ? { type: 'auto' } : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
+  if (req.tools?.length || reply) {
+    const asked: Json | undefined = reply
+      ? replyChoice(c, reply.name, (req.tools?.length ?? 0) > 0)
+      : !c ? undefined : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
+    // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is
+    // named where the client forced it (a reply tool offered alone is then the model's to call)
+    const forced = asked?.type === 'any' || asked?.type === 'tool'
+    if (forced && thinking && (c?.type === 'required' || c?.type === 'tool')) leftOut.push('tool_choice')
+    const choice: Json = !asked || (forced && thinking) ? { type: 'auto' } : asked
     if (disableParallel && choice.type !== 'none') choice.disable_parallel_tool_use = true
-    if (c || disableParallel) body.tool_choice = choice
+    if (asked || disableParallel) body.tool_choice = choice
   }
-  if (thinking) {
+  if (thinking && plan.thinking) body.thinking = plan.thinking
+  if (thinking && plan.budgetAsEffort) leftOut.push('thinking.budget_tokens->output_config.effort')
+  if (!samplers) {
+    // "`temperature` is deprecated for this model.": each sampler asked for is left out, and named
+    if (req.temperature !== undefined) leftOut.push('temperature')
+    if (req.topP !== undefined) leftOut.push('top_p')
+    if (req.topK !== undefined) leftOut.push('top_k')
+  } else if (thinking) {
     // Thinking forbids temperature and top_k, and top_p below 0.95: those are left out, and named.
-    if (plan.thinking) body.thinking = plan.thinking
-    if (plan.budgetAsEffort) leftOut.push('thinking.budget_tokens->output_config.effort')
     if (req.topP !== undefined && req.topP >= 0.95) body.top_p = req.topP
     if (req.temperature !== undefined) leftOut.push('temperature')
     if (req.topP !== undefined && req.topP < 0.95) leftOut.push('top_p')
@@ -284,7 +300,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     if (req.topK !== undefined) body.top_k = req.topK
   }
   const config: Json = {}
-  if (rf?.type === 'json_schema' && rf.schema) {
+  if (reply) leftOut.push('response_format->tool')
+  else if (rf?.type === 'json_schema' && rf.schema) {
     // what Claude does not compile moves into descriptions (schema.ts), each keyword named
     const held = claudeSchema(rf.schema)
     config.format = { type: 'json_schema', schema: held.schema }
@@ -303,5 +320,5 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   if (plan.thinking?.type === 'adaptive' && carried?.type === 'enabled') out.thinking = { ...plan.thinking, ...(carried.display !== undefined ? { display: carried.display } : {}) }
   // a thinking setting carried as it came (adaptive) goes too
   if (lost) delete out.thinking
-  return { body: out, betas: [...betas], leftOut }
+  return { body: out, betas: [...betas], leftOut, ...(reply ? { replyTool: reply.name } : {}) }
 }

@@ -1,7 +1,7 @@
 // Messages JSON → IR GenerationResponse (pure).
 import { UpstreamError } from '../../ir/errors.ts'
 import type { GenerationResponse, Part } from '../../ir/types.ts'
-import { finishFromAnthropic } from './finish.ts'
+import { finishFromAnthropic, repliedStop } from './finish.ts'
 import { usageFromAnthropic, type AnthropicUsage } from './usage.ts'
 import { isWebSearchUse, keptSearch, searchQuery, searchResults, webSources } from './citations.ts'
 
@@ -73,11 +73,16 @@ export const callId = (reply: string, ordinal: number) => `toolu_${reply.replace
 /** A reply's own token for its calls' ids, where the message has no id. */
 export const replyToken = () => crypto.randomUUID().replaceAll('-', '').slice(0, 24)
 
-export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse {
+/**
+ * `replyTool`: the tool whose input is the reply (reply-tool.ts): its call is the reply's text,
+ * and the stop at it the turn's end.
+ */
+export function fromAnthropicMessage(body: AnthropicMessage, replyTool?: string): GenerationResponse {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UpstreamError({ status: 502, message: 'upstream sent a reply that is not a message', type: 'invalid_body' })
   const blocks: unknown[] = typeof body.content === 'string' ? [{ type: 'text', text: body.content }] : Array.isArray(body.content) ? body.content : []
   const content: Part[] = []
   let calls = 0
+  let replied = false
   const reply = body.id || replyToken()
   /** Each web search's input, by its id, kept with its result. */
   const inputs = new Map<string, unknown>()
@@ -89,6 +94,11 @@ export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse
       Object.assign(search, searchResults((b as AnthropicBlock).content))
       const kept = keptSearch(inputs.get(search.id), (b as AnthropicBlock).content)
       if (kept) search.providerData = kept
+      continue
+    }
+    if (replyTool !== undefined && (b as AnthropicBlock).type === 'tool_use' && (b as AnthropicBlock).name === replyTool) {
+      content.push({ type: 'text', text: inputText((b as AnthropicBlock).input) })
+      replied = true
       continue
     }
     const p = partFromBlock(b as AnthropicBlock)
@@ -103,7 +113,7 @@ export function fromAnthropicMessage(body: AnthropicMessage): GenerationResponse
     model: body.model ?? '',
     created: Math.floor(Date.now() / 1000),
     content,
-    finish: finishFromAnthropic(body.stop_reason, body.stop_sequence, calls > 0),
+    finish: finishFromAnthropic(repliedStop(body.stop_reason, replied, calls > 0), body.stop_sequence, calls > 0),
     usage: usageFromAnthropic(body.usage),
   }
 }

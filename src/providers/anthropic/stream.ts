@@ -10,7 +10,7 @@
 import { emptyUsage, type Finish, type StreamEvent, type Usage, type WebSource } from '../../ir/types.ts'
 import { anthropicEventError } from '../errors.ts'
 import { readFailure, type SseMessage } from '../sse.ts'
-import { finishFromAnthropic } from './finish.ts'
+import { finishFromAnthropic, repliedStop } from './finish.ts'
 import { overwriteUsage, usageFromAnthropic, type AnthropicUsage } from './usage.ts'
 import { callId, inputText, replyToken, type AnthropicBlock } from './response.ts'
 import { blockOrder, BLOCKS_MAX, OPEN_MAX } from './block-order.ts'
@@ -25,6 +25,8 @@ type Block =
   | { kind: 'text'; open: boolean; chars: number; sources: WebSource[]; cited: unknown[] }
   | { kind: 'thinking'; startSignature?: string; signed: boolean; open: boolean }
   | { kind: 'tool'; ordinal: number; input: unknown; sentArgs: boolean; open: boolean }
+  /** The reply tool's call (reply-tool.ts): its input is the reply's text, `chars` of it so far. */
+  | { kind: 'reply'; input: unknown; chars: number; open: boolean }
   /** A web search's server_tool_use block: its input, whole or as JSON text so far. */
   | { kind: 'search'; id: string; input: unknown; json: string; open: boolean }
   | { kind: 'ignored'; open: boolean }
@@ -57,7 +59,8 @@ interface Asked {
 }
 
 /** `queries`: each web search whose block stopped, by its id, for its result to say. */
-function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: Map<string, Asked>): Generator<StreamEvent, Block> {
+function* openBlock(b: AnthropicBlock, ordinal: number, reply: string, queries: Map<string, Asked>, replyTool?: string): Generator<StreamEvent, Block> {
+  if (b.type === 'tool_use' && replyTool !== undefined && b.name === replyTool) return { kind: 'reply', input: b.input, chars: 0, open: true }
   switch (b.type) {
     case 'text':
       if (b.text) yield { type: 'text-delta', text: b.text, block: true }
@@ -104,6 +107,9 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
     case 'text':
       if (b.chars === 0 || (b.sources.length === 0 && b.cited.length === 0)) return []
       return [{ type: 'text-citations', sources: b.sources, span: b.chars, ...(b.cited.length > 0 ? { providerData: { anthropic: { citations: b.cited } } } : {}) }]
+    case 'reply':
+      // its input, whole in the start block, where none came as deltas
+      return b.chars > 0 ? [] : [{ type: 'text-delta', text: inputText(b.input), block: true }]
     case 'tool':
       // Arguments may come whole in the start block and never as deltas.
       return [...(b.sentArgs ? [] : [{ type: 'tool-input-delta', index: b.ordinal, delta: inputText(b.input) } as const]), { type: 'tool-input-end', index: b.ordinal }]
@@ -115,12 +121,14 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
 /**
  * `given`: told of the code execution container the reply says it ran in (container.ts).
  * `unsent`: told, when the reader leaves early, the text of what was read and not yet handed on.
+ * `replyTool`: the tool whose input is the reply (reply-tool.ts), read as the reply's text.
  */
-export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void): AsyncGenerator<StreamEvent> {
+export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void, replyTool?: string): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
   const queries = new Map<string, Asked>()
   const order = blockOrder<Block>()
   let tools = 0
+  let replied = false
   let usage: Usage = emptyUsage()
   let stop: { reason?: string | null; sequence?: string | null } = {}
   /** What makes the ids of calls sent without one: the message's id, else a token of this reply's own. */
@@ -176,11 +184,12 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             // a block started again at the index of one still open: that one can take nothing more, it ended
             const was = blocks.get(e.index ?? 0)
             order.stop(was, closeBlock(was), out)
-            const opened = openBlock(b, tools, reply, queries)
+            const opened = openBlock(b, tools, reply, queries, replyTool)
             const made: StreamEvent[] = []
             let r = opened.next()
             for (; !r.done; r = opened.next()) made.push(r.value)
             if (r.value.kind === 'tool') tools++
+            replied ||= r.value.kind === 'reply'
             // bounded as the order's entries are: the oldest block kept is forgotten (as the order
             // forgets it, its end is not made at the message's end)
             if (!blocks.has(e.index ?? 0) && blocks.size >= BLOCKS_KEPT) blocks.delete(blocks.keys().next().value as number)
@@ -207,6 +216,9 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
               ev = { type: 'reasoning-signature', signature: d.signature }
             } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'search' && b.open) {
               b.json += d.partial_json
+            } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'reply' && b.open) {
+              ev = { type: 'text-delta', text: d.partial_json, ...(b.chars === 0 ? { block: true } : {}) }
+              b.chars += d.partial_json.length
             } else if (d.type === 'input_json_delta' && d.partial_json && b?.kind === 'tool' && b.open) {
               b.sentArgs = true
               ev = { type: 'tool-input-delta', index: b.ordinal, delta: d.partial_json }
@@ -234,7 +246,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             // a search whose result never came: the reply paused before it (pause_turn)
             for (const [id, { query }] of queries) out.push({ type: 'web-search-end', id, query, sources: [], status: 'incomplete' })
             queries.clear()
-            const finish: Finish = finishFromAnthropic(stop.reason, stop.sequence, tools > 0)
+            const finish: Finish = finishFromAnthropic(repliedStop(stop.reason, replied, tools > 0), stop.sequence, tools > 0)
             out.push({ type: 'finish', finish, usage })
             ended = true
             break

@@ -1,0 +1,43 @@
+// A JSON schema reply from a Claude model with no structured output of its own (the 3s, Sonnet 4,
+// Opus 4): the model is made to call a tool whose input schema is the reply's, and the call's
+// input comes back as the reply's text (response.ts, stream.ts), its stop as the turn's end.
+// With tools of the client's own beside it, the model must call one of them or the reply's. Pure.
+import type { ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
+
+type Json = Record<string, unknown>
+
+/** The reply tool's name, unless a tool of the client's has it (then `_2`, `_3`…). */
+const NAME = 'json_reply'
+
+export interface ReplyTool {
+  name: string
+  /** The tool as Anthropic takes it. */
+  tool: Json
+}
+
+/** The tool a JSON schema reply is asked through, named apart from the client's tools. */
+export function replyTool(format: Extract<ResponseFormat, { type: 'json_schema' }>, tools: Tool[] | undefined): ReplyTool {
+  const taken = new Set((tools ?? []).map((t) => t.name))
+  let name = NAME
+  for (let n = 2; taken.has(name); n++) name = `${NAME}_${n}`
+  const schema = format.schema ?? {}
+  const said = format.description ? ` ${format.description}` : ''
+  return {
+    name,
+    tool: {
+      name,
+      description: `Give your reply (${format.name}) by calling this tool once: its input is the reply, as JSON of this schema.${said}`,
+      input_schema: 'type' in schema ? schema : { type: 'object', ...schema },
+    },
+  }
+}
+
+/**
+ * The tool choice beside a reply tool: the client's own tool where it named one, any tool where
+ * it has tools and did not rule them out (its own call, or the reply), else the reply's.
+ */
+export function replyChoice(choice: ToolChoice | undefined, name: string, hasTools: boolean): Json {
+  if (choice?.type === 'tool') return { type: 'tool', name: choice.name }
+  if (hasTools && choice?.type !== 'none') return { type: 'any' }
+  return { type: 'tool', name }
+}
