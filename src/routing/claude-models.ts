@@ -7,7 +7,9 @@
 // for this model"); from Opus 4.7 on (the models that think adaptively only: Opus 4.7 and 4.8,
 // Sonnet 5, Opus 5, Fable 5) none of temperature, top_p and top_k ("`temperature` is deprecated
 // for this model."). Structured output (`output_config.format`): Opus 4.1, Sonnet 4.5, Haiku 4.5
-// and the models after them; not the 3s, Sonnet 4 or Opus 4.
+// and the models after them; not the 3s, Sonnet 4 or Opus 4. A forced tool choice (`any`,
+// `tool`): every model but Fable 5.1 and 5.2, Mythos 5.1, Opus 5.5 and Sonnet 5.5 ("tool_choice:
+// type \"tool\" and \"any\" are not supported for this model."), which think always; Fable 5 does.
 import { adaptiveThinkingOf, claudeVersion } from '../config/catalog.ts'
 
 const BOTH_SAMPLERS = /^claude-(3-|(sonnet|opus)-4(-0|-\d{8})?$)/
@@ -29,3 +31,9 @@ export function takesFormat(upstreamId: string): boolean {
   const version = claudeVersion(upstreamId)
   return version !== undefined ? version >= 4.01 : !/^claude-\d/.test(upstreamId)
 }
+
+/** The models that refuse a forced tool choice, by id (a list: Fable 5 takes one, Fable 5.1 not). */
+const NO_FORCED_CHOICE = /^claude-(fable-5-[12]|mythos-5-1|opus-5-5|sonnet-5-5)(?![0-9])/
+
+/** Whether the Claude model sent as `upstreamId` takes a forced tool choice (`any`, `tool`). */
+export const takesForcedChoice = (upstreamId: string): boolean => !NO_FORCED_CHOICE.test(upstreamId)

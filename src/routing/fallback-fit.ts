@@ -6,7 +6,7 @@
 // (providers/openai/request.ts). The model the client named gets its body as it sent it.
 import type { CatalogModel } from '../config/catalog.ts'
 import type { ReasoningEffort } from '../ir/types.ts'
-import { SAMPLERS, takesBothSamplers, takesSamplers } from './claude-models.ts'
+import { SAMPLERS, takesBothSamplers, takesForcedChoice, takesSamplers } from './claude-models.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor, REASONING_SAMPLING } from './openai-chat.ts'
 import { addCompat } from './params.ts'
@@ -189,6 +189,13 @@ export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: strin
       delete body[k]
       left.push(k)
     }
+  }
+  // a forced tool choice, which the models that think always refuse: auto, the tools kept
+  const choice = body.tool_choice
+  if (isObj(choice) && (choice.type === 'any' || choice.type === 'tool') && !takesForcedChoice(to.id)) {
+    const { name: _, ...rest } = choice
+    body.tool_choice = { ...rest, type: 'auto' }
+    left.push('tool_choice')
   }
   // a body written for Sonnet 4 may carry both samplers, which Claude's later models refuse together
   if (body.temperature !== undefined && body.top_p !== undefined && !takesBothSamplers(to.id)) {

@@ -73,6 +73,21 @@ describe('messages and tool results', () => {
     }
   })
 
+  test('a forced tool choice goes as auto to the models that refuse it (Fable 5.1, Opus 5.5: "tool_choice: type \\"tool\\" and \\"any\\" are not supported for this model."), named; Fable 5 and the rest take it', () => {
+    for (const id of ['claude-fable-5-1', 'claude-fable-5-2-20261001', 'claude-mythos-5-1', 'claude-opus-5-5', 'claude-sonnet-5-5']) {
+      const m = claude({ id, upstreamId: id, adaptiveThinking: adaptiveThinkingOf(id) })
+      for (const toolChoice of [{ type: 'required' as const }, { type: 'tool' as const, name: 'get_weather' }]) {
+        const out = wire({ tools: [weather], toolChoice }, m)
+        expect({ id, choice: out.body.tool_choice, tools: (out.body.tools as unknown[]).length, leftOut: out.leftOut }).toEqual({ id, choice: { type: 'auto' }, tools: 1, leftOut: ['tool_choice'] })
+      }
+      expect(wire({ tools: [weather], toolChoice: { type: 'none' } }, m).body.tool_choice).toEqual({ type: 'none' })
+    }
+    for (const id of ['claude-fable-5', 'claude-opus-5', 'claude-sonnet-5', 'claude-haiku-5-5', 'claude-opus-4-8', 'claude-fable-5-10']) {
+      const out = wire({ tools: [weather], toolChoice: { type: 'required' } }, claude({ id, upstreamId: id, adaptiveThinking: adaptiveThinkingOf(id) }))
+      expect({ id, choice: out.body.tool_choice, leftOut: out.leftOut }).toEqual({ id, choice: { type: 'any' }, leftOut: [] })
+    }
+  })
+
   test('system parts → system blocks; max_tokens defaults to the catalog output limit', () => {
     const { body } = wire({ system: [{ type: 'text', text: 'Be brief.', cacheControl: { type: 'ephemeral' } }] })
     expect(body.system).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }])

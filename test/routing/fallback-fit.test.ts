@@ -12,7 +12,7 @@ const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet'])
+const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-haiku-4-5'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -42,6 +42,7 @@ models:
   - { id: claude-sonnet-4, family: anthropic, fallbacks: [claude-opus-4-7] }
   - { id: claude-opus-4-7, family: anthropic, fallbacks: [claude-opus-4-6] }
   - { id: claude-3-7-sonnet, family: anthropic, fallbacks: [claude-sonnet-4-5] }
+  - { id: claude-haiku-4-5, family: anthropic, fallbacks: [claude-opus-5-5] }
 routing: { failures_to_cool: 1000 }
 `,
   })
@@ -213,6 +214,20 @@ test('messages: no sampler goes to a fallback from Opus 4.7 on, which refuses ea
   expect(bodies['claude-sonnet-4']).toMatchObject({ temperature: 0.4, top_p: 0.9, top_k: 40 })
   for (const k of ['temperature', 'top_p', 'top_k']) expect(bodies['claude-opus-4-7']).not.toHaveProperty(k)
   expect(res.response.headers.get('x-switchyard-compat')).toBe('temperature, top_p, top_k')
+})
+
+test('messages: a forced tool choice goes as auto to a fallback that refuses one (Opus 5.5), its tools kept', async () => {
+  const from = up.requests.length
+  const tools = [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }]
+  const res = await anthropic.messages
+    .create({ model: 'claude-haiku-4-5', max_tokens: 1000, tools, tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true }, messages: [{ role: 'user', content: 'Weather in Paris?' }] })
+    .withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['claude-haiku-4-5'].tool_choice).toEqual({ type: 'tool', name: 'get_weather', disable_parallel_tool_use: true })
+  expect(bodies['claude-opus-5-5'].tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
+  expect(bodies['claude-opus-5-5'].tools).toEqual(tools)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('tool_choice')
 })
 
 test("messages: Claude's thinking is left out for a fallback without it", async () => {

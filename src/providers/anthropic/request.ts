@@ -1,6 +1,6 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
-import { takesBothSamplers, takesFormat, takesSamplers } from '../../routing/claude-models.ts'
+import { takesBothSamplers, takesForcedChoice, takesFormat, takesSamplers } from '../../routing/claude-models.ts'
 import { replyChoice, replyTool } from './reply-tool.ts'
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
@@ -268,11 +268,13 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
     const asked: Json | undefined = reply
       ? replyChoice(c, reply.name, (req.tools?.length ?? 0) > 0)
       : !c ? undefined : c.type === 'required' ? { type: 'any' } : c.type === 'tool' ? { type: 'tool', name: c.name } : { type: c.type }
-    // Thinking forbids a forced tool choice; it becomes auto (the tools stay available), and is
-    // named where the client forced it (a reply tool offered alone is then the model's to call)
+    // Thinking forbids a forced tool choice, as the models that think always do: it becomes auto
+    // (the tools stay available), and is named where the client forced it (a reply tool offered
+    // alone is then the model's to call)
     const forced = asked?.type === 'any' || asked?.type === 'tool'
-    if (forced && thinking && (c?.type === 'required' || c?.type === 'tool')) leftOut.push('tool_choice')
-    const choice: Json = !asked || (forced && thinking) ? { type: 'auto' } : asked
+    const unforced = forced && (thinking || !takesForcedChoice(model.upstreamId))
+    if (unforced && (c?.type === 'required' || c?.type === 'tool')) leftOut.push('tool_choice')
+    const choice: Json = !asked || unforced ? { type: 'auto' } : asked
     if (disableParallel && choice.type !== 'none') choice.disable_parallel_tool_use = true
     if (asked || disableParallel) body.tool_choice = choice
   }
