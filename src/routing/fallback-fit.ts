@@ -39,6 +39,16 @@ export const fallbackTarget = (m: CatalogModel): FallbackTarget => ({
 })
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content'
+const OUTPUT_LOGPROBS = 'message.output_text.logprobs'
+
+/** A Responses `include` entry the fallback refuses, left out and named. */
+function withoutInclude(body: Obj, entry: string, left: string[]): void {
+  if (!Array.isArray(body.include) || !body.include.includes(entry)) return
+  const rest = body.include.filter((i) => i !== entry)
+  if (rest.length > 0) body.include = rest
+  else delete body.include
+  left.push(`include.${entry}`)
+}
 
 /** A processing tier the fallback is not served at, left out (it is served at its default) and named. */
 function untiered(body: Obj, to: FallbackTarget, left: string[]): void {
@@ -99,7 +109,15 @@ function unsampled(body: Obj, effort: unknown, left: string[], chat: boolean): v
     if (body[k] !== 1) left.push(k)
     delete body[k]
   }
-  if (!chat) return
+  if (!chat) {
+    // "logprobs are not supported with reasoning models." (param `include`), top_logprobs with them
+    if (body.top_logprobs !== undefined) {
+      delete body.top_logprobs
+      left.push('top_logprobs')
+    }
+    withoutInclude(body, OUTPUT_LOGPROBS, left)
+    return
+  }
   for (const k of REASONING_CHAT_REFUSED) {
     if (body[k] === undefined) continue
     delete body[k]
@@ -154,12 +172,7 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
       left.push('reasoning')
     }
     // a model that does not reason refuses to be asked for its reasoning
-    if (Array.isArray(body.include) && body.include.includes(ENCRYPTED_REASONING)) {
-      const rest = body.include.filter((i) => i !== ENCRYPTED_REASONING)
-      if (rest.length > 0) body.include = rest
-      else delete body.include
-      left.push(`include.${ENCRYPTED_REASONING}`)
-    }
+    withoutInclude(body, ENCRYPTED_REASONING, left)
     return addCompat(compat, left)
   }
   const effort = effortAt(to, reasoning?.effort, left)

@@ -172,6 +172,18 @@ test('responses: reasoning and its encrypted content are left out for a fallback
   expect(bodies.o3).not.toHaveProperty('temperature')
 })
 
+test('responses: log probabilities are left out for a fallback that reasons ("logprobs are not supported with reasoning models."), the rest of include kept', async () => {
+  const from = up.requests.length
+  const include = ['message.output_text.logprobs', 'web_search_call.action.sources'] as const
+  const res = await openai.responses.create({ model: 'gpt-4o', top_logprobs: 3, include: [...include], input: 'hi', store: false }).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['gpt-4o']).toMatchObject({ top_logprobs: 3, include })
+  expect(bodies.o3).not.toHaveProperty('top_logprobs')
+  expect(bodies.o3.include).toEqual(['web_search_call.action.sources'])
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('top_logprobs, include.message.output_text.logprobs')
+})
+
 test("responses: a thread's reasoning made by the model the client named does not go to its fallback", async () => {
   DOWN.delete('gpt-5')
   let first
