@@ -25,6 +25,16 @@ function keysOf(e: FamilyProviderEntry, where: string): string[] {
   return [...new Set(keys)]
 }
 
+/**
+ * The address calls are made under. Anthropic's own SDK takes it without `/v1` (it appends
+ * `/v1/messages`), the AI SDK's provider and OpenAI's convention with it: an anthropic address
+ * that ends in `/v1` is taken as the AI SDK's, so the gateway does not call `/v1/v1/messages`.
+ */
+const baseOf = (kind: Kind, url: string): string => {
+  const bare = url.replace(/\/+$/, '')
+  return kind === 'anthropic' ? bare.replace(/\/v1$/, '') : bare
+}
+
 function provider(id: string, kind: Kind, e: ProviderEntry | FamilyProviderEntry, keys: string[], base: string | undefined, where: string): ProviderConfig {
   const url = base ?? DEFAULT_BASE[kind]
   if (!url) throw new ConfigError(`${where}.base_url: required for a provider of kind ${kind}`)
@@ -35,7 +45,7 @@ function provider(id: string, kind: Kind, e: ProviderEntry | FamilyProviderEntry
     id,
     name: id,
     kind,
-    baseUrl: url.replace(/\/+$/, ''),
+    baseUrl: baseOf(kind, url),
     apiKeys: keys,
     apiKey: keys[0],
     ...(kind === 'azure-openai' ? { apiVersion: listed?.api_version ?? AZURE_API_VERSION } : {}),

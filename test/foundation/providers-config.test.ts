@@ -86,6 +86,14 @@ describe('providers', () => {
     const env = loadConfig({ env: { OPENAI_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1/' }, cwd: '/nonexistent' })
     expect(Object.keys(env.providers)).toEqual(['openai', 'anthropic'])
     expect(env.providers.anthropic).toMatchObject({ baseUrl: 'http://127.0.0.1:1', apiKeys: [] })
+    // an anthropic address written as the AI SDK takes it (with /v1) is the same address: the
+    // gateway appends /v1/messages itself
+    for (const base of ['https://api.anthropic.com/v1', 'https://api.anthropic.com/v1/', 'https://api.anthropic.com']) {
+      expect(loadConfig({ env: { ANTHROPIC_BASE_URL: base }, cwd: '/nonexistent' }).providers.anthropic!.baseUrl).toBe('https://api.anthropic.com')
+    }
+    expect(load('providers:\n  - { id: c, kind: anthropic, base_url: "http://127.0.0.1:9/proxy/v1" }\n').providers.c!.baseUrl).toBe('http://127.0.0.1:9/proxy')
+    // an OpenAI address keeps its /v1, which is part of it there
+    expect(loadConfig({ env: { OPENAI_BASE_URL: 'http://127.0.0.1:2/v1/' }, cwd: '/nonexistent' }).providers.openai!.baseUrl).toBe('http://127.0.0.1:2/v1')
     // the file's own values come first, as they always did
     const file = load('providers:\n  openai: { api_key: from-file }\n', { OPENAI_API_KEY: 'from-env', OPENAI_BASE_URL: 'http://127.0.0.1:2/v1' })
     expect(file.providers.openai).toMatchObject({ apiKeys: ['from-file'], baseUrl: 'http://127.0.0.1:2/v1' })
