@@ -10,6 +10,9 @@
 // and the models after them; not the 3s, Sonnet 4 or Opus 4. A forced tool choice (`any`,
 // `tool`): every model but Fable 5.1 and 5.2, Mythos 5.1, Opus 5.5 and Sonnet 5.5 ("tool_choice:
 // type \"tool\" and \"any\" are not supported for this model."), which think always; Fable 5 does.
+// Fast mode (`speed: "fast"`): Opus 4.6 (served at standard speed since June 2026, without a
+// word), Opus 4.8 and Opus 5; every other model refuses the field ("'claude-opus-4-7' does not
+// support the `speed` parameter.").
 import { adaptiveThinkingOf, claudeVersion } from '../config/catalog.ts'
 
 const BOTH_SAMPLERS = /^claude-(3-|(sonnet|opus)-4(-0|-\d{8})?$)/
@@ -37,3 +40,9 @@ const NO_FORCED_CHOICE = /^claude-(fable-5-[12]|mythos-5-1|opus-5-5|sonnet-5-5)(
 
 /** Whether the Claude model sent as `upstreamId` takes a forced tool choice (`any`, `tool`). */
 export const takesForcedChoice = (upstreamId: string): boolean => !NO_FORCED_CHOICE.test(upstreamId)
+
+/** The models that take `speed` (fast mode), by id, a dated snapshot too. */
+const FAST_MODE = /^claude-opus-(4-6|4-8|5)(-\d{8})?$/
+
+/** Whether the Claude model sent as `upstreamId` takes `speed` (fast mode). */
+export const takesSpeed = (upstreamId: string): boolean => FAST_MODE.test(upstreamId)

@@ -6,7 +6,7 @@
 // (providers/openai/request.ts). The model the client named gets its body as it sent it.
 import type { CatalogModel } from '../config/catalog.ts'
 import type { ReasoningEffort } from '../ir/types.ts'
-import { SAMPLERS, takesBothSamplers, takesForcedChoice, takesSamplers } from './claude-models.ts'
+import { SAMPLERS, takesBothSamplers, takesForcedChoice, takesSamplers, takesSpeed } from './claude-models.ts'
 import { CLAUDE_EFFORT, EFFORT_BUDGET, effortOfBudget, MIN_THINKING_BUDGET, type Effort } from './claude-thinking.ts'
 import { effortFor, REASONING_SAMPLING } from './openai-chat.ts'
 import { addCompat } from './params.ts'
@@ -202,6 +202,11 @@ export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: strin
       delete body[k]
       left.push(k)
     }
+  }
+  // fast mode, which only a few models take
+  if (body.speed !== undefined && !takesSpeed(to.id)) {
+    delete body.speed
+    left.push('speed')
   }
   // a forced tool choice, which the models that think always refuse: auto, the tools kept
   const choice = body.tool_choice

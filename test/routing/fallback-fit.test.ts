@@ -12,7 +12,7 @@ const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-haiku-4-5'])
+const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-haiku-4-5', 'claude-opus-4-8'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -43,6 +43,7 @@ models:
   - { id: claude-opus-4-7, family: anthropic, fallbacks: [claude-opus-4-6] }
   - { id: claude-3-7-sonnet, family: anthropic, fallbacks: [claude-sonnet-4-5] }
   - { id: claude-haiku-4-5, family: anthropic, fallbacks: [claude-opus-5-5] }
+  - { id: claude-opus-4-8, family: anthropic, fallbacks: [claude-opus-5, claude-opus-4-7] }
 routing: { failures_to_cool: 1000 }
 `,
   })
@@ -240,6 +241,27 @@ test('messages: a forced tool choice goes as auto to a fallback that refuses one
   expect(bodies['claude-opus-5-5'].tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
   expect(bodies['claude-opus-5-5'].tools).toEqual(tools)
   expect(res.response.headers.get('x-switchyard-compat')).toBe('tool_choice')
+})
+
+test("messages: fast mode goes to a fallback that has it (Opus 5), and is left out for one that refuses the field (Opus 4.7: \"does not support the `speed` parameter\")", async () => {
+  const params = { model: 'claude-opus-4-8', max_tokens: 1000, speed: 'fast', messages: [{ role: 'user', content: 'hi' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming
+  let from = up.requests.length
+  const fast = await anthropic.messages.create(params).withResponse()
+  expect(fast.response.status).toBe(200)
+  expect(sent(from)['claude-opus-5'].speed).toBe('fast')
+  expect(fast.response.headers.get('x-switchyard-compat')).toBeNull()
+  DOWN.add('claude-opus-5')
+  try {
+    from = up.requests.length
+    const res = await anthropic.messages.create(params).withResponse()
+    expect(res.response.status).toBe(200)
+    const bodies = sent(from)
+    expect(bodies['claude-opus-4-8'].speed).toBe('fast')
+    expect(bodies['claude-opus-4-7']).not.toHaveProperty('speed')
+    expect(res.response.headers.get('x-switchyard-compat')).toBe('speed')
+  } finally {
+    DOWN.delete('claude-opus-5')
+  }
 })
 
 test("messages: Claude's thinking is left out for a fallback without it", async () => {
