@@ -191,10 +191,22 @@ export function fitResponsesFallback(body: Obj, to: FallbackTarget, compat: stri
  * for each model (providers/anthropic/thinking.ts): adaptive with an effort where the fallback
  * takes no budget (Opus 4.7), a budget where it takes no adaptive thinking (Sonnet 4.5), none
  * where it does not think; a budget under the output cap, and at least 1,024, or no thinking.
+ * `from`: the model the client named, as it is sent upstream (whose thinking blocks the thread holds).
  */
-export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: string[]): void {
+export function fitMessagesFallback(body: Obj, to: FallbackTarget, compat: string[], from?: string): void {
   const left: string[] = []
   capped(body, 'max_tokens', to, left)
+  // a thinking block is bound to the model that made it ("Invalid `signature` in `thinking` block"
+  // on any other): the fallback gets the thread without them, and no thinking where its last turn
+  // then calls tools without its own (which Anthropic refuses with thinking on)
+  if (to.id !== from && withoutThoughtBlocks(body, left)) {
+    const type = (body.thinking as Obj | undefined)?.type
+    if ((type === 'enabled' || type === 'adaptive') && endsInCalls(body)) {
+      delete body.thinking
+      left.push('thinking')
+      withoutThinkingEdits(body, left)
+    }
+  }
   // a body written for Opus 4.6 or before may carry samplers, which the models after refuse
   if (!takesSamplers(to.id)) {
     for (const k of SAMPLERS) {
@@ -287,20 +299,36 @@ const THOUGHT = new Set(['thinking', 'redacted_thinking'])
  * as Claude Code sends it). Copies what it changes: the client's body stays the named model's.
  */
 function unthought(body: Obj, left: string[]): void {
-  if (Array.isArray(body.messages)) {
-    let dropped = false
-    const messages = body.messages.flatMap((m: unknown) => {
-      if (!isObj(m) || m.role !== 'assistant' || !Array.isArray(m.content) || !m.content.some((b) => isObj(b) && THOUGHT.has(b.type as string))) return [m]
-      dropped = true
-      const content = m.content.filter((b) => !(isObj(b) && THOUGHT.has(b.type as string)))
-      // a turn that held only thinking (a prefill of it) says nothing without it
-      return content.length > 0 ? [{ ...m, content }] : []
-    })
-    if (dropped) {
-      body.messages = messages
-      left.push('messages.thinking')
-    }
+  withoutThoughtBlocks(body, left)
+  withoutThinkingEdits(body, left)
+}
+
+/** The thinking blocks of a Messages body's assistant turns, left out and named; whether there were any. */
+function withoutThoughtBlocks(body: Obj, left: string[]): boolean {
+  if (!Array.isArray(body.messages)) return false
+  let dropped = false
+  const messages = body.messages.flatMap((m: unknown) => {
+    if (!isObj(m) || m.role !== 'assistant' || !Array.isArray(m.content) || !m.content.some((b) => isObj(b) && THOUGHT.has(b.type as string))) return [m]
+    dropped = true
+    const content = m.content.filter((b) => !(isObj(b) && THOUGHT.has(b.type as string)))
+    // a turn that held only thinking (a prefill of it) says nothing without it
+    return content.length > 0 ? [{ ...m, content }] : []
+  })
+  if (dropped) {
+    body.messages = messages
+    left.push('messages.thinking')
   }
+  return dropped
+}
+
+/** Whether a Messages body's last assistant turn calls tools (a tool loop's, which thinking on must begin with its thinking). */
+function endsInCalls(body: Obj): boolean {
+  const last = Array.isArray(body.messages) ? body.messages.findLast((m: unknown) => isObj(m) && m.role === 'assistant') : undefined
+  return isObj(last) && Array.isArray(last.content) && last.content.some((b) => isObj(b) && b.type === 'tool_use')
+}
+
+/** A context edit that clears thinking, left out and named (it requires thinking on). */
+function withoutThinkingEdits(body: Obj, left: string[]): void {
   const cm = body.context_management
   if (isObj(cm) && Array.isArray(cm.edits)) {
     const edits = cm.edits.filter((e) => !(isObj(e) && typeof e.type === 'string' && e.type.startsWith('clear_thinking')))

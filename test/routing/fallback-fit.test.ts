@@ -298,7 +298,50 @@ test("messages: with the thinking left out go the turns' thinking blocks and a c
   expect(haiku).not.toHaveProperty('thinking')
   expect(haiku.messages[1].content).toEqual([{ type: 'text', text: 'hello' }])
   expect(haiku.context_management).toEqual({ edits: [{ type: 'clear_tool_uses_20250919' }] })
-  expect(res.response.headers.get('x-switchyard-compat')).toBe('thinking, messages.thinking, context_management.clear_thinking')
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('messages.thinking, thinking, context_management.clear_thinking')
+})
+
+test("messages: a thread's thinking blocks, bound to the model that made them (\"Invalid `signature` in `thinking` block\" on another), do not go to a fallback that thinks; thinking stays on unless the last turn then calls tools without its own", async () => {
+  const thought = (text: string) => ({ type: 'thinking', thinking: text, signature: `sig-${text}` })
+  const base = {
+    model: 'claude-opus-4-6',
+    max_tokens: 20_000,
+    thinking: { type: 'enabled', budget_tokens: 4096 },
+    context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+  }
+  // a conversation of text turns: thinking stays on for the fallback, without the named model's blocks
+  let from = up.requests.length
+  const chat = [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: [thought('a'), { type: 'text', text: 'hello' }] },
+    { role: 'user', content: 'and?' },
+  ]
+  let res = await anthropic.beta.messages.create({ ...base, messages: chat } as never).withResponse()
+  expect(res.response.status).toBe(200)
+  let bodies = sent(from)
+  expect(bodies['claude-opus-4-6'].messages[1].content.map((b: any) => b.type)).toEqual(['thinking', 'text'])
+  const sonnet = bodies['claude-sonnet-4-5']
+  expect(sonnet.thinking).toEqual({ type: 'enabled', budget_tokens: 4096 })
+  expect(sonnet.messages[1].content).toEqual([{ type: 'text', text: 'hello' }])
+  expect(sonnet.context_management.edits).toHaveLength(1)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('messages.thinking')
+
+  // mid tool loop: its last turn would call tools without its thinking, which thinking on refuses
+  from = up.requests.length
+  const loop = [
+    { role: 'user', content: 'weather?' },
+    { role: 'assistant', content: [thought('b'), { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] },
+  ]
+  const tools = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }]
+  res = await anthropic.beta.messages.create({ ...base, tools, messages: loop } as never).withResponse()
+  expect(res.response.status).toBe(200)
+  bodies = sent(from)
+  expect(bodies['claude-opus-4-6'].thinking).toEqual(base.thinking)
+  expect(bodies['claude-sonnet-4-5']).not.toHaveProperty('thinking')
+  expect(bodies['claude-sonnet-4-5']).not.toHaveProperty('context_management')
+  expect(bodies['claude-sonnet-4-5'].messages[1].content.map((b: any) => b.type)).toEqual(['tool_use'])
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('messages.thinking, thinking, context_management.clear_thinking')
 })
 
 // Claude Code asks its model for 32,000 tokens and more; a fallback that gives fewer would refuse the request

@@ -90,7 +90,7 @@ export const messagesSurface: SurfaceSpec = {
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
         // a fallback of the family, not the model the client wrote its parameters for
-        if (to.id !== model.id) fitMessagesFallback(out, fallbackTarget(to), rules.compat)
+        if (to.id !== model.id) fitMessagesFallback(out, fallbackTarget(to), rules.compat, model.upstreamId)
         return { body: out, resolveMedia: (deps) => resolveMessagesBodyMedia(out, deps) }
       },
     }
