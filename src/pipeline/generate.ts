@@ -161,6 +161,7 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       signal, deadline, model: c.model, requestId: rc.requestId, betas: rc.betas, lane: rc.apiKey.id, headers: attempt.headers, cache: c.plan.pauseAtTool ? undefined : cache,
       resent: attempt.resent && ((status, error, ms) => attempt.resent!(status, error, ms)),
       alternatives: plan.model.deployments.length > 1 || plan.model.fallbacks.length > 0,
+      fallback: c.plan.model.id !== plan.model.id,
       // cassettes: the client's own file, and whether a recording answered
       cassette: rc.cassette, replayed: (how) => (out.replayed = how),
       // what the upstream's request leaves out is named as what the surface's rules left out is

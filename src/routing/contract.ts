@@ -33,6 +33,8 @@ export interface CallContext {
    * back (429 or 503 with Retry-After) is left for it at once, not waited for.
    */
   alternatives?: boolean
+  /** The model is a fallback of the one the client named (whose turns the thread holds). */
+  fallback?: boolean
   /**
    * Told of each send of the call that failed and is sent again (a 503, a reset): its status,
    * what failed and how long it took, just before the next send goes.

@@ -344,6 +344,28 @@ test("messages: a thread's thinking blocks, bound to the model that made them (\
   expect(res.response.headers.get('x-switchyard-compat')).toBe('messages.thinking, thinking, context_management.clear_thinking')
 })
 
+test("chat: a Claude thread's signed thinking (thinking_blocks) stays behind for a Claude fallback, and a tool loop then goes without thinking", async () => {
+  const from = up.requests.length
+  const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
+  const res = await openai.chat.completions
+    .create({
+      model: 'claude-opus-4-6', reasoning_effort: 'low', max_tokens: 4000, tools,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, thinking_blocks: [{ type: 'thinking', thinking: 'ask the tool', signature: 'EqQBsig==' }], tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+      ],
+    } as never)
+    .withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['claude-opus-4-6'].messages[1].content.map((b: any) => b.type)).toEqual(['thinking', 'tool_use'])
+  expect(bodies['claude-opus-4-6'].thinking).toBeDefined()
+  expect(bodies['claude-sonnet-4-5'].messages[1].content.map((b: any) => b.type)).toEqual(['tool_use'])
+  expect(bodies['claude-sonnet-4-5']).not.toHaveProperty('thinking')
+  expect(res.response.headers.get('x-switchyard-compat')?.split(/,\s*/)).toEqual(expect.arrayContaining(['messages.thinking', 'thinking']))
+})
+
 // Claude Code asks its model for 32,000 tokens and more; a fallback that gives fewer would refuse the request
 test("an output cap past the fallback's own is its own, and a thinking budget under it", async () => {
   let from = up.requests.length

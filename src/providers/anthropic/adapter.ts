@@ -40,7 +40,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async generate(req: GenerationRequest, ctx: CallContext): Promise<GenerationResponse> {
-    const { body, betas, leftOut, replyTool } = toAnthropicMessages({ ...req, stream: false }, ctx.model)
+    const { body, betas, leftOut, replyTool } = toAnthropicMessages({ ...req, stream: false }, ctx.model, ctx.fallback)
     if (leftOut.length > 0) ctx.leftOut?.(leftOut)
     return callUpstream({
       provider: this.config,
@@ -60,7 +60,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async stream(req: GenerationRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const { body, betas, leftOut, replyTool } = toAnthropicMessages({ ...req, stream: true }, ctx.model)
+    const { body, betas, leftOut, replyTool } = toAnthropicMessages({ ...req, stream: true }, ctx.model, ctx.fallback)
     if (leftOut.length > 0) ctx.leftOut?.(leftOut)
     return callUpstream({
       provider: this.config,

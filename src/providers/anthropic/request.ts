@@ -66,6 +66,8 @@ interface Blocks {
   ids: (id: string) => string
   betas: Set<string>
   args: PartBounds
+  /** Signed thinking stays behind (another model's: a fallback's), and whether any did. */
+  unsigned?: { dropped: boolean }
 }
 
 /** One IR part → one Anthropic block, or nothing for parts Anthropic must not see. */
@@ -107,7 +109,12 @@ function block(p: Part, where: string, cx: Blocks): Json | undefined {
     }
     case 'reasoning':
       // Echoed byte for byte; reasoning without Anthropic's signature came from
-      // another provider and cannot be verified upstream, so it stays behind.
+      // another provider and cannot be verified upstream, so it stays behind; as does a fallback
+      // model's thread of the named model's thinking (its signature is that model's alone)
+      if (cx.unsigned && (p.redacted !== undefined || p.signature !== undefined)) {
+        cx.unsigned.dropped = true
+        return undefined
+      }
       if (p.redacted !== undefined) return { type: 'redacted_thinking', data: p.redacted }
       if (p.signature !== undefined) return { type: 'thinking', thinking: p.text, signature: p.signature }
       return undefined
@@ -194,7 +201,12 @@ export interface AnthropicRequest {
   replyTool?: string
 }
 
-export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel): AnthropicRequest {
+/**
+ * `fallback`: the model is a fallback of the one the client named, whose thinking the thread
+ * holds: a thinking block's signature is bound to the model that made it ("Invalid `signature`
+ * in `thinking` block" on any other), so the blocks stay behind, named.
+ */
+export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel, fallback = false): AnthropicRequest {
   checkToolChoice(req)
   // a JSON schema is Claude's structured output (`output_config.format`), or the input of a tool
   // the model is made to call where it has none (reply-tool.ts); JSON mode has no counterpart
@@ -210,7 +222,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const blank = req.stop?.findIndex((s) => s.trim() === '') ?? -1
   if (blank >= 0) throw badRequest(`stop[${blank}]: Claude-family models take no stop sequence that is empty or whitespace only; got ${JSON.stringify(req.stop![blank]).slice(0, 40)}`)
   const betas = new Set(req.betas ?? [])
-  const cx: Blocks = { ids: toolIdMapper(), betas, args: hiddenBounds() }
+  const cx: Blocks = { ids: toolIdMapper(), betas, args: hiddenBounds(), ...(fallback ? { unsigned: { dropped: false } } : {}) }
   const conv = turns(req.messages, cx, offersSearch(req))
   // a last user turn of empty text only (an OpenAI client may send one) has no block to go as:
   // without it the conversation ends on the assistant's turn, which Claude would go on writing
@@ -252,6 +264,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel)
   const c = req.toolChoice
   const disableParallel = req.parallelToolCalls === false || (c && 'disableParallel' in c && c.disableParallel === true)
   const leftOut: string[] = []
+  if (cx.unsigned?.dropped) leftOut.push('messages.thinking')
   // what Claude has no place for, named rather than dropped without a word: a message's
   // author name, a tool's strict schema (its arguments are not held to the schema), an image's
   // detail
