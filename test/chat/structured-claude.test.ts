@@ -114,7 +114,7 @@ test('chat: a JSON schema to a Claude model without structured output goes as a 
   expect(choice.message.parsed).toEqual(JSON.parse(fixture('anthropic/messages/nonstream-json-tool-vercel.json')).content[0].input)
   expect(choice.message.tool_calls ?? []).toEqual([])
   expect(choice.finish_reason).toBe('stop')
-  expect(response.headers.get('x-switchyard-compat')).toContain('response_format->tool')
+  expect(response.headers.get('x-switchyard-compat')).toBe('response_format->output_config.format, output_config.format->tool')
   const sent = rig.up.requests.at(-1)!.json()
   expect(sent.model).toBe('claude-sonnet-4')
   expect(sent).not.toHaveProperty('output_config')

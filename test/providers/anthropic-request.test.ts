@@ -62,14 +62,16 @@ describe('messages and tool results', () => {
       const out = wire({ responseFormat }, m)
       expect({ id, config: out.body.output_config, choice: out.body.tool_choice, replyTool: out.replyTool }).toEqual({ id, config: undefined, choice: { type: 'tool', name: 'json_reply' }, replyTool: 'json_reply' })
       expect(out.body.tools).toEqual([{ name: 'json_reply', description: expect.stringContaining('(place)'), input_schema: schema }])
-      expect(out.leftOut).toEqual(['response_format->tool'])
+      expect(out.leftOut).toEqual(['output_config.format->tool'])
       // the client's tools: any of them or the reply; its named tool; none of its own, the reply
       expect(wire({ responseFormat, tools: [weather] }, m).body.tool_choice).toEqual({ type: 'any' })
       expect(wire({ responseFormat, tools: [weather], toolChoice: { type: 'tool', name: 'get_weather' } }, m).body.tool_choice).toEqual({ type: 'tool', name: 'get_weather' })
       expect(wire({ responseFormat, tools: [weather], toolChoice: { type: 'none' } }, m).body.tool_choice).toEqual({ type: 'tool', name: 'json_reply' })
+      // a reply that is no object has no tool to go through: a 400 naming the field, before the call
+      expect(() => wire({ responseFormat: { type: 'json_schema', name: 'list', schema: { type: 'array', items: { type: 'string' } } } }, m)).toThrow(/^response_format: a JSON schema of type "array" has no counterpart on claude-/)
       // thinking forbids the forced choice: the reply's tool is offered, the model's to call
       const thought = wire({ responseFormat, reasoning: { effort: 'low' } }, m)
-      expect({ id, choice: thought.body.tool_choice, leftOut: thought.leftOut }).toEqual({ id, choice: { type: 'auto' }, leftOut: ['response_format->tool'] })
+      expect({ id, choice: thought.body.tool_choice, leftOut: thought.leftOut }).toEqual({ id, choice: { type: 'auto' }, leftOut: ['output_config.format->tool'] })
     }
   })
 

@@ -3,6 +3,7 @@
 // input comes back as the reply's text (response.ts, stream.ts), its stop as the turn's end.
 // With tools of the client's own beside it, the model must call one of them or the reply's. Pure.
 import type { ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
+import { badRequest } from '../checks.ts'
 
 type Json = Record<string, unknown>
 
@@ -15,12 +16,16 @@ export interface ReplyTool {
   tool: Json
 }
 
-/** The tool a JSON schema reply is asked through, named apart from the client's tools. */
-export function replyTool(format: Extract<ResponseFormat, { type: 'json_schema' }>, tools: Tool[] | undefined): ReplyTool {
+/** The tool a JSON schema reply is asked through, named apart from the client's tools (`model`: the one it goes to, for the error of a schema no tool can take). */
+export function replyTool(format: Extract<ResponseFormat, { type: 'json_schema' }>, tools: Tool[] | undefined, model: string): ReplyTool {
   const taken = new Set((tools ?? []).map((t) => t.name))
   let name = NAME
   for (let n = 2; taken.has(name); n++) name = `${NAME}_${n}`
   const schema = format.schema ?? {}
+  // a tool's input is an object: a reply of another type has no tool to go through
+  if (schema.type !== undefined && schema.type !== 'object') {
+    throw badRequest(`response_format: a JSON schema of type ${JSON.stringify(schema.type).slice(0, 40)} has no counterpart on ${model}, which has no structured output of its own (its reply goes as a tool's input, an object); give a schema of type object, or use a Claude model from Opus 4.1 or Sonnet 4.5 on`)
+  }
   const said = format.description ? ` ${format.description}` : ''
   return {
     name,

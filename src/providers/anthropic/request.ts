@@ -250,7 +250,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel,
   // Anthropic's metadata takes only user_id; other keys (chat `metadata`) have no home there.
   const userId = req.user ?? (typeof req.metadata?.user_id === 'string' ? req.metadata.user_id : undefined)
   if (userId !== undefined) body.metadata = { user_id: userId }
-  const reply = rf?.type === 'json_schema' && rf.schema && !takesFormat(model.upstreamId) ? replyTool(rf, req.tools) : undefined
+  const reply = rf?.type === 'json_schema' && rf.schema && !takesFormat(model.upstreamId) ? replyTool(rf, req.tools, model.id) : undefined
   if (req.tools?.length || reply) {
     body.tools = (req.tools ?? []).map((t) => {
       const tool: Json = { name: t.name, input_schema: inputSchema(t.parameters) }
@@ -315,7 +315,8 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel,
     if (req.topK !== undefined) body.top_k = req.topK
   }
   const config: Json = {}
-  if (reply) leftOut.push('response_format->tool')
+  // named as what Claude's structured output became (the chat surface names response_format's way to it)
+  if (reply) leftOut.push('output_config.format->tool')
   else if (rf?.type === 'json_schema' && rf.schema) {
     // what Claude does not compile moves into descriptions (schema.ts), each keyword named
     const held = claudeSchema(rf.schema)
