@@ -56,6 +56,8 @@ describe('messages and tool results', () => {
     for (const id of ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5-20251001', 'claude-opus-4-7', 'claude-sonnet-5']) {
       const out = wire({ responseFormat }, claude({ id, upstreamId: id, adaptiveThinking: adaptiveThinkingOf(id) }))
       expect({ id, format: (out.body.output_config as { format?: unknown }).format, tools: out.body.tools, replyTool: out.replyTool }).toEqual({ id, format: { type: 'json_schema', schema }, tools: undefined, replyTool: undefined })
+      const carried = wire({ providerData: { anthropic: { output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } } } }, claude({ id, upstreamId: id, adaptiveThinking: adaptiveThinkingOf(id) }))
+      expect({ id, config: carried.body.output_config, replyTool: carried.replyTool }).toEqual({ id, config: { format: { type: 'json_schema', schema: { type: 'object' } } }, replyTool: undefined })
     }
     for (const id of ['claude-sonnet-4-20250514', 'claude-opus-4', 'claude-3-7-sonnet-20250219', 'claude-3-5-haiku-latest']) {
       const m = claude({ id, upstreamId: id })
@@ -67,6 +69,9 @@ describe('messages and tool results', () => {
       expect(wire({ responseFormat, tools: [weather] }, m).body.tool_choice).toEqual({ type: 'any' })
       expect(wire({ responseFormat, tools: [weather], toolChoice: { type: 'tool', name: 'get_weather' } }, m).body.tool_choice).toEqual({ type: 'tool', name: 'get_weather' })
       expect(wire({ responseFormat, tools: [weather], toolChoice: { type: 'none' } }, m).body.tool_choice).toEqual({ type: 'tool', name: 'json_reply' })
+      // a Messages client's own format (carried as it came) goes the same way, the rest of its output_config kept
+      const carried = wire({ providerData: { anthropic: { output_config: { format: { type: 'json_schema', schema }, task_budget: 5 } } } }, m)
+      expect({ id, config: carried.body.output_config, replyTool: carried.replyTool, tools: (carried.body.tools as { name: string }[]).map((t) => t.name) }).toEqual({ id, config: { task_budget: 5 }, replyTool: 'json_reply', tools: ['json_reply'] })
       // a reply that is no object has no tool to go through: a 400 naming the field, before the call
       expect(() => wire({ responseFormat: { type: 'json_schema', name: 'list', schema: { type: 'array', items: { type: 'string' } } } }, m)).toThrow(/^response_format: a JSON schema of type "array" has no counterpart on claude-/)
       // thinking forbids the forced choice: the reply's tool is offered, the model's to call

@@ -11,8 +11,10 @@ import { startGateway, type Gateway } from '../helpers/server.ts'
 const CHAT = fixture('openai/chat/nonstream-text.json')
 const REASONED = fixtureJson('openai/responses/nonstream-reasoning-summary.json')
 const CLAUDE = fixture('anthropic/messages/nonstream-text.json')
+const JSON_TOOL = fixture('anthropic/messages/nonstream-json-tool-vercel.json')
+const JSON_TOOL_SSE = fixture('anthropic/messages/stream-tool-use-vercel.sse')
 /** Models whose every call fails: their fallbacks answer. */
-const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-haiku-4-5', 'claude-opus-4-8'])
+const DOWN = new Set(['gpt-5', 'gpt-5-mini', 'gpt-4o', 'claude-opus-4-1', 'claude-opus-4-6', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-haiku-4-5', 'claude-opus-4-8', 'claude-opus-4-5'])
 
 let up: FakeUpstream
 let gw: Gateway
@@ -23,6 +25,10 @@ beforeAll(async () => {
   up.script((req) => {
     const body = req.json()
     if (DOWN.has(body.model)) return { status: 500, json: { error: { message: 'overloaded', type: 'server_error' } } }
+    // a model made to reply through a tool (no structured output of its own) calls it
+    const replyTool = body.tools?.find((t: { name: string }) => t.name.startsWith('json_reply'))?.name
+    if (req.path.startsWith('/v1/messages') && replyTool && body.stream) return { sse: JSON_TOOL_SSE.replaceAll('"name":"json"', `"name":"${replyTool}"`) }
+    if (req.path.startsWith('/v1/messages') && replyTool) return { json: JSON.parse(JSON_TOOL.replaceAll('"name": "json"', `"name": "${replyTool}"`)) }
     if (req.path.startsWith('/v1/messages')) return { json: CLAUDE }
     if (req.path.endsWith('/responses')) return { json: { ...REASONED, id: `resp_${up.requests.length}`, model: body.model } }
     return { json: CHAT }
@@ -44,6 +50,7 @@ models:
   - { id: claude-3-7-sonnet, family: anthropic, fallbacks: [claude-sonnet-4-5] }
   - { id: claude-haiku-4-5, family: anthropic, fallbacks: [claude-opus-5-5] }
   - { id: claude-opus-4-8, family: anthropic, fallbacks: [claude-opus-5, claude-opus-4-7] }
+  - { id: claude-opus-4-5, family: anthropic, fallbacks: [claude-3-5-haiku] }
 routing: { failures_to_cool: 1000 }
 `,
   })
@@ -262,6 +269,31 @@ test("messages: fast mode goes to a fallback that has it (Opus 5), and is left o
   } finally {
     DOWN.delete('claude-opus-5')
   }
+})
+
+test("messages: Claude's structured output asked of a fallback without it (Haiku 3.5) goes through a tool, and the reply is the tool's input as text", async () => {
+  const from = up.requests.length
+  const schema = { type: 'object', properties: { elements: { type: 'array' } }, required: ['elements'], additionalProperties: false }
+  const params = { model: 'claude-opus-4-5', max_tokens: 1000, output_config: { format: { type: 'json_schema', schema } }, messages: [{ role: 'user', content: 'Weather?' }] }
+  const res = await anthropic.messages.create(params as never).withResponse()
+  expect(res.response.status).toBe(200)
+  const bodies = sent(from)
+  expect(bodies['claude-opus-4-5'].output_config).toEqual({ format: { type: 'json_schema', schema } })
+  const haiku = bodies['claude-3-5-haiku']
+  expect(haiku).not.toHaveProperty('output_config')
+  expect(haiku.tools).toEqual([expect.objectContaining({ name: 'json_reply', input_schema: schema })])
+  expect(haiku.tool_choice).toEqual({ type: 'tool', name: 'json_reply' })
+  const message = res.data as Anthropic.Message
+  expect(message.stop_reason).toBe('end_turn')
+  expect(message.content.map((b) => b.type)).toEqual(['text'])
+  expect(JSON.parse((message.content[0] as Anthropic.TextBlock).text)).toEqual(JSON.parse(JSON_TOOL).content[0].input)
+  expect(res.response.headers.get('x-switchyard-compat')).toBe('output_config.format->tool')
+  // streamed: the tool's input arrives as a text block's deltas
+  const streamed = await anthropic.messages.stream(params as never).finalMessage()
+  expect(streamed.stop_reason).toBe('end_turn')
+  expect(streamed.content.map((b) => b.type)).toEqual(['text'])
+  expect(JSON.parse((streamed.content[0] as Anthropic.TextBlock).text)).toEqual({ elements: [{ location: 'San Francisco', temperature: 58, condition: 'sunny' }] })
+  expect(up.requests.at(-1)!.json()).toMatchObject({ model: 'claude-3-5-haiku', stream: true, tool_choice: { type: 'tool', name: 'json_reply' } })
 })
 
 test("messages: Claude's thinking is left out for a fallback without it", async () => {

@@ -7,6 +7,8 @@ import { badRequest } from '../checks.ts'
 
 type Json = Record<string, unknown>
 
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
 /** The reply tool's name, unless a tool of the client's has it (then `_2`, `_3`…). */
 const NAME = 'json_reply'
 
@@ -35,6 +37,22 @@ export function replyTool(format: Extract<ResponseFormat, { type: 'json_schema' 
       input_schema: 'type' in schema ? schema : { type: 'object', ...schema },
     },
   }
+}
+
+/**
+ * Claude's own structured output as a Messages client asked it (`output_config.format`, carried
+ * as it came), as a JSON schema reply: for a fallback without it, which the pass-through cannot
+ * send it to.
+ */
+export function carriedFormat(config: unknown): Extract<ResponseFormat, { type: 'json_schema' }> | undefined {
+  const format = isObj(config) ? config.format : undefined
+  return isObj(format) && format.type === 'json_schema' && isObj(format.schema) ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined
+}
+
+/** `output_config` without its format (the reply tool asks for it instead). */
+export function withoutFormat(config: Json): Json {
+  const { format: _, ...rest } = config
+  return rest
 }
 
 /**

@@ -1,7 +1,7 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
 import { takesBothSamplers, takesForcedChoice, takesFormat, takesSamplers } from '../../routing/claude-models.ts'
-import { replyChoice, replyTool } from './reply-tool.ts'
+import { carriedFormat, replyChoice, replyTool, withoutFormat } from './reply-tool.ts'
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
@@ -209,8 +209,10 @@ export interface AnthropicRequest {
 export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel, fallback = false): AnthropicRequest {
   checkToolChoice(req)
   // a JSON schema is Claude's structured output (`output_config.format`), or the input of a tool
-  // the model is made to call where it has none (reply-tool.ts); JSON mode has no counterpart
-  const rf = req.responseFormat
+  // the model is made to call where it has none (reply-tool.ts), a Messages client's own format
+  // too; JSON mode has no counterpart
+  const own = req.providerData?.anthropic?.output_config
+  const rf = req.responseFormat ?? (takesFormat(model.upstreamId) ? undefined : carriedFormat(own))
   if (rf && rf.type !== 'text' && (rf.type !== 'json_schema' || !rf.schema)) {
     throw badRequest(`response_format ${rf.type}${rf.type === 'json_schema' ? ' without a schema' : ''} is not supported for Anthropic models (they take a json_schema format with its schema)`)
   }
@@ -325,12 +327,12 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel,
   }
   if (plan.effort) config.effort = plan.effort
   // the client's own output_config (carried as it came) adds to the gateway's, and wins a conflict
-  const own = req.providerData?.anthropic?.output_config
-  if (own !== null && typeof own === 'object' && !Array.isArray(own)) Object.assign(config, own)
+  if (own !== null && typeof own === 'object' && !Array.isArray(own)) Object.assign(config, reply ? withoutFormat(own as Json) : own)
   if (Object.keys(config).length > 0) body.output_config = config
   if (req.stream) body.stream = true
   const out = { ...body, ...req.providerData?.anthropic }
   if (body.output_config) out.output_config = body.output_config
+  else if (reply) delete out.output_config
   // a budget's thinking carried for its display, on a model that takes no budget: adaptive, its display kept
   const carried = req.providerData?.anthropic?.thinking as { type?: unknown; display?: unknown } | undefined
   if (plan.thinking?.type === 'adaptive' && carried?.type === 'enabled') out.thinking = { ...plan.thinking, ...(carried.display !== undefined ? { display: carried.display } : {}) }

@@ -15,6 +15,7 @@ import { normalizeMessagesBody, validateMessages } from './validate.ts'
 import { cleanReply, fittedAnswers, holdingFormatText, toolArgs as fittedToolArgs, type FittedAnswers } from './answer-nulls.ts'
 import type { StreamEvent } from '../../ir/types.ts'
 import { fallbackTarget, fitMessagesFallback } from '../../routing/fallback-fit.ts'
+import { takesFormat } from '../../routing/claude-models.ts'
 
 /**
  * The codec of a request whose strict schemas may be fitted for a GPT model: `fitted()` says
@@ -86,6 +87,9 @@ export const messagesSurface: SurfaceSpec = {
         return req
       },
       passthrough(to) {
+        // a fallback without Claude's structured output answers through a tool (the translated
+        // path's reply tool), which the pass-through has no way to read back
+        if (to.id !== model.id && asksFormat(body) && !takesFormat(to.upstreamId)) return undefined
         // (the gateway's own parameters, parallel_tool_calls and reasoning_effort, the adapter spells)
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
@@ -95,4 +99,10 @@ export const messagesSurface: SurfaceSpec = {
       },
     }
   },
+}
+
+/** Whether a Messages body asks Claude's structured output (`output_config.format`). */
+const asksFormat = (body: Record<string, unknown>): boolean => {
+  const config = body.output_config as { format?: unknown } | undefined
+  return typeof config === 'object' && config !== null && config.format !== undefined && config.format !== null
 }
