@@ -4,10 +4,9 @@
 // With tools of the client's own beside it, the model must call one of them or the reply's. Pure.
 import type { ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
 import { badRequest } from '../checks.ts'
+import { isObj } from '../../lib/json.ts'
 
 type Json = Record<string, unknown>
-
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The reply tool's name, unless a tool of the client's has it (then `_2`, `_3`…). */
 const NAME = 'json_reply'
