@@ -72,6 +72,11 @@ describe('messages and tool results', () => {
       // a Messages client's own format (carried as it came) goes the same way, the rest of its output_config kept
       const carried = wire({ providerData: { anthropic: { output_config: { format: { type: 'json_schema', schema }, task_budget: 5 } } } }, m)
       expect({ id, config: carried.body.output_config, replyTool: carried.replyTool, tools: (carried.body.tools as { name: string }[]).map((t) => t.name) }).toEqual({ id, config: { task_budget: 5 }, replyTool: 'json_reply', tools: ['json_reply'] })
+      // fast mode carried beside it goes to a fallback only where it has it (the named model's own is its to refuse)
+      const fast = { providerData: { anthropic: { speed: 'fast', output_config: { format: { type: 'json_schema', schema } } } } }
+      const fellBack = toAnthropicMessages(request(fast), m, true)
+      expect({ id, speed: fellBack.body.speed, leftOut: fellBack.leftOut }).toEqual({ id, speed: undefined, leftOut: ['output_config.format->tool', 'speed'] })
+      expect(toAnthropicMessages(request(fast), m).body.speed).toBe('fast')
       // a reply that is no object has no tool to go through: a 400 naming the field, before the call
       expect(() => wire({ responseFormat: { type: 'json_schema', name: 'list', schema: { type: 'array', items: { type: 'string' } } } }, m)).toThrow(/^response_format: a JSON schema of type "array" has no counterpart on claude-/)
       // thinking forbids the forced choice: the reply's tool is offered, the model's to call

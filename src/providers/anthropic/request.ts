@@ -1,6 +1,6 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
-import { takesBothSamplers, takesForcedChoice, takesFormat, takesSamplers } from '../../routing/claude-models.ts'
+import { takesBothSamplers, takesForcedChoice, takesFormat, takesSamplers, takesSpeed } from '../../routing/claude-models.ts'
 import { carriedFormat, replyChoice, replyTool, withoutFormat } from './reply-tool.ts'
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
@@ -338,5 +338,10 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel,
   if (plan.thinking?.type === 'adaptive' && carried?.type === 'enabled') out.thinking = { ...plan.thinking, ...(carried.display !== undefined ? { display: carried.display } : {}) }
   // a thinking setting carried as it came (adaptive) goes too
   if (lost) delete out.thinking
+  // a Messages body's fast mode goes to a fallback only where it has it, as on the pass-through
+  if (fallback && out.speed !== undefined && !takesSpeed(model.upstreamId)) {
+    delete out.speed
+    leftOut.push('speed')
+  }
   return { body: out, betas: [...betas], leftOut, ...(reply ? { replyTool: reply.name } : {}) }
 }
