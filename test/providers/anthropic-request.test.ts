@@ -42,7 +42,7 @@ describe('messages and tool results', () => {
       const out = wire({ temperature: 1.5, topP: 0.97, topK: 40 }, m)
       expect({ id, body: [out.body.temperature, out.body.top_p, out.body.top_k], leftOut: out.leftOut }).toEqual({ id, body: [undefined, undefined, undefined], leftOut: ['temperature', 'top_p', 'top_k'] })
       const thought = wire({ temperature: 0.2, topP: 0.97, reasoning: { effort: 'high' } }, m)
-      expect({ id, body: [thought.body.temperature, thought.body.top_p], thinking: thought.body.thinking, leftOut: thought.leftOut }).toEqual({ id, body: [undefined, undefined], thinking: { type: 'adaptive' }, leftOut: ['temperature', 'top_p'] })
+      expect({ id, body: [thought.body.temperature, thought.body.top_p], thinking: thought.body.thinking, leftOut: thought.leftOut }).toEqual({ id, body: [undefined, undefined], thinking: { type: 'adaptive', display: 'summarized' }, leftOut: ['temperature', 'top_p'] })
     }
     // the models before keep what they take
     const before = claude({ id: 'claude-opus-4-6', upstreamId: 'claude-opus-4-6', adaptiveThinking: 'preferred' })
@@ -264,7 +264,7 @@ describe('thinking', () => {
   test('a model that takes no budget (Opus 4.7, the Claude 5 models) thinks adaptively: the effort as output_config.effort, sampling left out', () => {
     const opus = claude({ id: 'claude-opus-4-7', upstreamId: 'claude-opus-4-7', adaptiveThinking: 'only' })
     const { body, leftOut } = wire({ reasoning: { effort: 'high' }, maxTokens: 2000, temperature: 0.2, tools: [weather], toolChoice: { type: 'required' } }, opus)
-    expect(body.thinking).toEqual({ type: 'adaptive' })
+    expect(body.thinking).toEqual({ type: 'adaptive', display: 'summarized' })
     expect(body.output_config).toEqual({ effort: 'high' })
     // no budget to make room for: max_tokens is what was asked
     expect(body.max_tokens).toBe(2000)
@@ -273,10 +273,22 @@ describe('thinking', () => {
     expect(leftOut).toEqual(expect.arrayContaining(['temperature', 'tool_choice']))
     // a budget it would refuse goes as the effort nearest it, and is named; a json schema format stays beside the effort
     const budget = wire({ reasoning: { budgetTokens: 4000 }, responseFormat: { type: 'json_schema', name: 'o', schema: { type: 'object' } } }, opus)
-    expect(budget.body.thinking).toEqual({ type: 'adaptive' })
+    expect(budget.body.thinking).toEqual({ type: 'adaptive', display: 'summarized' })
     expect(budget.body.output_config).toEqual({ format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } }, effort: 'medium' })
     expect(budget.leftOut).toContain('thinking.budget_tokens->output_config.effort')
     expect(wire({ reasoning: { effort: 'minimal' } }, opus).body.output_config).toEqual({ effort: 'low' })
+  })
+
+  test("adaptive thinking is shown summarized, which from Opus 4.7 on is no longer the default (the thinking text came back empty), unless the client asked no summary", () => {
+    const opus = claude({ id: 'claude-opus-4-7', upstreamId: 'claude-opus-4-7', adaptiveThinking: 'only' })
+    for (const summary of [undefined, 'auto', 'concise', 'detailed'] as const) {
+      expect(wire({ reasoning: { effort: 'low', ...(summary ? { summary } : {}) } }, opus).body.thinking).toEqual({ type: 'adaptive', display: 'summarized' })
+    }
+    expect(wire({ reasoning: { effort: 'low', summary: 'none' } }, opus).body.thinking).toEqual({ type: 'adaptive', display: 'omitted' })
+    // the client's own display wins (a Messages client's thinking, carried as it came)
+    expect(wire({ reasoning: { effort: 'low' }, providerData: { anthropic: { thinking: { type: 'adaptive', display: 'omitted' } } } }, opus).body.thinking).toEqual({ type: 'adaptive', display: 'omitted' })
+    // a budget model's thinking is as it was
+    expect(wire({ reasoning: { effort: 'low' } }).body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 })
   })
 
   test('a 4.6 model thinks adaptively on an effort, and keeps a budget it was given (it takes both)', () => {

@@ -19,7 +19,8 @@ export interface ThinkingPlan {
 /**
  * reasoning → `thinking`. Adaptive where the model takes no budget, or where no budget was
  * asked on a model that prefers it: the effort (or the budget's nearest) goes as
- * `output_config.effort`, and max_tokens stays as asked. A budget is at least 1024 and below
+ * `output_config.effort`, its thinking shown summarized (omitted where the summary asked is
+ * `none`), and max_tokens stays as asked. A budget is at least 1024 and below
  * max_tokens:
  * - a smaller budget (Claude Code sometimes sends 500) is RAISED to 1024, not dropped —
  *   the client asked for thinking, and 1024 is the least Anthropic gives;
@@ -34,7 +35,10 @@ export function thinkingPlan(req: Pick<GenerationRequest, 'reasoning'>, model: C
   const form = model.adaptiveThinking
   if (form === 'only' || (form === 'preferred' && r.budgetTokens === undefined)) {
     const effort = (r.effort as Effort | undefined) ?? effortOfBudget(r.budgetTokens!)
-    return { thinking: { type: 'adaptive' }, effort: CLAUDE_EFFORT[form][effort] ?? 'medium', maxTokens, ...(r.effort === undefined ? { budgetAsEffort: true as const } : {}) }
+    // its text shown (`summarized`, the 4.6 models' default; from Opus 4.7 on the default omits
+    // it, and a chat client's reasoning_content would stay empty), unless no summary was asked
+    const display = r.summary === 'none' ? 'omitted' : 'summarized'
+    return { thinking: { type: 'adaptive', display }, effort: CLAUDE_EFFORT[form][effort] ?? 'medium', maxTokens, ...(r.effort === undefined ? { budgetAsEffort: true as const } : {}) }
   }
   let budget = Math.max(MIN_THINKING_BUDGET, r.budgetTokens ?? EFFORT_BUDGET[r.effort as Effort] ?? EFFORT_BUDGET.medium)
   let max = maxTokens
