@@ -63,6 +63,15 @@ export const thinkingToEffort: Translate = (v) => {
 }
 
 /**
+ * A Claude output_config's own JSON-schema format (`output_config.format`, as a Messages client
+ * gave it), as a JSON schema reply in IR terms, unchanged; undefined where it asks none.
+ */
+export function carriedClaudeFormat(config: unknown): Extract<ResponseFormat, { type: 'json_schema' }> | undefined {
+  const format = isObj(config) ? config.format : undefined
+  return isObj(format) && format.type === 'json_schema' && isObj(format.schema) ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined
+}
+
+/**
  * Anthropic's JSON-schema output format as OpenAI's json_schema response format (strict, as
  * Anthropic's is), with no keyword beside a `$ref`, which strict mode refuses. `fit`: a schema
  * strict mode refuses as it is is made to fit where that is faithful (strictFor); only a surface

@@ -4,7 +4,6 @@
 // With tools of the client's own beside it, the model must call one of them or the reply's. Pure.
 import type { ResponseFormat, Tool, ToolChoice } from '../../ir/types.ts'
 import { badRequest } from '../checks.ts'
-import { isObj } from '../../lib/json.ts'
 
 type Json = Record<string, unknown>
 
@@ -36,16 +35,6 @@ export function replyTool(format: Extract<ResponseFormat, { type: 'json_schema' 
       input_schema: 'type' in schema ? schema : { type: 'object', ...schema },
     },
   }
-}
-
-/**
- * Claude's own structured output as a Messages client asked it (`output_config.format`, carried
- * as it came), as a JSON schema reply: for a fallback without it, which the pass-through cannot
- * send it to.
- */
-export function carriedFormat(config: unknown): Extract<ResponseFormat, { type: 'json_schema' }> | undefined {
-  const format = isObj(config) ? config.format : undefined
-  return isObj(format) && format.type === 'json_schema' && isObj(format.schema) ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined
 }
 
 /** `output_config` without its format (the reply tool asks for it instead). */

@@ -1,7 +1,8 @@
 // IR GenerationRequest → Anthropic messages body + the beta tokens it needs. Pure; a
 // request Anthropic would reject for a reason the gateway can see is a 400 here.
 import { takesBothSamplers, takesForcedChoice, takesFormat, takesSamplers, takesSpeed } from '../../routing/claude-models.ts'
-import { carriedFormat, replyChoice, replyTool, withoutFormat } from './reply-tool.ts'
+import { replyChoice, replyTool, withoutFormat } from './reply-tool.ts'
+import { carriedClaudeFormat } from '../../routing/translate.ts'
 import { defaultMaxTokens, type CatalogModel } from '../../config/catalog.ts'
 import type { GenerationRequest, MediaSource, Message, Part } from '../../ir/types.ts'
 import { badRequest, checkToolChoice, parseArguments } from '../checks.ts'
@@ -212,7 +213,7 @@ export function toAnthropicMessages(req: GenerationRequest, model: CatalogModel,
   // the model is made to call where it has none (reply-tool.ts), a Messages client's own format
   // too; JSON mode has no counterpart
   const own = req.providerData?.anthropic?.output_config
-  const rf = req.responseFormat ?? (takesFormat(model.upstreamId) ? undefined : carriedFormat(own))
+  const rf = req.responseFormat ?? (takesFormat(model.upstreamId) ? undefined : carriedClaudeFormat(own))
   if (rf && rf.type !== 'text' && (rf.type !== 'json_schema' || !rf.schema)) {
     throw badRequest(`response_format ${rf.type}${rf.type === 'json_schema' ? ' without a schema' : ''} is not supported for Anthropic models (they take a json_schema format with its schema)`)
   }

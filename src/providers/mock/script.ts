@@ -5,6 +5,7 @@ import { badRequest, checkToolChoice } from '../checks.ts'
 import { crowdedHidden, hiddenBounds, parseHidden } from '../../http/hidden-json.ts'
 import { exampleFromSchema } from './schema-args.ts'
 import { offersSearch } from '../anthropic/web-search.ts'
+import { carriedClaudeFormat } from '../../routing/translate.ts'
 
 /** `search`: a web search run first, for this query (the text cites what it found). */
 export type Plan =
@@ -123,7 +124,7 @@ function answer(req: GenerationRequest, d: Directives, results: string[], lastUs
     return { kind: 'tool', name: tool.name, arguments: JSON.stringify(exampleFromSchema(tool.parameters)), failMidstream: d.failMidstream }
   }
   // a reply held to JSON is JSON: built from the schema, as a forced call's arguments are
-  const rf = req.responseFormat ?? claudeFormat(req)
+  const rf = req.responseFormat ?? carriedClaudeFormat(req.providerData?.anthropic?.output_config)
   if (rf?.type === 'json_schema') return { kind: 'text', text: JSON.stringify(exampleFromSchema(rf.schema ?? {})), failMidstream: d.failMidstream }
   if (rf?.type === 'json_object') return { kind: 'text', text: '{}', failMidstream: d.failMidstream }
   if (results.length) return { kind: 'text', text: results.map((r) => `tool result: ${r}`).join('\n'), failMidstream: false }
@@ -148,11 +149,4 @@ export function echo(m: Message | undefined): string {
   if (counts.size === 0) return '(no text)'
   const held = [...counts].map(([type, n]) => `${n} ${PART_NAMES[type] ?? type}${n === 1 ? '' : 's'}`)
   return `(no text: ${held.join(', ')})`
-}
-
-/** A Claude model's own structured output, carried as the client gave it (`output_config.format`), in IR terms. */
-function claudeFormat(req: GenerationRequest): GenerationRequest['responseFormat'] {
-  const format = (req.providerData?.anthropic?.output_config as { format?: { type?: unknown; schema?: unknown } } | undefined)?.format
-  if (format?.type !== 'json_schema' || typeof format.schema !== 'object' || format.schema === null) return undefined
-  return { type: 'json_schema', name: 'output', schema: format.schema as Record<string, unknown> }
 }

@@ -16,6 +16,7 @@ import { cleanReply, fittedAnswers, holdingFormatText, toolArgs as fittedToolArg
 import type { StreamEvent } from '../../ir/types.ts'
 import { fallbackTarget, fitMessagesFallback } from '../../routing/fallback-fit.ts'
 import { takesFormat } from '../../routing/claude-models.ts'
+import { carriedClaudeFormat } from '../../routing/translate.ts'
 
 /**
  * The codec of a request whose strict schemas may be fitted for a GPT model: `fitted()` says
@@ -89,7 +90,7 @@ export const messagesSurface: SurfaceSpec = {
       passthrough(to) {
         // a fallback without Claude's structured output answers through a tool (the translated
         // path's reply tool), which the pass-through has no way to read back
-        if (to.id !== model.id && asksFormat(body) && !takesFormat(to.upstreamId)) return undefined
+        if (to.id !== model.id && carriedClaudeFormat(body.output_config) && !takesFormat(to.upstreamId)) return undefined
         // (the gateway's own parameters, parallel_tool_calls and reasoning_effort, the adapter spells)
         const out = { ...body }
         for (const k of rules.removed) delete out[k]
@@ -99,10 +100,4 @@ export const messagesSurface: SurfaceSpec = {
       },
     }
   },
-}
-
-/** Whether a Messages body asks Claude's structured output (`output_config.format`). */
-const asksFormat = (body: Record<string, unknown>): boolean => {
-  const config = body.output_config as { format?: unknown } | undefined
-  return typeof config === 'object' && config !== null && config.format !== undefined && config.format !== null
 }
