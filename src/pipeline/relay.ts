@@ -224,7 +224,10 @@ function pass(tap: WireTap, events: string[]): string {
 /**
  * Commit late, by the same rule as the translated path (ir/errors.ts firstEventFailure):
  * read up to the first whole event inside the upstream attempt; an error there is an
- * ordinary status (retried when retryable), never 200 plus an error frame.
+ * ordinary status (retried when retryable), never 200 plus an error frame. A stream's opening
+ * snapshots (Responses' `response.created` and `.in_progress`, sent before the model has
+ * begun) say nothing of whether it will serve: the event after them decides (OpenAI refuses a
+ * prompt past the context window, and a spent quota, in band just after them).
  */
 function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
   return async (res: Response, idle: Watch): Promise<Committed> => {
@@ -236,16 +239,20 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
     idle.streaming = true
     try {
       let firstFrames: string | Uint8Array = ''
-      while (!reads.completed) {
+      // the frames of the reads before the deciding one: the opening snapshots, held
+      let held: string | undefined
+      while (!reads.completed || tap.state.opening === true) {
+        if (reads.completed) held = (held ?? '') + asText(firstFrames)
         const { done, value } = await reader.read()
         if (done) {
           const last = reads.end()
-          if (last === undefined) throw firstEventFailure({ done: true })!
-          firstFrames = last
+          if (last === undefined && held === undefined) throw firstEventFailure({ done: true })!
+          firstFrames = last ?? ''
           break
         }
         firstFrames = reads.read(value)
       }
+      if (held !== undefined) firstFrames = held + asText(firstFrames)
       if (!tap.state.produced) {
         const error = tap.state.error ?? tap.state.errorSaid
         if (error) throw firstEventFailure({ error })!
@@ -259,6 +266,10 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
     }
   }
 }
+
+const frameText = new TextDecoder()
+/** Frames as text: a read relayed as it came is whole events, so whole characters. */
+const asText = (f: string | Uint8Array): string => (typeof f === 'string' ? f : frameText.decode(f))
 
 /** What is read of an upstream's body after its stream's end, at most, before it is cancelled. */
 const DRAIN_BYTES = 64 * 1024

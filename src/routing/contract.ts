@@ -82,6 +82,11 @@ export interface TapState {
   done: boolean
   /** Content (beyond an empty opener) went by. */
   produced: boolean
+  /**
+   * Only the stream's opening snapshots have gone by (Responses: `response.created`,
+   * `.in_progress`): the relay commits at the event after them.
+   */
+  opening?: boolean
   /** An in-band error event went by. */
   error: UpstreamErrorInfo | null
   /**

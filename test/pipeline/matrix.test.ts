@@ -5,6 +5,7 @@
 // reply, they must bill it the same: a surface changes the spelling, never the usage.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixture, fixtureJson, startFakeUpstream, type FakeUpstream, type RecordedRequest, type Reply, upstreamEnv } from '../helpers/fake-upstream.ts'
+import { responsesFailureAfterItem } from '../helpers/responses-failure.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { PDF } from '../media/helpers.ts'
 
@@ -46,7 +47,7 @@ const RECORDED: Record<Wire, Partial<Record<Scenario, { json?: string; sse?: str
     'tool round trip': { json: 'openai/responses/nonstream-text.json', sse: 'openai/responses/stream-text.sse' },
     reasoning: { json: 'openai/responses/nonstream-reasoning-summary.json', sse: 'openai/responses/stream-reasoning-summary.sse' },
     document: { json: 'openai/responses/nonstream-text.json', sse: 'openai/responses/stream-text.sse' },
-    'mid-stream failure': { sse: 'openai/responses/stream-error-insufficient-quota.sse' },
+    'mid-stream failure': { sse: responsesFailureAfterItem },
   },
   messages: {
     text: { json: 'anthropic/messages/nonstream-text.json', sse: 'anthropic/messages/stream-text.sse' },

@@ -4,6 +4,7 @@
 // output_text), and the thread is stored for previous_response_id.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fixture, fixtureJson } from '../helpers/fake-upstream.ts'
+import { responsesFailureAfterItem } from '../helpers/responses-failure.ts'
 import { frames, startResponsesRig, types, type ResponsesRig } from './e2e-helpers.ts'
 import { keepsReasoning } from '../../src/surfaces/responses/passthrough.ts'
 
@@ -160,16 +161,16 @@ describe('streams', () => {
   })
 
   test('a failure after the stream started: the upstream error and response.failed pass, then response.completed with status failed', async () => {
-    const sse = fixture(F('stream-error-insufficient-quota.sse'))
-    // the first two events arrive first, so the stream is committed before the failure
+    const sse = responsesFailureAfterItem()
+    // the first three events arrive first, so the stream is committed before the failure
     rig.up.script(async () => {
-      const { pieces } = (await import('../helpers/fake-upstream.ts')).ssePieces(sse)
+      const { pieces, eventEnds } = (await import('../helpers/fake-upstream.ts')).ssePieces(sse)
       const enc = new TextEncoder()
       return new Response(new ReadableStream({
         async start(c) {
           for (const [i, p] of pieces.entries()) {
             c.enqueue(enc.encode(p))
-            if (i === 1) await Bun.sleep(30)
+            if (i + 1 === eventEnds[2]) await Bun.sleep(30)
           }
           c.close()
         },
@@ -178,7 +179,7 @@ describe('streams', () => {
     const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })
     expect(res.status).toBe(200)
     const got = frames(await res.text())
-    expect(types(got)).toEqual(['response.created', 'response.in_progress', 'error', 'response.failed', 'response.completed'])
+    expect(types(got)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'error', 'response.failed', 'response.completed'])
     const last = got.at(-1)!.data
     expect(last.response.status).toBe('failed')
     expect(last.sequence_number).toBe(got.at(-2)!.data.sequence_number + 1)
@@ -210,6 +211,28 @@ describe('streams', () => {
     const failed = got.at(-1)!.data.response
     expect(failed.status).toBe('failed')
     expect(failed.output).toEqual([done[0]])
+  })
+
+  test('a failure just after the opening snapshots, read apart from them, is an ordinary status too: they say nothing of the reply', async () => {
+    // each event in a read of its own, the failure 30 ms after the snapshots
+    const sse = fixture(F('stream-error-insufficient-quota.sse'))
+    rig.up.script(async () => {
+      const events = sse.split('\n\n').filter((e) => e.trim() !== '')
+      const enc = new TextEncoder()
+      return new Response(new ReadableStream({
+        async start(c) {
+          for (const [i, e] of events.entries()) {
+            c.enqueue(enc.encode(e + '\n\n'))
+            await Bun.sleep(i === 1 ? 30 : 2)
+          }
+          c.close()
+        },
+      }), { headers: { 'content-type': 'text/event-stream' } })
+    })
+    const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })
+    expect(res.status).toBe(429)
+    expect((await res.json()).error).toMatch(/quota/)
+    expect(res.headers.get('x-request-id')).toBeTruthy()
   })
 
   test('the whole failing stream as the first read is an ordinary status (commit late): 429', async () => {

@@ -11,6 +11,7 @@ import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
 import { statusRule } from '../errors.ts'
 import { withoutSecrets } from '../../lib/secrets.ts'
+import { own } from '../../lib/own.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
 import { pricedTier } from '../../config/service-tiers.ts'
 import { saidServed } from '../../ir/served.ts'
@@ -33,13 +34,22 @@ export function usageFromResponses(u: Obj | null | undefined): Usage {
   return out
 }
 
-function errorInfo(e: Obj | undefined, fallbackStatus = 500) {
-  const code = typeof e?.status === 'number' ? e.status : fallbackStatus
+/**
+ * An in-band error's status, by its code or type: OpenAI sends none with it. Quota and rate
+ * errors are 429s; a request the model refused (`invalid_request_error`, a prompt past the
+ * context window: `context_length_exceeded`, in band after `response.in_progress`) is the
+ * client's 400, which no other deployment answers otherwise; anything else the upstream's 500.
+ */
+const KIND_STATUS: Record<string, number> = { insufficient_quota: 429, rate_limit_exceeded: 429, context_length_exceeded: 400, invalid_request_error: 400 }
+
+function errorInfo(e: Obj | undefined) {
   const kind = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : undefined
-  // OpenAI's quota and rate errors arrive as codes, not statuses.
-  const status = kind === 'insufficient_quota' || kind === 'rate_limit_exceeded' ? 429 : statusRule(code).status
+  const status = typeof e?.status === 'number' ? statusRule(e.status).status : (own(KIND_STATUS, e?.code) ?? own(KIND_STATUS, e?.type) ?? statusRule(500).status)
   return { status, message: typeof e?.message === 'string' ? withoutSecrets(e.message) : 'upstream response failed', type: kind }
 }
+
+/** The snapshots a stream opens with before the model has begun: they do not commit it (pipeline/relay.ts). */
+const OPENING = new Set(['response.created', 'response.in_progress'])
 
 /** The events whose only news for the record is a piece of produced text in `delta`. */
 const DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta', 'response.reasoning_summary_text.delta', 'response.custom_tool_call_input.delta'])
@@ -117,6 +127,7 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       // a delta, even an empty one, is output begun
       if (sent) {
         state.produced = true
+        state.opening = false
         unreadSince += plainEventsRead()
       }
       return sent
@@ -127,6 +138,7 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       if (delta !== undefined) {
         if (delta !== '') produced.push(delta)
         state.produced = true
+        state.opening = false
         unreadSince++
         return raw
       }
@@ -141,6 +153,7 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
         lastRead = seq
         unreadSince = 0
       } else unreadSince++
+      state.opening = OPENING.has(j.type) && state.opening !== false
       switch (j.type) {
         case 'response.created':
         case 'response.in_progress':
