@@ -16,7 +16,7 @@ import { candidates, type Candidate } from './failover.ts'
 import { NO_WATCH, type AttemptWatch, type GenerationWatch } from './observe.ts'
 import type { SurfaceCodec } from './codec.ts'
 import { askOf, type Admission, type AdmitInput } from '../billing/admission.ts'
-import { retryable } from '../routing/choose.ts'
+import { exceededWindow, retryable } from '../routing/choose.ts'
 import { deploymentKey } from '../routing/health.ts'
 import { UpstreamError } from '../ir/errors.ts'
 import type { GenerationRequest } from '../ir/types.ts'
@@ -197,6 +197,9 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
   let held = plan
   try {
     let failed: { key: string; retryAfterMs?: number } | undefined
+    // a context window the prompt is known not to fit (an upstream said so): only a model of a
+    // larger one is tried after it
+    let beyond = 0
     // a model of one deployment and no fallbacks (the usual case) has its call as a list: walked
     // without a promise a step
     const list = candidates(s.health, s.catalog, spec, raw, plan, cx)
@@ -205,6 +208,10 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
       const step = next instanceof Promise ? await next : next
       if (step.done) break
       const c = step.value
+      if (c.model.contextWindow <= beyond) {
+        s.health.abandoned(deploymentKey(c.deployment))
+        continue
+      }
       // a fallback model is held anew at its own price (it is billed at it): a dearer one is not
       // served on a hold made for a cheaper one. One the credit (or the shared store) cannot hold
       // is not called: its probe is given back, and the request ends with the failure before it.
@@ -252,6 +259,14 @@ async function run(s: GenerationServices, spec: SurfaceSpec, raw: unknown, rc: R
         const status = signal.aborted ? 499 : statusOf(e)
         out.endAttempt(status)
         attempt.end(status, (e as Error)?.message ?? String(e), e instanceof UpstreamError ? { status: e.answeredWith, type: e.type } : undefined)
+        // a prompt too long for this model is the request's, not the deployment's: a model of a
+        // larger window may still take it (one of no larger window gets its 400, as before)
+        const window = signal.aborted ? undefined : exceededWindow(e, c.model.contextWindow)
+        if (window !== undefined) {
+          s.health.abandoned(key)
+          beyond = Math.max(beyond, window)
+          continue
+        }
         // a client that left, the deadline passed, or a failure that is not the deployment's (a request it refused): no other call
         if (signal.aborted || pastDeadline(e) || !retryable(e, s.config.routing.retryOn)) {
           s.health.abandoned(key)

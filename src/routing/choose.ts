@@ -85,3 +85,30 @@ function couldBe(upstream: number, error: UpstreamError): boolean {
   const rule = statusRule(upstream)
   return rule.status === error.status && rule.retryable === error.retryable
 }
+
+/**
+ * A prompt past its model's context window, as each wire says it: OpenAI's code
+ * `context_length_exceeded` (chat, and Responses also in band before any output), Anthropic's
+ * "prompt is too long: 219898 tokens > 200000 maximum" and "input length and `max_tokens` exceed
+ * context limit: 178959 + 64000 > 200000, …", a server of the wire's (vLLM) "maximum context
+ * length is 4096 tokens" or "the model's context length is only 202752 tokens".
+ */
+const CONTEXT_SAID = /prompt is too long|exceed context limit|maximum context length|context length is only|exceeds the context window/i
+/** The window the message names, where it names one. */
+const LIMIT_SAID = [/> ?(\d+) maximum/, /> ?(\d+), decrease/, /context length is (?:only )?(\d+)/i]
+
+/**
+ * The window a failure says the prompt does not fit (`window`: the model's as the catalog has
+ * it, unless the message names its own), or undefined for any other failure. No deployment of a
+ * window as small can serve the request; a fallback of a larger one may, as OpenRouter's
+ * fallbacks and LiteLLM's context-window fallbacks do.
+ */
+export function exceededWindow(error: unknown, window: number): number | undefined {
+  if (!(error instanceof UpstreamError) || error.status !== 400) return undefined
+  if (error.type !== 'context_length_exceeded' && !CONTEXT_SAID.test(error.message)) return undefined
+  for (const re of LIMIT_SAID) {
+    const said = re.exec(error.message)?.[1]
+    if (said !== undefined) return Number(said)
+  }
+  return window
+}

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { DEFAULT_ROUTING, type Deployment } from '../../src/config/providers.ts'
 import { UpstreamError } from '../../src/ir/errors.ts'
 import { upstreamErrorFrom } from '../../src/providers/errors.ts'
-import { lastResort, order, retryable } from '../../src/routing/choose.ts'
+import { exceededWindow, lastResort, order, retryable } from '../../src/routing/choose.ts'
 import { deploymentKey, MemoryHealth } from '../../src/routing/health.ts'
 import { candidates, type Candidate } from '../../src/pipeline/failover.ts'
 import type { Plan } from '../../src/pipeline/surface.ts'
@@ -162,5 +162,27 @@ describe('candidates of a model with one deployment and no fallbacks', () => {
     const general = { ...planOf(d), model: { ...planOf(d).model, deployments: [d, { ...d, provider: 'b', weight: 0 }] } } as unknown as Plan
     for (let i = 0; i < 3; i++) health.failed(deploymentKey({ ...d, provider: 'b' }))
     expect((await collect(candidates(health, none, none, {}, general, none))).map((c) => c.deployment.provider)).toEqual(['a'])
+  })
+})
+
+describe('a prompt past the context window, as each upstream says it', () => {
+  const said = (status: number, body: unknown) => upstreamErrorFrom({ provider: 'p', upstreamStatus: status, bodyText: JSON.stringify(body) })
+  test('the window the message names, or the model’s own where it names none', () => {
+    // OpenAI chat: the code, and the window in the message
+    expect(exceededWindow(said(400, { error: { message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 8202 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } }), 128_000)).toBe(8192)
+    // OpenAI Responses: the code alone
+    expect(exceededWindow(said(400, { error: { message: 'Your input exceeds the context window of this model. Please adjust your input and try again.', type: 'invalid_request_error', code: 'context_length_exceeded' } }), 400_000)).toBe(400_000)
+    // Anthropic, the prompt alone and with the output asked for
+    expect(exceededWindow(said(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 219898 tokens > 200000 maximum' } }), 1_000_000)).toBe(200_000)
+    expect(exceededWindow(said(400, { type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again' } }), 1_000_000)).toBe(200_000)
+    // vLLM, in its two spellings
+    expect(exceededWindow(said(400, { object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens", type: 'BadRequestError' }), 128_000)).toBe(4096)
+    expect(exceededWindow(said(400, { object: 'error', message: "You passed 202753 input tokens and requested 0 output tokens. However, the model's context length is only 202752 tokens", type: 'BadRequestError' }), 128_000)).toBe(202_752)
+  })
+  test('any other failure is not one, nor the same words with another status', () => {
+    expect(exceededWindow(said(400, { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: 20000 > 8192, which is the maximum allowed number of output tokens for claude-3-5-haiku-20241022' } }), 200_000)).toBeUndefined()
+    expect(exceededWindow(said(429, { error: { message: 'prompt is too long for this minute', type: 'rate_limit_error' } }), 200_000)).toBeUndefined()
+    expect(exceededWindow(said(500, { error: { message: 'maximum context length is 4096', type: 'server_error' } }), 200_000)).toBeUndefined()
+    expect(exceededWindow(new Error('prompt is too long'), 200_000)).toBeUndefined()
   })
 })
