@@ -243,7 +243,17 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
       let held: string | undefined
       while (!reads.completed || tap.state.opening === true) {
         if (reads.completed) held = (held ?? '') + asText(firstFrames)
-        const { done, value } = await reader.read()
+        let read: Awaited<ReturnType<typeof reader.read>>
+        try {
+          read = await reader.read()
+        } catch (e) {
+          // a stall or a cut after the snapshots: the upstream took the request (and may bill
+          // it), so the stream is relayed as it came and fails in band, billed for its prompt
+          if (held === undefined) throw e
+          firstFrames = ''
+          break
+        }
+        const { done, value } = read
         if (done) {
           const last = reads.end()
           if (last === undefined && held === undefined) throw firstEventFailure({ done: true })!

@@ -224,16 +224,19 @@ test("what an upstream sends after its stream's end is not relayed, in the same 
   }
 })
 
-test("a Responses stream's error event is the failure: first, an ordinary status; later, with no end after it, the record says the upstream's word", async () => {
+test("a Responses stream's error event is the failure: first, or after the opening snapshot, an ordinary status; later, with no end after it, the record says the upstream's word", async () => {
   const error = 'event: error\ndata: {"type":"error","code":"server_error","message":"boom at the upstream"}\n\n'
-  up.script({ sse: error })
-  const first = await post(gw.key, '/api/alpha/v1/responses', { model: 'gpt-4o', stream: true, input: 'hi' })
-  expect(first.status).toBeGreaterThanOrEqual(500)
-  expect(((await first.json()) as { error: string }).error).toContain('boom at the upstream')
+  const created = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_err1","object":"response","status":"in_progress","output":[]}}\n\n'
+  for (const sse of [error, created + error]) {
+    up.script({ sse })
+    const first = await post(gw.key, '/api/alpha/v1/responses', { model: 'gpt-4o', stream: true, input: 'hi' })
+    expect(first.status).toBeGreaterThanOrEqual(500)
+    expect(((await first.json()) as { error: string }).error).toContain('boom at the upstream')
+  }
 
   const { key, record } = await gw.services.keys.create({ name: 'error-event' })
-  const created = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_err1","object":"response","status":"in_progress","output":[]}}\n\n'
-  up.script({ sse: created + error })
+  const added = 'event: response.output_item.added\ndata: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"msg_err1","type":"message","status":"in_progress","content":[],"role":"assistant"}}\n\n'
+  up.script({ sse: created + added + error })
   const later = await post(key, '/api/alpha/v1/responses', { model: 'gpt-4o', stream: true, input: 'hi' })
   expect(later.status).toBe(200)
   expect(await later.text()).toContain('boom at the upstream')
