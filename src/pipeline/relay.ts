@@ -229,7 +229,7 @@ function pass(tap: WireTap, events: string[]): string {
  * begun) say nothing of whether it will serve: the event after them decides (OpenAI refuses a
  * prompt past the context window, and a spent quota, in band just after them).
  */
-function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void) {
+function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, onTapError: (e: unknown) => void, signal: AbortSignal) {
   return async (res: Response, idle: Watch): Promise<Committed> => {
     const reads = new EventReads(new GuardedTap(pt.tap(tapOptions), onTapError))
     const tap = reads.tap
@@ -248,8 +248,9 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
           read = await reader.read()
         } catch (e) {
           // a stall or a cut after the snapshots: the upstream took the request (and may bill
-          // it), so the stream is relayed as it came and fails in band, billed for its prompt
-          if (held === undefined) throw e
+          // it), so the stream is relayed as it came and fails in band, billed for its prompt.
+          // A client that left meanwhile has no stream to take it: its 499 is recorded as before
+          if (held === undefined || signal.aborted) throw e
           firstFrames = ''
           break
         }
@@ -371,7 +372,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
   const { pt, body, tapOptions, ctx, out, headers, sse } = input
   // a failure before the first event is thrown unrecorded, as in relayJson
   out.promptText = () => pt.promptText(body)
-  const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore))
+  const c = await pt.call(body, ctx, commitFirstEvent(pt, tapOptions, input.onTapError ?? ignore, ctx.signal))
   // a stream that fails from here on is billed for its prompt, as the upstream bills it
   out.accepted = true
   const { reads, reader, idle } = c

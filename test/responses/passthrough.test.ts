@@ -235,6 +235,30 @@ describe('streams', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy()
   })
 
+  test('a client that leaves while the opening snapshots wait for the next event: the upstream call ends, and the 499 is recorded', async () => {
+    const [created, inProgress] = fixture(F('stream-error-insufficient-quota.sse')).split('\n\n')
+    rig.up.script({ sse: `${created}\n\n${inProgress}\n\n`, hold: true })
+    const { key, record } = await rig.gw.services.keys.create({ name: 'leaves-early' })
+    const left = new AbortController()
+    const asked = fetch(`${rig.gw.url}/api/alpha/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4.1', input: 'hi', stream: true }),
+      signal: left.signal,
+    }).catch(() => undefined)
+    for (const until = Date.now() + 5_000; rig.up.requests.length === 0 && Date.now() < until; ) await Bun.sleep(10)
+    await Bun.sleep(100)
+    left.abort()
+    await asked
+    await rig.up.requests.at(-1)!.closed
+    let rows: { http_status: number; error: string | null }[] = []
+    for (const until = Date.now() + 5_000; rows.length === 0 && Date.now() < until; await Bun.sleep(20)) {
+      await rig.gw.services.recorder.flush()
+      rows = (await rig.gw.services.storage.sql.all('SELECT http_status, error FROM generations WHERE api_key_id = ?', [record.id])) as typeof rows
+    }
+    expect(rows).toEqual([{ http_status: 499, error: 'client disconnected' }])
+  })
+
   test('the whole failing stream as the first read is an ordinary status (commit late): 429', async () => {
     rig.up.script({ body: fixture(F('stream-error-insufficient-quota.sse')), headers: { 'content-type': 'text/event-stream' } })
     const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })
