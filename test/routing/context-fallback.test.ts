@@ -6,7 +6,7 @@
 // of saying it: OpenAI's `context_length_exceeded` (a Responses stream says it in band, after
 // its opening events), Anthropic's "prompt is too long".
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { fixture, startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
@@ -19,21 +19,11 @@ const TOO_LONG_IN_BAND = { sse: fixture('openai/responses/stream-error-prompt-to
 const CLAUDE_TOO_LONG = { status: 400, json: fixture('anthropic/messages/error-400-prompt-too-long.handwritten.json') }
 const ask = { messages: [{ role: 'user' as const, content: 'hi' }] }
 
-let a: FakeUpstream
-let b: FakeUpstream
-let claude: FakeUpstream
-beforeAll(async () => {
-  ;[a, b, claude] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream()])
-})
-afterAll(async () => {
-  await Promise.all([a.stop(), b.stop(), claude.stop()])
-})
-
-let gw: Gateway
-beforeAll(async () => {
-  // gpt-4o (128k) on a, then b; its fallbacks gpt-4o-mini (128k too) and gpt-4.1 (1M), on a.
-  // claude-opus-4-5 (200k) falls back on claude-haiku-4-5 (200k), then gpt-4.1.
-  const yaml = `
+// gpt-4o (128k) on a, then b; its fallbacks gpt-4o-mini (128k too) and gpt-4.1 (1M), on a.
+// claude-opus-4-5 (200k) falls back on claude-haiku-4-5 (200k), then gpt-4.1.
+const [a, b, claude] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream()])
+const gw: Gateway = await startGateway({
+  yaml: `
 providers:
   - { id: openai-a, kind: openai, base_url: ${a.url}/v1, api_key: sk-a, max_retries: 0 }
   - { id: openai-b, kind: openai, base_url: ${b.url}/v1, api_key: sk-b, max_retries: 0 }
@@ -49,11 +39,11 @@ models:
 routing: { cooldown_s: 60, failures_to_cool: 1 }
 compat: { cross_family: translate }
 limits: { key_rpm: 100000, ip_rpm: 100000, key_burst_rps: 10000 }
-`
-  gw = await startGateway({ yaml })
+`,
 })
 afterAll(async () => {
   await gw.stop()
+  await Promise.all([a, b, claude].map((u) => u.stop()))
 })
 afterEach(() => {
   for (const u of [a, b, claude]) u.requests.length = 0
