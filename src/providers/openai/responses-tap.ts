@@ -35,16 +35,17 @@ export function usageFromResponses(u: Obj | null | undefined): Usage {
 }
 
 /**
- * An in-band error's status, by its code or type: OpenAI sends none with it. Quota and rate
- * errors are 429s, an overloaded server a 503 (both retried elsewhere); a request the model refused (`invalid_request_error`, a prompt past the
- * context window: `context_length_exceeded`, in band after `response.in_progress`) is the
- * client's 400, which no other deployment answers otherwise; anything else the upstream's 500.
+ * An in-band error's status, by its code or type (OpenAI sends no status with it): quota and
+ * rate errors are 429s and an overloaded server a 503, each tried elsewhere; a request the model
+ * refused (`invalid_request_error`; a prompt past the context window, `context_length_exceeded`,
+ * comes in band after `response.in_progress`) is the client's 400, which rests no deployment;
+ * anything else is the upstream's 500 (or the status it gave).
  */
 const KIND_STATUS: Record<string, number> = { insufficient_quota: 429, rate_limit_exceeded: 429, server_is_overloaded: 503, context_length_exceeded: 400, invalid_request_error: 400 }
 
 function errorInfo(e: Obj | undefined) {
   const kind = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : undefined
-  const status = typeof e?.status === 'number' ? statusRule(e.status).status : (own(KIND_STATUS, e?.code) ?? own(KIND_STATUS, e?.type) ?? statusRule(500).status)
+  const status = own(KIND_STATUS, e?.code) ?? own(KIND_STATUS, e?.type) ?? statusRule(typeof e?.status === 'number' ? e.status : 500).status
   return { status, message: typeof e?.message === 'string' ? withoutSecrets(e.message) : 'upstream response failed', type: kind }
 }
 
