@@ -39,6 +39,14 @@ const keyLimits = (id: string, limit: number): Limit[] => [
   { bucket: 'kb:' + id, limit: 100_000, windowMs: 1_000, scope: 'key' },
 ]
 
+/**
+ * Taking ahead turns on for two requests within BUSY_MS and gives back what waits past STALE_MS
+ * (tens of ms): a loaded machine (CI's two cores running the whole suite) can stretch one Redis
+ * round trip past either, and a run then sees a quiet key. Such a run is made again on fresh
+ * names; a fault of the code fails every one.
+ */
+const TIMING = { retry: 2 }
+
 async function until(what: () => boolean, ms = 2_000) {
   const end = Date.now() + ms
   while (!what() && Date.now() < end) await Bun.sleep(1)
@@ -75,7 +83,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     await Bun.sleep(STALE_MS * 3)
     expect(limiter.ahead!.size).toBe(0)
     for (const b of ['ip:10.9.8.7', 'k:' + id, 'kb:' + id]) expect(await zcard(redis, prefix + 'rl:' + b)).toBe(3)
-  })
+  }, TIMING)
 
   test('near a limit every request asks Redis: exactly the limit is served however busy, and nothing stays taken', async () => {
     const { redis, prefix, parts, limiter } = client()
@@ -98,7 +106,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     await Bun.sleep(STALE_MS * 3)
     expect(limiter.ahead!.size).toBe(0)
     expect(await zcard(redis, prefix + 'rl:k:' + id)).toBe(150)
-  })
+  }, TIMING)
 
   test('a busy funded key: the next admission finds its hold made, and the balance counts exactly what was held and spent', async () => {
     const { parts, ledger } = client()
@@ -127,7 +135,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     await until(() => ledger.open === 0)
     expect(ledger.ahead!.size).toBe(0)
     expect(await ledger.figures(key.id)).toEqual({ spent: 0.004, reserved: 0 })
-  })
+  }, TIMING)
 
   test('near the end of a balance every admission asks Redis: it admits what it would without taking ahead', async () => {
     const one = client()
@@ -146,7 +154,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     expect(one.ledger.ahead!.used).toBe(0)
     expect(one.ledger.ahead!.size).toBe(0)
     expect((await one.ledger.figures(key.id)).reserved).toBeCloseTo(0.5, 9)
-  })
+  }, TIMING)
 
   test('a stop ends the holds made ahead', async () => {
     const { ledger } = client()
@@ -156,7 +164,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     for (const h of held) ledger.settle((h as { reservationId: string }).reservationId, key.id, 0.002)
     await ledger.stop()
     expect(await ledger.figures(key.id)).toEqual({ spent: 0.004, reserved: 0 })
-  })
+  }, TIMING)
 
   test('a busy funded key at a steady rate: its holds and settlements ride on its limits\' calls, one call for many requests', async () => {
     const { redis, limiter, ledger } = client()
@@ -184,7 +192,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     const f = await ledger.figures(key.id)
     expect(f.spent).toBeCloseTo(n * 0.002, 9)
     expect(f.reserved).toBe(0)
-  })
+  }, TIMING)
 
   test('an unlimited key\'s cost waits up to a second, or goes with its first admission, or with a stop', async () => {
     const { redis, ledger } = client()
@@ -212,7 +220,7 @@ describe.skipIf(!!skip)('taken ahead', () => {
     expect(performance.now() - at).toBeGreaterThan(500)
     expect((await later.figures(key.id)).spent).toBeCloseTo(0.876, 9)
     await later.stop()
-  })
+  }, TIMING)
 
   test('off: every request asks Redis, busy or not', async () => {
     const { parts, limiter, ledger } = client(false)
@@ -224,5 +232,5 @@ describe.skipIf(!!skip)('taken ahead', () => {
     await Bun.sleep(10)
     expect(parts).toEqual({ t: 5, r: 5 })
     expect(limiter.ahead).toBeUndefined()
-  })
+  }, TIMING)
 })
