@@ -16,9 +16,12 @@ export async function replayResultSpools(s: Pick<Services, 'config' | 'catalog' 
     let stored = 0
     const writer = new ResultsWriter(s, new BatchStore(s.storage), (done) => void (stored += done.filter((d) => d.stored).length))
     // ids no job of this process has (they are counted up from 1)
-    orphan.rows.forEach(({ finishedAt, ...r }, i) => writer.add({ ...r, id: -1 - i }, finishedAt))
+    orphan.rows.forEach(({ finishedAt, tried, ...r }, i) => writer.add({ ...r, id: -1 - i }, finishedAt, tried))
     await writer.writeAll()
     const left = writer.close()
+    // a result found stored by a write whose answer was lost had its records' costs counted
+    // here (`tried`) where that write could not: the keys' rows, which it did count, read again
+    await s.billing.reread(new Set(orphan.rows.map((r) => r.key.id)))
     if (left > 0) {
       orphan.leave()
       s.log.error('batches: spooled results of a gateway no longer running not stored yet; the next start tries again', { spool: orphan.id, results: left })

@@ -11,10 +11,18 @@ import { join } from 'node:path'
 import type { Aside } from '../generations/spool-rows.ts'
 import { Spool, type Parsed } from '../generations/spool.ts'
 import type { Outcome } from './types.ts'
+import type { GenerationRow } from '../generations/row.ts'
 
 /** A result as spooled: the outcome, and when it was taken (the stored result's finish time). */
 export interface SpooledResult extends Omit<Outcome, 'id'> {
   finishedAt: number
+  /**
+   * The records a write that may have committed stored with this result: its answer was lost
+   * (the database went away at its COMMIT), so nothing but the database counted their costs. A
+   * start that finds the result stored as this one counts them where that write could not
+   * (Redis's running spend). Absent once a later write found them and counted them.
+   */
+  tried?: GenerationRow[]
 }
 
 export const resultsSpoolDir = (dataDir: string) => join(dataDir, 'spool', 'batch-results')
@@ -39,7 +47,14 @@ function parseResults(text: string): Parsed<SpooledResult> {
       aside.push({ record: v, reason: 'no batch result: a value it needs is missing' })
       continue
     }
+    // records that are not whole are not counted (their costs stay where they are)
+    if (v.tried !== undefined && !triedRecords(v.tried)) delete v.tried
     byItem.set(`${v.batchId}\u0000${v.idx}`, v as SpooledResult)
   }
   return { rows: [...byItem.values()], aside, torn }
+}
+
+/** Records as a spool line gives them: each with its id, its key and its cost (a number, or null unpriced). */
+function triedRecords(v: unknown): v is GenerationRow[] {
+  return Array.isArray(v) && v.every((r) => typeof r?.id === 'string' && typeof r.apiKeyId === 'string' && (r.cost === null || (typeof r.cost === 'number' && Number.isFinite(r.cost))))
 }

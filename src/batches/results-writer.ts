@@ -57,12 +57,16 @@ export class ResultsWriter {
     private readonly spool?: Spool<SpooledResult>,
   ) {}
 
-  /** `finishedAt`: when the item ended (now; a spooled result's, when it is stored at a start). */
-  add(from: Outcome, finishedAt = Date.now()) {
+  /**
+   * `finishedAt`: when the item ended (now; a spooled result's, when it is stored at a start);
+   * `tried`: a spooled result's records a write whose answer was lost may have stored.
+   */
+  add(from: Outcome, finishedAt = Date.now(), tried?: GenerationRow[]) {
     const o = from.outcome
     const p: Pending = {
       id: from.id,
       from,
+      tried,
       write: {
         batchId: from.batchId,
         idx: from.idx,
@@ -82,13 +86,20 @@ export class ResultsWriter {
 
   /** Keeps these on the local disk until they are stored. A disk that cannot take them: they wait in memory, as before. */
   private toSpool(ps: Pending[]) {
-    const fresh = ps.filter((p) => !this.spooled.has(p))
-    if (!this.spool || fresh.length === 0) return
+    this.append(ps.filter((p) => !this.spooled.has(p)))
+  }
+
+  /**
+   * Each as it stands now, a line of the spool (the last line of an item is the one a start
+   * reads): with the records a write whose answer was lost may have stored with it (`tried`).
+   */
+  private append(ps: Pending[]) {
+    if (!this.spool || ps.length === 0) return
     try {
-      this.spool.append(fresh.map(({ from: { id: _, ...rest }, write }) => ({ ...rest, finishedAt: write.finishedAt })))
-      for (const p of fresh) this.spooled.add(p)
+      this.spool.append(ps.map(({ from: { id: _, ...rest }, write, tried }) => ({ ...rest, finishedAt: write.finishedAt, ...(tried ? { tried } : {}) })))
+      for (const p of ps) this.spooled.add(p)
     } catch (e) {
-      this.s.log.error('batches: results waiting for the database could not be kept on the local disk', { error: (e as Error).message, results: fresh.length })
+      this.s.log.error('batches: results waiting for the database could not be kept on the local disk', { error: (e as Error).message, results: ps.length })
     }
   }
 
@@ -175,6 +186,10 @@ export class ResultsWriter {
       const earlier = found.flatMap((p) => p.tried!)
       for (const r of earlier) billing.charge(r.apiKeyId, undefined, r.cost)
       if (found.length > 0) this.s.log.info('batches: results found stored by a write whose answer was lost', { results: found.length, records: earlier.length })
+      // counted now: a spool that still holds them says so, for a start after a kill
+      const respooled = found.filter((p) => this.spooled.has(p))
+      for (const p of respooled) p.tried = undefined
+      this.append(respooled)
       recorder.committed(records, inserted)
       storedRows = inserted.concat(earlier)
       costs = costsByKey(storedRows)
@@ -188,8 +203,13 @@ export class ResultsWriter {
       recorder.abandon(records)
       this.s.log.error('batches: storing results failed; retrying', { error: (e as Error).message, results: batch.length })
       this.queue = batch.concat(this.queue)
-      // the database away or full: what waits for it is kept on the disk meanwhile
-      if (isStoreAway(e)) this.toSpool(this.queue)
+      // the database away or full: what waits for it is kept on the disk meanwhile, a result
+      // already there again with the records this write may have stored with it
+      if (isStoreAway(e)) {
+        const again = batch.filter((p, i) => stored[i] && this.spooled.has(p))
+        this.toSpool(this.queue)
+        this.append(again)
+      }
       if (!this.closed) this.timer = setTimeout(() => void this.write(), RETRY_MS)
       return
     } finally {

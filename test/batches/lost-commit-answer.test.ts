@@ -103,6 +103,16 @@ async function stored(dataDir: string, keyId: string, batchId: string) {
   }
 }
 
+/** Redis's running spend of a key, under the gateway's prefix. */
+async function redisSpent(prefix: string, keyId: string): Promise<number> {
+  const client = new RedisClient(TEST_REDIS_URL!)
+  try {
+    return Number(await client.hget(`${prefix}cr:{${keyId}}`, 'spent'))
+  } finally {
+    client.close()
+  }
+}
+
 describe.skipIf(!onPostgres)('a batch results write committed, its answer lost', () => {
   const variants = [{ redis: false }, ...(TEST_REDIS_URL ? [{ redis: true }] : [])]
   for (const { redis } of variants) {
@@ -137,14 +147,7 @@ describe.skipIf(!onPostgres)('a batch results write committed, its answer lost',
         // what the gateway shows of the key: its stored spend
         const shown = await fetch(`${gw.url}/admin/v1/keys/${made.id}`, { headers: admin })
         expect(((await shown.json()) as { spent: number }).spent).toBeCloseTo(after.spent, 12)
-        if (redis) {
-          const client = new RedisClient(TEST_REDIS_URL!)
-          try {
-            expect(Number(await client.hget(`${prefix}cr:{${made.id}}`, 'spent'))).toBeCloseTo(after.spent, 12)
-          } finally {
-            client.close()
-          }
-        }
+        if (redis) expect(await redisSpent(prefix, made.id)).toBeCloseTo(after.spent, 12)
         // the item ended here as it did (succeeded), once
         expect(await itemsEnded(gw, 'succeeded')).toBe(1)
         // the credit is spent: the next request is refused, not admitted on figures that lost the cost
@@ -205,4 +208,48 @@ describe.skipIf(!onPostgres)('a claim of batch items committed, its answer lost'
       await own.stop()
     }
   }, 60_000)
+})
+
+describe.skipIf(!onPostgres)('a batch results write committed, its answer lost, and the gateway killed before a retry found it', () => {
+  const variants = [{ redis: false }, ...(TEST_REDIS_URL ? [{ redis: true }] : [])]
+  for (const { redis } of variants) {
+    test(`the next start finds the results stored as spooled: each cost counted once in every figure${redis ? ' (Redis: its running spend agrees)' : ''}`, async () => {
+      const own = await startFakeUpstream()
+      own.script(() => ({ json: fixture('openai/chat/nonstream-text.json') }))
+      const prefix = `lostkill:${crypto.randomUUID().slice(0, 8)}:`
+      const shared: Record<string, string> = redis ? { REDIS_URL: TEST_REDIS_URL!, SWITCHYARD_REDIS_PREFIX: prefix } : {}
+      // every write of results loses its answer: the first stores them, each retry finds them
+      // stored and loses its own answer too, so nothing but the database has counted their costs
+      let { dataDir, gw } = await hooked(own, 'lost-results-kill-', 'SWITCHYARD_TEST_LOSE_RESULTS_ANSWER', { ...shared, SWITCHYARD_TEST_LOSE_RESULTS_ANSWER: '1000000' })
+      try {
+        const requests = Array.from({ length: 3 }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `kill ${i}`, { max_tokens: 50 }) }))
+        const { made, headers, id } = await keyAndBatch(gw, 'lost-kill', 100, { requests })
+        await until(() => own.requests.length === 3 && (gw.output().match(/storing results failed; retrying/g)?.length ?? 0) >= 2)
+        expect(own.requests.length).toBe(3)
+        const before = await stored(dataDir, made.id, id)
+        expect(before.results).toEqual(['succeeded', 'succeeded', 'succeeded'])
+        gw.kill('SIGKILL')
+        await gw.exited
+        // started again without the hook: the spooled results are found stored as they were kept
+        gw = await spawnGateway({ env: { ...NO_LIMITS, ...upstreamEnv(own), SWITCHYARD_ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG_LEVEL: 'info', ...shared }, dataDir })
+        await gw.waitForOutput('spooled results of a gateway no longer running written', 10_000)
+        const batch = await ended(gw, headers, id)
+        expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 })
+        const after = await stored(dataDir, made.id, id)
+        expect(after.records).toBe(3)
+        expect(after.cost).toBeGreaterThan(0)
+        expect(after.spent).toBeCloseTo(after.cost, 12)
+        // what the gateway shows of the key, and Redis's running spend: the same costs, once
+        const shown = await fetch(`${gw.url}/admin/v1/keys/${made.id}`, { headers: admin })
+        expect(((await shown.json()) as { spent: number }).spent).toBeCloseTo(after.spent, 12)
+        if (redis) expect(await redisSpent(prefix, made.id)).toBeCloseTo(after.spent, 12)
+        // each item went upstream once
+        expect(own.requests.length).toBe(3)
+      } finally {
+        gw.kill('SIGKILL')
+        await gw.exited
+        await own.stop()
+      }
+    }, 60_000)
+  }
 })
