@@ -10,7 +10,8 @@
 // (`storedAs`) are told as stored then, their records' costs with them, counted once.
 // While the database is away (or full), what waits for it is kept on the local disk too
 // (results-spool.ts): a kill -9 or a stop before it comes back loses no result; the next start
-// stores them.
+// stores them. A result a write may have stored with its answer lost is kept there with that
+// write's records (`tried`): a start that finds it stored as kept counts their costs then.
 import type { BatchStore, ResultWrite } from './store.ts'
 import type { ApiKey } from '../http/context.ts'
 import type { CatalogModel } from '../config/catalog.ts'
