@@ -21,7 +21,7 @@ export async function replayResultSpools(s: Pick<Services, 'config' | 'catalog' 
     const left = writer.close()
     // a result found stored by a write whose answer was lost had its records' costs counted
     // here (`tried`) where that write could not: the keys' rows, which it did count, read again
-    await s.billing.reread(new Set(orphan.rows.map((r) => r.key.id)))
+    await s.billing.reread(new Set(orphan.rows.filter((r) => r.tried?.length).map((r) => r.key.id)))
     if (left > 0) {
       orphan.leave()
       s.log.error('batches: spooled results of a gateway no longer running not stored yet; the next start tries again', { spool: orphan.id, results: left })

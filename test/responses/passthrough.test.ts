@@ -235,6 +235,15 @@ describe('streams', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy()
   })
 
+  test('an event that is no JSON after the opening snapshots decides at once: an ordinary 502, not a wait for more', async () => {
+    const [created] = fixture(F('stream-error-insufficient-quota.sse')).split('\n\n')
+    // the upstream then says nothing more, and keeps the connection open
+    rig.up.script({ sse: `${created}\n\ndata: {not json\n\n`, hold: true })
+    const res = await rig.postResponses({ model: 'gpt-4.1', input: 'hi', stream: true })
+    expect(res.status).toBe(502)
+    expect((await res.json()).error).toContain('not JSON')
+  })
+
   test('a client that leaves while the opening snapshots wait for the next event: the upstream call ends, and the 499 is recorded', async () => {
     const [created, inProgress] = fixture(F('stream-error-insufficient-quota.sse')).split('\n\n')
     rig.up.script({ sse: `${created}\n\n${inProgress}\n\n`, hold: true })

@@ -146,6 +146,8 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       const { data } = eventFields(raw)
       if (data === null) return raw
       const j = eventJson(data, state)
+      // any event but an opening snapshot decides the stream (one that is no JSON too)
+      state.opening = state.opening !== false && typeof j?.type === 'string' && OPENING.has(j.type)
       if (!j) return null
       if (typeof j.type !== 'string') return raw
       // Recordings from before sequence numbers existed have none: then neither do added events.
@@ -154,7 +156,6 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
         lastRead = seq
         unreadSince = 0
       } else unreadSince++
-      state.opening = OPENING.has(j.type) && state.opening !== false
       switch (j.type) {
         case 'response.created':
         case 'response.in_progress':
