@@ -9,7 +9,13 @@ import OpenAI from 'openai'
 import { onPostgres, TEST_DATABASE_URL } from '../helpers/database.ts'
 import { cleanup, runCli, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
 
-/** The process's open TCP connections to `port` (its sockets' inodes looked up in its net table). */
+/**
+ * The process's open TCP connections to `port` (its sockets' inodes looked up in its net table),
+ * each counted once: the kernel writes that table a page a read, and a table that changes between
+ * two reads (the other suites' connections opening and closing) gives some lines twice: 26 reads
+ * in 237 beside another process opening and closing connections. Counting lines, one CI run
+ * read 12 where every other run read at most 6.
+ */
 function connectionsTo(pid: number, port: number): number {
   const inodes = new Set<string>()
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
@@ -19,7 +25,7 @@ function connectionsTo(pid: number, port: number): number {
     } catch {} // closed meanwhile
   }
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
-  let n = 0
+  const open = new Set<string>()
   for (const table of ['tcp', 'tcp6']) {
     let text = ''
     try {
@@ -30,10 +36,10 @@ function connectionsTo(pid: number, port: number): number {
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/)
       // remote address's port, state 01 (established), the socket's inode
-      if (f.length > 9 && f[2]!.endsWith(':' + hexPort) && f[3] === '01' && inodes.has(f[9]!)) n++
+      if (f.length > 9 && f[2]!.endsWith(':' + hexPort) && f[3] === '01' && inodes.has(f[9]!)) open.add(f[9]!)
     }
   }
-  return n
+  return open.size
 }
 
 const WORKERS = 2
