@@ -206,6 +206,8 @@ interface Committed {
   firstFrames: string | Uint8Array
   /** Held to the provider's timeout between two reads, from here on. */
   idle: Watch
+  /** What failed the stream right after the frames of its opening (thrown after them). */
+  failure?: unknown
 }
 
 /** Feeds whole events through the tap; returns what to send on: nothing past an event that is not JSON, where the stream fails. */
@@ -241,11 +243,19 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
       let firstFrames: string | Uint8Array = ''
       // the frames of the reads before the deciding one: the opening snapshots, held
       let held: string | undefined
+      /** What ended the stream after its opening was held: relayed after it, in band. */
+      let failure: unknown
       while (!reads.completed || tap.state.opening === true) {
-        if (reads.completed) held = (held ?? '') + asText(firstFrames)
+        if (reads.completed) {
+          // the stream has begun: from here its silence is watched, as once it is committed
+          if (held === undefined) idle.begun()
+          held = (held ?? '') + asText(firstFrames)
+        }
         let read: Awaited<ReturnType<typeof reader.read>>
         try {
+          if (held !== undefined) idle.asking()
           read = await reader.read()
+          idle.touch()
         } catch (e) {
           // a stall or a cut after the snapshots: the upstream took the request (and may bill
           // it), so the stream is relayed as it came and fails in band, billed for its prompt.
@@ -261,7 +271,15 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
           firstFrames = last ?? ''
           break
         }
-        firstFrames = reads.read(value)
+        try {
+          firstFrames = reads.read(value)
+        } catch (e) {
+          // an event past its bound after the opening: the upstream took the request, as above
+          if (held === undefined) throw e
+          failure = e
+          firstFrames = ''
+          break
+        }
       }
       if (held !== undefined) firstFrames = held + asText(firstFrames)
       if (!tap.state.produced) {
@@ -269,7 +287,7 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
         if (error) throw firstEventFailure({ error })!
         if (tap.state.unreadable) throw firstEventFailure({ error: UNREADABLE })!
       }
-      return { reads, reader, firstFrames, idle }
+      return { reads, reader, firstFrames, idle, failure }
     } catch (e) {
       idle.end()
       reader.cancel().catch(() => {})
@@ -394,6 +412,7 @@ export async function relayStream(input: RelayInput & { sse: SseOptions }): Prom
     try {
       if (tap.state.done) await durable?.()
       yield c.firstFrames
+      if (c.failure !== undefined) throw c.failure
       if ((ended = tap.state.done)) return
       for (let f = failed(); !f; f = failed()) {
         idle.asking()

@@ -166,6 +166,7 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
   const timer = left < provider.timeoutMs ? setTimeout(deadlinePassed, left, controller) : setTimeout(timedOut, provider.timeoutMs, controller)
   let committed = false
   const idle = new Idle(controller, provider.name, provider.timeoutMs)
+  idle.onBegun = () => clearTimeout(timer)
   try {
     let res: Response
     try {

@@ -35,6 +35,12 @@ export interface Watch {
   touch(): void
   /** The stream ended (read to its end, failed, or left by the client). */
   end(): void
+  /**
+   * The upstream's stream has begun (its opening read) while the attempt still holds it, waiting
+   * for the event that decides: from now its silence is watched, not the whole call's time, as
+   * once it is handed back.
+   */
+  begun(): void
 }
 
 /** The silence one stream may keep: handed to `accept`, started once the stream is the caller's. */
@@ -42,6 +48,9 @@ export class Idle implements Watch {
   seen = tick
   streaming = false
   waiting = false
+  /** Set by the attempt: what else begun() does (the whole call's timer given up). */
+  onBegun?: () => void
+  private over = false
 
   constructor(
     private readonly controller: AbortController,
@@ -61,18 +70,25 @@ export class Idle implements Watch {
 
   /** The attempt has handed the stream back: from now on the silence is watched. */
   start(): void {
-    if (!this.streaming) return
+    if (!this.streaming || this.over) return
     this.seen = tick
     watched.add(this)
     sweeper ??= setInterval(sweep, SWEEP_MS)
     sweeper.unref?.()
   }
 
+  begun(): void {
+    this.onBegun?.()
+    this.start()
+  }
+
   end(): void {
+    this.over = true
     watched.delete(this)
   }
 
   stall(): void {
+    this.over = true
     watched.delete(this)
     const secs = Math.round(this.limitMs / 100) / 10
     this.controller.abort(new UpstreamError({ status: 504, message: `upstream ${this.provider} sent nothing for ${secs} s mid-stream`, type: 'timeout' }))
@@ -80,4 +96,4 @@ export class Idle implements Watch {
 }
 
 /** What a reader is handed outside an attempt (a test, a body read on its own): watches nothing. */
-export const UNWATCHED: Watch = { streaming: false, asking() {}, touch() {}, end() {} }
+export const UNWATCHED: Watch = { streaming: false, asking() {}, touch() {}, end() {}, begun() {} }

@@ -210,7 +210,11 @@ describe('gateway parameters a Claude upstream does not take are spelled in its 
 })
 
 describe('failures on the pass-through path', () => {
-  const start = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
+  const events = fixture('anthropic/messages/stream-text.sse').split('\n\n')
+  // the message's opening: message_start, an empty text block's start, a ping
+  const opening = events.slice(0, 3).join('\n\n') + '\n\n'
+  // and the reply's first text
+  const start = events.slice(0, 4).join('\n\n') + '\n\n'
 
   test('an upstream error event mid-stream is relayed in band and ends the stream: no message_stop after it', async () => {
     rig.up.script({ sse: start + fixture('anthropic/messages/stream-error-overloaded-event.sse') })
@@ -238,6 +242,31 @@ describe('failures on the pass-through path', () => {
     const failed = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
     expect(failed.status).toBe(503)
     expect((await failed.json()).error).toContain('Overloaded')
+  })
+
+  test('an error right after the opening (the message begun, an empty block, a ping) is an ordinary status, retried: the client sees only the answer that served', async () => {
+    const n = rig.up.requests.length
+    const overloaded = opening + fixture('anthropic/messages/stream-error-overloaded-event.sse')
+    rig.up.script({ sse: overloaded }, { sse: fixture('anthropic/messages/stream-text.sse') })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(fixture('anthropic/messages/stream-text.sse'))
+    expect(rig.up.requests.length - n).toBe(2)
+
+    rig.up.script({ sse: overloaded })
+    const failed = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(failed.status).toBe(503)
+    expect((await failed.json()).error).toContain('Overloaded')
+  })
+
+  test('a cut right after the opening commits it: the upstream took the request, so the stream begins, fails in band, and its prompt is billed', async () => {
+    rig.up.script({ sse: fixture('anthropic/messages/stream-text.sse'), dropAfterEvents: 2 })
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(res.status).toBe(200)
+    const frames = messageFrames(await res.text())
+    expect(frames.map((f) => f.event)).toEqual(['message_start', 'content_block_start', 'error'])
+    const g = await rig.generation(frames[0]!.data.message.id)
+    expect(g.usage.prompt_tokens).toBe(27)
   })
 
   test("a last event the upstream ends without its blank line gets one: the SDK's stream helper needs message_stop", async () => {

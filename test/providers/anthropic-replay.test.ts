@@ -174,6 +174,23 @@ describe('anthropic stream recordings', () => {
     expect(events.some((e) => e.type === 'finish')).toBe(false)
   })
 
+  test("overloaded_error right after the message's opening (its start, an empty block, a ping): stream() rejects, as for a first event", async () => {
+    // message_start says the message began, not that the upstream will serve it
+    const opening = fixture('anthropic/messages/stream-text.sse').split('\n\n').slice(0, 3).join('\n\n') + '\n\n'
+    up.script({ sse: opening + fixture('anthropic/messages/stream-error-overloaded-event.sse') })
+    const err = await adapter.stream(request({ stream: true }), ctx(claude())).catch((e) => e)
+    expect(err).toBeInstanceOf(UpstreamError)
+    expect(err.status).toBe(503)
+    expect(err.retryable).toBe(true)
+  })
+
+  test('a cut right after the opening: the reply begins (the upstream took the request), then its error', async () => {
+    up.script({ sse: fixture('anthropic/messages/stream-text.sse'), dropAfterEvents: 2 })
+    const events = await drain(await adapter.stream(request({ stream: true }), ctx(claude())))
+    expect(events.map((e) => e.type)).toEqual(['start', 'usage', 'error'])
+    expect(events[0]).toMatchObject({ type: 'start', id: 'msg_01PgicqXb8hKdXEPHm3LLTGF', usage: { inputTokens: 27 } })
+  })
+
   test('with retries, an overloaded first event is retried and the second answer streams', async () => {
     const retrying = new AnthropicAdapter(providerConfig('anthropic', up.url, { maxRetries: 1 }))
     up.script({ sse: fixture('anthropic/messages/stream-error-overloaded-event.sse') }, { sse: fixture('anthropic/messages/stream-text-vercel.sse') })

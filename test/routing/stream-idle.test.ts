@@ -98,6 +98,24 @@ test('translated: a Claude stream silent past timeout_ms reaches a chat client a
   expect(await listedStatus(id)).toBe(504)
 })
 
+test("pass-through: a Claude stream silent right after its opening (its start, an empty block, a ping) is cut as one silent later: the opening, then the error in band; the record a 504", async () => {
+  // the opening is held until an event decides, but the upstream has begun: its silence counts
+  claude.script({ sse: firstEvents(CLAUDE_STREAM, 3), hold: true })
+  const res = await fetch(`${gw.url}/api/beta/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: ask, stream: true }),
+  })
+  expect(res.status).toBe(200)
+  const body = await res.text()
+  expect(body.startsWith(firstEvents(CLAUDE_STREAM, 3))).toBe(true)
+  expect(body).toContain('sent nothing for 0.6 s')
+  await claude.requests[0]!.closed
+  const id = /"id":"(msg_[^"]+)"/.exec(body)![1]!
+  expect((await record(id)).error).toContain('sent nothing for 0.6 s')
+  expect(await listedStatus(id)).toBe(504)
+})
+
 test('a stream that keeps sending, each gap under timeout_ms, runs longer than timeout_ms whole and is not cut', async () => {
   claude.script({ sse: CLAUDE_STREAM, delayMs: 60 })
   const client = new Anthropic({ baseURL: `${gw.url}/api/beta`, apiKey: gw.key, maxRetries: 0 })

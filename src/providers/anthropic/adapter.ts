@@ -71,7 +71,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       auth: this.auth,
       transport: this.transport,
       ctx,
-      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name, ctx.containerGiven, ctx.unsent, replyTool)),
+      accept: async (res, idle) => commitFirst(anthropicEvents(parseSse(bodyOf(res, this.config.name), idle), this.config.name, ctx.containerGiven, ctx.unsent, replyTool, () => idle.begun())),
     })
   }
 

@@ -122,8 +122,9 @@ function closeBlock(b: Block | undefined): StreamEvent[] {
  * `given`: told of the code execution container the reply says it ran in (container.ts).
  * `unsent`: told, when the reader leaves early, the text of what was read and not yet handed on.
  * `replyTool`: the tool whose input is the reply (reply-tool.ts), read as the reply's text.
+ * `begun`: told when the message's start is read and held (the upstream's silence is watched from there).
  */
-export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void, replyTool?: string): AsyncGenerator<StreamEvent> {
+export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, provider = 'anthropic', given?: ContainerGiven, unsent?: (text: string) => void, replyTool?: string, begun?: () => void): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, Block>()
   const queries = new Map<string, Asked>()
   const order = blockOrder<Block>()
@@ -135,13 +136,26 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
   let reply = ''
   /** 'said': the upstream's message_start came; 'made': the reply began without one (at its first output). */
   let started: 'said' | 'made' | undefined
+  /**
+   * message_start's events, held until an event that decides: an in-band error right after it
+   * (Claude's overloaded_error, said once the message has begun) is then a failure before the
+   * reply, failed over as any other; output, or any other event, begins the reply with them.
+   */
+  let opening: StreamEvent[] | undefined
   /** The events one upstream event made, handed on in order: `handed` of them so far. */
   const out: StreamEvent[] = []
   let handed = 0
-  /** A failure: what waited for an earlier block goes out first (it was produced, and is billed so), then the error. */
-  function* failing(error: StreamEvent): Generator<StreamEvent> {
+  /**
+   * A failure: what waited for an earlier block goes out first (it was produced, and is billed so),
+   * then the error. One the upstream said (`said`) right after the message's start is a failure
+   * before the reply; a cut or a stall there is not (the upstream took the request): the start
+   * goes out, then the error.
+   */
+  function* failing(error: StreamEvent, said = false): Generator<StreamEvent> {
     out.length = handed = 0
     order.release(out)
+    if (opening && (!said || out.length > 0)) yield* opening
+    opening = undefined
     if (out.length > 0 && started === undefined) {
       started = 'made'
       yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
@@ -159,7 +173,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
         try {
           e = JSON.parse(m.data)
         } catch {
-          yield* failing(streamError('upstream sent a stream event that is not JSON', 'stream_error'))
+          yield* failing(streamError('upstream sent a stream event that is not JSON', 'stream_error'), true)
           return
         }
         if (e === null || typeof e !== 'object') continue
@@ -170,9 +184,11 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
           reply = e.message?.id ?? reply
           usage = usageFromAnthropic(e.message?.usage)
           // one that comes after the reply began without it still says the prompt's count
-          if (started === undefined) yield { type: 'start', id: reply, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }
+          if (started === undefined) {
+            opening = [{ type: 'start', id: reply, model: e.message?.model ?? '', created: Math.floor(Date.now() / 1000), usage }, { type: 'usage', usage }]
+            begun?.()
+          } else yield { type: 'usage', usage }
           started = 'said'
-          yield { type: 'usage', usage }
           continue
         }
         let ended = false
@@ -252,7 +268,7 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
             break
           }
           case 'error':
-            yield* failing({ type: 'error', error: anthropicEventError(provider, e.error).info })
+            yield* failing({ type: 'error', error: anthropicEventError(provider, e.error).info }, true)
             return
           default:
             // event types added later carry nothing the IR needs
@@ -263,6 +279,11 @@ export async function* anthropicEvents(messages: AsyncIterable<SseMessage>, prov
         if (out.length > 0 && started === undefined) {
           started = 'made'
           yield { type: 'start', id: '', model: '', created: Math.floor(Date.now() / 1000) }
+        }
+        // a block's start with nothing in it yet decides nothing
+        if (opening && (out.length > 0 || type !== 'content_block_start')) {
+          yield* opening
+          opening = undefined
         }
         while (handed < out.length) yield out[handed++]!
         if (ended) return

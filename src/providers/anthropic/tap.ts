@@ -76,6 +76,7 @@ export function anthropicMessagesTap(provider = 'anthropic', given?: ContainerGi
     state,
     bytes(b) {
       const sent = readPlainEvents(b, produced, plainBlockDeltaBytes)
+      if (sent) state.opening = false
       if (sent && produced.length > 0) state.produced = true
       return sent
     },
@@ -83,6 +84,7 @@ export function anthropicMessagesTap(provider = 'anthropic', given?: ContainerGi
       const p = plainEvent(raw)
       const text = p && (p.event === null || p.event === 'content_block_delta') ? plainBlockDelta(p.data) : undefined
       if (text !== undefined) {
+        state.opening = false
         if (text !== '') {
           produced.push(text)
           state.produced = true
@@ -93,8 +95,13 @@ export function anthropicMessagesTap(provider = 'anthropic', given?: ContainerGi
       // a ping is a ping whatever its data (the SDK skips it)
       if (data === null || event === 'ping') return raw
       const j = eventJson(data, state)
+      const type = j?.type ?? event
+      // the message's opening (its start, a block's start with nothing in it yet) says nothing of
+      // whether the upstream serves: Claude says overloaded_error in band right after it. Any
+      // other event decides, one that is no JSON too (one with no data says nothing, as a ping)
+      if (data.trim() !== '') state.opening = state.opening !== false && j !== null && (type === 'message_start' || type === 'content_block_start')
       if (!j) return null
-      switch (j.type ?? event) {
+      switch (type) {
         case 'message_start':
           state.id = typeof j.message?.id === 'string' ? j.message.id : state.id
           state.usage = usageFromAnthropic(j.message?.usage)
@@ -102,6 +109,7 @@ export function anthropicMessagesTap(provider = 'anthropic', given?: ContainerGi
           break
         case 'content_block_start':
           readBlock(j.content_block)
+          if (state.produced) state.opening = false
           break
         case 'content_block_delta': {
           const field = own(DELTA_TEXT, j.delta?.type)
