@@ -51,7 +51,7 @@ afterAll(async () => {
 const admin = (path: string) => fetch(gw.url + path, { headers: { authorization: `Bearer ${ADMIN}` } })
 
 /** The slowest answer to a ping every 5 ms while `work` runs: how long the gateway's loop was held. */
-const slowestPing = (work: () => Promise<void>) => slowestHealth(gw.url, work, 5)
+const slowestPing = (work: () => Promise<void>) => slowestHealth(gw.url, work, 5, gw.proc.pid)
 
 test('GET /admin/v1/keys lists all 100,000 keys, oldest first, while the gateway goes on answering', async () => {
   // once, for what a first run of each statement costs

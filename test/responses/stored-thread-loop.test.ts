@@ -29,7 +29,7 @@ const call = async (path: string, body: unknown) => {
 }
 
 /** The worst /health latency while `work` runs, probed every 2 ms (the probes under way first). */
-const healthDuring = (work: () => Promise<unknown>) => slowestHealth(gw.url, async () => (await Bun.sleep(20), await work()))
+const healthDuring = (work: () => Promise<unknown>) => slowestHealth(gw.url, async () => (await Bun.sleep(20), await work()), 2, gw.proc.pid)
 
 test('a turn and its input_tokens continuing a ~10 MB stored thread leave /health answered', async () => {
   const input = [...Array.from({ length: 9_999 }, (_, i) => ({ role: 'user', content: `item ${i} ${'x'.repeat(1000)}` })), { role: 'user', content: 'mock: text ok' }]
