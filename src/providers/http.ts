@@ -205,9 +205,15 @@ async function attempt<T>(req: UpstreamRequest<T>, body: string | ChunkedBody): 
     try {
       out = await req.accept(res, idle)
     } catch (e) {
+      // a caller that left while the reply's first events were read: its leaving stands (499),
+      // whatever the cut read made of it (a translated stream's "connection closed", a 502)
+      if (signal.aborted) throw signal.reason
       if (e instanceof UpstreamError) throw e
       throw ownFault(provider, controller.signal, signal, e) ?? transportError(provider, controller.signal, signal, e, deadline)
     }
+    // one that left while a stream's opening was held has no stream to take: handed one, nobody
+    // would read it, and its record would never be written
+    if (signal.aborted) throw signal.reason
     committed = true
     idle.start()
     return out

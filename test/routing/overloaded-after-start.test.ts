@@ -78,4 +78,50 @@ describe("Claude's overloaded_error just after its stream began", () => {
     expect([a.requests.length, b.requests.length]).toEqual([1, 1])
     expect(attempts(await record(id))).toEqual([['claude-a', 503], ['claude-b', 200]])
   })
+
+  test('a client that leaves before the first event, or while the opening is held, is recorded as a 499, relayed and translated', async () => {
+    const listed = async () => {
+      const res = await fetch(`${gw.url}/api/v1/generations?limit=50`, { headers: { authorization: `Bearer ${gw.key}` } })
+      return ((await res.json()) as { data: { id: string; endpoint: string; http_status: number }[] }).data
+    }
+    const [opening, rest] = [TEXT.split('\n\n').slice(0, 3).join('\n\n') + '\n\n', TEXT.split('\n\n').slice(3).join('\n\n')]
+    const enc = new TextEncoder()
+    // the opening at once, the rest a second later
+    const heldOpening = () =>
+      new Response(
+        new ReadableStream({
+          async start(c) {
+            c.enqueue(enc.encode(opening))
+            await Bun.sleep(1000)
+            try {
+              c.enqueue(enc.encode(rest))
+              c.close()
+            } catch {} // the gateway left
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      )
+    const asks: [string, string, object][] = [
+      ['anthropic.messages', '/api/beta/v1/messages', { max_tokens: 100 }],
+      ['openai.chat.completions', '/api/alpha/v1/chat/completions', {}],
+    ]
+    // the first event cut in two, its second half a second later; then the opening held
+    for (const reply of [{ sse: TEXT, delayMs: 1000 }, heldOpening]) {
+      for (const [endpoint, path, extra] of asks) {
+        // on either deployment: the first may rest from the tests above
+        for (const u of [a, b]) u.script(reply)
+        const before = new Set((await listed()).map((g) => g.id))
+        const left = await fetch(`${gw.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'leave' }], ...extra }),
+          signal: AbortSignal.timeout(300),
+        }).catch((e: Error) => e)
+        expect(left).toBeInstanceOf(Error)
+        let made: { endpoint: string; http_status: number }[] = []
+        for (const until = Date.now() + 10_000; made.length === 0 && Date.now() < until; await Bun.sleep(50)) made = (await listed()).filter((g) => !before.has(g.id))
+        expect(made.map((g) => [g.endpoint, g.http_status])).toEqual([[endpoint, 499]])
+      }
+    }
+  })
 })
