@@ -245,7 +245,8 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
       let held: string | undefined
       /** What ended the stream after its opening was held: relayed after it, in band. */
       let failure: unknown
-      while (!reads.completed || tap.state.opening === true) {
+      // (an upstream that pings on after its opening is not held past HELD_MAX: it commits)
+      while (!reads.completed || (tap.state.opening === true && (held?.length ?? 0) + firstFrames.length < HELD_MAX)) {
         if (reads.completed) {
           // the stream has begun: from here its silence is watched, as once it is committed
           if (held === undefined) idle.begun()
@@ -295,6 +296,9 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
     }
   }
 }
+
+/** The characters of a stream's opening held at most while the event that decides is awaited. */
+const HELD_MAX = 64 * 1024
 
 const frameText = new TextDecoder()
 /** Frames as text: a read relayed as it came is whole events, so whole characters. */

@@ -269,6 +269,36 @@ describe('failures on the pass-through path', () => {
     expect(g.usage.prompt_tokens).toBe(27)
   })
 
+  test('an upstream that pings on after the opening is held no further than 64 KiB: the stream commits, and the client has its status while the upstream still pings', async () => {
+    let release!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    const enc = new TextEncoder()
+    const ping = 'event: ping\ndata: {"type": "ping"}\n\n'
+    rig.up.script(
+      () =>
+        new Response(
+          new ReadableStream({
+            start(c) {
+              c.enqueue(enc.encode(opening))
+              // 100 KiB of pings, then nothing until the client has its status
+              for (let i = 0; i < 100; i++) c.enqueue(enc.encode(ping.repeat(Math.ceil(1024 / ping.length))))
+              void released.then(() => {
+                c.enqueue(enc.encode(events.slice(3).join('\n\n')))
+                c.close()
+              })
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        ),
+    )
+    const res = await rig.postMessages({ model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: ask })
+    expect(res.status).toBe(200)
+    release()
+    const frames = messageFrames(await res.text())
+    expect(frames[0]!.event).toBe('message_start')
+    expect(frames.at(-1)!.event).toBe('message_stop')
+  }, 10_000)
+
   test("a last event the upstream ends without its blank line gets one: the SDK's stream helper needs message_stop", async () => {
     // this recording ends so: `data: {"type":"message_stop"}` and the connection's close
     const sse = fixture('anthropic/messages/stream-tool-use.sse')
