@@ -104,7 +104,8 @@ test('a file made with an expiry is removed when it expires, its hooks told then
     expect(await row()).not.toBeNull()
     for (let i = 0; i < 60 && (await row()); i++) await Bun.sleep(50)
     expect(await row()).toBeNull()
-    expect(heard).toEqual([`${id} expired`])
+    // (the files the tests before left expired may be pruned meanwhile: heard too, not this one's)
+    expect(heard.filter((h) => h.startsWith(`${id} `))).toEqual([`${id} expired`])
   } finally {
     off()
   }
