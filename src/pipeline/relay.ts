@@ -243,7 +243,7 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
       let firstFrames: string | Uint8Array = ''
       // the frames of the reads before the deciding one: the opening snapshots, held
       let held: string | undefined
-      /** What ended the stream after its opening was held: relayed after it, in band. */
+      /** What ended the stream after its opening was held: thrown after it, in band. */
       let failure: unknown
       // (an upstream that pings on after its opening is not held past HELD_MAX: it commits)
       while (!reads.completed || (tap.state.opening === true && (held?.length ?? 0) + firstFrames.length < HELD_MAX)) {
@@ -252,31 +252,23 @@ function commitFirstEvent(pt: Passthrough, tapOptions: TapOptions | undefined, o
           if (held === undefined) idle.begun()
           held = (held ?? '') + asText(firstFrames)
         }
-        let read: Awaited<ReturnType<typeof reader.read>>
         try {
           if (held !== undefined) idle.asking()
-          read = await reader.read()
+          const { done, value } = await reader.read()
           idle.touch()
-        } catch (e) {
-          // a stall or a cut after the snapshots: the upstream took the request (and may bill
-          // it), so the stream is relayed as it came and fails in band, billed for its prompt.
-          // A client that left meanwhile has no stream to take it: its 499 is recorded as before
-          if (held === undefined || signal.aborted) throw e
-          firstFrames = ''
-          break
-        }
-        const { done, value } = read
-        if (done) {
-          const last = reads.end()
-          if (last === undefined && held === undefined) throw firstEventFailure({ done: true })!
-          firstFrames = last ?? ''
-          break
-        }
-        try {
+          if (done) {
+            const last = reads.end()
+            if (last === undefined && held === undefined) throw firstEventFailure({ done: true })!
+            firstFrames = last ?? ''
+            break
+          }
           firstFrames = reads.read(value)
         } catch (e) {
-          // an event past its bound after the opening: the upstream took the request, as above
-          if (held === undefined) throw e
+          // a stall, a cut or an event past its bound after the opening: the upstream took the
+          // request (and may bill it), so the opening is relayed and the stream fails in band
+          // after it, billed for its prompt. A client that left meanwhile has no stream to take
+          // it: its 499 is recorded as before
+          if (held === undefined || signal.aborted) throw e
           failure = e
           firstFrames = ''
           break

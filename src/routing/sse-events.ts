@@ -142,3 +142,12 @@ export function eventJson(data: string, state: TapState): Record<string, any> | 
   if (!j) state.unreadable = true
   return j
 }
+
+/**
+ * A tap's `opening` after an event of `type` (its data `j`): the stream is still opening only
+ * while every event read is one of its wire's opening events (`opening`); any other decides, one
+ * that is no JSON too (relay.ts commits, or fails, at the event that decides).
+ */
+export function stillOpening(state: TapState, j: Record<string, any> | null, type: unknown, opening: ReadonlySet<string>): boolean {
+  return state.opening !== false && j !== null && typeof type === 'string' && opening.has(type)
+}

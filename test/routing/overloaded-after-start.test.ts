@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { fixture, startFakeUpstream } from '../helpers/fake-upstream.ts'
+import { generationOf } from '../helpers/records.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 
 const TEXT = fixture('anthropic/messages/stream-text.sse')
@@ -38,11 +39,7 @@ afterEach(() => {
   for (const u of [a, b]) u.requests.length = 0
 })
 
-async function record(id: string) {
-  const res = await fetch(`${gw.url}/api/v1/generations?id=${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${gw.key}` } })
-  expect(res.status).toBe(200)
-  return ((await res.json()) as { generation: Record<string, any> }).generation
-}
+const record = (id: string) => generationOf(gw, id)
 const attempts = (rec: Record<string, any>) => rec.attempts.map((x: { provider: string; status: number }) => [x.provider, x.status])
 
 describe("Claude's overloaded_error just after its stream began", () => {

@@ -4,7 +4,7 @@
 // message_delta), and the text, thinking and tool input produced (to bill a dropped stream). A plain content_block_delta (most of a
 // stream) has only its text read, without a parse. Nothing is rewritten.
 import { own } from '../../lib/own.ts'
-import { eventFields, eventJson, parseJsonObject } from '../../routing/sse-events.ts'
+import { eventFields, eventJson, parseJsonObject, stillOpening } from '../../routing/sse-events.ts'
 import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import { anthropicEventError } from '../errors.ts'
 import { ProducedText } from '../../lib/produced-text.ts'
@@ -17,6 +17,9 @@ import { overwriteUsage, usageFromAnthropic } from './usage.ts'
 import { withoutSecrets } from '../../lib/secrets.ts'
 
 const DELTA_TEXT: Record<string, string> = { text_delta: 'text', thinking_delta: 'thinking', input_json_delta: 'partial_json' }
+
+/** A message's opening events: they say nothing of whether the upstream serves (relay.ts holds them). */
+const OPENING: ReadonlySet<string> = new Set(['message_start', 'content_block_start'])
 
 const BLOCK_DELTA = '{"type":"content_block_delta",'
 const DELTA_TYPE = '"delta":{"type":"'
@@ -99,7 +102,7 @@ export function anthropicMessagesTap(provider = 'anthropic', given?: ContainerGi
       // the message's opening (its start, a block's start with nothing in it yet) says nothing of
       // whether the upstream serves: Claude says overloaded_error in band right after it. Any
       // other event decides, one that is no JSON too (one with no data says nothing, as a ping)
-      if (data.trim() !== '') state.opening = state.opening !== false && j !== null && (type === 'message_start' || type === 'content_block_start')
+      if (data.trim() !== '') state.opening = stillOpening(state, j, type, OPENING)
       if (!j) return null
       switch (type) {
         case 'message_start':

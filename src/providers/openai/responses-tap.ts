@@ -5,7 +5,7 @@
 // final response — the JSON reply, or the terminal event's — goes through the surface's
 // `finalize`, which completes it, and the frames that end the stream are the surface's
 // (`terminal`): the events the gateway adds around a completion or a failure are its to say.
-import { eventFields, eventJson, parseJsonObject } from '../../routing/sse-events.ts'
+import { eventFields, eventJson, parseJsonObject, stillOpening } from '../../routing/sse-events.ts'
 import { jsonStringAt, occurrences, onlyString, plainEvent } from '../../routing/sse-fast.ts'
 import type { TapOptions, TapState, WireTap } from '../types.ts'
 import type { Usage } from '../../ir/types.ts'
@@ -147,7 +147,7 @@ export function openAIResponsesTap(opts: TapOptions = {}, tiers = false): WireTa
       if (data === null) return raw
       const j = eventJson(data, state)
       // any event but an opening snapshot decides the stream (one that is no JSON too)
-      state.opening = state.opening !== false && typeof j?.type === 'string' && OPENING.has(j.type)
+      state.opening = stillOpening(state, j, j?.type, OPENING)
       if (!j) return null
       if (typeof j.type !== 'string') return raw
       // Recordings from before sequence numbers existed have none: then neither do added events.
