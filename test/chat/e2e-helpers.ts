@@ -6,6 +6,7 @@ import OpenAI from 'openai'
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.ts'
 import { startGateway, type Gateway } from '../helpers/server.ts'
 import { sseEvents } from '../helpers/sse-events.ts'
+import { NO_LIMITS } from '../batches/helpers.ts'
 
 export interface Rig {
   up: FakeUpstream
@@ -20,7 +21,8 @@ export interface Rig {
 export async function startRig(env: Record<string, string> = {}, yaml?: string): Promise<Rig> {
   const up = await startFakeUpstream()
   const gw = await startGateway({
-    env: { OPENAI_API_KEY: 'sk-upstream-openai-secret', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-upstream-anthropic-secret', ANTHROPIC_BASE_URL: up.url, ...env },
+    // a file of these tests asks faster than a key's default burst: the limits are tested apart
+    env: { ...NO_LIMITS, OPENAI_API_KEY: 'sk-upstream-openai-secret', OPENAI_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-upstream-anthropic-secret', ANTHROPIC_BASE_URL: up.url, ...env },
     yaml,
   })
   const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/alpha/v1`, maxRetries: 0 })
