@@ -5,7 +5,7 @@ import { calcPrice } from './price-library.ts'
 import type { Family, Usage } from '../ir/types.ts'
 import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfig, type ProviderKind } from './providers.ts'
 import type { Config } from './load.ts'
-import { MODELS, type DeploymentSpec, type ModelRow, type Surface } from './models.ts'
+import { MODELS, type DeploymentSpec, type ModelRow, type Surface, type Lack } from './models.ts'
 import { checkDeployments } from './upstreams.ts'
 import type { PriceEntry } from './schema.ts'
 import { Prices, type Priced } from './prices.ts'
@@ -48,6 +48,8 @@ export interface CatalogModel {
    */
   adaptiveThinking?: 'only' | 'preferred'
   surfaces: Surface[]
+  /** What it does not take (routing/needs.ts); absent: whatever it is sent. */
+  lacks?: Lack[]
   /** Epoch seconds, for list shapes. */
   created: number
   /**
@@ -195,6 +197,7 @@ export class Catalog {
       // the form of the Claude model it is sent as (a deployment's upstream id where only those name it)
       ...(row.family === 'anthropic' ? thinkingForm(row.upstreamId ?? specs.find((d) => d.upstreamId !== undefined)?.upstreamId ?? row.id) : {}),
       surfaces: row.surfaces ?? ALL_SURFACES,
+      ...(row.lacks?.length ? { lacks: row.lacks } : {}),
       created: CREATED,
     }
     return m
@@ -284,6 +287,7 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
       reasoning: m.reasoning ?? inferred?.reasoning,
       summaries: m.reasoning_summaries ?? inferred?.summaries,
       surfaces: m.surfaces ?? known?.surfaces,
+      lacks: lacksOf(m, known?.lacks),
       deployments: m.deployments?.map((d) => ({ provider: d.provider, upstreamId: d.upstream_id, weight: d.weight ?? 1, priority: d.priority ?? 1 })),
       fallbacks: m.fallbacks,
     })
@@ -294,6 +298,12 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
   checkFallbacks(catalog, config.models)
   checkOverrides(catalog, config)
   return catalog
+}
+
+/** What a configured model does not take: its `images` and `tools` where given, else the model's it is read as. */
+function lacksOf(m: Pick<Config['models'][number], 'images' | 'tools'>, known: Lack[] = []): Lack[] {
+  const given: Record<Lack, boolean | undefined> = { images: m.images, tools: m.tools }
+  return (Object.keys(given) as Lack[]).filter((l) => given[l] === false || (given[l] === undefined && known.includes(l)))
 }
 
 /** Where each configured model is served and what it falls back to, and where the families' other models go (`switchyard config`). */

@@ -2,12 +2,15 @@
 // then weight, resting ones left out; src/routing/choose.ts), then each model in its
 // `fallbacks`. A fallback of the same family takes the request's plan as it is (the adapter
 // sends the deployment's model id); one of the other family is decoded anew, and left out when
-// the request cannot go there (a parameter the cross-family mode refuses). When every
+// the request cannot go there (a parameter the cross-family mode refuses). A fallback that lacks
+// what the request needs (images, tools: routing/needs.ts) is left out too. When every
 // deployment of all of them rests, the one whose rest ends first is still tried: a request is
 // never refused without an upstream call.
 import type { Catalog, CatalogModel } from '../config/catalog.ts'
 import type { Deployment } from '../config/providers.ts'
+import type { Lack } from '../config/models.ts'
 import { lastResort, order } from '../routing/choose.ts'
+import { canTake, needsOf } from '../routing/needs.ts'
 import { deploymentKey, type DeploymentHealth } from '../routing/health.ts'
 import type { DecodeContext, Plan, SurfaceSpec } from './surface.ts'
 
@@ -22,9 +25,12 @@ export interface Candidate {
 /** The request's plan, then one per usable fallback model, made only when reached. */
 async function* plans(catalog: Catalog, spec: SurfaceSpec, raw: unknown, plan: Plan, cx: DecodeContext): AsyncGenerator<Plan> {
   yield plan
+  // read once, when a fallback that lacks something is reached
+  let needs: Set<Lack> | undefined
   for (const id of plan.model.fallbacks) {
     const m = catalog.resolve(id)
     if (!m || !m.surfaces.includes(spec.surface)) continue
+    if (m.lacks && !canTake(m.lacks, (needs ??= needsOf(plan.body, plan.prompt)))) continue
     if (m.family === plan.model.family) {
       yield { ...plan, model: m }
       continue

@@ -1,0 +1,52 @@
+// What a request asks of a model that not every model takes: images in its prompt, tools to
+// call. A fallback that lacks one is left out (pipeline/failover.ts): sent there, the request
+// would only meet that model's 400 ("image_url is only supported by certain models"), and the
+// client would get it in place of the failure that sent the request on, as OpenRouter leaves
+// out the providers whose model lacks a modality or parameter the request uses. Read from the
+// surface's own body, not the IR: building that has effects on the plan (its compat names).
+import type { Lack } from '../config/models.ts'
+
+/** Each wire's part that is an image: chat's `image_url`, Responses' `input_image`, Claude's `image`. */
+const IMAGE_PARTS: ReadonlySet<unknown> = new Set(['image_url', 'input_image', 'image'])
+
+/** Parts looked at, at most: past it, the request is taken to need what was not seen (no fallback is left out for it). */
+const MAX_PARTS = 100_000
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Whether an image part sits anywhere in these messages or items (tool results' content too). */
+function hasImage(roots: unknown[]): boolean {
+  const stack: unknown[] = [...roots]
+  let seen = 0
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (Array.isArray(v)) {
+      for (const x of v) {
+        if (++seen > MAX_PARTS) return false
+        if (typeof x === 'object' && x !== null) stack.push(x)
+      }
+      continue
+    }
+    if (!isObj(v)) continue
+    if (IMAGE_PARTS.has(v.type)) return true
+    // the places parts sit: a message's or an item's content, a tool result's output
+    for (const k of ['content', 'output'] as const) if (typeof v[k] === 'object' && v[k] !== null) stack.push(v[k])
+  }
+  return false
+}
+
+/**
+ * What of a model's `lacks` the request needs. `body`: the surface's checked body (chat's and
+ * Claude's `messages`, Responses' `input`); `prompt`: a Responses thread's earlier items.
+ */
+export function needsOf(body: Record<string, unknown>, prompt: unknown[] = []): Set<Lack> {
+  const needs = new Set<Lack>()
+  const tools = body.tools ?? body.functions
+  if (Array.isArray(tools) && tools.length > 0) needs.add('tools')
+  const roots = [body.messages, body.input, ...prompt].filter((v) => typeof v === 'object' && v !== null)
+  if (hasImage(roots)) needs.add('images')
+  return needs
+}
+
+/** Whether a model that lacks these can take a request that needs those. */
+export const canTake = (lacks: readonly Lack[] | undefined, needs: Set<Lack>): boolean => !lacks || !lacks.some((l) => needs.has(l))
