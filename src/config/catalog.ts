@@ -5,6 +5,7 @@ import { calcPrice } from './price-library.ts'
 import type { Family, Usage } from '../ir/types.ts'
 import { defaultProviderId, kindOf, MOCK_ID, type Deployment, type ProviderConfig, type ProviderKind } from './providers.ts'
 import type { Config } from './load.ts'
+import { lacksOfGeneration } from '../routing/openai-models.ts'
 import { MODELS, type DeploymentSpec, type ModelRow, type Surface, type Lack } from './models.ts'
 import { checkDeployments } from './upstreams.ts'
 import type { PriceEntry } from './schema.ts'
@@ -182,6 +183,9 @@ export class Catalog {
   private entry(row: ModelRow): CatalogModel {
     const specs = this.specsOf(row)
     const upstreamId = row.upstreamId ?? row.id
+    // the model it is sent as (a deployment's upstream id where only those name it)
+    const sentAs = row.upstreamId ?? specs.find((d) => d.upstreamId !== undefined)?.upstreamId ?? row.id
+    const lacks = [...new Set([...(row.lacks ?? []), ...(row.family === 'openai' && !sentAs.startsWith('mock-') ? lacksOfGeneration(sentAs) : [])])]
     const m: CatalogModel = {
       id: row.id,
       aliases: row.aliases ?? [],
@@ -194,10 +198,10 @@ export class Catalog {
       maxOutputTokens: row.maxOutputTokens,
       reasoning: row.reasoning ?? false,
       reasoningSummaries: row.summaries ?? false,
-      // the form of the Claude model it is sent as (a deployment's upstream id where only those name it)
-      ...(row.family === 'anthropic' ? thinkingForm(row.upstreamId ?? specs.find((d) => d.upstreamId !== undefined)?.upstreamId ?? row.id) : {}),
+      // the form of the Claude model it is sent as
+      ...(row.family === 'anthropic' ? thinkingForm(sentAs) : {}),
       surfaces: row.surfaces ?? ALL_SURFACES,
-      ...(row.lacks?.length ? { lacks: row.lacks } : {}),
+      ...(lacks.length > 0 ? { lacks } : {}),
       created: CREATED,
     }
     return m
@@ -302,8 +306,8 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
 
 /** What a configured model does not take: its `images` and `tools` where given, else the model's it is read as. */
 function lacksOf(m: Pick<Config['models'][number], 'images' | 'tools'>, known: Lack[] = []): Lack[] {
-  const given: Record<Lack, boolean | undefined> = { images: m.images, tools: m.tools }
-  return (Object.keys(given) as Lack[]).filter((l) => given[l] === false || (given[l] === undefined && known.includes(l)))
+  const given: Partial<Record<Lack, boolean>> = { images: m.images, tools: m.tools }
+  return (['images', 'tools'] as const).filter((l) => given[l] === false || (given[l] === undefined && known.includes(l)))
 }
 
 /** Where each configured model is served and what it falls back to, and where the families' other models go (`switchyard config`). */

@@ -6,8 +6,11 @@ import type { Deployment } from './providers.ts'
 
 export type Surface = 'chat' | 'responses' | 'messages'
 
-/** What a model does not take, where a request may ask it (routing/needs.ts): images in the prompt, tools. */
-export type Lack = 'images' | 'tools'
+/**
+ * What a model does not take, where a request may ask it (routing/needs.ts): images in the
+ * prompt, tools, and of OpenAI's tools those GPT-5 brought (custom tools; apply_patch and shell).
+ */
+export type Lack = 'images' | 'tools' | 'custom-tools' | 'patch-and-shell'
 
 export interface ModelRow {
   id: string

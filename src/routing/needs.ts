@@ -2,12 +2,16 @@
 // call. A fallback that lacks one is left out (pipeline/failover.ts): sent there, the request
 // would only meet that model's 400 ("image_url is only supported by certain models"), and the
 // client would get it in place of the failure that sent the request on, as OpenRouter leaves
-// out the providers whose model lacks a modality or parameter the request uses. Read from the
+// out the providers whose model lacks a modality or parameter the request uses (and GPT-5's own
+// tools sent to an older GPT: Codex's apply_patch, a custom tool). Read from the
 // surface's own body, not the IR: building that has effects on the plan (its compat names).
 import type { Lack } from '../config/models.ts'
 
 /** Each wire's part that is an image: chat's `image_url`, Responses' `input_image`, Claude's `image`. */
 const IMAGE_PARTS: ReadonlySet<unknown> = new Set(['image_url', 'input_image', 'image'])
+
+/** OpenAI's tool types not every model of the family takes (routing/openai-models.ts: lacksOfGeneration). */
+const TOOL_NEEDS: Record<string, Lack> = { custom: 'custom-tools', apply_patch: 'patch-and-shell', shell: 'patch-and-shell' }
 
 /** Parts looked at, at most: past it, the request is taken to need what was not seen (no fallback is left out for it). */
 const MAX_PARTS = 100_000
@@ -42,7 +46,13 @@ function hasImage(roots: unknown[]): boolean {
 export function needsOf(body: Record<string, unknown>, prompt: unknown[] = []): Set<Lack> {
   const needs = new Set<Lack>()
   const tools = body.tools ?? body.functions
-  if (Array.isArray(tools) && tools.length > 0) needs.add('tools')
+  if (Array.isArray(tools) && tools.length > 0) {
+    needs.add('tools')
+    for (const t of tools) {
+      const need = isObj(t) ? TOOL_NEEDS[t.type as string] : undefined
+      if (need && Object.hasOwn(TOOL_NEEDS, t.type as string)) needs.add(need)
+    }
+  }
   const roots = [body.messages, body.input, ...prompt].filter((v) => typeof v === 'object' && v !== null)
   if (hasImage(roots)) needs.add('images')
   return needs

@@ -3,6 +3,7 @@
 // medium. Read by the id a model is sent as, where a body goes to a model it was not written for
 // (routing/fallback-fit.ts). Facts of OpenAI's guides and 400s; the AI SDK's model catalog says
 // the same of the tiers.
+import type { Lack } from '../config/models.ts'
 import { undated } from '../config/service-tiers.ts'
 
 /** GPT-5 and later; GPT-5's first chat models (`gpt-5-chat-latest`); the nano ones; the o-series from o3 on. */
@@ -40,3 +41,15 @@ export const takesRetention = (value: unknown, id: string): boolean => !RETENTIO
  * Supported values are: 'medium'"; Codex sends `text.verbosity` for its GPT-5 models).
  */
 export const takesVerbosity = (value: unknown, id: string): boolean => value === 'medium' || GPT5_ON.test(id)
+
+const GPT51_ON = /^gpt-(5\.([1-9]|\d\d)|[6-9]|\d\d)/
+
+/**
+ * Of the tools GPT-5 brought, those `id` does not take: custom (freeform) tools are GPT-5's and
+ * later's, the apply_patch and shell tools GPT-5.1's and later's. Codex sends its apply_patch as
+ * a custom tool; an older fallback refuses it with a 400, which the client would take as final.
+ */
+export function lacksOfGeneration(id: string): Lack[] {
+  if (GPT51_ON.test(id)) return []
+  return GPT5_ON.test(id) ? ['patch-and-shell'] : ['custom-tools', 'patch-and-shell']
+}

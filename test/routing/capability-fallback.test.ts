@@ -18,6 +18,7 @@ const CLAUDE_DOWN = { status: 529, json: { type: 'error', error: { type: 'overlo
 // what OpenAI answers a model without vision that is sent an image
 const NO_IMAGES = { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error', param: 'messages.[0].content.[1].type', code: null } } }
 const NO_TOOLS = { status: 400, json: { error: { message: "tools is not supported with this model.", type: 'invalid_request_error', param: 'tools', code: 'unsupported_parameter' } } }
+const NO_CUSTOM = { status: 400, json: { error: { message: "Tool type 'custom' is not supported with this model.", type: 'invalid_request_error', param: 'tools', code: null } } }
 const CLAUDE_NO_IMAGES = { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'This model does not support image input.' } } }
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
 
@@ -35,6 +36,8 @@ models:
   - { id: local-text, family: openai, upstream_id: llama-3-8b, tools: false }
   - { id: claude-opus-4-5, family: anthropic, fallbacks: [claude-text, claude-haiku-4-5] }
   - { id: claude-text, family: anthropic, upstream_id: claude-3-5-haiku-20241022, images: false }
+  - { id: gpt-5-codex, family: openai, fallbacks: [gpt-4.1, gpt-5] }
+  - { id: gpt-5.1, family: openai, fallbacks: [gpt-5, gpt-5.2] }
 routing: { cooldown_s: 0, failures_to_cool: 1000 }
 limits: { key_rpm: 100000, ip_rpm: 100000, key_burst_rps: 10000 }
 `,
@@ -55,7 +58,10 @@ const models = (r: RecordedRequest[]) => r.map((x) => x.json().model)
 function openaiScript(ok: object) {
   openaiUp.script((r) => {
     const body = r.json()
-    if (['gpt-4o', 'gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4.1-nano'].includes(body.model)) return DOWN
+    if (['gpt-4o', 'gpt-4o-mini', 'gpt-4.1-mini', 'gpt-4.1-nano', 'gpt-5-codex', 'gpt-5.1'].includes(body.model)) return DOWN
+    const types = (body.tools ?? []).map((t: { type: string }) => t.type)
+    if (!/^gpt-5/.test(body.model) && types.includes('custom')) return NO_CUSTOM
+    if (!/^gpt-5\.\d/.test(body.model) && types.includes('apply_patch')) return NO_CUSTOM
     const text = JSON.stringify(body.messages ?? body.input ?? '')
     if (['gpt-3.5-turbo', 'o1-mini'].includes(body.model) && /image_url|input_image/.test(text)) return NO_IMAGES
     if (['o1-mini', 'llama-3-8b'].includes(body.model) && body.tools) return NO_TOOLS
@@ -131,5 +137,19 @@ describe('a fallback that lacks what the request sends', () => {
     })
     expect(res.content.length).toBeGreaterThan(0)
     expect(models(claudeUp.requests)).toEqual(['claude-opus-4-5', 'claude-haiku-4-5'])
+  })
+
+  test('GPT-5’s own tools: Codex’s custom apply_patch passes gpt-4.1 over; the apply_patch tool passes gpt-5 over', async () => {
+    openaiScript({ json: RESPONSES })
+    const freeform = { type: 'custom' as const, name: 'apply_patch', description: 'edit files', format: { type: 'grammar' as const, syntax: 'lark' as const, definition: 'start: /.+/' } }
+    await openai().responses.create({ model: 'gpt-5-codex', store: false, input: 'fix it', tools: [freeform] })
+    expect(models(openaiUp.requests)).toEqual(['gpt-5-codex', 'gpt-5'])
+    openaiUp.requests.length = 0
+    await openai().responses.create({ model: 'gpt-5.1', store: false, input: 'fix it', tools: [{ type: 'apply_patch' }] })
+    expect(models(openaiUp.requests)).toEqual(['gpt-5.1', 'gpt-5.2'])
+    openaiUp.requests.length = 0
+    // function tools alone: gpt-4.1 takes them
+    await openai().responses.create({ model: 'gpt-5-codex', store: false, input: 'fix it', tools: [{ type: 'function', name: 'shell', parameters: { type: 'object', properties: {} }, strict: false }] })
+    expect(models(openaiUp.requests)).toEqual(['gpt-5-codex', 'gpt-4.1'])
   })
 })

@@ -27,6 +27,12 @@ describe('what a request needs of a fallback', () => {
     expect(needs({ input: 'hi', tools: [{ type: 'web_search' }] })).toEqual(['tools'])
   })
 
+  test('GPT-5’s own tools: custom ones, apply_patch and shell; a type that names an object’s own key is none of them', () => {
+    expect(needs({ input: 'x', tools: [{ type: 'custom', name: 'apply_patch' }] })).toEqual(['custom-tools', 'tools'])
+    expect(needs({ input: 'x', tools: [{ type: 'apply_patch' }, { type: 'shell' }] })).toEqual(['patch-and-shell', 'tools'])
+    expect(needs({ input: 'x', tools: [{ type: 'constructor' }, { type: '__proto__' }, { type: 'function', name: 'f' }] })).toEqual(['tools'])
+  })
+
   test('a prompt past the bound is looked at no further, and needs nothing', () => {
     const many = Array.from({ length: 150_000 }, () => ({ type: 'text', text: 'a' }))
     const body = { messages: [{ role: 'user', content: [...many, { type: 'image_url', image_url: { url: 'https://x' } }] }] }
