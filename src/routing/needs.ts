@@ -6,6 +6,7 @@
 // tools sent to an older GPT: Codex's apply_patch, a custom tool). Read from the
 // surface's own body, not the IR: building that has effects on the plan (its compat names).
 import type { Lack } from '../config/models.ts'
+import { isObj } from '../lib/json.ts'
 
 /** Each wire's part that is an image: chat's `image_url`, Responses' `input_image`, Claude's `image`. */
 const IMAGE_PARTS: ReadonlySet<unknown> = new Set(['image_url', 'input_image', 'image'])
@@ -13,10 +14,8 @@ const IMAGE_PARTS: ReadonlySet<unknown> = new Set(['image_url', 'input_image', '
 /** OpenAI's tool types not every model of the family takes (routing/openai-models.ts: lacksOfGeneration). */
 const TOOL_NEEDS: Record<string, Lack> = { custom: 'custom-tools', apply_patch: 'patch-and-shell', shell: 'patch-and-shell' }
 
-/** Parts looked at, at most: past it, the request is taken to need what was not seen (no fallback is left out for it). */
+/** Parts looked at, at most: past it, no image is taken to be there (no fallback is left out for one). */
 const MAX_PARTS = 100_000
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Whether an image part sits anywhere in these messages or items (tool results' content too). */
 function hasImage(roots: unknown[]): boolean {
