@@ -8,9 +8,11 @@ export type Surface = 'chat' | 'responses' | 'messages'
 
 /**
  * What a model does not take, where a request may ask it (routing/needs.ts): images in the
- * prompt, tools, and of OpenAI's tools those GPT-5 brought (custom tools; apply_patch and shell).
+ * prompt, tools, of OpenAI's tools those GPT-5 brought (custom tools; apply_patch and shell),
+ * and OpenAI's structured outputs (a `json_schema` format: "response_format of type
+ * 'json_schema' is not supported with this model").
  */
-export type Lack = 'images' | 'tools' | 'custom-tools' | 'patch-and-shell'
+export type Lack = 'images' | 'tools' | 'custom-tools' | 'patch-and-shell' | 'json-schema'
 
 export interface ModelRow {
   id: string
@@ -46,8 +48,8 @@ export const MODELS: ModelRow[] = [
   { id: 'gpt-4.1', family: 'openai', aliases: ['gpt-4.1-2025-04-14'], contextWindow: 1_047_576, maxOutputTokens: 32_768 },
   { id: 'gpt-4.1-mini', family: 'openai', aliases: ['gpt-4.1-mini-2025-04-14'], contextWindow: 1_047_576, maxOutputTokens: 32_768 },
   { id: 'gpt-4.1-nano', family: 'openai', aliases: ['gpt-4.1-nano-2025-04-14'], contextWindow: 1_047_576, maxOutputTokens: 32_768 },
-  { id: 'gpt-3.5-turbo', family: 'openai', aliases: ['gpt-3.5-turbo-0125'], contextWindow: 16_385, maxOutputTokens: 4_096, lacks: ['images'] },
-  { id: 'o1-mini', family: 'openai', aliases: ['o1-mini-2024-09-12'], contextWindow: 128_000, maxOutputTokens: 65_536, reasoning: true, lacks: ['images', 'tools'] },
+  { id: 'gpt-3.5-turbo', family: 'openai', aliases: ['gpt-3.5-turbo-0125'], contextWindow: 16_385, maxOutputTokens: 4_096, lacks: ['images', 'json-schema'] },
+  { id: 'o1-mini', family: 'openai', aliases: ['o1-mini-2024-09-12'], contextWindow: 128_000, maxOutputTokens: 65_536, reasoning: true, lacks: ['images', 'tools', 'json-schema'] },
   { id: 'o3-mini', family: 'openai', aliases: ['o3-mini-2025-01-31'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R, lacks: ['images'] },
   { id: 'o3', family: 'openai', aliases: ['o3-2025-04-16'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R },
   { id: 'o4-mini', family: 'openai', aliases: ['o4-mini-2025-04-16'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R },

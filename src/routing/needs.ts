@@ -1,5 +1,5 @@
 // What a request asks of a model that not every model takes: images in its prompt, tools to
-// call. A fallback that lacks one is left out (pipeline/failover.ts): sent there, the request
+// call, a JSON schema its reply must follow. A fallback that lacks one is left out (pipeline/failover.ts): sent there, the request
 // would only meet that model's 400 ("image_url is only supported by certain models"), and the
 // client would get it in place of the failure that sent the request on, as OpenRouter leaves
 // out the providers whose model lacks a modality or parameter the request uses (and GPT-5's own
@@ -52,6 +52,9 @@ export function needsOf(body: Record<string, unknown>, prompt: unknown[] = []): 
       if (need && Object.hasOwn(TOOL_NEEDS, t.type as string)) needs.add(need)
     }
   }
+  // a JSON schema the reply must follow: chat's response_format, Responses' text.format
+  const format = isObj(body.response_format) ? body.response_format : isObj(body.text) ? body.text.format : undefined
+  if (isObj(format) && format.type === 'json_schema') needs.add('json-schema')
   const roots = [body.messages, body.input, ...prompt].filter((v) => typeof v === 'object' && v !== null)
   if (hasImage(roots)) needs.add('images')
   return needs

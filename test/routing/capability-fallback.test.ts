@@ -19,6 +19,7 @@ const CLAUDE_DOWN = { status: 529, json: { type: 'error', error: { type: 'overlo
 const NO_IMAGES = { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error', param: 'messages.[0].content.[1].type', code: null } } }
 const NO_TOOLS = { status: 400, json: { error: { message: "tools is not supported with this model.", type: 'invalid_request_error', param: 'tools', code: 'unsupported_parameter' } } }
 const NO_CUSTOM = { status: 400, json: { error: { message: "Tool type 'custom' is not supported with this model.", type: 'invalid_request_error', param: 'tools', code: null } } }
+const NO_SCHEMA = { status: 400, json: { error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error', param: 'response_format', code: null } } }
 const CLAUDE_NO_IMAGES = { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'This model does not support image input.' } } }
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
 
@@ -65,6 +66,7 @@ function openaiScript(ok: object) {
     const text = JSON.stringify(body.messages ?? body.input ?? '')
     if (['gpt-3.5-turbo', 'o1-mini'].includes(body.model) && /image_url|input_image/.test(text)) return NO_IMAGES
     if (['o1-mini', 'llama-3-8b'].includes(body.model) && body.tools) return NO_TOOLS
+    if (['gpt-3.5-turbo', 'o1-mini'].includes(body.model) && (body.response_format?.type ?? body.text?.format?.type) === 'json_schema') return NO_SCHEMA
     return ok
   })
 }
@@ -92,6 +94,16 @@ describe('a fallback that lacks what the request sends', () => {
     expect(err).toBeInstanceOf(OpenAI.APIError)
     expect(err.status).toBe(503)
     expect(models(openaiUp.requests)).toEqual(['gpt-4.1-mini'])
+  })
+
+  test('chat with a JSON schema for the reply: gpt-3.5-turbo is passed over; JSON mode still goes there', async () => {
+    openaiScript({ json: CHAT })
+    const schema = { type: 'json_schema' as const, json_schema: { name: 'answer', strict: true, schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false } } }
+    await openai().chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'json please' }], response_format: schema })
+    expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-4.1'])
+    openaiUp.requests.length = 0
+    await openai().chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } })
+    expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-3.5-turbo'])
   })
 
   test('chat with tools: o1-mini is passed over; a configured model of `tools: false` too', async () => {

@@ -33,6 +33,13 @@ describe('what a request needs of a fallback', () => {
     expect(needs({ input: 'x', tools: [{ type: 'constructor' }, { type: '__proto__' }, { type: 'function', name: 'f' }] })).toEqual(['tools'])
   })
 
+  test('a JSON schema the reply must follow, on chat and on Responses; JSON mode is not one', () => {
+    expect(needs({ messages: [], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } })).toEqual(['json-schema'])
+    expect(needs({ input: 'x', text: { format: { type: 'json_schema', name: 'x', schema: {} } } })).toEqual(['json-schema'])
+    expect(needs({ messages: [], response_format: { type: 'json_object' } })).toEqual([])
+    expect(needs({ input: 'x', text: { format: { type: 'text' } } })).toEqual([])
+  })
+
   test('a prompt past the bound is looked at no further, and needs nothing', () => {
     const many = Array.from({ length: 150_000 }, () => ({ type: 'text', text: 'a' }))
     const body = { messages: [{ role: 'user', content: [...many, { type: 'image_url', image_url: { url: 'https://x' } }] }] }
