@@ -7,12 +7,12 @@ import type { Deployment } from './providers.ts'
 export type Surface = 'chat' | 'responses' | 'messages'
 
 /**
- * What a model does not take, where a request may ask it (routing/needs.ts): images in the
- * prompt, tools, of OpenAI's tools those GPT-5 brought (custom tools; apply_patch and shell),
+ * What a model does not take, where a request may ask it (routing/needs.ts): images or files
+ * (PDFs) in the prompt, tools, of OpenAI's tools those GPT-5 brought (custom tools; apply_patch and shell),
  * and OpenAI's structured outputs (a `json_schema` format: "response_format of type
  * 'json_schema' is not supported with this model").
  */
-export type Lack = 'images' | 'tools' | 'custom-tools' | 'patch-and-shell' | 'json-schema'
+export type Lack = 'images' | 'files' | 'tools' | 'custom-tools' | 'patch-and-shell' | 'json-schema'
 
 export interface ModelRow {
   id: string
@@ -29,7 +29,7 @@ export interface ModelRow {
   summaries?: boolean
   /** Surfaces that may serve the model; all three when absent. */
   surfaces?: Surface[]
-  /** What it does not take (config `images: false`, `tools: false`); absent: whatever it is sent. */
+  /** What it does not take (config `images: false`, `files: false`, `tools: false`); absent: whatever it is sent. */
   lacks?: Lack[]
   /** Where it is served (config `deployments`); absent: its family's provider. No upstream id: the model's own. */
   deployments?: DeploymentSpec[]
@@ -48,9 +48,9 @@ export const MODELS: ModelRow[] = [
   { id: 'gpt-4.1', family: 'openai', aliases: ['gpt-4.1-2025-04-14'], contextWindow: 1_047_576, maxOutputTokens: 32_768 },
   { id: 'gpt-4.1-mini', family: 'openai', aliases: ['gpt-4.1-mini-2025-04-14'], contextWindow: 1_047_576, maxOutputTokens: 32_768 },
   { id: 'gpt-4.1-nano', family: 'openai', aliases: ['gpt-4.1-nano-2025-04-14'], contextWindow: 1_047_576, maxOutputTokens: 32_768 },
-  { id: 'gpt-3.5-turbo', family: 'openai', aliases: ['gpt-3.5-turbo-0125'], contextWindow: 16_385, maxOutputTokens: 4_096, lacks: ['images', 'json-schema'] },
-  { id: 'o1-mini', family: 'openai', aliases: ['o1-mini-2024-09-12'], contextWindow: 128_000, maxOutputTokens: 65_536, reasoning: true, lacks: ['images', 'tools', 'json-schema'] },
-  { id: 'o3-mini', family: 'openai', aliases: ['o3-mini-2025-01-31'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R, lacks: ['images'] },
+  { id: 'gpt-3.5-turbo', family: 'openai', aliases: ['gpt-3.5-turbo-0125'], contextWindow: 16_385, maxOutputTokens: 4_096, lacks: ['images', 'files', 'json-schema'] },
+  { id: 'o1-mini', family: 'openai', aliases: ['o1-mini-2024-09-12'], contextWindow: 128_000, maxOutputTokens: 65_536, reasoning: true, lacks: ['images', 'files', 'tools', 'json-schema'] },
+  { id: 'o3-mini', family: 'openai', aliases: ['o3-mini-2025-01-31'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R, lacks: ['images', 'files'] },
   { id: 'o3', family: 'openai', aliases: ['o3-2025-04-16'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R },
   { id: 'o4-mini', family: 'openai', aliases: ['o4-mini-2025-04-16'], contextWindow: 200_000, maxOutputTokens: 100_000, ...R },
   { id: 'gpt-5', family: 'openai', aliases: ['gpt-5-2025-08-07'], contextWindow: 400_000, maxOutputTokens: 128_000, ...R },

@@ -81,8 +81,9 @@ const Model = t.Object(
     max_output_tokens: t.Optional(Int({ minimum: 1 })),
     reasoning: t.Optional(t.Boolean()),
     reasoning_summaries: t.Optional(t.Boolean()),
-    /** false: the model takes no images (or no tools), so it is no fallback for a request that sends them. */
+    /** false: the model takes no images (no files, no tools), so it is no fallback for a request that sends them. */
     images: t.Optional(t.Boolean()),
+    files: t.Optional(t.Boolean()),
     tools: t.Optional(t.Boolean()),
     // none at all would list a model no request could reach
     surfaces: t.Optional(t.Array(Surface, { minItems: 1 })),

@@ -64,7 +64,7 @@ function openaiScript(ok: object) {
     if (!/^gpt-5/.test(body.model) && types.includes('custom')) return NO_CUSTOM
     if (!/^gpt-5\.\d/.test(body.model) && types.includes('apply_patch')) return NO_CUSTOM
     const text = JSON.stringify(body.messages ?? body.input ?? '')
-    if (['gpt-3.5-turbo', 'o1-mini'].includes(body.model) && /image_url|input_image/.test(text)) return NO_IMAGES
+    if (['gpt-3.5-turbo', 'o1-mini'].includes(body.model) && /image_url|input_image|input_file/.test(text)) return NO_IMAGES
     if (['o1-mini', 'llama-3-8b'].includes(body.model) && body.tools) return NO_TOOLS
     if (['gpt-3.5-turbo', 'o1-mini'].includes(body.model) && (body.response_format?.type ?? body.text?.format?.type) === 'json_schema') return NO_SCHEMA
     return ok
@@ -127,6 +127,16 @@ describe('a fallback that lacks what the request sends', () => {
       input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is this?' }, { type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' }] }],
     })
     expect(res.output_text.length).toBeGreaterThan(0)
+    expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-4.1'])
+  })
+
+  test('Responses with a PDF: gpt-3.5-turbo is passed over; a configured gpt-3.5-turbo keeps what the built-in one lacks', async () => {
+    openaiScript({ json: RESPONSES })
+    await openai().responses.create({
+      model: 'gpt-4o',
+      store: false,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'sum it up' }, { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' }] }],
+    })
     expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-4.1'])
   })
 
