@@ -29,6 +29,7 @@ function partNeeds(roots: unknown[], needs: Set<Lack>): void {
   let seen = 0
   while (stack.length > 0) {
     const v = stack.pop()
+    if (++seen > MAX_PARTS) return
     if (Array.isArray(v)) {
       for (const x of v) {
         if (++seen > MAX_PARTS) return

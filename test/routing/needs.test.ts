@@ -97,3 +97,10 @@ describe('what a catalog model lacks', () => {
     expect(lacks(c, 'sonnet')).toEqual(['images'])
   })
 })
+
+test('a chain of nested contents deeper than the bound is looked at no further', () => {
+  let deep: Record<string, unknown> = { type: 'image', source: { type: 'url', url: 'https://x' } }
+  for (let i = 0; i < 150_000; i++) deep = { type: 'text', content: deep }
+  expect([...needsOf({ messages: [deep] })]).toEqual([])
+  expect([...needsOf({ messages: [{ type: 'text', content: { type: 'text', content: { type: 'image' } } }] })]).toEqual(['images'])
+})
