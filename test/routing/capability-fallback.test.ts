@@ -130,6 +130,17 @@ describe('a fallback that lacks what the request sends', () => {
     expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-4.1'])
   })
 
+  test('Responses: an image in the stored thread a turn continues counts as one in its input', async () => {
+    openaiScript({ json: RESPONSES })
+    const first = await openai().responses.create({
+      model: 'gpt-4.1',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is this?' }, { type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' }] }],
+    })
+    openaiUp.requests.length = 0
+    await openai().responses.create({ model: 'gpt-4o', previous_response_id: first.id, input: 'and its colour?' })
+    expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-4.1'])
+  })
+
   test('Responses with a PDF: gpt-3.5-turbo is passed over; a configured gpt-3.5-turbo keeps what the built-in one lacks', async () => {
     openaiScript({ json: RESPONSES })
     await openai().responses.create({
