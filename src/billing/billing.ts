@@ -250,18 +250,19 @@ export class Billing {
   }
 
   /**
-   * A batch worker stored these costs: a shared ledger counts them, and the cache shows them
-   * once it has read the keys' rows again (resolved then: the items' holds go after it). Not
-   * moved by the amounts, as a charge here is: a reload of the cache may already have read a
-   * row with the cost before this message came, and would then count it twice.
+   * A batch worker stored these costs: a shared ledger counts them at once (the database has them
+   * already), and the cache shows them once it has read the keys' rows again (resolved then: the
+   * items' holds go after it). Not moved by the amounts, as a charge here is: a reload of the
+   * cache may already have read a row with the cost before this message came, and would then
+   * count it twice.
    */
   async fromWorker(stored: StoredSpend): Promise<void> {
     const keys = new Map<string, number>()
     for (const [keyId, usd] of stored) {
       if (!(usd > 0)) continue
-      this.ledger.settle(undefined, keyId, usd)
       keys.set(keyId, (keys.get(keyId) ?? 0) + usd)
     }
+    for (const [keyId, usd] of keys) this.ledger.settleStored(keyId, usd)
     for (const [keyId, usd] of keys) {
       try {
         await this.deps.keys.reloadOne(keyId)

@@ -36,6 +36,12 @@ export interface Ledger {
    * admission and may wait longer to be counted. Unknown or ended ids are ignored. Never throws.
    */
   settle(reservationId: string | undefined, keyId: string | undefined, usd: number, unlimited?: boolean): void
+  /**
+   * A cost the database stores already (a batch worker's write): counted at once, not after the
+   * wait a settlement makes for an admission to go with. Until then a shared ledger is short of
+   * the database, and stays so if the instance is killed meanwhile. Never throws.
+   */
+  settleStored(keyId: string, usd: number): void
   /** A cost settled here that will never be stored (its record was given up). Never throws. */
   unsettle(keyId: string, usd: number): void
   /**
@@ -110,6 +116,10 @@ export class MemoryLedger implements Ledger {
     if (!r) return
     this.reservations.delete(id)
     this.reservedBy.add(r.keyId, -r.usd)
+  }
+
+  settleStored(): void {
+    // spend is not counted here: the keys' rows hold it
   }
 
   unsettle(): void {

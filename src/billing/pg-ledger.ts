@@ -263,6 +263,10 @@ export class PgLedger implements Ledger {
     }
   }
 
+  settleStored(): void {
+    // spend is stored by the recorder, never counted here
+  }
+
   unsettle(): void {
     // spend is stored by the recorder, never counted here
   }

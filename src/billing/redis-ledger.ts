@@ -355,6 +355,16 @@ export class RedisLedger implements Ledger {
     if (key) void this.move(reservationId, key, amount, unlimited)
   }
 
+  /** Sent now, in a call of the key's own with whatever else of it waits (see Ledger). */
+  settleStored(keyId: string, usd: number): void {
+    if (!(Number.isFinite(usd) && usd > 0)) return
+    this.move(undefined, keyId, usd)
+    const p = this.pending.get(keyId)
+    if (!p) return
+    this.pending.delete(keyId)
+    void this.send(keyId, p)
+  }
+
   unsettle(keyId: string, usd: number): void {
     if (Number.isFinite(usd) && usd > 0) void this.move(undefined, keyId, -usd)
   }

@@ -92,6 +92,30 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     counted.close()
   })
 
+  test('a cost the database stores already (a batch worker’s) goes at once, in a call of its own, with what else of the key waits', async () => {
+    const key = { id: 'stored-' + crypto.randomUUID().slice(0, 8), credits: 1, spent: 0 }
+    let calls = 0
+    const counted = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
+    const eval_ = counted.eval.bind(counted)
+    counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls++, eval_(...args))
+    const ledger = new RedisLedger(counted, log)
+    const h = (await ledger.reserve(key, 0.004)) as { reservationId: string }
+    expect(calls).toBe(1)
+    // a request's settlement waits for an admission to go with
+    ledger.settle(h.reservationId, key.id, 0.001)
+    expect(calls).toBe(1)
+    // the stored cost does not wait: until Redis has it, Redis is short of the database, and a
+    // kill then would leave it so; the waiting settlement goes with it
+    ledger.settleStored(key.id, 0.002)
+    expect(calls).toBe(2)
+    for (let i = 0; i < 100 && ledger.open > 0; i++) await Bun.sleep(2)
+    const f = await ledger.figures(key.id)
+    expect(f.reserved).toBe(0)
+    expect(f.spent).toBeCloseTo(0.003, 12)
+    expect(calls).toBe(3)
+    counted.close()
+  })
+
   test("costs waiting with more holds than one call ends go with the admission that seeds the key again, and count once", async () => {
     const prefix = freshPrefix()
     const own = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix }, log)
