@@ -273,6 +273,14 @@ export class Billing {
     }
   }
 
+  /**
+   * These keys' records are about to be stored: a shared ledger gets their costs first (Ledger's
+   * sendNow), so that it is never short of the database if the instance is killed in between.
+   */
+  storing(keyIds: Iterable<string>): void {
+    this.ledger.sendNow(keyIds)
+  }
+
   /** A batch worker's: what it stored since the last call. */
   drain(): StoredSpend {
     return this.journal?.drain() ?? []

@@ -42,6 +42,12 @@ export interface Ledger {
    * the database, and stays so if the instance is killed meanwhile. Never throws.
    */
   settleStored(keyId: string, usd: number): void
+  /**
+   * These keys' records are about to be stored: their settlements waiting for an admission go
+   * now, so that a shared ledger has a cost no later than the database (a kill between the two
+   * leaves it counting a lost record's cost, never missing a stored one's). Never throws.
+   */
+  sendNow(keyIds: Iterable<string>): void
   /** A cost settled here that will never be stored (its record was given up). Never throws. */
   unsettle(keyId: string, usd: number): void
   /**
@@ -120,6 +126,10 @@ export class MemoryLedger implements Ledger {
 
   settleStored(): void {
     // spend is not counted here: the keys' rows hold it
+  }
+
+  sendNow(): void {
+    // nothing waits here
   }
 
   unsettle(): void {

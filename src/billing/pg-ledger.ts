@@ -267,6 +267,10 @@ export class PgLedger implements Ledger {
     // spend is stored by the recorder, never counted here
   }
 
+  sendNow(): void {
+    // spend is stored by the recorder, never counted here
+  }
+
   unsettle(): void {
     // spend is stored by the recorder, never counted here
   }

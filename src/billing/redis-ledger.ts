@@ -359,10 +359,17 @@ export class RedisLedger implements Ledger {
   settleStored(keyId: string, usd: number): void {
     if (!(Number.isFinite(usd) && usd > 0)) return
     this.move(undefined, keyId, usd)
-    const p = this.pending.get(keyId)
-    if (!p) return
-    this.pending.delete(keyId)
-    void this.send(keyId, p)
+    this.sendNow([keyId])
+  }
+
+  /** Each key's waiting settlements in a call of their own, now (see Ledger). */
+  sendNow(keyIds: Iterable<string>): void {
+    for (const keyId of keyIds) {
+      const p = this.pending.get(keyId)
+      if (!p) continue
+      this.pending.delete(keyId)
+      void this.send(keyId, p)
+    }
   }
 
   unsettle(keyId: string, usd: number): void {

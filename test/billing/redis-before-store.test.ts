@@ -1,0 +1,111 @@
+// With Redis, a request's cost is sent to Redis's running spend apart from its record's write,
+// and a settlement waits up to 25 ms for the key's next admission to go with. A record written
+// in that time had its cost in the database and not yet in Redis: a kill -9 then left Redis
+// short of the database for as long as it kept the key, and the key could be served past its
+// credit. Now a write of records sends their keys' waiting settlements first, and a batch
+// worker's stored costs go the moment the main thread hears of them. A kill between the two
+// leaves Redis counting a lost record's cost (the safe side), never missing a stored one's.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { KeyStore } from '../../src/auth/keys.ts'
+import { Billing } from '../../src/billing/billing.ts'
+import { RedisLedger } from '../../src/billing/redis-ledger.ts'
+import { SharedRedis } from '../../src/cluster/redis.ts'
+import { Recorder } from '../../src/generations/recorder.ts'
+import { createLogger } from '../../src/http/log.ts'
+import { genInput } from '../generations/input.ts'
+import { testServices, type TestServices } from '../generations/services.ts'
+import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
+
+const skip = redisSkipReason()
+if (skip) console.warn(skip)
+
+// mock-gpt at $0.001 a token: 5 + 10 tokens cost $0.015
+const YAML = `pricing:\n  overrides:\n    mock-gpt: { input_mtok: 1000, output_mtok: 1000 }\n`
+const COST = 0.015
+const log = createLogger('error', () => {})
+
+let t: TestServices
+beforeAll(async () => {
+  if (!skip) t = await testServices({}, YAML)
+})
+afterAll(async () => {
+  await t?.close()
+})
+
+/**
+ * A gateway's billing and recorder on a Redis ledger whose script calls are counted, and each
+ * call of either store written down in order (`events`: the recorder's statements as `db`).
+ */
+async function instance() {
+  const redis = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
+  const calls = { n: 0 }
+  const events: string[] = []
+  const eval_ = redis.eval.bind(redis)
+  redis.eval = (...args: Parameters<SharedRedis['eval']>) => (calls.n++, events.push('redis'), eval_(...args))
+  const sql = t.s.storage.sql
+  const watched = new Proxy(sql, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target)
+      if (typeof v !== 'function') return v
+      return ['tx', 'run', 'all', 'get'].includes(prop as string) ? (...a: unknown[]) => (events.push('db'), v.apply(target, a)) : v.bind(target)
+    },
+  })
+  const keys = new KeyStore(t.s.storage)
+  const ledger = new RedisLedger(redis, log)
+  const billing = new Billing({ keys, catalog: t.s.catalog, sql }, ledger)
+  await keys.load()
+  const recorder = new Recorder({ config: t.s.config, storage: { ...t.s.storage, sql: watched }, catalog: t.s.catalog, billing, log }, { flushDelayMs: 60_000 })
+  const stop = async () => {
+    await recorder.stop()
+    await billing.stop()
+    redis.close()
+  }
+  return { keys, billing, recorder, ledger, calls, events, stop }
+}
+
+describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
+  test('a write of records sends the waiting settlements of its keys before it stores them', async () => {
+    const i = await instance()
+    try {
+      const { record: key } = await t.s.keys.create({ name: 'redis first', credits: 1 })
+      await i.keys.reloadOne(key.id)
+      const admission = await i.billing.admit({ apiKey: key, model: t.s.catalog.resolve('mock-gpt')!, promptTokens: 10, maxOutputTokens: 10 })
+      expect(i.calls.n).toBe(1)
+      i.recorder.record(genInput(t.s.catalog, key, { model: 'mock-gpt', usage: { inputTokens: 5, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }, reservationId: admission?.reservationId }))
+      // charged: its settlement waits for an admission to go with
+      expect(i.calls.n).toBe(1)
+      i.events.length = 0
+      await i.recorder.flush()
+      // the write sent it before the database was asked to store the record
+      expect(i.events[0]).toBe('redis')
+      expect(i.events.slice(1)).toContain('db')
+      for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+      const f = await i.ledger.figures(key.id)
+      expect(f.spent).toBeCloseTo(COST, 9)
+      expect(f.reserved).toBe(0)
+    } finally {
+      await i.stop()
+    }
+  })
+
+  test('a batch worker’s stored cost goes to Redis as soon as the main thread hears of it', async () => {
+    const i = await instance()
+    try {
+      const { record: key } = await t.s.keys.create({ name: 'batch stored', credits: 1 })
+      await i.keys.reloadOne(key.id)
+      // seeded in Redis by an admission, then given back
+      const admission = await i.billing.admit({ apiKey: key, model: t.s.catalog.resolve('mock-gpt')!, promptTokens: 10, maxOutputTokens: 10 })
+      i.billing.release(admission)
+      for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+      const before = i.calls.n
+      await t.s.storage.sql.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [COST, key.id])
+      const told = i.billing.fromWorker([[key.id, COST]])
+      expect(i.calls.n).toBe(before + 1)
+      await told
+      for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+      expect((await i.ledger.figures(key.id)).spent).toBeCloseTo(COST, 9)
+    } finally {
+      await i.stop()
+    }
+  })
+})
