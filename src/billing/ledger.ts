@@ -45,7 +45,8 @@ export interface Ledger {
   /**
    * These keys' records are about to be stored: their settlements waiting for an admission go
    * now, so that a shared ledger has a cost no later than the database (a kill between the two
-   * leaves it counting a lost record's cost, never missing a stored one's). Never throws.
+   * leaves it counting a lost record's cost, never missing a stored one's). Those of a key with
+   * no credit limit may wait on: they guard no admission. Never throws.
    */
   sendNow(keyIds: Iterable<string>): void
   /** A cost settled here that will never be stored (its record was given up). Never throws. */

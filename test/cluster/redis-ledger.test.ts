@@ -113,6 +113,10 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     expect(f.reserved).toBe(0)
     expect(f.spent).toBeCloseTo(0.003, 12)
     expect(calls).toBe(3)
+    // a key with no credit limit: its cost waits its second, a write of records or not
+    ledger.settle(undefined, key.id, 0.001, true)
+    ledger.sendNow([key.id])
+    expect(calls).toBe(3)
     counted.close()
   })
 
