@@ -141,7 +141,7 @@ describe('a fallback that lacks what the request sends', () => {
     expect(models(openaiUp.requests)).toEqual(['gpt-4o', 'gpt-4.1'])
   })
 
-  test('Responses with a PDF: gpt-3.5-turbo is passed over; a configured gpt-3.5-turbo keeps what the built-in one lacks', async () => {
+  test('Responses with a PDF: gpt-3.5-turbo is passed over', async () => {
     openaiScript({ json: RESPONSES })
     await openai().responses.create({
       model: 'gpt-4o',
