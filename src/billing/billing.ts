@@ -262,7 +262,8 @@ export class Billing {
       if (!(usd > 0)) continue
       keys.set(keyId, (keys.get(keyId) ?? 0) + usd)
     }
-    for (const [keyId, usd] of keys) this.ledger.settleStored(keyId, usd)
+    for (const [keyId, usd] of keys) this.ledger.settle(undefined, keyId, usd)
+    this.ledger.sendNow(keys.keys())
     for (const [keyId, usd] of keys) {
       try {
         await this.deps.keys.reloadOne(keyId)

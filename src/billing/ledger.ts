@@ -37,16 +37,11 @@ export interface Ledger {
    */
   settle(reservationId: string | undefined, keyId: string | undefined, usd: number, unlimited?: boolean): void
   /**
-   * A cost the database stores already (a batch worker's write): counted at once, not after the
-   * wait a settlement makes for an admission to go with. Until then a shared ledger is short of
-   * the database, and stays so if the instance is killed meanwhile. Never throws.
-   */
-  settleStored(keyId: string, usd: number): void
-  /**
-   * These keys' records are about to be stored: their settlements waiting for an admission go
-   * now, so that a shared ledger has a cost no later than the database (a kill between the two
-   * leaves it counting a lost record's cost, never missing a stored one's). Those of a key with
-   * no credit limit may wait on: they guard no admission. Never throws.
+   * These keys' records are about to be stored, or are stored already (a batch worker's): their
+   * settlements waiting for an admission go now, so that a shared ledger has a cost no later than
+   * the database, or as soon after it as it can (a kill between the two leaves it counting a lost
+   * record's cost, not missing a stored one's). Those of a key with no credit limit may wait on:
+   * they guard no admission. Never throws.
    */
   sendNow(keyIds: Iterable<string>): void
   /** A cost settled here that will never be stored (its record was given up). Never throws. */
@@ -123,10 +118,6 @@ export class MemoryLedger implements Ledger {
     if (!r) return
     this.reservations.delete(id)
     this.reservedBy.add(r.keyId, -r.usd)
-  }
-
-  settleStored(): void {
-    // spend is not counted here: the keys' rows hold it
   }
 
   sendNow(): void {

@@ -263,10 +263,6 @@ export class PgLedger implements Ledger {
     }
   }
 
-  settleStored(): void {
-    // spend is stored by the recorder, never counted here
-  }
-
   sendNow(): void {
     // spend is stored by the recorder, never counted here
   }

@@ -355,14 +355,6 @@ export class RedisLedger implements Ledger {
     if (key) void this.move(reservationId, key, amount, unlimited)
   }
 
-  /** Sent now, in a call of the key's own with whatever else of it waits (see Ledger). */
-  settleStored(keyId: string, usd: number): void {
-    if (!(Number.isFinite(usd) && usd > 0)) return
-    // urgent: move() marks a cost of no key said to be unlimited so
-    this.move(undefined, keyId, usd)
-    this.sendNow([keyId])
-  }
-
   /**
    * Each key's waiting settlements in a call of their own, now (see Ledger); not those of a key
    * with no credit limit, which guard no admission and wait their second (a call each key each

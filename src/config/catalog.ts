@@ -304,12 +304,14 @@ export function buildCatalog(config: Pick<Config, 'providers' | 'models' | 'pric
   return catalog
 }
 
-/** What a configured model does not take: its `images`, `files` and `tools` where given, else the model's it is read as. */
+/** What a configured model does not take: what the model it is read as lacks, but as its `images`, `files` and `tools` say. */
 function lacksOf(m: Pick<Config['models'][number], 'images' | 'files' | 'tools'>, known: Lack[] = []): Lack[] {
-  const given: Partial<Record<Lack, boolean>> = { images: m.images, files: m.files, tools: m.tools }
-  const said = (l: Lack) => given[l] === false || (given[l] === undefined && known.includes(l))
-  // what no config key says (GPT-5's tools, structured outputs) stays the known model's
-  return known.filter((l) => !(l in given)).concat((['images', 'files', 'tools'] as const).filter(said))
+  const out = new Set(known)
+  for (const l of ['images', 'files', 'tools'] as const) {
+    if (m[l] === false) out.add(l)
+    else if (m[l] === true) out.delete(l)
+  }
+  return [...out]
 }
 
 /** Where each configured model is served and what it falls back to, and where the families' other models go (`switchyard config`). */

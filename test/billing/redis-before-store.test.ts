@@ -63,13 +63,26 @@ async function instance() {
   return { keys, billing, recorder, ledger, calls, events, stop }
 }
 
+type Instance = Awaited<ReturnType<typeof instance>>
+
+/** A funded key of this instance's, and an admission of it (its first call to Redis seeds it there). */
+async function admitted(i: Instance, name: string) {
+  const { record: key } = await t.s.keys.create({ name, credits: 1 })
+  await i.keys.reloadOne(key.id)
+  const admission = await i.billing.admit({ apiKey: key, model: t.s.catalog.resolve('mock-gpt')!, promptTokens: 10, maxOutputTokens: 10 })
+  return { key, admission }
+}
+
+/** Every settlement this instance made has had its answer from Redis. */
+async function settled(i: Instance) {
+  for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+}
+
 describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
   test('a write of records sends the waiting settlements of its keys before it stores them', async () => {
     const i = await instance()
     try {
-      const { record: key } = await t.s.keys.create({ name: 'redis first', credits: 1 })
-      await i.keys.reloadOne(key.id)
-      const admission = await i.billing.admit({ apiKey: key, model: t.s.catalog.resolve('mock-gpt')!, promptTokens: 10, maxOutputTokens: 10 })
+      const { key, admission } = await admitted(i, 'redis first')
       expect(i.calls.n).toBe(1)
       i.recorder.record(genInput(t.s.catalog, key, { model: 'mock-gpt', usage: { inputTokens: 5, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }, reservationId: admission?.reservationId }))
       // charged: its settlement waits for an admission to go with
@@ -79,7 +92,7 @@ describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
       // the write sent it before the database was asked to store the record
       expect(i.events[0]).toBe('redis')
       expect(i.events.slice(1)).toContain('db')
-      for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+      await settled(i)
       const f = await i.ledger.figures(key.id)
       expect(f.spent).toBeCloseTo(COST, 9)
       expect(f.reserved).toBe(0)
@@ -91,18 +104,16 @@ describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
   test('a batch worker’s stored cost goes to Redis as soon as the main thread hears of it', async () => {
     const i = await instance()
     try {
-      const { record: key } = await t.s.keys.create({ name: 'batch stored', credits: 1 })
-      await i.keys.reloadOne(key.id)
       // seeded in Redis by an admission, then given back
-      const admission = await i.billing.admit({ apiKey: key, model: t.s.catalog.resolve('mock-gpt')!, promptTokens: 10, maxOutputTokens: 10 })
+      const { key, admission } = await admitted(i, 'batch stored')
       i.billing.release(admission)
-      for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+      await settled(i)
       const before = i.calls.n
       await t.s.storage.sql.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [COST, key.id])
       const told = i.billing.fromWorker([[key.id, COST]])
       expect(i.calls.n).toBe(before + 1)
       await told
-      for (let n = 0; n < 100 && i.ledger.open > 0; n++) await Bun.sleep(2)
+      await settled(i)
       expect((await i.ledger.figures(key.id)).spent).toBeCloseTo(COST, 9)
     } finally {
       await i.stop()

@@ -16,6 +16,15 @@ if (skip) console.warn(skip)
 const log = createLogger('error')
 let redis: SharedRedis
 
+/** A client of its own, its every script call counted. */
+function countedRedis() {
+  const calls = { n: 0 }
+  const counted = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
+  const eval_ = counted.eval.bind(counted)
+  counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls.n++, eval_(...args))
+  return { counted, calls }
+}
+
 describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () => {
   beforeAll(() => {
     redis = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
@@ -62,21 +71,17 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
 
   test("a settlement goes with its key's next admission: one call a request, the same figures", async () => {
     const key = { id: 'along-' + crypto.randomUUID().slice(0, 8), credits: 0.01, spent: 0 }
-    let calls = 0
-    // a client of its own, its every script call counted
-    const counted = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
-    const eval_ = counted.eval.bind(counted)
-    counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls++, eval_(...args))
+    const { counted, calls } = countedRedis()
     const along = new RedisLedger(counted, log)
     let h = await along.reserve(key, 0.004)
-    expect(calls).toBe(1)
+    expect(calls.n).toBe(1)
     for (let i = 0; i < 5; i++) {
       expect(h.admitted).toBe(true)
       along.settle((h as { reservationId: string }).reservationId, key.id, 0.001)
       h = await along.reserve(key, 0.004)
     }
     // six admissions and five settlements: six calls, the held worst case never left over
-    expect(calls).toBe(6)
+    expect(calls.n).toBe(6)
     const f = await along.figures(key.id)
     expect(f.reserved).toBeCloseTo(0.004, 12)
     expect(f.spent).toBeCloseTo(0.005, 12)
@@ -85,38 +90,36 @@ describe.skipIf(!!skip)('Redis credits: a turn of admissions in one call', () =>
     expect(along.open).toBe(1)
     for (let i = 0; i < 100 && along.open > 0; i++) await Bun.sleep(2)
     expect(along.open).toBe(0)
-    expect(calls).toBe(8)
+    expect(calls.n).toBe(8)
     const g = await along.figures(key.id)
     expect(g.reserved).toBe(0)
     expect(g.spent).toBeCloseTo(0.006, 12)
     counted.close()
   })
 
-  test('a cost the database stores already (a batch worker’s) goes at once, in a call of its own, with what else of the key waits', async () => {
+  test('a batch worker’s stored cost goes at once, in a call of its own, with what else of the key waits', async () => {
     const key = { id: 'stored-' + crypto.randomUUID().slice(0, 8), credits: 1, spent: 0 }
-    let calls = 0
-    const counted = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix: freshPrefix() }, log)
-    const eval_ = counted.eval.bind(counted)
-    counted.eval = (...args: Parameters<SharedRedis['eval']>) => (calls++, eval_(...args))
+    const { counted, calls } = countedRedis()
     const ledger = new RedisLedger(counted, log)
     const h = (await ledger.reserve(key, 0.004)) as { reservationId: string }
-    expect(calls).toBe(1)
+    expect(calls.n).toBe(1)
     // a request's settlement waits for an admission to go with
     ledger.settle(h.reservationId, key.id, 0.001)
-    expect(calls).toBe(1)
-    // the stored cost does not wait: until Redis has it, Redis is short of the database, and a
-    // kill then would leave it so; the waiting settlement goes with it
-    ledger.settleStored(key.id, 0.002)
-    expect(calls).toBe(2)
+    expect(calls.n).toBe(1)
+    // the stored cost does not wait (Billing.fromWorker): until Redis has it, Redis is short of
+    // the database, and a kill then would leave it so; the waiting settlement goes with it
+    ledger.settle(undefined, key.id, 0.002)
+    ledger.sendNow([key.id])
+    expect(calls.n).toBe(2)
     for (let i = 0; i < 100 && ledger.open > 0; i++) await Bun.sleep(2)
     const f = await ledger.figures(key.id)
     expect(f.reserved).toBe(0)
     expect(f.spent).toBeCloseTo(0.003, 12)
-    expect(calls).toBe(3)
+    expect(calls.n).toBe(3)
     // a key with no credit limit: its cost waits its second, a write of records or not
     ledger.settle(undefined, key.id, 0.001, true)
     ledger.sendNow([key.id])
-    expect(calls).toBe(3)
+    expect(calls.n).toBe(3)
     counted.close()
   })
 
