@@ -99,8 +99,15 @@ export interface PoolOptions {
   log: Logger
   /** Stop the workers after this long without a job. */
   idleMs?: number
-  /** Spend the writer wrote to keys' rows, for the main thread's ledger; the items' jobs resolve once it has taken it. */
-  onSettled?: (settled: Settled) => void | Promise<void>
+  /**
+   * Spend the writer wrote to keys' rows, for the main thread's ledger (`counted`: it was given
+   * to `onStoring` before the commit); the items' jobs resolve once it has taken it.
+   */
+  onSettled?: (settled: Settled, counted: boolean) => void | Promise<void>
+  /** With a shared ledger: spend a write of the writer is about to commit; it commits once this resolves. */
+  onStoring?: (settled: Settled) => Promise<void>
+  /** What `onStoring` was given and its write did not store after all. */
+  onNotStored?: (settled: Settled) => void
   /** The tokens and cost of the records the writer stored (the metrics count batch work too). */
   onRecords?: (records: RecordTotals[]) => void
   /**
@@ -271,9 +278,16 @@ export class WorkerPool {
     const t: Thread = this.thread(
       'batches/writer-worker.ts',
       (m) => {
+        if (m.type === 'storing') {
+          // answered whatever comes of it: the ledger never holds a commit back for long (its store's timeout)
+          const counted = () => void (t.dead || t.worker.postMessage({ type: 'counted', n: m.n } satisfies ToWorker))
+          void (this.opts.onStoring?.(m.settled) ?? Promise.resolve()).then(counted, counted)
+          return
+        }
+        if (m.type === 'not-stored') return this.opts.onNotStored?.(m.settled)
         if (m.type !== 'ran') return
         // the spend first: the reservations of these items go as their jobs resolve
-        const shown = m.settled.length > 0 ? this.opts.onSettled?.(m.settled) : undefined
+        const shown = m.settled.length > 0 ? this.opts.onSettled?.(m.settled, m.counted) : undefined
         if (m.records.length > 0) this.opts.onRecords?.(m.records)
         for (const d of m.done) if (d.stored && !this.owner.has(d.id)) this.opts.onStoredLate?.(d.status)
         // a job resolves with its item's end, or null when this write stored none (another had)

@@ -4,7 +4,9 @@
 // and the batch's counters together. So an item is billed exactly once, when it completes:
 // a crash keeps both or neither, and then the item runs again. Records are
 // taken only for a result that was stored; an item that already had one is not billed twice.
-// Once committed, the main thread hears which items are done and what spend was written.
+// Once committed, the main thread hears which items are done and what spend was written. With
+// Redis, the costs a write may store are counted there (by the main thread) before its
+// transaction begins (CountFirst): a kill after a commit leaves Redis no cost short.
 // A write whose COMMIT took effect with its answer lost (PostgreSQL's connection dropped in
 // between) is tried again, and finds its results stored: those it stored as they are queued
 // (`storedAs`) are told as stored then, their records' costs with them, counted once.
@@ -32,6 +34,18 @@ const WRITE_MS = 25
 const WRITE_MAX = 32
 const RETRY_MS = 200
 
+/**
+ * With a shared ledger (Redis), how a write's costs reach it before its transaction
+ * (writer-worker.ts: the main thread counts them), and are taken back should the write fail or
+ * store less. So a kill after a commit leaves Redis no cost short of the database, as a
+ * recorder's write sends first; a kill before it leaves Redis counting costs not stored, the
+ * safe side.
+ */
+export interface CountFirst {
+  count(costs: Settled): Promise<void>
+  takeBack(costs: Settled): void
+}
+
 interface Pending {
   id: number
   write: ResultWrite
@@ -53,9 +67,11 @@ export class ResultsWriter {
   constructor(
     private readonly s: Pick<Services, 'catalog' | 'log' | 'recorder' | 'billing' | 'storage'>,
     private readonly store: BatchStore,
-    private readonly told: (done: ItemDone[], settled: Settled, records: RecordTotals[]) => void,
+    /** `counted`: the spend went to `first` before the commit. */
+    private readonly told: (done: ItemDone[], settled: Settled, records: RecordTotals[], counted: boolean) => void,
     /** Where results waiting for a database that is away are kept (none: in memory only). */
     private readonly spool?: Spool<SpooledResult>,
+    private readonly first?: CountFirst,
   ) {}
 
   /**
@@ -127,6 +143,14 @@ export class ResultsWriter {
     return { ...rest, model, apiKey: from.key as ApiKey }
   }
 
+  /** The records a write of `batch` may leave stored: each item's, priced as the recorder will, and those an earlier attempt may have stored with it. */
+  private mayStore(batch: Pending[]): { apiKeyId: string; cost: number | null }[] {
+    return batch.flatMap((p) => [
+      ...p.from.outcome.records.map((r) => ({ apiKeyId: p.from.key.id, cost: this.s.recorder.priced(this.input(p.from, r)) })),
+      ...(p.tried ?? []),
+    ])
+  }
+
   /** Everything queued, now (shutdown). */
   async writeAll(): Promise<void> {
     await this.writing
@@ -164,7 +188,13 @@ export class ResultsWriter {
     let found: Pending[] = []
     /** The records this write leaves stored: those it inserted, and those found stored with their results. */
     let storedRows: GenerationRow[] = []
+    /**
+     * What this write may store, counted by `first` before its transaction begins (so that no
+     * lock waits on the main thread): taken back should it fail, and what it did not store after it.
+     */
+    const countedFirst = this.first ? [...costsByKey(this.mayStore(batch))] : []
     try {
+      if (countedFirst.length > 0) await this.first!.count(countedFirst)
       await storage.sql.tx(async (q) => {
         await spend.begin(q)
         stored = await this.store.writeResults(batch.map((p) => p.write), q)
@@ -194,7 +224,12 @@ export class ResultsWriter {
       recorder.committed(records, inserted)
       storedRows = inserted.concat(earlier)
       costs = costsByKey(storedRows)
+      // counted first and not stored (an item that had a result already): taken back
+      const over = countedFirst.map(([keyId, usd]): [string, number] => [keyId, usd - (costs!.get(keyId) ?? 0)]).filter(([, usd]) => usd > 1e-12)
+      if (over.length > 0) this.first!.takeBack(over)
     } catch (e) {
+      // not stored, or found so by the retry, which counts them again then
+      if (countedFirst.length > 0) this.first!.takeBack(countedFirst)
       // stored by this attempt, if its commit took effect and only its answer was lost
       const kept = new Set(inserted)
       batch.forEach((p, i) => {
@@ -222,6 +257,7 @@ export class ResultsWriter {
       batch.map((p, i) => ({ id: p.id, status: p.write.status, stored: stored[i] === true || ours.has(p) })),
       billing.drain(),
       recordTotals(storedRows),
+      this.first !== undefined,
     )
     if (this.queue.length > 0 && !this.closed) this.timer = setTimeout(() => void this.write(), 0)
   }

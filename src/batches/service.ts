@@ -23,7 +23,9 @@ export class BatchService {
       size: s.config.batches.workers,
       config: s.config,
       log: s.log,
-      onSettled: (settled) => s.billing.fromWorker(settled),
+      onSettled: (settled, counted) => s.billing.fromWorker(settled, counted),
+      onStoring: (settled) => s.billing.workerStoring(settled),
+      onNotStored: (settled) => s.billing.workerNotStored(settled),
       onRecords: (records) => s.metrics?.batches.records(records),
       onStoredLate: (status) => s.metrics?.batches.item(status),
     })

@@ -122,6 +122,8 @@ export type ToWorker =
   | { type: 'held'; n: number; ok: boolean }
   /** To an item worker: its jobs of `calling` message `n` are in the journal of items sent (`ok`), or cannot be (sent-journal.ts). */
   | { type: 'journaled'; n: number; ok: boolean }
+  /** To the writer: the costs of its `storing` message `n` are counted by the shared ledger; it may commit. */
+  | { type: 'counted'; n: number }
   | { type: 'stop' }
 
 export type FromWorker =
@@ -132,6 +134,10 @@ export type FromWorker =
   | { type: 'calling'; ids: number[]; n: number }
   /** An item worker's job `id` reached a fallback model: hold its price for the item (ask `n`). */
   | { type: 'hold'; id: number; n: number; ask: AdmitAsk }
-  /** Items stored, the spend written, and the stored records' tokens and cost (for the metrics). */
-  | { type: 'ran'; done: ItemDone[]; settled: Settled; records: RecordTotals[] }
+  /** The writer, with a shared ledger: a write about to commit these costs; it waits for `counted` `n`. */
+  | { type: 'storing'; n: number; settled: Settled }
+  /** The writer: the write of a `storing` message failed; what it had counted is taken back. */
+  | { type: 'not-stored'; settled: Settled }
+  /** Items stored, the spend written (`counted`: by a `storing` before the commit), and the stored records' tokens and cost (for the metrics). */
+  | { type: 'ran'; done: ItemDone[]; settled: Settled; counted: boolean; records: RecordTotals[] }
   | { type: 'stopped' }

@@ -3,7 +3,7 @@
 // records (results-writer.ts) at normal priority, and tells the main thread what it stored.
 // A thread of its own, apart from the item worker's module: it imports only what storing uses.
 import { boundHeap } from '../lib/heap-bound.ts'
-import { ResultsWriter } from './results-writer.ts'
+import { ResultsWriter, type CountFirst } from './results-writer.ts'
 import { resultsSpool } from './results-spool.ts'
 import { BatchStore } from './store.ts'
 import type { FromWorker, Outcome, ToWorker } from './types.ts'
@@ -27,7 +27,9 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         // never at a lower priority: a transaction must not wait for a CPU while it holds SQLite's write lock
         s = await buildWriterServices(m.config)
         // results the database cannot take yet are kept on the disk meanwhile (results-spool.ts)
-        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })), resultsSpool(m.config.dataDir))
+        // with Redis, a write's costs are counted there (by the main thread) before its commit
+        const first = m.config.redis ? countFirst : undefined
+        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records, counted) => tellRan(() => post({ type: 'ran', done, settled, counted, records })), resultsSpool(m.config.dataDir), first)
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })
@@ -38,6 +40,10 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       m.port.onmessage = (ev: MessageEvent<Outcome[]>) => {
         for (const o of ev.data) writer!.add(o)
       }
+      return
+    case 'counted':
+      counting.get(m.n)?.()
+      counting.delete(m.n)
       return
     case 'stop': {
       await writer?.writeAll()
@@ -52,6 +58,19 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
       return
     }
   }
+}
+
+/** A write's costs, asked of the main thread to count before its commit (results-writer.ts), by ask. */
+const counting = new Map<number, () => void>()
+let asks = 0
+const countFirst: CountFirst = {
+  count: (settled) =>
+    new Promise<void>((resolve) => {
+      const n = ++asks
+      counting.set(n, resolve)
+      post({ type: 'storing', n, settled })
+    }),
+  takeBack: (settled) => post({ type: 'not-stored', settled }),
 }
 
 /** Its item workers' ports (the crash test hook speaks to them). */

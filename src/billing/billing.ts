@@ -79,6 +79,13 @@ const RENEWED_AT_MOST_MS = 24 * 3_600_000
 /** What `keep` gives a request that holds nothing (most: keys without credits). */
 const NOTHING_KEPT = () => {}
 
+/** A worker's stored spend, its positive amounts summed by key. */
+function positiveByKey(stored: StoredSpend): Map<string, number> {
+  const keys = new Map<string, number>()
+  for (const [keyId, usd] of stored) if (usd > 0) keys.set(keyId, (keys.get(keyId) ?? 0) + usd)
+  return keys
+}
+
 /** Costs onto their keys' stored spend, in the transaction `q`, all sent at once (a negative amount takes back). */
 async function addSpent(q: Sql, costs: Map<string, number>): Promise<void> {
   const runs: Promise<number>[] = []
@@ -250,20 +257,32 @@ export class Billing {
   }
 
   /**
-   * A batch worker stored these costs: a shared ledger counts them at once (the database has them
-   * already), and the cache shows them once it has read the keys' rows again (resolved then: the
-   * items' holds go after it). Not moved by the amounts, as a charge here is: a reload of the
-   * cache may already have read a row with the cost before this message came, and would then
-   * count it twice.
+   * A batch worker is about to commit the storing of these costs (with Redis: writer-worker.ts
+   * asks before its commit, as a recorder's write sends first, `storing`): a shared ledger counts
+   * them now, and the worker commits once this resolves (answered, or kept owed with Redis away).
+   * A kill after the commit then leaves Redis no cost short of the database.
    */
-  async fromWorker(stored: StoredSpend): Promise<void> {
-    const keys = new Map<string, number>()
-    for (const [keyId, usd] of stored) {
-      if (!(usd > 0)) continue
-      keys.set(keyId, (keys.get(keyId) ?? 0) + usd)
-    }
+  workerStoring(stored: StoredSpend): Promise<void> {
+    const keys = positiveByKey(stored)
     for (const [keyId, usd] of keys) this.ledger.settle(undefined, keyId, usd)
-    this.ledger.sendNow(keys.keys())
+    return this.ledger.sendNow(keys.keys())
+  }
+
+  /** What `workerStoring` counted was not stored after all (the write failed): taken back. */
+  workerNotStored(stored: StoredSpend): void {
+    for (const [keyId, usd] of positiveByKey(stored)) this.ledger.unsettle(keyId, usd)
+  }
+
+  /**
+   * A batch worker stored these costs: a shared ledger counts them at once (the database has them
+   * already) unless the worker had them counted before its commit (`counted`), and the cache
+   * shows them once it has read the keys' rows again (resolved then: the items' holds go after
+   * it). Not moved by the amounts, as a charge here is: a reload of the cache may already have
+   * read a row with the cost before this message came, and would then count it twice.
+   */
+  async fromWorker(stored: StoredSpend, counted = false): Promise<void> {
+    const keys = positiveByKey(stored)
+    if (!counted) void this.workerStoring(stored)
     for (const [keyId, usd] of keys) {
       try {
         await this.deps.keys.reloadOne(keyId)
@@ -277,9 +296,10 @@ export class Billing {
   /**
    * These keys' records are about to be stored: a shared ledger gets their costs first (Ledger's
    * sendNow), so that it is never short of the database if the instance is killed in between.
+   * Resolved once they have Redis's answer (a caller may wait for it before its commit).
    */
-  storing(keyIds: Iterable<string>): void {
-    this.ledger.sendNow(keyIds)
+  storing(keyIds: Iterable<string>): Promise<void> {
+    return this.ledger.sendNow(keyIds)
   }
 
   /** A batch worker's: what it stored since the last call. */

@@ -41,9 +41,10 @@ export interface Ledger {
    * settlements waiting for an admission go now, so that a shared ledger has a cost no later than
    * the database, or as soon after it as it can (a kill between the two leaves it counting a lost
    * record's cost, not missing a stored one's). Those of a key with no credit limit may wait on:
-   * they guard no admission. Never throws.
+   * they guard no admission. Resolved once what went has its answer (or is kept owed, Redis
+   * away); never rejects.
    */
-  sendNow(keyIds: Iterable<string>): void
+  sendNow(keyIds: Iterable<string>): Promise<void>
   /** A cost settled here that will never be stored (its record was given up). Never throws. */
   unsettle(keyId: string, usd: number): void
   /**
@@ -120,8 +121,9 @@ export class MemoryLedger implements Ledger {
     this.reservedBy.add(r.keyId, -r.usd)
   }
 
-  sendNow(): void {
+  sendNow(): Promise<void> {
     // nothing waits here
+    return Promise.resolve()
   }
 
   unsettle(): void {

@@ -263,8 +263,9 @@ export class PgLedger implements Ledger {
     }
   }
 
-  sendNow(): void {
+  sendNow(): Promise<void> {
     // spend is stored by the recorder, never counted here
+    return Promise.resolve()
   }
 
   unsettle(): void {

@@ -360,13 +360,15 @@ export class RedisLedger implements Ledger {
    * with no credit limit, which guard no admission and wait their second (a call each key each
    * write of records would be many calls for nothing where many such keys are busy).
    */
-  sendNow(keyIds: Iterable<string>): void {
+  sendNow(keyIds: Iterable<string>): Promise<void> {
+    const sent: Promise<void>[] = []
     for (const keyId of keyIds) {
       const p = this.pending.get(keyId)
       if (!p?.urgent) continue
       this.pending.delete(keyId)
-      void this.send(keyId, p)
+      sent.push(this.send(keyId, p))
     }
+    return Promise.all(sent).then(() => {})
   }
 
   unsettle(keyId: string, usd: number): void {

@@ -421,7 +421,7 @@ export class Recorder implements GenerationSink {
 
   private async write(rows: GenerationRow[]) {
     // a shared ledger (Redis) counts their costs before the database does
-    this.deps.billing.storing(new Set(rows.map((r) => r.apiKeyId)))
+    void this.deps.billing.storing(new Set(rows.map((r) => r.apiKeyId)))
     // taken with the rows, before any await: a shared ledger ends exactly their reservations
     const spend = this.deps.billing.startWrite()
     let costs: Map<string, number> | undefined
@@ -514,6 +514,15 @@ export class Recorder implements GenerationSink {
   /** Records that will never be stored: their charged costs are taken back. */
   abandon(rows: GenerationRow[]) {
     this.deps.billing.giveUp(costsByKey(rows))
+  }
+
+  /** The cost `record` would store for `input` (its usage made plausible first); never throws. */
+  priced(input: GenerationInput): number | null {
+    try {
+      return this.costOf({ ...input, usage: plausibleUsage(input.usage).usage })
+    } catch {
+      return null
+    }
   }
 
   private costOf(g: GenerationInput): number | null {

@@ -6,6 +6,7 @@
 // worker's stored costs go the moment the main thread hears of them. A kill between the two
 // leaves Redis counting a lost record's cost (the safe side), never missing a stored one's.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { KeyStore } from '../../src/auth/keys.ts'
 import { Billing } from '../../src/billing/billing.ts'
 import { RedisLedger } from '../../src/billing/redis-ledger.ts'
@@ -15,6 +16,10 @@ import { createLogger } from '../../src/http/log.ts'
 import { genInput } from '../generations/input.ts'
 import { testServices, type TestServices } from '../generations/services.ts'
 import { freshPrefix, redisSkipReason, TEST_REDIS_URL } from '../helpers/redis.ts'
+import { openDatabaseOf } from '../helpers/database.ts'
+import { startFakeUpstream } from '../helpers/fake-upstream.ts'
+import { cleanup, spawnGateway, tempDir, type Spawned } from '../helpers/server.ts'
+import { chat, NO_LIMITS, replayFixtures } from '../batches/helpers.ts'
 
 const skip = redisSkipReason()
 if (skip) console.warn(skip)
@@ -119,4 +124,68 @@ describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
       await i.stop()
     }
   })
+})
+
+describe.skipIf(!!skip)('a batch write and a kill -9', () => {
+  test('costs a batch write committed are in Redis already when the gateway is killed right after the commit', async () => {
+    const up = await startFakeUpstream()
+    replayFixtures(up)
+    const dataDir = tempDir('switchyard-redis-batch-kill-')
+    const prefix = freshPrefix()
+    const crashFile = join(dataDir, 'crash-batch-worker')
+    // the results writer's first write is told to the main thread only 2.5 s after its commit
+    // (the test hook, src/batches/test-crash.ts): the kill comes in between
+    await Bun.write(crashFile, 'after-store')
+    const ADMIN = 'admin-redis-batch-kill'
+    const env = {
+      ...NO_LIMITS,
+      REDIS_URL: TEST_REDIS_URL!,
+      SWITCHYARD_REDIS_PREFIX: prefix,
+      SWITCHYARD_ADMIN_TOKEN: ADMIN,
+      SWITCHYARD_BOOTSTRAP_KEY: 'sk-sy-redis-batch-kill-0123456789',
+      OPENAI_API_KEY: 'sk-up',
+      OPENAI_BASE_URL: up.url,
+      SWITCHYARD_BATCH_WORKERS: '1',
+      SWITCHYARD_TEST_BATCH_WORKER_CRASH_FILE: crashFile,
+    }
+    let gw: Spawned | undefined
+    try {
+      gw = await spawnGateway({ env, dataDir })
+      const made = await fetch(`${gw.url}/admin/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'batch kill', credits: 10 }) })
+      expect(made.status).toBe(201)
+      const { key, id: keyId } = (await made.json()) as { key: string; id: string }
+      const requests = Array.from({ length: 6 }, (_, i) => ({ custom_id: `item-${i}`, ...chat('gpt-4o-mini', `kill ${i}`) }))
+      const created = await fetch(`${gw.url}/api/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ requests }) })
+      expect(created.status).toBe(200)
+      // the first write committed (the key's row has its cost), then the kill, before it is told
+      const storedSpent = async () => {
+        const db = await openDatabaseOf(dataDir, { readonly: true })
+        try {
+          return (await db.sql.get<{ spent: number }>('SELECT spent FROM api_keys WHERE id = ?', [keyId]))!.spent
+        } finally {
+          await db.close()
+        }
+      }
+      const deadline = Date.now() + 20_000
+      let stored = 0
+      while ((stored = await storedSpent()) === 0 && Date.now() < deadline) await Bun.sleep(10)
+      gw.kill('SIGKILL')
+      await gw.exited
+      expect(stored).toBeGreaterThan(0)
+      // what the database holds now (a write could have committed after the last look)
+      const final = await storedSpent()
+      const redis = new SharedRedis({ url: TEST_REDIS_URL!, onError: 'deny', timeoutMs: 1000, prefix }, log)
+      try {
+        const inRedis = Number(await redis.send('HGET', [`${prefix}cr:{${keyId}}`, 'spent']))
+        expect(inRedis).toBeGreaterThan(0)
+        expect(inRedis).toBeGreaterThanOrEqual(final - 1e-9)
+      } finally {
+        redis.close()
+      }
+    } finally {
+      gw?.kill('SIGKILL')
+      await up.stop()
+      cleanup(dataDir)
+    }
+  }, 60_000)
 })
