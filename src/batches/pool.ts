@@ -104,7 +104,7 @@ export interface PoolOptions {
    * to `onStoring` before the commit); the items' jobs resolve once it has taken it.
    */
   onSettled?: (settled: Settled, counted: boolean) => void | Promise<void>
-  /** With a shared ledger: spend a write of the writer is about to commit; it commits once this resolves. */
+  /** With a shared ledger: spend a write of the writer may store; its transaction begins once this resolves. */
   onStoring?: (settled: Settled) => Promise<void>
   /** What `onStoring` was given and its write did not store after all. */
   onNotStored?: (settled: Settled) => void
@@ -279,7 +279,7 @@ export class WorkerPool {
       'batches/writer-worker.ts',
       (m) => {
         if (m.type === 'storing') {
-          // answered whatever comes of it: the ledger never holds a commit back for long (its store's timeout)
+          // answered whatever comes of it: the ledger never holds a write back for long (its store's timeout)
           const counted = () => void (t.dead || t.worker.postMessage({ type: 'counted', n: m.n } satisfies ToWorker))
           void (this.opts.onStoring?.(m.settled) ?? Promise.resolve()).then(counted, counted)
           return

@@ -122,7 +122,7 @@ export type ToWorker =
   | { type: 'held'; n: number; ok: boolean }
   /** To an item worker: its jobs of `calling` message `n` are in the journal of items sent (`ok`), or cannot be (sent-journal.ts). */
   | { type: 'journaled'; n: number; ok: boolean }
-  /** To the writer: the costs of its `storing` message `n` are counted by the shared ledger; it may commit. */
+  /** To the writer: the costs of its `storing` message `n` are counted by the shared ledger; its write may begin. */
   | { type: 'counted'; n: number }
   | { type: 'stop' }
 
@@ -134,9 +134,9 @@ export type FromWorker =
   | { type: 'calling'; ids: number[]; n: number }
   /** An item worker's job `id` reached a fallback model: hold its price for the item (ask `n`). */
   | { type: 'hold'; id: number; n: number; ask: AdmitAsk }
-  /** The writer, with a shared ledger: a write about to commit these costs; it waits for `counted` `n`. */
+  /** The writer, with a shared ledger: the costs a write may store; it waits for `counted` `n` before it begins. */
   | { type: 'storing'; n: number; settled: Settled }
-  /** The writer: the write of a `storing` message failed; what it had counted is taken back. */
+  /** The writer: what a `storing` message counted and its write did not store (it failed, or stored less); taken back. */
   | { type: 'not-stored'; settled: Settled }
   /** Items stored, the spend written (`counted`: by a `storing` before the commit), and the stored records' tokens and cost (for the metrics). */
   | { type: 'ran'; done: ItemDone[]; settled: Settled; counted: boolean; records: RecordTotals[] }

@@ -27,7 +27,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         // never at a lower priority: a transaction must not wait for a CPU while it holds SQLite's write lock
         s = await buildWriterServices(m.config)
         // results the database cannot take yet are kept on the disk meanwhile (results-spool.ts)
-        // with Redis, a write's costs are counted there (by the main thread) before its commit
+        // with Redis, a write's costs are counted there (by the main thread) before it begins
         const first = m.config.redis ? countFirst : undefined
         writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records, counted) => tellRan(() => post({ type: 'ran', done, settled, counted, records })), resultsSpool(m.config.dataDir), first)
         post({ type: 'ready' })
@@ -60,7 +60,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
   }
 }
 
-/** A write's costs, asked of the main thread to count before its commit (results-writer.ts), by ask. */
+/** A write's costs, asked of the main thread to count before the write begins (results-writer.ts), by ask. */
 const counting = new Map<number, () => void>()
 let asks = 0
 const countFirst: CountFirst = {

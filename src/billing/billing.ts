@@ -257,10 +257,10 @@ export class Billing {
   }
 
   /**
-   * A batch worker is about to commit the storing of these costs (with Redis: writer-worker.ts
-   * asks before its commit, as a recorder's write sends first, `storing`): a shared ledger counts
-   * them now, and the worker commits once this resolves (answered, or kept owed with Redis away).
-   * A kill after the commit then leaves Redis no cost short of the database.
+   * A batch worker is about to store these costs (with Redis, writer-worker.ts asks before each
+   * write's transaction, as a recorder's write sends first: `storing`): a shared ledger counts
+   * them now, and the worker begins its write once this resolves (answered, or kept owed with
+   * Redis away). A kill after its commit then leaves Redis no cost short of the database.
    */
   workerStoring(stored: StoredSpend): Promise<void> {
     const keys = positiveByKey(stored)
@@ -268,7 +268,7 @@ export class Billing {
     return this.ledger.sendNow(keys.keys())
   }
 
-  /** What `workerStoring` counted was not stored after all (the write failed): taken back. */
+  /** What `workerStoring` counted and the write did not store after all (it failed, or an item had a result already): taken back. */
   workerNotStored(stored: StoredSpend): void {
     for (const [keyId, usd] of positiveByKey(stored)) this.ledger.unsettle(keyId, usd)
   }
@@ -296,10 +296,9 @@ export class Billing {
   /**
    * These keys' records are about to be stored: a shared ledger gets their costs first (Ledger's
    * sendNow), so that it is never short of the database if the instance is killed in between.
-   * Resolved once they have Redis's answer (a caller may wait for it before its commit).
    */
-  storing(keyIds: Iterable<string>): Promise<void> {
-    return this.ledger.sendNow(keyIds)
+  storing(keyIds: Iterable<string>): void {
+    void this.ledger.sendNow(keyIds)
   }
 
   /** A batch worker's: what it stored since the last call. */

@@ -421,7 +421,7 @@ export class Recorder implements GenerationSink {
 
   private async write(rows: GenerationRow[]) {
     // a shared ledger (Redis) counts their costs before the database does
-    void this.deps.billing.storing(new Set(rows.map((r) => r.apiKeyId)))
+    this.deps.billing.storing(new Set(rows.map((r) => r.apiKeyId)))
     // taken with the rows, before any await: a shared ledger ends exactly their reservations
     const spend = this.deps.billing.startWrite()
     let costs: Map<string, number> | undefined
