@@ -151,6 +151,24 @@ export class ResultsWriter {
     ])
   }
 
+  /**
+   * What a write counted first against what it stored: counted and not stored (an item that had
+   * a result already) is taken back; stored and not counted (none, while the prices agree) is
+   * counted now.
+   */
+  private countedRight(counted: Settled, stored: Map<string, number>) {
+    const first = new Map(counted)
+    const over: Settled = []
+    const under: Settled = []
+    for (const keyId of new Set([...first.keys(), ...stored.keys()])) {
+      const d = (first.get(keyId) ?? 0) - (stored.get(keyId) ?? 0)
+      if (d > 1e-12) over.push([keyId, d])
+      else if (d < -1e-12) under.push([keyId, -d])
+    }
+    if (over.length > 0) this.first!.takeBack(over)
+    if (under.length > 0) void this.first!.count(under)
+  }
+
   /** Everything queued, now (shutdown). */
   async writeAll(): Promise<void> {
     await this.writing
@@ -224,9 +242,7 @@ export class ResultsWriter {
       recorder.committed(records, inserted)
       storedRows = inserted.concat(earlier)
       costs = costsByKey(storedRows)
-      // counted first and not stored (an item that had a result already): taken back
-      const over = countedFirst.map(([keyId, usd]): [string, number] => [keyId, usd - (costs!.get(keyId) ?? 0)]).filter(([, usd]) => usd > 1e-12)
-      if (over.length > 0) this.first!.takeBack(over)
+      if (this.first) this.countedRight(countedFirst, costs)
     } catch (e) {
       // not stored, or found so by the retry, which counts them again then
       if (countedFirst.length > 0) this.first!.takeBack(countedFirst)
