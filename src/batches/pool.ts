@@ -99,11 +99,8 @@ export interface PoolOptions {
   log: Logger
   /** Stop the workers after this long without a job. */
   idleMs?: number
-  /**
-   * Spend the writer wrote to keys' rows, for the main thread's ledger (`counted`: it was given
-   * to `onStoring` before the commit); the items' jobs resolve once it has taken it.
-   */
-  onSettled?: (settled: Settled, counted: boolean) => void | Promise<void>
+  /** Spend the writer wrote to keys' rows, for the main thread's figures; the items' jobs resolve once it has taken it. */
+  onSettled?: (settled: Settled) => void | Promise<void>
   /** With a shared ledger: spend a write of the writer may store; its transaction begins once this resolves. */
   onStoring?: (settled: Settled) => Promise<void>
   /** What `onStoring` was given and its write did not store after all. */
@@ -287,7 +284,7 @@ export class WorkerPool {
         if (m.type === 'not-stored') return this.opts.onNotStored?.(m.settled)
         if (m.type !== 'ran') return
         // the spend first: the reservations of these items go as their jobs resolve
-        const shown = m.settled.length > 0 ? this.opts.onSettled?.(m.settled, m.counted) : undefined
+        const shown = m.settled.length > 0 ? this.opts.onSettled?.(m.settled) : undefined
         if (m.records.length > 0) this.opts.onRecords?.(m.records)
         for (const d of m.done) if (d.stored && !this.owner.has(d.id)) this.opts.onStoredLate?.(d.status)
         // a job resolves with its item's end, or null when this write stored none (another had)

@@ -67,8 +67,7 @@ export class ResultsWriter {
   constructor(
     private readonly s: Pick<Services, 'catalog' | 'log' | 'recorder' | 'billing' | 'storage'>,
     private readonly store: BatchStore,
-    /** `counted`: the spend went to `first` before the commit. */
-    private readonly told: (done: ItemDone[], settled: Settled, records: RecordTotals[], counted: boolean) => void,
+    private readonly told: (done: ItemDone[], settled: Settled, records: RecordTotals[]) => void,
     /** Where results waiting for a database that is away are kept (none: in memory only). */
     private readonly spool?: Spool<SpooledResult>,
     private readonly first?: CountFirst,
@@ -273,7 +272,6 @@ export class ResultsWriter {
       batch.map((p, i) => ({ id: p.id, status: p.write.status, stored: stored[i] === true || ours.has(p) })),
       billing.drain(),
       recordTotals(storedRows),
-      this.first !== undefined,
     )
     if (this.queue.length > 0 && !this.closed) this.timer = setTimeout(() => void this.write(), 0)
   }

@@ -23,7 +23,7 @@ export class BatchService {
       size: s.config.batches.workers,
       config: s.config,
       log: s.log,
-      onSettled: (settled, counted) => s.billing.fromWorker(settled, counted),
+      onSettled: (settled) => s.billing.fromWorker(settled),
       onStoring: (settled) => s.billing.workerStoring(settled),
       onNotStored: (settled) => s.billing.workerNotStored(settled),
       onRecords: (records) => s.metrics?.batches.records(records),

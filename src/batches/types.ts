@@ -138,6 +138,6 @@ export type FromWorker =
   | { type: 'storing'; n: number; settled: Settled }
   /** The writer: what a `storing` message counted and its write did not store (it failed, or stored less); taken back. */
   | { type: 'not-stored'; settled: Settled }
-  /** Items stored, the spend written (`counted`: by a `storing` before the commit), and the stored records' tokens and cost (for the metrics). */
-  | { type: 'ran'; done: ItemDone[]; settled: Settled; counted: boolean; records: RecordTotals[] }
+  /** Items stored, the spend written, and the stored records' tokens and cost (for the metrics). */
+  | { type: 'ran'; done: ItemDone[]; settled: Settled; records: RecordTotals[] }
   | { type: 'stopped' }

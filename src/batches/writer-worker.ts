@@ -29,7 +29,7 @@ self.onmessage = async (e: MessageEvent<ToWorker>) => {
         // results the database cannot take yet are kept on the disk meanwhile (results-spool.ts)
         // with Redis, a write's costs are counted there (by the main thread) before it begins
         const first = m.config.redis ? countFirst : undefined
-        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records, counted) => tellRan(() => post({ type: 'ran', done, settled, counted, records })), resultsSpool(m.config.dataDir), first)
+        writer = new ResultsWriter(s, new BatchStore(s.storage), (done, settled, records) => tellRan(() => post({ type: 'ran', done, settled, records })), resultsSpool(m.config.dataDir), first)
         post({ type: 'ready' })
       } catch (err) {
         post({ type: 'init-failed', error: (err as Error)?.stack ?? String(err) })

@@ -274,16 +274,13 @@ export class Billing {
   }
 
   /**
-   * A batch worker stored these costs: a shared ledger counts them at once (the database has them
-   * already) unless the worker had them counted before its commit (`counted`), and the cache
-   * shows them once it has read the keys' rows again (resolved then: the items' holds go after
-   * it). Not moved by the amounts, as a charge here is: a reload of the cache may already have
-   * read a row with the cost before this message came, and would then count it twice.
+   * A batch worker stored these costs (a shared ledger counted them before: `workerStoring`): the
+   * cache shows them once it has read the keys' rows again (resolved then: the items' holds go
+   * after it). Not moved by the amounts, as a charge here is: a reload of the cache may already
+   * have read a row with the cost before this message came, and would then count it twice.
    */
-  async fromWorker(stored: StoredSpend, counted = false): Promise<void> {
-    const keys = positiveByKey(stored)
-    if (!counted) void this.workerStoring(stored)
-    for (const [keyId, usd] of keys) {
+  async fromWorker(stored: StoredSpend): Promise<void> {
+    for (const [keyId, usd] of positiveByKey(stored)) {
       try {
         await this.deps.keys.reloadOne(keyId)
       } catch {

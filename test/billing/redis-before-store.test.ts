@@ -106,7 +106,7 @@ describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
     }
   })
 
-  test('a batch worker’s stored cost goes to Redis as soon as the main thread hears of it', async () => {
+  test('a batch worker’s cost is counted in Redis before its write begins, and not again once it is stored', async () => {
     const i = await instance()
     try {
       // seeded in Redis by an admission, then given back
@@ -114,12 +114,19 @@ describe.skipIf(!!skip)('Redis has a cost no later than the database', () => {
       i.billing.release(admission)
       await settled(i)
       const before = i.calls.n
-      await t.s.storage.sql.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [COST, key.id])
-      const told = i.billing.fromWorker([[key.id, COST]])
+      // the worker asks before its transaction: the call goes at once, and is answered when this resolves
+      const counting = i.billing.workerStoring([[key.id, COST]])
       expect(i.calls.n).toBe(before + 1)
-      await told
-      await settled(i)
+      await counting
       expect((await i.ledger.figures(key.id)).spent).toBeCloseTo(COST, 9)
+      // then it stores the cost and tells the main thread: the cache reads the row, Redis is left alone
+      await t.s.storage.sql.run('UPDATE api_keys SET spent = spent + ? WHERE id = ?', [COST, key.id])
+      const calls = i.calls.n
+      await i.billing.fromWorker([[key.id, COST]])
+      await settled(i)
+      expect(i.calls.n).toBe(calls)
+      expect((await i.ledger.figures(key.id)).spent).toBeCloseTo(COST, 9)
+      expect(i.keys.current(key.id)?.spent).toBeCloseTo(COST, 9)
     } finally {
       await i.stop()
     }
